@@ -1,0 +1,45 @@
+import { Command, CommanderError } from 'commander';
+import { makeServeCommand } from './commands/serve.js';
+import { BatchlineError, ExitWithCode } from './errors.js';
+
+/** The `batchline` program with every command registered; nothing runs until it is parsed. */
+export function buildProgram(): Command {
+  const program = new Command('batchline')
+    .description('Serve models with dynamic batching, load-test HTTP endpoints, and simulate batching configurations.')
+    .version('0.1.0')
+    .showHelpAfterError('(run with --help for the options)');
+  program.addCommand(makeServeCommand());
+  exitOverrideEverywhere(program);
+  return program;
+}
+
+/** Maps an error to the process exit code, printing what the user needs to know. */
+export function exitCodeFor(error: unknown, stderr: NodeJS.WritableStream = process.stderr): number {
+  if (error instanceof CommanderError) return error.exitCode; // commander already printed it
+  if (error instanceof ExitWithCode) {
+    if (error.message !== '') stderr.write(`${error.message}\n`);
+    return error.exitCode;
+  }
+  if (error instanceof BatchlineError) {
+    stderr.write(`batchline: ${error.message}\n`);
+    return error.exitCode;
+  }
+  stderr.write(`batchline: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return 1;
+}
+
+/** Entry point of bin/batchline.js; the only place that calls process.exit (DESIGN.md §6 rule 6). */
+export async function main(argv: string[]): Promise<void> {
+  let code = 0;
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (error) {
+    code = exitCodeFor(error);
+  }
+  process.exit(code);
+}
+
+function exitOverrideEverywhere(command: Command): void {
+  command.exitOverride();
+  for (const sub of command.commands) exitOverrideEverywhere(sub);
+}

@@ -1,0 +1,127 @@
+import type { SeededRandom } from './rng.js';
+
+/**
+ * Arrival processes: when requests are meant to arrive (or be sent), in ms from the start of a
+ * run. Shared by `bench` (the open-loop send schedule) and `simulate` (the arrival trace).
+ *
+ * A process is a unit-rate sequence mapped through the inverse of the cumulative rate Λ(t):
+ * constant arrivals sit at Λ = 0, 1, 2, …; Poisson arrivals at sums of Exp(1) draws. That one
+ * mapping gives ramps and steps (`--stages`) for both kinds.
+ */
+export interface ArrivalProcess {
+  /** Time of the next arrival (ms), non-decreasing; undefined when the schedule has ended. */
+  next(): number | undefined;
+}
+
+/** A stage ramps the rate linearly from the previous stage's rate to `targetRps` over `durationMs`. */
+export interface Stage {
+  durationMs: number;
+  targetRps: number;
+}
+
+export type ArrivalKind = 'constant' | 'poisson';
+
+interface RateSegment {
+  startMs: number;
+  durationMs: number;
+  startRps: number;
+  endRps: number;
+  /** Cumulative expected arrivals Λ at the segment's start. */
+  startCount: number;
+}
+
+/** The rate over time as linear segments, with Λ and its inverse. */
+export class RateProfile {
+  private readonly segments: RateSegment[] = [];
+  readonly totalMs: number;
+
+  /** A constant rate for `durationMs` (Infinity for no end). */
+  static constant(rateRps: number, durationMs = Number.POSITIVE_INFINITY): RateProfile {
+    return new RateProfile([{ durationMs, targetRps: rateRps }], rateRps);
+  }
+
+  constructor(stages: readonly Stage[], startRps = 0) {
+    let startMs = 0;
+    let count = 0;
+    let rate = startRps;
+    for (const stage of stages) {
+      if (!(stage.durationMs >= 0) || !(stage.targetRps >= 0)) throw new RangeError('stages need durations and rates >= 0');
+      this.segments.push({ startMs, durationMs: stage.durationMs, startRps: rate, endRps: stage.targetRps, startCount: count });
+      count += ((rate + stage.targetRps) / 2) * (stage.durationMs / 1000);
+      startMs += stage.durationMs;
+      rate = stage.targetRps;
+    }
+    this.totalMs = startMs;
+  }
+
+  /** Rate (requests per second) at `atMs`. */
+  rateAt(atMs: number): number {
+    const segment = this.segments.find((s) => atMs < s.startMs + s.durationMs) ?? this.segments.at(-1);
+    if (segment === undefined) return 0;
+    const fraction = segment.durationMs === Number.POSITIVE_INFINITY ? 0 : Math.min(1, (atMs - segment.startMs) / segment.durationMs);
+    return segment.startRps + (segment.endRps - segment.startRps) * fraction;
+  }
+
+  /** Expected arrivals by `atMs`, Λ(t). */
+  expectedCount(atMs: number): number {
+    let total = 0;
+    for (const s of this.segments) {
+      if (atMs <= s.startMs) break;
+      const t = Math.min(atMs - s.startMs, s.durationMs) / 1000;
+      const slope = s.durationMs === Number.POSITIVE_INFINITY ? 0 : (s.endRps - s.startRps) / (s.durationMs / 1000);
+      total = s.startCount + s.startRps * t + (slope * t * t) / 2;
+    }
+    return total;
+  }
+
+  /** Earliest time at which Λ(t) reaches `count`, or undefined past the end. */
+  timeForCount(count: number, fromSegment = 0): { atMs: number; segment: number } | undefined {
+    for (let index = fromSegment; index < this.segments.length; index++) {
+      const s = this.segments[index] as RateSegment;
+      const durationS = s.durationMs / 1000;
+      const slope = s.durationMs === Number.POSITIVE_INFINITY ? 0 : (s.endRps - s.startRps) / durationS;
+      const segmentCount = s.durationMs === Number.POSITIVE_INFINITY ? Number.POSITIVE_INFINITY : ((s.startRps + s.endRps) / 2) * durationS;
+      const wanted = count - s.startCount;
+      if (wanted > segmentCount) continue;
+      if (wanted <= 0) return { atMs: s.startMs, segment: index };
+      // Solve startRps·t + slope·t²/2 = wanted in the numerically stable form.
+      const root = Math.sqrt(Math.max(0, s.startRps * s.startRps + 2 * slope * wanted));
+      const denominator = s.startRps + root;
+      if (denominator <= 0) continue;
+      const tS = (2 * wanted) / denominator;
+      return { atMs: s.startMs + Math.min(tS, durationS) * 1000, segment: index };
+    }
+    return undefined;
+  }
+}
+
+/** Arrivals following `profile`: evenly spaced (`constant`) or a Poisson process. */
+export function arrivalsFromProfile(profile: RateProfile, kind: ArrivalKind, rng?: SeededRandom): ArrivalProcess {
+  if (kind === 'poisson' && rng === undefined) throw new Error('poisson arrivals need a seeded generator');
+  let count = kind === 'constant' ? 0 : (rng as SeededRandom).exponential();
+  let segment = 0;
+  let lastMs = 0;
+  return {
+    next(): number | undefined {
+      const found = profile.timeForCount(count, segment);
+      if (found === undefined || found.atMs >= profile.totalMs) return undefined;
+      segment = found.segment;
+      lastMs = Math.max(lastMs, found.atMs);
+      count += kind === 'constant' ? 1 : (rng as SeededRandom).exponential();
+      return lastMs;
+    },
+  };
+}
+
+/** Parses `10s:200,10s:800,20s:800` (duration:rate per stage) into stages. */
+export function parseStages(text: string, parseDurationMs: (text: string) => number | undefined): Stage[] {
+  return text.split(',').map((part) => {
+    const [durationText, rateText, ...extra] = part.split(':');
+    const durationMs = durationText === undefined ? undefined : parseDurationMs(durationText);
+    const targetRps = rateText === undefined || rateText.trim() === '' ? NaN : Number(rateText);
+    if (extra.length > 0 || durationMs === undefined || !Number.isFinite(targetRps) || targetRps < 0) {
+      throw new RangeError(`stage '${part}' is not duration:rate, such as 10s:200`);
+    }
+    return { durationMs, targetRps };
+  });
+}

@@ -1,0 +1,119 @@
+import type { Histogram } from 'hdr-histogram-js';
+import type { Batcher, BatcherCounts } from './batcher.js';
+import type { Clock } from './clock.js';
+import { createLatencyHistogram, percentilesMs, recordMs, type PercentilesMs } from './latency-histogram.js';
+import type { Batch, BatcherObserver, Outcome, PendingRequest } from './types.js';
+
+/**
+ * What dashboards, the JSON stats endpoint and reports render: a plain, serializable picture of
+ * the batcher at one instant (DESIGN.md §6 rule 9).
+ */
+export interface BatcherSnapshot {
+  atMs: number;
+  queueDepth: number;
+  maxQueueSize: number;
+  maxBatchSize: number;
+  instances: number;
+  /** Size of the batch each instance is running; 0 when idle. */
+  runningBatchSizes: number[];
+  runningRequests: number;
+  closing: boolean;
+  counts: BatcherCounts;
+  /** The most recent batch sizes, oldest first. */
+  recentBatchSizes: number[];
+  /** `batchSizeCounts[n]` = batches of size n since start. */
+  batchSizeCounts: number[];
+  /** Latency of successful requests (arrival to answer) over the recent window. */
+  latencyMs: PercentilesMs;
+  /** Time from arrival to batch start over the recent window. */
+  queueWaitMs: PercentilesMs;
+  /** Length of that recent window (ms). */
+  windowMs: number;
+}
+
+const RECENT_BATCHES = 64;
+
+/**
+ * An observer that keeps the numbers a snapshot needs. Latency percentiles cover a sliding
+ * window made of two alternating histograms, so a dashboard shows the present, not the average
+ * since start.
+ */
+export class BatcherStats<I, O> implements BatcherObserver<I, O> {
+  private readonly recentBatchSizes: number[] = [];
+  private readonly batchSizeCounts: number[];
+  private current = { latency: createLatencyHistogram(), queueWait: createLatencyHistogram() };
+  private previous = { latency: createLatencyHistogram(), queueWait: createLatencyHistogram() };
+  private rotatedAtMs: number;
+
+  constructor(
+    private readonly batcher: Batcher<I, O>,
+    private readonly clock: Clock,
+    private readonly maxBatchSize: number,
+    /** Half of the sliding window: histograms rotate this often (ms). */
+    private readonly rotateEveryMs = 5000,
+  ) {
+    this.batchSizeCounts = new Array<number>(maxBatchSize + 1).fill(0);
+    this.rotatedAtMs = clock.now();
+    batcher.addObserver(this);
+  }
+
+  batchStarted(batch: Batch<I, O>, nowMs: number): void {
+    const size = batch.requests.length;
+    this.batchSizeCounts[size] = (this.batchSizeCounts[size] ?? 0) + 1;
+    this.recentBatchSizes.push(size);
+    if (this.recentBatchSizes.length > RECENT_BATCHES) this.recentBatchSizes.shift();
+    this.rotateIfDue(nowMs);
+    for (const request of batch.requests) recordMs(this.current.queueWait, nowMs - request.arrivalAtMs);
+  }
+
+  requestFinished(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void {
+    if (outcome.kind !== 'ok') return;
+    this.rotateIfDue(nowMs);
+    recordMs(this.current.latency, nowMs - request.arrivalAtMs);
+  }
+
+  snapshot(): BatcherSnapshot {
+    const nowMs = this.clock.now();
+    this.rotateIfDue(nowMs);
+    const batcher = this.batcher;
+    const counts = batcher.counts;
+    return {
+      atMs: nowMs,
+      queueDepth: batcher.queueDepth,
+      maxQueueSize: batcher.options.maxQueueSize,
+      maxBatchSize: this.maxBatchSize,
+      instances: batcher.options.instances,
+      runningBatchSizes: batcher.runningBatchSizes(),
+      runningRequests: batcher.runningCount,
+      closing: batcher.isClosing,
+      counts: { ...counts, rejected: { ...counts.rejected }, outcomes: { ...counts.outcomes } },
+      recentBatchSizes: [...this.recentBatchSizes],
+      batchSizeCounts: [...this.batchSizeCounts],
+      latencyMs: percentilesMs(merged(this.previous.latency, this.current.latency)),
+      queueWaitMs: percentilesMs(merged(this.previous.queueWait, this.current.queueWait)),
+      windowMs: 2 * this.rotateEveryMs,
+    };
+  }
+
+  private rotateIfDue(nowMs: number): void {
+    if (nowMs - this.rotatedAtMs < this.rotateEveryMs) return;
+    const stale = this.previous;
+    stale.latency.reset();
+    stale.queueWait.reset();
+    // After a long quiet spell both halves are stale.
+    if (nowMs - this.rotatedAtMs >= 2 * this.rotateEveryMs) {
+      this.current.latency.reset();
+      this.current.queueWait.reset();
+    }
+    this.previous = this.current;
+    this.current = stale;
+    this.rotatedAtMs = nowMs;
+  }
+}
+
+function merged(a: Histogram, b: Histogram): Histogram {
+  const sum = createLatencyHistogram();
+  sum.add(a);
+  sum.add(b);
+  return sum;
+}

@@ -1,0 +1,51 @@
+import * as hdr from 'hdr-histogram-js';
+
+/** Percentiles in milliseconds, as every report and snapshot shows them. */
+export interface PercentilesMs {
+  count: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+  mean: number;
+}
+
+/** Largest latency a histogram tracks: one hour, in microseconds. */
+export const HISTOGRAM_MAX_US = 3_600_000_000;
+
+/**
+ * An HDR histogram of durations in integer microseconds, 1 µs to 1 h at 3 significant digits
+ * (DESIGN.md §6 rule 5: the core uses float ms, histograms integer µs).
+ */
+export function createLatencyHistogram(): hdr.Histogram {
+  return hdr.build({
+    bitBucketSize: 64,
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: HISTOGRAM_MAX_US,
+    numberOfSignificantValueDigits: 3,
+    autoResize: false,
+    useWebAssembly: false,
+  });
+}
+
+/** Records a duration given in ms, clamped into the histogram's range. */
+export function recordMs(histogram: hdr.Histogram, durationMs: number): void {
+  const us = Math.round(durationMs * 1000);
+  histogram.recordValue(us < 1 ? 1 : us > HISTOGRAM_MAX_US ? HISTOGRAM_MAX_US : us);
+}
+
+/** p50/p90/p99/p99.9/max/mean of a histogram, in ms (zeros when it is empty). */
+export function percentilesMs(histogram: hdr.Histogram): PercentilesMs {
+  const count = histogram.totalCount;
+  if (count === 0) return { count: 0, p50: 0, p90: 0, p99: 0, p999: 0, max: 0, mean: 0 };
+  return {
+    count,
+    p50: histogram.getValueAtPercentile(50) / 1000,
+    p90: histogram.getValueAtPercentile(90) / 1000,
+    p99: histogram.getValueAtPercentile(99) / 1000,
+    p999: histogram.getValueAtPercentile(99.9) / 1000,
+    max: histogram.maxValue / 1000,
+    mean: histogram.mean / 1000,
+  };
+}

@@ -1,0 +1,18 @@
+import type { Clock, TimerHandle } from './clock.js';
+
+/** Wall time from `performance.now()` and Node timers; used by `serve`. */
+export class RealClock implements Clock {
+  now(): number {
+    return performance.now();
+  }
+
+  schedule(atMs: number, fn: () => void): TimerHandle {
+    const delayMs = Math.max(0, atMs - performance.now());
+    const timer = setTimeout(fn, delayMs);
+    return timer;
+  }
+
+  cancel(handle: TimerHandle): void {
+    clearTimeout(handle as NodeJS.Timeout);
+  }
+}

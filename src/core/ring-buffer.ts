@@ -1,0 +1,49 @@
+/**
+ * A growable FIFO ring buffer: O(1) push and shift without `Array#shift`'s copying
+ * (DESIGN.md §6 rule 2). Capacity doubles when full and never shrinks.
+ */
+export class RingBuffer<T> {
+  private slots: (T | undefined)[];
+  private head = 0;
+  private count = 0;
+
+  constructor(initialCapacity = 16) {
+    this.slots = new Array<T | undefined>(Math.max(2, initialCapacity));
+  }
+
+  get length(): number {
+    return this.count;
+  }
+
+  push(item: T): void {
+    if (this.count === this.slots.length) this.grow();
+    this.slots[(this.head + this.count) % this.slots.length] = item;
+    this.count++;
+  }
+
+  peek(): T | undefined {
+    return this.count === 0 ? undefined : this.slots[this.head];
+  }
+
+  shift(): T | undefined {
+    if (this.count === 0) return undefined;
+    const item = this.slots[this.head];
+    this.slots[this.head] = undefined; // let the item be collected
+    this.head = (this.head + 1) % this.slots.length;
+    this.count--;
+    return item;
+  }
+
+  /** Item `index` places from the head (0 = oldest). */
+  at(index: number): T | undefined {
+    if (index < 0 || index >= this.count) return undefined;
+    return this.slots[(this.head + index) % this.slots.length];
+  }
+
+  private grow(): void {
+    const bigger = new Array<T | undefined>(this.slots.length * 2);
+    for (let i = 0; i < this.count; i++) bigger[i] = this.slots[(this.head + i) % this.slots.length];
+    this.slots = bigger;
+    this.head = 0;
+  }
+}

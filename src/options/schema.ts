@@ -1,0 +1,159 @@
+import type { Command } from 'commander';
+import { BatchlineError } from '../errors.js';
+
+/**
+ * One option of a command: its flag, the environment variable it falls back to, its default and
+ * the values it allows. A command's options are one `OptionSchema` literal; `addOptions` turns it
+ * into commander flags with help text and `resolveOptions` validates once at the boundary
+ * (flags > env > defaults) and returns a frozen object (DESIGN.md §6 rule 7).
+ */
+export type OptionSpec =
+  | NumberOptionSpec
+  | DurationOptionSpec
+  | StringOptionSpec
+  | EnumOptionSpec
+  | BooleanOptionSpec;
+
+interface BaseSpec {
+  /** Long flag without dashes, e.g. `max-batch-size`. */
+  flag: string;
+  /** Environment variable that supplies the value when the flag is absent. */
+  env?: string;
+  description: string;
+}
+export interface NumberOptionSpec extends BaseSpec {
+  kind: 'int' | 'number';
+  default: number;
+  min: number;
+  max: number;
+}
+/** A duration written `250ms`, `10s`, `2m` or a bare number of milliseconds; resolved to ms. */
+export interface DurationOptionSpec extends BaseSpec {
+  kind: 'duration';
+  default: number | undefined;
+  minMs: number;
+  maxMs: number;
+}
+export interface StringOptionSpec extends BaseSpec {
+  kind: 'string';
+  default: string | undefined;
+}
+export interface EnumOptionSpec extends BaseSpec {
+  kind: 'enum';
+  choices: readonly string[];
+  default: string;
+}
+export interface BooleanOptionSpec extends BaseSpec {
+  kind: 'boolean';
+  default: boolean;
+}
+
+export type OptionSchema = Record<string, OptionSpec>;
+
+type ValueOf<S extends OptionSpec> = S extends NumberOptionSpec
+  ? number
+  : S extends DurationOptionSpec
+    ? S['default'] extends number ? number : number | undefined
+    : S extends EnumOptionSpec
+      ? S['choices'][number]
+      : S extends BooleanOptionSpec
+        ? boolean
+        : S extends StringOptionSpec
+          ? S['default'] extends string ? string : string | undefined
+          : never;
+
+export type OptionValues<S extends OptionSchema> = { readonly [K in keyof S]: ValueOf<S[K]> };
+
+/** Registers every option of `schema` on `command`, with env and default in the help text. */
+export function addOptions(command: Command, schema: OptionSchema): Command {
+  for (const spec of Object.values(schema)) {
+    const flags = spec.kind === 'boolean' ? `--${spec.flag}` : `--${spec.flag} <${placeholder(spec)}>`;
+    command.option(flags, helpText(spec));
+  }
+  return command;
+}
+
+/**
+ * Validates raw values (commander's parsed options, keyed by camelCase name) against the schema,
+ * falling back to `env` and then the default. Throws INVALID_OPTION naming the flag and the
+ * allowed values.
+ */
+export function resolveOptions<S extends OptionSchema>(
+  schema: S,
+  raw: Record<string, unknown>,
+  env: NodeJS.ProcessEnv = process.env,
+): OptionValues<S> {
+  const resolved: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(schema)) {
+    const fromFlag = raw[key];
+    const fromEnv = spec.env !== undefined ? env[spec.env] : undefined;
+    if (fromFlag !== undefined) resolved[key] = parseValue(spec, fromFlag, `--${spec.flag}`);
+    else if (fromEnv !== undefined && fromEnv !== '') resolved[key] = parseValue(spec, fromEnv, `${spec.env} (--${spec.flag})`);
+    else resolved[key] = spec.default;
+  }
+  return Object.freeze(resolved) as OptionValues<S>;
+}
+
+/** Parses `250ms`, `1.5s`, `2m`, `1h` or a bare number (milliseconds) into milliseconds. */
+export function parseDurationMs(text: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*(us|ms|s|m|h)?\s*$/i.exec(text);
+  if (!match) return undefined;
+  const value = Number(match[1]);
+  const unit = (match[2] ?? 'ms').toLowerCase();
+  const msPerUnit: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  return value * (msPerUnit[unit] as number);
+}
+
+function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
+  const text = String(value).trim();
+  switch (spec.kind) {
+    case 'int':
+    case 'number': {
+      const parsed = text === '' ? NaN : Number(text);
+      const wantsInt = spec.kind === 'int';
+      if (!Number.isFinite(parsed) || (wantsInt && !Number.isInteger(parsed)) || parsed < spec.min || parsed > spec.max) {
+        throw invalid(name, text, `${wantsInt ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}`);
+      }
+      return parsed;
+    }
+    case 'duration': {
+      const ms = parseDurationMs(text);
+      if (ms === undefined || ms < spec.minMs || ms > spec.maxMs) {
+        throw invalid(name, text, `a duration such as 500ms, 10s or 2m, from ${spec.minMs} ms to ${spec.maxMs} ms`);
+      }
+      return ms;
+    }
+    case 'enum':
+      if (!spec.choices.includes(text)) throw invalid(name, text, `one of ${spec.choices.join(', ')}`);
+      return text;
+    case 'boolean':
+      if (typeof value === 'boolean') return value;
+      if (/^(1|true|yes|on)$/i.test(text)) return true;
+      if (/^(0|false|no|off)$/i.test(text)) return false;
+      throw invalid(name, text, 'true or false');
+    case 'string':
+      if (text === '') throw invalid(name, text, 'a non-empty string');
+      return text;
+  }
+}
+
+function invalid(name: string, got: string, allowed: string): BatchlineError {
+  return new BatchlineError('INVALID_OPTION', `${name}: got '${got}', expected ${allowed}`);
+}
+
+function placeholder(spec: OptionSpec): string {
+  switch (spec.kind) {
+    case 'int': case 'number': return 'n';
+    case 'duration': return 'duration';
+    case 'enum': return spec.choices.join('|');
+    default: return 'value';
+  }
+}
+
+function helpText(spec: OptionSpec): string {
+  const parts = [spec.description];
+  if (spec.kind === 'int' || spec.kind === 'number') parts.push(`range ${spec.min}..${spec.max}`);
+  if (spec.default !== undefined && spec.kind !== 'boolean') parts.push(`default ${String(spec.default)}${spec.kind === 'duration' ? ' ms' : ''}`);
+  if (spec.env !== undefined) parts.push(`env ${spec.env}`);
+  return parts.length > 1 ? `${parts[0]} (${parts.slice(1).join(', ')})` : parts[0]!;
+}

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { makeBatcher } from './harness.js';
+
+describe('Batcher on a virtual clock', () => {
+  it('dispatches a partial batch when the oldest request has waited the window', () => {
+    const { clock, executor, answers, submitAt } = makeBatcher({ batchWindowMs: 10, latencyMs: 20 });
+    submitAt(0, 'a');
+    submitAt(4, 'b');
+    submitAt(9, 'c');
+    clock.run();
+    expect(executor.batches).toEqual([{ id: 0, instance: 0, startMs: 10, inputs: [1, 1, 1] }]);
+    expect(answers.map((a) => [a.id, a.outcome.kind, a.atMs])).toEqual([
+      ['a', 'ok', 30],
+      ['b', 'ok', 30],
+      ['c', 'ok', 30],
+    ]);
+  });
+
+  it('dispatches a full batch at once without waiting for the window', () => {
+    const { clock, executor, submitAt } = makeBatcher({ maxBatchSize: 4, batchWindowMs: 50 });
+    for (let i = 0; i < 6; i++) submitAt(i, `r${i}`);
+    clock.run();
+    expect(executor.batches.map((b) => [b.startMs, b.inputs.length])).toEqual([
+      [3, 4], // full at the 4th arrival
+      [54, 2], // the slot frees at 23, but r4 (arrived 4) waits for its window to close at 54
+    ]);
+  });
+
+  it('runs several instances from one queue', () => {
+    const { clock, executor, submitAt } = makeBatcher({ maxBatchSize: 2, batchWindowMs: 0, instances: 2, latencyMs: 10 });
+    for (let i = 0; i < 6; i++) submitAt(0, `r${i}`);
+    clock.run();
+    expect(executor.batches.map((b) => [b.instance, b.startMs, b.inputs.length])).toEqual([
+      [0, 0, 1], // window 0: the first arrival leaves at once
+      [1, 0, 1],
+      [0, 10, 2],
+      [1, 10, 2],
+    ]);
+  });
+
+  it('purges a queued request whose deadline passed and never executes it', () => {
+    const { clock, executor, answers, submitAt } = makeBatcher({ maxBatchSize: 1, batchWindowMs: 0, latencyMs: 100 });
+    submitAt(0, 'first');
+    submitAt(1, 'short', 1, 30);
+    submitAt(2, 'long', 1, 500);
+    clock.run();
+    expect(answers.find((a) => a.id === 'short')).toMatchObject({ outcome: { kind: 'timeout', endedIn: 'queued' }, atMs: 31 });
+    expect(executor.batches.map((b) => b.startMs)).toEqual([0, 100]); // first, then long
+    expect(answers.find((a) => a.id === 'long')?.atMs).toBe(200);
+  });
+
+  it('answers a running request at its deadline and discards its late result', () => {
+    const { clock, answers, submitAt, batcher } = makeBatcher({ batchWindowMs: 0, latencyMs: 100, requestTimeoutMs: 50 });
+    submitAt(0, 'slow');
+    clock.run();
+    expect(answers).toHaveLength(1);
+    expect(answers[0]).toMatchObject({ outcome: { kind: 'timeout', endedIn: 'running' }, atMs: 50 });
+    expect(batcher.counts.outcomes).toMatchObject({ ok: 0, timeout: 1 });
+  });
+
+  it('rejects at once when the queue is full and counts the reason', () => {
+    const { clock, answers, submitAt, batcher } = makeBatcher({ maxQueueSize: 1, batchWindowMs: 0, latencyMs: 500 });
+    for (let i = 0; i < 5; i++) submitAt(0, `r${i}`);
+    clock.run();
+    // r0 runs at once, r1 waits in the one slot, r2..r4 are refused.
+    expect(answers.filter((a) => a.outcome.kind === 'ok').map((a) => a.id)).toEqual(['r0', 'r1']);
+    expect(batcher.counts.rejected.queue_full).toBe(3);
+  });
+
+  it('processes a completion before a same-instant arrival is judged against the queue bound', () => {
+    const { clock, answers, submitAt } = makeBatcher({ maxQueueSize: 1, maxBatchSize: 1, batchWindowMs: 0, latencyMs: 10 });
+    submitAt(0, 'running');
+    submitAt(5, 'waiting');
+    submitAt(10, 'same-instant'); // 'running' completes at 10, 'waiting' starts, the queue has room
+    clock.run();
+    expect(answers.map((a) => [a.id, a.outcome.kind])).toEqual([
+      ['running', 'ok'],
+      ['waiting', 'ok'],
+      ['same-instant', 'ok'],
+    ]);
+  });
+
+  it('expires a deadline before a same-instant window closing', () => {
+    const { clock, answers, executor, submitAt } = makeBatcher({ batchWindowMs: 10, latencyMs: 5 });
+    submitAt(0, 'expires', 1, 10); // deadline 10 = its window close
+    submitAt(1, 'stays');
+    clock.run();
+    expect(answers.find((a) => a.id === 'expires')?.outcome.kind).toBe('timeout');
+    // 'stays' is the oldest now; its own window closes at 11.
+    expect(executor.batches.map((b) => [b.startMs, b.inputs.length])).toEqual([[11, 1]]);
+  });
+
+  it('fails every request of a batch the executor fails, and the next batch still runs', () => {
+    const { clock, answers, executor, submitAt } = makeBatcher({ maxBatchSize: 2, batchWindowMs: 0, latencyMs: 10 });
+    executor.failNext = true;
+    submitAt(0, 'a');
+    submitAt(20, 'b');
+    clock.run();
+    expect(answers.map((a) => [a.id, a.outcome.kind])).toEqual([
+      ['a', 'error'],
+      ['b', 'ok'],
+    ]);
+  });
+
+  it('on close, flushes the queue without waiting for the window, then refuses new work', () => {
+    const { clock, executor, batcher, answers, submitAt } = makeBatcher({ batchWindowMs: 1000, latencyMs: 10 });
+    submitAt(0, 'a');
+    clock.schedule(1, () => batcher.close());
+    submitAt(2, 'late');
+    clock.run();
+    expect(executor.batches.map((b) => b.startMs)).toEqual([1]);
+    expect(batcher.counts.rejected.closed).toBe(1);
+    expect(answers.find((a) => a.id === 'a')?.outcome.kind).toBe('ok');
+  });
+
+  it('abortAll answers queued and running requests with shutdown, once each', () => {
+    const { clock, batcher, answers, submitAt } = makeBatcher({ maxBatchSize: 1, batchWindowMs: 0, latencyMs: 100 });
+    submitAt(0, 'running');
+    submitAt(1, 'queued');
+    clock.schedule(50, () => batcher.abortAll());
+    clock.run();
+    expect(answers.map((a) => [a.id, a.outcome.kind, a.outcome.endedIn])).toEqual([
+      ['queued', 'shutdown', 'queued'],
+      ['running', 'shutdown', 'running'],
+    ]);
+    expect(batcher.idle).toBe(true);
+  });
+});

@@ -1,6 +1,6 @@
 import { EventOrder, type Clock, type TimerHandle } from './clock.js';
 import { DeadlineTracker } from './deadline-tracker.js';
-import type { BatchPolicy, QueueView } from './policy.js';
+import type { BatchPolicy, BatchTrigger, QueueView } from './policy.js';
 import { RequestQueue } from './request-queue.js';
 import type {
   Batch,
@@ -125,7 +125,7 @@ export class Batcher<I, O> {
     else if (this.queue.length >= this.options.maxQueueSize) reason = 'queue_full';
     if (reason !== undefined) {
       this.counts.rejected[reason]++;
-      for (const observer of this.observers) observer.rejected?.(reason, nowMs);
+      for (const observer of this.observers) observer.rejected?.(reason, nowMs, id);
       return { admitted: false, reason };
     }
     const request: PendingRequest<I, O> = {
@@ -201,7 +201,7 @@ export class Batcher<I, O> {
     for (;;) {
       const decision = this.policy.decide(this.refreshView(), this.freeSlots, nowMs);
       if (decision.kind === 'dispatch') {
-        this.dispatch(Math.min(decision.size, this.queue.length), nowMs);
+        this.dispatch(Math.min(decision.size, this.queue.length), decision.trigger, nowMs);
         continue;
       }
       if (decision.kind === 'wait') wakeAtMs = decision.untilMs;
@@ -221,7 +221,7 @@ export class Batcher<I, O> {
     }
   }
 
-  private dispatch(size: number, nowMs: number): void {
+  private dispatch(size: number, trigger: BatchTrigger, nowMs: number): void {
     const requests = this.queue.take(size);
     if (requests.length === 0) return;
     const instance = this.slots.indexOf(undefined);
@@ -234,7 +234,7 @@ export class Batcher<I, O> {
       request.batchId = batchId;
       inputs[i] = request.input;
     }
-    const batch: Batch<I, O> = { id: batchId, instance, requests, inputs, startedAtMs: nowMs, finishedAtMs: undefined };
+    const batch: Batch<I, O> = { id: batchId, instance, requests, inputs, startedAtMs: nowMs, trigger, finishedAtMs: undefined };
     this.slots[instance] = batch;
     this.freeSlots--;
     this.runningRequests += requests.length;

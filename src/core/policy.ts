@@ -13,8 +13,11 @@ export interface QueueView {
   readonly draining: boolean;
 }
 
+/** Why a batch left: it was full, its oldest request's window closed, or the batcher is draining. */
+export type BatchTrigger = 'full' | 'window' | 'drain';
+
 export type BatchDecision =
-  | { readonly kind: 'dispatch'; readonly size: number }
+  | { readonly kind: 'dispatch'; readonly size: number; readonly trigger: BatchTrigger }
   | { readonly kind: 'wait'; readonly untilMs: number }
   | { readonly kind: 'idle' };
 
@@ -39,7 +42,7 @@ export class WindowPolicy implements BatchPolicy {
   private readonly full: BatchDecision;
 
   constructor(readonly options: Readonly<WindowPolicyOptions>) {
-    this.full = Object.freeze({ kind: 'dispatch', size: options.maxBatchSize });
+    this.full = Object.freeze({ kind: 'dispatch', size: options.maxBatchSize, trigger: 'full' });
   }
 
   decide(queue: QueueView, freeSlots: number, nowMs: number): BatchDecision {
@@ -49,7 +52,8 @@ export class WindowPolicy implements BatchPolicy {
     // The close time is computed the same way when arming the timer and when it fires, so the
     // comparison cannot strand a request by floating-point rounding (DESIGN.md §3).
     const closesAtMs = (queue.oldestArrivalAtMs as number) + batchWindowMs;
-    if (queue.draining || nowMs >= closesAtMs) return { kind: 'dispatch', size: queue.length };
+    if (nowMs >= closesAtMs) return { kind: 'dispatch', size: queue.length, trigger: 'window' };
+    if (queue.draining) return { kind: 'dispatch', size: queue.length, trigger: 'drain' };
     return { kind: 'wait', untilMs: closesAtMs };
   }
 }

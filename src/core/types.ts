@@ -36,6 +36,8 @@ export interface PendingRequest<I, O> {
   readonly onOutcome: (outcome: Outcome<O>, request: PendingRequest<I, O>) => void;
 }
 
+import type { BatchTrigger } from './policy.js';
+
 /** A batch handed to an executor. `inputs[i]` belongs to `requests[i]`. */
 export interface Batch<I, O> {
   readonly id: number;
@@ -44,6 +46,8 @@ export interface Batch<I, O> {
   readonly requests: readonly PendingRequest<I, O>[];
   readonly inputs: readonly I[];
   readonly startedAtMs: number;
+  /** Why the policy dispatched it. */
+  readonly trigger: BatchTrigger;
   finishedAtMs: number | undefined;
 }
 
@@ -58,7 +62,7 @@ export interface Executor<I, O> {
 /** Listens to what the batcher does; every method is optional and must not throw. */
 export interface BatcherObserver<I, O> {
   admitted?(request: PendingRequest<I, O>, nowMs: number): void;
-  rejected?(reason: RejectReason, nowMs: number): void;
+  rejected?(reason: RejectReason, nowMs: number, requestId: string): void;
   batchStarted?(batch: Batch<I, O>, nowMs: number): void;
   batchFinished?(batch: Batch<I, O>, nowMs: number, error: Error | undefined): void;
   /** Exactly once per admitted request, when it gets its outcome. */

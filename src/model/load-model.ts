@@ -17,13 +17,16 @@ export interface ServedModel {
   close(): Promise<void>;
 }
 
-/** Loads the ONNX model at `path`, or the embedded toy-logistic-v1 when there is none. */
-export async function loadModel(path?: string): Promise<ServedModel> {
+/**
+ * Loads the ONNX model at `path`, or the embedded toy-logistic-v1 when there is none.
+ * `intraOpThreads`: onnxruntime threads per run (0 = one per core).
+ */
+export async function loadModel(path?: string, intraOpThreads = 1): Promise<ServedModel> {
   if (path === undefined) {
-    const onnx = await OnnxModel.load(buildToyModelOnnx(), TOY_MODEL_VERSION);
+    const onnx = await OnnxModel.load(buildToyModelOnnx(), TOY_MODEL_VERSION, intraOpThreads);
     return served(onnx, presentToyPrediction);
   }
-  const onnx = await OnnxModel.load(path, basename(path).replace(/\.onnx$/i, ''));
+  const onnx = await OnnxModel.load(path, basename(path).replace(/\.onnx$/i, ''), intraOpThreads);
   return served(onnx, (outputs) => ({ outputs: nestedOutputs(outputs), model_version: onnx.version }));
 }
 

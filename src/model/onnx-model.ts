@@ -15,12 +15,21 @@ export class OnnxModel {
     readonly outputs: TensorSpec[],
   ) {}
 
-  /** Loads a model from a file path or from the bytes of an ONNX ModelProto. */
-  static async load(source: string | Uint8Array, version: string): Promise<OnnxModel> {
+  /**
+   * Loads a model from a file path or from the bytes of an ONNX ModelProto. `intraOpThreads`
+   * 0 lets onnxruntime use a spinning thread per core, which steals the core that serves HTTP
+   * from small models; batchline's default is 1 and parallelism comes from `--instances`.
+   */
+  static async load(source: string | Uint8Array, version: string, intraOpThreads = 1): Promise<OnnxModel> {
     let session: ort.InferenceSession;
     try {
       const bytes = typeof source === 'string' ? await readFile(source) : source;
-      session = await ort.InferenceSession.create(bytes, { graphOptimizationLevel: 'all' });
+      session = await ort.InferenceSession.create(bytes, {
+        graphOptimizationLevel: 'all',
+        executionMode: 'sequential',
+        ...(intraOpThreads > 0 ? { intraOpNumThreads: intraOpThreads } : {}),
+        interOpNumThreads: 1,
+      });
     } catch (error) {
       const where = typeof source === 'string' ? source : 'embedded model';
       throw new BatchlineError('MODEL_LOAD_FAILED', `${where}: ${(error as Error).message}`, { cause: error });

@@ -38,6 +38,8 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     return503OnClosing: true,
   });
 
+  // Only JSON is a valid body; Fastify's default text/plain parser would let text through.
+  app.removeContentTypeParser('text/plain');
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const mapped = error.code !== undefined ? FASTIFY_ERRORS[error.code] : undefined;
     if (mapped !== undefined) {

@@ -26,6 +26,8 @@ export class ServeMetrics<I, O> implements BatcherObserver<I, O> {
   constructor(batcher: Batcher<I, O>, maxBatchSize: number, modelVersion: string) {
     const registry = this.registry;
     client.collectDefaultMetrics({ register: registry });
+    // These three gauges end in `_total`, which `promtool check metrics` rejects for non-counters.
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
     new client.Gauge({ name: 'batchline_model_info', help: 'The model being served (value is always 1).', labelNames: ['model_version'], registers: [registry] })
       .set({ model_version: modelVersion }, 1);
     this.requests = new client.Counter({ name: 'batchline_requests_total', help: 'Inference requests by outcome.', labelNames: ['outcome'], registers: [registry] });

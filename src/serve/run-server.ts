@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { loadModel } from '../model/load-model.js';
 import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
@@ -34,11 +35,23 @@ export async function runServer(config: ServeConfig, io: ServeIo = { stdout: pro
   const signal = await shutdown;
   const before = runtime.runtime!.batcher;
   io.stdout.write(`batchline serve: ${signal}: draining ${before.queueDepth} queued and ${before.runningCount} running requests (up to ${config.drainTimeoutMs} ms)\n`);
+  const drainEndsAtMs = performance.now() + config.drainTimeoutMs;
   await runtime.drain(config.drainTimeoutMs);
+  // Keep answering 503 (with Connection: close) until clients have let go, so that closing the
+  // listener does not reset a connection that is just arriving.
+  await untilNoConnections(app.server, drainEndsAtMs);
   await app.close();
   await model.close();
   const counts = before.counts;
   io.stdout.write(`batchline serve: stopped; ${counts.outcomes.ok} ok, ${counts.outcomes.shutdown} answered 503 at shutdown\n`);
+}
+
+async function untilNoConnections(server: Server, deadlineMs: number): Promise<void> {
+  const openConnections = (): Promise<number> =>
+    new Promise((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count)));
+  while (performance.now() < deadlineMs && (await openConnections()) > 0) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 function firstSignal(signals: NodeJS.Signals[]): Promise<string> {

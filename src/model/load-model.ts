@@ -12,7 +12,10 @@ export interface ServedModel {
   readonly outputs: readonly TensorSpec[];
   /** Validates and converts a request's `inputs`; throws BAD_INPUT. */
   decode(inputs: unknown): ItemTensors;
-  /** Runs a batch on model instance `instance` (its own thread). */
+  /**
+   * Runs a batch on model instance `instance` (its own thread). The items' buffers may be
+   * transferred to that thread: callers must not reuse them afterwards.
+   */
   runBatch(items: readonly ItemTensors[], instance?: number): Promise<ItemTensors[]>;
   /** The reply for one item's outputs; `request_id` is left for the route to fill in. */
   present(outputs: ItemTensors): Record<string, unknown>;

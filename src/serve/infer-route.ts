@@ -63,10 +63,8 @@ function sendOutcome(
   switch (outcome.kind) {
     case 'ok': {
       if (runtime.state === 'draining') reply.header('connection', 'close');
-      const body = runtime.runtime!.model.present(outcome.output as ItemTensors);
-      body.request_id = request.id;
       runtime.countResponse(200);
-      reply.send(body);
+      reply.type('application/json; charset=utf-8').send(runtime.runtime!.model.replyBody(request.id, outcome.output as ItemTensors));
       return;
     }
     case 'timeout':

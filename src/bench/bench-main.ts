@@ -28,9 +28,9 @@ export interface BenchIo {
 
 /** Everything `batchline bench <url>` does after its options are valid. */
 export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs, io: BenchIo): Promise<void> {
-  const plan = await withBody(validated, io);
   const sweepRates = outputs.sweep === undefined ? undefined : parseSweep(outputs.sweep);
   const slo = sweepRates === undefined ? undefined : parseSlo(outputs.slo, parseDurationMs);
+  const plan = { ...(await withBody(validated, io)), keepIntervals: outputs.hdrLog !== undefined };
   // Human text goes to stdout, unless stdout carries the JSON.
   const text = outputs.json === '-' ? io.stderr : io.stdout;
   const showProgress = !outputs.quiet && progressLineAllowed(io.stderr, io.env) && progressLineAllowed(io.stdout, io.env);

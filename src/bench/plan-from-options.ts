@@ -4,6 +4,7 @@ import { BatchlineError } from '../errors.js';
 import type { BenchOptionValues } from '../options/bench.js';
 import { parseDurationMs } from '../options/schema.js';
 import type { BenchPlan } from './plan.js';
+import { parseSlo, parseSweep } from './sweep.js';
 
 /** Where the request body comes from, resolved later (reading a file, probing the target). */
 export type BodySource = { kind: 'inline'; text: string } | { kind: 'file'; path: string } | { kind: 'none' };
@@ -41,6 +42,11 @@ export function validateBench(
     } catch (error) {
       invalid('--stages', o.stages, `duration:rate steps such as 10s:200,10s:800 (${(error as Error).message})`);
     }
+  }
+  if (o.sweep !== undefined) {
+    parseSweep(o.sweep);
+    parseSlo(o.slo, parseDurationMs);
+    if (stages !== undefined) invalid('--sweep', o.sweep, 'either --sweep or --stages, not both');
   }
   const mode = stages !== undefined || o.rate > 0 || o.sweep !== undefined ? 'open' : 'closed';
   const stagesMs = stages?.reduce((sum, s) => sum + s.durationMs, 0);

@@ -1,6 +1,6 @@
 import { classifyError } from './error-kind.js';
-import { createBenchClient } from './http-client.js';
-import { Drain } from './drain.js';
+import { createBenchClients } from './http-client.js';
+import { Drain, type Closable } from './drain.js';
 import type { PlanShare } from './plan.js';
 import type { BenchRecorder } from './recorder.js';
 import { TimedRequest, type RequestSink } from './timed-request.js';
@@ -14,7 +14,11 @@ const DRAIN_SLACK_MS = 1000;
  */
 export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: () => number): Promise<void> {
   const { plan } = share;
-  const { pool, options } = createBenchClient(plan, share.connections);
+  const { clients, options } = createBenchClients(plan, share.connections);
+  const all: Closable = {
+    close: async () => void (await Promise.all(clients.map((c) => c.close()))),
+    destroy: async () => void (await Promise.all(clients.map((c) => c.destroy()))),
+  };
   const senders = share.connections * plan.pipelining;
   const warmupMs = plan.warmupMs;
   const endMs = share.maxRequests > 0 ? Number.POSITIVE_INFINITY : plan.warmupMs + plan.durationMs;
@@ -23,7 +27,7 @@ export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: 
   let drain: Drain | undefined;
 
   return new Promise<void>((resolve) => {
-    const sendNext = (): void => {
+    const sendNext = (sender: number): void => {
       if (drain !== undefined) {
         drain.settled(inFlight);
         return;
@@ -31,7 +35,7 @@ export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: 
       const now = clock();
       if (now >= endMs || (share.maxRequests > 0 && measuredSent >= share.maxRequests)) {
         // The first sender to see the end starts the drain; the others only report settling.
-        drain = new Drain(pool, resolve);
+        drain = new Drain(all, resolve);
         drain.begin(inFlight, plan.timeoutMs + DRAIN_SLACK_MS);
         return;
       }
@@ -39,7 +43,7 @@ export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: 
       if (measured) measuredSent++;
       inFlight++;
       recorder.recordSend(0, measured);
-      pool.dispatch(options, new TimedRequest(sink, clock, now, measured));
+      (clients[sender % clients.length] as (typeof clients)[number]).dispatch(options, new TimedRequest(sink, clock, now, measured, sender));
     };
 
     const sink: RequestSink = {
@@ -47,7 +51,7 @@ export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: 
         inFlight--;
         const serviceFromMs = Number.isNaN(request.writtenMs) ? request.intendedMs : request.writtenMs;
         recorder.recordResponse(status, endAtMs - request.intendedMs, endAtMs - serviceFromMs, endAtMs, request.measured);
-        sendNext();
+        sendNext(request.sender);
       },
       fail(request, error, endAtMs) {
         inFlight--;
@@ -55,10 +59,10 @@ export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: 
         recorder.recordError(kind, endAtMs, request.measured);
         if (drain !== undefined) drain.settled(inFlight);
         // Deferred: a failure can be reported synchronously, and a refused port fails at once.
-        else setImmediate(sendNext);
+        else setImmediate(sendNext, request.sender);
       },
     };
 
-    for (let i = 0; i < senders; i++) sendNext();
+    for (let sender = 0; sender < senders; sender++) sendNext(sender);
   });
 }

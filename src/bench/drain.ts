@@ -1,4 +1,8 @@
-import type { Pool } from 'undici';
+/** What a drain closes: an undici Pool, Client, or several. */
+export interface Closable {
+  close(): Promise<void>;
+  destroy(): Promise<void>;
+}
 
 /**
  * The end of a run: wait for requests in flight, but no longer than `graceMs`; then destroy the
@@ -11,7 +15,7 @@ export class Drain {
   expired = false;
 
   constructor(
-    private readonly pool: Pool,
+    private readonly pool: Closable,
     private readonly onDone: () => void,
   ) {}
 

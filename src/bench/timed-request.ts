@@ -26,6 +26,8 @@ export class TimedRequest implements Dispatcher.DispatchHandler {
     /** Intended send time (open loop) or actual hand-off time (closed loop), in ms. */
     readonly intendedMs: number,
     readonly measured: boolean,
+    /** Closed loop: the sender that sends again when this one ends. */
+    readonly sender = 0,
   ) {}
 
   onConnect(): void {

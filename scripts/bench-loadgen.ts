@@ -32,17 +32,19 @@ interface Tool {
   measure(url: string): Promise<number>;
 }
 
-const batchline: Tool = {
-  name: `batchline bench${workers > 1 ? ` --workers ${workers}` : ''}`,
+const batchlineTool = (client: 'lean' | 'undici'): Tool => ({
+  name: `batchline bench${client === 'undici' ? ' (undici)' : ''}${workers > 1 ? ` --workers ${workers}` : ''}`,
   async measure(url) {
     const args = [join(root, 'bin', 'batchline.js'), 'bench', url, '--connections', String(connections), '--pipelining', String(pipelining),
-      '--duration', `${durationS}s`, '--warmup', `${warmupS}s`, '--workers', String(workers), '--json', '-', '--quiet'];
+      '--duration', `${durationS}s`, '--warmup', `${warmupS}s`, '--workers', String(workers), '--http-client', client, '--json', '-', '--quiet'];
     const { stdout } = await run(process.execPath, args, { maxBuffer: 1 << 24 });
     const report = JSON.parse(stdout) as { throughput_rps: number; requests: { errors: number } };
     if (report.requests.errors > 0) throw new Error(`batchline bench saw ${report.requests.errors} errors`);
     return report.throughput_rps;
   },
-};
+});
+const batchline = batchlineTool('lean');
+const batchlineUndici = batchlineTool('undici');
 
 const require = createRequire(import.meta.url);
 const autocannon: Tool = {
@@ -85,7 +87,7 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
-const tools = wrkInstalled ? [batchline, autocannon, wrk] : [batchline, autocannon];
+const tools = [batchline, batchlineUndici, autocannon, ...(wrkInstalled ? [wrk] : [])];
 const server = await startServer();
 const figures = new Map<string, number[]>(tools.map((t) => [t.name, []]));
 try {

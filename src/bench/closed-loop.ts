@@ -1,9 +1,9 @@
 import { classifyError } from './error-kind.js';
-import { createBenchClients } from './http-client.js';
-import { Drain, type Closable } from './drain.js';
+import { Drain } from './drain.js';
 import type { PlanShare } from './plan.js';
 import type { BenchRecorder } from './recorder.js';
 import { TimedRequest, type RequestSink } from './timed-request.js';
+import { createTransport } from './transport.js';
 
 const DRAIN_SLACK_MS = 1000;
 
@@ -14,11 +14,7 @@ const DRAIN_SLACK_MS = 1000;
  */
 export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: () => number): Promise<void> {
   const { plan } = share;
-  const { clients, options } = createBenchClients(plan, share.connections);
-  const all: Closable = {
-    close: async () => void (await Promise.all(clients.map((c) => c.close()))),
-    destroy: async () => void (await Promise.all(clients.map((c) => c.destroy()))),
-  };
+  const transport = createTransport(plan, share.connections);
   const senders = share.connections * plan.pipelining;
   const warmupMs = plan.warmupMs;
   const endMs = share.maxRequests > 0 ? Number.POSITIVE_INFINITY : plan.warmupMs + plan.durationMs;
@@ -35,7 +31,7 @@ export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: 
       const now = clock();
       if (now >= endMs || (share.maxRequests > 0 && measuredSent >= share.maxRequests)) {
         // The first sender to see the end starts the drain; the others only report settling.
-        drain = new Drain(all, resolve);
+        drain = new Drain(transport, resolve);
         drain.begin(inFlight, plan.timeoutMs + DRAIN_SLACK_MS);
         return;
       }
@@ -43,7 +39,7 @@ export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: 
       if (measured) measuredSent++;
       inFlight++;
       recorder.recordSend(0, measured);
-      (clients[sender % clients.length] as (typeof clients)[number]).dispatch(options, new TimedRequest(sink, clock, now, measured, sender));
+      transport.send(new TimedRequest(sink, clock, now, measured, sender), sender);
     };
 
     const sink: RequestSink = {

@@ -1,10 +1,10 @@
 import { classifyError } from './error-kind.js';
-import { createBenchClient } from './http-client.js';
 import { Drain } from './drain.js';
 import type { PlanShare } from './plan.js';
 import type { BenchRecorder } from './recorder.js';
 import { OpenLoopSchedule } from './schedule.js';
 import { TimedRequest, type RequestSink } from './timed-request.js';
+import { createTransport } from './transport.js';
 
 /**
  * Below this wait the loop polls with setImmediate instead of arming a timer: Node's timers have
@@ -25,8 +25,7 @@ const DRAIN_SLACK_MS = 1000;
  */
 export function runOpenLoop(share: PlanShare, recorder: BenchRecorder, clock: () => number): Promise<void> {
   const { plan } = share;
-  const client = createBenchClient(plan, share.connections);
-  const { pool, options } = client;
+  const transport = createTransport(plan, share.connections);
   const schedule = new OpenLoopSchedule(plan, share.index, share.count, share.maxRequests);
   const warmupMs = plan.warmupMs;
   let inFlight = 0;
@@ -58,13 +57,13 @@ export function runOpenLoop(share: PlanShare, recorder: BenchRecorder, clock: ()
         } else {
           inFlight++;
           recorder.recordSend(now - nextMs, measured);
-          pool.dispatch(options, new TimedRequest(sink, clock, nextMs, measured));
+          transport.send(new TimedRequest(sink, clock, nextMs, measured), 0);
         }
         nextMs = schedule.next();
         now = clock();
       }
       if (nextMs === undefined) {
-        drain = new Drain(pool, resolve);
+        drain = new Drain(transport, resolve);
         drain.begin(inFlight, plan.timeoutMs + DRAIN_SLACK_MS);
         return;
       }

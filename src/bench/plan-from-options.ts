@@ -72,6 +72,7 @@ export function validateBench(
     seed,
     maxInFlight: o.maxInFlight,
     workers: o.workers,
+    httpClient: o.httpClient,
     keepIntervals: o.hdrLog !== undefined,
   };
   return { plan, bodySource, methodGiven: explicit.method, contentTypeGiven: 'content-type' in headers };

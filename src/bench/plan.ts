@@ -33,6 +33,8 @@ export interface BenchPlan {
   /** Open loop: most requests outstanding at once. */
   maxInFlight: number;
   workers: number;
+  /** HTTP client: lean (plain http only), undici, or auto (lean for http://). */
+  httpClient: 'auto' | 'lean' | 'undici';
   /** Keep per-second histograms for an HdrHistogram log. */
   keepIntervals: boolean;
 }

@@ -62,7 +62,7 @@ describe('open-loop schedule', () => {
 
   it('refuses and counts sends over --max-in-flight', async () => {
     server = await silentServer();
-    const { result } = await runBench(planFor(server.url, { rate: '100', duration: '500ms', warmup: '0', 'maxInFlight': '5', timeout: '300ms' }));
+    const { result } = await runBench(planFor(server.url, { rate: '100', duration: '500ms', warmup: '0', maxInFlight: '5', timeout: '1s' }));
     expect(result.requests.sent).toBe(5);
     expect(result.requests.dropped).toBe(45);
     expect(result.warnings.some((w) => w.includes('--max-in-flight'))).toBe(true);

@@ -127,7 +127,7 @@ export class ProgressLine {
   constructor(private readonly stream: NodeJS.WritableStream & { columns?: number }) {}
 
   draw(p: BenchProgress): void {
-    const width = this.stream.columns ?? 120;
+    const width = this.stream.columns !== undefined && this.stream.columns > 0 ? this.stream.columns : 120;
     const line = formatProgressLine(p).slice(0, Math.max(20, width - 1));
     this.stream.write(`\r${line.padEnd(Math.max(20, width - 1))}`);
     this.drawn = true;

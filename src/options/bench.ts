@@ -11,7 +11,7 @@ export const BENCH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', '
 export const BENCH_OPTIONS = {
   connections: {
     kind: 'int', flag: 'connections', env: 'BENCH_CONNECTIONS', default: 16, min: 1, max: 10_000,
-    description: 'keep-alive connections; in closed loop each sends its next request when its last one ends',
+    description: 'keep-alive connections; closed loop: each sends its next request when its last one ends; open loop: sends beyond connections × pipelining wait for a free connection (in latency, not in service time)',
   },
   rate: {
     kind: 'number', flag: 'rate', env: 'BENCH_RATE', default: 0, min: 0, max: 10_000_000,

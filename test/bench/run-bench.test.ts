@@ -1,34 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
 import { runBench } from '../../src/bench/run-bench.js';
 import { planFor } from './plan-helper.js';
 import { fixedDelayServer, refusedPort, silentServer, stallingServer, statusServer, type TestServer } from './servers.js';
+
+// Worker threads run the built JavaScript (npm run build); without it the --workers tests skip.
+const workerUrl = new URL('../../dist/src/bench/bench-worker.js', import.meta.url);
 
 let server: TestServer | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
-});
-
-// A 1 ms tolerance holds on a quiet machine; on a shared one the OS scheduler can take that
-// much from any process, so these two assertions get a retry (they never loosen).
-describe('bench against a 10 ms fixed-delay server', { retry: 2 }, () => {
-  it('reports p50 within 1 ms of 10 ms in closed loop', async () => {
-    server = await fixedDelayServer(10);
-    const { result } = await runBench(planFor(server.url, { connections: '1', duration: '1500ms', warmup: '300ms' }));
-    expect(result.mode).toBe('closed');
-    expect(result.requests.completed).toBeGreaterThan(50);
-    expect(Math.abs(result.latency.p50 - 10)).toBeLessThanOrEqual(1);
-    expect(result.status).toEqual({ 200: result.requests.completed });
-  });
-
-  it('reports p50 within 1 ms of 10 ms in open loop', async () => {
-    server = await fixedDelayServer(10);
-    const { result } = await runBench(planFor(server.url, { rate: '100', duration: '2s', warmup: '300ms' }));
-    expect(result.mode).toBe('open');
-    expect(result.requests.sent).toBe(200);
-    expect(Math.abs(result.latency.p50 - 10)).toBeLessThanOrEqual(1);
-    expect(Math.abs(result.service.p50 - 10)).toBeLessThanOrEqual(1);
-  });
 });
 
 describe('bench against a server that stalls for 1 s every 5 s', () => {
@@ -71,10 +53,10 @@ describe('open-loop schedule', () => {
   });
 });
 
-describe('status and error counting', () => {
+describe.each(['lean', 'undici'])('status and error counting (%s client)', (httpClient) => {
   it('counts 429 answers by status and not as goodput', async () => {
     server = await statusServer(429);
-    const { result } = await runBench(planFor(server.url, { rate: '100', duration: '1s', warmup: '0' }));
+    const { result } = await runBench(planFor(server.url, { httpClient, rate: '100', duration: '1s', warmup: '0' }));
     expect(result.status).toEqual({ 429: 100 });
     expect(result.requests.errors).toBe(0);
     expect(result.goodputRps).toBe(0);
@@ -83,7 +65,7 @@ describe('status and error counting', () => {
 
   it('counts a refused port as connection refused', async () => {
     const port = await refusedPort();
-    const { result } = await runBench(planFor(`http://127.0.0.1:${port}/`, { rate: '50', duration: '400ms', warmup: '0' }));
+    const { result } = await runBench(planFor(`http://127.0.0.1:${port}/`, { httpClient, rate: '50', duration: '400ms', warmup: '0' }));
     expect(result.requests.sent).toBe(20);
     expect(result.errors.refused).toBe(20);
     expect(result.requests.completed).toBe(0);
@@ -92,16 +74,58 @@ describe('status and error counting', () => {
 
   it('counts a refused port in closed loop without spinning forever', async () => {
     const port = await refusedPort();
-    const { result } = await runBench(planFor(`http://127.0.0.1:${port}/`, { connections: '2', duration: '300ms', warmup: '0' }));
+    const { result } = await runBench(planFor(`http://127.0.0.1:${port}/`, { httpClient, connections: '2', duration: '300ms', warmup: '0' }));
     expect(result.errors.refused).toBe(result.requests.sent);
     expect(result.requests.sent).toBeGreaterThan(0);
   });
 
   it('counts requests past --timeout as timeouts', async () => {
     server = await silentServer();
-    const { result } = await runBench(planFor(server.url, { rate: '20', duration: '500ms', warmup: '0', timeout: '200ms' }));
+    const { result } = await runBench(planFor(server.url, { httpClient, rate: '20', duration: '500ms', warmup: '0', timeout: '200ms' }));
     expect(result.requests.sent).toBe(10);
     expect(result.errors.timeout).toBe(10);
     expect(result.requests.errors).toBe(10);
+  });
+});
+
+describe.skipIf(!existsSync(workerUrl))('--workers', () => {
+  it('splits an open-loop schedule between threads and merges their histograms', async () => {
+    server = await statusServer(200);
+    const { result } = await runBench(planFor(server.url, { rate: '300', duration: '1s', warmup: '200ms', workers: '2', connections: '4' }), { workerUrl });
+    expect(result.workers).toBe(2);
+    expect(result.requests.sent).toBe(300);
+    expect(result.status).toEqual({ 200: 300 });
+    expect(result.latency.count).toBe(300);
+  });
+
+  it('runs a closed loop on every thread', async () => {
+    server = await statusServer(204);
+    const { result } = await runBench(planFor(server.url, { connections: '4', requests: '200', warmup: '0', workers: '2' }), { workerUrl });
+    expect(result.requests.sent).toBe(200);
+    expect(result.status).toEqual({ 204: 200 });
+  });
+});
+
+// Last in this file, which runs its tests one after another: the lighter test files, run in
+// parallel with this one, are finished by now and take no CPU from these timing checks.
+// A 1 ms tolerance holds on a quiet machine; on a shared one the OS scheduler can take that
+// much from any process, so these two assertions get a retry (they never loosen).
+describe.each(['lean', 'undici'])('bench against a 10 ms fixed-delay server (%s client)', { retry: 2 }, (httpClient) => {
+  it('reports p50 within 1 ms of 10 ms in closed loop', async () => {
+    server = await fixedDelayServer(10);
+    const { result } = await runBench(planFor(server.url, { httpClient, connections: '1', duration: '1500ms', warmup: '300ms' }));
+    expect(result.mode).toBe('closed');
+    expect(result.requests.completed).toBeGreaterThan(50);
+    expect(Math.abs(result.latency.p50 - 10)).toBeLessThanOrEqual(1);
+    expect(result.status).toEqual({ 200: result.requests.completed });
+  });
+
+  it('reports p50 within 1 ms of 10 ms in open loop', async () => {
+    server = await fixedDelayServer(10);
+    const { result } = await runBench(planFor(server.url, { httpClient, rate: '100', duration: '2s', warmup: '300ms' }));
+    expect(result.mode).toBe('open');
+    expect(result.requests.sent).toBe(200);
+    expect(Math.abs(result.latency.p50 - 10)).toBeLessThanOrEqual(1);
+    expect(Math.abs(result.service.p50 - 10)).toBeLessThanOrEqual(1);
   });
 });

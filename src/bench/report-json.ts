@@ -14,6 +14,9 @@ export interface BenchJson {
   url: string;
   method: string;
   target_rate_rps: number | null;
+  /** Open loop: the schedule's mean rate over the measured window (differs from the target with stages). */
+  planned_rate_rps: number | null;
+  stages: string | null;
   arrival: string | null;
   connections: number;
   pipelining: number;
@@ -44,6 +47,8 @@ export function toBenchJson(r: BenchResult): BenchJson {
     url: r.url,
     method: r.method,
     target_rate_rps: r.targetRateRps ?? null,
+    planned_rate_rps: r.plannedRateRps === undefined ? null : round(r.plannedRateRps, 2),
+    stages: r.stages ?? null,
     arrival: r.arrival ?? null,
     connections: r.connections,
     pipelining: r.pipelining,

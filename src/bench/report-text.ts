@@ -9,7 +9,7 @@ export function formatReport(r: BenchResult): string {
   const lines: string[] = [];
   const load =
     r.mode === 'open'
-      ? `open loop, ${r.arrival ?? 'constant'} arrivals at ${fmtRate(r.targetRateRps ?? 0)} req/s target`
+      ? `open loop, ${r.arrival ?? 'constant'} arrivals ${r.stages === undefined ? `at ${fmtRate(r.targetRateRps ?? 0)} req/s target` : `in stages ${r.stages}`}`
       : `closed loop, ${r.connections * r.pipelining} senders`;
   lines.push(`batchline bench ${r.method} ${r.url}`);
   lines.push(
@@ -18,7 +18,9 @@ export function formatReport(r: BenchResult): string {
   );
   lines.push('');
   lines.push('Throughput');
-  const target = r.targetRateRps === undefined ? '' : ` (target ${fmtRate(r.targetRateRps)}, ${pctOf(r.throughputRps, r.targetRateRps)})`;
+  const planned = r.plannedRateRps ?? 0;
+  const target =
+    r.plannedRateRps === undefined ? '' : ` (${r.stages === undefined ? 'target' : 'planned mean'} ${fmtRate(planned)}, ${pctOf(r.throughputRps, planned)})`;
   lines.push(`  answered    ${fmtRate(r.throughputRps)} req/s${target}`);
   lines.push(`  goodput     ${fmtRate(r.goodputRps)} req/s (2xx)`);
   if (r.mode === 'open') lines.push(`  sent        ${fmtRate(r.sendRateRps)} req/s`);

@@ -3,6 +3,7 @@ import { ERROR_KINDS, type ErrorCounts } from './error-kind.js';
 import { encodeHistogram, mergeEncoded } from './histogram-codec.js';
 import { targetRateRps, type BenchMode, type BenchPlan } from './plan.js';
 import { addCounts, emptyCounts, type EncodedInterval } from './recorder.js';
+import { profileOf } from './schedule.js';
 import type { ThreadOutcome } from './run-thread.js';
 import { EVENT_LOOP_P99_WARN_MS, LATE_SEND_WARN_FRACTION, worstEventLoop, type EventLoopStats } from './self-monitor.js';
 
@@ -18,6 +19,10 @@ export interface BenchResult {
   workers: number;
   /** Open loop: the constant target (or the last stage's). */
   targetRateRps: number | undefined;
+  /** Open loop: the schedule's mean rate over the measured window (the target, unless stages ramp). */
+  plannedRateRps: number | undefined;
+  /** Open loop with --stages: the stages as given, such as `10s:200,10s:800`. */
+  stages: string | undefined;
   warmupS: number;
   /** Measured time: from the end of the warmup to the planned end or the last answer, if later. */
   durationS: number;
@@ -71,6 +76,8 @@ export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[])
     pipelining: plan.pipelining,
     workers: plan.workers,
     targetRateRps: target,
+    plannedRateRps: plannedRate(plan, plannedMs),
+    stages: plan.stages?.map((st) => `${st.durationMs / 1000}s:${st.targetRps}`).join(','),
     warmupS: plan.warmupMs / 1000,
     durationS: measuredMs / 1000,
     startedAt: new Date(outcomes[0]?.startEpochMs ?? 0).toISOString(),
@@ -119,6 +126,13 @@ export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
   }
   if (r.requests.sent === 0) warnings.push('no request was measured: is --duration longer than the time to the first send?');
   return warnings;
+}
+
+function plannedRate(plan: BenchPlan, plannedMs: number): number | undefined {
+  if (plan.mode !== 'open') return undefined;
+  if (plan.stages === undefined || plannedMs <= 0) return plan.rateRps;
+  const profile = profileOf(plan);
+  return ((profile.expectedCount(plan.warmupMs + plannedMs) - profile.expectedCount(plan.warmupMs)) * 1000) / plannedMs;
 }
 
 function sumStagesMs(plan: BenchPlan): number {

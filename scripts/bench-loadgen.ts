@@ -61,7 +61,8 @@ const autocannon: Tool = {
 
 const wrkInstalled = spawnSync('wrk', ['--version']).error === undefined;
 const wrk: Tool = {
-  name: 'wrk',
+  // Plain wrk has no pipelining option (it needs a Lua script), so with pipelining it runs without.
+  name: pipelining > 1 ? 'wrk (no pipelining)' : 'wrk',
   async measure(url) {
     // wrk has no warmup; a short unreported run warms the server the same way.
     await run('wrk', ['-t1', `-c${connections}`, `-d${warmupS}s`, url]);

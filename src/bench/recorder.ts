@@ -86,7 +86,11 @@ export class BenchRecorder {
   private intervalIndex = -1;
   private readonly intervals: EncodedInterval[] = [];
 
-  constructor(private readonly keepIntervals: boolean) {}
+  constructor(
+    private readonly keepIntervals: boolean,
+    /** Keep the latencies since the last tick (only a progress view reads them). */
+    private readonly keepRecent = true,
+  ) {}
 
   /** A request was handed to the client `lagMs` after its intended time. */
   recordSend(lagMs: number, measured: boolean): void {
@@ -104,7 +108,7 @@ export class BenchRecorder {
 
   recordResponse(status: number, latencyMs: number, serviceMs: number, atMs: number, measured: boolean): void {
     this.counts.finishedAll++;
-    recordMs(this.recent, latencyMs);
+    if (this.keepRecent) recordMs(this.recent, latencyMs);
     if (!measured) return;
     const c = this.counts;
     c.completed++;

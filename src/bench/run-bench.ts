@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { shareOf, type BenchPlan } from './plan.js';
 import { PROGRESS_HZ, ProgressAggregator, type BenchProgress } from './progress.js';
+import type { RecorderTick } from './recorder.js';
 import { buildResult, type BenchRun } from './result.js';
 import { runThread } from './run-thread.js';
 import { profileOf } from './schedule.js';
@@ -24,13 +25,14 @@ export async function runBench(plan: BenchPlan, hooks: RunHooks = {}): Promise<B
   const emitter = onProgress === undefined ? undefined : setInterval(() => onProgress(aggregator.snapshot(performance.now() - startMs)), 1000 / PROGRESS_HZ);
   try {
     if (plan.workers <= 1) {
-      const outcome = await runThread(shareOf(plan, 0, 1), { startAtMs: startMs, onTick: (tick) => aggregator.accept(0, tick) });
+      const hooksForThread = onProgress === undefined ? { startAtMs: startMs } : { startAtMs: startMs, onTick: (tick: RecorderTick) => aggregator.accept(0, tick) };
+      const outcome = await runThread(shareOf(plan, 0, 1), hooksForThread);
       return buildResult(plan, [outcome]);
     }
     const workerUrl = hooks.workerUrl ?? new URL('./bench-worker.js', import.meta.url);
     if (!existsSync(fileURLToPath(workerUrl))) throw new Error(`--workers needs the built worker at ${fileURLToPath(workerUrl)} (run npm run build)`);
     const { runOnWorkers } = await import('./worker-pool.js');
-    const { outcomes } = await runOnWorkers(plan, workerUrl, (thread, tick) => aggregator.accept(thread, tick));
+    const { outcomes } = await runOnWorkers(plan, workerUrl, onProgress !== undefined, (thread, tick) => aggregator.accept(thread, tick));
     return buildResult(plan, outcomes);
   } finally {
     if (emitter !== undefined) clearInterval(emitter);

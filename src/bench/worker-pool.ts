@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { shareOf, type BenchPlan } from './plan.js';
+import { shareOf, type BenchPlan, type PlanShare } from './plan.js';
 import type { RecorderTick } from './recorder.js';
 import type { ThreadOutcome } from './run-thread.js';
 
@@ -9,6 +9,11 @@ export type WorkerMessage =
   | { type: 'tick'; tick: RecorderTick }
   | { type: 'done'; outcome: ThreadOutcome }
   | { type: 'failed'; message: string };
+
+export interface WorkerData {
+  share: PlanShare;
+  ticks: boolean;
+}
 
 export interface WorkerStart {
   startEpochMs: number;
@@ -24,10 +29,12 @@ const START_MARGIN_MS = 20;
 export async function runOnWorkers(
   plan: BenchPlan,
   workerUrl: URL,
+  /** Whether workers should send progress ticks (only when someone shows progress). */
+  ticks: boolean,
   onTick: (thread: number, tick: RecorderTick) => void,
 ): Promise<{ outcomes: ThreadOutcome[]; startEpochMs: number }> {
   const count = plan.workers;
-  const workers = Array.from({ length: count }, (_, i) => new Worker(workerUrl, { workerData: shareOf(plan, i, count) }));
+  const workers = Array.from({ length: count }, (_, i) => new Worker(workerUrl, { workerData: { share: shareOf(plan, i, count), ticks } satisfies WorkerData }));
   try {
     await Promise.all(workers.map((w) => nextMessage(w, 'ready')));
     const startEpochMs = performance.timeOrigin + performance.now() + START_MARGIN_MS;

@@ -5,7 +5,11 @@ import { Writable } from 'node:stream';
 import * as hdr from 'hdr-histogram-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { benchMain } from '../../src/bench/bench-main.js';
-import { validated } from './plan-helper.js';
+import { compareMain } from '../../src/bench/compare-main.js';
+import type { BenchProgress } from '../../src/bench/progress.js';
+import { runBench } from '../../src/bench/run-bench.js';
+import { writeFile } from 'node:fs/promises';
+import { planFor, validated } from './plan-helper.js';
 import { startServer, statusServer, type TestServer } from './servers.js';
 
 class Sink extends Writable {
@@ -105,5 +109,34 @@ describe('bench outputs', () => {
     expect(server.seen[0]).toMatchObject({ method: 'POST', body: 'hello' });
     expect(server.seen[0]?.headers['content-type']).toBe('text/plain');
     expect(server.seen[0]?.headers['x-test']).toBe('1, 2');
+  });
+
+  it('emits progress snapshots through a callback, ending with the final counts', async () => {
+    server = await statusServer(200);
+    const snapshots: BenchProgress[] = [];
+    const { result } = await runBench(planFor(server.url, { rate: '200', duration: '800ms', warmup: '200ms' }), { onProgress: (p) => snapshots.push(p) });
+    expect(snapshots.length).toBeGreaterThanOrEqual(2);
+    const last = snapshots.at(-1) as BenchProgress;
+    expect(last.phase).toBe('draining');
+    expect(last.sent).toBe(200);
+    expect(last.completed).toBe(200);
+    expect(last.status).toEqual({ 200: result.requests.completed });
+    expect(last.targetRps).toBe(200);
+    expect(snapshots.map((p) => p.elapsedMs)).toEqual([...snapshots.map((p) => p.elapsedMs)].sort((a, b) => a - b));
+  });
+
+  it('compares two saved runs from the command line', async () => {
+    server = await statusServer(200);
+    dir = await mkdtemp(join(tmpdir(), 'bench-'));
+    const a = join(dir, 'a.json');
+    const b = join(dir, 'b.json');
+    await benchMain(validated(server.url, { rate: '100', duration: '300ms', warmup: '0' }), { ...outputs, json: a }, { stdout: new Sink(), stderr: new Sink(), env: {} });
+    await benchMain(validated(server.url, { rate: '100', duration: '300ms', warmup: '0' }), { ...outputs, json: b }, { stdout: new Sink(), stderr: new Sink(), env: {} });
+    const stdout = new Sink();
+    await compareMain(a, b, stdout);
+    expect(stdout.text).toContain('throughput req/s');
+    expect(stdout.text).toContain('verdict:');
+    await writeFile(b, '{"not":"a report"}');
+    await expect(compareMain(a, b, new Sink())).rejects.toThrow(/not a batchline bench --json report/);
   });
 });

@@ -32,6 +32,7 @@ export function validateBench(
 ): ValidatedBench {
   const url = parseTargetUrl(urlText);
   const headers = parseHeaders(headerLines);
+  if (o.httpClient === 'lean' && url.protocol !== 'http:') invalid('--http-client', o.httpClient, 'undici or auto for an https:// URL (the lean client speaks plain http only)');
   const seed = o.seed === undefined ? freshSeed(entropy) : parseSeed(o.seed);
   let stages: Stage[] | undefined;
   if (o.stages !== undefined) {

@@ -14,7 +14,7 @@ export function makeBenchCommand(): Command {
         'Reports throughput, status and error counts, and p50/p90/p99/p99.9/max latency from HDR histograms.',
     )
     .argument('[url]', 'the endpoint to load, such as http://127.0.0.1:8080/v1/infer')
-    .option('-H, --header <name: value>', "request header, repeatable (-H 'authorization: Bearer x')", collect, [] as string[]);
+    .option('-H, --header <name: value>', "request header, repeatable (-H 'authorization: Bearer x')", collect);
   addOptions(command, BENCH_OPTIONS);
   command.addHelpText(
     'after',
@@ -35,7 +35,7 @@ Examples:
       rate: self.getOptionValueSource('rate') === 'cli' || process.env.BENCH_RATE !== undefined,
       duration: self.getOptionValueSource('duration') === 'cli',
     };
-    const validated = validateBench(url, options, raw.header as string[], explicit, Date.now());
+    const validated = validateBench(url, options, (raw.header as string[] | undefined) ?? [], explicit, Date.now());
     const { benchMain } = await import('../bench/bench-main.js');
     await benchMain(
       validated,
@@ -56,6 +56,6 @@ Examples:
   return command;
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }

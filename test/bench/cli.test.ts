@@ -32,9 +32,10 @@ describe('batchline bench options', () => {
     [['--method', 'FETCH'], '--method', 'one of GET, HEAD, POST'],
     [['--sweep', '5..1/1'], '--sweep', 'FROM..TO/STEP'],
     [['--sweep', '100,200', '--slo', 'p97<1s'], '--slo', 'pNN<duration'],
+    [['--http-client', 'lean', 'https://127.0.0.1:1/'], '--http-client', 'undici or auto'],
   ])('exits 2 naming the option for %j', async (args, option, allowed) => {
-    const url = args[0] === '--sweep' ? 'http://127.0.0.1:1/' : 'http://127.0.0.1:1/';
-    const { code, stderr } = await run(['bench', ...args, url]);
+    const url = args.at(-1)?.startsWith('https://') === true ? [] : ['http://127.0.0.1:1/'];
+    const { code, stderr } = await run(['bench', ...args, ...url]);
     expect(code).toBe(2);
     expect(stderr).toContain(option);
     expect(stderr).toContain(allowed);

@@ -10,7 +10,7 @@ import { toBenchJson } from './report-json.js';
 import { formatReport } from './report-text.js';
 import type { BenchResult } from './result.js';
 import { runBench } from './run-bench.js';
-import { formatSweep, parseSlo, parseSweep, runSweep } from './sweep.js';
+import { bestRate, formatSweep, parseSlo, parseSweep, runSweep } from './sweep.js';
 
 export interface BenchOutputs {
   json: string | undefined;
@@ -47,24 +47,21 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
   };
 
   if (sweepRates !== undefined && slo !== undefined) {
-    const hdrs: string[] = [];
     const results = await runSweep(
       plan,
       sweepRates,
       async (stepPlan) => {
         const { result, hdr } = await runOne(stepPlan);
-        hdrs.push(hdr);
+        if (outputs.hdrLog !== undefined) await writeOutput(stepLogPath(outputs.hdrLog, stepPlan.rateRps), hdr, io);
         return result;
       },
       (result, index) => text.write(`step ${index + 1}/${sweepRates.length}: ${result.targetRateRps} req/s target, ${result.throughputRps.toFixed(1)} answered, p99 ${result.latency.p99.toFixed(2)} ms\n`),
     );
     text.write(`\n${formatSweep(results, slo)}`);
     if (outputs.json !== undefined) {
-      const { bestRate } = await import('./sweep.js');
       const best = bestRate(results, slo);
       await writeOutput(outputs.json, `${JSON.stringify({ schema: 'batchline.bench-sweep/v1', slo: slo.text, best_rate_rps: best ?? null, steps: results.map(toBenchJson) }, null, 2)}\n`, io);
     }
-    if (outputs.hdrLog !== undefined) await writeOutput(outputs.hdrLog, hdrs.join(''), io);
     return;
   }
 
@@ -72,6 +69,15 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
   text.write(formatReport(result));
   if (outputs.json !== undefined) await writeOutput(outputs.json, `${JSON.stringify(toBenchJson(result), null, 2)}\n`, io);
   if (outputs.hdrLog !== undefined) await writeOutput(outputs.hdrLog, hdr, io);
+}
+
+/** With --sweep, one HdrHistogram log per step: `run.hlog` becomes `run-500rps.hlog`. */
+export function stepLogPath(path: string, rateRps: number): string {
+  const dot = path.lastIndexOf('.');
+  const slash = Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\'));
+  const stem = dot > slash + 1 ? path.slice(0, dot) : path;
+  const ext = dot > slash + 1 ? path.slice(dot) : '';
+  return `${stem}-${rateRps}rps${ext}`;
 }
 
 /** Reads --body (inline or @file), or finds one that fits a batchline server's model. */

@@ -76,3 +76,12 @@ describe('report text', () => {
     for (const part of ['p50', 'p90', 'p99', 'p99.9', 'max', 'mean', 'status      200: 200', 'seed 1', '! something']) expect(text).toContain(part);
   });
 });
+
+describe('sweep HdrHistogram logs', () => {
+  it('name one log per step after the rate', async () => {
+    const { stepLogPath } = await import('../../src/bench/bench-main.js');
+    expect(stepLogPath('out/run.hlog', 500)).toBe('out/run-500rps.hlog');
+    expect(stepLogPath('run', 2.5)).toBe('run-2.5rps');
+    expect(stepLogPath('./a.b/run', 10)).toBe('./a.b/run-10rps');
+  });
+});

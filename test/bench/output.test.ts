@@ -139,4 +139,18 @@ describe('bench outputs', () => {
     await writeFile(b, '{"not":"a report"}');
     await expect(compareMain(a, b, new Sink())).rejects.toThrow(/not a batchline bench --json report/);
   });
+
+  it('draws a progress line on a terminal and none under CI', async () => {
+    server = await statusServer(200);
+    const run = async (env: NodeJS.ProcessEnv): Promise<string> => {
+      const stdout = Object.assign(new Sink(), { isTTY: true });
+      const stderr = Object.assign(new Sink(), { isTTY: true, columns: 100 });
+      await benchMain(validated(server!.url, { rate: '100', duration: '600ms', warmup: '0' }), { ...outputs, quiet: false }, { stdout, stderr, env });
+      return stderr.text;
+    };
+    const drawn = await run({});
+    expect(drawn).toMatch(/\r(measuring|draining) /);
+    expect(drawn).toContain('req/s');
+    expect(await run({ CI: 'true' })).not.toContain('\r');
+  });
 });

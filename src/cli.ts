@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { makeBenchCommand } from './commands/bench.js';
 import { makeServeCommand } from './commands/serve.js';
 import { BatchlineError, ExitWithCode } from './errors.js';
 
@@ -9,6 +10,7 @@ export function buildProgram(): Command {
     .version('0.1.0')
     .showHelpAfterError('(run with --help for the options)');
   program.addCommand(makeServeCommand());
+  program.addCommand(makeBenchCommand());
   exitOverrideEverywhere(program);
   return program;
 }

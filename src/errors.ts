@@ -8,6 +8,8 @@ export const ERROR_TABLE = {
   BAD_JSON: { httpStatus: 400, exitCode: 1, message: 'request body is not valid JSON: %s' },
   BAD_INPUT: { httpStatus: 400, exitCode: 1, message: 'invalid inputs: %s' },
   BAD_HEADER: { httpStatus: 400, exitCode: 1, message: 'invalid header: %s' },
+  BAD_REQUEST: { httpStatus: 400, exitCode: 1, message: 'malformed HTTP request: %s' },
+  HEADERS_TOO_LARGE: { httpStatus: 431, exitCode: 1, message: 'request headers are too large' },
   NOT_FOUND: { httpStatus: 404, exitCode: 1, message: 'not found: %s' },
   PAYLOAD_TOO_LARGE: { httpStatus: 413, exitCode: 1, message: 'request body is larger than %s bytes' },
   UNSUPPORTED_MEDIA_TYPE: { httpStatus: 415, exitCode: 1, message: 'content type must be application/json, got %s' },
@@ -17,6 +19,7 @@ export const ERROR_TABLE = {
   DEADLINE_EXCEEDED: { httpStatus: 504, exitCode: 1, message: 'request deadline of %s ms exceeded' },
   MODEL_FAILURE: { httpStatus: 500, exitCode: 1, message: 'model execution failed: %s' },
   MODEL_LOAD_FAILED: { httpStatus: 500, exitCode: 1, message: 'could not load model: %s' },
+  ADDRESS_IN_USE: { httpStatus: 500, exitCode: 1, message: '%s is already in use (another server? choose another --port)' },
   INTERNAL: { httpStatus: 500, exitCode: 1, message: 'internal error: %s' },
 } as const satisfies Record<string, { httpStatus: number; exitCode: number; message: string }>;
 

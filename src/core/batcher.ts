@@ -122,7 +122,11 @@ export class Batcher<I, O> {
     const nowMs = this.clock.now();
     let reason: RejectReason | undefined;
     if (this.closing) reason = 'closed';
-    else if (this.queue.length >= this.options.maxQueueSize) reason = 'queue_full';
+    else if (this.queue.length >= this.options.maxQueueSize) {
+      // A late timer may not have purged requests whose deadline has passed; they hold no place.
+      this.expireDue(nowMs);
+      if (this.queue.length >= this.options.maxQueueSize) reason = 'queue_full';
+    }
     if (reason !== undefined) {
       this.counts.rejected[reason]++;
       for (const observer of this.observers) observer.rejected?.(reason, nowMs, id);
@@ -166,6 +170,7 @@ export class Batcher<I, O> {
   /** Ends every queued and running request with `kind` (default `shutdown`). */
   abortAll(kind: OutcomeKind = 'shutdown'): void {
     const nowMs = this.clock.now();
+    this.armTimer(Number.POSITIVE_INFINITY, EventOrder.window);
     for (const request of this.queue.waitingRequests()) this.end(request, { kind, endedIn: 'queued' }, nowMs);
     for (const batch of this.slots) {
       if (batch === undefined) continue;
@@ -232,7 +237,7 @@ export class Batcher<I, O> {
       request.phase = 'running';
       request.startedAtMs = nowMs;
       request.batchId = batchId;
-      inputs[i] = request.input;
+      inputs[i] = request.input as I;
     }
     const batch: Batch<I, O> = { id: batchId, instance, requests, inputs, startedAtMs: nowMs, trigger, finishedAtMs: undefined };
     this.slots[instance] = batch;
@@ -242,7 +247,7 @@ export class Batcher<I, O> {
     this.counts.batchItems += requests.length;
     for (const observer of this.observers) observer.batchStarted?.(batch, nowMs);
     let called = false;
-    const done = (result: readonly O[] | Error): void => {
+    const done = (result: readonly (O | Error)[] | Error): void => {
       if (called) return; // an executor that answers twice must not answer anyone twice
       called = true;
       this.finishBatch(batch, result);
@@ -255,22 +260,22 @@ export class Batcher<I, O> {
     }
   }
 
-  private finishBatch(batch: Batch<I, O>, result: readonly O[] | Error): void {
+  private finishBatch(batch: Batch<I, O>, result: readonly (O | Error)[] | Error): void {
     const nowMs = this.clock.now();
     batch.finishedAtMs = nowMs;
     this.slots[batch.instance] = undefined;
     this.freeSlots++;
     let error: Error | undefined = result instanceof Error ? result : undefined;
-    if (error === undefined && (result as readonly O[]).length !== batch.requests.length) {
-      error = new Error(`executor returned ${(result as readonly O[]).length} outputs for a batch of ${batch.requests.length}`);
+    const results = result as readonly (O | Error)[];
+    if (error === undefined && results.length !== batch.requests.length) {
+      error = new Error(`executor returned ${results.length} outputs for a batch of ${batch.requests.length}`);
     }
     for (let i = 0; i < batch.requests.length; i++) {
       const request = batch.requests[i] as PendingRequest<I, O>;
       if (request.phase !== 'running') continue; // already answered at its deadline or cancelled
+      const item = error === undefined ? results[i] : error;
       const outcome: Outcome<O> =
-        error === undefined
-          ? { kind: 'ok', output: (result as readonly O[])[i] as O, endedIn: 'running' }
-          : { kind: 'error', error, endedIn: 'running' };
+        item instanceof Error ? { kind: 'error', error: item, endedIn: 'running' } : { kind: 'ok', output: item as O, endedIn: 'running' };
       this.end(request, outcome, nowMs);
     }
     for (const observer of this.observers) observer.batchFinished?.(batch, nowMs, error);
@@ -285,8 +290,12 @@ export class Batcher<I, O> {
     request.finishedAtMs = nowMs;
     this.counts.outcomes[outcome.kind]++;
     for (const observer of this.observers) observer.requestFinished?.(request, outcome, nowMs);
+    const onOutcome = request.onOutcome as (outcome: Outcome<O>, request: PendingRequest<I, O>) => void;
+    // Answered requests may linger in the deadline heap until their deadline: keep them small.
+    request.onOutcome = undefined;
+    request.input = undefined;
     try {
-      request.onOutcome(outcome, request);
+      onOutcome(outcome, request);
     } catch {
       // A caller's callback must not break the batcher's bookkeeping for everyone else.
     }

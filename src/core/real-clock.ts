@@ -9,6 +9,9 @@ export class RealClock implements Clock {
   schedule(atMs: number, fn: () => void): TimerHandle {
     const delayMs = Math.max(0, atMs - performance.now());
     const timer = setTimeout(fn, delayMs);
+    // The server's sockets keep the process alive; a pending batch window or deadline alone
+    // should not (an embedding process that stopped its server can exit).
+    timer.unref();
     return timer;
   }
 

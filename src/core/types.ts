@@ -26,14 +26,16 @@ export interface Outcome<O> {
 export interface PendingRequest<I, O> {
   readonly sequence: number;
   readonly id: string;
-  readonly input: I;
+  /** The request's input; released (undefined) once the request has its outcome. */
+  input: I | undefined;
   readonly arrivalAtMs: number;
   readonly deadlineAtMs: number;
   phase: RequestPhase;
   startedAtMs: number | undefined;
   finishedAtMs: number | undefined;
   batchId: number | undefined;
-  readonly onOutcome: (outcome: Outcome<O>, request: PendingRequest<I, O>) => void;
+  /** Receives the outcome; released once it has been called. */
+  onOutcome: ((outcome: Outcome<O>, request: PendingRequest<I, O>) => void) | undefined;
 }
 
 import type { BatchTrigger } from './policy.js';
@@ -52,11 +54,12 @@ export interface Batch<I, O> {
 }
 
 /**
- * Runs batches. `done` must be called exactly once, with one output per input in order, or
- * with an Error that fails the whole batch. It may be called synchronously.
+ * Runs batches. `done` must be called exactly once, with one result per input in order, or
+ * with an Error that fails the whole batch. A result that is itself an Error fails only its
+ * item. `done` may be called synchronously.
  */
 export interface Executor<I, O> {
-  start(batch: Batch<I, O>, done: (result: readonly O[] | Error) => void): void;
+  start(batch: Batch<I, O>, done: (result: readonly (O | Error)[] | Error) => void): void;
 }
 
 /** Listens to what the batcher does; every method is optional and must not throw. */

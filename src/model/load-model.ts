@@ -10,13 +10,15 @@ export interface ServedModel {
   readonly version: string;
   readonly inputs: readonly TensorSpec[];
   readonly outputs: readonly TensorSpec[];
+  /** False while a model instance is down (its thread crashed and is being replaced). */
+  readonly healthy: boolean;
   /** Validates and converts a request's `inputs`; throws BAD_INPUT. */
   decode(inputs: unknown): ItemTensors;
   /**
    * Runs a batch on model instance `instance` (its own thread). The items' buffers may be
    * transferred to that thread: callers must not reuse them afterwards.
    */
-  runBatch(items: readonly ItemTensors[], instance?: number): Promise<ItemTensors[]>;
+  runBatch(items: readonly ItemTensors[], instance?: number): Promise<(ItemTensors | Error)[]>;
   /** The JSON reply for one item's outputs. */
   replyBody(requestId: string, outputs: ItemTensors): string;
   close(): Promise<void>;
@@ -50,6 +52,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, intraOpThreads);
     return {
       version,
+      healthy: true,
       inputs: onnx.inputs,
       outputs: onnx.outputs,
       decode: (inputs) => decodeInputs(inputs, onnx.inputs),
@@ -61,6 +64,9 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
   const workers = await WorkerModel.start({ path, version, intraOpThreads }, options.instances ?? 1);
   return {
     version,
+    get healthy() {
+      return workers.healthy;
+    },
     inputs: workers.inputs,
     outputs: workers.outputs,
     decode: (inputs) => decodeInputs(inputs, workers.inputs),
@@ -77,6 +83,8 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
  */
 function toyReplyBody(requestId: string, outputs: ItemTensors): string {
   const score = Math.round(Number((outputs[TOY_OUTPUT_NAME] as ItemTensor).data[0]) * 1e6) / 1e6;
+  // Inputs are checked, but a float32 sum can still overflow; NaN is not JSON.
+  if (!Number.isFinite(score)) throw new Error(`the model produced a score of ${score}`);
   const label = score >= 0.5 ? 'positive' : 'negative';
   return `{"request_id":${JSON.stringify(requestId)},"prediction":{"label":"${label}","score":${score},"model_version":"${TOY_MODEL_VERSION}"}}`;
 }

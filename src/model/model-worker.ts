@@ -4,7 +4,6 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { OnnxModel } from './onnx-model.js';
-import type { ItemTensors } from './tensor-spec.js';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './worker-protocol.js';
 import { transferablesOf } from './worker-protocol.js';
 import { buildToyModelOnnx } from './toy-model.js';
@@ -12,8 +11,8 @@ import { buildToyModelOnnx } from './toy-model.js';
 const port = parentPort!;
 const setup = workerData as WorkerSetup;
 
-function send(reply: WorkerReply, items: ItemTensors[] = []): void {
-  port.postMessage(reply, transferablesOf(items));
+function send(reply: WorkerReply): void {
+  port.postMessage(reply, reply.kind === 'result' ? transferablesOf(reply.outputs) : []);
 }
 
 try {
@@ -25,7 +24,7 @@ try {
       return;
     }
     model.runBatch(request.items).then(
-      (outputs) => send({ kind: 'result', id: request.id, outputs }, outputs),
+      (outputs) => send({ kind: 'result', id: request.id, outputs: outputs.map((o) => (o instanceof Error ? { failed: o.message } : o)) }),
       (error: unknown) => send({ kind: 'failed', id: request.id, message: error instanceof Error ? error.message : String(error) }),
     );
   });

@@ -39,13 +39,23 @@ export class OnnxModel {
     return new OnnxModel(session, version, inputs, outputs);
   }
 
-  /** Runs one batch; the result has one entry per item, in order. */
-  async runBatch(items: readonly ItemTensors[]): Promise<ItemTensors[]> {
-    const groups = groupBySymbolicShape(items, this.inputs);
-    const results = new Array<ItemTensors>(items.length);
-    for (const indexes of groups) {
-      const outputs = await this.runStacked(indexes.map((i) => items[i] as ItemTensors));
-      indexes.forEach((itemIndex, position) => (results[itemIndex] = outputs[position] as ItemTensors));
+  /**
+   * Runs one batch; the result has one entry per item, in order. When a stacked run fails and
+   * holds several items, each item is run alone, so one bad item fails only itself (the
+   * per-item fallback of the original SmartBatch) rather than everyone it was batched with.
+   */
+  async runBatch(items: readonly ItemTensors[]): Promise<(ItemTensors | Error)[]> {
+    const results = new Array<ItemTensors | Error>(items.length);
+    for (const indexes of groupBySymbolicShape(items, this.inputs)) {
+      const group = indexes.map((i) => items[i] as ItemTensors);
+      let outputs: (ItemTensors | Error)[];
+      try {
+        outputs = await this.runStacked(group);
+      } catch (error) {
+        if (group.length === 1) outputs = [asError(error)];
+        else outputs = await Promise.all(group.map((item) => this.runStacked([item]).then((one) => one[0] as ItemTensors, asError)));
+      }
+      indexes.forEach((itemIndex, position) => (results[itemIndex] = outputs[position] as ItemTensors | Error));
     }
     return results;
   }
@@ -66,6 +76,10 @@ export class OnnxModel {
     const results = await this.session.run(feeds);
     return splitOutputs(results, this.outputs, items.length);
   }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 function splitOutputs(results: ort.InferenceSession.ReturnType, specs: readonly TensorSpec[], batchSize: number): ItemTensors[] {

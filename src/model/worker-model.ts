@@ -5,8 +5,16 @@ import type { ItemTensors, TensorSpec } from './tensor-spec.js';
 import { transferablesOf, type WorkerReply, type WorkerRequest, type WorkerSetup } from './worker-protocol.js';
 
 interface PendingRun {
-  resolve: (outputs: ItemTensors[]) => void;
+  resolve: (outputs: (ItemTensors | Error)[]) => void;
   reject: (error: Error) => void;
+}
+
+/** One model instance: its thread, its runs in flight, and whether it can take work. */
+interface Instance {
+  worker: Worker;
+  pending: Map<number, PendingRun>;
+  /** False while a replacement thread loads after a crash. */
+  up: boolean;
 }
 
 /**
@@ -20,70 +28,106 @@ function workerScript(): URL {
 }
 
 /**
- * One model instance per worker thread. `run(instance, items)` sends a batch to the instance's
- * thread; several instances run truly in parallel, and none blocks the HTTP event loop.
+ * One model instance per worker thread. `run(instance, items)` sends a batch to that
+ * instance's thread; instances run truly in parallel, and none blocks the HTTP event loop.
+ * A thread that dies fails only its own runs and is replaced; until the replacement has
+ * loaded, runs sent to it fail at once rather than wait forever.
  */
 export class WorkerModel {
-  private readonly pending = new Map<number, PendingRun>();
+  private readonly instances: Instance[];
   private nextId = 0;
+  private closed = false;
 
   private constructor(
-    private readonly workers: Worker[],
+    private readonly setup: WorkerSetup,
+    workers: Worker[],
     readonly inputs: TensorSpec[],
     readonly outputs: TensorSpec[],
   ) {
-    for (const worker of workers) {
-      worker.on('message', (reply: WorkerReply) => this.settle(reply));
-      worker.on('error', (error) => this.failAll(error));
-    }
+    this.instances = workers.map((worker) => this.watch({ worker, pending: new Map(), up: true }));
   }
 
   static async start(setup: WorkerSetup, instances: number): Promise<WorkerModel> {
     const workers = Array.from({ length: instances }, () => new Worker(workerScript(), { workerData: setup }));
     try {
-      const specs = await Promise.all(workers.map((worker) => firstReply(worker)));
+      const specs = await Promise.all(workers.map((worker) => loaded(worker)));
       const first = specs[0]!;
-      return new WorkerModel(workers, first.inputs, first.outputs);
+      return new WorkerModel(setup, workers, first.inputs, first.outputs);
     } catch (error) {
       await Promise.all(workers.map((worker) => worker.terminate()));
       throw error;
     }
   }
 
-  run(instance: number, items: readonly ItemTensors[]): Promise<ItemTensors[]> {
-    const worker = this.workers[instance % this.workers.length]!;
+  /** True when every instance can take work. */
+  get healthy(): boolean {
+    return this.instances.every((instance) => instance.up);
+  }
+
+  run(index: number, items: readonly ItemTensors[]): Promise<(ItemTensors | Error)[]> {
+    const instance = this.instances[index % this.instances.length]!;
+    if (!instance.up) return Promise.reject(new Error(`model instance ${index} is restarting after a crash`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      instance.pending.set(id, { resolve, reject });
       const request: WorkerRequest = { kind: 'run', id, items: items as ItemTensors[] };
-      worker.postMessage(request, transferablesOf(items));
+      instance.worker.postMessage(request, transferablesOf(items));
     });
   }
 
   async close(): Promise<void> {
-    this.failAll(new Error('the model was closed'));
-    await Promise.all(this.workers.map((worker) => worker.terminate()));
+    this.closed = true;
+    for (const instance of this.instances) failPending(instance, new Error('the model was closed'));
+    await Promise.all(this.instances.map((instance) => instance.worker.terminate()));
   }
 
-  private settle(reply: WorkerReply): void {
-    if (reply.kind !== 'result' && reply.kind !== 'failed') return;
-    const pending = this.pending.get(reply.id);
-    if (pending === undefined) return;
-    this.pending.delete(reply.id);
-    if (reply.kind === 'result') pending.resolve(reply.outputs);
-    else pending.reject(new Error(reply.message));
+  private watch(instance: Instance): Instance {
+    const { worker } = instance;
+    worker.on('message', (reply: WorkerReply) => settle(instance, reply));
+    worker.on('error', (error) => failPending(instance, error));
+    worker.once('exit', (code) => {
+      if (instance.worker !== worker) return;
+      failPending(instance, new Error(`model instance thread exited (code ${code})`));
+      if (!this.closed) this.replace(instance);
+    });
+    return instance;
   }
 
-  private failAll(error: Error): void {
-    for (const pending of this.pending.values()) pending.reject(error);
-    this.pending.clear();
+  private replace(instance: Instance): void {
+    instance.up = false;
+    const worker = new Worker(workerScript(), { workerData: this.setup });
+    instance.worker = worker;
+    loaded(worker).then(
+      () => {
+        if (instance.worker !== worker) return;
+        this.watch(instance);
+        instance.up = !this.closed;
+      },
+      () => void worker.terminate(), // stays down: /readyz reports it
+    );
   }
 }
 
-function firstReply(worker: Worker): Promise<{ inputs: TensorSpec[]; outputs: TensorSpec[] }> {
+function settle(instance: Instance, reply: WorkerReply): void {
+  if (reply.kind !== 'result' && reply.kind !== 'failed') return;
+  const pending = instance.pending.get(reply.id);
+  if (pending === undefined) return;
+  instance.pending.delete(reply.id);
+  if (reply.kind === 'failed') pending.reject(new Error(reply.message));
+  else pending.resolve(reply.outputs.map((output) => ('failed' in output && typeof output.failed === 'string' ? new Error(output.failed) : (output as ItemTensors))));
+}
+
+function failPending(instance: Instance, error: Error): void {
+  for (const pending of instance.pending.values()) pending.reject(error);
+  instance.pending.clear();
+}
+
+function loaded(worker: Worker): Promise<{ inputs: TensorSpec[]; outputs: TensorSpec[] }> {
   return new Promise((resolve, reject) => {
-    worker.once('error', (error) => reject(new BatchlineError('MODEL_LOAD_FAILED', error.message, { cause: error })));
+    const onError = (error: Error): void => reject(new BatchlineError('MODEL_LOAD_FAILED', error.message, { cause: error }));
+    worker.once('error', onError);
     worker.once('message', (reply: WorkerReply) => {
+      worker.off('error', onError);
       if (reply.kind === 'loaded') resolve({ inputs: reply.inputs, outputs: reply.outputs });
       else reject(new BatchlineError('MODEL_LOAD_FAILED', reply.kind === 'load_failed' ? reply.message : 'unexpected reply'));
     });

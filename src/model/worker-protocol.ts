@@ -13,14 +13,16 @@ export type WorkerRequest = { kind: 'run'; id: number; items: ItemTensors[] } | 
 export type WorkerReply =
   | { kind: 'loaded'; inputs: TensorSpec[]; outputs: TensorSpec[] }
   | { kind: 'load_failed'; message: string }
-  | { kind: 'result'; id: number; outputs: ItemTensors[] }
+  /** One entry per item: its outputs, or why that item alone failed. */
+  | { kind: 'result'; id: number; outputs: (ItemTensors | { failed: string })[] }
   | { kind: 'failed'; id: number; message: string };
 
 /** The buffers of a batch's tensors, moved rather than copied between threads. */
-export function transferablesOf(items: readonly ItemTensors[]): ArrayBuffer[] {
+export function transferablesOf(items: readonly (ItemTensors | { failed: string })[]): ArrayBuffer[] {
   const buffers = new Set<ArrayBuffer>();
   for (const item of items) {
-    for (const tensor of Object.values(item)) {
+    if ('failed' in item && typeof item.failed === 'string') continue;
+    for (const tensor of Object.values(item as ItemTensors)) {
       const buffer = tensor.data.buffer;
       // A typed array that views part of a larger buffer cannot be moved whole; it is copied.
       if (buffer instanceof ArrayBuffer && tensor.data.byteOffset === 0 && tensor.data.byteLength === buffer.byteLength) buffers.add(buffer);

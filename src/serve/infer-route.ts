@@ -63,8 +63,15 @@ function sendOutcome(
   switch (outcome.kind) {
     case 'ok': {
       if (runtime.state === 'draining') reply.header('connection', 'close');
+      let body: string;
+      try {
+        body = runtime.runtime!.model.replyBody(request.id, outcome.output as ItemTensors);
+      } catch (error) {
+        logError(`could not present the output of request ${request.id}`, error);
+        return void sendError(reply, new BatchlineError('MODEL_FAILURE', (error as Error).message), runtime);
+      }
       runtime.countResponse(200);
-      reply.type('application/json; charset=utf-8').send(runtime.runtime!.model.replyBody(request.id, outcome.output as ItemTensors));
+      reply.type('application/json; charset=utf-8').send(body);
       return;
     }
     case 'timeout':

@@ -1,4 +1,4 @@
-import type { Clock } from '../core/clock.js';
+import { EventOrder, type Clock } from '../core/clock.js';
 import type { Batch, Executor } from '../core/types.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
@@ -12,13 +12,17 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
     private readonly model: ServedModel,
     private readonly clock: Clock,
     private readonly modelLatencyMs: number,
+    private readonly onBug: (error: unknown) => void = (error) => process.stderr.write(`batchline: batch completion failed: ${String(error)}\n`),
   ) {}
 
-  start(batch: Batch<ItemTensors, ItemTensors>, done: (result: readonly ItemTensors[] | Error) => void): void {
+  start(batch: Batch<ItemTensors, ItemTensors>, done: (result: readonly (ItemTensors | Error)[] | Error) => void): void {
     const run = (): void => {
-      this.model.runBatch(batch.inputs, batch.instance).then(done, (error: unknown) => done(error instanceof Error ? error : new Error(String(error))));
+      this.model
+        .runBatch(batch.inputs, batch.instance)
+        .then(done, (error: unknown) => done(error instanceof Error ? error : new Error(String(error))))
+        .catch((error: unknown) => this.onBug(error)); // done() threw: report it, never crash the process
     };
-    if (this.modelLatencyMs > 0) this.clock.schedule(batch.startedAtMs + this.modelLatencyMs, run);
+    if (this.modelLatencyMs > 0) this.clock.schedule(batch.startedAtMs + this.modelLatencyMs, run, EventOrder.completion);
     else run();
   }
 }

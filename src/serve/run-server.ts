@@ -1,30 +1,55 @@
 import type { Server } from 'node:http';
+import { BatchlineError } from '../errors.js';
 import { loadModel } from '../model/load-model.js';
 import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
+import type { ServingRuntime } from './serving-runtime.js';
 
 export interface ServeIo {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
-  /** Resolves when the server should shut down; default: the first SIGINT or SIGTERM. */
+  /**
+   * Resolves with a signal name when the server should shut down; default: the first SIGINT or
+   * SIGTERM. `force` resolves on a second one: stop waiting for the drain.
+   */
   shutdownSignal?: Promise<string>;
+  forceSignal?: Promise<string>;
 }
+
+/** Quiet time after which idle keep-alive connections are closed during a drain (ms). */
+const IDLE_CLOSE_AFTER_MS = 100;
 
 /**
  * `batchline serve`: listen at once (so /healthz answers and /readyz says 503 while the model
- * loads), load the model, serve until SIGINT/SIGTERM, then drain and close.
+ * loads), load the model, serve until SIGINT/SIGTERM, then drain and close within
+ * `--drain-timeout-ms`. A second signal stops waiting.
  */
 export async function runServer(config: ServeConfig, io: ServeIo = { stdout: process.stdout, stderr: process.stderr }): Promise<void> {
   const { app, runtime } = buildServer(config);
-  const shutdown = io.shutdownSignal ?? firstSignal(['SIGINT', 'SIGTERM']);
-  const address = await app.listen({ host: config.host, port: config.port });
-  let model;
+  const signals = io.shutdownSignal === undefined ? watchSignals(['SIGINT', 'SIGTERM']) : undefined;
+  const shutdown = io.shutdownSignal ?? signals!.first;
+  const force = io.forceSignal ?? signals?.second ?? new Promise<string>(() => {});
+  let address: string;
   try {
-    model = await loadModel(config.model, { instances: config.instances, intraOpThreads: config.intraOpThreads, execution: config.execution });
+    address = await app.listen({ host: config.host, port: config.port });
   } catch (error) {
-    await app.close();
+    if ((error as { code?: string }).code === 'EADDRINUSE') throw new BatchlineError('ADDRESS_IN_USE', `${config.host}:${config.port}`);
     throw error;
   }
+  io.stdout.write(`batchline serve: starting on ${address}, loading ${config.model ?? 'the embedded model'}\n`);
+
+  const loading = loadModel(config.model, { instances: config.instances, intraOpThreads: config.intraOpThreads, execution: config.execution });
+  const first = await Promise.race([loading.then((model) => ({ model })), shutdown.then((signal) => ({ signal }))]).catch(async (error: unknown) => {
+    await app.close();
+    throw error;
+  });
+  if ('signal' in first) {
+    io.stdout.write(`batchline serve: ${first.signal} while loading the model: stopped\n`);
+    loading.then((model) => model.close(), () => {}); // it may never finish (a stuck file); do not wait
+    await app.close();
+    return;
+  }
+  const model = first.model;
   runtime.attach(model);
   io.stdout.write(
     `batchline serve: listening on ${address} model=${model.version} inputs=${model.inputs.map((s) => `${s.name}${JSON.stringify(s.itemShape)}:${s.type}`).join(',')} ` +
@@ -33,35 +58,68 @@ export async function runServer(config: ServeConfig, io: ServeIo = { stdout: pro
   );
 
   const signal = await shutdown;
-  const before = runtime.runtime!.batcher;
-  io.stdout.write(`batchline serve: ${signal}: draining ${before.queueDepth} queued and ${before.runningCount} running requests (up to ${config.drainTimeoutMs} ms)\n`);
-  const drainEndsAtMs = performance.now() + config.drainTimeoutMs;
-  await runtime.drain(config.drainTimeoutMs);
-  // Keep answering 503 (with Connection: close) until clients have let go, so that closing the
-  // listener does not reset a connection that is just arriving.
-  await untilNoConnections(app.server, drainEndsAtMs);
-  await app.close();
+  const batcher = runtime.runtime!.batcher;
+  io.stdout.write(`batchline serve: ${signal}: draining ${batcher.queueDepth} queued and ${batcher.runningCount} running requests (up to ${config.drainTimeoutMs} ms)\n`);
+  await drainAndClose(app.server, runtime, () => app.close(), config.drainTimeoutMs, force);
   await model.close();
-  const counts = before.counts;
+  const counts = batcher.counts;
   io.stdout.write(`batchline serve: stopped; ${counts.outcomes.ok} ok, ${counts.outcomes.shutdown} answered 503 at shutdown\n`);
 }
 
-async function untilNoConnections(server: Server, deadlineMs: number): Promise<void> {
-  const openConnections = (): Promise<number> =>
-    new Promise((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count)));
-  while (performance.now() < deadlineMs && (await openConnections()) > 0) {
+/**
+ * The end of a server, bounded by `drainTimeoutMs` (or a second signal): every response says
+ * `Connection: close`; the batcher drains; the listener stays open (answering 503) until
+ * clients have let go — idle keep-alive connections are closed once no request has come for a
+ * moment — and then the app closes, with any connection still open closed by force.
+ */
+async function drainAndClose(
+  server: Server,
+  runtime: ServingRuntime,
+  close: () => Promise<void>,
+  drainTimeoutMs: number,
+  force: Promise<string>,
+): Promise<void> {
+  const deadlineMs = performance.now() + drainTimeoutMs;
+  let forced = false;
+  void force.then(() => {
+    forced = true;
+    runtime.endDrainNow();
+  });
+  let lastRequestAtMs = performance.now();
+  server.on('request', (_request, response) => {
+    lastRequestAtMs = performance.now();
+    response.setHeader('connection', 'close');
+  });
+  const timeLeft = (): number => (forced ? 0 : Math.max(0, deadlineMs - performance.now()));
+
+  await runtime.drain(drainTimeoutMs);
+  while (timeLeft() > 0 && (await openConnections(server)) > 0) {
+    if (performance.now() - lastRequestAtMs >= IDLE_CLOSE_AFTER_MS) server.closeIdleConnections();
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+  const closing = close();
+  const bound = new Promise<void>((resolve) => setTimeout(resolve, timeLeft()).unref());
+  await Promise.race([closing, bound, force]);
+  server.closeAllConnections();
+  await closing;
 }
 
-function firstSignal(signals: NodeJS.Signals[]): Promise<string> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals): void => {
-      for (const s of signals) process.off(s, onSignal);
-      // A second signal during the drain is ignored here; the drain timeout bounds the wait.
-      for (const s of signals) process.on(s, () => {});
-      resolve(signal);
-    };
-    for (const s of signals) process.on(s, onSignal);
-  });
+function openConnections(server: Server): Promise<number> {
+  return new Promise((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count)));
+}
+
+/** Resolves `first` on the first of `signals`, `second` on the one after. */
+function watchSignals(signals: NodeJS.Signals[]): { first: Promise<string>; second: Promise<string> } {
+  let count = 0;
+  let resolveFirst!: (signal: string) => void;
+  let resolveSecond!: (signal: string) => void;
+  const first = new Promise<string>((resolve) => (resolveFirst = resolve));
+  const second = new Promise<string>((resolve) => (resolveSecond = resolve));
+  const onSignal = (signal: NodeJS.Signals): void => {
+    count++;
+    if (count === 1) resolveFirst(signal);
+    else resolveSecond(signal);
+  };
+  for (const s of signals) process.on(s, onSignal);
+  return { first, second };
 }

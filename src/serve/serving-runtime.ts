@@ -61,8 +61,9 @@ export class ServingRuntime {
   }
 
   /**
-   * Stops admitting, lets queued and running requests finish for up to `timeoutMs`, then answers
-   * whatever is left with `shutdown` (HTTP 503). Resolves when every request has its answer.
+   * Stops admitting, lets queued and running requests finish for up to `timeoutMs` (or until
+   * `endDrainNow()`), then answers whatever is left with `shutdown` (HTTP 503). Resolves when
+   * every request has its answer.
    */
   async drain(timeoutMs: number): Promise<void> {
     if (this.stateNow === 'draining' || this.stateNow === 'stopped') return;
@@ -71,18 +72,26 @@ export class ServingRuntime {
     if (batcher !== undefined) {
       batcher.close();
       await new Promise<void>((resolve) => {
-        if (batcher.idle) return resolve();
         const timer = setTimeout(finish, timeoutMs);
         function finish(): void {
           clearTimeout(timer);
           resolve();
         }
+        this.endDrain = finish;
+        if (batcher.idle) return finish();
         batcher.addObserver({ batchFinished: () => batcher.idle && finish(), requestFinished: () => batcher.idle && finish() });
       });
       batcher.abortAll('shutdown');
     }
     this.stateNow = 'stopped';
   }
+
+  /** Stops waiting for the drain: what is still queued or running is answered 503 now. */
+  endDrainNow(): void {
+    this.endDrain();
+  }
+
+  private endDrain: () => void = () => {};
 
   stats(): ServerStats | undefined {
     const loaded = this.loaded;

@@ -1,0 +1,103 @@
+import { render, useInput, useStdin } from 'ink';
+import type { ServerStats } from '../serve/server-stats.js';
+import { ServeView } from './serve-view.js';
+import { StatsHistory, type StatsTrends } from './stats-history.js';
+import { DEFAULT_FRAME_MS } from './terminal.js';
+
+export { shouldUseDashboard } from './terminal.js';
+
+export interface ServeDashboardOptions {
+  /** Reads the server's stats; called once per frame, never per request. */
+  readStats: () => ServerStats;
+  /** Called on `q` or Ctrl-C (each press); the caller starts the graceful shutdown. */
+  onQuit: () => void;
+  stdout?: NodeJS.WriteStream;
+  stdin?: NodeJS.ReadStream;
+  /** Frame period (ms); default 250 (4 Hz). */
+  frameMs?: number;
+  /** Monotonic time in ms for the rate and history bookkeeping; default performance.now. */
+  now?: () => number;
+}
+
+const QUIT_HINTS = [['q', 'stop (drains first)']] as const;
+const DRAINING_HINTS = [['q', 'again to stop at once (if the server allows)']] as const;
+
+interface ServeDashboardAppProps {
+  stats: ServerStats;
+  trends: StatsTrends;
+  columns: number;
+  rows: number;
+  onQuit: () => void;
+}
+
+/** Listens for q / Ctrl-C when the input is a terminal; draws nothing itself. */
+export function QuitKeys({ onQuit, keys = ['q'] }: { onQuit: () => void; keys?: readonly string[] }) {
+  const { isRawModeSupported } = useStdin();
+  useInput(
+    (input, key) => {
+      if (keys.includes(input) || (key.ctrl && input === 'c')) onQuit();
+    },
+    { isActive: isRawModeSupported === true },
+  );
+  return null;
+}
+
+export function ServeDashboardApp({ stats, trends, columns, rows, onQuit }: ServeDashboardAppProps) {
+  const draining = stats.state === 'draining' || stats.state === 'stopped';
+  return (
+    <>
+      <QuitKeys onQuit={onQuit} />
+      <ServeView stats={stats} trends={trends} columns={columns} rows={rows} title="batchline serve" hints={draining ? DRAINING_HINTS : QUIT_HINTS} />
+    </>
+  );
+}
+
+/**
+ * Draws the serve dashboard until `stop()`: every `frameMs` it reads the stats once, adds them
+ * to a 60 s history and redraws. The request path never touches it (DESIGN.md §6 rule 9).
+ */
+export function startServeDashboard(options: ServeDashboardOptions): { stop(): void } {
+  const stdout = options.stdout ?? process.stdout;
+  const frameMs = options.frameMs ?? DEFAULT_FRAME_MS;
+  const now = options.now ?? (() => performance.now());
+  const history = new StatsHistory();
+  let last: ServerStats | undefined;
+
+  const element = () => (
+    <ServeDashboardApp stats={last as ServerStats} trends={history.trends()} columns={stdout.columns || 80} rows={stdout.rows || 24} onQuit={options.onQuit} />
+  );
+  const read = (): void => {
+    try {
+      last = options.readStats();
+      history.push(last, now());
+    } catch {
+      // A failed read keeps the last frame; the dashboard must never take the server down.
+    }
+  };
+
+  read();
+  if (last === undefined) throw new Error('startServeDashboard: readStats failed on the first read');
+  const instance = render(element(), {
+    stdout,
+    stdin: options.stdin ?? process.stdin,
+    exitOnCtrlC: false, // Ctrl-C means "drain", which the server decides, not "exit now"
+    patchConsole: false,
+  });
+  const timer = setInterval(() => {
+    read();
+    instance.rerender(element());
+  }, frameMs);
+  timer.unref?.();
+
+  let stopped = false;
+  return {
+    stop(): void {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      read();
+      instance.rerender(element()); // the last frame (say, "stopped") stays on screen
+      instance.unmount();
+    },
+  };
+}

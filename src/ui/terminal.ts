@@ -1,0 +1,25 @@
+/**
+ * Whether to draw a live dashboard: only on a terminal, never in CI, never with `--no-ui`.
+ * Kept free of Ink so a command can decide before loading it (DESIGN.md §6 rule 6).
+ */
+export function shouldUseDashboard(
+  stdout: { isTTY?: boolean },
+  env: NodeJS.ProcessEnv = process.env,
+  noUiFlag = false,
+): boolean {
+  if (noUiFlag) return false;
+  if (stdout.isTTY !== true) return false;
+  if (isCi(env)) return false;
+  if (env.TERM === 'dumb') return false;
+  return true;
+}
+
+/** `CI` set to anything but an explicit false, as most CI services do. */
+export function isCi(env: NodeJS.ProcessEnv): boolean {
+  const value = env.CI;
+  if (value === undefined || value === '') return false;
+  return !/^(0|false|no|off)$/i.test(value);
+}
+
+/** Default frame period of the dashboards: 4 frames a second, whatever the request rate. */
+export const DEFAULT_FRAME_MS = 250;

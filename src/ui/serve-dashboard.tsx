@@ -1,5 +1,6 @@
-import { render, useInput, useStdin } from 'ink';
+import { render } from 'ink';
 import type { ServerStats } from '../serve/server-stats.js';
+import { QuitKeys } from './components/quit-keys.js';
 import { ServeView } from './serve-view.js';
 import { StatsHistory, type StatsTrends } from './stats-history.js';
 import { DEFAULT_FRAME_MS } from './terminal.js';
@@ -28,18 +29,6 @@ interface ServeDashboardAppProps {
   columns: number;
   rows: number;
   onQuit: () => void;
-}
-
-/** Listens for q / Ctrl-C when the input is a terminal; draws nothing itself. */
-export function QuitKeys({ onQuit, keys = ['q'] }: { onQuit: () => void; keys?: readonly string[] }) {
-  const { isRawModeSupported } = useStdin();
-  useInput(
-    (input, key) => {
-      if (keys.includes(input) || (key.ctrl && input === 'c')) onQuit();
-    },
-    { isActive: isRawModeSupported === true },
-  );
-  return null;
 }
 
 export function ServeDashboardApp({ stats, trends, columns, rows, onQuit }: ServeDashboardAppProps) {

@@ -24,6 +24,8 @@ export interface ServeViewProps {
   title: string;
   /** A line under the header (watch: the time since the last good read, or that it is unreachable). */
   notice?: { text: string; color?: string };
+  /** Shown instead of the server's own state (watch: `unreachable`, the figures being stale). */
+  stateOverride?: { text: string; color: string } | undefined;
   /** Footer key hints; none when omitted. */
   hints?: readonly (readonly [string, string])[];
 }
@@ -39,7 +41,7 @@ const MAX_WIDTH = 100;
 const OUTCOME_PANEL_WIDTH = 40;
 
 /** The serve dashboard (also watch's): one frame drawn from one ServerStats and its trends. */
-export function ServeView({ stats, trends, columns, rows = 24, title, notice, hints }: ServeViewProps) {
+export function ServeView({ stats, trends, columns, rows = 24, title, notice, stateOverride, hints }: ServeViewProps) {
   const { snapshot, config } = stats;
   const width = Math.max(40, Math.min(columns, MAX_WIDTH));
   const boundText = formatCount(snapshot.maxQueueSize);
@@ -72,8 +74,8 @@ export function ServeView({ stats, trends, columns, rows = 24, title, notice, hi
     <Box flexDirection="column" width={width}>
       <HeaderLine
         title={title}
-        state={stats.state}
-        stateColor={STATE_COLORS[stats.state]}
+        state={stateOverride?.text ?? stats.state}
+        stateColor={stateOverride?.color ?? STATE_COLORS[stats.state]}
         parts={[`up ${formatDurationS(stats.uptimeS)}`, `model ${stats.model.version}`]}
       />
       <Text dimColor wrap="truncate">

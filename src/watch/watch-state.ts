@@ -1,0 +1,40 @@
+import { formatMs } from '../report/format.js';
+import type { ServerStats } from '../serve/server-stats.js';
+import type { StatsRead } from './stats-poller.js';
+
+/** What `watch` knows about the remote server after a series of reads. */
+export interface WatchState {
+  /** The last read that succeeded, and when (reader's monotonic ms). */
+  lastGood: { stats: ServerStats; atMs: number } | undefined;
+  /** Set while reads fail: the latest reason, since when, how many in a row. */
+  failure: { error: string; sinceMs: number; count: number } | undefined;
+}
+
+export const INITIAL_WATCH_STATE: WatchState = Object.freeze({ lastGood: undefined, failure: undefined });
+
+/** Folds one read into the state. */
+export function applyRead(state: WatchState, read: StatsRead): WatchState {
+  if (read.ok) return { lastGood: { stats: read.stats, atMs: read.atMs }, failure: undefined };
+  const failure = state.failure === undefined
+    ? { error: read.error, sinceMs: read.atMs, count: 1 }
+    : { error: read.error, sinceMs: state.failure.sinceMs, count: state.failure.count + 1 };
+  return { lastGood: state.lastGood, failure };
+}
+
+export type ConnectionTone = 'connecting' | 'live' | 'unreachable';
+
+/** The line watch shows under its header: how fresh the figures are, or why they are not. */
+export function describeConnection(state: WatchState, nowMs: number, intervalMs: number): { tone: ConnectionTone; text: string } {
+  const retry = `retrying every ${formatMs(intervalMs)}`;
+  if (state.failure !== undefined) {
+    const downForMs = Math.max(0, nowMs - state.failure.sinceMs);
+    if (state.lastGood === undefined) {
+      return { tone: 'unreachable', text: `unreachable (${state.failure.error}) for ${formatMs(downForMs)}, ${retry}` };
+    }
+    // Short enough for 80 columns: the header already says "unreachable".
+    const age = formatMs(Math.max(0, nowMs - state.lastGood.atMs));
+    return { tone: 'unreachable', text: `${state.failure.error} for ${formatMs(downForMs)} · ${retry} · figures ${age} old` };
+  }
+  if (state.lastGood === undefined) return { tone: 'connecting', text: 'connecting…' };
+  return { tone: 'live', text: `last good read ${formatMs(Math.max(0, nowMs - state.lastGood.atMs))} ago` };
+}

@@ -27,14 +27,20 @@ export type ConnectionTone = 'connecting' | 'live' | 'unreachable';
 export function describeConnection(state: WatchState, nowMs: number, intervalMs: number): { tone: ConnectionTone; text: string } {
   const retry = `retrying every ${formatMs(intervalMs)}`;
   if (state.failure !== undefined) {
-    const downForMs = Math.max(0, nowMs - state.failure.sinceMs);
+    const downFor = ageText(nowMs - state.failure.sinceMs);
     if (state.lastGood === undefined) {
-      return { tone: 'unreachable', text: `unreachable (${state.failure.error}) for ${formatMs(downForMs)}, ${retry}` };
+      return { tone: 'unreachable', text: `unreachable (${state.failure.error}) for ${downFor}, ${retry}` };
     }
     // Short enough for 80 columns: the header already says "unreachable".
-    const age = formatMs(Math.max(0, nowMs - state.lastGood.atMs));
-    return { tone: 'unreachable', text: `${state.failure.error} for ${formatMs(downForMs)} · ${retry} · figures ${age} old` };
+    const age = ageText(nowMs - state.lastGood.atMs);
+    return { tone: 'unreachable', text: `${state.failure.error} for ${downFor} · ${retry} · figures ${age} old` };
   }
   if (state.lastGood === undefined) return { tone: 'connecting', text: 'connecting…' };
-  return { tone: 'live', text: `last good read ${formatMs(Math.max(0, nowMs - state.lastGood.atMs))} ago` };
+  return { tone: 'live', text: `last good read ${ageText(nowMs - state.lastGood.atMs)} ago` };
+}
+
+/** Ages to a tenth of a second (`0.3 s`, `12.0 s`), then as durations (`2m05s`): steady as they tick. */
+function ageText(ms: number): string {
+  const clamped = Math.max(0, ms);
+  return clamped < 60_000 ? `${(clamped / 1000).toFixed(1)} s` : formatMs(clamped);
 }

@@ -105,7 +105,7 @@ export function buildTimeline(events: readonly CoreEvent[], settings: TimelineSe
             : event.trigger === 'window'
               ? `window closed (oldest waited ${formatMs(event.atMs - oldestArrival)})`
               : 'draining: no more waiting for company';
-        description = `batch #${event.batchId} starts on instance ${event.instance} with ${size} request${size === 1 ? '' : 's'}: ${why}`;
+        description = `batch #${event.batchId} starts on instance ${event.instance}: ${size} request${size === 1 ? '' : 's'}, ${why}`;
         break;
       }
       case 'batch_finished': {

@@ -29,7 +29,8 @@ export function TimelineView({ frames, index, settings, columns, rows = 24 }: Ti
   const queueLines = queueSlotLines(settings, idWidth, width);
   // Everything but the event list, plus the line Ink keeps below the frame.
   const fixedLines = 11 + queueLines + instanceLines + (settings.instances > instanceLines ? 1 : 0);
-  const eventLines = Math.max(3, Math.min(9, rows - fixedLines));
+  // One line is kept for the current event, which wraps rather than being cut.
+  const eventLines = Math.max(3, Math.min(9, rows - fixedLines - 1));
   const listedCount = frame.index === 0 ? eventLines - 1 : eventLines;
   const before = Math.ceil((listedCount - 1) * 0.6);
   const first = Math.max(1, Math.min(frame.index - before, frames.length - listedCount));
@@ -66,7 +67,7 @@ export function TimelineView({ frames, index, settings, columns, rows = 24 }: Ti
         </Text>
       )}
       {listed.map((f) => (
-        <Text key={f.index} wrap="truncate" bold={f.index === frame.index} dimColor={f.index > frame.index} color={f.index === frame.index ? 'yellow' : undefined}>
+        <Text key={f.index} wrap={f.index === frame.index ? 'wrap' : 'truncate'} bold={f.index === frame.index} dimColor={f.index > frame.index} color={f.index === frame.index ? 'yellow' : undefined}>
           {f.index === frame.index ? '▶ ' : '  '}
           {formatClockMs(f.atMs).padStart(clockWidth)}  {f.description}
         </Text>
@@ -156,11 +157,19 @@ export function TimelineApp({ frames, settings, columns, rows, onQuit }: Timelin
   const last = frames.length - 1;
   useInput(
     (input, key) => {
-      if (key.rightArrow || input === 'n' || input === ' ' || key.return) setIndex((i) => Math.min(last, i + 1));
-      else if (key.leftArrow || input === 'p' || key.backspace) setIndex((i) => Math.max(0, i - 1));
-      else if (input === 'g' || key.home) setIndex(0);
-      else if (input === 'G' || key.end) setIndex(last);
-      else if (input === 'q' || key.escape || (key.ctrl && input === 'c')) onQuit();
+      if (key.rightArrow || key.return) return setIndex((i) => Math.min(last, i + 1));
+      if (key.leftArrow || key.backspace) return setIndex((i) => Math.max(0, i - 1));
+      if (key.home) return setIndex(0);
+      if (key.end) return setIndex(last);
+      if (key.escape || (key.ctrl && input === 'c')) return onQuit();
+      // Keys typed faster than a frame can arrive as one chunk ("nnn"): apply each.
+      for (const ch of input) {
+        if (ch === 'n' || ch === ' ') setIndex((i) => Math.min(last, i + 1));
+        else if (ch === 'p') setIndex((i) => Math.max(0, i - 1));
+        else if (ch === 'g') setIndex(0);
+        else if (ch === 'G') setIndex(last);
+        else if (ch === 'q') return onQuit();
+      }
     },
     { isActive: isRawModeSupported === true },
   );

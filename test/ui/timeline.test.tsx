@@ -27,12 +27,12 @@ describe('buildTimeline', () => {
     const before = frames.find((f) => f.description.startsWith('r3 arrives'))!;
     expect(before.queue.map((q) => q.id)).toEqual(['r0', 'r1', 'r2', 'r3']);
     const started = frames[before.index + 1]!;
-    expect(started.description).toBe('batch #0 starts on instance 0 with 4 requests: full (4 = max)');
+    expect(started.description).toBe('batch #0 starts on instance 0: 4 requests, full (4 = max)');
     expect(started.queue).toEqual([]);
     expect(started.running[0]).toMatchObject({ batchId: 0, trigger: 'full', members: [{ id: 'r0' }, { id: 'r1' }, { id: 'r2' }, { id: 'r3' }] });
     expect(started.subjects).toEqual(['r0', 'r1', 'r2', 'r3']);
     const windowed = frames.find((f) => f.event?.kind === 'batch_started' && f.event.trigger === 'window')!;
-    expect(windowed.description).toBe('batch #3 starts on instance 1 with 2 requests: window closed (oldest waited 30 ms)');
+    expect(windowed.description).toBe('batch #3 starts on instance 1: 2 requests, window closed (oldest waited 30 ms)');
   });
 
   it('describes a rejection at a full queue, answers and a finished batch', () => {
@@ -79,6 +79,16 @@ describe('TimelineView', () => {
     expect(text).toMatch(/▶ 34\.000 ms  r2 answered ok after 31 ms/);
   });
 
+  it('wraps the current event instead of cutting it', () => {
+    const { events, settings } = burst();
+    const frames = buildTimeline(events, settings);
+    const at = frames.find((f) => f.description.includes('window closed'))!.index;
+    const text = stripAnsi(renderToString(<TimelineView frames={frames} index={at} settings={settings} columns={60} rows={24} />, { columns: 60 }));
+    expect(text.replace(/\s+/g, ' ')).toContain('batch #3 starts on instance 1: 2 requests, window closed (oldest waited 30 ms)');
+    expect(widestLine(text)).toBeLessThanOrEqual(60);
+    expect(frameLines(text).length).toBeLessThan(24);
+  });
+
   it('shows a long queue in two lines and counts the slots it cannot show', () => {
     const arrivals = Array.from({ length: 60 }, (_, i) => i * 0.1);
     const { events, settings } = scenarioEvents({ maxQueueSize: 100, maxBatchSize: 4, latencyMs: 50 }, arrivals);
@@ -115,6 +125,14 @@ describe('stepping', () => {
     await vi.waitFor(() => expect(header()).toContain('event 0/'));
     stdin.write('q');
     await vi.waitFor(() => expect(onQuit).toHaveBeenCalled());
+  });
+
+  it('applies every key of a burst typed faster than a frame', async () => {
+    const { events, settings } = burst();
+    const frames = buildTimeline(events, settings);
+    const { stdin, lastFrame } = render(<TimelineApp frames={frames} settings={settings} columns={80} rows={24} onQuit={vi.fn()} />);
+    stdin.write('nnnnp');
+    await vi.waitFor(() => expect(stripAnsi(lastFrame() ?? '')).toContain('event 3/'));
   });
 
   it('startTimeline resolves on q', async () => {

@@ -17,7 +17,8 @@ export interface TimelineViewProps {
 const LABEL_WIDTH = 14;
 const MAX_ID_WIDTH = 6;
 const HINTS = [['→/n', 'next'], ['←/p', 'back'], ['g/G', 'first/last'], ['q', 'quit']] as const;
-const OUTCOME_MARKS: Record<string, string> = { ok: '✓', timeout: '⌛', error: '✗', cancelled: '-', shutdown: '-' };
+// Single-width glyphs only: a wide one (⌛) would push the line past the terminal's edge.
+const OUTCOME_MARKS: Record<string, string> = { ok: '✓', timeout: '✗', error: '✗', cancelled: '-', shutdown: '-' };
 
 /** One step of the scenario: clock, queue slots, running batches and the events around it. */
 export function TimelineView({ frames, index, settings, columns, rows = 24 }: TimelineViewProps) {
@@ -30,7 +31,7 @@ export function TimelineView({ frames, index, settings, columns, rows = 24 }: Ti
   // Everything but the event list, plus the line Ink keeps below the frame.
   const fixedLines = 11 + queueLines + instanceLines + (settings.instances > instanceLines ? 1 : 0);
   // One line is kept for the current event, which wraps rather than being cut.
-  const eventLines = Math.max(3, Math.min(9, rows - fixedLines - 1));
+  const eventLines = Math.max(3, rows - fixedLines - 1);
   const listedCount = frame.index === 0 ? eventLines - 1 : eventLines;
   const before = Math.ceil((listedCount - 1) * 0.6);
   const first = Math.max(1, Math.min(frame.index - before, frames.length - listedCount));

@@ -68,6 +68,9 @@ export async function readStats(statsUrl: string, timeoutMs: number, dispatcher?
   const response = await request(statsUrl, {
     method: 'GET',
     headers: { accept: 'application/json' },
+    // A fresh connection per read: a kept-alive one would count as a client the server waits
+    // for while it drains, so watching a server would slow its shutdown.
+    reset: true,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
     signal: AbortSignal.timeout(timeoutMs),

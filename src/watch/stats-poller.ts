@@ -77,7 +77,7 @@ export async function readStats(statsUrl: string, timeoutMs: number, dispatcher?
     ...(dispatcher !== undefined ? { dispatcher } : {}),
   });
   const text = await response.body.text();
-  if (response.statusCode !== 200) throw new StatsReadError(`HTTP ${response.statusCode} from ${statsUrl}`);
+  if (response.statusCode !== 200) throw new StatsReadError(`HTTP ${response.statusCode}${errorDetail(text)}`);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -89,6 +89,16 @@ export async function readStats(statsUrl: string, timeoutMs: number, dispatcher?
 }
 
 class StatsReadError extends Error {}
+
+/** `: the model is loading` from a batchline error body, or nothing. */
+function errorDetail(body: string): string {
+  try {
+    const message = (JSON.parse(body) as { error?: { message?: unknown } }).error?.message;
+    return typeof message === 'string' && message !== '' ? `: ${message}` : '';
+  } catch {
+    return '';
+  }
+}
 
 /** Enough of a shape check that the dashboard will not trip over a foreign JSON document. */
 export function isServerStats(value: unknown): value is ServerStats {

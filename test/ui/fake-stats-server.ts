@@ -9,11 +9,17 @@ export class FakeStatsServer {
   private app: FastifyInstance | undefined;
   port = 0;
 
+  /** When set, GET /v1/stats answers this status with a batchline error body instead. */
+  failWith: { status: number; message: string } | undefined;
+
   constructor(public stats: () => ServerStats) {}
 
   async open(): Promise<void> {
     const app = Fastify();
-    app.get('/v1/stats', async () => this.stats());
+    app.get('/v1/stats', async (_request, reply) => {
+      if (this.failWith !== undefined) return reply.code(this.failWith.status).send({ error: { code: 'not_ready', message: this.failWith.message } });
+      return this.stats();
+    });
     await app.listen({ host: '127.0.0.1', port: this.port });
     const address = app.server.address();
     if (address !== null && typeof address === 'object') this.port = address.port;

@@ -85,6 +85,20 @@ describe('watch without a terminal', () => {
     expect(lines.filter((l) => l.includes(' unreachable ('))).toHaveLength(1);
   });
 
+  it('shows why a server that is up does not give its stats yet', async () => {
+    const server = await fakeServer();
+    server.failWith = { status: 503, message: 'server is not ready: the model is loading' };
+    const lines: string[] = [];
+    const stop = new AbortController();
+    stops.push(stop);
+    const done = runWatchPlain({ statsUrl: `${server.url}/v1/stats`, intervalMs: 40, timeoutMs: 500, signal: stop.signal, out: { write: (t: string) => lines.push(t) } });
+    await vi.waitFor(() => expect(lines.join('')).toContain('unreachable (HTTP 503: server is not ready: the model is loading)'), NETWORK);
+    server.failWith = undefined;
+    await vi.waitFor(() => expect(lines.join('')).toContain('reachable again'), NETWORK);
+    stop.abort();
+    await done;
+  });
+
   it('reports a server that answers something else than batchline stats', async () => {
     const server = await fakeServer(() => ({ hello: 'world' }) as never);
     const lines: string[] = [];

@@ -7,7 +7,7 @@
 export function formatMs(ms: number): string {
   if (!Number.isFinite(ms)) return '-';
   const abs = Math.abs(ms);
-  if (abs < 1000) return `${significant(ms)} ms`;
+  if (abs < 999.5) return `${significant(ms)} ms`; // 999.7 rounds to 1 s, not 1000 ms
   if (abs < 60_000) return `${significant(ms / 1000)} s`;
   return formatDurationS(ms / 1000);
 }

@@ -167,3 +167,11 @@ describe('watch dashboard', () => {
     await done;
   });
 });
+
+describe('batchline watch options', () => {
+  it('refuses a URL that is not http(s) and an interval out of range, naming what it expected', async () => {
+    const { buildProgram } = await import('../../src/cli.js');
+    await expect(buildProgram().parseAsync(['node', 'batchline', 'watch', 'ftp://host'])).rejects.toThrow(/<url>: got 'ftp:\/\/host', expected an http\(s\) URL/);
+    await expect(buildProgram().parseAsync(['node', 'batchline', 'watch', 'localhost:1', '--interval', '5ms'])).rejects.toThrow(/--interval: got '5ms'/);
+  });
+});

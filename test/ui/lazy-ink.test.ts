@@ -42,6 +42,6 @@ describe('Ink is loaded only for a dashboard (DESIGN.md §6 rule 6)', () => {
   }
 
   it('the dashboards do import ink (the scan sees imports at all)', () => {
-    expect(staticImports(resolve(root, 'src/ui/serve-dashboard.tsx')).has('ink')).toBe(true);
+    expect(staticImports(resolve(root, 'src/ui/serve-dashboard.ts')).has('ink')).toBe(true);
   });
 });

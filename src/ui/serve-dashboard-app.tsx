@@ -5,7 +5,6 @@ import { ServeView } from './serve-view.js';
 import { StatsHistory, type StatsTrends } from './stats-history.js';
 import { DEFAULT_FRAME_MS } from './terminal.js';
 
-export { shouldUseDashboard } from './terminal.js';
 
 export interface ServeDashboardOptions {
   /** Reads the server's stats; called once per frame, never per request. */

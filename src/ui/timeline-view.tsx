@@ -1,9 +1,10 @@
 import { Box, Text, render, useInput, useStdin } from 'ink';
 import { useState } from 'react';
-import { formatMs } from '../report/format.js';
 import { HeaderLine } from './components/header-line.js';
+import { BatchLine } from './components/batch-line.js';
 import { KeyHints } from './components/key-hints.js';
-import { buildTimeline, formatClockMs, formatTimelineText, type RunningBatch, type TimelineFrame, type TimelineSettings } from './timeline-model.js';
+import { QueueSlots, queueSlotLines } from './components/queue-slots.js';
+import { buildTimeline, formatClockMs, formatTimelineText, type TimelineFrame, type TimelineSettings } from './timeline-model.js';
 import type { CoreEvent } from '../core/event-log.js';
 
 export interface TimelineViewProps {
@@ -17,8 +18,6 @@ export interface TimelineViewProps {
 const LABEL_WIDTH = 14;
 const MAX_ID_WIDTH = 6;
 const HINTS = [['→/n', 'next'], ['←/p', 'back'], ['g/G', 'first/last'], ['q', 'quit']] as const;
-// Single-width glyphs only: a wide one (⌛) would push the line past the terminal's edge.
-const OUTCOME_MARKS: Record<string, string> = { ok: '✓', timeout: '✗', error: '✗', cancelled: '-', shutdown: '-' };
 
 /** One step of the scenario: clock, queue slots, running batches and the events around it. */
 export function TimelineView({ frames, index, settings, columns, rows = 24 }: TimelineViewProps) {
@@ -27,7 +26,7 @@ export function TimelineView({ frames, index, settings, columns, rows = 24 }: Ti
   const subjects = new Set(frame.subjects);
   const idWidth = Math.min(MAX_ID_WIDTH, Math.max(2, ...frames.flatMap((f) => f.queue.map((q) => q.id.length))));
   const instanceLines = Math.min(settings.instances, Math.max(1, rows - 17));
-  const queueLines = queueSlotLines(settings, idWidth, width);
+  const queueLines = queueSlotLines(settings.maxQueueSize, idWidth, LABEL_WIDTH, width);
   // Everything but the event list, plus the line Ink keeps below the frame.
   const fixedLines = 11 + queueLines + instanceLines + (settings.instances > instanceLines ? 1 : 0);
   // One line is kept for the current event, which wraps rather than being cut.
@@ -45,10 +44,17 @@ export function TimelineView({ frames, index, settings, columns, rows = 24 }: Ti
         max batch {settings.maxBatchSize} · queue ≤{settings.maxQueueSize} · {settings.instances} instance{settings.instances === 1 ? '' : 's'}
       </Text>
       <Text> </Text>
-      <QueueSlots frame={frame} settings={settings} idWidth={idWidth} width={width} subjects={subjects} />
+      <QueueSlots
+        waiting={frame.queue.map((q) => q.id)}
+        maxQueueSize={settings.maxQueueSize}
+        slotWidth={idWidth}
+        labelWidth={LABEL_WIDTH}
+        width={width}
+        highlighted={subjects}
+      />
       <Text> </Text>
       {frame.running.slice(0, instanceLines).map((batch, instance) => (
-        <InstanceLine key={instance} instance={instance} batch={batch} atMs={frame.atMs} width={width} subjects={subjects} />
+        <BatchLine key={instance} label={`instance ${instance}`.padEnd(LABEL_WIDTH)} batch={batch} atMs={frame.atMs} width={width} highlighted={subjects} />
       ))}
       {settings.instances > instanceLines && (
         <Text dimColor wrap="truncate">
@@ -77,70 +83,6 @@ export function TimelineView({ frames, index, settings, columns, rows = 24 }: Ti
       <KeyHints hints={HINTS} />
     </Box>
   );
-}
-
-/** Lines the queue slots take: one, or two when they do not fit on one. */
-function queueSlotLines(settings: TimelineSettings, idWidth: number, width: number): number {
-  const perLine = Math.max(1, Math.floor((width - LABEL_WIDTH - 2) / (idWidth + 1)));
-  return settings.maxQueueSize > perLine ? 2 : 1;
-}
-
-function QueueSlots({ frame, settings, idWidth, width, subjects }: { frame: TimelineFrame; settings: TimelineSettings; idWidth: number; width: number; subjects: ReadonlySet<string> }) {
-  const cell = idWidth + 1;
-  const perLine = Math.max(1, Math.floor((width - LABEL_WIDTH - 2) / cell));
-  const capacity = perLine * 2;
-  const shownSlots = Math.min(settings.maxQueueSize, capacity);
-  const waiting = frame.queue;
-  const overflow = waiting.length > shownSlots ? waiting.length - shownSlots + 1 : 0;
-  // The label says how many wait of how many slots; past two lines the last cell counts the rest.
-  const cells: { text: string; kind: 'waiting' | 'empty' | 'more' }[] = [];
-  for (let slot = 0; slot < shownSlots; slot++) {
-    if (overflow > 0 && slot === shownSlots - 1) cells.push({ text: `+${overflow}`.padEnd(idWidth), kind: 'more' });
-    else if (slot < waiting.length) cells.push({ text: fit((waiting[slot] as { id: string }).id, idWidth), kind: 'waiting' });
-    else cells.push({ text: '·'.padEnd(idWidth), kind: 'empty' });
-  }
-  const lines = [cells.slice(0, perLine), cells.slice(perLine)].filter((l) => l.length > 0);
-  return (
-    <Box flexDirection="column">
-      {lines.map((line, lineIndex) => (
-        <Text key={lineIndex} wrap="truncate">
-          <Text bold>{(lineIndex === 0 ? `queue ${waiting.length}/${settings.maxQueueSize}` : '').padEnd(LABEL_WIDTH - 1)} </Text>
-          {line.map((c, i) => (
-            <Text key={i} color={c.kind === 'waiting' ? (subjects.has(c.text.trim()) ? 'yellow' : 'cyan') : undefined} dimColor={c.kind === 'empty'} inverse={c.kind === 'waiting' && subjects.has(c.text.trim())}>
-              {c.text}
-              {i < line.length - 1 ? ' ' : ''}
-            </Text>
-          ))}
-        </Text>
-      ))}
-    </Box>
-  );
-}
-
-function InstanceLine({ instance, batch, atMs, width, subjects }: { instance: number; batch: RunningBatch | undefined; atMs: number; width: number; subjects: ReadonlySet<string> }) {
-  const label = `instance ${instance}`.padEnd(LABEL_WIDTH);
-  if (batch === undefined) {
-    return (
-      <Text wrap="truncate">
-        <Text bold>{label}</Text>
-        <Text dimColor>idle</Text>
-      </Text>
-    );
-  }
-  const members = batch.members.map((m) => `${m.id}${m.outcome === undefined ? '' : OUTCOME_MARKS[m.outcome]}`).join(' ');
-  const highlighted = batch.members.some((m) => subjects.has(m.id));
-  return (
-    <Text wrap="truncate">
-      <Text bold>{label}</Text>
-      <Text color={highlighted ? 'yellow' : 'green'}>batch #{batch.batchId}</Text>
-      <Text dimColor> ({batch.trigger}, {formatMs(atMs - batch.startedAtMs)}) </Text>
-      {fit(members, Math.max(8, width - LABEL_WIDTH - 30))}
-    </Text>
-  );
-}
-
-function fit(text: string, width: number): string {
-  return text.length <= width ? text.padEnd(width) : `${text.slice(0, width - 1)}…`;
 }
 
 interface TimelineAppProps {

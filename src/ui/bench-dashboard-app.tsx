@@ -1,6 +1,7 @@
 import { render } from 'ink';
 import { BenchView, type BenchViewProps } from './bench-view.js';
 import { QuitKeys } from './components/quit-keys.js';
+import { RenderGuard } from './components/render-guard.js';
 
 export type BenchProgressView = Omit<BenchViewProps, 'columns'>;
 
@@ -19,10 +20,13 @@ export function startBenchDashboard(options: BenchDashboardOptions): { update(pr
   const stdout = options.stdout ?? process.stdout;
   let instance: ReturnType<typeof render> | undefined;
   let stopped = false;
+  let frame = 0;
   const element = (progress: BenchProgressView) => (
     <>
       <QuitKeys onQuit={options.onStop} />
-      <BenchView {...progress} columns={stdout.columns || 80} />
+      <RenderGuard frame={frame++}>
+        <BenchView {...progress} columns={stdout.columns || 80} />
+      </RenderGuard>
     </>
   );
   return {

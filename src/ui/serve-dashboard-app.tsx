@@ -1,6 +1,7 @@
 import { render } from 'ink';
 import type { ServerStats } from '../serve/server-stats.js';
 import { QuitKeys } from './components/quit-keys.js';
+import { RenderGuard } from './components/render-guard.js';
 import { ServeView } from './serve-view.js';
 import { StatsHistory, type StatsTrends } from './stats-history.js';
 import { DEFAULT_FRAME_MS } from './terminal.js';
@@ -28,14 +29,18 @@ interface ServeDashboardAppProps {
   columns: number;
   rows: number;
   onQuit: () => void;
+  /** Counts frames, so a frame that failed to draw is retried on the next. */
+  frame?: number;
 }
 
-export function ServeDashboardApp({ stats, trends, columns, rows, onQuit }: ServeDashboardAppProps) {
+export function ServeDashboardApp({ stats, trends, columns, rows, onQuit, frame = 0 }: ServeDashboardAppProps) {
   const draining = stats.state === 'draining' || stats.state === 'stopped';
   return (
     <>
       <QuitKeys onQuit={onQuit} />
-      <ServeView stats={stats} trends={trends} columns={columns} rows={rows} title="batchline serve" hints={draining ? DRAINING_HINTS : QUIT_HINTS} />
+      <RenderGuard frame={frame}>
+        <ServeView stats={stats} trends={trends} columns={columns} rows={rows} title="batchline serve" hints={draining ? DRAINING_HINTS : QUIT_HINTS} />
+      </RenderGuard>
     </>
   );
 }
@@ -50,9 +55,10 @@ export function startServeDashboard(options: ServeDashboardOptions): { stop(): v
   const now = options.now ?? (() => performance.now());
   const history = new StatsHistory();
   let last: ServerStats | undefined;
+  let frame = 0;
 
   const element = () => (
-    <ServeDashboardApp stats={last as ServerStats} trends={history.trends()} columns={stdout.columns || 80} rows={stdout.rows || 24} onQuit={options.onQuit} />
+    <ServeDashboardApp stats={last as ServerStats} trends={history.trends()} columns={stdout.columns || 80} rows={stdout.rows || 24} onQuit={options.onQuit} frame={frame++} />
   );
   const read = (): void => {
     try {

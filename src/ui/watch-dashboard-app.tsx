@@ -2,6 +2,7 @@ import { render } from 'ink';
 import { startStatsPoller } from '../watch/stats-poller.js';
 import { applyRead, INITIAL_WATCH_STATE, type WatchState } from '../watch/watch-state.js';
 import { QuitKeys } from './components/quit-keys.js';
+import { RenderGuard } from './components/render-guard.js';
 import { StatsHistory } from './stats-history.js';
 import { DEFAULT_FRAME_MS } from './terminal.js';
 import { WatchView } from './watch-view.js';
@@ -31,6 +32,7 @@ export function startWatchDashboard(options: WatchDashboardOptions): Promise<voi
   const now = options.now ?? (() => performance.now());
   const history = new StatsHistory();
   let state: WatchState = INITIAL_WATCH_STATE;
+  let frame = 0;
 
   return new Promise<void>((resolve) => {
     let finished = false;
@@ -46,16 +48,18 @@ export function startWatchDashboard(options: WatchDashboardOptions): Promise<voi
     const element = () => (
       <>
         <QuitKeys onQuit={finish} />
-        <WatchView
-          target={options.target}
-          statsUrl={options.statsUrl}
-          state={state}
-          trends={history.trends()}
-          nowMs={now()}
-          intervalMs={options.intervalMs}
-          columns={stdout.columns || 80}
-          rows={stdout.rows || 24}
-        />
+        <RenderGuard frame={frame++}>
+          <WatchView
+            target={options.target}
+            statsUrl={options.statsUrl}
+            state={state}
+            trends={history.trends()}
+            nowMs={now()}
+            intervalMs={options.intervalMs}
+            columns={stdout.columns || 80}
+            rows={stdout.rows || 24}
+          />
+        </RenderGuard>
       </>
     );
     const draw = (): void => instance.rerender(element());

@@ -74,3 +74,24 @@ describe('shouldUseDashboard', () => {
     expect(shouldUseDashboard({ isTTY: true }, {}, true)).toBe(false);
   });
 });
+
+describe('a frame that cannot be drawn', () => {
+  it('shows the error instead of ending the process, and draws again when the stats are fine', async () => {
+    const consoleError = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    let broken = false;
+    const { stdout } = start(() => {
+      if (!broken) return busyStats();
+      const stats = busyStats();
+      return { ...stats, snapshot: { ...stats.snapshot, latencyMs: undefined as never } };
+    });
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · ready'));
+    const since = (from: number) => stripAnsi(stdout.writes.slice(from).join(''));
+    broken = true;
+    const brokenFrom = stdout.writes.length;
+    await vi.waitFor(() => expect(since(brokenFrom)).toContain('cannot draw this frame'));
+    broken = false;
+    const fixedFrom = stdout.writes.length;
+    await vi.waitFor(() => expect(since(fixedFrom)).toContain('batchline serve · ready'));
+    consoleError.mockRestore();
+  });
+});

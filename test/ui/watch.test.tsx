@@ -52,6 +52,9 @@ describe('watch state', () => {
   it('tells a batchline stats document from other JSON and names network errors', () => {
     expect(isServerStats(busyStats())).toBe(true);
     expect(isServerStats({ status: 'ok' })).toBe(false);
+    const old = busyStats() as unknown as { snapshot: Record<string, unknown> };
+    delete old.snapshot.queueWaitMs; // a server from before the field existed
+    expect(isServerStats(old)).toBe(false);
     expect(describeError(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }), 2000)).toBe('connection refused');
     expect(describeError(Object.assign(new Error('x'), { name: 'TimeoutError' }), 2000)).toBe('timed out after 2000 ms');
   });

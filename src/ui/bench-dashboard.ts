@@ -2,3 +2,4 @@
 import './react-production.js';
 
 export { startBenchDashboard, type BenchDashboardOptions, type BenchProgressView } from './bench-dashboard-app.js';
+export { benchViewFromProgress, type BenchProgressLike, type BenchRunFacts } from './bench-progress-view.js';

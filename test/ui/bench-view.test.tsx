@@ -1,6 +1,7 @@
 import { renderToString } from 'ink';
 import { describe, expect, it, vi } from 'vitest';
 import { startBenchDashboard, type BenchProgressView } from '../../src/ui/bench-dashboard.js';
+import { benchViewFromProgress } from '../../src/ui/bench-progress-view.js';
 import { BenchView } from '../../src/ui/bench-view.js';
 import { FakeTerminalIn, FakeTerminalOut, frameLines, stripAnsi, widestLine } from './terminal-frames.js';
 
@@ -9,8 +10,9 @@ const NO_LATENCY = { count: 0, p50: 0, p90: 0, p99: 0, p999: 0, max: 0 };
 function progress(overrides: Partial<BenchProgressView> = {}): BenchProgressView {
   return {
     target: 'POST http://127.0.0.1:8080/v1/infer',
-    mode: { kind: 'open', targetRps: 1000 },
-    plan: { kind: 'duration', durationMs: 30_000 },
+    phase: 'measuring',
+    targetRps: 1000,
+    plannedMs: 30_000,
     elapsedMs: 12_500,
     sent: 12_500,
     completed: 12_488,
@@ -50,7 +52,7 @@ describe('BenchView', () => {
 
   it('shows progress by time, target and achieved rate, percentiles and statuses', () => {
     const frame = draw(progress());
-    expect(frame).toContain('batchline bench · running · POST http://127.0.0.1:8080/v1/infer');
+    expect(frame).toContain('batchline bench · measuring · POST http://127.0.0.1:8080/v1/infer');
     expect(frame).toMatch(/[█▏▎▍▌▋▊▉]+░+\s+42% 12\.5 s \/ 30 s/);
     expect(frame).toContain('target 1,000/s · achieved 998/s · sent 12,500 · in flight 12');
     expect(frame).toMatch(/latency\s+12\.3 ms\s+20\.5 ms\s+41\.2 ms\s+88 ms\s+120 ms/);
@@ -59,7 +61,7 @@ describe('BenchView', () => {
   });
 
   it('shows progress by requests and a closed loop', () => {
-    const frame = draw(progress({ plan: { kind: 'requests', requests: 50_000 }, mode: { kind: 'closed', connections: 32 }, completed: 25_000 }));
+    const frame = draw(progress({ plannedMs: undefined, plannedRequests: 50_000, targetRps: undefined, connections: 32, completed: 25_000 }));
     expect(frame).toMatch(/50% 25,000 \/ 50,000 requests · 12\.5 s/);
     expect(frame).toContain('32 connections · achieved 998/s');
   });
@@ -76,6 +78,47 @@ describe('BenchView', () => {
     expect(frame).toContain('batchline bench · done');
     expect(frame).toMatch(/100% 30 s \/ 30 s/);
     expect(frame).not.toContain('stop early');
+  });
+});
+
+describe('benchViewFromProgress', () => {
+  it("draws bench's own progress snapshot", () => {
+    const view = benchViewFromProgress(
+      {
+        elapsedMs: 4000,
+        plannedMs: 12_000,
+        phase: 'warmup',
+        sent: 3990,
+        completed: 3980,
+        inFlight: 10,
+        status: { '200': 3900, '429': 80 },
+        errors: { timeout: 0, refused: 3, reset: 0, other: 0 },
+        recentP50Ms: 4.2,
+        recentP99Ms: 19.5,
+        targetRps: 1000,
+        achievedRps: 997,
+        warnings: ['generator behind schedule'],
+      },
+      { target: 'POST http://127.0.0.1:8080/v1/infer', periodMs: 250 },
+    );
+    const frame = draw(view);
+    expect(frame).toContain('batchline bench · warmup · POST');
+    expect(frame).toMatch(/33% 4 s \/ 12 s/);
+    expect(frame).toMatch(/p50\s+p99\n\s*latency \(last 250 ms\)\s+4\.2 ms\s+19\.5 ms/);
+    expect(frame).toMatch(/errors\s+refused 3\n/);
+    expect(frame).toContain('⚠ generator behind schedule');
+    expect(widestLine(frame)).toBeLessThanOrEqual(80);
+  });
+
+  it('shows dashes when nothing finished since the last snapshot', () => {
+    const view = benchViewFromProgress(
+      { elapsedMs: 100, plannedMs: undefined, phase: 'measuring', sent: 0, completed: 0, inFlight: 0, status: {}, errors: {}, recentP50Ms: 0, recentP99Ms: 0, targetRps: undefined, achievedRps: 0, warnings: [] },
+      { target: 'GET http://x/', connections: 8 },
+    );
+    const frame = draw(view);
+    expect(frame).toMatch(/latency \(recent\)\s+-\s+-/);
+    expect(frame).toContain('100 ms · 0 requests');
+    expect(frame).toContain('8 connections · achieved 0/s');
   });
 });
 

@@ -21,7 +21,6 @@ export interface ServeDashboardOptions {
 }
 
 const QUIT_HINTS = [['q', 'stop (drains first)']] as const;
-const DRAINING_HINTS = [['q', 'again to stop at once (if the server allows)']] as const;
 
 interface ServeDashboardAppProps {
   stats: ServerStats;
@@ -39,7 +38,7 @@ export function ServeDashboardApp({ stats, trends, columns, rows, onQuit, frame 
     <>
       <QuitKeys onQuit={onQuit} />
       <RenderGuard frame={frame}>
-        <ServeView stats={stats} trends={trends} columns={columns} rows={rows} title="batchline serve" hints={draining ? DRAINING_HINTS : QUIT_HINTS} />
+        <ServeView stats={stats} trends={trends} columns={columns} rows={rows} title="batchline serve" hints={draining ? undefined : QUIT_HINTS} />
       </RenderGuard>
     </>
   );

@@ -1,6 +1,7 @@
 import { Box, Text, render, useInput, useStdin } from 'ink';
 import { useState } from 'react';
 import { HeaderLine } from './components/header-line.js';
+import { isCi } from './terminal.js';
 import { BatchLine } from './components/batch-line.js';
 import { KeyHints } from './components/key-hints.js';
 import { QueueSlots, queueSlotLines } from './components/queue-slots.js';
@@ -126,15 +127,16 @@ export interface StartTimelineOptions extends TimelineSettings {
 }
 
 /**
- * Steps through `events` until q. Without a terminal on both ends (a pipe, a file) it prints
- * the whole timeline as plain lines instead and returns at once.
+ * Steps through `events` until q. Without a terminal on both ends (a pipe, a file) or under CI
+ * it prints the whole timeline as plain lines instead and returns at once.
  */
 export function startTimeline(options: StartTimelineOptions): Promise<void> {
   const stdout = options.stdout ?? process.stdout;
   const stdin = options.stdin ?? process.stdin;
   const settings: TimelineSettings = { maxQueueSize: options.maxQueueSize, instances: options.instances, maxBatchSize: options.maxBatchSize };
   const frames = buildTimeline(options.events, settings);
-  if (stdout.isTTY !== true || stdin.isTTY !== true) {
+  // Stepping needs keys and a redrawn screen: a pipe, a file or CI gets the plain listing.
+  if (stdout.isTTY !== true || stdin.isTTY !== true || isCi(process.env)) {
     stdout.write(formatTimelineText(frames));
     return Promise.resolve();
   }

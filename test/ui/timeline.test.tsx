@@ -145,6 +145,19 @@ describe('stepping', () => {
     await done;
   });
 
+  it('startTimeline prints plain lines under CI even on a terminal', async () => {
+    const { events, settings } = burst();
+    const stdout = new FakeTerminalOut(80, 24);
+    vi.stubEnv('CI', 'true');
+    try {
+      await startTimeline({ events, ...settings, stdout: stdout.asStream(), stdin: new FakeTerminalIn().asStream() });
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    expect(stdout.text).toContain('r14 arrives: rejected, the queue is full → 429 (6/6 waiting)\n');
+    expect(stdout.text).not.toMatch(/\x1b\[/);
+  });
+
   it('startTimeline prints plain lines when there is no terminal', async () => {
     const { events, settings } = burst();
     const stdout = new FakeTerminalOut(80, 24);

@@ -33,7 +33,8 @@ export interface ServeViewProps {
 const STATE_COLORS: Record<ServerState, string> = { starting: 'yellow', ready: 'green', draining: 'yellow', stopped: 'red' };
 const OUTCOME_COLORS: Record<OutcomeClass, string> = { ok: 'green', overloaded: 'yellow', timeout: 'yellow', error: 'red', other: 'yellow' };
 const LABEL_WIDTH = 9;
-const HISTOGRAM_ROWS = 8;
+/** Most rows of the batch-size histogram; a tall terminal shows this many, 80x24 about 8. */
+const HISTOGRAM_ROWS = 16;
 /** Lines above the panels: header, config, notice, queue (2), running, rate, blank, percentiles (3), blank. */
 const FIXED_LINES = 12;
 /** Wider than this the panels only drift apart. */

@@ -102,6 +102,17 @@ describe('ServeView', () => {
     expect(widestLine(frame)).toBeLessThanOrEqual(80);
   });
 
+  it('gives a tall terminal a finer histogram', () => {
+    const stats = busyStats();
+    const counts = new Array<number>(33).fill(1);
+    counts[0] = 0;
+    stats.snapshot = { ...stats.snapshot, maxBatchSize: 32, batchSizeCounts: counts, runningBatchSizes: [32, 3] };
+    expect(draw(stats, 80, 24)).toMatch(/29-32 /); // 8 rows of 4 sizes
+    const tall = draw(stats, 120, 40);
+    expect(tall).toMatch(/31-32 /); // 16 rows of 2 sizes
+    expect(frameLines(tall).length).toBeLessThan(40);
+  });
+
   it('draws many instances as one strip', () => {
     const stats = busyStats();
     stats.snapshot = { ...stats.snapshot, instances: 32, runningBatchSizes: Array.from({ length: 32 }, (_, i) => i % 9) };

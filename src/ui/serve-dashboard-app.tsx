@@ -1,15 +1,19 @@
-import { render } from 'ink';
+import { Box, render, Text } from 'ink';
 import type { ServerStats } from '../serve/server-stats.js';
 import { QuitKeys } from './components/quit-keys.js';
 import { RenderGuard } from './components/render-guard.js';
 import { ServeView } from './serve-view.js';
 import { StatsHistory, type StatsTrends } from './stats-history.js';
 import { DEFAULT_FRAME_MS } from './terminal.js';
-
+import { HeaderLine } from './components/header-line.js';
+import { KeyHints } from './components/key-hints.js';
 
 export interface ServeDashboardOptions {
-  /** Reads the server's stats; called once per frame, never per request. */
-  readStats: () => ServerStats;
+  /**
+   * Reads the server's stats; called once per frame, never per request. Undefined (the model
+   * is still loading) draws a "starting" frame, so the dashboard may start before the model.
+   */
+  readStats: () => ServerStats | undefined;
   /** Called on `q` or Ctrl-C (each press); the caller starts the graceful shutdown. */
   onQuit: () => void;
   stdout?: NodeJS.WriteStream;
@@ -23,7 +27,7 @@ export interface ServeDashboardOptions {
 const QUIT_HINTS = [['q', 'stop (drains first)']] as const;
 
 interface ServeDashboardAppProps {
-  stats: ServerStats;
+  stats: ServerStats | undefined;
   trends: StatsTrends;
   columns: number;
   rows: number;
@@ -33,12 +37,20 @@ interface ServeDashboardAppProps {
 }
 
 export function ServeDashboardApp({ stats, trends, columns, rows, onQuit, frame = 0 }: ServeDashboardAppProps) {
-  const draining = stats.state === 'draining' || stats.state === 'stopped';
+  const draining = stats?.state === 'draining' || stats?.state === 'stopped';
   return (
     <>
       <QuitKeys onQuit={onQuit} />
       <RenderGuard frame={frame}>
-        <ServeView stats={stats} trends={trends} columns={columns} rows={rows} title="batchline serve" hints={draining ? undefined : QUIT_HINTS} />
+        {stats === undefined ? (
+          <Box flexDirection="column">
+            <HeaderLine title="batchline serve" state="starting" stateColor="yellow" />
+            <Text dimColor>loading the model; /readyz answers 503 until it is ready</Text>
+            <KeyHints hints={QUIT_HINTS} />
+          </Box>
+        ) : (
+          <ServeView stats={stats} trends={trends} columns={columns} rows={rows} title="batchline serve" hints={draining ? undefined : QUIT_HINTS} />
+        )}
       </RenderGuard>
     </>
   );
@@ -57,19 +69,20 @@ export function startServeDashboard(options: ServeDashboardOptions): { stop(): v
   let frame = 0;
 
   const element = () => (
-    <ServeDashboardApp stats={last as ServerStats} trends={history.trends()} columns={stdout.columns || 80} rows={stdout.rows || 24} onQuit={options.onQuit} frame={frame++} />
+    <ServeDashboardApp stats={last} trends={history.trends()} columns={stdout.columns || 80} rows={stdout.rows || 24} onQuit={options.onQuit} frame={frame++} />
   );
   const read = (): void => {
     try {
-      last = options.readStats();
-      history.push(last, now());
+      const stats = options.readStats();
+      if (stats === undefined) return;
+      last = stats;
+      history.push(stats, now());
     } catch {
       // A failed read keeps the last frame; the dashboard must never take the server down.
     }
   };
 
   read();
-  if (last === undefined) throw new Error('startServeDashboard: readStats failed on the first read');
   const instance = render(element(), {
     stdout,
     stdin: options.stdin ?? process.stdin,

@@ -9,7 +9,7 @@ afterEach(() => {
   for (const dashboard of running.splice(0)) dashboard.stop();
 });
 
-function start(readStats: () => ServerStats, onQuit = vi.fn(), size: [number, number] = [80, 24]) {
+function start(readStats: () => ServerStats | undefined, onQuit = vi.fn(), size: [number, number] = [80, 24]) {
   const stdout = new FakeTerminalOut(...size);
   const stdin = new FakeTerminalIn();
   const dashboard = startServeDashboard({ readStats, onQuit, stdout: stdout.asStream(), stdin: stdin.asStream(), frameMs: 20 });
@@ -36,6 +36,14 @@ describe('startServeDashboard', () => {
     await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('draining: 3 queued, 13 running'));
     stdin.type('\x03');
     await vi.waitFor(() => expect(onQuit).toHaveBeenCalledTimes(2));
+  });
+
+  it('may start before the model is loaded', async () => {
+    let stats: ServerStats | undefined;
+    const { stdout } = start(() => stats);
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · starting'));
+    stats = emptyStats();
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · ready'));
   });
 
   it('stops redrawing after stop() and leaves the last frame', async () => {

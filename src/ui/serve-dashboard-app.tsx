@@ -1,12 +1,12 @@
 import { Box, render, Text } from 'ink';
 import type { ServerStats } from '../serve/server-stats.js';
+import { HeaderLine } from './components/header-line.js';
+import { KeyHints } from './components/key-hints.js';
 import { QuitKeys } from './components/quit-keys.js';
 import { RenderGuard } from './components/render-guard.js';
 import { ServeView } from './serve-view.js';
 import { StatsHistory, type StatsTrends } from './stats-history.js';
 import { DEFAULT_FRAME_MS } from './terminal.js';
-import { HeaderLine } from './components/header-line.js';
-import { KeyHints } from './components/key-hints.js';
 
 export interface ServeDashboardOptions {
   /**

@@ -6,7 +6,7 @@ import { QuitKeys } from './components/quit-keys.js';
 import { RenderGuard } from './components/render-guard.js';
 import { ServeView } from './serve-view.js';
 import { StatsHistory, type StatsTrends } from './stats-history.js';
-import { DEFAULT_FRAME_MS } from './terminal.js';
+import { SERVE_FRAME_MS } from './terminal.js';
 
 export interface ServeDashboardOptions {
   /**
@@ -18,7 +18,7 @@ export interface ServeDashboardOptions {
   onQuit: () => void;
   stdout?: NodeJS.WriteStream;
   stdin?: NodeJS.ReadStream;
-  /** Frame period (ms); default 250 (4 Hz). */
+  /** Frame period (ms); default 500 (2 Hz), see SERVE_FRAME_MS for why. */
   frameMs?: number;
   /** Monotonic time in ms for the rate and history bookkeeping; default performance.now. */
   now?: () => number;
@@ -62,7 +62,7 @@ export function ServeDashboardApp({ stats, trends, columns, rows, onQuit, frame 
  */
 export function startServeDashboard(options: ServeDashboardOptions): { stop(): void } {
   const stdout = options.stdout ?? process.stdout;
-  const frameMs = options.frameMs ?? DEFAULT_FRAME_MS;
+  const frameMs = options.frameMs ?? SERVE_FRAME_MS;
   const now = options.now ?? (() => performance.now());
   const history = new StatsHistory();
   let last: ServerStats | undefined;

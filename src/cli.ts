@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { makeBenchCommand } from './commands/bench.js';
 import { makeServeCommand } from './commands/serve.js';
 import { makeWatchCommand } from './commands/watch.js';
 import { BatchlineError, ExitWithCode } from './errors.js';
@@ -10,6 +11,7 @@ export function buildProgram(): Command {
     .version('0.1.0')
     .showHelpAfterError('(run with --help for the options)');
   program.addCommand(makeServeCommand());
+  program.addCommand(makeBenchCommand());
   program.addCommand(makeWatchCommand());
   exitOverrideEverywhere(program);
   return program;

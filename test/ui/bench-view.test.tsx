@@ -1,7 +1,8 @@
 import { renderToString } from 'ink';
 import { describe, expect, it, vi } from 'vitest';
 import { startBenchDashboard, type BenchProgressView } from '../../src/ui/bench-dashboard.js';
-import { benchViewFromProgress } from '../../src/ui/bench-progress-view.js';
+import type { BenchProgress } from '../../src/bench/progress.js';
+import { benchViewFromProgress, type BenchProgressLike } from '../../src/ui/bench-progress-view.js';
 import { BenchView } from '../../src/ui/bench-view.js';
 import { FakeTerminalIn, FakeTerminalOut, frameLines, stripAnsi, widestLine } from './terminal-frames.js';
 
@@ -80,6 +81,10 @@ describe('BenchView', () => {
     expect(frame).not.toContain('stop early');
   });
 });
+
+// Fails to compile if bench's snapshot drifts from what the view reads.
+const asViewInput = (progress: BenchProgress): BenchProgressLike => progress;
+void asViewInput;
 
 describe('benchViewFromProgress', () => {
   it("draws bench's own progress snapshot", () => {

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { makeBenchCommand } from './commands/bench.js';
 import { makeServeCommand } from './commands/serve.js';
+import { makeWatchCommand } from './commands/watch.js';
 import { BatchlineError, ExitWithCode } from './errors.js';
 
 /** The `batchline` program with every command registered; nothing runs until it is parsed. */
@@ -11,6 +12,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for the options)');
   program.addCommand(makeServeCommand());
   program.addCommand(makeBenchCommand());
+  program.addCommand(makeWatchCommand());
   exitOverrideEverywhere(program);
   return program;
 }

@@ -1,0 +1,49 @@
+import { Command } from 'commander';
+import { BatchlineError } from '../errors.js';
+import { addOptions, resolveOptions, type OptionSchema } from '../options/schema.js';
+
+/** Options of `batchline watch`; keys are commander's names of the flags, values resolve to ms. */
+export const WATCH_OPTIONS = {
+  interval: {
+    kind: 'duration', flag: 'interval', default: 500, minMs: 50, maxMs: 600_000,
+    description: 'time between two reads of the stats',
+  },
+  timeout: {
+    kind: 'duration', flag: 'timeout', default: 2000, minMs: 10, maxMs: 600_000,
+    description: 'a read slower than this counts as a failure',
+  },
+} as const satisfies OptionSchema;
+
+export function makeWatchCommand(): Command {
+  const command = new Command('watch')
+    .description('Show the live dashboard of a batchline server running elsewhere (reads its GET /v1/stats).')
+    .argument('<url>', 'the server, e.g. http://10.0.0.5:8080 or localhost:8080')
+    .option('--no-ui', 'plain log lines instead of the dashboard (also off a terminal and with CI=true)');
+  addOptions(command, WATCH_OPTIONS);
+  command.action(async (target: string, raw: Record<string, unknown>) => {
+    const resolved = resolveOptions(WATCH_OPTIONS, raw);
+    const options = { intervalMs: resolved.interval, timeoutMs: resolved.timeout };
+    const { statsUrlFor } = await import('../watch/stats-poller.js');
+    const statsUrl = statsUrlFor(target);
+    if (statsUrl === undefined) throw new BatchlineError('INVALID_OPTION', `<url>: got '${target}', expected an http(s) URL such as http://localhost:8080`);
+    const { shouldUseDashboard } = await import('../ui/terminal.js');
+
+    const stop = new AbortController();
+    const onSignal = (): void => stop.abort();
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    try {
+      if (shouldUseDashboard(process.stdout, process.env, raw.ui === false)) {
+        const { startWatchDashboard } = await import('../ui/watch-dashboard.js');
+        await startWatchDashboard({ target, statsUrl, intervalMs: options.intervalMs, timeoutMs: options.timeoutMs, signal: stop.signal });
+      } else {
+        const { runWatchPlain } = await import('../watch/watch-plain.js');
+        await runWatchPlain({ statsUrl, intervalMs: options.intervalMs, timeoutMs: options.timeoutMs, signal: stop.signal });
+      }
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+  });
+  return command;
+}

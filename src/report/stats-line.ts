@@ -1,0 +1,39 @@
+import type { ServerStats } from '../serve/server-stats.js';
+import { classifyResponses, type StatsTrends } from '../ui/stats-history.js';
+import { formatCount, formatDurationS, formatMs, formatRate } from './format.js';
+
+/**
+ * One plain line summing up a server's stats, for logs and pipes (no colour, no control
+ * sequences): what `serve --no-ui` and `watch` print where there is no terminal.
+ *
+ * `ready up 3m12s queue 12/128 running 8+5 ok 2,000/s batches 250/s p50 31.2 ms p99 44.7 ms
+ * 200=40,000 429=500 504=0 5xx=0`
+ */
+export function formatStatsLine(stats: ServerStats, trends?: Pick<StatsTrends, 'throughputPerS' | 'batchesPerS'>): string {
+  const { snapshot } = stats;
+  const classes = classifyResponses(stats.responsesByStatus);
+  const latency = snapshot.latencyMs;
+  const parts = [
+    stats.state,
+    `up ${formatDurationS(stats.uptimeS)}`,
+    `queue ${snapshot.queueDepth}/${snapshot.maxQueueSize}`,
+    `running ${snapshot.runningBatchSizes.join('+')}`,
+  ];
+  if (trends?.throughputPerS !== undefined) parts.push(`ok ${formatRate(trends.throughputPerS)}`);
+  if (trends?.batchesPerS !== undefined) parts.push(`batches ${formatRate(trends.batchesPerS)}`);
+  parts.push(
+    `p50 ${latency.count === 0 ? '-' : formatMs(latency.p50)}`,
+    `p99 ${latency.count === 0 ? '-' : formatMs(latency.p99)}`,
+    `200=${formatCount(classes.ok)}`,
+    `429=${formatCount(classes.overloaded)}`,
+    `504=${formatCount(classes.timeout)}`,
+    `5xx=${formatCount(classes.error)}`,
+  );
+  if (classes.other > 0) parts.push(`4xx=${formatCount(classes.other)}`);
+  return parts.join(' ');
+}
+
+/** `HH:MM:SS` in UTC, the prefix of plain log lines. */
+export function clockTime(epochMs: number): string {
+  return new Date(epochMs).toISOString().slice(11, 19);
+}

@@ -1,0 +1,109 @@
+import { Box, render, Text } from 'ink';
+import type { ServerStats } from '../serve/server-stats.js';
+import { HeaderLine } from './components/header-line.js';
+import { KeyHints } from './components/key-hints.js';
+import { QuitKeys } from './components/quit-keys.js';
+import { RenderGuard } from './components/render-guard.js';
+import { ServeView } from './serve-view.js';
+import { StatsHistory, type StatsTrends } from './stats-history.js';
+import { SERVE_FRAME_MS } from './terminal.js';
+
+export interface ServeDashboardOptions {
+  /**
+   * Reads the server's stats; called once per frame, never per request. Undefined (the model
+   * is still loading) draws a "starting" frame, so the dashboard may start before the model.
+   */
+  readStats: () => ServerStats | undefined;
+  /** Called on `q` or Ctrl-C (each press); the caller starts the graceful shutdown. */
+  onQuit: () => void;
+  stdout?: NodeJS.WriteStream;
+  stdin?: NodeJS.ReadStream;
+  /** Frame period (ms); default 500 (2 Hz), see SERVE_FRAME_MS for why. */
+  frameMs?: number;
+  /** Monotonic time in ms for the rate and history bookkeeping; default performance.now. */
+  now?: () => number;
+}
+
+const QUIT_HINTS = [['q', 'stop (drains first)']] as const;
+
+interface ServeDashboardAppProps {
+  stats: ServerStats | undefined;
+  trends: StatsTrends;
+  columns: number;
+  rows: number;
+  onQuit: () => void;
+  /** Counts frames, so a frame that failed to draw is retried on the next. */
+  frame?: number;
+}
+
+export function ServeDashboardApp({ stats, trends, columns, rows, onQuit, frame = 0 }: ServeDashboardAppProps) {
+  const draining = stats?.state === 'draining' || stats?.state === 'stopped';
+  return (
+    <>
+      <QuitKeys onQuit={onQuit} />
+      <RenderGuard frame={frame}>
+        {stats === undefined ? (
+          <Box flexDirection="column">
+            <HeaderLine title="batchline serve" state="starting" stateColor="yellow" />
+            <Text dimColor>loading the model; /readyz answers 503 until it is ready</Text>
+            <KeyHints hints={QUIT_HINTS} />
+          </Box>
+        ) : (
+          <ServeView stats={stats} trends={trends} columns={columns} rows={rows} title="batchline serve" hints={draining ? undefined : QUIT_HINTS} />
+        )}
+      </RenderGuard>
+    </>
+  );
+}
+
+/**
+ * Draws the serve dashboard until `stop()`: every `frameMs` it reads the stats once, adds them
+ * to a 60 s history and redraws. The request path never touches it (DESIGN.md §6 rule 9).
+ */
+export function startServeDashboard(options: ServeDashboardOptions): { stop(): void } {
+  const stdout = options.stdout ?? process.stdout;
+  const frameMs = options.frameMs ?? SERVE_FRAME_MS;
+  const now = options.now ?? (() => performance.now());
+  const history = new StatsHistory();
+  let last: ServerStats | undefined;
+  let frame = 0;
+
+  const element = () => (
+    <ServeDashboardApp stats={last} trends={history.trends()} columns={stdout.columns || 80} rows={stdout.rows || 24} onQuit={options.onQuit} frame={frame++} />
+  );
+  const read = (): void => {
+    try {
+      const stats = options.readStats();
+      if (stats === undefined) return;
+      last = stats;
+      history.push(stats, now());
+    } catch {
+      // A failed read keeps the last frame; the dashboard must never take the server down.
+    }
+  };
+
+  read();
+  const instance = render(element(), {
+    stdout,
+    stdin: options.stdin ?? process.stdin,
+    exitOnCtrlC: false, // Ctrl-C means "drain", which the server decides, not "exit now"
+    patchConsole: false,
+  });
+  const timer = setInterval(() => {
+    read();
+    instance.rerender(element());
+  }, frameMs);
+  timer.unref?.();
+
+  let stopped = false;
+  return {
+    stop(): void {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      read();
+      instance.rerender(element()); // the last frame (say, "stopped") stays on screen
+      instance.unmount();
+    },
+  };
+}

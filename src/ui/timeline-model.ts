@@ -1,0 +1,177 @@
+import type { CoreEvent } from '../core/event-log.js';
+import type { BatchTrigger } from '../core/policy.js';
+import type { OutcomeKind } from '../core/types.js';
+import { formatMs } from '../report/format.js';
+
+/** The scenario's shape, which the events alone do not tell. */
+export interface TimelineSettings {
+  maxQueueSize: number;
+  instances: number;
+  maxBatchSize: number;
+}
+
+export interface QueuedRequest {
+  id: string;
+  arrivalAtMs: number;
+}
+
+/** A request of a running batch: still running, or already answered (at its deadline, say). */
+export interface BatchMember {
+  id: string;
+  /** undefined while running. */
+  outcome: OutcomeKind | undefined;
+}
+
+export interface RunningBatch {
+  batchId: number;
+  startedAtMs: number;
+  trigger: BatchTrigger;
+  members: readonly BatchMember[];
+}
+
+export interface TimelineCounts {
+  admitted: number;
+  rejected: number;
+  batches: number;
+  outcomes: Record<OutcomeKind, number>;
+}
+
+/** The scenario after `index` events: what the step-through view draws. */
+export interface TimelineFrame {
+  /** 0 = before the first event; n = after the n-th. */
+  index: number;
+  atMs: number;
+  queue: readonly QueuedRequest[];
+  /** One entry per instance; undefined = idle. */
+  running: readonly (RunningBatch | undefined)[];
+  /** The event that led here (undefined for frame 0). */
+  event: CoreEvent | undefined;
+  /** That event in words. */
+  description: string;
+  /** Request ids the event is about, for highlighting. */
+  subjects: readonly string[];
+  counts: TimelineCounts;
+}
+
+/**
+ * Replays a batcher's events into frames, one per event plus the empty start. Pure: the same
+ * events always give the same frames, so the view is a function of an index.
+ */
+export function buildTimeline(events: readonly CoreEvent[], settings: TimelineSettings): TimelineFrame[] {
+  let queue: QueuedRequest[] = [];
+  let running: (RunningBatch | undefined)[] = new Array<RunningBatch | undefined>(settings.instances).fill(undefined);
+  const arrivals = new Map<string, number>();
+  const counts: TimelineCounts = { admitted: 0, rejected: 0, batches: 0, outcomes: { ok: 0, timeout: 0, error: 0, cancelled: 0, shutdown: 0 } };
+  const frames: TimelineFrame[] = [
+    { index: 0, atMs: events[0]?.atMs ?? 0, queue, running, event: undefined, description: 'start: the queue is empty and every instance idle', subjects: [], counts: cloneCounts(counts) },
+  ];
+
+  for (const event of events) {
+    let description: string;
+    let subjects: string[];
+    switch (event.kind) {
+      case 'admitted': {
+        arrivals.set(event.requestId, event.atMs);
+        queue = [...queue, { id: event.requestId, arrivalAtMs: event.atMs }];
+        counts.admitted++;
+        subjects = [event.requestId];
+        description = `${event.requestId} arrives and joins the queue (${event.queueDepth}/${settings.maxQueueSize} waiting)`;
+        break;
+      }
+      case 'rejected': {
+        counts.rejected++;
+        subjects = [event.requestId];
+        description = `${event.requestId} arrives: rejected, ${REJECTIONS[event.reason] ?? event.reason}`;
+        if (event.reason === 'queue_full') description += ` (${event.queueDepth}/${settings.maxQueueSize} waiting)`;
+        break;
+      }
+      case 'batch_started': {
+        const taken = new Set(event.requestIds);
+        const oldestArrival = Math.min(...event.requestIds.map((id) => arrivals.get(id) ?? event.atMs));
+        queue = queue.filter((q) => !taken.has(q.id));
+        running = running.slice();
+        running[event.instance] = {
+          batchId: event.batchId,
+          startedAtMs: event.atMs,
+          trigger: event.trigger,
+          members: event.requestIds.map((id) => ({ id, outcome: undefined })),
+        };
+        counts.batches++;
+        subjects = event.requestIds;
+        const size = event.requestIds.length;
+        const why =
+          event.trigger === 'full'
+            ? `full (${size} = max)`
+            : event.trigger === 'window'
+              ? `window closed (oldest waited ${formatMs(event.atMs - oldestArrival)})`
+              : 'draining: no more waiting for company';
+        description = `batch #${event.batchId} starts on instance ${event.instance}: ${size} request${size === 1 ? '' : 's'}, ${why}`;
+        break;
+      }
+      case 'batch_finished': {
+        const batch = running[event.instance];
+        running = running.slice();
+        running[event.instance] = undefined;
+        subjects = batch?.members.map((m) => m.id) ?? [];
+        const took = batch === undefined ? '' : ` after ${formatMs(event.atMs - batch.startedAtMs)}`;
+        description = `batch #${event.batchId} ${event.failed ? 'fails' : 'finishes'} on instance ${event.instance}${took}`;
+        break;
+      }
+      case 'request_finished': {
+        counts.outcomes[event.outcome]++;
+        subjects = [event.requestId];
+        const waited = formatMs(event.atMs - (arrivals.get(event.requestId) ?? event.atMs));
+        if (event.endedIn === 'queued') {
+          queue = queue.filter((q) => q.id !== event.requestId);
+        } else if (event.endedIn === 'running') {
+          running = running.map((batch) =>
+            batch === undefined || !batch.members.some((m) => m.id === event.requestId)
+              ? batch
+              : { ...batch, members: batch.members.map((m) => (m.id === event.requestId ? { ...m, outcome: event.outcome } : m)) },
+          );
+        }
+        description = describeFinish(event.requestId, event.outcome, event.endedIn, waited);
+        break;
+      }
+    }
+    frames.push({ index: frames.length, atMs: event.atMs, queue, running, event, description, subjects, counts: cloneCounts(counts) });
+  }
+  return frames;
+}
+
+const REJECTIONS: Record<string, string> = {
+  queue_full: 'the queue is full → 429',
+  closed: 'the batcher is closing → 503',
+  over_sla: 'it could not meet its deadline → 429',
+};
+
+function describeFinish(id: string, outcome: OutcomeKind, endedIn: string, waited: string): string {
+  switch (outcome) {
+    case 'ok': return `${id} answered ok after ${waited}`;
+    case 'timeout':
+      return endedIn === 'queued'
+        ? `${id} expires in the queue after ${waited} → 504; it never runs`
+        : `${id} hits its deadline while running (${waited}) → 504; its result will be dropped`;
+    case 'error': return `${id} fails with its batch after ${waited} → 500`;
+    case 'cancelled': return `${id} is cancelled after ${waited} (its client went away)`;
+    case 'shutdown': return `${id} is ended by the shutdown after ${waited} → 503`;
+  }
+}
+
+function cloneCounts(counts: TimelineCounts): TimelineCounts {
+  return { ...counts, outcomes: { ...counts.outcomes } };
+}
+
+/** A clock reading with fixed decimals, so the column does not jump: `   12.500 ms`. */
+export function formatClockMs(ms: number): string {
+  return `${ms.toFixed(3)} ms`;
+}
+
+/** The whole timeline as plain lines, for a pipe or a log: `12.500 ms  r3 arrives …`. */
+export function formatTimelineText(frames: readonly TimelineFrame[]): string {
+  const width = Math.max(0, ...frames.map((f) => formatClockMs(f.atMs).length));
+  return frames
+    .filter((f) => f.event !== undefined)
+    .map((f) => `${formatClockMs(f.atMs).padStart(width)}  ${f.description}\n`)
+    .join('');
+}

@@ -1,0 +1,55 @@
+import { Box, Text } from 'ink';
+import { formatMs } from '../report/format.js';
+import { describeConnection, type ConnectionTone, type WatchState } from '../watch/watch-state.js';
+import { HeaderLine } from './components/header-line.js';
+import { KeyHints } from './components/key-hints.js';
+import { ServeView } from './serve-view.js';
+import type { StatsTrends } from './stats-history.js';
+
+export interface WatchViewProps {
+  /** What the user asked to watch, shown in the header. */
+  target: string;
+  statsUrl: string;
+  state: WatchState;
+  trends: StatsTrends;
+  /** Reader's monotonic time now (ms), for "last good read Xs ago". */
+  nowMs: number;
+  intervalMs: number;
+  columns: number;
+  rows?: number;
+}
+
+const TONE_COLORS: Record<ConnectionTone, string> = { connecting: 'yellow', live: 'gray', unreachable: 'red' };
+const HINTS = [['q', 'quit']] as const;
+
+/** The serve dashboard of a remote server, with how fresh its figures are. */
+export function WatchView({ target, statsUrl, state, trends, nowMs, intervalMs, columns, rows }: WatchViewProps) {
+  const connection = describeConnection(state, nowMs, intervalMs);
+  const title = `batchline watch ${target}`;
+  if (state.lastGood === undefined) {
+    return (
+      <Box flexDirection="column" width={Math.max(40, Math.min(columns, 100))}>
+        <HeaderLine title={title} state={connection.tone === 'connecting' ? 'connecting' : 'unreachable'} stateColor={TONE_COLORS[connection.tone]} />
+        <Text dimColor wrap="truncate">
+          GET {statsUrl} every {formatMs(intervalMs)}
+        </Text>
+        <Text color={TONE_COLORS[connection.tone]} wrap="wrap">
+          {connection.text}
+        </Text>
+        <KeyHints hints={HINTS} />
+      </Box>
+    );
+  }
+  return (
+    <ServeView
+      stats={state.lastGood.stats}
+      trends={trends}
+      columns={columns}
+      rows={rows}
+      title={title}
+      notice={{ text: connection.text, color: TONE_COLORS[connection.tone] }}
+      stateOverride={connection.tone === 'unreachable' ? { text: 'unreachable', color: 'red' } : undefined}
+      hints={HINTS}
+    />
+  );
+}

@@ -1,0 +1,180 @@
+import { Agent, request } from 'undici';
+import type { ServerStats } from '../serve/server-stats.js';
+
+/** One attempt to read a server's stats: the stats, or why not. */
+export type StatsRead =
+  | { ok: true; stats: ServerStats; atMs: number }
+  | { ok: false; error: string; atMs: number };
+
+export interface StatsPollerOptions {
+  /** Full URL of the JSON stats endpoint (`…/v1/stats`). */
+  statsUrl: string;
+  /** Time between the starts of two reads (ms). */
+  intervalMs: number;
+  /** A read that takes longer fails (ms). */
+  timeoutMs: number;
+  onRead: (read: StatsRead) => void;
+  /** Monotonic time in ms; default performance.now. */
+  now?: () => number;
+}
+
+/**
+ * Reads `statsUrl` at a fixed rate, one read at a time, and reports every outcome. It never
+ * throws: a server that goes away is reported as failed reads until it comes back (undici
+ * reconnects on the next read).
+ */
+export function startStatsPoller(options: StatsPollerOptions): { stop(): Promise<void> } {
+  const now = options.now ?? (() => performance.now());
+  const agent = new Agent({ connect: { timeout: options.timeoutMs }, keepAliveTimeout: Math.max(1000, options.intervalMs * 4) });
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let inFlight: Promise<void> = Promise.resolve();
+  const startedAtMs = now();
+  let reads = 0;
+
+  const poll = (): void => {
+    timer = undefined;
+    if (stopped) return;
+    reads++;
+    inFlight = readStats(options.statsUrl, options.timeoutMs, agent).then(
+      (stats) => {
+        if (!stopped) options.onRead({ ok: true, stats, atMs: now() });
+      },
+      (error: unknown) => {
+        if (!stopped) options.onRead({ ok: false, error: describeError(error, options.timeoutMs), atMs: now() });
+      },
+    ).finally(() => {
+      if (stopped) return;
+      // Fixed rate: the next read starts at the next slot of the schedule, skipping slots a slow read overran.
+      const slot = Math.max(reads, Math.ceil((now() - startedAtMs) / options.intervalMs));
+      reads = slot;
+      timer = setTimeout(poll, Math.max(0, startedAtMs + slot * options.intervalMs - now()));
+    });
+  };
+  poll();
+
+  return {
+    async stop(): Promise<void> {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      await inFlight.catch(() => undefined);
+      await agent.destroy().catch(() => undefined);
+    },
+  };
+}
+
+/** GETs the stats once; throws on a network error, a timeout, a non-200 or a body that is not ServerStats. */
+export async function readStats(statsUrl: string, timeoutMs: number, dispatcher?: Agent): Promise<ServerStats> {
+  const response = await request(statsUrl, {
+    method: 'GET',
+    headers: { accept: 'application/json' },
+    // A fresh connection per read: a kept-alive one would count as a client the server waits
+    // for while it drains, so watching a server would slow its shutdown.
+    reset: true,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    signal: AbortSignal.timeout(timeoutMs),
+    ...(dispatcher !== undefined ? { dispatcher } : {}),
+  });
+  const text = await response.body.text();
+  if (response.statusCode !== 200) throw new StatsReadError(`HTTP ${response.statusCode}${errorDetail(text)}`);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new StatsReadError('the answer is not JSON (is this a batchline server?)');
+  }
+  if (!isServerStats(body)) throw new StatsReadError('the answer is not batchline stats (is this a batchline server?)');
+  return body;
+}
+
+class StatsReadError extends Error {}
+
+/** `: the model is loading` from a batchline error body, or nothing. */
+function errorDetail(body: string): string {
+  try {
+    const message = (JSON.parse(body) as { error?: { message?: unknown } }).error?.message;
+    return typeof message === 'string' && message !== '' ? `: ${message}` : '';
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Checks every field the dashboard reads, so a foreign JSON document (or a server of another
+ * version) is reported as such instead of breaking a frame.
+ */
+export function isServerStats(value: unknown): value is ServerStats {
+  const v = value as ServerStats | undefined;
+  const s = v?.snapshot;
+  return (
+    isObject(v) &&
+    typeof v.uptimeS === 'number' &&
+    typeof v.state === 'string' &&
+    isObject(v.model) &&
+    typeof v.model.version === 'string' &&
+    isObject(v.config) &&
+    ['maxBatchSize', 'batchWindowMs', 'maxQueueSize', 'requestTimeoutMs', 'instances', 'modelLatencyMs'].every(
+      (key) => typeof (v.config as unknown as Record<string, unknown>)[key] === 'number',
+    ) &&
+    isObject(v.responsesByStatus) &&
+    isObject(s) &&
+    ['queueDepth', 'maxQueueSize', 'maxBatchSize', 'runningRequests', 'windowMs'].every(
+      (key) => typeof (s as unknown as Record<string, unknown>)[key] === 'number',
+    ) &&
+    isNumberArray(s.runningBatchSizes) &&
+    isNumberArray(s.batchSizeCounts) &&
+    isNumberArray(s.recentBatchSizes) &&
+    isObject(s.counts) &&
+    isObject(s.counts.outcomes) &&
+    typeof s.counts.batches === 'number' &&
+    isPercentiles(s.latencyMs) &&
+    isPercentiles(s.queueWaitMs)
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+function isNumberArray(value: unknown): value is number[] {
+  return Array.isArray(value) && value.every((n) => typeof n === 'number');
+}
+
+function isPercentiles(value: unknown): boolean {
+  return isObject(value) && ['count', 'p50', 'p90', 'p99', 'max'].every((key) => typeof value[key] === 'number');
+}
+
+/** A short reason for a failed read: `connection refused`, `timed out after 2 s`, `HTTP 404 …`. */
+export function describeError(error: unknown, timeoutMs: number): string {
+  if (error instanceof StatsReadError) return error.message;
+  const e = error as { code?: string; name?: string; message?: string; cause?: { code?: string } };
+  const code = e.code ?? e.cause?.code;
+  if (e.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return `timed out after ${timeoutMs} ms`;
+  }
+  switch (code) {
+    case 'ECONNREFUSED': return 'connection refused';
+    case 'ECONNRESET': case 'UND_ERR_SOCKET': return 'connection reset';
+    case 'ENOTFOUND': case 'EAI_AGAIN': return 'host not found';
+    case 'EHOSTUNREACH': case 'ENETUNREACH': return 'host unreachable';
+    default: return code ?? e.message ?? String(error);
+  }
+}
+
+/**
+ * The stats URL for what the user typed: `host:port`, `http://host:port` or a full
+ * `…/v1/stats` URL. Returns undefined when it is not an http(s) URL.
+ */
+export function statsUrlFor(target: string): string | undefined {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(target) ? target : `http://${target}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  if (!url.pathname.endsWith('/v1/stats')) url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/stats`;
+  return url.toString();
+}

@@ -1,0 +1,58 @@
+import { clockTime, formatStatsLine } from '../report/stats-line.js';
+import { formatMs } from '../report/format.js';
+import { StatsHistory } from '../ui/stats-history.js';
+import { startStatsPoller } from './stats-poller.js';
+import { applyRead, INITIAL_WATCH_STATE, type WatchState } from './watch-state.js';
+
+export interface WatchPlainOptions {
+  statsUrl: string;
+  intervalMs: number;
+  timeoutMs: number;
+  /** Where lines go; default process.stdout. */
+  out?: { write(text: string): unknown };
+  /** Ends the watch (the command aborts it on SIGINT/SIGTERM). */
+  signal: AbortSignal;
+  now?: () => number;
+  /** Wall-clock ms for the time prefix of each line; default Date.now. */
+  wallClock?: () => number;
+}
+
+/**
+ * `watch` without a terminal: one plain line per good read, one line when the server becomes
+ * unreachable and one when it is back; no colour and no control sequences.
+ */
+export function runWatchPlain(options: WatchPlainOptions): Promise<void> {
+  const out = options.out ?? process.stdout;
+  const wallClock = options.wallClock ?? Date.now;
+  const history = new StatsHistory();
+  let state: WatchState = INITIAL_WATCH_STATE;
+  const line = (text: string): void => {
+    out.write(`${clockTime(wallClock())} ${text}\n`);
+  };
+  line(`watching ${options.statsUrl} every ${formatMs(options.intervalMs)}`);
+
+  return new Promise<void>((resolve) => {
+    const poller = startStatsPoller({
+      statsUrl: options.statsUrl,
+      intervalMs: options.intervalMs,
+      timeoutMs: options.timeoutMs,
+      ...(options.now !== undefined ? { now: options.now } : {}),
+      onRead: (read) => {
+        const before = state;
+        state = applyRead(state, read);
+        if (read.ok) {
+          if (before.failure !== undefined) line(`reachable again after ${formatMs(read.atMs - before.failure.sinceMs)}`);
+          history.push(read.stats, read.atMs);
+          line(formatStatsLine(read.stats, history.trends()));
+        } else if (before.failure === undefined) {
+          line(`unreachable (${read.error}), retrying every ${formatMs(options.intervalMs)}`);
+        } else if (before.failure.error !== read.error) {
+          line(`still unreachable (${read.error})`);
+        }
+      },
+    });
+    const stop = (): void => void poller.stop().then(resolve);
+    if (options.signal.aborted) stop();
+    else options.signal.addEventListener('abort', stop, { once: true });
+  });
+}

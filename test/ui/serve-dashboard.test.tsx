@@ -1,0 +1,105 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ServerStats } from '../../src/serve/server-stats.js';
+import { shouldUseDashboard, startServeDashboard } from '../../src/ui/serve-dashboard.js';
+import { busyStats, drainingStats, emptyStats } from './fixtures.js';
+import { FakeTerminalIn, FakeTerminalOut, stripAnsi } from './terminal-frames.js';
+
+const running: { stop(): void }[] = [];
+afterEach(() => {
+  for (const dashboard of running.splice(0)) dashboard.stop();
+});
+
+function start(readStats: () => ServerStats | undefined, onQuit = vi.fn(), size: [number, number] = [80, 24]) {
+  const stdout = new FakeTerminalOut(...size);
+  const stdin = new FakeTerminalIn();
+  const dashboard = startServeDashboard({ readStats, onQuit, stdout: stdout.asStream(), stdin: stdin.asStream(), frameMs: 20 });
+  running.push(dashboard);
+  return { stdout, stdin, onQuit, dashboard };
+}
+
+describe('startServeDashboard', () => {
+  it('draws the stats it reads and reads them once per frame', async () => {
+    const readStats = vi.fn(() => busyStats());
+    const { stdout } = start(readStats);
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · ready'));
+    await vi.waitFor(() => expect(readStats.mock.calls.length).toBeGreaterThanOrEqual(4));
+    expect(stripAnsi(stdout.text)).toMatch(/#0 █{8} 8\/8/);
+  });
+
+  it('calls onQuit on q and on Ctrl-C, and keeps drawing while the server drains', async () => {
+    let state: ServerStats = busyStats();
+    const { stdout, stdin, onQuit } = start(() => state);
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('q stop (drains first)'));
+    stdin.type('q');
+    await vi.waitFor(() => expect(onQuit).toHaveBeenCalledTimes(1));
+    state = drainingStats();
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('draining: 3 queued, 13 running'));
+    stdin.type('\x03');
+    await vi.waitFor(() => expect(onQuit).toHaveBeenCalledTimes(2));
+  });
+
+  it('may start before the model is loaded', async () => {
+    let stats: ServerStats | undefined;
+    const { stdout } = start(() => stats);
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · starting'));
+    stats = emptyStats();
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · ready'));
+  });
+
+  it('stops redrawing after stop() and leaves the last frame', async () => {
+    const readStats = vi.fn(() => emptyStats());
+    const { stdout, dashboard } = start(readStats);
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve'));
+    dashboard.stop();
+    const reads = readStats.mock.calls.length;
+    const writes = stdout.writes.length;
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(readStats.mock.calls.length).toBe(reads);
+    expect(stdout.writes.length).toBe(writes);
+  });
+
+  it('survives a read that throws by keeping the last frame', async () => {
+    let calls = 0;
+    const { stdout } = start(() => {
+      calls++;
+      if (calls > 1) throw new Error('boom');
+      return busyStats();
+    });
+    await vi.waitFor(() => expect(calls).toBeGreaterThan(3));
+    expect(stripAnsi(stdout.text)).toContain('batchline serve · ready');
+  });
+});
+
+describe('shouldUseDashboard', () => {
+  it('wants a TTY, no CI and no --no-ui', () => {
+    expect(shouldUseDashboard({ isTTY: true }, {}, false)).toBe(true);
+    expect(shouldUseDashboard({ isTTY: false }, {}, false)).toBe(false);
+    expect(shouldUseDashboard({}, {}, false)).toBe(false);
+    expect(shouldUseDashboard({ isTTY: true }, { CI: 'true' }, false)).toBe(false);
+    expect(shouldUseDashboard({ isTTY: true }, { CI: '1' }, false)).toBe(false);
+    expect(shouldUseDashboard({ isTTY: true }, { CI: 'false' }, false)).toBe(true);
+    expect(shouldUseDashboard({ isTTY: true }, { TERM: 'dumb' }, false)).toBe(false);
+    expect(shouldUseDashboard({ isTTY: true }, {}, true)).toBe(false);
+  });
+});
+
+describe('a frame that cannot be drawn', () => {
+  it('shows the error instead of ending the process, and draws again when the stats are fine', async () => {
+    const consoleError = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    let broken = false;
+    const { stdout } = start(() => {
+      if (!broken) return busyStats();
+      const stats = busyStats();
+      return { ...stats, snapshot: { ...stats.snapshot, latencyMs: undefined as never } };
+    });
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · ready'));
+    const since = (from: number) => stripAnsi(stdout.writes.slice(from).join(''));
+    broken = true;
+    const brokenFrom = stdout.writes.length;
+    await vi.waitFor(() => expect(since(brokenFrom)).toContain('cannot draw this frame'));
+    broken = false;
+    const fixedFrom = stdout.writes.length;
+    await vi.waitFor(() => expect(since(fixedFrom)).toContain('batchline serve · ready'));
+    consoleError.mockRestore();
+  });
+});

@@ -1,0 +1,181 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { vi } from 'vitest';
+import { startWatchDashboard } from '../../src/ui/watch-dashboard.js';
+import { describeError, isServerStats, statsUrlFor } from '../../src/watch/stats-poller.js';
+import { runWatchPlain } from '../../src/watch/watch-plain.js';
+import { applyRead, describeConnection, INITIAL_WATCH_STATE } from '../../src/watch/watch-state.js';
+import { FakeStatsServer } from './fake-stats-server.js';
+import { busyStats, emptyStats } from './fixtures.js';
+import { FakeTerminalIn, FakeTerminalOut, stripAnsi, widestLine } from './terminal-frames.js';
+
+/** Patience for steps that go through real sockets on a busy machine. */
+const NETWORK = { timeout: 5000, interval: 20 };
+const servers: FakeStatsServer[] = [];
+const stops: AbortController[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0)) stop.abort();
+  for (const server of servers.splice(0)) await server.close();
+});
+
+async function fakeServer(stats = () => busyStats()): Promise<FakeStatsServer> {
+  const server = new FakeStatsServer(stats);
+  await server.open();
+  servers.push(server);
+  return server;
+}
+
+describe('statsUrlFor', () => {
+  it('accepts host:port, a base URL or the stats URL itself', () => {
+    expect(statsUrlFor('localhost:8080')).toBe('http://localhost:8080/v1/stats');
+    expect(statsUrlFor('http://10.0.0.5:8080/')).toBe('http://10.0.0.5:8080/v1/stats');
+    expect(statsUrlFor('https://models.example/batchline')).toBe('https://models.example/batchline/v1/stats');
+    expect(statsUrlFor('http://h:1/v1/stats')).toBe('http://h:1/v1/stats');
+    expect(statsUrlFor('ftp://h')).toBeUndefined();
+    expect(statsUrlFor('http://')).toBeUndefined();
+  });
+});
+
+describe('watch state', () => {
+  it('counts failures in a row and forgets them on a good read', () => {
+    let state = applyRead(INITIAL_WATCH_STATE, { ok: false, error: 'connection refused', atMs: 100 });
+    expect(describeConnection(state, 1100, 500)).toEqual({ tone: 'unreachable', text: 'unreachable (connection refused) for 1.0 s, retrying every 500 ms' });
+    state = applyRead(state, { ok: true, stats: emptyStats(), atMs: 1500 });
+    expect(describeConnection(state, 1750, 500)).toEqual({ tone: 'live', text: 'last good read 0.3 s ago' });
+    state = applyRead(state, { ok: false, error: 'timed out after 2000 ms', atMs: 4000 });
+    state = applyRead(state, { ok: false, error: 'connection refused', atMs: 4500 });
+    expect(state.failure).toEqual({ error: 'connection refused', sinceMs: 4000, count: 2 });
+    expect(describeConnection(state, 6000, 500).text).toBe(
+      'connection refused for 2.0 s · retrying every 500 ms · figures 4.5 s old',
+    );
+  });
+
+  it('tells a batchline stats document from other JSON and names network errors', () => {
+    expect(isServerStats(busyStats())).toBe(true);
+    expect(isServerStats({ status: 'ok' })).toBe(false);
+    const old = busyStats() as unknown as { snapshot: Record<string, unknown> };
+    delete old.snapshot.queueWaitMs; // a server from before the field existed
+    expect(isServerStats(old)).toBe(false);
+    expect(describeError(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }), 2000)).toBe('connection refused');
+    expect(describeError(Object.assign(new Error('x'), { name: 'TimeoutError' }), 2000)).toBe('timed out after 2000 ms');
+  });
+});
+
+describe('watch without a terminal', () => {
+  it('prints plain lines, says when the server is gone and when it is back', async () => {
+    const server = await fakeServer();
+    const lines: string[] = [];
+    const stop = new AbortController();
+    stops.push(stop);
+    const done = runWatchPlain({
+      statsUrl: `${server.url}/v1/stats`,
+      intervalMs: 40,
+      timeoutMs: 500,
+      signal: stop.signal,
+      out: { write: (text: string) => lines.push(text) },
+      wallClock: () => Date.UTC(2026, 0, 1, 12, 0, 0),
+    });
+    await vi.waitFor(() => expect(lines.join('')).toMatch(/12:00:00 ready up 3m12s queue 12\/128 running 8\+5 .*p50 31\.2 ms p99 44\.7 ms 200=38,000 429=0 504=0 5xx=0 4xx=3/));
+
+    await server.close();
+    await vi.waitFor(() => expect(lines.join('')).toMatch(/unreachable \(connection (refused|reset)\), retrying every 40 ms/), NETWORK);
+    server.stats = () => emptyStats();
+    await server.open(); // the same port
+    await vi.waitFor(() => expect(lines.join('')).toMatch(/reachable again after [\d.]+ m?s\n12:00:00 ready up 2s queue 0\/128/), NETWORK);
+
+    stop.abort();
+    await done;
+    expect(lines.join('')).not.toMatch(/\x1b\[/);
+    // One line when it went away (a reset seen first may be followed by one 'still unreachable').
+    expect(lines.filter((l) => /^\d\d:\d\d:\d\d unreachable \(/.test(l))).toHaveLength(1);
+  });
+
+  it('shows why a server that is up does not give its stats yet', async () => {
+    const server = await fakeServer();
+    server.failWith = { status: 503, message: 'server is not ready: the model is loading' };
+    const lines: string[] = [];
+    const stop = new AbortController();
+    stops.push(stop);
+    const done = runWatchPlain({ statsUrl: `${server.url}/v1/stats`, intervalMs: 40, timeoutMs: 500, signal: stop.signal, out: { write: (t: string) => lines.push(t) } });
+    await vi.waitFor(() => expect(lines.join('')).toContain('unreachable (HTTP 503: server is not ready: the model is loading)'), NETWORK);
+    server.failWith = undefined;
+    await vi.waitFor(() => expect(lines.join('')).toContain('reachable again'), NETWORK);
+    stop.abort();
+    await done;
+  });
+
+  it('reports a server that answers something else than batchline stats', async () => {
+    const server = await fakeServer(() => ({ hello: 'world' }) as never);
+    const lines: string[] = [];
+    const stop = new AbortController();
+    stops.push(stop);
+    const done = runWatchPlain({ statsUrl: `${server.url}/v1/stats`, intervalMs: 40, timeoutMs: 500, signal: stop.signal, out: { write: (t: string) => lines.push(t) } });
+    await vi.waitFor(() => expect(lines.join('')).toContain('unreachable (the answer is not batchline stats (is this a batchline server?))'));
+    stop.abort();
+    await done;
+  });
+});
+
+describe('watch dashboard', () => {
+  it('survives the server going away and coming back on the same port', async () => {
+    const server = await fakeServer();
+    const stdout = new FakeTerminalOut(80, 24);
+    const stdin = new FakeTerminalIn();
+    const stop = new AbortController();
+    stops.push(stop);
+    const done = startWatchDashboard({
+      target: server.url,
+      statsUrl: `${server.url}/v1/stats`,
+      intervalMs: 40,
+      timeoutMs: 500,
+      frameMs: 30,
+      stdout: stdout.asStream(),
+      stdin: stdin.asStream(),
+      signal: stop.signal,
+    });
+    const latest = () => stripAnsi(stdout.writes.slice(-3).join(''));
+    await vi.waitFor(() => expect(latest()).toMatch(/last good read \d/));
+    expect(latest()).toMatch(/#0 █{8} 8\/8/);
+
+    await server.close();
+    // A read in flight as the server closes may see a reset; the ones after it see a refusal.
+    await vi.waitFor(() => {
+      expect(latest()).toMatch(/batchline watch http:\/\/127\.0\.0\.1:\d+ · unreachable/);
+      expect(latest()).toMatch(/\nconnection refused for [\d.]+ s · retrying every 40 ms · figures [\d.]+ s old\n/);
+    }, NETWORK);
+
+    await server.open();
+    await vi.waitFor(() => expect(latest()).toMatch(/· ready · up 3m12s.*\n.*\nlast good read/), NETWORK);
+
+    stdin.type('q');
+    await done;
+    for (const write of stdout.writes) expect(widestLine(write)).toBeLessThanOrEqual(80);
+  });
+
+  it('shows a server that was never reachable without crashing', async () => {
+    const stdout = new FakeTerminalOut(80, 24);
+    const stop = new AbortController();
+    stops.push(stop);
+    const done = startWatchDashboard({
+      target: 'localhost:1',
+      statsUrl: 'http://127.0.0.1:1/v1/stats',
+      intervalMs: 40,
+      timeoutMs: 500,
+      frameMs: 30,
+      stdout: stdout.asStream(),
+      stdin: new FakeTerminalIn().asStream(),
+      signal: stop.signal,
+    });
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('unreachable (connection refused) for'));
+    expect(stripAnsi(stdout.text)).toContain('GET http://127.0.0.1:1/v1/stats every 40 ms');
+    stop.abort();
+    await done;
+  });
+});
+
+describe('batchline watch options', () => {
+  it('refuses a URL that is not http(s) and an interval out of range, naming what it expected', async () => {
+    const { buildProgram } = await import('../../src/cli.js');
+    await expect(buildProgram().parseAsync(['node', 'batchline', 'watch', 'ftp://host'])).rejects.toThrow(/<url>: got 'ftp:\/\/host', expected an http\(s\) URL/);
+    await expect(buildProgram().parseAsync(['node', 'batchline', 'watch', 'localhost:1', '--interval', '5ms'])).rejects.toThrow(/--interval: got '5ms'/);
+  });
+});

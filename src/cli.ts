@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { makeServeCommand } from './commands/serve.js';
+import { makeSimulateCommand } from './commands/simulate.js';
 import { BatchlineError, ExitWithCode } from './errors.js';
 
 /** The `batchline` program with every command registered; nothing runs until it is parsed. */
@@ -9,6 +10,7 @@ export function buildProgram(): Command {
     .version('0.1.0')
     .showHelpAfterError('(run with --help for the options)');
   program.addCommand(makeServeCommand());
+  program.addCommand(makeSimulateCommand());
   exitOverrideEverywhere(program);
   return program;
 }

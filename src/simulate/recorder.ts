@@ -1,6 +1,5 @@
-import type { Histogram } from 'hdr-histogram-js';
-import { createLatencyHistogram, recordMs } from '../core/latency-histogram.js';
 import type { Batch, BatcherObserver, Outcome, PendingRequest, RejectReason } from '../core/types.js';
+import { BucketHistogram } from './bucket-histogram.js';
 
 /**
  * Everything a simulation report needs, gathered as the batcher runs: latency and queue-wait
@@ -9,8 +8,8 @@ import type { Batch, BatcherObserver, Outcome, PendingRequest, RejectReason } fr
  * Nothing here allocates per request.
  */
 export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
-  readonly latency: Histogram = createLatencyHistogram();
-  readonly queueWait: Histogram = createLatencyHistogram();
+  readonly latency = new BucketHistogram();
+  readonly queueWait = new BucketHistogram();
   latencySumMs = 0;
   latencyMaxMs = 0;
   queueWaitSumMs = 0;
@@ -55,7 +54,7 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
     this.started += requests.length;
     for (let i = 0; i < requests.length; i++) {
       const waitMs = nowMs - (requests[i] as PendingRequest<I, O>).arrivalAtMs;
-      recordMs(this.queueWait, waitMs);
+      this.queueWait.recordMs(waitMs);
       this.queueWaitSumMs += waitMs;
       if (waitMs > this.queueWaitMaxMs) this.queueWaitMaxMs = waitMs;
     }
@@ -77,7 +76,7 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
       this.waitSumMs += (request.startedAtMs as number) - request.arrivalAtMs;
     }
     if (outcome.kind !== 'ok') return;
-    recordMs(this.latency, sojournMs);
+    this.latency.recordMs(sojournMs);
     this.latencySumMs += sojournMs;
     if (sojournMs > this.latencyMaxMs) this.latencyMaxMs = sojournMs;
   }

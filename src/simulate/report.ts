@@ -74,8 +74,8 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
   const completed = counts.outcomes.ok;
   const expired = counts.outcomes.timeout;
   const rejected = counts.rejected.queue_full + counts.rejected.over_sla + counts.rejected.closed;
-  const latency = percentilesMs(recorder.latency);
-  const wait = percentilesMs(recorder.queueWait);
+  const latency = percentilesMs(recorder.latency.toHistogram());
+  const wait = percentilesMs(recorder.queueWait.toHistogram());
   const histogram: Record<string, number> = {};
   recorder.batchSizeCounts.forEach((count, size) => {
     if (count > 0) histogram[String(size)] = count;

@@ -1,0 +1,37 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export interface ChildServer {
+  url: string;
+  process: ChildProcess;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts a server in its own process (so it does not share a core with the load generator)
+ * and resolves once it prints `listening on <url>`.
+ */
+export function startChildServer(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<ChildServer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    const onData = (chunk: Buffer): void => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/[^\s]+)/.exec(output);
+      if (match === null) return;
+      child.stdout!.off('data', onData);
+      child.stdout!.resume();
+      resolve({
+        url: match[1] as string,
+        process: child,
+        stop: () =>
+          new Promise((done) => {
+            child.once('exit', (code) => done(code));
+            child.kill('SIGTERM');
+          }),
+      });
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited with ${code} before listening:\n${output}`)));
+  });
+}

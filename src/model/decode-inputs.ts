@@ -1,0 +1,90 @@
+import { BatchlineError } from '../errors.js';
+import { allocate, describeShape, type ElementType, type ItemTensor, type ItemTensors, type TensorSpec } from './tensor-spec.js';
+
+const INTEGER_RANGE: Partial<Record<ElementType, [number, number]>> = {
+  int8: [-128, 127],
+  uint8: [0, 255],
+  int16: [-32768, 32767],
+  uint16: [0, 65535],
+  int32: [-2147483648, 2147483647],
+  int64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+};
+
+/**
+ * Turns the `inputs` of a request body into typed tensors, checked against the model's inputs
+ * before the request can reach the queue (so a bad item never poisons a batch). `inputs` is
+ * one item's nested array when the model has one input, or an object of them by input name.
+ */
+export function decodeInputs(inputs: unknown, specs: readonly TensorSpec[]): ItemTensors {
+  if (inputs === undefined) throw bad('the body needs an "inputs" field');
+  const byName = asInputsByName(inputs, specs);
+  const decoded: ItemTensors = {};
+  for (const spec of specs) {
+    if (!(spec.name in byName)) throw bad(`missing input "${spec.name}"`);
+    decoded[spec.name] = decodeTensor(byName[spec.name], spec);
+  }
+  for (const name of Object.keys(byName)) {
+    if (!specs.some((spec) => spec.name === name)) throw bad(`unknown input "${name}"; the model takes ${specs.map((s) => `"${s.name}"`).join(', ')}`);
+  }
+  return decoded;
+}
+
+function asInputsByName(inputs: unknown, specs: readonly TensorSpec[]): Record<string, unknown> {
+  const only = specs.length === 1 ? (specs[0] as TensorSpec) : undefined;
+  if (Array.isArray(inputs) || typeof inputs !== 'object' || inputs === null) {
+    if (only === undefined) throw bad(`the model has ${specs.length} inputs; send an object of them by name`);
+    return { [only.name]: inputs };
+  }
+  return inputs as Record<string, unknown>;
+}
+
+function decodeTensor(value: unknown, spec: TensorSpec): ItemTensor {
+  const shape: number[] = [];
+  const values: unknown[] = [];
+  collect(value, spec, 0, shape, values);
+  const data = allocate(spec.type, values.length);
+  const range = INTEGER_RANGE[spec.type];
+  for (let i = 0; i < values.length; i++) {
+    const raw = values[i];
+    const number = spec.type === 'bool' && typeof raw === 'boolean' ? Number(raw) : raw;
+    if (typeof number !== 'number' || !Number.isFinite(number)) {
+      throw bad(`input "${spec.name}" must hold finite numbers, found ${JSON.stringify(raw) ?? String(raw)}`);
+    }
+    if (spec.type === 'bool' && number !== 0 && number !== 1) throw bad(`input "${spec.name}" is boolean: use true/false or 0/1`);
+    if (range !== undefined && (!Number.isInteger(number) || number < range[0] || number > range[1])) {
+      throw bad(`input "${spec.name}" holds ${spec.type}: integers from ${range[0]} to ${range[1]}, found ${number}`);
+    }
+    if (data instanceof BigInt64Array) data[i] = BigInt(number);
+    else data[i] = number;
+  }
+  return { data, shape };
+}
+
+/** Walks the nested array depth by depth, checking each level's length against the spec. */
+function collect(value: unknown, spec: TensorSpec, depth: number, shape: number[], out: unknown[]): void {
+  if (depth === spec.itemShape.length) {
+    if (Array.isArray(value)) throw shapeError(spec, `too many levels of nesting`);
+    out.push(value);
+    return;
+  }
+  if (!Array.isArray(value)) throw shapeError(spec, `expected an array at depth ${depth}`);
+  const expected = spec.itemShape[depth] as number | string;
+  if (shape.length === depth) {
+    if (typeof expected === 'number' && value.length !== expected) {
+      throw shapeError(spec, `expected length ${expected} at depth ${depth}, got ${value.length}`);
+    }
+    if (value.length === 0) throw shapeError(spec, `empty array at depth ${depth}`);
+    shape.push(value.length);
+  } else if (value.length !== shape[depth]) {
+    throw shapeError(spec, `ragged array: lengths ${shape[depth]} and ${value.length} at depth ${depth}`);
+  }
+  for (const element of value) collect(element, spec, depth + 1, shape, out);
+}
+
+function shapeError(spec: TensorSpec, detail: string): BatchlineError {
+  return bad(`input "${spec.name}" must have shape ${describeShape(spec.itemShape)} per item (no batch dimension): ${detail}`);
+}
+
+function bad(detail: string): BatchlineError {
+  return new BatchlineError('BAD_INPUT', detail);
+}

@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Outcome, PendingRequest } from '../core/types.js';
+import { BatchlineError, errorBody, type ErrorCode } from '../errors.js';
+import type { ItemTensors } from '../model/tensor-spec.js';
+import type { ServingRuntime } from './serving-runtime.js';
+
+const REQUEST_ID_PATTERN = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * POST /v1/infer: validate one item, hand it to the batcher, answer when its outcome arrives.
+ * The handler does not await: the outcome callback sends the reply, exactly once.
+ */
+export function registerInferRoute(app: FastifyInstance, runtime: ServingRuntime): void {
+  const { maxRequestTimeoutMs } = runtime.config;
+  app.post('/v1/infer', {
+    onResponse: (request, reply, next) => {
+      runtime.countResponse(reply.statusCode);
+      next();
+    },
+    handler: (request: FastifyRequest, reply: FastifyReply) => {
+      const requestId = requestIdOf(request);
+      reply.header('x-request-id', requestId);
+      const loaded = runtime.runtime;
+      if (runtime.state !== 'ready' || loaded === undefined) {
+        const code: ErrorCode = runtime.state === 'starting' ? 'NOT_READY' : 'SHUTTING_DOWN';
+        loaded?.metrics.reject(code === 'NOT_READY' ? 'not_ready' : 'shutting_down');
+        return sendError(reply, new BatchlineError(code, code === 'NOT_READY' ? 'the model is loading' : ''), runtime);
+      }
+      let item: ItemTensors;
+      let timeoutMs: number;
+      try {
+        timeoutMs = timeoutOf(request, runtime.config.requestTimeoutMs, maxRequestTimeoutMs);
+        const body = request.body as { inputs?: unknown } | undefined;
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BatchlineError('BAD_INPUT', 'the body must be a JSON object with an "inputs" field');
+        item = loaded.model.decode(body.inputs);
+      } catch (error) {
+        loaded.metrics.reject('bad_input');
+        return sendError(reply, error, runtime);
+      }
+      const submitted = loaded.batcher.submit(requestId, item, (outcome, pending) => sendOutcome(reply, outcome, pending, runtime), timeoutMs);
+      if (!submitted.admitted) {
+        if (submitted.reason === 'queue_full') {
+          reply.header('retry-after', '1');
+          return sendError(reply, new BatchlineError('QUEUE_FULL', String(loaded.batcher.queueDepth)), runtime);
+        }
+        return sendError(reply, new BatchlineError('SHUTTING_DOWN'), runtime);
+      }
+      const pending = submitted.request;
+      // A client that hangs up stops being worth a slot in a batch.
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) loaded.batcher.cancel(pending);
+      });
+      return reply;
+    },
+  });
+}
+
+function sendOutcome(reply: FastifyReply, outcome: Outcome<ItemTensors>, request: PendingRequest<ItemTensors, ItemTensors>, runtime: ServingRuntime): void {
+  if (reply.sent || reply.raw.destroyed) return;
+  switch (outcome.kind) {
+    case 'ok':
+      if (runtime.state === 'draining') reply.header('connection', 'close');
+      reply.code(200).send({ request_id: request.id, ...runtime.runtime!.model.present(outcome.output as ItemTensors) });
+      return;
+    case 'timeout':
+      return void sendError(reply, new BatchlineError('DEADLINE_EXCEEDED', String(Math.round(request.deadlineAtMs - request.arrivalAtMs))), runtime);
+    case 'error':
+      reply.log.error({ err: outcome.error, requestId: request.id }, 'model execution failed');
+      return void sendError(reply, new BatchlineError('MODEL_FAILURE', (outcome.error as Error)?.message ?? 'unknown error'), runtime);
+    case 'shutdown':
+    case 'cancelled':
+      return void sendError(reply, new BatchlineError('SHUTTING_DOWN'), runtime);
+  }
+}
+
+/** Sends the JSON error body for `error` (a BatchlineError, or anything else as a 500). */
+export function sendError(reply: FastifyReply, error: unknown, runtime?: ServingRuntime): FastifyReply {
+  const known = error instanceof BatchlineError ? error : new BatchlineError('INTERNAL', (error as Error)?.message ?? String(error));
+  // While draining, ask keep-alive clients to reconnect rather than reuse a closing socket.
+  if (runtime?.state === 'draining' || runtime?.state === 'stopped') reply.header('connection', 'close');
+  return reply.code(known.httpStatus).send(errorBody(known.code, known.message));
+}
+
+function requestIdOf(request: FastifyRequest): string {
+  const given = request.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
+}
+
+function timeoutOf(request: FastifyRequest, defaultMs: number, maxMs: number): number {
+  const given = request.headers['x-request-timeout-ms'];
+  if (given === undefined) return defaultMs;
+  const ms = typeof given === 'string' ? Number(given) : NaN;
+  if (!Number.isFinite(ms) || ms <= 0) throw new BatchlineError('BAD_HEADER', `X-Request-Timeout-Ms must be a positive number of milliseconds, got '${String(given)}'`);
+  return Math.min(ms, maxMs);
+}

@@ -1,0 +1,107 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+
+const bin = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI (npm test builds it first) and collects its output. */
+function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('batchline serve options', () => {
+  it.each([
+    [['serve', '--max-batch-size', '0'], '--max-batch-size', 'from 1 to 4096'],
+    [['serve', '--port', 'http'], '--port', 'from 0 to 65535'],
+    [['serve', '--batch-window-ms', '-1'], '--batch-window-ms', 'from 0 to 60000'],
+  ])('%j exits 2 naming the option and its range', async (args, flag, range) => {
+    const result = await run(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(flag);
+    expect(result.stderr).toContain(range);
+  });
+
+  it('names the environment variable when the bad value came from there', async () => {
+    const result = await run(['serve'], { MAX_QUEUE_SIZE: 'lots' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('MAX_QUEUE_SIZE (--max-queue-size)');
+  });
+
+  it('rejects an unknown flag', async () => {
+    const result = await run(['serve', '--max-batch', '4']);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain("unknown option '--max-batch'");
+  });
+
+  it('documents every option with its env variable and default in --help', async () => {
+    const result = await run(['serve', '--help']);
+    expect(result.code).toBe(0);
+    for (const text of ['--max-batch-size', 'MAX_BATCH_SIZE', 'default 8', '--drain-timeout-ms', '--instances', '--model ']) {
+      expect(result.stdout).toContain(text);
+    }
+  });
+});
+
+describe('batchline serve as a process', () => {
+  it('drains on SIGTERM under load: every request answered 200 or 503, none reset, exit 0', async () => {
+    const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--drain-timeout-ms', '300'], {
+      env: { ...process.env, MODEL_LATENCY_MS: '50', MAX_BATCH_SIZE: '4' },
+    });
+    let stdout = '';
+    const url = await new Promise<string>((resolve) =>
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk;
+        const match = /listening on (\S+)/.exec(stdout);
+        if (match) resolve(match[1]!);
+      }),
+    );
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const statuses: number[] = [];
+    const failures: string[] = [];
+    let sent = 0;
+    // 16 keep-alive clients loop until the server stops answering them; each loop is bounded.
+    const client = async (): Promise<void> => {
+      for (let i = 0; i < 200; i++) {
+        try {
+          sent++;
+          const response = await request(`${url}/v1/infer`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: '{"inputs":[0.2,1.5,-0.3]}',
+          });
+          await response.body.text();
+          statuses.push(response.statusCode);
+          if (response.statusCode === 503) return;
+        } catch (error) {
+          const code = (error as { code?: string }).code ?? String(error);
+          // After the listener closes, new connections are refused; that request was never accepted.
+          if (code !== 'ECONNREFUSED') failures.push(code);
+          return;
+        }
+      }
+    };
+    const clients = Array.from({ length: 16 }, client);
+    while (statuses.length < 32) await new Promise((resolve) => setImmediate(resolve));
+    child.kill('SIGTERM');
+    await Promise.all(clients);
+    expect(await exited).toBe(0);
+    expect(failures).toEqual([]);
+    expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(32);
+    expect(stdout).toContain('draining');
+  });
+});

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { BatchlineError } from '../src/errors.js';
+import { SERVE_OPTIONS } from '../src/options/serve.js';
+import { parseDurationMs, resolveOptions } from '../src/options/schema.js';
+
+describe('option resolution', () => {
+  it('takes the original Batchline defaults', () => {
+    const config = resolveOptions(SERVE_OPTIONS, {}, {});
+    expect(config).toMatchObject({
+      host: '127.0.0.1', port: 8080, maxBatchSize: 8, batchWindowMs: 10, maxQueueSize: 128,
+      requestTimeoutMs: 2000, modelLatencyMs: 20, instances: 1, model: undefined,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('prefers flags over env over defaults', () => {
+    expect(resolveOptions(SERVE_OPTIONS, {}, { MAX_BATCH_SIZE: '16' }).maxBatchSize).toBe(16);
+    expect(resolveOptions(SERVE_OPTIONS, { maxBatchSize: '4' }, { MAX_BATCH_SIZE: '16' }).maxBatchSize).toBe(4);
+  });
+
+  it.each([
+    [{ maxBatchSize: '2.5' }, '--max-batch-size', 'an integer from 1 to 4096'],
+    [{ batchWindowMs: 'soon' }, '--batch-window-ms', 'a number from 0 to 60000'],
+    [{ logRequests: 'maybe' }, '--log-requests', 'true or false'],
+  ])('rejects %j naming the flag and the allowed values', (raw, flag, allowed) => {
+    try {
+      resolveOptions(SERVE_OPTIONS, raw, {});
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(BatchlineError);
+      expect((error as BatchlineError).code).toBe('INVALID_OPTION');
+      expect((error as Error).message).toContain(flag);
+      expect((error as Error).message).toContain(allowed);
+    }
+  });
+
+  it('parses durations', () => {
+    expect(parseDurationMs('250ms')).toBe(250);
+    expect(parseDurationMs('10s')).toBe(10_000);
+    expect(parseDurationMs('2m')).toBe(120_000);
+    expect(parseDurationMs('15')).toBe(15);
+    expect(parseDurationMs('ten')).toBeUndefined();
+  });
+});

@@ -1,0 +1,115 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { infer, startTestServer, type TestServer } from './test-server.js';
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('POST /v1/infer on the embedded toy model', () => {
+  it('answers the original Batchline example', async () => {
+    server = await startTestServer();
+    const reply = await infer(server.url, { inputs: [0.2, 1.5, -0.3] });
+    expect(reply.status).toBe(200);
+    expect(reply.json.request_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(reply.json.prediction).toEqual({ label: 'positive', score: 0.682799, model_version: 'toy-logistic-v1' });
+    expect(reply.headers['x-request-id']).toBe(reply.json.request_id);
+    const negative = await infer(server.url, { inputs: [-1, -1, -1] });
+    expect(negative.json.prediction.label).toBe('negative');
+  });
+
+  it('honours and echoes X-Request-Id', async () => {
+    server = await startTestServer();
+    const reply = await infer(server.url, { inputs: [1, 2, 3] }, { 'x-request-id': 'client-42' });
+    expect(reply.json.request_id).toBe('client-42');
+    expect(reply.headers['x-request-id']).toBe('client-42');
+  });
+
+  it('batches concurrent requests', async () => {
+    server = await startTestServer({ modelLatencyMs: 50, maxBatchSize: 8, batchWindowMs: 20 });
+    const replies = await Promise.all(Array.from({ length: 16 }, (_, i) => infer(server!.url, { inputs: [i, 0, 0] })));
+    expect(replies.every((r) => r.status === 200)).toBe(true);
+    const counts = server.runtime.runtime!.batcher.counts;
+    expect(counts.batchItems).toBe(16);
+    expect(counts.batches).toBeLessThanOrEqual(4);
+    expect(counts.batchItems / counts.batches).toBeGreaterThan(1);
+  });
+
+  it('answers 429 with Retry-After when the queue is full, and answers everyone', async () => {
+    server = await startTestServer({ maxQueueSize: 1, modelLatencyMs: 300 });
+    const replies = await Promise.all(Array.from({ length: 20 }, () => infer(server!.url, { inputs: [1, 1, 1] })));
+    const ok = replies.filter((r) => r.status === 200);
+    const rejected = replies.filter((r) => r.status === 429);
+    expect(ok.length + rejected.length).toBe(20);
+    expect(ok.length).toBeGreaterThan(0);
+    expect(rejected.length).toBeGreaterThan(0);
+    for (const r of rejected) {
+      expect(r.headers['retry-after']).toBe('1');
+      expect(r.json.error.code).toBe('queue_full');
+    }
+  });
+
+  it('answers 504 when the deadline passes, never later than it', async () => {
+    server = await startTestServer({ modelLatencyMs: 400, requestTimeoutMs: 2000 });
+    const startedAt = performance.now();
+    const reply = await infer(server.url, { inputs: [1, 1, 1] }, { 'x-request-timeout-ms': '50' });
+    expect(reply.status).toBe(504);
+    expect(reply.json.error.code).toBe('deadline_exceeded');
+    expect(performance.now() - startedAt).toBeLessThan(400); // answered at the deadline, not when the batch ended
+    expect(server.runtime.runtime!.batcher.counts.outcomes.timeout).toBe(1);
+  });
+
+  it('caps a requested deadline at --max-request-timeout-ms', async () => {
+    server = await startTestServer({ modelLatencyMs: 300, maxRequestTimeoutMs: 40 });
+    const reply = await infer(server.url, { inputs: [1, 1, 1] }, { 'x-request-timeout-ms': '100000' });
+    expect(reply.status).toBe(504);
+  });
+});
+
+describe('bad requests', () => {
+  const cases: [string, string | object, Record<string, string>, number, string][] = [
+    ['malformed JSON', '{"inputs": [1, 2', {}, 400, 'bad_json'],
+    ['an empty body', '', {}, 400, 'bad_json'],
+    ['too few features', { inputs: [1, 2] }, {}, 400, 'bad_input'],
+    ['a batch dimension', { inputs: [[1, 2, 3]] }, {}, 400, 'bad_input'],
+    ['a string feature', { inputs: [1, 'x', 3] }, {}, 400, 'bad_input'],
+    ['a non-finite number', '{"inputs":[1e999, 1, 1]}', {}, 400, 'bad_input'],
+    ['a null', { inputs: [1, null, 3] }, {}, 400, 'bad_input'],
+    ['no inputs field', { features: [1, 2, 3] }, {}, 400, 'bad_input'],
+    ['a JSON array body', [1, 2, 3], {}, 400, 'bad_input'],
+    ['an unknown input name', { inputs: { nope: [1, 2, 3] } }, {}, 400, 'bad_input'],
+    ['a wrong content type', 'inputs=1,2,3', { 'content-type': 'text/plain' }, 415, 'unsupported_media_type'],
+    ['a bad deadline header', { inputs: [1, 2, 3] }, { 'x-request-timeout-ms': 'soon' }, 400, 'bad_header'],
+  ];
+
+  it.each(cases)('rejects %s with a JSON error', async (_name, body, headers, status, code) => {
+    server ??= await startTestServer();
+    const reply = await infer(server.url, body, headers);
+    expect(reply.status).toBe(status);
+    expect(reply.json.error.code).toBe(code);
+    expect(typeof reply.json.error.message).toBe('string');
+  });
+
+  it('rejects a body over the limit with 413', async () => {
+    server = await startTestServer({ bodyLimitBytes: 1024 });
+    const reply = await infer(server.url, { inputs: [1, 2, 3], padding: 'x'.repeat(2000) });
+    expect(reply.status).toBe(413);
+    expect(reply.json.error.code).toBe('payload_too_large');
+  });
+
+  it('answers unknown routes with a JSON 404', async () => {
+    server = await startTestServer();
+    const reply = await infer(`${server.url}/nope`, { inputs: [1, 2, 3] });
+    expect(reply.status).toBe(404);
+    expect(reply.json.error.code).toBe('not_found');
+  });
+
+  it('never lets a bad request poison the batch it would have joined', async () => {
+    server = await startTestServer({ modelLatencyMs: 30, batchWindowMs: 20 });
+    const bodies = [...Array.from({ length: 7 }, (_, i) => ({ inputs: [i, 1, 1] })), { inputs: [1, 2] }];
+    const replies = await Promise.all(bodies.map((body) => infer(server!.url, body)));
+    expect(replies.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 400]);
+    expect(server.runtime.runtime!.batcher.counts.batchItems).toBe(7);
+  });
+});

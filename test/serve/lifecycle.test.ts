@@ -1,0 +1,121 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadModel } from '../../src/model/load-model.js';
+import { SERVE_OPTIONS } from '../../src/options/serve.js';
+import { resolveOptions } from '../../src/options/schema.js';
+import { buildServer } from '../../src/serve/build-server.js';
+import { runServer } from '../../src/serve/run-server.js';
+import { infer, startTestServer, type TestServer } from './test-server.js';
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function get(url: string): Promise<{ status: number; text: string; contentType: string | undefined }> {
+  const response = await request(url);
+  return { status: response.statusCode, text: await response.body.text(), contentType: response.headers['content-type'] as string | undefined };
+}
+
+function promtoolPath(): string | undefined {
+  return ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((path) => existsSync(path));
+}
+
+describe('health, readiness and metrics', () => {
+  it('is alive but not ready while the model loads, ready once it is attached', async () => {
+    const config = resolveOptions(SERVE_OPTIONS, { port: 0 }, {});
+    const { app, runtime } = buildServer(config);
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      expect((await get(`${url}/healthz`)).status).toBe(200);
+      const notReady = await get(`${url}/readyz`);
+      expect(notReady.status).toBe(503);
+      expect(JSON.parse(notReady.text).error.code).toBe('not_ready');
+      expect((await infer(url, { inputs: [1, 2, 3] })).status).toBe(503);
+      runtime.attach(await loadModel());
+      expect((await get(`${url}/readyz`)).status).toBe(200);
+    } finally {
+      await runtime.drain(0);
+      await app.close();
+    }
+  });
+
+  it('exports the promised Prometheus metrics', async () => {
+    server = await startTestServer({ maxQueueSize: 1, modelLatencyMs: 100 });
+    await Promise.all(Array.from({ length: 6 }, () => infer(server!.url, { inputs: [1, 2, 3] })));
+    await infer(server.url, { inputs: [1] });
+    const metrics = await get(`${server.url}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(metrics.contentType).toContain('text/plain');
+    for (const name of [
+      'batchline_requests_total{outcome="ok"}',
+      'batchline_requests_total{outcome="rejected"}',
+      'batchline_queue_depth',
+      'batchline_batches_total',
+      'batchline_batch_items_total',
+      'batchline_batch_size_bucket',
+      'batchline_request_duration_seconds_bucket',
+      'batchline_queue_wait_seconds_bucket',
+      'batchline_model_execution_seconds_bucket',
+      'batchline_rejections_total{reason="queue_full"}',
+      'batchline_rejections_total{reason="bad_input"} 1',
+    ]) {
+      expect(metrics.text).toContain(name);
+    }
+  });
+
+  // promtool comes from Debian's `prometheus` package; .ci/run installs it when it can.
+  it.runIf(promtoolPath() !== undefined)('passes promtool check metrics', async () => {
+    server = await startTestServer();
+    await infer(server.url, { inputs: [1, 2, 3] });
+    const dir = await mkdtemp(join(tmpdir(), 'batchline-metrics-'));
+    const file = join(dir, 'metrics.txt');
+    await writeFile(file, (await get(`${server.url}/metrics`)).text);
+    const { stdout, stderr } = await promisify(execFile)('sh', ['-c', `${promtoolPath()} check metrics < ${file}`]);
+    expect(stdout + stderr).toBe('');
+  });
+
+  it('serves its stats as JSON for dashboards', async () => {
+    server = await startTestServer();
+    await infer(server.url, { inputs: [1, 2, 3] });
+    const stats = JSON.parse((await get(`${server.url}/v1/stats`)).text);
+    expect(stats.state).toBe('ready');
+    expect(stats.model.version).toBe('toy-logistic-v1');
+    expect(stats.responsesByStatus['200']).toBe(1);
+    expect(stats.snapshot.counts.outcomes.ok).toBe(1);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('answers every request with 200 or 503 when shut down while busy', async () => {
+    let signal!: (name: string) => void;
+    const shutdownSignal = new Promise<string>((resolve) => (signal = resolve));
+    const output: string[] = [];
+    const sink = { write: (text: string) => output.push(text) } as unknown as NodeJS.WritableStream;
+    const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 100, maxBatchSize: 4, drainTimeoutMs: 150 }, {});
+    const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal });
+    while (!output.join('').includes('listening on')) await new Promise((resolve) => setImmediate(resolve));
+    const url = /listening on (\S+)/.exec(output.join(''))![1]!;
+    // 40 requests need 10 batches of 100 ms; the 150 ms drain lets only some finish.
+    const replies = Array.from({ length: 40 }, () => infer(url, { inputs: [1, 2, 3] }));
+    // Shut down once all 40 are inside the server (bounded: a few hundred polls at most).
+    for (let poll = 0; poll < 500; poll++) {
+      const stats = JSON.parse((await get(`${url}/v1/stats`)).text);
+      if (stats.snapshot.counts.admitted === 40) break;
+    }
+    signal('SIGTERM');
+    const statuses = (await Promise.all(replies)).map((r) => r.status);
+    await running;
+    expect(statuses).toHaveLength(40);
+    expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+    expect(statuses).toContain(200);
+    expect(statuses).toContain(503);
+  });
+});

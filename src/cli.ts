@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { makeServeCommand } from './commands/serve.js';
+import { makeProfileCommand } from './commands/profile.js';
 import { makeSimulateCommand } from './commands/simulate.js';
 import { BatchlineError, ExitWithCode } from './errors.js';
 
@@ -11,6 +12,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for the options)');
   program.addCommand(makeServeCommand());
   program.addCommand(makeSimulateCommand());
+  program.addCommand(makeProfileCommand());
   exitOverrideEverywhere(program);
   return program;
 }

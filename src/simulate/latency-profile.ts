@@ -55,8 +55,8 @@ export function validateLatencyProfile(data: unknown, where: string): LatencyPro
   if (!Array.isArray(profile.points) || profile.points.length === 0) bad('has no points');
   for (const point of profile.points as unknown[]) {
     const p = point as Partial<LatencyProfilePoint>;
-    if (!Number.isInteger(p.batch_size) || (p.batch_size as number) < 1 || !(typeof p.mean_ms === 'number' && p.mean_ms >= 0)) {
-      bad('has a point without a positive integer batch_size and a mean_ms >= 0');
+    if (!Number.isInteger(p.batch_size) || (p.batch_size as number) < 1 || !(typeof p.p50_ms === 'number' && p.p50_ms >= 0)) {
+      bad('has a point without a positive integer batch_size and a p50_ms >= 0');
     }
   }
   const fit = profile.fit;
@@ -64,8 +64,11 @@ export function validateLatencyProfile(data: unknown, where: string): LatencyPro
   return profile as LatencyProfile;
 }
 
-/** The latency model a profile describes: its table, extended past the largest size by the fit's slope. */
+/**
+ * The latency model a profile describes: each size's median time, interpolated between sizes
+ * and extended past the largest by the fit's slope. (Jitter is `--latency-cv`'s business.)
+ */
 export function latencyModelFromProfile(profile: LatencyProfile, source: string): LatencyModel {
-  const points = profile.points.map((p) => ({ batchSize: p.batch_size, meanMs: p.mean_ms }));
+  const points = profile.points.map((p) => ({ batchSize: p.batch_size, meanMs: p.p50_ms }));
   return tableLatency(points, profile.fit.b_ms, source);
 }

@@ -112,7 +112,7 @@ describe('sweeps, Pareto and the SLO pick', () => {
   });
 });
 
-describe('simulate --help stays light', () => {
+describe('simulate --help and profile --help stay light', () => {
   it('the command module reaches onnxruntime, fastify and ink only through dynamic imports', () => {
     const root = resolve(dirname(new URL(import.meta.url).pathname), '../..');
     const seen = new Set<string>();
@@ -129,6 +129,7 @@ describe('simulate --help stays light', () => {
       }
     };
     visit(join(root, 'src/commands/simulate.ts'));
+    visit(join(root, 'src/commands/profile.ts'));
     expect(heavy).toEqual([]);
   });
 });

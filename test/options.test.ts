@@ -42,3 +42,21 @@ describe('option resolution', () => {
     expect(parseDurationMs('ten')).toBeUndefined();
   });
 });
+
+describe('the README option table', () => {
+  it('lists every serve option with its env variable, default and description', async () => {
+    const { readFileSync } = await import('node:fs');
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const table = readme.slice(readme.indexOf('<!-- serve-options:start -->'), readme.indexOf('<!-- serve-options:end -->'));
+    const rows = table.split('\n').filter((line) => line.startsWith('| `--'));
+    expect(rows).toHaveLength(Object.keys(SERVE_OPTIONS).length);
+    for (const spec of Object.values(SERVE_OPTIONS)) {
+      const row = rows.find((line) => line.startsWith(`| \`--${spec.flag}\` |`));
+      expect(row, `--${spec.flag} is missing from the README`).toBeDefined();
+      expect(row).toContain(`\`${spec.env}\``);
+      expect(row).toContain(spec.default === undefined ? '| — |' : `\`${String(spec.default)}\``);
+      expect(row).toContain(spec.description);
+      if (spec.kind === 'int' || spec.kind === 'number') expect(row).toContain(`${spec.min}–${spec.max}`);
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { decodeInputs } from './decode-inputs.js';
-import { OnnxModel } from './onnx-model.js';
+import { WorkerModel } from './worker-model.js';
 import type { ItemTensor, ItemTensors, TensorSpec } from './tensor-spec.js';
 import { buildToyModelOnnx, TOY_MODEL_VERSION, TOY_OUTPUT_NAME } from './toy-model.js';
 
@@ -11,34 +11,33 @@ export interface ServedModel {
   readonly outputs: readonly TensorSpec[];
   /** Validates and converts a request's `inputs`; throws BAD_INPUT. */
   decode(inputs: unknown): ItemTensors;
-  runBatch(items: readonly ItemTensors[]): Promise<ItemTensors[]>;
+  /** Runs a batch on model instance `instance` (its own thread). */
+  runBatch(items: readonly ItemTensors[], instance?: number): Promise<ItemTensors[]>;
   /** The reply fields for one item's outputs (everything but `request_id`). */
   present(outputs: ItemTensors): Record<string, unknown>;
   close(): Promise<void>;
 }
 
-/**
- * Loads the ONNX model at `path`, or the embedded toy-logistic-v1 when there is none.
- * `intraOpThreads`: onnxruntime threads per run (0 = one per core).
- */
-export async function loadModel(path?: string, intraOpThreads = 1): Promise<ServedModel> {
-  if (path === undefined) {
-    const onnx = await OnnxModel.load(buildToyModelOnnx(), TOY_MODEL_VERSION, intraOpThreads);
-    return served(onnx, presentToyPrediction);
-  }
-  const onnx = await OnnxModel.load(path, basename(path).replace(/\.onnx$/i, ''), intraOpThreads);
-  return served(onnx, (outputs) => ({ outputs: nestedOutputs(outputs), model_version: onnx.version }));
+export interface LoadOptions {
+  /** Model instances, each a session on its own worker thread (default 1). */
+  instances?: number;
+  /** onnxruntime threads per run (0 = one per core; default 1). */
+  intraOpThreads?: number;
 }
 
-function served(onnx: OnnxModel, present: (outputs: ItemTensors) => Record<string, unknown>): ServedModel {
+/** Loads the ONNX model at `path`, or the embedded toy-logistic-v1 when there is none. */
+export async function loadModel(path?: string, options: LoadOptions = {}): Promise<ServedModel> {
+  const version = path === undefined ? TOY_MODEL_VERSION : basename(path).replace(/\.onnx$/i, '');
+  const workers = await WorkerModel.start({ path, version, intraOpThreads: options.intraOpThreads ?? 1 }, options.instances ?? 1);
+  const present = path === undefined ? presentToyPrediction : (outputs: ItemTensors) => ({ outputs: nestedOutputs(outputs), model_version: version });
   return {
-    version: onnx.version,
-    inputs: onnx.inputs,
-    outputs: onnx.outputs,
-    decode: (inputs) => decodeInputs(inputs, onnx.inputs),
-    runBatch: (items) => onnx.runBatch(items),
+    version,
+    inputs: workers.inputs,
+    outputs: workers.outputs,
+    decode: (inputs) => decodeInputs(inputs, workers.inputs),
+    runBatch: (items, instance = 0) => workers.run(instance, items),
     present,
-    close: () => onnx.close(),
+    close: () => workers.close(),
   };
 }
 

@@ -23,6 +23,6 @@ export const BATCHING_OPTIONS = {
   },
   instances: {
     kind: 'int', flag: 'instances', env: 'INSTANCES', default: 1, min: 1, max: 256,
-    description: 'model instances (executor slots) taking batches from the one queue',
+    description: 'model instances taking batches from the one queue, each a session on its own thread',
   },
 } as const satisfies OptionSchema;

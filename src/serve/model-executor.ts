@@ -16,7 +16,7 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
 
   start(batch: Batch<ItemTensors, ItemTensors>, done: (result: readonly ItemTensors[] | Error) => void): void {
     const run = (): void => {
-      this.model.runBatch(batch.inputs).then(done, (error: unknown) => done(error instanceof Error ? error : new Error(String(error))));
+      this.model.runBatch(batch.inputs, batch.instance).then(done, (error: unknown) => done(error instanceof Error ? error : new Error(String(error))));
     };
     if (this.modelLatencyMs > 0) this.clock.schedule(batch.startedAtMs + this.modelLatencyMs, run);
     else run();

@@ -1,0 +1,34 @@
+/**
+ * A model instance on its own thread: loads one onnxruntime session and runs the batches the
+ * main thread posts, so model execution never blocks the event loop that serves HTTP.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { OnnxModel } from './onnx-model.js';
+import type { ItemTensors } from './tensor-spec.js';
+import type { WorkerReply, WorkerRequest, WorkerSetup } from './worker-protocol.js';
+import { transferablesOf } from './worker-protocol.js';
+import { buildToyModelOnnx } from './toy-model.js';
+
+const port = parentPort!;
+const setup = workerData as WorkerSetup;
+
+function send(reply: WorkerReply, items: ItemTensors[] = []): void {
+  port.postMessage(reply, transferablesOf(items));
+}
+
+try {
+  const model = await OnnxModel.load(setup.path ?? buildToyModelOnnx(), setup.version, setup.intraOpThreads);
+  send({ kind: 'loaded', inputs: model.inputs, outputs: model.outputs });
+  port.on('message', (request: WorkerRequest) => {
+    if (request.kind === 'close') {
+      void model.close().finally(() => port.close());
+      return;
+    }
+    model.runBatch(request.items).then(
+      (outputs) => send({ kind: 'result', id: request.id, outputs }, outputs),
+      (error: unknown) => send({ kind: 'failed', id: request.id, message: error instanceof Error ? error.message : String(error) }),
+    );
+  });
+} catch (error) {
+  send({ kind: 'load_failed', message: error instanceof Error ? error.message : String(error) });
+}

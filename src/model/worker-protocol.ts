@@ -1,0 +1,30 @@
+import type { ItemTensors, TensorSpec } from './tensor-spec.js';
+
+/** What a model worker needs to load its session. */
+export interface WorkerSetup {
+  /** ONNX file, or undefined for the embedded toy model. */
+  path: string | undefined;
+  version: string;
+  intraOpThreads: number;
+}
+
+export type WorkerRequest = { kind: 'run'; id: number; items: ItemTensors[] } | { kind: 'close' };
+
+export type WorkerReply =
+  | { kind: 'loaded'; inputs: TensorSpec[]; outputs: TensorSpec[] }
+  | { kind: 'load_failed'; message: string }
+  | { kind: 'result'; id: number; outputs: ItemTensors[] }
+  | { kind: 'failed'; id: number; message: string };
+
+/** The buffers of a batch's tensors, moved rather than copied between threads. */
+export function transferablesOf(items: readonly ItemTensors[]): ArrayBuffer[] {
+  const buffers = new Set<ArrayBuffer>();
+  for (const item of items) {
+    for (const tensor of Object.values(item)) {
+      const buffer = tensor.data.buffer;
+      // A typed array that views part of a larger buffer cannot be moved whole; it is copied.
+      if (buffer instanceof ArrayBuffer && tensor.data.byteOffset === 0 && tensor.data.byteLength === buffer.byteLength) buffers.add(buffer);
+    }
+  }
+  return [...buffers];
+}

@@ -29,7 +29,7 @@ export interface ProfileRequest {
 export async function profileMain(request: ProfileRequest): Promise<LatencyProfile> {
   const { options, stdout } = request;
   const sizes = parseBatchSizes(options.batchSizes);
-  const load = request.loadModel ?? (async (path, threads) => (await import('../model/load-model.js')).loadModel(path, threads));
+  const load = request.loadModel ?? (async (path, threads) => (await import('../model/load-model.js')).loadModel(path, { instances: 1, intraOpThreads: threads }));
   const model = await load(options.model, options.intraOpThreads);
   let profile: LatencyProfile;
   try {

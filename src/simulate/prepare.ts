@@ -84,8 +84,15 @@ export function prepareRun(options: SimulateOptions, inputs: SimulationInputs, c
     arrivalsDescription: workload.description,
     serviceDescription: model.description,
     latencyCv: options.latencyCv,
+    capacityRps: capacityRps(batching, model),
   };
   return { setup, context };
+}
+
+/** Throughput with every instance busy on full batches; Infinity for a zero service time. */
+function capacityRps(batching: BatchingConfig, model: LatencyModel): number {
+  const fullBatchMs = model.meanMs(batching.maxBatchSize);
+  return fullBatchMs > 0 ? (batching.instances * batching.maxBatchSize * 1000) / fullBatchMs : Number.POSITIVE_INFINITY;
 }
 
 function latencyModelFor(options: SimulateOptions, inputs: SimulationInputs): LatencyModel {

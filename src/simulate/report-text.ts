@@ -11,6 +11,11 @@ export function formatReport(report: SimulationReport): string {
   );
   lines.push(`arrivals    ${config.arrivals}`);
   lines.push(`service     ${config.service_time}${config.latency_cv > 0 ? ` · jitter cv ${config.latency_cv}` : ''}`);
+  if (Number.isFinite(report.capacity_rps) && report.capacity_rps > 0) {
+    lines.push(
+      `capacity    ${fixed(report.capacity_rps, 1)} req/s with every instance on full batches of ${config.max_batch_size} · offered load ${fixed((report.offered_rps / report.capacity_rps) * 100, 1)}% of it`,
+    );
+  }
   lines.push('');
   const rejectedDetail = Object.entries(r.rejected_by_reason)
     .filter(([, n]) => n > 0)

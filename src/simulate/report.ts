@@ -39,6 +39,8 @@ export interface SimulationReport {
     expired_while_running: number;
     failed: number;
   };
+  /** Most the configuration can serve: instances × maxBatch / latency(maxBatch), req/s. */
+  capacity_rps: number;
   /** Simulated time from 0 to the last answer, ms. */
   simulated_ms: number;
   /** Arrivals per second over the span of arrivals. */
@@ -64,6 +66,7 @@ export interface ReportContext {
   arrivalsDescription: string;
   serviceDescription: string;
   latencyCv: number;
+  capacityRps: number;
 }
 
 /** Builds the report; every number is rounded so the JSON is short and stable. */
@@ -104,6 +107,7 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
       expired_while_running: expired - counts.timeoutsWhileQueued,
       failed: counts.outcomes.error + counts.outcomes.cancelled + counts.outcomes.shutdown,
     },
+    capacity_rps: round(context.capacityRps, 3),
     simulated_ms: round(endMs, 3),
     offered_rps: recorder.lastArrivalAtMs > 0 ? round((recorder.arrivals / recorder.lastArrivalAtMs) * 1000, 3) : 0,
     throughput_rps: perSecond(counts.batchItems),

@@ -3,7 +3,7 @@ import type { OptionSchema, OptionValues } from './schema.js';
 
 /** Every option of `batchline profile`. The model options are serve's, so a profile measures what serve runs. */
 export const PROFILE_OPTIONS = {
-  model: SERVE_OPTIONS.model,
+  model: { ...SERVE_OPTIONS.model, description: 'path of an ONNX model to profile (default: the embedded toy-logistic-v1)' },
   intraOpThreads: SERVE_OPTIONS.intraOpThreads,
   batchSizes: {
     kind: 'string', flag: 'batch-sizes', default: '1,2,4,8,16,32',

@@ -70,8 +70,19 @@ function fromJson(data: unknown, path: string): number[] {
     for (const key of ARRAY_KEYS) if (Array.isArray(object[key])) return fromJson(object[key], path);
     if (Array.isArray(object.requests)) return fromJson(object.requests, path);
     if (RECORD_KEYS.some((key) => typeof object[key] === 'number')) return [recordTime(object, path)];
+    if (typeof object.schema === 'string' && object.schema.startsWith('batchline.bench/')) throw benchSummary(object, path);
   }
   throw fileError(path, `carries no arrival times (looked for an array, or ${ARRAY_KEYS.join(', ')} or requests[].arrival_ms)`);
+}
+
+/** A bench --json report holds the schedule's parameters, not its times: say how to rebuild it. */
+function benchSummary(report: Record<string, unknown>, path: string): BatchlineError {
+  const rate = report.target_rate_rps;
+  const flags =
+    typeof rate === 'number'
+      ? `--rate ${rate} --arrival ${report.arrival === 'constant' ? 'constant' : 'poisson'} --duration ${String(report.duration_s)}s`
+      : '--rate <its throughput>';
+  return fileError(path, `is a bench --json summary without per-request times; simulate its load with ${flags}`);
 }
 
 function recordTime(item: unknown, where: string): number {

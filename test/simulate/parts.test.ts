@@ -78,6 +78,8 @@ describe('arrival files', () => {
     expect(() => parseArrivals('1\nx\n', 'a.txt')).toThrow(/--arrivals: 'a.txt' line 2 is not a number/);
     expect(() => parseArrivals('{"summary":{}}', 'b.json')).toThrow(/carries no arrival times/);
     expect(() => parseArrivals('-1\n', 'c.txt')).toThrow(/negative/);
+    const bench = JSON.stringify({ schema: 'batchline.bench/v1', target_rate_rps: 300, arrival: 'poisson', duration_s: 30, requests: { sent: 9000 } });
+    expect(() => parseArrivals(bench, 'run.json')).toThrow(/bench --json summary without per-request times; simulate its load with --rate 300 --arrival poisson --duration 30s/);
   });
 });
 

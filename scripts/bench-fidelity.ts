@@ -10,6 +10,8 @@
  * measures it, through serve's worker thread) plus MODEL_LATENCY_MS, which is what a user has
  * before deploying; "calibrated" is the mean batch execution time serve itself reported in
  * /metrics during the warm-up, which also holds timer lateness and thread hand-offs.
+ * A third row adds to "calibrated" the one thing simulate does not model, the HTTP round trip
+ * outside the batcher, taken as the median of sequential GET /healthz round trips.
  * Capacity (for the load levels) = maxBatch / profiled latency(maxBatch).
  *
  * The load is generated here with undici (bench was not yet on main): each request is timed
@@ -93,8 +95,7 @@ function poissonSchedule(rateRps: number, durationMs: number, seed: number): num
 }
 
 /** Open-loop load: request i goes out at times[i]; latency runs from that intended time. */
-async function openLoop(origin: string, times: readonly number[]): Promise<Measured> {
-  const pool = new Pool(origin, { connections: 256 });
+async function openLoop(pool: Pool, times: readonly number[]): Promise<Measured> {
   const latency = createLatencyHistogram();
   let ok = 0;
   let rejected = 0;
@@ -142,7 +143,6 @@ async function openLoop(origin: string, times: readonly number[]): Promise<Measu
     };
     tick();
   });
-  await pool.close();
   const p = percentilesMs(latency);
   return { throughputRps: (ok / lastEndMs) * 1000, p50Ms: p.p50, p99Ms: p.p99, ok, rejected, expired, other, meanSendLagMs: sendLagSumMs / Math.max(1, times.length) };
 }
@@ -156,6 +156,19 @@ function simulateLevel(rateRps: number, latency: string): SimulationReport {
   const options = resolveOptions(SIMULATE_OPTIONS, raw, {});
   const { setup, context } = prepareRun(options, { given: ['rate', 'duration', 'latency'] });
   return buildReport(runSimulation(setup), context);
+}
+
+/** Median round trip of sequential GET /healthz: HTTP and loopback cost outside the batcher. */
+async function httpRoundTripMs(pool: Pool, count = 300): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    const response = await pool.request({ path: '/healthz', method: 'GET' });
+    await response.body.text();
+    samples.push(performance.now() - started);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)] as number;
 }
 
 /** Mean batch execution time serve reports in /metrics (batch start to finish, ms). */
@@ -190,17 +203,23 @@ async function main(): Promise<void> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const serve = await startServe(port);
+  // One pool for the whole run, so every level finds its connections open.
+  const pool = new Pool(origin, { connections: 256 });
   try {
-    await openLoop(origin, poissonSchedule(capacityRps * 0.5, 3000, SEED + 1)); // warm-up, discarded
+    await openLoop(pool, poissonSchedule(capacityRps * 0.5, 3000, SEED + 1)); // warm-up, discarded
     const calibratedMs = await servedBatchMs(origin);
     const calibrated = calibratedMs === undefined ? latency : calibratedMs.toFixed(4);
     console.log(`calibrated service time (serve's mean batch execution in the warm-up, /metrics): ${calibrated} ms`);
+    const httpMs = await httpRoundTripMs(pool);
+    console.log(`HTTP round trip outside the batcher (median GET /healthz): ${httpMs.toFixed(3)} ms`);
     const rows: string[][] = [];
     for (const level of LEVELS) {
       const rateRps = Math.round(capacityRps * level * 10) / 10;
-      const real = await openLoop(origin, poissonSchedule(rateRps, DURATION_MS, SEED));
-      for (const [name, service] of [['profiled', latency], ['calibrated', calibrated]] as const) {
+      const real = await openLoop(pool, poissonSchedule(rateRps, DURATION_MS, SEED));
+      for (const [name, service, addMs] of [['profiled', latency, 0], ['calibrated', calibrated, 0], ['calib+http', calibrated, httpMs]] as const) {
         const sim = simulateLevel(rateRps, service);
+        sim.latency_ms.p50 += addMs;
+        sim.latency_ms.p99 += addMs;
         rows.push([
           `${Math.round(level * 100)}%`, rateRps.toFixed(1), name,
           real.throughputRps.toFixed(1), sim.throughput_rps.toFixed(1), pct(sim.throughput_rps, real.throughputRps),
@@ -222,6 +241,7 @@ async function main(): Promise<void> {
     const busy = loadavg()[0] as number;
     console.log(`load average at the end ${busy.toFixed(2)} on ${availableParallelism()} cores${busy > availableParallelism() ? ' (the machine was busy: expect the real side to suffer)' : ''}`);
   } finally {
+    await pool.close();
     serve.kill('SIGTERM');
   }
 }

@@ -9,7 +9,8 @@
  * are printed: "profiled" is the model's own time per batch size (as `batchline profile`
  * measures it, through serve's worker thread) plus MODEL_LATENCY_MS, which is what a user has
  * before deploying; "calibrated" is the mean batch execution time serve itself reported in
- * /metrics during the warm-up, which also holds timer lateness and thread hand-offs.
+ * /metrics over the same level, which also holds timer lateness and thread hand-offs: it asks
+ * whether, given the right service time, the queueing is predicted right.
  * A third row adds to "calibrated" the one thing simulate does not model, the HTTP round trip
  * outside the batcher, taken as the median of sequential GET /healthz round trips.
  * Capacity (for the load levels) = maxBatch / profiled latency(maxBatch).
@@ -171,13 +172,12 @@ async function httpRoundTripMs(pool: Pool, count = 300): Promise<number> {
   return samples[Math.floor(samples.length / 2)] as number;
 }
 
-/** Mean batch execution time serve reports in /metrics (batch start to finish, ms). */
-async function servedBatchMs(origin: string): Promise<number | undefined> {
+/** Total batch execution time (s) and batch count serve reports in /metrics. */
+async function servedBatchTotals(origin: string): Promise<{ sumS: number; count: number }> {
   const text = await (await fetch(`${origin}/metrics`)).text();
   const sum = /^batchline_model_execution_seconds_sum\s+(\S+)/m.exec(text);
   const count = /^batchline_model_execution_seconds_count\s+(\S+)/m.exec(text);
-  if (sum === null || count === null || Number(count[1]) === 0) return undefined;
-  return (Number(sum[1]) / Number(count[1])) * 1000;
+  return { sumS: sum === null ? 0 : Number(sum[1]), count: count === null ? 0 : Number(count[1]) };
 }
 
 function pct(simulated: number, real: number): string {
@@ -207,15 +207,18 @@ async function main(): Promise<void> {
   const pool = new Pool(origin, { connections: 256 });
   try {
     await openLoop(pool, poissonSchedule(capacityRps * 0.5, 3000, SEED + 1)); // warm-up, discarded
-    const calibratedMs = await servedBatchMs(origin);
-    const calibrated = calibratedMs === undefined ? latency : calibratedMs.toFixed(4);
-    console.log(`calibrated service time (serve's mean batch execution in the warm-up, /metrics): ${calibrated} ms`);
     const httpMs = await httpRoundTripMs(pool);
     console.log(`HTTP round trip outside the batcher (median GET /healthz): ${httpMs.toFixed(3)} ms`);
     const rows: string[][] = [];
+    const calibrations: string[] = [];
     for (const level of LEVELS) {
       const rateRps = Math.round(capacityRps * level * 10) / 10;
+      const before = await servedBatchTotals(origin);
       const real = await openLoop(pool, poissonSchedule(rateRps, DURATION_MS, SEED));
+      const after = await servedBatchTotals(origin);
+      const calibratedMs = ((after.sumS - before.sumS) / Math.max(1, after.count - before.count)) * 1000;
+      const calibrated = calibratedMs.toFixed(4);
+      calibrations.push(`${Math.round(level * 100)}%: ${calibrated} ms`);
       for (const [name, service, addMs] of [['profiled', latency, 0], ['calibrated', calibrated, 0], ['calib+http', calibrated, httpMs]] as const) {
         const sim = simulateLevel(rateRps, service);
         sim.latency_ms.p50 += addMs;
@@ -238,6 +241,7 @@ async function main(): Promise<void> {
     for (const row of rows) console.log(render(row));
     console.log('');
     console.log('latencies in ms from the intended send time; err = (simulated − real) / real; lost = rejected + expired + errors (real/simulated); send lag = mean ms the generator sent late');
+    console.log(`calibrated service time = serve's mean batch execution time over the level (/metrics): ${calibrations.join(', ')}`);
     const busy = loadavg()[0] as number;
     console.log(`load average at the end ${busy.toFixed(2)} on ${availableParallelism()} cores${busy > availableParallelism() ? ' (the machine was busy: expect the real side to suffer)' : ''}`);
   } finally {

@@ -51,6 +51,7 @@ interface Measured {
   expired: number;
   other: number;
   meanSendLagMs: number;
+  meanMs: number;
 }
 
 async function freePort(): Promise<number> {
@@ -104,6 +105,7 @@ async function openLoop(pool: Pool, times: readonly number[]): Promise<Measured>
   let other = 0;
   let lastEndMs = 0;
   let sendLagSumMs = 0;
+  let latencySumMs = 0;
   const startedAt = performance.now();
   const elapsedMs = (): number => performance.now() - startedAt;
   await new Promise<void>((resolve) => {
@@ -124,6 +126,7 @@ async function openLoop(pool: Pool, times: readonly number[]): Promise<Measured>
           if (response.statusCode === 200) {
             ok++;
             recordMs(latency, endMs - intendedMs);
+            latencySumMs += endMs - intendedMs;
           } else if (response.statusCode === 429) rejected++;
           else if (response.statusCode === 504) expired++;
           else other++;
@@ -145,7 +148,7 @@ async function openLoop(pool: Pool, times: readonly number[]): Promise<Measured>
     tick();
   });
   const p = percentilesMs(latency);
-  return { throughputRps: (ok / lastEndMs) * 1000, p50Ms: p.p50, p99Ms: p.p99, ok, rejected, expired, other, meanSendLagMs: sendLagSumMs / Math.max(1, times.length) };
+  return { throughputRps: (ok / lastEndMs) * 1000, p50Ms: p.p50, p99Ms: p.p99, ok, rejected, expired, other, meanSendLagMs: sendLagSumMs / Math.max(1, times.length), meanMs: latencySumMs / Math.max(1, ok) };
 }
 
 function simulateLevel(rateRps: number, latency: string): SimulationReport {
@@ -172,12 +175,26 @@ async function httpRoundTripMs(pool: Pool, count = 300): Promise<number> {
   return samples[Math.floor(samples.length / 2)] as number;
 }
 
-/** Total batch execution time (s) and batch count serve reports in /metrics. */
-async function servedBatchTotals(origin: string): Promise<{ sumS: number; count: number }> {
+/** Sums (s) and counts of serve's /metrics histograms: batch execution, request duration, queue wait. */
+type Totals = Record<'execution' | 'duration' | 'wait', { sumS: number; count: number }>;
+
+async function servedTotals(origin: string): Promise<Totals> {
   const text = await (await fetch(`${origin}/metrics`)).text();
-  const sum = /^batchline_model_execution_seconds_sum\s+(\S+)/m.exec(text);
-  const count = /^batchline_model_execution_seconds_count\s+(\S+)/m.exec(text);
-  return { sumS: sum === null ? 0 : Number(sum[1]), count: count === null ? 0 : Number(count[1]) };
+  const read = (name: string): { sumS: number; count: number } => {
+    const sum = new RegExp(`^${name}_sum\\s+(\\S+)`, 'm').exec(text);
+    const count = new RegExp(`^${name}_count\\s+(\\S+)`, 'm').exec(text);
+    return { sumS: sum === null ? 0 : Number(sum[1]), count: count === null ? 0 : Number(count[1]) };
+  };
+  return {
+    execution: read('batchline_model_execution_seconds'),
+    duration: read('batchline_request_duration_seconds'),
+    wait: read('batchline_queue_wait_seconds'),
+  };
+}
+
+/** Mean (ms) of a histogram between two readings. */
+function meanBetween(before: Totals, after: Totals, key: keyof Totals): number {
+  return ((after[key].sumS - before[key].sumS) / Math.max(1, after[key].count - before[key].count)) * 1000;
 }
 
 function pct(simulated: number, real: number): string {
@@ -213,12 +230,15 @@ async function main(): Promise<void> {
     const calibrations: string[] = [];
     for (const level of LEVELS) {
       const rateRps = Math.round(capacityRps * level * 10) / 10;
-      const before = await servedBatchTotals(origin);
+      const before = await servedTotals(origin);
       const real = await openLoop(pool, poissonSchedule(rateRps, DURATION_MS, SEED));
-      const after = await servedBatchTotals(origin);
-      const calibratedMs = ((after.sumS - before.sumS) / Math.max(1, after.count - before.count)) * 1000;
-      const calibrated = calibratedMs.toFixed(4);
-      calibrations.push(`${Math.round(level * 100)}%: ${calibrated} ms`);
+      const after = await servedTotals(origin);
+      const calibrated = meanBetween(before, after, 'execution').toFixed(4);
+      const simCalibrated = simulateLevel(rateRps, calibrated);
+      calibrations.push(
+        `${Math.round(level * 100)}%: batch ${calibrated} ms; inside serve: latency ${meanBetween(before, after, 'duration').toFixed(2)} ms, queue wait ${meanBetween(before, after, 'wait').toFixed(2)} ms` +
+          ` (simulated ${simCalibrated.latency_ms.mean.toFixed(2)} and ${simCalibrated.queue_wait_ms.mean.toFixed(2)}); at the client: mean ${real.meanMs.toFixed(2)} ms`,
+      );
       for (const [name, service, addMs] of [['profiled', latency, 0], ['calibrated', calibrated, 0], ['calib+http', calibrated, httpMs]] as const) {
         const sim = simulateLevel(rateRps, service);
         sim.latency_ms.p50 += addMs;
@@ -241,7 +261,8 @@ async function main(): Promise<void> {
     for (const row of rows) console.log(render(row));
     console.log('');
     console.log('latencies in ms from the intended send time; err = (simulated − real) / real; lost = rejected + expired + errors (real/simulated); send lag = mean ms the generator sent late');
-    console.log(`calibrated service time = serve's mean batch execution time over the level (/metrics): ${calibrations.join(', ')}`);
+    console.log("calibrated service time = serve's mean batch execution over the level (/metrics); means per level:");
+    for (const line of calibrations) console.log(`  ${line}`);
     const busy = loadavg()[0] as number;
     console.log(`load average at the end ${busy.toFixed(2)} on ${availableParallelism()} cores${busy > availableParallelism() ? ' (the machine was busy: expect the real side to suffer)' : ''}`);
   } finally {

@@ -4,6 +4,7 @@
  * is under two seconds on a 2-core machine. A second figure runs with the event log on, the
  * price of `--events` and the step-through timeline.
  */
+import { availableParallelism, loadavg } from 'node:os';
 import { resolveOptions } from '../src/options/schema.js';
 import { SIMULATE_OPTIONS } from '../src/options/simulate.js';
 import { prepareRun } from '../src/simulate/prepare.js';
@@ -33,7 +34,9 @@ function runCase(flags: Record<string, string>): { wallMs: number; completed: nu
   return { wallMs, completed: report.requests.completed, arrived: report.requests.arrived };
 }
 
-console.log(`bench:simulate · ${REQUESTS.toLocaleString('en-US')} requests per case · node ${process.version}`);
+console.log(
+  `bench:simulate · ${REQUESTS.toLocaleString('en-US')} requests per case · node ${process.version} · load average ${(loadavg()[0] as number).toFixed(2)} on ${availableParallelism()} cores`,
+);
 runCase({ rate: '300', requests: '50000' }); // warm the JIT before timing
 let worstMs = 0;
 for (const c of CASES) {

@@ -34,7 +34,7 @@ export const SIMULATE_OPTIONS = {
   },
   arrivals: {
     kind: 'string', flag: 'arrivals', default: undefined,
-    description: 'replay arrival times from a file: ms one a line, a JSON array, or a bench --json recording',
+    description: 'replay arrival times (ms) from a file: one a line, a JSON array, or JSON lines such as simulate --trace',
   },
   requests: {
     kind: 'int', flag: 'requests', default: 100_000, min: 1, max: 100_000_000,

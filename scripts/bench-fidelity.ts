@@ -19,7 +19,6 @@
  * from its intended send time, so a stalled server shows in the tail (no coordinated omission).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
@@ -54,38 +53,36 @@ interface Measured {
   meanMs: number;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startServe(port: number): Promise<ChildProcess> {
+/**
+ * Starts serve on a port of its own choosing (--port 0) and reads the address from its start-up
+ * line, so no other process can take the port in between; resolves once /readyz says 200.
+ */
+async function startServe(): Promise<{ child: ChildProcess; origin: string }> {
   const bin = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
   const flags = [
-    'serve', '--host', '127.0.0.1', '--port', String(port), '--model-latency-ms', String(MODEL_LATENCY_MS),
+    'serve', '--host', '127.0.0.1', '--port', '0', '--model-latency-ms', String(MODEL_LATENCY_MS),
     '--max-batch-size', String(BATCHING.maxBatchSize), '--batch-window-ms', String(BATCHING.batchWindowMs),
     '--max-queue-size', String(BATCHING.maxQueueSize), '--request-timeout-ms', String(BATCHING.requestTimeoutMs),
     '--instances', String(BATCHING.instances),
   ];
-  const child = spawn(process.execPath, [bin, ...flags], { stdio: ['ignore', 'ignore', 'inherit'] });
-  const deadline = performance.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`serve exited with ${child.exitCode}`);
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/readyz`);
-      if (response.status === 200) return child;
-    } catch {
-      // not listening yet
-    }
-    if (performance.now() > deadline) throw new Error('serve did not become ready in 30 s');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const child = spawn(process.execPath, [bin, ...flags], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const origin = await new Promise<string>((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`serve did not start in 30 s: ${output}`)), 30_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1] as string);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${output}`)));
+  });
+  child.stdout?.resume();
+  const response = await fetch(`${origin}/readyz`);
+  if (response.status !== 200) throw new Error(`serve is listening but /readyz says ${response.status}`);
+  return { child, origin };
 }
 
 /** The same arrival times simulate will use: Poisson at `rateRps` for DURATION_MS, seed SEED. */
@@ -217,9 +214,7 @@ async function main(): Promise<void> {
   console.log(`service time for simulate: ${latency} ms (MODEL_LATENCY_MS + profiled model time); capacity ${capacityRps.toFixed(1)} req/s`);
 
   // 2. The real server.
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const serve = await startServe(port);
+  const { child: serve, origin } = await startServe();
   // One pool for the whole run, so every level finds its connections open.
   const pool = new Pool(origin, { connections: 256 });
   try {

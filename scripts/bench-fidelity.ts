@@ -12,7 +12,9 @@
  * /metrics over the same level, which also holds timer lateness and thread hand-offs: it asks
  * whether, given the right service time, the queueing is predicted right.
  * A third row adds to "calibrated" the one thing simulate does not model, the HTTP round trip
- * outside the batcher, taken as the median of sequential GET /healthz round trips.
+ * outside the batcher, taken as the median of sequential GET /healthz round trips. A fourth
+ * replays the times requests actually left the generator (a busy machine sends late and in
+ * clumps), against latency measured from those actual sends.
  * Capacity (for the load levels) = maxBatch / profiled latency(maxBatch).
  *
  * The load is generated here with undici (bench was not yet on main): each request is timed
@@ -51,6 +53,10 @@ interface Measured {
   other: number;
   meanSendLagMs: number;
   meanMs: number;
+  /** When each request actually went out (ms from the start), and latency from then. */
+  sentMs: Float64Array;
+  fromSendP50Ms: number;
+  fromSendP99Ms: number;
 }
 
 /**
@@ -96,6 +102,9 @@ function poissonSchedule(rateRps: number, durationMs: number, seed: number): num
 /** Open-loop load: request i goes out at times[i]; latency runs from that intended time. */
 async function openLoop(pool: Pool, times: readonly number[]): Promise<Measured> {
   const latency = createLatencyHistogram();
+  const fromSend = createLatencyHistogram();
+  const sentMs = new Float64Array(times.length);
+  let sent = 0;
   let ok = 0;
   let rejected = 0;
   let expired = 0;
@@ -113,7 +122,9 @@ async function openLoop(pool: Pool, times: readonly number[]): Promise<Measured>
     };
     const fire = (intendedMs: number): void => {
       inFlight++;
-      sendLagSumMs += elapsedMs() - intendedMs;
+      const sentAtMs = elapsedMs();
+      sentMs[sent++] = sentAtMs;
+      sendLagSumMs += sentAtMs - intendedMs;
       pool
         .request({ path: '/v1/infer', method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY })
         .then(async (response) => {
@@ -123,6 +134,7 @@ async function openLoop(pool: Pool, times: readonly number[]): Promise<Measured>
           if (response.statusCode === 200) {
             ok++;
             recordMs(latency, endMs - intendedMs);
+            recordMs(fromSend, endMs - sentAtMs);
             latencySumMs += endMs - intendedMs;
           } else if (response.statusCode === 429) rejected++;
           else if (response.statusCode === 504) expired++;
@@ -145,17 +157,21 @@ async function openLoop(pool: Pool, times: readonly number[]): Promise<Measured>
     tick();
   });
   const p = percentilesMs(latency);
-  return { throughputRps: (ok / lastEndMs) * 1000, p50Ms: p.p50, p99Ms: p.p99, ok, rejected, expired, other, meanSendLagMs: sendLagSumMs / Math.max(1, times.length), meanMs: latencySumMs / Math.max(1, ok) };
+  const q = percentilesMs(fromSend);
+  return { throughputRps: (ok / lastEndMs) * 1000, p50Ms: p.p50, p99Ms: p.p99, ok, rejected, expired, other, meanSendLagMs: sendLagSumMs / Math.max(1, times.length), meanMs: latencySumMs / Math.max(1, ok), sentMs, fromSendP50Ms: q.p50, fromSendP99Ms: q.p99 };
 }
 
-function simulateLevel(rateRps: number, latency: string): SimulationReport {
+function simulateLevel(rateRps: number, latency: string, arrivalTimes?: Float64Array): SimulationReport {
   const raw: Record<string, string> = {
     maxBatchSize: String(BATCHING.maxBatchSize), batchWindowMs: String(BATCHING.batchWindowMs), maxQueueSize: String(BATCHING.maxQueueSize),
     requestTimeoutMs: String(BATCHING.requestTimeoutMs), instances: String(BATCHING.instances),
     rate: String(rateRps), arrival: 'poisson', duration: `${DURATION_MS}ms`, seed: String(SEED), latency,
   };
   const options = resolveOptions(SIMULATE_OPTIONS, raw, {});
-  const { setup, context } = prepareRun(options, { given: ['rate', 'duration', 'latency'] });
+  const inputs = arrivalTimes === undefined
+    ? { given: ['rate', 'duration', 'latency'] }
+    : { given: ['arrivals', 'duration', 'latency'], arrivalTimes: Float64Array.from(arrivalTimes).sort(), arrivalsSource: 'the actual sends' };
+  const { setup, context } = prepareRun(options, inputs);
   return buildReport(runSimulation(setup), context);
 }
 
@@ -246,6 +262,15 @@ async function main(): Promise<void> {
           `${real.rejected + real.expired + real.other}/${sim.requests.rejected + sim.requests.expired}`, real.meanSendLagMs.toFixed(2),
         ]);
       }
+      // The same, replaying the times requests actually went out, against latency from the actual send.
+      const replayed = simulateLevel(rateRps, calibrated, real.sentMs);
+      rows.push([
+        `${Math.round(level * 100)}%`, rateRps.toFixed(1), 'sent+calib',
+        real.throughputRps.toFixed(1), replayed.throughput_rps.toFixed(1), pct(replayed.throughput_rps, real.throughputRps),
+        real.fromSendP50Ms.toFixed(2), replayed.latency_ms.p50.toFixed(2), pct(replayed.latency_ms.p50, real.fromSendP50Ms),
+        real.fromSendP99Ms.toFixed(2), replayed.latency_ms.p99.toFixed(2), pct(replayed.latency_ms.p99, real.fromSendP99Ms),
+        `${real.rejected + real.expired + real.other}/${replayed.requests.rejected + replayed.requests.expired}`, '—',
+      ]);
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
     const headers = ['load', 'req/s', 'service', 'real thr', 'sim thr', 'err', 'real p50', 'sim p50', 'err', 'real p99', 'sim p99', 'err', 'lost r/s', 'send lag'];
@@ -256,6 +281,7 @@ async function main(): Promise<void> {
     for (const row of rows) console.log(render(row));
     console.log('');
     console.log('latencies in ms from the intended send time; err = (simulated − real) / real; lost = rejected + expired + errors (real/simulated); send lag = mean ms the generator sent late');
+    console.log('sent+calib: simulate replays the times requests actually went out (--arrivals) with the calibrated service time; its real columns are latency from the actual send');
     console.log("calibrated service time = serve's mean batch execution over the level (/metrics); means per level:");
     for (const line of calibrations) console.log(`  ${line}`);
     const busy = loadavg()[0] as number;

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { makeBenchCommand } from './commands/bench.js';
 import { makeServeCommand } from './commands/serve.js';
 import { makeProfileCommand } from './commands/profile.js';
 import { makeSimulateCommand } from './commands/simulate.js';
@@ -11,6 +12,7 @@ export function buildProgram(): Command {
     .version('0.1.0')
     .showHelpAfterError('(run with --help for the options)');
   program.addCommand(makeServeCommand());
+  program.addCommand(makeBenchCommand());
   program.addCommand(makeSimulateCommand());
   program.addCommand(makeProfileCommand());
   exitOverrideEverywhere(program);

@@ -242,11 +242,17 @@ export class Batcher<I, O> {
     this.counts.batchItems += requests.length;
     for (const observer of this.observers) observer.batchStarted?.(batch, nowMs);
     let called = false;
-    this.executor.start(batch, (result) => {
+    const done = (result: readonly O[] | Error): void => {
       if (called) return; // an executor that answers twice must not answer anyone twice
       called = true;
       this.finishBatch(batch, result);
-    });
+    };
+    try {
+      this.executor.start(batch, done);
+    } catch (error) {
+      // An executor that throws instead of calling back must not hold its slot forever.
+      done(error instanceof Error ? error : new Error(String(error)));
+    }
   }
 
   private finishBatch(batch: Batch<I, O>, result: readonly O[] | Error): void {

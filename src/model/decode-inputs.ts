@@ -1,5 +1,5 @@
 import { BatchlineError } from '../errors.js';
-import { allocate, describeShape, type ElementType, type ItemTensor, type ItemTensors, type TensorSpec } from './tensor-spec.js';
+import { allocate, describeShape, type ElementArray, type ElementType, type ItemTensor, type ItemTensors, type TensorSpec } from './tensor-spec.js';
 
 const INTEGER_RANGE: Partial<Record<ElementType, [number, number]>> = {
   int8: [-128, 127],
@@ -39,25 +39,40 @@ function asInputsByName(inputs: unknown, specs: readonly TensorSpec[]): Record<s
 }
 
 function decodeTensor(value: unknown, spec: TensorSpec): ItemTensor {
+  const fixedLength = spec.itemShape.every((dim) => typeof dim === 'number')
+    ? (spec.itemShape as number[]).reduce((product, dim) => product * dim, 1)
+    : undefined;
+  if (fixedLength !== undefined && spec.itemShape.length === 1 && Array.isArray(value) && value.length === fixedLength) {
+    // The common case, a flat vector of known length: no intermediate arrays.
+    const data = allocate(spec.type, fixedLength);
+    for (let i = 0; i < fixedLength; i++) store(data, i, value[i], spec);
+    return { data, shape: spec.itemShape as number[] };
+  }
   const shape: number[] = [];
   const values: unknown[] = [];
   collect(value, spec, 0, shape, values);
   const data = allocate(spec.type, values.length);
-  const range = INTEGER_RANGE[spec.type];
-  for (let i = 0; i < values.length; i++) {
-    const raw = values[i];
-    const number = spec.type === 'bool' && typeof raw === 'boolean' ? Number(raw) : raw;
-    if (typeof number !== 'number' || !Number.isFinite(number)) {
-      throw bad(`input "${spec.name}" must hold finite numbers, found ${JSON.stringify(raw) ?? String(raw)}`);
-    }
-    if (spec.type === 'bool' && number !== 0 && number !== 1) throw bad(`input "${spec.name}" is boolean: use true/false or 0/1`);
-    if (range !== undefined && (!Number.isInteger(number) || number < range[0] || number > range[1])) {
-      throw bad(`input "${spec.name}" holds ${spec.type}: integers from ${range[0]} to ${range[1]}, found ${number}`);
-    }
-    if (data instanceof BigInt64Array) data[i] = BigInt(number);
-    else data[i] = number;
-  }
+  for (let i = 0; i < values.length; i++) store(data, i, values[i], spec);
   return { data, shape };
+}
+
+/** Checks one JSON value against the element type and stores it. */
+function store(data: ElementArray, index: number, raw: unknown, spec: TensorSpec): void {
+  if (typeof raw === 'number' && Number.isFinite(raw) && spec.type.startsWith('float')) {
+    data[index] = raw;
+    return;
+  }
+  const number = spec.type === 'bool' && typeof raw === 'boolean' ? Number(raw) : raw;
+  if (typeof number !== 'number' || !Number.isFinite(number)) {
+    throw bad(`input "${spec.name}" must hold finite numbers, found ${JSON.stringify(raw) ?? String(raw)}`);
+  }
+  if (spec.type === 'bool' && number !== 0 && number !== 1) throw bad(`input "${spec.name}" is boolean: use true/false or 0/1`);
+  const range = INTEGER_RANGE[spec.type];
+  if (range !== undefined && (!Number.isInteger(number) || number < range[0] || number > range[1])) {
+    throw bad(`input "${spec.name}" holds ${spec.type}: integers from ${range[0]} to ${range[1]}, found ${number}`);
+  }
+  if (data instanceof BigInt64Array) data[index] = BigInt(number);
+  else data[index] = number;
 }
 
 /** Walks the nested array depth by depth, checking each level's length against the spec. */

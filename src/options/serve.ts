@@ -21,6 +21,10 @@ export const SERVE_OPTIONS = {
     kind: 'int', flag: 'intra-op-threads', env: 'INTRA_OP_THREADS', default: 1, min: 0, max: 256,
     description: 'onnxruntime threads per batch run (0 = one per core; more helps large models, hurts small ones)',
   },
+  execution: {
+    kind: 'enum', flag: 'execution', env: 'EXECUTION', choices: ['auto', 'inline', 'worker'], default: 'auto',
+    description: 'where batches run: worker = a thread per instance, inline = the main thread; auto = inline for the embedded model, worker for --model',
+  },
   maxRequestTimeoutMs: {
     kind: 'number', flag: 'max-request-timeout-ms', env: 'MAX_REQUEST_TIMEOUT_MS', default: 30_000, min: 1, max: 1e9,
     description: 'cap on a deadline a client asks for with X-Request-Timeout-Ms',

@@ -11,13 +11,9 @@ const REQUEST_ID_PATTERN = /^[\x21-\x7e]{1,128}$/;
  * POST /v1/infer: validate one item, hand it to the batcher, answer when its outcome arrives.
  * The handler does not await: the outcome callback sends the reply, exactly once.
  */
-export function registerInferRoute(app: FastifyInstance, runtime: ServingRuntime): void {
+export function registerInferRoute(app: FastifyInstance, runtime: ServingRuntime, logError: (message: string, error: unknown) => void): void {
   const { maxRequestTimeoutMs } = runtime.config;
   app.post('/v1/infer', {
-    onResponse: (request, reply, next) => {
-      runtime.countResponse(reply.statusCode);
-      next();
-    },
     handler: (request: FastifyRequest, reply: FastifyReply) => {
       const requestId = requestIdOf(request);
       reply.header('x-request-id', requestId);
@@ -38,7 +34,7 @@ export function registerInferRoute(app: FastifyInstance, runtime: ServingRuntime
         loaded.metrics.reject('bad_input');
         return sendError(reply, error, runtime);
       }
-      const submitted = loaded.batcher.submit(requestId, item, (outcome, pending) => sendOutcome(reply, outcome, pending, runtime), timeoutMs);
+      const submitted = loaded.batcher.submit(requestId, item, (outcome, pending) => sendOutcome(reply, outcome, pending, runtime, logError), timeoutMs);
       if (!submitted.admitted) {
         if (submitted.reason === 'queue_full') {
           reply.header('retry-after', '1');
@@ -56,17 +52,25 @@ export function registerInferRoute(app: FastifyInstance, runtime: ServingRuntime
   });
 }
 
-function sendOutcome(reply: FastifyReply, outcome: Outcome<ItemTensors>, request: PendingRequest<ItemTensors, ItemTensors>, runtime: ServingRuntime): void {
+function sendOutcome(
+  reply: FastifyReply,
+  outcome: Outcome<ItemTensors>,
+  request: PendingRequest<ItemTensors, ItemTensors>,
+  runtime: ServingRuntime,
+  logError: (message: string, error: unknown) => void,
+): void {
   if (reply.sent || reply.raw.destroyed) return;
   switch (outcome.kind) {
-    case 'ok':
+    case 'ok': {
       if (runtime.state === 'draining') reply.header('connection', 'close');
-      reply.code(200).send({ request_id: request.id, ...runtime.runtime!.model.present(outcome.output as ItemTensors) });
+      runtime.countResponse(200);
+      reply.type('application/json; charset=utf-8').send(runtime.runtime!.model.replyBody(request.id, outcome.output as ItemTensors));
       return;
+    }
     case 'timeout':
       return void sendError(reply, new BatchlineError('DEADLINE_EXCEEDED', String(Math.round(request.deadlineAtMs - request.arrivalAtMs))), runtime);
     case 'error':
-      reply.log.error({ err: outcome.error, requestId: request.id }, 'model execution failed');
+      logError(`model execution failed for request ${request.id}`, outcome.error);
       return void sendError(reply, new BatchlineError('MODEL_FAILURE', (outcome.error as Error)?.message ?? 'unknown error'), runtime);
     case 'shutdown':
     case 'cancelled':
@@ -79,6 +83,7 @@ export function sendError(reply: FastifyReply, error: unknown, runtime?: Serving
   const known = error instanceof BatchlineError ? error : new BatchlineError('INTERNAL', (error as Error)?.message ?? String(error));
   // While draining, ask keep-alive clients to reconnect rather than reuse a closing socket.
   if (runtime?.state === 'draining' || runtime?.state === 'stopped') reply.header('connection', 'close');
+  runtime?.countResponse(known.httpStatus);
   return reply.code(known.httpStatus).send(errorBody(known.code, known.message));
 }
 

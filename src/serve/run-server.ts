@@ -20,7 +20,7 @@ export async function runServer(config: ServeConfig, io: ServeIo = { stdout: pro
   const address = await app.listen({ host: config.host, port: config.port });
   let model;
   try {
-    model = await loadModel(config.model, { instances: config.instances, intraOpThreads: config.intraOpThreads });
+    model = await loadModel(config.model, { instances: config.instances, intraOpThreads: config.intraOpThreads, execution: config.execution });
   } catch (error) {
     await app.close();
     throw error;

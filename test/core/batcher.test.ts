@@ -126,3 +126,26 @@ describe('Batcher on a virtual clock', () => {
     expect(batcher.idle).toBe(true);
   });
 });
+
+describe('Batcher with a misbehaving executor', () => {
+  it('frees the slot and fails the batch when the executor throws, then runs the next batch', () => {
+    const { clock, executor, batcher, answers, submitAt } = makeBatcher({ maxBatchSize: 1, batchWindowMs: 0, latencyMs: 10 });
+    const start = executor.start.bind(executor);
+    let throwOnce = true;
+    executor.start = (batch, done) => {
+      if (throwOnce) {
+        throwOnce = false;
+        throw new Error('executor exploded');
+      }
+      start(batch, done);
+    };
+    submitAt(0, 'a');
+    submitAt(0, 'b');
+    clock.run();
+    expect(answers.map((a) => [a.id, a.outcome.kind])).toEqual([
+      ['a', 'error'],
+      ['b', 'ok'],
+    ]);
+    expect(batcher.idle).toBe(true);
+  });
+});

@@ -15,7 +15,7 @@ export async function startTestServer(flags: Record<string, unknown> = {}, model
   const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 0, ...flags }, {});
   const built = buildServer(config);
   const url = await built.app.listen({ host: '127.0.0.1', port: 0 });
-  built.runtime.attach(await loadModel(modelPath ?? config.model, { instances: config.instances, intraOpThreads: config.intraOpThreads }));
+  built.runtime.attach(await loadModel(modelPath ?? config.model, { instances: config.instances, intraOpThreads: config.intraOpThreads, execution: config.execution }));
   return {
     ...built,
     url,

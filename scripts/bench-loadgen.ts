@@ -1,0 +1,117 @@
+/**
+ * `npm run bench:loadgen`: how fast is `batchline bench` as a load generator? Runs it, autocannon
+ * and (when installed) wrk against the same trivial Fastify server, in rounds that rotate the
+ * order, and prints each tool's requests per second and the ratios (DESIGN.md §7). Every tool
+ * runs closed loop with the same connections and pipelining, and gets the same warmup.
+ *
+ * Settings (env): LOADGEN_CONNECTIONS (32), LOADGEN_DURATION_S (5), LOADGEN_ROUNDS (3),
+ * LOADGEN_PIPELINING (1), LOADGEN_WORKERS (1, batchline's --workers).
+ */
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const env = (name: string, fallback: number): number => {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+};
+const connections = env('LOADGEN_CONNECTIONS', 32);
+const durationS = env('LOADGEN_DURATION_S', 5);
+const rounds = env('LOADGEN_ROUNDS', 3);
+const pipelining = env('LOADGEN_PIPELINING', 1);
+const workers = env('LOADGEN_WORKERS', 1);
+const warmupS = 1;
+
+interface Tool {
+  name: string;
+  /** Requests per second the tool measured in one run. */
+  measure(url: string): Promise<number>;
+}
+
+const batchlineTool = (client: 'lean' | 'undici'): Tool => ({
+  name: `batchline bench${client === 'undici' ? ' (undici)' : ''}${workers > 1 ? ` --workers ${workers}` : ''}`,
+  async measure(url) {
+    const args = [join(root, 'bin', 'batchline.js'), 'bench', url, '--connections', String(connections), '--pipelining', String(pipelining),
+      '--duration', `${durationS}s`, '--warmup', `${warmupS}s`, '--workers', String(workers), '--http-client', client, '--json', '-', '--quiet'];
+    const { stdout } = await run(process.execPath, args, { maxBuffer: 1 << 24 });
+    const report = JSON.parse(stdout) as { throughput_rps: number; requests: { errors: number } };
+    if (report.requests.errors > 0) throw new Error(`batchline bench saw ${report.requests.errors} errors`);
+    return report.throughput_rps;
+  },
+});
+const batchline = batchlineTool('lean');
+const batchlineUndici = batchlineTool('undici');
+
+const require = createRequire(import.meta.url);
+const autocannon: Tool = {
+  name: 'autocannon',
+  async measure(url) {
+    const bin = join(dirname(require.resolve('autocannon/package.json')), 'autocannon.js');
+    const args = [bin, '-c', String(connections), '-p', String(pipelining), '-d', String(durationS), '--warmup', '[', '-c', String(connections), '-d', String(warmupS), ']', '--json', url];
+    const { stdout } = await run(process.execPath, args, { maxBuffer: 1 << 24 });
+    const report = JSON.parse(stdout.trim().split('\n').at(-1) as string) as { requests: { total: number }; duration: number; errors: number; non2xx: number };
+    if (report.errors > 0) throw new Error(`autocannon saw ${report.errors} errors`);
+    return report.requests.total / report.duration;
+  },
+};
+
+const wrkInstalled = spawnSync('wrk', ['--version']).error === undefined;
+const wrk: Tool = {
+  // Plain wrk has no pipelining option (it needs a Lua script), so with pipelining it runs without.
+  name: pipelining > 1 ? 'wrk (no pipelining)' : 'wrk',
+  async measure(url) {
+    // wrk has no warmup; a short unreported run warms the server the same way.
+    await run('wrk', ['-t1', `-c${connections}`, `-d${warmupS}s`, url]);
+    const { stdout } = await run('wrk', ['-t1', `-c${connections}`, `-d${durationS}s`, url]);
+    const match = /Requests\/sec:\s+([\d.]+)/.exec(stdout);
+    if (!match) throw new Error(`cannot read wrk's output:\n${stdout}`);
+    return Number(match[1]);
+  },
+};
+
+async function startServer(): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(process.execPath, [join(root, 'dist', 'scripts', 'bench-loadgen-server.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
+    child.once('exit', (code) => reject(new Error(`the server exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill() };
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+const tools = [batchline, batchlineUndici, autocannon, ...(wrkInstalled ? [wrk] : [])];
+const server = await startServer();
+const figures = new Map<string, number[]>(tools.map((t) => [t.name, []]));
+try {
+  console.log(`bench:loadgen: ${tools.map((t) => t.name).join(', ')} against Fastify GET / (${server.url}); closed loop, ${connections} connections, pipelining ${pipelining}, ${durationS}s + ${warmupS}s warmup, ${rounds} rounds`);
+  if (!wrkInstalled) console.log('  (wrk is not installed: skipped; apt-get install wrk to include it)');
+  for (let round = 0; round < rounds; round++) {
+    // Rotate the order so no tool always runs first (on a cold server) or last.
+    const order = tools.map((_, i) => tools[(i + round) % tools.length] as Tool);
+    for (const tool of order) {
+      const rps = await tool.measure(server.url);
+      figures.get(tool.name)?.push(rps);
+      console.log(`  round ${round + 1}: ${tool.name.padEnd(24)} ${rps.toFixed(0).padStart(8)} req/s`);
+    }
+  }
+} finally {
+  server.stop();
+}
+
+const medians = new Map(tools.map((t) => [t.name, median(figures.get(t.name) ?? [])]));
+const ours = medians.get(batchline.name) as number;
+console.log('\nmedian requests per second');
+for (const tool of tools) {
+  const value = medians.get(tool.name) as number;
+  const ratio = tool === batchline ? '' : `   batchline / ${tool.name} = ${(ours / value).toFixed(3)}`;
+  console.log(`  ${tool.name.padEnd(24)} ${value.toFixed(0).padStart(8)} req/s${ratio}`);
+}

@@ -1,0 +1,64 @@
+import { classifyError } from './error-kind.js';
+import { Drain } from './drain.js';
+import type { PlanShare } from './plan.js';
+import type { BenchRecorder } from './recorder.js';
+import { TimedRequest, type RequestSink } from './timed-request.js';
+import { createTransport } from './transport.js';
+
+const DRAIN_SLACK_MS = 1000;
+
+/**
+ * Closed loop: connections × pipelining senders, each sending its next request as soon as its
+ * last one ends, until --duration (or --requests) is used up. Latency is from the actual send.
+ * `clock` returns ms since the run's start.
+ */
+export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: () => number): Promise<void> {
+  const { plan } = share;
+  const transport = createTransport(plan, share.connections);
+  const senders = share.connections * plan.pipelining;
+  const warmupMs = plan.warmupMs;
+  const endMs = share.maxRequests > 0 ? Number.POSITIVE_INFINITY : plan.warmupMs + plan.durationMs;
+  let measuredSent = 0;
+  let inFlight = 0;
+  let drain: Drain | undefined;
+
+  return new Promise<void>((resolve) => {
+    const sendNext = (sender: number): void => {
+      if (drain !== undefined) {
+        drain.settled(inFlight);
+        return;
+      }
+      const now = clock();
+      if (now >= endMs || (share.maxRequests > 0 && measuredSent >= share.maxRequests)) {
+        // The first sender to see the end starts the drain; the others only report settling.
+        drain = new Drain(transport, resolve);
+        drain.begin(inFlight, plan.timeoutMs + DRAIN_SLACK_MS);
+        return;
+      }
+      const measured = now >= warmupMs;
+      if (measured) measuredSent++;
+      inFlight++;
+      recorder.recordSend(0, measured);
+      transport.send(new TimedRequest(sink, clock, now, measured, sender), sender);
+    };
+
+    const sink: RequestSink = {
+      complete(request, status, endAtMs) {
+        inFlight--;
+        const serviceFromMs = Number.isNaN(request.writtenMs) ? request.intendedMs : request.writtenMs;
+        recorder.recordResponse(status, endAtMs - request.intendedMs, endAtMs - serviceFromMs, endAtMs, request.measured);
+        sendNext(request.sender);
+      },
+      fail(request, error, endAtMs) {
+        inFlight--;
+        const kind = drain?.expired === true ? 'timeout' : classifyError(error);
+        recorder.recordError(kind, endAtMs, request.measured);
+        if (drain !== undefined) drain.settled(inFlight);
+        // Deferred: a failure can be reported synchronously, and a refused port fails at once.
+        else setImmediate(sendNext, request.sender);
+      },
+    };
+
+    for (let sender = 0; sender < senders; sender++) sendNext(sender);
+  });
+}

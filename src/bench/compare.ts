@@ -1,0 +1,84 @@
+import * as hdr from 'hdr-histogram-js';
+import type { BenchJson } from './report-json.js';
+import { fmtMs, fmtRate } from './report-text.js';
+
+/** Throughput changes smaller than this fraction are within run-to-run noise. */
+export const THROUGHPUT_NOISE_FRACTION = 0.05;
+
+export interface Comparison {
+  /** Rows of (figure, a, b, change). */
+  rows: { figure: string; a: string; b: string; change: string }[];
+  verdict: string;
+  /** True when the verdict is "no clear difference". */
+  noise: boolean;
+}
+
+/**
+ * Compares two --json reports. Latency differs when the runs' interquartile ranges
+ * (p25..p75, read from the stored histograms) do not overlap; throughput when it moved more than
+ * 5 %. Anything less is called noise: a second run of the same thing differs that much.
+ */
+export function compareRuns(a: BenchJson, b: BenchJson): Comparison {
+  const rows: Comparison['rows'] = [];
+  const rate = (figure: string, x: number, y: number): void => {
+    rows.push({ figure, a: fmtRate(x), b: fmtRate(y), change: change(x, y) });
+  };
+  const ms = (figure: string, x: number, y: number): void => {
+    rows.push({ figure, a: fmtMs(x), b: fmtMs(y), change: change(x, y) });
+  };
+  rate('throughput req/s', a.throughput_rps, b.throughput_rps);
+  rate('goodput req/s', a.goodput_rps, b.goodput_rps);
+  for (const key of ['p50', 'p90', 'p99', 'p999', 'max', 'mean'] as const) ms(`latency ${key} ms`, a.latency_ms[key], b.latency_ms[key]);
+  const failedA = a.requests.errors + a.requests.dropped;
+  const failedB = b.requests.errors + b.requests.dropped;
+  rows.push({ figure: 'failed requests', a: String(failedA), b: String(failedB), change: change(failedA, failedB) });
+
+  const iqrA = interquartile(a);
+  const iqrB = interquartile(b);
+  const findings: string[] = [];
+  if (iqrA !== undefined && iqrB !== undefined) {
+    const overlap = iqrA[0] <= iqrB[1] && iqrB[0] <= iqrA[1];
+    if (!overlap) {
+      findings.push(`latency is ${b.latency_ms.p50 < a.latency_ms.p50 ? 'lower' : 'higher'} in B (p50 ${change(a.latency_ms.p50, b.latency_ms.p50)}; p25..p75 A ${fmtMs(iqrA[0])}..${fmtMs(iqrA[1])} ms, B ${fmtMs(iqrB[0])}..${fmtMs(iqrB[1])} ms do not overlap)`);
+    }
+  }
+  const throughputMoved = Math.abs(b.throughput_rps - a.throughput_rps) > THROUGHPUT_NOISE_FRACTION * Math.max(a.throughput_rps, 1e-9);
+  if (throughputMoved) findings.push(`throughput is ${b.throughput_rps > a.throughput_rps ? 'higher' : 'lower'} in B (${change(a.throughput_rps, b.throughput_rps)})`);
+  if (failedA !== failedB && (failedA === 0 || failedB === 0)) findings.push(`B has ${failedB > failedA ? 'failures A did not' : 'no failures, A had some'}`);
+  const comparable = a.mode === b.mode && (a.target_rate_rps ?? 0) === (b.target_rate_rps ?? 0);
+  const caveat = comparable ? '' : ` (careful: the runs used different load: ${describe(a)} vs ${describe(b)})`;
+  if (findings.length === 0) {
+    return { rows, noise: true, verdict: `no clear difference: the runs overlap (latency p25..p75 ranges intersect, throughput within 5%), so the changes above are noise${caveat}` };
+  }
+  return { rows, noise: false, verdict: `${findings.join('; ')}${caveat}` };
+}
+
+export function formatComparison(c: Comparison, nameA: string, nameB: string): string {
+  const header = ['', `A ${nameA}`, `B ${nameB}`, 'change'];
+  const body = c.rows.map((r) => [r.figure, r.a, r.b, r.change]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] as string).length)));
+  const render = (row: string[]): string => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join('  ');
+  return `${[render(header), ...body.map(render), '', `verdict: ${c.verdict}`].join('\n')}\n`;
+}
+
+function interquartile(run: BenchJson): [number, number] | undefined {
+  if (typeof run.latency_hdr !== 'string' || run.latency_hdr === '') return undefined;
+  const h = hdr.decodeFromCompressedBase64(run.latency_hdr, 64, false);
+  try {
+    if (h.totalCount === 0) return undefined;
+    return [h.getValueAtPercentile(25) / 1000, h.getValueAtPercentile(75) / 1000];
+  } finally {
+    h.destroy();
+  }
+}
+
+function change(a: number, b: number): string {
+  if (a === b) return '0%';
+  if (a === 0) return 'new';
+  const pct = ((b - a) / a) * 100;
+  return `${pct > 0 ? '+' : ''}${pct.toFixed(1)}%`;
+}
+
+function describe(run: BenchJson): string {
+  return run.mode === 'open' ? `open loop at ${run.target_rate_rps} req/s` : `closed loop with ${run.connections * run.pipelining} senders`;
+}

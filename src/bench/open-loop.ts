@@ -1,0 +1,84 @@
+import { classifyError } from './error-kind.js';
+import { Drain } from './drain.js';
+import type { PlanShare } from './plan.js';
+import type { BenchRecorder } from './recorder.js';
+import { OpenLoopSchedule } from './schedule.js';
+import { TimedRequest, type RequestSink } from './timed-request.js';
+import { createTransport } from './transport.js';
+
+/**
+ * Below this wait the loop polls with setImmediate instead of arming a timer: Node's timers have
+ * millisecond granularity and would make most sends ~1 ms late, which is the generator's error,
+ * not the server's.
+ */
+const SPIN_BELOW_MS = 2;
+/**
+ * Most sends in one turn of the event loop. A generator that has fallen behind must still read
+ * responses between bursts, or it would push the rest of the schedule out without ever
+ * timing an answer.
+ */
+const MAX_SENDS_PER_TURN = 256;
+/** Extra time past --timeout that the end of a run waits for stragglers. */
+const DRAIN_SLACK_MS = 1000;
+
+/**
+ * Open loop (wrk2's "constant throughput"): sends follow a schedule fixed in advance, each
+ * request timed from its intended send time, so a stalled server shows in the latency tail even
+ * when the generator had to send late. Requests in flight are not capped except by
+ * --max-in-flight; sends over it are refused and counted. Resolves when every request finished.
+ *
+ * `clock` returns ms since the run's start (intended times use the same origin).
+ */
+export function runOpenLoop(share: PlanShare, recorder: BenchRecorder, clock: () => number): Promise<void> {
+  const { plan } = share;
+  const transport = createTransport(plan, share.connections);
+  const schedule = new OpenLoopSchedule(plan, share.index, share.count, share.maxRequests);
+  const warmupMs = plan.warmupMs;
+  let inFlight = 0;
+  let drain: Drain | undefined;
+
+  return new Promise<void>((resolve) => {
+    const sink: RequestSink = {
+      complete(request, status, endMs) {
+        inFlight--;
+        const serviceFromMs = Number.isNaN(request.writtenMs) ? request.intendedMs : request.writtenMs;
+        recorder.recordResponse(status, endMs - request.intendedMs, endMs - serviceFromMs, endMs, request.measured);
+        drain?.settled(inFlight);
+      },
+      fail(request, error, endMs) {
+        inFlight--;
+        const kind = drain?.expired === true ? 'timeout' : classifyError(error);
+        recorder.recordError(kind, endMs, request.measured);
+        drain?.settled(inFlight);
+      },
+    };
+
+    let nextMs = schedule.next();
+    const pump = (): void => {
+      let now = clock();
+      let budget = MAX_SENDS_PER_TURN;
+      while (nextMs !== undefined && nextMs <= now && budget-- > 0) {
+        const measured = nextMs >= warmupMs;
+        if (inFlight >= share.maxInFlight) {
+          recorder.recordDropped(measured);
+        } else {
+          inFlight++;
+          recorder.recordSend(now - nextMs, measured);
+          transport.send(new TimedRequest(sink, clock, nextMs, measured), 0);
+        }
+        nextMs = schedule.next();
+        now = clock();
+      }
+      if (nextMs === undefined) {
+        drain = new Drain(transport, resolve);
+        drain.begin(inFlight, plan.timeoutMs + DRAIN_SLACK_MS);
+        return;
+      }
+      const waitMs = nextMs - now;
+      if (budget < 0) setImmediate(pump);
+      else if (waitMs > SPIN_BELOW_MS) setTimeout(pump, Math.floor(waitMs - 1));
+      else setImmediate(pump);
+    };
+    pump();
+  });
+}

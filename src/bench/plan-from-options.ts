@@ -1,0 +1,117 @@
+import { parseStages, type Stage } from '../core/arrivals.js';
+import { freshSeed } from '../core/rng.js';
+import { BatchlineError } from '../errors.js';
+import type { BenchOptionValues } from '../options/bench.js';
+import { parseDurationMs } from '../options/schema.js';
+import type { BenchPlan } from './plan.js';
+import { parseSlo, parseSweep } from './sweep.js';
+
+/** Where the request body comes from, resolved later (reading a file, probing the target). */
+export type BodySource = { kind: 'inline'; text: string } | { kind: 'file'; path: string } | { kind: 'none' };
+
+export interface ValidatedBench {
+  /** The plan with the body still unresolved (`body` undefined, `method` possibly defaulted later). */
+  plan: BenchPlan;
+  bodySource: BodySource;
+  /** Whether the user chose the method (otherwise a body makes it POST). */
+  methodGiven: boolean;
+  /** Whether the user set content-type (as an option or a header). */
+  contentTypeGiven: boolean;
+}
+
+/**
+ * Checks everything the schema cannot: the URL, headers, seed, stages, and how options combine.
+ * Pure: no I/O, so `bench --help` and bad options stay fast. Throws INVALID_OPTION.
+ */
+export function validateBench(
+  urlText: string | undefined,
+  o: BenchOptionValues,
+  headerLines: readonly string[],
+  explicit: { method: boolean; rate: boolean; duration: boolean },
+  entropy: number,
+): ValidatedBench {
+  const url = parseTargetUrl(urlText);
+  const headers = parseHeaders(headerLines);
+  if (o.httpClient === 'lean' && url.protocol !== 'http:') invalid('--http-client', o.httpClient, 'undici or auto for an https:// URL (the lean client speaks plain http only)');
+  const seed = o.seed === undefined ? freshSeed(entropy) : parseSeed(o.seed);
+  let stages: Stage[] | undefined;
+  if (o.stages !== undefined) {
+    if (explicit.rate) invalid('--stages', o.stages, 'either --stages or --rate, not both');
+    if (explicit.duration) invalid('--stages', o.stages, 'either --stages or --duration, not both (the stages set the length)');
+    try {
+      stages = parseStages(o.stages, parseDurationMs);
+    } catch (error) {
+      invalid('--stages', o.stages, `duration:rate steps such as 10s:200,10s:800 (${(error as Error).message})`);
+    }
+  }
+  if (o.sweep !== undefined) {
+    parseSweep(o.sweep);
+    parseSlo(o.slo, parseDurationMs);
+    if (stages !== undefined) invalid('--sweep', o.sweep, 'either --sweep or --stages, not both');
+  }
+  const mode = stages !== undefined || o.rate > 0 || o.sweep !== undefined ? 'open' : 'closed';
+  const stagesMs = stages?.reduce((sum, s) => sum + s.durationMs, 0);
+  if (stagesMs !== undefined && stagesMs <= o.warmup) invalid('--warmup', String(o.warmup), `less than the stages' total of ${stagesMs} ms`);
+  if (o.contentType !== undefined) headers['content-type'] = o.contentType;
+  const bodySource: BodySource =
+    o.body === undefined ? { kind: 'none' } : o.body.startsWith('@') ? { kind: 'file', path: o.body.slice(1) } : { kind: 'inline', text: o.body };
+  const plan: BenchPlan = {
+    url: url.href,
+    method: o.method,
+    headers,
+    body: undefined,
+    mode,
+    connections: o.connections,
+    pipelining: o.pipelining,
+    timeoutMs: o.timeout,
+    warmupMs: o.warmup,
+    durationMs: stagesMs !== undefined ? stagesMs - o.warmup : o.duration,
+    maxRequests: o.requests,
+    rateRps: o.rate,
+    stages,
+    arrival: o.arrival,
+    seed,
+    maxInFlight: o.maxInFlight,
+    workers: o.workers,
+    httpClient: o.httpClient,
+    keepIntervals: o.hdrLog !== undefined,
+  };
+  return { plan, bodySource, methodGiven: explicit.method, contentTypeGiven: 'content-type' in headers };
+}
+
+export function parseTargetUrl(text: string | undefined): URL {
+  if (text === undefined || text.trim() === '') {
+    throw new BatchlineError('INVALID_OPTION', "<url>: missing, expected the endpoint to load, such as http://127.0.0.1:8080/v1/infer");
+  }
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return invalid('<url>', text, 'an absolute http:// or https:// URL, such as http://127.0.0.1:8080/v1/infer');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') invalid('<url>', text, 'an http:// or https:// URL');
+  return url;
+}
+
+/** `name: value` lines into a header object (lower-case names; a repeated name joins with `, `). */
+export function parseHeaders(lines: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    const name = colon > 0 ? line.slice(0, colon).trim().toLowerCase() : '';
+    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) invalid('--header', line, "'name: value', such as 'authorization: Bearer x'");
+    const value = line.slice(colon + 1).trim();
+    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
+  }
+  return headers;
+}
+
+function parseSeed(text: string): number {
+  const seed = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(seed) || seed > 0xffffffff) invalid('--seed', text, 'an integer from 0 to 4294967295');
+  return seed;
+}
+
+function invalid(name: string, got: string, expected: string): never {
+  throw new BatchlineError('INVALID_OPTION', `${name}: got '${got}', expected ${expected}`);
+}

@@ -1,0 +1,182 @@
+import type * as hdr from 'hdr-histogram-js';
+import { createLatencyHistogram, percentilesMs, recordMs } from '../core/latency-histogram.js';
+import { emptyErrorCounts, type ErrorCounts, type ErrorKind } from './error-kind.js';
+import { encodeHistogram } from './histogram-codec.js';
+
+/** A send more than this late counts as late in the generator's self-check. */
+export const LATE_SEND_MS = 1;
+/** Length of one interval of the HdrHistogram log. */
+export const LOG_INTERVAL_MS = 1000;
+
+/** Plain counters of one thread's run; adding two of them gives the counters of both. */
+export interface RecorderCounts {
+  /** Measured requests handed to the HTTP client. */
+  sent: number;
+  /** Measured requests answered with any status. */
+  completed: number;
+  /** Measured requests answered 2xx. */
+  ok: number;
+  /** Measured requests that ended without a response. */
+  failed: number;
+  /** Measured sends the generator refused because --max-in-flight was reached. */
+  dropped: number;
+  /** Measured sends more than LATE_SEND_MS behind their intended time. */
+  lateSends: number;
+  status: Record<string, number>;
+  errors: ErrorCounts;
+  /** Requests sent and finished including the warmup, for progress. */
+  sentAll: number;
+  finishedAll: number;
+  /** Time of the last measured completion, ms since the run's start (0 when none). */
+  lastCompletionMs: number;
+}
+
+/** One interval of the HdrHistogram log: histograms of what completed in it. */
+export interface EncodedInterval {
+  index: number;
+  latency: string;
+  service: string;
+}
+
+/** A thread's recording in a form that crosses a worker boundary. */
+export interface EncodedRecording {
+  counts: RecorderCounts;
+  latency: string;
+  service: string;
+  sendLag: string;
+  intervals: EncodedInterval[];
+}
+
+/** What the progress view needs from one thread since its last tick. */
+export interface RecorderTick {
+  counts: RecorderCounts;
+  /** Latencies recorded since the previous tick, encoded. */
+  recent: string;
+}
+
+export function emptyCounts(): RecorderCounts {
+  return {
+    sent: 0, completed: 0, ok: 0, failed: 0, dropped: 0, lateSends: 0, status: {}, errors: emptyErrorCounts(),
+    sentAll: 0, finishedAll: 0, lastCompletionMs: 0,
+  };
+}
+
+/** Adds `b` into `a`. */
+export function addCounts(a: RecorderCounts, b: RecorderCounts): RecorderCounts {
+  for (const key of ['sent', 'completed', 'ok', 'failed', 'dropped', 'lateSends', 'sentAll', 'finishedAll'] as const) a[key] += b[key];
+  for (const [code, n] of Object.entries(b.status)) a.status[code] = (a.status[code] ?? 0) + n;
+  for (const [kind, n] of Object.entries(b.errors)) a.errors[kind as ErrorKind] += n;
+  a.lastCompletionMs = Math.max(a.lastCompletionMs, b.lastCompletionMs);
+  return a;
+}
+
+/**
+ * Records one thread's requests: latency (from the intended send in open loop, the actual send
+ * in closed loop), service time (from the write to the socket), send lag, status and error
+ * counts. Only measured requests (past the warmup) reach the histograms and counts.
+ */
+export class BenchRecorder {
+  readonly counts = emptyCounts();
+  private readonly latency = createLatencyHistogram();
+  private readonly service = createLatencyHistogram();
+  private readonly sendLag = createLatencyHistogram();
+  private readonly recent = createLatencyHistogram();
+  private readonly intervalLatency = createLatencyHistogram();
+  private readonly intervalService = createLatencyHistogram();
+  private intervalIndex = -1;
+  private readonly intervals: EncodedInterval[] = [];
+
+  constructor(
+    private readonly keepIntervals: boolean,
+    /** Keep the latencies since the last tick (only a progress view reads them). */
+    private readonly keepRecent = true,
+  ) {}
+
+  /** A request was handed to the client `lagMs` after its intended time. */
+  recordSend(lagMs: number, measured: boolean): void {
+    this.counts.sentAll++;
+    if (!measured) return;
+    this.counts.sent++;
+    if (lagMs > LATE_SEND_MS) this.counts.lateSends++;
+    recordMs(this.sendLag, lagMs);
+  }
+
+  /** A send refused by --max-in-flight. */
+  recordDropped(measured: boolean): void {
+    if (measured) this.counts.dropped++;
+  }
+
+  recordResponse(status: number, latencyMs: number, serviceMs: number, atMs: number, measured: boolean): void {
+    this.counts.finishedAll++;
+    if (this.keepRecent) recordMs(this.recent, latencyMs);
+    if (!measured) return;
+    const c = this.counts;
+    c.completed++;
+    if (status >= 200 && status < 300) c.ok++;
+    const key = String(status);
+    c.status[key] = (c.status[key] ?? 0) + 1;
+    c.lastCompletionMs = atMs;
+    recordMs(this.latency, latencyMs);
+    recordMs(this.service, serviceMs);
+    if (this.keepIntervals) {
+      this.rollInterval(atMs);
+      recordMs(this.intervalLatency, latencyMs);
+      recordMs(this.intervalService, serviceMs);
+    }
+  }
+
+  recordError(kind: ErrorKind, atMs: number, measured: boolean): void {
+    this.counts.finishedAll++;
+    if (!measured) return;
+    this.counts.failed++;
+    this.counts.errors[kind]++;
+    this.counts.lastCompletionMs = atMs;
+  }
+
+  /** Counters so far and the latencies since the last tick (which this resets). */
+  tick(): RecorderTick {
+    const recent = encodeHistogram(this.recent);
+    this.recent.reset();
+    return { counts: structuredClone(this.counts), recent };
+  }
+
+  /** Everything recorded, encoded; closes the current log interval. */
+  finish(): EncodedRecording {
+    this.flushInterval();
+    return {
+      counts: structuredClone(this.counts),
+      latency: encodeHistogram(this.latency),
+      service: encodeHistogram(this.service),
+      sendLag: encodeHistogram(this.sendLag),
+      intervals: this.intervals,
+    };
+  }
+
+  /** Percentiles of the latency so far (for tests and single-thread summaries). */
+  latencyPercentiles(): ReturnType<typeof percentilesMs> {
+    return percentilesMs(this.latency);
+  }
+
+  destroy(): void {
+    for (const h of [this.latency, this.service, this.sendLag, this.recent, this.intervalLatency, this.intervalService] as hdr.Histogram[]) h.destroy();
+  }
+
+  // Completions arrive in time order within a thread, so one open interval is enough.
+  private rollInterval(atMs: number): void {
+    const index = Math.floor(atMs / LOG_INTERVAL_MS);
+    if (index === this.intervalIndex) return;
+    this.flushInterval();
+    this.intervalIndex = index;
+  }
+
+  private flushInterval(): void {
+    if (this.intervalIndex < 0 || this.intervalLatency.totalCount === 0) return;
+    this.intervals.push({
+      index: this.intervalIndex,
+      latency: encodeHistogram(this.intervalLatency),
+      service: encodeHistogram(this.intervalService),
+    });
+    this.intervalLatency.reset();
+    this.intervalService.reset();
+  }
+}

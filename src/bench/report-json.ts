@@ -1,0 +1,109 @@
+import type { PercentilesMs } from '../core/latency-histogram.js';
+import type { ErrorCounts } from './error-kind.js';
+import type { BenchResult } from './result.js';
+
+/** Version of the --json shape; bump on a breaking change. */
+export const BENCH_JSON_SCHEMA = 'batchline.bench/v1';
+
+type Percentiles = Omit<PercentilesMs, 'count'> & { count: number };
+
+/** The --json document (documented field by field in docs/bench.md). */
+export interface BenchJson {
+  schema: typeof BENCH_JSON_SCHEMA;
+  mode: 'open' | 'closed';
+  url: string;
+  method: string;
+  target_rate_rps: number | null;
+  /** Open loop: the schedule's mean rate over the measured window (differs from the target with stages). */
+  planned_rate_rps: number | null;
+  stages: string | null;
+  arrival: string | null;
+  connections: number;
+  pipelining: number;
+  workers: number;
+  warmup_s: number;
+  duration_s: number;
+  started_at: string;
+  requests: { sent: number; completed: number; errors: number; dropped: number };
+  status: Record<string, number>;
+  errors: ErrorCounts;
+  send_rate_rps: number;
+  throughput_rps: number;
+  goodput_rps: number;
+  latency_ms: Percentiles;
+  service_ms: Percentiles;
+  send_lag_ms: Percentiles;
+  generator: { late_send_fraction: number; event_loop_p99_ms: number; event_loop_max_ms: number };
+  warnings: string[];
+  seed: number;
+  /** The whole latency histogram (µs), HdrHistogram compressed base64. */
+  latency_hdr: string;
+}
+
+export function toBenchJson(r: BenchResult): BenchJson {
+  return {
+    schema: BENCH_JSON_SCHEMA,
+    mode: r.mode,
+    url: r.url,
+    method: r.method,
+    target_rate_rps: r.targetRateRps ?? null,
+    planned_rate_rps: r.plannedRateRps === undefined ? null : round(r.plannedRateRps, 2),
+    stages: r.stages ?? null,
+    arrival: r.arrival ?? null,
+    connections: r.connections,
+    pipelining: r.pipelining,
+    workers: r.workers,
+    warmup_s: r.warmupS,
+    duration_s: round(r.durationS, 3),
+    started_at: r.startedAt,
+    requests: { ...r.requests },
+    status: { ...r.status },
+    errors: { ...r.errors },
+    send_rate_rps: round(r.sendRateRps, 2),
+    throughput_rps: round(r.throughputRps, 2),
+    goodput_rps: round(r.goodputRps, 2),
+    latency_ms: percentiles(r.latency),
+    service_ms: percentiles(r.service),
+    send_lag_ms: percentiles(r.sendLag),
+    generator: {
+      late_send_fraction: round(r.generator.lateSendFraction, 5),
+      event_loop_p99_ms: round(r.generator.eventLoop.p99Ms, 3),
+      event_loop_max_ms: round(r.generator.eventLoop.maxMs, 3),
+    },
+    warnings: [...r.warnings],
+    seed: r.seed,
+    latency_hdr: r.latencyHdr,
+  };
+}
+
+/** Reads a --json document back, checking the fields compare needs. */
+export function parseBenchJson(text: string, name: string): BenchJson {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${name} is not JSON: ${(error as Error).message}`);
+  }
+  const d = data as Partial<BenchJson>;
+  if (d === null || typeof d !== 'object' || d.schema !== BENCH_JSON_SCHEMA || typeof d.latency_ms !== 'object' || typeof d.throughput_rps !== 'number') {
+    throw new Error(`${name} is not a batchline bench --json report (${BENCH_JSON_SCHEMA})`);
+  }
+  return d as BenchJson;
+}
+
+function percentiles(p: PercentilesMs): Percentiles {
+  return {
+    count: p.count,
+    p50: round(p.p50, 3),
+    p90: round(p.p90, 3),
+    p99: round(p.p99, 3),
+    p999: round(p.p999, 3),
+    max: round(p.max, 3),
+    mean: round(p.mean, 3),
+  };
+}
+
+function round(value: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}

@@ -1,0 +1,79 @@
+import type { PercentilesMs } from '../core/latency-histogram.js';
+import type { BenchResult } from './result.js';
+
+/**
+ * The summary a person reads after a run: what was run, throughput against the target, status
+ * and error counts, the latency table, and warnings. A pure function of the result.
+ */
+export function formatReport(r: BenchResult): string {
+  const lines: string[] = [];
+  const load =
+    r.mode === 'open'
+      ? `open loop, ${r.arrival ?? 'constant'} arrivals ${r.stages === undefined ? `at ${fmtRate(r.targetRateRps ?? 0)} req/s target` : `in stages ${r.stages}`}`
+      : `closed loop, ${r.connections * r.pipelining} senders`;
+  lines.push(`batchline bench ${r.method} ${r.url}`);
+  lines.push(
+    `  ${load}; ${r.connections} connections, pipelining ${r.pipelining}, ${r.workers} worker${r.workers === 1 ? '' : 's'}; ` +
+      `${fmtS(r.durationS)} measured after ${fmtS(r.warmupS)} warmup; seed ${r.seed}`,
+  );
+  lines.push('');
+  lines.push('Throughput');
+  const planned = r.plannedRateRps ?? 0;
+  const target =
+    r.plannedRateRps === undefined ? '' : ` (${r.stages === undefined ? 'target' : 'planned mean'} ${fmtRate(planned)}, ${pctOf(r.throughputRps, planned)})`;
+  lines.push(`  answered    ${fmtRate(r.throughputRps)} req/s${target}`);
+  lines.push(`  goodput     ${fmtRate(r.goodputRps)} req/s (2xx)`);
+  if (r.mode === 'open') lines.push(`  sent        ${fmtRate(r.sendRateRps)} req/s`);
+  lines.push(
+    `  requests    ${r.requests.sent} sent, ${r.requests.completed} answered, ${r.requests.errors} failed` +
+      (r.requests.dropped > 0 ? `, ${r.requests.dropped} refused by --max-in-flight` : ''),
+  );
+  const status = Object.entries(r.status).map(([code, n]) => `${code}: ${n}`);
+  lines.push(`  status      ${status.length === 0 ? 'none' : status.join(', ')}`);
+  const errors = Object.entries(r.errors).filter(([, n]) => n > 0).map(([kind, n]) => `${kind}: ${n}`);
+  lines.push(`  errors      ${errors.length === 0 ? 'none' : errors.join(', ')}`);
+  lines.push('');
+  lines.push(latencyTable(r));
+  lines.push('');
+  lines.push(
+    r.mode === 'open'
+      ? '  latency is from each request\'s intended send time (corrected for coordinated omission); service time from its write to the socket'
+      : '  latency and service time are from each request\'s actual send (closed loop)',
+  );
+  if (r.warnings.length > 0) {
+    lines.push('');
+    lines.push('Warnings');
+    for (const w of r.warnings) lines.push(`  ! ${w}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function latencyTable(r: BenchResult): string {
+  const rows: [string, PercentilesMs][] = [['latency', r.latency], ['service', r.service]];
+  if (r.mode === 'open') rows.push(['send lag', r.sendLag]);
+  const header = ['ms', 'p50', 'p90', 'p99', 'p99.9', 'max', 'mean'];
+  const cells = rows.map(([name, p]) => [name, ...[p.p50, p.p90, p.p99, p.p999, p.max, p.mean].map(fmtMs)]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => (row[i] as string).length)));
+  const render = (row: string[]): string => `  ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join('  ')}`;
+  return ['Latency', render(header), ...cells.map(render)].join('\n');
+}
+
+/** Milliseconds with three significant-ish digits: 0.123, 12.35, 1234. */
+export function fmtMs(ms: number): string {
+  if (ms >= 1000) return ms.toFixed(0);
+  if (ms >= 100) return ms.toFixed(1);
+  if (ms >= 1) return ms.toFixed(2);
+  return ms.toFixed(3);
+}
+
+export function fmtRate(rps: number): string {
+  return rps >= 100 ? rps.toFixed(0) : rps.toFixed(1);
+}
+
+function fmtS(s: number): string {
+  return `${Number(s.toFixed(2))}s`;
+}
+
+function pctOf(value: number, target: number): string {
+  return target > 0 ? `${((value / target) * 100).toFixed(1)}%` : 'n/a';
+}

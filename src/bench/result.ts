@@ -1,0 +1,148 @@
+import { percentilesMs, type PercentilesMs } from '../core/latency-histogram.js';
+import { ERROR_KINDS, type ErrorCounts } from './error-kind.js';
+import { encodeHistogram, mergeEncoded } from './histogram-codec.js';
+import { targetRateRps, type BenchMode, type BenchPlan } from './plan.js';
+import { addCounts, emptyCounts, type EncodedInterval } from './recorder.js';
+import { profileOf } from './schedule.js';
+import type { ThreadOutcome } from './run-thread.js';
+import { EVENT_LOOP_P99_WARN_MS, LATE_SEND_WARN_FRACTION, worstEventLoop, type EventLoopStats } from './self-monitor.js';
+
+/** The figures of one run, merged over its threads; the text and JSON reports render this. */
+export interface BenchResult {
+  mode: BenchMode;
+  url: string;
+  method: string;
+  seed: number;
+  arrival: string | undefined;
+  connections: number;
+  pipelining: number;
+  workers: number;
+  /** Open loop: the constant target (or the last stage's). */
+  targetRateRps: number | undefined;
+  /** Open loop: the schedule's mean rate over the measured window (the target, unless stages ramp). */
+  plannedRateRps: number | undefined;
+  /** Open loop with --stages: the stages as given, such as `10s:200,10s:800`. */
+  stages: string | undefined;
+  warmupS: number;
+  /** Measured time: from the end of the warmup to the planned end or the last answer, if later. */
+  durationS: number;
+  startedAt: string;
+  requests: { sent: number; completed: number; errors: number; dropped: number };
+  status: Record<string, number>;
+  errors: ErrorCounts;
+  /** Measured sends per second (the rate the generator achieved). */
+  sendRateRps: number;
+  /** Answers (any status) per second. */
+  throughputRps: number;
+  /** 2xx answers per second. */
+  goodputRps: number;
+  latency: PercentilesMs;
+  service: PercentilesMs;
+  sendLag: PercentilesMs;
+  generator: { lateSendFraction: number; eventLoop: EventLoopStats };
+  warnings: string[];
+  /** The merged latency histogram, compressed base64, so later tools (compare) can use it whole. */
+  latencyHdr: string;
+}
+
+/** A result and what the HdrHistogram log needs. */
+export interface BenchRun {
+  result: BenchResult;
+  intervals: EncodedInterval[][];
+  startEpochMs: number;
+}
+
+/** Merges the threads' recordings into one result. */
+export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[]): BenchRun {
+  const counts = outcomes.reduce((sum, o) => addCounts(sum, o.recording.counts), emptyCounts());
+  const latency = mergeEncoded(outcomes.map((o) => o.recording.latency));
+  const service = mergeEncoded(outcomes.map((o) => o.recording.service));
+  const sendLag = mergeEncoded(outcomes.map((o) => o.recording.sendLag));
+  const eventLoop = worstEventLoop(outcomes.map((o) => o.eventLoop));
+
+  const plannedEndMs = plan.maxRequests > 0 ? 0 : plan.stages !== undefined ? sumStagesMs(plan) : plan.warmupMs + plan.durationMs;
+  const measuredMs = Math.max(plannedEndMs, counts.lastCompletionMs) - plan.warmupMs;
+  const plannedMs = plan.maxRequests > 0 ? measuredMs : plannedEndMs - plan.warmupMs;
+  const perSecond = (n: number, ms: number): number => (ms > 0 ? (n * 1000) / ms : 0);
+  const target = targetRateRps(plan);
+
+  const result: BenchResult = {
+    mode: plan.mode,
+    url: plan.url,
+    method: plan.method,
+    seed: plan.seed,
+    arrival: plan.mode === 'open' ? plan.arrival : undefined,
+    connections: plan.connections,
+    pipelining: plan.pipelining,
+    workers: plan.workers,
+    targetRateRps: target,
+    plannedRateRps: plannedRate(plan, plannedMs),
+    stages: plan.stages?.map((st) => `${st.durationMs / 1000}s:${st.targetRps}`).join(','),
+    warmupS: plan.warmupMs / 1000,
+    durationS: measuredMs / 1000,
+    startedAt: new Date(outcomes[0]?.startEpochMs ?? 0).toISOString(),
+    requests: { sent: counts.sent, completed: counts.completed, errors: counts.failed, dropped: counts.dropped },
+    status: sortedStatus(counts.status),
+    errors: Object.fromEntries(ERROR_KINDS.map((k) => [k, counts.errors[k]])) as ErrorCounts,
+    sendRateRps: perSecond(counts.sent + counts.dropped, plannedMs),
+    throughputRps: perSecond(counts.completed, measuredMs),
+    goodputRps: perSecond(counts.ok, measuredMs),
+    latency: percentilesMs(latency),
+    service: percentilesMs(service),
+    sendLag: percentilesMs(sendLag),
+    generator: { lateSendFraction: counts.sent > 0 ? counts.lateSends / counts.sent : 0, eventLoop },
+    warnings: [],
+    latencyHdr: encodeHistogram(latency),
+  };
+  result.warnings = warningsFor(plan, result);
+  for (const h of [latency, service, sendLag]) h.destroy();
+  return {
+    result,
+    intervals: outcomes.map((o) => o.recording.intervals),
+    startEpochMs: Math.min(...outcomes.map((o) => o.startEpochMs)),
+  };
+}
+
+/** What the user should know before trusting the figures. */
+export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
+  const warnings: string[] = [];
+  const late = r.generator.lateSendFraction;
+  if (plan.mode === 'open' && late > LATE_SEND_WARN_FRACTION) {
+    warnings.push(
+      `${pct(late)} of sends were more than 1 ms late (send lag p99 ${r.sendLag.p99.toFixed(2)} ms): the generator fell behind its schedule, so the figures describe the generator as much as the server; try --workers or a lower rate`,
+    );
+  }
+  if (r.generator.eventLoop.p99Ms > EVENT_LOOP_P99_WARN_MS) {
+    warnings.push(
+      `the generator's event loop lagged (p99 ${r.generator.eventLoop.p99Ms.toFixed(1)} ms, max ${r.generator.eventLoop.maxMs.toFixed(1)} ms): latencies include the generator's own delay; try --workers`,
+    );
+  }
+  if (r.requests.dropped > 0) {
+    warnings.push(`${r.requests.dropped} sends were refused by --max-in-flight ${plan.maxInFlight} and never sent`);
+  }
+  if (plan.mode === 'open' && plan.stages === undefined && r.targetRateRps !== undefined && r.targetRateRps > 0) {
+    const achieved = r.throughputRps / r.targetRateRps;
+    if (achieved < 0.99) warnings.push(`achieved ${r.throughputRps.toFixed(1)} req/s, ${pct(achieved)} of the ${r.targetRateRps} req/s target`);
+  }
+  if (r.requests.sent === 0) warnings.push('no request was measured: is --duration longer than the time to the first send?');
+  return warnings;
+}
+
+function plannedRate(plan: BenchPlan, plannedMs: number): number | undefined {
+  if (plan.mode !== 'open') return undefined;
+  if (plan.stages === undefined || plannedMs <= 0) return plan.rateRps;
+  const profile = profileOf(plan);
+  return ((profile.expectedCount(plan.warmupMs + plannedMs) - profile.expectedCount(plan.warmupMs)) * 1000) / plannedMs;
+}
+
+function sumStagesMs(plan: BenchPlan): number {
+  return (plan.stages ?? []).reduce((sum, s) => sum + s.durationMs, 0);
+}
+
+function sortedStatus(status: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(status).sort(([a], [b]) => Number(a) - Number(b)));
+}
+
+function pct(fraction: number): string {
+  return `${(fraction * 100).toFixed(1)}%`;
+}

@@ -1,0 +1,54 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { shareOf, type BenchPlan } from './plan.js';
+import { PROGRESS_HZ, ProgressAggregator, type BenchProgress } from './progress.js';
+import type { RecorderTick } from './recorder.js';
+import { buildResult, type BenchRun } from './result.js';
+import { runThread } from './run-thread.js';
+import { profileOf } from './schedule.js';
+
+export interface RunHooks {
+  /** Called PROGRESS_HZ times a second with a snapshot, and once at the end. */
+  onProgress?: (progress: BenchProgress) => void;
+  /** Built worker entry; by default the bench-worker.js next to this module. */
+  workerUrl?: URL;
+}
+
+/**
+ * Runs a plan (in this thread, or on worker threads for --workers > 1) and merges the result.
+ */
+export async function runBench(plan: BenchPlan, hooks: RunHooks = {}): Promise<BenchRun> {
+  const aggregator = new ProgressAggregator(progressContext(plan));
+  const startMs = performance.now();
+  const onProgress = hooks.onProgress;
+  const emitter = onProgress === undefined ? undefined : setInterval(() => onProgress(aggregator.snapshot(performance.now() - startMs)), 1000 / PROGRESS_HZ);
+  try {
+    if (plan.workers <= 1) {
+      const hooksForThread = onProgress === undefined ? { startAtMs: startMs } : { startAtMs: startMs, onTick: (tick: RecorderTick) => aggregator.accept(0, tick) };
+      const outcome = await runThread(shareOf(plan, 0, 1), hooksForThread);
+      return buildResult(plan, [outcome]);
+    }
+    const workerUrl = hooks.workerUrl ?? new URL('./bench-worker.js', import.meta.url);
+    if (!existsSync(fileURLToPath(workerUrl))) throw new Error(`--workers needs the built worker at ${fileURLToPath(workerUrl)} (run npm run build)`);
+    const { runOnWorkers } = await import('./worker-pool.js');
+    const { outcomes } = await runOnWorkers(plan, workerUrl, onProgress !== undefined, (thread, tick) => aggregator.accept(thread, tick));
+    return buildResult(plan, outcomes);
+  } finally {
+    if (emitter !== undefined) clearInterval(emitter);
+    onProgress?.(aggregator.snapshot(performance.now() - startMs, true));
+    aggregator.destroy();
+  }
+}
+
+function progressContext(plan: BenchPlan): ConstructorParameters<typeof ProgressAggregator>[0] {
+  if (plan.mode === 'closed') {
+    return { plannedMs: plan.maxRequests > 0 ? undefined : plan.warmupMs + plan.durationMs, warmupMs: plan.warmupMs, targetRpsAt: undefined };
+  }
+  const profile = profileOf(plan);
+  return {
+    plannedMs: Number.isFinite(profile.totalMs) ? profile.totalMs : undefined,
+    warmupMs: plan.warmupMs,
+    targetRpsAt: (ms) => profile.rateAt(ms),
+  };
+}

@@ -1,0 +1,92 @@
+import { BatchlineError } from '../errors.js';
+import type { BenchPlan } from './plan.js';
+import type { BenchResult } from './result.js';
+import { fmtMs, fmtRate } from './report-text.js';
+
+/** A latency objective: a percentile of the latency under a bound. */
+export interface Slo {
+  text: string;
+  percentile: 'p50' | 'p90' | 'p99' | 'p999';
+  boundMs: number;
+}
+
+/** Parses `R1,R2,...` or `FROM..TO/STEP` into rates (req/s). */
+export function parseSweep(text: string): number[] {
+  const range = /^\s*(\d+(?:\.\d+)?)\s*\.\.\s*(\d+(?:\.\d+)?)\s*\/\s*(\d+(?:\.\d+)?)\s*$/.exec(text);
+  let rates: number[];
+  if (range) {
+    const [from, to, step] = [Number(range[1]), Number(range[2]), Number(range[3])];
+    if (!(step > 0) || to < from || (to - from) / step > 1000) throw sweepError(text);
+    rates = [];
+    for (let i = 0; from + i * step <= to + 1e-9; i++) rates.push(Number((from + i * step).toFixed(6)));
+  } else {
+    rates = text.split(',').map((part) => (part.trim() === '' ? NaN : Number(part)));
+  }
+  if (rates.length === 0 || rates.some((r) => !Number.isFinite(r) || r <= 0)) throw sweepError(text);
+  return rates;
+}
+
+/** Parses `p99<100ms` (percentile p50, p90, p99, p99.9/p999; a duration bound). */
+export function parseSlo(text: string, parseDurationMs: (t: string) => number | undefined): Slo {
+  const match = /^\s*p(50|90|99|99\.9|999)\s*<\s*(.+)$/.exec(text);
+  const boundMs = match ? parseDurationMs(match[2] as string) : undefined;
+  if (!match || boundMs === undefined || boundMs <= 0) {
+    throw new BatchlineError('INVALID_OPTION', `--slo: got '${text}', expected pNN<duration with NN one of 50, 90, 99, 99.9, such as p99<100ms`);
+  }
+  const key = match[1] === '99.9' || match[1] === '999' ? 'p999' : (`p${match[1]}` as Slo['percentile']);
+  return { text: text.trim(), percentile: key, boundMs };
+}
+
+/** One step's verdict: the objective's percentile under its bound and ≥ 99 % of the target answered 2xx. */
+export function stepMeetsSlo(result: BenchResult, slo: Slo): boolean {
+  const target = result.targetRateRps ?? 0;
+  return result.latency[slo.percentile] < slo.boundMs && result.goodputRps >= 0.99 * target;
+}
+
+/** Runs one open-loop step per rate, reporting each as it finishes. */
+export async function runSweep(
+  base: BenchPlan,
+  rates: readonly number[],
+  runStep: (plan: BenchPlan) => Promise<BenchResult>,
+  onStep: (result: BenchResult, index: number) => void = () => {},
+): Promise<BenchResult[]> {
+  const results: BenchResult[] = [];
+  for (const [index, rateRps] of rates.entries()) {
+    const result = await runStep({ ...base, mode: 'open', rateRps, stages: undefined });
+    results.push(result);
+    onStep(result, index);
+  }
+  return results;
+}
+
+/** The highest rate whose step met the objective (undefined when none did). */
+export function bestRate(results: readonly BenchResult[], slo: Slo): number | undefined {
+  const met = results.filter((r) => stepMeetsSlo(r, slo)).map((r) => r.targetRateRps ?? 0);
+  return met.length === 0 ? undefined : Math.max(...met);
+}
+
+/** The sweep table: rate, achieved, p50, p99, errors, goodput and whether the SLO held. */
+export function formatSweep(results: readonly BenchResult[], slo: Slo): string {
+  const header = ['rate', 'achieved', 'p50 ms', 'p99 ms', 'errors', 'goodput', slo.text];
+  const rows = results.map((r) => [
+    fmtRate(r.targetRateRps ?? 0),
+    fmtRate(r.throughputRps),
+    fmtMs(r.latency.p50),
+    fmtMs(r.latency.p99),
+    String(r.requests.errors + r.requests.dropped + Object.entries(r.status).reduce((n, [c, k]) => (c.startsWith('2') ? n : n + k), 0)),
+    fmtRate(r.goodputRps),
+    stepMeetsSlo(r, slo) ? 'met' : 'missed',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
+  const render = (row: string[]): string => row.map((cell, i) => cell.padStart(widths[i] as number)).join('  ');
+  const best = bestRate(results, slo);
+  const lines = [render(header), ...rows.map(render), ''];
+  lines.push(best === undefined ? `no rate met ${slo.text}` : `highest rate that met ${slo.text}: ${fmtRate(best)} req/s`);
+  const warned = results.filter((r) => r.warnings.length > 0);
+  for (const r of warned) lines.push(`  ! at ${fmtRate(r.targetRateRps ?? 0)} req/s: ${r.warnings.join('; ')}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function sweepError(text: string): BatchlineError {
+  return new BatchlineError('INVALID_OPTION', `--sweep: got '${text}', expected rates R1,R2,... or FROM..TO/STEP such as 100..2000/100 (all > 0, at most 1000 steps)`);
+}

@@ -1,0 +1,54 @@
+import type { Dispatcher } from 'undici';
+
+/** Where a finished request reports; the run loop implements it. */
+export interface RequestSink {
+  complete(request: TimedRequest, status: number, endMs: number): void;
+  fail(request: TimedRequest, error: Error, endMs: number): void;
+}
+
+/**
+ * One request in flight, as an undici dispatch handler. It stamps the moment undici writes it
+ * to a socket (`onConnect` runs just before the write), so service time excludes time spent
+ * waiting for a free connection, while latency counts from the intended send.
+ *
+ * It uses undici's raw handler callbacks rather than the newer controller API: the newer one
+ * wraps every request in two more objects and parses every response's headers into an object,
+ * which a load generator pays for on every request and never reads.
+ */
+export class TimedRequest implements Dispatcher.DispatchHandler {
+  /** When the request hit the socket (ms, same clock as intendedMs); NaN until then. */
+  writtenMs = Number.NaN;
+  private status = 0;
+
+  constructor(
+    private readonly sink: RequestSink,
+    private readonly now: () => number,
+    /** Intended send time (open loop) or actual hand-off time (closed loop), in ms. */
+    readonly intendedMs: number,
+    readonly measured: boolean,
+    /** Closed loop: the sender that sends again when this one ends. */
+    readonly sender = 0,
+  ) {}
+
+  onConnect(): void {
+    this.writtenMs = this.now();
+  }
+
+  onHeaders(statusCode: number): boolean {
+    // 1xx informational heads come first; the final status is the last one seen.
+    this.status = statusCode;
+    return true;
+  }
+
+  onData(): boolean {
+    return true;
+  }
+
+  onComplete(): void {
+    this.sink.complete(this, this.status, this.now());
+  }
+
+  onError(error: Error): void {
+    this.sink.fail(this, error, this.now());
+  }
+}

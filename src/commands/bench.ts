@@ -1,0 +1,61 @@
+import { Command } from 'commander';
+import { BENCH_OPTIONS } from '../options/bench.js';
+import { addOptions, resolveOptions } from '../options/schema.js';
+
+/**
+ * `batchline bench <url>` and `batchline bench compare a.json b.json`. Thin: options are parsed
+ * and validated here; the generator (undici, histograms, workers) loads only when a run starts.
+ */
+export function makeBenchCommand(): Command {
+  const command = new Command('bench')
+    .description(
+      'Load-test an HTTP endpoint. Closed loop by default (--connections senders, each sending its next request when the last ends); ' +
+        'open loop with --rate or --stages (a schedule fixed in advance, latency timed from each intended send, as wrk2 does). ' +
+        'Reports throughput, status and error counts, and p50/p90/p99/p99.9/max latency from HDR histograms.',
+    )
+    .argument('[url]', 'the endpoint to load, such as http://127.0.0.1:8080/v1/infer')
+    .option('-H, --header <name: value>', "request header, repeatable (-H 'authorization: Bearer x')", collect);
+  addOptions(command, BENCH_OPTIONS);
+  command.addHelpText(
+    'after',
+    `
+Examples:
+  batchline bench http://127.0.0.1:8080/v1/infer                    closed loop, 16 connections, 10 s
+  batchline bench --rate 500 --duration 30s --warmup 5s <url>       open loop at 500 req/s
+  batchline bench --stages 10s:200,10s:800,20s:800 --arrival poisson <url>
+  batchline bench --sweep 100..2000/100 --slo 'p99<100ms' <url>     find the highest rate within the SLO
+  batchline bench --json run.json --hdr-log run.hlog <url>
+  batchline bench compare before.json after.json`,
+  );
+  command.action(async (url: string | undefined, raw: Record<string, unknown>, self: Command) => {
+    const options = resolveOptions(BENCH_OPTIONS, raw);
+    const { validateBench } = await import('../bench/plan-from-options.js');
+    const explicit = {
+      method: self.getOptionValueSource('method') === 'cli',
+      rate: self.getOptionValueSource('rate') === 'cli' || process.env.BENCH_RATE !== undefined,
+      duration: self.getOptionValueSource('duration') === 'cli',
+    };
+    const validated = validateBench(url, options, (raw.header as string[] | undefined) ?? [], explicit, Date.now());
+    const { benchMain } = await import('../bench/bench-main.js');
+    await benchMain(
+      validated,
+      { json: options.json, hdrLog: options.hdrLog, sweep: options.sweep, slo: options.slo, quiet: options.quiet },
+      { stdout: process.stdout, stderr: process.stderr, env: process.env },
+    );
+  });
+
+  command
+    .command('compare')
+    .description('Compare two runs saved with --json: each figure, its change, and a verdict that says when the difference is noise.')
+    .argument('<a>', 'the first (baseline) --json report')
+    .argument('<b>', 'the second --json report')
+    .action(async (a: string, b: string) => {
+      const { compareMain } = await import('../bench/compare-main.js');
+      await compareMain(a, b, process.stdout);
+    });
+  return command;
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}

@@ -1,0 +1,98 @@
+import type { OptionSchema, OptionValues } from './schema.js';
+
+/** HTTP methods `--method` accepts. */
+export const BENCH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/**
+ * Every option of `batchline bench` except the repeated `--header`, which commander collects
+ * itself. One literal: flag, env fallback, default with its unit, allowed range (DESIGN.md §6
+ * rule 7). Durations resolve to milliseconds.
+ */
+export const BENCH_OPTIONS = {
+  connections: {
+    kind: 'int', flag: 'connections', env: 'BENCH_CONNECTIONS', default: 16, min: 1, max: 10_000,
+    description: 'keep-alive connections; closed loop: each sends its next request when its last one ends; open loop: sends beyond connections × pipelining wait for a free connection (in latency, not in service time)',
+  },
+  rate: {
+    kind: 'number', flag: 'rate', env: 'BENCH_RATE', default: 0, min: 0, max: 10_000_000,
+    description: 'open loop: requests per second on a schedule fixed in advance (0 = closed loop)',
+  },
+  arrival: {
+    kind: 'enum', flag: 'arrival', choices: ['constant', 'poisson'], default: 'constant',
+    description: 'open loop: evenly spaced sends, or a Poisson process seeded by --seed',
+  },
+  stages: {
+    kind: 'string', flag: 'stages', default: undefined,
+    description: 'open loop: duration:rate steps such as 10s:200,10s:800,20s:800, each ramping linearly from the last rate (from 0 for the first); replaces --rate and --duration',
+  },
+  seed: {
+    kind: 'string', flag: 'seed', env: 'BENCH_SEED', default: undefined,
+    description: 'seed of the Poisson schedule, an integer 0..4294967295 (default: a fresh one, printed in the report)',
+  },
+  duration: {
+    kind: 'duration', flag: 'duration', default: 10_000, minMs: 1, maxMs: 86_400_000,
+    description: 'measured length of the run (after --warmup)',
+  },
+  requests: {
+    kind: 'int', flag: 'requests', default: 0, min: 0, max: 1_000_000_000,
+    description: 'stop after this many measured requests instead of after --duration (0 = use --duration)',
+  },
+  warmup: {
+    kind: 'duration', flag: 'warmup', default: 1000, minMs: 0, maxMs: 3_600_000,
+    description: 'load sent first and left out of every figure; it lets connections open and both sides\' JIT warm up (a cold Node generator lags for its first few hundred ms)',
+  },
+  timeout: {
+    kind: 'duration', flag: 'timeout', default: 5000, minMs: 1, maxMs: 3_600_000,
+    description: 'per request, from the moment it is written to the socket; past it the request counts as a timeout',
+  },
+  method: {
+    kind: 'enum', flag: 'method', choices: BENCH_METHODS, default: 'GET',
+    description: 'HTTP method (GET, or POST when a body is given or found for a batchline server)',
+  },
+  body: {
+    kind: 'string', flag: 'body', default: undefined,
+    description: 'request body, inline or @file (default: none; for a batchline server, an input that fits its model)',
+  },
+  contentType: {
+    kind: 'string', flag: 'content-type', default: undefined,
+    description: 'content-type of the body (default application/json when a body is sent)',
+  },
+  pipelining: {
+    kind: 'int', flag: 'pipelining', default: 1, min: 1, max: 1024,
+    description: 'HTTP/1.1 requests in flight per connection',
+  },
+  httpClient: {
+    kind: 'enum', flag: 'http-client', choices: ['auto', 'lean', 'undici'], default: 'auto',
+    description: 'lean: batchline\'s own HTTP/1.1 client for http:// (a third less CPU per request than undici); undici: for https:// and anything unusual; auto: lean for http://, undici for https://',
+  },
+  workers: {
+    kind: 'int', flag: 'workers', default: 1, min: 1, max: 64,
+    description: 'worker threads sharing the load (connections and rate split between them, histograms merged), for when one core is not enough',
+  },
+  maxInFlight: {
+    kind: 'int', flag: 'max-in-flight', default: 1_000_000, min: 1, max: 100_000_000,
+    description: 'open loop: most requests outstanding at once; a send over it is refused and counted, not queued',
+  },
+  json: {
+    kind: 'string', flag: 'json', default: undefined,
+    description: 'write the result as JSON to this file, or - for stdout',
+  },
+  hdrLog: {
+    kind: 'string', flag: 'hdr-log', default: undefined,
+    description: 'write per-second latency histograms in the HdrHistogram log format (.hlog)',
+  },
+  sweep: {
+    kind: 'string', flag: 'sweep', default: undefined,
+    description: 'open-loop steps, one per rate, each --duration long: R1,R2,... or FROM..TO/STEP such as 100..2000/100',
+  },
+  slo: {
+    kind: 'string', flag: 'slo', default: 'p99<100ms',
+    description: 'with --sweep: the latency objective a step must meet, pNN<duration such as p99<100ms or p50<20ms',
+  },
+  quiet: {
+    kind: 'boolean', flag: 'quiet', default: false,
+    description: 'no progress line while running',
+  },
+} as const satisfies OptionSchema;
+
+export type BenchOptionValues = OptionValues<typeof BENCH_OPTIONS>;

@@ -1,0 +1,59 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { buildProgram, exitCodeFor } from '../../src/cli.js';
+
+async function run(args: string[]): Promise<{ code: number; stderr: string }> {
+  let stderr = '';
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      stderr += chunk.toString();
+      done();
+    },
+  });
+  const program = buildProgram();
+  program.configureOutput({ writeErr: (s) => (stderr += s), writeOut: () => {} });
+  for (const sub of program.commands) sub.configureOutput({ writeErr: (s) => (stderr += s), writeOut: () => {} });
+  try {
+    await program.parseAsync(['node', 'batchline', ...args]);
+    return { code: 0, stderr };
+  } catch (error) {
+    return { code: exitCodeFor(error, sink), stderr };
+  }
+}
+
+describe('batchline bench options', () => {
+  it.each([
+    [['--arrival', 'uniform'], '--arrival', 'one of constant, poisson'],
+    [['--connections', '0'], '--connections', 'an integer from 1 to 10000'],
+    [['--duration', 'soon'], '--duration', 'a duration such as'],
+    [['--stages', '10s'], '--stages', 'duration:rate'],
+    [['--seed', '-3'], '--seed', 'an integer from 0 to 4294967295'],
+    [['--header', 'no colon'], '--header', "'name: value'"],
+    [['--method', 'FETCH'], '--method', 'one of GET, HEAD, POST'],
+    [['--sweep', '5..1/1'], '--sweep', 'FROM..TO/STEP'],
+    [['--sweep', '100,200', '--slo', 'p97<1s'], '--slo', 'pNN<duration'],
+    [['--http-client', 'lean', 'https://127.0.0.1:1/'], '--http-client', 'undici or auto'],
+  ])('exits 2 naming the option for %j', async (args, option, allowed) => {
+    const url = args.at(-1)?.startsWith('https://') === true ? [] : ['http://127.0.0.1:1/'];
+    const { code, stderr } = await run(['bench', ...args, ...url]);
+    expect(code).toBe(2);
+    expect(stderr).toContain(option);
+    expect(stderr).toContain(allowed);
+  });
+
+  it('exits 2 for a missing or non-http URL', async () => {
+    expect((await run(['bench'])).code).toBe(2);
+    const { code, stderr } = await run(['bench', 'ftp://example.com/']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('<url>');
+  });
+
+  it('explains every option in --help', () => {
+    const bench = buildProgram().commands.find((c) => c.name() === 'bench');
+    const help = bench?.helpInformation() ?? '';
+    for (const flag of ['--connections', '--rate', '--arrival', '--stages', '--seed', '--duration', '--requests', '--warmup', '--timeout', '--method', '--header', '--body', '--content-type', '--pipelining', '--workers', '--max-in-flight', '--json', '--hdr-log', '--sweep', '--slo']) {
+      expect(help).toContain(flag);
+    }
+    expect(help).toContain('compare');
+  });
+});

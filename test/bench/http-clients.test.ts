@@ -1,0 +1,66 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { runBench } from '../../src/bench/run-bench.js';
+import { planFor } from './plan-helper.js';
+import { startServer, type TestServer } from './servers.js';
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** Answers in turn: fixed length, chunked, chunked with `connection: close`, empty 204. */
+function variedServer(): Promise<TestServer> {
+  let n = 0;
+  return startServer((_req, res) => {
+    switch (n++ % 4) {
+      case 0:
+        res.setHeader('content-length', '5');
+        res.end('fixed');
+        break;
+      case 1:
+        res.write('chunk-');
+        res.end('ed');
+        break;
+      case 2:
+        res.setHeader('connection', 'close');
+        res.write('closing');
+        res.end();
+        break;
+      default:
+        res.statusCode = 204;
+        res.end();
+    }
+  }, true);
+}
+
+describe.each(['lean', 'undici'])('the %s client', (httpClient) => {
+  it('reads fixed-length, chunked and closing answers, reconnecting as needed', async () => {
+    server = await variedServer();
+    const { result } = await runBench(planFor(server.url, { httpClient, connections: '2', requests: '40', warmup: '0' }));
+    expect(result.requests).toMatchObject({ sent: 40, completed: 40, errors: 0 });
+    expect(result.status).toEqual({ 200: 30, 204: 10 });
+  });
+
+  it('pipelines requests on each connection', async () => {
+    server = await startServer((_req, res) => res.end('ok'), true);
+    const { result } = await runBench(planFor(server.url, { httpClient, connections: '2', pipelining: '4', requests: '200', warmup: '0' }));
+    expect(result.requests).toMatchObject({ sent: 200, completed: 200, errors: 0 });
+    expect(server.seen).toHaveLength(200);
+  });
+
+  it('sends the body, headers and method on every request', async () => {
+    server = await startServer((_req, res) => res.end(), true);
+    const { result } = await runBench({
+      ...planFor(server.url, { httpClient, requests: '3', warmup: '0', method: 'PUT' }),
+      body: Buffer.from('{"a":1}'),
+      headers: { 'content-type': 'application/json', 'x-run': 'yes' },
+    });
+    expect(result.requests.completed).toBe(3);
+    for (const seen of server.seen) {
+      expect(seen).toMatchObject({ method: 'PUT', body: '{"a":1}' });
+      expect(seen.headers['x-run']).toBe('yes');
+      expect(seen.headers['content-length']).toBe('7');
+    }
+  });
+});

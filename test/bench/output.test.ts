@@ -1,0 +1,156 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import * as hdr from 'hdr-histogram-js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { benchMain } from '../../src/bench/bench-main.js';
+import { compareMain } from '../../src/bench/compare-main.js';
+import type { BenchProgress } from '../../src/bench/progress.js';
+import { runBench } from '../../src/bench/run-bench.js';
+import { writeFile } from 'node:fs/promises';
+import { planFor, validated } from './plan-helper.js';
+import { startServer, statusServer, type TestServer } from './servers.js';
+
+class Sink extends Writable {
+  text = '';
+  isTTY = false;
+  override _write(chunk: Buffer, _enc: string, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+let server: TestServer | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+const outputs = { json: undefined, hdrLog: undefined, sweep: undefined, slo: 'p99<100ms', quiet: true };
+
+describe('bench outputs', () => {
+  it('writes --json with the documented shape', async () => {
+    server = await statusServer(200);
+    const stdout = new Sink();
+    const stderr = new Sink();
+    await benchMain(validated(server.url, { rate: '100', duration: '500ms', warmup: '0', seed: '7' }), { ...outputs, json: '-' }, { stdout, stderr, env: {} });
+    const report = JSON.parse(stdout.text) as Record<string, unknown>;
+    expect(report).toMatchObject({
+      schema: 'batchline.bench/v1',
+      mode: 'open',
+      target_rate_rps: 100,
+      seed: 7,
+      requests: { sent: 50, completed: 50, errors: 0, dropped: 0 },
+      status: { 200: 50 },
+      errors: { timeout: 0, refused: 0, reset: 0, other: 0 },
+    });
+    for (const key of ['duration_s', 'throughput_rps', 'goodput_rps']) expect(typeof report[key]).toBe('number');
+    for (const key of ['latency_ms', 'service_ms', 'send_lag_ms']) {
+      expect(Object.keys(report[key] as object).sort()).toEqual(['count', 'max', 'mean', 'p50', 'p90', 'p99', 'p999']);
+    }
+    // The people's summary moves to stderr when stdout carries the JSON.
+    expect(stderr.text).toContain('Latency');
+  });
+
+  it('writes an HdrHistogram log that hdr-histogram-js reads back', async () => {
+    server = await statusServer(200);
+    dir = await mkdtemp(join(tmpdir(), 'bench-'));
+    const hdrLog = join(dir, 'run.hlog');
+    await benchMain(validated(server.url, { rate: '200', duration: '1500ms', warmup: '0' }), { ...outputs, hdrLog }, { stdout: new Sink(), stderr: new Sink(), env: {} });
+    const reader = new hdr.HistogramLogReader(await readFile(hdrLog, 'utf8'));
+    let latencyCount = 0;
+    let serviceCount = 0;
+    let intervals = 0;
+    for (let h = reader.nextIntervalHistogram(); h !== null; h = reader.nextIntervalHistogram()) {
+      if (h.tag === 'service') serviceCount += h.totalCount;
+      else latencyCount += h.totalCount;
+      intervals++;
+    }
+    expect(intervals).toBeGreaterThanOrEqual(4);
+    expect(latencyCount).toBe(300);
+    expect(serviceCount).toBe(300);
+  });
+
+  it('sends a body that fits the toy model to a batchline server when none is given', async () => {
+    server = await startServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.url === '/v1/stats') res.end(JSON.stringify({ model: { version: 'toy-logistic-v1', inputs: [{ name: 'x', shape: [-1, 3] }] } }));
+      else res.end('{"prediction":{"label":1}}');
+    }, true);
+    const stderr = new Sink();
+    await benchMain(validated(`${server.url}v1/infer`, { requests: '5', rate: '100', warmup: '0' }), outputs, { stdout: new Sink(), stderr, env: {} });
+    const infers = server.seen.filter((r) => r.url === '/v1/infer');
+    expect(infers).toHaveLength(5);
+    expect(infers[0]).toMatchObject({ method: 'POST', body: '{"inputs":[0.2,1.5,-0.3]}' });
+    expect(infers[0]?.headers['content-type']).toBe('application/json');
+    expect(stderr.text).toContain('toy-logistic-v1');
+  });
+
+  it('sends GET without a body to a server that is not batchline, and refuses a bodiless POST', async () => {
+    server = await startServer((_req, res) => {
+      res.statusCode = 404;
+      res.end();
+    }, true);
+    await benchMain(validated(server.url, { requests: '3', rate: '100', warmup: '0' }), outputs, { stdout: new Sink(), stderr: new Sink(), env: {} });
+    expect(server.seen.filter((r) => r.url === '/').map((r) => [r.method, r.body])).toEqual([['GET', ''], ['GET', ''], ['GET', '']]);
+    await expect(
+      benchMain(validated(server.url, { requests: '3', rate: '100', method: 'POST' }), outputs, { stdout: new Sink(), stderr: new Sink(), env: {} }),
+    ).rejects.toThrow(/--body: missing for POST/);
+  });
+
+  it('sends --body with --header and --content-type', async () => {
+    server = await startServer((_req, res) => res.end(), true);
+    const v = validated(server.url, { requests: '2', rate: '100', warmup: '0', body: 'hello', contentType: 'text/plain' }, ['x-test: 1', 'X-Test: 2']);
+    await benchMain(v, outputs, { stdout: new Sink(), stderr: new Sink(), env: {} });
+    expect(server.seen[0]).toMatchObject({ method: 'POST', body: 'hello' });
+    expect(server.seen[0]?.headers['content-type']).toBe('text/plain');
+    expect(server.seen[0]?.headers['x-test']).toBe('1, 2');
+  });
+
+  it('emits progress snapshots through a callback, ending with the final counts', async () => {
+    server = await statusServer(200);
+    const snapshots: BenchProgress[] = [];
+    const { result } = await runBench(planFor(server.url, { rate: '200', duration: '800ms', warmup: '200ms' }), { onProgress: (p) => snapshots.push(p) });
+    expect(snapshots.length).toBeGreaterThanOrEqual(2);
+    const last = snapshots.at(-1) as BenchProgress;
+    expect(last.phase).toBe('draining');
+    expect(last.sent).toBe(200);
+    expect(last.completed).toBe(200);
+    expect(last.status).toEqual({ 200: result.requests.completed });
+    expect(last.targetRps).toBe(200);
+    expect(snapshots.map((p) => p.elapsedMs)).toEqual([...snapshots.map((p) => p.elapsedMs)].sort((a, b) => a - b));
+  });
+
+  it('compares two saved runs from the command line', async () => {
+    server = await statusServer(200);
+    dir = await mkdtemp(join(tmpdir(), 'bench-'));
+    const a = join(dir, 'a.json');
+    const b = join(dir, 'b.json');
+    await benchMain(validated(server.url, { rate: '100', duration: '300ms', warmup: '0' }), { ...outputs, json: a }, { stdout: new Sink(), stderr: new Sink(), env: {} });
+    await benchMain(validated(server.url, { rate: '100', duration: '300ms', warmup: '0' }), { ...outputs, json: b }, { stdout: new Sink(), stderr: new Sink(), env: {} });
+    const stdout = new Sink();
+    await compareMain(a, b, stdout);
+    expect(stdout.text).toContain('throughput req/s');
+    expect(stdout.text).toContain('verdict:');
+    await writeFile(b, '{"not":"a report"}');
+    await expect(compareMain(a, b, new Sink())).rejects.toThrow(/not a batchline bench --json report/);
+  });
+
+  it('draws a progress line on a terminal and none under CI', async () => {
+    server = await statusServer(200);
+    const run = async (env: NodeJS.ProcessEnv): Promise<string> => {
+      const stdout = Object.assign(new Sink(), { isTTY: true });
+      const stderr = Object.assign(new Sink(), { isTTY: true, columns: 100 });
+      await benchMain(validated(server!.url, { rate: '100', duration: '600ms', warmup: '0' }), { ...outputs, quiet: false }, { stdout, stderr, env });
+      return stderr.text;
+    };
+    const drawn = await run({});
+    expect(drawn).toMatch(/\r(measuring|draining) /);
+    expect(drawn).toContain('req/s');
+    expect(await run({ CI: 'true' })).not.toContain('\r');
+  });
+});

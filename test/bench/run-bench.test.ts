@@ -1,0 +1,131 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { runBench } from '../../src/bench/run-bench.js';
+import { planFor } from './plan-helper.js';
+import { fixedDelayServer, refusedPort, silentServer, stallingServer, statusServer, type TestServer } from './servers.js';
+
+// Worker threads run the built JavaScript (npm run build); without it the --workers tests skip.
+const workerUrl = new URL('../../dist/src/bench/bench-worker.js', import.meta.url);
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('bench against a server that stalls for 1 s every 5 s', () => {
+  it('shows the stall in the open-loop tail, and less of it in service time', async () => {
+    server = await stallingServer(5000, 1000, 1500);
+    const { result } = await runBench(planFor(server.url, { rate: '200', duration: '5s', warmup: '500ms', connections: '4' }));
+    expect(result.requests.completed).toBe(1000);
+    // About a fifth of the schedule falls in the stall, so p99 sits near the full second.
+    expect(result.latency.p99).toBeGreaterThanOrEqual(500);
+    expect(result.latency.max).toBeGreaterThanOrEqual(900);
+    // Only the few requests on the 4 connections saw the stall from their write.
+    expect(result.service.p99).toBeLessThan(result.latency.p99);
+    expect(result.service.p90).toBeLessThan(result.latency.p90);
+  });
+});
+
+describe('open-loop schedule', () => {
+  it('achieves a constant target the machine can sustain within 1 %', async () => {
+    server = await statusServer(200);
+    const { result } = await runBench(planFor(server.url, { rate: '400', duration: '2s', warmup: '300ms' }));
+    expect(result.requests.sent).toBe(800);
+    expect(result.requests.completed).toBe(800);
+    expect(Math.abs(result.throughputRps - 400) / 400).toBeLessThanOrEqual(0.01);
+    expect(result.targetRateRps).toBe(400);
+  });
+
+  it('sends exactly --requests measured requests', async () => {
+    server = await statusServer(204);
+    const { result } = await runBench(planFor(server.url, { rate: '500', requests: '120', warmup: '0' }));
+    expect(result.requests.sent).toBe(120);
+    expect(result.status).toEqual({ 204: 120 });
+  });
+
+  it('refuses and counts sends over --max-in-flight', async () => {
+    server = await silentServer();
+    const { result } = await runBench(planFor(server.url, { rate: '100', duration: '500ms', warmup: '0', maxInFlight: '5', timeout: '1s' }));
+    expect(result.requests.sent).toBe(5);
+    expect(result.requests.dropped).toBe(45);
+    expect(result.warnings.some((w) => w.includes('--max-in-flight'))).toBe(true);
+  });
+});
+
+describe.each(['lean', 'undici'])('status and error counting (%s client)', (httpClient) => {
+  it('counts 429 answers by status and not as goodput', async () => {
+    server = await statusServer(429);
+    const { result } = await runBench(planFor(server.url, { httpClient, rate: '100', duration: '1s', warmup: '0' }));
+    expect(result.status).toEqual({ 429: 100 });
+    expect(result.requests.errors).toBe(0);
+    expect(result.goodputRps).toBe(0);
+    expect(result.throughputRps).toBeGreaterThan(90);
+  });
+
+  it('counts a refused port as connection refused', async () => {
+    const port = await refusedPort();
+    const { result } = await runBench(planFor(`http://127.0.0.1:${port}/`, { httpClient, rate: '50', duration: '400ms', warmup: '0' }));
+    expect(result.requests.sent).toBe(20);
+    expect(result.errors.refused).toBe(20);
+    expect(result.requests.completed).toBe(0);
+    expect(result.status).toEqual({});
+  });
+
+  it('counts a refused port in closed loop without spinning forever', async () => {
+    const port = await refusedPort();
+    const { result } = await runBench(planFor(`http://127.0.0.1:${port}/`, { httpClient, connections: '2', duration: '300ms', warmup: '0' }));
+    expect(result.errors.refused).toBe(result.requests.sent);
+    expect(result.requests.sent).toBeGreaterThan(0);
+  });
+
+  it('counts requests past --timeout as timeouts', async () => {
+    server = await silentServer();
+    const { result } = await runBench(planFor(server.url, { httpClient, rate: '20', duration: '500ms', warmup: '0', timeout: '200ms' }));
+    expect(result.requests.sent).toBe(10);
+    expect(result.errors.timeout).toBe(10);
+    expect(result.requests.errors).toBe(10);
+  });
+});
+
+describe.skipIf(!existsSync(workerUrl))('--workers', () => {
+  it('splits an open-loop schedule between threads and merges their histograms', async () => {
+    server = await statusServer(200);
+    const { result } = await runBench(planFor(server.url, { rate: '300', duration: '1s', warmup: '200ms', workers: '2', connections: '4' }), { workerUrl });
+    expect(result.workers).toBe(2);
+    expect(result.requests.sent).toBe(300);
+    expect(result.status).toEqual({ 200: 300 });
+    expect(result.latency.count).toBe(300);
+  });
+
+  it('runs a closed loop on every thread', async () => {
+    server = await statusServer(204);
+    const { result } = await runBench(planFor(server.url, { connections: '4', requests: '200', warmup: '0', workers: '2' }), { workerUrl });
+    expect(result.requests.sent).toBe(200);
+    expect(result.status).toEqual({ 204: 200 });
+  });
+});
+
+// Last in this file, which runs its tests one after another: the lighter test files, run in
+// parallel with this one, are finished by now and take no CPU from these timing checks.
+// A 1 ms tolerance holds on a quiet machine; on a shared one the OS scheduler can take that
+// much from any process, so these two assertions get a retry (they never loosen).
+describe.each(['lean', 'undici'])('bench against a 10 ms fixed-delay server (%s client)', { retry: 2 }, (httpClient) => {
+  it('reports p50 within 1 ms of 10 ms in closed loop', async () => {
+    server = await fixedDelayServer(10);
+    const { result } = await runBench(planFor(server.url, { httpClient, connections: '1', duration: '1500ms', warmup: '300ms' }));
+    expect(result.mode).toBe('closed');
+    expect(result.requests.completed).toBeGreaterThan(50);
+    expect(Math.abs(result.latency.p50 - 10)).toBeLessThanOrEqual(1);
+    expect(result.status).toEqual({ 200: result.requests.completed });
+  });
+
+  it('reports p50 within 1 ms of 10 ms in open loop', async () => {
+    server = await fixedDelayServer(10);
+    const { result } = await runBench(planFor(server.url, { httpClient, rate: '100', duration: '2s', warmup: '300ms' }));
+    expect(result.mode).toBe('open');
+    expect(result.requests.sent).toBe(200);
+    expect(Math.abs(result.latency.p50 - 10)).toBeLessThanOrEqual(1);
+    expect(Math.abs(result.service.p50 - 10)).toBeLessThanOrEqual(1);
+  });
+});

@@ -1,0 +1,90 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+
+/** A local test server on port 0; `close()` ends it and every connection. */
+export interface TestServer {
+  url: string;
+  port: number;
+  /** Requests the handler saw. */
+  seen: { method: string; url: string; body: string; headers: IncomingMessage['headers'] }[];
+  close(): Promise<void>;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse, arrivedMs: number) => void;
+
+export async function startServer(handler: Handler, keepBodies = false): Promise<TestServer> {
+  const seen: TestServer['seen'] = [];
+  const server: Server = createServer((req, res) => {
+    const arrivedMs = performance.now();
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => keepBodies && chunks.push(c));
+    req.on('end', () => {
+      if (keepBodies) seen.push({ method: req.method ?? '', url: req.url ?? '', body: Buffer.concat(chunks).toString(), headers: req.headers });
+      handler(req, res, arrivedMs);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    port,
+    seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * Answers after `delayMs` from the request's arrival, precisely: a timer gets within a
+ * millisecond, then the handler polls with setImmediate, because a bare setTimeout may fire a
+ * millisecond late and the test is of the generator's accuracy, not of Node's timers. The poll
+ * is kept short: a spinning process loses its place to others on a busy machine.
+ */
+export function fixedDelayServer(delayMs: number): Promise<TestServer> {
+  return startServer((_req, res, arrivedMs) => {
+    const finish = (): void => {
+      if (performance.now() - arrivedMs >= delayMs) res.end('ok');
+      else setImmediate(finish);
+    };
+    setTimeout(finish, Math.max(0, delayMs - 1));
+  });
+}
+
+/**
+ * Stops answering for `stallMs` every `periodMs`, starting `firstStallAfterMs` after its first
+ * request: requests that arrive in a stall are answered when it ends.
+ */
+export function stallingServer(periodMs: number, stallMs: number, firstStallAfterMs: number): Promise<TestServer> {
+  let originMs: number | undefined;
+  return startServer((_req, res, arrivedMs) => {
+    originMs ??= arrivedMs - (periodMs - firstStallAfterMs);
+    const phase = (arrivedMs - originMs) % periodMs;
+    if (phase < stallMs) setTimeout(() => res.end('late'), stallMs - phase);
+    else res.end('ok');
+  });
+}
+
+/** Answers every request with `status`. */
+export function statusServer(status: number): Promise<TestServer> {
+  return startServer((_req, res) => {
+    res.statusCode = status;
+    res.end();
+  });
+}
+
+/** Never answers (but keeps the connection open). */
+export function silentServer(): Promise<TestServer> {
+  return startServer(() => {});
+}
+
+/** A port on 127.0.0.1 that nothing listens on (bound, then released). */
+export async function refusedPort(): Promise<number> {
+  const s = await startServer(() => {});
+  await s.close();
+  return s.port;
+}

@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { compareRuns, formatComparison } from '../../src/bench/compare.js';
+import { encodeHistogram } from '../../src/bench/histogram-codec.js';
+import { toBenchJson, type BenchJson } from '../../src/bench/report-json.js';
+import { formatReport } from '../../src/bench/report-text.js';
+import type { BenchResult } from '../../src/bench/result.js';
+import { bestRate, formatSweep, parseSlo, parseSweep } from '../../src/bench/sweep.js';
+import { createLatencyHistogram, percentilesMs, recordMs } from '../../src/core/latency-histogram.js';
+import { parseDurationMs } from '../../src/options/schema.js';
+
+function result(target: number, latenciesMs: number[], goodputRps = target): BenchResult {
+  const h = createLatencyHistogram();
+  for (const ms of latenciesMs) recordMs(h, ms);
+  const p = percentilesMs(h);
+  const r: BenchResult = {
+    mode: 'open', url: 'http://x/', method: 'GET', seed: 1, arrival: 'constant', connections: 16, pipelining: 1, workers: 1,
+    targetRateRps: target, plannedRateRps: target, stages: undefined, warmupS: 1, durationS: 10, startedAt: '2026-01-01T00:00:00.000Z',
+    requests: { sent: latenciesMs.length, completed: latenciesMs.length, errors: 0, dropped: 0 },
+    status: { 200: latenciesMs.length }, errors: { timeout: 0, refused: 0, reset: 0, other: 0 },
+    sendRateRps: target, throughputRps: goodputRps, goodputRps,
+    latency: p, service: p, sendLag: percentilesMs(createLatencyHistogram()),
+    generator: { lateSendFraction: 0, eventLoop: { p99Ms: 0, maxMs: 0, meanMs: 0 } }, warnings: [], latencyHdr: encodeHistogram(h),
+  };
+  h.destroy();
+  return r;
+}
+
+const spread = (center: number, n = 200): number[] => Array.from({ length: n }, (_, i) => center * (0.8 + (0.4 * i) / n));
+
+describe('sweep', () => {
+  it('parses lists and ranges', () => {
+    expect(parseSweep('100,200,400')).toEqual([100, 200, 400]);
+    expect(parseSweep('100..500/100')).toEqual([100, 200, 300, 400, 500]);
+    expect(() => parseSweep('100..50/10')).toThrow(/--sweep/);
+    expect(() => parseSweep('0,10')).toThrow(/--sweep/);
+  });
+
+  it('parses SLOs', () => {
+    expect(parseSlo('p99<100ms', parseDurationMs)).toMatchObject({ percentile: 'p99', boundMs: 100 });
+    expect(parseSlo('p99.9<1s', parseDurationMs)).toMatchObject({ percentile: 'p999', boundMs: 1000 });
+    expect(() => parseSlo('p95<1s', parseDurationMs)).toThrow(/--slo/);
+  });
+
+  it('names the highest rate that met the SLO', () => {
+    const slo = parseSlo('p99<100ms', parseDurationMs);
+    const steps = [result(100, spread(10)), result(200, spread(50)), result(300, spread(90), 250), result(400, spread(400))];
+    expect(bestRate(steps, slo)).toBe(200);
+    const text = formatSweep(steps, slo);
+    expect(text).toContain('highest rate that met p99<100ms: 200 req/s');
+    expect(text.split('\n')[0]).toMatch(/rate\s+achieved\s+p50 ms\s+p99 ms\s+errors\s+goodput/);
+  });
+});
+
+describe('compare', () => {
+  const json = (r: BenchResult): BenchJson => toBenchJson(r);
+
+  it('calls overlapping runs noise', () => {
+    const c = compareRuns(json(result(100, spread(10))), json(result(100, spread(10.3), 101)));
+    expect(c.noise).toBe(true);
+    expect(c.verdict).toContain('noise');
+  });
+
+  it('names a real latency change', () => {
+    const c = compareRuns(json(result(100, spread(10))), json(result(100, spread(20))));
+    expect(c.noise).toBe(false);
+    expect(c.verdict).toContain('latency is higher in B');
+    expect(formatComparison(c, 'a.json', 'b.json')).toContain('latency p50 ms');
+  });
+});
+
+describe('report text', () => {
+  it('is a pure function of the result with the summary table', () => {
+    const r = result(100, spread(10));
+    expect(formatReport(r)).toBe(formatReport(r));
+    const text = formatReport({ ...r, warnings: ['something'] });
+    for (const part of ['p50', 'p90', 'p99', 'p99.9', 'max', 'mean', 'status      200: 200', 'seed 1', '! something']) expect(text).toContain(part);
+  });
+});
+
+describe('sweep HdrHistogram logs', () => {
+  it('name one log per step after the rate', async () => {
+    const { stepLogPath } = await import('../../src/bench/bench-main.js');
+    expect(stepLogPath('out/run.hlog', 500)).toBe('out/run-500rps.hlog');
+    expect(stepLogPath('run', 2.5)).toBe('run-2.5rps');
+    expect(stepLogPath('./a.b/run', 10)).toBe('./a.b/run-10rps');
+  });
+});

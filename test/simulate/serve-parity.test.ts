@@ -31,7 +31,7 @@ async function serveOnManualClock(flags: Record<string, string>, times: Float64A
       new Promise((resolve) => {
         clock.schedule(clock.now() + model.fixedMs + model.perItemMs * items.length, () => resolve([...items]), EventOrder.completion);
       }),
-    present: () => ({}),
+    replyBody: (requestId) => JSON.stringify({ request_id: requestId }),
     close: async () => {},
   };
   const { batcher } = runtime.attach(fake);

@@ -33,7 +33,10 @@ export async function runSweep(base: SimulateOptions, axes: readonly SweepAxis[]
   // Fail on a bad combination (say a burst factor a swept rate cannot take) before any thread starts.
   for (const options of optionsList) prepareRun(options, inputs);
   const workerUrl = new URL('./sweep-worker.js', import.meta.url);
-  const threads = Math.min(workers, optionsList.length);
+  // Threads pay off only when there is enough work: starting one costs about as much as
+  // simulating tens of thousands of requests.
+  const totalRequests = optionsList.reduce((sum, options) => sum + expectedRequests(options, inputs), 0);
+  const threads = totalRequests < 200_000 ? 1 : Math.min(workers, optionsList.length);
   const reports =
     threads > 1 && existsSync(fileURLToPath(workerUrl))
       ? await runInWorkers(workerUrl, optionsList, inputs, threads)
@@ -88,6 +91,15 @@ function runInWorkers(url: URL, optionsList: SimulateOptions[], inputs: Simulati
       feed(worker);
     }
   });
+}
+
+/** Roughly how many requests one configuration simulates. */
+function expectedRequests(options: SimulateOptions, inputs: SimulationInputs): number {
+  const given = new Set(inputs.given);
+  if (inputs.arrivalTimes !== undefined) return given.has('requests') ? Math.min(options.requests, inputs.arrivalTimes.length) : inputs.arrivalTimes.length;
+  const bounded = options.duration !== undefined || options.stages !== undefined;
+  const byDuration = options.duration !== undefined ? (options.rate * options.duration) / 1000 : Number.POSITIVE_INFINITY;
+  return given.has('requests') || !bounded ? Math.min(options.requests, byDuration) : byDuration;
 }
 
 function checkAxesAgainstInputs(axes: readonly SweepAxis[], given: ReadonlySet<string>): void {

@@ -142,3 +142,15 @@ describe('simulate option errors exit 2 and name the option', () => {
     await expect(run({ latency: 'nope' })).rejects.toMatchObject({ code: 'INVALID_OPTION' } satisfies Partial<BatchlineError>);
   });
 });
+
+describe('a sweep on worker threads', () => {
+  it('prints exactly what the same sweep prints in one thread (built CLI; npm test builds first)', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const bin = new URL('../../bin/batchline.js', import.meta.url).pathname;
+    const args = ['--rate', '600', '--latency', '4+1n', '--requests', '60000', '--slo', 'p99<50ms'];
+    const sweep = ['max-batch-size=1,8,16', 'batch-window-ms=0,5'];
+    const threaded = execFileSync(process.execPath, [bin, 'simulate', ...args, '--sweep', ...sweep], { encoding: 'utf8' });
+    const sequential = await run({ rate: 600, latency: '4+1n', requests: 60_000, slo: 'p99<50ms' }, sweep);
+    expect(threaded).toBe(sequential);
+  });
+});

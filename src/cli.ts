@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { makeBenchCommand } from './commands/bench.js';
 import { makeServeCommand } from './commands/serve.js';
+import { makeProfileCommand } from './commands/profile.js';
+import { makeSimulateCommand } from './commands/simulate.js';
 import { makeWatchCommand } from './commands/watch.js';
 import { BatchlineError, ExitWithCode } from './errors.js';
 
@@ -12,6 +14,8 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for the options)');
   program.addCommand(makeServeCommand());
   program.addCommand(makeBenchCommand());
+  program.addCommand(makeSimulateCommand());
+  program.addCommand(makeProfileCommand());
   program.addCommand(makeWatchCommand());
   exitOverrideEverywhere(program);
   return program;

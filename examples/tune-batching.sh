@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# A tuning session: measure the model, then ask the simulator which batching configuration
+# keeps p99 under 50 ms at 600 req/s, with the accelerator time serve would add.
+#
+# 1. profile the embedded model (or pass --model your.onnx) and keep its fit;
+# 2. simulate a grid of batch sizes and windows at the target load;
+# 3. read the recommendation, then confirm it on the real server with bench.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work="$(mktemp -d)"
+
+node bin/batchline.js profile --batch-sizes 1,2,4,8,16,32 --out "$work/profile.json"
+
+# serve adds MODEL_LATENCY_MS (20 ms by default) to every batch, on top of the model's own time.
+a=$(node -e "const p=require('$work/profile.json'); console.log((20 + p.fit.a_ms).toFixed(4))")
+b=$(node -e "const p=require('$work/profile.json'); console.log(Math.max(p.fit.b_ms, 0).toFixed(4))")
+
+node bin/batchline.js simulate --rate 600 --latency "${a}+${b}n" --latency-cv 0.2 \
+  --sweep max-batch-size=1,2,4,8,16,32 batch-window-ms=0,2,5,10 --slo 'p99<50ms' \
+  --csv "$work/grid.csv"
+
+echo "grid written to $work/grid.csv"
+# Run it: bash examples/tune-batching.sh

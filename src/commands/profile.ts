@@ -1,0 +1,22 @@
+import { Command } from 'commander';
+import { PROFILE_OPTIONS } from '../options/profile.js';
+import { addOptions, resolveOptions } from '../options/schema.js';
+
+/**
+ * `batchline profile`: measures a model's execution time per batch size, so `simulate` can
+ * start from facts. onnxruntime is loaded only when it runs.
+ */
+export function makeProfileCommand(): Command {
+  const command = new Command('profile').description(
+    'Measure a model\'s execution time per batch size, fit a + b·n, and write a profile for simulate --latency-profile.',
+  );
+  addOptions(command, PROFILE_OPTIONS);
+  command.addHelpText('after', '\nExample:\n  batchline profile --batch-sizes 1,2,4,8,16,32 --out profile.json\n  batchline simulate --latency-profile profile.json --rate 2000');
+  command.action(async (raw: Record<string, unknown>) => {
+    const options = resolveOptions(PROFILE_OPTIONS, raw);
+    const { profileMain, parseBatchSizes } = await import('../profile/profile-main.js');
+    parseBatchSizes(options.batchSizes); // validate before loading the model
+    await profileMain({ options, stdout: process.stdout });
+  });
+  return command;
+}

@@ -1,0 +1,34 @@
+import { SERVE_OPTIONS } from './serve.js';
+import type { OptionSchema, OptionValues } from './schema.js';
+
+/** Every option of `batchline profile`. The model options are serve's, so a profile measures what serve runs. */
+export const PROFILE_OPTIONS = {
+  model: { ...SERVE_OPTIONS.model, description: 'path of an ONNX model to profile (default: the embedded toy-logistic-v1)' },
+  intraOpThreads: SERVE_OPTIONS.intraOpThreads,
+  batchSizes: {
+    kind: 'string', flag: 'batch-sizes', default: '1,2,4,8,16,32',
+    description: 'batch sizes to measure, comma-separated',
+  },
+  warmup: {
+    kind: 'int', flag: 'warmup', default: 20, min: 0, max: 100_000,
+    description: 'untimed runs per batch size before measuring',
+  },
+  repetitions: {
+    kind: 'int', flag: 'repetitions', default: 100, min: 1, max: 1_000_000,
+    description: 'timed runs per batch size (interleaved across sizes, so drift hits all alike)',
+  },
+  seed: {
+    kind: 'int', flag: 'seed', default: 1, min: 0, max: 4_294_967_295,
+    description: 'seed of the random inputs',
+  },
+  out: {
+    kind: 'string', flag: 'out', default: undefined,
+    description: 'write the profile here, for simulate --latency-profile',
+  },
+  json: {
+    kind: 'string', flag: 'json', default: undefined,
+    description: 'write the profile as JSON to a file, or - for stdout (instead of the table)',
+  },
+} as const satisfies OptionSchema;
+
+export type ProfileOptions = OptionValues<typeof PROFILE_OPTIONS>;

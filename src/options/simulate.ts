@@ -1,0 +1,101 @@
+import { BATCHING_OPTIONS } from './batching.js';
+import type { OptionSchema, OptionValues } from './schema.js';
+
+/**
+ * Every option of `batchline simulate`: the batching options exactly as `serve` takes them
+ * (same flags, env variables and defaults), then the workload, the service time and the output.
+ * `--sweep` is variadic and registered by the command itself.
+ */
+export const SIMULATE_OPTIONS = {
+  ...BATCHING_OPTIONS,
+  rate: {
+    kind: 'number', flag: 'rate', default: 100, min: 0.001, max: 10_000_000,
+    description: 'mean arrival rate in requests per second',
+  },
+  arrival: {
+    kind: 'enum', flag: 'arrival', choices: ['constant', 'poisson', 'bursty'], default: 'poisson',
+    description: 'arrival process at --rate: evenly spaced, Poisson, or bursty (two-state modulated Poisson)',
+  },
+  burstFactor: {
+    kind: 'number', flag: 'burst-factor', default: 3, min: 1, max: 1000,
+    description: 'bursty: rate during a burst as a multiple of --rate, at most (on+off)/on',
+  },
+  burstOnMs: {
+    kind: 'number', flag: 'burst-on-ms', default: 100, min: 0.001, max: 1e9,
+    description: 'bursty: mean length of a burst in ms (exponentially distributed)',
+  },
+  burstOffMs: {
+    kind: 'number', flag: 'burst-off-ms', default: 400, min: 0.001, max: 1e9,
+    description: 'bursty: mean length of a lull in ms (exponentially distributed)',
+  },
+  stages: {
+    kind: 'string', flag: 'stages', default: undefined,
+    description: 'rate ramps as in bench, e.g. 10s:100,30s:600,10s:0 (duration:target rate per stage)',
+  },
+  arrivals: {
+    kind: 'string', flag: 'arrivals', default: undefined,
+    description: 'replay arrival times (ms) from a file: one a line, a JSON array, or JSON lines such as simulate --trace',
+  },
+  requests: {
+    kind: 'int', flag: 'requests', default: 100_000, min: 1, max: 100_000_000,
+    description: 'requests to simulate (when --duration, --stages or --arrivals is given, no limit unless set)',
+  },
+  duration: {
+    kind: 'duration', flag: 'duration', default: undefined, minMs: 0.001, maxMs: 1e12,
+    description: 'simulated time during which requests arrive, e.g. 60s',
+  },
+  seed: {
+    kind: 'int', flag: 'seed', default: 1, min: 0, max: 4_294_967_295,
+    description: 'seed of every random draw; the same seed and options give byte-identical output',
+  },
+  latencyMs: {
+    kind: 'number', flag: 'latency-ms', default: 20, min: 0, max: 600_000,
+    description: 'service time: a fixed execution time per batch in ms (the default of serve\'s MODEL_LATENCY_MS)',
+  },
+  latency: {
+    kind: 'string', flag: 'latency', default: undefined,
+    description: 'service time affine in the batch size n, in ms, e.g. 5+2n',
+  },
+  latencyProfile: {
+    kind: 'string', flag: 'latency-profile', default: undefined,
+    description: 'service time from a measured profile (batchline profile --out profile.json)',
+  },
+  latencyCv: {
+    kind: 'number', flag: 'latency-cv', default: 0, min: 0, max: 10,
+    description: 'jitter: coefficient of variation of each batch\'s time (lognormal, mean kept)',
+  },
+  slo: {
+    kind: 'string', flag: 'slo', default: undefined,
+    description: 'latency objective such as p99<50ms (p50, p90, p99, p999, mean, max); with --sweep, picks the best configuration',
+  },
+  json: {
+    kind: 'string', flag: 'json', default: undefined,
+    description: 'write the report (or the sweep grid) as JSON to a file, or - for stdout',
+  },
+  csv: {
+    kind: 'string', flag: 'csv', default: undefined,
+    description: 'with --sweep: write the grid as CSV to a file, or - for stdout',
+  },
+  trace: {
+    kind: 'string', flag: 'trace', default: undefined,
+    description: 'write one JSON line per request (id, arrival_ms, outcome, batch, start_ms, end_ms) to a file',
+  },
+  events: {
+    kind: 'boolean', flag: 'events', default: false,
+    description: 'print the event timeline (admissions, batches, completions, rejections, expiries); for small runs',
+  },
+} as const satisfies OptionSchema;
+
+export type SimulateOptions = OptionValues<typeof SIMULATE_OPTIONS>;
+
+/** Options a `--sweep` axis may vary, by flag. */
+export const SWEEPABLE_FLAGS = [
+  'max-batch-size',
+  'batch-window-ms',
+  'max-queue-size',
+  'request-timeout-ms',
+  'instances',
+  'rate',
+  'latency-ms',
+  'latency-cv',
+] as const;

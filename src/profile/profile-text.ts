@@ -1,0 +1,31 @@
+import type { LatencyProfile } from '../simulate/latency-profile.js';
+
+/** The profile as a table for people, with the fit and what to do next. */
+export function formatProfile(profile: LatencyProfile, outPath: string | undefined): string {
+  const lines: string[] = [];
+  lines.push(`batchline profile · ${profile.model} · ${profile.warmup} warm-up and ${profile.repetitions} timed runs per batch size, interleaved`);
+  lines.push('');
+  const headers = ['batch', 'p50 ms', 'mean ms', 'p90 ms', 'min ms', 'max ms', 'cv', 'p50/item', 'items/s'];
+  const rows = profile.points.map((p) => [
+    String(p.batch_size),
+    p.p50_ms.toFixed(4),
+    p.mean_ms.toFixed(4),
+    p.p90_ms.toFixed(4),
+    p.min_ms.toFixed(4),
+    p.max_ms.toFixed(4),
+    p.cv.toFixed(2),
+    (p.p50_ms / p.batch_size).toFixed(4),
+    p.p50_ms > 0 ? Math.round((p.batch_size * 1000) / p.p50_ms).toString() : '-',
+  ]);
+  const widths = headers.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] as string).length)));
+  const render = (cells: string[]): string => cells.map((cell, c) => cell.padStart(widths[c] as number)).join('  ');
+  lines.push(render(headers));
+  for (const row of rows) lines.push(render(row));
+  lines.push('');
+  const { a_ms, b_ms, r2 } = profile.fit;
+  lines.push(`fit (medians): ${a_ms.toFixed(4)} + ${b_ms.toFixed(4)}·n ms   r² ${r2.toFixed(3)}`);
+  lines.push('simulate uses each size\'s median; add --latency-cv for jitter');
+  if (outPath !== undefined) lines.push(`wrote ${outPath}; next: batchline simulate --latency-profile ${outPath} --rate <req/s>`);
+  else lines.push('add --out profile.json to save it for batchline simulate --latency-profile');
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,44 @@
+import { PROFILE_FORMAT, type LatencyProfile, type LatencyProfilePoint } from '../simulate/latency-profile.js';
+import { fitAffine } from './fit.js';
+import type { BatchTimings } from './measure.js';
+
+/**
+ * Turns timings into the profile file: per size the median (what simulate uses), mean, p90,
+ * extremes and coefficient of variation, and an `a + b·n` fit of the medians. The median, not
+ * the mean: a hundred runs of a fast model hold a GC pause or two that would otherwise decide
+ * the whole table.
+ */
+export function summarizeProfile(model: string, timings: readonly BatchTimings[], warmup: number, repetitions: number): LatencyProfile {
+  const points = timings.map((t) => summarizePoint(t));
+  const fit = fitAffine(points.map((p) => ({ n: p.batch_size, ms: p.p50_ms })));
+  return {
+    format: PROFILE_FORMAT,
+    model,
+    warmup,
+    repetitions,
+    points,
+    fit: { a_ms: round(fit.aMs), b_ms: round(fit.bMs), r2: Math.round(fit.r2 * 10_000) / 10_000 },
+  };
+}
+
+function summarizePoint({ batchSize, samplesMs }: BatchTimings): LatencyProfilePoint {
+  const sorted = [...samplesMs].sort((a, b) => a - b);
+  const count = sorted.length;
+  const mean = sorted.reduce((s, x) => s + x, 0) / count;
+  const variance = sorted.reduce((s, x) => s + (x - mean) ** 2, 0) / count;
+  const quantile = (q: number): number => sorted[Math.min(count - 1, Math.ceil(q * count) - 1)] as number;
+  return {
+    batch_size: batchSize,
+    mean_ms: round(mean),
+    p50_ms: round(quantile(0.5)),
+    p90_ms: round(quantile(0.9)),
+    min_ms: round(sorted[0] as number),
+    max_ms: round(sorted[count - 1] as number),
+    cv: mean > 0 ? Math.round((Math.sqrt(variance) / mean) * 1000) / 1000 : 0,
+  };
+}
+
+/** Microsecond resolution is plenty for execution times. */
+function round(ms: number): number {
+  return Math.round(ms * 1e6) / 1e6;
+}

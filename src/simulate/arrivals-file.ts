@@ -1,0 +1,108 @@
+import { readFile } from 'node:fs/promises';
+import { BatchlineError } from '../errors.js';
+
+/** Keys under which a JSON recording may carry arrival (intended send) times in ms. */
+const ARRAY_KEYS = ['arrivals_ms', 'arrival_times_ms', 'intended_ms', 'intended_send_ms', 'send_times_ms'] as const;
+/** Keys a per-request record may use for its arrival time in ms. */
+const RECORD_KEYS = ['arrival_ms', 'intended_ms', 'intended_send_ms', 'sent_ms', 'atMs'] as const;
+
+/**
+ * Reads explicit arrival times (ms from the start of the run) for `--arrivals`:
+ * - plain text, one number a line (blank lines and `#` comments ignored);
+ * - a JSON array of numbers, or of records with `arrival_ms`;
+ * - a JSON object carrying such an array under `arrivals_ms` (or `intended_ms`, …) or
+ *   `requests` (a bench `--json` recording that kept its schedule);
+ * - JSON lines with `arrival_ms`, such as `simulate --trace` output, so a trace can be replayed.
+ * Times are sorted; a recording that does not start at 0 is replayed as it is.
+ */
+export async function readArrivalsFile(path: string): Promise<Float64Array> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw fileError(path, `cannot be read (${(error as Error).message})`);
+  }
+  return parseArrivals(text, path);
+}
+
+export function parseArrivals(text: string, path: string): Float64Array {
+  const trimmed = text.trim();
+  let times: number[];
+  if (trimmed.startsWith('[') || (trimmed.startsWith('{') && !trimmed.includes('\n'))) times = fromJson(parseJson(trimmed, path), path);
+  else if (trimmed.startsWith('{')) times = fromJsonDocumentOrLines(trimmed, path);
+  else times = fromLines(trimmed, path);
+  if (times.length === 0) throw fileError(path, 'holds no arrival times');
+  const sorted = Float64Array.from(times).sort();
+  if (!(sorted[0]! >= 0)) throw fileError(path, `has a negative arrival time (${sorted[0]})`);
+  return sorted;
+}
+
+function fromLines(text: string, path: string): number[] {
+  const times: number[] = [];
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = (lines[i] as string).replace(/#.*/, '').trim();
+    if (line === '') continue;
+    const value = Number(line);
+    if (!Number.isFinite(value)) throw fileError(path, `line ${i + 1} is not a number of ms: '${line.slice(0, 40)}'`);
+    times.push(value);
+  }
+  return times;
+}
+
+function fromJsonDocumentOrLines(text: string, path: string): number[] {
+  try {
+    return fromJson(JSON.parse(text), path);
+  } catch (error) {
+    if (error instanceof BatchlineError) throw error;
+  }
+  // JSON lines: one record per line.
+  return text
+    .split(/\r?\n/)
+    .filter((line) => line.trim() !== '')
+    .map((line, i) => recordTime(parseJson(line, `${path} line ${i + 1}`), `${path} line ${i + 1}`));
+}
+
+function fromJson(data: unknown, path: string): number[] {
+  if (Array.isArray(data)) return data.map((item, i) => (typeof item === 'number' ? item : recordTime(item, `${path} item ${i}`)));
+  if (typeof data === 'object' && data !== null) {
+    const object = data as Record<string, unknown>;
+    for (const key of ARRAY_KEYS) if (Array.isArray(object[key])) return fromJson(object[key], path);
+    if (Array.isArray(object.requests)) return fromJson(object.requests, path);
+    if (RECORD_KEYS.some((key) => typeof object[key] === 'number')) return [recordTime(object, path)];
+    if (typeof object.schema === 'string' && object.schema.startsWith('batchline.bench/')) throw benchSummary(object, path);
+  }
+  throw fileError(path, `carries no arrival times (looked for an array, or ${ARRAY_KEYS.join(', ')} or requests[].arrival_ms)`);
+}
+
+/** A bench --json report holds the schedule's parameters, not its times: say how to rebuild it. */
+function benchSummary(report: Record<string, unknown>, path: string): BatchlineError {
+  const rate = report.target_rate_rps;
+  const flags =
+    typeof rate === 'number'
+      ? `--rate ${rate} --arrival ${report.arrival === 'constant' ? 'constant' : 'poisson'} --duration ${String(report.duration_s)}s`
+      : '--rate <its throughput>';
+  return fileError(path, `is a bench --json summary without per-request times; simulate its load with ${flags}`);
+}
+
+function recordTime(item: unknown, where: string): number {
+  if (typeof item === 'object' && item !== null) {
+    for (const key of RECORD_KEYS) {
+      const value = (item as Record<string, unknown>)[key];
+      if (typeof value === 'number' && Number.isFinite(value)) return value;
+    }
+  }
+  throw fileError(where, `is not a number or a record with ${RECORD_KEYS.join(' or ')}`);
+}
+
+function parseJson(text: string, where: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw fileError(where, 'is not valid JSON');
+  }
+}
+
+function fileError(where: string, why: string): BatchlineError {
+  return new BatchlineError('INVALID_OPTION', `--arrivals: '${where}' ${why}`);
+}

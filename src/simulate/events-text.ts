@@ -1,0 +1,33 @@
+import type { CoreEvent } from '../core/event-log.js';
+
+/**
+ * The event timeline as plain text, one event a line in the order the core produced them:
+ * what `simulate --events` prints, a text twin of the original Batchline's step-through demo.
+ */
+export function formatEvents(events: readonly CoreEvent[]): string {
+  const lines = events.map((event) => `${time(event.atMs)}  ${describe(event)}`);
+  return lines.length > 0 ? `${lines.join('\n')}\n` : '';
+}
+
+function describe(event: CoreEvent): string {
+  switch (event.kind) {
+    case 'admitted':
+      return `admitted        req ${event.requestId}  (queue ${event.queueDepth})`;
+    case 'rejected':
+      return `rejected        req ${event.requestId}  ${event.reason}  (queue ${event.queueDepth})`;
+    case 'batch_started':
+      return `batch started   #${event.batchId} on instance ${event.instance}, ${event.requestIds.length} request${event.requestIds.length === 1 ? '' : 's'} [${event.requestIds.join(' ')}] (${event.trigger})  (queue ${event.queueDepth})`;
+    case 'batch_finished':
+      return `batch finished  #${event.batchId} on instance ${event.instance}${event.failed ? ' FAILED' : ''}`;
+    case 'request_finished': {
+      const batch = event.batchId === undefined ? '' : ` in batch #${event.batchId}`;
+      if (event.outcome === 'ok') return `completed       req ${event.requestId}${batch}`;
+      if (event.outcome === 'timeout') return `expired         req ${event.requestId} while ${event.endedIn}${batch}`;
+      return `${event.outcome.padEnd(15)} req ${event.requestId}${batch}`;
+    }
+  }
+}
+
+function time(ms: number): string {
+  return `${ms.toFixed(3).padStart(12)} ms`;
+}

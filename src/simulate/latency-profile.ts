@@ -1,0 +1,74 @@
+import { readFile } from 'node:fs/promises';
+import { BatchlineError } from '../errors.js';
+import { tableLatency, type LatencyModel } from './latency-model.js';
+
+/**
+ * The file `batchline profile --out` writes and `simulate --latency-profile` reads: measured
+ * execution time per batch size and a fitted `a + b·n`.
+ */
+export interface LatencyProfile {
+  format: 'batchline-latency-profile/1';
+  model: string;
+  warmup: number;
+  repetitions: number;
+  points: LatencyProfilePoint[];
+  fit: { a_ms: number; b_ms: number; r2: number };
+}
+
+export interface LatencyProfilePoint {
+  batch_size: number;
+  mean_ms: number;
+  p50_ms: number;
+  p90_ms: number;
+  min_ms: number;
+  max_ms: number;
+  /** Coefficient of variation (stddev / mean) of the repetitions. */
+  cv: number;
+}
+
+export const PROFILE_FORMAT = 'batchline-latency-profile/1';
+
+/** Reads and checks a profile; any problem is an INVALID_OPTION naming the flag. */
+export async function readLatencyProfile(path: string, flag = '--latency-profile'): Promise<LatencyProfile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new BatchlineError('INVALID_OPTION', `${flag}: cannot read '${path}' (${(error as Error).message})`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new BatchlineError('INVALID_OPTION', `${flag}: '${path}' is not JSON; expected a file written by batchline profile --out`);
+  }
+  return validateLatencyProfile(data, `${flag}: '${path}'`);
+}
+
+export function validateLatencyProfile(data: unknown, where: string): LatencyProfile {
+  const bad = (why: string): never => {
+    throw new BatchlineError('INVALID_OPTION', `${where} ${why}; expected a file written by batchline profile --out`);
+  };
+  if (typeof data !== 'object' || data === null) return bad('is not an object');
+  const profile = data as Partial<LatencyProfile>;
+  if (profile.format !== PROFILE_FORMAT) bad(`has format '${String(profile.format)}', not '${PROFILE_FORMAT}'`);
+  if (!Array.isArray(profile.points) || profile.points.length === 0) bad('has no points');
+  for (const point of profile.points as unknown[]) {
+    const p = point as Partial<LatencyProfilePoint>;
+    if (!Number.isInteger(p.batch_size) || (p.batch_size as number) < 1 || !(typeof p.p50_ms === 'number' && p.p50_ms >= 0)) {
+      bad('has a point without a positive integer batch_size and a p50_ms >= 0');
+    }
+  }
+  const fit = profile.fit;
+  if (fit === undefined || typeof fit.a_ms !== 'number' || typeof fit.b_ms !== 'number') bad('has no fit {a_ms, b_ms}');
+  return profile as LatencyProfile;
+}
+
+/**
+ * The latency model a profile describes: each size's median time, interpolated between sizes
+ * and extended past the largest by the fit's slope. (Jitter is `--latency-cv`'s business.)
+ */
+export function latencyModelFromProfile(profile: LatencyProfile, source: string): LatencyModel {
+  const points = profile.points.map((p) => ({ batchSize: p.batch_size, meanMs: p.p50_ms }));
+  return tableLatency(points, profile.fit.b_ms, source);
+}

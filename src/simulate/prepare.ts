@@ -1,0 +1,109 @@
+import type { BatchingConfig } from '../core/create-batcher.js';
+import { SeededRandom } from '../core/rng.js';
+import { BatchlineError } from '../errors.js';
+import type { SimulateOptions } from '../options/simulate.js';
+import { readArrivalsFile } from './arrivals-file.js';
+import { affineLatency, fixedLatency, parseAffineLatency, serviceTimeWithJitter, type LatencyModel } from './latency-model.js';
+import { latencyModelFromProfile, readLatencyProfile, type LatencyProfile } from './latency-profile.js';
+import type { ReportContext } from './report.js';
+import type { SimulationSetup } from './run-simulation.js';
+import { buildWorkload } from './workload.js';
+
+/**
+ * What a simulation needs besides its options: files already read, and which options the user
+ * set explicitly. Plain data, so a sweep can hand it to worker threads.
+ */
+export interface SimulationInputs {
+  /** Option keys given on the command line (or by env). */
+  given: string[];
+  arrivalTimes?: Float64Array;
+  arrivalsSource?: string;
+  profile?: LatencyProfile;
+  profileSource?: string;
+}
+
+/** Checks options that exclude each other and reads `--arrivals` and `--latency-profile`. */
+export async function loadSimulationInputs(options: SimulateOptions, given: ReadonlySet<string>): Promise<SimulationInputs> {
+  const serviceFlags = (['latencyMs', 'latency', 'latencyProfile'] as const).filter((key) => given.has(key));
+  if (serviceFlags.length > 1) {
+    throw new BatchlineError('INVALID_OPTION', `--latency-ms, --latency and --latency-profile each set the service time; give one (got ${serviceFlags.map(flagOf).join(' and ')})`);
+  }
+  const arrivalFlags = (['rate', 'stages', 'arrivals'] as const).filter((key) => given.has(key));
+  if (arrivalFlags.length > 1) {
+    throw new BatchlineError('INVALID_OPTION', `--rate, --stages and --arrivals each set the arrivals; give one (got ${arrivalFlags.map(flagOf).join(' and ')})`);
+  }
+  if (options.latency !== undefined && parseAffineLatency(options.latency) === undefined) {
+    throw new BatchlineError('INVALID_OPTION', `--latency: got '${options.latency}', expected a + b·n in ms such as 5+2n, 2n or 0.5n+3`);
+  }
+  const inputs: SimulationInputs = { given: [...given] };
+  if (options.arrivals !== undefined) {
+    inputs.arrivalTimes = await readArrivalsFile(options.arrivals);
+    inputs.arrivalsSource = options.arrivals;
+  }
+  if (options.latencyProfile !== undefined) {
+    inputs.profile = await readLatencyProfile(options.latencyProfile);
+    inputs.profileSource = options.latencyProfile;
+  }
+  return inputs;
+}
+
+export interface PreparedRun {
+  setup: SimulationSetup;
+  context: ReportContext;
+}
+
+/** Seed of the service-time stream, kept apart from the arrival stream. */
+function serviceSeed(seed: number): number {
+  return (seed ^ 0x9e3779b9) >>> 0;
+}
+
+/** Turns options (possibly a sweep's variation of them) into a runnable setup and its report context. */
+export function prepareRun(options: SimulateOptions, inputs: SimulationInputs, collect: { events?: boolean; trace?: boolean } = {}): PreparedRun {
+  const given = new Set(inputs.given);
+  const workload = buildWorkload(options, given.has('requests'), inputs.arrivalTimes, inputs.arrivalsSource);
+  const model = latencyModelFor(options, inputs);
+  const batching: BatchingConfig = {
+    maxBatchSize: options.maxBatchSize,
+    batchWindowMs: options.batchWindowMs,
+    maxQueueSize: options.maxQueueSize,
+    requestTimeoutMs: options.requestTimeoutMs,
+    instances: options.instances,
+  };
+  const setup: SimulationSetup = {
+    batching,
+    arrivals: workload.makeArrivals(),
+    maxRequests: workload.maxRequests,
+    arrivalsEndMs: workload.arrivalsEndMs,
+    serviceTime: serviceTimeWithJitter(model, options.latencyCv, new SeededRandom(serviceSeed(options.seed))),
+    collectEvents: collect.events === true,
+    collectTrace: collect.trace === true,
+  };
+  const context: ReportContext = {
+    seed: options.seed,
+    batching,
+    arrivalsDescription: workload.description,
+    serviceDescription: model.description,
+    latencyCv: options.latencyCv,
+    capacityRps: capacityRps(batching, model),
+  };
+  return { setup, context };
+}
+
+/** Throughput with every instance busy on full batches; Infinity for a zero service time. */
+function capacityRps(batching: BatchingConfig, model: LatencyModel): number {
+  const fullBatchMs = model.meanMs(batching.maxBatchSize);
+  return fullBatchMs > 0 ? (batching.instances * batching.maxBatchSize * 1000) / fullBatchMs : Number.POSITIVE_INFINITY;
+}
+
+function latencyModelFor(options: SimulateOptions, inputs: SimulationInputs): LatencyModel {
+  if (inputs.profile !== undefined) return latencyModelFromProfile(inputs.profile, inputs.profileSource ?? 'profile');
+  if (options.latency !== undefined) {
+    const affine = parseAffineLatency(options.latency) as { aMs: number; bMs: number };
+    return affineLatency(affine.aMs, affine.bMs);
+  }
+  return fixedLatency(options.latencyMs);
+}
+
+function flagOf(key: string): string {
+  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}

@@ -1,0 +1,97 @@
+import type { Batch, BatcherObserver, Outcome, PendingRequest, RejectReason } from '../core/types.js';
+import { BucketHistogram } from './bucket-histogram.js';
+
+/**
+ * Everything a simulation report needs, gathered as the batcher runs: latency and queue-wait
+ * histograms (plus exact sums, so means are not quantized), batch sizes, busy time per
+ * instance, and the areas under the in-system and in-queue counts that Little's law checks.
+ * Nothing here allocates per request.
+ */
+export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
+  readonly latency = new BucketHistogram();
+  readonly queueWait = new BucketHistogram();
+  latencySumMs = 0;
+  latencyMaxMs = 0;
+  queueWaitSumMs = 0;
+  queueWaitMaxMs = 0;
+  /** Requests that reached a batch (the queue-wait sample count). */
+  started = 0;
+  readonly batchSizeCounts: number[];
+  readonly busyMs: number[];
+  /** ∫ (requests admitted and unanswered) dt, and ∫ (requests waiting) dt, in request·ms. */
+  inSystemAreaMs = 0;
+  inQueueAreaMs = 0;
+  /** Σ over admitted requests of (answer − arrival) and of (batch start or answer − arrival). */
+  sojournSumMs = 0;
+  waitSumMs = 0;
+  arrivals = 0;
+  lastArrivalAtMs = 0;
+  private inSystem = 0;
+  private inQueue = 0;
+  private changedAtMs = 0;
+
+  constructor(maxBatchSize: number, instances: number) {
+    this.batchSizeCounts = new Array<number>(maxBatchSize + 1).fill(0);
+    this.busyMs = new Array<number>(instances).fill(0);
+  }
+
+  admitted(_request: PendingRequest<I, O>, nowMs: number): void {
+    this.arrived(nowMs);
+    this.integrate(nowMs);
+    this.inSystem++;
+    this.inQueue++;
+  }
+
+  rejected(_reason: RejectReason, nowMs: number): void {
+    this.arrived(nowMs);
+  }
+
+  batchStarted(batch: Batch<I, O>, nowMs: number): void {
+    const requests = batch.requests;
+    this.integrate(nowMs);
+    this.inQueue -= requests.length;
+    this.batchSizeCounts[requests.length]!++;
+    this.started += requests.length;
+    for (let i = 0; i < requests.length; i++) {
+      const waitMs = nowMs - (requests[i] as PendingRequest<I, O>).arrivalAtMs;
+      this.queueWait.recordMs(waitMs);
+      this.queueWaitSumMs += waitMs;
+      if (waitMs > this.queueWaitMaxMs) this.queueWaitMaxMs = waitMs;
+    }
+  }
+
+  batchFinished(batch: Batch<I, O>, nowMs: number): void {
+    this.busyMs[batch.instance]! += nowMs - batch.startedAtMs;
+  }
+
+  requestFinished(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void {
+    this.integrate(nowMs);
+    this.inSystem--;
+    const sojournMs = nowMs - request.arrivalAtMs;
+    this.sojournSumMs += sojournMs;
+    if (outcome.endedIn === 'queued') {
+      this.inQueue--;
+      this.waitSumMs += sojournMs;
+    } else {
+      this.waitSumMs += (request.startedAtMs as number) - request.arrivalAtMs;
+    }
+    if (outcome.kind !== 'ok') return;
+    this.latency.recordMs(sojournMs);
+    this.latencySumMs += sojournMs;
+    if (sojournMs > this.latencyMaxMs) this.latencyMaxMs = sojournMs;
+  }
+
+  private arrived(nowMs: number): void {
+    this.arrivals++;
+    this.lastArrivalAtMs = nowMs;
+  }
+
+  private integrate(nowMs: number): void {
+    const dt = nowMs - this.changedAtMs;
+    if (dt !== 0) {
+      this.inSystemAreaMs += this.inSystem * dt;
+      this.inQueueAreaMs += this.inQueue * dt;
+      this.changedAtMs = nowMs;
+    }
+  }
+}

@@ -1,0 +1,142 @@
+import type { BatchingConfig } from '../core/create-batcher.js';
+import { percentilesMs } from '../core/latency-histogram.js';
+import type { SimulationResult } from './run-simulation.js';
+
+/** Percentiles of a duration, ms. */
+export interface DurationSummaryMs {
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+  mean: number;
+}
+
+/**
+ * The result of one simulation as `--json` writes it (snake_case, stable key order). The text
+ * report and the sweep table are both rendered from this.
+ */
+export interface SimulationReport {
+  seed: number;
+  config: {
+    max_batch_size: number;
+    batch_window_ms: number;
+    max_queue_size: number;
+    request_timeout_ms: number;
+    instances: number;
+    arrivals: string;
+    service_time: string;
+    latency_cv: number;
+  };
+  requests: {
+    arrived: number;
+    admitted: number;
+    rejected: number;
+    rejected_by_reason: { queue_full: number; over_sla: number; closed: number };
+    completed: number;
+    expired: number;
+    expired_in_queue: number;
+    expired_while_running: number;
+    failed: number;
+  };
+  /** Most the configuration can serve: instances × maxBatch / latency(maxBatch), req/s. */
+  capacity_rps: number;
+  /** Simulated time from 0 to the last answer, ms. */
+  simulated_ms: number;
+  /** Arrivals per second over the span of arrivals. */
+  offered_rps: number;
+  /** Requests the model executed per second (including late ones whose answer was discarded). */
+  throughput_rps: number;
+  /** Requests answered `ok` within their deadline per second. */
+  goodput_rps: number;
+  /** Arrival to answer, for requests answered `ok`. */
+  latency_ms: DurationSummaryMs;
+  /** Arrival to batch start, for requests that reached a batch. */
+  queue_wait_ms: DurationSummaryMs;
+  batch_size: { count: number; mean: number; histogram: Record<string, number> };
+  /** Busy fraction of each instance over the simulated time. */
+  utilization: number[];
+  /** Time-averaged requests in the system and in the queue, and Little's law's other side. */
+  littles_law: { mean_in_system: number; admitted_rps: number; mean_time_in_system_ms: number; mean_in_queue: number };
+}
+
+export interface ReportContext {
+  seed: number;
+  batching: Readonly<BatchingConfig>;
+  arrivalsDescription: string;
+  serviceDescription: string;
+  latencyCv: number;
+  capacityRps: number;
+}
+
+/** Builds the report; every number is rounded so the JSON is short and stable. */
+export function buildReport(result: SimulationResult, context: ReportContext): SimulationReport {
+  const { counts, recorder, endMs } = result;
+  const { batching } = context;
+  const seconds = endMs > 0 ? endMs / 1000 : Number.NaN;
+  const completed = counts.outcomes.ok;
+  const expired = counts.outcomes.timeout;
+  const rejected = counts.rejected.queue_full + counts.rejected.over_sla + counts.rejected.closed;
+  const latency = percentilesMs(recorder.latency.toHistogram());
+  const wait = percentilesMs(recorder.queueWait.toHistogram());
+  const histogram: Record<string, number> = {};
+  recorder.batchSizeCounts.forEach((count, size) => {
+    if (count > 0) histogram[String(size)] = count;
+  });
+  const perSecond = (n: number): number => (Number.isFinite(seconds) ? round(n / seconds, 3) : 0);
+  return {
+    seed: context.seed,
+    config: {
+      max_batch_size: batching.maxBatchSize,
+      batch_window_ms: batching.batchWindowMs,
+      max_queue_size: batching.maxQueueSize,
+      request_timeout_ms: batching.requestTimeoutMs,
+      instances: batching.instances,
+      arrivals: context.arrivalsDescription,
+      service_time: context.serviceDescription,
+      latency_cv: context.latencyCv,
+    },
+    requests: {
+      arrived: counts.admitted + rejected,
+      admitted: counts.admitted,
+      rejected,
+      rejected_by_reason: { ...counts.rejected },
+      completed,
+      expired,
+      expired_in_queue: counts.timeoutsWhileQueued,
+      expired_while_running: expired - counts.timeoutsWhileQueued,
+      failed: counts.outcomes.error + counts.outcomes.cancelled + counts.outcomes.shutdown,
+    },
+    capacity_rps: round(context.capacityRps, 3),
+    simulated_ms: round(endMs, 3),
+    offered_rps: recorder.lastArrivalAtMs > 0 ? round((recorder.arrivals / recorder.lastArrivalAtMs) * 1000, 3) : 0,
+    throughput_rps: perSecond(counts.batchItems),
+    goodput_rps: perSecond(completed),
+    latency_ms: summary(latency, completed > 0 ? recorder.latencySumMs / completed : 0, recorder.latencyMaxMs),
+    queue_wait_ms: summary(wait, recorder.started > 0 ? recorder.queueWaitSumMs / recorder.started : 0, recorder.queueWaitMaxMs),
+    batch_size: {
+      count: counts.batches,
+      mean: counts.batches > 0 ? round(counts.batchItems / counts.batches, 4) : 0,
+      histogram,
+    },
+    utilization: recorder.busyMs.map((busy) => (endMs > 0 ? round(busy / endMs, 4) : 0)),
+    littles_law: {
+      mean_in_system: endMs > 0 ? round(recorder.inSystemAreaMs / endMs, 4) : 0,
+      admitted_rps: perSecond(counts.admitted),
+      mean_time_in_system_ms: counts.admitted > 0 ? round(recorder.sojournSumMs / counts.admitted, 4) : 0,
+      mean_in_queue: endMs > 0 ? round(recorder.inQueueAreaMs / endMs, 4) : 0,
+    },
+  };
+}
+
+function summary(p: { p50: number; p90: number; p99: number; p999: number }, meanMs: number, maxMs: number): DurationSummaryMs {
+  // Percentiles come from the HDR histogram (3 significant digits); mean and max are exact.
+  return { p50: round(p.p50, 3), p90: round(p.p90, 3), p99: round(p.p99, 3), p999: round(p.p999, 3), max: round(maxMs, 3), mean: round(meanMs, 3) };
+}
+
+/** Rounds to `digits` decimals; -0 becomes 0 so output stays byte-stable. */
+export function round(value: number, digits: number): number {
+  const factor = 10 ** digits;
+  const rounded = Math.round(value * factor) / factor;
+  return rounded === 0 ? 0 : rounded;
+}

@@ -1,0 +1,96 @@
+import { writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { BatchlineError, ExitWithCode } from '../errors.js';
+import type { SimulateOptions } from '../options/simulate.js';
+import type { CoreEvent } from '../core/event-log.js';
+import { formatEvents } from './events-text.js';
+import { loadSimulationInputs, prepareRun } from './prepare.js';
+import { buildReport, type SimulationReport } from './report.js';
+import { formatReport } from './report-text.js';
+import { runSimulation } from './run-simulation.js';
+import { meetsSlo, parseSlo, type Slo } from './slo.js';
+import { parseSweep } from './sweep-grid.js';
+import { analyzeSweep, formatSweep, sweepCsv, sweepJson } from './sweep-report.js';
+import { runSweep } from './sweep-run.js';
+import { writeTrace } from './trace-writer.js';
+
+/** Where a command's output goes; stdout in the CLI, a string sink in tests. */
+export interface Output {
+  write(text: string): unknown;
+}
+
+export interface SimulateRequest {
+  options: SimulateOptions;
+  /** Option keys the user set. */
+  given: ReadonlySet<string>;
+  /** `--sweep` axes as typed, if any. */
+  sweep: readonly string[] | undefined;
+  stdout: Output;
+  /** Threads a sweep may use (default: the machine's parallelism). */
+  workers?: number;
+}
+
+/**
+ * The body of `batchline simulate`: one run (report, JSON, trace, events) or a sweep (table,
+ * CSV, JSON, recommendation). Throws BatchlineError on bad options and ExitWithCode(1) when an
+ * objective given with `--slo` is missed.
+ */
+export async function simulateMain(request: SimulateRequest): Promise<void> {
+  const { options, given, stdout } = request;
+  const slo = options.slo === undefined ? undefined : parseSlo(options.slo);
+  if (options.csv !== undefined && request.sweep === undefined) throw new BatchlineError('INVALID_OPTION', '--csv: applies to --sweep only; use --json for a single run');
+  if (request.sweep !== undefined) {
+    if (options.trace !== undefined || options.events) throw new BatchlineError('INVALID_OPTION', '--trace and --events apply to a single run, not to --sweep');
+    const axes = parseSweep(request.sweep);
+    if (options.json === '-' && options.csv === '-') throw new BatchlineError('INVALID_OPTION', '--json - and --csv -: only one of them can go to stdout');
+    const inputs = await loadSimulationInputs(options, given);
+    const rows = await runSweep(options, axes, inputs, request.workers ?? availableParallelism());
+    const outcome = analyzeSweep(options.seed, axes, rows, slo);
+    if (options.json !== undefined) await emit(options.json, sweepJson(outcome), stdout);
+    if (options.csv !== undefined) await emit(options.csv, sweepCsv(outcome), stdout);
+    if (options.json !== '-' && options.csv !== '-') stdout.write(formatSweep(outcome));
+    if (outcome.choice !== undefined && outcome.choice.best === undefined) throw new ExitWithCode(1);
+    return;
+  }
+  const { report, events } = await simulateOnce(options, given, { events: options.events, trace: options.trace });
+  if (events !== undefined && options.json !== '-') stdout.write(formatEvents(events) + '\n');
+  if (options.json !== undefined) await emit(options.json, `${JSON.stringify(report, null, 2)}\n`, stdout);
+  if (options.json !== '-') {
+    stdout.write(formatReport(report));
+    if (slo !== undefined) stdout.write(`slo         ${slo.text}: ${meetsSlo(report, slo) ? 'met' : 'MISSED'}\n`);
+  }
+  if (slo !== undefined && !meetsSlo(report, slo)) throw new ExitWithCode(1, describeMiss(report, slo));
+}
+
+/**
+ * One simulation from options, for the CLI and for other commands' views (the `--step`
+ * timeline takes `events` from here). With `collect.trace` the trace is written to that path.
+ */
+export async function simulateOnce(
+  options: SimulateOptions,
+  given: ReadonlySet<string>,
+  collect: { events?: boolean; trace?: string | undefined } = {},
+): Promise<{ report: SimulationReport; events: CoreEvent[] | undefined }> {
+  const inputs = await loadSimulationInputs(options, given);
+  const { setup, context } = prepareRun(options, inputs, { events: collect.events === true, trace: collect.trace !== undefined });
+  const result = runSimulation(setup);
+  if (collect.trace !== undefined && result.trace !== undefined) await writeTrace(collect.trace, result.trace);
+  return { report: buildReport(result, context), events: result.events };
+}
+
+function describeMiss(report: SimulationReport, slo: Slo): string {
+  const misses = slo.latency.filter((c) => !(report.latency_ms[c.metric] < c.belowMs)).map((c) => `${c.metric} ${report.latency_ms[c.metric]} ms ≥ ${c.belowMs} ms`);
+  return `batchline: objective ${slo.text} missed${misses.length > 0 ? `: ${misses.join(', ')}` : ' (too many requests lost)'}`;
+}
+
+async function emit(target: string, text: string, stdout: Output): Promise<void> {
+  if (target === '-') {
+    stdout.write(text);
+    return;
+  }
+  try {
+    await writeFile(target, text);
+  } catch (error) {
+    throw new BatchlineError('INVALID_OPTION', `cannot write '${target}': ${(error as Error).message}`);
+  }
+}

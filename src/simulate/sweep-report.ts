@@ -1,0 +1,133 @@
+import { chooseUnderSlo, paretoFrontier, type SloChoice } from './pareto.js';
+import { fixed } from './report-text.js';
+import type { SimulationReport } from './report.js';
+import { lossOf, meetsSlo, type Slo } from './slo.js';
+import type { SweepAxis } from './sweep-grid.js';
+import type { SweepRow } from './sweep-run.js';
+
+/** A finished sweep: its rows, frontier and (with an objective) the recommended row. */
+export interface SweepOutcome {
+  seed: number;
+  axes: readonly SweepAxis[];
+  rows: readonly SweepRow[];
+  pareto: number[];
+  slo: Slo | undefined;
+  choice: SloChoice | undefined;
+}
+
+export function analyzeSweep(seed: number, axes: readonly SweepAxis[], rows: readonly SweepRow[], slo: Slo | undefined): SweepOutcome {
+  const reports = rows.map((row) => row.report);
+  return { seed, axes, rows, pareto: paretoFrontier(reports), slo, choice: slo === undefined ? undefined : chooseUnderSlo(reports, slo) };
+}
+
+const METRIC_HEADERS = ['goodput/s', 'thru/s', 'p50 ms', 'p99 ms', 'batch', 'util', 'lost'];
+
+function metricCells(report: SimulationReport): string[] {
+  const utilization = report.utilization.reduce((a, b) => a + b, 0) / Math.max(1, report.utilization.length);
+  return [
+    fixed(report.goodput_rps, 1),
+    fixed(report.throughput_rps, 1),
+    fixed(report.latency_ms.p50, 2),
+    fixed(report.latency_ms.p99, 2),
+    fixed(report.batch_size.mean, 2),
+    `${fixed(utilization * 100, 1)}%`,
+    `${fixed(lossOf(report) * 100, 2)}%`,
+  ];
+}
+
+/** The grid as an aligned table: `*` marks the Pareto frontier, `ok` rows meeting the objective. */
+export function formatSweep(outcome: SweepOutcome): string {
+  const { axes, rows, pareto, slo, choice } = outcome;
+  const first = rows[0]?.report;
+  const lines: string[] = [];
+  lines.push(`batchline simulate --sweep · seed ${outcome.seed} · ${rows.length} configurations, each on the same arrivals`);
+  if (first !== undefined) {
+    lines.push(`arrivals  ${first.config.arrivals}`);
+    lines.push(`service   ${first.config.service_time}${first.config.latency_cv > 0 ? ` · jitter cv ${first.config.latency_cv}` : ''}`);
+    const fixedFlags = describeFixedBatching(first, axes);
+    if (fixedFlags !== '') lines.push(`fixed     ${fixedFlags}`);
+  }
+  lines.push('');
+  const headers = ['#', ...axes.map((a) => a.flag), ...METRIC_HEADERS, 'pareto', ...(slo !== undefined ? ['slo'] : [])];
+  const table = rows.map((row, i) => [
+    String(i + 1),
+    ...row.point.map((v) => String(v)),
+    ...metricCells(row.report),
+    pareto.includes(i) ? '*' : '',
+    ...(slo !== undefined ? [meetsSlo(row.report, slo) ? 'ok' : '-'] : []),
+  ]);
+  const widths = headers.map((h, c) => Math.max(h.length, ...table.map((cells) => (cells[c] as string).length)));
+  const render = (cells: string[]): string => cells.map((cell, c) => cell.padStart(widths[c] as number)).join('  ').trimEnd();
+  lines.push(render(headers));
+  for (let i = 0; i < table.length; i++) lines.push(`${render(table[i] as string[])}${choice?.best === i ? '  <- best' : ''}`);
+  lines.push('');
+  lines.push(`* Pareto frontier of goodput (higher) against p99 (lower): ${pareto.map((i) => `#${i + 1}`).join(' ')}`);
+  if (choice !== undefined) {
+    if (choice.best === undefined) {
+      lines.push(`recommendation: none. ${choice.reason}`);
+    } else {
+      const best = rows[choice.best] as SweepRow;
+      const settings = axes.map((axis, c) => `--${axis.flag} ${best.point[c]}`).join(' ');
+      lines.push(`recommendation: #${choice.best + 1}  ${settings}`);
+      lines.push(`  p99 ${fixed(best.report.latency_ms.p99, 2)} ms · p50 ${fixed(best.report.latency_ms.p50, 2)} ms · goodput ${fixed(best.report.goodput_rps, 1)} req/s · mean batch ${fixed(best.report.batch_size.mean, 2)}`);
+      lines.push(`  ${choice.reason}`);
+    }
+  } else {
+    lines.push('add --slo p99<50ms (for example) to get a recommendation');
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function describeFixedBatching(report: SimulationReport, axes: readonly SweepAxis[]): string {
+  const swept = new Set(axes.map((a) => a.flag));
+  const c = report.config;
+  const all: [string, number][] = [
+    ['max-batch-size', c.max_batch_size],
+    ['batch-window-ms', c.batch_window_ms],
+    ['max-queue-size', c.max_queue_size],
+    ['request-timeout-ms', c.request_timeout_ms],
+    ['instances', c.instances],
+  ];
+  return all.filter(([flag]) => !swept.has(flag)).map(([flag, v]) => `${flag} ${v}`).join(' · ');
+}
+
+const CSV_COLUMNS = [
+  'goodput_rps', 'throughput_rps', 'offered_rps', 'p50_ms', 'p90_ms', 'p99_ms', 'p999_ms', 'max_ms', 'mean_ms',
+  'queue_wait_p99_ms', 'mean_batch_size', 'utilization', 'arrived', 'completed', 'rejected', 'expired', 'pareto', 'meets_slo',
+];
+
+/** The grid as CSV: one row per configuration, swept options first. */
+export function sweepCsv(outcome: SweepOutcome): string {
+  const header = ['index', ...outcome.axes.map((a) => a.flag), ...CSV_COLUMNS];
+  const lines = outcome.rows.map((row, i) => {
+    const r = row.report;
+    const utilization = r.utilization.reduce((a, b) => a + b, 0) / Math.max(1, r.utilization.length);
+    return [
+      i + 1, ...row.point,
+      r.goodput_rps, r.throughput_rps, r.offered_rps, r.latency_ms.p50, r.latency_ms.p90, r.latency_ms.p99, r.latency_ms.p999, r.latency_ms.max, r.latency_ms.mean,
+      r.queue_wait_ms.p99, r.batch_size.mean, Math.round(utilization * 10_000) / 10_000, r.requests.arrived, r.requests.completed, r.requests.rejected, r.requests.expired,
+      outcome.pareto.includes(i), outcome.slo === undefined ? '' : meetsSlo(r, outcome.slo),
+    ].join(',');
+  });
+  return `${[header.join(','), ...lines].join('\n')}\n`;
+}
+
+/** The grid as JSON: every row's full report, the frontier and the recommendation. */
+export function sweepJson(outcome: SweepOutcome): string {
+  const data = {
+    seed: outcome.seed,
+    axes: outcome.axes.map((a) => ({ option: a.flag, values: a.values })),
+    slo: outcome.slo?.text ?? null,
+    pareto: outcome.pareto,
+    best: outcome.choice?.best ?? null,
+    recommendation: outcome.choice?.reason ?? null,
+    rows: outcome.rows.map((row, i) => ({
+      index: i,
+      config: Object.fromEntries(outcome.axes.map((a, c) => [a.flag, row.point[c]])),
+      pareto: outcome.pareto.includes(i),
+      meets_slo: outcome.slo === undefined ? null : meetsSlo(row.report, outcome.slo),
+      report: row.report,
+    })),
+  };
+  return `${JSON.stringify(data, null, 2)}\n`;
+}

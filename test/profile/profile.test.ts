@@ -1,0 +1,93 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { resolveOptions } from '../../src/options/schema.js';
+import { PROFILE_OPTIONS } from '../../src/options/profile.js';
+import { fitAffine } from '../../src/profile/fit.js';
+import { parseBatchSizes, profileMain } from '../../src/profile/profile-main.js';
+import type { ItemTensors } from '../../src/model/tensor-spec.js';
+import { simulateMain } from '../../src/simulate/simulate-main.js';
+import { simulateOptions } from '../simulate/helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'batchline-profile-'));
+
+function sink() {
+  return { text: '', write(chunk: string) { this.text += chunk; } };
+}
+
+/** A model whose batches take exactly 3 + 0.5·n ms on a fake stopwatch. */
+function fakeModel() {
+  let nowMs = 0;
+  const calls: number[] = [];
+  return {
+    now: () => nowMs,
+    calls,
+    load: async () => ({
+      version: 'fake-v1',
+      inputs: [{ name: 'x', type: 'float32' as const, itemShape: [4] }],
+      runBatch: async (items: readonly ItemTensors[]) => {
+        calls.push(items.length);
+        expect(items[0]!.x!.data).toHaveLength(4);
+        nowMs += 3 + 0.5 * items.length;
+        return [...items];
+      },
+      close: async () => {},
+    }),
+  };
+}
+
+describe('batchline profile', () => {
+  it('fits a + b·n exactly to affine timings', () => {
+    expect(fitAffine([1, 2, 4, 8].map((n) => ({ n, ms: 2 + 0.25 * n })))).toEqual({ aMs: 2, bMs: 0.25, r2: 1 });
+  });
+
+  it('warms up, interleaves sizes, and writes a profile that simulate reads', async () => {
+    const fake = fakeModel();
+    const out = join(dir, 'profile.json');
+    const options = resolveOptions(PROFILE_OPTIONS, { batchSizes: '8,1,2,4', warmup: '2', repetitions: '5', out }, {});
+    const stdout = sink();
+    const profile = await profileMain({ options, stdout, loadModel: fake.load, now: fake.now });
+    expect(fake.calls).toEqual(Array.from({ length: 7 }, () => [1, 2, 4, 8]).flat());
+    expect(profile.points.map((p) => [p.batch_size, p.p50_ms, p.mean_ms, p.cv])).toEqual([[1, 3.5, 3.5, 0], [2, 4, 4, 0], [4, 5, 5, 0], [8, 7, 7, 0]]);
+    expect(profile.fit).toEqual({ a_ms: 3, b_ms: 0.5, r2: 1 });
+    expect(stdout.text).toContain('fit (medians): 3.0000 + 0.5000·n ms');
+    expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual(profile);
+
+    // profile → simulate --latency-profile: saturation throughput follows the profile (16 → 3 + 0.5·16 = 11 ms).
+    const report = sink();
+    await simulateMain({
+      options: simulateOptions({ latencyProfile: out, maxBatchSize: 16, rate: 5000, requests: 50_000, maxQueueSize: 1_000_000, requestTimeoutMs: 1e8, json: '-' }),
+      given: new Set(['latencyProfile', 'rate', 'requests']),
+      sweep: undefined,
+      stdout: report,
+    });
+    const parsed = JSON.parse(report.text);
+    expect(parsed.config.service_time).toContain('profile');
+    expect(parsed.throughput_rps / ((16 * 1000) / 11)).toBeCloseTo(1, 2);
+  });
+
+  it('rejects bad batch sizes with the flag named', () => {
+    expect(parseBatchSizes('16, 1,2,2')).toEqual([1, 2, 16]);
+    expect(() => parseBatchSizes('1,0')).toThrow(/--batch-sizes: got '1,0'/);
+    expect(() => parseBatchSizes('a')).toThrow(/--batch-sizes/);
+  });
+
+  it('profiles the embedded ONNX model', async () => {
+    const options = resolveOptions(PROFILE_OPTIONS, { batchSizes: '1,4', warmup: '1', repetitions: '3', json: '-' }, {});
+    const stdout = sink();
+    const profile = await profileMain({ options, stdout });
+    expect(profile.model).toBe('toy-logistic-v1');
+    expect(profile.points.map((p) => p.batch_size)).toEqual([1, 4]);
+    for (const p of profile.points) expect(p.p50_ms).toBeGreaterThan(0);
+    expect(JSON.parse(stdout.text)).toEqual(profile);
+  });
+
+  it('simulate refuses a file that is not a profile, naming the flag', async () => {
+    const bad = join(dir, 'not-a-profile.json');
+    await import('node:fs/promises').then((fs) => fs.writeFile(bad, '{"points":[]}'));
+    await expect(
+      simulateMain({ options: simulateOptions({ latencyProfile: bad }), given: new Set(['latencyProfile']), sweep: undefined, stdout: sink() }),
+    ).rejects.toThrow(/--latency-profile: '.*not-a-profile.json' has format/);
+  });
+});

@@ -1,0 +1,156 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildProgram, exitCodeFor } from '../../src/cli.js';
+import { BatchlineError, ExitWithCode } from '../../src/errors.js';
+import { simulateMain } from '../../src/simulate/simulate-main.js';
+import { simulateOptions } from './helpers.js';
+
+function sink(): { text: string; write(chunk: string): void } {
+  return {
+    text: '',
+    write(chunk: string) {
+      this.text += chunk;
+    },
+  };
+}
+
+async function run(overrides: Record<string, unknown>, sweep?: string[]): Promise<string> {
+  const out = sink();
+  await simulateMain({ options: simulateOptions(overrides), given: new Set(Object.keys(overrides)), sweep, stdout: out, workers: 1 });
+  return out.text;
+}
+
+async function exitCodeOf(args: string[]): Promise<{ code: number; stderr: string }> {
+  const err = sink();
+  const program = buildProgram();
+  program.configureOutput({ writeErr: (s) => err.write(s), writeOut: () => {} });
+  try {
+    await program.parseAsync(['node', 'batchline', ...args]);
+    return { code: 0, stderr: err.text };
+  } catch (error) {
+    return { code: exitCodeFor(error, err as unknown as NodeJS.WritableStream), stderr: err.text };
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'batchline-simulate-'));
+
+describe('batchline simulate', () => {
+  it('prints a report with the seed, counts, rates, percentiles, batch sizes and utilization', async () => {
+    const text = await run({ rate: 300, requests: 20_000 });
+    for (const part of ['seed 1', 'arrived 20000', 'throughput', 'goodput', 'p99.9', 'latency ms', 'queue ms', 'mean size', 'instance 0']) {
+      expect(text).toContain(part);
+    }
+  });
+
+  it('is byte-identical for the same seed and options, and differs for another seed', async () => {
+    const options = { rate: 400, requests: 5000, arrival: 'bursty', latencyCv: 0.2, seed: 42 };
+    const a = await run({ ...options, json: '-' });
+    const b = await run({ ...options, json: '-' });
+    expect(a).toBe(b);
+    expect(await run({ ...options, json: '-', seed: 43 })).not.toBe(a);
+    expect(await run(options)).toBe(await run(options));
+  });
+
+  it('--json carries the documented fields', async () => {
+    const report = JSON.parse(await run({ rate: 300, requests: 2000, json: '-' }));
+    expect(Object.keys(report.requests)).toEqual(expect.arrayContaining(['arrived', 'admitted', 'rejected', 'completed', 'expired']));
+    for (const key of ['latency_ms', 'queue_wait_ms']) expect(Object.keys(report[key])).toEqual(['p50', 'p90', 'p99', 'p999', 'max', 'mean']);
+    expect(report).toMatchObject({ seed: 1, batch_size: { mean: expect.any(Number), histogram: expect.any(Object) } });
+    expect(report.throughput_rps).toBeGreaterThan(0);
+    expect(report.goodput_rps).toBeGreaterThan(0);
+    expect(report.utilization).toHaveLength(1);
+  });
+
+  it('--trace writes one JSON line per request with its fate', async () => {
+    const path = join(dir, 'trace.jsonl');
+    await run({ rate: 300, requests: 300, maxQueueSize: 4, requestTimeoutMs: 35, trace: path });
+    const lines = readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines).toHaveLength(300);
+    expect(lines.map((l) => l.id)).toEqual([...Array(300).keys()]);
+    expect(new Set(lines.map((l) => l.outcome))).toEqual(new Set(['ok', 'rejected', 'expired']));
+    expect(Object.keys(lines.find((l) => l.outcome === 'ok'))).toEqual(['id', 'arrival_ms', 'outcome', 'batch', 'start_ms', 'end_ms']);
+    expect(lines.find((l) => l.outcome === 'rejected')).toMatchObject({ reason: 'queue_full', batch: null, start_ms: null });
+  });
+
+  it('--events prints admissions, batch starts, completions, rejections and expiries in order', async () => {
+    const text = await run({ rate: 1000, requests: 12, maxQueueSize: 2, maxBatchSize: 2, requestTimeoutMs: 30, events: true });
+    const timeline = text.slice(0, text.indexOf('batchline simulate'));
+    for (const word of ['admitted', 'batch started', 'completed', 'rejected', 'batch finished']) expect(timeline).toContain(word);
+    const times = timeline.trim().split('\n').map((line) => Number.parseFloat(line));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+  });
+
+  it('replays --arrivals from a file, including its own trace', async () => {
+    const path = join(dir, 'arrivals.txt');
+    writeFileSync(path, '# ms\n0\n1.5\n1.5\n30\n');
+    const report = JSON.parse(await run({ arrivals: path, json: '-', batchWindowMs: 5 }));
+    expect(report.requests.arrived).toBe(4);
+    expect(report.batch_size.histogram).toEqual({ '1': 1, '3': 1 });
+    const tracePath = join(dir, 'replay.jsonl');
+    await run({ rate: 500, requests: 1000, trace: tracePath });
+    const original = JSON.parse(await run({ rate: 500, requests: 1000, json: '-' }));
+    const replayed = JSON.parse(await run({ arrivals: tracePath, json: '-' }));
+    expect(replayed.latency_ms).toEqual(original.latency_ms);
+  });
+
+  it('--slo says met or missed, and a miss exits 1', async () => {
+    expect(await run({ rate: 100, requests: 2000, slo: 'p99<100ms' })).toContain('met');
+    await expect(run({ rate: 100, requests: 2000, slo: 'p99<5ms' })).rejects.toBeInstanceOf(ExitWithCode);
+  });
+
+  it('a sweep prints the grid, the Pareto frontier and the best configuration under the SLO', async () => {
+    const text = await run({ rate: 600, latency: '4+1n', requests: 20_000, slo: 'p99<50ms' }, ['max-batch-size=1,8,16', 'batch-window-ms=0,5']);
+    expect(text).toContain('Pareto frontier');
+    expect(text).toMatch(/recommendation: #\d+ {2}--max-batch-size (8|16) --batch-window-ms (0|5)/);
+    expect(text.match(/<- best/g)).toHaveLength(1);
+    const csv = await run({ rate: 600, latency: '4+1n', requests: 5000, csv: '-' }, ['max-batch-size=1,8']);
+    expect(csv.split('\n')[0]).toMatch(/^index,max-batch-size,goodput_rps,/);
+    expect(csv.trim().split('\n')).toHaveLength(3);
+  });
+
+  it('a sweep where nothing meets the SLO says so and exits 1', async () => {
+    await expect(run({ rate: 600, latency: '4+1n', requests: 5000, slo: 'p99<1ms' }, ['max-batch-size=8,16'])).rejects.toBeInstanceOf(ExitWithCode);
+  });
+});
+
+describe('simulate option errors exit 2 and name the option', () => {
+  const cases: [string[], RegExp][] = [
+    [['--max-batch-size', '0'], /--max-batch-size: got '0', expected an integer from 1 to 4096/],
+    [['--arrival', 'weird'], /--arrival: got 'weird', expected one of constant, poisson, bursty/],
+    [['--latency', 'fast'], /--latency: got 'fast', expected a \+ b·n/],
+    [['--latency-ms', '5', '--latency', '1+1n'], /give one/],
+    [['--rate', '5', '--stages', '1s:10'], /--rate, --stages and --arrivals/],
+    [['--stages', '10s'], /--stages: stage '10s' is not duration:rate/],
+    [['--slo', 'p42<3'], /--slo: got 'p42<3'/],
+    [['--sweep', 'colour=red'], /--sweep: got 'colour=red', expected option=v1,v2/],
+    [['--sweep', 'max-batch-size=1,0'], /--max-batch-size: got '0'/],
+    [['--arrival', 'bursty', '--burst-factor', '9'], /--burst-factor: got '9', expected a number from 1 to 5/],
+    [['--csv', '-'], /--csv: applies to --sweep only/],
+    [['--arrivals', '/nonexistent/file'], /--arrivals: '\/nonexistent\/file' cannot be read/],
+  ];
+  for (const [args, message] of cases) {
+    it(args.join(' '), async () => {
+      const { code, stderr } = await exitCodeOf(['simulate', ...args]);
+      expect(code).toBe(2);
+      expect(stderr).toMatch(message);
+    });
+  }
+
+  it('throws a BatchlineError INVALID_OPTION, not a bare error', async () => {
+    await expect(run({ latency: 'nope' })).rejects.toMatchObject({ code: 'INVALID_OPTION' } satisfies Partial<BatchlineError>);
+  });
+});
+
+describe('a sweep on worker threads', () => {
+  it('prints exactly what the same sweep prints in one thread (built CLI; npm test builds first)', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const bin = new URL('../../bin/batchline.js', import.meta.url).pathname;
+    const args = ['--rate', '600', '--latency', '4+1n', '--requests', '60000', '--slo', 'p99<50ms'];
+    const sweep = ['max-batch-size=1,8,16', 'batch-window-ms=0,5'];
+    const threaded = execFileSync(process.execPath, [bin, 'simulate', ...args, '--sweep', ...sweep], { encoding: 'utf8' });
+    const sequential = await run({ rate: 600, latency: '4+1n', requests: 60_000, slo: 'p99<50ms' }, sweep);
+    expect(threaded).toBe(sequential);
+  });
+});

@@ -1,0 +1,23 @@
+import { resolveOptions } from '../../src/options/schema.js';
+import { SIMULATE_OPTIONS, type SimulateOptions } from '../../src/options/simulate.js';
+import { prepareRun, type PreparedRun } from '../../src/simulate/prepare.js';
+import { buildReport, type SimulationReport } from '../../src/simulate/report.js';
+import { runSimulation, type SimulationResult } from '../../src/simulate/run-simulation.js';
+
+/** Resolved simulate options from camelCase overrides, ignoring the environment. */
+export function simulateOptions(overrides: Partial<Record<keyof SimulateOptions, unknown>> = {}): SimulateOptions {
+  const raw: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(overrides)) if (value !== undefined) raw[key] = String(value);
+  return resolveOptions(SIMULATE_OPTIONS, raw, {});
+}
+
+/** Runs a simulation from option overrides; `given` lists options treated as explicitly set. */
+export function simulate(
+  overrides: Partial<Record<keyof SimulateOptions, unknown>>,
+  collect: { events?: boolean; trace?: boolean } = {},
+): { prepared: PreparedRun; result: SimulationResult; report: SimulationReport } {
+  const options = simulateOptions(overrides);
+  const prepared = prepareRun(options, { given: Object.keys(overrides) }, collect);
+  const result = runSimulation(prepared.setup);
+  return { prepared, result, report: buildReport(result, prepared.context) };
+}

@@ -24,6 +24,7 @@ async function serveOnManualClock(flags: Record<string, string>, times: Float64A
   const runtime = new ServingRuntime(config, clock);
   const fake: ServedModel = {
     version: 'fake-accelerator',
+    healthy: true,
     inputs: [],
     outputs: [],
     decode: (inputs) => inputs as ItemTensors,

@@ -7,10 +7,16 @@ export function makeServeCommand(): Command {
     'Serve an ONNX model over HTTP with dynamic batching (POST /v1/infer, /healthz, /readyz, /metrics).',
   );
   addOptions(command, SERVE_OPTIONS);
+  command.option('--no-ui', 'plain log lines instead of the live dashboard (also off a terminal and with CI=true)');
   command.action(async (raw: Record<string, unknown>) => {
     const config = resolveOptions(SERVE_OPTIONS, raw);
+    const { shouldUseDashboard } = await import('../ui/terminal.js');
     const { runServer } = await import('../serve/run-server.js');
-    await runServer(config);
+    await runServer(config, {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      dashboard: shouldUseDashboard(process.stdout, process.env, raw.ui === false),
+    });
   });
   return command;
 }

@@ -3,6 +3,7 @@ import { BatchlineError } from '../errors.js';
 import { loadModel } from '../model/load-model.js';
 import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
+import { startServeOutput } from './serve-output.js';
 import type { ServingRuntime } from './serving-runtime.js';
 
 export interface ServeIo {
@@ -14,6 +15,8 @@ export interface ServeIo {
    */
   shutdownSignal?: Promise<string>;
   forceSignal?: Promise<string>;
+  /** Draw the live dashboard (on a terminal) instead of plain lines. */
+  dashboard?: boolean;
 }
 
 /** Quiet time after which idle keep-alive connections are closed during a drain (ms). */
@@ -27,8 +30,10 @@ const IDLE_CLOSE_AFTER_MS = 100;
 export async function runServer(config: ServeConfig, io: ServeIo = { stdout: process.stdout, stderr: process.stderr }): Promise<void> {
   const { app, runtime } = buildServer(config);
   const signals = io.shutdownSignal === undefined ? watchSignals(['SIGINT', 'SIGTERM']) : undefined;
-  const shutdown = io.shutdownSignal ?? signals!.first;
-  const force = io.forceSignal ?? signals?.second ?? new Promise<string>(() => {});
+  // The dashboard's `q` counts as a signal: the first drains, a second stops waiting.
+  const quit = new SecondChance();
+  const shutdown = Promise.race([io.shutdownSignal ?? signals!.first, quit.first]);
+  const force = Promise.race([io.forceSignal ?? signals?.second ?? new Promise<string>(() => {}), quit.second]);
   let address: string;
   try {
     address = await app.listen({ host: config.host, port: config.port });
@@ -36,34 +41,53 @@ export async function runServer(config: ServeConfig, io: ServeIo = { stdout: pro
     if ((error as { code?: string }).code === 'EADDRINUSE') throw new BatchlineError('ADDRESS_IN_USE', `${config.host}:${config.port}`);
     throw error;
   }
-  io.stdout.write(`batchline serve: starting on ${address}, loading ${config.model ?? 'the embedded model'}\n`);
+  const output = await startServeOutput({ dashboard: io.dashboard === true, stdout: io.stdout, readStats: () => runtime.stats(), onQuit: () => quit.fire('q') });
+  try {
+    output.log(`batchline serve: starting on ${address}, loading ${config.model ?? 'the embedded model'}`);
+    const loading = loadModel(config.model, { instances: config.instances, intraOpThreads: config.intraOpThreads, execution: config.execution });
+    const first = await Promise.race([loading.then((model) => ({ model })), shutdown.then((signal) => ({ signal }))]).catch(async (error: unknown) => {
+      await app.close();
+      throw error;
+    });
+    if ('signal' in first) {
+      output.log(`batchline serve: ${first.signal} while loading the model: stopped`);
+      loading.then((model) => model.close(), () => {}); // it may never finish (a stuck file); do not wait
+      await app.close();
+      return;
+    }
+    const model = first.model;
+    runtime.attach(model);
+    output.log(
+      `batchline serve: listening on ${address} model=${model.version} inputs=${model.inputs.map((s) => `${s.name}${JSON.stringify(s.itemShape)}:${s.type}`).join(',')} ` +
+        `max_batch_size=${config.maxBatchSize} batch_window_ms=${config.batchWindowMs} max_queue_size=${config.maxQueueSize} ` +
+        `request_timeout_ms=${config.requestTimeoutMs} instances=${config.instances} model_latency_ms=${config.modelLatencyMs}`,
+    );
 
-  const loading = loadModel(config.model, { instances: config.instances, intraOpThreads: config.intraOpThreads, execution: config.execution });
-  const first = await Promise.race([loading.then((model) => ({ model })), shutdown.then((signal) => ({ signal }))]).catch(async (error: unknown) => {
-    await app.close();
-    throw error;
-  });
-  if ('signal' in first) {
-    io.stdout.write(`batchline serve: ${first.signal} while loading the model: stopped\n`);
-    loading.then((model) => model.close(), () => {}); // it may never finish (a stuck file); do not wait
-    await app.close();
-    return;
+    const signal = await shutdown;
+    const batcher = runtime.runtime!.batcher;
+    output.log(`batchline serve: ${signal}: draining ${batcher.queueDepth} queued and ${batcher.runningCount} running requests (up to ${config.drainTimeoutMs} ms)`);
+    await drainAndClose(app.server, runtime, () => app.close(), config.drainTimeoutMs, force);
+    await model.close();
+    const counts = batcher.counts;
+    output.log(`batchline serve: stopped; ${counts.outcomes.ok} ok, ${counts.outcomes.shutdown} answered 503 at shutdown`);
+  } finally {
+    output.stop();
   }
-  const model = first.model;
-  runtime.attach(model);
-  io.stdout.write(
-    `batchline serve: listening on ${address} model=${model.version} inputs=${model.inputs.map((s) => `${s.name}${JSON.stringify(s.itemShape)}:${s.type}`).join(',')} ` +
-      `max_batch_size=${config.maxBatchSize} batch_window_ms=${config.batchWindowMs} max_queue_size=${config.maxQueueSize} ` +
-      `request_timeout_ms=${config.requestTimeoutMs} instances=${config.instances} model_latency_ms=${config.modelLatencyMs}\n`,
-  );
+}
 
-  const signal = await shutdown;
-  const batcher = runtime.runtime!.batcher;
-  io.stdout.write(`batchline serve: ${signal}: draining ${batcher.queueDepth} queued and ${batcher.runningCount} running requests (up to ${config.drainTimeoutMs} ms)\n`);
-  await drainAndClose(app.server, runtime, () => app.close(), config.drainTimeoutMs, force);
-  await model.close();
-  const counts = batcher.counts;
-  io.stdout.write(`batchline serve: stopped; ${counts.outcomes.ok} ok, ${counts.outcomes.shutdown} answered 503 at shutdown\n`);
+/** A quit that can be asked for twice: the first drains, the second stops waiting. */
+class SecondChance {
+  private count = 0;
+  private resolveFirst!: (reason: string) => void;
+  private resolveSecond!: (reason: string) => void;
+  readonly first = new Promise<string>((resolve) => (this.resolveFirst = resolve));
+  readonly second = new Promise<string>((resolve) => (this.resolveSecond = resolve));
+
+  fire(reason: string): void {
+    this.count++;
+    if (this.count === 1) this.resolveFirst(reason);
+    else this.resolveSecond(reason);
+  }
 }
 
 /**
@@ -108,18 +132,9 @@ function openConnections(server: Server): Promise<number> {
   return new Promise((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count)));
 }
 
-/** Resolves `first` on the first of `signals`, `second` on the one after. */
-function watchSignals(signals: NodeJS.Signals[]): { first: Promise<string>; second: Promise<string> } {
-  let count = 0;
-  let resolveFirst!: (signal: string) => void;
-  let resolveSecond!: (signal: string) => void;
-  const first = new Promise<string>((resolve) => (resolveFirst = resolve));
-  const second = new Promise<string>((resolve) => (resolveSecond = resolve));
-  const onSignal = (signal: NodeJS.Signals): void => {
-    count++;
-    if (count === 1) resolveFirst(signal);
-    else resolveSecond(signal);
-  };
-  for (const s of signals) process.on(s, onSignal);
-  return { first, second };
+/** `first` resolves on the first of `signals`, `second` on the one after. */
+function watchSignals(signals: NodeJS.Signals[]): SecondChance {
+  const chance = new SecondChance();
+  for (const s of signals) process.on(s, (signal) => chance.fire(signal));
+  return chance;
 }

@@ -5,7 +5,7 @@ import { probeTarget, TOY_MODEL_BODY } from './default-body.js';
 import { formatHdrLog } from './hdr-log.js';
 import type { ValidatedBench } from './plan-from-options.js';
 import type { BenchPlan } from './plan.js';
-import { ProgressLine, progressLineAllowed } from './progress.js';
+import { ProgressLine, progressLineAllowed, type BenchProgress } from './progress.js';
 import { toBenchJson } from './report-json.js';
 import { formatReport } from './report-text.js';
 import type { BenchResult } from './result.js';
@@ -18,6 +18,8 @@ export interface BenchOutputs {
   sweep: string | undefined;
   slo: string;
   quiet: boolean;
+  /** --no-ui: the plain progress line even on a terminal. */
+  noUi?: boolean;
 }
 
 export interface BenchIo {
@@ -34,15 +36,17 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
   // Human text goes to stdout, unless stdout carries the JSON.
   const text = outputs.json === '-' ? io.stderr : io.stdout;
   const showProgress = !outputs.quiet && progressLineAllowed(io.stderr, io.env) && progressLineAllowed(io.stdout, io.env);
+  const { shouldUseDashboard } = await import('../ui/terminal.js');
+  const dashboard = showProgress && shouldUseDashboard(io.stdout, io.env, outputs.noUi === true);
 
   const runOne = async (stepPlan: BenchPlan): Promise<{ result: BenchResult; hdr: string }> => {
-    const line = showProgress ? new ProgressLine(io.stderr) : undefined;
+    const display = dashboard ? await startDashboardDisplay(stepPlan, io.stdout as NodeJS.WriteStream) : showProgress ? lineDisplay(new ProgressLine(io.stderr)) : undefined;
     try {
-      const run = await runBench(stepPlan, line === undefined ? {} : { onProgress: (p) => line.draw(p) });
+      const run = await runBench(stepPlan, display === undefined ? {} : { onProgress: display.draw });
       const hdr = formatHdrLog(run.intervals, run.startEpochMs, `batchline bench ${stepPlan.method} ${stepPlan.url} seed ${stepPlan.seed}`);
       return { result: run.result, hdr };
     } finally {
-      line?.end();
+      display?.end();
     }
   };
 
@@ -69,6 +73,39 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
   text.write(formatReport(result));
   if (outputs.json !== undefined) await writeOutput(outputs.json, `${JSON.stringify(toBenchJson(result), null, 2)}\n`, io);
   if (outputs.hdrLog !== undefined) await writeOutput(outputs.hdrLog, hdr, io);
+}
+
+interface ProgressDisplay {
+  draw: (progress: BenchProgress) => void;
+  end: () => void;
+}
+
+function lineDisplay(line: ProgressLine): ProgressDisplay {
+  return { draw: (p) => line.draw(p), end: () => line.end() };
+}
+
+/**
+ * The live Ink view of a run; the plain summary is printed after its last frame. `q` or
+ * Ctrl-C interrupts bench as Ctrl-C does without a dashboard (no summary).
+ */
+async function startDashboardDisplay(plan: BenchPlan, stdout: NodeJS.WriteStream): Promise<ProgressDisplay> {
+  const { startBenchDashboard, benchViewFromProgress } = await import('../ui/bench-dashboard.js');
+  const dashboard = startBenchDashboard({
+    stdout,
+    onStop: () => {
+      dashboard.stop();
+      process.kill(process.pid, 'SIGINT');
+    },
+  });
+  const facts = {
+    target: `${plan.method} ${plan.url}`,
+    plannedRequests: plan.maxRequests > 0 ? plan.maxRequests : undefined,
+    connections: plan.mode === 'closed' ? plan.connections : undefined,
+  };
+  return {
+    draw: (p) => dashboard.update(benchViewFromProgress(p, facts)),
+    end: () => dashboard.stop(),
+  };
 }
 
 /** With --sweep, one HdrHistogram log per step: `run.hlog` becomes `run-500rps.hlog`. */

@@ -14,7 +14,8 @@ export function makeBenchCommand(): Command {
         'Reports throughput, status and error counts, and p50/p90/p99/p99.9/max latency from HDR histograms.',
     )
     .argument('[url]', 'the endpoint to load, such as http://127.0.0.1:8080/v1/infer')
-    .option('-H, --header <name: value>', "request header, repeatable (-H 'authorization: Bearer x')", collect);
+    .option('-H, --header <name: value>', "request header, repeatable (-H 'authorization: Bearer x')", collect)
+    .option('--no-ui', 'a plain progress line instead of the live dashboard (also off a terminal and with CI=true)');
   addOptions(command, BENCH_OPTIONS);
   command.addHelpText(
     'after',
@@ -39,7 +40,7 @@ Examples:
     const { benchMain } = await import('../bench/bench-main.js');
     await benchMain(
       validated,
-      { json: options.json, hdrLog: options.hdrLog, sweep: options.sweep, slo: options.slo, quiet: options.quiet },
+      { json: options.json, hdrLog: options.hdrLog, sweep: options.sweep, slo: options.slo, quiet: options.quiet, noUi: raw.ui === false },
       { stdout: process.stdout, stderr: process.stderr, env: process.env },
     );
   });

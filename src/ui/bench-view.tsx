@@ -120,7 +120,7 @@ export function BenchView(props: BenchViewProps) {
       ))}
       {running && (
         <Box marginTop={1}>
-          <KeyHints hints={[['q', 'stop early (the summary is still printed)']]} />
+          <KeyHints hints={[['q', 'interrupt, as Ctrl-C (no summary)']]} />
         </Box>
       )}
     </Box>

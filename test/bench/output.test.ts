@@ -140,12 +140,12 @@ describe('bench outputs', () => {
     await expect(compareMain(a, b, new Sink())).rejects.toThrow(/not a batchline bench --json report/);
   });
 
-  it('draws a progress line on a terminal and none under CI', async () => {
+  it('draws a progress line on a terminal with --no-ui, and none under CI', async () => {
     server = await statusServer(200);
     const run = async (env: NodeJS.ProcessEnv): Promise<string> => {
       const stdout = Object.assign(new Sink(), { isTTY: true });
       const stderr = Object.assign(new Sink(), { isTTY: true, columns: 100 });
-      await benchMain(validated(server!.url, { rate: '100', duration: '600ms', warmup: '0' }), { ...outputs, quiet: false }, { stdout, stderr, env });
+      await benchMain(validated(server!.url, { rate: '100', duration: '600ms', warmup: '0' }), { ...outputs, quiet: false, noUi: true }, { stdout, stderr, env });
       return stderr.text;
     };
     const drawn = await run({});

@@ -84,6 +84,10 @@ export const SIMULATE_OPTIONS = {
     kind: 'boolean', flag: 'events', default: false,
     description: 'print the event timeline (admissions, batches, completions, rejections, expiries); for small runs',
   },
+  step: {
+    kind: 'boolean', flag: 'step', default: false,
+    description: 'step through the timeline on a terminal (→/n forward, ←/p back, q quit), then print the report; for small runs (--requests 20)',
+  },
 } as const satisfies OptionSchema;
 
 export type SimulateOptions = OptionValues<typeof SIMULATE_OPTIONS>;

@@ -35,12 +35,15 @@ export interface SimulateRequest {
  * CSV, JSON, recommendation). Throws BatchlineError on bad options and ExitWithCode(1) when an
  * objective given with `--slo` is missed.
  */
+/** The step-through view is for small scenarios, like the original browser timeline (80 requests). */
+const MAX_STEP_EVENTS = 5000;
+
 export async function simulateMain(request: SimulateRequest): Promise<void> {
   const { options, given, stdout } = request;
   const slo = options.slo === undefined ? undefined : parseSlo(options.slo);
   if (options.csv !== undefined && request.sweep === undefined) throw new BatchlineError('INVALID_OPTION', '--csv: applies to --sweep only; use --json for a single run');
   if (request.sweep !== undefined) {
-    if (options.trace !== undefined || options.events) throw new BatchlineError('INVALID_OPTION', '--trace and --events apply to a single run, not to --sweep');
+    if (options.trace !== undefined || options.events || options.step) throw new BatchlineError('INVALID_OPTION', '--trace, --events and --step apply to a single run, not to --sweep');
     const axes = parseSweep(request.sweep);
     if (options.json === '-' && options.csv === '-') throw new BatchlineError('INVALID_OPTION', '--json - and --csv -: only one of them can go to stdout');
     const inputs = await loadSimulationInputs(options, given);
@@ -52,8 +55,14 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
     if (outcome.choice !== undefined && outcome.choice.best === undefined) throw new ExitWithCode(1);
     return;
   }
-  const { report, events } = await simulateOnce(options, given, { events: options.events, trace: options.trace });
-  if (events !== undefined && options.json !== '-') stdout.write(formatEvents(events) + '\n');
+  const { report, events } = await simulateOnce(options, given, { events: options.events || options.step, trace: options.trace });
+  if (options.step && events !== undefined) {
+    if (events.length > MAX_STEP_EVENTS) {
+      throw new BatchlineError('INVALID_OPTION', `--step: ${events.length} events are too many to step through (at most ${MAX_STEP_EVENTS}); use --requests 20 or --duration 200ms`);
+    }
+    const { startTimeline } = await import('../ui/timeline-view.js');
+    await startTimeline({ events, maxQueueSize: options.maxQueueSize, instances: options.instances, maxBatchSize: options.maxBatchSize });
+  } else if (events !== undefined && options.json !== '-') stdout.write(formatEvents(events) + '\n');
   if (options.json !== undefined) await emit(options.json, `${JSON.stringify(report, null, 2)}\n`, stdout);
   if (options.json !== '-') {
     stdout.write(formatReport(report));

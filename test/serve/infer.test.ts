@@ -27,13 +27,13 @@ describe('POST /v1/infer on the embedded toy model', () => {
   });
 
   it('batches concurrent requests', async () => {
-    server = await startTestServer({ modelLatencyMs: 50, maxBatchSize: 8, batchWindowMs: 20 });
+    // A long window: batches leave when full, however slowly the requests arrive.
+    server = await startTestServer({ modelLatencyMs: 50, maxBatchSize: 8, batchWindowMs: 5000 });
     const replies = await Promise.all(Array.from({ length: 16 }, (_, i) => infer(server!.url, { inputs: [i, 0, 0] })));
     expect(replies.every((r) => r.status === 200)).toBe(true);
     const counts = server.runtime.runtime!.batcher.counts;
     expect(counts.batchItems).toBe(16);
-    expect(counts.batches).toBeLessThanOrEqual(4);
-    expect(counts.batchItems / counts.batches).toBeGreaterThan(1);
+    expect(counts.batches).toBe(2);
   });
 
   it('answers 429 with Retry-After when the queue is full, and answers everyone', async () => {
@@ -50,13 +50,13 @@ describe('POST /v1/infer on the embedded toy model', () => {
     }
   });
 
-  it('answers 504 when the deadline passes, never later than it', async () => {
-    server = await startTestServer({ modelLatencyMs: 400, requestTimeoutMs: 2000 });
-    const startedAt = performance.now();
+  it('answers 504 at the deadline, while the batch is still running', async () => {
+    server = await startTestServer({ modelLatencyMs: 60_000, requestTimeoutMs: 2000 });
     const reply = await infer(server.url, { inputs: [1, 1, 1] }, { 'x-request-timeout-ms': '50' });
     expect(reply.status).toBe(504);
     expect(reply.json.error.code).toBe('deadline_exceeded');
-    expect(performance.now() - startedAt).toBeLessThan(400); // answered at the deadline, not when the batch ended
+    // The batch takes a minute: the answer came at the deadline, not when the batch ended.
+    expect(server.runtime.runtime!.batcher.runningBatchSizes()).toEqual([1]);
     expect(server.runtime.runtime!.batcher.counts.outcomes.timeout).toBe(1);
   });
 
@@ -76,6 +76,7 @@ describe('bad requests', () => {
     ['a string feature', { inputs: [1, 'x', 3] }, {}, 400, 'bad_input'],
     ['a non-finite number', '{"inputs":[1e999, 1, 1]}', {}, 400, 'bad_input'],
     ['a null', { inputs: [1, null, 3] }, {}, 400, 'bad_input'],
+    ['a number beyond float32', { inputs: [1e39, -1e39, 0] }, {}, 400, 'bad_input'],
     ['no inputs field', { features: [1, 2, 3] }, {}, 400, 'bad_input'],
     ['a JSON array body', [1, 2, 3], {}, 400, 'bad_input'],
     ['an unknown input name', { inputs: { nope: [1, 2, 3] } }, {}, 400, 'bad_input'],

@@ -21,6 +21,8 @@ export interface ServeIo {
 
 /** Quiet time after which idle keep-alive connections are closed during a drain (ms). */
 const IDLE_CLOSE_AFTER_MS = 100;
+/** Time after the listener closes for requests already on a connection to get their answer (ms). */
+const CLOSE_GRACE_MS = 250;
 
 /**
  * `batchline serve`: listen at once (so /healthz answers and /readyz says 503 while the model
@@ -122,7 +124,9 @@ async function drainAndClose(
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   const closing = close();
-  const bound = new Promise<void>((resolve) => setTimeout(resolve, timeLeft()).unref());
+  // Requests already on a connection get their 503 (with Connection: close) in a moment; only
+  // after that grace is anything still open closed by force.
+  const bound = new Promise<void>((resolve) => setTimeout(resolve, Math.max(timeLeft(), CLOSE_GRACE_MS)).unref());
   await Promise.race([closing, bound, force]);
   server.closeAllConnections();
   await closing;

@@ -1,16 +1,9 @@
 import type { BatchingConfig } from '../core/create-batcher.js';
-import { percentilesMs } from '../core/latency-histogram.js';
+import { percentilesMs, type PercentilesMs } from '../core/latency-histogram.js';
 import type { SimulationResult } from './run-simulation.js';
 
-/** Percentiles of a duration, ms. */
-export interface DurationSummaryMs {
-  p50: number;
-  p90: number;
-  p99: number;
-  p999: number;
-  max: number;
-  mean: number;
-}
+/** Percentiles of a duration, ms (the core's summary without its count). */
+export type DurationSummaryMs = Omit<PercentilesMs, 'count'>;
 
 /**
  * The result of one simulation as `--json` writes it (snake_case, stable key order). The text

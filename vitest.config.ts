@@ -3,9 +3,14 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.{ts,tsx}'],
+    // Wall-clock-sensitive tests run on their own afterwards (vitest.timing.config.ts).
+    exclude: ['test/**/*.timing.test.ts', 'node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Integration tests start real servers; two cores do not gain from more forks.
     maxWorkers: 2,
+    // Ink draws only the last frame when it believes it runs in CI (is-in-ci reads CI at import);
+    // the dashboard tests read every frame. Tests that check CI behaviour pass their own env.
+    env: { CI: 'false' },
   },
 });

@@ -120,7 +120,6 @@ class Http1Connection {
   /** Requests written (or waiting for the connection to open), oldest first. */
   private readonly outstanding = new RingBuffer<Http1Handler>(4);
   private unwritten = 0;
-  private parser: Http1ResponseParser | undefined;
   private readonly abort = (): void => {};
 
   constructor(
@@ -162,7 +161,11 @@ class Http1Connection {
     const socket = connect({ host: this.options.host, port: this.options.port, noDelay: true });
     this.socket = socket;
     this.connected = false;
-    this.parser = new Http1ResponseParser(this.options.headRequests, (status, keepAlive) => this.onResponse(status, keepAlive));
+    // The parser belongs to this socket: once the connection has moved to a new socket, what the
+    // old one still parses answers nobody (its requests were already failed).
+    const parser = new Http1ResponseParser(this.options.headRequests, (status, keepAlive) => {
+      if (this.socket === socket) this.onResponse(status, keepAlive);
+    });
     socket.setTimeout(this.options.timeoutMs);
     socket.on('connect', () => {
       if (this.socket !== socket) return;
@@ -174,9 +177,9 @@ class Http1Connection {
     socket.on('data', (chunk: Buffer) => {
       if (this.socket !== socket) return;
       try {
-        this.parser?.execute(chunk);
+        parser.execute(chunk);
       } catch (error) {
-        this.destroy(error as Error);
+        if (this.socket === socket) this.destroy(error as Error);
       }
     });
     socket.on('timeout', () => {
@@ -184,7 +187,10 @@ class Http1Connection {
     });
     socket.on('end', () => {
       if (this.socket !== socket) return;
-      this.parser?.finish();
+      parser.finish();
+      // finish() may have completed a read-until-close response whose handler already sent its
+      // next request on a new socket: that one must live.
+      if (this.socket !== socket) return;
       this.drop(codedError('the server closed the connection', 'ECONNRESET'));
     });
     socket.on('error', (error) => {

@@ -76,7 +76,17 @@ export function validateBench(
     httpClient: o.httpClient,
     keepIntervals: o.hdrLog !== undefined,
   };
+  checkWorkerShares(plan);
   return { plan, bodySource, methodGiven: explicit.method, contentTypeGiven: 'content-type' in headers };
+}
+
+/** Each worker thread needs a share of at least one connection, request and in-flight slot. */
+function checkWorkerShares(plan: BenchPlan): void {
+  const w = plan.workers;
+  if (w <= 1) return;
+  if (plan.connections < w) invalid('--workers', String(w), `at most --connections (${plan.connections}): each thread needs a connection of its own`);
+  if (plan.maxRequests > 0 && plan.maxRequests < w) invalid('--workers', String(w), `at most --requests (${plan.maxRequests}): each thread needs a share of the requests`);
+  if (plan.maxInFlight < w) invalid('--workers', String(w), `at most --max-in-flight (${plan.maxInFlight})`);
 }
 
 export function parseTargetUrl(text: string | undefined): URL {

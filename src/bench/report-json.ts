@@ -1,3 +1,4 @@
+import * as hdr from 'hdr-histogram-js';
 import type { PercentilesMs } from '../core/latency-histogram.js';
 import type { ErrorCounts } from './error-kind.js';
 import type { BenchResult } from './result.js';
@@ -87,6 +88,20 @@ export function parseBenchJson(text: string, name: string): BenchJson {
   const d = data as Partial<BenchJson>;
   if (d === null || typeof d !== 'object' || d.schema !== BENCH_JSON_SCHEMA || typeof d.latency_ms !== 'object' || typeof d.throughput_rps !== 'number') {
     throw new Error(`${name} is not a batchline bench --json report (${BENCH_JSON_SCHEMA})`);
+  }
+  // Everything compare reads must be there: a damaged report is named, not a stack trace.
+  const numbers = (value: unknown, keys: string[]): boolean =>
+    typeof value === 'object' && value !== null && keys.every((k) => typeof (value as Record<string, unknown>)[k] === 'number');
+  const percentileKeys = ['p50', 'p90', 'p99', 'p999', 'max', 'mean'];
+  if (!numbers(d.requests, ['sent', 'completed', 'errors']) || !numbers(d.latency_ms, percentileKeys) || typeof d.goodput_rps !== 'number') {
+    throw new Error(`${name} is an incomplete bench --json report (requests, latency_ms or goodput_rps missing)`);
+  }
+  if (d.latency_hdr !== undefined && d.latency_hdr !== null) {
+    try {
+      hdr.decodeFromCompressedBase64(d.latency_hdr as string, 64, false);
+    } catch (error) {
+      throw new Error(`${name} has a damaged latency_hdr: ${(error as Error).message}`);
+    }
   }
   return d as BenchJson;
 }

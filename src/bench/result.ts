@@ -85,8 +85,10 @@ export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[])
     status: sortedStatus(counts.status),
     errors: Object.fromEntries(ERROR_KINDS.map((k) => [k, counts.errors[k]])) as ErrorCounts,
     sendRateRps: perSecond(counts.sent + counts.dropped, plannedMs),
-    throughputRps: perSecond(counts.completed, measuredMs),
-    goodputRps: perSecond(counts.ok, measuredMs),
+    // Over the planned window: answers that arrive after it were still sent inside it, and one
+    // slow straggler must not stretch the denominator for everyone.
+    throughputRps: perSecond(counts.completed, plannedMs),
+    goodputRps: perSecond(counts.ok, plannedMs),
     latency: percentilesMs(latency),
     service: percentilesMs(service),
     sendLag: percentilesMs(sendLag),

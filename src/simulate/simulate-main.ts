@@ -81,6 +81,12 @@ export async function simulateOnce(
   collect: { events?: boolean; trace?: string | undefined } = {},
 ): Promise<{ report: SimulationReport; events: CoreEvent[] | undefined }> {
   const inputs = await loadSimulationInputs(options, given);
+  if (collect.trace !== undefined) {
+    // Find out before the run, not after it, that the trace cannot be written.
+    await writeFile(collect.trace, '').catch((error: Error) => {
+      throw new BatchlineError('INVALID_OPTION', `--trace: cannot write '${collect.trace}': ${error.message}`);
+    });
+  }
   const { setup, context } = prepareRun(options, inputs, { events: collect.events === true, trace: collect.trace !== undefined });
   const result = runSimulation(setup);
   if (collect.trace !== undefined && result.trace !== undefined) await writeTrace(collect.trace, result.trace);

@@ -80,7 +80,8 @@ export async function readStats(statsUrl: string, timeoutMs: number, dispatcher?
   if (response.statusCode !== 200) throw new StatsReadError(`HTTP ${response.statusCode}${errorDetail(text)}`);
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    // Strings from the server reach a terminal or a log: no control characters get through.
+    body = JSON.parse(text, (_key, value: unknown) => (typeof value === 'string' ? printable(value) : value));
   } catch {
     throw new StatsReadError('the answer is not JSON (is this a batchline server?)');
   }
@@ -90,11 +91,18 @@ export async function readStats(statsUrl: string, timeoutMs: number, dispatcher?
 
 class StatsReadError extends Error {}
 
+/** A server's text made safe to print: control characters (escape sequences) become `?`, at most 200 characters. */
+export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  return clean.length > 200 ? `${clean.slice(0, 199)}…` : clean;
+}
+
 /** `: the model is loading` from a batchline error body, or nothing. */
 function errorDetail(body: string): string {
   try {
     const message = (JSON.parse(body) as { error?: { message?: unknown } }).error?.message;
-    return typeof message === 'string' && message !== '' ? `: ${message}` : '';
+    return typeof message === 'string' && message !== '' ? `: ${printable(message)}` : '';
   } catch {
     return '';
   }

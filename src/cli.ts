@@ -21,9 +21,22 @@ export function buildProgram(): Command {
   return program;
 }
 
+const USAGE_ERRORS = new Set([
+  'commander.unknownOption',
+  'commander.unknownCommand',
+  'commander.excessArguments',
+  'commander.missingArgument',
+  'commander.optionMissingArgument',
+  'commander.missingMandatoryOptionValue',
+  'commander.invalidArgument',
+]);
+
 /** Maps an error to the process exit code, printing what the user needs to know. */
 export function exitCodeFor(error: unknown, stderr: NodeJS.WritableStream = process.stderr): number {
-  if (error instanceof CommanderError) return error.exitCode; // commander already printed it
+  if (error instanceof CommanderError) {
+    // commander already printed it; a usage mistake exits 2, like an invalid option value
+    return USAGE_ERRORS.has(error.code) ? 2 : error.exitCode;
+  }
   if (error instanceof ExitWithCode) {
     if (error.message !== '') stderr.write(`${error.message}\n`);
     return error.exitCode;
@@ -38,6 +51,11 @@ export function exitCodeFor(error: unknown, stderr: NodeJS.WritableStream = proc
 
 /** Entry point of bin/batchline.js; the only place that calls process.exit (DESIGN.md §6 rule 6). */
 export async function main(argv: string[]): Promise<void> {
+  // Output piped into `head` and the like: a closed pipe ends the command quietly.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
   let code = 0;
   try {
     await buildProgram().parseAsync(argv);

@@ -112,9 +112,11 @@ async function drainAndClose(
     runtime.endDrainNow();
   });
   let lastRequestAtMs = performance.now();
-  server.on('request', (_request, response) => {
+  // First in line, before Fastify answers (some routes answer synchronously): once headers are
+  // sent, setting one throws.
+  server.prependListener('request', (_request, response) => {
     lastRequestAtMs = performance.now();
-    response.setHeader('connection', 'close');
+    if (!response.headersSent) response.setHeader('connection', 'close');
   });
   const timeLeft = (): number => (forced ? 0 : Math.max(0, deadlineMs - performance.now()));
 

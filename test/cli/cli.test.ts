@@ -62,13 +62,14 @@ describe('batchline serve as a process', () => {
       env: { ...process.env, MODEL_LATENCY_MS: '50', MAX_BATCH_SIZE: '4' },
     });
     let stdout = '';
-    const url = await new Promise<string>((resolve) =>
+    const url = await new Promise<string>((resolve, reject) => {
       child.stdout.on('data', (chunk) => {
         stdout += chunk;
         const match = /listening on (\S+)/.exec(stdout);
         if (match) resolve(match[1]!);
-      }),
-    );
+      });
+      child.once('exit', (code) => reject(new Error(`serve exited with ${code} before listening: ${stdout}`)));
+    });
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     const statuses: number[] = [];
     const failures: string[] = [];
@@ -95,7 +96,7 @@ describe('batchline serve as a process', () => {
       }
     };
     const clients = Array.from({ length: 16 }, client);
-    while (statuses.length < 32) await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 1_000_000 && statuses.length < 32 && failures.length === 0; i++) await new Promise((resolve) => setImmediate(resolve));
     child.kill('SIGTERM');
     await Promise.all(clients);
     expect(await exited).toBe(0);

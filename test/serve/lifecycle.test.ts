@@ -101,7 +101,7 @@ describe('graceful shutdown', () => {
     const sink = { write: (text: string) => output.push(text) } as unknown as NodeJS.WritableStream;
     const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 100, maxBatchSize: 4, drainTimeoutMs: 150 }, {});
     const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal });
-    while (!output.join('').includes('listening on')) await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 10_000 && !output.join('').includes('listening on'); i++) await new Promise((resolve) => setImmediate(resolve));
     const url = /listening on (\S+)/.exec(output.join(''))![1]!;
     // 40 requests need 10 batches of 100 ms; the 150 ms drain lets only some finish.
     const replies = Array.from({ length: 40 }, () => infer(url, { inputs: [1, 2, 3] }));
@@ -117,5 +117,26 @@ describe('graceful shutdown', () => {
     expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
     expect(statuses).toContain(200);
     expect(statuses).toContain(503);
+  });
+
+  it('answers /readyz and unknown routes during the drain, and finishes the running request', async () => {
+    let signal!: (name: string) => void;
+    const shutdownSignal = new Promise<string>((resolve) => (signal = resolve));
+    const output: string[] = [];
+    const sink = { write: (text: string) => output.push(text) } as unknown as NodeJS.WritableStream;
+    const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 300, drainTimeoutMs: 5000 }, {});
+    const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal });
+    for (let i = 0; i < 10_000 && !output.join('').includes('listening on'); i++) await new Promise((resolve) => setImmediate(resolve));
+    const url = /listening on (\S+)/.exec(output.join(''))![1]!;
+    const inflight = infer(url, { inputs: [1, 2, 3] });
+    for (let poll = 0; poll < 500; poll++) {
+      if (JSON.parse((await get(`${url}/v1/stats`)).text).snapshot.runningRequests === 1) break;
+    }
+    signal('SIGTERM');
+    for (let i = 0; i < 10_000 && !output.join('').includes('draining'); i++) await new Promise((resolve) => setImmediate(resolve));
+    expect((await get(`${url}/readyz`)).status).toBe(503);
+    expect((await get(`${url}/nope`)).status).toBe(404);
+    expect((await inflight).status).toBe(200);
+    await running;
   });
 });

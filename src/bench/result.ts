@@ -109,6 +109,17 @@ export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[])
 export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
   const warnings: string[] = [];
   const late = r.generator.lateSendFraction;
+  // Little's law: connections × pipelining requests in flight at the measured service time carry
+  // at most that many per service time; below the target, sends wait for a free connection.
+  const slots = plan.connections * plan.pipelining;
+  const target = r.targetRateRps ?? 0;
+  const carriedRps = r.service.mean > 0 ? (slots * 1000) / r.service.mean : Number.POSITIVE_INFINITY;
+  if (plan.mode === 'open' && target > 0 && carriedRps < target * 1.05) {
+    const needed = Math.ceil((target * r.service.mean * 1.5) / 1000 / plan.pipelining);
+    warnings.push(
+      `${slots} connection slot${slots === 1 ? '' : 's'} at the measured mean service time of ${r.service.mean.toFixed(1)} ms carry at most ~${Math.floor(carriedRps)} req/s, under the ${target} req/s target: sends waited for a free connection; try --connections ${needed}`,
+    );
+  }
   if (plan.mode === 'open' && late > LATE_SEND_WARN_FRACTION) {
     warnings.push(
       `${pct(late)} of sends were more than 1 ms late (send lag p99 ${r.sendLag.p99.toFixed(2)} ms): the generator fell behind its schedule, so the figures describe the generator as much as the server; try --workers or a lower rate`,

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import type { BenchPlan } from '../../src/bench/plan.js';
+import { warningsFor, type BenchResult } from '../../src/bench/result.js';
+
+const zero = { count: 0, p50: 0, p90: 0, p99: 0, p999: 0, max: 0, mean: 0 };
+
+function result(targetRps: number, serviceMeanMs: number): BenchResult {
+  return {
+    targetRateRps: targetRps,
+    service: { ...zero, mean: serviceMeanMs },
+    sendLag: zero,
+    latency: zero,
+    requests: { sent: 100, completed: 100, errors: 0, dropped: 0 },
+    throughputRps: targetRps,
+    generator: { lateSendFraction: 0, eventLoop: { p99Ms: 0, maxMs: 0 } },
+  } as unknown as BenchResult;
+}
+
+describe('bench warnings', () => {
+  const plan = { mode: 'open', connections: 16, pipelining: 1, maxInFlight: 1000, stages: undefined } as unknown as BenchPlan;
+
+  it('names the connections when they cannot carry the target rate at the measured service time', () => {
+    const [warning] = warningsFor(plan, result(600, 40));
+    expect(warning).toContain('16 connection slots');
+    expect(warning).toContain('~400 req/s');
+    expect(warning).toContain('try --connections 36');
+  });
+
+  it('says nothing about connections when they are enough', () => {
+    expect(warningsFor(plan, result(200, 40)).join(' ')).not.toContain('connection slots');
+  });
+});

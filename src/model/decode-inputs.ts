@@ -58,13 +58,13 @@ function decodeTensor(value: unknown, spec: TensorSpec): ItemTensor {
 
 /** Checks one JSON value against the element type and stores it. */
 function store(data: ElementArray, index: number, raw: unknown, spec: TensorSpec): void {
-  if (typeof raw === 'number' && Number.isFinite(raw) && (spec.type === 'float64' || Number.isFinite(Math.fround(raw)))) {
-    if (spec.type === 'float32' || spec.type === 'float64') {
-      data[index] = raw;
-      return;
+  if (typeof raw === 'number' && Number.isFinite(raw) && (spec.type === 'float32' || spec.type === 'float64')) {
+    // A finite JSON number can still overflow float32 into Infinity, and then into NaN replies.
+    if (spec.type === 'float32' && !Number.isFinite(Math.fround(raw))) {
+      throw bad(`input "${spec.name}" holds float32: ${raw} is beyond its range (±3.4e38)`);
     }
-  } else if (typeof raw === 'number' && Number.isFinite(raw)) {
-    throw bad(`input "${spec.name}" holds float32: ${raw} is beyond its range (±3.4e38)`);
+    data[index] = raw;
+    return;
   }
   const number = spec.type === 'bool' && typeof raw === 'boolean' ? Number(raw) : raw;
   if (typeof number !== 'number' || !Number.isFinite(number)) {

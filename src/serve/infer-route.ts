@@ -49,7 +49,7 @@ export function registerInferRoute(app: FastifyInstance, runtime: ServingRuntime
         if (!reply.raw.writableFinished) loaded.batcher.cancel(pending);
       });
       // Return nothing: a returned reply is a thenable, and Fastify would await its end with a
-      // Promise and stream listeners per request (a fifth of the CPU per request, measured).
+      // Promise and stream listeners per request (about 1 µs of CPU each time, in a profile).
     },
   });
 }

@@ -8,6 +8,7 @@ import type { ServingRuntime } from './serving-runtime.js';
 
 export interface ServeIo {
   stdout: NodeJS.WritableStream;
+  /** Where errors are logged. */
   stderr: NodeJS.WritableStream;
   /**
    * Resolves with a signal name when the server should shut down; default: the first SIGINT or
@@ -30,7 +31,9 @@ const CLOSE_GRACE_MS = 250;
  * `--drain-timeout-ms`. A second signal stops waiting.
  */
 export async function runServer(config: ServeConfig, io: ServeIo = { stdout: process.stdout, stderr: process.stderr }): Promise<void> {
-  const { app, runtime } = buildServer(config);
+  const { app, runtime } = buildServer(config, {
+    logError: (message, error) => io.stderr.write(`batchline serve: ${message}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
+  });
   const signals = io.shutdownSignal === undefined ? watchSignals(['SIGINT', 'SIGTERM']) : undefined;
   // The dashboard's `q` counts as a signal: the first drains, a second stops waiting.
   const quit = new SecondChance();

@@ -19,6 +19,11 @@ export interface ServedModel {
    * transferred to that thread: callers must not reuse them afterwards.
    */
   runBatch(items: readonly ItemTensors[], instance?: number): Promise<(ItemTensors | Error)[]>;
+  /**
+   * `runBatch` on the calling thread, returning the results at once. Present when the model
+   * runs inline on onnxruntime's native session; serve then runs ready batches back to back.
+   */
+  runBatchSync?(items: readonly ItemTensors[]): (ItemTensors | Error)[];
   /** The JSON reply for one item's outputs. */
   replyBody(requestId: string, outputs: ItemTensors): string;
   close(): Promise<void>;
@@ -49,7 +54,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     ? toyReplyBody
     : (requestId: string, outputs: ItemTensors) => JSON.stringify({ request_id: requestId, outputs: nestedOutputs(outputs), model_version: version });
   if (execution === 'inline') {
-    const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, intraOpThreads);
+    const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, { intraOpThreads });
     return {
       version,
       healthy: true,
@@ -57,6 +62,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
       outputs: onnx.outputs,
       decode: (inputs) => decodeInputs(inputs, onnx.inputs),
       runBatch: (items) => onnx.runBatch(items),
+      ...(onnx.synchronous ? { runBatchSync: (items: readonly ItemTensors[]) => onnx.runBatchSync(items) } : {}),
       replyBody,
       close: () => onnx.close(),
     };

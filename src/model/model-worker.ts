@@ -16,7 +16,7 @@ function send(reply: WorkerReply): void {
 }
 
 try {
-  const model = await OnnxModel.load(setup.path ?? buildToyModelOnnx(), setup.version, setup.intraOpThreads);
+  const model = await OnnxModel.load(setup.path ?? buildToyModelOnnx(), setup.version, { intraOpThreads: setup.intraOpThreads });
   send({ kind: 'loaded', inputs: model.inputs, outputs: model.outputs });
   port.on('message', (request: WorkerRequest) => {
     if (request.kind === 'close') {

@@ -1,7 +1,19 @@
 import { readFile } from 'node:fs/promises';
 import ort from 'onnxruntime-node';
 import { BatchlineError } from '../errors.js';
+import { openNativeSession, type NativeSession, type NativeSessionOptions } from './native-session.js';
 import { allocate, ELEMENT_TYPES, type ElementType, type ItemTensors, type TensorSpec } from './tensor-spec.js';
+
+export interface OnnxLoadOptions {
+  /**
+   * onnxruntime threads per run. 0 lets onnxruntime use a spinning thread per core, which
+   * steals the core that serves HTTP from small models; batchline's default is 1 and
+   * parallelism comes from `--instances`.
+   */
+  intraOpThreads?: number;
+  /** Use onnxruntime's native session synchronously when it is available (default true). */
+  native?: boolean;
+}
 
 /**
  * An ONNX model served with batching: every input has the batch as dimension 0. Requests are
@@ -9,34 +21,39 @@ import { allocate, ELEMENT_TYPES, type ElementType, type ItemTensors, type Tenso
  */
 export class OnnxModel {
   private constructor(
-    private readonly session: ort.InferenceSession,
+    private readonly session: { native: NativeSession } | { public: ort.InferenceSession },
     readonly version: string,
     readonly inputs: TensorSpec[],
     readonly outputs: TensorSpec[],
   ) {}
 
-  /**
-   * Loads a model from a file path or from the bytes of an ONNX ModelProto. `intraOpThreads`
-   * 0 lets onnxruntime use a spinning thread per core, which steals the core that serves HTTP
-   * from small models; batchline's default is 1 and parallelism comes from `--instances`.
-   */
-  static async load(source: string | Uint8Array, version: string, intraOpThreads = 1): Promise<OnnxModel> {
-    let session: ort.InferenceSession;
+  /** Loads a model from a file path or from the bytes of an ONNX ModelProto. */
+  static async load(source: string | Uint8Array, version: string, options: OnnxLoadOptions = {}): Promise<OnnxModel> {
+    const intraOpThreads = options.intraOpThreads ?? 1;
+    const sessionOptions: NativeSessionOptions = {
+      graphOptimizationLevel: 'all',
+      executionMode: 'sequential',
+      ...(intraOpThreads > 0 ? { intraOpNumThreads: intraOpThreads } : {}),
+      interOpNumThreads: 1,
+    };
+    let session: { native: NativeSession } | { public: ort.InferenceSession };
     try {
-      const bytes = typeof source === 'string' ? await readFile(source) : source;
-      session = await ort.InferenceSession.create(bytes, {
-        graphOptimizationLevel: 'all',
-        executionMode: 'sequential',
-        ...(intraOpThreads > 0 ? { intraOpNumThreads: intraOpThreads } : {}),
-        interOpNumThreads: 1,
-      });
+      const native = options.native === false ? undefined : openNativeSession(source, sessionOptions);
+      if (native !== undefined) session = { native };
+      else session = { public: await ort.InferenceSession.create(typeof source === 'string' ? await readFile(source) : source, sessionOptions) };
     } catch (error) {
       const where = typeof source === 'string' ? source : 'embedded model';
       throw new BatchlineError('MODEL_LOAD_FAILED', `${where}: ${(error as Error).message}`, { cause: error });
     }
-    const inputs = session.inputMetadata.map((meta) => batchedSpec(meta, 'input'));
-    const outputs = session.outputMetadata.map((meta) => batchedSpec(meta, 'output'));
+    const metadata = 'native' in session ? session.native : session.public;
+    const inputs = metadata.inputMetadata.map((meta) => batchedSpec(meta, 'input'));
+    const outputs = metadata.outputMetadata.map((meta) => batchedSpec(meta, 'output'));
     return new OnnxModel(session, version, inputs, outputs);
+  }
+
+  /** True when batches can run synchronously (`runBatchSync`). */
+  get synchronous(): boolean {
+    return 'native' in this.session;
   }
 
   /**
@@ -45,15 +62,42 @@ export class OnnxModel {
    * per-item fallback of the original SmartBatch) rather than everyone it was batched with.
    */
   async runBatch(items: readonly ItemTensors[]): Promise<(ItemTensors | Error)[]> {
+    if ('native' in this.session) return this.runBatchSync(items);
+    const session = this.session.public;
     const results = new Array<ItemTensors | Error>(items.length);
     for (const indexes of groupBySymbolicShape(items, this.inputs)) {
       const group = indexes.map((i) => items[i] as ItemTensors);
       let outputs: (ItemTensors | Error)[];
       try {
-        outputs = await this.runStacked(group);
+        outputs = splitOutputs(await session.run(this.stack(group)), this.outputs, group.length);
       } catch (error) {
         if (group.length === 1) outputs = [asError(error)];
-        else outputs = await Promise.all(group.map((item) => this.runStacked([item]).then((one) => one[0] as ItemTensors, asError)));
+        else outputs = await Promise.all(group.map((item) => session.run(this.stack([item])).then((one) => splitOutputs(one, this.outputs, 1)[0] as ItemTensors, asError)));
+      }
+      indexes.forEach((itemIndex, position) => (results[itemIndex] = outputs[position] as ItemTensors | Error));
+    }
+    return results;
+  }
+
+  /** `runBatch` on the calling thread, without a Promise; only when `synchronous`. */
+  runBatchSync(items: readonly ItemTensors[]): (ItemTensors | Error)[] {
+    if (!('native' in this.session)) throw new Error('this model runs through the asynchronous onnxruntime API');
+    const session = this.session.native;
+    const results = new Array<ItemTensors | Error>(items.length);
+    for (const indexes of groupBySymbolicShape(items, this.inputs)) {
+      const group = indexes.map((i) => items[i] as ItemTensors);
+      let outputs: (ItemTensors | Error)[];
+      try {
+        outputs = splitOutputs(session.run(this.stack(group)), this.outputs, group.length);
+      } catch (error) {
+        if (group.length === 1) outputs = [asError(error)];
+        else outputs = group.map((item) => {
+          try {
+            return splitOutputs(session.run(this.stack([item])), this.outputs, 1)[0] as ItemTensors;
+          } catch (itemError) {
+            return asError(itemError);
+          }
+        });
       }
       indexes.forEach((itemIndex, position) => (results[itemIndex] = outputs[position] as ItemTensors | Error));
     }
@@ -61,10 +105,12 @@ export class OnnxModel {
   }
 
   async close(): Promise<void> {
-    await this.session.release();
+    if ('native' in this.session) this.session.native.release();
+    else await this.session.public.release();
   }
 
-  private async runStacked(items: readonly ItemTensors[]): Promise<ItemTensors[]> {
+  /** The feeds of one stacked run: each input's items along a new dimension 0. */
+  private stack(items: readonly ItemTensors[]): Record<string, ort.Tensor> {
     const feeds: Record<string, ort.Tensor> = {};
     for (const spec of this.inputs) {
       const first = (items[0] as ItemTensors)[spec.name]!;
@@ -73,8 +119,7 @@ export class OnnxModel {
       items.forEach((item, i) => (stacked as Float32Array).set(item[spec.name]!.data as Float32Array, i * itemLength));
       feeds[spec.name] = new ort.Tensor(spec.type, stacked as Float32Array, [items.length, ...first.shape]);
     }
-    const results = await this.session.run(feeds);
-    return splitOutputs(results, this.outputs, items.length);
+    return feeds;
   }
 }
 
@@ -82,7 +127,7 @@ function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-function splitOutputs(results: ort.InferenceSession.ReturnType, specs: readonly TensorSpec[], batchSize: number): ItemTensors[] {
+function splitOutputs(results: Record<string, ort.Tensor>, specs: readonly TensorSpec[], batchSize: number): ItemTensors[] {
   const items: ItemTensors[] = Array.from({ length: batchSize }, () => ({}));
   for (const spec of specs) {
     const tensor = results[spec.name] as ort.Tensor | undefined;

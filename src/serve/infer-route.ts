@@ -44,6 +44,7 @@ export function registerInferRoute(app: FastifyInstance, runtime: ServingRuntime
         return void sendError(reply, new BatchlineError('SHUTTING_DOWN'), runtime);
       }
       const pending = submitted.request;
+      if (pending.phase === 'done') return; // answered already (a batch that ran synchronously)
       // A client that hangs up stops being worth a slot in a batch.
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) loaded.batcher.cancel(pending);

@@ -3,26 +3,75 @@ import type { Batch, Executor } from '../core/types.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 
+type ModelBatch = Batch<ItemTensors, ItemTensors>;
+type Done = (result: readonly (ItemTensors | Error)[] | Error) => void;
+
 /**
  * Runs batches on the ONNX model. `modelLatencyMs` adds simulated accelerator time before each
  * run, as the original Batchline's sleep did: a fixed cost per batch, so batching pays.
+ *
+ * A model that runs synchronously on this thread (`runBatchSync`: inline execution) is not run
+ * the moment its batch is dispatched. The batch waits for the end of the current turn of the
+ * event loop (`defer`, setImmediate), when every request that arrived in this turn has been
+ * read; then the ready batches run back to back, because each finishing batch frees its slot
+ * and the batcher dispatches the next one at once. onnxruntime's code stays hot in the CPU
+ * cache instead of being evicted by HTTP parsing between two runs (docs/architecture.md,
+ * "Inline execution").
  */
 export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
+  private readonly waiting: { batch: ModelBatch; done: Done }[] = [];
+  private runningWaiting = false;
+
   constructor(
     private readonly model: ServedModel,
     private readonly clock: Clock,
     private readonly modelLatencyMs: number,
     private readonly onBug: (error: unknown) => void = (error) => process.stderr.write(`batchline: batch completion failed: ${String(error)}\n`),
+    private readonly defer: (fn: () => void) => void = setImmediate,
   ) {}
 
-  start(batch: Batch<ItemTensors, ItemTensors>, done: (result: readonly (ItemTensors | Error)[] | Error) => void): void {
-    const run = (): void => {
-      this.model
-        .runBatch(batch.inputs, batch.instance)
-        .then(done, (error: unknown) => done(error instanceof Error ? error : new Error(String(error))))
-        .catch((error: unknown) => this.onBug(error)); // done() threw: report it, never crash the process
-    };
-    if (this.modelLatencyMs > 0) this.clock.schedule(batch.startedAtMs + this.modelLatencyMs, run, EventOrder.completion);
-    else run();
+  start(batch: ModelBatch, done: Done): void {
+    if (this.modelLatencyMs > 0) {
+      this.clock.schedule(batch.startedAtMs + this.modelLatencyMs, () => this.run(batch, done), EventOrder.completion);
+    } else if (this.model.runBatchSync === undefined || this.runningWaiting) {
+      this.run(batch, done);
+    } else {
+      this.waiting.push({ batch, done });
+      if (this.waiting.length === 1) this.defer(this.runWaiting);
+    }
   }
+
+  private readonly runWaiting = (): void => {
+    this.runningWaiting = true;
+    try {
+      for (let next = this.waiting.shift(); next !== undefined; next = this.waiting.shift()) this.run(next.batch, next.done);
+    } finally {
+      this.runningWaiting = false;
+    }
+  };
+
+  private run(batch: ModelBatch, done: Done): void {
+    if (this.model.runBatchSync !== undefined) {
+      let result: readonly (ItemTensors | Error)[] | Error;
+      try {
+        result = this.model.runBatchSync(batch.inputs);
+      } catch (error) {
+        result = asError(error);
+      }
+      try {
+        done(result);
+      } catch (error) {
+        this.onBug(error); // never crash the process, never stop the batches behind this one
+      }
+      return;
+    }
+    this.model
+      .runBatch(batch.inputs, batch.instance)
+      .then(done, (error: unknown) => done(asError(error)))
+      .catch((error: unknown) => this.onBug(error)); // done() threw: report it, never crash the process
+  }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }

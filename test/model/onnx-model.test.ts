@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OnnxModel } from '../../src/model/onnx-model.js';
+import { writeOnnxModel } from '../../src/model/onnx-writer.js';
+import type { ItemTensors } from '../../src/model/tensor-spec.js';
+import { buildToyModelOnnx } from '../../src/model/toy-model.js';
+
+/**
+ * OnnxModel runs on onnxruntime-node's native session when it can (synchronously) and on the
+ * public asynchronous API otherwise; both must see the same model and answer the same.
+ */
+const freeWidth = writeOnnxModel({
+  name: 'free-width',
+  inputs: [{ name: 'x', dims: ['batch', 'n'] }],
+  outputs: [{ name: 'y', dims: ['batch', 1] }],
+  initializers: [{ name: 'w', dims: [4, 1], values: [1, 1, 1, 1] }],
+  nodes: [{ opType: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }],
+});
+const vector = (...values: number[]): ItemTensors => ({ x: { data: Float32Array.from(values), shape: [values.length] } });
+const results = (outputs: (ItemTensors | Error)[]) => outputs.map((o) => (o instanceof Error ? 'error' : Array.from(o['y']!.data as Float32Array)));
+
+let native: OnnxModel;
+let viaPublicApi: OnnxModel;
+beforeAll(async () => {
+  native = await OnnxModel.load(freeWidth, 'free-width');
+  viaPublicApi = await OnnxModel.load(freeWidth, 'free-width', { native: false });
+});
+afterAll(async () => {
+  await native.close();
+  await viaPublicApi.close();
+});
+
+describe('OnnxModel', () => {
+  it('uses the native session when it is available, the public API when asked', () => {
+    expect(native.synchronous).toBe(true);
+    expect(viaPublicApi.synchronous).toBe(false);
+    expect(() => viaPublicApi.runBatchSync([vector(1, 2, 3, 4)])).toThrow(/asynchronous/);
+  });
+
+  it('reads the same inputs and outputs, symbolic dimensions included, through both', () => {
+    expect(native.inputs).toEqual([{ name: 'x', type: 'float32', itemShape: ['n'] }]);
+    expect(native.inputs).toEqual(viaPublicApi.inputs);
+    expect(native.outputs).toEqual(viaPublicApi.outputs);
+  });
+
+  it('answers the same through both, a bad item failing alone', async () => {
+    const batch = [vector(1, 2, 3, 4), vector(1, 2, 3), vector(5, 6, 7, 8)];
+    const expected = [[10], 'error', [26]];
+    expect(results(native.runBatchSync(batch))).toEqual(expected);
+    expect(results(await native.runBatch(batch))).toEqual(expected);
+    expect(results(await viaPublicApi.runBatch(batch))).toEqual(expected);
+  });
+
+  it('scores the embedded toy model as the original did', async () => {
+    const toy = await OnnxModel.load(buildToyModelOnnx(), 'toy-logistic-v1');
+    try {
+      const [output] = toy.runBatchSync([{ features: { data: Float32Array.of(0.2, 1.5, -0.3), shape: [3] } }]);
+      expect((output as ItemTensors)['score']!.data[0]).toBeCloseTo(0.682799, 6);
+    } finally {
+      await toy.close();
+    }
+  });
+
+  it('names the file of a model that does not load, whichever way it is opened', async () => {
+    await expect(OnnxModel.load('/nonexistent/model.onnx', 'x')).rejects.toThrow(/nonexistent\/model\.onnx/);
+    await expect(OnnxModel.load('/nonexistent/model.onnx', 'x', { native: false })).rejects.toThrow(/nonexistent\/model\.onnx/);
+  });
+});

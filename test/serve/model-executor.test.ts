@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { createBatcher } from '../../src/core/create-batcher.js';
+import { VirtualClock } from '../../src/core/virtual-clock.js';
+import type { Batch, Outcome } from '../../src/core/types.js';
+import type { ServedModel } from '../../src/model/load-model.js';
+import type { ItemTensors } from '../../src/model/tensor-spec.js';
+import { ModelExecutor } from '../../src/serve/model-executor.js';
+
+const item = (value: number): ItemTensors => ({ x: { data: Float32Array.of(value), shape: [1] } });
+
+/** A model that runs synchronously and doubles its input; it fails on a NaN. */
+function syncModel(runs: number[][]): ServedModel {
+  const runBatchSync = (items: readonly ItemTensors[]) => {
+    const values = items.map((i) => i['x']!.data[0] as number);
+    runs.push(values);
+    if (values.some(Number.isNaN)) throw new Error('NaN in the batch');
+    return values.map((v) => item(v * 2));
+  };
+  return {
+    version: 'double', healthy: true, inputs: [], outputs: [],
+    decode: (inputs) => inputs as ItemTensors,
+    runBatch: async (items) => runBatchSync(items),
+    runBatchSync,
+    replyBody: () => '',
+    close: async () => {},
+  };
+}
+
+function setup(modelLatencyMs: number, maxBatchSize = 2) {
+  const clock = new VirtualClock();
+  const runs: number[][] = [];
+  const deferred: (() => void)[] = [];
+  const bugs: unknown[] = [];
+  const executor = new ModelExecutor(syncModel(runs), clock, modelLatencyMs, (error) => bugs.push(error), (fn) => deferred.push(fn));
+  const batcher = createBatcher({ maxBatchSize, batchWindowMs: 10, maxQueueSize: 100, requestTimeoutMs: 1000, instances: 1 }, clock, executor);
+  const outcomes: Outcome<ItemTensors>[] = [];
+  const submit = (value: number, onOutcome = (outcome: Outcome<ItemTensors>) => void outcomes.push(outcome)) => batcher.submit(String(value), item(value), onOutcome);
+  const endTurn = () => deferred.splice(0).forEach((fn) => fn());
+  return { clock, runs, deferred, bugs, batcher, outcomes, submit, endTurn };
+}
+
+describe('ModelExecutor with a synchronous model', () => {
+  it('runs a dispatched batch at the end of the event-loop turn, not inside the request that filled it', () => {
+    const t = setup(0);
+    t.submit(1);
+    t.submit(2);
+    expect(t.batcher.counts.batches).toBe(1);
+    expect(t.runs).toEqual([]);
+    expect(t.deferred).toHaveLength(1);
+    t.endTurn();
+    expect(t.runs).toEqual([[1, 2]]);
+    expect(t.outcomes.map((o) => o.kind === 'ok' && o.output['x']!.data[0])).toEqual([2, 4]);
+  });
+
+  it('runs every ready batch back to back in one turn, in arrival order', () => {
+    const t = setup(0);
+    for (const value of [1, 2, 3, 4, 5, 6, 7]) t.submit(value);
+    expect(t.deferred).toHaveLength(1); // one slot: one batch dispatched, three full ones queued
+    t.endTurn();
+    expect(t.runs).toEqual([[1, 2], [3, 4], [5, 6]]);
+    expect(t.deferred).toHaveLength(0);
+    expect(t.batcher.queueDepth).toBe(1); // the odd one waits for its window
+    t.clock.advanceBy(10);
+    t.endTurn();
+    expect(t.runs.at(-1)).toEqual([7]);
+    expect(t.outcomes).toHaveLength(7);
+  });
+
+  it('fails only the batch whose run throws; the batches behind it still run', () => {
+    const t = setup(0);
+    for (const value of [1, Number.NaN, 3, 4]) t.submit(value);
+    t.endTurn();
+    expect(t.outcomes.map((o) => o.kind)).toEqual(['error', 'error', 'ok', 'ok']);
+  });
+
+  it('reports a throwing completion as a bug and goes on with the next batch', () => {
+    const t = setup(0);
+    const executor = new ModelExecutor(syncModel(t.runs), t.clock, 0, (error) => t.bugs.push(error), (fn) => t.deferred.push(fn));
+    const batch = (id: number, values: number[]): Batch<ItemTensors, ItemTensors> =>
+      ({ id, instance: 0, requests: [], inputs: values.map(item), startedAtMs: 0, trigger: 'full', finishedAtMs: undefined });
+    const results: unknown[] = [];
+    executor.start(batch(0, [1]), () => {
+      throw new Error('completion failed');
+    });
+    executor.start(batch(1, [2]), (result) => results.push(result));
+    t.endTurn();
+    expect(t.bugs).toHaveLength(1);
+    expect(t.runs).toEqual([[1], [2]]);
+    expect(results).toHaveLength(1);
+  });
+
+  it('with MODEL_LATENCY_MS runs each batch when its simulated accelerator time has passed', () => {
+    const t = setup(20);
+    t.submit(1);
+    t.submit(2);
+    expect(t.deferred).toHaveLength(0);
+    t.clock.advanceBy(19);
+    expect(t.runs).toEqual([]);
+    t.clock.advanceBy(1);
+    expect(t.runs).toEqual([[1, 2]]);
+    expect(t.outcomes.map((o) => o.kind)).toEqual(['ok', 'ok']);
+  });
+});

@@ -1,36 +1,45 @@
 import client from 'prom-client';
 import type { Batcher } from '../core/batcher.js';
-import type { Batch, BatcherObserver, Outcome, PendingRequest, RejectReason } from '../core/types.js';
+import type { Batch, BatcherObserver, Outcome, OutcomeKind, PendingRequest, RejectReason } from '../core/types.js';
+import { BucketHistogram } from './bucket-histogram.js';
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const OUTCOMES: readonly OutcomeKind[] = ['ok', 'timeout', 'error', 'cancelled', 'shutdown'];
 
 /** Why the HTTP layer refused a request before it reached the batcher. */
 export type HttpRejectReason = 'bad_input' | 'bad_json' | 'payload_too_large' | 'unsupported_media_type' | 'not_ready' | 'shutting_down';
 
 /**
  * The Prometheus metrics of a server, fed by the batcher's events (an observer) and by the
- * HTTP layer's refusals. Label children are bound once, so the hot path only increments.
+ * HTTP layer's refusals. The hot path costs a few array increments a request: counters that
+ * the batcher already keeps are read at scrape time (`collect`), and the per-request
+ * histograms are BucketHistograms.
  */
 export class ServeMetrics<I, O> implements BatcherObserver<I, O> {
   readonly registry = new client.Registry();
-  private readonly requests: client.Counter<'outcome'>;
   private readonly rejections: client.Counter<'reason'>;
-  private readonly batches: client.Counter;
-  private readonly batchItems: client.Counter;
-  private readonly batchSize: client.Histogram;
-  private readonly requestDuration: client.Histogram;
-  private readonly queueWait: client.Histogram;
-  private readonly modelExecution: client.Histogram;
-  private readonly outcomeCounters: Record<string, client.Counter.Internal>;
+  private rejectedRequests = 0;
+  private readonly batchSize: BucketHistogram;
+  private readonly requestDuration: BucketHistogram;
+  private readonly queueWait: BucketHistogram;
+  private readonly modelExecution: BucketHistogram;
 
   constructor(batcher: Batcher<I, O>, maxBatchSize: number, modelVersion: string) {
     const registry = this.registry;
+    const metrics = this;
     client.collectDefaultMetrics({ register: registry });
     // These three gauges end in `_total`, which `promtool check metrics` rejects for non-counters.
-    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_resources_total', 'nodejs_active_requests_total']) registry.removeSingleMetric(name);
     new client.Gauge({ name: 'batchline_model_info', help: 'The model being served (value is always 1).', labelNames: ['model_version'], registers: [registry] })
       .set({ model_version: modelVersion }, 1);
-    this.requests = new client.Counter({ name: 'batchline_requests_total', help: 'Inference requests by outcome.', labelNames: ['outcome'], registers: [registry] });
+    new client.Counter({
+      name: 'batchline_requests_total', help: 'Inference requests by outcome.', labelNames: ['outcome'], registers: [registry],
+      collect() {
+        this.reset();
+        for (const outcome of OUTCOMES) this.inc({ outcome }, batcher.counts.outcomes[outcome]);
+        this.inc({ outcome: 'rejected' }, metrics.rejectedRequests);
+      },
+    });
     this.rejections = new client.Counter({ name: 'batchline_rejections_total', help: 'Requests refused before execution, by reason.', labelNames: ['reason'], registers: [registry] });
     new client.Gauge({
       name: 'batchline_queue_depth', help: 'Requests waiting for a batch.', registers: [registry],
@@ -45,23 +54,32 @@ export class ServeMetrics<I, O> implements BatcherObserver<I, O> {
       name: 'batchline_running_requests', help: 'Requests inside executing batches.', registers: [registry],
       collect() { this.set(batcher.runningCount); },
     });
-    this.batches = new client.Counter({ name: 'batchline_batches_total', help: 'Batches dispatched to the model.', registers: [registry] });
-    this.batchItems = new client.Counter({ name: 'batchline_batch_items_total', help: 'Requests dispatched inside batches.', registers: [registry] });
-    this.batchSize = new client.Histogram({
+    new client.Counter({
+      name: 'batchline_batches_total', help: 'Batches dispatched to the model.', registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(batcher.counts.batches);
+      },
+    });
+    new client.Counter({
+      name: 'batchline_batch_items_total', help: 'Requests dispatched inside batches.', registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(batcher.counts.batchItems);
+      },
+    });
+    this.batchSize = new BucketHistogram({
       name: 'batchline_batch_size', help: 'Requests per dispatched batch.', buckets: batchSizeBuckets(maxBatchSize), registers: [registry],
     });
-    this.requestDuration = new client.Histogram({
+    this.requestDuration = new BucketHistogram({
       name: 'batchline_request_duration_seconds', help: 'Arrival to answer of successful requests.', buckets: LATENCY_BUCKETS_S, registers: [registry],
     });
-    this.queueWait = new client.Histogram({
+    this.queueWait = new BucketHistogram({
       name: 'batchline_queue_wait_seconds', help: 'Arrival to batch start.', buckets: LATENCY_BUCKETS_S, registers: [registry],
     });
-    this.modelExecution = new client.Histogram({
+    this.modelExecution = new BucketHistogram({
       name: 'batchline_model_execution_seconds', help: 'Batch start to finish, including simulated accelerator time.', buckets: LATENCY_BUCKETS_S, registers: [registry],
     });
-    this.outcomeCounters = Object.fromEntries(
-      ['ok', 'timeout', 'error', 'cancelled', 'shutdown', 'rejected'].map((outcome) => [outcome, this.requests.labels({ outcome })]),
-    );
     for (const reason of ['queue_full', 'closed', 'bad_input', 'bad_json', 'payload_too_large', 'unsupported_media_type']) this.rejections.labels({ reason });
     batcher.addObserver(this);
   }
@@ -73,14 +91,11 @@ export class ServeMetrics<I, O> implements BatcherObserver<I, O> {
   /** A refusal by the HTTP layer (bad input, wrong content type, …) or by the batcher. */
   reject(reason: RejectReason | HttpRejectReason): void {
     this.rejections.labels({ reason }).inc();
-    this.outcomeCounters['rejected']!.inc();
+    this.rejectedRequests++;
   }
 
   batchStarted(batch: Batch<I, O>, nowMs: number): void {
-    const size = batch.requests.length;
-    this.batches.inc();
-    this.batchItems.inc(size);
-    this.batchSize.observe(size);
+    this.batchSize.observe(batch.requests.length);
     for (const request of batch.requests) this.queueWait.observe((nowMs - request.arrivalAtMs) / 1000);
   }
 
@@ -89,7 +104,6 @@ export class ServeMetrics<I, O> implements BatcherObserver<I, O> {
   }
 
   requestFinished(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void {
-    this.outcomeCounters[outcome.kind]!.inc();
     if (outcome.kind === 'ok') this.requestDuration.observe((nowMs - request.arrivalAtMs) / 1000);
   }
 

@@ -49,7 +49,7 @@ describe('ModelExecutor with a synchronous model', () => {
     expect(t.deferred).toHaveLength(1);
     t.endTurn();
     expect(t.runs).toEqual([[1, 2]]);
-    expect(t.outcomes.map((o) => o.kind === 'ok' && o.output['x']!.data[0])).toEqual([2, 4]);
+    expect(t.outcomes.map((o) => o.kind === 'ok' && o.output!['x']!.data[0])).toEqual([2, 4]);
   });
 
   it('runs every ready batch back to back in one turn, in arrival order', () => {

@@ -1,0 +1,32 @@
+import client from 'prom-client';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { BucketHistogram } from '../../src/serve/bucket-histogram.js';
+
+const BUCKETS = [0.001, 0.01, 0.1, 1];
+
+/** The exposition text of one histogram fed `values`, by prom-client's own Histogram or ours. */
+async function render(kind: 'prom-client' | 'bucket', values: readonly number[]): Promise<string> {
+  const registry = new client.Registry();
+  const config = { name: 'latency_seconds', help: 'Latency.', buckets: BUCKETS, registers: [registry] };
+  const histogram = kind === 'bucket' ? new BucketHistogram(config) : new client.Histogram(config);
+  for (const value of values) histogram.observe(value);
+  return registry.metrics();
+}
+
+describe('BucketHistogram', () => {
+  it('renders exactly what prom-client renders for the same observations, bounds included', async () => {
+    const values = [0, 0.001, 0.0011, 0.01, 0.5, 1, 7];
+    expect(await render('bucket', values)).toBe(await render('prom-client', values));
+    expect(await render('bucket', values)).toContain('latency_seconds_bucket{le="0.001"} 2');
+  });
+
+  it('agrees with prom-client on any observations', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.oneof(fc.constantFrom(...BUCKETS), fc.double({ min: 0, max: 2, noNaN: true })), { maxLength: 50 }), async (values) => {
+        expect(await render('bucket', values)).toBe(await render('prom-client', values));
+      }),
+      { numRuns: 100 },
+    );
+  });
+});

@@ -17,6 +17,13 @@ const INTEGER_RANGE: Partial<Record<ElementType, [number, number]>> = {
  */
 export function decodeInputs(inputs: unknown, specs: readonly TensorSpec[]): ItemTensors {
   if (inputs === undefined) throw bad('the body needs an "inputs" field');
+  if (specs.length === 1 && Array.isArray(inputs)) {
+    // The common case, one input given as its array: no object of inputs by name to build.
+    const only = specs[0] as TensorSpec;
+    const decoded: ItemTensors = {};
+    decoded[only.name] = decodeTensor(inputs, only);
+    return decoded;
+  }
   const byName = asInputsByName(inputs, specs);
   const decoded: ItemTensors = {};
   for (const spec of specs) {

@@ -139,7 +139,8 @@ function splitOutputs(results: Record<string, ort.Tensor>, specs: readonly Tenso
     const itemLength = shape.reduce((product, dim) => product * dim, 1);
     const data = tensor.data as Float32Array;
     for (let i = 0; i < batchSize; i++) {
-      (items[i] as ItemTensors)[spec.name] = { data: data.slice(i * itemLength, (i + 1) * itemLength), shape };
+      // Views on the batch's output, not copies: nothing writes to outputs after the run.
+      (items[i] as ItemTensors)[spec.name] = { data: data.subarray(i * itemLength, (i + 1) * itemLength), shape };
     }
   }
   return items;

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Outcome, PendingRequest } from '../core/types.js';
 import { BatchlineError, errorBody, type ErrorCode } from '../errors.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
-import type { ServingRuntime } from './serving-runtime.js';
+import type { ModelBatcher, ServingRuntime } from './serving-runtime.js';
 
 const REQUEST_ID_PATTERN = /^[\x21-\x7e]{1,128}$/;
 
@@ -44,11 +45,7 @@ export function registerInferRoute(app: FastifyInstance, runtime: ServingRuntime
         return void sendError(reply, new BatchlineError('SHUTTING_DOWN'), runtime);
       }
       const pending = submitted.request;
-      if (pending.phase === 'done') return; // answered already (a batch that ran synchronously)
-      // A client that hangs up stops being worth a slot in a batch.
-      reply.raw.once('close', () => {
-        if (!reply.raw.writableFinished) loaded.batcher.cancel(pending);
-      });
+      if (pending.phase !== 'done') trackUntilAnswered(request.raw.socket as TrackedSocket, pending, loaded.batcher);
       // Return nothing: a returned reply is a thenable, and Fastify would await its end with a
       // Promise and stream listeners per request (about 1 µs of CPU each time, in a profile).
     },
@@ -62,6 +59,7 @@ function sendOutcome(
   runtime: ServingRuntime,
   logError: (message: string, error: unknown) => void,
 ): void {
+  (reply.raw.socket as TrackedSocket | null)?.[kWaiting]?.delete(request);
   if (reply.sent || reply.raw.destroyed) return;
   switch (outcome.kind) {
     case 'ok': {
@@ -95,6 +93,28 @@ export function sendError(reply: FastifyReply, error: unknown, runtime?: Serving
   if (runtime?.state === 'draining' || runtime?.state === 'stopped') reply.header('connection', 'close');
   runtime?.countResponse(known.httpStatus);
   return reply.code(known.httpStatus).send(errorBody(known.code, known.message));
+}
+
+const kWaiting = Symbol('batchline.waiting');
+type ModelRequest = PendingRequest<ItemTensors, ItemTensors>;
+type TrackedSocket = Socket & { [kWaiting]?: Set<ModelRequest> };
+
+/**
+ * A client that hangs up stops being worth a slot in a batch: its requests are cancelled when
+ * its connection closes. One 'close' listener per connection rather than one per request (a
+ * listener per response cost about 1 % of serve's CPU in a profile).
+ */
+function trackUntilAnswered(socket: TrackedSocket | null, request: ModelRequest, batcher: ModelBatcher): void {
+  if (socket === null || socket.destroyed) return void batcher.cancel(request);
+  let waiting = socket[kWaiting];
+  if (waiting === undefined) {
+    const requests = (waiting = socket[kWaiting] = new Set());
+    socket.once('close', () => {
+      for (const waitingRequest of requests) batcher.cancel(waitingRequest);
+      requests.clear();
+    });
+  }
+  waiting.add(request);
 }
 
 function requestIdOf(request: FastifyRequest): string {

@@ -3,10 +3,12 @@
  * Both servers run the same JSON parse in their own process and get the same closed-loop load
  * from autocannon in this process; the ratio of requests per second is the figure.
  *
- * The two servers alternate for several rounds and the median of the per-round ratios is the
- * figure, so a burst of other work on the machine skews one round, not the result.
+ * Both servers stay up for the whole run and take turns in short slices (the order flips every
+ * pair), so a pair of slices sees the same machine: on a shared 2-core VM the speed of the CPU
+ * drifts by up to 2x over tens of seconds, and rounds of a server restarted minutes apart
+ * measured the drift more than the servers. The figure is the median of the per-pair ratios.
  *
- * Options (env): BENCH_CONNECTIONS (64), BENCH_DURATION_S (5), BENCH_ROUNDS (5). Arguments after
+ * Options (env): BENCH_CONNECTIONS (64), BENCH_SLICE_S (2), BENCH_PAIRS (15). Arguments after
  * `--` go to `batchline serve` (for example `-- --max-batch-size 32`).
  */
 import autocannon from 'autocannon';
@@ -14,12 +16,19 @@ import { fileURLToPath } from 'node:url';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
-const durationS = Number(process.env.BENCH_DURATION_S ?? 5);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const sliceS = Number(process.env.BENCH_SLICE_S ?? 2);
+const pairs = Number(process.env.BENCH_PAIRS ?? 15);
 const body = JSON.stringify({ inputs: [0.2, 1.5, -0.3] });
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-async function drive(server: ChildServer, seconds: number): Promise<{ rps: number; p50: number; p99: number; failed: number }> {
+interface Slice {
+  rps: number;
+  p50: number;
+  p99: number;
+  failed: number;
+}
+
+async function drive(server: ChildServer, seconds: number): Promise<Slice> {
   const result = await autocannon({
     url: `${server.url}/v1/infer`,
     connections,
@@ -31,32 +40,38 @@ async function drive(server: ChildServer, seconds: number): Promise<{ rps: numbe
   return { rps: result.requests.total / result.duration, p50: result.latency.p50, p99: result.latency.p99, failed: result.errors + result.non2xx };
 }
 
-async function measure(name: string, start: () => Promise<ChildServer>): Promise<number> {
-  const server = await start();
-  try {
-    await drive(server, 2); // warm-up: JIT, connection set-up, onnxruntime's first runs
-    const run = await drive(server, durationS);
-    console.log(`${name.padEnd(22)} ${run.rps.toFixed(0).padStart(7)} req/s  p50 ${run.p50} ms  p99 ${run.p99} ms  failed ${run.failed}`);
-    return run.rps;
-  } finally {
-    await server.stop();
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return (sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.ceil((sorted.length - 1) / 2)]!) / 2;
+}
+
+const format = (slice: Slice): string => `${slice.rps.toFixed(0).padStart(6)} req/s (p50 ${slice.p50} ms, p99 ${slice.p99} ms${slice.failed > 0 ? `, ${slice.failed} failed` : ''})`;
+
+console.log(`bench:serve — ${connections} keep-alive connections from autocannon, ${pairs} pairs of ${sliceS} s slices, toy model, MODEL_LATENCY_MS=0 ${process.argv.slice(2).join(' ')}`);
+const bare = await startChildServer(process.execPath, [`${root}dist/scripts/bare-fastify-server.js`]);
+const serve = await startChildServer(process.execPath, [`${root}bin/batchline.js`, 'serve', '--port', '0', ...process.argv.slice(2)], { MODEL_LATENCY_MS: '0' });
+try {
+  // Warm-up: JIT, connection set-up, onnxruntime's first runs.
+  await drive(bare, 2);
+  await drive(serve, 2);
+  const ratios: number[] = [];
+  let failed = 0;
+  for (let pair = 1; pair <= pairs; pair++) {
+    const bareFirst = pair % 2 === 1;
+    const first = await drive(bareFirst ? bare : serve, sliceS);
+    const second = await drive(bareFirst ? serve : bare, sliceS);
+    const [bareSlice, serveSlice] = bareFirst ? [first, second] : [second, first];
+    failed += bareSlice.failed + serveSlice.failed;
+    ratios.push(serveSlice.rps / bareSlice.rps);
+    console.log(`pair ${String(pair).padStart(2)}: bare ${format(bareSlice)}  serve ${format(serveSlice)}  ratio ${(serveSlice.rps / bareSlice.rps).toFixed(3)}`);
   }
+  const sorted = [...ratios].sort((a, b) => a - b);
+  const quartile = (q: number): number => sorted[Math.round(q * (sorted.length - 1))]!;
+  console.log(
+    `ratio batchline serve / bare fastify: median ${median(ratios).toFixed(3)} of ${pairs} pairs ` +
+      `(quartiles ${quartile(0.25).toFixed(3)}–${quartile(0.75).toFixed(3)}, range ${sorted[0]!.toFixed(3)}–${sorted.at(-1)!.toFixed(3)}; target >= 0.75)` +
+      (failed > 0 ? `; ${failed} requests failed` : ''),
+  );
+} finally {
+  await Promise.all([bare.stop(), serve.stop()]);
 }
-
-const startServe = () =>
-  startChildServer(process.execPath, [`${root}bin/batchline.js`, 'serve', '--port', '0', ...process.argv.slice(2)], {
-    MODEL_LATENCY_MS: '0',
-  });
-const startBare = () => startChildServer(process.execPath, [`${root}dist/scripts/bare-fastify-server.js`]);
-
-console.log(`bench:serve — ${connections} keep-alive connections from autocannon, ${durationS} s per run, ${rounds} rounds, toy model, MODEL_LATENCY_MS=0 ${process.argv.slice(2).join(' ')}`);
-const ratios: number[] = [];
-for (let round = 1; round <= rounds; round++) {
-  const bare = await measure('bare fastify route', startBare);
-  const serve = await measure('batchline serve', startServe);
-  ratios.push(serve / bare);
-  console.log(`round ${round}: batchline serve / bare fastify = ${(serve / bare).toFixed(3)}`);
-}
-const sorted = [...ratios].sort((a, b) => a - b);
-const median = sorted[Math.floor((sorted.length - 1) / 2)]! / 2 + sorted[Math.ceil((sorted.length - 1) / 2)]! / 2;
-console.log(`ratio batchline serve / bare fastify: median ${median.toFixed(3)} of ${rounds} rounds (range ${sorted[0]!.toFixed(3)}–${sorted.at(-1)!.toFixed(3)}; target >= 0.75)`);

@@ -59,7 +59,7 @@ function sendOutcome(
   runtime: ServingRuntime,
   logError: (message: string, error: unknown) => void,
 ): void {
-  (reply.raw.socket as TrackedSocket | null)?.[kWaiting]?.delete(request);
+  forget((reply.raw.socket as TrackedSocket | null)?.[kWaiting], request);
   if (reply.sent || reply.raw.destroyed) return;
   switch (outcome.kind) {
     case 'ok': {
@@ -97,24 +97,30 @@ export function sendError(reply: FastifyReply, error: unknown, runtime?: Serving
 
 const kWaiting = Symbol('batchline.waiting');
 type ModelRequest = PendingRequest<ItemTensors, ItemTensors>;
-type TrackedSocket = Socket & { [kWaiting]?: Set<ModelRequest> };
+/** A connection's requests still waiting for their answer: one, or a few when pipelined. */
+type TrackedSocket = Socket & { [kWaiting]?: ModelRequest[] };
 
 /**
  * A client that hangs up stops being worth a slot in a batch: its requests are cancelled when
  * its connection closes. One 'close' listener per connection rather than one per request (a
- * listener per response cost about 1 % of serve's CPU in a profile).
+ * listener per response cost about 1 % of serve's CPU in a profile, a Set per connection 0.9 %).
  */
 function trackUntilAnswered(socket: TrackedSocket | null, request: ModelRequest, batcher: ModelBatcher): void {
   if (socket === null || socket.destroyed) return void batcher.cancel(request);
   let waiting = socket[kWaiting];
   if (waiting === undefined) {
-    const requests = (waiting = socket[kWaiting] = new Set());
+    const requests: ModelRequest[] = (waiting = socket[kWaiting] = []);
     socket.once('close', () => {
-      for (const waitingRequest of requests) batcher.cancel(waitingRequest);
-      requests.clear();
+      for (const waitingRequest of requests.splice(0)) batcher.cancel(waitingRequest);
     });
   }
-  waiting.add(request);
+  waiting.push(request);
+}
+
+function forget(waiting: ModelRequest[] | undefined, request: ModelRequest): void {
+  if (waiting === undefined) return;
+  const index = waiting.indexOf(request);
+  if (index >= 0) waiting.splice(index, 1);
 }
 
 function requestIdOf(request: FastifyRequest): string {

@@ -16,8 +16,8 @@ let pinned: object | undefined;
  * and `serve` answered 1.23× the requests per second (median of 10 alternating rounds). A bare
  * Fastify server, whose first full collection falls under load, is unaffected (1.00×).
  *
- * The tick is caught with an async hook that exists only during one synchronous `nextTick`
- * call: no hook is left enabled.
+ * The tick is caught with an async hook enabled for one synchronous `nextTick` call only (Node
+ * turns the promise hook that comes with it off at the next microtask).
  */
 export function pinTickObjectShape(): object | undefined {
   if (pinned !== undefined) return pinned;

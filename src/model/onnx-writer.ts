@@ -25,6 +25,13 @@ class ProtoWriter {
     return this.bytesField(field, message.finish());
   }
 
+  /** Non-negative integers only (a negative int64 needs ten bytes of two's complement). */
+  packedVarints(field: number, values: readonly number[]): this {
+    const packed = new ProtoWriter();
+    for (const value of values) packed.rawVarint(value);
+    return this.bytesField(field, packed.finish());
+  }
+
   packedFloats(field: number, values: readonly number[]): this {
     const data = new Uint8Array(new Float32Array(values).buffer);
     return this.bytesField(field, data);
@@ -55,8 +62,9 @@ class ProtoWriter {
   }
 }
 
-/** ONNX TensorProto.DataType.FLOAT */
+/** ONNX TensorProto.DataType.FLOAT and INT64 */
 const ONNX_FLOAT = 1;
+const ONNX_INT64 = 7;
 
 /** A dimension: a fixed size, or a named symbolic one such as `batch`. */
 export type OnnxDim = number | string;
@@ -69,6 +77,8 @@ export interface OnnxInitializer {
   name: string;
   dims: number[];
   values: number[];
+  /** float32 (default), or int64 for shapes and indices (non-negative values). */
+  type?: 'float32' | 'int64';
 }
 export interface OnnxNode {
   opType: string;
@@ -83,7 +93,7 @@ export interface OnnxGraph {
   nodes: OnnxNode[];
 }
 
-/** Serializes a float32 graph as an ONNX ModelProto (IR version 8, default opset 13). */
+/** Serializes a graph with float32 inputs and outputs as an ONNX ModelProto (IR version 8, default opset 13). */
 export function writeOnnxModel(graph: OnnxGraph, producerName = 'batchline'): Uint8Array {
   const graphProto = new ProtoWriter();
   graph.nodes.forEach((node, index) => {
@@ -97,7 +107,9 @@ export function writeOnnxModel(graph: OnnxGraph, producerName = 'batchline'): Ui
   for (const init of graph.initializers) {
     const tensor = new ProtoWriter();
     for (const dim of init.dims) tensor.varint(1, dim);
-    tensor.varint(2, ONNX_FLOAT).packedFloats(4, init.values).string(8, init.name);
+    if (init.type === 'int64') tensor.varint(2, ONNX_INT64).packedVarints(7, init.values);
+    else tensor.varint(2, ONNX_FLOAT).packedFloats(4, init.values);
+    tensor.string(8, init.name);
     graphProto.message(5, tensor);
   }
   for (const input of graph.inputs) graphProto.message(11, valueInfo(input));

@@ -6,6 +6,9 @@ import type { ItemTensors } from '../model/tensor-spec.js';
 type ModelBatch = Batch<ItemTensors, ItemTensors>;
 type Done = (result: readonly (ItemTensors | Error)[] | Error) => void;
 
+/** How long ready batches may run back to back before the event loop gets a turn (ms). */
+export const TURN_BUDGET_MS = 2;
+
 /**
  * Runs batches on the ONNX model. `modelLatencyMs` adds simulated accelerator time before each
  * run, as the original Batchline's sleep did: a fixed cost per batch, so batching pays.
@@ -13,14 +16,17 @@ type Done = (result: readonly (ItemTensors | Error)[] | Error) => void;
  * A model that runs synchronously on this thread (`runBatchSync`: inline execution) is not run
  * the moment its batch is dispatched. The batch waits for the end of the current turn of the
  * event loop (`defer`, setImmediate), when every request that arrived in this turn has been
- * read; then the ready batches run back to back, because each finishing batch frees its slot
- * and the batcher dispatches the next one at once. onnxruntime's code stays hot in the CPU
- * cache instead of being evicted by HTTP parsing between two runs (docs/architecture.md,
- * "Inline execution").
+ * read; then the waiting batches run back to back, in dispatch order, and so do the batches
+ * dispatched meanwhile (each finishing batch frees its slot and the batcher dispatches the next),
+ * for up to TURN_BUDGET_MS: then the event loop gets its turn (timers, deadlines, new
+ * connections) and the rest runs in the next one. onnxruntime's code stays hot in the CPU cache
+ * instead of being evicted by HTTP parsing between two runs (docs/architecture.md, "Inline
+ * execution").
  */
 export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
   private readonly waiting: { batch: ModelBatch; done: Done }[] = [];
   private runningWaiting = false;
+  private turnScheduled = false;
 
   constructor(
     private readonly model: ServedModel,
@@ -33,20 +39,32 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
   start(batch: ModelBatch, done: Done): void {
     if (this.modelLatencyMs > 0) {
       this.clock.schedule(batch.startedAtMs + this.modelLatencyMs, () => this.run(batch, done), EventOrder.completion);
-    } else if (this.model.runBatchSync === undefined || this.runningWaiting) {
+    } else if (this.model.runBatchSync === undefined) {
       this.run(batch, done);
     } else {
       this.waiting.push({ batch, done });
-      if (this.waiting.length === 1) this.defer(this.runWaiting);
+      if (!this.runningWaiting) this.scheduleTurn();
     }
   }
 
+  private scheduleTurn(): void {
+    if (this.turnScheduled) return;
+    this.turnScheduled = true;
+    this.defer(this.runWaiting);
+  }
+
   private readonly runWaiting = (): void => {
+    this.turnScheduled = false;
     this.runningWaiting = true;
+    const untilMs = this.clock.now() + TURN_BUDGET_MS;
     try {
-      for (let next = this.waiting.shift(); next !== undefined; next = this.waiting.shift()) this.run(next.batch, next.done);
+      for (let next = this.waiting.shift(); next !== undefined; next = this.waiting.shift()) {
+        this.run(next.batch, next.done);
+        if (this.clock.now() >= untilMs) break;
+      }
     } finally {
       this.runningWaiting = false;
+      if (this.waiting.length > 0) this.scheduleTurn();
     }
   };
 

@@ -15,6 +15,14 @@ const freeWidth = writeOnnxModel({
   initializers: [{ name: 'w', dims: [4, 1], values: [1, 1, 1, 1] }],
   nodes: [{ opType: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }],
 });
+/** Reshapes each item to [1, 3]: a batch of one runs, a stacked batch of two fails in onnxruntime. */
+const onlyOneAtATime = writeOnnxModel({
+  name: 'only-one-at-a-time',
+  inputs: [{ name: 'x', dims: ['batch', 3] }],
+  outputs: [{ name: 'y', dims: [1, 3] }],
+  initializers: [{ name: 'shape', dims: [2], values: [1, 3], type: 'int64' }],
+  nodes: [{ opType: 'Reshape', inputs: ['x', 'shape'], outputs: ['y'] }],
+});
 const vector = (...values: number[]): ItemTensors => ({ x: { data: Float32Array.from(values), shape: [values.length] } });
 const results = (outputs: (ItemTensors | Error)[]) => outputs.map((o) => (o instanceof Error ? 'error' : Array.from(o['y']!.data as Float32Array)));
 
@@ -42,7 +50,22 @@ describe('OnnxModel', () => {
     expect(native.outputs).toEqual(viaPublicApi.outputs);
   });
 
-  it('answers the same through both, a bad item failing alone', async () => {
+  it('runs the items of a failed stacked run one by one, through both', async () => {
+    const batch = [vector(1, 2, 3), vector(4, 5, 6)];
+    for (const native of [true, false]) {
+      const model = await OnnxModel.load(onlyOneAtATime, 'only-one-at-a-time', { native });
+      try {
+        const expected = [[1, 2, 3], [4, 5, 6]];
+        expect(results(await model.runBatch(batch))).toEqual(expected);
+        if (native) expect(results(model.runBatchSync(batch))).toEqual(expected);
+        expect(results(await model.runBatch([batch[0]!]))).toEqual([[1, 2, 3]]);
+      } finally {
+        await model.close();
+      }
+    }
+  });
+
+  it('answers the same through both, an item of another width run apart and failing alone', async () => {
     const batch = [vector(1, 2, 3, 4), vector(1, 2, 3), vector(5, 6, 7, 8)];
     const expected = [[10], 'error', [26]];
     expect(results(native.runBatchSync(batch))).toEqual(expected);

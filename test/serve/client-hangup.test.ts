@@ -1,4 +1,4 @@
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Outcome } from '../../src/core/types.js';
 import type { ItemTensors } from '../../src/model/tensor-spec.js';
@@ -45,5 +45,25 @@ describe('a client that hangs up while its requests wait', () => {
     // The queue is free again: a full batch from other clients is answered.
     const replies = await Promise.all(Array.from({ length: 8 }, () => infer(server.url, { inputs: [0.2, 1.5, -0.3] })));
     expect(replies.map((r) => r.status)).toEqual(Array(8).fill(200));
+  });
+
+  it('forgets answered requests, pipelined ones included: nothing piles up on a kept-alive connection', async () => {
+    const { port } = new URL(server.url);
+    const body = JSON.stringify({ inputs: [0.2, 1.5, -0.3] });
+    const post = `POST /v1/infer HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+    const serverSide = new Promise<Socket>((resolve) => server.app.server.once('connection', resolve));
+    const client = connect(Number(port), '127.0.0.1', () => client.write(post.repeat(8)));
+    let received = '';
+    await new Promise<void>((resolve) =>
+      client.on('data', (chunk) => {
+        received += chunk.toString();
+        if (received.split('HTTP/1.1 200').length - 1 === 8) resolve();
+      }),
+    );
+    const socket = await serverSide;
+    const waitingKey = Object.getOwnPropertySymbols(socket).find((key) => key.description === 'batchline.waiting')!;
+    expect(waitingKey).toBeDefined();
+    expect((socket as unknown as Record<symbol, unknown[]>)[waitingKey]).toEqual([]);
+    client.destroy();
   });
 });

@@ -4,15 +4,17 @@ import { VirtualClock } from '../../src/core/virtual-clock.js';
 import type { Batch, Outcome } from '../../src/core/types.js';
 import type { ServedModel } from '../../src/model/load-model.js';
 import type { ItemTensors } from '../../src/model/tensor-spec.js';
-import { ModelExecutor } from '../../src/serve/model-executor.js';
+import type { Clock, TimerHandle } from '../../src/core/clock.js';
+import { ModelExecutor, TURN_BUDGET_MS } from '../../src/serve/model-executor.js';
 
 const item = (value: number): ItemTensors => ({ x: { data: Float32Array.of(value), shape: [1] } });
 
 /** A model that runs synchronously and doubles its input; it fails on a NaN. */
-function syncModel(runs: number[][]): ServedModel {
+function syncModel(runs: number[][], onRun: () => void = () => {}): ServedModel {
   const runBatchSync = (items: readonly ItemTensors[]) => {
     const values = items.map((i) => i['x']!.data[0] as number);
     runs.push(values);
+    onRun();
     if (values.some(Number.isNaN)) throw new Error('NaN in the batch');
     return values.map((v) => item(v * 2));
   };
@@ -26,17 +28,33 @@ function syncModel(runs: number[][]): ServedModel {
   };
 }
 
-function setup(modelLatencyMs: number, maxBatchSize = 2) {
-  const clock = new VirtualClock();
+/** Time that moves only when told to, and timers that never fire: a model run can take time. */
+class ManualClock implements Clock {
+  nowMs = 0;
+  now(): number {
+    return this.nowMs;
+  }
+  schedule(): TimerHandle {
+    return {};
+  }
+  cancel(): void {}
+}
+
+function setup(modelLatencyMs: number, maxBatchSize = 2, options: { instances?: number; clock?: Clock; onRun?: () => void; requestTimeoutMs?: number } = {}) {
+  const clock = options.clock ?? new VirtualClock();
   const runs: number[][] = [];
   const deferred: (() => void)[] = [];
   const bugs: unknown[] = [];
-  const executor = new ModelExecutor(syncModel(runs), clock, modelLatencyMs, (error) => bugs.push(error), (fn) => deferred.push(fn));
-  const batcher = createBatcher({ maxBatchSize, batchWindowMs: 10, maxQueueSize: 100, requestTimeoutMs: 1000, instances: 1 }, clock, executor);
+  const executor = new ModelExecutor(syncModel(runs, options.onRun), clock, modelLatencyMs, (error) => bugs.push(error), (fn) => deferred.push(fn));
+  const batcher = createBatcher(
+    { maxBatchSize, batchWindowMs: 10, maxQueueSize: 100, requestTimeoutMs: options.requestTimeoutMs ?? 1000, instances: options.instances ?? 1 },
+    clock,
+    executor,
+  );
   const outcomes: Outcome<ItemTensors>[] = [];
   const submit = (value: number, onOutcome = (outcome: Outcome<ItemTensors>) => void outcomes.push(outcome)) => batcher.submit(String(value), item(value), onOutcome);
   const endTurn = () => deferred.splice(0).forEach((fn) => fn());
-  return { clock, runs, deferred, bugs, batcher, outcomes, submit, endTurn };
+  return { clock: clock as VirtualClock, runs, deferred, bugs, batcher, outcomes, submit, endTurn };
 }
 
 describe('ModelExecutor with a synchronous model', () => {
@@ -64,6 +82,33 @@ describe('ModelExecutor with a synchronous model', () => {
     t.endTurn();
     expect(t.runs.at(-1)).toEqual([7]);
     expect(t.outcomes).toHaveLength(7);
+  });
+
+  it('keeps dispatch order across instances: batches dispatched during the turn run after those already waiting', () => {
+    const t = setup(0, 2, { instances: 2 });
+    for (const value of [1, 2, 3, 4, 5, 6, 7, 8]) t.submit(value);
+    t.endTurn();
+    expect(t.runs).toEqual([[1, 2], [3, 4], [5, 6], [7, 8]]);
+  });
+
+  it('gives the event loop its turn once the batches have run for TURN_BUDGET_MS, and goes on in the next', () => {
+    const clock = new ManualClock();
+    const t = setup(0, 1, { clock, onRun: () => (clock.nowMs += TURN_BUDGET_MS * 0.75) });
+    for (const value of [1, 2, 3, 4]) t.submit(value);
+    t.endTurn();
+    expect(t.runs).toEqual([[1], [2]]);
+    expect(t.deferred).toHaveLength(1);
+    t.endTurn();
+    expect(t.runs).toEqual([[1], [2], [3], [4]]);
+  });
+
+  it('expires queued requests whose deadline passed while earlier batches ran', () => {
+    const clock = new ManualClock();
+    const t = setup(0, 1, { clock, requestTimeoutMs: 1.5, onRun: () => (clock.nowMs += 1) });
+    for (const value of [1, 2, 3]) t.submit(value);
+    t.endTurn();
+    expect(t.runs).toEqual([[1], [2]]);
+    expect(t.outcomes.map((o) => o.kind)).toEqual(['ok', 'ok', 'timeout']);
   });
 
   it('fails only the batch whose run throws; the batches behind it still run', () => {

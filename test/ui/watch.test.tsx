@@ -74,7 +74,7 @@ describe('watch without a terminal', () => {
       out: { write: (text: string) => lines.push(text) },
       wallClock: () => Date.UTC(2026, 0, 1, 12, 0, 0),
     });
-    await vi.waitFor(() => expect(lines.join('')).toMatch(/12:00:00 ready up 3m12s queue 12\/128 running 8\+5 .*p50 31\.2 ms p99 44\.7 ms 200=38,000 429=0 504=0 5xx=0 4xx=3/));
+    await vi.waitFor(() => expect(lines.join('')).toMatch(/12:00:00 ready up 3m12s queue 12\/128 running 8\+5 .*p50 31\.2 ms p99 44\.7 ms 200=38,000 429=0 504=0 5xx=0 4xx=3/), NETWORK);
 
     await server.close();
     await vi.waitFor(() => expect(lines.join('')).toMatch(/unreachable \(connection (refused|reset)\), retrying every 40 ms/), NETWORK);

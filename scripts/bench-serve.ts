@@ -8,7 +8,7 @@
  * drifts by up to 2x over tens of seconds, and rounds of a server restarted minutes apart
  * measured the drift more than the servers. The figure is the median of the per-pair ratios.
  *
- * Options (env): BENCH_CONNECTIONS (64), BENCH_SLICE_S (2), BENCH_PAIRS (15). Arguments after
+ * Options (env): BENCH_CONNECTIONS (64), BENCH_SLICE_S (2), BENCH_PAIRS (25). Arguments after
  * `--` go to `batchline serve` (for example `-- --max-batch-size 32`).
  */
 import autocannon from 'autocannon';
@@ -17,7 +17,7 @@ import { startChildServer, type ChildServer } from './lib/child-server.js';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const sliceS = Number(process.env.BENCH_SLICE_S ?? 2);
-const pairs = Number(process.env.BENCH_PAIRS ?? 15);
+const pairs = Number(process.env.BENCH_PAIRS ?? 25);
 const body = JSON.stringify({ inputs: [0.2, 1.5, -0.3] });
 const root = fileURLToPath(new URL('../../', import.meta.url));
 

@@ -52,3 +52,8 @@ export class ExitWithCode extends Error {
     this.name = 'ExitWithCode';
   }
 }
+
+/** What was thrown, as an Error (a thrown string or object keeps its text). */
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import ort from 'onnxruntime-node';
-import { BatchlineError } from '../errors.js';
+import { asError, BatchlineError } from '../errors.js';
 import { openNativeSession, type NativeSession, type NativeSessionOptions } from './native-session.js';
 import { allocate, ELEMENT_TYPES, type ElementType, type ItemTensors, type TensorSpec } from './tensor-spec.js';
 
@@ -123,9 +123,6 @@ export class OnnxModel {
   }
 }
 
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}
 
 function splitOutputs(results: Record<string, ort.Tensor>, specs: readonly TensorSpec[], batchSize: number): ItemTensors[] {
   const items: ItemTensors[] = Array.from({ length: batchSize }, () => ({}));

@@ -1,5 +1,6 @@
 import { EventOrder, type Clock } from '../core/clock.js';
 import type { Batch, Executor } from '../core/types.js';
+import { asError } from '../errors.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 
@@ -88,8 +89,4 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
       .then(done, (error: unknown) => done(asError(error)))
       .catch((error: unknown) => this.onBug(error)); // done() threw: report it, never crash the process
   }
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }

@@ -200,13 +200,17 @@ export class Batcher<I, O> {
   }
 
   private pumpOnce(): void {
-    const nowMs = this.clock.now();
+    let nowMs = this.clock.now();
     this.expireDue(nowMs);
     let wakeAtMs = Number.POSITIVE_INFINITY;
     for (;;) {
       const decision = this.policy.decide(this.refreshView(), this.freeSlots, nowMs);
       if (decision.kind === 'dispatch') {
         this.dispatch(Math.min(decision.size, this.queue.length), decision.trigger, nowMs);
+        // An executor that ran the batch synchronously took real time: read the clock again, so
+        // the next batch starts at the right time and no request outlives its deadline in the queue.
+        nowMs = this.clock.now();
+        this.expireDue(nowMs);
         continue;
       }
       if (decision.kind === 'wait') wakeAtMs = decision.untilMs;

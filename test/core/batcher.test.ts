@@ -1,4 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { Batcher } from '../../src/core/batcher.js';
+import type { Clock, TimerHandle } from '../../src/core/clock.js';
+import { WindowPolicy } from '../../src/core/policy.js';
+import type { Outcome } from '../../src/core/types.js';
 import { makeBatcher } from './harness.js';
 
 describe('Batcher on a virtual clock', () => {
@@ -147,5 +151,36 @@ describe('Batcher with a misbehaving executor', () => {
       ['b', 'ok'],
     ]);
     expect(batcher.idle).toBe(true);
+  });
+});
+
+describe('Batcher with an executor that runs batches synchronously', () => {
+  it('reads the clock after each dispatch: a queued request whose deadline passed during a run times out', () => {
+    // Time moves only inside the executor; timers never fire.
+    let nowMs = 0;
+    const clock: Clock = { now: () => nowMs, schedule: (): TimerHandle => ({}), cancel: () => {} };
+    let synchronous = false;
+    let held: (() => void) | undefined;
+    const starts: number[] = [];
+    const batcher = new Batcher<number, number>(
+      clock,
+      {
+        start(batch, done) {
+          starts.push(batch.startedAtMs);
+          const finish = () => done(batch.inputs.map((x) => x * 2));
+          if (!synchronous) return void (held = finish);
+          nowMs += 2; // a 2 ms run on this thread
+          finish();
+        },
+      },
+      new WindowPolicy({ maxBatchSize: 1, batchWindowMs: 0 }),
+      { maxQueueSize: 10, requestTimeoutMs: 1.5, instances: 1 },
+    );
+    const kinds: Record<string, Outcome<number>['kind']> = {};
+    for (const id of ['a', 'b', 'c']) batcher.submit(id, 1, (outcome) => void (kinds[id] = outcome.kind));
+    synchronous = true;
+    held!(); // 'a' finishes at 0 ms; 'b' runs from 0 to 2 ms; 'c' (deadline 1.5 ms) is still queued
+    expect(kinds).toEqual({ a: 'ok', b: 'ok', c: 'timeout' });
+    expect(starts).toEqual([0, 0]);
   });
 });

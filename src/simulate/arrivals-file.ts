@@ -75,14 +75,29 @@ function fromJson(data: unknown, path: string): number[] {
   throw fileError(path, `carries no arrival times (looked for an array, or ${ARRAY_KEYS.join(', ')} or requests[].arrival_ms)`);
 }
 
-/** A bench --json report holds the schedule's parameters, not its times: say how to rebuild it. */
-function benchSummary(report: Record<string, unknown>, path: string): BatchlineError {
+/**
+ * A bench --json report holds the schedule's parameters, not its times: name the flags that rebuild
+ * its load. A closed loop has no schedule (its sends follow the server), so its measured throughput
+ * stands in as an open-loop rate; a Poisson schedule also needs the seed it was drawn from.
+ */
+export function benchReplayFlags(report: Record<string, unknown>): string {
+  const flags: string[] = [];
   const rate = report.target_rate_rps;
-  const flags =
-    typeof rate === 'number'
-      ? `--rate ${rate} --arrival ${report.arrival === 'constant' ? 'constant' : 'poisson'} --duration ${String(report.duration_s)}s`
-      : '--rate <its throughput>';
-  return fileError(path, `is a bench --json summary without per-request times; simulate its load with ${flags}`);
+  if (typeof report.stages === 'string') flags.push(`--stages ${report.stages}`);
+  else if (typeof rate === 'number') flags.push(`--rate ${rate}`);
+  else if (typeof report.throughput_rps === 'number') flags.push(`--rate ${report.throughput_rps}`);
+  const poisson = report.arrival === 'poisson';
+  if (typeof rate === 'number' || typeof report.stages === 'string') flags.push(`--arrival ${poisson ? 'poisson' : 'constant'}`);
+  else flags.push('--arrival poisson');
+  if (typeof report.stages !== 'string' && typeof report.duration_s === 'number') flags.push(`--duration ${report.duration_s}s`);
+  if (poisson && typeof report.seed === 'number') flags.push(`--seed ${report.seed}`);
+  return flags.join(' ');
+}
+
+function benchSummary(report: Record<string, unknown>, path: string): BatchlineError {
+  const closed = report.mode === 'closed' || (report.target_rate_rps == null && report.stages == null);
+  const why = closed ? ' (a closed loop has no schedule: its throughput as a Poisson rate)' : '';
+  return fileError(path, `is a bench --json summary without per-request times; simulate its load with ${benchReplayFlags(report)}${why}`);
 }
 
 function recordTime(item: unknown, where: string): number {

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { burstyArrivals, burstyRates } from '../../src/core/bursty-arrivals.js';
 import { SeededRandom } from '../../src/core/rng.js';
-import { parseArrivals } from '../../src/simulate/arrivals-file.js';
+import { benchReplayFlags, parseArrivals } from '../../src/simulate/arrivals-file.js';
 import { parseAffineLatency, serviceTimeWithJitter, tableLatency, fixedLatency } from '../../src/simulate/latency-model.js';
 import { paretoFrontier, chooseUnderSlo } from '../../src/simulate/pareto.js';
 import { parseSlo } from '../../src/simulate/slo.js';
@@ -80,6 +80,19 @@ describe('arrival files', () => {
     expect(() => parseArrivals('-1\n', 'c.txt')).toThrow(/negative/);
     const bench = JSON.stringify({ schema: 'batchline.bench/v1', target_rate_rps: 300, arrival: 'poisson', duration_s: 30, requests: { sent: 9000 } });
     expect(() => parseArrivals(bench, 'run.json')).toThrow(/bench --json summary without per-request times; simulate its load with --rate 300 --arrival poisson --duration 30s/);
+  });
+
+  it('names every flag that rebuilds the load of a bench report, the value and the seed included', () => {
+    const base = { schema: 'batchline.bench/v1', duration_s: 10, seed: 7, throughput_rps: 389.5 };
+    expect(benchReplayFlags({ ...base, mode: 'open', target_rate_rps: 300, arrival: 'poisson' })).toBe('--rate 300 --arrival poisson --duration 10s --seed 7');
+    expect(benchReplayFlags({ ...base, mode: 'open', target_rate_rps: 300, arrival: 'constant' })).toBe('--rate 300 --arrival constant --duration 10s');
+    expect(benchReplayFlags({ ...base, mode: 'open', target_rate_rps: null, stages: '5s:100,5s:300', arrival: 'constant' })).toBe(
+      '--stages 5s:100,5s:300 --arrival constant',
+    );
+    const closed = JSON.stringify({ ...base, mode: 'closed', target_rate_rps: null, stages: null, arrival: null });
+    expect(() => parseArrivals(closed, 'closed.json')).toThrow(
+      /simulate its load with --rate 389.5 --arrival poisson --duration 10s \(a closed loop has no schedule/,
+    );
   });
 });
 

@@ -92,7 +92,17 @@ function toyReplyBody(requestId: string, outputs: ItemTensors): string {
   // Inputs are checked, but a float32 sum can still overflow; NaN is not JSON.
   if (!Number.isFinite(score)) throw new Error(`the model produced a score of ${score}`);
   const label = score >= 0.5 ? 'positive' : 'negative';
-  return `{"request_id":${JSON.stringify(requestId)},"prediction":{"label":"${label}","score":${score},"model_version":"${TOY_MODEL_VERSION}"}}`;
+  return `{"request_id":${jsonString(requestId)},"prediction":{"label":"${label}","score":${score},"model_version":"${TOY_MODEL_VERSION}"}}`;
+}
+
+const NEEDS_ESCAPE = /["\\\x00-\x1f]/;
+
+/**
+ * `JSON.stringify` of a string, without its fixed cost (about 0.3 µs a call) when nothing needs
+ * escaping: the case for every generated request id, and for ids clients send that are plain.
+ */
+function jsonString(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
 /** Outputs as nested arrays by name, shaped as the model returned them (int64 as numbers). */

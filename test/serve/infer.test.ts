@@ -24,6 +24,9 @@ describe('POST /v1/infer on the embedded toy model', () => {
     const reply = await infer(server.url, { inputs: [1, 2, 3] }, { 'x-request-id': 'client-42' });
     expect(reply.json.request_id).toBe('client-42');
     expect(reply.headers['x-request-id']).toBe('client-42');
+    // Quotes and backslashes are printable, so allowed: the reply must still be valid JSON.
+    const quoted = await infer(server.url, { inputs: [1, 2, 3] }, { 'x-request-id': 'a"b\\c' });
+    expect(quoted.json.request_id).toBe('a"b\\c');
   });
 
   it('batches concurrent requests', async () => {

@@ -10,7 +10,7 @@ import { toBenchJson } from './report-json.js';
 import { formatReport } from './report-text.js';
 import type { BenchResult } from './result.js';
 import { runBench } from './run-bench.js';
-import { bestRate, formatSweep, parseSlo, parseSweep, runSweep } from './sweep.js';
+import { bestRate, formatSweep, parseSlo, parseSweep, runSweep, type Slo } from './sweep.js';
 
 export interface BenchOutputs {
   json: string | undefined;
@@ -26,6 +26,8 @@ export interface BenchIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   env: NodeJS.ProcessEnv;
+  /** Ends the run early when aborted; by default the first Ctrl-C (SIGINT) does. */
+  stop?: AbortController;
 }
 
 /** Everything `batchline bench <url>` does after its options are valid. */
@@ -39,10 +41,53 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
   const { shouldUseDashboard } = await import('../ui/terminal.js');
   const dashboard = showProgress && shouldUseDashboard(io.stdout, io.env, outputs.noUi === true);
 
+  const stop = io.stop ?? new AbortController();
+  const untrap = io.stop === undefined ? trapInterrupt(stop, io.stderr) : () => {};
+  try {
+    await runPlan(plan, { sweepRates, slo, outputs, io, text, stop, dashboard, showProgress });
+  } finally {
+    untrap();
+  }
+}
+
+/**
+ * Ctrl-C ends a run the way k6 does: the first stops sending, waits for the requests in flight
+ * and prints the summary of what ran; a second quits at once (exit 130).
+ */
+function trapInterrupt(stop: AbortController, stderr: NodeJS.WritableStream): () => void {
+  const onSignal = (): void => {
+    if (!stop.signal.aborted) {
+      stderr.write('\nbatchline bench: stopping; waiting for the requests in flight (Ctrl-C again to quit now)\n');
+      stop.abort();
+      return;
+    }
+    process.exit(130);
+  };
+  process.on('SIGINT', onSignal);
+  return () => void process.off('SIGINT', onSignal);
+}
+
+interface RunContext {
+  sweepRates: number[] | undefined;
+  slo: Slo | undefined;
+  outputs: BenchOutputs;
+  io: BenchIo;
+  /** Where the human summary goes. */
+  text: NodeJS.WritableStream;
+  stop: AbortController;
+  dashboard: boolean;
+  showProgress: boolean;
+}
+
+/** Runs the plan (or each step of --sweep) and writes the summary and the files asked for. */
+async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
+  const { sweepRates, slo, outputs, io, text, stop } = context;
   const runOne = async (stepPlan: BenchPlan): Promise<{ result: BenchResult; hdr: string }> => {
-    const display = dashboard ? await startDashboardDisplay(stepPlan, io.stdout as NodeJS.WriteStream) : showProgress ? lineDisplay(new ProgressLine(io.stderr)) : undefined;
+    const display = context.dashboard
+      ? await startDashboardDisplay(stepPlan, io.stdout as NodeJS.WriteStream, stop)
+      : context.showProgress ? lineDisplay(new ProgressLine(io.stderr)) : undefined;
     try {
-      const run = await runBench(stepPlan, display === undefined ? {} : { onProgress: display.draw });
+      const run = await runBench(stepPlan, display === undefined ? { stop: stop.signal } : { onProgress: display.draw, stop: stop.signal });
       const hdr = formatHdrLog(run.intervals, run.startEpochMs, `batchline bench ${stepPlan.method} ${stepPlan.url} seed ${stepPlan.seed}`);
       return { result: run.result, hdr };
     } finally {
@@ -60,7 +105,9 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
         return result;
       },
       (result, index) => text.write(`step ${index + 1}/${sweepRates.length}: ${result.targetRateRps} req/s target, ${result.throughputRps.toFixed(1)} answered, p99 ${result.latency.p99.toFixed(2)} ms\n`),
+      stop.signal,
     );
+    if (results.length < sweepRates.length) text.write(`stopped after step ${results.length} of ${sweepRates.length}\n`);
     text.write(`\n${formatSweep(results, slo)}`);
     if (outputs.json !== undefined) {
       const best = bestRate(results, slo);
@@ -85,16 +132,18 @@ function lineDisplay(line: ProgressLine): ProgressDisplay {
 }
 
 /**
- * The live Ink view of a run; the plain summary is printed after its last frame. `q` or
- * Ctrl-C interrupts bench as Ctrl-C does without a dashboard (no summary).
+ * The live Ink view of a run; the plain summary is printed after its last frame. `q` (or
+ * Ctrl-C, which Ink's raw mode turns into a key) stops the run as a first Ctrl-C does without a
+ * dashboard: the summary covers what ran; a second one quits at once.
  */
-async function startDashboardDisplay(plan: BenchPlan, stdout: NodeJS.WriteStream): Promise<ProgressDisplay> {
+async function startDashboardDisplay(plan: BenchPlan, stdout: NodeJS.WriteStream, stop: AbortController): Promise<ProgressDisplay> {
   const { startBenchDashboard, benchViewFromProgress } = await import('../ui/bench-dashboard.js');
   const dashboard = startBenchDashboard({
     stdout,
     onStop: () => {
+      if (!stop.signal.aborted) return void stop.abort();
       dashboard.stop();
-      process.kill(process.pid, 'SIGINT');
+      process.exit(130);
     },
   });
   const facts = {

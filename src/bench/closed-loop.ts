@@ -9,10 +9,11 @@ const DRAIN_SLACK_MS = 1000;
 
 /**
  * Closed loop: connections × pipelining senders, each sending its next request as soon as its
- * last one ends, until --duration (or --requests) is used up. Latency is from the actual send.
- * `clock` returns ms since the run's start.
+ * last one ends, until --duration (or --requests) is used up, or `stop` aborts (the user's
+ * Ctrl-C or `q`: no new sends, requests in flight are waited for as at a planned end). Latency
+ * is from the actual send. `clock` returns ms since the run's start.
  */
-export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: () => number): Promise<void> {
+export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: () => number, stop?: AbortSignal): Promise<void> {
   const { plan } = share;
   const transport = createTransport(plan, share.connections);
   const senders = share.connections * plan.pipelining;
@@ -23,16 +24,23 @@ export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: 
   let drain: Drain | undefined;
 
   return new Promise<void>((resolve) => {
+    const finish = (): void => {
+      stop?.removeEventListener('abort', finish);
+      if (drain !== undefined) return;
+      drain = new Drain(transport, resolve);
+      drain.begin(inFlight, plan.timeoutMs + DRAIN_SLACK_MS);
+    };
+    stop?.addEventListener('abort', finish);
+
     const sendNext = (sender: number): void => {
       if (drain !== undefined) {
         drain.settled(inFlight);
         return;
       }
       const now = clock();
-      if (now >= endMs || (share.maxRequests > 0 && measuredSent >= share.maxRequests)) {
+      if (now >= endMs || (share.maxRequests > 0 && measuredSent >= share.maxRequests) || stop?.aborted === true) {
         // The first sender to see the end starts the drain; the others only report settling.
-        drain = new Drain(transport, resolve);
-        drain.begin(inFlight, plan.timeoutMs + DRAIN_SLACK_MS);
+        finish();
         return;
       }
       const measured = now >= warmupMs;

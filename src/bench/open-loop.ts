@@ -26,10 +26,12 @@ const DRAIN_SLACK_MS = 1000;
  * request timed from its intended send time, so a stalled server shows in the latency tail even
  * when the generator had to send late. Requests in flight are not capped except by
  * --max-in-flight; sends over it are refused and counted. Resolves when every request finished.
+ * When `stop` aborts (the user's Ctrl-C or `q`), the rest of the schedule is dropped and the
+ * requests in flight are waited for as at its planned end.
  *
  * `clock` returns ms since the run's start (intended times use the same origin).
  */
-export function runOpenLoop(share: PlanShare, recorder: BenchRecorder, clock: () => number): Promise<void> {
+export function runOpenLoop(share: PlanShare, recorder: BenchRecorder, clock: () => number, stop?: AbortSignal): Promise<void> {
   const { plan } = share;
   const transport = createTransport(plan, share.connections);
   const schedule = new OpenLoopSchedule(plan, share.index, share.count, share.maxRequests);
@@ -54,7 +56,22 @@ export function runOpenLoop(share: PlanShare, recorder: BenchRecorder, clock: ()
     };
 
     let nextMs = schedule.next();
+    let wakeUp: NodeJS.Timeout | NodeJS.Immediate | undefined;
+    const finish = (): void => {
+      stop?.removeEventListener('abort', finish);
+      if (drain !== undefined) return;
+      if (wakeUp !== undefined) {
+        clearTimeout(wakeUp as NodeJS.Timeout);
+        clearImmediate(wakeUp as NodeJS.Immediate);
+      }
+      drain = new Drain(transport, resolve);
+      drain.begin(inFlight, plan.timeoutMs + DRAIN_SLACK_MS);
+    };
+    stop?.addEventListener('abort', finish);
+
     const pump = (): void => {
+      wakeUp = undefined;
+      if (stop?.aborted === true) return finish();
       let now = clock();
       let budget = MAX_SENDS_PER_TURN;
       while (nextMs !== undefined && nextMs <= now && budget-- > 0) {
@@ -69,15 +86,11 @@ export function runOpenLoop(share: PlanShare, recorder: BenchRecorder, clock: ()
         nextMs = schedule.next();
         now = clock();
       }
-      if (nextMs === undefined) {
-        drain = new Drain(transport, resolve);
-        drain.begin(inFlight, plan.timeoutMs + DRAIN_SLACK_MS);
-        return;
-      }
+      if (nextMs === undefined) return finish();
       const waitMs = nextMs - now;
-      if (budget < 0) setImmediate(pump);
-      else if (waitMs > SPIN_BELOW_MS) setTimeout(pump, Math.floor(waitMs - 1));
-      else setImmediate(pump);
+      if (budget < 0) wakeUp = setImmediate(pump);
+      else if (waitMs > SPIN_BELOW_MS) wakeUp = setTimeout(pump, Math.floor(waitMs - 1));
+      else wakeUp = setImmediate(pump);
     };
     pump();
   });

@@ -24,6 +24,8 @@ export interface BenchJson {
   workers: number;
   warmup_s: number;
   duration_s: number;
+  /** Seconds from the start at which the user stopped the run; null when it ran to its end. */
+  stopped_at_s: number | null;
   started_at: string;
   requests: { sent: number; completed: number; errors: number; dropped: number };
   status: Record<string, number>;
@@ -56,6 +58,7 @@ export function toBenchJson(r: BenchResult): BenchJson {
     workers: r.workers,
     warmup_s: r.warmupS,
     duration_s: round(r.durationS, 3),
+    stopped_at_s: r.stoppedAtS === undefined ? null : round(r.stoppedAtS, 3),
     started_at: r.startedAt,
     requests: { ...r.requests },
     status: { ...r.status },

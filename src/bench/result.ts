@@ -26,6 +26,8 @@ export interface BenchResult {
   warmupS: number;
   /** Measured time: from the end of the warmup to the planned end or the last answer, if later. */
   durationS: number;
+  /** Seconds from the start at which the user stopped the run (Ctrl-C, `q`); undefined when it ran to its end. */
+  stoppedAtS: number | undefined;
   startedAt: string;
   requests: { sent: number; completed: number; errors: number; dropped: number };
   status: Record<string, number>;
@@ -52,17 +54,22 @@ export interface BenchRun {
   startEpochMs: number;
 }
 
-/** Merges the threads' recordings into one result. */
-export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[]): BenchRun {
+/**
+ * Merges the threads' recordings into one result. `stoppedAtMs` (ms from the start) is when the
+ * user ended the run early: the measured window ends there instead of at the planned end.
+ */
+export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[], stoppedAtMs?: number): BenchRun {
   const counts = outcomes.reduce((sum, o) => addCounts(sum, o.recording.counts), emptyCounts());
   const latency = mergeEncoded(outcomes.map((o) => o.recording.latency));
   const service = mergeEncoded(outcomes.map((o) => o.recording.service));
   const sendLag = mergeEncoded(outcomes.map((o) => o.recording.sendLag));
   const eventLoop = worstEventLoop(outcomes.map((o) => o.eventLoop));
 
-  const plannedEndMs = plan.maxRequests > 0 ? 0 : plan.stages !== undefined ? sumStagesMs(plan) : plan.warmupMs + plan.durationMs;
+  const scheduledEndMs = plan.maxRequests > 0 ? 0 : scheduledEndMsOf(plan);
+  const stoppedEarly = stoppedAtMs !== undefined && (plan.maxRequests > 0 || stoppedAtMs < scheduledEndMs);
+  const plannedEndMs = stoppedEarly ? Math.max(stoppedAtMs, plan.warmupMs) : scheduledEndMs;
   const measuredMs = Math.max(plannedEndMs, counts.lastCompletionMs) - plan.warmupMs;
-  const plannedMs = plan.maxRequests > 0 ? measuredMs : plannedEndMs - plan.warmupMs;
+  const plannedMs = plan.maxRequests > 0 && !stoppedEarly ? measuredMs : plannedEndMs - plan.warmupMs;
   const perSecond = (n: number, ms: number): number => (ms > 0 ? (n * 1000) / ms : 0);
   const target = targetRateRps(plan);
 
@@ -80,6 +87,7 @@ export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[])
     stages: plan.stages?.map((st) => `${st.durationMs / 1000}s:${st.targetRps}`).join(','),
     warmupS: plan.warmupMs / 1000,
     durationS: measuredMs / 1000,
+    stoppedAtS: stoppedEarly ? stoppedAtMs / 1000 : undefined,
     startedAt: new Date(outcomes[0]?.startEpochMs ?? 0).toISOString(),
     requests: { sent: counts.sent, completed: counts.completed, errors: counts.failed, dropped: counts.dropped },
     status: sortedStatus(counts.status),
@@ -137,7 +145,14 @@ export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
     const achieved = r.throughputRps / r.targetRateRps;
     if (achieved < 0.99) warnings.push(`achieved ${r.throughputRps.toFixed(1)} req/s, ${pct(achieved)} of the ${r.targetRateRps} req/s target`);
   }
-  if (r.requests.sent === 0) warnings.push('no request was measured: is --duration longer than the time to the first send?');
+  if (r.stoppedAtS !== undefined) {
+    const planned = plan.maxRequests > 0 ? `--requests ${plan.maxRequests}` : `the planned ${fmtSeconds(scheduledEndMsOf(plan) / 1000)}`;
+    warnings.push(
+      r.stoppedAtS <= r.warmupS
+        ? `stopped at ${fmtSeconds(r.stoppedAtS)}, inside the ${fmtSeconds(r.warmupS)} warm-up: nothing was measured`
+        : `stopped by the user at ${fmtSeconds(r.stoppedAtS)} of ${planned}: the figures cover the part that ran`,
+    );
+  } else if (r.requests.sent === 0) warnings.push('no request was measured: is --duration longer than the time to the first send?');
   return warnings;
 }
 
@@ -148,12 +163,21 @@ function plannedRate(plan: BenchPlan, plannedMs: number): number | undefined {
   return ((profile.expectedCount(plan.warmupMs + plannedMs) - profile.expectedCount(plan.warmupMs)) * 1000) / plannedMs;
 }
 
+/** When the plan's schedule ends, warm-up included (ms from the start). */
+function scheduledEndMsOf(plan: BenchPlan): number {
+  return plan.stages !== undefined ? sumStagesMs(plan) : plan.warmupMs + plan.durationMs;
+}
+
 function sumStagesMs(plan: BenchPlan): number {
   return (plan.stages ?? []).reduce((sum, s) => sum + s.durationMs, 0);
 }
 
 function sortedStatus(status: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(status).sort(([a], [b]) => Number(a) - Number(b)));
+}
+
+function fmtSeconds(s: number): string {
+  return `${Number(s.toFixed(1))} s`;
 }
 
 function pct(fraction: number): string {

@@ -13,6 +13,11 @@ export interface RunHooks {
   onProgress?: (progress: BenchProgress) => void;
   /** Built worker entry; by default the bench-worker.js next to this module. */
   workerUrl?: URL;
+  /**
+   * Aborted to end the run before its planned end (Ctrl-C, `q`): sending stops, requests in
+   * flight are waited for, and the result covers the part that ran.
+   */
+  stop?: AbortSignal;
 }
 
 /**
@@ -22,19 +27,25 @@ export async function runBench(plan: BenchPlan, hooks: RunHooks = {}): Promise<B
   const aggregator = new ProgressAggregator(progressContext(plan));
   const startMs = performance.now();
   const onProgress = hooks.onProgress;
+  const stop = hooks.stop;
+  let stoppedAtMs: number | undefined;
+  const noteStop = (): void => void (stoppedAtMs ??= performance.now() - startMs);
+  if (stop?.aborted === true) noteStop();
+  stop?.addEventListener('abort', noteStop, { once: true });
   const emitter = onProgress === undefined ? undefined : setInterval(() => onProgress(aggregator.snapshot(performance.now() - startMs)), 1000 / PROGRESS_HZ);
   try {
     if (plan.workers <= 1) {
-      const hooksForThread = onProgress === undefined ? { startAtMs: startMs } : { startAtMs: startMs, onTick: (tick: RecorderTick) => aggregator.accept(0, tick) };
-      const outcome = await runThread(shareOf(plan, 0, 1), hooksForThread);
-      return buildResult(plan, [outcome]);
+      const onTick = onProgress === undefined ? undefined : (tick: RecorderTick): void => aggregator.accept(0, tick);
+      const outcome = await runThread(shareOf(plan, 0, 1), { startAtMs: startMs, onTick, stop });
+      return buildResult(plan, [outcome], stoppedAtMs);
     }
     const workerUrl = hooks.workerUrl ?? new URL('./bench-worker.js', import.meta.url);
     if (!existsSync(fileURLToPath(workerUrl))) throw new Error(`--workers needs the built worker at ${fileURLToPath(workerUrl)} (run npm run build)`);
     const { runOnWorkers } = await import('./worker-pool.js');
-    const { outcomes } = await runOnWorkers(plan, workerUrl, onProgress !== undefined, (thread, tick) => aggregator.accept(thread, tick));
-    return buildResult(plan, outcomes);
+    const { outcomes } = await runOnWorkers(plan, workerUrl, onProgress !== undefined, (thread, tick) => aggregator.accept(thread, tick), stop);
+    return buildResult(plan, outcomes, stoppedAtMs);
   } finally {
+    stop?.removeEventListener('abort', noteStop);
     if (emitter !== undefined) clearInterval(emitter);
     onProgress?.(aggregator.snapshot(performance.now() - startMs, true));
     aggregator.destroy();

@@ -20,6 +20,8 @@ export interface ThreadHooks {
   /** performance.now() value at which to start (default: now); threads share one start. */
   startAtMs?: number;
   onTick?: (tick: RecorderTick) => void;
+  /** Aborted to end the run early (Ctrl-C, `q`): no new sends; requests in flight finish. */
+  stop?: AbortSignal;
 }
 
 /** Runs one thread's share of a plan in this thread's event loop. */
@@ -35,8 +37,8 @@ export async function runThread(share: PlanShare, hooks: ThreadHooks = {}): Prom
   // The generator's self-check covers the measured part only, not its own cold start.
   const warmupEnd = share.plan.warmupMs > 0 ? setTimeout(() => monitor.reset(), share.plan.warmupMs) : undefined;
   try {
-    if (share.plan.mode === 'open') await runOpenLoop(share, recorder, clock);
-    else await runClosedLoop(share, recorder, clock);
+    if (share.plan.mode === 'open') await runOpenLoop(share, recorder, clock, hooks.stop);
+    else await runClosedLoop(share, recorder, clock, hooks.stop);
   } finally {
     if (ticker !== undefined) clearInterval(ticker);
     if (warmupEnd !== undefined) clearTimeout(warmupEnd);

@@ -52,9 +52,12 @@ export async function runSweep(
   rates: readonly number[],
   runStep: (plan: BenchPlan) => Promise<BenchResult>,
   onStep: (result: BenchResult, index: number) => void = () => {},
+  /** Aborted to stop: the step running ends early and no later step starts. */
+  stop?: AbortSignal,
 ): Promise<BenchResult[]> {
   const results: BenchResult[] = [];
   for (const [index, rateRps] of rates.entries()) {
+    if (stop?.aborted === true) break;
     const result = await runStep({ ...base, mode: 'open', rateRps, stages: undefined });
     results.push(result);
     onStep(result, index);

@@ -15,9 +15,7 @@ export interface WorkerData {
   ticks: boolean;
 }
 
-export interface WorkerStart {
-  startEpochMs: number;
-}
+export type WorkerCommand = { type: 'start'; startEpochMs: number } | { type: 'stop' };
 
 /** Time between "every worker is ready" and the shared start, so all begin together. */
 const START_MARGIN_MS = 20;
@@ -32,6 +30,8 @@ export async function runOnWorkers(
   /** Whether workers should send progress ticks (only when someone shows progress). */
   ticks: boolean,
   onTick: (thread: number, tick: RecorderTick) => void,
+  /** Aborted to end every worker's run early (see RunHooks.stop). */
+  stop?: AbortSignal,
 ): Promise<{ outcomes: ThreadOutcome[]; startEpochMs: number }> {
   const count = plan.workers;
   const workers = Array.from({ length: count }, (_, i) => new Worker(workerUrl, { workerData: { share: shareOf(plan, i, count), ticks } satisfies WorkerData }));
@@ -49,8 +49,17 @@ export async function runOnWorkers(
           worker.once('error', reject);
         }),
     );
-    for (const worker of workers) worker.postMessage({ startEpochMs } satisfies WorkerStart);
-    return { outcomes: await Promise.all(done), startEpochMs };
+    for (const worker of workers) worker.postMessage({ type: 'start', startEpochMs } satisfies WorkerCommand);
+    const stopAll = (): void => {
+      for (const worker of workers) worker.postMessage({ type: 'stop' } satisfies WorkerCommand);
+    };
+    if (stop?.aborted === true) stopAll();
+    stop?.addEventListener('abort', stopAll, { once: true });
+    try {
+      return { outcomes: await Promise.all(done), startEpochMs };
+    } finally {
+      stop?.removeEventListener('abort', stopAll);
+    }
   } finally {
     await Promise.all(workers.map((w) => w.terminate()));
   }

@@ -120,7 +120,7 @@ export function BenchView(props: BenchViewProps) {
       ))}
       {running && (
         <Box marginTop={1}>
-          <KeyHints hints={[['q', 'interrupt, as Ctrl-C (no summary)']]} />
+          <KeyHints hints={[['q', 'stop and print the summary of what ran (again: quit)']]} />
         </Box>
       )}
     </Box>

@@ -14,7 +14,7 @@ function result(target: number, latenciesMs: number[], goodputRps = target): Ben
   const p = percentilesMs(h);
   const r: BenchResult = {
     mode: 'open', url: 'http://x/', method: 'GET', seed: 1, arrival: 'constant', connections: 16, pipelining: 1, workers: 1,
-    targetRateRps: target, plannedRateRps: target, stages: undefined, warmupS: 1, durationS: 10, startedAt: '2026-01-01T00:00:00.000Z',
+    targetRateRps: target, plannedRateRps: target, stages: undefined, warmupS: 1, durationS: 10, stoppedAtS: undefined, startedAt: '2026-01-01T00:00:00.000Z',
     requests: { sent: latenciesMs.length, completed: latenciesMs.length, errors: 0, dropped: 0 },
     status: { 200: latenciesMs.length }, errors: { timeout: 0, refused: 0, reset: 0, other: 0 },
     sendRateRps: target, throughputRps: goodputRps, goodputRps,

@@ -1,0 +1,83 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runBench } from '../../src/bench/run-bench.js';
+import { toBenchJson } from '../../src/bench/report-json.js';
+import { planFor } from './plan-helper.js';
+import { startServer, type TestServer } from './servers.js';
+
+const workerUrl = new URL('../../dist/src/bench/bench-worker.js', import.meta.url);
+const cli = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** A server that answers 200 and calls `onRequest` with the count of requests seen so far. */
+function countingServer(onRequest: (seen: number) => void): Promise<TestServer> {
+  let seen = 0;
+  return startServer((_req, res) => {
+    onRequest(++seen);
+    res.end('ok');
+  });
+}
+
+describe('stopping a run early (Ctrl-C, q)', () => {
+  it.each([
+    ['closed loop', { connections: '4' }],
+    ['open loop', { rate: '300' }],
+  ])('%s: stops sending, answers everything in flight, and reports the part that ran', async (_name, load) => {
+    const stop = new AbortController();
+    server = await countingServer((seen) => seen === 200 && stop.abort());
+    // A minute is planned; the run must end soon after the 200th request.
+    const { result } = await runBench(planFor(server.url, { ...load, duration: '60s', warmup: '0', timeout: '5s' }), { stop: stop.signal });
+    expect(result.stoppedAtS).toBeGreaterThan(0);
+    expect(result.stoppedAtS!).toBeLessThan(60);
+    expect(result.durationS).toBeLessThan(60);
+    expect(result.requests.completed).toBeGreaterThanOrEqual(200);
+    expect(result.requests.errors).toBe(0);
+    expect(result.requests.completed).toBe(result.requests.sent);
+    // Rates are over the time that ran, not over the planned minute.
+    expect(result.throughputRps).toBeCloseTo(result.requests.completed / result.stoppedAtS!, 0);
+    expect(result.warnings.some((w) => w.startsWith('stopped by the user at'))).toBe(true);
+    expect(toBenchJson(result).stopped_at_s).toBeCloseTo(result.stoppedAtS!, 3);
+  });
+
+  it('reports a run that ends at its plan as not stopped', async () => {
+    server = await countingServer(() => {});
+    const { result } = await runBench(planFor(server.url, { requests: '50', warmup: '0' }), { stop: new AbortController().signal });
+    expect(result.stoppedAtS).toBeUndefined();
+    expect(toBenchJson(result).stopped_at_s).toBeNull();
+  });
+
+  it.skipIf(!existsSync(fileURLToPath(workerUrl)))('stops every worker thread of --workers', async () => {
+    const stop = new AbortController();
+    server = await countingServer((seen) => seen === 300 && stop.abort());
+    const plan = planFor(server.url, { connections: '4', workers: '2', duration: '60s', warmup: '0', timeout: '5s' });
+    const { result } = await runBench(plan, { stop: stop.signal, workerUrl });
+    expect(result.stoppedAtS!).toBeLessThan(60);
+    expect(result.requests.errors).toBe(0);
+    expect(result.requests.completed).toBeGreaterThanOrEqual(300);
+  });
+
+  it('the first SIGINT to `batchline bench` prints the summary of what ran and exits 0', async () => {
+    let child: ReturnType<typeof spawn> | undefined;
+    server = await countingServer((seen) => seen === 100 && child?.kill('SIGINT'));
+    child = spawn(process.execPath, [cli, 'bench', server.url, '--duration', '60s', '--warmup', '0', '--connections', '2', '--no-ui'], {
+      env: { ...process.env, CI: 'true' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child!.on('exit', resolve));
+    expect(stderr).toContain('stopping; waiting for the requests in flight');
+    expect(code).toBe(0);
+    expect(stdout).toContain('stopped by the user at');
+    expect(stdout).toMatch(/\d+ sent, \d+ answered, 0 failed/);
+  });
+});

@@ -13,6 +13,11 @@ describe('option resolution', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
+  it('takes plain decimal numbers, signs and spaces around them included', () => {
+    expect(resolveOptions(SERVE_OPTIONS, { batchWindowMs: ' 2.5 ', port: '+8081' }, {})).toMatchObject({ batchWindowMs: 2.5, port: 8081 });
+    expect(resolveOptions(SERVE_OPTIONS, { batchWindowMs: '.5' }, {}).batchWindowMs).toBe(0.5);
+  });
+
   it('prefers flags over env over defaults', () => {
     expect(resolveOptions(SERVE_OPTIONS, {}, { MAX_BATCH_SIZE: '16' }).maxBatchSize).toBe(16);
     expect(resolveOptions(SERVE_OPTIONS, { maxBatchSize: '4' }, { MAX_BATCH_SIZE: '16' }).maxBatchSize).toBe(4);
@@ -22,6 +27,11 @@ describe('option resolution', () => {
     [{ maxBatchSize: '2.5' }, '--max-batch-size', 'an integer from 1 to 4096'],
     [{ batchWindowMs: 'soon' }, '--batch-window-ms', 'a number from 0 to 60000'],
     [{ logRequests: 'maybe' }, '--log-requests', 'true or false'],
+    // Number() would read these as 80, 10, 3 and 16.
+    [{ port: '0x50' }, '--port', 'an integer from 0 to 65535'],
+    [{ maxBatchSize: '1e1' }, '--max-batch-size', 'an integer from 1 to 4096'],
+    [{ maxQueueSize: '0b11' }, '--max-queue-size', 'an integer from'],
+    [{ batchWindowMs: '0x10' }, '--batch-window-ms', 'a number from 0 to 60000'],
   ])('rejects %j naming the flag and the allowed values', (raw, flag, allowed) => {
     try {
       resolveOptions(SERVE_OPTIONS, raw, {});

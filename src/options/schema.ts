@@ -104,13 +104,17 @@ export function parseDurationMs(text: string): number | undefined {
   return value * (msPerUnit[unit] as number);
 }
 
+const INTEGER = /^[+-]?\d+$/;
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
+
 function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
   const text = String(value).trim();
   switch (spec.kind) {
     case 'int':
     case 'number': {
-      const parsed = text === '' ? NaN : Number(text);
       const wantsInt = spec.kind === 'int';
+      // Plain decimal only: Number() would also take 0x50, 0b11 and 1e1, which nobody means as a port.
+      const parsed = (wantsInt ? INTEGER : DECIMAL).test(text) ? Number(text) : NaN;
       if (!Number.isFinite(parsed) || (wantsInt && !Number.isInteger(parsed)) || parsed < spec.min || parsed > spec.max) {
         throw invalid(name, text, `${wantsInt ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}`);
       }

@@ -75,7 +75,9 @@ function store(data: ElementArray, index: number, raw: unknown, spec: TensorSpec
   }
   const number = spec.type === 'bool' && typeof raw === 'boolean' ? Number(raw) : raw;
   if (typeof number !== 'number' || !Number.isFinite(number)) {
-    throw bad(`input "${spec.name}" must hold finite numbers, found ${JSON.stringify(raw) ?? String(raw)}`);
+    // JSON.stringify would show Infinity (a number too large for JSON's doubles, like 1e400) as null.
+    const found = typeof raw === 'number' ? String(raw) : (JSON.stringify(raw) ?? String(raw));
+    throw bad(`input "${spec.name}" must hold finite numbers, found ${found}`);
   }
   if (spec.type === 'bool' && number !== 0 && number !== 1) throw bad(`input "${spec.name}" is boolean: use true/false or 0/1`);
   const range = INTEGER_RANGE[spec.type];

@@ -6,6 +6,7 @@ import { RealClock } from '../core/real-clock.js';
 import { BatchlineError, errorBody, type ErrorCode } from '../errors.js';
 import type { ServeConfig } from '../options/serve.js';
 import { registerInferRoute, sendError } from './infer-route.js';
+import { requestIdFor } from './request-id.js';
 import type { HttpRejectReason } from './metrics.js';
 import { ServingRuntime } from './serving-runtime.js';
 
@@ -52,6 +53,8 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     // A child logger per request costs microseconds that matter at thousands of requests a
     // second; Fastify's per-request JSON logs are there only when asked for.
     logger: config.logRequests ? { level: 'info' } : false,
+    // request.id is the X-Request-Id the client sent, or a fresh UUID: replies and logs agree.
+    genReqId: requestIdFor,
     bodyLimit: config.bodyLimitBytes,
     // Keep-alive sockets that are idle when the server closes are closed at once.
     forceCloseConnections: 'idle',
@@ -68,8 +71,13 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     const inference = request.routeOptions.url === '/v1/infer' ? runtime : undefined;
     if (request.raw.destroyed || reply.raw.destroyed) return reply.code(499).send(); // the client is gone
     const mapped = error.code !== undefined ? FASTIFY_ERRORS[error.code] : undefined;
+    const encoding = request.headers['content-encoding'];
     let known: BatchlineError;
-    if (mapped !== undefined) {
+    if (encoding !== undefined && encoding !== 'identity' && (mapped?.code === 'BAD_JSON' || error instanceof SyntaxError)) {
+      // A compressed body reads as bad JSON; what is wrong is the encoding (RFC 7694: 415).
+      inference?.runtime?.metrics.reject('unsupported_media_type');
+      known = new BatchlineError('UNSUPPORTED_MEDIA_TYPE', `'${request.headers['content-type'] ?? 'none'}' with Content-Encoding ${encoding}; send the JSON uncompressed`);
+    } else if (mapped !== undefined) {
       inference?.runtime?.metrics.reject(mapped.reason);
       const detail = mapped.code === 'PAYLOAD_TOO_LARGE' ? String(config.bodyLimitBytes)
         : mapped.code === 'UNSUPPORTED_MEDIA_TYPE' ? `'${request.headers['content-type'] ?? 'none'}'`

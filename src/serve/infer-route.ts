@@ -1,12 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Outcome, PendingRequest } from '../core/types.js';
 import { BatchlineError, errorBody, type ErrorCode } from '../errors.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import type { ModelBatcher, ServingRuntime } from './serving-runtime.js';
-
-const REQUEST_ID_PATTERN = /^[\x21-\x7e]{1,128}$/;
 
 /**
  * POST /v1/infer: validate one item, hand it to the batcher, answer when its outcome arrives.
@@ -17,7 +14,7 @@ export function registerInferRoute(app: FastifyInstance, runtime: ServingRuntime
   const { maxRequestTimeoutMs } = runtime.config;
   app.post('/v1/infer', {
     handler: (request: FastifyRequest, reply: FastifyReply) => {
-      const requestId = requestIdOf(request);
+      const requestId = request.id; // the client's X-Request-Id or a fresh UUID (request-id.ts)
       reply.header('x-request-id', requestId);
       const loaded = runtime.runtime;
       if (runtime.state !== 'ready' || loaded === undefined) {
@@ -30,10 +27,12 @@ export function registerInferRoute(app: FastifyInstance, runtime: ServingRuntime
       try {
         timeoutMs = timeoutOf(request, runtime.config.requestTimeoutMs, maxRequestTimeoutMs);
         const body = request.body as { inputs?: unknown } | undefined;
+        // No body at all (and no content type, so Fastify parsed nothing): as for an empty JSON body.
+        if (body === undefined) throw new BatchlineError('BAD_JSON', 'the body is empty; send a JSON object with an "inputs" field');
         if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BatchlineError('BAD_INPUT', 'the body must be a JSON object with an "inputs" field');
         item = loaded.model.decode(body.inputs);
       } catch (error) {
-        loaded.metrics.reject('bad_input');
+        loaded.metrics.reject(error instanceof BatchlineError && error.code === 'BAD_JSON' ? 'bad_json' : 'bad_input');
         return void sendError(reply, error, runtime);
       }
       // The request's own connection: a pipelined response gets `reply.raw.socket` only when the
@@ -101,6 +100,8 @@ export function sendError(reply: FastifyReply, error: unknown, runtime?: Serving
   const known = error instanceof BatchlineError ? error : new BatchlineError('INTERNAL', (error as Error)?.message ?? String(error));
   // While draining, ask keep-alive clients to reconnect rather than reuse a closing socket.
   if (runtime?.state === 'draining' || runtime?.state === 'stopped') reply.header('connection', 'close');
+  // Errors raised before a route ran (bad JSON, 404, 413, 415) carry the id too.
+  reply.header('x-request-id', reply.request.id);
   runtime?.countResponse(known.httpStatus);
   return reply.code(known.httpStatus).send(errorBody(known.code, known.message));
 }
@@ -131,11 +132,6 @@ function forget(waiting: ModelRequest[] | undefined, request: ModelRequest): voi
   if (waiting === undefined) return;
   const index = waiting.indexOf(request);
   if (index >= 0) waiting.splice(index, 1);
-}
-
-function requestIdOf(request: FastifyRequest): string {
-  const given = request.headers['x-request-id'];
-  return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
 }
 
 function timeoutOf(request: FastifyRequest, defaultMs: number, maxMs: number): number {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { request } from 'undici';
 import { infer, startTestServer, type TestServer } from './test-server.js';
 
 let server: TestServer | undefined;
@@ -93,6 +94,33 @@ describe('bad requests', () => {
     expect(reply.status).toBe(status);
     expect(reply.json.error.code).toBe(code);
     expect(typeof reply.json.error.message).toBe('string');
+  });
+
+  it('echoes X-Request-Id on errors raised before the route runs', async () => {
+    server = await startTestServer({ bodyLimitBytes: 1024 });
+    const id = { 'x-request-id': 'err-id' };
+    const replies = [
+      await infer(server.url, '{"inputs": [1, 2', id),
+      await infer(server.url, 'inputs=1,2,3', { ...id, 'content-type': 'text/plain' }),
+      await infer(server.url, { inputs: [1, 2, 3], padding: 'x'.repeat(2000) }, id),
+      await infer(`${server.url}/nope`, { inputs: [1, 2, 3] }, id),
+    ];
+    expect(replies.map((r) => r.status)).toEqual([400, 415, 413, 404]);
+    for (const reply of replies) expect(reply.headers['x-request-id']).toBe('err-id');
+    // Without one, the error gets a fresh id, as a reply would.
+    expect((await infer(server.url, '{', {})).headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers a compressed body 415, a missing one 400 bad_json, and shows an infinite number as such', async () => {
+    server = await startTestServer();
+    const gzip = await infer(server.url, '\x1f\x8b\x08\x00garbage', { 'content-encoding': 'gzip' });
+    expect([gzip.status, gzip.json.error.code]).toEqual([415, 'unsupported_media_type']);
+    expect(gzip.json.error.message).toContain('Content-Encoding gzip');
+    const response = await request(`${server.url}/v1/infer`, { method: 'POST' });
+    expect(response.statusCode).toBe(400);
+    expect(((await response.body.json()) as { error: { code: string } }).error.code).toBe('bad_json');
+    const infinite = await infer(server.url, '{"inputs":[1e400, 1, 1]}');
+    expect(infinite.json.error.message).toContain('found Infinity');
   });
 
   it('rejects a body over the limit with 413', async () => {

@@ -1,0 +1,16 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+/** What an `X-Request-Id` may be to be honoured: 1 to 128 printable ASCII characters. */
+const REQUEST_ID_PATTERN = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * The id of a request (Fastify's `genReqId`, so it is `request.id` everywhere: the reply's
+ * `request_id`, the `X-Request-Id` header of every answer, errors included, and the request
+ * logs): the client's `X-Request-Id` when it is printable ASCII of at most 128 characters,
+ * otherwise a fresh UUID v4.
+ */
+export function requestIdFor(request: IncomingMessage): string {
+  const given = request.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
+}

@@ -9,6 +9,11 @@ const OUTCOMES: readonly OutcomeKind[] = ['ok', 'timeout', 'error', 'cancelled',
 /** Why the HTTP layer refused a request before it reached the batcher. */
 export type HttpRejectReason = 'bad_input' | 'bad_json' | 'payload_too_large' | 'unsupported_media_type' | 'not_ready' | 'shutting_down';
 
+/** The reasons serve can refuse for (the batcher's `over_sla` is not used by serve). */
+const REJECT_REASONS: readonly (RejectReason | HttpRejectReason)[] = [
+  'queue_full', 'closed', 'bad_input', 'bad_json', 'payload_too_large', 'unsupported_media_type', 'not_ready', 'shutting_down',
+];
+
 /**
  * The Prometheus metrics of a server, fed by the batcher's events (an observer) and by the
  * HTTP layer's refusals. The hot path costs a few array increments a request: counters that
@@ -80,7 +85,9 @@ export class ServeMetrics<I, O> implements BatcherObserver<I, O> {
     this.modelExecution = new BucketHistogram({
       name: 'batchline_model_execution_seconds', help: 'Batch start to finish, including simulated accelerator time.', buckets: LATENCY_BUCKETS_S, registers: [registry],
     });
-    for (const reason of ['queue_full', 'closed', 'bad_input', 'bad_json', 'payload_too_large', 'unsupported_media_type']) this.rejections.labels({ reason });
+    // Every reason is exported from the start, at 0: a series that appears only when it first
+    // counts breaks rate() and alerts written against it (prom-client's labels() alone does not).
+    for (const reason of REJECT_REASONS) this.rejections.inc({ reason }, 0);
     batcher.addObserver(this);
   }
 

@@ -71,6 +71,14 @@ describe('health, readiness and metrics', () => {
     }
   });
 
+  it('exports every rejection reason at 0 before any request', async () => {
+    server = await startTestServer();
+    const text = (await get(`${server.url}/metrics`)).text;
+    for (const reason of ['queue_full', 'closed', 'bad_input', 'bad_json', 'payload_too_large', 'unsupported_media_type', 'not_ready', 'shutting_down']) {
+      expect(text).toContain(`batchline_rejections_total{reason="${reason}"} 0`);
+    }
+  });
+
   // promtool comes from Debian's `prometheus` package; .ci/run installs it when it can.
   it.runIf(promtoolPath() !== undefined)('passes promtool check metrics', async () => {
     server = await startTestServer();

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Serve an ONNX model of your own: here a tiny two-input regression written with batchline's own
+# Serve an ONNX model of your own: here a tiny linear regression (one input x of four features) written with batchline's own
 # ONNX writer (any model whose inputs have a dynamic batch dimension 0 works the same way).
 #
 # 1. write model.onnx: y = x·w + b, with x of shape [batch, 4];

@@ -20,6 +20,7 @@ export const ERROR_TABLE = {
   MODEL_FAILURE: { httpStatus: 500, exitCode: 1, message: 'model execution failed: %s' },
   MODEL_LOAD_FAILED: { httpStatus: 500, exitCode: 1, message: 'could not load model: %s' },
   ADDRESS_IN_USE: { httpStatus: 500, exitCode: 1, message: '%s is already in use (another server? choose another --port)' },
+  CANNOT_LISTEN: { httpStatus: 500, exitCode: 1, message: 'cannot listen on %s' },
   INTERNAL: { httpStatus: 500, exitCode: 1, message: 'internal error: %s' },
 } as const satisfies Record<string, { httpStatus: number; exitCode: number; message: string }>;
 
@@ -30,9 +31,12 @@ export class BatchlineError extends Error {
   readonly code: ErrorCode;
   readonly httpStatus: number;
   readonly exitCode: number;
+  /** What filled the table's `%s`: the message without its fixed wording. */
+  readonly detail: string;
 
   constructor(code: ErrorCode, detail = '', options?: { cause?: unknown }) {
     super(ERROR_TABLE[code].message.replace('%s', detail), options);
+    this.detail = detail;
     this.name = 'BatchlineError';
     this.code = code;
     this.httpStatus = ERROR_TABLE[code].httpStatus;

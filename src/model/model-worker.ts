@@ -3,6 +3,7 @@
  * main thread posts, so model execution never blocks the event loop that serves HTTP.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { BatchlineError } from '../errors.js';
 import { OnnxModel } from './onnx-model.js';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './worker-protocol.js';
 import { transferablesOf } from './worker-protocol.js';
@@ -29,5 +30,7 @@ try {
     );
   });
 } catch (error) {
-  send({ kind: 'load_failed', message: error instanceof Error ? error.message : String(error) });
+  // The detail only: the main thread wraps it in its own MODEL_LOAD_FAILED ("could not load model: …").
+  const message = error instanceof BatchlineError && error.code === 'MODEL_LOAD_FAILED' ? error.detail : error instanceof Error ? error.message : String(error);
+  send({ kind: 'load_failed', message });
 }

@@ -43,7 +43,10 @@ export async function runServer(config: ServeConfig, io: ServeIo = { stdout: pro
   try {
     address = await app.listen({ host: config.host, port: config.port });
   } catch (error) {
-    if ((error as { code?: string }).code === 'EADDRINUSE') throw new BatchlineError('ADDRESS_IN_USE', `${config.host}:${config.port}`);
+    const code = (error as { code?: string }).code;
+    if (code === 'EADDRINUSE') throw new BatchlineError('ADDRESS_IN_USE', `${config.host}:${config.port}`);
+    // A host that does not resolve (ENOTFOUND), is not this machine's (EADDRNOTAVAIL), or a port it may not bind (EACCES).
+    if (code !== undefined) throw new BatchlineError('CANNOT_LISTEN', `${config.host}:${config.port} (${code}: ${(error as Error).message})`, { cause: error });
     throw error;
   }
   const output = await startServeOutput({ dashboard: io.dashboard === true, stdout: io.stdout, readStats: () => runtime.stats(), onQuit: () => quit.fire('q') });

@@ -101,6 +101,25 @@ describe('health, readiness and metrics', () => {
   });
 });
 
+describe('start-up failures', () => {
+  const sink = { write: () => true } as unknown as NodeJS.WritableStream;
+
+  it('names the address it cannot listen on', async () => {
+    // 192.0.2.1 (TEST-NET-1) is no address of this machine: bind fails at once with EADDRNOTAVAIL.
+    const config = resolveOptions(SERVE_OPTIONS, { host: '192.0.2.1', port: 0 }, {});
+    await expect(runServer(config, { stdout: sink, stderr: sink, shutdownSignal: new Promise(() => {}) })).rejects.toMatchObject({
+      code: 'CANNOT_LISTEN',
+      message: expect.stringMatching(/^cannot listen on 192\.0\.2\.1:0 \(EADDRNOTAVAIL/),
+    });
+  });
+
+  it.each(['worker', 'inline'])('says once that a missing model file could not be loaded (%s)', async (execution) => {
+    const error = await loadModel('/nonexistent/model.onnx', { execution: execution as 'worker' | 'inline' }).catch((e: unknown) => e as Error);
+    expect(error.message).toMatch(/^could not load model: \/nonexistent\/model\.onnx/);
+    expect(error.message.match(/could not load model/g)).toHaveLength(1);
+  });
+});
+
 describe('graceful shutdown', () => {
   it('answers every request with 200 or 503 when shut down while busy', async () => {
     let signal!: (name: string) => void;

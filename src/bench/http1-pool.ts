@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { RingBuffer } from '../core/ring-buffer.js';
 import { Http1ResponseParser } from './http1-response-parser.js';
 
@@ -15,7 +16,10 @@ export interface Http1PoolOptions {
   port: number;
   connections: number;
   pipelining: number;
-  /** Per request: a connection with a request outstanding and no byte for this long is dropped. */
+  /**
+   * Per request, from its write: a request unanswered this long fails (ETIMEDOUT) and takes its
+   * connection down, as with undici. A connection that opens no socket within it fails too.
+   */
   timeoutMs: number;
   /** The whole request, head and body, sent as is. */
   request: Buffer;
@@ -23,6 +27,11 @@ export interface Http1PoolOptions {
 }
 
 const noop = (): void => {};
+
+/** How often the pool looks for late requests: a tenth of --timeout, within 10–250 ms. */
+function sweepEveryMs(timeoutMs: number): number {
+  return Math.min(250, Math.max(10, timeoutMs / 10));
+}
 
 /** An error with a code classifyError knows. */
 function codedError(message: string, code: string): Error {
@@ -40,6 +49,8 @@ function codedError(message: string, code: string): Error {
  */
 export class Http1Pool {
   private readonly conns: Http1Connection[] = [];
+  /** Checks each connection's oldest request against --timeout (see `sweepEveryMs`). */
+  private readonly sweeper: NodeJS.Timeout;
   /** Connections with room for another request (each listed at most once). */
   private readonly ready: Http1Connection[] = [];
   private readonly queue = new RingBuffer<Http1Handler>(64);
@@ -52,6 +63,17 @@ export class Http1Pool {
       this.conns.push(conn);
       this.list(conn);
     }
+    this.sweeper = setInterval(() => this.expireLate(), sweepEveryMs(options.timeoutMs)).unref();
+  }
+
+  /**
+   * Fails the connections whose oldest request has waited --timeout since its write. Requests
+   * on a connection are answered in order, so the oldest one is the only one to check: one look
+   * per connection a sweep, and nothing per request but a timestamp.
+   */
+  private expireLate(): void {
+    const nowMs = performance.now();
+    for (const conn of this.conns) conn.expireIfLate(nowMs);
   }
 
   dispatch(handler: Http1Handler): void {
@@ -97,6 +119,7 @@ export class Http1Pool {
   /** Drops every connection; outstanding and queued requests fail. */
   async destroy(): Promise<void> {
     this.destroyed = true;
+    clearInterval(this.sweeper);
     for (let h = this.queue.shift(); h !== undefined; h = this.queue.shift()) h.onError(codedError('the pool was destroyed', 'UND_ERR_DESTROYED'));
     for (const conn of this.conns) conn.destroy(codedError('the pool was destroyed', 'UND_ERR_DESTROYED'));
     this.closing?.();
@@ -104,6 +127,7 @@ export class Http1Pool {
 
   private checkClosed(): void {
     if (this.closing === undefined || this.queue.length > 0 || this.conns.some((c) => c.busy())) return;
+    clearInterval(this.sweeper);
     for (const conn of this.conns) conn.end();
     const done = this.closing;
     this.closing = undefined;
@@ -119,6 +143,8 @@ class Http1Connection {
   private connected = false;
   /** Requests written (or waiting for the connection to open), oldest first. */
   private readonly outstanding = new RingBuffer<Http1Handler>(4);
+  /** When each written request went out (performance.now() ms), oldest first. */
+  private readonly writtenAtMs = new RingBuffer<number>(4);
   private unwritten = 0;
   private readonly abort = (): void => {};
 
@@ -152,8 +178,17 @@ class Http1Connection {
     socket?.destroy();
   }
 
+  /** Fails everything on this connection when its oldest written request is past --timeout. */
+  expireIfLate(nowMs: number): void {
+    const oldestMs = this.writtenAtMs.at(0);
+    if (oldestMs !== undefined && nowMs - oldestMs >= this.options.timeoutMs) {
+      this.destroy(codedError(`no response within ${this.options.timeoutMs} ms`, 'ETIMEDOUT'));
+    }
+  }
+
   private write(handler: Http1Handler): void {
     handler.onConnect(this.abort);
+    this.writtenAtMs.push(performance.now());
     (this.socket as Socket).write(this.options.request);
   }
 
@@ -202,6 +237,7 @@ class Http1Connection {
   }
 
   private onResponse(status: number, keepAlive: boolean): void {
+    this.writtenAtMs.shift();
     const handler = this.outstanding.shift();
     if (handler === undefined) {
       this.destroy(codedError('a response arrived with no request outstanding', 'HPE_INVALID'));
@@ -234,6 +270,7 @@ class Http1Connection {
 
   private failOutstanding(error: Error): void {
     this.unwritten = 0;
+    while (this.writtenAtMs.shift() !== undefined);
     for (let h = this.outstanding.shift(); h !== undefined; h = this.outstanding.shift()) h.onError(error);
   }
 }

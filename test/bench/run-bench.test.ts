@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { runBench } from '../../src/bench/run-bench.js';
 import { planFor } from './plan-helper.js';
-import { fixedDelayServer, refusedPort, silentServer, stallingServer, statusServer, type TestServer } from './servers.js';
+import { fixedDelayServer, refusedPort, silentServer, stallingServer, startServer, statusServer, type TestServer } from './servers.js';
 
 // Worker threads run the built JavaScript (npm run build); without it the --workers tests skip.
 const workerUrl = new URL('../../dist/src/bench/bench-worker.js', import.meta.url);
@@ -85,6 +85,29 @@ describe.each(['lean', 'undici'])('status and error counting (%s client)', (http
     expect(result.requests.sent).toBe(10);
     expect(result.errors.timeout).toBe(10);
     expect(result.requests.errors).toBe(10);
+  });
+});
+
+describe('--timeout with the lean client', () => {
+  it('is per request from its write: a response that trickles in past it is a timeout', async () => {
+    // Headers at once, then a byte every 40 ms: 20 bytes take 800 ms, and no gap is near 300 ms.
+    const timers = new Set<NodeJS.Timeout>();
+    server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-length': '20' });
+      let sent = 0;
+      const timer = setInterval(() => {
+        if (res.destroyed || ++sent > 20) return void (clearInterval(timer), timers.delete(timer), res.end());
+        res.write('x');
+      }, 40);
+      timers.add(timer);
+    });
+    try {
+      const { result } = await runBench(planFor(server.url, { httpClient: 'lean', connections: '1', requests: '1', warmup: '0', timeout: '300ms' }));
+      expect(result.errors.timeout).toBe(1);
+      expect(result.requests.completed).toBe(0);
+    } finally {
+      for (const timer of timers) clearInterval(timer);
+    }
   });
 });
 

@@ -114,7 +114,10 @@ describe('start-up failures', () => {
   });
 
   it.each(['worker', 'inline'])('says once that a missing model file could not be loaded (%s)', async (execution) => {
-    const error = await loadModel('/nonexistent/model.onnx', { execution: execution as 'worker' | 'inline' }).catch((e: unknown) => e as Error);
+    const error = await loadModel('/nonexistent/model.onnx', { execution: execution as 'worker' | 'inline' }).then(
+      () => new Error('the model loaded'),
+      (e: unknown) => e as Error,
+    );
     expect(error.message).toMatch(/^could not load model: \/nonexistent\/model\.onnx/);
     expect(error.message.match(/could not load model/g)).toHaveLength(1);
   });

@@ -21,6 +21,10 @@ export const PROFILE_OPTIONS = {
     kind: 'int', flag: 'seed', default: 1, min: 0, max: 4_294_967_295,
     description: 'seed of the random inputs',
   },
+  itemShape: {
+    kind: 'string', flag: 'item-shape', default: undefined,
+    description: "one item's shape per input with free dimensions, such as x=3x48x192 (comma-separated for several inputs); free dimensions not given are measured at size 1",
+  },
   out: {
     kind: 'string', flag: 'out', default: undefined,
     description: 'write the profile here, for simulate --latency-profile',

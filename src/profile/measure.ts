@@ -1,6 +1,7 @@
 import { SeededRandom } from '../core/rng.js';
 import type { ServedModel } from '../model/load-model.js';
-import { allocate, type ItemTensors, type TensorSpec } from '../model/tensor-spec.js';
+import { BatchlineError } from '../errors.js';
+import { allocate, describeShape, type ItemTensors, type TensorSpec } from '../model/tensor-spec.js';
 
 /** What `profile` needs of a model: its inputs and batched execution. */
 export type ProfiledModel = Pick<ServedModel, 'inputs' | 'runBatch'>;
@@ -26,9 +27,11 @@ export async function measureBatches(
   repetitions: number,
   seed: number,
   now: Stopwatch = () => performance.now(),
+  /** Item shapes by input name (`--item-shape`); other inputs get size 1 in free dimensions. */
+  itemShapes: ReadonlyMap<string, readonly number[]> = new Map(),
 ): Promise<BatchTimings[]> {
   const rng = new SeededRandom(seed);
-  const batches = batchSizes.map((n) => Array.from({ length: n }, () => randomItem(model.inputs, rng)));
+  const batches = batchSizes.map((n) => Array.from({ length: n }, () => randomItem(model.inputs, rng, itemShapes)));
   const timings = batchSizes.map((batchSize) => ({ batchSize, samplesMs: [] as number[] }));
   for (let round = 0; round < warmup + repetitions; round++) {
     for (let i = 0; i < batches.length; i++) {
@@ -49,11 +52,11 @@ function copyItem(item: ItemTensors): ItemTensors {
   return copy;
 }
 
-/** One request's worth of random inputs; a symbolic dimension gets size 1. */
-export function randomItem(specs: readonly TensorSpec[], rng: SeededRandom): ItemTensors {
+/** One request's worth of random inputs, shaped by `itemShapes` or with size 1 in free dimensions. */
+export function randomItem(specs: readonly TensorSpec[], rng: SeededRandom, itemShapes: ReadonlyMap<string, readonly number[]> = new Map()): ItemTensors {
   const item: ItemTensors = {};
   for (const spec of specs) {
-    const shape = spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : 1));
+    const shape = [...(itemShapes.get(spec.name) ?? spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : 1)))];
     const length = shape.reduce((product, dim) => product * dim, 1);
     const data = allocate(spec.type, length);
     for (let i = 0; i < length; i++) {
@@ -64,4 +67,32 @@ export function randomItem(specs: readonly TensorSpec[], rng: SeededRandom): Ite
     item[spec.name] = { data, shape };
   }
   return item;
+}
+
+/**
+ * Parses `--item-shape x=3x48x192,mask=48x192` against the model's inputs: each name must be an
+ * input, each shape must have its rank and agree with its fixed dimensions.
+ */
+export function parseItemShapes(text: string | undefined, specs: readonly TensorSpec[]): Map<string, number[]> {
+  const shapes = new Map<string, number[]>();
+  if (text === undefined) return shapes;
+  const fail = (why: string): never => {
+    throw new BatchlineError('INVALID_OPTION', `--item-shape: ${why}; inputs: ${specs.map((s) => `${s.name}${describeShape(s.itemShape)}`).join(', ')}`);
+  };
+  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+    const match = /^([^=]+)=(\d+(?:x\d+)*)$/.exec(part);
+    if (match === null) fail(`'${part}' is not name=AxBxC (positive integers joined by x)`);
+    const [, name, dims] = match as RegExpExecArray;
+    const spec = specs.find((s) => s.name === name);
+    if (spec === undefined) fail(`the model has no input '${name}'`);
+    const shape = (dims as string).split('x').map(Number);
+    const expected = (spec as TensorSpec).itemShape;
+    if (shape.length !== expected.length) fail(`'${name}' takes ${expected.length} item dimension${expected.length === 1 ? '' : 's'}, got ${shape.length}`);
+    expected.forEach((dim, i) => {
+      if (shape[i]! < 1) fail(`'${name}' dimension ${i} must be at least 1`);
+      if (typeof dim === 'number' && shape[i] !== dim) fail(`'${name}' dimension ${i} is fixed at ${dim}, got ${shape[i]}`);
+    });
+    shapes.set(name as string, shape);
+  }
+  return shapes;
 }

@@ -8,7 +8,13 @@ import type { BatchTimings } from './measure.js';
  * the mean: a hundred runs of a fast model hold a GC pause or two that would otherwise decide
  * the whole table.
  */
-export function summarizeProfile(model: string, timings: readonly BatchTimings[], warmup: number, repetitions: number): LatencyProfile {
+export function summarizeProfile(
+  model: string,
+  timings: readonly BatchTimings[],
+  warmup: number,
+  repetitions: number,
+  itemShapes?: Record<string, number[]>,
+): LatencyProfile {
   const points = timings.map((t) => summarizePoint(t));
   const fit = fitAffine(points.map((p) => ({ n: p.batch_size, ms: p.p50_ms })));
   return {
@@ -18,6 +24,7 @@ export function summarizeProfile(model: string, timings: readonly BatchTimings[]
     repetitions,
     points,
     fit: { a_ms: round(fit.aMs), b_ms: round(fit.bMs), r2: Math.round(fit.r2 * 10_000) / 10_000 },
+    ...(itemShapes === undefined ? {} : { item_shapes: itemShapes }),
   };
 }
 

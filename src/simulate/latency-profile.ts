@@ -13,6 +13,8 @@ export interface LatencyProfile {
   repetitions: number;
   points: LatencyProfilePoint[];
   fit: { a_ms: number; b_ms: number; r2: number };
+  /** For inputs with free dimensions: the item shape the runs used (`profile --item-shape`). */
+  item_shapes?: Record<string, number[]>;
 }
 
 export interface LatencyProfilePoint {

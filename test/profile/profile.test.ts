@@ -83,6 +83,47 @@ describe('batchline profile', () => {
     expect(JSON.parse(stdout.text)).toEqual(profile);
   });
 
+  it('measures free item dimensions at the sizes --item-shape gives, and says so', async () => {
+    const shapes: number[][] = [];
+    const load = async () => ({
+      version: 'image-v1',
+      inputs: [
+        { name: 'image', type: 'float32' as const, itemShape: [3, 'h', 'w'] },
+        { name: 'scale', type: 'float32' as const, itemShape: [1] },
+      ],
+      runBatch: async (items: readonly ItemTensors[]) => {
+        shapes.push(items[0]!.image!.shape);
+        expect(items[0]!.image!.data).toHaveLength(items[0]!.image!.shape.reduce((a, b) => a * b, 1));
+        return [...items];
+      },
+      close: async () => {},
+    });
+    const run = (itemShape?: string) => {
+      const options = resolveOptions(PROFILE_OPTIONS, { batchSizes: '1', warmup: '0', repetitions: '1', ...(itemShape === undefined ? {} : { itemShape }) }, {});
+      const stdout = sink();
+      return profileMain({ options, stdout, loadModel: load }).then((profile) => ({ profile, text: stdout.text }));
+    };
+    const given = await run('image=3x48x192');
+    expect(shapes.at(-1)).toEqual([3, 48, 192]);
+    expect(given.profile.item_shapes).toEqual({ image: [3, 48, 192] });
+    expect(given.text).toContain('item shapes: image [3, 48, 192] (--item-shape)');
+    const defaulted = await run();
+    expect(shapes.at(-1)).toEqual([3, 1, 1]);
+    expect(defaulted.profile.item_shapes).toEqual({ image: [3, 1, 1] });
+    expect(defaulted.text).toContain('item shapes: image [3, 1, 1]: free dimensions measured at size 1');
+
+    const cases: [string, string][] = [
+      ['photo=3x4x4', "no input 'photo'"],
+      ['image=48x192', 'takes 3 item dimensions, got 2'],
+      ['image=1x48x192', 'dimension 0 is fixed at 3, got 1'],
+      ['image=3x0x5', 'dimension 1 must be at least 1'],
+      ['image=3x4.5x4', 'is not name=AxBxC'],
+    ];
+    for (const [text, why] of cases) {
+      await expect(run(text)).rejects.toThrow(new RegExp(`^invalid option --item-shape: .*${why.replace(/[.()]/g, '\\$&')}.*; inputs: image\\[3, h, w\\], scale\\[1\\]`));
+    }
+  });
+
   it('simulate refuses a file that is not a profile, naming the flag', async () => {
     const bad = join(dir, 'not-a-profile.json');
     await import('node:fs/promises').then((fs) => fs.writeFile(bad, '{"points":[]}'));

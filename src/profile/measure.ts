@@ -56,7 +56,7 @@ function copyItem(item: ItemTensors): ItemTensors {
 export function randomItem(specs: readonly TensorSpec[], rng: SeededRandom, itemShapes: ReadonlyMap<string, readonly number[]> = new Map()): ItemTensors {
   const item: ItemTensors = {};
   for (const spec of specs) {
-    const shape = [...(itemShapes.get(spec.name) ?? spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : 1)))];
+    const shape = itemShapeOf(spec, itemShapes);
     const length = shape.reduce((product, dim) => product * dim, 1);
     const data = allocate(spec.type, length);
     for (let i = 0; i < length; i++) {
@@ -67,6 +67,11 @@ export function randomItem(specs: readonly TensorSpec[], rng: SeededRandom, item
     item[spec.name] = { data, shape };
   }
   return item;
+}
+
+/** The item shape measured for `spec`: as given by `--item-shape`, else size 1 in free dimensions. */
+export function itemShapeOf(spec: TensorSpec, itemShapes: ReadonlyMap<string, readonly number[]>): number[] {
+  return [...(itemShapes.get(spec.name) ?? spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : 1)))];
 }
 
 /**

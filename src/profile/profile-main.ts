@@ -3,7 +3,7 @@ import { BatchlineError } from '../errors.js';
 import type { ProfileOptions } from '../options/profile.js';
 import type { Output } from '../simulate/simulate-main.js';
 import type { LatencyProfile } from '../simulate/latency-profile.js';
-import { measureBatches, parseItemShapes, type ProfiledModel, type Stopwatch } from './measure.js';
+import { itemShapeOf, measureBatches, parseItemShapes, type ProfiledModel, type Stopwatch } from './measure.js';
 import { formatProfile } from './profile-text.js';
 import { summarizeProfile } from './summarize.js';
 
@@ -56,7 +56,7 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
 function measuredShapes(specs: ProfiledModel['inputs'], given: ReadonlyMap<string, readonly number[]>): Record<string, number[]> | undefined {
   const free = specs.filter((spec) => spec.itemShape.some((dim) => typeof dim === 'string'));
   if (free.length === 0) return undefined;
-  return Object.fromEntries(free.map((spec) => [spec.name, [...(given.get(spec.name) ?? spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : 1)))]]));
+  return Object.fromEntries(free.map((spec) => [spec.name, itemShapeOf(spec, given)]));
 }
 
 async function write(path: string, text: string, flag: string): Promise<void> {

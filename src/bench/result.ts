@@ -66,7 +66,8 @@ export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[],
   const eventLoop = worstEventLoop(outcomes.map((o) => o.eventLoop));
 
   const scheduledEndMs = plan.maxRequests > 0 ? 0 : scheduledEndMsOf(plan);
-  const stoppedEarly = stoppedAtMs !== undefined && (plan.maxRequests > 0 || stoppedAtMs < scheduledEndMs);
+  // Early only if the stop cut the plan short: with --requests, if not every request was sent.
+  const stoppedEarly = stoppedAtMs !== undefined && (plan.maxRequests > 0 ? counts.sent + counts.dropped < plan.maxRequests : stoppedAtMs < scheduledEndMs);
   const plannedEndMs = stoppedEarly ? Math.max(stoppedAtMs, plan.warmupMs) : scheduledEndMs;
   const measuredMs = Math.max(plannedEndMs, counts.lastCompletionMs) - plan.warmupMs;
   const plannedMs = plan.maxRequests > 0 && !stoppedEarly ? measuredMs : plannedEndMs - plan.warmupMs;
@@ -141,14 +142,15 @@ export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
   if (r.requests.dropped > 0) {
     warnings.push(`${r.requests.dropped} sends were refused by --max-in-flight ${plan.maxInFlight} and never sent`);
   }
-  if (plan.mode === 'open' && plan.stages === undefined && r.targetRateRps !== undefined && r.targetRateRps > 0) {
+  const measuredNothing = r.stoppedAtS !== undefined && r.stoppedAtS <= r.warmupS;
+  if (plan.mode === 'open' && plan.stages === undefined && r.targetRateRps !== undefined && r.targetRateRps > 0 && !measuredNothing) {
     const achieved = r.throughputRps / r.targetRateRps;
     if (achieved < 0.99) warnings.push(`achieved ${r.throughputRps.toFixed(1)} req/s, ${pct(achieved)} of the ${r.targetRateRps} req/s target`);
   }
   if (r.stoppedAtS !== undefined) {
     const planned = plan.maxRequests > 0 ? `--requests ${plan.maxRequests}` : `the planned ${fmtSeconds(scheduledEndMsOf(plan) / 1000)}`;
     warnings.push(
-      r.stoppedAtS <= r.warmupS
+      measuredNothing
         ? `stopped at ${fmtSeconds(r.stoppedAtS)}, inside the ${fmtSeconds(r.warmupS)} warm-up: nothing was measured`
         : `stopped by the user at ${fmtSeconds(r.stoppedAtS)} of ${planned}: the figures cover the part that ran`,
     );

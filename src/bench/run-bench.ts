@@ -28,8 +28,11 @@ export async function runBench(plan: BenchPlan, hooks: RunHooks = {}): Promise<B
   const startMs = performance.now();
   const onProgress = hooks.onProgress;
   const stop = hooks.stop;
-  let stoppedAtMs: number | undefined;
-  const noteStop = (): void => void (stoppedAtMs ??= performance.now() - startMs);
+  // When the user stopped, as epoch ms: worker threads start later than this thread, at a
+  // shared instant they report, and the stop is measured from the run's own start.
+  let stoppedAtEpochMs: number | undefined;
+  const noteStop = (): void => void (stoppedAtEpochMs ??= performance.timeOrigin + performance.now());
+  const stoppedAfter = (startEpochMs: number): number | undefined => (stoppedAtEpochMs === undefined ? undefined : Math.max(0, stoppedAtEpochMs - startEpochMs));
   if (stop?.aborted === true) noteStop();
   stop?.addEventListener('abort', noteStop, { once: true });
   const emitter = onProgress === undefined ? undefined : setInterval(() => onProgress(aggregator.snapshot(performance.now() - startMs)), 1000 / PROGRESS_HZ);
@@ -37,13 +40,13 @@ export async function runBench(plan: BenchPlan, hooks: RunHooks = {}): Promise<B
     if (plan.workers <= 1) {
       const onTick = onProgress === undefined ? undefined : (tick: RecorderTick): void => aggregator.accept(0, tick);
       const outcome = await runThread(shareOf(plan, 0, 1), { startAtMs: startMs, onTick, stop });
-      return buildResult(plan, [outcome], stoppedAtMs);
+      return buildResult(plan, [outcome], stoppedAfter(outcome.startEpochMs));
     }
     const workerUrl = hooks.workerUrl ?? new URL('./bench-worker.js', import.meta.url);
     if (!existsSync(fileURLToPath(workerUrl))) throw new Error(`--workers needs the built worker at ${fileURLToPath(workerUrl)} (run npm run build)`);
     const { runOnWorkers } = await import('./worker-pool.js');
-    const { outcomes } = await runOnWorkers(plan, workerUrl, onProgress !== undefined, (thread, tick) => aggregator.accept(thread, tick), stop);
-    return buildResult(plan, outcomes, stoppedAtMs);
+    const { outcomes, startEpochMs } = await runOnWorkers(plan, workerUrl, onProgress !== undefined, (thread, tick) => aggregator.accept(thread, tick), stop);
+    return buildResult(plan, outcomes, stoppedAfter(startEpochMs));
   } finally {
     stop?.removeEventListener('abort', noteStop);
     if (emitter !== undefined) clearInterval(emitter);

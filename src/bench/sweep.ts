@@ -43,6 +43,8 @@ export function parseSlo(text: string, parseDurationMs: (t: string) => number | 
  * schedule sends a little less or more than rate × duration by chance).
  */
 export function stepMeetsSlo(result: BenchResult, slo: Slo): boolean {
+  // A step stopped part-way did not hold its rate for the time asked: it proves nothing.
+  if (result.stoppedAtS !== undefined) return false;
   return result.latency[slo.percentile] < slo.boundMs && result.goodputRps >= 0.99 * result.sendRateRps;
 }
 
@@ -81,7 +83,7 @@ export function formatSweep(results: readonly BenchResult[], slo: Slo): string {
     fmtMs(r.latency.p99),
     String(r.requests.errors + r.requests.dropped + Object.entries(r.status).reduce((n, [c, k]) => (c.startsWith('2') ? n : n + k), 0)),
     fmtRate(r.goodputRps),
-    stepMeetsSlo(r, slo) ? 'met' : 'missed',
+    r.stoppedAtS !== undefined ? 'stopped' : stepMeetsSlo(r, slo) ? 'met' : 'missed',
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
   const render = (row: string[]): string => row.map((cell, i) => cell.padStart(widths[i] as number)).join('  ');

@@ -49,6 +49,13 @@ describe('sweep', () => {
     expect(text).toContain('highest rate that met p99<100ms: 200 req/s');
     expect(text.split('\n')[0]).toMatch(/rate\s+achieved\s+p50 ms\s+p99 ms\s+errors\s+goodput/);
   });
+
+  it('does not count a step the user stopped part-way, however good it looked', () => {
+    const slo = parseSlo('p99<100ms', parseDurationMs);
+    const stopped = { ...result(300, spread(10)), stoppedAtS: 1.2 };
+    expect(bestRate([result(100, spread(10)), stopped], slo)).toBe(100);
+    expect(formatSweep([result(100, spread(10)), stopped], slo)).toMatch(/300\s.*stopped\n/);
+  });
 });
 
 describe('compare', () => {

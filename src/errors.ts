@@ -12,7 +12,7 @@ export const ERROR_TABLE = {
   HEADERS_TOO_LARGE: { httpStatus: 431, exitCode: 1, message: 'request headers are too large' },
   NOT_FOUND: { httpStatus: 404, exitCode: 1, message: 'not found: %s' },
   PAYLOAD_TOO_LARGE: { httpStatus: 413, exitCode: 1, message: 'request body is larger than %s bytes' },
-  UNSUPPORTED_MEDIA_TYPE: { httpStatus: 415, exitCode: 1, message: 'content type must be application/json, got %s' },
+  UNSUPPORTED_MEDIA_TYPE: { httpStatus: 415, exitCode: 1, message: 'unsupported media type: %s' },
   QUEUE_FULL: { httpStatus: 429, exitCode: 1, message: 'server overloaded: the queue is full (%s waiting)' },
   NOT_READY: { httpStatus: 503, exitCode: 1, message: 'server is not ready: %s' },
   SHUTTING_DOWN: { httpStatus: 503, exitCode: 1, message: 'server is shutting down' },
@@ -42,6 +42,11 @@ export class BatchlineError extends Error {
     this.httpStatus = ERROR_TABLE[code].httpStatus;
     this.exitCode = ERROR_TABLE[code].exitCode;
   }
+}
+
+/** A body sent with a Content-Encoding (gzip, br, …): batchline reads plain JSON only (RFC 7694: 415). */
+export function unsupportedEncoding(encoding: string): BatchlineError {
+  return new BatchlineError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${encoding} is not supported; send the JSON uncompressed`);
 }
 
 /** The JSON error body every HTTP error uses: `{"error": {"code", "message"}}`. */

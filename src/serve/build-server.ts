@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Clock } from '../core/clock.js';
 import { RealClock } from '../core/real-clock.js';
-import { BatchlineError, errorBody, type ErrorCode } from '../errors.js';
+import { BatchlineError, errorBody, unsupportedEncoding, type ErrorCode } from '../errors.js';
 import type { ServeConfig } from '../options/serve.js';
 import { registerInferRoute, sendError } from './infer-route.js';
 import { requestIdFor } from './request-id.js';
@@ -76,11 +76,11 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     if (encoding !== undefined && encoding !== 'identity' && (mapped?.code === 'BAD_JSON' || error instanceof SyntaxError)) {
       // A compressed body reads as bad JSON; what is wrong is the encoding (RFC 7694: 415).
       inference?.runtime?.metrics.reject('unsupported_media_type');
-      known = new BatchlineError('UNSUPPORTED_MEDIA_TYPE', `'${request.headers['content-type'] ?? 'none'}' with Content-Encoding ${encoding}; send the JSON uncompressed`);
+      known = unsupportedEncoding(encoding);
     } else if (mapped !== undefined) {
       inference?.runtime?.metrics.reject(mapped.reason);
       const detail = mapped.code === 'PAYLOAD_TOO_LARGE' ? String(config.bodyLimitBytes)
-        : mapped.code === 'UNSUPPORTED_MEDIA_TYPE' ? `'${request.headers['content-type'] ?? 'none'}'`
+        : mapped.code === 'UNSUPPORTED_MEDIA_TYPE' ? `content type must be application/json, got '${request.headers['content-type'] ?? 'none'}'`
         : error.message;
       known = new BatchlineError(mapped.code, detail);
     } else if (error instanceof SyntaxError) {

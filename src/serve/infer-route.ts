@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Outcome, PendingRequest } from '../core/types.js';
-import { BatchlineError, errorBody, type ErrorCode } from '../errors.js';
+import { BatchlineError, errorBody, unsupportedEncoding, type ErrorCode } from '../errors.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import type { ModelBatcher, ServingRuntime } from './serving-runtime.js';
 
@@ -26,13 +26,16 @@ export function registerInferRoute(app: FastifyInstance, runtime: ServingRuntime
       let timeoutMs: number;
       try {
         timeoutMs = timeoutOf(request, runtime.config.requestTimeoutMs, maxRequestTimeoutMs);
+        // A body that parsed as JSON despite a Content-Encoding header is refused all the same.
+        const encoding = request.headers['content-encoding'];
+        if (encoding !== undefined && encoding !== 'identity') throw unsupportedEncoding(encoding);
         const body = request.body as { inputs?: unknown } | undefined;
         // No body at all (and no content type, so Fastify parsed nothing): as for an empty JSON body.
         if (body === undefined) throw new BatchlineError('BAD_JSON', 'the body is empty; send a JSON object with an "inputs" field');
         if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BatchlineError('BAD_INPUT', 'the body must be a JSON object with an "inputs" field');
         item = loaded.model.decode(body.inputs);
       } catch (error) {
-        loaded.metrics.reject(error instanceof BatchlineError && error.code === 'BAD_JSON' ? 'bad_json' : 'bad_input');
+        loaded.metrics.reject(rejectReasonOf(error));
         return void sendError(reply, error, runtime);
       }
       // The request's own connection: a pipelined response gets `reply.raw.socket` only when the
@@ -93,6 +96,12 @@ function sendOutcome(
     case 'cancelled':
       return void sendError(reply, new BatchlineError('SHUTTING_DOWN'), runtime);
   }
+}
+
+/** The metrics reason for an error the handler raised before queueing. */
+function rejectReasonOf(error: unknown): 'bad_json' | 'unsupported_media_type' | 'bad_input' {
+  if (!(error instanceof BatchlineError)) return 'bad_input';
+  return error.code === 'BAD_JSON' ? 'bad_json' : error.code === 'UNSUPPORTED_MEDIA_TYPE' ? 'unsupported_media_type' : 'bad_input';
 }
 
 /** Sends the JSON error body for `error` (a BatchlineError, or anything else as a 500). */

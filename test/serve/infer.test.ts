@@ -115,7 +115,11 @@ describe('bad requests', () => {
     server = await startTestServer();
     const gzip = await infer(server.url, '\x1f\x8b\x08\x00garbage', { 'content-encoding': 'gzip' });
     expect([gzip.status, gzip.json.error.code]).toEqual([415, 'unsupported_media_type']);
-    expect(gzip.json.error.message).toContain('Content-Encoding gzip');
+    expect(gzip.json.error.message).toBe('unsupported media type: Content-Encoding gzip is not supported; send the JSON uncompressed');
+    // Refused even when the body happens to parse as plain JSON.
+    const plain = await infer(server.url, { inputs: [1, 2, 3] }, { 'content-encoding': 'gzip' });
+    expect([plain.status, plain.json.error.code]).toEqual([415, 'unsupported_media_type']);
+    expect((await infer(server.url, { inputs: [1, 2, 3] }, { 'content-encoding': 'identity' })).status).toBe(200);
     const response = await request(`${server.url}/v1/infer`, { method: 'POST' });
     expect(response.statusCode).toBe(400);
     expect(((await response.body.json()) as { error: { code: string } }).error.code).toBe('bad_json');

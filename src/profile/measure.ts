@@ -52,11 +52,11 @@ function copyItem(item: ItemTensors): ItemTensors {
   return copy;
 }
 
-/** One request's worth of random inputs, shaped by `itemShapes` or with size 1 in free dimensions. */
+/** One request's worth of random inputs, shaped by `itemShapes` (resolveItemShapes) or with size 1 in free dimensions. */
 export function randomItem(specs: readonly TensorSpec[], rng: SeededRandom, itemShapes: ReadonlyMap<string, readonly number[]> = new Map()): ItemTensors {
   const item: ItemTensors = {};
   for (const spec of specs) {
-    const shape = itemShapeOf(spec, itemShapes);
+    const shape = [...(itemShapes.get(spec.name) ?? spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : 1)))];
     const length = shape.reduce((product, dim) => product * dim, 1);
     const data = allocate(spec.type, length);
     for (let i = 0; i < length; i++) {
@@ -69,22 +69,26 @@ export function randomItem(specs: readonly TensorSpec[], rng: SeededRandom, item
   return item;
 }
 
-/** The item shape measured for `spec`: as given by `--item-shape`, else size 1 in free dimensions. */
-export function itemShapeOf(spec: TensorSpec, itemShapes: ReadonlyMap<string, readonly number[]>): number[] {
-  return [...(itemShapes.get(spec.name) ?? spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : 1)))];
+/** The item shape of every input with free dimensions, and which of them fell back to size 1. */
+export interface ItemShapes {
+  shapes: Map<string, number[]>;
+  /** Inputs with a free dimension neither given nor shared with a given input: measured at 1. */
+  defaulted: string[];
 }
 
 /**
- * Parses `--item-shape x=3x48x192,mask=48x192` against the model's inputs: each name must be an
- * input, each shape must have its rank and agree with its fixed dimensions.
+ * Resolves `--item-shape x=3x48x192,mask=48x192` against the model's inputs. Each name must be an
+ * input, and each shape must have its rank and agree with its fixed dimensions. A named free
+ * dimension takes one size everywhere: inputs that share it (`seq` in both `ids` and `mask`) get
+ * the size given for either, and two different sizes for it are refused. What is left is 1.
  */
-export function parseItemShapes(text: string | undefined, specs: readonly TensorSpec[]): Map<string, number[]> {
-  const shapes = new Map<string, number[]>();
-  if (text === undefined) return shapes;
+export function resolveItemShapes(text: string | undefined, specs: readonly TensorSpec[]): ItemShapes {
   const fail = (why: string): never => {
     throw new BatchlineError('INVALID_OPTION', `--item-shape: ${why}; inputs: ${specs.map((s) => `${s.name}${describeShape(s.itemShape)}`).join(', ')}`);
   };
-  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+  const given = new Map<string, number[]>();
+  const sizeOf = new Map<string, { size: number; from: string }>();
+  for (const part of (text ?? '').split(',').map((p) => p.trim()).filter((p) => p !== '')) {
     const match = /^([^=]+)=(\d+(?:x\d+)*)$/.exec(part);
     if (match === null) fail(`'${part}' is not name=AxBxC (positive integers joined by x)`);
     const [, name, dims] = match as RegExpExecArray;
@@ -94,10 +98,24 @@ export function parseItemShapes(text: string | undefined, specs: readonly Tensor
     const expected = (spec as TensorSpec).itemShape;
     if (shape.length !== expected.length) fail(`'${name}' takes ${expected.length} item dimension${expected.length === 1 ? '' : 's'}, got ${shape.length}`);
     expected.forEach((dim, i) => {
-      if (shape[i]! < 1) fail(`'${name}' dimension ${i} must be at least 1`);
-      if (typeof dim === 'number' && shape[i] !== dim) fail(`'${name}' dimension ${i} is fixed at ${dim}, got ${shape[i]}`);
+      const size = shape[i] as number;
+      if (size < 1) fail(`'${name}' dimension ${i} must be at least 1`);
+      if (typeof dim === 'number' && size !== dim) fail(`'${name}' dimension ${i} is fixed at ${dim}, got ${size}`);
+      if (typeof dim === 'string' && dim !== '') {
+        const known = sizeOf.get(dim);
+        if (known !== undefined && known.size !== size) fail(`free dimension '${dim}' is ${known.size} in '${known.from}' and ${size} in '${name}'`);
+        sizeOf.set(dim, { size, from: name as string });
+      }
     });
-    shapes.set(name as string, shape);
+    given.set(name as string, shape);
   }
-  return shapes;
+  const shapes = new Map<string, number[]>();
+  const defaulted: string[] = [];
+  for (const spec of specs) {
+    if (!spec.itemShape.some((dim) => typeof dim === 'string')) continue;
+    const shape = given.get(spec.name) ?? spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : (sizeOf.get(dim)?.size ?? 0)));
+    if (shape.includes(0)) defaulted.push(spec.name);
+    shapes.set(spec.name, shape.map((size) => size || 1));
+  }
+  return { shapes, defaulted };
 }

@@ -3,7 +3,7 @@ import { BatchlineError } from '../errors.js';
 import type { ProfileOptions } from '../options/profile.js';
 import type { Output } from '../simulate/simulate-main.js';
 import type { LatencyProfile } from '../simulate/latency-profile.js';
-import { itemShapeOf, measureBatches, parseItemShapes, type ProfiledModel, type Stopwatch } from './measure.js';
+import { measureBatches, resolveItemShapes, type ItemShapes, type ProfiledModel, type Stopwatch } from './measure.js';
 import { formatProfile } from './profile-text.js';
 import { summarizeProfile } from './summarize.js';
 
@@ -32,10 +32,12 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
   const load = request.loadModel ?? (async (path, threads) => (await import('../model/load-model.js')).loadModel(path, { instances: 1, intraOpThreads: threads }));
   const model = await load(options.model, options.intraOpThreads);
   let profile: LatencyProfile;
+  let itemShapes: ItemShapes;
   try {
-    const itemShapes = parseItemShapes(options.itemShape, model.inputs);
-    const timings = await measureBatches(model, sizes, options.warmup, options.repetitions, options.seed, request.now, itemShapes);
-    profile = summarizeProfile(model.version, timings, options.warmup, options.repetitions, measuredShapes(model.inputs, itemShapes));
+    itemShapes = resolveItemShapes(options.itemShape, model.inputs);
+    const timings = await measureBatches(model, sizes, options.warmup, options.repetitions, options.seed, request.now, itemShapes.shapes);
+    const recorded = itemShapes.shapes.size === 0 ? undefined : Object.fromEntries(itemShapes.shapes);
+    profile = summarizeProfile(model.version, timings, options.warmup, options.repetitions, recorded);
   } finally {
     await model.close();
   }
@@ -44,19 +46,9 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
   if (options.json === '-') stdout.write(json);
   else {
     if (options.json !== undefined) await write(options.json, json, '--json');
-    stdout.write(formatProfile(profile, options.out, options.itemShape !== undefined));
+    stdout.write(formatProfile(profile, options.out, itemShapes.defaulted));
   }
   return profile;
-}
-
-/**
- * The item shape measured for each input that has free dimensions (given, or 1 in each), so the
- * profile says what it holds; undefined when every input is fixed.
- */
-function measuredShapes(specs: ProfiledModel['inputs'], given: ReadonlyMap<string, readonly number[]>): Record<string, number[]> | undefined {
-  const free = specs.filter((spec) => spec.itemShape.some((dim) => typeof dim === 'string'));
-  if (free.length === 0) return undefined;
-  return Object.fromEntries(free.map((spec) => [spec.name, itemShapeOf(spec, given)]));
 }
 
 async function write(path: string, text: string, flag: string): Promise<void> {

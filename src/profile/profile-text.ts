@@ -1,15 +1,15 @@
 import type { LatencyProfile } from '../simulate/latency-profile.js';
 
 /** The profile as a table for people, with the fit and what to do next. */
-export function formatProfile(profile: LatencyProfile, outPath: string | undefined, itemShapeGiven = false): string {
+export function formatProfile(profile: LatencyProfile, outPath: string | undefined, defaultedInputs: readonly string[] = []): string {
   const lines: string[] = [];
   lines.push(`batchline profile · ${profile.model} · ${profile.warmup} warm-up and ${profile.repetitions} timed runs per batch size, interleaved`);
   if (profile.item_shapes !== undefined) {
     const shapes = Object.entries(profile.item_shapes).map(([name, shape]) => `${name} [${shape.join(', ')}]`);
     lines.push(
-      itemShapeGiven
+      defaultedInputs.length === 0
         ? `item shapes: ${shapes.join(', ')} (--item-shape)`
-        : `item shapes: ${shapes.join(', ')}: free dimensions measured at size 1, far below what real inputs cost; give real sizes with --item-shape`,
+        : `item shapes: ${shapes.join(', ')}: free dimensions of ${defaultedInputs.join(', ')} measured at size 1, far below what real inputs cost; give real sizes with --item-shape`,
     );
   }
   lines.push('');

@@ -110,7 +110,7 @@ describe('batchline profile', () => {
     const defaulted = await run();
     expect(shapes.at(-1)).toEqual([3, 1, 1]);
     expect(defaulted.profile.item_shapes).toEqual({ image: [3, 1, 1] });
-    expect(defaulted.text).toContain('item shapes: image [3, 1, 1]: free dimensions measured at size 1');
+    expect(defaulted.text).toContain('item shapes: image [3, 1, 1]: free dimensions of image measured at size 1');
 
     const cases: [string, string][] = [
       ['photo=3x4x4', "no input 'photo'"],
@@ -122,6 +122,34 @@ describe('batchline profile', () => {
     for (const [text, why] of cases) {
       await expect(run(text)).rejects.toThrow(new RegExp(`^invalid option --item-shape: .*${why.replace(/[.()]/g, '\\$&')}.*; inputs: image\\[3, h, w\\], scale\\[1\\]`));
     }
+  });
+
+  it('gives a named free dimension one size in every input that shares it', async () => {
+    const seen: number[][][] = [];
+    const load = async () => ({
+      version: 'text-v1',
+      inputs: [
+        { name: 'ids', type: 'int32' as const, itemShape: ['seq'] },
+        { name: 'mask', type: 'int32' as const, itemShape: ['seq'] },
+        { name: 'extra', type: 'float32' as const, itemShape: ['n'] },
+      ],
+      runBatch: async (items: readonly ItemTensors[]) => {
+        seen.push([items[0]!.ids!.shape, items[0]!.mask!.shape, items[0]!.extra!.shape]);
+        return [...items];
+      },
+      close: async () => {},
+    });
+    const options = resolveOptions(PROFILE_OPTIONS, { batchSizes: '1', warmup: '0', repetitions: '1', itemShape: 'ids=64' }, {});
+    const stdout = sink();
+    const profile = await profileMain({ options, stdout, loadModel: load });
+    expect(seen.at(-1)).toEqual([[64], [64], [1]]);
+    expect(profile.item_shapes).toEqual({ ids: [64], mask: [64], extra: [1] });
+    // Only `extra` fell back to 1, and the table says so rather than crediting --item-shape.
+    expect(stdout.text).toContain('free dimensions of extra measured at size 1');
+    const conflicting = resolveOptions(PROFILE_OPTIONS, { batchSizes: '1', warmup: '0', repetitions: '1', itemShape: 'ids=64,mask=32' }, {});
+    await expect(profileMain({ options: conflicting, stdout: sink(), loadModel: load })).rejects.toThrow(
+      /--item-shape: free dimension 'seq' is 64 in 'ids' and 32 in 'mask'/,
+    );
   });
 
   it('simulate refuses a file that is not a profile, naming the flag', async () => {

@@ -64,44 +64,42 @@ export class OnnxModel {
   async runBatch(items: readonly ItemTensors[]): Promise<(ItemTensors | Error)[]> {
     if ('native' in this.session) return this.runBatchSync(items);
     const session = this.session.public;
-    const results = new Array<ItemTensors | Error>(items.length);
-    for (const indexes of groupBySymbolicShape(items, this.inputs)) {
+    const groups = groupBySymbolicShape(items, this.inputs);
+    const outputs: (ItemTensors | Error)[][] = [];
+    for (const indexes of groups) {
       const group = indexes.map((i) => items[i] as ItemTensors);
-      let outputs: (ItemTensors | Error)[];
       try {
-        outputs = splitOutputs(await session.run(this.stack(group)), this.outputs, group.length);
+        outputs.push(splitOutputs(await session.run(this.stack(group)), this.outputs, group.length));
       } catch (error) {
-        if (group.length === 1) outputs = [asError(error)];
-        else outputs = await Promise.all(group.map((item) => session.run(this.stack([item])).then((one) => splitOutputs(one, this.outputs, 1)[0] as ItemTensors, asError)));
+        if (group.length === 1) outputs.push([asError(error)]);
+        else outputs.push(await Promise.all(group.map((item) => session.run(this.stack([item])).then((one) => splitOutputs(one, this.outputs, 1)[0] as ItemTensors, asError))));
       }
-      indexes.forEach((itemIndex, position) => (results[itemIndex] = outputs[position] as ItemTensors | Error));
     }
-    return results;
+    return inItemOrder(items.length, groups, outputs);
   }
 
   /** `runBatch` on the calling thread, without a Promise; only when `synchronous`. */
   runBatchSync(items: readonly ItemTensors[]): (ItemTensors | Error)[] {
     if (!('native' in this.session)) throw new Error('this model runs through the asynchronous onnxruntime API');
     const session = this.session.native;
-    const results = new Array<ItemTensors | Error>(items.length);
-    for (const indexes of groupBySymbolicShape(items, this.inputs)) {
+    const runOne = (group: readonly ItemTensors[]): ItemTensors[] => splitOutputs(session.run(this.stack(group)), this.outputs, group.length);
+    const groups = groupBySymbolicShape(items, this.inputs);
+    const outputs = groups.map((indexes): (ItemTensors | Error)[] => {
       const group = indexes.map((i) => items[i] as ItemTensors);
-      let outputs: (ItemTensors | Error)[];
       try {
-        outputs = splitOutputs(session.run(this.stack(group)), this.outputs, group.length);
+        return runOne(group);
       } catch (error) {
-        if (group.length === 1) outputs = [asError(error)];
-        else outputs = group.map((item) => {
+        if (group.length === 1) return [asError(error)];
+        return group.map((item) => {
           try {
-            return splitOutputs(session.run(this.stack([item])), this.outputs, 1)[0] as ItemTensors;
+            return runOne([item])[0] as ItemTensors;
           } catch (itemError) {
             return asError(itemError);
           }
         });
       }
-      indexes.forEach((itemIndex, position) => (results[itemIndex] = outputs[position] as ItemTensors | Error));
-    }
-    return results;
+    });
+    return inItemOrder(items.length, groups, outputs);
   }
 
   async close(): Promise<void> {
@@ -141,6 +139,14 @@ function splitOutputs(results: Record<string, ort.Tensor>, specs: readonly Tenso
     }
   }
   return items;
+}
+
+/** The outputs of each group (item indexes in `groups`) put back in the batch's item order. */
+function inItemOrder(count: number, groups: readonly number[][], outputs: readonly (readonly (ItemTensors | Error)[])[]): (ItemTensors | Error)[] {
+  if (groups.length === 1) return outputs[0] as (ItemTensors | Error)[]; // one group: already in order
+  const results = new Array<ItemTensors | Error>(count);
+  groups.forEach((indexes, g) => indexes.forEach((itemIndex, position) => (results[itemIndex] = outputs[g]![position] as ItemTensors | Error)));
+  return results;
 }
 
 /** Items whose symbolic dimensions differ cannot be stacked together; group equal ones. */

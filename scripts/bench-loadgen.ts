@@ -1,8 +1,9 @@
 /**
  * `npm run bench:loadgen`: how fast is `batchline bench` as a load generator? Runs it, autocannon
  * and (when installed) wrk against the same trivial Fastify server, in rounds that rotate the
- * order, and prints each tool's requests per second and the ratios (DESIGN.md §7). Every tool
- * runs closed loop with the same connections and pipelining, and gets the same warmup.
+ * order, and prints each tool's requests per second and the ratios (docs/architecture.md,
+ * "Measuring"). Every tool runs closed loop with the same connections and pipelining, and gets
+ * the same warmup.
  *
  * Settings (env): LOADGEN_CONNECTIONS (32), LOADGEN_DURATION_S (5), LOADGEN_ROUNDS (3),
  * LOADGEN_PIPELINING (1), LOADGEN_WORKERS (1, batchline's --workers).

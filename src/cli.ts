@@ -49,7 +49,7 @@ export function exitCodeFor(error: unknown, stderr: NodeJS.WritableStream = proc
   return 1;
 }
 
-/** Entry point of bin/batchline.js; the only place that calls process.exit (DESIGN.md §6 rule 6). */
+/** Entry point of bin/batchline.js; the only place that calls process.exit (rule 6 of architecture.md). */
 export async function main(argv: string[]): Promise<void> {
   // Output piped into `head` and the like: a closed pipe ends the command quietly.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {

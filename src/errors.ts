@@ -1,7 +1,7 @@
 /**
  * Every error batchline can report, as one table: code, HTTP status, process exit code and a
  * message template. Throw `BatchlineError` with a code from here; the HTTP layer and the CLI
- * both map it through this table, so the two can never disagree (DESIGN.md §6 rule 8).
+ * both map it through this table, so the two can never disagree (architecture.md rule 8).
  */
 export const ERROR_TABLE = {
   INVALID_OPTION: { httpStatus: 400, exitCode: 2, message: 'invalid option %s' },

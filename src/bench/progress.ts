@@ -4,7 +4,7 @@ import { emptyErrorCounts, type ErrorCounts } from './error-kind.js';
 import { addEncoded } from './histogram-codec.js';
 import { addCounts, emptyCounts, type RecorderCounts, type RecorderTick } from './recorder.js';
 
-/** Snapshots per second the run emits to a progress view (DESIGN.md §6 rule 9). */
+/** Snapshots per second the run emits to a progress view (architecture.md rule 9). */
 export const PROGRESS_HZ = 4;
 
 /**

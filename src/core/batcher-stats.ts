@@ -6,7 +6,7 @@ import type { Batch, BatcherObserver, Outcome, PendingRequest } from './types.js
 
 /**
  * What dashboards, the JSON stats endpoint and reports render: a plain, serializable picture of
- * the batcher at one instant (DESIGN.md §6 rule 9).
+ * the batcher at one instant (architecture.md rule 9).
  */
 export interface BatcherSnapshot {
   atMs: number;

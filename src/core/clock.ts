@@ -1,12 +1,12 @@
 /**
- * Time, injected. The core reads time only through a Clock (DESIGN.md §6 rule 1), so the same
+ * Time, injected. The core reads time only through a Clock (architecture.md rule 1), so the same
  * batcher runs on real time in `serve` and on a virtual clock in `simulate` and in tests.
  */
 
 /**
- * Order of events that fall on the same instant (DESIGN.md §3): batch completions, then
- * deadline expiries, then window closings, then arrivals. A virtual clock honours it; a real
- * clock, where two timers rarely share an instant, may ignore it.
+ * Order of events that fall on the same instant (architecture.md, "Batching semantics"): batch
+ * completions, then deadline expiries, then window closings, then arrivals. A virtual clock
+ * honours it; a real clock, where two timers rarely share an instant, may ignore it.
  */
 export const EventOrder = {
   completion: 0,

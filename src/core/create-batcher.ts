@@ -14,7 +14,7 @@ export interface BatchingConfig {
 
 /**
  * Builds the batcher exactly as `serve` runs it. `simulate` and the parity test call this same
- * function with a virtual clock, so the two cannot drift apart (DESIGN.md §6 rule 3).
+ * function with a virtual clock, so the two cannot drift apart (architecture.md rule 3).
  */
 export function createBatcher<I, O>(config: Readonly<BatchingConfig>, clock: Clock, executor: Executor<I, O>): Batcher<I, O> {
   const policy = new WindowPolicy({ maxBatchSize: config.maxBatchSize, batchWindowMs: config.batchWindowMs });

@@ -16,7 +16,7 @@ export const HISTOGRAM_MAX_US = 3_600_000_000;
 
 /**
  * An HDR histogram of durations in integer microseconds, 1 µs to 1 h at 3 significant digits
- * (DESIGN.md §6 rule 5: the core uses float ms, histograms integer µs).
+ * (architecture.md rule 5: the core uses float ms, histograms integer µs).
  */
 export function createLatencyHistogram(): hdr.Histogram {
   return hdr.build({

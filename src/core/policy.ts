@@ -1,6 +1,6 @@
 /**
  * Batching policies: pure functions of (queue view, free slots, now) that answer "dispatch n
- * now", "wake me at t" or "nothing to do" (DESIGN.md §6 rule 2). The batcher owns the timer.
+ * now", "wake me at t" or "nothing to do" (architecture.md rule 2). The batcher owns the timer.
  */
 
 /** What a policy may look at. */
@@ -50,7 +50,8 @@ export class WindowPolicy implements BatchPolicy {
     const { maxBatchSize, batchWindowMs } = this.options;
     if (queue.length >= maxBatchSize) return this.full;
     // The close time is computed the same way when arming the timer and when it fires, so the
-    // comparison cannot strand a request by floating-point rounding (DESIGN.md §3).
+    // comparison cannot strand a request by floating-point rounding (architecture.md, "Batching
+    // semantics").
     const closesAtMs = (queue.oldestArrivalAtMs as number) + batchWindowMs;
     if (nowMs >= closesAtMs) return { kind: 'dispatch', size: queue.length, trigger: 'window' };
     if (queue.draining) return { kind: 'dispatch', size: queue.length, trigger: 'drain' };

@@ -1,6 +1,6 @@
 /**
  * A growable FIFO ring buffer: O(1) push and shift without `Array#shift`'s copying
- * (DESIGN.md §6 rule 2). Capacity doubles when full and never shrinks.
+ * (architecture.md rule 2). Capacity doubles when full and never shrinks.
  */
 export class RingBuffer<T> {
   private slots: (T | undefined)[];

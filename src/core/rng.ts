@@ -1,6 +1,6 @@
 /**
  * A seeded pseudo-random generator (sfc32, seeded through splitmix32): the only source of chance
- * in the core, so a seed reproduces a run exactly (DESIGN.md §6 rules 1 and 4).
+ * in the core, so a seed reproduces a run exactly (architecture.md rules 1 and 4).
  */
 export class SeededRandom {
   private a: number;

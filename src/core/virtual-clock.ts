@@ -16,7 +16,7 @@ function runsBefore(a: VirtualTimer, b: VirtualTimer): boolean {
 
 /**
  * A clock whose time moves only when its events are drained: an event heap ordered by
- * (time, same-instant order, sequence), so runs are deterministic (DESIGN.md §6 rule 4).
+ * (time, same-instant order, sequence), so runs are deterministic (architecture.md rule 4).
  * The simulator drains it with `run()`; tests step it with `advanceTo()`.
  */
 export class VirtualClock implements Clock {

@@ -5,7 +5,7 @@ export const BENCH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', '
 
 /**
  * Every option of `batchline bench` except the repeated `--header`, which commander collects
- * itself. One literal: flag, env fallback, default with its unit, allowed range (DESIGN.md §6
+ * itself. One literal: flag, env fallback, default with its unit, allowed range (architecture.md
  * rule 7). Durations resolve to milliseconds.
  */
 export const BENCH_OPTIONS = {

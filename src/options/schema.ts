@@ -5,7 +5,7 @@ import { BatchlineError } from '../errors.js';
  * One option of a command: its flag, the environment variable it falls back to, its default and
  * the values it allows. A command's options are one `OptionSchema` literal; `addOptions` turns it
  * into commander flags with help text and `resolveOptions` validates once at the boundary
- * (flags > env > defaults) and returns a frozen object (DESIGN.md §6 rule 7).
+ * (flags > env > defaults) and returns a frozen object (architecture.md rule 7).
  */
 export type OptionSpec =
   | NumberOptionSpec

@@ -43,7 +43,7 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
 }
 
 /**
- * Builds the HTTP server without listening (DESIGN.md §6 rule 10). The model is attached later
+ * Builds the HTTP server without listening (architecture.md rule 10). The model is attached later
  * through `runtime.attach()`: until then /readyz and /v1/infer answer 503.
  */
 export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltServer {

@@ -37,7 +37,7 @@ export interface SimulationResult {
 /**
  * The virtual model: a batch of `n` occupies its slot for `serviceTime(n)` virtual ms, then
  * answers every request with its own input. Completions are ordered before anything else at
- * the same instant, as DESIGN.md §3 requires.
+ * the same instant, as "Batching semantics" in architecture.md requires.
  */
 export class SimulatedExecutor implements Executor<number, number> {
   constructor(

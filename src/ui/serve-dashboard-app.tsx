@@ -58,7 +58,7 @@ export function ServeDashboardApp({ stats, trends, columns, rows, onQuit, frame 
 
 /**
  * Draws the serve dashboard until `stop()`: every `frameMs` it reads the stats once, adds them
- * to a 60 s history and redraws. The request path never touches it (DESIGN.md §6 rule 9).
+ * to a 60 s history and redraws. The request path never touches it (architecture.md rule 9).
  */
 export function startServeDashboard(options: ServeDashboardOptions): { stop(): void } {
   const stdout = options.stdout ?? process.stdout;

@@ -1,6 +1,6 @@
 /**
  * Whether to draw a live dashboard: only on a terminal, never in CI, never with `--no-ui`.
- * Kept free of Ink so a command can decide before loading it (DESIGN.md §6 rule 6).
+ * Kept free of Ink so a command can decide before loading it (architecture.md rule 6).
  */
 export function shouldUseDashboard(
   stdout: { isTTY?: boolean },

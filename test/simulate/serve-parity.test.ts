@@ -13,7 +13,7 @@ import { ServingRuntime } from '../../src/serve/serving-runtime.js';
 import { simulateOptions } from './helpers.js';
 
 /**
- * DESIGN.md §6 rule 3: one seeded arrival trace through `simulate` and through serve's own
+ * architecture.md rule 3: one seeded arrival trace through `simulate` and through serve's own
  * driver (ServingRuntime: createBatcher + ModelExecutor with MODEL_LATENCY_MS) on a manual
  * clock gives identical batches and times. The model stands in for an accelerator whose time
  * grows with the batch: it answers `perItemMs·n + fixedMs` virtual ms after it is called.

@@ -32,7 +32,7 @@ function staticImports(entry: string, seen = new Set<string>()): Set<string> {
   return seen;
 }
 
-describe('Ink is loaded only for a dashboard (DESIGN.md §6 rule 6)', () => {
+describe('Ink is loaded only for a dashboard (architecture.md rule 6)', () => {
   for (const entry of ['src/cli.ts', 'src/commands/watch.ts', 'src/watch/watch-plain.ts', 'src/report/stats-line.ts', 'src/ui/terminal.ts', 'src/ui/timeline-model.ts']) {
     it(`${entry} does not import ink or react`, () => {
       const reached = staticImports(resolve(root, entry));

@@ -1,30 +1,65 @@
 /**
- * Every error batchline can report, as one table: code, HTTP status, process exit code and a
- * message template. Throw `BatchlineError` with a code from here; the HTTP layer and the CLI
- * both map it through this table, so the two can never disagree (architecture.md rule 8).
+ * One row of the error table. `reason` and `retryAfterS` matter only to the HTTP layer
+ * (`src/serve/answer.ts`), which is the one place that reads them.
+ */
+export interface ErrorRow {
+  /** HTTP status of an answer with this error. */
+  readonly httpStatus: number;
+  /** Process exit code when a command ends with this error. */
+  readonly exitCode: number;
+  /** Message template; `%s` is the detail. */
+  readonly message: string;
+  /**
+   * The `reason` label of `batchline_rejections_total` when this error refuses an inference
+   * request before it reaches a batcher. Absent for errors that end an admitted request (its
+   * outcome is counted by the batcher) or never answer an inference request.
+   */
+  readonly reason?: string;
+  /** Seconds for a `Retry-After` header: the client may try again (overload). */
+  readonly retryAfterS?: number;
+}
+
+/**
+ * Every error batchline can report, as one table: code, HTTP status, process exit code, message
+ * template, and for the HTTP layer the metrics reason and Retry-After. Throw `BatchlineError`
+ * with a code from here; the HTTP layer and the CLI both map it through this table, so the two
+ * can never disagree (architecture.md rule 8). A new error is a new row (and a case in
+ * test/errors.test.ts).
  */
 export const ERROR_TABLE = {
   INVALID_OPTION: { httpStatus: 400, exitCode: 2, message: 'invalid option %s' },
-  BAD_JSON: { httpStatus: 400, exitCode: 1, message: 'request body is not valid JSON: %s' },
-  BAD_INPUT: { httpStatus: 400, exitCode: 1, message: 'invalid inputs: %s' },
-  BAD_HEADER: { httpStatus: 400, exitCode: 1, message: 'invalid header: %s' },
-  BAD_REQUEST: { httpStatus: 400, exitCode: 1, message: 'malformed HTTP request: %s' },
+  BAD_JSON: { httpStatus: 400, exitCode: 1, message: 'request body is not valid JSON: %s', reason: 'bad_json' },
+  BAD_INPUT: { httpStatus: 400, exitCode: 1, message: 'invalid inputs: %s', reason: 'bad_input' },
+  // A bad X-Request-Timeout-Ms is part of what the client sent: counted with bad inputs.
+  BAD_HEADER: { httpStatus: 400, exitCode: 1, message: 'invalid header: %s', reason: 'bad_input' },
+  BAD_REQUEST: { httpStatus: 400, exitCode: 1, message: 'malformed HTTP request: %s', reason: 'bad_request' },
   HEADERS_TOO_LARGE: { httpStatus: 431, exitCode: 1, message: 'request headers are too large' },
   NOT_FOUND: { httpStatus: 404, exitCode: 1, message: 'not found: %s' },
-  PAYLOAD_TOO_LARGE: { httpStatus: 413, exitCode: 1, message: 'request body is larger than %s bytes' },
-  UNSUPPORTED_MEDIA_TYPE: { httpStatus: 415, exitCode: 1, message: 'unsupported media type: %s' },
-  QUEUE_FULL: { httpStatus: 429, exitCode: 1, message: 'server overloaded: the queue is full (%s waiting)' },
-  NOT_READY: { httpStatus: 503, exitCode: 1, message: 'server is not ready: %s' },
-  SHUTTING_DOWN: { httpStatus: 503, exitCode: 1, message: 'server is shutting down' },
+  PAYLOAD_TOO_LARGE: { httpStatus: 413, exitCode: 1, message: 'request body is larger than %s bytes', reason: 'payload_too_large' },
+  UNSUPPORTED_MEDIA_TYPE: { httpStatus: 415, exitCode: 1, message: 'unsupported media type: %s', reason: 'unsupported_media_type' },
+  QUEUE_FULL: { httpStatus: 429, exitCode: 1, message: 'server overloaded: the queue is full (%s waiting)', reason: 'queue_full', retryAfterS: 1 },
+  OVER_SLA: { httpStatus: 429, exitCode: 1, message: 'server overloaded: the request would miss its deadline (%s)', reason: 'over_sla', retryAfterS: 1 },
+  NOT_READY: { httpStatus: 503, exitCode: 1, message: 'server is not ready: %s', reason: 'not_ready' },
+  SHUTTING_DOWN: { httpStatus: 503, exitCode: 1, message: 'server is shutting down', reason: 'shutting_down' },
   DEADLINE_EXCEEDED: { httpStatus: 504, exitCode: 1, message: 'request deadline of %s ms exceeded' },
   MODEL_FAILURE: { httpStatus: 500, exitCode: 1, message: 'model execution failed: %s' },
   MODEL_LOAD_FAILED: { httpStatus: 500, exitCode: 1, message: 'could not load model: %s' },
   ADDRESS_IN_USE: { httpStatus: 500, exitCode: 1, message: '%s is already in use (another server? choose another --port)' },
   CANNOT_LISTEN: { httpStatus: 500, exitCode: 1, message: 'cannot listen on %s' },
-  INTERNAL: { httpStatus: 500, exitCode: 1, message: 'internal error: %s' },
-} as const satisfies Record<string, { httpStatus: number; exitCode: number; message: string }>;
+  INTERNAL: { httpStatus: 500, exitCode: 1, message: 'internal error: %s', reason: 'internal' },
+} as const satisfies Record<string, ErrorRow>;
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
+
+/** The row of `code`, typed as a plain row (optional columns readable). */
+export function errorRow(code: ErrorCode): ErrorRow {
+  return ERROR_TABLE[code];
+}
+
+/** Every metrics reason of the table: the `reason` labels `batchline_rejections_total` exports. */
+export const REJECTION_REASONS: readonly string[] = [
+  ...new Set(Object.values(ERROR_TABLE as Record<string, ErrorRow>).flatMap((row) => (row.reason === undefined ? [] : [row.reason]))),
+];
 
 /** An error with a code from ERROR_TABLE; `detail` fills the message's `%s`. */
 export class BatchlineError extends Error {
@@ -33,6 +68,8 @@ export class BatchlineError extends Error {
   readonly exitCode: number;
   /** What filled the table's `%s`: the message without its fixed wording. */
   readonly detail: string;
+  /** The table's row for `code`. */
+  readonly row: ErrorRow;
 
   constructor(code: ErrorCode, detail = '', options?: { cause?: unknown }) {
     super(ERROR_TABLE[code].message.replace('%s', detail), options);
@@ -41,6 +78,7 @@ export class BatchlineError extends Error {
     this.code = code;
     this.httpStatus = ERROR_TABLE[code].httpStatus;
     this.exitCode = ERROR_TABLE[code].exitCode;
+    this.row = ERROR_TABLE[code];
   }
 }
 

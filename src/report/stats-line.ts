@@ -1,4 +1,4 @@
-import type { ServerStats } from '../serve/server-stats.js';
+import type { ServerStats } from '../stats-contract/server-stats.js';
 import { classifyResponses, type StatsTrends } from '../ui/stats-history.js';
 import { formatCount, formatDurationS, formatMs, formatRate } from './format.js';
 

@@ -1,13 +1,16 @@
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Clock } from '../core/clock.js';
 import { RealClock } from '../core/real-clock.js';
-import { BatchlineError, errorBody, unsupportedEncoding, type ErrorCode } from '../errors.js';
+import { BatchlineError, errorBody } from '../errors.js';
 import type { ServeConfig } from '../options/serve.js';
-import { registerInferRoute, sendError } from './infer-route.js';
+import type { AdmissionContext } from './admit.js';
+import { answer, answerError } from './answer.js';
+import { registerInferRoute } from './infer-route.js';
+import { BATCHLINE_JSON } from './json-protocol.js';
 import { requestIdFor } from './request-id.js';
-import type { HttpRejectReason } from './metrics.js';
+import { answerRouteOf } from './routes.js';
 import { ServingRuntime } from './serving-runtime.js';
 
 export interface ServerDeps {
@@ -25,19 +28,11 @@ export interface BuiltServer {
   runtime: ServingRuntime;
 }
 
-/** Fastify's own 4xx errors, mapped onto batchline's error table. */
-const FASTIFY_ERRORS: Record<string, { code: ErrorCode; reason: HttpRejectReason }> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'UNSUPPORTED_MEDIA_TYPE', reason: 'unsupported_media_type' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'PAYLOAD_TOO_LARGE', reason: 'payload_too_large' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'BAD_JSON', reason: 'bad_json' },
-  FST_ERR_CTP_INVALID_JSON_BODY: { code: 'BAD_JSON', reason: 'bad_json' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'BAD_REQUEST', reason: 'bad_json' },
-};
-
 /** Answers errors of Node's HTTP parser (bad request line, headers too large) in the table's format. */
 function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   if (!socket.writable) return void socket.destroy();
   const known = error.code === 'HPE_HEADER_OVERFLOW' ? new BatchlineError('HEADERS_TOO_LARGE') : new BatchlineError('BAD_REQUEST', error.code ?? error.message);
+  // No request and no reply exist yet: the one answer Node's parser leaves is raw bytes.
   const body = JSON.stringify(errorBody(known.code, known.message));
   socket.end(`HTTP/1.1 ${known.httpStatus} ${STATUS_CODES[known.httpStatus]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
@@ -61,62 +56,50 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     // The runtime answers 503 itself while draining, in the error table's format.
     return503OnClosing: false,
     clientErrorHandler: answerClientError,
-    frameworkErrors: (error, _request, reply) => sendError(reply, new BatchlineError('BAD_REQUEST', error.message)),
+    frameworkErrors: (error, _request, reply) => void answerError(reply, new BatchlineError('BAD_REQUEST', error.message), 'refused', BATCHLINE_JSON, undefined, runtime),
   });
 
   // Only JSON is a valid body; Fastify's default text/plain parser would let text through.
   app.removeContentTypeParser('text/plain');
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    // Only inference requests count in the inference metrics and status counts.
-    const inference = request.routeOptions.url === '/v1/infer' ? runtime : undefined;
+  // Every error a route throws or Fastify raises before it (bad JSON, 413, 415) is answered by
+  // the one HTTP layer, in the route's protocol and counted against the route's model.
+  app.setErrorHandler((error, request, reply) => {
     if (request.raw.destroyed || reply.raw.destroyed) return reply.code(499).send(); // the client is gone
-    const mapped = error.code !== undefined ? FASTIFY_ERRORS[error.code] : undefined;
-    const encoding = request.headers['content-encoding'];
-    let known: BatchlineError;
-    if (encoding !== undefined && encoding !== 'identity' && (mapped?.code === 'BAD_JSON' || error instanceof SyntaxError)) {
-      // A compressed body reads as bad JSON; what is wrong is the encoding (RFC 7694: 415).
-      inference?.runtime?.metrics.reject('unsupported_media_type');
-      known = unsupportedEncoding(encoding);
-    } else if (mapped !== undefined) {
-      inference?.runtime?.metrics.reject(mapped.reason);
-      const detail = mapped.code === 'PAYLOAD_TOO_LARGE' ? String(config.bodyLimitBytes)
-        : mapped.code === 'UNSUPPORTED_MEDIA_TYPE' ? `content type must be application/json, got '${request.headers['content-type'] ?? 'none'}'`
-        : error.message;
-      known = new BatchlineError(mapped.code, detail);
-    } else if (error instanceof SyntaxError) {
-      inference?.runtime?.metrics.reject('bad_json');
-      known = new BatchlineError('BAD_JSON', error.message);
-    } else if (error.statusCode !== undefined && error.statusCode < 500) {
-      known = new BatchlineError('BAD_REQUEST', error.message);
-    } else {
-      logError(`${request.method} ${request.url} failed`, error);
-      known = error instanceof BatchlineError ? error : new BatchlineError('INTERNAL', error.message);
-    }
-    return sendError(reply, known, inference);
+    const { protocol, counters } = answerRouteOf(request);
+    const known = answerError(reply, error, 'refused', protocol, counters, runtime);
+    if (known.httpStatus === 500) logError(`${request.method} ${request.url} failed`, error);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, new BatchlineError('NOT_FOUND', `${request.method} ${request.url}`)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    answerError(reply, new BatchlineError('NOT_FOUND', `${request.method} ${request.url}`), 'refused', BATCHLINE_JSON, undefined, runtime);
+  });
+  /** An answer of a route that is not inference: batchline's JSON, nothing counted. */
+  const refuse = (reply: FastifyReply, error: BatchlineError): void => void answerError(reply, error, 'refused', BATCHLINE_JSON, undefined, runtime);
+  const json = (reply: FastifyReply, body: unknown): void => answer(reply, 200, JSON.stringify(body), BATCHLINE_JSON, undefined, runtime);
 
-  app.get('/healthz', async () => ({ status: 'alive' }));
-  app.get('/readyz', async (_request, reply) => {
-    if (runtime.state === 'ready' && runtime.runtime?.model.healthy !== false) return { status: 'ready' };
-    if (runtime.state === 'draining' || runtime.state === 'stopped') return sendError(reply, new BatchlineError('SHUTTING_DOWN'));
+  app.get('/healthz', (_request, reply) => json(reply, { status: 'alive' }));
+  app.get('/readyz', (_request, reply) => {
+    if (runtime.state === 'ready' && runtime.runtime?.model.healthy !== false) return json(reply, { status: 'ready' });
+    if (runtime.state === 'draining' || runtime.state === 'stopped') return refuse(reply, new BatchlineError('SHUTTING_DOWN'));
     const why = runtime.state === 'starting' ? 'the model is loading' : 'a model instance is restarting after a crash';
-    return sendError(reply, new BatchlineError('NOT_READY', why));
+    return refuse(reply, new BatchlineError('NOT_READY', why));
   });
   app.get('/metrics', async (_request, reply) => {
     const metrics = runtime.runtime?.metrics;
-    if (metrics === undefined) return sendError(reply, new BatchlineError('NOT_READY', 'the model is loading'));
+    if (metrics === undefined) return refuse(reply, new BatchlineError('NOT_READY', 'the model is loading'));
     const { contentType, body } = await metrics.render();
-    return reply.type(contentType).send(body);
+    answer(reply, 200, { body, contentType }, BATCHLINE_JSON, undefined, runtime);
   });
-  app.get('/v1/stats', async (_request, reply) => runtime.stats() ?? sendError(reply, new BatchlineError('NOT_READY', 'the model is loading')));
-  app.get('/v1/model', async (_request, reply) => {
+  app.get('/v1/stats', (_request, reply) => {
+    const stats = runtime.stats();
+    if (stats === undefined) return refuse(reply, new BatchlineError('NOT_READY', 'the model is loading'));
+    json(reply, stats);
+  });
+  app.get('/v1/model', (_request, reply) => {
     const model = runtime.runtime?.model;
-    if (model === undefined) return sendError(reply, new BatchlineError('NOT_READY', 'the model is loading'));
-    return { model_version: model.version, inputs: model.inputs, outputs: model.outputs };
+    if (model === undefined) return refuse(reply, new BatchlineError('NOT_READY', 'the model is loading'));
+    json(reply, { model_version: model.version, inputs: model.inputs, outputs: model.outputs });
   });
-  registerInferRoute(app, runtime, logError);
+  const context: AdmissionContext = { server: runtime, maxRequestTimeoutMs: config.maxRequestTimeoutMs, logError };
+  registerInferRoute(app, runtime, context);
   return { app, runtime };
 }

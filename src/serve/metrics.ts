@@ -1,22 +1,15 @@
 import client from 'prom-client';
 import type { Batcher } from '../core/batcher.js';
-import type { Batch, BatcherObserver, Outcome, OutcomeKind, PendingRequest, RejectReason } from '../core/types.js';
+import type { Batch, BatcherObserver, Outcome, OutcomeKind, PendingRequest } from '../core/types.js';
+import { REJECTION_REASONS } from '../errors.js';
 import { BucketHistogram } from './bucket-histogram.js';
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const OUTCOMES: readonly OutcomeKind[] = ['ok', 'timeout', 'error', 'cancelled', 'shutdown'];
 
-/** Why the HTTP layer refused a request before it reached the batcher. */
-export type HttpRejectReason = 'bad_input' | 'bad_json' | 'payload_too_large' | 'unsupported_media_type' | 'not_ready' | 'shutting_down';
-
-/** The reasons serve can refuse for (the batcher's `over_sla` is not used by serve). */
-const REJECT_REASONS: readonly (RejectReason | HttpRejectReason)[] = [
-  'queue_full', 'closed', 'bad_input', 'bad_json', 'payload_too_large', 'unsupported_media_type', 'not_ready', 'shutting_down',
-];
-
 /**
  * The Prometheus metrics of a server, fed by the batcher's events (an observer) and by the
- * HTTP layer's refusals. The hot path costs a few array increments a request: counters that
+ * HTTP layer's refusals (`answer.ts`). The hot path costs a few array increments a request: counters that
  * the batcher already keeps are read at scrape time (`collect`), and the per-request
  * histograms are BucketHistograms.
  */
@@ -87,16 +80,15 @@ export class ServeMetrics<I, O> implements BatcherObserver<I, O> {
     });
     // Every reason is exported from the start, at 0: a series that appears only when it first
     // counts breaks rate() and alerts written against it (prom-client's labels() alone does not).
-    for (const reason of REJECT_REASONS) this.rejections.inc({ reason }, 0);
+    for (const reason of REJECTION_REASONS) this.rejections.inc({ reason }, 0);
     batcher.addObserver(this);
   }
 
-  rejected(reason: RejectReason): void {
-    this.reject(reason);
-  }
-
-  /** A refusal by the HTTP layer (bad input, wrong content type, …) or by the batcher. */
-  reject(reason: RejectReason | HttpRejectReason): void {
+  /**
+   * A refusal, by the error table's `reason`. The HTTP layer counts every refusal it answers,
+   * the batcher's (queue full) included, so this class does not observe the batcher's.
+   */
+  reject(reason: string): void {
     this.rejections.labels({ reason }).inc();
     this.rejectedRequests++;
   }

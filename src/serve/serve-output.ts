@@ -1,5 +1,5 @@
 import { clockTime, formatStatsLine } from '../report/stats-line.js';
-import type { ServerStats } from './server-stats.js';
+import type { ServerStats } from '../stats-contract/server-stats.js';
 
 /** How often the plain output sums up the server when something happened (ms). */
 const PLAIN_STATS_EVERY_MS = 10_000;

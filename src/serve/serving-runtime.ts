@@ -1,20 +1,19 @@
-import type { Batcher } from '../core/batcher.js';
 import { BatcherStats } from '../core/batcher-stats.js';
 import type { Clock } from '../core/clock.js';
 import { createBatcher } from '../core/create-batcher.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import type { ServeConfig } from '../options/serve.js';
+import type { AdmissionTarget, ModelBatcher } from './admit.js';
+import type { AnswerCounters } from './answer.js';
 import { ServeMetrics } from './metrics.js';
 import { ModelExecutor } from './model-executor.js';
-import type { ServerState, ServerStats } from './server-stats.js';
+import type { ServerState, ServerStats } from '../stats-contract/server-stats.js';
 
-export type ModelBatcher = Batcher<ItemTensors, ItemTensors>;
+export type { ModelBatcher };
 
 /** What exists once the model is loaded: the batcher over it, its stats and metrics. */
-export interface LoadedRuntime {
-  model: ServedModel;
-  batcher: ModelBatcher;
+export interface LoadedRuntime extends AdmissionTarget {
   stats: BatcherStats<ItemTensors, ItemTensors>;
   metrics: ServeMetrics<ItemTensors, ItemTensors>;
 }
@@ -23,7 +22,7 @@ export interface LoadedRuntime {
  * The server's lifecycle (starting → ready → draining → stopped) and the parts that live with
  * the model. Routes ask it whether to take work; shutdown asks it to drain.
  */
-export class ServingRuntime {
+export class ServingRuntime implements AnswerCounters {
   private stateNow: ServerState = 'starting';
   private loaded: LoadedRuntime | undefined;
   private readonly startedAtMs: number;
@@ -51,13 +50,23 @@ export class ServingRuntime {
     const batcher = createBatcher(this.config, this.clock, executor);
     const stats = new BatcherStats(batcher, this.clock, this.config.maxBatchSize);
     const metrics = new ServeMetrics(batcher, this.config.maxBatchSize, model.version);
-    this.loaded = { model, batcher, stats, metrics };
+    this.loaded = {
+      model, batcher, stats, metrics,
+      requestTimeoutMs: this.config.requestTimeoutMs,
+      countResponse: (status) => this.countResponse(status),
+      countRejection: (reason) => metrics.reject(reason),
+    };
     if (this.stateNow === 'starting') this.stateNow = 'ready';
     return this.loaded;
   }
 
   countResponse(statusCode: number): void {
     this.responsesByStatus[statusCode] = (this.responsesByStatus[statusCode] ?? 0) + 1;
+  }
+
+  /** A refusal before the model is attached is not exported: there are no metrics yet. */
+  countRejection(reason: string): void {
+    this.loaded?.metrics.reject(reason);
   }
 
   /**

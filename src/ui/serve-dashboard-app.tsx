@@ -1,5 +1,5 @@
 import { Box, render, Text } from 'ink';
-import type { ServerStats } from '../serve/server-stats.js';
+import type { ServerStats } from '../stats-contract/server-stats.js';
 import { HeaderLine } from './components/header-line.js';
 import { KeyHints } from './components/key-hints.js';
 import { QuitKeys } from './components/quit-keys.js';

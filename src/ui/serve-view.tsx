@@ -1,6 +1,6 @@
 import { Box, Text } from 'ink';
 import { formatCount, formatDurationS, formatMs, formatRate } from '../report/format.js';
-import type { ServerState, ServerStats } from '../serve/server-stats.js';
+import type { ServerState, ServerStats } from '../stats-contract/server-stats.js';
 import { HeaderLine } from './components/header-line.js';
 import { bucketBatchSizes, HistogramBars } from './components/histogram-bars.js';
 import { InstanceBars } from './components/instance-bars.js';

@@ -1,5 +1,5 @@
 import { formatMs } from '../report/format.js';
-import type { ServerStats } from '../serve/server-stats.js';
+import type { ServerStats } from '../stats-contract/server-stats.js';
 import type { StatsRead } from './stats-poller.js';
 
 /** What `watch` knows about the remote server after a series of reads. */

@@ -63,7 +63,7 @@ describe('a client that hangs up while its requests wait', () => {
     const socket = await serverSide;
     const waitingKey = Object.getOwnPropertySymbols(socket).find((key) => key.description === 'batchline.waiting')!;
     expect(waitingKey).toBeDefined();
-    expect((socket as unknown as Record<symbol, unknown[]>)[waitingKey]).toEqual([]);
+    expect((socket as unknown as Record<symbol, unknown>)[waitingKey]).toEqual({ requests: [], batchers: [] });
     client.destroy();
   });
 });

@@ -74,7 +74,7 @@ describe('health, readiness and metrics', () => {
   it('exports every rejection reason at 0 before any request', async () => {
     server = await startTestServer();
     const text = (await get(`${server.url}/metrics`)).text;
-    for (const reason of ['queue_full', 'closed', 'bad_input', 'bad_json', 'payload_too_large', 'unsupported_media_type', 'not_ready', 'shutting_down']) {
+    for (const reason of ['queue_full', 'over_sla', 'bad_input', 'bad_json', 'bad_request', 'payload_too_large', 'unsupported_media_type', 'not_ready', 'shutting_down', 'internal']) {
       expect(text).toContain(`batchline_rejections_total{reason="${reason}"} 0`);
     }
   });

@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { ServerStats } from '../../src/serve/server-stats.js';
+import type { ServerStats } from '../../src/stats-contract/server-stats.js';
 
 /**
  * A stand-in for a batchline server: GET /v1/stats answers whatever `stats()` returns. It can be

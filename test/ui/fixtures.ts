@@ -1,5 +1,5 @@
 import type { BatcherSnapshot } from '../../src/core/batcher-stats.js';
-import type { ServerStats } from '../../src/serve/server-stats.js';
+import type { ServerStats } from '../../src/stats-contract/server-stats.js';
 
 const NO_LATENCY = { count: 0, p50: 0, p90: 0, p99: 0, p999: 0, max: 0, mean: 0 };
 

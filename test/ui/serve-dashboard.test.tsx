@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ServerStats } from '../../src/serve/server-stats.js';
+import type { ServerStats } from '../../src/stats-contract/server-stats.js';
 import { shouldUseDashboard, startServeDashboard } from '../../src/ui/serve-dashboard.js';
 import { busyStats, drainingStats, emptyStats } from './fixtures.js';
 import { FakeTerminalIn, FakeTerminalOut, stripAnsi } from './terminal-frames.js';

@@ -1,6 +1,6 @@
 import { renderToString } from 'ink';
 import { describe, expect, it } from 'vitest';
-import type { ServerStats } from '../../src/serve/server-stats.js';
+import type { ServerStats } from '../../src/stats-contract/server-stats.js';
 import { ServeView } from '../../src/ui/serve-view.js';
 import { StatsHistory } from '../../src/ui/stats-history.js';
 import { busyStats, drainingStats, emptyStats, overloadedStats } from './fixtures.js';

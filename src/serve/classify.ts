@@ -1,0 +1,49 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { BatchlineError, unsupportedEncoding, type ErrorCode } from '../errors.js';
+
+/** What `classify` reads of the request an error belongs to (a FastifyRequest has all of it). */
+export interface ClassifiedRequest {
+  readonly headers: IncomingHttpHeaders;
+  readonly routeOptions?: { readonly bodyLimit?: number };
+}
+
+/** Fastify's own request errors, as rows of batchline's error table. */
+const FASTIFY_ERRORS: Readonly<Record<string, ErrorCode>> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'BAD_JSON',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'BAD_JSON',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'BAD_REQUEST',
+  FST_ERR_BAD_URL: 'BAD_REQUEST',
+};
+
+/**
+ * Any error, as a row of the error table: a BatchlineError is itself; Fastify's errors
+ * (bad JSON, 413, 415, a bad Content-Length or URL) map onto their rows; a body sent with a
+ * Content-Encoding that then fails to parse is 415 (RFC 7694), not bad JSON; a SyntaxError is
+ * bad JSON; any other client error (status < 500) is BAD_REQUEST; everything else is INTERNAL.
+ */
+export function classify(error: unknown, request?: ClassifiedRequest): BatchlineError {
+  if (error instanceof BatchlineError) return error;
+  const { code, statusCode, message } = (error ?? {}) as { code?: unknown; statusCode?: unknown; message?: unknown };
+  const text = typeof message === 'string' ? message : String(error);
+  const mapped = typeof code === 'string' ? FASTIFY_ERRORS[code] : undefined;
+  const encoding = request?.headers['content-encoding'];
+  if (encoding !== undefined && encoding !== 'identity' && (mapped === 'BAD_JSON' || error instanceof SyntaxError)) {
+    // A compressed body reads as bad JSON; what is wrong is the encoding.
+    return unsupportedEncoding(encoding);
+  }
+  switch (mapped) {
+    case 'PAYLOAD_TOO_LARGE':
+      return new BatchlineError(mapped, String(request?.routeOptions?.bodyLimit ?? 'the limit of'));
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return new BatchlineError(mapped, `content type must be application/json, got '${request?.headers['content-type'] ?? 'none'}'`);
+    case undefined:
+      break;
+    default:
+      return new BatchlineError(mapped, text);
+  }
+  if (error instanceof SyntaxError) return new BatchlineError('BAD_JSON', text);
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) return new BatchlineError('BAD_REQUEST', text);
+  return new BatchlineError('INTERNAL', text, { cause: error });
+}

@@ -114,6 +114,7 @@ function percentiles(p: PercentilesMs): Percentiles {
     count: p.count,
     p50: round(p.p50, 3),
     p90: round(p.p90, 3),
+    p95: round(p.p95, 3),
     p99: round(p.p99, 3),
     p999: round(p.p999, 3),
     max: round(p.max, 3),

@@ -51,8 +51,8 @@ export function formatReport(r: BenchResult): string {
 function latencyTable(r: BenchResult): string {
   const rows: [string, PercentilesMs][] = [['latency', r.latency], ['service', r.service]];
   if (r.mode === 'open') rows.push(['send lag', r.sendLag]);
-  const header = ['ms', 'p50', 'p90', 'p99', 'p99.9', 'max', 'mean'];
-  const cells = rows.map(([name, p]) => [name, ...[p.p50, p.p90, p.p99, p.p999, p.max, p.mean].map(fmtMs)]);
+  const header = ['ms', 'p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean'];
+  const cells = rows.map(([name, p]) => [name, ...[p.p50, p.p90, p.p95, p.p99, p.p999, p.max, p.mean].map(fmtMs)]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => (row[i] as string).length)));
   const render = (row: string[]): string => `  ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join('  ')}`;
   return ['Latency', render(header), ...cells.map(render)].join('\n');

@@ -5,6 +5,7 @@ export interface PercentilesMs {
   count: number;
   p50: number;
   p90: number;
+  p95: number;
   p99: number;
   p999: number;
   max: number;
@@ -35,17 +36,14 @@ export function recordMs(histogram: hdr.Histogram, durationMs: number): void {
   histogram.recordValue(us < 1 ? 1 : us > HISTOGRAM_MAX_US ? HISTOGRAM_MAX_US : us);
 }
 
-/** p50/p90/p99/p99.9/max/mean of a histogram, in ms (zeros when it is empty). */
-export function percentilesMs(histogram: hdr.Histogram): PercentilesMs {
+/**
+ * p50/p90/p95/p99/p99.9/max/mean of a histogram, in ms (zeros when it is empty). HDR answers a
+ * percentile with the highest value of its bucket, which can lie above the largest value
+ * recorded (a p99 of 39.871 beside a max of 39.853): percentiles are capped at the maximum.
+ */
+export function percentilesMs(histogram: hdr.Histogram, maxMs = histogram.maxValue / 1000): PercentilesMs {
   const count = histogram.totalCount;
-  if (count === 0) return { count: 0, p50: 0, p90: 0, p99: 0, p999: 0, max: 0, mean: 0 };
-  return {
-    count,
-    p50: histogram.getValueAtPercentile(50) / 1000,
-    p90: histogram.getValueAtPercentile(90) / 1000,
-    p99: histogram.getValueAtPercentile(99) / 1000,
-    p999: histogram.getValueAtPercentile(99.9) / 1000,
-    max: histogram.maxValue / 1000,
-    mean: histogram.mean / 1000,
-  };
+  if (count === 0) return { count: 0, p50: 0, p90: 0, p95: 0, p99: 0, p999: 0, max: 0, mean: 0 };
+  const at = (percentile: number): number => Math.min(histogram.getValueAtPercentile(percentile) / 1000, maxMs);
+  return { count, p50: at(50), p90: at(90), p95: at(95), p99: at(99), p999: at(99.9), max: maxMs, mean: histogram.mean / 1000 };
 }

@@ -28,7 +28,7 @@ export function formatReport(report: SimulationReport): string {
     `rates       offered ${fixed(report.offered_rps, 1)} req/s · throughput ${fixed(report.throughput_rps, 1)} req/s · goodput ${fixed(report.goodput_rps, 1)} req/s · over ${formatDuration(report.simulated_ms)} simulated`,
   );
   lines.push('');
-  lines.push(`${''.padEnd(12)}${['p50', 'p90', 'p99', 'p99.9', 'max', 'mean'].map((h) => h.padStart(10)).join('')}`);
+  lines.push(`${''.padEnd(12)}${['p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean'].map((h) => h.padStart(10)).join('')}`);
   lines.push(durationRow('latency ms', report.latency_ms));
   lines.push(durationRow('queue ms', report.queue_wait_ms));
   lines.push('');
@@ -44,7 +44,7 @@ export function formatReport(report: SimulationReport): string {
 }
 
 function durationRow(label: string, d: DurationSummaryMs): string {
-  return `${label.padEnd(12)}${[d.p50, d.p90, d.p99, d.p999, d.max, d.mean].map((v) => fixed(v, 3).padStart(10)).join('')}`;
+  return `${label.padEnd(12)}${[d.p50, d.p90, d.p95, d.p99, d.p999, d.max, d.mean].map((v) => fixed(v, 3).padStart(10)).join('')}`;
 }
 
 /** One line per batch size that occurred, with a bar; sizes are grouped when there are many. */

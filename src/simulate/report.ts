@@ -70,8 +70,9 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
   const completed = counts.outcomes.ok;
   const expired = counts.outcomes.timeout;
   const rejected = counts.rejected.queue_full + counts.rejected.over_sla + counts.rejected.closed;
-  const latency = percentilesMs(recorder.latency.toHistogram());
-  const wait = percentilesMs(recorder.queueWait.toHistogram());
+  // Percentiles from the HDR buckets, capped at the exact maximum (a bucket's top can lie above it).
+  const latency = percentilesMs(recorder.latency.toHistogram(), recorder.latencyMaxMs);
+  const wait = percentilesMs(recorder.queueWait.toHistogram(), recorder.queueWaitMaxMs);
   const histogram: Record<string, number> = {};
   recorder.batchSizeCounts.forEach((count, size) => {
     if (count > 0) histogram[String(size)] = count;
@@ -122,9 +123,9 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
   };
 }
 
-function summary(p: { p50: number; p90: number; p99: number; p999: number }, meanMs: number, maxMs: number): DurationSummaryMs {
+function summary(p: Omit<PercentilesMs, 'count' | 'mean'>, meanMs: number, maxMs: number): DurationSummaryMs {
   // Percentiles come from the HDR histogram (3 significant digits); mean and max are exact.
-  return { p50: round(p.p50, 3), p90: round(p.p90, 3), p99: round(p.p99, 3), p999: round(p.p999, 3), max: round(maxMs, 3), mean: round(meanMs, 3) };
+  return { p50: round(p.p50, 3), p90: round(p.p90, 3), p95: round(p.p95, 3), p99: round(p.p99, 3), p999: round(p.p999, 3), max: round(maxMs, 3), mean: round(meanMs, 3) };
 }
 
 /** Rounds to `digits` decimals; -0 becomes 0 so output stays byte-stable. */

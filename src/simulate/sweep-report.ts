@@ -92,7 +92,7 @@ function describeFixedBatching(report: SimulationReport, axes: readonly SweepAxi
 }
 
 const CSV_COLUMNS = [
-  'goodput_rps', 'throughput_rps', 'offered_rps', 'p50_ms', 'p90_ms', 'p99_ms', 'p999_ms', 'max_ms', 'mean_ms',
+  'goodput_rps', 'throughput_rps', 'offered_rps', 'p50_ms', 'p90_ms', 'p95_ms', 'p99_ms', 'p999_ms', 'max_ms', 'mean_ms',
   'queue_wait_p99_ms', 'mean_batch_size', 'utilization', 'arrived', 'completed', 'rejected', 'expired', 'pareto', 'meets_slo',
 ];
 
@@ -104,7 +104,7 @@ export function sweepCsv(outcome: SweepOutcome): string {
     const utilization = r.utilization.reduce((a, b) => a + b, 0) / Math.max(1, r.utilization.length);
     return [
       i + 1, ...row.point,
-      r.goodput_rps, r.throughput_rps, r.offered_rps, r.latency_ms.p50, r.latency_ms.p90, r.latency_ms.p99, r.latency_ms.p999, r.latency_ms.max, r.latency_ms.mean,
+      r.goodput_rps, r.throughput_rps, r.offered_rps, r.latency_ms.p50, r.latency_ms.p90, r.latency_ms.p95, r.latency_ms.p99, r.latency_ms.p999, r.latency_ms.max, r.latency_ms.mean,
       r.queue_wait_ms.p99, r.batch_size.mean, Math.round(utilization * 10_000) / 10_000, r.requests.arrived, r.requests.completed, r.requests.rejected, r.requests.expired,
       outcome.pareto.includes(i), outcome.slo === undefined ? '' : meetsSlo(r, outcome.slo),
     ].join(',');

@@ -44,7 +44,7 @@ export interface BenchViewProps {
 }
 
 const MAX_WIDTH = 100;
-const ALL_KEYS: readonly PercentileKey[] = ['p50', 'p90', 'p99', 'p999', 'max'];
+const ALL_KEYS: readonly PercentileKey[] = ['p50', 'p90', 'p95', 'p99', 'p999', 'max'];
 
 /** The live view of a load test: progress, rates, latency, statuses, errors and warnings. */
 export function BenchView(props: BenchViewProps) {

@@ -114,7 +114,7 @@ export function ServeView({ stats, trends, columns, rows = 24, title, notice, st
       <Text> </Text>
 
       <PercentileTable
-        keys={['p50', 'p90', 'p99', 'max']}
+        keys={['p50', 'p90', 'p95', 'p99', 'max']}
         rows={[
           { label: `latency (last ${formatMs(snapshot.windowMs)})`, latency: snapshot.latencyMs },
           { label: 'queue wait', latency: snapshot.queueWaitMs },

@@ -56,7 +56,7 @@ describe('batchline simulate', () => {
   it('--json carries the documented fields', async () => {
     const report = JSON.parse(await run({ rate: 300, requests: 2000, json: '-' }));
     expect(Object.keys(report.requests)).toEqual(expect.arrayContaining(['arrived', 'admitted', 'rejected', 'completed', 'expired']));
-    for (const key of ['latency_ms', 'queue_wait_ms']) expect(Object.keys(report[key])).toEqual(['p50', 'p90', 'p99', 'p999', 'max', 'mean']);
+    for (const key of ['latency_ms', 'queue_wait_ms']) expect(Object.keys(report[key])).toEqual(['p50', 'p90', 'p95', 'p99', 'p999', 'max', 'mean']);
     expect(report).toMatchObject({ seed: 1, batch_size: { mean: expect.any(Number), histogram: expect.any(Object) } });
     expect(report.throughput_rps).toBeGreaterThan(0);
     expect(report.goodput_rps).toBeGreaterThan(0);

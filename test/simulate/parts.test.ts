@@ -9,6 +9,7 @@ import { paretoFrontier, chooseUnderSlo } from '../../src/simulate/pareto.js';
 import { parseSlo } from '../../src/simulate/slo.js';
 import { gridPoints, parseSweep } from '../../src/simulate/sweep-grid.js';
 import type { SimulationReport } from '../../src/simulate/report.js';
+import { simulate } from './helpers.js';
 
 describe('latency models', () => {
   it('parses affine service times in several spellings', () => {
@@ -146,5 +147,18 @@ describe('simulate --help and profile --help stay light', () => {
     visit(join(root, 'src/commands/simulate.ts'));
     visit(join(root, 'src/commands/profile.ts'));
     expect(heavy).toEqual([]);
+  });
+});
+
+describe('report percentiles', () => {
+  it.each([
+    { rate: 10, requests: 200, arrival: 'constant' },
+    { rate: 100, requests: 2000 },
+    { rate: 300, requests: 3000, latency: '4+1n' },
+  ])('never exceed the exact maximum (%j)', (overrides) => {
+    const { report } = simulate(overrides);
+    for (const summary of [report.latency_ms, report.queue_wait_ms]) {
+      for (const key of ['p50', 'p90', 'p95', 'p99', 'p999'] as const) expect(summary[key]).toBeLessThanOrEqual(summary.max);
+    }
   });
 });

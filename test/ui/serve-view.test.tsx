@@ -45,7 +45,7 @@ describe('ServeView', () => {
   it('shows running batches per instance, percentiles and the batch-size histogram', () => {
     const frame = draw(busyStats());
     expect(frame).toMatch(/#0 █{8} 8\/8\s+#1 █{5}░{3} 5\/8/);
-    expect(frame).toMatch(/latency \(last 10 s\)\s+31\.2 ms\s+38\.9 ms\s+44\.7 ms\s+52\.3 ms/);
+    expect(frame).toMatch(/latency \(last 10 s\)\s+31\.2 ms\s+38\.9 ms\s+41 ms\s+44\.7 ms\s+52\.3 ms/);
     expect(frame).toMatch(/queue wait\s+6\.1 ms/);
     expect(frame).toMatch(/8 █+ 3,300/);
     expect(frame).toMatch(/4xx bad request\s+3/);

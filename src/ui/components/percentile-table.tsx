@@ -1,13 +1,15 @@
 import { Box, Text } from 'ink';
 import { formatMs, percentileLabel } from '../../report/format.js';
 
-export type PercentileKey = 'p50' | 'p90' | 'p99' | 'p999' | 'max';
+export type PercentileKey = 'p50' | 'p90' | 'p95' | 'p99' | 'p999' | 'max';
 
 /** Percentiles in ms; `count` 0 means nothing was recorded and the row shows dashes. */
 export interface PercentilesLike {
   count: number;
   p50: number;
   p90?: number;
+  /** Absent from servers older than p95 in /v1/stats: shown as a dash. */
+  p95?: number;
   p99: number;
   p999?: number;
   max?: number;
@@ -21,7 +23,7 @@ export interface PercentileTableProps {
 /** A small table: one row per measured thing, one column per percentile. */
 export function PercentileTable({ rows, keys }: PercentileTableProps) {
   const labelWidth = Math.max(0, ...rows.map((r) => r.label.length));
-  const cells = rows.map((row) => keys.map((key) => (row.latency.count === 0 ? '-' : formatMs(row.latency[key] ?? NaN))));
+  const cells = rows.map((row) => keys.map((key) => (row.latency.count === 0 || row.latency[key] === undefined ? '-' : formatMs(row.latency[key]))));
   const widths = keys.map((key, column) => Math.max(percentileLabel(key).length, ...cells.map((c) => (c[column] as string).length)));
   return (
     <Box flexDirection="column">

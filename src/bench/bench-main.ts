@@ -1,5 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { BatchlineError } from '../errors.js';
+import { BatchlineError, ExitWithCode } from '../errors.js';
 import { parseDurationMs } from '../options/schema.js';
 import { probeTarget, TOY_MODEL_BODY } from './default-body.js';
 import { formatHdrLog } from './hdr-log.js';
@@ -113,6 +113,8 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       const best = bestRate(results, slo);
       await writeOutput(outputs.json, `${JSON.stringify({ schema: 'batchline.bench-sweep/v1', slo: slo.text, best_rate_rps: best ?? null, steps: results.map(toBenchJson) }, null, 2)}\n`, io);
     }
+    const failures = results.map(nothingSucceeded);
+    if (failures.length > 0 && failures.every((f) => f !== undefined)) throw new ExitWithCode(1, 'batchline bench: no request succeeded in any step');
     return;
   }
 
@@ -120,6 +122,17 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
   text.write(formatReport(result));
   if (outputs.json !== undefined) await writeOutput(outputs.json, `${JSON.stringify(toBenchJson(result), null, 2)}\n`, io);
   if (outputs.hdrLog !== undefined) await writeOutput(outputs.hdrLog, hdr, io);
+  const failure = nothingSucceeded(result);
+  if (failure !== undefined) throw new ExitWithCode(1, failure);
+}
+
+/** Why a run proves nothing about the server: not one request got a 2xx answer. */
+export function nothingSucceeded(result: BenchResult): string | undefined {
+  if (result.requests.ok > 0 || (result.stoppedAtS !== undefined && result.stoppedAtS <= result.warmupS)) return undefined;
+  const errors = Object.entries(result.errors).filter(([, n]) => n > 0).map(([kind, n]) => `${kind} ${n}`);
+  const statuses = Object.entries(result.status).map(([code, n]) => `${code}: ${n}`);
+  const what = [...(statuses.length > 0 ? [`answers ${statuses.join(', ')}`] : []), ...(errors.length > 0 ? [`errors ${errors.join(', ')}`] : [])];
+  return `batchline bench: no request succeeded (no 2xx answer among ${result.requests.sent} sent${what.length > 0 ? `; ${what.join('; ')}` : ''})`;
 }
 
 interface ProgressDisplay {

@@ -27,6 +27,7 @@ export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: 
     const finish = (): void => {
       stop?.removeEventListener('abort', finish);
       if (drain !== undefined) return;
+      if (stop?.aborted === true) recorder.endWindowAt(clock());
       drain = new Drain(transport, resolve);
       drain.begin(inFlight, plan.timeoutMs + DRAIN_SLACK_MS);
     };
@@ -46,7 +47,7 @@ export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: 
       const measured = now >= warmupMs;
       if (measured) measuredSent++;
       inFlight++;
-      recorder.recordSend(0, measured);
+      recorder.recordSend(0, measured, now);
       transport.send(new TimedRequest(sink, clock, now, measured, sender), sender);
     };
 

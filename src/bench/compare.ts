@@ -28,7 +28,10 @@ export function compareRuns(a: BenchJson, b: BenchJson): Comparison {
   };
   rate('throughput req/s', a.throughput_rps, b.throughput_rps);
   rate('goodput req/s', a.goodput_rps, b.goodput_rps);
-  for (const key of ['p50', 'p90', 'p99', 'p999', 'max', 'mean'] as const) ms(`latency ${key} ms`, a.latency_ms[key], b.latency_ms[key]);
+  for (const key of ['p50', 'p90', 'p95', 'p99', 'p999', 'max', 'mean'] as const) {
+    // p95 is absent from v1 reports.
+    if (typeof a.latency_ms[key] === 'number' && typeof b.latency_ms[key] === 'number') ms(`latency ${key} ms`, a.latency_ms[key], b.latency_ms[key]);
+  }
   const failedA = a.requests.errors + a.requests.dropped;
   const failedB = b.requests.errors + b.requests.dropped;
   rows.push({ figure: 'failed requests', a: String(failedA), b: String(failedB), change: change(failedA, failedB) });
@@ -46,7 +49,8 @@ export function compareRuns(a: BenchJson, b: BenchJson): Comparison {
   if (throughputMoved) findings.push(`throughput is ${b.throughput_rps > a.throughput_rps ? 'higher' : 'lower'} in B (${change(a.throughput_rps, b.throughput_rps)})`);
   if (failedA !== failedB && (failedA === 0 || failedB === 0)) findings.push(`B has ${failedB > failedA ? 'failures A did not' : 'no failures, A had some'}`);
   const comparable = a.mode === b.mode && (a.target_rate_rps ?? 0) === (b.target_rate_rps ?? 0);
-  const caveat = comparable ? '' : ` (careful: the runs used different load: ${describe(a)} vs ${describe(b)})`;
+  let caveat = comparable ? '' : ` (careful: the runs used different load: ${describe(a)} vs ${describe(b)})`;
+  if (a.schema !== b.schema) caveat += ` (careful: ${a.schema} and ${b.schema} differ: v1's latency mixed every status, v2's is of 2xx answers)`;
   if (findings.length === 0) {
     return { rows, noise: true, verdict: `no clear difference: the runs overlap (latency p25..p75 ranges intersect, throughput within 5%), so the changes above are noise${caveat}` };
   }

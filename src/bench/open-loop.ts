@@ -60,6 +60,7 @@ export function runOpenLoop(share: PlanShare, recorder: BenchRecorder, clock: ()
     const finish = (): void => {
       stop?.removeEventListener('abort', finish);
       if (drain !== undefined) return;
+      if (stop?.aborted === true) recorder.endWindowAt(clock());
       if (wakeUp !== undefined) {
         clearTimeout(wakeUp as NodeJS.Timeout);
         clearImmediate(wakeUp as NodeJS.Immediate);
@@ -80,7 +81,7 @@ export function runOpenLoop(share: PlanShare, recorder: BenchRecorder, clock: ()
           recorder.recordDropped(measured);
         } else {
           inFlight++;
-          recorder.recordSend(now - nextMs, measured);
+          recorder.recordSend(now - nextMs, measured, now);
           transport.send(new TimedRequest(sink, clock, nextMs, measured), 0);
         }
         nextMs = schedule.next();

@@ -71,3 +71,9 @@ export function targetRateRps(plan: BenchPlan): number | undefined {
   if (plan.mode !== 'open') return undefined;
   return plan.stages === undefined ? plan.rateRps : (plan.stages.at(-1)?.targetRps ?? 0);
 }
+
+/** When the plan's schedule ends, warm-up included (ms from the start); Infinity for a --requests run. */
+export function scheduledEndMsOf(plan: BenchPlan): number {
+  if (plan.maxRequests > 0) return Number.POSITIVE_INFINITY;
+  return plan.stages !== undefined ? plan.stages.reduce((sum, s) => sum + s.durationMs, 0) : plan.warmupMs + plan.durationMs;
+}

@@ -2,6 +2,7 @@ import type * as hdr from 'hdr-histogram-js';
 import { createLatencyHistogram, percentilesMs, recordMs } from '../core/latency-histogram.js';
 import { emptyErrorCounts, type ErrorCounts, type ErrorKind } from './error-kind.js';
 import { encodeHistogram } from './histogram-codec.js';
+import { addLineSums, addPoint, emptyLineSums, slopeOf, type LineSums } from './trend.js';
 
 /** A send more than this late counts as late in the generator's self-check. */
 export const LATE_SEND_MS = 1;
@@ -29,6 +30,26 @@ export interface RecorderCounts {
   finishedAll: number;
   /** Time of the last measured completion, ms since the run's start (0 when none). */
   lastCompletionMs: number;
+  /**
+   * Answers received inside the measured window, whenever their request was sent (a request
+   * sent in the warm-up and answered after it counts, one sent in the window and answered
+   * after it does not): throughput and goodput divide these by the window's length.
+   */
+  answeredInWindow: number;
+  okInWindow: number;
+  /** Measured requests answered (any status) after the window ended: reported, not in the rates. */
+  late: number;
+  /** Requests outstanding (sent, not finished) as a fitted line over the window: its slope, per ms. */
+  backlogSlopePerMs: number;
+  /** Latency (ms) of measured answers against their intended send time, as line sums. */
+  latencyTrend: LineSums;
+}
+
+/** The measured window in ms from the run's start: after the warm-up, until the planned end or a stop. */
+export interface MeasuredWindow {
+  startMs: number;
+  /** Infinity when the run ends by --requests (no planned end). */
+  endMs: number;
 }
 
 /** One interval of the HdrHistogram log: histograms of what completed in it. */
@@ -41,7 +62,10 @@ export interface EncodedInterval {
 /** A thread's recording in a form that crosses a worker boundary. */
 export interface EncodedRecording {
   counts: RecorderCounts;
+  /** Every measured answer's latency, any status. */
   latency: string;
+  /** The 2xx answers' latency. */
+  latencyOk: string;
   service: string;
   sendLag: string;
   intervals: EncodedInterval[];
@@ -58,12 +82,14 @@ export function emptyCounts(): RecorderCounts {
   return {
     sent: 0, completed: 0, ok: 0, failed: 0, dropped: 0, lateSends: 0, status: {}, errors: emptyErrorCounts(),
     sentAll: 0, finishedAll: 0, lastCompletionMs: 0,
+    answeredInWindow: 0, okInWindow: 0, late: 0, backlogSlopePerMs: 0, latencyTrend: emptyLineSums(),
   };
 }
 
 /** Adds `b` into `a`. */
 export function addCounts(a: RecorderCounts, b: RecorderCounts): RecorderCounts {
-  for (const key of ['sent', 'completed', 'ok', 'failed', 'dropped', 'lateSends', 'sentAll', 'finishedAll'] as const) a[key] += b[key];
+  for (const key of ['sent', 'completed', 'ok', 'failed', 'dropped', 'lateSends', 'sentAll', 'finishedAll', 'answeredInWindow', 'okInWindow', 'late', 'backlogSlopePerMs'] as const) a[key] += b[key];
+  addLineSums(a.latencyTrend, b.latencyTrend);
   for (const [code, n] of Object.entries(b.status)) a.status[code] = (a.status[code] ?? 0) + n;
   for (const [kind, n] of Object.entries(b.errors)) a.errors[kind as ErrorKind] += n;
   a.lastCompletionMs = Math.max(a.lastCompletionMs, b.lastCompletionMs);
@@ -78,6 +104,7 @@ export function addCounts(a: RecorderCounts, b: RecorderCounts): RecorderCounts 
 export class BenchRecorder {
   readonly counts = emptyCounts();
   private readonly latency = createLatencyHistogram();
+  private readonly latencyOk = createLatencyHistogram();
   private readonly service = createLatencyHistogram();
   private readonly sendLag = createLatencyHistogram();
   private readonly recent = createLatencyHistogram();
@@ -85,16 +112,29 @@ export class BenchRecorder {
   private readonly intervalService = createLatencyHistogram();
   private intervalIndex = -1;
   private readonly intervals: EncodedInterval[] = [];
+  /** Requests outstanding, sampled at each send inside the window. */
+  private readonly backlog = emptyLineSums();
 
   constructor(
     private readonly keepIntervals: boolean,
     /** Keep the latencies since the last tick (only a progress view reads them). */
     private readonly keepRecent = true,
+    private readonly window: MeasuredWindow = { startMs: 0, endMs: Number.POSITIVE_INFINITY },
   ) {}
 
-  /** A request was handed to the client `lagMs` after its intended time. */
-  recordSend(lagMs: number, measured: boolean): void {
+  /** The user stopped the run at `atMs`: the window ends there (if it had not already). */
+  endWindowAt(atMs: number): void {
+    if (atMs < this.window.endMs) this.window.endMs = Math.max(atMs, this.window.startMs);
+  }
+
+  private inWindow(atMs: number): boolean {
+    return atMs >= this.window.startMs && atMs <= this.window.endMs;
+  }
+
+  /** A request was handed to the client at `atMs`, `lagMs` after its intended time. */
+  recordSend(lagMs: number, measured: boolean, atMs: number): void {
     this.counts.sentAll++;
+    if (this.inWindow(atMs)) addPoint(this.backlog, atMs, this.counts.sentAll - this.counts.finishedAll);
     if (!measured) return;
     this.counts.sent++;
     if (lagMs > LATE_SEND_MS) this.counts.lateSends++;
@@ -107,16 +147,25 @@ export class BenchRecorder {
   }
 
   recordResponse(status: number, latencyMs: number, serviceMs: number, atMs: number, measured: boolean): void {
-    this.counts.finishedAll++;
-    if (this.keepRecent) recordMs(this.recent, latencyMs);
-    if (!measured) return;
     const c = this.counts;
+    c.finishedAll++;
+    if (this.keepRecent) recordMs(this.recent, latencyMs);
+    const ok = status >= 200 && status < 300;
+    if (this.inWindow(atMs)) {
+      c.answeredInWindow++;
+      if (ok) c.okInWindow++;
+    }
+    if (!measured) return;
     c.completed++;
-    if (status >= 200 && status < 300) c.ok++;
+    if (ok) c.ok++;
+    if (atMs > this.window.endMs) c.late++;
+    const intendedMs = atMs - latencyMs;
+    if (Number.isFinite(this.window.endMs) && intendedMs <= this.window.endMs) addPoint(c.latencyTrend, intendedMs, latencyMs);
     const key = String(status);
     c.status[key] = (c.status[key] ?? 0) + 1;
     c.lastCompletionMs = atMs;
     recordMs(this.latency, latencyMs);
+    if (ok) recordMs(this.latencyOk, latencyMs);
     recordMs(this.service, serviceMs);
     if (this.keepIntervals) {
       this.rollInterval(atMs);
@@ -143,9 +192,11 @@ export class BenchRecorder {
   /** Everything recorded, encoded; closes the current log interval. */
   finish(): EncodedRecording {
     this.flushInterval();
+    this.counts.backlogSlopePerMs = slopeOf(this.backlog);
     return {
       counts: structuredClone(this.counts),
       latency: encodeHistogram(this.latency),
+      latencyOk: encodeHistogram(this.latencyOk),
       service: encodeHistogram(this.service),
       sendLag: encodeHistogram(this.sendLag),
       intervals: this.intervals,
@@ -158,7 +209,7 @@ export class BenchRecorder {
   }
 
   destroy(): void {
-    for (const h of [this.latency, this.service, this.sendLag, this.recent, this.intervalLatency, this.intervalService] as hdr.Histogram[]) h.destroy();
+    for (const h of [this.latency, this.latencyOk, this.service, this.sendLag, this.recent, this.intervalLatency, this.intervalService] as hdr.Histogram[]) h.destroy();
   }
 
   // Completions arrive in time order within a thread, so one open interval is enough.

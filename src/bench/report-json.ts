@@ -3,14 +3,19 @@ import type { PercentilesMs } from '../core/latency-histogram.js';
 import type { ErrorCounts } from './error-kind.js';
 import type { BenchResult } from './result.js';
 
-/** Version of the --json shape; bump on a breaking change. */
-export const BENCH_JSON_SCHEMA = 'batchline.bench/v1';
+/**
+ * Version of the --json shape; bump on a breaking change. v2: `latency_ms` is of the 2xx answers
+ * (v1 mixed in every status) beside `latency_all_ms`; rates count answers inside the window
+ * only; `seed` is null in closed loop. compare and merge read v1 too.
+ */
+export const BENCH_JSON_SCHEMA = 'batchline.bench/v2';
+const READABLE_SCHEMAS: readonly string[] = [BENCH_JSON_SCHEMA, 'batchline.bench/v1'];
 
 type Percentiles = Omit<PercentilesMs, 'count'> & { count: number };
 
 /** The --json document (documented field by field in docs/bench.md). */
 export interface BenchJson {
-  schema: typeof BENCH_JSON_SCHEMA;
+  schema: typeof BENCH_JSON_SCHEMA | 'batchline.bench/v1';
   mode: 'open' | 'closed';
   url: string;
   method: string;
@@ -23,24 +28,35 @@ export interface BenchJson {
   pipelining: number;
   workers: number;
   warmup_s: number;
+  /** The measured window every rate divides by. */
   duration_s: number;
+  /** How long after the window the last answer came. */
+  drain_s: number;
   /** Seconds from the start at which the user stopped the run; null when it ran to its end. */
   stopped_at_s: number | null;
   started_at: string;
-  requests: { sent: number; completed: number; errors: number; dropped: number };
+  requests: { sent: number; completed: number; ok: number; late: number; errors: number; dropped: number };
   status: Record<string, number>;
   errors: ErrorCounts;
   send_rate_rps: number;
   throughput_rps: number;
   goodput_rps: number;
+  /** Latency of the 2xx answers. */
   latency_ms: Percentiles;
+  /** Latency of every answer, any status. */
+  latency_all_ms: Percentiles;
   service_ms: Percentiles;
   send_lag_ms: Percentiles;
   generator: { late_send_fraction: number; event_loop_p99_ms: number; event_loop_max_ms: number };
+  /** Open loop with a planned window: lines fitted through the backlog and the latency. */
+  trend: { backlog_growth: number; latency_growth_ms: number; sustained: boolean } | null;
   warnings: string[];
-  seed: number;
-  /** The whole latency histogram (µs), HdrHistogram compressed base64. */
+  /** The schedule's seed; null in closed loop. */
+  seed: number | null;
+  /** The whole 2xx latency histogram (µs), HdrHistogram compressed base64. */
   latency_hdr: string;
+  /** The whole histogram of every answer's latency, likewise. */
+  latency_all_hdr: string;
 }
 
 export function toBenchJson(r: BenchResult): BenchJson {
@@ -58,6 +74,7 @@ export function toBenchJson(r: BenchResult): BenchJson {
     workers: r.workers,
     warmup_s: r.warmupS,
     duration_s: round(r.durationS, 3),
+    drain_s: round(r.drainS, 3),
     stopped_at_s: r.stoppedAtS === undefined ? null : round(r.stoppedAtS, 3),
     started_at: r.startedAt,
     requests: { ...r.requests },
@@ -67,6 +84,7 @@ export function toBenchJson(r: BenchResult): BenchJson {
     throughput_rps: round(r.throughputRps, 2),
     goodput_rps: round(r.goodputRps, 2),
     latency_ms: percentiles(r.latency),
+    latency_all_ms: percentiles(r.latencyAll),
     service_ms: percentiles(r.service),
     send_lag_ms: percentiles(r.sendLag),
     generator: {
@@ -74,9 +92,11 @@ export function toBenchJson(r: BenchResult): BenchJson {
       event_loop_p99_ms: round(r.generator.eventLoop.p99Ms, 3),
       event_loop_max_ms: round(r.generator.eventLoop.maxMs, 3),
     },
+    trend: r.trend === undefined ? null : { backlog_growth: round(r.trend.backlogGrowth, 1), latency_growth_ms: round(r.trend.latencyGrowthMs, 3), sustained: r.trend.sustained },
     warnings: [...r.warnings],
-    seed: r.seed,
+    seed: r.seed ?? null,
     latency_hdr: r.latencyHdr,
+    latency_all_hdr: r.latencyAllHdr,
   };
 }
 
@@ -89,8 +109,8 @@ export function parseBenchJson(text: string, name: string): BenchJson {
     throw new Error(`${name} is not JSON: ${(error as Error).message}`);
   }
   const d = data as Partial<BenchJson>;
-  if (d === null || typeof d !== 'object' || d.schema !== BENCH_JSON_SCHEMA || typeof d.latency_ms !== 'object' || typeof d.throughput_rps !== 'number') {
-    throw new Error(`${name} is not a batchline bench --json report (${BENCH_JSON_SCHEMA})`);
+  if (d === null || typeof d !== 'object' || !READABLE_SCHEMAS.includes(d.schema as string) || typeof d.latency_ms !== 'object' || typeof d.throughput_rps !== 'number') {
+    throw new Error(`${name} is not a batchline bench --json report (${READABLE_SCHEMAS.join(' or ')})`);
   }
   // Everything compare reads must be there: a damaged report is named, not a stack trace.
   const numbers = (value: unknown, keys: string[]): boolean =>

@@ -14,7 +14,7 @@ export function formatReport(r: BenchResult): string {
   lines.push(`batchline bench ${r.method} ${r.url}`);
   lines.push(
     `  ${load}; ${r.connections} connections, pipelining ${r.pipelining}, ${r.workers} worker${r.workers === 1 ? '' : 's'}; ` +
-      `${fmtS(r.durationS)} measured after ${fmtS(r.warmupS)} warmup; seed ${r.seed}`,
+      `${fmtS(r.durationS)} measured after ${fmtS(r.warmupS)} warmup${r.seed === undefined ? '' : `; seed ${r.seed}`}`,
   );
   lines.push('');
   lines.push('Throughput');
@@ -25,9 +25,18 @@ export function formatReport(r: BenchResult): string {
   lines.push(`  goodput     ${fmtRate(r.goodputRps)} req/s (2xx)`);
   if (r.mode === 'open') lines.push(`  sent        ${fmtRate(r.sendRateRps)} req/s`);
   lines.push(
-    `  requests    ${r.requests.sent} sent, ${r.requests.completed} answered, ${r.requests.errors} failed` +
+    `  requests    ${r.requests.sent} sent, ${r.requests.completed} answered (${r.requests.ok} 2xx), ${r.requests.errors} failed` +
       (r.requests.dropped > 0 ? `, ${r.requests.dropped} refused by --max-in-flight` : ''),
   );
+  if (r.requests.late > 0) {
+    lines.push(`  late        ${r.requests.late} answered after the window (last ${fmtS(r.drainS)} after it): in the latency, not in the rates`);
+  }
+  if (r.trend !== undefined) {
+    const t = r.trend;
+    lines.push(
+      `  trend       ${t.sustained ? 'sustained' : 'NOT SUSTAINED'}: outstanding ${signed(Math.round(t.backlogGrowth))}, latency ${signed(Number(t.latencyGrowthMs.toFixed(1)))} ms over the window`,
+    );
+  }
   const status = Object.entries(r.status).map(([code, n]) => `${code}: ${n}`);
   lines.push(`  status      ${status.length === 0 ? 'none' : status.join(', ')}`);
   const errors = Object.entries(r.errors).filter(([, n]) => n > 0).map(([kind, n]) => `${kind}: ${n}`);
@@ -49,7 +58,7 @@ export function formatReport(r: BenchResult): string {
 }
 
 function latencyTable(r: BenchResult): string {
-  const rows: [string, PercentilesMs][] = [['latency', r.latency], ['service', r.service]];
+  const rows: [string, PercentilesMs][] = [['latency 2xx', r.latency], ['latency all', r.latencyAll], ['service', r.service]];
   if (r.mode === 'open') rows.push(['send lag', r.sendLag]);
   const header = ['ms', 'p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean'];
   const cells = rows.map(([name, p]) => [name, ...[p.p50, p.p90, p.p95, p.p99, p.p999, p.max, p.mean].map(fmtMs)]);
@@ -72,6 +81,10 @@ export function fmtRate(rps: number): string {
 
 function fmtS(s: number): string {
   return `${Number(s.toFixed(2))}s`;
+}
+
+function signed(n: number): string {
+  return n > 0 ? `+${n}` : String(n);
 }
 
 function pctOf(value: number, target: number): string {

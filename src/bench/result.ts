@@ -1,18 +1,35 @@
 import { percentilesMs, type PercentilesMs } from '../core/latency-histogram.js';
 import { ERROR_KINDS, type ErrorCounts } from './error-kind.js';
 import { encodeHistogram, mergeEncoded } from './histogram-codec.js';
-import { targetRateRps, type BenchMode, type BenchPlan } from './plan.js';
-import { addCounts, emptyCounts, type EncodedInterval } from './recorder.js';
+import { scheduledEndMsOf, targetRateRps, type BenchMode, type BenchPlan } from './plan.js';
+import { addCounts, emptyCounts, type EncodedInterval, type RecorderCounts } from './recorder.js';
 import { profileOf } from './schedule.js';
 import type { ThreadOutcome } from './run-thread.js';
+import { meanOf, slopeOf } from './trend.js';
 import { EVENT_LOOP_P99_WARN_MS, LATE_SEND_WARN_FRACTION, worstEventLoop, type EventLoopStats } from './self-monitor.js';
+
+/** Whether an open-loop run kept up with its rate, from lines fitted through its window. */
+export interface BenchTrend {
+  /** Growth of the requests outstanding (sent, not finished) over the window, fitted. */
+  backlogGrowth: number;
+  /** Growth of the latency over the window (by intended send time), fitted, ms. */
+  latencyGrowthMs: number;
+  /** Mean latency of the answers the latency line was fitted through, ms. */
+  meanLatencyMs: number;
+  /**
+   * False when the backlog or the latency grew through the window: the server answered less
+   * than the rate, and a longer run would only have grown them further.
+   */
+  sustained: boolean;
+}
 
 /** The figures of one run, merged over its threads; the text and JSON reports render this. */
 export interface BenchResult {
   mode: BenchMode;
   url: string;
   method: string;
-  seed: number;
+  /** The schedule's seed; undefined in closed loop, where no draw was made. */
+  seed: number | undefined;
   arrival: string | undefined;
   connections: number;
   pipelining: number;
@@ -24,27 +41,43 @@ export interface BenchResult {
   /** Open loop with --stages: the stages as given, such as `10s:200,10s:800`. */
   stages: string | undefined;
   warmupS: number;
-  /** Measured time: from the end of the warmup to the planned end or the last answer, if later. */
+  /**
+   * The measured window, which every rate divides by: from the end of the warm-up to the planned
+   * end (or the stop; with --requests, the last answer).
+   */
   durationS: number;
+  /** How long after the window the last answer came (0 when none came after it). */
+  drainS: number;
   /** Seconds from the start at which the user stopped the run (Ctrl-C, `q`); undefined when it ran to its end. */
   stoppedAtS: number | undefined;
   startedAt: string;
-  requests: { sent: number; completed: number; errors: number; dropped: number };
+  /**
+   * Measured requests: `ok` answered 2xx, `late` answered (any status) after the window, so not
+   * in the rates.
+   */
+  requests: { sent: number; completed: number; ok: number; late: number; errors: number; dropped: number };
   status: Record<string, number>;
   errors: ErrorCounts;
   /** Measured sends per second (the rate the generator achieved). */
   sendRateRps: number;
-  /** Answers (any status) per second. */
+  /** Answers (any status) received inside the window, per second of it. */
   throughputRps: number;
-  /** 2xx answers per second. */
+  /** 2xx answers received inside the window, per second of it. */
   goodputRps: number;
+  /** Latency of the 2xx answers: what a client that got its answer waited. */
   latency: PercentilesMs;
+  /** Latency of every answer, any status (fast 429s included). */
+  latencyAll: PercentilesMs;
   service: PercentilesMs;
   sendLag: PercentilesMs;
   generator: { lateSendFraction: number; eventLoop: EventLoopStats };
+  /** Open loop with a planned window that ran to its end: whether the server kept up. */
+  trend: BenchTrend | undefined;
   warnings: string[];
-  /** The merged latency histogram, compressed base64, so later tools (compare) can use it whole. */
+  /** The merged 2xx latency histogram, compressed base64, so later tools (compare, merge) can use it whole. */
   latencyHdr: string;
+  /** The merged histogram of every answer's latency, likewise. */
+  latencyAllHdr: string;
 }
 
 /** A result and what the HdrHistogram log needs. */
@@ -54,64 +87,89 @@ export interface BenchRun {
   startEpochMs: number;
 }
 
+/** Backlog growth over a window above this many requests (and 1 % of the sends) is not sustained. */
+export const BACKLOG_GROWTH_MIN = 10;
+/** Latency growth over a window above this (and half the mean latency) is not sustained. */
+export const LATENCY_GROWTH_MIN_MS = 2;
+
 /**
  * Merges the threads' recordings into one result. `stoppedAtMs` (ms from the start) is when the
  * user ended the run early: the measured window ends there instead of at the planned end.
  */
 export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[], stoppedAtMs?: number): BenchRun {
   const counts = outcomes.reduce((sum, o) => addCounts(sum, o.recording.counts), emptyCounts());
-  const latency = mergeEncoded(outcomes.map((o) => o.recording.latency));
+  const latency = mergeEncoded(outcomes.map((o) => o.recording.latencyOk));
+  const latencyAll = mergeEncoded(outcomes.map((o) => o.recording.latency));
   const service = mergeEncoded(outcomes.map((o) => o.recording.service));
   const sendLag = mergeEncoded(outcomes.map((o) => o.recording.sendLag));
   const eventLoop = worstEventLoop(outcomes.map((o) => o.eventLoop));
 
-  const scheduledEndMs = plan.maxRequests > 0 ? 0 : scheduledEndMsOf(plan);
+  const scheduledEndMs = scheduledEndMsOf(plan);
   // Early only if the stop cut the plan short: with --requests, if not every request was sent.
   const stoppedEarly = stoppedAtMs !== undefined && (plan.maxRequests > 0 ? counts.sent + counts.dropped < plan.maxRequests : stoppedAtMs < scheduledEndMs);
-  const plannedEndMs = stoppedEarly ? Math.max(stoppedAtMs, plan.warmupMs) : scheduledEndMs;
-  const measuredMs = Math.max(plannedEndMs, counts.lastCompletionMs) - plan.warmupMs;
-  const plannedMs = plan.maxRequests > 0 && !stoppedEarly ? measuredMs : plannedEndMs - plan.warmupMs;
-  const perSecond = (n: number, ms: number): number => (ms > 0 ? (n * 1000) / ms : 0);
+  const windowEndMs = stoppedEarly
+    ? Math.max(stoppedAtMs, plan.warmupMs)
+    : Number.isFinite(scheduledEndMs) ? scheduledEndMs : Math.max(counts.lastCompletionMs, plan.warmupMs);
+  const windowMs = windowEndMs - plan.warmupMs;
+  const perSecond = (n: number): number => (windowMs > 0 ? (n * 1000) / windowMs : 0);
   const target = targetRateRps(plan);
 
   const result: BenchResult = {
     mode: plan.mode,
     url: plan.url,
     method: plan.method,
-    seed: plan.seed,
+    seed: plan.mode === 'open' ? plan.seed : undefined,
     arrival: plan.mode === 'open' ? plan.arrival : undefined,
     connections: plan.connections,
     pipelining: plan.pipelining,
     workers: plan.workers,
     targetRateRps: target,
-    plannedRateRps: plannedRate(plan, plannedMs),
+    plannedRateRps: plannedRate(plan, windowMs),
     stages: plan.stages?.map((st) => `${st.durationMs / 1000}s:${st.targetRps}`).join(','),
     warmupS: plan.warmupMs / 1000,
-    durationS: measuredMs / 1000,
+    durationS: windowMs / 1000,
+    drainS: Math.max(0, counts.lastCompletionMs - windowEndMs) / 1000,
     stoppedAtS: stoppedEarly ? stoppedAtMs / 1000 : undefined,
     startedAt: new Date(outcomes[0]?.startEpochMs ?? 0).toISOString(),
-    requests: { sent: counts.sent, completed: counts.completed, errors: counts.failed, dropped: counts.dropped },
+    requests: { sent: counts.sent, completed: counts.completed, ok: counts.ok, late: counts.late, errors: counts.failed, dropped: counts.dropped },
     status: sortedStatus(counts.status),
     errors: Object.fromEntries(ERROR_KINDS.map((k) => [k, counts.errors[k]])) as ErrorCounts,
-    sendRateRps: perSecond(counts.sent + counts.dropped, plannedMs),
-    // Over the planned window: answers that arrive after it were still sent inside it, and one
-    // slow straggler must not stretch the denominator for everyone.
-    throughputRps: perSecond(counts.completed, plannedMs),
-    goodputRps: perSecond(counts.ok, plannedMs),
+    sendRateRps: perSecond(counts.sent + counts.dropped),
+    // What was answered inside the window it is divided by: an answer after the window was not
+    // served at this rate (it is `late`), and a slow straggler stretches no denominator.
+    throughputRps: perSecond(counts.answeredInWindow),
+    goodputRps: perSecond(counts.okInWindow),
     latency: percentilesMs(latency),
+    latencyAll: percentilesMs(latencyAll),
     service: percentilesMs(service),
     sendLag: percentilesMs(sendLag),
     generator: { lateSendFraction: counts.sent > 0 ? counts.lateSends / counts.sent : 0, eventLoop },
+    trend: plan.mode === 'open' && Number.isFinite(scheduledEndMs) && !stoppedEarly ? trendOf(counts, windowMs) : undefined,
     warnings: [],
     latencyHdr: encodeHistogram(latency),
+    latencyAllHdr: encodeHistogram(latencyAll),
   };
   result.warnings = warningsFor(plan, result);
-  for (const h of [latency, service, sendLag]) h.destroy();
+  for (const h of [latency, latencyAll, service, sendLag]) h.destroy();
   return {
     result,
     intervals: outcomes.map((o) => o.recording.intervals),
     startEpochMs: Math.min(...outcomes.map((o) => o.startEpochMs)),
   };
+}
+
+/**
+ * Whether the server kept up: lines fitted through the requests outstanding and the latency
+ * over the window. Above its capacity both grow for as long as the step lasts, while a short
+ * step's p99 can still look fine (a 1 s step at 500 req/s against a 400 req/s server).
+ */
+export function trendOf(counts: RecorderCounts, windowMs: number): BenchTrend {
+  const backlogGrowth = counts.backlogSlopePerMs * windowMs;
+  const latencyGrowthMs = slopeOf(counts.latencyTrend) * windowMs;
+  const meanLatencyMs = meanOf(counts.latencyTrend);
+  const backlogGrew = backlogGrowth > Math.max(BACKLOG_GROWTH_MIN, 0.01 * counts.sent);
+  const latencyGrew = latencyGrowthMs > Math.max(LATENCY_GROWTH_MIN_MS, 0.5 * meanLatencyMs);
+  return { backlogGrowth, latencyGrowthMs, meanLatencyMs, sustained: !backlogGrew && !latencyGrew };
 }
 
 /** What the user should know before trusting the figures. */
@@ -142,10 +200,24 @@ export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
   if (r.requests.dropped > 0) {
     warnings.push(`${r.requests.dropped} sends were refused by --max-in-flight ${plan.maxInFlight} and never sent`);
   }
+  const notOk = r.requests.completed - r.requests.ok;
+  if (r.requests.completed > 0 && notOk * 2 > r.requests.completed) {
+    const statuses = Object.entries(r.status).filter(([code]) => !code.startsWith('2')).map(([code, n]) => `${code}: ${n}`).join(', ');
+    warnings.push(
+      `${notOk} of ${r.requests.completed} answers were not 2xx (${statuses}): the latency shown is of the ${r.requests.ok} 2xx answers; the latency of all answers is the second row`,
+    );
+  }
+  if (r.trend !== undefined && !r.trend.sustained) {
+    warnings.push(
+      `not sustained: over the ${fmtSeconds(r.durationS)} window the requests outstanding grew by ${Math.round(r.trend.backlogGrowth)} and the latency by ${r.trend.latencyGrowthMs.toFixed(1)} ms; the server answered less than the rate, and a longer run would show more of it`,
+    );
+  }
   const measuredNothing = r.stoppedAtS !== undefined && r.stoppedAtS <= r.warmupS;
   if (plan.mode === 'open' && plan.stages === undefined && r.targetRateRps !== undefined && r.targetRateRps > 0 && !measuredNothing) {
     const achieved = r.throughputRps / r.targetRateRps;
-    if (achieved < 0.99) warnings.push(`achieved ${r.throughputRps.toFixed(1)} req/s, ${pct(achieved)} of the ${r.targetRateRps} req/s target`);
+    // Answers inside a window differ from the sends by the few in flight at either edge.
+    const shortBy = (r.targetRateRps - r.throughputRps) * r.durationS;
+    if (achieved < 0.99 && shortBy > 3) warnings.push(`achieved ${r.throughputRps.toFixed(1)} req/s, ${pct(achieved)} of the ${r.targetRateRps} req/s target`);
   }
   if (r.stoppedAtS !== undefined) {
     const planned = plan.maxRequests > 0 ? `--requests ${plan.maxRequests}` : `the planned ${fmtSeconds(scheduledEndMsOf(plan) / 1000)}`;
@@ -163,15 +235,6 @@ function plannedRate(plan: BenchPlan, plannedMs: number): number | undefined {
   if (plan.stages === undefined || plannedMs <= 0) return plan.rateRps;
   const profile = profileOf(plan);
   return ((profile.expectedCount(plan.warmupMs + plannedMs) - profile.expectedCount(plan.warmupMs)) * 1000) / plannedMs;
-}
-
-/** When the plan's schedule ends, warm-up included (ms from the start). */
-function scheduledEndMsOf(plan: BenchPlan): number {
-  return plan.stages !== undefined ? sumStagesMs(plan) : plan.warmupMs + plan.durationMs;
-}
-
-function sumStagesMs(plan: BenchPlan): number {
-  return (plan.stages ?? []).reduce((sum, s) => sum + s.durationMs, 0);
 }
 
 function sortedStatus(status: Record<string, number>): Record<string, number> {

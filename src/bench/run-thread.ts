@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { runClosedLoop } from './closed-loop.js';
 import { runOpenLoop } from './open-loop.js';
-import type { PlanShare } from './plan.js';
+import { scheduledEndMsOf, type PlanShare } from './plan.js';
 import { BenchRecorder, type EncodedRecording, type RecorderTick } from './recorder.js';
 import { EventLoopMonitor, type EventLoopStats } from './self-monitor.js';
 
@@ -29,7 +29,7 @@ export async function runThread(share: PlanShare, hooks: ThreadHooks = {}): Prom
   const startAtMs = hooks.startAtMs ?? performance.now();
   const waitMs = startAtMs - performance.now();
   if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
-  const recorder = new BenchRecorder(share.plan.keepIntervals, hooks.onTick !== undefined);
+  const recorder = new BenchRecorder(share.plan.keepIntervals, hooks.onTick !== undefined, { startMs: share.plan.warmupMs, endMs: scheduledEndMsOf(share.plan) });
   const monitor = new EventLoopMonitor();
   const clock = (): number => performance.now() - startAtMs;
   const ticker = hooks.onTick === undefined ? undefined : setInterval(() => hooks.onTick?.(recorder.tick()), TICK_MS);

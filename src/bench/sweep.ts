@@ -43,9 +43,30 @@ export function parseSlo(text: string, parseDurationMs: (t: string) => number | 
  * schedule sends a little less or more than rate × duration by chance).
  */
 export function stepMeetsSlo(result: BenchResult, slo: Slo): boolean {
-  // A step stopped part-way did not hold its rate for the time asked: it proves nothing.
-  if (result.stoppedAtS !== undefined) return false;
-  return result.latency[slo.percentile] < slo.boundMs && result.goodputRps >= 0.99 * result.sendRateRps;
+  return stepVerdict(result, slo) === 'met';
+}
+
+/**
+ * `stopped`: the user ended the step part-way, so it did not hold its rate for the time asked;
+ * `not sustained`: the backlog or the latency grew through the step (the server answered less
+ * than the rate), never `met` whatever its percentiles; `met` or `missed` otherwise.
+ */
+export type StepVerdict = 'met' | 'missed' | 'not sustained' | 'stopped';
+
+export function stepVerdict(result: BenchResult, slo: Slo): StepVerdict {
+  if (result.stoppedAtS !== undefined) return 'stopped';
+  if (result.trend !== undefined && !result.trend.sustained) return 'not sustained';
+  const withinBound = result.latency.count > 0 && result.latency[slo.percentile] < slo.boundMs;
+  return withinBound && errorRatioOf(result) <= 0.01 ? 'met' : 'missed';
+}
+
+/**
+ * Measured sends that got no 2xx answer (non-2xx, failed, refused by --max-in-flight), whenever
+ * it came, as a fraction of the sends: a step's capacity is judged by its trend, not by this.
+ */
+export function errorRatioOf(result: BenchResult): number {
+  const offered = result.requests.sent + result.requests.dropped;
+  return offered === 0 ? 1 : (offered - result.requests.ok) / offered;
 }
 
 /** Runs one open-loop step per rate, reporting each as it finishes. */
@@ -83,7 +104,7 @@ export function formatSweep(results: readonly BenchResult[], slo: Slo): string {
     fmtMs(r.latency.p99),
     String(r.requests.errors + r.requests.dropped + Object.entries(r.status).reduce((n, [c, k]) => (c.startsWith('2') ? n : n + k), 0)),
     fmtRate(r.goodputRps),
-    r.stoppedAtS !== undefined ? 'stopped' : stepMeetsSlo(r, slo) ? 'met' : 'missed',
+    stepVerdict(r, slo),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
   const render = (row: string[]): string => row.map((cell, i) => cell.padStart(widths[i] as number)).join('  ');

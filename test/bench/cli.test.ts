@@ -48,6 +48,12 @@ describe('batchline bench options', () => {
     expect(stderr).toContain('<url>');
   });
 
+  it('exits 1 and says so when no request succeeded', async () => {
+    const { code, stderr } = await run(['bench', '--duration', '300ms', '--warmup', '0', '--quiet', 'http://127.0.0.1:1/']);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/no request succeeded \(no 2xx answer among \d+ sent; errors refused \d+\)/);
+  });
+
   it('explains every option in --help', () => {
     const bench = buildProgram().commands.find((c) => c.name() === 'bench');
     const help = bench?.helpInformation() ?? '';

@@ -40,7 +40,7 @@ describe('bench outputs', () => {
     await benchMain(validated(server.url, { rate: '100', duration: '500ms', warmup: '0', seed: '7' }), { ...outputs, json: '-' }, { stdout, stderr, env: {} });
     const report = JSON.parse(stdout.text) as Record<string, unknown>;
     expect(report).toMatchObject({
-      schema: 'batchline.bench/v1',
+      schema: 'batchline.bench/v2',
       mode: 'open',
       target_rate_rps: 100,
       seed: 7,
@@ -91,8 +91,8 @@ describe('bench outputs', () => {
   });
 
   it('sends GET without a body to a server that is not batchline, and refuses a bodiless POST', async () => {
-    server = await startServer((_req, res) => {
-      res.statusCode = 404;
+    server = await startServer((req, res) => {
+      res.statusCode = req.url === '/v1/stats' ? 404 : 200;
       res.end();
     }, true);
     await benchMain(validated(server.url, { requests: '3', rate: '100', warmup: '0' }), outputs, { stdout: new Sink(), stderr: new Sink(), env: {} });

@@ -8,7 +8,7 @@ describe('progress', () => {
     const aggregator = new ProgressAggregator({ plannedMs: 2000, warmupMs: 500, targetRpsAt: () => 100 });
     const recorder = new BenchRecorder(false);
     for (let i = 0; i < 10; i++) {
-      recorder.recordSend(0, true);
+      recorder.recordSend(0, true, 600 + i);
       recorder.recordResponse(i < 9 ? 200 : 429, 5 + i, 4, 600 + i, true);
     }
     aggregator.accept(0, recorder.tick());

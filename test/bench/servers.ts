@@ -88,3 +88,29 @@ export async function refusedPort(): Promise<number> {
   await s.close();
   return s.port;
 }
+
+/**
+ * A server of known capacity: one request at a time, first come first served, each taking
+ * `serviceMs` (1000 / serviceMs requests a second); the others wait in an unbounded queue, so
+ * above capacity the backlog and the latency grow for as long as the load lasts.
+ */
+export function fifoServer(serviceMs: number): Promise<TestServer> {
+  const waiting: ServerResponse[] = [];
+  let busy = false;
+  const next = (): void => {
+    const res = waiting.shift();
+    if (res === undefined) return void (busy = false);
+    busy = true;
+    const startedMs = performance.now();
+    const finish = (): void => {
+      if (performance.now() - startedMs < serviceMs) return void setImmediate(finish);
+      res.end('ok');
+      next();
+    };
+    setTimeout(finish, Math.max(0, serviceMs - 1));
+  };
+  return startServer((_req, res) => {
+    waiting.push(res);
+    if (!busy) next();
+  });
+}

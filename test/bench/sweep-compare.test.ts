@@ -14,12 +14,12 @@ function result(target: number, latenciesMs: number[], goodputRps = target): Ben
   const p = percentilesMs(h);
   const r: BenchResult = {
     mode: 'open', url: 'http://x/', method: 'GET', seed: 1, arrival: 'constant', connections: 16, pipelining: 1, workers: 1,
-    targetRateRps: target, plannedRateRps: target, stages: undefined, warmupS: 1, durationS: 10, stoppedAtS: undefined, startedAt: '2026-01-01T00:00:00.000Z',
-    requests: { sent: latenciesMs.length, completed: latenciesMs.length, errors: 0, dropped: 0 },
+    targetRateRps: target, plannedRateRps: target, stages: undefined, warmupS: 1, durationS: 10, drainS: 0, stoppedAtS: undefined, startedAt: '2026-01-01T00:00:00.000Z',
+    requests: { sent: latenciesMs.length, completed: latenciesMs.length, ok: latenciesMs.length, late: 0, errors: 0, dropped: 0 },
     status: { 200: latenciesMs.length }, errors: { timeout: 0, refused: 0, reset: 0, other: 0 },
     sendRateRps: target, throughputRps: goodputRps, goodputRps,
-    latency: p, service: p, sendLag: percentilesMs(createLatencyHistogram()),
-    generator: { lateSendFraction: 0, eventLoop: { p99Ms: 0, maxMs: 0, meanMs: 0 } }, warnings: [], latencyHdr: encodeHistogram(h),
+    latency: p, latencyAll: p, service: p, sendLag: percentilesMs(createLatencyHistogram()),
+    generator: { lateSendFraction: 0, eventLoop: { p99Ms: 0, maxMs: 0, meanMs: 0 } }, trend: undefined, warnings: [], latencyHdr: encodeHistogram(h), latencyAllHdr: encodeHistogram(h),
   };
   h.destroy();
   return r;

@@ -1,0 +1,85 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { runBench } from '../../src/bench/run-bench.js';
+import { toBenchJson } from '../../src/bench/report-json.js';
+import { formatReport } from '../../src/bench/report-text.js';
+import { bestRate, formatSweep, parseSlo, runSweep, stepVerdict } from '../../src/bench/sweep.js';
+import { parseDurationMs } from '../../src/options/schema.js';
+import { startTestServer, type TestServer as ServeServer } from '../serve/test-server.js';
+import { planFor } from './plan-helper.js';
+import { fifoServer, startServer, statusServer, type TestServer } from './servers.js';
+
+let server: TestServer | undefined;
+let serve: ServeServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  await serve?.close();
+  server = undefined;
+  serve = undefined;
+});
+
+describe('open-loop rates against a server of known capacity', () => {
+  it('counts only what was answered inside the window it divides by, and reports the late answers apart', async () => {
+    // 200 req/s at most; asked for 300 for 1 s, it answers ~200 in the window and the rest after.
+    server = await fifoServer(5);
+    const { result } = await runBench(planFor(server.url, { rate: '300', duration: '1s', warmup: '200ms', connections: '400', timeout: '10s' }));
+    expect(result.requests.sent).toBe(300);
+    expect(result.requests.completed).toBe(300);
+    expect(result.throughputRps).toBeLessThan(215);
+    expect(result.goodputRps).toBeLessThan(215);
+    expect(result.requests.late).toBeGreaterThan(50);
+    expect(result.durationS).toBe(1);
+    expect(result.drainS).toBeGreaterThan(0.2);
+    expect(result.trend?.sustained).toBe(false);
+    expect(result.trend?.backlogGrowth).toBeGreaterThan(50);
+    const json = toBenchJson(result);
+    expect(json.duration_s).toBe(1);
+    expect(json.throughput_rps).toBeCloseTo((json.requests.completed - json.requests.late + 0) / json.duration_s, -2);
+    expect(formatReport(result)).toMatch(/late\s+\d+ answered after the window/);
+    expect(formatReport(result)).toContain('NOT SUSTAINED');
+  });
+
+  it('a sweep never names a rate above the capacity of serve (batch 1 of 10 ms: 100 req/s) as met', async () => {
+    serve = await startTestServer({ maxBatchSize: 1, modelLatencyMs: 10, maxQueueSize: 100_000, requestTimeoutMs: 60_000 });
+    const slo = parseSlo('p99<5s', parseDurationMs);
+    const base = { ...planFor(`${serve.url}/v1/infer`, { rate: '50', duration: '1s', warmup: '300ms', connections: '300', timeout: '20s', method: 'POST' }) };
+    const plan = { ...base, body: Buffer.from('{"inputs":[0.2,1.5,-0.3]}'), headers: { ...base.headers, 'content-type': 'application/json' } };
+    const steps = await runSweep(plan, [50, 150], async (step) => (await runBench(step)).result);
+    expect(steps.map((r) => stepVerdict(r, slo))).toEqual(['met', 'not sustained']);
+    expect(steps[1]?.throughputRps).toBeLessThan(105);
+    expect(bestRate(steps, slo)).toBe(50);
+    expect(formatSweep(steps, slo)).toContain('highest rate that met p99<5s: 50.0 req/s');
+  });
+});
+
+describe('answers that are not 2xx', () => {
+  it('reports latency for the 2xx answers and for all answers, and warns when most were not 2xx', async () => {
+    // One answer in ten is a slow 200, the rest fast 429s.
+    let n = 0;
+    server = await startServer((_req, res) => {
+      if (n++ % 10 === 0) setTimeout(() => res.end('ok'), 25);
+      else {
+        res.statusCode = 429;
+        res.end();
+      }
+    });
+    const { result } = await runBench(planFor(server.url, { rate: '200', duration: '1s', warmup: '0', connections: '16' }));
+    expect(result.requests.ok).toBe(20);
+    expect(result.latency.count).toBe(20);
+    expect(result.latencyAll.count).toBe(200);
+    expect(result.latency.p50).toBeGreaterThanOrEqual(20);
+    expect(result.latencyAll.p50).toBeLessThan(result.latency.p50);
+    expect(result.latencyAll.p50).toBeLessThan(10);
+    expect(result.warnings.join('\n')).toMatch(/180 of 200 answers were not 2xx \(429: 180\)/);
+    const text = formatReport(result);
+    expect(text).toMatch(/latency 2xx/);
+    expect(text).toMatch(/latency all/);
+  });
+
+  it('has no 2xx latency when nothing succeeded', async () => {
+    server = await statusServer(429);
+    const { result } = await runBench(planFor(server.url, { rate: '100', duration: '500ms', warmup: '0' }));
+    expect(result.requests.ok).toBe(0);
+    expect(result.latency.count).toBe(0);
+    expect(result.latencyAll.count).toBe(50);
+  });
+});

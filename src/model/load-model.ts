@@ -2,7 +2,8 @@ import { basename } from 'node:path';
 import { decodeInputs } from './decode-inputs.js';
 import { OnnxModel } from './onnx-model.js';
 import { WorkerModel } from './worker-model.js';
-import type { ItemTensor, ItemTensors, TensorSpec } from './tensor-spec.js';
+import { fromFloat16Bits } from './float16.js';
+import type { ElementType, ItemTensor, ItemTensors, TensorSpec } from './tensor-spec.js';
 import { buildToyModelOnnx, TOY_MODEL_VERSION, TOY_OUTPUT_NAME } from './toy-model.js';
 
 /** A model ready to serve: validation of one item's JSON, batched execution, and the reply. */
@@ -24,8 +25,8 @@ export interface ServedModel {
    * runs inline on onnxruntime's native session; serve then runs ready batches back to back.
    */
   runBatchSync?(items: readonly ItemTensors[]): (ItemTensors | Error)[];
-  /** The JSON reply for one item's outputs. */
-  replyBody(requestId: string, outputs: ItemTensors): string;
+  /** The JSON reply for one item's outputs (`specs`: the model's outputs). */
+  replyBody(requestId: string, outputs: ItemTensors, specs: readonly TensorSpec[]): string;
   close(): Promise<void>;
 }
 
@@ -52,7 +53,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
   const execution = options.execution === undefined || options.execution === 'auto' ? (path === undefined ? 'inline' : 'worker') : options.execution;
   const replyBody = path === undefined
     ? toyReplyBody
-    : (requestId: string, outputs: ItemTensors) => JSON.stringify({ request_id: requestId, outputs: nestedOutputs(outputs), model_version: version });
+    : (requestId: string, outputs: ItemTensors, specs: readonly TensorSpec[]) => JSON.stringify({ request_id: requestId, outputs: nestedOutputs(outputs, specs), model_version: version });
   if (execution === 'inline') {
     const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, { intraOpThreads });
     return {
@@ -105,15 +106,19 @@ function jsonString(text: string): string {
   return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
-/** Outputs as nested arrays by name, shaped as the model returned them (int64 as numbers). */
-export function nestedOutputs(outputs: ItemTensors): Record<string, unknown> {
+/** Outputs as nested arrays by name, shaped as the model returned them (int64 as numbers, float16 as numbers). */
+export function nestedOutputs(outputs: ItemTensors, specs: readonly TensorSpec[]): Record<string, unknown> {
   const nested: Record<string, unknown> = {};
-  for (const [name, tensor] of Object.entries(outputs)) nested[name] = toNested(tensor);
+  for (const [name, tensor] of Object.entries(outputs)) nested[name] = toNested(tensor, specs.find((spec) => spec.name === name)?.type);
   return nested;
 }
 
-function toNested(tensor: ItemTensor): unknown {
-  const values = Array.from(tensor.data as ArrayLike<number | bigint>, (v) => Number(v));
+function toNested(tensor: ItemTensor, type: ElementType | undefined): unknown {
+  const values: unknown[] = Array.isArray(tensor.data)
+    ? tensor.data
+    : type === 'float16'
+      ? Array.from(tensor.data as Uint16Array, fromFloat16Bits)
+      : Array.from(tensor.data as ArrayLike<number | bigint>, (v) => Number(v));
   const build = (depth: number, offset: number): unknown => {
     if (depth === tensor.shape.length) return values[offset];
     const stride = tensor.shape.slice(depth + 1).reduce((product, dim) => product * dim, 1);

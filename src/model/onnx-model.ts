@@ -112,15 +112,28 @@ export class OnnxModel {
     const feeds: Record<string, ort.Tensor> = {};
     for (const spec of this.inputs) {
       const first = (items[0] as ItemTensors)[spec.name]!;
-      const itemLength = first.data.length;
-      const stacked = allocate(spec.type, itemLength * items.length);
-      items.forEach((item, i) => (stacked as Float32Array).set(item[spec.name]!.data as Float32Array, i * itemLength));
-      feeds[spec.name] = new ort.Tensor(spec.type, stacked as Float32Array, [items.length, ...first.shape]);
+      feeds[spec.name] = new ort.Tensor(spec.type, stackData(spec, items), [items.length, ...first.shape]);
     }
     return feeds;
   }
 }
 
+
+/**
+ * One input's items along dimension 0. A batch of one item uses that item's own array: no
+ * copy (an item's buffer arrived by transfer and nothing else holds it).
+ */
+function stackData(spec: TensorSpec, items: readonly ItemTensors[]): Float32Array {
+  if (items.length === 1) return items[0]![spec.name]!.data as Float32Array;
+  const itemLength = items[0]![spec.name]!.data.length;
+  const stacked = allocate(spec.type, itemLength * items.length);
+  if (Array.isArray(stacked)) {
+    items.forEach((item, i) => (item[spec.name]!.data as string[]).forEach((value, k) => (stacked[i * itemLength + k] = value)));
+  } else {
+    items.forEach((item, i) => (stacked as Float32Array).set(item[spec.name]!.data as Float32Array, i * itemLength));
+  }
+  return stacked as Float32Array;
+}
 
 function splitOutputs(results: Record<string, ort.Tensor>, specs: readonly TensorSpec[], batchSize: number): ItemTensors[] {
   const items: ItemTensors[] = Array.from({ length: batchSize }, () => ({}));
@@ -132,10 +145,11 @@ function splitOutputs(results: Record<string, ort.Tensor>, specs: readonly Tenso
     }
     const shape = tensor.dims.slice(1);
     const itemLength = shape.reduce((product, dim) => product * dim, 1);
-    const data = tensor.data as Float32Array;
+    const data = tensor.data as Float32Array | string[];
     for (let i = 0; i < batchSize; i++) {
       // Views on the batch's output, not copies: nothing writes to outputs after the run.
-      (items[i] as ItemTensors)[spec.name] = { data: data.subarray(i * itemLength, (i + 1) * itemLength), shape };
+      const part = Array.isArray(data) ? data.slice(i * itemLength, (i + 1) * itemLength) : data.subarray(i * itemLength, (i + 1) * itemLength);
+      (items[i] as ItemTensors)[spec.name] = { data: part, shape };
     }
   }
   return items;

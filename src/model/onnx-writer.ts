@@ -3,6 +3,7 @@
  * graph: the embedded toy model is built from these at start-up, with no file and no download.
  * A full protobuf library would be ~100 kB of dependency for the six message types used here.
  */
+import type { ElementType } from './tensor-spec.js';
 
 const WIRE_VARINT = 0;
 const WIRE_LENGTH_DELIMITED = 2;
@@ -72,7 +73,14 @@ export type OnnxDim = number | string;
 export interface OnnxValueInfo {
   name: string;
   dims: OnnxDim[];
+  /** The element type (default float32). */
+  type?: ElementType;
 }
+
+/** ONNX TensorProto.DataType of each element type (onnx.proto). */
+const ONNX_DATA_TYPES: Record<ElementType, number> = {
+  float32: 1, uint8: 2, int8: 3, uint16: 4, int16: 5, int32: 6, int64: 7, string: 8, bool: 9, float16: 10, float64: 11, uint32: 12, uint64: 13,
+};
 export interface OnnxInitializer {
   name: string;
   dims: number[];
@@ -93,7 +101,7 @@ export interface OnnxGraph {
   nodes: OnnxNode[];
 }
 
-/** Serializes a graph with float32 inputs and outputs as an ONNX ModelProto (IR version 8, default opset 13). */
+/** Serializes a graph (float32 inputs and outputs unless a value says otherwise) as an ONNX ModelProto (IR version 8, default opset 13). */
 export function writeOnnxModel(graph: OnnxGraph, producerName = 'batchline'): Uint8Array {
   const graphProto = new ProtoWriter();
   graph.nodes.forEach((node, index) => {
@@ -131,6 +139,6 @@ function valueInfo(info: OnnxValueInfo): ProtoWriter {
     else dimension.string(2, dim);
     shape.message(1, dimension);
   }
-  const tensorType = new ProtoWriter().varint(1, ONNX_FLOAT).message(2, shape);
+  const tensorType = new ProtoWriter().varint(1, ONNX_DATA_TYPES[info.type ?? 'float32']).message(2, shape);
   return new ProtoWriter().string(1, info.name).message(2, new ProtoWriter().message(1, tensorType));
 }

@@ -23,6 +23,7 @@ export function transferablesOf(items: readonly (ItemTensors | { failed: string 
   for (const item of items) {
     if ('failed' in item && typeof item.failed === 'string') continue;
     for (const tensor of Object.values(item as ItemTensors)) {
+      if (Array.isArray(tensor.data)) continue; // strings are cloned
       const buffer = tensor.data.buffer;
       // A typed array that views part of a larger buffer cannot be moved whole; it is copied.
       if (buffer instanceof ArrayBuffer && tensor.data.byteOffset === 0 && tensor.data.byteLength === buffer.byteLength) buffers.add(buffer);

@@ -27,7 +27,7 @@ export function jsonProtocol(options: { acceptData: boolean }): Protocol<ItemTen
       return model.decode(options.acceptData && body.inputs === undefined ? body.data : body.inputs);
     },
     itemOf: (item) => item,
-    encodeAnswer: (requestId, outputs, model) => model.replyBody(requestId, outputs),
+    encodeAnswer: (requestId, outputs, model) => model.replyBody(requestId, outputs, model.outputs),
     encodeError: (error) => JSON.stringify(errorBody(error.code, error.message)),
   };
 }

@@ -12,6 +12,7 @@ import { BATCHLINE_JSON } from './json-protocol.js';
 import { requestIdFor } from './request-id.js';
 import { answerRouteOf } from './routes.js';
 import { ServingRuntime } from './serving-runtime.js';
+import { useTensorJsonParser } from './tensor-json-parser.js';
 
 export interface ServerDeps {
   clock?: Clock;
@@ -100,6 +101,9 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     json(reply, { model_version: model.version, inputs: model.inputs, outputs: model.outputs });
   });
   const context: AdmissionContext = { server: runtime, maxRequestTimeoutMs: config.maxRequestTimeoutMs, logError };
-  registerInferRoute(app, runtime, context);
+  app.register(async (scope) => {
+    useTensorJsonParser(scope);
+    registerInferRoute(scope, runtime, context);
+  });
   return { app, runtime };
 }

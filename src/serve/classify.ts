@@ -24,15 +24,16 @@ const FASTIFY_ERRORS: Readonly<Record<string, ErrorCode>> = {
  * bad JSON; any other client error (status < 500) is BAD_REQUEST; everything else is INTERNAL.
  */
 export function classify(error: unknown, request?: ClassifiedRequest): BatchlineError {
-  if (error instanceof BatchlineError) return error;
   const { code, statusCode, message } = (error ?? {}) as { code?: unknown; statusCode?: unknown; message?: unknown };
   const text = typeof message === 'string' ? message : String(error);
-  const mapped = typeof code === 'string' ? FASTIFY_ERRORS[code] : undefined;
+  // A BatchlineError is itself, but BAD_JSON from a body reader (readJson) is a bad body like Fastify's.
+  const mapped = error instanceof BatchlineError ? (error.code === 'BAD_JSON' ? 'BAD_JSON' : undefined) : typeof code === 'string' ? FASTIFY_ERRORS[code] : undefined;
   const encoding = request?.headers['content-encoding'];
   if (encoding !== undefined && encoding !== 'identity' && (mapped === 'BAD_JSON' || error instanceof SyntaxError)) {
     // A compressed body reads as bad JSON; what is wrong is the encoding.
     return unsupportedEncoding(encoding);
   }
+  if (error instanceof BatchlineError) return error;
   switch (mapped) {
     case 'PAYLOAD_TOO_LARGE':
       return new BatchlineError(mapped, String(request?.routeOptions?.bodyLimit ?? 'the limit of'));

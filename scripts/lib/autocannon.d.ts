@@ -5,7 +5,7 @@ declare module 'autocannon' {
     duration?: number;
     method?: string;
     headers?: Record<string, string>;
-    body?: string;
+    body?: string | Buffer;
     pipelining?: number;
   }
   interface Histogram {

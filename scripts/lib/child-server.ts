@@ -13,7 +13,7 @@ export interface ChildServer {
  */
 export function startChildServer(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<ChildServer> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
     let output = '';
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();
@@ -26,6 +26,7 @@ export function startChildServer(command: string, args: string[], env: NodeJS.Pr
         process: child,
         stop: () =>
           new Promise((done) => {
+            if (child.exitCode !== null) return done(child.exitCode);
             child.once('exit', (code) => done(code));
             child.kill('SIGTERM');
           }),

@@ -1,0 +1,33 @@
+import { Packr } from 'msgpackr';
+import { SeededRandom } from '../../src/core/rng.js';
+
+/** The model bench:input serves: PaddleOCR's text-direction classifier, input x [batch, 3, h, w]. */
+export const MODEL_NAME = 'ch_ppocr_mobile_v2.0_cls_infer';
+export const ITEM_SHAPE = [3, 48, 192] as const;
+const OUTPUT = 'softmax_0.tmp_0';
+
+export interface InputBodies {
+  /** `{"inputs": [[[…]]]}` with three decimals a value, as an image normalised to [-1, 1] prints. */
+  json: Buffer;
+  /** An Open Inference Protocol request with the item as a binary tensor, as tritonclient sends it. */
+  binary: { body: Buffer; headers: Record<string, string> };
+  /** `{"inputs": {"shape": […], "data": bin}}` in MessagePack. */
+  msgpack: Buffer;
+}
+
+/** One seeded item, in the three forms bench:input sends. */
+export function inputBodies(seed = 11): InputBodies {
+  const rng = new SeededRandom(seed);
+  const length = ITEM_SHAPE.reduce((product, dim) => product * dim, 1);
+  const values = Float32Array.from({ length }, () => Math.round((rng.next() * 2 - 1) * 1000) / 1000);
+  const [channels, height, width] = ITEM_SHAPE;
+  const nested = Array.from({ length: channels }, (_, c) => Array.from({ length: height }, (_, y) => Array.from({ length: width }, (_, x) => Number(values[(c * height + y) * width + x]!.toFixed(3)))));
+  const json = Buffer.from(JSON.stringify({ inputs: nested }));
+  const header = Buffer.from(JSON.stringify({
+    inputs: [{ name: 'x', shape: [1, ...ITEM_SHAPE], datatype: 'FP32', parameters: { binary_data_size: values.byteLength } }],
+    outputs: [{ name: OUTPUT, parameters: { binary_data: true } }],
+  }));
+  const binary = { body: Buffer.concat([header, Buffer.from(values.buffer)]), headers: { 'inference-header-content-length': String(header.length) } };
+  const msgpack = Buffer.from(new Packr({ useRecords: false }).pack({ inputs: { shape: [...ITEM_SHAPE], data: Buffer.from(values.buffer) } }));
+  return { json, binary, msgpack };
+}

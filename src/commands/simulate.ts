@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { addOptions, resolveOptions } from '../options/schema.js';
 import { SIMULATE_OPTIONS } from '../options/simulate.js';
+import { commandLineOf } from '../report/html/command-line.js';
 
 /**
  * `batchline simulate`: what-if tuning on the serving core, on a virtual clock. Thin: options
@@ -27,7 +28,7 @@ Examples:
     const given = new Set(Object.keys(SIMULATE_OPTIONS).filter((key) => raw[key] !== undefined));
     const sweep = raw.sweep as string[] | undefined;
     const { simulateMain } = await import('../simulate/simulate-main.js');
-    await simulateMain({ options, given, sweep, stdout: process.stdout });
+    await simulateMain({ options, given, sweep, stdout: process.stdout, commandLine: commandLineOf(process.argv) });
   });
   return command;
 }

@@ -80,6 +80,10 @@ export const SIMULATE_OPTIONS = {
     kind: 'string', flag: 'trace', default: undefined,
     description: 'write one JSON line per request (id, arrival_ms, outcome, batch, start_ms, end_ms) to a file',
   },
+  html: {
+    kind: 'string', flag: 'html', default: undefined,
+    description: 'write a self-contained HTML report to this file: charts over time, the latency distribution, batch sizes, queue depth (or the sweep\'s throughput-latency curve), and a step-through timeline that re-runs in the page',
+  },
   events: {
     kind: 'boolean', flag: 'events', default: false,
     description: 'print the event timeline (admissions, batches, completions, rejections, expiries); for small runs',

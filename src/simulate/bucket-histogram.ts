@@ -52,3 +52,14 @@ function lowestValueAt(index: number): number {
   const sub = index - bucket * HALF;
   return sub * 2 ** bucket;
 }
+
+/** The bucket a duration in ms falls in (clamped as `recordMs` clamps): for histograms kept sparse. */
+export function bucketOfMs(durationMs: number): number {
+  const us = Math.round(durationMs * 1000);
+  return indexOf(us < 1 ? 1 : us > HISTOGRAM_MAX_US ? HISTOGRAM_MAX_US : us);
+}
+
+/** The highest value (µs) bucket `index` holds: what HDR's getValueAtPercentile reports for it. */
+export function highestInBucketUs(index: number): number {
+  return lowestValueAt(index + 1) - 1;
+}

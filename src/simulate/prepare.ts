@@ -24,6 +24,24 @@ export interface SimulationInputs {
 
 /** Checks options that exclude each other and reads `--arrivals` and `--latency-profile`. */
 export async function loadSimulationInputs(options: SimulateOptions, given: ReadonlySet<string>): Promise<SimulationInputs> {
+  checkSimulateOptions(options, given);
+  const inputs: SimulationInputs = { given: [...given] };
+  if (options.arrivals !== undefined) {
+    inputs.arrivalTimes = await readArrivalsFile(options.arrivals);
+    inputs.arrivalsSource = options.arrivals;
+  }
+  if (options.latencyProfile !== undefined) {
+    inputs.profile = await readLatencyProfile(options.latencyProfile);
+    inputs.profileSource = options.latencyProfile;
+  }
+  return inputs;
+}
+
+/**
+ * Throws INVALID_OPTION for options that exclude each other or do not parse. No I/O: the HTML
+ * report's page runs it on its form too.
+ */
+export function checkSimulateOptions(options: SimulateOptions, given: ReadonlySet<string>): void {
   const serviceFlags = (['latencyMs', 'latency', 'latencyProfile'] as const).filter((key) => given.has(key));
   if (serviceFlags.length > 1) {
     throw new BatchlineError('INVALID_OPTION', `--latency-ms, --latency and --latency-profile each set the service time; give one (got ${serviceFlags.map(flagOf).join(' and ')})`);
@@ -35,16 +53,6 @@ export async function loadSimulationInputs(options: SimulateOptions, given: Read
   if (options.latency !== undefined && parseAffineLatency(options.latency) === undefined) {
     throw new BatchlineError('INVALID_OPTION', `--latency: got '${options.latency}', expected a + b·n in ms such as 5+2n, 2n or 0.5n+3`);
   }
-  const inputs: SimulationInputs = { given: [...given] };
-  if (options.arrivals !== undefined) {
-    inputs.arrivalTimes = await readArrivalsFile(options.arrivals);
-    inputs.arrivalsSource = options.arrivals;
-  }
-  if (options.latencyProfile !== undefined) {
-    inputs.profile = await readLatencyProfile(options.latencyProfile);
-    inputs.profileSource = options.latencyProfile;
-  }
-  return inputs;
 }
 
 export interface PreparedRun {

@@ -1,9 +1,9 @@
 import type { ArrivalProcess } from '../core/arrivals.js';
-import type { BatcherCounts } from '../core/batcher.js';
+import type { Batcher, BatcherCounts } from '../core/batcher.js';
 import { EventOrder } from '../core/clock.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
 import { EventLog, type CoreEvent } from '../core/event-log.js';
-import type { Batch, Executor } from '../core/types.js';
+import type { Batch, BatcherObserver, Executor } from '../core/types.js';
 import { VirtualClock } from '../core/virtual-clock.js';
 import type { ServiceTime } from './latency-model.js';
 import { SimulationRecorder } from './recorder.js';
@@ -23,6 +23,8 @@ export interface SimulationSetup {
   collectEvents?: boolean;
   /** Keep one row per request (for `--trace`). */
   collectTrace?: boolean;
+  /** More observers, made once the batcher exists (the HTML report's time series, a capped event log). */
+  observers?: (batcher: Batcher<number, number>) => BatcherObserver<number, number>[];
 }
 
 export interface SimulationResult {
@@ -72,6 +74,7 @@ export function runSimulation(setup: SimulationSetup): SimulationResult {
   if (log !== undefined) batcher.addObserver(log);
   const tracer = setup.collectTrace === true ? new TraceRecorder<number, number>() : undefined;
   if (tracer !== undefined) batcher.addObserver(tracer);
+  for (const observer of setup.observers?.(batcher) ?? []) batcher.addObserver(observer);
 
   const { arrivals, maxRequests, arrivalsEndMs } = setup;
   let index = 0;

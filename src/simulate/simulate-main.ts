@@ -4,7 +4,7 @@ import { BatchlineError, ExitWithCode } from '../errors.js';
 import type { SimulateOptions } from '../options/simulate.js';
 import type { CoreEvent } from '../core/event-log.js';
 import { formatEvents } from './events-text.js';
-import { loadSimulationInputs, prepareRun } from './prepare.js';
+import { loadSimulationInputs, prepareRun, type SimulationInputs } from './prepare.js';
 import { buildReport, type SimulationReport } from './report.js';
 import { formatReport } from './report-text.js';
 import { runSimulation } from './run-simulation.js';
@@ -28,6 +28,8 @@ export interface SimulateRequest {
   stdout: Output;
   /** Threads a sweep may use (default: the machine's parallelism). */
   workers?: number;
+  /** The command as typed, for the footer of an --html report. */
+  commandLine?: string;
 }
 
 /**
@@ -55,7 +57,7 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
     if (outcome.choice !== undefined && outcome.choice.best === undefined) throw new ExitWithCode(1);
     return;
   }
-  const { report, events } = await simulateOnce(options, given, { events: options.events || options.step, trace: options.trace });
+  const { report, events, inputs } = await simulateOnce(options, given, { events: options.events || options.step, trace: options.trace });
   if (options.step && events !== undefined) {
     if (events.length > MAX_STEP_EVENTS) {
       throw new BatchlineError('INVALID_OPTION', `--step: ${events.length} events are too many to step through (at most ${MAX_STEP_EVENTS}); use --requests 20 or --duration 200ms`);
@@ -68,6 +70,10 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
     stdout.write(formatReport(report));
     if (slo !== undefined) stdout.write(`slo         ${slo.text}: ${meetsSlo(report, slo) ? 'met' : 'MISSED'}\n`);
   }
+  if (options.html !== undefined) {
+    const { writeSimulationHtml } = await import('../report/html/simulate-html.js');
+    await writeSimulationHtml(options.html, options, inputs, slo, request.commandLine ?? 'batchline simulate');
+  }
   if (slo !== undefined && !meetsSlo(report, slo)) throw new ExitWithCode(1, describeMiss(report, slo));
 }
 
@@ -79,7 +85,7 @@ export async function simulateOnce(
   options: SimulateOptions,
   given: ReadonlySet<string>,
   collect: { events?: boolean; trace?: string | undefined } = {},
-): Promise<{ report: SimulationReport; events: CoreEvent[] | undefined }> {
+): Promise<{ report: SimulationReport; events: CoreEvent[] | undefined; inputs: SimulationInputs }> {
   const inputs = await loadSimulationInputs(options, given);
   if (collect.trace !== undefined) {
     // Find out before the run, not after it, that the trace cannot be written.
@@ -90,7 +96,7 @@ export async function simulateOnce(
   const { setup, context } = prepareRun(options, inputs, { events: collect.events === true, trace: collect.trace !== undefined });
   const result = runSimulation(setup);
   if (collect.trace !== undefined && result.trace !== undefined) await writeTrace(collect.trace, result.trace);
-  return { report: buildReport(result, context), events: result.events };
+  return { report: buildReport(result, context), events: result.events, inputs };
 }
 
 function describeMiss(report: SimulationReport, slo: Slo): string {

@@ -53,88 +53,130 @@ export interface TimelineFrame {
   counts: TimelineCounts;
 }
 
+/** The scenario between two events: what waits, what runs, what has happened so far. */
+export interface TimelineState {
+  queue: readonly QueuedRequest[];
+  /** One entry per instance; undefined = idle. */
+  running: readonly (RunningBatch | undefined)[];
+  counts: TimelineCounts;
+}
+
+/** One event applied: the state after it, and the event in words. */
+export interface TimelineStep {
+  state: TimelineState;
+  description: string;
+  /** Request ids the event is about, for highlighting. */
+  subjects: string[];
+}
+
+/** Before the first event: the queue empty, every instance idle. */
+export function startState(settings: TimelineSettings): TimelineState {
+  return {
+    queue: [],
+    running: new Array<RunningBatch | undefined>(settings.instances).fill(undefined),
+    counts: { admitted: 0, rejected: 0, batches: 0, outcomes: { ok: 0, timeout: 0, error: 0, cancelled: 0, shutdown: 0 } },
+  };
+}
+
+export const START_DESCRIPTION = 'start: the queue is empty and every instance idle';
+
+/** Arrival time of every admitted request, by id. */
+export function arrivalTimes(events: readonly CoreEvent[]): Map<string, number> {
+  const arrivals = new Map<string, number>();
+  for (const event of events) if (event.kind === 'admitted') arrivals.set(event.requestId, event.atMs);
+  return arrivals;
+}
+
+/**
+ * Applies one event to a state. Pure: the state given is never changed (arrays and counts are
+ * replaced), so a viewer can keep earlier states as checkpoints and replay from them.
+ */
+export function applyEvent(previous: TimelineState, event: CoreEvent, settings: TimelineSettings, arrivals: ReadonlyMap<string, number>): TimelineStep {
+  let { queue, running } = previous;
+  const counts = cloneCounts(previous.counts);
+  let description: string;
+  let subjects: string[];
+  switch (event.kind) {
+    case 'admitted': {
+      queue = [...queue, { id: event.requestId, arrivalAtMs: event.atMs }];
+      counts.admitted++;
+      subjects = [event.requestId];
+      description = `${event.requestId} arrives and joins the queue (${event.queueDepth}/${settings.maxQueueSize} waiting)`;
+      break;
+    }
+    case 'rejected': {
+      counts.rejected++;
+      subjects = [event.requestId];
+      description = `${event.requestId} arrives: rejected, ${REJECTIONS[event.reason] ?? event.reason}`;
+      if (event.reason === 'queue_full') description += ` (${event.queueDepth}/${settings.maxQueueSize} waiting)`;
+      break;
+    }
+    case 'batch_started': {
+      const taken = new Set(event.requestIds);
+      const oldestArrival = Math.min(...event.requestIds.map((id) => arrivals.get(id) ?? event.atMs));
+      queue = queue.filter((q) => !taken.has(q.id));
+      running = running.slice();
+      (running as (RunningBatch | undefined)[])[event.instance] = {
+        batchId: event.batchId,
+        startedAtMs: event.atMs,
+        trigger: event.trigger,
+        members: event.requestIds.map((id) => ({ id, outcome: undefined })),
+      };
+      counts.batches++;
+      subjects = event.requestIds;
+      const size = event.requestIds.length;
+      const why =
+        event.trigger === 'full'
+          ? `full (${size} = max)`
+          : event.trigger === 'window'
+            ? `window closed (oldest waited ${formatMs(event.atMs - oldestArrival)})`
+            : 'draining: no more waiting for company';
+      description = `batch #${event.batchId} starts on instance ${event.instance}: ${size} request${size === 1 ? '' : 's'}, ${why}`;
+      break;
+    }
+    case 'batch_finished': {
+      const batch = running[event.instance];
+      running = running.slice();
+      (running as (RunningBatch | undefined)[])[event.instance] = undefined;
+      subjects = batch?.members.map((m) => m.id) ?? [];
+      const took = batch === undefined ? '' : ` after ${formatMs(event.atMs - batch.startedAtMs)}`;
+      description = `batch #${event.batchId} ${event.failed ? 'fails' : 'finishes'} on instance ${event.instance}${took}`;
+      break;
+    }
+    case 'request_finished': {
+      counts.outcomes[event.outcome]++;
+      subjects = [event.requestId];
+      const waited = formatMs(event.atMs - (arrivals.get(event.requestId) ?? event.atMs));
+      if (event.endedIn === 'queued') {
+        queue = queue.filter((q) => q.id !== event.requestId);
+      } else if (event.endedIn === 'running') {
+        running = running.map((batch) =>
+          batch === undefined || !batch.members.some((m) => m.id === event.requestId)
+            ? batch
+            : { ...batch, members: batch.members.map((m) => (m.id === event.requestId ? { ...m, outcome: event.outcome } : m)) },
+        );
+      }
+      description = describeFinish(event.requestId, event.outcome, event.endedIn, waited);
+      break;
+    }
+  }
+  return { state: { queue, running, counts }, description, subjects };
+}
+
 /**
  * Replays a batcher's events into frames, one per event plus the empty start. Pure: the same
  * events always give the same frames, so the view is a function of an index.
  */
 export function buildTimeline(events: readonly CoreEvent[], settings: TimelineSettings): TimelineFrame[] {
-  let queue: QueuedRequest[] = [];
-  let running: (RunningBatch | undefined)[] = new Array<RunningBatch | undefined>(settings.instances).fill(undefined);
-  const arrivals = new Map<string, number>();
-  const counts: TimelineCounts = { admitted: 0, rejected: 0, batches: 0, outcomes: { ok: 0, timeout: 0, error: 0, cancelled: 0, shutdown: 0 } };
+  const arrivals = arrivalTimes(events);
+  let state = startState(settings);
   const frames: TimelineFrame[] = [
-    { index: 0, atMs: events[0]?.atMs ?? 0, queue, running, event: undefined, description: 'start: the queue is empty and every instance idle', subjects: [], counts: cloneCounts(counts) },
+    { index: 0, atMs: events[0]?.atMs ?? 0, queue: state.queue, running: state.running, event: undefined, description: START_DESCRIPTION, subjects: [], counts: state.counts },
   ];
-
   for (const event of events) {
-    let description: string;
-    let subjects: string[];
-    switch (event.kind) {
-      case 'admitted': {
-        arrivals.set(event.requestId, event.atMs);
-        queue = [...queue, { id: event.requestId, arrivalAtMs: event.atMs }];
-        counts.admitted++;
-        subjects = [event.requestId];
-        description = `${event.requestId} arrives and joins the queue (${event.queueDepth}/${settings.maxQueueSize} waiting)`;
-        break;
-      }
-      case 'rejected': {
-        counts.rejected++;
-        subjects = [event.requestId];
-        description = `${event.requestId} arrives: rejected, ${REJECTIONS[event.reason] ?? event.reason}`;
-        if (event.reason === 'queue_full') description += ` (${event.queueDepth}/${settings.maxQueueSize} waiting)`;
-        break;
-      }
-      case 'batch_started': {
-        const taken = new Set(event.requestIds);
-        const oldestArrival = Math.min(...event.requestIds.map((id) => arrivals.get(id) ?? event.atMs));
-        queue = queue.filter((q) => !taken.has(q.id));
-        running = running.slice();
-        running[event.instance] = {
-          batchId: event.batchId,
-          startedAtMs: event.atMs,
-          trigger: event.trigger,
-          members: event.requestIds.map((id) => ({ id, outcome: undefined })),
-        };
-        counts.batches++;
-        subjects = event.requestIds;
-        const size = event.requestIds.length;
-        const why =
-          event.trigger === 'full'
-            ? `full (${size} = max)`
-            : event.trigger === 'window'
-              ? `window closed (oldest waited ${formatMs(event.atMs - oldestArrival)})`
-              : 'draining: no more waiting for company';
-        description = `batch #${event.batchId} starts on instance ${event.instance}: ${size} request${size === 1 ? '' : 's'}, ${why}`;
-        break;
-      }
-      case 'batch_finished': {
-        const batch = running[event.instance];
-        running = running.slice();
-        running[event.instance] = undefined;
-        subjects = batch?.members.map((m) => m.id) ?? [];
-        const took = batch === undefined ? '' : ` after ${formatMs(event.atMs - batch.startedAtMs)}`;
-        description = `batch #${event.batchId} ${event.failed ? 'fails' : 'finishes'} on instance ${event.instance}${took}`;
-        break;
-      }
-      case 'request_finished': {
-        counts.outcomes[event.outcome]++;
-        subjects = [event.requestId];
-        const waited = formatMs(event.atMs - (arrivals.get(event.requestId) ?? event.atMs));
-        if (event.endedIn === 'queued') {
-          queue = queue.filter((q) => q.id !== event.requestId);
-        } else if (event.endedIn === 'running') {
-          running = running.map((batch) =>
-            batch === undefined || !batch.members.some((m) => m.id === event.requestId)
-              ? batch
-              : { ...batch, members: batch.members.map((m) => (m.id === event.requestId ? { ...m, outcome: event.outcome } : m)) },
-          );
-        }
-        description = describeFinish(event.requestId, event.outcome, event.endedIn, waited);
-        break;
-      }
-    }
-    frames.push({ index: frames.length, atMs: event.atMs, queue, running, event, description, subjects, counts: cloneCounts(counts) });
+    const step = applyEvent(state, event, settings, arrivals);
+    state = step.state;
+    frames.push({ index: frames.length, atMs: event.atMs, queue: state.queue, running: state.running, event, description: step.description, subjects: step.subjects, counts: state.counts });
   }
   return frames;
 }

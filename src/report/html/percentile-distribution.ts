@@ -14,9 +14,10 @@ const TICKS_PER_HALF_DISTANCE = 5;
  * The percentile distribution of a latency histogram (integer µs), as HdrHistogram's
  * `outputPercentileDistribution` lists it and its plotters draw it: points ever closer to
  * 100 %, each with the value at that percentile. The last row (q = 1, the maximum) has an
- * infinite 1/(1−q); it is kept at the position one step past the last finite point.
+ * infinite 1/(1−q); it is kept at the position one step past the last finite point. With the
+ * exact maximum known (`maxMs`), no point reads above it.
  */
-export function percentileDistribution(histogram: hdr.Histogram): PercentilePoint[] {
+export function percentileDistribution(histogram: hdr.Histogram, maxMs = Number.POSITIVE_INFINITY): PercentilePoint[] {
   if (histogram.totalCount === 0) return [];
   // The CSV form is the library's public rendering of its percentile iterator (the type
   // declaration only admits `false`, the code takes both).
@@ -25,7 +26,8 @@ export function percentileDistribution(histogram: hdr.Histogram): PercentilePoin
   for (const line of csv.split('\n').slice(1)) {
     const [value, percentile] = line.split(',');
     if (value === undefined || percentile === undefined || value === '') continue;
-    points.push({ q: Number(percentile), valueMs: Number(value) });
+    // HDR answers a bucket's top value; no percentile may read above the exact maximum.
+    points.push({ q: Number(percentile), valueMs: Math.min(Number(value), maxMs) });
   }
   return points;
 }

@@ -38,10 +38,11 @@ export function simulateForPage(options: SimulateOptions, inputs: SimulationInpu
   };
   const result = runSimulation(setup);
   series.finish(result.endMs);
+  const report = buildReport(result, context);
   return {
-    report: buildReport(result, context),
+    report,
     series,
-    latency: percentileDistribution(result.recorder.latency.toHistogram()),
+    latency: percentileDistribution(result.recorder.latency.toHistogram(), result.recorder.latencyMaxMs),
     events: log?.events,
     eventsTruncated: log?.truncated() ?? false,
   };

@@ -14,6 +14,7 @@ export function simulationPageData(run: PageSimulation, slo: Slo | undefined, ge
   const facts = [
     { label: 'goodput (answered ok)', value: `${report.goodput_rps.toFixed(1)} req/s` },
     { label: 'latency p50', value: `${report.latency_ms.p50} ms` },
+    { label: 'latency p95', value: `${report.latency_ms.p95} ms` },
     { label: 'latency p99', value: `${report.latency_ms.p99} ms` },
     { label: 'mean batch', value: `${report.batch_size.mean} of ${report.config.max_batch_size}` },
     { label: 'lost (rejected, expired)', value: formatPercent(lost) },
@@ -49,10 +50,10 @@ export function describeConfig(report: SimulationReport): string {
 }
 
 function percentileTable(report: SimulationReport): ReportPageData['tables'][number] {
-  const keys = ['p50', 'p90', 'p99', 'p999', 'max', 'mean'] as const;
+  const keys = ['p50', 'p90', 'p95', 'p99', 'p999', 'max', 'mean'] as const;
   return {
     title: 'Latency and queue wait, ms',
-    head: ['', 'p50', 'p90', 'p99', 'p99.9', 'max', 'mean'],
+    head: ['', 'p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean'],
     rows: [
       ['latency', ...keys.map((k) => String(report.latency_ms[k]))],
       ['queue wait', ...keys.map((k) => String(report.queue_wait_ms[k]))],

@@ -44,12 +44,24 @@ describe('option resolution', () => {
     }
   });
 
-  it('parses durations', () => {
+  it('parses durations: a bare number is seconds (as wrk -d 10), units combine (1m30s)', () => {
     expect(parseDurationMs('250ms')).toBe(250);
     expect(parseDurationMs('10s')).toBe(10_000);
     expect(parseDurationMs('2m')).toBe(120_000);
-    expect(parseDurationMs('15')).toBe(15);
-    expect(parseDurationMs('ten')).toBeUndefined();
+    expect(parseDurationMs('15')).toBe(15_000);
+    expect(parseDurationMs('1.5')).toBe(1500);
+    expect(parseDurationMs('1m30s')).toBe(90_000);
+    expect(parseDurationMs('1h2m3.5s')).toBe(3_723_500);
+    expect(parseDurationMs('2s500ms')).toBe(2500);
+    expect(parseDurationMs('15', 'ms')).toBe(15);
+    for (const bad of ['ten', '1m30', '', 's', '1x', '-1s', '1s 2']) expect(parseDurationMs(bad), bad).toBeUndefined();
+  });
+
+  it('reads bench and simulate durations given as bare numbers as seconds', async () => {
+    const { BENCH_OPTIONS } = await import('../src/options/bench.js');
+    const { SIMULATE_OPTIONS } = await import('../src/options/simulate.js');
+    expect(resolveOptions(BENCH_OPTIONS, { duration: '10', warmup: '1m30s', timeout: '2' }, {})).toMatchObject({ duration: 10_000, warmup: 90_000, timeout: 2000 });
+    expect(resolveOptions(SIMULATE_OPTIONS, { duration: '60' }, {}).duration).toBe(60_000);
   });
 });
 

@@ -1,6 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { BatchlineError, ExitWithCode } from '../errors.js';
-import { parseDurationMs } from '../options/schema.js';
 import { probeTarget, TOY_MODEL_BODY } from './default-body.js';
 import { formatHdrLog } from './hdr-log.js';
 import type { ValidatedBench } from './plan-from-options.js';
@@ -11,12 +10,16 @@ import { formatReport } from './report-text.js';
 import type { BenchResult } from './result.js';
 import { runBench } from './run-bench.js';
 import { bestRate, formatSweep, parseSlo, parseSweep, runSweep, type Slo } from './sweep.js';
+import { failedThresholds, formatThresholds, judgeThresholds } from './thresholds.js';
+import type { Objective } from '../options/objective.js';
 
 export interface BenchOutputs {
   json: string | undefined;
   hdrLog: string | undefined;
   sweep: string | undefined;
   slo: string;
+  /** --threshold, parsed: judged on a single run; one failing exits 1. */
+  thresholds?: readonly Objective[];
   quiet: boolean;
   /** --no-ui: the plain progress line even on a terminal. */
   noUi?: boolean;
@@ -33,7 +36,7 @@ export interface BenchIo {
 /** Everything `batchline bench <url>` does after its options are valid. */
 export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs, io: BenchIo): Promise<void> {
   const sweepRates = outputs.sweep === undefined ? undefined : parseSweep(outputs.sweep);
-  const slo = sweepRates === undefined ? undefined : parseSlo(outputs.slo, parseDurationMs);
+  const slo = sweepRates === undefined ? undefined : parseSlo(outputs.slo);
   const plan = { ...(await withBody(validated, io)), keepIntervals: outputs.hdrLog !== undefined };
   // Human text goes to stdout, unless stdout carries the JSON.
   const text = outputs.json === '-' ? io.stderr : io.stdout;
@@ -111,7 +114,7 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
     text.write(`\n${formatSweep(results, slo)}`);
     if (outputs.json !== undefined) {
       const best = bestRate(results, slo);
-      await writeOutput(outputs.json, `${JSON.stringify({ schema: 'batchline.bench-sweep/v1', slo: slo.text, best_rate_rps: best ?? null, steps: results.map(toBenchJson) }, null, 2)}\n`, io);
+      await writeOutput(outputs.json, `${JSON.stringify({ schema: 'batchline.bench-sweep/v1', slo: slo.text, best_rate_rps: best ?? null, steps: results.map((r) => toBenchJson(r)) }, null, 2)}\n`, io);
     }
     const failures = results.map(nothingSucceeded);
     if (failures.length > 0 && failures.every((f) => f !== undefined)) throw new ExitWithCode(1, 'batchline bench: no request succeeded in any step');
@@ -119,11 +122,13 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
   }
 
   const { result, hdr } = await runOne(plan);
+  const thresholds = judgeThresholds(outputs.thresholds ?? [], result);
   text.write(formatReport(result));
-  if (outputs.json !== undefined) await writeOutput(outputs.json, `${JSON.stringify(toBenchJson(result), null, 2)}\n`, io);
+  if (thresholds.length > 0) text.write(formatThresholds(thresholds));
+  if (outputs.json !== undefined) await writeOutput(outputs.json, `${JSON.stringify(toBenchJson(result, thresholds), null, 2)}\n`, io);
   if (outputs.hdrLog !== undefined) await writeOutput(outputs.hdrLog, hdr, io);
-  const failure = nothingSucceeded(result);
-  if (failure !== undefined) throw new ExitWithCode(1, failure);
+  const failures = [nothingSucceeded(result), ...failedThresholds(thresholds)].filter((f) => f !== undefined);
+  if (failures.length > 0) throw new ExitWithCode(1, failures.join('\n'));
 }
 
 /** Why a run proves nothing about the server: not one request got a 2xx answer. */
@@ -179,31 +184,54 @@ export function stepLogPath(path: string, rateRps: number): string {
   return `${stem}-${rateRps}rps${ext}`;
 }
 
-/** Reads --body (inline or @file), or finds one that fits a batchline server's model. */
+/** Reads --body (inline, @file, or @file.jsonl: one body a line), or finds one that fits a batchline server's model. */
 async function withBody(v: ValidatedBench, io: BenchIo): Promise<BenchPlan> {
   const plan = v.plan;
-  let bodyText: string | Buffer | undefined;
-  if (v.bodySource.kind === 'inline') bodyText = v.bodySource.text;
-  else if (v.bodySource.kind === 'file') {
-    try {
-      bodyText = await readFile(v.bodySource.path);
-    } catch (error) {
-      throw new BatchlineError('INVALID_OPTION', `--body: cannot read @${v.bodySource.path}: ${(error as Error).message}`);
-    }
-  } else if (!v.methodGiven || ['POST', 'PUT', 'PATCH'].includes(plan.method)) {
+  let bodies: Buffer[] | undefined;
+  if (v.bodySource.kind === 'inline') bodies = [Buffer.from(v.bodySource.text)];
+  else if (v.bodySource.kind === 'file') bodies = await readBodies(v.bodySource.path);
+  else if (!v.methodGiven || ['POST', 'PUT', 'PATCH'].includes(plan.method) || isInferRoute(plan.url)) {
     const target = await probeTarget(plan.url);
-    if (target.kind === 'toy-model') {
-      bodyText = TOY_MODEL_BODY;
+    const batchline = target.kind !== 'unknown';
+    if (target.kind === 'toy-model' && (!v.methodGiven || plan.method === 'POST')) {
+      bodies = [Buffer.from(TOY_MODEL_BODY)];
       io.stderr.write(`batchline bench: the target is a batchline server with toy-logistic-v1; sending ${TOY_MODEL_BODY}\n`);
-    } else if (v.methodGiven) {
+    } else if (batchline && isInferRoute(plan.url)) {
+      // Otherwise every request gets 404 (or 400): a load test of the error path, not of the model.
+      const model = target.kind === 'batchline-other-model' ? `its model ${target.version} needs an input only you can give (GET /v1/model lists its inputs)` : `toy-logistic-v1 takes ${TOY_MODEL_BODY}`;
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        `--body: the target is a batchline server, whose /v1/infer takes POST with a JSON body; ${model}: pass --body '<json>' or --body @file${v.methodGiven && plan.method !== 'POST' ? ` and drop --method ${plan.method}` : ''}`,
+      );
+    } else if (v.methodGiven && ['POST', 'PUT', 'PATCH'].includes(plan.method)) {
       const why = target.kind === 'batchline-other-model' ? `the batchline server's model ${target.version} needs an input only you can give` : 'no body was given';
       throw new BatchlineError('INVALID_OPTION', `--body: missing for ${plan.method}: ${why}; pass --body '<json>' or --body @file`);
     }
   }
-  if (bodyText === undefined) return plan;
-  const body = typeof bodyText === 'string' ? Buffer.from(bodyText) : bodyText;
+  if (bodies === undefined) return plan;
   const headers = v.contentTypeGiven ? plan.headers : { ...plan.headers, 'content-type': 'application/json' };
-  return { ...plan, body, headers, method: v.methodGiven ? plan.method : 'POST' };
+  return { ...plan, bodies, headers, method: v.methodGiven ? plan.method : 'POST' };
+}
+
+function isInferRoute(url: string): boolean {
+  return new URL(url).pathname.replace(/\/+$/, '') === '/v1/infer';
+}
+
+/**
+ * `--body @file`: the file as one body, or, for `.jsonl`/`.ndjson`, one body per non-empty line,
+ * which the requests cycle through (varied payloads, such as images of several sizes).
+ */
+export async function readBodies(path: string): Promise<Buffer[]> {
+  let content: Buffer;
+  try {
+    content = await readFile(path);
+  } catch (error) {
+    throw new BatchlineError('INVALID_OPTION', `--body: cannot read @${path}: ${(error as Error).message}`);
+  }
+  if (!/\.(jsonl|ndjson)$/i.test(path)) return [content];
+  const lines = content.toString('utf8').split(/\r?\n/).filter((line) => line.trim() !== '');
+  if (lines.length === 0) throw new BatchlineError('INVALID_OPTION', `--body: @${path} holds no line; expected one request body per line`);
+  return lines.map((line) => Buffer.from(line));
 }
 
 async function writeOutput(target: string, content: string, io: BenchIo): Promise<void> {

@@ -21,8 +21,8 @@ export interface Http1PoolOptions {
    * connection down, as with undici. A connection that opens no socket within it fails too.
    */
   timeoutMs: number;
-  /** The whole request, head and body, sent as is. */
-  request: Buffer;
+  /** Whole requests, head and body, sent as they are, one after the other in turn. */
+  requests: Buffer[];
   headRequests: boolean;
 }
 
@@ -56,6 +56,7 @@ export class Http1Pool {
   private readonly queue = new RingBuffer<Http1Handler>(64);
   private closing: (() => void) | undefined;
   private destroyed = false;
+  private written = 0;
 
   constructor(private readonly options: Http1PoolOptions) {
     for (let i = 0; i < options.connections; i++) {
@@ -106,6 +107,12 @@ export class Http1Pool {
     if (conn.listed || !conn.hasRoom()) return;
     conn.listed = true;
     this.ready.push(conn);
+  }
+
+  /** The next request's bytes (the requests in turn, when there are several bodies). */
+  nextRequest(): Buffer {
+    const requests = this.options.requests;
+    return requests.length === 1 ? (requests[0] as Buffer) : (requests[this.written++ % requests.length] as Buffer);
   }
 
   /** Waits for every request, then ends the connections. */
@@ -189,7 +196,7 @@ class Http1Connection {
   private write(handler: Http1Handler): void {
     handler.onConnect(this.abort);
     this.writtenAtMs.push(performance.now());
-    (this.socket as Socket).write(this.options.request);
+    (this.socket as Socket).write(this.pool.nextRequest());
   }
 
   private open(): void {

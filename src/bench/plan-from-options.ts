@@ -3,6 +3,7 @@ import { freshSeed } from '../core/rng.js';
 import { BatchlineError } from '../errors.js';
 import type { BenchOptionValues } from '../options/bench.js';
 import { parseDurationMs } from '../options/schema.js';
+import { parseObjective, type Objective } from '../options/objective.js';
 import type { BenchPlan } from './plan.js';
 import { parseSlo, parseSweep } from './sweep.js';
 
@@ -10,7 +11,7 @@ import { parseSlo, parseSweep } from './sweep.js';
 export type BodySource = { kind: 'inline'; text: string } | { kind: 'file'; path: string } | { kind: 'none' };
 
 export interface ValidatedBench {
-  /** The plan with the body still unresolved (`body` undefined, `method` possibly defaulted later). */
+  /** The plan with the body still unresolved (`bodies` empty, `method` possibly defaulted later). */
   plan: BenchPlan;
   bodySource: BodySource;
   /** Whether the user chose the method (otherwise a body makes it POST). */
@@ -46,7 +47,7 @@ export function validateBench(
   }
   if (o.sweep !== undefined) {
     parseSweep(o.sweep);
-    parseSlo(o.slo, parseDurationMs);
+    parseSlo(o.slo);
     if (stages !== undefined) invalid('--sweep', o.sweep, 'either --sweep or --stages, not both');
   }
   const mode = stages !== undefined || o.rate > 0 || o.sweep !== undefined ? 'open' : 'closed';
@@ -59,7 +60,7 @@ export function validateBench(
     url: url.href,
     method: o.method,
     headers,
-    body: undefined,
+    bodies: [],
     mode,
     connections: o.connections,
     pipelining: o.pipelining,
@@ -93,11 +94,13 @@ export function parseTargetUrl(text: string | undefined): URL {
   if (text === undefined || text.trim() === '') {
     throw new BatchlineError('INVALID_OPTION', "<url>: missing, expected the endpoint to load, such as http://127.0.0.1:8080/v1/infer");
   }
+  // `localhost:8080/v1/infer` as wrk and curl take it: http:// assumed (new URL would read `localhost:` as a scheme).
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text.trim()) ? text.trim() : `http://${text.trim()}`;
   let url: URL;
   try {
-    url = new URL(text);
+    url = new URL(withScheme);
   } catch {
-    return invalid('<url>', text, 'an absolute http:// or https:// URL, such as http://127.0.0.1:8080/v1/infer');
+    return invalid('<url>', text, 'an http:// or https:// URL, such as http://127.0.0.1:8080/v1/infer or localhost:8080/v1/infer');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') invalid('<url>', text, 'an http:// or https:// URL');
   return url;
@@ -124,4 +127,13 @@ function parseSeed(text: string): number {
 
 function invalid(name: string, got: string, expected: string): never {
   throw new BatchlineError('INVALID_OPTION', `${name}: got '${got}', expected ${expected}`);
+}
+
+/**
+ * `--threshold` (repeatable, as k6's thresholds): each an objective in the grammar `--slo` uses,
+ * judged on a single run; a bare `errors<1%` is a threshold of its own.
+ */
+export function parseThresholds(texts: readonly string[], sweep: string | undefined): Objective[] {
+  if (texts.length > 0 && sweep !== undefined) invalid('--threshold', texts[0] as string, 'a single run; with --sweep, give the objective with --slo');
+  return texts.map((text) => parseObjective(text, { flag: '--threshold', allowRatioOnly: true }));
 }

@@ -10,8 +10,8 @@ export interface BenchPlan {
   url: string;
   method: string;
   headers: Record<string, string>;
-  /** Request body, or undefined for none. */
-  body: Uint8Array | undefined;
+  /** Request bodies, cycled request by request (`--body @file.jsonl`); empty for none. */
+  bodies: Uint8Array[];
   mode: BenchMode;
   /** Keep-alive connections (closed loop: senders = connections × pipelining). */
   connections: number;

@@ -2,6 +2,7 @@ import * as hdr from 'hdr-histogram-js';
 import type { PercentilesMs } from '../core/latency-histogram.js';
 import type { ErrorCounts } from './error-kind.js';
 import type { BenchResult } from './result.js';
+import type { ThresholdResult } from './thresholds.js';
 
 /**
  * Version of the --json shape; bump on a breaking change. v2: `latency_ms` is of the 2xx answers
@@ -57,10 +58,17 @@ export interface BenchJson {
   latency_hdr: string;
   /** The whole histogram of every answer's latency, likewise. */
   latency_all_hdr: string;
+  /** Service time and send lag histograms, likewise (`bench merge` adds them exactly). */
+  service_hdr: string;
+  send_lag_hdr: string;
+  /** `bench merge`: the reports this one was merged from. */
+  merged_from?: { file: string; url: string; started_at: string; seed: number | null; duration_s: number }[];
+  /** --threshold results, when any were given: each threshold, whether it held, and the values judged. */
+  thresholds?: { threshold: string; ok: boolean; values: Record<string, number | null> }[];
 }
 
-export function toBenchJson(r: BenchResult): BenchJson {
-  return {
+export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult[] = []): BenchJson {
+  const json: BenchJson = {
     schema: BENCH_JSON_SCHEMA,
     mode: r.mode,
     url: r.url,
@@ -97,7 +105,17 @@ export function toBenchJson(r: BenchResult): BenchJson {
     seed: r.seed ?? null,
     latency_hdr: r.latencyHdr,
     latency_all_hdr: r.latencyAllHdr,
+    service_hdr: r.serviceHdr,
+    send_lag_hdr: r.sendLagHdr,
   };
+  if (thresholds.length > 0) {
+    json.thresholds = thresholds.map((t) => ({
+      threshold: t.threshold,
+      ok: t.met,
+      values: Object.fromEntries(t.clauses.map((c) => [c.clause.metric, c.actual === undefined ? null : round(c.actual, 6)])),
+    }));
+  }
+  return json;
 }
 
 /** Reads a --json document back, checking the fields compare needs. */

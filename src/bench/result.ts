@@ -78,6 +78,9 @@ export interface BenchResult {
   latencyHdr: string;
   /** The merged histogram of every answer's latency, likewise. */
   latencyAllHdr: string;
+  /** Service time and send lag histograms, likewise (so `bench merge` is exact for them too). */
+  serviceHdr: string;
+  sendLagHdr: string;
 }
 
 /** A result and what the HdrHistogram log needs. */
@@ -148,6 +151,8 @@ export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[],
     warnings: [],
     latencyHdr: encodeHistogram(latency),
     latencyAllHdr: encodeHistogram(latencyAll),
+    serviceHdr: encodeHistogram(service),
+    sendLagHdr: encodeHistogram(sendLag),
   };
   result.warnings = warningsFor(plan, result);
   for (const h of [latency, latencyAll, service, sendLag]) h.destroy();

@@ -1,14 +1,8 @@
 import { BatchlineError } from '../errors.js';
+import { meetsObjective, parseObjective, type Objective, type ObjectiveFigures } from '../options/objective.js';
 import type { BenchPlan } from './plan.js';
 import type { BenchResult } from './result.js';
 import { fmtMs, fmtRate } from './report-text.js';
-
-/** A latency objective: a percentile of the latency under a bound. */
-export interface Slo {
-  text: string;
-  percentile: 'p50' | 'p90' | 'p99' | 'p999';
-  boundMs: number;
-}
 
 /** Parses `R1,R2,...` or `FROM..TO/STEP` into rates (req/s). */
 export function parseSweep(text: string): number[] {
@@ -26,21 +20,28 @@ export function parseSweep(text: string): number[] {
   return rates;
 }
 
-/** Parses `p99<100ms` (percentile p50, p90, p99, p99.9/p999; a duration bound). */
-export function parseSlo(text: string, parseDurationMs: (t: string) => number | undefined): Slo {
-  const match = /^\s*p(50|90|99|99\.9|999)\s*<\s*(.+)$/.exec(text);
-  const boundMs = match ? parseDurationMs(match[2] as string) : undefined;
-  if (!match || boundMs === undefined || boundMs <= 0) {
-    throw new BatchlineError('INVALID_OPTION', `--slo: got '${text}', expected pNN<duration with NN one of 50, 90, 99, 99.9, such as p99<100ms`);
-  }
-  const key = match[1] === '99.9' || match[1] === '999' ? 'p999' : (`p${match[1]}` as Slo['percentile']);
-  return { text: text.trim(), percentile: key, boundMs };
+/**
+ * Parses a sweep's objective in the grammar simulate shares (src/options/objective.ts). Without
+ * an `errors` clause, at most 1 % of a step's sends may go without a 2xx answer.
+ */
+export function parseSlo(text: string): Slo {
+  return parseObjective(text, { flag: '--slo', defaultRatio: { metric: 'errors', bound: DEFAULT_MAX_ERRORS } });
+}
+
+/** The sweep's objective. */
+export type Slo = Objective;
+
+/** Largest fraction of a step's sends that may go without a 2xx answer, unless the objective says. */
+export const DEFAULT_MAX_ERRORS = 0.01;
+
+/** What the objective grammar judges in a bench result: the 2xx latency and the error ratio. */
+export function figuresOf(result: BenchResult): ObjectiveFigures {
+  return { latency: result.latency, lossRatio: errorRatioOf(result) };
 }
 
 /**
- * One step's verdict: the objective's percentile under its bound and ≥ 99 % of the requests the
- * schedule sent answered 2xx (judged against the sends, not the nominal rate: a Poisson
- * schedule sends a little less or more than rate × duration by chance).
+ * One step's verdict: every clause of the objective met (the 2xx latency under its bounds, the
+ * sends without a 2xx answer under the error bound) and the step sustained.
  */
 export function stepMeetsSlo(result: BenchResult, slo: Slo): boolean {
   return stepVerdict(result, slo) === 'met';
@@ -56,8 +57,7 @@ export type StepVerdict = 'met' | 'missed' | 'not sustained' | 'stopped';
 export function stepVerdict(result: BenchResult, slo: Slo): StepVerdict {
   if (result.stoppedAtS !== undefined) return 'stopped';
   if (result.trend !== undefined && !result.trend.sustained) return 'not sustained';
-  const withinBound = result.latency.count > 0 && result.latency[slo.percentile] < slo.boundMs;
-  return withinBound && errorRatioOf(result) <= 0.01 ? 'met' : 'missed';
+  return meetsObjective(slo, figuresOf(result)) ? 'met' : 'missed';
 }
 
 /**

@@ -29,35 +29,42 @@ export function createTransport(plan: BenchPlan, connections: number): Transport
       connections,
       pipelining: plan.pipelining,
       timeoutMs: plan.timeoutMs,
-      request: requestBytes(plan, url),
+      requests: requestBytesEach(plan, url),
       headRequests: plan.method === 'HEAD',
     });
     return { send: (request) => pool.dispatch(request), close: () => pool.close(), destroy: () => pool.destroy() };
   }
-  const options = dispatchOptions(plan, url);
+  const each = plan.bodies.length === 0 ? [dispatchOptions(plan, url, undefined)] : plan.bodies.map((body) => dispatchOptions(plan, url, body));
+  let sent = 0;
+  const nextOptions = (): Dispatcher.DispatchOptions => each[sent++ % each.length] as Dispatcher.DispatchOptions;
   if (plan.mode === 'closed') {
     // One Client per connection: a closed-loop sender keeps to its own connection, which skips the
     // Pool's search for a free connection and its drain events on every request.
     const clients = Array.from({ length: connections }, () => new Client(url.origin, connectionOptions(plan)));
     return {
-      send: (request, sender) => void (clients[sender % clients.length] as Client).dispatch(options, request),
+      send: (request, sender) => void (clients[sender % clients.length] as Client).dispatch(nextOptions(), request),
       close: async () => void (await Promise.all(clients.map((c) => c.close()))),
       destroy: async () => void (await Promise.all(clients.map((c) => c.destroy()))),
     };
   }
   const pool = new Pool(url.origin, { ...connectionOptions(plan), connections });
-  return { send: (request) => void pool.dispatch(options, request), close: () => pool.close(), destroy: () => pool.destroy() };
+  return { send: (request) => void pool.dispatch(nextOptions(), request), close: () => pool.close(), destroy: () => pool.destroy() };
 }
 
-/** The request as bytes on the wire, for the lean client: built once, written as is. */
-export function requestBytes(plan: BenchPlan, url: URL): Buffer {
+/** The requests as bytes on the wire, for the lean client: one per body, built once, written as is. */
+export function requestBytesEach(plan: BenchPlan, url: URL): Buffer[] {
+  return plan.bodies.length === 0 ? [requestBytes(plan, url, undefined)] : plan.bodies.map((body) => requestBytes(plan, url, body));
+}
+
+/** One request as bytes on the wire. */
+export function requestBytes(plan: BenchPlan, url: URL, bodyBytes: Uint8Array | undefined): Buffer {
   const lines = [`${plan.method} ${url.pathname}${url.search} HTTP/1.1`];
   if (plan.headers.host === undefined) lines.push(`host: ${url.host}`);
   for (const [name, value] of Object.entries(plan.headers)) {
     if (name === 'content-length' || name === 'transfer-encoding' || name === 'connection') continue;
     lines.push(`${name}: ${value}`);
   }
-  const body = plan.body === undefined ? undefined : Buffer.from(plan.body.buffer, plan.body.byteOffset, plan.body.byteLength);
+  const body = bodyBytes === undefined ? undefined : Buffer.from(bodyBytes.buffer, bodyBytes.byteOffset, bodyBytes.byteLength);
   if (body !== undefined || ['POST', 'PUT', 'PATCH'].includes(plan.method)) lines.push(`content-length: ${body?.length ?? 0}`);
   const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
   return body === undefined ? head : Buffer.concat([head, body]);
@@ -74,13 +81,13 @@ function connectionOptions(plan: BenchPlan): Client.Options {
   };
 }
 
-function dispatchOptions(plan: BenchPlan, url: URL): Dispatcher.DispatchOptions {
+function dispatchOptions(plan: BenchPlan, url: URL, body: Uint8Array | undefined): Dispatcher.DispatchOptions {
   const options: Dispatcher.DispatchOptions = {
     origin: url.origin,
     path: `${url.pathname}${url.search}`,
     method: plan.method as Dispatcher.HttpMethod,
     headers: plan.headers,
-    body: plan.body === undefined ? null : Buffer.from(plan.body.buffer, plan.body.byteOffset, plan.body.byteLength),
+    body: body === undefined ? null : Buffer.from(body.buffer, body.byteOffset, body.byteLength),
     headersTimeout: plan.timeoutMs,
     bodyTimeout: plan.timeoutMs,
   };

@@ -15,32 +15,42 @@ export function makeBenchCommand(): Command {
     )
     .argument('[url]', 'the endpoint to load, such as http://127.0.0.1:8080/v1/infer')
     .option('-H, --header <name: value>', "request header, repeatable (-H 'authorization: Bearer x')", collect)
+    .option(
+      '--threshold <objective>',
+      "pass/fail criterion of a single run, repeatable, as k6's thresholds: --threshold 'p95<200ms' --threshold 'errors<1%' (p50, p90, p95, p99, p999, mean, max of the 2xx latency; errors = sends without a 2xx answer); exit 1 naming the one that failed",
+      collect,
+    )
     .option('--no-ui', 'a plain progress line instead of the live dashboard (also off a terminal and with CI=true)');
   addOptions(command, BENCH_OPTIONS);
   command.addHelpText(
     'after',
     `
 Examples:
-  batchline bench http://127.0.0.1:8080/v1/infer                    closed loop, 16 connections, 10 s
-  batchline bench --rate 500 --duration 30s --warmup 5s <url>       open loop at 500 req/s
-  batchline bench --stages 10s:200,10s:800,20s:800 --arrival poisson <url>
-  batchline bench --sweep 100..2000/100 --slo 'p99<100ms' <url>     find the highest rate within the SLO
+  batchline bench localhost:8080/v1/infer                           closed loop, 16 connections, 10 s (http:// assumed)
+  batchline bench -c 64 -d 30 -R 500 localhost:8080/v1/infer        open loop at 500 req/s for 30 s on 64 connections
+  batchline bench --rate 500 --duration 1m30s --warmup 5s <url>
+  batchline bench --stages '10s:200,10s:800,20s:800' --arrival poisson <url>
+  batchline bench --sweep '100..2000/100' --slo 'p99<100ms' <url>  find the highest rate within the objective
+  batchline bench -R 300 --threshold 'p95<50ms' --threshold 'errors<1%' <url>   exit 1 when one fails
+  batchline bench --body @inputs.jsonl <url>                        one body per line, cycled
   batchline bench --json run.json --hdr-log run.hlog <url>
-  batchline bench compare before.json after.json`,
+  batchline bench compare before.json after.json
+  batchline bench merge a.json b.json --json all.json               one report from runs made at once on several machines`,
   );
   command.action(async (url: string | undefined, raw: Record<string, unknown>, self: Command) => {
     const options = resolveOptions(BENCH_OPTIONS, raw);
-    const { validateBench } = await import('../bench/plan-from-options.js');
+    const { validateBench, parseThresholds } = await import('../bench/plan-from-options.js');
     const explicit = {
       method: self.getOptionValueSource('method') === 'cli',
       rate: self.getOptionValueSource('rate') === 'cli' || process.env.BENCH_RATE !== undefined,
       duration: self.getOptionValueSource('duration') === 'cli',
     };
     const validated = validateBench(url, options, (raw.header as string[] | undefined) ?? [], explicit, Date.now());
+    const thresholds = parseThresholds((raw.threshold as string[] | undefined) ?? [], options.sweep);
     const { benchMain } = await import('../bench/bench-main.js');
     await benchMain(
       validated,
-      { json: options.json, hdrLog: options.hdrLog, sweep: options.sweep, slo: options.slo, quiet: options.quiet, noUi: raw.ui === false },
+      { json: options.json, hdrLog: options.hdrLog, sweep: options.sweep, slo: options.slo, thresholds, quiet: options.quiet, noUi: raw.ui === false },
       { stdout: process.stdout, stderr: process.stderr, env: process.env },
     );
   });
@@ -53,6 +63,17 @@ Examples:
     .action(async (a: string, b: string) => {
       const { compareMain } = await import('../bench/compare-main.js');
       await compareMain(a, b, process.stdout);
+    });
+  command
+    .command('merge')
+    .description(
+      'Merge the --json reports of runs made at the same time on several machines (when one cannot generate the load) into one: histograms added exactly, counts and rates summed.',
+    )
+    .argument('<reports...>', 'two or more bench --json reports')
+    .option('--json <file|->', 'write the merged report as JSON to this file, or - for stdout')
+    .action(async (reports: string[], options: { json?: string }) => {
+      const { mergeMain } = await import('../bench/merge-main.js');
+      await mergeMain(reports, options.json, process.stdout);
     });
   return command;
 }

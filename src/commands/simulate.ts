@@ -18,10 +18,11 @@ export function makeSimulateCommand(): Command {
     `
 Examples:
   batchline simulate --rate 300
-  batchline simulate --rate 600 --latency 5+2n --max-batch-size 16 --json -
+  batchline simulate --rate 600 --latency '5+2n' --max-batch-size 16 --json -
+  batchline simulate --rate 300 --model-latency-ms 20 --duration 1m30s
   batchline simulate --rate 50 --requests 12 --events
-  batchline simulate --rate 600 --latency 4+1n --sweep max-batch-size=1,4,8,16 batch-window-ms=0,2,5,10 --slo p99<50ms
-  batchline profile --out profile.json && batchline simulate --rate 2000 --latency-profile profile.json`,
+  batchline simulate --rate 600 --latency '4+1n' --sweep 'max-batch-size=1,4,8,16' 'batch-window-ms=0,2,5,10' --slo 'p99<50ms'
+  batchline profile --out profile.json && batchline simulate --rate 2000 --latency-profile profile.json --model-latency-ms 20`,
   );
   command.action(async (raw: Record<string, unknown>) => {
     const options = resolveOptions(SIMULATE_OPTIONS, raw);

@@ -5,11 +5,11 @@ import { addOptions, resolveOptions, type OptionSchema } from '../options/schema
 /** Options of `batchline watch`; keys are commander's names of the flags, values resolve to ms. */
 export const WATCH_OPTIONS = {
   interval: {
-    kind: 'duration', flag: 'interval', default: 500, minMs: 50, maxMs: 600_000,
+    kind: 'duration', flag: 'interval', default: 500, minMs: 50, maxMs: 600_000, bareUnit: 'ms',
     description: 'time between two reads of the stats',
   },
   timeout: {
-    kind: 'duration', flag: 'timeout', default: 2000, minMs: 10, maxMs: 600_000,
+    kind: 'duration', flag: 'timeout', default: 2000, minMs: 10, maxMs: 600_000, bareUnit: 'ms',
     description: 'a read slower than this counts as a failure',
   },
 } as const satisfies OptionSchema;

@@ -10,11 +10,11 @@ export const BENCH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', '
  */
 export const BENCH_OPTIONS = {
   connections: {
-    kind: 'int', flag: 'connections', env: 'BENCH_CONNECTIONS', default: 16, min: 1, max: 10_000,
+    kind: 'int', flag: 'connections', short: 'c', env: 'BENCH_CONNECTIONS', default: 16, min: 1, max: 10_000,
     description: 'keep-alive connections; closed loop: each sends its next request when its last one ends; open loop: sends beyond connections × pipelining wait for a free connection (in latency, not in service time)',
   },
   rate: {
-    kind: 'number', flag: 'rate', env: 'BENCH_RATE', default: 0, min: 0, max: 10_000_000,
+    kind: 'number', flag: 'rate', short: 'R', env: 'BENCH_RATE', default: 0, min: 0, max: 10_000_000,
     description: 'open loop: requests per second on a schedule fixed in advance (0 = closed loop)',
   },
   arrival: {
@@ -30,11 +30,11 @@ export const BENCH_OPTIONS = {
     description: 'seed of the Poisson schedule, an integer 0..4294967295 (default: a fresh one, printed in the report)',
   },
   duration: {
-    kind: 'duration', flag: 'duration', default: 10_000, minMs: 1, maxMs: 86_400_000,
+    kind: 'duration', flag: 'duration', short: 'd', default: 10_000, minMs: 1, maxMs: 86_400_000,
     description: 'measured length of the run (after --warmup)',
   },
   requests: {
-    kind: 'int', flag: 'requests', default: 0, min: 0, max: 1_000_000_000,
+    kind: 'int', flag: 'requests', short: 'n', default: 0, min: 0, max: 1_000_000_000,
     description: 'stop after this many measured requests instead of after --duration (0 = use --duration)',
   },
   warmup: {
@@ -87,7 +87,7 @@ export const BENCH_OPTIONS = {
   },
   slo: {
     kind: 'string', flag: 'slo', default: 'p99<100ms',
-    description: 'with --sweep: the latency objective a step must meet, pNN<duration such as p99<100ms or p50<20ms',
+    description: "with --sweep: the objective a step must meet, clauses such as 'p99<100ms' or 'p95<50ms,errors<0.1%' (p50, p90, p95, p99, p999, mean, max; errors; bare bounds are ms); without an errors clause, errors<=1%",
   },
   quiet: {
     kind: 'boolean', flag: 'quiet', default: false,

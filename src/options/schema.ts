@@ -17,6 +17,8 @@ export type OptionSpec =
 interface BaseSpec {
   /** Long flag without dashes, e.g. `max-batch-size`. */
   flag: string;
+  /** One-letter alias as load testers type it, e.g. `c` for `-c` (wrk, ab, oha). */
+  short?: string;
   /** Environment variable that supplies the value when the flag is absent. */
   env?: string;
   description: string;
@@ -27,12 +29,14 @@ export interface NumberOptionSpec extends BaseSpec {
   min: number;
   max: number;
 }
-/** A duration written `250ms`, `10s`, `2m` or a bare number of milliseconds; resolved to ms. */
+/** A duration written `250ms`, `10s`, `1m30s` or a bare number (seconds unless `bareUnit`); resolved to ms. */
 export interface DurationOptionSpec extends BaseSpec {
   kind: 'duration';
   default: number | undefined;
   minMs: number;
   maxMs: number;
+  /** Unit of a bare number: seconds (as wrk's -d 10) unless an option says ms. */
+  bareUnit?: 's' | 'ms';
 }
 export interface StringOptionSpec extends BaseSpec {
   kind: 'string';
@@ -67,7 +71,8 @@ export type OptionValues<S extends OptionSchema> = { readonly [K in keyof S]: Va
 /** Registers every option of `schema` on `command`, with env and default in the help text. */
 export function addOptions(command: Command, schema: OptionSchema): Command {
   for (const spec of Object.values(schema)) {
-    const flags = spec.kind === 'boolean' ? `--${spec.flag}` : `--${spec.flag} <${placeholder(spec)}>`;
+    const long = spec.kind === 'boolean' ? `--${spec.flag}` : `--${spec.flag} <${placeholder(spec)}>`;
+    const flags = spec.short === undefined ? long : `-${spec.short}, ${long}`;
     command.option(flags, helpText(spec));
   }
   return command;
@@ -94,14 +99,20 @@ export function resolveOptions<S extends OptionSchema>(
   return Object.freeze(resolved) as OptionValues<S>;
 }
 
-/** Parses `250ms`, `1.5s`, `2m`, `1h` or a bare number (milliseconds) into milliseconds. */
-export function parseDurationMs(text: string): number | undefined {
-  const match = /^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*(us|ms|s|m|h)?\s*$/i.exec(text);
-  if (!match) return undefined;
-  const value = Number(match[1]);
-  const unit = (match[2] ?? 'ms').toLowerCase();
-  const msPerUnit: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  return value * (msPerUnit[unit] as number);
+const MS_PER_UNIT: Record<string, number> = { us: 0.001, µs: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * Parses `250ms`, `1.5s`, `2m`, `1h`, combinations such as `1m30s` or `1h2m3.5s`, or a bare
+ * number in `bareUnit` (seconds, as wrk's `-d 10`) into milliseconds; undefined when it is none
+ * of these.
+ */
+export function parseDurationMs(text: string, bareUnit: 's' | 'ms' = 's'): number | undefined {
+  const trimmed = text.trim().toLowerCase();
+  if (/^\d+(?:\.\d+)?$/.test(trimmed)) return Number(trimmed) * (MS_PER_UNIT[bareUnit] as number);
+  if (!/^(?:\d+(?:\.\d+)?\s*(?:us|µs|ms|s|m|h)\s*)+$/.test(trimmed)) return undefined;
+  let ms = 0;
+  for (const [, value, unit] of trimmed.matchAll(/(\d+(?:\.\d+)?)\s*(us|µs|ms|s|m|h)/g)) ms += Number(value) * (MS_PER_UNIT[unit as string] as number);
+  return ms;
 }
 
 const INTEGER = /^[+-]?\d+$/;
@@ -121,9 +132,10 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
       return parsed;
     }
     case 'duration': {
-      const ms = parseDurationMs(text);
+      const ms = parseDurationMs(text, spec.bareUnit);
       if (ms === undefined || ms < spec.minMs || ms > spec.maxMs) {
-        throw invalid(name, text, `a duration such as 500ms, 10s or 2m, from ${spec.minMs} ms to ${spec.maxMs} ms`);
+        const bare = spec.bareUnit === 'ms' ? 'a bare number is ms' : 'a bare number is seconds';
+        throw invalid(name, text, `a duration such as 500ms, 10s, 2m or 1m30s (${bare}), from ${fmtLimit(spec.minMs)} to ${fmtLimit(spec.maxMs)}`);
       }
       return ms;
     }
@@ -145,6 +157,10 @@ function invalid(name: string, got: string, allowed: string): BatchlineError {
   return new BatchlineError('INVALID_OPTION', `${name}: got '${got}', expected ${allowed}`);
 }
 
+function fmtLimit(ms: number): string {
+  return ms >= 1000 && Number.isInteger(ms / 1000) ? `${ms / 1000} s` : `${ms} ms`;
+}
+
 function placeholder(spec: OptionSpec): string {
   switch (spec.kind) {
     case 'int': case 'number': return 'n';
@@ -157,7 +173,8 @@ function placeholder(spec: OptionSpec): string {
 function helpText(spec: OptionSpec): string {
   const parts = [spec.description];
   if (spec.kind === 'int' || spec.kind === 'number') parts.push(`range ${spec.min}..${spec.max}`);
-  if (spec.default !== undefined && spec.kind !== 'boolean') parts.push(`default ${String(spec.default)}${spec.kind === 'duration' ? ' ms' : ''}`);
+  if (spec.default !== undefined && spec.kind !== 'boolean') parts.push(`default ${spec.kind === 'duration' ? fmtLimit(spec.default) : String(spec.default)}`);
+  if (spec.kind === 'duration') parts.push(spec.bareUnit === 'ms' ? 'a bare number is ms' : 'a bare number is seconds');
   if (spec.env !== undefined) parts.push(`env ${spec.env}`);
   return parts.length > 1 ? `${parts[0]} (${parts.slice(1).join(', ')})` : parts[0]!;
 }

@@ -42,7 +42,7 @@ export const SIMULATE_OPTIONS = {
   },
   duration: {
     kind: 'duration', flag: 'duration', default: undefined, minMs: 0.001, maxMs: 1e12,
-    description: 'simulated time during which requests arrive, e.g. 60s',
+    description: 'simulated time during which requests arrive, e.g. 60s, 1m30s or 90 (seconds)',
   },
   seed: {
     kind: 'int', flag: 'seed', default: 1, min: 0, max: 4_294_967_295,
@@ -56,6 +56,10 @@ export const SIMULATE_OPTIONS = {
     kind: 'string', flag: 'latency', default: undefined,
     description: 'service time affine in the batch size n, in ms, e.g. 5+2n',
   },
+  modelLatencyMs: {
+    kind: 'string', flag: 'model-latency-ms', default: undefined,
+    description: "as serve spells it: accelerator time per batch in ms, a number or A+Bn such as 5+2n; added to --latency-profile's measured time, or the whole service time without one",
+  },
   latencyProfile: {
     kind: 'string', flag: 'latency-profile', default: undefined,
     description: 'service time from a measured profile (batchline profile --out profile.json)',
@@ -66,7 +70,7 @@ export const SIMULATE_OPTIONS = {
   },
   slo: {
     kind: 'string', flag: 'slo', default: undefined,
-    description: 'latency objective such as p99<50ms (p50, p90, p99, p999, mean, max); with --sweep, picks the best configuration',
+    description: "objective such as 'p99<50ms' or 'p95<40ms,loss<1%' (p50, p90, p95, p99, p999, mean, max; loss or errors; bare bounds are ms; without a loss clause, loss<=0.1%), the grammar bench's --slo and --threshold use; with --sweep, picks the best configuration",
   },
   json: {
     kind: 'string', flag: 'json', default: undefined,

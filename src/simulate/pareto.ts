@@ -1,5 +1,5 @@
 import type { SimulationReport } from './report.js';
-import { lossOf, meetsSlo, type Slo } from './slo.js';
+import { lossOf, maxLossOf, meetsSlo, type Slo } from './slo.js';
 
 /**
  * Goodputs within this fraction of each other count as equal. Configurations that keep up with
@@ -52,7 +52,7 @@ export function chooseUnderSlo(reports: readonly SimulationReport[], slo: Slo): 
   if (meeting.length === 0) {
     const closest = reports
       .map((report, i) => ({ i, report }))
-      .filter(({ report }) => lossOf(report) <= slo.maxLoss)
+      .filter(({ report }) => lossOf(report) <= maxLossOf(slo))
       .sort((x, y) => x.report.latency_ms.p99 - y.report.latency_ms.p99 || x.i - y.i)[0];
     const hint = closest === undefined ? 'every configuration loses more than the loss bound' : `the lowest p99 within the loss bound is configuration ${closest.i + 1} (${closest.report.latency_ms.p99} ms)`;
     return { best: undefined, meeting, reason: `no configuration meets ${slo.text}; ${hint}` };

@@ -42,9 +42,17 @@ export async function loadSimulationInputs(options: SimulateOptions, given: Read
  * report's page runs it on its form too.
  */
 export function checkSimulateOptions(options: SimulateOptions, given: ReadonlySet<string>): void {
-  const serviceFlags = (['latencyMs', 'latency', 'latencyProfile'] as const).filter((key) => given.has(key));
-  if (serviceFlags.length > 1) {
-    throw new BatchlineError('INVALID_OPTION', `--latency-ms, --latency and --latency-profile each set the service time; give one (got ${serviceFlags.map(flagOf).join(' and ')})`);
+  // --model-latency-ms goes with a profile (serve adds it to the model's own time), not with the other two.
+  const serviceFlags = (['latencyMs', 'latency', 'latencyProfile', 'modelLatencyMs'] as const).filter((key) => given.has(key));
+  const clashing = serviceFlags.length > 1 && !(serviceFlags.length === 2 && serviceFlags.includes('latencyProfile') && serviceFlags.includes('modelLatencyMs'));
+  if (clashing) {
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--latency-ms, --latency, --model-latency-ms and --latency-profile each set the service time; give one (or --latency-profile with --model-latency-ms) (got ${serviceFlags.map(flagOf).join(' and ')})`,
+    );
+  }
+  if (options.modelLatencyMs !== undefined && parseModelLatency(options.modelLatencyMs) === undefined) {
+    throw new BatchlineError('INVALID_OPTION', `--model-latency-ms: got '${options.modelLatencyMs}', expected ms per batch such as 20 or 5+2n (a + b·n, n the batch size)`);
   }
   const arrivalFlags = (['rate', 'stages', 'arrivals'] as const).filter((key) => given.has(key));
   if (arrivalFlags.length > 1) {
@@ -104,12 +112,33 @@ function capacityRps(batching: BatchingConfig, model: LatencyModel): number {
 }
 
 function latencyModelFor(options: SimulateOptions, inputs: SimulationInputs): LatencyModel {
-  if (inputs.profile !== undefined) return latencyModelFromProfile(inputs.profile, inputs.profileSource ?? 'profile');
+  const added = options.modelLatencyMs === undefined ? undefined : modelLatencyModel(options.modelLatencyMs);
+  if (inputs.profile !== undefined) {
+    const measured = latencyModelFromProfile(inputs.profile, inputs.profileSource ?? 'profile');
+    return added === undefined ? measured : sumLatency(measured, added, '--model-latency-ms');
+  }
+  if (added !== undefined) return added;
   if (options.latency !== undefined) {
     const affine = parseAffineLatency(options.latency) as { aMs: number; bMs: number };
     return affineLatency(affine.aMs, affine.bMs);
   }
   return fixedLatency(options.latencyMs);
+}
+
+/** serve's spelling of the accelerator time: a number of ms, or `A+Bn`. */
+function parseModelLatency(text: string): { aMs: number; bMs: number } | undefined {
+  if (/^\s*\d+(?:\.\d+)?\s*$/.test(text)) return { aMs: Number(text), bMs: 0 };
+  return parseAffineLatency(text);
+}
+
+function modelLatencyModel(text: string): LatencyModel {
+  const { aMs, bMs } = parseModelLatency(text) as { aMs: number; bMs: number };
+  return bMs === 0 ? fixedLatency(aMs) : affineLatency(aMs, bMs);
+}
+
+/** A measured time plus a time added to every batch (serve's MODEL_LATENCY_MS on top of the model). */
+function sumLatency(base: LatencyModel, added: LatencyModel, flag: string): LatencyModel {
+  return { meanMs: (n) => base.meanMs(n) + added.meanMs(n), description: `${base.description} + ${added.description} (${flag})` };
 }
 
 function flagOf(key: string): string {

@@ -8,7 +8,8 @@ import { loadSimulationInputs, prepareRun, type SimulationInputs } from './prepa
 import { buildReport, type SimulationReport } from './report.js';
 import { formatReport } from './report-text.js';
 import { runSimulation } from './run-simulation.js';
-import { meetsSlo, parseSlo, type Slo } from './slo.js';
+import { figuresOf, meetsSlo, parseSlo, type Slo } from './slo.js';
+import { describeResult, evaluateObjective } from '../options/objective.js';
 import { parseSweep } from './sweep-grid.js';
 import { analyzeSweep, formatSweep, sweepCsv, sweepJson } from './sweep-report.js';
 import { runSweep } from './sweep-run.js';
@@ -100,8 +101,8 @@ export async function simulateOnce(
 }
 
 function describeMiss(report: SimulationReport, slo: Slo): string {
-  const misses = slo.latency.filter((c) => !(report.latency_ms[c.metric] < c.belowMs)).map((c) => `${c.metric} ${report.latency_ms[c.metric]} ms ≥ ${c.belowMs} ms`);
-  return `batchline: objective ${slo.text} missed${misses.length > 0 ? `: ${misses.join(', ')}` : ' (too many requests lost)'}`;
+  const misses = evaluateObjective(slo, figuresOf(report)).filter((r) => !r.met).map((r) => `${describeResult(r)} (wanted ${r.clause.text})`);
+  return `batchline: objective ${slo.text} missed: ${misses.join(', ')}`;
 }
 
 async function emit(target: string, text: string, stdout: Output): Promise<void> {

@@ -26,12 +26,16 @@ describe('batchline bench options', () => {
     [['--arrival', 'uniform'], '--arrival', 'one of constant, poisson'],
     [['--connections', '0'], '--connections', 'an integer from 1 to 10000'],
     [['--duration', 'soon'], '--duration', 'a duration such as'],
+    [['-d', '0'], '--duration', 'a bare number is seconds'],
+    [['-c', '0'], '--connections', 'an integer from 1 to 10000'],
     [['--stages', '10s'], '--stages', 'duration:rate'],
     [['--seed', '-3'], '--seed', 'an integer from 0 to 4294967295'],
     [['--header', 'no colon'], '--header', "'name: value'"],
     [['--method', 'FETCH'], '--method', 'one of GET, HEAD, POST'],
     [['--sweep', '5..1/1'], '--sweep', 'FROM..TO/STEP'],
-    [['--sweep', '100,200', '--slo', 'p97<1s'], '--slo', 'pNN<duration'],
+    [['--sweep', '100,200', '--slo', 'p97<1s'], '--slo', 'p50, p90, p95, p99, p999, mean or max'],
+    [['--threshold', 'p99<fast'], '--threshold', 'expected clauses such as p99<50ms'],
+    [['--sweep', '100,200', '--threshold', 'p99<1s'], '--threshold', 'with --sweep, give the objective with --slo'],
     [['--http-client', 'lean', 'https://127.0.0.1:1/'], '--http-client', 'undici or auto'],
   ])('exits 2 naming the option for %j', async (args, option, allowed) => {
     const url = args.at(-1)?.startsWith('https://') === true ? [] : ['http://127.0.0.1:1/'];

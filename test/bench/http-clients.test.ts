@@ -49,11 +49,21 @@ describe.each(['lean', 'undici'])('the %s client', (httpClient) => {
     expect(server.seen).toHaveLength(200);
   });
 
+  it('cycles through several bodies, one per request in turn (--body @file.jsonl)', async () => {
+    server = await startServer((_req, res) => res.end(), true);
+    await runBench({
+      ...planFor(server.url, { httpClient, requests: '7', warmup: '0', connections: '1', method: 'POST' }),
+      bodies: ['{"n":1}', '{"n":2}', '{"n":3}'].map((b) => Buffer.from(b)),
+    });
+    expect(server.seen.map((r) => r.body)).toEqual(['{"n":1}', '{"n":2}', '{"n":3}', '{"n":1}', '{"n":2}', '{"n":3}', '{"n":1}']);
+    expect(server.seen.map((r) => r.headers['content-length'])).toEqual(['7', '7', '7', '7', '7', '7', '7']);
+  });
+
   it('sends the body, headers and method on every request', async () => {
     server = await startServer((_req, res) => res.end(), true);
     const { result } = await runBench({
       ...planFor(server.url, { httpClient, requests: '3', warmup: '0', method: 'PUT' }),
-      body: Buffer.from('{"a":1}'),
+      bodies: [Buffer.from('{"a":1}')],
       headers: { 'content-type': 'application/json', 'x-run': 'yes' },
     });
     expect(result.requests.completed).toBe(3);

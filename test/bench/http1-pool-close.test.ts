@@ -19,7 +19,7 @@ describe('the lean HTTP/1.1 client', () => {
     const port = await untilCloseServer();
     const pool = new Http1Pool({
       host: '127.0.0.1', port, connections: 1, pipelining: 1, timeoutMs: 2000,
-      request: Buffer.from('GET / HTTP/1.1\r\nhost: x\r\n\r\n'), headRequests: false,
+      requests: [Buffer.from('GET / HTTP/1.1\r\nhost: x\r\n\r\n')], headRequests: false,
     });
     const outcomes: string[] = [];
     await new Promise<void>((resolve) => {

@@ -154,3 +154,41 @@ describe('bench outputs', () => {
     expect(await run({ CI: 'true' })).not.toContain('\r');
   });
 });
+
+describe('bench as load testers type it', () => {
+  it('assumes http:// for localhost:8080/v1/infer', () => {
+    expect(validated('localhost:8080/v1/infer').plan.url).toBe('http://localhost:8080/v1/infer');
+    expect(validated('127.0.0.1:9/x?y=1').plan.url).toBe('http://127.0.0.1:9/x?y=1');
+    expect(validated('https://example.com/').plan.url).toBe('https://example.com/');
+  });
+
+  it('takes -c, -d, -R and -n beside -H', async () => {
+    const { buildProgram } = await import('../../src/cli.js');
+    const help = buildProgram().commands.find((c) => c.name() === 'bench')?.helpInformation() ?? '';
+    for (const flag of ['-c, --connections', '-d, --duration', '-R, --rate', '-n, --requests', '-H, --header', '--threshold']) expect(help).toContain(flag);
+  });
+
+  it('explains that batchline\'s /v1/infer takes POST and a body instead of sending GETs that all get 404', async () => {
+    const { startTestServer } = await import('../serve/test-server.js');
+    const serve = await startTestServer();
+    try {
+      for (const raw of [{ method: 'GET' }, {}] as Record<string, string>[]) {
+        const run = benchMain(validated(`${serve.url}/v1/infer`, { ...raw, requests: '5', warmup: '0' }), outputs, { stdout: new Sink(), stderr: new Sink(), env: {} });
+        if (raw.method === 'GET') await expect(run).rejects.toThrow(/\/v1\/infer takes POST with a JSON body.*drop --method GET/);
+        else await run; // without --method, the toy model's body is found and sent
+      }
+      expect(serve.runtime.runtime?.batcher.counts.outcomes.ok).toBe(5);
+    } finally {
+      await serve.close();
+    }
+  });
+
+  it('cycles through the lines of --body @file.jsonl', async () => {
+    server = await startServer((_req, res) => res.end(), true);
+    dir = await mkdtemp(join(tmpdir(), 'batchline-bodies-'));
+    const file = join(dir, 'bodies.jsonl');
+    await writeFile(file, '{"inputs":[1]}\n{"inputs":[2]}\n\n{"inputs":[3]}\n');
+    await benchMain(validated(server.url, { requests: '4', warmup: '0', connections: '1', body: `@${file}` }), outputs, { stdout: new Sink(), stderr: new Sink(), env: {} });
+    expect(server.seen.map((r) => [r.method, r.body])).toEqual([['POST', '{"inputs":[1]}'], ['POST', '{"inputs":[2]}'], ['POST', '{"inputs":[3]}'], ['POST', '{"inputs":[1]}']]);
+  });
+});

@@ -3,7 +3,6 @@ import { runBench } from '../../src/bench/run-bench.js';
 import { toBenchJson } from '../../src/bench/report-json.js';
 import { formatReport } from '../../src/bench/report-text.js';
 import { bestRate, formatSweep, parseSlo, runSweep, stepVerdict } from '../../src/bench/sweep.js';
-import { parseDurationMs } from '../../src/options/schema.js';
 import { startTestServer, type TestServer as ServeServer } from '../serve/test-server.js';
 import { planFor } from './plan-helper.js';
 import { fifoServer, startServer, statusServer, type TestServer } from './servers.js';
@@ -40,14 +39,14 @@ describe('open-loop rates against a server of known capacity', () => {
 
   it('a sweep never names a rate above the capacity of serve (batch 1 of 10 ms: 100 req/s) as met', async () => {
     serve = await startTestServer({ maxBatchSize: 1, modelLatencyMs: 10, maxQueueSize: 100_000, requestTimeoutMs: 60_000 });
-    const slo = parseSlo('p99<5s', parseDurationMs);
+    const slo = parseSlo('p99<5s');
     const base = { ...planFor(`${serve.url}/v1/infer`, { rate: '50', duration: '1s', warmup: '300ms', connections: '300', timeout: '20s', method: 'POST' }) };
-    const plan = { ...base, body: Buffer.from('{"inputs":[0.2,1.5,-0.3]}'), headers: { ...base.headers, 'content-type': 'application/json' } };
+    const plan = { ...base, bodies: [Buffer.from('{"inputs":[0.2,1.5,-0.3]}')], headers: { ...base.headers, 'content-type': 'application/json' } };
     const steps = await runSweep(plan, [50, 150], async (step) => (await runBench(step)).result);
     expect(steps.map((r) => stepVerdict(r, slo))).toEqual(['met', 'not sustained']);
     expect(steps[1]?.throughputRps).toBeLessThan(105);
     expect(bestRate(steps, slo)).toBe(50);
-    expect(formatSweep(steps, slo)).toContain('highest rate that met p99<5s: 50.0 req/s');
+    expect(formatSweep(steps, slo)).toContain('highest rate that met p99<5s & errors≤1%: 50.0 req/s');
   });
 });
 

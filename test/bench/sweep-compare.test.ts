@@ -6,7 +6,6 @@ import { formatReport } from '../../src/bench/report-text.js';
 import type { BenchResult } from '../../src/bench/result.js';
 import { bestRate, formatSweep, parseSlo, parseSweep } from '../../src/bench/sweep.js';
 import { createLatencyHistogram, percentilesMs, recordMs } from '../../src/core/latency-histogram.js';
-import { parseDurationMs } from '../../src/options/schema.js';
 
 function result(target: number, latenciesMs: number[], goodputRps = target): BenchResult {
   const h = createLatencyHistogram();
@@ -19,7 +18,7 @@ function result(target: number, latenciesMs: number[], goodputRps = target): Ben
     status: { 200: latenciesMs.length }, errors: { timeout: 0, refused: 0, reset: 0, other: 0 },
     sendRateRps: target, throughputRps: goodputRps, goodputRps,
     latency: p, latencyAll: p, service: p, sendLag: percentilesMs(createLatencyHistogram()),
-    generator: { lateSendFraction: 0, eventLoop: { p99Ms: 0, maxMs: 0, meanMs: 0 } }, trend: undefined, warnings: [], latencyHdr: encodeHistogram(h), latencyAllHdr: encodeHistogram(h),
+    generator: { lateSendFraction: 0, eventLoop: { p99Ms: 0, maxMs: 0, meanMs: 0 } }, trend: undefined, warnings: [], latencyHdr: encodeHistogram(h), latencyAllHdr: encodeHistogram(h), serviceHdr: encodeHistogram(h), sendLagHdr: encodeHistogram(h),
   };
   h.destroy();
   return r;
@@ -36,22 +35,23 @@ describe('sweep', () => {
   });
 
   it('parses SLOs', () => {
-    expect(parseSlo('p99<100ms', parseDurationMs)).toMatchObject({ percentile: 'p99', boundMs: 100 });
-    expect(parseSlo('p99.9<1s', parseDurationMs)).toMatchObject({ percentile: 'p999', boundMs: 1000 });
-    expect(() => parseSlo('p95<1s', parseDurationMs)).toThrow(/--slo/);
+    expect(parseSlo('p99<100ms').clauses[0]).toMatchObject({ kind: 'latency', metric: 'p99', boundMs: 100 });
+    expect(parseSlo('p99.9<1s').clauses[0]).toMatchObject({ metric: 'p999', boundMs: 1000 });
+    expect(parseSlo('p95<1s').text).toBe('p95<1s & errors≤1%');
+    expect(() => parseSlo('p97<1s')).toThrow(/--slo/);
   });
 
   it('names the highest rate that met the SLO', () => {
-    const slo = parseSlo('p99<100ms', parseDurationMs);
+    const slo = parseSlo('p99<100ms');
     const steps = [result(100, spread(10)), result(200, spread(50)), result(300, spread(90), 250), result(400, spread(400))];
     expect(bestRate(steps, slo)).toBe(200);
     const text = formatSweep(steps, slo);
-    expect(text).toContain('highest rate that met p99<100ms: 200 req/s');
+    expect(text).toContain('highest rate that met p99<100ms & errors≤1%: 200 req/s');
     expect(text.split('\n')[0]).toMatch(/rate\s+achieved\s+p50 ms\s+p99 ms\s+errors\s+goodput/);
   });
 
   it('does not count a step the user stopped part-way, however good it looked', () => {
-    const slo = parseSlo('p99<100ms', parseDurationMs);
+    const slo = parseSlo('p99<100ms');
     const stopped = { ...result(300, spread(10)), stoppedAtS: 1.2 };
     expect(bestRate([result(100, spread(10)), stopped], slo)).toBe(100);
     expect(formatSweep([result(100, spread(10)), stopped], slo)).toMatch(/300\s.*stopped\n/);

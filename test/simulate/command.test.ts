@@ -115,12 +115,36 @@ describe('batchline simulate', () => {
   });
 });
 
+describe('simulate --model-latency-ms, as serve spells it', () => {
+  const latencies = (text: string): string => text.split('\n').filter((line) => /^(latency|queue) ms|^rates|^capacity/.test(line)).join('\n');
+
+  it('is the service time per batch: a number, or A+Bn', async () => {
+    expect(latencies(await run({ rate: 300, requests: 3000, modelLatencyMs: '20' }))).toBe(latencies(await run({ rate: 300, requests: 3000, latencyMs: 20 })));
+    expect(latencies(await run({ rate: 300, requests: 3000, modelLatencyMs: '5+2n' }))).toBe(latencies(await run({ rate: 300, requests: 3000, latency: '5+2n' })));
+  });
+
+  it('is added to a measured profile, as serve adds it to the model\'s own time', async () => {
+    const path = join(dir, 'profile-for-model-latency.json');
+    writeFileSync(path, JSON.stringify({ format: 'batchline-latency-profile/1', model: 'm', warmup: 1, repetitions: 1, points: [{ batch_size: 1, p50_ms: 1, mean_ms: 1, p90_ms: 1, min_ms: 1, max_ms: 1, cv: 0 }, { batch_size: 8, p50_ms: 8, mean_ms: 8, p90_ms: 8, min_ms: 8, max_ms: 8, cv: 0 }], fit: { a_ms: 0, b_ms: 1, r2: 1 } }));
+    const text = await run({ rate: 300, requests: 3000, latencyProfile: path, modelLatencyMs: '20' });
+    expect(latencies(text)).toBe(latencies(await run({ rate: 300, requests: 3000, latency: '20+1n' })));
+    expect(text).toMatch(/service\s+profile .* \+ fixed 20 ms per batch \(--model-latency-ms\)/);
+  });
+
+  it('reads a bare --duration as seconds', async () => {
+    expect(await run({ rate: 100, duration: '2' })).toMatch(/arrived (1[89]\d|2[0-3]\d) /);
+  });
+});
+
 describe('simulate option errors exit 2 and name the option', () => {
   const cases: [string[], RegExp][] = [
     [['--max-batch-size', '0'], /--max-batch-size: got '0', expected an integer from 1 to 4096/],
     [['--arrival', 'weird'], /--arrival: got 'weird', expected one of constant, poisson, bursty/],
     [['--latency', 'fast'], /--latency: got 'fast', expected a \+ b·n/],
     [['--latency-ms', '5', '--latency', '1+1n'], /give one/],
+    [['--model-latency-ms', '5', '--latency-ms', '5'], /give one/],
+    [['--model-latency-ms', 'slow'], /--model-latency-ms: got 'slow', expected ms per batch such as 20 or 5\+2n/],
+    [['--duration', '1m30'], /--duration: got '1m30', expected a duration such as 500ms, 10s, 2m or 1m30s \(a bare number is seconds\)/],
     [['--rate', '5', '--stages', '1s:10'], /--rate, --stages and --arrivals/],
     [['--stages', '10s'], /--stages: stage '10s' is not duration:rate/],
     [['--slo', 'p42<3'], /--slo: got 'p42<3'/],

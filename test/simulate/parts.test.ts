@@ -106,8 +106,9 @@ describe('sweeps, Pareto and the SLO pick', () => {
   });
 
   it('parses objectives', () => {
-    expect(parseSlo('p99<50ms')).toMatchObject({ latency: [{ metric: 'p99', belowMs: 50 }], maxLoss: 0.001 });
-    expect(parseSlo('p50<10, p99.9<0.2s, loss<1%')).toMatchObject({ latency: [{ metric: 'p50', belowMs: 10 }, { metric: 'p999', belowMs: 200 }], maxLoss: 0.01 });
+    expect(parseSlo('p99<50ms')).toMatchObject({ clauses: [{ metric: 'p99', boundMs: 50 }, { metric: 'loss', bound: 0.001 }], text: 'p99<50ms & loss≤0.1%' });
+    expect(parseSlo('p50<10, p99.9<0.2s, loss<1%')).toMatchObject({ clauses: [{ metric: 'p50', boundMs: 10 }, { metric: 'p999', boundMs: 200 }, { metric: 'loss', bound: 0.01 }] });
+    expect(parseSlo('p95<40ms').clauses[0]).toMatchObject({ metric: 'p95', boundMs: 40 });
   });
 
   const report = (goodput: number, p99: number, instances = 1, completed = 100, arrived = 100): SimulationReport =>

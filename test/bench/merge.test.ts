@@ -1,0 +1,110 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { addEncoded, encodeHistogram } from '../../src/bench/histogram-codec.js';
+import { mergeMain } from '../../src/bench/merge-main.js';
+import { mergeReports } from '../../src/bench/merge.js';
+import { parseBenchJson, toBenchJson, type BenchJson } from '../../src/bench/report-json.js';
+import type { BenchResult } from '../../src/bench/result.js';
+import { createLatencyHistogram, percentilesMs, recordMs } from '../../src/core/latency-histogram.js';
+import { fixedDelayServer, type TestServer } from './servers.js';
+
+const bin = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
+
+class Sink extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _enc: string, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+/** A v2 report whose every answer took one of `latenciesMs`, at `rate` req/s. */
+function report(rate: number, latenciesMs: number[]): BenchJson {
+  const h = createLatencyHistogram();
+  for (const ms of latenciesMs) recordMs(h, ms);
+  const p = percentilesMs(h);
+  const n = latenciesMs.length;
+  const r: BenchResult = {
+    mode: 'open', url: 'http://x/', method: 'GET', seed: rate, arrival: 'poisson', connections: 8, pipelining: 1, workers: 1,
+    targetRateRps: rate, plannedRateRps: rate, stages: undefined, warmupS: 1, durationS: 10, drainS: 0, stoppedAtS: undefined, startedAt: '2026-01-01T00:00:00.000Z',
+    requests: { sent: n, completed: n, ok: n, late: 0, errors: 0, dropped: 0 }, status: { 200: n }, errors: { timeout: 0, refused: 0, reset: 0, other: 0 },
+    sendRateRps: rate, throughputRps: rate, goodputRps: rate, latency: p, latencyAll: p, service: p, sendLag: percentilesMs(createLatencyHistogram()),
+    generator: { lateSendFraction: 0, eventLoop: { p99Ms: 1, maxMs: 2, meanMs: 0 } }, trend: { backlogGrowth: 0, latencyGrowthMs: 0, meanLatencyMs: 1, sustained: true }, warnings: [],
+    latencyHdr: encodeHistogram(h), latencyAllHdr: encodeHistogram(h), serviceHdr: encodeHistogram(h), sendLagHdr: encodeHistogram(createLatencyHistogram()),
+  };
+  h.destroy();
+  return toBenchJson(r);
+}
+
+let server: TestServer | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+describe('bench merge', () => {
+  it('adds the histograms exactly, never averaging percentiles, and sums counts and rates', () => {
+    // A: 990 fast answers; B: 10 fast and 990 slow. Averaging p50s would say 30 ms; the sum says 10.
+    const a = report(100, Array.from({ length: 990 }, () => 10));
+    const b = report(300, [...Array.from({ length: 10 }, () => 10), ...Array.from({ length: 990 }, () => 50)]);
+    const { json } = mergeReports([{ file: 'a.json', report: a }, { file: 'b.json', report: b }]);
+    expect(json.requests).toMatchObject({ sent: 1990, completed: 1990, ok: 1990 });
+    expect(json.throughput_rps).toBe(400);
+    expect(json.target_rate_rps).toBe(400);
+    expect(json.latency_ms.count).toBe(1990);
+    expect(json.latency_ms.p50).toBeCloseTo(10, 1);
+    expect(json.latency_ms.p90).toBeCloseTo(50, 0);
+    expect(json.latency_ms.max).toBe(50);
+    expect(json.merged_from?.map((m) => m.file)).toEqual(['a.json', 'b.json']);
+    expect(json.warnings).toEqual([]);
+  });
+
+  it('merges two bench processes that ran at the same time into the report of their sum', async () => {
+    server = await fixedDelayServer(5);
+    dir = await mkdtemp(join(tmpdir(), 'batchline-merge-'));
+    const files = [join(dir, 'a.json'), join(dir, 'b.json')];
+    // Two generators at once, as two machines would run them, each with its own seed.
+    await Promise.all(
+      files.map(
+        (file, i) =>
+          new Promise<void>((resolve, reject) =>
+            execFile(process.execPath, [bin, 'bench', '-R', '100', '-d', '1', '--warmup', '200ms', '--arrival', 'poisson', '--seed', String(i + 1), '--json', file, '--quiet', server!.url], (error) =>
+              error === null ? resolve() : reject(error),
+            ),
+          ),
+      ),
+    );
+    const [a, b] = await Promise.all(files.map(async (file) => parseBenchJson(await readFile(file, 'utf8'), file)));
+    const out = join(dir, 'merged.json');
+    const stdout = new Sink();
+    await mergeMain(files, out, stdout);
+    const merged = parseBenchJson(await readFile(out, 'utf8'), out);
+
+    expect(merged.requests.sent).toBe(a!.requests.sent + b!.requests.sent);
+    expect(merged.latency_ms.count).toBe(a!.latency_ms.count + b!.latency_ms.count);
+    expect(merged.throughput_rps).toBeCloseTo(a!.throughput_rps + b!.throughput_rps, 1);
+    expect(merged.target_rate_rps).toBe(200);
+    // The merged percentiles are those of both runs' answers together.
+    const union = createLatencyHistogram();
+    addEncoded(union, a!.latency_hdr);
+    addEncoded(union, b!.latency_hdr);
+    const expected = percentilesMs(union, Math.max(a!.latency_ms.max, b!.latency_ms.max));
+    for (const key of ['p50', 'p90', 'p95', 'p99', 'p999'] as const) expect(merged.latency_ms[key]).toBeCloseTo(expected[key], 3);
+    expect(stdout.text).toContain(`merged 2 runs: ${files.join(', ')}`);
+    expect(stdout.text).toMatch(/answered\s+\d+ req\/s/);
+  });
+
+  it('refuses fewer than two reports, and says why a v1 report cannot be merged', async () => {
+    await expect(mergeMain(['one.json'], undefined, new Sink())).rejects.toThrow(/two or more/);
+    const v1 = { ...report(1, [1]), schema: 'batchline.bench/v1' } as unknown as BenchJson;
+    expect(() => mergeReports([{ file: 'old.json', report: v1 }, { file: 'new.json', report: report(1, [1]) }])).toThrow(/old.json is a batchline.bench\/v1 report/);
+  });
+});

@@ -1,0 +1,50 @@
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { benchMain } from '../../src/bench/bench-main.js';
+import { parseThresholds } from '../../src/bench/plan-from-options.js';
+import { ExitWithCode } from '../../src/errors.js';
+import { validated } from './plan-helper.js';
+import { startServer, type TestServer } from './servers.js';
+
+class Sink extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _enc: string, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('bench --threshold', () => {
+  it('passes a run that holds every threshold, fails one that does not with a line naming it, as k6 does', async () => {
+    // One answer in five is a 500.
+    let n = 0;
+    server = await startServer((_req, res) => {
+      res.statusCode = n++ % 5 === 4 ? 500 : 200;
+      res.end();
+    });
+    const run = async (thresholds: string[]) => {
+      const stdout = new Sink();
+      const json = new Sink();
+      const outputs = { json: undefined, hdrLog: undefined, sweep: undefined, slo: 'p99<100ms', quiet: true, thresholds: parseThresholds(thresholds, undefined) };
+      let exit: unknown;
+      await benchMain(validated(server!.url, { rate: '200', duration: '500ms', warmup: '0' }), outputs, { stdout, stderr: json, env: {} }).catch((error: unknown) => (exit = error));
+      return { text: stdout.text, exit };
+    };
+
+    const held = await run(['p95<1s', 'errors<25%']);
+    expect(held.exit).toBeUndefined();
+    expect(held.text).toMatch(/Thresholds\n {2}✓ p95<1s\s+p95 [\d.]+ms\n {2}✓ errors<25%\s+errors 20%/);
+
+    const failed = await run(['p95<1s', 'errors<1%']);
+    expect(failed.exit).toBeInstanceOf(ExitWithCode);
+    expect((failed.exit as ExitWithCode).exitCode).toBe(1);
+    expect((failed.exit as ExitWithCode).message).toBe('batchline bench: threshold errors<1% failed: errors 20%');
+    expect(failed.text).toMatch(/✗ errors<1%\s+errors 20%/);
+  });
+});

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { parseSlo as parseBenchSlo } from '../../src/bench/sweep.js';
+import { parseThresholds } from '../../src/bench/plan-from-options.js';
+import { evaluateObjective, parseObjective, type ObjectiveFigures } from '../../src/options/objective.js';
+import { parseSlo as parseSimulateSlo } from '../../src/simulate/slo.js';
+
+const figures = (p95: number, lossRatio: number, count = 100): ObjectiveFigures => ({
+  latency: { count, p50: p95 / 2, p90: p95 * 0.9, p95, p99: p95 * 1.2, p999: p95 * 1.5, mean: p95 / 2, max: p95 * 2 },
+  lossRatio,
+});
+
+describe('one objective grammar for bench --slo, bench --threshold and simulate --slo', () => {
+  it.each(['p99<50ms,loss<1%', 'p95<50ms', 'p99.9<0.2s & errors<0.5%', 'p(95)<200', 'mean<=10 and max<1s', 'p50<10,p90<20,p99<80ms'])('%s parses in all three', (text) => {
+    const bench = parseBenchSlo(text);
+    const simulate = parseSimulateSlo(text);
+    const [threshold] = parseThresholds([text], undefined);
+    // The same clauses; only the default loss bound differs (bench 1 %, simulate 0.1 %).
+    const latency = (o: typeof bench) => o.clauses.filter((c) => c.kind === 'latency');
+    expect(latency(bench)).toEqual(latency(simulate));
+    expect(latency(threshold!)).toEqual(latency(simulate));
+  });
+
+  it('reads units: bare latency bounds are ms, s and us convert, ratios take % or a fraction', () => {
+    const o = parseObjective('p95<200, p99<1.5s, max<=900us, errors<1%, loss<0.02', { flag: '--slo' });
+    expect(o.clauses.map((c) => (c.kind === 'latency' ? c.boundMs : c.bound))).toEqual([200, 1500, 0.9, 0.01, 0.02]);
+    expect(o.text).toBe('p95<200ms & p99<1500ms & max<=0.9ms & errors<1% & loss<2%');
+  });
+
+  it('adds the command\'s default ratio bound only when the text has none', () => {
+    expect(parseBenchSlo('p99<1s').text).toBe('p99<1s & errors≤1%');
+    expect(parseSimulateSlo('p99<1s').text).toBe('p99<1s & loss≤0.1%');
+    expect(parseSimulateSlo('p99<1s,loss<5%').text).toBe('p99<1s & loss<5%');
+  });
+
+  it('judges each clause, and a latency clause over no successful answer fails', () => {
+    const objective = parseObjective('p95<100ms,errors<1%', { flag: '--threshold' });
+    expect(evaluateObjective(objective, figures(90, 0.005)).map((r) => r.met)).toEqual([true, true]);
+    expect(evaluateObjective(objective, figures(100, 0.01)).map((r) => r.met)).toEqual([false, false]);
+    expect(evaluateObjective(objective, figures(0, 1, 0))[0]).toMatchObject({ met: false, actual: undefined });
+  });
+
+  it.each([
+    ['p97<1s', "'p97' is not a metric"],
+    ['p99<fast', 'is not metric<value'],
+    ['errors<5ms', 'a ratio takes % or a fraction'],
+    ['p99<2h', 'a latency bound takes us, ms, s or m'],
+    ['errors<150%', 'at most 100%'],
+    ['', 'it is empty'],
+  ])('refuses %j naming the flag and the grammar', (text, why) => {
+    expect(() => parseObjective(text, { flag: '--slo' })).toThrow(why);
+    expect(() => parseObjective(text, { flag: '--slo' })).toThrow(/--slo: got .*expected clauses such as p99<50ms/);
+  });
+
+  it('lets a threshold bound only errors, but not an SLO', () => {
+    expect(parseThresholds(['errors<1%'], undefined)[0]?.text).toBe('errors<1%');
+    expect(() => parseBenchSlo('errors<1%')).toThrow(/bounds no latency statistic/);
+  });
+});

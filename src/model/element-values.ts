@@ -101,8 +101,14 @@ function nonFinite(target: ValueTarget, raw: unknown): BatchlineError {
   return new BatchlineError('BAD_INPUT', `input "${target.name}" must hold finite numbers, found ${describe(raw)}`);
 }
 
-/** A value for an error message, short: JSON.stringify would show Infinity (1e400 in JSON) as null. */
+/**
+ * A value for an error message, short and without walking it: JSON.stringify of an array or
+ * object nested 10,000 deep overflows the stack (a 500 instead of a 400, issue 15 #8), and
+ * would show Infinity (1e400 in JSON) as null.
+ */
 function describe(raw: unknown): string {
-  const text = typeof raw === 'number' ? String(raw) : (JSON.stringify(raw) ?? String(raw));
+  if (Array.isArray(raw)) return 'an array';
+  if (typeof raw === 'object' && raw !== null) return 'an object';
+  const text = typeof raw === 'string' ? JSON.stringify(raw.length > 64 ? raw.slice(0, 64) : raw) : String(raw);
   return text.length > 64 ? `${text.slice(0, 61)}...` : text;
 }

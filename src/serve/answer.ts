@@ -15,15 +15,14 @@ export interface AnswerCounters {
   countRejection(reason: string): void;
 }
 
-/** What an answer needs to know of the server: while it drains, every answer closes its connection. */
+/** What an answer needs to know of the server. */
 export interface AnsweringServer {
   readonly state: ServerState;
 }
 
 /**
  * Sends a request's answer; every answer of the server goes through here (routes, Fastify's
- * error and not-found handlers): the request id header, `Connection: close` while the server
- * drains, the inference counters, the status and the protocol's body. An answer to a client
+ * error and not-found handlers): the request id header, the inference counters, the status and the protocol's body. An answer to a client
  * that has gone, or a second answer, is dropped.
  */
 export function answer(
@@ -37,8 +36,8 @@ export function answer(
   if (reply.sent || reply.raw.destroyed) return;
   // The client's X-Request-Id or a fresh UUID (request-id.ts): errors raised before a route too.
   reply.header('x-request-id', reply.request.id);
-  // Ask keep-alive clients to reconnect elsewhere rather than reuse a closing socket.
-  if (server.state === 'draining' || server.state === 'stopped') reply.header('connection', 'close');
+  // While the server drains, the answer to the last request a connection has read closes it
+  // (drain-connections.ts): closing on an earlier one would drop the pipelined answers behind it.
   counters?.countResponse(status);
   reply.code(status);
   if (typeof encoded === 'string' || Buffer.isBuffer(encoded)) {

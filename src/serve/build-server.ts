@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Clock } from '../core/clock.js';
 import { RealClock } from '../core/real-clock.js';
@@ -7,6 +7,7 @@ import { BatchlineError, errorBody } from '../errors.js';
 import type { ServeConfig } from '../options/serve.js';
 import type { AdmissionContext } from './admit.js';
 import { answer, answerError } from './answer.js';
+import { CountingResponse } from './drain-connections.js';
 import { registerInferRoute } from './infer-route.js';
 import { BATCHLINE_JSON } from './json-protocol.js';
 import { requestIdFor } from './request-id.js';
@@ -57,6 +58,8 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     // The runtime answers 503 itself while draining, in the error table's format.
     return503OnClosing: false,
     clientErrorHandler: answerClientError,
+    // A drain closes a connection after its last answer, never before (pipelined answers would be lost).
+    http: { ServerResponse: CountingResponse as typeof ServerResponse },
     frameworkErrors: (error, _request, reply) => void answerError(reply, new BatchlineError('BAD_REQUEST', error.message), 'refused', BATCHLINE_JSON, undefined, runtime),
   });
 

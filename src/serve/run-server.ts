@@ -3,6 +3,7 @@ import { BatchlineError } from '../errors.js';
 import { loadModel } from '../model/load-model.js';
 import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
+import { DrainingConnections } from './drain-connections.js';
 import { startServeOutput } from './serve-output.js';
 import type { ServingRuntime } from './serving-runtime.js';
 
@@ -22,7 +23,7 @@ export interface ServeIo {
 
 /** Quiet time after which idle keep-alive connections are closed during a drain (ms). */
 const IDLE_CLOSE_AFTER_MS = 100;
-/** Time after the listener closes for requests already on a connection to get their answer (ms). */
+/** Time after the drain's deadline for answers still leaving (the 503s written at the deadline) (ms). */
 const CLOSE_GRACE_MS = 250;
 
 /**
@@ -39,6 +40,7 @@ export async function runServer(config: ServeConfig, io: ServeIo = { stdout: pro
   const quit = new SecondChance();
   const shutdown = Promise.race([io.shutdownSignal ?? signals!.first, quit.first]);
   const force = Promise.race([io.forceSignal ?? signals?.second ?? new Promise<string>(() => {}), quit.second]);
+  const connections = new DrainingConnections(app.server);
   let address: string;
   try {
     address = await app.listen({ host: config.host, port: config.port });
@@ -74,7 +76,7 @@ export async function runServer(config: ServeConfig, io: ServeIo = { stdout: pro
     const signal = await shutdown;
     const batcher = runtime.runtime!.batcher;
     output.log(`batchline serve: ${signal}: draining ${batcher.queueDepth} queued and ${batcher.runningCount} running requests (up to ${config.drainTimeoutMs} ms)`);
-    await drainAndClose(app.server, runtime, () => app.close(), config.drainTimeoutMs, force);
+    await drainAndClose(app.server, connections, runtime, () => app.close(), config.drainTimeoutMs, force);
     await model.close();
     const counts = batcher.counts;
     output.log(`batchline serve: stopped; ${counts.outcomes.ok} ok, ${counts.outcomes.shutdown} answered 503 at shutdown`);
@@ -99,13 +101,16 @@ class SecondChance {
 }
 
 /**
- * The end of a server, bounded by `drainTimeoutMs` (or a second signal): every response says
- * `Connection: close`; the batcher drains; the listener stays open (answering 503) until
- * clients have let go — idle keep-alive connections are closed once no request has come for a
- * moment — and then the app closes, with any connection still open closed by force.
+ * The end of a server, bounded by `drainTimeoutMs` (or a second signal): each connection's last
+ * answer says `Connection: close`; the batcher drains; the listener stays open (answering 503)
+ * until clients have let go — connections with no answer left to send are closed once no
+ * request has come for a moment — and then the app closes, with any connection still open
+ * closed by force. No connection is closed while answers it owes are queued on it, except by
+ * that force (issue 15, #1).
  */
 async function drainAndClose(
   server: Server,
+  connections: DrainingConnections,
   runtime: ServingRuntime,
   close: () => Promise<void>,
   drainTimeoutMs: number,
@@ -118,30 +123,27 @@ async function drainAndClose(
     runtime.endDrainNow();
   });
   let lastRequestAtMs = performance.now();
-  // First in line, before Fastify answers (some routes answer synchronously): once headers are
-  // sent, setting one throws.
-  server.prependListener('request', (_request, response) => {
-    lastRequestAtMs = performance.now();
-    if (!response.headersSent) response.setHeader('connection', 'close');
-  });
+  server.on('request', () => (lastRequestAtMs = performance.now()));
+  connections.startClosing();
   const timeLeft = (): number => (forced ? 0 : Math.max(0, deadlineMs - performance.now()));
+  const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 10));
 
   await runtime.drain(drainTimeoutMs);
-  while (timeLeft() > 0 && (await openConnections(server)) > 0) {
-    if (performance.now() - lastRequestAtMs >= IDLE_CLOSE_AFTER_MS) server.closeIdleConnections();
-    await new Promise((resolve) => setTimeout(resolve, 10));
+  while (timeLeft() > 0 && connections.size > 0) {
+    if (performance.now() - lastRequestAtMs >= IDLE_CLOSE_AFTER_MS) connections.closeQuiet();
+    await tick();
   }
+  // Answers written at the deadline (503s) still leaving get a moment: closing the listener makes
+  // Node close every connection whose current answer has ended, with the ones queued behind it.
+  const graceEndMs = performance.now() + CLOSE_GRACE_MS;
+  while (!forced && performance.now() < graceEndMs && connections.withAnswersPending() > 0) {
+    connections.closeQuiet();
+    await tick();
+  }
+  connections.closeQuiet();
   const closing = close();
-  // Requests already on a connection get their 503 (with Connection: close) in a moment; only
-  // after that grace is anything still open closed by force.
-  const bound = new Promise<void>((resolve) => setTimeout(resolve, Math.max(timeLeft(), CLOSE_GRACE_MS)).unref());
-  await Promise.race([closing, bound, force]);
   server.closeAllConnections();
   await closing;
-}
-
-function openConnections(server: Server): Promise<number> {
-  return new Promise((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count)));
 }
 
 /** `first` resolves on the first of `signals`, `second` on the one after. */

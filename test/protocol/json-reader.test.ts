@@ -25,7 +25,8 @@ function codeOf(fn: () => unknown): string | undefined {
 describe('readJson', () => {
   it('reads any JSON document as JSON.parse does', () => {
     fc.assert(
-      fc.property(fc.json({ depthSize: 'medium' }), (text) => {
+      // readJson refuses a "__proto__" key by design (tested below); fc.json() generates some.
+      fc.property(fc.json({ depthSize: 'medium' }).filter((text) => !text.includes('"__proto__"')), (text) => {
         expect(read(text)).toStrictEqual(JSON.parse(text));
       }),
       { numRuns: 500 },

@@ -11,7 +11,9 @@ export function buildProgram(): Command {
   const program = new Command('batchline')
     .description('Serve models with dynamic batching, load-test HTTP endpoints, and simulate batching configurations.')
     .version('0.1.0')
-    .showHelpAfterError('(run with --help for the options)');
+    .showHelpAfterError('(run with --help for the options)')
+    // A command's options are its own wherever they stand (`bench compare a b --html f` is compare's).
+    .enablePositionalOptions();
   program.addCommand(makeServeCommand());
   program.addCommand(makeBenchCommand());
   program.addCommand(makeSimulateCommand());

@@ -7,7 +7,8 @@ import type { BenchPlan } from './plan.js';
 import { ProgressLine, progressLineAllowed, type BenchProgress } from './progress.js';
 import { toBenchJson } from './report-json.js';
 import { formatReport } from './report-text.js';
-import type { BenchResult } from './result.js';
+import type { BenchResult, BenchRun } from './result.js';
+import type { RecordedRun } from '../report/html/bench-html.js';
 import { runBench } from './run-bench.js';
 import { bestRate, formatSweep, parseSlo, parseSweep, runSweep, type Slo } from './sweep.js';
 import { failedThresholds, formatThresholds, judgeThresholds } from './thresholds.js';
@@ -23,6 +24,10 @@ export interface BenchOutputs {
   quiet: boolean;
   /** --no-ui: the plain progress line even on a terminal. */
   noUi?: boolean;
+  /** --html: a self-contained report page. */
+  html?: string | undefined;
+  /** The command as typed, for the page's footer. */
+  commandLine?: string;
 }
 
 export interface BenchIo {
@@ -37,7 +42,7 @@ export interface BenchIo {
 export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs, io: BenchIo): Promise<void> {
   const sweepRates = outputs.sweep === undefined ? undefined : parseSweep(outputs.sweep);
   const slo = sweepRates === undefined ? undefined : parseSlo(outputs.slo);
-  const plan = { ...(await withBody(validated, io)), keepIntervals: outputs.hdrLog !== undefined };
+  const plan = { ...(await withBody(validated, io)), keepIntervals: outputs.hdrLog !== undefined || outputs.html !== undefined };
   // Human text goes to stdout, unless stdout carries the JSON.
   const text = outputs.json === '-' ? io.stderr : io.stdout;
   const showProgress = !outputs.quiet && progressLineAllowed(io.stderr, io.env) && progressLineAllowed(io.stdout, io.env);
@@ -85,18 +90,26 @@ interface RunContext {
 /** Runs the plan (or each step of --sweep) and writes the summary and the files asked for. */
 async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
   const { sweepRates, slo, outputs, io, text, stop } = context;
+  // The report page and what it reads from the server load only with --html.
+  const page = outputs.html === undefined ? undefined : await import('../report/html/bench-html.js');
+  const recorded: RecordedRun[] = [];
   const runOne = async (stepPlan: BenchPlan): Promise<{ result: BenchResult; hdr: string }> => {
     const display = context.dashboard
       ? await startDashboardDisplay(stepPlan, io.stdout as NodeJS.WriteStream, stop)
       : context.showProgress ? lineDisplay(new ProgressLine(io.stderr)) : undefined;
+    const server = page?.watchServer(stepPlan);
+    let run: BenchRun | undefined;
     try {
-      const run = await runBench(stepPlan, display === undefined ? { stop: stop.signal } : { onProgress: display.draw, stop: stop.signal });
+      run = await runBench(stepPlan, display === undefined ? { stop: stop.signal } : { onProgress: display.draw, stop: stop.signal });
       const hdr = formatHdrLog(run.intervals, run.startEpochMs, `batchline bench ${stepPlan.method} ${stepPlan.url} seed ${stepPlan.seed}`);
       return { result: run.result, hdr };
     } finally {
       display?.end();
+      const samples = await server?.stop();
+      if (run !== undefined && samples !== undefined) recorded.push({ run, plan: stepPlan, samples });
     }
   };
+  const commandLine = outputs.commandLine ?? 'batchline bench';
 
   if (sweepRates !== undefined && slo !== undefined) {
     const results = await runSweep(
@@ -116,6 +129,7 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       const best = bestRate(results, slo);
       await writeOutput(outputs.json, `${JSON.stringify({ schema: 'batchline.bench-sweep/v1', slo: slo.text, best_rate_rps: best ?? null, steps: results.map((r) => toBenchJson(r)) }, null, 2)}\n`, io);
     }
+    if (page !== undefined && outputs.html !== undefined) await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine);
     const failures = results.map(nothingSucceeded);
     if (failures.length > 0 && failures.every((f) => f !== undefined)) throw new ExitWithCode(1, 'batchline bench: no request succeeded in any step');
     return;
@@ -127,6 +141,8 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
   if (thresholds.length > 0) text.write(formatThresholds(thresholds));
   if (outputs.json !== undefined) await writeOutput(outputs.json, `${JSON.stringify(toBenchJson(result, thresholds), null, 2)}\n`, io);
   if (outputs.hdrLog !== undefined) await writeOutput(outputs.hdrLog, hdr, io);
+  const only = recorded[0];
+  if (page !== undefined && outputs.html !== undefined && only !== undefined) await page.writeBenchHtml(outputs.html, only, commandLine);
   const failures = [nothingSucceeded(result), ...failedThresholds(thresholds)].filter((f) => f !== undefined);
   if (failures.length > 0) throw new ExitWithCode(1, failures.join('\n'));
 }

@@ -3,10 +3,15 @@ import { BatchlineError } from '../errors.js';
 import { compareRuns, formatComparison } from './compare.js';
 import { parseBenchJson, type BenchJson } from './report-json.js';
 
-/** `batchline bench compare a.json b.json`. */
-export async function compareMain(pathA: string, pathB: string, stdout: NodeJS.WritableStream): Promise<void> {
+/** `batchline bench compare a.json b.json [--html page.html]`. */
+export async function compareMain(pathA: string, pathB: string, stdout: NodeJS.WritableStream, html?: { path: string; commandLine: string }): Promise<void> {
   const [a, b] = await Promise.all([load(pathA, '<a>'), load(pathB, '<b>')]);
-  stdout.write(formatComparison(compareRuns(a, b), pathA, pathB));
+  const comparison = compareRuns(a, b);
+  stdout.write(formatComparison(comparison, pathA, pathB));
+  if (html !== undefined) {
+    const { writeCompareHtml } = await import('../report/html/bench-html.js');
+    await writeCompareHtml(html.path, a, b, comparison, [pathA, pathB], html.commandLine);
+  }
 }
 
 async function load(path: string, name: string): Promise<BenchJson> {

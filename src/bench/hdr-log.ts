@@ -35,6 +35,8 @@ export function formatHdrLog(threads: readonly EncodedInterval[][], startEpochMs
       addEncoded(latency, interval.latency);
       addEncoded(service, interval.service);
     }
+    // A second in which requests only failed has no latency to log.
+    if (latency.totalCount === 0) continue;
     const startS = (index * LOG_INTERVAL_MS) / 1000;
     const endS = startS + LOG_INTERVAL_MS / 1000;
     latency.tag = '';

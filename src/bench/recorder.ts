@@ -57,6 +57,10 @@ export interface EncodedInterval {
   index: number;
   latency: string;
   service: string;
+  /** Answers (any status; the latency histogram's count), 2xx answers, and requests that got none. */
+  answered: number;
+  ok: number;
+  errors: number;
 }
 
 /** A thread's recording in a form that crosses a worker boundary. */
@@ -111,6 +115,7 @@ export class BenchRecorder {
   private readonly intervalLatency = createLatencyHistogram();
   private readonly intervalService = createLatencyHistogram();
   private intervalIndex = -1;
+  private intervalCounts = { answered: 0, ok: 0, errors: 0 };
   private readonly intervals: EncodedInterval[] = [];
   /** Requests outstanding, sampled at each send inside the window. */
   private readonly backlog = emptyLineSums();
@@ -171,6 +176,8 @@ export class BenchRecorder {
       this.rollInterval(atMs);
       recordMs(this.intervalLatency, latencyMs);
       recordMs(this.intervalService, serviceMs);
+      this.intervalCounts.answered++;
+      if (ok) this.intervalCounts.ok++;
     }
   }
 
@@ -180,6 +187,10 @@ export class BenchRecorder {
     this.counts.failed++;
     this.counts.errors[kind]++;
     this.counts.lastCompletionMs = atMs;
+    if (this.keepIntervals) {
+      this.rollInterval(atMs);
+      this.intervalCounts.errors++;
+    }
   }
 
   /** Counters so far and the latencies since the last tick (which this resets). */
@@ -221,13 +232,16 @@ export class BenchRecorder {
   }
 
   private flushInterval(): void {
-    if (this.intervalIndex < 0 || this.intervalLatency.totalCount === 0) return;
+    const counts = this.intervalCounts;
+    if (this.intervalIndex < 0 || counts.answered + counts.errors === 0) return;
     this.intervals.push({
       index: this.intervalIndex,
       latency: encodeHistogram(this.intervalLatency),
       service: encodeHistogram(this.intervalService),
+      ...counts,
     });
     this.intervalLatency.reset();
     this.intervalService.reset();
+    this.intervalCounts = { answered: 0, ok: 0, errors: 0 };
   }
 }

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { BENCH_OPTIONS } from '../options/bench.js';
 import { addOptions, resolveOptions } from '../options/schema.js';
+import { commandLineOf } from '../report/html/command-line.js';
 
 /**
  * `batchline bench <url>` and `batchline bench compare a.json b.json`. Thin: options are parsed
@@ -20,7 +21,9 @@ export function makeBenchCommand(): Command {
       "pass/fail criterion of a single run, repeatable, as k6's thresholds: --threshold 'p95<200ms' --threshold 'errors<1%' (p50, p90, p95, p99, p999, mean, max of the 2xx latency; errors = sends without a 2xx answer); exit 1 naming the one that failed",
       collect,
     )
-    .option('--no-ui', 'a plain progress line instead of the live dashboard (also off a terminal and with CI=true)');
+    .option('--no-ui', 'a plain progress line instead of the live dashboard (also off a terminal and with CI=true)')
+    // Options after `compare` or `merge` are theirs (compare's --html, merge's --json are not the run's).
+    .enablePositionalOptions();
   addOptions(command, BENCH_OPTIONS);
   command.addHelpText(
     'after',
@@ -34,6 +37,7 @@ Examples:
   batchline bench -R 300 --threshold 'p95<50ms' --threshold 'errors<1%' <url>   exit 1 when one fails
   batchline bench --body @inputs.jsonl <url>                        one body per line, cycled
   batchline bench --json run.json --hdr-log run.hlog <url>
+  batchline bench --rate 300 --duration 30s --html report.html <url>
   batchline bench compare before.json after.json
   batchline bench merge a.json b.json --json all.json               one report from runs made at once on several machines`,
   );
@@ -50,7 +54,7 @@ Examples:
     const { benchMain } = await import('../bench/bench-main.js');
     await benchMain(
       validated,
-      { json: options.json, hdrLog: options.hdrLog, sweep: options.sweep, slo: options.slo, thresholds, quiet: options.quiet, noUi: raw.ui === false },
+      { json: options.json, hdrLog: options.hdrLog, html: options.html, sweep: options.sweep, slo: options.slo, thresholds, quiet: options.quiet, noUi: raw.ui === false, commandLine: commandLineOf(process.argv) },
       { stdout: process.stdout, stderr: process.stderr, env: process.env },
     );
   });
@@ -60,9 +64,10 @@ Examples:
     .description('Compare two runs saved with --json: each figure, its change, and a verdict that says when the difference is noise.')
     .argument('<a>', 'the first (baseline) --json report')
     .argument('<b>', 'the second --json report')
-    .action(async (a: string, b: string) => {
+    .option('--html <file>', 'also write a self-contained HTML page: both latency distributions on one plot, the figures and the verdict')
+    .action(async (a: string, b: string, options: { html?: string }) => {
       const { compareMain } = await import('../bench/compare-main.js');
-      await compareMain(a, b, process.stdout);
+      await compareMain(a, b, process.stdout, options.html === undefined ? undefined : { path: options.html, commandLine: commandLineOf(process.argv) });
     });
   command
     .command('merge')

@@ -77,6 +77,10 @@ export const BENCH_OPTIONS = {
     kind: 'string', flag: 'json', default: undefined,
     description: 'write the result as JSON to this file, or - for stdout',
   },
+  html: {
+    kind: 'string', flag: 'html', default: undefined,
+    description: 'write a self-contained HTML report to this file: latency and throughput second by second, the latency distribution, the server\'s batch sizes and queue (against a batchline server), or a sweep\'s throughput-latency curve',
+  },
   hdrLog: {
     kind: 'string', flag: 'hdr-log', default: undefined,
     description: 'write per-second latency histograms in the HdrHistogram log format (.hlog)',

@@ -55,6 +55,10 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
     if (options.json !== undefined) await emit(options.json, sweepJson(outcome), stdout);
     if (options.csv !== undefined) await emit(options.csv, sweepCsv(outcome), stdout);
     if (options.json !== '-' && options.csv !== '-') stdout.write(formatSweep(outcome));
+    if (options.html !== undefined) {
+      const { writeSweepHtml } = await import('../report/html/simulate-html.js');
+      await writeSweepHtml(options.html, options, axes, inputs, outcome, request.commandLine ?? 'batchline simulate');
+    }
     if (outcome.choice !== undefined && outcome.choice.best === undefined) throw new ExitWithCode(1);
     return;
   }

@@ -1,21 +1,9 @@
 import type { SimulationReport } from '../../simulate/report.js';
+import { COLORS } from './colors.js';
 import type { ChartSpec } from './page-data.js';
 import { percentileChart, roundForChart, type PercentilePoint } from './percentile-distribution.js';
 import { bucketPercentileMs, type SeriesRow } from './simulation-series.js';
 
-export const COLORS = {
-  p50: '#1f6feb',
-  p99: '#cf222e',
-  max: '#8250df',
-  ok: '#2da44e',
-  offered: '#57606a',
-  rejected: '#cf222e',
-  expired: '#bf8700',
-  failed: '#8250df',
-  batch: '#1f6feb',
-  limit: '#57606a',
-  queue: '#bf8700',
-};
 
 /** The series as the charts read it: rows of one width, from time 0. */
 export interface SeriesView {

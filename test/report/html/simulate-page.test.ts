@@ -111,3 +111,36 @@ describe.skipIf(chromiumMissing !== undefined)('simulate --html in headless Chro
     await page.close();
   });
 });
+
+describe.skipIf(chromiumMissing !== undefined)('simulate --sweep --html in headless Chromium', () => {
+  let chromium: OpenBrowser;
+  const report = join(dir, 'sweep.html');
+
+  beforeAll(async () => {
+    chromium = await launchChromium();
+    await batchline(['simulate', '--rate', '600', '--latency', '4+1n', '--requests', '5000', '--sweep', 'max-batch-size=1,8,16', 'batch-window-ms=0,5', '--slo', 'p99<50ms', '--html', report]);
+  });
+  afterAll(async () => {
+    await chromium?.close();
+  });
+
+  it('plots every configuration against the objective and steps through the recommended one', async () => {
+    const { page, problems } = await openReport(chromium.browser, report);
+    const charts = await drawnCharts(page);
+    expect(charts.map((c) => c.id)).toEqual(['throughput-latency', 'batch-size-by-configuration']);
+    for (const chart of charts) expect(chart.points, chart.id).toBeGreaterThan(0);
+    const pixels = await colouredPixelsPerChart(chromium.browser, page);
+    for (const chart of charts) expect(pixels[chart.id], chart.id).toBeGreaterThan(100);
+    const labels = await page.evaluate(() => (window as unknown as { batchline: { data: { charts: { series: { label: string }[] }[] } } }).batchline.data.charts[0]?.series.map((s) => s.label));
+    expect(labels).toEqual(['p99 (every configuration)', 'Pareto frontier', 'objective p99 < 50 ms']);
+    // The timeline replays the recommended configuration (max-batch-size 16), simulated in the page.
+    const { maxBatchSize, events } = await page.evaluate(() => {
+      const t = (window as unknown as { batchlineTimeline: { events(): unknown[]; report(): { config: { max_batch_size: number } } } }).batchlineTimeline;
+      return { maxBatchSize: t.report().config.max_batch_size, events: t.events().length };
+    });
+    expect(maxBatchSize).toBe(16);
+    expect(events).toBeGreaterThan(10_000);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});

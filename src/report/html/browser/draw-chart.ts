@@ -40,6 +40,12 @@ export function drawChart(host: HTMLElement, spec: ChartSpec): DrawnChart {
 
 function xScale(spec: ChartSpec): uPlot.Scale {
   if (spec.x.scale === 'percentile') return { time: false, distr: 3, log: 10 };
+  if (spec.series.some((s) => s.style === 'bars')) {
+    // Half a bar of room at each end, so the first and the last bar are drawn whole.
+    const xs = spec.x.values;
+    const half = xs.length > 1 ? ((xs.at(-1) as number) - (xs[0] as number)) / (xs.length - 1) / 2 : 0.5;
+    return { time: false, range: (_u, min, max) => [min - half, max + half] };
+  }
   return { time: false };
 }
 

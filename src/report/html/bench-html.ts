@@ -1,0 +1,47 @@
+import type { Comparison } from '../../bench/compare.js';
+import type { BenchPlan } from '../../bench/plan.js';
+import type { BenchJson } from '../../bench/report-json.js';
+import type { BenchRun } from '../../bench/result.js';
+import { profileOf } from '../../bench/schedule.js';
+import type { Slo } from '../../bench/sweep.js';
+import { benchPageData, benchSweepPageData } from './bench-page.js';
+import { benchSeconds } from './bench-series.js';
+import { comparePageData } from './compare-page.js';
+import { renderReportHtml } from './render-html.js';
+import { startServerSamples, type ServerSamples } from './server-samples.js';
+import { writeReportFile } from './write-report.js';
+
+/** A bench run with what only `--html` records: the server's own figures while it ran. */
+export interface RecordedRun {
+  run: BenchRun;
+  plan: BenchPlan;
+  samples: ServerSamples;
+}
+
+/** Starts reading the target's stats (when it is a batchline server) for the length of a run. */
+export function watchServer(plan: BenchPlan): { stop(): Promise<ServerSamples> } {
+  return startServerSamples(plan.url);
+}
+
+/** `bench --html FILE` for one run. */
+export async function writeBenchHtml(path: string, recorded: RecordedRun, commandLine: string): Promise<void> {
+  const { run, plan, samples } = recorded;
+  const profile = plan.mode === 'open' ? profileOf(plan) : undefined;
+  const data = benchPageData(
+    { result: run.result, seconds: benchSeconds(run.intervals), samples, startEpochMs: run.startEpochMs, targetRpsAt: profile === undefined ? undefined : (ms) => profile.rateAt(ms) },
+    commandLine,
+    new Date().toISOString(),
+  );
+  await writeReportFile(path, await renderReportHtml(data));
+}
+
+/** `bench --sweep … --html FILE`: every step on the throughput–latency curve. */
+export async function writeBenchSweepHtml(path: string, runs: readonly RecordedRun[], slo: Slo, commandLine: string): Promise<void> {
+  const data = benchSweepPageData(runs.map((r) => r.run.result), slo, commandLine, new Date().toISOString());
+  await writeReportFile(path, await renderReportHtml(data));
+}
+
+/** `bench compare A B --html FILE`. */
+export async function writeCompareHtml(path: string, a: BenchJson, b: BenchJson, comparison: Comparison, names: [string, string], commandLine: string): Promise<void> {
+  await writeReportFile(path, await renderReportHtml(comparePageData(a, b, comparison, names, commandLine, new Date().toISOString())));
+}

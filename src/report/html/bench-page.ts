@@ -1,0 +1,142 @@
+import type { PercentilesMs } from '../../core/latency-histogram.js';
+import type { BenchResult } from '../../bench/result.js';
+import { bestRate, stepVerdict, type Slo } from '../../bench/sweep.js';
+import { formatCount, formatPercent } from '../format.js';
+import { benchRunCharts, distributionOf, serverCharts } from './bench-charts.js';
+import type { BenchSecond } from './bench-series.js';
+import { COLORS, PALETTE } from './colors.js';
+import type { ChartSpec, PageTable, ReportPageData } from './page-data.js';
+import { latencyLine, metricLabel } from './objective-line.js';
+import { percentileChart, roundForChart } from './percentile-distribution.js';
+import type { ServerSamples } from './server-samples.js';
+
+/** One measured run and what its page draws besides the result. */
+export interface BenchRunPage {
+  result: BenchResult;
+  seconds: BenchSecond[];
+  samples: ServerSamples;
+  startEpochMs: number;
+  /** Open loop: the schedule's rate at a time (ms from the start). */
+  targetRpsAt: ((ms: number) => number) | undefined;
+}
+
+export function describeLoad(r: BenchResult): string {
+  const load = r.mode === 'open' ? `open loop at ${r.stages ?? `${r.targetRateRps} req/s`} (${r.arrival})` : `closed loop, ${r.connections * r.pipelining} senders`;
+  return `${load} · ${r.connections} connections · warm-up ${r.warmupS} s · measured ${r.durationS.toFixed(1)} s${r.seed !== undefined ? ` · seed ${r.seed}` : ''}`;
+}
+
+/** `bench --html`: one run's figures, the run second by second, and the server's batches. */
+export function benchPageData(run: BenchRunPage, generatedBy: string, generatedAt: string): ReportPageData {
+  const r = run.result;
+  const nonOk = r.requests.completed - r.requests.ok;
+  const server = serverCharts(r, run.samples, run.startEpochMs);
+  const charts = benchRunCharts(r, run.seconds, run.targetRpsAt);
+  // The server's charts go between throughput and the rest, in the order the simulate page uses.
+  return {
+    kind: 'bench',
+    title: `batchline bench · ${r.method} ${r.url}`,
+    subtitle: describeLoad(r),
+    facts: [
+      { label: 'throughput (answers/s)', value: r.throughputRps.toFixed(1) },
+      { label: 'goodput (2xx/s)', value: r.goodputRps.toFixed(1) },
+      { label: 'latency p50 (2xx)', value: `${r.latency.p50} ms` },
+      { label: 'latency p95 (2xx)', value: `${r.latency.p95} ms` },
+      { label: 'latency p99 (2xx)', value: `${r.latency.p99} ms` },
+      { label: 'not 2xx or no answer', value: formatPercent((nonOk + r.requests.errors) / Math.max(1, r.requests.sent)) },
+    ],
+    tables: [latencyTable(r), statusTable(r)],
+    warnings: r.warnings,
+    charts: [...charts, ...server.charts],
+    missing: server.missing,
+    generatedBy,
+    generatedAt,
+  };
+}
+
+function latencyTable(r: BenchResult): PageTable {
+  const keys = ['p50', 'p90', 'p95', 'p99', 'p999', 'max', 'mean'] as const;
+  const row = (label: string, p: PercentilesMs): string[] => [label, String(p.count), ...keys.map((k) => roundForChart(p[k]).toString())];
+  return {
+    title: 'Latency, ms',
+    head: ['', 'count', 'p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean'],
+    rows: [row('2xx answers', r.latency), row('every answer', r.latencyAll), row('service (from write)', r.service), row('send lag', r.sendLag)],
+  };
+}
+
+function statusTable(r: BenchResult): PageTable {
+  const rows = Object.entries(r.status).map(([status, n]) => [`HTTP ${status}`, formatCount(n)]);
+  for (const [kind, n] of Object.entries(r.errors)) if (n > 0) rows.push([`no answer: ${kind}`, formatCount(n)]);
+  rows.push(['sent', formatCount(r.requests.sent)], ['answered after the window', formatCount(r.requests.late)]);
+  return { title: 'Requests', head: ['', 'count'], rows };
+}
+
+/** Rows that no other row beats on both throughput (higher) and latency (lower). */
+export function paretoIndexes(points: readonly { throughput: number; latency: number }[]): number[] {
+  return points.flatMap((p, i) => (points.some((q, j) => j !== i && q.throughput >= p.throughput && q.latency <= p.latency && (q.throughput > p.throughput || q.latency < p.latency)) ? [] : [i]));
+}
+
+/** `bench --sweep … --html`: the throughput–latency curve with the objective and the frontier. */
+export function benchSweepPageData(results: readonly BenchResult[], slo: Slo, generatedBy: string, generatedAt: string): ReportPageData {
+  const line = latencyLine(slo);
+  const metric = line?.metric ?? 'p99';
+  const points = results.map((r) => ({ throughput: r.throughputRps, latency: r.latency.count > 0 ? r.latency[metric] : Number.POSITIVE_INFINITY }));
+  const order = points.map((_p, i) => i).sort((a, b) => (points[a] as { throughput: number }).throughput - (points[b] as { throughput: number }).throughput);
+  const frontier = new Set(paretoIndexes(points).filter((i) => Number.isFinite((points[i] as { latency: number }).latency)));
+  const best = bestRate(results, slo);
+  const label = metricLabel(metric);
+  const curve: ChartSpec = {
+    id: 'throughput-latency',
+    title: `Throughput against ${label} latency`,
+    note: `Each step of the sweep (labelled with its target rate): the throughput it achieved and its ${label} latency of 2xx answers. The dashed line is the objective ${slo.text}; the green line joins the Pareto frontier (no other step was both faster and quicker). ${best === undefined ? 'No rate met the objective.' : `Highest rate that met it: ${best} req/s.`}`,
+    x: { label: 'throughput, answers/s', scale: 'linear', values: order.map((i) => roundForChart((points[i] as { throughput: number }).throughput)) },
+    y: { label: `${label} latency ms`, log: true },
+    series: [
+      { label: `${label} (every step)`, color: COLORS.p99, values: order.map((i) => finite((points[i] as { latency: number }).latency)), style: 'points' },
+      { label: 'Pareto frontier', color: COLORS.ok, values: order.map((i) => (frontier.has(i) ? finite((points[i] as { latency: number }).latency) : null)), spanGaps: true },
+      ...(line === undefined ? [] : [{ label: `objective ${label} < ${line.boundMs} ms`, color: COLORS.limit, values: order.map(() => line.boundMs), dash: true }]),
+    ],
+    pointLabels: order.map((i) => `${results[i]?.targetRateRps} req/s${best === results[i]?.targetRateRps ? ' (best)' : ''}`),
+  };
+  const rates: ChartSpec = {
+    id: 'rate-achieved',
+    title: 'Achieved against target rate',
+    note: 'Throughput and goodput each step achieved against the rate it was asked for; where they leave the dashed diagonal, the server stopped keeping up.',
+    x: { label: 'target rate, req/s', scale: 'linear', values: results.map((r) => r.targetRateRps ?? 0) },
+    y: { label: 'req/s' },
+    series: [
+      { label: 'target', color: COLORS.limit, values: results.map((r) => r.targetRateRps ?? 0), dash: true },
+      { label: 'throughput', color: COLORS.p50, values: results.map((r) => roundForChart(r.throughputRps)) },
+      { label: 'goodput (2xx)', color: COLORS.ok, values: results.map((r) => roundForChart(r.goodputRps)) },
+    ],
+  };
+  const distributions = percentileChart(
+    'latency-distribution',
+    results.map((r, i) => ({ label: `${r.targetRateRps} req/s`, color: PALETTE[i % PALETTE.length] as string, points: distributionOf(r.latencyHdr, r.latency.max) })).filter((run) => run.points.length > 0),
+    'Each step\'s latency of 2xx answers by percentile (x: 1/(1−q), log scale): watch the tail rise as the rate nears what the server can serve.',
+  );
+  return {
+    kind: 'bench-sweep',
+    title: `batchline bench --sweep · ${results[0]?.method ?? ''} ${results[0]?.url ?? ''}`,
+    subtitle: `${results.length} steps · objective ${slo.text} · ${results[0] === undefined ? '' : describeLoad(results[0])}`,
+    facts: [
+      { label: `highest rate that met ${slo.text}`, value: best === undefined ? 'none' : `${best} req/s` },
+      { label: 'most answered', value: `${Math.max(0, ...results.map((r) => r.throughputRps)).toFixed(1)} /s` },
+    ],
+    tables: [
+      {
+        title: 'Steps',
+        head: ['target req/s', 'answers/s', '2xx/s', 'p50 ms', ...(metric === 'p99' || metric === 'p50' ? [] : [`${label} ms`]), 'p99 ms', 'verdict'],
+        rows: results.map((r) => [String(r.targetRateRps), r.throughputRps.toFixed(1), r.goodputRps.toFixed(1), String(r.latency.p50), ...(metric === 'p99' || metric === 'p50' ? [] : [String(r.latency[metric])]), String(r.latency.p99), stepVerdict(r, slo)]),
+      },
+    ],
+    warnings: results.flatMap((r) => r.warnings.map((w) => `at ${r.targetRateRps} req/s: ${w}`)),
+    charts: [curve, rates, ...(distributions.series.length > 0 ? [distributions] : [])],
+    missing: [],
+    generatedBy,
+    generatedAt,
+  };
+}
+
+function finite(v: number): number | null {
+  return Number.isFinite(v) ? roundForChart(v) : null;
+}

@@ -1,0 +1,62 @@
+import { performance } from 'node:perf_hooks';
+import { startStatsPoller } from '../../watch/stats-poller.js';
+
+/** The target's own figures at one instant, read from a batchline server's `GET /v1/stats`. */
+export interface ServerSample {
+  /** Epoch ms of the read. */
+  atEpochMs: number;
+  batches: number;
+  batchItems: number;
+  batchSizeCounts: number[];
+  queueDepth: number;
+  maxQueueSize: number;
+  maxBatchSize: number;
+}
+
+/** What the server showed during a run, or why it showed nothing. */
+export type ServerSamples = { ok: true; samples: ServerSample[] } | { ok: false; why: string };
+
+/** Reads per second: enough to see the queue move, few enough to cost the server nothing. */
+const READS_PER_SECOND = 4;
+
+/**
+ * For `bench --html` against a batchline server: reads its `/v1/stats` four times a second while
+ * the run lasts, for the batch sizes and the queue depth only the server knows. The first read
+ * decides: a target that is not a batchline server is read once and left alone.
+ */
+export function startServerSamples(targetUrl: string): { stop(): Promise<ServerSamples> } {
+  const samples: ServerSample[] = [];
+  let refused: string | undefined;
+  const poller = startStatsPoller({
+    statsUrl: new URL('/v1/stats', targetUrl).toString(),
+    intervalMs: 1000 / READS_PER_SECOND,
+    timeoutMs: 1000,
+    now: () => performance.timeOrigin + performance.now(),
+    onRead: (read) => {
+      if (!read.ok) {
+        if (samples.length === 0 && refused === undefined) {
+          refused = read.error;
+          void poller.stop();
+        }
+        return;
+      }
+      const s = read.stats.snapshot;
+      samples.push({
+        atEpochMs: read.atMs,
+        batches: s.counts.batches,
+        batchItems: s.counts.batchItems,
+        batchSizeCounts: [...s.batchSizeCounts],
+        queueDepth: s.queueDepth,
+        maxQueueSize: s.maxQueueSize,
+        maxBatchSize: s.maxBatchSize,
+      });
+    },
+  });
+  return {
+    async stop(): Promise<ServerSamples> {
+      await poller.stop();
+      if (samples.length >= 2) return { ok: true, samples };
+      return { ok: false, why: refused !== undefined ? `the target is not a batchline server (GET /v1/stats: ${refused})` : 'the server answered GET /v1/stats fewer than twice during the run' };
+    },
+  };
+}

@@ -4,7 +4,7 @@ import { makeServeCommand } from './commands/serve.js';
 import { makeProfileCommand } from './commands/profile.js';
 import { makeSimulateCommand } from './commands/simulate.js';
 import { makeWatchCommand } from './commands/watch.js';
-import { BatchlineError, ExitWithCode } from './errors.js';
+import { BatchlineError, ExitWithCode, missingRuntime } from './errors.js';
 
 /** The `batchline` program with every command registered; nothing runs until it is parsed. */
 export function buildProgram(): Command {
@@ -34,7 +34,8 @@ const USAGE_ERRORS = new Set([
 ]);
 
 /** Maps an error to the process exit code, printing what the user needs to know. */
-export function exitCodeFor(error: unknown, stderr: NodeJS.WritableStream = process.stderr): number {
+export function exitCodeFor(thrown: unknown, stderr: NodeJS.WritableStream = process.stderr): number {
+  const error = missingRuntime(thrown) ?? thrown;
   if (error instanceof CommanderError) {
     // commander already printed it; a usage mistake exits 2, like an invalid option value
     return USAGE_ERRORS.has(error.code) ? 2 : error.exitCode;

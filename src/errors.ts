@@ -46,6 +46,7 @@ export const ERROR_TABLE = {
   MODEL_LOAD_FAILED: { httpStatus: 500, exitCode: 1, message: 'could not load model: %s' },
   ADDRESS_IN_USE: { httpStatus: 500, exitCode: 1, message: '%s is already in use (another server? choose another --port)' },
   CANNOT_LISTEN: { httpStatus: 500, exitCode: 1, message: 'cannot listen on %s' },
+  RUNTIME_NOT_INSTALLED: { httpStatus: 500, exitCode: 1, message: 'onnxruntime-node is not installed: %s' },
   INTERNAL: { httpStatus: 500, exitCode: 1, message: 'internal error: %s', reason: 'internal' },
 } as const satisfies Record<string, ErrorRow>;
 
@@ -85,6 +86,26 @@ export class BatchlineError extends Error {
 /** A body sent with a Content-Encoding (gzip, br, …): batchline reads plain JSON only (RFC 7694: 415). */
 export function unsupportedEncoding(encoding: string): BatchlineError {
   return new BatchlineError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${encoding} is not supported; send the JSON uncompressed`);
+}
+
+/**
+ * onnxruntime-node is an optional dependency: npm leaves it out, silently, when its install script
+ * fails, which it does offline on Linux x64 (it downloads CUDA files from nuget.org). `serve` and
+ * `profile` then fail to import it; this says why and what to run instead of a stack trace.
+ */
+export function missingRuntime(error: unknown): BatchlineError | undefined {
+  const missing =
+    error instanceof Error &&
+    (error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' &&
+    error.message.includes("'onnxruntime-node'");
+  if (!missing) return undefined;
+  return new BatchlineError(
+    'RUNTIME_NOT_INSTALLED',
+    'serve and profile need it (bench, simulate and watch do not). npm leaves this optional ' +
+      "dependency out when its install script fails, as it does offline: reinstall with " +
+      'ONNXRUNTIME_NODE_INSTALL=skip npm install batchline (CPU only; see the README, "Install")',
+    { cause: error },
+  );
 }
 
 /** The JSON error body every HTTP error uses: `{"error": {"code", "message"}}`. */

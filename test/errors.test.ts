@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { BatchlineError, ERROR_TABLE, errorBody, errorRow, REJECTION_REASONS, type ErrorCode } from '../src/errors.js';
+import { BatchlineError, ERROR_TABLE, errorBody, errorRow, missingRuntime, REJECTION_REASONS, type ErrorCode } from '../src/errors.js';
 
 const srcDir = fileURLToPath(new URL('../src', import.meta.url));
 
@@ -36,6 +36,7 @@ const EXPECTED: Record<ErrorCode, [status: number, exit: number, reason: string 
   MODEL_LOAD_FAILED: [500, 1, undefined, undefined],
   ADDRESS_IN_USE: [500, 1, undefined, undefined],
   CANNOT_LISTEN: [500, 1, undefined, undefined],
+  RUNTIME_NOT_INSTALLED: [500, 1, undefined, undefined],
   INTERNAL: [500, 1, 'internal', undefined],
 };
 
@@ -74,5 +75,15 @@ describe('the error table', () => {
     for (const m of source.matchAll(/(?:code: |FST_ERR_[A-Z_]+: )'([A-Z_]+)'/g)) used.add(m[1]);
     for (const code of used) expect(Object.keys(ERROR_TABLE)).toContain(code);
     for (const code of Object.keys(ERROR_TABLE)) expect(used, `${code} is never used`).toContain(code);
+  });
+
+  it('names the fix when onnxruntime-node is missing, and only then', () => {
+    const notFound = (name: string) =>
+      Object.assign(new Error(`Cannot find package '${name}' imported from /x/onnx-model.js`), { code: 'ERR_MODULE_NOT_FOUND' });
+    const error = missingRuntime(notFound('onnxruntime-node'));
+    expect(error?.code).toBe('RUNTIME_NOT_INSTALLED');
+    expect(error?.message).toContain('ONNXRUNTIME_NODE_INSTALL=skip npm install batchline');
+    expect(missingRuntime(notFound('fastify'))).toBeUndefined();
+    expect(missingRuntime(new Error("Cannot find package 'onnxruntime-node'"))).toBeUndefined();
   });
 });

@@ -1,0 +1,121 @@
+/**
+ * The package as a user gets it: `npm pack` on a copy of the project (its `prepack` builds from
+ * a clean `dist/`), the tarball installed into an empty directory from the registry (the npm
+ * cache first) with the README's line for offline machines, and batchline run from there.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '..', '..');
+const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
+const NOT_COPIED = new Set(['node_modules', 'dist', '.git', '.scratch', '.vitest-cache']);
+/** onnxruntime-node's own switch for its CUDA download (the README's line for offline machines). */
+const OFFLINE_ENV = { ...process.env, ONNXRUNTIME_NODE_INSTALL: 'skip', npm_config_audit: 'false', npm_config_fund: 'false' };
+
+let work: string;
+let app: string;
+let packedFiles: string[];
+let installLog: string;
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'batchline-pack-'));
+  const project = join(work, 'project');
+  // A copy, so the clean build of `prepack` cannot pull dist/ from under the tests running beside it.
+  cpSync(ROOT, project, { recursive: true, filter: (path) => !NOT_COPIED.has(relative(ROOT, path).split('/')[0] ?? '') });
+  symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'), 'dir');
+  const packed = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: project, env: OFFLINE_ENV });
+  const [manifest] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as [{ filename: string; files: { path: string }[] }];
+  packedFiles = manifest.files.map((file) => file.path);
+
+  app = join(work, 'app');
+  mkdirSync(app);
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'batchline-tarball-check', version: '1.0.0', private: true }));
+  const installed = await run('npm', ['install', '--prefer-offline', join(work, manifest.filename)], { cwd: app, env: OFFLINE_ENV });
+  installLog = installed.stdout + installed.stderr;
+}, 300_000);
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+const batchline = (args: string[]) => run('npx', ['batchline', ...args], { cwd: app, env: OFFLINE_ENV });
+
+describe('the npm package', () => {
+  it('carries the built code, bin/, the sources its source maps name, README and LICENSE; no tests, no CI', () => {
+    for (const path of ['bin/batchline.js', 'dist/src/cli.js', 'dist/src/cli.js.map', 'src/cli.ts', 'README.md', 'LICENSE', 'package.json']) {
+      expect(packedFiles).toContain(path);
+    }
+    const strays = packedFiles.filter((path) => /^(test|\.ci|scripts|dist\/scripts|docs|examples)\/|^tsconfig|^vitest|^\.npmrc/.test(path));
+    expect(strays).toEqual([]);
+  });
+
+  it('installs from the registry without an engine warning', () => {
+    expect(installLog).not.toMatch(/EBADENGINE/);
+    expect(installLog).toMatch(/added \d+ packages/);
+  });
+
+  it('runs `npx batchline --version`', async () => {
+    expect((await batchline(['--version'])).stdout.trim()).toBe(VERSION);
+  });
+
+  it('runs `npx batchline simulate --rate 100 --requests 1000`', async () => {
+    const { stdout } = await batchline(['simulate', '--rate', '100', '--requests', '1000']);
+    expect(stdout).toMatch(/arrived 1000 · admitted 1000/);
+  });
+
+  it('serves one /v1/infer with onnxruntime, then drains on SIGTERM and exits 0', async () => {
+    const bin = join(app, 'node_modules', 'batchline', 'bin', 'batchline.js');
+    const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--no-ui'], { cwd: app, env: OFFLINE_ENV });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', () => {
+          const match = /listening on (\S+)/.exec(output);
+          if (match?.[1]) resolve(match[1]);
+        });
+        void exited.then((code) => reject(new Error(`serve exited with ${code} before listening: ${output}`)));
+      });
+      const response = await request(`${url}/v1/infer`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ inputs: [0.2, 1.5, -0.3] }),
+      });
+      expect(response.statusCode).toBe(200);
+      const body = (await response.body.json()) as { prediction: { label: string; score: number; model_version: string } };
+      expect(body.prediction.model_version).toBe('toy-logistic-v1');
+      expect(body.prediction.score).toBeGreaterThan(0);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(output).toMatch(/SIGTERM: draining/);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('says what to do when npm left the optional onnxruntime-node out', async () => {
+    const runtime = join(app, 'node_modules', 'onnxruntime-node');
+    renameSync(runtime, `${runtime}.away`);
+    try {
+      const failed = await batchline(['serve', '--port', '0', '--no-ui']).then(
+        () => undefined,
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failed?.code).toBe(1);
+      expect(failed?.stderr).toMatch(/onnxruntime-node is not installed/);
+      expect(failed?.stderr).toMatch(/ONNXRUNTIME_NODE_INSTALL=skip npm install batchline/);
+      expect(failed?.stderr).not.toMatch(/unexpected error|    at /);
+      expect((await batchline(['simulate', '--rate', '100', '--requests', '100'])).stdout).toMatch(/arrived 100 /);
+    } finally {
+      renameSync(`${runtime}.away`, runtime);
+    }
+  });
+});

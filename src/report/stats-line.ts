@@ -29,6 +29,7 @@ export function formatStatsLine(stats: ServerStats, trends?: Pick<StatsTrends, '
     `504=${formatCount(classes.timeout)}`,
     `5xx=${formatCount(classes.error)}`,
   );
+  if (classes.gone > 0) parts.push(`499=${formatCount(classes.gone)}`);
   if (classes.other > 0) parts.push(`4xx=${formatCount(classes.other)}`);
   return parts.join(' ');
 }

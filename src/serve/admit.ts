@@ -5,7 +5,7 @@ import type { Outcome, PendingRequest, RejectReason } from '../core/types.js';
 import { BatchlineError } from '../errors.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
-import { answer, answerError, type AnswerCounters, type AnsweringServer } from './answer.js';
+import { answer, answerClientGone, answerError, type AnswerCounters, type AnsweringServer } from './answer.js';
 import type { Protocol } from './protocol.js';
 
 export type ModelBatcher = Batcher<ItemTensors, ItemTensors>;
@@ -85,7 +85,9 @@ function answerOutcome<D>(
   target: AdmissionTarget,
   context: AdmissionContext,
 ): void {
-  if (reply.sent || reply.raw.destroyed) return;
+  if (reply.sent) return;
+  // Cancelled means its client hung up (trackUntilAnswered): no answer to send, and no 503 to count.
+  if (outcome.kind === 'cancelled' || reply.raw.destroyed) return answerClientGone(reply, target);
   if (outcome.kind === 'ok') {
     let encoded;
     try {

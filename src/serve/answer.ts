@@ -15,6 +15,18 @@ export interface AnswerCounters {
   countRejection(reason: string): void;
 }
 
+/**
+ * The status an answer is counted under when its client hung up first (nginx's "client closed
+ * request"): nothing is sent, and it is neither the server's error nor a success.
+ */
+export const CLIENT_CLOSED_REQUEST = 499;
+
+/** A request whose client has gone: counted as 499, nothing sent. A second answer is not counted. */
+export function answerClientGone(reply: FastifyReply, counters: AnswerCounters | undefined): void {
+  if (reply.sent) return;
+  counters?.countResponse(CLIENT_CLOSED_REQUEST);
+}
+
 /** What an answer needs to know of the server. */
 export interface AnsweringServer {
   readonly state: ServerState;
@@ -22,8 +34,9 @@ export interface AnsweringServer {
 
 /**
  * Sends a request's answer; every answer of the server goes through here (routes, Fastify's
- * error and not-found handlers): the request id header, the inference counters, the status and the protocol's body. An answer to a client
- * that has gone, or a second answer, is dropped.
+ * error and not-found handlers): the request id header, the inference counters, the status and
+ * the protocol's body. An answer to a client that has gone is dropped and counted as 499; a
+ * second answer is dropped.
  */
 export function answer(
   reply: FastifyReply,
@@ -33,7 +46,8 @@ export function answer(
   counters: AnswerCounters | undefined,
   server: AnsweringServer,
 ): void {
-  if (reply.sent || reply.raw.destroyed) return;
+  if (reply.sent) return;
+  if (reply.raw.destroyed) return answerClientGone(reply, counters);
   // The client's X-Request-Id or a fresh UUID (request-id.ts): errors raised before a route too.
   reply.header('x-request-id', reply.request.id);
   // While the server drains, the answer to the last request a connection has read closes it
@@ -68,7 +82,11 @@ export function answerError(
 ): BatchlineError {
   const known = classify(error, reply.request);
   const row = known.row;
-  if (reply.sent || reply.raw.destroyed) return known;
+  if (reply.sent) return known;
+  if (reply.raw.destroyed) {
+    answerClientGone(reply, counters);
+    return known;
+  }
   if (stage === 'refused' && row.reason !== undefined) counters?.countRejection(row.reason);
   if (row.retryAfterS !== undefined) reply.header('retry-after', String(row.retryAfterS));
   answer(reply, row.httpStatus, protocol.encodeError(known, reply.request.id), protocol, counters, server);

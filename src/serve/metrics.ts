@@ -1,11 +1,13 @@
 import client from 'prom-client';
 import type { Batcher } from '../core/batcher.js';
 import type { Batch, BatcherObserver, Outcome, OutcomeKind, PendingRequest } from '../core/types.js';
-import { REJECTION_REASONS } from '../errors.js';
+import { ERROR_TABLE, REJECTION_REASONS } from '../errors.js';
 import { BucketHistogram } from './bucket-histogram.js';
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const OUTCOMES: readonly OutcomeKind[] = ['ok', 'timeout', 'error', 'cancelled', 'shutdown'];
+/** Statuses exported at 0 from the start: success, every status of the error table, and 499. */
+const RESPONSE_CODES: readonly number[] = [...new Set([200, ...Object.values(ERROR_TABLE).map((row) => row.httpStatus), 499])].sort((a, b) => a - b);
 
 /**
  * The Prometheus metrics of a server, fed by the batcher's events (an observer) and by the
@@ -16,6 +18,7 @@ const OUTCOMES: readonly OutcomeKind[] = ['ok', 'timeout', 'error', 'cancelled',
 export class ServeMetrics<I, O> implements BatcherObserver<I, O> {
   readonly registry = new client.Registry();
   private readonly rejections: client.Counter<'reason'>;
+  private readonly responses: client.Counter<'code'>;
   private rejectedRequests = 0;
   private readonly batchSize: BucketHistogram;
   private readonly requestDuration: BucketHistogram;
@@ -78,6 +81,10 @@ export class ServeMetrics<I, O> implements BatcherObserver<I, O> {
     this.modelExecution = new BucketHistogram({
       name: 'batchline_model_execution_seconds', help: 'Batch start to finish, including simulated accelerator time.', buckets: LATENCY_BUCKETS_S, registers: [registry],
     });
+    this.responses = new client.Counter({
+      name: 'batchline_responses_total', help: 'Inference answers by HTTP status; 499 = the client closed the connection first, nothing was sent.', labelNames: ['code'], registers: [registry],
+    });
+    for (const code of RESPONSE_CODES) this.responses.inc({ code: String(code) }, 0);
     // Every reason is exported from the start, at 0: a series that appears only when it first
     // counts breaks rate() and alerts written against it (prom-client's labels() alone does not).
     for (const reason of REJECTION_REASONS) this.rejections.inc({ reason }, 0);
@@ -91,6 +98,11 @@ export class ServeMetrics<I, O> implements BatcherObserver<I, O> {
   reject(reason: string): void {
     this.rejections.labels({ reason }).inc();
     this.rejectedRequests++;
+  }
+
+  /** One inference answer with this status (499: its client had gone). */
+  respond(status: number): void {
+    this.responses.labels({ code: String(status) }).inc();
   }
 
   batchStarted(batch: Batch<I, O>, nowMs: number): void {

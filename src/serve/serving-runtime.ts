@@ -53,7 +53,10 @@ export class ServingRuntime implements AnswerCounters {
     this.loaded = {
       model, batcher, stats, metrics,
       requestTimeoutMs: this.config.requestTimeoutMs,
-      countResponse: (status) => this.countResponse(status),
+      countResponse: (status) => {
+        this.countResponse(status);
+        metrics.respond(status);
+      },
       countRejection: (reason) => metrics.reject(reason),
     };
     if (this.stateNow === 'starting') this.stateNow = 'ready';

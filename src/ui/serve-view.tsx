@@ -31,7 +31,7 @@ export interface ServeViewProps {
 }
 
 const STATE_COLORS: Record<ServerState, string> = { starting: 'yellow', ready: 'green', draining: 'yellow', stopped: 'red' };
-const OUTCOME_COLORS: Record<OutcomeClass, string> = { ok: 'green', overloaded: 'yellow', timeout: 'yellow', error: 'red', other: 'yellow' };
+const OUTCOME_COLORS: Record<OutcomeClass, string> = { ok: 'green', overloaded: 'yellow', timeout: 'yellow', error: 'red', gone: 'gray', other: 'yellow' };
 const LABEL_WIDTH = 9;
 /** Most rows of the batch-size histogram; a tall terminal shows this many, 80x24 about 8. */
 const HISTOGRAM_ROWS = 16;
@@ -64,7 +64,8 @@ export function ServeView({ stats, trends, columns, rows = 24, title, notice, st
   );
   const histogramLabelWidth = Math.max(...histogramRows.map((r) => r.label.length));
   const histogramCountWidth = Math.max(...histogramRows.map((r) => formatCount(r.value).length));
-  const outcomeRows: OutcomeRow[] = OUTCOME_CLASSES.filter((key) => key !== 'other' || trends.outcomeCounts.other > 0).map((key) => ({
+  // Rows that are usually empty show only once they count something.
+  const outcomeRows: OutcomeRow[] = OUTCOME_CLASSES.filter((key) => (key !== 'other' && key !== 'gone') || trends.outcomeCounts[key] > 0).map((key) => ({
     label: OUTCOME_LABELS[key],
     count: trends.outcomeCounts[key],
     ratePerS: trends.outcomeRatesPerS?.[key],

@@ -1,27 +1,32 @@
 import type { ServerStats } from '../stats-contract/server-stats.js';
 
 /** How HTTP outcomes are grouped on the dashboards. */
-export type OutcomeClass = 'ok' | 'overloaded' | 'timeout' | 'error' | 'other';
+export type OutcomeClass = 'ok' | 'overloaded' | 'timeout' | 'error' | 'gone' | 'other';
 
-export const OUTCOME_CLASSES: readonly OutcomeClass[] = ['ok', 'overloaded', 'timeout', 'error', 'other'];
+export const OUTCOME_CLASSES: readonly OutcomeClass[] = ['ok', 'overloaded', 'timeout', 'error', 'gone', 'other'];
 
 export const OUTCOME_LABELS: Record<OutcomeClass, string> = {
   ok: '200 ok',
   overloaded: '429 overloaded',
   timeout: '504 deadline',
   error: '5xx error',
+  gone: '499 client closed',
   other: '4xx bad request',
 };
 
-/** Groups `responsesByStatus` into 2xx, 429, 504, other 5xx and other 4xx. */
+/**
+ * Groups `responsesByStatus` into 2xx, 429, 504, other 5xx, 499 (the client hung up before its
+ * answer: nothing was sent, and it is no error of the server's) and other 4xx.
+ */
 export function classifyResponses(responsesByStatus: Readonly<Record<string, number>>): Record<OutcomeClass, number> {
-  const classes: Record<OutcomeClass, number> = { ok: 0, overloaded: 0, timeout: 0, error: 0, other: 0 };
+  const classes: Record<OutcomeClass, number> = { ok: 0, overloaded: 0, timeout: 0, error: 0, gone: 0, other: 0 };
   for (const [statusText, count] of Object.entries(responsesByStatus)) {
     const status = Number(statusText);
     if (!Number.isFinite(count)) continue;
     if (status >= 200 && status < 300) classes.ok += count;
     else if (status === 429) classes.overloaded += count;
     else if (status === 504) classes.timeout += count;
+    else if (status === 499) classes.gone += count;
     else if (status >= 500) classes.error += count;
     else classes.other += count;
   }
@@ -98,7 +103,7 @@ export class StatsHistory {
     }
     const first = this.samples[0];
     const last = this.samples.at(-1);
-    const outcomeCounts = last?.outcomes ?? { ok: 0, overloaded: 0, timeout: 0, error: 0, other: 0 };
+    const outcomeCounts = last?.outcomes ?? { ok: 0, overloaded: 0, timeout: 0, error: 0, gone: 0, other: 0 };
     if (first === undefined || last === undefined || last.atMs - first.atMs <= 0) {
       return { queueDepthBySecond, throughputPerS: undefined, batchesPerS: undefined, outcomeRatesPerS: undefined, outcomeCounts };
     }

@@ -38,13 +38,45 @@ describe('a client that hangs up while its requests wait', () => {
     const socket = connect(Number(port), '127.0.0.1', () => socket.write(post + post));
     await queued;
     expect(server.runtime.runtime!.batcher.queueDepth).toBe(2);
+    const before = { ...server.runtime.responsesByStatus };
     socket.destroy();
     expect(await finished).toEqual(['cancelled', 'cancelled']);
     expect(server.runtime.runtime!.batcher.queueDepth).toBe(0);
+    // No answer was sent: counted apart as 499 "client closed request" (nginx's), never as a 503.
+    const stats = (await (await fetch(`${server.url}/v1/stats`)).json()) as { responsesByStatus: Record<string, number> };
+    expect((stats.responsesByStatus['499'] ?? 0) - (before['499'] ?? 0)).toBe(2);
+    expect(stats.responsesByStatus['503'] ?? 0).toBe(before['503'] ?? 0);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/^batchline_responses_total\{code="499"\} 2$/m);
+    expect(metrics).toMatch(/^batchline_responses_total\{code="503"\} 0$/m);
 
     // The queue is free again: a full batch from other clients is answered.
     const replies = await Promise.all(Array.from({ length: 8 }, () => infer(server.url, { inputs: [0.2, 1.5, -0.3] })));
     expect(replies.map((r) => r.status)).toEqual(Array(8).fill(200));
+  });
+
+  it('counts a hang-up after earlier answers on the same keep-alive connection as 499, not 503 (as wrk ends a run)', async () => {
+    const { port } = new URL(server.url);
+    const body = JSON.stringify({ inputs: [0.2, 1.5, -0.3] });
+    const post = `POST /v1/infer HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+    const client = connect(Number(port), '127.0.0.1', () => client.write(post.repeat(8)));
+    let received = '';
+    await new Promise<void>((resolve) =>
+      client.on('data', (chunk) => {
+        received += chunk.toString();
+        if (received.split('HTTP/1.1 200').length - 1 === 8) resolve();
+      }),
+    );
+    const before = { ...server.runtime.responsesByStatus };
+    const queued = admitted(1);
+    const finished = nextOutcomes(1);
+    client.write(post);
+    await queued;
+    client.destroy();
+    expect(await finished).toEqual(['cancelled']);
+    await new Promise((resolve) => setImmediate(resolve));
+    const after = server.runtime.responsesByStatus;
+    expect({ 499: (after['499'] ?? 0) - (before['499'] ?? 0), 503: (after['503'] ?? 0) - (before['503'] ?? 0) }).toEqual({ 499: 1, 503: 0 });
   });
 
   it('forgets answered requests, pipelined ones included: nothing piles up on a kept-alive connection', async () => {

@@ -98,6 +98,11 @@ describe('health, readiness and metrics', () => {
     expect(stats.model.version).toBe('toy-logistic-v1');
     expect(stats.responsesByStatus['200']).toBe(1);
     expect(stats.snapshot.counts.outcomes.ok).toBe(1);
+    // Every percentile set has p95, our users' SLOs being written at p95; none above the max.
+    for (const key of ['latencyMs', 'queueWaitMs']) {
+      expect(Object.keys(stats.snapshot[key]).sort()).toEqual(['count', 'max', 'mean', 'p50', 'p90', 'p95', 'p99', 'p999']);
+      expect(stats.snapshot[key].p999).toBeLessThanOrEqual(stats.snapshot[key].max);
+    }
   });
 });
 

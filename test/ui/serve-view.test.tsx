@@ -2,7 +2,8 @@ import { renderToString } from 'ink';
 import { describe, expect, it } from 'vitest';
 import type { ServerStats } from '../../src/stats-contract/server-stats.js';
 import { ServeView } from '../../src/ui/serve-view.js';
-import { StatsHistory } from '../../src/ui/stats-history.js';
+import { classifyResponses, StatsHistory } from '../../src/ui/stats-history.js';
+import { formatStatsLine } from '../../src/report/stats-line.js';
 import { busyStats, drainingStats, emptyStats, overloadedStats } from './fixtures.js';
 import { frameLines, stripAnsi, widestLine } from './terminal-frames.js';
 
@@ -57,6 +58,15 @@ describe('ServeView', () => {
     expect(frame).toMatch(/429 overloaded\s+120,000\s+-\s+75%/);
     expect(frame).toMatch(/504 deadline\s+350/);
     expect(frame).toMatch(/5xx error\s+2/);
+  });
+
+  it('shows clients that hung up apart, as 499 client closed, never as 5xx errors', () => {
+    const stats = busyStats();
+    const frame = draw({ ...stats, responsesByStatus: { ...stats.responsesByStatus, '499': 64 } });
+    expect(frame).toMatch(/499 client closed\s+64/);
+    expect(frame).not.toMatch(/5xx error\s+64/);
+    expect(classifyResponses({ '200': 1000, '499': 64, '503': 2 })).toMatchObject({ ok: 1000, gone: 64, error: 2 });
+    expect(formatStatsLine({ ...stats, responsesByStatus: { '200': 1000, '499': 64 } })).toMatch(/5xx=0 499=64/);
   });
 
   it('shows the drain', () => {

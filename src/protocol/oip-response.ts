@@ -1,0 +1,93 @@
+import { fromFloat16Bits } from '../model/float16.js';
+import { describeShape, type ElementArray, type ItemTensors, type TensorSpec } from '../model/tensor-spec.js';
+import { bytesOfElements } from './binary-tensor.js';
+import { oipDatatypeOf } from './datatypes.js';
+import type { RequestedOutput } from './oip-request.js';
+
+/** What an inference answer holds: the model, the request's id and outputs asked for, each row's outputs. */
+export interface OipAnswer {
+  readonly modelName: string;
+  readonly modelVersion: string;
+  readonly id: string | undefined;
+  readonly outputs: readonly RequestedOutput[];
+  /** One entry per row of the request, in order. */
+  readonly rows: readonly ItemTensors[];
+}
+
+/** An encoded answer: JSON alone, or the JSON header and binary data (`headerLength` set). */
+export interface EncodedOipAnswer {
+  readonly body: string | Buffer;
+  readonly contentType: string;
+  /** The Inference-Header-Content-Length of a body with binary data. */
+  readonly headerLength?: number;
+}
+
+export const OIP_JSON_CONTENT_TYPE = 'application/json';
+export const OIP_BINARY_CONTENT_TYPE = 'application/octet-stream';
+
+/**
+ * `$inference_response`: each requested output with the batch as its first dimension (the rows
+ * stacked in order), as JSON `data` or, when asked, as binary data after the JSON (the binary
+ * tensor extension). Throws when an output cannot be written as asked (NaN in JSON, rows whose
+ * shapes differ): the answer is then a 500.
+ */
+export function encodeOipAnswer(answer: OipAnswer): EncodedOipAnswer {
+  const parts: string[] = [];
+  const binary: Uint8Array[] = [];
+  for (const { spec, binary: asBinary } of answer.outputs) {
+    const rows = answer.rows.map((row) => row[spec.name]);
+    const first = rows[0];
+    if (first === undefined || rows.some((row) => row === undefined)) throw new Error(`the model did not return output "${spec.name}"`);
+    const itemShape = first.shape;
+    for (const row of rows) {
+      if (row!.shape.join() !== itemShape.join()) throw new Error(`output "${spec.name}" has rows of shapes ${describeShape(itemShape)} and ${describeShape(row!.shape)}`);
+    }
+    const head = `{"name":${JSON.stringify(spec.name)},"datatype":"${oipDatatypeOf(spec.type)}","shape":[${[rows.length, ...itemShape].join(',')}]`;
+    if (asBinary) {
+      let size = 0;
+      for (const row of rows) {
+        const bytes = bytesOfElements(row!.data);
+        binary.push(bytes);
+        size += bytes.byteLength;
+      }
+      parts.push(`${head},"parameters":{"binary_data_size":${size}}}`);
+    } else {
+      parts.push(`${head},"data":[${rows.map((row) => jsonValues(row!.data, spec)).join(',')}]}`);
+    }
+  }
+  const id = answer.id === undefined ? '' : `,"id":${JSON.stringify(answer.id)}`;
+  const json = `{"model_name":${JSON.stringify(answer.modelName)},"model_version":${JSON.stringify(answer.modelVersion)}${id},"outputs":[${parts.join(',')}]}`;
+  if (binary.length === 0) return { body: json, contentType: OIP_JSON_CONTENT_TYPE };
+  const header = Buffer.from(json);
+  return { body: Buffer.concat([header, ...binary]), contentType: OIP_BINARY_CONTENT_TYPE, headerLength: header.length };
+}
+
+/** `$inference_error_response` (and every other error of the protocol): `{"error": message}`. */
+export function encodeOipError(message: string): string {
+  return JSON.stringify({ error: message });
+}
+
+/** A row's values as JSON array elements (no brackets). */
+function jsonValues(data: ElementArray, spec: TensorSpec): string {
+  if (Array.isArray(data)) return data.map((value) => JSON.stringify(value)).join(',');
+  switch (spec.type) {
+    case 'bool':
+      return Array.from(data as Uint8Array, (value) => (value === 0 ? 'false' : 'true')).join(',');
+    case 'float16':
+      return finite(Array.from(data as Uint16Array, fromFloat16Bits), spec).join(',');
+    case 'float32':
+    case 'float64':
+      finite(data as Float32Array, spec);
+      return data.join(',');
+    default:
+      return data.join(','); // integers; int64 and uint64 print exactly, as bigints
+  }
+}
+
+function finite<T extends ArrayLike<number>>(values: T, spec: TensorSpec): T {
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i]!;
+    if (value - value !== 0) throw new Error(`output "${spec.name}" holds ${value}, which JSON cannot carry; ask for it as binary data ("binary_data": true)`);
+  }
+  return values;
+}

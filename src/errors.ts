@@ -29,6 +29,7 @@ export interface ErrorRow {
 export const ERROR_TABLE = {
   INVALID_OPTION: { httpStatus: 400, exitCode: 2, message: 'invalid option %s' },
   BAD_JSON: { httpStatus: 400, exitCode: 1, message: 'request body is not valid JSON: %s', reason: 'bad_json' },
+  BAD_MSGPACK: { httpStatus: 400, exitCode: 1, message: 'request body is not valid MessagePack: %s', reason: 'bad_msgpack' },
   BAD_INPUT: { httpStatus: 400, exitCode: 1, message: 'invalid inputs: %s', reason: 'bad_input' },
   // A bad X-Request-Timeout-Ms is part of what the client sent: counted with bad inputs.
   BAD_HEADER: { httpStatus: 400, exitCode: 1, message: 'invalid header: %s', reason: 'bad_input' },

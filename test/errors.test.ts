@@ -20,6 +20,7 @@ function sourceFiles(dir: string): string[] {
 const EXPECTED: Record<ErrorCode, [status: number, exit: number, reason: string | undefined, retryAfterS: number | undefined]> = {
   INVALID_OPTION: [400, 2, undefined, undefined],
   BAD_JSON: [400, 1, 'bad_json', undefined],
+  BAD_MSGPACK: [400, 1, 'bad_msgpack', undefined],
   BAD_INPUT: [400, 1, 'bad_input', undefined],
   BAD_HEADER: [400, 1, 'bad_input', undefined],
   BAD_REQUEST: [400, 1, 'bad_request', undefined],

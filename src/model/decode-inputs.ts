@@ -1,6 +1,7 @@
 import { BatchlineError } from '../errors.js';
 import { JsonNumbers } from '../protocol/json-reader.js';
 import { fromNumbers, fromValues } from './element-values.js';
+import { flatValues } from './flat-tensor.js';
 import { describeShape, elementCount, type ItemTensor, type ItemTensors, type TensorSpec } from './tensor-spec.js';
 
 /**
@@ -8,11 +9,14 @@ import { describeShape, elementCount, type ItemTensor, type ItemTensors, type Te
  * before the request can reach the queue (so a bad item never poisons a batch). `inputs` is
  * one item's nested array when the model has one input, or an object of them by input name.
  * An array of numbers read by `readJson` (a `JsonNumbers`) is checked by its shape alone and
- * converted in one pass; a nested JavaScript array is walked level by level.
+ * converted in one pass; a nested JavaScript array is walked level by level. A tensor may also
+ * be flat with its shape beside it, `{"shape": [3, 48, 192], "data": …}`, where `data` is a flat
+ * array or (MessagePack) a `bin` of little-endian bytes or a typed array; a flat `bin` or typed
+ * array alone needs no shape when the item shape has at most one free dimension.
  */
 export function decodeInputs(inputs: unknown, specs: readonly TensorSpec[]): ItemTensors {
   if (inputs === undefined) throw bad('the body needs an "inputs" field');
-  if (specs.length === 1 && (inputs instanceof JsonNumbers || Array.isArray(inputs))) {
+  if (specs.length === 1 && isOneTensor(inputs, specs[0]!)) {
     // The common case, one input given as its array: no object of inputs by name to build.
     const only = specs[0] as TensorSpec;
     const decoded: ItemTensors = {};
@@ -33,11 +37,24 @@ export function decodeInputs(inputs: unknown, specs: readonly TensorSpec[]): Ite
 
 function asInputsByName(inputs: unknown, specs: readonly TensorSpec[]): Record<string, unknown> {
   const only = specs.length === 1 ? (specs[0] as TensorSpec) : undefined;
-  if (Array.isArray(inputs) || inputs instanceof JsonNumbers || typeof inputs !== 'object' || inputs === null) {
+  if (Array.isArray(inputs) || inputs instanceof JsonNumbers || ArrayBuffer.isView(inputs) || typeof inputs !== 'object' || inputs === null) {
     if (only === undefined) throw bad(`the model has ${specs.length} inputs; send an object of them by name`);
     return { [only.name]: inputs };
   }
   return inputs as Record<string, unknown>;
+}
+
+/** True when `inputs` is the one input's tensor rather than an object of tensors by name. */
+function isOneTensor(inputs: unknown, spec: TensorSpec): boolean {
+  if (inputs instanceof JsonNumbers || Array.isArray(inputs) || ArrayBuffer.isView(inputs)) return true;
+  return isShapedTensor(inputs) && spec.name !== 'shape' && spec.name !== 'data';
+}
+
+/** `{"shape": […], "data": …}` and nothing else. */
+function isShapedTensor(value: unknown): value is { shape: unknown; data: unknown } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || value instanceof JsonNumbers || ArrayBuffer.isView(value)) return false;
+  const keys = Object.keys(value);
+  return keys.length === 2 && keys.includes('shape') && keys.includes('data');
 }
 
 function decodeTensor(value: unknown, spec: TensorSpec): ItemTensor {
@@ -45,10 +62,44 @@ function decodeTensor(value: unknown, spec: TensorSpec): ItemTensor {
     checkShape(value.shape, spec);
     return { data: fromNumbers(value.values, 0, value.values.length, spec), shape: value.shape.slice() };
   }
+  if (ArrayBuffer.isView(value)) {
+    const data = flatValues(value, spec);
+    return { data, shape: impliedShape(data.length, spec) };
+  }
+  if (isShapedTensor(value)) return shapedTensor(value, spec);
   const shape: number[] = [];
   const values: unknown[] = [];
   collect(value, spec, 0, shape, values);
   return { data: fromValues(values, 0, values.length, spec), shape };
+}
+
+/** `{"shape", "data"}`: the shape checked against the input's, the data flat. */
+function shapedTensor(value: { shape: unknown; data: unknown }, spec: TensorSpec): ItemTensor {
+  const given = value.shape instanceof JsonNumbers ? Array.from(value.shape.values) : value.shape;
+  if (!Array.isArray(given) || !given.every((d) => typeof d === 'number' && Number.isSafeInteger(d) && d >= 0)) throw bad(`the "shape" of input "${spec.name}" must be an array of whole numbers`);
+  const shape = given as number[];
+  checkShape(shape, spec);
+  const count = elementCount(shape);
+  const { data } = value;
+  let values: ItemTensor['data'];
+  if (ArrayBuffer.isView(data)) values = flatValues(data, spec);
+  else if (data instanceof JsonNumbers && data.shape.length === 1) values = fromNumbers(data.values, 0, data.values.length, spec);
+  else if (Array.isArray(data)) values = fromValues(data, 0, data.length, spec);
+  else throw bad(`the "data" of input "${spec.name}" must be a flat array, or binary data`);
+  if (values.length !== count) throw bad(`input "${spec.name}" has ${values.length} values in "data"; its shape ${describeShape(shape)} needs ${count}`);
+  return { data: values, shape };
+}
+
+/** The item shape of `count` flat values: the input's own, its one free dimension inferred. */
+function impliedShape(count: number, spec: TensorSpec): number[] {
+  const free = spec.itemShape.filter((dim) => typeof dim === 'string').length;
+  const fixed = spec.itemShape.reduce<number>((product, dim) => (typeof dim === 'number' ? product * dim : product), 1);
+  if (free > 1) throw bad(`input "${spec.name}" has shape ${describeShape(spec.itemShape)} with ${free} free dimensions: give flat data as {"shape": […], "data": …}`);
+  const freeSize = count / fixed;
+  if (!Number.isInteger(freeSize) || (free === 0 && count !== fixed) || freeSize < 1) {
+    throw bad(`input "${spec.name}" has ${count} values; its shape ${describeShape(spec.itemShape)} ${free === 0 ? `needs ${fixed}` : `needs a multiple of ${fixed}`}`);
+  }
+  return spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : freeSize));
 }
 
 /** The same checks `collect` makes level by level, on a shape known at once. */

@@ -17,6 +17,22 @@ export type WorkerReply =
   | { kind: 'result'; id: number; outputs: (ItemTensors | { failed: string })[] }
   | { kind: 'failed'; id: number; message: string };
 
+/** Buffers that belong to the one item whose tensors view them (a request body read for it alone). */
+const itemBuffers = new WeakSet<ArrayBufferLike>();
+
+/**
+ * Marks a request body's buffer as the property of the one item whose tensors will view parts
+ * of it (a MessagePack body's `bin`s): it then moves with that item to a model thread, instead
+ * of each tensor being copied out of it. Only for a buffer nothing else uses.
+ */
+export function giveBufferToItem(buffer: ArrayBufferLike): void {
+  itemBuffers.add(buffer);
+}
+
+export function bufferBelongsToItem(buffer: ArrayBufferLike): boolean {
+  return itemBuffers.has(buffer);
+}
+
 /** The buffers of a batch's tensors, moved rather than copied between threads. */
 export function transferablesOf(items: readonly (ItemTensors | { failed: string })[]): ArrayBuffer[] {
   const buffers = new Set<ArrayBuffer>();
@@ -25,8 +41,9 @@ export function transferablesOf(items: readonly (ItemTensors | { failed: string 
     for (const tensor of Object.values(item as ItemTensors)) {
       if (Array.isArray(tensor.data)) continue; // strings are cloned
       const buffer = tensor.data.buffer;
-      // A typed array that views part of a larger buffer cannot be moved whole; it is copied.
-      if (buffer instanceof ArrayBuffer && tensor.data.byteOffset === 0 && tensor.data.byteLength === buffer.byteLength) buffers.add(buffer);
+      // A typed array that views part of a larger buffer is copied, unless that buffer is its item's alone.
+      const whole = tensor.data.byteOffset === 0 && tensor.data.byteLength === buffer.byteLength;
+      if (buffer instanceof ArrayBuffer && (whole || itemBuffers.has(buffer))) buffers.add(buffer);
     }
   }
   return [...buffers];

@@ -13,7 +13,7 @@ import { BATCHLINE_JSON } from './json-protocol.js';
 import { requestIdFor } from './request-id.js';
 import { answerRouteOf } from './routes.js';
 import { ServingRuntime } from './serving-runtime.js';
-import { useTensorJsonParser } from './tensor-json-parser.js';
+import { useTensorBodyParsers } from './tensor-body-parsers.js';
 
 export interface ServerDeps {
   clock?: Clock;
@@ -105,7 +105,7 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
   });
   const context: AdmissionContext = { server: runtime, maxRequestTimeoutMs: config.maxRequestTimeoutMs, logError };
   app.register(async (scope) => {
-    useTensorJsonParser(scope);
+    useTensorBodyParsers(scope);
     registerInferRoute(scope, runtime, context);
   });
   return { app, runtime };

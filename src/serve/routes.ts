@@ -10,6 +10,8 @@ import type { Protocol } from './protocol.js';
  */
 export interface AnswerRoute {
   protocol: Protocol<any>;
+  /** The protocol of this request when it depends on the request (the answer's format by Accept). */
+  protocolOf?(request: FastifyRequest): Protocol<any>;
   /** The counters of the request's target (its model version), when it is an inference request. */
   countersOf(request: FastifyRequest): AnswerCounters | undefined;
 }
@@ -18,5 +20,5 @@ export interface AnswerRoute {
 export function answerRouteOf(request: FastifyRequest): { protocol: Protocol<any>; counters: AnswerCounters | undefined } {
   const config = request.routeOptions.config as Partial<AnswerRoute> | undefined;
   if (config?.protocol === undefined) return { protocol: BATCHLINE_JSON, counters: undefined };
-  return { protocol: config.protocol, counters: config.countersOf?.(request) };
+  return { protocol: config.protocolOf?.(request) ?? config.protocol, counters: config.countersOf?.(request) };
 }

@@ -17,7 +17,7 @@ export function startChildServer(command: string, args: string[], env: NodeJS.Pr
     let output = '';
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();
-      const match = /listening on (http:\/\/[^\s]+)/.exec(output);
+      const match = /listening on (\S+)/.exec(output);
       if (match === null) return;
       child.stdout!.off('data', onData);
       child.stdout!.resume();

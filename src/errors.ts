@@ -40,6 +40,7 @@ export const ERROR_TABLE = {
   UNSUPPORTED_MEDIA_TYPE: { httpStatus: 415, exitCode: 1, message: 'unsupported media type: %s', reason: 'unsupported_media_type' },
   QUEUE_FULL: { httpStatus: 429, exitCode: 1, message: 'server overloaded: the queue is full (%s waiting)', reason: 'queue_full', retryAfterS: 1 },
   OVER_SLA: { httpStatus: 429, exitCode: 1, message: 'server overloaded: the request would miss its deadline (%s)', reason: 'over_sla', retryAfterS: 1 },
+  CIRCUIT_OPEN: { httpStatus: 503, exitCode: 1, message: 'the model keeps failing: its circuit breaker is open (%s)', reason: 'circuit_open', retryAfterS: 1 },
   NOT_READY: { httpStatus: 503, exitCode: 1, message: 'server is not ready: %s', reason: 'not_ready' },
   SHUTTING_DOWN: { httpStatus: 503, exitCode: 1, message: 'server is shutting down', reason: 'shutting_down' },
   DEADLINE_EXCEEDED: { httpStatus: 504, exitCode: 1, message: 'request deadline of %s ms exceeded' },

@@ -30,6 +30,7 @@ const EXPECTED: Record<ErrorCode, [status: number, exit: number, reason: string 
   UNSUPPORTED_MEDIA_TYPE: [415, 1, 'unsupported_media_type', undefined],
   QUEUE_FULL: [429, 1, 'queue_full', 1],
   OVER_SLA: [429, 1, 'over_sla', 1],
+  CIRCUIT_OPEN: [503, 1, 'circuit_open', 1],
   NOT_READY: [503, 1, 'not_ready', undefined],
   SHUTTING_DOWN: [503, 1, 'shutting_down', undefined],
   DEADLINE_EXCEEDED: [504, 1, undefined, undefined],

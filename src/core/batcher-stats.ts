@@ -2,7 +2,7 @@ import type { Histogram } from 'hdr-histogram-js';
 import type { Batcher, BatcherCounts } from './batcher.js';
 import type { Clock } from './clock.js';
 import { createLatencyHistogram, percentilesMs, recordMs, type PercentilesMs } from './latency-histogram.js';
-import type { Batch, BatcherObserver, Outcome, PendingRequest } from './types.js';
+import type { Batch, BatcherObserver, BreakerState, Outcome, PendingRequest } from './types.js';
 
 /**
  * What dashboards, the JSON stats endpoint and reports render: a plain, serializable picture of
@@ -29,6 +29,10 @@ export interface BatcherSnapshot {
   queueWaitMs: PercentilesMs;
   /** Length of that recent window (ms). */
   windowMs: number;
+  /** The batching policy and the limit and collection window it applies now. */
+  policy?: { name: string; limit: number; windowMs: number };
+  /** The circuit breaker's state, `off` without one. */
+  breaker?: BreakerState | 'off';
 }
 
 const RECENT_BATCHES = 64;
@@ -77,6 +81,7 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
     this.rotateIfDue(nowMs);
     const batcher = this.batcher;
     const counts = batcher.counts;
+    const settings = batcher.batchPolicy.settings(nowMs);
     return {
       atMs: nowMs,
       queueDepth: batcher.queueDepth,
@@ -92,6 +97,8 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
       latencyMs: percentilesMs(merged(this.previous.latency, this.current.latency)),
       queueWaitMs: percentilesMs(merged(this.previous.queueWait, this.current.queueWait)),
       windowMs: 2 * this.rotateEveryMs,
+      policy: { name: batcher.batchPolicy.name, limit: settings.limit, windowMs: settings.windowMs },
+      breaker: batcher.breaker ?? 'off',
     };
   }
 

@@ -1,14 +1,21 @@
+import { QUEUE_ADMISSION, type AdmissionPolicy, type LoadView } from './admission.js';
+import type { CircuitBreaker } from './circuit-breaker.js';
 import { EventOrder, type Clock, type TimerHandle } from './clock.js';
 import { DeadlineTracker } from './deadline-tracker.js';
+import { BatchRun, type BatchRunHost } from './batch-run.js';
+import type { IsolationMode } from './fault-isolation.js';
+import type { ArrivalRateEstimator, ItemFailureRate, OnlineLatencyModel } from './latency-estimator.js';
 import type { BatchPolicy, BatchTrigger, QueueView } from './policy.js';
 import { RequestQueue } from './request-queue.js';
 import type {
   Batch,
   BatcherObserver,
+  BreakerState,
   Executor,
   Outcome,
   OutcomeKind,
   PendingRequest,
+  Refusal,
   RejectReason,
   SubmitResult,
 } from './types.js';
@@ -20,6 +27,18 @@ export interface BatcherOptions {
   requestTimeoutMs: number;
   /** Executor slots that take batches from the one queue. */
   instances: number;
+  /** Refuses requests at arrival beyond the bounded queue (default: none, `queue`). */
+  admission?: AdmissionPolicy;
+  /** Opens on repeated batch failures (default: none). */
+  breaker?: CircuitBreaker;
+  /** What a failed batch run leads to (default `off`: every item fails with the error). */
+  isolation?: IsolationMode;
+  /** Learns the model's time per batch size from successful runs (read by policies, admission). */
+  latencyModel?: OnlineLatencyModel;
+  /** Learns the arrival rate from every arrival, admitted or not. */
+  arrivalRate?: ArrivalRateEstimator;
+  /** Learns the fraction of bad items from isolated batches. */
+  itemFailures?: ItemFailureRate;
 }
 
 /** Running totals; `admitted` always equals the sum of the outcomes plus queued and running. */
@@ -30,6 +49,13 @@ export interface BatcherCounts {
   timeoutsWhileQueued: number;
   batches: number;
   batchItems: number;
+  /** Model runs: one per batch, plus the isolation runs of failed batches. */
+  modelRuns: number;
+  /** Runs of parts of failed batches, to find their bad items. */
+  isolationRuns: number;
+  /** Batches whose first run failed, and those of them where no item could be answered. */
+  failedBatches: number;
+  deadBatches: number;
 }
 
 /**
@@ -40,7 +66,7 @@ export interface BatcherCounts {
 export class Batcher<I, O> {
   private readonly queue = new RequestQueue<I, O>();
   private readonly deadlines = new DeadlineTracker<I, O>();
-  private readonly slots: (Batch<I, O> | undefined)[];
+  private readonly slots: (BatchRun<I, O> | undefined)[];
   private readonly observers: BatcherObserver<I, O>[] = [];
   private freeSlots: number;
   private runningRequests = 0;
@@ -64,12 +90,25 @@ export class Batcher<I, O> {
 
   readonly counts: BatcherCounts = {
     admitted: 0,
-    rejected: { queue_full: 0, over_sla: 0, closed: 0 },
-    outcomes: { ok: 0, timeout: 0, error: 0, cancelled: 0, shutdown: 0 },
+    rejected: { queue_full: 0, over_sla: 0, circuit_open: 0, closed: 0 },
+    outcomes: { ok: 0, timeout: 0, error: 0, cancelled: 0, shutdown: 0, unavailable: 0 },
     timeoutsWhileQueued: 0,
     batches: 0,
     batchItems: 0,
+    modelRuns: 0,
+    isolationRuns: 0,
+    failedBatches: 0,
+    deadBatches: 0,
   };
+  private readonly admission: AdmissionPolicy;
+  private readonly runHost: BatchRunHost<I, O>;
+  /** The breaker state observers last heard of. */
+  private breakerSeen: BreakerState = 'closed';
+  /**
+   * The last batch failed the way a failing model does (isolation gave up: items failed alone and
+   * none passed): isolating the next failed batches would only cost runs, until one succeeds.
+   */
+  private modelFailing = false;
 
   constructor(
     private readonly clock: Clock,
@@ -77,8 +116,32 @@ export class Batcher<I, O> {
     private readonly policy: BatchPolicy,
     readonly options: Readonly<BatcherOptions>,
   ) {
-    this.slots = new Array<Batch<I, O> | undefined>(options.instances).fill(undefined);
+    this.slots = new Array<BatchRun<I, O> | undefined>(options.instances).fill(undefined);
     this.freeSlots = options.instances;
+    this.admission = options.admission ?? QUEUE_ADMISSION;
+    this.runHost = {
+      executor,
+      policy,
+      latencyModel: options.latencyModel,
+      itemFailures: options.itemFailures,
+      isolation: options.isolation ?? 'off',
+      worthIsolating: () => !this.modelFailing,
+      observers: this.observers,
+      counts: this.counts,
+      now: () => this.clock.now(),
+      end: (request, outcome, nowMs) => this.end(request, outcome, nowMs),
+      finished: (run, nowMs) => this.finishBatch(run, nowMs),
+    };
+  }
+
+  /** The batching policy (its current limit and window are part of every snapshot). */
+  get batchPolicy(): BatchPolicy {
+    return this.policy;
+  }
+
+  /** The circuit breaker's state now, or undefined without one. */
+  get breaker(): BreakerState | undefined {
+    return this.options.breaker === undefined ? undefined : this.breakerState(this.clock.now());
   }
 
   addObserver(observer: BatcherObserver<I, O>): void {
@@ -97,7 +160,7 @@ export class Batcher<I, O> {
 
   /** Size of the batch each executor slot is running (0 when idle). */
   runningBatchSizes(): number[] {
-    return this.slots.map((batch) => (batch === undefined ? 0 : batch.requests.length));
+    return this.slots.map((slot) => (slot === undefined ? 0 : slot.batch.requests.length));
   }
 
   /** True when nothing is queued and no batch is running. */
@@ -120,17 +183,12 @@ export class Batcher<I, O> {
     timeoutMs: number = this.options.requestTimeoutMs,
   ): SubmitResult<I, O> {
     const nowMs = this.clock.now();
-    let reason: RejectReason | undefined;
-    if (this.closing) reason = 'closed';
-    else if (this.queue.length >= this.options.maxQueueSize) {
-      // A late timer may not have purged requests whose deadline has passed; they hold no place.
-      this.expireDue(nowMs);
-      if (this.queue.length >= this.options.maxQueueSize) reason = 'queue_full';
-    }
-    if (reason !== undefined) {
-      this.counts.rejected[reason]++;
-      for (const observer of this.observers) observer.rejected?.(reason, nowMs, id);
-      return { admitted: false, reason };
+    this.options.arrivalRate?.arrived(nowMs);
+    const refusal = this.refusal(timeoutMs, nowMs);
+    if (refusal !== undefined) {
+      this.counts.rejected[refusal.reason]++;
+      for (const observer of this.observers) observer.rejected?.(refusal.reason, nowMs, id);
+      return { admitted: false, ...refusal };
     }
     const request: PendingRequest<I, O> = {
       sequence: this.nextSequence++,
@@ -150,6 +208,33 @@ export class Batcher<I, O> {
     for (const observer of this.observers) observer.admitted?.(request, nowMs);
     this.pump();
     return { admitted: true, request };
+  }
+
+  /** Why a request arriving now is refused, if it is: closing, breaker, queue bound, admission. */
+  private refusal(timeoutMs: number, nowMs: number): Refusal | undefined {
+    if (this.closing) return { reason: 'closed' };
+    const breaker = this.options.breaker;
+    if (breaker !== undefined && this.breakerState(nowMs) === 'open') return { reason: 'circuit_open', retryAfterMs: breaker.retryAfterMs(nowMs) };
+    if (this.queue.length >= this.options.maxQueueSize) {
+      // A late timer may not have purged requests whose deadline has passed; they hold no place.
+      this.expireDue(nowMs);
+      if (this.queue.length >= this.options.maxQueueSize) return { reason: 'queue_full' };
+    }
+    if (this.admission === QUEUE_ADMISSION) return undefined;
+    return this.admission.refuse(timeoutMs, this.loadView(nowMs), nowMs);
+  }
+
+  private loadView(nowMs: number): LoadView {
+    const running: { startedAtMs: number; size: number }[] = [];
+    for (const slot of this.slots) if (slot !== undefined) running.push({ startedAtMs: slot.batch.startedAtMs, size: slot.batch.requests.length });
+    return {
+      queueLength: this.queue.length,
+      freeSlots: this.freeSlots,
+      instances: this.options.instances,
+      running,
+      settings: this.policy.settings(nowMs),
+      arrivalPerMs: this.options.arrivalRate?.perMs(nowMs) ?? 0,
+    };
   }
 
   /** Ends a request early (its client went away): removed if queued, result discarded if running. */
@@ -172,9 +257,9 @@ export class Batcher<I, O> {
     const nowMs = this.clock.now();
     this.armTimer(Number.POSITIVE_INFINITY, EventOrder.window);
     for (const request of this.queue.waitingRequests()) this.end(request, { kind, endedIn: 'queued' }, nowMs);
-    for (const batch of this.slots) {
-      if (batch === undefined) continue;
-      for (const request of batch.requests) if (request.phase === 'running') this.end(request, { kind, endedIn: 'running' }, nowMs);
+    for (const slot of this.slots) {
+      if (slot === undefined) continue;
+      for (const request of slot.batch.requests) if (request.phase === 'running') this.end(request, { kind, endedIn: 'running' }, nowMs);
     }
   }
 
@@ -202,9 +287,15 @@ export class Batcher<I, O> {
   private pumpOnce(): void {
     let nowMs = this.clock.now();
     this.expireDue(nowMs);
+    const breaker = this.options.breaker;
     let wakeAtMs = Number.POSITIVE_INFINITY;
     for (;;) {
-      const decision = this.policy.decide(this.refreshView(), this.freeSlots, nowMs);
+      if (breaker !== undefined) {
+        this.breakerState(nowMs);
+        wakeAtMs = breaker.reopensAtMs;
+      }
+      const mayDispatch = breaker === undefined || breaker.mayDispatch(nowMs);
+      const decision = this.policy.decide(this.refreshView(), mayDispatch ? this.freeSlots : 0, nowMs);
       if (decision.kind === 'dispatch') {
         this.dispatch(Math.min(decision.size, this.queue.length), decision.trigger, nowMs);
         // An executor that ran the batch synchronously took real time: read the clock again, so
@@ -213,7 +304,7 @@ export class Batcher<I, O> {
         this.expireDue(nowMs);
         continue;
       }
-      if (decision.kind === 'wait') wakeAtMs = decision.untilMs;
+      if (decision.kind === 'wait') wakeAtMs = Math.min(wakeAtMs, decision.untilMs);
       break;
     }
     const nextDeadlineMs = this.deadlines.nextAtMs();
@@ -244,46 +335,44 @@ export class Batcher<I, O> {
       inputs[i] = request.input as I;
     }
     const batch: Batch<I, O> = { id: batchId, instance, requests, inputs, startedAtMs: nowMs, trigger, finishedAtMs: undefined };
-    this.slots[instance] = batch;
+    const run = new BatchRun<I, O>(batch, this.options.breaker?.dispatched(nowMs) ?? false, this.runHost);
+    this.slots[instance] = run;
     this.freeSlots--;
     this.runningRequests += requests.length;
     this.counts.batches++;
     this.counts.batchItems += requests.length;
     for (const observer of this.observers) observer.batchStarted?.(batch, nowMs);
-    let called = false;
-    const done = (result: readonly (O | Error)[] | Error): void => {
-      if (called) return; // an executor that answers twice must not answer anyone twice
-      called = true;
-      this.finishBatch(batch, result);
-    };
-    try {
-      this.executor.start(batch, done);
-    } catch (error) {
-      // An executor that throws instead of calling back must not hold its slot forever.
-      done(error instanceof Error ? error : new Error(String(error)));
-    }
+    run.start();
   }
 
-  private finishBatch(batch: Batch<I, O>, result: readonly (O | Error)[] | Error): void {
-    const nowMs = this.clock.now();
+  private finishBatch(run: BatchRun<I, O>, nowMs: number): void {
+    const { batch } = run;
     batch.finishedAtMs = nowMs;
     this.slots[batch.instance] = undefined;
     this.freeSlots++;
-    let error: Error | undefined = result instanceof Error ? result : undefined;
-    const results = result as readonly (O | Error)[];
-    if (error === undefined && results.length !== batch.requests.length) {
-      error = new Error(`executor returned ${results.length} outputs for a batch of ${batch.requests.length}`);
-    }
-    for (let i = 0; i < batch.requests.length; i++) {
-      const request = batch.requests[i] as PendingRequest<I, O>;
-      if (request.phase !== 'running') continue; // already answered at its deadline or cancelled
-      const item = error === undefined ? results[i] : error;
-      const outcome: Outcome<O> =
-        item instanceof Error ? { kind: 'error', error: item, endedIn: 'running' } : { kind: 'ok', output: item as O, endedIn: 'running' };
-      this.end(request, outcome, nowMs);
-    }
-    for (const observer of this.observers) observer.batchFinished?.(batch, nowMs, error);
+    if (run.dead) this.counts.deadBatches++;
+    if (!run.dead) this.modelFailing = false;
+    else if (run.modelFailed) this.modelFailing = true;
+    for (const observer of this.observers) observer.batchFinished?.(batch, nowMs, run.firstError);
+    this.options.breaker?.batchEnded(run.dead, run.probe, nowMs);
     this.pump();
+  }
+
+  /**
+   * The breaker's state now, telling observers of a change. On opening, what waits is answered
+   * at once (`unavailable`): no request waits for a batch that would fail.
+   */
+  private breakerState(nowMs: number): BreakerState {
+    const breaker = this.options.breaker as CircuitBreaker;
+    const state = breaker.state(nowMs);
+    if (state === this.breakerSeen) return state;
+    this.breakerSeen = state;
+    for (const observer of this.observers) observer.breakerChanged?.(state, nowMs);
+    if (state === 'open') {
+      const retryAfterMs = breaker.retryAfterMs(nowMs);
+      for (const request of this.queue.waitingRequests()) this.end(request, { kind: 'unavailable', endedIn: 'queued', retryAfterMs }, nowMs);
+    }
+    return state;
   }
 
   /** Gives a request its one outcome and updates the counts. */

@@ -1,7 +1,16 @@
+import { AdaptivePolicy } from './adaptive-policy.js';
+import { SlaAdmission } from './admission.js';
+import { AimdPolicy } from './aimd-policy.js';
 import { Batcher } from './batcher.js';
+import { BREAKER_DEFAULTS, CircuitBreaker } from './circuit-breaker.js';
 import type { Clock } from './clock.js';
-import { WindowPolicy } from './policy.js';
+import type { IsolationMode } from './fault-isolation.js';
+import { ArrivalRateEstimator, ItemFailureRate, OnlineLatencyModel, type AffineMs } from './latency-estimator.js';
+import { WindowPolicy, type BatchPolicy } from './policy.js';
 import type { Executor } from './types.js';
+
+export type BatchPolicyName = 'fixed' | 'aimd' | 'adaptive';
+export type AdmissionName = 'queue' | 'sla';
 
 /** The batching configuration `serve` and `simulate` share (see src/options/batching.ts). */
 export interface BatchingConfig {
@@ -10,17 +19,71 @@ export interface BatchingConfig {
   maxQueueSize: number;
   requestTimeoutMs: number;
   instances: number;
+  /** `fixed` (window and max batch as given), `aimd` or `adaptive`; default fixed. */
+  batchPolicy?: BatchPolicyName;
+  /** The p95 latency objective of `aimd` and `adaptive` (ms). */
+  targetLatencyMs?: number;
+  /** `queue` (the bounded queue only) or `sla` (also refuse what would miss its deadline). */
+  admission?: AdmissionName;
+  /** What a failed batch leads to; default bisect. */
+  isolation?: IsolationMode;
+  /** Circuit breaker: consecutive failed batches that open it (0 = that rule off). */
+  breakerFailures?: number;
+  /** … or the failed fraction of the last `breakerWindow` batches (0 = that rule off). */
+  breakerRatio?: number;
+  breakerWindow?: number;
+  /** How long it stays open before a probe batch (ms). */
+  breakerOpenMs?: number;
+  /** What the online latency model starts from (a profile's fit), if known. */
+  latencyPrior?: AffineMs;
 }
+
+export const DEFAULT_TARGET_LATENCY_MS = 50;
 
 /**
  * Builds the batcher exactly as `serve` runs it. `simulate` and the parity test call this same
  * function with a virtual clock, so the two cannot drift apart (architecture.md rule 3).
  */
 export function createBatcher<I, O>(config: Readonly<BatchingConfig>, clock: Clock, executor: Executor<I, O>): Batcher<I, O> {
-  const policy = new WindowPolicy({ maxBatchSize: config.maxBatchSize, batchWindowMs: config.batchWindowMs });
-  return new Batcher<I, O>(clock, executor, policy, {
+  const latencyModel = new OnlineLatencyModel(config.latencyPrior);
+  const arrivalRate = new ArrivalRateEstimator();
+  const itemFailures = new ItemFailureRate();
+  const breakerFailures = config.breakerFailures ?? BREAKER_DEFAULTS.failures;
+  const breakerRatio = config.breakerRatio ?? BREAKER_DEFAULTS.failureRatio;
+  const breakerOn = breakerFailures > 0 || breakerRatio > 0;
+  return new Batcher<I, O>(clock, executor, createPolicy(config, latencyModel, arrivalRate, itemFailures), {
     maxQueueSize: config.maxQueueSize,
     requestTimeoutMs: config.requestTimeoutMs,
     instances: config.instances,
+    admission: config.admission === 'sla' ? new SlaAdmission(latencyModel) : undefined,
+    breaker: breakerOn
+      ? new CircuitBreaker({ failures: breakerFailures, failureRatio: breakerRatio, window: config.breakerWindow ?? BREAKER_DEFAULTS.window, openMs: config.breakerOpenMs ?? BREAKER_DEFAULTS.openMs })
+      : undefined,
+    isolation: config.isolation ?? 'bisect',
+    latencyModel,
+    arrivalRate,
+    itemFailures,
   });
+}
+
+function createPolicy(
+  config: Readonly<BatchingConfig>,
+  latencyModel: OnlineLatencyModel,
+  arrivalRate: ArrivalRateEstimator,
+  itemFailures: ItemFailureRate,
+): BatchPolicy {
+  const targetLatencyMs = config.targetLatencyMs ?? DEFAULT_TARGET_LATENCY_MS;
+  switch (config.batchPolicy ?? 'fixed') {
+    case 'fixed':
+      return new WindowPolicy({ maxBatchSize: config.maxBatchSize, batchWindowMs: config.batchWindowMs });
+    case 'aimd':
+      return new AimdPolicy({ maxBatchSize: config.maxBatchSize, batchWindowMs: config.batchWindowMs, targetLatencyMs });
+    case 'adaptive':
+      return new AdaptivePolicy(
+        { maxBatchSize: config.maxBatchSize, targetLatencyMs, instances: config.instances, requestTimeoutMs: config.requestTimeoutMs },
+        latencyModel,
+        arrivalRate,
+        itemFailures,
+      );
+  }
 }

@@ -13,16 +13,33 @@ export interface QueueView {
   readonly draining: boolean;
 }
 
-/** Why a batch left: it was full, its oldest request's window closed, or the batcher is draining. */
-export type BatchTrigger = 'full' | 'window' | 'drain';
+/**
+ * Why a batch left: it was full, its oldest request's window closed, it was big enough to keep
+ * up with arrivals (the adaptive policy), or the batcher is draining.
+ */
+export type BatchTrigger = 'full' | 'window' | 'ready' | 'drain';
 
 export type BatchDecision =
   | { readonly kind: 'dispatch'; readonly size: number; readonly trigger: BatchTrigger }
   | { readonly kind: 'wait'; readonly untilMs: number }
   | { readonly kind: 'idle' };
 
+/** What a policy applies at one instant: the largest batch it dispatches and how long it waits. */
+export interface PolicySettings {
+  /** Largest batch it would dispatch now. */
+  limit: number;
+  /** How long the oldest request may wait for company now (ms from its arrival). */
+  windowMs: number;
+}
+
 export interface BatchPolicy {
+  /** `fixed`, `aimd` or `adaptive`. */
+  readonly name: string;
   decide(queue: QueueView, freeSlots: number, nowMs: number): BatchDecision;
+  /** The limit and window in force at `nowMs`: for snapshots, events and SLA admission. */
+  settings(nowMs: number): PolicySettings;
+  /** A successful model run of `size` items took `durationMs` (the first run of a batch only). */
+  batchSucceeded?(size: number, durationMs: number, nowMs: number): void;
 }
 
 export interface WindowPolicyOptions {
@@ -39,22 +56,37 @@ const IDLE: BatchDecision = Object.freeze({ kind: 'idle' });
  * oldest waiting request has waited `batchWindowMs` since it arrived.
  */
 export class WindowPolicy implements BatchPolicy {
+  readonly name = 'fixed';
   private readonly full: BatchDecision;
+  private readonly fixed: PolicySettings;
 
   constructor(readonly options: Readonly<WindowPolicyOptions>) {
     this.full = Object.freeze({ kind: 'dispatch', size: options.maxBatchSize, trigger: 'full' });
+    this.fixed = Object.freeze({ limit: options.maxBatchSize, windowMs: options.batchWindowMs });
+  }
+
+  settings(): PolicySettings {
+    return this.fixed;
   }
 
   decide(queue: QueueView, freeSlots: number, nowMs: number): BatchDecision {
-    if (queue.length === 0 || freeSlots === 0) return IDLE;
-    const { maxBatchSize, batchWindowMs } = this.options;
-    if (queue.length >= maxBatchSize) return this.full;
-    // The close time is computed the same way when arming the timer and when it fires, so the
-    // comparison cannot strand a request by floating-point rounding (architecture.md, "Batching
-    // semantics").
-    const closesAtMs = (queue.oldestArrivalAtMs as number) + batchWindowMs;
-    if (nowMs >= closesAtMs) return { kind: 'dispatch', size: queue.length, trigger: 'window' };
-    if (queue.draining) return { kind: 'dispatch', size: queue.length, trigger: 'drain' };
-    return { kind: 'wait', untilMs: closesAtMs };
+    if (queue.length >= this.options.maxBatchSize && freeSlots > 0) return this.full;
+    return decideByWindow(queue, freeSlots, nowMs, this.options.maxBatchSize, this.options.batchWindowMs);
   }
+}
+
+/**
+ * The window rule every policy ends in: a full batch (`limit` items) leaves at once, a partial
+ * one when the oldest request has waited `windowMs` since its arrival, or at once when draining.
+ */
+export function decideByWindow(queue: QueueView, freeSlots: number, nowMs: number, limit: number, windowMs: number): BatchDecision {
+  if (queue.length === 0 || freeSlots === 0) return IDLE;
+  if (queue.length >= limit) return { kind: 'dispatch', size: limit, trigger: 'full' };
+  // The close time is computed the same way when arming the timer and when it fires, so the
+  // comparison cannot strand a request by floating-point rounding (architecture.md, "Batching
+  // semantics").
+  const closesAtMs = (queue.oldestArrivalAtMs as number) + windowMs;
+  if (nowMs >= closesAtMs) return { kind: 'dispatch', size: queue.length, trigger: 'window' };
+  if (queue.draining) return { kind: 'dispatch', size: queue.length, trigger: 'drain' };
+  return { kind: 'wait', untilMs: closesAtMs };
 }

@@ -3,11 +3,18 @@
  * float milliseconds on the batcher's Clock.
  */
 
-/** Why a request was refused at the door. */
-export type RejectReason = 'queue_full' | 'over_sla' | 'closed';
+/**
+ * Why a request was refused at the door: the queue is full, its predicted completion is past
+ * its deadline (SLA admission), the model's circuit breaker is open, or the batcher is closing.
+ */
+export type RejectReason = 'queue_full' | 'over_sla' | 'circuit_open' | 'closed';
 
-/** How an admitted request ended; every admitted request ends exactly once. */
-export type OutcomeKind = 'ok' | 'timeout' | 'error' | 'cancelled' | 'shutdown';
+/**
+ * How an admitted request ended; every admitted request ends exactly once. `unavailable`: it
+ * was waiting when the circuit breaker opened, and is answered at once rather than left to wait
+ * for a batch that would fail.
+ */
+export type OutcomeKind = 'ok' | 'timeout' | 'error' | 'cancelled' | 'shutdown' | 'unavailable';
 
 /** Where a request was when its deadline passed or it was otherwise ended. */
 export type RequestPhase = 'queued' | 'running' | 'done';
@@ -20,6 +27,8 @@ export interface Outcome<O> {
   error?: unknown;
   /** Phase the request was in when it ended (`queued` for a timeout before execution). */
   endedIn: RequestPhase;
+  /** When `kind` is `unavailable`: how long until the breaker lets a probe through (ms). */
+  retryAfterMs?: number;
 }
 
 /** An admitted request as the core tracks it. Read-only outside the core. */
@@ -54,11 +63,28 @@ export interface Batch<I, O> {
 }
 
 /**
+ * One run of the model: a dispatched batch's first run, or a re-run of part of a failed batch
+ * while its bad items are isolated. `requests[i]` owns `inputs[i]`.
+ */
+export interface ModelRun<I, O> {
+  readonly batch: Batch<I, O>;
+  /** 0 for the batch's own run, 1, 2, … for its isolation runs. */
+  readonly attempt: number;
+  readonly requests: readonly PendingRequest<I, O>[];
+  readonly inputs: readonly I[];
+  readonly startedAtMs: number;
+}
+
+/**
  * Runs batches. `done` must be called exactly once, with one result per input in order, or
  * with an Error that fails the whole batch. A result that is itself an Error fails only its
  * item. `done` may be called synchronously.
  */
 export interface Executor<I, O> {
+  /**
+   * `batch` is the batch as dispatched, or, while a failed batch's bad items are isolated, a
+   * part of it (its own `requests`, `inputs` and `startedAtMs`, the same `id` and `instance`).
+   */
   start(batch: Batch<I, O>, done: (result: readonly (O | Error)[] | Error) => void): void;
 }
 
@@ -67,11 +93,32 @@ export interface BatcherObserver<I, O> {
   admitted?(request: PendingRequest<I, O>, nowMs: number): void;
   rejected?(reason: RejectReason, nowMs: number, requestId: string): void;
   batchStarted?(batch: Batch<I, O>, nowMs: number): void;
+  /**
+   * The batch is over: every request in it answered and its slot free. `error` is the error of
+   * its first run when that failed (its items may still have been answered by isolation runs).
+   */
   batchFinished?(batch: Batch<I, O>, nowMs: number, error: Error | undefined): void;
+  /** An isolation run (part of a failed batch run again) finished; `error` when it failed. */
+  isolationRun?(run: ModelRun<I, O>, nowMs: number, error: Error | undefined): void;
+  /** The circuit breaker changed state. */
+  breakerChanged?(state: BreakerState, nowMs: number): void;
   /** Exactly once per admitted request, when it gets its outcome. */
   requestFinished?(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void;
 }
 
+/** What a refusal says besides its reason, for the answer's message and Retry-After. */
+export interface Refusal {
+  reason: RejectReason;
+  /** When trying again makes sense: the predicted drain time, or until the breaker probes (ms). */
+  retryAfterMs?: number;
+  /** over_sla: the predicted time from arrival to answer, and the deadline it exceeds (ms). */
+  predictedMs?: number;
+  allowedMs?: number;
+}
+
 export type SubmitResult<I, O> =
   | { admitted: true; request: PendingRequest<I, O> }
-  | { admitted: false; reason: RejectReason };
+  | ({ admitted: false } & Refusal);
+
+/** The circuit breaker's state: closed (normal), open (refusing), half_open (one probe batch). */
+export type BreakerState = 'closed' | 'open' | 'half_open';

@@ -13,7 +13,7 @@ const port = parentPort!;
 const setup = workerData as WorkerSetup;
 
 function send(reply: WorkerReply): void {
-  port.postMessage(reply, reply.kind === 'result' ? transferablesOf(reply.outputs) : []);
+  port.postMessage(reply, reply.kind === 'result' ? transferablesOf(reply.outputs) : reply.kind === 'failed' ? transferablesOf(reply.items) : []);
 }
 
 try {
@@ -26,7 +26,7 @@ try {
     }
     model.runBatch(request.items).then(
       (outputs) => send({ kind: 'result', id: request.id, outputs: outputs.map((o) => (o instanceof Error ? { failed: o.message } : o)) }),
-      (error: unknown) => send({ kind: 'failed', id: request.id, message: error instanceof Error ? error.message : String(error) }),
+      (error: unknown) => send({ kind: 'failed', id: request.id, message: error instanceof Error ? error.message : String(error), items: request.items }),
     );
   });
 } catch (error) {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import ort from 'onnxruntime-node';
-import { asError, BatchlineError } from '../errors.js';
+import { BatchlineError } from '../errors.js';
 import { openNativeSession, type NativeSession, type NativeSessionOptions } from './native-session.js';
 import { allocate, ELEMENT_TYPES, type ElementType, type ItemTensors, type TensorSpec } from './tensor-spec.js';
 
@@ -57,47 +57,30 @@ export class OnnxModel {
   }
 
   /**
-   * Runs one batch; the result has one entry per item, in order. When a stacked run fails and
-   * holds several items, each item is run alone, so one bad item fails only itself (the
-   * per-item fallback of the original SmartBatch) rather than everyone it was batched with.
+   * Runs one batch; the result has one entry per item, in order. Items whose free dimensions
+   * differ run as separate stacked runs; when any run fails, the batch fails with its error (the
+   * batcher then finds the bad items, by bisecting: src/core/fault-isolation.ts).
    */
-  async runBatch(items: readonly ItemTensors[]): Promise<(ItemTensors | Error)[]> {
+  async runBatch(items: readonly ItemTensors[]): Promise<ItemTensors[]> {
     if ('native' in this.session) return this.runBatchSync(items);
     const session = this.session.public;
     const groups = groupBySymbolicShape(items, this.inputs);
-    const outputs: (ItemTensors | Error)[][] = [];
+    const outputs: ItemTensors[][] = [];
     for (const indexes of groups) {
       const group = indexes.map((i) => items[i] as ItemTensors);
-      try {
-        outputs.push(splitOutputs(await session.run(this.stack(group)), this.outputs, group.length));
-      } catch (error) {
-        if (group.length === 1) outputs.push([asError(error)]);
-        else outputs.push(await Promise.all(group.map((item) => session.run(this.stack([item])).then((one) => splitOutputs(one, this.outputs, 1)[0] as ItemTensors, asError))));
-      }
+      outputs.push(splitOutputs(await session.run(this.stack(group)), this.outputs, group.length));
     }
     return inItemOrder(items.length, groups, outputs);
   }
 
   /** `runBatch` on the calling thread, without a Promise; only when `synchronous`. */
-  runBatchSync(items: readonly ItemTensors[]): (ItemTensors | Error)[] {
+  runBatchSync(items: readonly ItemTensors[]): ItemTensors[] {
     if (!('native' in this.session)) throw new Error('this model runs through the asynchronous onnxruntime API');
     const session = this.session.native;
-    const runOne = (group: readonly ItemTensors[]): ItemTensors[] => splitOutputs(session.run(this.stack(group)), this.outputs, group.length);
     const groups = groupBySymbolicShape(items, this.inputs);
-    const outputs = groups.map((indexes): (ItemTensors | Error)[] => {
+    const outputs = groups.map((indexes) => {
       const group = indexes.map((i) => items[i] as ItemTensors);
-      try {
-        return runOne(group);
-      } catch (error) {
-        if (group.length === 1) return [asError(error)];
-        return group.map((item) => {
-          try {
-            return runOne([item])[0] as ItemTensors;
-          } catch (itemError) {
-            return asError(itemError);
-          }
-        });
-      }
+      return splitOutputs(session.run(this.stack(group)), this.outputs, group.length);
     });
     return inItemOrder(items.length, groups, outputs);
   }
@@ -156,10 +139,10 @@ function splitOutputs(results: Record<string, ort.Tensor>, specs: readonly Tenso
 }
 
 /** The outputs of each group (item indexes in `groups`) put back in the batch's item order. */
-function inItemOrder(count: number, groups: readonly number[][], outputs: readonly (readonly (ItemTensors | Error)[])[]): (ItemTensors | Error)[] {
-  if (groups.length === 1) return outputs[0] as (ItemTensors | Error)[]; // one group: already in order
-  const results = new Array<ItemTensors | Error>(count);
-  groups.forEach((indexes, g) => indexes.forEach((itemIndex, position) => (results[itemIndex] = outputs[g]![position] as ItemTensors | Error)));
+function inItemOrder(count: number, groups: readonly number[][], outputs: readonly (readonly ItemTensors[])[]): ItemTensors[] {
+  if (groups.length === 1) return outputs[0] as ItemTensors[]; // one group: already in order
+  const results = new Array<ItemTensors>(count);
+  groups.forEach((indexes, g) => indexes.forEach((itemIndex, position) => (results[itemIndex] = outputs[g]![position] as ItemTensors)));
   return results;
 }
 

@@ -7,6 +7,8 @@ import { transferablesOf, type WorkerReply, type WorkerRequest, type WorkerSetup
 interface PendingRun {
   resolve: (outputs: (ItemTensors | Error)[]) => void;
   reject: (error: Error) => void;
+  /** The batch's inputs, whose buffers moved to the thread: a failed run gives them back. */
+  items: readonly ItemTensors[];
 }
 
 /** One model instance: its thread, its runs in flight, and whether it can take work. */
@@ -67,9 +69,12 @@ export class WorkerModel {
   run(index: number, items: readonly ItemTensors[]): Promise<(ItemTensors | Error)[]> {
     const instance = this.instances[index % this.instances.length]!;
     if (!instance.up) return Promise.reject(new Error(`model instance ${index} is restarting after a crash`));
+    // A buffer already moved to a thread that crashed is gone; posting it again would be dropped
+    // silently (Node delivers no message), leaving the run unanswered.
+    if (items.some(lostInput)) return Promise.reject(new Error('the inputs of this batch were lost with the model thread that crashed'));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      instance.pending.set(id, { resolve, reject });
+      instance.pending.set(id, { resolve, reject, items });
       const request: WorkerRequest = { kind: 'run', id, items: items as ItemTensors[] };
       instance.worker.postMessage(request, transferablesOf(items));
     });
@@ -113,8 +118,26 @@ function settle(instance: Instance, reply: WorkerReply): void {
   const pending = instance.pending.get(reply.id);
   if (pending === undefined) return;
   instance.pending.delete(reply.id);
-  if (reply.kind === 'failed') pending.reject(new Error(reply.message));
-  else pending.resolve(reply.outputs.map((output) => ('failed' in output && typeof output.failed === 'string' ? new Error(output.failed) : (output as ItemTensors))));
+  if (reply.kind === 'failed') {
+    restoreInputs(pending.items, reply.items);
+    pending.reject(new Error(reply.message));
+  } else pending.resolve(reply.outputs.map((output) => ('failed' in output && typeof output.failed === 'string' ? new Error(output.failed) : (output as ItemTensors))));
+}
+
+/** An input whose buffer was moved away (detached): it reads as empty although its shape is not. */
+function lostInput(item: ItemTensors): boolean {
+  for (const tensor of Object.values(item)) if (tensor.data.length === 0 && tensor.shape.every((dim) => dim > 0)) return true;
+  return false;
+}
+
+/** Puts the buffers a failed run gave back into the caller's items, so parts of the batch can run again. */
+function restoreInputs(items: readonly ItemTensors[], returned: readonly ItemTensors[] | undefined): void {
+  if (returned === undefined) return;
+  items.forEach((item, i) => {
+    const back = returned[i];
+    if (back === undefined) return;
+    for (const name of Object.keys(item)) if (back[name] !== undefined) item[name]!.data = back[name]!.data;
+  });
 }
 
 function failPending(instance: Instance, error: Error): void {

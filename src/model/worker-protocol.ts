@@ -15,7 +15,8 @@ export type WorkerReply =
   | { kind: 'load_failed'; message: string }
   /** One entry per item: its outputs, or why that item alone failed. */
   | { kind: 'result'; id: number; outputs: (ItemTensors | { failed: string })[] }
-  | { kind: 'failed'; id: number; message: string };
+  /** The batch failed: its inputs come back, so the batcher can run parts of it again (isolation). */
+  | { kind: 'failed'; id: number; message: string; items: ItemTensors[] };
 
 /** Buffers that belong to the one item whose tensors view them (a request body read for it alone). */
 const itemBuffers = new WeakSet<ArrayBufferLike>();

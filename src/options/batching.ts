@@ -1,4 +1,6 @@
-import type { OptionSchema } from './schema.js';
+import { BREAKER_DEFAULTS } from '../core/circuit-breaker.js';
+import { DEFAULT_TARGET_LATENCY_MS, type BatchingConfig } from '../core/create-batcher.js';
+import type { OptionSchema, OptionValues } from './schema.js';
 
 /**
  * The batching options, shared by `serve` and `simulate` so both take the same names, env
@@ -25,4 +27,43 @@ export const BATCHING_OPTIONS = {
     kind: 'int', flag: 'instances', env: 'INSTANCES', default: 1, min: 1, max: 256,
     description: 'model instances taking batches from the one queue, each a session on its own thread',
   },
+  batchPolicy: {
+    kind: 'enum', flag: 'batch-policy', env: 'BATCH_POLICY', choices: ['fixed', 'aimd', 'adaptive'], default: 'fixed',
+    description: 'fixed: --max-batch-size and --batch-window-ms as given; aimd: the batch limit follows the p95 of batch times (additive increase, multiplicative decrease); adaptive: limit and window chosen from the measured model time and arrival rate to keep the p95 under --target-latency-ms',
+  },
+  targetLatencyMs: {
+    kind: 'number', flag: 'target-latency-ms', env: 'TARGET_LATENCY_MS', default: DEFAULT_TARGET_LATENCY_MS, min: 0.001, max: 1e9,
+    description: 'the p95 latency aimd and adaptive aim for, in ms (adaptive: arrival to answer; aimd: batch execution)',
+  },
+  admission: {
+    kind: 'enum', flag: 'admission', env: 'ADMISSION', choices: ['queue', 'sla'], default: 'queue',
+    description: 'queue: admit what fits in the queue; sla: also refuse at once (429 over_sla) a request predicted to miss its deadline',
+  },
+  isolation: {
+    kind: 'enum', flag: 'isolation', env: 'ISOLATION', choices: ['bisect', 'items', 'off'], default: 'bisect',
+    description: 'when a batch fails: bisect finds the bad items by running halves; items runs each item alone; off fails the whole batch',
+  },
+  breakerFailures: {
+    kind: 'int', flag: 'breaker-failures', env: 'BREAKER_FAILURES', default: BREAKER_DEFAULTS.failures, min: 0, max: 1_000_000,
+    description: 'circuit breaker: consecutive failed batches that open it (0 = this rule off)',
+  },
+  breakerRatio: {
+    kind: 'number', flag: 'breaker-ratio', env: 'BREAKER_RATIO', default: BREAKER_DEFAULTS.failureRatio, min: 0, max: 1,
+    description: 'circuit breaker: failed fraction of the last --breaker-window batches that opens it (0 = this rule off)',
+  },
+  breakerWindow: {
+    kind: 'int', flag: 'breaker-window', env: 'BREAKER_WINDOW', default: BREAKER_DEFAULTS.window, min: 1, max: 1_000_000,
+    description: 'circuit breaker: batches the failure ratio is taken over',
+  },
+  breakerOpenMs: {
+    kind: 'number', flag: 'breaker-open-ms', env: 'BREAKER_OPEN_MS', default: BREAKER_DEFAULTS.openMs, min: 1, max: 1e9,
+    description: 'circuit breaker: how long it refuses (503 circuit_open) before one probe batch, in ms',
+  },
 } as const satisfies OptionSchema;
+
+/** The batcher's configuration from resolved batching options (any command's, they share names). */
+export function batchingConfigOf(values: OptionValues<typeof BATCHING_OPTIONS>): BatchingConfig {
+  const config: Record<string, unknown> = {};
+  for (const key of Object.keys(BATCHING_OPTIONS)) config[key] = values[key as keyof typeof BATCHING_OPTIONS];
+  return config as unknown as BatchingConfig;
+}

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { BatchlineError } from '../errors.js';
+import { parseAffineMs, type AffineMs } from './affine-latency.js';
 
 /**
  * One option of a command: its flag, the environment variable it falls back to, its default and
@@ -12,7 +13,8 @@ export type OptionSpec =
   | DurationOptionSpec
   | StringOptionSpec
   | EnumOptionSpec
-  | BooleanOptionSpec;
+  | BooleanOptionSpec
+  | AffineOptionSpec;
 
 interface BaseSpec {
   /** Long flag without dashes, e.g. `max-batch-size`. */
@@ -47,6 +49,14 @@ export interface EnumOptionSpec extends BaseSpec {
   choices: readonly string[];
   default: string;
 }
+/** A time in ms, fixed (`20`) or growing with the batch size n (`5+2n`); resolved to {aMs, bMs}. */
+export interface AffineOptionSpec extends BaseSpec {
+  kind: 'affine';
+  /** As the user would write it, e.g. `20`. */
+  default: string;
+  /** Largest a + b·1 allowed (ms). */
+  maxMs: number;
+}
 export interface BooleanOptionSpec extends BaseSpec {
   kind: 'boolean';
   default: boolean;
@@ -56,6 +66,8 @@ export type OptionSchema = Record<string, OptionSpec>;
 
 type ValueOf<S extends OptionSpec> = S extends NumberOptionSpec
   ? number
+  : S extends AffineOptionSpec
+  ? AffineMs
   : S extends DurationOptionSpec
     ? S['default'] extends number ? number : number | undefined
     : S extends EnumOptionSpec
@@ -94,7 +106,7 @@ export function resolveOptions<S extends OptionSchema>(
     const fromEnv = spec.env !== undefined ? env[spec.env] : undefined;
     if (fromFlag !== undefined) resolved[key] = parseValue(spec, fromFlag, `--${spec.flag}`);
     else if (fromEnv !== undefined && fromEnv !== '') resolved[key] = parseValue(spec, fromEnv, `${spec.env} (--${spec.flag})`);
-    else resolved[key] = spec.default;
+    else resolved[key] = spec.kind === 'affine' ? parseValue(spec, spec.default, `--${spec.flag}`) : spec.default;
   }
   return Object.freeze(resolved) as OptionValues<S>;
 }
@@ -139,6 +151,13 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
       }
       return ms;
     }
+    case 'affine': {
+      const affine = parseAffineMs(text);
+      if (affine === undefined || affine.aMs + affine.bMs > spec.maxMs) {
+        throw invalid(name, text, `a time in ms from 0 to ${spec.maxMs}, fixed (20) or growing with the batch size n (5+2n)`);
+      }
+      return Object.freeze(affine);
+    }
     case 'enum':
       if (!spec.choices.includes(text)) throw invalid(name, text, `one of ${spec.choices.join(', ')}`);
       return text;
@@ -165,6 +184,7 @@ function placeholder(spec: OptionSpec): string {
   switch (spec.kind) {
     case 'int': case 'number': return 'n';
     case 'duration': return 'duration';
+    case 'affine': return 'ms|a+bn';
     case 'enum': return spec.choices.join('|');
     default: return 'value';
   }

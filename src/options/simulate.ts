@@ -68,6 +68,18 @@ export const SIMULATE_OPTIONS = {
     kind: 'number', flag: 'latency-cv', default: 0, min: 0, max: 10,
     description: 'jitter: coefficient of variation of each batch\'s time (lognormal, mean kept)',
   },
+  failItems: {
+    kind: 'number', flag: 'fail-items', default: 0, min: 0, max: 1,
+    description: 'faults: fraction of requests whose item is poisoned (any model run holding one fails)',
+  },
+  failBatches: {
+    kind: 'number', flag: 'fail-batches', default: 0, min: 0, max: 1,
+    description: 'faults: probability that a model run fails whatever it holds',
+  },
+  outage: {
+    kind: 'string', flag: 'outage', default: undefined,
+    description: 'faults: the model fails every run that starts in this span of simulated time, e.g. 10s..15s',
+  },
   slo: {
     kind: 'string', flag: 'slo', default: undefined,
     description: "objective such as 'p99<50ms' or 'p95<40ms,loss<1%' (p50, p90, p95, p99, p999, mean, max; loss or errors; bare bounds are ms; without a loss clause, loss<=0.1%), the grammar bench's --slo and --threshold use; with --sweep, picks the best configuration",

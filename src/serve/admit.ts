@@ -30,6 +30,7 @@ export interface AdmissionContext {
 const REFUSALS: Readonly<Record<RejectReason, (batcher: ModelBatcher) => BatchlineError>> = {
   queue_full: (batcher) => new BatchlineError('QUEUE_FULL', String(batcher.queueDepth)),
   over_sla: (batcher) => new BatchlineError('OVER_SLA', `${batcher.queueDepth} waiting`),
+  circuit_open: () => new BatchlineError('CIRCUIT_OPEN', 'refusing new requests'),
   closed: () => new BatchlineError('SHUTTING_DOWN'),
 };
 
@@ -111,6 +112,8 @@ function outcomeError(outcome: Outcome<ItemTensors>, request: ModelRequest, cont
     case 'error':
       context.logError(`model execution failed for request ${request.id}`, outcome.error);
       return new BatchlineError('MODEL_FAILURE', (outcome.error as Error)?.message ?? 'unknown error');
+    case 'unavailable':
+      return new BatchlineError('CIRCUIT_OPEN', 'it opened while this request waited');
     case 'ok':
     case 'shutdown':
     case 'cancelled':

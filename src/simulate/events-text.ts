@@ -16,7 +16,11 @@ function describe(event: CoreEvent): string {
     case 'rejected':
       return `rejected        req ${event.requestId}  ${event.reason}  (queue ${event.queueDepth})`;
     case 'batch_started':
-      return `batch started   #${event.batchId} on instance ${event.instance}, ${event.requestIds.length} request${event.requestIds.length === 1 ? '' : 's'} [${event.requestIds.join(' ')}] (${event.trigger})  (queue ${event.queueDepth})`;
+      return `batch started   #${event.batchId} on instance ${event.instance}, ${event.requestIds.length} request${event.requestIds.length === 1 ? '' : 's'} [${event.requestIds.join(' ')}] (${event.trigger})  (queue ${event.queueDepth}, limit ${event.limit}, window ${round3(event.windowMs)} ms)`;
+    case 'isolation_run':
+      return `isolation run   #${event.batchId} on instance ${event.instance}, [${event.requestIds.join(' ')}] from ${time(event.startedAtMs).trim()}${event.failed ? ' FAILED' : ' passed'}`;
+    case 'breaker':
+      return `breaker         ${event.state.replace('_', '-')}`;
     case 'batch_finished':
       return `batch finished  #${event.batchId} on instance ${event.instance}${event.failed ? ' FAILED' : ''}`;
     case 'request_finished': {
@@ -26,6 +30,10 @@ function describe(event: CoreEvent): string {
       return `${event.outcome.padEnd(15)} req ${event.requestId}${batch}`;
     }
   }
+}
+
+function round3(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
 }
 
 function time(ms: number): string {

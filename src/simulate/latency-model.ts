@@ -1,4 +1,5 @@
-import { SeededRandom } from '../core/rng.js';
+import type { SeededRandom } from '../core/rng.js';
+import { parseAffineMs } from '../options/affine-latency.js';
 
 /**
  * Service time of a batch: how long an executor slot is busy with a batch of `n` requests, in
@@ -23,31 +24,11 @@ export function affineLatency(aMs: number, bMs: number): LatencyModel {
 
 /**
  * Parses an affine latency written `5+2n`, `5 + 2*n`, `2n`, `0.5n+3` or `20` (all in ms).
- * Returns undefined when the text is not of that form.
+ * Returns undefined when the text is not of that form (or is zero: a service time must take time).
  */
 export function parseAffineLatency(text: string): { aMs: number; bMs: number } | undefined {
-  const compact = text.replace(/\s+/g, '').replace(/ms$/i, '');
-  if (compact === '') return undefined;
-  let aMs = 0;
-  let bMs = 0;
-  let seenA = false;
-  let seenB = false;
-  for (const term of compact.replace(/-/g, '+-').split('+')) {
-    if (term === '') continue;
-    const match = /^(-?\d*\.?\d+(?:e[+-]?\d+)?)?(\*?n)?$/i.exec(term);
-    if (!match || (match[1] === undefined && match[2] === undefined)) return undefined;
-    if (match[2] !== undefined) {
-      if (seenB) return undefined;
-      seenB = true;
-      bMs = match[1] === undefined ? 1 : Number(match[1]);
-    } else {
-      if (seenA) return undefined;
-      seenA = true;
-      aMs = Number(match[1]);
-    }
-  }
-  if (!Number.isFinite(aMs) || !Number.isFinite(bMs) || aMs < 0 || bMs < 0 || aMs + bMs <= 0) return undefined;
-  return { aMs, bMs };
+  const parsed = parseAffineMs(text);
+  return parsed !== undefined && parsed.aMs + parsed.bMs > 0 ? parsed : undefined;
 }
 
 /**

@@ -1,6 +1,8 @@
 import type { BatchingConfig } from '../core/create-batcher.js';
 import { SeededRandom } from '../core/rng.js';
 import { BatchlineError } from '../errors.js';
+import { batchingConfigOf } from '../options/batching.js';
+import { parseDurationMs } from '../options/schema.js';
 import type { SimulateOptions } from '../options/simulate.js';
 import { readArrivalsFile } from './arrivals-file.js';
 import { affineLatency, fixedLatency, parseAffineLatency, serviceTimeWithJitter, type LatencyModel } from './latency-model.js';
@@ -78,12 +80,10 @@ export function prepareRun(options: SimulateOptions, inputs: SimulationInputs, c
   const given = new Set(inputs.given);
   const workload = buildWorkload(options, given.has('requests'), inputs.arrivalTimes, inputs.arrivalsSource);
   const model = latencyModelFor(options, inputs);
+  const fit = inputs.profile?.fit;
   const batching: BatchingConfig = {
-    maxBatchSize: options.maxBatchSize,
-    batchWindowMs: options.batchWindowMs,
-    maxQueueSize: options.maxQueueSize,
-    requestTimeoutMs: options.requestTimeoutMs,
-    instances: options.instances,
+    ...batchingConfigOf(options),
+    latencyPrior: fit === undefined ? undefined : { aMs: fit.a_ms, bMs: fit.b_ms },
   };
   const setup: SimulationSetup = {
     batching,
@@ -91,6 +91,7 @@ export function prepareRun(options: SimulateOptions, inputs: SimulationInputs, c
     maxRequests: workload.maxRequests,
     arrivalsEndMs: workload.arrivalsEndMs,
     serviceTime: serviceTimeWithJitter(model, options.latencyCv, new SeededRandom(serviceSeed(options.seed))),
+    faults: { failItems: options.failItems, failBatches: options.failBatches, outage: parseOutage(options.outage), seed: options.seed },
     collectEvents: collect.events === true,
     collectTrace: collect.trace === true,
   };
@@ -139,6 +140,18 @@ function modelLatencyModel(text: string): LatencyModel {
 /** A measured time plus a time added to every batch (serve's MODEL_LATENCY_MS on top of the model). */
 function sumLatency(base: LatencyModel, added: LatencyModel, flag: string): LatencyModel {
   return { meanMs: (n) => base.meanMs(n) + added.meanMs(n), description: `${base.description} + ${added.description} (${flag})` };
+}
+
+/** `10s..15s`: the span of simulated time in which every run fails. */
+export function parseOutage(text: string | undefined): { startMs: number; endMs: number } | undefined {
+  if (text === undefined) return undefined;
+  const [from, to, ...rest] = text.split('..');
+  const startMs = from === undefined ? undefined : parseDurationMs(from);
+  const endMs = to === undefined ? undefined : parseDurationMs(to);
+  if (rest.length > 0 || startMs === undefined || endMs === undefined || !(endMs > startMs)) {
+    throw new BatchlineError('INVALID_OPTION', `--outage: got '${text}', expected start..end in simulated time, such as 10s..15s`);
+  }
+  return { startMs, endMs };
 }
 
 function flagOf(key: string): string {

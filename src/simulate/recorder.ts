@@ -30,7 +30,15 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
   private inQueue = 0;
   private changedAtMs = 0;
 
-  constructor(maxBatchSize: number, instances: number) {
+  /** Answers `ok` within `onTimeMs` of their arrival. */
+  onTime = 0;
+
+  constructor(
+    maxBatchSize: number,
+    instances: number,
+    /** The latency objective on-time answers are counted against (ms). */
+    private readonly onTimeMs = Number.POSITIVE_INFINITY,
+  ) {
     this.batchSizeCounts = new Array<number>(maxBatchSize + 1).fill(0);
     this.busyMs = new Array<number>(instances).fill(0);
   }
@@ -76,6 +84,7 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
       this.waitSumMs += (request.startedAtMs as number) - request.arrivalAtMs;
     }
     if (outcome.kind !== 'ok') return;
+    if (sojournMs <= this.onTimeMs) this.onTime++;
     this.latency.recordMs(sojournMs);
     this.latencySumMs += sojournMs;
     if (sojournMs > this.latencyMaxMs) this.latencyMaxMs = sojournMs;

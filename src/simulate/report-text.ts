@@ -9,6 +9,11 @@ export function formatReport(report: SimulationReport): string {
   lines.push(
     `config      max-batch-size ${config.max_batch_size} · batch-window-ms ${config.batch_window_ms} · max-queue-size ${config.max_queue_size} · request-timeout-ms ${config.request_timeout_ms} · instances ${config.instances}`,
   );
+  const adaptiveOrSla = config.batch_policy !== 'fixed' || config.admission !== 'queue';
+  if (adaptiveOrSla) {
+    const target = config.batch_policy === 'fixed' ? '' : `, target p95 ${config.target_latency_ms} ms`;
+    lines.push(`policy      ${config.batch_policy}${target} · admission ${config.admission} · isolation ${config.isolation}`);
+  }
   lines.push(`arrivals    ${config.arrivals}`);
   lines.push(`service     ${config.service_time}${config.latency_cv > 0 ? ` · jitter cv ${config.latency_cv}` : ''}`);
   if (Number.isFinite(report.capacity_rps) && report.capacity_rps > 0) {
@@ -27,6 +32,13 @@ export function formatReport(report: SimulationReport): string {
   lines.push(
     `rates       offered ${fixed(report.offered_rps, 1)} req/s · throughput ${fixed(report.throughput_rps, 1)} req/s · goodput ${fixed(report.goodput_rps, 1)} req/s · over ${formatDuration(report.simulated_ms)} simulated`,
   );
+  if (adaptiveOrSla) lines.push(`            on time (within ${config.target_latency_ms} ms) ${fixed(report.on_time_rps, 1)} req/s`);
+  const f = report.faults;
+  if (f.failed_batches > 0 || f.unavailable > 0 || r.rejected_by_reason.circuit_open > 0) {
+    lines.push(
+      `faults      ${f.failed_batches} failed batches (${f.dead_batches} with no item answered) · ${f.model_runs} model runs (${f.isolation_runs} to isolate bad items) · breaker: ${r.rejected_by_reason.circuit_open} refused, ${f.unavailable} answered 503 while waiting`,
+    );
+  }
   lines.push('');
   lines.push(`${''.padEnd(12)}${['p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean'].map((h) => h.padStart(10)).join('')}`);
   lines.push(durationRow('latency ms', report.latency_ms));

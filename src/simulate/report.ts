@@ -1,4 +1,4 @@
-import type { BatchingConfig } from '../core/create-batcher.js';
+import { DEFAULT_TARGET_LATENCY_MS, type BatchingConfig } from '../core/create-batcher.js';
 import { percentilesMs, type PercentilesMs } from '../core/latency-histogram.js';
 import type { SimulationResult } from './run-simulation.js';
 
@@ -17,6 +17,10 @@ export interface SimulationReport {
     max_queue_size: number;
     request_timeout_ms: number;
     instances: number;
+    batch_policy: string;
+    target_latency_ms: number;
+    admission: string;
+    isolation: string;
     arrivals: string;
     service_time: string;
     latency_cv: number;
@@ -25,7 +29,7 @@ export interface SimulationReport {
     arrived: number;
     admitted: number;
     rejected: number;
-    rejected_by_reason: { queue_full: number; over_sla: number; closed: number };
+    rejected_by_reason: { queue_full: number; over_sla: number; circuit_open: number; closed: number };
     completed: number;
     expired: number;
     expired_in_queue: number;
@@ -42,11 +46,24 @@ export interface SimulationReport {
   throughput_rps: number;
   /** Requests answered `ok` within their deadline per second. */
   goodput_rps: number;
+  /** Requests answered `ok` within the target latency (`--target-latency-ms`) per second. */
+  on_time_rps: number;
   /** Arrival to answer, for requests answered `ok`. */
   latency_ms: DurationSummaryMs;
   /** Arrival to batch start, for requests that reached a batch. */
   queue_wait_ms: DurationSummaryMs;
   batch_size: { count: number; mean: number; histogram: Record<string, number> };
+  /** Model runs, failed batches and the breaker: what faults cost. */
+  faults: {
+    /** Model runs: one per batch plus isolation runs. */
+    model_runs: number;
+    isolation_runs: number;
+    /** Batches whose first run failed; `dead`: of those, the ones where no item could be answered. */
+    failed_batches: number;
+    dead_batches: number;
+    /** Requests answered 503 because the circuit breaker opened while they waited. */
+    unavailable: number;
+  };
   /** Busy fraction of each instance over the simulated time. */
   utilization: number[];
   /** Time-averaged requests in the system and in the queue, and Little's law's other side. */
@@ -69,7 +86,7 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
   const seconds = endMs > 0 ? endMs / 1000 : Number.NaN;
   const completed = counts.outcomes.ok;
   const expired = counts.outcomes.timeout;
-  const rejected = counts.rejected.queue_full + counts.rejected.over_sla + counts.rejected.closed;
+  const rejected = Object.values(counts.rejected).reduce((sum, n) => sum + n, 0);
   // Percentiles from the HDR buckets, capped at the exact maximum (a bucket's top can lie above it).
   const latency = percentilesMs(recorder.latency.toHistogram(), recorder.latencyMaxMs);
   const wait = percentilesMs(recorder.queueWait.toHistogram(), recorder.queueWaitMaxMs);
@@ -86,6 +103,10 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
       max_queue_size: batching.maxQueueSize,
       request_timeout_ms: batching.requestTimeoutMs,
       instances: batching.instances,
+      batch_policy: batching.batchPolicy ?? 'fixed',
+      target_latency_ms: batching.targetLatencyMs ?? DEFAULT_TARGET_LATENCY_MS,
+      admission: batching.admission ?? 'queue',
+      isolation: batching.isolation ?? 'bisect',
       arrivals: context.arrivalsDescription,
       service_time: context.serviceDescription,
       latency_cv: context.latencyCv,
@@ -99,19 +120,27 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
       expired,
       expired_in_queue: counts.timeoutsWhileQueued,
       expired_while_running: expired - counts.timeoutsWhileQueued,
-      failed: counts.outcomes.error + counts.outcomes.cancelled + counts.outcomes.shutdown,
+      failed: counts.outcomes.error + counts.outcomes.cancelled + counts.outcomes.shutdown + counts.outcomes.unavailable,
     },
     capacity_rps: round(context.capacityRps, 3),
     simulated_ms: round(endMs, 3),
     offered_rps: recorder.lastArrivalAtMs > 0 ? round((recorder.arrivals / recorder.lastArrivalAtMs) * 1000, 3) : 0,
     throughput_rps: perSecond(counts.batchItems),
     goodput_rps: perSecond(completed),
+    on_time_rps: perSecond(recorder.onTime),
     latency_ms: summary(latency, completed > 0 ? recorder.latencySumMs / completed : 0, recorder.latencyMaxMs),
     queue_wait_ms: summary(wait, recorder.started > 0 ? recorder.queueWaitSumMs / recorder.started : 0, recorder.queueWaitMaxMs),
     batch_size: {
       count: counts.batches,
       mean: counts.batches > 0 ? round(counts.batchItems / counts.batches, 4) : 0,
       histogram,
+    },
+    faults: {
+      model_runs: counts.modelRuns,
+      isolation_runs: counts.isolationRuns,
+      failed_batches: counts.failedBatches,
+      dead_batches: counts.deadBatches,
+      unavailable: counts.outcomes.unavailable,
     },
     utilization: recorder.busyMs.map((busy) => (endMs > 0 ? round(busy / endMs, 4) : 0)),
     littles_law: {

@@ -5,6 +5,7 @@ import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
 import { EventLog, type CoreEvent } from '../core/event-log.js';
 import type { Batch, BatcherObserver, Executor } from '../core/types.js';
 import { VirtualClock } from '../core/virtual-clock.js';
+import { FaultInjector, NO_FAULTS, type FaultPlan } from './faults.js';
 import type { ServiceTime } from './latency-model.js';
 import { SimulationRecorder } from './recorder.js';
 import { TraceRecorder, type TraceRow } from './trace-recorder.js';
@@ -19,6 +20,8 @@ export interface SimulationSetup {
   /** Arrivals at or after this time are not offered (Infinity for no limit). */
   arrivalsEndMs: number;
   serviceTime: ServiceTime;
+  /** Injected faults (`--fail-items`, `--fail-batches`, `--outage`); none by default. */
+  faults?: Readonly<FaultPlan>;
   /** Keep every core event (for `--events` and the step-through timeline); small runs only. */
   collectEvents?: boolean;
   /** Keep one row per request (for `--trace`). */
@@ -45,11 +48,15 @@ export class SimulatedExecutor implements Executor<number, number> {
   constructor(
     private readonly clock: VirtualClock,
     private readonly serviceTime: ServiceTime,
+    private readonly faults?: FaultInjector,
   ) {}
 
   start(batch: Batch<number, number>, done: (result: readonly number[] | Error) => void): void {
-    const finishAtMs = this.clock.now() + this.serviceTime(batch.inputs.length);
-    this.clock.schedule(finishAtMs, () => done(batch.inputs), EventOrder.completion);
+    const startMs = this.clock.now();
+    const finishAtMs = startMs + this.serviceTime(batch.inputs.length);
+    // A failing run takes its whole time: the model ran and then failed.
+    const error = this.faults?.failure(batch.inputs, startMs);
+    this.clock.schedule(finishAtMs, error === undefined ? () => done(batch.inputs) : () => done(error), EventOrder.completion);
   }
 }
 
@@ -67,10 +74,11 @@ const ignoreOutcome = (): void => {};
 export function runSimulation(setup: SimulationSetup): SimulationResult {
   const { batching } = setup;
   const clock = new VirtualClock();
-  const batcher = createBatcher<number, number>(batching, clock, new SimulatedExecutor(clock, setup.serviceTime));
-  const recorder = new SimulationRecorder<number, number>(batching.maxBatchSize, batching.instances);
+  const faults = new FaultInjector(setup.faults ?? NO_FAULTS);
+  const batcher = createBatcher<number, number>(batching, clock, new SimulatedExecutor(clock, setup.serviceTime, faults.active ? faults : undefined));
+  const recorder = new SimulationRecorder<number, number>(batching.maxBatchSize, batching.instances, batching.targetLatencyMs);
   batcher.addObserver(recorder);
-  const log = setup.collectEvents === true ? new EventLog<number, number>(() => batcher.queueDepth) : undefined;
+  const log = setup.collectEvents === true ? new EventLog<number, number>(batcher) : undefined;
   if (log !== undefined) batcher.addObserver(log);
   const tracer = setup.collectTrace === true ? new TraceRecorder<number, number>() : undefined;
   if (tracer !== undefined) batcher.addObserver(tracer);

@@ -68,7 +68,7 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
       throw new BatchlineError('INVALID_OPTION', `--step: ${events.length} events are too many to step through (at most ${MAX_STEP_EVENTS}); use --requests 20 or --duration 200ms`);
     }
     const { startTimeline } = await import('../ui/timeline-view.js');
-    await startTimeline({ events, maxQueueSize: options.maxQueueSize, instances: options.instances, maxBatchSize: options.maxBatchSize });
+    await startTimeline({ events, maxQueueSize: options.maxQueueSize, instances: options.instances, maxBatchSize: options.maxBatchSize, batchWindowMs: options.batchWindowMs });
   } else if (events !== undefined && options.json !== '-') stdout.write(formatEvents(events) + '\n');
   if (options.json !== undefined) await emit(options.json, `${JSON.stringify(report, null, 2)}\n`, stdout);
   if (options.json !== '-') {

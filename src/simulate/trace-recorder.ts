@@ -4,7 +4,7 @@ import type { BatcherObserver, Outcome, PendingRequest, RejectReason } from '../
 export interface TraceRow {
   id: number;
   arrival_ms: number;
-  outcome: 'ok' | 'rejected' | 'expired' | 'error' | 'cancelled' | 'shutdown';
+  outcome: 'ok' | 'rejected' | 'expired' | 'error' | 'cancelled' | 'shutdown' | 'unavailable';
   /** Why it was rejected, or where it expired (`queued` / `running`). */
   detail: string | null;
   batch: number | null;

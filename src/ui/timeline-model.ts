@@ -8,6 +8,8 @@ export interface TimelineSettings {
   maxQueueSize: number;
   instances: number;
   maxBatchSize: number;
+  /** The configured window: a batch that left under another limit or window says which. */
+  batchWindowMs?: number;
 }
 
 export interface QueuedRequest {
@@ -74,7 +76,7 @@ export function startState(settings: TimelineSettings): TimelineState {
   return {
     queue: [],
     running: new Array<RunningBatch | undefined>(settings.instances).fill(undefined),
-    counts: { admitted: 0, rejected: 0, batches: 0, outcomes: { ok: 0, timeout: 0, error: 0, cancelled: 0, shutdown: 0 } },
+    counts: { admitted: 0, rejected: 0, batches: 0, outcomes: { ok: 0, timeout: 0, error: 0, cancelled: 0, shutdown: 0, unavailable: 0 } },
   };
 }
 
@@ -127,11 +129,16 @@ export function applyEvent(previous: TimelineState, event: CoreEvent, settings: 
       const size = event.requestIds.length;
       const why =
         event.trigger === 'full'
-          ? `full (${size} = max)`
+          ? `full (${size} = ${event.limit === settings.maxBatchSize ? 'max' : 'limit'})`
           : event.trigger === 'window'
             ? `window closed (oldest waited ${formatMs(event.atMs - oldestArrival)})`
-            : 'draining: no more waiting for company';
-      description = `batch #${event.batchId} starts on instance ${event.instance}: ${size} request${size === 1 ? '' : 's'}, ${why}`;
+            : event.trigger === 'ready'
+              ? 'enough to keep up with arrivals'
+              : 'draining: no more waiting for company';
+      // aimd and adaptive move the limit and window: say which applied when they differ from the flags.
+      const moved = event.limit !== settings.maxBatchSize || (settings.batchWindowMs !== undefined && event.windowMs !== settings.batchWindowMs);
+      const policy = moved ? ` · limit ${event.limit}, window ${formatMs(event.windowMs)}` : '';
+      description = `batch #${event.batchId} starts on instance ${event.instance}: ${size} request${size === 1 ? '' : 's'}, ${why}${policy}`;
       break;
     }
     case 'batch_finished': {
@@ -141,6 +148,17 @@ export function applyEvent(previous: TimelineState, event: CoreEvent, settings: 
       subjects = batch?.members.map((m) => m.id) ?? [];
       const took = batch === undefined ? '' : ` after ${formatMs(event.atMs - batch.startedAtMs)}`;
       description = `batch #${event.batchId} ${event.failed ? 'fails' : 'finishes'} on instance ${event.instance}${took}`;
+      break;
+    }
+    case 'isolation_run': {
+      subjects = event.requestIds;
+      const size = event.requestIds.length;
+      description = `batch #${event.batchId} re-runs ${size === 1 ? `${event.requestIds[0]} alone` : `${size} of its requests`} to find the bad one: ${event.failed ? 'fails' : 'passes'} (${formatMs(event.atMs - event.startedAtMs)})`;
+      break;
+    }
+    case 'breaker': {
+      subjects = [];
+      description = BREAKER_STATES[event.state];
       break;
     }
     case 'request_finished': {
@@ -185,7 +203,14 @@ const REJECTIONS: Record<string, string> = {
   queue_full: 'the queue is full → 429',
   closed: 'the batcher is closing → 503',
   over_sla: 'it could not meet its deadline → 429',
+  circuit_open: 'the circuit breaker is open → 503',
 };
+
+const BREAKER_STATES = {
+  open: 'the circuit breaker opens: the model keeps failing; waiting requests are answered 503 and new ones refused',
+  half_open: 'the circuit breaker is half-open: one probe batch may run',
+  closed: 'the circuit breaker closes: the probe passed',
+} as const;
 
 function describeFinish(id: string, outcome: OutcomeKind, endedIn: string, waited: string): string {
   switch (outcome) {
@@ -197,6 +222,7 @@ function describeFinish(id: string, outcome: OutcomeKind, endedIn: string, waite
     case 'error': return `${id} fails with its batch after ${waited} → 500`;
     case 'cancelled': return `${id} is cancelled after ${waited} (its client went away)`;
     case 'shutdown': return `${id} is ended by the shutdown after ${waited} → 503`;
+    case 'unavailable': return `${id} is answered at once as the breaker opens (after ${waited}) → 503`;
   }
 }
 

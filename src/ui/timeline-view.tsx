@@ -133,7 +133,7 @@ export interface StartTimelineOptions extends TimelineSettings {
 export function startTimeline(options: StartTimelineOptions): Promise<void> {
   const stdout = options.stdout ?? process.stdout;
   const stdin = options.stdin ?? process.stdin;
-  const settings: TimelineSettings = { maxQueueSize: options.maxQueueSize, instances: options.instances, maxBatchSize: options.maxBatchSize };
+  const settings: TimelineSettings = { maxQueueSize: options.maxQueueSize, instances: options.instances, maxBatchSize: options.maxBatchSize, batchWindowMs: options.batchWindowMs };
   const frames = buildTimeline(options.events, settings);
   // Stepping needs keys and a redrawn screen: a pipe, a file or CI gets the plain listing.
   if (stdout.isTTY !== true || stdin.isTTY !== true || isCi(process.env)) {

@@ -111,11 +111,12 @@ describe('ModelExecutor with a synchronous model', () => {
     expect(t.outcomes.map((o) => o.kind)).toEqual(['ok', 'ok', 'timeout']);
   });
 
-  it('fails only the batch whose run throws; the batches behind it still run', () => {
+  it('fails only the item whose run throws (the batcher bisects its batch); the batches behind it still run', () => {
     const t = setup(0);
     for (const value of [1, Number.NaN, 3, 4]) t.submit(value);
     t.endTurn();
-    expect(t.outcomes.map((o) => o.kind)).toEqual(['error', 'error', 'ok', 'ok']);
+    expect(t.runs).toEqual([[1, Number.NaN], [1], [Number.NaN], [3, 4]]);
+    expect(t.outcomes.map((o) => o.kind)).toEqual(['ok', 'error', 'ok', 'ok']);
   });
 
   it('reports a throwing completion as a bug and goes on with the next batch', () => {

@@ -17,7 +17,7 @@ function serveOnManualClock(config: BatchingConfig, arrivalTimesMs: Float64Array
   const clock = new VirtualClock();
   const executor = new VirtualExecutor(clock, latencyMs);
   const batcher = createBatcher<number, number>(config, clock, executor);
-  const log = new EventLog<number, number>(() => batcher.queueDepth);
+  const log = new EventLog<number, number>(batcher);
   batcher.addObserver(log);
   arrivalTimesMs.forEach((atMs, i) => {
     clock.schedule(atMs, () => batcher.submit(String(i), i, () => {}), EventOrder.arrival);

@@ -36,7 +36,7 @@ async function serveOnManualClock(flags: Record<string, string>, times: Float64A
     close: async () => {},
   };
   const { batcher } = runtime.attach(fake);
-  const log = new EventLog<ItemTensors, ItemTensors>(() => batcher.queueDepth);
+  const log = new EventLog<ItemTensors, ItemTensors>(batcher);
   batcher.addObserver(log);
   times.forEach((atMs, i) => clock.schedule(atMs, () => batcher.submit(String(i), {}, () => {}), EventOrder.arrival));
   // The model answers through a Promise: let it settle at the instant it resolved, before time moves on.

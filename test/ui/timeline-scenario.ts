@@ -13,7 +13,7 @@ export function scenarioEvents(
   const clock = new VirtualClock();
   const executor = new VirtualExecutor(clock, () => config.latencyMs ?? 20);
   const batcher = createBatcher<number, number>(full, clock, executor);
-  const log = new EventLog<number, number>(() => batcher.queueDepth);
+  const log = new EventLog<number, number>(batcher);
   batcher.addObserver(log);
   arrivals.forEach((arrival, i) => {
     const { atMs, timeoutMs } = typeof arrival === 'number' ? { atMs: arrival, timeoutMs: undefined } : arrival;

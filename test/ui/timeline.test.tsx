@@ -167,3 +167,26 @@ describe('stepping', () => {
     expect(stdout.text).not.toMatch(/\x1b\[/);
   });
 });
+
+describe('buildTimeline with policies and faults', () => {
+  it('says which limit a moving policy applied, which parts of a failed batch ran again, and what the breaker did', async () => {
+    const { makePolicyBatcher } = await import('../core/policy-harness.js');
+    const { clock, executor, submitAt, events } = makePolicyBatcher({
+      batchPolicy: 'aimd', targetLatencyMs: 10, maxBatchSize: 4, batchWindowMs: 1, breakerFailures: 2, breakerRatio: 0, breakerOpenMs: 50,
+    });
+    for (let i = 0; i < 4; i++) submitAt(0, `r${i}`, i); // 4 items take 13 ms > 10: aimd's limit falls to 3
+    for (let i = 4; i < 8; i++) submitAt(20, `r${i}`, i);
+    executor.poisoned = (input) => input === 5;
+    executor.down = (startMs) => startMs >= 100;
+    submitAt(100, 'r10', 10);
+    submitAt(120, 'r11', 11);
+    clock.run();
+    const lines = buildTimeline(events, { maxQueueSize: 128, instances: 1, maxBatchSize: 4, batchWindowMs: 1 }).map((f) => f.description);
+    expect(lines).toContain('batch #0 starts on instance 0: 4 requests, full (4 = max)');
+    expect(lines).toContain('batch #1 starts on instance 0: 3 requests, full (3 = limit) · limit 3, window 1 ms');
+    expect(lines).toContain('batch #1 re-runs 2 of its requests to find the bad one: fails (9 ms)');
+    expect(lines).toContain('batch #1 re-runs r5 alone to find the bad one: fails (7 ms)');
+    expect(lines).toContain('the circuit breaker opens: the model keeps failing; waiting requests are answered 503 and new ones refused');
+    expect(lines.at(-1)).toBe('the circuit breaker is half-open: one probe batch may run');
+  });
+});

@@ -4,7 +4,7 @@ import { formatMs } from '../../report/format.js';
 import { fitText } from './fit-text.js';
 
 // Single-width glyphs only: a wide one (⌛) would push the line past the terminal's edge.
-const OUTCOME_MARKS: Record<OutcomeKind, string> = { ok: '✓', timeout: '✗', error: '✗', cancelled: '-', shutdown: '-' };
+const OUTCOME_MARKS: Record<OutcomeKind, string> = { ok: '✓', timeout: '✗', error: '✗', cancelled: '-', shutdown: '-', unavailable: '-' };
 
 export interface BatchLineProps {
   /** `instance 0`, padded to the label column. */

@@ -1,0 +1,152 @@
+import type { BatcherCounts } from './batcher.js';
+import { BatchIsolation, type IsolationMode, type ItemVerdict } from './fault-isolation.js';
+import type { ItemFailureRate, OnlineLatencyModel } from './latency-estimator.js';
+import type { BatchPolicy } from './policy.js';
+import type { Batch, BatcherObserver, Executor, ModelRun, Outcome, PendingRequest } from './types.js';
+
+/** What a batch run needs from its batcher. */
+export interface BatchRunHost<I, O> {
+  readonly executor: Executor<I, O>;
+  readonly policy: BatchPolicy;
+  readonly latencyModel: OnlineLatencyModel | undefined;
+  readonly itemFailures: ItemFailureRate | undefined;
+  readonly isolation: IsolationMode;
+  /** False while the model itself seems to be failing: then a failed batch is not isolated. */
+  worthIsolating(): boolean;
+  readonly observers: readonly BatcherObserver<I, O>[];
+  readonly counts: BatcherCounts;
+  now(): number;
+  /** Gives a request its one outcome. */
+  end(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void;
+  /** Every item of the batch has its answer: free the slot. */
+  finished(run: BatchRun<I, O>, nowMs: number): void;
+}
+
+/**
+ * A dispatched batch from its first model run to its last answer: the run's results are handed
+ * out item by item; when the run fails as a whole, its bad items are isolated (fault-isolation.ts)
+ * by further runs on the same slot, and the good ones answered.
+ */
+export class BatchRun<I, O> {
+  /** The error of the first run, when it failed. */
+  firstError: Error | undefined;
+  /** Items answered `ok`. */
+  okItems = 0;
+  private runs = 0;
+  private isolation: BatchIsolation<O> | undefined;
+
+  constructor(
+    readonly batch: Batch<I, O>,
+    /** The half-open breaker's probe. */
+    readonly probe: boolean,
+    private readonly host: BatchRunHost<I, O>,
+  ) {}
+
+  /** The first run failed and no item could be answered: the model, not an input, failed. */
+  get dead(): boolean {
+    return this.firstError !== undefined && this.okItems === 0;
+  }
+
+  /** Items found bad by isolation. */
+  get badItems(): number {
+    return this.isolation?.badItems ?? 0;
+  }
+
+  /**
+   * The failure looked like the model's own: isolation gave up (items failed alone and none
+   * passed), or was skipped because the batches before failed that way.
+   */
+  modelFailed = false;
+
+  start(): void {
+    this.startRun(this.batch);
+  }
+
+  /** Hands a run (the whole batch, or part of it while isolating) to the executor. */
+  private startRun(run: Batch<I, O>): void {
+    const attempt = this.runs++;
+    const counts = this.host.counts;
+    counts.modelRuns++;
+    if (attempt > 0) counts.isolationRuns++;
+    let called = false;
+    const done = (result: readonly (O | Error)[] | Error): void => {
+      if (called) return; // an executor that answers twice must not answer anyone twice
+      called = true;
+      this.runFinished({ batch: this.batch, attempt, requests: run.requests, inputs: run.inputs, startedAtMs: run.startedAtMs }, result);
+    };
+    try {
+      this.host.executor.start(run, done);
+    } catch (error) {
+      // An executor that throws instead of calling back must not hold its slot forever.
+      done(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  private runFinished(run: ModelRun<I, O>, result: readonly (O | Error)[] | Error): void {
+    const host = this.host;
+    const nowMs = host.now();
+    const size = run.requests.length;
+    const error = result instanceof Error ? result : result.length !== size ? new Error(`executor returned ${result.length} outputs for a batch of ${size}`) : undefined;
+    if (error === undefined) {
+      host.latencyModel?.observe(size, nowMs - run.startedAtMs);
+      if (run.attempt === 0) host.policy.batchSucceeded?.(size, nowMs - run.startedAtMs, nowMs);
+    } else if (run.attempt === 0) {
+      this.firstError = error;
+      host.counts.failedBatches++;
+    }
+    if (run.attempt > 0) for (const observer of host.observers) observer.isolationRun?.(run, nowMs, error);
+
+    if (this.isolation !== undefined) this.answer(this.isolation.record(result), nowMs);
+    else if (error === undefined) this.answer(itemVerdicts(result as readonly (O | Error)[]), nowMs);
+    else if (host.isolation === 'off' || !host.worthIsolating()) {
+      this.modelFailed = host.isolation !== 'off';
+      this.answer(this.batch.requests.map((_, index) => ({ index, error })), nowMs);
+    }
+    else {
+      const requests = this.batch.requests;
+      this.isolation = new BatchIsolation<O>(requests.length, error, host.isolation, (index) => requests[index]?.phase === 'running');
+    }
+    if (this.isolation === undefined) return this.finish(nowMs);
+    this.isolateNext(nowMs);
+  }
+
+  private finish(nowMs: number): void {
+    if (this.isolation?.gaveUp === true) this.modelFailed = true;
+    if (!this.dead && this.host.isolation !== 'off') this.host.itemFailures?.observe(this.batch.requests.length, this.badItems);
+    this.host.finished(this, nowMs);
+  }
+
+  /** Runs the next part of a failed batch, or finishes the batch when isolation is over. */
+  private isolateNext(nowMs: number): void {
+    const isolation = this.isolation as BatchIsolation<O>;
+    for (;;) {
+      const step = isolation.next();
+      if (step === 'done') return this.finish(nowMs);
+      if ('verdicts' in step) {
+        this.answer(step.verdicts, nowMs);
+        continue;
+      }
+      const batch = this.batch;
+      const requests = step.run.map((index) => batch.requests[index] as PendingRequest<I, O>);
+      const inputs = step.run.map((index) => batch.inputs[index] as I);
+      return this.startRun({ ...batch, requests, inputs, startedAtMs: nowMs, finishedAtMs: undefined });
+    }
+  }
+
+  /** Answers items (by index in the batch) that are still waiting for an answer. */
+  private answer(verdicts: readonly ItemVerdict<O>[], nowMs: number): void {
+    for (const verdict of verdicts) {
+      const request = this.batch.requests[verdict.index] as PendingRequest<I, O>;
+      if (request.phase !== 'running') continue; // already answered at its deadline or cancelled
+      if ('error' in verdict) this.host.end(request, { kind: 'error', error: verdict.error, endedIn: 'running' }, nowMs);
+      else {
+        this.okItems++;
+        this.host.end(request, { kind: 'ok', output: verdict.output, endedIn: 'running' }, nowMs);
+      }
+    }
+  }
+}
+
+function itemVerdicts<O>(results: readonly (O | Error)[]): ItemVerdict<O>[] {
+  return results.map((item, index) => (item instanceof Error ? { index, error: item } : { index, output: item }));
+}

@@ -31,7 +31,7 @@ export function simulateForPage(options: SimulateOptions, inputs: SimulationInpu
   setup.observers = (batcher) => {
     const observers: BatcherObserver<number, number>[] = [series];
     if (eventLimit !== undefined) {
-      log = cappedEventLog(new EventLog<number, number>(() => batcher.queueDepth), eventLimit);
+      log = cappedEventLog(new EventLog<number, number>(batcher), eventLimit);
       observers.push(log.observer);
     }
     return observers;

@@ -30,7 +30,7 @@ export class TimelineView {
   private readonly counts = el('div', { class: 'counts' });
   private readonly canvas = el('canvas', { class: 'gantt' });
   private readonly list = el('ol', { class: 'events' });
-  private readonly note = el('p', { class: 'counts' });
+  private readonly note = el('p', { class: 'counts run-note' });
   private readonly play = el('button', { type: 'button' }, 'play');
   private readonly speed = el('select', { 'aria-label': 'steps per second' }, ...SPEEDS.map((s) => el('option', { value: String(s) }, `${s} steps/s`)));
 

@@ -28,6 +28,8 @@ export interface ErrorRow {
  */
 export const ERROR_TABLE = {
   INVALID_OPTION: { httpStatus: 400, exitCode: 2, message: 'invalid option %s' },
+  // A model repository's config.json or an admin request's batching options.
+  INVALID_MODEL_CONFIG: { httpStatus: 400, exitCode: 2, message: 'invalid model configuration: %s' },
   BAD_JSON: { httpStatus: 400, exitCode: 1, message: 'request body is not valid JSON: %s', reason: 'bad_json' },
   BAD_MSGPACK: { httpStatus: 400, exitCode: 1, message: 'request body is not valid MessagePack: %s', reason: 'bad_msgpack' },
   BAD_INPUT: { httpStatus: 400, exitCode: 1, message: 'invalid inputs: %s', reason: 'bad_input' },
@@ -36,6 +38,9 @@ export const ERROR_TABLE = {
   BAD_REQUEST: { httpStatus: 400, exitCode: 1, message: 'malformed HTTP request: %s', reason: 'bad_request' },
   HEADERS_TOO_LARGE: { httpStatus: 431, exitCode: 1, message: 'request headers are too large' },
   NOT_FOUND: { httpStatus: 404, exitCode: 1, message: 'not found: %s' },
+  MODEL_NOT_FOUND: { httpStatus: 404, exitCode: 1, message: 'no such model: %s', reason: 'model_not_found' },
+  VERSION_EXISTS: { httpStatus: 409, exitCode: 2, message: 'model version already registered: %s' },
+  MODEL_UNAVAILABLE: { httpStatus: 503, exitCode: 1, message: 'model not available: %s', reason: 'model_unavailable' },
   PAYLOAD_TOO_LARGE: { httpStatus: 413, exitCode: 1, message: 'request body is larger than %s bytes', reason: 'payload_too_large' },
   UNSUPPORTED_MEDIA_TYPE: { httpStatus: 415, exitCode: 1, message: 'unsupported media type: %s', reason: 'unsupported_media_type' },
   QUEUE_FULL: { httpStatus: 429, exitCode: 1, message: 'server overloaded: the queue is full (%s waiting)', reason: 'queue_full', retryAfterS: 1 },

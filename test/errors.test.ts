@@ -19,6 +19,7 @@ function sourceFiles(dir: string): string[] {
  */
 const EXPECTED: Record<ErrorCode, [status: number, exit: number, reason: string | undefined, retryAfterS: number | undefined]> = {
   INVALID_OPTION: [400, 2, undefined, undefined],
+  INVALID_MODEL_CONFIG: [400, 2, undefined, undefined],
   BAD_JSON: [400, 1, 'bad_json', undefined],
   BAD_MSGPACK: [400, 1, 'bad_msgpack', undefined],
   BAD_INPUT: [400, 1, 'bad_input', undefined],
@@ -26,6 +27,9 @@ const EXPECTED: Record<ErrorCode, [status: number, exit: number, reason: string 
   BAD_REQUEST: [400, 1, 'bad_request', undefined],
   HEADERS_TOO_LARGE: [431, 1, undefined, undefined],
   NOT_FOUND: [404, 1, undefined, undefined],
+  MODEL_NOT_FOUND: [404, 1, 'model_not_found', undefined],
+  VERSION_EXISTS: [409, 2, undefined, undefined],
+  MODEL_UNAVAILABLE: [503, 1, 'model_unavailable', undefined],
   PAYLOAD_TOO_LARGE: [413, 1, 'payload_too_large', undefined],
   UNSUPPORTED_MEDIA_TYPE: [415, 1, 'unsupported_media_type', undefined],
   QUEUE_FULL: [429, 1, 'queue_full', 1],

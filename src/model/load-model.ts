@@ -44,16 +44,21 @@ export interface LoadOptions {
   execution?: Execution;
   /** onnxruntime threads per run (0 = one per core; default 1). */
   intraOpThreads?: number;
+  /** The model's name in replies (`"model"`): a model file's replies carry it when given. */
+  name?: string;
+  /** The version label in replies (`"model_version"`); default the file name without .onnx. */
+  version?: string;
 }
 
 /** Loads the ONNX model at `path`, or the embedded toy-logistic-v1 when there is none. */
 export async function loadModel(path?: string, options: LoadOptions = {}): Promise<ServedModel> {
-  const version = path === undefined ? TOY_MODEL_VERSION : basename(path).replace(/\.onnx$/i, '');
+  const version = path === undefined ? TOY_MODEL_VERSION : (options.version ?? basename(path).replace(/\.onnx$/i, ''));
+  const named = options.name === undefined ? {} : { model: options.name };
   const intraOpThreads = options.intraOpThreads ?? 1;
   const execution = options.execution === undefined || options.execution === 'auto' ? (path === undefined ? 'inline' : 'worker') : options.execution;
   const replyBody = path === undefined
     ? toyReplyBody
-    : (requestId: string, outputs: ItemTensors, specs: readonly TensorSpec[]) => JSON.stringify({ request_id: requestId, outputs: nestedOutputs(outputs, specs), model_version: version });
+    : (requestId: string, outputs: ItemTensors, specs: readonly TensorSpec[]) => JSON.stringify({ request_id: requestId, outputs: nestedOutputs(outputs, specs), ...named, model_version: version });
   if (execution === 'inline') {
     const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, { intraOpThreads });
     return {

@@ -130,6 +130,20 @@ export function parseDurationMs(text: string, bareUnit: 's' | 'ms' = 's'): numbe
 const INTEGER = /^[+-]?\d+$/;
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
 
+/**
+ * One value checked against its spec, as `resolveOptions` checks flags: throws `code` (by
+ * default INVALID_OPTION) naming `name` and the allowed values. A model's config.json is
+ * read through this too, so its fields take exactly the flags' values.
+ */
+export function parseOptionValue(spec: OptionSpec, value: unknown, name: string, code: 'INVALID_OPTION' | 'INVALID_MODEL_CONFIG' = 'INVALID_OPTION'): unknown {
+  try {
+    return parseValue(spec, value, name);
+  } catch (error) {
+    if (code === 'INVALID_OPTION' || !(error instanceof BatchlineError)) throw error;
+    throw new BatchlineError('INVALID_MODEL_CONFIG', error.detail);
+  }
+}
+
 function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
   const text = String(value).trim();
   switch (spec.kind) {

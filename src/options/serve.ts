@@ -1,21 +1,16 @@
 import { BATCHING_OPTIONS } from './batching.js';
 import type { OptionSchema, OptionValues } from './schema.js';
 
-/** Every option of `batchline serve`: the batching options plus the server's own. */
-export const SERVE_OPTIONS = {
-  host: {
-    kind: 'string', flag: 'host', env: 'HOST', default: '127.0.0.1',
-    description: 'address to listen on (use 0.0.0.0 in a container)',
-  },
-  port: { kind: 'int', flag: 'port', env: 'PORT', default: 8080, min: 0, max: 65_535, description: 'port to listen on (0 = any free port)' },
+/**
+ * The options one model version may set for itself: the batching options and how its model
+ * runs. On the command line they are the server's defaults; a model's `config.json` in a
+ * repository takes the same options in snake_case (`max_batch_size`), with the same ranges.
+ */
+export const MODEL_VERSION_OPTIONS = {
   ...BATCHING_OPTIONS,
   modelLatencyMs: {
     kind: 'number', flag: 'model-latency-ms', env: 'MODEL_LATENCY_MS', default: 20, min: 0, max: 600_000,
     description: 'simulated accelerator time added to each batch, in ms (0 = the model\'s own time only)',
-  },
-  model: {
-    kind: 'string', flag: 'model', env: 'MODEL', default: undefined,
-    description: 'path of an ONNX model to serve (default: the embedded toy-logistic-v1)',
   },
   intraOpThreads: {
     kind: 'int', flag: 'intra-op-threads', env: 'INTRA_OP_THREADS', default: 1, min: 0, max: 256,
@@ -23,7 +18,36 @@ export const SERVE_OPTIONS = {
   },
   execution: {
     kind: 'enum', flag: 'execution', env: 'EXECUTION', choices: ['auto', 'inline', 'worker'], default: 'auto',
-    description: 'where batches run: worker = a thread per instance, inline = the main thread; auto = inline for the embedded model, worker for --model',
+    description: 'where batches run: worker = a thread per instance, inline = the main thread; auto = inline for the embedded model, worker for model files',
+  },
+} as const satisfies OptionSchema;
+
+/** One model version's effective options: its config.json over the server's flags. */
+export type ModelVersionConfig = OptionValues<typeof MODEL_VERSION_OPTIONS>;
+
+/** Every option of `batchline serve`: the batching options plus the server's own. */
+export const SERVE_OPTIONS = {
+  host: {
+    kind: 'string', flag: 'host', env: 'HOST', default: '127.0.0.1',
+    description: 'address to listen on (use 0.0.0.0 in a container)',
+  },
+  port: { kind: 'int', flag: 'port', env: 'PORT', default: 8080, min: 0, max: 65_535, description: 'port to listen on (0 = any free port)' },
+  ...MODEL_VERSION_OPTIONS,
+  model: {
+    kind: 'string', flag: 'model', env: 'MODEL', default: undefined,
+    description: 'path of an ONNX model to serve as version 1 (default: the embedded toy-logistic-v1)',
+  },
+  modelName: {
+    kind: 'string', flag: 'model-name', env: 'MODEL_NAME', default: undefined,
+    description: 'name of the --model model in routes and metrics (default: the file name without .onnx)',
+  },
+  modelRepository: {
+    kind: 'string', flag: 'model-repository', env: 'MODEL_REPOSITORY', default: undefined,
+    description: 'directory of models to serve: NAME/VERSION/model.onnx, with an optional NAME/config.json',
+  },
+  defaultModel: {
+    kind: 'string', flag: 'default-model', env: 'DEFAULT_MODEL', default: undefined,
+    description: 'model that POST /v1/infer serves when the repository holds several',
   },
   maxRequestTimeoutMs: {
     kind: 'number', flag: 'max-request-timeout-ms', env: 'MAX_REQUEST_TIMEOUT_MS', default: 30_000, min: 1, max: 1e9,

@@ -19,12 +19,12 @@ export class BucketHistogram {
   private sum = 0;
   private count = 0;
 
-  constructor(config: { name: string; help: string; buckets: readonly number[]; registers: client.Registry[] }) {
+  constructor(config: { name: string; help: string; buckets: readonly number[]; registers?: client.Registry[] }) {
     this.name = config.name;
     this.help = config.help;
     this.upperBounds = Float64Array.from([...config.buckets].sort((a, b) => a - b));
     this.counts = new Float64Array(this.upperBounds.length + 1);
-    for (const registry of config.registers) registry.registerMetric(this as unknown as client.Metric);
+    for (const registry of config.registers ?? []) registry.registerMetric(this as unknown as client.Metric);
   }
 
   observe(value: number): void {
@@ -43,18 +43,76 @@ export class BucketHistogram {
   }
 
   /** The values in prom-client's metric-object form: cumulative buckets, then sum and count. */
-  get(): { name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: { labels: Record<string, string | number>; value: number; metricName: string }[] } {
-    const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
+  get(): MetricObject {
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: this.values({}, []) };
+  }
+
+  /** Appends this histogram's values, each with `labels` besides its own, to `into`. */
+  values(labels: Labels, into: MetricValue[]): MetricValue[] {
     let cumulative = 0;
     this.upperBounds.forEach((le, i) => {
       cumulative += this.counts[i] as number;
-      values.push({ labels: { le }, value: cumulative, metricName: `${this.name}_bucket` });
+      into.push({ labels: { le, ...labels }, value: cumulative, metricName: `${this.name}_bucket` });
     });
-    values.push(
-      { labels: { le: '+Inf' }, value: this.count, metricName: `${this.name}_bucket` },
-      { labels: {}, value: this.sum, metricName: `${this.name}_sum` },
-      { labels: {}, value: this.count, metricName: `${this.name}_count` },
+    into.push(
+      { labels: { le: '+Inf', ...labels }, value: this.count, metricName: `${this.name}_bucket` },
+      { labels: { ...labels }, value: this.sum, metricName: `${this.name}_sum` },
+      { labels: { ...labels }, value: this.count, metricName: `${this.name}_count` },
     );
+    return into;
+  }
+}
+
+type Labels = Record<string, string | number>;
+interface MetricValue {
+  labels: Labels;
+  value: number;
+  metricName: string;
+}
+interface MetricObject {
+  name: string;
+  help: string;
+  type: 'histogram';
+  aggregator: 'sum';
+  values: MetricValue[];
+}
+
+/**
+ * One histogram metric with a child per label set (a model version), each a BucketHistogram:
+ * the hot path observes on its own child directly, with no label lookup, and the family
+ * hands prom-client every child's buckets at scrape time.
+ */
+export class HistogramFamily {
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  private readonly children = new Map<BucketHistogram, Labels>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    registry: client.Registry,
+  ) {
+    registry.registerMetric(this as unknown as client.Metric);
+  }
+
+  /** A new child for `labels`, with its own buckets. */
+  child(labels: Labels, buckets: readonly number[]): BucketHistogram {
+    const child = new BucketHistogram({ name: this.name, help: this.help, buckets });
+    this.children.set(child, labels);
+    return child;
+  }
+
+  remove(child: BucketHistogram): void {
+    this.children.delete(child);
+  }
+
+  reset(): void {
+    for (const child of this.children.keys()) child.reset();
+  }
+
+  get(): MetricObject {
+    const values: MetricValue[] = [];
+    for (const [child, labels] of this.children) child.values(labels, values);
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
 }

@@ -8,7 +8,8 @@ import type { ServeConfig } from '../options/serve.js';
 import type { AdmissionContext } from './admit.js';
 import { answer, answerError } from './answer.js';
 import { CountingResponse } from './drain-connections.js';
-import { registerInferRoute } from './infer-route.js';
+import { registerInferRoutes } from './infer-route.js';
+import { registerModelRoutes } from './model-routes.js';
 import { BATCHLINE_JSON } from './json-protocol.js';
 import { requestIdFor } from './request-id.js';
 import { answerRouteOf } from './routes.js';
@@ -82,15 +83,14 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
 
   app.get('/healthz', (_request, reply) => json(reply, { status: 'alive' }));
   app.get('/readyz', (_request, reply) => {
-    if (runtime.state === 'ready' && runtime.runtime?.model.healthy !== false) return json(reply, { status: 'ready' });
+    if (runtime.ready) return json(reply, { status: 'ready' });
     if (runtime.state === 'draining' || runtime.state === 'stopped') return refuse(reply, new BatchlineError('SHUTTING_DOWN'));
-    const why = runtime.state === 'starting' ? 'the model is loading' : 'a model instance is restarting after a crash';
-    return refuse(reply, new BatchlineError('NOT_READY', why));
+    if (runtime.state === 'starting') return refuse(reply, new BatchlineError('NOT_READY', 'the model is loading'));
+    const notReady = runtime.registry.all().filter((version) => !version.ready).map((version) => `${version.name} version ${version.version} is ${version.status.reason ?? version.status.state}`);
+    return refuse(reply, new BatchlineError('NOT_READY', notReady.join('; ') || 'a model is not ready'));
   });
   app.get('/metrics', async (_request, reply) => {
-    const metrics = runtime.runtime?.metrics;
-    if (metrics === undefined) return refuse(reply, new BatchlineError('NOT_READY', 'the model is loading'));
-    const { contentType, body } = await metrics.render();
+    const { contentType, body } = await runtime.metrics.render();
     answer(reply, 200, { body, contentType }, BATCHLINE_JSON, undefined, runtime);
   });
   app.get('/v1/stats', (_request, reply) => {
@@ -98,15 +98,11 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     if (stats === undefined) return refuse(reply, new BatchlineError('NOT_READY', 'the model is loading'));
     json(reply, stats);
   });
-  app.get('/v1/model', (_request, reply) => {
-    const model = runtime.runtime?.model;
-    if (model === undefined) return refuse(reply, new BatchlineError('NOT_READY', 'the model is loading'));
-    json(reply, { model_version: model.version, inputs: model.inputs, outputs: model.outputs });
-  });
+  registerModelRoutes(app, runtime.registry, runtime);
   const context: AdmissionContext = { server: runtime, maxRequestTimeoutMs: config.maxRequestTimeoutMs, logError };
   app.register(async (scope) => {
     useTensorBodyParsers(scope);
-    registerInferRoute(scope, runtime, context);
+    registerInferRoutes(scope, runtime, context);
   });
   return { app, runtime };
 }

@@ -2,107 +2,55 @@ import client from 'prom-client';
 import type { Batcher } from '../core/batcher.js';
 import type { Batch, BatcherObserver, Outcome, OutcomeKind, PendingRequest } from '../core/types.js';
 import { ERROR_TABLE, REJECTION_REASONS } from '../errors.js';
-import { BucketHistogram } from './bucket-histogram.js';
+import { HistogramFamily, type BucketHistogram } from './bucket-histogram.js';
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const OUTCOMES: readonly OutcomeKind[] = ['ok', 'timeout', 'error', 'cancelled', 'shutdown'];
 /** Statuses exported at 0 from the start: success, every status of the error table, and 499. */
 const RESPONSE_CODES: readonly number[] = [...new Set([200, ...Object.values(ERROR_TABLE).map((row) => row.httpStatus), 499])].sort((a, b) => a - b);
+const HISTOGRAMS = ['batchSize', 'requestDuration', 'queueWait', 'modelExecution'] as const;
+type HistogramName = (typeof HISTOGRAMS)[number];
+
+/** The labels every `batchline_*` series carries: which model version it is about. */
+export type VersionLabels = { model: string; version: string } & Record<string, string>;
+
+/** What the metrics read of a model version at scrape time. */
+export interface MeteredVersion {
+  readonly batcher: Pick<Batcher<unknown, unknown>, 'counts' | 'queueDepth' | 'options' | 'runningBatchSizes' | 'runningCount'>;
+  readonly metrics: Pick<VersionMetrics<unknown, unknown>, 'labels' | 'rejections' | 'rejectedRequests'>;
+  /** The served model's own version label (`toy-logistic-v1`), for `batchline_model_info`. */
+  readonly modelVersionLabel: string;
+  /** The version's inference answers by HTTP status (499: its client had gone), as /v1/stats shows them. */
+  readonly responsesByStatus: Readonly<Record<string, number>>;
+}
 
 /**
- * The Prometheus metrics of a server, fed by the batcher's events (an observer) and by the
- * HTTP layer's refusals (`answer.ts`). The hot path costs a few array increments a request: counters that
- * the batcher already keeps are read at scrape time (`collect`), and the per-request
- * histograms are BucketHistograms.
+ * One model version's metrics, fed by its batcher's events (an observer) and by the HTTP
+ * layer's refusals. The hot path costs a few array increments a request: counters the batcher
+ * already keeps are read at scrape time, and the per-request histograms are this version's own
+ * BucketHistograms (no label lookup per observation).
  */
-export class ServeMetrics<I, O> implements BatcherObserver<I, O> {
-  readonly registry = new client.Registry();
-  private readonly rejections: client.Counter<'reason'>;
-  private readonly responses: client.Counter<'code'>;
-  private rejectedRequests = 0;
+export class VersionMetrics<I, O> implements BatcherObserver<I, O> {
+  /** Refusals by the error table's reason; every reason is present from the start, at 0. */
+  readonly rejections = new Map<string, number>(REJECTION_REASONS.map((reason) => [reason, 0]));
+  rejectedRequests = 0;
+
   private readonly batchSize: BucketHistogram;
   private readonly requestDuration: BucketHistogram;
   private readonly queueWait: BucketHistogram;
   private readonly modelExecution: BucketHistogram;
 
-  constructor(batcher: Batcher<I, O>, maxBatchSize: number, modelVersion: string) {
-    const registry = this.registry;
-    const metrics = this;
-    client.collectDefaultMetrics({ register: registry });
-    // These three gauges end in `_total`, which `promtool check metrics` rejects for non-counters.
-    for (const name of ['nodejs_active_handles_total', 'nodejs_active_resources_total', 'nodejs_active_requests_total']) registry.removeSingleMetric(name);
-    new client.Gauge({ name: 'batchline_model_info', help: 'The model being served (value is always 1).', labelNames: ['model_version'], registers: [registry] })
-      .set({ model_version: modelVersion }, 1);
-    new client.Counter({
-      name: 'batchline_requests_total', help: 'Inference requests by outcome.', labelNames: ['outcome'], registers: [registry],
-      collect() {
-        this.reset();
-        for (const outcome of OUTCOMES) this.inc({ outcome }, batcher.counts.outcomes[outcome]);
-        this.inc({ outcome: 'rejected' }, metrics.rejectedRequests);
-      },
-    });
-    this.rejections = new client.Counter({ name: 'batchline_rejections_total', help: 'Requests refused before execution, by reason.', labelNames: ['reason'], registers: [registry] });
-    new client.Gauge({
-      name: 'batchline_queue_depth', help: 'Requests waiting for a batch.', registers: [registry],
-      collect() { this.set(batcher.queueDepth); },
-    });
-    new client.Gauge({ name: 'batchline_queue_capacity', help: 'Most requests allowed to wait.', registers: [registry] }).set(batcher.options.maxQueueSize);
-    new client.Gauge({
-      name: 'batchline_running_batches', help: 'Batches executing now.', registers: [registry],
-      collect() { this.set(batcher.runningBatchSizes().filter((size) => size > 0).length); },
-    });
-    new client.Gauge({
-      name: 'batchline_running_requests', help: 'Requests inside executing batches.', registers: [registry],
-      collect() { this.set(batcher.runningCount); },
-    });
-    new client.Counter({
-      name: 'batchline_batches_total', help: 'Batches dispatched to the model.', registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(batcher.counts.batches);
-      },
-    });
-    new client.Counter({
-      name: 'batchline_batch_items_total', help: 'Requests dispatched inside batches.', registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(batcher.counts.batchItems);
-      },
-    });
-    this.batchSize = new BucketHistogram({
-      name: 'batchline_batch_size', help: 'Requests per dispatched batch.', buckets: batchSizeBuckets(maxBatchSize), registers: [registry],
-    });
-    this.requestDuration = new BucketHistogram({
-      name: 'batchline_request_duration_seconds', help: 'Arrival to answer of successful requests.', buckets: LATENCY_BUCKETS_S, registers: [registry],
-    });
-    this.queueWait = new BucketHistogram({
-      name: 'batchline_queue_wait_seconds', help: 'Arrival to batch start.', buckets: LATENCY_BUCKETS_S, registers: [registry],
-    });
-    this.modelExecution = new BucketHistogram({
-      name: 'batchline_model_execution_seconds', help: 'Batch start to finish, including simulated accelerator time.', buckets: LATENCY_BUCKETS_S, registers: [registry],
-    });
-    this.responses = new client.Counter({
-      name: 'batchline_responses_total', help: 'Inference answers by HTTP status; 499 = the client closed the connection first, nothing was sent.', labelNames: ['code'], registers: [registry],
-    });
-    for (const code of RESPONSE_CODES) this.responses.inc({ code: String(code) }, 0);
-    // Every reason is exported from the start, at 0: a series that appears only when it first
-    // counts breaks rate() and alerts written against it (prom-client's labels() alone does not).
-    for (const reason of REJECTION_REASONS) this.rejections.inc({ reason }, 0);
-    batcher.addObserver(this);
+  constructor(
+    readonly labels: VersionLabels,
+    readonly histograms: Readonly<Record<HistogramName, BucketHistogram>>,
+  ) {
+    ({ batchSize: this.batchSize, requestDuration: this.requestDuration, queueWait: this.queueWait, modelExecution: this.modelExecution } = histograms);
   }
 
-  /**
-   * A refusal, by the error table's `reason`. The HTTP layer counts every refusal it answers,
-   * the batcher's (queue full) included, so this class does not observe the batcher's.
-   */
+  /** A refusal, by the error table's `reason` (the HTTP layer counts every refusal it answers). */
   reject(reason: string): void {
-    this.rejections.labels({ reason }).inc();
+    this.rejections.set(reason, (this.rejections.get(reason) ?? 0) + 1);
     this.rejectedRequests++;
-  }
-
-  /** One inference answer with this status (499: its client had gone). */
-  respond(status: number): void {
-    this.responses.labels({ code: String(status) }).inc();
   }
 
   batchStarted(batch: Batch<I, O>, nowMs: number): void {
@@ -116,6 +64,99 @@ export class ServeMetrics<I, O> implements BatcherObserver<I, O> {
 
   requestFinished(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void {
     if (outcome.kind === 'ok') this.requestDuration.observe((nowMs - request.arrivalAtMs) / 1000);
+  }
+}
+
+/**
+ * The Prometheus metrics of a server: Node's process metrics and, per model version, the
+ * `batchline_*` series with `model` and `version` labels. Gauges and counters are read from
+ * the versions at scrape time (`collect`), so a version that is removed leaves the output.
+ */
+export class ServeMetrics {
+  readonly registry = new client.Registry();
+  private readonly families: Record<HistogramName, HistogramFamily>;
+
+  constructor(versions: () => Iterable<MeteredVersion>) {
+    const registry = this.registry;
+    client.collectDefaultMetrics({ register: registry });
+    // These three gauges end in `_total`, which `promtool check metrics` rejects for non-counters.
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_resources_total', 'nodejs_active_requests_total']) registry.removeSingleMetric(name);
+    const labelNames = ['model', 'version'] as const;
+    /** A gauge or counter whose value per version is read at scrape time. */
+    const perVersion = (Kind: typeof client.Gauge | typeof client.Counter, name: string, help: string, read: (v: MeteredVersion) => number): void => {
+      new Kind({
+        name, help, labelNames, registers: [registry],
+        collect() {
+          this.reset();
+          for (const v of versions()) (this as client.Gauge).inc(v.metrics.labels, read(v));
+        },
+      });
+    };
+    new client.Gauge({
+      name: 'batchline_model_info', help: 'The model versions being served (value is always 1).', labelNames: [...labelNames, 'model_version'], registers: [registry],
+      collect() {
+        this.reset();
+        for (const v of versions()) this.set({ ...v.metrics.labels, model_version: v.modelVersionLabel }, 1);
+      },
+    });
+    new client.Counter({
+      name: 'batchline_requests_total', help: 'Inference requests by outcome.', labelNames: [...labelNames, 'outcome'], registers: [registry],
+      collect() {
+        this.reset();
+        for (const v of versions()) {
+          for (const outcome of OUTCOMES) this.inc({ ...v.metrics.labels, outcome }, v.batcher.counts.outcomes[outcome]);
+          this.inc({ ...v.metrics.labels, outcome: 'rejected' }, v.metrics.rejectedRequests);
+        }
+      },
+    });
+    new client.Counter({
+      name: 'batchline_responses_total', help: 'Inference answers by HTTP status; 499 = the client closed the connection first, nothing was sent.',
+      labelNames: [...labelNames, 'code'], registers: [registry],
+      collect() {
+        this.reset();
+        for (const v of versions()) {
+          for (const code of RESPONSE_CODES) this.inc({ ...v.metrics.labels, code: String(code) }, 0);
+          for (const [code, count] of Object.entries(v.responsesByStatus)) this.inc({ ...v.metrics.labels, code }, count);
+        }
+      },
+    });
+    new client.Counter({
+      name: 'batchline_rejections_total', help: 'Requests refused before execution, by reason.', labelNames: [...labelNames, 'reason'], registers: [registry],
+      collect() {
+        this.reset();
+        for (const v of versions()) for (const [reason, count] of v.metrics.rejections) this.inc({ ...v.metrics.labels, reason }, count);
+      },
+    });
+    perVersion(client.Gauge, 'batchline_queue_depth', 'Requests waiting for a batch.', (v) => v.batcher.queueDepth);
+    perVersion(client.Gauge, 'batchline_queue_capacity', 'Most requests allowed to wait.', (v) => v.batcher.options.maxQueueSize);
+    perVersion(client.Gauge, 'batchline_running_batches', 'Batches executing now.', (v) => v.batcher.runningBatchSizes().filter((size) => size > 0).length);
+    perVersion(client.Gauge, 'batchline_running_requests', 'Requests inside executing batches.', (v) => v.batcher.runningCount);
+    perVersion(client.Counter, 'batchline_batches_total', 'Batches dispatched to the model.', (v) => v.batcher.counts.batches);
+    perVersion(client.Counter, 'batchline_batch_items_total', 'Requests dispatched inside batches.', (v) => v.batcher.counts.batchItems);
+    this.families = {
+      batchSize: new HistogramFamily('batchline_batch_size', 'Requests per dispatched batch.', registry),
+      requestDuration: new HistogramFamily('batchline_request_duration_seconds', 'Arrival to answer of successful requests.', registry),
+      queueWait: new HistogramFamily('batchline_queue_wait_seconds', 'Arrival to batch start.', registry),
+      modelExecution: new HistogramFamily('batchline_model_execution_seconds', 'Batch start to finish, including simulated accelerator time.', registry),
+    };
+  }
+
+  /** The metrics of a new model version, observing its batcher. */
+  forVersion<I, O>(batcher: Batcher<I, O>, maxBatchSize: number, labels: VersionLabels): VersionMetrics<I, O> {
+    const f = this.families;
+    const metrics = new VersionMetrics<I, O>(labels, {
+      batchSize: f.batchSize.child(labels, batchSizeBuckets(maxBatchSize)),
+      requestDuration: f.requestDuration.child(labels, LATENCY_BUCKETS_S),
+      queueWait: f.queueWait.child(labels, LATENCY_BUCKETS_S),
+      modelExecution: f.modelExecution.child(labels, LATENCY_BUCKETS_S),
+    });
+    batcher.addObserver(metrics);
+    return metrics;
+  }
+
+  /** Stops exporting a version's histograms (its other series follow the versions list). */
+  removeVersion(metrics: Pick<VersionMetrics<unknown, unknown>, 'histograms'>): void {
+    for (const name of HISTOGRAMS) this.families[name].remove(metrics.histograms[name]);
   }
 
   async render(): Promise<{ contentType: string; body: string }> {

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { BatchlineError } from '../errors.js';
-import { loadModel } from '../model/load-model.js';
+import { startupVersions } from '../registry/startup.js';
 import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
 import { DrainingConnections } from './drain-connections.js';
@@ -32,6 +32,8 @@ const CLOSE_GRACE_MS = 250;
  * `--drain-timeout-ms`. A second signal stops waiting.
  */
 export async function runServer(config: ServeConfig, io: ServeIo = { stdout: process.stdout, stderr: process.stderr }): Promise<void> {
+  // A bad repository or config.json stops here, before anything listens (exit 2).
+  const startup = await startupVersions(config);
   const { app, runtime } = buildServer(config, {
     logError: (message, error) => io.stderr.write(`batchline serve: ${message}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
   });
@@ -53,33 +55,40 @@ export async function runServer(config: ServeConfig, io: ServeIo = { stdout: pro
   }
   const output = await startServeOutput({ dashboard: io.dashboard === true, stdout: io.stdout, readStats: () => runtime.stats(), onQuit: () => quit.fire('q') });
   try {
-    output.log(`batchline serve: starting on ${address}, loading ${config.model ?? 'the embedded model'}`);
-    const loading = loadModel(config.model, { instances: config.instances, intraOpThreads: config.intraOpThreads, execution: config.execution });
-    const first = await Promise.race([loading.then((model) => ({ model })), shutdown.then((signal) => ({ signal }))]).catch(async (error: unknown) => {
+    const what = startup.versions.map((v) => (v.path === undefined ? 'the embedded model' : v.path)).join(', ');
+    output.log(`batchline serve: starting on ${address}, loading ${what}`);
+    runtime.registry.defaultModel = startup.defaultModel;
+    const loading = runtime.loadStartup(startup.versions);
+    const first = await Promise.race([loading.then(() => ({ loaded: true as const })), shutdown.then((signal) => ({ signal }))]).catch(async (error: unknown) => {
       await app.close();
+      await runtime.closeModels();
       throw error;
     });
     if ('signal' in first) {
       output.log(`batchline serve: ${first.signal} while loading the model: stopped`);
-      loading.then((model) => model.close(), () => {}); // it may never finish (a stuck file); do not wait
+      loading.then(() => runtime.closeModels(), () => {}); // it may never finish (a stuck file); do not wait
       await app.close();
       return;
     }
-    const model = first.model;
-    runtime.attach(model);
-    output.log(
-      `batchline serve: listening on ${address} model=${model.version} inputs=${model.inputs.map((s) => `${s.name}${JSON.stringify(s.itemShape)}:${s.type}`).join(',')} ` +
-        `max_batch_size=${config.maxBatchSize} batch_window_ms=${config.batchWindowMs} max_queue_size=${config.maxQueueSize} ` +
-        `request_timeout_ms=${config.requestTimeoutMs} instances=${config.instances} model_latency_ms=${config.modelLatencyMs}`,
-    );
+    runtime.registry.all().forEach((version, i) => {
+      const model = version.model;
+      const c = version.config;
+      // One line per version; the first says where the server listens (scripts look for it).
+      output.log(
+        `batchline serve: ${i === 0 ? `listening on ${address} ` : ''}model=${version.name} version=${version.version} ` +
+          `inputs=${model.inputs.map((s) => `${s.name}${JSON.stringify(s.itemShape)}:${s.type}`).join(',')} ` +
+          `max_batch_size=${c.maxBatchSize} batch_window_ms=${c.batchWindowMs} max_queue_size=${c.maxQueueSize} ` +
+          `request_timeout_ms=${c.requestTimeoutMs} instances=${c.instances} model_latency_ms=${c.modelLatencyMs}`,
+      );
+    });
 
     const signal = await shutdown;
-    const batcher = runtime.runtime!.batcher;
-    output.log(`batchline serve: ${signal}: draining ${batcher.queueDepth} queued and ${batcher.runningCount} running requests (up to ${config.drainTimeoutMs} ms)`);
+    const versions = runtime.registry.all();
+    const sum = (read: (v: (typeof versions)[number]) => number): number => versions.reduce((total, v) => total + read(v), 0);
+    output.log(`batchline serve: ${signal}: draining ${sum((v) => v.batcher.queueDepth)} queued and ${sum((v) => v.batcher.runningCount)} running requests (up to ${config.drainTimeoutMs} ms)`);
     await drainAndClose(app.server, connections, runtime, () => app.close(), config.drainTimeoutMs, force);
-    await model.close();
-    const counts = batcher.counts;
-    output.log(`batchline serve: stopped; ${counts.outcomes.ok} ok, ${counts.outcomes.shutdown} answered 503 at shutdown`);
+    await runtime.closeModels();
+    output.log(`batchline serve: stopped; ${sum((v) => v.batcher.counts.outcomes.ok)} ok, ${sum((v) => v.batcher.counts.outcomes.shutdown)} answered 503 at shutdown`);
   } finally {
     output.stop();
   }

@@ -1,124 +1,138 @@
-import { BatcherStats } from '../core/batcher-stats.js';
 import type { Clock } from '../core/clock.js';
-import { createBatcher } from '../core/create-batcher.js';
 import type { ServedModel } from '../model/load-model.js';
-import type { ItemTensors } from '../model/tensor-spec.js';
-import type { ServeConfig } from '../options/serve.js';
-import type { AdmissionTarget, ModelBatcher } from './admit.js';
-import type { AnswerCounters } from './answer.js';
-import { ServeMetrics } from './metrics.js';
-import { ModelExecutor } from './model-executor.js';
+import type { ModelVersionConfig, ServeConfig } from '../options/serve.js';
+import { ModelVersion } from '../registry/model-version.js';
+import { Registry } from '../registry/registry.js';
+import type { StartupVersion } from '../registry/startup.js';
 import type { ServerState, ServerStats } from '../stats-contract/server-stats.js';
+import type { ModelBatcher } from './admit.js';
+import type { AnswerCounters } from './answer.js';
+import { ServeMetrics, type MeteredVersion } from './metrics.js';
 
 export type { ModelBatcher };
 
-/** What exists once the model is loaded: the batcher over it, its stats and metrics. */
-export interface LoadedRuntime extends AdmissionTarget {
-  stats: BatcherStats<ItemTensors, ItemTensors>;
-  metrics: ServeMetrics<ItemTensors, ItemTensors>;
-}
 
 /**
- * The server's lifecycle (starting → ready → draining → stopped) and the parts that live with
- * the model. Routes ask it whether to take work; shutdown asks it to drain.
+ * The server's lifecycle (starting → ready → draining → stopped) and what lives with it: the
+ * registry of model versions, the metrics, and the counts of answers that belong to no version
+ * (a request naming no known model). Routes ask it whether to take work; shutdown asks it to
+ * drain every version.
  */
-export class ServingRuntime implements AnswerCounters {
+export class ServingRuntime {
   private stateNow: ServerState = 'starting';
-  private loaded: LoadedRuntime | undefined;
   private readonly startedAtMs: number;
-  /** Responses of POST /v1/infer by status code. */
-  readonly responsesByStatus: Record<string, number> = {};
+  /** The versions loaded at start-up: /readyz is 200 when every one of them is ready. */
+  private readonly startup: ModelVersion[] = [];
+  readonly registry: Registry;
+  readonly metrics: ServeMetrics;
+  /** Answers to inference requests that reached no model version (unknown model), by status. */
+  readonly unattributed: AnswerCounters & { readonly responsesByStatus: Record<string, number> };
 
   constructor(
     readonly config: ServeConfig,
     private readonly clock: Clock,
   ) {
     this.startedAtMs = clock.now();
+    this.registry = new Registry(config.defaultModel);
+    this.metrics = new ServeMetrics(() => this.registry.all().filter((v): v is ModelVersion & MeteredVersion => v.metrics !== undefined));
+    const responsesByStatus: Record<string, number> = {};
+    this.unattributed = {
+      responsesByStatus,
+      countResponse: (status) => void (responsesByStatus[status] = (responsesByStatus[status] ?? 0) + 1),
+      countRejection: () => {},
+    };
   }
 
   get state(): ServerState {
     return this.stateNow;
   }
 
-  get runtime(): LoadedRuntime | undefined {
-    return this.loaded;
+  /**
+   * The default model's version that takes work, or its highest version: what /v1/infer
+   * serves, and what tests of one model read (`runtime.runtime!.batcher`).
+   */
+  get runtime(): ModelVersion | undefined {
+    const name = this.registry.defaultModel;
+    const version = name === undefined ? undefined : this.registry.resolve(name);
+    return version?.batcher === undefined ? undefined : version;
   }
 
-  /** Builds the batcher over a loaded model and starts taking work. */
-  attach(model: ServedModel): LoadedRuntime {
-    const executor = new ModelExecutor(model, this.clock, this.config.modelLatencyMs);
-    const batcher = createBatcher(this.config, this.clock, executor);
-    const stats = new BatcherStats(batcher, this.clock, this.config.maxBatchSize);
-    const metrics = new ServeMetrics(batcher, this.config.maxBatchSize, model.version);
-    this.loaded = {
-      model, batcher, stats, metrics,
-      requestTimeoutMs: this.config.requestTimeoutMs,
-      countResponse: (status) => {
-        this.countResponse(status);
-        metrics.respond(status);
-      },
-      countRejection: (reason) => metrics.reject(reason),
-    };
+  /** A new version in the registry, loading (VERSION_EXISTS if it is there already). */
+  createVersion(spec: StartupVersion): ModelVersion {
+    const version = new ModelVersion(spec.name, spec.version, spec.path, spec.config, {
+      clock: this.clock,
+      metrics: this.metrics,
+      onStateChange: (changed) => this.registry.refresh(changed.name),
+    });
+    this.registry.add(version);
+    return version;
+  }
+
+  /** Loads the start-up versions (all at once); the server is ready when every one is. */
+  async loadStartup(specs: readonly StartupVersion[]): Promise<ModelVersion[]> {
+    const versions = specs.map((spec) => this.createVersion(spec));
+    this.startup.push(...versions);
+    await Promise.all(versions.map((version) => version.load()));
     if (this.stateNow === 'starting') this.stateNow = 'ready';
-    return this.loaded;
-  }
-
-  countResponse(statusCode: number): void {
-    this.responsesByStatus[statusCode] = (this.responsesByStatus[statusCode] ?? 0) + 1;
-  }
-
-  /** A refusal before the model is attached is not exported: there are no metrics yet. */
-  countRejection(reason: string): void {
-    this.loaded?.metrics.reject(reason);
+    return versions;
   }
 
   /**
-   * Stops admitting, lets queued and running requests finish for up to `timeoutMs` (or until
-   * `endDrainNow()`), then answers whatever is left with `shutdown` (HTTP 503). Resolves when
-   * every request has its answer.
+   * Serves an already loaded model as a start-up version (`name` defaults to the model's own
+   * version label) and starts taking work: for tests and embedders that load models themselves.
+   */
+  attach(model: ServedModel, name = model.version, version = 1): ModelVersion {
+    const config = { ...this.config } as ModelVersionConfig;
+    const created = this.createVersion({ name, version, path: undefined, config });
+    this.registry.defaultModel ??= name;
+    this.startup.push(created);
+    created.attach(model);
+    if (this.stateNow === 'starting') this.stateNow = 'ready';
+    return created;
+  }
+
+  /** True when the server takes work and every start-up version is ready. */
+  get ready(): boolean {
+    return this.stateNow === 'ready' && this.startup.every((version) => version.ready);
+  }
+
+  /**
+   * Stops admitting, lets every version's queued and running requests finish for up to
+   * `timeoutMs` (or until `endDrainNow()`), then answers whatever is left with `shutdown`
+   * (HTTP 503). Resolves when every request has its answer.
    */
   async drain(timeoutMs: number): Promise<void> {
     if (this.stateNow === 'draining' || this.stateNow === 'stopped') return;
     this.stateNow = 'draining';
-    const batcher = this.loaded?.batcher;
-    if (batcher !== undefined) {
-      batcher.close();
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(finish, timeoutMs);
-        function finish(): void {
-          clearTimeout(timer);
-          resolve();
-        }
-        this.endDrain = finish;
-        if (batcher.idle) return finish();
-        batcher.addObserver({ batchFinished: () => batcher.idle && finish(), requestFinished: () => batcher.idle && finish() });
-      });
-      batcher.abortAll('shutdown');
-    }
+    await Promise.all(this.registry.all().map((version) => version.drain(timeoutMs)));
     this.stateNow = 'stopped';
   }
 
   /** Stops waiting for the drain: what is still queued or running is answered 503 now. */
   endDrainNow(): void {
-    this.endDrain();
+    for (const version of this.registry.all()) version.endDrainNow();
   }
 
-  private endDrain: () => void = () => {};
+  /** Closes every version's model (after the drain). */
+  async closeModels(): Promise<void> {
+    await Promise.all(this.registry.all().map((version) => version.close()));
+  }
 
   stats(): ServerStats | undefined {
-    const loaded = this.loaded;
-    if (loaded === undefined) return undefined;
-    const c = this.config;
+    const models = this.registry.all().flatMap((version) => version.statsEntry() ?? []);
+    const main = this.runtime?.statsEntry() ?? models[0];
+    if (main === undefined) return undefined;
+    const totals: Record<string, number> = { ...this.unattributed.responsesByStatus };
+    for (const entry of models) for (const [status, count] of Object.entries(entry.responsesByStatus)) totals[status] = (totals[status] ?? 0) + count;
     return {
       uptimeS: (this.clock.now() - this.startedAtMs) / 1000,
       state: this.stateNow,
-      model: { version: loaded.model.version, inputs: loaded.model.inputs.map((s) => s.name), outputs: loaded.model.outputs.map((s) => s.name) },
-      config: {
-        maxBatchSize: c.maxBatchSize, batchWindowMs: c.batchWindowMs, maxQueueSize: c.maxQueueSize,
-        requestTimeoutMs: c.requestTimeoutMs, instances: c.instances, modelLatencyMs: c.modelLatencyMs,
-      },
-      responsesByStatus: { ...this.responsesByStatus },
-      snapshot: loaded.stats.snapshot(),
+      model: main.model,
+      config: main.config,
+      responsesByStatus: totals,
+      snapshot: main.snapshot,
+      ...(this.registry.defaultModel === undefined ? {} : { defaultModel: this.registry.defaultModel }),
+      models,
     };
   }
 }

@@ -1,26 +1,55 @@
 import type { BatcherSnapshot } from '../core/batcher-stats.js';
 
-/** Lifecycle of a server: not ready while the model loads, draining after SIGTERM. */
+/** Lifecycle of a server: not ready while its start-up models load, draining after SIGTERM. */
 export type ServerState = 'starting' | 'ready' | 'draining' | 'stopped';
 
 /**
- * What `GET /v1/stats` returns and what the serve and watch dashboards render: the batcher's
- * snapshot plus the server's identity and HTTP outcome counts.
+ * Lifecycle of one model version: `loading` → `ready` → `draining` (deregistered or the server
+ * drains) → removed; `unavailable` (with a reason) when its load failed or an instance is down.
+ */
+export type ModelVersionState = 'loading' | 'ready' | 'draining' | 'unavailable';
+
+/** The batching configuration a model version runs with. */
+export interface BatchingConfigStats {
+  maxBatchSize: number;
+  batchWindowMs: number;
+  maxQueueSize: number;
+  requestTimeoutMs: number;
+  instances: number;
+  modelLatencyMs: number;
+}
+
+/** One model version in `/v1/stats`: its identity, state, configuration, answers and snapshot. */
+export interface ModelVersionStats {
+  /** The model's name (routes, metrics labels). */
+  name: string;
+  version: number;
+  state: ModelVersionState;
+  reason?: string;
+  /** `version` is the served model's own label (`toy-logistic-v1` for the embedded model). */
+  model: { version: string; inputs: string[]; outputs: string[] };
+  config: BatchingConfigStats;
+  /** Inference answers for this version by HTTP status code, since it was registered. */
+  responsesByStatus: Record<string, number>;
+  snapshot: BatcherSnapshot;
+}
+
+/**
+ * What `GET /v1/stats` returns and what the serve and watch dashboards render. The top-level
+ * `model`, `config` and `snapshot` are the default model's (the one POST /v1/infer serves), so
+ * a reader of one model needs nothing else; `models` holds every loaded version.
  */
 export interface ServerStats {
   /** Seconds since the server started. */
   uptimeS: number;
   state: ServerState;
   model: { version: string; inputs: string[]; outputs: string[] };
-  config: {
-    maxBatchSize: number;
-    batchWindowMs: number;
-    maxQueueSize: number;
-    requestTimeoutMs: number;
-    instances: number;
-    modelLatencyMs: number;
-  };
-  /** Responses of POST /v1/infer by HTTP status code, since start. */
+  config: BatchingConfigStats;
+  /** Inference answers of every model (and of requests naming no known model) by HTTP status code. */
   responsesByStatus: Record<string, number>;
   snapshot: BatcherSnapshot;
+  /** The model POST /v1/infer serves. Absent from servers older than the registry. */
+  defaultModel?: string;
+  /** Every model version with a batcher, by name then version. Absent from older servers. */
+  models?: ModelVersionStats[];
 }

@@ -41,6 +41,14 @@ describe('batchline serve options', () => {
     expect(result.stderr).toContain('MAX_QUEUE_SIZE (--max-queue-size)');
   });
 
+  it('exits 2 at start-up for a bad config.json in --model-repository, naming the file, the field and the range', async () => {
+    const { writeRepository, linearModelOnnx } = await import('../registry/repository-fixture.js');
+    const root = await writeRepository({ 'm/1/model.onnx': linearModelOnnx([1]), 'm/config.json': { max_batch_size: 5000 } });
+    const result = await run(['serve', '--port', '0', '--model-repository', root]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`batchline: invalid model configuration: ${root}/m/config.json: max_batch_size: got '5000', expected an integer from 1 to 4096\n`);
+  });
+
   it('rejects an unknown flag', async () => {
     const result = await run(['serve', '--max-batch', '4']);
     expect(result.code).not.toBe(0);

@@ -38,7 +38,7 @@ describe('a client that hangs up while its requests wait', () => {
     const socket = connect(Number(port), '127.0.0.1', () => socket.write(post + post));
     await queued;
     expect(server.runtime.runtime!.batcher.queueDepth).toBe(2);
-    const before = { ...server.runtime.responsesByStatus };
+    const before = { ...server.runtime.runtime!.responsesByStatus };
     socket.destroy();
     expect(await finished).toEqual(['cancelled', 'cancelled']);
     expect(server.runtime.runtime!.batcher.queueDepth).toBe(0);
@@ -47,8 +47,8 @@ describe('a client that hangs up while its requests wait', () => {
     expect((stats.responsesByStatus['499'] ?? 0) - (before['499'] ?? 0)).toBe(2);
     expect(stats.responsesByStatus['503'] ?? 0).toBe(before['503'] ?? 0);
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
-    expect(metrics).toMatch(/^batchline_responses_total\{code="499"\} 2$/m);
-    expect(metrics).toMatch(/^batchline_responses_total\{code="503"\} 0$/m);
+    expect(metrics).toMatch(/^batchline_responses_total\{model="toy-logistic-v1",version="1",code="499"\} 2$/m);
+    expect(metrics).toMatch(/^batchline_responses_total\{model="toy-logistic-v1",version="1",code="503"\} 0$/m);
 
     // The queue is free again: a full batch from other clients is answered.
     const replies = await Promise.all(Array.from({ length: 8 }, () => infer(server.url, { inputs: [0.2, 1.5, -0.3] })));
@@ -67,7 +67,7 @@ describe('a client that hangs up while its requests wait', () => {
         if (received.split('HTTP/1.1 200').length - 1 === 8) resolve();
       }),
     );
-    const before = { ...server.runtime.responsesByStatus };
+    const before = { ...server.runtime.runtime!.responsesByStatus };
     const queued = admitted(1);
     const finished = nextOutcomes(1);
     client.write(post);
@@ -75,7 +75,7 @@ describe('a client that hangs up while its requests wait', () => {
     client.destroy();
     expect(await finished).toEqual(['cancelled']);
     await new Promise((resolve) => setImmediate(resolve));
-    const after = server.runtime.responsesByStatus;
+    const after = server.runtime.runtime!.responsesByStatus;
     expect({ 499: (after['499'] ?? 0) - (before['499'] ?? 0), 503: (after['503'] ?? 0) - (before['503'] ?? 0) }).toEqual({ 499: 1, 503: 0 });
   });
 

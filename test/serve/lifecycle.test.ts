@@ -54,18 +54,21 @@ describe('health, readiness and metrics', () => {
     const metrics = await get(`${server.url}/metrics`);
     expect(metrics.status).toBe(200);
     expect(metrics.contentType).toContain('text/plain');
+    // Every series names its model version; the embedded model is toy-logistic-v1, version 1.
+    const toy = 'model="toy-logistic-v1",version="1"';
     for (const name of [
-      'batchline_requests_total{outcome="ok"}',
-      'batchline_requests_total{outcome="rejected"}',
-      'batchline_queue_depth',
-      'batchline_batches_total',
-      'batchline_batch_items_total',
-      'batchline_batch_size_bucket',
-      'batchline_request_duration_seconds_bucket',
-      'batchline_queue_wait_seconds_bucket',
-      'batchline_model_execution_seconds_bucket',
-      'batchline_rejections_total{reason="queue_full"}',
-      'batchline_rejections_total{reason="bad_input"} 1',
+      `batchline_model_info{${toy},model_version="toy-logistic-v1"} 1`,
+      `batchline_requests_total{${toy},outcome="ok"}`,
+      `batchline_requests_total{${toy},outcome="rejected"}`,
+      `batchline_queue_depth{${toy}}`,
+      `batchline_batches_total{${toy}}`,
+      `batchline_batch_items_total{${toy}}`,
+      `batchline_batch_size_bucket{le="1",${toy}}`,
+      `batchline_request_duration_seconds_bucket{le="0.001",${toy}}`,
+      `batchline_queue_wait_seconds_bucket{le="0.001",${toy}}`,
+      `batchline_model_execution_seconds_bucket{le="0.001",${toy}}`,
+      `batchline_rejections_total{${toy},reason="queue_full"}`,
+      `batchline_rejections_total{${toy},reason="bad_input"} 1`,
     ]) {
       expect(metrics.text).toContain(name);
     }
@@ -74,8 +77,8 @@ describe('health, readiness and metrics', () => {
   it('exports every rejection reason at 0 before any request', async () => {
     server = await startTestServer();
     const text = (await get(`${server.url}/metrics`)).text;
-    for (const reason of ['queue_full', 'over_sla', 'bad_input', 'bad_json', 'bad_request', 'payload_too_large', 'unsupported_media_type', 'not_ready', 'shutting_down', 'internal']) {
-      expect(text).toContain(`batchline_rejections_total{reason="${reason}"} 0`);
+    for (const reason of ['queue_full', 'over_sla', 'bad_input', 'bad_json', 'bad_request', 'payload_too_large', 'unsupported_media_type', 'not_ready', 'shutting_down', 'internal', 'model_not_found', 'model_unavailable']) {
+      expect(text).toContain(`batchline_rejections_total{model="toy-logistic-v1",version="1",reason="${reason}"} 0`);
     }
   });
 

@@ -44,7 +44,7 @@ describe('serving a third-party ONNX image classifier', () => {
     for (let i = 0; i < images.length; i++) {
       const reply = replies[i]!;
       expect(reply.status).toBe(200);
-      expect(reply.json.model_version).toBe('ch_ppocr_mobile_v2.0_cls_infer');
+      expect([reply.json.model, reply.json.model_version]).toEqual(['ch_ppocr_mobile_v2.0_cls_infer', '1']);
       // One item's output, without the batch dimension: the two class probabilities.
       const served = reply.json.outputs[OUTPUT] as number[];
       const alone = await runAlone(images[i]!);

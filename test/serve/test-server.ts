@@ -1,7 +1,7 @@
 import { request } from 'undici';
-import { loadModel } from '../../src/model/load-model.js';
 import { SERVE_OPTIONS, type ServeConfig } from '../../src/options/serve.js';
 import { resolveOptions } from '../../src/options/schema.js';
+import { startupVersions } from '../../src/registry/startup.js';
 import { buildServer, type BuiltServer } from '../../src/serve/build-server.js';
 
 export interface TestServer extends BuiltServer {
@@ -10,12 +10,17 @@ export interface TestServer extends BuiltServer {
   close(): Promise<void>;
 }
 
-/** A real server on 127.0.0.1 and a free port, configured like `batchline serve --flag value`. */
+/**
+ * A real server on 127.0.0.1 and a free port, configured like `batchline serve --flag value`
+ * (`modelPath` is `--model`), with its start-up models loaded as `serve` loads them.
+ */
 export async function startTestServer(flags: Record<string, unknown> = {}, modelPath?: string): Promise<TestServer> {
-  const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 0, ...flags }, {});
+  const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 0, ...flags, ...(modelPath === undefined ? {} : { model: modelPath }) }, {});
+  const startup = await startupVersions(config);
   const built = buildServer(config);
   const url = await built.app.listen({ host: '127.0.0.1', port: 0 });
-  built.runtime.attach(await loadModel(modelPath ?? config.model, { instances: config.instances, intraOpThreads: config.intraOpThreads, execution: config.execution }));
+  built.runtime.registry.defaultModel = startup.defaultModel;
+  await built.runtime.loadStartup(startup.versions);
   return {
     ...built,
     url,
@@ -23,7 +28,7 @@ export async function startTestServer(flags: Record<string, unknown> = {}, model
     close: async () => {
       await built.runtime.drain(0);
       await built.app.close();
-      await built.runtime.runtime?.model.close();
+      await built.runtime.closeModels();
     },
   };
 }
@@ -34,9 +39,10 @@ export interface Reply {
   json: any;
 }
 
-/** POSTs `body` (a string is sent as is) to /v1/infer. */
+/** POSTs `body` (a string is sent as is) to /v1/infer, or to `url` itself when it has a path. */
 export async function infer(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
-  const response = await request(`${url}/v1/infer`, {
+  const target = new URL(url).pathname === '/' ? `${url}/v1/infer` : url;
+  const response = await request(target, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),

@@ -1,0 +1,103 @@
+import { readFile } from 'node:fs/promises';
+import { BatchlineError } from '../errors.js';
+import { parseOptionValue, type OptionSpec } from '../options/schema.js';
+import { MODEL_VERSION_OPTIONS, type ModelVersionConfig } from '../options/serve.js';
+
+/** Which numbered versions of a model are served (Triton's `version_policy`). */
+export type VersionPolicy = { latest: number } | { all: true } | { specific: number[] };
+
+/** What a model's `config.json` says: its own options, and which versions to serve. */
+export interface ModelConfigFile {
+  options: Partial<ModelVersionConfig>;
+  versionPolicy: VersionPolicy;
+}
+
+const DEFAULT_POLICY: VersionPolicy = { latest: 1 };
+
+/** `maxBatchSize` → `max_batch_size`. */
+export function snakeCase(key: string): string {
+  return key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
+
+/**
+ * The config.json fields, derived from the per-version option schema: every option there (the
+ * batching options included, whoever adds them) is a field, checked with the flag's own range.
+ */
+export const CONFIG_FIELDS: ReadonlyMap<string, { key: keyof ModelVersionConfig; spec: OptionSpec }> = new Map(
+  (Object.entries(MODEL_VERSION_OPTIONS) as [keyof ModelVersionConfig, OptionSpec][]).map(([key, spec]) => [snakeCase(key), { key, spec }]),
+);
+
+/**
+ * Checks the options of one model given as JSON (a config.json, or an admin request's body):
+ * snake_case option names with the flags' ranges, plus `version_policy` where allowed. `where`
+ * names the source in errors (`models/resnet/config.json`); `extraFields` are other fields the
+ * caller reads itself. Throws INVALID_MODEL_CONFIG naming the file, the field and what it allows.
+ */
+export function parseModelOptions(json: unknown, where: string, extraFields: readonly string[] = ['version_policy']): ModelConfigFile {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw invalid(`${where}: expected a JSON object of options`);
+  const options: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(json)) {
+    const known = CONFIG_FIELDS.get(field);
+    if (known === undefined) {
+      if (extraFields.includes(field)) continue;
+      throw invalid(`${where}: unknown field "${field}"; allowed: ${[...CONFIG_FIELDS.keys(), ...extraFields].join(', ')}`);
+    }
+    if (typeof value === 'object' && value !== null) throw invalid(`${where}: ${field}: got ${JSON.stringify(value)}, expected a single value`);
+    options[known.key] = parseOptionValue(known.spec, value, `${where}: ${field}`, 'INVALID_MODEL_CONFIG');
+  }
+  const policy = (json as { version_policy?: unknown }).version_policy;
+  return {
+    options: options as Partial<ModelVersionConfig>,
+    versionPolicy: extraFields.includes('version_policy') && policy !== undefined ? parseVersionPolicy(policy, `${where}: version_policy`) : DEFAULT_POLICY,
+  };
+}
+
+/** Reads `file` when it exists (a model without config.json takes the server's options). */
+export async function readModelConfig(file: string, shownAs: string): Promise<ModelConfigFile> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { options: {}, versionPolicy: DEFAULT_POLICY };
+    throw invalid(`${shownAs}: ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw invalid(`${shownAs}: not valid JSON (${(error as Error).message})`);
+  }
+  return parseModelOptions(json, shownAs);
+}
+
+/** A model's own options over the server's (flags, env, defaults), frozen. */
+export function effectiveConfig(server: ModelVersionConfig, own: Partial<ModelVersionConfig>): ModelVersionConfig {
+  const config: Record<string, unknown> = {};
+  for (const key of Object.keys(MODEL_VERSION_OPTIONS)) config[key] = (own as Record<string, unknown>)[key] ?? (server as Record<string, unknown>)[key];
+  return Object.freeze(config) as ModelVersionConfig;
+}
+
+/** The versions `policy` selects among those on disk, highest first. */
+export function selectVersions(available: readonly number[], policy: VersionPolicy): number[] {
+  const sorted = [...available].sort((a, b) => b - a);
+  if ('latest' in policy) return sorted.slice(0, policy.latest);
+  if ('all' in policy) return sorted;
+  return sorted.filter((version) => policy.specific.includes(version));
+}
+
+function parseVersionPolicy(value: unknown, where: string): VersionPolicy {
+  const allowed = `expected {"latest": N} (N >= 1), {"all": true} or {"specific": [versions]}`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length !== 1) {
+    throw invalid(`${where}: got ${JSON.stringify(value)}, ${allowed}`);
+  }
+  const policy = value as Record<string, unknown>;
+  if (Number.isInteger(policy.latest) && (policy.latest as number) >= 1) return { latest: policy.latest as number };
+  if (policy.all === true) return { all: true };
+  const specific = policy.specific;
+  if (Array.isArray(specific) && specific.length > 0 && specific.every((v) => Number.isInteger(v) && v >= 1)) return { specific: specific as number[] };
+  throw invalid(`${where}: got ${JSON.stringify(value)}, ${allowed}`);
+}
+
+function invalid(detail: string): BatchlineError {
+  return new BatchlineError('INVALID_MODEL_CONFIG', detail);
+}

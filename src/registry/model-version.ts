@@ -1,0 +1,173 @@
+import { BatcherStats } from '../core/batcher-stats.js';
+import type { Clock } from '../core/clock.js';
+import { createBatcher } from '../core/create-batcher.js';
+import { asError } from '../errors.js';
+import { loadModel, type ServedModel } from '../model/load-model.js';
+import type { ItemTensors } from '../model/tensor-spec.js';
+import type { ModelVersionConfig } from '../options/serve.js';
+import type { AdmissionTarget, ModelBatcher } from '../serve/admit.js';
+import type { ServeMetrics, VersionMetrics } from '../serve/metrics.js';
+import { ModelExecutor } from '../serve/model-executor.js';
+import type { ModelVersionState, ModelVersionStats } from '../stats-contract/server-stats.js';
+
+/** What a model version needs from the server it lives in. */
+export interface ModelVersionDeps {
+  clock: Clock;
+  metrics: ServeMetrics;
+  /** Told whenever the version's state changes (the registry re-resolves "latest"). */
+  onStateChange(version: ModelVersion): void;
+}
+
+/**
+ * One loaded version of one model, isolated from every other: its own model instances,
+ * executor, batcher (built by the core's `createBatcher` from its own options), limits, stats,
+ * metrics and response counts. Overload, a stall or a failure of one version never delays or
+ * refuses another's requests.
+ *
+ * Lifecycle: `loading` → `ready` → `draining` → (removed); a load that fails ends in
+ * `unavailable` with the reason. A version whose model reports an instance down is shown as
+ * `unavailable` while that lasts (its own health, not a copy of it).
+ */
+export class ModelVersion implements AdmissionTarget {
+  private stateNow: ModelVersionState = 'loading';
+  private failure: string | undefined;
+  private endDrain: () => void = () => {};
+  model!: ServedModel;
+  batcher!: ModelBatcher;
+  stats!: BatcherStats<ItemTensors, ItemTensors>;
+  metrics: VersionMetrics<ItemTensors, ItemTensors> | undefined;
+  /** Inference answers for this version by HTTP status, since it was registered. */
+  readonly responsesByStatus: Record<string, number> = {};
+  readonly requestTimeoutMs: number;
+
+  constructor(
+    readonly name: string,
+    readonly version: number,
+    /** The ONNX file, or undefined for the embedded toy model. */
+    readonly path: string | undefined,
+    readonly config: ModelVersionConfig,
+    private readonly deps: ModelVersionDeps,
+  ) {
+    this.requestTimeoutMs = config.requestTimeoutMs;
+  }
+
+  /** The served model's own version label (`toy-logistic-v1`, or this version's number). */
+  get modelVersionLabel(): string {
+    return this.model.version;
+  }
+
+  get state(): ModelVersionState {
+    return this.stateNow;
+  }
+
+  /** The state as shown to clients: a ready version with an instance down is unavailable. */
+  get status(): { state: ModelVersionState; reason?: string } {
+    if (this.stateNow === 'ready' && !this.model.healthy) return { state: 'unavailable', reason: 'a model instance is restarting after a crash' };
+    return this.failure === undefined ? { state: this.stateNow } : { state: this.stateNow, reason: this.failure };
+  }
+
+  /** True when the version takes new requests. */
+  get acceptsWork(): boolean {
+    return this.stateNow === 'ready';
+  }
+
+  /** Ready and every model instance up: what /readyz and `…/ready` report. */
+  get ready(): boolean {
+    return this.stateNow === 'ready' && this.model.healthy;
+  }
+
+  /** Loads the model file (or the embedded model) with this version's options; the version is then ready. */
+  async load(): Promise<void> {
+    const c = this.config;
+    try {
+      const model = await loadModel(this.path, {
+        instances: c.instances, intraOpThreads: c.intraOpThreads, execution: c.execution,
+        ...(this.path === undefined ? {} : { name: this.name, version: String(this.version) }),
+      });
+      this.attach(model);
+    } catch (error) {
+      this.failure = asError(error).message;
+      this.setState('unavailable');
+      throw error;
+    }
+  }
+
+  /** Builds the executor, batcher, stats and metrics over a loaded model and takes work. */
+  attach(model: ServedModel): void {
+    this.model = model;
+    const executor = new ModelExecutor(model, this.deps.clock, this.config.modelLatencyMs);
+    this.batcher = createBatcher(this.config, this.deps.clock, executor);
+    this.stats = new BatcherStats(this.batcher, this.deps.clock, this.config.maxBatchSize);
+    this.metrics = this.deps.metrics.forVersion(this.batcher, this.config.maxBatchSize, { model: this.name, version: String(this.version) });
+    // Deregistered while it loaded: it stays draining, and its remover closes it.
+    if (this.stateNow === 'loading') this.setState('ready');
+  }
+
+  countResponse(status: number): void {
+    this.responsesByStatus[status] = (this.responsesByStatus[status] ?? 0) + 1;
+  }
+
+  countRejection(reason: string): void {
+    this.metrics?.reject(reason);
+  }
+
+  /**
+   * The server's drain in small: stops taking requests, lets queued and running ones finish
+   * for up to `timeoutMs` (or until `endDrainNow()`), then answers what is left with
+   * `shutdown` (503). Resolves when every request of this version has its answer.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    if (this.stateNow !== 'ready') {
+      if (this.stateNow === 'loading') this.setState('draining');
+      return;
+    }
+    this.setState('draining');
+    const batcher = this.batcher;
+    batcher.close();
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(finish, timeoutMs);
+      function finish(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.endDrain = finish;
+      if (batcher.idle) return finish();
+      batcher.addObserver({ batchFinished: () => batcher.idle && finish(), requestFinished: () => batcher.idle && finish() });
+    });
+    batcher.abortAll('shutdown');
+  }
+
+  /** Stops waiting for the drain: what is still queued or running is answered 503 now. */
+  endDrainNow(): void {
+    this.endDrain();
+  }
+
+  /** Closes the model's sessions and stops exporting this version's metrics. */
+  async close(): Promise<void> {
+    if (this.metrics !== undefined) this.deps.metrics.removeVersion(this.metrics);
+    await this.model?.close();
+  }
+
+  /** This version in `/v1/stats` (once it has a batcher). */
+  statsEntry(): ModelVersionStats | undefined {
+    if (this.batcher === undefined) return undefined;
+    const c = this.config;
+    return {
+      name: this.name,
+      version: this.version,
+      ...this.status,
+      model: { version: this.model.version, inputs: this.model.inputs.map((s) => s.name), outputs: this.model.outputs.map((s) => s.name) },
+      config: {
+        maxBatchSize: c.maxBatchSize, batchWindowMs: c.batchWindowMs, maxQueueSize: c.maxQueueSize,
+        requestTimeoutMs: c.requestTimeoutMs, instances: c.instances, modelLatencyMs: c.modelLatencyMs,
+      },
+      responsesByStatus: { ...this.responsesByStatus },
+      snapshot: this.stats.snapshot(),
+    };
+  }
+
+  private setState(state: ModelVersionState): void {
+    this.stateNow = state;
+    this.deps.onStateChange(this);
+  }
+}

@@ -1,0 +1,90 @@
+import { BatchlineError } from '../errors.js';
+import type { ModelVersion } from './model-version.js';
+
+/** A model's versions, highest first, and the highest that takes work. */
+interface ModelEntry {
+  versions: ModelVersion[];
+  latestReady: ModelVersion | undefined;
+}
+
+/**
+ * Every model version the server holds, by name and version number. `resolve(name)` is the
+ * highest version that takes work (so while version 2 loads, version 1 answers, and once 2 is
+ * ready, 2 does); `resolve(name, version)` is that exact version, in whatever state.
+ */
+export class Registry {
+  private readonly byName = new Map<string, ModelEntry>();
+
+  constructor(
+    /** The model POST /v1/infer serves; undefined when there are several and none was named. */
+    public defaultModel: string | undefined = undefined,
+  ) {}
+
+  /** Adds a version (in any state); a version that exists is VERSION_EXISTS. */
+  add(version: ModelVersion): void {
+    let entry = this.byName.get(version.name);
+    if (entry === undefined) this.byName.set(version.name, (entry = { versions: [], latestReady: undefined }));
+    if (entry.versions.some((v) => v.version === version.version)) throw new BatchlineError('VERSION_EXISTS', `${version.name} version ${version.version}`);
+    entry.versions.push(version);
+    entry.versions.sort((a, b) => b.version - a.version);
+    this.refresh(version.name);
+  }
+
+  remove(version: ModelVersion): void {
+    const entry = this.byName.get(version.name);
+    if (entry === undefined) return;
+    entry.versions = entry.versions.filter((v) => v !== version);
+    if (entry.versions.length === 0) this.byName.delete(version.name);
+    else this.refresh(version.name);
+  }
+
+  /** Re-reads which version of `name` is the latest that takes work (after a state change). */
+  refresh(name: string): void {
+    const entry = this.byName.get(name);
+    if (entry !== undefined) entry.latestReady = entry.versions.find((v) => v.acceptsWork);
+  }
+
+  /**
+   * `(name, version | latest) → ModelVersion`: the exact version when one is given, else the
+   * highest version that takes work, else the highest version (loading, draining or
+   * unavailable: the caller answers why it cannot serve). Undefined when there is none.
+   */
+  resolve(name: string, version?: number): ModelVersion | undefined {
+    const entry = this.byName.get(name);
+    if (entry === undefined) return undefined;
+    if (version !== undefined) return entry.versions.find((v) => v.version === version);
+    return entry.latestReady ?? entry.versions[0];
+  }
+
+  /** The model names, sorted. */
+  names(): string[] {
+    return [...this.byName.keys()].sort();
+  }
+
+  /** Every version of `name`, highest first (empty when there is no such model). */
+  versionsOf(name: string): readonly ModelVersion[] {
+    return this.byName.get(name)?.versions ?? [];
+  }
+
+  /** Every version of every model, by name, highest version first. */
+  all(): ModelVersion[] {
+    return this.names().flatMap((name) => this.versionsOf(name));
+  }
+}
+
+/**
+ * The version a request for `(name, version)` is admitted into, or the error that refuses it:
+ * 404 model_not_found when there is no such model or version, 503 model_unavailable when it is
+ * loading, draining or unavailable.
+ */
+export function admissionTarget(registry: Registry, name: string, version?: number): ModelVersion | BatchlineError {
+  const found = registry.resolve(name, version);
+  if (found === undefined) {
+    const known = registry.versionsOf(name);
+    if (known.length === 0) return new BatchlineError('MODEL_NOT_FOUND', `'${name}'; this server has ${registry.names().map((n) => `'${n}'`).join(', ')}`);
+    return new BatchlineError('MODEL_NOT_FOUND', `'${name}' has no version ${version}; it has ${known.map((v) => v.version).join(', ')}`);
+  }
+  if (found.acceptsWork) return found;
+  const { state, reason } = found.status;
+  return new BatchlineError('MODEL_UNAVAILABLE', `'${name}' version ${found.version} is ${state}${reason === undefined ? '' : ` (${reason})`}`);
+}

@@ -1,0 +1,68 @@
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { BatchlineError } from '../errors.js';
+import { readModelConfig, selectVersions, type ModelConfigFile } from './model-config.js';
+
+/** The file of a version inside its folder, as Triton names it for ONNX. */
+export const MODEL_FILE = 'model.onnx';
+
+/** A model name: a URL path segment and a Prometheus label value, so plain characters only. */
+export const MODEL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+
+/** One model of a repository: its options and the versions its policy selects, highest first. */
+export interface RepositoryModel {
+  name: string;
+  config: ModelConfigFile;
+  versions: { version: number; path: string }[];
+}
+
+/**
+ * Reads a model repository in Triton's layout: `DIR/NAME/VERSION/model.onnx` and an optional
+ * `DIR/NAME/config.json`. Anything wrong (no models, a bad name, a version the policy names
+ * that is not there, a bad config.json) throws INVALID_MODEL_CONFIG naming the place: the
+ * server refuses to start rather than serve part of what was asked.
+ */
+export async function scanRepository(dir: string): Promise<RepositoryModel[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
+    throw new BatchlineError('INVALID_OPTION', `--model-repository: cannot read ${dir} (${error.code ?? error.message})`);
+  });
+  const models: RepositoryModel[] = [];
+  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    if (entry.name.startsWith('.') || !(await isDirectory(join(dir, entry.name)))) continue;
+    models.push(await scanModel(dir, entry.name));
+  }
+  if (models.length === 0) throw invalid(`${dir} holds no models (expected NAME/VERSION/${MODEL_FILE})`);
+  return models;
+}
+
+async function scanModel(dir: string, name: string): Promise<RepositoryModel> {
+  const modelDir = join(dir, name);
+  if (!MODEL_NAME_PATTERN.test(name)) throw invalid(`${modelDir}: a model name is letters, digits, '_', '.' and '-' (at most 128)`);
+  const config = await readModelConfig(join(modelDir, 'config.json'), join(modelDir, 'config.json'));
+  const onDisk: number[] = [];
+  for (const entry of await readdir(modelDir, { withFileTypes: true })) {
+    if (/^[1-9]\d{0,8}$/.test(entry.name) && (await isDirectory(join(modelDir, entry.name)))) onDisk.push(Number(entry.name));
+  }
+  if (onDisk.length === 0) throw invalid(`${modelDir}: no version folders (expected ${modelDir}/1/${MODEL_FILE})`);
+  const policy = config.versionPolicy;
+  if ('specific' in policy) {
+    const missing = policy.specific.filter((version) => !onDisk.includes(version));
+    if (missing.length > 0) throw invalid(`${join(modelDir, 'config.json')}: version_policy names version ${missing.join(', ')}, which ${modelDir} does not have`);
+  }
+  const versions = [];
+  for (const version of selectVersions(onDisk, policy)) {
+    const path = join(modelDir, String(version), MODEL_FILE);
+    const file = await stat(path).catch(() => undefined);
+    if (file === undefined || !file.isFile()) throw invalid(`${join(modelDir, String(version))}: no ${MODEL_FILE}`);
+    versions.push({ version, path });
+  }
+  return { name, config, versions };
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined))?.isDirectory() ?? false;
+}
+
+function invalid(detail: string): BatchlineError {
+  return new BatchlineError('INVALID_MODEL_CONFIG', detail);
+}

@@ -112,7 +112,7 @@ describe('a server of three models, one with two versions', () => {
     ['/models/linear/predict?version=two', { inputs: [1, 1] }, 400, 'bad_request', "version must be a positive integer, got 'two'"],
     ['/models/linear/predict', { inputs: [1, 1, 1] }, 400, 'bad_input', 'input "x" must have shape [2]'],
     ['/models/linear/predict', { data: 'x' }, 400, 'bad_input', 'input "x"'],
-    ['/models/linear/predict', [1, 1], 400, 'bad_input', 'a JSON object with an "inputs" (or "data") field'],
+    ['/models/linear/predict', [1, 1], 400, 'bad_input', '"inputs"'],
     ['/models/linear/predict', '{"inputs": [1,', 400, 'bad_json', 'not valid JSON'],
   ])('refuses %s %j with %i %s', async (path, body, status, code, message) => {
     const reply = await infer(`${server.url}${path}`, body);

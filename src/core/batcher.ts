@@ -1,10 +1,9 @@
 import { QUEUE_ADMISSION, type AdmissionPolicy, type LoadView } from './admission.js';
+import { zeroCounts, type BatcherCounts, type BatcherOptions } from './batcher-options.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import { EventOrder, type Clock, type TimerHandle } from './clock.js';
 import { DeadlineTracker } from './deadline-tracker.js';
 import { BatchRun, type BatchRunHost } from './batch-run.js';
-import type { IsolationMode } from './fault-isolation.js';
-import type { ArrivalRateEstimator, ItemFailureRate, OnlineLatencyModel } from './latency-estimator.js';
 import type { BatchPolicy, BatchTrigger, QueueView } from './policy.js';
 import { RequestQueue } from './request-queue.js';
 import type {
@@ -16,47 +15,11 @@ import type {
   OutcomeKind,
   PendingRequest,
   Refusal,
-  RejectReason,
+  SubmitGroupResult,
   SubmitResult,
 } from './types.js';
 
-export interface BatcherOptions {
-  /** Requests allowed to wait; those in running batches do not count. */
-  maxQueueSize: number;
-  /** Default deadline of a request, from its arrival (ms). */
-  requestTimeoutMs: number;
-  /** Executor slots that take batches from the one queue. */
-  instances: number;
-  /** Refuses requests at arrival beyond the bounded queue (default: none, `queue`). */
-  admission?: AdmissionPolicy;
-  /** Opens on repeated batch failures (default: none). */
-  breaker?: CircuitBreaker;
-  /** What a failed batch run leads to (default `off`: every item fails with the error). */
-  isolation?: IsolationMode;
-  /** Learns the model's time per batch size from successful runs (read by policies, admission). */
-  latencyModel?: OnlineLatencyModel;
-  /** Learns the arrival rate from every arrival, admitted or not. */
-  arrivalRate?: ArrivalRateEstimator;
-  /** Learns the fraction of bad items from isolated batches. */
-  itemFailures?: ItemFailureRate;
-}
-
-/** Running totals; `admitted` always equals the sum of the outcomes plus queued and running. */
-export interface BatcherCounts {
-  admitted: number;
-  rejected: Record<RejectReason, number>;
-  outcomes: Record<OutcomeKind, number>;
-  timeoutsWhileQueued: number;
-  batches: number;
-  batchItems: number;
-  /** Model runs: one per batch, plus the isolation runs of failed batches. */
-  modelRuns: number;
-  /** Runs of parts of failed batches, to find their bad items. */
-  isolationRuns: number;
-  /** Batches whose first run failed, and those of them where no item could be answered. */
-  failedBatches: number;
-  deadBatches: number;
-}
+export type { BatcherCounts, BatcherOptions } from './batcher-options.js';
 
 /**
  * The dynamic batcher: a bounded queue, a policy, executor slots and deadlines, driven by one
@@ -88,18 +51,7 @@ export class Batcher<I, O> {
     draining: false,
   };
 
-  readonly counts: BatcherCounts = {
-    admitted: 0,
-    rejected: { queue_full: 0, over_sla: 0, circuit_open: 0, closed: 0 },
-    outcomes: { ok: 0, timeout: 0, error: 0, cancelled: 0, shutdown: 0, unavailable: 0 },
-    timeoutsWhileQueued: 0,
-    batches: 0,
-    batchItems: 0,
-    modelRuns: 0,
-    isolationRuns: 0,
-    failedBatches: 0,
-    deadBatches: 0,
-  };
+  readonly counts: BatcherCounts = zeroCounts();
   private readonly admission: AdmissionPolicy;
   private readonly runHost: BatchRunHost<I, O>;
   /** The breaker state observers last heard of. */
@@ -112,7 +64,7 @@ export class Batcher<I, O> {
 
   constructor(
     private readonly clock: Clock,
-    private readonly executor: Executor<I, O>,
+    executor: Executor<I, O>,
     private readonly policy: BatchPolicy,
     readonly options: Readonly<BatcherOptions>,
   ) {
@@ -184,12 +136,42 @@ export class Batcher<I, O> {
   ): SubmitResult<I, O> {
     const nowMs = this.clock.now();
     this.options.arrivalRate?.arrived(nowMs);
-    const refusal = this.refusal(timeoutMs, nowMs);
-    if (refusal !== undefined) {
+    const refusal = this.refusal(timeoutMs, 1, nowMs);
+    if (refusal !== undefined) return this.refuse(refusal, [id], nowMs);
+    const request = this.enqueue(id, input, onOutcome, timeoutMs, nowMs);
+    this.pump();
+    return { admitted: true, request };
+  }
+
+  /**
+   * Offers the items of one request together (a request of N rows): all admitted or all refused,
+   * for one reason; the queue bound and SLA admission count all N. Each item is a request of its
+   * own to the batcher, with its own outcome through `onOutcome`.
+   */
+  submitGroup(
+    ids: readonly string[],
+    inputs: readonly I[],
+    onOutcome: (outcome: Outcome<O>, request: PendingRequest<I, O>) => void,
+    timeoutMs: number = this.options.requestTimeoutMs,
+  ): SubmitGroupResult<I, O> {
+    const nowMs = this.clock.now();
+    this.options.arrivalRate?.arrived(nowMs, ids.length);
+    const refusal = this.refusal(timeoutMs, ids.length, nowMs);
+    if (refusal !== undefined) return this.refuse(refusal, ids, nowMs);
+    const requests = ids.map((id, i) => this.enqueue(id, inputs[i] as I, onOutcome, timeoutMs, nowMs));
+    this.pump();
+    return { admitted: true, requests };
+  }
+
+  private refuse(refusal: Refusal, ids: readonly string[], nowMs: number): { admitted: false } & Refusal {
+    for (const id of ids) {
       this.counts.rejected[refusal.reason]++;
       for (const observer of this.observers) observer.rejected?.(refusal.reason, nowMs, id);
-      return { admitted: false, ...refusal };
     }
+    return { admitted: false, ...refusal };
+  }
+
+  private enqueue(id: string, input: I, onOutcome: PendingRequest<I, O>['onOutcome'], timeoutMs: number, nowMs: number): PendingRequest<I, O> {
     const request: PendingRequest<I, O> = {
       sequence: this.nextSequence++,
       id,
@@ -206,22 +188,23 @@ export class Batcher<I, O> {
     this.deadlines.add(request, timeoutMs === this.options.requestTimeoutMs);
     this.counts.admitted++;
     for (const observer of this.observers) observer.admitted?.(request, nowMs);
-    this.pump();
-    return { admitted: true, request };
+    return request;
   }
 
-  /** Why a request arriving now is refused, if it is: closing, breaker, queue bound, admission. */
-  private refusal(timeoutMs: number, nowMs: number): Refusal | undefined {
+  /** Why `count` requests arriving now are refused, if they are: closing, breaker, queue bound, admission. */
+  private refusal(timeoutMs: number, count: number, nowMs: number): Refusal | undefined {
     if (this.closing) return { reason: 'closed' };
     const breaker = this.options.breaker;
     if (breaker !== undefined && this.breakerState(nowMs) === 'open') return { reason: 'circuit_open', retryAfterMs: breaker.retryAfterMs(nowMs) };
-    if (this.queue.length >= this.options.maxQueueSize) {
+    if (this.queue.length + count > this.options.maxQueueSize) {
       // A late timer may not have purged requests whose deadline has passed; they hold no place.
       this.expireDue(nowMs);
-      if (this.queue.length >= this.options.maxQueueSize) return { reason: 'queue_full' };
+      if (this.queue.length + count > this.options.maxQueueSize) return { reason: 'queue_full' };
     }
     if (this.admission === QUEUE_ADMISSION) return undefined;
-    return this.admission.refuse(timeoutMs, this.loadView(nowMs), nowMs);
+    // The last of the group decides: it waits behind the queue and the others.
+    const load = this.loadView(nowMs);
+    return this.admission.refuse(timeoutMs, count === 1 ? load : { ...load, queueLength: load.queueLength + count - 1 }, nowMs);
   }
 
   private loadView(nowMs: number): LoadView {

@@ -120,5 +120,9 @@ export type SubmitResult<I, O> =
   | { admitted: true; request: PendingRequest<I, O> }
   | ({ admitted: false } & Refusal);
 
+export type SubmitGroupResult<I, O> =
+  | { admitted: true; requests: PendingRequest<I, O>[] }
+  | ({ admitted: false } & Refusal);
+
 /** The circuit breaker's state: closed (normal), open (refusing), half_open (one probe batch). */
 export type BreakerState = 'closed' | 'open' | 'half_open';

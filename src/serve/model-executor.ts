@@ -3,6 +3,7 @@ import type { Batch, Executor } from '../core/types.js';
 import { asError } from '../errors.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
+import type { AffineMs } from '../options/affine-latency.js';
 
 type ModelBatch = Batch<ItemTensors, ItemTensors>;
 type Done = (result: readonly (ItemTensors | Error)[] | Error) => void;
@@ -12,7 +13,8 @@ export const TURN_BUDGET_MS = 2;
 
 /**
  * Runs batches on the ONNX model. `modelLatencyMs` adds simulated accelerator time before each
- * run, as the original Batchline's sleep did: a fixed cost per batch, so batching pays.
+ * run, as the original Batchline's sleep did: a fixed cost per batch (`20`), or one that grows
+ * with the batch (`{aMs: 5, bMs: 2}`, `--model-latency-ms 5+2n`), so batching pays.
  *
  * A model that runs synchronously on this thread (`runBatchSync`: inline execution) is not run
  * the moment its batch is dispatched. The batch waits for the end of the current turn of the
@@ -32,14 +34,19 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
   constructor(
     private readonly model: ServedModel,
     private readonly clock: Clock,
-    private readonly modelLatencyMs: number,
+    modelLatencyMs: number | AffineMs,
     private readonly onBug: (error: unknown) => void = (error) => process.stderr.write(`batchline: batch completion failed: ${String(error)}\n`),
     private readonly defer: (fn: () => void) => void = setImmediate,
-  ) {}
+  ) {
+    this.latency = typeof modelLatencyMs === 'number' ? { aMs: modelLatencyMs, bMs: 0 } : modelLatencyMs;
+  }
+
+  private readonly latency: AffineMs;
 
   start(batch: ModelBatch, done: Done): void {
-    if (this.modelLatencyMs > 0) {
-      this.clock.schedule(batch.startedAtMs + this.modelLatencyMs, () => this.run(batch, done), EventOrder.completion);
+    const latencyMs = this.latency.aMs + this.latency.bMs * batch.inputs.length;
+    if (latencyMs > 0) {
+      this.clock.schedule(batch.startedAtMs + latencyMs, () => this.run(batch, done), EventOrder.completion);
     } else if (this.model.runBatchSync === undefined) {
       this.run(batch, done);
     } else {

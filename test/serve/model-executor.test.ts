@@ -40,7 +40,7 @@ class ManualClock implements Clock {
   cancel(): void {}
 }
 
-function setup(modelLatencyMs: number, maxBatchSize = 2, options: { instances?: number; clock?: Clock; onRun?: () => void; requestTimeoutMs?: number } = {}) {
+function setup(modelLatencyMs: number | { aMs: number; bMs: number }, maxBatchSize = 2, options: { instances?: number; clock?: Clock; onRun?: () => void; requestTimeoutMs?: number } = {}) {
   const clock = options.clock ?? new VirtualClock();
   const runs: number[][] = [];
   const deferred: (() => void)[] = [];
@@ -145,5 +145,20 @@ describe('ModelExecutor with a synchronous model', () => {
     t.clock.advanceBy(1);
     expect(t.runs).toEqual([[1, 2]]);
     expect(t.outcomes.map((o) => o.kind)).toEqual(['ok', 'ok']);
+  });
+
+  it('with --model-latency-ms 5+2n the simulated time grows with the batch: 9 ms for 2, 7 ms for 1', () => {
+    const t = setup({ aMs: 5, bMs: 2 });
+    t.submit(1);
+    t.submit(2); // a batch of 2, full at once
+    t.submit(3); // waits for its 10 ms window
+    t.clock.advanceBy(8.5);
+    expect(t.runs).toEqual([]);
+    t.clock.advanceBy(0.5);
+    expect(t.runs).toEqual([[1, 2]]);
+    t.clock.advanceBy(7.99); // the window closed at 10: the batch of 1 is done at 17
+    expect(t.runs).toEqual([[1, 2]]);
+    t.clock.advanceBy(0.01);
+    expect(t.runs).toEqual([[1, 2], [3]]);
   });
 });

@@ -1,0 +1,59 @@
+import type { AdmissionPolicy } from './admission.js';
+import type { CircuitBreaker } from './circuit-breaker.js';
+import type { IsolationMode } from './fault-isolation.js';
+import type { ArrivalRateEstimator, ItemFailureRate, OnlineLatencyModel } from './latency-estimator.js';
+import type { OutcomeKind, RejectReason } from './types.js';
+
+export interface BatcherOptions {
+  /** Requests allowed to wait; those in running batches do not count. */
+  maxQueueSize: number;
+  /** Default deadline of a request, from its arrival (ms). */
+  requestTimeoutMs: number;
+  /** Executor slots that take batches from the one queue. */
+  instances: number;
+  /** Refuses requests at arrival beyond the bounded queue (default: none, `queue`). */
+  admission?: AdmissionPolicy;
+  /** Opens on repeated batch failures (default: none). */
+  breaker?: CircuitBreaker;
+  /** What a failed batch run leads to (default `off`: every item fails with the error). */
+  isolation?: IsolationMode;
+  /** Learns the model's time per batch size from successful runs (read by policies, admission). */
+  latencyModel?: OnlineLatencyModel;
+  /** Learns the arrival rate from every arrival, admitted or not. */
+  arrivalRate?: ArrivalRateEstimator;
+  /** Learns the fraction of bad items from isolated batches. */
+  itemFailures?: ItemFailureRate;
+}
+
+/** Running totals; `admitted` always equals the sum of the outcomes plus queued and running. */
+export interface BatcherCounts {
+  admitted: number;
+  rejected: Record<RejectReason, number>;
+  outcomes: Record<OutcomeKind, number>;
+  timeoutsWhileQueued: number;
+  batches: number;
+  batchItems: number;
+  /** Model runs: one per batch, plus the isolation runs of failed batches. */
+  modelRuns: number;
+  /** Runs of parts of failed batches, to find their bad items. */
+  isolationRuns: number;
+  /** Batches whose first run failed, and those of them where no item could be answered. */
+  failedBatches: number;
+  deadBatches: number;
+}
+
+/** Counts at zero, every reason and outcome present. */
+export function zeroCounts(): BatcherCounts {
+  return {
+    admitted: 0,
+    rejected: { queue_full: 0, over_sla: 0, circuit_open: 0, closed: 0 },
+    outcomes: { ok: 0, timeout: 0, error: 0, cancelled: 0, shutdown: 0, unavailable: 0 },
+    timeoutsWhileQueued: 0,
+    batches: 0,
+    batchItems: 0,
+    modelRuns: 0,
+    isolationRuns: 0,
+    failedBatches: 0,
+    deadBatches: 0,
+  };
+}

@@ -1,5 +1,9 @@
 /**
- * `npm run bench:fidelity`: does `simulate` predict the real server? Runs `batchline serve`
+ * `npm run bench:fidelity`: does `simulate` predict the real server? Two cases
+ * (FIDELITY_CASES=toy,cls): the embedded toy model with MODEL_LATENCY_MS, below, and a real
+ * model over its whole serving path (scripts/lib/fidelity-real-model.ts).
+ *
+ * Toy: runs `batchline serve`
  * (embedded model, MODEL_LATENCY_MS 20, serve's default batching) in a child process, loads it
  * with `batchline bench` in open loop (Poisson arrivals, latency from each intended send) at
  * 50 %, 80 % and 95 % of its capacity, runs `simulate` with the same configuration, rate and
@@ -14,19 +18,12 @@
  * the queueing is predicted right. "calib+http" adds the one thing simulate does not model, the
  * HTTP round trip outside the batcher (median of sequential GET /healthz).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { availableParallelism, loadavg } from 'node:os';
 import { loadModel } from '../src/model/load-model.js';
-import { resolveOptions } from '../src/options/schema.js';
-import { SIMULATE_OPTIONS } from '../src/options/simulate.js';
 import { measureBatches } from '../src/profile/measure.js';
 import { summarizeProfile } from '../src/profile/summarize.js';
-import { prepareRun } from '../src/simulate/prepare.js';
-import { buildReport, type SimulationReport } from '../src/simulate/report.js';
-import { runSimulation } from '../src/simulate/run-simulation.js';
+import { pct, runBench as benchJson, simulate, startServe, table } from './lib/fidelity.js';
+import { realModelFidelity } from './lib/fidelity-real-model.js';
 
 const MODEL_LATENCY_MS = Number(process.env.MODEL_LATENCY_MS ?? 20);
 const BATCHING = { maxBatchSize: 8, batchWindowMs: 10, maxQueueSize: 128, requestTimeoutMs: 2000, instances: 1 };
@@ -34,72 +31,20 @@ const LEVELS = [0.5, 0.8, 0.95];
 const DURATION_MS = Number(process.env.FIDELITY_DURATION_MS ?? 20_000);
 const WARMUP_MS = 2000;
 const SEED = 7;
-const BIN = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
+const CASES = (process.env.FIDELITY_CASES ?? 'toy,cls').split(',');
 
-/** What bench --json says (the fields used here). */
-interface BenchFigures {
-  throughput_rps: number;
-  latency_ms: { p50: number; p99: number; mean: number };
-  send_lag_ms: { mean: number };
-  status: Record<string, number>;
-  requests: { errors: number };
-}
-
-/**
- * Starts serve on a port of its own choosing (--port 0) and reads the address from its start-up
- * line, so no other process can take the port in between; resolves once /readyz says 200.
- */
-async function startServe(): Promise<{ child: ChildProcess; origin: string }> {
-  const flags = [
-    'serve', '--host', '127.0.0.1', '--port', '0', '--model-latency-ms', String(MODEL_LATENCY_MS),
-    '--max-batch-size', String(BATCHING.maxBatchSize), '--batch-window-ms', String(BATCHING.batchWindowMs),
-    '--max-queue-size', String(BATCHING.maxQueueSize), '--request-timeout-ms', String(BATCHING.requestTimeoutMs),
-    '--instances', String(BATCHING.instances),
-  ];
-  const child = spawn(process.execPath, [BIN, ...flags], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const origin = await new Promise<string>((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`serve did not start in 30 s: ${output}`)), 30_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1] as string);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${output}`)));
-  });
-  child.stdout?.resume();
-  const response = await fetch(`${origin}/readyz`);
-  if (response.status !== 200) throw new Error(`serve is listening but /readyz says ${response.status}`);
-  return { child, origin };
-}
-
-/** One open-loop bench run in its own process; its --json result. */
-async function runBench(origin: string, rateRps: number, durationMs: number, warmupMs: number, seed: number): Promise<BenchFigures> {
-  const out = join(mkdtempSync(join(tmpdir(), 'batchline-fidelity-')), 'bench.json');
-  const args = [
-    'bench', '--rate', String(rateRps), '--arrival', 'poisson', '--seed', String(seed), '--duration', `${durationMs}ms`,
-    '--warmup', `${warmupMs}ms`, '--connections', '256', '--method', 'POST', '--body', '{"inputs":[0.2,1.5,-0.3]}',
-    '--json', out, '--quiet', `${origin}/v1/infer`,
-  ];
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`bench exited with ${code}`);
-  return JSON.parse(readFileSync(out, 'utf8')) as BenchFigures;
+/** One open-loop bench run of the toy model. */
+function runBench(origin: string, rateRps: number, durationMs: number, warmupMs: number, seed: number) {
+  return benchJson(`${origin}/v1/infer`, ['--rate', String(rateRps), '--arrival', 'poisson', '--seed', String(seed), '--duration', `${durationMs}ms`, '--warmup', `${warmupMs}ms`, '--connections', '256', '--method', 'POST', '--body', '{"inputs":[0.2,1.5,-0.3]}']);
 }
 
 /** Simulate the bench run: the same Poisson schedule (rate, seed, warm-up included). */
-function simulateLevel(rateRps: number, latency: string): SimulationReport {
-  const raw: Record<string, string> = {
+function simulateLevel(rateRps: number, latency: string) {
+  return simulate({
     maxBatchSize: String(BATCHING.maxBatchSize), batchWindowMs: String(BATCHING.batchWindowMs), maxQueueSize: String(BATCHING.maxQueueSize),
     requestTimeoutMs: String(BATCHING.requestTimeoutMs), instances: String(BATCHING.instances),
     rate: String(rateRps), arrival: 'poisson', duration: `${WARMUP_MS + DURATION_MS}ms`, seed: String(SEED), latency,
-  };
-  const options = resolveOptions(SIMULATE_OPTIONS, raw, {});
-  const { setup, context } = prepareRun(options, { given: ['rate', 'duration', 'latency'] });
-  return buildReport(runSimulation(setup), context);
+  });
 }
 
 /** Median round trip of sequential GET /healthz: HTTP and loopback cost outside the batcher. */
@@ -132,13 +77,24 @@ function meanBetween(before: Totals, after: Totals, key: keyof Totals): number {
   return ((after[key].sumS - before[key].sumS) / Math.max(1, after[key].count - before[key].count)) * 1000;
 }
 
-function pct(simulated: number, real: number): string {
-  const error = (simulated - real) / real;
-  return `${error >= 0 ? '+' : ''}${(error * 100).toFixed(1)}%`;
+async function main(): Promise<void> {
+  console.log(`load average ${(loadavg()[0] as number).toFixed(2)} on ${availableParallelism()} cores · node ${process.version}`);
+  if (CASES.includes('toy')) await toyFidelity();
+  if (CASES.includes('cls')) {
+    console.log('');
+    const settings = {
+      instances: (process.env.FIDELITY_INSTANCES ?? '1,2').split(',').map(Number),
+      levels: LEVELS, durationMs: Number(process.env.FIDELITY_CLS_DURATION_MS ?? 15_000), warmupMs: WARMUP_MS,
+      capacityMs: Number(process.env.FIDELITY_CAPACITY_MS ?? 10_000), seed: SEED,
+    };
+    console.log(`bench:fidelity · real model over its serving path · ${settings.durationMs / 1000} s per level after ${WARMUP_MS / 1000} s warm-up`);
+    for (const line of (await realModelFidelity(settings)).lines) console.log(line);
+  }
+  const busy = loadavg()[0] as number;
+  console.log(`load average at the end ${busy.toFixed(2)} on ${availableParallelism()} cores${busy > availableParallelism() ? ' (the machine was busy: expect the real side to suffer)' : ''}`);
 }
 
-async function main(): Promise<void> {
-  console.log(`load average ${(loadavg()[0] as number).toFixed(2)} on ${availableParallelism()} cores`);
+async function toyFidelity(): Promise<void> {
   console.log(`bench:fidelity · serve (embedded model, MODEL_LATENCY_MS ${MODEL_LATENCY_MS}, batch ${BATCHING.maxBatchSize}, window ${BATCHING.batchWindowMs} ms) under batchline bench vs simulate · ${DURATION_MS / 1000} s per level after ${WARMUP_MS / 1000} s warm-up · node ${process.version}`);
 
   // 1. The model's own time per batch size, through a worker thread as serve runs it.
@@ -152,7 +108,12 @@ async function main(): Promise<void> {
   console.log(`profiled service time: ${latency} ms (MODEL_LATENCY_MS + the model's own time); capacity ${capacityRps.toFixed(1)} req/s`);
 
   // 2. The real server under bench.
-  const { child: serve, origin } = await startServe();
+  const flags = [
+    '--model-latency-ms', String(MODEL_LATENCY_MS), '--max-batch-size', String(BATCHING.maxBatchSize), '--batch-window-ms', String(BATCHING.batchWindowMs),
+    '--max-queue-size', String(BATCHING.maxQueueSize), '--request-timeout-ms', String(BATCHING.requestTimeoutMs), '--instances', String(BATCHING.instances),
+  ];
+  const serve = await startServe(flags);
+  const origin = serve.url;
   try {
     const httpMs = await httpRoundTripMs(origin);
     console.log(`HTTP round trip outside the batcher (median GET /healthz): ${httpMs.toFixed(3)} ms`);
@@ -166,7 +127,7 @@ async function main(): Promise<void> {
       const calibrated = meanBetween(before, after, 'execution').toFixed(4);
       const realLost = Object.entries(real.status).filter(([code]) => code !== '200').reduce((n, [, count]) => n + count, 0) + real.requests.errors;
       for (const [name, service, addMs] of [['profiled', latency, 0], ['calibrated', calibrated, 0], ['calib+http', calibrated, httpMs]] as const) {
-        const sim = simulateLevel(rateRps, service);
+        const sim = await simulateLevel(rateRps, service);
         const p50 = sim.latency_ms.p50 + addMs;
         const p99 = sim.latency_ms.p99 + addMs;
         rows.push([
@@ -184,20 +145,14 @@ async function main(): Promise<void> {
         }
       }
     }
-    const headers = ['load', 'req/s', 'service', 'real thr', 'sim thr', 'err', 'real p50', 'sim p50', 'err', 'real p99', 'sim p99', 'err', 'lost r/s', 'send lag'];
-    const widths = headers.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] as string).length)));
-    const render = (cells: string[]): string => cells.map((cell, c) => cell.padStart(widths[c] as number)).join('  ');
     console.log('');
-    console.log(render(headers));
-    for (const row of rows) console.log(render(row));
+    console.log(table(['load', 'req/s', 'service', 'real thr', 'sim thr', 'err', 'real p50', 'sim p50', 'err', 'real p99', 'sim p99', 'err', 'lost r/s', 'send lag'], rows));
     console.log('');
     console.log('real = batchline bench (latency from each intended send); err = (simulated − real) / real; lost = non-200 answers and errors (real/simulated); send lag = bench\'s mean ms behind schedule');
     console.log("calibrated service time = serve's mean batch execution over the level (/metrics, warm-up included); means per level:");
     for (const line of notes) console.log(`  ${line}`);
-    const busy = loadavg()[0] as number;
-    console.log(`load average at the end ${busy.toFixed(2)} on ${availableParallelism()} cores${busy > availableParallelism() ? ' (the machine was busy: expect the real side to suffer)' : ''}`);
   } finally {
-    serve.kill('SIGTERM');
+    await serve.stop();
   }
 }
 

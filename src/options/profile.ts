@@ -25,6 +25,10 @@ export const PROFILE_OPTIONS = {
     kind: 'string', flag: 'item-shape', default: undefined,
     description: "one item's shape per input with free dimensions, such as x=3x48x192 (comma-separated for several inputs); free dimensions not given are measured at size 1",
   },
+  body: {
+    kind: 'string', flag: 'body', default: undefined,
+    description: "a request body to time serve's reading and checking of it with, inline or @file, such as one real request (default: one generated item in JSON, three decimals a value)",
+  },
   out: {
     kind: 'string', flag: 'out', default: undefined,
     description: 'write the profile here, for simulate --latency-profile',

@@ -64,6 +64,10 @@ export const SIMULATE_OPTIONS = {
     kind: 'string', flag: 'latency-profile', default: undefined,
     description: 'service time from a measured profile (batchline profile --out profile.json)',
   },
+  cores: {
+    kind: 'int', flag: 'cores', default: 0, min: 0, max: 4096,
+    description: "with a profile that measured the serving path: cores shared by serve's main thread and the instances (0 = as many as where it was profiled)",
+  },
   latencyCv: {
     kind: 'number', flag: 'latency-cv', default: 0, min: 0, max: 10,
     description: 'jitter: coefficient of variation of each batch\'s time (lognormal, mean kept)',

@@ -1,8 +1,10 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
 import type { ProfileOptions } from '../options/profile.js';
 import type { Output } from '../simulate/simulate-main.js';
-import type { LatencyProfile } from '../simulate/latency-profile.js';
+import type { LatencyProfile, ServingPath } from '../simulate/latency-profile.js';
+import { fitAffine } from './fit.js';
+import { generatedJsonBody, measureMainThread, servingPathOf, type PathModel } from './serving-path.js';
 import { measureBatches, resolveItemShapes, type ItemShapes, type ProfiledModel, type Stopwatch } from './measure.js';
 import { formatProfile } from './profile-text.js';
 import { summarizeProfile } from './summarize.js';
@@ -16,11 +18,14 @@ export function parseBatchSizes(text: string): number[] {
   return [...new Set(sizes)].sort((a, b) => a - b);
 }
 
+/** A loaded model; with serve's decode, reply and outputs, profile also measures the rest of the serving path. */
+type LoadedForProfile = ProfiledModel & { version: string; close(): Promise<void> } & Partial<Pick<PathModel, 'decode' | 'replyBody' | 'outputs'>>;
+
 export interface ProfileRequest {
   options: ProfileOptions;
   stdout: Output;
-  /** Loads the model; the CLI loads ONNX lazily, tests pass a stand-in. */
-  loadModel?: (path: string | undefined, intraOpThreads: number) => Promise<ProfiledModel & { version: string; close(): Promise<void> }>;
+  /** Loads the model (as serve would, or inline on this thread); the CLI loads ONNX lazily, tests pass a stand-in. */
+  loadModel?: (path: string | undefined, intraOpThreads: number, execution?: 'inline') => Promise<LoadedForProfile>;
   /** The clock runs are timed with (default `performance.now`). */
   now?: Stopwatch;
 }
@@ -29,15 +34,20 @@ export interface ProfileRequest {
 export async function profileMain(request: ProfileRequest): Promise<LatencyProfile> {
   const { options, stdout } = request;
   const sizes = parseBatchSizes(options.batchSizes);
-  const load = request.loadModel ?? (async (path, threads) => (await import('../model/load-model.js')).loadModel(path, { instances: 1, intraOpThreads: threads }));
+  const load: NonNullable<ProfileRequest['loadModel']> =
+    request.loadModel ?? (async (path, threads, execution) => (await import('../model/load-model.js')).loadModel(path, { instances: 1, intraOpThreads: threads, execution }));
   const model = await load(options.model, options.intraOpThreads);
+  const now = request.now ?? (() => performance.now());
   let profile: LatencyProfile;
   let itemShapes: ItemShapes;
   try {
     itemShapes = resolveItemShapes(options.itemShape, model.inputs);
-    const timings = await measureBatches(model, sizes, options.warmup, options.repetitions, options.seed, request.now, itemShapes.shapes);
+    const timings = await measureBatches(model, sizes, options.warmup, options.repetitions, options.seed, now, itemShapes.shapes);
     const recorded = itemShapes.shapes.size === 0 ? undefined : Object.fromEntries(itemShapes.shapes);
     profile = summarizeProfile(model.version, timings, options.warmup, options.repetitions, recorded);
+    if (isPathModel(model)) {
+      profile.serving_path = await measurePath(model, timings, { options, sizes, shapes: itemShapes.shapes, now, load });
+    }
   } finally {
     await model.close();
   }
@@ -49,6 +59,45 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
     stdout.write(formatProfile(profile, options.out, itemShapes.defaulted));
   }
   return profile;
+}
+
+function isPathModel(model: LoadedForProfile): model is LoadedForProfile & PathModel {
+  return model.decode !== undefined && model.replyBody !== undefined && model.outputs !== undefined;
+}
+
+/**
+ * The rest of the serving path, as serve runs it (`--execution auto`: a model file on a worker
+ * thread, the embedded model inline): the main thread's steps per request, and for a worker,
+ * the run alone on this thread, so the round trip splits into run and hand-over.
+ */
+async function measurePath(
+  model: LoadedForProfile & PathModel,
+  roundTrips: Awaited<ReturnType<typeof measureBatches>>,
+  c: { options: ProfileOptions; sizes: number[]; shapes: ReadonlyMap<string, readonly number[]>; now: Stopwatch; load: NonNullable<ProfileRequest['loadModel']> },
+): Promise<ServingPath> {
+  const { options } = c;
+  const body = options.body === undefined ? generatedJsonBody(model, c.shapes, options.seed) : await readBody(options.body);
+  const main = await measureMainThread(model, { body, warmup: options.warmup, repetitions: options.repetitions, now: c.now });
+  const execution = options.model === undefined ? 'inline' : 'worker';
+  let runs = roundTrips;
+  if (execution === 'worker') {
+    const inline = await c.load(options.model, options.intraOpThreads, 'inline');
+    try {
+      runs = await measureBatches(inline, c.sizes, options.warmup, options.repetitions, options.seed, c.now, c.shapes);
+    } finally {
+      await inline.close();
+    }
+  }
+  return servingPathOf(execution, body, main, roundTrips, runs, (points) => fitAffine(points));
+}
+
+async function readBody(text: string): Promise<Uint8Array> {
+  if (!text.startsWith('@')) return Buffer.from(text);
+  try {
+    return await readFile(text.slice(1));
+  } catch (error) {
+    throw new BatchlineError('INVALID_OPTION', `--body: cannot read ${text}: ${(error as Error).message}`);
+  }
 }
 
 async function write(path: string, text: string, flag: string): Promise<void> {

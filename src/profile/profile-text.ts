@@ -32,8 +32,26 @@ export function formatProfile(profile: LatencyProfile, outPath: string | undefin
   lines.push('');
   const { a_ms, b_ms, r2 } = profile.fit;
   lines.push(`fit (medians): ${a_ms.toFixed(4)} + ${b_ms.toFixed(4)}·n ms   r² ${r2.toFixed(3)}`);
+  const path = profile.serving_path;
+  if (path !== undefined) {
+    lines.push('');
+    lines.push(
+      `main thread, per request: read ${path.wire.toUpperCase()} ${path.decode_ms.toFixed(4)} ms (${path.body_bytes} bytes) · check ${path.check_ms.toFixed(4)} ms · encode the answer ${path.encode_ms.toFixed(4)} ms`,
+    );
+    lines.push(
+      path.execution === 'worker'
+        ? `worker thread, per batch: run ${affine(path.run_fit)} · hand-over and back ${affine(path.handover_fit)} (in the table above)`
+        : 'batches run inline, on the main thread (the table above)',
+    );
+    lines.push(`cores ${path.cores}; simulate models the main thread and the instances sharing them`);
+  }
   lines.push('simulate uses each size\'s median; add --latency-cv for jitter');
   if (outPath !== undefined) lines.push(`wrote ${outPath}; next: batchline simulate --latency-profile ${outPath} --rate <req/s>`);
   else lines.push('add --out profile.json to save it for batchline simulate --latency-profile');
   return `${lines.join('\n')}\n`;
+}
+
+/** `a + b·n ms`, with the sign of b shown as such (a fitted hand-over can slope down by noise). */
+function affine(fit: { a_ms: number; b_ms: number }): string {
+  return `${fit.a_ms.toFixed(4)} ${fit.b_ms < 0 ? '−' : '+'} ${Math.abs(fit.b_ms).toFixed(4)}·n ms`;
 }

@@ -49,3 +49,10 @@ function summarizePoint({ batchSize, samplesMs }: BatchTimings): LatencyProfileP
 function round(ms: number): number {
   return Math.round(ms * 1e6) / 1e6;
 }
+
+/** The median of some timings (the lower middle for an even count, as the profile's p50). */
+export function medianOf(samples: readonly number[]): number {
+  if (samples.length === 0) return 0;
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(0.5 * sorted.length) - 1)] as number;
+}

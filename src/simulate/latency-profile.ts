@@ -15,6 +15,34 @@ export interface LatencyProfile {
   fit: { a_ms: number; b_ms: number; r2: number };
   /** For inputs with free dimensions: the item shape the runs used (`profile --item-shape`). */
   item_shapes?: Record<string, number[]>;
+  /**
+   * The rest of a request's way through serve, when profile measured it: `points` are then the
+   * time an instance is busy with a batch (the worker's round trip), and this holds the main
+   * thread's steps, the split of that time into run and hand-over, and the host's cores.
+   */
+  serving_path?: ServingPath;
+}
+
+/** A request's way through serve, step by step (ms at full speed of one core). */
+export interface ServingPath {
+  /** Where batches ran: on worker threads, or inline on the main thread (the embedded model). */
+  execution: 'inline' | 'worker';
+  /** The wire format decoding was timed on. */
+  wire: 'json';
+  body_bytes: number;
+  /** Main thread, per request: reading the body. */
+  decode_ms: number;
+  /** Main thread, per request: checking it against the model's inputs. */
+  check_ms: number;
+  /** Main thread, per item: encoding its answer. */
+  encode_ms: number;
+  /** The model's run alone, per batch size (median), and its fit. */
+  run_points: { batch_size: number; p50_ms: number }[];
+  run_fit: { a_ms: number; b_ms: number };
+  /** The hand-over to the worker thread and back: its round trip less the run (0 inline). */
+  handover_fit: { a_ms: number; b_ms: number };
+  /** Cores this process could use where it was measured. */
+  cores: number;
 }
 
 export interface LatencyProfilePoint {
@@ -63,6 +91,13 @@ export function validateLatencyProfile(data: unknown, where: string): LatencyPro
   }
   const fit = profile.fit;
   if (fit === undefined || typeof fit.a_ms !== 'number' || typeof fit.b_ms !== 'number') bad('has no fit {a_ms, b_ms}');
+  const path = profile.serving_path;
+  if (path !== undefined) {
+    const numbers = ['body_bytes', 'decode_ms', 'check_ms', 'encode_ms', 'cores'] as const;
+    if (typeof path !== 'object' || path === null || !numbers.every((key) => typeof path[key] === 'number' && path[key] >= 0) || !['inline', 'worker'].includes(path.execution)) {
+      bad(`has a serving_path without ${numbers.join(', ')} >= 0 and an execution of inline or worker`);
+    }
+  }
   return profile as LatencyProfile;
 }
 

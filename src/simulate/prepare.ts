@@ -9,6 +9,7 @@ import { affineLatency, fixedLatency, parseAffineLatency, serviceTimeWithJitter,
 import { latencyModelFromProfile, readLatencyProfile, type LatencyProfile } from './latency-profile.js';
 import type { ReportContext } from './report.js';
 import type { SimulationSetup } from './run-simulation.js';
+import { batchOnlyCosts, pathPlanOf } from './serving-costs.js';
 import { buildWorkload } from './workload.js';
 
 /**
@@ -81,6 +82,7 @@ export function prepareRun(options: SimulateOptions, inputs: SimulationInputs, c
   const workload = buildWorkload(options, given.has('requests'), inputs.arrivalTimes, inputs.arrivalsSource);
   const model = latencyModelFor(options, inputs);
   const fit = inputs.profile?.fit;
+  const jitter = { cv: options.latencyCv, rng: new SeededRandom(serviceSeed(options.seed)) };
   const batching: BatchingConfig = {
     ...batchingConfigOf(options),
     latencyPrior: fit === undefined ? undefined : { aMs: fit.a_ms, bMs: fit.b_ms },
@@ -90,18 +92,22 @@ export function prepareRun(options: SimulateOptions, inputs: SimulationInputs, c
     arrivals: workload.makeArrivals(),
     maxRequests: workload.maxRequests,
     arrivalsEndMs: workload.arrivalsEndMs,
-    serviceTime: serviceTimeWithJitter(model, options.latencyCv, new SeededRandom(serviceSeed(options.seed))),
+    serviceTime: serviceTimeWithJitter(model, jitter.cv, jitter.rng),
     faults: { failItems: options.failItems, failBatches: options.failBatches, outage: parseOutage(options.outage), seed: options.seed },
     collectEvents: collect.events === true,
     collectTrace: collect.trace === true,
   };
+  const delay = options.modelLatencyMs === undefined ? undefined : modelLatencyModel(options.modelLatencyMs);
+  const path = inputs.profile === undefined ? undefined : pathPlanOf(inputs.profile, inputs.profileSource ?? 'profile', batching, delay, jitter, options.cores);
+  if (path !== undefined) setup.servingPath = path.setup;
   const context: ReportContext = {
     seed: options.seed,
     batching,
     arrivalsDescription: workload.description,
     serviceDescription: model.description,
     latencyCv: options.latencyCv,
-    capacityRps: capacityRps(batching, model),
+    capacityRps: path?.capacityRps ?? capacityRps(batching, model),
+    costs: path?.costs ?? batchOnlyCosts(model, inputs.profile !== undefined),
   };
   return { setup, context };
 }

@@ -1,6 +1,7 @@
 import { DEFAULT_TARGET_LATENCY_MS, type BatchingConfig } from '../core/create-batcher.js';
 import { percentilesMs, type PercentilesMs } from '../core/latency-histogram.js';
 import type { SimulationResult } from './run-simulation.js';
+import type { SimulatedCosts } from './serving-costs.js';
 
 /** Percentiles of a duration, ms (the core's summary without its count). */
 export type DurationSummaryMs = Omit<PercentilesMs, 'count'>;
@@ -36,8 +37,13 @@ export interface SimulationReport {
     expired_while_running: number;
     failed: number;
   };
-  /** Most the configuration can serve: instances × maxBatch / latency(maxBatch), req/s. */
+  /**
+   * Most the configuration can serve, req/s: instances × maxBatch / latency(maxBatch), or over a
+   * measured serving path the least of what the main thread, the instances and the cores carry.
+   */
   capacity_rps: number;
+  /** The costs simulate was given, and those it takes as zero. */
+  costs: { given: string[]; assumed_zero: string[] };
   /** Simulated time from 0 to the last answer, ms. */
   simulated_ms: number;
   /** Arrivals per second over the span of arrivals. */
@@ -77,6 +83,7 @@ export interface ReportContext {
   serviceDescription: string;
   latencyCv: number;
   capacityRps: number;
+  costs: SimulatedCosts;
 }
 
 /** Builds the report; every number is rounded so the JSON is short and stable. */
@@ -123,6 +130,7 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
       failed: counts.outcomes.error + counts.outcomes.cancelled + counts.outcomes.shutdown + counts.outcomes.unavailable,
     },
     capacity_rps: round(context.capacityRps, 3),
+    costs: { given: [...context.costs.given], assumed_zero: [...context.costs.assumedZero] },
     simulated_ms: round(endMs, 3),
     offered_rps: recorder.lastArrivalAtMs > 0 ? round((recorder.arrivals / recorder.lastArrivalAtMs) * 1000, 3) : 0,
     throughput_rps: perSecond(counts.batchItems),

@@ -8,6 +8,7 @@ import { VirtualClock } from '../core/virtual-clock.js';
 import { FaultInjector, NO_FAULTS, type FaultPlan } from './faults.js';
 import type { ServiceTime } from './latency-model.js';
 import { SimulationRecorder } from './recorder.js';
+import { ServingPath, type ServingPathSetup } from './serving-path-model.js';
 import { TraceRecorder, type TraceRow } from './trace-recorder.js';
 
 /** One simulation: a batching configuration, a workload and a service time. */
@@ -26,6 +27,11 @@ export interface SimulationSetup {
   collectEvents?: boolean;
   /** Keep one row per request (for `--trace`). */
   collectTrace?: boolean;
+  /**
+   * The rest of serve's path (the main thread reading requests and encoding answers, instances
+   * sharing cores), when a profile measured it; without it, a batch's service time is all there is.
+   */
+  servingPath?: ServingPathSetup;
   /** More observers, made once the batcher exists (the HTML report's time series, a capped event log). */
   observers?: (batcher: Batcher<number, number>) => BatcherObserver<number, number>[];
 }
@@ -75,8 +81,14 @@ export function runSimulation(setup: SimulationSetup): SimulationResult {
   const { batching } = setup;
   const clock = new VirtualClock();
   const faults = new FaultInjector(setup.faults ?? NO_FAULTS);
-  const batcher = createBatcher<number, number>(batching, clock, new SimulatedExecutor(clock, setup.serviceTime, faults.active ? faults : undefined));
-  const recorder = new SimulationRecorder<number, number>(batching.maxBatchSize, batching.instances, batching.targetLatencyMs);
+  const active = faults.active ? faults : undefined;
+  const path = setup.servingPath === undefined ? undefined : new ServingPath(clock, setup.servingPath, active);
+  const batcher = createBatcher<number, number>(batching, clock, path ?? new SimulatedExecutor(clock, setup.serviceTime, active));
+  // Over the serving path a request's latency runs from its arrival over HTTP, before the main
+  // thread read it and the batcher saw it.
+  const arrivedAtMs: number[] = [];
+  const origin = path === undefined ? undefined : (id: string): number => arrivedAtMs[Number(id)] as number;
+  const recorder = new SimulationRecorder<number, number>(batching.maxBatchSize, batching.instances, batching.targetLatencyMs, origin);
   batcher.addObserver(recorder);
   const log = setup.collectEvents === true ? new EventLog<number, number>(batcher) : undefined;
   if (log !== undefined) batcher.addObserver(log);
@@ -100,7 +112,12 @@ export function runSimulation(setup: SimulationSetup): SimulationResult {
       continue;
     }
     clock.advanceTo(arrivalAtMs);
-    batcher.submit(String(index), index, ignoreOutcome);
+    if (path === undefined) batcher.submit(String(index), index, ignoreOutcome);
+    else {
+      const id = index;
+      arrivedAtMs.push(arrivalAtMs);
+      path.arrive(() => batcher.submit(String(id), id, ignoreOutcome));
+    }
     index++;
     arrivalAtMs = index < maxRequests ? arrivals.next() : undefined;
     if (arrivalAtMs !== undefined && !(arrivalAtMs < arrivalsEndMs)) arrivalAtMs = undefined;

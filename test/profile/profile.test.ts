@@ -1,5 +1,6 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveOptions } from '../../src/options/schema.js';
@@ -150,6 +151,42 @@ describe('batchline profile', () => {
     await expect(profileMain({ options: conflicting, stdout: sink(), loadModel: load })).rejects.toThrow(
       /--item-shape: free dimension 'seq' is 64 in 'ids' and 32 in 'mask'/,
     );
+  });
+
+  it('measures the whole serving path: reading, checking, hand-over, run, encoding, and the cores', async () => {
+    let nowMs = 0;
+    const base = {
+      version: 'path-v1',
+      inputs: [{ name: 'x', type: 'float32' as const, itemShape: [2] }],
+      outputs: [{ name: 'y', type: 'float32' as const, itemShape: [1] }],
+      decode: (inputs: unknown) => {
+        nowMs += 0.2;
+        expect(inputs).toBeDefined();
+        return { x: { data: new Float32Array([1, 2]), shape: [2] } };
+      },
+      replyBody: () => {
+        nowMs += 0.01;
+        return '{}';
+      },
+      close: async () => {},
+    };
+    // On its worker a batch of n takes 3 + 0.5·n ms; on this thread, its run alone 2.9 + 0.5·n.
+    const load = async (_path: string | undefined, _threads: number, execution?: 'inline') => ({
+      ...base,
+      runBatch: async (items: readonly ItemTensors[]) => {
+        nowMs += (execution === 'inline' ? 2.9 : 3) + 0.5 * items.length;
+        return items.map(() => ({ y: { data: new Float32Array([0.5]), shape: [1] } }));
+      },
+    });
+    const options = resolveOptions(PROFILE_OPTIONS, { model: 'path.onnx', batchSizes: '1,2,4', warmup: '1', repetitions: '5', body: '{"inputs":[0.5,1.5]}' }, {});
+    const stdout = sink();
+    const profile = await profileMain({ options, stdout, loadModel: load, now: () => nowMs });
+    expect(profile.serving_path).toMatchObject({
+      execution: 'worker', wire: 'json', body_bytes: 20, decode_ms: 0, check_ms: 0.2, encode_ms: 0.01,
+      run_fit: { a_ms: 2.9, b_ms: 0.5 }, handover_fit: { a_ms: 0.1, b_ms: 0 }, cores: availableParallelism(),
+    });
+    expect(stdout.text).toContain('main thread, per request: read JSON 0.0000 ms (20 bytes) · check 0.2000 ms · encode the answer 0.0100 ms');
+    expect(stdout.text).toContain('worker thread, per batch: run 2.9000 + 0.5000·n ms · hand-over and back 0.1000 + 0.0000·n ms');
   });
 
   it('simulate refuses a file that is not a profile, naming the flag', async () => {

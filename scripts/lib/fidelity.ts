@@ -1,0 +1,80 @@
+/**
+ * What `npm run bench:fidelity` runs its cases with: serve and bench in processes of their own
+ * (as a user runs them), simulate in this one, and the table that sets them side by side.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { resolveOptions } from '../../src/options/schema.js';
+import { SIMULATE_OPTIONS } from '../../src/options/simulate.js';
+import { loadSimulationInputs, prepareRun } from '../../src/simulate/prepare.js';
+import { buildReport, type SimulationReport } from '../../src/simulate/report.js';
+import { runSimulation } from '../../src/simulate/run-simulation.js';
+import { startChildServer, type ChildServer } from './child-server.js';
+
+export const BIN = fileURLToPath(new URL('../../../bin/batchline.js', import.meta.url));
+
+/** What bench --json says (the fields used here). */
+export interface BenchFigures {
+  throughput_rps: number;
+  goodput_rps: number;
+  latency_ms: { p50: number; p99: number; mean: number };
+  send_lag_ms: { mean: number };
+  status: Record<string, number>;
+  requests: { sent: number; ok: number; errors: number };
+  trend: { sustained: boolean } | null;
+}
+
+/** `batchline serve` in its own process, on a port of its choosing; resolves once /readyz says 200. */
+export async function startServe(flags: string[]): Promise<ChildServer> {
+  const server = await startChildServer(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--no-ui', ...flags]);
+  for (let attempt = 0; attempt < 300; attempt++) {
+    const response = await fetch(`${server.url}/readyz`).catch(() => undefined);
+    if (response?.status === 200) return server;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await server.stop();
+  throw new Error('serve did not become ready in 30 s');
+}
+
+/** One `batchline bench` run in its own process; its --json result. */
+export async function runBench(url: string, args: string[]): Promise<BenchFigures> {
+  const out = join(mkdtempSync(join(tmpdir(), 'batchline-fidelity-')), 'bench.json');
+  const child = spawn(process.execPath, [BIN, 'bench', ...args, '--json', out, '--quiet', url], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`bench ${args.join(' ')} exited with ${code}`);
+  return JSON.parse(readFileSync(out, 'utf8')) as BenchFigures;
+}
+
+/** `batchline simulate` with these options (camelCase, as strings), in this process. */
+export async function simulate(raw: Record<string, string>): Promise<SimulationReport> {
+  const options = resolveOptions(SIMULATE_OPTIONS, raw, {});
+  const inputs = await loadSimulationInputs(options, new Set(Object.keys(raw)));
+  const { setup, context } = prepareRun(options, inputs);
+  return buildReport(runSimulation(setup), context);
+}
+
+/** (simulated − real) / real, signed, in %. */
+export function pct(simulated: number, real: number): string {
+  const error = (simulated - real) / real;
+  return `${error >= 0 ? '+' : ''}${(error * 100).toFixed(1)}%`;
+}
+
+/** |simulated − real| / real within `bound`. */
+export function within(simulated: number, real: number, bound: number): boolean {
+  return Math.abs(simulated - real) <= bound * real;
+}
+
+/** Right-aligned columns under a header. */
+export function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] as string).length)));
+  const render = (cells: string[]): string => cells.map((cell, c) => cell.padStart(widths[c] as number)).join('  ');
+  return [render(headers), ...rows.map(render)].join('\n');
+}
+
+/** Non-2xx answers and failures of a bench run. */
+export function lostOf(real: BenchFigures): number {
+  return Object.entries(real.status).filter(([code]) => !code.startsWith('2')).reduce((n, [, count]) => n + count, 0) + real.requests.errors;
+}

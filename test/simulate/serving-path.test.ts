@@ -1,0 +1,125 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { VirtualClock } from '../../src/core/virtual-clock.js';
+import { CpuPool, FifoThread } from '../../src/simulate/cpu-pool.js';
+import { buildReport } from '../../src/simulate/report.js';
+import { runSimulation } from '../../src/simulate/run-simulation.js';
+import { loadSimulationInputs, prepareRun } from '../../src/simulate/prepare.js';
+import { formatReport } from '../../src/simulate/report-text.js';
+import { simulate, simulateOptions } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'batchline-path-'));
+
+/** A profile of a worker model whose batch of n takes 1 + 1·n ms, with the main thread's steps measured. */
+function writeProfile(path: { decode_ms: number; check_ms: number; encode_ms: number; cores: number; execution?: 'inline' | 'worker' }): string {
+  const file = join(dir, `profile-${Object.values(path).join('-')}.json`);
+  const points = [1, 2, 4, 8].map((n) => ({ batch_size: n, p50_ms: 1 + n, mean_ms: 1 + n, p90_ms: 1 + n, min_ms: 1 + n, max_ms: 1 + n, cv: 0 }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      format: 'batchline-latency-profile/1', model: 'm', warmup: 1, repetitions: 1, points, fit: { a_ms: 1, b_ms: 1, r2: 1 },
+      serving_path: {
+        execution: 'worker', wire: 'json', body_bytes: 1000, run_points: points.map((p) => ({ batch_size: p.batch_size, p50_ms: p.p50_ms - 0.1 })),
+        run_fit: { a_ms: 0.9, b_ms: 1 }, handover_fit: { a_ms: 0.1, b_ms: 0 }, ...path,
+      },
+    }),
+  );
+  return file;
+}
+
+async function simulatePath(overrides: Record<string, unknown>) {
+  const options = simulateOptions(overrides);
+  const inputs = await loadSimulationInputs(options, new Set(Object.keys(overrides)));
+  const { setup, context } = prepareRun(options, inputs);
+  return buildReport(runSimulation(setup), context);
+}
+
+describe('CpuPool: threads sharing cores', () => {
+  it('gives each of n busy threads cores / n of a core, and a core each when there are enough', () => {
+    const clock = new VirtualClock();
+    const pool = new CpuPool(clock, 2);
+    const finished: [number, number][] = [];
+    // Three threads on two cores: 6 ms of work each takes 9 ms; then the third, alone, runs at full speed.
+    pool.run(0, 6, () => finished.push([0, clock.now()]));
+    pool.run(1, 6, () => finished.push([1, clock.now()]));
+    pool.run(2, 9, () => finished.push([2, clock.now()]));
+    clock.run();
+    expect(finished).toEqual([[0, 9], [1, 9], [2, 12]]);
+  });
+
+  it('runs a thread\'s FIFO in order, each piece after the last', () => {
+    const clock = new VirtualClock();
+    const main = new FifoThread(new CpuPool(clock, 1), 0);
+    const done: [string, number][] = [];
+    main.enqueue(2, () => done.push(['a', clock.now()]));
+    main.enqueue(3, () => {
+      done.push(['b', clock.now()]);
+      main.enqueue(1, () => done.push(['d', clock.now()]));
+    });
+    main.enqueue(0, () => done.push(['c', clock.now()]));
+    clock.run();
+    expect(done).toEqual([['a', 2], ['b', 5], ['c', 5], ['d', 6]]);
+  });
+});
+
+describe('simulate over a measured serving path', () => {
+  it('with no main-thread cost and a core per thread, predicts what the batch service time alone predicts', async () => {
+    const free = writeProfile({ decode_ms: 0, check_ms: 0, encode_ms: 0, cores: 64 });
+    const common = { rate: 500, requests: 20_000, maxBatchSize: 8, instances: 2 };
+    const path = await simulatePath({ ...common, latencyProfile: free });
+    const batchOnly = simulate({ ...common, latency: '1+1n' }).report;
+    expect(path.latency_ms).toEqual(batchOnly.latency_ms);
+    expect(path.throughput_rps).toBe(batchOnly.throughput_rps);
+  });
+
+  it('adds the main thread\'s reading before the batcher and its encoding after, to every latency', async () => {
+    const costly = writeProfile({ decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.05, cores: 64 });
+    const free = writeProfile({ decode_ms: 0, check_ms: 0, encode_ms: 0, cores: 64 });
+    // One request at a time: nothing queues, so each costs exactly 0.4 + batch + 0.05 ms more.
+    const common = { rate: 10, requests: 200, maxBatchSize: 1, arrival: 'constant' };
+    const with_ = await simulatePath({ ...common, latencyProfile: costly });
+    const without = await simulatePath({ ...common, latencyProfile: free });
+    expect(with_.latency_ms.mean - without.latency_ms.mean).toBeCloseTo(0.45, 6);
+    expect(with_.latency_ms.mean).toBeCloseTo(0.4 + 2 + 0.05, 6);
+  });
+
+  it('lets instances contend for the cores they share: two instances on one core serve what one does', async () => {
+    const oneCore = writeProfile({ decode_ms: 0, check_ms: 0, encode_ms: 0, cores: 1 });
+    const twoCores = writeProfile({ decode_ms: 0, check_ms: 0, encode_ms: 0, cores: 2 });
+    // Overloaded with full batches of 8 (9 ms): one core carries 8 / 9 ms = 889 req/s, two 1,778.
+    const common = { rate: 3000, requests: 30_000, maxBatchSize: 8, instances: 2, maxQueueSize: 1_000_000, requestTimeoutMs: 1e9 };
+    const shared = await simulatePath({ ...common, latencyProfile: oneCore });
+    const own = await simulatePath({ ...common, latencyProfile: twoCores });
+    expect(shared.throughput_rps / 889).toBeCloseTo(1, 1);
+    expect(own.throughput_rps / 1778).toBeCloseTo(1, 1);
+    expect(shared.capacity_rps).toBeCloseTo(888.9, 0);
+    expect(own.capacity_rps).toBeCloseTo(1777.8, 0);
+    // --cores overrides the profile's count.
+    expect((await simulatePath({ ...common, latencyProfile: twoCores, cores: 1 })).capacity_rps).toBeCloseTo(888.9, 0);
+  });
+
+  it('makes the main thread a server of its own: its cost per request bounds the capacity', async () => {
+    const slowMain = writeProfile({ decode_ms: 1.5, check_ms: 0.5, encode_ms: 0, cores: 4 });
+    const common = { requests: 20_000, maxBatchSize: 8, instances: 2, maxQueueSize: 1_000_000, requestTimeoutMs: 1e9, latencyProfile: slowMain };
+    // 2 ms a request on the main thread: 500 req/s, though the two instances could do 1,778.
+    const below = await simulatePath({ ...common, rate: 450 });
+    expect(below.capacity_rps).toBeCloseTo(500, 6);
+    expect(below.throughput_rps / 450).toBeCloseTo(1, 1);
+    const above = await simulatePath({ ...common, rate: 700 });
+    expect(above.throughput_rps).toBeLessThan(505);
+    expect(above.latency_ms.p50).toBeGreaterThan(10 * below.latency_ms.p50);
+  });
+
+  it('says which costs it was given and which it takes as zero', async () => {
+    const text = formatReport(await simulatePath({ rate: 100, requests: 500, latencyProfile: writeProfile({ decode_ms: 0.5, check_ms: 0.1, encode_ms: 0.01, cores: 2 }) }));
+    expect(text).toMatch(/costs given main thread, per request: reading its JSON 0\.5 ms \(1000 bytes\) and checking it 0\.1 ms/);
+    expect(text).toMatch(/instance thread, per batch: .* the run \(0\.9 \+ 1·n ms\) and the hand-over to the worker and back \(0\.1 \+ 0·n ms\)/);
+    expect(text).toMatch(/cores: 2 \(as profiled\), shared by the main thread and 1 instance/);
+    expect(text).toMatch(/taken as 0 {2}HTTP parsing and socket I\/O/);
+    const batchOnly = formatReport(simulate({ rate: 100, requests: 500 }).report);
+    expect(batchOnly).toMatch(/taken as 0 {2}reading and checking each request, and encoding its answer \(serve's main thread\)/);
+    expect(batchOnly).toMatch(/CPU contention: the main thread and every instance each have a core of their own/);
+  });
+});

@@ -48,6 +48,7 @@ export const ERROR_TABLE = {
   CIRCUIT_OPEN: { httpStatus: 503, exitCode: 1, message: 'the model keeps failing: its circuit breaker is open (%s)', reason: 'circuit_open', retryAfterS: 1 },
   NOT_READY: { httpStatus: 503, exitCode: 1, message: 'server is not ready: %s', reason: 'not_ready' },
   SHUTTING_DOWN: { httpStatus: 503, exitCode: 1, message: 'server is shutting down', reason: 'shutting_down' },
+  UNHEALTHY: { httpStatus: 503, exitCode: 1, message: 'the server cannot recover by itself: %s' },
   DEADLINE_EXCEEDED: { httpStatus: 504, exitCode: 1, message: 'request deadline of %s ms exceeded' },
   MODEL_FAILURE: { httpStatus: 500, exitCode: 1, message: 'model execution failed: %s' },
   MODEL_LOAD_FAILED: { httpStatus: 500, exitCode: 1, message: 'could not load model: %s' },

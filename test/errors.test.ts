@@ -37,6 +37,7 @@ const EXPECTED: Record<ErrorCode, [status: number, exit: number, reason: string 
   CIRCUIT_OPEN: [503, 1, 'circuit_open', 1],
   NOT_READY: [503, 1, 'not_ready', undefined],
   SHUTTING_DOWN: [503, 1, 'shutting_down', undefined],
+  UNHEALTHY: [503, 1, undefined, undefined],
   DEADLINE_EXCEEDED: [504, 1, undefined, undefined],
   MODEL_FAILURE: [500, 1, undefined, undefined],
   MODEL_LOAD_FAILED: [500, 1, undefined, undefined],

@@ -1,7 +1,8 @@
 import { basename } from 'node:path';
 import { decodeInputs } from './decode-inputs.js';
 import { OnnxModel } from './onnx-model.js';
-import { WorkerModel } from './worker-model.js';
+import { processLauncher, threadLauncher } from './instance-launchers.js';
+import { InstancePool, type ModelHealth, type RunLimits } from './instance-pool.js';
 import { fromFloat16Bits } from './float16.js';
 import type { ElementType, ItemTensor, ItemTensors, TensorSpec } from './tensor-spec.js';
 import { buildToyModelOnnx, TOY_MODEL_VERSION, TOY_OUTPUT_NAME } from './toy-model.js';
@@ -11,15 +12,18 @@ export interface ServedModel {
   readonly version: string;
   readonly inputs: readonly TensorSpec[];
   readonly outputs: readonly TensorSpec[];
-  /** False while a model instance is down (its thread crashed and is being replaced). */
-  readonly healthy: boolean;
+  /** Its instances, and whether readiness and liveness hold (a snapshot, for probes and stats). */
+  health(): ModelHealth;
+  /** `health().ready`, cheap enough for every request: some instance can take a batch. */
+  readonly ready: boolean;
   /** Validates and converts a request's `inputs`; throws BAD_INPUT. */
   decode(inputs: unknown): ItemTensors;
   /**
-   * Runs a batch on model instance `instance` (its own thread). The items' buffers may be
-   * transferred to that thread: callers must not reuse them afterwards.
+   * Runs a batch on a healthy model instance (its own thread or process), now or once one is
+   * free. The items' buffers may be transferred to a thread: callers must not reuse them.
+   * `limits` say when the batch is stuck and when waiting for an instance is useless.
    */
-  runBatch(items: readonly ItemTensors[], instance?: number): Promise<(ItemTensors | Error)[]>;
+  runBatch(items: readonly ItemTensors[], limits?: RunLimits): Promise<(ItemTensors | Error)[]>;
   /**
    * `runBatch` on the calling thread, returning the results at once. Present when the model
    * runs inline on onnxruntime's native session; serve then runs ready batches back to back.
@@ -31,15 +35,26 @@ export interface ServedModel {
 }
 
 /**
- * Where batches run: `worker` gives each instance a session on its own thread (a long batch
- * never blocks HTTP; instances run in parallel); `inline` runs one session on the main thread,
- * which saves two thread hand-offs per batch for models that take microseconds. `auto` is
- * inline for the embedded toy model and worker for a model file.
+ * Where batches run: `process` gives each instance a session in its own child process (a long
+ * batch never blocks HTTP; instances run in parallel; a stuck or crashed instance is killed and
+ * restarted, and a drain's deadline holds); `worker` on its own thread (inputs are moved, not
+ * copied, but a thread inside onnxruntime cannot be stopped); `inline` runs one session on the
+ * main thread, which saves two hand-offs per batch for models that take microseconds. `auto` is
+ * inline for the embedded toy model and process for a model file.
  */
-export type Execution = 'auto' | 'inline' | 'worker';
+export type Execution = 'auto' | 'inline' | 'worker' | 'process';
+
+/** The health of a model that runs inline: one instance, up as long as the server is. */
+const INLINE_HEALTH: ModelHealth = Object.freeze({
+  instances: [Object.freeze({ index: 0, state: 'up' as const, restarts: 0, consecutiveFailures: 0, lastError: undefined, busyForMs: undefined, pid: undefined })],
+  healthy: 1, ready: true, live: true, reason: undefined,
+});
+
+/** No limits: a batch is never stuck, and waits for an instance as long as it takes. */
+const NO_LIMITS: RunLimits = { stuckAfterMs: Number.POSITIVE_INFINITY, uselessAfterMs: Number.POSITIVE_INFINITY };
 
 export interface LoadOptions {
-  /** Model instances (default 1); with `worker` execution, each is a session on its own thread. */
+  /** Model instances (default 1); with `worker` or `process` execution, each is a session on its own thread or process. */
   instances?: number;
   execution?: Execution;
   /** onnxruntime threads per run (0 = one per core; default 1). */
@@ -55,7 +70,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
   const version = path === undefined ? TOY_MODEL_VERSION : (options.version ?? basename(path).replace(/\.onnx$/i, ''));
   const named = options.name === undefined ? {} : { model: options.name };
   const intraOpThreads = options.intraOpThreads ?? 1;
-  const execution = options.execution === undefined || options.execution === 'auto' ? (path === undefined ? 'inline' : 'worker') : options.execution;
+  const execution = options.execution === undefined || options.execution === 'auto' ? (path === undefined ? 'inline' : 'process') : options.execution;
   const replyBody = path === undefined
     ? toyReplyBody
     : (requestId: string, outputs: ItemTensors, specs: readonly TensorSpec[]) => JSON.stringify({ request_id: requestId, outputs: nestedOutputs(outputs, specs), ...named, model_version: version });
@@ -63,7 +78,8 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, { intraOpThreads });
     return {
       version,
-      healthy: true,
+      health: () => INLINE_HEALTH,
+      ready: true,
       inputs: onnx.inputs,
       outputs: onnx.outputs,
       decode: (inputs) => decodeInputs(inputs, onnx.inputs),
@@ -73,18 +89,20 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
       close: () => onnx.close(),
     };
   }
-  const workers = await WorkerModel.start({ path, version, intraOpThreads }, options.instances ?? 1);
+  const setup = { path, version, intraOpThreads };
+  const pool = await InstancePool.start(execution === 'worker' ? threadLauncher(setup) : processLauncher(setup), options.instances ?? 1);
   return {
     version,
-    get healthy() {
-      return workers.healthy;
+    health: () => pool.health(),
+    get ready() {
+      return pool.ready;
     },
-    inputs: workers.inputs,
-    outputs: workers.outputs,
-    decode: (inputs) => decodeInputs(inputs, workers.inputs),
-    runBatch: (items, instance = 0) => workers.run(instance, items),
+    inputs: pool.inputs,
+    outputs: pool.outputs,
+    decode: (inputs) => decodeInputs(inputs, pool.inputs),
+    runBatch: (items, limits = NO_LIMITS) => pool.run(items, limits),
     replyBody,
-    close: () => workers.close(),
+    close: () => pool.close(),
   };
 }
 

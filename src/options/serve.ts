@@ -17,8 +17,12 @@ export const MODEL_VERSION_OPTIONS = {
     description: 'onnxruntime threads per batch run (0 = one per core; more helps large models, hurts small ones)',
   },
   execution: {
-    kind: 'enum', flag: 'execution', env: 'EXECUTION', choices: ['auto', 'inline', 'worker'], default: 'auto',
-    description: 'where batches run: worker = a thread per instance, inline = the main thread; auto = inline for the embedded model, worker for model files',
+    kind: 'enum', flag: 'execution', env: 'EXECUTION', choices: ['auto', 'inline', 'worker', 'process'], default: 'auto',
+    description: 'where batches run: process = a child process per instance (killed and restarted when stuck), worker = a thread per instance, inline = the main thread; auto = inline for the embedded model, process for model files',
+  },
+  stuckBatchFactor: {
+    kind: 'number', flag: 'stuck-batch-factor', env: 'STUCK_BATCH_FACTOR', default: 2, min: 1, max: 1000,
+    description: 'a batch running longer than this many times its longest request deadline marks its instance stuck (a process is killed and restarted)',
   },
 } as const satisfies OptionSchema;
 

@@ -60,20 +60,29 @@ export class ModelVersion implements AdmissionTarget {
     return this.stateNow;
   }
 
-  /** The state as shown to clients: a ready version with an instance down is unavailable. */
+  /** The state as shown to clients: a ready version none of whose instances can take a batch is unavailable. */
   get status(): { state: ModelVersionState; reason?: string } {
-    if (this.stateNow === 'ready' && !this.model.healthy) return { state: 'unavailable', reason: 'a model instance is restarting after a crash' };
+    if (this.stateNow === 'ready' && !this.model.ready) return { state: 'unavailable', reason: this.model.health().reason ?? 'no healthy model instance' };
     return this.failure === undefined ? { state: this.stateNow } : { state: this.stateNow, reason: this.failure };
   }
 
-  /** True when the version takes new requests. */
+  /**
+   * True when the version takes new requests: it is ready and some model instance can take a
+   * batch (with every instance restarting or stuck, requests are refused 503 at once rather
+   * than answered 504 at their deadline, and "latest" falls back to another version).
+   */
   get acceptsWork(): boolean {
-    return this.stateNow === 'ready';
+    return this.stateNow === 'ready' && this.model.ready;
   }
 
-  /** Ready and every model instance up: what /readyz and `…/ready` report. */
+  /** What /readyz and `…/ready` report: the same as `acceptsWork`. */
   get ready(): boolean {
-    return this.stateNow === 'ready' && this.model.healthy;
+    return this.acceptsWork;
+  }
+
+  /** False when a model instance cannot come back by itself: /healthz answers 503. */
+  get live(): boolean {
+    return this.stateNow !== 'ready' || this.model.health().live;
   }
 
   /** Loads the model file (or the embedded model) with this version's options; the version is then ready. */
@@ -95,7 +104,7 @@ export class ModelVersion implements AdmissionTarget {
   /** Builds the executor, batcher, stats and metrics over a loaded model and takes work. */
   attach(model: ServedModel): void {
     this.model = model;
-    const executor = new ModelExecutor(model, this.deps.clock, this.config.modelLatencyMs);
+    const executor = new ModelExecutor(model, this.deps.clock, this.config.modelLatencyMs, undefined, undefined, this.config.stuckBatchFactor);
     this.batcher = createBatcher(this.config, this.deps.clock, executor);
     this.stats = new BatcherStats(this.batcher, this.deps.clock, this.config.maxBatchSize);
     this.metrics = this.deps.metrics.forVersion(this.batcher, this.config.maxBatchSize, { model: this.name, version: String(this.version) });

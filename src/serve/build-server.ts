@@ -81,7 +81,13 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
   const refuse = (reply: FastifyReply, error: BatchlineError): void => void answerError(reply, error, 'refused', BATCHLINE_JSON, undefined, runtime);
   const json = (reply: FastifyReply, body: unknown): void => answer(reply, 200, JSON.stringify(body), BATCHLINE_JSON, undefined, runtime);
 
-  app.get('/healthz', (_request, reply) => json(reply, { status: 'alive' }));
+  // Liveness: 503 only when a model cannot come back by itself (an instance failing to restart
+  // again and again, or a thread stuck inside onnxruntime): restarting the process is the cure.
+  app.get('/healthz', (_request, reply) => {
+    const dead = runtime.registry.all().find((version) => !version.live);
+    if (dead === undefined) return json(reply, { status: 'alive' });
+    refuse(reply, new BatchlineError('UNHEALTHY', `${dead.name} version ${dead.version}: ${dead.model.health().reason ?? 'a model instance cannot recover'}`));
+  });
   app.get('/readyz', (_request, reply) => {
     if (runtime.ready) return json(reply, { status: 'ready' });
     if (runtime.state === 'draining' || runtime.state === 'stopped') return refuse(reply, new BatchlineError('SHUTTING_DOWN'));

@@ -1,12 +1,20 @@
 import { EventOrder, type Clock } from '../core/clock.js';
 import type { Batch, Executor } from '../core/types.js';
 import { asError } from '../errors.js';
+import type { RunLimits } from '../model/instance-pool.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import type { AffineMs } from '../options/affine-latency.js';
 
 type ModelBatch = Batch<ItemTensors, ItemTensors>;
 type Done = (result: readonly (ItemTensors | Error)[] | Error) => void;
+
+/**
+ * A batch that runs longer than this many times the longest deadline of its requests marks its
+ * model instance stuck (out of rotation; a process instance is killed and restarted). By then
+ * every request of the batch has been answered 504 long ago.
+ */
+export const DEFAULT_STUCK_BATCH_FACTOR = 2;
 
 /** How long ready batches may run back to back before the event loop gets a turn (ms). */
 export const TURN_BUDGET_MS = 2;
@@ -37,6 +45,7 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
     modelLatencyMs: number | AffineMs,
     private readonly onBug: (error: unknown) => void = (error) => process.stderr.write(`batchline: batch completion failed: ${String(error)}\n`),
     private readonly defer: (fn: () => void) => void = setImmediate,
+    private readonly stuckBatchFactor: number = DEFAULT_STUCK_BATCH_FACTOR,
   ) {
     this.latency = typeof modelLatencyMs === 'number' ? { aMs: modelLatencyMs, bMs: 0 } : modelLatencyMs;
   }
@@ -76,6 +85,17 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
     }
   };
 
+  /** When the batch is stuck, and until when it is worth waiting for an instance (ms from now). */
+  private limitsOf(batch: ModelBatch): RunLimits {
+    let longestTimeoutMs = 0;
+    let lastDeadlineAtMs = 0;
+    for (const request of batch.requests) {
+      longestTimeoutMs = Math.max(longestTimeoutMs, request.deadlineAtMs - request.arrivalAtMs);
+      lastDeadlineAtMs = Math.max(lastDeadlineAtMs, request.deadlineAtMs);
+    }
+    return { stuckAfterMs: this.stuckBatchFactor * longestTimeoutMs, uselessAfterMs: Math.max(0, lastDeadlineAtMs - this.clock.now()) };
+  }
+
   private run(batch: ModelBatch, done: Done): void {
     if (this.model.runBatchSync !== undefined) {
       let result: readonly (ItemTensors | Error)[] | Error;
@@ -92,7 +112,7 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
       return;
     }
     this.model
-      .runBatch(batch.inputs, batch.instance)
+      .runBatch(batch.inputs, this.limitsOf(batch))
       .then(done, (error: unknown) => done(asError(error)))
       .catch((error: unknown) => this.onBug(error)); // done() threw: report it, never crash the process
   }

@@ -19,7 +19,7 @@ function syncModel(runs: number[][], onRun: () => void = () => {}): ServedModel 
     return values.map((v) => item(v * 2));
   };
   return {
-    version: 'double', healthy: true, inputs: [], outputs: [],
+    version: 'double', ready: true, health: () => { throw new Error('not used'); }, inputs: [], outputs: [],
     decode: (inputs) => inputs as ItemTensors,
     runBatch: async (items) => runBatchSync(items),
     runBatchSync,

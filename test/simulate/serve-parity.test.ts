@@ -24,7 +24,8 @@ async function serveOnManualClock(flags: Record<string, string>, times: Float64A
   const runtime = new ServingRuntime(config, clock);
   const fake: ServedModel = {
     version: 'fake-accelerator',
-    healthy: true,
+    health: () => { throw new Error('not used'); },
+    ready: true,
     inputs: [],
     outputs: [],
     decode: (inputs) => inputs as ItemTensors,

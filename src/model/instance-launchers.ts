@@ -1,0 +1,178 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { BatchlineError } from '../errors.js';
+import type { InstanceHandle, InstanceLauncher, LaunchedInstance } from './instance-pool.js';
+import type { ItemTensors } from './tensor-spec.js';
+import { transferablesOf, type WorkerReply, type WorkerRequest, type WorkerSetup } from './worker-protocol.js';
+
+/** How long an instance asked to close may take to release its session before it is killed (ms). */
+const CLOSE_GRACE_MS = 1000;
+
+/**
+ * A built script of src/model. Under vitest this module runs from TypeScript source, but a
+ * thread or a process needs JavaScript, so it uses the copy in dist/ (`npm test` builds first).
+ */
+function builtScript(name: string): URL {
+  const here = fileURLToPath(import.meta.url);
+  if (!here.endsWith('.ts')) return new URL(`./${name}`, import.meta.url);
+  return new URL(`file://${here.replace(/\/src\/model\/instance-launchers\.ts$/, `/dist/src/model/${name}`)}`);
+}
+
+/** The two ends an instance is driven through, whatever it runs in. */
+interface Endpoint {
+  post(request: WorkerRequest, items?: readonly ItemTensors[]): void;
+  onReply(listener: (reply: WorkerReply) => void): void;
+  /** Called once with a reason when the instance ends. */
+  onEnd(listener: (reason: string) => void): void;
+  kill(): void;
+  readonly killableWhileRunning: boolean;
+  readonly pid: number | undefined;
+}
+
+/**
+ * Model instances on worker threads: a batch's input buffers are transferred, not copied. A
+ * thread inside onnxruntime cannot be stopped: terminating it (or exiting the process) waits
+ * for the run to return and then aborts the whole process (issue 15, #4).
+ */
+export function threadLauncher(setup: WorkerSetup): InstanceLauncher {
+  return (onExit) => {
+    const worker = new Worker(builtScript('model-worker.js'), { workerData: setup });
+    let ended: ((reason: string) => void) | undefined;
+    worker.on('error', (error) => ended?.(`error: ${error.message}`));
+    worker.once('exit', (code) => ended?.(`code ${code}`));
+    return launch(
+      {
+        post: (request, items) => worker.postMessage(request, items === undefined ? [] : transferablesOf(items)),
+        onReply: (listener) => worker.on('message', listener),
+        onEnd: (listener) => (ended = once(listener)),
+        kill: () => void worker.terminate(),
+        killableWhileRunning: false,
+        pid: undefined,
+      },
+      onExit,
+    );
+  };
+}
+
+/**
+ * Model instances in child processes: a batch is copied through a pipe (about 1 ms for a batch
+ * of eight 3x48x192 images), and in exchange an instance can be killed at any moment: a stuck
+ * batch, a drain's deadline, a crash inside onnxruntime end one process, never the server.
+ */
+export function processLauncher(setup: WorkerSetup): InstanceLauncher {
+  return (onExit) => {
+    const child: ChildProcess = fork(fileURLToPath(builtScript('model-process.js')), [JSON.stringify(setup)], {
+      serialization: 'advanced',
+      // No inspector or loader flags of the server's own (a --inspect port would clash).
+      execArgv: [],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    let ended: ((reason: string) => void) | undefined;
+    child.on('error', (error) => ended?.(`error: ${error.message}`));
+    child.once('exit', (code, signal) => ended?.(signal !== null ? `signal ${signal}` : `code ${code}`));
+    return launch(
+      {
+        post: (request) => {
+          // A process that has just died has no channel; its end is reported by 'exit'.
+          if (child.connected) child.send(request);
+        },
+        onReply: (listener) => child.on('message', listener as (message: unknown) => void),
+        onEnd: (listener) => (ended = once(listener)),
+        kill: () => void child.kill('SIGKILL'),
+        killableWhileRunning: true,
+        pid: child.pid,
+      },
+      onExit,
+    );
+  };
+}
+
+/** Waits for the instance's model to load, then drives its runs. */
+function launch(endpoint: Endpoint, onExit: (reason: string) => void): Promise<LaunchedInstance> {
+  return new Promise((resolve, reject) => {
+    const pending = new Map<number, { resolve: (outputs: (ItemTensors | Error)[]) => void; reject: (error: Error) => void; items: readonly ItemTensors[] }>();
+    let nextId = 0;
+    let loaded = false;
+    let closing: (() => void) | undefined;
+    endpoint.onEnd((reason) => {
+      const error = new Error(`model instance ended (${reason})`);
+      for (const run of pending.values()) run.reject(error);
+      pending.clear();
+      if (!loaded) return reject(new BatchlineError('MODEL_LOAD_FAILED', `the model instance ended while loading (${reason})`));
+      if (closing !== undefined) return closing();
+      onExit(reason);
+    });
+    endpoint.onReply((reply) => {
+      if (reply.kind === 'loaded') {
+        loaded = true;
+        resolve({ handle, inputs: reply.inputs, outputs: reply.outputs });
+      } else if (reply.kind === 'load_failed') {
+        closing = () => {};
+        endpoint.kill();
+        reject(new BatchlineError('MODEL_LOAD_FAILED', reply.message));
+      } else {
+        const run = pending.get(reply.id);
+        if (run === undefined) return;
+        pending.delete(reply.id);
+        if (reply.kind === 'failed') {
+          restoreInputs(run.items, reply.items);
+          run.reject(new Error(reply.message));
+        }
+        else run.resolve(reply.outputs.map((output) => ('failed' in output && typeof output.failed === 'string' ? new Error(output.failed) : (output as ItemTensors))));
+      }
+    });
+    const handle: InstanceHandle = {
+      killableWhileRunning: endpoint.killableWhileRunning,
+      pid: endpoint.pid,
+      run: (items) =>
+        new Promise((resolveRun, rejectRun) => {
+          // A buffer already moved to a thread that crashed is gone; posting it again would be
+          // dropped silently (Node delivers no message), leaving the run unanswered.
+          if (items.some(lostInput)) return rejectRun(new Error('the inputs of this batch were lost with the model thread that crashed'));
+          const id = nextId++;
+          pending.set(id, { resolve: resolveRun, reject: rejectRun, items });
+          endpoint.post({ kind: 'run', id, items: items as ItemTensors[] }, items);
+        }),
+      kill: () => {
+        closing ??= () => {};
+        endpoint.kill();
+      },
+      close: () =>
+        new Promise<void>((resolveClose) => {
+          // A thread is never terminated in the middle of a run (that aborts the process): it closes after it.
+          const timer = endpoint.killableWhileRunning ? setTimeout(() => endpoint.kill(), CLOSE_GRACE_MS) : undefined;
+          closing = () => {
+            clearTimeout(timer);
+            resolveClose();
+          };
+          endpoint.post({ kind: 'close' });
+        }),
+    };
+  });
+}
+
+/** An input whose buffer was moved away (detached): it reads as empty although its shape is not. */
+function lostInput(item: ItemTensors): boolean {
+  for (const tensor of Object.values(item)) if (tensor.data.length === 0 && tensor.shape.every((dim) => dim > 0)) return true;
+  return false;
+}
+
+/** Puts the buffers a failed run gave back into the caller's items, so parts of the batch can run again. */
+function restoreInputs(items: readonly ItemTensors[], returned: readonly ItemTensors[] | undefined): void {
+  if (returned === undefined) return;
+  items.forEach((item, i) => {
+    const back = returned[i];
+    if (back === undefined) return;
+    for (const name of Object.keys(item)) if (back[name] !== undefined) item[name]!.data = back[name]!.data;
+  });
+}
+
+function once(listener: (reason: string) => void): (reason: string) => void {
+  let called = false;
+  return (reason) => {
+    if (called) return;
+    called = true;
+    listener(reason);
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * The body of a model instance, on a worker thread or in a child process: loads one
+ * onnxruntime session and runs the batches the server posts.
+ */
+import { BatchlineError } from '../errors.js';
+import { OnnxModel } from './onnx-model.js';
+import { buildToyModelOnnx } from './toy-model.js';
+import type { WorkerReply, WorkerRequest, WorkerSetup } from './worker-protocol.js';
+
+export interface InstanceChannel {
+  send(reply: WorkerReply): void;
+  onRequest(listener: (request: WorkerRequest) => void): void;
+  /** Lets the instance end once its session is released. */
+  end(): void;
+}
+
+export async function serveModelInstance(setup: WorkerSetup, channel: InstanceChannel): Promise<void> {
+  let model: OnnxModel;
+  try {
+    model = await OnnxModel.load(setup.path ?? buildToyModelOnnx(), setup.version, { intraOpThreads: setup.intraOpThreads });
+  } catch (error) {
+    // The detail only: the server wraps it in its own MODEL_LOAD_FAILED ("could not load model: …").
+    const message = error instanceof BatchlineError && error.code === 'MODEL_LOAD_FAILED' ? error.detail : error instanceof Error ? error.message : String(error);
+    channel.send({ kind: 'load_failed', message });
+    channel.end();
+    return;
+  }
+  channel.send({ kind: 'loaded', inputs: model.inputs, outputs: model.outputs });
+  channel.onRequest((request) => {
+    if (request.kind === 'close') {
+      void model.close().finally(() => channel.end());
+      return;
+    }
+    model.runBatch(request.items).then(
+      (outputs) => channel.send({ kind: 'result', id: request.id, outputs: outputs.map((o) => (o instanceof Error ? { failed: o.message } : o)) }),
+      // The inputs go back with the failure: the batcher may run parts of the batch again (isolation).
+      (error: unknown) => channel.send({ kind: 'failed', id: request.id, message: error instanceof Error ? error.message : String(error), items: request.items }),
+    );
+  });
+}

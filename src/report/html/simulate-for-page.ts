@@ -29,6 +29,7 @@ export function simulateForPage(options: SimulateOptions, inputs: SimulationInpu
   let log: CappedEvents | undefined;
   const { setup, context } = prepareRun(options, inputs);
   setup.observers = (batcher) => {
+    series.policy = batcher.batchPolicy;
     const observers: BatcherObserver<number, number>[] = [series];
     if (eventLimit !== undefined) {
       log = cappedEventLog(new EventLog<number, number>(batcher), eventLimit);

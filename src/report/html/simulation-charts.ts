@@ -82,6 +82,7 @@ export function simulationCharts(view: SeriesView, report: SimulationReport, lat
         { label: 'max-batch-size', color: COLORS.limit, values: rows.map(() => report.config.max_batch_size), dash: true },
       ],
     },
+    ...policyCharts(view, report, axis),
     {
       id: 'batch-size-histogram',
       title: 'Batch size histogram',
@@ -104,4 +105,29 @@ export function simulationCharts(view: SeriesView, report: SimulationReport, lat
     },
   ];
   return charts;
+}
+
+/**
+ * With a policy that moves them (aimd, adaptive), the batch limit and the collection window it
+ * chose over time; nothing for the fixed policy, whose limit and window are the flags.
+ */
+function policyCharts(view: SeriesView, report: SimulationReport, axis: ChartSpec['x']): ChartSpec[] {
+  const policy = report.config.batch_policy;
+  if (policy === 'fixed') return [];
+  const rows = view.rows;
+  return [
+    {
+      id: 'policy-over-time',
+      title: `What the ${policy} policy chose over time`,
+      note: `The batch limit (left axis) and the collection window in ms (right axis) in force when each interval's last batch left; the mean batch beside them. --max-batch-size ${report.config.max_batch_size} and --batch-window-ms ${report.config.batch_window_ms} are where it starts or its bounds (see docs/policies.md).`,
+      x: axis,
+      y: { label: 'requests' },
+      y2: { label: 'window ms' },
+      series: [
+        { label: 'batch limit', color: COLORS.limit, values: rows.map((r) => r.limit), style: 'step', spanGaps: true },
+        { label: 'mean batch', color: COLORS.batch, values: rows.map((r) => (r.batches > 0 ? roundForChart(r.batchItems / r.batches) : null)) },
+        { label: 'window ms', color: COLORS.expired, values: rows.map((r) => (r.windowMs === null ? null : roundForChart(r.windowMs))), style: 'step', rightAxis: true, spanGaps: true },
+      ],
+    },
+  ];
 }

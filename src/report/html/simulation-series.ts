@@ -1,3 +1,4 @@
+import type { BatchPolicy } from '../../core/policy.js';
 import type { Batch, BatcherObserver, Outcome, PendingRequest } from '../../core/types.js';
 import { bucketOfMs, highestInBucketUs } from '../../simulate/bucket-histogram.js';
 
@@ -21,13 +22,16 @@ export interface SeriesRow {
   queueMax: number;
   /** ∫ running batches dt (instance·ms). */
   busyAreaMs: number;
+  /** The policy's batch limit and window when the interval's last batch left (aimd and adaptive move them). */
+  limit: number | null;
+  windowMs: number | null;
 }
 
 /** Intervals kept before two neighbours are merged into one twice as long. */
 export const MAX_ROWS = 2000;
 
 function emptyRow(queueDepth: number): SeriesRow {
-  return { arrivals: 0, rejected: 0, ok: 0, expired: 0, failed: 0, batches: 0, batchItems: 0, maxBatch: 0, latency: new Map(), queueAreaMs: 0, queueMax: queueDepth, busyAreaMs: 0 };
+  return { arrivals: 0, rejected: 0, ok: 0, expired: 0, failed: 0, batches: 0, batchItems: 0, maxBatch: 0, latency: new Map(), queueAreaMs: 0, queueMax: queueDepth, busyAreaMs: 0, limit: null, windowMs: null };
 }
 
 /**
@@ -43,6 +47,8 @@ export class SimulationSeries implements BatcherObserver<number, number> {
   private queueDepth = 0;
   private running = 0;
   private changedAtMs = 0;
+  /** The batcher's policy, once it exists: read at each batch start for its limit and window. */
+  policy: BatchPolicy | undefined;
 
   constructor(public widthMs: number) {
     if (!(widthMs > 0)) throw new RangeError('an interval must be longer than 0 ms');
@@ -67,6 +73,11 @@ export class SimulationSeries implements BatcherObserver<number, number> {
     row.batches++;
     row.batchItems += size;
     if (size > row.maxBatch) row.maxBatch = size;
+    if (this.policy !== undefined) {
+      const { limit, windowMs } = this.policy.settings(nowMs);
+      row.limit = limit;
+      row.windowMs = windowMs;
+    }
     this.queueDepth -= size;
     this.running++;
   }
@@ -131,6 +142,7 @@ export class SimulationSeries implements BatcherObserver<number, number> {
         for (const key of ['arrivals', 'rejected', 'ok', 'expired', 'failed', 'batches', 'batchItems', 'queueAreaMs', 'busyAreaMs'] as const) a[key] += b[key];
         a.maxBatch = Math.max(a.maxBatch, b.maxBatch);
         a.queueMax = Math.max(a.queueMax, b.queueMax);
+        if (b.limit !== null) [a.limit, a.windowMs] = [b.limit, b.windowMs];
         for (const [bucket, count] of b.latency) a.latency.set(bucket, (a.latency.get(bucket) ?? 0) + count);
       }
       merged.push(a);

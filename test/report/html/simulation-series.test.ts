@@ -6,6 +6,7 @@ import { simulateForPage } from '../../../src/report/html/simulate-for-page.js';
 import { bucketPercentileMs, MAX_ROWS, niceIntervalMs, SimulationSeries } from '../../../src/report/html/simulation-series.js';
 import { percentileLabel } from '../../../src/report/html/browser/percentile-axis.js';
 import { commandLineOf } from '../../../src/report/html/command-line.js';
+import { simulationCharts } from '../../../src/report/html/simulation-charts.js';
 import { simulateOptions } from '../../simulate/helpers.js';
 
 function totals(series: SimulationSeries) {
@@ -43,6 +44,18 @@ describe('the simulation over time (HTML report series)', () => {
     for (const row of fine.rows) for (const [bucket, n] of row.latency) all.set(bucket, (all.get(bucket) ?? 0) + n);
     expect(bucketPercentileMs(all, 0.99)).toBe(report.latency_ms.p99);
     expect(bucketPercentileMs(all, 0.5)).toBe(report.latency_ms.p50);
+  });
+
+  it('records the limit and window a moving policy chose, and charts them; not for the fixed policy', () => {
+    const aimd = { batchPolicy: 'aimd', targetLatencyMs: 40, latency: '5+2n', maxBatchSize: 32, stages: '3s:100,3s:600,3s:100' };
+    const run = simulateForPage(simulateOptions(aimd), { given: Object.keys(aimd) });
+    const limits = run.series.rows.filter((r) => r.batches > 0).map((r) => r.limit);
+    expect(limits.every((l) => l !== null && l >= 1 && l <= 32)).toBe(true);
+    expect(new Set(limits).size).toBeGreaterThan(1);
+    const ids = (r: typeof run) => simulationCharts({ rows: r.series.rows, widthMs: r.series.widthMs }, r.report, r.latency).map((c) => c.id);
+    expect(ids(run)).toContain('policy-over-time');
+    const fixed = simulateForPage(simulateOptions({ rate: 100, requests: 500 }), { given: ['rate', 'requests'] });
+    expect(ids(fixed)).not.toContain('policy-over-time');
   });
 
   it('picks round intervals and labels the percentile axis in nines', () => {

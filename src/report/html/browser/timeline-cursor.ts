@@ -23,18 +23,41 @@ export interface TimelinePosition {
 export class TimelineCursor {
   private readonly checkpoints: TimelineState[] = [];
   private readonly arrivals: Map<string, number>;
+  /** For each position, the index of the last batch start and of the last breaker change before it (-1: none). */
+  private readonly lastBatchStart: Int32Array;
+  private readonly lastBreaker: Int32Array;
 
   constructor(
     readonly events: readonly CoreEvent[],
     readonly settings: TimelineSettings,
   ) {
     this.arrivals = arrivalTimes(events);
+    this.lastBatchStart = new Int32Array(events.length + 1).fill(-1);
+    this.lastBreaker = new Int32Array(events.length + 1).fill(-1);
+    for (let i = 0; i < events.length; i++) {
+      const kind = (events[i] as CoreEvent).kind;
+      this.lastBatchStart[i + 1] = kind === 'batch_started' ? i : (this.lastBatchStart[i] as number);
+      this.lastBreaker[i + 1] = kind === 'breaker' ? i : (this.lastBreaker[i] as number);
+    }
     let state = startState(settings);
     this.checkpoints.push(state);
     for (let i = 0; i < events.length; i++) {
       state = applyEvent(state, events[i] as CoreEvent, settings, this.arrivals).state;
       if ((i + 1) % CHECKPOINT_EVERY === 0) this.checkpoints.push(state);
     }
+  }
+
+  /** The batch limit and window the last batch left with, and the breaker's last state, at a position. */
+  policyAt(index: number): { limit: number; windowMs: number } | undefined {
+    const at = this.lastBatchStart[Math.max(0, Math.min(this.events.length, index))] as number;
+    const event = at < 0 ? undefined : this.events[at];
+    return event?.kind === 'batch_started' ? { limit: event.limit, windowMs: event.windowMs } : undefined;
+  }
+
+  breakerAt(index: number): string | undefined {
+    const at = this.lastBreaker[Math.max(0, Math.min(this.events.length, index))] as number;
+    const event = at < 0 ? undefined : this.events[at];
+    return event?.kind === 'breaker' ? event.state : undefined;
   }
 
   get length(): number {

@@ -64,7 +64,7 @@ function start(): void {
     }
     const tookMs = performance.now() - started;
     const cut = result.eventsTruncated ? ` The run had more events than the page keeps: the timeline shows its first ${PAGE_EVENT_LIMIT.toLocaleString('en-US')}.` : '';
-    view.load(events, { maxQueueSize: run.options.maxQueueSize, instances: run.options.instances, maxBatchSize: run.options.maxBatchSize }, `${result.report.requests.arrived.toLocaleString('en-US')} requests, ${events.length.toLocaleString('en-US')} events, simulated in this page in ${tookMs.toFixed(0)} ms with batchline's own core.${cut}`);
+    view.load(events, { maxQueueSize: run.options.maxQueueSize, instances: run.options.instances, maxBatchSize: run.options.maxBatchSize, batchWindowMs: run.options.batchWindowMs }, `${result.report.requests.arrived.toLocaleString('en-US')} requests, ${events.length.toLocaleString('en-US')} events, simulated in this page in ${tookMs.toFixed(0)} ms with batchline's own core.${cut}`);
     command.textContent = run.command;
     if (run.arrivalsText !== undefined) {
       download.href = URL.createObjectURL(new Blob([run.arrivalsText], { type: 'text/plain' }));
@@ -99,7 +99,7 @@ function start(): void {
 
   const own = { options: seed.options, inputs: inputsOfSeed(seed), command: form.read().command, arrivalsText: undefined };
   if (seed.arrived <= PAGE_AUTO_RUN_ARRIVALS) execute(own, false);
-  else view.load([], { maxQueueSize: seed.options.maxQueueSize, instances: seed.options.instances, maxBatchSize: seed.options.maxBatchSize }, `This run has ${seed.arrived.toLocaleString('en-US')} requests; the charts above cover all of them. Press “Run in this page” to simulate it here too (the timeline keeps the first ${PAGE_EVENT_LIMIT.toLocaleString('en-US')} events), or lower --requests first.`);
+  else view.load([], { maxQueueSize: seed.options.maxQueueSize, instances: seed.options.instances, maxBatchSize: seed.options.maxBatchSize, batchWindowMs: seed.options.batchWindowMs }, `This run has ${seed.arrived.toLocaleString('en-US')} requests; the charts above cover all of them. Press “Run in this page” to simulate it here too (the timeline keeps the first ${PAGE_EVENT_LIMIT.toLocaleString('en-US')} events), or lower --requests first.`);
 
   window.batchlineTimeline = {
     run: runForm,

@@ -85,7 +85,16 @@ export class TimelineView {
     this.drawQueue(position);
     this.drawInstances(position);
     const c = position.state.counts;
-    this.counts.textContent = `admitted ${c.admitted} · rejected ${c.rejected} · batches ${c.batches} · ok ${c.outcomes.ok} · expired ${c.outcomes.timeout}${c.outcomes.error > 0 ? ` · failed ${c.outcomes.error}` : ''}`;
+    const cursor = this.cursor;
+    const policy = cursor.policyAt(this.index);
+    const breaker = cursor.breakerAt(this.index);
+    const settings = cursor.settings;
+    const limit = policy?.limit ?? settings.maxBatchSize;
+    const windowMs = policy?.windowMs ?? settings.batchWindowMs;
+    this.counts.textContent = [
+      `admitted ${c.admitted} · rejected ${c.rejected} · batches ${c.batches} · ok ${c.outcomes.ok} · expired ${c.outcomes.timeout}${c.outcomes.error > 0 ? ` · failed ${c.outcomes.error}` : ''}${(c.outcomes.unavailable ?? 0) > 0 ? ` · unavailable ${c.outcomes.unavailable}` : ''}`,
+      `batch limit ${limit}${windowMs === undefined ? '' : ` · window ${Number(windowMs.toFixed(3))} ms`}${breaker === undefined ? '' : ` · breaker ${breaker.replace('_', '-')}`}`,
+    ].join('   |   ');
     drawGantt(this.canvas, this.lanes, position);
     this.drawList();
     if (this.index >= this.cursor.length) this.stopPlaying();

@@ -3,16 +3,16 @@
  * checked without one: the files they use exist, the port, the user, that node itself is PID 1
  * (so SIGTERM reaches batchline and it drains), and the health check, run for real.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { buildProgram } from '../../src/cli.js';
+import { ROOT, spawnServe } from './spawn-serve.js';
 
 const run = promisify(execFile);
-const ROOT = join(import.meta.dirname, '..', '..');
 
 interface Instruction {
   keyword: string;
@@ -109,32 +109,19 @@ describe('Dockerfile', () => {
 
     // The image's command, run here: SIGTERM must reach it and make it drain and exit 0.
     const [, , ...command] = [...execForm('ENTRYPOINT'), ...execForm('CMD')];
-    const bin = join(ROOT, 'bin', 'batchline.js');
-    const child = spawn(process.execPath, [bin, ...command, '--port', '0'], { env: { ...process.env, HOST: '127.0.0.1' } });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const serve = await spawnServe(command);
     try {
-      const port = await new Promise<string>((resolve, reject) => {
-        child.stdout.on('data', () => {
-          const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
-          if (match?.[1]) resolve(match[1]);
-        });
-        void exited.then((code) => reject(new Error(`serve exited with ${code}: ${output}`)));
-      });
       const check = () =>
-        run(probe[0] ?? 'node', probe.slice(1), { env: { ...process.env, PORT: port } }).then(
+        run(probe[0] ?? 'node', probe.slice(1), { env: { ...process.env, PORT: serve.port } }).then(
           () => 0,
           (error: { code: number }) => error.code,
         );
       expect(await check()).toBe(0);
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
-      expect(output).toMatch(/SIGTERM: draining/);
+      expect(await serve.stop('SIGTERM')).toBe(0);
+      expect(serve.output()).toMatch(/SIGTERM: draining/);
       expect(await check()).toBe(1);
     } finally {
-      child.kill('SIGKILL');
+      await serve.stop('SIGKILL');
     }
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The guides (docs/learn.md) name commands and files a learner will type and open: the
+ * The guides (docs/learn.md, docs/scaling.md) name commands and files a learner will type and open: the
  * files must exist, and every `batchline` command must use a subcommand and flags it has.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const GUIDES = ['docs/learn.md'];
+const GUIDES = ['docs/learn.md', 'docs/scaling.md'];
 
 /** The shell lines of a guide's bash blocks, continuation lines joined. */
 function commandLines(markdown: string): string[] {

@@ -4,7 +4,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.{ts,tsx}'],
     // Wall-clock-sensitive tests run on their own afterwards (vitest.timing.config.ts).
-    exclude: ['test/**/*.timing.test.ts', 'node_modules/**'],
+    // The package test (test/package) packs and installs the project, a minute of CPU that would
+    // skew the timing of tests beside it: it runs alone too, with the timing tests.
+    exclude: ['test/**/*.timing.test.ts', 'test/package/**', 'node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Integration tests start real servers; two cores do not gain from more forks.

@@ -6,7 +6,8 @@ import { defineConfig } from 'vitest/config';
  */
 export default defineConfig({
   test: {
-    include: ['test/**/*.timing.test.ts'],
+    // With them, the package test, which would take a core from whatever ran beside it.
+    include: ['test/**/*.timing.test.ts', 'test/package/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     fileParallelism: false,

@@ -5,6 +5,7 @@ import type { Outcome, PendingRequest, RejectReason } from '../core/types.js';
 import { BatchlineError } from '../errors.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
+import { seeTheLog } from './failure-log.js';
 import { answer, answerClientGone, answerError, type AnswerCounters, type AnsweringServer } from './answer.js';
 import type { Protocol } from './protocol.js';
 
@@ -23,7 +24,7 @@ export interface AdmissionContext {
   readonly server: AnsweringServer;
   /** Cap on a deadline a client asks for with X-Request-Timeout-Ms (ms). */
   readonly maxRequestTimeoutMs: number;
-  logError(message: string, error: unknown): void;
+  logError(message: string, error: unknown, withStack?: boolean): void;
 }
 
 /** The error answering a batcher's refusal; a reason added to the core needs its row here. */
@@ -95,7 +96,7 @@ function answerOutcome<D>(
       encoded = protocol.encodeAnswer(request.id, outcome.output as ItemTensors, target.model, decoded);
     } catch (error) {
       context.logError(`could not present the output of request ${request.id}`, error);
-      answerError(reply, new BatchlineError('MODEL_FAILURE', (error as Error).message), 'admitted', protocol, target, context.server);
+      answerError(reply, new BatchlineError('MODEL_FAILURE', seeTheLog(request.id)), 'admitted', protocol, target, context.server);
       return;
     }
     answer(reply, 200, encoded, protocol, target, context.server);
@@ -110,8 +111,9 @@ function outcomeError(outcome: Outcome<ItemTensors>, request: ModelRequest, cont
     case 'timeout':
       return new BatchlineError('DEADLINE_EXCEEDED', String(Math.round(request.deadlineAtMs - request.arrivalAtMs)));
     case 'error':
+      // The detail (onnxruntime's node names, its source files) goes to the log, not to the client.
       context.logError(`model execution failed for request ${request.id}`, outcome.error);
-      return new BatchlineError('MODEL_FAILURE', (outcome.error as Error)?.message ?? 'unknown error');
+      return new BatchlineError('MODEL_FAILURE', seeTheLog(request.id));
     case 'unavailable':
       return new BatchlineError('CIRCUIT_OPEN', 'it opened while this request waited');
     case 'ok':

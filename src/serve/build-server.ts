@@ -11,6 +11,8 @@ import { CountingResponse } from './drain-connections.js';
 import { registerInferRoutes } from './infer-route.js';
 import { registerModelRoutes } from './model-routes.js';
 import { BATCHLINE_JSON } from './json-protocol.js';
+import { classify } from './classify.js';
+import { FailureLog, seeTheLog, stderrLogSink } from './failure-log.js';
 import { requestIdFor } from './request-id.js';
 import { answerRouteOf } from './routes.js';
 import { ServingRuntime } from './serving-runtime.js';
@@ -18,12 +20,11 @@ import { useTensorBodyParsers } from './tensor-body-parsers.js';
 
 export interface ServerDeps {
   clock?: Clock;
-  /** Where errors are logged (default: one line on stderr). */
-  logError?: (message: string, error: unknown) => void;
-}
-
-function logToStderr(message: string, error: unknown): void {
-  process.stderr.write(`batchline serve: ${message}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  /**
+   * Where failures are logged (default: a FailureLog on stderr: one line each, keyed by request
+   * id, rate-limited, written off the request's path). `withStack` for unexpected errors.
+   */
+  logError?: (message: string, error: unknown, withStack?: boolean) => void;
 }
 
 export interface BuiltServer {
@@ -46,7 +47,7 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
  */
 export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltServer {
   const runtime = new ServingRuntime(config, deps.clock ?? new RealClock());
-  const logError = deps.logError ?? logToStderr;
+  const logError = deps.logError ?? ((failures) => failures.failure.bind(failures))(new FailureLog(stderrLogSink()));
   const app = Fastify({
     // A child logger per request costs microseconds that matter at thousands of requests a
     // second; Fastify's per-request JSON logs are there only when asked for.
@@ -71,8 +72,11 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
   app.setErrorHandler((error, request, reply) => {
     if (request.raw.destroyed || reply.raw.destroyed) return reply.code(499).send(); // the client is gone
     const { protocol, counters } = answerRouteOf(request);
-    const known = answerError(reply, error, 'refused', protocol, counters, runtime);
-    if (known.httpStatus === 500) logError(`${request.method} ${request.url} failed`, error);
+    const known = classify(error, request);
+    if (known.httpStatus !== 500) return void answerError(reply, known, 'refused', protocol, counters, runtime);
+    // What went wrong inside is for the log, keyed by the request id; the client gets the id.
+    logError(`${request.method} ${request.url.slice(0, 100)} failed for request ${request.id}`, error, true);
+    answerError(reply, new BatchlineError(known.code, seeTheLog(request.id)), 'refused', protocol, counters, runtime);
   });
   app.setNotFoundHandler((request, reply) => {
     answerError(reply, new BatchlineError('NOT_FOUND', `${request.method} ${request.url}`), 'refused', BATCHLINE_JSON, undefined, runtime);

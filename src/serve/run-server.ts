@@ -4,6 +4,7 @@ import { startupVersions } from '../registry/startup.js';
 import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
 import { DrainingConnections } from './drain-connections.js';
+import { FailureLog, stderrLogSink } from './failure-log.js';
 import { startServeOutput } from './serve-output.js';
 import type { ServingRuntime } from './serving-runtime.js';
 
@@ -34,9 +35,9 @@ const CLOSE_GRACE_MS = 250;
 export async function runServer(config: ServeConfig, io: ServeIo = { stdout: process.stdout, stderr: process.stderr }): Promise<void> {
   // A bad repository or config.json stops here, before anything listens (exit 2).
   const startup = await startupVersions(config);
-  const { app, runtime } = buildServer(config, {
-    logError: (message, error) => io.stderr.write(`batchline serve: ${message}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
-  });
+  // Failures (a model that fails, an internal error) are rate-limited and written off the request's path.
+  const failures = new FailureLog(io.stderr === process.stderr ? stderrLogSink() : io.stderr);
+  const { app, runtime } = buildServer(config, { logError: (message, error, withStack) => failures.failure(message, error, withStack) });
   const signals = io.shutdownSignal === undefined ? watchSignals(['SIGINT', 'SIGTERM']) : undefined;
   // The dashboard's `q` counts as a signal: the first drains, a second stops waiting.
   const quit = new SecondChance();
@@ -90,6 +91,7 @@ export async function runServer(config: ServeConfig, io: ServeIo = { stdout: pro
     await runtime.closeModels();
     output.log(`batchline serve: stopped; ${sum((v) => v.batcher.counts.outcomes.ok)} ok, ${sum((v) => v.batcher.counts.outcomes.shutdown)} answered 503 at shutdown`);
   } finally {
+    failures.flush(); // the count of lines left out, if any
     output.stop();
   }
 }

@@ -26,10 +26,13 @@ afterEach(async () => {
   server = undefined;
 });
 
+let lastReady: unknown;
 async function get(url: string): Promise<{ status: number; json: any }> {
   const response = await request(url, { reset: true });
   const text = await response.body.text();
-  return { status: response.statusCode, json: JSON.parse(text) };
+  const reply = { status: response.statusCode, json: JSON.parse(text) };
+  if (url.endsWith('/readyz')) lastReady = reply;
+  return reply;
 }
 
 const health = (): ModelHealth => server!.runtime.runtime!.model.health();
@@ -40,7 +43,7 @@ async function until(condition: () => boolean | Promise<boolean>, what: string):
     if (await condition()) return;
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
-  throw new Error(`never: ${what}; health ${JSON.stringify(health())}`);
+  throw new Error(`never: ${what}; health ${JSON.stringify(health())}; last /readyz ${JSON.stringify(lastReady)}`);
 }
 
 const BODY = { inputs: [0.2, 1.5, -0.3] };

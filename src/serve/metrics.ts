@@ -3,6 +3,7 @@ import type { Batcher } from '../core/batcher.js';
 import type { Batch, BatcherObserver, Outcome, OutcomeKind, PendingRequest } from '../core/types.js';
 import { ERROR_TABLE, REJECTION_REASONS } from '../errors.js';
 import { HistogramFamily, type BucketHistogram } from './bucket-histogram.js';
+import { registerEventLoopLag } from './event-loop-lag.js';
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const OUTCOMES: readonly OutcomeKind[] = ['ok', 'timeout', 'error', 'cancelled', 'shutdown'];
@@ -78,7 +79,9 @@ export class ServeMetrics {
 
   constructor(versions: () => Iterable<MeteredVersion>) {
     const registry = this.registry;
-    client.collectDefaultMetrics({ register: registry });
+    // prom-client's event-loop monitor is replaced (event-loop-lag.ts); a 1 s period keeps its timer cheap meanwhile.
+    client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1000 });
+    registerEventLoopLag(registry);
     // These three gauges end in `_total`, which `promtool check metrics` rejects for non-counters.
     for (const name of ['nodejs_active_handles_total', 'nodejs_active_resources_total', 'nodejs_active_requests_total']) registry.removeSingleMetric(name);
     const labelNames = ['model', 'version'] as const;

@@ -1,33 +1,52 @@
 import type { ServerStats } from './server-stats.js';
 
 /**
- * Checks every field the dashboard reads, so a foreign JSON document (or a server of another
- * version) is reported as such instead of breaking a frame.
+ * Bounds of the numbers a dashboard draws with. Some are loop bounds (a histogram of batch
+ * sizes has a row per size): `"maxBatchSize": 1e309` in a server's answer reads as Infinity
+ * and looped `batchline watch` at 100 % CPU, deaf to Ctrl-C (issue 15, #10). The bounds are
+ * wide of what serve allows (--max-batch-size ≤ 4096, --instances ≤ 256).
+ */
+const MAX_BATCH_SIZE = 65_536;
+const MAX_INSTANCES = 4096;
+const MAX_RECENT_BATCHES = 4096;
+const MAX_STATUS_CODES = 100;
+/** Counts and sizes: whole numbers a double holds exactly. */
+const MAX_COUNT = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Checks every field the dashboard reads, with its range, so a foreign JSON document, a server
+ * of another version or a hostile one is reported as such instead of breaking (or hanging) a
+ * frame.
  */
 export function isServerStats(value: unknown): value is ServerStats {
   const v = value as ServerStats | undefined;
   const s = v?.snapshot;
   return (
     isObject(v) &&
-    typeof v.uptimeS === 'number' &&
+    isFiniteIn(v.uptimeS, 0, Number.MAX_VALUE) &&
     typeof v.state === 'string' &&
     isObject(v.model) &&
     typeof v.model.version === 'string' &&
     isObject(v.config) &&
-    ['maxBatchSize', 'batchWindowMs', 'maxQueueSize', 'requestTimeoutMs', 'instances', 'modelLatencyMs'].every(
-      (key) => typeof (v.config as unknown as Record<string, unknown>)[key] === 'number',
-    ) &&
-    isObject(v.responsesByStatus) &&
+    isCount(v.config.maxBatchSize, MAX_BATCH_SIZE) &&
+    isCount(v.config.maxQueueSize, MAX_COUNT) &&
+    isCount(v.config.instances, MAX_INSTANCES) &&
+    isFiniteIn(v.config.batchWindowMs, 0, Number.MAX_VALUE) &&
+    isFiniteIn(v.config.requestTimeoutMs, 0, Number.MAX_VALUE) &&
+    isFiniteIn(v.config.modelLatencyMs, 0, Number.MAX_VALUE) &&
+    isCountsByKey(v.responsesByStatus, MAX_STATUS_CODES) &&
     isObject(s) &&
-    ['queueDepth', 'maxQueueSize', 'maxBatchSize', 'runningRequests', 'windowMs'].every(
-      (key) => typeof (s as unknown as Record<string, unknown>)[key] === 'number',
-    ) &&
-    isNumberArray(s.runningBatchSizes) &&
-    isNumberArray(s.batchSizeCounts) &&
-    isNumberArray(s.recentBatchSizes) &&
+    isCount(s.maxBatchSize, MAX_BATCH_SIZE) &&
+    isCount(s.queueDepth, MAX_COUNT) &&
+    isCount(s.maxQueueSize, MAX_COUNT) &&
+    isCount(s.runningRequests, MAX_COUNT) &&
+    isFiniteIn(s.windowMs, 0, Number.MAX_VALUE) &&
+    isCountArray(s.runningBatchSizes, MAX_INSTANCES, s.maxBatchSize) &&
+    isCountArray(s.batchSizeCounts, s.maxBatchSize + 1, MAX_COUNT) &&
+    isCountArray(s.recentBatchSizes, MAX_RECENT_BATCHES, s.maxBatchSize) &&
     isObject(s.counts) &&
-    isObject(s.counts.outcomes) &&
-    typeof s.counts.batches === 'number' &&
+    isCountsByKey(s.counts.outcomes, MAX_STATUS_CODES) &&
+    isCount(s.counts.batches, MAX_COUNT) &&
     isPercentiles(s.latencyMs) &&
     isPercentiles(s.queueWaitMs)
   );
@@ -37,10 +56,25 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
 
-function isNumberArray(value: unknown): value is number[] {
-  return Array.isArray(value) && value.every((n) => typeof n === 'number');
+function isFiniteIn(value: unknown, min: number, max: number): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max;
+}
+
+function isCount(value: unknown, max: number): value is number {
+  return isFiniteIn(value, 0, max) && Number.isInteger(value);
+}
+
+function isCountArray(value: unknown, maxLength: number, maxEach: number): value is number[] {
+  return Array.isArray(value) && value.length <= maxLength && value.every((n) => isCount(n, maxEach));
+}
+
+/** An object of counts (`{"200": 12, "429": 3}`) with at most `maxKeys` keys. */
+function isCountsByKey(value: unknown, maxKeys: number): boolean {
+  if (!isObject(value)) return false;
+  const values = Object.values(value);
+  return values.length <= maxKeys && values.every((n) => isCount(n, MAX_COUNT));
 }
 
 function isPercentiles(value: unknown): boolean {
-  return isObject(value) && ['count', 'p50', 'p90', 'p99', 'max'].every((key) => typeof value[key] === 'number');
+  return isObject(value) && isCount(value['count'], MAX_COUNT) && ['p50', 'p90', 'p99', 'max'].every((key) => isFiniteIn(value[key], 0, Number.MAX_VALUE));
 }

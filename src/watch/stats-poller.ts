@@ -77,7 +77,7 @@ export async function readStats(statsUrl: string, timeoutMs: number, dispatcher?
     signal: AbortSignal.timeout(timeoutMs),
     ...(dispatcher !== undefined ? { dispatcher } : {}),
   });
-  const text = await response.body.text();
+  const text = await boundedText(response.body, MAX_STATS_BYTES);
   if (response.statusCode !== 200) throw new StatsReadError(`HTTP ${response.statusCode}${errorDetail(text)}`);
   let body: unknown;
   try {
@@ -91,6 +91,27 @@ export async function readStats(statsUrl: string, timeoutMs: number, dispatcher?
 }
 
 class StatsReadError extends Error {}
+
+/**
+ * Largest /v1/stats answer read (bytes): a server with a hundred model versions answers about
+ * 2 MB. A server that sent an endless body grew watch to 2.99 GB (issue 15, #10).
+ */
+export const MAX_STATS_BYTES = 4 * 1024 * 1024;
+
+/** The body as text, or StatsReadError once it passes `limitBytes` (the rest is not read). */
+async function boundedText(body: AsyncIterable<Buffer> & { destroy(): unknown }, limitBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of body) {
+    bytes += chunk.length;
+    if (bytes > limitBytes) {
+      body.destroy();
+      throw new StatsReadError(`the answer is larger than ${limitBytes / (1024 * 1024)} MB (is this a batchline server?)`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 /** A server's text made safe to print: control characters (escape sequences) become `?`, at most 200 characters. */
 export function printable(text: string): string {

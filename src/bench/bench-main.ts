@@ -42,6 +42,7 @@ export interface BenchIo {
 export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs, io: BenchIo): Promise<void> {
   const sweepRates = outputs.sweep === undefined ? undefined : parseSweep(outputs.sweep);
   const slo = sweepRates === undefined ? undefined : parseSlo(outputs.slo);
+  if (outputs.html !== undefined) await (await import('../report/html/write-report.js')).checkReportPath(outputs.html);
   const plan = { ...(await withBody(validated, io)), keepIntervals: outputs.hdrLog !== undefined || outputs.html !== undefined };
   // Human text goes to stdout, unless stdout carries the JSON.
   const text = outputs.json === '-' ? io.stderr : io.stdout;

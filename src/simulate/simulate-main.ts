@@ -44,6 +44,7 @@ const MAX_STEP_EVENTS = 5000;
 export async function simulateMain(request: SimulateRequest): Promise<void> {
   const { options, given, stdout } = request;
   const slo = options.slo === undefined ? undefined : parseSlo(options.slo);
+  if (options.html !== undefined) await (await import('../report/html/write-report.js')).checkReportPath(options.html);
   if (options.csv !== undefined && request.sweep === undefined) throw new BatchlineError('INVALID_OPTION', '--csv: applies to --sweep only; use --json for a single run');
   if (request.sweep !== undefined) {
     if (options.trace !== undefined || options.events || options.step) throw new BatchlineError('INVALID_OPTION', '--trace, --events and --step apply to a single run, not to --sweep');

@@ -60,14 +60,14 @@ export function simulationCharts(view: SeriesView, report: SimulationReport, lat
     {
       id: 'throughput-over-time',
       title: 'Throughput and losses over time',
-      note: `Requests per second in each ${every(view)}: arriving (offered), answered ok, rejected at the door (queue full) and expired (deadline passed).`,
+      note: `Requests per second in each ${every(view)}: arriving (offered), answered ok, rejected at the door (queue full, or by admission or the breaker) and expired (deadline passed) or failed (with their batch, or by the breaker).`,
       x: axis,
       y: { label: 'requests/s' },
       series: [
         { label: 'offered', color: COLORS.offered, values: rows.map((r) => rate(r.arrivals)), dash: true },
         { label: 'ok', color: COLORS.ok, values: rows.map((r) => rate(r.ok)) },
         { label: 'rejected', color: COLORS.rejected, values: rows.map((r) => rate(r.rejected)) },
-        { label: 'expired', color: COLORS.expired, values: rows.map((r) => rate(r.expired + r.failed)) },
+        { label: 'expired or failed', color: COLORS.expired, values: rows.map((r) => rate(r.expired + r.failed)) },
       ],
     },
     {

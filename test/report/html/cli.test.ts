@@ -1,0 +1,33 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const bin = new URL('../../../bin/batchline.js', import.meta.url).pathname;
+
+async function exitOf(args: string[]): Promise<{ code: number; stderr: string; stdout: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args]);
+    return { code: 0, stderr, stdout };
+  } catch (error) {
+    const e = error as { code: number; stderr: string; stdout: string };
+    return { code: e.code, stderr: e.stderr, stdout: e.stdout };
+  }
+}
+
+describe('--html on the command line', () => {
+  it('simulate refuses a page it could not write before it runs, exit 2 naming --html', async () => {
+    const { code, stderr, stdout } = await exitOf(['simulate', '--requests', '10', '--html', '/nonexistent-dir/page.html']);
+    expect(code).toBe(2);
+    expect(stderr).toContain("--html: cannot write '/nonexistent-dir/page.html': no directory /nonexistent-dir");
+    expect(stdout).toBe('');
+    expect(existsSync('/nonexistent-dir/page.html')).toBe(false);
+  });
+
+  it('bench refuses it before sending a request', async () => {
+    const { code, stderr } = await exitOf(['bench', '-n', '5', '--html', '/nonexistent-dir/page.html', 'http://127.0.0.1:1/']);
+    expect(code).toBe(2);
+    expect(stderr).toContain("--html: cannot write '/nonexistent-dir/page.html'");
+  });
+});

@@ -84,9 +84,10 @@ describe('readJson', () => {
 
   it('refuses any change to a valid document that JSON.parse refuses, and reads the rest alike', () => {
     fc.assert(
-      fc.property(fc.json(), fc.nat(), fc.constantFrom('', ',', ']', '}', '"', '-', '.', 'e', '0', ' ', '[', '{', ':'), (text, at, insert) => {
+      fc.property(fc.json().filter((text) => !text.includes('"__proto__"')), fc.nat(), fc.constantFrom('', ',', ']', '}', '"', '-', '.', 'e', '0', ' ', '[', '{', ':'), (text, at, insert) => {
         const position = at % (text.length + 1);
         const changed = text.slice(0, position) + insert + text.slice(position);
+        if (changed.includes('"__proto__"')) return; // refused by design, tested below
         let expected: unknown;
         try {
           expected = JSON.parse(changed);

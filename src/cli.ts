@@ -5,12 +5,13 @@ import { makeProfileCommand } from './commands/profile.js';
 import { makeSimulateCommand } from './commands/simulate.js';
 import { makeWatchCommand } from './commands/watch.js';
 import { BatchlineError, ExitWithCode, missingRuntime } from './errors.js';
+import { BATCHLINE_VERSION } from './version.js';
 
 /** The `batchline` program with every command registered; nothing runs until it is parsed. */
 export function buildProgram(): Command {
   const program = new Command('batchline')
     .description('Serve models with dynamic batching, load-test HTTP endpoints, and simulate batching configurations.')
-    .version('0.1.0')
+    .version(BATCHLINE_VERSION)
     .showHelpAfterError('(run with --help for the options)')
     // A command's options are its own wherever they stand (`bench compare a b --html f` is compare's).
     .enablePositionalOptions();

@@ -7,7 +7,7 @@ import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import { seeTheLog } from './failure-log.js';
 import { answer, answerClientGone, answerError, type AnswerCounters, type AnsweringServer } from './answer.js';
-import type { Protocol } from './protocol.js';
+import type { Encoded, Protocol } from './protocol.js';
 
 export type ModelBatcher = Batcher<ItemTensors, ItemTensors>;
 
@@ -168,4 +168,84 @@ function timeoutOf(request: FastifyRequest, defaultMs: number, maxMs: number): n
   const ms = typeof given === 'string' ? Number(given) : NaN;
   if (!Number.isFinite(ms) || ms <= 0) throw new BatchlineError('BAD_HEADER', `X-Request-Timeout-Ms must be a positive number of milliseconds, got '${String(given)}'`);
   return Math.min(ms, maxMs);
+}
+
+/** A protocol whose requests may carry several items (rows of a batch dimension), answered together. */
+export interface RowsProtocol<D> extends Protocol<D> {
+  /** The items a decoded request carries, in order: they are admitted together or refused together. */
+  rowsOf(decoded: D): readonly ItemTensors[];
+  /** The body of the answer, from each row's outputs in order. May throw (a 500 model_failure). */
+  encodeRows(requestId: string, outputs: readonly ItemTensors[], model: ServedModel, decoded: D): Encoded;
+}
+
+/**
+ * `admit` for a request of N rows (an Open Inference Protocol `shape [N, …]`): the N items enter
+ * the batcher together (`submitGroup`: all admitted or all refused, the queue bound counting N)
+ * and may share batches with other requests' items; the request is answered once every row has
+ * its output, or at the first row that fails (the rows still queued are then cancelled).
+ */
+export function admitRows<D>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  target: AdmissionTarget,
+  protocol: RowsProtocol<D>,
+  context: AdmissionContext,
+): void {
+  let decoded: D;
+  let timeoutMs: number;
+  try {
+    timeoutMs = timeoutOf(request, target.requestTimeoutMs, context.maxRequestTimeoutMs);
+    decoded = protocol.decode(request, target.model);
+  } catch (error) {
+    answerError(reply, error, 'refused', protocol, target, context.server);
+    return;
+  }
+  const rows = protocol.rowsOf(decoded);
+  const socket = request.raw.socket as TrackedSocket | null;
+  const batcher = target.batcher;
+  const outputs = new Array<ItemTensors>(rows.length);
+  let done = 0;
+  let settled = false;
+  let pendings: readonly ModelRequest[] = [];
+  const ids = rows.length === 1 ? [request.id] : rows.map((_, i) => `${request.id}/${i}`);
+  const submitted = batcher.submitGroup(
+    ids,
+    rows,
+    (outcome, pending) => {
+      forget(socket?.[kWaiting], pending);
+      if (settled) return;
+      if (outcome.kind === 'ok') {
+        outputs[ids.indexOf(pending.id)] = outcome.output as ItemTensors;
+        if (++done < rows.length) return;
+        settled = true;
+        answerRowsOk(reply, request.id, outputs, decoded, protocol, target, context);
+        return;
+      }
+      // One row failed: the request fails; its other rows need not run.
+      settled = true;
+      for (const other of pendings) if (other !== pending && other.phase === 'queued') batcher.cancel(other);
+      answerOutcome(reply, outcome, pending, decoded, protocol, target, context);
+    },
+    timeoutMs,
+  );
+  if (!submitted.admitted) {
+    answerError(reply, REFUSALS[submitted.reason](batcher), 'refused', protocol, target, context.server);
+    return;
+  }
+  pendings = submitted.requests;
+  for (const pending of pendings) if (pending.phase !== 'done') trackUntilAnswered(socket, pending, batcher);
+}
+
+function answerRowsOk<D>(reply: FastifyReply, requestId: string, outputs: readonly ItemTensors[], decoded: D, protocol: RowsProtocol<D>, target: AdmissionTarget, context: AdmissionContext): void {
+  if (reply.sent) return;
+  if (reply.raw.destroyed) return answerClientGone(reply, target);
+  let encoded;
+  try {
+    encoded = protocol.encodeRows(requestId, outputs, target.model, decoded);
+  } catch (error) {
+    context.logError(`could not present the output of request ${requestId}`, error);
+    answerError(reply, new BatchlineError('MODEL_FAILURE', (error as Error).message), 'admitted', protocol, target, context.server);
+    return;
+  }
+  answer(reply, 200, encoded, protocol, target, context.server);
 }

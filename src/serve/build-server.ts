@@ -5,11 +5,13 @@ import type { Clock } from '../core/clock.js';
 import { RealClock } from '../core/real-clock.js';
 import { BatchlineError, errorBody } from '../errors.js';
 import type { ServeConfig } from '../options/serve.js';
+import { BATCHLINE_VERSION } from '../version.js';
 import type { AdmissionContext } from './admit.js';
 import { answer, answerError } from './answer.js';
 import { CountingResponse } from './drain-connections.js';
 import { registerInferRoutes } from './infer-route.js';
 import { registerModelRoutes } from './model-routes.js';
+import { registerOipRoutes } from './oip-routes.js';
 import { BATCHLINE_JSON } from './json-protocol.js';
 import { classify } from './classify.js';
 import { FailureLog, seeTheLog, stderrLogSink } from './failure-log.js';
@@ -114,5 +116,6 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     useTensorBodyParsers(scope);
     registerInferRoutes(scope, runtime, context);
   });
+  registerOipRoutes(app, runtime, context, BATCHLINE_VERSION);
   return { app, runtime };
 }

@@ -20,3 +20,8 @@ export function readCapture(name: string): RawRequest {
   }));
   return { method: method!, path: path!, headers, body: bytes.subarray(end + 4) };
 }
+
+/** A capture's bytes, exactly as the client sent them. */
+export function captureBytes(name: string): Buffer {
+  return readFileSync(new URL(`./fixtures/${name}`, import.meta.url));
+}

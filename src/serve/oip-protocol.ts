@@ -1,0 +1,68 @@
+import type { FastifyRequest } from 'fastify';
+import { BatchlineError } from '../errors.js';
+import type { ItemTensors } from '../model/tensor-spec.js';
+import { decodeOipRequest, type OipRequest } from '../protocol/oip-request.js';
+import { encodeOipAnswer, encodeOipError } from '../protocol/oip-response.js';
+import type { RowsProtocol } from './admit.js';
+import { oipBodyOf } from './oip-body.js';
+import type { Encoded, Protocol } from './protocol.js';
+
+/** What an inference answer names: the model version a request was admitted into. */
+export interface OipVersion {
+  readonly name: string;
+  readonly version: number;
+  readonly config: { readonly maxBatchSize: number };
+}
+
+const JSON_TYPE = 'application/json';
+
+/** Every error of the Open Inference Protocol routes: `{"error": "<message>"}`, the status from the error table. */
+export const OIP_ERRORS: Protocol<never> = {
+  name: 'open-inference-protocol',
+  contentType: JSON_TYPE,
+  decode: () => {
+    throw new Error('OIP_ERRORS only encodes errors');
+  },
+  itemOf: () => {
+    throw new Error('OIP_ERRORS only encodes errors');
+  },
+  encodeAnswer: () => {
+    throw new Error('OIP_ERRORS only encodes errors');
+  },
+  encodeError: (error) => encodeOipError(error.message),
+};
+
+const cache = new WeakMap<OipVersion, RowsProtocol<OipRequest>>();
+
+/**
+ * The Open Inference Protocol's inference request and answer for one model version: the body
+ * (JSON, or JSON and binary tensors by Inference-Header-Content-Length) decoded into rows of at
+ * most the version's max batch size, the answer stacked back and named after the version.
+ */
+export function oipProtocolFor(version: OipVersion): RowsProtocol<OipRequest> {
+  let protocol = cache.get(version);
+  if (protocol !== undefined) return protocol;
+  const encodeRows = (outputs: readonly ItemTensors[], decoded: OipRequest): Encoded => {
+    const encoded = encodeOipAnswer({ modelName: version.name, modelVersion: String(version.version), id: decoded.id, outputs: decoded.outputs, rows: outputs });
+    if (encoded.headerLength === undefined) return encoded.body;
+    return { body: encoded.body, contentType: encoded.contentType, headers: { 'inference-header-content-length': String(encoded.headerLength) } };
+  };
+  protocol = {
+    ...OIP_ERRORS,
+    decode: (request, model) => decodeOipRequest(oipBodyOf(request), headerLengthOf(request), model, version.config.maxBatchSize),
+    rowsOf: (decoded) => decoded.items,
+    itemOf: (decoded) => decoded.items[0]!,
+    encodeRows: (_requestId, outputs, _model, decoded) => encodeRows(outputs, decoded),
+    encodeAnswer: (_requestId, outputs, _model, decoded) => encodeRows([outputs], decoded),
+  };
+  cache.set(version, protocol);
+  return protocol;
+}
+
+/** `Inference-Header-Content-Length`: the bytes of JSON before binary data, or undefined (JSON alone). */
+function headerLengthOf(request: FastifyRequest): number | undefined {
+  const given = request.headers['inference-header-content-length'];
+  if (given === undefined) return undefined;
+  if (typeof given !== 'string' || !/^\d{1,15}$/.test(given.trim())) throw new BatchlineError('BAD_HEADER', `Inference-Header-Content-Length must be a whole number of bytes, got '${String(given)}'`);
+  return Number(given);
+}

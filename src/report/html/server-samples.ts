@@ -7,14 +7,19 @@ export interface ServerSample {
   atEpochMs: number;
   batches: number;
   batchItems: number;
-  batchSizeCounts: number[];
   queueDepth: number;
   maxQueueSize: number;
   maxBatchSize: number;
 }
 
-/** What the server showed during a run, or why it showed nothing. */
-export type ServerSamples = { ok: true; samples: ServerSample[] } | { ok: false; why: string };
+/**
+ * What the server showed during a run, or why it showed nothing. Batches by size are kept at
+ * the first and the last read only (a long run at --max-batch-size 4096 would otherwise keep
+ * thousands of counts per read).
+ */
+export type ServerSamples =
+  | { ok: true; samples: ServerSample[]; firstBatchSizeCounts: number[]; lastBatchSizeCounts: number[] }
+  | { ok: false; why: string };
 
 /** Reads per second: enough to see the queue move, few enough to cost the server nothing. */
 const READS_PER_SECOND = 4;
@@ -26,6 +31,8 @@ const READS_PER_SECOND = 4;
  */
 export function startServerSamples(targetUrl: string): { stop(): Promise<ServerSamples> } {
   const samples: ServerSample[] = [];
+  let firstCounts: number[] = [];
+  let lastCounts: number[] = [];
   let refused: string | undefined;
   const poller = startStatsPoller({
     statsUrl: new URL('/v1/stats', targetUrl).toString(),
@@ -45,17 +52,18 @@ export function startServerSamples(targetUrl: string): { stop(): Promise<ServerS
         atEpochMs: read.atMs,
         batches: s.counts.batches,
         batchItems: s.counts.batchItems,
-        batchSizeCounts: [...s.batchSizeCounts],
         queueDepth: s.queueDepth,
         maxQueueSize: s.maxQueueSize,
         maxBatchSize: s.maxBatchSize,
       });
+      if (samples.length === 1) firstCounts = [...s.batchSizeCounts];
+      lastCounts = s.batchSizeCounts;
     },
   });
   return {
     async stop(): Promise<ServerSamples> {
       await poller.stop();
-      if (samples.length >= 2) return { ok: true, samples };
+      if (samples.length >= 2) return { ok: true, samples, firstBatchSizeCounts: firstCounts, lastBatchSizeCounts: [...lastCounts] };
       return { ok: false, why: refused !== undefined ? `the target is not a batchline server (GET /v1/stats: ${refused})` : 'the server answered GET /v1/stats fewer than twice during the run' };
     },
   };

@@ -23,13 +23,13 @@ describe('bench seconds for the HTML report', () => {
   });
 
   it('reads the server\'s batches between two reads and its histogram over the run', () => {
-    const sample = (atEpochMs: number, batches: number, batchItems: number, counts: number[], queueDepth: number) => ({ atEpochMs, batches, batchItems, batchSizeCounts: counts, queueDepth, maxQueueSize: 128, maxBatchSize: 4 });
-    const samples = [sample(1000, 10, 20, [0, 5, 5, 0, 0], 0), sample(1250, 14, 36, [0, 5, 5, 0, 4], 3), sample(1500, 14, 36, [0, 5, 5, 0, 4], 0)];
+    const sample = (atEpochMs: number, batches: number, batchItems: number, queueDepth: number) => ({ atEpochMs, batches, batchItems, queueDepth, maxQueueSize: 128, maxBatchSize: 4 });
+    const samples = [sample(1000, 10, 20, 0), sample(1250, 14, 36, 3), sample(1500, 14, 36, 0)];
     expect(serverSteps(samples, 1000)).toEqual([
       { atS: 0.25, batches: 4, meanBatch: 4, queueDepth: 3 },
       { atS: 0.5, batches: 0, meanBatch: null, queueDepth: 0 },
     ]);
-    expect(batchSizeHistogram(samples)).toEqual([0, 0, 0, 0, 4]);
+    expect(batchSizeHistogram([0, 5, 5, 0, 0], [0, 5, 5, 0, 4])).toEqual([0, 0, 0, 0, 4]);
   });
 
   it('finds the Pareto frontier of throughput against latency', () => {

@@ -7,10 +7,11 @@
  * seed as simulate), measures them. Target: every figure within 10 %.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { LatencyProfile } from '../../src/simulate/latency-profile.js';
 import { BIN, lostOf, pct, runBench, simulate, startServe, table, within } from './fidelity.js';
 import { inputBodies, MODEL_NAME } from './input-bodies.js';
 
@@ -41,8 +42,12 @@ export async function realModelFidelity(s: RealModelSettings): Promise<{ lines: 
     if (within(simulated, real, BOUND)) met++;
     return pct(simulated, real);
   };
+  // bench runs on this host too: simulate gets its CPU per request, as profile measured bench's lean client.
+  const measured = JSON.parse(readFileSync(profile, 'utf8')) as LatencyProfile;
+  const generatorCpuMs = String(measured.serving_path?.serve_cpu?.client_ms ?? 0);
+  lines.push(`generator: --generator-cpu-ms ${generatorCpuMs} (bench's lean client, as profiled)`);
   for (const instances of s.instances) {
-    const common = { latencyProfile: profile, instances: String(instances), maxBatchSize: '8', batchWindowMs: '10' };
+    const common = { latencyProfile: profile, instances: String(instances), maxBatchSize: '8', batchWindowMs: '10', generatorCpuMs };
     const predicted = (await simulate({ ...common, rate: '1', requests: '1' })).capacity_rps;
     const serve = await startServe(['--model', MODEL, '--instances', String(instances), '--model-latency-ms', '0']);
     try {

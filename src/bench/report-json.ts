@@ -48,7 +48,7 @@ export interface BenchJson {
   latency_all_ms: Percentiles;
   service_ms: Percentiles;
   send_lag_ms: Percentiles;
-  generator: { late_send_fraction: number; event_loop_p99_ms: number; event_loop_max_ms: number };
+  generator: { late_send_fraction: number; event_loop_p99_ms: number; event_loop_max_ms: number; cpu_ms_per_request?: number };
   /** Open loop with a planned window: lines fitted through the backlog and the latency. */
   trend: { backlog_growth: number; latency_growth_ms: number; sustained: boolean } | null;
   warnings: string[];
@@ -99,6 +99,7 @@ export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult
       late_send_fraction: round(r.generator.lateSendFraction, 5),
       event_loop_p99_ms: round(r.generator.eventLoop.p99Ms, 3),
       event_loop_max_ms: round(r.generator.eventLoop.maxMs, 3),
+      ...(r.generator.cpuMsPerRequest === undefined ? {} : { cpu_ms_per_request: round(r.generator.cpuMsPerRequest, 4) }),
     },
     trend: r.trend === undefined ? null : { backlog_growth: round(r.trend.backlogGrowth, 1), latency_growth_ms: round(r.trend.latencyGrowthMs, 3), sustained: r.trend.sustained },
     warnings: [...r.warnings],

@@ -70,7 +70,8 @@ export interface BenchResult {
   latencyAll: PercentilesMs;
   service: PercentilesMs;
   sendLag: PercentilesMs;
-  generator: { lateSendFraction: number; eventLoop: EventLoopStats };
+  /** The generator's self-check, and its own CPU per request sent (all its threads; for simulate --generator-cpu-ms). */
+  generator: { lateSendFraction: number; eventLoop: EventLoopStats; cpuMsPerRequest?: number };
   /** Open loop with a planned window that ran to its end: whether the server kept up. */
   trend: BenchTrend | undefined;
   warnings: string[];

@@ -26,6 +26,7 @@ export interface RunHooks {
 export async function runBench(plan: BenchPlan, hooks: RunHooks = {}): Promise<BenchRun> {
   const aggregator = new ProgressAggregator(progressContext(plan));
   const startMs = performance.now();
+  const cpuAtStart = process.cpuUsage();
   const onProgress = hooks.onProgress;
   const stop = hooks.stop;
   // When the user stopped, as epoch ms: worker threads start later than this thread, at a
@@ -40,19 +41,27 @@ export async function runBench(plan: BenchPlan, hooks: RunHooks = {}): Promise<B
     if (plan.workers <= 1) {
       const onTick = onProgress === undefined ? undefined : (tick: RecorderTick): void => aggregator.accept(0, tick);
       const outcome = await runThread(shareOf(plan, 0, 1), { startAtMs: startMs, onTick, stop });
-      return buildResult(plan, [outcome], stoppedAfter(outcome.startEpochMs));
+      return withCpu(buildResult(plan, [outcome], stoppedAfter(outcome.startEpochMs)), cpuAtStart, [outcome.recording.counts.sentAll]);
     }
     const workerUrl = hooks.workerUrl ?? new URL('./bench-worker.js', import.meta.url);
     if (!existsSync(fileURLToPath(workerUrl))) throw new Error(`--workers needs the built worker at ${fileURLToPath(workerUrl)} (run npm run build)`);
     const { runOnWorkers } = await import('./worker-pool.js');
     const { outcomes, startEpochMs } = await runOnWorkers(plan, workerUrl, onProgress !== undefined, (thread, tick) => aggregator.accept(thread, tick), stop);
-    return buildResult(plan, outcomes, stoppedAfter(startEpochMs));
+    return withCpu(buildResult(plan, outcomes, stoppedAfter(startEpochMs)), cpuAtStart, outcomes.map((o) => o.recording.counts.sentAll));
   } finally {
     stop?.removeEventListener('abort', noteStop);
     if (emitter !== undefined) clearInterval(emitter);
     onProgress?.(aggregator.snapshot(performance.now() - startMs, true));
     aggregator.destroy();
   }
+}
+
+/** The generator's CPU (this process, every thread) per request it sent, warm-up included. */
+function withCpu(run: BenchRun, cpuAtStart: NodeJS.CpuUsage, sent: readonly number[]): BenchRun {
+  const used = process.cpuUsage(cpuAtStart);
+  const requests = sent.reduce((sum, n) => sum + n, 0);
+  if (requests > 0) run.result.generator.cpuMsPerRequest = (used.user + used.system) / 1000 / requests;
+  return run;
 }
 
 function progressContext(plan: BenchPlan): ConstructorParameters<typeof ProgressAggregator>[0] {

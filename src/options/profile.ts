@@ -29,6 +29,10 @@ export const PROFILE_OPTIONS = {
     kind: 'string', flag: 'body', default: undefined,
     description: "a request body to time serve's reading and checking of it with, inline or @file, such as one real request (default: one generated item in JSON, three decimals a value)",
   },
+  serveDuration: {
+    kind: 'duration', flag: 'serve-duration', default: 3000, minMs: 0, maxMs: 600_000,
+    description: 'with --model: how long a real serve answers these requests over HTTP to measure its CPU per request by thread, HTTP and garbage collection included (0 = skip; Linux)',
+  },
   out: {
     kind: 'string', flag: 'out', default: undefined,
     description: 'write the profile here, for simulate --latency-profile',

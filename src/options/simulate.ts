@@ -68,6 +68,10 @@ export const SIMULATE_OPTIONS = {
     kind: 'int', flag: 'cores', default: 0, min: 0, max: 4096,
     description: "with a profile that measured the serving path: cores shared by serve's main thread and the instances (0 = as many as where it was profiled)",
   },
+  generatorCpuMs: {
+    kind: 'number', flag: 'generator-cpu-ms', default: 0, min: 0, max: 10_000,
+    description: "with a profile that measured the serving path: CPU a load generator on the same host spends per request, sharing the cores (profile prints bench's; 0 = none there)",
+  },
   latencyCv: {
     kind: 'number', flag: 'latency-cv', default: 0, min: 0, max: 10,
     description: 'jitter: coefficient of variation of each batch\'s time (lognormal, mean kept)',

@@ -4,6 +4,7 @@ import type { ProfileOptions } from '../options/profile.js';
 import type { Output } from '../simulate/simulate-main.js';
 import type { LatencyProfile, ServingPath } from '../simulate/latency-profile.js';
 import { fitAffine } from './fit.js';
+import { measureServeCpu } from './serve-cpu.js';
 import { generatedJsonBody, measureMainThread, servingPathOf, type PathModel } from './serving-path.js';
 import { measureBatches, resolveItemShapes, type ItemShapes, type ProfiledModel, type Stopwatch } from './measure.js';
 import { formatProfile } from './profile-text.js';
@@ -46,7 +47,7 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
     const recorded = itemShapes.shapes.size === 0 ? undefined : Object.fromEntries(itemShapes.shapes);
     profile = summarizeProfile(model.version, timings, options.warmup, options.repetitions, recorded);
     if (isPathModel(model)) {
-      profile.serving_path = await measurePath(model, timings, { options, sizes, shapes: itemShapes.shapes, now, load });
+      profile.serving_path = await measurePath(model, timings, { options, sizes, shapes: itemShapes.shapes, now, load, measureServe: request.loadModel === undefined });
     }
   } finally {
     await model.close();
@@ -73,7 +74,7 @@ function isPathModel(model: LoadedForProfile): model is LoadedForProfile & PathM
 async function measurePath(
   model: LoadedForProfile & PathModel,
   roundTrips: Awaited<ReturnType<typeof measureBatches>>,
-  c: { options: ProfileOptions; sizes: number[]; shapes: ReadonlyMap<string, readonly number[]>; now: Stopwatch; load: NonNullable<ProfileRequest['loadModel']> },
+  c: { options: ProfileOptions; sizes: number[]; shapes: ReadonlyMap<string, readonly number[]>; now: Stopwatch; load: NonNullable<ProfileRequest['loadModel']>; measureServe?: boolean },
 ): Promise<ServingPath> {
   const { options } = c;
   const body = options.body === undefined ? generatedJsonBody(model, c.shapes, options.seed) : await readBody(options.body);
@@ -88,7 +89,17 @@ async function measurePath(
       await inline.close();
     }
   }
-  return servingPathOf(execution, body, main, roundTrips, runs, (points) => fitAffine(points));
+  const path = servingPathOf(execution, body, main, roundTrips, runs, (points) => fitAffine(points));
+  if (execution === 'worker' && options.model !== undefined && options.serveDuration > 0 && c.measureServe !== false) {
+    const cpu = await measureServeCpu({
+      modelPath: options.model, intraOpThreads: options.intraOpThreads, maxBatchSize: Math.max(...c.sizes), body, durationMs: options.serveDuration, connections: 16,
+    });
+    if (cpu !== undefined) {
+      const r = (ms: number): number => Math.round(ms * 1e6) / 1e6;
+      path.serve_cpu = { requests: cpu.requests, main_ms: r(cpu.mainMs), worker_ms: r(cpu.workerMs), helpers_ms: r(cpu.helpersMs), client_ms: r(cpu.clientMs), mean_batch: r(cpu.meanBatch) };
+    }
+  }
+  return path;
 }
 
 async function readBody(text: string): Promise<Uint8Array> {

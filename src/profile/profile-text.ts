@@ -43,6 +43,13 @@ export function formatProfile(profile: LatencyProfile, outPath: string | undefin
         ? `worker thread, per batch: run ${affine(path.run_fit)} · hand-over and back ${affine(path.handover_fit)} (in the table above)`
         : 'batches run inline, on the main thread (the table above)',
     );
+    const cpu = path.serve_cpu;
+    if (cpu !== undefined) {
+      lines.push(
+        `a real serve over HTTP (${cpu.requests} requests, batches of ${cpu.mean_batch.toFixed(1)}), CPU per request: main thread ${cpu.main_ms.toFixed(4)} ms · worker ${cpu.worker_ms.toFixed(4)} ms · other threads (GC) ${cpu.helpers_ms.toFixed(4)} ms`,
+      );
+      lines.push(`bench's lean client spent ${cpu.client_ms.toFixed(4)} ms of CPU per request: with a load generator on the same host, add --generator-cpu-ms ${cpu.client_ms.toFixed(3)} to simulate`);
+    }
     lines.push(`cores ${path.cores}; simulate models the main thread and the instances sharing them`);
   }
   lines.push('simulate uses each size\'s median; add --latency-cv for jitter');

@@ -80,11 +80,15 @@ export class CpuPool {
 }
 
 /**
- * A thread that takes its work in arrival order, one piece at a time, on a CpuPool: serve's
- * main thread, whose event loop reads requests, hands batches over and sends answers.
+ * A thread that takes its work one piece at a time, on a CpuPool: serve's main thread, whose
+ * event loop reads requests, hands batches over and sends answers. Pieces go in arrival order,
+ * except urgent ones, which go before every piece still waiting (not before the one running):
+ * a worker's reply is handled at the loop's next turn, while a request's body arrives in chunks
+ * over several turns, so replies do not wait behind every request being read.
  */
 export class FifoThread {
   private readonly queue = new RingBuffer<{ workMs: number; done: () => void }>(64);
+  private readonly urgent = new RingBuffer<{ workMs: number; done: () => void }>(8);
   private running = false;
 
   constructor(
@@ -97,8 +101,14 @@ export class FifoThread {
     if (!this.running) this.next();
   }
 
+  /** Work that goes before everything still waiting. */
+  enqueueUrgent(workMs: number, done: () => void): void {
+    this.urgent.push({ workMs, done });
+    if (!this.running) this.next();
+  }
+
   private next(): void {
-    const job = this.queue.shift();
+    const job = this.urgent.shift() ?? this.queue.shift();
     if (job === undefined) {
       this.running = false;
       return;

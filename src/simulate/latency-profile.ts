@@ -43,6 +43,11 @@ export interface ServingPath {
   handover_fit: { a_ms: number; b_ms: number };
   /** Cores this process could use where it was measured. */
   cores: number;
+  /**
+   * CPU per request of a real serve answering over HTTP, by thread (Linux): what the steps above
+   * leave out (HTTP, sockets, garbage collection) shows here; and the lean client's own.
+   */
+  serve_cpu?: { requests: number; main_ms: number; worker_ms: number; helpers_ms: number; client_ms: number; mean_batch: number };
 }
 
 export interface LatencyProfilePoint {

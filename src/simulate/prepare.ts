@@ -98,7 +98,7 @@ export function prepareRun(options: SimulateOptions, inputs: SimulationInputs, c
     collectTrace: collect.trace === true,
   };
   const delay = options.modelLatencyMs === undefined ? undefined : modelLatencyModel(options.modelLatencyMs);
-  const path = inputs.profile === undefined ? undefined : pathPlanOf(inputs.profile, inputs.profileSource ?? 'profile', batching, delay, jitter, options.cores);
+  const path = inputs.profile === undefined ? undefined : pathPlanOf(inputs.profile, inputs.profileSource ?? 'profile', batching, delay, jitter, options.cores, options.generatorCpuMs);
   if (path !== undefined) setup.servingPath = path.setup;
   const context: ReportContext = {
     seed: options.seed,

@@ -1,4 +1,6 @@
+import { arrivalsFromProfile, RateProfile } from '../core/arrivals.js';
 import type { BatchingConfig } from '../core/create-batcher.js';
+import { runSimulation } from './run-simulation.js';
 import type { SeededRandom } from '../core/rng.js';
 import { serviceTimeWithJitter, type LatencyModel } from './latency-model.js';
 import { latencyModelFromProfile, type LatencyProfile } from './latency-profile.js';
@@ -17,8 +19,8 @@ export interface PathPlan {
   costs: SimulatedCosts;
 }
 
-/** Costs nobody measures: simulate says it takes them as zero. */
-const NEVER_MEASURED = ['HTTP parsing and socket I/O beyond reading the body', "a load generator's CPU when it shares the machine", 'garbage collection pauses'];
+/** Costs simulate takes as zero when nothing measured them. */
+const NEVER_MEASURED = ['HTTP parsing and socket I/O beyond reading the body', 'garbage collection', "a load generator's CPU when it shares the host"];
 
 /**
  * The serving path from a profile that measured it (`profile.serving_path`): the main thread
@@ -33,34 +35,56 @@ export function pathPlanOf(
   delay: LatencyModel | undefined,
   jitter: { cv: number; rng: SeededRandom },
   coresOption: number,
+  generatorMs = 0,
 ): PathPlan | undefined {
   const path = profile.serving_path;
   if (path === undefined) return undefined;
   const work = latencyModelFromProfile(profile, source);
   const cores = coresOption > 0 ? coresOption : path.cores;
+  const stepsMs = path.decode_ms + path.check_ms;
+  const served = path.serve_cpu;
   const setup: ServingPathSetup = {
     execution: path.execution,
-    admitMs: path.decode_ms + path.check_ms,
+    // A real serve's main thread did more than the steps timed alone (HTTP, sockets): all of it counts.
+    admitMs: served === undefined ? stepsMs : Math.max(stepsMs, served.main_ms - path.encode_ms),
     answerMs: path.encode_ms,
     batchWorkMs: serviceTimeWithJitter(work, jitter.cv, jitter.rng),
     batchDelayMs: delay === undefined ? () => 0 : (n) => delay.meanMs(n),
+    helpersMs: served?.helpers_ms ?? 0,
+    generatorMs,
     cores,
   };
   const ms = (value: number): string => String(Number(value.toPrecision(4)));
   const fit = (f: { a_ms: number; b_ms: number }): string => `${ms(f.a_ms)} ${f.b_ms < 0 ? '−' : '+'} ${ms(Math.abs(f.b_ms))}·n ms`;
   const given = [
     `main thread, per request: reading its ${path.wire.toUpperCase()} ${ms(path.decode_ms)} ms (${path.body_bytes} bytes) and checking it ${ms(path.check_ms)} ms`,
+    ...(served === undefined
+      ? []
+      : [
+          `main thread, per request, measured on a real serve over HTTP: ${ms(served.main_ms)} ms in all (HTTP and sockets included)`,
+          `other threads of serve (garbage collection), per request: ${ms(served.helpers_ms)} ms`,
+        ]),
     `main thread, per answer: encoding it ${ms(path.encode_ms)} ms`,
     path.execution === 'worker'
       ? `instance thread, per batch: ${work.description}: the run (${fit(path.run_fit)}) and the hand-over to the worker and back (${fit(path.handover_fit)})`
       : `main thread, per batch: the model's run, ${work.description} (inline execution)`,
     ...(delay === undefined ? [] : [`per batch, using no CPU: ${delay.description} (--model-latency-ms)`]),
-    `cores: ${cores}${coresOption > 0 ? ' (--cores)' : ' (as profiled)'}, shared by the main thread and ${batching.instances} instance${batching.instances === 1 ? '' : 's'}`,
+    ...(generatorMs > 0 ? [`a load generator on the same host, per request: ${ms(generatorMs)} ms (--generator-cpu-ms)`] : []),
+    `cores: ${cores}${coresOption > 0 ? ' (--cores)' : ' (as profiled)'}, shared by the main thread${served === undefined ? '' : ", serve's other threads"}${generatorMs > 0 ? ', the load generator' : ''} and ${batching.instances} instance${batching.instances === 1 ? '' : 's'}`,
+  ];
+  const assumedZero = [
+    ...(served === undefined ? ['HTTP parsing and socket I/O beyond reading the body', 'garbage collection (profile measures both on a real serve with --model, on Linux)'] : []),
+    ...(generatorMs > 0 ? [] : ["a load generator's CPU when it shares the host (--generator-cpu-ms)"]),
   ];
   return {
     setup,
-    capacityRps: pathCapacityRps(setup, batching.instances, batching.maxBatchSize, (n) => work.meanMs(n)),
-    costs: { given, assumedZero: NEVER_MEASURED },
+    capacityRps: sustainedCapacityRps(
+      // The probe's own copy: jitter draws must not shift the real run's.
+      { ...setup, batchWorkMs: (n) => work.meanMs(n) },
+      batching,
+      pathCapacityRps(setup, batching.instances, batching.maxBatchSize, (n) => work.meanMs(n)),
+    ),
+    costs: { given, assumedZero },
   };
 }
 
@@ -75,4 +99,41 @@ export function batchOnlyCosts(model: LatencyModel, fromProfile: boolean): Simul
       ...NEVER_MEASURED,
     ],
   };
+}
+
+/**
+ * The most the simulated server answers per second over its serving path, on full batches: the
+ * highest rate of evenly spaced arrivals it keeps up with (answers at 99 % of the rate once the
+ * run has settled), found by bisection below the fluid bound `pathCapacityRps`. Sharing the
+ * cores and the main thread's turns make it lower than that bound; overloaded far beyond it, a
+ * main thread buried in requests to read answers less still (as a real one does).
+ */
+export function sustainedCapacityRps(setup: ServingPathSetup, batching: BatchingConfig, boundRps: number): number {
+  if (!Number.isFinite(boundRps) || boundRps <= 0) return boundRps;
+  let low = 0;
+  let high = boundRps;
+  for (let step = 0; step < 10; step++) {
+    const rate = (low + high) / 2;
+    if (answeredRps(setup, batching, rate) >= 0.99 * rate) low = rate;
+    else high = rate;
+  }
+  return low;
+}
+
+/** Answers per second once settled, under evenly spaced arrivals at `rate`. */
+function answeredRps(setup: ServingPathSetup, batching: BatchingConfig, rate: number): number {
+  const requests = Math.max(2000, Math.min(10_000, Math.round(rate * 3)));
+  const endMs = (requests * 1000) / rate;
+  const fromMs = endMs / 3;
+  let answered = 0;
+  runSimulation({
+    batching: { ...batching, maxQueueSize: requests + 1, requestTimeoutMs: 1e12 },
+    arrivals: arrivalsFromProfile(RateProfile.constant(rate, endMs), 'constant'),
+    maxRequests: requests,
+    arrivalsEndMs: endMs,
+    serviceTime: setup.batchWorkMs,
+    servingPath: setup,
+    observers: () => [{ requestFinished: (_request, outcome, nowMs) => void (outcome.kind === 'ok' && nowMs >= fromMs && nowMs < endMs && answered++) }],
+  });
+  return (answered * 1000) / (endMs - fromMs);
 }

@@ -21,22 +21,30 @@ export interface ServingPathSetup {
   batchWorkMs: ServiceTime;
   /** Time a batch waits before its run, using no CPU: serve's MODEL_LATENCY_MS (--model-latency-ms). */
   batchDelayMs: (batchSize: number) => number;
+  /** CPU per request off the request's way, on other threads: serve's GC and libuv helpers (ms). */
+  helpersMs: number;
+  /** CPU per request of a load generator on the same host, which shares the cores (ms). */
+  generatorMs: number;
   /** Cores shared by the main thread and the instances (Infinity: one each). */
   cores: number;
 }
 
-/** Thread 0 is the main thread; instance i runs on thread i + 1. */
+/** Thread 0 is the main thread; instance i runs on thread i + 1; helpers and the generator have their own. */
 const MAIN_THREAD = 0;
+const HELPER_THREAD = -1;
+const GENERATOR_THREAD = -2;
 
 /**
  * Runs batches as serve does over the serving path: the batch's delay (no CPU), then its run on
- * its instance's thread, then its answers encoded on the main thread, behind whatever that
- * thread has queued (as the worker's reply waits its turn in the event loop); only then does
+ * its instance's thread, then its answers encoded on the main thread once the piece of work it
+ * is in is done (the worker's reply is handled at the event loop's next turn); only then does
  * the instance take its next batch, as in serve, where the batch completes in that reply.
  */
 export class ServingPath implements Executor<number, number> {
   private readonly pool: CpuPool;
   readonly main: FifoThread;
+  private readonly helpers: FifoThread;
+  private readonly generator: FifoThread;
 
   constructor(
     private readonly clock: VirtualClock,
@@ -46,10 +54,17 @@ export class ServingPath implements Executor<number, number> {
   ) {
     this.pool = new CpuPool(clock, setup.cores);
     this.main = new FifoThread(this.pool, MAIN_THREAD);
+    this.helpers = new FifoThread(this.pool, HELPER_THREAD);
+    this.generator = new FifoThread(this.pool, GENERATOR_THREAD);
   }
 
-  /** A request arrives over HTTP: the main thread reads and checks it, then `admit` submits it. */
+  /**
+   * A request arrives over HTTP: the main thread reads and checks it, then `admit` submits it.
+   * Its sender's CPU and serve's helpers' (collecting its garbage) compete for the cores.
+   */
   arrive(admit: () => void): void {
+    if (this.setup.generatorMs > 0) this.generator.enqueue(this.setup.generatorMs, ignore);
+    if (this.setup.helpersMs > 0) this.helpers.enqueue(this.setup.helpersMs, ignore);
     this.main.enqueue(this.setup.admitMs, admit);
   }
 
@@ -64,13 +79,15 @@ export class ServingPath implements Executor<number, number> {
         this.main.enqueue(workMs + n * this.setup.answerMs, answer);
         return;
       }
-      this.pool.run(batch.instance + 1, workMs, () => this.main.enqueue(n * this.setup.answerMs, answer));
+      this.pool.run(batch.instance + 1, workMs, () => this.main.enqueueUrgent(n * this.setup.answerMs, answer));
     };
     const delayMs = this.setup.batchDelayMs(n);
     if (delayMs > 0) this.clock.schedule(this.clock.now() + delayMs, run, EventOrder.completion);
     else run();
   }
 }
+
+const ignore = (): void => {};
 
 /**
  * Most a configuration can serve over the serving path, in req/s, with full batches of `maxBatch`:
@@ -80,7 +97,7 @@ export function pathCapacityRps(setup: ServingPathSetup, instances: number, maxB
   const work = meanWorkMs(maxBatch);
   const mainPerRequest = setup.admitMs + setup.answerMs + (setup.execution === 'inline' ? work / maxBatch : 0);
   const instanceBusyMs = setup.batchDelayMs(maxBatch) + work;
-  const cpuPerRequest = mainPerRequest + (setup.execution === 'worker' ? work / maxBatch : 0);
+  const cpuPerRequest = mainPerRequest + (setup.execution === 'worker' ? work / maxBatch : 0) + setup.helpersMs + setup.generatorMs;
   const limits = [
     mainPerRequest > 0 ? 1000 / mainPerRequest : Number.POSITIVE_INFINITY,
     instanceBusyMs > 0 ? (instances * maxBatch * 1000) / instanceBusyMs : Number.POSITIVE_INFINITY,

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -62,6 +62,17 @@ describe('CpuPool: threads sharing cores', () => {
     clock.run();
     expect(done).toEqual([['a', 2], ['b', 5], ['c', 5], ['d', 6]]);
   });
+
+  it('takes an urgent piece (a worker\'s reply) before the waiting ones, not before the one running', () => {
+    const clock = new VirtualClock();
+    const main = new FifoThread(new CpuPool(clock, 1), 0);
+    const done: string[] = [];
+    main.enqueue(1, () => done.push('read 1'));
+    main.enqueue(1, () => done.push('read 2'));
+    main.enqueueUrgent(0.1, () => done.push('reply'));
+    clock.run();
+    expect(done).toEqual(['read 1', 'reply', 'read 2']);
+  });
 });
 
 describe('simulate over a measured serving path', () => {
@@ -94,10 +105,10 @@ describe('simulate over a measured serving path', () => {
     const own = await simulatePath({ ...common, latencyProfile: twoCores });
     expect(shared.throughput_rps / 889).toBeCloseTo(1, 1);
     expect(own.throughput_rps / 1778).toBeCloseTo(1, 1);
-    expect(shared.capacity_rps).toBeCloseTo(888.9, 0);
-    expect(own.capacity_rps).toBeCloseTo(1777.8, 0);
+    expect(shared.capacity_rps / 888.9).toBeCloseTo(1, 2);
+    expect(own.capacity_rps / 1777.8).toBeCloseTo(1, 2);
     // --cores overrides the profile's count.
-    expect((await simulatePath({ ...common, latencyProfile: twoCores, cores: 1 })).capacity_rps).toBeCloseTo(888.9, 0);
+    expect((await simulatePath({ ...common, latencyProfile: twoCores, cores: 1 })).capacity_rps / 888.9).toBeCloseTo(1, 2);
   });
 
   it('makes the main thread a server of its own: its cost per request bounds the capacity', async () => {
@@ -105,11 +116,28 @@ describe('simulate over a measured serving path', () => {
     const common = { requests: 20_000, maxBatchSize: 8, instances: 2, maxQueueSize: 1_000_000, requestTimeoutMs: 1e9, latencyProfile: slowMain };
     // 2 ms a request on the main thread: 500 req/s, though the two instances could do 1,778.
     const below = await simulatePath({ ...common, rate: 450 });
-    expect(below.capacity_rps).toBeCloseTo(500, 6);
+    expect(below.capacity_rps / 500).toBeCloseTo(1, 2);
     expect(below.throughput_rps / 450).toBeCloseTo(1, 1);
     const above = await simulatePath({ ...common, rate: 700 });
     expect(above.throughput_rps).toBeLessThan(505);
     expect(above.latency_ms.p50).toBeGreaterThan(10 * below.latency_ms.p50);
+  });
+
+  it('counts what a real serve spent per request (HTTP, GC) and a load generator sharing the host', async () => {
+    const file = join(dir, 'profile-served.json');
+    const profile = JSON.parse(readFileSync(writeProfile({ decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.01, cores: 2 }), 'utf8'));
+    profile.serving_path.serve_cpu = { requests: 1000, main_ms: 0.81, worker_ms: 1, helpers_ms: 0.2, client_ms: 0.25, mean_batch: 8 };
+    writeFileSync(file, JSON.stringify(profile));
+    const common = { rate: 100, requests: 300, maxBatchSize: 1, arrival: 'constant', latencyProfile: file };
+    const alone = await simulatePath(common);
+    // One request at a time: 0.8 ms on the main thread before the batcher, 2 ms of run, 0.01 ms after.
+    expect(alone.latency_ms.mean).toBeCloseTo(0.8 + 2 + 0.01, 6);
+    expect(alone.costs.given.join('\n')).toMatch(/measured on a real serve over HTTP: 0\.81 ms in all/);
+    expect(alone.costs.assumed_zero.join('\n')).not.toMatch(/garbage collection/);
+    const shared = await simulatePath({ ...common, maxBatchSize: 8, generatorCpuMs: 0.25 });
+    const unshared = await simulatePath({ ...common, maxBatchSize: 8 });
+    expect(shared.capacity_rps).toBeLessThan(unshared.capacity_rps);
+    expect(shared.costs.given.join('\n')).toMatch(/a load generator on the same host, per request: 0\.25 ms/);
   });
 
   it('says which costs it was given and which it takes as zero', async () => {

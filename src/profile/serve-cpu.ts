@@ -1,0 +1,126 @@
+import { spawn } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { BenchPlan } from '../bench/plan.js';
+
+/**
+ * CPU per request of a real `serve` (in a process of its own) answering real requests over
+ * HTTP, split by thread from Linux's per-thread accounting: its main thread (HTTP, reading the
+ * body, checking it, the hand-over, encoding the answer, and whatever else its event loop does),
+ * its model's worker thread, and its other threads (V8's garbage collection helpers, libuv);
+ * and the load generator's own CPU (this process, running bench's lean client). What the steps
+ * timed one by one leave out (HTTP and socket I/O, garbage collection) shows up here.
+ */
+export interface ServeCpu {
+  requests: number;
+  /** ms of CPU per request, by where it was spent. */
+  mainMs: number;
+  workerMs: number;
+  helpersMs: number;
+  clientMs: number;
+  /** Mean items per batch while it was measured. */
+  meanBatch: number;
+}
+
+/** Clock ticks per second of /proc's utime and stime (USER_HZ, 100 on Linux). */
+const TICKS_PER_S = 100;
+
+export interface ServeCpuSettings {
+  modelPath: string;
+  intraOpThreads: number;
+  maxBatchSize: number;
+  body: Uint8Array;
+  /** Measured time, after a warm-up of half as long. */
+  durationMs: number;
+  connections: number;
+}
+
+/**
+ * Serves the model in a child `batchline serve` and loads it with bench's closed loop from this
+ * process. Undefined where there is no /proc (threads cannot be told apart).
+ */
+export async function measureServeCpu(s: ServeCpuSettings): Promise<ServeCpu | undefined> {
+  if (!(await readFile('/proc/self/stat').then(() => true, () => false))) return undefined;
+  const bin = fileURLToPath(new URL('../../../bin/batchline.js', import.meta.url));
+  const child = spawn(
+    process.execPath,
+    [bin, 'serve', '--host', '127.0.0.1', '--port', '0', '--no-ui', '--model', s.modelPath, '--instances', '1', '--model-latency-ms', '0',
+      '--max-batch-size', String(s.maxBatchSize), '--intra-op-threads', String(s.intraOpThreads)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  try {
+    const origin = await listening(child);
+    const { runBench } = await import('../bench/run-bench.js');
+    const plan = (durationMs: number, warmupMs: number): BenchPlan => ({
+      url: `${origin}/v1/infer`, method: 'POST', headers: { 'content-type': 'application/json' }, bodies: [s.body], mode: 'closed',
+      connections: s.connections, pipelining: 1, timeoutMs: 30_000, warmupMs, durationMs, maxRequests: 0, rateRps: 0, stages: undefined,
+      arrival: 'constant', seed: 1, maxInFlight: 1_000_000, workers: 1, httpClient: 'lean', keepIntervals: false,
+    });
+    await runBench(plan(s.durationMs / 2, 0));
+    const before = await threadTicks(child.pid as number);
+    const batchesBefore = await batchCounts(origin);
+    const cpuBefore = process.cpuUsage();
+    const { result } = await runBench(plan(s.durationMs, 0));
+    const cpu = process.cpuUsage(cpuBefore);
+    const after = await threadTicks(child.pid as number);
+    const batchesAfter = await batchCounts(origin);
+    const requests = result.requests.completed;
+    if (requests === 0) return undefined;
+    let mainTicks = 0;
+    const others: number[] = [];
+    for (const [tid, ticks] of after) {
+      const used = ticks - (before.get(tid) ?? 0);
+      if (tid === child.pid) mainTicks = used;
+      else others.push(used);
+    }
+    // The model's worker is the busiest thread but the main one; the rest help (GC, libuv).
+    others.sort((a, b) => b - a);
+    const perRequest = (ticks: number): number => (ticks * 1000) / TICKS_PER_S / requests;
+    return {
+      requests,
+      mainMs: perRequest(mainTicks),
+      workerMs: perRequest(others[0] ?? 0),
+      helpersMs: perRequest(others.slice(1).reduce((sum, t) => sum + t, 0)),
+      clientMs: (cpu.user + cpu.system) / 1000 / requests,
+      meanBatch: (batchesAfter.items - batchesBefore.items) / Math.max(1, batchesAfter.batches - batchesBefore.batches),
+    };
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+function listening(child: ReturnType<typeof spawn>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`serve did not start in 60 s: ${output}`)), 60_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match === null) return;
+      clearTimeout(timer);
+      resolve(match[1] as string);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}: ${output}`));
+    });
+  });
+}
+
+/** utime + stime of every thread of a process, by thread id. */
+async function threadTicks(pid: number): Promise<Map<number, number>> {
+  const ticks = new Map<number, number>();
+  for (const tid of await readdir(`/proc/${pid}/task`)) {
+    const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '');
+    // Fields after the command (which may hold spaces) start at its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks.set(Number(tid), Number(fields[11]) + Number(fields[12]));
+  }
+  return ticks;
+}
+
+async function batchCounts(origin: string): Promise<{ batches: number; items: number }> {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  const sum = (name: string): number => [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})?\\s+(\\S+)`, 'gm'))].reduce((n, m) => n + Number(m[1]), 0);
+  return { batches: sum('batchline_batches_total'), items: sum('batchline_batch_items_total') };
+}

@@ -79,8 +79,10 @@ export class BatchlineError extends Error {
   readonly detail: string;
   /** The table's row for `code`. */
   readonly row: ErrorRow;
+  /** Seconds for `Retry-After`: the row's, or one computed for this answer (a predicted drain time). */
+  readonly retryAfterS: number | undefined;
 
-  constructor(code: ErrorCode, detail = '', options?: { cause?: unknown }) {
+  constructor(code: ErrorCode, detail = '', options?: { cause?: unknown; retryAfterS?: number }) {
     super(ERROR_TABLE[code].message.replace('%s', detail), options);
     this.detail = detail;
     this.name = 'BatchlineError';
@@ -88,6 +90,7 @@ export class BatchlineError extends Error {
     this.httpStatus = ERROR_TABLE[code].httpStatus;
     this.exitCode = ERROR_TABLE[code].exitCode;
     this.row = ERROR_TABLE[code];
+    this.retryAfterS = options?.retryAfterS ?? (this.row as ErrorRow).retryAfterS;
   }
 }
 

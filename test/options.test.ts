@@ -8,7 +8,7 @@ describe('option resolution', () => {
     const config = resolveOptions(SERVE_OPTIONS, {}, {});
     expect(config).toMatchObject({
       host: '127.0.0.1', port: 8080, maxBatchSize: 8, batchWindowMs: 10, maxQueueSize: 128,
-      requestTimeoutMs: 2000, modelLatencyMs: 20, instances: 1, model: undefined,
+      requestTimeoutMs: 2000, modelLatencyMs: { aMs: 20, bMs: 0 }, instances: 1, model: undefined,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -79,6 +79,17 @@ describe('the README option table', () => {
       expect(row).toContain(spec.default === undefined ? '| — |' : `\`${String(spec.default)}\``);
       expect(row).toContain(spec.description);
       if (spec.kind === 'int' || spec.kind === 'number') expect(row).toContain(`${spec.min}–${spec.max}`);
+    }
+  });
+});
+
+describe('--model-latency-ms', () => {
+  it('takes a number of ms or a + b·n ms, and refuses anything else naming the flag', () => {
+    expect(resolveOptions(SERVE_OPTIONS, { modelLatencyMs: '5+2n' }, {}).modelLatencyMs).toEqual({ aMs: 5, bMs: 2 });
+    expect(resolveOptions(SERVE_OPTIONS, {}, { MODEL_LATENCY_MS: '0' }).modelLatencyMs).toEqual({ aMs: 0, bMs: 0 });
+    expect(resolveOptions(SERVE_OPTIONS, { modelLatencyMs: '2.5 + 0.5*n ms' }, {}).modelLatencyMs).toEqual({ aMs: 2.5, bMs: 0.5 });
+    for (const bad of ['5+2m', '-3', '5+2n+1n', '1e9']) {
+      expect(() => resolveOptions(SERVE_OPTIONS, { modelLatencyMs: bad }, {})).toThrow(/--model-latency-ms: got .* growing with the batch size n/);
     }
   });
 });

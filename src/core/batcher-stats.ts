@@ -81,7 +81,7 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
     this.rotateIfDue(nowMs);
     const batcher = this.batcher;
     const counts = batcher.counts;
-    const settings = batcher.batchPolicy.settings(nowMs);
+    const settings = batcher.policySettings;
     return {
       atMs: nowMs,
       queueDepth: batcher.queueDepth,

@@ -4,7 +4,7 @@ import type { CircuitBreaker } from './circuit-breaker.js';
 import { EventOrder, type Clock, type TimerHandle } from './clock.js';
 import { DeadlineTracker } from './deadline-tracker.js';
 import { BatchRun, type BatchRunHost } from './batch-run.js';
-import type { BatchPolicy, BatchTrigger, QueueView } from './policy.js';
+import type { BatchPolicy, BatchTrigger, PolicySettings, QueueView } from './policy.js';
 import { RequestQueue } from './request-queue.js';
 import type {
   Batch,
@@ -89,6 +89,11 @@ export class Batcher<I, O> {
   /** The batching policy (its current limit and window are part of every snapshot). */
   get batchPolicy(): BatchPolicy {
     return this.policy;
+  }
+
+  /** The batch limit and collection window the policy applies now. */
+  get policySettings(): PolicySettings {
+    return this.policy.settings(this.clock.now());
   }
 
   /** The circuit breaker's state now, or undefined without one. */

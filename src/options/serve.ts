@@ -9,8 +9,8 @@ import type { OptionSchema, OptionValues } from './schema.js';
 export const MODEL_VERSION_OPTIONS = {
   ...BATCHING_OPTIONS,
   modelLatencyMs: {
-    kind: 'number', flag: 'model-latency-ms', env: 'MODEL_LATENCY_MS', default: 20, min: 0, max: 600_000,
-    description: 'simulated accelerator time added to each batch, in ms (0 = the model\'s own time only)',
+    kind: 'affine', flag: 'model-latency-ms', env: 'MODEL_LATENCY_MS', default: '20', maxMs: 600_000,
+    description: 'simulated accelerator time added to each batch, in ms: fixed (20) or growing with the batch size n (5+2n); 0 = the model\'s own time only',
   },
   intraOpThreads: {
     kind: 'int', flag: 'intra-op-threads', env: 'INTRA_OP_THREADS', default: 1, min: 0, max: 256,
@@ -23,6 +23,10 @@ export const MODEL_VERSION_OPTIONS = {
   stuckBatchFactor: {
     kind: 'number', flag: 'stuck-batch-factor', env: 'STUCK_BATCH_FACTOR', default: 2, min: 1, max: 1000,
     description: 'a batch running longer than this many times its longest request deadline marks its instance stuck (a process is killed and restarted)',
+  },
+  latencyProfile: {
+    kind: 'string', flag: 'latency-profile', env: 'LATENCY_PROFILE', default: undefined,
+    description: 'a profile of the model (batchline profile --out) that adaptive batching and SLA admission start from, before they have measured runs of their own',
   },
 } as const satisfies OptionSchema;
 

@@ -8,6 +8,7 @@ import type { ModelVersionConfig } from '../options/serve.js';
 import type { AdmissionTarget, ModelBatcher } from '../serve/admit.js';
 import type { ServeMetrics, VersionMetrics } from '../serve/metrics.js';
 import { ModelExecutor } from '../serve/model-executor.js';
+import { readLatencyProfile } from '../simulate/latency-profile.js';
 import type { ModelVersionState, ModelVersionStats } from '../stats-contract/server-stats.js';
 
 /** What a model version needs from the server it lives in. */
@@ -39,6 +40,8 @@ export class ModelVersion implements AdmissionTarget {
   /** Inference answers for this version by HTTP status, since it was registered. */
   readonly responsesByStatus: Record<string, number> = {};
   readonly requestTimeoutMs: number;
+  /** What the online latency model starts from: the fit of `--latency-profile`, when given. */
+  private latencyPrior: { aMs: number; bMs: number } | undefined;
 
   constructor(
     readonly name: string,
@@ -89,6 +92,10 @@ export class ModelVersion implements AdmissionTarget {
   async load(): Promise<void> {
     const c = this.config;
     try {
+      if (c.latencyProfile !== undefined) {
+        const { fit } = await readLatencyProfile(c.latencyProfile);
+        this.latencyPrior = { aMs: fit.a_ms, bMs: fit.b_ms };
+      }
       const model = await loadModel(this.path, {
         instances: c.instances, intraOpThreads: c.intraOpThreads, execution: c.execution,
         ...(this.path === undefined ? {} : { name: this.name, version: String(this.version) }),
@@ -105,7 +112,7 @@ export class ModelVersion implements AdmissionTarget {
   attach(model: ServedModel): void {
     this.model = model;
     const executor = new ModelExecutor(model, this.deps.clock, this.config.modelLatencyMs, undefined, undefined, this.config.stuckBatchFactor);
-    this.batcher = createBatcher(this.config, this.deps.clock, executor);
+    this.batcher = createBatcher({ ...this.config, latencyPrior: this.latencyPrior }, this.deps.clock, executor);
     this.stats = new BatcherStats(this.batcher, this.deps.clock, this.config.maxBatchSize);
     this.metrics = this.deps.metrics.forVersion(this.batcher, this.config.maxBatchSize, { model: this.name, version: String(this.version) });
     // Deregistered while it loaded: it stays draining, and its remover closes it.
@@ -168,7 +175,9 @@ export class ModelVersion implements AdmissionTarget {
       model: { version: this.model.version, inputs: this.model.inputs.map((s) => s.name), outputs: this.model.outputs.map((s) => s.name) },
       config: {
         maxBatchSize: c.maxBatchSize, batchWindowMs: c.batchWindowMs, maxQueueSize: c.maxQueueSize,
-        requestTimeoutMs: c.requestTimeoutMs, instances: c.instances, modelLatencyMs: c.modelLatencyMs,
+        requestTimeoutMs: c.requestTimeoutMs, instances: c.instances,
+        modelLatencyMs: c.modelLatencyMs.aMs, modelLatencyPerItemMs: c.modelLatencyMs.bMs,
+        batchPolicy: c.batchPolicy, targetLatencyMs: c.targetLatencyMs, admission: c.admission, isolation: c.isolation,
       },
       responsesByStatus: { ...this.responsesByStatus },
       snapshot: this.stats.snapshot(),

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Batcher } from '../core/batcher.js';
-import type { Outcome, PendingRequest, RejectReason } from '../core/types.js';
+import type { Outcome, PendingRequest, Refusal, RejectReason } from '../core/types.js';
 import { BatchlineError } from '../errors.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
@@ -28,12 +28,28 @@ export interface AdmissionContext {
 }
 
 /** The error answering a batcher's refusal; a reason added to the core needs its row here. */
-const REFUSALS: Readonly<Record<RejectReason, (batcher: ModelBatcher) => BatchlineError>> = {
+const REFUSALS: Readonly<Record<RejectReason, (batcher: ModelBatcher, refusal: Refusal) => BatchlineError>> = {
   queue_full: (batcher) => new BatchlineError('QUEUE_FULL', String(batcher.queueDepth)),
-  over_sla: (batcher) => new BatchlineError('OVER_SLA', `${batcher.queueDepth} waiting`),
-  circuit_open: () => new BatchlineError('CIRCUIT_OPEN', 'refusing new requests'),
+  // Retry-After: when the queue now waiting should have drained.
+  over_sla: (batcher, refusal) =>
+    new BatchlineError(
+      'OVER_SLA',
+      `predicted ${Math.round(refusal.predictedMs ?? 0)} ms from arrival to answer behind ${batcher.queueDepth} waiting, allowed ${Math.round(refusal.allowedMs ?? 0)} ms`,
+      { retryAfterS: retryAfterS(refusal.retryAfterMs) },
+    ),
+  circuit_open: (_batcher, refusal) => circuitOpen('refusing requests until a probe batch passes', refusal.retryAfterMs),
   closed: () => new BatchlineError('SHUTTING_DOWN'),
 };
+
+/** 503 circuit_open, with a Retry-After of when the breaker lets its probe through. */
+function circuitOpen(detail: string, retryAfterMs: number | undefined): BatchlineError {
+  return new BatchlineError('CIRCUIT_OPEN', `${detail}; next probe in ${Math.round(retryAfterMs ?? 0)} ms`, { retryAfterS: retryAfterS(retryAfterMs) });
+}
+
+/** Whole seconds for Retry-After (HTTP takes no fractions), at least 1. */
+function retryAfterS(ms: number | undefined): number {
+  return Math.max(1, Math.ceil((ms ?? 0) / 1000));
+}
 
 /**
  * Decodes a request with `protocol`, hands its item to the target's batcher and answers when
@@ -71,7 +87,7 @@ export function admit<D>(
     timeoutMs,
   );
   if (!submitted.admitted) {
-    answerError(reply, REFUSALS[submitted.reason](batcher), 'refused', protocol, target, context.server);
+    answerError(reply, REFUSALS[submitted.reason](batcher, submitted), 'refused', protocol, target, context.server);
     return;
   }
   const pending = submitted.request;
@@ -115,7 +131,7 @@ function outcomeError(outcome: Outcome<ItemTensors>, request: ModelRequest, cont
       context.logError(`model execution failed for request ${request.id}`, outcome.error);
       return new BatchlineError('MODEL_FAILURE', seeTheLog(request.id));
     case 'unavailable':
-      return new BatchlineError('CIRCUIT_OPEN', 'it opened while this request waited');
+      return circuitOpen('it opened while this request waited', outcome.retryAfterMs);
     case 'ok':
     case 'shutdown':
     case 'cancelled':

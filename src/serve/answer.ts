@@ -88,7 +88,7 @@ export function answerError(
     return known;
   }
   if (stage === 'refused' && row.reason !== undefined) counters?.countRejection(row.reason);
-  if (row.retryAfterS !== undefined) reply.header('retry-after', String(row.retryAfterS));
+  if (known.retryAfterS !== undefined) reply.header('retry-after', String(known.retryAfterS));
   answer(reply, row.httpStatus, protocol.encodeError(known, reply.request.id), protocol, counters, server);
   return known;
 }

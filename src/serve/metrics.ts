@@ -6,7 +6,8 @@ import { HistogramFamily, type BucketHistogram } from './bucket-histogram.js';
 import { registerEventLoopLag } from './event-loop-lag.js';
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-const OUTCOMES: readonly OutcomeKind[] = ['ok', 'timeout', 'error', 'cancelled', 'shutdown'];
+const OUTCOMES: readonly OutcomeKind[] = ['ok', 'timeout', 'error', 'cancelled', 'shutdown', 'unavailable'];
+const BREAKER_STATES = ['closed', 'half_open', 'open'] as const;
 /** Statuses exported at 0 from the start: success, every status of the error table, and 499. */
 const RESPONSE_CODES: readonly number[] = [...new Set([200, ...Object.values(ERROR_TABLE).map((row) => row.httpStatus), 499])].sort((a, b) => a - b);
 const HISTOGRAMS = ['batchSize', 'requestDuration', 'queueWait', 'modelExecution'] as const;
@@ -17,7 +18,7 @@ export type VersionLabels = { model: string; version: string } & Record<string, 
 
 /** What the metrics read of a model version at scrape time. */
 export interface MeteredVersion {
-  readonly batcher: Pick<Batcher<unknown, unknown>, 'counts' | 'queueDepth' | 'options' | 'runningBatchSizes' | 'runningCount'>;
+  readonly batcher: Pick<Batcher<unknown, unknown>, 'counts' | 'queueDepth' | 'options' | 'runningBatchSizes' | 'runningCount' | 'policySettings' | 'breaker'>;
   readonly metrics: Pick<VersionMetrics<unknown, unknown>, 'labels' | 'rejections' | 'rejectedRequests'>;
   /** The served model's own version label (`toy-logistic-v1`), for `batchline_model_info`. */
   readonly modelVersionLabel: string;
@@ -136,6 +137,23 @@ export class ServeMetrics {
     perVersion(client.Gauge, 'batchline_running_requests', 'Requests inside executing batches.', (v) => v.batcher.runningCount);
     perVersion(client.Counter, 'batchline_batches_total', 'Batches dispatched to the model.', (v) => v.batcher.counts.batches);
     perVersion(client.Counter, 'batchline_batch_items_total', 'Requests dispatched inside batches.', (v) => v.batcher.counts.batchItems);
+    perVersion(client.Gauge, 'batchline_batch_limit', 'Largest batch the batching policy would dispatch now (aimd and adaptive move it).', (v) => v.batcher.policySettings.limit);
+    perVersion(client.Gauge, 'batchline_batch_window_seconds', 'How long the oldest request may wait for company now, by the batching policy.', (v) => v.batcher.policySettings.windowMs / 1000);
+    perVersion(client.Counter, 'batchline_model_runs_total', 'Model runs: one per batch, plus the runs that isolate the bad items of failed batches.', (v) => v.batcher.counts.modelRuns);
+    perVersion(client.Counter, 'batchline_isolation_runs_total', 'Model runs of parts of failed batches, to find their bad items.', (v) => v.batcher.counts.isolationRuns);
+    perVersion(client.Counter, 'batchline_failed_batches_total', 'Batches whose first run failed.', (v) => v.batcher.counts.failedBatches);
+    new client.Gauge({
+      name: 'batchline_breaker_state', help: 'The circuit breaker: 1 for its current state (closed, half_open, open); no series when it is off.',
+      labelNames: [...labelNames, 'state'], registers: [registry],
+      collect() {
+        this.reset();
+        for (const v of versions()) {
+          const current = v.batcher.breaker;
+          if (current === undefined) continue;
+          for (const state of BREAKER_STATES) this.set({ ...v.metrics.labels, state }, state === current ? 1 : 0);
+        }
+      },
+    });
     this.families = {
       batchSize: new HistogramFamily('batchline_batch_size', 'Requests per dispatched batch.', registry),
       requestDuration: new HistogramFamily('batchline_request_duration_seconds', 'Arrival to answer of successful requests.', registry),

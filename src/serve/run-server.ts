@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { BatchlineError } from '../errors.js';
+import { formatAffineMs } from '../options/affine-latency.js';
 import { startupVersions } from '../registry/startup.js';
 import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
@@ -79,7 +80,7 @@ export async function runServer(config: ServeConfig, io: ServeIo = { stdout: pro
         `batchline serve: ${i === 0 ? `listening on ${address} ` : ''}model=${version.name} version=${version.version} ` +
           `inputs=${model.inputs.map((s) => `${s.name}${JSON.stringify(s.itemShape)}:${s.type}`).join(',')} ` +
           `max_batch_size=${c.maxBatchSize} batch_window_ms=${c.batchWindowMs} max_queue_size=${c.maxQueueSize} ` +
-          `request_timeout_ms=${c.requestTimeoutMs} instances=${c.instances} model_latency_ms=${c.modelLatencyMs}`,
+          `request_timeout_ms=${c.requestTimeoutMs} instances=${c.instances} model_latency_ms=${formatAffineMs(c.modelLatencyMs)} batch_policy=${c.batchPolicy} admission=${c.admission}`,
       );
     });
 

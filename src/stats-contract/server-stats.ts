@@ -16,7 +16,14 @@ export interface BatchingConfigStats {
   maxQueueSize: number;
   requestTimeoutMs: number;
   instances: number;
+  /** Simulated accelerator time per batch: `modelLatencyMs + modelLatencyPerItemMs · n`. */
   modelLatencyMs: number;
+  modelLatencyPerItemMs?: number;
+  /** The batching policy (`fixed` when absent: an older server). */
+  batchPolicy?: string;
+  targetLatencyMs?: number;
+  admission?: string;
+  isolation?: string;
 }
 
 /** One model version in `/v1/stats`: its identity, state, configuration, answers and snapshot. */

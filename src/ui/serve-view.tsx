@@ -82,12 +82,15 @@ export function ServeView({ stats, trends, columns, rows = 24, title, notice, st
       />
       <Text dimColor wrap="truncate">
         {[
-          `batch ≤${config.maxBatchSize}`,
-          `window ${formatMs(config.batchWindowMs)}`,
+          // A moving policy names itself in place of the window it does not keep (the policy line shows it).
+          ...(config.batchPolicy !== undefined && config.batchPolicy !== 'fixed'
+            ? [`${config.batchPolicy} p95<${formatMs(config.targetLatencyMs ?? 0)}`, `batch ≤${config.maxBatchSize}`]
+            : [`batch ≤${config.maxBatchSize}`, `window ${formatMs(config.batchWindowMs)}`]),
           `queue ≤${formatCount(config.maxQueueSize)}`,
           `timeout ${formatMs(config.requestTimeoutMs)}`,
           `${config.instances} instance${config.instances === 1 ? '' : 's'}`,
-          `+${formatMs(config.modelLatencyMs)}/batch`,
+          `+${modelLatencyText(config.modelLatencyMs, config.modelLatencyPerItemMs)}/batch`,
+          ...(config.admission === 'sla' ? ['sla admission'] : []),
         ].join(' · ')}
       </Text>
       <Text color={notice?.color} wrap="truncate">
@@ -112,6 +115,12 @@ export function ServeView({ stats, trends, columns, rows = 24, title, notice, st
         {trends.batchesPerS === undefined ? '-' : formatRate(trends.batchesPerS)} batches · mean batch{' '}
         {meanBatch === undefined ? '-' : meanBatch.toFixed(1)}
       </Text>
+      {policyLine(snapshot) !== undefined && (
+        <Text wrap="truncate" color={snapshot.breaker === 'open' ? 'red' : snapshot.breaker === 'half_open' ? 'yellow' : undefined}>
+          <Text bold>{'policy'.padEnd(LABEL_WIDTH)}</Text>
+          {policyLine(snapshot)}
+        </Text>
+      )}
       <Text> </Text>
 
       <PercentileTable
@@ -143,4 +152,23 @@ export function ServeView({ stats, trends, columns, rows = 24, title, notice, st
       {hints !== undefined && hints.length > 0 && <KeyHints hints={hints} />}
     </Box>
   );
+}
+
+/** The simulated accelerator time: `20 ms`, or `5 ms+2 ms·n` when it grows with the batch. */
+function modelLatencyText(aMs: number, bMs: number | undefined): string {
+  return bMs === undefined || bMs === 0 ? formatMs(aMs) : `${formatMs(aMs)}+${formatMs(bMs)}·n`;
+}
+
+/**
+ * What a moving policy applies now and the breaker's state: `adaptive · limit 47 · window 0 ms ·
+ * breaker closed`. Nothing for a fixed policy with its breaker closed (the header says it all).
+ */
+function policyLine(snapshot: ServerStats['snapshot']): string | undefined {
+  const { policy, breaker } = snapshot;
+  if (policy === undefined) return undefined;
+  const breakerAlert = breaker === 'open' || breaker === 'half_open';
+  if (policy.name === 'fixed' && !breakerAlert) return undefined;
+  const parts = policy.name === 'fixed' ? ['fixed'] : [policy.name, `limit ${policy.limit}`, `window ${formatMs(policy.windowMs)}`];
+  if (breaker !== undefined) parts.push(`breaker ${breaker === 'open' ? 'OPEN: refusing (503)' : breaker.replace('_', '-')}`);
+  return parts.join(' · ');
 }

@@ -131,3 +131,23 @@ describe('ServeView', () => {
     expect(frame).toContain('28/32 busy');
   });
 });
+
+describe('ServeView with a moving policy and a circuit breaker', () => {
+  it('shows the policy, the limit and window it applies now, and an open breaker', () => {
+    const base = busyStats();
+    const stats: ServerStats = {
+      ...base,
+      config: { ...base.config, modelLatencyMs: 5, modelLatencyPerItemMs: 2, batchPolicy: 'adaptive', targetLatencyMs: 50, admission: 'sla' },
+      snapshot: { ...base.snapshot, policy: { name: 'adaptive', limit: 47, windowMs: 0 }, breaker: 'open' },
+    };
+    const frame = draw(stats, 120, 30);
+    expect(frame).toContain('adaptive p95<50 ms · batch ≤8 · queue ≤128 · timeout 2 s · 2 instances · +5 ms+2 ms·n/batch · sla');
+    expect(frame).toMatch(/policy\s+adaptive · limit 47 · window 0 ms · breaker OPEN: refusing \(503\)/);
+  });
+
+  it('says nothing more for a fixed policy with its breaker closed', () => {
+    const base = busyStats();
+    const frame = draw({ ...base, snapshot: { ...base.snapshot, policy: { name: 'fixed', limit: 8, windowMs: 10 }, breaker: 'closed' } });
+    expect(frame).not.toMatch(/^policy/m);
+  });
+});

@@ -18,11 +18,11 @@ async function tempFile(name: string, content: string | Uint8Array): Promise<str
   return path;
 }
 
-/** A profile that says every batch takes 100 ms, whatever its size. */
-const flat100 = JSON.stringify({
+/** A profile that says every batch takes 1 s, whatever its size. */
+const flat1s = JSON.stringify({
   format: 'batchline-latency-profile/1', model: 'toy', warmup: 0, repetitions: 1,
-  points: [{ batch_size: 1, mean_ms: 100, p50_ms: 100, p90_ms: 100, min_ms: 100, max_ms: 100, cv: 0 }],
-  fit: { a_ms: 100, b_ms: 0, r2: 1 },
+  points: [{ batch_size: 1, mean_ms: 1000, p50_ms: 1000, p90_ms: 1000, min_ms: 1000, max_ms: 1000, cv: 0 }],
+  fit: { a_ms: 1000, b_ms: 0, r2: 1 },
 });
 
 const get = async (url: string) => {
@@ -32,17 +32,19 @@ const get = async (url: string) => {
 
 describe('serve with --admission sla', () => {
   it('refuses at once (429 over_sla) what would miss its deadline, with the predicted and allowed times and Retry-After', async () => {
-    // 100 ms a batch of one (known from the profile from the start), deadline 250 ms: the first runs
-    // at once, the second waits one batch (200 ms in all); the third would take 300 ms.
+    // 1 s a batch of one (known from the profile from the start), deadline 2.5 s: the first runs at
+    // once, the second waits one batch (2 s in all); the third would take 3 s. (Seconds, so that a
+    // busy test machine's late timers stay far from the deadline.)
     server = await startTestServer({
-      admission: 'sla', modelLatencyMs: 100, maxBatchSize: 1, batchWindowMs: 0, requestTimeoutMs: 250, latencyProfile: await tempFile('profile.json', flat100),
+      admission: 'sla', modelLatencyMs: 1000, maxBatchSize: 1, batchWindowMs: 0, requestTimeoutMs: 2500, latencyProfile: await tempFile('profile.json', flat1s),
     });
     const replies = await Promise.all(Array.from({ length: 5 }, (_, i) => infer(server!.url, { inputs: [i, 0, 0] })));
     expect(replies.map((r) => r.status).sort()).toEqual([200, 200, 429, 429, 429]);
     const refused = replies.find((r) => r.status === 429)!;
     expect(refused.json.error.code).toBe('over_sla');
-    expect(refused.json.error.message).toMatch(/would miss its deadline \(predicted (29\d|30\d) ms from arrival to answer behind \d+ waiting, allowed 250 ms\)/);
-    expect(refused.headers['retry-after']).toBe('1');
+    const predicted = /would miss its deadline \(predicted (\d+) ms from arrival to answer behind \d+ waiting, allowed 2500 ms\)/.exec(refused.json.error.message);
+    expect(Number(predicted?.[1])).toBeGreaterThan(2500);
+    expect(refused.headers['retry-after']).toBe('2'); // the queue ahead drains in about 2 s
     const metrics = await get(`${server.url}/metrics`);
     expect(metrics.text).toMatch(/batchline_rejections_total\{model="[^"]+",version="1",reason="over_sla"\} 3/);
   });

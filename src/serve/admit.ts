@@ -245,7 +245,7 @@ export function admitRows<D>(
     timeoutMs,
   );
   if (!submitted.admitted) {
-    answerError(reply, REFUSALS[submitted.reason](batcher), 'refused', protocol, target, context.server);
+    answerError(reply, REFUSALS[submitted.reason](batcher, submitted), 'refused', protocol, target, context.server);
     return;
   }
   pendings = submitted.requests;

@@ -12,6 +12,7 @@ import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObj
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import { Job } from 'kubernetes-models/batch/v1/Job';
+import { Container } from 'kubernetes-models/v1/Container';
 import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
 import { Service } from 'kubernetes-models/v1/Service';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,6 +47,7 @@ const MODELS: Record<string, new (data: any) => { validate(): void }> = {
   'keda.sh/v1alpha1/ScaledObject': ScaledObject,
 };
 const KUSTOMIZATION = 'kustomize.config.k8s.io/v1beta1/Kustomization';
+const INFERENCE_SERVICE = 'serving.kserve.io/v1beta1/InferenceService';
 const typeOf = (manifest: Manifest) => `${manifest.apiVersion}/${manifest.kind}`;
 const one = (type: string, file?: string): Manifest => {
   const found = documents.filter((d) => typeOf(d.manifest) === type && (file === undefined || d.file === file));
@@ -65,15 +67,17 @@ const trigger = (name: string) => scaledObject.spec.triggers.find((t: Manifest) 
 const sleepSeconds = (c: Manifest) => Number(c.lifecycle?.preStop?.exec?.command?.[1] ?? Number.NaN);
 
 describe('every manifest', () => {
-  it('validates against its schema, or is a kustomization or Helm values', () => {
+  it('validates against its schema, or is a kustomization, an InferenceService or Helm values', () => {
     const unchecked: string[] = [];
     for (const { file, manifest } of documents) {
       const Model = MODELS[typeOf(manifest)];
       if (Model) new Model(manifest).validate();
-      else if (typeOf(manifest) !== KUSTOMIZATION && file !== 'prometheus-adapter/values.yaml') unchecked.push(file);
+      else if (typeOf(manifest) === INFERENCE_SERVICE) {
+        for (const c of manifest.spec.predictor.containers) new Container(c).validate();
+      } else if (typeOf(manifest) !== KUSTOMIZATION && file !== 'prometheus-adapter/values.yaml') unchecked.push(file);
     }
     expect(unchecked).toEqual([]);
-    expect(documents.length).toBeGreaterThanOrEqual(12);
+    expect(documents.length).toBeGreaterThanOrEqual(13);
   });
 
   it('is named by a kustomization (or applied by hand, as the docs say), and every name exists', () => {
@@ -88,7 +92,7 @@ describe('every manifest', () => {
         else named.add(relative(DIR, path));
       }
     }
-    const byHand = ['bench/merge-job.yaml', 'prometheus-adapter/values.yaml'];
+    const byHand = ['kserve/inferenceservice.yaml', 'bench/merge-job.yaml', 'prometheus-adapter/values.yaml'];
     const loose = documents.map((d) => d.file).filter((file) => !file.endsWith('kustomization.yaml') && !named.has(file) && !byHand.includes(file));
     expect(loose).toEqual([]);
     const docs = readFileSync(join(ROOT, 'docs', 'scaling.md'), 'utf8');
@@ -257,5 +261,33 @@ describe('the bench Job', () => {
     expect(claim(job)).toBe(one('v1/PersistentVolumeClaim', 'bench/results-pvc.yaml').metadata.name);
     const script = merge.spec.template.spec.containers[0].args[0] as string;
     expect(script).toMatch(/^exec node \/app\/bin\/batchline\.js bench merge \/results\/bench-\*\.json --json \S+$/);
+  });
+});
+
+describe('the KServe InferenceService', () => {
+  const service = one(INFERENCE_SERVICE);
+  const predictor = service.spec.predictor.containers[0];
+
+  it('runs the image as its kserve-container on port 8080, with the repository KServe downloads', () => {
+    expect(predictor.name).toBe('kserve-container');
+    expect(predictor.ports[0].containerPort).toBe(8080);
+    expect(envOf(predictor).PORT).toBe('8080');
+    expect(envOf(predictor).MODEL_REPOSITORY).toBe('/mnt/models');
+    expect(envOf(predictor).STORAGE_URI).toMatch(/^pvc:\/\//);
+    expect(service.spec.predictor.terminationGracePeriodSeconds * 1000).toBeGreaterThan(sleepSeconds(predictor) * 1000 + Number(envOf(predictor).DRAIN_TIMEOUT_MS));
+  });
+
+  it("probes the Open Inference Protocol's health routes, which serve answers", async () => {
+    expect(predictor.readinessProbe.httpGet.path).toBe('/v2/health/ready');
+    expect(predictor.livenessProbe.httpGet.path).toBe('/v2/health/live');
+    const serve = await spawnServe(['serve', '--no-ui']);
+    try {
+      for (const probe of [predictor.readinessProbe, predictor.livenessProbe]) {
+        const response = await fetch(`${serve.url}${probe.httpGet.path}`);
+        expect(response.status, probe.httpGet.path).toBe(200);
+      }
+    } finally {
+      await serve.stop('SIGTERM');
+    }
   });
 });

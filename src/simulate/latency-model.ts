@@ -27,8 +27,9 @@ export function affineLatency(aMs: number, bMs: number): LatencyModel {
  * Returns undefined when the text is not of that form (or is zero: a service time must take time).
  */
 export function parseAffineLatency(text: string): { aMs: number; bMs: number } | undefined {
-  const parsed = parseAffineMs(text);
-  return parsed !== undefined && parsed.aMs + parsed.bMs > 0 ? parsed : undefined;
+  // The parser serve's --model-latency-ms uses; a service time must be above zero.
+  const affine = parseAffineMs(text);
+  return affine === undefined || affine.aMs + affine.bMs <= 0 ? undefined : affine;
 }
 
 /**

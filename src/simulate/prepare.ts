@@ -9,6 +9,7 @@ import { affineLatency, fixedLatency, parseAffineLatency, serviceTimeWithJitter,
 import { latencyModelFromProfile, readLatencyProfile, type LatencyProfile } from './latency-profile.js';
 import type { ReportContext } from './report.js';
 import type { SimulationSetup } from './run-simulation.js';
+import { parseAffineMs, type AffineMs } from '../options/affine-latency.js';
 import { batchOnlyCosts, pathPlanOf } from './serving-costs.js';
 import { buildWorkload } from './workload.js';
 
@@ -132,14 +133,13 @@ function latencyModelFor(options: SimulateOptions, inputs: SimulationInputs): La
   return fixedLatency(options.latencyMs);
 }
 
-/** serve's spelling of the accelerator time: a number of ms, or `A+Bn`. */
-function parseModelLatency(text: string): { aMs: number; bMs: number } | undefined {
-  if (/^\s*\d+(?:\.\d+)?\s*$/.test(text)) return { aMs: Number(text), bMs: 0 };
-  return parseAffineLatency(text);
+/** serve's spelling of the accelerator time (`20`, `5+2n`), with serve's own parser. */
+function parseModelLatency(text: string): AffineMs | undefined {
+  return parseAffineMs(text);
 }
 
 function modelLatencyModel(text: string): LatencyModel {
-  const { aMs, bMs } = parseModelLatency(text) as { aMs: number; bMs: number };
+  const { aMs, bMs } = parseModelLatency(text) as AffineMs;
   return bMs === 0 ? fixedLatency(aMs) : affineLatency(aMs, bMs);
 }
 

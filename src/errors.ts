@@ -51,7 +51,11 @@ export const ERROR_TABLE = {
   UNHEALTHY: { httpStatus: 503, exitCode: 1, message: 'the server cannot recover by itself: %s' },
   DEADLINE_EXCEEDED: { httpStatus: 504, exitCode: 1, message: 'request deadline of %s ms exceeded' },
   MODEL_FAILURE: { httpStatus: 500, exitCode: 1, message: 'model execution failed: %s' },
-  MODEL_LOAD_FAILED: { httpStatus: 500, exitCode: 1, message: 'could not load model: %s' },
+  // 422 for an admin request: the file is there and an ONNX file by name, but onnxruntime refuses it.
+  MODEL_LOAD_FAILED: { httpStatus: 422, exitCode: 1, message: 'could not load model: %s' },
+  UNAUTHORIZED: { httpStatus: 401, exitCode: 1, message: 'unauthorized: %s' },
+  FORBIDDEN: { httpStatus: 403, exitCode: 1, message: 'forbidden: %s' },
+  BAD_MODEL_PATH: { httpStatus: 400, exitCode: 1, message: 'cannot load this path: %s' },
   ADDRESS_IN_USE: { httpStatus: 500, exitCode: 1, message: '%s is already in use (another server? choose another --port)' },
   CANNOT_LISTEN: { httpStatus: 500, exitCode: 1, message: 'cannot listen on %s' },
   RUNTIME_NOT_INSTALLED: { httpStatus: 500, exitCode: 1, message: 'onnxruntime-node is not installed: %s' },

@@ -57,6 +57,18 @@ export const SERVE_OPTIONS = {
     kind: 'string', flag: 'default-model', env: 'DEFAULT_MODEL', default: undefined,
     description: 'model that POST /v1/infer serves when the repository holds several',
   },
+  adminToken: {
+    kind: 'string', flag: 'admin-token', env: 'ADMIN_TOKEN', default: undefined,
+    description: 'turns on the admin API (/admin/models): every admin request needs Authorization: Bearer <token>',
+  },
+  adminHost: {
+    kind: 'string', flag: 'admin-host', env: 'ADMIN_HOST', default: undefined,
+    description: 'address of the admin API\'s own listener, with --admin-port (default: --host)',
+  },
+  adminPort: {
+    kind: 'int', flag: 'admin-port', env: 'ADMIN_PORT', default: 0, min: 0, max: 65_535,
+    description: 'port of a separate listener for the admin API (0 = the admin API shares the main listener)',
+  },
   maxRequestTimeoutMs: {
     kind: 'number', flag: 'max-request-timeout-ms', env: 'MAX_REQUEST_TIMEOUT_MS', default: 30_000, min: 1, max: 1e9,
     description: 'cap on a deadline a client asks for with X-Request-Timeout-Ms',

@@ -88,8 +88,17 @@ export class ModelVersion implements AdmissionTarget {
     return this.stateNow !== 'ready' || this.model.health().live;
   }
 
+  /** The load in progress or done (undefined before `load()`); never rejects. */
+  loaded: Promise<void> | undefined;
+
   /** Loads the model file (or the embedded model) with this version's options; the version is then ready. */
-  async load(): Promise<void> {
+  load(): Promise<void> {
+    const loading = this.loadModel();
+    this.loaded = loading.catch(() => {});
+    return loading;
+  }
+
+  private async loadModel(): Promise<void> {
     const c = this.config;
     try {
       if (c.latencyProfile !== undefined) {

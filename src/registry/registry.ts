@@ -45,15 +45,16 @@ export class Registry {
   }
 
   /**
-   * `(name, version | latest) → ModelVersion`: the exact version when one is given, else the
-   * highest version that takes work, else the highest version (loading, draining or
-   * unavailable: the caller answers why it cannot serve). Undefined when there is none.
+   * `(name, version | latest) → ModelVersion`: the exact version when one is given (in any
+   * state); else the highest version that takes work, else the highest that is not being
+   * removed (loading or unavailable: the caller answers why it cannot serve). Undefined when
+   * there is none: a version being removed (draining) is never "the latest".
    */
   resolve(name: string, version?: number): ModelVersion | undefined {
     const entry = this.byName.get(name);
     if (entry === undefined) return undefined;
     if (version !== undefined) return entry.versions.find((v) => v.version === version);
-    return entry.latestReady ?? entry.versions[0];
+    return entry.latestReady ?? entry.versions.find((v) => v.state !== 'draining');
   }
 
   /** The model names, sorted. */
@@ -82,6 +83,7 @@ export function admissionTarget(registry: Registry, name: string, version?: numb
   if (found === undefined) {
     const known = registry.versionsOf(name);
     if (known.length === 0) return new BatchlineError('MODEL_NOT_FOUND', `'${name}'; this server has ${registry.names().map((n) => `'${n}'`).join(', ')}`);
+    if (version === undefined) return new BatchlineError('MODEL_NOT_FOUND', `'${name}': its versions are being removed`);
     return new BatchlineError('MODEL_NOT_FOUND', `'${name}' has no version ${version}; it has ${known.map((v) => v.version).join(', ')}`);
   }
   if (found.acceptsWork) return found;

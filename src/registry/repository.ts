@@ -1,5 +1,5 @@
-import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readdir, realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, sep } from 'node:path';
 import { BatchlineError } from '../errors.js';
 import { readModelConfig, selectVersions, type ModelConfigFile } from './model-config.js';
 
@@ -57,6 +57,35 @@ async function scanModel(dir: string, name: string): Promise<RepositoryModel> {
     versions.push({ version, path });
   }
   return { name, config, versions };
+}
+
+/**
+ * The real path of `given`, a file an admin request names relative to the repository, or
+ * BAD_MODEL_PATH saying why not. Only regular `.onnx` files inside the repository are loaded:
+ * no absolute paths, no `..`, no symbolic link that leads out of it. batchline never runs
+ * anything but an ONNX graph (the middleware imported code modules by name).
+ */
+export async function modelFileInRepository(repository: string, given: unknown): Promise<string> {
+  if (typeof given !== 'string' || given === '') throw badPath(`"path" must be a file name relative to the model repository, such as "resnet/2/model.onnx"`);
+  const shown = JSON.stringify(given.length > 200 ? `${given.slice(0, 200)}…` : given);
+  if (given.includes('\0')) throw badPath(`${shown} holds a NUL character`);
+  if (isAbsolute(given)) throw badPath(`${shown} is absolute; give a path relative to the model repository`);
+  if (given.split(/[\\/]/).includes('..')) throw badPath(`${shown} contains ".."; give a path inside the model repository`);
+  if (!/\.onnx$/i.test(given)) throw badPath(`${shown} is not an ONNX file (.onnx); batchline loads nothing else`);
+  const root = await realpath(repository);
+  let real: string;
+  try {
+    real = await realpath(join(root, given));
+  } catch (error) {
+    throw badPath(`${shown}: no such file in the model repository (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`);
+  }
+  if (!real.startsWith(root + sep)) throw badPath(`${shown} leads outside the model repository (through a symbolic link)`);
+  if (!(await stat(real)).isFile()) throw badPath(`${shown} is not a regular file`);
+  return real;
+}
+
+function badPath(detail: string): BatchlineError {
+  return new BatchlineError('BAD_MODEL_PATH', detail);
 }
 
 async function isDirectory(path: string): Promise<boolean> {

@@ -17,6 +17,7 @@ import { classify } from './classify.js';
 import { FailureLog, seeTheLog, stderrLogSink } from './failure-log.js';
 import { requestIdFor } from './request-id.js';
 import { answerRouteOf } from './routes.js';
+import { registerAdminRoutes } from './admin-routes.js';
 import { ServingRuntime } from './serving-runtime.js';
 import { useTensorBodyParsers } from './tensor-body-parsers.js';
 
@@ -32,6 +33,8 @@ export interface ServerDeps {
 export interface BuiltServer {
   app: FastifyInstance;
   runtime: ServingRuntime;
+  /** The admin API's own app, when `--admin-port` puts it on a separate listener. */
+  admin?: FastifyInstance | undefined;
 }
 
 /** Answers errors of Node's HTTP parser (bad request line, headers too large) in the table's format. */
@@ -44,12 +47,11 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
 }
 
 /**
- * Builds the HTTP server without listening (architecture.md rule 10). The model is attached later
- * through `runtime.attach()`: until then /readyz and /v1/infer answer 503.
+ * A Fastify app whose every answer goes through the one HTTP layer: errors Fastify raises
+ * (bad JSON, 413, 415, bad URLs), errors routes throw and unknown routes. Used for the main
+ * listener and for the admin API's own.
  */
-export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltServer {
-  const runtime = new ServingRuntime(config, deps.clock ?? new RealClock());
-  const logError = deps.logError ?? ((failures) => failures.failure.bind(failures))(new FailureLog(stderrLogSink()));
+function createApp(config: ServeConfig, runtime: ServingRuntime, logError: NonNullable<ServerDeps['logError']>): FastifyInstance {
   const app = Fastify({
     // A child logger per request costs microseconds that matter at thousands of requests a
     // second; Fastify's per-request JSON logs are there only when asked for.
@@ -83,6 +85,19 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
   app.setNotFoundHandler((request, reply) => {
     answerError(reply, new BatchlineError('NOT_FOUND', `${request.method} ${request.url}`), 'refused', BATCHLINE_JSON, undefined, runtime);
   });
+  return app;
+}
+
+/**
+ * Builds the HTTP server without listening (architecture.md rule 10), and the admin API's own
+ * app when `--admin-port` asks for a separate listener. The models are loaded later
+ * (`runtime.loadStartup()`, or `runtime.attach()` for a model loaded by the caller): until then
+ * /readyz and /v1/infer answer 503.
+ */
+export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltServer {
+  const runtime = new ServingRuntime(config, deps.clock ?? new RealClock());
+  const logError = deps.logError ?? ((failures) => failures.failure.bind(failures))(new FailureLog(stderrLogSink()));
+  const app = createApp(config, runtime, logError);
   /** An answer of a route that is not inference: batchline's JSON, nothing counted. */
   const refuse = (reply: FastifyReply, error: BatchlineError): void => void answerError(reply, error, 'refused', BATCHLINE_JSON, undefined, runtime);
   const json = (reply: FastifyReply, body: unknown): void => answer(reply, 200, JSON.stringify(body), BATCHLINE_JSON, undefined, runtime);
@@ -117,5 +132,11 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     registerInferRoutes(scope, runtime, context);
   });
   registerOipRoutes(app, runtime, context, BATCHLINE_VERSION);
-  return { app, runtime };
+  // The admin API exists only with a token; on its own listener when --admin-port is given.
+  let admin: FastifyInstance | undefined;
+  if (config.adminToken !== undefined) {
+    if (config.adminPort === 0) registerAdminRoutes(app, runtime, config.adminToken);
+    else registerAdminRoutes((admin = createApp(config, runtime, logError)), runtime, config.adminToken);
+  }
+  return { app, runtime, admin };
 }

@@ -43,7 +43,9 @@ export function registerInferRoutes(app: FastifyInstance, runtime: ServingRuntim
         : runtime.state !== 'ready' ? new BatchlineError('SHUTTING_DOWN')
         : name === undefined ? new BatchlineError('MODEL_NOT_FOUND', `no default model among ${registry.names().join(', ')}; start with --default-model NAME or POST /models/{name}/predict`)
         : admissionTarget(registry, name);
-      answerError(reply, refusal, 'refused', protocol, version ?? runtime.unattributed, context.server);
+      // Counted on the default model's version even while it drains (its versions are listed still).
+      const counted = version ?? (name === undefined ? undefined : registry.versionsOf(name)[0]);
+      answerError(reply, refusal, 'refused', protocol, counted ?? runtime.unattributed, context.server);
     },
   });
 

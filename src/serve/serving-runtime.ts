@@ -91,6 +91,41 @@ export class ServingRuntime {
     return created;
   }
 
+  /**
+   * Registers and loads a version at run time (the admin API). With `wait`, resolves once it is
+   * ready; a load that fails removes it again and rejects with MODEL_LOAD_FAILED (nothing
+   * serving is disturbed). Without, resolves at once; a failed load leaves it `unavailable`
+   * with the reason, for the client polling it to read, until it is deregistered.
+   */
+  async register(spec: StartupVersion, wait: boolean): Promise<ModelVersion> {
+    const version = this.createVersion(spec);
+    const loading = version.load();
+    if (!wait) {
+      loading.catch(() => {}); // shown as unavailable, with the reason
+      return version;
+    }
+    try {
+      await loading;
+    } catch (error) {
+      this.registry.remove(version);
+      await version.close();
+      throw error;
+    }
+    return version;
+  }
+
+  /**
+   * Deregisters a version: it takes no new requests (the latest is re-resolved at once), its
+   * queued and running ones are answered as in a graceful drain (up to --drain-timeout-ms),
+   * then it leaves the registry and its sessions close.
+   */
+  async deregister(version: ModelVersion): Promise<void> {
+    await version.drain(this.config.drainTimeoutMs);
+    await version.loaded; // a version deregistered while it loads closes once loaded
+    this.registry.remove(version);
+    await version.close();
+  }
+
   /** True when the server takes work and every start-up version is ready. */
   get ready(): boolean {
     return this.stateNow === 'ready' && this.startup.every((version) => version.ready);

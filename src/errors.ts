@@ -36,6 +36,7 @@ export const ERROR_TABLE = {
   // A bad X-Request-Timeout-Ms is part of what the client sent: counted with bad inputs.
   BAD_HEADER: { httpStatus: 400, exitCode: 1, message: 'invalid header: %s', reason: 'bad_input' },
   BAD_REQUEST: { httpStatus: 400, exitCode: 1, message: 'malformed HTTP request: %s', reason: 'bad_request' },
+  REQUEST_TIMEOUT: { httpStatus: 408, exitCode: 1, message: 'the request did not arrive in time (headers within --headers-timeout-ms, the whole request within --body-timeout-ms)' },
   HEADERS_TOO_LARGE: { httpStatus: 431, exitCode: 1, message: 'request headers are too large' },
   NOT_FOUND: { httpStatus: 404, exitCode: 1, message: 'not found: %s' },
   MODEL_NOT_FOUND: { httpStatus: 404, exitCode: 1, message: 'no such model: %s', reason: 'model_not_found' },

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Clock } from '../core/clock.js';
 import { RealClock } from '../core/real-clock.js';
@@ -8,7 +9,7 @@ import type { ServeConfig } from '../options/serve.js';
 import { BATCHLINE_VERSION } from '../version.js';
 import type { AdmissionContext } from './admit.js';
 import { answer, answerError } from './answer.js';
-import { CountingResponse } from './drain-connections.js';
+import { afterAnswersSent, CountingResponse } from './drain-connections.js';
 import { registerInferRoutes } from './infer-route.js';
 import { registerModelRoutes } from './model-routes.js';
 import { registerOipRoutes } from './oip-routes.js';
@@ -40,10 +41,14 @@ export interface BuiltServer {
 /** Answers errors of Node's HTTP parser (bad request line, headers too large) in the table's format. */
 function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   if (!socket.writable) return void socket.destroy();
-  const known = error.code === 'HPE_HEADER_OVERFLOW' ? new BatchlineError('HEADERS_TOO_LARGE') : new BatchlineError('BAD_REQUEST', error.code ?? error.message);
-  // No request and no reply exist yet: the one answer Node's parser leaves is raw bytes.
+  const known = error.code === 'HPE_HEADER_OVERFLOW' ? new BatchlineError('HEADERS_TOO_LARGE')
+    : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new BatchlineError('REQUEST_TIMEOUT')
+    : new BatchlineError('BAD_REQUEST', error.code ?? error.message);
+  // No request and no reply exist yet: the one answer Node's parser leaves is raw bytes. The
+  // requests read whole before the bad bytes get their answers first (drain-connections.ts).
   const body = JSON.stringify(errorBody(known.code, known.message));
-  socket.end(`HTTP/1.1 ${known.httpStatus} ${STATUS_CODES[known.httpStatus]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  const head = `HTTP/1.1 ${known.httpStatus} ${STATUS_CODES[known.httpStatus]}\r\ncontent-type: application/json; charset=utf-8\r\nx-content-type-options: nosniff\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n`;
+  afterAnswersSent(socket as Socket, () => (socket.writable ? socket.end(head + body) : socket.destroy()));
 }
 
 /**

@@ -5,9 +5,11 @@ const kRead = Symbol('batchline.requestsRead');
 const kAnswered = Symbol('batchline.requestsAnswered');
 const kOrdinal = Symbol('batchline.ordinal');
 const kClosing = Symbol('batchline.closing');
+const kWhenQuiet = Symbol('batchline.whenQuiet');
+const kLastRequest = Symbol('batchline.lastRequest');
 
 /** A connection with the count of requests read on it and of answers that have left. */
-type CountedSocket = Socket & { [kRead]?: number; [kAnswered]?: number; server?: Server & { [kClosing]?: boolean } };
+type CountedSocket = Socket & { [kRead]?: number; [kAnswered]?: number; [kWhenQuiet]?: () => void; [kLastRequest]?: IncomingMessage; server?: Server & { [kClosing]?: boolean } };
 
 /**
  * The server's responses, which count the requests their connection has read and the answers
@@ -33,6 +35,7 @@ export class CountingResponse extends ServerResponse {
     super(request, ...((options === undefined ? [] : [options]) as []));
     const socket = request.socket as CountedSocket;
     this[kOrdinal] = socket[kRead] = (socket[kRead] ?? 0) + 1;
+    socket[kLastRequest] = request;
   }
 
   // One signature for Node's overloads: (status, headers?) and (status, reason, headers?).
@@ -56,6 +59,11 @@ export class CountingResponse extends ServerResponse {
     const counted = socket as CountedSocket;
     counted[kAnswered] = (counted[kAnswered] ?? 0) + 1;
     super.detachSocket(socket);
+    const whenQuiet = counted[kWhenQuiet];
+    if (whenQuiet !== undefined && answersOwed(counted) === 0) {
+      counted[kWhenQuiet] = undefined;
+      whenQuiet();
+    }
   }
 }
 
@@ -101,4 +109,22 @@ export class DrainingConnections {
 
 function isQuiet(socket: CountedSocket): boolean {
   return (socket[kRead] ?? 0) === (socket[kAnswered] ?? 0);
+}
+
+/**
+ * Runs `fn` once every request read on the connection has had its answer sent: at once, or
+ * when the last of them leaves. Node's parser reports bytes it cannot read (a bad request line,
+ * headers too large) as soon as it meets them, while the valid requests pipelined before them
+ * may still wait for their batch: their answers go first, then the error (issue 15, #6).
+ */
+export function afterAnswersSent(socket: Socket, fn: () => void): void {
+  const counted = socket as CountedSocket;
+  if (answersOwed(counted) === 0) return fn();
+  counted[kWhenQuiet] = fn;
+}
+
+/** Answers still to send for requests read whole (one whose body is still arriving is owed none: it timed out, or it is cut). */
+function answersOwed(socket: CountedSocket): number {
+  const partial = socket[kLastRequest] !== undefined && !socket[kLastRequest].complete ? 1 : 0;
+  return (socket[kRead] ?? 0) - partial - (socket[kAnswered] ?? 0);
 }

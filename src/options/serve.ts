@@ -81,6 +81,26 @@ export const SERVE_OPTIONS = {
     kind: 'int', flag: 'body-limit-bytes', env: 'BODY_LIMIT_BYTES', default: 1_048_576, min: 64, max: 1_073_741_824,
     description: 'largest request body accepted; larger gets 413',
   },
+  headersTimeoutMs: {
+    kind: 'number', flag: 'headers-timeout-ms', env: 'HEADERS_TIMEOUT_MS', default: 20_000, min: 10, max: 600_000,
+    description: 'a connection must send its request headers within this many ms (from its first byte, or from the previous answer); else 408 and close',
+  },
+  bodyTimeoutMs: {
+    kind: 'number', flag: 'body-timeout-ms', env: 'BODY_TIMEOUT_MS', default: 60_000, min: 10, max: 3_600_000,
+    description: 'a request must arrive whole (headers and body) within this many ms; else 408 and close',
+  },
+  keepAliveTimeoutMs: {
+    kind: 'number', flag: 'keep-alive-timeout-ms', env: 'KEEP_ALIVE_TIMEOUT_MS', default: 72_000, min: 1, max: 3_600_000,
+    description: 'an idle keep-alive connection is closed after this many ms (longer than a load balancer\'s 60 s)',
+  },
+  maxRequestsPerConnection: {
+    kind: 'int', flag: 'max-requests-per-connection', env: 'MAX_REQUESTS_PER_CONNECTION', default: 1000, min: 0, max: 1_000_000_000,
+    description: 'answers on one keep-alive connection before it is closed (0 = no limit)',
+  },
+  maxConnections: {
+    kind: 'int', flag: 'max-connections', env: 'MAX_CONNECTIONS', default: 1000, min: 1, max: 1_000_000,
+    description: 'open connections at most; more are closed at once (keep it under `ulimit -n`)',
+  },
   logRequests: {
     kind: 'boolean', flag: 'log-requests', env: 'LOG_REQUESTS', default: false,
     description: 'log one line per request (costly at thousands of requests a second)',

@@ -9,7 +9,7 @@ import type { ServeConfig } from '../options/serve.js';
 import { BATCHLINE_VERSION } from '../version.js';
 import type { AdmissionContext } from './admit.js';
 import { answer, answerError } from './answer.js';
-import { afterAnswersSent, CountingResponse } from './drain-connections.js';
+import { afterAnswersSent, CountingResponse, limitRequestsPerConnection } from './drain-connections.js';
 import { registerInferRoutes } from './infer-route.js';
 import { registerModelRoutes } from './model-routes.js';
 import { registerOipRoutes } from './oip-routes.js';
@@ -64,16 +64,30 @@ function createApp(config: ServeConfig, runtime: ServingRuntime, logError: NonNu
     // request.id is the X-Request-Id the client sent, or a fresh UUID: replies and logs agree.
     genReqId: requestIdFor,
     bodyLimit: config.bodyLimitBytes,
+    // Slow clients: the whole request within --body-timeout-ms, idle keep-alive connections
+    // closed after --keep-alive-timeout-ms (--max-requests-per-connection: drain-connections.ts).
+    requestTimeout: config.bodyTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
     // Keep-alive sockets that are idle when the server closes are closed at once.
     forceCloseConnections: 'idle',
     // The runtime answers 503 itself while draining, in the error table's format.
     return503OnClosing: false,
     clientErrorHandler: answerClientError,
     // A drain closes a connection after its last answer, never before (pipelined answers would be lost).
-    http: { ServerResponse: CountingResponse as typeof ServerResponse },
+    http: {
+      ServerResponse: CountingResponse as typeof ServerResponse,
+      // Node refuses a headers timeout longer than the request's.
+      headersTimeout: Math.min(config.headersTimeoutMs, config.bodyTimeoutMs),
+      // How often Node looks for requests past their timeouts (its default, 30 s, would let a
+      // 300 ms timeout run 30 s): one timer per server, never per request.
+      connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.min(config.headersTimeoutMs, config.bodyTimeoutMs) / 4)),
+    },
     frameworkErrors: (error, _request, reply) => void answerError(reply, new BatchlineError('BAD_REQUEST', error.message), 'refused', BATCHLINE_JSON, undefined, runtime),
   });
 
+  // Past the limit, Node closes new connections as they arrive (a reverse proxy does the same).
+  app.server.maxConnections = config.maxConnections;
+  limitRequestsPerConnection(app.server, config.maxRequestsPerConnection);
   // Only JSON is a valid body; Fastify's default text/plain parser would let text through.
   app.removeContentTypeParser('text/plain');
   // Every error a route throws or Fastify raises before it (bad JSON, 413, 415) is answered by

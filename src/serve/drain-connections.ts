@@ -7,9 +7,10 @@ const kOrdinal = Symbol('batchline.ordinal');
 const kClosing = Symbol('batchline.closing');
 const kWhenQuiet = Symbol('batchline.whenQuiet');
 const kLastRequest = Symbol('batchline.lastRequest');
+const kMaxRequests = Symbol('batchline.maxRequests');
 
 /** A connection with the count of requests read on it and of answers that have left. */
-type CountedSocket = Socket & { [kRead]?: number; [kAnswered]?: number; [kWhenQuiet]?: () => void; [kLastRequest]?: IncomingMessage; server?: Server & { [kClosing]?: boolean } };
+type CountedSocket = Socket & { [kRead]?: number; [kAnswered]?: number; [kWhenQuiet]?: () => void; [kLastRequest]?: IncomingMessage; server?: Server & { [kClosing]?: boolean; [kMaxRequests]?: number } };
 
 /**
  * The server's responses, which count the requests their connection has read and the answers
@@ -41,8 +42,10 @@ export class CountingResponse extends ServerResponse {
   // One signature for Node's overloads: (status, headers?) and (status, reason, headers?).
   override writeHead(statusCode: number, ...rest: unknown[]): this {
     const socket = this.req.socket as CountedSocket | null;
-    if (socket?.server?.[kClosing] === true) {
-      const last = this[kOrdinal] === socket[kRead];
+    const server = socket?.server;
+    // Closing: the server drains, or the connection has had its --max-requests-per-connection.
+    if (server !== undefined && (server[kClosing] === true || (server[kMaxRequests] !== undefined && socket![kRead]! >= server[kMaxRequests]))) {
+      const last = this[kOrdinal] === socket![kRead];
       const given = rest.at(-1);
       // Headers passed to writeHead win over setHeader: take any `connection` out of them.
       if (typeof given === 'object' && given !== null && !Array.isArray(given)) {
@@ -127,4 +130,13 @@ export function afterAnswersSent(socket: Socket, fn: () => void): void {
 function answersOwed(socket: CountedSocket): number {
   const partial = socket[kLastRequest] !== undefined && !socket[kLastRequest].complete ? 1 : 0;
   return (socket[kRead] ?? 0) - partial - (socket[kAnswered] ?? 0);
+}
+
+/**
+ * Closes each connection after `maxRequests` requests: the answer to the last request read once
+ * it has read that many says `Connection: close`. Node's own maxRequestsPerSocket answered the
+ * requests pipelined past the limit with 503s and left the connection open.
+ */
+export function limitRequestsPerConnection(server: Server, maxRequests: number): void {
+  (server as Server & { [kMaxRequests]?: number })[kMaxRequests] = maxRequests > 0 ? maxRequests : undefined;
 }

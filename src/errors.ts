@@ -52,6 +52,7 @@ export const ERROR_TABLE = {
   UNHEALTHY: { httpStatus: 503, exitCode: 1, message: 'the server cannot recover by itself: %s' },
   DEADLINE_EXCEEDED: { httpStatus: 504, exitCode: 1, message: 'request deadline of %s ms exceeded' },
   MODEL_FAILURE: { httpStatus: 500, exitCode: 1, message: 'model execution failed: %s' },
+  OUTPUT_TOO_LARGE: { httpStatus: 500, exitCode: 1, message: 'the model output is too large to answer: %s' },
   // 422 for an admin request: the file is there and an ONNX file by name, but onnxruntime refuses it.
   MODEL_LOAD_FAILED: { httpStatus: 422, exitCode: 1, message: 'could not load model: %s' },
   UNAUTHORIZED: { httpStatus: 401, exitCode: 1, message: 'unauthorized: %s' },

@@ -41,6 +41,7 @@ const EXPECTED: Record<ErrorCode, [status: number, exit: number, reason: string 
   UNHEALTHY: [503, 1, undefined, undefined],
   DEADLINE_EXCEEDED: [504, 1, undefined, undefined],
   MODEL_FAILURE: [500, 1, undefined, undefined],
+  OUTPUT_TOO_LARGE: [500, 1, undefined, undefined],
   MODEL_LOAD_FAILED: [422, 1, undefined, undefined],
   UNAUTHORIZED: [401, 1, undefined, undefined],
   FORBIDDEN: [403, 1, undefined, undefined],

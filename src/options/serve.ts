@@ -81,6 +81,10 @@ export const SERVE_OPTIONS = {
     kind: 'int', flag: 'body-limit-bytes', env: 'BODY_LIMIT_BYTES', default: 1_048_576, min: 64, max: 1_073_741_824,
     description: 'largest request body accepted; larger gets 413',
   },
+  maxOutputElements: {
+    kind: 'int', flag: 'max-output-elements', env: 'MAX_OUTPUT_ELEMENTS', default: 4_194_304, min: 1, max: 1_000_000_000,
+    description: 'most numbers one answer may carry (all outputs together); a larger output is answered 500 output_too_large',
+  },
   headersTimeoutMs: {
     kind: 'number', flag: 'headers-timeout-ms', env: 'HEADERS_TIMEOUT_MS', default: 20_000, min: 10, max: 600_000,
     description: 'a connection must send its request headers within this many ms (from its first byte, or from the previous answer); else 408 and close',

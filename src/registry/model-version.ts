@@ -132,6 +132,10 @@ export class ModelVersion implements AdmissionTarget {
     this.responsesByStatus[status] = (this.responsesByStatus[status] ?? 0) + 1;
   }
 
+  countOutputTooLarge(): void {
+    if (this.metrics !== undefined) this.metrics.outputsTooLarge++;
+  }
+
   countRejection(reason: string): void {
     this.metrics?.reject(reason);
   }

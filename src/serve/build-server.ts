@@ -145,7 +145,7 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     json(reply, stats);
   });
   registerModelRoutes(app, runtime.registry, runtime);
-  const context: AdmissionContext = { server: runtime, maxRequestTimeoutMs: config.maxRequestTimeoutMs, logError };
+  const context: AdmissionContext = { server: runtime, maxRequestTimeoutMs: config.maxRequestTimeoutMs, maxOutputElements: config.maxOutputElements, logError };
   app.register(async (scope) => {
     useTensorBodyParsers(scope);
     registerInferRoutes(scope, runtime, context);

@@ -19,7 +19,7 @@ export type VersionLabels = { model: string; version: string } & Record<string, 
 /** What the metrics read of a model version at scrape time. */
 export interface MeteredVersion {
   readonly batcher: Pick<Batcher<unknown, unknown>, 'counts' | 'queueDepth' | 'options' | 'runningBatchSizes' | 'runningCount' | 'policySettings' | 'breaker'>;
-  readonly metrics: Pick<VersionMetrics<unknown, unknown>, 'labels' | 'rejections' | 'rejectedRequests'>;
+  readonly metrics: Pick<VersionMetrics<unknown, unknown>, 'labels' | 'rejections' | 'rejectedRequests' | 'outputsTooLarge'>;
   /** The served model's own version label (`toy-logistic-v1`), for `batchline_model_info`. */
   readonly modelVersionLabel: string;
   /** The version's inference answers by HTTP status (499: its client had gone), as /v1/stats shows them. */
@@ -36,6 +36,8 @@ export class VersionMetrics<I, O> implements BatcherObserver<I, O> {
   /** Refusals by the error table's reason; every reason is present from the start, at 0. */
   readonly rejections = new Map<string, number>(REJECTION_REASONS.map((reason) => [reason, 0]));
   rejectedRequests = 0;
+  /** Answers refused because the output passed --max-output-elements (the batcher counted them ok). */
+  outputsTooLarge = 0;
 
   private readonly batchSize: BucketHistogram;
   private readonly requestDuration: BucketHistogram;
@@ -135,6 +137,7 @@ export class ServeMetrics {
     perVersion(client.Gauge, 'batchline_queue_capacity', 'Most requests allowed to wait.', (v) => v.batcher.options.maxQueueSize);
     perVersion(client.Gauge, 'batchline_running_batches', 'Batches executing now.', (v) => v.batcher.runningBatchSizes().filter((size) => size > 0).length);
     perVersion(client.Gauge, 'batchline_running_requests', 'Requests inside executing batches.', (v) => v.batcher.runningCount);
+    perVersion(client.Counter, 'batchline_output_too_large_total', 'Answers refused (500) because the output passed --max-output-elements; the model run counted as ok.', (v) => v.metrics.outputsTooLarge);
     perVersion(client.Counter, 'batchline_batches_total', 'Batches dispatched to the model.', (v) => v.batcher.counts.batches);
     perVersion(client.Counter, 'batchline_batch_items_total', 'Requests dispatched inside batches.', (v) => v.batcher.counts.batchItems);
     perVersion(client.Gauge, 'batchline_batch_limit', 'Largest batch the batching policy would dispatch now (aimd and adaptive move it).', (v) => v.batcher.policySettings.limit);

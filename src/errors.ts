@@ -37,6 +37,7 @@ export const ERROR_TABLE = {
   BAD_HEADER: { httpStatus: 400, exitCode: 1, message: 'invalid header: %s', reason: 'bad_input' },
   BAD_REQUEST: { httpStatus: 400, exitCode: 1, message: 'malformed HTTP request: %s', reason: 'bad_request' },
   REQUEST_TIMEOUT: { httpStatus: 408, exitCode: 1, message: 'the request did not arrive in time (headers within --headers-timeout-ms, the whole request within --body-timeout-ms)' },
+  MISDIRECTED_REQUEST: { httpStatus: 421, exitCode: 1, message: 'this server listens on loopback and answers only Host names of this machine (or --allowed-hosts), not %s' },
   HEADERS_TOO_LARGE: { httpStatus: 431, exitCode: 1, message: 'request headers are too large' },
   NOT_FOUND: { httpStatus: 404, exitCode: 1, message: 'not found: %s' },
   MODEL_NOT_FOUND: { httpStatus: 404, exitCode: 1, message: 'no such model: %s', reason: 'model_not_found' },
@@ -88,8 +89,10 @@ export class BatchlineError extends Error {
   /** Seconds for `Retry-After`: the row's, or one computed for this answer (a predicted drain time). */
   readonly retryAfterS: number | undefined;
 
-  constructor(code: ErrorCode, detail = '', options?: { cause?: unknown; retryAfterS?: number }) {
-    super(ERROR_TABLE[code].message.replace('%s', detail), options);
+  constructor(code: ErrorCode, rawDetail = '', options?: { cause?: unknown; retryAfterS?: number }) {
+    const detail = safeDetail(rawDetail);
+    // A replacer function: `$&` or `$'` in a client's text must not splice the template.
+    super(ERROR_TABLE[code].message.replace('%s', () => detail), options);
     this.detail = detail;
     this.name = 'BatchlineError';
     this.code = code;
@@ -98,6 +101,21 @@ export class BatchlineError extends Error {
     this.row = ERROR_TABLE[code];
     this.retryAfterS = options?.retryAfterS ?? (this.row as ErrorRow).retryAfterS;
   }
+}
+
+/** Longest detail an error message carries, in characters. */
+export const MAX_DETAIL_CHARS = 400;
+
+/**
+ * A detail fit for a message that reaches a terminal, a log or a client: control characters
+ * (escape sequences, bells, new lines) become `?`, and it is cut at MAX_DETAIL_CHARS. Details
+ * often quote what a client or a command line gave: a 1 MB header came back whole (issue 15,
+ * #11), and a model name with an escape sequence reached the terminal as one.
+ */
+function safeDetail(detail: string): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = detail.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  return clean.length > MAX_DETAIL_CHARS ? `${clean.slice(0, MAX_DETAIL_CHARS)}… (${clean.length - MAX_DETAIL_CHARS} more characters)` : clean;
 }
 
 /** A body sent with a Content-Encoding (gzip, br, …): batchline reads plain JSON only (RFC 7694: 415). */

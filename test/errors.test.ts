@@ -26,6 +26,7 @@ const EXPECTED: Record<ErrorCode, [status: number, exit: number, reason: string 
   BAD_HEADER: [400, 1, 'bad_input', undefined],
   BAD_REQUEST: [400, 1, 'bad_request', undefined],
   REQUEST_TIMEOUT: [408, 1, undefined, undefined],
+  MISDIRECTED_REQUEST: [421, 1, undefined, undefined],
   HEADERS_TOO_LARGE: [431, 1, undefined, undefined],
   NOT_FOUND: [404, 1, undefined, undefined],
   MODEL_NOT_FOUND: [404, 1, 'model_not_found', undefined],

@@ -39,6 +39,10 @@ export const SERVE_OPTIONS = {
     kind: 'string', flag: 'host', env: 'HOST', default: '127.0.0.1',
     description: 'address to listen on (use 0.0.0.0 in a container)',
   },
+  allowedHosts: {
+    kind: 'string', flag: 'allowed-hosts', env: 'ALLOWED_HOSTS', default: '',
+    description: 'on a loopback --host, Host names answered besides localhost, 127.x.x.x and [::1] (comma-separated; * = any); others get 421',
+  },
   port: { kind: 'int', flag: 'port', env: 'PORT', default: 8080, min: 0, max: 65_535, description: 'port to listen on (0 = any free port)' },
   ...MODEL_VERSION_OPTIONS,
   model: {

@@ -16,6 +16,7 @@ import { registerOipRoutes } from './oip-routes.js';
 import { BATCHLINE_JSON } from './json-protocol.js';
 import { classify } from './classify.js';
 import { FailureLog, seeTheLog, stderrLogSink } from './failure-log.js';
+import { answerOnlyLoopbackHosts, isLoopbackAddress } from './loopback-hosts.js';
 import { requestIdFor } from './request-id.js';
 import { answerRouteOf } from './routes.js';
 import { registerAdminRoutes } from './admin-routes.js';
@@ -88,6 +89,8 @@ function createApp(config: ServeConfig, runtime: ServingRuntime, logError: NonNu
   // Past the limit, Node closes new connections as they arrive (a reverse proxy does the same).
   app.server.maxConnections = config.maxConnections;
   limitRequestsPerConnection(app.server, config.maxRequestsPerConnection);
+  // On loopback, only this machine's names: a page whose name was rebound to 127.0.0.1 is refused.
+  if (isLoopbackAddress(config.host)) answerOnlyLoopbackHosts(app.server, config.allowedHosts.split(',').map((host) => host.trim()).filter((host) => host !== ''));
   // Only JSON is a valid body; Fastify's default text/plain parser would let text through.
   app.removeContentTypeParser('text/plain');
   // Every error a route throws or Fastify raises before it (bad JSON, 413, 415) is answered by

@@ -41,16 +41,19 @@ export class CountingResponse extends ServerResponse {
 
   // One signature for Node's overloads: (status, headers?) and (status, reason, headers?).
   override writeHead(statusCode: number, ...rest: unknown[]): this {
+    // Every answer: a browser must not guess a type from the bytes (a JSON error echoing input as
+    // HTML). Into the headers given (Fastify's), not setHeader: that would take Node's slow path.
+    const given = rest.at(-1);
+    const headers = typeof given === 'object' && given !== null && !Array.isArray(given) ? (given as OutgoingHttpHeaders) : undefined;
+    if (headers !== undefined) headers['x-content-type-options'] = 'nosniff';
+    else this.setHeader('x-content-type-options', 'nosniff');
     const socket = this.req.socket as CountedSocket | null;
     const server = socket?.server;
     // Closing: the server drains, or the connection has had its --max-requests-per-connection.
     if (server !== undefined && (server[kClosing] === true || (server[kMaxRequests] !== undefined && socket![kRead]! >= server[kMaxRequests]))) {
       const last = this[kOrdinal] === socket![kRead];
-      const given = rest.at(-1);
       // Headers passed to writeHead win over setHeader: take any `connection` out of them.
-      if (typeof given === 'object' && given !== null && !Array.isArray(given)) {
-        for (const name of Object.keys(given)) if (name.toLowerCase() === 'connection') delete (given as OutgoingHttpHeaders)[name];
-      }
+      if (headers !== undefined) for (const name of Object.keys(headers)) if (name.toLowerCase() === 'connection') delete headers[name];
       if (last) this.setHeader('connection', 'close');
       else if (String(this.getHeader('connection')).toLowerCase() === 'close') this.removeHeader('connection');
     }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { BatchlineError } from '../errors.js';
 import { giveBufferToItem } from '../model/worker-protocol.js';
 import { readJson } from '../protocol/json-reader.js';
 import { MSGPACK_TYPES, readMsgpack } from '../protocol/msgpack.js';
@@ -13,8 +14,9 @@ import { MSGPACK_TYPES, readMsgpack } from '../protocol/msgpack.js';
  */
 export function useTensorBodyParsers(scope: FastifyInstance): void {
   scope.removeContentTypeParser('application/json');
-  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     try {
+      refuseOtherCharsets(request.headers['content-type']);
       done(null, readJson(body as Buffer));
     } catch (error) {
       done(error as Error, undefined);
@@ -31,4 +33,18 @@ export function useTensorBodyParsers(scope: FastifyInstance): void {
       done(error as Error, undefined);
     }
   });
+}
+
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
+
+/**
+ * JSON is UTF-8 (RFC 8259): a body declared in another charset would be read as UTF-8 all the
+ * same, and its non-ASCII strings garbled. It is refused (415) instead (issue 15, #11).
+ */
+function refuseOtherCharsets(contentType: string | undefined): void {
+  if (contentType === undefined || !contentType.includes('harset')) return; // the common case, no regular expression
+  const charset = CHARSET.exec(contentType)?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new BatchlineError('UNSUPPORTED_MEDIA_TYPE', `charset=${charset}; JSON bodies are read as UTF-8 only`);
+  }
 }

@@ -32,7 +32,7 @@ describe('a client that hangs up while its requests wait', () => {
   it('has every one of them cancelled, pipelined ones included, and the server goes on', async () => {
     const { port } = new URL(server.url);
     const body = JSON.stringify({ inputs: [0.2, 1.5, -0.3] });
-    const post = `POST /v1/infer HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+    const post = `POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
     const queued = admitted(2);
     const finished = nextOutcomes(2);
     const socket = connect(Number(port), '127.0.0.1', () => socket.write(post + post));
@@ -58,7 +58,7 @@ describe('a client that hangs up while its requests wait', () => {
   it('counts a hang-up after earlier answers on the same keep-alive connection as 499, not 503 (as wrk ends a run)', async () => {
     const { port } = new URL(server.url);
     const body = JSON.stringify({ inputs: [0.2, 1.5, -0.3] });
-    const post = `POST /v1/infer HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+    const post = `POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
     const client = connect(Number(port), '127.0.0.1', () => client.write(post.repeat(8)));
     let received = '';
     await new Promise<void>((resolve) =>
@@ -82,7 +82,7 @@ describe('a client that hangs up while its requests wait', () => {
   it('forgets answered requests, pipelined ones included: nothing piles up on a kept-alive connection', async () => {
     const { port } = new URL(server.url);
     const body = JSON.stringify({ inputs: [0.2, 1.5, -0.3] });
-    const post = `POST /v1/infer HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+    const post = `POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
     const serverSide = new Promise<Socket>((resolve) => server.app.server.once('connection', resolve));
     const client = connect(Number(port), '127.0.0.1', () => client.write(post.repeat(8)));
     let received = '';

@@ -1,0 +1,43 @@
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { BatchlineError, errorBody } from '../errors.js';
+
+/** True for the addresses of this machine's loopback interface: a server there is for local clients. */
+export function isLoopbackAddress(host: string): boolean {
+  const name = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return name === 'localhost' || name === '::1' || /^127(\.\d{1,3}){3}$/.test(name);
+}
+
+/** The host of a Host header: `name`, `name:port`, `[v6]` or `[v6]:port`. */
+function hostName(header: string): string {
+  if (header.startsWith('[')) return header.slice(0, header.indexOf(']') + 1);
+  const colon = header.lastIndexOf(':');
+  return (colon < 0 ? header : header.slice(0, colon)).replace(/\.$/, '');
+}
+
+/**
+ * A server that listens on loopback answers only requests whose Host names this machine
+ * (`localhost`, `127.x.x.x`, `[::1]`, any port) or one of `extraHosts` (`*`: any). Against DNS
+ * rebinding: a web page from evil.example, once its name resolves to 127.0.0.1, is the same
+ * origin as the server for the browser, and could read `/v1/stats` and run the model; its
+ * requests say `Host: evil.example`. Others get 421 Misdirected Request. A request without Host
+ * (HTTP/1.0) is answered. The check wraps Node's request listener (Fastify's): a function call
+ * and a few string operations per request, no hook.
+ */
+export function answerOnlyLoopbackHosts(server: Server, extraHosts: readonly string[]): void {
+  if (extraHosts.includes('*')) return;
+  const allowed = new Set(extraHosts.map((host) => host.toLowerCase()));
+  const handlers = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
+  server.removeAllListeners('request');
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const host = request.headers.host;
+    if (host === undefined || isLoopbackAddress(hostName(host)) || allowed.has(hostName(host).toLowerCase())) {
+      for (const handler of handlers) handler.call(server, request, response);
+      return;
+    }
+    const refusal = new BatchlineError('MISDIRECTED_REQUEST', host);
+    const body = JSON.stringify(errorBody(refusal.code, refusal.message));
+    request.resume(); // its body is not read
+    response.writeHead(refusal.httpStatus, STATUS_CODES[refusal.httpStatus], { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    response.end(body);
+  });
+}

@@ -6,7 +6,8 @@ export default defineConfig({
     // Wall-clock-sensitive tests run on their own afterwards (vitest.timing.config.ts).
     // The package test (test/package) packs and installs the project, a minute of CPU that would
     // skew the timing of tests beside it: it runs alone too, with the timing tests.
-    exclude: ['test/**/*.timing.test.ts', 'test/package/**', 'node_modules/**'],
+    // The reliability suite's long runs (`*.slow.test.ts`) are `npm run test:reliability`'s.
+    exclude: ['test/**/*.timing.test.ts', 'test/**/*.slow.test.ts', 'test/package/**', 'node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Integration tests start real servers; two cores do not gain from more forks.

@@ -54,8 +54,10 @@ export class CountingResponse extends ServerResponse {
       const last = this[kOrdinal] === socket![kRead];
       // Headers passed to writeHead win over setHeader: take any `connection` out of them.
       if (headers !== undefined) for (const name of Object.keys(headers)) if (name.toLowerCase() === 'connection') delete headers[name];
-      if (last) this.setHeader('connection', 'close');
-      else if (String(this.getHeader('connection')).toLowerCase() === 'close') this.removeHeader('connection');
+      if (last) {
+        this.setHeader('connection', 'close');
+        stopReadingAndLinger(socket!);
+      } else if (String(this.getHeader('connection')).toLowerCase() === 'close') this.removeHeader('connection');
     }
     return (super.writeHead as (statusCode: number, ...rest: unknown[]) => this)(statusCode, ...rest);
   }
@@ -142,4 +144,32 @@ function answersOwed(socket: CountedSocket): number {
  */
 export function limitRequestsPerConnection(server: Server, maxRequests: number): void {
   (server as Server & { [kMaxRequests]?: number })[kMaxRequests] = maxRequests > 0 ? maxRequests : undefined;
+}
+
+/** How long a closed connection's late bytes are read and dropped before it is cut (ms). */
+const LINGER_MS = 2000;
+
+/**
+ * Once a connection's last answer is decided, nothing more is read from it: a request the
+ * client pipelined after it would be read, and its answer lost when Node closes the connection
+ * after the one that says `Connection: close` (a pipelining client during a drain lost them).
+ * What still arrives is read and dropped, and after the last answer the connection is
+ * half-closed and cut only when the client has closed its side or LINGER_MS have passed
+ * (Apache's "lingering close"): closing a socket with bytes unread makes the kernel send a
+ * reset, which can throw away the answers the client has not read yet.
+ */
+function stopReadingAndLinger(socket: Socket): void {
+  for (const listener of socket.listeners('data')) socket.removeListener('data', listener as (...args: unknown[]) => void);
+  socket.on('data', () => {});
+  socket.resume();
+  (socket as Socket & { destroySoon(): void }).destroySoon = function lingeringClose(this: Socket): void {
+    if (this.destroyed) return;
+    this.end();
+    const cut = setTimeout(() => this.destroy(), LINGER_MS);
+    cut.unref();
+    this.once('end', () => {
+      clearTimeout(cut);
+      this.destroy();
+    });
+  };
 }

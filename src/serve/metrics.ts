@@ -6,7 +6,9 @@ import { HistogramFamily, type BucketHistogram } from './bucket-histogram.js';
 import { registerEventLoopLag } from './event-loop-lag.js';
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-const OUTCOMES: readonly OutcomeKind[] = ['ok', 'timeout', 'error', 'cancelled', 'shutdown', 'unavailable'];
+/** Every outcome, by a record so that a kind added to the core fails to compile until it is exported. */
+const OUTCOME_KINDS: Record<OutcomeKind, true> = { ok: true, timeout: true, error: true, cancelled: true, shutdown: true, unavailable: true };
+const OUTCOMES = Object.keys(OUTCOME_KINDS) as OutcomeKind[];
 const BREAKER_STATES = ['closed', 'half_open', 'open'] as const;
 /** Statuses exported at 0 from the start: success, every status of the error table, and 499. */
 const RESPONSE_CODES: readonly number[] = [...new Set([200, ...Object.values(ERROR_TABLE).map((row) => row.httpStatus), 499])].sort((a, b) => a - b);
@@ -133,6 +135,8 @@ export class ServeMetrics {
         for (const v of versions()) for (const [reason, count] of v.metrics.rejections) this.inc({ ...v.metrics.labels, reason }, count);
       },
     });
+    // Conservation, checkable from one scrape: admitted = Σ requests_total (outcomes but rejected) + queue_depth + running_requests.
+    perVersion(client.Counter, 'batchline_admitted_total', 'Inference requests admitted into the batcher.', (v) => v.batcher.counts.admitted);
     perVersion(client.Gauge, 'batchline_queue_depth', 'Requests waiting for a batch.', (v) => v.batcher.queueDepth);
     perVersion(client.Gauge, 'batchline_queue_capacity', 'Most requests allowed to wait.', (v) => v.batcher.options.maxQueueSize);
     perVersion(client.Gauge, 'batchline_running_batches', 'Batches executing now.', (v) => v.batcher.runningBatchSizes().filter((size) => size > 0).length);

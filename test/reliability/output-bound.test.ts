@@ -7,6 +7,7 @@ import { writeOnnxModel } from '../../src/model/onnx-writer.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { infer, startTestServer, type TestServer } from '../serve/test-server.js';
+import { tableRow } from './table.js';
 
 /** A model whose one input number becomes 200,000 output numbers: x [batch, 1] · w [1, 200000]. */
 let server: TestServer;
@@ -37,5 +38,6 @@ describe('an enormous model output (#9)', () => {
     const metrics = await (await request(`${server.url}/metrics`)).body.text();
     expect(metrics).toMatch(/batchline_responses_total\{[^}]*code="500"[^}]*\} 1/);
     expect(metrics).toMatch(/batchline_output_too_large_total\{[^}]*\} 1/);
+    tableRow('#9 an output of 200,000 numbers (--max-output-elements 100000)', '500 output_too_large before encoding, counted', `${reply.status} ${reply.json.error.code}; batchline_output_too_large_total 1, responses_total{code="500"} 1`);
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../serve/test-server.js';
 import { inferRequest, RawConnection } from './raw-http.js';
+import { tableRow } from './table.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -25,5 +26,6 @@ describe('valid pipelined requests followed by garbage (#6)', () => {
       [status, code],
     ]);
     expect(exchange.ended).toBe('end');
+    tableRow(`#6 valid pipelined requests, then ${_what}`, `200, 200, then ${status}, then close`, `${exchange.responses.map((r) => r.status).join(', ')}, then ${exchange.ended}`);
   });
 });

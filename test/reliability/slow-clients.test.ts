@@ -3,6 +3,7 @@ import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { startTestServer, type TestServer } from '../serve/test-server.js';
 import { inferRequest, RawConnection } from './raw-http.js';
+import { tableRow } from './table.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -23,9 +24,11 @@ describe('slow and greedy clients (#5)', () => {
     server = await startTestServer({ bodyTimeoutMs: 300, headersTimeoutMs: 300 });
     const connection = new RawConnection(port());
     await connection.write('POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{');
+    const startedAtMs = performance.now();
     const exchange = await connection.settle(5000);
     expect(exchange.responses.map((r) => [r.status, JSON.parse(r.body).error.code])).toEqual([[408, 'request_timeout']]);
     expect(exchange.ended).toBe('end');
+    tableRow('#5 a body that trickles (--body-timeout-ms 300)', '408 and close at the timeout', `${exchange.responses[0]!.status} and closed after ${Math.round(performance.now() - startedAtMs)} ms`);
   });
 
   it('answers 408 and closes a connection whose headers never end, or that never sends anything', async () => {
@@ -53,6 +56,7 @@ describe('slow and greedy clients (#5)', () => {
     await held[0]!.write(inferRequest(BODY, 'held'));
     for (let i = 0; i < 200 && held[0]!.responses().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(held[0]!.responses().map((r) => r.status)).toEqual([200]);
+    tableRow('#5 more connections than --max-connections 3', 'the 4th closed at once; the 3 held still served', `4th ${(await refused.settle(0)).ended}; held connection answered ${held[0]!.responses()[0]!.status}`);
     await Promise.all(held.map((connection) => connection.settle(0)));
   });
 

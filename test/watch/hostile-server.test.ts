@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isServerStats } from '../../src/stats-contract/is-server-stats.js';
 import { readStats } from '../../src/watch/stats-poller.js';
 import { busyStats } from '../ui/fixtures.js';
+import { tableRow } from '../reliability/table.js';
 
 const CLI = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
 
@@ -81,7 +82,9 @@ describe('watch against a hostile server (#10)', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     for (let i = 0; i < 500 && !output.includes('not batchline stats'); i++) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(output).toMatch(/unreachable \(the answer is not batchline stats/);
+    const signalledAtMs = performance.now();
     child.kill('SIGINT');
     expect(await exited).toBe(0);
+    tableRow('#10 watch against maxBatchSize 1e309 / an endless body', 'refused as not batchline stats / cut at 4 MB; Ctrl-C ends it', `"${/unreachable \([^)]*\)/.exec(output)![0]}"; SIGINT → exit 0 in ${Math.round(performance.now() - signalledAtMs)} ms`);
   });
 });

@@ -19,7 +19,8 @@
  * by up to 2× over tens of seconds.
  *
  * Options (env): BENCH_CONNECTIONS (32), BENCH_SLICE_S (2), BENCH_PAIRS (9),
- * BENCH_CASES (json,binary,msgpack).
+ * BENCH_CASES (json,binary,msgpack). Arguments after `--` go to `batchline serve` (for example
+ * `-- --execution worker`).
  */
 import autocannon from 'autocannon';
 import { fileURLToPath } from 'node:url';
@@ -99,9 +100,9 @@ async function compare(name: string, unit: string, subject: () => Promise<Figure
 
 console.log(
   `bench:input — ${MODEL_NAME}, one item 3x48x192 float32 (JSON body ${bodies.json.length} bytes, binary ${bodies.binary.body.length}, MessagePack ${bodies.msgpack.length}); ` +
-    `${connections} connections from autocannon, ${pairs} pairs of ${sliceS} s slices; serve --max-batch-size 8 --model-latency-ms 0 --instances 1`,
+    `${connections} connections from autocannon, ${pairs} pairs of ${sliceS} s slices; serve --max-batch-size 8 --model-latency-ms 0 --instances 1 ${process.argv.slice(2).join(' ')}`,
 );
-const serve = await startChildServer(process.execPath, [`${root}bin/batchline.js`, 'serve', '--port', '0', '--model', modelPath, '--max-batch-size', '8', '--model-latency-ms', '0', '--instances', '1']);
+const serve = await startChildServer(process.execPath, [`${root}bin/batchline.js`, 'serve', '--port', '0', '--model', modelPath, '--max-batch-size', '8', '--model-latency-ms', '0', '--instances', '1', ...process.argv.slice(2)]);
 const children: ChildServer[] = [serve];
 const summary: string[] = [];
 try {

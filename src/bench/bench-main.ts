@@ -213,15 +213,20 @@ async function withBody(v: ValidatedBench, io: BenchIo): Promise<BenchPlan> {
     if (target.kind === 'toy-model' && (!v.methodGiven || plan.method === 'POST')) {
       bodies = [Buffer.from(TOY_MODEL_BODY)];
       io.stderr.write(`batchline bench: the target is a batchline server with toy-logistic-v1; sending ${TOY_MODEL_BODY}\n`);
+    } else if (target.kind === 'generated' && (!v.methodGiven || plan.method === 'POST')) {
+      bodies = [Buffer.from(target.body)];
+      io.stderr.write(`batchline bench: the target is a batchline server; sending a made-up body of the shape of ${target.about}: ${target.body.length > 80 ? `${target.body.slice(0, 77)}...` : target.body}\n`);
     } else if (batchline && isInferRoute(plan.url)) {
       // Otherwise every request gets 404 (or 400): a load test of the error path, not of the model.
-      const model = target.kind === 'batchline-other-model' ? `its model ${target.version} needs an input only you can give (GET /v1/model lists its inputs)` : `toy-logistic-v1 takes ${TOY_MODEL_BODY}`;
+      const model = target.kind === 'batchline-other-model' ? `${target.model}; its inference routes: ${target.routes.join(', ')}`
+        : target.kind === 'generated' ? `${target.about} takes a body such as ${target.body.length > 60 ? `${target.body.slice(0, 57)}...` : target.body}`
+        : `toy-logistic-v1 takes ${TOY_MODEL_BODY}`;
       throw new BatchlineError(
         'INVALID_OPTION',
-        `--body: the target is a batchline server, whose /v1/infer takes POST with a JSON body; ${model}: pass --body '<json>' or --body @file${v.methodGiven && plan.method !== 'POST' ? ` and drop --method ${plan.method}` : ''}`,
+        `--body: the target is a batchline server, whose ${new URL(plan.url).pathname} takes POST with a JSON body; ${model}: pass --body '<json>' or --body @file${v.methodGiven && plan.method !== 'POST' ? ` and drop --method ${plan.method}` : ''}`,
       );
     } else if (v.methodGiven && ['POST', 'PUT', 'PATCH'].includes(plan.method)) {
-      const why = target.kind === 'batchline-other-model' ? `the batchline server's model ${target.version} needs an input only you can give` : 'no body was given';
+      const why = target.kind === 'batchline-other-model' ? `the batchline server: ${target.model}` : 'no body was given';
       throw new BatchlineError('INVALID_OPTION', `--body: missing for ${plan.method}: ${why}; pass --body '<json>' or --body @file`);
     }
   }
@@ -230,8 +235,10 @@ async function withBody(v: ValidatedBench, io: BenchIo): Promise<BenchPlan> {
   return { ...plan, bodies, headers, method: v.methodGiven ? plan.method : 'POST' };
 }
 
+/** batchline's inference routes: `/v1/infer` and `/models/{name}/predict`. */
 function isInferRoute(url: string): boolean {
-  return new URL(url).pathname.replace(/\/+$/, '') === '/v1/infer';
+  const path = new URL(url).pathname.replace(/\/+$/, '');
+  return path === '/v1/infer' || /^\/models\/[^/]+\/predict$/.test(path);
 }
 
 /**

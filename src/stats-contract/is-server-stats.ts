@@ -1,4 +1,4 @@
-import type { ServerStats } from './server-stats.js';
+import type { ModelVersionStats, ServerStats } from './server-stats.js';
 
 /**
  * Bounds of the numbers a dashboard draws with. Some are loop bounds (a histogram of batch
@@ -10,6 +10,9 @@ const MAX_BATCH_SIZE = 65_536;
 const MAX_INSTANCES = 4096;
 const MAX_RECENT_BATCHES = 4096;
 const MAX_STATUS_CODES = 100;
+/** Most model versions drawn (a line each). */
+const MAX_MODEL_VERSIONS = 1024;
+const VERSION_STATES: readonly string[] = ['loading', 'ready', 'draining', 'unavailable'];
 /** Counts and sizes: whole numbers a double holds exactly. */
 const MAX_COUNT = Number.MAX_SAFE_INTEGER;
 
@@ -20,11 +23,33 @@ const MAX_COUNT = Number.MAX_SAFE_INTEGER;
  */
 export function isServerStats(value: unknown): value is ServerStats {
   const v = value as ServerStats | undefined;
-  const s = v?.snapshot;
   return (
     isObject(v) &&
     isFiniteIn(v.uptimeS, 0, Number.MAX_VALUE) &&
     typeof v.state === 'string' &&
+    isVersionFigures(v) &&
+    (v.defaultModel === undefined || typeof v.defaultModel === 'string') &&
+    (v.models === undefined || (Array.isArray(v.models) && v.models.length <= MAX_MODEL_VERSIONS && v.models.every(isVersionStats)))
+  );
+}
+
+/** One entry of `models`: its identity and state, and the same figures as the top level. */
+function isVersionStats(value: unknown): value is ModelVersionStats {
+  const v = value as ModelVersionStats;
+  return (
+    isObject(v) &&
+    typeof v.name === 'string' && v.name.length <= 128 &&
+    isCount(v.version, MAX_COUNT) &&
+    VERSION_STATES.includes(v.state) &&
+    (v.reason === undefined || typeof v.reason === 'string') &&
+    isVersionFigures(v)
+  );
+}
+
+/** The figures a version's panels draw: model, config, answers and snapshot. */
+function isVersionFigures(v: Pick<ServerStats, 'model' | 'config' | 'responsesByStatus' | 'snapshot'>): boolean {
+  const s = v.snapshot;
+  return (
     isObject(v.model) &&
     typeof v.model.version === 'string' &&
     isObject(v.config) &&

@@ -4,6 +4,8 @@ import { HeaderLine } from './components/header-line.js';
 import { KeyHints } from './components/key-hints.js';
 import { QuitKeys } from './components/quit-keys.js';
 import { RenderGuard } from './components/render-guard.js';
+import { SelectionKeys } from './components/selection-keys.js';
+import { ModelHistories, selectedRow, stepSelection, type VersionRow } from './model-histories.js';
 import { ServeView } from './serve-view.js';
 import { StatsHistory, type StatsTrends } from './stats-history.js';
 import { SERVE_FRAME_MS } from './terminal.js';
@@ -25,6 +27,8 @@ export interface ServeDashboardOptions {
 }
 
 const QUIT_HINTS = [['q', 'stop (drains first)']] as const;
+/** The hint for choosing among model versions. */
+export const MODEL_HINT = ['Tab ←/→', 'model'] as const;
 
 interface ServeDashboardAppProps {
   stats: ServerStats | undefined;
@@ -32,15 +36,22 @@ interface ServeDashboardAppProps {
   columns: number;
   rows: number;
   onQuit: () => void;
+  /** Several model versions: their rows and the one the panels show (Tab, ←, → move it). */
+  models?: { rows: readonly VersionRow[]; selected: string | undefined };
+  onStep?: (step: number) => void;
   /** Counts frames, so a frame that failed to draw is retried on the next. */
   frame?: number;
 }
 
-export function ServeDashboardApp({ stats, trends, columns, rows, onQuit, frame = 0 }: ServeDashboardAppProps) {
+export function ServeDashboardApp({ stats, trends, columns, rows, onQuit, models, onStep, frame = 0 }: ServeDashboardAppProps) {
   const draining = stats?.state === 'draining' || stats?.state === 'stopped';
+  const several = models !== undefined && models.rows.length > 1;
+  const shown = several ? models.rows.find((row) => row.key === models.selected) : undefined;
+  const hints = draining ? undefined : several ? [MODEL_HINT, ...QUIT_HINTS] : QUIT_HINTS;
   return (
     <>
       <QuitKeys onQuit={onQuit} />
+      {onStep !== undefined && <SelectionKeys onStep={onStep} />}
       <RenderGuard frame={frame}>
         {stats === undefined ? (
           <Box flexDirection="column">
@@ -49,7 +60,15 @@ export function ServeDashboardApp({ stats, trends, columns, rows, onQuit, frame 
             <KeyHints hints={QUIT_HINTS} />
           </Box>
         ) : (
-          <ServeView stats={stats} trends={trends} columns={columns} rows={rows} title="batchline serve" hints={draining ? undefined : QUIT_HINTS} />
+          <ServeView
+            stats={shown?.stats ?? stats}
+            trends={shown?.trends ?? trends}
+            columns={columns}
+            rows={rows}
+            title="batchline serve"
+            hints={hints}
+            {...(several ? { models } : {})}
+          />
         )}
       </RenderGuard>
     </>
@@ -65,18 +84,39 @@ export function startServeDashboard(options: ServeDashboardOptions): { stop(): v
   const frameMs = options.frameMs ?? SERVE_FRAME_MS;
   const now = options.now ?? (() => performance.now());
   const history = new StatsHistory();
+  const histories = new ModelHistories();
   let last: ServerStats | undefined;
+  let chosen: string | undefined;
   let frame = 0;
 
-  const element = () => (
-    <ServeDashboardApp stats={last} trends={history.trends()} columns={stdout.columns || 80} rows={stdout.rows || 24} onQuit={options.onQuit} frame={frame++} />
-  );
+  const element = () => {
+    const rows = last === undefined ? [] : histories.rows(last);
+    chosen = selectedRow(rows, chosen, last?.defaultModel)?.key;
+    const onStep = (step: number): void => {
+      chosen = stepSelection(rows, chosen, step);
+      instance.rerender(element());
+    };
+    return (
+      <ServeDashboardApp
+        stats={last}
+        trends={history.trends()}
+        columns={stdout.columns || 80}
+        rows={stdout.rows || 24}
+        onQuit={options.onQuit}
+        models={{ rows, selected: chosen }}
+        onStep={onStep}
+        frame={frame++}
+      />
+    );
+  };
   const read = (): void => {
     try {
       const stats = options.readStats();
       if (stats === undefined) return;
       last = stats;
-      history.push(stats, now());
+      const atMs = now();
+      history.push(stats, atMs);
+      histories.push(stats, atMs);
     } catch {
       // A failed read keeps the last frame; the dashboard must never take the server down.
     }

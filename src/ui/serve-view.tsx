@@ -7,7 +7,9 @@ import { InstanceBars } from './components/instance-bars.js';
 import { KeyHints } from './components/key-hints.js';
 import { OutcomeTable, type OutcomeRow } from './components/outcome-table.js';
 import { PercentileTable } from './components/percentile-table.js';
+import { ModelsTable } from './components/models-table.js';
 import { Sparkline } from './components/sparkline.js';
+import type { VersionRow } from './model-histories.js';
 import { OUTCOME_CLASSES, OUTCOME_LABELS, type OutcomeClass, type StatsTrends } from './stats-history.js';
 
 export interface ServeViewProps {
@@ -28,6 +30,11 @@ export interface ServeViewProps {
   stateOverride?: { text: string; color: string } | undefined;
   /** Footer key hints; none when omitted. */
   hints?: readonly (readonly [string, string])[];
+  /**
+   * A server of several model versions: one line each above the panels, which then show the
+   * selected version (`stats` and `trends` are that version's, see ModelHistories).
+   */
+  models?: { rows: readonly VersionRow[]; selected: string | undefined };
 }
 
 const STATE_COLORS: Record<ServerState, string> = { starting: 'yellow', ready: 'green', draining: 'yellow', stopped: 'red' };
@@ -42,7 +49,7 @@ const MAX_WIDTH = 100;
 const OUTCOME_PANEL_WIDTH = 40;
 
 /** The serve dashboard (also watch's): one frame drawn from one ServerStats and its trends. */
-export function ServeView({ stats, trends, columns, rows = 24, title, notice, stateOverride, hints }: ServeViewProps) {
+export function ServeView({ stats, trends, columns, rows = 24, title, notice, stateOverride, hints, models }: ServeViewProps) {
   const { snapshot, config } = stats;
   const width = Math.max(40, Math.min(columns, MAX_WIDTH));
   const boundText = formatCount(snapshot.maxQueueSize);
@@ -55,7 +62,9 @@ export function ServeView({ stats, trends, columns, rows = 24, title, notice, st
   const sideBySide = width >= 76;
   const outcomePanelWidth = sideBySide ? OUTCOME_PANEL_WIDTH : width;
   const histogramPanelWidth = sideBySide ? width - OUTCOME_PANEL_WIDTH - 2 : width;
-  const fixedLines = FIXED_LINES + (stats.state === 'draining' ? 1 : 0) + (hints !== undefined && hints.length > 0 ? 1 : 0);
+  const modelRows = models !== undefined && models.rows.length > 1 ? models.rows : undefined;
+  const fixedLines = FIXED_LINES + (stats.state === 'draining' ? 1 : 0) + (hints !== undefined && hints.length > 0 ? 1 : 0) + (modelRows?.length ?? 0) + (policyLine(snapshot) !== undefined ? 1 : 0);
+  const selected = modelRows?.find((row) => row.key === models?.selected);
   const panelLines = rows - 1 - fixedLines;
   const histogramRows = bucketBatchSizes(
     snapshot.batchSizeCounts,
@@ -78,8 +87,9 @@ export function ServeView({ stats, trends, columns, rows = 24, title, notice, st
         title={title}
         state={stateOverride?.text ?? stats.state}
         stateColor={stateOverride?.color ?? STATE_COLORS[stats.state]}
-        parts={[`up ${formatDurationS(stats.uptimeS)}`, `model ${stats.model.version}`]}
+        parts={[`up ${formatDurationS(stats.uptimeS)}`, selected === undefined ? `model ${stats.model.version}` : `${modelRows!.length} model versions · showing ${selected.key}`]}
       />
+      {modelRows !== undefined && <ModelsTable rows={modelRows} selected={models?.selected} width={width} />}
       <Text dimColor wrap="truncate">
         {[
           // A moving policy names itself in place of the window it does not keep (the policy line shows it).

@@ -3,6 +3,8 @@ import { startStatsPoller } from '../watch/stats-poller.js';
 import { applyRead, INITIAL_WATCH_STATE, type WatchState } from '../watch/watch-state.js';
 import { QuitKeys } from './components/quit-keys.js';
 import { RenderGuard } from './components/render-guard.js';
+import { SelectionKeys } from './components/selection-keys.js';
+import { ModelHistories, selectedRow, stepSelection } from './model-histories.js';
 import { StatsHistory } from './stats-history.js';
 import { DEFAULT_FRAME_MS } from './terminal.js';
 import { WatchView } from './watch-view.js';
@@ -31,7 +33,9 @@ export function startWatchDashboard(options: WatchDashboardOptions): Promise<voi
   const stdout = options.stdout ?? process.stdout;
   const now = options.now ?? (() => performance.now());
   const history = new StatsHistory();
+  const histories = new ModelHistories();
   let state: WatchState = INITIAL_WATCH_STATE;
+  let chosen: string | undefined;
   let frame = 0;
 
   return new Promise<void>((resolve) => {
@@ -45,9 +49,18 @@ export function startWatchDashboard(options: WatchDashboardOptions): Promise<voi
       instance.unmount();
       void poller.stop().then(resolve);
     };
-    const element = () => (
+    const element = () => {
+      const last = state.lastGood?.stats;
+      const rows = last === undefined ? [] : histories.rows(last);
+      chosen = selectedRow(rows, chosen, last?.defaultModel)?.key;
+      const onStep = (step: number): void => {
+        chosen = stepSelection(rows, chosen, step);
+        draw();
+      };
+      return (
       <>
         <QuitKeys onQuit={finish} />
+        <SelectionKeys onStep={onStep} />
         <RenderGuard frame={frame++}>
           <WatchView
             target={options.target}
@@ -58,10 +71,12 @@ export function startWatchDashboard(options: WatchDashboardOptions): Promise<voi
             intervalMs={options.intervalMs}
             columns={stdout.columns || 80}
             rows={stdout.rows || 24}
+            models={{ rows, selected: chosen }}
           />
         </RenderGuard>
       </>
-    );
+      );
+    };
     const draw = (): void => instance.rerender(element());
     const instance = render(element(), {
       stdout,
@@ -76,7 +91,10 @@ export function startWatchDashboard(options: WatchDashboardOptions): Promise<voi
       now,
       onRead: (read) => {
         state = applyRead(state, read);
-        if (read.ok) history.push(read.stats, read.atMs);
+        if (read.ok) {
+          history.push(read.stats, read.atMs);
+          histories.push(read.stats, read.atMs);
+        }
       },
     });
     const frameTimer = setInterval(draw, options.frameMs ?? DEFAULT_FRAME_MS);

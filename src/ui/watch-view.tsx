@@ -5,6 +5,7 @@ import { HeaderLine } from './components/header-line.js';
 import { KeyHints } from './components/key-hints.js';
 import { ServeView } from './serve-view.js';
 import type { StatsTrends } from './stats-history.js';
+import type { VersionRow } from './model-histories.js';
 
 export interface WatchViewProps {
   /** What the user asked to watch, shown in the header. */
@@ -17,13 +18,16 @@ export interface WatchViewProps {
   intervalMs: number;
   columns: number;
   rows?: number;
+  /** Several model versions: their rows and the one the panels show. */
+  models?: { rows: readonly VersionRow[]; selected: string | undefined };
 }
 
 const TONE_COLORS: Record<ConnectionTone, string> = { connecting: 'yellow', live: 'gray', unreachable: 'red' };
 const HINTS = [['q', 'quit']] as const;
+const MODEL_HINTS = [['Tab ←/→', 'model'], ['q', 'quit']] as const;
 
 /** The serve dashboard of a remote server, with how fresh its figures are. */
-export function WatchView({ target, statsUrl, state, trends, nowMs, intervalMs, columns, rows }: WatchViewProps) {
+export function WatchView({ target, statsUrl, state, trends, nowMs, intervalMs, columns, rows, models }: WatchViewProps) {
   const connection = describeConnection(state, nowMs, intervalMs);
   const title = `batchline watch ${target}`;
   if (state.lastGood === undefined) {
@@ -40,16 +44,19 @@ export function WatchView({ target, statsUrl, state, trends, nowMs, intervalMs, 
       </Box>
     );
   }
+  const several = models !== undefined && models.rows.length > 1;
+  const shown = several ? models.rows.find((row) => row.key === models.selected) : undefined;
   return (
     <ServeView
-      stats={state.lastGood.stats}
-      trends={trends}
+      stats={shown?.stats ?? state.lastGood.stats}
+      trends={shown?.trends ?? trends}
+      {...(several ? { models } : {})}
       columns={columns}
       rows={rows}
       title={title}
       notice={{ text: connection.text, color: TONE_COLORS[connection.tone] }}
       stateOverride={connection.tone === 'unreachable' ? { text: 'unreachable', color: 'red' } : undefined}
-      hints={HINTS}
+      hints={several ? MODEL_HINTS : HINTS}
     />
   );
 }

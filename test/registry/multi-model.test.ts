@@ -7,6 +7,7 @@ import ort from 'onnxruntime-node';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SeededRandom } from '../../src/core/rng.js';
+import { isServerStats } from '../../src/stats-contract/is-server-stats.js';
 import { infer, startTestServer, type TestServer } from '../serve/test-server.js';
 import { linearModelOnnx, PADDLE_CLS, PADDLE_OUTPUT, toyModelOnnx, writeRepository } from './repository-fixture.js';
 
@@ -142,6 +143,7 @@ describe('a server of three models, one with two versions', () => {
   it('keeps stats per version, plus totals', async () => {
     const stats = (await get(`${server.url}/v1/stats`)).json;
     expect(stats.defaultModel).toBe('linear');
+    expect(isServerStats(stats)).toBe(true); // what watch accepts and draws
     expect(stats.models.map((m: any) => `${m.name}/${m.version}`)).toEqual(['cls/1', 'linear/2', 'linear/1', 'toy/1']);
     const linear1 = stats.models.find((m: any) => m.name === 'linear' && m.version === 1);
     expect(linear1.config.maxBatchSize).toBe(4);

@@ -102,3 +102,23 @@ export function drainingStats(): ServerStats {
   const base = busyStats();
   return { ...base, state: 'draining', responsesByStatus: { ...base.responsesByStatus, '503': 40 }, snapshot: { ...base.snapshot, closing: true, queueDepth: 3 } };
 }
+
+/**
+ * A server of three models: cls (a real image model, busy), linear (overloaded, its own batch
+ * limit of 4) and the toy (idle); linear is the default model.
+ */
+export function multiModelStats(): ServerStats {
+  const busy = busyStats();
+  const overloaded = overloadedStats();
+  const idle = emptyStats();
+  const entry = (name: string, version: number, from: ServerStats, state: 'ready' | 'draining' = 'ready') => ({
+    name, version, state, model: { ...from.model, version: String(version) }, config: from.config, responsesByStatus: from.responsesByStatus, snapshot: from.snapshot,
+  });
+  const linear = entry('linear', 2, overloaded);
+  linear.config = { ...linear.config, maxBatchSize: 4 };
+  return {
+    ...overloaded,
+    defaultModel: 'linear',
+    models: [entry('cls', 1, busy), linear, entry('toy', 1, idle)],
+  };
+}

@@ -1,8 +1,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { BatchlineError } from '../errors.js';
 import type { InstanceHandle, InstanceLauncher, LaunchedInstance } from './instance-pool.js';
+import { encodeFrame, FrameReader, writeFrame, type FrameHead } from './tensor-frames.js';
 import type { ItemTensors } from './tensor-spec.js';
 import { transferablesOf, type WorkerReply, type WorkerRequest, type WorkerSetup } from './worker-protocol.js';
 
@@ -63,21 +65,28 @@ export function threadLauncher(setup: WorkerSetup): InstanceLauncher {
 export function processLauncher(setup: WorkerSetup): InstanceLauncher {
   return (onExit) => {
     const child: ChildProcess = fork(fileURLToPath(builtScript('model-process.js')), [JSON.stringify(setup)], {
-      serialization: 'advanced',
       // No inspector or loader flags of the server's own (a --inspect port would clash).
       execArgv: [],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      // fd 3: control messages (JSON); fd 4: batches and results as tensor frames (tensor-frames.ts).
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc', 'pipe'],
     });
+    const data = child.stdio[4] as Socket;
+    data.on('error', () => {}); // a dead instance's pipe: its end is reported by 'exit'
     let ended: ((reason: string) => void) | undefined;
     child.on('error', (error) => ended?.(`error: ${error.message}`));
     child.once('exit', (code, signal) => ended?.(signal !== null ? `signal ${signal}` : `code ${code}`));
     return launch(
       {
-        post: (request) => {
+        post: (request, items) => {
+          if (request.kind === 'run') return writeFrame(data, encodeFrame({ kind: 'run', id: request.id }, items ?? []));
           // A process that has just died has no channel; its end is reported by 'exit'.
           if (child.connected) child.send(request);
         },
-        onReply: (listener) => child.on('message', listener as (message: unknown) => void),
+        onReply: (listener) => {
+          child.on('message', listener as (message: unknown) => void);
+          const reader = new FrameReader((head, items) => listener(replyOf(head, items)));
+          data.on('data', (chunk: Buffer) => reader.push(chunk));
+        },
         onEnd: (listener) => (ended = once(listener)),
         kill: () => void child.kill('SIGKILL'),
         killableWhileRunning: true,
@@ -166,6 +175,13 @@ function restoreInputs(items: readonly ItemTensors[], returned: readonly ItemTen
     if (back === undefined) return;
     for (const name of Object.keys(item)) if (back[name] !== undefined) item[name]!.data = back[name]!.data;
   });
+}
+
+/** The reply a frame from an instance stands for. */
+function replyOf(head: FrameHead, items: (ItemTensors | null)[]): WorkerReply {
+  if (head.kind === 'failed') return { kind: 'failed', id: head.id, message: head.message, items: [] };
+  if (head.kind === 'result') return { kind: 'result', id: head.id, outputs: items.map((item, i) => (head.failed[i] !== null && head.failed[i] !== undefined ? { failed: head.failed[i]! } : item!)) };
+  throw new Error(`an instance sent a '${head.kind}' frame`);
 }
 
 function once(listener: (reason: string) => void): (reason: string) => void {

@@ -40,7 +40,8 @@ export interface ServedModel {
  * restarted, and a drain's deadline holds); `worker` on its own thread (inputs are moved, not
  * copied, but a thread inside onnxruntime cannot be stopped); `inline` runs one session on the
  * main thread, which saves two hand-offs per batch for models that take microseconds. `auto` is
- * inline for the embedded toy model and process for a model file.
+ * inline for the embedded toy model and worker for a model file: processes cost the PaddleOCR
+ * classifier a third of its throughput with one instance (bench:execution, docs/reliability.md).
  */
 export type Execution = 'auto' | 'inline' | 'worker' | 'process';
 
@@ -70,7 +71,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
   const version = path === undefined ? TOY_MODEL_VERSION : (options.version ?? basename(path).replace(/\.onnx$/i, ''));
   const named = options.name === undefined ? {} : { model: options.name };
   const intraOpThreads = options.intraOpThreads ?? 1;
-  const execution = options.execution === undefined || options.execution === 'auto' ? (path === undefined ? 'inline' : 'process') : options.execution;
+  const execution = options.execution === undefined || options.execution === 'auto' ? (path === undefined ? 'inline' : 'worker') : options.execution;
   const replyBody = path === undefined
     ? toyReplyBody
     : (requestId: string, outputs: ItemTensors, specs: readonly TensorSpec[]) => JSON.stringify({ request_id: requestId, outputs: nestedOutputs(outputs, specs), ...named, model_version: version });

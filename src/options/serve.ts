@@ -18,7 +18,7 @@ export const MODEL_VERSION_OPTIONS = {
   },
   execution: {
     kind: 'enum', flag: 'execution', env: 'EXECUTION', choices: ['auto', 'inline', 'worker', 'process'], default: 'auto',
-    description: 'where batches run: process = a child process per instance (killed and restarted when stuck), worker = a thread per instance, inline = the main thread; auto = inline for the embedded model, process for model files',
+    description: 'where batches run: process = a child process per instance (killed and restarted when stuck), worker = a thread per instance, inline = the main thread; auto = inline for the embedded model, worker for model files',
   },
   stuckBatchFactor: {
     kind: 'number', flag: 'stuck-batch-factor', env: 'STUCK_BATCH_FACTOR', default: 2, min: 1, max: 1000,

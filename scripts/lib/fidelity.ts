@@ -78,3 +78,25 @@ export function table(headers: string[], rows: string[][]): string {
 export function lostOf(real: BenchFigures): number {
   return Object.entries(real.status).filter(([code]) => !code.startsWith('2')).reduce((n, [, count]) => n + count, 0) + real.requests.errors;
 }
+
+/**
+ * Waits (up to `maxMs`) until the host's CPUs were at least 85 % idle over 2 s: on a machine
+ * shared with other work, a real run taken while something else computes measures that too.
+ * Returns the idle share seen last.
+ */
+export async function waitForIdleCpu(maxMs = 120_000): Promise<number> {
+  const sample = async (): Promise<[number, number]> => {
+    const fields = (await import('node:fs')).readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+    return [fields.reduce((a, b) => a + b, 0), fields[3]!];
+  };
+  const until = Date.now() + maxMs;
+  let idle = 0;
+  do {
+    const [total0, idle0] = await sample().catch(() => [0, 0] as [number, number]);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const [total1, idle1] = await sample().catch(() => [1, 1] as [number, number]);
+    idle = (idle1 - idle0) / Math.max(1, total1 - total0);
+    if (idle >= 0.85) return idle;
+  } while (Date.now() < until);
+  return idle;
+}

@@ -66,12 +66,17 @@ export interface LoadOptions {
   version?: string;
 }
 
+/** Where `execution` runs a model's batches (`auto`: inline for the embedded model, a worker thread for a file). */
+export function resolveExecution(path: string | undefined, execution: Execution | undefined): Exclude<Execution, 'auto'> {
+  return execution === undefined || execution === 'auto' ? (path === undefined ? 'inline' : 'worker') : execution;
+}
+
 /** Loads the ONNX model at `path`, or the embedded toy-logistic-v1 when there is none. */
 export async function loadModel(path?: string, options: LoadOptions = {}): Promise<ServedModel> {
   const version = path === undefined ? TOY_MODEL_VERSION : (options.version ?? basename(path).replace(/\.onnx$/i, ''));
   const named = options.name === undefined ? {} : { model: options.name };
   const intraOpThreads = options.intraOpThreads ?? 1;
-  const execution = options.execution === undefined || options.execution === 'auto' ? (path === undefined ? 'inline' : 'worker') : options.execution;
+  const execution = resolveExecution(path, options.execution);
   const replyBody = path === undefined
     ? toyReplyBody
     : (requestId: string, outputs: ItemTensors, specs: readonly TensorSpec[]) => JSON.stringify({ request_id: requestId, outputs: nestedOutputs(outputs, specs), ...named, model_version: version });

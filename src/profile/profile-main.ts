@@ -79,9 +79,11 @@ async function measurePath(
   const { options } = c;
   const body = options.body === undefined ? generatedJsonBody(model, c.shapes, options.seed) : await readBody(options.body);
   const main = await measureMainThread(model, { body, warmup: options.warmup, repetitions: options.repetitions, now: c.now });
-  const execution = options.model === undefined ? 'inline' : 'worker';
+  // As serve runs it by default (--execution auto).
+  const { resolveExecution } = await import('../model/load-model.js');
+  const execution = resolveExecution(options.model, 'auto');
   let runs = roundTrips;
-  if (execution === 'worker') {
+  if (execution !== 'inline') {
     const inline = await c.load(options.model, options.intraOpThreads, 'inline');
     try {
       runs = await measureBatches(inline, c.sizes, options.warmup, options.repetitions, options.seed, c.now, c.shapes);
@@ -90,7 +92,7 @@ async function measurePath(
     }
   }
   const path = servingPathOf(execution, body, main, roundTrips, runs, (points) => fitAffine(points));
-  if (execution === 'worker' && options.model !== undefined && options.serveDuration > 0 && c.measureServe !== false) {
+  if (execution !== 'inline' && options.model !== undefined && options.serveDuration > 0 && c.measureServe !== false) {
     const cpu = await measureServeCpu({
       modelPath: options.model, intraOpThreads: options.intraOpThreads, maxBatchSize: Math.max(...c.sizes), body, durationMs: options.serveDuration, connections: 16,
     });

@@ -39,14 +39,14 @@ export function formatProfile(profile: LatencyProfile, outPath: string | undefin
       `main thread, per request: read ${path.wire.toUpperCase()} ${path.decode_ms.toFixed(4)} ms (${path.body_bytes} bytes) · check ${path.check_ms.toFixed(4)} ms · encode the answer ${path.encode_ms.toFixed(4)} ms`,
     );
     lines.push(
-      path.execution === 'worker'
-        ? `worker thread, per batch: run ${affine(path.run_fit)} · hand-over and back ${affine(path.handover_fit)} (in the table above)`
+      path.execution !== 'inline'
+        ? `${path.execution === 'process' ? 'instance process' : 'worker thread'}, per batch: run ${affine(path.run_fit)} · hand-over and back ${affine(path.handover_fit)} (in the table above)`
         : 'batches run inline, on the main thread (the table above)',
     );
     const cpu = path.serve_cpu;
     if (cpu !== undefined) {
       lines.push(
-        `a real serve over HTTP (${cpu.requests} requests, batches of ${cpu.mean_batch.toFixed(1)}), CPU per request: main thread ${cpu.main_ms.toFixed(4)} ms · worker ${cpu.worker_ms.toFixed(4)} ms · other threads (GC) ${cpu.helpers_ms.toFixed(4)} ms`,
+        `a real serve over HTTP (${cpu.requests} requests, batches of ${cpu.mean_batch.toFixed(1)}), CPU per request: main thread ${cpu.main_ms.toFixed(4)} ms · model instance ${cpu.worker_ms.toFixed(4)} ms · serve's other threads (GC) ${cpu.helpers_ms.toFixed(4)} ms`,
       );
       lines.push(`bench's lean client spent ${cpu.client_ms.toFixed(4)} ms of CPU per request: with a load generator on the same host, add --generator-cpu-ms ${cpu.client_ms.toFixed(3)} to simulate`);
     }

@@ -58,11 +58,13 @@ export async function measureServeCpu(s: ServeCpuSettings): Promise<ServeCpu | u
     });
     await runBench(plan(s.durationMs / 2, 0));
     const before = await threadTicks(child.pid as number);
+    const instancesBefore = await childrenTicks(child.pid as number);
     const batchesBefore = await batchCounts(origin);
     const cpuBefore = process.cpuUsage();
     const { result } = await runBench(plan(s.durationMs, 0));
     const cpu = process.cpuUsage(cpuBefore);
     const after = await threadTicks(child.pid as number);
+    const instancesAfter = await childrenTicks(child.pid as number);
     const batchesAfter = await batchCounts(origin);
     const requests = result.requests.completed;
     if (requests === 0) return undefined;
@@ -73,14 +75,17 @@ export async function measureServeCpu(s: ServeCpuSettings): Promise<ServeCpu | u
       if (tid === child.pid) mainTicks = used;
       else others.push(used);
     }
-    // The model's worker is the busiest thread but the main one; the rest help (GC, libuv).
+    // Instances in child processes (serve's default for a model file) are those processes; on
+    // worker threads, the busiest thread but the main one. The other threads help (GC, libuv).
     others.sort((a, b) => b - a);
+    const inProcesses = instancesAfter - instancesBefore;
+    const workerTicks = inProcesses > 0 ? inProcesses : (others.shift() ?? 0);
     const perRequest = (ticks: number): number => (ticks * 1000) / TICKS_PER_S / requests;
     return {
       requests,
       mainMs: perRequest(mainTicks),
-      workerMs: perRequest(others[0] ?? 0),
-      helpersMs: perRequest(others.slice(1).reduce((sum, t) => sum + t, 0)),
+      workerMs: perRequest(workerTicks),
+      helpersMs: perRequest(others.reduce((sum, t) => sum + t, 0)),
       clientMs: (cpu.user + cpu.system) / 1000 / requests,
       meanBatch: (batchesAfter.items - batchesBefore.items) / Math.max(1, batchesAfter.batches - batchesBefore.batches),
     };
@@ -117,6 +122,18 @@ async function threadTicks(pid: number): Promise<Map<number, number>> {
     ticks.set(Number(tid), Number(fields[11]) + Number(fields[12]));
   }
   return ticks;
+}
+
+/** utime + stime of every thread of every child process of `pid`. */
+async function childrenTicks(pid: number): Promise<number> {
+  let total = 0;
+  for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
+    const children = (await readFile(`/proc/${pid}/task/${tid}/children`, 'utf8').catch(() => '')).trim();
+    for (const child of children === '' ? [] : children.split(/\s+/)) {
+      for (const ticks of (await threadTicks(Number(child)).catch(() => new Map<number, number>())).values()) total += ticks;
+    }
+  }
+  return total;
 }
 
 async function batchCounts(origin: string): Promise<{ batches: number; items: number }> {

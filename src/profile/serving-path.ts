@@ -79,7 +79,7 @@ export function generatedJsonBody(model: Pick<ServedModel, 'inputs'>, itemShapes
  * and the cores the host lets this process use.
  */
 export function servingPathOf(
-  execution: 'inline' | 'worker',
+  execution: 'inline' | 'worker' | 'process',
   body: Uint8Array,
   main: { decodeMs: number; checkMs: number; encodeMs: number },
   roundTrips: readonly BatchTimings[],
@@ -89,7 +89,7 @@ export function servingPathOf(
   const runPoints = runs.map((t) => ({ batch_size: t.batchSize, p50_ms: round(medianOf(t.samplesMs)) }));
   const handover = roundTrips.map((t, i) => ({ n: t.batchSize, ms: Math.max(0, medianOf(t.samplesMs) - medianOf((runs[i] as BatchTimings).samplesMs)) }));
   const runFit = fit(runPoints.map((p) => ({ n: p.batch_size, ms: p.p50_ms })));
-  const handoverFit = execution === 'worker' ? fit(handover) : { aMs: 0, bMs: 0 };
+  const handoverFit = execution === 'inline' ? { aMs: 0, bMs: 0 } : fit(handover);
   return {
     execution,
     wire: 'json',

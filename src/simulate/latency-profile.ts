@@ -25,8 +25,8 @@ export interface LatencyProfile {
 
 /** A request's way through serve, step by step (ms at full speed of one core). */
 export interface ServingPath {
-  /** Where batches ran: on worker threads, or inline on the main thread (the embedded model). */
-  execution: 'inline' | 'worker';
+  /** Where batches ran: in child processes or on worker threads, or inline on the main thread (the embedded model). */
+  execution: 'inline' | 'worker' | 'process';
   /** The wire format decoding was timed on. */
   wire: 'json';
   body_bytes: number;
@@ -39,7 +39,7 @@ export interface ServingPath {
   /** The model's run alone, per batch size (median), and its fit. */
   run_points: { batch_size: number; p50_ms: number }[];
   run_fit: { a_ms: number; b_ms: number };
-  /** The hand-over to the worker thread and back: its round trip less the run (0 inline). */
+  /** The hand-over to the instance (thread or process) and back: its round trip less the run (0 inline). */
   handover_fit: { a_ms: number; b_ms: number };
   /** Cores this process could use where it was measured. */
   cores: number;
@@ -99,8 +99,8 @@ export function validateLatencyProfile(data: unknown, where: string): LatencyPro
   const path = profile.serving_path;
   if (path !== undefined) {
     const numbers = ['body_bytes', 'decode_ms', 'check_ms', 'encode_ms', 'cores'] as const;
-    if (typeof path !== 'object' || path === null || !numbers.every((key) => typeof path[key] === 'number' && path[key] >= 0) || !['inline', 'worker'].includes(path.execution)) {
-      bad(`has a serving_path without ${numbers.join(', ')} >= 0 and an execution of inline or worker`);
+    if (typeof path !== 'object' || path === null || !numbers.every((key) => typeof path[key] === 'number' && path[key] >= 0) || !['inline', 'worker', 'process'].includes(path.execution)) {
+      bad(`has a serving_path without ${numbers.join(', ')} >= 0 and an execution of inline, worker or process`);
     }
   }
   return profile as LatencyProfile;

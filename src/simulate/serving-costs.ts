@@ -44,7 +44,8 @@ export function pathPlanOf(
   const stepsMs = path.decode_ms + path.check_ms;
   const served = path.serve_cpu;
   const setup: ServingPathSetup = {
-    execution: path.execution,
+    // An instance in a child process is, for the cores, a thread like a worker's.
+    execution: path.execution === 'inline' ? 'inline' : 'worker',
     // A real serve's main thread did more than the steps timed alone (HTTP, sockets): all of it counts.
     admitMs: served === undefined ? stepsMs : Math.max(stepsMs, served.main_ms - path.encode_ms),
     answerMs: path.encode_ms,
@@ -65,8 +66,8 @@ export function pathPlanOf(
           `other threads of serve (garbage collection), per request: ${ms(served.helpers_ms)} ms`,
         ]),
     `main thread, per answer: encoding it ${ms(path.encode_ms)} ms`,
-    path.execution === 'worker'
-      ? `instance thread, per batch: ${work.description}: the run (${fit(path.run_fit)}) and the hand-over to the worker and back (${fit(path.handover_fit)})`
+    path.execution !== 'inline'
+      ? `instance ${path.execution === 'process' ? 'process' : 'thread'}, per batch: ${work.description}: the run (${fit(path.run_fit)}) and the hand-over to it and back (${fit(path.handover_fit)})`
       : `main thread, per batch: the model's run, ${work.description} (inline execution)`,
     ...(delay === undefined ? [] : [`per batch, using no CPU: ${delay.description} (--model-latency-ms)`]),
     ...(generatorMs > 0 ? [`a load generator on the same host, per request: ${ms(generatorMs)} ms (--generator-cpu-ms)`] : []),

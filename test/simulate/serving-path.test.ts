@@ -143,7 +143,7 @@ describe('simulate over a measured serving path', () => {
   it('says which costs it was given and which it takes as zero', async () => {
     const text = formatReport(await simulatePath({ rate: 100, requests: 500, latencyProfile: writeProfile({ decode_ms: 0.5, check_ms: 0.1, encode_ms: 0.01, cores: 2 }) }));
     expect(text).toMatch(/costs given main thread, per request: reading its JSON 0\.5 ms \(1000 bytes\) and checking it 0\.1 ms/);
-    expect(text).toMatch(/instance thread, per batch: .* the run \(0\.9 \+ 1·n ms\) and the hand-over to the worker and back \(0\.1 \+ 0·n ms\)/);
+    expect(text).toMatch(/instance thread, per batch: .* the run \(0\.9 \+ 1·n ms\) and the hand-over to it and back \(0\.1 \+ 0·n ms\)/);
     expect(text).toMatch(/cores: 2 \(as profiled\), shared by the main thread and 1 instance/);
     expect(text).toMatch(/taken as 0 {2}HTTP parsing and socket I\/O/);
     const batchOnly = formatReport(simulate({ rate: 100, requests: 500 }).report);

@@ -20,6 +20,8 @@ export interface ServeCpu {
   clientMs: number;
   /** Mean items per batch while it was measured. */
   meanBatch: number;
+  /** Mean time from a batch's start to its end (serve's batchline_model_execution_seconds), ms. */
+  execMs: number;
 }
 
 /** Clock ticks per second of /proc's utime and stime (USER_HZ, 100 on Linux). */
@@ -88,6 +90,7 @@ export async function measureServeCpu(s: ServeCpuSettings): Promise<ServeCpu | u
       helpersMs: perRequest(others.reduce((sum, t) => sum + t, 0)),
       clientMs: (cpu.user + cpu.system) / 1000 / requests,
       meanBatch: (batchesAfter.items - batchesBefore.items) / Math.max(1, batchesAfter.batches - batchesBefore.batches),
+      execMs: ((batchesAfter.execS - batchesBefore.execS) * 1000) / Math.max(1, batchesAfter.batches - batchesBefore.batches),
     };
   } finally {
     child.kill('SIGTERM');
@@ -136,8 +139,8 @@ async function childrenTicks(pid: number): Promise<number> {
   return total;
 }
 
-async function batchCounts(origin: string): Promise<{ batches: number; items: number }> {
+async function batchCounts(origin: string): Promise<{ batches: number; items: number; execS: number }> {
   const text = await (await fetch(`${origin}/metrics`)).text();
   const sum = (name: string): number => [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})?\\s+(\\S+)`, 'gm'))].reduce((n, m) => n + Number(m[1]), 0);
-  return { batches: sum('batchline_batches_total'), items: sum('batchline_batch_items_total') };
+  return { batches: sum('batchline_batches_total'), items: sum('batchline_batch_items_total'), execS: sum('batchline_model_execution_seconds_sum') };
 }

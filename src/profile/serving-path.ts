@@ -25,7 +25,7 @@ export interface PathMeasurement {
  * checking it against the model's inputs (`model.decode`), and encoding one item's answer
  * (`model.replyBody`). Medians, in ms per request or item.
  */
-export async function measureMainThread(model: PathModel, m: PathMeasurement): Promise<{ decodeMs: number; checkMs: number; encodeMs: number }> {
+export async function measureMainThread(model: PathModel, m: PathMeasurement): Promise<{ decodeMs: number; checkMs: number; encodeMs: number; itemBytes: number }> {
   const decode: number[] = [];
   const check: number[] = [];
   let item: ItemTensors | undefined;
@@ -40,6 +40,7 @@ export async function measureMainThread(model: PathModel, m: PathMeasurement): P
       check.push(t2 - t1);
     }
   }
+  const itemBytes = Object.values(item as ItemTensors).reduce((sum, tensor) => sum + ((tensor.data as { byteLength?: number }).byteLength ?? 0), 0);
   // One real answer to encode: the model's outputs for the decoded item.
   const [outputs] = await model.runBatch([item as ItemTensors]);
   if (outputs instanceof Error) throw outputs;
@@ -49,7 +50,7 @@ export async function measureMainThread(model: PathModel, m: PathMeasurement): P
     model.replyBody('00000000-0000-4000-8000-000000000000', outputs as ItemTensors, model.outputs);
     if (i >= m.warmup) encode.push(m.now() - t0);
   }
-  return { decodeMs: medianOf(decode), checkMs: medianOf(check), encodeMs: medianOf(encode) };
+  return { decodeMs: medianOf(decode), checkMs: medianOf(check), encodeMs: medianOf(encode), itemBytes };
 }
 
 /**
@@ -81,7 +82,7 @@ export function generatedJsonBody(model: Pick<ServedModel, 'inputs'>, itemShapes
 export function servingPathOf(
   execution: 'inline' | 'worker' | 'process',
   body: Uint8Array,
-  main: { decodeMs: number; checkMs: number; encodeMs: number },
+  main: { decodeMs: number; checkMs: number; encodeMs: number; itemBytes: number },
   roundTrips: readonly BatchTimings[],
   runs: readonly BatchTimings[],
   fit: (points: { n: number; ms: number }[]) => { aMs: number; bMs: number },
@@ -94,6 +95,7 @@ export function servingPathOf(
     execution,
     wire: 'json',
     body_bytes: body.byteLength,
+    item_bytes: main.itemBytes,
     decode_ms: round(main.decodeMs),
     check_ms: round(main.checkMs),
     encode_ms: round(main.encodeMs),

@@ -30,6 +30,8 @@ export interface ServingPath {
   /** The wire format decoding was timed on. */
   wire: 'json';
   body_bytes: number;
+  /** Bytes of one item's input tensors, as handed to the instance (a process gets them through a pipe). */
+  item_bytes?: number;
   /** Main thread, per request: reading the body. */
   decode_ms: number;
   /** Main thread, per request: checking it against the model's inputs. */
@@ -47,7 +49,16 @@ export interface ServingPath {
    * CPU per request of a real serve answering over HTTP, by thread (Linux): what the steps above
    * leave out (HTTP, sockets, garbage collection) shows here; and the lean client's own.
    */
-  serve_cpu?: { requests: number; main_ms: number; worker_ms: number; helpers_ms: number; client_ms: number; mean_batch: number };
+  serve_cpu?: {
+    requests: number;
+    main_ms: number;
+    worker_ms: number;
+    helpers_ms: number;
+    client_ms: number;
+    mean_batch: number;
+    /** Mean batch start to end under that load (serve's own metric), ms: beyond the isolated round trip, the hand-over waited. */
+    exec_ms?: number;
+  };
 }
 
 export interface LatencyProfilePoint {

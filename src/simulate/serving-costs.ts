@@ -39,10 +39,19 @@ export function pathPlanOf(
 ): PathPlan | undefined {
   const path = profile.serving_path;
   if (path === undefined) return undefined;
-  const work = latencyModelFromProfile(profile, source);
+  const measured = latencyModelFromProfile(profile, source);
   const cores = coresOption > 0 ? coresOption : path.cores;
   const stepsMs = path.decode_ms + path.check_ms;
   const served = path.serve_cpu;
+  // Under a real serve's load an instance spent more CPU on a batch than its isolated round trip
+  // (caches shared, its own garbage, reading the batch): the table scaled by what was measured.
+  const loadFactor = served === undefined || path.execution === 'inline' ? 1 : loadFactorOf(served, measured);
+  // Beyond its CPU, a batch under load waited in the hand-over (a process reads its batch through
+  // a pipe, a turn of both sides' loops per 64 KiB): per item, as that grows with the bytes.
+  const handoverWaitPerItemMs = served?.exec_ms === undefined || path.execution === 'inline' || served.mean_batch < 1
+    ? 0
+    : Math.max(0, served.exec_ms - measured.meanMs(Math.round(served.mean_batch)) * loadFactorOf(served, measured)) / served.mean_batch;
+  const work: LatencyModel = loadFactor === 1 ? measured : { meanMs: (n) => measured.meanMs(n) * loadFactor, description: `${measured.description} × ${loadFactor.toFixed(2)}` };
   const setup: ServingPathSetup = {
     // An instance in a child process is, for the cores, a thread like a worker's.
     execution: path.execution === 'inline' ? 'inline' : 'worker',
@@ -51,6 +60,9 @@ export function pathPlanOf(
     answerMs: path.encode_ms,
     batchWorkMs: serviceTimeWithJitter(work, jitter.cv, jitter.rng),
     batchDelayMs: delay === undefined ? () => 0 : (n) => delay.meanMs(n),
+    // Waiting for another thread's turn is as irregular as the scheduler: exponential, its mean measured.
+    meanHandoverWaitMs: (n) => handoverWaitPerItemMs * n,
+    handoverWaitMs: handoverWaitPerItemMs > 0 ? (n) => handoverWaitPerItemMs * n * jitter.rng.exponential() : () => 0,
     helpersMs: served?.helpers_ms ?? 0,
     generatorMs,
     cores,
@@ -67,8 +79,11 @@ export function pathPlanOf(
         ]),
     `main thread, per answer: encoding it ${ms(path.encode_ms)} ms`,
     path.execution !== 'inline'
-      ? `instance ${path.execution === 'process' ? 'process' : 'thread'}, per batch: ${work.description}: the run (${fit(path.run_fit)}) and the hand-over to it and back (${fit(path.handover_fit)})`
+      ? `instance ${path.execution === 'process' ? 'process' : 'thread'}, per batch: ${work.description}: the run (${fit(path.run_fit)}) and the hand-over to it and back (${fit(path.handover_fit)})${loadFactor > 1 ? `, × ${loadFactor.toFixed(2)} for the instance's CPU per batch measured on a real serve` : ''}`
       : `main thread, per batch: the model's run, ${work.description} (inline execution)`,
+    ...(handoverWaitPerItemMs > 0
+      ? [`per item, waiting in the hand-over under load, no CPU: ${ms(handoverWaitPerItemMs)} ms (a real serve's batches took ${ms(served?.exec_ms ?? 0)} ms at ${ms(served?.mean_batch ?? 0)} items)`]
+      : []),
     ...(delay === undefined ? [] : [`per batch, using no CPU: ${delay.description} (--model-latency-ms)`]),
     ...(generatorMs > 0 ? [`a load generator on the same host, per request: ${ms(generatorMs)} ms (--generator-cpu-ms)`] : []),
     `cores: ${cores}${coresOption > 0 ? ' (--cores)' : ' (as profiled)'}, shared by the main thread${served === undefined ? '' : ", serve's other threads"}${generatorMs > 0 ? ', the load generator' : ''} and ${batching.instances} instance${batching.instances === 1 ? '' : 's'}`,
@@ -81,7 +96,7 @@ export function pathPlanOf(
     setup,
     capacityRps: sustainedCapacityRps(
       // The probe's own copy: jitter draws must not shift the real run's.
-      { ...setup, batchWorkMs: (n) => work.meanMs(n) },
+      { ...setup, batchWorkMs: (n) => work.meanMs(n), handoverWaitMs: setup.meanHandoverWaitMs },
       batching,
       pathCapacityRps(setup, batching.instances, batching.maxBatchSize, (n) => work.meanMs(n)),
     ),
@@ -137,4 +152,10 @@ function answeredRps(setup: ServingPathSetup, batching: BatchingConfig, rate: nu
     observers: () => [{ requestFinished: (_request, outcome, nowMs) => void (outcome.kind === 'ok' && nowMs >= fromMs && nowMs < endMs && answered++) }],
   });
   return (answered * 1000) / (endMs - fromMs);
+}
+
+/** How much more CPU an instance spent per batch on a real serve than its isolated round trip took (at least 1). */
+function loadFactorOf(served: NonNullable<NonNullable<LatencyProfile['serving_path']>['serve_cpu']>, measured: LatencyModel): number {
+  if (served.mean_batch < 1) return 1;
+  return Math.max(1, (served.worker_ms * served.mean_batch) / measured.meanMs(Math.round(served.mean_batch)));
 }

@@ -21,6 +21,14 @@ export interface ServingPathSetup {
   batchWorkMs: ServiceTime;
   /** Time a batch waits before its run, using no CPU: serve's MODEL_LATENCY_MS (--model-latency-ms). */
   batchDelayMs: (batchSize: number) => number;
+  /**
+   * Time a batch of n spends in the hand-over to its instance and back beyond its isolated round
+   * trip, using no CPU of its own (waiting for the other side's turn), as a real serve showed it
+   * under load; 0 when nothing measured it.
+   */
+  handoverWaitMs: (batchSize: number) => number;
+  /** Its mean, for the capacity bound. */
+  meanHandoverWaitMs: (batchSize: number) => number;
   /** CPU per request off the request's way, on other threads: serve's GC and libuv helpers (ms). */
   helpersMs: number;
   /** CPU per request of a load generator on the same host, which shares the cores (ms). */
@@ -79,7 +87,10 @@ export class ServingPath implements Executor<number, number> {
         this.main.enqueue(workMs + n * this.setup.answerMs, answer);
         return;
       }
-      this.pool.run(batch.instance + 1, workMs, () => this.main.enqueueUrgent(n * this.setup.answerMs, answer));
+      const back = (): void => this.main.enqueueUrgent(n * this.setup.answerMs, answer);
+      const waitMs = this.setup.handoverWaitMs(n);
+      const after = waitMs > 0 ? () => void this.clock.schedule(this.clock.now() + waitMs, back, EventOrder.completion) : back;
+      this.pool.run(batch.instance + 1, workMs, after);
     };
     const delayMs = this.setup.batchDelayMs(n);
     if (delayMs > 0) this.clock.schedule(this.clock.now() + delayMs, run, EventOrder.completion);
@@ -96,7 +107,7 @@ const ignore = (): void => {};
 export function pathCapacityRps(setup: ServingPathSetup, instances: number, maxBatch: number, meanWorkMs: (n: number) => number): number {
   const work = meanWorkMs(maxBatch);
   const mainPerRequest = setup.admitMs + setup.answerMs + (setup.execution === 'inline' ? work / maxBatch : 0);
-  const instanceBusyMs = setup.batchDelayMs(maxBatch) + work;
+  const instanceBusyMs = setup.batchDelayMs(maxBatch) + work + setup.meanHandoverWaitMs(maxBatch);
   const cpuPerRequest = mainPerRequest + (setup.execution === 'worker' ? work / maxBatch : 0) + setup.helpersMs + setup.generatorMs;
   const limits = [
     mainPerRequest > 0 ? 1000 / mainPerRequest : Number.POSITIVE_INFINITY,

@@ -138,6 +138,14 @@ describe('simulate over a measured serving path', () => {
     const unshared = await simulatePath({ ...common, maxBatchSize: 8 });
     expect(shared.capacity_rps).toBeLessThan(unshared.capacity_rps);
     expect(shared.costs.given.join('\n')).toMatch(/a load generator on the same host, per request: 0\.25 ms/);
+
+    // Under that load its batches of 8 took 20 ms, 11 more than the isolated 9: a wait in the hand-over, per item.
+    profile.serving_path.serve_cpu.exec_ms = 20;
+    writeFileSync(file, JSON.stringify(profile));
+    const waited = await simulatePath({ ...common, maxBatchSize: 8 });
+    expect(waited.costs.given.join('\n')).toMatch(/per item, waiting in the hand-over under load, no CPU: 1\.375 ms/);
+    expect(waited.capacity_rps).toBeLessThan(unshared.capacity_rps);
+    expect(waited.capacity_rps).toBeLessThanOrEqual((8 * 1000) / 20 + 1);
   });
 
   it('says which costs it was given and which it takes as zero', async () => {

@@ -182,11 +182,11 @@ describe('batchline profile', () => {
     const stdout = sink();
     const profile = await profileMain({ options, stdout, loadModel: load, now: () => nowMs });
     expect(profile.serving_path).toMatchObject({
-      execution: 'process', wire: 'json', body_bytes: 20, decode_ms: 0, check_ms: 0.2, encode_ms: 0.01,
+      execution: 'worker', wire: 'json', body_bytes: 20, decode_ms: 0, check_ms: 0.2, encode_ms: 0.01,
       run_fit: { a_ms: 2.9, b_ms: 0.5 }, handover_fit: { a_ms: 0.1, b_ms: 0 }, cores: availableParallelism(),
     });
     expect(stdout.text).toContain('main thread, per request: read JSON 0.0000 ms (20 bytes) · check 0.2000 ms · encode the answer 0.0100 ms');
-    expect(stdout.text).toContain('instance process, per batch: run 2.9000 + 0.5000·n ms · hand-over and back 0.1000 + 0.0000·n ms');
+    expect(stdout.text).toContain('worker thread, per batch: run 2.9000 + 0.5000·n ms · hand-over and back 0.1000 + 0.0000·n ms');
   });
 
   it('simulate refuses a file that is not a profile, naming the flag', async () => {

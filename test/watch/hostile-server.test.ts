@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,7 +10,11 @@ import { tableRow } from '../reliability/table.js';
 const CLI = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
 
 let server: Server | undefined;
+let watcher: ChildProcess | undefined;
 afterEach(async () => {
+  // A watch that did not end on SIGINT (the defect) must not outlive the test.
+  if (watcher?.exitCode === null && watcher.signalCode === null) watcher.kill('SIGKILL');
+  watcher = undefined;
   server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
   server = undefined;
@@ -75,7 +79,7 @@ describe('watch against a hostile server (#10)', () => {
 
   it('ends on Ctrl-C (SIGINT) however hostile the server', async () => {
     const url = await hostile(statsWith(['snapshot', 'maxBatchSize'], '1e309'));
-    const child = spawn(process.execPath, [CLI, 'watch', '--no-ui', '--interval', '100ms', url], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: 'true' } });
+    const child = (watcher = spawn(process.execPath, [CLI, 'watch', '--no-ui', '--interval', '100ms', url], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: 'true' } }));
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -9,11 +9,12 @@ export interface ChildServer {
 
 /**
  * Starts a server in its own process (so it does not share a core with the load generator)
- * and resolves once it prints `listening on <url>`.
+ * and resolves once it prints `listening on <url>`. Its stderr is this process's, or a pipe
+ * (`child.process.stderr`) for a caller that counts what it logs.
  */
-export function startChildServer(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<ChildServer> {
+export function startChildServer(command: string, args: string[], env: NodeJS.ProcessEnv = {}, stderr: 'inherit' | 'pipe' = 'inherit'): Promise<ChildServer> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', stderr] });
     let output = '';
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();

@@ -28,8 +28,8 @@ export interface BenchFigures {
 }
 
 /** `batchline serve` in its own process, on a port of its choosing; resolves once /readyz says 200. */
-export async function startServe(flags: string[]): Promise<ChildServer> {
-  const server = await startChildServer(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--no-ui', ...flags]);
+export async function startServe(flags: string[], stderr: 'inherit' | 'pipe' = 'inherit'): Promise<ChildServer> {
+  const server = await startChildServer(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--no-ui', ...flags], {}, stderr);
   for (let attempt = 0; attempt < 300; attempt++) {
     const response = await fetch(`${server.url}/readyz`).catch(() => undefined);
     if (response?.status === 200) return server;
@@ -39,12 +39,15 @@ export async function startServe(flags: string[]): Promise<ChildServer> {
   throw new Error('serve did not become ready in 30 s');
 }
 
-/** One `batchline bench` run in its own process; its --json result. */
-export async function runBench(url: string, args: string[]): Promise<BenchFigures> {
+/**
+ * One `batchline bench` run in its own process; its --json result. Bench exits 1 when answers
+ * were not 2xx or requests failed: `failuresExpected` takes that run's figures instead of throwing.
+ */
+export async function runBench(url: string, args: string[], failuresExpected = false): Promise<BenchFigures> {
   const out = join(mkdtempSync(join(tmpdir(), 'batchline-fidelity-')), 'bench.json');
-  const child = spawn(process.execPath, [BIN, 'bench', ...args, '--json', out, '--quiet', url], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [BIN, 'bench', ...args, '--json', out, '--quiet', url], { stdio: ['ignore', 'ignore', failuresExpected ? 'ignore' : 'inherit'] });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`bench ${args.join(' ')} exited with ${code}`);
+  if (code !== 0 && !(failuresExpected && code === 1)) throw new Error(`bench ${args.join(' ')} exited with ${code}`);
   return JSON.parse(readFileSync(out, 'utf8')) as BenchFigures;
 }
 

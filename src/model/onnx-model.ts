@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import ort from 'onnxruntime-node';
 import { BatchlineError } from '../errors.js';
 import { openNativeSession, type NativeSession, type NativeSessionOptions } from './native-session.js';
-import { allocate, ELEMENT_TYPES, type ElementType, type ItemTensors, type TensorSpec } from './tensor-spec.js';
+import { allocate, ELEMENT_TYPES, type ElementType, type ItemTensors, type TensorSpec, type TypedElementArray } from './tensor-spec.js';
 
 export interface OnnxLoadOptions {
   /**
@@ -20,6 +20,14 @@ export interface OnnxLoadOptions {
  * stacked along that dimension and the outputs split back, item by item.
  */
 export class OnnxModel {
+  /**
+   * Each input's last stacked batch, reused by the next batch of the same size while no run
+   * holds it: a batch of eight 3x48x192 images allocated and zeroed 884 KB a batch (about 85 µs
+   * of the 106 µs its stacking took).
+   */
+  private readonly stacked = new Map<string, TypedElementArray>();
+  private stackedInUse = false;
+
   private constructor(
     private readonly session: { native: NativeSession } | { public: ort.InferenceSession },
     readonly version: string,
@@ -66,9 +74,16 @@ export class OnnxModel {
     const session = this.session.public;
     const groups = groupBySymbolicShape(items, this.inputs);
     const outputs: ItemTensors[][] = [];
-    for (const indexes of groups) {
-      const group = indexes.map((i) => items[i] as ItemTensors);
-      outputs.push(splitOutputs(await session.run(this.stack(group)), this.outputs, group.length));
+    // Runs on one model may overlap (inline execution with several batcher slots): only one holds the stacked buffers.
+    const reuse = !this.stackedInUse;
+    if (reuse) this.stackedInUse = true;
+    try {
+      for (const indexes of groups) {
+        const group = indexes.map((i) => items[i] as ItemTensors);
+        outputs.push(splitOutputs(await session.run(this.stack(group, reuse)), this.outputs, group.length));
+      }
+    } finally {
+      if (reuse) this.stackedInUse = false;
     }
     return inItemOrder(items.length, groups, outputs);
   }
@@ -80,7 +95,7 @@ export class OnnxModel {
     const groups = groupBySymbolicShape(items, this.inputs);
     const outputs = groups.map((indexes) => {
       const group = indexes.map((i) => items[i] as ItemTensors);
-      return splitOutputs(session.run(this.stack(group)), this.outputs, group.length);
+      return splitOutputs(session.run(this.stack(group, !this.stackedInUse)), this.outputs, group.length);
     });
     return inItemOrder(items.length, groups, outputs);
   }
@@ -90,12 +105,12 @@ export class OnnxModel {
     else await this.session.public.release();
   }
 
-  /** The feeds of one stacked run: each input's items along a new dimension 0. */
-  private stack(items: readonly ItemTensors[]): Record<string, ort.Tensor> {
+  /** The feeds of one stacked run: each input's items along a new dimension 0 (in `stacked`'s buffers when `reuse`). */
+  private stack(items: readonly ItemTensors[], reuse: boolean): Record<string, ort.Tensor> {
     const feeds: Record<string, ort.Tensor> = {};
     for (const spec of this.inputs) {
       const first = (items[0] as ItemTensors)[spec.name]!;
-      feeds[spec.name] = new ort.Tensor(spec.type, stackData(spec, items), [items.length, ...first.shape]);
+      feeds[spec.name] = new ort.Tensor(spec.type, stackData(spec, items, reuse ? this.stacked : undefined), [items.length, ...first.shape]);
     }
     return feeds;
   }
@@ -104,12 +119,17 @@ export class OnnxModel {
 
 /**
  * One input's items along dimension 0. A batch of one item uses that item's own array: no
- * copy (an item's buffer arrived by transfer and nothing else holds it).
+ * copy (an item's buffer arrived by transfer and nothing else holds it). A numeric input is
+ * stacked into the buffer `reusable` keeps for it when that has the right length (every element
+ * is overwritten), and the new buffer is kept there otherwise.
  */
-function stackData(spec: TensorSpec, items: readonly ItemTensors[]): Float32Array {
+function stackData(spec: TensorSpec, items: readonly ItemTensors[], reusable: Map<string, TypedElementArray> | undefined): Float32Array {
   if (items.length === 1) return items[0]![spec.name]!.data as Float32Array;
   const itemLength = items[0]![spec.name]!.data.length;
-  const stacked = allocate(spec.type, itemLength * items.length);
+  const length = itemLength * items.length;
+  const kept = reusable?.get(spec.name);
+  const stacked = kept !== undefined && kept.length === length ? kept : allocate(spec.type, length);
+  if (reusable !== undefined && !Array.isArray(stacked)) reusable.set(spec.name, stacked);
   if (Array.isArray(stacked)) {
     items.forEach((item, i) => (item[spec.name]!.data as string[]).forEach((value, k) => (stacked[i * itemLength + k] = value)));
   } else {

@@ -5,6 +5,7 @@ import type { Outcome, PendingRequest, Refusal, RejectReason } from '../core/typ
 import { BatchlineError } from '../errors.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
+import { answerAfterHandOff } from './after-hand-off.js';
 import { seeTheLog } from './failure-log.js';
 import { answer, answerClientGone, answerError, type AnswerCounters, type AnsweringServer } from './answer.js';
 import type { Encoded, Protocol } from './protocol.js';
@@ -57,7 +58,8 @@ function retryAfterS(ms: number | undefined): number {
 
 /**
  * Decodes a request with `protocol`, hands its item to the target's batcher and answers when
- * its outcome arrives, exactly once. Synchronous, and the caller must not await or return the
+ * its outcome arrives, exactly once (for a model off this thread, once the next batch has been
+ * handed to it: after-hand-off.ts). Synchronous, and the caller must not await or return the
  * reply: a returned reply is a thenable, and Fastify would await its end with a Promise and
  * stream listeners per request (about 1 µs of CPU each time, in a profile).
  */
@@ -81,12 +83,15 @@ export function admit<D>(
   // responses before it have gone out.
   const socket = request.raw.socket as TrackedSocket | null;
   const batcher = target.batcher;
+  const inline = target.model.runBatchSync !== undefined;
   const submitted = batcher.submit(
     request.id,
     protocol.itemOf(decoded),
     (outcome, pending) => {
       forget(socket?.[kWaiting], pending);
-      answerOutcome(reply, outcome, pending, decoded, protocol, target, context);
+      const write = (): void => answerOutcome(reply, outcome, pending, decoded, protocol, target, context);
+      if (inline) write();
+      else answerAfterHandOff(write);
     },
     timeoutMs,
   );
@@ -230,6 +235,7 @@ export function admitRows<D>(
   const rows = protocol.rowsOf(decoded);
   const socket = request.raw.socket as TrackedSocket | null;
   const batcher = target.batcher;
+  const inline = target.model.runBatchSync !== undefined;
   const outputs = new Array<ItemTensors>(rows.length);
   let done = 0;
   let settled = false;
@@ -245,13 +251,15 @@ export function admitRows<D>(
         outputs[ids.indexOf(pending.id)] = outcome.output as ItemTensors;
         if (++done < rows.length) return;
         settled = true;
-        answerRowsOk(reply, request.id, outputs, decoded, protocol, target, context);
+        if (inline) answerRowsOk(reply, request.id, outputs, decoded, protocol, target, context);
+        else answerAfterHandOff(() => answerRowsOk(reply, request.id, outputs, decoded, protocol, target, context));
         return;
       }
       // One row failed: the request fails; its other rows need not run.
       settled = true;
       for (const other of pendings) if (other !== pending && other.phase === 'queued') batcher.cancel(other);
-      answerOutcome(reply, outcome, pending, decoded, protocol, target, context);
+      if (inline) answerOutcome(reply, outcome, pending, decoded, protocol, target, context);
+      else answerAfterHandOff(() => answerOutcome(reply, outcome, pending, decoded, protocol, target, context));
     },
     timeoutMs,
   );

@@ -76,6 +76,20 @@ describe('OnnxModel', () => {
     await expect(viaPublicApi.runBatch(withBad)).rejects.toThrow();
   });
 
+  it('stacks batch after batch into one kept buffer without mixing them up, overlapping runs included', async () => {
+    for (const model of [native, viaPublicApi]) {
+      expect(results(await model.runBatch([vector(1, 1, 1, 1), vector(2, 2, 2, 2)]))).toEqual([[4], [8]]);
+      expect(results(await model.runBatch([vector(3, 3, 3, 3), vector(1, 0, 0, 0)]))).toEqual([[12], [1]]);
+      // Two runs at once (inline execution with several batcher slots): the second stacks into a buffer of its own.
+      const [first, second] = await Promise.all([
+        model.runBatch([vector(1, 2, 3, 4), vector(0, 0, 0, 1)]),
+        model.runBatch([vector(5, 6, 7, 8), vector(0, 0, 1, 0)]),
+      ]);
+      expect([results(first!), results(second!)]).toEqual([[[10], [1]], [[26], [1]]]);
+      expect(results(await model.runBatch([vector(1, 1, 1, 1), vector(2, 2, 2, 2), vector(4, 4, 4, 4)]))).toEqual([[4], [8], [16]]);
+    }
+  });
+
   it('scores the embedded toy model as the original did', async () => {
     const toy = await OnnxModel.load(buildToyModelOnnx(), 'toy-logistic-v1');
     try {

@@ -1,3 +1,4 @@
+import { zeroCounts } from '../../src/core/batcher-options.js';
 import type { BatcherSnapshot } from '../../src/core/batcher-stats.js';
 import type { ServerStats } from '../../src/stats-contract/server-stats.js';
 
@@ -14,18 +15,7 @@ export function snapshotFixture(overrides: Partial<BatcherSnapshot> = {}): Batch
     runningBatchSizes: [0],
     runningRequests: 0,
     closing: false,
-    counts: {
-      admitted: 0,
-      rejected: { queue_full: 0, over_sla: 0, circuit_open: 0, closed: 0 },
-      outcomes: { ok: 0, timeout: 0, error: 0, cancelled: 0, shutdown: 0, unavailable: 0 },
-      timeoutsWhileQueued: 0,
-      batches: 0,
-      batchItems: 0,
-      modelRuns: 0,
-      isolationRuns: 0,
-      failedBatches: 0,
-      deadBatches: 0,
-    },
+    counts: zeroCounts(),
     recentBatchSizes: [],
     batchSizeCounts: new Array<number>(9).fill(0),
     latencyMs: NO_LATENCY,

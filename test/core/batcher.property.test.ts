@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EventOrder } from '../../src/core/clock.js';
-import { makeBatcher } from './harness.js';
+import { arrivalTrace, expectConserved, makeBatcher } from './harness.js';
 
 const scenario = fc.record({
   maxBatchSize: fc.integer({ min: 1, max: 8 }),
@@ -10,15 +10,7 @@ const scenario = fc.record({
   instances: fc.integer({ min: 1, max: 3 }),
   latencyMs: fc.integer({ min: 1, max: 30 }),
   requestTimeoutMs: fc.integer({ min: 1, max: 120 }),
-  arrivals: fc.array(
-    fc.record({
-      atMs: fc.integer({ min: 0, max: 300 }),
-      timeoutMs: fc.option(fc.integer({ min: 1, max: 80 }), { nil: undefined }),
-      cancelAfterMs: fc.option(fc.integer({ min: 0, max: 40 }), { nil: undefined }),
-    }),
-    { maxLength: 60 },
-  ),
-  closeAtMs: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }),
+  ...arrivalTrace,
 });
 
 describe('Batcher invariants over random arrival traces', () => {
@@ -28,10 +20,7 @@ describe('Batcher invariants over random arrival traces', () => {
         const { clock, batcher, executor, answers } = makeBatcher(s);
         const admittedIds: string[] = [];
         const check = (): void => {
-          const c = batcher.counts;
-          const ended = Object.values(c.outcomes).reduce((a, b) => a + b, 0);
-          expect(c.admitted).toBe(ended + batcher.queueDepth + batcher.runningCount);
-          expect(batcher.queueDepth).toBeLessThanOrEqual(s.maxQueueSize);
+          expectConserved(batcher, s.maxQueueSize);
           expect(batcher.runningBatchSizes().filter((n) => n > 0).length).toBeLessThanOrEqual(s.instances);
         };
         batcher.addObserver({

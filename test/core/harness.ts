@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import { expect } from 'vitest';
 import { Batcher, type BatcherOptions } from '../../src/core/batcher.js';
 import { EventOrder } from '../../src/core/clock.js';
 import { WindowPolicy } from '../../src/core/policy.js';
@@ -55,4 +57,28 @@ export function makeBatcher(
       EventOrder.arrival,
     );
   return { clock, executor, batcher, answers, submitAt };
+}
+
+/**
+ * Random arrival traces for the property tests: when each request comes, its own deadline, when
+ * its client gives up; and when (if) the batcher closes.
+ */
+export const arrivalTrace = {
+  arrivals: fc.array(
+    fc.record({
+      atMs: fc.integer({ min: 0, max: 300 }),
+      timeoutMs: fc.option(fc.integer({ min: 1, max: 80 }), { nil: undefined }),
+      cancelAfterMs: fc.option(fc.integer({ min: 0, max: 40 }), { nil: undefined }),
+    }),
+    { maxLength: 60 },
+  ),
+  closeAtMs: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }),
+};
+
+/** Every admitted request is ended, queued or running, and the queue stays within its bound. */
+export function expectConserved(batcher: Batcher<number, number>, maxQueueSize: number): void {
+  const c = batcher.counts;
+  const ended = Object.values(c.outcomes).reduce((a, b) => a + b, 0);
+  expect(c.admitted).toBe(ended + batcher.queueDepth + batcher.runningCount);
+  expect(batcher.queueDepth).toBeLessThanOrEqual(maxQueueSize);
 }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EventOrder } from '../../src/core/clock.js';
+import { arrivalTrace, expectConserved } from './harness.js';
 import { makePolicyBatcher } from './policy-harness.js';
 
 const scenario = fc.record({
@@ -17,15 +18,7 @@ const scenario = fc.record({
   breakerOpenMs: fc.integer({ min: 1, max: 60 }),
   poisoned: fc.uniqueArray(fc.integer({ min: 0, max: 59 }), { maxLength: 6 }),
   down: fc.option(fc.record({ fromMs: fc.integer({ min: 0, max: 200 }), forMs: fc.integer({ min: 1, max: 150 }) }), { nil: undefined }),
-  arrivals: fc.array(
-    fc.record({
-      atMs: fc.integer({ min: 0, max: 300 }),
-      timeoutMs: fc.option(fc.integer({ min: 1, max: 80 }), { nil: undefined }),
-      cancelAfterMs: fc.option(fc.integer({ min: 0, max: 40 }), { nil: undefined }),
-    }),
-    { maxLength: 60 },
-  ),
-  closeAtMs: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }),
+  ...arrivalTrace,
 });
 
 describe('the batcher with every policy, admission, isolation and breaker, over random traces and faults', () => {
@@ -38,10 +31,7 @@ describe('the batcher with every policy, admission, isolation and breaker, over 
         if (s.down !== undefined) executor.down = (startMs) => startMs >= s.down!.fromMs && startMs < s.down!.fromMs + s.down!.forMs;
         const answered = new Map<number, string>();
         const check = (): void => {
-          const c = batcher.counts;
-          const ended = Object.values(c.outcomes).reduce((a, b) => a + b, 0);
-          expect(c.admitted).toBe(ended + batcher.queueDepth + batcher.runningCount);
-          expect(batcher.queueDepth).toBeLessThanOrEqual(s.maxQueueSize);
+          expectConserved(batcher, s.maxQueueSize);
         };
         batcher.addObserver({ admitted: check, rejected: check, batchFinished: check, isolationRun: check, breakerChanged: check });
         s.arrivals.forEach((arrival, index) => {

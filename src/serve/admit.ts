@@ -70,15 +70,9 @@ export function admit<D>(
   protocol: Protocol<D>,
   context: AdmissionContext,
 ): void {
-  let decoded: D;
-  let timeoutMs: number;
-  try {
-    timeoutMs = timeoutOf(request, target.requestTimeoutMs, context.maxRequestTimeoutMs);
-    decoded = protocol.decode(request, target.model);
-  } catch (error) {
-    answerError(reply, error, 'refused', protocol, target, context.server);
-    return;
-  }
+  const admission = decodeOrRefuse(request, reply, target, protocol, context);
+  if (admission === undefined) return;
+  const { decoded, timeoutMs } = admission;
   // The request's own connection: a pipelined response gets `reply.raw.socket` only when the
   // responses before it have gone out.
   const socket = request.raw.socket as TrackedSocket | null;
@@ -116,22 +110,8 @@ function answerOutcome<D>(
   // Cancelled means its client hung up (trackUntilAnswered): no answer to send, and no 503 to count.
   if (outcome.kind === 'cancelled' || reply.raw.destroyed) return answerClientGone(reply, target);
   if (outcome.kind === 'ok') {
-    // An output of 1e8 numbers took 51.7 s and 4.47 GB of JSON on the main thread: refused before encoding.
-    const elements = elementsOf(outcome.output as ItemTensors);
-    if (context.maxOutputElements !== undefined && elements > context.maxOutputElements) {
-      target.countOutputTooLarge?.();
-      answerError(reply, new BatchlineError('OUTPUT_TOO_LARGE', `${elements} numbers, more than --max-output-elements ${context.maxOutputElements}`), 'admitted', protocol, target, context.server);
-      return;
-    }
-    let encoded;
-    try {
-      encoded = protocol.encodeAnswer(request.id, outcome.output as ItemTensors, target.model, decoded);
-    } catch (error) {
-      context.logError(`could not present the output of request ${request.id}`, error);
-      answerError(reply, new BatchlineError('MODEL_FAILURE', seeTheLog(request.id)), 'admitted', protocol, target, context.server);
-      return;
-    }
-    answer(reply, 200, encoded, protocol, target, context.server);
+    const output = outcome.output as ItemTensors;
+    answerOutputs(reply, request.id, elementsOf(output), () => protocol.encodeAnswer(request.id, output, target.model, decoded), protocol, target, context);
     return;
   }
   answerError(reply, outcomeError(outcome, request, context), 'admitted', protocol, target, context.server);
@@ -194,6 +174,26 @@ function forget(waiting: Waiting | undefined, request: ModelRequest): void {
   waiting.batchers.splice(index, 1);
 }
 
+/**
+ * The request's deadline and its body decoded by `protocol`; or, when either is bad, undefined
+ * with the request answered (refused: a 4xx in the protocol's format).
+ */
+function decodeOrRefuse<D>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  target: AdmissionTarget,
+  protocol: Protocol<D>,
+  context: AdmissionContext,
+): { decoded: D; timeoutMs: number } | undefined {
+  try {
+    const timeoutMs = timeoutOf(request, target.requestTimeoutMs, context.maxRequestTimeoutMs);
+    return { decoded: protocol.decode(request, target.model), timeoutMs };
+  } catch (error) {
+    answerError(reply, error, 'refused', protocol, target, context.server);
+    return undefined;
+  }
+}
+
 function timeoutOf(request: FastifyRequest, defaultMs: number, maxMs: number): number {
   const given = request.headers['x-request-timeout-ms'];
   if (given === undefined) return defaultMs;
@@ -223,15 +223,9 @@ export function admitRows<D>(
   protocol: RowsProtocol<D>,
   context: AdmissionContext,
 ): void {
-  let decoded: D;
-  let timeoutMs: number;
-  try {
-    timeoutMs = timeoutOf(request, target.requestTimeoutMs, context.maxRequestTimeoutMs);
-    decoded = protocol.decode(request, target.model);
-  } catch (error) {
-    answerError(reply, error, 'refused', protocol, target, context.server);
-    return;
-  }
+  const admission = decodeOrRefuse(request, reply, target, protocol, context);
+  if (admission === undefined) return;
+  const { decoded, timeoutMs } = admission;
   const rows = protocol.rowsOf(decoded);
   const socket = request.raw.socket as TrackedSocket | null;
   const batcher = target.batcher;
@@ -276,6 +270,23 @@ function answerRowsOk<D>(reply: FastifyReply, requestId: string, outputs: readon
   if (reply.raw.destroyed) return answerClientGone(reply, target);
   // All rows together count against --max-output-elements, as one answer's outputs do.
   const elements = outputs.reduce((total, output) => total + elementsOf(output), 0);
+  answerOutputs(reply, requestId, elements, () => protocol.encodeRows(requestId, outputs, target.model, decoded), protocol, target, context);
+}
+
+/**
+ * Answers 200 with the outputs `encode` presents, unless they carry more than
+ * --max-output-elements numbers (500 output_too_large) or cannot be encoded (500 model_failure).
+ */
+function answerOutputs<D>(
+  reply: FastifyReply,
+  requestId: string,
+  elements: number,
+  encode: () => Encoded,
+  protocol: Protocol<D>,
+  target: AdmissionTarget,
+  context: AdmissionContext,
+): void {
+  // An output of 1e8 numbers took 51.7 s and 4.47 GB of JSON on the main thread: refused before encoding.
   if (context.maxOutputElements !== undefined && elements > context.maxOutputElements) {
     target.countOutputTooLarge?.();
     answerError(reply, new BatchlineError('OUTPUT_TOO_LARGE', `${elements} numbers, more than --max-output-elements ${context.maxOutputElements}`), 'admitted', protocol, target, context.server);
@@ -283,7 +294,7 @@ function answerRowsOk<D>(reply: FastifyReply, requestId: string, outputs: readon
   }
   let encoded;
   try {
-    encoded = protocol.encodeRows(requestId, outputs, target.model, decoded);
+    encoded = encode();
   } catch (error) {
     context.logError(`could not present the output of request ${requestId}`, error);
     answerError(reply, new BatchlineError('MODEL_FAILURE', seeTheLog(requestId)), 'admitted', protocol, target, context.server);

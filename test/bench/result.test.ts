@@ -32,21 +32,30 @@ describe('open-loop rates against a server of known capacity', () => {
     expect(result.trend?.backlogGrowth).toBeGreaterThan(50);
     const json = toBenchJson(result);
     expect(json.duration_s).toBe(1);
-    expect(json.throughput_rps).toBeCloseTo((json.requests.completed - json.requests.late + 0) / json.duration_s, -2);
+    // In the window: the measured answers not late, and the warm-up's answered after it began
+    // (at most its 60 sends), however fast or slow this machine answered them.
+    const measuredInWindow = json.requests.completed - json.requests.late;
+    expect(json.throughput_rps).toBeGreaterThanOrEqual(measuredInWindow / json.duration_s - 0.01);
+    expect(json.throughput_rps).toBeLessThanOrEqual((measuredInWindow + 60) / json.duration_s + 0.01);
     expect(formatReport(result)).toMatch(/late\s+\d+ answered after the window/);
     expect(formatReport(result)).toContain('NOT SUSTAINED');
   });
 
   it('a sweep never names a rate above the capacity of serve (batch 1 of 10 ms: 100 req/s) as met', async () => {
     serve = await startTestServer({ maxBatchSize: 1, modelLatencyMs: 10, maxQueueSize: 100_000, requestTimeoutMs: 60_000 });
+    // p99 < 5 s holds for a 1 s step at 150 req/s (the backlog is ~0.5 s at its end): only the trend can tell.
     const slo = parseSlo('p99<5s');
-    const base = { ...planFor(`${serve.url}/v1/infer`, { rate: '50', duration: '1s', warmup: '300ms', connections: '300', timeout: '20s', method: 'POST' }) };
+    const base = { ...planFor(`${serve.url}/v1/infer`, { rate: '150', duration: '1s', warmup: '300ms', connections: '300', timeout: '20s', method: 'POST' }) };
     const plan = { ...base, bodies: [Buffer.from('{"inputs":[0.2,1.5,-0.3]}')], headers: { ...base.headers, 'content-type': 'application/json' } };
-    const steps = await runSweep(plan, [50, 150], async (step) => (await runBench(step)).result);
-    expect(steps.map((r) => stepVerdict(r, slo))).toEqual(['met', 'not sustained']);
-    expect(steps[1]?.throughputRps).toBeLessThan(105);
-    expect(bestRate(steps, slo)).toBe(50);
-    expect(formatSweep(steps, slo)).toContain('highest rate that met p99<5s & errors≤1%: 50.0 req/s');
+    const steps = await runSweep(plan, [150], async (step) => (await runBench(step)).result);
+    // Above capacity the backlog grows through the step however fast this machine is (a slower
+    // one only grows it more); that the sweep names 50 req/s of this server as met is a timing
+    // test (sweep-serve.timing.test.ts), since a loaded machine can stall a 1 s step at half capacity.
+    expect(stepVerdict(steps[0]!, slo)).toBe('not sustained');
+    expect(steps[0]?.latency.p99).toBeLessThan(5000);
+    expect(steps[0]?.throughputRps).toBeLessThan(105);
+    expect(bestRate(steps, slo)).toBeUndefined();
+    expect(formatSweep(steps, slo)).toMatch(/no rate met p99<5s/);
   });
 });
 

@@ -28,13 +28,19 @@ describe('bench against a server that stalls for 1 s every 5 s', () => {
 });
 
 describe('open-loop schedule', () => {
-  it('achieves a constant target the machine can sustain within 1 %', async () => {
+  it('sends a constant target exactly, and counts every measured answer in the window or late', async () => {
     server = await statusServer(200);
     const { result } = await runBench(planFor(server.url, { rate: '400', duration: '2s', warmup: '300ms' }));
     expect(result.requests.sent).toBe(800);
     expect(result.requests.completed).toBe(800);
-    expect(Math.abs(result.throughputRps - 400) / 400).toBeLessThanOrEqual(0.01);
+    expect(result.sendRateRps).toBeCloseTo(400, 9);
     expect(result.targetRateRps).toBe(400);
+    // Answered in the window: the measured ones not late, plus warm-up ones (at most its 120
+    // sends) answered after it; how close to 400 a loaded machine gets is the timing test's
+    // (open-loop-rate.timing.test.ts).
+    const inWindow = result.throughputRps * result.durationS;
+    expect(inWindow + result.requests.late).toBeGreaterThanOrEqual(800 - 1e-6);
+    expect(inWindow + result.requests.late).toBeLessThanOrEqual(920 + 1e-6);
   });
 
   it('sends exactly --requests measured requests', async () => {

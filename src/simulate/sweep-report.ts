@@ -73,7 +73,7 @@ export function formatSweep(outcome: SweepOutcome): string {
       lines.push(`  ${choice.reason}`);
     }
   } else {
-    lines.push('add --slo p99<50ms (for example) to get a recommendation');
+    lines.push("add --slo 'p99<50ms' (for example) to get a recommendation");
   }
   return `${lines.join('\n')}\n`;
 }

@@ -56,6 +56,18 @@ describe('bench outputs', () => {
     expect(stderr.text).toContain('Latency');
   });
 
+  it('prints no seed for a closed loop, where none played a part, and the seed of an open loop', async () => {
+    server = await statusServer(200);
+    for (const [load, seed] of [[{ connections: '2', requests: '20' }, null], [{ rate: '100', requests: '20', seed: '7' }, 7]] as const) {
+      const stdout = new Sink();
+      const stderr = new Sink();
+      await benchMain(validated(server.url, { ...load, warmup: '0' }), { ...outputs, json: '-' }, { stdout, stderr, env: {} });
+      expect((JSON.parse(stdout.text) as { seed: unknown }).seed).toBe(seed);
+      if (seed === null) expect(stderr.text).not.toMatch(/seed/i);
+      else expect(stderr.text).toContain('seed 7');
+    }
+  });
+
   it('writes an HdrHistogram log that hdr-histogram-js reads back', async () => {
     server = await statusServer(200);
     dir = await mkdtemp(join(tmpdir(), 'bench-'));

@@ -22,6 +22,7 @@ export interface BenchFigures {
   goodput_rps: number;
   latency_ms: { p50: number; p99: number; mean: number };
   send_lag_ms: { mean: number };
+  generator: { cpu_ms_per_request?: number };
   status: Record<string, number>;
   requests: { sent: number; ok: number; errors: number };
   trend: { sustained: boolean } | null;
@@ -42,10 +43,15 @@ export async function startServe(flags: string[], stderr: 'inherit' | 'pipe' = '
 /**
  * One `batchline bench` run in its own process; its --json result. Bench exits 1 when answers
  * were not 2xx or requests failed: `failuresExpected` takes that run's figures instead of throwing.
+ * `niceness` (Linux `nice`) lowers its priority: in open loop bench spins between sends, and on a
+ * host it shares with the server that spinning takes cores the server would use (a generator on
+ * its own machine does not).
  */
-export async function runBench(url: string, args: string[], failuresExpected = false): Promise<BenchFigures> {
+export async function runBench(url: string, args: string[], failuresExpected = false, niceness = 0): Promise<BenchFigures> {
   const out = join(mkdtempSync(join(tmpdir(), 'batchline-fidelity-')), 'bench.json');
-  const child = spawn(process.execPath, [BIN, 'bench', ...args, '--json', out, '--quiet', url], { stdio: ['ignore', 'ignore', failuresExpected ? 'ignore' : 'inherit'] });
+  const command = [process.execPath, BIN, 'bench', ...args, '--json', out, '--quiet', url];
+  const stdio: ['ignore', 'ignore', 'ignore' | 'inherit'] = ['ignore', 'ignore', failuresExpected ? 'ignore' : 'inherit'];
+  const child = niceness > 0 ? spawn('nice', ['-n', String(niceness), ...command], { stdio }) : spawn(command[0] as string, command.slice(1), { stdio });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   if (code !== 0 && !(failuresExpected && code === 1)) throw new Error(`bench ${args.join(' ')} exited with ${code}`);
   return JSON.parse(readFileSync(out, 'utf8')) as BenchFigures;

@@ -22,6 +22,8 @@ export interface ServeCpu {
   meanBatch: number;
   /** Mean time from a batch's start to its end (serve's batchline_model_execution_seconds), ms. */
   execMs: number;
+  /** Requests a second serve answered meanwhile (the load at which the figures above hold). */
+  rateRps: number;
 }
 
 /** Clock ticks per second of /proc's utime and stime (USER_HZ, 100 on Linux). */
@@ -91,6 +93,7 @@ export async function measureServeCpu(s: ServeCpuSettings): Promise<ServeCpu | u
       clientMs: (cpu.user + cpu.system) / 1000 / requests,
       meanBatch: (batchesAfter.items - batchesBefore.items) / Math.max(1, batchesAfter.batches - batchesBefore.batches),
       execMs: ((batchesAfter.execS - batchesBefore.execS) * 1000) / Math.max(1, batchesAfter.batches - batchesBefore.batches),
+      rateRps: result.throughputRps,
     };
   } finally {
     child.kill('SIGTERM');

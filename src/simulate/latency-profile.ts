@@ -58,6 +58,8 @@ export interface ServingPath {
     mean_batch: number;
     /** Mean batch start to end under that load (serve's own metric), ms: beyond the isolated round trip, the hand-over waited. */
     exec_ms?: number;
+    /** Requests a second that serve answered meanwhile (closed loop, one instance, batches of the profile's largest size). */
+    rate_rps?: number;
   };
 }
 

@@ -46,13 +46,8 @@ export function pathPlanOf(
   // Under a real serve's load an instance spent more CPU on a batch than its isolated round trip
   // (caches shared, its own garbage, reading the batch): the table scaled by what was measured.
   const loadFactor = served === undefined || path.execution === 'inline' ? 1 : loadFactorOf(served, measured);
-  // Beyond its CPU, a batch under load waited in the hand-over (a process reads its batch through
-  // a pipe, a turn of both sides' loops per 64 KiB): per item, as that grows with the bytes.
-  const handoverWaitPerItemMs = served?.exec_ms === undefined || path.execution === 'inline' || served.mean_batch < 1
-    ? 0
-    : Math.max(0, served.exec_ms - measured.meanMs(Math.round(served.mean_batch)) * loadFactorOf(served, measured)) / served.mean_batch;
   const work: LatencyModel = loadFactor === 1 ? measured : { meanMs: (n) => measured.meanMs(n) * loadFactor, description: `${measured.description} × ${loadFactor.toFixed(2)}` };
-  const setup: ServingPathSetup = {
+  const base: ServingPathSetup = {
     // An instance in a child process is, for the cores, a thread like a worker's.
     execution: path.execution === 'inline' ? 'inline' : 'worker',
     // A real serve's main thread did more than the steps timed alone (HTTP, sockets): all of it counts.
@@ -60,12 +55,21 @@ export function pathPlanOf(
     answerMs: path.encode_ms,
     batchWorkMs: serviceTimeWithJitter(work, jitter.cv, jitter.rng),
     batchDelayMs: delay === undefined ? () => 0 : (n) => delay.meanMs(n),
-    // Waiting for another thread's turn is as irregular as the scheduler: exponential, its mean measured.
-    meanHandoverWaitMs: (n) => handoverWaitPerItemMs * n,
-    handoverWaitMs: handoverWaitPerItemMs > 0 ? (n) => handoverWaitPerItemMs * n * jitter.rng.exponential() : () => 0,
+    meanHandoverWaitMs: () => 0,
+    handoverWaitMs: () => 0,
     helpersMs: served?.helpers_ms ?? 0,
     generatorMs,
     cores,
+  };
+  // Beyond its CPU, a batch under load waited in the hand-over (for the other side's turn, or a
+  // process reading its batch through a pipe per 64 KiB): per item, as that grows with the bytes.
+  // Calibrated on the host the profile ran on: its cores, not --cores.
+  const handoverWaitPerItemMs = path.execution === 'inline' ? 0 : handoverWaitPerItemOf({ ...base, cores: path.cores }, served, measured, batching);
+  const setup: ServingPathSetup = {
+    ...base,
+    // Waiting for another thread's turn is as irregular as the scheduler: exponential, its mean measured.
+    meanHandoverWaitMs: (n) => handoverWaitPerItemMs * n,
+    handoverWaitMs: handoverWaitPerItemMs > 0 ? (n) => handoverWaitPerItemMs * n * jitter.rng.exponential() : () => 0,
   };
   const ms = (value: number): string => String(Number(value.toPrecision(4)));
   const fit = (f: { a_ms: number; b_ms: number }): string => `${ms(f.a_ms)} ${f.b_ms < 0 ? '−' : '+'} ${ms(Math.abs(f.b_ms))}·n ms`;
@@ -154,8 +158,62 @@ function answeredRps(setup: ServingPathSetup, batching: BatchingConfig, rate: nu
   return (answered * 1000) / (endMs - fromMs);
 }
 
+type ServedCpu = NonNullable<NonNullable<LatencyProfile['serving_path']>['serve_cpu']>;
+
+/**
+ * The hand-over's wait per item that the model does not already explain: a real serve's batches
+ * took `exec_ms` from start to end; part of that is waiting for a core, which the simulated cores
+ * already give (the instance shares them with the main thread, the helpers and the client). So
+ * the simulation is run as the profile's serve ran (one instance, its load, its client on the
+ * host, batches as full as its closed loop kept them) without a wait, and what its batches lack
+ * against `exec_ms` is the wait. A profile from
+ * before it recorded that load takes the whole difference against the isolated round trip.
+ */
+function handoverWaitPerItemOf(base: ServingPathSetup, served: ServedCpu | undefined, measured: LatencyModel, batching: BatchingConfig): number {
+  if (served?.exec_ms === undefined || served.mean_batch < 1) return 0;
+  const explainedMs = served.rate_rps === undefined || served.rate_rps <= 0
+    ? measured.meanMs(Math.round(served.mean_batch)) * loadFactorOf(served, measured)
+    : simulatedBatchMs({ ...base, batchWorkMs: (n) => measured.meanMs(n) * loadFactorOf(served, measured), generatorMs: served.client_ms }, fullBatches(batching, served.mean_batch, served.rate_rps), served.rate_rps);
+  return Math.max(0, served.exec_ms - explainedMs) / served.mean_batch;
+}
+
+/** One instance taking batches of `meanBatch` items, as full as a closed loop kept them: the window waits for them (10× the time they take to arrive). */
+function fullBatches(batching: BatchingConfig, meanBatch: number, rate: number): BatchingConfig {
+  const maxBatchSize = Math.max(1, Math.round(meanBatch));
+  return { ...batching, instances: 1, maxBatchSize, batchWindowMs: (10 * maxBatchSize * 1000) / rate };
+}
+
+/** Mean time from a batch's start to its end once settled, under evenly spaced arrivals at `rate`. */
+function simulatedBatchMs(setup: ServingPathSetup, batching: BatchingConfig, rate: number): number {
+  const requests = Math.max(2000, Math.min(10_000, Math.round(rate * 3)));
+  const endMs = (requests * 1000) / rate;
+  const fromMs = endMs / 3;
+  const started = new Map<object, number>();
+  let totalMs = 0;
+  let batches = 0;
+  runSimulation({
+    batching: { ...batching, maxQueueSize: requests + 1, requestTimeoutMs: 1e12 },
+    arrivals: arrivalsFromProfile(RateProfile.constant(rate, endMs), 'constant'),
+    maxRequests: requests,
+    arrivalsEndMs: endMs,
+    serviceTime: setup.batchWorkMs,
+    servingPath: setup,
+    observers: () => [{
+      batchStarted: (batch, nowMs) => void (nowMs >= fromMs && started.set(batch, nowMs)),
+      batchFinished: (batch, nowMs) => {
+        const at = started.get(batch);
+        if (at === undefined) return;
+        started.delete(batch);
+        totalMs += nowMs - at;
+        batches++;
+      },
+    }],
+  });
+  return batches === 0 ? 0 : totalMs / batches;
+}
+
 /** How much more CPU an instance spent per batch on a real serve than its isolated round trip took (at least 1). */
-function loadFactorOf(served: NonNullable<NonNullable<LatencyProfile['serving_path']>['serve_cpu']>, measured: LatencyModel): number {
+function loadFactorOf(served: ServedCpu, measured: LatencyModel): number {
   if (served.mean_batch < 1) return 1;
   return Math.max(1, (served.worker_ms * served.mean_batch) / measured.meanMs(Math.round(served.mean_batch)));
 }

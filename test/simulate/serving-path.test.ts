@@ -148,6 +148,32 @@ describe('simulate over a measured serving path', () => {
     expect(waited.capacity_rps).toBeLessThanOrEqual((8 * 1000) / 20 + 1);
   });
 
+  it('takes from a real serve\'s batch time only the wait that sharing the cores does not already explain', async () => {
+    // Batches of 8 took 20 ms at 300 req/s where their CPU is 9 ms: on 64 cores nearly all of the
+    // 11 ms is a wait; on 1 core, shared with the main thread, GC and the client, part of it was
+    // waiting for the core, which the simulated core gives again.
+    const waitOn = async (cores: number, execMs: number, rateRps?: number): Promise<number> => {
+      const file = join(dir, `profile-calibrated-${cores}-${execMs}-${rateRps}.json`);
+      const profile = JSON.parse(readFileSync(writeProfile({ decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.01, cores }), 'utf8'));
+      profile.serving_path.serve_cpu = { requests: 3000, main_ms: 0.81, worker_ms: 1, helpers_ms: 0.2, client_ms: 0.25, mean_batch: 8, exec_ms: execMs, rate_rps: rateRps };
+      writeFileSync(file, JSON.stringify(profile));
+      const report = await simulatePath({ rate: 100, requests: 200, maxBatchSize: 8, latencyProfile: file });
+      const match = /per item, waiting in the hand-over under load, no CPU: ([\d.]+) ms/.exec(report.costs.given.join('\n'));
+      return match === null ? 0 : Number(match[1]);
+    };
+    const alone = await waitOn(64, 20, 300);
+    const shared = await waitOn(1, 20, 300);
+    expect(alone).toBeGreaterThan(1.2);
+    expect(alone).toBeLessThanOrEqual(1.375);
+    expect(shared).toBeLessThan(alone - 0.2);
+    // Without the load it was measured at (an older profile), the whole difference is the wait.
+    expect(await waitOn(1, 20)).toBeCloseTo(1.375, 6);
+    // A batch time the shared core explains in full leaves no wait.
+    expect(await waitOn(1, 9, 300)).toBe(0);
+    // A load whose requests do not fill the last batch still ends (its window closes).
+    expect(await waitOn(1, 20, 1001)).toBeLessThan(alone);
+  });
+
   it('says which costs it was given and which it takes as zero', async () => {
     const text = formatReport(await simulatePath({ rate: 100, requests: 500, latencyProfile: writeProfile({ decode_ms: 0.5, check_ms: 0.1, encode_ms: 0.01, cores: 2 }) }));
     expect(text).toMatch(/costs given main thread, per request: reading its JSON 0\.5 ms \(1000 bytes\) and checking it 0\.1 ms/);

@@ -9,6 +9,13 @@ describe('docs/bench.md', () => {
     for (const spec of Object.values(BENCH_OPTIONS)) expect(docs).toContain(`\`--${spec.flag}`);
   });
 
+  it('shows bench merge on two bench processes that ran at the same time, and what it printed', () => {
+    const section = docs.slice(docs.indexOf('## `bench merge`'), docs.indexOf('## `--hdr-log`'));
+    expect(section.match(/^batchline bench -R .* --json [ab]\.json .* &$/gm)).toHaveLength(2);
+    expect(section).toContain('batchline bench merge a.json b.json');
+    expect(section).toMatch(/merged 2 runs: a\.json, b\.json\n/);
+  });
+
   it('documents every field of the --json report', () => {
     for (const field of ['mode', 'target_rate_rps', 'duration_s', 'requests.sent', 'status', 'errors', 'throughput_rps', 'goodput_rps', 'latency_ms', 'service_ms', 'send_lag_ms', 'seed']) {
       expect(docs).toContain(`\`${field}`);

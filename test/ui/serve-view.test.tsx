@@ -60,6 +60,13 @@ describe('ServeView', () => {
     expect(frame).toMatch(/5xx error\s+2/);
   });
 
+  it('shows p95 beside p50, p90 and p99 for latency and queue wait (SLOs are written at p95)', () => {
+    const frame = draw(busyStats());
+    expect(frame).toMatch(/p50\s+p90\s+p95\s+p99\s+max/);
+    expect(frame).toMatch(/latency \(last [^)]*\)\s+31\.2 ms\s+38\.9 ms\s+41(\.0)? ms\s+44\.7 ms/);
+    expect(frame).toMatch(/queue wait\s+6\.1 ms\s+9\.8 ms\s+10\.1 ms\s+10\.4 ms/);
+  });
+
   it('shows clients that hung up apart, as 499 client closed, never as 5xx errors', () => {
     const stats = busyStats();
     const frame = draw({ ...stats, responsesByStatus: { ...stats.responsesByStatus, '499': 64 } });

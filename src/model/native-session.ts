@@ -27,6 +27,7 @@ export interface NativeSessionOptions {
   executionMode: 'sequential';
   intraOpNumThreads?: number;
   interOpNumThreads: number;
+  logSeverityLevel: 0 | 1 | 2 | 3 | 4;
 }
 
 interface RawValueMetadata {

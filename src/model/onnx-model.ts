@@ -43,6 +43,9 @@ export class OnnxModel {
       executionMode: 'sequential',
       ...(intraOpThreads > 0 ? { intraOpNumThreads: intraOpThreads } : {}),
       interOpNumThreads: 1,
+      // Fatal only: onnxruntime writes each failed run's error to stderr itself, synchronously and
+      // unthrottled; serve logs failures once, rate-limited, keyed by request id (failure-log.ts).
+      logSeverityLevel: 4,
     };
     let session: { native: NativeSession } | { public: ort.InferenceSession };
     try {

@@ -13,7 +13,10 @@
  * 3. `msgpack`: POST /v1/infer with a MessagePack body whose tensor is a `bin`, against the same
  *    onnxruntime loop (target >= 0.8).
  *
- * Every server and the onnxruntime loop run in their own process and stay up for the whole run;
+ * The load comes from this process, closed loop, on batchline bench's lean HTTP/1.1 pool
+ * (scripts/lib/lean-load.ts): its CPU shares the two cores with serve, and it takes less per
+ * request than autocannon (docs/protocols.md). Every server and the onnxruntime loop run in their own process and
+ * stay up for the whole run;
  * the subject and its reference take turns in short slices (the order flips every pair), and
  * each figure is the median of the per-pair ratios: on a shared 2-core VM the CPU's speed drifts
  * by up to 2× over tens of seconds.
@@ -22,10 +25,10 @@
  * BENCH_CASES (json,binary,msgpack). Arguments after `--` go to `batchline serve` (for example
  * `-- --execution worker`).
  */
-import autocannon from 'autocannon';
 import { fileURLToPath } from 'node:url';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { inputBodies, MODEL_NAME } from './lib/input-bodies.js';
+import { closedLoop, type Load as Requests } from './lib/lean-load.js';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const sliceS = Number(process.env.BENCH_SLICE_S ?? 2);
@@ -41,18 +44,14 @@ interface Figure {
   detail: string;
 }
 
-interface Load {
-  path: string;
-  headers: Record<string, string>;
-  body: Buffer;
+interface Load extends Requests {
   itemsPerRequest: number;
 }
 
 async function drive(server: ChildServer, load: Load, seconds: number): Promise<Figure> {
-  const result = await autocannon({ url: `${server.url}${load.path}`, connections, duration: seconds, method: 'POST', headers: load.headers, body: load.body });
-  const rps = result['2xx'] / result.duration;
-  const failed = result.errors + result.non2xx;
-  return { rate: rps * load.itemsPerRequest, detail: `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms${failed > 0 ? `, ${failed} FAILED` : ''}` };
+  const result = await closedLoop(server.url, load, connections, seconds);
+  const rps = result.ok / result.seconds;
+  return { rate: rps * load.itemsPerRequest, detail: `p50 ${result.p50Ms.toFixed(0)} ms, p99 ${result.p99Ms.toFixed(0)} ms${result.failed > 0 ? `, ${result.failed} FAILED` : ''}` };
 }
 
 async function loop(reference: ChildServer, seconds: number): Promise<Figure> {
@@ -100,7 +99,7 @@ async function compare(name: string, unit: string, subject: () => Promise<Figure
 
 console.log(
   `bench:input — ${MODEL_NAME}, one item 3x48x192 float32 (JSON body ${bodies.json.length} bytes, binary ${bodies.binary.body.length}, MessagePack ${bodies.msgpack.length}); ` +
-    `${connections} connections from autocannon, ${pairs} pairs of ${sliceS} s slices; serve --max-batch-size 8 --model-latency-ms 0 --instances 1 ${process.argv.slice(2).join(' ')}`,
+    `${connections} connections from batchline bench's HTTP/1.1 pool, ${pairs} pairs of ${sliceS} s slices; serve --max-batch-size 8 --model-latency-ms 0 --instances 1 ${process.argv.slice(2).join(' ')}`,
 );
 const serve = await startChildServer(process.execPath, [`${root}bin/batchline.js`, 'serve', '--port', '0', '--model', modelPath, '--max-batch-size', '8', '--model-latency-ms', '0', '--instances', '1', ...process.argv.slice(2)]);
 const children: ChildServer[] = [serve];

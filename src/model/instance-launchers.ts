@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { BatchlineError } from '../errors.js';
+import { inputBuffers } from './input-buffers.js';
 import type { InstanceHandle, InstanceLauncher, LaunchedInstance } from './instance-pool.js';
 import { encodeFrame, FrameReader, writeFrame, type FrameHead } from './tensor-frames.js';
 import type { ItemTensors } from './tensor-spec.js';
@@ -128,7 +129,11 @@ function launch(endpoint: Endpoint, onExit: (reason: string) => void): Promise<L
           restoreInputs(run.items, reply.items);
           run.reject(new Error(reply.message));
         }
-        else run.resolve(reply.outputs.map((output) => ('failed' in output && typeof output.failed === 'string' ? new Error(output.failed) : (output as ItemTensors))));
+        else {
+          // A thread hands the batch's input buffers back: the next requests' inputs are read into them.
+          if (reply.inputs !== undefined) for (const buffer of reply.inputs) inputBuffers.give(buffer);
+          run.resolve(reply.outputs.map((output) => ('failed' in output && typeof output.failed === 'string' ? new Error(output.failed) : (output as ItemTensors))));
+        }
       }
     });
     const handle: InstanceHandle = {

@@ -5,10 +5,13 @@
 import { BatchlineError } from '../errors.js';
 import { OnnxModel } from './onnx-model.js';
 import { buildToyModelOnnx } from './toy-model.js';
-import type { WorkerReply, WorkerRequest, WorkerSetup } from './worker-protocol.js';
+import { inputBuffers } from './input-buffers.js';
+import { returnableInputs, type WorkerReply, type WorkerRequest, type WorkerSetup } from './worker-protocol.js';
 
 export interface InstanceChannel {
   send(reply: WorkerReply): void;
+  /** The batch's input buffers go back with its result (a thread: they were moved to it, and can be moved back). */
+  readonly returnsInputs: boolean;
   onRequest(listener: (request: WorkerRequest) => void): void;
   /** Lets the instance end once its session is released. */
   end(): void;
@@ -34,7 +37,12 @@ export async function serveModelInstance(setup: WorkerSetup, channel: InstanceCh
       return;
     }
     model.runBatch(request.items).then(
-      (outputs) => channel.send({ kind: 'result', id: request.id, outputs: outputs.map((o) => (o instanceof Error ? { failed: o.message } : o)) }),
+      (outputs) => {
+        const results = outputs.map((o) => (o instanceof Error ? { failed: o.message } : o));
+        // The inputs have been read: their buffers go back to the server's pool (a thread's only).
+        const inputs = channel.returnsInputs ? returnableInputs(request.items, inputBuffers.minBytes, outputs) : undefined;
+        channel.send({ kind: 'result', id: request.id, outputs: results, ...(inputs === undefined || inputs.length === 0 ? {} : { inputs }) });
+      },
       // The inputs go back with the failure: the batcher may run parts of the batch again (isolation).
       (error: unknown) => channel.send({ kind: 'failed', id: request.id, message: error instanceof Error ? error.message : String(error), items: request.items }),
     );

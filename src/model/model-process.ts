@@ -28,6 +28,8 @@ await serveModelInstance(JSON.parse(process.argv[2] ?? '{}') as WorkerSetup, {
     if (reply.kind === 'failed') return writeFrame(data, encodeFrame({ kind: 'failed', id: reply.id, message: reply.message }, []));
     process.send?.(reply);
   },
+  // A batch came through the pipe as a copy: the server still holds its own buffers.
+  returnsInputs: false,
   onRequest: (listener: (request: WorkerRequest) => void) => {
     process.on('message', listener as (message: unknown) => void);
     const reader = new FrameReader((head, items) => {

@@ -66,6 +66,22 @@ export function allocateTyped(type: Exclude<ElementType, 'string'>, length: numb
   }
 }
 
+/** A typed array of `type` over all of `buffer` (whose length is a multiple of the element size). */
+export function typedOver(type: Exclude<ElementType, 'string'>, buffer: ArrayBuffer): TypedElementArray {
+  switch (type) {
+    case 'float32': return new Float32Array(buffer);
+    case 'float64': return new Float64Array(buffer);
+    case 'int8': return new Int8Array(buffer);
+    case 'uint8': case 'bool': return new Uint8Array(buffer);
+    case 'int16': return new Int16Array(buffer);
+    case 'uint16': case 'float16': return new Uint16Array(buffer);
+    case 'int32': return new Int32Array(buffer);
+    case 'uint32': return new Uint32Array(buffer);
+    case 'int64': return new BigInt64Array(buffer);
+    case 'uint64': return new BigUint64Array(buffer);
+  }
+}
+
 /** Bytes per element of a typed element type (the size on the wire, little-endian). */
 export const BYTES_PER_ELEMENT: Readonly<Record<Exclude<ElementType, 'string'>, number>> = {
   float16: 2, float32: 4, float64: 8, int8: 1, uint8: 1, int16: 2, uint16: 2, int32: 4, uint32: 4, int64: 8, uint64: 8, bool: 1,

@@ -13,8 +13,11 @@ export type WorkerRequest = { kind: 'run'; id: number; items: ItemTensors[] } | 
 export type WorkerReply =
   | { kind: 'loaded'; inputs: TensorSpec[]; outputs: TensorSpec[] }
   | { kind: 'load_failed'; message: string }
-  /** One entry per item: its outputs, or why that item alone failed. */
-  | { kind: 'result'; id: number; outputs: (ItemTensors | { failed: string })[] }
+  /**
+   * One entry per item: its outputs, or why that item alone failed. `inputs`: the batch's input
+   * buffers, which the instance no longer needs, back to the server's pool (input-buffers.ts).
+   */
+  | { kind: 'result'; id: number; outputs: (ItemTensors | { failed: string })[]; inputs?: ArrayBuffer[] }
   /** The batch failed: its inputs come back, so the batcher can run parts of it again (isolation). */
   | { kind: 'failed'; id: number; message: string; items: ItemTensors[] };
 
@@ -32,6 +35,31 @@ export function giveBufferToItem(buffer: ArrayBufferLike): void {
 
 export function bufferBelongsToItem(buffer: ArrayBufferLike): boolean {
   return itemBuffers.has(buffer);
+}
+
+/**
+ * The buffers of a batch's inputs that are worth giving back to the server's pool once the batch
+ * has run: every distinct one that is large enough and that no output views.
+ */
+export function returnableInputs(items: readonly ItemTensors[], minBytes: number, outputs: readonly (ItemTensors | Error)[]): ArrayBuffer[] {
+  const keep = new Set<ArrayBufferLike>();
+  for (const output of outputs) {
+    if (output instanceof Error) continue;
+    for (const name in output) {
+      const data = output[name]!.data;
+      if (!Array.isArray(data)) keep.add(data.buffer);
+    }
+  }
+  const buffers = new Set<ArrayBuffer>();
+  for (const item of items) {
+    for (const name in item) {
+      const data = item[name]!.data;
+      if (Array.isArray(data)) continue;
+      const buffer = data.buffer;
+      if (buffer instanceof ArrayBuffer && buffer.byteLength >= minBytes && !keep.has(buffer)) buffers.add(buffer);
+    }
+  }
+  return [...buffers];
 }
 
 /** The buffers of a batch's tensors, moved rather than copied between threads. */

@@ -1,6 +1,7 @@
 import { endianness } from 'node:os';
 import { BatchlineError } from '../errors.js';
-import { allocateTyped, BYTES_PER_ELEMENT, type ElementArray, type ElementType, type TypedElementArray } from '../model/tensor-spec.js';
+import { inputBuffers } from '../model/input-buffers.js';
+import { allocateTyped, BYTES_PER_ELEMENT, typedOver, type ElementArray, type ElementType, type TypedElementArray } from '../model/tensor-spec.js';
 import { copyBytes, type BodyChunks } from './body-chunks.js';
 
 // The wire is little-endian (the binary tensor extension, MessagePack bins here); typed arrays use
@@ -14,10 +15,12 @@ export function byteSizeOf(type: ElementType, count: number): number | undefined
 
 /**
  * `count` elements of `type` from the body's bytes at `start`, copied once into a typed array of
- * their own (whose buffer can then be transferred to a model thread).
+ * their own (whose buffer can then be transferred to a model thread): a large one into a buffer
+ * of the server's input pool, which the model thread gives back after the batch.
  */
 export function typedFromBody(body: BodyChunks, start: number, type: Exclude<ElementType, 'string'>, count: number): TypedElementArray {
-  const data = allocateTyped(type, count);
+  const bytes = BYTES_PER_ELEMENT[type] * count;
+  const data = bytes >= inputBuffers.minBytes ? typedOver(type, inputBuffers.take(bytes)) : allocateTyped(type, count);
   copyBytes(body, start, new Uint8Array(data.buffer, 0, data.byteLength));
   return data;
 }

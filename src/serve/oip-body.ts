@@ -14,32 +14,38 @@ import { bodyOf, type BodyChunks } from '../protocol/body-chunks.js';
  */
 export function useOipBody(scope: FastifyInstance): void {
   scope.removeAllContentTypeParsers();
-  scope.addContentTypeParser('*', (request, payload, done) => {
-    const limit = request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY;
-    const declared = Number(request.headers['content-length']);
-    if (declared > limit) return done(new BatchlineError('PAYLOAD_TOO_LARGE', String(limit)), undefined);
-    const chunks: Buffer[] = [];
-    let length = 0;
-    const finish = (error: Error | null, body?: BodyChunks): void => {
-      payload.off('data', onData);
-      payload.off('end', onEnd);
-      payload.off('error', onError);
-      done(error, body);
-    };
-    const onData = (chunk: Buffer): void => {
-      length += chunk.length;
-      if (length > limit) return finish(new BatchlineError('PAYLOAD_TOO_LARGE', String(limit)));
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => {
-      if (!Number.isNaN(declared) && declared !== length) return finish(new BatchlineError('BAD_REQUEST', `Content-Length is ${declared} but the body has ${length} bytes`));
-      finish(null, { chunks, length });
-    };
-    const onError = (error: Error): void => finish(Object.assign(error, { statusCode: 400 }));
-    payload.on('data', onData);
-    payload.on('end', onEnd);
-    payload.on('error', onError);
-  });
+  scope.addContentTypeParser('*', collectBody);
+}
+
+/**
+ * A content-type parser that keeps the body as the socket's chunks (`BodyChunks`), held to the
+ * route's body limit and to the Content-Length the request declared.
+ */
+export function collectBody(request: FastifyRequest, payload: NodeJS.ReadableStream, done: (error: Error | null, body?: BodyChunks) => void): void {
+  const limit = request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY;
+  const declared = Number(request.headers['content-length']);
+  if (declared > limit) return done(new BatchlineError('PAYLOAD_TOO_LARGE', String(limit)), undefined);
+  const chunks: Buffer[] = [];
+  let length = 0;
+  const finish = (error: Error | null, body?: BodyChunks): void => {
+    payload.removeListener('data', onData);
+    payload.removeListener('end', onEnd);
+    payload.removeListener('error', onError);
+    done(error, body);
+  };
+  const onData = (chunk: Buffer): void => {
+    length += chunk.length;
+    if (length > limit) return finish(new BatchlineError('PAYLOAD_TOO_LARGE', String(limit)));
+    chunks.push(chunk);
+  };
+  const onEnd = (): void => {
+    if (!Number.isNaN(declared) && declared !== length) return finish(new BatchlineError('BAD_REQUEST', `Content-Length is ${declared} but the body has ${length} bytes`));
+    finish(null, { chunks, length });
+  };
+  const onError = (error: Error): void => finish(Object.assign(error, { statusCode: 400 }));
+  payload.on('data', onData);
+  payload.on('end', onEnd);
+  payload.on('error', onError);
 }
 
 /**

@@ -1,0 +1,53 @@
+/**
+ * Buffers for requests' input tensors, used again request after request instead of allocated
+ * for each one. A 3x48x192 image is 110 KB outside V8's heap; allocating one per request drove
+ * V8's major collections by "external memory pressure", whose concurrent marking took about a
+ * fifth of a core beside serve's main thread at 900 requests/s (bench:input, docs/protocols.md).
+ *
+ * A buffer taken here is filled with a request's tensor, moved to a model thread with its batch
+ * (transferred), and given back when the thread returns it with the batch's result. Buffers of
+ * the same byte length are reused; at most `maxFreeBytes` wait here, and when a buffer would not
+ * fit, the ones waiting are dropped (a changing mix of sizes starts over instead of pinning
+ * memory). Small tensors are not worth it and are allocated as before.
+ */
+export class BufferPool {
+  private free = new Map<number, ArrayBuffer[]>();
+  private freeBytes = 0;
+
+  constructor(
+    private readonly maxFreeBytes: number,
+    /** Buffers smaller than this are not kept. */
+    readonly minBytes: number,
+  ) {}
+
+  /** A buffer of exactly `byteLength` bytes. Its bytes are not cleared: the caller writes every one. */
+  take(byteLength: number): ArrayBuffer {
+    const buffer = this.free.get(byteLength)?.pop();
+    if (buffer === undefined) return new ArrayBuffer(byteLength);
+    this.freeBytes -= byteLength;
+    return buffer;
+  }
+
+  /** Gives back a buffer that nothing uses any more (one a model thread returned: it was transferred). */
+  give(buffer: ArrayBuffer): void {
+    const bytes = buffer.byteLength;
+    if (bytes < this.minBytes) return; // small, or detached (0 bytes)
+    if (bytes > this.maxFreeBytes) return;
+    if (this.freeBytes + bytes > this.maxFreeBytes) {
+      this.free = new Map();
+      this.freeBytes = 0;
+    }
+    let list = this.free.get(bytes);
+    if (list === undefined) this.free.set(bytes, (list = []));
+    list.push(buffer);
+    this.freeBytes += bytes;
+  }
+
+  /** Bytes waiting to be taken (for tests). */
+  get waitingBytes(): number {
+    return this.freeBytes;
+  }
+}
+
+/** The server's pool for input tensors (main thread). 64 MB holds the queue of a few hundred images. */
+export const inputBuffers = new BufferPool(64 * 1024 * 1024, 16 * 1024);

@@ -28,14 +28,28 @@ function admitted(count: number): Promise<void> {
   return new Promise((resolve) => server.runtime.runtime!.batcher.addObserver({ admitted: () => ++seen === count && resolve() }));
 }
 
+const BODY = JSON.stringify({ inputs: [0.2, 1.5, -0.3] });
+const POST = `POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${BODY.length}\r\n\r\n${BODY}`;
+
+/** A keep-alive connection that has pipelined 8 requests (one full batch) and read their 8 answers. */
+async function eightAnsweredOnOneConnection(): Promise<Socket> {
+  const client = connect(Number(new URL(server.url).port), '127.0.0.1', () => client.write(POST.repeat(8)));
+  let received = '';
+  await new Promise<void>((resolve) =>
+    client.on('data', (chunk) => {
+      received += chunk.toString();
+      if (received.split('HTTP/1.1 200').length - 1 === 8) resolve();
+    }),
+  );
+  return client;
+}
+
 describe('a client that hangs up while its requests wait', () => {
   it('has every one of them cancelled, pipelined ones included, and the server goes on', async () => {
     const { port } = new URL(server.url);
-    const body = JSON.stringify({ inputs: [0.2, 1.5, -0.3] });
-    const post = `POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
     const queued = admitted(2);
     const finished = nextOutcomes(2);
-    const socket = connect(Number(port), '127.0.0.1', () => socket.write(post + post));
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(POST + POST));
     await queued;
     expect(server.runtime.runtime!.batcher.queueDepth).toBe(2);
     const before = { ...server.runtime.runtime!.responsesByStatus };
@@ -56,21 +70,11 @@ describe('a client that hangs up while its requests wait', () => {
   });
 
   it('counts a hang-up after earlier answers on the same keep-alive connection as 499, not 503 (as wrk ends a run)', async () => {
-    const { port } = new URL(server.url);
-    const body = JSON.stringify({ inputs: [0.2, 1.5, -0.3] });
-    const post = `POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
-    const client = connect(Number(port), '127.0.0.1', () => client.write(post.repeat(8)));
-    let received = '';
-    await new Promise<void>((resolve) =>
-      client.on('data', (chunk) => {
-        received += chunk.toString();
-        if (received.split('HTTP/1.1 200').length - 1 === 8) resolve();
-      }),
-    );
+    const client = await eightAnsweredOnOneConnection();
     const before = { ...server.runtime.runtime!.responsesByStatus };
     const queued = admitted(1);
     const finished = nextOutcomes(1);
-    client.write(post);
+    client.write(POST);
     await queued;
     client.destroy();
     expect(await finished).toEqual(['cancelled']);
@@ -80,18 +84,8 @@ describe('a client that hangs up while its requests wait', () => {
   });
 
   it('forgets answered requests, pipelined ones included: nothing piles up on a kept-alive connection', async () => {
-    const { port } = new URL(server.url);
-    const body = JSON.stringify({ inputs: [0.2, 1.5, -0.3] });
-    const post = `POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
     const serverSide = new Promise<Socket>((resolve) => server.app.server.once('connection', resolve));
-    const client = connect(Number(port), '127.0.0.1', () => client.write(post.repeat(8)));
-    let received = '';
-    await new Promise<void>((resolve) =>
-      client.on('data', (chunk) => {
-        received += chunk.toString();
-        if (received.split('HTTP/1.1 200').length - 1 === 8) resolve();
-      }),
-    );
+    const client = await eightAnsweredOnOneConnection();
     const socket = await serverSide;
     const waitingKey = Object.getOwnPropertySymbols(socket).find((key) => key.description === 'batchline.waiting')!;
     expect(waitingKey).toBeDefined();

@@ -1,4 +1,4 @@
-import { createHook } from 'node:async_hooks';
+import { createHook, type AsyncHook } from 'node:async_hooks';
 
 let pinned: object | undefined;
 
@@ -21,16 +21,20 @@ let pinned: object | undefined;
  */
 export function pinTickObjectShape(): object | undefined {
   if (pinned !== undefined) return pinned;
-  const hook = createHook({
-    init(_asyncId, type, _triggerAsyncId, resource) {
-      if (type === 'TickObject' && pinned === undefined) pinned = resource as object;
-    },
-  });
-  hook.enable();
+  let hook: AsyncHook | undefined;
   try {
+    hook = createHook({
+      init(_asyncId, type, _triggerAsyncId, resource) {
+        if (type === 'TickObject' && pinned === undefined) pinned = resource as object;
+      },
+    });
+    hook.enable();
     process.nextTick(() => {});
+  } catch {
+    // async_hooks is experimental: a Node where this fails still starts, only without the pin.
+    return undefined;
   } finally {
-    hook.disable();
+    hook?.disable();
   }
   return pinned;
 }

@@ -47,9 +47,16 @@ export class OnnxModel {
       // unthrottled; serve logs failures once, rate-limited, keyed by request id (failure-log.ts).
       logSeverityLevel: 4,
     };
+    let native: NativeSession | undefined;
+    try {
+      if (options.native !== false) native = openNativeSession(source, sessionOptions);
+    } catch {
+      // A model onnxruntime refuses, or a private binding whose shape changed: the public API
+      // tells the two apart, and its error is the one reported.
+      native = undefined;
+    }
     let session: { native: NativeSession } | { public: ort.InferenceSession };
     try {
-      const native = options.native === false ? undefined : openNativeSession(source, sessionOptions);
       if (native !== undefined) session = { native };
       else session = { public: await ort.InferenceSession.create(typeof source === 'string' ? await readFile(source) : source, sessionOptions) };
     } catch (error) {

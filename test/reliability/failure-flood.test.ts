@@ -2,23 +2,16 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeOnnxModel } from '../../src/model/onnx-writer.js';
+import { freeWidthModel } from './free-width-model.js';
 import { runServeInProcess, type RunningServe } from './in-process-serve.js';
 import { infer } from '../serve/test-server.js';
 import { tableRow } from './table.js';
 
-/** A model whose weights fit inputs of length 4 only: an input of length 3 fails inside onnxruntime. */
 let serve: RunningServe;
 beforeAll(async () => {
   const dir = await mkdtemp(join(tmpdir(), 'batchline-model-'));
   const path = join(dir, 'free-width.onnx');
-  await writeFile(path, writeOnnxModel({
-    name: 'free-width',
-    inputs: [{ name: 'x', dims: ['batch', 'n'] }],
-    outputs: [{ name: 'y', dims: ['batch', 1] }],
-    initializers: [{ name: 'w', dims: [4, 1], values: [1, 1, 1, 1] }],
-    nodes: [{ opType: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }],
-  }));
+  await writeFile(path, freeWidthModel());
   // The circuit breaker would soon answer 503 instead: this attack is on the log, not the model.
   serve = await runServeInProcess({ model: path, execution: 'inline', maxBatchSize: 8, breakerFailures: 0, breakerRatio: 0 });
 });

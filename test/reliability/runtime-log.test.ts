@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeOnnxModel } from '../../src/model/onnx-writer.js';
+import { freeWidthModel } from './free-width-model.js';
 import { spawnServe } from '../deploy/spawn-serve.js';
 import { infer } from '../serve/test-server.js';
 
@@ -17,14 +17,7 @@ let modelPath: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'batchline-runtime-log-'));
   modelPath = join(dir, 'free-width.onnx');
-  // Its weights fit inputs of length 4 only: an input of length 3 fails inside onnxruntime.
-  await writeFile(modelPath, writeOnnxModel({
-    name: 'free-width',
-    inputs: [{ name: 'x', dims: ['batch', 'n'] }],
-    outputs: [{ name: 'y', dims: ['batch', 1] }],
-    initializers: [{ name: 'w', dims: [4, 1], values: [1, 1, 1, 1] }],
-    nodes: [{ opType: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }],
-  }));
+  await writeFile(modelPath, freeWidthModel());
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });

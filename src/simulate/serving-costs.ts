@@ -1,5 +1,6 @@
 import { arrivalsFromProfile, RateProfile } from '../core/arrivals.js';
 import type { BatchingConfig } from '../core/create-batcher.js';
+import type { BatcherObserver } from '../core/types.js';
 import { runSimulation } from './run-simulation.js';
 import type { SeededRandom } from '../core/rng.js';
 import { serviceTimeWithJitter, type LatencyModel } from './latency-model.js';
@@ -142,10 +143,26 @@ export function sustainedCapacityRps(setup: ServingPathSetup, batching: Batching
 
 /** Answers per second once settled, under evenly spaced arrivals at `rate`. */
 function answeredRps(setup: ServingPathSetup, batching: BatchingConfig, rate: number): number {
+  let answered = 0;
+  const { fromMs, endMs } = runSettled(setup, batching, rate, (fromMs, endMs) => ({
+    requestFinished: (_request, outcome, nowMs) => void (outcome.kind === 'ok' && nowMs >= fromMs && nowMs < endMs && answered++),
+  }));
+  return (answered * 1000) / (endMs - fromMs);
+}
+
+/**
+ * Runs the path under evenly spaced arrivals at `rate`, with neither queue bound nor deadline, long
+ * enough to settle: `observe` gets the span [fromMs, endMs) to measure (the last two thirds).
+ */
+function runSettled(
+  setup: ServingPathSetup,
+  batching: BatchingConfig,
+  rate: number,
+  observe: (fromMs: number, endMs: number) => BatcherObserver<number, number>,
+): { fromMs: number; endMs: number } {
   const requests = Math.max(2000, Math.min(10_000, Math.round(rate * 3)));
   const endMs = (requests * 1000) / rate;
   const fromMs = endMs / 3;
-  let answered = 0;
   runSimulation({
     batching: { ...batching, maxQueueSize: requests + 1, requestTimeoutMs: 1e12 },
     arrivals: arrivalsFromProfile(RateProfile.constant(rate, endMs), 'constant'),
@@ -153,9 +170,9 @@ function answeredRps(setup: ServingPathSetup, batching: BatchingConfig, rate: nu
     arrivalsEndMs: endMs,
     serviceTime: setup.batchWorkMs,
     servingPath: setup,
-    observers: () => [{ requestFinished: (_request, outcome, nowMs) => void (outcome.kind === 'ok' && nowMs >= fromMs && nowMs < endMs && answered++) }],
+    observers: () => [observe(fromMs, endMs)],
   });
-  return (answered * 1000) / (endMs - fromMs);
+  return { fromMs, endMs };
 }
 
 type ServedCpu = NonNullable<NonNullable<LatencyProfile['serving_path']>['serve_cpu']>;
@@ -185,30 +202,19 @@ function fullBatches(batching: BatchingConfig, meanBatch: number, rate: number):
 
 /** Mean time from a batch's start to its end once settled, under evenly spaced arrivals at `rate`. */
 function simulatedBatchMs(setup: ServingPathSetup, batching: BatchingConfig, rate: number): number {
-  const requests = Math.max(2000, Math.min(10_000, Math.round(rate * 3)));
-  const endMs = (requests * 1000) / rate;
-  const fromMs = endMs / 3;
   const started = new Map<object, number>();
   let totalMs = 0;
   let batches = 0;
-  runSimulation({
-    batching: { ...batching, maxQueueSize: requests + 1, requestTimeoutMs: 1e12 },
-    arrivals: arrivalsFromProfile(RateProfile.constant(rate, endMs), 'constant'),
-    maxRequests: requests,
-    arrivalsEndMs: endMs,
-    serviceTime: setup.batchWorkMs,
-    servingPath: setup,
-    observers: () => [{
-      batchStarted: (batch, nowMs) => void (nowMs >= fromMs && started.set(batch, nowMs)),
-      batchFinished: (batch, nowMs) => {
-        const at = started.get(batch);
-        if (at === undefined) return;
-        started.delete(batch);
-        totalMs += nowMs - at;
-        batches++;
-      },
-    }],
-  });
+  runSettled(setup, batching, rate, (fromMs) => ({
+    batchStarted: (batch, nowMs) => void (nowMs >= fromMs && started.set(batch, nowMs)),
+    batchFinished: (batch, nowMs) => {
+      const at = started.get(batch);
+      if (at === undefined) return;
+      started.delete(batch);
+      totalMs += nowMs - at;
+      batches++;
+    },
+  }));
   return batches === 0 ? 0 : totalMs / batches;
 }
 

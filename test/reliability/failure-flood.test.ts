@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freeWidthModel } from './free-width-model.js';
+import { failingWidthModelOnnx } from '../registry/repository-fixture.js';
 import { runServeInProcess, type RunningServe } from './in-process-serve.js';
 import { infer } from '../serve/test-server.js';
 import { tableRow } from './table.js';
@@ -11,7 +11,7 @@ let serve: RunningServe;
 beforeAll(async () => {
   const dir = await mkdtemp(join(tmpdir(), 'batchline-model-'));
   const path = join(dir, 'free-width.onnx');
-  await writeFile(path, freeWidthModel());
+  await writeFile(path, failingWidthModelOnnx());
   // The circuit breaker would soon answer 503 instead: this attack is on the log, not the model.
   serve = await runServeInProcess({ model: path, execution: 'inline', maxBatchSize: 8, breakerFailures: 0, breakerRatio: 0 });
 });

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freeWidthModel } from './free-width-model.js';
+import { failingWidthModelOnnx } from '../registry/repository-fixture.js';
 import { spawnServe } from '../deploy/spawn-serve.js';
 import { infer } from '../serve/test-server.js';
 
@@ -17,7 +17,7 @@ let modelPath: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'batchline-runtime-log-'));
   modelPath = join(dir, 'free-width.onnx');
-  await writeFile(modelPath, freeWidthModel());
+  await writeFile(modelPath, failingWidthModelOnnx());
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });

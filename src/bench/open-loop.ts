@@ -3,13 +3,14 @@ import { Drain } from './drain.js';
 import type { PlanShare } from './plan.js';
 import type { BenchRecorder } from './recorder.js';
 import { OpenLoopSchedule } from './schedule.js';
+import { Pacer } from './pacer.js';
 import { TimedRequest, type RequestSink } from './timed-request.js';
 import { createTransport } from './transport.js';
 
 /**
- * Below this wait the loop polls with setImmediate instead of arming a timer: Node's timers have
- * millisecond granularity and would make most sends ~1 ms late, which is the generator's error,
- * not the server's.
+ * Until the pacer's thread runs (and should it fail), the loop polls with setImmediate below
+ * this wait instead of arming a timer: Node's timers have millisecond granularity and would make
+ * most sends ~1 ms late, which is the generator's error, not the server's.
  */
 const SPIN_BELOW_MS = 2;
 /**
@@ -57,21 +58,26 @@ export function runOpenLoop(share: PlanShare, recorder: BenchRecorder, clock: ()
 
     let nextMs = schedule.next();
     let wakeUp: NodeJS.Timeout | NodeJS.Immediate | undefined;
+    const cancelWakeUp = (): void => {
+      if (wakeUp === undefined) return;
+      clearTimeout(wakeUp as NodeJS.Timeout);
+      clearImmediate(wakeUp as NodeJS.Immediate);
+      wakeUp = undefined;
+    };
     const finish = (): void => {
       stop?.removeEventListener('abort', finish);
       if (drain !== undefined) return;
       if (stop?.aborted === true) recorder.endWindowAt(clock());
-      if (wakeUp !== undefined) {
-        clearTimeout(wakeUp as NodeJS.Timeout);
-        clearImmediate(wakeUp as NodeJS.Immediate);
-      }
+      cancelWakeUp();
+      pacer.close();
       drain = new Drain(transport, resolve);
       drain.begin(inFlight, plan.timeoutMs + DRAIN_SLACK_MS);
     };
     stop?.addEventListener('abort', finish);
 
     const pump = (): void => {
-      wakeUp = undefined;
+      // Woken by the pacer while a fallback wake was still armed: one wake-up chain only.
+      cancelWakeUp();
       if (stop?.aborted === true) return finish();
       let now = clock();
       let budget = MAX_SENDS_PER_TURN;
@@ -90,9 +96,11 @@ export function runOpenLoop(share: PlanShare, recorder: BenchRecorder, clock: ()
       if (nextMs === undefined) return finish();
       const waitMs = nextMs - now;
       if (budget < 0) wakeUp = setImmediate(pump);
+      else if (pacer.ready) pacer.wakeIn(waitMs);
       else if (waitMs > SPIN_BELOW_MS) wakeUp = setTimeout(pump, Math.floor(waitMs - 1));
       else wakeUp = setImmediate(pump);
     };
+    const pacer = new Pacer(pump);
     pump();
   });
 }

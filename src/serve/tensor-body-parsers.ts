@@ -17,13 +17,16 @@ import { collectBody } from './oip-body.js';
  */
 export function useTensorBodyParsers(scope: FastifyInstance): void {
   scope.removeContentTypeParser('application/json');
-  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    try {
-      refuseOtherCharsets(request.headers['content-type']);
-      done(null, readJson(body as Buffer));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
+  scope.addContentTypeParser('application/json', (request, payload, done) => {
+    collectBody(request, payload, (error, chunks) => {
+      if (error !== null) return done(error, undefined);
+      try {
+        refuseOtherCharsets(request.headers['content-type']);
+        done(null, readJson(jsonBytesOf(chunks!)));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
+    });
   });
   scope.addContentTypeParser([...MSGPACK_TYPES], (request, payload, done) => {
     collectBody(request, payload, (error, chunks) => {
@@ -60,6 +63,26 @@ function gathered(body: BodyChunks): Buffer {
   copyBytes(body, 0, buffer);
   giveBufferToItem(whole);
   return buffer;
+}
+
+/** A JSON body up to this size is gathered into one buffer kept for the next; a larger one gets its own. */
+const KEPT_JSON_BYTES = 4 * 1024 * 1024;
+let jsonBytes = Buffer.allocUnsafeSlow(0);
+
+/**
+ * A JSON body's bytes in one buffer, the same buffer for every body: `readJson` reads it whole
+ * before the parser returns and keeps nothing that views it (strings are copied out, numbers go
+ * to its own scratch). Fastify's `parseAs: 'buffer'` allocated a new one per request outside
+ * V8's heap, 177 KB for a 3×48×192 image, and that drove V8's major collections by external
+ * memory pressure (docs/protocols.md).
+ */
+function jsonBytesOf(body: BodyChunks): Buffer {
+  if (body.chunks.length === 1) return body.chunks[0]!;
+  if (body.length > KEPT_JSON_BYTES) return Buffer.concat(body.chunks, body.length);
+  if (jsonBytes.length < body.length) jsonBytes = Buffer.allocUnsafeSlow(Math.min(KEPT_JSON_BYTES, Math.max(body.length, 2 * jsonBytes.length)));
+  const bytes = jsonBytes.subarray(0, body.length);
+  copyBytes(body, 0, bytes);
+  return bytes;
 }
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;

@@ -98,7 +98,9 @@ async function measurePath(
     });
     if (cpu !== undefined) {
       const r = (ms: number): number => Math.round(ms * 1e6) / 1e6;
-      path.serve_cpu = { requests: cpu.requests, main_ms: r(cpu.mainMs), worker_ms: r(cpu.workerMs), helpers_ms: r(cpu.helpersMs), client_ms: r(cpu.clientMs), mean_batch: r(cpu.meanBatch), exec_ms: r(cpu.execMs), rate_rps: r(cpu.rateRps) };
+      path.serve_cpu = { requests: cpu.requests, main_ms: r(cpu.mainMs), worker_ms: r(cpu.workerMs), helpers_ms: r(cpu.helpersMs), client_ms: r(cpu.clientMs), mean_batch: r(cpu.meanBatch), exec_ms: r(cpu.execMs), rate_rps: r(cpu.rateRps),
+        gc_pauses: cpu.gcPauses.map((p) => ({ kind: p.kind, per_request: r(p.perRequest), mean_ms: r(p.meanMs) })),
+      };
     }
   }
   return path;

@@ -48,6 +48,9 @@ export function formatProfile(profile: LatencyProfile, outPath: string | undefin
       lines.push(
         `a real serve over HTTP (${cpu.requests} requests${cpu.rate_rps === undefined ? '' : ` at ${cpu.rate_rps.toFixed(1)} req/s`}, batches of ${cpu.mean_batch.toFixed(1)}), CPU per request: main thread ${cpu.main_ms.toFixed(4)} ms · model instance ${cpu.worker_ms.toFixed(4)} ms · serve's other threads (GC) ${cpu.helpers_ms.toFixed(4)} ms`,
       );
+      if (cpu.gc_pauses !== undefined && cpu.gc_pauses.length > 0) {
+        lines.push(`main thread's garbage-collection pauses per request (part of its CPU): ${cpu.gc_pauses.map((p) => `${p.kind} ${p.per_request.toFixed(4)} × ${p.mean_ms.toFixed(2)} ms`).join(' · ')}`);
+      }
       if (cpu.exec_ms !== undefined) lines.push(`under that load a batch took ${cpu.exec_ms.toFixed(4)} ms from its start to its end (serve's batchline_model_execution_seconds)`);
       lines.push(`bench's lean client spent ${cpu.client_ms.toFixed(4)} ms of CPU per request: with a load generator on the same host, add --generator-cpu-ms ${cpu.client_ms.toFixed(3)} to simulate`);
     }

@@ -24,6 +24,18 @@ export interface ServeCpu {
   execMs: number;
   /** Requests a second serve answered meanwhile (the load at which the figures above hold). */
   rateRps: number;
+  /**
+   * The main thread's garbage-collection pauses, by V8's kind (prom-client's
+   * nodejs_gc_duration_seconds): how many a request, and how long one took on average. Their CPU
+   * is part of `mainMs`; they stop everything else the main thread does meanwhile.
+   */
+  gcPauses: GcPauses[];
+}
+
+export interface GcPauses {
+  kind: string;
+  perRequest: number;
+  meanMs: number;
 }
 
 /** Clock ticks per second of /proc's utime and stime (USER_HZ, 100 on Linux). */
@@ -72,6 +84,12 @@ export async function measureServeCpu(s: ServeCpuSettings): Promise<ServeCpu | u
     const batchesAfter = await batchCounts(origin);
     const requests = result.requests.completed;
     if (requests === 0) return undefined;
+    const gcPauses: GcPauses[] = [];
+    for (const [kind, { count, sumS }] of batchesAfter.gc) {
+      const pauses = count - (batchesBefore.gc.get(kind)?.count ?? 0);
+      const pausedMs = (sumS - (batchesBefore.gc.get(kind)?.sumS ?? 0)) * 1000;
+      if (pauses > 0) gcPauses.push({ kind, perRequest: pauses / requests, meanMs: pausedMs / pauses });
+    }
     let mainTicks = 0;
     const others: number[] = [];
     for (const [tid, ticks] of after) {
@@ -94,6 +112,7 @@ export async function measureServeCpu(s: ServeCpuSettings): Promise<ServeCpu | u
       meanBatch: (batchesAfter.items - batchesBefore.items) / Math.max(1, batchesAfter.batches - batchesBefore.batches),
       execMs: ((batchesAfter.execS - batchesBefore.execS) * 1000) / Math.max(1, batchesAfter.batches - batchesBefore.batches),
       rateRps: result.throughputRps,
+      gcPauses,
     };
   } finally {
     child.kill('SIGTERM');
@@ -142,8 +161,23 @@ async function childrenTicks(pid: number): Promise<number> {
   return total;
 }
 
-async function batchCounts(origin: string): Promise<{ batches: number; items: number; execS: number }> {
+interface ServeCounts {
+  batches: number;
+  items: number;
+  execS: number;
+  /** Main-thread GC pauses so far by kind: how many, and their total in seconds. */
+  gc: Map<string, { count: number; sumS: number }>;
+}
+
+async function batchCounts(origin: string): Promise<ServeCounts> {
   const text = await (await fetch(`${origin}/metrics`)).text();
   const sum = (name: string): number => [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})?\\s+(\\S+)`, 'gm'))].reduce((n, m) => n + Number(m[1]), 0);
-  return { batches: sum('batchline_batches_total'), items: sum('batchline_batch_items_total'), execS: sum('batchline_model_execution_seconds_sum') };
+  const gc = new Map<string, { count: number; sumS: number }>();
+  for (const m of text.matchAll(/^nodejs_gc_duration_seconds_(count|sum)\{kind="([^"]+)"\}\s+(\S+)/gm)) {
+    const entry = gc.get(m[2] as string) ?? { count: 0, sumS: 0 };
+    if (m[1] === 'count') entry.count = Number(m[3]);
+    else entry.sumS = Number(m[3]);
+    gc.set(m[2] as string, entry);
+  }
+  return { batches: sum('batchline_batches_total'), items: sum('batchline_batch_items_total'), execS: sum('batchline_model_execution_seconds_sum'), gc };
 }

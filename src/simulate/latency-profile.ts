@@ -60,6 +60,11 @@ export interface ServingPath {
     exec_ms?: number;
     /** Requests a second that serve answered meanwhile (closed loop, one instance, batches of the profile's largest size). */
     rate_rps?: number;
+    /**
+     * The main thread's garbage-collection pauses under that load, by V8's kind (serve's
+     * nodejs_gc_duration_seconds): pauses per request and their mean length. Part of `main_ms`.
+     */
+    gc_pauses?: { kind: string; per_request: number; mean_ms: number }[];
   };
 }
 
@@ -114,6 +119,11 @@ export function validateLatencyProfile(data: unknown, where: string): LatencyPro
     const numbers = ['body_bytes', 'decode_ms', 'check_ms', 'encode_ms', 'cores'] as const;
     if (typeof path !== 'object' || path === null || !numbers.every((key) => typeof path[key] === 'number' && path[key] >= 0) || !['inline', 'worker', 'process'].includes(path.execution)) {
       bad(`has a serving_path without ${numbers.join(', ')} >= 0 and an execution of inline, worker or process`);
+    }
+    const pauses = path.serve_cpu?.gc_pauses;
+    const finiteAtLeast0 = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value) && value >= 0;
+    if (pauses !== undefined && (!Array.isArray(pauses) || !pauses.every((p) => typeof p?.kind === 'string' && finiteAtLeast0(p.per_request) && finiteAtLeast0(p.mean_ms)))) {
+      bad('has serving_path.serve_cpu.gc_pauses that are not a list of {kind, per_request >= 0, mean_ms >= 0}');
     }
   }
   return profile as LatencyProfile;

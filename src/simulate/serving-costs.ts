@@ -2,9 +2,10 @@ import { arrivalsFromProfile, RateProfile } from '../core/arrivals.js';
 import type { BatchingConfig } from '../core/create-batcher.js';
 import type { BatcherObserver } from '../core/types.js';
 import { runSimulation } from './run-simulation.js';
-import type { SeededRandom } from '../core/rng.js';
+import { SeededRandom } from '../core/rng.js';
 import { serviceTimeWithJitter, type LatencyModel } from './latency-model.js';
 import { latencyModelFromProfile, type LatencyProfile } from './latency-profile.js';
+import { gcPauseSource, meanPauseMsPerRequest } from './gc-pauses.js';
 import { pathCapacityRps, type ServingPathSetup } from './serving-path-model.js';
 
 /** What a simulation was told about a request's costs, and what it takes to be zero. */
@@ -19,6 +20,9 @@ export interface PathPlan {
   capacityRps: number;
   costs: SimulatedCosts;
 }
+
+/** The calibration's own draws of GC pauses, apart from the run's (--seed). */
+const CALIBRATION_SEED = 1;
 
 /** Costs simulate takes as zero when nothing measured them. */
 const NEVER_MEASURED = ['HTTP parsing and socket I/O beyond reading the body', 'garbage collection', "a load generator's CPU when it shares the host"];
@@ -65,9 +69,19 @@ export function pathPlanOf(
   // Beyond its CPU, a batch under load waited in the hand-over (for the other side's turn, or a
   // process reading its batch through a pipe per 64 KiB): per item, as that grows with the bytes.
   // Calibrated on the host the profile ran on: its cores, not --cores.
-  const handoverWaitPerItemMs = path.execution === 'inline' ? 0 : handoverWaitPerItemOf({ ...base, cores: path.cores }, served, measured, batching);
+  // The main thread's GC pauses, measured on the real serve, come out of its CPU per request and
+  // arrive whole: a request behind one waits for all of it (the mean alone hid them).
+  const pauses = served?.gc_pauses ?? [];
+  const pauseMeanMs = Math.min(meanPauseMsPerRequest(pauses), Math.max(0, base.admitMs - stepsMs));
+  // The profiled serve's batches waited for those pauses too (a batch ends when the main thread
+  // has its answers): the calibration has them, from a generator of its own.
+  const calibration: ServingPathSetup = pauseMeanMs > 0
+    ? { ...base, cores: path.cores, admitMs: base.admitMs - pauseMeanMs, mainPauseMs: gcPauseSource(pauses, new SeededRandom(CALIBRATION_SEED)), meanMainPauseMs: pauseMeanMs }
+    : { ...base, cores: path.cores };
+  const handoverWaitPerItemMs = path.execution === 'inline' ? 0 : handoverWaitPerItemOf(calibration, served, measured, batching);
   const setup: ServingPathSetup = {
     ...base,
+    ...(pauseMeanMs > 0 ? { admitMs: base.admitMs - pauseMeanMs, mainPauseMs: gcPauseSource(pauses, jitter.rng), meanMainPauseMs: pauseMeanMs } : {}),
     // Waiting for another thread's turn is as irregular as the scheduler: exponential, its mean measured.
     meanHandoverWaitMs: (n) => handoverWaitPerItemMs * n,
     handoverWaitMs: handoverWaitPerItemMs > 0 ? (n) => handoverWaitPerItemMs * n * jitter.rng.exponential() : () => 0,
@@ -82,6 +96,9 @@ export function pathPlanOf(
           `main thread, per request, measured on a real serve over HTTP: ${ms(served.main_ms)} ms in all (HTTP and sockets included)`,
           `other threads of serve (garbage collection), per request: ${ms(served.helpers_ms)} ms`,
         ]),
+    ...(pauseMeanMs > 0
+      ? [`main thread's garbage-collection pauses (part of its CPU above), drawn per request: ${pauses.filter((p) => p.per_request > 0).map((p) => `${p.kind} ${ms(p.per_request)} × ${ms(p.mean_ms)} ms`).join(', ')}, exponential lengths`]
+      : []),
     `main thread, per answer: encoding it ${ms(path.encode_ms)} ms`,
     path.execution !== 'inline'
       ? `instance ${path.execution === 'process' ? 'process' : 'thread'}, per batch: ${work.description}: the run (${fit(path.run_fit)}) and the hand-over to it and back (${fit(path.handover_fit)})${loadFactor > 1 ? `, × ${loadFactor.toFixed(2)} for the instance's CPU per batch measured on a real serve` : ''}`
@@ -101,7 +118,8 @@ export function pathPlanOf(
     setup,
     capacityRps: sustainedCapacityRps(
       // The probe's own copy: jitter draws must not shift the real run's.
-      { ...setup, batchWorkMs: (n) => work.meanMs(n), handoverWaitMs: setup.meanHandoverWaitMs },
+      // (The pauses from the calibration's generator, for the same reason.)
+      { ...setup, batchWorkMs: (n) => work.meanMs(n), handoverWaitMs: setup.meanHandoverWaitMs, mainPauseMs: calibration.mainPauseMs },
       batching,
       pathCapacityRps(setup, batching.instances, batching.maxBatchSize, (n) => work.meanMs(n)),
     ),

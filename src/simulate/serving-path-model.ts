@@ -29,6 +29,14 @@ export interface ServingPathSetup {
   handoverWaitMs: (batchSize: number) => number;
   /** Its mean, for the capacity bound. */
   meanHandoverWaitMs: (batchSize: number) => number;
+  /**
+   * The main thread's garbage-collection pauses that come with a request (ms of its CPU, drawn per
+   * request; 0: none): while one lasts the main thread reads, hands over and answers nothing.
+   * Their mean is not in `admitMs`. Absent: none modelled.
+   */
+  mainPauseMs?: () => number;
+  /** Their mean per request, for the capacity bound. */
+  meanMainPauseMs?: number;
   /** CPU per request off the request's way, on other threads: serve's GC and libuv helpers (ms). */
   helpersMs: number;
   /** CPU per request of a load generator on the same host, which shares the cores (ms). */
@@ -73,7 +81,8 @@ export class ServingPath implements Executor<number, number> {
   arrive(admit: () => void): void {
     if (this.setup.generatorMs > 0) this.generator.enqueue(this.setup.generatorMs, ignore);
     if (this.setup.helpersMs > 0) this.helpers.enqueue(this.setup.helpersMs, ignore);
-    this.main.enqueue(this.setup.admitMs, admit);
+    // A collection starts while the request is read (its body filled the heap): it is read after.
+    this.main.enqueue(this.setup.admitMs + (this.setup.mainPauseMs?.() ?? 0), admit);
   }
 
   start(batch: Batch<number, number>, done: (result: readonly number[] | Error) => void): void {
@@ -106,7 +115,7 @@ const ignore = (): void => {};
  */
 export function pathCapacityRps(setup: ServingPathSetup, instances: number, maxBatch: number, meanWorkMs: (n: number) => number): number {
   const work = meanWorkMs(maxBatch);
-  const mainPerRequest = setup.admitMs + setup.answerMs + (setup.execution === 'inline' ? work / maxBatch : 0);
+  const mainPerRequest = setup.admitMs + (setup.meanMainPauseMs ?? 0) + setup.answerMs + (setup.execution === 'inline' ? work / maxBatch : 0);
   const instanceBusyMs = setup.batchDelayMs(maxBatch) + work + setup.meanHandoverWaitMs(maxBatch);
   const cpuPerRequest = mainPerRequest + (setup.execution === 'worker' ? work / maxBatch : 0) + setup.helpersMs + setup.generatorMs;
   const limits = [

@@ -1,0 +1,92 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SeededRandom } from '../../src/core/rng.js';
+import { gcPauseSource, meanPauseMsPerRequest } from '../../src/simulate/gc-pauses.js';
+import { validateLatencyProfile } from '../../src/simulate/latency-profile.js';
+import { loadSimulationInputs, prepareRun } from '../../src/simulate/prepare.js';
+import { buildReport } from '../../src/simulate/report.js';
+import { runSimulation } from '../../src/simulate/run-simulation.js';
+import { simulateOptions } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'batchline-gc-'));
+
+describe('gcPauseSource: the main thread\'s GC pauses a request brings', () => {
+  const draws = (pauses: Parameters<typeof gcPauseSource>[0], n: number, seed = 7): number[] => {
+    const source = gcPauseSource(pauses, new SeededRandom(seed));
+    return Array.from({ length: n }, () => source());
+  };
+
+  it('brings none when none were measured', () => {
+    expect(draws([], 100).every((ms) => ms === 0)).toBe(true);
+    expect(draws([{ kind: 'major', per_request: 0, mean_ms: 5 }], 100).every((ms) => ms === 0)).toBe(true);
+  });
+
+  it('brings a kind\'s pause with its measured probability and mean, the same for the same seed', () => {
+    const pauses = [{ kind: 'major', per_request: 0.02, mean_ms: 5 }, { kind: 'minor', per_request: 0.05, mean_ms: 1 }];
+    const sample = draws(pauses, 50_000);
+    expect(draws(pauses, 50_000)).toEqual(sample);
+    const paused = sample.filter((ms) => ms > 0).length / sample.length;
+    expect(paused).toBeGreaterThan(0.06);
+    expect(paused).toBeLessThan(0.075);
+    const meanMs = sample.reduce((sum, ms) => sum + ms, 0) / sample.length;
+    expect(meanPauseMsPerRequest(pauses)).toBeCloseTo(0.15, 9);
+    expect(meanMs / 0.15).toBeGreaterThan(0.9);
+    expect(meanMs / 0.15).toBeLessThan(1.1);
+    // Whole pauses are not averaged away: some are several times the mean.
+    expect(Math.max(...sample)).toBeGreaterThan(15);
+  });
+
+  it('brings whole pauses first when a kind comes more than once a request', () => {
+    expect(draws([{ kind: 'minor', per_request: 2.5, mean_ms: 1 }], 1000).every((ms) => ms > 0)).toBe(true);
+  });
+});
+
+/** A worker model (a batch of n: 1 + n ms) whose real serve spent 0.8 ms a request on its main thread, `pauses` of it in GC pauses. */
+let profiles = 0;
+function profileWith(pauses: unknown): string {
+  const file = join(dir, `profile-${profiles++}.json`);
+  const points = [1, 2, 4, 8].map((n) => ({ batch_size: n, p50_ms: 1 + n, mean_ms: 1 + n, p90_ms: 1 + n, min_ms: 1 + n, max_ms: 1 + n, cv: 0 }));
+  const profile = {
+    format: 'batchline-latency-profile/1', model: 'm', warmup: 1, repetitions: 1, points, fit: { a_ms: 1, b_ms: 1, r2: 1 },
+    serving_path: {
+      execution: 'worker', wire: 'json', body_bytes: 1000, decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.01, cores: 4,
+      run_points: points.map((p) => ({ batch_size: p.batch_size, p50_ms: p.p50_ms - 0.1 })), run_fit: { a_ms: 0.9, b_ms: 1 }, handover_fit: { a_ms: 0.1, b_ms: 0 },
+      serve_cpu: { requests: 1000, main_ms: 0.81, worker_ms: 1, helpers_ms: 0.2, client_ms: 0.25, mean_batch: 1, ...(pauses === undefined ? {} : { gc_pauses: pauses }) },
+    },
+  };
+  writeFileSync(file, JSON.stringify(profile));
+  return file;
+}
+
+async function simulatePath(overrides: Record<string, unknown>) {
+  const options = simulateOptions(overrides);
+  const inputs = await loadSimulationInputs(options, new Set(Object.keys(overrides)));
+  const { setup, context } = prepareRun(options, inputs);
+  return buildReport(runSimulation(setup), context);
+}
+
+describe('simulate stalls the main thread for its measured GC pauses', () => {
+  it('keeps the main thread\'s CPU as measured, and delays the requests read behind a pause (and the instance they feed)', async () => {
+    const common = { rate: 50, requests: 4000, maxBatchSize: 1, arrival: 'constant', seed: 3 };
+    const smooth = await simulatePath({ ...common, latencyProfile: profileWith(undefined) });
+    // One request in 50 brings a 20 ms pause (0.4 ms a request on average, of the 0.8 measured).
+    const paused = await simulatePath({ ...common, latencyProfile: profileWith([{ kind: 'major', per_request: 0.02, mean_ms: 20 }]) });
+    // Requests 20 ms apart, each alone: without pauses every one takes 0.8 + 2 + 0.01 ms.
+    expect(smooth.latency_ms.p99).toBeCloseTo(2.81, 1);
+    // With them, the main thread reads a request in 0.4 ms, and one in 50 waits for a pause first.
+    expect(paused.latency_ms.p50).toBeCloseTo(2.41, 1);
+    expect(paused.latency_ms.p99).toBeGreaterThan(20);
+    expect(paused.latency_ms.mean).toBeGreaterThan(smooth.latency_ms.mean);
+    expect(paused.costs.given.join('\n')).toMatch(/main thread's garbage-collection pauses .*: major 0\.02 × 20 ms/);
+    // The mean CPU is the same, but while a pause lasts the instance gets no requests to run.
+    expect(paused.capacity_rps).toBeLessThan(smooth.capacity_rps);
+    expect(paused.capacity_rps).toBeGreaterThan(0.7 * smooth.capacity_rps);
+  });
+
+  it('rejects a profile whose pauses are not a list of {kind, per_request, mean_ms}', () => {
+    const profile = JSON.parse(readFileSync(profileWith([{ kind: 'major', per_request: -1, mean_ms: 2 }]), 'utf8'));
+    expect(() => validateLatencyProfile(profile, 'p.json')).toThrow(/gc_pauses/);
+  });
+});

@@ -8,74 +8,154 @@ interface Work {
   done: () => void;
 }
 
-/** Work left below this is done (floating-point dust from sharing a core). */
-const DONE_BELOW_MS = 1e-9;
+/** A thread on a core: its work, since when it holds the core, and the timer of its end. */
+interface OnCore {
+  work: Work;
+  /** When it last took the core (a thread that goes on to its next piece keeps it). */
+  sinceMs: number;
+  /** When the current stretch of its work began (for the work done so far). */
+  stretchFromMs: number;
+  timer: TimerHandle;
+}
 
 /**
- * Threads sharing `cores` on a virtual clock: while more threads have work than there are
- * cores, each runs at cores / busy threads of a core (processor sharing, as an OS scheduler
- * time-slices them); otherwise each has a core to itself. A thread does one piece of work at a
- * time. serve's main thread and its model instances' threads are such threads: two instances
- * and a busy main thread on two cores each get two thirds of one.
+ * How Linux shares cores among more runnable threads than there are cores (CFS/EEVDF): a thread
+ * that has held its core for at least `sliceMs` gives it up to a waiting one, checked when a
+ * thread wakes and at every scheduler tick (`tickMs`, 1000 / CONFIG_HZ); a thread that took its
+ * core less than a slice ago keeps it. Debian's kernels tick at 250 Hz; the base slice on two
+ * cores is 0.75 ms × (1 + log2 2) = 1.5 ms.
+ */
+export interface TimeSlicing {
+  tickMs: number;
+  sliceMs: number;
+}
+
+export const LINUX_TIME_SLICING: TimeSlicing = { tickMs: 4, sliceMs: 1.5 };
+
+/**
+ * Threads sharing `cores` on a virtual clock, as an OS scheduler shares them: a thread with work
+ * runs on a free core at full speed; when none is free it waits in line until a running thread
+ * has had its slice (see TimeSlicing), and the preempted one goes to the back of the line. A
+ * thread does one piece of work at a time; one that goes straight on to its next piece keeps its
+ * core (a busy event loop does not yield between requests). serve's main thread, its model
+ * instances' threads, V8's helpers and a load generator on the host are such threads: a thread
+ * woken while both cores run long stretches (a model's batch, a collection) waits for a tick,
+ * which processor sharing (every thread at cores / n of a core at every instant) missed.
  */
 export class CpuPool {
-  private readonly busy = new Map<number, Work>();
-  private updatedAtMs: number;
-  private timer: TimerHandle | undefined;
+  private readonly onCore = new Map<number, OnCore>();
+  private readonly waiting = new RingBuffer<{ thread: number; work: Work }>(16);
+  private tick: TimerHandle | undefined;
+  /** The thread whose piece just ended, while its `done` runs: its next piece keeps the core. */
+  private continuing: number | undefined;
 
   constructor(
     private readonly clock: VirtualClock,
     /** Cores the threads share (Infinity: each thread has its own). */
     private readonly cores: number,
-  ) {
-    this.updatedAtMs = clock.now();
-  }
+    private readonly slicing: TimeSlicing = LINUX_TIME_SLICING,
+  ) {}
 
   /** Starts `workMs` of CPU work on `thread`, which must be idle; `done` runs when it is finished. */
   run(thread: number, workMs: number, done: () => void): void {
-    if (this.busy.has(thread)) throw new Error(`thread ${thread} is already busy`);
-    this.advance();
-    this.busy.set(thread, { remainingMs: Math.max(0, workMs), done });
-    this.reschedule();
-  }
-
-  /** The share of a core each busy thread gets now. */
-  private speed(): number {
-    const n = this.busy.size;
-    return n <= this.cores ? 1 : this.cores / n;
-  }
-
-  /** Takes the work done since the last change off every busy thread. */
-  private advance(): void {
+    if (this.onCore.has(thread) || this.isWaiting(thread)) throw new Error(`thread ${thread} is already busy`);
+    const work = { remainingMs: Math.max(0, workMs), done };
     const nowMs = this.clock.now();
-    const doneMs = (nowMs - this.updatedAtMs) * this.speed();
-    if (doneMs > 0) for (const work of this.busy.values()) work.remainingMs -= doneMs;
-    this.updatedAtMs = nowMs;
+    if (this.continuing === thread) {
+      // Its core was kept for it while its last piece's `done` ran.
+      this.continuing = undefined;
+      return this.dispatch(thread, work, this.heldSinceMs ?? nowMs);
+    }
+    if (this.freeCores() > 0) return this.dispatch(thread, work, nowMs);
+    // Waking to find every core taken: it preempts a thread past its slice, or waits for one.
+    const expired = this.longestPastSlice(nowMs);
+    if (expired !== undefined) {
+      this.preempt(expired);
+      return this.dispatch(thread, work, nowMs);
+    }
+    this.waiting.push({ thread, work });
+    this.armTick();
   }
 
-  /** One timer for the next thread to finish, at the current sharing. */
-  private reschedule(): void {
-    if (this.timer !== undefined) this.clock.cancel(this.timer);
-    this.timer = undefined;
-    if (this.busy.size === 0) return;
-    let leastMs = Number.POSITIVE_INFINITY;
-    for (const work of this.busy.values()) leastMs = Math.min(leastMs, work.remainingMs);
-    this.timer = this.clock.schedule(this.clock.now() + Math.max(0, leastMs) / this.speed(), this.finish, EventOrder.completion);
+  /** When the continuing thread took its core. */
+  private heldSinceMs: number | undefined;
+
+  /** Cores neither running a thread nor kept for one whose piece just ended. */
+  private freeCores(): number {
+    return this.cores - this.onCore.size - (this.continuing === undefined ? 0 : 1);
   }
 
-  private readonly finish = (): void => {
-    this.timer = undefined;
-    this.advance();
-    const finished: Work[] = [];
-    for (const [thread, work] of this.busy) {
-      if (work.remainingMs <= DONE_BELOW_MS) {
-        finished.push(work);
-        this.busy.delete(thread);
+  private isWaiting(thread: number): boolean {
+    for (let i = 0; i < this.waiting.length; i++) if (this.waiting.at(i)?.thread === thread) return true;
+    return false;
+  }
+
+  private dispatch(thread: number, work: Work, sinceMs: number): void {
+    const nowMs = this.clock.now();
+    const timer = this.clock.schedule(nowMs + work.remainingMs, () => this.finish(thread), EventOrder.completion);
+    this.onCore.set(thread, { work, sinceMs, stretchFromMs: nowMs, timer });
+  }
+
+  /** The running thread that has held its core longest, if that is at least a slice. */
+  private longestPastSlice(nowMs: number): number | undefined {
+    let found: number | undefined;
+    let earliestMs = nowMs - this.slicing.sliceMs;
+    for (const [thread, running] of this.onCore) {
+      if (running.sinceMs <= earliestMs) {
+        earliestMs = running.sinceMs;
+        found = thread;
       }
     }
-    this.reschedule();
-    // After the bookkeeping: a finished thread's callback may start its next work at once.
-    for (const work of finished) work.done();
+    return found;
+  }
+
+  /** Takes `thread` off its core, its work done so far deducted, to the back of the line. */
+  private preempt(thread: number): void {
+    const running = this.onCore.get(thread)!;
+    this.clock.cancel(running.timer);
+    this.onCore.delete(thread);
+    running.work.remainingMs -= this.clock.now() - running.stretchFromMs;
+    this.waiting.push({ thread, work: running.work });
+  }
+
+  private finish(thread: number): void {
+    const running = this.onCore.get(thread)!;
+    this.onCore.delete(thread);
+    this.continuing = thread;
+    this.heldSinceMs = running.sinceMs;
+    try {
+      running.work.done();
+    } finally {
+      this.continuing = undefined;
+      this.heldSinceMs = undefined;
+    }
+    // The core it left goes to the first in line.
+    while (this.freeCores() > 0 && this.waiting.length > 0) {
+      const next = this.waiting.shift()!;
+      this.dispatch(next.thread, next.work, this.clock.now());
+    }
+  }
+
+  /** At the next tick: threads past their slice give their cores to those in line. */
+  private armTick(): void {
+    if (this.tick !== undefined) return;
+    const { tickMs } = this.slicing;
+    const nextTickMs = (Math.floor(this.clock.now() / tickMs) + 1) * tickMs;
+    this.tick = this.clock.schedule(nextTickMs, this.onTick, EventOrder.completion);
+  }
+
+  private readonly onTick = (): void => {
+    this.tick = undefined;
+    const nowMs = this.clock.now();
+    // One turn per thread that was waiting: a thread preempted now waits for the next tick.
+    for (let turns = this.waiting.length; turns > 0; turns--) {
+      const expired = this.longestPastSlice(nowMs);
+      if (expired === undefined) break;
+      this.preempt(expired);
+      const next = this.waiting.shift()!;
+      this.dispatch(next.thread, next.work, nowMs);
+    }
+    if (this.waiting.length > 0) this.armTick();
   };
 }
 

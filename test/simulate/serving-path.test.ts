@@ -37,16 +37,53 @@ async function simulatePath(overrides: Record<string, unknown>) {
 }
 
 describe('CpuPool: threads sharing cores', () => {
-  it('gives each of n busy threads cores / n of a core, and a core each when there are enough', () => {
+  it('runs a thread on a free core at full speed; one that finds none waits for a tick at which a running thread has had its slice', () => {
     const clock = new VirtualClock();
-    const pool = new CpuPool(clock, 2);
+    const pool = new CpuPool(clock, 2, { tickMs: 4, sliceMs: 1.5 });
     const finished: [number, number][] = [];
-    // Three threads on two cores: 6 ms of work each takes 9 ms; then the third, alone, runs at full speed.
+    // Threads 0 and 1 take the two cores; 2 waits for the tick at 4 ms, where the one that has held
+    // its core longest (the later of equals) goes to the back of the line. 0 ends at 6 and gives
+    // its core to 1, which ends its last 2 ms at 8; 2 runs its 9 ms from 4 to 13.
     pool.run(0, 6, () => finished.push([0, clock.now()]));
     pool.run(1, 6, () => finished.push([1, clock.now()]));
     pool.run(2, 9, () => finished.push([2, clock.now()]));
     clock.run();
-    expect(finished).toEqual([[0, 9], [1, 9], [2, 12]]);
+    expect(finished).toEqual([[0, 6], [1, 8], [2, 13]]);
+    // Processor sharing gave 9, 9 and 12: no thread ever waited for a tick.
+  });
+
+  it('preempts at once, when a thread wakes, one that has held its core past its slice', () => {
+    const clock = new VirtualClock();
+    const pool = new CpuPool(clock, 1, { tickMs: 4, sliceMs: 1.5 });
+    const finished: [number, number][] = [];
+    pool.run(0, 10, () => finished.push([0, clock.now()]));
+    clock.schedule(1, () => pool.run(1, 0.5, () => finished.push([1, clock.now()])), 0);
+    clock.schedule(6, () => pool.run(2, 1, () => finished.push([2, clock.now()])), 0);
+    clock.run();
+    // At 1 ms, thread 0 has held the core less than a slice: 1 waits for the tick at 4. At 6, 0
+    // has held it since 4.5 (1.5 ms): 2 takes it at once. 0 ran 4 + 1.5 ms, and its last 4.5 from 7.
+    expect(finished).toEqual([[1, 4.5], [2, 7], [0, 11.5]]);
+  });
+
+  it('lets a thread that goes straight on to its next piece keep its core (a busy event loop does not yield)', () => {
+    const clock = new VirtualClock();
+    const pool = new CpuPool(clock, 1, { tickMs: 4, sliceMs: 1.5 });
+    const main = new FifoThread(pool, 0);
+    const done: [string, number][] = [];
+    for (const name of ['a', 'b', 'c']) main.enqueue(1, () => done.push([name, clock.now()]));
+    clock.schedule(0.5, () => pool.run(1, 1, () => done.push(['other', clock.now()])), 0);
+    clock.run();
+    // The tick at 4 finds the main thread idle since 3: the other thread had the core from 3.
+    expect(done).toEqual([['a', 1], ['b', 2], ['c', 3], ['other', 4]]);
+  });
+
+  it('gives every thread a core of its own when there are enough', () => {
+    const clock = new VirtualClock();
+    const pool = new CpuPool(clock, Number.POSITIVE_INFINITY);
+    const finished: number[] = [];
+    for (let thread = 0; thread < 5; thread++) pool.run(thread, 3, () => finished.push(clock.now()));
+    clock.run();
+    expect(finished).toEqual([3, 3, 3, 3, 3]);
   });
 
   it('runs a thread\'s FIFO in order, each piece after the last', () => {
@@ -138,6 +175,10 @@ describe('simulate over a measured serving path', () => {
     const unshared = await simulatePath({ ...common, maxBatchSize: 8 });
     expect(shared.capacity_rps).toBeLessThan(unshared.capacity_rps);
     expect(shared.costs.given.join('\n')).toMatch(/a load generator on the same host, per request: 0\.25 ms/);
+    // The generator writes each request before serve reads it and reads each answer after: with
+    // one request at a time, its 0.25 ms (half each way) is in every latency, as bench measures it.
+    const measuredByGenerator = await simulatePath({ ...common, generatorCpuMs: 0.25 });
+    expect(measuredByGenerator.latency_ms.mean - alone.latency_ms.mean).toBeCloseTo(0.25, 6);
 
     // Under that load its batches of 8 took 20 ms, 11 more than the isolated 9: a wait in the hand-over, per item.
     profile.serving_path.serve_cpu.exec_ms = 20;

@@ -40,6 +40,11 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
     private readonly onTimeMs = Number.POSITIVE_INFINITY,
     /** When a request arrived, by id, if before the batcher saw it (over the serving path). */
     private readonly originOf?: (requestId: string) => number,
+    /**
+     * Over the serving path with a load generator on the host: the answer reaches the generator
+     * later, when its thread has read it; `record` is called then, with that time.
+     */
+    private readonly deliver?: (record: (atMs: number) => void) => void,
   ) {
     this.batchSizeCounts = new Array<number>(maxBatchSize + 1).fill(0);
     this.busyMs = new Array<number>(instances).fill(0);
@@ -86,7 +91,12 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
       this.waitSumMs += (request.startedAtMs as number) - request.arrivalAtMs;
     }
     if (outcome.kind !== 'ok') return;
-    const latencyMs = this.originOf === undefined ? sojournMs : nowMs - this.originOf(request.id);
+    const fromMs = this.originOf === undefined ? request.arrivalAtMs : this.originOf(request.id);
+    if (this.deliver === undefined) this.recordLatency(nowMs - fromMs);
+    else this.deliver((atMs) => this.recordLatency(atMs - fromMs));
+  }
+
+  private recordLatency(latencyMs: number): void {
     if (latencyMs <= this.onTimeMs) this.onTime++;
     this.latency.recordMs(latencyMs);
     this.latencySumMs += latencyMs;

@@ -88,7 +88,7 @@ export function runSimulation(setup: SimulationSetup): SimulationResult {
   // thread read it and the batcher saw it.
   const arrivedAtMs: number[] = [];
   const origin = path === undefined ? undefined : (id: string): number => arrivedAtMs[Number(id)] as number;
-  const recorder = new SimulationRecorder<number, number>(batching.maxBatchSize, batching.instances, batching.targetLatencyMs, origin);
+  const recorder = new SimulationRecorder<number, number>(batching.maxBatchSize, batching.instances, batching.targetLatencyMs, origin, path?.deliver);
   batcher.addObserver(recorder);
   const log = setup.collectEvents === true ? new EventLog<number, number>(batcher) : undefined;
   if (log !== undefined) batcher.addObserver(log);

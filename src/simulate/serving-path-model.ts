@@ -72,6 +72,8 @@ export class ServingPath implements Executor<number, number> {
     this.main = new FifoThread(this.pool, MAIN_THREAD);
     this.helpers = new FifoThread(this.pool, HELPER_THREAD);
     this.generator = new FifoThread(this.pool, GENERATOR_THREAD);
+    const readMs = setup.generatorMs / 2;
+    this.deliver = readMs > 0 ? (record) => this.generator.enqueue(readMs, () => record(clock.now())) : undefined;
   }
 
   /**
@@ -79,8 +81,20 @@ export class ServingPath implements Executor<number, number> {
    * Its sender's CPU and serve's helpers' (collecting its garbage) compete for the cores.
    */
   arrive(admit: () => void): void {
-    if (this.setup.generatorMs > 0) this.generator.enqueue(this.setup.generatorMs, ignore);
     if (this.setup.helpersMs > 0) this.helpers.enqueue(this.setup.helpersMs, ignore);
+    // The generator's thread writes the request (half its work) before serve can read it: when
+    // the cores are taken it waits for its turn, and that wait is in the latency it measures.
+    if (this.setup.generatorMs > 0) this.generator.enqueue(this.setup.generatorMs / 2, () => this.read(admit));
+    else this.read(admit);
+  }
+
+  /**
+   * The generator's thread reads an answer (the other half of its work); the latency it reports
+   * ends then. Undefined without a generator on the host: the latency ends with serve's answer.
+   */
+  readonly deliver: ((record: (atMs: number) => void) => void) | undefined;
+
+  private read(admit: () => void): void {
     // A collection starts while the request is read (its body filled the heap): it is read after.
     this.main.enqueue(this.setup.admitMs + (this.setup.mainPauseMs?.() ?? 0), admit);
   }

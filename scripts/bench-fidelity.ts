@@ -64,11 +64,9 @@ type Totals = Record<'execution' | 'duration' | 'wait', { sumS: number; count: n
 
 async function servedTotals(origin: string): Promise<Totals> {
   const text = await (await fetch(`${origin}/metrics`)).text();
-  const read = (name: string): { sumS: number; count: number } => {
-    const sum = new RegExp(`^${name}_sum\\s+(\\S+)`, 'm').exec(text);
-    const count = new RegExp(`^${name}_count\\s+(\\S+)`, 'm').exec(text);
-    return { sumS: sum === null ? 0 : Number(sum[1]), count: count === null ? 0 : Number(count[1]) };
-  };
+  // Every batchline series carries model and version labels (one model here): summed over them.
+  const total = (series: string): number => [...text.matchAll(new RegExp(`^${series}(?:\\{[^}]*\\})?\\s+(\\S+)`, 'gm'))].reduce((sum, match) => sum + Number(match[1]), 0);
+  const read = (name: string): { sumS: number; count: number } => ({ sumS: total(`${name}_sum`), count: total(`${name}_count`) });
   return { execution: read('batchline_model_execution_seconds'), duration: read('batchline_request_duration_seconds'), wait: read('batchline_queue_wait_seconds') };
 }
 

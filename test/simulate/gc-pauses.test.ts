@@ -5,10 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { SeededRandom } from '../../src/core/rng.js';
 import { gcPauseSource, meanPauseMsPerRequest } from '../../src/simulate/gc-pauses.js';
 import { validateLatencyProfile } from '../../src/simulate/latency-profile.js';
-import { loadSimulationInputs, prepareRun } from '../../src/simulate/prepare.js';
-import { buildReport } from '../../src/simulate/report.js';
-import { runSimulation } from '../../src/simulate/run-simulation.js';
-import { simulateOptions } from './helpers.js';
+import { simulateWithInputs } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'batchline-gc-'));
 
@@ -60,19 +57,12 @@ function profileWith(pauses: unknown, path: { decode_ms?: number; cores?: number
   return file;
 }
 
-async function simulatePath(overrides: Record<string, unknown>) {
-  const options = simulateOptions(overrides);
-  const inputs = await loadSimulationInputs(options, new Set(Object.keys(overrides)));
-  const { setup, context } = prepareRun(options, inputs);
-  return buildReport(runSimulation(setup), context);
-}
-
 describe('simulate stalls the main thread for its measured GC pauses', () => {
   it('keeps the main thread\'s CPU as measured, and delays the requests read behind a pause (and the instance they feed)', async () => {
     const common = { rate: 50, requests: 4000, maxBatchSize: 1, arrival: 'constant', seed: 3 };
-    const smooth = await simulatePath({ ...common, latencyProfile: profileWith(undefined) });
+    const smooth = await simulateWithInputs({ ...common, latencyProfile: profileWith(undefined) });
     // One request in 50 brings a 20 ms pause (0.4 ms a request on average, of the 0.8 measured).
-    const paused = await simulatePath({ ...common, latencyProfile: profileWith([{ kind: 'major', per_request: 0.02, mean_ms: 20 }]) });
+    const paused = await simulateWithInputs({ ...common, latencyProfile: profileWith([{ kind: 'major', per_request: 0.02, mean_ms: 20 }]) });
     // Requests 20 ms apart, each alone: without pauses every one takes 0.8 + 2 + 0.01 ms.
     expect(smooth.latency_ms.p99).toBeCloseTo(2.81, 1);
     // With them, the main thread reads a request in 0.4 ms, and one in 50 waits for a pause first.
@@ -87,7 +77,7 @@ describe('simulate stalls the main thread for its measured GC pauses', () => {
 
   it('takes the pauses out of the main thread\'s measured CPU even when the steps timed alone said more', async () => {
     // Reading timed alone 0.9 ms, checking 0.1: more than the 0.8 the real serve's main thread spent.
-    const report = await simulatePath({ rate: 50, requests: 200, maxBatchSize: 1, latencyProfile: profileWith([{ kind: 'major', per_request: 0.02, mean_ms: 20 }], { decode_ms: 0.9 }) });
+    const report = await simulateWithInputs({ rate: 50, requests: 200, maxBatchSize: 1, latencyProfile: profileWith([{ kind: 'major', per_request: 0.02, mean_ms: 20 }], { decode_ms: 0.9 }) });
     expect(report.costs.given.join('\n')).toMatch(/garbage-collection pauses .*: major 0\.02 × 20 ms/);
   });
 
@@ -96,8 +86,8 @@ describe('simulate stalls the main thread for its measured GC pauses', () => {
     // collection) instead of with every request: the requests behind such a burst wait for the core.
     const common = { rate: 50, requests: 4000, maxBatchSize: 1, arrival: 'poisson', seed: 5 };
     const pause = { per_request: 0.02, mean_ms: 0.01 };
-    const bursts = await simulatePath({ ...common, latencyProfile: profileWith([{ kind: 'major', ...pause }], { cores: 1 }) });
-    const smooth = await simulatePath({ ...common, latencyProfile: profileWith([{ kind: 'incremental', ...pause }], { cores: 1 }) });
+    const bursts = await simulateWithInputs({ ...common, latencyProfile: profileWith([{ kind: 'major', ...pause }], { cores: 1 }) });
+    const smooth = await simulateWithInputs({ ...common, latencyProfile: profileWith([{ kind: 'incremental', ...pause }], { cores: 1 }) });
     expect(bursts.latency_ms.p99).toBeGreaterThan(smooth.latency_ms.p99 + 3);
     expect(bursts.latency_ms.p50).toBeCloseTo(smooth.latency_ms.p50, 0);
   });

@@ -1,6 +1,6 @@
 import { resolveOptions } from '../../src/options/schema.js';
 import { SIMULATE_OPTIONS, type SimulateOptions } from '../../src/options/simulate.js';
-import { prepareRun, type PreparedRun } from '../../src/simulate/prepare.js';
+import { loadSimulationInputs, prepareRun, type PreparedRun } from '../../src/simulate/prepare.js';
 import { buildReport, type SimulationReport } from '../../src/simulate/report.js';
 import { runSimulation, type SimulationResult } from '../../src/simulate/run-simulation.js';
 
@@ -20,4 +20,12 @@ export function simulate(
   const prepared = prepareRun(options, { given: Object.keys(overrides) }, collect);
   const result = runSimulation(prepared.setup);
   return { prepared, result, report: buildReport(result, prepared.context) };
+}
+
+/** The report of a simulation whose inputs are loaded as the command loads them (a --latency-profile file). */
+export async function simulateWithInputs(overrides: Record<string, unknown>): Promise<SimulationReport> {
+  const options = simulateOptions(overrides);
+  const inputs = await loadSimulationInputs(options, new Set(Object.keys(overrides)));
+  const { setup, context } = prepareRun(options, inputs);
+  return buildReport(runSimulation(setup), context);
 }

@@ -4,11 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/virtual-clock.js';
 import { CpuPool, FifoThread } from '../../src/simulate/cpu-pool.js';
-import { buildReport } from '../../src/simulate/report.js';
-import { runSimulation } from '../../src/simulate/run-simulation.js';
-import { loadSimulationInputs, prepareRun } from '../../src/simulate/prepare.js';
 import { formatReport } from '../../src/simulate/report-text.js';
-import { simulate, simulateOptions } from './helpers.js';
+import { simulate, simulateWithInputs } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'batchline-path-'));
 
@@ -27,13 +24,6 @@ function writeProfile(path: { decode_ms: number; check_ms: number; encode_ms: nu
     }),
   );
   return file;
-}
-
-async function simulatePath(overrides: Record<string, unknown>) {
-  const options = simulateOptions(overrides);
-  const inputs = await loadSimulationInputs(options, new Set(Object.keys(overrides)));
-  const { setup, context } = prepareRun(options, inputs);
-  return buildReport(runSimulation(setup), context);
 }
 
 describe('CpuPool: threads sharing cores', () => {
@@ -116,7 +106,7 @@ describe('simulate over a measured serving path', () => {
   it('with no main-thread cost and a core per thread, predicts what the batch service time alone predicts', async () => {
     const free = writeProfile({ decode_ms: 0, check_ms: 0, encode_ms: 0, cores: 64 });
     const common = { rate: 500, requests: 20_000, maxBatchSize: 8, instances: 2 };
-    const path = await simulatePath({ ...common, latencyProfile: free });
+    const path = await simulateWithInputs({ ...common, latencyProfile: free });
     const batchOnly = simulate({ ...common, latency: '1+1n' }).report;
     expect(path.latency_ms).toEqual(batchOnly.latency_ms);
     expect(path.throughput_rps).toBe(batchOnly.throughput_rps);
@@ -127,8 +117,8 @@ describe('simulate over a measured serving path', () => {
     const free = writeProfile({ decode_ms: 0, check_ms: 0, encode_ms: 0, cores: 64 });
     // One request at a time: nothing queues, so each costs exactly 0.4 + batch + 0.05 ms more.
     const common = { rate: 10, requests: 200, maxBatchSize: 1, arrival: 'constant' };
-    const with_ = await simulatePath({ ...common, latencyProfile: costly });
-    const without = await simulatePath({ ...common, latencyProfile: free });
+    const with_ = await simulateWithInputs({ ...common, latencyProfile: costly });
+    const without = await simulateWithInputs({ ...common, latencyProfile: free });
     expect(with_.latency_ms.mean - without.latency_ms.mean).toBeCloseTo(0.45, 6);
     expect(with_.latency_ms.mean).toBeCloseTo(0.4 + 2 + 0.05, 6);
   });
@@ -138,24 +128,24 @@ describe('simulate over a measured serving path', () => {
     const twoCores = writeProfile({ decode_ms: 0, check_ms: 0, encode_ms: 0, cores: 2 });
     // Overloaded with full batches of 8 (9 ms): one core carries 8 / 9 ms = 889 req/s, two 1,778.
     const common = { rate: 3000, requests: 30_000, maxBatchSize: 8, instances: 2, maxQueueSize: 1_000_000, requestTimeoutMs: 1e9 };
-    const shared = await simulatePath({ ...common, latencyProfile: oneCore });
-    const own = await simulatePath({ ...common, latencyProfile: twoCores });
+    const shared = await simulateWithInputs({ ...common, latencyProfile: oneCore });
+    const own = await simulateWithInputs({ ...common, latencyProfile: twoCores });
     expect(shared.throughput_rps / 889).toBeCloseTo(1, 1);
     expect(own.throughput_rps / 1778).toBeCloseTo(1, 1);
     expect(shared.capacity_rps / 888.9).toBeCloseTo(1, 2);
     expect(own.capacity_rps / 1777.8).toBeCloseTo(1, 2);
     // --cores overrides the profile's count.
-    expect((await simulatePath({ ...common, latencyProfile: twoCores, cores: 1 })).capacity_rps / 888.9).toBeCloseTo(1, 2);
+    expect((await simulateWithInputs({ ...common, latencyProfile: twoCores, cores: 1 })).capacity_rps / 888.9).toBeCloseTo(1, 2);
   });
 
   it('makes the main thread a server of its own: its cost per request bounds the capacity', async () => {
     const slowMain = writeProfile({ decode_ms: 1.5, check_ms: 0.5, encode_ms: 0, cores: 4 });
     const common = { requests: 20_000, maxBatchSize: 8, instances: 2, maxQueueSize: 1_000_000, requestTimeoutMs: 1e9, latencyProfile: slowMain };
     // 2 ms a request on the main thread: 500 req/s, though the two instances could do 1,778.
-    const below = await simulatePath({ ...common, rate: 450 });
+    const below = await simulateWithInputs({ ...common, rate: 450 });
     expect(below.capacity_rps / 500).toBeCloseTo(1, 2);
     expect(below.throughput_rps / 450).toBeCloseTo(1, 1);
-    const above = await simulatePath({ ...common, rate: 700 });
+    const above = await simulateWithInputs({ ...common, rate: 700 });
     expect(above.throughput_rps).toBeLessThan(505);
     expect(above.latency_ms.p50).toBeGreaterThan(10 * below.latency_ms.p50);
   });
@@ -166,24 +156,24 @@ describe('simulate over a measured serving path', () => {
     profile.serving_path.serve_cpu = { requests: 1000, main_ms: 0.81, worker_ms: 1, helpers_ms: 0.2, client_ms: 0.25, mean_batch: 8 };
     writeFileSync(file, JSON.stringify(profile));
     const common = { rate: 100, requests: 300, maxBatchSize: 1, arrival: 'constant', latencyProfile: file };
-    const alone = await simulatePath(common);
+    const alone = await simulateWithInputs(common);
     // One request at a time: 0.8 ms on the main thread before the batcher, 2 ms of run, 0.01 ms after.
     expect(alone.latency_ms.mean).toBeCloseTo(0.8 + 2 + 0.01, 6);
     expect(alone.costs.given.join('\n')).toMatch(/measured on a real serve over HTTP: 0\.81 ms in all/);
     expect(alone.costs.assumed_zero.join('\n')).not.toMatch(/garbage collection/);
-    const shared = await simulatePath({ ...common, maxBatchSize: 8, generatorCpuMs: 0.25 });
-    const unshared = await simulatePath({ ...common, maxBatchSize: 8 });
+    const shared = await simulateWithInputs({ ...common, maxBatchSize: 8, generatorCpuMs: 0.25 });
+    const unshared = await simulateWithInputs({ ...common, maxBatchSize: 8 });
     expect(shared.capacity_rps).toBeLessThan(unshared.capacity_rps);
     expect(shared.costs.given.join('\n')).toMatch(/a load generator on the same host, per request: 0\.25 ms/);
     // The generator writes each request before serve reads it and reads each answer after: with
     // one request at a time, its 0.25 ms (half each way) is in every latency, as bench measures it.
-    const measuredByGenerator = await simulatePath({ ...common, generatorCpuMs: 0.25 });
+    const measuredByGenerator = await simulateWithInputs({ ...common, generatorCpuMs: 0.25 });
     expect(measuredByGenerator.latency_ms.mean - alone.latency_ms.mean).toBeCloseTo(0.25, 6);
 
     // Under that load its batches of 8 took 20 ms, 11 more than the isolated 9: a wait in the hand-over, per item.
     profile.serving_path.serve_cpu.exec_ms = 20;
     writeFileSync(file, JSON.stringify(profile));
-    const waited = await simulatePath({ ...common, maxBatchSize: 8 });
+    const waited = await simulateWithInputs({ ...common, maxBatchSize: 8 });
     expect(waited.costs.given.join('\n')).toMatch(/per item, waiting in the hand-over under load, no CPU: 1\.375 ms/);
     expect(waited.capacity_rps).toBeLessThan(unshared.capacity_rps);
     expect(waited.capacity_rps).toBeLessThanOrEqual((8 * 1000) / 20 + 1);
@@ -198,7 +188,7 @@ describe('simulate over a measured serving path', () => {
       const profile = JSON.parse(readFileSync(writeProfile({ decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.01, cores }), 'utf8'));
       profile.serving_path.serve_cpu = { requests: 3000, main_ms: 0.81, worker_ms: 1, helpers_ms: 0.2, client_ms: 0.25, mean_batch: 8, exec_ms: execMs, rate_rps: rateRps };
       writeFileSync(file, JSON.stringify(profile));
-      const report = await simulatePath({ rate: 100, requests: 200, maxBatchSize: 8, latencyProfile: file });
+      const report = await simulateWithInputs({ rate: 100, requests: 200, maxBatchSize: 8, latencyProfile: file });
       const match = /per item, waiting in the hand-over under load, no CPU: ([\d.]+) ms/.exec(report.costs.given.join('\n'));
       return match === null ? 0 : Number(match[1]);
     };
@@ -216,7 +206,7 @@ describe('simulate over a measured serving path', () => {
   });
 
   it('says which costs it was given and which it takes as zero', async () => {
-    const text = formatReport(await simulatePath({ rate: 100, requests: 500, latencyProfile: writeProfile({ decode_ms: 0.5, check_ms: 0.1, encode_ms: 0.01, cores: 2 }) }));
+    const text = formatReport(await simulateWithInputs({ rate: 100, requests: 500, latencyProfile: writeProfile({ decode_ms: 0.5, check_ms: 0.1, encode_ms: 0.01, cores: 2 }) }));
     expect(text).toMatch(/costs given main thread, per request: reading its JSON 0\.5 ms \(1000 bytes\) and checking it 0\.1 ms/);
     expect(text).toMatch(/instance thread, per batch: .* the run \(0\.9 \+ 1·n ms\) and the hand-over to it and back \(0\.1 \+ 0·n ms\)/);
     expect(text).toMatch(/cores: 2 \(as profiled\), shared by the main thread and 1 instance/);

@@ -53,7 +53,9 @@ export async function realModelFidelity(s: RealModelSettings): Promise<{ lines: 
   const profiledClientMs = served?.client_ms ?? 0;
   if (served !== undefined) {
     lines.push(`profiled serve (1 instance, bench -c 16, 20 s): ${served.rate_rps?.toFixed(1)} req/s; CPU per request: main ${served.main_ms.toFixed(3)} ms, instance ${served.worker_ms.toFixed(3)} ms, GC and other threads ${served.helpers_ms.toFixed(3)} ms, client ${served.client_ms.toFixed(3)} ms; a batch of ${served.mean_batch.toFixed(1)} took ${served.exec_ms?.toFixed(2)} ms`);
-    const pauses = served.gc_pauses ?? [];
+    const open = served.open_loop;
+    if (open !== undefined) lines.push(`profiled serve under Poisson arrivals at ${open.rate_rps.toFixed(1)} req/s (simulate's costs for the levels): main ${open.main_ms.toFixed(3)} ms, instance ${open.worker_ms.toFixed(3)} ms, GC and other threads ${open.helpers_ms.toFixed(3)} ms, client ${open.client_ms.toFixed(3)} ms a request`);
+    const pauses = open?.gc_pauses ?? served.gc_pauses ?? [];
     if (pauses.length > 0) lines.push(`main thread's GC pauses per request (simulate stalls the main thread for them): ${pauses.map((p) => `${p.kind} ${p.per_request.toFixed(4)} × ${p.mean_ms.toFixed(2)} ms`).join(', ')}`);
   }
   lines.push(

@@ -98,8 +98,13 @@ async function measurePath(
     });
     if (cpu !== undefined) {
       const r = (ms: number): number => Math.round(ms * 1e6) / 1e6;
+      const pausesOf = (pauses: typeof cpu.gcPauses) => pauses.map((p) => ({ kind: p.kind, per_request: r(p.perRequest), mean_ms: r(p.meanMs) }));
+      const open = cpu.openLoop;
       path.serve_cpu = { requests: cpu.requests, main_ms: r(cpu.mainMs), worker_ms: r(cpu.workerMs), helpers_ms: r(cpu.helpersMs), client_ms: r(cpu.clientMs), mean_batch: r(cpu.meanBatch), exec_ms: r(cpu.execMs), rate_rps: r(cpu.rateRps),
-        gc_pauses: cpu.gcPauses.map((p) => ({ kind: p.kind, per_request: r(p.perRequest), mean_ms: r(p.meanMs) })),
+        gc_pauses: pausesOf(cpu.gcPauses),
+        ...(open === undefined ? {} : {
+          open_loop: { requests: open.requests, rate_rps: r(open.rateRps), main_ms: r(open.mainMs), worker_ms: r(open.workerMs), helpers_ms: r(open.helpersMs), client_ms: r(open.clientMs), mean_batch: r(open.meanBatch), gc_pauses: pausesOf(open.gcPauses) },
+        }),
       };
     }
   }

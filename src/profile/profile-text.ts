@@ -52,7 +52,14 @@ export function formatProfile(profile: LatencyProfile, outPath: string | undefin
         lines.push(`main thread's garbage-collection pauses per request (part of its CPU): ${cpu.gc_pauses.map((p) => `${p.kind} ${p.per_request.toFixed(4)} × ${p.mean_ms.toFixed(2)} ms`).join(' · ')}`);
       }
       if (cpu.exec_ms !== undefined) lines.push(`under that load a batch took ${cpu.exec_ms.toFixed(4)} ms from its start to its end (serve's batchline_model_execution_seconds)`);
-      lines.push(`bench's lean client spent ${cpu.client_ms.toFixed(4)} ms of CPU per request: with a load generator on the same host, add --generator-cpu-ms ${cpu.client_ms.toFixed(3)} to simulate`);
+      const open = cpu.open_loop;
+      if (open !== undefined) {
+        lines.push(
+          `under Poisson arrivals at ${open.rate_rps.toFixed(1)} req/s (${open.requests} requests, batches of ${open.mean_batch.toFixed(1)}), CPU per request: main thread ${open.main_ms.toFixed(4)} ms · model instance ${open.worker_ms.toFixed(4)} ms · serve's other threads (GC) ${open.helpers_ms.toFixed(4)} ms; simulate takes the main thread's and the other threads' from here`,
+        );
+      }
+      const clientMs = open?.client_ms ?? cpu.client_ms;
+      lines.push(`bench's lean client spent ${clientMs.toFixed(4)} ms of CPU per request${open === undefined ? '' : ' (Poisson arrivals)'}: with a load generator on the same host, add --generator-cpu-ms ${clientMs.toFixed(3)} to simulate`);
     }
     lines.push(`cores ${path.cores}; simulate models the main thread and the instances sharing them`);
   }

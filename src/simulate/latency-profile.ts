@@ -65,6 +65,21 @@ export interface ServingPath {
      * nodejs_gc_duration_seconds): pauses per request and their mean length. Part of `main_ms`.
      */
     gc_pauses?: { kind: string; per_request: number; mean_ms: number }[];
+    /**
+     * The same under open-loop Poisson arrivals at 60 % of `rate_rps`, as traffic arrives: the
+     * main thread and V8's helpers spend more a request than in a closed loop's full pipeline.
+     * simulate takes the main thread's, the helpers' and the pauses from here when present.
+     */
+    open_loop?: {
+      requests: number;
+      rate_rps: number;
+      main_ms: number;
+      worker_ms: number;
+      helpers_ms: number;
+      client_ms: number;
+      mean_batch: number;
+      gc_pauses?: { kind: string; per_request: number; mean_ms: number }[];
+    };
   };
 }
 
@@ -120,10 +135,18 @@ export function validateLatencyProfile(data: unknown, where: string): LatencyPro
     if (typeof path !== 'object' || path === null || !numbers.every((key) => typeof path[key] === 'number' && path[key] >= 0) || !['inline', 'worker', 'process'].includes(path.execution)) {
       bad(`has a serving_path without ${numbers.join(', ')} >= 0 and an execution of inline, worker or process`);
     }
-    const pauses = path.serve_cpu?.gc_pauses;
     const finiteAtLeast0 = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value) && value >= 0;
-    if (pauses !== undefined && (!Array.isArray(pauses) || !pauses.every((p) => typeof p?.kind === 'string' && finiteAtLeast0(p.per_request) && finiteAtLeast0(p.mean_ms)))) {
-      bad('has serving_path.serve_cpu.gc_pauses that are not a list of {kind, per_request >= 0, mean_ms >= 0}');
+    const checkPauses = (pauses: unknown, where: string): void => {
+      if (pauses !== undefined && (!Array.isArray(pauses) || !pauses.every((p) => typeof p?.kind === 'string' && finiteAtLeast0(p.per_request) && finiteAtLeast0(p.mean_ms)))) {
+        bad(`has ${where}.gc_pauses that are not a list of {kind, per_request >= 0, mean_ms >= 0}`);
+      }
+    };
+    checkPauses(path.serve_cpu?.gc_pauses, 'serving_path.serve_cpu');
+    const open = path.serve_cpu?.open_loop;
+    if (open !== undefined) {
+      const fields = ['requests', 'rate_rps', 'main_ms', 'worker_ms', 'helpers_ms', 'client_ms', 'mean_batch'] as const;
+      if (typeof open !== 'object' || open === null || !fields.every((key) => finiteAtLeast0(open[key]))) bad(`has serving_path.serve_cpu.open_loop without ${fields.join(', ')} >= 0`);
+      checkPauses(open.gc_pauses, 'serving_path.serve_cpu.open_loop');
     }
   }
   return profile as LatencyProfile;

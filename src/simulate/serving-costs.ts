@@ -5,7 +5,7 @@ import { runSimulation } from './run-simulation.js';
 import { SeededRandom } from '../core/rng.js';
 import { serviceTimeWithJitter, type LatencyModel } from './latency-model.js';
 import { latencyModelFromProfile, type LatencyProfile } from './latency-profile.js';
-import { gcPauseSource, meanPauseMsPerRequest } from './gc-pauses.js';
+import { gcPauseSource, meanPauseMsPerRequest, type MeasuredPauses } from './gc-pauses.js';
 import { pathCapacityRps, type ServingPathSetup } from './serving-path-model.js';
 
 /** What a simulation was told about a request's costs, and what it takes to be zero. */
@@ -21,7 +21,7 @@ export interface PathPlan {
   costs: SimulatedCosts;
 }
 
-/** The calibration's own draws of GC pauses, apart from the run's (--seed). */
+/** The calibration's and the capacity probe's own draws of GC pauses (each its own generator), apart from the run's (--seed). */
 const CALIBRATION_SEED = 1;
 
 /** Costs simulate takes as zero when nothing measured them. */
@@ -68,27 +68,25 @@ export function pathPlanOf(
   };
   // Beyond its CPU, a batch under load waited in the hand-over (for the other side's turn, or a
   // process reading its batch through a pipe per 64 KiB): per item, as that grows with the bytes.
-  // Calibrated on the host the profile ran on: its cores, not --cores.
-  // The main thread's GC pauses, measured on the real serve, come out of its CPU per request and
-  // arrive whole: a request behind one waits for all of it (the mean alone hid them).
-  const pauses = served?.gc_pauses ?? [];
-  // Out of the main thread's CPU per request, whatever the steps timed alone said: those timings
-  // moved between profiles (the classifier's reading 0.45–0.74 ms) and may hold collections too.
-  const pauseMeanMs = Math.min(meanPauseMsPerRequest(pauses), base.admitMs);
-  // The profiled serve's batches waited for those pauses too (a batch ends when the main thread
-  // has its answers): the calibration has them, from a generator of its own.
+  // Calibrated on the host the profile ran on, as the profiled closed loop ran: its cores, not
+  // --cores, and its own main-thread costs.
   const calibrationRng = new SeededRandom(CALIBRATION_SEED);
-  const calibration: ServingPathSetup = pauseMeanMs > 0
-    ? { ...base, cores: path.cores, admitMs: base.admitMs - pauseMeanMs, mainPauseMs: gcPauseSource(pauses, calibrationRng), meanMainPauseMs: pauseMeanMs, ...helperBursts(base.helpersMs, pauses, calibrationRng) }
-    : { ...base, cores: path.cores };
+  const calibration: ServingPathSetup = { ...base, cores: path.cores, ...mainThreadCosts(base, served, calibrationRng) };
   const handoverWaitPerItemMs = path.execution === 'inline' ? 0 : handoverWaitPerItemOf(calibration, served, measured, batching);
+  // Traffic arrives open-loop: the main thread's and helpers' costs as the profile's Poisson run
+  // measured them, when it did (more a request than in the closed loop's full pipeline).
+  const traffic = served?.open_loop;
+  const trafficBase: ServingPathSetup = traffic === undefined ? base : { ...base, admitMs: Math.max(stepsMs, traffic.main_ms - path.encode_ms), helpersMs: traffic.helpers_ms };
+  const mainCosts = mainThreadCosts(trafficBase, traffic ?? served, jitter.rng);
   const setup: ServingPathSetup = {
-    ...base,
-    ...(pauseMeanMs > 0 ? { admitMs: base.admitMs - pauseMeanMs, mainPauseMs: gcPauseSource(pauses, jitter.rng), meanMainPauseMs: pauseMeanMs, ...helperBursts(base.helpersMs, pauses, jitter.rng) } : {}),
+    ...trafficBase,
+    ...mainCosts,
     // Waiting for another thread's turn is as irregular as the scheduler: exponential, its mean measured.
     meanHandoverWaitMs: (n) => handoverWaitPerItemMs * n,
     handoverWaitMs: handoverWaitPerItemMs > 0 ? (n) => handoverWaitPerItemMs * n * jitter.rng.exponential() : () => 0,
   };
+  const pauses = (traffic ?? served)?.gc_pauses ?? [];
+  const pauseMeanMs = mainCosts.meanMainPauseMs ?? 0;
   const ms = (value: number): string => String(Number(value.toPrecision(4)));
   const fit = (f: { a_ms: number; b_ms: number }): string => `${ms(f.a_ms)} ${f.b_ms < 0 ? '−' : '+'} ${ms(Math.abs(f.b_ms))}·n ms`;
   const given = [
@@ -96,8 +94,8 @@ export function pathPlanOf(
     ...(served === undefined
       ? []
       : [
-          `main thread, per request, measured on a real serve over HTTP: ${ms(served.main_ms)} ms in all (HTTP and sockets included)`,
-          `other threads of serve (garbage collection), per request: ${ms(served.helpers_ms)} ms`,
+          `main thread, per request, measured on a real serve over HTTP: ${ms((traffic ?? served).main_ms)} ms in all (HTTP and sockets included)${traffic === undefined ? '' : `, under Poisson arrivals at ${ms(traffic.rate_rps)} req/s (${ms(served.main_ms)} in a closed loop)`}`,
+          `other threads of serve (garbage collection), per request: ${ms((traffic ?? served).helpers_ms)} ms`,
         ]),
     ...(pauseMeanMs > 0
       ? [`main thread's garbage-collection pauses (part of its CPU above), drawn per request: ${pauses.filter((p) => p.per_request > 0).map((p) => `${p.kind} ${ms(p.per_request)} × ${ms(p.mean_ms)} ms`).join(', ')}, exponential lengths`]
@@ -117,17 +115,29 @@ export function pathPlanOf(
     ...(served === undefined ? ['HTTP parsing and socket I/O beyond reading the body', 'garbage collection (profile measures both on a real serve with --model, on Linux)'] : []),
     ...(generatorMs > 0 ? [] : ["a load generator's CPU when it shares the host (--generator-cpu-ms)"]),
   ];
+  // The capacity is the most serve answers with its pipeline full (evenly spaced arrivals, full
+  // batches), as a closed loop measures it: with the closed loop's costs. The probe's pauses and
+  // bursts come from a generator of its own, so that its draws do not shift the run's (--seed).
+  const probe: ServingPathSetup = { ...setup, admitMs: base.admitMs, helpersMs: base.helpersMs, mainPauseMs: undefined, meanMainPauseMs: undefined, helperBurstMs: undefined, ...mainThreadCosts(base, served, new SeededRandom(CALIBRATION_SEED)), batchWorkMs: (n) => work.meanMs(n), handoverWaitMs: setup.meanHandoverWaitMs };
   return {
     setup,
-    capacityRps: sustainedCapacityRps(
-      // The probe's own copy: jitter draws must not shift the real run's.
-      // (The pauses from the calibration's generator, for the same reason.)
-      { ...setup, batchWorkMs: (n) => work.meanMs(n), handoverWaitMs: setup.meanHandoverWaitMs, mainPauseMs: calibration.mainPauseMs },
-      batching,
-      pathCapacityRps(setup, batching.instances, batching.maxBatchSize, (n) => work.meanMs(n)),
-    ),
+    capacityRps: sustainedCapacityRps(probe, batching, pathCapacityRps(probe, batching.instances, batching.maxBatchSize, (n) => work.meanMs(n))),
     costs: { given, assumedZero },
   };
+}
+
+/**
+ * The main thread's GC pauses and V8's helpers' bursts, from a real serve's figures: the pauses,
+ * measured, come out of the main thread's CPU per request and arrive whole (a request behind one
+ * waits for all of it; the mean alone hid them), out of that CPU whatever the steps timed alone
+ * said (those timings moved between profiles, the classifier's reading 0.45–0.74 ms, and may
+ * hold collections too). None without measured pauses.
+ */
+function mainThreadCosts(base: ServingPathSetup, figures: { gc_pauses?: readonly MeasuredPauses[] } | undefined, rng: SeededRandom): Partial<ServingPathSetup> {
+  const pauses = figures?.gc_pauses ?? [];
+  const pauseMeanMs = Math.min(meanPauseMsPerRequest(pauses), base.admitMs);
+  if (pauseMeanMs <= 0) return {};
+  return { admitMs: base.admitMs - pauseMeanMs, mainPauseMs: gcPauseSource(pauses, rng), meanMainPauseMs: pauseMeanMs, ...helperBursts(base.helpersMs, pauses, rng) };
 }
 
 /**

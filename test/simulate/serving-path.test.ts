@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/core/virtual-clock.js';
 import { CpuPool, FifoThread } from '../../src/simulate/cpu-pool.js';
+import { validateLatencyProfile } from '../../src/simulate/latency-profile.js';
 import { formatReport } from '../../src/simulate/report-text.js';
 import { simulate, simulateWithInputs } from './helpers.js';
 
@@ -177,6 +178,25 @@ describe('simulate over a measured serving path', () => {
     expect(waited.costs.given.join('\n')).toMatch(/per item, waiting in the hand-over under load, no CPU: 1\.375 ms/);
     expect(waited.capacity_rps).toBeLessThan(unshared.capacity_rps);
     expect(waited.capacity_rps).toBeLessThanOrEqual((8 * 1000) / 20 + 1);
+  });
+
+  it('serves Poisson traffic at the costs a real serve showed under Poisson arrivals, and keeps the capacity of its closed loop', async () => {
+    const file = join(dir, 'profile-open-loop.json');
+    const profile = JSON.parse(readFileSync(writeProfile({ decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.01, cores: 2 }), 'utf8'));
+    profile.serving_path.serve_cpu = { requests: 1000, main_ms: 0.81, worker_ms: 1, helpers_ms: 0.2, client_ms: 0.1, mean_batch: 8 };
+    writeFileSync(file, JSON.stringify(profile));
+    const common = { rate: 300, requests: 3000, maxBatchSize: 8, arrival: 'poisson', seed: 4 };
+    const closedOnly = await simulateWithInputs({ ...common, latencyProfile: file });
+    // Under Poisson arrivals the main thread spent 1.5 ms a request, not 0.81.
+    profile.serving_path.serve_cpu.open_loop = { requests: 500, rate_rps: 300, main_ms: 1.51, worker_ms: 1.2, helpers_ms: 0.3, client_ms: 0.2, mean_batch: 5 };
+    writeFileSync(file, JSON.stringify(profile));
+    const withOpenLoop = await simulateWithInputs({ ...common, latencyProfile: file });
+    expect(withOpenLoop.costs.given.join('\n')).toMatch(/1\.51 ms in all .*under Poisson arrivals at 300 req\/s \(0\.81 in a closed loop\)/);
+    expect(withOpenLoop.latency_ms.mean).toBeGreaterThan(closedOnly.latency_ms.mean + 0.6);
+    expect(withOpenLoop.capacity_rps).toBe(closedOnly.capacity_rps);
+    // A profile whose open-loop figures are not numbers is refused, naming the field.
+    profile.serving_path.serve_cpu.open_loop.main_ms = 'slow';
+    expect(() => validateLatencyProfile(profile, 'p.json')).toThrow(/open_loop/);
   });
 
   it('takes from a real serve\'s batch time only the wait that sharing the cores does not already explain', async () => {

@@ -31,7 +31,7 @@ export const PROFILE_OPTIONS = {
   },
   serveDuration: {
     kind: 'duration', flag: 'serve-duration', default: 3000, minMs: 0, maxMs: 600_000,
-    description: 'with --model: how long a real serve answers these requests over HTTP to measure its CPU per request by thread, HTTP and garbage collection included (0 = skip; Linux)',
+    description: 'with --model: how long a real serve answers these requests over HTTP to measure its CPU per request by thread, HTTP and garbage collection included, in a closed loop and again under Poisson arrivals (0 = skip; Linux)',
   },
   out: {
     kind: 'string', flag: 'out', default: undefined,

@@ -69,7 +69,7 @@ export function runOpenLoop(share: PlanShare, recorder: BenchRecorder, clock: ()
       if (drain !== undefined) return;
       if (stop?.aborted === true) recorder.endWindowAt(clock());
       cancelWakeUp();
-      pacer.close();
+      pacer?.close();
       drain = new Drain(transport, resolve);
       drain.begin(inFlight, plan.timeoutMs + DRAIN_SLACK_MS);
     };
@@ -96,11 +96,11 @@ export function runOpenLoop(share: PlanShare, recorder: BenchRecorder, clock: ()
       if (nextMs === undefined) return finish();
       const waitMs = nextMs - now;
       if (budget < 0) wakeUp = setImmediate(pump);
-      else if (pacer.ready) pacer.wakeIn(waitMs);
+      else if (pacer?.ready === true) pacer.wakeIn(waitMs);
       else if (waitMs > SPIN_BELOW_MS) wakeUp = setTimeout(pump, Math.floor(waitMs - 1));
       else wakeUp = setImmediate(pump);
     };
-    const pacer = new Pacer(pump);
+    const pacer = Pacer.start(pump);
     pump();
   });
 }

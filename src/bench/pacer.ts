@@ -20,7 +20,7 @@ export class Pacer {
   private closed = false;
 
   /** `onWake` runs on this thread's event loop when a target set by `wakeIn` is reached. */
-  constructor(onWake: () => void) {
+  private constructor(onWake: () => void) {
     const shared = new SharedArrayBuffer(16);
     this.targetMs = new Float64Array(shared, 0, 1);
     this.generation = new Int32Array(shared, 8, 1);
@@ -30,6 +30,15 @@ export class Pacer {
     this.worker.on('message', onWake);
     // A pacer that fails leaves the loop on its fallback (setImmediate); nothing is lost.
     this.worker.on('error', () => void (this.online = false));
+  }
+
+  /** A pacer, or undefined when no helper thread can be made here: the caller polls on its own. */
+  static start(onWake: () => void): Pacer | undefined {
+    try {
+      return new Pacer(onWake);
+    } catch {
+      return undefined;
+    }
   }
 
   /** True once the helper runs: until then (and if it failed) the caller polls on its own. */

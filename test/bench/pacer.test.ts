@@ -5,7 +5,8 @@ import { Pacer } from '../../src/bench/pacer.js';
 /** A pacer whose helper thread runs, and a promise per wake. */
 async function readyPacer(): Promise<{ pacer: Pacer; nextWake: () => Promise<number> }> {
   let wake: ((atMs: number) => void) | undefined;
-  const pacer = new Pacer(() => wake?.(performance.now()));
+  const pacer = Pacer.start(() => wake?.(performance.now()));
+  if (pacer === undefined) throw new Error('no pacer thread could start here');
   opened.push(pacer);
   // The helper thread starts asynchronously; until then the open loop polls on its own.
   while (!pacer.ready) await new Promise((resolve) => setImmediate(resolve));

@@ -45,9 +45,11 @@ export const LINUX_TIME_SLICING: TimeSlicing = { tickMs: 4, sliceMs: 1.5 };
 export class CpuPool {
   private readonly onCore = new Map<number, OnCore>();
   private readonly waiting = new RingBuffer<{ thread: number; work: Work }>(16);
+  /** Threads in `waiting`, to refuse a second piece from a busy thread without a scan. */
+  private readonly queued = new Set<number>();
   private tick: TimerHandle | undefined;
-  /** The thread whose piece just ended, while its `done` runs: its next piece keeps the core. */
-  private continuing: number | undefined;
+  /** The thread whose piece just ended, while its `done` runs, and since when it holds its core: its next piece keeps it. */
+  private kept: { thread: number; sinceMs: number } | undefined;
 
   constructor(
     private readonly clock: VirtualClock,
@@ -58,13 +60,14 @@ export class CpuPool {
 
   /** Starts `workMs` of CPU work on `thread`, which must be idle; `done` runs when it is finished. */
   run(thread: number, workMs: number, done: () => void): void {
-    if (this.onCore.has(thread) || this.isWaiting(thread)) throw new Error(`thread ${thread} is already busy`);
+    if (this.onCore.has(thread) || this.queued.has(thread)) throw new Error(`thread ${thread} is already busy`);
     const work = { remainingMs: Math.max(0, workMs), done };
     const nowMs = this.clock.now();
-    if (this.continuing === thread) {
+    const kept = this.kept;
+    if (kept?.thread === thread) {
       // Its core was kept for it while its last piece's `done` ran.
-      this.continuing = undefined;
-      return this.dispatch(thread, work, this.heldSinceMs ?? nowMs);
+      this.kept = undefined;
+      return this.dispatch(thread, work, kept.sinceMs);
     }
     if (this.freeCores() > 0) return this.dispatch(thread, work, nowMs);
     // Waking to find every core taken: it preempts a thread past its slice, or waits for one.
@@ -73,21 +76,25 @@ export class CpuPool {
       this.preempt(expired);
       return this.dispatch(thread, work, nowMs);
     }
-    this.waiting.push({ thread, work });
+    this.enqueue(thread, work);
     this.armTick();
   }
 
-  /** When the continuing thread took its core. */
-  private heldSinceMs: number | undefined;
-
   /** Cores neither running a thread nor kept for one whose piece just ended. */
   private freeCores(): number {
-    return this.cores - this.onCore.size - (this.continuing === undefined ? 0 : 1);
+    return this.cores - this.onCore.size - (this.kept === undefined ? 0 : 1);
   }
 
-  private isWaiting(thread: number): boolean {
-    for (let i = 0; i < this.waiting.length; i++) if (this.waiting.at(i)?.thread === thread) return true;
-    return false;
+  private enqueue(thread: number, work: Work): void {
+    this.waiting.push({ thread, work });
+    this.queued.add(thread);
+  }
+
+  /** The first in line, off the line. */
+  private dequeue(): { thread: number; work: Work } {
+    const next = this.waiting.shift()!;
+    this.queued.delete(next.thread);
+    return next;
   }
 
   private dispatch(thread: number, work: Work, sinceMs: number): void {
@@ -115,23 +122,21 @@ export class CpuPool {
     this.clock.cancel(running.timer);
     this.onCore.delete(thread);
     running.work.remainingMs -= this.clock.now() - running.stretchFromMs;
-    this.waiting.push({ thread, work: running.work });
+    this.enqueue(thread, running.work);
   }
 
   private finish(thread: number): void {
     const running = this.onCore.get(thread)!;
     this.onCore.delete(thread);
-    this.continuing = thread;
-    this.heldSinceMs = running.sinceMs;
+    this.kept = { thread, sinceMs: running.sinceMs };
     try {
       running.work.done();
     } finally {
-      this.continuing = undefined;
-      this.heldSinceMs = undefined;
+      this.kept = undefined;
     }
     // The core it left goes to the first in line.
     while (this.freeCores() > 0 && this.waiting.length > 0) {
-      const next = this.waiting.shift()!;
+      const next = this.dequeue();
       this.dispatch(next.thread, next.work, this.clock.now());
     }
   }
@@ -152,7 +157,7 @@ export class CpuPool {
       const expired = this.longestPastSlice(nowMs);
       if (expired === undefined) break;
       this.preempt(expired);
-      const next = this.waiting.shift()!;
+      const next = this.dequeue();
       this.dispatch(next.thread, next.work, nowMs);
     }
     if (this.waiting.length > 0) this.armTick();

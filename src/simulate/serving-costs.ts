@@ -118,7 +118,7 @@ export function pathPlanOf(
   // The capacity is the most serve answers with its pipeline full (evenly spaced arrivals, full
   // batches), as a closed loop measures it: with the closed loop's costs. The probe's pauses and
   // bursts come from a generator of its own, so that its draws do not shift the run's (--seed).
-  const probe: ServingPathSetup = { ...setup, admitMs: base.admitMs, helpersMs: base.helpersMs, mainPauseMs: undefined, meanMainPauseMs: undefined, helperBurstMs: undefined, ...mainThreadCosts(base, served, new SeededRandom(CALIBRATION_SEED)), batchWorkMs: (n) => work.meanMs(n), handoverWaitMs: setup.meanHandoverWaitMs };
+  const probe: ServingPathSetup = { ...base, ...mainThreadCosts(base, served, new SeededRandom(CALIBRATION_SEED)), batchWorkMs: (n) => work.meanMs(n), meanHandoverWaitMs: setup.meanHandoverWaitMs, handoverWaitMs: setup.meanHandoverWaitMs };
   return {
     setup,
     capacityRps: sustainedCapacityRps(probe, batching, pathCapacityRps(probe, batching.instances, batching.maxBatchSize, (n) => work.meanMs(n))),

@@ -58,9 +58,10 @@ const GENERATOR_THREAD = -2;
 
 /**
  * Runs batches as serve does over the serving path: the batch's delay (no CPU), then its run on
- * its instance's thread, then its answers encoded on the main thread once the piece of work it
- * is in is done (the worker's reply is handled at the event loop's next turn); only then does
- * the instance take its next batch, as in serve, where the batch completes in that reply.
+ * its instance's thread, then its answers encoded on the main thread after the work already
+ * waiting there (the worker's reply is handled in a later turn of the event loop than the reads
+ * already due); only then does the instance take its next batch, as in serve, where the batch
+ * completes in that reply.
  */
 export class ServingPath implements Executor<number, number> {
   private readonly pool: CpuPool;
@@ -117,7 +118,7 @@ export class ServingPath implements Executor<number, number> {
         this.main.enqueue(workMs + n * this.setup.answerMs, answer);
         return;
       }
-      const back = (): void => this.main.enqueueUrgent(n * this.setup.answerMs, answer);
+      const back = (): void => this.main.enqueue(n * this.setup.answerMs, answer);
       const waitMs = this.setup.handoverWaitMs(n);
       const after = waitMs > 0 ? () => void this.clock.schedule(this.clock.now() + waitMs, back, EventOrder.completion) : back;
       this.pool.run(batch.instance + 1, workMs, after);

@@ -2,10 +2,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { EventOrder } from '../../src/core/clock.js';
 import { VirtualClock } from '../../src/core/virtual-clock.js';
 import { CpuPool, FifoThread } from '../../src/simulate/cpu-pool.js';
 import { validateLatencyProfile } from '../../src/simulate/latency-profile.js';
 import { formatReport } from '../../src/simulate/report-text.js';
+import { ServingPath } from '../../src/simulate/serving-path-model.js';
 import { simulate, simulateWithInputs } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'batchline-path-'));
@@ -91,15 +93,22 @@ describe('CpuPool: threads sharing cores', () => {
     expect(done).toEqual([['a', 2], ['b', 5], ['c', 5], ['d', 6]]);
   });
 
-  it('takes an urgent piece (a worker\'s reply) before the waiting ones, not before the one running', () => {
+  it("handles a worker's reply after the requests already waiting to be read, as Node's event loop does", () => {
     const clock = new VirtualClock();
-    const main = new FifoThread(new CpuPool(clock, 1), 0);
-    const done: string[] = [];
-    main.enqueue(1, () => done.push('read 1'));
-    main.enqueue(1, () => done.push('read 2'));
-    main.enqueueUrgent(0.1, () => done.push('reply'));
+    // A core per thread, a request read in 1 ms, a batch run in 2 ms, nothing else.
+    const path = new ServingPath(clock, {
+      execution: 'worker', admitMs: 1, answerMs: 0, batchWorkMs: () => 2, batchDelayMs: () => 0, handoverWaitMs: () => 0, meanHandoverWaitMs: () => 0,
+      helpersMs: 0, generatorMs: 0, cores: Number.POSITIVE_INFINITY,
+    });
+    const read: number[] = [];
+    let answeredAtMs: number | undefined;
+    path.start({ id: 1, instance: 0, requests: [], inputs: [1], startedAtMs: 0, trigger: 'full', finishedAtMs: undefined }, () => (answeredAtMs = clock.now()));
+    // Requests arrive while the batch runs: read 0.5–1.5, 1.5–2.5 and 2.5–3.5 on the main thread.
+    for (const atMs of [0.5, 1, 1.5]) clock.schedule(atMs, () => path.arrive(() => read.push(clock.now())), EventOrder.arrival);
     clock.run();
-    expect(done).toEqual(['read 1', 'reply', 'read 2']);
+    expect(read).toEqual([1.5, 2.5, 3.5]);
+    // The run ends at 2 ms; its reply waits for the reads queued before it, not only the one running.
+    expect(answeredAtMs).toBe(3.5);
   });
 });
 

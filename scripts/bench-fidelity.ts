@@ -1,7 +1,9 @@
 /**
  * `npm run bench:fidelity`: does `simulate` predict the real server? Two cases
  * (FIDELITY_CASES=toy,cls): the embedded toy model with MODEL_LATENCY_MS, below, and a real
- * model over its whole serving path (scripts/lib/fidelity-real-model.ts).
+ * model over its whole serving path (scripts/lib/fidelity-real-model.ts). The real model's runs
+ * are kept as a record (scripts/lib/fidelity-record.ts); `FIDELITY_REPLAY=docs/fidelity` judges
+ * the simulate of this checkout against the records there, measuring nothing.
  *
  * Toy: runs `batchline serve`
  * (embedded model, MODEL_LATENCY_MS 20, serve's default batching) in a child process, loads it
@@ -18,12 +20,14 @@
  * the queueing is predicted right. "calib+http" adds the one thing simulate does not model, the
  * HTTP round trip outside the batcher (median of sequential GET /healthz).
  */
+import { readdirSync, statSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
+import { join } from 'node:path';
 import { loadModel } from '../src/model/load-model.js';
 import { measureBatches } from '../src/profile/measure.js';
 import { summarizeProfile } from '../src/profile/summarize.js';
 import { pct, runBench as benchJson, simulate, startServe, table } from './lib/fidelity.js';
-import { realModelFidelity } from './lib/fidelity-real-model.js';
+import { realModelFidelity, replayFidelity } from './lib/fidelity-real-model.js';
 
 const MODEL_LATENCY_MS = Number(process.env.MODEL_LATENCY_MS ?? 20);
 const BATCHING = { maxBatchSize: 8, batchWindowMs: 10, maxQueueSize: 128, requestTimeoutMs: 2000, instances: 1 };
@@ -32,6 +36,14 @@ const DURATION_MS = Number(process.env.FIDELITY_DURATION_MS ?? 20_000);
 const WARMUP_MS = 2000;
 const SEED = 7;
 const CASES = (process.env.FIDELITY_CASES ?? 'toy,cls').split(',');
+/** Records of earlier real-model runs to judge simulate against instead of measuring (comma-separated files or directories). */
+const REPLAY = recordPaths(process.env.FIDELITY_REPLAY ?? '');
+
+/** The record files named: files as they are, directories by their .json files. */
+function recordPaths(list: string): string[] {
+  return list.split(',').filter((entry) => entry !== '').flatMap((entry) =>
+    statSync(entry).isDirectory() ? readdirSync(entry).filter((name) => name.endsWith('.json')).sort().map((name) => join(entry, name)) : [entry]);
+}
 
 /** One open-loop bench run of the toy model. */
 function runBench(origin: string, rateRps: number, durationMs: number, warmupMs: number, seed: number) {
@@ -76,6 +88,12 @@ function meanBetween(before: Totals, after: Totals, key: keyof Totals): number {
 }
 
 async function main(): Promise<void> {
+  if (REPLAY.length > 0) {
+    // simulate alone, against real runs recorded earlier (here or elsewhere): nothing is measured.
+    console.log(`bench:fidelity · replay: simulate of this checkout against ${REPLAY.length} recorded real run(s)`);
+    for (const line of await replayFidelity(REPLAY)) console.log(line);
+    return;
+  }
   console.log(`load average ${(loadavg()[0] as number).toFixed(2)} on ${availableParallelism()} cores · node ${process.version}`);
   if (CASES.includes('toy')) await toyFidelity();
   if (CASES.includes('cls')) {

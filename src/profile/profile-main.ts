@@ -10,6 +10,9 @@ import { measureBatches, resolveItemShapes, type ItemShapes, type ProfiledModel,
 import { formatProfile } from './profile-text.js';
 import { summarizeProfile } from './summarize.js';
 
+/** The closed loop that measures a real serve's CPU per request (bench -c): recorded in the profile, where simulate calibrates on it. */
+const SERVE_CONNECTIONS = 16;
+
 /** Parses `--batch-sizes 1,2,4,8`: distinct positive integers, kept in ascending order. */
 export function parseBatchSizes(text: string): number[] {
   const sizes = text.split(',').map((s) => s.trim()).filter((s) => s !== '').map(Number);
@@ -94,13 +97,13 @@ async function measurePath(
   const path = servingPathOf(execution, body, main, roundTrips, runs, (points) => fitAffine(points));
   if (execution !== 'inline' && options.model !== undefined && options.serveDuration > 0 && c.measureServe !== false) {
     const cpu = await measureServeCpu({
-      modelPath: options.model, intraOpThreads: options.intraOpThreads, maxBatchSize: Math.max(...c.sizes), body, durationMs: options.serveDuration, connections: 16,
+      modelPath: options.model, intraOpThreads: options.intraOpThreads, maxBatchSize: Math.max(...c.sizes), body, durationMs: options.serveDuration, connections: SERVE_CONNECTIONS,
     });
     if (cpu !== undefined) {
       const r = (ms: number): number => Math.round(ms * 1e6) / 1e6;
       const pausesOf = (pauses: typeof cpu.gcPauses) => pauses.map((p) => ({ kind: p.kind, per_request: r(p.perRequest), mean_ms: r(p.meanMs) }));
       const open = cpu.openLoop;
-      path.serve_cpu = { requests: cpu.requests, main_ms: r(cpu.mainMs), worker_ms: r(cpu.workerMs), helpers_ms: r(cpu.helpersMs), client_ms: r(cpu.clientMs), mean_batch: r(cpu.meanBatch), exec_ms: r(cpu.execMs), rate_rps: r(cpu.rateRps),
+      path.serve_cpu = { requests: cpu.requests, main_ms: r(cpu.mainMs), worker_ms: r(cpu.workerMs), helpers_ms: r(cpu.helpersMs), client_ms: r(cpu.clientMs), mean_batch: r(cpu.meanBatch), exec_ms: r(cpu.execMs), rate_rps: r(cpu.rateRps), connections: SERVE_CONNECTIONS,
         gc_pauses: pausesOf(cpu.gcPauses),
         ...(open === undefined ? {} : {
           open_loop: { requests: open.requests, rate_rps: r(open.rateRps), main_ms: r(open.mainMs), worker_ms: r(open.workerMs), helpers_ms: r(open.helpersMs), client_ms: r(open.clientMs), mean_batch: r(open.meanBatch), gc_pauses: pausesOf(open.gcPauses) },

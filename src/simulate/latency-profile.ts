@@ -60,6 +60,8 @@ export interface ServingPath {
     exec_ms?: number;
     /** Requests a second that serve answered meanwhile (closed loop, one instance, batches of the profile's largest size). */
     rate_rps?: number;
+    /** The closed loop's connections (bench -c); absent in profiles from before it was recorded, which ran 16. */
+    connections?: number;
     /**
      * The main thread's garbage-collection pauses under that load, by V8's kind (serve's
      * nodejs_gc_duration_seconds): pauses per request and their mean length. Part of `main_ms`.
@@ -142,6 +144,8 @@ export function validateLatencyProfile(data: unknown, where: string): LatencyPro
       }
     };
     checkPauses(path.serve_cpu?.gc_pauses, 'serving_path.serve_cpu');
+    const connections = path.serve_cpu?.connections;
+    if (connections !== undefined && !(Number.isInteger(connections) && connections >= 1)) bad('has serving_path.serve_cpu.connections that is not a whole number >= 1');
     const open = path.serve_cpu?.open_loop;
     if (open !== undefined) {
       const fields = ['requests', 'rate_rps', 'main_ms', 'worker_ms', 'helpers_ms', 'client_ms', 'mean_batch'] as const;

@@ -1,12 +1,10 @@
-import { arrivalsFromProfile, RateProfile } from '../core/arrivals.js';
 import type { BatchingConfig } from '../core/create-batcher.js';
-import type { BatcherObserver } from '../core/types.js';
-import { runSimulation } from './run-simulation.js';
 import { SeededRandom } from '../core/rng.js';
 import { serviceTimeWithJitter, type LatencyModel } from './latency-model.js';
 import { latencyModelFromProfile, type LatencyProfile } from './latency-profile.js';
 import { gcPauseSource, meanPauseMsPerRequest, type MeasuredPauses } from './gc-pauses.js';
-import { pathCapacityRps, type ServingPathSetup } from './serving-path-model.js';
+import { closedLoop, closedLoopCapacityRps } from './closed-loop-probe.js';
+import type { ServingPathSetup } from './serving-path-model.js';
 
 /** What a simulation was told about a request's costs, and what it takes to be zero. */
 export interface SimulatedCosts {
@@ -115,13 +113,13 @@ export function pathPlanOf(
     ...(served === undefined ? ['HTTP parsing and socket I/O beyond reading the body', 'garbage collection (profile measures both on a real serve with --model, on Linux)'] : []),
     ...(generatorMs > 0 ? [] : ["a load generator's CPU when it shares the host (--generator-cpu-ms)"]),
   ];
-  // The capacity is the most serve answers with its pipeline full (evenly spaced arrivals, full
-  // batches), as a closed loop measures it: with the closed loop's costs. The probe's pauses and
+  // The capacity is the most serve answers with its pipeline full, as a closed loop of
+  // connections measures it (closed-loop-probe.ts): with the closed loop's costs. The probe's pauses and
   // bursts come from a generator of its own, so that its draws do not shift the run's (--seed).
   const probe: ServingPathSetup = { ...base, ...mainThreadCosts(base, served, new SeededRandom(CALIBRATION_SEED)), batchWorkMs: (n) => work.meanMs(n), meanHandoverWaitMs: setup.meanHandoverWaitMs, handoverWaitMs: setup.meanHandoverWaitMs };
   return {
     setup,
-    capacityRps: sustainedCapacityRps(probe, batching, pathCapacityRps(probe, batching.instances, batching.maxBatchSize, (n) => work.meanMs(n))),
+    capacityRps: closedLoopCapacityRps(probe, batching),
     costs: { given, assumedZero },
   };
 }
@@ -166,101 +164,31 @@ export function batchOnlyCosts(model: LatencyModel, fromProfile: boolean): Simul
   };
 }
 
-/**
- * The most the simulated server answers per second over its serving path, on full batches: the
- * highest rate of evenly spaced arrivals it keeps up with (answers at 99 % of the rate once the
- * run has settled), found by bisection below the fluid bound `pathCapacityRps`. Sharing the
- * cores and the main thread's turns make it lower than that bound; overloaded far beyond it, a
- * main thread buried in requests to read answers less still (as a real one does).
- */
-export function sustainedCapacityRps(setup: ServingPathSetup, batching: BatchingConfig, boundRps: number): number {
-  if (!Number.isFinite(boundRps) || boundRps <= 0) return boundRps;
-  let low = 0;
-  let high = boundRps;
-  for (let step = 0; step < 10; step++) {
-    const rate = (low + high) / 2;
-    if (answeredRps(setup, batching, rate) >= 0.99 * rate) low = rate;
-    else high = rate;
-  }
-  return low;
-}
-
-/** Answers per second once settled, under evenly spaced arrivals at `rate`. */
-function answeredRps(setup: ServingPathSetup, batching: BatchingConfig, rate: number): number {
-  let answered = 0;
-  const { fromMs, endMs } = runSettled(setup, batching, rate, (fromMs, endMs) => ({
-    requestFinished: (_request, outcome, nowMs) => void (outcome.kind === 'ok' && nowMs >= fromMs && nowMs < endMs && answered++),
-  }));
-  return (answered * 1000) / (endMs - fromMs);
-}
-
-/**
- * Runs the path under evenly spaced arrivals at `rate`, with neither queue bound nor deadline, long
- * enough to settle: `observe` gets the span [fromMs, endMs) to measure (the last two thirds).
- */
-function runSettled(
-  setup: ServingPathSetup,
-  batching: BatchingConfig,
-  rate: number,
-  observe: (fromMs: number, endMs: number) => BatcherObserver<number, number>,
-): { fromMs: number; endMs: number } {
-  const requests = Math.max(2000, Math.min(10_000, Math.round(rate * 3)));
-  const endMs = (requests * 1000) / rate;
-  const fromMs = endMs / 3;
-  runSimulation({
-    batching: { ...batching, maxQueueSize: requests + 1, requestTimeoutMs: 1e12 },
-    arrivals: arrivalsFromProfile(RateProfile.constant(rate, endMs), 'constant'),
-    maxRequests: requests,
-    arrivalsEndMs: endMs,
-    serviceTime: setup.batchWorkMs,
-    servingPath: setup,
-    observers: () => [observe(fromMs, endMs)],
-  });
-  return { fromMs, endMs };
-}
-
 type ServedCpu = NonNullable<NonNullable<LatencyProfile['serving_path']>['serve_cpu']>;
 
 /**
  * The hand-over's wait per item that the model does not already explain: a real serve's batches
  * took `exec_ms` from start to end; part of that is waiting for a core, which the simulated cores
  * already give (the instance shares them with the main thread, the helpers and the client). So
- * the simulation is run as the profile's serve ran (one instance, its load, its client on the
- * host, batches as full as its closed loop kept them) without a wait, and what its batches lack
- * against `exec_ms` is the wait. A profile from
- * before it recorded that load takes the whole difference against the isolated round trip.
+ * the simulation is run as the profile's serve ran (one instance, a closed loop of its
+ * connections, its client on the host, batches of the size it kept) without a wait, and what its
+ * batches lack against `exec_ms` is the wait. A profile from before it recorded that load takes
+ * the whole difference against the isolated round trip.
  */
 function handoverWaitPerItemOf(base: ServingPathSetup, served: ServedCpu | undefined, measured: LatencyModel, batching: BatchingConfig): number {
   if (served?.exec_ms === undefined || served.mean_batch < 1) return 0;
   const explainedMs = served.rate_rps === undefined || served.rate_rps <= 0
     ? measured.meanMs(Math.round(served.mean_batch)) * loadFactorOf(served, measured)
-    : simulatedBatchMs({ ...base, batchWorkMs: (n) => measured.meanMs(n) * loadFactorOf(served, measured), generatorMs: served.client_ms }, fullBatches(batching, served.mean_batch, served.rate_rps), served.rate_rps);
+    : closedLoop(
+        { ...base, batchWorkMs: (n) => measured.meanMs(n) * loadFactorOf(served, measured), generatorMs: served.client_ms },
+        { ...batching, instances: 1, maxBatchSize: Math.max(1, Math.round(served.mean_batch)) },
+        served.connections ?? PROFILED_CONNECTIONS,
+      ).meanBatchMs;
   return Math.max(0, served.exec_ms - explainedMs) / served.mean_batch;
 }
 
-/** One instance taking batches of `meanBatch` items, as full as a closed loop kept them: the window waits for them (10× the time they take to arrive). */
-function fullBatches(batching: BatchingConfig, meanBatch: number, rate: number): BatchingConfig {
-  const maxBatchSize = Math.max(1, Math.round(meanBatch));
-  return { ...batching, instances: 1, maxBatchSize, batchWindowMs: (10 * maxBatchSize * 1000) / rate };
-}
-
-/** Mean time from a batch's start to its end once settled, under evenly spaced arrivals at `rate`. */
-function simulatedBatchMs(setup: ServingPathSetup, batching: BatchingConfig, rate: number): number {
-  const started = new Map<object, number>();
-  let totalMs = 0;
-  let batches = 0;
-  runSettled(setup, batching, rate, (fromMs) => ({
-    batchStarted: (batch, nowMs) => void (nowMs >= fromMs && started.set(batch, nowMs)),
-    batchFinished: (batch, nowMs) => {
-      const at = started.get(batch);
-      if (at === undefined) return;
-      started.delete(batch);
-      totalMs += nowMs - at;
-      batches++;
-    },
-  }));
-  return batches === 0 ? 0 : totalMs / batches;
-}
+/** The closed loop's connections in a profile that did not record them (bench's 16, as profile ran it then). */
+const PROFILED_CONNECTIONS = 16;
 
 /** How much more CPU an instance spent per batch on a real serve than its isolated round trip took (at least 1). */
 function loadFactorOf(served: ServedCpu, measured: LatencyModel): number {

@@ -130,20 +130,3 @@ export class ServingPath implements Executor<number, number> {
 }
 
 const ignore = (): void => {};
-
-/**
- * Most a configuration can serve over the serving path, in req/s, with full batches of `maxBatch`:
- * the least of what the main thread, the instances and the cores can each carry.
- */
-export function pathCapacityRps(setup: ServingPathSetup, instances: number, maxBatch: number, meanWorkMs: (n: number) => number): number {
-  const work = meanWorkMs(maxBatch);
-  const mainPerRequest = setup.admitMs + (setup.meanMainPauseMs ?? 0) + setup.answerMs + (setup.execution === 'inline' ? work / maxBatch : 0);
-  const instanceBusyMs = setup.batchDelayMs(maxBatch) + work + setup.meanHandoverWaitMs(maxBatch);
-  const cpuPerRequest = mainPerRequest + (setup.execution === 'worker' ? work / maxBatch : 0) + setup.helpersMs + setup.generatorMs;
-  const limits = [
-    mainPerRequest > 0 ? 1000 / mainPerRequest : Number.POSITIVE_INFINITY,
-    instanceBusyMs > 0 ? (instances * maxBatch * 1000) / instanceBusyMs : Number.POSITIVE_INFINITY,
-    cpuPerRequest > 0 ? (setup.cores * 1000) / cpuPerRequest : Number.POSITIVE_INFINITY,
-  ];
-  return Math.min(...limits);
-}

@@ -108,6 +108,7 @@ export function prepareRun(options: SimulateOptions, inputs: SimulationInputs, c
     serviceDescription: model.description,
     latencyCv: options.latencyCv,
     capacityRps: path?.capacityRps ?? capacityRps(batching, model),
+    capacityBasis: path?.capacityBasis ?? `every instance on full batches of ${batching.maxBatchSize}`,
     costs: path?.costs ?? batchOnlyCosts(model, inputs.profile !== undefined),
   };
   return { setup, context };

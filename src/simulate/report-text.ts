@@ -20,7 +20,7 @@ export function formatReport(report: SimulationReport): string {
   lines.push(...report.costs.assumed_zero.map((cost, i) => `${i === 0 ? 'taken as 0 ' : ''.padEnd(11)} ${cost}`));
   if (Number.isFinite(report.capacity_rps) && report.capacity_rps > 0) {
     lines.push(
-      `capacity    ${fixed(report.capacity_rps, 1)} req/s with every instance on full batches of ${config.max_batch_size} · offered load ${fixed((report.offered_rps / report.capacity_rps) * 100, 1)}% of it`,
+      `capacity    ${fixed(report.capacity_rps, 1)} req/s, ${report.capacity_basis} · offered load ${fixed((report.offered_rps / report.capacity_rps) * 100, 1)}% of it`,
     );
   }
   lines.push('');

@@ -39,9 +39,11 @@ export interface SimulationReport {
   };
   /**
    * Most the configuration can serve, req/s: instances × maxBatch / latency(maxBatch), or over a
-   * measured serving path the least of what the main thread, the instances and the cores carry.
+   * measured serving path what a closed loop of connections answers (closed-loop-probe.ts).
    */
   capacity_rps: number;
+  /** How `capacity_rps` was found, in words. */
+  capacity_basis: string;
   /** The costs simulate was given, and those it takes as zero. */
   costs: { given: string[]; assumed_zero: string[] };
   /** Simulated time from 0 to the last answer, ms. */
@@ -83,6 +85,7 @@ export interface ReportContext {
   serviceDescription: string;
   latencyCv: number;
   capacityRps: number;
+  capacityBasis: string;
   costs: SimulatedCosts;
 }
 
@@ -130,6 +133,7 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
       failed: counts.outcomes.error + counts.outcomes.cancelled + counts.outcomes.shutdown + counts.outcomes.unavailable,
     },
     capacity_rps: round(context.capacityRps, 3),
+    capacity_basis: context.capacityBasis,
     costs: { given: [...context.costs.given], assumed_zero: [...context.costs.assumedZero] },
     simulated_ms: round(endMs, 3),
     offered_rps: recorder.lastArrivalAtMs > 0 ? round((recorder.arrivals / recorder.lastArrivalAtMs) * 1000, 3) : 0,

@@ -3,7 +3,7 @@ import { SeededRandom } from '../core/rng.js';
 import { serviceTimeWithJitter, type LatencyModel } from './latency-model.js';
 import { latencyModelFromProfile, type LatencyProfile } from './latency-profile.js';
 import { gcPauseSource, meanPauseMsPerRequest, type MeasuredPauses } from './gc-pauses.js';
-import { closedLoop, closedLoopCapacityRps } from './closed-loop-probe.js';
+import { closedLoop, closedLoopCapacityRps, probeConnections } from './closed-loop-probe.js';
 import type { ServingPathSetup } from './serving-path-model.js';
 
 /** What a simulation was told about a request's costs, and what it takes to be zero. */
@@ -16,6 +16,8 @@ export interface SimulatedCosts {
 export interface PathPlan {
   setup: ServingPathSetup;
   capacityRps: number;
+  /** How the capacity was found, in words. */
+  capacityBasis: string;
   costs: SimulatedCosts;
 }
 
@@ -120,6 +122,7 @@ export function pathPlanOf(
   return {
     setup,
     capacityRps: closedLoopCapacityRps(probe, batching),
+    capacityBasis: `what a closed loop of ${probeConnections(batching)} connections gets answered over the serving path`,
     costs: { given, assumedZero },
   };
 }

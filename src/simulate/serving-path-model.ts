@@ -124,8 +124,13 @@ export class ServingPath implements Executor<number, number> {
       this.pool.run(batch.instance + 1, workMs, after);
     };
     const delayMs = this.setup.batchDelayMs(n);
-    if (delayMs > 0) this.clock.schedule(this.clock.now() + delayMs, run, EventOrder.completion);
-    else run();
+    const begin = delayMs > 0 ? () => void this.clock.schedule(this.clock.now() + delayMs, run, EventOrder.completion) : run;
+    // A window closes in a timer of serve's event loop, which runs once the main thread has done
+    // the work already due (the reads, the replies), as a worker's reply does. A batch that fills
+    // up is dispatched while a request is read, and the next one while a reply is handled: both
+    // on the main thread already.
+    if (batch.trigger === 'window' && this.setup.execution !== 'inline') this.main.enqueue(0, begin);
+    else begin();
   }
 }
 

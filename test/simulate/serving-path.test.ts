@@ -110,6 +110,27 @@ describe('CpuPool: threads sharing cores', () => {
     // The run ends at 2 ms; its reply waits for the reads queued before it, not only the one running.
     expect(answeredAtMs).toBe(3.5);
   });
+
+  it("starts a batch whose window closed once the main thread has done the reads already due (a timer of serve's event loop), a full one at once", () => {
+    const answeredAt = (trigger: 'window' | 'full'): number => {
+      const clock = new VirtualClock();
+      const path = new ServingPath(clock, {
+        execution: 'worker', admitMs: 1, answerMs: 0, batchWorkMs: () => 2, batchDelayMs: () => 0, handoverWaitMs: () => 0, meanHandoverWaitMs: () => 0,
+        helpersMs: 0, generatorMs: 0, cores: Number.POSITIVE_INFINITY,
+      });
+      let atMs = Number.NaN;
+      // Two requests are being read (0–1 and 1–2 ms on the main thread) when the batch is dispatched at 0.5 ms.
+      path.arrive(() => {});
+      path.arrive(() => {});
+      clock.schedule(0.5, () => path.start({ id: 1, instance: 0, requests: [], inputs: [1], startedAtMs: 0.5, trigger, finishedAtMs: undefined }, () => (atMs = clock.now())), EventOrder.window);
+      clock.run();
+      return atMs;
+    };
+    // Full: dispatched while a request was read, it runs at once (0.5–2.5), and its reply waits for the second read (to 2).
+    expect(answeredAt('full')).toBe(2.5);
+    // Window: the timer runs after both reads (at 2), the run takes 2 ms.
+    expect(answeredAt('window')).toBe(4);
+  });
 });
 
 describe('simulate over a measured serving path', () => {

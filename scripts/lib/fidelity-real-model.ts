@@ -7,7 +7,7 @@
  * seed as simulate), measures them. Target: every figure within 10 %.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +45,7 @@ export async function realModelFidelity(s: RealModelSettings): Promise<{ lines: 
 }
 
 async function measureRealModel(s: RealModelSettings, notes: string[]): Promise<{ record: FidelityRecord; path: string }> {
+  const takenAt = new Date().toISOString();
   const dir = mkdtempSync(join(tmpdir(), 'batchline-fidelity-cls-'));
   const body = join(dir, 'body.json');
   writeFileSync(body, inputBodies(11).json);
@@ -56,7 +57,7 @@ async function measureRealModel(s: RealModelSettings, notes: string[]): Promise<
   const cases: RecordedCase[] = [];
   for (const instances of s.instances) {
     // The levels are of the capacity simulate predicts before any real run: with the profiled client's CPU.
-    const predicted = (await simulate({ ...simulated(profile, instances), generatorCpuMs: String(profiledClientMs), rate: '1', requests: '1' })).capacity_rps;
+    const predicted = (await simulate({ ...simulateOptions(profile, instances, SERVE_FLAGS), generatorCpuMs: String(profiledClientMs), rate: '1', requests: '1' })).capacity_rps;
     const serve = await startServe(['--model', MODEL, '--instances', String(instances), ...SERVE_FLAGS.split(' ')]);
     try {
       const url = `${serve.url}/v1/infer`;
@@ -97,7 +98,7 @@ async function measureRealModel(s: RealModelSettings, notes: string[]): Promise<
     }
   }
   const record: FidelityRecord = {
-    format: RECORD_FORMAT, taken_at: new Date().toISOString(), node: process.version, cores: availableParallelism(), model: MODEL_NAME, body_bytes: inputBodies(11).json.length,
+    format: RECORD_FORMAT, taken_at: takenAt, node: process.version, cores: availableParallelism(), model: MODEL_NAME, body_bytes: inputBodies(11).json.length,
     serve_flags: SERVE_FLAGS, repeats: s.repeats, seed: s.seed, level_duration_ms: s.durationMs, warmup_ms: s.warmupMs, profile: measured, cases,
   };
   const path = join(dir, 'record.json');
@@ -105,9 +106,12 @@ async function measureRealModel(s: RealModelSettings, notes: string[]): Promise<
   return { record, path };
 }
 
-/** simulate's options for serve as bench:fidelity runs it. */
-function simulated(profile: string, instances: number): Record<string, string> {
-  return { latencyProfile: profile, instances: String(instances), maxBatchSize: '8', batchWindowMs: '10' };
+/** simulate's options for serve run with `serveFlags` (`--max-batch-size 8 --batch-window-ms 10 …`: simulate spells them alike). */
+function simulateOptions(profile: string, instances: number, serveFlags: string): Record<string, string> {
+  const options: Record<string, string> = { latencyProfile: profile, instances: String(instances) };
+  const words = serveFlags.split(' ').filter((word) => word !== '');
+  for (let i = 0; i + 1 < words.length; i += 2) options[(words[i] as string).replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase())] = words[i + 1] as string;
+  return options;
 }
 
 /**
@@ -115,12 +119,20 @@ function simulated(profile: string, instances: number): Record<string, string> {
  * level at the rate bench offered, with bench's CPU as the record has it.
  */
 export async function judgeRecord(record: FidelityRecord): Promise<{ lines: string[]; met: number; total: number; errorsPct: number[] }> {
-  const profile = join(mkdtempSync(join(tmpdir(), 'batchline-fidelity-replay-')), 'profile.json');
+  const dir = mkdtempSync(join(tmpdir(), 'batchline-fidelity-replay-'));
+  try {
+    return await judgeWithProfile(record, join(dir, 'profile.json'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function judgeWithProfile(record: FidelityRecord, profile: string): Promise<{ lines: string[]; met: number; total: number; errorsPct: number[] }> {
   writeFileSync(profile, JSON.stringify(record.profile));
   const lines = [`${record.model} (JSON inputs, ${record.body_bytes} bytes a request), serve ${record.serve_flags}; real runs taken ${record.taken_at} (node ${record.node}, ${record.cores} cores)`];
   const served = record.profile.serving_path?.serve_cpu;
   if (served !== undefined) {
-    lines.push(`profiled serve (1 instance, bench -c 16, 20 s): ${served.rate_rps?.toFixed(1)} req/s; CPU per request: main ${served.main_ms.toFixed(3)} ms, instance ${served.worker_ms.toFixed(3)} ms, GC and other threads ${served.helpers_ms.toFixed(3)} ms, client ${served.client_ms.toFixed(3)} ms; a batch of ${served.mean_batch.toFixed(1)} took ${served.exec_ms?.toFixed(2)} ms`);
+    lines.push(`profiled serve (1 instance, closed loop, bench -c ${served.connections ?? 16}): ${served.rate_rps?.toFixed(1)} req/s; CPU per request: main ${served.main_ms.toFixed(3)} ms, instance ${served.worker_ms.toFixed(3)} ms, GC and other threads ${served.helpers_ms.toFixed(3)} ms, client ${served.client_ms.toFixed(3)} ms; a batch of ${served.mean_batch.toFixed(1)} took ${served.exec_ms?.toFixed(2)} ms`);
     const open = served.open_loop;
     if (open !== undefined) lines.push(`profiled serve under Poisson arrivals at ${open.rate_rps.toFixed(1)} req/s (simulate's costs for the levels): main ${open.main_ms.toFixed(3)} ms, instance ${open.worker_ms.toFixed(3)} ms, GC and other threads ${open.helpers_ms.toFixed(3)} ms, client ${open.client_ms.toFixed(3)} ms a request`);
     const pauses = open?.gc_pauses ?? served.gc_pauses ?? [];
@@ -140,7 +152,7 @@ export async function judgeRecord(record: FidelityRecord): Promise<{ lines: stri
   };
   const cpuMs: string[] = [];
   for (const recorded of record.cases) {
-    const common = simulated(profile, recorded.instances);
+    const common = simulateOptions(profile, recorded.instances, record.serve_flags);
     const { capacity } = recorded;
     const simulatedCapacity = (await simulate({ ...common, generatorCpuMs: String(capacity.generator_cpu_ms), rate: '1', requests: '1' })).capacity_rps;
     cpuMs.push(`${recorded.instances}: capacity ${capacity.generator_cpu_ms.toFixed(4)}`);
@@ -179,7 +191,8 @@ export async function replayFidelity(paths: readonly string[]): Promise<string[]
     errors.push(...judged.errorsPct.map(Math.abs));
   }
   errors.sort((a, b) => a - b);
-  const median = errors.length === 0 ? 0 : (errors[Math.floor(errors.length / 2)] as number);
+  const middle = errors.length / 2;
+  const median = errors.length === 0 ? 0 : errors.length % 2 === 1 ? (errors[Math.floor(middle)] as number) : ((errors[middle - 1] as number) + (errors[middle] as number)) / 2;
   lines.push(`all ${paths.length} record(s): ${met} of ${errors.length} figures within ${BOUND * 100}%; median error ${median.toFixed(1)}% (either way)`);
   return lines;
 }

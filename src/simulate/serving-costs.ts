@@ -3,6 +3,7 @@ import { SeededRandom } from '../core/rng.js';
 import { serviceTimeWithJitter, type LatencyModel } from './latency-model.js';
 import { latencyModelFromProfile, type LatencyProfile } from './latency-profile.js';
 import { gcPauseSource, meanPauseMsPerRequest, type MeasuredPauses } from './gc-pauses.js';
+import { BATCHING_OPTIONS } from '../options/batching.js';
 import { closedLoop, closedLoopCapacityRps, probeConnections } from './closed-loop-probe.js';
 import type { ServingPathSetup } from './serving-path-model.js';
 
@@ -60,7 +61,6 @@ export function pathPlanOf(
     answerMs: path.encode_ms,
     batchWorkMs: serviceTimeWithJitter(work, jitter.cv, jitter.rng),
     batchDelayMs: delay === undefined ? () => 0 : (n) => delay.meanMs(n),
-    meanHandoverWaitMs: () => 0,
     handoverWaitMs: () => 0,
     helpersMs: served?.helpers_ms ?? 0,
     generatorMs,
@@ -82,7 +82,6 @@ export function pathPlanOf(
     ...trafficBase,
     ...mainCosts,
     // Waiting for another thread's turn is as irregular as the scheduler: exponential, its mean measured.
-    meanHandoverWaitMs: (n) => handoverWaitPerItemMs * n,
     handoverWaitMs: handoverWaitPerItemMs > 0 ? (n) => handoverWaitPerItemMs * n * jitter.rng.exponential() : () => 0,
   };
   const pauses = (traffic ?? served)?.gc_pauses ?? [];
@@ -118,7 +117,7 @@ export function pathPlanOf(
   // The capacity is the most serve answers with its pipeline full, as a closed loop of
   // connections measures it (closed-loop-probe.ts): with the closed loop's costs. The probe's pauses and
   // bursts come from a generator of its own, so that its draws do not shift the run's (--seed).
-  const probe: ServingPathSetup = { ...base, ...mainThreadCosts(base, served, new SeededRandom(CALIBRATION_SEED)), batchWorkMs: (n) => work.meanMs(n), meanHandoverWaitMs: setup.meanHandoverWaitMs, handoverWaitMs: setup.meanHandoverWaitMs };
+  const probe: ServingPathSetup = { ...base, ...mainThreadCosts(base, served, new SeededRandom(CALIBRATION_SEED)), batchWorkMs: (n) => work.meanMs(n), handoverWaitMs: (n) => handoverWaitPerItemMs * n };
   return {
     setup,
     capacityRps: closedLoopCapacityRps(probe, batching),
@@ -184,7 +183,8 @@ function handoverWaitPerItemOf(base: ServingPathSetup, served: ServedCpu | undef
     ? measured.meanMs(Math.round(served.mean_batch)) * loadFactorOf(served, measured)
     : closedLoop(
         { ...base, batchWorkMs: (n) => measured.meanMs(n) * loadFactorOf(served, measured), generatorMs: served.client_ms },
-        { ...batching, instances: 1, maxBatchSize: Math.max(1, Math.round(served.mean_batch)) },
+        // As profile's serve ran: serve's default window and fixed policy, whatever this run's are.
+        { maxBatchSize: Math.max(1, Math.round(served.mean_batch)), batchWindowMs: BATCHING_OPTIONS.batchWindowMs.default, maxQueueSize: BATCHING_OPTIONS.maxQueueSize.default, requestTimeoutMs: BATCHING_OPTIONS.requestTimeoutMs.default, instances: 1 },
         served.connections ?? PROFILED_CONNECTIONS,
       ).meanBatchMs;
   return Math.max(0, served.exec_ms - explainedMs) / served.mean_batch;

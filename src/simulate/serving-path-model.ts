@@ -27,15 +27,13 @@ export interface ServingPathSetup {
    * under load; 0 when nothing measured it.
    */
   handoverWaitMs: (batchSize: number) => number;
-  /** Its mean, for the capacity bound. */
-  meanHandoverWaitMs: (batchSize: number) => number;
   /**
    * The main thread's garbage-collection pauses that come with a request (ms of its CPU, drawn per
    * request; 0: none): while one lasts the main thread reads, hands over and answers nothing.
    * Their mean is not in `admitMs`. Absent: none modelled.
    */
   mainPauseMs?: () => number;
-  /** Their mean per request, for the capacity bound. */
+  /** Their mean per request (the report's list of costs gives it). */
   meanMainPauseMs?: number;
   /** CPU per request off the request's way, on other threads: serve's GC and libuv helpers (ms). */
   helpersMs: number;

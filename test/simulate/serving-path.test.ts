@@ -97,7 +97,7 @@ describe('CpuPool: threads sharing cores', () => {
     const clock = new VirtualClock();
     // A core per thread, a request read in 1 ms, a batch run in 2 ms, nothing else.
     const path = new ServingPath(clock, {
-      execution: 'worker', admitMs: 1, answerMs: 0, batchWorkMs: () => 2, batchDelayMs: () => 0, handoverWaitMs: () => 0, meanHandoverWaitMs: () => 0,
+      execution: 'worker', admitMs: 1, answerMs: 0, batchWorkMs: () => 2, batchDelayMs: () => 0, handoverWaitMs: () => 0,
       helpersMs: 0, generatorMs: 0, cores: Number.POSITIVE_INFINITY,
     });
     const read: number[] = [];
@@ -115,7 +115,7 @@ describe('CpuPool: threads sharing cores', () => {
     const answeredAt = (trigger: 'window' | 'full'): number => {
       const clock = new VirtualClock();
       const path = new ServingPath(clock, {
-        execution: 'worker', admitMs: 1, answerMs: 0, batchWorkMs: () => 2, batchDelayMs: () => 0, handoverWaitMs: () => 0, meanHandoverWaitMs: () => 0,
+        execution: 'worker', admitMs: 1, answerMs: 0, batchWorkMs: () => 2, batchDelayMs: () => 0, handoverWaitMs: () => 0,
         helpersMs: 0, generatorMs: 0, cores: Number.POSITIVE_INFINITY,
       });
       let atMs = Number.NaN;
@@ -126,7 +126,7 @@ describe('CpuPool: threads sharing cores', () => {
       clock.run();
       return atMs;
     };
-    // Full: dispatched while a request was read, it runs at once (0.5–2.5), and its reply waits for the second read (to 2).
+    // Full: dispatched while a request was read, it runs at once (0.5–2.5), its reply after the second read (done at 2).
     expect(answeredAt('full')).toBe(2.5);
     // Window: the timer runs after both reads (at 2), the run takes 2 ms.
     expect(answeredAt('window')).toBe(4);
@@ -164,6 +164,7 @@ describe('simulate over a measured serving path', () => {
     expect(shared.throughput_rps / 889).toBeCloseTo(1, 1);
     expect(own.throughput_rps / 1778).toBeCloseTo(1, 1);
     expect(shared.capacity_rps / 888.9).toBeCloseTo(1, 2);
+    expect(shared.capacity_basis).toBe('what a closed loop of 64 connections gets answered over the serving path');
     expect(own.capacity_rps / 1777.8).toBeCloseTo(1, 2);
     // --cores overrides the profile's count.
     expect((await simulateWithInputs({ ...common, latencyProfile: twoCores, cores: 1 })).capacity_rps / 888.9).toBeCloseTo(1, 2);

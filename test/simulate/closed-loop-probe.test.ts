@@ -5,30 +5,25 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { BatchingConfig } from '../../src/core/create-batcher.js';
 import { closedLoop, probeConnections } from '../../src/simulate/closed-loop-probe.js';
-import type { ServingPathSetup } from '../../src/simulate/serving-path-model.js';
-import { simulateWithInputs } from './helpers.js';
+import { bareServingPath, simulateWithInputs } from './helpers.js';
 
 const batching: BatchingConfig = { maxBatchSize: 8, batchWindowMs: 10, maxQueueSize: 128, requestTimeoutMs: 2000, instances: 2 };
-const path = (overrides: Partial<ServingPathSetup>): ServingPathSetup => ({
-  execution: 'worker', admitMs: 0, answerMs: 0, batchWorkMs: (n) => 1 + n, batchDelayMs: () => 0, handoverWaitMs: () => 0,
-  helpersMs: 0, generatorMs: 0, cores: Number.POSITIVE_INFINITY, ...overrides,
-});
 
 describe('the capacity probe: a closed loop over the serving path', () => {
   it('answers what its bottleneck allows: full batches on the instances, or the main thread', () => {
     // Two instances, a batch of 8 in 9 ms: 1,778 req/s.
-    expect(closedLoop(path({}), batching, 64).answeredRps).toBeCloseTo(16_000 / 9, 6);
+    expect(closedLoop(bareServingPath({}), batching, 64).answeredRps).toBeCloseTo(16_000 / 9, 6);
     // 2 ms a request on the main thread: 500 req/s, with as many connections as one likes.
-    for (const connections of [16, 64, 256]) expect(closedLoop(path({ admitMs: 2 }), batching, connections).answeredRps).toBeCloseTo(500, 6);
+    for (const connections of [16, 64, 256]) expect(closedLoop(bareServingPath({ admitMs: 2 }), batching, connections).answeredRps).toBeCloseTo(500, 6);
   });
 
   it('gives the time a batch took from start to end, waits included', () => {
-    const { meanBatchMs } = closedLoop(path({ handoverWaitMs: (n) => 0.5 * n }), { ...batching, instances: 1 }, 16);
+    const { meanBatchMs } = closedLoop(bareServingPath({ handoverWaitMs: (n) => 0.5 * n }), { ...batching, instances: 1 }, 16);
     expect(meanBatchMs).toBeCloseTo(9 + 4, 1);
   });
 
   it('counts nothing but the time it takes: without costs, the capacity has no bound', () => {
-    expect(closedLoop(path({ batchWorkMs: () => 0 }), batching, 64).answeredRps).toBe(Number.POSITIVE_INFINITY);
+    expect(closedLoop(bareServingPath({ batchWorkMs: () => 0 }), batching, 64).answeredRps).toBe(Number.POSITIVE_INFINITY);
   });
 
   it('uses as many connections as bench -c 64, or enough to fill every instance four times over', () => {

@@ -3,6 +3,15 @@ import { SIMULATE_OPTIONS, type SimulateOptions } from '../../src/options/simula
 import { loadSimulationInputs, prepareRun, type PreparedRun } from '../../src/simulate/prepare.js';
 import { buildReport, type SimulationReport } from '../../src/simulate/report.js';
 import { runSimulation, type SimulationResult } from '../../src/simulate/run-simulation.js';
+import type { ServingPathSetup } from '../../src/simulate/serving-path-model.js';
+
+/** A worker serving path with nothing but what `overrides` gives: no costs, a core per thread, a batch of n in 1 + n ms. */
+export function bareServingPath(overrides: Partial<ServingPathSetup> = {}): ServingPathSetup {
+  return {
+    execution: 'worker', admitMs: 0, answerMs: 0, batchWorkMs: (n) => 1 + n, batchDelayMs: () => 0, handoverWaitMs: () => 0,
+    helpersMs: 0, generatorMs: 0, cores: Number.POSITIVE_INFINITY, ...overrides,
+  };
+}
 
 /** Resolved simulate options from camelCase overrides, ignoring the environment. */
 export function simulateOptions(overrides: Partial<Record<keyof SimulateOptions, unknown>> = {}): SimulateOptions {

@@ -8,7 +8,7 @@ import { CpuPool, FifoThread } from '../../src/simulate/cpu-pool.js';
 import { validateLatencyProfile } from '../../src/simulate/latency-profile.js';
 import { formatReport } from '../../src/simulate/report-text.js';
 import { ServingPath } from '../../src/simulate/serving-path-model.js';
-import { simulate, simulateWithInputs } from './helpers.js';
+import { bareServingPath, simulate, simulateWithInputs } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'batchline-path-'));
 
@@ -96,10 +96,7 @@ describe('CpuPool: threads sharing cores', () => {
   it("handles a worker's reply after the requests already waiting to be read, as Node's event loop does", () => {
     const clock = new VirtualClock();
     // A core per thread, a request read in 1 ms, a batch run in 2 ms, nothing else.
-    const path = new ServingPath(clock, {
-      execution: 'worker', admitMs: 1, answerMs: 0, batchWorkMs: () => 2, batchDelayMs: () => 0, handoverWaitMs: () => 0,
-      helpersMs: 0, generatorMs: 0, cores: Number.POSITIVE_INFINITY,
-    });
+    const path = new ServingPath(clock, bareServingPath({ admitMs: 1, batchWorkMs: () => 2 }));
     const read: number[] = [];
     let answeredAtMs: number | undefined;
     path.start({ id: 1, instance: 0, requests: [], inputs: [1], startedAtMs: 0, trigger: 'full', finishedAtMs: undefined }, () => (answeredAtMs = clock.now()));
@@ -114,10 +111,7 @@ describe('CpuPool: threads sharing cores', () => {
   it("starts a batch whose window closed once the main thread has done the reads already due (a timer of serve's event loop), a full one at once", () => {
     const answeredAt = (trigger: 'window' | 'full'): number => {
       const clock = new VirtualClock();
-      const path = new ServingPath(clock, {
-        execution: 'worker', admitMs: 1, answerMs: 0, batchWorkMs: () => 2, batchDelayMs: () => 0, handoverWaitMs: () => 0,
-        helpersMs: 0, generatorMs: 0, cores: Number.POSITIVE_INFINITY,
-      });
+      const path = new ServingPath(clock, bareServingPath({ admitMs: 1, batchWorkMs: () => 2 }));
       let atMs = Number.NaN;
       // Two requests are being read (0–1 and 1–2 ms on the main thread) when the batch is dispatched at 0.5 ms.
       path.arrive(() => {});

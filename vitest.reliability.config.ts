@@ -7,7 +7,11 @@ import { defineConfig } from 'vitest/config';
  */
 export default defineConfig({
   test: {
-    include: ['test/reliability/**/*.test.ts', 'test/watch/hostile-server.test.ts', 'test/serve/event-loop-lag.test.ts'],
+    include: [
+      'test/reliability/**/*.test.ts',
+      'test/watch/hostile-server.test.ts',
+      'test/serve/event-loop-lag.test.ts',
+    ],
     testTimeout: 120_000,
     hookTimeout: 60_000,
     fileParallelism: false,

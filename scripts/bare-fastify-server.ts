@@ -5,7 +5,10 @@ import Fastify from 'fastify';
  * and returns a constant prediction, with no queue, no batching and no model.
  */
 const app = Fastify({ logger: false });
-const reply = { request_id: '00000000-0000-0000-0000-000000000000', prediction: { label: 'positive', score: 0.682799, model_version: 'toy-logistic-v1' } };
+const reply = {
+  request_id: '00000000-0000-0000-0000-000000000000',
+  prediction: { label: 'positive', score: 0.682799, model_version: 'toy-logistic-v1' },
+};
 app.post('/v1/infer', async (request) => {
   const body = request.body as { inputs?: unknown };
   if (!Array.isArray(body?.inputs)) throw new Error('no inputs');

@@ -37,7 +37,21 @@ const batchlineTool = (client: 'lean' | 'undici', loop: 'closed' | 'open'): Tool
   name: `batchline ${client} ${loop === 'open' ? '-R 100' : '-c 1'}`,
   async measure(url) {
     const load = loop === 'open' ? ['--rate', '100'] : ['--connections', '1'];
-    const args = [join(root, 'bin', 'batchline.js'), 'bench', url, ...load, '--duration', `${durationS}s`, '--warmup', '500ms', '--http-client', client, '--json', '-', '--quiet'];
+    const args = [
+      join(root, 'bin', 'batchline.js'),
+      'bench',
+      url,
+      ...load,
+      '--duration',
+      `${durationS}s`,
+      '--warmup',
+      '500ms',
+      '--http-client',
+      client,
+      '--json',
+      '-',
+      '--quiet',
+    ];
     const { stdout } = await run(process.execPath, args, { maxBuffer: 1 << 24 });
     const report = JSON.parse(stdout) as { latency_ms: { p50: number; p99: number }; requests: { errors: number } };
     if (report.requests.errors > 0) throw new Error(`batchline bench saw ${report.requests.errors} errors`);
@@ -62,7 +76,9 @@ const wrk: Tool = {
 };
 
 async function startServer(): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, [join(root, 'dist', 'scripts', 'fixed-delay-server.js'), String(delayMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [join(root, 'dist', 'scripts', 'fixed-delay-server.js'), String(delayMs)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await new Promise<string>((resolve, reject) => {
     child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
     child.once('exit', (code) => reject(new Error(`the server exited with ${code}`)));
@@ -73,21 +89,33 @@ async function startServer(): Promise<{ url: string; stop: () => void }> {
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 };
 
-const tools = [batchlineTool('lean', 'closed'), batchlineTool('lean', 'open'), batchlineTool('undici', 'closed'), batchlineTool('undici', 'open'), ...(wrkInstalled ? [wrk] : [])];
+const tools = [
+  batchlineTool('lean', 'closed'),
+  batchlineTool('lean', 'open'),
+  batchlineTool('undici', 'closed'),
+  batchlineTool('undici', 'open'),
+  ...(wrkInstalled ? [wrk] : []),
+];
 const server = await startServer();
 const figures = new Map<string, Latencies[]>(tools.map((t) => [t.name, []]));
 try {
-  console.log(`bench:accuracy: a server answering ${delayMs} ms after each arrival (${server.url}); ${durationS}s per run, ${rounds} rounds`);
+  console.log(
+    `bench:accuracy: a server answering ${delayMs} ms after each arrival (${server.url}); ${durationS}s per run, ${rounds} rounds`,
+  );
   if (!wrkInstalled) console.log('  (wrk is not installed: skipped; apt-get install wrk to include it)');
   for (let round = 0; round < rounds; round++) {
     const order = tools.map((_, i) => tools[(i + round) % tools.length] as Tool);
     for (const tool of order) {
       const latencies = await tool.measure(server.url);
       figures.get(tool.name)?.push(latencies);
-      console.log(`  round ${round + 1}: ${tool.name.padEnd(26)} p50 ${latencies.p50Ms.toFixed(2).padStart(7)} ms  p99 ${latencies.p99Ms.toFixed(2).padStart(7)} ms`);
+      console.log(
+        `  round ${round + 1}: ${tool.name.padEnd(26)} p50 ${latencies.p50Ms.toFixed(2).padStart(7)} ms  p99 ${latencies.p99Ms.toFixed(2).padStart(7)} ms`,
+      );
     }
   }
 } finally {
@@ -99,6 +127,11 @@ const wrkP50 = wrkInstalled ? median((figures.get(wrk.name) ?? []).map((l) => l.
 for (const tool of tools) {
   const p50 = median((figures.get(tool.name) ?? []).map((l) => l.p50Ms));
   const p99 = median((figures.get(tool.name) ?? []).map((l) => l.p99Ms));
-  const versusWrk = wrkP50 !== undefined && tool !== wrk ? `   p50 − wrk's ${(p50 - wrkP50 >= 0 ? '+' : '') + (p50 - wrkP50).toFixed(2)} ms` : '';
-  console.log(`  ${tool.name.padEnd(26)} p50 ${p50.toFixed(2).padStart(7)} ms (${(p50 - delayMs >= 0 ? '+' : '') + (p50 - delayMs).toFixed(2)})  p99 ${p99.toFixed(2).padStart(7)} ms${versusWrk}`);
+  const versusWrk =
+    wrkP50 !== undefined && tool !== wrk
+      ? `   p50 − wrk's ${(p50 - wrkP50 >= 0 ? '+' : '') + (p50 - wrkP50).toFixed(2)} ms`
+      : '';
+  console.log(
+    `  ${tool.name.padEnd(26)} p50 ${p50.toFixed(2).padStart(7)} ms (${(p50 - delayMs >= 0 ? '+' : '') + (p50 - delayMs).toFixed(2)})  p99 ${p99.toFixed(2).padStart(7)} ms${versusWrk}`,
+  );
 }

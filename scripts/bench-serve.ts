@@ -37,7 +37,12 @@ async function drive(server: ChildServer, seconds: number): Promise<Slice> {
     headers: { 'content-type': 'application/json' },
     body,
   });
-  return { rps: result.requests.total / result.duration, p50: result.latency.p50, p99: result.latency.p99, failed: result.errors + result.non2xx };
+  return {
+    rps: result.requests.total / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    failed: result.errors + result.non2xx,
+  };
 }
 
 function median(values: readonly number[]): number {
@@ -45,11 +50,18 @@ function median(values: readonly number[]): number {
   return (sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.ceil((sorted.length - 1) / 2)]!) / 2;
 }
 
-const format = (slice: Slice): string => `${slice.rps.toFixed(0).padStart(6)} req/s (p50 ${slice.p50} ms, p99 ${slice.p99} ms${slice.failed > 0 ? `, ${slice.failed} failed` : ''})`;
+const format = (slice: Slice): string =>
+  `${slice.rps.toFixed(0).padStart(6)} req/s (p50 ${slice.p50} ms, p99 ${slice.p99} ms${slice.failed > 0 ? `, ${slice.failed} failed` : ''})`;
 
-console.log(`bench:serve — ${connections} keep-alive connections from autocannon, ${pairs} pairs of ${sliceS} s slices, toy model, MODEL_LATENCY_MS=0 ${process.argv.slice(2).join(' ')}`);
+console.log(
+  `bench:serve — ${connections} keep-alive connections from autocannon, ${pairs} pairs of ${sliceS} s slices, toy model, MODEL_LATENCY_MS=0 ${process.argv.slice(2).join(' ')}`,
+);
 const bare = await startChildServer(process.execPath, [`${root}dist/scripts/bare-fastify-server.js`]);
-const serve = await startChildServer(process.execPath, [`${root}bin/batchline.js`, 'serve', '--port', '0', ...process.argv.slice(2)], { MODEL_LATENCY_MS: '0' });
+const serve = await startChildServer(
+  process.execPath,
+  [`${root}bin/batchline.js`, 'serve', '--port', '0', ...process.argv.slice(2)],
+  { MODEL_LATENCY_MS: '0' },
+);
 try {
   // Warm-up: JIT, connection set-up, onnxruntime's first runs.
   await drive(bare, 2);
@@ -63,7 +75,9 @@ try {
     const [bareSlice, serveSlice] = bareFirst ? [first, second] : [second, first];
     failed += bareSlice.failed + serveSlice.failed;
     ratios.push(serveSlice.rps / bareSlice.rps);
-    console.log(`pair ${String(pair).padStart(2)}: bare ${format(bareSlice)}  serve ${format(serveSlice)}  ratio ${(serveSlice.rps / bareSlice.rps).toFixed(3)}`);
+    console.log(
+      `pair ${String(pair).padStart(2)}: bare ${format(bareSlice)}  serve ${format(serveSlice)}  ratio ${(serveSlice.rps / bareSlice.rps).toFixed(3)}`,
+    );
   }
   const sorted = [...ratios].sort((a, b) => a - b);
   const quartile = (q: number): number => sorted[Math.round(q * (sorted.length - 1))]!;

@@ -20,7 +20,10 @@ interface Case {
 
 const CASES: Case[] = [
   { name: 'defaults (batch 8, window 10 ms, 20 ms/batch) at 300 req/s', flags: { rate: '300' } },
-  { name: 'batch 32, 4 instances, 2+0.1n ms, at 20k req/s', flags: { rate: '20000', maxBatchSize: '32', instances: '4', latency: '2+0.1n' } },
+  {
+    name: 'batch 32, 4 instances, 2+0.1n ms, at 20k req/s',
+    flags: { rate: '20000', maxBatchSize: '32', instances: '4', latency: '2+0.1n' },
+  },
   { name: 'overload: 3× capacity, queue 128 (two thirds rejected)', flags: { rate: '1200' } },
 ];
 
@@ -48,4 +51,6 @@ for (const c of CASES) {
   );
 }
 const target = 2000 * (REQUESTS / 1_000_000);
-console.log(`slowest case ${(worstMs / 1000).toFixed(3)} s; target < ${(target / 1000).toFixed(1)} s: ${worstMs < target ? 'met' : 'MISSED'}`);
+console.log(
+  `slowest case ${(worstMs / 1000).toFixed(3)} s; target < ${(target / 1000).toFixed(1)} s: ${worstMs < target ? 'met' : 'MISSED'}`,
+);

@@ -20,7 +20,19 @@ const outDir = join(root, 'dist', 'browser');
 const NODE_MODULES = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 const STUB_NAMESPACE = 'node-stub';
 /** Names the stubs export: what the simulator's file readers import from Node. */
-const STUBBED_NAMES = ['readFile', 'writeFile', 'mkdir', 'stat', 'existsSync', 'readFileSync', 'fileURLToPath', 'availableParallelism', 'Worker', 'join', 'dirname'];
+const STUBBED_NAMES = [
+  'readFile',
+  'writeFile',
+  'mkdir',
+  'stat',
+  'existsSync',
+  'readFileSync',
+  'fileURLToPath',
+  'availableParallelism',
+  'Worker',
+  'join',
+  'dirname',
+];
 
 const ENTRIES = {
   report: 'src/report/html/browser/report-entry.ts',
@@ -35,7 +47,13 @@ function nodeImports(): Plugin {
         if (!NODE_MODULES.has(args.path)) return undefined;
         const from = relative(root, args.importer).split(sep).join('/');
         if (from.startsWith('src/core/')) {
-          return { errors: [{ text: `src/core must stay free of Node: ${from} imports '${args.path}' (the HTML report bundles the core for the browser)` }] };
+          return {
+            errors: [
+              {
+                text: `src/core must stay free of Node: ${from} imports '${args.path}' (the HTML report bundles the core for the browser)`,
+              },
+            ],
+          };
         }
         return { path: args.path, namespace: STUB_NAMESPACE };
       });
@@ -75,7 +93,10 @@ async function main(): Promise<void> {
   });
   for (const [output, meta] of Object.entries(result.metafile.outputs)) {
     const stubs = stubsIn(meta);
-    if (stubs.length > 0) throw new Error(`${output} still needs Node modules (${stubs.join(', ')}); keep them out of the page's code paths`);
+    if (stubs.length > 0)
+      throw new Error(
+        `${output} still needs Node modules (${stubs.join(', ')}); keep them out of the page's code paths`,
+      );
   }
 }
 

@@ -28,7 +28,17 @@ const profile = mkdtempSync(join(tmpdir(), 'batchline-chromium-'));
 const browser = await puppeteer.launch({
   executablePath: chromium,
   headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`],
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    `--user-data-dir=${profile}`,
+  ],
 });
 /** The page's own globals, as the timeline script defines them. */
 interface PageGlobals {
@@ -48,13 +58,17 @@ for (const requests of [1_000, 10_000, 50_000, 200_000, 1_000_000]) {
   const openMs = performance.now() - opened;
   // Over the auto-run limit the page waits for "Run in this page"; press it.
   const pressed = await page.evaluate(() => {
-    const g = (globalThis as unknown as PageGlobals);
+    const g = globalThis as unknown as PageGlobals;
     if (g.batchlineTimeline.events().length > 0) return false;
     return g.batchlineTimeline.run();
   });
-  const note = await page.evaluate(() => (globalThis as unknown as PageGlobals).document.querySelector('#timeline .run-note')?.textContent ?? '');
+  const note = await page.evaluate(
+    () => (globalThis as unknown as PageGlobals).document.querySelector('#timeline .run-note')?.textContent ?? '',
+  );
   await page.close();
-  console.log(`${String(requests).padStart(8)}  ${(plain / 1000).toFixed(2).padStart(6)} s  ${(withHtml / 1000).toFixed(2).padStart(5)} s  ${(statSync(file).size / 1024).toFixed(0).padStart(8)}  ${openMs.toFixed(0).padStart(6)} ms  ${pressed ? '(pressed Run) ' : ''}${note}`);
+  console.log(
+    `${String(requests).padStart(8)}  ${(plain / 1000).toFixed(2).padStart(6)} s  ${(withHtml / 1000).toFixed(2).padStart(5)} s  ${(statSync(file).size / 1024).toFixed(0).padStart(8)}  ${openMs.toFixed(0).padStart(6)} ms  ${pressed ? '(pressed Run) ' : ''}${note}`,
+  );
 }
 await browser.close();
 rmSync(profile, { recursive: true, force: true });

@@ -10,10 +10,16 @@ import ort from 'onnxruntime-node';
 import { createInterface } from 'node:readline';
 
 const [modelPath, batchArg, shapeArg] = process.argv.slice(2);
-if (modelPath === undefined || batchArg === undefined || shapeArg === undefined) throw new Error('usage: onnx-loop MODEL BATCH_SIZE ITEM_SHAPE');
+if (modelPath === undefined || batchArg === undefined || shapeArg === undefined)
+  throw new Error('usage: onnx-loop MODEL BATCH_SIZE ITEM_SHAPE');
 const batchSize = Number(batchArg);
 const itemShape = shapeArg.split('x').map(Number);
-const session = await ort.InferenceSession.create(modelPath, { graphOptimizationLevel: 'all', executionMode: 'sequential', intraOpNumThreads: 1, interOpNumThreads: 1 });
+const session = await ort.InferenceSession.create(modelPath, {
+  graphOptimizationLevel: 'all',
+  executionMode: 'sequential',
+  intraOpNumThreads: 1,
+  interOpNumThreads: 1,
+});
 const inputName = session.inputNames[0]!;
 const length = batchSize * itemShape.reduce((product, dim) => product * dim, 1);
 const data = Float32Array.from({ length }, (_, i) => Math.sin(i) * 0.9);

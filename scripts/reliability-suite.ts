@@ -12,15 +12,33 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'batchline-reliability-'));
 const table = join(dir, 'table.jsonl');
-const vitest = spawnSync(process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'vitest.reliability.config.ts', ...process.argv.slice(2)], {
-  cwd: root,
-  stdio: 'inherit',
-  env: { ...process.env, BATCHLINE_RELIABILITY_TABLE: table, BATCHLINE_FUZZ_RUNS: process.env['BATCHLINE_FUZZ_RUNS'] ?? '2000' },
-});
+const vitest = spawnSync(
+  process.execPath,
+  [
+    join(root, 'node_modules/vitest/vitest.mjs'),
+    'run',
+    '--config',
+    'vitest.reliability.config.ts',
+    ...process.argv.slice(2),
+  ],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      BATCHLINE_RELIABILITY_TABLE: table,
+      BATCHLINE_FUZZ_RUNS: process.env.BATCHLINE_FUZZ_RUNS ?? '2000',
+    },
+  },
+);
 
 let rows: { attack: string; expected: string; observed: string }[] = [];
 try {
-  rows = readFileSync(table, 'utf8').trim().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as (typeof rows)[number]);
+  rows = readFileSync(table, 'utf8')
+    .trim()
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as (typeof rows)[number]);
 } catch {
   // no test wrote a row
 }

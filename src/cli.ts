@@ -49,7 +49,9 @@ export function exitCodeFor(thrown: unknown, stderr: NodeJS.WritableStream = pro
     stderr.write(`batchline: ${error.message}\n`);
     return error.exitCode;
   }
-  stderr.write(`batchline: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  stderr.write(
+    `batchline: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   return 1;
 }
 

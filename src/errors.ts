@@ -31,23 +31,65 @@ export const ERROR_TABLE = {
   // A model repository's config.json or an admin request's batching options.
   INVALID_MODEL_CONFIG: { httpStatus: 400, exitCode: 2, message: 'invalid model configuration: %s' },
   BAD_JSON: { httpStatus: 400, exitCode: 1, message: 'request body is not valid JSON: %s', reason: 'bad_json' },
-  BAD_MSGPACK: { httpStatus: 400, exitCode: 1, message: 'request body is not valid MessagePack: %s', reason: 'bad_msgpack' },
+  BAD_MSGPACK: {
+    httpStatus: 400,
+    exitCode: 1,
+    message: 'request body is not valid MessagePack: %s',
+    reason: 'bad_msgpack',
+  },
   BAD_INPUT: { httpStatus: 400, exitCode: 1, message: 'invalid inputs: %s', reason: 'bad_input' },
   // A bad X-Request-Timeout-Ms is part of what the client sent: counted with bad inputs.
   BAD_HEADER: { httpStatus: 400, exitCode: 1, message: 'invalid header: %s', reason: 'bad_input' },
   BAD_REQUEST: { httpStatus: 400, exitCode: 1, message: 'malformed HTTP request: %s', reason: 'bad_request' },
-  REQUEST_TIMEOUT: { httpStatus: 408, exitCode: 1, message: 'the request did not arrive in time (headers within --headers-timeout-ms, the whole request within --body-timeout-ms)' },
-  MISDIRECTED_REQUEST: { httpStatus: 421, exitCode: 1, message: 'this server listens on loopback and answers only Host names of this machine (or --allowed-hosts), not %s' },
+  REQUEST_TIMEOUT: {
+    httpStatus: 408,
+    exitCode: 1,
+    message:
+      'the request did not arrive in time (headers within --headers-timeout-ms, the whole request within --body-timeout-ms)',
+  },
+  MISDIRECTED_REQUEST: {
+    httpStatus: 421,
+    exitCode: 1,
+    message: 'this server listens on loopback and answers only Host names of this machine (or --allowed-hosts), not %s',
+  },
   HEADERS_TOO_LARGE: { httpStatus: 431, exitCode: 1, message: 'request headers are too large' },
   NOT_FOUND: { httpStatus: 404, exitCode: 1, message: 'not found: %s' },
   MODEL_NOT_FOUND: { httpStatus: 404, exitCode: 1, message: 'no such model: %s', reason: 'model_not_found' },
   VERSION_EXISTS: { httpStatus: 409, exitCode: 2, message: 'model version already registered: %s' },
   MODEL_UNAVAILABLE: { httpStatus: 503, exitCode: 1, message: 'model not available: %s', reason: 'model_unavailable' },
-  PAYLOAD_TOO_LARGE: { httpStatus: 413, exitCode: 1, message: 'request body is larger than %s bytes', reason: 'payload_too_large' },
-  UNSUPPORTED_MEDIA_TYPE: { httpStatus: 415, exitCode: 1, message: 'unsupported media type: %s', reason: 'unsupported_media_type' },
-  QUEUE_FULL: { httpStatus: 429, exitCode: 1, message: 'server overloaded: the queue is full (%s waiting)', reason: 'queue_full', retryAfterS: 1 },
-  OVER_SLA: { httpStatus: 429, exitCode: 1, message: 'server overloaded: the request would miss its deadline (%s)', reason: 'over_sla', retryAfterS: 1 },
-  CIRCUIT_OPEN: { httpStatus: 503, exitCode: 1, message: 'the model keeps failing: its circuit breaker is open (%s)', reason: 'circuit_open', retryAfterS: 1 },
+  PAYLOAD_TOO_LARGE: {
+    httpStatus: 413,
+    exitCode: 1,
+    message: 'request body is larger than %s bytes',
+    reason: 'payload_too_large',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    httpStatus: 415,
+    exitCode: 1,
+    message: 'unsupported media type: %s',
+    reason: 'unsupported_media_type',
+  },
+  QUEUE_FULL: {
+    httpStatus: 429,
+    exitCode: 1,
+    message: 'server overloaded: the queue is full (%s waiting)',
+    reason: 'queue_full',
+    retryAfterS: 1,
+  },
+  OVER_SLA: {
+    httpStatus: 429,
+    exitCode: 1,
+    message: 'server overloaded: the request would miss its deadline (%s)',
+    reason: 'over_sla',
+    retryAfterS: 1,
+  },
+  CIRCUIT_OPEN: {
+    httpStatus: 503,
+    exitCode: 1,
+    message: 'the model keeps failing: its circuit breaker is open (%s)',
+    reason: 'circuit_open',
+    retryAfterS: 1,
+  },
   NOT_READY: { httpStatus: 503, exitCode: 1, message: 'server is not ready: %s', reason: 'not_ready' },
   SHUTTING_DOWN: { httpStatus: 503, exitCode: 1, message: 'server is shutting down', reason: 'shutting_down' },
   UNHEALTHY: { httpStatus: 503, exitCode: 1, message: 'the server cannot recover by itself: %s' },
@@ -59,7 +101,11 @@ export const ERROR_TABLE = {
   UNAUTHORIZED: { httpStatus: 401, exitCode: 1, message: 'unauthorized: %s' },
   FORBIDDEN: { httpStatus: 403, exitCode: 1, message: 'forbidden: %s' },
   BAD_MODEL_PATH: { httpStatus: 400, exitCode: 1, message: 'cannot load this path: %s' },
-  ADDRESS_IN_USE: { httpStatus: 500, exitCode: 1, message: '%s is already in use (another server? choose another --port)' },
+  ADDRESS_IN_USE: {
+    httpStatus: 500,
+    exitCode: 1,
+    message: '%s is already in use (another server? choose another --port)',
+  },
   CANNOT_LISTEN: { httpStatus: 500, exitCode: 1, message: 'cannot listen on %s' },
   RUNTIME_NOT_INSTALLED: { httpStatus: 500, exitCode: 1, message: 'onnxruntime-node is not installed: %s' },
   INTERNAL: { httpStatus: 500, exitCode: 1, message: 'internal error: %s', reason: 'internal' },
@@ -74,7 +120,11 @@ export function errorRow(code: ErrorCode): ErrorRow {
 
 /** Every metrics reason of the table: the `reason` labels `batchline_rejections_total` exports. */
 export const REJECTION_REASONS: readonly string[] = [
-  ...new Set(Object.values(ERROR_TABLE as Record<string, ErrorRow>).flatMap((row) => (row.reason === undefined ? [] : [row.reason]))),
+  ...new Set(
+    Object.values(ERROR_TABLE as Record<string, ErrorRow>).flatMap((row) =>
+      row.reason === undefined ? [] : [row.reason],
+    ),
+  ),
 ];
 
 /** An error with a code from ERROR_TABLE; `detail` fills the message's `%s`. */
@@ -92,7 +142,10 @@ export class BatchlineError extends Error {
   constructor(code: ErrorCode, rawDetail = '', options?: { cause?: unknown; retryAfterS?: number }) {
     const detail = safeDetail(rawDetail);
     // A replacer function: `$&` or `$'` in a client's text must not splice the template.
-    super(ERROR_TABLE[code].message.replace('%s', () => detail), options);
+    super(
+      ERROR_TABLE[code].message.replace('%s', () => detail),
+      options,
+    );
     this.detail = detail;
     this.name = 'BatchlineError';
     this.code = code;
@@ -115,12 +168,17 @@ export const MAX_DETAIL_CHARS = 400;
 function safeDetail(detail: string): string {
   // eslint-disable-next-line no-control-regex
   const clean = detail.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
-  return clean.length > MAX_DETAIL_CHARS ? `${clean.slice(0, MAX_DETAIL_CHARS)}… (${clean.length - MAX_DETAIL_CHARS} more characters)` : clean;
+  return clean.length > MAX_DETAIL_CHARS
+    ? `${clean.slice(0, MAX_DETAIL_CHARS)}… (${clean.length - MAX_DETAIL_CHARS} more characters)`
+    : clean;
 }
 
 /** A body sent with a Content-Encoding (gzip, br, …): batchline reads plain JSON only (RFC 7694: 415). */
 export function unsupportedEncoding(encoding: string): BatchlineError {
-  return new BatchlineError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${encoding} is not supported; send the JSON uncompressed`);
+  return new BatchlineError(
+    'UNSUPPORTED_MEDIA_TYPE',
+    `Content-Encoding ${encoding} is not supported; send the JSON uncompressed`,
+  );
 }
 
 /**
@@ -137,7 +195,7 @@ export function missingRuntime(error: unknown): BatchlineError | undefined {
   return new BatchlineError(
     'RUNTIME_NOT_INSTALLED',
     'serve and profile need it (bench, simulate and watch do not). npm leaves this optional ' +
-      "dependency out when its install script fails, as it does offline: reinstall with " +
+      'dependency out when its install script fails, as it does offline: reinstall with ' +
       'ONNXRUNTIME_NODE_INSTALL=skip npm install batchline (CPU only; see the README, "Install")',
     { cause: error },
   );
@@ -150,7 +208,10 @@ export function errorBody(code: ErrorCode, message: string): { error: { code: st
 
 /** Thrown by a command that finished but wants a non-zero exit (say, an SLO was missed). */
 export class ExitWithCode extends Error {
-  constructor(readonly exitCode: number, message = '') {
+  constructor(
+    readonly exitCode: number,
+    message = '',
+  ) {
     super(message);
     this.name = 'ExitWithCode';
   }

@@ -2,7 +2,15 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { BatchlineError, ERROR_TABLE, errorBody, errorRow, missingRuntime, REJECTION_REASONS, type ErrorCode } from '../src/errors.js';
+import {
+  BatchlineError,
+  ERROR_TABLE,
+  errorBody,
+  errorRow,
+  missingRuntime,
+  REJECTION_REASONS,
+  type ErrorCode,
+} from '../src/errors.js';
 
 const srcDir = fileURLToPath(new URL('../src', import.meta.url));
 
@@ -17,7 +25,10 @@ function sourceFiles(dir: string): string[] {
  * Every row as it must be: HTTP status, exit code, metrics reason, Retry-After seconds. Typed
  * by ErrorCode, so a new row does not compile until it has its line here.
  */
-const EXPECTED: Record<ErrorCode, [status: number, exit: number, reason: string | undefined, retryAfterS: number | undefined]> = {
+const EXPECTED: Record<
+  ErrorCode,
+  [status: number, exit: number, reason: string | undefined, retryAfterS: number | undefined]
+> = {
   INVALID_OPTION: [400, 2, undefined, undefined],
   INVALID_MODEL_CONFIG: [400, 2, undefined, undefined],
   BAD_JSON: [400, 1, 'bad_json', undefined],
@@ -58,23 +69,26 @@ describe('the error table', () => {
     expect(Object.keys(ERROR_TABLE).sort()).toEqual(Object.keys(EXPECTED).sort());
   });
 
-  it.each(Object.entries(EXPECTED) as [ErrorCode, (typeof EXPECTED)[ErrorCode]][])('%s', (code, [status, exit, reason, retryAfterS]) => {
-    const error = new BatchlineError(code, 'DETAIL');
-    expect(error).toBeInstanceOf(Error);
-    expect(error.name).toBe('BatchlineError');
-    expect(error.code).toBe(code);
-    expect(error.httpStatus).toBe(status);
-    expect(error.exitCode).toBe(exit);
-    expect(error.row).toBe(errorRow(code));
-    expect(error.row.reason).toBe(reason);
-    expect(error.row.retryAfterS).toBe(retryAfterS);
-    // The detail fills the template's one placeholder, if it has one.
-    const template = errorRow(code).message;
-    expect(template.split('%s').length, code).toBeLessThanOrEqual(2);
-    expect(error.message).toBe(template.replace('%s', 'DETAIL'));
-    expect(error.detail).toBe('DETAIL');
-    expect(errorBody(code, error.message)).toEqual({ error: { code: code.toLowerCase(), message: error.message } });
-  });
+  it.each(Object.entries(EXPECTED) as [ErrorCode, (typeof EXPECTED)[ErrorCode]][])(
+    '%s',
+    (code, [status, exit, reason, retryAfterS]) => {
+      const error = new BatchlineError(code, 'DETAIL');
+      expect(error).toBeInstanceOf(Error);
+      expect(error.name).toBe('BatchlineError');
+      expect(error.code).toBe(code);
+      expect(error.httpStatus).toBe(status);
+      expect(error.exitCode).toBe(exit);
+      expect(error.row).toBe(errorRow(code));
+      expect(error.row.reason).toBe(reason);
+      expect(error.row.retryAfterS).toBe(retryAfterS);
+      // The detail fills the template's one placeholder, if it has one.
+      const template = errorRow(code).message;
+      expect(template.split('%s').length, code).toBeLessThanOrEqual(2);
+      expect(error.message).toBe(template.replace('%s', 'DETAIL'));
+      expect(error.detail).toBe('DETAIL');
+      expect(errorBody(code, error.message)).toEqual({ error: { code: code.toLowerCase(), message: error.message } });
+    },
+  );
 
   it('lists every metrics reason once, for the metrics to export at 0', () => {
     const reasons = Object.values(EXPECTED).flatMap(([, , reason]) => (reason === undefined ? [] : [reason]));
@@ -82,7 +96,9 @@ describe('the error table', () => {
   });
 
   it('agrees with its uses: every row is raised somewhere and every raised code is a row', () => {
-    const source = sourceFiles(srcDir).map((file) => readFileSync(file, 'utf8')).join('\n');
+    const source = sourceFiles(srcDir)
+      .map((file) => readFileSync(file, 'utf8'))
+      .join('\n');
     const used = new Set([...source.matchAll(/BatchlineError\(\s*'([A-Z_]+)'/g)].map((m) => m[1]));
     // Codes chosen at run time from a mapping (Fastify's codes in classify.ts, `code: 'X'`).
     for (const m of source.matchAll(/(?:code: |FST_ERR_[A-Z_]+: )'([A-Z_]+)'/g)) used.add(m[1]);
@@ -92,7 +108,9 @@ describe('the error table', () => {
 
   it('names the fix when onnxruntime-node is missing, and only then', () => {
     const notFound = (name: string) =>
-      Object.assign(new Error(`Cannot find package '${name}' imported from /x/onnx-model.js`), { code: 'ERR_MODULE_NOT_FOUND' });
+      Object.assign(new Error(`Cannot find package '${name}' imported from /x/onnx-model.js`), {
+        code: 'ERR_MODULE_NOT_FOUND',
+      });
     const error = missingRuntime(notFound('onnxruntime-node'));
     expect(error?.code).toBe('RUNTIME_NOT_INSTALLED');
     expect(error?.message).toContain('ONNXRUNTIME_NODE_INSTALL=skip npm install batchline');

@@ -7,14 +7,24 @@ describe('option resolution', () => {
   it('takes the original Batchline defaults', () => {
     const config = resolveOptions(SERVE_OPTIONS, {}, {});
     expect(config).toMatchObject({
-      host: '127.0.0.1', port: 8080, maxBatchSize: 8, batchWindowMs: 10, maxQueueSize: 128,
-      requestTimeoutMs: 2000, modelLatencyMs: { aMs: 20, bMs: 0 }, instances: 1, model: undefined,
+      host: '127.0.0.1',
+      port: 8080,
+      maxBatchSize: 8,
+      batchWindowMs: 10,
+      maxQueueSize: 128,
+      requestTimeoutMs: 2000,
+      modelLatencyMs: { aMs: 20, bMs: 0 },
+      instances: 1,
+      model: undefined,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
 
   it('takes plain decimal numbers, signs and spaces around them included', () => {
-    expect(resolveOptions(SERVE_OPTIONS, { batchWindowMs: ' 2.5 ', port: '+8081' }, {})).toMatchObject({ batchWindowMs: 2.5, port: 8081 });
+    expect(resolveOptions(SERVE_OPTIONS, { batchWindowMs: ' 2.5 ', port: '+8081' }, {})).toMatchObject({
+      batchWindowMs: 2.5,
+      port: 8081,
+    });
     expect(resolveOptions(SERVE_OPTIONS, { batchWindowMs: '.5' }, {}).batchWindowMs).toBe(0.5);
   });
 
@@ -60,7 +70,11 @@ describe('option resolution', () => {
   it('reads bench and simulate durations given as bare numbers as seconds', async () => {
     const { BENCH_OPTIONS } = await import('../src/options/bench.js');
     const { SIMULATE_OPTIONS } = await import('../src/options/simulate.js');
-    expect(resolveOptions(BENCH_OPTIONS, { duration: '10', warmup: '1m30s', timeout: '2' }, {})).toMatchObject({ duration: 10_000, warmup: 90_000, timeout: 2000 });
+    expect(resolveOptions(BENCH_OPTIONS, { duration: '10', warmup: '1m30s', timeout: '2' }, {})).toMatchObject({
+      duration: 10_000,
+      warmup: 90_000,
+      timeout: 2000,
+    });
     expect(resolveOptions(SIMULATE_OPTIONS, { duration: '60' }, {}).duration).toBe(60_000);
   });
 });
@@ -69,7 +83,10 @@ describe('the README option table', () => {
   it('lists every serve option with its env variable, default and description', async () => {
     const { readFileSync } = await import('node:fs');
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-    const table = readme.slice(readme.indexOf('<!-- serve-options:start -->'), readme.indexOf('<!-- serve-options:end -->'));
+    const table = readme.slice(
+      readme.indexOf('<!-- serve-options:start -->'),
+      readme.indexOf('<!-- serve-options:end -->'),
+    );
     const rows = table.split('\n').filter((line) => line.startsWith('| `--'));
     expect(rows).toHaveLength(Object.keys(SERVE_OPTIONS).length);
     for (const spec of Object.values(SERVE_OPTIONS)) {
@@ -87,9 +104,14 @@ describe('--model-latency-ms', () => {
   it('takes a number of ms or a + b·n ms, and refuses anything else naming the flag', () => {
     expect(resolveOptions(SERVE_OPTIONS, { modelLatencyMs: '5+2n' }, {}).modelLatencyMs).toEqual({ aMs: 5, bMs: 2 });
     expect(resolveOptions(SERVE_OPTIONS, {}, { MODEL_LATENCY_MS: '0' }).modelLatencyMs).toEqual({ aMs: 0, bMs: 0 });
-    expect(resolveOptions(SERVE_OPTIONS, { modelLatencyMs: '2.5 + 0.5*n ms' }, {}).modelLatencyMs).toEqual({ aMs: 2.5, bMs: 0.5 });
+    expect(resolveOptions(SERVE_OPTIONS, { modelLatencyMs: '2.5 + 0.5*n ms' }, {}).modelLatencyMs).toEqual({
+      aMs: 2.5,
+      bMs: 0.5,
+    });
     for (const bad of ['5+2m', '-3', '5+2n+1n', '1e9']) {
-      expect(() => resolveOptions(SERVE_OPTIONS, { modelLatencyMs: bad }, {})).toThrow(/--model-latency-ms: got .* growing with the batch size n/);
+      expect(() => resolveOptions(SERVE_OPTIONS, { modelLatencyMs: bad }, {})).toThrow(
+        /--model-latency-ms: got .* growing with the batch size n/,
+      );
     }
   });
 });

@@ -12,7 +12,12 @@ export interface ChildServer {
  * and resolves once it prints `listening on <url>`. Its stderr is this process's, or a pipe
  * (`child.process.stderr`) for a caller that counts what it logs.
  */
-export function startChildServer(command: string, args: string[], env: NodeJS.ProcessEnv = {}, stderr: 'inherit' | 'pipe' = 'inherit'): Promise<ChildServer> {
+export function startChildServer(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  stderr: 'inherit' | 'pipe' = 'inherit',
+): Promise<ChildServer> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', stderr] });
     let output = '';
@@ -34,6 +39,8 @@ export function startChildServer(command: string, args: string[], env: NodeJS.Pr
       });
     };
     child.stdout!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited with ${code} before listening:\n${output}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`${command} ${args.join(' ')} exited with ${code} before listening:\n${output}`)),
+    );
   });
 }

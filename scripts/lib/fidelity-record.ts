@@ -61,7 +61,11 @@ export function saveRecord(path: string, record: FidelityRecord): void {
 
 export function loadRecord(path: string): FidelityRecord {
   const record = JSON.parse(readFileSync(path, 'utf8')) as Partial<FidelityRecord>;
-  if (record.format !== RECORD_FORMAT) throw new Error(`${path}: not a bench:fidelity record (format ${String(record.format)}, expected ${RECORD_FORMAT})`);
-  if (record.profile?.serving_path === undefined || !Array.isArray(record.cases)) throw new Error(`${path}: a record needs the profile with its serving path and the cases measured`);
+  if (record.format !== RECORD_FORMAT)
+    throw new Error(
+      `${path}: not a bench:fidelity record (format ${String(record.format)}, expected ${RECORD_FORMAT})`,
+    );
+  if (record.profile?.serving_path === undefined || !Array.isArray(record.cases))
+    throw new Error(`${path}: a record needs the profile with its serving path and the cases measured`);
   return record as FidelityRecord;
 }

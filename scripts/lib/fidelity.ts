@@ -32,7 +32,12 @@ export interface BenchFigures {
 
 /** `batchline serve` in its own process, on a port of its choosing; resolves once /readyz says 200. */
 export async function startServe(flags: string[], stderr: 'inherit' | 'pipe' = 'inherit'): Promise<ChildServer> {
-  const server = await startChildServer(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--no-ui', ...flags], {}, stderr);
+  const server = await startChildServer(
+    process.execPath,
+    [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--no-ui', ...flags],
+    {},
+    stderr,
+  );
   for (let attempt = 0; attempt < 300; attempt++) {
     const response = await fetch(`${server.url}/readyz`).catch(() => undefined);
     if (response?.status === 200) return server;
@@ -49,7 +54,11 @@ export async function startServe(flags: string[], stderr: 'inherit' | 'pipe' = '
 export async function runBench(url: string, args: string[], failuresExpected = false): Promise<BenchFigures> {
   const out = join(mkdtempSync(join(tmpdir(), 'batchline-fidelity-')), 'bench.json');
   const command = [process.execPath, BIN, 'bench', ...args, '--json', out, '--quiet', url];
-  const stdio: ['ignore', 'ignore', 'ignore' | 'inherit'] = ['ignore', 'ignore', failuresExpected ? 'ignore' : 'inherit'];
+  const stdio: ['ignore', 'ignore', 'ignore' | 'inherit'] = [
+    'ignore',
+    'ignore',
+    failuresExpected ? 'ignore' : 'inherit',
+  ];
   const child = spawn(command[0] as string, command.slice(1), { stdio });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   if (code !== 0 && !(failuresExpected && code === 1)) throw new Error(`bench ${args.join(' ')} exited with ${code}`);
@@ -84,7 +93,11 @@ export function table(headers: string[], rows: string[][]): string {
 
 /** Non-2xx answers and failures of a bench run. */
 export function lostOf(real: BenchFigures): number {
-  return Object.entries(real.status).filter(([code]) => !code.startsWith('2')).reduce((n, [, count]) => n + count, 0) + real.requests.errors;
+  return (
+    Object.entries(real.status)
+      .filter(([code]) => !code.startsWith('2'))
+      .reduce((n, [, count]) => n + count, 0) + real.requests.errors
+  );
 }
 
 /**
@@ -94,7 +107,13 @@ export function lostOf(real: BenchFigures): number {
  */
 export async function waitForIdleCpu(maxMs = 120_000): Promise<number> {
   const sample = async (): Promise<[number, number]> => {
-    const fields = (await import('node:fs')).readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+    const fields = (await import('node:fs'))
+      .readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]!
+      .trim()
+      .split(/\s+/)
+      .slice(1, 9)
+      .map(Number);
     return [fields.reduce((a, b) => a + b, 0), fields[3]!];
   };
   const until = Date.now() + maxMs;

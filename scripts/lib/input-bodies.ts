@@ -21,13 +21,26 @@ export function inputBodies(seed = 11): InputBodies {
   const length = ITEM_SHAPE.reduce((product, dim) => product * dim, 1);
   const values = Float32Array.from({ length }, () => Math.round((rng.next() * 2 - 1) * 1000) / 1000);
   const [channels, height, width] = ITEM_SHAPE;
-  const nested = Array.from({ length: channels }, (_, c) => Array.from({ length: height }, (_, y) => Array.from({ length: width }, (_, x) => Number(values[(c * height + y) * width + x]!.toFixed(3)))));
+  const nested = Array.from({ length: channels }, (_, c) =>
+    Array.from({ length: height }, (_, y) =>
+      Array.from({ length: width }, (_, x) => Number(values[(c * height + y) * width + x]!.toFixed(3))),
+    ),
+  );
   const json = Buffer.from(JSON.stringify({ inputs: nested }));
-  const header = Buffer.from(JSON.stringify({
-    inputs: [{ name: 'x', shape: [1, ...ITEM_SHAPE], datatype: 'FP32', parameters: { binary_data_size: values.byteLength } }],
-    outputs: [{ name: OUTPUT, parameters: { binary_data: true } }],
-  }));
-  const binary = { body: Buffer.concat([header, Buffer.from(values.buffer)]), headers: { 'inference-header-content-length': String(header.length) } };
-  const msgpack = Buffer.from(new Packr({ useRecords: false }).pack({ inputs: { shape: [...ITEM_SHAPE], data: Buffer.from(values.buffer) } }));
+  const header = Buffer.from(
+    JSON.stringify({
+      inputs: [
+        { name: 'x', shape: [1, ...ITEM_SHAPE], datatype: 'FP32', parameters: { binary_data_size: values.byteLength } },
+      ],
+      outputs: [{ name: OUTPUT, parameters: { binary_data: true } }],
+    }),
+  );
+  const binary = {
+    body: Buffer.concat([header, Buffer.from(values.buffer)]),
+    headers: { 'inference-header-content-length': String(header.length) },
+  };
+  const msgpack = Buffer.from(
+    new Packr({ useRecords: false }).pack({ inputs: { shape: [...ITEM_SHAPE], data: Buffer.from(values.buffer) } }),
+  );
   return { json, binary, msgpack };
 }

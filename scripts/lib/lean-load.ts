@@ -20,7 +20,12 @@ export interface LoadResult {
 
 /** One request as bytes on the wire, written as they are on every turn. */
 function requestBytes(url: URL, load: Load): Buffer {
-  const lines = [`POST ${load.path} HTTP/1.1`, `host: ${url.host}`, ...Object.entries(load.headers).map(([name, value]) => `${name}: ${value}`), `content-length: ${load.body.length}`];
+  const lines = [
+    `POST ${load.path} HTTP/1.1`,
+    `host: ${url.host}`,
+    ...Object.entries(load.headers).map(([name, value]) => `${name}: ${value}`),
+    `content-length: ${load.body.length}`,
+  ];
   return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), load.body]);
 }
 
@@ -85,6 +90,7 @@ export async function closedLoop(url: string, load: Load, connections: number, s
   await done;
   await pool.destroy();
   latenciesMs.sort((a, b) => a - b);
-  const at = (q: number): number => latenciesMs[Math.min(latenciesMs.length - 1, Math.floor(q * latenciesMs.length))] ?? Number.NaN;
+  const at = (q: number): number =>
+    latenciesMs[Math.min(latenciesMs.length - 1, Math.floor(q * latenciesMs.length))] ?? Number.NaN;
   return { ok, failed, seconds: (endAtMs - countFromMs) / 1000, p50Ms: at(0.5), p99Ms: at(0.99) };
 }

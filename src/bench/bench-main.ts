@@ -43,10 +43,14 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
   const sweepRates = outputs.sweep === undefined ? undefined : parseSweep(outputs.sweep);
   const slo = sweepRates === undefined ? undefined : parseSlo(outputs.slo);
   if (outputs.html !== undefined) await (await import('../report/html/write-report.js')).checkReportPath(outputs.html);
-  const plan = { ...(await withBody(validated, io)), keepIntervals: outputs.hdrLog !== undefined || outputs.html !== undefined };
+  const plan = {
+    ...(await withBody(validated, io)),
+    keepIntervals: outputs.hdrLog !== undefined || outputs.html !== undefined,
+  };
   // Human text goes to stdout, unless stdout carries the JSON.
   const text = outputs.json === '-' ? io.stderr : io.stdout;
-  const showProgress = !outputs.quiet && progressLineAllowed(io.stderr, io.env) && progressLineAllowed(io.stdout, io.env);
+  const showProgress =
+    !outputs.quiet && progressLineAllowed(io.stderr, io.env) && progressLineAllowed(io.stdout, io.env);
   const { shouldUseDashboard } = await import('../ui/terminal.js');
   const dashboard = showProgress && shouldUseDashboard(io.stdout, io.env, outputs.noUi === true);
 
@@ -97,12 +101,21 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
   const runOne = async (stepPlan: BenchPlan): Promise<{ result: BenchResult; hdr: string }> => {
     const display = context.dashboard
       ? await startDashboardDisplay(stepPlan, io.stdout as NodeJS.WriteStream, stop)
-      : context.showProgress ? lineDisplay(new ProgressLine(io.stderr)) : undefined;
+      : context.showProgress
+        ? lineDisplay(new ProgressLine(io.stderr))
+        : undefined;
     const server = page?.watchServer(stepPlan);
     let run: BenchRun | undefined;
     try {
-      run = await runBench(stepPlan, display === undefined ? { stop: stop.signal } : { onProgress: display.draw, stop: stop.signal });
-      const hdr = formatHdrLog(run.intervals, run.startEpochMs, `batchline bench ${stepPlan.method} ${stepPlan.url} seed ${stepPlan.seed}`);
+      run = await runBench(
+        stepPlan,
+        display === undefined ? { stop: stop.signal } : { onProgress: display.draw, stop: stop.signal },
+      );
+      const hdr = formatHdrLog(
+        run.intervals,
+        run.startEpochMs,
+        `batchline bench ${stepPlan.method} ${stepPlan.url} seed ${stepPlan.seed}`,
+      );
       return { result: run.result, hdr };
     } finally {
       display?.end();
@@ -121,18 +134,28 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
         if (outputs.hdrLog !== undefined) await writeOutput(stepLogPath(outputs.hdrLog, stepPlan.rateRps), hdr, io);
         return result;
       },
-      (result, index) => text.write(`step ${index + 1}/${sweepRates.length}: ${result.targetRateRps} req/s target, ${result.throughputRps.toFixed(1)} answered, p99 ${result.latency.p99.toFixed(2)} ms\n`),
+      (result, index) =>
+        text.write(
+          `step ${index + 1}/${sweepRates.length}: ${result.targetRateRps} req/s target, ${result.throughputRps.toFixed(1)} answered, p99 ${result.latency.p99.toFixed(2)} ms\n`,
+        ),
       stop.signal,
     );
-    if (results.length < sweepRates.length) text.write(`stopped after step ${results.length} of ${sweepRates.length}\n`);
+    if (results.length < sweepRates.length)
+      text.write(`stopped after step ${results.length} of ${sweepRates.length}\n`);
     text.write(`\n${formatSweep(results, slo)}`);
     if (outputs.json !== undefined) {
       const best = bestRate(results, slo);
-      await writeOutput(outputs.json, `${JSON.stringify({ schema: 'batchline.bench-sweep/v1', slo: slo.text, best_rate_rps: best ?? null, steps: results.map((r) => toBenchJson(r)) }, null, 2)}\n`, io);
+      await writeOutput(
+        outputs.json,
+        `${JSON.stringify({ schema: 'batchline.bench-sweep/v1', slo: slo.text, best_rate_rps: best ?? null, steps: results.map((r) => toBenchJson(r)) }, null, 2)}\n`,
+        io,
+      );
     }
-    if (page !== undefined && outputs.html !== undefined) await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine);
+    if (page !== undefined && outputs.html !== undefined)
+      await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine);
     const failures = results.map(nothingSucceeded);
-    if (failures.length > 0 && failures.every((f) => f !== undefined)) throw new ExitWithCode(1, 'batchline bench: no request succeeded in any step');
+    if (failures.length > 0 && failures.every((f) => f !== undefined))
+      throw new ExitWithCode(1, 'batchline bench: no request succeeded in any step');
     return;
   }
 
@@ -140,20 +163,28 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
   const thresholds = judgeThresholds(outputs.thresholds ?? [], result);
   text.write(formatReport(result));
   if (thresholds.length > 0) text.write(formatThresholds(thresholds));
-  if (outputs.json !== undefined) await writeOutput(outputs.json, `${JSON.stringify(toBenchJson(result, thresholds), null, 2)}\n`, io);
+  if (outputs.json !== undefined)
+    await writeOutput(outputs.json, `${JSON.stringify(toBenchJson(result, thresholds), null, 2)}\n`, io);
   if (outputs.hdrLog !== undefined) await writeOutput(outputs.hdrLog, hdr, io);
   const only = recorded[0];
-  if (page !== undefined && outputs.html !== undefined && only !== undefined) await page.writeBenchHtml(outputs.html, only, commandLine);
+  if (page !== undefined && outputs.html !== undefined && only !== undefined)
+    await page.writeBenchHtml(outputs.html, only, commandLine);
   const failures = [nothingSucceeded(result), ...failedThresholds(thresholds)].filter((f) => f !== undefined);
   if (failures.length > 0) throw new ExitWithCode(1, failures.join('\n'));
 }
 
 /** Why a run proves nothing about the server: not one request got a 2xx answer. */
 export function nothingSucceeded(result: BenchResult): string | undefined {
-  if (result.requests.ok > 0 || (result.stoppedAtS !== undefined && result.stoppedAtS <= result.warmupS)) return undefined;
-  const errors = Object.entries(result.errors).filter(([, n]) => n > 0).map(([kind, n]) => `${kind} ${n}`);
+  if (result.requests.ok > 0 || (result.stoppedAtS !== undefined && result.stoppedAtS <= result.warmupS))
+    return undefined;
+  const errors = Object.entries(result.errors)
+    .filter(([, n]) => n > 0)
+    .map(([kind, n]) => `${kind} ${n}`);
   const statuses = Object.entries(result.status).map(([code, n]) => `${code}: ${n}`);
-  const what = [...(statuses.length > 0 ? [`answers ${statuses.join(', ')}`] : []), ...(errors.length > 0 ? [`errors ${errors.join(', ')}`] : [])];
+  const what = [
+    ...(statuses.length > 0 ? [`answers ${statuses.join(', ')}`] : []),
+    ...(errors.length > 0 ? [`errors ${errors.join(', ')}`] : []),
+  ];
   return `batchline bench: no request succeeded (no 2xx answer among ${result.requests.sent} sent${what.length > 0 ? `; ${what.join('; ')}` : ''})`;
 }
 
@@ -171,7 +202,11 @@ function lineDisplay(line: ProgressLine): ProgressDisplay {
  * Ctrl-C, which Ink's raw mode turns into a key) stops the run as a first Ctrl-C does without a
  * dashboard: the summary covers what ran; a second one quits at once.
  */
-async function startDashboardDisplay(plan: BenchPlan, stdout: NodeJS.WriteStream, stop: AbortController): Promise<ProgressDisplay> {
+async function startDashboardDisplay(
+  plan: BenchPlan,
+  stdout: NodeJS.WriteStream,
+  stop: AbortController,
+): Promise<ProgressDisplay> {
   const { startBenchDashboard, benchViewFromProgress } = await import('../ui/bench-dashboard.js');
   const dashboard = startBenchDashboard({
     stdout,
@@ -212,22 +247,33 @@ async function withBody(v: ValidatedBench, io: BenchIo): Promise<BenchPlan> {
     const batchline = target.kind !== 'unknown';
     if (target.kind === 'toy-model' && (!v.methodGiven || plan.method === 'POST')) {
       bodies = [Buffer.from(TOY_MODEL_BODY)];
-      io.stderr.write(`batchline bench: the target is a batchline server with toy-logistic-v1; sending ${TOY_MODEL_BODY}\n`);
+      io.stderr.write(
+        `batchline bench: the target is a batchline server with toy-logistic-v1; sending ${TOY_MODEL_BODY}\n`,
+      );
     } else if (target.kind === 'generated' && (!v.methodGiven || plan.method === 'POST')) {
       bodies = [Buffer.from(target.body)];
-      io.stderr.write(`batchline bench: the target is a batchline server; sending a made-up body of the shape of ${target.about}: ${target.body.length > 80 ? `${target.body.slice(0, 77)}...` : target.body}\n`);
+      io.stderr.write(
+        `batchline bench: the target is a batchline server; sending a made-up body of the shape of ${target.about}: ${target.body.length > 80 ? `${target.body.slice(0, 77)}...` : target.body}\n`,
+      );
     } else if (batchline && isInferRoute(plan.url)) {
       // Otherwise every request gets 404 (or 400): a load test of the error path, not of the model.
-      const model = target.kind === 'batchline-other-model' ? `${target.model}; its inference routes: ${target.routes.join(', ')}`
-        : target.kind === 'generated' ? `${target.about} takes a body such as ${target.body.length > 60 ? `${target.body.slice(0, 57)}...` : target.body}`
-        : `toy-logistic-v1 takes ${TOY_MODEL_BODY}`;
+      const model =
+        target.kind === 'batchline-other-model'
+          ? `${target.model}; its inference routes: ${target.routes.join(', ')}`
+          : target.kind === 'generated'
+            ? `${target.about} takes a body such as ${target.body.length > 60 ? `${target.body.slice(0, 57)}...` : target.body}`
+            : `toy-logistic-v1 takes ${TOY_MODEL_BODY}`;
       throw new BatchlineError(
         'INVALID_OPTION',
         `--body: the target is a batchline server, whose ${new URL(plan.url).pathname} takes POST with a JSON body; ${model}: pass --body '<json>' or --body @file${v.methodGiven && plan.method !== 'POST' ? ` and drop --method ${plan.method}` : ''}`,
       );
     } else if (v.methodGiven && ['POST', 'PUT', 'PATCH'].includes(plan.method)) {
-      const why = target.kind === 'batchline-other-model' ? `the batchline server: ${target.model}` : 'no body was given';
-      throw new BatchlineError('INVALID_OPTION', `--body: missing for ${plan.method}: ${why}; pass --body '<json>' or --body @file`);
+      const why =
+        target.kind === 'batchline-other-model' ? `the batchline server: ${target.model}` : 'no body was given';
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        `--body: missing for ${plan.method}: ${why}; pass --body '<json>' or --body @file`,
+      );
     }
   }
   if (bodies === undefined) return plan;
@@ -253,8 +299,12 @@ export async function readBodies(path: string): Promise<Buffer[]> {
     throw new BatchlineError('INVALID_OPTION', `--body: cannot read @${path}: ${(error as Error).message}`);
   }
   if (!/\.(jsonl|ndjson)$/i.test(path)) return [content];
-  const lines = content.toString('utf8').split(/\r?\n/).filter((line) => line.trim() !== '');
-  if (lines.length === 0) throw new BatchlineError('INVALID_OPTION', `--body: @${path} holds no line; expected one request body per line`);
+  const lines = content
+    .toString('utf8')
+    .split(/\r?\n/)
+    .filter((line) => line.trim() !== '');
+  if (lines.length === 0)
+    throw new BatchlineError('INVALID_OPTION', `--body: @${path} holds no line; expected one request body per line`);
   return lines.map((line) => Buffer.from(line));
 }
 

@@ -18,7 +18,8 @@ port.on('message', (command: WorkerCommand) => {
   const onTick = ticks ? (tick: RecorderTick): void => post({ type: 'tick', tick }) : undefined;
   runThread(share, { startAtMs, onTick, stop: stop.signal }).then(
     (outcome) => post({ type: 'done', outcome }),
-    (error: unknown) => post({ type: 'failed', message: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+    (error: unknown) =>
+      post({ type: 'failed', message: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
   );
 });
 post({ type: 'ready' });

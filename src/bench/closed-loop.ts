@@ -13,7 +13,12 @@ const DRAIN_SLACK_MS = 1000;
  * Ctrl-C or `q`: no new sends, requests in flight are waited for as at a planned end). Latency
  * is from the actual send. `clock` returns ms since the run's start.
  */
-export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: () => number, stop?: AbortSignal): Promise<void> {
+export function runClosedLoop(
+  share: PlanShare,
+  recorder: BenchRecorder,
+  clock: () => number,
+  stop?: AbortSignal,
+): Promise<void> {
   const { plan } = share;
   const transport = createTransport(plan, share.connections);
   const senders = share.connections * plan.pipelining;
@@ -55,7 +60,13 @@ export function runClosedLoop(share: PlanShare, recorder: BenchRecorder, clock: 
       complete(request, status, endAtMs) {
         inFlight--;
         const serviceFromMs = Number.isNaN(request.writtenMs) ? request.intendedMs : request.writtenMs;
-        recorder.recordResponse(status, endAtMs - request.intendedMs, endAtMs - serviceFromMs, endAtMs, request.measured);
+        recorder.recordResponse(
+          status,
+          endAtMs - request.intendedMs,
+          endAtMs - serviceFromMs,
+          endAtMs,
+          request.measured,
+        );
         sendNext(request.sender);
       },
       fail(request, error, endAtMs) {

@@ -4,7 +4,12 @@ import { compareRuns, formatComparison } from './compare.js';
 import { parseBenchJson, type BenchJson } from './report-json.js';
 
 /** `batchline bench compare a.json b.json [--html page.html]`. */
-export async function compareMain(pathA: string, pathB: string, stdout: NodeJS.WritableStream, html?: { path: string; commandLine: string }): Promise<void> {
+export async function compareMain(
+  pathA: string,
+  pathB: string,
+  stdout: NodeJS.WritableStream,
+  html?: { path: string; commandLine: string },
+): Promise<void> {
   const [a, b] = await Promise.all([load(pathA, '<a>'), load(pathB, '<b>')]);
   const comparison = compareRuns(a, b);
   stdout.write(formatComparison(comparison, pathA, pathB));

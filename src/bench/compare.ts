@@ -30,7 +30,8 @@ export function compareRuns(a: BenchJson, b: BenchJson): Comparison {
   rate('goodput req/s', a.goodput_rps, b.goodput_rps);
   for (const key of ['p50', 'p90', 'p95', 'p99', 'p999', 'max', 'mean'] as const) {
     // p95 is absent from v1 reports.
-    if (typeof a.latency_ms[key] === 'number' && typeof b.latency_ms[key] === 'number') ms(`latency ${key} ms`, a.latency_ms[key], b.latency_ms[key]);
+    if (typeof a.latency_ms[key] === 'number' && typeof b.latency_ms[key] === 'number')
+      ms(`latency ${key} ms`, a.latency_ms[key], b.latency_ms[key]);
   }
   const failedA = a.requests.errors + a.requests.dropped;
   const failedB = b.requests.errors + b.requests.dropped;
@@ -42,17 +43,29 @@ export function compareRuns(a: BenchJson, b: BenchJson): Comparison {
   if (iqrA !== undefined && iqrB !== undefined) {
     const overlap = iqrA[0] <= iqrB[1] && iqrB[0] <= iqrA[1];
     if (!overlap) {
-      findings.push(`latency is ${b.latency_ms.p50 < a.latency_ms.p50 ? 'lower' : 'higher'} in B (p50 ${change(a.latency_ms.p50, b.latency_ms.p50)}; p25..p75 A ${fmtMs(iqrA[0])}..${fmtMs(iqrA[1])} ms, B ${fmtMs(iqrB[0])}..${fmtMs(iqrB[1])} ms do not overlap)`);
+      findings.push(
+        `latency is ${b.latency_ms.p50 < a.latency_ms.p50 ? 'lower' : 'higher'} in B (p50 ${change(a.latency_ms.p50, b.latency_ms.p50)}; p25..p75 A ${fmtMs(iqrA[0])}..${fmtMs(iqrA[1])} ms, B ${fmtMs(iqrB[0])}..${fmtMs(iqrB[1])} ms do not overlap)`,
+      );
     }
   }
-  const throughputMoved = Math.abs(b.throughput_rps - a.throughput_rps) > THROUGHPUT_NOISE_FRACTION * Math.max(a.throughput_rps, 1e-9);
-  if (throughputMoved) findings.push(`throughput is ${b.throughput_rps > a.throughput_rps ? 'higher' : 'lower'} in B (${change(a.throughput_rps, b.throughput_rps)})`);
-  if (failedA !== failedB && (failedA === 0 || failedB === 0)) findings.push(`B has ${failedB > failedA ? 'failures A did not' : 'no failures, A had some'}`);
+  const throughputMoved =
+    Math.abs(b.throughput_rps - a.throughput_rps) > THROUGHPUT_NOISE_FRACTION * Math.max(a.throughput_rps, 1e-9);
+  if (throughputMoved)
+    findings.push(
+      `throughput is ${b.throughput_rps > a.throughput_rps ? 'higher' : 'lower'} in B (${change(a.throughput_rps, b.throughput_rps)})`,
+    );
+  if (failedA !== failedB && (failedA === 0 || failedB === 0))
+    findings.push(`B has ${failedB > failedA ? 'failures A did not' : 'no failures, A had some'}`);
   const comparable = a.mode === b.mode && (a.target_rate_rps ?? 0) === (b.target_rate_rps ?? 0);
   let caveat = comparable ? '' : ` (careful: the runs used different load: ${describe(a)} vs ${describe(b)})`;
-  if (a.schema !== b.schema) caveat += ` (careful: ${a.schema} and ${b.schema} differ: v1's latency mixed every status, v2's is of 2xx answers)`;
+  if (a.schema !== b.schema)
+    caveat += ` (careful: ${a.schema} and ${b.schema} differ: v1's latency mixed every status, v2's is of 2xx answers)`;
   if (findings.length === 0) {
-    return { rows, noise: true, verdict: `no clear difference: the runs overlap (latency p25..p75 ranges intersect, throughput within 5%), so the changes above are noise${caveat}` };
+    return {
+      rows,
+      noise: true,
+      verdict: `no clear difference: the runs overlap (latency p25..p75 ranges intersect, throughput within 5%), so the changes above are noise${caveat}`,
+    };
   }
   return { rows, noise: false, verdict: `${findings.join('; ')}${caveat}` };
 }
@@ -61,7 +74,8 @@ export function formatComparison(c: Comparison, nameA: string, nameB: string): s
   const header = ['', `A ${nameA}`, `B ${nameB}`, 'change'];
   const body = c.rows.map((r) => [r.figure, r.a, r.b, r.change]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] as string).length)));
-  const render = (row: string[]): string => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join('  ');
+  const render = (row: string[]): string =>
+    row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join('  ');
   return `${[render(header), ...body.map(render), '', `verdict: ${c.verdict}`].join('\n')}\n`;
 }
 
@@ -84,5 +98,7 @@ function change(a: number, b: number): string {
 }
 
 function describe(run: BenchJson): string {
-  return run.mode === 'open' ? `open loop at ${run.target_rate_rps} req/s` : `closed loop with ${run.connections * run.pipelining} senders`;
+  return run.mode === 'open'
+    ? `open loop at ${run.target_rate_rps} req/s`
+    : `closed loop with ${run.connections * run.pipelining} senders`;
 }

@@ -37,7 +37,8 @@ export async function probeTarget(url: string, timeoutMs = 2000): Promise<Target
     }
     const stats = (await response.body.json()) as StatsSketch | null;
     const model = stats?.model;
-    if (model === undefined || model === null || typeof model !== 'object' || !('inputs' in model)) return { kind: 'unknown' };
+    if (model === undefined || model === null || typeof model !== 'object' || !('inputs' in model))
+      return { kind: 'unknown' };
     const target = targetOf(new URL(url), stats!);
     if (target.kind !== 'batchline-other-model' || target.version === undefined) return target;
     return (await generatedBody(url, target.version, timeoutMs)) ?? target;
@@ -60,9 +61,17 @@ interface InputSketch {
  * (`GET /v1/models/{name}/versions/{v}`): every input filled with small values that any
  * numeric type holds. Undefined when a dimension is free (an image's width) or it is too big.
  */
-async function generatedBody(url: string, version: { name: string; version: string }, timeoutMs: number): Promise<TargetKind | undefined> {
+async function generatedBody(
+  url: string,
+  version: { name: string; version: string },
+  timeoutMs: number,
+): Promise<TargetKind | undefined> {
   const path = `/v1/models/${encodeURIComponent(version.name)}/versions/${encodeURIComponent(version.version)}`;
-  const response = await request(new URL(path, url), { method: 'GET', headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const response = await request(new URL(path, url), {
+    method: 'GET',
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
   if (response.statusCode !== 200) {
     await response.body.dump();
     return undefined;
@@ -70,16 +79,32 @@ async function generatedBody(url: string, version: { name: string; version: stri
   const inputs = ((await response.body.json()) as { inputs?: unknown }).inputs;
   if (!Array.isArray(inputs) || inputs.length === 0) return undefined;
   const sketches = inputs as InputSketch[];
-  if (!sketches.every((input) => typeof input?.name === 'string' && Array.isArray(input.itemShape) && input.itemShape.every((dim) => Number.isInteger(dim) && (dim as number) > 0))) return undefined;
+  if (
+    !sketches.every(
+      (input) =>
+        typeof input?.name === 'string' &&
+        Array.isArray(input.itemShape) &&
+        input.itemShape.every((dim) => Number.isInteger(dim) && (dim as number) > 0),
+    )
+  )
+    return undefined;
   const sizes = sketches.map((input) => (input.itemShape as number[]).reduce((product, dim) => product * dim, 1));
   if (sizes.reduce((a, b) => a + b, 0) > MAX_GENERATED_VALUES) return undefined;
   const fill = (input: InputSketch): unknown => {
     let i = 0;
     // 0 and 1 alternate: valid for floats, every integer type and bool.
-    const build = (depth: number): unknown => (depth === input.itemShape.length ? i++ % 2 : Array.from({ length: input.itemShape[depth] as number }, () => build(depth + 1)));
+    const build = (depth: number): unknown =>
+      depth === input.itemShape.length
+        ? i++ % 2
+        : Array.from({ length: input.itemShape[depth] as number }, () => build(depth + 1));
     return build(0);
   };
-  const body = JSON.stringify({ inputs: sketches.length === 1 ? fill(sketches[0]!) : Object.fromEntries(sketches.map((input) => [input.name, fill(input)])) });
+  const body = JSON.stringify({
+    inputs:
+      sketches.length === 1
+        ? fill(sketches[0]!)
+        : Object.fromEntries(sketches.map((input) => [input.name, fill(input)])),
+  });
   const shapes = sketches.map((input) => `${input.name} [${input.itemShape.join(', ')}] ${input.type}`).join(', ');
   return { kind: 'generated', body, about: `${version.name} version ${version.version} (${shapes})` };
 }
@@ -89,25 +114,35 @@ export function targetOf(url: URL, stats: StatsSketch): TargetKind {
   const versions = Array.isArray(stats.models) ? stats.models : undefined;
   const names = versions === undefined ? [] : [...new Set(versions.map((v) => String(v.name)))];
   const defaultModel = typeof stats.defaultModel === 'string' ? stats.defaultModel : undefined;
-  const routes = versions === undefined ? ['POST /v1/infer'] : [
-    ...(defaultModel === undefined ? [] : [`POST /v1/infer (${defaultModel})`]),
-    ...names.map((name) => `POST /models/${name}/predict`),
-  ];
+  const routes =
+    versions === undefined
+      ? ['POST /v1/infer']
+      : [
+          ...(defaultModel === undefined ? [] : [`POST /v1/infer (${defaultModel})`]),
+          ...names.map((name) => `POST /models/${name}/predict`),
+        ];
   const other = (model: string): TargetKind => ({ kind: 'batchline-other-model', model, routes });
   const predict = /^\/models\/([^/]+)\/predict\/?$/.exec(url.pathname);
   // An older server, or a route that is not per model: its one model is the stats' own.
   if (versions === undefined || (predict === null && url.pathname.replace(/\/+$/, '') !== '/v1/infer')) {
-    return stats.model?.version === TOY_MODEL_VERSION ? { kind: 'toy-model' } : other(`its model ${String(stats.model?.version)}`);
+    return stats.model?.version === TOY_MODEL_VERSION
+      ? { kind: 'toy-model' }
+      : other(`its model ${String(stats.model?.version)}`);
   }
   const name = predict === null ? defaultModel : decodeURIComponent(predict[1]!);
   if (name === undefined) return other(`it has several models and no default for /v1/infer (${names.join(', ')})`);
   const wanted = predict === null ? undefined : url.searchParams.get('version');
   const ofModel = versions.filter((v) => v.name === name);
-  const chosen = wanted === undefined || wanted === null ? (ofModel.find((v) => v.state === 'ready') ?? ofModel[0]) : ofModel.find((v) => String(v.version) === wanted);
+  const chosen =
+    wanted === undefined || wanted === null
+      ? (ofModel.find((v) => v.state === 'ready') ?? ofModel[0])
+      : ofModel.find((v) => String(v.version) === wanted);
   if (chosen === undefined) return other(`it has no model ${name}${wanted ? ` version ${wanted}` : ''}`);
   if (chosen.model?.version === TOY_MODEL_VERSION) return { kind: 'toy-model' };
   return {
-    ...(other(`its model ${name} version ${String(chosen.version)} has inputs of free size, which only you can give (GET /v1/models/${name} lists them)`) as { kind: 'batchline-other-model'; model: string; routes: string[] }),
+    ...(other(
+      `its model ${name} version ${String(chosen.version)} has inputs of free size, which only you can give (GET /v1/models/${name} lists them)`,
+    ) as { kind: 'batchline-other-model'; model: string; routes: string[] }),
     version: { name, version: String(chosen.version) },
   };
 }

@@ -127,7 +127,8 @@ export class Http1Pool {
   async destroy(): Promise<void> {
     this.destroyed = true;
     clearInterval(this.sweeper);
-    for (let h = this.queue.shift(); h !== undefined; h = this.queue.shift()) h.onError(codedError('the pool was destroyed', 'UND_ERR_DESTROYED'));
+    for (let h = this.queue.shift(); h !== undefined; h = this.queue.shift())
+      h.onError(codedError('the pool was destroyed', 'UND_ERR_DESTROYED'));
     for (const conn of this.conns) conn.destroy(codedError('the pool was destroyed', 'UND_ERR_DESTROYED'));
     this.closing?.();
   }
@@ -213,7 +214,8 @@ class Http1Connection {
       if (this.socket !== socket) return;
       this.connected = true;
       // Requests that waited for the connection go out now, in order.
-      for (let i = this.outstanding.length - this.unwritten; i < this.outstanding.length; i++) this.write(this.outstanding.at(i) as Http1Handler);
+      for (let i = this.outstanding.length - this.unwritten; i < this.outstanding.length; i++)
+        this.write(this.outstanding.at(i) as Http1Handler);
       this.unwritten = 0;
     });
     socket.on('data', (chunk: Buffer) => {
@@ -225,7 +227,8 @@ class Http1Connection {
       }
     });
     socket.on('timeout', () => {
-      if (this.socket === socket && this.busy()) this.destroy(codedError(`no response within ${this.options.timeoutMs} ms`, 'ETIMEDOUT'));
+      if (this.socket === socket && this.busy())
+        this.destroy(codedError(`no response within ${this.options.timeoutMs} ms`, 'ETIMEDOUT'));
     });
     socket.on('end', () => {
       if (this.socket !== socket) return;

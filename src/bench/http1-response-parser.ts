@@ -4,7 +4,7 @@ export const MAX_HEAD_BYTES = 16 * 1024;
 const CRLFCRLF = Buffer.from('\r\n\r\n', 'latin1');
 const LF = 10;
 
-const enum State {
+enum State {
   Head,
   Length,
   ChunkSize,
@@ -119,7 +119,9 @@ export class Http1ResponseParser {
   private parseHead(buf: Buffer, start: number, end: number): void {
     // "HTTP/1.1 200 OK": the version and a three-digit status at fixed places.
     if (end - start < 12 || buf.toString('latin1', start, start + 7) !== 'HTTP/1.' || buf[start + 8] !== 32) {
-      throw new ResponseParseError(`not an HTTP/1.x response: '${buf.toString('latin1', start, Math.min(end, start + 40))}'`);
+      throw new ResponseParseError(
+        `not an HTTP/1.x response: '${buf.toString('latin1', start, Math.min(end, start + 40))}'`,
+      );
     }
     const status = (buf[start + 9]! - 48) * 100 + (buf[start + 10]! - 48) * 10 + (buf[start + 11]! - 48);
     if (!(status >= 100 && status <= 999)) throw new ResponseParseError('bad status code');
@@ -136,10 +138,14 @@ export class Http1ResponseParser {
         // Only framing headers matter; compare names by length first to stay cheap.
         if (nameLength === 14 || nameLength === 17 || nameLength === 10) {
           const name = buf.toString('latin1', line, colon).toLowerCase();
-          const value = buf.toString('latin1', colon + 1, next).trim().toLowerCase();
+          const value = buf
+            .toString('latin1', colon + 1, next)
+            .trim()
+            .toLowerCase();
           if (name === 'content-length') contentLength = Number(value);
           else if (name === 'transfer-encoding') chunked = value.endsWith('chunked');
-          else if (name === 'connection') keepAlive = value.includes('close') ? false : value.includes('keep-alive') ? true : keepAlive;
+          else if (name === 'connection')
+            keepAlive = value.includes('close') ? false : value.includes('keep-alive') ? true : keepAlive;
         }
       }
       line = next + 1;
@@ -147,7 +153,8 @@ export class Http1ResponseParser {
     this.status = status;
     this.keepAlive = keepAlive;
     if (status < 200) {
-      if (status === 101) throw new ResponseParseError('the server switched protocols (101), which bench does not follow');
+      if (status === 101)
+        throw new ResponseParseError('the server switched protocols (101), which bench does not follow');
       this.state = State.Head; // informational: the real response follows
       return;
     }

@@ -5,10 +5,20 @@ import { parseBenchJson } from './report-json.js';
 import { formatReport } from './report-text.js';
 
 /** `batchline bench merge a.json b.json … [--json out.json]`: the summary of the merged runs. */
-export async function mergeMain(paths: readonly string[], jsonOut: string | undefined, stdout: NodeJS.WritableStream): Promise<void> {
-  if (paths.length < 2) throw new BatchlineError('INVALID_OPTION', `<reports>: got ${paths.length}, expected two or more bench --json reports made at the same time`);
-  const inputs: MergeInput[] = await Promise.all(paths.map(async (file) => ({ file, report: parseBenchJson(await read(file), file) })).map((p) => p.catch(named)));
-  let merged;
+export async function mergeMain(
+  paths: readonly string[],
+  jsonOut: string | undefined,
+  stdout: NodeJS.WritableStream,
+): Promise<void> {
+  if (paths.length < 2)
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `<reports>: got ${paths.length}, expected two or more bench --json reports made at the same time`,
+    );
+  const inputs: MergeInput[] = await Promise.all(
+    paths.map(async (file) => ({ file, report: parseBenchJson(await read(file), file) })).map((p) => p.catch(named)),
+  );
+  let merged: ReturnType<typeof mergeReports>;
   try {
     merged = mergeReports(inputs);
   } catch (error) {

@@ -1,4 +1,4 @@
-import * as hdr from 'hdr-histogram-js';
+import type * as hdr from 'hdr-histogram-js';
 import { percentilesMs, type PercentilesMs } from '../core/latency-histogram.js';
 import { ERROR_KINDS, type ErrorCounts } from './error-kind.js';
 import { encodeHistogram, mergeEncoded } from './histogram-codec.js';
@@ -25,8 +25,14 @@ export interface MergeInput {
 export function mergeReports(inputs: readonly MergeInput[]): { result: BenchResult; json: BenchJson } {
   if (inputs.length < 2) throw new Error('bench merge needs at least two reports');
   for (const { file, report } of inputs) {
-    if (report.schema !== BENCH_JSON_SCHEMA || typeof report.latency_all_hdr !== 'string' || typeof report.service_hdr !== 'string') {
-      throw new Error(`${file} is a ${report.schema} report without the histograms merge adds (latency_all_hdr, service_hdr); re-run it with this version of bench`);
+    if (
+      report.schema !== BENCH_JSON_SCHEMA ||
+      typeof report.latency_all_hdr !== 'string' ||
+      typeof report.service_hdr !== 'string'
+    ) {
+      throw new Error(
+        `${file} is a ${report.schema} report without the histograms merge adds (latency_all_hdr, service_hdr); re-run it with this version of bench`,
+      );
     }
   }
   const reports = inputs.map((i) => i.report);
@@ -36,7 +42,8 @@ export function mergeReports(inputs: readonly MergeInput[]): { result: BenchResu
   const latencyAll = mergeEncoded(reports.map((r) => r.latency_all_hdr));
   const service = mergeEncoded(reports.map((r) => r.service_hdr));
   const sendLag = mergeEncoded(reports.map((r) => r.send_lag_hdr));
-  const maxOf = (pick: (r: BenchJson) => { count: number; max: number }): number => Math.max(0, ...reports.map((r) => (pick(r).count > 0 ? pick(r).max : 0)));
+  const maxOf = (pick: (r: BenchJson) => { count: number; max: number }): number =>
+    Math.max(0, ...reports.map((r) => (pick(r).count > 0 ? pick(r).max : 0)));
   const targets = reports.map((r) => r.target_rate_rps);
   const open = first.mode === 'open';
   const trends = reports.map((r) => r.trend);
@@ -51,12 +58,15 @@ export function mergeReports(inputs: readonly MergeInput[]): { result: BenchResu
     pipelining: first.pipelining,
     workers: sum((r) => r.workers),
     targetRateRps: open && targets.every((t) => t !== null) ? sum((r) => r.target_rate_rps ?? 0) : undefined,
-    plannedRateRps: open && reports.every((r) => r.planned_rate_rps !== null) ? sum((r) => r.planned_rate_rps ?? 0) : undefined,
+    plannedRateRps:
+      open && reports.every((r) => r.planned_rate_rps !== null) ? sum((r) => r.planned_rate_rps ?? 0) : undefined,
     stages: first.stages ?? undefined,
     warmupS: Math.max(...reports.map((r) => r.warmup_s)),
     durationS: Math.max(...reports.map((r) => r.duration_s)),
     drainS: Math.max(...reports.map((r) => r.drain_s)),
-    stoppedAtS: reports.some((r) => r.stopped_at_s !== null) ? Math.max(...reports.map((r) => r.stopped_at_s ?? 0)) : undefined,
+    stoppedAtS: reports.some((r) => r.stopped_at_s !== null)
+      ? Math.max(...reports.map((r) => r.stopped_at_s ?? 0))
+      : undefined,
     startedAt: reports.map((r) => r.started_at).sort()[0] as string,
     requests: {
       sent: sum((r) => r.requests.sent),
@@ -72,12 +82,29 @@ export function mergeReports(inputs: readonly MergeInput[]): { result: BenchResu
     sendRateRps: sum((r) => r.send_rate_rps),
     throughputRps: sum((r) => r.throughput_rps),
     goodputRps: sum((r) => r.goodput_rps),
-    latency: exact(latency, maxOf((r) => r.latency_ms)),
-    latencyAll: exact(latencyAll, maxOf((r) => r.latency_all_ms)),
-    service: exact(service, maxOf((r) => r.service_ms)),
-    sendLag: exact(sendLag, maxOf((r) => r.send_lag_ms)),
+    latency: exact(
+      latency,
+      maxOf((r) => r.latency_ms),
+    ),
+    latencyAll: exact(
+      latencyAll,
+      maxOf((r) => r.latency_all_ms),
+    ),
+    service: exact(
+      service,
+      maxOf((r) => r.service_ms),
+    ),
+    sendLag: exact(
+      sendLag,
+      maxOf((r) => r.send_lag_ms),
+    ),
     generator: {
-      lateSendFraction: sum((r) => r.generator.late_send_fraction * r.requests.sent) / Math.max(1, sum((r) => r.requests.sent)),
+      lateSendFraction:
+        sum((r) => r.generator.late_send_fraction * r.requests.sent) /
+        Math.max(
+          1,
+          sum((r) => r.requests.sent),
+        ),
       eventLoop: {
         p99Ms: Math.max(...reports.map((r) => r.generator.event_loop_p99_ms)),
         maxMs: Math.max(...reports.map((r) => r.generator.event_loop_max_ms)),
@@ -92,7 +119,10 @@ export function mergeReports(inputs: readonly MergeInput[]): { result: BenchResu
           sustained: trends.every((t) => t?.sustained === true),
         }
       : undefined,
-    warnings: [...mergeWarnings(inputs), ...inputs.flatMap(({ file, report }) => report.warnings.map((w) => `${file}: ${w}`))],
+    warnings: [
+      ...mergeWarnings(inputs),
+      ...inputs.flatMap(({ file, report }) => report.warnings.map((w) => `${file}: ${w}`)),
+    ],
     latencyHdr: encodeHistogram(latency),
     latencyAllHdr: encodeHistogram(latencyAll),
     serviceHdr: encodeHistogram(service),
@@ -101,7 +131,13 @@ export function mergeReports(inputs: readonly MergeInput[]): { result: BenchResu
   for (const h of [latency, latencyAll, service, sendLag]) h.destroy();
   const json: BenchJson = {
     ...toBenchJson(result),
-    merged_from: inputs.map(({ file, report }) => ({ file, url: report.url, started_at: report.started_at, seed: report.seed, duration_s: report.duration_s })),
+    merged_from: inputs.map(({ file, report }) => ({
+      file,
+      url: report.url,
+      started_at: report.started_at,
+      seed: report.seed,
+      duration_s: report.duration_s,
+    })),
   };
   return { result, json };
 }
@@ -122,19 +158,27 @@ function mergeWarnings(inputs: readonly MergeInput[]): string[] {
   const warnings: string[] = [];
   const reports = inputs.map((i) => i.report);
   const modes = new Set(reports.map((r) => r.mode));
-  if (modes.size > 1) warnings.push(`the runs mix open and closed loop (${inputs.map((i) => `${i.file}: ${i.report.mode}`).join(', ')})`);
+  if (modes.size > 1)
+    warnings.push(`the runs mix open and closed loop (${inputs.map((i) => `${i.file}: ${i.report.mode}`).join(', ')})`);
   const urls = new Set(reports.map((r) => r.url));
   if (urls.size > 1) warnings.push(`the runs loaded different URLs: ${[...urls].join(', ')}`);
   const starts = reports.map((r) => Date.parse(r.started_at) / 1000);
   const spreadS = Math.max(...starts) - Math.min(...starts);
-  if (spreadS > START_SPREAD_WARN_S) warnings.push(`the runs started ${spreadS.toFixed(1)} s apart: their rates add up only for the time they overlapped`);
+  if (spreadS > START_SPREAD_WARN_S)
+    warnings.push(
+      `the runs started ${spreadS.toFixed(1)} s apart: their rates add up only for the time they overlapped`,
+    );
   const durations = reports.map((r) => r.duration_s);
   if (Math.max(...durations) > Math.min(...durations) * (1 + DURATION_SPREAD_WARN)) {
-    warnings.push(`the runs' windows differ (${durations.map((d) => `${d} s`).join(', ')}): the summed rates hold for the shortest only`);
+    warnings.push(
+      `the runs' windows differ (${durations.map((d) => `${d} s`).join(', ')}): the summed rates hold for the shortest only`,
+    );
   }
   const seeds = reports.map((r) => r.seed).filter((seed) => seed !== null);
   if (seeds.length > 1 && new Set(seeds).size < seeds.length && reports.every((r) => r.arrival === 'poisson')) {
-    warnings.push('two runs used the same Poisson seed: their sends came in lockstep; give each machine its own --seed');
+    warnings.push(
+      'two runs used the same Poisson seed: their sends came in lockstep; give each machine its own --seed',
+    );
   }
   return warnings;
 }

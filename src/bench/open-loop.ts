@@ -32,7 +32,12 @@ const DRAIN_SLACK_MS = 1000;
  *
  * `clock` returns ms since the run's start (intended times use the same origin).
  */
-export function runOpenLoop(share: PlanShare, recorder: BenchRecorder, clock: () => number, stop?: AbortSignal): Promise<void> {
+export function runOpenLoop(
+  share: PlanShare,
+  recorder: BenchRecorder,
+  clock: () => number,
+  stop?: AbortSignal,
+): Promise<void> {
   const { plan } = share;
   const transport = createTransport(plan, share.connections);
   const schedule = new OpenLoopSchedule(plan, share.index, share.count, share.maxRequests);

@@ -25,7 +25,10 @@ export class Pacer {
     this.targetMs = new Float64Array(shared, 0, 1);
     this.generation = new Int32Array(shared, 8, 1);
     this.targetMs[0] = Number.NaN;
-    this.worker = new Worker(`(${pacerThread.toString()})(require('node:worker_threads'))`, { eval: true, workerData: shared });
+    this.worker = new Worker(`(${pacerThread.toString()})(require('node:worker_threads'))`, {
+      eval: true,
+      workerData: shared,
+    });
     this.worker.on('online', () => void (this.online = !this.closed));
     this.worker.on('message', onWake);
     // A pacer that fails leaves the loop on its fallback (setImmediate); nothing is lost.

@@ -33,12 +33,18 @@ export function validateBench(
 ): ValidatedBench {
   const url = parseTargetUrl(urlText);
   const headers = parseHeaders(headerLines);
-  if (o.httpClient === 'lean' && url.protocol !== 'http:') invalid('--http-client', o.httpClient, 'undici or auto for an https:// URL (the lean client speaks plain http only)');
+  if (o.httpClient === 'lean' && url.protocol !== 'http:')
+    invalid(
+      '--http-client',
+      o.httpClient,
+      'undici or auto for an https:// URL (the lean client speaks plain http only)',
+    );
   const seed = o.seed === undefined ? freshSeed(entropy) : parseSeed(o.seed);
   let stages: Stage[] | undefined;
   if (o.stages !== undefined) {
     if (explicit.rate) invalid('--stages', o.stages, 'either --stages or --rate, not both');
-    if (explicit.duration) invalid('--stages', o.stages, 'either --stages or --duration, not both (the stages set the length)');
+    if (explicit.duration)
+      invalid('--stages', o.stages, 'either --stages or --duration, not both (the stages set the length)');
     try {
       stages = parseStages(o.stages, parseDurationMs);
     } catch (error) {
@@ -52,10 +58,15 @@ export function validateBench(
   }
   const mode = stages !== undefined || o.rate > 0 || o.sweep !== undefined ? 'open' : 'closed';
   const stagesMs = stages?.reduce((sum, s) => sum + s.durationMs, 0);
-  if (stagesMs !== undefined && stagesMs <= o.warmup) invalid('--warmup', String(o.warmup), `less than the stages' total of ${stagesMs} ms`);
+  if (stagesMs !== undefined && stagesMs <= o.warmup)
+    invalid('--warmup', String(o.warmup), `less than the stages' total of ${stagesMs} ms`);
   if (o.contentType !== undefined) headers['content-type'] = o.contentType;
   const bodySource: BodySource =
-    o.body === undefined ? { kind: 'none' } : o.body.startsWith('@') ? { kind: 'file', path: o.body.slice(1) } : { kind: 'inline', text: o.body };
+    o.body === undefined
+      ? { kind: 'none' }
+      : o.body.startsWith('@')
+        ? { kind: 'file', path: o.body.slice(1) }
+        : { kind: 'inline', text: o.body };
   const plan: BenchPlan = {
     url: url.href,
     method: o.method,
@@ -85,14 +96,27 @@ export function validateBench(
 function checkWorkerShares(plan: BenchPlan): void {
   const w = plan.workers;
   if (w <= 1) return;
-  if (plan.connections < w) invalid('--workers', String(w), `at most --connections (${plan.connections}): each thread needs a connection of its own`);
-  if (plan.maxRequests > 0 && plan.maxRequests < w) invalid('--workers', String(w), `at most --requests (${plan.maxRequests}): each thread needs a share of the requests`);
+  if (plan.connections < w)
+    invalid(
+      '--workers',
+      String(w),
+      `at most --connections (${plan.connections}): each thread needs a connection of its own`,
+    );
+  if (plan.maxRequests > 0 && plan.maxRequests < w)
+    invalid(
+      '--workers',
+      String(w),
+      `at most --requests (${plan.maxRequests}): each thread needs a share of the requests`,
+    );
   if (plan.maxInFlight < w) invalid('--workers', String(w), `at most --max-in-flight (${plan.maxInFlight})`);
 }
 
 export function parseTargetUrl(text: string | undefined): URL {
   if (text === undefined || text.trim() === '') {
-    throw new BatchlineError('INVALID_OPTION', "<url>: missing, expected the endpoint to load, such as http://127.0.0.1:8080/v1/infer");
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      '<url>: missing, expected the endpoint to load, such as http://127.0.0.1:8080/v1/infer',
+    );
   }
   // `localhost:8080/v1/infer` as wrk and curl take it: http:// assumed (new URL would read `localhost:` as a scheme).
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text.trim()) ? text.trim() : `http://${text.trim()}`;
@@ -100,7 +124,11 @@ export function parseTargetUrl(text: string | undefined): URL {
   try {
     url = new URL(withScheme);
   } catch {
-    return invalid('<url>', text, 'an http:// or https:// URL, such as http://127.0.0.1:8080/v1/infer or localhost:8080/v1/infer');
+    return invalid(
+      '<url>',
+      text,
+      'an http:// or https:// URL, such as http://127.0.0.1:8080/v1/infer or localhost:8080/v1/infer',
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') invalid('<url>', text, 'an http:// or https:// URL');
   return url;
@@ -112,7 +140,8 @@ export function parseHeaders(lines: readonly string[]): Record<string, string> {
   for (const line of lines) {
     const colon = line.indexOf(':');
     const name = colon > 0 ? line.slice(0, colon).trim().toLowerCase() : '';
-    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) invalid('--header', line, "'name: value', such as 'authorization: Bearer x'");
+    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name))
+      invalid('--header', line, "'name: value', such as 'authorization: Bearer x'");
     const value = line.slice(colon + 1).trim();
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
@@ -121,7 +150,8 @@ export function parseHeaders(lines: readonly string[]): Record<string, string> {
 
 function parseSeed(text: string): number {
   const seed = Number(text);
-  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(seed) || seed > 0xffffffff) invalid('--seed', text, 'an integer from 0 to 4294967295');
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(seed) || seed > 0xffffffff)
+    invalid('--seed', text, 'an integer from 0 to 4294967295');
   return seed;
 }
 
@@ -134,6 +164,7 @@ function invalid(name: string, got: string, expected: string): never {
  * judged on a single run; a bare `errors<1%` is a threshold of its own.
  */
 export function parseThresholds(texts: readonly string[], sweep: string | undefined): Objective[] {
-  if (texts.length > 0 && sweep !== undefined) invalid('--threshold', texts[0] as string, 'a single run; with --sweep, give the objective with --slo');
+  if (texts.length > 0 && sweep !== undefined)
+    invalid('--threshold', texts[0] as string, 'a single run; with --sweep, give the objective with --slo');
   return texts.map((text) => parseObjective(text, { flag: '--threshold', allowRatioOnly: true }));
 }

@@ -75,5 +75,7 @@ export function targetRateRps(plan: BenchPlan): number | undefined {
 /** When the plan's schedule ends, warm-up included (ms from the start); Infinity for a --requests run. */
 export function scheduledEndMsOf(plan: BenchPlan): number {
   if (plan.maxRequests > 0) return Number.POSITIVE_INFINITY;
-  return plan.stages !== undefined ? plan.stages.reduce((sum, s) => sum + s.durationMs, 0) : plan.warmupMs + plan.durationMs;
+  return plan.stages !== undefined
+    ? plan.stages.reduce((sum, s) => sum + s.durationMs, 0)
+    : plan.warmupMs + plan.durationMs;
 }

@@ -64,7 +64,12 @@ export class ProgressAggregator {
     this.lastFinished = counts.finishedAll;
     this.lastAtMs = elapsedMs;
     const { plannedMs, warmupMs, targetRpsAt } = this.context;
-    const phase = elapsedMs < warmupMs ? 'warmup' : scheduleDone || (plannedMs !== undefined && elapsedMs >= plannedMs) ? 'draining' : 'measuring';
+    const phase =
+      elapsedMs < warmupMs
+        ? 'warmup'
+        : scheduleDone || (plannedMs !== undefined && elapsedMs >= plannedMs)
+          ? 'draining'
+          : 'measuring';
     const warnings: string[] = [];
     if (counts.sent > 100 && counts.lateSends / counts.sent > 0.01) warnings.push('generator behind schedule');
     if (counts.dropped > 0) warnings.push(`${counts.dropped} refused by --max-in-flight`);
@@ -93,10 +98,16 @@ export class ProgressAggregator {
 /** One plain line for a terminal: no colours, no cursor movement beyond the caller's `\r`. */
 export function formatProgressLine(p: BenchProgress): string {
   const seconds = (ms: number): string => (ms / 1000).toFixed(1);
-  const time = p.plannedMs === undefined ? `${seconds(p.elapsedMs)}s` : `${seconds(Math.min(p.elapsedMs, p.plannedMs))}/${seconds(p.plannedMs)}s`;
+  const time =
+    p.plannedMs === undefined
+      ? `${seconds(p.elapsedMs)}s`
+      : `${seconds(Math.min(p.elapsedMs, p.plannedMs))}/${seconds(p.plannedMs)}s`;
   const errors = p.errors.timeout + p.errors.refused + p.errors.reset + p.errors.other;
   const non2xx = Object.entries(p.status).reduce((n, [code, count]) => (code.startsWith('2') ? n : n + count), 0);
-  const rate = p.targetRps === undefined ? `${p.achievedRps.toFixed(0)} req/s` : `${p.achievedRps.toFixed(0)}/${p.targetRps.toFixed(0)} req/s`;
+  const rate =
+    p.targetRps === undefined
+      ? `${p.achievedRps.toFixed(0)} req/s`
+      : `${p.achievedRps.toFixed(0)}/${p.targetRps.toFixed(0)} req/s`;
   const parts = [
     `${p.phase} ${time}`,
     rate,

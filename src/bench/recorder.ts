@@ -84,15 +84,42 @@ export interface RecorderTick {
 
 export function emptyCounts(): RecorderCounts {
   return {
-    sent: 0, completed: 0, ok: 0, failed: 0, dropped: 0, lateSends: 0, status: {}, errors: emptyErrorCounts(),
-    sentAll: 0, finishedAll: 0, lastCompletionMs: 0,
-    answeredInWindow: 0, okInWindow: 0, late: 0, backlogSlopePerMs: 0, latencyTrend: emptyLineSums(),
+    sent: 0,
+    completed: 0,
+    ok: 0,
+    failed: 0,
+    dropped: 0,
+    lateSends: 0,
+    status: {},
+    errors: emptyErrorCounts(),
+    sentAll: 0,
+    finishedAll: 0,
+    lastCompletionMs: 0,
+    answeredInWindow: 0,
+    okInWindow: 0,
+    late: 0,
+    backlogSlopePerMs: 0,
+    latencyTrend: emptyLineSums(),
   };
 }
 
 /** Adds `b` into `a`. */
 export function addCounts(a: RecorderCounts, b: RecorderCounts): RecorderCounts {
-  for (const key of ['sent', 'completed', 'ok', 'failed', 'dropped', 'lateSends', 'sentAll', 'finishedAll', 'answeredInWindow', 'okInWindow', 'late', 'backlogSlopePerMs'] as const) a[key] += b[key];
+  for (const key of [
+    'sent',
+    'completed',
+    'ok',
+    'failed',
+    'dropped',
+    'lateSends',
+    'sentAll',
+    'finishedAll',
+    'answeredInWindow',
+    'okInWindow',
+    'late',
+    'backlogSlopePerMs',
+  ] as const)
+    a[key] += b[key];
   addLineSums(a.latencyTrend, b.latencyTrend);
   for (const [code, n] of Object.entries(b.status)) a.status[code] = (a.status[code] ?? 0) + n;
   for (const [kind, n] of Object.entries(b.errors)) a.errors[kind as ErrorKind] += n;
@@ -165,7 +192,8 @@ export class BenchRecorder {
     if (ok) c.ok++;
     if (atMs > this.window.endMs) c.late++;
     const intendedMs = atMs - latencyMs;
-    if (Number.isFinite(this.window.endMs) && intendedMs <= this.window.endMs) addPoint(c.latencyTrend, intendedMs, latencyMs);
+    if (Number.isFinite(this.window.endMs) && intendedMs <= this.window.endMs)
+      addPoint(c.latencyTrend, intendedMs, latencyMs);
     const key = String(status);
     c.status[key] = (c.status[key] ?? 0) + 1;
     c.lastCompletionMs = atMs;
@@ -220,7 +248,16 @@ export class BenchRecorder {
   }
 
   destroy(): void {
-    for (const h of [this.latency, this.latencyOk, this.service, this.sendLag, this.recent, this.intervalLatency, this.intervalService] as hdr.Histogram[]) h.destroy();
+    for (const h of [
+      this.latency,
+      this.latencyOk,
+      this.service,
+      this.sendLag,
+      this.recent,
+      this.intervalLatency,
+      this.intervalService,
+    ] as hdr.Histogram[])
+      h.destroy();
   }
 
   // Completions arrive in time order within a thread, so one open interval is enough.

@@ -48,7 +48,12 @@ export interface BenchJson {
   latency_all_ms: Percentiles;
   service_ms: Percentiles;
   send_lag_ms: Percentiles;
-  generator: { late_send_fraction: number; event_loop_p99_ms: number; event_loop_max_ms: number; cpu_ms_per_request?: number };
+  generator: {
+    late_send_fraction: number;
+    event_loop_p99_ms: number;
+    event_loop_max_ms: number;
+    cpu_ms_per_request?: number;
+  };
   /** Open loop with a planned window: lines fitted through the backlog and the latency. */
   trend: { backlog_growth: number; latency_growth_ms: number; sustained: boolean } | null;
   warnings: string[];
@@ -99,9 +104,18 @@ export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult
       late_send_fraction: round(r.generator.lateSendFraction, 5),
       event_loop_p99_ms: round(r.generator.eventLoop.p99Ms, 3),
       event_loop_max_ms: round(r.generator.eventLoop.maxMs, 3),
-      ...(r.generator.cpuMsPerRequest === undefined ? {} : { cpu_ms_per_request: round(r.generator.cpuMsPerRequest, 4) }),
+      ...(r.generator.cpuMsPerRequest === undefined
+        ? {}
+        : { cpu_ms_per_request: round(r.generator.cpuMsPerRequest, 4) }),
     },
-    trend: r.trend === undefined ? null : { backlog_growth: round(r.trend.backlogGrowth, 1), latency_growth_ms: round(r.trend.latencyGrowthMs, 3), sustained: r.trend.sustained },
+    trend:
+      r.trend === undefined
+        ? null
+        : {
+            backlog_growth: round(r.trend.backlogGrowth, 1),
+            latency_growth_ms: round(r.trend.latencyGrowthMs, 3),
+            sustained: r.trend.sustained,
+          },
     warnings: [...r.warnings],
     seed: r.seed ?? null,
     latency_hdr: r.latencyHdr,
@@ -113,7 +127,9 @@ export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult
     json.thresholds = thresholds.map((t) => ({
       threshold: t.threshold,
       ok: t.met,
-      values: Object.fromEntries(t.clauses.map((c) => [c.clause.metric, c.actual === undefined ? null : round(c.actual, 6)])),
+      values: Object.fromEntries(
+        t.clauses.map((c) => [c.clause.metric, c.actual === undefined ? null : round(c.actual, 6)]),
+      ),
     }));
   }
   return json;
@@ -128,14 +144,26 @@ export function parseBenchJson(text: string, name: string): BenchJson {
     throw new Error(`${name} is not JSON: ${(error as Error).message}`);
   }
   const d = data as Partial<BenchJson>;
-  if (d === null || typeof d !== 'object' || !READABLE_SCHEMAS.includes(d.schema as string) || typeof d.latency_ms !== 'object' || typeof d.throughput_rps !== 'number') {
+  if (
+    d === null ||
+    typeof d !== 'object' ||
+    !READABLE_SCHEMAS.includes(d.schema as string) ||
+    typeof d.latency_ms !== 'object' ||
+    typeof d.throughput_rps !== 'number'
+  ) {
     throw new Error(`${name} is not a batchline bench --json report (${READABLE_SCHEMAS.join(' or ')})`);
   }
   // Everything compare reads must be there: a damaged report is named, not a stack trace.
   const numbers = (value: unknown, keys: string[]): boolean =>
-    typeof value === 'object' && value !== null && keys.every((k) => typeof (value as Record<string, unknown>)[k] === 'number');
+    typeof value === 'object' &&
+    value !== null &&
+    keys.every((k) => typeof (value as Record<string, unknown>)[k] === 'number');
   const percentileKeys = ['p50', 'p90', 'p99', 'p999', 'max', 'mean'];
-  if (!numbers(d.requests, ['sent', 'completed', 'errors']) || !numbers(d.latency_ms, percentileKeys) || typeof d.goodput_rps !== 'number') {
+  if (
+    !numbers(d.requests, ['sent', 'completed', 'errors']) ||
+    !numbers(d.latency_ms, percentileKeys) ||
+    typeof d.goodput_rps !== 'number'
+  ) {
     throw new Error(`${name} is an incomplete bench --json report (requests, latency_ms or goodput_rps missing)`);
   }
   if (d.latency_hdr !== undefined && d.latency_hdr !== null) {

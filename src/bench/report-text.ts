@@ -20,7 +20,9 @@ export function formatReport(r: BenchResult): string {
   lines.push('Throughput');
   const planned = r.plannedRateRps ?? 0;
   const target =
-    r.plannedRateRps === undefined ? '' : ` (${r.stages === undefined ? 'target' : 'planned mean'} ${fmtRate(planned)}, ${pctOf(r.throughputRps, planned)})`;
+    r.plannedRateRps === undefined
+      ? ''
+      : ` (${r.stages === undefined ? 'target' : 'planned mean'} ${fmtRate(planned)}, ${pctOf(r.throughputRps, planned)})`;
   lines.push(`  answered    ${fmtRate(r.throughputRps)} req/s${target}`);
   lines.push(`  goodput     ${fmtRate(r.goodputRps)} req/s (2xx)`);
   if (r.mode === 'open') lines.push(`  sent        ${fmtRate(r.sendRateRps)} req/s`);
@@ -29,7 +31,9 @@ export function formatReport(r: BenchResult): string {
       (r.requests.dropped > 0 ? `, ${r.requests.dropped} refused by --max-in-flight` : ''),
   );
   if (r.requests.late > 0) {
-    lines.push(`  late        ${r.requests.late} answered after the window (last ${fmtS(r.drainS)} after it): in the latency, not in the rates`);
+    lines.push(
+      `  late        ${r.requests.late} answered after the window (last ${fmtS(r.drainS)} after it): in the latency, not in the rates`,
+    );
   }
   if (r.trend !== undefined) {
     const t = r.trend;
@@ -39,15 +43,17 @@ export function formatReport(r: BenchResult): string {
   }
   const status = Object.entries(r.status).map(([code, n]) => `${code}: ${n}`);
   lines.push(`  status      ${status.length === 0 ? 'none' : status.join(', ')}`);
-  const errors = Object.entries(r.errors).filter(([, n]) => n > 0).map(([kind, n]) => `${kind}: ${n}`);
+  const errors = Object.entries(r.errors)
+    .filter(([, n]) => n > 0)
+    .map(([kind, n]) => `${kind}: ${n}`);
   lines.push(`  errors      ${errors.length === 0 ? 'none' : errors.join(', ')}`);
   lines.push('');
   lines.push(latencyTable(r));
   lines.push('');
   lines.push(
     r.mode === 'open'
-      ? '  latency is from each request\'s intended send time (corrected for coordinated omission); service time from its write to the socket'
-      : '  latency and service time are from each request\'s actual send (closed loop)',
+      ? "  latency is from each request's intended send time (corrected for coordinated omission); service time from its write to the socket"
+      : "  latency and service time are from each request's actual send (closed loop)",
   );
   if (r.warnings.length > 0) {
     lines.push('');
@@ -58,12 +64,17 @@ export function formatReport(r: BenchResult): string {
 }
 
 function latencyTable(r: BenchResult): string {
-  const rows: [string, PercentilesMs][] = [['latency 2xx', r.latency], ['latency all', r.latencyAll], ['service', r.service]];
+  const rows: [string, PercentilesMs][] = [
+    ['latency 2xx', r.latency],
+    ['latency all', r.latencyAll],
+    ['service', r.service],
+  ];
   if (r.mode === 'open') rows.push(['send lag', r.sendLag]);
   const header = ['ms', 'p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean'];
   const cells = rows.map(([name, p]) => [name, ...[p.p50, p.p90, p.p95, p.p99, p.p999, p.max, p.mean].map(fmtMs)]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => (row[i] as string).length)));
-  const render = (row: string[]): string => `  ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join('  ')}`;
+  const render = (row: string[]): string =>
+    `  ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join('  ')}`;
   return ['Latency', render(header), ...cells.map(render)].join('\n');
 }
 

@@ -6,7 +6,12 @@ import { addCounts, emptyCounts, type EncodedInterval, type RecorderCounts } fro
 import { profileOf } from './schedule.js';
 import type { ThreadOutcome } from './run-thread.js';
 import { meanOf, slopeOf } from './trend.js';
-import { EVENT_LOOP_P99_WARN_MS, LATE_SEND_WARN_FRACTION, worstEventLoop, type EventLoopStats } from './self-monitor.js';
+import {
+  EVENT_LOOP_P99_WARN_MS,
+  LATE_SEND_WARN_FRACTION,
+  worstEventLoop,
+  type EventLoopStats,
+} from './self-monitor.js';
 
 /** Whether an open-loop run kept up with its rate, from lines fitted through its window. */
 export interface BenchTrend {
@@ -110,10 +115,14 @@ export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[],
 
   const scheduledEndMs = scheduledEndMsOf(plan);
   // Early only if the stop cut the plan short: with --requests, if not every request was sent.
-  const stoppedEarly = stoppedAtMs !== undefined && (plan.maxRequests > 0 ? counts.sent + counts.dropped < plan.maxRequests : stoppedAtMs < scheduledEndMs);
+  const stoppedEarly =
+    stoppedAtMs !== undefined &&
+    (plan.maxRequests > 0 ? counts.sent + counts.dropped < plan.maxRequests : stoppedAtMs < scheduledEndMs);
   const windowEndMs = stoppedEarly
     ? Math.max(stoppedAtMs, plan.warmupMs)
-    : Number.isFinite(scheduledEndMs) ? scheduledEndMs : Math.max(counts.lastCompletionMs, plan.warmupMs);
+    : Number.isFinite(scheduledEndMs)
+      ? scheduledEndMs
+      : Math.max(counts.lastCompletionMs, plan.warmupMs);
   const windowMs = windowEndMs - plan.warmupMs;
   const perSecond = (n: number): number => (windowMs > 0 ? (n * 1000) / windowMs : 0);
   const target = targetRateRps(plan);
@@ -135,7 +144,14 @@ export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[],
     drainS: Math.max(0, counts.lastCompletionMs - windowEndMs) / 1000,
     stoppedAtS: stoppedEarly ? stoppedAtMs / 1000 : undefined,
     startedAt: new Date(outcomes[0]?.startEpochMs ?? 0).toISOString(),
-    requests: { sent: counts.sent, completed: counts.completed, ok: counts.ok, late: counts.late, errors: counts.failed, dropped: counts.dropped },
+    requests: {
+      sent: counts.sent,
+      completed: counts.completed,
+      ok: counts.ok,
+      late: counts.late,
+      errors: counts.failed,
+      dropped: counts.dropped,
+    },
     status: sortedStatus(counts.status),
     errors: Object.fromEntries(ERROR_KINDS.map((k) => [k, counts.errors[k]])) as ErrorCounts,
     sendRateRps: perSecond(counts.sent + counts.dropped),
@@ -148,7 +164,8 @@ export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[],
     service: percentilesMs(service),
     sendLag: percentilesMs(sendLag),
     generator: { lateSendFraction: counts.sent > 0 ? counts.lateSends / counts.sent : 0, eventLoop },
-    trend: plan.mode === 'open' && Number.isFinite(scheduledEndMs) && !stoppedEarly ? trendOf(counts, windowMs) : undefined,
+    trend:
+      plan.mode === 'open' && Number.isFinite(scheduledEndMs) && !stoppedEarly ? trendOf(counts, windowMs) : undefined,
     warnings: [],
     latencyHdr: encodeHistogram(latency),
     latencyAllHdr: encodeHistogram(latencyAll),
@@ -208,7 +225,10 @@ export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
   }
   const notOk = r.requests.completed - r.requests.ok;
   if (r.requests.completed > 0 && notOk * 2 > r.requests.completed) {
-    const statuses = Object.entries(r.status).filter(([code]) => !code.startsWith('2')).map(([code, n]) => `${code}: ${n}`).join(', ');
+    const statuses = Object.entries(r.status)
+      .filter(([code]) => !code.startsWith('2'))
+      .map(([code, n]) => `${code}: ${n}`)
+      .join(', ');
     warnings.push(
       `${notOk} of ${r.requests.completed} answers were not 2xx (${statuses}): the latency shown is of the ${r.requests.ok} 2xx answers; the latency of all answers is the second row`,
     );
@@ -219,20 +239,33 @@ export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
     );
   }
   const measuredNothing = r.stoppedAtS !== undefined && r.stoppedAtS <= r.warmupS;
-  if (plan.mode === 'open' && plan.stages === undefined && r.targetRateRps !== undefined && r.targetRateRps > 0 && !measuredNothing) {
+  if (
+    plan.mode === 'open' &&
+    plan.stages === undefined &&
+    r.targetRateRps !== undefined &&
+    r.targetRateRps > 0 &&
+    !measuredNothing
+  ) {
     const achieved = r.throughputRps / r.targetRateRps;
     // Answers inside a window differ from the sends by the few in flight at either edge.
     const shortBy = (r.targetRateRps - r.throughputRps) * r.durationS;
-    if (achieved < 0.99 && shortBy > 3) warnings.push(`achieved ${r.throughputRps.toFixed(1)} req/s, ${pct(achieved)} of the ${r.targetRateRps} req/s target`);
+    if (achieved < 0.99 && shortBy > 3)
+      warnings.push(
+        `achieved ${r.throughputRps.toFixed(1)} req/s, ${pct(achieved)} of the ${r.targetRateRps} req/s target`,
+      );
   }
   if (r.stoppedAtS !== undefined) {
-    const planned = plan.maxRequests > 0 ? `--requests ${plan.maxRequests}` : `the planned ${fmtSeconds(scheduledEndMsOf(plan) / 1000)}`;
+    const planned =
+      plan.maxRequests > 0
+        ? `--requests ${plan.maxRequests}`
+        : `the planned ${fmtSeconds(scheduledEndMsOf(plan) / 1000)}`;
     warnings.push(
       measuredNothing
         ? `stopped at ${fmtSeconds(r.stoppedAtS)}, inside the ${fmtSeconds(r.warmupS)} warm-up: nothing was measured`
         : `stopped by the user at ${fmtSeconds(r.stoppedAtS)} of ${planned}: the figures cover the part that ran`,
     );
-  } else if (r.requests.sent === 0) warnings.push('no request was measured: is --duration longer than the time to the first send?');
+  } else if (r.requests.sent === 0)
+    warnings.push('no request was measured: is --duration longer than the time to the first send?');
   return warnings;
 }
 

@@ -33,21 +33,38 @@ export async function runBench(plan: BenchPlan, hooks: RunHooks = {}): Promise<B
   // shared instant they report, and the stop is measured from the run's own start.
   let stoppedAtEpochMs: number | undefined;
   const noteStop = (): void => void (stoppedAtEpochMs ??= performance.timeOrigin + performance.now());
-  const stoppedAfter = (startEpochMs: number): number | undefined => (stoppedAtEpochMs === undefined ? undefined : Math.max(0, stoppedAtEpochMs - startEpochMs));
+  const stoppedAfter = (startEpochMs: number): number | undefined =>
+    stoppedAtEpochMs === undefined ? undefined : Math.max(0, stoppedAtEpochMs - startEpochMs);
   if (stop?.aborted === true) noteStop();
   stop?.addEventListener('abort', noteStop, { once: true });
-  const emitter = onProgress === undefined ? undefined : setInterval(() => onProgress(aggregator.snapshot(performance.now() - startMs)), 1000 / PROGRESS_HZ);
+  const emitter =
+    onProgress === undefined
+      ? undefined
+      : setInterval(() => onProgress(aggregator.snapshot(performance.now() - startMs)), 1000 / PROGRESS_HZ);
   try {
     if (plan.workers <= 1) {
       const onTick = onProgress === undefined ? undefined : (tick: RecorderTick): void => aggregator.accept(0, tick);
       const outcome = await runThread(shareOf(plan, 0, 1), { startAtMs: startMs, onTick, stop });
-      return withCpu(buildResult(plan, [outcome], stoppedAfter(outcome.startEpochMs)), cpuAtStart, [outcome.recording.counts.sentAll]);
+      return withCpu(buildResult(plan, [outcome], stoppedAfter(outcome.startEpochMs)), cpuAtStart, [
+        outcome.recording.counts.sentAll,
+      ]);
     }
     const workerUrl = hooks.workerUrl ?? new URL('./bench-worker.js', import.meta.url);
-    if (!existsSync(fileURLToPath(workerUrl))) throw new Error(`--workers needs the built worker at ${fileURLToPath(workerUrl)} (run npm run build)`);
+    if (!existsSync(fileURLToPath(workerUrl)))
+      throw new Error(`--workers needs the built worker at ${fileURLToPath(workerUrl)} (run npm run build)`);
     const { runOnWorkers } = await import('./worker-pool.js');
-    const { outcomes, startEpochMs } = await runOnWorkers(plan, workerUrl, onProgress !== undefined, (thread, tick) => aggregator.accept(thread, tick), stop);
-    return withCpu(buildResult(plan, outcomes, stoppedAfter(startEpochMs)), cpuAtStart, outcomes.map((o) => o.recording.counts.sentAll));
+    const { outcomes, startEpochMs } = await runOnWorkers(
+      plan,
+      workerUrl,
+      onProgress !== undefined,
+      (thread, tick) => aggregator.accept(thread, tick),
+      stop,
+    );
+    return withCpu(
+      buildResult(plan, outcomes, stoppedAfter(startEpochMs)),
+      cpuAtStart,
+      outcomes.map((o) => o.recording.counts.sentAll),
+    );
   } finally {
     stop?.removeEventListener('abort', noteStop);
     if (emitter !== undefined) clearInterval(emitter);
@@ -66,7 +83,11 @@ function withCpu(run: BenchRun, cpuAtStart: NodeJS.CpuUsage, sent: readonly numb
 
 function progressContext(plan: BenchPlan): ConstructorParameters<typeof ProgressAggregator>[0] {
   if (plan.mode === 'closed') {
-    return { plannedMs: plan.maxRequests > 0 ? undefined : plan.warmupMs + plan.durationMs, warmupMs: plan.warmupMs, targetRpsAt: undefined };
+    return {
+      plannedMs: plan.maxRequests > 0 ? undefined : plan.warmupMs + plan.durationMs,
+      warmupMs: plan.warmupMs,
+      targetRpsAt: undefined,
+    };
   }
   const profile = profileOf(plan);
   return {

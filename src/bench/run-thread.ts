@@ -29,7 +29,10 @@ export async function runThread(share: PlanShare, hooks: ThreadHooks = {}): Prom
   const startAtMs = hooks.startAtMs ?? performance.now();
   const waitMs = startAtMs - performance.now();
   if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
-  const recorder = new BenchRecorder(share.plan.keepIntervals, hooks.onTick !== undefined, { startMs: share.plan.warmupMs, endMs: scheduledEndMsOf(share.plan) });
+  const recorder = new BenchRecorder(share.plan.keepIntervals, hooks.onTick !== undefined, {
+    startMs: share.plan.warmupMs,
+    endMs: scheduledEndMsOf(share.plan),
+  });
   const monitor = new EventLoopMonitor();
   const clock = (): number => performance.now() - startAtMs;
   const ticker = hooks.onTick === undefined ? undefined : setInterval(() => hooks.onTick?.(recorder.tick()), TICK_MS);

@@ -40,7 +40,11 @@ export class EventLoopMonitor {
 /** The worst of several threads' stats (each thread has its own loop). */
 export function worstEventLoop(stats: readonly EventLoopStats[]): EventLoopStats {
   return stats.reduce(
-    (worst, s) => ({ p99Ms: Math.max(worst.p99Ms, s.p99Ms), maxMs: Math.max(worst.maxMs, s.maxMs), meanMs: Math.max(worst.meanMs, s.meanMs) }),
+    (worst, s) => ({
+      p99Ms: Math.max(worst.p99Ms, s.p99Ms),
+      maxMs: Math.max(worst.maxMs, s.maxMs),
+      meanMs: Math.max(worst.meanMs, s.meanMs),
+    }),
     { p99Ms: 0, maxMs: 0, meanMs: 0 },
   );
 }

@@ -102,7 +102,11 @@ export function formatSweep(results: readonly BenchResult[], slo: Slo): string {
     fmtRate(r.throughputRps),
     fmtMs(r.latency.p50),
     fmtMs(r.latency.p99),
-    String(r.requests.errors + r.requests.dropped + Object.entries(r.status).reduce((n, [c, k]) => (c.startsWith('2') ? n : n + k), 0)),
+    String(
+      r.requests.errors +
+        r.requests.dropped +
+        Object.entries(r.status).reduce((n, [c, k]) => (c.startsWith('2') ? n : n + k), 0),
+    ),
     fmtRate(r.goodputRps),
     stepVerdict(r, slo),
   ]);
@@ -110,12 +114,17 @@ export function formatSweep(results: readonly BenchResult[], slo: Slo): string {
   const render = (row: string[]): string => row.map((cell, i) => cell.padStart(widths[i] as number)).join('  ');
   const best = bestRate(results, slo);
   const lines = [render(header), ...rows.map(render), ''];
-  lines.push(best === undefined ? `no rate met ${slo.text}` : `highest rate that met ${slo.text}: ${fmtRate(best)} req/s`);
+  lines.push(
+    best === undefined ? `no rate met ${slo.text}` : `highest rate that met ${slo.text}: ${fmtRate(best)} req/s`,
+  );
   const warned = results.filter((r) => r.warnings.length > 0);
   for (const r of warned) lines.push(`  ! at ${fmtRate(r.targetRateRps ?? 0)} req/s: ${r.warnings.join('; ')}`);
   return `${lines.join('\n')}\n`;
 }
 
 function sweepError(text: string): BatchlineError {
-  return new BatchlineError('INVALID_OPTION', `--sweep: got '${text}', expected rates R1,R2,... or FROM..TO/STEP such as 100..2000/100 (all > 0, at most 1000 steps)`);
+  return new BatchlineError(
+    'INVALID_OPTION',
+    `--sweep: got '${text}', expected rates R1,R2,... or FROM..TO/STEP such as 100..2000/100 (all > 0, at most 1000 steps)`,
+  );
 }

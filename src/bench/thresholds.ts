@@ -21,7 +21,8 @@ export function judgeThresholds(thresholds: readonly Objective[], result: BenchR
 export function formatThresholds(results: readonly ThresholdResult[]): string {
   const width = Math.max(...results.map((r) => r.threshold.length));
   const lines = ['', 'Thresholds'];
-  for (const r of results) lines.push(`  ${r.met ? '✓' : '✗'} ${r.threshold.padEnd(width)}  ${r.clauses.map(describeResult).join(', ')}`);
+  for (const r of results)
+    lines.push(`  ${r.met ? '✓' : '✗'} ${r.threshold.padEnd(width)}  ${r.clauses.map(describeResult).join(', ')}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -29,5 +30,11 @@ export function formatThresholds(results: readonly ThresholdResult[]): string {
 export function failedThresholds(results: readonly ThresholdResult[]): string[] {
   return results
     .filter((r) => !r.met)
-    .map((r) => `batchline bench: threshold ${r.threshold} failed: ${r.clauses.filter((c) => !c.met).map(describeResult).join(', ')}`);
+    .map(
+      (r) =>
+        `batchline bench: threshold ${r.threshold} failed: ${r.clauses
+          .filter((c) => !c.met)
+          .map(describeResult)
+          .join(', ')}`,
+    );
 }

@@ -22,7 +22,8 @@ export function resolveClient(plan: BenchPlan): 'lean' | 'undici' {
 export function createTransport(plan: BenchPlan, connections: number): Transport {
   const url = new URL(plan.url);
   if (resolveClient(plan) === 'lean') {
-    if (url.protocol !== 'http:') throw new Error('the lean HTTP client speaks plain http:// only; use --http-client undici');
+    if (url.protocol !== 'http:')
+      throw new Error('the lean HTTP client speaks plain http:// only; use --http-client undici');
     const pool = new Http1Pool({
       host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
       port: Number(url.port || 80),
@@ -34,7 +35,10 @@ export function createTransport(plan: BenchPlan, connections: number): Transport
     });
     return { send: (request) => pool.dispatch(request), close: () => pool.close(), destroy: () => pool.destroy() };
   }
-  const each = plan.bodies.length === 0 ? [dispatchOptions(plan, url, undefined)] : plan.bodies.map((body) => dispatchOptions(plan, url, body));
+  const each =
+    plan.bodies.length === 0
+      ? [dispatchOptions(plan, url, undefined)]
+      : plan.bodies.map((body) => dispatchOptions(plan, url, body));
   let sent = 0;
   const nextOptions = (): Dispatcher.DispatchOptions => each[sent++ % each.length] as Dispatcher.DispatchOptions;
   if (plan.mode === 'closed') {
@@ -48,12 +52,18 @@ export function createTransport(plan: BenchPlan, connections: number): Transport
     };
   }
   const pool = new Pool(url.origin, { ...connectionOptions(plan), connections });
-  return { send: (request) => void pool.dispatch(nextOptions(), request), close: () => pool.close(), destroy: () => pool.destroy() };
+  return {
+    send: (request) => void pool.dispatch(nextOptions(), request),
+    close: () => pool.close(),
+    destroy: () => pool.destroy(),
+  };
 }
 
 /** The requests as bytes on the wire, for the lean client: one per body, built once, written as is. */
 export function requestBytesEach(plan: BenchPlan, url: URL): Buffer[] {
-  return plan.bodies.length === 0 ? [requestBytes(plan, url, undefined)] : plan.bodies.map((body) => requestBytes(plan, url, body));
+  return plan.bodies.length === 0
+    ? [requestBytes(plan, url, undefined)]
+    : plan.bodies.map((body) => requestBytes(plan, url, body));
 }
 
 /** One request as bytes on the wire. */
@@ -64,8 +74,10 @@ export function requestBytes(plan: BenchPlan, url: URL, bodyBytes: Uint8Array | 
     if (name === 'content-length' || name === 'transfer-encoding' || name === 'connection') continue;
     lines.push(`${name}: ${value}`);
   }
-  const body = bodyBytes === undefined ? undefined : Buffer.from(bodyBytes.buffer, bodyBytes.byteOffset, bodyBytes.byteLength);
-  if (body !== undefined || ['POST', 'PUT', 'PATCH'].includes(plan.method)) lines.push(`content-length: ${body?.length ?? 0}`);
+  const body =
+    bodyBytes === undefined ? undefined : Buffer.from(bodyBytes.buffer, bodyBytes.byteOffset, bodyBytes.byteLength);
+  if (body !== undefined || ['POST', 'PUT', 'PATCH'].includes(plan.method))
+    lines.push(`content-length: ${body?.length ?? 0}`);
   const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
   return body === undefined ? head : Buffer.concat([head, body]);
 }

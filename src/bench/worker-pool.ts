@@ -34,7 +34,10 @@ export async function runOnWorkers(
   stop?: AbortSignal,
 ): Promise<{ outcomes: ThreadOutcome[]; startEpochMs: number }> {
   const count = plan.workers;
-  const workers = Array.from({ length: count }, (_, i) => new Worker(workerUrl, { workerData: { share: shareOf(plan, i, count), ticks } satisfies WorkerData }));
+  const workers = Array.from(
+    { length: count },
+    (_, i) => new Worker(workerUrl, { workerData: { share: shareOf(plan, i, count), ticks } satisfies WorkerData }),
+  );
   try {
     await Promise.all(workers.map((w) => nextMessage(w, 'ready')));
     const startEpochMs = performance.timeOrigin + performance.now() + START_MARGIN_MS;

@@ -54,20 +54,40 @@ Examples:
     const { benchMain } = await import('../bench/bench-main.js');
     await benchMain(
       validated,
-      { json: options.json, hdrLog: options.hdrLog, html: options.html, sweep: options.sweep, slo: options.slo, thresholds, quiet: options.quiet, noUi: raw.ui === false, commandLine: commandLineOf(process.argv) },
+      {
+        json: options.json,
+        hdrLog: options.hdrLog,
+        html: options.html,
+        sweep: options.sweep,
+        slo: options.slo,
+        thresholds,
+        quiet: options.quiet,
+        noUi: raw.ui === false,
+        commandLine: commandLineOf(process.argv),
+      },
       { stdout: process.stdout, stderr: process.stderr, env: process.env },
     );
   });
 
   command
     .command('compare')
-    .description('Compare two runs saved with --json: each figure, its change, and a verdict that says when the difference is noise.')
+    .description(
+      'Compare two runs saved with --json: each figure, its change, and a verdict that says when the difference is noise.',
+    )
     .argument('<a>', 'the first (baseline) --json report')
     .argument('<b>', 'the second --json report')
-    .option('--html <file>', 'also write a self-contained HTML page: both latency distributions on one plot, the figures and the verdict')
+    .option(
+      '--html <file>',
+      'also write a self-contained HTML page: both latency distributions on one plot, the figures and the verdict',
+    )
     .action(async (a: string, b: string, options: { html?: string }) => {
       const { compareMain } = await import('../bench/compare-main.js');
-      await compareMain(a, b, process.stdout, options.html === undefined ? undefined : { path: options.html, commandLine: commandLineOf(process.argv) });
+      await compareMain(
+        a,
+        b,
+        process.stdout,
+        options.html === undefined ? undefined : { path: options.html, commandLine: commandLineOf(process.argv) },
+      );
     });
   command
     .command('merge')

@@ -8,10 +8,13 @@ import { addOptions, resolveOptions } from '../options/schema.js';
  */
 export function makeProfileCommand(): Command {
   const command = new Command('profile').description(
-    'Measure a model\'s execution time per batch size, fit a + b·n, and write a profile for simulate --latency-profile.',
+    "Measure a model's execution time per batch size, fit a + b·n, and write a profile for simulate --latency-profile.",
   );
   addOptions(command, PROFILE_OPTIONS);
-  command.addHelpText('after', '\nExample:\n  batchline profile --batch-sizes 1,2,4,8,16,32 --out profile.json\n  batchline simulate --latency-profile profile.json --rate 2000');
+  command.addHelpText(
+    'after',
+    '\nExample:\n  batchline profile --batch-sizes 1,2,4,8,16,32 --out profile.json\n  batchline simulate --latency-profile profile.json --rate 2000',
+  );
   command.action(async (raw: Record<string, unknown>) => {
     const options = resolveOptions(PROFILE_OPTIONS, raw);
     const { profileMain, parseBatchSizes } = await import('../profile/profile-main.js');

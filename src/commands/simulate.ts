@@ -12,7 +12,10 @@ export function makeSimulateCommand(): Command {
     'Simulate dynamic batching on the same core as serve, on a virtual clock: latency, throughput and batch sizes for a load, or a sweep of configurations.',
   );
   addOptions(command, SIMULATE_OPTIONS);
-  command.option('--sweep <option=values...>', 'run a grid, e.g. --sweep max-batch-size=1,2,4,8 batch-window-ms=0,2,5 (options: max-batch-size, batch-window-ms, max-queue-size, request-timeout-ms, instances, rate, latency-ms, latency-cv)');
+  command.option(
+    '--sweep <option=values...>',
+    'run a grid, e.g. --sweep max-batch-size=1,2,4,8 batch-window-ms=0,2,5 (options: max-batch-size, batch-window-ms, max-queue-size, request-timeout-ms, instances, rate, latency-ms, latency-cv)',
+  );
   command.addHelpText(
     'after',
     `

@@ -5,11 +5,21 @@ import { addOptions, resolveOptions, type OptionSchema } from '../options/schema
 /** Options of `batchline watch`; keys are commander's names of the flags, values resolve to ms. */
 export const WATCH_OPTIONS = {
   interval: {
-    kind: 'duration', flag: 'interval', default: 500, minMs: 50, maxMs: 600_000, bareUnit: 'ms',
+    kind: 'duration',
+    flag: 'interval',
+    default: 500,
+    minMs: 50,
+    maxMs: 600_000,
+    bareUnit: 'ms',
     description: 'time between two reads of the stats',
   },
   timeout: {
-    kind: 'duration', flag: 'timeout', default: 2000, minMs: 10, maxMs: 600_000, bareUnit: 'ms',
+    kind: 'duration',
+    flag: 'timeout',
+    default: 2000,
+    minMs: 10,
+    maxMs: 600_000,
+    bareUnit: 'ms',
     description: 'a read slower than this counts as a failure',
   },
 } as const satisfies OptionSchema;
@@ -25,7 +35,11 @@ export function makeWatchCommand(): Command {
     const options = { intervalMs: resolved.interval, timeoutMs: resolved.timeout };
     const { statsUrlFor } = await import('../watch/stats-poller.js');
     const statsUrl = statsUrlFor(target);
-    if (statsUrl === undefined) throw new BatchlineError('INVALID_OPTION', `<url>: got '${target}', expected an http(s) URL such as http://localhost:8080`);
+    if (statsUrl === undefined)
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        `<url>: got '${target}', expected an http(s) URL such as http://localhost:8080`,
+      );
     const { shouldUseDashboard } = await import('../ui/terminal.js');
 
     const stop = new AbortController();
@@ -35,10 +49,21 @@ export function makeWatchCommand(): Command {
     try {
       if (shouldUseDashboard(process.stdout, process.env, raw.ui === false)) {
         const { startWatchDashboard } = await import('../ui/watch-dashboard.js');
-        await startWatchDashboard({ target, statsUrl, intervalMs: options.intervalMs, timeoutMs: options.timeoutMs, signal: stop.signal });
+        await startWatchDashboard({
+          target,
+          statsUrl,
+          intervalMs: options.intervalMs,
+          timeoutMs: options.timeoutMs,
+          signal: stop.signal,
+        });
       } else {
         const { runWatchPlain } = await import('../watch/watch-plain.js');
-        await runWatchPlain({ statsUrl, intervalMs: options.intervalMs, timeoutMs: options.timeoutMs, signal: stop.signal });
+        await runWatchPlain({
+          statsUrl,
+          intervalMs: options.intervalMs,
+          timeoutMs: options.timeoutMs,
+          signal: stop.signal,
+        });
       }
     } finally {
       process.off('SIGINT', onSignal);

@@ -67,7 +67,8 @@ export class AdaptivePolicy implements BatchPolicy {
     const share = Math.ceil(queue.length / freeSlots);
     const size = Math.min(limit, Math.max(share, Math.min(settings.keepUpSize, queue.length)));
     if (queue.length >= limit) return { kind: 'dispatch', size, trigger: 'full' };
-    if (queue.length >= settings.keepUpSize || queue.draining) return { kind: 'dispatch', size, trigger: queue.draining ? 'drain' : 'ready' };
+    if (queue.length >= settings.keepUpSize || queue.draining)
+      return { kind: 'dispatch', size, trigger: queue.draining ? 'drain' : 'ready' };
     // Not enough to keep up yet: wait for company until the window closes.
     const closesAtMs = (queue.oldestArrivalAtMs as number) + settings.windowMs;
     if (nowMs >= closesAtMs) return { kind: 'dispatch', size, trigger: 'window' };
@@ -110,7 +111,8 @@ export class AdaptivePolicy implements BatchPolicy {
     const spreadMs = 1.645 * latency.spreadMs;
     const badRate = this.itemFailures?.perItem ?? 0;
     const cached = this.cachedLimit;
-    if (cached.aMs === aMs && cached.bMs === bMs && cached.spreadMs === spreadMs && cached.badRate === badRate) return cached.limit;
+    if (cached.aMs === aMs && cached.bMs === bMs && cached.spreadMs === spreadMs && cached.badRate === badRate)
+      return cached.limit;
     const deadlineBudgetMs = requestTimeoutMs / (1 + 1 / k) - spreadMs;
     let limit = bMs > 0 ? clamp(Math.floor((deadlineBudgetMs - aMs) / bMs), 1, maxBatchSize) : maxBatchSize;
     if (badRate > 0) limit = mostServedPerMs(limit, aMs, bMs, badRate);
@@ -141,5 +143,5 @@ export function mostServedPerMs(maxSize: number, aMs: number, bMs: number, badRa
 }
 
 function clamp(value: number, low: number, high: number): number {
-  return value < low ? low : value > high ? high : value;
+  return value < low ? low : Math.min(value, high);
 }

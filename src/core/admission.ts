@@ -52,7 +52,8 @@ export function forecastCompletion(load: LoadView, latency: OnlineLatencyModel, 
     // The newcomer's batch waits for an instance: the first to free up, then a full batch per
     // round of k for the batches still ahead of it.
     let firstFreeMs = load.freeSlots > 0 ? fullMs : Number.POSITIVE_INFINITY;
-    for (const batch of load.running) firstFreeMs = Math.min(firstFreeMs, Math.max(0, batch.startedAtMs + latency.meanMs(batch.size) - nowMs));
+    for (const batch of load.running)
+      firstFreeMs = Math.min(firstFreeMs, Math.max(0, batch.startedAtMs + latency.meanMs(batch.size) - nowMs));
     if (!Number.isFinite(firstFreeMs)) firstFreeMs = 0;
     waitMs = firstFreeMs + Math.floor((batchesAhead - load.freeSlots) / k) * fullMs;
   }

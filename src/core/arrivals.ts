@@ -45,8 +45,15 @@ export class RateProfile {
     let count = 0;
     let rate = startRps;
     for (const stage of stages) {
-      if (!(stage.durationMs >= 0) || !(stage.targetRps >= 0)) throw new RangeError('stages need durations and rates >= 0');
-      this.segments.push({ startMs, durationMs: stage.durationMs, startRps: rate, endRps: stage.targetRps, startCount: count });
+      if (!(stage.durationMs >= 0) || !(stage.targetRps >= 0))
+        throw new RangeError('stages need durations and rates >= 0');
+      this.segments.push({
+        startMs,
+        durationMs: stage.durationMs,
+        startRps: rate,
+        endRps: stage.targetRps,
+        startCount: count,
+      });
       count += ((rate + stage.targetRps) / 2) * (stage.durationMs / 1000);
       startMs += stage.durationMs;
       rate = stage.targetRps;
@@ -58,7 +65,8 @@ export class RateProfile {
   rateAt(atMs: number): number {
     const segment = this.segments.find((s) => atMs < s.startMs + s.durationMs) ?? this.segments.at(-1);
     if (segment === undefined) return 0;
-    const fraction = segment.durationMs === Number.POSITIVE_INFINITY ? 0 : Math.min(1, (atMs - segment.startMs) / segment.durationMs);
+    const fraction =
+      segment.durationMs === Number.POSITIVE_INFINITY ? 0 : Math.min(1, (atMs - segment.startMs) / segment.durationMs);
     return segment.startRps + (segment.endRps - segment.startRps) * fraction;
   }
 
@@ -80,7 +88,10 @@ export class RateProfile {
       const s = this.segments[index] as RateSegment;
       const durationS = s.durationMs / 1000;
       const slope = s.durationMs === Number.POSITIVE_INFINITY ? 0 : (s.endRps - s.startRps) / durationS;
-      const segmentCount = s.durationMs === Number.POSITIVE_INFINITY ? Number.POSITIVE_INFINITY : ((s.startRps + s.endRps) / 2) * durationS;
+      const segmentCount =
+        s.durationMs === Number.POSITIVE_INFINITY
+          ? Number.POSITIVE_INFINITY
+          : ((s.startRps + s.endRps) / 2) * durationS;
       const wanted = count - s.startCount;
       if (wanted > segmentCount) continue;
       if (wanted <= 0) return { atMs: s.startMs, segment: index };

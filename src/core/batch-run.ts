@@ -72,7 +72,10 @@ export class BatchRun<I, O> {
     const done = (result: readonly (O | Error)[] | Error): void => {
       if (called) return; // an executor that answers twice must not answer anyone twice
       called = true;
-      this.runFinished({ batch: this.batch, attempt, requests: run.requests, inputs: run.inputs, startedAtMs: run.startedAtMs }, result);
+      this.runFinished(
+        { batch: this.batch, attempt, requests: run.requests, inputs: run.inputs, startedAtMs: run.startedAtMs },
+        result,
+      );
     };
     try {
       this.host.executor.start(run, done);
@@ -86,7 +89,12 @@ export class BatchRun<I, O> {
     const host = this.host;
     const nowMs = host.now();
     const size = run.requests.length;
-    const error = result instanceof Error ? result : result.length !== size ? new Error(`executor returned ${result.length} outputs for a batch of ${size}`) : undefined;
+    const error =
+      result instanceof Error
+        ? result
+        : result.length !== size
+          ? new Error(`executor returned ${result.length} outputs for a batch of ${size}`)
+          : undefined;
     if (error === undefined) {
       host.latencyModel?.observe(size, nowMs - run.startedAtMs);
       if (run.attempt === 0) host.policy.batchSucceeded?.(size, nowMs - run.startedAtMs, nowMs);
@@ -100,11 +108,18 @@ export class BatchRun<I, O> {
     else if (error === undefined) this.answer(itemVerdicts(result as readonly (O | Error)[]), nowMs);
     else if (host.isolation === 'off' || !host.worthIsolating()) {
       this.modelFailed = host.isolation !== 'off';
-      this.answer(this.batch.requests.map((_, index) => ({ index, error })), nowMs);
-    }
-    else {
+      this.answer(
+        this.batch.requests.map((_, index) => ({ index, error })),
+        nowMs,
+      );
+    } else {
       const requests = this.batch.requests;
-      this.isolation = new BatchIsolation<O>(requests.length, error, host.isolation, (index) => requests[index]?.phase === 'running');
+      this.isolation = new BatchIsolation<O>(
+        requests.length,
+        error,
+        host.isolation,
+        (index) => requests[index]?.phase === 'running',
+      );
     }
     if (this.isolation === undefined) return this.finish(nowMs);
     this.isolateNext(nowMs);
@@ -112,7 +127,8 @@ export class BatchRun<I, O> {
 
   private finish(nowMs: number): void {
     if (this.isolation?.gaveUp === true) this.modelFailed = true;
-    if (!this.dead && this.host.isolation !== 'off') this.host.itemFailures?.observe(this.batch.requests.length, this.badItems);
+    if (!this.dead && this.host.isolation !== 'off')
+      this.host.itemFailures?.observe(this.batch.requests.length, this.badItems);
     this.host.finished(this, nowMs);
   }
 
@@ -138,7 +154,8 @@ export class BatchRun<I, O> {
     for (const verdict of verdicts) {
       const request = this.batch.requests[verdict.index] as PendingRequest<I, O>;
       if (request.phase !== 'running') continue; // already answered at its deadline or cancelled
-      if ('error' in verdict) this.host.end(request, { kind: 'error', error: verdict.error, endedIn: 'running' }, nowMs);
+      if ('error' in verdict)
+        this.host.end(request, { kind: 'error', error: verdict.error, endedIn: 'running' }, nowMs);
       else {
         this.okItems++;
         this.host.end(request, { kind: 'ok', output: verdict.output, endedIn: 'running' }, nowMs);

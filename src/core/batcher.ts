@@ -176,7 +176,13 @@ export class Batcher<I, O> {
     return { admitted: false, ...refusal };
   }
 
-  private enqueue(id: string, input: I, onOutcome: PendingRequest<I, O>['onOutcome'], timeoutMs: number, nowMs: number): PendingRequest<I, O> {
+  private enqueue(
+    id: string,
+    input: I,
+    onOutcome: PendingRequest<I, O>['onOutcome'],
+    timeoutMs: number,
+    nowMs: number,
+  ): PendingRequest<I, O> {
     const request: PendingRequest<I, O> = {
       sequence: this.nextSequence++,
       id,
@@ -200,7 +206,8 @@ export class Batcher<I, O> {
   private refusal(timeoutMs: number, count: number, nowMs: number): Refusal | undefined {
     if (this.closing) return { reason: 'closed' };
     const breaker = this.options.breaker;
-    if (breaker !== undefined && this.breakerState(nowMs) === 'open') return { reason: 'circuit_open', retryAfterMs: breaker.retryAfterMs(nowMs) };
+    if (breaker !== undefined && this.breakerState(nowMs) === 'open')
+      return { reason: 'circuit_open', retryAfterMs: breaker.retryAfterMs(nowMs) };
     if (this.queue.length + count > this.options.maxQueueSize) {
       // A late timer may not have purged requests whose deadline has passed; they hold no place.
       this.expireDue(nowMs);
@@ -209,12 +216,17 @@ export class Batcher<I, O> {
     if (this.admission === QUEUE_ADMISSION) return undefined;
     // The last of the group decides: it waits behind the queue and the others.
     const load = this.loadView(nowMs);
-    return this.admission.refuse(timeoutMs, count === 1 ? load : { ...load, queueLength: load.queueLength + count - 1 }, nowMs);
+    return this.admission.refuse(
+      timeoutMs,
+      count === 1 ? load : { ...load, queueLength: load.queueLength + count - 1 },
+      nowMs,
+    );
   }
 
   private loadView(nowMs: number): LoadView {
     const running: { startedAtMs: number; size: number }[] = [];
-    for (const slot of this.slots) if (slot !== undefined) running.push({ startedAtMs: slot.batch.startedAtMs, size: slot.batch.requests.length });
+    for (const slot of this.slots)
+      if (slot !== undefined) running.push({ startedAtMs: slot.batch.startedAtMs, size: slot.batch.requests.length });
     return {
       queueLength: this.queue.length,
       freeSlots: this.freeSlots,
@@ -247,7 +259,8 @@ export class Batcher<I, O> {
     for (const request of this.queue.waitingRequests()) this.end(request, { kind, endedIn: 'queued' }, nowMs);
     for (const slot of this.slots) {
       if (slot === undefined) continue;
-      for (const request of slot.batch.requests) if (request.phase === 'running') this.end(request, { kind, endedIn: 'running' }, nowMs);
+      for (const request of slot.batch.requests)
+        if (request.phase === 'running') this.end(request, { kind, endedIn: 'running' }, nowMs);
     }
   }
 
@@ -297,7 +310,10 @@ export class Batcher<I, O> {
     }
     const nextDeadlineMs = this.deadlines.nextAtMs();
     const wakeForDeadline = nextDeadlineMs !== undefined && nextDeadlineMs <= wakeAtMs;
-    this.armTimer(wakeForDeadline ? (nextDeadlineMs as number) : wakeAtMs, wakeForDeadline ? EventOrder.expiry : EventOrder.window);
+    this.armTimer(
+      wakeForDeadline ? (nextDeadlineMs as number) : wakeAtMs,
+      wakeForDeadline ? EventOrder.expiry : EventOrder.window,
+    );
   }
 
   private expireDue(nowMs: number): void {
@@ -322,7 +338,15 @@ export class Batcher<I, O> {
       request.batchId = batchId;
       inputs[i] = request.input as I;
     }
-    const batch: Batch<I, O> = { id: batchId, instance, requests, inputs, startedAtMs: nowMs, trigger, finishedAtMs: undefined };
+    const batch: Batch<I, O> = {
+      id: batchId,
+      instance,
+      requests,
+      inputs,
+      startedAtMs: nowMs,
+      trigger,
+      finishedAtMs: undefined,
+    };
     const run = new BatchRun<I, O>(batch, this.options.breaker?.dispatched(nowMs) ?? false, this.runHost);
     this.slots[instance] = run;
     this.freeSlots--;
@@ -358,7 +382,8 @@ export class Batcher<I, O> {
     for (const observer of this.observers) observer.breakerChanged?.(state, nowMs);
     if (state === 'open') {
       const retryAfterMs = breaker.retryAfterMs(nowMs);
-      for (const request of this.queue.waitingRequests()) this.end(request, { kind: 'unavailable', endedIn: 'queued', retryAfterMs }, nowMs);
+      for (const request of this.queue.waitingRequests())
+        this.end(request, { kind: 'unavailable', endedIn: 'queued', retryAfterMs }, nowMs);
     }
     return state;
   }

@@ -31,7 +31,8 @@ export function maxPeakFactor(onMeanMs: number, offMeanMs: number): number {
 /** Arrival rates in the two states, requests per second. */
 export function burstyRates(options: Readonly<BurstyOptions>): { onRps: number; offRps: number } {
   const { meanRps, peakFactor, onMeanMs, offMeanMs } = options;
-  if (!(onMeanMs > 0) || !(offMeanMs > 0) || !(meanRps > 0)) throw new RangeError('bursty arrivals need positive rate and state lengths');
+  if (!(onMeanMs > 0) || !(offMeanMs > 0) || !(meanRps > 0))
+    throw new RangeError('bursty arrivals need positive rate and state lengths');
   if (peakFactor < 1 || peakFactor > maxPeakFactor(onMeanMs, offMeanMs) * (1 + 1e-12)) {
     throw new RangeError(`peak factor must be from 1 to ${maxPeakFactor(onMeanMs, offMeanMs)}`);
   }

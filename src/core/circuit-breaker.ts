@@ -12,7 +12,12 @@ export interface BreakerOptions {
 }
 
 /** Defaults, documented in docs/policies.md. */
-export const BREAKER_DEFAULTS: Readonly<BreakerOptions> = Object.freeze({ failures: 5, failureRatio: 0.5, window: 20, openMs: 1000 });
+export const BREAKER_DEFAULTS: Readonly<BreakerOptions> = Object.freeze({
+  failures: 5,
+  failureRatio: 0.5,
+  window: 20,
+  openMs: 1000,
+});
 
 /**
  * A circuit breaker for one batcher (one model version), fed by whole batches: a batch failed

@@ -44,7 +44,11 @@ export const DEFAULT_TARGET_LATENCY_MS = 50;
  * Builds the batcher exactly as `serve` runs it. `simulate` and the parity test call this same
  * function with a virtual clock, so the two cannot drift apart (architecture.md rule 3).
  */
-export function createBatcher<I, O>(config: Readonly<BatchingConfig>, clock: Clock, executor: Executor<I, O>): Batcher<I, O> {
+export function createBatcher<I, O>(
+  config: Readonly<BatchingConfig>,
+  clock: Clock,
+  executor: Executor<I, O>,
+): Batcher<I, O> {
   const latencyModel = new OnlineLatencyModel(config.latencyPrior);
   const arrivalRate = new ArrivalRateEstimator();
   const itemFailures = new ItemFailureRate();
@@ -57,7 +61,12 @@ export function createBatcher<I, O>(config: Readonly<BatchingConfig>, clock: Clo
     instances: config.instances,
     admission: config.admission === 'sla' ? new SlaAdmission(latencyModel) : undefined,
     breaker: breakerOn
-      ? new CircuitBreaker({ failures: breakerFailures, failureRatio: breakerRatio, window: config.breakerWindow ?? BREAKER_DEFAULTS.window, openMs: config.breakerOpenMs ?? BREAKER_DEFAULTS.openMs })
+      ? new CircuitBreaker({
+          failures: breakerFailures,
+          failureRatio: breakerRatio,
+          window: config.breakerWindow ?? BREAKER_DEFAULTS.window,
+          openMs: config.breakerOpenMs ?? BREAKER_DEFAULTS.openMs,
+        })
       : undefined,
     isolation: config.isolation ?? 'bisect',
     latencyModel,
@@ -77,10 +86,19 @@ function createPolicy(
     case 'fixed':
       return new WindowPolicy({ maxBatchSize: config.maxBatchSize, batchWindowMs: config.batchWindowMs });
     case 'aimd':
-      return new AimdPolicy({ maxBatchSize: config.maxBatchSize, batchWindowMs: config.batchWindowMs, targetLatencyMs });
+      return new AimdPolicy({
+        maxBatchSize: config.maxBatchSize,
+        batchWindowMs: config.batchWindowMs,
+        targetLatencyMs,
+      });
     case 'adaptive':
       return new AdaptivePolicy(
-        { maxBatchSize: config.maxBatchSize, targetLatencyMs, instances: config.instances, requestTimeoutMs: config.requestTimeoutMs },
+        {
+          maxBatchSize: config.maxBatchSize,
+          targetLatencyMs,
+          instances: config.instances,
+          requestTimeoutMs: config.requestTimeoutMs,
+        },
         latencyModel,
         arrivalRate,
         itemFailures,

@@ -38,7 +38,8 @@ export class DeadlineTracker<I, O> {
   }
 
   private peekNext(): PendingRequest<I, O> | undefined {
-    while (this.inOrder.length > 0 && (this.inOrder.peek() as PendingRequest<I, O>).phase === 'done') this.inOrder.shift();
+    while (this.inOrder.length > 0 && (this.inOrder.peek() as PendingRequest<I, O>).phase === 'done')
+      this.inOrder.shift();
     while (this.overrides.size > 0 && (this.overrides.peek() as Request).phase === 'done') this.overrides.pop();
     const fifo = this.inOrder.peek();
     const heap = this.overrides.peek() as PendingRequest<I, O> | undefined;

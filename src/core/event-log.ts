@@ -1,4 +1,14 @@
-import type { OutcomeKind, RejectReason, RequestPhase, BatcherObserver, Batch, PendingRequest, Outcome, ModelRun, BreakerState } from './types.js';
+import type {
+  OutcomeKind,
+  RejectReason,
+  RequestPhase,
+  BatcherObserver,
+  Batch,
+  PendingRequest,
+  Outcome,
+  ModelRun,
+  BreakerState,
+} from './types.js';
 import type { BatchPolicy, BatchTrigger } from './policy.js';
 
 /**
@@ -9,14 +19,36 @@ export type CoreEvent =
   | { kind: 'admitted'; atMs: number; requestId: string; queueDepth: number }
   | { kind: 'rejected'; atMs: number; requestId: string; reason: RejectReason; queueDepth: number }
   | {
-      kind: 'batch_started'; atMs: number; batchId: number; instance: number; requestIds: string[]; trigger: BatchTrigger; queueDepth: number;
+      kind: 'batch_started';
+      atMs: number;
+      batchId: number;
+      instance: number;
+      requestIds: string[];
+      trigger: BatchTrigger;
+      queueDepth: number;
       /** The policy's batch limit and window when it left. */
-      limit: number; windowMs: number;
+      limit: number;
+      windowMs: number;
     }
   | { kind: 'batch_finished'; atMs: number; batchId: number; instance: number; failed: boolean }
-  | { kind: 'isolation_run'; atMs: number; batchId: number; instance: number; requestIds: string[]; startedAtMs: number; failed: boolean }
+  | {
+      kind: 'isolation_run';
+      atMs: number;
+      batchId: number;
+      instance: number;
+      requestIds: string[];
+      startedAtMs: number;
+      failed: boolean;
+    }
   | { kind: 'breaker'; atMs: number; state: BreakerState }
-  | { kind: 'request_finished'; atMs: number; requestId: string; outcome: OutcomeKind; endedIn: RequestPhase; batchId: number | undefined };
+  | {
+      kind: 'request_finished';
+      atMs: number;
+      requestId: string;
+      outcome: OutcomeKind;
+      endedIn: RequestPhase;
+      batchId: number | undefined;
+    };
 
 /** Records every event of a batcher; for small scenarios (it keeps them all). */
 export class EventLog<I, O> implements BatcherObserver<I, O> {
@@ -56,7 +88,13 @@ export class EventLog<I, O> implements BatcherObserver<I, O> {
   }
 
   batchFinished(batch: Batch<I, O>, nowMs: number, error: Error | undefined): void {
-    this.events.push({ kind: 'batch_finished', atMs: nowMs, batchId: batch.id, instance: batch.instance, failed: error !== undefined });
+    this.events.push({
+      kind: 'batch_finished',
+      atMs: nowMs,
+      batchId: batch.id,
+      instance: batch.instance,
+      failed: error !== undefined,
+    });
   }
 
   isolationRun(run: ModelRun<I, O>, nowMs: number, error: Error | undefined): void {

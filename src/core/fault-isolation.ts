@@ -93,7 +93,8 @@ export class BatchIsolation<O> {
         return this.start(part, live, undefined);
       }
       if (this.itemByItem) {
-        for (let i = live.length - 1; i >= 0; i--) this.stack.push({ indexes: [live[i] as number], failed: undefined, ranAlone: false });
+        for (let i = live.length - 1; i >= 0; i--)
+          this.stack.push({ indexes: [live[i] as number], failed: undefined, ranAlone: false });
         continue;
       }
       const half = Math.ceil(live.length / 2);
@@ -109,7 +110,12 @@ export class BatchIsolation<O> {
     if (pending === undefined) throw new Error('record() without a run');
     this.pending = undefined;
     const { part, run, sibling } = pending;
-    const failed = result instanceof Error ? result : result.length !== run.length ? new Error(`executor returned ${result.length} outputs for a run of ${run.length}`) : undefined;
+    const failed =
+      result instanceof Error
+        ? result
+        : result.length !== run.length
+          ? new Error(`executor returned ${result.length} outputs for a run of ${run.length}`)
+          : undefined;
     if (failed !== undefined) {
       this.lastError = failed;
       this.stack.push({ indexes: run, failed, ranAlone: true });

@@ -60,7 +60,8 @@ export class OnlineLatencyModel {
     if (this.s0 === 0) return 0;
     const a = this.intercept;
     const b = this.slope;
-    const squares = this.tt - 2 * a * this.t0 - 2 * b * this.t1 + a * a * this.s0 + 2 * a * b * this.s1 + b * b * this.s2;
+    const squares =
+      this.tt - 2 * a * this.t0 - 2 * b * this.t1 + a * a * this.s0 + 2 * a * b * this.s1 + b * b * this.s2;
     return Math.sqrt(Math.max(0, squares / this.s0));
   }
 

@@ -33,7 +33,7 @@ export function createLatencyHistogram(): hdr.Histogram {
 /** Records a duration given in ms, clamped into the histogram's range. */
 export function recordMs(histogram: hdr.Histogram, durationMs: number): void {
   const us = Math.round(durationMs * 1000);
-  histogram.recordValue(us < 1 ? 1 : us > HISTOGRAM_MAX_US ? HISTOGRAM_MAX_US : us);
+  histogram.recordValue(us < 1 ? 1 : Math.min(us, HISTOGRAM_MAX_US));
 }
 
 /**
@@ -45,5 +45,14 @@ export function percentilesMs(histogram: hdr.Histogram, maxMs = histogram.maxVal
   const count = histogram.totalCount;
   if (count === 0) return { count: 0, p50: 0, p90: 0, p95: 0, p99: 0, p999: 0, max: 0, mean: 0 };
   const at = (percentile: number): number => Math.min(histogram.getValueAtPercentile(percentile) / 1000, maxMs);
-  return { count, p50: at(50), p90: at(90), p95: at(95), p99: at(99), p999: at(99.9), max: maxMs, mean: histogram.mean / 1000 };
+  return {
+    count,
+    p50: at(50),
+    p90: at(90),
+    p95: at(95),
+    p99: at(99),
+    p999: at(99.9),
+    max: maxMs,
+    mean: histogram.mean / 1000,
+  };
 }

@@ -79,7 +79,13 @@ export class WindowPolicy implements BatchPolicy {
  * The window rule every policy ends in: a full batch (`limit` items) leaves at once, a partial
  * one when the oldest request has waited `windowMs` since its arrival, or at once when draining.
  */
-export function decideByWindow(queue: QueueView, freeSlots: number, nowMs: number, limit: number, windowMs: number): BatchDecision {
+export function decideByWindow(
+  queue: QueueView,
+  freeSlots: number,
+  nowMs: number,
+  limit: number,
+  windowMs: number,
+): BatchDecision {
   if (queue.length === 0 || freeSlots === 0) return IDLE;
   if (queue.length >= limit) return { kind: 'dispatch', size: limit, trigger: 'full' };
   // The close time is computed the same way when arming the timer and when it fires, so the

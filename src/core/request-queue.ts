@@ -54,6 +54,7 @@ export class RequestQueue<I, O> {
   }
 
   private dropRemoved(): void {
-    while (this.buffer.length > 0 && (this.buffer.peek() as PendingRequest<I, O>).phase !== 'queued') this.buffer.shift();
+    while (this.buffer.length > 0 && (this.buffer.peek() as PendingRequest<I, O>).phase !== 'queued')
+      this.buffer.shift();
   }
 }

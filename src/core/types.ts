@@ -116,9 +116,7 @@ export interface Refusal {
   allowedMs?: number;
 }
 
-export type SubmitResult<I, O> =
-  | { admitted: true; request: PendingRequest<I, O> }
-  | ({ admitted: false } & Refusal);
+export type SubmitResult<I, O> = { admitted: true; request: PendingRequest<I, O> } | ({ admitted: false } & Refusal);
 
 export type SubmitGroupResult<I, O> =
   | { admitted: true; requests: PendingRequest<I, O>[] }

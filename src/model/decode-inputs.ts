@@ -30,14 +30,21 @@ export function decodeInputs(inputs: unknown, specs: readonly TensorSpec[]): Ite
     decoded[spec.name] = decodeTensor(byName[spec.name], spec);
   }
   for (const name of Object.keys(byName)) {
-    if (!specs.some((spec) => spec.name === name)) throw bad(`unknown input "${name.slice(0, 64)}"; the model takes ${specs.map((s) => `"${s.name}"`).join(', ')}`);
+    if (!specs.some((spec) => spec.name === name))
+      throw bad(`unknown input "${name.slice(0, 64)}"; the model takes ${specs.map((s) => `"${s.name}"`).join(', ')}`);
   }
   return decoded;
 }
 
 function asInputsByName(inputs: unknown, specs: readonly TensorSpec[]): Record<string, unknown> {
   const only = specs.length === 1 ? (specs[0] as TensorSpec) : undefined;
-  if (Array.isArray(inputs) || inputs instanceof JsonNumbers || ArrayBuffer.isView(inputs) || typeof inputs !== 'object' || inputs === null) {
+  if (
+    Array.isArray(inputs) ||
+    inputs instanceof JsonNumbers ||
+    ArrayBuffer.isView(inputs) ||
+    typeof inputs !== 'object' ||
+    inputs === null
+  ) {
     if (only === undefined) throw bad(`the model has ${specs.length} inputs; send an object of them by name`);
     return { [only.name]: inputs };
   }
@@ -52,7 +59,14 @@ function isOneTensor(inputs: unknown, spec: TensorSpec): boolean {
 
 /** `{"shape": […], "data": …}` and nothing else. */
 function isShapedTensor(value: unknown): value is { shape: unknown; data: unknown } {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || value instanceof JsonNumbers || ArrayBuffer.isView(value)) return false;
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    Array.isArray(value) ||
+    value instanceof JsonNumbers ||
+    ArrayBuffer.isView(value)
+  )
+    return false;
   const keys = Object.keys(value);
   return keys.length === 2 && keys.includes('shape') && keys.includes('data');
 }
@@ -76,17 +90,22 @@ function decodeTensor(value: unknown, spec: TensorSpec): ItemTensor {
 /** `{"shape", "data"}`: the shape checked against the input's, the data flat. */
 function shapedTensor(value: { shape: unknown; data: unknown }, spec: TensorSpec): ItemTensor {
   const given = value.shape instanceof JsonNumbers ? Array.from(value.shape.values) : value.shape;
-  if (!Array.isArray(given) || !given.every((d) => typeof d === 'number' && Number.isSafeInteger(d) && d >= 0)) throw bad(`the "shape" of input "${spec.name}" must be an array of whole numbers`);
+  if (!Array.isArray(given) || !given.every((d) => typeof d === 'number' && Number.isSafeInteger(d) && d >= 0))
+    throw bad(`the "shape" of input "${spec.name}" must be an array of whole numbers`);
   const shape = given as number[];
   checkShape(shape, spec);
   const count = elementCount(shape);
   const { data } = value;
   let values: ItemTensor['data'];
   if (ArrayBuffer.isView(data)) values = flatValues(data, spec);
-  else if (data instanceof JsonNumbers && data.shape.length === 1) values = fromNumbers(data.values, 0, data.values.length, spec);
+  else if (data instanceof JsonNumbers && data.shape.length === 1)
+    values = fromNumbers(data.values, 0, data.values.length, spec);
   else if (Array.isArray(data)) values = fromValues(data, 0, data.length, spec);
   else throw bad(`the "data" of input "${spec.name}" must be a flat array, or binary data`);
-  if (values.length !== count) throw bad(`input "${spec.name}" has ${values.length} values in "data"; its shape ${describeShape(shape)} needs ${count}`);
+  if (values.length !== count)
+    throw bad(
+      `input "${spec.name}" has ${values.length} values in "data"; its shape ${describeShape(shape)} needs ${count}`,
+    );
   return { data: values, shape };
 }
 
@@ -94,10 +113,15 @@ function shapedTensor(value: { shape: unknown; data: unknown }, spec: TensorSpec
 function impliedShape(count: number, spec: TensorSpec): number[] {
   const free = spec.itemShape.filter((dim) => typeof dim === 'string').length;
   const fixed = spec.itemShape.reduce<number>((product, dim) => (typeof dim === 'number' ? product * dim : product), 1);
-  if (free > 1) throw bad(`input "${spec.name}" has shape ${describeShape(spec.itemShape)} with ${free} free dimensions: give flat data as {"shape": […], "data": …}`);
+  if (free > 1)
+    throw bad(
+      `input "${spec.name}" has shape ${describeShape(spec.itemShape)} with ${free} free dimensions: give flat data as {"shape": […], "data": …}`,
+    );
   const freeSize = count / fixed;
   if (!Number.isInteger(freeSize) || (free === 0 && count !== fixed) || freeSize < 1) {
-    throw bad(`input "${spec.name}" has ${count} values; its shape ${describeShape(spec.itemShape)} ${free === 0 ? `needs ${fixed}` : `needs a multiple of ${fixed}`}`);
+    throw bad(
+      `input "${spec.name}" has ${count} values; its shape ${describeShape(spec.itemShape)} ${free === 0 ? `needs ${fixed}` : `needs a multiple of ${fixed}`}`,
+    );
   }
   return spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : freeSize));
 }
@@ -108,7 +132,8 @@ function checkShape(shape: readonly number[], spec: TensorSpec): void {
   if (rank === 0) throw shapeError(spec, 'expected a single value, got an array');
   for (let depth = 0; depth < Math.min(rank, shape.length); depth++) {
     const expected = spec.itemShape[depth];
-    if (typeof expected === 'number' && shape[depth] !== expected) throw shapeError(spec, `expected length ${expected} at depth ${depth}, got ${shape[depth]}`);
+    if (typeof expected === 'number' && shape[depth] !== expected)
+      throw shapeError(spec, `expected length ${expected} at depth ${depth}, got ${shape[depth]}`);
   }
   if (shape.length > rank) throw shapeError(spec, 'too many levels of nesting');
   if (shape.length < rank) throw shapeError(spec, `expected an array at depth ${shape.length}`);
@@ -141,7 +166,9 @@ function collect(value: unknown, spec: TensorSpec, depth: number, shape: number[
 }
 
 function shapeError(spec: TensorSpec, detail: string): BatchlineError {
-  return bad(`input "${spec.name}" must have shape ${describeShape(spec.itemShape)} per item (no batch dimension): ${detail}`);
+  return bad(
+    `input "${spec.name}" must have shape ${describeShape(spec.itemShape)} per item (no batch dimension): ${detail}`,
+  );
 }
 
 function bad(detail: string): BatchlineError {

@@ -38,19 +38,26 @@ export function fromNumbers(values: Float64Array, start: number, length: number,
     }
     return data;
   }
-  if (type === 'string') throw new BatchlineError('BAD_INPUT', `input "${target.name}" holds strings (BYTES), found numbers`);
+  if (type === 'string')
+    throw new BatchlineError('BAD_INPUT', `input "${target.name}" holds strings (BYTES), found numbers`);
   const data = allocateTyped(type, length);
   for (let i = 0; i < length; i++) storeNumber(data, i, source[i]!, target);
   return data;
 }
 
 /** `length` JSON values (numbers, booleans, strings) from `start`, checked and stored as `target.type`. */
-export function fromValues(values: readonly unknown[], start: number, length: number, target: ValueTarget): ElementArray {
+export function fromValues(
+  values: readonly unknown[],
+  start: number,
+  length: number,
+  target: ValueTarget,
+): ElementArray {
   const data = allocate(target.type, length);
   if (Array.isArray(data)) {
     for (let i = 0; i < length; i++) {
       const value = values[start + i];
-      if (typeof value !== 'string') throw new BatchlineError('BAD_INPUT', `input "${target.name}" holds strings (BYTES), found ${describe(value)}`);
+      if (typeof value !== 'string')
+        throw new BatchlineError('BAD_INPUT', `input "${target.name}" holds strings (BYTES), found ${describe(value)}`);
       data[i] = value;
     }
     return data;
@@ -76,16 +83,24 @@ function storeNumber(data: TypedElementArray, index: number, value: number, targ
       return;
     case 'float16':
       data[index] = toFloat16Bits(value);
-      if ((data[index]! & 0x7c00) === 0x7c00) throw new BatchlineError('BAD_INPUT', `input "${target.name}" holds float16: ${value} is beyond its range (±65504)`);
+      if ((data[index]! & 0x7c00) === 0x7c00)
+        throw new BatchlineError(
+          'BAD_INPUT',
+          `input "${target.name}" holds float16: ${value} is beyond its range (±65504)`,
+        );
       return;
     case 'bool':
-      if (value !== 0 && value !== 1) throw new BatchlineError('BAD_INPUT', `input "${target.name}" is boolean: use true/false or 0/1`);
+      if (value !== 0 && value !== 1)
+        throw new BatchlineError('BAD_INPUT', `input "${target.name}" is boolean: use true/false or 0/1`);
       data[index] = value;
       return;
     default: {
       const range = INTEGER_RANGE[target.type]!;
       if (!Number.isInteger(value) || value < range[0] || value > range[1]) {
-        throw new BatchlineError('BAD_INPUT', `input "${target.name}" holds ${target.type}: integers from ${range[0]} to ${range[1]}, found ${value}`);
+        throw new BatchlineError(
+          'BAD_INPUT',
+          `input "${target.name}" holds ${target.type}: integers from ${range[0]} to ${range[1]}, found ${value}`,
+        );
       }
       if (data instanceof BigInt64Array || data instanceof BigUint64Array) data[index] = BigInt(value);
       else data[index] = value;
@@ -96,7 +111,10 @@ function storeNumber(data: TypedElementArray, index: number, value: number, targ
 function nonFinite(target: ValueTarget, raw: unknown): BatchlineError {
   if (target.type === 'float32' && typeof raw === 'number' && Number.isFinite(raw)) {
     // A finite JSON number can still overflow float32 into Infinity, and then into NaN replies.
-    return new BatchlineError('BAD_INPUT', `input "${target.name}" holds float32: ${raw} is beyond its range (±3.4e38)`);
+    return new BatchlineError(
+      'BAD_INPUT',
+      `input "${target.name}" holds float32: ${raw} is beyond its range (±3.4e38)`,
+    );
   }
   return new BatchlineError('BAD_INPUT', `input "${target.name}" must hold finite numbers, found ${describe(raw)}`);
 }

@@ -1,13 +1,30 @@
 import { BatchlineError } from '../errors.js';
 import { fromNumbers, fromValues } from './element-values.js';
 import { inputBuffers } from './input-buffers.js';
-import { allocateTyped, BYTES_PER_ELEMENT, typedOver, type ElementArray, type TensorSpec, type TypedElementArray } from './tensor-spec.js';
+import {
+  allocateTyped,
+  BYTES_PER_ELEMENT,
+  typedOver,
+  type ElementArray,
+  type TensorSpec,
+  type TypedElementArray,
+} from './tensor-spec.js';
 import { bufferBelongsToItem } from './worker-protocol.js';
 
 /** The typed array class each element type is held in (float16 as its bits, bool as bytes). */
 const ARRAY_OF = {
-  float16: Uint16Array, float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array,
-  uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array, bool: Uint8Array,
+  float16: Uint16Array,
+  float32: Float32Array,
+  float64: Float64Array,
+  int8: Int8Array,
+  uint8: Uint8Array,
+  int16: Int16Array,
+  uint16: Uint16Array,
+  int32: Int32Array,
+  uint32: Uint32Array,
+  int64: BigInt64Array,
+  uint64: BigUint64Array,
+  bool: Uint8Array,
 } as const;
 
 /**
@@ -18,18 +35,25 @@ const ARRAY_OF = {
  * array holds values, converted and checked like JSON numbers.
  */
 export function flatValues(value: ArrayBufferView, spec: TensorSpec): ElementArray {
-  if (spec.type === 'string') throw bad(`input "${spec.name}" holds strings; send them as an array of strings, not binary data`);
+  if (spec.type === 'string')
+    throw bad(`input "${spec.name}" holds strings; send them as an array of strings, not binary data`);
   const type = spec.type;
   if (value instanceof Uint8Array) {
     const size = BYTES_PER_ELEMENT[type];
-    if (value.byteLength % size !== 0) throw bad(`input "${spec.name}" holds ${type}: its binary data of ${value.byteLength} bytes is not a whole number of ${size}-byte elements`);
+    if (value.byteLength % size !== 0)
+      throw bad(
+        `input "${spec.name}" holds ${type}: its binary data of ${value.byteLength} bytes is not a whole number of ${size}-byte elements`,
+      );
     const count = value.byteLength / size;
     let data: TypedElementArray;
     if (value.byteOffset % size === 0 && bufferBelongsToItem(value.buffer)) {
       data = new ARRAY_OF[type](value.buffer as ArrayBuffer, value.byteOffset, count);
     } else {
       // A large copy goes into a pooled buffer, which a model thread gives back (input-buffers.ts).
-      data = value.byteLength >= inputBuffers.minBytes ? typedOver(type, inputBuffers.take(value.byteLength)) : allocateTyped(type, count);
+      data =
+        value.byteLength >= inputBuffers.minBytes
+          ? typedOver(type, inputBuffers.take(value.byteLength))
+          : allocateTyped(type, count);
       new Uint8Array(data.buffer).set(value);
     }
     checkBinary(data, spec);
@@ -42,7 +66,12 @@ export function flatValues(value: ArrayBufferView, spec: TensorSpec): ElementArr
   }
   if (value instanceof Float64Array) return fromNumbers(value, 0, value.length, spec);
   if (value instanceof DataView) throw bad(`input "${spec.name}": send binary data as a bin or a typed array`);
-  return fromValues(Array.from(value as unknown as ArrayLike<unknown>, (v) => (typeof v === 'bigint' ? Number(v) : v)), 0, (value as unknown as ArrayLike<unknown>).length, spec);
+  return fromValues(
+    Array.from(value as unknown as ArrayLike<unknown>, (v) => (typeof v === 'bigint' ? Number(v) : v)),
+    0,
+    (value as unknown as ArrayLike<unknown>).length,
+    spec,
+  );
 }
 
 /** Binary values a JSON answer could not carry (NaN, ±Infinity) or a boolean other than 0 and 1 are refused, as in JSON. */
@@ -54,9 +83,12 @@ function checkBinary(data: TypedElementArray, spec: TensorSpec): void {
       if (value - value !== 0) throw bad(`input "${spec.name}" must hold finite numbers, found ${value}`);
     }
   } else if (spec.type === 'float16') {
-    for (const bits of data as Uint16Array) if ((bits & 0x7c00) === 0x7c00) throw bad(`input "${spec.name}" must hold finite numbers, found a float16 NaN or Infinity`);
+    for (const bits of data as Uint16Array)
+      if ((bits & 0x7c00) === 0x7c00)
+        throw bad(`input "${spec.name}" must hold finite numbers, found a float16 NaN or Infinity`);
   } else if (spec.type === 'bool') {
-    for (const byte of data as Uint8Array) if (byte > 1) throw bad(`input "${spec.name}" is boolean: bytes 0 or 1, found ${byte}`);
+    for (const byte of data as Uint8Array)
+      if (byte > 1) throw bad(`input "${spec.name}" is boolean: bytes 0 or 1, found ${byte}`);
   }
 }
 

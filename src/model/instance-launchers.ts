@@ -79,7 +79,8 @@ export function processLauncher(setup: WorkerSetup): InstanceLauncher {
     return launch(
       {
         post: (request, items) => {
-          if (request.kind === 'run') return writeFrame(data, encodeFrame({ kind: 'run', id: request.id }, items ?? []));
+          if (request.kind === 'run')
+            return writeFrame(data, encodeFrame({ kind: 'run', id: request.id }, items ?? []));
           // A process that has just died has no channel; its end is reported by 'exit'.
           if (child.connected) child.send(request);
         },
@@ -101,7 +102,14 @@ export function processLauncher(setup: WorkerSetup): InstanceLauncher {
 /** Waits for the instance's model to load, then drives its runs. */
 function launch(endpoint: Endpoint, onExit: (reason: string) => void): Promise<LaunchedInstance> {
   return new Promise((resolve, reject) => {
-    const pending = new Map<number, { resolve: (outputs: (ItemTensors | Error)[]) => void; reject: (error: Error) => void; items: readonly ItemTensors[] }>();
+    const pending = new Map<
+      number,
+      {
+        resolve: (outputs: (ItemTensors | Error)[]) => void;
+        reject: (error: Error) => void;
+        items: readonly ItemTensors[];
+      }
+    >();
     let nextId = 0;
     let loaded = false;
     let closing: (() => void) | undefined;
@@ -109,7 +117,8 @@ function launch(endpoint: Endpoint, onExit: (reason: string) => void): Promise<L
       const error = new Error(`model instance ended (${reason})`);
       for (const run of pending.values()) run.reject(error);
       pending.clear();
-      if (!loaded) return reject(new BatchlineError('MODEL_LOAD_FAILED', `the model instance ended while loading (${reason})`));
+      if (!loaded)
+        return reject(new BatchlineError('MODEL_LOAD_FAILED', `the model instance ended while loading (${reason})`));
       if (closing !== undefined) return closing();
       onExit(reason);
     });
@@ -128,11 +137,16 @@ function launch(endpoint: Endpoint, onExit: (reason: string) => void): Promise<L
         if (reply.kind === 'failed') {
           restoreInputs(run.items, reply.items);
           run.reject(new Error(reply.message));
-        }
-        else {
+        } else {
           // A thread hands the batch's input buffers back: the next requests' inputs are read into them.
           if (reply.inputs !== undefined) for (const buffer of reply.inputs) inputBuffers.give(buffer);
-          run.resolve(reply.outputs.map((output) => ('failed' in output && typeof output.failed === 'string' ? new Error(output.failed) : (output as ItemTensors))));
+          run.resolve(
+            reply.outputs.map((output) =>
+              'failed' in output && typeof output.failed === 'string'
+                ? new Error(output.failed)
+                : (output as ItemTensors),
+            ),
+          );
         }
       }
     });
@@ -143,7 +157,8 @@ function launch(endpoint: Endpoint, onExit: (reason: string) => void): Promise<L
         new Promise((resolveRun, rejectRun) => {
           // A buffer already moved to a thread that crashed is gone; posting it again would be
           // dropped silently (Node delivers no message), leaving the run unanswered.
-          if (items.some(lostInput)) return rejectRun(new Error('the inputs of this batch were lost with the model thread that crashed'));
+          if (items.some(lostInput))
+            return rejectRun(new Error('the inputs of this batch were lost with the model thread that crashed'));
           const id = nextId++;
           pending.set(id, { resolve: resolveRun, reject: rejectRun, items });
           endpoint.post({ kind: 'run', id, items: items as ItemTensors[] }, items);
@@ -168,7 +183,8 @@ function launch(endpoint: Endpoint, onExit: (reason: string) => void): Promise<L
 
 /** An input whose buffer was moved away (detached): it reads as empty although its shape is not. */
 function lostInput(item: ItemTensors): boolean {
-  for (const tensor of Object.values(item)) if (tensor.data.length === 0 && tensor.shape.every((dim) => dim > 0)) return true;
+  for (const tensor of Object.values(item))
+    if (tensor.data.length === 0 && tensor.shape.every((dim) => dim > 0)) return true;
   return false;
 }
 
@@ -185,7 +201,14 @@ function restoreInputs(items: readonly ItemTensors[], returned: readonly ItemTen
 /** The reply a frame from an instance stands for. */
 function replyOf(head: FrameHead, items: (ItemTensors | null)[]): WorkerReply {
   if (head.kind === 'failed') return { kind: 'failed', id: head.id, message: head.message, items: [] };
-  if (head.kind === 'result') return { kind: 'result', id: head.id, outputs: items.map((item, i) => (head.failed[i] !== null && head.failed[i] !== undefined ? { failed: head.failed[i]! } : item!)) };
+  if (head.kind === 'result')
+    return {
+      kind: 'result',
+      id: head.id,
+      outputs: items.map((item, i) =>
+        head.failed[i] !== null && head.failed[i] !== undefined ? { failed: head.failed[i]! } : item!,
+      ),
+    };
   throw new Error(`an instance sent a '${head.kind}' frame`);
 }
 

@@ -22,10 +22,18 @@ export async function serveModelInstance(setup: WorkerSetup, channel: InstanceCh
   try {
     // onnxruntime's public API: the private native session (native-session.ts) saved 1-4 % of the
     // CPU per request on the PaddleOCR classifier here, within run-to-run noise; it pays only inline.
-    model = await OnnxModel.load(setup.path ?? buildToyModelOnnx(), setup.version, { intraOpThreads: setup.intraOpThreads, native: false });
+    model = await OnnxModel.load(setup.path ?? buildToyModelOnnx(), setup.version, {
+      intraOpThreads: setup.intraOpThreads,
+      native: false,
+    });
   } catch (error) {
     // The detail only: the server wraps it in its own MODEL_LOAD_FAILED ("could not load model: …").
-    const message = error instanceof BatchlineError && error.code === 'MODEL_LOAD_FAILED' ? error.detail : error instanceof Error ? error.message : String(error);
+    const message =
+      error instanceof BatchlineError && error.code === 'MODEL_LOAD_FAILED'
+        ? error.detail
+        : error instanceof Error
+          ? error.message
+          : String(error);
     channel.send({ kind: 'load_failed', message });
     channel.end();
     return;
@@ -40,11 +48,24 @@ export async function serveModelInstance(setup: WorkerSetup, channel: InstanceCh
       (outputs) => {
         const results = outputs.map((o) => (o instanceof Error ? { failed: o.message } : o));
         // The inputs have been read: their buffers go back to the server's pool (a thread's only).
-        const inputs = channel.returnsInputs ? returnableInputs(request.items, inputBuffers.minBytes, outputs) : undefined;
-        channel.send({ kind: 'result', id: request.id, outputs: results, ...(inputs === undefined || inputs.length === 0 ? {} : { inputs }) });
+        const inputs = channel.returnsInputs
+          ? returnableInputs(request.items, inputBuffers.minBytes, outputs)
+          : undefined;
+        channel.send({
+          kind: 'result',
+          id: request.id,
+          outputs: results,
+          ...(inputs === undefined || inputs.length === 0 ? {} : { inputs }),
+        });
       },
       // The inputs go back with the failure: the batcher may run parts of the batch again (isolation).
-      (error: unknown) => channel.send({ kind: 'failed', id: request.id, message: error instanceof Error ? error.message : String(error), items: request.items }),
+      (error: unknown) =>
+        channel.send({
+          kind: 'failed',
+          id: request.id,
+          message: error instanceof Error ? error.message : String(error),
+          items: request.items,
+        }),
     );
   });
 }

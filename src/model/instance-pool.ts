@@ -130,7 +130,14 @@ export class InstancePool {
     this.maxBackoffMs = options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS;
     this.sweepMs = options.sweepMs ?? DEFAULT_SWEEP_MS;
     this.slots = Array.from({ length: count }, (_, index) => ({
-      index, state: 'loading', handle: undefined, busy: undefined, restarts: 0, consecutiveFailures: 0, lastError: undefined, retry: undefined,
+      index,
+      state: 'loading',
+      handle: undefined,
+      busy: undefined,
+      restarts: 0,
+      consecutiveFailures: 0,
+      lastError: undefined,
+      retry: undefined,
     }));
   }
 
@@ -141,7 +148,9 @@ export class InstancePool {
     const handles: (InstanceHandle | undefined)[] = new Array<InstanceHandle | undefined>(count).fill(undefined);
     const settled = await Promise.allSettled(
       Array.from({ length: count }, (_, index) =>
-        launcher((reason) => (pool === undefined ? (exits[index] = reason) : pool.exited(index, handles[index], reason))),
+        launcher((reason) =>
+          pool === undefined ? (exits[index] = reason) : pool.exited(index, handles[index], reason),
+        ),
       ),
     );
     const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
@@ -178,24 +187,29 @@ export class InstancePool {
 
   health(): ModelHealth {
     const nowMs = this.now();
-    const instances = this.slots.map((slot): InstanceHealth => ({
-      index: slot.index,
-      state: slot.state,
-      restarts: slot.restarts,
-      consecutiveFailures: slot.consecutiveFailures,
-      lastError: slot.lastError,
-      busyForMs: slot.busy === undefined ? undefined : nowMs - slot.busy.startedAtMs,
-      pid: slot.handle?.pid,
-    }));
+    const instances = this.slots.map(
+      (slot): InstanceHealth => ({
+        index: slot.index,
+        state: slot.state,
+        restarts: slot.restarts,
+        consecutiveFailures: slot.consecutiveFailures,
+        lastError: slot.lastError,
+        busyForMs: slot.busy === undefined ? undefined : nowMs - slot.busy.startedAtMs,
+        pid: slot.handle?.pid,
+      }),
+    );
     const healthy = instances.filter((instance) => instance.state === 'up').length;
     const failing = instances.filter((instance) => instance.consecutiveFailures >= FAILURES_UNTIL_NOT_LIVE);
-    const stuckForGood = this.slots.filter((slot) => slot.state === 'stuck' && slot.handle?.killableWhileRunning === false);
+    const stuckForGood = this.slots.filter(
+      (slot) => slot.state === 'stuck' && slot.handle?.killableWhileRunning === false,
+    );
     const live = failing.length === 0 && stuckForGood.length === 0;
     let reason: string | undefined;
     if (!live) {
-      reason = failing.length > 0
-        ? `model instance ${failing[0]!.index} failed ${failing[0]!.consecutiveFailures} times in a row (${failing[0]!.lastError ?? 'unknown'})`
-        : `model instance ${stuckForGood[0]!.index} is a thread stuck inside the model and cannot be stopped`;
+      reason =
+        failing.length > 0
+          ? `model instance ${failing[0]!.index} failed ${failing[0]!.consecutiveFailures} times in a row (${failing[0]!.lastError ?? 'unknown'})`
+          : `model instance ${stuckForGood[0]!.index} is a thread stuck inside the model and cannot be stopped`;
     } else if (healthy === 0) {
       reason = `no healthy model instance (${instances.map((instance) => instance.state).join(', ')})`;
     }
@@ -265,7 +279,11 @@ export class InstancePool {
     const slot = this.slots[index]!;
     // Not the current instance: one that was killed when it was stuck, and already replaced.
     if (this.closed || slot.state === 'closed' || handle === undefined || slot.handle !== handle) return;
-    this.fail(slot, `exited (${reason})`, new Error(`model instance ${index} ${reason === 'killed' ? 'was killed' : `exited (${reason})`}`));
+    this.fail(
+      slot,
+      `exited (${reason})`,
+      new Error(`model instance ${index} ${reason === 'killed' ? 'was killed' : `exited (${reason})`}`),
+    );
   }
 
   private fail(slot: Slot, why: string, runError: Error): void {
@@ -289,7 +307,9 @@ export class InstancePool {
     slot.restarts++;
     let launched: InstanceHandle | undefined;
     let exitedEarly: string | undefined;
-    this.launcher((reason) => (launched === undefined ? (exitedEarly = reason) : this.exited(slot.index, launched, reason))).then(
+    this.launcher((reason) =>
+      launched === undefined ? (exitedEarly = reason) : this.exited(slot.index, launched, reason),
+    ).then(
       (instance) => {
         launched = instance.handle;
         if (this.closed) return void instance.handle.kill();
@@ -300,7 +320,8 @@ export class InstancePool {
       },
       (error: unknown) => {
         if (this.closed) return;
-        const message = error instanceof BatchlineError ? error.detail : error instanceof Error ? error.message : String(error);
+        const message =
+          error instanceof BatchlineError ? error.detail : error instanceof Error ? error.message : String(error);
         this.fail(slot, `could not restart: ${message}`, new Error(message));
       },
     );
@@ -311,11 +332,16 @@ export class InstancePool {
     const nowMs = this.now();
     for (const slot of this.slots) {
       const busy = slot.busy;
-      if (busy === undefined || slot.state !== 'up' || nowMs - busy.startedAtMs <= busy.run.limits.stuckAfterMs) continue;
+      if (busy === undefined || slot.state !== 'up' || nowMs - busy.startedAtMs <= busy.run.limits.stuckAfterMs)
+        continue;
       const ranMs = Math.round(nowMs - busy.startedAtMs);
       if (slot.handle!.killableWhileRunning) {
         const handle = slot.handle!;
-        this.fail(slot, `stuck: a batch ran ${ranMs} ms (limit ${Math.round(busy.run.limits.stuckAfterMs)} ms)`, new Error(`model instance ${slot.index} was stuck for ${ranMs} ms and was restarted`));
+        this.fail(
+          slot,
+          `stuck: a batch ran ${ranMs} ms (limit ${Math.round(busy.run.limits.stuckAfterMs)} ms)`,
+          new Error(`model instance ${slot.index} was stuck for ${ranMs} ms and was restarted`),
+        );
         handle.kill();
       } else {
         slot.state = 'stuck';
@@ -327,7 +353,9 @@ export class InstancePool {
       const run = this.waiting[i]!;
       if (nowMs - run.queuedAtMs <= run.limits.uselessAfterMs) continue;
       this.waiting.splice(i--, 1);
-      run.reject(new BatchlineError('NOT_READY', this.health().reason ?? 'no model instance was free before the deadline'));
+      run.reject(
+        new BatchlineError('NOT_READY', this.health().reason ?? 'no model instance was free before the deadline'),
+      );
     }
     if (this.waiting.length === 0 && !this.slots.some((slot) => slot.busy !== undefined)) this.stopSweeper();
   };

@@ -47,8 +47,21 @@ export type Execution = 'auto' | 'inline' | 'worker' | 'process';
 
 /** The health of a model that runs inline: one instance, up as long as the server is. */
 const INLINE_HEALTH: ModelHealth = Object.freeze({
-  instances: [Object.freeze({ index: 0, state: 'up' as const, restarts: 0, consecutiveFailures: 0, lastError: undefined, busyForMs: undefined, pid: undefined })],
-  healthy: 1, ready: true, live: true, reason: undefined,
+  instances: [
+    Object.freeze({
+      index: 0,
+      state: 'up' as const,
+      restarts: 0,
+      consecutiveFailures: 0,
+      lastError: undefined,
+      busyForMs: undefined,
+      pid: undefined,
+    }),
+  ],
+  healthy: 1,
+  ready: true,
+  live: true,
+  reason: undefined,
 });
 
 /** No limits: a batch is never stuck, and waits for an instance as long as it takes. */
@@ -67,7 +80,10 @@ export interface LoadOptions {
 }
 
 /** Where `execution` runs a model's batches (`auto`: inline for the embedded model, a worker thread for a file). */
-export function resolveExecution(path: string | undefined, execution: Execution | undefined): Exclude<Execution, 'auto'> {
+export function resolveExecution(
+  path: string | undefined,
+  execution: Execution | undefined,
+): Exclude<Execution, 'auto'> {
   return execution === undefined || execution === 'auto' ? (path === undefined ? 'inline' : 'worker') : execution;
 }
 
@@ -77,9 +93,16 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
   const named = options.name === undefined ? {} : { model: options.name };
   const intraOpThreads = options.intraOpThreads ?? 1;
   const execution = resolveExecution(path, options.execution);
-  const replyBody = path === undefined
-    ? toyReplyBody
-    : (requestId: string, outputs: ItemTensors, specs: readonly TensorSpec[]) => JSON.stringify({ request_id: requestId, outputs: nestedOutputs(outputs, specs), ...named, model_version: version });
+  const replyBody =
+    path === undefined
+      ? toyReplyBody
+      : (requestId: string, outputs: ItemTensors, specs: readonly TensorSpec[]) =>
+          JSON.stringify({
+            request_id: requestId,
+            outputs: nestedOutputs(outputs, specs),
+            ...named,
+            model_version: version,
+          });
   if (execution === 'inline') {
     const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, { intraOpThreads });
     return {
@@ -96,7 +119,10 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     };
   }
   const setup = { path, version, intraOpThreads };
-  const pool = await InstancePool.start(execution === 'worker' ? threadLauncher(setup) : processLauncher(setup), options.instances ?? 1);
+  const pool = await InstancePool.start(
+    execution === 'worker' ? threadLauncher(setup) : processLauncher(setup),
+    options.instances ?? 1,
+  );
   return {
     version,
     health: () => pool.health(),
@@ -138,7 +164,8 @@ function jsonString(text: string): string {
 /** Outputs as nested arrays by name, shaped as the model returned them (int64 as numbers, float16 as numbers). */
 export function nestedOutputs(outputs: ItemTensors, specs: readonly TensorSpec[]): Record<string, unknown> {
   const nested: Record<string, unknown> = {};
-  for (const [name, tensor] of Object.entries(outputs)) nested[name] = toNested(tensor, specs.find((spec) => spec.name === name)?.type);
+  for (const [name, tensor] of Object.entries(outputs))
+    nested[name] = toNested(tensor, specs.find((spec) => spec.name === name)?.type);
   return nested;
 }
 

@@ -21,11 +21,20 @@ const data = new Socket({ fd: 4, readable: true, writable: true });
 await serveModelInstance(JSON.parse(process.argv[2] ?? '{}') as WorkerSetup, {
   send: (reply: WorkerReply) => {
     if (reply.kind === 'result') {
-      const failed = reply.outputs.map((output) => ('failed' in output && typeof output.failed === 'string' ? output.failed : null));
-      return writeFrame(data, encodeFrame({ kind: 'result', id: reply.id, failed }, reply.outputs.map((output, i) => (failed[i] === null ? output as ItemTensors : null))));
+      const failed = reply.outputs.map((output) =>
+        'failed' in output && typeof output.failed === 'string' ? output.failed : null,
+      );
+      return writeFrame(
+        data,
+        encodeFrame(
+          { kind: 'result', id: reply.id, failed },
+          reply.outputs.map((output, i) => (failed[i] === null ? (output as ItemTensors) : null)),
+        ),
+      );
     }
     // The server keeps its own copy of a failed batch's inputs: they need not come back.
-    if (reply.kind === 'failed') return writeFrame(data, encodeFrame({ kind: 'failed', id: reply.id, message: reply.message }, []));
+    if (reply.kind === 'failed')
+      return writeFrame(data, encodeFrame({ kind: 'failed', id: reply.id, message: reply.message }, []));
     process.send?.(reply);
   },
   // A batch came through the pipe as a copy: the server still holds its own buffers.

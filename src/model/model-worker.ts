@@ -5,7 +5,15 @@ import { transferablesOf, type WorkerReply, type WorkerRequest, type WorkerSetup
 
 const port = parentPort!;
 await serveModelInstance(workerData as WorkerSetup, {
-  send: (reply: WorkerReply) => port.postMessage(reply, reply.kind === 'result' ? [...transferablesOf(reply.outputs), ...(reply.inputs ?? [])] : reply.kind === 'failed' ? transferablesOf(reply.items) : []),
+  send: (reply: WorkerReply) =>
+    port.postMessage(
+      reply,
+      reply.kind === 'result'
+        ? [...transferablesOf(reply.outputs), ...(reply.inputs ?? [])]
+        : reply.kind === 'failed'
+          ? transferablesOf(reply.items)
+          : [],
+    ),
   returnsInputs: true,
   onRequest: (listener: (request: WorkerRequest) => void) => port.on('message', listener),
   end: () => port.close(),

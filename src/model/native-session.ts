@@ -54,14 +54,26 @@ interface RawBinding {
 
 /** ONNX TensorProto element types (onnx.proto), as onnxruntime reports them. */
 const ONNX_ELEMENT_TYPES: Record<number, ort.Tensor.Type> = {
-  1: 'float32', 2: 'uint8', 3: 'int8', 4: 'uint16', 5: 'int16', 6: 'int32', 7: 'int64', 8: 'string', 9: 'bool',
-  10: 'float16', 11: 'float64', 12: 'uint32', 13: 'uint64',
+  1: 'float32',
+  2: 'uint8',
+  3: 'int8',
+  4: 'uint16',
+  5: 'int16',
+  6: 'int32',
+  7: 'int64',
+  8: 'string',
+  9: 'bool',
+  10: 'float16',
+  11: 'float64',
+  12: 'uint32',
+  13: 'uint64',
 };
 
 function loadBinding(): RawBinding | undefined {
   try {
     const binding = createRequire(import.meta.url)('onnxruntime-node/dist/binding.js') as Partial<RawBinding>;
-    if (typeof binding.initOrt !== 'function' || typeof binding.binding?.InferenceSession !== 'function') return undefined;
+    if (typeof binding.initOrt !== 'function' || typeof binding.binding?.InferenceSession !== 'function')
+      return undefined;
     return binding as RawBinding;
   } catch {
     return undefined;
@@ -74,7 +86,10 @@ let binding: RawBinding | undefined | null = null;
  * Opens a native session on a model file or the bytes of an ONNX ModelProto, or returns
  * undefined when the binding is unavailable. Load errors (a bad model) are thrown.
  */
-export function openNativeSession(source: string | Uint8Array, options: NativeSessionOptions): NativeSession | undefined {
+export function openNativeSession(
+  source: string | Uint8Array,
+  options: NativeSessionOptions,
+): NativeSession | undefined {
   if (binding === null) binding = loadBinding();
   if (binding === undefined) return undefined;
   binding.initOrt();

@@ -2,7 +2,14 @@ import { readFile } from 'node:fs/promises';
 import ort from 'onnxruntime-node';
 import { BatchlineError } from '../errors.js';
 import { openNativeSession, type NativeSession, type NativeSessionOptions } from './native-session.js';
-import { allocate, ELEMENT_TYPES, type ElementType, type ItemTensors, type TensorSpec, type TypedElementArray } from './tensor-spec.js';
+import {
+  allocate,
+  ELEMENT_TYPES,
+  type ElementType,
+  type ItemTensors,
+  type TensorSpec,
+  type TypedElementArray,
+} from './tensor-spec.js';
 
 export interface OnnxLoadOptions {
   /**
@@ -58,7 +65,13 @@ export class OnnxModel {
     let session: { native: NativeSession } | { public: ort.InferenceSession };
     try {
       if (native !== undefined) session = { native };
-      else session = { public: await ort.InferenceSession.create(typeof source === 'string' ? await readFile(source) : source, sessionOptions) };
+      else
+        session = {
+          public: await ort.InferenceSession.create(
+            typeof source === 'string' ? await readFile(source) : source,
+            sessionOptions,
+          ),
+        };
     } catch (error) {
       const where = typeof source === 'string' ? source : 'embedded model';
       throw new BatchlineError('MODEL_LOAD_FAILED', `${where}: ${(error as Error).message}`, { cause: error });
@@ -120,12 +133,14 @@ export class OnnxModel {
     const feeds: Record<string, ort.Tensor> = {};
     for (const spec of this.inputs) {
       const first = (items[0] as ItemTensors)[spec.name]!;
-      feeds[spec.name] = new ort.Tensor(spec.type, stackData(spec, items, reuse ? this.stacked : undefined), [items.length, ...first.shape]);
+      feeds[spec.name] = new ort.Tensor(spec.type, stackData(spec, items, reuse ? this.stacked : undefined), [
+        items.length,
+        ...first.shape,
+      ]);
     }
     return feeds;
   }
 }
-
 
 /**
  * One input's items along dimension 0. A batch of one item uses that item's own array: no
@@ -133,7 +148,11 @@ export class OnnxModel {
  * stacked into the buffer `reusable` keeps for it when that has the right length (every element
  * is overwritten), and the new buffer is kept there otherwise.
  */
-function stackData(spec: TensorSpec, items: readonly ItemTensors[], reusable: Map<string, TypedElementArray> | undefined): Float32Array {
+function stackData(
+  spec: TensorSpec,
+  items: readonly ItemTensors[],
+  reusable: Map<string, TypedElementArray> | undefined,
+): Float32Array {
   if (items.length === 1) return items[0]![spec.name]!.data as Float32Array;
   const itemLength = items[0]![spec.name]!.data.length;
   const length = itemLength * items.length;
@@ -141,27 +160,41 @@ function stackData(spec: TensorSpec, items: readonly ItemTensors[], reusable: Ma
   const stacked = kept !== undefined && kept.length === length ? kept : allocate(spec.type, length);
   if (reusable !== undefined && !Array.isArray(stacked)) reusable.set(spec.name, stacked);
   if (Array.isArray(stacked)) {
-    items.forEach((item, i) => (item[spec.name]!.data as string[]).forEach((value, k) => (stacked[i * itemLength + k] = value)));
+    items.forEach((item, i) => {
+      (item[spec.name]!.data as string[]).forEach((value, k) => {
+        stacked[i * itemLength + k] = value;
+      });
+    });
   } else {
-    items.forEach((item, i) => (stacked as Float32Array).set(item[spec.name]!.data as Float32Array, i * itemLength));
+    items.forEach((item, i) => {
+      (stacked as Float32Array).set(item[spec.name]!.data as Float32Array, i * itemLength);
+    });
   }
   return stacked as Float32Array;
 }
 
-function splitOutputs(results: Record<string, ort.Tensor>, specs: readonly TensorSpec[], batchSize: number): ItemTensors[] {
+function splitOutputs(
+  results: Record<string, ort.Tensor>,
+  specs: readonly TensorSpec[],
+  batchSize: number,
+): ItemTensors[] {
   const items: ItemTensors[] = Array.from({ length: batchSize }, () => ({}));
   for (const spec of specs) {
     const tensor = results[spec.name] as ort.Tensor | undefined;
     if (tensor === undefined) throw new Error(`the model did not return output "${spec.name}"`);
     if (tensor.dims[0] !== batchSize) {
-      throw new Error(`output "${spec.name}" has ${tensor.dims[0]} rows for a batch of ${batchSize}; it has no batch dimension`);
+      throw new Error(
+        `output "${spec.name}" has ${tensor.dims[0]} rows for a batch of ${batchSize}; it has no batch dimension`,
+      );
     }
     const shape = tensor.dims.slice(1);
     const itemLength = shape.reduce((product, dim) => product * dim, 1);
     const data = tensor.data as Float32Array | string[];
     for (let i = 0; i < batchSize; i++) {
       // Views on the batch's output, not copies: nothing writes to outputs after the run.
-      const part = Array.isArray(data) ? data.slice(i * itemLength, (i + 1) * itemLength) : data.subarray(i * itemLength, (i + 1) * itemLength);
+      const part = Array.isArray(data)
+        ? data.slice(i * itemLength, (i + 1) * itemLength)
+        : data.subarray(i * itemLength, (i + 1) * itemLength);
       (items[i] as ItemTensors)[spec.name] = { data: part, shape };
     }
   }
@@ -169,10 +202,18 @@ function splitOutputs(results: Record<string, ort.Tensor>, specs: readonly Tenso
 }
 
 /** The outputs of each group (item indexes in `groups`) put back in the batch's item order. */
-function inItemOrder(count: number, groups: readonly number[][], outputs: readonly (readonly ItemTensors[])[]): ItemTensors[] {
+function inItemOrder(
+  count: number,
+  groups: readonly number[][],
+  outputs: readonly (readonly ItemTensors[])[],
+): ItemTensors[] {
   if (groups.length === 1) return outputs[0] as ItemTensors[]; // one group: already in order
   const results = new Array<ItemTensors>(count);
-  groups.forEach((indexes, g) => indexes.forEach((itemIndex, position) => (results[itemIndex] = outputs[g]![position] as ItemTensors)));
+  groups.forEach((indexes, g) => {
+    indexes.forEach((itemIndex, position) => {
+      results[itemIndex] = outputs[g]![position] as ItemTensors;
+    });
+  });
   return results;
 }
 
@@ -192,12 +233,19 @@ function groupBySymbolicShape(items: readonly ItemTensors[], inputs: readonly Te
 function batchedSpec(meta: ort.InferenceSession.ValueMetadata, kind: 'input' | 'output'): TensorSpec {
   if (!meta.isTensor) throw new BatchlineError('MODEL_LOAD_FAILED', `${kind} "${meta.name}" is not a tensor`);
   if (!ELEMENT_TYPES.includes(meta.type as ElementType)) {
-    throw new BatchlineError('MODEL_LOAD_FAILED', `${kind} "${meta.name}" has type ${meta.type}; supported: ${ELEMENT_TYPES.join(', ')}`);
+    throw new BatchlineError(
+      'MODEL_LOAD_FAILED',
+      `${kind} "${meta.name}" has type ${meta.type}; supported: ${ELEMENT_TYPES.join(', ')}`,
+    );
   }
   const [batchDim, ...itemShape] = meta.shape;
-  if (batchDim === undefined) throw new BatchlineError('MODEL_LOAD_FAILED', `${kind} "${meta.name}" has no shape information`);
+  if (batchDim === undefined)
+    throw new BatchlineError('MODEL_LOAD_FAILED', `${kind} "${meta.name}" has no shape information`);
   if (typeof batchDim === 'number' && batchDim > 0 && kind === 'input') {
-    throw new BatchlineError('MODEL_LOAD_FAILED', `${kind} "${meta.name}" has a fixed first dimension of ${batchDim}; batching needs a dynamic batch dimension 0`);
+    throw new BatchlineError(
+      'MODEL_LOAD_FAILED',
+      `${kind} "${meta.name}" has a fixed first dimension of ${batchDim}; batching needs a dynamic batch dimension 0`,
+    );
   }
   return {
     name: meta.name,

@@ -79,7 +79,19 @@ export interface OnnxValueInfo {
 
 /** ONNX TensorProto.DataType of each element type (onnx.proto). */
 const ONNX_DATA_TYPES: Record<ElementType, number> = {
-  float32: 1, uint8: 2, int8: 3, uint16: 4, int16: 5, int32: 6, int64: 7, string: 8, bool: 9, float16: 10, float64: 11, uint32: 12, uint64: 13,
+  float32: 1,
+  uint8: 2,
+  int8: 3,
+  uint16: 4,
+  int16: 5,
+  int32: 6,
+  int64: 7,
+  string: 8,
+  bool: 9,
+  float16: 10,
+  float64: 11,
+  uint32: 12,
+  uint64: 13,
 };
 export interface OnnxInitializer {
   name: string;

@@ -10,7 +10,9 @@ import { allocate, type ElementArray, type ElementType, type ItemTensors } from 
  */
 
 /** A tensor in a frame's header: strings travel in the header, numbers after it. */
-type TensorHeader = { type: ElementType; shape: number[]; byteLength: number } | { type: 'string'; shape: number[]; strings: string[] };
+type TensorHeader =
+  | { type: ElementType; shape: number[]; byteLength: number }
+  | { type: 'string'; shape: number[]; strings: string[] };
 
 /** What a frame carries besides its tensors. */
 export type FrameHead =
@@ -43,7 +45,10 @@ export function encodeFrame(head: FrameHead, items: readonly (ItemTensors | null
   const header = Buffer.from(JSON.stringify({ head, items: wireItems } satisfies WireHeader));
   const length = Buffer.allocUnsafe(8);
   length.writeUInt32LE(header.length, 0);
-  length.writeUInt32LE(payload.reduce((total, bytes) => total + bytes.length, 0), 4);
+  length.writeUInt32LE(
+    payload.reduce((total, bytes) => total + bytes.length, 0),
+    4,
+  );
   return [length, header, ...payload];
 }
 
@@ -104,7 +109,10 @@ function decodeItems(items: WireHeader['items'], payload: Buffer): (ItemTensors 
         continue;
       }
       // One copy, into a buffer of the tensor's own: a typed array needs an aligned offset.
-      const data = allocate(header.type, header.byteLength / bytesPerElement(header.type)) as Exclude<ElementArray, string[]>;
+      const data = allocate(header.type, header.byteLength / bytesPerElement(header.type)) as Exclude<
+        ElementArray,
+        string[]
+      >;
       new Uint8Array(data.buffer).set(payload.subarray(offset, offset + header.byteLength));
       offset += header.byteLength;
       tensors[name] = { data, shape: header.shape };

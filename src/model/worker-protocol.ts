@@ -41,7 +41,11 @@ export function bufferBelongsToItem(buffer: ArrayBufferLike): boolean {
  * The buffers of a batch's inputs that are worth giving back to the server's pool once the batch
  * has run: every distinct one that is large enough and that no output views.
  */
-export function returnableInputs(items: readonly ItemTensors[], minBytes: number, outputs: readonly (ItemTensors | Error)[]): ArrayBuffer[] {
+export function returnableInputs(
+  items: readonly ItemTensors[],
+  minBytes: number,
+  outputs: readonly (ItemTensors | Error)[],
+): ArrayBuffer[] {
   const keep = new Set<ArrayBufferLike>();
   for (const output of outputs) {
     if (output instanceof Error) continue;

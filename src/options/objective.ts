@@ -38,13 +38,25 @@ export interface ClauseResult {
 export const LATENCY_METRICS: readonly LatencyMetric[] = ['p50', 'p90', 'p95', 'p99', 'p999', 'mean', 'max'];
 
 const METRIC_NAMES: Record<string, LatencyMetric | RatioMetric> = {
-  p50: 'p50', median: 'p50', 'p(50)': 'p50',
-  p90: 'p90', 'p(90)': 'p90',
-  p95: 'p95', 'p(95)': 'p95',
-  p99: 'p99', 'p(99)': 'p99',
-  p999: 'p999', 'p99.9': 'p999', 'p(99.9)': 'p999',
-  mean: 'mean', avg: 'mean', max: 'max',
-  errors: 'errors', error: 'errors', error_rate: 'errors', loss: 'loss',
+  p50: 'p50',
+  median: 'p50',
+  'p(50)': 'p50',
+  p90: 'p90',
+  'p(90)': 'p90',
+  p95: 'p95',
+  'p(95)': 'p95',
+  p99: 'p99',
+  'p(99)': 'p99',
+  p999: 'p999',
+  'p99.9': 'p999',
+  'p(99.9)': 'p999',
+  mean: 'mean',
+  avg: 'mean',
+  max: 'max',
+  errors: 'errors',
+  error: 'errors',
+  error_rate: 'errors',
+  loss: 'loss',
 };
 
 const MS_PER_UNIT: Record<string, number> = { us: 0.001, µs: 0.001, ms: 1, s: 1000, m: 60_000 };
@@ -60,7 +72,10 @@ export interface ParseObjectiveOptions {
 
 export function parseObjective(text: string, options: ParseObjectiveOptions): Objective {
   const clauses: ObjectiveClause[] = [];
-  const parts = text.split(/,|&|\band\b/).map((part) => part.trim()).filter((part) => part !== '');
+  const parts = text
+    .split(/,|&|\band\b/)
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
   if (parts.length === 0) throw invalid(options.flag, text, 'it is empty');
   for (const part of parts) {
     const match = /^([a-z0-9_.()]+)\s*(<=?)\s*(\d+(?:\.\d+)?|\.\d+)\s*([a-zµ%]*)$/i.exec(part);
@@ -73,20 +88,23 @@ export function parseObjective(text: string, options: ParseObjectiveOptions): Ob
     const unit = (match[4] as string).toLowerCase();
     const op = inclusive ? '<=' : '<';
     if (metric === 'errors' || metric === 'loss') {
-      if (unit !== '' && unit !== '%') throw invalid(options.flag, text, `'${part}': a ratio takes % or a fraction, not ${unit}`);
+      if (unit !== '' && unit !== '%')
+        throw invalid(options.flag, text, `'${part}': a ratio takes % or a fraction, not ${unit}`);
       const bound = unit === '%' ? value / 100 : value;
       if (bound > 1) throw invalid(options.flag, text, `'${part}': a ratio is at most 100% (or 1)`);
       clauses.push({ kind: 'ratio', metric, inclusive, bound, text: `${metric}${op}${formatRatio(bound)}` });
       continue;
     }
     const perUnit = unit === '' ? 1 : MS_PER_UNIT[unit];
-    if (perUnit === undefined) throw invalid(options.flag, text, `'${part}': a latency bound takes us, ms, s or m (a bare number is ms)`);
+    if (perUnit === undefined)
+      throw invalid(options.flag, text, `'${part}': a latency bound takes us, ms, s or m (a bare number is ms)`);
     const boundMs = value * perUnit;
     if (!(boundMs > 0)) throw invalid(options.flag, text, `'${part}': the bound must be above 0`);
     clauses.push({ kind: 'latency', metric, inclusive, boundMs, text: `${metric}${op}${formatMs(boundMs)}` });
   }
   const hasLatency = clauses.some((c) => c.kind === 'latency');
-  if (!hasLatency && options.allowRatioOnly !== true) throw invalid(options.flag, text, 'it bounds no latency statistic');
+  if (!hasLatency && options.allowRatioOnly !== true)
+    throw invalid(options.flag, text, 'it bounds no latency statistic');
   if (options.defaultRatio !== undefined && !clauses.some((c) => c.kind === 'ratio')) {
     const { metric, bound } = options.defaultRatio;
     clauses.push({ kind: 'ratio', metric, inclusive: true, bound, text: `${metric}≤${formatRatio(bound)}` });

@@ -67,16 +67,20 @@ export type OptionSchema = Record<string, OptionSpec>;
 type ValueOf<S extends OptionSpec> = S extends NumberOptionSpec
   ? number
   : S extends AffineOptionSpec
-  ? AffineMs
-  : S extends DurationOptionSpec
-    ? S['default'] extends number ? number : number | undefined
-    : S extends EnumOptionSpec
-      ? S['choices'][number]
-      : S extends BooleanOptionSpec
-        ? boolean
-        : S extends StringOptionSpec
-          ? S['default'] extends string ? string : string | undefined
-          : never;
+    ? AffineMs
+    : S extends DurationOptionSpec
+      ? S['default'] extends number
+        ? number
+        : number | undefined
+      : S extends EnumOptionSpec
+        ? S['choices'][number]
+        : S extends BooleanOptionSpec
+          ? boolean
+          : S extends StringOptionSpec
+            ? S['default'] extends string
+              ? string
+              : string | undefined
+            : never;
 
 export type OptionValues<S extends OptionSchema> = { readonly [K in keyof S]: ValueOf<S[K]> };
 
@@ -105,7 +109,8 @@ export function resolveOptions<S extends OptionSchema>(
     const fromFlag = raw[key];
     const fromEnv = spec.env !== undefined ? env[spec.env] : undefined;
     if (fromFlag !== undefined) resolved[key] = parseValue(spec, fromFlag, `--${spec.flag}`);
-    else if (fromEnv !== undefined && fromEnv !== '') resolved[key] = parseValue(spec, fromEnv, `${spec.env} (--${spec.flag})`);
+    else if (fromEnv !== undefined && fromEnv !== '')
+      resolved[key] = parseValue(spec, fromEnv, `${spec.env} (--${spec.flag})`);
     else resolved[key] = spec.kind === 'affine' ? parseValue(spec, spec.default, `--${spec.flag}`) : spec.default;
   }
   return Object.freeze(resolved) as OptionValues<S>;
@@ -123,7 +128,8 @@ export function parseDurationMs(text: string, bareUnit: 's' | 'ms' = 's'): numbe
   if (/^\d+(?:\.\d+)?$/.test(trimmed)) return Number(trimmed) * (MS_PER_UNIT[bareUnit] as number);
   if (!/^(?:\d+(?:\.\d+)?\s*(?:us|µs|ms|s|m|h)\s*)+$/.test(trimmed)) return undefined;
   let ms = 0;
-  for (const [, value, unit] of trimmed.matchAll(/(\d+(?:\.\d+)?)\s*(us|µs|ms|s|m|h)/g)) ms += Number(value) * (MS_PER_UNIT[unit as string] as number);
+  for (const [, value, unit] of trimmed.matchAll(/(\d+(?:\.\d+)?)\s*(us|µs|ms|s|m|h)/g))
+    ms += Number(value) * (MS_PER_UNIT[unit as string] as number);
   return ms;
 }
 
@@ -135,7 +141,12 @@ const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
  * default INVALID_OPTION) naming `name` and the allowed values. A model's config.json is
  * read through this too, so its fields take exactly the flags' values.
  */
-export function parseOptionValue(spec: OptionSpec, value: unknown, name: string, code: 'INVALID_OPTION' | 'INVALID_MODEL_CONFIG' = 'INVALID_OPTION'): unknown {
+export function parseOptionValue(
+  spec: OptionSpec,
+  value: unknown,
+  name: string,
+  code: 'INVALID_OPTION' | 'INVALID_MODEL_CONFIG' = 'INVALID_OPTION',
+): unknown {
   try {
     return parseValue(spec, value, name);
   } catch (error) {
@@ -152,7 +163,12 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
       const wantsInt = spec.kind === 'int';
       // Plain decimal only: Number() would also take 0x50, 0b11 and 1e1, which nobody means as a port.
       const parsed = (wantsInt ? INTEGER : DECIMAL).test(text) ? Number(text) : NaN;
-      if (!Number.isFinite(parsed) || (wantsInt && !Number.isInteger(parsed)) || parsed < spec.min || parsed > spec.max) {
+      if (
+        !Number.isFinite(parsed) ||
+        (wantsInt && !Number.isInteger(parsed)) ||
+        parsed < spec.min ||
+        parsed > spec.max
+      ) {
         throw invalid(name, text, `${wantsInt ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}`);
       }
       return parsed;
@@ -161,14 +177,22 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
       const ms = parseDurationMs(text, spec.bareUnit);
       if (ms === undefined || ms < spec.minMs || ms > spec.maxMs) {
         const bare = spec.bareUnit === 'ms' ? 'a bare number is ms' : 'a bare number is seconds';
-        throw invalid(name, text, `a duration such as 500ms, 10s, 2m or 1m30s (${bare}), from ${fmtLimit(spec.minMs)} to ${fmtLimit(spec.maxMs)}`);
+        throw invalid(
+          name,
+          text,
+          `a duration such as 500ms, 10s, 2m or 1m30s (${bare}), from ${fmtLimit(spec.minMs)} to ${fmtLimit(spec.maxMs)}`,
+        );
       }
       return ms;
     }
     case 'affine': {
       const affine = parseAffineMs(text);
       if (affine === undefined || affine.aMs + affine.bMs > spec.maxMs) {
-        throw invalid(name, text, `a time in ms from 0 to ${spec.maxMs}, fixed (20) or growing with the batch size n (5+2n)`);
+        throw invalid(
+          name,
+          text,
+          `a time in ms from 0 to ${spec.maxMs}, fixed (20) or growing with the batch size n (5+2n)`,
+        );
       }
       return Object.freeze(affine);
     }
@@ -196,18 +220,25 @@ function fmtLimit(ms: number): string {
 
 function placeholder(spec: OptionSpec): string {
   switch (spec.kind) {
-    case 'int': case 'number': return 'n';
-    case 'duration': return 'duration';
-    case 'affine': return 'ms|a+bn';
-    case 'enum': return spec.choices.join('|');
-    default: return 'value';
+    case 'int':
+    case 'number':
+      return 'n';
+    case 'duration':
+      return 'duration';
+    case 'affine':
+      return 'ms|a+bn';
+    case 'enum':
+      return spec.choices.join('|');
+    default:
+      return 'value';
   }
 }
 
 function helpText(spec: OptionSpec): string {
   const parts = [spec.description];
   if (spec.kind === 'int' || spec.kind === 'number') parts.push(`range ${spec.min}..${spec.max}`);
-  if (spec.default !== undefined && spec.kind !== 'boolean') parts.push(`default ${spec.kind === 'duration' ? fmtLimit(spec.default) : String(spec.default)}`);
+  if (spec.default !== undefined && spec.kind !== 'boolean')
+    parts.push(`default ${spec.kind === 'duration' ? fmtLimit(spec.default) : String(spec.default)}`);
   if (spec.kind === 'duration') parts.push(spec.bareUnit === 'ms' ? 'a bare number is ms' : 'a bare number is seconds');
   if (spec.env !== undefined) parts.push(`env ${spec.env}`);
   return parts.length > 1 ? `${parts[0]} (${parts.slice(1).join(', ')})` : parts[0]!;

@@ -48,12 +48,17 @@ export async function measureBatches(
 
 function copyItem(item: ItemTensors): ItemTensors {
   const copy: ItemTensors = {};
-  for (const [name, tensor] of Object.entries(item)) copy[name] = { data: tensor.data.slice(), shape: [...tensor.shape] };
+  for (const [name, tensor] of Object.entries(item))
+    copy[name] = { data: tensor.data.slice(), shape: [...tensor.shape] };
   return copy;
 }
 
 /** One request's worth of random inputs, shaped by `itemShapes` (resolveItemShapes) or with size 1 in free dimensions. */
-export function randomItem(specs: readonly TensorSpec[], rng: SeededRandom, itemShapes: ReadonlyMap<string, readonly number[]> = new Map()): ItemTensors {
+export function randomItem(
+  specs: readonly TensorSpec[],
+  rng: SeededRandom,
+  itemShapes: ReadonlyMap<string, readonly number[]> = new Map(),
+): ItemTensors {
   const item: ItemTensors = {};
   for (const spec of specs) {
     const shape = [...(itemShapes.get(spec.name) ?? spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : 1)))];
@@ -84,11 +89,17 @@ export interface ItemShapes {
  */
 export function resolveItemShapes(text: string | undefined, specs: readonly TensorSpec[]): ItemShapes {
   const fail = (why: string): never => {
-    throw new BatchlineError('INVALID_OPTION', `--item-shape: ${why}; inputs: ${specs.map((s) => `${s.name}${describeShape(s.itemShape)}`).join(', ')}`);
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--item-shape: ${why}; inputs: ${specs.map((s) => `${s.name}${describeShape(s.itemShape)}`).join(', ')}`,
+    );
   };
   const given = new Map<string, number[]>();
   const sizeOf = new Map<string, { size: number; from: string }>();
-  for (const part of (text ?? '').split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const part of (text ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
     const match = /^([^=]+)=(\d+(?:x\d+)*)$/.exec(part);
     if (match === null) fail(`'${part}' is not name=AxBxC (positive integers joined by x)`);
     const [, name, dims] = match as RegExpExecArray;
@@ -96,14 +107,16 @@ export function resolveItemShapes(text: string | undefined, specs: readonly Tens
     if (spec === undefined) fail(`the model has no input '${name}'`);
     const shape = (dims as string).split('x').map(Number);
     const expected = (spec as TensorSpec).itemShape;
-    if (shape.length !== expected.length) fail(`'${name}' takes ${expected.length} item dimension${expected.length === 1 ? '' : 's'}, got ${shape.length}`);
+    if (shape.length !== expected.length)
+      fail(`'${name}' takes ${expected.length} item dimension${expected.length === 1 ? '' : 's'}, got ${shape.length}`);
     expected.forEach((dim, i) => {
       const size = shape[i] as number;
       if (size < 1) fail(`'${name}' dimension ${i} must be at least 1`);
       if (typeof dim === 'number' && size !== dim) fail(`'${name}' dimension ${i} is fixed at ${dim}, got ${size}`);
       if (typeof dim === 'string' && dim !== '') {
         const known = sizeOf.get(dim);
-        if (known !== undefined && known.size !== size) fail(`free dimension '${dim}' is ${known.size} in '${known.from}' and ${size} in '${name}'`);
+        if (known !== undefined && known.size !== size)
+          fail(`free dimension '${dim}' is ${known.size} in '${known.from}' and ${size} in '${name}'`);
         sizeOf.set(dim, { size, from: name as string });
       }
     });
@@ -113,9 +126,14 @@ export function resolveItemShapes(text: string | undefined, specs: readonly Tens
   const defaulted: string[] = [];
   for (const spec of specs) {
     if (!spec.itemShape.some((dim) => typeof dim === 'string')) continue;
-    const shape = given.get(spec.name) ?? spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : (sizeOf.get(dim)?.size ?? 0)));
+    const shape =
+      given.get(spec.name) ??
+      spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : (sizeOf.get(dim)?.size ?? 0)));
     if (shape.includes(0)) defaulted.push(spec.name);
-    shapes.set(spec.name, shape.map((size) => size || 1));
+    shapes.set(
+      spec.name,
+      shape.map((size) => size || 1),
+    );
   }
   return { shapes, defaulted };
 }

@@ -15,15 +15,24 @@ const SERVE_CONNECTIONS = 16;
 
 /** Parses `--batch-sizes 1,2,4,8`: distinct positive integers, kept in ascending order. */
 export function parseBatchSizes(text: string): number[] {
-  const sizes = text.split(',').map((s) => s.trim()).filter((s) => s !== '').map(Number);
+  const sizes = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map(Number);
   if (sizes.length === 0 || sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 4096)) {
-    throw new BatchlineError('INVALID_OPTION', `--batch-sizes: got '${text}', expected integers from 1 to 4096 separated by commas, e.g. 1,2,4,8,16`);
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--batch-sizes: got '${text}', expected integers from 1 to 4096 separated by commas, e.g. 1,2,4,8,16`,
+    );
   }
   return [...new Set(sizes)].sort((a, b) => a - b);
 }
 
 /** A loaded model; with serve's decode, reply and outputs, profile also measures the rest of the serving path. */
-type LoadedForProfile = ProfiledModel & { version: string; close(): Promise<void> } & Partial<Pick<PathModel, 'decode' | 'replyBody' | 'outputs'>>;
+type LoadedForProfile = ProfiledModel & { version: string; close(): Promise<void> } & Partial<
+    Pick<PathModel, 'decode' | 'replyBody' | 'outputs'>
+  >;
 
 export interface ProfileRequest {
   options: ProfileOptions;
@@ -39,18 +48,35 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
   const { options, stdout } = request;
   const sizes = parseBatchSizes(options.batchSizes);
   const load: NonNullable<ProfileRequest['loadModel']> =
-    request.loadModel ?? (async (path, threads, execution) => (await import('../model/load-model.js')).loadModel(path, { instances: 1, intraOpThreads: threads, execution }));
+    request.loadModel ??
+    (async (path, threads, execution) =>
+      (await import('../model/load-model.js')).loadModel(path, { instances: 1, intraOpThreads: threads, execution }));
   const model = await load(options.model, options.intraOpThreads);
   const now = request.now ?? (() => performance.now());
   let profile: LatencyProfile;
   let itemShapes: ItemShapes;
   try {
     itemShapes = resolveItemShapes(options.itemShape, model.inputs);
-    const timings = await measureBatches(model, sizes, options.warmup, options.repetitions, options.seed, now, itemShapes.shapes);
+    const timings = await measureBatches(
+      model,
+      sizes,
+      options.warmup,
+      options.repetitions,
+      options.seed,
+      now,
+      itemShapes.shapes,
+    );
     const recorded = itemShapes.shapes.size === 0 ? undefined : Object.fromEntries(itemShapes.shapes);
     profile = summarizeProfile(model.version, timings, options.warmup, options.repetitions, recorded);
     if (isPathModel(model)) {
-      profile.serving_path = await measurePath(model, timings, { options, sizes, shapes: itemShapes.shapes, now, load, measureServe: request.loadModel === undefined });
+      profile.serving_path = await measurePath(model, timings, {
+        options,
+        sizes,
+        shapes: itemShapes.shapes,
+        now,
+        load,
+        measureServe: request.loadModel === undefined,
+      });
     }
   } finally {
     await model.close();
@@ -77,11 +103,24 @@ function isPathModel(model: LoadedForProfile): model is LoadedForProfile & PathM
 async function measurePath(
   model: LoadedForProfile & PathModel,
   roundTrips: Awaited<ReturnType<typeof measureBatches>>,
-  c: { options: ProfileOptions; sizes: number[]; shapes: ReadonlyMap<string, readonly number[]>; now: Stopwatch; load: NonNullable<ProfileRequest['loadModel']>; measureServe?: boolean },
+  c: {
+    options: ProfileOptions;
+    sizes: number[];
+    shapes: ReadonlyMap<string, readonly number[]>;
+    now: Stopwatch;
+    load: NonNullable<ProfileRequest['loadModel']>;
+    measureServe?: boolean;
+  },
 ): Promise<ServingPath> {
   const { options } = c;
-  const body = options.body === undefined ? generatedJsonBody(model, c.shapes, options.seed) : await readBody(options.body);
-  const main = await measureMainThread(model, { body, warmup: options.warmup, repetitions: options.repetitions, now: c.now });
+  const body =
+    options.body === undefined ? generatedJsonBody(model, c.shapes, options.seed) : await readBody(options.body);
+  const main = await measureMainThread(model, {
+    body,
+    warmup: options.warmup,
+    repetitions: options.repetitions,
+    now: c.now,
+  });
   // As serve runs it by default (--execution auto).
   const { resolveExecution } = await import('../model/load-model.js');
   const execution = resolveExecution(options.model, 'auto');
@@ -97,17 +136,43 @@ async function measurePath(
   const path = servingPathOf(execution, body, main, roundTrips, runs, (points) => fitAffine(points));
   if (execution !== 'inline' && options.model !== undefined && options.serveDuration > 0 && c.measureServe !== false) {
     const cpu = await measureServeCpu({
-      modelPath: options.model, intraOpThreads: options.intraOpThreads, maxBatchSize: Math.max(...c.sizes), body, durationMs: options.serveDuration, connections: SERVE_CONNECTIONS,
+      modelPath: options.model,
+      intraOpThreads: options.intraOpThreads,
+      maxBatchSize: Math.max(...c.sizes),
+      body,
+      durationMs: options.serveDuration,
+      connections: SERVE_CONNECTIONS,
     });
     if (cpu !== undefined) {
       const r = (ms: number): number => Math.round(ms * 1e6) / 1e6;
-      const pausesOf = (pauses: typeof cpu.gcPauses) => pauses.map((p) => ({ kind: p.kind, per_request: r(p.perRequest), mean_ms: r(p.meanMs) }));
+      const pausesOf = (pauses: typeof cpu.gcPauses) =>
+        pauses.map((p) => ({ kind: p.kind, per_request: r(p.perRequest), mean_ms: r(p.meanMs) }));
       const open = cpu.openLoop;
-      path.serve_cpu = { requests: cpu.requests, main_ms: r(cpu.mainMs), worker_ms: r(cpu.workerMs), helpers_ms: r(cpu.helpersMs), client_ms: r(cpu.clientMs), mean_batch: r(cpu.meanBatch), exec_ms: r(cpu.execMs), rate_rps: r(cpu.rateRps), connections: SERVE_CONNECTIONS,
+      path.serve_cpu = {
+        requests: cpu.requests,
+        main_ms: r(cpu.mainMs),
+        worker_ms: r(cpu.workerMs),
+        helpers_ms: r(cpu.helpersMs),
+        client_ms: r(cpu.clientMs),
+        mean_batch: r(cpu.meanBatch),
+        exec_ms: r(cpu.execMs),
+        rate_rps: r(cpu.rateRps),
+        connections: SERVE_CONNECTIONS,
         gc_pauses: pausesOf(cpu.gcPauses),
-        ...(open === undefined ? {} : {
-          open_loop: { requests: open.requests, rate_rps: r(open.rateRps), main_ms: r(open.mainMs), worker_ms: r(open.workerMs), helpers_ms: r(open.helpersMs), client_ms: r(open.clientMs), mean_batch: r(open.meanBatch), gc_pauses: pausesOf(open.gcPauses) },
-        }),
+        ...(open === undefined
+          ? {}
+          : {
+              open_loop: {
+                requests: open.requests,
+                rate_rps: r(open.rateRps),
+                main_ms: r(open.mainMs),
+                worker_ms: r(open.workerMs),
+                helpers_ms: r(open.helpersMs),
+                client_ms: r(open.clientMs),
+                mean_batch: r(open.meanBatch),
+                gc_pauses: pausesOf(open.gcPauses),
+              },
+            }),
       };
     }
   }

@@ -1,9 +1,15 @@
 import type { LatencyProfile } from '../simulate/latency-profile.js';
 
 /** The profile as a table for people, with the fit and what to do next. */
-export function formatProfile(profile: LatencyProfile, outPath: string | undefined, defaultedInputs: readonly string[] = []): string {
+export function formatProfile(
+  profile: LatencyProfile,
+  outPath: string | undefined,
+  defaultedInputs: readonly string[] = [],
+): string {
   const lines: string[] = [];
-  lines.push(`batchline profile · ${profile.model} · ${profile.warmup} warm-up and ${profile.repetitions} timed runs per batch size, interleaved`);
+  lines.push(
+    `batchline profile · ${profile.model} · ${profile.warmup} warm-up and ${profile.repetitions} timed runs per batch size, interleaved`,
+  );
   if (profile.item_shapes !== undefined) {
     const shapes = Object.entries(profile.item_shapes).map(([name, shape]) => `${name} [${shape.join(', ')}]`);
     lines.push(
@@ -49,9 +55,14 @@ export function formatProfile(profile: LatencyProfile, outPath: string | undefin
         `a real serve over HTTP (${cpu.requests} requests${cpu.rate_rps === undefined ? '' : ` at ${cpu.rate_rps.toFixed(1)} req/s`}, batches of ${cpu.mean_batch.toFixed(1)}), CPU per request: main thread ${cpu.main_ms.toFixed(4)} ms · model instance ${cpu.worker_ms.toFixed(4)} ms · serve's other threads (GC) ${cpu.helpers_ms.toFixed(4)} ms`,
       );
       if (cpu.gc_pauses !== undefined && cpu.gc_pauses.length > 0) {
-        lines.push(`main thread's garbage-collection pauses per request (part of its CPU): ${cpu.gc_pauses.map((p) => `${p.kind} ${p.per_request.toFixed(4)} × ${p.mean_ms.toFixed(2)} ms`).join(' · ')}`);
+        lines.push(
+          `main thread's garbage-collection pauses per request (part of its CPU): ${cpu.gc_pauses.map((p) => `${p.kind} ${p.per_request.toFixed(4)} × ${p.mean_ms.toFixed(2)} ms`).join(' · ')}`,
+        );
       }
-      if (cpu.exec_ms !== undefined) lines.push(`under that load a batch took ${cpu.exec_ms.toFixed(4)} ms from its start to its end (serve's batchline_model_execution_seconds)`);
+      if (cpu.exec_ms !== undefined)
+        lines.push(
+          `under that load a batch took ${cpu.exec_ms.toFixed(4)} ms from its start to its end (serve's batchline_model_execution_seconds)`,
+        );
       const open = cpu.open_loop;
       if (open !== undefined) {
         lines.push(
@@ -59,12 +70,15 @@ export function formatProfile(profile: LatencyProfile, outPath: string | undefin
         );
       }
       const clientMs = open?.client_ms ?? cpu.client_ms;
-      lines.push(`bench's lean client spent ${clientMs.toFixed(4)} ms of CPU per request${open === undefined ? '' : ' (Poisson arrivals)'}: with a load generator on the same host, add --generator-cpu-ms ${clientMs.toFixed(3)} to simulate`);
+      lines.push(
+        `bench's lean client spent ${clientMs.toFixed(4)} ms of CPU per request${open === undefined ? '' : ' (Poisson arrivals)'}: with a load generator on the same host, add --generator-cpu-ms ${clientMs.toFixed(3)} to simulate`,
+      );
     }
     lines.push(`cores ${path.cores}; simulate models the main thread and the instances sharing them`);
   }
-  lines.push('simulate uses each size\'s median; add --latency-cv for jitter');
-  if (outPath !== undefined) lines.push(`wrote ${outPath}; next: batchline simulate --latency-profile ${outPath} --rate <req/s>`);
+  lines.push("simulate uses each size's median; add --latency-cv for jitter");
+  if (outPath !== undefined)
+    lines.push(`wrote ${outPath}; next: batchline simulate --latency-profile ${outPath} --rate <req/s>`);
   else lines.push('add --out profile.json to save it for batchline simulate --latency-profile');
   return `${lines.join('\n')}\n`;
 }

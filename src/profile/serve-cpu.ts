@@ -67,21 +67,60 @@ export interface ServeCpuSettings {
  * Undefined where there is no /proc (threads cannot be told apart).
  */
 export async function measureServeCpu(s: ServeCpuSettings): Promise<ServeCpu | undefined> {
-  if (!(await readFile('/proc/self/stat').then(() => true, () => false))) return undefined;
+  if (
+    !(await readFile('/proc/self/stat').then(
+      () => true,
+      () => false,
+    ))
+  )
+    return undefined;
   const bin = fileURLToPath(new URL('../../../bin/batchline.js', import.meta.url));
   const child = spawn(
     process.execPath,
-    [bin, 'serve', '--host', '127.0.0.1', '--port', '0', '--no-ui', '--model', s.modelPath, '--instances', '1', '--model-latency-ms', '0',
-      '--max-batch-size', String(s.maxBatchSize), '--intra-op-threads', String(s.intraOpThreads)],
+    [
+      bin,
+      'serve',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--no-ui',
+      '--model',
+      s.modelPath,
+      '--instances',
+      '1',
+      '--model-latency-ms',
+      '0',
+      '--max-batch-size',
+      String(s.maxBatchSize),
+      '--intra-op-threads',
+      String(s.intraOpThreads),
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   try {
     const origin = await listening(child);
     const { runBench } = await import('../bench/run-bench.js');
     const closed: BenchPlan = {
-      url: `${origin}/v1/infer`, method: 'POST', headers: { 'content-type': 'application/json' }, bodies: [s.body], mode: 'closed',
-      connections: s.connections, pipelining: 1, timeoutMs: 30_000, warmupMs: 0, durationMs: s.durationMs, maxRequests: 0, rateRps: 0, stages: undefined,
-      arrival: 'constant', seed: 1, maxInFlight: 1_000_000, workers: 1, httpClient: 'lean', keepIntervals: false,
+      url: `${origin}/v1/infer`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      bodies: [s.body],
+      mode: 'closed',
+      connections: s.connections,
+      pipelining: 1,
+      timeoutMs: 30_000,
+      warmupMs: 0,
+      durationMs: s.durationMs,
+      maxRequests: 0,
+      rateRps: 0,
+      stages: undefined,
+      arrival: 'constant',
+      seed: 1,
+      maxInFlight: 1_000_000,
+      workers: 1,
+      httpClient: 'lean',
+      keepIntervals: false,
     };
     await runBench({ ...closed, durationMs: s.durationMs / 2 });
     /** serve's CPU per request by thread, its batches and GC pauses, over one bench run. */
@@ -122,8 +161,11 @@ export async function measureServeCpu(s: ServeCpuSettings): Promise<ServeCpu | u
         workerMs: perRequest(workerTicks),
         helpersMs: perRequest(others.reduce((sum, t) => sum + t, 0)),
         clientMs: (cpu.user + cpu.system) / 1000 / requests,
-        meanBatch: (batchesAfter.items - batchesBefore.items) / Math.max(1, batchesAfter.batches - batchesBefore.batches),
-        execMs: ((batchesAfter.execS - batchesBefore.execS) * 1000) / Math.max(1, batchesAfter.batches - batchesBefore.batches),
+        meanBatch:
+          (batchesAfter.items - batchesBefore.items) / Math.max(1, batchesAfter.batches - batchesBefore.batches),
+        execMs:
+          ((batchesAfter.execS - batchesBefore.execS) * 1000) /
+          Math.max(1, batchesAfter.batches - batchesBefore.batches),
         rateRps: result.throughputRps,
         gcPauses,
       };
@@ -131,7 +173,13 @@ export async function measureServeCpu(s: ServeCpuSettings): Promise<ServeCpu | u
     const full = await measure(closed);
     if (full === undefined) return undefined;
     const rateRps = Math.max(1, Math.round(full.rateRps * OPEN_LOOP_SHARE));
-    const open = await measure({ ...closed, mode: 'open', rateRps, arrival: 'poisson', connections: Math.max(64, s.connections) });
+    const open = await measure({
+      ...closed,
+      mode: 'open',
+      rateRps,
+      arrival: 'poisson',
+      connections: Math.max(64, s.connections),
+    });
     if (open === undefined) return full;
     const { execMs: _execMs, ...openLoop } = open;
     return { ...full, openLoop };
@@ -176,7 +224,8 @@ async function childrenTicks(pid: number): Promise<number> {
   for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
     const children = (await readFile(`/proc/${pid}/task/${tid}/children`, 'utf8').catch(() => '')).trim();
     for (const child of children === '' ? [] : children.split(/\s+/)) {
-      for (const ticks of (await threadTicks(Number(child)).catch(() => new Map<number, number>())).values()) total += ticks;
+      for (const ticks of (await threadTicks(Number(child)).catch(() => new Map<number, number>())).values())
+        total += ticks;
     }
   }
   return total;
@@ -192,7 +241,8 @@ interface ServeCounts {
 
 async function batchCounts(origin: string): Promise<ServeCounts> {
   const text = await (await fetch(`${origin}/metrics`)).text();
-  const sum = (name: string): number => [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})?\\s+(\\S+)`, 'gm'))].reduce((n, m) => n + Number(m[1]), 0);
+  const sum = (name: string): number =>
+    [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})?\\s+(\\S+)`, 'gm'))].reduce((n, m) => n + Number(m[1]), 0);
   const gc = new Map<string, { count: number; sumS: number }>();
   for (const m of text.matchAll(/^nodejs_gc_duration_seconds_(count|sum)\{kind="([^"]+)"\}\s+(\S+)/gm)) {
     const entry = gc.get(m[2] as string) ?? { count: 0, sumS: 0 };
@@ -200,5 +250,10 @@ async function batchCounts(origin: string): Promise<ServeCounts> {
     else entry.sumS = Number(m[3]);
     gc.set(m[2] as string, entry);
   }
-  return { batches: sum('batchline_batches_total'), items: sum('batchline_batch_items_total'), execS: sum('batchline_model_execution_seconds_sum'), gc };
+  return {
+    batches: sum('batchline_batches_total'),
+    items: sum('batchline_batch_items_total'),
+    execS: sum('batchline_model_execution_seconds_sum'),
+    gc,
+  };
 }

@@ -25,7 +25,10 @@ export interface PathMeasurement {
  * checking it against the model's inputs (`model.decode`), and encoding one item's answer
  * (`model.replyBody`). Medians, in ms per request or item.
  */
-export async function measureMainThread(model: PathModel, m: PathMeasurement): Promise<{ decodeMs: number; checkMs: number; encodeMs: number; itemBytes: number }> {
+export async function measureMainThread(
+  model: PathModel,
+  m: PathMeasurement,
+): Promise<{ decodeMs: number; checkMs: number; encodeMs: number; itemBytes: number }> {
   const decode: number[] = [];
   const check: number[] = [];
   let item: ItemTensors | undefined;
@@ -40,7 +43,10 @@ export async function measureMainThread(model: PathModel, m: PathMeasurement): P
       check.push(t2 - t1);
     }
   }
-  const itemBytes = Object.values(item as ItemTensors).reduce((sum, tensor) => sum + ((tensor.data as { byteLength?: number }).byteLength ?? 0), 0);
+  const itemBytes = Object.values(item as ItemTensors).reduce(
+    (sum, tensor) => sum + ((tensor.data as { byteLength?: number }).byteLength ?? 0),
+    0,
+  );
   // One real answer to encode: the model's outputs for the decoded item.
   const [outputs] = await model.runBatch([item as ItemTensors]);
   if (outputs instanceof Error) throw outputs;
@@ -58,11 +64,17 @@ export async function measureMainThread(model: PathModel, m: PathMeasurement): P
  * with three decimals (an image normalised to [-1, 1] prints so). Real requests may print
  * more digits, and reading them costs more: measure with `--body @file` when you have one.
  */
-export function generatedJsonBody(model: Pick<ServedModel, 'inputs'>, itemShapes: ReadonlyMap<string, readonly number[]>, seed: number): Uint8Array {
+export function generatedJsonBody(
+  model: Pick<ServedModel, 'inputs'>,
+  itemShapes: ReadonlyMap<string, readonly number[]>,
+  seed: number,
+): Uint8Array {
   const item = randomItem(model.inputs, new SeededRandom(seed), itemShapes);
   const nestedOf = (name: string): unknown => {
     const tensor = item[name]!;
-    const values = Array.from(tensor.data as ArrayLike<number | bigint>, (v) => (typeof v === 'bigint' ? Number(v) : Math.round(v * 1000) / 1000));
+    const values = Array.from(tensor.data as ArrayLike<number | bigint>, (v) =>
+      typeof v === 'bigint' ? Number(v) : Math.round(v * 1000) / 1000,
+    );
     const build = (depth: number, offset: number): unknown => {
       if (depth === tensor.shape.length) return values[offset];
       const stride = tensor.shape.slice(depth + 1).reduce((product, dim) => product * dim, 1);
@@ -70,7 +82,10 @@ export function generatedJsonBody(model: Pick<ServedModel, 'inputs'>, itemShapes
     };
     return build(0, 0);
   };
-  const inputs = model.inputs.length === 1 ? nestedOf(model.inputs[0]!.name) : Object.fromEntries(model.inputs.map((spec) => [spec.name, nestedOf(spec.name)]));
+  const inputs =
+    model.inputs.length === 1
+      ? nestedOf(model.inputs[0]!.name)
+      : Object.fromEntries(model.inputs.map((spec) => [spec.name, nestedOf(spec.name)]));
   return Buffer.from(JSON.stringify({ inputs }));
 }
 
@@ -88,7 +103,10 @@ export function servingPathOf(
   fit: (points: { n: number; ms: number }[]) => { aMs: number; bMs: number },
 ): ServingPath {
   const runPoints = runs.map((t) => ({ batch_size: t.batchSize, p50_ms: round(medianOf(t.samplesMs)) }));
-  const handover = roundTrips.map((t, i) => ({ n: t.batchSize, ms: Math.max(0, medianOf(t.samplesMs) - medianOf((runs[i] as BatchTimings).samplesMs)) }));
+  const handover = roundTrips.map((t, i) => ({
+    n: t.batchSize,
+    ms: Math.max(0, medianOf(t.samplesMs) - medianOf((runs[i] as BatchTimings).samplesMs)),
+  }));
   const runFit = fit(runPoints.map((p) => ({ n: p.batch_size, ms: p.p50_ms })));
   const handoverFit = execution === 'inline' ? { aMs: 0, bMs: 0 } : fit(handover);
   return {

@@ -1,12 +1,20 @@
 import { endianness } from 'node:os';
 import { BatchlineError } from '../errors.js';
 import { inputBuffers } from '../model/input-buffers.js';
-import { allocateTyped, BYTES_PER_ELEMENT, typedOver, type ElementArray, type ElementType, type TypedElementArray } from '../model/tensor-spec.js';
+import {
+  allocateTyped,
+  BYTES_PER_ELEMENT,
+  typedOver,
+  type ElementArray,
+  type ElementType,
+  type TypedElementArray,
+} from '../model/tensor-spec.js';
 import { copyBytes, type BodyChunks } from './body-chunks.js';
 
 // The wire is little-endian (the binary tensor extension, MessagePack bins here); typed arrays use
 // the machine's order. Every platform onnxruntime-node ships for is little-endian.
-if (endianness() !== 'LE') throw new Error('batchline reads binary tensors as little-endian and needs a little-endian machine');
+if (endianness() !== 'LE')
+  throw new Error('batchline reads binary tensors as little-endian and needs a little-endian machine');
 
 /** The bytes of `count` elements of `type`, or undefined for strings (their size varies). */
 export function byteSizeOf(type: ElementType, count: number): number | undefined {
@@ -18,7 +26,12 @@ export function byteSizeOf(type: ElementType, count: number): number | undefined
  * their own (whose buffer can then be transferred to a model thread): a large one into a buffer
  * of the server's input pool, which the model thread gives back after the batch.
  */
-export function typedFromBody(body: BodyChunks, start: number, type: Exclude<ElementType, 'string'>, count: number): TypedElementArray {
+export function typedFromBody(
+  body: BodyChunks,
+  start: number,
+  type: Exclude<ElementType, 'string'>,
+  count: number,
+): TypedElementArray {
   const bytes = BYTES_PER_ELEMENT[type] * count;
   const data = bytes >= inputBuffers.minBytes ? typedOver(type, inputBuffers.take(bytes)) : allocateTyped(type, count);
   copyBytes(body, start, new Uint8Array(data.buffer, 0, data.byteLength));
@@ -40,7 +53,8 @@ export function stringsFromBytes(bytes: Buffer, count: number, name: string): st
     strings.push(bytes.toString('utf8', at, at + length));
     at += length;
   }
-  if (strings.length !== count) throw bad(name, `its binary data holds ${strings.length} BYTES elements; its shape needs ${count}`);
+  if (strings.length !== count)
+    throw bad(name, `its binary data holds ${strings.length} BYTES elements; its shape needs ${count}`);
   return strings;
 }
 

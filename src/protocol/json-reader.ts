@@ -20,7 +20,9 @@ export class JsonNumbers {
     const build = (depth: number, offset: number): unknown[] => {
       const length = this.shape[depth]!;
       const stride = this.shape.slice(depth + 1).reduce((product, dim) => product * dim, 1);
-      return Array.from({ length }, (_, i) => (depth === this.shape.length - 1 ? this.values[offset + i] : build(depth + 1, offset + i * stride)));
+      return Array.from({ length }, (_, i) =>
+        depth === this.shape.length - 1 ? this.values[offset + i] : build(depth + 1, offset + i * stride),
+      );
     };
     return build(0, 0);
   }
@@ -30,9 +32,21 @@ export class JsonNumbers {
 export const MAX_JSON_DEPTH = 64;
 
 // Byte values.
-const QUOTE = 0x22, BACKSLASH = 0x5c, COMMA = 0x2c, COLON = 0x3a, MINUS = 0x2d, PLUS = 0x2b, DOT = 0x2e;
-const OPEN_BRACKET = 0x5b, CLOSE_BRACKET = 0x5d, OPEN_BRACE = 0x7b, CLOSE_BRACE = 0x7d;
-const ZERO = 0x30, NINE = 0x39, LOWER_E = 0x65, UPPER_E = 0x45;
+const QUOTE = 0x22,
+  BACKSLASH = 0x5c,
+  COMMA = 0x2c,
+  COLON = 0x3a,
+  MINUS = 0x2d,
+  PLUS = 0x2b,
+  DOT = 0x2e;
+const OPEN_BRACKET = 0x5b,
+  CLOSE_BRACKET = 0x5d,
+  OPEN_BRACE = 0x7b,
+  CLOSE_BRACE = 0x7d;
+const ZERO = 0x30,
+  NINE = 0x39,
+  LOWER_E = 0x65,
+  UPPER_E = 0x45;
 
 const EXACT_POWERS_OF_TEN = Array.from({ length: 23 }, (_, i) => 10 ** i); // 1e0 … 1e22, all exact doubles
 const TWO_TO_53 = 2 ** 53;
@@ -79,7 +93,8 @@ class Reader {
   }
 
   private array(depth: number): unknown {
-    if (depth >= MAX_JSON_DEPTH) throw new BatchlineError('BAD_INPUT', `the JSON nests deeper than ${MAX_JSON_DEPTH} levels`);
+    if (depth >= MAX_JSON_DEPTH)
+      throw new BatchlineError('BAD_INPUT', `the JSON nests deeper than ${MAX_JSON_DEPTH} levels`);
     const start = this.at;
     const usedBefore = this.used;
     const shape: number[] = [];
@@ -103,11 +118,13 @@ class Reader {
     let length = 0;
     if (bytes[this.at] === CLOSE_BRACKET) return NOT_NUMERIC; // empty: the mixed reader keeps it as []
     const nested = bytes[this.at] === OPEN_BRACKET;
-    if (shape.length === level) shape.push(-1); // this depth's length, set when its first array ends
-    else if (shape.length === level + 1 !== !nested) return NOT_NUMERIC; // leaves at different depths
+    if (shape.length === level)
+      shape.push(-1); // this depth's length, set when its first array ends
+    else if ((shape.length === level + 1) !== !nested) return NOT_NUMERIC; // leaves at different depths
     if (nested) {
       for (;;) {
-        if (bytes[this.at] !== OPEN_BRACKET || this.numericArray(level + 1, shape, depth) === NOT_NUMERIC) return NOT_NUMERIC;
+        if (bytes[this.at] !== OPEN_BRACKET || this.numericArray(level + 1, shape, depth) === NOT_NUMERIC)
+          return NOT_NUMERIC;
         length++;
         this.skipSpace();
         const next = bytes[this.at];
@@ -171,7 +188,13 @@ class Reader {
         digits += scale;
       }
       let value: number;
-      if (digits <= 15 && !dotWithoutDigits && c !== LOWER_E && c !== UPPER_E && !(c !== undefined && c >= ZERO && c <= NINE)) {
+      if (
+        digits <= 15 &&
+        !dotWithoutDigits &&
+        c !== LOWER_E &&
+        c !== UPPER_E &&
+        !(c !== undefined && c >= ZERO && c <= NINE)
+      ) {
         value = scale === 0 ? mantissa : mantissa / EXACT_POWERS_OF_TEN[scale]!;
         if (negative) value = -value;
       } else {
@@ -215,12 +238,19 @@ class Reader {
       this.skipSpace();
       const c = bytes[this.at++];
       if (c === CLOSE_BRACKET) return result;
-      if (c !== COMMA) this.fail(c === undefined ? 'unexpected end of the body in an array' : `expected ',' or ']' but found ${describeByte(c)}`, this.at - 1);
+      if (c !== COMMA)
+        this.fail(
+          c === undefined
+            ? 'unexpected end of the body in an array'
+            : `expected ',' or ']' but found ${describeByte(c)}`,
+          this.at - 1,
+        );
     }
   }
 
   private object(depth: number): Record<string, unknown> {
-    if (depth >= MAX_JSON_DEPTH) throw new BatchlineError('BAD_INPUT', `the JSON nests deeper than ${MAX_JSON_DEPTH} levels`);
+    if (depth >= MAX_JSON_DEPTH)
+      throw new BatchlineError('BAD_INPUT', `the JSON nests deeper than ${MAX_JSON_DEPTH} levels`);
     const bytes = this.bytes;
     this.at++; // {
     const result: Record<string, unknown> = {};
@@ -231,7 +261,12 @@ class Reader {
     }
     for (;;) {
       this.skipSpace();
-      if (bytes[this.at] !== QUOTE) this.fail(bytes[this.at] === undefined ? 'unexpected end of the body in an object' : `expected a property name but found ${describeByte(bytes[this.at]!)}`);
+      if (bytes[this.at] !== QUOTE)
+        this.fail(
+          bytes[this.at] === undefined
+            ? 'unexpected end of the body in an object'
+            : `expected a property name but found ${describeByte(bytes[this.at]!)}`,
+        );
       const key = this.string();
       // Assigning "__proto__" would set the object's prototype (Fastify's own parser refuses it too).
       if (key === '__proto__') throw new BatchlineError('BAD_JSON', 'the object has a forbidden "__proto__" property');
@@ -243,7 +278,13 @@ class Reader {
       this.skipSpace();
       const c = bytes[this.at++];
       if (c === CLOSE_BRACE) return result;
-      if (c !== COMMA) this.fail(c === undefined ? 'unexpected end of the body in an object' : `expected ',' or '}' but found ${describeByte(c)}`, this.at - 1);
+      if (c !== COMMA)
+        this.fail(
+          c === undefined
+            ? 'unexpected end of the body in an object'
+            : `expected ',' or '}' but found ${describeByte(c)}`,
+          this.at - 1,
+        );
     }
   }
 

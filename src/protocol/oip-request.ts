@@ -1,6 +1,12 @@
 import { BatchlineError } from '../errors.js';
 import { fromNumbers, fromValues } from '../model/element-values.js';
-import { describeShape, elementCount, type ElementArray, type ItemTensors, type TensorSpec } from '../model/tensor-spec.js';
+import {
+  describeShape,
+  elementCount,
+  type ElementArray,
+  type ItemTensors,
+  type TensorSpec,
+} from '../model/tensor-spec.js';
 import { bytesOf, type BodyChunks } from './body-chunks.js';
 import { byteSizeOf, stringsFromBytes, typedFromBody } from './binary-tensor.js';
 import { elementTypeOf, oipDatatypeOf } from './datatypes.js';
@@ -37,11 +43,21 @@ export interface OipRequest {
  * `maxRows`. Checks names, datatypes, shapes and sizes against the model before anything is
  * queued; throws BAD_JSON or BAD_INPUT with a message that names the input.
  */
-export function decodeOipRequest(body: BodyChunks, headerLength: number | undefined, model: OipModelView, maxRows: number): OipRequest {
+export function decodeOipRequest(
+  body: BodyChunks,
+  headerLength: number | undefined,
+  model: OipModelView,
+  maxRows: number,
+): OipRequest {
   const jsonEnd = headerLength ?? body.length;
-  if (jsonEnd > body.length) throw new BatchlineError('BAD_HEADER', `Inference-Header-Content-Length is ${jsonEnd} but the body has ${body.length} bytes`);
+  if (jsonEnd > body.length)
+    throw new BatchlineError(
+      'BAD_HEADER',
+      `Inference-Header-Content-Length is ${jsonEnd} but the body has ${body.length} bytes`,
+    );
   const header = readJson(bytesOf(body, 0, jsonEnd));
-  if (typeof header !== 'object' || header === null || Array.isArray(header) || header instanceof JsonNumbers) throw bad('the body must be a JSON object with "inputs"');
+  if (typeof header !== 'object' || header === null || Array.isArray(header) || header instanceof JsonNumbers)
+    throw bad('the body must be a JSON object with "inputs"');
   const request = header as Record<string, unknown>;
   const id = request.id;
   if (id !== undefined && typeof id !== 'string') throw bad('"id" must be a string');
@@ -50,11 +66,13 @@ export function decodeOipRequest(body: BodyChunks, headerLength: number | undefi
 
   const given = new Map<string, Record<string, unknown>>();
   for (const input of request.inputs) {
-    if (typeof input !== 'object' || input === null || Array.isArray(input) || input instanceof JsonNumbers) throw bad('every entry of "inputs" must be an object with "name", "shape", "datatype" and "data"');
+    if (typeof input !== 'object' || input === null || Array.isArray(input) || input instanceof JsonNumbers)
+      throw bad('every entry of "inputs" must be an object with "name", "shape", "datatype" and "data"');
     const name = (input as Record<string, unknown>).name;
     if (typeof name !== 'string') throw bad('every input needs a "name"');
     if (given.has(name)) throw bad(`input "${clip(name)}" is given twice`);
-    if (!model.inputs.some((spec) => spec.name === name)) throw bad(`unknown input "${clip(name)}"; the model takes ${model.inputs.map((s) => `"${s.name}"`).join(', ')}`);
+    if (!model.inputs.some((spec) => spec.name === name))
+      throw bad(`unknown input "${clip(name)}"; the model takes ${model.inputs.map((s) => `"${s.name}"`).join(', ')}`);
     given.set(name, input as Record<string, unknown>);
   }
   for (const spec of model.inputs) if (!given.has(spec.name)) throw bad(`missing input "${spec.name}"`);
@@ -66,18 +84,27 @@ export function decodeOipRequest(body: BodyChunks, headerLength: number | undefi
   for (const [name, input] of given) {
     const spec = model.inputs.find((s) => s.name === name)!;
     const shape = checkedShape(input, spec, maxRows);
-    if (rows !== undefined && shape[0] !== rows) throw bad(`input "${name}" has ${shape[0]} rows and another input ${rows}: every input has the same batch dimension`);
+    if (rows !== undefined && shape[0] !== rows)
+      throw bad(
+        `input "${name}" has ${shape[0]} rows and another input ${rows}: every input has the same batch dimension`,
+      );
     rows = shape[0]!;
     const itemShape = shape.slice(1);
     const itemCount = elementCount(itemShape);
     const inputParameters = objectOrEmpty(input.parameters, `the "parameters" of input "${name}"`);
-    if (inputParameters.shared_memory_region !== undefined) throw bad(`input "${name}": shared memory is not supported; send the data in the body`);
+    if (inputParameters.shared_memory_region !== undefined)
+      throw bad(`input "${name}": shared memory is not supported; send the data in the body`);
     const binarySize = inputParameters.binary_data_size;
     if (binarySize !== undefined) {
       if (input.data !== undefined) throw bad(`input "${name}" has both "data" and binary_data_size`);
-      if (headerLength === undefined) throw bad(`input "${name}" has binary_data_size, but the request has no Inference-Header-Content-Length header`);
-      if (typeof binarySize !== 'number' || !Number.isInteger(binarySize) || binarySize < 0) throw bad(`input "${name}": binary_data_size must be a whole number of bytes`);
-      if (binaryAt + binarySize > body.length) throw bad(`input "${name}": binary_data_size ${binarySize} runs past the end of the body`);
+      if (headerLength === undefined)
+        throw bad(
+          `input "${name}" has binary_data_size, but the request has no Inference-Header-Content-Length header`,
+        );
+      if (typeof binarySize !== 'number' || !Number.isInteger(binarySize) || binarySize < 0)
+        throw bad(`input "${name}": binary_data_size must be a whole number of bytes`);
+      if (binaryAt + binarySize > body.length)
+        throw bad(`input "${name}": binary_data_size ${binarySize} runs past the end of the body`);
       tensors.set(name, { data: binaryRows(body, binaryAt, binarySize, spec, shape), itemShape });
       binaryAt += binarySize;
     } else {
@@ -85,7 +112,10 @@ export function decodeOipRequest(body: BodyChunks, headerLength: number | undefi
       tensors.set(name, { data: jsonRows(input.data, spec, shape, itemCount), itemShape });
     }
   }
-  if (binaryAt !== body.length) throw bad(`the body has ${body.length - binaryAt} bytes after the JSON that no input's binary_data_size accounts for`);
+  if (binaryAt !== body.length)
+    throw bad(
+      `the body has ${body.length - binaryAt} bytes after the JSON that no input's binary_data_size accounts for`,
+    );
 
   const items: ItemTensors[] = [];
   for (let row = 0; row < rows!; row++) {
@@ -96,7 +126,12 @@ export function decodeOipRequest(body: BodyChunks, headerLength: number | undefi
     }
     items.push(item);
   }
-  return { id: id as string | undefined, rows: rows!, items, outputs: requestedOutputs(request.outputs, parameters, model) };
+  return {
+    id: id as string | undefined,
+    rows: rows!,
+    items,
+    outputs: requestedOutputs(request.outputs, parameters, model),
+  };
 }
 
 /** The input's `shape` and `datatype`, checked against the model's input. */
@@ -110,19 +145,32 @@ function checkedShape(input: Record<string, unknown>, spec: TensorSpec, maxRows:
   }
   const shape = integers(input.shape, `the "shape" of input "${spec.name}"`);
   const expected = `[-1, ${spec.itemShape.map((d) => (typeof d === 'number' ? d : -1)).join(', ')}]`;
-  if (shape.length !== spec.itemShape.length + 1) throw bad(`input "${spec.name}" has shape ${describeShape(shape)}; the model takes ${expected} (the batch first)`);
+  if (shape.length !== spec.itemShape.length + 1)
+    throw bad(`input "${spec.name}" has shape ${describeShape(shape)}; the model takes ${expected} (the batch first)`);
   const rows = shape[0]!;
   if (rows < 1) throw bad(`input "${spec.name}" has ${rows} rows in its batch dimension`);
-  if (rows > maxRows) throw bad(`input "${spec.name}" carries a batch of ${rows}; this model takes at most ${maxRows} (its max batch size)`);
+  if (rows > maxRows)
+    throw bad(
+      `input "${spec.name}" carries a batch of ${rows}; this model takes at most ${maxRows} (its max batch size)`,
+    );
   spec.itemShape.forEach((dim, i) => {
     const size = shape[i + 1]!;
-    if (typeof dim === 'number' ? size !== dim : size < 1) throw bad(`input "${spec.name}" has shape ${describeShape(shape)}; the model takes ${expected} (the batch first)`);
+    if (typeof dim === 'number' ? size !== dim : size < 1)
+      throw bad(
+        `input "${spec.name}" has shape ${describeShape(shape)}; the model takes ${expected} (the batch first)`,
+      );
   });
   return shape;
 }
 
 /** Each row of a binary input, copied once from the body into its own array. */
-function binaryRows(body: BodyChunks, at: number, size: number, spec: TensorSpec, shape: readonly number[]): (row: number) => ElementArray {
+function binaryRows(
+  body: BodyChunks,
+  at: number,
+  size: number,
+  spec: TensorSpec,
+  shape: readonly number[],
+): (row: number) => ElementArray {
   const itemCount = elementCount(shape.slice(1));
   if (spec.type === 'string') {
     const strings = stringsFromBytes(bytesOf(body, at, at + size), elementCount(shape), spec.name);
@@ -130,18 +178,28 @@ function binaryRows(body: BodyChunks, at: number, size: number, spec: TensorSpec
   }
   const type = spec.type;
   const expected = byteSizeOf(type, elementCount(shape))!;
-  if (size !== expected) throw bad(`input "${spec.name}": binary_data_size is ${size} bytes; shape ${describeShape(shape)} of ${oipDatatypeOf(type)} takes ${expected}`);
+  if (size !== expected)
+    throw bad(
+      `input "${spec.name}": binary_data_size is ${size} bytes; shape ${describeShape(shape)} of ${oipDatatypeOf(type)} takes ${expected}`,
+    );
   const itemBytes = byteSizeOf(type, itemCount)!;
   return (row) => typedFromBody(body, at + row * itemBytes, type, itemCount);
 }
 
 /** Each row of an input given as JSON `data`, flat or nested, converted once into its own array. */
-function jsonRows(data: unknown, spec: TensorSpec, shape: readonly number[], itemCount: number): (row: number) => ElementArray {
+function jsonRows(
+  data: unknown,
+  spec: TensorSpec,
+  shape: readonly number[],
+  itemCount: number,
+): (row: number) => ElementArray {
   const total = elementCount(shape);
   if (data instanceof JsonNumbers) {
     // `values` views readJson's scratch space: convert every row now, before another body is read.
     if (data.values.length !== total) throw countError(spec, data.values.length, shape);
-    const converted = Array.from({ length: shape[0]! }, (_, row) => fromNumbers(data.values, row * itemCount, itemCount, spec));
+    const converted = Array.from({ length: shape[0]! }, (_, row) =>
+      fromNumbers(data.values, row * itemCount, itemCount, spec),
+    );
     return (row) => converted[row]!;
   }
   if (!Array.isArray(data)) throw bad(`the "data" of input "${spec.name}" must be an array`);
@@ -159,18 +217,31 @@ function flatten(value: readonly unknown[], out: unknown[]): void {
   }
 }
 
-function requestedOutputs(outputs: unknown, parameters: Record<string, unknown>, model: OipModelView): RequestedOutput[] {
+function requestedOutputs(
+  outputs: unknown,
+  parameters: Record<string, unknown>,
+  model: OipModelView,
+): RequestedOutput[] {
   const allBinary = parameters.binary_data_output === true;
   if (outputs === undefined) return model.outputs.map((spec) => ({ spec, binary: allBinary }));
   if (!Array.isArray(outputs)) throw bad('"outputs" must be an array of requested outputs');
   return outputs.map((output): RequestedOutput => {
-    if (typeof output !== 'object' || output === null || Array.isArray(output) || output instanceof JsonNumbers) throw bad('every entry of "outputs" must be an object with a "name"');
+    if (typeof output !== 'object' || output === null || Array.isArray(output) || output instanceof JsonNumbers)
+      throw bad('every entry of "outputs" must be an object with a "name"');
     const { name } = output as Record<string, unknown>;
     const spec = model.outputs.find((s) => s.name === name);
-    if (spec === undefined) throw bad(`unknown output ${typeof name === 'string' ? `"${clip(name)}"` : '(no name)'}; the model has ${model.outputs.map((s) => `"${s.name}"`).join(', ')}`);
-    const outputParameters = objectOrEmpty((output as Record<string, unknown>).parameters, `the "parameters" of output "${spec.name}"`);
-    if (outputParameters.classification !== undefined) throw bad(`output "${spec.name}": the classification extension is not supported`);
-    if (outputParameters.shared_memory_region !== undefined) throw bad(`output "${spec.name}": shared memory is not supported`);
+    if (spec === undefined)
+      throw bad(
+        `unknown output ${typeof name === 'string' ? `"${clip(name)}"` : '(no name)'}; the model has ${model.outputs.map((s) => `"${s.name}"`).join(', ')}`,
+      );
+    const outputParameters = objectOrEmpty(
+      (output as Record<string, unknown>).parameters,
+      `the "parameters" of output "${spec.name}"`,
+    );
+    if (outputParameters.classification !== undefined)
+      throw bad(`output "${spec.name}": the classification extension is not supported`);
+    if (outputParameters.shared_memory_region !== undefined)
+      throw bad(`output "${spec.name}": shared memory is not supported`);
     const binary = outputParameters.binary_data;
     return { spec, binary: typeof binary === 'boolean' ? binary : allBinary };
   });
@@ -178,18 +249,22 @@ function requestedOutputs(outputs: unknown, parameters: Record<string, unknown>,
 
 function integers(value: unknown, what: string): number[] {
   const list = value instanceof JsonNumbers && value.shape.length === 1 ? Array.from(value.values) : value;
-  if (!Array.isArray(list) || !list.every((n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0)) throw bad(`${what} must be an array of whole numbers`);
+  if (!Array.isArray(list) || !list.every((n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0))
+    throw bad(`${what} must be an array of whole numbers`);
   return list as number[];
 }
 
 function objectOrEmpty(value: unknown, what: string): Record<string, unknown> {
   if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || value instanceof JsonNumbers) throw bad(`${what} must be an object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || value instanceof JsonNumbers)
+    throw bad(`${what} must be an object`);
   return value as Record<string, unknown>;
 }
 
 function countError(spec: TensorSpec, count: number, shape: readonly number[]): BatchlineError {
-  return bad(`input "${spec.name}" has ${count} values in "data"; its shape ${describeShape(shape)} needs ${elementCount(shape)}`);
+  return bad(
+    `input "${spec.name}" has ${count} values in "data"; its shape ${describeShape(shape)} needs ${elementCount(shape)}`,
+  );
 }
 
 function clip(text: string): string {

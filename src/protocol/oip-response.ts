@@ -37,10 +37,14 @@ export function encodeOipAnswer(answer: OipAnswer): EncodedOipAnswer {
   for (const { spec, binary: asBinary } of answer.outputs) {
     const rows = answer.rows.map((row) => row[spec.name]);
     const first = rows[0];
-    if (first === undefined || rows.some((row) => row === undefined)) throw new Error(`the model did not return output "${spec.name}"`);
+    if (first === undefined || rows.some((row) => row === undefined))
+      throw new Error(`the model did not return output "${spec.name}"`);
     const itemShape = first.shape;
     for (const row of rows) {
-      if (row!.shape.join() !== itemShape.join()) throw new Error(`output "${spec.name}" has rows of shapes ${describeShape(itemShape)} and ${describeShape(row!.shape)}`);
+      if (row!.shape.join() !== itemShape.join())
+        throw new Error(
+          `output "${spec.name}" has rows of shapes ${describeShape(itemShape)} and ${describeShape(row!.shape)}`,
+        );
     }
     const head = `{"name":${JSON.stringify(spec.name)},"datatype":"${oipDatatypeOf(spec.type)}","shape":[${[rows.length, ...itemShape].join(',')}]`;
     if (asBinary) {
@@ -59,7 +63,11 @@ export function encodeOipAnswer(answer: OipAnswer): EncodedOipAnswer {
   const json = `{"model_name":${JSON.stringify(answer.modelName)},"model_version":${JSON.stringify(answer.modelVersion)}${id},"outputs":[${parts.join(',')}]}`;
   if (binary.length === 0) return { body: json, contentType: OIP_JSON_CONTENT_TYPE };
   const header = Buffer.from(json);
-  return { body: Buffer.concat([header, ...binary]), contentType: OIP_BINARY_CONTENT_TYPE, headerLength: header.length };
+  return {
+    body: Buffer.concat([header, ...binary]),
+    contentType: OIP_BINARY_CONTENT_TYPE,
+    headerLength: header.length,
+  };
 }
 
 /** `$inference_error_response` (and every other error of the protocol): `{"error": message}`. */
@@ -87,7 +95,10 @@ function jsonValues(data: ElementArray, spec: TensorSpec): string {
 function finite<T extends ArrayLike<number>>(values: T, spec: TensorSpec): T {
   for (let i = 0; i < values.length; i++) {
     const value = values[i]!;
-    if (value - value !== 0) throw new Error(`output "${spec.name}" holds ${value}, which JSON cannot carry; ask for it as binary data ("binary_data": true)`);
+    if (value - value !== 0)
+      throw new Error(
+        `output "${spec.name}" holds ${value}, which JSON cannot carry; ask for it as binary data ("binary_data": true)`,
+      );
   }
   return values;
 }

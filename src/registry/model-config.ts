@@ -24,7 +24,10 @@ export function snakeCase(key: string): string {
  * batching options included, whoever adds them) is a field, checked with the flag's own range.
  */
 export const CONFIG_FIELDS: ReadonlyMap<string, { key: keyof ModelVersionConfig; spec: OptionSpec }> = new Map(
-  (Object.entries(MODEL_VERSION_OPTIONS) as [keyof ModelVersionConfig, OptionSpec][]).map(([key, spec]) => [snakeCase(key), { key, spec }]),
+  (Object.entries(MODEL_VERSION_OPTIONS) as [keyof ModelVersionConfig, OptionSpec][]).map(([key, spec]) => [
+    snakeCase(key),
+    { key, spec },
+  ]),
 );
 
 /**
@@ -33,22 +36,33 @@ export const CONFIG_FIELDS: ReadonlyMap<string, { key: keyof ModelVersionConfig;
  * names the source in errors (`models/resnet/config.json`); `extraFields` are other fields the
  * caller reads itself. Throws INVALID_MODEL_CONFIG naming the file, the field and what it allows.
  */
-export function parseModelOptions(json: unknown, where: string, extraFields: readonly string[] = ['version_policy']): ModelConfigFile {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw invalid(`${where}: expected a JSON object of options`);
+export function parseModelOptions(
+  json: unknown,
+  where: string,
+  extraFields: readonly string[] = ['version_policy'],
+): ModelConfigFile {
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    throw invalid(`${where}: expected a JSON object of options`);
   const options: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(json)) {
     const known = CONFIG_FIELDS.get(field);
     if (known === undefined) {
       if (extraFields.includes(field)) continue;
-      throw invalid(`${where}: unknown field "${field}"; allowed: ${[...CONFIG_FIELDS.keys(), ...extraFields].join(', ')}`);
+      throw invalid(
+        `${where}: unknown field "${field}"; allowed: ${[...CONFIG_FIELDS.keys(), ...extraFields].join(', ')}`,
+      );
     }
-    if (typeof value === 'object' && value !== null) throw invalid(`${where}: ${field}: got ${JSON.stringify(value)}, expected a single value`);
+    if (typeof value === 'object' && value !== null)
+      throw invalid(`${where}: ${field}: got ${JSON.stringify(value)}, expected a single value`);
     options[known.key] = parseOptionValue(known.spec, value, `${where}: ${field}`, 'INVALID_MODEL_CONFIG');
   }
   const policy = (json as { version_policy?: unknown }).version_policy;
   return {
     options: options as Partial<ModelVersionConfig>,
-    versionPolicy: extraFields.includes('version_policy') && policy !== undefined ? parseVersionPolicy(policy, `${where}: version_policy`) : DEFAULT_POLICY,
+    versionPolicy:
+      extraFields.includes('version_policy') && policy !== undefined
+        ? parseVersionPolicy(policy, `${where}: version_policy`)
+        : DEFAULT_POLICY,
   };
 }
 
@@ -73,7 +87,8 @@ export async function readModelConfig(file: string, shownAs: string): Promise<Mo
 /** A model's own options over the server's (flags, env, defaults), frozen. */
 export function effectiveConfig(server: ModelVersionConfig, own: Partial<ModelVersionConfig>): ModelVersionConfig {
   const config: Record<string, unknown> = {};
-  for (const key of Object.keys(MODEL_VERSION_OPTIONS)) config[key] = (own as Record<string, unknown>)[key] ?? (server as Record<string, unknown>)[key];
+  for (const key of Object.keys(MODEL_VERSION_OPTIONS))
+    config[key] = (own as Record<string, unknown>)[key] ?? (server as Record<string, unknown>)[key];
   return Object.freeze(config) as ModelVersionConfig;
 }
 
@@ -94,7 +109,8 @@ function parseVersionPolicy(value: unknown, where: string): VersionPolicy {
   if (Number.isInteger(policy.latest) && (policy.latest as number) >= 1) return { latest: policy.latest as number };
   if (policy.all === true) return { all: true };
   const specific = policy.specific;
-  if (Array.isArray(specific) && specific.length > 0 && specific.every((v) => Number.isInteger(v) && v >= 1)) return { specific: specific as number[] };
+  if (Array.isArray(specific) && specific.length > 0 && specific.every((v) => Number.isInteger(v) && v >= 1))
+    return { specific: specific as number[] };
   throw invalid(`${where}: got ${JSON.stringify(value)}, ${allowed}`);
 }
 

@@ -65,7 +65,8 @@ export class ModelVersion implements AdmissionTarget {
 
   /** The state as shown to clients: a ready version none of whose instances can take a batch is unavailable. */
   get status(): { state: ModelVersionState; reason?: string } {
-    if (this.stateNow === 'ready' && !this.model.ready) return { state: 'unavailable', reason: this.model.health().reason ?? 'no healthy model instance' };
+    if (this.stateNow === 'ready' && !this.model.ready)
+      return { state: 'unavailable', reason: this.model.health().reason ?? 'no healthy model instance' };
     return this.failure === undefined ? { state: this.stateNow } : { state: this.stateNow, reason: this.failure };
   }
 
@@ -106,7 +107,9 @@ export class ModelVersion implements AdmissionTarget {
         this.latencyPrior = { aMs: fit.a_ms, bMs: fit.b_ms };
       }
       const model = await loadModel(this.path, {
-        instances: c.instances, intraOpThreads: c.intraOpThreads, execution: c.execution,
+        instances: c.instances,
+        intraOpThreads: c.intraOpThreads,
+        execution: c.execution,
         ...(this.path === undefined ? {} : { name: this.name, version: String(this.version) }),
       });
       this.attach(model);
@@ -120,10 +123,20 @@ export class ModelVersion implements AdmissionTarget {
   /** Builds the executor, batcher, stats and metrics over a loaded model and takes work. */
   attach(model: ServedModel): void {
     this.model = model;
-    const executor = new ModelExecutor(model, this.deps.clock, this.config.modelLatencyMs, undefined, undefined, this.config.stuckBatchFactor);
+    const executor = new ModelExecutor(
+      model,
+      this.deps.clock,
+      this.config.modelLatencyMs,
+      undefined,
+      undefined,
+      this.config.stuckBatchFactor,
+    );
     this.batcher = createBatcher({ ...this.config, latencyPrior: this.latencyPrior }, this.deps.clock, executor);
     this.stats = new BatcherStats(this.batcher, this.deps.clock, this.config.maxBatchSize);
-    this.metrics = this.deps.metrics.forVersion(this.batcher, this.config.maxBatchSize, { model: this.name, version: String(this.version) });
+    this.metrics = this.deps.metrics.forVersion(this.batcher, this.config.maxBatchSize, {
+      model: this.name,
+      version: String(this.version),
+    });
     // Deregistered while it loaded: it stays draining, and its remover closes it.
     if (this.stateNow === 'loading') this.setState('ready');
   }
@@ -161,7 +174,10 @@ export class ModelVersion implements AdmissionTarget {
       }
       this.endDrain = finish;
       if (batcher.idle) return finish();
-      batcher.addObserver({ batchFinished: () => batcher.idle && finish(), requestFinished: () => batcher.idle && finish() });
+      batcher.addObserver({
+        batchFinished: () => batcher.idle && finish(),
+        requestFinished: () => batcher.idle && finish(),
+      });
     });
     batcher.abortAll('shutdown');
   }
@@ -185,12 +201,23 @@ export class ModelVersion implements AdmissionTarget {
       name: this.name,
       version: this.version,
       ...this.status,
-      model: { version: this.model.version, inputs: this.model.inputs.map((s) => s.name), outputs: this.model.outputs.map((s) => s.name) },
+      model: {
+        version: this.model.version,
+        inputs: this.model.inputs.map((s) => s.name),
+        outputs: this.model.outputs.map((s) => s.name),
+      },
       config: {
-        maxBatchSize: c.maxBatchSize, batchWindowMs: c.batchWindowMs, maxQueueSize: c.maxQueueSize,
-        requestTimeoutMs: c.requestTimeoutMs, instances: c.instances,
-        modelLatencyMs: c.modelLatencyMs.aMs, modelLatencyPerItemMs: c.modelLatencyMs.bMs,
-        batchPolicy: c.batchPolicy, targetLatencyMs: c.targetLatencyMs, admission: c.admission, isolation: c.isolation,
+        maxBatchSize: c.maxBatchSize,
+        batchWindowMs: c.batchWindowMs,
+        maxQueueSize: c.maxQueueSize,
+        requestTimeoutMs: c.requestTimeoutMs,
+        instances: c.instances,
+        modelLatencyMs: c.modelLatencyMs.aMs,
+        modelLatencyPerItemMs: c.modelLatencyMs.bMs,
+        batchPolicy: c.batchPolicy,
+        targetLatencyMs: c.targetLatencyMs,
+        admission: c.admission,
+        isolation: c.isolation,
       },
       responsesByStatus: { ...this.responsesByStatus },
       snapshot: this.stats.snapshot(),

@@ -24,7 +24,8 @@ export class Registry {
   add(version: ModelVersion): void {
     let entry = this.byName.get(version.name);
     if (entry === undefined) this.byName.set(version.name, (entry = { versions: [], latestReady: undefined }));
-    if (entry.versions.some((v) => v.version === version.version)) throw new BatchlineError('VERSION_EXISTS', `${version.name} version ${version.version}`);
+    if (entry.versions.some((v) => v.version === version.version))
+      throw new BatchlineError('VERSION_EXISTS', `${version.name} version ${version.version}`);
     entry.versions.push(version);
     entry.versions.sort((a, b) => b.version - a.version);
     this.refresh(version.name);
@@ -82,11 +83,25 @@ export function admissionTarget(registry: Registry, name: string, version?: numb
   const found = registry.resolve(name, version);
   if (found === undefined) {
     const known = registry.versionsOf(name);
-    if (known.length === 0) return new BatchlineError('MODEL_NOT_FOUND', `'${name}'; this server has ${registry.names().map((n) => `'${n}'`).join(', ')}`);
-    if (version === undefined) return new BatchlineError('MODEL_NOT_FOUND', `'${name}': its versions are being removed`);
-    return new BatchlineError('MODEL_NOT_FOUND', `'${name}' has no version ${version}; it has ${known.map((v) => v.version).join(', ')}`);
+    if (known.length === 0)
+      return new BatchlineError(
+        'MODEL_NOT_FOUND',
+        `'${name}'; this server has ${registry
+          .names()
+          .map((n) => `'${n}'`)
+          .join(', ')}`,
+      );
+    if (version === undefined)
+      return new BatchlineError('MODEL_NOT_FOUND', `'${name}': its versions are being removed`);
+    return new BatchlineError(
+      'MODEL_NOT_FOUND',
+      `'${name}' has no version ${version}; it has ${known.map((v) => v.version).join(', ')}`,
+    );
   }
   if (found.acceptsWork) return found;
   const { state, reason } = found.status;
-  return new BatchlineError('MODEL_UNAVAILABLE', `'${name}' version ${found.version} is ${state}${reason === undefined ? '' : ` (${reason})`}`);
+  return new BatchlineError(
+    'MODEL_UNAVAILABLE',
+    `'${name}' version ${found.version} is ${state}${reason === undefined ? '' : ` (${reason})`}`,
+  );
 }

@@ -24,7 +24,10 @@ export interface RepositoryModel {
  */
 export async function scanRepository(dir: string): Promise<RepositoryModel[]> {
   const entries = await readdir(dir, { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
-    throw new BatchlineError('INVALID_OPTION', `--model-repository: cannot read ${dir} (${error.code ?? error.message})`);
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--model-repository: cannot read ${dir} (${error.code ?? error.message})`,
+    );
   });
   const models: RepositoryModel[] = [];
   for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
@@ -37,17 +40,22 @@ export async function scanRepository(dir: string): Promise<RepositoryModel[]> {
 
 async function scanModel(dir: string, name: string): Promise<RepositoryModel> {
   const modelDir = join(dir, name);
-  if (!MODEL_NAME_PATTERN.test(name)) throw invalid(`${modelDir}: a model name is letters, digits, '_', '.' and '-' (at most 128)`);
+  if (!MODEL_NAME_PATTERN.test(name))
+    throw invalid(`${modelDir}: a model name is letters, digits, '_', '.' and '-' (at most 128)`);
   const config = await readModelConfig(join(modelDir, 'config.json'), join(modelDir, 'config.json'));
   const onDisk: number[] = [];
   for (const entry of await readdir(modelDir, { withFileTypes: true })) {
-    if (/^[1-9]\d{0,8}$/.test(entry.name) && (await isDirectory(join(modelDir, entry.name)))) onDisk.push(Number(entry.name));
+    if (/^[1-9]\d{0,8}$/.test(entry.name) && (await isDirectory(join(modelDir, entry.name))))
+      onDisk.push(Number(entry.name));
   }
   if (onDisk.length === 0) throw invalid(`${modelDir}: no version folders (expected ${modelDir}/1/${MODEL_FILE})`);
   const policy = config.versionPolicy;
   if ('specific' in policy) {
     const missing = policy.specific.filter((version) => !onDisk.includes(version));
-    if (missing.length > 0) throw invalid(`${join(modelDir, 'config.json')}: version_policy names version ${missing.join(', ')}, which ${modelDir} does not have`);
+    if (missing.length > 0)
+      throw invalid(
+        `${join(modelDir, 'config.json')}: version_policy names version ${missing.join(', ')}, which ${modelDir} does not have`,
+      );
   }
   const versions = [];
   for (const version of selectVersions(onDisk, policy)) {
@@ -66,20 +74,25 @@ async function scanModel(dir: string, name: string): Promise<RepositoryModel> {
  * anything but an ONNX graph (the middleware imported code modules by name).
  */
 export async function modelFileInRepository(repository: string, given: unknown): Promise<string> {
-  if (typeof given !== 'string' || given === '') throw badPath(`"path" must be a file name relative to the model repository, such as "resnet/2/model.onnx"`);
+  if (typeof given !== 'string' || given === '')
+    throw badPath(`"path" must be a file name relative to the model repository, such as "resnet/2/model.onnx"`);
   const shown = JSON.stringify(given.length > 200 ? `${given.slice(0, 200)}…` : given);
   if (given.includes('\0')) throw badPath(`${shown} holds a NUL character`);
   if (isAbsolute(given)) throw badPath(`${shown} is absolute; give a path relative to the model repository`);
-  if (given.split(/[\\/]/).includes('..')) throw badPath(`${shown} contains ".."; give a path inside the model repository`);
+  if (given.split(/[\\/]/).includes('..'))
+    throw badPath(`${shown} contains ".."; give a path inside the model repository`);
   if (!/\.onnx$/i.test(given)) throw badPath(`${shown} is not an ONNX file (.onnx); batchline loads nothing else`);
   const root = await realpath(repository);
   let real: string;
   try {
     real = await realpath(join(root, given));
   } catch (error) {
-    throw badPath(`${shown}: no such file in the model repository (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`);
+    throw badPath(
+      `${shown}: no such file in the model repository (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`,
+    );
   }
-  if (!real.startsWith(root + sep)) throw badPath(`${shown} leads outside the model repository (through a symbolic link)`);
+  if (!real.startsWith(root + sep))
+    throw badPath(`${shown} leads outside the model repository (through a symbolic link)`);
   if (!(await stat(real)).isFile()) throw badPath(`${shown} is not a regular file`);
   return real;
 }

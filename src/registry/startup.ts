@@ -21,26 +21,44 @@ export interface StartupVersion {
  * POST /v1/infer: `--default-model`, or the only model. Throws INVALID_OPTION (exit 2) for
  * options that contradict each other, INVALID_MODEL_CONFIG for a bad repository.
  */
-export async function startupVersions(config: ServeConfig): Promise<{ versions: StartupVersion[]; defaultModel: string | undefined }> {
+export async function startupVersions(
+  config: ServeConfig,
+): Promise<{ versions: StartupVersion[]; defaultModel: string | undefined }> {
   let versions: StartupVersion[];
   if (config.modelRepository !== undefined) {
-    if (config.model !== undefined) throw new BatchlineError('INVALID_OPTION', '--model and --model-repository: give one (put the model file in the repository as NAME/1/model.onnx)');
-    if (config.modelName !== undefined) throw new BatchlineError('INVALID_OPTION', '--model-name names the --model file; in a repository a model is named by its folder');
+    if (config.model !== undefined)
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        '--model and --model-repository: give one (put the model file in the repository as NAME/1/model.onnx)',
+      );
+    if (config.modelName !== undefined)
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        '--model-name names the --model file; in a repository a model is named by its folder',
+      );
     const models = await scanRepository(config.modelRepository);
     versions = models.flatMap((model) => {
       const own = effectiveConfig(config, model.config.options);
       return model.versions.map(({ version, path }) => ({ name: model.name, version, path, config: own }));
     });
   } else {
-    const name = config.modelName ?? (config.model === undefined ? TOY_MODEL_VERSION : basename(config.model).replace(/\.onnx$/i, ''));
+    const name =
+      config.modelName ??
+      (config.model === undefined ? TOY_MODEL_VERSION : basename(config.model).replace(/\.onnx$/i, ''));
     if (!MODEL_NAME_PATTERN.test(name)) {
-      throw new BatchlineError('INVALID_OPTION', `--model-name: got '${name}', expected letters, digits, '_', '.' and '-' (at most 128)${config.modelName === undefined ? '; the file name is used when none is given' : ''}`);
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        `--model-name: got '${name}', expected letters, digits, '_', '.' and '-' (at most 128)${config.modelName === undefined ? '; the file name is used when none is given' : ''}`,
+      );
     }
     versions = [{ name, version: 1, path: config.model, config: effectiveConfig(config, {}) }];
   }
   const names = [...new Set(versions.map((version) => version.name))];
   if (config.defaultModel !== undefined && !names.includes(config.defaultModel)) {
-    throw new BatchlineError('INVALID_OPTION', `--default-model: got '${config.defaultModel}', expected one of ${names.join(', ')}`);
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--default-model: got '${config.defaultModel}', expected one of ${names.join(', ')}`,
+    );
   }
   return { versions, defaultModel: config.defaultModel ?? (names.length === 1 ? names[0] : undefined) };
 }

@@ -9,7 +9,10 @@ import { formatCount, formatDurationS, formatMs, formatRate } from './format.js'
  * `ready up 3m12s queue 12/128 running 8+5 ok 2,000/s batches 250/s p50 31.2 ms p99 44.7 ms
  * 200=40,000 429=500 504=0 5xx=0`
  */
-export function formatStatsLine(stats: ServerStats, trends?: Pick<StatsTrends, 'throughputPerS' | 'batchesPerS'>): string {
+export function formatStatsLine(
+  stats: ServerStats,
+  trends?: Pick<StatsTrends, 'throughputPerS' | 'batchesPerS'>,
+): string {
   const { snapshot } = stats;
   const classes = classifyResponses(stats.responsesByStatus);
   const latency = snapshot.latencyMs;

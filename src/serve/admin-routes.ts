@@ -20,8 +20,10 @@ const REGISTRATION_FIELDS = ['version', 'path', 'wait'] as const;
  */
 export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntime, token: string): void {
   const server = runtime;
-  const json = (reply: FastifyReply, status: number, body: unknown): void => answer(reply, status, JSON.stringify(body), BATCHLINE_JSON, undefined, server);
-  const refuse = (reply: FastifyReply, error: unknown): void => void answerError(reply, error, 'refused', BATCHLINE_JSON, undefined, server);
+  const json = (reply: FastifyReply, status: number, body: unknown): void =>
+    answer(reply, status, JSON.stringify(body), BATCHLINE_JSON, undefined, server);
+  const refuse = (reply: FastifyReply, error: unknown): void =>
+    void answerError(reply, error, 'refused', BATCHLINE_JSON, undefined, server);
   const expected = digest(token);
 
   app.register(async (scope) => {
@@ -34,11 +36,20 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
 
     scope.get('/admin/models', (_request, reply) => {
       const repository = runtime.config.modelRepository;
-      json(reply, 200, modelsList(runtime.registry, (version) => ({
-        file: version.path === undefined ? null : repository === undefined ? version.path : relative(repository, version.path),
-        queue_depth: version.batcher?.queueDepth ?? 0,
-        running: version.batcher?.runningCount ?? 0,
-      })));
+      json(
+        reply,
+        200,
+        modelsList(runtime.registry, (version) => ({
+          file:
+            version.path === undefined
+              ? null
+              : repository === undefined
+                ? version.path
+                : relative(repository, version.path),
+          queue_depth: version.batcher?.queueDepth ?? 0,
+          running: version.batcher?.runningCount ?? 0,
+        })),
+      );
     });
 
     scope.post('/admin/models/:name', async (request, reply) => {
@@ -46,20 +57,39 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
       try {
         const body = request.body;
         if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-          throw new BatchlineError('INVALID_MODEL_CONFIG', 'request body: expected a JSON object such as {"version": 2, "path": "resnet/2/model.onnx"}');
+          throw new BatchlineError(
+            'INVALID_MODEL_CONFIG',
+            'request body: expected a JSON object such as {"version": 2, "path": "resnet/2/model.onnx"}',
+          );
         }
         const fields = body as Record<string, unknown>;
-        if (!MODEL_NAME_PATTERN.test(name)) throw new BatchlineError('INVALID_MODEL_CONFIG', `model name '${name}': letters, digits, '_', '.' and '-' (at most 128)`);
+        if (!MODEL_NAME_PATTERN.test(name))
+          throw new BatchlineError(
+            'INVALID_MODEL_CONFIG',
+            `model name '${name}': letters, digits, '_', '.' and '-' (at most 128)`,
+          );
         const version = versionOf(fields.version, runtime, name);
         const wait = fields.wait ?? true;
-        if (typeof wait !== 'boolean') throw new BatchlineError('INVALID_MODEL_CONFIG', `request body: wait: got ${JSON.stringify(wait)}, expected true or false`);
+        if (typeof wait !== 'boolean')
+          throw new BatchlineError(
+            'INVALID_MODEL_CONFIG',
+            `request body: wait: got ${JSON.stringify(wait)}, expected true or false`,
+          );
         const own = parseModelOptions(fields, 'request body', REGISTRATION_FIELDS);
         const repository = runtime.config.modelRepository;
-        if (repository === undefined) throw new BatchlineError('BAD_MODEL_PATH', 'this server was started without --model-repository; the admin API loads files only from one');
+        if (repository === undefined)
+          throw new BatchlineError(
+            'BAD_MODEL_PATH',
+            'this server was started without --model-repository; the admin API loads files only from one',
+          );
         const path = await modelFileInRepository(repository, fields.path);
-        if (runtime.registry.resolve(name, version) !== undefined) throw new BatchlineError('VERSION_EXISTS', `${name} version ${version}`);
+        if (runtime.registry.resolve(name, version) !== undefined)
+          throw new BatchlineError('VERSION_EXISTS', `${name} version ${version}`);
         // Flags, then the model's config.json in the repository (when it has one), then the request.
-        const fromRepository = await readModelConfig(join(repository, name, 'config.json'), join(repository, name, 'config.json'));
+        const fromRepository = await readModelConfig(
+          join(repository, name, 'config.json'),
+          join(repository, name, 'config.json'),
+        );
         const config = effectiveConfig(effectiveConfig(runtime.config, fromRepository.options), own.options);
         const registered = await runtime.register({ name, version, path, config }, wait);
         if (!wait) {
@@ -75,8 +105,13 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
     scope.delete('/admin/models/:name/:version', async (request, reply) => {
       const { name, version } = request.params as { name: string; version: string };
       const found = /^[1-9]\d{0,8}$/.test(version) ? runtime.registry.resolve(name, Number(version)) : undefined;
-      if (found === undefined) return refuse(reply, new BatchlineError('MODEL_NOT_FOUND', `'${name}' version ${version}`));
-      if (found.state === 'draining') return refuse(reply, new BatchlineError('MODEL_UNAVAILABLE', `'${name}' version ${version} is already being removed`));
+      if (found === undefined)
+        return refuse(reply, new BatchlineError('MODEL_NOT_FOUND', `'${name}' version ${version}`));
+      if (found.state === 'draining')
+        return refuse(
+          reply,
+          new BatchlineError('MODEL_UNAVAILABLE', `'${name}' version ${version} is already being removed`),
+        );
       await runtime.deregister(found);
       json(reply, 200, { name, version: found.version, state: 'removed' });
     });
@@ -87,7 +122,10 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
 function versionOf(given: unknown, runtime: ServingRuntime, name: string): number {
   if (given === undefined) return (runtime.registry.versionsOf(name)[0]?.version ?? 0) + 1;
   if (typeof given === 'number' && Number.isInteger(given) && given >= 1 && given <= 999_999_999) return given;
-  throw new BatchlineError('INVALID_MODEL_CONFIG', `request body: version: got ${JSON.stringify(given)}, expected an integer from 1 to 999999999`);
+  throw new BatchlineError(
+    'INVALID_MODEL_CONFIG',
+    `request body: version: got ${JSON.stringify(given)}, expected an integer from 1 to 999999999`,
+  );
 }
 
 /** Undefined when the request carries the token; else the refusal (401 without one, 403 with another). */

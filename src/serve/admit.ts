@@ -42,13 +42,16 @@ const REFUSALS: Readonly<Record<RejectReason, (batcher: ModelBatcher, refusal: R
       `predicted ${Math.round(refusal.predictedMs ?? 0)} ms from arrival to answer behind ${batcher.queueDepth} waiting, allowed ${Math.round(refusal.allowedMs ?? 0)} ms`,
       { retryAfterS: retryAfterS(refusal.retryAfterMs) },
     ),
-  circuit_open: (_batcher, refusal) => circuitOpen('refusing requests until a probe batch passes', refusal.retryAfterMs),
+  circuit_open: (_batcher, refusal) =>
+    circuitOpen('refusing requests until a probe batch passes', refusal.retryAfterMs),
   closed: () => new BatchlineError('SHUTTING_DOWN'),
 };
 
 /** 503 circuit_open, with a Retry-After of when the breaker lets its probe through. */
 function circuitOpen(detail: string, retryAfterMs: number | undefined): BatchlineError {
-  return new BatchlineError('CIRCUIT_OPEN', `${detail}; next probe in ${Math.round(retryAfterMs ?? 0)} ms`, { retryAfterS: retryAfterS(retryAfterMs) });
+  return new BatchlineError('CIRCUIT_OPEN', `${detail}; next probe in ${Math.round(retryAfterMs ?? 0)} ms`, {
+    retryAfterS: retryAfterS(retryAfterMs),
+  });
 }
 
 /** Whole seconds for Retry-After (HTTP takes no fractions), at least 1. */
@@ -111,7 +114,15 @@ function answerOutcome<D>(
   if (outcome.kind === 'cancelled' || reply.raw.destroyed) return answerClientGone(reply, target);
   if (outcome.kind === 'ok') {
     const output = outcome.output as ItemTensors;
-    answerOutputs(reply, request.id, elementsOf(output), () => protocol.encodeAnswer(request.id, output, target.model, decoded), protocol, target, context);
+    answerOutputs(
+      reply,
+      request.id,
+      elementsOf(output),
+      () => protocol.encodeAnswer(request.id, output, target.model, decoded),
+      protocol,
+      target,
+      context,
+    );
     return;
   }
   answerError(reply, outcomeError(outcome, request, context), 'admitted', protocol, target, context.server);
@@ -159,7 +170,9 @@ function trackUntilAnswered(socket: TrackedSocket | null, request: ModelRequest,
     const tracked: Waiting = (waiting = socket[kWaiting] = { requests: [], batchers: [] });
     socket.once('close', () => {
       const batchers = tracked.batchers.splice(0);
-      tracked.requests.splice(0).forEach((waitingRequest, i) => batchers[i]!.cancel(waitingRequest));
+      tracked.requests.splice(0).forEach((waitingRequest, i) => {
+        batchers[i]!.cancel(waitingRequest);
+      });
     });
   }
   waiting.requests.push(request);
@@ -198,7 +211,11 @@ function timeoutOf(request: FastifyRequest, defaultMs: number, maxMs: number): n
   const given = request.headers['x-request-timeout-ms'];
   if (given === undefined) return defaultMs;
   const ms = typeof given === 'string' ? Number(given) : NaN;
-  if (!Number.isFinite(ms) || ms <= 0) throw new BatchlineError('BAD_HEADER', `X-Request-Timeout-Ms must be a positive number of milliseconds, got '${String(given)}'`);
+  if (!Number.isFinite(ms) || ms <= 0)
+    throw new BatchlineError(
+      'BAD_HEADER',
+      `X-Request-Timeout-Ms must be a positive number of milliseconds, got '${String(given)}'`,
+    );
   return Math.min(ms, maxMs);
 }
 
@@ -265,12 +282,28 @@ export function admitRows<D>(
   for (const pending of pendings) if (pending.phase !== 'done') trackUntilAnswered(socket, pending, batcher);
 }
 
-function answerRowsOk<D>(reply: FastifyReply, requestId: string, outputs: readonly ItemTensors[], decoded: D, protocol: RowsProtocol<D>, target: AdmissionTarget, context: AdmissionContext): void {
+function answerRowsOk<D>(
+  reply: FastifyReply,
+  requestId: string,
+  outputs: readonly ItemTensors[],
+  decoded: D,
+  protocol: RowsProtocol<D>,
+  target: AdmissionTarget,
+  context: AdmissionContext,
+): void {
   if (reply.sent) return;
   if (reply.raw.destroyed) return answerClientGone(reply, target);
   // All rows together count against --max-output-elements, as one answer's outputs do.
   const elements = outputs.reduce((total, output) => total + elementsOf(output), 0);
-  answerOutputs(reply, requestId, elements, () => protocol.encodeRows(requestId, outputs, target.model, decoded), protocol, target, context);
+  answerOutputs(
+    reply,
+    requestId,
+    elements,
+    () => protocol.encodeRows(requestId, outputs, target.model, decoded),
+    protocol,
+    target,
+    context,
+  );
 }
 
 /**
@@ -289,15 +322,32 @@ function answerOutputs<D>(
   // An output of 1e8 numbers took 51.7 s and 4.47 GB of JSON on the main thread: refused before encoding.
   if (context.maxOutputElements !== undefined && elements > context.maxOutputElements) {
     target.countOutputTooLarge?.();
-    answerError(reply, new BatchlineError('OUTPUT_TOO_LARGE', `${elements} numbers, more than --max-output-elements ${context.maxOutputElements}`), 'admitted', protocol, target, context.server);
+    answerError(
+      reply,
+      new BatchlineError(
+        'OUTPUT_TOO_LARGE',
+        `${elements} numbers, more than --max-output-elements ${context.maxOutputElements}`,
+      ),
+      'admitted',
+      protocol,
+      target,
+      context.server,
+    );
     return;
   }
-  let encoded;
+  let encoded: Encoded;
   try {
     encoded = encode();
   } catch (error) {
     context.logError(`could not present the output of request ${requestId}`, error);
-    answerError(reply, new BatchlineError('MODEL_FAILURE', seeTheLog(requestId)), 'admitted', protocol, target, context.server);
+    answerError(
+      reply,
+      new BatchlineError('MODEL_FAILURE', seeTheLog(requestId)),
+      'admitted',
+      protocol,
+      target,
+      context.server,
+    );
     return;
   }
   answer(reply, 200, encoded, protocol, target, context.server);

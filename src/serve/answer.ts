@@ -44,6 +44,7 @@ export function answer(
   encoded: Encoded,
   protocol: Protocol<unknown>,
   counters: AnswerCounters | undefined,
+  // biome-ignore lint/correctness/noUnusedFunctionParameters: dead plumbing, removed with the one answering object per route
   server: AnsweringServer,
 ): void {
   if (reply.sent) return;

@@ -44,7 +44,13 @@ export class BucketHistogram {
 
   /** The values in prom-client's metric-object form: cumulative buckets, then sum and count. */
   get(): MetricObject {
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: this.values({}, []) };
+    return {
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      aggregator: this.aggregator,
+      values: this.values({}, []),
+    };
   }
 
   /** Appends this histogram's values, each with `labels` besides its own, to `into`. */

@@ -42,9 +42,12 @@ export interface BuiltServer {
 /** Answers errors of Node's HTTP parser (bad request line, headers too large) in the table's format. */
 function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   if (!socket.writable) return void socket.destroy();
-  const known = error.code === 'HPE_HEADER_OVERFLOW' ? new BatchlineError('HEADERS_TOO_LARGE')
-    : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new BatchlineError('REQUEST_TIMEOUT')
-    : new BatchlineError('BAD_REQUEST', error.code ?? error.message);
+  const known =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new BatchlineError('HEADERS_TOO_LARGE')
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new BatchlineError('REQUEST_TIMEOUT')
+        : new BatchlineError('BAD_REQUEST', error.code ?? error.message);
   // No request and no reply exist yet: the one answer Node's parser leaves is raw bytes. The
   // requests read whole before the bad bytes get their answers first (drain-connections.ts).
   const body = JSON.stringify(errorBody(known.code, known.message));
@@ -57,7 +60,11 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
  * (bad JSON, 413, 415, bad URLs), errors routes throw and unknown routes. Used for the main
  * listener and for the admin API's own.
  */
-function createApp(config: ServeConfig, runtime: ServingRuntime, logError: NonNullable<ServerDeps['logError']>): FastifyInstance {
+function createApp(
+  config: ServeConfig,
+  runtime: ServingRuntime,
+  logError: NonNullable<ServerDeps['logError']>,
+): FastifyInstance {
   const app = Fastify({
     // A child logger per request costs microseconds that matter at thousands of requests a
     // second; Fastify's per-request JSON logs are there only when asked for.
@@ -81,16 +88,34 @@ function createApp(config: ServeConfig, runtime: ServingRuntime, logError: NonNu
       headersTimeout: Math.min(config.headersTimeoutMs, config.bodyTimeoutMs),
       // How often Node looks for requests past their timeouts (its default, 30 s, would let a
       // 300 ms timeout run 30 s): one timer per server, never per request.
-      connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.min(config.headersTimeoutMs, config.bodyTimeoutMs) / 4)),
+      connectionsCheckingInterval: Math.max(
+        25,
+        Math.min(1000, Math.min(config.headersTimeoutMs, config.bodyTimeoutMs) / 4),
+      ),
     },
-    frameworkErrors: (error, _request, reply) => void answerError(reply, new BatchlineError('BAD_REQUEST', error.message), 'refused', BATCHLINE_JSON, undefined, runtime),
+    frameworkErrors: (error, _request, reply) =>
+      void answerError(
+        reply,
+        new BatchlineError('BAD_REQUEST', error.message),
+        'refused',
+        BATCHLINE_JSON,
+        undefined,
+        runtime,
+      ),
   });
 
   // Past the limit, Node closes new connections as they arrive (a reverse proxy does the same).
   app.server.maxConnections = config.maxConnections;
   limitRequestsPerConnection(app.server, config.maxRequestsPerConnection);
   // On loopback, only this machine's names: a page whose name was rebound to 127.0.0.1 is refused.
-  if (isLoopbackAddress(config.host)) answerOnlyLoopbackHosts(app.server, config.allowedHosts.split(',').map((host) => host.trim()).filter((host) => host !== ''));
+  if (isLoopbackAddress(config.host))
+    answerOnlyLoopbackHosts(
+      app.server,
+      config.allowedHosts
+        .split(',')
+        .map((host) => host.trim())
+        .filter((host) => host !== ''),
+    );
   // Only JSON is a valid body; Fastify's default text/plain parser would let text through.
   app.removeContentTypeParser('text/plain');
   // Every error a route throws or Fastify raises before it (bad JSON, 413, 415) is answered by
@@ -105,7 +130,14 @@ function createApp(config: ServeConfig, runtime: ServingRuntime, logError: NonNu
     answerError(reply, new BatchlineError(known.code, seeTheLog(request.id)), 'refused', protocol, counters, runtime);
   });
   app.setNotFoundHandler((request, reply) => {
-    answerError(reply, new BatchlineError('NOT_FOUND', `${request.method} ${request.url}`), 'refused', BATCHLINE_JSON, undefined, runtime);
+    answerError(
+      reply,
+      new BatchlineError('NOT_FOUND', `${request.method} ${request.url}`),
+      'refused',
+      BATCHLINE_JSON,
+      undefined,
+      runtime,
+    );
   });
   return app;
 }
@@ -121,21 +153,35 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
   const logError = deps.logError ?? ((failures) => failures.failure.bind(failures))(new FailureLog(stderrLogSink()));
   const app = createApp(config, runtime, logError);
   /** An answer of a route that is not inference: batchline's JSON, nothing counted. */
-  const refuse = (reply: FastifyReply, error: BatchlineError): void => void answerError(reply, error, 'refused', BATCHLINE_JSON, undefined, runtime);
-  const json = (reply: FastifyReply, body: unknown): void => answer(reply, 200, JSON.stringify(body), BATCHLINE_JSON, undefined, runtime);
+  const refuse = (reply: FastifyReply, error: BatchlineError): void =>
+    void answerError(reply, error, 'refused', BATCHLINE_JSON, undefined, runtime);
+  const json = (reply: FastifyReply, body: unknown): void =>
+    answer(reply, 200, JSON.stringify(body), BATCHLINE_JSON, undefined, runtime);
 
   // Liveness: 503 only when a model cannot come back by itself (an instance failing to restart
   // again and again, or a thread stuck inside onnxruntime): restarting the process is the cure.
   app.get('/healthz', (_request, reply) => {
     const dead = runtime.registry.all().find((version) => !version.live);
     if (dead === undefined) return json(reply, { status: 'alive' });
-    refuse(reply, new BatchlineError('UNHEALTHY', `${dead.name} version ${dead.version}: ${dead.model.health().reason ?? 'a model instance cannot recover'}`));
+    refuse(
+      reply,
+      new BatchlineError(
+        'UNHEALTHY',
+        `${dead.name} version ${dead.version}: ${dead.model.health().reason ?? 'a model instance cannot recover'}`,
+      ),
+    );
   });
   app.get('/readyz', (_request, reply) => {
     if (runtime.ready) return json(reply, { status: 'ready' });
-    if (runtime.state === 'draining' || runtime.state === 'stopped') return refuse(reply, new BatchlineError('SHUTTING_DOWN'));
+    if (runtime.state === 'draining' || runtime.state === 'stopped')
+      return refuse(reply, new BatchlineError('SHUTTING_DOWN'));
     if (runtime.state === 'starting') return refuse(reply, new BatchlineError('NOT_READY', 'the model is loading'));
-    const notReady = runtime.registry.all().filter((version) => !version.ready).map((version) => `${version.name} version ${version.version} is ${version.status.reason ?? version.status.state}`);
+    const notReady = runtime.registry
+      .all()
+      .filter((version) => !version.ready)
+      .map(
+        (version) => `${version.name} version ${version.version} is ${version.status.reason ?? version.status.state}`,
+      );
     return refuse(reply, new BatchlineError('NOT_READY', notReady.join('; ') || 'a model is not ready'));
   });
   app.get('/metrics', async (_request, reply) => {
@@ -148,7 +194,12 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     json(reply, stats);
   });
   registerModelRoutes(app, runtime.registry, runtime);
-  const context: AdmissionContext = { server: runtime, maxRequestTimeoutMs: config.maxRequestTimeoutMs, maxOutputElements: config.maxOutputElements, logError };
+  const context: AdmissionContext = {
+    server: runtime,
+    maxRequestTimeoutMs: config.maxRequestTimeoutMs,
+    maxOutputElements: config.maxOutputElements,
+    logError,
+  };
   app.register(async (scope) => {
     useTensorBodyParsers(scope);
     registerInferRoutes(scope, runtime, context);

@@ -27,7 +27,14 @@ export function classify(error: unknown, request?: ClassifiedRequest): Batchline
   const { code, statusCode, message } = (error ?? {}) as { code?: unknown; statusCode?: unknown; message?: unknown };
   const text = typeof message === 'string' ? message : String(error);
   // A BatchlineError is itself, but a body reader's BAD_JSON or BAD_MSGPACK is a bad body like Fastify's.
-  const mapped = error instanceof BatchlineError ? (error.code === 'BAD_JSON' || error.code === 'BAD_MSGPACK' ? 'BAD_JSON' : undefined) : typeof code === 'string' ? FASTIFY_ERRORS[code] : undefined;
+  const mapped =
+    error instanceof BatchlineError
+      ? error.code === 'BAD_JSON' || error.code === 'BAD_MSGPACK'
+        ? 'BAD_JSON'
+        : undefined
+      : typeof code === 'string'
+        ? FASTIFY_ERRORS[code]
+        : undefined;
   const encoding = request?.headers['content-encoding'];
   if (encoding !== undefined && encoding !== 'identity' && (mapped === 'BAD_JSON' || error instanceof SyntaxError)) {
     // A compressed body reads as bad JSON; what is wrong is the encoding.
@@ -38,13 +45,17 @@ export function classify(error: unknown, request?: ClassifiedRequest): Batchline
     case 'PAYLOAD_TOO_LARGE':
       return new BatchlineError(mapped, String(request?.routeOptions?.bodyLimit ?? 'the limit of'));
     case 'UNSUPPORTED_MEDIA_TYPE':
-      return new BatchlineError(mapped, `content type must be application/json (or, on inference routes, MessagePack: application/msgpack), got '${request?.headers['content-type'] ?? 'none'}'`);
+      return new BatchlineError(
+        mapped,
+        `content type must be application/json (or, on inference routes, MessagePack: application/msgpack), got '${request?.headers['content-type'] ?? 'none'}'`,
+      );
     case undefined:
       break;
     default:
       return new BatchlineError(mapped, text);
   }
   if (error instanceof SyntaxError) return new BatchlineError('BAD_JSON', text);
-  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) return new BatchlineError('BAD_REQUEST', text);
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500)
+    return new BatchlineError('BAD_REQUEST', text);
   return new BatchlineError('INTERNAL', text, { cause: error });
 }

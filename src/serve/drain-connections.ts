@@ -10,7 +10,13 @@ const kLastRequest = Symbol('batchline.lastRequest');
 const kMaxRequests = Symbol('batchline.maxRequests');
 
 /** A connection with the count of requests read on it and of answers that have left. */
-type CountedSocket = Socket & { [kRead]?: number; [kAnswered]?: number; [kWhenQuiet]?: () => void; [kLastRequest]?: IncomingMessage; server?: Server & { [kClosing]?: boolean; [kMaxRequests]?: number } };
+type CountedSocket = Socket & {
+  [kRead]?: number;
+  [kAnswered]?: number;
+  [kWhenQuiet]?: () => void;
+  [kLastRequest]?: IncomingMessage;
+  server?: Server & { [kClosing]?: boolean; [kMaxRequests]?: number };
+};
 
 /**
  * The server's responses, which count the requests their connection has read and the answers
@@ -44,16 +50,21 @@ export class CountingResponse extends ServerResponse {
     // Every answer: a browser must not guess a type from the bytes (a JSON error echoing input as
     // HTML). Into the headers given (Fastify's), not setHeader: that would take Node's slow path.
     const given = rest.at(-1);
-    const headers = typeof given === 'object' && given !== null && !Array.isArray(given) ? (given as OutgoingHttpHeaders) : undefined;
+    const headers =
+      typeof given === 'object' && given !== null && !Array.isArray(given) ? (given as OutgoingHttpHeaders) : undefined;
     if (headers !== undefined) headers['x-content-type-options'] = 'nosniff';
     else this.setHeader('x-content-type-options', 'nosniff');
     const socket = this.req.socket as CountedSocket | null;
     const server = socket?.server;
     // Closing: the server drains, or the connection has had its --max-requests-per-connection.
-    if (server !== undefined && (server[kClosing] === true || (server[kMaxRequests] !== undefined && socket![kRead]! >= server[kMaxRequests]))) {
+    if (
+      server !== undefined &&
+      (server[kClosing] === true || (server[kMaxRequests] !== undefined && socket![kRead]! >= server[kMaxRequests]))
+    ) {
       const last = this[kOrdinal] === socket![kRead];
       // Headers passed to writeHead win over setHeader: take any `connection` out of them.
-      if (headers !== undefined) for (const name of Object.keys(headers)) if (name.toLowerCase() === 'connection') delete headers[name];
+      if (headers !== undefined)
+        for (const name of Object.keys(headers)) if (name.toLowerCase() === 'connection') delete headers[name];
       if (last) {
         this.setHeader('connection', 'close');
         stopReadingAndLinger(socket!);
@@ -159,7 +170,8 @@ const LINGER_MS = 2000;
  * reset, which can throw away the answers the client has not read yet.
  */
 function stopReadingAndLinger(socket: Socket): void {
-  for (const listener of socket.listeners('data')) socket.removeListener('data', listener as (...args: unknown[]) => void);
+  for (const listener of socket.listeners('data'))
+    socket.removeListener('data', listener as (...args: unknown[]) => void);
   socket.on('data', () => {});
   socket.resume();
   (socket as Socket & { destroySoon(): void }).destroySoon = function lingeringClose(this: Socket): void {

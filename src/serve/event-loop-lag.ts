@@ -5,7 +5,9 @@ import { createLatencyHistogram, recordMs } from '../core/latency-histogram.js';
 export const LAG_SAMPLE_MS = 10;
 
 /** prom-client's event-loop gauges, which `registerEventLoopLag` replaces. */
-const NAMES = ['', '_min', '_max', '_mean', '_stddev', '_p50', '_p90', '_p99'].map((part) => `nodejs_eventloop_lag${part}_seconds`);
+const NAMES = ['', '_min', '_max', '_mean', '_stddev', '_p50', '_p90', '_p99'].map(
+  (part) => `nodejs_eventloop_lag${part}_seconds`,
+);
 
 /**
  * `nodejs_eventloop_lag_*` that read the loop's real lag: how late a 10 ms timer fires. Node's
@@ -46,7 +48,10 @@ export function registerEventLoopLag(registry: client.Registry): void {
   NAMES.forEach((name, index) => {
     new client.Gauge({
       name,
-      help: index === 0 ? 'Mean lag of the event loop since the last scrape, in seconds.' : `Event loop lag since the last scrape (${name.split('_')[3]}), in seconds.`,
+      help:
+        index === 0
+          ? 'Mean lag of the event loop since the last scrape, in seconds.'
+          : `Event loop lag since the last scrape (${name.split('_')[3]}), in seconds.`,
       registers: [registry],
       collect() {
         // The first gauge reads the histogram for all of them and starts the next window.

@@ -100,9 +100,15 @@ export class FailureLog {
 
   private writeSummary(): void {
     if (this.suppressed === 0) return;
-    const kinds = [...this.suppressedKinds].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([kind, count]) => `${kind} ×${count}`).join(', ');
+    const kinds = [...this.suppressedKinds]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 3)
+      .map(([kind, count]) => `${kind} ×${count}`)
+      .join(', ');
     const seconds = ((this.now() - this.suppressedSinceMs) / 1000).toFixed(1);
-    this.pending.push(`batchline serve: ${this.suppressed} more failure lines left out in ${seconds} s (${kinds}); at most ${this.linesPerSecond} a second are logged\n`);
+    this.pending.push(
+      `batchline serve: ${this.suppressed} more failure lines left out in ${seconds} s (${kinds}); at most ${this.linesPerSecond} a second are logged\n`,
+    );
     this.suppressed = 0;
     this.suppressedKinds.clear();
   }
@@ -130,7 +136,12 @@ export class FailureLog {
   }
 
   private detailOf(error: unknown, withStack: boolean): string {
-    const text = error instanceof Error ? (withStack && !(error instanceof BatchlineError) ? (error.stack ?? error.message) : error.message) : String(error);
+    const text =
+      error instanceof Error
+        ? withStack && !(error instanceof BatchlineError)
+          ? (error.stack ?? error.message)
+          : error.message
+        : String(error);
     // eslint-disable-next-line no-control-regex
     const oneLine = text.replace(/\r?\n\s*/g, ' | ').replace(/[\u0000-\u001f\u007f]/g, '?');
     return oneLine.length > this.maxDetailChars ? `${oneLine.slice(0, this.maxDetailChars)}…` : oneLine;

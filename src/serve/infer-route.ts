@@ -37,12 +37,18 @@ export function registerInferRoutes(app: FastifyInstance, runtime: ServingRuntim
       const protocol = inferProtocolOf(request);
       const name = registry.defaultModel;
       const version = name === undefined ? undefined : registry.resolve(name);
-      if (version !== undefined && version.acceptsWork) return void admit(request, reply, version, protocol, context);
+      if (version?.acceptsWork) return void admit(request, reply, version, protocol, context);
       const refusal =
-        runtime.state === 'starting' ? new BatchlineError('NOT_READY', 'the model is loading')
-        : runtime.state !== 'ready' ? new BatchlineError('SHUTTING_DOWN')
-        : name === undefined ? new BatchlineError('MODEL_NOT_FOUND', `no default model among ${registry.names().join(', ')}; start with --default-model NAME or POST /models/{name}/predict`)
-        : admissionTarget(registry, name);
+        runtime.state === 'starting'
+          ? new BatchlineError('NOT_READY', 'the model is loading')
+          : runtime.state !== 'ready'
+            ? new BatchlineError('SHUTTING_DOWN')
+            : name === undefined
+              ? new BatchlineError(
+                  'MODEL_NOT_FOUND',
+                  `no default model among ${registry.names().join(', ')}; start with --default-model NAME or POST /models/{name}/predict`,
+                )
+              : admissionTarget(registry, name);
       // Counted on the default model's version even while it drains (its versions are listed still).
       const counted = version ?? (name === undefined ? undefined : registry.versionsOf(name)[0]);
       answerError(reply, refusal, 'refused', protocol, counted ?? runtime.unattributed, context.server);
@@ -55,7 +61,10 @@ export function registerInferRoutes(app: FastifyInstance, runtime: ServingRuntim
     countersOf: (request) => {
       const { name } = request.params as { name: string };
       const version = versionParam(request);
-      return (typeof version === 'number' || version === undefined ? registry.resolve(name, version) : undefined) ?? runtime.unattributed;
+      return (
+        (typeof version === 'number' || version === undefined ? registry.resolve(name, version) : undefined) ??
+        runtime.unattributed
+      );
     },
   };
   app.post('/models/:name/predict', {
@@ -64,11 +73,15 @@ export function registerInferRoutes(app: FastifyInstance, runtime: ServingRuntim
       const protocol = predictProtocolOf(request);
       const { name } = request.params as { name: string };
       const version = versionParam(request);
-      const target = version instanceof BatchlineError ? version
-        : runtime.state !== 'ready' && runtime.state !== 'starting' ? new BatchlineError('SHUTTING_DOWN')
-        : admissionTarget(registry, name, version);
+      const target =
+        version instanceof BatchlineError
+          ? version
+          : runtime.state !== 'ready' && runtime.state !== 'starting'
+            ? new BatchlineError('SHUTTING_DOWN')
+            : admissionTarget(registry, name, version);
       if (target instanceof BatchlineError) {
-        const counters = target.code === 'MODEL_UNAVAILABLE' ? registry.resolve(name, version as number | undefined) : undefined;
+        const counters =
+          target.code === 'MODEL_UNAVAILABLE' ? registry.resolve(name, version as number | undefined) : undefined;
         return void answerError(reply, target, 'refused', protocol, counters ?? runtime.unattributed, context.server);
       }
       admit(request, reply, target, protocol, context);

@@ -22,8 +22,10 @@ export function jsonProtocol(options: { acceptData: boolean }): Protocol<ItemTen
       if (encoding !== undefined && encoding !== 'identity') throw unsupportedEncoding(encoding);
       const body = request.body as { inputs?: unknown; data?: unknown } | undefined;
       // No body at all (and no content type, so Fastify parsed nothing): as for an empty JSON body.
-      if (body === undefined) throw new BatchlineError('BAD_JSON', `the body is empty; send a JSON object with ${wants}`);
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BatchlineError('BAD_INPUT', `the body must be a JSON object with ${wants}`);
+      if (body === undefined)
+        throw new BatchlineError('BAD_JSON', `the body is empty; send a JSON object with ${wants}`);
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw new BatchlineError('BAD_INPUT', `the body must be a JSON object with ${wants}`);
       return model.decode(options.acceptData && body.inputs === undefined ? body.data : body.inputs);
     },
     itemOf: (item) => item,

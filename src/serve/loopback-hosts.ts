@@ -37,7 +37,10 @@ export function answerOnlyLoopbackHosts(server: Server, extraHosts: readonly str
     const refusal = new BatchlineError('MISDIRECTED_REQUEST', host);
     const body = JSON.stringify(errorBody(refusal.code, refusal.message));
     request.resume(); // its body is not read
-    response.writeHead(refusal.httpStatus, STATUS_CODES[refusal.httpStatus], { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    response.writeHead(refusal.httpStatus, STATUS_CODES[refusal.httpStatus], {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+    });
     response.end(body);
   });
 }

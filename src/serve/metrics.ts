@@ -7,11 +7,20 @@ import { registerEventLoopLag } from './event-loop-lag.js';
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Every outcome, by a record so that a kind added to the core fails to compile until it is exported. */
-const OUTCOME_KINDS: Record<OutcomeKind, true> = { ok: true, timeout: true, error: true, cancelled: true, shutdown: true, unavailable: true };
+const OUTCOME_KINDS: Record<OutcomeKind, true> = {
+  ok: true,
+  timeout: true,
+  error: true,
+  cancelled: true,
+  shutdown: true,
+  unavailable: true,
+};
 const OUTCOMES = Object.keys(OUTCOME_KINDS) as OutcomeKind[];
 const BREAKER_STATES = ['closed', 'half_open', 'open'] as const;
 /** Statuses exported at 0 from the start: success, every status of the error table, and 499. */
-const RESPONSE_CODES: readonly number[] = [...new Set([200, ...Object.values(ERROR_TABLE).map((row) => row.httpStatus), 499])].sort((a, b) => a - b);
+const RESPONSE_CODES: readonly number[] = [
+  ...new Set([200, ...Object.values(ERROR_TABLE).map((row) => row.httpStatus), 499]),
+].sort((a, b) => a - b);
 const HISTOGRAMS = ['batchSize', 'requestDuration', 'queueWait', 'modelExecution'] as const;
 type HistogramName = (typeof HISTOGRAMS)[number];
 
@@ -20,8 +29,14 @@ export type VersionLabels = { model: string; version: string } & Record<string, 
 
 /** What the metrics read of a model version at scrape time. */
 export interface MeteredVersion {
-  readonly batcher: Pick<Batcher<unknown, unknown>, 'counts' | 'queueDepth' | 'options' | 'runningBatchSizes' | 'runningCount' | 'policySettings' | 'breaker'>;
-  readonly metrics: Pick<VersionMetrics<unknown, unknown>, 'labels' | 'rejections' | 'rejectedRequests' | 'outputsTooLarge'>;
+  readonly batcher: Pick<
+    Batcher<unknown, unknown>,
+    'counts' | 'queueDepth' | 'options' | 'runningBatchSizes' | 'runningCount' | 'policySettings' | 'breaker'
+  >;
+  readonly metrics: Pick<
+    VersionMetrics<unknown, unknown>,
+    'labels' | 'rejections' | 'rejectedRequests' | 'outputsTooLarge'
+  >;
   /** The served model's own version label (`toy-logistic-v1`), for `batchline_model_info`. */
   readonly modelVersionLabel: string;
   /** The version's inference answers by HTTP status (499: its client had gone), as /v1/stats shows them. */
@@ -50,7 +65,12 @@ export class VersionMetrics<I, O> implements BatcherObserver<I, O> {
     readonly labels: VersionLabels,
     readonly histograms: Readonly<Record<HistogramName, BucketHistogram>>,
   ) {
-    ({ batchSize: this.batchSize, requestDuration: this.requestDuration, queueWait: this.queueWait, modelExecution: this.modelExecution } = histograms);
+    ({
+      batchSize: this.batchSize,
+      requestDuration: this.requestDuration,
+      queueWait: this.queueWait,
+      modelExecution: this.modelExecution,
+    } = histograms);
   }
 
   /** A refusal, by the error table's `reason` (the HTTP layer counts every refusal it answers). */
@@ -88,12 +108,21 @@ export class ServeMetrics {
     client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1000 });
     registerEventLoopLag(registry);
     // These three gauges end in `_total`, which `promtool check metrics` rejects for non-counters.
-    for (const name of ['nodejs_active_handles_total', 'nodejs_active_resources_total', 'nodejs_active_requests_total']) registry.removeSingleMetric(name);
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_resources_total', 'nodejs_active_requests_total'])
+      registry.removeSingleMetric(name);
     const labelNames = ['model', 'version'] as const;
     /** A gauge or counter whose value per version is read at scrape time. */
-    const perVersion = (Kind: typeof client.Gauge | typeof client.Counter, name: string, help: string, read: (v: MeteredVersion) => number): void => {
+    const perVersion = (
+      Kind: typeof client.Gauge | typeof client.Counter,
+      name: string,
+      help: string,
+      read: (v: MeteredVersion) => number,
+    ): void => {
       new Kind({
-        name, help, labelNames, registers: [registry],
+        name,
+        help,
+        labelNames,
+        registers: [registry],
         collect() {
           this.reset();
           for (const v of versions()) (this as client.Gauge).inc(v.metrics.labels, read(v));
@@ -101,57 +130,133 @@ export class ServeMetrics {
       });
     };
     new client.Gauge({
-      name: 'batchline_model_info', help: 'The model versions being served (value is always 1).', labelNames: [...labelNames, 'model_version'], registers: [registry],
+      name: 'batchline_model_info',
+      help: 'The model versions being served (value is always 1).',
+      labelNames: [...labelNames, 'model_version'],
+      registers: [registry],
       collect() {
         this.reset();
         for (const v of versions()) this.set({ ...v.metrics.labels, model_version: v.modelVersionLabel }, 1);
       },
     });
     new client.Counter({
-      name: 'batchline_requests_total', help: 'Inference requests by outcome.', labelNames: [...labelNames, 'outcome'], registers: [registry],
+      name: 'batchline_requests_total',
+      help: 'Inference requests by outcome.',
+      labelNames: [...labelNames, 'outcome'],
+      registers: [registry],
       collect() {
         this.reset();
         for (const v of versions()) {
-          for (const outcome of OUTCOMES) this.inc({ ...v.metrics.labels, outcome }, v.batcher.counts.outcomes[outcome]);
+          for (const outcome of OUTCOMES)
+            this.inc({ ...v.metrics.labels, outcome }, v.batcher.counts.outcomes[outcome]);
           this.inc({ ...v.metrics.labels, outcome: 'rejected' }, v.metrics.rejectedRequests);
         }
       },
     });
     new client.Counter({
-      name: 'batchline_responses_total', help: 'Inference answers by HTTP status; 499 = the client closed the connection first, nothing was sent.',
-      labelNames: [...labelNames, 'code'], registers: [registry],
+      name: 'batchline_responses_total',
+      help: 'Inference answers by HTTP status; 499 = the client closed the connection first, nothing was sent.',
+      labelNames: [...labelNames, 'code'],
+      registers: [registry],
       collect() {
         this.reset();
         for (const v of versions()) {
           for (const code of RESPONSE_CODES) this.inc({ ...v.metrics.labels, code: String(code) }, 0);
-          for (const [code, count] of Object.entries(v.responsesByStatus)) this.inc({ ...v.metrics.labels, code }, count);
+          for (const [code, count] of Object.entries(v.responsesByStatus))
+            this.inc({ ...v.metrics.labels, code }, count);
         }
       },
     });
     new client.Counter({
-      name: 'batchline_rejections_total', help: 'Requests refused before execution, by reason.', labelNames: [...labelNames, 'reason'], registers: [registry],
+      name: 'batchline_rejections_total',
+      help: 'Requests refused before execution, by reason.',
+      labelNames: [...labelNames, 'reason'],
+      registers: [registry],
       collect() {
         this.reset();
-        for (const v of versions()) for (const [reason, count] of v.metrics.rejections) this.inc({ ...v.metrics.labels, reason }, count);
+        for (const v of versions())
+          for (const [reason, count] of v.metrics.rejections) this.inc({ ...v.metrics.labels, reason }, count);
       },
     });
     // Conservation, checkable from one scrape: admitted = Σ requests_total (outcomes but rejected) + queue_depth + running_requests.
-    perVersion(client.Counter, 'batchline_admitted_total', 'Inference requests admitted into the batcher.', (v) => v.batcher.counts.admitted);
+    perVersion(
+      client.Counter,
+      'batchline_admitted_total',
+      'Inference requests admitted into the batcher.',
+      (v) => v.batcher.counts.admitted,
+    );
     perVersion(client.Gauge, 'batchline_queue_depth', 'Requests waiting for a batch.', (v) => v.batcher.queueDepth);
-    perVersion(client.Gauge, 'batchline_queue_capacity', 'Most requests allowed to wait.', (v) => v.batcher.options.maxQueueSize);
-    perVersion(client.Gauge, 'batchline_running_batches', 'Batches executing now.', (v) => v.batcher.runningBatchSizes().filter((size) => size > 0).length);
-    perVersion(client.Gauge, 'batchline_running_requests', 'Requests inside executing batches.', (v) => v.batcher.runningCount);
-    perVersion(client.Counter, 'batchline_output_too_large_total', 'Answers refused (500) because the output passed --max-output-elements; the model run counted as ok.', (v) => v.metrics.outputsTooLarge);
-    perVersion(client.Counter, 'batchline_batches_total', 'Batches dispatched to the model.', (v) => v.batcher.counts.batches);
-    perVersion(client.Counter, 'batchline_batch_items_total', 'Requests dispatched inside batches.', (v) => v.batcher.counts.batchItems);
-    perVersion(client.Gauge, 'batchline_batch_limit', 'Largest batch the batching policy would dispatch now (aimd and adaptive move it).', (v) => v.batcher.policySettings.limit);
-    perVersion(client.Gauge, 'batchline_batch_window_seconds', 'How long the oldest request may wait for company now, by the batching policy.', (v) => v.batcher.policySettings.windowMs / 1000);
-    perVersion(client.Counter, 'batchline_model_runs_total', 'Model runs: one per batch, plus the runs that isolate the bad items of failed batches.', (v) => v.batcher.counts.modelRuns);
-    perVersion(client.Counter, 'batchline_isolation_runs_total', 'Model runs of parts of failed batches, to find their bad items.', (v) => v.batcher.counts.isolationRuns);
-    perVersion(client.Counter, 'batchline_failed_batches_total', 'Batches whose first run failed.', (v) => v.batcher.counts.failedBatches);
+    perVersion(
+      client.Gauge,
+      'batchline_queue_capacity',
+      'Most requests allowed to wait.',
+      (v) => v.batcher.options.maxQueueSize,
+    );
+    perVersion(
+      client.Gauge,
+      'batchline_running_batches',
+      'Batches executing now.',
+      (v) => v.batcher.runningBatchSizes().filter((size) => size > 0).length,
+    );
+    perVersion(
+      client.Gauge,
+      'batchline_running_requests',
+      'Requests inside executing batches.',
+      (v) => v.batcher.runningCount,
+    );
+    perVersion(
+      client.Counter,
+      'batchline_output_too_large_total',
+      'Answers refused (500) because the output passed --max-output-elements; the model run counted as ok.',
+      (v) => v.metrics.outputsTooLarge,
+    );
+    perVersion(
+      client.Counter,
+      'batchline_batches_total',
+      'Batches dispatched to the model.',
+      (v) => v.batcher.counts.batches,
+    );
+    perVersion(
+      client.Counter,
+      'batchline_batch_items_total',
+      'Requests dispatched inside batches.',
+      (v) => v.batcher.counts.batchItems,
+    );
+    perVersion(
+      client.Gauge,
+      'batchline_batch_limit',
+      'Largest batch the batching policy would dispatch now (aimd and adaptive move it).',
+      (v) => v.batcher.policySettings.limit,
+    );
+    perVersion(
+      client.Gauge,
+      'batchline_batch_window_seconds',
+      'How long the oldest request may wait for company now, by the batching policy.',
+      (v) => v.batcher.policySettings.windowMs / 1000,
+    );
+    perVersion(
+      client.Counter,
+      'batchline_model_runs_total',
+      'Model runs: one per batch, plus the runs that isolate the bad items of failed batches.',
+      (v) => v.batcher.counts.modelRuns,
+    );
+    perVersion(
+      client.Counter,
+      'batchline_isolation_runs_total',
+      'Model runs of parts of failed batches, to find their bad items.',
+      (v) => v.batcher.counts.isolationRuns,
+    );
+    perVersion(
+      client.Counter,
+      'batchline_failed_batches_total',
+      'Batches whose first run failed.',
+      (v) => v.batcher.counts.failedBatches,
+    );
     new client.Gauge({
-      name: 'batchline_breaker_state', help: 'The circuit breaker: 1 for its current state (closed, half_open, open); no series when it is off.',
-      labelNames: [...labelNames, 'state'], registers: [registry],
+      name: 'batchline_breaker_state',
+      help: 'The circuit breaker: 1 for its current state (closed, half_open, open); no series when it is off.',
+      labelNames: [...labelNames, 'state'],
+      registers: [registry],
       collect() {
         this.reset();
         for (const v of versions()) {
@@ -163,9 +268,17 @@ export class ServeMetrics {
     });
     this.families = {
       batchSize: new HistogramFamily('batchline_batch_size', 'Requests per dispatched batch.', registry),
-      requestDuration: new HistogramFamily('batchline_request_duration_seconds', 'Arrival to answer of successful requests.', registry),
+      requestDuration: new HistogramFamily(
+        'batchline_request_duration_seconds',
+        'Arrival to answer of successful requests.',
+        registry,
+      ),
       queueWait: new HistogramFamily('batchline_queue_wait_seconds', 'Arrival to batch start.', registry),
-      modelExecution: new HistogramFamily('batchline_model_execution_seconds', 'Batch start to finish, including simulated accelerator time.', registry),
+      modelExecution: new HistogramFamily(
+        'batchline_model_execution_seconds',
+        'Batch start to finish, including simulated accelerator time.',
+        registry,
+      ),
     };
   }
 

@@ -43,7 +43,8 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
     private readonly model: ServedModel,
     private readonly clock: Clock,
     modelLatencyMs: number | AffineMs,
-    private readonly onBug: (error: unknown) => void = (error) => process.stderr.write(`batchline: batch completion failed: ${String(error)}\n`),
+    private readonly onBug: (error: unknown) => void = (error) =>
+      process.stderr.write(`batchline: batch completion failed: ${String(error)}\n`),
     private readonly defer: (fn: () => void) => void = setImmediate,
     private readonly stuckBatchFactor: number = DEFAULT_STUCK_BATCH_FACTOR,
   ) {
@@ -93,7 +94,10 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
       longestTimeoutMs = Math.max(longestTimeoutMs, request.deadlineAtMs - request.arrivalAtMs);
       lastDeadlineAtMs = Math.max(lastDeadlineAtMs, request.deadlineAtMs);
     }
-    return { stuckAfterMs: this.stuckBatchFactor * longestTimeoutMs, uselessAfterMs: Math.max(0, lastDeadlineAtMs - this.clock.now()) };
+    return {
+      stuckAfterMs: this.stuckBatchFactor * longestTimeoutMs,
+      uselessAfterMs: Math.max(0, lastDeadlineAtMs - this.clock.now()),
+    };
   }
 
   private run(batch: ModelBatch, done: Done): void {

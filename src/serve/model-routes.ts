@@ -12,7 +12,10 @@ export function versionSummary(version: ModelVersion): Record<string, unknown> {
 }
 
 /** Every model, its versions and their states: `GET /v1/models` (and, with more, `GET /admin/models`). */
-export function modelsList(registry: Registry, more: (version: ModelVersion) => Record<string, unknown> = () => ({})): unknown {
+export function modelsList(
+  registry: Registry,
+  more: (version: ModelVersion) => Record<string, unknown> = () => ({}),
+): unknown {
   return {
     default_model: registry.defaultModel ?? null,
     models: registry.names().map((name) => ({
@@ -40,8 +43,10 @@ export function versionMetadata(version: ModelVersion): Record<string, unknown> 
  * and `GET /v1/model`, the default model's metadata as before the registry.
  */
 export function registerModelRoutes(app: FastifyInstance, registry: Registry, server: AnsweringServer): void {
-  const json = (reply: FastifyReply, body: unknown): void => answer(reply, 200, JSON.stringify(body), BATCHLINE_JSON, undefined, server);
-  const refuse = (reply: FastifyReply, error: BatchlineError): void => void answerError(reply, error, 'refused', BATCHLINE_JSON, undefined, server);
+  const json = (reply: FastifyReply, body: unknown): void =>
+    answer(reply, 200, JSON.stringify(body), BATCHLINE_JSON, undefined, server);
+  const refuse = (reply: FastifyReply, error: BatchlineError): void =>
+    void answerError(reply, error, 'refused', BATCHLINE_JSON, undefined, server);
 
   /** The version a metadata route names, or the 404 refusing it. */
   const lookUp = (request: FastifyRequest): ModelVersion | BatchlineError => {
@@ -61,7 +66,13 @@ export function registerModelRoutes(app: FastifyInstance, registry: Registry, se
     if (found instanceof BatchlineError) return refuse(reply, found);
     if (found.ready) return json(reply, { name: found.name, version: found.version, state: 'ready' });
     const { state, reason } = found.status;
-    refuse(reply, new BatchlineError('MODEL_UNAVAILABLE', `'${found.name}' version ${found.version} is ${state === 'ready' ? 'unavailable' : state}${reason === undefined ? '' : ` (${reason})`}`));
+    refuse(
+      reply,
+      new BatchlineError(
+        'MODEL_UNAVAILABLE',
+        `'${found.name}' version ${found.version} is ${state === 'ready' ? 'unavailable' : state}${reason === undefined ? '' : ` (${reason})`}`,
+      ),
+    );
   };
 
   app.get('/v1/models', (_request, reply) => json(reply, modelsList(registry)));

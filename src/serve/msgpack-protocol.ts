@@ -15,7 +15,8 @@ export function answeringInMsgpack<D>(json: Protocol<D>): Protocol<D> {
     decode: (request, model) => json.decode(request, model),
     itemOf: (decoded) => json.itemOf(decoded),
     // The model's reply is written as JSON text; small next to the model's run, and the same object for both.
-    encodeAnswer: (requestId, outputs, model, decoded) => writeMsgpack(JSON.parse(json.encodeAnswer(requestId, outputs, model, decoded) as string)),
+    encodeAnswer: (requestId, outputs, model, decoded) =>
+      writeMsgpack(JSON.parse(json.encodeAnswer(requestId, outputs, model, decoded) as string)),
     encodeError: (error) => writeMsgpack(errorBody(error.code, error.message)),
   };
 }

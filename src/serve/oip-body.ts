@@ -21,7 +21,11 @@ export function useOipBody(scope: FastifyInstance): void {
  * A content-type parser that keeps the body as the socket's chunks (`BodyChunks`), held to the
  * route's body limit and to the Content-Length the request declared.
  */
-export function collectBody(request: FastifyRequest, payload: NodeJS.ReadableStream, done: (error: Error | null, body?: BodyChunks) => void): void {
+export function collectBody(
+  request: FastifyRequest,
+  payload: NodeJS.ReadableStream,
+  done: (error: Error | null, body?: BodyChunks) => void,
+): void {
   const limit = request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY;
   const declared = Number(request.headers['content-length']);
   if (declared > limit) return done(new BatchlineError('PAYLOAD_TOO_LARGE', String(limit)), undefined);
@@ -39,7 +43,10 @@ export function collectBody(request: FastifyRequest, payload: NodeJS.ReadableStr
     chunks.push(chunk);
   };
   const onEnd = (): void => {
-    if (!Number.isNaN(declared) && declared !== length) return finish(new BatchlineError('BAD_REQUEST', `Content-Length is ${declared} but the body has ${length} bytes`));
+    if (!Number.isNaN(declared) && declared !== length)
+      return finish(
+        new BatchlineError('BAD_REQUEST', `Content-Length is ${declared} but the body has ${length} bytes`),
+      );
     finish(null, { chunks, length });
   };
   const onError = (error: Error): void => finish(Object.assign(error, { statusCode: 400 }));
@@ -57,7 +64,11 @@ export function oipBodyOf(request: FastifyRequest): BodyChunks {
   const body = (request.body as BodyChunks | undefined) ?? { chunks: [], length: 0 };
   const encoding = request.headers['content-encoding'];
   if (encoding === undefined || encoding === 'identity') return body;
-  if (encoding !== 'gzip' && encoding !== 'deflate') throw new BatchlineError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${encoding} is not supported here; send gzip, deflate or the body uncompressed`);
+  if (encoding !== 'gzip' && encoding !== 'deflate')
+    throw new BatchlineError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `Content-Encoding ${encoding} is not supported here; send gzip, deflate or the body uncompressed`,
+    );
   const limit = request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY;
   const compressed = body.chunks.length === 1 ? body.chunks[0]! : Buffer.concat(body.chunks, body.length);
   try {

@@ -43,13 +43,24 @@ export function oipProtocolFor(version: OipVersion): RowsProtocol<OipRequest> {
   let protocol = cache.get(version);
   if (protocol !== undefined) return protocol;
   const encodeRows = (outputs: readonly ItemTensors[], decoded: OipRequest): Encoded => {
-    const encoded = encodeOipAnswer({ modelName: version.name, modelVersion: String(version.version), id: decoded.id, outputs: decoded.outputs, rows: outputs });
+    const encoded = encodeOipAnswer({
+      modelName: version.name,
+      modelVersion: String(version.version),
+      id: decoded.id,
+      outputs: decoded.outputs,
+      rows: outputs,
+    });
     if (encoded.headerLength === undefined) return encoded.body;
-    return { body: encoded.body, contentType: encoded.contentType, headers: { 'inference-header-content-length': String(encoded.headerLength) } };
+    return {
+      body: encoded.body,
+      contentType: encoded.contentType,
+      headers: { 'inference-header-content-length': String(encoded.headerLength) },
+    };
   };
   protocol = {
     ...OIP_ERRORS,
-    decode: (request, model) => decodeOipRequest(oipBodyOf(request), headerLengthOf(request), model, version.config.maxBatchSize),
+    decode: (request, model) =>
+      decodeOipRequest(oipBodyOf(request), headerLengthOf(request), model, version.config.maxBatchSize),
     rowsOf: (decoded) => decoded.items,
     itemOf: (decoded) => decoded.items[0]!,
     encodeRows: (_requestId, outputs, _model, decoded) => encodeRows(outputs, decoded),
@@ -63,6 +74,10 @@ export function oipProtocolFor(version: OipVersion): RowsProtocol<OipRequest> {
 function headerLengthOf(request: FastifyRequest): number | undefined {
   const given = request.headers['inference-header-content-length'];
   if (given === undefined) return undefined;
-  if (typeof given !== 'string' || !/^\d{1,15}$/.test(given.trim())) throw new BatchlineError('BAD_HEADER', `Inference-Header-Content-Length must be a whole number of bytes, got '${String(given)}'`);
+  if (typeof given !== 'string' || !/^\d{1,15}$/.test(given.trim()))
+    throw new BatchlineError(
+      'BAD_HEADER',
+      `Inference-Header-Content-Length must be a whole number of bytes, got '${String(given)}'`,
+    );
   return Number(given);
 }

@@ -25,15 +25,24 @@ const PLATFORM = 'onnxruntime_onnx';
  * protocol's (`{"error": "<message>"}`), with batchline's status codes, request id, deadline,
  * Retry-After and counters from the one HTTP layer.
  */
-export function registerOipRoutes(app: FastifyInstance, runtime: ServingRuntime, context: AdmissionContext, serverVersion: string): void {
+export function registerOipRoutes(
+  app: FastifyInstance,
+  runtime: ServingRuntime,
+  context: AdmissionContext,
+  serverVersion: string,
+): void {
   app.register(
     async (scope) => {
       useOipBody(scope);
       const registry = runtime.registry;
       const errors: AnswerRoute = { protocol: OIP_ERRORS, countersOf: () => undefined };
-      const json = (reply: FastifyReply, body: unknown): void => answer(reply, 200, JSON.stringify(body), OIP_ERRORS, undefined, context.server);
-      const refuse = (reply: FastifyReply, error: BatchlineError): void => void answerError(reply, error, 'refused', OIP_ERRORS, undefined, context.server);
-      scope.setNotFoundHandler((request, reply) => refuse(reply, new BatchlineError('NOT_FOUND', `${request.method} ${request.url}`)));
+      const json = (reply: FastifyReply, body: unknown): void =>
+        answer(reply, 200, JSON.stringify(body), OIP_ERRORS, undefined, context.server);
+      const refuse = (reply: FastifyReply, error: BatchlineError): void =>
+        void answerError(reply, error, 'refused', OIP_ERRORS, undefined, context.server);
+      scope.setNotFoundHandler((request, reply) =>
+        refuse(reply, new BatchlineError('NOT_FOUND', `${request.method} ${request.url}`)),
+      );
 
       /** The version a route names (the latest that takes work when none is named), or the error refusing it. */
       const versionOf = (request: FastifyRequest): ModelVersion | BatchlineError => {
@@ -43,20 +52,39 @@ export function registerOipRoutes(app: FastifyInstance, runtime: ServingRuntime,
         const found = registry.resolve(name, number);
         if (found !== undefined) return found;
         const known = registry.versionsOf(name);
-        return new BatchlineError('MODEL_NOT_FOUND', known.length === 0 ? `'${name}'` : `'${name}' has no version ${version}; it has ${known.map((v) => v.version).join(', ')}`);
+        return new BatchlineError(
+          'MODEL_NOT_FOUND',
+          known.length === 0
+            ? `'${name}'`
+            : `'${name}' has no version ${version}; it has ${known.map((v) => v.version).join(', ')}`,
+        );
       };
 
-      scope.get('/', { config: errors }, (_request, reply) => json(reply, { name: SERVER_NAME, version: serverVersion, extensions: EXTENSIONS }));
+      scope.get('/', { config: errors }, (_request, reply) =>
+        json(reply, { name: SERVER_NAME, version: serverVersion, extensions: EXTENSIONS }),
+      );
       scope.get('/health/live', { config: errors }, (_request, reply) => json(reply, { live: true }));
       scope.get('/health/ready', { config: errors }, (_request, reply) => {
         if (runtime.ready) return json(reply, { ready: true });
-        refuse(reply, runtime.state === 'draining' || runtime.state === 'stopped' ? new BatchlineError('SHUTTING_DOWN') : new BatchlineError('NOT_READY', 'a model is not ready'));
+        refuse(
+          reply,
+          runtime.state === 'draining' || runtime.state === 'stopped'
+            ? new BatchlineError('SHUTTING_DOWN')
+            : new BatchlineError('NOT_READY', 'a model is not ready'),
+        );
       });
 
       const metadata = (request: FastifyRequest, reply: FastifyReply): void => {
         const found = versionOf(request);
         if (found instanceof BatchlineError) return refuse(reply, found);
-        if (found.batcher === undefined) return refuse(reply, new BatchlineError('MODEL_UNAVAILABLE', `'${found.name}' version ${found.version} is ${found.status.state}`));
+        if (found.batcher === undefined)
+          return refuse(
+            reply,
+            new BatchlineError(
+              'MODEL_UNAVAILABLE',
+              `'${found.name}' version ${found.version} is ${found.status.state}`,
+            ),
+          );
         json(reply, {
           name: found.name,
           versions: registry.versionsOf(found.name).map((v) => String(v.version)),
@@ -70,7 +98,13 @@ export function registerOipRoutes(app: FastifyInstance, runtime: ServingRuntime,
         if (found instanceof BatchlineError) return refuse(reply, found);
         if (found.ready) return json(reply, { name: found.name, ready: true });
         const { state, reason } = found.status;
-        refuse(reply, new BatchlineError('MODEL_UNAVAILABLE', `'${found.name}' version ${found.version} is ${state === 'ready' ? 'unavailable' : state}${reason === undefined ? '' : ` (${reason})`}`));
+        refuse(
+          reply,
+          new BatchlineError(
+            'MODEL_UNAVAILABLE',
+            `'${found.name}' version ${found.version} is ${state === 'ready' ? 'unavailable' : state}${reason === undefined ? '' : ` (${reason})`}`,
+          ),
+        );
       };
       for (const path of ['/models/:name', '/models/:name/versions/:version']) {
         scope.get(path, { config: errors }, metadata);
@@ -87,9 +121,12 @@ export function registerOipRoutes(app: FastifyInstance, runtime: ServingRuntime,
       const infer = (request: FastifyRequest, reply: FastifyReply): void => {
         const { name, version } = request.params as { name: string; version?: string };
         const named = versionOf(request);
-        const target = named instanceof BatchlineError ? named
-          : runtime.state !== 'ready' && runtime.state !== 'starting' ? new BatchlineError('SHUTTING_DOWN')
-          : admissionTarget(registry, name, version === undefined ? undefined : named.version);
+        const target =
+          named instanceof BatchlineError
+            ? named
+            : runtime.state !== 'ready' && runtime.state !== 'starting'
+              ? new BatchlineError('SHUTTING_DOWN')
+              : admissionTarget(registry, name, version === undefined ? undefined : named.version);
         if (target instanceof BatchlineError) {
           const counters = named instanceof BatchlineError ? runtime.unattributed : named;
           return void answerError(reply, target, 'refused', OIP_ERRORS, counters, context.server);
@@ -105,5 +142,9 @@ export function registerOipRoutes(app: FastifyInstance, runtime: ServingRuntime,
 
 /** `$metadata_tensor`: the batch first and every free dimension as -1. */
 function tensorMetadata(spec: TensorSpec): { name: string; datatype: string; shape: number[] } {
-  return { name: spec.name, datatype: oipDatatypeOf(spec.type), shape: [-1, ...spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : -1))] };
+  return {
+    name: spec.name,
+    datatype: oipDatatypeOf(spec.type),
+    shape: [-1, ...spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : -1))],
+  };
 }

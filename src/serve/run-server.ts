@@ -34,12 +34,17 @@ const CLOSE_GRACE_MS = 250;
  * loads), load the model, serve until SIGINT/SIGTERM, then drain and close within
  * `--drain-timeout-ms`. A second signal stops waiting.
  */
-export async function runServer(config: ServeConfig, io: ServeIo = { stdout: process.stdout, stderr: process.stderr }): Promise<void> {
+export async function runServer(
+  config: ServeConfig,
+  io: ServeIo = { stdout: process.stdout, stderr: process.stderr },
+): Promise<void> {
   // A bad repository or config.json stops here, before anything listens (exit 2).
   const startup = await startupVersions(config);
   // Failures (a model that fails, an internal error) are rate-limited and written off the request's path.
   const failures = new FailureLog(io.stderr === process.stderr ? stderrLogSink() : io.stderr);
-  const { app, runtime, admin } = buildServer(config, { logError: (message, error, withStack) => failures.failure(message, error, withStack) });
+  const { app, runtime, admin } = buildServer(config, {
+    logError: (message, error, withStack) => failures.failure(message, error, withStack),
+  });
   const signals = io.shutdownSignal === undefined ? watchSignals(['SIGINT', 'SIGTERM']) : undefined;
   // The dashboard's `q` counts as a signal: the first drains, a second stops waiting.
   const quit = new SecondChance();
@@ -47,25 +52,40 @@ export async function runServer(config: ServeConfig, io: ServeIo = { stdout: pro
   const force = Promise.race([io.forceSignal ?? signals?.second ?? new Promise<string>(() => {}), quit.second]);
   const connections = new DrainingConnections(app.server);
   const address = await listen(app, config.host, config.port);
-  const adminAddress = admin === undefined ? undefined : await listen(admin, config.adminHost ?? config.host, config.adminPort).catch(async (error: unknown) => {
-    await app.close();
-    throw error;
+  const adminAddress =
+    admin === undefined
+      ? undefined
+      : await listen(admin, config.adminHost ?? config.host, config.adminPort).catch(async (error: unknown) => {
+          await app.close();
+          throw error;
+        });
+  const output = await startServeOutput({
+    dashboard: io.dashboard === true,
+    stdout: io.stdout,
+    readStats: () => runtime.stats(),
+    onQuit: () => quit.fire('q'),
   });
-  const output = await startServeOutput({ dashboard: io.dashboard === true, stdout: io.stdout, readStats: () => runtime.stats(), onQuit: () => quit.fire('q') });
   try {
     const what = startup.versions.map((v) => (v.path === undefined ? 'the embedded model' : v.path)).join(', ');
     output.log(`batchline serve: starting on ${address}, loading ${what}`);
-    if (config.adminToken !== undefined) output.log(`batchline serve: admin API on ${adminAddress ?? address}/admin/models`);
+    if (config.adminToken !== undefined)
+      output.log(`batchline serve: admin API on ${adminAddress ?? address}/admin/models`);
     runtime.registry.defaultModel = startup.defaultModel;
     const loading = runtime.loadStartup(startup.versions);
-    const first = await Promise.race([loading.then(() => ({ loaded: true as const })), shutdown.then((signal) => ({ signal }))]).catch(async (error: unknown) => {
+    const first = await Promise.race([
+      loading.then(() => ({ loaded: true as const })),
+      shutdown.then((signal) => ({ signal })),
+    ]).catch(async (error: unknown) => {
       await Promise.all([app.close(), admin?.close()]);
       await runtime.closeModels();
       throw error;
     });
     if ('signal' in first) {
       output.log(`batchline serve: ${first.signal} while loading the model: stopped`);
-      loading.then(() => runtime.closeModels(), () => {}); // it may never finish (a stuck file); do not wait
+      loading.then(
+        () => runtime.closeModels(),
+        () => {},
+      ); // it may never finish (a stuck file); do not wait
       await Promise.all([app.close(), admin?.close()]);
       return;
     }
@@ -83,13 +103,18 @@ export async function runServer(config: ServeConfig, io: ServeIo = { stdout: pro
 
     const signal = await shutdown;
     const versions = runtime.registry.all();
-    const sum = (read: (v: (typeof versions)[number]) => number): number => versions.reduce((total, v) => total + read(v), 0);
-    output.log(`batchline serve: ${signal}: draining ${sum((v) => v.batcher.queueDepth)} queued and ${sum((v) => v.batcher.runningCount)} running requests (up to ${config.drainTimeoutMs} ms)`);
+    const sum = (read: (v: (typeof versions)[number]) => number): number =>
+      versions.reduce((total, v) => total + read(v), 0);
+    output.log(
+      `batchline serve: ${signal}: draining ${sum((v) => v.batcher.queueDepth)} queued and ${sum((v) => v.batcher.runningCount)} running requests (up to ${config.drainTimeoutMs} ms)`,
+    );
     // The admin listener closes first: nothing is registered or removed during the drain.
     await admin?.close();
     await drainAndClose(app.server, connections, runtime, () => app.close(), config.drainTimeoutMs, force);
     await runtime.closeModels();
-    output.log(`batchline serve: stopped; ${sum((v) => v.batcher.counts.outcomes.ok)} ok, ${sum((v) => v.batcher.counts.outcomes.shutdown)} answered 503 at shutdown`);
+    output.log(
+      `batchline serve: stopped; ${sum((v) => v.batcher.counts.outcomes.ok)} ok, ${sum((v) => v.batcher.counts.outcomes.shutdown)} answered 503 at shutdown`,
+    );
   } finally {
     failures.flush(); // the count of lines left out, if any
     output.stop();
@@ -104,7 +129,10 @@ async function listen(app: FastifyInstance, host: string, port: number): Promise
     const code = (error as { code?: string }).code;
     if (code === 'EADDRINUSE') throw new BatchlineError('ADDRESS_IN_USE', `${host}:${port}`);
     // A host that does not resolve (ENOTFOUND), is not this machine's (EADDRNOTAVAIL), or a port it may not bind (EACCES).
-    if (code !== undefined) throw new BatchlineError('CANNOT_LISTEN', `${host}:${port} (${code}: ${(error as Error).message})`, { cause: error });
+    if (code !== undefined)
+      throw new BatchlineError('CANNOT_LISTEN', `${host}:${port} (${code}: ${(error as Error).message})`, {
+        cause: error,
+      });
     throw error;
   }
 }

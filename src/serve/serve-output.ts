@@ -38,10 +38,18 @@ export async function startServeOutput(options: {
     const stats = readStats();
     if (stats === undefined) return;
     const counts = stats.snapshot.counts;
-    const now = { atMs: stats.snapshot.atMs, ok: counts.outcomes.ok, batches: counts.batches, admitted: counts.admitted + counts.rejected.queue_full };
+    const now = {
+      atMs: stats.snapshot.atMs,
+      ok: counts.outcomes.ok,
+      batches: counts.batches,
+      admitted: counts.admitted + counts.rejected.queue_full,
+    };
     if (last !== undefined && now.admitted !== last.admitted) {
       const seconds = (now.atMs - last.atMs) / 1000;
-      const trends = { throughputPerS: (now.ok - last.ok) / seconds, batchesPerS: (now.batches - last.batches) / seconds };
+      const trends = {
+        throughputPerS: (now.ok - last.ok) / seconds,
+        batchesPerS: (now.batches - last.batches) / seconds,
+      };
       stdout.write(`batchline serve: ${clockTime(Date.now())} ${formatStatsLine(stats, trends)}\n`);
     }
     last = now;

@@ -11,7 +11,6 @@ import { ServeMetrics, type MeteredVersion } from './metrics.js';
 
 export type { ModelBatcher };
 
-
 /**
  * The server's lifecycle (starting → ready → draining → stopped) and what lives with it: the
  * registry of model versions, the metrics, and the counts of answers that belong to no version
@@ -34,7 +33,9 @@ export class ServingRuntime {
   ) {
     this.startedAtMs = clock.now();
     this.registry = new Registry(config.defaultModel);
-    this.metrics = new ServeMetrics(() => this.registry.all().filter((v): v is ModelVersion & MeteredVersion => v.metrics !== undefined));
+    this.metrics = new ServeMetrics(() =>
+      this.registry.all().filter((v): v is ModelVersion & MeteredVersion => v.metrics !== undefined),
+    );
     const responsesByStatus: Record<string, number> = {};
     this.unattributed = {
       responsesByStatus,
@@ -158,7 +159,9 @@ export class ServingRuntime {
     const main = this.runtime?.statsEntry() ?? models[0];
     if (main === undefined) return undefined;
     const totals: Record<string, number> = { ...this.unattributed.responsesByStatus };
-    for (const entry of models) for (const [status, count] of Object.entries(entry.responsesByStatus)) totals[status] = (totals[status] ?? 0) + count;
+    for (const entry of models)
+      for (const [status, count] of Object.entries(entry.responsesByStatus))
+        totals[status] = (totals[status] ?? 0) + count;
     return {
       uptimeS: (this.clock.now() - this.startedAtMs) / 1000,
       state: this.stateNow,

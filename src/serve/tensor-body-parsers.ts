@@ -54,7 +54,8 @@ function gathered(body: BodyChunks): Buffer {
   if (body.length < inputBuffers.minBytes) {
     const buffer = Buffer.concat(body.chunks, body.length);
     // One larger than Node's shared pool for small buffers is never shared.
-    if (buffer.byteOffset === 0 && buffer.buffer.byteLength === buffer.length && buffer.length > Buffer.poolSize) giveBufferToItem(buffer.buffer);
+    if (buffer.byteOffset === 0 && buffer.buffer.byteLength === buffer.length && buffer.length > Buffer.poolSize)
+      giveBufferToItem(buffer.buffer);
     return buffer;
   }
   const padBytes = (8 - (body.length % 8)) % 8;
@@ -79,7 +80,8 @@ let jsonBytes = Buffer.allocUnsafeSlow(0);
 function jsonBytesOf(body: BodyChunks): Buffer {
   if (body.chunks.length === 1) return body.chunks[0]!;
   if (body.length > KEPT_JSON_BYTES) return Buffer.concat(body.chunks, body.length);
-  if (jsonBytes.length < body.length) jsonBytes = Buffer.allocUnsafeSlow(Math.min(KEPT_JSON_BYTES, Math.max(body.length, 2 * jsonBytes.length)));
+  if (jsonBytes.length < body.length)
+    jsonBytes = Buffer.allocUnsafeSlow(Math.min(KEPT_JSON_BYTES, Math.max(body.length, 2 * jsonBytes.length)));
   const bytes = jsonBytes.subarray(0, body.length);
   copyBytes(body, 0, bytes);
   return bytes;

@@ -28,7 +28,8 @@ export async function readArrivalsFile(path: string): Promise<Float64Array> {
 export function parseArrivals(text: string, path: string): Float64Array {
   const trimmed = text.trim();
   let times: number[];
-  if (trimmed.startsWith('[') || (trimmed.startsWith('{') && !trimmed.includes('\n'))) times = fromJson(parseJson(trimmed, path), path);
+  if (trimmed.startsWith('[') || (trimmed.startsWith('{') && !trimmed.includes('\n')))
+    times = fromJson(parseJson(trimmed, path), path);
   else if (trimmed.startsWith('{')) times = fromJsonDocumentOrLines(trimmed, path);
   else times = fromLines(trimmed, path);
   if (times.length === 0) throw fileError(path, 'holds no arrival times');
@@ -64,15 +65,20 @@ function fromJsonDocumentOrLines(text: string, path: string): number[] {
 }
 
 function fromJson(data: unknown, path: string): number[] {
-  if (Array.isArray(data)) return data.map((item, i) => (typeof item === 'number' ? item : recordTime(item, `${path} item ${i}`)));
+  if (Array.isArray(data))
+    return data.map((item, i) => (typeof item === 'number' ? item : recordTime(item, `${path} item ${i}`)));
   if (typeof data === 'object' && data !== null) {
     const object = data as Record<string, unknown>;
     for (const key of ARRAY_KEYS) if (Array.isArray(object[key])) return fromJson(object[key], path);
     if (Array.isArray(object.requests)) return fromJson(object.requests, path);
     if (RECORD_KEYS.some((key) => typeof object[key] === 'number')) return [recordTime(object, path)];
-    if (typeof object.schema === 'string' && object.schema.startsWith('batchline.bench/')) throw benchSummary(object, path);
+    if (typeof object.schema === 'string' && object.schema.startsWith('batchline.bench/'))
+      throw benchSummary(object, path);
   }
-  throw fileError(path, `carries no arrival times (looked for an array, or ${ARRAY_KEYS.join(', ')} or requests[].arrival_ms)`);
+  throw fileError(
+    path,
+    `carries no arrival times (looked for an array, or ${ARRAY_KEYS.join(', ')} or requests[].arrival_ms)`,
+  );
 }
 
 /**
@@ -87,9 +93,11 @@ export function benchReplayFlags(report: Record<string, unknown>): string {
   else if (typeof rate === 'number') flags.push(`--rate ${rate}`);
   else if (typeof report.throughput_rps === 'number') flags.push(`--rate ${report.throughput_rps}`);
   const poisson = report.arrival === 'poisson';
-  if (typeof rate === 'number' || typeof report.stages === 'string') flags.push(`--arrival ${poisson ? 'poisson' : 'constant'}`);
+  if (typeof rate === 'number' || typeof report.stages === 'string')
+    flags.push(`--arrival ${poisson ? 'poisson' : 'constant'}`);
   else flags.push('--arrival poisson');
-  if (typeof report.stages !== 'string' && typeof report.duration_s === 'number') flags.push(`--duration ${report.duration_s}s`);
+  if (typeof report.stages !== 'string' && typeof report.duration_s === 'number')
+    flags.push(`--duration ${report.duration_s}s`);
   if (poisson && typeof report.seed === 'number') flags.push(`--seed ${report.seed}`);
   return flags.join(' ');
 }
@@ -97,7 +105,10 @@ export function benchReplayFlags(report: Record<string, unknown>): string {
 function benchSummary(report: Record<string, unknown>, path: string): BatchlineError {
   const closed = report.mode === 'closed' || (report.target_rate_rps == null && report.stages == null);
   const why = closed ? ' (a closed loop has no schedule: its throughput as a Poisson rate)' : '';
-  return fileError(path, `is a bench --json summary without per-request times; simulate its load with ${benchReplayFlags(report)}${why}`);
+  return fileError(
+    path,
+    `is a bench --json summary without per-request times; simulate its load with ${benchReplayFlags(report)}${why}`,
+  );
 }
 
 function recordTime(item: unknown, where: string): number {

@@ -18,7 +18,7 @@ export class BucketHistogram {
   /** Records a duration given in ms, clamped into the histogram's range as `recordMs` does. */
   recordMs(durationMs: number): void {
     const us = Math.round(durationMs * 1000);
-    this.counts[indexOf(us < 1 ? 1 : us > HISTOGRAM_MAX_US ? HISTOGRAM_MAX_US : us)]!++;
+    this.counts[indexOf(us < 1 ? 1 : Math.min(us, HISTOGRAM_MAX_US))]!++;
     this.total++;
   }
 
@@ -56,7 +56,7 @@ function lowestValueAt(index: number): number {
 /** The bucket a duration in ms falls in (clamped as `recordMs` clamps): for histograms kept sparse. */
 export function bucketOfMs(durationMs: number): number {
   const us = Math.round(durationMs * 1000);
-  return indexOf(us < 1 ? 1 : us > HISTOGRAM_MAX_US ? HISTOGRAM_MAX_US : us);
+  return indexOf(us < 1 ? 1 : Math.min(us, HISTOGRAM_MAX_US));
 }
 
 /** The highest value (µs) bucket `index` holds: what HDR's getValueAtPercentile reports for it. */

@@ -21,7 +21,11 @@ export function probeConnections(batching: Pick<BatchingConfig, 'instances' | 'm
  * profile of PaddleOCR's classifier with two instances. A closed loop bounds
  * the backlog by its connections, as the real measurement does.
  */
-export function closedLoopCapacityRps(setup: ServingPathSetup, batching: BatchingConfig, connections = probeConnections(batching)): number {
+export function closedLoopCapacityRps(
+  setup: ServingPathSetup,
+  batching: BatchingConfig,
+  connections = probeConnections(batching),
+): number {
   return closedLoop(setup, batching, connections).answeredRps;
 }
 
@@ -29,10 +33,18 @@ export function closedLoopCapacityRps(setup: ServingPathSetup, batching: Batchin
  * `connections` clients in a closed loop over the serving path, once the first third of the
  * answers is past: the answers a second, and the mean time from a batch's start to its end.
  */
-export function closedLoop(setup: ServingPathSetup, batching: BatchingConfig, connections: number): { answeredRps: number; meanBatchMs: number } {
+export function closedLoop(
+  setup: ServingPathSetup,
+  batching: BatchingConfig,
+  connections: number,
+): { answeredRps: number; meanBatchMs: number } {
   const clock = new VirtualClock();
   const path = new ServingPath(clock, setup);
-  const batcher = createBatcher<number, number>({ ...batching, maxQueueSize: connections + 1, requestTimeoutMs: 1e12 }, clock, path);
+  const batcher = createBatcher<number, number>(
+    { ...batching, maxQueueSize: connections + 1, requestTimeoutMs: 1e12 },
+    clock,
+    path,
+  );
   const answers = Math.max(3000, 20 * connections);
   const measuredFrom = Math.floor(answers / 3);
   let sent = 0;
@@ -59,7 +71,9 @@ export function closedLoop(setup: ServingPathSetup, batching: BatchingConfig, co
   const send = (): void => {
     const id = sent++;
     // The queue holds every connection's request and nothing expires: each one is admitted.
-    path.arrive(() => void batcher.submit(String(id), id, () => (path.deliver === undefined ? read() : path.deliver(read))));
+    path.arrive(
+      () => void batcher.submit(String(id), id, () => (path.deliver === undefined ? read() : path.deliver(read))),
+    );
   };
   const read = (): void => {
     answered++;
@@ -75,5 +89,11 @@ export function closedLoop(setup: ServingPathSetup, batching: BatchingConfig, co
   for (let connection = 0; connection < connections; connection++) send();
   clock.run();
   // No time between the span's ends: nothing costs anything, as a zero service time's capacity.
-  return { answeredRps: toMs > fromMs ? ((answers - measuredFrom - atFromMs + atToMs) * 1000) / (toMs - fromMs) : Number.POSITIVE_INFINITY, meanBatchMs: batches === 0 ? 0 : batchMs / batches };
+  return {
+    answeredRps:
+      toMs > fromMs
+        ? ((answers - measuredFrom - atFromMs + atToMs) * 1000) / (toMs - fromMs)
+        : Number.POSITIVE_INFINITY,
+    meanBatchMs: batches === 0 ? 0 : batchMs / batches,
+  };
 }

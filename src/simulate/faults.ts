@@ -11,7 +11,12 @@ export interface FaultPlan {
   seed: number;
 }
 
-export const NO_FAULTS: Readonly<FaultPlan> = Object.freeze({ failItems: 0, failBatches: 0, outage: undefined, seed: 0 });
+export const NO_FAULTS: Readonly<FaultPlan> = Object.freeze({
+  failItems: 0,
+  failBatches: 0,
+  outage: undefined,
+  seed: 0,
+});
 
 /**
  * Decides which runs fail. An item's poison is a property of the item (a hash of the seed and
@@ -39,9 +44,11 @@ export class FaultInjector {
   /** The error a run of `items` starting at `startedAtMs` fails with, or undefined. */
   failure(items: readonly number[], startedAtMs: number): Error | undefined {
     const { outage, failBatches } = this.plan;
-    if (outage !== undefined && startedAtMs >= outage.startMs && startedAtMs < outage.endMs) return new Error('model unavailable (simulated outage)');
+    if (outage !== undefined && startedAtMs >= outage.startMs && startedAtMs < outage.endMs)
+      return new Error('model unavailable (simulated outage)');
     if (failBatches > 0 && this.runs.next() < failBatches) return new Error('model failed (simulated, --fail-batches)');
-    for (const item of items) if (this.poisoned(item)) return new Error(`poisoned item ${item} (simulated, --fail-items)`);
+    for (const item of items)
+      if (this.poisoned(item)) return new Error(`poisoned item ${item} (simulated, --fail-items)`);
     return undefined;
   }
 }

@@ -36,7 +36,11 @@ export function parseAffineLatency(text: string): { aMs: number; bMs: number } |
  * A measured table: batch size → mean ms. Between measured sizes the time is interpolated
  * linearly; beyond the largest it follows the fitted slope, below the smallest it is clamped.
  */
-export function tableLatency(points: readonly { batchSize: number; meanMs: number }[], slopeMs: number, source: string): LatencyModel {
+export function tableLatency(
+  points: readonly { batchSize: number; meanMs: number }[],
+  slopeMs: number,
+  source: string,
+): LatencyModel {
   const sorted = [...points].sort((a, b) => a.batchSize - b.batchSize);
   if (sorted.length === 0) throw new RangeError('a latency table needs at least one point');
   const cache = new Map<number, number>();

@@ -110,7 +110,10 @@ export async function readLatencyProfile(path: string, flag = '--latency-profile
   try {
     data = JSON.parse(text);
   } catch {
-    throw new BatchlineError('INVALID_OPTION', `${flag}: '${path}' is not JSON; expected a file written by batchline profile --out`);
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `${flag}: '${path}' is not JSON; expected a file written by batchline profile --out`,
+    );
   }
   return validateLatencyProfile(data, `${flag}: '${path}'`);
 }
@@ -125,7 +128,11 @@ export function validateLatencyProfile(data: unknown, where: string): LatencyPro
   if (!Array.isArray(profile.points) || profile.points.length === 0) bad('has no points');
   for (const point of profile.points as unknown[]) {
     const p = point as Partial<LatencyProfilePoint>;
-    if (!Number.isInteger(p.batch_size) || (p.batch_size as number) < 1 || !(typeof p.p50_ms === 'number' && p.p50_ms >= 0)) {
+    if (
+      !Number.isInteger(p.batch_size) ||
+      (p.batch_size as number) < 1 ||
+      !(typeof p.p50_ms === 'number' && p.p50_ms >= 0)
+    ) {
       bad('has a point without a positive integer batch_size and a p50_ms >= 0');
     }
   }
@@ -134,22 +141,36 @@ export function validateLatencyProfile(data: unknown, where: string): LatencyPro
   const path = profile.serving_path;
   if (path !== undefined) {
     const numbers = ['body_bytes', 'decode_ms', 'check_ms', 'encode_ms', 'cores'] as const;
-    if (typeof path !== 'object' || path === null || !numbers.every((key) => typeof path[key] === 'number' && path[key] >= 0) || !['inline', 'worker', 'process'].includes(path.execution)) {
+    if (
+      typeof path !== 'object' ||
+      path === null ||
+      !numbers.every((key) => typeof path[key] === 'number' && path[key] >= 0) ||
+      !['inline', 'worker', 'process'].includes(path.execution)
+    ) {
       bad(`has a serving_path without ${numbers.join(', ')} >= 0 and an execution of inline, worker or process`);
     }
-    const finiteAtLeast0 = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value) && value >= 0;
+    const finiteAtLeast0 = (value: unknown): boolean =>
+      typeof value === 'number' && Number.isFinite(value) && value >= 0;
     const checkPauses = (pauses: unknown, where: string): void => {
-      if (pauses !== undefined && (!Array.isArray(pauses) || !pauses.every((p) => typeof p?.kind === 'string' && finiteAtLeast0(p.per_request) && finiteAtLeast0(p.mean_ms)))) {
+      if (
+        pauses !== undefined &&
+        (!Array.isArray(pauses) ||
+          !pauses.every(
+            (p) => typeof p?.kind === 'string' && finiteAtLeast0(p.per_request) && finiteAtLeast0(p.mean_ms),
+          ))
+      ) {
         bad(`has ${where}.gc_pauses that are not a list of {kind, per_request >= 0, mean_ms >= 0}`);
       }
     };
     checkPauses(path.serve_cpu?.gc_pauses, 'serving_path.serve_cpu');
     const connections = path.serve_cpu?.connections;
-    if (connections !== undefined && !(Number.isInteger(connections) && connections >= 1)) bad('has serving_path.serve_cpu.connections that is not a whole number >= 1');
+    if (connections !== undefined && !(Number.isInteger(connections) && connections >= 1))
+      bad('has serving_path.serve_cpu.connections that is not a whole number >= 1');
     const open = path.serve_cpu?.open_loop;
     if (open !== undefined) {
       const fields = ['requests', 'rate_rps', 'main_ms', 'worker_ms', 'helpers_ms', 'client_ms', 'mean_batch'] as const;
-      if (typeof open !== 'object' || open === null || !fields.every((key) => finiteAtLeast0(open[key]))) bad(`has serving_path.serve_cpu.open_loop without ${fields.join(', ')} >= 0`);
+      if (typeof open !== 'object' || open === null || !fields.every((key) => finiteAtLeast0(open[key])))
+        bad(`has serving_path.serve_cpu.open_loop without ${fields.join(', ')} >= 0`);
       checkPauses(open.gc_pauses, 'serving_path.serve_cpu.open_loop');
     }
   }

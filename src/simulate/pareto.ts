@@ -54,7 +54,10 @@ export function chooseUnderSlo(reports: readonly SimulationReport[], slo: Slo): 
       .map((report, i) => ({ i, report }))
       .filter(({ report }) => lossOf(report) <= maxLossOf(slo))
       .sort((x, y) => x.report.latency_ms.p99 - y.report.latency_ms.p99 || x.i - y.i)[0];
-    const hint = closest === undefined ? 'every configuration loses more than the loss bound' : `the lowest p99 within the loss bound is configuration ${closest.i + 1} (${closest.report.latency_ms.p99} ms)`;
+    const hint =
+      closest === undefined
+        ? 'every configuration loses more than the loss bound'
+        : `the lowest p99 within the loss bound is configuration ${closest.i + 1} (${closest.report.latency_ms.p99} ms)`;
     return { best: undefined, meeting, reason: `no configuration meets ${slo.text}; ${hint}` };
   }
   const topGoodput = Math.max(...meeting.map((i) => (reports[i] as SimulationReport).goodput_rps));

@@ -11,14 +11,22 @@ import { runSimulation, type SimulationResult } from './run-simulation.js';
  * full size (100,000 requests a load) and prints the table; the tests run smaller versions.
  * Every case: service time 5 + 2n ms, one instance, deadlines 200 ms, target p95 50 ms.
  */
-export const COMMON_FLAGS: Readonly<Record<string, string>> = Object.freeze({ latency: '5+2n', requestTimeoutMs: '200', targetLatencyMs: '50', instances: '1' });
+export const COMMON_FLAGS: Readonly<Record<string, string>> = Object.freeze({
+  latency: '5+2n',
+  requestTimeoutMs: '200',
+  targetLatencyMs: '50',
+  instances: '1',
+});
 
 /** The grid the oracle is chosen from. */
 export const SWEEP_MAX_BATCH = [1, 2, 4, 8, 16, 32, 64] as const;
 export const SWEEP_WINDOW_MS = [0, 1, 2, 5, 10, 20] as const;
 
 /** Runs simulate with these flags (as the CLI takes them, camelCase keys). */
-export function simulateFlags(flags: Readonly<Record<string, string>>, collect: { events?: boolean; trace?: boolean } = {}): { report: SimulationReport; result: SimulationResult } {
+export function simulateFlags(
+  flags: Readonly<Record<string, string>>,
+  collect: { events?: boolean; trace?: boolean } = {},
+): { report: SimulationReport; result: SimulationResult } {
   const options = resolveOptions(SIMULATE_OPTIONS, flags, {});
   const { setup, context } = prepareRun(options, { given: Object.keys(flags) }, collect);
   const result = runSimulation(setup);
@@ -50,13 +58,25 @@ export function compareBatchPolicies(requests: number, onProgress: (done: string
     const fixed = new Map<string, number>();
     for (const maxBatch of SWEEP_MAX_BATCH) {
       for (const windowMs of SWEEP_WINDOW_MS) {
-        const { report } = simulateFlags({ ...COMMON_FLAGS, ...flags, maxBatchSize: String(maxBatch), batchWindowMs: String(windowMs) });
+        const { report } = simulateFlags({
+          ...COMMON_FLAGS,
+          ...flags,
+          maxBatchSize: String(maxBatch),
+          batchWindowMs: String(windowMs),
+        });
         fixed.set(`${maxBatch}/${windowMs}`, report.on_time_rps);
       }
     }
     const [config, goodputRps] = [...fixed].reduce((best, entry) => (entry[1] > best[1] ? entry : best));
-    const policy = (batchPolicy: string) => simulateFlags({ ...COMMON_FLAGS, ...flags, maxBatchSize: '64', batchPolicy }).report.on_time_rps;
-    const result = { load: name, fixed, oracle: { config, goodputRps }, aimd: policy('aimd'), adaptive: policy('adaptive') };
+    const policy = (batchPolicy: string) =>
+      simulateFlags({ ...COMMON_FLAGS, ...flags, maxBatchSize: '64', batchPolicy }).report.on_time_rps;
+    const result = {
+      load: name,
+      fixed,
+      oracle: { config, goodputRps },
+      aimd: policy('aimd'),
+      adaptive: policy('adaptive'),
+    };
     onProgress(name);
     return result;
   });
@@ -94,7 +114,15 @@ export interface OverloadResult {
 /** Case 2: twice the capacity of batches of 64 (481 req/s) for `durationS`, with and without SLA admission. */
 export function overload(durationS: number): OverloadResult[] {
   return (['queue', 'sla'] as const).map((admission) => {
-    const { report } = simulateFlags({ ...COMMON_FLAGS, batchPolicy: 'adaptive', maxBatchSize: '64', rate: String(overloadRateRps()), arrival: 'poisson', duration: `${durationS}s`, admission });
+    const { report } = simulateFlags({
+      ...COMMON_FLAGS,
+      batchPolicy: 'adaptive',
+      maxBatchSize: '64',
+      rate: String(overloadRateRps()),
+      arrival: 'poisson',
+      duration: `${durationS}s`,
+      admission,
+    });
     const r = report.requests;
     return {
       admission,
@@ -131,7 +159,16 @@ export interface PoisonResult {
 /** Case 3: 1 % of items poisoned, bisecting against item-by-item retry. */
 export function poisonedItems(requests: number, rateRps: number): PoisonResult[] {
   return (['bisect', 'items'] as const).map((isolation) => {
-    const flags = { ...COMMON_FLAGS, batchPolicy: 'adaptive', maxBatchSize: '64', rate: String(rateRps), arrival: 'poisson', requests: String(requests), failItems: '0.01', isolation };
+    const flags = {
+      ...COMMON_FLAGS,
+      batchPolicy: 'adaptive',
+      maxBatchSize: '64',
+      rate: String(rateRps),
+      arrival: 'poisson',
+      requests: String(requests),
+      failItems: '0.01',
+      isolation,
+    };
     const { report, result } = simulateFlags(flags, { trace: true });
     const injector = new FaultInjector({ failItems: 0.01, failBatches: 0, outage: undefined, seed: report.seed });
     let poisoned = 0;
@@ -186,7 +223,13 @@ export function failingModel(durationS: number): OutageResult[] {
   const outage = { startMs: 10_000, endMs: 15_000 };
   return [true, false].map((breaker) => {
     const flags = {
-      ...COMMON_FLAGS, batchPolicy: 'adaptive', maxBatchSize: '64', rate: '300', arrival: 'poisson', duration: `${durationS}s`, outage: '10s..15s',
+      ...COMMON_FLAGS,
+      batchPolicy: 'adaptive',
+      maxBatchSize: '64',
+      rate: '300',
+      arrival: 'poisson',
+      duration: `${durationS}s`,
+      outage: '10s..15s',
       ...(breaker ? {} : { breakerFailures: '0', breakerRatio: '0' }),
     };
     const { report, result } = simulateFlags(flags, { events: true, trace: true });
@@ -210,9 +253,12 @@ export function failingModel(durationS: number): OutageResult[] {
         if (open) batchesWhileOpen++;
         if (e.atMs >= outage.startMs && e.atMs < outage.endMs) modelRunsDuringOutage++;
       }
-      if (e.kind === 'isolation_run' && e.startedAtMs >= outage.startMs && e.startedAtMs < outage.endMs) modelRunsDuringOutage++;
+      if (e.kind === 'isolation_run' && e.startedAtMs >= outage.startMs && e.startedAtMs < outage.endMs)
+        modelRunsDuringOutage++;
     }
-    for (const t of transitions) if (t.state === 'half_open' && t.atMs >= outage.endMs && (closedAt === undefined || t.atMs <= closedAt)) probesAfterRecovery++;
+    for (const t of transitions)
+      if (t.state === 'half_open' && t.atMs >= outage.endMs && (closedAt === undefined || t.atMs <= closedAt))
+        probesAfterRecovery++;
     return {
       breaker,
       transitions,

@@ -5,7 +5,13 @@ import { batchingConfigOf } from '../options/batching.js';
 import { parseDurationMs } from '../options/schema.js';
 import type { SimulateOptions } from '../options/simulate.js';
 import { readArrivalsFile } from './arrivals-file.js';
-import { affineLatency, fixedLatency, parseAffineLatency, serviceTimeWithJitter, type LatencyModel } from './latency-model.js';
+import {
+  affineLatency,
+  fixedLatency,
+  parseAffineLatency,
+  serviceTimeWithJitter,
+  type LatencyModel,
+} from './latency-model.js';
 import { latencyModelFromProfile, readLatencyProfile, type LatencyProfile } from './latency-profile.js';
 import type { ReportContext } from './report.js';
 import type { SimulationSetup } from './run-simulation.js';
@@ -27,7 +33,10 @@ export interface SimulationInputs {
 }
 
 /** Checks options that exclude each other and reads `--arrivals` and `--latency-profile`. */
-export async function loadSimulationInputs(options: SimulateOptions, given: ReadonlySet<string>): Promise<SimulationInputs> {
+export async function loadSimulationInputs(
+  options: SimulateOptions,
+  given: ReadonlySet<string>,
+): Promise<SimulationInputs> {
   checkSimulateOptions(options, given);
   const inputs: SimulationInputs = { given: [...given] };
   if (options.arrivals !== undefined) {
@@ -47,8 +56,12 @@ export async function loadSimulationInputs(options: SimulateOptions, given: Read
  */
 export function checkSimulateOptions(options: SimulateOptions, given: ReadonlySet<string>): void {
   // --model-latency-ms goes with a profile (serve adds it to the model's own time), not with the other two.
-  const serviceFlags = (['latencyMs', 'latency', 'latencyProfile', 'modelLatencyMs'] as const).filter((key) => given.has(key));
-  const clashing = serviceFlags.length > 1 && !(serviceFlags.length === 2 && serviceFlags.includes('latencyProfile') && serviceFlags.includes('modelLatencyMs'));
+  const serviceFlags = (['latencyMs', 'latency', 'latencyProfile', 'modelLatencyMs'] as const).filter((key) =>
+    given.has(key),
+  );
+  const clashing =
+    serviceFlags.length > 1 &&
+    !(serviceFlags.length === 2 && serviceFlags.includes('latencyProfile') && serviceFlags.includes('modelLatencyMs'));
   if (clashing) {
     throw new BatchlineError(
       'INVALID_OPTION',
@@ -56,14 +69,23 @@ export function checkSimulateOptions(options: SimulateOptions, given: ReadonlySe
     );
   }
   if (options.modelLatencyMs !== undefined && parseModelLatency(options.modelLatencyMs) === undefined) {
-    throw new BatchlineError('INVALID_OPTION', `--model-latency-ms: got '${options.modelLatencyMs}', expected ms per batch such as 20 or 5+2n (a + b·n, n the batch size)`);
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--model-latency-ms: got '${options.modelLatencyMs}', expected ms per batch such as 20 or 5+2n (a + b·n, n the batch size)`,
+    );
   }
   const arrivalFlags = (['rate', 'stages', 'arrivals'] as const).filter((key) => given.has(key));
   if (arrivalFlags.length > 1) {
-    throw new BatchlineError('INVALID_OPTION', `--rate, --stages and --arrivals each set the arrivals; give one (got ${arrivalFlags.map(flagOf).join(' and ')})`);
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--rate, --stages and --arrivals each set the arrivals; give one (got ${arrivalFlags.map(flagOf).join(' and ')})`,
+    );
   }
   if (options.latency !== undefined && parseAffineLatency(options.latency) === undefined) {
-    throw new BatchlineError('INVALID_OPTION', `--latency: got '${options.latency}', expected a + b·n in ms such as 5+2n, 2n or 0.5n+3`);
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--latency: got '${options.latency}', expected a + b·n in ms such as 5+2n, 2n or 0.5n+3`,
+    );
   }
 }
 
@@ -78,7 +100,11 @@ function serviceSeed(seed: number): number {
 }
 
 /** Turns options (possibly a sweep's variation of them) into a runnable setup and its report context. */
-export function prepareRun(options: SimulateOptions, inputs: SimulationInputs, collect: { events?: boolean; trace?: boolean } = {}): PreparedRun {
+export function prepareRun(
+  options: SimulateOptions,
+  inputs: SimulationInputs,
+  collect: { events?: boolean; trace?: boolean } = {},
+): PreparedRun {
   const given = new Set(inputs.given);
   const workload = buildWorkload(options, given.has('requests'), inputs.arrivalTimes, inputs.arrivalsSource);
   const model = latencyModelFor(options, inputs);
@@ -94,12 +120,28 @@ export function prepareRun(options: SimulateOptions, inputs: SimulationInputs, c
     maxRequests: workload.maxRequests,
     arrivalsEndMs: workload.arrivalsEndMs,
     serviceTime: serviceTimeWithJitter(model, jitter.cv, jitter.rng),
-    faults: { failItems: options.failItems, failBatches: options.failBatches, outage: parseOutage(options.outage), seed: options.seed },
+    faults: {
+      failItems: options.failItems,
+      failBatches: options.failBatches,
+      outage: parseOutage(options.outage),
+      seed: options.seed,
+    },
     collectEvents: collect.events === true,
     collectTrace: collect.trace === true,
   };
   const delay = options.modelLatencyMs === undefined ? undefined : modelLatencyModel(options.modelLatencyMs);
-  const path = inputs.profile === undefined ? undefined : pathPlanOf(inputs.profile, inputs.profileSource ?? 'profile', batching, delay, jitter, options.cores, options.generatorCpuMs);
+  const path =
+    inputs.profile === undefined
+      ? undefined
+      : pathPlanOf(
+          inputs.profile,
+          inputs.profileSource ?? 'profile',
+          batching,
+          delay,
+          jitter,
+          options.cores,
+          options.generatorCpuMs,
+        );
   if (path !== undefined) setup.servingPath = path.setup;
   const context: ReportContext = {
     seed: options.seed,
@@ -146,7 +188,10 @@ function modelLatencyModel(text: string): LatencyModel {
 
 /** A measured time plus a time added to every batch (serve's MODEL_LATENCY_MS on top of the model). */
 function sumLatency(base: LatencyModel, added: LatencyModel, flag: string): LatencyModel {
-  return { meanMs: (n) => base.meanMs(n) + added.meanMs(n), description: `${base.description} + ${added.description} (${flag})` };
+  return {
+    meanMs: (n) => base.meanMs(n) + added.meanMs(n),
+    description: `${base.description} + ${added.description} (${flag})`,
+  };
 }
 
 /** `10s..15s`: the span of simulated time in which every run fails. */
@@ -156,7 +201,10 @@ export function parseOutage(text: string | undefined): { startMs: number; endMs:
   const startMs = from === undefined ? undefined : parseDurationMs(from);
   const endMs = to === undefined ? undefined : parseDurationMs(to);
   if (rest.length > 0 || startMs === undefined || endMs === undefined || !(endMs > startMs)) {
-    throw new BatchlineError('INVALID_OPTION', `--outage: got '${text}', expected start..end in simulated time, such as 10s..15s`);
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--outage: got '${text}', expected start..end in simulated time, such as 10s..15s`,
+    );
   }
   return { startMs, endMs };
 }

@@ -12,7 +12,9 @@ export function formatReport(report: SimulationReport): string {
   const adaptiveOrSla = config.batch_policy !== 'fixed' || config.admission !== 'queue';
   if (adaptiveOrSla) {
     const target = config.batch_policy === 'fixed' ? '' : `, target p95 ${config.target_latency_ms} ms`;
-    lines.push(`policy      ${config.batch_policy}${target} · admission ${config.admission} · isolation ${config.isolation}`);
+    lines.push(
+      `policy      ${config.batch_policy}${target} · admission ${config.admission} · isolation ${config.isolation}`,
+    );
   }
   lines.push(`arrivals    ${config.arrivals}`);
   lines.push(`service     ${config.service_time}${config.latency_cv > 0 ? ` · jitter cv ${config.latency_cv}` : ''}`);
@@ -28,13 +30,19 @@ export function formatReport(report: SimulationReport): string {
     .filter(([, n]) => n > 0)
     .map(([reason, n]) => `${reason} ${n}`)
     .join(', ');
-  const expiredDetail = r.expired > 0 ? ` (in queue ${r.expired_in_queue}, while running ${r.expired_while_running})` : '';
-  lines.push(`requests    arrived ${r.arrived} · admitted ${r.admitted} · rejected ${r.rejected}${rejectedDetail !== '' ? ` (${rejectedDetail})` : ''}`);
-  lines.push(`            completed ${r.completed} · expired ${r.expired}${expiredDetail}${r.failed > 0 ? ` · failed ${r.failed}` : ''}`);
+  const expiredDetail =
+    r.expired > 0 ? ` (in queue ${r.expired_in_queue}, while running ${r.expired_while_running})` : '';
+  lines.push(
+    `requests    arrived ${r.arrived} · admitted ${r.admitted} · rejected ${r.rejected}${rejectedDetail !== '' ? ` (${rejectedDetail})` : ''}`,
+  );
+  lines.push(
+    `            completed ${r.completed} · expired ${r.expired}${expiredDetail}${r.failed > 0 ? ` · failed ${r.failed}` : ''}`,
+  );
   lines.push(
     `rates       offered ${fixed(report.offered_rps, 1)} req/s · throughput ${fixed(report.throughput_rps, 1)} req/s · goodput ${fixed(report.goodput_rps, 1)} req/s · over ${formatDuration(report.simulated_ms)} simulated`,
   );
-  if (adaptiveOrSla) lines.push(`            on time (within ${config.target_latency_ms} ms) ${fixed(report.on_time_rps, 1)} req/s`);
+  if (adaptiveOrSla)
+    lines.push(`            on time (within ${config.target_latency_ms} ms) ${fixed(report.on_time_rps, 1)} req/s`);
   const f = report.faults;
   if (f.failed_batches > 0 || f.unavailable > 0 || r.rejected_by_reason.circuit_open > 0) {
     lines.push(
@@ -42,7 +50,9 @@ export function formatReport(report: SimulationReport): string {
     );
   }
   lines.push('');
-  lines.push(`${''.padEnd(12)}${['p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean'].map((h) => h.padStart(10)).join('')}`);
+  lines.push(
+    `${''.padEnd(12)}${['p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean'].map((h) => h.padStart(10)).join('')}`,
+  );
   lines.push(durationRow('latency ms', report.latency_ms));
   lines.push(durationRow('queue ms', report.queue_wait_ms));
   lines.push('');

@@ -130,7 +130,8 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
       expired,
       expired_in_queue: counts.timeoutsWhileQueued,
       expired_while_running: expired - counts.timeoutsWhileQueued,
-      failed: counts.outcomes.error + counts.outcomes.cancelled + counts.outcomes.shutdown + counts.outcomes.unavailable,
+      failed:
+        counts.outcomes.error + counts.outcomes.cancelled + counts.outcomes.shutdown + counts.outcomes.unavailable,
     },
     capacity_rps: round(context.capacityRps, 3),
     capacity_basis: context.capacityBasis,
@@ -141,7 +142,11 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
     goodput_rps: perSecond(completed),
     on_time_rps: perSecond(recorder.onTime),
     latency_ms: summary(latency, completed > 0 ? recorder.latencySumMs / completed : 0, recorder.latencyMaxMs),
-    queue_wait_ms: summary(wait, recorder.started > 0 ? recorder.queueWaitSumMs / recorder.started : 0, recorder.queueWaitMaxMs),
+    queue_wait_ms: summary(
+      wait,
+      recorder.started > 0 ? recorder.queueWaitSumMs / recorder.started : 0,
+      recorder.queueWaitMaxMs,
+    ),
     batch_size: {
       count: counts.batches,
       mean: counts.batches > 0 ? round(counts.batchItems / counts.batches, 4) : 0,
@@ -166,7 +171,15 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
 
 function summary(p: Omit<PercentilesMs, 'count' | 'mean'>, meanMs: number, maxMs: number): DurationSummaryMs {
   // Percentiles come from the HDR histogram (3 significant digits); mean and max are exact.
-  return { p50: round(p.p50, 3), p90: round(p.p90, 3), p95: round(p.p95, 3), p99: round(p.p99, 3), p999: round(p.p999, 3), max: round(maxMs, 3), mean: round(meanMs, 3) };
+  return {
+    p50: round(p.p50, 3),
+    p90: round(p.p90, 3),
+    p95: round(p.p95, 3),
+    p99: round(p.p99, 3),
+    p999: round(p.p999, 3),
+    max: round(maxMs, 3),
+    mean: round(meanMs, 3),
+  };
 }
 
 /** Rounds to `digits` decimals; -0 becomes 0 so output stays byte-stable. */

@@ -62,7 +62,11 @@ export class SimulatedExecutor implements Executor<number, number> {
     const finishAtMs = startMs + this.serviceTime(batch.inputs.length);
     // A failing run takes its whole time: the model ran and then failed.
     const error = this.faults?.failure(batch.inputs, startMs);
-    this.clock.schedule(finishAtMs, error === undefined ? () => done(batch.inputs) : () => done(error), EventOrder.completion);
+    this.clock.schedule(
+      finishAtMs,
+      error === undefined ? () => done(batch.inputs) : () => done(error),
+      EventOrder.completion,
+    );
   }
 }
 
@@ -83,12 +87,22 @@ export function runSimulation(setup: SimulationSetup): SimulationResult {
   const faults = new FaultInjector(setup.faults ?? NO_FAULTS);
   const active = faults.active ? faults : undefined;
   const path = setup.servingPath === undefined ? undefined : new ServingPath(clock, setup.servingPath, active);
-  const batcher = createBatcher<number, number>(batching, clock, path ?? new SimulatedExecutor(clock, setup.serviceTime, active));
+  const batcher = createBatcher<number, number>(
+    batching,
+    clock,
+    path ?? new SimulatedExecutor(clock, setup.serviceTime, active),
+  );
   // Over the serving path a request's latency runs from its arrival over HTTP, before the main
   // thread read it and the batcher saw it.
   const arrivedAtMs: number[] = [];
   const origin = path === undefined ? undefined : (id: string): number => arrivedAtMs[Number(id)] as number;
-  const recorder = new SimulationRecorder<number, number>(batching.maxBatchSize, batching.instances, batching.targetLatencyMs, origin, path?.deliver);
+  const recorder = new SimulationRecorder<number, number>(
+    batching.maxBatchSize,
+    batching.instances,
+    batching.targetLatencyMs,
+    origin,
+    path?.deliver,
+  );
   batcher.addObserver(recorder);
   const log = setup.collectEvents === true ? new EventLog<number, number>(batcher) : undefined;
   if (log !== undefined) batcher.addObserver(log);

@@ -26,7 +26,11 @@ export interface PathPlan {
 const CALIBRATION_SEED = 1;
 
 /** Costs simulate takes as zero when nothing measured them. */
-const NEVER_MEASURED = ['HTTP parsing and socket I/O beyond reading the body', 'garbage collection', "a load generator's CPU when it shares the host"];
+const NEVER_MEASURED = [
+  'HTTP parsing and socket I/O beyond reading the body',
+  'garbage collection',
+  "a load generator's CPU when it shares the host",
+];
 
 /**
  * The serving path from a profile that measured it (`profile.serving_path`): the main thread
@@ -52,7 +56,13 @@ export function pathPlanOf(
   // Under a real serve's load an instance spent more CPU on a batch than its isolated round trip
   // (caches shared, its own garbage, reading the batch): the table scaled by what was measured.
   const loadFactor = served === undefined || path.execution === 'inline' ? 1 : loadFactorOf(served, measured);
-  const work: LatencyModel = loadFactor === 1 ? measured : { meanMs: (n) => measured.meanMs(n) * loadFactor, description: `${measured.description} × ${loadFactor.toFixed(2)}` };
+  const work: LatencyModel =
+    loadFactor === 1
+      ? measured
+      : {
+          meanMs: (n) => measured.meanMs(n) * loadFactor,
+          description: `${measured.description} × ${loadFactor.toFixed(2)}`,
+        };
   const base: ServingPathSetup = {
     // An instance in a child process is, for the cores, a thread like a worker's.
     execution: path.execution === 'inline' ? 'inline' : 'worker',
@@ -71,12 +81,19 @@ export function pathPlanOf(
   // Calibrated on the host the profile ran on, as the profiled closed loop ran: its cores, not
   // --cores, and its own main-thread costs.
   const calibrationRng = new SeededRandom(CALIBRATION_SEED);
-  const calibration: ServingPathSetup = { ...base, cores: path.cores, ...mainThreadCosts(base, served, calibrationRng) };
-  const handoverWaitPerItemMs = path.execution === 'inline' ? 0 : handoverWaitPerItemOf(calibration, served, measured, batching);
+  const calibration: ServingPathSetup = {
+    ...base,
+    cores: path.cores,
+    ...mainThreadCosts(base, served, calibrationRng),
+  };
+  const handoverWaitPerItemMs = path.execution === 'inline' ? 0 : handoverWaitPerItemOf(calibration, served, measured);
   // Traffic arrives open-loop: the main thread's and helpers' costs as the profile's Poisson run
   // measured them, when it did (more a request than in the closed loop's full pipeline).
   const traffic = served?.open_loop;
-  const trafficBase: ServingPathSetup = traffic === undefined ? base : { ...base, admitMs: Math.max(stepsMs, traffic.main_ms - path.encode_ms), helpersMs: traffic.helpers_ms };
+  const trafficBase: ServingPathSetup =
+    traffic === undefined
+      ? base
+      : { ...base, admitMs: Math.max(stepsMs, traffic.main_ms - path.encode_ms), helpersMs: traffic.helpers_ms };
   const mainCosts = mainThreadCosts(trafficBase, traffic ?? served, jitter.rng);
   const setup: ServingPathSetup = {
     ...trafficBase,
@@ -87,7 +104,8 @@ export function pathPlanOf(
   const pauses = (traffic ?? served)?.gc_pauses ?? [];
   const pauseMeanMs = mainCosts.meanMainPauseMs ?? 0;
   const ms = (value: number): string => String(Number(value.toPrecision(4)));
-  const fit = (f: { a_ms: number; b_ms: number }): string => `${ms(f.a_ms)} ${f.b_ms < 0 ? '−' : '+'} ${ms(Math.abs(f.b_ms))}·n ms`;
+  const fit = (f: { a_ms: number; b_ms: number }): string =>
+    `${ms(f.a_ms)} ${f.b_ms < 0 ? '−' : '+'} ${ms(Math.abs(f.b_ms))}·n ms`;
   const given = [
     `main thread, per request: reading its ${path.wire.toUpperCase()} ${ms(path.decode_ms)} ms (${path.body_bytes} bytes) and checking it ${ms(path.check_ms)} ms`,
     ...(served === undefined
@@ -97,27 +115,46 @@ export function pathPlanOf(
           `other threads of serve (garbage collection), per request: ${ms((traffic ?? served).helpers_ms)} ms`,
         ]),
     ...(pauseMeanMs > 0
-      ? [`main thread's garbage-collection pauses (part of its CPU above), drawn per request: ${pauses.filter((p) => p.per_request > 0).map((p) => `${p.kind} ${ms(p.per_request)} × ${ms(p.mean_ms)} ms`).join(', ')}, exponential lengths`]
+      ? [
+          `main thread's garbage-collection pauses (part of its CPU above), drawn per request: ${pauses
+            .filter((p) => p.per_request > 0)
+            .map((p) => `${p.kind} ${ms(p.per_request)} × ${ms(p.mean_ms)} ms`)
+            .join(', ')}, exponential lengths`,
+        ]
       : []),
     `main thread, per answer: encoding it ${ms(path.encode_ms)} ms`,
     path.execution !== 'inline'
       ? `instance ${path.execution === 'process' ? 'process' : 'thread'}, per batch: ${work.description}: the run (${fit(path.run_fit)}) and the hand-over to it and back (${fit(path.handover_fit)})${loadFactor > 1 ? `, × ${loadFactor.toFixed(2)} for the instance's CPU per batch measured on a real serve` : ''}`
       : `main thread, per batch: the model's run, ${work.description} (inline execution)`,
     ...(handoverWaitPerItemMs > 0
-      ? [`per item, waiting in the hand-over under load, no CPU: ${ms(handoverWaitPerItemMs)} ms (a real serve's batches took ${ms(served?.exec_ms ?? 0)} ms at ${ms(served?.mean_batch ?? 0)} items)`]
+      ? [
+          `per item, waiting in the hand-over under load, no CPU: ${ms(handoverWaitPerItemMs)} ms (a real serve's batches took ${ms(served?.exec_ms ?? 0)} ms at ${ms(served?.mean_batch ?? 0)} items)`,
+        ]
       : []),
     ...(delay === undefined ? [] : [`per batch, using no CPU: ${delay.description} (--model-latency-ms)`]),
-    ...(generatorMs > 0 ? [`a load generator on the same host, per request: ${ms(generatorMs)} ms (--generator-cpu-ms)`] : []),
+    ...(generatorMs > 0
+      ? [`a load generator on the same host, per request: ${ms(generatorMs)} ms (--generator-cpu-ms)`]
+      : []),
     `cores: ${cores}${coresOption > 0 ? ' (--cores)' : ' (as profiled)'}, shared by the main thread${served === undefined ? '' : ", serve's other threads"}${generatorMs > 0 ? ', the load generator' : ''} and ${batching.instances} instance${batching.instances === 1 ? '' : 's'}`,
   ];
   const assumedZero = [
-    ...(served === undefined ? ['HTTP parsing and socket I/O beyond reading the body', 'garbage collection (profile measures both on a real serve with --model, on Linux)'] : []),
+    ...(served === undefined
+      ? [
+          'HTTP parsing and socket I/O beyond reading the body',
+          'garbage collection (profile measures both on a real serve with --model, on Linux)',
+        ]
+      : []),
     ...(generatorMs > 0 ? [] : ["a load generator's CPU when it shares the host (--generator-cpu-ms)"]),
   ];
   // The capacity is the most serve answers with its pipeline full, as a closed loop of
   // connections measures it (closed-loop-probe.ts): with the closed loop's costs. The probe's pauses and
   // bursts come from a generator of its own, so that its draws do not shift the run's (--seed).
-  const probe: ServingPathSetup = { ...base, ...mainThreadCosts(base, served, new SeededRandom(CALIBRATION_SEED)), batchWorkMs: (n) => work.meanMs(n), handoverWaitMs: (n) => handoverWaitPerItemMs * n };
+  const probe: ServingPathSetup = {
+    ...base,
+    ...mainThreadCosts(base, served, new SeededRandom(CALIBRATION_SEED)),
+    batchWorkMs: (n) => work.meanMs(n),
+    handoverWaitMs: (n) => handoverWaitPerItemMs * n,
+  };
   return {
     setup,
     capacityRps: closedLoopCapacityRps(probe, batching),
@@ -133,11 +170,20 @@ export function pathPlanOf(
  * said (those timings moved between profiles, the classifier's reading 0.45–0.74 ms, and may
  * hold collections too). None without measured pauses.
  */
-function mainThreadCosts(base: ServingPathSetup, figures: { gc_pauses?: readonly MeasuredPauses[] } | undefined, rng: SeededRandom): Partial<ServingPathSetup> {
+function mainThreadCosts(
+  base: ServingPathSetup,
+  figures: { gc_pauses?: readonly MeasuredPauses[] } | undefined,
+  rng: SeededRandom,
+): Partial<ServingPathSetup> {
   const pauses = figures?.gc_pauses ?? [];
   const pauseMeanMs = Math.min(meanPauseMsPerRequest(pauses), base.admitMs);
   if (pauseMeanMs <= 0) return {};
-  return { admitMs: base.admitMs - pauseMeanMs, mainPauseMs: gcPauseSource(pauses, rng), meanMainPauseMs: pauseMeanMs, ...helperBursts(base.helpersMs, pauses, rng) };
+  return {
+    admitMs: base.admitMs - pauseMeanMs,
+    mainPauseMs: gcPauseSource(pauses, rng),
+    meanMainPauseMs: pauseMeanMs,
+    ...helperBursts(base.helpersMs, pauses, rng),
+  };
 }
 
 /**
@@ -146,7 +192,11 @@ function mainThreadCosts(base: ServingPathSetup, figures: { gc_pauses?: readonly
  * (the measured major collections per request) brings the helpers' CPU of all the requests
  * between two: it holds a core for milliseconds, where spread over every request it never did.
  */
-function helperBursts(helpersMs: number, pauses: readonly { kind: string; per_request: number }[], rng: SeededRandom): Pick<ServingPathSetup, 'helperBurstMs'> {
+function helperBursts(
+  helpersMs: number,
+  pauses: readonly { kind: string; per_request: number }[],
+  rng: SeededRandom,
+): Pick<ServingPathSetup, 'helperBurstMs'> {
   const perRequest = pauses.find((p) => p.kind === 'major')?.per_request ?? 0;
   if (helpersMs <= 0 || perRequest <= 0 || perRequest >= 1) return {};
   const burstMs = helpersMs / perRequest;
@@ -156,7 +206,9 @@ function helperBursts(helpersMs: number, pauses: readonly { kind: string; per_re
 /** Without a measured serving path: the service time per batch is all simulate knows. */
 export function batchOnlyCosts(model: LatencyModel, fromProfile: boolean): SimulatedCosts {
   return {
-    given: [`per batch: ${model.description}${fromProfile ? " (the profile's table: with a worker thread, its round trip)" : ''}`],
+    given: [
+      `per batch: ${model.description}${fromProfile ? " (the profile's table: with a worker thread, its round trip)" : ''}`,
+    ],
     assumedZero: [
       "reading and checking each request, and encoding its answer (serve's main thread): profile measures them",
       ...(fromProfile ? [] : ['handing batches to worker threads and back']),
@@ -177,16 +229,27 @@ type ServedCpu = NonNullable<NonNullable<LatencyProfile['serving_path']>['serve_
  * batches lack against `exec_ms` is the wait. A profile from before it recorded that load takes
  * the whole difference against the isolated round trip.
  */
-function handoverWaitPerItemOf(base: ServingPathSetup, served: ServedCpu | undefined, measured: LatencyModel, batching: BatchingConfig): number {
+function handoverWaitPerItemOf(base: ServingPathSetup, served: ServedCpu | undefined, measured: LatencyModel): number {
   if (served?.exec_ms === undefined || served.mean_batch < 1) return 0;
-  const explainedMs = served.rate_rps === undefined || served.rate_rps <= 0
-    ? measured.meanMs(Math.round(served.mean_batch)) * loadFactorOf(served, measured)
-    : closedLoop(
-        { ...base, batchWorkMs: (n) => measured.meanMs(n) * loadFactorOf(served, measured), generatorMs: served.client_ms },
-        // As profile's serve ran: serve's default window and fixed policy, whatever this run's are.
-        { maxBatchSize: Math.max(1, Math.round(served.mean_batch)), batchWindowMs: BATCHING_OPTIONS.batchWindowMs.default, maxQueueSize: BATCHING_OPTIONS.maxQueueSize.default, requestTimeoutMs: BATCHING_OPTIONS.requestTimeoutMs.default, instances: 1 },
-        served.connections ?? PROFILED_CONNECTIONS,
-      ).meanBatchMs;
+  const explainedMs =
+    served.rate_rps === undefined || served.rate_rps <= 0
+      ? measured.meanMs(Math.round(served.mean_batch)) * loadFactorOf(served, measured)
+      : closedLoop(
+          {
+            ...base,
+            batchWorkMs: (n) => measured.meanMs(n) * loadFactorOf(served, measured),
+            generatorMs: served.client_ms,
+          },
+          // As profile's serve ran: serve's default window and fixed policy, whatever this run's are.
+          {
+            maxBatchSize: Math.max(1, Math.round(served.mean_batch)),
+            batchWindowMs: BATCHING_OPTIONS.batchWindowMs.default,
+            maxQueueSize: BATCHING_OPTIONS.maxQueueSize.default,
+            requestTimeoutMs: BATCHING_OPTIONS.requestTimeoutMs.default,
+            instances: 1,
+          },
+          served.connections ?? PROFILED_CONNECTIONS,
+        ).meanBatchMs;
   return Math.max(0, served.exec_ms - explainedMs) / served.mean_batch;
 }
 

@@ -118,11 +118,13 @@ export class ServingPath implements Executor<number, number> {
       }
       const back = (): void => this.main.enqueue(n * this.setup.answerMs, answer);
       const waitMs = this.setup.handoverWaitMs(n);
-      const after = waitMs > 0 ? () => void this.clock.schedule(this.clock.now() + waitMs, back, EventOrder.completion) : back;
+      const after =
+        waitMs > 0 ? () => void this.clock.schedule(this.clock.now() + waitMs, back, EventOrder.completion) : back;
       this.pool.run(batch.instance + 1, workMs, after);
     };
     const delayMs = this.setup.batchDelayMs(n);
-    const begin = delayMs > 0 ? () => void this.clock.schedule(this.clock.now() + delayMs, run, EventOrder.completion) : run;
+    const begin =
+      delayMs > 0 ? () => void this.clock.schedule(this.clock.now() + delayMs, run, EventOrder.completion) : run;
     // A window closes in a timer of serve's event loop, which runs once the main thread has done
     // the work already due (the reads, the replies), as a worker's reply does. A batch that fills
     // up is dispatched while a request is read, and the next one while a reply is handled: both

@@ -45,11 +45,14 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
   const { options, given, stdout } = request;
   const slo = options.slo === undefined ? undefined : parseSlo(options.slo);
   if (options.html !== undefined) await (await import('../report/html/write-report.js')).checkReportPath(options.html);
-  if (options.csv !== undefined && request.sweep === undefined) throw new BatchlineError('INVALID_OPTION', '--csv: applies to --sweep only; use --json for a single run');
+  if (options.csv !== undefined && request.sweep === undefined)
+    throw new BatchlineError('INVALID_OPTION', '--csv: applies to --sweep only; use --json for a single run');
   if (request.sweep !== undefined) {
-    if (options.trace !== undefined || options.events || options.step) throw new BatchlineError('INVALID_OPTION', '--trace, --events and --step apply to a single run, not to --sweep');
+    if (options.trace !== undefined || options.events || options.step)
+      throw new BatchlineError('INVALID_OPTION', '--trace, --events and --step apply to a single run, not to --sweep');
     const axes = parseSweep(request.sweep);
-    if (options.json === '-' && options.csv === '-') throw new BatchlineError('INVALID_OPTION', '--json - and --csv -: only one of them can go to stdout');
+    if (options.json === '-' && options.csv === '-')
+      throw new BatchlineError('INVALID_OPTION', '--json - and --csv -: only one of them can go to stdout');
     const inputs = await loadSimulationInputs(options, given);
     const rows = await runSweep(options, axes, inputs, request.workers ?? availableParallelism());
     const outcome = analyzeSweep(options.seed, axes, rows, slo);
@@ -63,14 +66,26 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
     if (outcome.choice !== undefined && outcome.choice.best === undefined) throw new ExitWithCode(1);
     return;
   }
-  const { report, events, inputs } = await simulateOnce(options, given, { events: options.events || options.step, trace: options.trace });
+  const { report, events, inputs } = await simulateOnce(options, given, {
+    events: options.events || options.step,
+    trace: options.trace,
+  });
   if (options.step && events !== undefined) {
     if (events.length > MAX_STEP_EVENTS) {
-      throw new BatchlineError('INVALID_OPTION', `--step: ${events.length} events are too many to step through (at most ${MAX_STEP_EVENTS}); use --requests 20 or --duration 200ms`);
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        `--step: ${events.length} events are too many to step through (at most ${MAX_STEP_EVENTS}); use --requests 20 or --duration 200ms`,
+      );
     }
     const { startTimeline } = await import('../ui/timeline-view.js');
-    await startTimeline({ events, maxQueueSize: options.maxQueueSize, instances: options.instances, maxBatchSize: options.maxBatchSize, batchWindowMs: options.batchWindowMs });
-  } else if (events !== undefined && options.json !== '-') stdout.write(formatEvents(events) + '\n');
+    await startTimeline({
+      events,
+      maxQueueSize: options.maxQueueSize,
+      instances: options.instances,
+      maxBatchSize: options.maxBatchSize,
+      batchWindowMs: options.batchWindowMs,
+    });
+  } else if (events !== undefined && options.json !== '-') stdout.write(`${formatEvents(events)}\n`);
   if (options.json !== undefined) await emit(options.json, `${JSON.stringify(report, null, 2)}\n`, stdout);
   if (options.json !== '-') {
     stdout.write(formatReport(report));
@@ -99,14 +114,19 @@ export async function simulateOnce(
       throw new BatchlineError('INVALID_OPTION', `--trace: cannot write '${collect.trace}': ${error.message}`);
     });
   }
-  const { setup, context } = prepareRun(options, inputs, { events: collect.events === true, trace: collect.trace !== undefined });
+  const { setup, context } = prepareRun(options, inputs, {
+    events: collect.events === true,
+    trace: collect.trace !== undefined,
+  });
   const result = runSimulation(setup);
   if (collect.trace !== undefined && result.trace !== undefined) await writeTrace(collect.trace, result.trace);
   return { report: buildReport(result, context), events: result.events, inputs };
 }
 
 function describeMiss(report: SimulationReport, slo: Slo): string {
-  const misses = evaluateObjective(slo, figuresOf(report)).filter((r) => !r.met).map((r) => `${describeResult(r)} (wanted ${r.clause.text})`);
+  const misses = evaluateObjective(slo, figuresOf(report))
+    .filter((r) => !r.met)
+    .map((r) => `${describeResult(r)} (wanted ${r.clause.text})`);
   return `batchline: objective ${slo.text} missed: ${misses.join(', ')}`;
 }
 

@@ -1,4 +1,10 @@
-import { meetsObjective, parseObjective, ratioBoundOf, type Objective, type ObjectiveFigures } from '../options/objective.js';
+import {
+  meetsObjective,
+  parseObjective,
+  ratioBoundOf,
+  type Objective,
+  type ObjectiveFigures,
+} from '../options/objective.js';
 import type { SimulationReport } from './report.js';
 
 /**

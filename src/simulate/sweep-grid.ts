@@ -22,12 +22,16 @@ export function parseSweep(specs: readonly string[]): SweepAxis[] {
     const flag = (flagText ?? '').replace(/^--/, '');
     const entry = Object.entries(SIMULATE_OPTIONS).find(([, option]) => option.flag === flag);
     if (entry === undefined || !(SWEEPABLE_FLAGS as readonly string[]).includes(flag)) {
-      throw new BatchlineError('INVALID_OPTION', `--sweep: got '${spec}', expected option=v1,v2,… with option one of ${SWEEPABLE_FLAGS.join(', ')}`);
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        `--sweep: got '${spec}', expected option=v1,v2,… with option one of ${SWEEPABLE_FLAGS.join(', ')}`,
+      );
     }
     if (valuesText === undefined || valuesText === '' || rest.length > 0) {
       throw new BatchlineError('INVALID_OPTION', `--sweep: got '${spec}', expected ${flag}=v1,v2,…`);
     }
-    if (axes.some((axis) => axis.flag === flag)) throw new BatchlineError('INVALID_OPTION', `--sweep: ${flag} is swept twice`);
+    if (axes.some((axis) => axis.flag === flag))
+      throw new BatchlineError('INVALID_OPTION', `--sweep: ${flag} is swept twice`);
     const [key, spec1] = entry;
     const schema: OptionSchema = { [key]: spec1 };
     const values = valuesText.split(',').map((text) => {
@@ -38,7 +42,11 @@ export function parseSweep(specs: readonly string[]): SweepAxis[] {
   }
   if (axes.length === 0) throw new BatchlineError('INVALID_OPTION', '--sweep: expected at least one option=v1,v2,…');
   const size = axes.reduce((n, axis) => n * axis.values.length, 1);
-  if (size > MAX_GRID_SIZE) throw new BatchlineError('INVALID_OPTION', `--sweep: the grid has ${size} configurations; at most ${MAX_GRID_SIZE}`);
+  if (size > MAX_GRID_SIZE)
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--sweep: the grid has ${size} configurations; at most ${MAX_GRID_SIZE}`,
+    );
   return axes;
 }
 
@@ -50,7 +58,11 @@ export function gridPoints(axes: readonly SweepAxis[]): number[][] {
 }
 
 /** The base options with one grid point applied. */
-export function applyPoint(base: SimulateOptions, axes: readonly SweepAxis[], point: readonly number[]): SimulateOptions {
+export function applyPoint(
+  base: SimulateOptions,
+  axes: readonly SweepAxis[],
+  point: readonly number[],
+): SimulateOptions {
   const options: Record<string, unknown> = { ...base };
   axes.forEach((axis, i) => {
     options[axis.key] = point[i];

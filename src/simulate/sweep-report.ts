@@ -15,9 +15,21 @@ export interface SweepOutcome {
   choice: SloChoice | undefined;
 }
 
-export function analyzeSweep(seed: number, axes: readonly SweepAxis[], rows: readonly SweepRow[], slo: Slo | undefined): SweepOutcome {
+export function analyzeSweep(
+  seed: number,
+  axes: readonly SweepAxis[],
+  rows: readonly SweepRow[],
+  slo: Slo | undefined,
+): SweepOutcome {
   const reports = rows.map((row) => row.report);
-  return { seed, axes, rows, pareto: paretoFrontier(reports), slo, choice: slo === undefined ? undefined : chooseUnderSlo(reports, slo) };
+  return {
+    seed,
+    axes,
+    rows,
+    pareto: paretoFrontier(reports),
+    slo,
+    choice: slo === undefined ? undefined : chooseUnderSlo(reports, slo),
+  };
 }
 
 const METRIC_HEADERS = ['goodput/s', 'thru/s', 'p50 ms', 'p99 ms', 'batch', 'util', 'lost'];
@@ -40,10 +52,14 @@ export function formatSweep(outcome: SweepOutcome): string {
   const { axes, rows, pareto, slo, choice } = outcome;
   const first = rows[0]?.report;
   const lines: string[] = [];
-  lines.push(`batchline simulate --sweep · seed ${outcome.seed} · ${rows.length} configurations, each on the same arrivals`);
+  lines.push(
+    `batchline simulate --sweep · seed ${outcome.seed} · ${rows.length} configurations, each on the same arrivals`,
+  );
   if (first !== undefined) {
     lines.push(`arrivals  ${first.config.arrivals}`);
-    lines.push(`service   ${first.config.service_time}${first.config.latency_cv > 0 ? ` · jitter cv ${first.config.latency_cv}` : ''}`);
+    lines.push(
+      `service   ${first.config.service_time}${first.config.latency_cv > 0 ? ` · jitter cv ${first.config.latency_cv}` : ''}`,
+    );
     const fixedFlags = describeFixedBatching(first, axes);
     if (fixedFlags !== '') lines.push(`fixed     ${fixedFlags}`);
   }
@@ -57,9 +73,14 @@ export function formatSweep(outcome: SweepOutcome): string {
     ...(slo !== undefined ? [meetsSlo(row.report, slo) ? 'ok' : '-'] : []),
   ]);
   const widths = headers.map((h, c) => Math.max(h.length, ...table.map((cells) => (cells[c] as string).length)));
-  const render = (cells: string[]): string => cells.map((cell, c) => cell.padStart(widths[c] as number)).join('  ').trimEnd();
+  const render = (cells: string[]): string =>
+    cells
+      .map((cell, c) => cell.padStart(widths[c] as number))
+      .join('  ')
+      .trimEnd();
   lines.push(render(headers));
-  for (let i = 0; i < table.length; i++) lines.push(`${render(table[i] as string[])}${choice?.best === i ? '  <- best' : ''}`);
+  for (let i = 0; i < table.length; i++)
+    lines.push(`${render(table[i] as string[])}${choice?.best === i ? '  <- best' : ''}`);
   lines.push('');
   lines.push(`* Pareto frontier of goodput (higher) against p99 (lower): ${pareto.map((i) => `#${i + 1}`).join(' ')}`);
   if (choice !== undefined) {
@@ -69,7 +90,9 @@ export function formatSweep(outcome: SweepOutcome): string {
       const best = rows[choice.best] as SweepRow;
       const settings = axes.map((axis, c) => `--${axis.flag} ${best.point[c]}`).join(' ');
       lines.push(`recommendation: #${choice.best + 1}  ${settings}`);
-      lines.push(`  p99 ${fixed(best.report.latency_ms.p99, 2)} ms · p50 ${fixed(best.report.latency_ms.p50, 2)} ms · goodput ${fixed(best.report.goodput_rps, 1)} req/s · mean batch ${fixed(best.report.batch_size.mean, 2)}`);
+      lines.push(
+        `  p99 ${fixed(best.report.latency_ms.p99, 2)} ms · p50 ${fixed(best.report.latency_ms.p50, 2)} ms · goodput ${fixed(best.report.goodput_rps, 1)} req/s · mean batch ${fixed(best.report.batch_size.mean, 2)}`,
+      );
       lines.push(`  ${choice.reason}`);
     }
   } else {
@@ -88,12 +111,32 @@ function describeFixedBatching(report: SimulationReport, axes: readonly SweepAxi
     ['request-timeout-ms', c.request_timeout_ms],
     ['instances', c.instances],
   ];
-  return all.filter(([flag]) => !swept.has(flag)).map(([flag, v]) => `${flag} ${v}`).join(' · ');
+  return all
+    .filter(([flag]) => !swept.has(flag))
+    .map(([flag, v]) => `${flag} ${v}`)
+    .join(' · ');
 }
 
 const CSV_COLUMNS = [
-  'goodput_rps', 'throughput_rps', 'offered_rps', 'p50_ms', 'p90_ms', 'p95_ms', 'p99_ms', 'p999_ms', 'max_ms', 'mean_ms',
-  'queue_wait_p99_ms', 'mean_batch_size', 'utilization', 'arrived', 'completed', 'rejected', 'expired', 'pareto', 'meets_slo',
+  'goodput_rps',
+  'throughput_rps',
+  'offered_rps',
+  'p50_ms',
+  'p90_ms',
+  'p95_ms',
+  'p99_ms',
+  'p999_ms',
+  'max_ms',
+  'mean_ms',
+  'queue_wait_p99_ms',
+  'mean_batch_size',
+  'utilization',
+  'arrived',
+  'completed',
+  'rejected',
+  'expired',
+  'pareto',
+  'meets_slo',
 ];
 
 /** The grid as CSV: one row per configuration, swept options first. */
@@ -103,10 +146,27 @@ export function sweepCsv(outcome: SweepOutcome): string {
     const r = row.report;
     const utilization = r.utilization.reduce((a, b) => a + b, 0) / Math.max(1, r.utilization.length);
     return [
-      i + 1, ...row.point,
-      r.goodput_rps, r.throughput_rps, r.offered_rps, r.latency_ms.p50, r.latency_ms.p90, r.latency_ms.p95, r.latency_ms.p99, r.latency_ms.p999, r.latency_ms.max, r.latency_ms.mean,
-      r.queue_wait_ms.p99, r.batch_size.mean, Math.round(utilization * 10_000) / 10_000, r.requests.arrived, r.requests.completed, r.requests.rejected, r.requests.expired,
-      outcome.pareto.includes(i), outcome.slo === undefined ? '' : meetsSlo(r, outcome.slo),
+      i + 1,
+      ...row.point,
+      r.goodput_rps,
+      r.throughput_rps,
+      r.offered_rps,
+      r.latency_ms.p50,
+      r.latency_ms.p90,
+      r.latency_ms.p95,
+      r.latency_ms.p99,
+      r.latency_ms.p999,
+      r.latency_ms.max,
+      r.latency_ms.mean,
+      r.queue_wait_ms.p99,
+      r.batch_size.mean,
+      Math.round(utilization * 10_000) / 10_000,
+      r.requests.arrived,
+      r.requests.completed,
+      r.requests.rejected,
+      r.requests.expired,
+      outcome.pareto.includes(i),
+      outcome.slo === undefined ? '' : meetsSlo(r, outcome.slo),
     ].join(',');
   });
   return `${[header.join(','), ...lines].join('\n')}\n`;

@@ -26,7 +26,12 @@ export interface SweepRow {
  * is byte-identical to a sequential run. Without a built worker script (tests run from the
  * TypeScript sources) it runs in this thread.
  */
-export async function runSweep(base: SimulateOptions, axes: readonly SweepAxis[], inputs: SimulationInputs, workers: number): Promise<SweepRow[]> {
+export async function runSweep(
+  base: SimulateOptions,
+  axes: readonly SweepAxis[],
+  inputs: SimulationInputs,
+  workers: number,
+): Promise<SweepRow[]> {
   checkAxesAgainstInputs(axes, new Set(inputs.given));
   const points = gridPoints(axes);
   const optionsList = points.map((point) => applyPoint(base, axes, point));
@@ -44,7 +49,12 @@ export async function runSweep(base: SimulateOptions, axes: readonly SweepAxis[]
   return points.map((point, i) => ({ point, report: reports[i] as SimulationReport }));
 }
 
-function runInWorkers(url: URL, optionsList: SimulateOptions[], inputs: SimulationInputs, threads: number): Promise<SimulationReport[]> {
+function runInWorkers(
+  url: URL,
+  optionsList: SimulateOptions[],
+  inputs: SimulationInputs,
+  threads: number,
+): Promise<SimulationReport[]> {
   return new Promise((resolve, reject) => {
     const reports = new Array<SimulationReport>(optionsList.length);
     let next = 0;
@@ -96,18 +106,26 @@ function runInWorkers(url: URL, optionsList: SimulateOptions[], inputs: Simulati
 /** Roughly how many requests one configuration simulates. */
 function expectedRequests(options: SimulateOptions, inputs: SimulationInputs): number {
   const given = new Set(inputs.given);
-  if (inputs.arrivalTimes !== undefined) return given.has('requests') ? Math.min(options.requests, inputs.arrivalTimes.length) : inputs.arrivalTimes.length;
+  if (inputs.arrivalTimes !== undefined)
+    return given.has('requests') ? Math.min(options.requests, inputs.arrivalTimes.length) : inputs.arrivalTimes.length;
   const bounded = options.duration !== undefined || options.stages !== undefined;
-  const byDuration = options.duration !== undefined ? (options.rate * options.duration) / 1000 : Number.POSITIVE_INFINITY;
+  const byDuration =
+    options.duration !== undefined ? (options.rate * options.duration) / 1000 : Number.POSITIVE_INFINITY;
   return given.has('requests') || !bounded ? Math.min(options.requests, byDuration) : byDuration;
 }
 
 function checkAxesAgainstInputs(axes: readonly SweepAxis[], given: ReadonlySet<string>): void {
   const swept = new Set(axes.map((axis) => axis.key));
   if (swept.has('rate') && (given.has('stages') || given.has('arrivals'))) {
-    throw new BatchlineError('INVALID_OPTION', '--sweep: rate cannot be swept with --stages or --arrivals, which set the arrivals themselves');
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      '--sweep: rate cannot be swept with --stages or --arrivals, which set the arrivals themselves',
+    );
   }
   if (swept.has('latencyMs') && (given.has('latency') || given.has('latencyProfile'))) {
-    throw new BatchlineError('INVALID_OPTION', '--sweep: latency-ms cannot be swept with --latency or --latency-profile, which set the service time themselves');
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      '--sweep: latency-ms cannot be swept with --latency or --latency-profile, which set the service time themselves',
+    );
   }
 }

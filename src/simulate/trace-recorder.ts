@@ -21,7 +21,15 @@ export class TraceRecorder<I, O> implements BatcherObserver<I, O> {
 
   rejected(reason: RejectReason, nowMs: number, requestId: string): void {
     const id = Number(requestId);
-    this.rows[id] = { id, arrival_ms: nowMs, outcome: 'rejected', detail: reason, batch: null, start_ms: null, end_ms: nowMs };
+    this.rows[id] = {
+      id,
+      arrival_ms: nowMs,
+      outcome: 'rejected',
+      detail: reason,
+      batch: null,
+      start_ms: null,
+      end_ms: nowMs,
+    };
   }
 
   requestFinished(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void {

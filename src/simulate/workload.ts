@@ -31,7 +31,12 @@ export function replayArrivals(times: Float64Array): ArrivalProcess {
  * bounded by `--duration`, `--stages` or `--arrivals` has no request limit, and one bounded by
  * nothing stops at the default count.
  */
-export function buildWorkload(options: WorkloadOptions, requestsGiven: boolean, arrivalTimes: Float64Array | undefined, arrivalsSource = 'file'): Workload {
+export function buildWorkload(
+  options: WorkloadOptions,
+  requestsGiven: boolean,
+  arrivalTimes: Float64Array | undefined,
+  arrivalsSource = 'file',
+): Workload {
   const bounded = options.duration !== undefined || options.stages !== undefined || arrivalTimes !== undefined;
   const maxRequests = requestsGiven || !bounded ? options.requests : Number.POSITIVE_INFINITY;
   const arrivalsEndMs = options.duration ?? Number.POSITIVE_INFINITY;
@@ -42,11 +47,20 @@ export function buildWorkload(options: WorkloadOptions, requestsGiven: boolean, 
   const suffix = limits.length > 0 ? `, ${limits.join(', ')}` : '';
 
   if (arrivalTimes !== undefined) {
-    return { makeArrivals: () => replayArrivals(arrivalTimes), maxRequests, arrivalsEndMs, description: `replayed from ${arrivalsSource} (${arrivalTimes.length} times)${suffix}` };
+    return {
+      makeArrivals: () => replayArrivals(arrivalTimes),
+      maxRequests,
+      arrivalsEndMs,
+      description: `replayed from ${arrivalsSource} (${arrivalTimes.length} times)${suffix}`,
+    };
   }
   if (options.stages !== undefined) {
-    if (options.arrival === 'bursty') throw new BatchlineError('INVALID_OPTION', '--arrival: bursty applies to --rate; with --stages use constant or poisson');
-    let stages;
+    if (options.arrival === 'bursty')
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        '--arrival: bursty applies to --rate; with --stages use constant or poisson',
+      );
+    let stages: ReturnType<typeof parseStages>;
     try {
       stages = parseStages(options.stages, parseDurationMs);
     } catch (error) {
@@ -62,10 +76,18 @@ export function buildWorkload(options: WorkloadOptions, requestsGiven: boolean, 
     };
   }
   if (options.arrival === 'bursty') {
-    const bursty = { meanRps: options.rate, peakFactor: options.burstFactor, onMeanMs: options.burstOnMs, offMeanMs: options.burstOffMs };
+    const bursty = {
+      meanRps: options.rate,
+      peakFactor: options.burstFactor,
+      onMeanMs: options.burstOnMs,
+      offMeanMs: options.burstOffMs,
+    };
     const limit = maxPeakFactor(bursty.onMeanMs, bursty.offMeanMs);
     if (bursty.peakFactor > limit) {
-      throw new BatchlineError('INVALID_OPTION', `--burst-factor: got '${bursty.peakFactor}', expected a number from 1 to ${limit} ((on+off)/on with --burst-on-ms ${bursty.onMeanMs} and --burst-off-ms ${bursty.offMeanMs})`);
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        `--burst-factor: got '${bursty.peakFactor}', expected a number from 1 to ${limit} ((on+off)/on with --burst-on-ms ${bursty.onMeanMs} and --burst-off-ms ${bursty.offMeanMs})`,
+      );
     }
     const { offRps, onRps } = burstyRates(bursty);
     return {

@@ -29,7 +29,8 @@ export function isServerStats(value: unknown): value is ServerStats {
     typeof v.state === 'string' &&
     isVersionFigures(v) &&
     (v.defaultModel === undefined || typeof v.defaultModel === 'string') &&
-    (v.models === undefined || (Array.isArray(v.models) && v.models.length <= MAX_MODEL_VERSIONS && v.models.every(isVersionStats)))
+    (v.models === undefined ||
+      (Array.isArray(v.models) && v.models.length <= MAX_MODEL_VERSIONS && v.models.every(isVersionStats)))
   );
 }
 
@@ -38,7 +39,8 @@ function isVersionStats(value: unknown): value is ModelVersionStats {
   const v = value as ModelVersionStats;
   return (
     isObject(v) &&
-    typeof v.name === 'string' && v.name.length <= 128 &&
+    typeof v.name === 'string' &&
+    v.name.length <= 128 &&
     isCount(v.version, MAX_COUNT) &&
     VERSION_STATES.includes(v.state) &&
     (v.reason === undefined || typeof v.reason === 'string') &&
@@ -101,5 +103,9 @@ function isCountsByKey(value: unknown, maxKeys: number): boolean {
 }
 
 function isPercentiles(value: unknown): boolean {
-  return isObject(value) && isCount(value['count'], MAX_COUNT) && ['p50', 'p90', 'p99', 'max'].every((key) => isFiniteIn(value[key], 0, Number.MAX_VALUE));
+  return (
+    isObject(value) &&
+    isCount(value.count, MAX_COUNT) &&
+    ['p50', 'p90', 'p99', 'max'].every((key) => isFiniteIn(value[key], 0, Number.MAX_VALUE))
+  );
 }

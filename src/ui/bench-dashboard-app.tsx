@@ -16,7 +16,10 @@ export interface BenchDashboardOptions {
  * The bench dashboard, driven by the generator's fixed-rate progress callback: each `update`
  * redraws once. `stop()` leaves the last frame on screen; bench then prints its plain summary.
  */
-export function startBenchDashboard(options: BenchDashboardOptions): { update(progress: BenchProgressView): void; stop(): void } {
+export function startBenchDashboard(options: BenchDashboardOptions): {
+  update(progress: BenchProgressView): void;
+  stop(): void;
+} {
   const stdout = options.stdout ?? process.stdout;
   let instance: ReturnType<typeof render> | undefined;
   let stopped = false;
@@ -33,7 +36,12 @@ export function startBenchDashboard(options: BenchDashboardOptions): { update(pr
     update(progress: BenchProgressView): void {
       if (stopped) return;
       if (instance === undefined) {
-        instance = render(element(progress), { stdout, stdin: options.stdin ?? process.stdin, exitOnCtrlC: false, patchConsole: false });
+        instance = render(element(progress), {
+          stdout,
+          stdin: options.stdin ?? process.stdin,
+          exitOnCtrlC: false,
+          patchConsole: false,
+        });
       } else {
         instance.rerender(element(progress));
       }

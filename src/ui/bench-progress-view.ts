@@ -34,7 +34,10 @@ export interface BenchRunFacts {
 }
 
 /** Maps one progress snapshot (plus what the run knows about itself) onto the view's props. */
-export function benchViewFromProgress(progress: BenchProgressLike, facts: BenchRunFacts): Omit<BenchViewProps, 'columns'> {
+export function benchViewFromProgress(
+  progress: BenchProgressLike,
+  facts: BenchRunFacts,
+): Omit<BenchViewProps, 'columns'> {
   const finishedSinceLast = progress.completed > 0 && progress.recentP50Ms > 0 ? 1 : 0;
   return {
     target: facts.target,

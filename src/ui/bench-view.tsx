@@ -51,7 +51,11 @@ export function BenchView(props: BenchViewProps) {
   const width = Math.max(40, Math.min(props.columns, MAX_WIDTH));
   const { plannedMs, plannedRequests } = props;
   const fraction =
-    plannedMs !== undefined ? props.elapsedMs / Math.max(1, plannedMs) : plannedRequests !== undefined ? props.completed / Math.max(1, plannedRequests) : undefined;
+    plannedMs !== undefined
+      ? props.elapsedMs / Math.max(1, plannedMs)
+      : plannedRequests !== undefined
+        ? props.completed / Math.max(1, plannedRequests)
+        : undefined;
   const progressText =
     plannedMs !== undefined
       ? `${formatMs(Math.min(props.elapsedMs, plannedMs))} / ${formatMs(plannedMs)}`
@@ -67,7 +71,11 @@ export function BenchView(props: BenchViewProps) {
     .filter(([, n]) => n > 0)
     .sort(([, a], [, b]) => b - a);
   const achieved = props.achievedRps === undefined ? '-' : formatRate(props.achievedRps);
-  const behind = props.targetRps !== undefined && props.achievedRps !== undefined && props.elapsedMs > 2000 && props.achievedRps < props.targetRps * 0.9;
+  const behind =
+    props.targetRps !== undefined &&
+    props.achievedRps !== undefined &&
+    props.elapsedMs > 2000 &&
+    props.achievedRps < props.targetRps * 0.9;
   const keys = ALL_KEYS.filter((key) => props.latencyMs[key] !== undefined);
   const running = props.finished !== true;
   return (
@@ -89,9 +97,13 @@ export function BenchView(props: BenchViewProps) {
       <Text> </Text>
       <Text wrap="truncate">
         <Text bold>{'rate'.padEnd(9)}</Text>
-        {props.targetRps !== undefined ? `target ${formatRate(props.targetRps)} · ` : props.connections !== undefined ? `${props.connections} connections · ` : ''}
-        <Text color={behind ? 'yellow' : undefined}>achieved {achieved}</Text> · sent {formatCount(props.sent)} · in flight{' '}
-        {formatCount(props.inFlight)}
+        {props.targetRps !== undefined
+          ? `target ${formatRate(props.targetRps)} · `
+          : props.connections !== undefined
+            ? `${props.connections} connections · `
+            : ''}
+        <Text color={behind ? 'yellow' : undefined}>achieved {achieved}</Text> · sent {formatCount(props.sent)} · in
+        flight {formatCount(props.inFlight)}
       </Text>
       <Text> </Text>
       <PercentileTable keys={keys} rows={[{ label: props.latencyLabel ?? 'latency', latency: props.latencyMs }]} />
@@ -104,14 +116,19 @@ export function BenchView(props: BenchViewProps) {
           statuses.map(([status, count], i) => (
             <Text key={status}>
               {i > 0 ? ' · ' : ''}
-              <Text color={statusColor(status)}>{status}</Text> {formatCount(count)} ({formatPercent(count / Math.max(1, statusTotal))})
+              <Text color={statusColor(status)}>{status}</Text> {formatCount(count)} (
+              {formatPercent(count / Math.max(1, statusTotal))})
             </Text>
           ))
         )}
       </Text>
       <Text wrap="truncate">
         <Text bold>{'errors'.padEnd(9)}</Text>
-        {errors.length === 0 ? <Text dimColor>none</Text> : <Text color="red">{errors.map(([reason, n]) => `${reason} ${formatCount(n)}`).join(' · ')}</Text>}
+        {errors.length === 0 ? (
+          <Text dimColor>none</Text>
+        ) : (
+          <Text color="red">{errors.map(([reason, n]) => `${reason} ${formatCount(n)}`).join(' · ')}</Text>
+        )}
       </Text>
       {props.warnings.map((warning) => (
         <Text key={warning} color="yellow" wrap="truncate">

@@ -21,7 +21,13 @@ export function versionKey(entry: Pick<ModelVersionStats, 'name' | 'version'>): 
 
 /** The server's stats with one version's figures in the places the single-model view reads. */
 export function versionView(stats: ServerStats, entry: ModelVersionStats): ServerStats {
-  return { ...stats, model: entry.model, config: entry.config, responsesByStatus: entry.responsesByStatus, snapshot: entry.snapshot };
+  return {
+    ...stats,
+    model: entry.model,
+    config: entry.config,
+    responsesByStatus: entry.responsesByStatus,
+    snapshot: entry.snapshot,
+  };
 }
 
 /**
@@ -65,13 +71,24 @@ export class ModelHistories {
  * The row a dashboard details: the one chosen (by key) if it is still there, else the default
  * model's first version, else the first.
  */
-export function selectedRow(rows: readonly VersionRow[], chosen: string | undefined, defaultModel: string | undefined): VersionRow | undefined {
+export function selectedRow(
+  rows: readonly VersionRow[],
+  chosen: string | undefined,
+  defaultModel: string | undefined,
+): VersionRow | undefined {
   return rows.find((row) => row.key === chosen) ?? rows.find((row) => row.name === defaultModel) ?? rows[0];
 }
 
 /** The key `step` rows away from the selected one, wrapping around (Tab and → are +1, ← is -1). */
-export function stepSelection(rows: readonly VersionRow[], current: string | undefined, step: number): string | undefined {
+export function stepSelection(
+  rows: readonly VersionRow[],
+  current: string | undefined,
+  step: number,
+): string | undefined {
   if (rows.length === 0) return current;
-  const index = Math.max(0, rows.findIndex((row) => row.key === current));
+  const index = Math.max(
+    0,
+    rows.findIndex((row) => row.key === current),
+  );
   return rows[(index + step + rows.length) % rows.length]!.key;
 }

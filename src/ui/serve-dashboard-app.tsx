@@ -43,7 +43,16 @@ interface ServeDashboardAppProps {
   frame?: number;
 }
 
-export function ServeDashboardApp({ stats, trends, columns, rows, onQuit, models, onStep, frame = 0 }: ServeDashboardAppProps) {
+export function ServeDashboardApp({
+  stats,
+  trends,
+  columns,
+  rows,
+  onQuit,
+  models,
+  onStep,
+  frame = 0,
+}: ServeDashboardAppProps) {
   const draining = stats?.state === 'draining' || stats?.state === 'stopped';
   const several = models !== undefined && models.rows.length > 1;
   const shown = several ? models.rows.find((row) => row.key === models.selected) : undefined;

@@ -37,8 +37,20 @@ export interface ServeViewProps {
   models?: { rows: readonly VersionRow[]; selected: string | undefined };
 }
 
-const STATE_COLORS: Record<ServerState, string> = { starting: 'yellow', ready: 'green', draining: 'yellow', stopped: 'red' };
-const OUTCOME_COLORS: Record<OutcomeClass, string> = { ok: 'green', overloaded: 'yellow', timeout: 'yellow', error: 'red', gone: 'gray', other: 'yellow' };
+const STATE_COLORS: Record<ServerState, string> = {
+  starting: 'yellow',
+  ready: 'green',
+  draining: 'yellow',
+  stopped: 'red',
+};
+const OUTCOME_COLORS: Record<OutcomeClass, string> = {
+  ok: 'green',
+  overloaded: 'yellow',
+  timeout: 'yellow',
+  error: 'red',
+  gone: 'gray',
+  other: 'yellow',
+};
 const LABEL_WIDTH = 9;
 /** Most rows of the batch-size histogram; a tall terminal shows this many, 80x24 about 8. */
 const HISTOGRAM_ROWS = 16;
@@ -49,13 +61,26 @@ const MAX_WIDTH = 100;
 const OUTCOME_PANEL_WIDTH = 40;
 
 /** The serve dashboard (also watch's): one frame drawn from one ServerStats and its trends. */
-export function ServeView({ stats, trends, columns, rows = 24, title, notice, stateOverride, hints, models }: ServeViewProps) {
+export function ServeView({
+  stats,
+  trends,
+  columns,
+  rows = 24,
+  title,
+  notice,
+  stateOverride,
+  hints,
+  models,
+}: ServeViewProps) {
   const { snapshot, config } = stats;
   const width = Math.max(40, Math.min(columns, MAX_WIDTH));
   const boundText = formatCount(snapshot.maxQueueSize);
   // Padded to the bound's width so the sparkline does not shift as the depth changes.
   const depthText = `${formatCount(snapshot.queueDepth).padStart(boundText.length)}/${boundText}`;
-  const sparkWidth = Math.max(8, Math.min(trends.queueDepthBySecond.length, width - LABEL_WIDTH - depthText.length - 6));
+  const sparkWidth = Math.max(
+    8,
+    Math.min(trends.queueDepthBySecond.length, width - LABEL_WIDTH - depthText.length - 6),
+  );
   const peak = Math.max(0, ...trends.queueDepthBySecond.map((d) => d ?? 0));
   const recent = snapshot.recentBatchSizes;
   const meanBatch = recent.length === 0 ? undefined : recent.reduce((a, b) => a + b, 0) / recent.length;
@@ -63,7 +88,12 @@ export function ServeView({ stats, trends, columns, rows = 24, title, notice, st
   const outcomePanelWidth = sideBySide ? OUTCOME_PANEL_WIDTH : width;
   const histogramPanelWidth = sideBySide ? width - OUTCOME_PANEL_WIDTH - 2 : width;
   const modelRows = models !== undefined && models.rows.length > 1 ? models.rows : undefined;
-  const fixedLines = FIXED_LINES + (stats.state === 'draining' ? 1 : 0) + (hints !== undefined && hints.length > 0 ? 1 : 0) + (modelRows?.length ?? 0) + (policyLine(snapshot) !== undefined ? 1 : 0);
+  const fixedLines =
+    FIXED_LINES +
+    (stats.state === 'draining' ? 1 : 0) +
+    (hints !== undefined && hints.length > 0 ? 1 : 0) +
+    (modelRows?.length ?? 0) +
+    (policyLine(snapshot) !== undefined ? 1 : 0);
   const selected = modelRows?.find((row) => row.key === models?.selected);
   const panelLines = rows - 1 - fixedLines;
   const histogramRows = bucketBatchSizes(
@@ -74,7 +104,9 @@ export function ServeView({ stats, trends, columns, rows = 24, title, notice, st
   const histogramLabelWidth = Math.max(...histogramRows.map((r) => r.label.length));
   const histogramCountWidth = Math.max(...histogramRows.map((r) => formatCount(r.value).length));
   // Rows that are usually empty show only once they count something.
-  const outcomeRows: OutcomeRow[] = OUTCOME_CLASSES.filter((key) => (key !== 'other' && key !== 'gone') || trends.outcomeCounts[key] > 0).map((key) => ({
+  const outcomeRows: OutcomeRow[] = OUTCOME_CLASSES.filter(
+    (key) => (key !== 'other' && key !== 'gone') || trends.outcomeCounts[key] > 0,
+  ).map((key) => ({
     label: OUTCOME_LABELS[key],
     count: trends.outcomeCounts[key],
     ratePerS: trends.outcomeRatesPerS?.[key],
@@ -87,7 +119,12 @@ export function ServeView({ stats, trends, columns, rows = 24, title, notice, st
         title={title}
         state={stateOverride?.text ?? stats.state}
         stateColor={stateOverride?.color ?? STATE_COLORS[stats.state]}
-        parts={[`up ${formatDurationS(stats.uptimeS)}`, selected === undefined ? `model ${stats.model.version}` : `${modelRows!.length} model versions · showing ${selected.key}`]}
+        parts={[
+          `up ${formatDurationS(stats.uptimeS)}`,
+          selected === undefined
+            ? `model ${stats.model.version}`
+            : `${modelRows!.length} model versions · showing ${selected.key}`,
+        ]}
       />
       {modelRows !== undefined && <ModelsTable rows={modelRows} selected={models?.selected} width={width} />}
       <Text dimColor wrap="truncate">
@@ -113,11 +150,16 @@ export function ServeView({ stats, trends, columns, rows = 24, title, notice, st
         <Text dimColor>{`${sparkWidth}s`}</Text>
       </Text>
       <Text dimColor wrap="truncate">
-        {''.padEnd(LABEL_WIDTH)}peak {formatCount(peak)} in {sparkWidth}s · {formatCount(snapshot.runningRequests)} in running batches
+        {''.padEnd(LABEL_WIDTH)}peak {formatCount(peak)} in {sparkWidth}s · {formatCount(snapshot.runningRequests)} in
+        running batches
       </Text>
       <Box flexDirection="row">
         <Text bold>{'running'.padEnd(LABEL_WIDTH)}</Text>
-        <InstanceBars runningBatchSizes={snapshot.runningBatchSizes} maxBatchSize={snapshot.maxBatchSize} width={width - LABEL_WIDTH} />
+        <InstanceBars
+          runningBatchSizes={snapshot.runningBatchSizes}
+          maxBatchSize={snapshot.maxBatchSize}
+          width={width - LABEL_WIDTH}
+        />
       </Box>
       <Text wrap="truncate">
         <Text bold>{'rate'.padEnd(LABEL_WIDTH)}</Text>
@@ -126,7 +168,10 @@ export function ServeView({ stats, trends, columns, rows = 24, title, notice, st
         {meanBatch === undefined ? '-' : meanBatch.toFixed(1)}
       </Text>
       {policyLine(snapshot) !== undefined && (
-        <Text wrap="truncate" color={snapshot.breaker === 'open' ? 'red' : snapshot.breaker === 'half_open' ? 'yellow' : undefined}>
+        <Text
+          wrap="truncate"
+          color={snapshot.breaker === 'open' ? 'red' : snapshot.breaker === 'half_open' ? 'yellow' : undefined}
+        >
           <Text bold>{'policy'.padEnd(LABEL_WIDTH)}</Text>
           {policyLine(snapshot)}
         </Text>
@@ -150,13 +195,17 @@ export function ServeView({ stats, trends, columns, rows = 24, title, notice, st
           <Text bold wrap="truncate">
             batch sizes <Text dimColor>({formatCount(snapshot.counts.batches)} batches)</Text>
           </Text>
-          <HistogramBars rows={histogramRows} barWidth={Math.max(4, histogramPanelWidth - histogramLabelWidth - histogramCountWidth - 2)} />
+          <HistogramBars
+            rows={histogramRows}
+            barWidth={Math.max(4, histogramPanelWidth - histogramLabelWidth - histogramCountWidth - 2)}
+          />
         </Box>
       </Box>
 
       {stats.state === 'draining' && (
         <Text color="yellow" wrap="truncate">
-          draining: {formatCount(snapshot.queueDepth)} queued, {formatCount(snapshot.runningRequests)} running; new requests get 503
+          draining: {formatCount(snapshot.queueDepth)} queued, {formatCount(snapshot.runningRequests)} running; new
+          requests get 503
         </Text>
       )}
       {hints !== undefined && hints.length > 0 && <KeyHints hints={hints} />}
@@ -178,7 +227,9 @@ function policyLine(snapshot: ServerStats['snapshot']): string | undefined {
   if (policy === undefined) return undefined;
   const breakerAlert = breaker === 'open' || breaker === 'half_open';
   if (policy.name === 'fixed' && !breakerAlert) return undefined;
-  const parts = policy.name === 'fixed' ? ['fixed'] : [policy.name, `limit ${policy.limit}`, `window ${formatMs(policy.windowMs)}`];
-  if (breaker !== undefined) parts.push(`breaker ${breaker === 'open' ? 'OPEN: refusing (503)' : breaker.replace('_', '-')}`);
+  const parts =
+    policy.name === 'fixed' ? ['fixed'] : [policy.name, `limit ${policy.limit}`, `window ${formatMs(policy.windowMs)}`];
+  if (breaker !== undefined)
+    parts.push(`breaker ${breaker === 'open' ? 'OPEN: refusing (503)' : breaker.replace('_', '-')}`);
   return parts.join(' · ');
 }

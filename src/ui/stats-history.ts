@@ -88,16 +88,19 @@ export class StatsHistory {
     };
     const last = this.samples.at(-1);
     // A server that restarted starts its counters again; deltas across it would be negative.
-    if (last !== undefined && (sample.uptimeS < last.uptimeS || sample.ok < last.ok || sample.batches < last.batches)) this.samples = [];
+    if (last !== undefined && (sample.uptimeS < last.uptimeS || sample.ok < last.ok || sample.batches < last.batches))
+      this.samples = [];
     this.samples.push(sample);
     // Keep the newest sample at least rateWindowMs older than the latest, and nothing older.
-    while (this.samples.length > 2 && (this.samples[1] as Sample).atMs <= nowMs - this.rateWindowMs) this.samples.shift();
+    while (this.samples.length > 2 && (this.samples[1] as Sample).atMs <= nowMs - this.rateWindowMs)
+      this.samples.shift();
   }
 
   trends(): StatsTrends {
     const queueDepthBySecond: (number | undefined)[] = [];
     if (this.latestSecond !== undefined) {
-      for (let s = this.latestSecond - this.historyS + 1; s <= this.latestSecond; s++) queueDepthBySecond.push(this.depthBySecond.get(s));
+      for (let s = this.latestSecond - this.historyS + 1; s <= this.latestSecond; s++)
+        queueDepthBySecond.push(this.depthBySecond.get(s));
     } else {
       for (let i = 0; i < this.historyS; i++) queueDepthBySecond.push(undefined);
     }
@@ -105,7 +108,13 @@ export class StatsHistory {
     const last = this.samples.at(-1);
     const outcomeCounts = last?.outcomes ?? { ok: 0, overloaded: 0, timeout: 0, error: 0, gone: 0, other: 0 };
     if (first === undefined || last === undefined || last.atMs - first.atMs <= 0) {
-      return { queueDepthBySecond, throughputPerS: undefined, batchesPerS: undefined, outcomeRatesPerS: undefined, outcomeCounts };
+      return {
+        queueDepthBySecond,
+        throughputPerS: undefined,
+        batchesPerS: undefined,
+        outcomeRatesPerS: undefined,
+        outcomeCounts,
+      };
     }
     const seconds = (last.atMs - first.atMs) / 1000;
     const outcomeRatesPerS = {} as Record<OutcomeClass, number>;

@@ -76,7 +76,12 @@ export function startState(settings: TimelineSettings): TimelineState {
   return {
     queue: [],
     running: new Array<RunningBatch | undefined>(settings.instances).fill(undefined),
-    counts: { admitted: 0, rejected: 0, batches: 0, outcomes: { ok: 0, timeout: 0, error: 0, cancelled: 0, shutdown: 0, unavailable: 0 } },
+    counts: {
+      admitted: 0,
+      rejected: 0,
+      batches: 0,
+      outcomes: { ok: 0, timeout: 0, error: 0, cancelled: 0, shutdown: 0, unavailable: 0 },
+    },
   };
 }
 
@@ -93,7 +98,12 @@ export function arrivalTimes(events: readonly CoreEvent[]): Map<string, number> 
  * Applies one event to a state. Pure: the state given is never changed (arrays and counts are
  * replaced), so a viewer can keep earlier states as checkpoints and replay from them.
  */
-export function applyEvent(previous: TimelineState, event: CoreEvent, settings: TimelineSettings, arrivals: ReadonlyMap<string, number>): TimelineStep {
+export function applyEvent(
+  previous: TimelineState,
+  event: CoreEvent,
+  settings: TimelineSettings,
+  arrivals: ReadonlyMap<string, number>,
+): TimelineStep {
   let { queue, running } = previous;
   const counts = cloneCounts(previous.counts);
   let description: string;
@@ -136,7 +146,9 @@ export function applyEvent(previous: TimelineState, event: CoreEvent, settings: 
               ? 'enough to keep up with arrivals'
               : 'draining: no more waiting for company';
       // aimd and adaptive move the limit and window: say which applied when they differ from the flags.
-      const moved = event.limit !== settings.maxBatchSize || (settings.batchWindowMs !== undefined && event.windowMs !== settings.batchWindowMs);
+      const moved =
+        event.limit !== settings.maxBatchSize ||
+        (settings.batchWindowMs !== undefined && event.windowMs !== settings.batchWindowMs);
       const policy = moved ? ` · limit ${event.limit}, window ${formatMs(event.windowMs)}` : '';
       description = `batch #${event.batchId} starts on instance ${event.instance}: ${size} request${size === 1 ? '' : 's'}, ${why}${policy}`;
       break;
@@ -171,7 +183,10 @@ export function applyEvent(previous: TimelineState, event: CoreEvent, settings: 
         running = running.map((batch) =>
           batch === undefined || !batch.members.some((m) => m.id === event.requestId)
             ? batch
-            : { ...batch, members: batch.members.map((m) => (m.id === event.requestId ? { ...m, outcome: event.outcome } : m)) },
+            : {
+                ...batch,
+                members: batch.members.map((m) => (m.id === event.requestId ? { ...m, outcome: event.outcome } : m)),
+              },
         );
       }
       description = describeFinish(event.requestId, event.outcome, event.endedIn, waited);
@@ -189,12 +204,30 @@ export function buildTimeline(events: readonly CoreEvent[], settings: TimelineSe
   const arrivals = arrivalTimes(events);
   let state = startState(settings);
   const frames: TimelineFrame[] = [
-    { index: 0, atMs: events[0]?.atMs ?? 0, queue: state.queue, running: state.running, event: undefined, description: START_DESCRIPTION, subjects: [], counts: state.counts },
+    {
+      index: 0,
+      atMs: events[0]?.atMs ?? 0,
+      queue: state.queue,
+      running: state.running,
+      event: undefined,
+      description: START_DESCRIPTION,
+      subjects: [],
+      counts: state.counts,
+    },
   ];
   for (const event of events) {
     const step = applyEvent(state, event, settings, arrivals);
     state = step.state;
-    frames.push({ index: frames.length, atMs: event.atMs, queue: state.queue, running: state.running, event, description: step.description, subjects: step.subjects, counts: state.counts });
+    frames.push({
+      index: frames.length,
+      atMs: event.atMs,
+      queue: state.queue,
+      running: state.running,
+      event,
+      description: step.description,
+      subjects: step.subjects,
+      counts: state.counts,
+    });
   }
   return frames;
 }
@@ -214,15 +247,20 @@ const BREAKER_STATES = {
 
 function describeFinish(id: string, outcome: OutcomeKind, endedIn: string, waited: string): string {
   switch (outcome) {
-    case 'ok': return `${id} answered ok after ${waited}`;
+    case 'ok':
+      return `${id} answered ok after ${waited}`;
     case 'timeout':
       return endedIn === 'queued'
         ? `${id} expires in the queue after ${waited} → 504; it never runs`
         : `${id} hits its deadline while running (${waited}) → 504; its result will be dropped`;
-    case 'error': return `${id} fails with its batch after ${waited} → 500`;
-    case 'cancelled': return `${id} is cancelled after ${waited} (its client went away)`;
-    case 'shutdown': return `${id} is ended by the shutdown after ${waited} → 503`;
-    case 'unavailable': return `${id} is answered at once as the breaker opens (after ${waited}) → 503`;
+    case 'error':
+      return `${id} fails with its batch after ${waited} → 500`;
+    case 'cancelled':
+      return `${id} is cancelled after ${waited} (its client went away)`;
+    case 'shutdown':
+      return `${id} is ended by the shutdown after ${waited} → 503`;
+    case 'unavailable':
+      return `${id} is answered at once as the breaker opens (after ${waited}) → 503`;
   }
 }
 

@@ -5,7 +5,13 @@ import { isCi } from './terminal.js';
 import { BatchLine } from './components/batch-line.js';
 import { KeyHints } from './components/key-hints.js';
 import { QueueSlots, queueSlotLines } from './components/queue-slots.js';
-import { buildTimeline, formatClockMs, formatTimelineText, type TimelineFrame, type TimelineSettings } from './timeline-model.js';
+import {
+  buildTimeline,
+  formatClockMs,
+  formatTimelineText,
+  type TimelineFrame,
+  type TimelineSettings,
+} from './timeline-model.js';
 import type { CoreEvent } from '../core/event-log.js';
 
 export interface TimelineViewProps {
@@ -18,7 +24,12 @@ export interface TimelineViewProps {
 
 const LABEL_WIDTH = 14;
 const MAX_ID_WIDTH = 6;
-const HINTS = [['→/n', 'next'], ['←/p', 'back'], ['g/G', 'first/last'], ['q', 'quit']] as const;
+const HINTS = [
+  ['→/n', 'next'],
+  ['←/p', 'back'],
+  ['g/G', 'first/last'],
+  ['q', 'quit'],
+] as const;
 
 /** One step of the scenario: clock, queue slots, running batches and the events around it. */
 export function TimelineView({ frames, index, settings, columns, rows = 24 }: TimelineViewProps) {
@@ -40,9 +51,13 @@ export function TimelineView({ frames, index, settings, columns, rows = 24 }: Ti
   const { counts } = frame;
   return (
     <Box flexDirection="column" width={width}>
-      <HeaderLine title="batchline simulate --step" parts={[`event ${frame.index}/${frames.length - 1}`, `t = ${formatClockMs(frame.atMs)}`]} />
+      <HeaderLine
+        title="batchline simulate --step"
+        parts={[`event ${frame.index}/${frames.length - 1}`, `t = ${formatClockMs(frame.atMs)}`]}
+      />
       <Text dimColor wrap="truncate">
-        max batch {settings.maxBatchSize} · queue ≤{settings.maxQueueSize} · {settings.instances} instance{settings.instances === 1 ? '' : 's'}
+        max batch {settings.maxBatchSize} · queue ≤{settings.maxQueueSize} · {settings.instances} instance
+        {settings.instances === 1 ? '' : 's'}
       </Text>
       <Text> </Text>
       <QueueSlots
@@ -55,17 +70,25 @@ export function TimelineView({ frames, index, settings, columns, rows = 24 }: Ti
       />
       <Text> </Text>
       {frame.running.slice(0, instanceLines).map((batch, instance) => (
-        <BatchLine key={instance} label={`instance ${instance}`.padEnd(LABEL_WIDTH)} batch={batch} atMs={frame.atMs} width={width} highlighted={subjects} />
+        <BatchLine
+          key={instance}
+          label={`instance ${instance}`.padEnd(LABEL_WIDTH)}
+          batch={batch}
+          atMs={frame.atMs}
+          width={width}
+          highlighted={subjects}
+        />
       ))}
       {settings.instances > instanceLines && (
         <Text dimColor wrap="truncate">
-          {''.padEnd(LABEL_WIDTH)}+{settings.instances - instanceLines} more instances ({frame.running.slice(instanceLines).filter(Boolean).length} busy)
+          {''.padEnd(LABEL_WIDTH)}+{settings.instances - instanceLines} more instances (
+          {frame.running.slice(instanceLines).filter(Boolean).length} busy)
         </Text>
       )}
       <Text> </Text>
       <Text wrap="truncate">
-        admitted {counts.admitted} · rejected {counts.rejected} · {counts.batches} batch{counts.batches === 1 ? '' : 'es'} · ok {counts.outcomes.ok} · timeout{' '}
-        {counts.outcomes.timeout}
+        admitted {counts.admitted} · rejected {counts.rejected} · {counts.batches} batch
+        {counts.batches === 1 ? '' : 'es'} · ok {counts.outcomes.ok} · timeout {counts.outcomes.timeout}
         {counts.outcomes.error > 0 ? ` · error ${counts.outcomes.error}` : ''}
       </Text>
       <Text> </Text>
@@ -75,9 +98,17 @@ export function TimelineView({ frames, index, settings, columns, rows = 24 }: Ti
         </Text>
       )}
       {listed.map((f) => (
-        <Text key={f.index} wrap={f.index === frame.index ? 'wrap' : 'truncate'} bold={f.index === frame.index} dimColor={f.index > frame.index} color={f.index === frame.index ? 'yellow' : undefined}>
+        <Text
+          key={f.index}
+          wrap={f.index === frame.index ? 'wrap' : 'truncate'}
+          bold={f.index === frame.index}
+          dimColor={f.index > frame.index}
+          color={f.index === frame.index ? 'yellow' : undefined}
+        >
           {f.index === frame.index ? '▶ ' : '  '}
-          {formatClockMs(f.atMs).padStart(clockWidth)}  {f.description}
+          {formatClockMs(f.atMs).padStart(clockWidth)}
+          {'  '}
+          {f.description}
         </Text>
       ))}
       <Text> </Text>
@@ -133,7 +164,12 @@ export interface StartTimelineOptions extends TimelineSettings {
 export function startTimeline(options: StartTimelineOptions): Promise<void> {
   const stdout = options.stdout ?? process.stdout;
   const stdin = options.stdin ?? process.stdin;
-  const settings: TimelineSettings = { maxQueueSize: options.maxQueueSize, instances: options.instances, maxBatchSize: options.maxBatchSize, batchWindowMs: options.batchWindowMs };
+  const settings: TimelineSettings = {
+    maxQueueSize: options.maxQueueSize,
+    instances: options.instances,
+    maxBatchSize: options.maxBatchSize,
+    batchWindowMs: options.batchWindowMs,
+  };
   const frames = buildTimeline(options.events, settings);
   // Stepping needs keys and a redrawn screen: a pipe, a file or CI gets the plain listing.
   if (stdout.isTTY !== true || stdin.isTTY !== true || isCi(process.env)) {
@@ -148,9 +184,18 @@ export function startTimeline(options: StartTimelineOptions): Promise<void> {
       instance.unmount();
     };
     const instance = render(
-      <TimelineApp frames={frames} settings={settings} columns={stdout.columns || 80} rows={stdout.rows || 24} onQuit={quit} />,
+      <TimelineApp
+        frames={frames}
+        settings={settings}
+        columns={stdout.columns || 80}
+        rows={stdout.rows || 24}
+        onQuit={quit}
+      />,
       { stdout, stdin, exitOnCtrlC: false, patchConsole: false },
     );
-    void instance.waitUntilExit().then(() => resolve(), () => resolve());
+    void instance.waitUntilExit().then(
+      () => resolve(),
+      () => resolve(),
+    );
   });
 }

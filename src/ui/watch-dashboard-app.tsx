@@ -58,23 +58,23 @@ export function startWatchDashboard(options: WatchDashboardOptions): Promise<voi
         draw();
       };
       return (
-      <>
-        <QuitKeys onQuit={finish} />
-        <SelectionKeys onStep={onStep} />
-        <RenderGuard frame={frame++}>
-          <WatchView
-            target={options.target}
-            statsUrl={options.statsUrl}
-            state={state}
-            trends={history.trends()}
-            nowMs={now()}
-            intervalMs={options.intervalMs}
-            columns={stdout.columns || 80}
-            rows={stdout.rows || 24}
-            models={{ rows, selected: chosen }}
-          />
-        </RenderGuard>
-      </>
+        <>
+          <QuitKeys onQuit={finish} />
+          <SelectionKeys onStep={onStep} />
+          <RenderGuard frame={frame++}>
+            <WatchView
+              target={options.target}
+              statsUrl={options.statsUrl}
+              state={state}
+              trends={history.trends()}
+              nowMs={now()}
+              intervalMs={options.intervalMs}
+              columns={stdout.columns || 80}
+              rows={stdout.rows || 24}
+              models={{ rows, selected: chosen }}
+            />
+          </RenderGuard>
+        </>
       );
     };
     const draw = (): void => instance.rerender(element());

@@ -24,16 +24,33 @@ export interface WatchViewProps {
 
 const TONE_COLORS: Record<ConnectionTone, string> = { connecting: 'yellow', live: 'gray', unreachable: 'red' };
 const HINTS = [['q', 'quit']] as const;
-const MODEL_HINTS = [['Tab ←/→', 'model'], ['q', 'quit']] as const;
+const MODEL_HINTS = [
+  ['Tab ←/→', 'model'],
+  ['q', 'quit'],
+] as const;
 
 /** The serve dashboard of a remote server, with how fresh its figures are. */
-export function WatchView({ target, statsUrl, state, trends, nowMs, intervalMs, columns, rows, models }: WatchViewProps) {
+export function WatchView({
+  target,
+  statsUrl,
+  state,
+  trends,
+  nowMs,
+  intervalMs,
+  columns,
+  rows,
+  models,
+}: WatchViewProps) {
   const connection = describeConnection(state, nowMs, intervalMs);
   const title = `batchline watch ${target}`;
   if (state.lastGood === undefined) {
     return (
       <Box flexDirection="column" width={Math.max(40, Math.min(columns, 100))}>
-        <HeaderLine title={title} state={connection.tone === 'connecting' ? 'connecting' : 'unreachable'} stateColor={TONE_COLORS[connection.tone]} />
+        <HeaderLine
+          title={title}
+          state={connection.tone === 'connecting' ? 'connecting' : 'unreachable'}
+          stateColor={TONE_COLORS[connection.tone]}
+        />
         <Text dimColor wrap="truncate">
           GET {statsUrl} every {formatMs(intervalMs)}
         </Text>

@@ -3,9 +3,7 @@ import { isServerStats } from '../stats-contract/is-server-stats.js';
 import type { ServerStats } from '../stats-contract/server-stats.js';
 
 /** One attempt to read a server's stats: the stats, or why not. */
-export type StatsRead =
-  | { ok: true; stats: ServerStats; atMs: number }
-  | { ok: false; error: string; atMs: number };
+export type StatsRead = { ok: true; stats: ServerStats; atMs: number } | { ok: false; error: string; atMs: number };
 
 export interface StatsPollerOptions {
   /** Full URL of the JSON stats endpoint (`…/v1/stats`). */
@@ -26,7 +24,10 @@ export interface StatsPollerOptions {
  */
 export function startStatsPoller(options: StatsPollerOptions): { stop(): Promise<void> } {
   const now = options.now ?? (() => performance.now());
-  const agent = new Agent({ connect: { timeout: options.timeoutMs }, keepAliveTimeout: Math.max(1000, options.intervalMs * 4) });
+  const agent = new Agent({
+    connect: { timeout: options.timeoutMs },
+    keepAliveTimeout: Math.max(1000, options.intervalMs * 4),
+  });
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> = Promise.resolve();
@@ -37,20 +38,22 @@ export function startStatsPoller(options: StatsPollerOptions): { stop(): Promise
     timer = undefined;
     if (stopped) return;
     reads++;
-    inFlight = readStats(options.statsUrl, options.timeoutMs, agent).then(
-      (stats) => {
-        if (!stopped) options.onRead({ ok: true, stats, atMs: now() });
-      },
-      (error: unknown) => {
-        if (!stopped) options.onRead({ ok: false, error: describeError(error, options.timeoutMs), atMs: now() });
-      },
-    ).finally(() => {
-      if (stopped) return;
-      // Fixed rate: the next read starts at the next slot of the schedule, skipping slots a slow read overran.
-      const slot = Math.max(reads, Math.ceil((now() - startedAtMs) / options.intervalMs));
-      reads = slot;
-      timer = setTimeout(poll, Math.max(0, startedAtMs + slot * options.intervalMs - now()));
-    });
+    inFlight = readStats(options.statsUrl, options.timeoutMs, agent)
+      .then(
+        (stats) => {
+          if (!stopped) options.onRead({ ok: true, stats, atMs: now() });
+        },
+        (error: unknown) => {
+          if (!stopped) options.onRead({ ok: false, error: describeError(error, options.timeoutMs), atMs: now() });
+        },
+      )
+      .finally(() => {
+        if (stopped) return;
+        // Fixed rate: the next read starts at the next slot of the schedule, skipping slots a slow read overran.
+        const slot = Math.max(reads, Math.ceil((now() - startedAtMs) / options.intervalMs));
+        reads = slot;
+        timer = setTimeout(poll, Math.max(0, startedAtMs + slot * options.intervalMs - now()));
+      });
   };
   poll();
 
@@ -106,7 +109,9 @@ async function boundedText(body: AsyncIterable<Buffer> & { destroy(): unknown },
     bytes += chunk.length;
     if (bytes > limitBytes) {
       body.destroy();
-      throw new StatsReadError(`the answer is larger than ${limitBytes / (1024 * 1024)} MB (is this a batchline server?)`);
+      throw new StatsReadError(
+        `the answer is larger than ${limitBytes / (1024 * 1024)} MB (is this a batchline server?)`,
+      );
     }
     chunks.push(chunk);
   }
@@ -135,15 +140,28 @@ export function describeError(error: unknown, timeoutMs: number): string {
   if (error instanceof StatsReadError) return error.message;
   const e = error as { code?: string; name?: string; message?: string; cause?: { code?: string } };
   const code = e.code ?? e.cause?.code;
-  if (e.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+  if (
+    e.name === 'TimeoutError' ||
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT' ||
+    code === 'UND_ERR_CONNECT_TIMEOUT'
+  ) {
     return `timed out after ${timeoutMs} ms`;
   }
   switch (code) {
-    case 'ECONNREFUSED': return 'connection refused';
-    case 'ECONNRESET': case 'UND_ERR_SOCKET': return 'connection reset';
-    case 'ENOTFOUND': case 'EAI_AGAIN': return 'host not found';
-    case 'EHOSTUNREACH': case 'ENETUNREACH': return 'host unreachable';
-    default: return code ?? e.message ?? String(error);
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'connection reset';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host not found';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'host unreachable';
+    default:
+      return code ?? e.message ?? String(error);
   }
 }
 

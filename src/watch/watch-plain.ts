@@ -41,7 +41,8 @@ export function runWatchPlain(options: WatchPlainOptions): Promise<void> {
         const before = state;
         state = applyRead(state, read);
         if (read.ok) {
-          if (before.failure !== undefined) line(`reachable again after ${formatMs(read.atMs - before.failure.sinceMs)}`);
+          if (before.failure !== undefined)
+            line(`reachable again after ${formatMs(read.atMs - before.failure.sinceMs)}`);
           history.push(read.stats, read.atMs);
           line(formatStatsLine(read.stats, history.trends()));
         } else if (before.failure === undefined) {

@@ -15,16 +15,21 @@ export const INITIAL_WATCH_STATE: WatchState = Object.freeze({ lastGood: undefin
 /** Folds one read into the state. */
 export function applyRead(state: WatchState, read: StatsRead): WatchState {
   if (read.ok) return { lastGood: { stats: read.stats, atMs: read.atMs }, failure: undefined };
-  const failure = state.failure === undefined
-    ? { error: read.error, sinceMs: read.atMs, count: 1 }
-    : { error: read.error, sinceMs: state.failure.sinceMs, count: state.failure.count + 1 };
+  const failure =
+    state.failure === undefined
+      ? { error: read.error, sinceMs: read.atMs, count: 1 }
+      : { error: read.error, sinceMs: state.failure.sinceMs, count: state.failure.count + 1 };
   return { lastGood: state.lastGood, failure };
 }
 
 export type ConnectionTone = 'connecting' | 'live' | 'unreachable';
 
 /** The line watch shows under its header: how fresh the figures are, or why they are not. */
-export function describeConnection(state: WatchState, nowMs: number, intervalMs: number): { tone: ConnectionTone; text: string } {
+export function describeConnection(
+  state: WatchState,
+  nowMs: number,
+  intervalMs: number,
+): { tone: ConnectionTone; text: string } {
   const retry = `retrying every ${formatMs(intervalMs)}`;
   if (state.failure !== undefined) {
     const downFor = ageText(nowMs - state.failure.sinceMs);

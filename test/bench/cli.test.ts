@@ -53,7 +53,15 @@ describe('batchline bench options', () => {
   });
 
   it('exits 1 and says so when no request succeeded', async () => {
-    const { code, stderr } = await run(['bench', '--duration', '300ms', '--warmup', '0', '--quiet', 'http://127.0.0.1:1/']);
+    const { code, stderr } = await run([
+      'bench',
+      '--duration',
+      '300ms',
+      '--warmup',
+      '0',
+      '--quiet',
+      'http://127.0.0.1:1/',
+    ]);
     expect(code).toBe(1);
     expect(stderr).toMatch(/no request succeeded \(no 2xx answer among \d+ sent; errors refused \d+\)/);
   });
@@ -61,7 +69,28 @@ describe('batchline bench options', () => {
   it('explains every option in --help', () => {
     const bench = buildProgram().commands.find((c) => c.name() === 'bench');
     const help = bench?.helpInformation() ?? '';
-    for (const flag of ['--connections', '--rate', '--arrival', '--stages', '--seed', '--duration', '--requests', '--warmup', '--timeout', '--method', '--header', '--body', '--content-type', '--pipelining', '--workers', '--max-in-flight', '--json', '--hdr-log', '--sweep', '--slo']) {
+    for (const flag of [
+      '--connections',
+      '--rate',
+      '--arrival',
+      '--stages',
+      '--seed',
+      '--duration',
+      '--requests',
+      '--warmup',
+      '--timeout',
+      '--method',
+      '--header',
+      '--body',
+      '--content-type',
+      '--pipelining',
+      '--workers',
+      '--max-in-flight',
+      '--json',
+      '--hdr-log',
+      '--sweep',
+      '--slo',
+    ]) {
       expect(help).toContain(flag);
     }
     expect(help).toContain('compare');

@@ -17,7 +17,20 @@ describe('docs/bench.md', () => {
   });
 
   it('documents every field of the --json report', () => {
-    for (const field of ['mode', 'target_rate_rps', 'duration_s', 'requests.sent', 'status', 'errors', 'throughput_rps', 'goodput_rps', 'latency_ms', 'service_ms', 'send_lag_ms', 'seed']) {
+    for (const field of [
+      'mode',
+      'target_rate_rps',
+      'duration_s',
+      'requests.sent',
+      'status',
+      'errors',
+      'throughput_rps',
+      'goodput_rps',
+      'latency_ms',
+      'service_ms',
+      'send_lag_ms',
+      'seed',
+    ]) {
       expect(docs).toContain(`\`${field}`);
     }
   });

@@ -37,14 +37,18 @@ function variedServer(): Promise<TestServer> {
 describe.each(['lean', 'undici'])('the %s client', (httpClient) => {
   it('reads fixed-length, chunked and closing answers, reconnecting as needed', async () => {
     server = await variedServer();
-    const { result } = await runBench(planFor(server.url, { httpClient, connections: '2', requests: '40', warmup: '0' }));
+    const { result } = await runBench(
+      planFor(server.url, { httpClient, connections: '2', requests: '40', warmup: '0' }),
+    );
     expect(result.requests).toMatchObject({ sent: 40, completed: 40, errors: 0 });
     expect(result.status).toEqual({ 200: 30, 204: 10 });
   });
 
   it('pipelines requests on each connection', async () => {
     server = await startServer((_req, res) => res.end('ok'), true);
-    const { result } = await runBench(planFor(server.url, { httpClient, connections: '2', pipelining: '4', requests: '200', warmup: '0' }));
+    const { result } = await runBench(
+      planFor(server.url, { httpClient, connections: '2', pipelining: '4', requests: '200', warmup: '0' }),
+    );
     expect(result.requests).toMatchObject({ sent: 200, completed: 200, errors: 0 });
     expect(server.seen).toHaveLength(200);
   });
@@ -55,7 +59,15 @@ describe.each(['lean', 'undici'])('the %s client', (httpClient) => {
       ...planFor(server.url, { httpClient, requests: '7', warmup: '0', connections: '1', method: 'POST' }),
       bodies: ['{"n":1}', '{"n":2}', '{"n":3}'].map((b) => Buffer.from(b)),
     });
-    expect(server.seen.map((r) => r.body)).toEqual(['{"n":1}', '{"n":2}', '{"n":3}', '{"n":1}', '{"n":2}', '{"n":3}', '{"n":1}']);
+    expect(server.seen.map((r) => r.body)).toEqual([
+      '{"n":1}',
+      '{"n":2}',
+      '{"n":3}',
+      '{"n":1}',
+      '{"n":2}',
+      '{"n":3}',
+      '{"n":1}',
+    ]);
     expect(server.seen.map((r) => r.headers['content-length'])).toEqual(['7', '7', '7', '7', '7', '7', '7']);
   });
 

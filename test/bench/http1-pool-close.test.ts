@@ -11,15 +11,22 @@ function untilCloseServer(): Promise<number> {
     socket.on('error', () => {});
     socket.once('data', () => socket.end('HTTP/1.1 200 OK\r\n\r\nbody-until-close'));
   });
-  return new Promise((resolve) => server!.listen(0, '127.0.0.1', () => resolve((server!.address() as AddressInfo).port)));
+  return new Promise((resolve) =>
+    server!.listen(0, '127.0.0.1', () => resolve((server!.address() as AddressInfo).port)),
+  );
 }
 
 describe('the lean HTTP/1.1 client', () => {
   it('completes answers framed by the connection closing, and the next request on a new socket survives', async () => {
     const port = await untilCloseServer();
     const pool = new Http1Pool({
-      host: '127.0.0.1', port, connections: 1, pipelining: 1, timeoutMs: 2000,
-      requests: [Buffer.from('GET / HTTP/1.1\r\nhost: x\r\n\r\n')], headRequests: false,
+      host: '127.0.0.1',
+      port,
+      connections: 1,
+      pipelining: 1,
+      timeoutMs: 2000,
+      requests: [Buffer.from('GET / HTTP/1.1\r\nhost: x\r\n\r\n')],
+      headRequests: false,
     });
     const outcomes: string[] = [];
     await new Promise<void>((resolve) => {

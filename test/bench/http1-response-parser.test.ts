@@ -10,7 +10,8 @@ function parse(chunks: (string | Buffer)[], head = false): [number, boolean][] {
 }
 
 const ok = 'HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello';
-const chunked = 'HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nx-trailer: 1\r\n\r\n';
+const chunked =
+  'HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nx-trailer: 1\r\n\r\n';
 
 describe('Http1ResponseParser', () => {
   it('reads pipelined responses with content-length and chunked bodies', () => {
@@ -22,8 +23,16 @@ describe('Http1ResponseParser', () => {
   });
 
   it('gives the same answers however the bytes are split', () => {
-    const wire = Buffer.from(ok + chunked + 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 429 Too Many\r\nContent-Length: 0\r\n\r\n' + ok, 'latin1');
-    const expected = [[200, true], [201, true], [429, true], [200, true]];
+    const wire = Buffer.from(
+      `${ok + chunked}HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 429 Too Many\r\nContent-Length: 0\r\n\r\n${ok}`,
+      'latin1',
+    );
+    const expected = [
+      [200, true],
+      [201, true],
+      [429, true],
+      [200, true],
+    ];
     fc.assert(
       fc.property(fc.uniqueArray(fc.integer({ min: 1, max: wire.length - 1 }), { maxLength: 12 }), (cuts) => {
         const points = [0, ...cuts.sort((a, b) => a - b), wire.length];

@@ -24,7 +24,9 @@ const BUCKET_MS = 0.008;
 describe.each(['lean', 'undici'])('bench against a 10 ms fixed-delay server (%s client)', (httpClient) => {
   it('reports no latency under the delay in closed loop, and one answer per request', async () => {
     server = await fixedDelayServer(DELAY_MS);
-    const { result } = await runBench(planFor(server.url, { httpClient, connections: '1', duration: '600ms', warmup: '100ms' }));
+    const { result } = await runBench(
+      planFor(server.url, { httpClient, connections: '1', duration: '600ms', warmup: '100ms' }),
+    );
     expect(result.mode).toBe('closed');
     expect(result.requests.completed).toBeGreaterThan(0);
     expect(result.latency.p50).toBeGreaterThanOrEqual(DELAY_MS - BUCKET_MS);
@@ -33,11 +35,14 @@ describe.each(['lean', 'undici'])('bench against a 10 ms fixed-delay server (%s 
 
   it('reports no latency under the delay in open loop, and service time within latency', async () => {
     server = await fixedDelayServer(DELAY_MS);
-    const { result } = await runBench(planFor(server.url, { httpClient, rate: '100', duration: '1s', warmup: '100ms' }));
+    const { result } = await runBench(
+      planFor(server.url, { httpClient, rate: '100', duration: '1s', warmup: '100ms' }),
+    );
     expect(result.mode).toBe('open');
     expect(result.requests.sent).toBe(100);
     expect(result.latency.p50).toBeGreaterThanOrEqual(DELAY_MS - BUCKET_MS);
     expect(result.service.p50).toBeGreaterThanOrEqual(DELAY_MS - BUCKET_MS);
-    for (const key of ['p50', 'p90', 'p99', 'max'] as const) expect(result.service[key]).toBeLessThanOrEqual(result.latency[key] + BUCKET_MS);
+    for (const key of ['p50', 'p90', 'p99', 'max'] as const)
+      expect(result.service[key]).toBeLessThanOrEqual(result.latency[key] + BUCKET_MS);
   });
 });

@@ -30,12 +30,39 @@ function report(rate: number, latenciesMs: number[]): BenchJson {
   const p = percentilesMs(h);
   const n = latenciesMs.length;
   const r: BenchResult = {
-    mode: 'open', url: 'http://x/', method: 'GET', seed: rate, arrival: 'poisson', connections: 8, pipelining: 1, workers: 1,
-    targetRateRps: rate, plannedRateRps: rate, stages: undefined, warmupS: 1, durationS: 10, drainS: 0, stoppedAtS: undefined, startedAt: '2026-01-01T00:00:00.000Z',
-    requests: { sent: n, completed: n, ok: n, late: 0, errors: 0, dropped: 0 }, status: { 200: n }, errors: { timeout: 0, refused: 0, reset: 0, other: 0 },
-    sendRateRps: rate, throughputRps: rate, goodputRps: rate, latency: p, latencyAll: p, service: p, sendLag: percentilesMs(createLatencyHistogram()),
-    generator: { lateSendFraction: 0, eventLoop: { p99Ms: 1, maxMs: 2, meanMs: 0 } }, trend: { backlogGrowth: 0, latencyGrowthMs: 0, meanLatencyMs: 1, sustained: true }, warnings: [],
-    latencyHdr: encodeHistogram(h), latencyAllHdr: encodeHistogram(h), serviceHdr: encodeHistogram(h), sendLagHdr: encodeHistogram(createLatencyHistogram()),
+    mode: 'open',
+    url: 'http://x/',
+    method: 'GET',
+    seed: rate,
+    arrival: 'poisson',
+    connections: 8,
+    pipelining: 1,
+    workers: 1,
+    targetRateRps: rate,
+    plannedRateRps: rate,
+    stages: undefined,
+    warmupS: 1,
+    durationS: 10,
+    drainS: 0,
+    stoppedAtS: undefined,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    requests: { sent: n, completed: n, ok: n, late: 0, errors: 0, dropped: 0 },
+    status: { 200: n },
+    errors: { timeout: 0, refused: 0, reset: 0, other: 0 },
+    sendRateRps: rate,
+    throughputRps: rate,
+    goodputRps: rate,
+    latency: p,
+    latencyAll: p,
+    service: p,
+    sendLag: percentilesMs(createLatencyHistogram()),
+    generator: { lateSendFraction: 0, eventLoop: { p99Ms: 1, maxMs: 2, meanMs: 0 } },
+    trend: { backlogGrowth: 0, latencyGrowthMs: 0, meanLatencyMs: 1, sustained: true },
+    warnings: [],
+    latencyHdr: encodeHistogram(h),
+    latencyAllHdr: encodeHistogram(h),
+    serviceHdr: encodeHistogram(h),
+    sendLagHdr: encodeHistogram(createLatencyHistogram()),
   };
   h.destroy();
   return toBenchJson(r);
@@ -53,9 +80,15 @@ afterEach(async () => {
 describe('bench merge', () => {
   it('adds the histograms exactly, never averaging percentiles, and sums counts and rates', () => {
     // A: 990 fast answers; B: 10 fast and 990 slow. Averaging p50s would say 30 ms; the sum says 10.
-    const a = report(100, Array.from({ length: 990 }, () => 10));
+    const a = report(
+      100,
+      Array.from({ length: 990 }, () => 10),
+    );
     const b = report(300, [...Array.from({ length: 10 }, () => 10), ...Array.from({ length: 990 }, () => 50)]);
-    const { json } = mergeReports([{ file: 'a.json', report: a }, { file: 'b.json', report: b }]);
+    const { json } = mergeReports([
+      { file: 'a.json', report: a },
+      { file: 'b.json', report: b },
+    ]);
     expect(json.requests).toMatchObject({ sent: 1990, completed: 1990, ok: 1990 });
     expect(json.throughput_rps).toBe(400);
     expect(json.target_rate_rps).toBe(400);
@@ -76,8 +109,27 @@ describe('bench merge', () => {
       files.map(
         (file, i) =>
           new Promise<void>((resolve, reject) =>
-            execFile(process.execPath, [bin, 'bench', '-R', '100', '-d', '1', '--warmup', '200ms', '--arrival', 'poisson', '--seed', String(i + 1), '--json', file, '--quiet', server!.url], (error) =>
-              error === null ? resolve() : reject(error),
+            execFile(
+              process.execPath,
+              [
+                bin,
+                'bench',
+                '-R',
+                '100',
+                '-d',
+                '1',
+                '--warmup',
+                '200ms',
+                '--arrival',
+                'poisson',
+                '--seed',
+                String(i + 1),
+                '--json',
+                file,
+                '--quiet',
+                server!.url,
+              ],
+              (error) => (error === null ? resolve() : reject(error)),
             ),
           ),
       ),
@@ -97,7 +149,8 @@ describe('bench merge', () => {
     addEncoded(union, a!.latency_hdr);
     addEncoded(union, b!.latency_hdr);
     const expected = percentilesMs(union, Math.max(a!.latency_ms.max, b!.latency_ms.max));
-    for (const key of ['p50', 'p90', 'p95', 'p99', 'p999'] as const) expect(merged.latency_ms[key]).toBeCloseTo(expected[key], 3);
+    for (const key of ['p50', 'p90', 'p95', 'p99', 'p999'] as const)
+      expect(merged.latency_ms[key]).toBeCloseTo(expected[key], 3);
     expect(stdout.text).toContain(`merged 2 runs: ${files.join(', ')}`);
     expect(stdout.text).toMatch(/answered\s+\d+ req\/s/);
   });
@@ -105,6 +158,11 @@ describe('bench merge', () => {
   it('refuses fewer than two reports, and says why a v1 report cannot be merged', async () => {
     await expect(mergeMain(['one.json'], undefined, new Sink())).rejects.toThrow(/two or more/);
     const v1 = { ...report(1, [1]), schema: 'batchline.bench/v1' } as unknown as BenchJson;
-    expect(() => mergeReports([{ file: 'old.json', report: v1 }, { file: 'new.json', report: report(1, [1]) }])).toThrow(/old.json is a batchline.bench\/v1 report/);
+    expect(() =>
+      mergeReports([
+        { file: 'old.json', report: v1 },
+        { file: 'new.json', report: report(1, [1]) },
+      ]),
+    ).toThrow(/old.json is a batchline.bench\/v1 report/);
   });
 });

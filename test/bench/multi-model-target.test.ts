@@ -30,22 +30,35 @@ describe('which model a bench URL reaches on a batchline server', () => {
     ['/models/linear/predict', 'linear', '2'],
     ['/models/linear/predict?version=1', 'linear', '1'],
   ])('%s → %s version %s', (path, name, version) => {
-    expect(targetOf(new URL(`http://h${path}`), stats)).toMatchObject({ kind: 'batchline-other-model', version: { name, version } });
+    expect(targetOf(new URL(`http://h${path}`), stats)).toMatchObject({
+      kind: 'batchline-other-model',
+      version: { name, version },
+    });
   });
 
   it('knows the embedded toy model by its route, and says what a URL misses', () => {
     expect(targetOf(new URL('http://h/models/toy-logistic-v1/predict'), stats)).toEqual({ kind: 'toy-model' });
     const missing = targetOf(new URL('http://h/models/nope/predict'), stats);
-    expect(missing).toMatchObject({ model: 'it has no model nope', routes: ['POST /v1/infer (linear)', 'POST /models/linear/predict', 'POST /models/toy-logistic-v1/predict'] });
-    expect(targetOf(new URL('http://h/v1/infer'), { ...stats, defaultModel: undefined })).toMatchObject({ model: 'it has several models and no default for /v1/infer (linear, toy-logistic-v1)' });
+    expect(missing).toMatchObject({
+      model: 'it has no model nope',
+      routes: ['POST /v1/infer (linear)', 'POST /models/linear/predict', 'POST /models/toy-logistic-v1/predict'],
+    });
+    expect(targetOf(new URL('http://h/v1/infer'), { ...stats, defaultModel: undefined })).toMatchObject({
+      model: 'it has several models and no default for /v1/infer (linear, toy-logistic-v1)',
+    });
     // A server from before the registry: its one model.
-    expect(targetOf(new URL('http://h/v1/infer'), { model: { version: 'toy-logistic-v1', inputs: [] } })).toEqual({ kind: 'toy-model' });
+    expect(targetOf(new URL('http://h/v1/infer'), { model: { version: 'toy-logistic-v1', inputs: [] } })).toEqual({
+      kind: 'toy-model',
+    });
   });
 });
 
 let server: TestServer;
 beforeAll(async () => {
-  const root = await writeRepository({ 'linear/1/model.onnx': linearModelOnnx([1, 2, 3]), 'cls/1/model.onnx': await readFile(PADDLE_CLS) });
+  const root = await writeRepository({
+    'linear/1/model.onnx': linearModelOnnx([1, 2, 3]),
+    'cls/1/model.onnx': await readFile(PADDLE_CLS),
+  });
   server = await startTestServer({ modelRepository: root });
 });
 afterAll(() => server.close());
@@ -53,13 +66,18 @@ afterAll(() => server.close());
 function run(url: string, raw: Record<string, string> = {}): Promise<unknown> {
   const outputs = { stdout: new Sink(), stderr: new Sink() };
   const options = { json: undefined, hdrLog: undefined, sweep: undefined, slo: 'p99<100ms', quiet: true };
-  return benchMain(validated(url, { requests: '6', rate: '100', warmup: '0', ...raw }), options, { ...outputs, env: {} }).then(() => outputs.stderr.text);
+  return benchMain(validated(url, { requests: '6', rate: '100', warmup: '0', ...raw }), options, {
+    ...outputs,
+    env: {},
+  }).then(() => outputs.stderr.text);
 }
 
 describe('bench against a batchline server of several models', () => {
   it("sends a body of the model's own input shape when every dimension is fixed", async () => {
     const stderr = await run(`${server.url}/models/linear/predict`);
-    expect(stderr).toContain('sending a made-up body of the shape of linear version 1 (x [3] float32): {"inputs":[0,1,0]}');
+    expect(stderr).toContain(
+      'sending a made-up body of the shape of linear version 1 (x [3] float32): {"inputs":[0,1,0]}',
+    );
     expect(server.runtime.registry.resolve('linear')!.batcher.counts.outcomes.ok).toBe(6);
   });
 
@@ -67,6 +85,8 @@ describe('bench against a batchline server of several models', () => {
     await expect(run(`${server.url}/models/cls/predict`)).rejects.toThrow(
       /--body: the target is a batchline server, whose \/models\/cls\/predict takes POST with a JSON body; its model cls version 1 has inputs of free size.*its inference routes: POST \/models\/cls\/predict, POST \/models\/linear\/predict/,
     );
-    await expect(run(`${server.url}/v1/infer`)).rejects.toThrow(/it has several models and no default for \/v1\/infer \(cls, linear\)/);
+    await expect(run(`${server.url}/v1/infer`)).rejects.toThrow(
+      /it has several models and no default for \/v1\/infer \(cls, linear\)/,
+    );
   });
 });

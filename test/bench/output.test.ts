@@ -37,7 +37,11 @@ describe('bench outputs', () => {
     server = await statusServer(200);
     const stdout = new Sink();
     const stderr = new Sink();
-    await benchMain(validated(server.url, { rate: '100', duration: '500ms', warmup: '0', seed: '7' }), { ...outputs, json: '-' }, { stdout, stderr, env: {} });
+    await benchMain(
+      validated(server.url, { rate: '100', duration: '500ms', warmup: '0', seed: '7' }),
+      { ...outputs, json: '-' },
+      { stdout, stderr, env: {} },
+    );
     const report = JSON.parse(stdout.text) as Record<string, unknown>;
     expect(report).toMatchObject({
       schema: 'batchline.bench/v2',
@@ -50,7 +54,16 @@ describe('bench outputs', () => {
     });
     for (const key of ['duration_s', 'throughput_rps', 'goodput_rps']) expect(typeof report[key]).toBe('number');
     for (const key of ['latency_ms', 'service_ms', 'send_lag_ms']) {
-      expect(Object.keys(report[key] as object).sort()).toEqual(['count', 'max', 'mean', 'p50', 'p90', 'p95', 'p99', 'p999']);
+      expect(Object.keys(report[key] as object).sort()).toEqual([
+        'count',
+        'max',
+        'mean',
+        'p50',
+        'p90',
+        'p95',
+        'p99',
+        'p999',
+      ]);
     }
     // The people's summary moves to stderr when stdout carries the JSON.
     expect(stderr.text).toContain('Latency');
@@ -58,10 +71,17 @@ describe('bench outputs', () => {
 
   it('prints no seed for a closed loop, where none played a part, and the seed of an open loop', async () => {
     server = await statusServer(200);
-    for (const [load, seed] of [[{ connections: '2', requests: '20' }, null], [{ rate: '100', requests: '20', seed: '7' }, 7]] as const) {
+    for (const [load, seed] of [
+      [{ connections: '2', requests: '20' }, null],
+      [{ rate: '100', requests: '20', seed: '7' }, 7],
+    ] as const) {
       const stdout = new Sink();
       const stderr = new Sink();
-      await benchMain(validated(server.url, { ...load, warmup: '0' }), { ...outputs, json: '-' }, { stdout, stderr, env: {} });
+      await benchMain(
+        validated(server.url, { ...load, warmup: '0' }),
+        { ...outputs, json: '-' },
+        { stdout, stderr, env: {} },
+      );
       expect((JSON.parse(stdout.text) as { seed: unknown }).seed).toBe(seed);
       if (seed === null) expect(stderr.text).not.toMatch(/seed/i);
       else expect(stderr.text).toContain('seed 7');
@@ -72,7 +92,11 @@ describe('bench outputs', () => {
     server = await statusServer(200);
     dir = await mkdtemp(join(tmpdir(), 'bench-'));
     const hdrLog = join(dir, 'run.hlog');
-    await benchMain(validated(server.url, { rate: '200', duration: '1500ms', warmup: '0' }), { ...outputs, hdrLog }, { stdout: new Sink(), stderr: new Sink(), env: {} });
+    await benchMain(
+      validated(server.url, { rate: '200', duration: '1500ms', warmup: '0' }),
+      { ...outputs, hdrLog },
+      { stdout: new Sink(), stderr: new Sink(), env: {} },
+    );
     const reader = new hdr.HistogramLogReader(await readFile(hdrLog, 'utf8'));
     let latencyCount = 0;
     let serviceCount = 0;
@@ -90,11 +114,16 @@ describe('bench outputs', () => {
   it('sends a body that fits the toy model to a batchline server when none is given', async () => {
     server = await startServer((req, res) => {
       res.setHeader('content-type', 'application/json');
-      if (req.url === '/v1/stats') res.end(JSON.stringify({ model: { version: 'toy-logistic-v1', inputs: [{ name: 'x', shape: [-1, 3] }] } }));
+      if (req.url === '/v1/stats')
+        res.end(JSON.stringify({ model: { version: 'toy-logistic-v1', inputs: [{ name: 'x', shape: [-1, 3] }] } }));
       else res.end('{"prediction":{"label":1}}');
     }, true);
     const stderr = new Sink();
-    await benchMain(validated(`${server.url}v1/infer`, { requests: '5', rate: '100', warmup: '0' }), outputs, { stdout: new Sink(), stderr, env: {} });
+    await benchMain(validated(`${server.url}v1/infer`, { requests: '5', rate: '100', warmup: '0' }), outputs, {
+      stdout: new Sink(),
+      stderr,
+      env: {},
+    });
     const infers = server.seen.filter((r) => r.url === '/v1/infer');
     expect(infers).toHaveLength(5);
     expect(infers[0]).toMatchObject({ method: 'POST', body: '{"inputs":[0.2,1.5,-0.3]}' });
@@ -107,16 +136,32 @@ describe('bench outputs', () => {
       res.statusCode = req.url === '/v1/stats' ? 404 : 200;
       res.end();
     }, true);
-    await benchMain(validated(server.url, { requests: '3', rate: '100', warmup: '0' }), outputs, { stdout: new Sink(), stderr: new Sink(), env: {} });
-    expect(server.seen.filter((r) => r.url === '/').map((r) => [r.method, r.body])).toEqual([['GET', ''], ['GET', ''], ['GET', '']]);
+    await benchMain(validated(server.url, { requests: '3', rate: '100', warmup: '0' }), outputs, {
+      stdout: new Sink(),
+      stderr: new Sink(),
+      env: {},
+    });
+    expect(server.seen.filter((r) => r.url === '/').map((r) => [r.method, r.body])).toEqual([
+      ['GET', ''],
+      ['GET', ''],
+      ['GET', ''],
+    ]);
     await expect(
-      benchMain(validated(server.url, { requests: '3', rate: '100', method: 'POST' }), outputs, { stdout: new Sink(), stderr: new Sink(), env: {} }),
+      benchMain(validated(server.url, { requests: '3', rate: '100', method: 'POST' }), outputs, {
+        stdout: new Sink(),
+        stderr: new Sink(),
+        env: {},
+      }),
     ).rejects.toThrow(/--body: missing for POST/);
   });
 
   it('sends --body with --header and --content-type', async () => {
     server = await startServer((_req, res) => res.end(), true);
-    const v = validated(server.url, { requests: '2', rate: '100', warmup: '0', body: 'hello', contentType: 'text/plain' }, ['x-test: 1', 'X-Test: 2']);
+    const v = validated(
+      server.url,
+      { requests: '2', rate: '100', warmup: '0', body: 'hello', contentType: 'text/plain' },
+      ['x-test: 1', 'X-Test: 2'],
+    );
     await benchMain(v, outputs, { stdout: new Sink(), stderr: new Sink(), env: {} });
     expect(server.seen[0]).toMatchObject({ method: 'POST', body: 'hello' });
     expect(server.seen[0]?.headers['content-type']).toBe('text/plain');
@@ -126,7 +171,9 @@ describe('bench outputs', () => {
   it('emits progress snapshots through a callback, ending with the final counts', async () => {
     server = await statusServer(200);
     const snapshots: BenchProgress[] = [];
-    const { result } = await runBench(planFor(server.url, { rate: '200', duration: '800ms', warmup: '200ms' }), { onProgress: (p) => snapshots.push(p) });
+    const { result } = await runBench(planFor(server.url, { rate: '200', duration: '800ms', warmup: '200ms' }), {
+      onProgress: (p) => snapshots.push(p),
+    });
     expect(snapshots.length).toBeGreaterThanOrEqual(2);
     const last = snapshots.at(-1) as BenchProgress;
     expect(last.phase).toBe('draining');
@@ -142,8 +189,16 @@ describe('bench outputs', () => {
     dir = await mkdtemp(join(tmpdir(), 'bench-'));
     const a = join(dir, 'a.json');
     const b = join(dir, 'b.json');
-    await benchMain(validated(server.url, { rate: '100', duration: '300ms', warmup: '0' }), { ...outputs, json: a }, { stdout: new Sink(), stderr: new Sink(), env: {} });
-    await benchMain(validated(server.url, { rate: '100', duration: '300ms', warmup: '0' }), { ...outputs, json: b }, { stdout: new Sink(), stderr: new Sink(), env: {} });
+    await benchMain(
+      validated(server.url, { rate: '100', duration: '300ms', warmup: '0' }),
+      { ...outputs, json: a },
+      { stdout: new Sink(), stderr: new Sink(), env: {} },
+    );
+    await benchMain(
+      validated(server.url, { rate: '100', duration: '300ms', warmup: '0' }),
+      { ...outputs, json: b },
+      { stdout: new Sink(), stderr: new Sink(), env: {} },
+    );
     const stdout = new Sink();
     await compareMain(a, b, stdout);
     expect(stdout.text).toContain('throughput req/s');
@@ -157,7 +212,11 @@ describe('bench outputs', () => {
     const run = async (env: NodeJS.ProcessEnv): Promise<string> => {
       const stdout = Object.assign(new Sink(), { isTTY: true });
       const stderr = Object.assign(new Sink(), { isTTY: true, columns: 100 });
-      await benchMain(validated(server!.url, { rate: '100', duration: '600ms', warmup: '0' }), { ...outputs, quiet: false, noUi: true }, { stdout, stderr, env });
+      await benchMain(
+        validated(server!.url, { rate: '100', duration: '600ms', warmup: '0' }),
+        { ...outputs, quiet: false, noUi: true },
+        { stdout, stderr, env },
+      );
       return stderr.text;
     };
     const drawn = await run({});
@@ -176,17 +235,33 @@ describe('bench as load testers type it', () => {
 
   it('takes -c, -d, -R and -n beside -H', async () => {
     const { buildProgram } = await import('../../src/cli.js');
-    const help = buildProgram().commands.find((c) => c.name() === 'bench')?.helpInformation() ?? '';
-    for (const flag of ['-c, --connections', '-d, --duration', '-R, --rate', '-n, --requests', '-H, --header', '--threshold']) expect(help).toContain(flag);
+    const help =
+      buildProgram()
+        .commands.find((c) => c.name() === 'bench')
+        ?.helpInformation() ?? '';
+    for (const flag of [
+      '-c, --connections',
+      '-d, --duration',
+      '-R, --rate',
+      '-n, --requests',
+      '-H, --header',
+      '--threshold',
+    ])
+      expect(help).toContain(flag);
   });
 
-  it('explains that batchline\'s /v1/infer takes POST and a body instead of sending GETs that all get 404', async () => {
+  it("explains that batchline's /v1/infer takes POST and a body instead of sending GETs that all get 404", async () => {
     const { startTestServer } = await import('../serve/test-server.js');
     const serve = await startTestServer();
     try {
       for (const raw of [{ method: 'GET' }, {}] as Record<string, string>[]) {
-        const run = benchMain(validated(`${serve.url}/v1/infer`, { ...raw, requests: '5', warmup: '0' }), outputs, { stdout: new Sink(), stderr: new Sink(), env: {} });
-        if (raw.method === 'GET') await expect(run).rejects.toThrow(/\/v1\/infer takes POST with a JSON body.*drop --method GET/);
+        const run = benchMain(validated(`${serve.url}/v1/infer`, { ...raw, requests: '5', warmup: '0' }), outputs, {
+          stdout: new Sink(),
+          stderr: new Sink(),
+          env: {},
+        });
+        if (raw.method === 'GET')
+          await expect(run).rejects.toThrow(/\/v1\/infer takes POST with a JSON body.*drop --method GET/);
         else await run; // without --method, the toy model's body is found and sent
       }
       expect(serve.runtime.runtime?.batcher.counts.outcomes.ok).toBe(5);
@@ -200,7 +275,16 @@ describe('bench as load testers type it', () => {
     dir = await mkdtemp(join(tmpdir(), 'batchline-bodies-'));
     const file = join(dir, 'bodies.jsonl');
     await writeFile(file, '{"inputs":[1]}\n{"inputs":[2]}\n\n{"inputs":[3]}\n');
-    await benchMain(validated(server.url, { requests: '4', warmup: '0', connections: '1', body: `@${file}` }), outputs, { stdout: new Sink(), stderr: new Sink(), env: {} });
-    expect(server.seen.map((r) => [r.method, r.body])).toEqual([['POST', '{"inputs":[1]}'], ['POST', '{"inputs":[2]}'], ['POST', '{"inputs":[3]}'], ['POST', '{"inputs":[1]}']]);
+    await benchMain(
+      validated(server.url, { requests: '4', warmup: '0', connections: '1', body: `@${file}` }),
+      outputs,
+      { stdout: new Sink(), stderr: new Sink(), env: {} },
+    );
+    expect(server.seen.map((r) => [r.method, r.body])).toEqual([
+      ['POST', '{"inputs":[1]}'],
+      ['POST', '{"inputs":[2]}'],
+      ['POST', '{"inputs":[3]}'],
+      ['POST', '{"inputs":[1]}'],
+    ]);
   });
 });

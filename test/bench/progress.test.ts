@@ -13,7 +13,14 @@ describe('progress', () => {
     }
     aggregator.accept(0, recorder.tick());
     const p = aggregator.snapshot(1000);
-    expect(p).toMatchObject({ phase: 'measuring', sent: 10, completed: 10, inFlight: 0, status: { 200: 9, 429: 1 }, targetRps: 100 });
+    expect(p).toMatchObject({
+      phase: 'measuring',
+      sent: 10,
+      completed: 10,
+      inFlight: 0,
+      status: { 200: 9, 429: 1 },
+      targetRps: 100,
+    });
     expect(p.recentP50Ms).toBeCloseTo(9, 0);
     expect(p.achievedRps).toBe(10);
     const line = formatProgressLine(p);
@@ -33,7 +40,9 @@ describe('progress', () => {
 
   it('classifies errors by code, including wrapped causes', () => {
     expect(classifyError(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }))).toBe('refused');
-    expect(classifyError(new Error('x', { cause: Object.assign(new Error('y'), { code: 'ECONNRESET' }) }))).toBe('reset');
+    expect(classifyError(new Error('x', { cause: Object.assign(new Error('y'), { code: 'ECONNRESET' }) }))).toBe(
+      'reset',
+    );
     expect(classifyError(Object.assign(new Error('x'), { code: 'UND_ERR_HEADERS_TIMEOUT' }))).toBe('timeout');
     expect(classifyError(new Error('x'))).toBe('other');
   });

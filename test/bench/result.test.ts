@@ -20,7 +20,9 @@ describe('open-loop rates against a server of known capacity', () => {
   it('counts only what was answered inside the window it divides by, and reports the late answers apart', async () => {
     // 200 req/s at most; asked for 300 for 1 s, it answers ~200 in the window and the rest after.
     server = await fifoServer(5);
-    const { result } = await runBench(planFor(server.url, { rate: '300', duration: '1s', warmup: '200ms', connections: '400', timeout: '10s' }));
+    const { result } = await runBench(
+      planFor(server.url, { rate: '300', duration: '1s', warmup: '200ms', connections: '400', timeout: '10s' }),
+    );
     expect(result.requests.sent).toBe(300);
     expect(result.requests.completed).toBe(300);
     expect(result.throughputRps).toBeLessThan(215);
@@ -42,11 +44,29 @@ describe('open-loop rates against a server of known capacity', () => {
   });
 
   it('a sweep never names a rate above the capacity of serve (batch 1 of 10 ms: 100 req/s) as met', async () => {
-    serve = await startTestServer({ maxBatchSize: 1, modelLatencyMs: 10, maxQueueSize: 100_000, requestTimeoutMs: 60_000 });
+    serve = await startTestServer({
+      maxBatchSize: 1,
+      modelLatencyMs: 10,
+      maxQueueSize: 100_000,
+      requestTimeoutMs: 60_000,
+    });
     // p99 < 5 s holds for a 1 s step at 150 req/s (the backlog is ~0.5 s at its end): only the trend can tell.
     const slo = parseSlo('p99<5s');
-    const base = { ...planFor(`${serve.url}/v1/infer`, { rate: '150', duration: '1s', warmup: '300ms', connections: '300', timeout: '20s', method: 'POST' }) };
-    const plan = { ...base, bodies: [Buffer.from('{"inputs":[0.2,1.5,-0.3]}')], headers: { ...base.headers, 'content-type': 'application/json' } };
+    const base = {
+      ...planFor(`${serve.url}/v1/infer`, {
+        rate: '150',
+        duration: '1s',
+        warmup: '300ms',
+        connections: '300',
+        timeout: '20s',
+        method: 'POST',
+      }),
+    };
+    const plan = {
+      ...base,
+      bodies: [Buffer.from('{"inputs":[0.2,1.5,-0.3]}')],
+      headers: { ...base.headers, 'content-type': 'application/json' },
+    };
     const steps = await runSweep(plan, [150], async (step) => (await runBench(step)).result);
     // Above capacity the backlog grows through the step however fast this machine is (a slower
     // one only grows it more); that the sweep names 50 req/s of this server as met is a timing
@@ -70,7 +90,9 @@ describe('answers that are not 2xx', () => {
         res.end();
       }
     });
-    const { result } = await runBench(planFor(server.url, { rate: '200', duration: '1s', warmup: '0', connections: '16' }));
+    const { result } = await runBench(
+      planFor(server.url, { rate: '200', duration: '1s', warmup: '0', connections: '16' }),
+    );
     expect(result.requests.ok).toBe(20);
     expect(result.latency.count).toBe(20);
     expect(result.latencyAll.count).toBe(200);

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { runBench } from '../../src/bench/run-bench.js';
 import { planFor } from './plan-helper.js';
-import { fixedDelayServer, refusedPort, silentServer, stallingServer, startServer, statusServer, type TestServer } from './servers.js';
+import { refusedPort, silentServer, stallingServer, startServer, statusServer, type TestServer } from './servers.js';
 
 // Worker threads run the built JavaScript (npm run build); without it the --workers tests skip.
 const workerUrl = new URL('../../dist/src/bench/bench-worker.js', import.meta.url);
@@ -16,7 +16,9 @@ afterEach(async () => {
 describe('bench against a server that stalls for 1 s every 5 s', () => {
   it('shows the stall in the open-loop tail, and less of it in service time', async () => {
     server = await stallingServer(5000, 1000, 1500);
-    const { result } = await runBench(planFor(server.url, { rate: '200', duration: '5s', warmup: '500ms', connections: '4' }));
+    const { result } = await runBench(
+      planFor(server.url, { rate: '200', duration: '5s', warmup: '500ms', connections: '4' }),
+    );
     expect(result.requests.completed).toBe(1000);
     // About a fifth of the schedule falls in the stall, so p99 sits near the full second.
     expect(result.latency.p99).toBeGreaterThanOrEqual(500);
@@ -52,7 +54,9 @@ describe('open-loop schedule', () => {
 
   it('refuses and counts sends over --max-in-flight', async () => {
     server = await silentServer();
-    const { result } = await runBench(planFor(server.url, { rate: '100', duration: '500ms', warmup: '0', maxInFlight: '5', timeout: '1s' }));
+    const { result } = await runBench(
+      planFor(server.url, { rate: '100', duration: '500ms', warmup: '0', maxInFlight: '5', timeout: '1s' }),
+    );
     expect(result.requests.sent).toBe(5);
     expect(result.requests.dropped).toBe(45);
     expect(result.warnings.some((w) => w.includes('--max-in-flight'))).toBe(true);
@@ -71,7 +75,9 @@ describe.each(['lean', 'undici'])('status and error counting (%s client)', (http
 
   it('counts a refused port as connection refused', async () => {
     const port = await refusedPort();
-    const { result } = await runBench(planFor(`http://127.0.0.1:${port}/`, { httpClient, rate: '50', duration: '400ms', warmup: '0' }));
+    const { result } = await runBench(
+      planFor(`http://127.0.0.1:${port}/`, { httpClient, rate: '50', duration: '400ms', warmup: '0' }),
+    );
     expect(result.requests.sent).toBe(20);
     expect(result.errors.refused).toBe(20);
     expect(result.requests.completed).toBe(0);
@@ -80,14 +86,18 @@ describe.each(['lean', 'undici'])('status and error counting (%s client)', (http
 
   it('counts a refused port in closed loop without spinning forever', async () => {
     const port = await refusedPort();
-    const { result } = await runBench(planFor(`http://127.0.0.1:${port}/`, { httpClient, connections: '2', duration: '300ms', warmup: '0' }));
+    const { result } = await runBench(
+      planFor(`http://127.0.0.1:${port}/`, { httpClient, connections: '2', duration: '300ms', warmup: '0' }),
+    );
     expect(result.errors.refused).toBe(result.requests.sent);
     expect(result.requests.sent).toBeGreaterThan(0);
   });
 
   it('counts requests past --timeout as timeouts', async () => {
     server = await silentServer();
-    const { result } = await runBench(planFor(server.url, { httpClient, rate: '20', duration: '500ms', warmup: '0', timeout: '200ms' }));
+    const { result } = await runBench(
+      planFor(server.url, { httpClient, rate: '20', duration: '500ms', warmup: '0', timeout: '200ms' }),
+    );
     expect(result.requests.sent).toBe(10);
     expect(result.errors.timeout).toBe(10);
     expect(result.requests.errors).toBe(10);
@@ -108,7 +118,9 @@ describe('--timeout with the lean client', () => {
       timers.add(timer);
     });
     try {
-      const { result } = await runBench(planFor(server.url, { httpClient: 'lean', connections: '1', requests: '1', warmup: '0', timeout: '300ms' }));
+      const { result } = await runBench(
+        planFor(server.url, { httpClient: 'lean', connections: '1', requests: '1', warmup: '0', timeout: '300ms' }),
+      );
       expect(result.errors.timeout).toBe(1);
       expect(result.requests.completed).toBe(0);
     } finally {
@@ -120,7 +132,10 @@ describe('--timeout with the lean client', () => {
 describe.skipIf(!existsSync(workerUrl))('--workers', () => {
   it('splits an open-loop schedule between threads and merges their histograms', async () => {
     server = await statusServer(200);
-    const { result } = await runBench(planFor(server.url, { rate: '300', duration: '1s', warmup: '200ms', workers: '2', connections: '4' }), { workerUrl });
+    const { result } = await runBench(
+      planFor(server.url, { rate: '300', duration: '1s', warmup: '200ms', workers: '2', connections: '4' }),
+      { workerUrl },
+    );
     expect(result.workers).toBe(2);
     expect(result.requests.sent).toBe(300);
     expect(result.status).toEqual({ 200: 300 });
@@ -129,7 +144,10 @@ describe.skipIf(!existsSync(workerUrl))('--workers', () => {
 
   it('runs a closed loop on every thread', async () => {
     server = await statusServer(204);
-    const { result } = await runBench(planFor(server.url, { connections: '4', requests: '200', warmup: '0', workers: '2' }), { workerUrl });
+    const { result } = await runBench(
+      planFor(server.url, { connections: '4', requests: '200', warmup: '0', workers: '2' }),
+      { workerUrl },
+    );
     expect(result.requests.sent).toBe(200);
     expect(result.status).toEqual({ 204: 200 });
   });

@@ -20,7 +20,13 @@ export async function startServer(handler: Handler, keepBodies = false): Promise
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => keepBodies && chunks.push(c));
     req.on('end', () => {
-      if (keepBodies) seen.push({ method: req.method ?? '', url: req.url ?? '', body: Buffer.concat(chunks).toString(), headers: req.headers });
+      if (keepBodies)
+        seen.push({
+          method: req.method ?? '',
+          url: req.url ?? '',
+          body: Buffer.concat(chunks).toString(),
+          headers: req.headers,
+        });
       handler(req, res, arrivedMs);
     });
   });

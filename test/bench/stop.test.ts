@@ -34,7 +34,9 @@ describe('stopping a run early (Ctrl-C, q)', () => {
     const stop = new AbortController();
     server = await countingServer((seen) => seen === 200 && stop.abort());
     // A minute is planned; the run must end soon after the 200th request.
-    const { result } = await runBench(planFor(server.url, { ...load, duration: '60s', warmup: '0', timeout: '5s' }), { stop: stop.signal });
+    const { result } = await runBench(planFor(server.url, { ...load, duration: '60s', warmup: '0', timeout: '5s' }), {
+      stop: stop.signal,
+    });
     expect(result.stoppedAtS).toBeGreaterThan(0);
     expect(result.stoppedAtS!).toBeLessThan(60);
     expect(result.durationS).toBeLessThan(60);
@@ -52,38 +54,47 @@ describe('stopping a run early (Ctrl-C, q)', () => {
 
   it('reports a run that ends at its plan as not stopped', async () => {
     server = await countingServer(() => {});
-    const { result } = await runBench(planFor(server.url, { requests: '50', warmup: '0' }), { stop: new AbortController().signal });
+    const { result } = await runBench(planFor(server.url, { requests: '50', warmup: '0' }), {
+      stop: new AbortController().signal,
+    });
     expect(result.stoppedAtS).toBeUndefined();
     expect(toBenchJson(result).stopped_at_s).toBeNull();
   });
 
-  it.skipIf(!existsSync(fileURLToPath(workerUrl)))('stops every worker thread of --workers, timed from their start', async () => {
-    const stop = new AbortController();
-    let firstMs = 0;
-    let stoppedMs = 0;
-    server = await countingServer((seen) => {
-      if (seen === 1) firstMs = performance.now();
-      if (seen === 300) {
-        stoppedMs = performance.now();
-        stop.abort();
-      }
-    });
-    const plan = planFor(server.url, { connections: '4', workers: '2', duration: '60s', warmup: '0', timeout: '5s' });
-    const { result } = await runBench(plan, { stop: stop.signal, workerUrl });
-    // The threads start after they have spawned (a few hundred ms): the stop counts from there,
-    // or every rate would be divided by the spawning time too.
-    expect(result.stoppedAtS!).toBeLessThan((stoppedMs - firstMs) / 1000 + 0.15);
-    expect(result.requests.errors).toBe(0);
-    expect(result.requests.completed).toBeGreaterThanOrEqual(300);
-  });
+  it.skipIf(!existsSync(fileURLToPath(workerUrl)))(
+    'stops every worker thread of --workers, timed from their start',
+    async () => {
+      const stop = new AbortController();
+      let firstMs = 0;
+      let stoppedMs = 0;
+      server = await countingServer((seen) => {
+        if (seen === 1) firstMs = performance.now();
+        if (seen === 300) {
+          stoppedMs = performance.now();
+          stop.abort();
+        }
+      });
+      const plan = planFor(server.url, { connections: '4', workers: '2', duration: '60s', warmup: '0', timeout: '5s' });
+      const { result } = await runBench(plan, { stop: stop.signal, workerUrl });
+      // The threads start after they have spawned (a few hundred ms): the stop counts from there,
+      // or every rate would be divided by the spawning time too.
+      expect(result.stoppedAtS!).toBeLessThan((stoppedMs - firstMs) / 1000 + 0.15);
+      expect(result.requests.errors).toBe(0);
+      expect(result.requests.completed).toBeGreaterThanOrEqual(300);
+    },
+  );
 
   it('the first SIGINT to `batchline bench` prints the summary of what ran and exits 0', async () => {
     let child: ReturnType<typeof spawn> | undefined;
     server = await countingServer((seen) => seen === 100 && child?.kill('SIGINT'));
-    child = spawn(process.execPath, [cli, 'bench', server.url, '--duration', '60s', '--warmup', '0', '--connections', '2', '--no-ui'], {
-      env: { ...process.env, CI: 'true' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    child = spawn(
+      process.execPath,
+      [cli, 'bench', server.url, '--duration', '60s', '--warmup', '0', '--connections', '2', '--no-ui'],
+      {
+        env: { ...process.env, CI: 'true' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -12,19 +12,53 @@ function result(target: number, latenciesMs: number[], goodputRps = target): Ben
   for (const ms of latenciesMs) recordMs(h, ms);
   const p = percentilesMs(h);
   const r: BenchResult = {
-    mode: 'open', url: 'http://x/', method: 'GET', seed: 1, arrival: 'constant', connections: 16, pipelining: 1, workers: 1,
-    targetRateRps: target, plannedRateRps: target, stages: undefined, warmupS: 1, durationS: 10, drainS: 0, stoppedAtS: undefined, startedAt: '2026-01-01T00:00:00.000Z',
-    requests: { sent: latenciesMs.length, completed: latenciesMs.length, ok: latenciesMs.length, late: 0, errors: 0, dropped: 0 },
-    status: { 200: latenciesMs.length }, errors: { timeout: 0, refused: 0, reset: 0, other: 0 },
-    sendRateRps: target, throughputRps: goodputRps, goodputRps,
-    latency: p, latencyAll: p, service: p, sendLag: percentilesMs(createLatencyHistogram()),
-    generator: { lateSendFraction: 0, eventLoop: { p99Ms: 0, maxMs: 0, meanMs: 0 } }, trend: undefined, warnings: [], latencyHdr: encodeHistogram(h), latencyAllHdr: encodeHistogram(h), serviceHdr: encodeHistogram(h), sendLagHdr: encodeHistogram(h),
+    mode: 'open',
+    url: 'http://x/',
+    method: 'GET',
+    seed: 1,
+    arrival: 'constant',
+    connections: 16,
+    pipelining: 1,
+    workers: 1,
+    targetRateRps: target,
+    plannedRateRps: target,
+    stages: undefined,
+    warmupS: 1,
+    durationS: 10,
+    drainS: 0,
+    stoppedAtS: undefined,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    requests: {
+      sent: latenciesMs.length,
+      completed: latenciesMs.length,
+      ok: latenciesMs.length,
+      late: 0,
+      errors: 0,
+      dropped: 0,
+    },
+    status: { 200: latenciesMs.length },
+    errors: { timeout: 0, refused: 0, reset: 0, other: 0 },
+    sendRateRps: target,
+    throughputRps: goodputRps,
+    goodputRps,
+    latency: p,
+    latencyAll: p,
+    service: p,
+    sendLag: percentilesMs(createLatencyHistogram()),
+    generator: { lateSendFraction: 0, eventLoop: { p99Ms: 0, maxMs: 0, meanMs: 0 } },
+    trend: undefined,
+    warnings: [],
+    latencyHdr: encodeHistogram(h),
+    latencyAllHdr: encodeHistogram(h),
+    serviceHdr: encodeHistogram(h),
+    sendLagHdr: encodeHistogram(h),
   };
   h.destroy();
   return r;
 }
 
-const spread = (center: number, n = 200): number[] => Array.from({ length: n }, (_, i) => center * (0.8 + (0.4 * i) / n));
+const spread = (center: number, n = 200): number[] =>
+  Array.from({ length: n }, (_, i) => center * (0.8 + (0.4 * i) / n));
 
 describe('sweep', () => {
   it('parses lists and ranges', () => {
@@ -43,7 +77,12 @@ describe('sweep', () => {
 
   it('names the highest rate that met the SLO', () => {
     const slo = parseSlo('p99<100ms');
-    const steps = [result(100, spread(10)), result(200, spread(50)), result(300, spread(90), 250), result(400, spread(400))];
+    const steps = [
+      result(100, spread(10)),
+      result(200, spread(50)),
+      result(300, spread(90), 250),
+      result(400, spread(400)),
+    ];
     expect(bestRate(steps, slo)).toBe(200);
     const text = formatSweep(steps, slo);
     expect(text).toContain('highest rate that met p99<100ms & errors≤1%: 200 req/s');
@@ -80,7 +119,8 @@ describe('report text', () => {
     const r = result(100, spread(10));
     expect(formatReport(r)).toBe(formatReport(r));
     const text = formatReport({ ...r, warnings: ['something'] });
-    for (const part of ['p50', 'p90', 'p99', 'p99.9', 'max', 'mean', 'status      200: 200', 'seed 1', '! something']) expect(text).toContain(part);
+    for (const part of ['p50', 'p90', 'p99', 'p99.9', 'max', 'mean', 'status      200: 200', 'seed 1', '! something'])
+      expect(text).toContain(part);
   });
 });
 

@@ -31,9 +31,20 @@ describe('bench --threshold', () => {
     const run = async (thresholds: string[]) => {
       const stdout = new Sink();
       const json = new Sink();
-      const outputs = { json: undefined, hdrLog: undefined, sweep: undefined, slo: 'p99<100ms', quiet: true, thresholds: parseThresholds(thresholds, undefined) };
+      const outputs = {
+        json: undefined,
+        hdrLog: undefined,
+        sweep: undefined,
+        slo: 'p99<100ms',
+        quiet: true,
+        thresholds: parseThresholds(thresholds, undefined),
+      };
       let exit: unknown;
-      await benchMain(validated(server!.url, { rate: '200', duration: '500ms', warmup: '0' }), outputs, { stdout, stderr: json, env: {} }).catch((error: unknown) => (exit = error));
+      await benchMain(validated(server!.url, { rate: '200', duration: '500ms', warmup: '0' }), outputs, {
+        stdout,
+        stderr: json,
+        env: {},
+      }).catch((error: unknown) => (exit = error));
       return { text: stdout.text, exit };
     };
 

@@ -17,7 +17,13 @@ function result(targetRps: number, serviceMeanMs: number): BenchResult {
 }
 
 describe('bench warnings', () => {
-  const plan = { mode: 'open', connections: 16, pipelining: 1, maxInFlight: 1000, stages: undefined } as unknown as BenchPlan;
+  const plan = {
+    mode: 'open',
+    connections: 16,
+    pipelining: 1,
+    maxInFlight: 1000,
+    stages: undefined,
+  } as unknown as BenchPlan;
 
   it('names the connections when they cannot carry the target rate at the measured service time', () => {
     const [warning] = warningsFor(plan, result(600, 40));

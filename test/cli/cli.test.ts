@@ -43,10 +43,15 @@ describe('batchline serve options', () => {
 
   it('exits 2 at start-up for a bad config.json in --model-repository, naming the file, the field and the range', async () => {
     const { writeRepository, linearModelOnnx } = await import('../registry/repository-fixture.js');
-    const root = await writeRepository({ 'm/1/model.onnx': linearModelOnnx([1]), 'm/config.json': { max_batch_size: 5000 } });
+    const root = await writeRepository({
+      'm/1/model.onnx': linearModelOnnx([1]),
+      'm/config.json': { max_batch_size: 5000 },
+    });
     const result = await run(['serve', '--port', '0', '--model-repository', root]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe(`batchline: invalid model configuration: ${root}/m/config.json: max_batch_size: got '5000', expected an integer from 1 to 4096\n`);
+    expect(result.stderr).toBe(
+      `batchline: invalid model configuration: ${root}/m/config.json: max_batch_size: got '5000', expected an integer from 1 to 4096\n`,
+    );
   });
 
   it('rejects an unknown flag', async () => {
@@ -58,7 +63,14 @@ describe('batchline serve options', () => {
   it('documents every option with its env variable and default in --help', async () => {
     const result = await run(['serve', '--help']);
     expect(result.code).toBe(0);
-    for (const text of ['--max-batch-size', 'MAX_BATCH_SIZE', 'default 8', '--drain-timeout-ms', '--instances', '--model ']) {
+    for (const text of [
+      '--max-batch-size',
+      'MAX_BATCH_SIZE',
+      'default 8',
+      '--drain-timeout-ms',
+      '--instances',
+      '--model ',
+    ]) {
       expect(result.stdout).toContain(text);
     }
   });
@@ -71,9 +83,13 @@ describe('batchline serve as a process', () => {
   // client sees the connection closed (UND_ERR_SOCKET), the race RFC 9112 §9.6 leaves to clients.
   // So the answers are checked against what the server read, by request id (its request log).
   it('drains on SIGTERM under load: every request it read answered 200 or 503, exit 0', async () => {
-    const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--drain-timeout-ms', '300', '--log-requests'], {
-      env: { ...process.env, MODEL_LATENCY_MS: '50', MAX_BATCH_SIZE: '4' },
-    });
+    const child = spawn(
+      process.execPath,
+      [bin, 'serve', '--port', '0', '--drain-timeout-ms', '300', '--log-requests'],
+      {
+        env: { ...process.env, MODEL_LATENCY_MS: '50', MAX_BATCH_SIZE: '4' },
+      },
+    );
     let stdout = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     const url = await new Promise<string>((resolve, reject) => {
@@ -108,11 +124,14 @@ describe('batchline serve as a process', () => {
       }
     };
     const clients = Array.from({ length: 16 }, (_, c) => client(c));
-    for (let i = 0; i < 1_000_000 && answers.size < 32 && failures.size === 0; i++) await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 1_000_000 && answers.size < 32 && failures.size === 0; i++)
+      await new Promise((resolve) => setImmediate(resolve));
     child.kill('SIGTERM');
     await Promise.all(clients);
     expect(await closed).toBe(0);
-    const read = new Set([...stdout.matchAll(/"reqId":"([^"]+)"[^\n]*"msg":"incoming request"/g)].map((match) => match[1]!));
+    const read = new Set(
+      [...stdout.matchAll(/"reqId":"([^"]+)"[^\n]*"msg":"incoming request"/g)].map((match) => match[1]!),
+    );
     const statuses = [...answers.values()];
     expect([...read].filter((id) => !answers.has(id))).toEqual([]);
     expect([...failures].filter(([id]) => read.has(id))).toEqual([]);

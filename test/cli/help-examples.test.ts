@@ -41,11 +41,14 @@ describe('help examples paste into a shell', () => {
     expect(unquotedShellValues('  bench --threshold errors<1% <url>')).toHaveLength(1);
   });
 
-  it.each(everyCommand(buildProgram()).map((c) => [c.name(), c] as const))('quotes every value with < > | & ; in `%s --help`', (_name, command) => {
-    const help = fullHelp(command);
-    expect(help.length).toBeGreaterThan(0);
-    expect(unquotedShellValues(help)).toEqual([]);
-  });
+  it.each(everyCommand(buildProgram()).map((c) => [c.name(), c] as const))(
+    'quotes every value with < > | & ; in `%s --help`',
+    (_name, command) => {
+      const help = fullHelp(command);
+      expect(help.length).toBeGreaterThan(0);
+      expect(unquotedShellValues(help)).toEqual([]);
+    },
+  );
 
   it('quotes the objective simulate --sweep suggests when none was given', () => {
     const text = formatSweep(analyzeSweep(1, [], [], undefined));

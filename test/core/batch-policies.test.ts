@@ -5,15 +5,30 @@ import { EventOrder } from '../../src/core/clock.js';
 import { makePolicyBatcher } from './policy-harness.js';
 
 const started = (events: ReturnType<typeof makePolicyBatcher>['events']) =>
-  events.flatMap((e) => (e.kind === 'batch_started' ? [{ atMs: e.atMs, size: e.requestIds.length, trigger: e.trigger, limit: e.limit, windowMs: e.windowMs }] : []));
+  events.flatMap((e) =>
+    e.kind === 'batch_started'
+      ? [{ atMs: e.atMs, size: e.requestIds.length, trigger: e.trigger, limit: e.limit, windowMs: e.windowMs }]
+      : [],
+  );
 
-describe('aimd (the middleware\'s policy) on a virtual clock', () => {
+describe("aimd (the middleware's policy) on a virtual clock", () => {
   it('keeps the documented parameters', () => {
-    expect(AIMD_PARAMETERS).toEqual({ recentBatches: 20, decreaseFactor: 0.8, increaseStep: 1, headroom: 0.8, fullEnough: 0.8 });
+    expect(AIMD_PARAMETERS).toEqual({
+      recentBatches: 20,
+      decreaseFactor: 0.8,
+      increaseStep: 1,
+      headroom: 0.8,
+      fullEnough: 0.8,
+    });
   });
 
   it('cuts the limit by 0.8 while the p95 of the last 20 batch times is over the target, and grows it by 1 when well under', () => {
-    const { clock, submitAt, events } = makePolicyBatcher({ batchPolicy: 'aimd', targetLatencyMs: 20, maxBatchSize: 8, batchWindowMs: 1 });
+    const { clock, submitAt, events } = makePolicyBatcher({
+      batchPolicy: 'aimd',
+      targetLatencyMs: 20,
+      maxBatchSize: 8,
+      batchWindowMs: 1,
+    });
     for (let i = 0; i < 42; i++) submitAt(0, `r${i}`);
     clock.run();
     const batches = started(events);
@@ -39,7 +54,12 @@ describe('adaptive on a virtual clock', () => {
   it('with one instance never waits, and dispatches what waits up to the size a deadline allows', () => {
     // 5 + 2n ms known from a profile; deadline 200 ms: a request behind a batch of n in progress
     // needs 2·(5 + 2n) ≤ 200, so batches stop at 47.
-    const { clock, submitAt, events } = makePolicyBatcher({ batchPolicy: 'adaptive', maxBatchSize: 64, requestTimeoutMs: 200, latencyPrior: { aMs: 5, bMs: 2 } });
+    const { clock, submitAt, events } = makePolicyBatcher({
+      batchPolicy: 'adaptive',
+      maxBatchSize: 64,
+      requestTimeoutMs: 200,
+      latencyPrior: { aMs: 5, bMs: 2 },
+    });
     for (let i = 0; i < 60; i++) submitAt(0, `r${i}`);
     clock.run();
     expect(started(events).map((b) => [b.atMs, b.size, b.trigger, b.limit, b.windowMs])).toEqual([
@@ -50,8 +70,15 @@ describe('adaptive on a virtual clock', () => {
   });
 
   it('with two instances at 500 req/s waits for the batch that keeps up, within the latency budget', () => {
-    const { clock, batcher, events } = makePolicyBatcher({ batchPolicy: 'adaptive', instances: 2, maxBatchSize: 64, targetLatencyMs: 50, latencyPrior: { aMs: 5, bMs: 2 } });
-    for (let i = 0; i < 1500; i++) clock.schedule(i * 2, () => batcher.submit(`r${i}`, i, () => {}), EventOrder.arrival);
+    const { clock, batcher, events } = makePolicyBatcher({
+      batchPolicy: 'adaptive',
+      instances: 2,
+      maxBatchSize: 64,
+      targetLatencyMs: 50,
+      latencyPrior: { aMs: 5, bMs: 2 },
+    });
+    for (let i = 0; i < 1500; i++)
+      clock.schedule(i * 2, () => batcher.submit(`r${i}`, i, () => {}), EventOrder.arrival);
     clock.run();
     const late = started(events).filter((b) => b.atMs > 1000 && b.atMs < 2900);
     // λ ≈ 0.5/ms: batches of n on 2 instances keep up with 1.25·λ from n = 1.25λ·5 / (2 − 1.25λ·2) ≈ 4.3,
@@ -62,7 +89,12 @@ describe('adaptive on a virtual clock', () => {
   });
 
   it('at low load sends each request alone at once, whatever the instances', () => {
-    const { clock, batcher, events } = makePolicyBatcher({ batchPolicy: 'adaptive', instances: 2, maxBatchSize: 64, latencyPrior: { aMs: 5, bMs: 2 } });
+    const { clock, batcher, events } = makePolicyBatcher({
+      batchPolicy: 'adaptive',
+      instances: 2,
+      maxBatchSize: 64,
+      latencyPrior: { aMs: 5, bMs: 2 },
+    });
     for (let i = 0; i < 50; i++) clock.schedule(i * 50, () => batcher.submit(`r${i}`, i, () => {}), EventOrder.arrival);
     clock.run();
     const batches = started(events);

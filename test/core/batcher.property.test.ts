@@ -38,10 +38,16 @@ describe('Batcher invariants over random arrival traces', () => {
             arrival.atMs,
             () => {
               const id = `r${index}`;
-              const result = batcher.submit(id, index, (outcome) => answers.push({ id, outcome, atMs: clock.now() }), arrival.timeoutMs);
+              const result = batcher.submit(
+                id,
+                index,
+                (outcome) => answers.push({ id, outcome, atMs: clock.now() }),
+                arrival.timeoutMs,
+              );
               if (!result.admitted) return;
               admittedIds.push(id);
-              if (arrival.cancelAfterMs !== undefined) clock.schedule(clock.now() + arrival.cancelAfterMs, () => batcher.cancel(result.request));
+              if (arrival.cancelAfterMs !== undefined)
+                clock.schedule(clock.now() + arrival.cancelAfterMs, () => batcher.cancel(result.request));
             },
             EventOrder.arrival,
           );
@@ -69,7 +75,12 @@ describe('Batcher invariants over random arrival traces', () => {
         s.arrivals.forEach((arrival, index) =>
           clock.schedule(arrival.atMs, () => {
             const id = `r${index}`;
-            const result = batcher.submit(id, index, (outcome) => answers.push({ id, outcome, atMs: clock.now() }), arrival.timeoutMs);
+            const result = batcher.submit(
+              id,
+              index,
+              (outcome) => answers.push({ id, outcome, atMs: clock.now() }),
+              arrival.timeoutMs,
+            );
             if (result.admitted) deadlines.set(id, result.request.deadlineAtMs);
           }),
         );

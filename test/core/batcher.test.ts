@@ -31,7 +31,12 @@ describe('Batcher on a virtual clock', () => {
   });
 
   it('runs several instances from one queue', () => {
-    const { clock, executor, submitAt } = makeBatcher({ maxBatchSize: 2, batchWindowMs: 0, instances: 2, latencyMs: 10 });
+    const { clock, executor, submitAt } = makeBatcher({
+      maxBatchSize: 2,
+      batchWindowMs: 0,
+      instances: 2,
+      latencyMs: 10,
+    });
     for (let i = 0; i < 6; i++) submitAt(0, `r${i}`);
     clock.run();
     expect(executor.batches.map((b) => [b.instance, b.startMs, b.inputs.length])).toEqual([
@@ -48,13 +53,20 @@ describe('Batcher on a virtual clock', () => {
     submitAt(1, 'short', 1, 30);
     submitAt(2, 'long', 1, 500);
     clock.run();
-    expect(answers.find((a) => a.id === 'short')).toMatchObject({ outcome: { kind: 'timeout', endedIn: 'queued' }, atMs: 31 });
+    expect(answers.find((a) => a.id === 'short')).toMatchObject({
+      outcome: { kind: 'timeout', endedIn: 'queued' },
+      atMs: 31,
+    });
     expect(executor.batches.map((b) => b.startMs)).toEqual([0, 100]); // first, then long
     expect(answers.find((a) => a.id === 'long')?.atMs).toBe(200);
   });
 
   it('answers a running request at its deadline and discards its late result', () => {
-    const { clock, answers, submitAt, batcher } = makeBatcher({ batchWindowMs: 0, latencyMs: 100, requestTimeoutMs: 50 });
+    const { clock, answers, submitAt, batcher } = makeBatcher({
+      batchWindowMs: 0,
+      latencyMs: 100,
+      requestTimeoutMs: 50,
+    });
     submitAt(0, 'slow');
     clock.run();
     expect(answers).toHaveLength(1);
@@ -72,7 +84,12 @@ describe('Batcher on a virtual clock', () => {
   });
 
   it('processes a completion before a same-instant arrival is judged against the queue bound', () => {
-    const { clock, answers, submitAt } = makeBatcher({ maxQueueSize: 1, maxBatchSize: 1, batchWindowMs: 0, latencyMs: 10 });
+    const { clock, answers, submitAt } = makeBatcher({
+      maxQueueSize: 1,
+      maxBatchSize: 1,
+      batchWindowMs: 0,
+      latencyMs: 10,
+    });
     submitAt(0, 'running');
     submitAt(5, 'waiting');
     submitAt(10, 'same-instant'); // 'running' completes at 10, 'waiting' starts, the queue has room
@@ -133,7 +150,11 @@ describe('Batcher on a virtual clock', () => {
 
 describe('Batcher with a misbehaving executor', () => {
   it('frees the slot and fails the batch when the executor throws, then runs the next batch', () => {
-    const { clock, executor, batcher, answers, submitAt } = makeBatcher({ maxBatchSize: 1, batchWindowMs: 0, latencyMs: 10 });
+    const { clock, executor, batcher, answers, submitAt } = makeBatcher({
+      maxBatchSize: 1,
+      batchWindowMs: 0,
+      latencyMs: 10,
+    });
     const start = executor.start.bind(executor);
     let throwOnce = true;
     executor.start = (batch, done) => {

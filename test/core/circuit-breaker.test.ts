@@ -46,7 +46,16 @@ describe('the circuit breaker on a virtual clock', () => {
 
   it('opens again when the probe fails, answering what waited for it', () => {
     const { clock, answers, submitAt } = breakerScenario(145);
-    for (const [at, id] of [[0, 'r0'], [10, 'r1'], [20, 'r2'], [140, 'r5'], [142, 'r6'], [200, 'r7'], [260, 'r8']] as const) submitAt(at, id);
+    for (const [at, id] of [
+      [0, 'r0'],
+      [10, 'r1'],
+      [20, 'r2'],
+      [140, 'r5'],
+      [142, 'r6'],
+      [200, 'r7'],
+      [260, 'r8'],
+    ] as const)
+      submitAt(at, id);
     clock.run();
     expect(answers.map((a) => [a.id, a.kind, a.atMs])).toEqual([
       ['r0', 'error', 10],
@@ -63,7 +72,11 @@ describe('the circuit breaker on a virtual clock', () => {
 describe('CircuitBreaker', () => {
   it('opens on the failure ratio of the last batches', () => {
     const breaker = new CircuitBreaker({ failures: 0, failureRatio: 0.5, window: 4, openMs: 100 });
-    expect([true, false, true].map((failed) => breaker.batchEnded(failed, false, 0))).toEqual([undefined, undefined, undefined]);
+    expect([true, false, true].map((failed) => breaker.batchEnded(failed, false, 0))).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
     expect(breaker.batchEnded(false, false, 5)).toBe('open'); // 2 of the last 4
     expect(breaker.state(50)).toBe('open');
     expect(breaker.retryAfterMs(50)).toBe(55);

@@ -4,7 +4,13 @@ import { makePolicyBatcher } from './policy-harness.js';
 
 /** Eight requests r0..r7 (inputs 0..7) that arrive together and leave as one batch at 0 ms. */
 function eightTogether(config: Parameters<typeof makePolicyBatcher>[0]) {
-  const setup = makePolicyBatcher({ maxBatchSize: 8, batchWindowMs: 1, breakerFailures: 0, breakerRatio: 0, ...config });
+  const setup = makePolicyBatcher({
+    maxBatchSize: 8,
+    batchWindowMs: 1,
+    breakerFailures: 0,
+    breakerRatio: 0,
+    ...config,
+  });
   for (let i = 0; i < 8; i++) setup.submitAt(0, `r${i}`, i);
   return setup;
 }
@@ -23,21 +29,39 @@ describe('isolating a failed batch (service time 5 + 2n ms)', () => {
       [59, '5', true],
     ]);
     expect(answers.map((a) => [a.id, a.kind, a.atMs])).toEqual([
-      ['r0', 'ok', 34], ['r1', 'ok', 34], ['r2', 'ok', 34], ['r3', 'ok', 34],
-      ['r6', 'ok', 52], ['r7', 'ok', 52],
+      ['r0', 'ok', 34],
+      ['r1', 'ok', 34],
+      ['r2', 'ok', 34],
+      ['r3', 'ok', 34],
+      ['r6', 'ok', 52],
+      ['r7', 'ok', 52],
       ['r4', 'ok', 59],
       ['r5', 'error', 66],
     ]);
     expect((answers.at(-1)!.outcome!.error as Error).message).toBe('bad run of [5]');
-    expect(batcher.counts).toMatchObject({ batches: 1, modelRuns: 6, isolationRuns: 5, failedBatches: 1, deadBatches: 0 });
+    expect(batcher.counts).toMatchObject({
+      batches: 1,
+      modelRuns: 6,
+      isolationRuns: 5,
+      failedBatches: 1,
+      deadBatches: 0,
+    });
   });
 
-  it('items: runs every item alone (the middleware\'s per-item retry): 8 more runs', () => {
+  it("items: runs every item alone (the middleware's per-item retry): 8 more runs", () => {
     const { clock, executor, answers, batcher } = eightTogether({ isolation: 'items' });
     executor.poisoned = (input) => input === 5;
     clock.run();
     expect(executor.runs.map((r) => [r.startMs, r.inputs.join('')])).toEqual([
-      [0, '01234567'], [21, '0'], [28, '1'], [35, '2'], [42, '3'], [49, '4'], [56, '5'], [63, '6'], [70, '7'],
+      [0, '01234567'],
+      [21, '0'],
+      [28, '1'],
+      [35, '2'],
+      [42, '3'],
+      [49, '4'],
+      [56, '5'],
+      [63, '6'],
+      [70, '7'],
     ]);
     expect(answers.filter((a) => a.kind === 'error').map((a) => [a.id, a.atMs])).toEqual([['r5', 63]]);
     expect(batcher.counts).toMatchObject({ modelRuns: 9, isolationRuns: 8 });
@@ -58,7 +82,17 @@ describe('isolating a failed batch (service time 5 + 2n ms)', () => {
     submitAt(150, 'r9', 9);
     clock.run();
     // 0123 fails, then 4567, 45, 67, 6, 7, 4, 5: 6, 7 and 5 failed alone with no run passing.
-    expect(executor.runs.slice(0, 9).map((r) => r.inputs.join(''))).toEqual(['01234567', '0123', '4567', '45', '67', '6', '7', '4', '5']);
+    expect(executor.runs.slice(0, 9).map((r) => r.inputs.join(''))).toEqual([
+      '01234567',
+      '0123',
+      '4567',
+      '45',
+      '67',
+      '6',
+      '7',
+      '4',
+      '5',
+    ]);
     expect(answers.slice(0, 8).every((a) => a.kind === 'error' && a.atMs <= 93)).toBe(true);
     expect(answers.filter((a) => a.id === 'r8' || a.id === 'r9').map((a) => [a.id, a.kind, a.atMs])).toEqual([
       // The next failed batch is not isolated at all: the model has just failed on everything.
@@ -70,13 +104,26 @@ describe('isolating a failed batch (service time 5 + 2n ms)', () => {
   });
 
   it('does not run again an item whose deadline passed during isolation', () => {
-    const { clock, executor, answers, submitAt } = makePolicyBatcher({ maxBatchSize: 4, batchWindowMs: 1, isolation: 'bisect' });
+    const { clock, executor, answers, submitAt } = makePolicyBatcher({
+      maxBatchSize: 4,
+      batchWindowMs: 1,
+      isolation: 'bisect',
+    });
     executor.poisoned = (input) => input === 3;
     for (let i = 0; i < 4; i++) submitAt(0, `r${i}`, i, i === 3 ? 20 : undefined);
     clock.run();
     // 0123 fails at 13; 01 passes at 22; 23 is inferred bad, but r3's deadline passed at 20: only r2 runs.
-    expect(executor.runs.map((r) => [r.startMs, r.inputs.join('')])).toEqual([[0, '0123'], [13, '01'], [22, '2']]);
-    expect(answers.map((a) => [a.id, a.kind, a.atMs])).toEqual([['r3', 'timeout', 20], ['r0', 'ok', 22], ['r1', 'ok', 22], ['r2', 'ok', 29]]);
+    expect(executor.runs.map((r) => [r.startMs, r.inputs.join('')])).toEqual([
+      [0, '0123'],
+      [13, '01'],
+      [22, '2'],
+    ]);
+    expect(answers.map((a) => [a.id, a.kind, a.atMs])).toEqual([
+      ['r3', 'timeout', 20],
+      ['r0', 'ok', 22],
+      ['r1', 'ok', 22],
+      ['r2', 'ok', 29],
+    ]);
   });
 });
 

@@ -17,7 +17,12 @@ export class VirtualExecutor implements Executor<number, number> {
   ) {}
 
   start(batch: Batch<number, number>, done: (result: readonly number[] | Error) => void): void {
-    this.batches.push({ id: batch.id, instance: batch.instance, startMs: batch.startedAtMs, inputs: [...batch.inputs] });
+    this.batches.push({
+      id: batch.id,
+      instance: batch.instance,
+      startMs: batch.startedAtMs,
+      inputs: [...batch.inputs],
+    });
     const fail = this.failNext;
     this.failNext = false;
     this.clock.schedule(
@@ -40,7 +45,10 @@ export function makeBatcher(
   const clock = new VirtualClock();
   const latencyMs = options.latencyMs ?? 20;
   const executor = new VirtualExecutor(clock, () => latencyMs);
-  const policy = new WindowPolicy({ maxBatchSize: options.maxBatchSize ?? 8, batchWindowMs: options.batchWindowMs ?? 10 });
+  const policy = new WindowPolicy({
+    maxBatchSize: options.maxBatchSize ?? 8,
+    batchWindowMs: options.batchWindowMs ?? 10,
+  });
   const batcher = new Batcher<number, number>(clock, executor, policy, {
     maxQueueSize: options.maxQueueSize ?? 128,
     requestTimeoutMs: options.requestTimeoutMs ?? 2000,
@@ -51,8 +59,18 @@ export function makeBatcher(
     clock.schedule(
       atMs,
       () => {
-        const result = batcher.submit(id, input, (outcome) => answers.push({ id, outcome, atMs: clock.now() }), timeoutMs);
-        if (!result.admitted) answers.push({ id, outcome: { kind: 'cancelled', endedIn: 'done', error: result.reason }, atMs: clock.now() });
+        const result = batcher.submit(
+          id,
+          input,
+          (outcome) => answers.push({ id, outcome, atMs: clock.now() }),
+          timeoutMs,
+        );
+        if (!result.admitted)
+          answers.push({
+            id,
+            outcome: { kind: 'cancelled', endedIn: 'done', error: result.reason },
+            atMs: clock.now(),
+          });
       },
       EventOrder.arrival,
     );

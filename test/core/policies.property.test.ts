@@ -17,7 +17,9 @@ const scenario = fc.record({
   breakerFailures: fc.integer({ min: 0, max: 4 }),
   breakerOpenMs: fc.integer({ min: 1, max: 60 }),
   poisoned: fc.uniqueArray(fc.integer({ min: 0, max: 59 }), { maxLength: 6 }),
-  down: fc.option(fc.record({ fromMs: fc.integer({ min: 0, max: 200 }), forMs: fc.integer({ min: 1, max: 150 }) }), { nil: undefined }),
+  down: fc.option(fc.record({ fromMs: fc.integer({ min: 0, max: 200 }), forMs: fc.integer({ min: 1, max: 150 }) }), {
+    nil: undefined,
+  }),
   ...arrivalTrace,
 });
 
@@ -28,21 +30,34 @@ describe('the batcher with every policy, admission, isolation and breaker, over 
         const { clock, batcher, executor } = makePolicyBatcher({ ...s, breakerRatio: 0 }, (n) => 3 + n);
         const poisoned = new Set(s.poisoned);
         executor.poisoned = (input) => poisoned.has(input);
-        if (s.down !== undefined) executor.down = (startMs) => startMs >= s.down!.fromMs && startMs < s.down!.fromMs + s.down!.forMs;
+        if (s.down !== undefined)
+          executor.down = (startMs) => startMs >= s.down!.fromMs && startMs < s.down!.fromMs + s.down!.forMs;
         const answered = new Map<number, string>();
         const check = (): void => {
           expectConserved(batcher, s.maxQueueSize);
         };
-        batcher.addObserver({ admitted: check, rejected: check, batchFinished: check, isolationRun: check, breakerChanged: check });
+        batcher.addObserver({
+          admitted: check,
+          rejected: check,
+          batchFinished: check,
+          isolationRun: check,
+          breakerChanged: check,
+        });
         s.arrivals.forEach((arrival, index) => {
           clock.schedule(
             arrival.atMs,
             () => {
-              const result = batcher.submit(`r${index}`, index, (outcome) => {
-                expect(answered.has(index)).toBe(false);
-                answered.set(index, outcome.kind);
-              }, arrival.timeoutMs);
-              if (result.admitted && arrival.cancelAfterMs !== undefined) clock.schedule(clock.now() + arrival.cancelAfterMs, () => batcher.cancel(result.request));
+              const result = batcher.submit(
+                `r${index}`,
+                index,
+                (outcome) => {
+                  expect(answered.has(index)).toBe(false);
+                  answered.set(index, outcome.kind);
+                },
+                arrival.timeoutMs,
+              );
+              if (result.admitted && arrival.cancelAfterMs !== undefined)
+                clock.schedule(clock.now() + arrival.cancelAfterMs, () => batcher.cancel(result.request));
             },
             EventOrder.arrival,
           );

@@ -30,7 +30,11 @@ export class FaultyExecutor implements Executor<number, number> {
     const inputs = [...batch.inputs];
     const failed = this.down(startMs) || inputs.some(this.poisoned);
     this.runs.push({ startMs, inputs, failed });
-    this.clock.schedule(startMs + this.latencyMs(inputs.length), () => done(failed ? new Error(`bad run of [${inputs.join(' ')}]`) : inputs.map((x) => x * 2)), EventOrder.completion);
+    this.clock.schedule(
+      startMs + this.latencyMs(inputs.length),
+      () => done(failed ? new Error(`bad run of [${inputs.join(' ')}]`) : inputs.map((x) => x * 2)),
+      EventOrder.completion,
+    );
   }
 }
 
@@ -43,7 +47,10 @@ export interface Answer {
 }
 
 /** The batcher exactly as serve and simulate build it, on a virtual clock with a scriptable model. */
-export function makePolicyBatcher(config: Partial<BatchingConfig>, latencyMs: (size: number) => number = (n) => 5 + 2 * n) {
+export function makePolicyBatcher(
+  config: Partial<BatchingConfig>,
+  latencyMs: (size: number) => number = (n) => 5 + 2 * n,
+) {
   const clock = new VirtualClock();
   const executor = new FaultyExecutor(clock, latencyMs);
   const batcher = createBatcher<number, number>(
@@ -59,8 +66,14 @@ export function makePolicyBatcher(config: Partial<BatchingConfig>, latencyMs: (s
     clock.schedule(
       atMs,
       () => {
-        const result = batcher.submit(id, input, (outcome) => answers.push({ id, kind: outcome.kind, atMs: clock.now(), outcome }), timeoutMs);
-        if (!result.admitted) answers.push({ id, kind: `rejected:${result.reason}`, atMs: clock.now(), refusal: result });
+        const result = batcher.submit(
+          id,
+          input,
+          (outcome) => answers.push({ id, kind: outcome.kind, atMs: clock.now(), outcome }),
+          timeoutMs,
+        );
+        if (!result.admitted)
+          answers.push({ id, kind: `rejected:${result.reason}`, atMs: clock.now(), refusal: result });
       },
       EventOrder.arrival,
     );

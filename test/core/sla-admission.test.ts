@@ -5,7 +5,13 @@ import { makePolicyBatcher } from './policy-harness.js';
 
 const model = new OnlineLatencyModel({ aMs: 5, bMs: 2 });
 const load = (view: Partial<LoadView>): LoadView => ({
-  queueLength: 0, freeSlots: 0, instances: 1, running: [], settings: { limit: 8, windowMs: 0 }, arrivalPerMs: 0, ...view,
+  queueLength: 0,
+  freeSlots: 0,
+  instances: 1,
+  running: [],
+  settings: { limit: 8, windowMs: 0 },
+  arrivalPerMs: 0,
+  ...view,
 });
 
 describe('forecastCompletion (5 + 2n ms, limit 8)', () => {
@@ -27,7 +33,14 @@ describe('forecastCompletion (5 + 2n ms, limit 8)', () => {
   });
 
   it('two instances take two batches a round', () => {
-    const view = load({ queueLength: 32, instances: 2, running: [{ startedAtMs: 0, size: 8 }, { startedAtMs: 10, size: 8 }] });
+    const view = load({
+      queueLength: 32,
+      instances: 2,
+      running: [
+        { startedAtMs: 0, size: 8 },
+        { startedAtMs: 10, size: 8 },
+      ],
+    });
     // First free at 21 − 12 = 9 ms; 4 full batches ahead, 2 a round: 9 + 2·21 = 51 ms.
     expect(forecastCompletion(view, model, 12)).toEqual({ waitMs: 51, ownMs: 7 });
   });
@@ -36,7 +49,11 @@ describe('forecastCompletion (5 + 2n ms, limit 8)', () => {
 describe('sla admission in the batcher', () => {
   it('refuses at arrival what would miss its deadline, saying predicted and allowed times and when to retry', () => {
     const { clock, answers, submitAt } = makePolicyBatcher({
-      admission: 'sla', maxBatchSize: 4, batchWindowMs: 0, requestTimeoutMs: 40, latencyPrior: { aMs: 5, bMs: 2 },
+      admission: 'sla',
+      maxBatchSize: 4,
+      batchWindowMs: 0,
+      requestTimeoutMs: 40,
+      latencyPrior: { aMs: 5, bMs: 2 },
     });
     for (let i = 0; i < 16; i++) submitAt(0, `r${i}`);
     clock.run();

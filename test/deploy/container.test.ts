@@ -46,7 +46,9 @@ const final = stages.at(-1) ?? [];
 const argsOf = (keyword: string, stage = final) => stage.filter((i) => i.keyword === keyword).map((i) => i.args);
 const execForm = (keyword: string): string[] => JSON.parse(argsOf(keyword)[0] ?? 'null') as string[];
 const envOf = (stage: Instruction[]) =>
-  Object.fromEntries(argsOf('ENV', stage).flatMap((args) => [...args.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])));
+  Object.fromEntries(
+    argsOf('ENV', stage).flatMap((args) => [...args.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])),
+  );
 const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
   .split('\n')
   .map((line) => line.trim())
@@ -65,7 +67,17 @@ describe('Dockerfile', () => {
       for (const source of sources) expect(existsSync(join(ROOT, source)), source).toBe(true);
     }
     expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', '.git']));
-    for (const needed of ['src', 'bin', 'scripts', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'LICENSE']) {
+    for (const needed of [
+      'src',
+      'bin',
+      'scripts',
+      'package.json',
+      'package-lock.json',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'README.md',
+      'LICENSE',
+    ]) {
       expect(ignored, needed).not.toContain(needed);
     }
   });
@@ -139,7 +151,9 @@ interface ComposeService {
 }
 
 describe('compose.yaml', () => {
-  const compose = parse(readFileSync(join(ROOT, 'compose.yaml'), 'utf8')) as { services: Record<string, ComposeService> };
+  const compose = parse(readFileSync(join(ROOT, 'compose.yaml'), 'utf8')) as {
+    services: Record<string, ComposeService>;
+  };
   const { serve, prometheus, bench } = compose.services;
 
   it('has serve, prometheus and bench', () => {
@@ -158,7 +172,9 @@ describe('compose.yaml', () => {
     const mount = prometheus?.volumes?.[0]?.split(':') ?? [];
     const config = join(ROOT, mount[0] ?? '');
     expect(existsSync(config)).toBe(true);
-    const scrape = parse(readFileSync(config, 'utf8')) as { scrape_configs: { metrics_path: string; static_configs: { targets: string[] }[] }[] };
+    const scrape = parse(readFileSync(config, 'utf8')) as {
+      scrape_configs: { metrics_path: string; static_configs: { targets: string[] }[] }[];
+    };
     expect(scrape.scrape_configs[0]?.metrics_path).toBe('/metrics');
     expect(scrape.scrape_configs[0]?.static_configs[0]?.targets).toEqual([`serve:${envOf(final).PORT}`]);
     const promtool = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((path) => existsSync(path));

@@ -36,7 +36,10 @@ function yamlFiles(dir: string): string[] {
 }
 
 const documents = yamlFiles(DIR).flatMap((file) =>
-  parseAllDocuments(readFileSync(file, 'utf8')).map((doc) => ({ file: relative(DIR, file), manifest: doc.toJS() as Manifest })),
+  parseAllDocuments(readFileSync(file, 'utf8')).map((doc) => ({
+    file: relative(DIR, file),
+    manifest: doc.toJS() as Manifest,
+  })),
 );
 const MODELS: Record<string, new (data: any) => { validate(): void }> = {
   'apps/v1/Deployment': Deployment,
@@ -58,7 +61,8 @@ const one = (type: string, file?: string): Manifest => {
 const deployment = one('apps/v1/Deployment');
 const pod = deployment.spec.template;
 const container = pod.spec.containers[0];
-const envOf = (c: Manifest): Record<string, string> => Object.fromEntries((c.env ?? []).map((e: Manifest) => [e.name, e.value]));
+const envOf = (c: Manifest): Record<string, string> =>
+  Object.fromEntries((c.env ?? []).map((e: Manifest) => [e.name, e.value]));
 const env = envOf(container);
 const scaledObject = one('keda.sh/v1alpha1/ScaledObject');
 const hpa = one('autoscaling/v2/HorizontalPodAutoscaler');
@@ -82,7 +86,12 @@ describe('every manifest', () => {
 
   it('is named by a kustomization (or applied by hand, as the docs say), and every name exists', () => {
     const kustomizations = documents.filter((d) => typeOf(d.manifest) === KUSTOMIZATION);
-    expect(kustomizations.map((k) => k.file).sort()).toEqual(['base/kustomization.yaml', 'bench/kustomization.yaml', 'kustomization.yaml', 'prometheus-adapter/kustomization.yaml']);
+    expect(kustomizations.map((k) => k.file).sort()).toEqual([
+      'base/kustomization.yaml',
+      'bench/kustomization.yaml',
+      'kustomization.yaml',
+      'prometheus-adapter/kustomization.yaml',
+    ]);
     const named = new Set<string>();
     for (const { file, manifest } of kustomizations) {
       for (const resource of manifest.resources as string[]) {
@@ -93,7 +102,9 @@ describe('every manifest', () => {
       }
     }
     const byHand = ['kserve/inferenceservice.yaml', 'bench/merge-job.yaml', 'prometheus-adapter/values.yaml'];
-    const loose = documents.map((d) => d.file).filter((file) => !file.endsWith('kustomization.yaml') && !named.has(file) && !byHand.includes(file));
+    const loose = documents
+      .map((d) => d.file)
+      .filter((file) => !file.endsWith('kustomization.yaml') && !named.has(file) && !byHand.includes(file));
     expect(loose).toEqual([]);
     const docs = readFileSync(join(ROOT, 'docs', 'scaling.md'), 'utf8');
     for (const file of byHand) expect(docs, file).toContain(file);
@@ -149,7 +160,9 @@ describe('the Deployment', () => {
     const mount = container.volumeMounts.find((m: Manifest) => m.mountPath === env.MODEL_REPOSITORY);
     expect(mount?.readOnly).toBe(true);
     const volume = pod.spec.volumes.find((v: Manifest) => v.name === mount.name);
-    expect(volume.persistentVolumeClaim.claimName).toBe(one('v1/PersistentVolumeClaim', 'base/models-pvc.yaml').metadata.name);
+    expect(volume.persistentVolumeClaim.claimName).toBe(
+      one('v1/PersistentVolumeClaim', 'base/models-pvc.yaml').metadata.name,
+    );
   });
 
   it('is scraped by Prometheus on its own port and path, and is what the Service selects', () => {
@@ -185,17 +198,32 @@ describe('autoscaling on the queue', () => {
       .replaceAll('<<.Series>>', /^(\w+)/.exec(rule.seriesQuery)![1]!)
       .replaceAll('<<.LabelMatchers>>', 'namespace="default",pod=~"batchline-.*"')
       .replaceAll('<<.GroupBy>>', 'pod');
-  const queries = () => [...scaledObject.spec.triggers.map((t: Manifest) => t.metadata.query as string), ...adapterRules().map(adapterQuery)];
+  const queries = () => [
+    ...scaledObject.spec.triggers.map((t: Manifest) => t.metadata.query as string),
+    ...adapterRules().map(adapterQuery),
+  ];
 
   it('KEDA and the HPA both scale the Deployment, on the same thresholds', () => {
     expect(scaledObject.spec.scaleTargetRef.name).toBe(deployment.metadata.name);
-    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment.metadata.name });
+    expect(hpa.spec.scaleTargetRef).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: deployment.metadata.name,
+    });
     expect(scaledObject.spec.triggers.map((t: Manifest) => t.type)).toEqual(['prometheus', 'prometheus']);
     expect(trigger('queue-depth').metricType).toBe('AverageValue');
-    const byName = Object.fromEntries(hpa.spec.metrics.map((m: Manifest) => [m.pods.metric.name, m.pods.target.averageValue]));
-    expect(Object.keys(byName).sort()).toEqual(adapterRules().map((r) => r.name.as).sort());
+    const byName = Object.fromEntries(
+      hpa.spec.metrics.map((m: Manifest) => [m.pods.metric.name, m.pods.target.averageValue]),
+    );
+    expect(Object.keys(byName).sort()).toEqual(
+      adapterRules()
+        .map((r) => r.name.as)
+        .sort(),
+    );
     expect(Number(byName.batchline_queue_depth_mean)).toBe(Number(trigger('queue-depth').metadata.threshold));
-    expect(Number(String(byName.batchline_queue_wait_p95_seconds).replace(/m$/, '')) / 1000).toBe(Number(trigger('queue-wait-p95').metadata.threshold));
+    expect(Number(String(byName.batchline_queue_wait_p95_seconds).replace(/m$/, '')) / 1000).toBe(
+      Number(trigger('queue-wait-p95').metadata.threshold),
+    );
     expect(Number(trigger('queue-depth').metadata.threshold)).toBeLessThan(Number(env.MAX_QUEUE_SIZE) / 4);
   });
 
@@ -211,7 +239,14 @@ describe('autoscaling on the queue', () => {
       console.log('promtool is not installed: the PromQL of the autoscalers is not parsed');
       return;
     }
-    const rules = { groups: [{ name: 'autoscaling', rules: queries().map((expr, i) => ({ record: `batchline:autoscaling_query_${i}`, expr })) }] };
+    const rules = {
+      groups: [
+        {
+          name: 'autoscaling',
+          rules: queries().map((expr, i) => ({ record: `batchline:autoscaling_query_${i}`, expr })),
+        },
+      ],
+    };
     const file = join(workdir, 'rules.yaml');
     writeFileSync(file, JSON.stringify(rules));
     const { stdout } = await run(promtool, ['check', 'rules', file]);
@@ -219,10 +254,36 @@ describe('autoscaling on the queue', () => {
   });
 
   it('has the thresholds docs/scaling.md derives with simulate', async () => {
-    const sweep = await run(process.execPath, [BIN, 'simulate', '--latency-ms', '20', '--max-batch-size', env.MAX_BATCH_SIZE!, '--batch-window-ms', env.BATCH_WINDOW_MS!, '--requests', '20000', '--sweep', 'rate=300,320,340,360', '--slo', 'p95<50ms']);
+    const sweep = await run(process.execPath, [
+      BIN,
+      'simulate',
+      '--latency-ms',
+      '20',
+      '--max-batch-size',
+      env.MAX_BATCH_SIZE!,
+      '--batch-window-ms',
+      env.BATCH_WINDOW_MS!,
+      '--requests',
+      '20000',
+      '--sweep',
+      'rate=300,320,340,360',
+      '--slo',
+      'p95<50ms',
+    ]);
     const best = /^\d+\s+(\d+)\s.*<- best$/m.exec(sweep.stdout)?.[1];
     expect(best).toBe('320');
-    const at = await run(process.execPath, [BIN, 'simulate', '--latency-ms', '20', '--rate', best!, '--requests', '20000', '--json', '-']);
+    const at = await run(process.execPath, [
+      BIN,
+      'simulate',
+      '--latency-ms',
+      '20',
+      '--rate',
+      best!,
+      '--requests',
+      '20000',
+      '--json',
+      '-',
+    ]);
     const report = JSON.parse(at.stdout) as { littles_law: { mean_in_queue: number }; queue_wait_ms: { p95: number } };
     const depth = Number(trigger('queue-depth').metadata.threshold);
     const waitMs = Number(trigger('queue-wait-p95').metadata.threshold) * 1000;
@@ -274,7 +335,9 @@ describe('the KServe InferenceService', () => {
     expect(envOf(predictor).PORT).toBe('8080');
     expect(envOf(predictor).MODEL_REPOSITORY).toBe('/mnt/models');
     expect(envOf(predictor).STORAGE_URI).toMatch(/^pvc:\/\//);
-    expect(service.spec.predictor.terminationGracePeriodSeconds * 1000).toBeGreaterThan(sleepSeconds(predictor) * 1000 + Number(envOf(predictor).DRAIN_TIMEOUT_MS));
+    expect(service.spec.predictor.terminationGracePeriodSeconds * 1000).toBeGreaterThan(
+      sleepSeconds(predictor) * 1000 + Number(envOf(predictor).DRAIN_TIMEOUT_MS),
+    );
   });
 
   it("probes the Open Inference Protocol's health routes, which serve answers", async () => {

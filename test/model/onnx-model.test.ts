@@ -23,8 +23,11 @@ const onlyOneAtATime = writeOnnxModel({
   initializers: [{ name: 'shape', dims: [2], values: [1, 3], type: 'int64' }],
   nodes: [{ opType: 'Reshape', inputs: ['x', 'shape'], outputs: ['y'] }],
 });
-const vector = (...values: number[]): ItemTensors => ({ x: { data: Float32Array.from(values), shape: [values.length] } });
-const results = (outputs: (ItemTensors | Error)[]) => outputs.map((o) => (o instanceof Error ? 'error' : Array.from(o['y']!.data as Float32Array)));
+const vector = (...values: number[]): ItemTensors => ({
+  x: { data: Float32Array.from(values), shape: [values.length] },
+});
+const results = (outputs: (ItemTensors | Error)[]) =>
+  outputs.map((o) => (o instanceof Error ? 'error' : Array.from(o.y!.data as Float32Array)));
 
 let native: OnnxModel;
 let viaPublicApi: OnnxModel;
@@ -50,7 +53,7 @@ describe('OnnxModel', () => {
     expect(native.outputs).toEqual(viaPublicApi.outputs);
   });
 
-  it('fails the whole batch when a stacked run fails, through both (finding the bad items is the batcher\'s job)', async () => {
+  it("fails the whole batch when a stacked run fails, through both (finding the bad items is the batcher's job)", async () => {
     const batch = [vector(1, 2, 3), vector(4, 5, 6)];
     for (const native of [true, false]) {
       const model = await OnnxModel.load(onlyOneAtATime, 'only-one-at-a-time', { native });
@@ -85,8 +88,15 @@ describe('OnnxModel', () => {
         model.runBatch([vector(1, 2, 3, 4), vector(0, 0, 0, 1)]),
         model.runBatch([vector(5, 6, 7, 8), vector(0, 0, 1, 0)]),
       ]);
-      expect([results(first!), results(second!)]).toEqual([[[10], [1]], [[26], [1]]]);
-      expect(results(await model.runBatch([vector(1, 1, 1, 1), vector(2, 2, 2, 2), vector(4, 4, 4, 4)]))).toEqual([[4], [8], [16]]);
+      expect([results(first!), results(second!)]).toEqual([
+        [[10], [1]],
+        [[26], [1]],
+      ]);
+      expect(results(await model.runBatch([vector(1, 1, 1, 1), vector(2, 2, 2, 2), vector(4, 4, 4, 4)]))).toEqual([
+        [4],
+        [8],
+        [16],
+      ]);
     }
   });
 
@@ -94,7 +104,7 @@ describe('OnnxModel', () => {
     const toy = await OnnxModel.load(buildToyModelOnnx(), 'toy-logistic-v1');
     try {
       const [output] = toy.runBatchSync([{ features: { data: Float32Array.of(0.2, 1.5, -0.3), shape: [3] } }]);
-      expect((output as ItemTensors)['score']!.data[0]).toBeCloseTo(0.682799, 6);
+      expect((output as ItemTensors).score!.data[0]).toBeCloseTo(0.682799, 6);
     } finally {
       await toy.close();
     }
@@ -102,6 +112,8 @@ describe('OnnxModel', () => {
 
   it('names the file of a model that does not load, whichever way it is opened', async () => {
     await expect(OnnxModel.load('/nonexistent/model.onnx', 'x')).rejects.toThrow(/nonexistent\/model\.onnx/);
-    await expect(OnnxModel.load('/nonexistent/model.onnx', 'x', { native: false })).rejects.toThrow(/nonexistent\/model\.onnx/);
+    await expect(OnnxModel.load('/nonexistent/model.onnx', 'x', { native: false })).rejects.toThrow(
+      /nonexistent\/model\.onnx/,
+    );
   });
 });

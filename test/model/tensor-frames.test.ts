@@ -34,16 +34,21 @@ describe('tensor frames between the server and a model process', () => {
     const total = Buffer.concat(two).length;
     fc.assert(
       fc.property(fc.uniqueArray(fc.integer({ min: 1, max: total - 1 }), { maxLength: 6 }), (cuts) => {
-        const frames = read(two, [...cuts].sort((a, b) => a - b));
+        const frames = read(
+          two,
+          [...cuts].sort((a, b) => a - b),
+        );
         expect(frames.map((f) => f.head)).toEqual([head, { kind: 'failed', id: 8, message: 'boom' }]);
         const [first, , third] = frames[0]!.items;
-        expect(Array.from(first!['x']!.data as Float32Array)).toEqual([1.5, -2, Math.fround(3e38)]);
-        expect(Array.from(first!['ids']!.data as BigInt64Array)).toEqual([-5n, 2n ** 53n]);
-        expect(first!['mask']).toEqual({ data: Uint8Array.of(1, 0, 1, 1), shape: [2, 2] });
-        expect(first!['text']!.data).toEqual(['a', 'é', '']);
+        expect(Array.from(first!.x!.data as Float32Array)).toEqual([1.5, -2, Math.fround(3e38)]);
+        expect(Array.from(first!.ids!.data as BigInt64Array)).toEqual([-5n, 2n ** 53n]);
+        expect(first!.mask).toEqual({ data: Uint8Array.of(1, 0, 1, 1), shape: [2, 2] });
+        expect(first!.text!.data).toEqual(['a', 'é', '']);
         expect(frames[0]!.items[1]).toBeNull();
         // A view on part of a larger buffer travels as its own bytes only.
-        expect(Array.from(third!['x']!.data as Float32Array)).toEqual(Array.from(new Float32Array(new Float64Array([0, 1, 2, 3]).buffer, 8, 2)));
+        expect(Array.from(third!.x!.data as Float32Array)).toEqual(
+          Array.from(new Float32Array(new Float64Array([0, 1, 2, 3]).buffer, 8, 2)),
+        );
       }),
     );
   });

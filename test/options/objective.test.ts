@@ -10,7 +10,14 @@ const figures = (p95: number, lossRatio: number, count = 100): ObjectiveFigures 
 });
 
 describe('one objective grammar for bench --slo, bench --threshold and simulate --slo', () => {
-  it.each(['p99<50ms,loss<1%', 'p95<50ms', 'p99.9<0.2s & errors<0.5%', 'p(95)<200', 'mean<=10 and max<1s', 'p50<10,p90<20,p99<80ms'])('%s parses in all three', (text) => {
+  it.each([
+    'p99<50ms,loss<1%',
+    'p95<50ms',
+    'p99.9<0.2s & errors<0.5%',
+    'p(95)<200',
+    'mean<=10 and max<1s',
+    'p50<10,p90<20,p99<80ms',
+  ])('%s parses in all three', (text) => {
     const bench = parseBenchSlo(text);
     const simulate = parseSimulateSlo(text);
     const [threshold] = parseThresholds([text], undefined);
@@ -26,7 +33,7 @@ describe('one objective grammar for bench --slo, bench --threshold and simulate 
     expect(o.text).toBe('p95<200ms & p99<1500ms & max<=0.9ms & errors<1% & loss<2%');
   });
 
-  it('adds the command\'s default ratio bound only when the text has none', () => {
+  it("adds the command's default ratio bound only when the text has none", () => {
     expect(parseBenchSlo('p99<1s').text).toBe('p99<1s & errors≤1%');
     expect(parseSimulateSlo('p99<1s').text).toBe('p99<1s & loss≤0.1%');
     expect(parseSimulateSlo('p99<1s,loss<5%').text).toBe('p99<1s & loss<5%');

@@ -14,7 +14,12 @@ import { simulateOptions } from '../simulate/helpers.js';
 const dir = mkdtempSync(join(tmpdir(), 'batchline-profile-'));
 
 function sink() {
-  return { text: '', write(chunk: string) { this.text += chunk; } };
+  return {
+    text: '',
+    write(chunk: string) {
+      this.text += chunk;
+    },
+  };
 }
 
 /** A model whose batches take exactly 3 + 0.5·n ms on a fake stopwatch. */
@@ -50,7 +55,12 @@ describe('batchline profile', () => {
     const stdout = sink();
     const profile = await profileMain({ options, stdout, loadModel: fake.load, now: fake.now });
     expect(fake.calls).toEqual(Array.from({ length: 7 }, () => [1, 2, 4, 8]).flat());
-    expect(profile.points.map((p) => [p.batch_size, p.p50_ms, p.mean_ms, p.cv])).toEqual([[1, 3.5, 3.5, 0], [2, 4, 4, 0], [4, 5, 5, 0], [8, 7, 7, 0]]);
+    expect(profile.points.map((p) => [p.batch_size, p.p50_ms, p.mean_ms, p.cv])).toEqual([
+      [1, 3.5, 3.5, 0],
+      [2, 4, 4, 0],
+      [4, 5, 5, 0],
+      [8, 7, 7, 0],
+    ]);
     expect(profile.fit).toEqual({ a_ms: 3, b_ms: 0.5, r2: 1 });
     expect(stdout.text).toContain('fit (medians): 3.0000 + 0.5000·n ms');
     expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual(profile);
@@ -58,7 +68,15 @@ describe('batchline profile', () => {
     // profile → simulate --latency-profile: saturation throughput follows the profile (16 → 3 + 0.5·16 = 11 ms).
     const report = sink();
     await simulateMain({
-      options: simulateOptions({ latencyProfile: out, maxBatchSize: 16, rate: 5000, requests: 50_000, maxQueueSize: 1_000_000, requestTimeoutMs: 1e8, json: '-' }),
+      options: simulateOptions({
+        latencyProfile: out,
+        maxBatchSize: 16,
+        rate: 5000,
+        requests: 50_000,
+        maxQueueSize: 1_000_000,
+        requestTimeoutMs: 1e8,
+        json: '-',
+      }),
       given: new Set(['latencyProfile', 'rate', 'requests']),
       sweep: undefined,
       stdout: report,
@@ -75,7 +93,11 @@ describe('batchline profile', () => {
   });
 
   it('profiles the embedded ONNX model', async () => {
-    const options = resolveOptions(PROFILE_OPTIONS, { batchSizes: '1,4', warmup: '1', repetitions: '3', json: '-' }, {});
+    const options = resolveOptions(
+      PROFILE_OPTIONS,
+      { batchSizes: '1,4', warmup: '1', repetitions: '3', json: '-' },
+      {},
+    );
     const stdout = sink();
     const profile = await profileMain({ options, stdout });
     expect(profile.model).toBe('toy-logistic-v1');
@@ -100,7 +122,11 @@ describe('batchline profile', () => {
       close: async () => {},
     });
     const run = (itemShape?: string) => {
-      const options = resolveOptions(PROFILE_OPTIONS, { batchSizes: '1', warmup: '0', repetitions: '1', ...(itemShape === undefined ? {} : { itemShape }) }, {});
+      const options = resolveOptions(
+        PROFILE_OPTIONS,
+        { batchSizes: '1', warmup: '0', repetitions: '1', ...(itemShape === undefined ? {} : { itemShape }) },
+        {},
+      );
       const stdout = sink();
       return profileMain({ options, stdout, loadModel: load }).then((profile) => ({ profile, text: stdout.text }));
     };
@@ -121,7 +147,11 @@ describe('batchline profile', () => {
       ['image=3x4.5x4', 'is not name=AxBxC'],
     ];
     for (const [text, why] of cases) {
-      await expect(run(text)).rejects.toThrow(new RegExp(`^invalid option --item-shape: .*${why.replace(/[.()]/g, '\\$&')}.*; inputs: image\\[3, h, w\\], scale\\[1\\]`));
+      await expect(run(text)).rejects.toThrow(
+        new RegExp(
+          `^invalid option --item-shape: .*${why.replace(/[.()]/g, '\\$&')}.*; inputs: image\\[3, h, w\\], scale\\[1\\]`,
+        ),
+      );
     }
   });
 
@@ -140,14 +170,22 @@ describe('batchline profile', () => {
       },
       close: async () => {},
     });
-    const options = resolveOptions(PROFILE_OPTIONS, { batchSizes: '1', warmup: '0', repetitions: '1', itemShape: 'ids=64' }, {});
+    const options = resolveOptions(
+      PROFILE_OPTIONS,
+      { batchSizes: '1', warmup: '0', repetitions: '1', itemShape: 'ids=64' },
+      {},
+    );
     const stdout = sink();
     const profile = await profileMain({ options, stdout, loadModel: load });
     expect(seen.at(-1)).toEqual([[64], [64], [1]]);
     expect(profile.item_shapes).toEqual({ ids: [64], mask: [64], extra: [1] });
     // Only `extra` fell back to 1, and the table says so rather than crediting --item-shape.
     expect(stdout.text).toContain('free dimensions of extra measured at size 1');
-    const conflicting = resolveOptions(PROFILE_OPTIONS, { batchSizes: '1', warmup: '0', repetitions: '1', itemShape: 'ids=64,mask=32' }, {});
+    const conflicting = resolveOptions(
+      PROFILE_OPTIONS,
+      { batchSizes: '1', warmup: '0', repetitions: '1', itemShape: 'ids=64,mask=32' },
+      {},
+    );
     await expect(profileMain({ options: conflicting, stdout: sink(), loadModel: load })).rejects.toThrow(
       /--item-shape: free dimension 'seq' is 64 in 'ids' and 32 in 'mask'/,
     );
@@ -178,22 +216,42 @@ describe('batchline profile', () => {
         return items.map(() => ({ y: { data: new Float32Array([0.5]), shape: [1] } }));
       },
     });
-    const options = resolveOptions(PROFILE_OPTIONS, { model: 'path.onnx', batchSizes: '1,2,4', warmup: '1', repetitions: '5', body: '{"inputs":[0.5,1.5]}' }, {});
+    const options = resolveOptions(
+      PROFILE_OPTIONS,
+      { model: 'path.onnx', batchSizes: '1,2,4', warmup: '1', repetitions: '5', body: '{"inputs":[0.5,1.5]}' },
+      {},
+    );
     const stdout = sink();
     const profile = await profileMain({ options, stdout, loadModel: load, now: () => nowMs });
     expect(profile.serving_path).toMatchObject({
-      execution: 'worker', wire: 'json', body_bytes: 20, decode_ms: 0, check_ms: 0.2, encode_ms: 0.01,
-      run_fit: { a_ms: 2.9, b_ms: 0.5 }, handover_fit: { a_ms: 0.1, b_ms: 0 }, cores: availableParallelism(),
+      execution: 'worker',
+      wire: 'json',
+      body_bytes: 20,
+      decode_ms: 0,
+      check_ms: 0.2,
+      encode_ms: 0.01,
+      run_fit: { a_ms: 2.9, b_ms: 0.5 },
+      handover_fit: { a_ms: 0.1, b_ms: 0 },
+      cores: availableParallelism(),
     });
-    expect(stdout.text).toContain('main thread, per request: read JSON 0.0000 ms (20 bytes) · check 0.2000 ms · encode the answer 0.0100 ms');
-    expect(stdout.text).toContain('worker thread, per batch: run 2.9000 + 0.5000·n ms · hand-over and back 0.1000 + 0.0000·n ms');
+    expect(stdout.text).toContain(
+      'main thread, per request: read JSON 0.0000 ms (20 bytes) · check 0.2000 ms · encode the answer 0.0100 ms',
+    );
+    expect(stdout.text).toContain(
+      'worker thread, per batch: run 2.9000 + 0.5000·n ms · hand-over and back 0.1000 + 0.0000·n ms',
+    );
   });
 
   it('simulate refuses a file that is not a profile, naming the flag', async () => {
     const bad = join(dir, 'not-a-profile.json');
     await import('node:fs/promises').then((fs) => fs.writeFile(bad, '{"points":[]}'));
     await expect(
-      simulateMain({ options: simulateOptions({ latencyProfile: bad }), given: new Set(['latencyProfile']), sweep: undefined, stdout: sink() }),
+      simulateMain({
+        options: simulateOptions({ latencyProfile: bad }),
+        given: new Set(['latencyProfile']),
+        sweep: undefined,
+        stdout: sink(),
+      }),
     ).rejects.toThrow(/--latency-profile: '.*not-a-profile.json' has format/);
   });
 });

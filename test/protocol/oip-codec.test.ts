@@ -45,7 +45,10 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
     const request = decodeOipRequest(bodyOf(capture.body), undefined, mymodel, 8);
     expect(request.id).toBe('42');
     expect(request.rows).toBe(2);
-    expect(request.items.map((item) => Array.from(item.input!.data as Float32Array))).toStrictEqual([[0, 1, 2], [3, 4, 5]]);
+    expect(request.items.map((item) => Array.from(item.input!.data as Float32Array))).toStrictEqual([
+      [0, 1, 2],
+      [3, 4, 5],
+    ]);
     expect(request.items[0]!.input!.shape).toStrictEqual([3]);
     expect(request.outputs.map((o) => [o.spec.name, o.binary])).toStrictEqual([['output', false]]);
   });
@@ -58,7 +61,10 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
       fc.property(fc.array(fc.nat(), { maxLength: 6 }), (cuts) => {
         const request = decodeOipRequest(chunked(capture.body, cuts), headerLength, mymodel, 8);
         expect(request.rows).toBe(2);
-        expect(request.items.map((item) => Array.from(item.input!.data as Float32Array))).toStrictEqual([[0, 1, 2], [3, 4, 5]]);
+        expect(request.items.map((item) => Array.from(item.input!.data as Float32Array))).toStrictEqual([
+          [0, 1, 2],
+          [3, 4, 5],
+        ]);
         for (const item of request.items) {
           const data = item.input!.data as Float32Array;
           // Transferable whole: the row's own buffer, exactly its size.
@@ -69,37 +75,64 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
     );
   });
 
-  it('refuses a batch above the model\'s max batch size, naming the limit', () => {
+  it("refuses a batch above the model's max batch size, naming the limit", () => {
     const capture = readCapture('tritonclient-binary-request.raw');
-    expect(decodeError(() => decodeOipRequest(bodyOf(capture.body), 172, mymodel, 1))).toBe('BAD_INPUT: invalid inputs: input "input" carries a batch of 2; this model takes at most 1 (its max batch size)');
+    expect(decodeError(() => decodeOipRequest(bodyOf(capture.body), 172, mymodel, 1))).toBe(
+      'BAD_INPUT: invalid inputs: input "input" carries a batch of 2; this model takes at most 1 (its max batch size)',
+    );
   });
 
   it('refuses, with a message naming the input, what does not fit the model', () => {
-    const json = (request: unknown): string => decodeError(() => decodeOipRequest(bodyOf(Buffer.from(JSON.stringify(request))), undefined, mymodel, 8));
+    const json = (request: unknown): string =>
+      decodeError(() => decodeOipRequest(bodyOf(Buffer.from(JSON.stringify(request))), undefined, mymodel, 8));
     const input = { name: 'input', shape: [1, 3], datatype: 'FP32', data: [1, 2, 3] };
-    expect(json({ inputs: [{ ...input, datatype: 'FP64' }] })).toContain('input "input" has datatype FP64; the model takes FP32');
+    expect(json({ inputs: [{ ...input, datatype: 'FP64' }] })).toContain(
+      'input "input" has datatype FP64; the model takes FP32',
+    );
     expect(json({ inputs: [{ ...input, datatype: 'BF16' }] })).toContain('BF16, which the protocol does not define');
-    expect(json({ inputs: [{ ...input, shape: [3] }] })).toContain('has shape [3]; the model takes [-1, 3] (the batch first)');
+    expect(json({ inputs: [{ ...input, shape: [3] }] })).toContain(
+      'has shape [3]; the model takes [-1, 3] (the batch first)',
+    );
     expect(json({ inputs: [{ ...input, shape: [1, 4] }] })).toContain('has shape [1, 4]');
-    expect(json({ inputs: [{ ...input, data: [1, 2] }] })).toContain('has 2 values in "data"; its shape [1, 3] needs 3');
+    expect(json({ inputs: [{ ...input, data: [1, 2] }] })).toContain(
+      'has 2 values in "data"; its shape [1, 3] needs 3',
+    );
     expect(json({ inputs: [{ ...input, name: 'other' }] })).toContain('unknown input "other"; the model takes "input"');
     expect(json({ inputs: [] })).toContain('missing input "input"');
     expect(json({ inputs: [input, input] })).toContain('input "input" is given twice');
     expect(json({ inputs: [{ ...input, data: undefined }] })).toContain('has no "data"');
     expect(json({ inputs: [input], outputs: [{ name: 'nope' }] })).toContain('unknown output "nope"');
-    expect(json({ inputs: [input], outputs: [{ name: 'output', parameters: { classification: 2 } }] })).toContain('classification extension is not supported');
+    expect(json({ inputs: [input], outputs: [{ name: 'output', parameters: { classification: 2 } }] })).toContain(
+      'classification extension is not supported',
+    );
     expect(json({ inputs: [input], id: 42 })).toContain('"id" must be a string');
     expect(json({ inputs: [{ ...input, data: [1, 'x', 3] }] })).toContain('must hold finite numbers');
-    expect(json({ inputs: [{ ...input, parameters: { binary_data_size: 12 } , data: undefined }] })).toContain('no Inference-Header-Content-Length');
-    expect(decodeError(() => decodeOipRequest(bodyOf(Buffer.from('{"inputs": [')), undefined, mymodel, 8))).toMatch(/^BAD_JSON/);
+    expect(json({ inputs: [{ ...input, parameters: { binary_data_size: 12 }, data: undefined }] })).toContain(
+      'no Inference-Header-Content-Length',
+    );
+    expect(decodeError(() => decodeOipRequest(bodyOf(Buffer.from('{"inputs": [')), undefined, mymodel, 8))).toMatch(
+      /^BAD_JSON/,
+    );
   });
 
   it('refuses binary data whose sizes do not add up', () => {
-    const header = (size: number): Buffer => Buffer.from(JSON.stringify({ inputs: [{ name: 'input', shape: [1, 3], datatype: 'FP32', parameters: { binary_data_size: size } }] }));
-    const body = (size: number, bytes: number): BodyChunks => bodyOf(Buffer.concat([header(size), Buffer.alloc(bytes)]));
-    expect(decodeError(() => decodeOipRequest(body(8, 8), header(8).length, mymodel, 8))).toContain('binary_data_size is 8 bytes; shape [1, 3] of FP32 takes 12');
-    expect(decodeError(() => decodeOipRequest(body(12, 16), header(12).length, mymodel, 8))).toContain('4 bytes after the JSON that no input');
-    expect(decodeError(() => decodeOipRequest(body(12, 4), header(12).length, mymodel, 8))).toContain('runs past the end of the body');
+    const header = (size: number): Buffer =>
+      Buffer.from(
+        JSON.stringify({
+          inputs: [{ name: 'input', shape: [1, 3], datatype: 'FP32', parameters: { binary_data_size: size } }],
+        }),
+      );
+    const body = (size: number, bytes: number): BodyChunks =>
+      bodyOf(Buffer.concat([header(size), Buffer.alloc(bytes)]));
+    expect(decodeError(() => decodeOipRequest(body(8, 8), header(8).length, mymodel, 8))).toContain(
+      'binary_data_size is 8 bytes; shape [1, 3] of FP32 takes 12',
+    );
+    expect(decodeError(() => decodeOipRequest(body(12, 16), header(12).length, mymodel, 8))).toContain(
+      '4 bytes after the JSON that no input',
+    );
+    expect(decodeError(() => decodeOipRequest(body(12, 4), header(12).length, mymodel, 8))).toContain(
+      'runs past the end of the body',
+    );
     expect(decodeError(() => decodeOipRequest(body(12, 12), 10_000, mymodel, 8))).toMatch(/^BAD_HEADER/);
   });
 });
@@ -113,41 +146,85 @@ const allTypes: OipModelView = {
 /** Two rows of sample values for `type`, as JSON gives them. */
 function samples(type: ElementType): unknown[] {
   switch (type) {
-    case 'string': return ['a', 'é', '', 'x y'];
-    case 'bool': return [true, false, false, true];
-    case 'float16': return [1.5, -2, 65504, 0.000061035156];
-    case 'int64': case 'uint64': return [0, 2 ** 53 - 1, 7, 1];
-    default: return [0, 1, 100, type.startsWith('float') ? 0.5 : 3];
+    case 'string':
+      return ['a', 'é', '', 'x y'];
+    case 'bool':
+      return [true, false, false, true];
+    case 'float16':
+      return [1.5, -2, 65504, 0.000061035156];
+    case 'int64':
+    case 'uint64':
+      return [0, 2 ** 53 - 1, 7, 1];
+    default:
+      return [0, 1, 100, type.startsWith('float') ? 0.5 : 3];
   }
 }
 
 describe('every datatype through the JSON and the binary forms', () => {
   it('decodes each input to the element type the model takes, and encodes outputs back as the protocol writes them', () => {
-    const inputs = allTypes.inputs.map((spec) => ({ name: spec.name, shape: [2, 2], datatype: oipDatatypeOf(spec.type), data: samples(spec.type) }));
+    const inputs = allTypes.inputs.map((spec) => ({
+      name: spec.name,
+      shape: [2, 2],
+      datatype: oipDatatypeOf(spec.type),
+      data: samples(spec.type),
+    }));
     const request = decodeOipRequest(bodyOf(Buffer.from(JSON.stringify({ inputs }))), undefined, allTypes, 8);
     expect(request.rows).toBe(2);
     // The identity model's rows: each output is its input.
-    const rows: ItemTensors[] = request.items.map((item) => Object.fromEntries(ELEMENT_TYPES.map((type) => [`out_${type}`, item[`in_${type}`]!])));
+    const rows: ItemTensors[] = request.items.map((item) =>
+      Object.fromEntries(ELEMENT_TYPES.map((type) => [`out_${type}`, item[`in_${type}`]!])),
+    );
     for (const asBinary of [false, true]) {
-      const encoded = encodeOipAnswer({ modelName: 'all', modelVersion: '1', id: undefined, outputs: allTypes.outputs.map((spec) => ({ spec, binary: asBinary })), rows });
+      const encoded = encodeOipAnswer({
+        modelName: 'all',
+        modelVersion: '1',
+        id: undefined,
+        outputs: allTypes.outputs.map((spec) => ({ spec, binary: asBinary })),
+        rows,
+      });
       if (!asBinary) {
-        const answer = JSON.parse(encoded.body as string) as { outputs: { name: string; data: unknown[]; datatype: string; shape: number[] }[] };
+        const answer = JSON.parse(encoded.body as string) as {
+          outputs: { name: string; data: unknown[]; datatype: string; shape: number[] }[];
+        };
         expectSchema('inference_response', answer);
         for (const output of answer.outputs) {
           const type = output.name.slice(4) as ElementType;
-          expect([output.name, output.datatype, output.shape]).toStrictEqual([`out_${type}`, oipDatatypeOf(type), [2, 2]]);
-          expect(output.data, type).toStrictEqual(type === 'float16' ? samples(type).map((v) => fromFloat16Bits(toFloat16Bits(v as number))) : samples(type));
+          expect([output.name, output.datatype, output.shape]).toStrictEqual([
+            `out_${type}`,
+            oipDatatypeOf(type),
+            [2, 2],
+          ]);
+          expect(output.data, type).toStrictEqual(
+            type === 'float16' ? samples(type).map((v) => fromFloat16Bits(toFloat16Bits(v as number))) : samples(type),
+          );
         }
         continue;
       }
       // Binary: the answer's bytes decode, through the request decoder, to the same values.
-      const header = JSON.parse((encoded.body as Buffer).toString('utf8', 0, encoded.headerLength)) as { outputs: { name: string; shape: number[]; datatype: string; parameters: { binary_data_size: number } }[] };
+      const header = JSON.parse((encoded.body as Buffer).toString('utf8', 0, encoded.headerLength)) as {
+        outputs: { name: string; shape: number[]; datatype: string; parameters: { binary_data_size: number } }[];
+      };
       expectSchema('binary_inference_response', header);
-      const echo = { inputs: header.outputs.map((o) => ({ name: `in_${o.name.slice(4)}`, shape: o.shape, datatype: o.datatype, parameters: o.parameters })) };
+      const echo = {
+        inputs: header.outputs.map((o) => ({
+          name: `in_${o.name.slice(4)}`,
+          shape: o.shape,
+          datatype: o.datatype,
+          parameters: o.parameters,
+        })),
+      };
       const echoHeader = Buffer.from(JSON.stringify(echo));
-      const again = decodeOipRequest(bodyOf(Buffer.concat([echoHeader, (encoded.body as Buffer).subarray(encoded.headerLength)])), echoHeader.length, allTypes, 8);
+      const again = decodeOipRequest(
+        bodyOf(Buffer.concat([echoHeader, (encoded.body as Buffer).subarray(encoded.headerLength)])),
+        echoHeader.length,
+        allTypes,
+        8,
+      );
       for (const type of ELEMENT_TYPES) {
-        expect(again.items.map((item) => Array.from(item[`in_${type}`]!.data as ArrayLike<unknown>)), type).toStrictEqual(request.items.map((item) => Array.from(item[`in_${type}`]!.data as ArrayLike<unknown>)));
+        expect(
+          again.items.map((item) => Array.from(item[`in_${type}`]!.data as ArrayLike<unknown>)),
+          type,
+        ).toStrictEqual(request.items.map((item) => Array.from(item[`in_${type}`]!.data as ArrayLike<unknown>)));
       }
     }
   });
@@ -159,19 +236,53 @@ describe('every datatype through the JSON and the binary forms', () => {
   it('echoes the id, names the model, and refuses to write NaN as JSON', () => {
     const spec: TensorSpec = { name: 'y', type: 'float32', itemShape: [1] };
     const rows = [{ y: { data: Float32Array.of(0.5), shape: [1] } }];
-    const answer = JSON.parse(encodeOipAnswer({ modelName: 'm', modelVersion: '3', id: 'abc', outputs: [{ spec, binary: false }], rows }).body as string);
-    expect(answer).toStrictEqual({ model_name: 'm', model_version: '3', id: 'abc', outputs: [{ name: 'y', datatype: 'FP32', shape: [1, 1], data: [0.5] }] });
+    const answer = JSON.parse(
+      encodeOipAnswer({ modelName: 'm', modelVersion: '3', id: 'abc', outputs: [{ spec, binary: false }], rows })
+        .body as string,
+    );
+    expect(answer).toStrictEqual({
+      model_name: 'm',
+      model_version: '3',
+      id: 'abc',
+      outputs: [{ name: 'y', datatype: 'FP32', shape: [1, 1], data: [0.5] }],
+    });
     const nan = [{ y: { data: Float32Array.of(NaN), shape: [1] } }];
-    expect(() => encodeOipAnswer({ modelName: 'm', modelVersion: '3', id: undefined, outputs: [{ spec, binary: false }], rows: nan })).toThrow(/JSON cannot carry/);
-    expect(encodeOipAnswer({ modelName: 'm', modelVersion: '3', id: undefined, outputs: [{ spec, binary: true }], rows: nan }).headerLength).toBeGreaterThan(0);
+    expect(() =>
+      encodeOipAnswer({
+        modelName: 'm',
+        modelVersion: '3',
+        id: undefined,
+        outputs: [{ spec, binary: false }],
+        rows: nan,
+      }),
+    ).toThrow(/JSON cannot carry/);
+    expect(
+      encodeOipAnswer({
+        modelName: 'm',
+        modelVersion: '3',
+        id: undefined,
+        outputs: [{ spec, binary: true }],
+        rows: nan,
+      }).headerLength,
+    ).toBeGreaterThan(0);
   });
 });
 
 describe('the OpenAPI check itself', () => {
   it('refuses answers the description does not allow', () => {
     expect(() => expectSchema('inference_response', { outputs: [] })).toThrow(/model_name/);
-    expect(() => expectSchema('inference_response', { model_name: 'm', outputs: [{ name: 'y', datatype: 'FP32', shape: [1.5], data: [1] }] })).toThrow(/integer/);
-    expect(() => expectSchema('binary_inference_response', { model_name: 'm', outputs: [{ name: 'y', datatype: 'FP32', shape: [1] }] })).toThrow();
+    expect(() =>
+      expectSchema('inference_response', {
+        model_name: 'm',
+        outputs: [{ name: 'y', datatype: 'FP32', shape: [1.5], data: [1] }],
+      }),
+    ).toThrow(/integer/);
+    expect(() =>
+      expectSchema('binary_inference_response', {
+        model_name: 'm',
+        outputs: [{ name: 'y', datatype: 'FP32', shape: [1] }],
+      }),
+    ).toThrow();
     expect(() => expectSchema('metadata_model_response', { name: 'm' })).toThrow(/platform/);
   });
 });

@@ -6,7 +6,9 @@ import { parse } from 'yaml';
  * The Open Inference Protocol's own OpenAPI description (fixtures/open_inference_rest.yaml), its
  * component schemas compiled with ajv. `schemaFor('inference_response')` validates a body.
  */
-const document = parse(readFileSync(new URL('./fixtures/open_inference_rest.yaml', import.meta.url), 'utf8')) as { components: { schemas: Record<string, unknown> } };
+const document = parse(readFileSync(new URL('./fixtures/open_inference_rest.yaml', import.meta.url), 'utf8')) as {
+  components: { schemas: Record<string, unknown> };
+};
 const ajv = new Ajv({ strict: false, allErrors: true });
 ajv.addSchema({ $id: 'oip', components: document.components });
 // The binary tensor extension replaces an output's `data` by `parameters.binary_data_size`;
@@ -30,7 +32,13 @@ ajv.addSchema({
           {
             allOf: [{ $ref: 'oip#/components/schemas/metadata_tensor' }],
             required: ['parameters'],
-            properties: { parameters: { type: 'object', required: ['binary_data_size'], properties: { binary_data_size: { type: 'integer', minimum: 0 } } } },
+            properties: {
+              parameters: {
+                type: 'object',
+                required: ['binary_data_size'],
+                properties: { binary_data_size: { type: 'integer', minimum: 0 } },
+              },
+            },
           },
         ],
       },
@@ -53,5 +61,6 @@ export function schemaFor(name: string): ValidateFunction {
 /** Throws with ajv's errors unless `body` satisfies the schema `name`. */
 export function expectSchema(name: string, body: unknown): void {
   const validate = schemaFor(name);
-  if (!validate(body)) throw new Error(`${name}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(body).slice(0, 300)}`);
+  if (!validate(body))
+    throw new Error(`${name}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(body).slice(0, 300)}`);
 }

@@ -14,10 +14,12 @@ export function readCapture(name: string): RawRequest {
   const end = bytes.indexOf('\r\n\r\n');
   const [requestLine, ...lines] = bytes.toString('latin1', 0, end).split('\r\n');
   const [method, path] = requestLine!.split(' ');
-  const headers = Object.fromEntries(lines.map((line) => {
-    const colon = line.indexOf(':');
-    return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()];
-  }));
+  const headers = Object.fromEntries(
+    lines.map((line) => {
+      const colon = line.indexOf(':');
+      return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()];
+    }),
+  );
   return { method: method!, path: path!, headers, body: bytes.subarray(end + 4) };
 }
 

@@ -23,9 +23,17 @@ afterAll(() => server.close());
 describe('one model overloaded and one failing', () => {
   it('leave another model’s answers and counters untouched', async () => {
     const busy = Array.from({ length: 30 }, () => infer(`${server.url}/models/busy/predict`, { inputs: [1, 1] }));
-    const broken = Array.from({ length: 30 }, () => infer(`${server.url}/models/broken/predict`, { inputs: [1, 2, 3] }));
-    const steady = Array.from({ length: 30 }, (_, i) => infer(`${server.url}/models/steady/predict`, { inputs: [i, 1] }));
-    const [busyReplies, brokenReplies, steadyReplies] = await Promise.all([Promise.all(busy), Promise.all(broken), Promise.all(steady)]);
+    const broken = Array.from({ length: 30 }, () =>
+      infer(`${server.url}/models/broken/predict`, { inputs: [1, 2, 3] }),
+    );
+    const steady = Array.from({ length: 30 }, (_, i) =>
+      infer(`${server.url}/models/steady/predict`, { inputs: [i, 1] }),
+    );
+    const [busyReplies, brokenReplies, steadyReplies] = await Promise.all([
+      Promise.all(busy),
+      Promise.all(broken),
+      Promise.all(steady),
+    ]);
     // 30 at once against 1 running + 1 queued: most are refused, however slowly they arrive.
     expect(new Set(busyReplies.map((r) => r.status))).toEqual(new Set([200, 429]));
     expect(busyReplies.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(10);

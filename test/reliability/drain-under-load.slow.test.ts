@@ -13,12 +13,23 @@ afterEach(() => {
 const BODY = JSON.stringify({ inputs: [0.2, 1.5, -0.3] });
 
 /** A keep-alive client: one request after another on its connection until one gets no answer. */
-async function keepAliveClient(pool: Pool, prefix: string, answers: Map<string, number[]>, sent: string[], stop: () => boolean): Promise<void> {
+async function keepAliveClient(
+  pool: Pool,
+  prefix: string,
+  answers: Map<string, number[]>,
+  sent: string[],
+  stop: () => boolean,
+): Promise<void> {
   for (let i = 0; !stop(); i++) {
     const id = `${prefix}-${i}`;
     sent.push(id);
     try {
-      const response = await pool.request({ path: '/v1/infer', method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': id }, body: BODY });
+      const response = await pool.request({
+        path: '/v1/infer',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': id },
+        body: BODY,
+      });
       await response.body.dump();
       answers.set(id, [...(answers.get(id) ?? []), response.statusCode]);
     } catch {
@@ -29,7 +40,9 @@ async function keepAliveClient(pool: Pool, prefix: string, answers: Map<string, 
 
 describe('a drain under load: keep-alive and pipelining clients, a real SIGTERM', () => {
   it('answers every request the server read with 200 or 503, exactly once, counted by request id', async () => {
-    serve = await startServeProcess(['--max-batch-size', '8', '--drain-timeout-ms', '400', '--log-requests'], { MODEL_LATENCY_MS: '20' });
+    serve = await startServeProcess(['--max-batch-size', '8', '--drain-timeout-ms', '400', '--log-requests'], {
+      MODEL_LATENCY_MS: '20',
+    });
     const answers = new Map<string, number[]>();
     const sent: string[] = [];
     let stopped = false;
@@ -48,7 +61,9 @@ describe('a drain under load: keep-alive and pipelining clients, a real SIGTERM'
       for (const [id, statuses] of client.answers) answers.set(id, statuses);
     }
     // What the server read: every request it logged as incoming (Fastify's log, keyed by the request id).
-    const read = new Set([...serve.output().matchAll(/"reqId":"([^"]+)"[^\n]*"msg":"incoming request"/g)].map((match) => match[1]!));
+    const read = new Set(
+      [...serve.output().matchAll(/"reqId":"([^"]+)"[^\n]*"msg":"incoming request"/g)].map((match) => match[1]!),
+    );
     const readButUnanswered = [...read].filter((id) => !answers.has(id));
     const twice = [...answers].filter(([, statuses]) => statuses.length !== 1);
     const statuses = [...answers.values()].flat();

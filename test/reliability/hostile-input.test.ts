@@ -17,6 +17,10 @@ describe('hostile request bodies', () => {
       expect(reply.json.error.code).toBe('bad_input');
     }
     expect((await infer(server.url, { inputs: [1, 2, 3] })).status).toBe(200);
-    tableRow('#8 10,000-deep nested arrays in a 20 KB body', '400 bad_input', '400 bad_input (inside inputs, and as one input by name); server answers 200 afterwards');
+    tableRow(
+      '#8 10,000-deep nested arrays in a 20 KB body',
+      '400 bad_input',
+      '400 bad_input (inside inputs, and as one input by name); server answers 200 afterwards',
+    );
   });
 });

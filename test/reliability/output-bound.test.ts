@@ -14,13 +14,16 @@ let server: TestServer;
 beforeAll(async () => {
   const dir = await mkdtemp(join(tmpdir(), 'batchline-model-'));
   const path = join(dir, 'wide.onnx');
-  await writeFile(path, writeOnnxModel({
-    name: 'wide',
-    inputs: [{ name: 'x', dims: ['batch', 1] }],
-    outputs: [{ name: 'y', dims: ['batch', 200_000] }],
-    initializers: [{ name: 'w', dims: [1, 200_000], values: new Array<number>(200_000).fill(1) }],
-    nodes: [{ opType: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }],
-  }));
+  await writeFile(
+    path,
+    writeOnnxModel({
+      name: 'wide',
+      inputs: [{ name: 'x', dims: ['batch', 1] }],
+      outputs: [{ name: 'y', dims: ['batch', 200_000] }],
+      initializers: [{ name: 'w', dims: [1, 200_000], values: new Array<number>(200_000).fill(1) }],
+      nodes: [{ opType: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }],
+    }),
+  );
   server = await startTestServer({ maxOutputElements: 100_000, execution: 'inline' }, path);
 });
 afterAll(() => server.close());
@@ -38,6 +41,10 @@ describe('an enormous model output (#9)', () => {
     const metrics = await (await request(`${server.url}/metrics`)).body.text();
     expect(metrics).toMatch(/batchline_responses_total\{[^}]*code="500"[^}]*\} 1/);
     expect(metrics).toMatch(/batchline_output_too_large_total\{[^}]*\} 1/);
-    tableRow('#9 an output of 200,000 numbers (--max-output-elements 100000)', '500 output_too_large before encoding, counted', `${reply.status} ${reply.json.error.code}; batchline_output_too_large_total 1, responses_total{code="500"} 1`);
+    tableRow(
+      '#9 an output of 200,000 numbers (--max-output-elements 100000)',
+      '500 output_too_large before encoding, counted',
+      `${reply.status} ${reply.json.error.code}; batchline_output_too_large_total 1, responses_total{code="500"} 1`,
+    );
   });
 });

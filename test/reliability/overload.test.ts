@@ -13,7 +13,9 @@ afterAll(() => server.close());
 describe('overload at 10× capacity (quick)', () => {
   it('answers every request exactly once with 200, 429 or 504, and conservation holds at every scrape', async () => {
     const result = await openLoop(server.url, { rate: 800, seconds: 1, connections: 64 });
-    const answered = Object.entries(result.byStatus).filter(([status]) => !status.startsWith('error')).reduce((n, [, count]) => n + count, 0);
+    const answered = Object.entries(result.byStatus)
+      .filter(([status]) => !status.startsWith('error'))
+      .reduce((n, [, count]) => n + count, 0);
     expect(result.byStatus).not.toHaveProperty('error:UND_ERR_SOCKET');
     expect(answered).toBe(result.sent);
     expect(Object.keys(result.byStatus).every((status) => ['200', '429', '504'].includes(status))).toBe(true);
@@ -29,7 +31,9 @@ describe('overload at 10× capacity (quick)', () => {
     tableRow(
       `overload 10× (${result.sent} requests in ${result.seconds.toFixed(1)} s against 80/s)`,
       'each answered once: 200, 429 or 504; admitted = outcomes + queued + running at every scrape',
-      `${answered} of ${result.sent} answered (${Object.entries(result.byStatus).map(([s, n]) => `${n} × ${s}`).join(', ')}); conservation held in ${result.scrapes} of ${result.scrapes} scrapes`,
+      `${answered} of ${result.sent} answered (${Object.entries(result.byStatus)
+        .map(([s, n]) => `${n} × ${s}`)
+        .join(', ')}); conservation held in ${result.scrapes} of ${result.scrapes} scrapes`,
     );
   });
 });

@@ -77,7 +77,9 @@ export class RawConnection {
 
   async write(bytes: string): Promise<void> {
     await this.connected;
-    await new Promise<void>((resolve, reject) => this.socket.write(bytes, 'latin1', (error) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      this.socket.write(bytes, 'latin1', (error) => (error ? reject(error) : resolve())),
+    );
   }
 
   /** Responses so far. */

@@ -26,9 +26,21 @@ afterAll(async () => {
 describe("onnxruntime's own log (#7)", () => {
   for (const execution of ['worker', 'inline'] as const) {
     it(`stays silent when runs fail (--execution ${execution}); serve's failure log says it once`, async () => {
-      const serve = await spawnServe(['serve', '--model', modelPath, '--execution', execution, '--breaker-failures', '0', '--breaker-ratio', '0']);
+      const serve = await spawnServe([
+        'serve',
+        '--model',
+        modelPath,
+        '--execution',
+        execution,
+        '--breaker-failures',
+        '0',
+        '--breaker-ratio',
+        '0',
+      ]);
       try {
-        const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => infer(serve.url, { inputs: [1, 2, 3] }, { 'x-request-id': `bad-${i}` })));
+        const replies = await Promise.all(
+          Array.from({ length: 12 }, (_, i) => infer(serve.url, { inputs: [1, 2, 3] }, { 'x-request-id': `bad-${i}` })),
+        );
         expect(replies.map((r) => r.status)).toEqual(Array(12).fill(500));
         const good = await infer(serve.url, { inputs: [1, 2, 3, 4] });
         expect(good.status).toBe(200);

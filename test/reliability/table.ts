@@ -6,6 +6,6 @@ import { appendFileSync } from 'node:fs';
  * otherwise. scripts/reliability-table.ts prints them.
  */
 export function tableRow(attack: string, expected: string, observed: string): void {
-  const file = process.env['BATCHLINE_RELIABILITY_TABLE'];
+  const file = process.env.BATCHLINE_RELIABILITY_TABLE;
   if (file !== undefined && file !== '') appendFileSync(file, `${JSON.stringify({ attack, expected, observed })}\n`);
 }

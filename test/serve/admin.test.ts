@@ -25,7 +25,12 @@ interface Answer {
   json: any;
 }
 
-async function call(method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown, headers: Record<string, string> = auth): Promise<Answer> {
+async function call(
+  method: 'GET' | 'POST' | 'DELETE',
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = auth,
+): Promise<Answer> {
   const response = await request(url, {
     method,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
@@ -55,7 +60,10 @@ async function repository(): Promise<string> {
 async function adminServer(flags: Record<string, unknown> = {}): Promise<TestServer> {
   const root = await repository();
   // Only m is loaded at start-up: a policy of version 1 (the files for 2 and 3 are spares).
-  await writeFile(join(root, 'm', 'config.json'), JSON.stringify({ version_policy: { specific: [1] }, max_batch_size: 4 }));
+  await writeFile(
+    join(root, 'm', 'config.json'),
+    JSON.stringify({ version_policy: { specific: [1] }, max_batch_size: 4 }),
+  );
   await writeFile(join(root, 'other', 'config.json'), JSON.stringify({}));
   return startTestServer({ modelRepository: root, adminToken: TOKEN, defaultModel: 'm', ...flags });
 }
@@ -75,7 +83,11 @@ describe('the admin API', () => {
     ['a longer token', { authorization: `Bearer ${TOKEN}x` }, 403, 'forbidden'],
   ])('refuses %s (%j) with %i %s, on every admin route', async (_name, headers, status, code) => {
     server ??= await adminServer();
-    for (const [method, path, body] of [['GET', '/admin/models', undefined], ['POST', '/admin/models/m', { version: 2, path: 'm/2/model.onnx' }], ['DELETE', '/admin/models/m/1', undefined]] as const) {
+    for (const [method, path, body] of [
+      ['GET', '/admin/models', undefined],
+      ['POST', '/admin/models/m', { version: 2, path: 'm/2/model.onnx' }],
+      ['DELETE', '/admin/models/m/1', undefined],
+    ] as const) {
       const reply = await call(method, `${server.url}${path}`, body, headers);
       expect([reply.status, reply.json.error.code], `${method} ${path}`).toEqual([status, code]);
       if (status === 401) expect(reply.headers['www-authenticate']).toBe('Bearer realm="batchline admin"');
@@ -86,18 +98,60 @@ describe('the admin API', () => {
 
   it.each([
     ['a path that climbs out', { version: 2, path: '../m/2/model.onnx' }, 400, 'bad_model_path', 'contains ".."'],
-    ['a climb in the middle', { version: 2, path: 'm/2/../../../etc/model.onnx' }, 400, 'bad_model_path', 'contains ".."'],
+    [
+      'a climb in the middle',
+      { version: 2, path: 'm/2/../../../etc/model.onnx' },
+      400,
+      'bad_model_path',
+      'contains ".."',
+    ],
     ['an absolute path', { version: 2, path: '/etc/passwd.onnx' }, 400, 'bad_model_path', 'is absolute'],
-    ['a symbolic link that leaves the repository', { version: 2, path: 'm/escape.onnx' }, 400, 'bad_model_path', 'leads outside the model repository'],
+    [
+      'a symbolic link that leaves the repository',
+      { version: 2, path: 'm/escape.onnx' },
+      400,
+      'bad_model_path',
+      'leads outside the model repository',
+    ],
     ['a file that is not ONNX', { version: 2, path: 'm/notes.txt' }, 400, 'bad_model_path', 'is not an ONNX file'],
     ['a directory named .onnx', { version: 2, path: 'm/dir.onnx' }, 400, 'bad_model_path', 'is not a regular file'],
-    ['a missing file', { version: 2, path: 'm/9/model.onnx' }, 400, 'bad_model_path', 'no such file in the model repository'],
+    [
+      'a missing file',
+      { version: 2, path: 'm/9/model.onnx' },
+      400,
+      'bad_model_path',
+      'no such file in the model repository',
+    ],
     ['no path', { version: 2 }, 400, 'bad_model_path', '"path" must be a file name relative to the model repository'],
-    ['a NUL in the path', { version: 2, path: 'm/2/model.onnx\u0000.onnx' }, 400, 'bad_model_path', 'holds a NUL character'],
+    [
+      'a NUL in the path',
+      { version: 2, path: 'm/2/model.onnx\u0000.onnx' },
+      400,
+      'bad_model_path',
+      'holds a NUL character',
+    ],
     ['a version that is registered', { version: 1, path: 'm/2/model.onnx' }, 409, 'version_exists', 'm version 1'],
-    ['a file onnxruntime cannot load', { version: 3, path: 'm/3/model.onnx' }, 422, 'model_load_failed', 'could not load model: '],
-    ['an option out of range', { version: 2, path: 'm/2/model.onnx', max_batch_size: 0 }, 400, 'invalid_model_config', "request body: max_batch_size: got '0', expected an integer from 1 to 4096"],
-    ['an unknown field', { version: 2, path: 'm/2/model.onnx', module: 'myapp.models' }, 400, 'invalid_model_config', 'unknown field "module"'],
+    [
+      'a file onnxruntime cannot load',
+      { version: 3, path: 'm/3/model.onnx' },
+      422,
+      'model_load_failed',
+      'could not load model: ',
+    ],
+    [
+      'an option out of range',
+      { version: 2, path: 'm/2/model.onnx', max_batch_size: 0 },
+      400,
+      'invalid_model_config',
+      "request body: max_batch_size: got '0', expected an integer from 1 to 4096",
+    ],
+    [
+      'an unknown field',
+      { version: 2, path: 'm/2/model.onnx', module: 'myapp.models' },
+      400,
+      'invalid_model_config',
+      'unknown field "module"',
+    ],
     ['a bad version', { version: 'v2', path: 'm/2/model.onnx' }, 400, 'invalid_model_config', 'version: got "v2"'],
   ])('refuses %s (%j) with %i %s, disturbing nothing', async (_name, body, status, code, message) => {
     server ??= await adminServer();
@@ -124,11 +178,24 @@ describe('the admin API', () => {
 
   it('registers a version (201 once ready), serves it as the latest, and lists it with its file and queue', async () => {
     server = await adminServer();
-    const reply = await call('POST', `${server.url}/admin/models/m`, { version: 2, path: 'm/inside.onnx', batch_window_ms: 1 });
+    const reply = await call('POST', `${server.url}/admin/models/m`, {
+      version: 2,
+      path: 'm/inside.onnx',
+      batch_window_ms: 1,
+    });
     expect(reply.status).toBe(201);
     // Options: the flags, then m/config.json (max_batch_size 4), then the request (batch_window_ms 1).
-    expect(reply.json).toMatchObject({ name: 'm', version: 2, state: 'ready', inputs: [{ name: 'x' }], config: { max_batch_size: 4, batch_window_ms: 1 } });
-    expect((await infer(`${server.url}/models/m/predict`, { inputs: [1, 1] })).json).toMatchObject({ model_version: '2', outputs: { y: [30] } });
+    expect(reply.json).toMatchObject({
+      name: 'm',
+      version: 2,
+      state: 'ready',
+      inputs: [{ name: 'x' }],
+      config: { max_batch_size: 4, batch_window_ms: 1 },
+    });
+    expect((await infer(`${server.url}/models/m/predict`, { inputs: [1, 1] })).json).toMatchObject({
+      model_version: '2',
+      outputs: { y: [30] },
+    });
     expect((await infer(`${server.url}/v1/infer`, { inputs: [1, 1] })).json.outputs.y).toEqual([30]);
     expect((await infer(`${server.url}/models/m/predict?version=1`, { inputs: [1, 1] })).json.outputs.y).toEqual([3]);
     const list = await call('GET', `${server.url}/admin/models`);
@@ -144,17 +211,29 @@ describe('the admin API', () => {
 
   it('answers 202 with "wait": false and a state to poll, unavailable with the reason when the load fails', async () => {
     server = await adminServer();
-    const started = await call('POST', `${server.url}/admin/models/m`, { version: 2, path: 'm/2/model.onnx', wait: false });
+    const started = await call('POST', `${server.url}/admin/models/m`, {
+      version: 2,
+      path: 'm/2/model.onnx',
+      wait: false,
+    });
     expect([started.status, started.json]).toEqual([202, { name: 'm', version: 2, state: 'loading' }]);
     expect(started.headers.location).toBe('/v1/models/m/versions/2');
     await server.runtime.registry.resolve('m', 2)!.loaded;
     expect((await call('GET', `${server.url}/v1/models/m/versions/2/ready`)).status).toBe(200);
 
-    const broken = await call('POST', `${server.url}/admin/models/m`, { version: 3, path: 'm/3/model.onnx', wait: false });
+    const broken = await call('POST', `${server.url}/admin/models/m`, {
+      version: 3,
+      path: 'm/3/model.onnx',
+      wait: false,
+    });
     expect(broken.status).toBe(202);
     await server.runtime.registry.resolve('m', 3)!.loaded;
     const polled = await call('GET', `${server.url}/v1/models/m/versions/3`);
-    expect(polled.json).toMatchObject({ version: 3, state: 'unavailable', reason: expect.stringContaining('could not load model') });
+    expect(polled.json).toMatchObject({
+      version: 3,
+      state: 'unavailable',
+      reason: expect.stringContaining('could not load model'),
+    });
     expect((await call('GET', `${server.url}/v1/models/m/versions/3/ready`)).status).toBe(503);
     // Latest is the highest version that takes work: 2, not the broken 3.
     expect((await infer(`${server.url}/models/m/predict`, { inputs: [1, 1] })).json.model_version).toBe('2');
@@ -168,12 +247,15 @@ describe('the admin API', () => {
     const v2 = server.runtime.registry.resolve('m', 2)!;
     // Eight requests on version 2, most of them queued behind its 40 ms batches of 4.
     const queued = Array.from({ length: 8 }, () => infer(`${server!.url}/models/m/predict`, { inputs: [1, 1] }));
-    for (let i = 0; i < 1000 && v2.batcher.counts.admitted < 8; i++) await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 1000 && v2.batcher.counts.admitted < 8; i++)
+      await new Promise((resolve) => setImmediate(resolve));
     const removing = call('DELETE', `${server.url}/admin/models/m/2`);
     for (let i = 0; i < 1000 && v2.state !== 'draining'; i++) await new Promise((resolve) => setImmediate(resolve));
     const during = await infer(`${server.url}/models/m/predict`, { inputs: [1, 1] });
     expect(during.json.model_version).toBe('1'); // the next latest, while 2 drains
-    expect((await infer(`${server.url}/models/m/predict?version=2`, { inputs: [1, 1] })).json.error.code).toBe('model_unavailable');
+    expect((await infer(`${server.url}/models/m/predict?version=2`, { inputs: [1, 1] })).json.error.code).toBe(
+      'model_unavailable',
+    );
     expect((await Promise.all(queued)).map((r) => [r.status, r.json.model_version])).toEqual(Array(8).fill([200, '2']));
     expect((await removing).json).toEqual({ name: 'm', version: 2, state: 'removed' });
     expect(server.runtime.registry.versionsOf('m').map((v) => v.version)).toEqual([1]);
@@ -191,7 +273,11 @@ describe('the admin API', () => {
   it('can listen on its own address with --admin-port, leaving the main listener without /admin', async () => {
     const root = await repository();
     await writeFile(join(root, 'm', 'config.json'), JSON.stringify({ version_policy: { specific: [1] } }));
-    const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelRepository: root, adminToken: TOKEN, adminPort: 1 }, {});
+    const config = resolveOptions(
+      SERVE_OPTIONS,
+      { port: 0, modelRepository: root, adminToken: TOKEN, adminPort: 1 },
+      {},
+    );
     const built = buildServer(config);
     const startup = await startupVersions(config);
     const url = await built.app.listen({ host: '127.0.0.1', port: 0 });
@@ -201,7 +287,9 @@ describe('the admin API', () => {
       expect((await call('GET', `${url}/admin/models`)).status).toBe(404);
       expect((await call('GET', `${adminUrl}/admin/models`)).status).toBe(200);
       expect((await call('GET', `${adminUrl}/admin/models`, undefined, {})).status).toBe(401);
-      expect((await call('POST', `${adminUrl}/admin/models/m`, { version: 2, path: 'm/2/model.onnx' })).status).toBe(201);
+      expect((await call('POST', `${adminUrl}/admin/models/m`, { version: 2, path: 'm/2/model.onnx' })).status).toBe(
+        201,
+      );
       expect((await infer(`${url}/models/m/predict`, { inputs: [1, 1] })).json.model_version).toBe('2');
     } finally {
       await built.runtime.drain(0);

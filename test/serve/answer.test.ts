@@ -35,7 +35,11 @@ afterEach(async () => {
 });
 
 /** An app whose one route answers whatever the test says, and whose error handler is serve's. */
-function appAnswering(state: { state: ServerState }, counters: Counters, send: (reply: Parameters<typeof answer>[0]) => void): FastifyInstance {
+function appAnswering(
+  state: { state: ServerState },
+  counters: Counters,
+  send: (reply: Parameters<typeof answer>[0]) => void,
+): FastifyInstance {
   app = Fastify({ genReqId: () => 'req-1' });
   const config: AnswerRoute = { protocol: OIP_LIKE, countersOf: () => counters };
   app.setErrorHandler((error, request, reply) => {
@@ -55,7 +59,11 @@ describe('answerError, row by row', () => {
   it.each(combinations)('%s (%s)', async (code, stage) => {
     const counters = new Counters();
     const error = new BatchlineError(code, 'detail');
-    appAnswering({ state: 'ready' }, counters, (reply) => void answerError(reply, error, stage, BATCHLINE_JSON, counters, { state: 'ready' }));
+    appAnswering(
+      { state: 'ready' },
+      counters,
+      (reply) => void answerError(reply, error, stage, BATCHLINE_JSON, counters, { state: 'ready' }),
+    );
     const response = await app!.inject({ method: 'POST', url: '/answer' });
     const row = errorRow(code);
     expect(response.statusCode).toBe(row.httpStatus);
@@ -77,7 +85,11 @@ describe('answer', () => {
     appAnswering(state, counters, (reply) => answer(reply, 200, '{}', BATCHLINE_JSON, counters, state));
     const ok = await app!.inject({ method: 'POST', url: '/answer' });
     // drain-connections.ts closes each connection after its last answer (test/reliability/drain-pipelined.test.ts).
-    expect([ok.statusCode, ok.headers.connection === 'close', ok.headers['x-request-id']]).toEqual([200, false, 'req-1']);
+    expect([ok.statusCode, ok.headers.connection === 'close', ok.headers['x-request-id']]).toEqual([
+      200,
+      false,
+      'req-1',
+    ]);
     expect(counters.responses).toEqual([200]);
   });
 
@@ -85,7 +97,14 @@ describe('answer', () => {
     const counters = new Counters();
     const body = Buffer.from([1, 2, 3]);
     appAnswering({ state: 'ready' }, counters, (reply) =>
-      answer(reply, 200, { body, contentType: 'application/octet-stream', headers: { 'inference-header-content-length': '0' } }, BATCHLINE_JSON, counters, { state: 'ready' }),
+      answer(
+        reply,
+        200,
+        { body, contentType: 'application/octet-stream', headers: { 'inference-header-content-length': '0' } },
+        BATCHLINE_JSON,
+        counters,
+        { state: 'ready' },
+      ),
     );
     const response = await app!.inject({ method: 'POST', url: '/answer' });
     expect(response.headers['content-type']).toBe('application/octet-stream');
@@ -97,7 +116,9 @@ describe('answer', () => {
     const counters = new Counters();
     appAnswering({ state: 'ready' }, counters, (reply) => {
       answer(reply, 200, '{"first":true}', BATCHLINE_JSON, counters, { state: 'ready' });
-      answerError(reply, new BatchlineError('INTERNAL', 'late'), 'admitted', BATCHLINE_JSON, counters, { state: 'ready' });
+      answerError(reply, new BatchlineError('INTERNAL', 'late'), 'admitted', BATCHLINE_JSON, counters, {
+        state: 'ready',
+      });
     });
     const response = await app!.inject({ method: 'POST', url: '/answer' });
     expect(response.json()).toEqual({ first: true });
@@ -107,16 +128,31 @@ describe('answer', () => {
   it("answers Fastify's own errors in the route's protocol, counted against the route's target", async () => {
     const counters = new Counters();
     appAnswering({ state: 'ready' }, counters, () => {});
-    const bad = await app!.inject({ method: 'POST', url: '/oip', headers: { 'content-type': 'application/json' }, payload: '{"inputs": [' });
+    const bad = await app!.inject({
+      method: 'POST',
+      url: '/oip',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"inputs": [',
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toEqual({ error: expect.stringMatching(/^request body is not valid JSON/) });
     expect(bad.headers['x-request-id']).toBe('req-1');
-    const media = await app!.inject({ method: 'POST', url: '/oip', headers: { 'content-type': 'text/csv' }, payload: 'a,b' });
+    const media = await app!.inject({
+      method: 'POST',
+      url: '/oip',
+      headers: { 'content-type': 'text/csv' },
+      payload: 'a,b',
+    });
     expect(media.statusCode).toBe(415);
     expect(counters.responses).toEqual([400, 415]);
     expect(counters.rejections).toEqual(['bad_json', 'unsupported_media_type']);
     // A route without an AnswerRoute answers in batchline's JSON and counts nothing.
-    const plain = await app!.inject({ method: 'POST', url: '/answer', headers: { 'content-type': 'application/json' }, payload: '{' });
+    const plain = await app!.inject({
+      method: 'POST',
+      url: '/answer',
+      headers: { 'content-type': 'application/json' },
+      payload: '{',
+    });
     expect(plain.json().error.code).toBe('bad_json');
     expect(counters.responses).toHaveLength(2);
   });

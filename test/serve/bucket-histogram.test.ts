@@ -23,9 +23,12 @@ describe('BucketHistogram', () => {
 
   it('agrees with prom-client on any observations', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.oneof(fc.constantFrom(...BUCKETS), fc.double({ min: 0, max: 2, noNaN: true })), { maxLength: 50 }), async (values) => {
-        expect(await render('bucket', values)).toBe(await render('prom-client', values));
-      }),
+      fc.asyncProperty(
+        fc.array(fc.oneof(fc.constantFrom(...BUCKETS), fc.double({ min: 0, max: 2, noNaN: true })), { maxLength: 50 }),
+        async (values) => {
+          expect(await render('bucket', values)).toBe(await render('prom-client', values));
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -34,21 +37,33 @@ describe('BucketHistogram', () => {
 describe('HistogramFamily', () => {
   it('renders what a labelled prom-client Histogram renders, one child per label set', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom('a', 'b'), fc.double({ min: 0, max: 2, noNaN: true })), { maxLength: 40 }), async (observations) => {
-        const ours = new client.Registry();
-        const family = new HistogramFamily('latency_seconds', 'Latency.', ours);
-        const children = { a: family.child({ model: 'a', version: '1' }, BUCKETS), b: family.child({ model: 'b', version: '2' }, BUCKETS) };
-        const theirs = new client.Registry();
-        const reference = new client.Histogram({ name: 'latency_seconds', help: 'Latency.', buckets: BUCKETS, labelNames: ['model', 'version'], registers: [theirs] });
-        // prom-client lists label sets in the order they were first seen: see both first.
-        reference.zero({ model: 'a', version: '1' });
-        reference.zero({ model: 'b', version: '2' });
-        for (const [model, value] of observations) {
-          children[model].observe(value);
-          reference.observe({ model, version: model === 'a' ? '1' : '2' }, value);
-        }
-        expect(await ours.metrics()).toBe(await theirs.metrics());
-      }),
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.constantFrom('a', 'b'), fc.double({ min: 0, max: 2, noNaN: true })), { maxLength: 40 }),
+        async (observations) => {
+          const ours = new client.Registry();
+          const family = new HistogramFamily('latency_seconds', 'Latency.', ours);
+          const children = {
+            a: family.child({ model: 'a', version: '1' }, BUCKETS),
+            b: family.child({ model: 'b', version: '2' }, BUCKETS),
+          };
+          const theirs = new client.Registry();
+          const reference = new client.Histogram({
+            name: 'latency_seconds',
+            help: 'Latency.',
+            buckets: BUCKETS,
+            labelNames: ['model', 'version'],
+            registers: [theirs],
+          });
+          // prom-client lists label sets in the order they were first seen: see both first.
+          reference.zero({ model: 'a', version: '1' });
+          reference.zero({ model: 'b', version: '2' });
+          for (const [model, value] of observations) {
+            children[model].observe(value);
+            reference.observe({ model, version: model === 'a' ? '1' : '2' }, value);
+          }
+          expect(await ours.metrics()).toBe(await theirs.metrics());
+        },
+      ),
       { numRuns: 50 },
     );
   });

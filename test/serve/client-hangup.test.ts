@@ -25,7 +25,9 @@ function nextOutcomes(count: number): Promise<Outcome<ItemTensors>['kind'][]> {
 
 function admitted(count: number): Promise<void> {
   let seen = 0;
-  return new Promise((resolve) => server.runtime.runtime!.batcher.addObserver({ admitted: () => ++seen === count && resolve() }));
+  return new Promise((resolve) =>
+    server.runtime.runtime!.batcher.addObserver({ admitted: () => ++seen === count && resolve() }),
+  );
 }
 
 const BODY = JSON.stringify({ inputs: [0.2, 1.5, -0.3] });
@@ -57,7 +59,9 @@ describe('a client that hangs up while its requests wait', () => {
     expect(await finished).toEqual(['cancelled', 'cancelled']);
     expect(server.runtime.runtime!.batcher.queueDepth).toBe(0);
     // No answer was sent: counted apart as 499 "client closed request" (nginx's), never as a 503.
-    const stats = (await (await fetch(`${server.url}/v1/stats`)).json()) as { responsesByStatus: Record<string, number> };
+    const stats = (await (await fetch(`${server.url}/v1/stats`)).json()) as {
+      responsesByStatus: Record<string, number>;
+    };
     expect((stats.responsesByStatus['499'] ?? 0) - (before['499'] ?? 0)).toBe(2);
     expect(stats.responsesByStatus['503'] ?? 0).toBe(before['503'] ?? 0);
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
@@ -80,7 +84,10 @@ describe('a client that hangs up while its requests wait', () => {
     expect(await finished).toEqual(['cancelled']);
     await new Promise((resolve) => setImmediate(resolve));
     const after = server.runtime.runtime!.responsesByStatus;
-    expect({ 499: (after['499'] ?? 0) - (before['499'] ?? 0), 503: (after['503'] ?? 0) - (before['503'] ?? 0) }).toEqual({ 499: 1, 503: 0 });
+    expect({
+      499: (after['499'] ?? 0) - (before['499'] ?? 0),
+      503: (after['503'] ?? 0) - (before['503'] ?? 0),
+    }).toEqual({ 499: 1, 503: 0 });
   });
 
   it('forgets answered requests, pipelined ones included: nothing piles up on a kept-alive connection', async () => {

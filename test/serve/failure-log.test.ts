@@ -7,7 +7,10 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
 function sinkOf(writes: string[], accept = () => true) {
   const listeners: (() => void)[] = [];
   return {
-    sink: { write: (text: string) => (writes.push(text), accept()), once: (_event: 'drain', listener: () => void) => listeners.push(listener) },
+    sink: {
+      write: (text: string) => (writes.push(text), accept()),
+      once: (_event: 'drain', listener: () => void) => listeners.push(listener),
+    },
     drain: () => listeners.splice(0).forEach((listener) => listener()),
   };
 }
@@ -20,21 +23,29 @@ describe('FailureLog (#7)', () => {
     log.failure('model execution failed for request b', new Error('boom'));
     expect(writes).toEqual([]);
     await turn();
-    expect(writes).toEqual(['batchline serve: model execution failed for request a: boom\nbatchline serve: model execution failed for request b: boom\n']);
+    expect(writes).toEqual([
+      'batchline serve: model execution failed for request a: boom\nbatchline serve: model execution failed for request b: boom\n',
+    ]);
   });
 
   it('keeps at most the burst, then a rate, and says how many lines it left out, and of what', async () => {
     const writes: string[] = [];
     let nowMs = 0;
     const log = new FailureLog(sinkOf(writes).sink, { burstLines: 20, linesPerSecond: 10, now: () => nowMs });
-    for (let i = 0; i < 10_000; i++) log.failure(`model execution failed for request r${i}`, new Error(`MatMul ${'x'.repeat(1000)}`));
+    for (let i = 0; i < 10_000; i++)
+      log.failure(`model execution failed for request r${i}`, new Error(`MatMul ${'x'.repeat(1000)}`));
     nowMs = 1000; // a second later: 10 more lines may go
     for (let i = 0; i < 100; i++) log.failure(`could not present the output of request q${i}`, new Error('NaN'));
     log.flush();
     await turn();
-    const lines = writes.join('').split('\n').filter((line) => line !== '');
+    const lines = writes
+      .join('')
+      .split('\n')
+      .filter((line) => line !== '');
     expect(lines).toHaveLength(20 + 10 + 1);
-    expect(lines.at(-1)).toBe('batchline serve: 10070 more failure lines left out in 1.0 s (model execution failed ×9980, could not present the output ×90); at most 10 a second are logged');
+    expect(lines.at(-1)).toBe(
+      'batchline serve: 10070 more failure lines left out in 1.0 s (model execution failed ×9980, could not present the output ×90); at most 10 a second are logged',
+    );
     expect(writes.join('').length).toBeLessThan(40_000);
   });
 

@@ -11,10 +11,19 @@ afterAll(() => server?.close());
 
 describe('a rolling model update under load', () => {
   it('registers version 2 and removes version 1 without one non-2xx answer or connection error', async () => {
-    const root = await writeRepository({ 'm/1/model.onnx': linearModelOnnx([1, 2]), 'm/2/model.onnx': linearModelOnnx([10, 20]) });
+    const root = await writeRepository({
+      'm/1/model.onnx': linearModelOnnx([1, 2]),
+      'm/2/model.onnx': linearModelOnnx([10, 20]),
+    });
     await writeFile(join(root, 'm', 'config.json'), JSON.stringify({ version_policy: { specific: [1] } }));
     // A little simulated accelerator time: requests are queued and running when version 1 goes.
-    server = await startTestServer({ modelRepository: root, adminToken: TOKEN, modelLatencyMs: 2, batchWindowMs: 1, maxQueueSize: 1000 });
+    server = await startTestServer({
+      modelRepository: root,
+      adminToken: TOKEN,
+      modelLatencyMs: 2,
+      batchWindowMs: 1,
+      maxQueueSize: 1000,
+    });
     const url = `${server.url}/models/m/predict`;
     const agent = new Agent({ connections: 8, pipelining: 1 });
     const total = 1600;
@@ -28,7 +37,12 @@ describe('a rolling model update under load', () => {
       while (sent < total) {
         sent++;
         try {
-          const response = await request(url, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: '{"inputs":[1,1]}' });
+          const response = await request(url, {
+            method: 'POST',
+            dispatcher: agent,
+            headers: { 'content-type': 'application/json' },
+            body: '{"inputs":[1,1]}',
+          });
           const body = (await response.body.json()) as { model_version?: string };
           statuses.set(response.statusCode, (statuses.get(response.statusCode) ?? 0) + 1);
           versions.push(body.model_version ?? 'none');
@@ -44,7 +58,10 @@ describe('a rolling model update under load', () => {
     const admin = async (method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<number> => {
       const response = await request(`${server!.url}${path}`, {
         method,
-        headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       await response.body.dump();

@@ -115,7 +115,9 @@ describe('bad requests', () => {
     server = await startTestServer();
     const gzip = await infer(server.url, '\x1f\x8b\x08\x00garbage', { 'content-encoding': 'gzip' });
     expect([gzip.status, gzip.json.error.code]).toEqual([415, 'unsupported_media_type']);
-    expect(gzip.json.error.message).toBe('unsupported media type: Content-Encoding gzip is not supported; send the JSON uncompressed');
+    expect(gzip.json.error.message).toBe(
+      'unsupported media type: Content-Encoding gzip is not supported; send the JSON uncompressed',
+    );
     // Refused even when the body happens to parse as plain JSON.
     const plain = await infer(server.url, { inputs: [1, 2, 3] }, { 'content-encoding': 'gzip' });
     expect([plain.status, plain.json.error.code]).toEqual([415, 'unsupported_media_type']);

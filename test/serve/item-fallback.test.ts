@@ -30,7 +30,13 @@ afterAll(() => server.close());
 
 describe('a bad item in a batch', () => {
   it('fails only itself; its batch-mates are answered', async () => {
-    const replies = await Promise.all([[1, 2, 3, 4], [1, 2, 3], [5, 6, 7, 8]].map((inputs) => infer(server.url, { inputs })));
+    const replies = await Promise.all(
+      [
+        [1, 2, 3, 4],
+        [1, 2, 3],
+        [5, 6, 7, 8],
+      ].map((inputs) => infer(server.url, { inputs })),
+    );
     expect(replies.map((r) => r.status)).toEqual([200, 500, 200]);
     expect(replies[0]!.json.outputs.y).toEqual([10]);
     expect(replies[2]!.json.outputs.y).toEqual([26]);

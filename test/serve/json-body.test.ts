@@ -14,7 +14,11 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 async function score(body: string): Promise<number> {
-  const response = await request(`${server.url}/v1/infer`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const response = await request(`${server.url}/v1/infer`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
   const json = (await response.body.json()) as { prediction: { score: number } };
   expect(response.statusCode).toBe(200);
   return json.prediction.score;
@@ -45,7 +49,11 @@ describe('JSON bodies in several chunks', () => {
 
   it('still refuses a body that ends early, whatever the buffer held', async () => {
     await score(padded([1, 2, 3], 300_000));
-    const response = await request(`${server.url}/v1/infer`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"inputs":[1,2,3]${' '.repeat(200_000)}` });
+    const response = await request(`${server.url}/v1/infer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"inputs":[1,2,3]${' '.repeat(200_000)}`,
+    });
     expect(response.statusCode).toBe(400);
     expect(((await response.body.json()) as { error: { code: string } }).error.code).toBe('bad_json');
   });

@@ -21,7 +21,11 @@ afterEach(async () => {
 
 async function get(url: string): Promise<{ status: number; text: string; contentType: string | undefined }> {
   const response = await request(url);
-  return { status: response.statusCode, text: await response.body.text(), contentType: response.headers['content-type'] as string | undefined };
+  return {
+    status: response.statusCode,
+    text: await response.body.text(),
+    contentType: response.headers['content-type'] as string | undefined,
+  };
 }
 
 function promtoolPath(): string | undefined {
@@ -77,7 +81,20 @@ describe('health, readiness and metrics', () => {
   it('exports every rejection reason at 0 before any request', async () => {
     server = await startTestServer();
     const text = (await get(`${server.url}/metrics`)).text;
-    for (const reason of ['queue_full', 'over_sla', 'bad_input', 'bad_json', 'bad_request', 'payload_too_large', 'unsupported_media_type', 'not_ready', 'shutting_down', 'internal', 'model_not_found', 'model_unavailable']) {
+    for (const reason of [
+      'queue_full',
+      'over_sla',
+      'bad_input',
+      'bad_json',
+      'bad_request',
+      'payload_too_large',
+      'unsupported_media_type',
+      'not_ready',
+      'shutting_down',
+      'internal',
+      'model_not_found',
+      'model_unavailable',
+    ]) {
       expect(text).toContain(`batchline_rejections_total{model="toy-logistic-v1",version="1",reason="${reason}"} 0`);
     }
   });
@@ -103,7 +120,16 @@ describe('health, readiness and metrics', () => {
     expect(stats.snapshot.counts.outcomes.ok).toBe(1);
     // Every percentile set has p95, our users' SLOs being written at p95; none above the max.
     for (const key of ['latencyMs', 'queueWaitMs']) {
-      expect(Object.keys(stats.snapshot[key]).sort()).toEqual(['count', 'max', 'mean', 'p50', 'p90', 'p95', 'p99', 'p999']);
+      expect(Object.keys(stats.snapshot[key]).sort()).toEqual([
+        'count',
+        'max',
+        'mean',
+        'p50',
+        'p90',
+        'p95',
+        'p99',
+        'p999',
+      ]);
       expect(stats.snapshot[key].p999).toBeLessThanOrEqual(stats.snapshot[key].max);
     }
   });
@@ -115,7 +141,9 @@ describe('start-up failures', () => {
   it('names the address it cannot listen on', async () => {
     // 192.0.2.1 (TEST-NET-1) is no address of this machine: bind fails at once with EADDRNOTAVAIL.
     const config = resolveOptions(SERVE_OPTIONS, { host: '192.0.2.1', port: 0 }, {});
-    await expect(runServer(config, { stdout: sink, stderr: sink, shutdownSignal: new Promise(() => {}) })).rejects.toMatchObject({
+    await expect(
+      runServer(config, { stdout: sink, stderr: sink, shutdownSignal: new Promise(() => {}) }),
+    ).rejects.toMatchObject({
       code: 'CANNOT_LISTEN',
       message: expect.stringMatching(/^cannot listen on 192\.0\.2\.1:0 \(EADDRNOTAVAIL/),
     });
@@ -137,9 +165,14 @@ describe('graceful shutdown', () => {
     const shutdownSignal = new Promise<string>((resolve) => (signal = resolve));
     const output: string[] = [];
     const sink = { write: (text: string) => output.push(text) } as unknown as NodeJS.WritableStream;
-    const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 100, maxBatchSize: 4, drainTimeoutMs: 150 }, {});
+    const config = resolveOptions(
+      SERVE_OPTIONS,
+      { port: 0, modelLatencyMs: 100, maxBatchSize: 4, drainTimeoutMs: 150 },
+      {},
+    );
     const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal });
-    for (let i = 0; i < 10_000 && !output.join('').includes('listening on'); i++) await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 10_000 && !output.join('').includes('listening on'); i++)
+      await new Promise((resolve) => setImmediate(resolve));
     const url = /listening on (\S+)/.exec(output.join(''))![1]!;
     // 40 requests need 10 batches of 100 ms; the 150 ms drain lets only some finish.
     const replies = Array.from({ length: 40 }, () => infer(url, { inputs: [1, 2, 3] }));
@@ -164,14 +197,16 @@ describe('graceful shutdown', () => {
     const sink = { write: (text: string) => output.push(text) } as unknown as NodeJS.WritableStream;
     const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 300, drainTimeoutMs: 5000 }, {});
     const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal });
-    for (let i = 0; i < 10_000 && !output.join('').includes('listening on'); i++) await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 10_000 && !output.join('').includes('listening on'); i++)
+      await new Promise((resolve) => setImmediate(resolve));
     const url = /listening on (\S+)/.exec(output.join(''))![1]!;
     const inflight = infer(url, { inputs: [1, 2, 3] });
     for (let poll = 0; poll < 500; poll++) {
       if (JSON.parse((await get(`${url}/v1/stats`)).text).snapshot.runningRequests === 1) break;
     }
     signal('SIGTERM');
-    for (let i = 0; i < 10_000 && !output.join('').includes('draining'); i++) await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 10_000 && !output.join('').includes('draining'); i++)
+      await new Promise((resolve) => setImmediate(resolve));
     expect((await get(`${url}/readyz`)).status).toBe(503);
     expect((await get(`${url}/nope`)).status).toBe(404);
     expect((await inflight).status).toBe(200);

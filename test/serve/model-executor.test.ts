@@ -12,14 +12,20 @@ const item = (value: number): ItemTensors => ({ x: { data: Float32Array.of(value
 /** A model that runs synchronously and doubles its input; it fails on a NaN. */
 function syncModel(runs: number[][], onRun: () => void = () => {}): ServedModel {
   const runBatchSync = (items: readonly ItemTensors[]) => {
-    const values = items.map((i) => i['x']!.data[0] as number);
+    const values = items.map((i) => i.x!.data[0] as number);
     runs.push(values);
     onRun();
     if (values.some(Number.isNaN)) throw new Error('NaN in the batch');
     return values.map((v) => item(v * 2));
   };
   return {
-    version: 'double', ready: true, health: () => { throw new Error('not used'); }, inputs: [], outputs: [],
+    version: 'double',
+    ready: true,
+    health: () => {
+      throw new Error('not used');
+    },
+    inputs: [],
+    outputs: [],
     decode: (inputs) => inputs as ItemTensors,
     runBatch: async (items) => runBatchSync(items),
     runBatchSync,
@@ -40,19 +46,36 @@ class ManualClock implements Clock {
   cancel(): void {}
 }
 
-function setup(modelLatencyMs: number | { aMs: number; bMs: number }, maxBatchSize = 2, options: { instances?: number; clock?: Clock; onRun?: () => void; requestTimeoutMs?: number } = {}) {
+function setup(
+  modelLatencyMs: number | { aMs: number; bMs: number },
+  maxBatchSize = 2,
+  options: { instances?: number; clock?: Clock; onRun?: () => void; requestTimeoutMs?: number } = {},
+) {
   const clock = options.clock ?? new VirtualClock();
   const runs: number[][] = [];
   const deferred: (() => void)[] = [];
   const bugs: unknown[] = [];
-  const executor = new ModelExecutor(syncModel(runs, options.onRun), clock, modelLatencyMs, (error) => bugs.push(error), (fn) => deferred.push(fn));
+  const executor = new ModelExecutor(
+    syncModel(runs, options.onRun),
+    clock,
+    modelLatencyMs,
+    (error) => bugs.push(error),
+    (fn) => deferred.push(fn),
+  );
   const batcher = createBatcher(
-    { maxBatchSize, batchWindowMs: 10, maxQueueSize: 100, requestTimeoutMs: options.requestTimeoutMs ?? 1000, instances: options.instances ?? 1 },
+    {
+      maxBatchSize,
+      batchWindowMs: 10,
+      maxQueueSize: 100,
+      requestTimeoutMs: options.requestTimeoutMs ?? 1000,
+      instances: options.instances ?? 1,
+    },
     clock,
     executor,
   );
   const outcomes: Outcome<ItemTensors>[] = [];
-  const submit = (value: number, onOutcome = (outcome: Outcome<ItemTensors>) => void outcomes.push(outcome)) => batcher.submit(String(value), item(value), onOutcome);
+  const submit = (value: number, onOutcome = (outcome: Outcome<ItemTensors>) => void outcomes.push(outcome)) =>
+    batcher.submit(String(value), item(value), onOutcome);
   const endTurn = () => deferred.splice(0).forEach((fn) => fn());
   return { clock: clock as VirtualClock, runs, deferred, bugs, batcher, outcomes, submit, endTurn };
 }
@@ -67,7 +90,7 @@ describe('ModelExecutor with a synchronous model', () => {
     expect(t.deferred).toHaveLength(1);
     t.endTurn();
     expect(t.runs).toEqual([[1, 2]]);
-    expect(t.outcomes.map((o) => o.kind === 'ok' && o.output!['x']!.data[0])).toEqual([2, 4]);
+    expect(t.outcomes.map((o) => o.kind === 'ok' && o.output!.x!.data[0])).toEqual([2, 4]);
   });
 
   it('runs every ready batch back to back in one turn, in arrival order', () => {
@@ -75,7 +98,11 @@ describe('ModelExecutor with a synchronous model', () => {
     for (const value of [1, 2, 3, 4, 5, 6, 7]) t.submit(value);
     expect(t.deferred).toHaveLength(1); // one slot: one batch dispatched, three full ones queued
     t.endTurn();
-    expect(t.runs).toEqual([[1, 2], [3, 4], [5, 6]]);
+    expect(t.runs).toEqual([
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ]);
     expect(t.deferred).toHaveLength(0);
     expect(t.batcher.queueDepth).toBe(1); // the odd one waits for its window
     t.clock.advanceBy(10);
@@ -88,7 +115,12 @@ describe('ModelExecutor with a synchronous model', () => {
     const t = setup(0, 2, { instances: 2 });
     for (const value of [1, 2, 3, 4, 5, 6, 7, 8]) t.submit(value);
     t.endTurn();
-    expect(t.runs).toEqual([[1, 2], [3, 4], [5, 6], [7, 8]]);
+    expect(t.runs).toEqual([
+      [1, 2],
+      [3, 4],
+      [5, 6],
+      [7, 8],
+    ]);
   });
 
   it('gives the event loop its turn once the batches have run for TURN_BUDGET_MS, and goes on in the next', () => {
@@ -121,9 +153,22 @@ describe('ModelExecutor with a synchronous model', () => {
 
   it('reports a throwing completion as a bug and goes on with the next batch', () => {
     const t = setup(0);
-    const executor = new ModelExecutor(syncModel(t.runs), t.clock, 0, (error) => t.bugs.push(error), (fn) => t.deferred.push(fn));
-    const batch = (id: number, values: number[]): Batch<ItemTensors, ItemTensors> =>
-      ({ id, instance: 0, requests: [], inputs: values.map(item), startedAtMs: 0, trigger: 'full', finishedAtMs: undefined });
+    const executor = new ModelExecutor(
+      syncModel(t.runs),
+      t.clock,
+      0,
+      (error) => t.bugs.push(error),
+      (fn) => t.deferred.push(fn),
+    );
+    const batch = (id: number, values: number[]): Batch<ItemTensors, ItemTensors> => ({
+      id,
+      instance: 0,
+      requests: [],
+      inputs: values.map(item),
+      startedAtMs: 0,
+      trigger: 'full',
+      finishedAtMs: undefined,
+    });
     const results: unknown[] = [];
     executor.start(batch(0, [1]), () => {
       throw new Error('completion failed');

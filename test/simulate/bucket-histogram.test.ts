@@ -6,17 +6,23 @@ import { BucketHistogram } from '../../src/simulate/bucket-histogram.js';
 describe('BucketHistogram', () => {
   it('gives the same percentiles as recording into the core HDR histogram', () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ min: 0, max: 4e6, noNaN: true }), { minLength: 1, maxLength: 300 }), (values) => {
-        const fast = new BucketHistogram();
-        const hdr = createLatencyHistogram();
-        for (const ms of values) {
-          fast.recordMs(ms);
-          recordMs(hdr, ms);
-        }
-        // The buckets' own values: reports cap them at the exact maximum, which each side keeps apart.
-        const bucketValues = (h: typeof hdr): number[] => [h.totalCount, ...[50, 90, 95, 99, 99.9].map((p) => h.getValueAtPercentile(p))];
-        expect(bucketValues(fast.toHistogram())).toEqual(bucketValues(hdr));
-      }),
+      fc.property(
+        fc.array(fc.double({ min: 0, max: 4e6, noNaN: true }), { minLength: 1, maxLength: 300 }),
+        (values) => {
+          const fast = new BucketHistogram();
+          const hdr = createLatencyHistogram();
+          for (const ms of values) {
+            fast.recordMs(ms);
+            recordMs(hdr, ms);
+          }
+          // The buckets' own values: reports cap them at the exact maximum, which each side keeps apart.
+          const bucketValues = (h: typeof hdr): number[] => [
+            h.totalCount,
+            ...[50, 90, 95, 99, 99.9].map((p) => h.getValueAtPercentile(p)),
+          ];
+          expect(bucketValues(fast.toHistogram())).toEqual(bucketValues(hdr));
+        },
+      ),
       { numRuns: 300, seed: 9 },
     );
   });
@@ -29,6 +35,7 @@ describe('BucketHistogram', () => {
       recordMs(hdr, us / 1000);
     }
     const converted = fast.toHistogram();
-    for (const p of [1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]) expect(converted.getValueAtPercentile(p)).toBe(hdr.getValueAtPercentile(p));
+    for (const p of [1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100])
+      expect(converted.getValueAtPercentile(p)).toBe(hdr.getValueAtPercentile(p));
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildProgram, exitCodeFor } from '../../src/cli.js';
-import { BatchlineError, ExitWithCode } from '../../src/errors.js';
+import { type BatchlineError, ExitWithCode } from '../../src/errors.js';
 import { simulateMain } from '../../src/simulate/simulate-main.js';
 import { simulateOptions } from './helpers.js';
 
@@ -18,7 +18,13 @@ function sink(): { text: string; write(chunk: string): void } {
 
 async function run(overrides: Record<string, unknown>, sweep?: string[]): Promise<string> {
   const out = sink();
-  await simulateMain({ options: simulateOptions(overrides), given: new Set(Object.keys(overrides)), sweep, stdout: out, workers: 1 });
+  await simulateMain({
+    options: simulateOptions(overrides),
+    given: new Set(Object.keys(overrides)),
+    sweep,
+    stdout: out,
+    workers: 1,
+  });
   return out.text;
 }
 
@@ -39,7 +45,17 @@ const dir = mkdtempSync(join(tmpdir(), 'batchline-simulate-'));
 describe('batchline simulate', () => {
   it('prints a report with the seed, counts, rates, percentiles, batch sizes and utilization', async () => {
     const text = await run({ rate: 300, requests: 20_000 });
-    for (const part of ['seed 1', 'arrived 20000', 'throughput', 'goodput', 'p99.9', 'latency ms', 'queue ms', 'mean size', 'instance 0']) {
+    for (const part of [
+      'seed 1',
+      'arrived 20000',
+      'throughput',
+      'goodput',
+      'p99.9',
+      'latency ms',
+      'queue ms',
+      'mean size',
+      'instance 0',
+    ]) {
       expect(text).toContain(part);
     }
   });
@@ -55,8 +71,11 @@ describe('batchline simulate', () => {
 
   it('--json carries the documented fields', async () => {
     const report = JSON.parse(await run({ rate: 300, requests: 2000, json: '-' }));
-    expect(Object.keys(report.requests)).toEqual(expect.arrayContaining(['arrived', 'admitted', 'rejected', 'completed', 'expired']));
-    for (const key of ['latency_ms', 'queue_wait_ms']) expect(Object.keys(report[key])).toEqual(['p50', 'p90', 'p95', 'p99', 'p999', 'max', 'mean']);
+    expect(Object.keys(report.requests)).toEqual(
+      expect.arrayContaining(['arrived', 'admitted', 'rejected', 'completed', 'expired']),
+    );
+    for (const key of ['latency_ms', 'queue_wait_ms'])
+      expect(Object.keys(report[key])).toEqual(['p50', 'p90', 'p95', 'p99', 'p999', 'max', 'mean']);
     expect(report).toMatchObject({ seed: 1, batch_size: { mean: expect.any(Number), histogram: expect.any(Object) } });
     expect(report.throughput_rps).toBeGreaterThan(0);
     expect(report.goodput_rps).toBeGreaterThan(0);
@@ -66,19 +85,44 @@ describe('batchline simulate', () => {
   it('--trace writes one JSON line per request with its fate', async () => {
     const path = join(dir, 'trace.jsonl');
     await run({ rate: 300, requests: 300, maxQueueSize: 4, requestTimeoutMs: 35, trace: path });
-    const lines = readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const lines = readFileSync(path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines).toHaveLength(300);
     expect(lines.map((l) => l.id)).toEqual([...Array(300).keys()]);
     expect(new Set(lines.map((l) => l.outcome))).toEqual(new Set(['ok', 'rejected', 'expired']));
-    expect(Object.keys(lines.find((l) => l.outcome === 'ok'))).toEqual(['id', 'arrival_ms', 'outcome', 'batch', 'start_ms', 'end_ms']);
-    expect(lines.find((l) => l.outcome === 'rejected')).toMatchObject({ reason: 'queue_full', batch: null, start_ms: null });
+    expect(Object.keys(lines.find((l) => l.outcome === 'ok'))).toEqual([
+      'id',
+      'arrival_ms',
+      'outcome',
+      'batch',
+      'start_ms',
+      'end_ms',
+    ]);
+    expect(lines.find((l) => l.outcome === 'rejected')).toMatchObject({
+      reason: 'queue_full',
+      batch: null,
+      start_ms: null,
+    });
   });
 
   it('--events prints admissions, batch starts, completions, rejections and expiries in order', async () => {
-    const text = await run({ rate: 1000, requests: 12, maxQueueSize: 2, maxBatchSize: 2, requestTimeoutMs: 30, events: true });
+    const text = await run({
+      rate: 1000,
+      requests: 12,
+      maxQueueSize: 2,
+      maxBatchSize: 2,
+      requestTimeoutMs: 30,
+      events: true,
+    });
     const timeline = text.slice(0, text.indexOf('batchline simulate'));
-    for (const word of ['admitted', 'batch started', 'completed', 'rejected', 'batch finished']) expect(timeline).toContain(word);
-    const times = timeline.trim().split('\n').map((line) => Number.parseFloat(line));
+    for (const word of ['admitted', 'batch started', 'completed', 'rejected', 'batch finished'])
+      expect(timeline).toContain(word);
+    const times = timeline
+      .trim()
+      .split('\n')
+      .map((line) => Number.parseFloat(line));
     expect(times).toEqual([...times].sort((a, b) => a - b));
   });
 
@@ -101,7 +145,10 @@ describe('batchline simulate', () => {
   });
 
   it('a sweep prints the grid, the Pareto frontier and the best configuration under the SLO', async () => {
-    const text = await run({ rate: 600, latency: '4+1n', requests: 20_000, slo: 'p99<50ms' }, ['max-batch-size=1,8,16', 'batch-window-ms=0,5']);
+    const text = await run({ rate: 600, latency: '4+1n', requests: 20_000, slo: 'p99<50ms' }, [
+      'max-batch-size=1,8,16',
+      'batch-window-ms=0,5',
+    ]);
     expect(text).toContain('Pareto frontier');
     expect(text).toMatch(/recommendation: #\d+ {2}--max-batch-size (8|16) --batch-window-ms (0|5)/);
     expect(text.match(/<- best/g)).toHaveLength(1);
@@ -111,21 +158,44 @@ describe('batchline simulate', () => {
   });
 
   it('a sweep where nothing meets the SLO says so and exits 1', async () => {
-    await expect(run({ rate: 600, latency: '4+1n', requests: 5000, slo: 'p99<1ms' }, ['max-batch-size=8,16'])).rejects.toBeInstanceOf(ExitWithCode);
+    await expect(
+      run({ rate: 600, latency: '4+1n', requests: 5000, slo: 'p99<1ms' }, ['max-batch-size=8,16']),
+    ).rejects.toBeInstanceOf(ExitWithCode);
   });
 });
 
 describe('simulate --model-latency-ms, as serve spells it', () => {
-  const latencies = (text: string): string => text.split('\n').filter((line) => /^(latency|queue) ms|^rates|^capacity/.test(line)).join('\n');
+  const latencies = (text: string): string =>
+    text
+      .split('\n')
+      .filter((line) => /^(latency|queue) ms|^rates|^capacity/.test(line))
+      .join('\n');
 
   it('is the service time per batch: a number, or A+Bn', async () => {
-    expect(latencies(await run({ rate: 300, requests: 3000, modelLatencyMs: '20' }))).toBe(latencies(await run({ rate: 300, requests: 3000, latencyMs: 20 })));
-    expect(latencies(await run({ rate: 300, requests: 3000, modelLatencyMs: '5+2n' }))).toBe(latencies(await run({ rate: 300, requests: 3000, latency: '5+2n' })));
+    expect(latencies(await run({ rate: 300, requests: 3000, modelLatencyMs: '20' }))).toBe(
+      latencies(await run({ rate: 300, requests: 3000, latencyMs: 20 })),
+    );
+    expect(latencies(await run({ rate: 300, requests: 3000, modelLatencyMs: '5+2n' }))).toBe(
+      latencies(await run({ rate: 300, requests: 3000, latency: '5+2n' })),
+    );
   });
 
-  it('is added to a measured profile, as serve adds it to the model\'s own time', async () => {
+  it("is added to a measured profile, as serve adds it to the model's own time", async () => {
     const path = join(dir, 'profile-for-model-latency.json');
-    writeFileSync(path, JSON.stringify({ format: 'batchline-latency-profile/1', model: 'm', warmup: 1, repetitions: 1, points: [{ batch_size: 1, p50_ms: 1, mean_ms: 1, p90_ms: 1, min_ms: 1, max_ms: 1, cv: 0 }, { batch_size: 8, p50_ms: 8, mean_ms: 8, p90_ms: 8, min_ms: 8, max_ms: 8, cv: 0 }], fit: { a_ms: 0, b_ms: 1, r2: 1 } }));
+    writeFileSync(
+      path,
+      JSON.stringify({
+        format: 'batchline-latency-profile/1',
+        model: 'm',
+        warmup: 1,
+        repetitions: 1,
+        points: [
+          { batch_size: 1, p50_ms: 1, mean_ms: 1, p90_ms: 1, min_ms: 1, max_ms: 1, cv: 0 },
+          { batch_size: 8, p50_ms: 8, mean_ms: 8, p90_ms: 8, min_ms: 8, max_ms: 8, cv: 0 },
+        ],
+        fit: { a_ms: 0, b_ms: 1, r2: 1 },
+      }),
+    );
     const text = await run({ rate: 300, requests: 3000, latencyProfile: path, modelLatencyMs: '20' });
     expect(latencies(text)).toBe(latencies(await run({ rate: 300, requests: 3000, latency: '20+1n' })));
     expect(text).toMatch(/service\s+profile .* \+ fixed 20 ms per batch \(--model-latency-ms\)/);
@@ -144,7 +214,10 @@ describe('simulate option errors exit 2 and name the option', () => {
     [['--latency-ms', '5', '--latency', '1+1n'], /give one/],
     [['--model-latency-ms', '5', '--latency-ms', '5'], /give one/],
     [['--model-latency-ms', 'slow'], /--model-latency-ms: got 'slow', expected ms per batch such as 20 or 5\+2n/],
-    [['--duration', '1m30'], /--duration: got '1m30', expected a duration such as 500ms, 10s, 2m or 1m30s \(a bare number is seconds\)/],
+    [
+      ['--duration', '1m30'],
+      /--duration: got '1m30', expected a duration such as 500ms, 10s, 2m or 1m30s \(a bare number is seconds\)/,
+    ],
     [['--rate', '5', '--stages', '1s:10'], /--rate, --stages and --arrivals/],
     [['--stages', '10s'], /--stages: stage '10s' is not duration:rate/],
     [['--slo', 'p42<3'], /--slo: got 'p42<3'/],
@@ -163,7 +236,9 @@ describe('simulate option errors exit 2 and name the option', () => {
   }
 
   it('throws a BatchlineError INVALID_OPTION, not a bare error', async () => {
-    await expect(run({ latency: 'nope' })).rejects.toMatchObject({ code: 'INVALID_OPTION' } satisfies Partial<BatchlineError>);
+    await expect(run({ latency: 'nope' })).rejects.toMatchObject({
+      code: 'INVALID_OPTION',
+    } satisfies Partial<BatchlineError>);
   });
 });
 
@@ -173,7 +248,9 @@ describe('a sweep on worker threads', () => {
     const bin = new URL('../../bin/batchline.js', import.meta.url).pathname;
     const args = ['--rate', '600', '--latency', '4+1n', '--requests', '60000', '--slo', 'p99<50ms'];
     const sweep = ['max-batch-size=1,8,16', 'batch-window-ms=0,5'];
-    const threaded = execFileSync(process.execPath, [bin, 'simulate', ...args, '--sweep', ...sweep], { encoding: 'utf8' });
+    const threaded = execFileSync(process.execPath, [bin, 'simulate', ...args, '--sweep', ...sweep], {
+      encoding: 'utf8',
+    });
     const sequential = await run({ rate: 600, latency: '4+1n', requests: 60_000, slo: 'p99<50ms' }, sweep);
     expect(threaded).toBe(sequential);
   });

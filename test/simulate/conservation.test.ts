@@ -29,7 +29,8 @@ describe('conservation on random configurations', () => {
         // One trace row per request, ids 0..n-1, in their arrival order.
         const rows = result.trace!;
         expect(rows.filter((row) => row !== undefined)).toHaveLength(s.requests);
-        for (let i = 1; i < rows.length; i++) expect(rows[i]!.arrival_ms).toBeGreaterThanOrEqual(rows[i - 1]!.arrival_ms);
+        for (let i = 1; i < rows.length; i++)
+          expect(rows[i]!.arrival_ms).toBeGreaterThanOrEqual(rows[i - 1]!.arrival_ms);
         for (const row of rows) {
           expect(row.end_ms).toBeGreaterThanOrEqual(row.arrival_ms);
           if (row.outcome === 'ok') expect(row.start_ms).not.toBeNull();

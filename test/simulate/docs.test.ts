@@ -21,6 +21,8 @@ function checkTable(marker: string, schema: OptionSchema): void {
 }
 
 describe('docs/simulate.md option tables', () => {
-  it('list every simulate option with its default, range and description', () => checkTable('simulate-options', SIMULATE_OPTIONS));
-  it('list every profile option with its default, range and description', () => checkTable('profile-options', PROFILE_OPTIONS));
+  it('list every simulate option with its default, range and description', () =>
+    checkTable('simulate-options', SIMULATE_OPTIONS));
+  it('list every profile option with its default, range and description', () =>
+    checkTable('profile-options', PROFILE_OPTIONS));
 });

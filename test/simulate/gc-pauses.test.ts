@@ -9,7 +9,7 @@ import { simulateWithInputs } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'batchline-gc-'));
 
-describe('gcPauseSource: the main thread\'s GC pauses a request brings', () => {
+describe("gcPauseSource: the main thread's GC pauses a request brings", () => {
   const draws = (pauses: Parameters<typeof gcPauseSource>[0], n: number, seed = 7): number[] => {
     const source = gcPauseSource(pauses, new SeededRandom(seed));
     return Array.from({ length: n }, () => source());
@@ -20,8 +20,11 @@ describe('gcPauseSource: the main thread\'s GC pauses a request brings', () => {
     expect(draws([{ kind: 'major', per_request: 0, mean_ms: 5 }], 100).every((ms) => ms === 0)).toBe(true);
   });
 
-  it('brings a kind\'s pause with its measured probability and mean, the same for the same seed', () => {
-    const pauses = [{ kind: 'major', per_request: 0.02, mean_ms: 5 }, { kind: 'minor', per_request: 0.05, mean_ms: 1 }];
+  it("brings a kind's pause with its measured probability and mean, the same for the same seed", () => {
+    const pauses = [
+      { kind: 'major', per_request: 0.02, mean_ms: 5 },
+      { kind: 'minor', per_request: 0.05, mean_ms: 1 },
+    ];
     const sample = draws(pauses, 50_000);
     expect(draws(pauses, 50_000)).toEqual(sample);
     const paused = sample.filter((ms) => ms > 0).length / sample.length;
@@ -44,13 +47,43 @@ describe('gcPauseSource: the main thread\'s GC pauses a request brings', () => {
 let profiles = 0;
 function profileWith(pauses: unknown, path: { decode_ms?: number; cores?: number } = {}): string {
   const file = join(dir, `profile-${profiles++}.json`);
-  const points = [1, 2, 4, 8].map((n) => ({ batch_size: n, p50_ms: 1 + n, mean_ms: 1 + n, p90_ms: 1 + n, min_ms: 1 + n, max_ms: 1 + n, cv: 0 }));
+  const points = [1, 2, 4, 8].map((n) => ({
+    batch_size: n,
+    p50_ms: 1 + n,
+    mean_ms: 1 + n,
+    p90_ms: 1 + n,
+    min_ms: 1 + n,
+    max_ms: 1 + n,
+    cv: 0,
+  }));
   const profile = {
-    format: 'batchline-latency-profile/1', model: 'm', warmup: 1, repetitions: 1, points, fit: { a_ms: 1, b_ms: 1, r2: 1 },
+    format: 'batchline-latency-profile/1',
+    model: 'm',
+    warmup: 1,
+    repetitions: 1,
+    points,
+    fit: { a_ms: 1, b_ms: 1, r2: 1 },
     serving_path: {
-      execution: 'worker', wire: 'json', body_bytes: 1000, decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.01, cores: 4,
-      run_points: points.map((p) => ({ batch_size: p.batch_size, p50_ms: p.p50_ms - 0.1 })), run_fit: { a_ms: 0.9, b_ms: 1 }, handover_fit: { a_ms: 0.1, b_ms: 0 }, ...path,
-      serve_cpu: { requests: 1000, main_ms: 0.81, worker_ms: 1, helpers_ms: 0.2, client_ms: 0.25, mean_batch: 1, ...(pauses === undefined ? {} : { gc_pauses: pauses }) },
+      execution: 'worker',
+      wire: 'json',
+      body_bytes: 1000,
+      decode_ms: 0.3,
+      check_ms: 0.1,
+      encode_ms: 0.01,
+      cores: 4,
+      run_points: points.map((p) => ({ batch_size: p.batch_size, p50_ms: p.p50_ms - 0.1 })),
+      run_fit: { a_ms: 0.9, b_ms: 1 },
+      handover_fit: { a_ms: 0.1, b_ms: 0 },
+      ...path,
+      serve_cpu: {
+        requests: 1000,
+        main_ms: 0.81,
+        worker_ms: 1,
+        helpers_ms: 0.2,
+        client_ms: 0.25,
+        mean_batch: 1,
+        ...(pauses === undefined ? {} : { gc_pauses: pauses }),
+      },
     },
   };
   writeFileSync(file, JSON.stringify(profile));
@@ -58,11 +91,14 @@ function profileWith(pauses: unknown, path: { decode_ms?: number; cores?: number
 }
 
 describe('simulate stalls the main thread for its measured GC pauses', () => {
-  it('keeps the main thread\'s CPU as measured, and delays the requests read behind a pause (and the instance they feed)', async () => {
+  it("keeps the main thread's CPU as measured, and delays the requests read behind a pause (and the instance they feed)", async () => {
     const common = { rate: 50, requests: 4000, maxBatchSize: 1, arrival: 'constant', seed: 3 };
     const smooth = await simulateWithInputs({ ...common, latencyProfile: profileWith(undefined) });
     // One request in 50 brings a 20 ms pause (0.4 ms a request on average, of the 0.8 measured).
-    const paused = await simulateWithInputs({ ...common, latencyProfile: profileWith([{ kind: 'major', per_request: 0.02, mean_ms: 20 }]) });
+    const paused = await simulateWithInputs({
+      ...common,
+      latencyProfile: profileWith([{ kind: 'major', per_request: 0.02, mean_ms: 20 }]),
+    });
     // Requests 20 ms apart, each alone: without pauses every one takes 0.8 + 2 + 0.01 ms.
     expect(smooth.latency_ms.p99).toBeCloseTo(2.81, 1);
     // With them, the main thread reads a request in 0.4 ms, and one in 50 waits for a pause first.
@@ -75,19 +111,30 @@ describe('simulate stalls the main thread for its measured GC pauses', () => {
     expect(paused.capacity_rps).toBeGreaterThan(0.7 * smooth.capacity_rps);
   });
 
-  it('takes the pauses out of the main thread\'s measured CPU even when the steps timed alone said more', async () => {
+  it("takes the pauses out of the main thread's measured CPU even when the steps timed alone said more", async () => {
     // Reading timed alone 0.9 ms, checking 0.1: more than the 0.8 the real serve's main thread spent.
-    const report = await simulateWithInputs({ rate: 50, requests: 200, maxBatchSize: 1, latencyProfile: profileWith([{ kind: 'major', per_request: 0.02, mean_ms: 20 }], { decode_ms: 0.9 }) });
+    const report = await simulateWithInputs({
+      rate: 50,
+      requests: 200,
+      maxBatchSize: 1,
+      latencyProfile: profileWith([{ kind: 'major', per_request: 0.02, mean_ms: 20 }], { decode_ms: 0.9 }),
+    });
     expect(report.costs.given.join('\n')).toMatch(/garbage-collection pauses .*: major 0\.02 × 20 ms/);
   });
 
-  it('gives V8\'s helper threads their CPU in bursts, one per major collection, that hold a core', async () => {
+  it("gives V8's helper threads their CPU in bursts, one per major collection, that hold a core", async () => {
     // One core; the helpers' 0.2 ms a request comes as 10 ms with one request in 50 (a major
     // collection) instead of with every request: the requests behind such a burst wait for the core.
     const common = { rate: 50, requests: 4000, maxBatchSize: 1, arrival: 'poisson', seed: 5 };
     const pause = { per_request: 0.02, mean_ms: 0.01 };
-    const bursts = await simulateWithInputs({ ...common, latencyProfile: profileWith([{ kind: 'major', ...pause }], { cores: 1 }) });
-    const smooth = await simulateWithInputs({ ...common, latencyProfile: profileWith([{ kind: 'incremental', ...pause }], { cores: 1 }) });
+    const bursts = await simulateWithInputs({
+      ...common,
+      latencyProfile: profileWith([{ kind: 'major', ...pause }], { cores: 1 }),
+    });
+    const smooth = await simulateWithInputs({
+      ...common,
+      latencyProfile: profileWith([{ kind: 'incremental', ...pause }], { cores: 1 }),
+    });
     expect(bursts.latency_ms.p99).toBeGreaterThan(smooth.latency_ms.p99 + 3);
     expect(bursts.latency_ms.p50).toBeCloseTo(smooth.latency_ms.p50, 0);
   });

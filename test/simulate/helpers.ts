@@ -8,8 +8,16 @@ import type { ServingPathSetup } from '../../src/simulate/serving-path-model.js'
 /** A worker serving path with nothing but what `overrides` gives: no costs, a core per thread, a batch of n in 1 + n ms. */
 export function bareServingPath(overrides: Partial<ServingPathSetup> = {}): ServingPathSetup {
   return {
-    execution: 'worker', admitMs: 0, answerMs: 0, batchWorkMs: (n) => 1 + n, batchDelayMs: () => 0, handoverWaitMs: () => 0,
-    helpersMs: 0, generatorMs: 0, cores: Number.POSITIVE_INFINITY, ...overrides,
+    execution: 'worker',
+    admitMs: 0,
+    answerMs: 0,
+    batchWorkMs: (n) => 1 + n,
+    batchDelayMs: () => 0,
+    handoverWaitMs: () => 0,
+    helpersMs: 0,
+    generatorMs: 0,
+    cores: Number.POSITIVE_INFINITY,
+    ...overrides,
   };
 }
 

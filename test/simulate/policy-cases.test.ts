@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { compareBatchPolicies, failingModel, fixedConfigsDoingBoth, overload, poisonedItems } from '../../src/simulate/policy-cases.js';
+import {
+  compareBatchPolicies,
+  failingModel,
+  fixedConfigsDoingBoth,
+  overload,
+  poisonedItems,
+} from '../../src/simulate/policy-cases.js';
 
 /**
  * The four claims of docs/policies.md on smaller runs than `npm run bench:policies` (virtual

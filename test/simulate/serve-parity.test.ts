@@ -18,20 +18,30 @@ import { simulateOptions } from './helpers.js';
  * clock gives identical batches and times. The model stands in for an accelerator whose time
  * grows with the batch: it answers `perItemMs·n + fixedMs` virtual ms after it is called.
  */
-async function serveOnManualClock(flags: Record<string, string>, times: Float64Array, model: { fixedMs: number; perItemMs: number }): Promise<CoreEvent[]> {
+async function serveOnManualClock(
+  flags: Record<string, string>,
+  times: Float64Array,
+  model: { fixedMs: number; perItemMs: number },
+): Promise<CoreEvent[]> {
   const clock = new VirtualClock();
   const config = resolveOptions(SERVE_OPTIONS, flags, {});
   const runtime = new ServingRuntime(config, clock);
   const fake: ServedModel = {
     version: 'fake-accelerator',
-    health: () => { throw new Error('not used'); },
+    health: () => {
+      throw new Error('not used');
+    },
     ready: true,
     inputs: [],
     outputs: [],
     decode: (inputs) => inputs as ItemTensors,
     runBatch: (items) =>
       new Promise((resolve) => {
-        clock.schedule(clock.now() + model.fixedMs + model.perItemMs * items.length, () => resolve([...items]), EventOrder.completion);
+        clock.schedule(
+          clock.now() + model.fixedMs + model.perItemMs * items.length,
+          () => resolve([...items]),
+          EventOrder.completion,
+        );
       }),
     replyBody: (requestId) => JSON.stringify({ request_id: requestId }),
     close: async () => {},
@@ -60,11 +70,23 @@ function dyadicPoissonTrace(rateRps: number, count: number, seed: number): Float
 
 const SCENARIOS = [
   { name: 'defaults', batching: {}, modelLatencyMs: 20, model: { fixedMs: 0.5, perItemMs: 0.25 }, rate: 300 },
-  { name: 'overload: rejections and both kinds of expiry', batching: { maxBatchSize: 4, batchWindowMs: 5, maxQueueSize: 16, requestTimeoutMs: 30, instances: 2 }, modelLatencyMs: 5, model: { fixedMs: 0, perItemMs: 3 }, rate: 900 },
-  { name: 'window 0, batch 1, 3 instances', batching: { maxBatchSize: 1, batchWindowMs: 0, maxQueueSize: 1000, requestTimeoutMs: 100_000, instances: 3 }, modelLatencyMs: 6, model: { fixedMs: 1, perItemMs: 0 }, rate: 350 },
+  {
+    name: 'overload: rejections and both kinds of expiry',
+    batching: { maxBatchSize: 4, batchWindowMs: 5, maxQueueSize: 16, requestTimeoutMs: 30, instances: 2 },
+    modelLatencyMs: 5,
+    model: { fixedMs: 0, perItemMs: 3 },
+    rate: 900,
+  },
+  {
+    name: 'window 0, batch 1, 3 instances',
+    batching: { maxBatchSize: 1, batchWindowMs: 0, maxQueueSize: 1000, requestTimeoutMs: 100_000, instances: 3 },
+    modelLatencyMs: 6,
+    model: { fixedMs: 1, perItemMs: 0 },
+    rate: 350,
+  },
 ];
 
-describe('parity: simulate and serve\'s driver on a manual clock', () => {
+describe("parity: simulate and serve's driver on a manual clock", () => {
   for (const s of SCENARIOS) {
     it(`identical events, batches and times (${s.name})`, async () => {
       const times = dyadicPoissonTrace(s.rate, 2000, 17);

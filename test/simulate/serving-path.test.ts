@@ -13,16 +13,40 @@ import { bareServingPath, simulate, simulateWithInputs } from './helpers.js';
 const dir = mkdtempSync(join(tmpdir(), 'batchline-path-'));
 
 /** A profile of a worker model whose batch of n takes 1 + 1·n ms, with the main thread's steps measured. */
-function writeProfile(path: { decode_ms: number; check_ms: number; encode_ms: number; cores: number; execution?: 'inline' | 'worker' }): string {
+function writeProfile(path: {
+  decode_ms: number;
+  check_ms: number;
+  encode_ms: number;
+  cores: number;
+  execution?: 'inline' | 'worker';
+}): string {
   const file = join(dir, `profile-${Object.values(path).join('-')}.json`);
-  const points = [1, 2, 4, 8].map((n) => ({ batch_size: n, p50_ms: 1 + n, mean_ms: 1 + n, p90_ms: 1 + n, min_ms: 1 + n, max_ms: 1 + n, cv: 0 }));
+  const points = [1, 2, 4, 8].map((n) => ({
+    batch_size: n,
+    p50_ms: 1 + n,
+    mean_ms: 1 + n,
+    p90_ms: 1 + n,
+    min_ms: 1 + n,
+    max_ms: 1 + n,
+    cv: 0,
+  }));
   writeFileSync(
     file,
     JSON.stringify({
-      format: 'batchline-latency-profile/1', model: 'm', warmup: 1, repetitions: 1, points, fit: { a_ms: 1, b_ms: 1, r2: 1 },
+      format: 'batchline-latency-profile/1',
+      model: 'm',
+      warmup: 1,
+      repetitions: 1,
+      points,
+      fit: { a_ms: 1, b_ms: 1, r2: 1 },
       serving_path: {
-        execution: 'worker', wire: 'json', body_bytes: 1000, run_points: points.map((p) => ({ batch_size: p.batch_size, p50_ms: p.p50_ms - 0.1 })),
-        run_fit: { a_ms: 0.9, b_ms: 1 }, handover_fit: { a_ms: 0.1, b_ms: 0 }, ...path,
+        execution: 'worker',
+        wire: 'json',
+        body_bytes: 1000,
+        run_points: points.map((p) => ({ batch_size: p.batch_size, p50_ms: p.p50_ms - 0.1 })),
+        run_fit: { a_ms: 0.9, b_ms: 1 },
+        handover_fit: { a_ms: 0.1, b_ms: 0 },
+        ...path,
       },
     }),
   );
@@ -41,7 +65,11 @@ describe('CpuPool: threads sharing cores', () => {
     pool.run(1, 6, () => finished.push([1, clock.now()]));
     pool.run(2, 9, () => finished.push([2, clock.now()]));
     clock.run();
-    expect(finished).toEqual([[0, 6], [1, 8], [2, 13]]);
+    expect(finished).toEqual([
+      [0, 6],
+      [1, 8],
+      [2, 13],
+    ]);
     // Processor sharing gave 9, 9 and 12: no thread ever waited for a tick.
   });
 
@@ -55,7 +83,11 @@ describe('CpuPool: threads sharing cores', () => {
     clock.run();
     // At 1 ms, thread 0 has held the core less than a slice: 1 waits for the tick at 4. At 6, 0
     // has held it since 4.5 (1.5 ms): 2 takes it at once. 0 ran 4 + 1.5 ms, and its last 4.5 from 7.
-    expect(finished).toEqual([[1, 4.5], [2, 7], [0, 11.5]]);
+    expect(finished).toEqual([
+      [1, 4.5],
+      [2, 7],
+      [0, 11.5],
+    ]);
   });
 
   it('lets a thread that goes straight on to its next piece keep its core (a busy event loop does not yield)', () => {
@@ -67,7 +99,12 @@ describe('CpuPool: threads sharing cores', () => {
     clock.schedule(0.5, () => pool.run(1, 1, () => done.push(['other', clock.now()])), 0);
     clock.run();
     // The tick at 4 finds the main thread idle since 3: the other thread had the core from 3.
-    expect(done).toEqual([['a', 1], ['b', 2], ['c', 3], ['other', 4]]);
+    expect(done).toEqual([
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+      ['other', 4],
+    ]);
   });
 
   it('gives every thread a core of its own when there are enough', () => {
@@ -79,7 +116,7 @@ describe('CpuPool: threads sharing cores', () => {
     expect(finished).toEqual([3, 3, 3, 3, 3]);
   });
 
-  it('runs a thread\'s FIFO in order, each piece after the last', () => {
+  it("runs a thread's FIFO in order, each piece after the last", () => {
     const clock = new VirtualClock();
     const main = new FifoThread(new CpuPool(clock, 1), 0);
     const done: [string, number][] = [];
@@ -90,7 +127,12 @@ describe('CpuPool: threads sharing cores', () => {
     });
     main.enqueue(0, () => done.push(['c', clock.now()]));
     clock.run();
-    expect(done).toEqual([['a', 2], ['b', 5], ['c', 5], ['d', 6]]);
+    expect(done).toEqual([
+      ['a', 2],
+      ['b', 5],
+      ['c', 5],
+      ['d', 6],
+    ]);
   });
 
   it("handles a worker's reply after the requests already waiting to be read, as Node's event loop does", () => {
@@ -99,9 +141,13 @@ describe('CpuPool: threads sharing cores', () => {
     const path = new ServingPath(clock, bareServingPath({ admitMs: 1, batchWorkMs: () => 2 }));
     const read: number[] = [];
     let answeredAtMs: number | undefined;
-    path.start({ id: 1, instance: 0, requests: [], inputs: [1], startedAtMs: 0, trigger: 'full', finishedAtMs: undefined }, () => (answeredAtMs = clock.now()));
+    path.start(
+      { id: 1, instance: 0, requests: [], inputs: [1], startedAtMs: 0, trigger: 'full', finishedAtMs: undefined },
+      () => (answeredAtMs = clock.now()),
+    );
     // Requests arrive while the batch runs: read 0.5–1.5, 1.5–2.5 and 2.5–3.5 on the main thread.
-    for (const atMs of [0.5, 1, 1.5]) clock.schedule(atMs, () => path.arrive(() => read.push(clock.now())), EventOrder.arrival);
+    for (const atMs of [0.5, 1, 1.5])
+      clock.schedule(atMs, () => path.arrive(() => read.push(clock.now())), EventOrder.arrival);
     clock.run();
     expect(read).toEqual([1.5, 2.5, 3.5]);
     // The run ends at 2 ms; its reply waits for the reads queued before it, not only the one running.
@@ -116,7 +162,15 @@ describe('CpuPool: threads sharing cores', () => {
       // Two requests are being read (0–1 and 1–2 ms on the main thread) when the batch is dispatched at 0.5 ms.
       path.arrive(() => {});
       path.arrive(() => {});
-      clock.schedule(0.5, () => path.start({ id: 1, instance: 0, requests: [], inputs: [1], startedAtMs: 0.5, trigger, finishedAtMs: undefined }, () => (atMs = clock.now())), EventOrder.window);
+      clock.schedule(
+        0.5,
+        () =>
+          path.start(
+            { id: 1, instance: 0, requests: [], inputs: [1], startedAtMs: 0.5, trigger, finishedAtMs: undefined },
+            () => (atMs = clock.now()),
+          ),
+        EventOrder.window,
+      );
       clock.run();
       return atMs;
     };
@@ -137,7 +191,7 @@ describe('simulate over a measured serving path', () => {
     expect(path.throughput_rps).toBe(batchOnly.throughput_rps);
   });
 
-  it('adds the main thread\'s reading before the batcher and its encoding after, to every latency', async () => {
+  it("adds the main thread's reading before the batcher and its encoding after, to every latency", async () => {
     const costly = writeProfile({ decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.05, cores: 64 });
     const free = writeProfile({ decode_ms: 0, check_ms: 0, encode_ms: 0, cores: 64 });
     // One request at a time: nothing queues, so each costs exactly 0.4 + batch + 0.05 ms more.
@@ -152,7 +206,14 @@ describe('simulate over a measured serving path', () => {
     const oneCore = writeProfile({ decode_ms: 0, check_ms: 0, encode_ms: 0, cores: 1 });
     const twoCores = writeProfile({ decode_ms: 0, check_ms: 0, encode_ms: 0, cores: 2 });
     // Overloaded with full batches of 8 (9 ms): one core carries 8 / 9 ms = 889 req/s, two 1,778.
-    const common = { rate: 3000, requests: 30_000, maxBatchSize: 8, instances: 2, maxQueueSize: 1_000_000, requestTimeoutMs: 1e9 };
+    const common = {
+      rate: 3000,
+      requests: 30_000,
+      maxBatchSize: 8,
+      instances: 2,
+      maxQueueSize: 1_000_000,
+      requestTimeoutMs: 1e9,
+    };
     const shared = await simulateWithInputs({ ...common, latencyProfile: oneCore });
     const own = await simulateWithInputs({ ...common, latencyProfile: twoCores });
     expect(shared.throughput_rps / 889).toBeCloseTo(1, 1);
@@ -161,12 +222,21 @@ describe('simulate over a measured serving path', () => {
     expect(shared.capacity_basis).toBe('what a closed loop of 64 connections gets answered over the serving path');
     expect(own.capacity_rps / 1777.8).toBeCloseTo(1, 2);
     // --cores overrides the profile's count.
-    expect((await simulateWithInputs({ ...common, latencyProfile: twoCores, cores: 1 })).capacity_rps / 888.9).toBeCloseTo(1, 2);
+    expect(
+      (await simulateWithInputs({ ...common, latencyProfile: twoCores, cores: 1 })).capacity_rps / 888.9,
+    ).toBeCloseTo(1, 2);
   });
 
   it('makes the main thread a server of its own: its cost per request bounds the capacity', async () => {
     const slowMain = writeProfile({ decode_ms: 1.5, check_ms: 0.5, encode_ms: 0, cores: 4 });
-    const common = { requests: 20_000, maxBatchSize: 8, instances: 2, maxQueueSize: 1_000_000, requestTimeoutMs: 1e9, latencyProfile: slowMain };
+    const common = {
+      requests: 20_000,
+      maxBatchSize: 8,
+      instances: 2,
+      maxQueueSize: 1_000_000,
+      requestTimeoutMs: 1e9,
+      latencyProfile: slowMain,
+    };
     // 2 ms a request on the main thread: 500 req/s, though the two instances could do 1,778.
     const below = await simulateWithInputs({ ...common, rate: 450 });
     expect(below.capacity_rps / 500).toBeCloseTo(1, 2);
@@ -178,8 +248,17 @@ describe('simulate over a measured serving path', () => {
 
   it('counts what a real serve spent per request (HTTP, GC) and a load generator sharing the host', async () => {
     const file = join(dir, 'profile-served.json');
-    const profile = JSON.parse(readFileSync(writeProfile({ decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.01, cores: 2 }), 'utf8'));
-    profile.serving_path.serve_cpu = { requests: 1000, main_ms: 0.81, worker_ms: 1, helpers_ms: 0.2, client_ms: 0.25, mean_batch: 8 };
+    const profile = JSON.parse(
+      readFileSync(writeProfile({ decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.01, cores: 2 }), 'utf8'),
+    );
+    profile.serving_path.serve_cpu = {
+      requests: 1000,
+      main_ms: 0.81,
+      worker_ms: 1,
+      helpers_ms: 0.2,
+      client_ms: 0.25,
+      mean_batch: 8,
+    };
     writeFileSync(file, JSON.stringify(profile));
     const common = { rate: 100, requests: 300, maxBatchSize: 1, arrival: 'constant', latencyProfile: file };
     const alone = await simulateWithInputs(common);
@@ -210,16 +289,35 @@ describe('simulate over a measured serving path', () => {
 
   it('serves Poisson traffic at the costs a real serve showed under Poisson arrivals, and keeps the capacity of its closed loop', async () => {
     const file = join(dir, 'profile-open-loop.json');
-    const profile = JSON.parse(readFileSync(writeProfile({ decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.01, cores: 2 }), 'utf8'));
-    profile.serving_path.serve_cpu = { requests: 1000, main_ms: 0.81, worker_ms: 1, helpers_ms: 0.2, client_ms: 0.1, mean_batch: 8 };
+    const profile = JSON.parse(
+      readFileSync(writeProfile({ decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.01, cores: 2 }), 'utf8'),
+    );
+    profile.serving_path.serve_cpu = {
+      requests: 1000,
+      main_ms: 0.81,
+      worker_ms: 1,
+      helpers_ms: 0.2,
+      client_ms: 0.1,
+      mean_batch: 8,
+    };
     writeFileSync(file, JSON.stringify(profile));
     const common = { rate: 300, requests: 3000, maxBatchSize: 8, arrival: 'poisson', seed: 4 };
     const closedOnly = await simulateWithInputs({ ...common, latencyProfile: file });
     // Under Poisson arrivals the main thread spent 1.5 ms a request, not 0.81.
-    profile.serving_path.serve_cpu.open_loop = { requests: 500, rate_rps: 300, main_ms: 1.51, worker_ms: 1.2, helpers_ms: 0.3, client_ms: 0.2, mean_batch: 5 };
+    profile.serving_path.serve_cpu.open_loop = {
+      requests: 500,
+      rate_rps: 300,
+      main_ms: 1.51,
+      worker_ms: 1.2,
+      helpers_ms: 0.3,
+      client_ms: 0.2,
+      mean_batch: 5,
+    };
     writeFileSync(file, JSON.stringify(profile));
     const withOpenLoop = await simulateWithInputs({ ...common, latencyProfile: file });
-    expect(withOpenLoop.costs.given.join('\n')).toMatch(/1\.51 ms in all .*under Poisson arrivals at 300 req\/s \(0\.81 in a closed loop\)/);
+    expect(withOpenLoop.costs.given.join('\n')).toMatch(
+      /1\.51 ms in all .*under Poisson arrivals at 300 req\/s \(0\.81 in a closed loop\)/,
+    );
     expect(withOpenLoop.latency_ms.mean).toBeGreaterThan(closedOnly.latency_ms.mean + 0.6);
     expect(withOpenLoop.capacity_rps).toBe(closedOnly.capacity_rps);
     // A profile whose open-loop figures are not numbers is refused, naming the field.
@@ -227,17 +325,30 @@ describe('simulate over a measured serving path', () => {
     expect(() => validateLatencyProfile(profile, 'p.json')).toThrow(/open_loop/);
   });
 
-  it('takes from a real serve\'s batch time only the wait that sharing the cores does not already explain', async () => {
+  it("takes from a real serve's batch time only the wait that sharing the cores does not already explain", async () => {
     // Batches of 8 took 20 ms at 300 req/s where their CPU is 9 ms: on 64 cores nearly all of the
     // 11 ms is a wait; on 1 core, shared with the main thread, GC and the client, part of it was
     // waiting for the core, which the simulated core gives again.
     const waitOn = async (cores: number, execMs: number, rateRps?: number): Promise<number> => {
       const file = join(dir, `profile-calibrated-${cores}-${execMs}-${rateRps}.json`);
-      const profile = JSON.parse(readFileSync(writeProfile({ decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.01, cores }), 'utf8'));
-      profile.serving_path.serve_cpu = { requests: 3000, main_ms: 0.81, worker_ms: 1, helpers_ms: 0.2, client_ms: 0.25, mean_batch: 8, exec_ms: execMs, rate_rps: rateRps };
+      const profile = JSON.parse(
+        readFileSync(writeProfile({ decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.01, cores }), 'utf8'),
+      );
+      profile.serving_path.serve_cpu = {
+        requests: 3000,
+        main_ms: 0.81,
+        worker_ms: 1,
+        helpers_ms: 0.2,
+        client_ms: 0.25,
+        mean_batch: 8,
+        exec_ms: execMs,
+        rate_rps: rateRps,
+      };
       writeFileSync(file, JSON.stringify(profile));
       const report = await simulateWithInputs({ rate: 100, requests: 200, maxBatchSize: 8, latencyProfile: file });
-      const match = /per item, waiting in the hand-over under load, no CPU: ([\d.]+) ms/.exec(report.costs.given.join('\n'));
+      const match = /per item, waiting in the hand-over under load, no CPU: ([\d.]+) ms/.exec(
+        report.costs.given.join('\n'),
+      );
       return match === null ? 0 : Number(match[1]);
     };
     const alone = await waitOn(64, 20, 300);
@@ -254,13 +365,25 @@ describe('simulate over a measured serving path', () => {
   });
 
   it('says which costs it was given and which it takes as zero', async () => {
-    const text = formatReport(await simulateWithInputs({ rate: 100, requests: 500, latencyProfile: writeProfile({ decode_ms: 0.5, check_ms: 0.1, encode_ms: 0.01, cores: 2 }) }));
-    expect(text).toMatch(/costs given main thread, per request: reading its JSON 0\.5 ms \(1000 bytes\) and checking it 0\.1 ms/);
-    expect(text).toMatch(/instance thread, per batch: .* the run \(0\.9 \+ 1·n ms\) and the hand-over to it and back \(0\.1 \+ 0·n ms\)/);
+    const text = formatReport(
+      await simulateWithInputs({
+        rate: 100,
+        requests: 500,
+        latencyProfile: writeProfile({ decode_ms: 0.5, check_ms: 0.1, encode_ms: 0.01, cores: 2 }),
+      }),
+    );
+    expect(text).toMatch(
+      /costs given main thread, per request: reading its JSON 0\.5 ms \(1000 bytes\) and checking it 0\.1 ms/,
+    );
+    expect(text).toMatch(
+      /instance thread, per batch: .* the run \(0\.9 \+ 1·n ms\) and the hand-over to it and back \(0\.1 \+ 0·n ms\)/,
+    );
     expect(text).toMatch(/cores: 2 \(as profiled\), shared by the main thread and 1 instance/);
     expect(text).toMatch(/taken as 0 {2}HTTP parsing and socket I\/O/);
     const batchOnly = formatReport(simulate({ rate: 100, requests: 500 }).report);
-    expect(batchOnly).toMatch(/taken as 0 {2}reading and checking each request, and encoding its answer \(serve's main thread\)/);
+    expect(batchOnly).toMatch(
+      /taken as 0 {2}reading and checking each request, and encoding its answer \(serve's main thread\)/,
+    );
     expect(batchOnly).toMatch(/CPU contention: the main thread and every instance each have a core of their own/);
   });
 });

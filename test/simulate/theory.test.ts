@@ -15,8 +15,14 @@ function md1MeanWaitMs(rho: number, serviceMs: number, requestsPerSeed: number, 
   let started = 0;
   for (const seed of seeds) {
     const { result } = simulate({
-      ...UNBOUNDED, maxBatchSize: 1, batchWindowMs: 0, latencyMs: serviceMs, arrival: 'poisson',
-      rate: (rho * 1000) / serviceMs, requests: requestsPerSeed, seed,
+      ...UNBOUNDED,
+      maxBatchSize: 1,
+      batchWindowMs: 0,
+      latencyMs: serviceMs,
+      arrival: 'poisson',
+      rate: (rho * 1000) / serviceMs,
+      requests: requestsPerSeed,
+      seed,
     });
     expect(result.counts.outcomes.ok).toBe(requestsPerSeed);
     waitSumMs += result.recorder.queueWaitSumMs;
@@ -48,7 +54,14 @@ describe('simulate agrees with queueing theory', () => {
     ]) {
       const [a, b] = latency.replace('n', '').split('+').map(Number) as [number, number];
       const capacityRps = (instances * maxBatchSize * 1000) / (a + b * maxBatchSize);
-      const { report } = simulate({ ...UNBOUNDED, instances, maxBatchSize, latency, rate: capacityRps * 3, requests: 100_000 });
+      const { report } = simulate({
+        ...UNBOUNDED,
+        instances,
+        maxBatchSize,
+        latency,
+        rate: capacityRps * 3,
+        requests: 100_000,
+      });
       expect(report.throughput_rps / capacityRps).toBeCloseTo(1, 2);
       expect(report.batch_size.mean).toBeGreaterThan(maxBatchSize - 0.01);
       for (const u of report.utilization) expect(u).toBeGreaterThan(0.995);
@@ -57,14 +70,28 @@ describe('simulate agrees with queueing theory', () => {
 
   it('at saturation with a bounded queue, the excess is rejected and goodput stays at capacity', () => {
     const capacityRps = (2 * 8 * 1000) / 12; // 2 instances, batches of 8 taking 4 + 1·8 ms
-    const { report } = simulate({ instances: 2, maxBatchSize: 8, latency: '4+1n', rate: capacityRps * 2, requests: 200_000, maxQueueSize: 64 });
+    const { report } = simulate({
+      instances: 2,
+      maxBatchSize: 8,
+      latency: '4+1n',
+      rate: capacityRps * 2,
+      requests: 200_000,
+      maxQueueSize: 64,
+    });
     expect(report.goodput_rps / capacityRps).toBeCloseTo(1, 2);
     expect(report.requests.rejected_by_reason.queue_full / report.requests.arrived).toBeCloseTo(0.5, 1);
   });
 
   it('with jitter, saturation throughput follows the mean service time', () => {
     const capacityRps = (8 * 1000) / 20;
-    const { report } = simulate({ ...UNBOUNDED, maxBatchSize: 8, latencyMs: 20, latencyCv: 0.5, rate: capacityRps * 3, requests: 200_000 });
+    const { report } = simulate({
+      ...UNBOUNDED,
+      maxBatchSize: 8,
+      latencyMs: 20,
+      latencyCv: 0.5,
+      rate: capacityRps * 3,
+      requests: 200_000,
+    });
     expect(Math.abs(report.throughput_rps / capacityRps - 1)).toBeLessThan(0.02);
   });
 

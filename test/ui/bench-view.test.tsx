@@ -27,11 +27,23 @@ function progress(overrides: Partial<BenchProgressView> = {}): BenchProgressView
   };
 }
 
-const draw = (p: BenchProgressView, columns = 80) => stripAnsi(renderToString(<BenchView {...p} columns={columns} />, { columns }));
+const draw = (p: BenchProgressView, columns = 80) =>
+  stripAnsi(renderToString(<BenchView {...p} columns={columns} />, { columns }));
 
 describe('BenchView', () => {
   const cases: [string, BenchProgressView][] = [
-    ['starting', progress({ elapsedMs: 0, sent: 0, completed: 0, inFlight: 0, achievedRps: undefined, latencyMs: NO_LATENCY, statusCounts: {} })],
+    [
+      'starting',
+      progress({
+        elapsedMs: 0,
+        sent: 0,
+        completed: 0,
+        inFlight: 0,
+        achievedRps: undefined,
+        latencyMs: NO_LATENCY,
+        statusCounts: {},
+      }),
+    ],
     ['running', progress()],
     [
       'overloaded',
@@ -39,7 +51,10 @@ describe('BenchView', () => {
         achievedRps: 612,
         statusCounts: { '200': 5000, '429': 7000, '504': 300, '503': 2 },
         errorCounts: { 'connection refused': 40, timeout: 12 },
-        warnings: ['the generator is 230 ms behind its schedule (CPU-bound?)', 'all 64 connections busy: sends are queueing in the client'],
+        warnings: [
+          'the generator is 230 ms behind its schedule (CPU-bound?)',
+          'all 64 connections busy: sends are queueing in the client',
+        ],
       }),
     ],
   ];
@@ -62,7 +77,15 @@ describe('BenchView', () => {
   });
 
   it('shows progress by requests and a closed loop', () => {
-    const frame = draw(progress({ plannedMs: undefined, plannedRequests: 50_000, targetRps: undefined, connections: 32, completed: 25_000 }));
+    const frame = draw(
+      progress({
+        plannedMs: undefined,
+        plannedRequests: 50_000,
+        targetRps: undefined,
+        connections: 32,
+        completed: 25_000,
+      }),
+    );
     expect(frame).toMatch(/50% 25,000 \/ 50,000 requests · 12\.5 s/);
     expect(frame).toContain('32 connections · achieved 998/s');
   });
@@ -117,7 +140,21 @@ describe('benchViewFromProgress', () => {
 
   it('shows dashes when nothing finished since the last snapshot', () => {
     const view = benchViewFromProgress(
-      { elapsedMs: 100, plannedMs: undefined, phase: 'measuring', sent: 0, completed: 0, inFlight: 0, status: {}, errors: {}, recentP50Ms: 0, recentP99Ms: 0, targetRps: undefined, achievedRps: 0, warnings: [] },
+      {
+        elapsedMs: 100,
+        plannedMs: undefined,
+        phase: 'measuring',
+        sent: 0,
+        completed: 0,
+        inFlight: 0,
+        status: {},
+        errors: {},
+        recentP50Ms: 0,
+        recentP99Ms: 0,
+        targetRps: undefined,
+        achievedRps: 0,
+        warnings: [],
+      },
       { target: 'GET http://x/', connections: 8 },
     );
     const frame = draw(view);

@@ -17,7 +17,8 @@ export class FakeStatsServer {
   async open(): Promise<void> {
     const app = Fastify();
     app.get('/v1/stats', async (_request, reply) => {
-      if (this.failWith !== undefined) return reply.code(this.failWith.status).send({ error: { code: 'not_ready', message: this.failWith.message } });
+      if (this.failWith !== undefined)
+        return reply.code(this.failWith.status).send({ error: { code: 'not_ready', message: this.failWith.message } });
       return this.stats();
     });
     await app.listen({ host: '127.0.0.1', port: this.port });

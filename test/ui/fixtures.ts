@@ -31,7 +31,14 @@ export function emptyStats(overrides: Partial<ServerStats> = {}): ServerStats {
     uptimeS: 2,
     state: 'ready',
     model: { version: 'toy-logistic-v1', inputs: ['features'], outputs: ['probability'] },
-    config: { maxBatchSize: 8, batchWindowMs: 10, maxQueueSize: 128, requestTimeoutMs: 2000, instances: 1, modelLatencyMs: 20 },
+    config: {
+      maxBatchSize: 8,
+      batchWindowMs: 10,
+      maxQueueSize: 128,
+      requestTimeoutMs: 2000,
+      instances: 1,
+      modelLatencyMs: 20,
+    },
     responsesByStatus: {},
     snapshot: snapshotFixture(),
     ...overrides,
@@ -43,7 +50,14 @@ export function busyStats(scale = 1): ServerStats {
   const batches = Math.round(5000 * scale);
   return emptyStats({
     uptimeS: 192,
-    config: { maxBatchSize: 8, batchWindowMs: 10, maxQueueSize: 128, requestTimeoutMs: 2000, instances: 2, modelLatencyMs: 20 },
+    config: {
+      maxBatchSize: 8,
+      batchWindowMs: 10,
+      maxQueueSize: 128,
+      requestTimeoutMs: 2000,
+      instances: 2,
+      modelLatencyMs: 20,
+    },
     responsesByStatus: { '200': Math.round(38_000 * scale), '400': 3 },
     snapshot: snapshotFixture({
       queueDepth: 12,
@@ -90,7 +104,12 @@ export function overloadedStats(): ServerStats {
 /** A server draining after q or SIGTERM: nothing admitted, the queue emptying. */
 export function drainingStats(): ServerStats {
   const base = busyStats();
-  return { ...base, state: 'draining', responsesByStatus: { ...base.responsesByStatus, '503': 40 }, snapshot: { ...base.snapshot, closing: true, queueDepth: 3 } };
+  return {
+    ...base,
+    state: 'draining',
+    responsesByStatus: { ...base.responsesByStatus, '503': 40 },
+    snapshot: { ...base.snapshot, closing: true, queueDepth: 3 },
+  };
 }
 
 /**
@@ -102,7 +121,13 @@ export function multiModelStats(): ServerStats {
   const overloaded = overloadedStats();
   const idle = emptyStats();
   const entry = (name: string, version: number, from: ServerStats, state: 'ready' | 'draining' = 'ready') => ({
-    name, version, state, model: { ...from.model, version: String(version) }, config: from.config, responsesByStatus: from.responsesByStatus, snapshot: from.snapshot,
+    name,
+    version,
+    state,
+    model: { ...from.model, version: String(version) },
+    config: from.config,
+    responsesByStatus: from.responsesByStatus,
+    snapshot: from.snapshot,
   });
   const linear = entry('linear', 2, overloaded);
   linear.config = { ...linear.config, maxBatchSize: 4 };

@@ -15,7 +15,18 @@ function draw(stats: ServerStats, selected: string | undefined, columns = 80, ro
   const shown = selectedRow(models.rows, selected, stats.defaultModel)!;
   return stripAnsi(
     renderToString(
-      <ServeView stats={shown.stats} trends={shown.trends} columns={columns} rows={rows} title="batchline serve" hints={[['Tab ←/→', 'model'], ['q', 'stop']]} models={{ ...models, selected: shown.key }} />,
+      <ServeView
+        stats={shown.stats}
+        trends={shown.trends}
+        columns={columns}
+        rows={rows}
+        title="batchline serve"
+        hints={[
+          ['Tab ←/→', 'model'],
+          ['q', 'stop'],
+        ]}
+        models={{ ...models, selected: shown.key }}
+      />,
       { columns },
     ),
   );
@@ -61,7 +72,16 @@ describe('the dashboards of a server with several model versions', () => {
     histories.push(first, 0);
     const second = multiModelStats();
     const cls = second.models![0]!;
-    second.models![0] = { ...cls, snapshot: { ...cls.snapshot, counts: { ...cls.snapshot.counts, outcomes: { ...cls.snapshot.counts.outcomes, ok: cls.snapshot.counts.outcomes.ok + 500 } } } };
+    second.models![0] = {
+      ...cls,
+      snapshot: {
+        ...cls.snapshot,
+        counts: {
+          ...cls.snapshot.counts,
+          outcomes: { ...cls.snapshot.counts.outcomes, ok: cls.snapshot.counts.outcomes.ok + 500 },
+        },
+      },
+    };
     histories.push(second, 1000);
     const rows = histories.rows(second);
     expect(rows.find((row) => row.key === 'cls/1')!.trends.throughputPerS).toBe(500);
@@ -88,7 +108,15 @@ describe('startServeDashboard with several model versions', () => {
   it('details the version chosen with Tab, → and ←', async () => {
     const stdout = new FakeTerminalOut(80, 24);
     const stdin = new FakeTerminalIn();
-    running.push(startServeDashboard({ readStats: () => multiModelStats(), onQuit: vi.fn(), stdout: stdout.asStream(), stdin: stdin.asStream(), frameMs: 20 }));
+    running.push(
+      startServeDashboard({
+        readStats: () => multiModelStats(),
+        onQuit: vi.fn(),
+        stdout: stdout.asStream(),
+        stdin: stdin.asStream(),
+        frameMs: 20,
+      }),
+    );
     // The version the latest frame shows.
     const showing = (): string | undefined => [...stripAnsi(stdout.text).matchAll(/showing (\S+)/g)].at(-1)?.[1];
     await vi.waitFor(() => expect(showing()).toBe('linear/2'));

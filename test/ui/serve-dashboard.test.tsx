@@ -12,7 +12,13 @@ afterEach(() => {
 function start(readStats: () => ServerStats | undefined, onQuit = vi.fn(), size: [number, number] = [80, 24]) {
   const stdout = new FakeTerminalOut(...size);
   const stdin = new FakeTerminalIn();
-  const dashboard = startServeDashboard({ readStats, onQuit, stdout: stdout.asStream(), stdin: stdin.asStream(), frameMs: 20 });
+  const dashboard = startServeDashboard({
+    readStats,
+    onQuit,
+    stdout: stdout.asStream(),
+    stdin: stdin.asStream(),
+    frameMs: 20,
+  });
   running.push(dashboard);
   return { stdout, stdin, onQuit, dashboard };
 }

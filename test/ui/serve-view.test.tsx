@@ -10,9 +10,19 @@ import { frameLines, stripAnsi, widestLine } from './terminal-frames.js';
 function draw(stats: ServerStats, columns = 80, rows = 24, history = new StatsHistory()): string {
   if (history.trends().queueDepthBySecond.every((d) => d === undefined)) history.push(stats, 0);
   return stripAnsi(
-    renderToString(<ServeView stats={stats} trends={history.trends()} columns={columns} rows={rows} title="batchline serve" hints={[['q', 'stop']]} />, {
-      columns,
-    }),
+    renderToString(
+      <ServeView
+        stats={stats}
+        trends={history.trends()}
+        columns={columns}
+        rows={rows}
+        title="batchline serve"
+        hints={[['q', 'stop']]}
+      />,
+      {
+        columns,
+      },
+    ),
   );
 }
 
@@ -87,7 +97,14 @@ describe('ServeView', () => {
     history.push(busyStats(1), 0);
     const later = busyStats(1);
     later.responsesByStatus = { '200': 38_000 + 2000, '429': 500 };
-    later.snapshot = { ...later.snapshot, counts: { ...later.snapshot.counts, outcomes: { ...later.snapshot.counts.outcomes, ok: 38_000 + 2000 }, batches: 5250 } };
+    later.snapshot = {
+      ...later.snapshot,
+      counts: {
+        ...later.snapshot.counts,
+        outcomes: { ...later.snapshot.counts.outcomes, ok: 38_000 + 2000 },
+        batches: 5250,
+      },
+    };
     history.push(later, 1000);
     const frame = draw(later, 80, 24, history);
     expect(frame).toMatch(/rate\s+2,000\/s ok · 250\/s batches · mean batch 7\.3/);
@@ -132,7 +149,11 @@ describe('ServeView', () => {
 
   it('draws many instances as one strip', () => {
     const stats = busyStats();
-    stats.snapshot = { ...stats.snapshot, instances: 32, runningBatchSizes: Array.from({ length: 32 }, (_, i) => i % 9) };
+    stats.snapshot = {
+      ...stats.snapshot,
+      instances: 32,
+      runningBatchSizes: Array.from({ length: 32 }, (_, i) => i % 9),
+    };
     const frame = draw(stats);
     expect(frame).toMatch(/running\s+·▁▂▃▄▅▆▇█·/);
     expect(frame).toContain('28/32 busy');
@@ -144,17 +165,29 @@ describe('ServeView with a moving policy and a circuit breaker', () => {
     const base = busyStats();
     const stats: ServerStats = {
       ...base,
-      config: { ...base.config, modelLatencyMs: 5, modelLatencyPerItemMs: 2, batchPolicy: 'adaptive', targetLatencyMs: 50, admission: 'sla' },
+      config: {
+        ...base.config,
+        modelLatencyMs: 5,
+        modelLatencyPerItemMs: 2,
+        batchPolicy: 'adaptive',
+        targetLatencyMs: 50,
+        admission: 'sla',
+      },
       snapshot: { ...base.snapshot, policy: { name: 'adaptive', limit: 47, windowMs: 0 }, breaker: 'open' },
     };
     const frame = draw(stats, 120, 30);
-    expect(frame).toContain('adaptive p95<50 ms · batch ≤8 · queue ≤128 · timeout 2 s · 2 instances · +5 ms+2 ms·n/batch · sla');
+    expect(frame).toContain(
+      'adaptive p95<50 ms · batch ≤8 · queue ≤128 · timeout 2 s · 2 instances · +5 ms+2 ms·n/batch · sla',
+    );
     expect(frame).toMatch(/policy\s+adaptive · limit 47 · window 0 ms · breaker OPEN: refusing \(503\)/);
   });
 
   it('says nothing more for a fixed policy with its breaker closed', () => {
     const base = busyStats();
-    const frame = draw({ ...base, snapshot: { ...base.snapshot, policy: { name: 'fixed', limit: 8, windowMs: 10 }, breaker: 'closed' } });
+    const frame = draw({
+      ...base,
+      snapshot: { ...base.snapshot, policy: { name: 'fixed', limit: 8, windowMs: 10 }, breaker: 'closed' },
+    });
     expect(frame).not.toMatch(/^policy/m);
   });
 });

@@ -9,7 +9,14 @@ export function scenarioEvents(
   config: Partial<BatchingConfig> & { latencyMs?: number },
   arrivals: readonly (number | { atMs: number; timeoutMs: number })[],
 ): { events: CoreEvent[]; settings: { maxQueueSize: number; instances: number; maxBatchSize: number } } {
-  const full: BatchingConfig = { maxBatchSize: 4, batchWindowMs: 10, maxQueueSize: 6, requestTimeoutMs: 1000, instances: 1, ...config };
+  const full: BatchingConfig = {
+    maxBatchSize: 4,
+    batchWindowMs: 10,
+    maxQueueSize: 6,
+    requestTimeoutMs: 1000,
+    instances: 1,
+    ...config,
+  };
   const clock = new VirtualClock();
   const executor = new VirtualExecutor(clock, () => config.latencyMs ?? 20);
   const batcher = createBatcher<number, number>(full, clock, executor);
@@ -20,5 +27,8 @@ export function scenarioEvents(
     clock.schedule(atMs, () => batcher.submit(`r${i}`, i, () => undefined, timeoutMs), EventOrder.arrival);
   });
   clock.run();
-  return { events: log.events, settings: { maxQueueSize: full.maxQueueSize, instances: full.instances, maxBatchSize: full.maxBatchSize } };
+  return {
+    events: log.events,
+    settings: { maxQueueSize: full.maxQueueSize, instances: full.instances, maxBatchSize: full.maxBatchSize },
+  };
 }

@@ -7,14 +7,20 @@ import { FakeTerminalIn, FakeTerminalOut, frameLines, stripAnsi, widestLine } fr
 import { scenarioEvents } from './timeline-scenario.js';
 
 /** Two instances, a burst that fills the queue (one 429), then two late arrivals. */
-const burst = () => scenarioEvents({ instances: 2, latencyMs: 30 }, [0, 2, 3, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 6, 7, 40, 41]);
+const burst = () =>
+  scenarioEvents({ instances: 2, latencyMs: 30 }, [0, 2, 3, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 6, 7, 40, 41]);
 
 describe('buildTimeline', () => {
   it('gives one frame per event after an empty start', () => {
     const { events, settings } = burst();
     const frames = buildTimeline(events, settings);
     expect(frames).toHaveLength(events.length + 1);
-    expect(frames[0]).toMatchObject({ index: 0, queue: [], running: [undefined, undefined], description: 'start: the queue is empty and every instance idle' });
+    expect(frames[0]).toMatchObject({
+      index: 0,
+      queue: [],
+      running: [undefined, undefined],
+      description: 'start: the queue is empty and every instance idle',
+    });
     const last = frames.at(-1)!;
     expect(last.queue).toEqual([]);
     expect(last.running).toEqual([undefined, undefined]);
@@ -29,7 +35,11 @@ describe('buildTimeline', () => {
     const started = frames[before.index + 1]!;
     expect(started.description).toBe('batch #0 starts on instance 0: 4 requests, full (4 = max)');
     expect(started.queue).toEqual([]);
-    expect(started.running[0]).toMatchObject({ batchId: 0, trigger: 'full', members: [{ id: 'r0' }, { id: 'r1' }, { id: 'r2' }, { id: 'r3' }] });
+    expect(started.running[0]).toMatchObject({
+      batchId: 0,
+      trigger: 'full',
+      members: [{ id: 'r0' }, { id: 'r1' }, { id: 'r2' }, { id: 'r3' }],
+    });
     expect(started.subjects).toEqual(['r0', 'r1', 'r2', 'r3']);
     const windowed = frames.find((f) => f.event?.kind === 'batch_started' && f.event.trigger === 'window')!;
     expect(windowed.description).toBe('batch #3 starts on instance 1: 2 requests, window closed (oldest waited 30 ms)');
@@ -45,7 +55,11 @@ describe('buildTimeline', () => {
   });
 
   it('shows expiries in the queue and deadlines hit while running', () => {
-    const { events, settings } = scenarioEvents({ maxBatchSize: 1, batchWindowMs: 0, latencyMs: 100 }, [0, { atMs: 1, timeoutMs: 30 }, { atMs: 2, timeoutMs: 150 }]);
+    const { events, settings } = scenarioEvents({ maxBatchSize: 1, batchWindowMs: 0, latencyMs: 100 }, [
+      0,
+      { atMs: 1, timeoutMs: 30 },
+      { atMs: 2, timeoutMs: 150 },
+    ]);
     const frames = buildTimeline(events, settings);
     const expired = frames.find((f) => f.description.startsWith('r1 expires'))!;
     expect(expired.description).toBe('r1 expires in the queue after 30 ms → 504; it never runs');
@@ -61,7 +75,12 @@ describe('TimelineView', () => {
     const { events, settings } = burst();
     const frames = buildTimeline(events, settings);
     for (const frame of frames) {
-      const text = stripAnsi(renderToString(<TimelineView frames={frames} index={frame.index} settings={settings} columns={80} rows={24} />, { columns: 80 }));
+      const text = stripAnsi(
+        renderToString(
+          <TimelineView frames={frames} index={frame.index} settings={settings} columns={80} rows={24} />,
+          { columns: 80 },
+        ),
+      );
       expect(widestLine(text)).toBeLessThanOrEqual(80);
       expect(frameLines(text).length).toBeLessThan(24);
     }
@@ -71,20 +90,30 @@ describe('TimelineView', () => {
     const { events, settings } = burst();
     const frames = buildTimeline(events, settings);
     const at = frames.find((f) => f.description.startsWith('r2 answered'))!.index;
-    const text = stripAnsi(renderToString(<TimelineView frames={frames} index={at} settings={settings} columns={80} rows={24} />, { columns: 80 }));
+    const text = stripAnsi(
+      renderToString(<TimelineView frames={frames} index={at} settings={settings} columns={80} rows={24} />, {
+        columns: 80,
+      }),
+    );
     expect(text).toContain(`batchline simulate --step · event ${at}/${frames.length - 1} · t = 34.000 ms`);
     expect(text).toMatch(/queue 6\/6\s+r8 +r9 +r10 r11 r12 r13/);
     expect(text).toMatch(/instance 0 +batch #0 \(full, 30 ms\) r0✓ r1✓ r2✓ r3/);
     expect(text).toMatch(/instance 1 +batch #1 \(full, 29 ms\) r4 r5 r6 r7/);
-    expect(text).toMatch(/▶ 34\.000 ms  r2 answered ok after 31 ms/);
+    expect(text).toMatch(/▶ 34\.000 ms {2}r2 answered ok after 31 ms/);
   });
 
   it('wraps the current event instead of cutting it', () => {
     const { events, settings } = burst();
     const frames = buildTimeline(events, settings);
     const at = frames.find((f) => f.description.includes('window closed'))!.index;
-    const text = stripAnsi(renderToString(<TimelineView frames={frames} index={at} settings={settings} columns={60} rows={24} />, { columns: 60 }));
-    expect(text.replace(/\s+/g, ' ')).toContain('batch #3 starts on instance 1: 2 requests, window closed (oldest waited 30 ms)');
+    const text = stripAnsi(
+      renderToString(<TimelineView frames={frames} index={at} settings={settings} columns={60} rows={24} />, {
+        columns: 60,
+      }),
+    );
+    expect(text.replace(/\s+/g, ' ')).toContain(
+      'batch #3 starts on instance 1: 2 requests, window closed (oldest waited 30 ms)',
+    );
     expect(widestLine(text)).toBeLessThanOrEqual(60);
     expect(frameLines(text).length).toBeLessThan(24);
   });
@@ -93,7 +122,11 @@ describe('TimelineView', () => {
     const arrivals = Array.from({ length: 60 }, (_, i) => i * 0.1);
     const { events, settings } = scenarioEvents({ maxQueueSize: 100, maxBatchSize: 4, latencyMs: 50 }, arrivals);
     const frames = buildTimeline(events, settings);
-    const text = stripAnsi(renderToString(<TimelineView frames={frames} index={60} settings={settings} columns={80} rows={24} />, { columns: 80 }));
+    const text = stripAnsi(
+      renderToString(<TimelineView frames={frames} index={60} settings={settings} columns={80} rows={24} />, {
+        columns: 80,
+      }),
+    );
     expect(text).toMatch(/queue 55\/100 +r4 +r5 /);
     expect(text).toMatch(/ \+\d+ *\n/); // the last cell counts the requests that do not fit
     expect(widestLine(text)).toBeLessThanOrEqual(80);
@@ -105,7 +138,9 @@ describe('stepping', () => {
     const { events, settings } = burst();
     const frames = buildTimeline(events, settings);
     const onQuit = vi.fn();
-    const { stdin, lastFrame } = render(<TimelineApp frames={frames} settings={settings} columns={80} rows={24} onQuit={onQuit} />);
+    const { stdin, lastFrame } = render(
+      <TimelineApp frames={frames} settings={settings} columns={80} rows={24} onQuit={onQuit} />,
+    );
     const header = () => stripAnsi(lastFrame() ?? '').split('\n')[0];
     expect(header()).toContain('event 0/');
     stdin.write('n');
@@ -130,7 +165,9 @@ describe('stepping', () => {
   it('applies every key of a burst typed faster than a frame', async () => {
     const { events, settings } = burst();
     const frames = buildTimeline(events, settings);
-    const { stdin, lastFrame } = render(<TimelineApp frames={frames} settings={settings} columns={80} rows={24} onQuit={vi.fn()} />);
+    const { stdin, lastFrame } = render(
+      <TimelineApp frames={frames} settings={settings} columns={80} rows={24} onQuit={vi.fn()} />,
+    );
     stdin.write('nnnnp');
     await vi.waitFor(() => expect(stripAnsi(lastFrame() ?? '')).toContain('event 3/'));
   });
@@ -172,7 +209,13 @@ describe('buildTimeline with policies and faults', () => {
   it('says which limit a moving policy applied, which parts of a failed batch ran again, and what the breaker did', async () => {
     const { makePolicyBatcher } = await import('../core/policy-harness.js');
     const { clock, executor, submitAt, events } = makePolicyBatcher({
-      batchPolicy: 'aimd', targetLatencyMs: 10, maxBatchSize: 4, batchWindowMs: 1, breakerFailures: 2, breakerRatio: 0, breakerOpenMs: 50,
+      batchPolicy: 'aimd',
+      targetLatencyMs: 10,
+      maxBatchSize: 4,
+      batchWindowMs: 1,
+      breakerFailures: 2,
+      breakerRatio: 0,
+      breakerOpenMs: 50,
     });
     for (let i = 0; i < 4; i++) submitAt(0, `r${i}`, i); // 4 items take 13 ms > 10: aimd's limit falls to 3
     for (let i = 4; i < 8; i++) submitAt(20, `r${i}`, i);
@@ -181,12 +224,16 @@ describe('buildTimeline with policies and faults', () => {
     submitAt(100, 'r10', 10);
     submitAt(120, 'r11', 11);
     clock.run();
-    const lines = buildTimeline(events, { maxQueueSize: 128, instances: 1, maxBatchSize: 4, batchWindowMs: 1 }).map((f) => f.description);
+    const lines = buildTimeline(events, { maxQueueSize: 128, instances: 1, maxBatchSize: 4, batchWindowMs: 1 }).map(
+      (f) => f.description,
+    );
     expect(lines).toContain('batch #0 starts on instance 0: 4 requests, full (4 = max)');
     expect(lines).toContain('batch #1 starts on instance 0: 3 requests, full (3 = limit) · limit 3, window 1 ms');
     expect(lines).toContain('batch #1 re-runs 2 of its requests to find the bad one: fails (9 ms)');
     expect(lines).toContain('batch #1 re-runs r5 alone to find the bad one: fails (7 ms)');
-    expect(lines).toContain('the circuit breaker opens: the model keeps failing; waiting requests are answered 503 and new ones refused');
+    expect(lines).toContain(
+      'the circuit breaker opens: the model keeps failing; waiting requests are answered 503 and new ones refused',
+    );
     expect(lines.at(-1)).toBe('the circuit breaker is half-open: one probe batch may run');
   });
 });

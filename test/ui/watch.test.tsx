@@ -39,7 +39,10 @@ describe('statsUrlFor', () => {
 describe('watch state', () => {
   it('counts failures in a row and forgets them on a good read', () => {
     let state = applyRead(INITIAL_WATCH_STATE, { ok: false, error: 'connection refused', atMs: 100 });
-    expect(describeConnection(state, 1100, 500)).toEqual({ tone: 'unreachable', text: 'unreachable (connection refused) for 1.0 s, retrying every 500 ms' });
+    expect(describeConnection(state, 1100, 500)).toEqual({
+      tone: 'unreachable',
+      text: 'unreachable (connection refused) for 1.0 s, retrying every 500 ms',
+    });
     state = applyRead(state, { ok: true, stats: emptyStats(), atMs: 1500 });
     expect(describeConnection(state, 1750, 500)).toEqual({ tone: 'live', text: 'last good read 0.3 s ago' });
     state = applyRead(state, { ok: false, error: 'timed out after 2000 ms', atMs: 4000 });
@@ -57,7 +60,9 @@ describe('watch state', () => {
     delete old.snapshot.queueWaitMs; // a server from before the field existed
     expect(isServerStats(old)).toBe(false);
     expect(describeError(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }), 2000)).toBe('connection refused');
-    expect(describeError(Object.assign(new Error('x'), { name: 'TimeoutError' }), 2000)).toBe('timed out after 2000 ms');
+    expect(describeError(Object.assign(new Error('x'), { name: 'TimeoutError' }), 2000)).toBe(
+      'timed out after 2000 ms',
+    );
   });
 });
 
@@ -75,13 +80,25 @@ describe('watch without a terminal', () => {
       out: { write: (text: string) => lines.push(text) },
       wallClock: () => Date.UTC(2026, 0, 1, 12, 0, 0),
     });
-    await vi.waitFor(() => expect(lines.join('')).toMatch(/12:00:00 ready up 3m12s queue 12\/128 running 8\+5 .*p50 31\.2 ms p99 44\.7 ms 200=38,000 429=0 504=0 5xx=0 4xx=3/), NETWORK);
+    await vi.waitFor(
+      () =>
+        expect(lines.join('')).toMatch(
+          /12:00:00 ready up 3m12s queue 12\/128 running 8\+5 .*p50 31\.2 ms p99 44\.7 ms 200=38,000 429=0 504=0 5xx=0 4xx=3/,
+        ),
+      NETWORK,
+    );
 
     await server.close();
-    await vi.waitFor(() => expect(lines.join('')).toMatch(/unreachable \(connection (refused|reset)\), retrying every 40 ms/), NETWORK);
+    await vi.waitFor(
+      () => expect(lines.join('')).toMatch(/unreachable \(connection (refused|reset)\), retrying every 40 ms/),
+      NETWORK,
+    );
     server.stats = () => emptyStats();
     await server.open(); // the same port
-    await vi.waitFor(() => expect(lines.join('')).toMatch(/reachable again after [\d.]+ m?s\n12:00:00 ready up 2s queue 0\/128/), NETWORK);
+    await vi.waitFor(
+      () => expect(lines.join('')).toMatch(/reachable again after [\d.]+ m?s\n12:00:00 ready up 2s queue 0\/128/),
+      NETWORK,
+    );
 
     stop.abort();
     await done;
@@ -96,8 +113,17 @@ describe('watch without a terminal', () => {
     const lines: string[] = [];
     const stop = new AbortController();
     stops.push(stop);
-    const done = runWatchPlain({ statsUrl: `${server.url}/v1/stats`, intervalMs: 40, timeoutMs: 500, signal: stop.signal, out: { write: (t: string) => lines.push(t) } });
-    await vi.waitFor(() => expect(lines.join('')).toContain('unreachable (HTTP 503: server is not ready: the model is loading)'), NETWORK);
+    const done = runWatchPlain({
+      statsUrl: `${server.url}/v1/stats`,
+      intervalMs: 40,
+      timeoutMs: 500,
+      signal: stop.signal,
+      out: { write: (t: string) => lines.push(t) },
+    });
+    await vi.waitFor(
+      () => expect(lines.join('')).toContain('unreachable (HTTP 503: server is not ready: the model is loading)'),
+      NETWORK,
+    );
     server.failWith = undefined;
     await vi.waitFor(() => expect(lines.join('')).toContain('reachable again'), NETWORK);
     stop.abort();
@@ -109,8 +135,16 @@ describe('watch without a terminal', () => {
     const lines: string[] = [];
     const stop = new AbortController();
     stops.push(stop);
-    const done = runWatchPlain({ statsUrl: `${server.url}/v1/stats`, intervalMs: 40, timeoutMs: 500, signal: stop.signal, out: { write: (t: string) => lines.push(t) } });
-    await vi.waitFor(() => expect(lines.join('')).toContain('unreachable (the answer is not batchline stats (is this a batchline server?))'));
+    const done = runWatchPlain({
+      statsUrl: `${server.url}/v1/stats`,
+      intervalMs: 40,
+      timeoutMs: 500,
+      signal: stop.signal,
+      out: { write: (t: string) => lines.push(t) },
+    });
+    await vi.waitFor(() =>
+      expect(lines.join('')).toContain('unreachable (the answer is not batchline stats (is this a batchline server?))'),
+    );
     stop.abort();
     await done;
   });
@@ -176,7 +210,11 @@ describe('watch dashboard', () => {
 describe('batchline watch options', () => {
   it('refuses a URL that is not http(s) and an interval out of range, naming what it expected', async () => {
     const { buildProgram } = await import('../../src/cli.js');
-    await expect(buildProgram().parseAsync(['node', 'batchline', 'watch', 'ftp://host'])).rejects.toThrow(/<url>: got 'ftp:\/\/host', expected an http\(s\) URL/);
-    await expect(buildProgram().parseAsync(['node', 'batchline', 'watch', 'localhost:1', '--interval', '5ms'])).rejects.toThrow(/--interval: got '5ms'/);
+    await expect(buildProgram().parseAsync(['node', 'batchline', 'watch', 'ftp://host'])).rejects.toThrow(
+      /<url>: got 'ftp:\/\/host', expected an http\(s\) URL/,
+    );
+    await expect(
+      buildProgram().parseAsync(['node', 'batchline', 'watch', 'localhost:1', '--interval', '5ms']),
+    ).rejects.toThrow(/--interval: got '5ms'/);
   });
 });

@@ -50,7 +50,11 @@ describe('watch against a hostile server (#10)', () => {
     ['snapshot.maxQueueSize = 1.5', ['snapshot', 'maxQueueSize'], '1.5'],
     ['100,000 running batches', ['snapshot', 'runningBatchSizes'], `[${Array(100_000).fill(1).join(',')}]`],
     ['snapshot.latencyMs.p99 = 1e309', ['snapshot', 'latencyMs', 'p99'], '1e309'],
-    ['responsesByStatus of 100,000 codes', ['responsesByStatus'], JSON.stringify(Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [String(i), 1])))],
+    [
+      'responsesByStatus of 100,000 codes',
+      ['responsesByStatus'],
+      JSON.stringify(Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [String(i), 1]))),
+    ],
   ])('refuses %s as not batchline stats, instead of looping on it', async (_label, path, json) => {
     const url = await hostile(statsWith(path, json));
     await expect(readStats(url, 2000)).rejects.toThrow(/not batchline stats|not JSON/);
@@ -79,16 +83,24 @@ describe('watch against a hostile server (#10)', () => {
 
   it('ends on Ctrl-C (SIGINT) however hostile the server', async () => {
     const url = await hostile(statsWith(['snapshot', 'maxBatchSize'], '1e309'));
-    const child = (watcher = spawn(process.execPath, [CLI, 'watch', '--no-ui', '--interval', '100ms', url], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: 'true' } }));
+    const child = (watcher = spawn(process.execPath, [CLI, 'watch', '--no-ui', '--interval', '100ms', url], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CI: 'true' },
+    }));
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    for (let i = 0; i < 500 && !output.includes('not batchline stats'); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 500 && !output.includes('not batchline stats'); i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     expect(output).toMatch(/unreachable \(the answer is not batchline stats/);
     const signalledAtMs = performance.now();
     child.kill('SIGINT');
     expect(await exited).toBe(0);
-    tableRow('#10 watch against maxBatchSize 1e309 / an endless body', 'refused as not batchline stats / cut at 4 MB; Ctrl-C ends it', `"${/unreachable \([^)]*\)/.exec(output)![0]}"; SIGINT → exit 0 in ${Math.round(performance.now() - signalledAtMs)} ms`);
+    tableRow(
+      '#10 watch against maxBatchSize 1e309 / an endless body',
+      'refused as not batchline stats / cut at 4 MB; Ctrl-C ends it',
+      `"${/unreachable \([^)]*\)/.exec(output)![0]}"; SIGINT → exit 0 in ${Math.round(performance.now() - signalledAtMs)} ms`,
+    );
   });
 });

@@ -21,7 +21,8 @@ export function browserAssetsDir(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'package.json'))) {
     const parent = dirname(dir);
-    if (parent === dir) throw new BatchlineError('INTERNAL', 'cannot find the batchline package that holds the HTML report scripts');
+    if (parent === dir)
+      throw new BatchlineError('INTERNAL', 'cannot find the batchline package that holds the HTML report scripts');
     dir = parent;
   }
   return join(dir, 'dist', 'browser');
@@ -36,6 +37,10 @@ export async function loadPageAssets(withTimeline: boolean): Promise<PageAssets>
       throw new BatchlineError('INTERNAL', `the HTML report's ${name} is missing from ${dir}; run npm run build`);
     }
   };
-  const [css, reportJs, timelineJs] = await Promise.all([read('report.css'), read('report.js'), withTimeline ? read('timeline.js') : Promise.resolve(undefined)]);
+  const [css, reportJs, timelineJs] = await Promise.all([
+    read('report.css'),
+    read('report.js'),
+    withTimeline ? read('timeline.js') : Promise.resolve(undefined),
+  ]);
   return { css, reportJs, timelineJs };
 }

@@ -1,7 +1,12 @@
 import * as hdr from 'hdr-histogram-js';
 import type { BenchResult } from '../../bench/result.js';
 import type { ChartSpec, ReportPageData } from './page-data.js';
-import { percentileChart, percentileDistribution, roundForChart, type PercentilePoint } from './percentile-distribution.js';
+import {
+  percentileChart,
+  percentileDistribution,
+  roundForChart,
+  type PercentilePoint,
+} from './percentile-distribution.js';
 import { batchSizeHistogram, serverSteps, type BenchSecond } from './bench-series.js';
 import type { ServerSamples } from './server-samples.js';
 import { COLORS } from './colors.js';
@@ -20,12 +25,19 @@ export function distributionOf(encoded: string | undefined | null, maxMs: number
 function markers(result: BenchResult): NonNullable<ChartSpec['markers']> {
   const list = [];
   if (result.warmupS > 0) list.push({ x: result.warmupS, label: 'warm-up ends' });
-  list.push({ x: result.warmupS + result.durationS, label: result.stoppedAtS !== undefined ? 'stopped' : 'window ends' });
+  list.push({
+    x: result.warmupS + result.durationS,
+    label: result.stoppedAtS !== undefined ? 'stopped' : 'window ends',
+  });
   return list;
 }
 
 /** Latency, throughput and errors second by second, and the latency distribution. */
-export function benchRunCharts(result: BenchResult, seconds: readonly BenchSecond[], targetRpsAt: ((ms: number) => number) | undefined): ChartSpec[] {
+export function benchRunCharts(
+  result: BenchResult,
+  seconds: readonly BenchSecond[],
+  targetRpsAt: ((ms: number) => number) | undefined,
+): ChartSpec[] {
   const x = { label: 'time since start', scale: 'seconds' as const, values: seconds.map((s) => s.startS + 0.5) };
   const charts: ChartSpec[] = [
     {
@@ -45,7 +57,8 @@ export function benchRunCharts(result: BenchResult, seconds: readonly BenchSecon
   const ok = distributionOf(result.latencyHdr, result.latency.max);
   const all = distributionOf(result.latencyAllHdr, result.latencyAll.max);
   const runs = [{ label: '2xx answers', color: COLORS.p99, points: ok }];
-  if (result.latencyAll.count !== result.latency.count && all.length > 0) runs.push({ label: 'every answer', color: COLORS.offered, points: all });
+  if (result.latencyAll.count !== result.latency.count && all.length > 0)
+    runs.push({ label: 'every answer', color: COLORS.offered, points: all });
   if (ok.length > 0 || all.length > 0) {
     charts.push(
       percentileChart(
@@ -55,7 +68,17 @@ export function benchRunCharts(result: BenchResult, seconds: readonly BenchSecon
       ),
     );
   }
-  const target = targetRpsAt === undefined ? [] : [{ label: 'target', color: COLORS.limit, values: seconds.map((s) => roundForChart(targetRpsAt((s.startS + 0.5) * 1000))), dash: true }];
+  const target =
+    targetRpsAt === undefined
+      ? []
+      : [
+          {
+            label: 'target',
+            color: COLORS.limit,
+            values: seconds.map((s) => roundForChart(targetRpsAt((s.startS + 0.5) * 1000))),
+            dash: true,
+          },
+        ];
   charts.push({
     id: 'throughput-over-time',
     title: 'Throughput and errors over time',
@@ -75,16 +98,28 @@ export function benchRunCharts(result: BenchResult, seconds: readonly BenchSecon
 }
 
 /** Batch sizes and queue depth as the server saw them, or why they are missing. */
-export function serverCharts(result: BenchResult, samples: ServerSamples, startEpochMs: number): Pick<ReportPageData, 'charts' | 'missing'> {
+export function serverCharts(
+  result: BenchResult,
+  samples: ServerSamples,
+  startEpochMs: number,
+): Pick<ReportPageData, 'charts' | 'missing'> {
   const titles = ['Batch sizes over time', 'Batch size histogram', 'Queue depth over time'];
-  if (!samples.ok) return { charts: [], missing: titles.map((title) => ({ title, why: `No server figures: ${samples.why}. Only a batchline server tells its batch sizes and queue.` })) };
+  if (!samples.ok)
+    return {
+      charts: [],
+      missing: titles.map((title) => ({
+        title,
+        why: `No server figures: ${samples.why}. Only a batchline server tells its batch sizes and queue.`,
+      })),
+    };
   const steps = serverSteps(samples.samples, startEpochMs).filter((s) => s.atS >= 0);
   const last = samples.samples.at(-1) as (typeof samples.samples)[number];
   const x = { label: 'time since start', scale: 'seconds' as const, values: steps.map((s) => roundForChart(s.atS)) };
   const histogram = batchSizeHistogram(samples.firstBatchSizeCounts, samples.lastBatchSizeCounts);
   const sizes = Array.from({ length: last.maxBatchSize }, (_v, i) => i + 1);
   const deepest = Math.max(0, ...steps.map((s) => s.queueDepth));
-  const everyone = 'Read from the server\'s GET /v1/stats four times a second: it counts every client\'s requests, not only this run\'s.';
+  const everyone =
+    "Read from the server's GET /v1/stats four times a second: it counts every client's requests, not only this run's.";
   return {
     missing: [],
     charts: [
@@ -95,7 +130,11 @@ export function serverCharts(result: BenchResult, samples: ServerSamples, startE
         x,
         y: { label: 'requests per batch' },
         series: [
-          { label: 'mean', color: COLORS.batch, values: steps.map((s) => (s.meanBatch === null ? null : roundForChart(s.meanBatch))) },
+          {
+            label: 'mean',
+            color: COLORS.batch,
+            values: steps.map((s) => (s.meanBatch === null ? null : roundForChart(s.meanBatch))),
+          },
           { label: 'max batch size', color: COLORS.limit, values: steps.map(() => last.maxBatchSize), dash: true },
         ],
         markers: markers(result),
@@ -106,7 +145,9 @@ export function serverCharts(result: BenchResult, samples: ServerSamples, startE
         note: `Batches by size from the first read to the last (${histogram.reduce((a, b) => a + b, 0)} batches). ${everyone}`,
         x: { label: 'requests in the batch', scale: 'linear', values: sizes },
         y: { label: 'batches' },
-        series: [{ label: 'batches', color: COLORS.batch, values: sizes.map((size) => histogram[size] ?? 0), style: 'bars' }],
+        series: [
+          { label: 'batches', color: COLORS.batch, values: sizes.map((size) => histogram[size] ?? 0), style: 'bars' },
+        ],
       },
       {
         id: 'queue-depth-over-time',
@@ -116,7 +157,9 @@ export function serverCharts(result: BenchResult, samples: ServerSamples, startE
         y: { label: 'requests waiting' },
         series: [
           { label: 'queue depth', color: COLORS.queue, values: steps.map((s) => s.queueDepth), style: 'step' },
-          ...(deepest >= last.maxQueueSize / 2 ? [{ label: 'max queue size', color: COLORS.limit, values: steps.map(() => last.maxQueueSize), dash: true }] : []),
+          ...(deepest >= last.maxQueueSize / 2
+            ? [{ label: 'max queue size', color: COLORS.limit, values: steps.map(() => last.maxQueueSize), dash: true }]
+            : []),
         ],
         markers: markers(result),
       },

@@ -28,7 +28,13 @@ export async function writeBenchHtml(path: string, recorded: RecordedRun, comman
   const { run, plan, samples } = recorded;
   const profile = plan.mode === 'open' ? profileOf(plan) : undefined;
   const data = benchPageData(
-    { result: run.result, seconds: benchSeconds(run.intervals), samples, startEpochMs: run.startEpochMs, targetRpsAt: profile === undefined ? undefined : (ms) => profile.rateAt(ms) },
+    {
+      result: run.result,
+      seconds: benchSeconds(run.intervals),
+      samples,
+      startEpochMs: run.startEpochMs,
+      targetRpsAt: profile === undefined ? undefined : (ms) => profile.rateAt(ms),
+    },
     commandLine,
     new Date().toISOString(),
   );
@@ -36,12 +42,32 @@ export async function writeBenchHtml(path: string, recorded: RecordedRun, comman
 }
 
 /** `bench --sweep … --html FILE`: every step on the throughput–latency curve. */
-export async function writeBenchSweepHtml(path: string, runs: readonly RecordedRun[], slo: Slo, commandLine: string): Promise<void> {
-  const data = benchSweepPageData(runs.map((r) => r.run.result), slo, commandLine, new Date().toISOString());
+export async function writeBenchSweepHtml(
+  path: string,
+  runs: readonly RecordedRun[],
+  slo: Slo,
+  commandLine: string,
+): Promise<void> {
+  const data = benchSweepPageData(
+    runs.map((r) => r.run.result),
+    slo,
+    commandLine,
+    new Date().toISOString(),
+  );
   await writeReportFile(path, await renderReportHtml(data));
 }
 
 /** `bench compare A B --html FILE`. */
-export async function writeCompareHtml(path: string, a: BenchJson, b: BenchJson, comparison: Comparison, names: [string, string], commandLine: string): Promise<void> {
-  await writeReportFile(path, await renderReportHtml(comparePageData(a, b, comparison, names, commandLine, new Date().toISOString())));
+export async function writeCompareHtml(
+  path: string,
+  a: BenchJson,
+  b: BenchJson,
+  comparison: Comparison,
+  names: [string, string],
+  commandLine: string,
+): Promise<void> {
+  await writeReportFile(
+    path,
+    await renderReportHtml(comparePageData(a, b, comparison, names, commandLine, new Date().toISOString())),
+  );
 }

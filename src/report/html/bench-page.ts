@@ -21,7 +21,10 @@ export interface BenchRunPage {
 }
 
 export function describeLoad(r: BenchResult): string {
-  const load = r.mode === 'open' ? `open loop at ${r.stages ?? `${r.targetRateRps} req/s`} (${r.arrival})` : `closed loop, ${r.connections * r.pipelining} senders`;
+  const load =
+    r.mode === 'open'
+      ? `open loop at ${r.stages ?? `${r.targetRateRps} req/s`} (${r.arrival})`
+      : `closed loop, ${r.connections * r.pipelining} senders`;
   return `${load} · ${r.connections} connections · warm-up ${r.warmupS} s · measured ${r.durationS.toFixed(1)} s${r.seed !== undefined ? ` · seed ${r.seed}` : ''}`;
 }
 
@@ -42,7 +45,10 @@ export function benchPageData(run: BenchRunPage, generatedBy: string, generatedA
       { label: 'latency p50 (2xx)', value: `${r.latency.p50} ms` },
       { label: 'latency p95 (2xx)', value: `${r.latency.p95} ms` },
       { label: 'latency p99 (2xx)', value: `${r.latency.p99} ms` },
-      { label: 'not 2xx or no answer', value: formatPercent((nonOk + r.requests.errors) / Math.max(1, r.requests.sent)) },
+      {
+        label: 'not 2xx or no answer',
+        value: formatPercent((nonOk + r.requests.errors) / Math.max(1, r.requests.sent)),
+      },
     ],
     tables: [latencyTable(r), statusTable(r)],
     warnings: r.warnings,
@@ -55,11 +61,20 @@ export function benchPageData(run: BenchRunPage, generatedBy: string, generatedA
 
 function latencyTable(r: BenchResult): PageTable {
   const keys = ['p50', 'p90', 'p95', 'p99', 'p999', 'max', 'mean'] as const;
-  const row = (label: string, p: PercentilesMs): string[] => [label, String(p.count), ...keys.map((k) => roundForChart(p[k]).toString())];
+  const row = (label: string, p: PercentilesMs): string[] => [
+    label,
+    String(p.count),
+    ...keys.map((k) => roundForChart(p[k]).toString()),
+  ];
   return {
     title: 'Latency, ms',
     head: ['', 'count', 'p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean'],
-    rows: [row('2xx answers', r.latency), row('every answer', r.latencyAll), row('service (from write)', r.service), row('send lag', r.sendLag)],
+    rows: [
+      row('2xx answers', r.latency),
+      row('every answer', r.latencyAll),
+      row('service (from write)', r.service),
+      row('send lag', r.sendLag),
+    ],
   };
 }
 
@@ -72,30 +87,79 @@ function statusTable(r: BenchResult): PageTable {
 
 /** Rows that no other row beats on both throughput (higher) and latency (lower). */
 export function paretoIndexes(points: readonly { throughput: number; latency: number }[]): number[] {
-  return points.flatMap((p, i) => (points.some((q, j) => j !== i && q.throughput >= p.throughput && q.latency <= p.latency && (q.throughput > p.throughput || q.latency < p.latency)) ? [] : [i]));
+  return points.flatMap((p, i) =>
+    points.some(
+      (q, j) =>
+        j !== i &&
+        q.throughput >= p.throughput &&
+        q.latency <= p.latency &&
+        (q.throughput > p.throughput || q.latency < p.latency),
+    )
+      ? []
+      : [i],
+  );
 }
 
 /** `bench --sweep … --html`: the throughput–latency curve with the objective and the frontier. */
-export function benchSweepPageData(results: readonly BenchResult[], slo: Slo, generatedBy: string, generatedAt: string): ReportPageData {
+export function benchSweepPageData(
+  results: readonly BenchResult[],
+  slo: Slo,
+  generatedBy: string,
+  generatedAt: string,
+): ReportPageData {
   const line = latencyLine(slo);
   const metric = line?.metric ?? 'p99';
-  const points = results.map((r) => ({ throughput: r.throughputRps, latency: r.latency.count > 0 ? r.latency[metric] : Number.POSITIVE_INFINITY }));
-  const order = points.map((_p, i) => i).sort((a, b) => (points[a] as { throughput: number }).throughput - (points[b] as { throughput: number }).throughput);
-  const frontier = new Set(paretoIndexes(points).filter((i) => Number.isFinite((points[i] as { latency: number }).latency)));
+  const points = results.map((r) => ({
+    throughput: r.throughputRps,
+    latency: r.latency.count > 0 ? r.latency[metric] : Number.POSITIVE_INFINITY,
+  }));
+  const order = points
+    .map((_p, i) => i)
+    .sort(
+      (a, b) => (points[a] as { throughput: number }).throughput - (points[b] as { throughput: number }).throughput,
+    );
+  const frontier = new Set(
+    paretoIndexes(points).filter((i) => Number.isFinite((points[i] as { latency: number }).latency)),
+  );
   const best = bestRate(results, slo);
   const label = metricLabel(metric);
   const curve: ChartSpec = {
     id: 'throughput-latency',
     title: `Throughput against ${label} latency`,
     note: `Each step of the sweep (labelled with its target rate): the throughput it achieved and its ${label} latency of 2xx answers. The dashed line is the objective ${slo.text}; the green line joins the Pareto frontier (no other step was both faster and quicker). ${best === undefined ? 'No rate met the objective.' : `Highest rate that met it: ${best} req/s.`}`,
-    x: { label: 'throughput, answers/s', scale: 'linear', values: order.map((i) => roundForChart((points[i] as { throughput: number }).throughput)) },
+    x: {
+      label: 'throughput, answers/s',
+      scale: 'linear',
+      values: order.map((i) => roundForChart((points[i] as { throughput: number }).throughput)),
+    },
     y: { label: `${label} latency ms`, log: true },
     series: [
-      { label: `${label} (every step)`, color: COLORS.p99, values: order.map((i) => finite((points[i] as { latency: number }).latency)), style: 'points' },
-      { label: 'Pareto frontier', color: COLORS.ok, values: order.map((i) => (frontier.has(i) ? finite((points[i] as { latency: number }).latency) : null)), spanGaps: true },
-      ...(line === undefined ? [] : [{ label: `objective ${label} < ${line.boundMs} ms`, color: COLORS.limit, values: order.map(() => line.boundMs), dash: true }]),
+      {
+        label: `${label} (every step)`,
+        color: COLORS.p99,
+        values: order.map((i) => finite((points[i] as { latency: number }).latency)),
+        style: 'points',
+      },
+      {
+        label: 'Pareto frontier',
+        color: COLORS.ok,
+        values: order.map((i) => (frontier.has(i) ? finite((points[i] as { latency: number }).latency) : null)),
+        spanGaps: true,
+      },
+      ...(line === undefined
+        ? []
+        : [
+            {
+              label: `objective ${label} < ${line.boundMs} ms`,
+              color: COLORS.limit,
+              values: order.map(() => line.boundMs),
+              dash: true,
+            },
+          ]),
     ],
-    pointLabels: order.map((i) => `${results[i]?.targetRateRps} req/s${best === results[i]?.targetRateRps ? ' (best)' : ''}`),
+    pointLabels: order.map(
+      (i) => `${results[i]?.targetRateRps} req/s${best === results[i]?.targetRateRps ? ' (best)' : ''}`,
+    ),
   };
   const rates: ChartSpec = {
     id: 'rate-achieved',
@@ -111,8 +175,14 @@ export function benchSweepPageData(results: readonly BenchResult[], slo: Slo, ge
   };
   const distributions = percentileChart(
     'latency-distribution',
-    results.map((r, i) => ({ label: `${r.targetRateRps} req/s`, color: PALETTE[i % PALETTE.length] as string, points: distributionOf(r.latencyHdr, r.latency.max) })).filter((run) => run.points.length > 0),
-    'Each step\'s latency of 2xx answers by percentile (x: 1/(1−q), log scale): watch the tail rise as the rate nears what the server can serve.',
+    results
+      .map((r, i) => ({
+        label: `${r.targetRateRps} req/s`,
+        color: PALETTE[i % PALETTE.length] as string,
+        points: distributionOf(r.latencyHdr, r.latency.max),
+      }))
+      .filter((run) => run.points.length > 0),
+    "Each step's latency of 2xx answers by percentile (x: 1/(1−q), log scale): watch the tail rise as the rate nears what the server can serve.",
   );
   return {
     kind: 'bench-sweep',
@@ -125,8 +195,24 @@ export function benchSweepPageData(results: readonly BenchResult[], slo: Slo, ge
     tables: [
       {
         title: 'Steps',
-        head: ['target req/s', 'answers/s', '2xx/s', 'p50 ms', ...(metric === 'p99' || metric === 'p50' ? [] : [`${label} ms`]), 'p99 ms', 'verdict'],
-        rows: results.map((r) => [String(r.targetRateRps), r.throughputRps.toFixed(1), r.goodputRps.toFixed(1), String(r.latency.p50), ...(metric === 'p99' || metric === 'p50' ? [] : [String(r.latency[metric])]), String(r.latency.p99), stepVerdict(r, slo)]),
+        head: [
+          'target req/s',
+          'answers/s',
+          '2xx/s',
+          'p50 ms',
+          ...(metric === 'p99' || metric === 'p50' ? [] : [`${label} ms`]),
+          'p99 ms',
+          'verdict',
+        ],
+        rows: results.map((r) => [
+          String(r.targetRateRps),
+          r.throughputRps.toFixed(1),
+          r.goodputRps.toFixed(1),
+          String(r.latency.p50),
+          ...(metric === 'p99' || metric === 'p50' ? [] : [String(r.latency[metric])]),
+          String(r.latency.p99),
+          stepVerdict(r, slo),
+        ]),
       },
     ],
     warnings: results.flatMap((r) => r.warnings.map((w) => `at ${r.targetRateRps} req/s: ${w}`)),

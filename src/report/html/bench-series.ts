@@ -23,7 +23,8 @@ export interface BenchSecond {
  */
 export function benchSeconds(threads: readonly (readonly EncodedInterval[])[]): BenchSecond[] {
   const byIndex = new Map<number, EncodedInterval[]>();
-  for (const intervals of threads) for (const interval of intervals) byIndex.set(interval.index, [...(byIndex.get(interval.index) ?? []), interval]);
+  for (const intervals of threads)
+    for (const interval of intervals) byIndex.set(interval.index, [...(byIndex.get(interval.index) ?? []), interval]);
   const indexes = [...byIndex.keys()].sort((a, b) => a - b);
   if (indexes.length === 0) return [];
   const histogram = createLatencyHistogram();
@@ -36,7 +37,15 @@ export function benchSeconds(threads: readonly (readonly EncodedInterval[])[]): 
       for (const interval of intervals) addEncoded(histogram, interval.latency);
       const sum = (key: 'answered' | 'ok' | 'errors'): number => intervals.reduce((n, i) => n + (i[key] ?? 0), 0);
       const p = histogram.totalCount > 0 ? percentilesMs(histogram) : undefined;
-      seconds.push({ startS: (index * LOG_INTERVAL_MS) / 1000, answered: sum('answered'), ok: sum('ok'), errors: sum('errors'), p50: p?.p50 ?? null, p99: p?.p99 ?? null, max: p?.max ?? null });
+      seconds.push({
+        startS: (index * LOG_INTERVAL_MS) / 1000,
+        answered: sum('answered'),
+        ok: sum('ok'),
+        errors: sum('errors'),
+        p50: p?.p50 ?? null,
+        p99: p?.p99 ?? null,
+        max: p?.max ?? null,
+      });
     }
   } finally {
     histogram.destroy();
@@ -60,7 +69,12 @@ export function serverSteps(samples: readonly ServerSample[], startEpochMs: numb
     const a = samples[i - 1] as ServerSample;
     const b = samples[i] as ServerSample;
     const batches = b.batches - a.batches;
-    steps.push({ atS: (b.atEpochMs - startEpochMs) / 1000, batches, meanBatch: batches > 0 ? (b.batchItems - a.batchItems) / batches : null, queueDepth: b.queueDepth });
+    steps.push({
+      atS: (b.atEpochMs - startEpochMs) / 1000,
+      batches,
+      meanBatch: batches > 0 ? (b.batchItems - a.batchItems) / batches : null,
+      queueDepth: b.queueDepth,
+    });
   }
   return steps;
 }

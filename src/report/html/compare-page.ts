@@ -6,14 +6,27 @@ import type { ChartSpec, ReportPageData } from './page-data.js';
 import { percentileChart } from './percentile-distribution.js';
 
 /** `bench compare a.json b.json --html`: both distributions on one plot, the table, the verdict. */
-export function comparePageData(a: BenchJson, b: BenchJson, comparison: Comparison, names: [string, string], generatedBy: string, generatedAt: string): ReportPageData {
+export function comparePageData(
+  a: BenchJson,
+  b: BenchJson,
+  comparison: Comparison,
+  names: [string, string],
+  generatedBy: string,
+  generatedAt: string,
+): ReportPageData {
   const runs = [
     { label: `A ${names[0]}`, color: PALETTE[0] as string, points: distributionOf(a.latency_hdr, a.latency_ms.max) },
     { label: `B ${names[1]}`, color: PALETTE[1] as string, points: distributionOf(b.latency_hdr, b.latency_ms.max) },
   ].filter((run) => run.points.length > 0);
   const charts: ChartSpec[] = [];
   if (runs.length > 0) {
-    charts.push(percentileChart('latency-distribution', runs, 'Both runs\' latency of 2xx answers by percentile, from the whole HDR histograms the --json reports carry (x: 1/(1−q), log scale). Curves that cross or lie close are the noise the verdict speaks of.'));
+    charts.push(
+      percentileChart(
+        'latency-distribution',
+        runs,
+        "Both runs' latency of 2xx answers by percentile, from the whole HDR histograms the --json reports carry (x: 1/(1−q), log scale). Curves that cross or lie close are the noise the verdict speaks of.",
+      ),
+    );
   }
   return {
     kind: 'bench-compare',
@@ -25,10 +38,19 @@ export function comparePageData(a: BenchJson, b: BenchJson, comparison: Comparis
       { label: 'p99 A → B', value: `${a.latency_ms.p99} → ${b.latency_ms.p99} ms` },
       { label: 'difference', value: comparison.noise ? 'noise' : 'clear' },
     ],
-    tables: [{ title: 'Figures', head: ['', `A ${names[0]}`, `B ${names[1]}`, 'change'], rows: comparison.rows.map((r) => [r.figure, r.a, r.b, r.change]) }],
+    tables: [
+      {
+        title: 'Figures',
+        head: ['', `A ${names[0]}`, `B ${names[1]}`, 'change'],
+        rows: comparison.rows.map((r) => [r.figure, r.a, r.b, r.change]),
+      },
+    ],
     warnings: [],
     charts,
-    missing: runs.length > 0 ? [] : [{ title: 'Latency by percentile', why: 'Neither report carries its latency histogram (latency_hdr).' }],
+    missing:
+      runs.length > 0
+        ? []
+        : [{ title: 'Latency by percentile', why: 'Neither report carries its latency histogram (latency_hdr).' }],
     generatedBy,
     generatedAt,
   };

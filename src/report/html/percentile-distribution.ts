@@ -47,15 +47,22 @@ export function roundForChart(value: number): number {
  * The latency distribution chart: one series per histogram (a run, or runs A and B of a
  * comparison), each on its own points of the percentile axis.
  */
-export function percentileChart(id: string, runs: readonly { label: string; color: string; points: readonly PercentilePoint[] }[], note: string): ChartSpec {
+export function percentileChart(
+  id: string,
+  runs: readonly { label: string; color: string; points: readonly PercentilePoint[] }[],
+  note: string,
+): ChartSpec {
   const finite = runs.flatMap((run) => run.points.filter((p) => p.q < 1).map((p) => inverseTail(p.q, 1)));
   // The maximum sits one decade past the last finite tick, as HdrHistogram plots cap the axis.
   const capAt = Math.max(10, ...finite) * 10;
-  const xs = [...new Set(runs.flatMap((run) => run.points.map((p) => roundForChart(inverseTail(p.q, capAt)))))].sort((a, b) => a - b);
+  const xs = [...new Set(runs.flatMap((run) => run.points.map((p) => roundForChart(inverseTail(p.q, capAt)))))].sort(
+    (a, b) => a - b,
+  );
   const index = new Map(xs.map((x, i) => [x, i]));
   const series = runs.map((run) => {
     const values: (number | null)[] = new Array<number | null>(xs.length).fill(null);
-    for (const p of run.points) values[index.get(roundForChart(inverseTail(p.q, capAt))) as number] = roundForChart(p.valueMs);
+    for (const p of run.points)
+      values[index.get(roundForChart(inverseTail(p.q, capAt))) as number] = roundForChart(p.valueMs);
     return { label: run.label, color: run.color, values, spanGaps: true };
   });
   return {

@@ -63,8 +63,15 @@ export function startServerSamples(targetUrl: string): { stop(): Promise<ServerS
   return {
     async stop(): Promise<ServerSamples> {
       await poller.stop();
-      if (samples.length >= 2) return { ok: true, samples, firstBatchSizeCounts: firstCounts, lastBatchSizeCounts: [...lastCounts] };
-      return { ok: false, why: refused !== undefined ? `the target is not a batchline server (GET /v1/stats: ${refused})` : 'the server answered GET /v1/stats fewer than twice during the run' };
+      if (samples.length >= 2)
+        return { ok: true, samples, firstBatchSizeCounts: firstCounts, lastBatchSizeCounts: [...lastCounts] };
+      return {
+        ok: false,
+        why:
+          refused !== undefined
+            ? `the target is not a batchline server (GET /v1/stats: ${refused})`
+            : 'the server answered GET /v1/stats fewer than twice during the run',
+      };
     },
   };
 }

@@ -23,7 +23,11 @@ export interface PageSimulation {
  * `runSimulation` and `buildReport`), recording its time series and, with `eventLimit`, its
  * first events. No I/O: the CLI runs it for `--html`, the page runs it (bundled) on its form.
  */
-export function simulateForPage(options: SimulateOptions, inputs: SimulationInputs, eventLimit?: number): PageSimulation {
+export function simulateForPage(
+  options: SimulateOptions,
+  inputs: SimulationInputs,
+  eventLimit?: number,
+): PageSimulation {
   checkSimulateOptions(options, new Set(inputs.given));
   const series = new SimulationSeries(niceIntervalMs(arrivalSpanMs(options, inputs)));
   let log: CappedEvents | undefined;

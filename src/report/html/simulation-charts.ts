@@ -4,7 +4,6 @@ import type { ChartSpec } from './page-data.js';
 import { percentileChart, roundForChart, type PercentilePoint } from './percentile-distribution.js';
 import { bucketPercentileMs, type SeriesRow } from './simulation-series.js';
 
-
 /** The series as the charts read it: rows of one width, from time 0. */
 export interface SeriesView {
   rows: readonly SeriesRow[];
@@ -12,11 +11,21 @@ export interface SeriesView {
 }
 
 /** Time axis for a run of `endMs`: milliseconds for short runs, seconds beyond. */
-function timeAxis(view: SeriesView): { label: string; scale: 'linear' | 'seconds'; values: number[]; perSecond: number } {
+function timeAxis(view: SeriesView): {
+  label: string;
+  scale: 'linear' | 'seconds';
+  values: number[];
+  perSecond: number;
+} {
   const endMs = view.rows.length * view.widthMs;
   const inSeconds = endMs >= 2000;
   const values = view.rows.map((_row, i) => roundForChart(((i + 0.5) * view.widthMs) / (inSeconds ? 1000 : 1)));
-  return { label: inSeconds ? 'simulated time' : 'simulated time, ms', scale: inSeconds ? 'seconds' : 'linear', values, perSecond: 1000 / view.widthMs };
+  return {
+    label: inSeconds ? 'simulated time' : 'simulated time, ms',
+    scale: inSeconds ? 'seconds' : 'linear',
+    values,
+    perSecond: 1000 / view.widthMs,
+  };
 }
 
 function every(view: SeriesView): string {
@@ -24,15 +33,20 @@ function every(view: SeriesView): string {
 }
 
 /** Every chart of one simulation: over time, the latency distribution and the batch sizes. */
-export function simulationCharts(view: SeriesView, report: SimulationReport, latency: readonly PercentilePoint[]): ChartSpec[] {
+export function simulationCharts(
+  view: SeriesView,
+  report: SimulationReport,
+  latency: readonly PercentilePoint[],
+): ChartSpec[] {
   const x = timeAxis(view);
   const axis = { label: x.label, scale: x.scale, values: x.values };
   const rows = view.rows;
   const rate = (n: number): number => roundForChart(n * x.perSecond);
-  const percentile = (q: number) => rows.map((row) => {
-    const ms = bucketPercentileMs(row.latency, q);
-    return ms === null ? null : roundForChart(ms);
-  });
+  const percentile = (q: number) =>
+    rows.map((row) => {
+      const ms = bucketPercentileMs(row.latency, q);
+      return ms === null ? null : roundForChart(ms);
+    });
   const histogram = Object.entries(report.batch_size.histogram).map(([size, count]) => [Number(size), count] as const);
   const sizes = Array.from({ length: report.config.max_batch_size }, (_v, i) => i + 1);
   const countOf = new Map(histogram);
@@ -77,9 +91,23 @@ export function simulationCharts(view: SeriesView, report: SimulationReport, lat
       x: axis,
       y: { label: 'requests per batch' },
       series: [
-        { label: 'mean', color: COLORS.batch, values: rows.map((r) => (r.batches > 0 ? roundForChart(r.batchItems / r.batches) : null)) },
-        { label: 'largest', color: COLORS.max, values: rows.map((r) => (r.batches > 0 ? r.maxBatch : null)), style: 'step' },
-        { label: 'max-batch-size', color: COLORS.limit, values: rows.map(() => report.config.max_batch_size), dash: true },
+        {
+          label: 'mean',
+          color: COLORS.batch,
+          values: rows.map((r) => (r.batches > 0 ? roundForChart(r.batchItems / r.batches) : null)),
+        },
+        {
+          label: 'largest',
+          color: COLORS.max,
+          values: rows.map((r) => (r.batches > 0 ? r.maxBatch : null)),
+          style: 'step',
+        },
+        {
+          label: 'max-batch-size',
+          color: COLORS.limit,
+          values: rows.map(() => report.config.max_batch_size),
+          dash: true,
+        },
       ],
     },
     ...policyCharts(view, report, axis),
@@ -100,7 +128,16 @@ export function simulationCharts(view: SeriesView, report: SimulationReport, lat
       series: [
         { label: 'mean', color: COLORS.queue, values: queueMean },
         { label: 'deepest', color: COLORS.max, values: queueMax, style: 'step' },
-        ...(deepest >= report.config.max_queue_size / 2 ? [{ label: 'max-queue-size', color: COLORS.limit, values: rows.map(() => report.config.max_queue_size), dash: true }] : []),
+        ...(deepest >= report.config.max_queue_size / 2
+          ? [
+              {
+                label: 'max-queue-size',
+                color: COLORS.limit,
+                values: rows.map(() => report.config.max_queue_size),
+                dash: true,
+              },
+            ]
+          : []),
       ],
     },
   ];
@@ -125,8 +162,19 @@ function policyCharts(view: SeriesView, report: SimulationReport, axis: ChartSpe
       y2: { label: 'window ms' },
       series: [
         { label: 'batch limit', color: COLORS.limit, values: rows.map((r) => r.limit), style: 'step', spanGaps: true },
-        { label: 'mean batch', color: COLORS.batch, values: rows.map((r) => (r.batches > 0 ? roundForChart(r.batchItems / r.batches) : null)) },
-        { label: 'window ms', color: COLORS.expired, values: rows.map((r) => (r.windowMs === null ? null : roundForChart(r.windowMs))), style: 'step', rightAxis: true, spanGaps: true },
+        {
+          label: 'mean batch',
+          color: COLORS.batch,
+          values: rows.map((r) => (r.batches > 0 ? roundForChart(r.batchItems / r.batches) : null)),
+        },
+        {
+          label: 'window ms',
+          color: COLORS.expired,
+          values: rows.map((r) => (r.windowMs === null ? null : roundForChart(r.windowMs))),
+          style: 'step',
+          rightAxis: true,
+          spanGaps: true,
+        },
       ],
     },
   ];

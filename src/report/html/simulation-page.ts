@@ -6,7 +6,12 @@ import type { PageSimulation } from './simulate-for-page.js';
 import { simulationCharts } from './simulation-charts.js';
 
 /** The page of one simulation: key figures, tables and charts. */
-export function simulationPageData(run: PageSimulation, slo: Slo | undefined, generatedBy: string, generatedAt: string): ReportPageData {
+export function simulationPageData(
+  run: PageSimulation,
+  slo: Slo | undefined,
+  generatedBy: string,
+  generatedAt: string,
+): ReportPageData {
   const report = run.report;
   const r = report.requests;
   const lost = r.arrived > 0 ? (r.arrived - r.completed) / r.arrived : 0;
@@ -20,7 +25,8 @@ export function simulationPageData(run: PageSimulation, slo: Slo | undefined, ge
     { label: 'lost (rejected, expired)', value: formatPercent(lost) },
     { label: 'utilization', value: formatPercent(utilization) },
   ];
-  if (slo !== undefined) facts.push({ label: `objective ${slo.text}`, value: meetsSlo(report, slo) ? 'met' : 'MISSED' });
+  if (slo !== undefined)
+    facts.push({ label: `objective ${slo.text}`, value: meetsSlo(report, slo) ? 'met' : 'MISSED' });
   return {
     kind: 'simulate',
     title: `batchline simulate · ${report.config.arrivals}`,

@@ -31,7 +31,22 @@ export interface SeriesRow {
 export const MAX_ROWS = 2000;
 
 function emptyRow(queueDepth: number): SeriesRow {
-  return { arrivals: 0, rejected: 0, ok: 0, expired: 0, failed: 0, batches: 0, batchItems: 0, maxBatch: 0, latency: new Map(), queueAreaMs: 0, queueMax: queueDepth, busyAreaMs: 0, limit: null, windowMs: null };
+  return {
+    arrivals: 0,
+    rejected: 0,
+    ok: 0,
+    expired: 0,
+    failed: 0,
+    batches: 0,
+    batchItems: 0,
+    maxBatch: 0,
+    latency: new Map(),
+    queueAreaMs: 0,
+    queueMax: queueDepth,
+    busyAreaMs: 0,
+    limit: null,
+    windowMs: null,
+  };
 }
 
 /**
@@ -139,7 +154,18 @@ export class SimulationSeries implements BatcherObserver<number, number> {
       const a = this.rows[i] as SeriesRow;
       const b = this.rows[i + 1];
       if (b !== undefined) {
-        for (const key of ['arrivals', 'rejected', 'ok', 'expired', 'failed', 'batches', 'batchItems', 'queueAreaMs', 'busyAreaMs'] as const) a[key] += b[key];
+        for (const key of [
+          'arrivals',
+          'rejected',
+          'ok',
+          'expired',
+          'failed',
+          'batches',
+          'batchItems',
+          'queueAreaMs',
+          'busyAreaMs',
+        ] as const)
+          a[key] += b[key];
         a.maxBatch = Math.max(a.maxBatch, b.maxBatch);
         a.queueMax = Math.max(a.queueMax, b.queueMax);
         if (b.limit !== null) [a.limit, a.windowMs] = [b.limit, b.windowMs];

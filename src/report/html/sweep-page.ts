@@ -19,7 +19,11 @@ export function sweepPageData(outcome: SweepOutcome, generatedBy: string, genera
   const metric: LatencyMetric = clause?.metric ?? 'p99';
   const label = metricLabel(metric);
   const reports = rows.map((row) => row.report);
-  const order = reports.map((_r, i) => i).sort((a, b) => goodput(reports, a) - goodput(reports, b) || latency(reports, a, metric) - latency(reports, b, metric));
+  const order = reports
+    .map((_r, i) => i)
+    .sort(
+      (a, b) => goodput(reports, a) - goodput(reports, b) || latency(reports, a, metric) - latency(reports, b, metric),
+    );
   const frontier = new Set(pareto);
   const best = choice?.best;
   const name = (i: number): string => `#${i + 1}${best === i ? ' (best)' : ''}`;
@@ -30,9 +34,28 @@ export function sweepPageData(outcome: SweepOutcome, generatedBy: string, genera
     x: { label: 'goodput, req/s', scale: 'linear', values: order.map((i) => roundForChart(goodput(reports, i))) },
     y: { label: `${label} latency ms`, log: true },
     series: [
-      { label: `${label} (every configuration)`, color: COLORS.p99, values: order.map((i) => positive(latency(reports, i, metric))), style: 'points' },
-      { label: 'Pareto frontier', color: COLORS.ok, values: order.map((i) => (frontier.has(i) ? positive(latency(reports, i, metric)) : null)), spanGaps: true },
-      ...(clause === undefined ? [] : [{ label: `objective ${label} < ${clause.boundMs} ms`, color: COLORS.limit, values: order.map(() => clause.boundMs), dash: true }]),
+      {
+        label: `${label} (every configuration)`,
+        color: COLORS.p99,
+        values: order.map((i) => positive(latency(reports, i, metric))),
+        style: 'points',
+      },
+      {
+        label: 'Pareto frontier',
+        color: COLORS.ok,
+        values: order.map((i) => (frontier.has(i) ? positive(latency(reports, i, metric)) : null)),
+        spanGaps: true,
+      },
+      ...(clause === undefined
+        ? []
+        : [
+            {
+              label: `objective ${label} < ${clause.boundMs} ms`,
+              color: COLORS.limit,
+              values: order.map(() => clause.boundMs),
+              dash: true,
+            },
+          ]),
     ],
     pointLabels: order.map(name),
   };
@@ -44,8 +67,20 @@ export function sweepPageData(outcome: SweepOutcome, generatedBy: string, genera
     y: { label: 'mean batch size' },
     y2: { label: 'utilization %' },
     series: [
-      { label: 'mean batch', color: PALETTE[0] as string, values: reports.map((r) => r.batch_size.mean), style: 'bars' },
-      { label: 'utilization %', color: PALETTE[4] as string, values: reports.map((r) => roundForChart((r.utilization.reduce((a, b) => a + b, 0) / Math.max(1, r.utilization.length)) * 100)), rightAxis: true },
+      {
+        label: 'mean batch',
+        color: PALETTE[0] as string,
+        values: reports.map((r) => r.batch_size.mean),
+        style: 'bars',
+      },
+      {
+        label: 'utilization %',
+        color: PALETTE[4] as string,
+        values: reports.map((r) =>
+          roundForChart((r.utilization.reduce((a, b) => a + b, 0) / Math.max(1, r.utilization.length)) * 100),
+        ),
+        rightAxis: true,
+      },
     ],
   };
   const first = reports[0];
@@ -54,14 +89,39 @@ export function sweepPageData(outcome: SweepOutcome, generatedBy: string, genera
     title: `batchline simulate --sweep · ${rows.length} configurations`,
     subtitle: `${first?.config.arrivals ?? ''} · service ${first?.config.service_time ?? ''} · seed ${outcome.seed}`,
     facts: [
-      { label: slo === undefined ? 'objective' : `configurations meeting ${slo.text}`, value: slo === undefined ? 'none given (--slo)' : `${choice?.meeting.length ?? 0} of ${rows.length}` },
-      { label: 'recommended', value: best === undefined ? 'none' : `#${best + 1} ${axes.map((a, c) => `--${a.flag} ${rows[best]?.point[c]}`).join(' ')}` },
-      ...(best === undefined ? [] : [{ label: `its ${label}`, value: `${latency(reports, best, metric)} ms` }, { label: 'its goodput', value: `${goodput(reports, best).toFixed(1)} req/s` }]),
+      {
+        label: slo === undefined ? 'objective' : `configurations meeting ${slo.text}`,
+        value: slo === undefined ? 'none given (--slo)' : `${choice?.meeting.length ?? 0} of ${rows.length}`,
+      },
+      {
+        label: 'recommended',
+        value:
+          best === undefined
+            ? 'none'
+            : `#${best + 1} ${axes.map((a, c) => `--${a.flag} ${rows[best]?.point[c]}`).join(' ')}`,
+      },
+      ...(best === undefined
+        ? []
+        : [
+            { label: `its ${label}`, value: `${latency(reports, best, metric)} ms` },
+            { label: 'its goodput', value: `${goodput(reports, best).toFixed(1)} req/s` },
+          ]),
     ],
     tables: [
       {
         title: 'Configurations',
-        head: ['#', ...axes.map((a) => a.flag), 'goodput/s', 'p50 ms', 'p95 ms', 'p99 ms', 'mean batch', 'lost', 'pareto', ...(slo === undefined ? [] : ['objective'])],
+        head: [
+          '#',
+          ...axes.map((a) => a.flag),
+          'goodput/s',
+          'p50 ms',
+          'p95 ms',
+          'p99 ms',
+          'mean batch',
+          'lost',
+          'pareto',
+          ...(slo === undefined ? [] : ['objective']),
+        ],
         rows: rows.map((row, i) => [
           name(i),
           ...row.point.map(String),

@@ -42,7 +42,9 @@ export function timelineSeed(options: SimulateOptions, inputs: SimulationInputs,
 }
 
 /** The seed's inputs as `prepareRun` takes them. */
-export function inputsOfSeed(seed: Pick<TimelineSeed, 'given' | 'arrivalTimes' | 'arrivalsSource' | 'profile' | 'profileSource'>): SimulationInputs {
+export function inputsOfSeed(
+  seed: Pick<TimelineSeed, 'given' | 'arrivalTimes' | 'arrivalsSource' | 'profile' | 'profileSource'>,
+): SimulationInputs {
   const inputs: SimulationInputs = { given: [...seed.given] };
   if (seed.arrivalTimes !== undefined) {
     inputs.arrivalTimes = Float64Array.from(seed.arrivalTimes);

@@ -21,6 +21,9 @@ export async function checkReportPath(path: string): Promise<void> {
   try {
     await access(dir, constants.W_OK);
   } catch (error) {
-    throw new BatchlineError('INVALID_OPTION', `--html: cannot write '${path}': ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? `no directory ${dir}` : (error as Error).message}`);
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--html: cannot write '${path}': ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? `no directory ${dir}` : (error as Error).message}`,
+    );
   }
 }

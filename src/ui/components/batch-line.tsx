@@ -4,12 +4,26 @@ import { formatMs } from '../../report/format.js';
 import { fitText } from './fit-text.js';
 
 // Single-width glyphs only: a wide one (⌛) would push the line past the terminal's edge.
-const OUTCOME_MARKS: Record<OutcomeKind, string> = { ok: '✓', timeout: '✗', error: '✗', cancelled: '-', shutdown: '-', unavailable: '-' };
+const OUTCOME_MARKS: Record<OutcomeKind, string> = {
+  ok: '✓',
+  timeout: '✗',
+  error: '✗',
+  cancelled: '-',
+  shutdown: '-',
+  unavailable: '-',
+};
 
 export interface BatchLineProps {
   /** `instance 0`, padded to the label column. */
   label: string;
-  batch: { batchId: number; startedAtMs: number; trigger: string; members: readonly { id: string; outcome: OutcomeKind | undefined }[] } | undefined;
+  batch:
+    | {
+        batchId: number;
+        startedAtMs: number;
+        trigger: string;
+        members: readonly { id: string; outcome: OutcomeKind | undefined }[];
+      }
+    | undefined;
   atMs: number;
   width: number;
   highlighted: ReadonlySet<string>;
@@ -27,7 +41,9 @@ export function BatchLine({ label, batch, atMs, width, highlighted }: BatchLineP
   }
   const head = `batch #${batch.batchId}`;
   const detail = ` (${batch.trigger}, ${formatMs(atMs - batch.startedAtMs)}) `;
-  const members = batch.members.map((m) => `${m.id}${m.outcome === undefined ? '' : OUTCOME_MARKS[m.outcome]}`).join(' ');
+  const members = batch.members
+    .map((m) => `${m.id}${m.outcome === undefined ? '' : OUTCOME_MARKS[m.outcome]}`)
+    .join(' ');
   const lit = batch.members.some((m) => highlighted.has(m.id));
   return (
     <Text wrap="truncate">

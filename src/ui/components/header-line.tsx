@@ -21,7 +21,7 @@ export function HeaderLine({ title, state, stateColor = 'green', parts = [] }: H
           </Text>
         </Text>
       )}
-      {parts.length > 0 && <Text>{' · ' + parts.join(' · ')}</Text>}
+      {parts.length > 0 && <Text>{` · ${parts.join(' · ')}`}</Text>}
     </Text>
   );
 }

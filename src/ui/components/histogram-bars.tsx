@@ -22,8 +22,8 @@ export function HistogramBars({ rows, barWidth, color = 'magenta' }: HistogramBa
     <Box flexDirection="column">
       {rows.map((row) => (
         <Text key={row.label} wrap="truncate">
-          {row.label.padStart(labelWidth)} <Text color={color}>{barText(max === 0 ? 0 : row.value / max, barWidth)}</Text>{' '}
-          {formatCount(row.value)}
+          {row.label.padStart(labelWidth)}{' '}
+          <Text color={color}>{barText(max === 0 ? 0 : row.value / max, barWidth)}</Text> {formatCount(row.value)}
         </Text>
       ))}
     </Box>

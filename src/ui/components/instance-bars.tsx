@@ -26,7 +26,8 @@ export function InstanceBars({ runningBatchSizes, maxBatchSize, width }: Instanc
       <Box flexDirection="row">
         {runningBatchSizes.map((size, index) => (
           <Text key={index} wrap="truncate">
-            {index > 0 ? '  ' : ''}#{index} <Text color="green">{barText(size / maxBatchSize, barWidth, '░')}</Text> {size > 0 ? `${size}/${maxBatchSize}` : 'idle'}
+            {index > 0 ? '  ' : ''}#{index} <Text color="green">{barText(size / maxBatchSize, barWidth, '░')}</Text>{' '}
+            {size > 0 ? `${size}/${maxBatchSize}` : 'idle'}
           </Text>
         ))}
       </Box>

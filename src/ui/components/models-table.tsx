@@ -9,7 +9,12 @@ export interface ModelsTableProps {
   width: number;
 }
 
-const STATE_COLORS: Record<ModelVersionState, string> = { loading: 'yellow', ready: 'green', draining: 'yellow', unavailable: 'red' };
+const STATE_COLORS: Record<ModelVersionState, string> = {
+  loading: 'yellow',
+  ready: 'green',
+  draining: 'yellow',
+  unavailable: 'red',
+};
 
 /**
  * One line per model version: its queue, running requests, rate of answers and p99, the
@@ -18,7 +23,11 @@ const STATE_COLORS: Record<ModelVersionState, string> = { loading: 'yellow', rea
 export function ModelsTable({ rows, selected, width }: ModelsTableProps) {
   const keyWidth = Math.min(24, Math.max(7, ...rows.map((row) => row.key.length)));
   const stateWidth = Math.max(...rows.map((row) => row.state.length));
-  const queueWidth = Math.max(...rows.map((row) => `${formatCount(row.stats.snapshot.queueDepth)}/${formatCount(row.stats.snapshot.maxQueueSize)}`.length));
+  const queueWidth = Math.max(
+    ...rows.map(
+      (row) => `${formatCount(row.stats.snapshot.queueDepth)}/${formatCount(row.stats.snapshot.maxQueueSize)}`.length,
+    ),
+  );
   return (
     <>
       {rows.map((row) => {
@@ -28,8 +37,7 @@ export function ModelsTable({ rows, selected, width }: ModelsTableProps) {
         return (
           <Text key={row.key} wrap="truncate" bold={chosen}>
             {chosen ? '▸ ' : '  '}
-            {key}{' '}
-            <Text color={STATE_COLORS[row.state]}>{row.state.padEnd(stateWidth)}</Text>
+            {key} <Text color={STATE_COLORS[row.state]}>{row.state.padEnd(stateWidth)}</Text>
             {` queue ${`${formatCount(snapshot.queueDepth)}/${formatCount(snapshot.maxQueueSize)}`.padStart(queueWidth)}`}
             {` run ${formatCount(snapshot.runningRequests).padStart(3)}`}
             {` ${(row.trends.throughputPerS === undefined ? '-' : formatRate(row.trends.throughputPerS)).padStart(6)} ok`}

@@ -23,18 +23,22 @@ export interface PercentileTableProps {
 /** A small table: one row per measured thing, one column per percentile. */
 export function PercentileTable({ rows, keys }: PercentileTableProps) {
   const labelWidth = Math.max(0, ...rows.map((r) => r.label.length));
-  const cells = rows.map((row) => keys.map((key) => (row.latency.count === 0 || row.latency[key] === undefined ? '-' : formatMs(row.latency[key]))));
-  const widths = keys.map((key, column) => Math.max(percentileLabel(key).length, ...cells.map((c) => (c[column] as string).length)));
+  const cells = rows.map((row) =>
+    keys.map((key) => (row.latency.count === 0 || row.latency[key] === undefined ? '-' : formatMs(row.latency[key]))),
+  );
+  const widths = keys.map((key, column) =>
+    Math.max(percentileLabel(key).length, ...cells.map((c) => (c[column] as string).length)),
+  );
   return (
     <Box flexDirection="column">
       <Text dimColor wrap="truncate">
         {''.padEnd(labelWidth)}
-        {keys.map((key, column) => '  ' + percentileLabel(key).padStart(widths[column] as number)).join('')}
+        {keys.map((key, column) => `  ${percentileLabel(key).padStart(widths[column] as number)}`).join('')}
       </Text>
       {rows.map((row, index) => (
         <Text key={row.label} wrap="truncate">
           {row.label.padEnd(labelWidth)}
-          {(cells[index] as string[]).map((cell, column) => '  ' + cell.padStart(widths[column] as number)).join('')}
+          {(cells[index] as string[]).map((cell, column) => `  ${cell.padStart(widths[column] as number)}`).join('')}
         </Text>
       ))}
     </Box>

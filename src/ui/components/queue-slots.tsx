@@ -34,7 +34,8 @@ export function QueueSlots({ waiting, maxQueueSize, slotWidth, labelWidth, width
   const cells: { text: string; id?: string }[] = [];
   for (let slot = 0; slot < shown; slot++) {
     if (overflow > 0 && slot === shown - 1) cells.push({ text: fitText(`+${overflow}`, slotWidth) });
-    else if (slot < waiting.length) cells.push({ text: fitText(waiting[slot] as string, slotWidth), id: waiting[slot] as string });
+    else if (slot < waiting.length)
+      cells.push({ text: fitText(waiting[slot] as string, slotWidth), id: waiting[slot] as string });
     else cells.push({ text: fitText('·', slotWidth) });
   }
   const lines = [cells.slice(0, perLine), cells.slice(perLine)].filter((line) => line.length > 0);
@@ -46,7 +47,12 @@ export function QueueSlots({ waiting, maxQueueSize, slotWidth, labelWidth, width
           {line.map((cell, i) => {
             const lit = cell.id !== undefined && highlighted.has(cell.id);
             return (
-              <Text key={i} color={cell.id === undefined ? undefined : lit ? 'yellow' : 'cyan'} dimColor={cell.id === undefined} inverse={lit}>
+              <Text
+                key={i}
+                color={cell.id === undefined ? undefined : lit ? 'yellow' : 'cyan'}
+                dimColor={cell.id === undefined}
+                inverse={lit}
+              >
                 {cell.text}
                 {i < line.length - 1 ? ' ' : ''}
               </Text>

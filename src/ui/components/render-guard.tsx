@@ -28,7 +28,11 @@ export class RenderGuard extends Component<RenderGuardProps, RenderGuardState> {
   }
 
   override componentDidUpdate(): void {
-    if (this.state.error !== undefined && this.state.erroredAtFrame !== -1 && this.props.frame !== this.state.erroredAtFrame) {
+    if (
+      this.state.error !== undefined &&
+      this.state.erroredAtFrame !== -1 &&
+      this.props.frame !== this.state.erroredAtFrame
+    ) {
       this.setState({ error: undefined, erroredAtFrame: -1 });
     }
   }

@@ -6,7 +6,14 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer as PlainServer } from '../../bench/servers.js';
 import { startTestServer, type TestServer } from '../../serve/test-server.js';
-import { chromiumMissing, colouredPixelsPerChart, drawnCharts, launchChromium, openReport, type OpenBrowser } from './browser.js';
+import {
+  chromiumMissing,
+  colouredPixelsPerChart,
+  drawnCharts,
+  launchChromium,
+  openReport,
+  type OpenBrowser,
+} from './browser.js';
 
 const run = promisify(execFile);
 const bin = new URL('../../../bin/batchline.js', import.meta.url).pathname;
@@ -28,11 +35,65 @@ describe.skipIf(chromiumMissing !== undefined)('bench --html in headless Chromiu
     plain = await startServer((_req, res) => res.end('ok'));
     chromium = await launchChromium();
     const target = `${server.url}/v1/infer`;
-    await batchline(['bench', '--rate', '400', '--duration', '2s', '--warmup', '300ms', '--connections', '32', '--json', file('a.json'), '--html', file('run.html'), target]);
-    await batchline(['bench', '--rate', '300', '--duration', '1s', '--warmup', '200ms', '--connections', '32', '--json', file('b.json'), target]);
+    await batchline([
+      'bench',
+      '--rate',
+      '400',
+      '--duration',
+      '2s',
+      '--warmup',
+      '300ms',
+      '--connections',
+      '32',
+      '--json',
+      file('a.json'),
+      '--html',
+      file('run.html'),
+      target,
+    ]);
+    await batchline([
+      'bench',
+      '--rate',
+      '300',
+      '--duration',
+      '1s',
+      '--warmup',
+      '200ms',
+      '--connections',
+      '32',
+      '--json',
+      file('b.json'),
+      target,
+    ]);
     await batchline(['bench', 'compare', file('a.json'), file('b.json'), '--html', file('compare.html')]);
-    await batchline(['bench', '--sweep', '100,300', '--duration', '1s', '--warmup', '200ms', '--connections', '32', '--slo', 'p99<2s', '--html', file('sweep.html'), target]);
-    await batchline(['bench', '--rate', '200', '--duration', '1s', '--warmup', '200ms', '--html', file('plain.html'), plain.url]);
+    await batchline([
+      'bench',
+      '--sweep',
+      '100,300',
+      '--duration',
+      '1s',
+      '--warmup',
+      '200ms',
+      '--connections',
+      '32',
+      '--slo',
+      'p99<2s',
+      '--html',
+      file('sweep.html'),
+      target,
+    ]);
+    await batchline([
+      'bench',
+      '--rate',
+      '200',
+      '--duration',
+      '1s',
+      '--warmup',
+      '200ms',
+      '--html',
+      file('plain.html'),
+      plain.url,
+    ]);
   });
   afterAll(async () => {
     await chromium?.close();
@@ -51,8 +112,15 @@ describe.skipIf(chromiumMissing !== undefined)('bench --html in headless Chromiu
     await page.close();
   }
 
-  it('draws a run second by second, its distribution, and the server\'s batches and queue', async () => {
-    await check('run.html', ['latency-over-time', 'latency-distribution', 'throughput-over-time', 'batch-size-over-time', 'batch-size-histogram', 'queue-depth-over-time']);
+  it("draws a run second by second, its distribution, and the server's batches and queue", async () => {
+    await check('run.html', [
+      'latency-over-time',
+      'latency-distribution',
+      'throughput-over-time',
+      'batch-size-over-time',
+      'batch-size-histogram',
+      'queue-depth-over-time',
+    ]);
     expect(readFileSync(file('run.html'), 'utf8')).not.toMatch(/<script[^>]+src=|<link[^>]+href=/);
   });
 

@@ -4,7 +4,7 @@ import { benchSeconds, batchSizeHistogram, serverSteps } from '../../../src/repo
 import { paretoIndexes } from '../../../src/report/html/bench-page.js';
 
 describe('bench seconds for the HTML report', () => {
-  it('adds the threads\' histograms of each second, counts 2xx, other statuses and errors, and keeps empty seconds', () => {
+  it("adds the threads' histograms of each second, counts 2xx, other statuses and errors, and keeps empty seconds", () => {
     const a = new BenchRecorder(true, false);
     const b = new BenchRecorder(true, false);
     // Second 1: thread a answers 10, 20, 30 ms; thread b 40 ms (a 429) and one timeout.
@@ -22,8 +22,15 @@ describe('bench seconds for the HTML report', () => {
     expect(seconds[2]).toMatchObject({ answered: 0, errors: 1, p99: null });
   });
 
-  it('reads the server\'s batches between two reads and its histogram over the run', () => {
-    const sample = (atEpochMs: number, batches: number, batchItems: number, queueDepth: number) => ({ atEpochMs, batches, batchItems, queueDepth, maxQueueSize: 128, maxBatchSize: 4 });
+  it("reads the server's batches between two reads and its histogram over the run", () => {
+    const sample = (atEpochMs: number, batches: number, batchItems: number, queueDepth: number) => ({
+      atEpochMs,
+      batches,
+      batchItems,
+      queueDepth,
+      maxQueueSize: 128,
+      maxBatchSize: 4,
+    });
     const samples = [sample(1000, 10, 20, 0), sample(1250, 14, 36, 3), sample(1500, 14, 36, 0)];
     expect(serverSteps(samples, 1000)).toEqual([
       { atS: 0.25, batches: 4, meanBatch: 4, queueDepth: 3 },
@@ -33,6 +40,13 @@ describe('bench seconds for the HTML report', () => {
   });
 
   it('finds the Pareto frontier of throughput against latency', () => {
-    expect(paretoIndexes([{ throughput: 100, latency: 10 }, { throughput: 200, latency: 12 }, { throughput: 190, latency: 30 }, { throughput: 210, latency: 400 }])).toEqual([0, 1, 3]);
+    expect(
+      paretoIndexes([
+        { throughput: 100, latency: 10 },
+        { throughput: 200, latency: 12 },
+        { throughput: 190, latency: 30 },
+        { throughput: 210, latency: 400 },
+      ]),
+    ).toEqual([0, 1, 3]);
   });
 });

@@ -26,7 +26,17 @@ export async function launchChromium(): Promise<OpenBrowser> {
   const browser = await puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      `--user-data-dir=${profile}`,
+    ],
   });
   return {
     browser,
@@ -38,15 +48,22 @@ export async function launchChromium(): Promise<OpenBrowser> {
 }
 
 /** A page that records every console error, uncaught exception and request that left the file. */
-export async function openReport(browser: Browser, file: string, width = 1280, height = 1000): Promise<{ page: Page; problems: string[] }> {
+export async function openReport(
+  browser: Browser,
+  file: string,
+  width = 1280,
+  height = 1000,
+): Promise<{ page: Page; problems: string[] }> {
   const page = await browser.newPage();
   const problems: string[] = [];
   page.on('console', (message) => {
-    if (message.type() === 'error' || message.type() === 'warn') problems.push(`console ${message.type()}: ${message.text()}`);
+    if (message.type() === 'error' || message.type() === 'warn')
+      problems.push(`console ${message.type()}: ${message.text()}`);
   });
   page.on('pageerror', (error) => problems.push(`page error: ${(error as Error).message}`));
   page.on('request', (request) => {
-    if (!request.url().startsWith('file:') && !request.url().startsWith('data:') && !request.url().startsWith('blob:')) problems.push(`network request: ${request.url()}`);
+    if (!request.url().startsWith('file:') && !request.url().startsWith('data:') && !request.url().startsWith('blob:'))
+      problems.push(`network request: ${request.url()}`);
   });
   await page.setViewport({ width, height });
   await page.goto(`file://${file}`, { waitUntil: 'load' });
@@ -54,8 +71,14 @@ export async function openReport(browser: Browser, file: string, width = 1280, h
 }
 
 /** Every chart's id and the values it drew, as the page reports them. */
-export async function drawnCharts(page: Page): Promise<{ id: string; points: number; width: number; height: number }[]> {
-  return page.evaluate(() => (window as unknown as { batchline: { drawn(): { id: string; points: number; width: number; height: number }[] } }).batchline.drawn());
+export async function drawnCharts(
+  page: Page,
+): Promise<{ id: string; points: number; width: number; height: number }[]> {
+  return page.evaluate(() =>
+    (
+      window as unknown as { batchline: { drawn(): { id: string; points: number; width: number; height: number }[] } }
+    ).batchline.drawn(),
+  );
 }
 
 /**
@@ -67,7 +90,13 @@ export async function colouredPixelsPerChart(browser: Browser, page: Page): Prom
   const boxes = await page.evaluate(() =>
     [...document.querySelectorAll<HTMLElement>('figure.chart[data-chart-id] canvas')].map((canvas) => {
       const r = canvas.getBoundingClientRect();
-      return { id: (canvas.closest('figure') as HTMLElement).dataset.chartId as string, x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height };
+      return {
+        id: (canvas.closest('figure') as HTMLElement).dataset.chartId as string,
+        x: r.left + window.scrollX,
+        y: r.top + window.scrollY,
+        width: r.width,
+        height: r.height,
+      };
     }),
   );
   const png = Buffer.from(await page.screenshot({ fullPage: true, type: 'png' })).toString('base64');
@@ -85,7 +114,12 @@ export async function colouredPixelsPerChart(browser: Browser, page: Page): Prom
         ctx.drawImage(image, 0, 0);
         const counts: Record<string, number> = {};
         for (const region of regions) {
-          const data = ctx.getImageData(Math.round(region.x), Math.round(region.y), Math.max(1, Math.round(region.width)), Math.max(1, Math.round(region.height))).data;
+          const data = ctx.getImageData(
+            Math.round(region.x),
+            Math.round(region.y),
+            Math.max(1, Math.round(region.width)),
+            Math.max(1, Math.round(region.height)),
+          ).data;
           let coloured = 0;
           for (let i = 0; i < data.length; i += 4) {
             const [r, g, b] = [data[i] as number, data[i + 1] as number, data[i + 2] as number];

@@ -18,7 +18,13 @@ async function exitOf(args: string[]): Promise<{ code: number; stderr: string; s
 
 describe('--html on the command line', () => {
   it('simulate refuses a page it could not write before it runs, exit 2 naming --html', async () => {
-    const { code, stderr, stdout } = await exitOf(['simulate', '--requests', '10', '--html', '/nonexistent-dir/page.html']);
+    const { code, stderr, stdout } = await exitOf([
+      'simulate',
+      '--requests',
+      '10',
+      '--html',
+      '/nonexistent-dir/page.html',
+    ]);
     expect(code).toBe(2);
     expect(stderr).toContain("--html: cannot write '/nonexistent-dir/page.html': no directory /nonexistent-dir");
     expect(stdout).toBe('');
@@ -26,7 +32,14 @@ describe('--html on the command line', () => {
   });
 
   it('bench refuses it before sending a request', async () => {
-    const { code, stderr } = await exitOf(['bench', '-n', '5', '--html', '/nonexistent-dir/page.html', 'http://127.0.0.1:1/']);
+    const { code, stderr } = await exitOf([
+      'bench',
+      '-n',
+      '5',
+      '--html',
+      '/nonexistent-dir/page.html',
+      'http://127.0.0.1:1/',
+    ]);
     expect(code).toBe(2);
     expect(stderr).toContain("--html: cannot write '/nonexistent-dir/page.html'");
   });

@@ -4,11 +4,22 @@ import { root, staticImports } from '../../static-imports.js';
 
 /** What only an --html report may load: the report code, the plotting library, the bundler. */
 function htmlModules(reached: Set<string>): string[] {
-  return [...reached].filter((m) => ['esbuild', 'uplot', 'puppeteer-core'].includes(m) || (m.includes('/src/report/html/') && !m.endsWith('/command-line.ts')));
+  return [...reached].filter(
+    (m) =>
+      ['esbuild', 'uplot', 'puppeteer-core'].includes(m) ||
+      (m.includes('/src/report/html/') && !m.endsWith('/command-line.ts')),
+  );
 }
 
 describe('the HTML report loads only with --html', () => {
-  for (const entry of ['src/cli.ts', 'src/commands/bench.ts', 'src/commands/simulate.ts', 'src/bench/bench-main.ts', 'src/simulate/simulate-main.ts', 'src/bench/compare-main.ts']) {
+  for (const entry of [
+    'src/cli.ts',
+    'src/commands/bench.ts',
+    'src/commands/simulate.ts',
+    'src/bench/bench-main.ts',
+    'src/simulate/simulate-main.ts',
+    'src/bench/compare-main.ts',
+  ]) {
     it(`${entry} reaches no report page code, uPlot or esbuild without it`, () => {
       expect(htmlModules(staticImports(resolve(root, entry)))).toEqual([]);
     });

@@ -20,21 +20,43 @@ export function drawChart(host: HTMLElement, spec: ChartSpec): DrawnChart {
     height: HEIGHT,
     scales: {
       x: xScale(spec),
-      y: spec.y.log === true ? { distr: 3, log: 10 } : { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.05 : 1] },
-      ...(spec.y2 !== undefined ? { y2: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.05 : 1] } } : {}),
+      y:
+        spec.y.log === true
+          ? { distr: 3, log: 10 }
+          : { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.05 : 1] },
+      ...(spec.y2 !== undefined
+        ? { y2: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.05 : 1] } }
+        : {}),
     },
     axes: [
       xAxis(spec),
       { label: spec.y.label, size: 60, values: (_u, splits) => splits.map(tickText) },
-      ...(spec.y2 !== undefined ? [{ label: spec.y2.label, scale: 'y2', side: 1, size: 60, grid: { show: false }, values: (_u: uPlot, splits: number[]) => splits.map(tickText) }] : []),
+      ...(spec.y2 !== undefined
+        ? [
+            {
+              label: spec.y2.label,
+              scale: 'y2',
+              side: 1,
+              size: 60,
+              grid: { show: false },
+              values: (_u: uPlot, splits: number[]) => splits.map(tickText),
+            },
+          ]
+        : []),
     ],
-    series: [{ label: spec.x.label, value: (_u, v) => (v === null ? '–' : xValueText(spec, v)) }, ...spec.series.map(seriesOptions)],
+    series: [
+      { label: spec.x.label, value: (_u, v) => (v === null ? '–' : xValueText(spec, v)) },
+      ...spec.series.map(seriesOptions),
+    ],
     cursor: { points: { size: 7 } },
     legend: { live: true },
     plugins: [markersPlugin(spec), pointLabelsPlugin(spec)],
   };
   const plot = new uPlot(options, data, host);
-  const points = spec.series.reduce((sum, s) => sum + s.values.filter((v) => v !== null && Number.isFinite(v)).length, 0);
+  const points = spec.series.reduce(
+    (sum, s) => sum + s.values.filter((v) => v !== null && Number.isFinite(v)).length,
+    0,
+  );
   return { spec, plot, points };
 }
 

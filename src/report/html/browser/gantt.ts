@@ -4,7 +4,16 @@ import type { TimelinePosition } from './timeline-cursor.js';
 const ROW_PX = 14;
 const GUTTER_PX = 56;
 const AXIS_PX = 22;
-const COLORS = { wait: '#d4a72c', run: '#1f6feb', ok: '#2da44e', bad: '#cf222e', now: '#1d2329', text: '#5b6570', grid: '#eaeef2', hot: '#0969da22' };
+const COLORS = {
+  wait: '#d4a72c',
+  run: '#1f6feb',
+  ok: '#2da44e',
+  bad: '#cf222e',
+  now: '#1d2329',
+  text: '#5b6570',
+  grid: '#eaeef2',
+  hot: '#0969da22',
+};
 
 /**
  * The requests around the current event as bars on a time axis, drawn up to "now" only (the
@@ -31,7 +40,8 @@ export function drawGantt(canvas: HTMLCanvasElement, lanes: Lanes, position: Tim
     ctx.fillText('no request has arrived yet', GUTTER_PX, 20);
     return 0;
   }
-  const focus = position.subjects.length > 0 ? (lanes.indexOf.get(position.subjects[0] as string) ?? arrived - 1) : arrived - 1;
+  const focus =
+    position.subjects.length > 0 ? (lanes.indexOf.get(position.subjects[0] as string) ?? arrived - 1) : arrived - 1;
   const first = Math.max(0, Math.min(focus - Math.floor(rows * 0.6), arrived - rows));
   const visible = lanes.lanes.slice(first, Math.min(arrived, first + rows));
   const nowMs = position.atMs;
@@ -63,7 +73,14 @@ export function drawGantt(canvas: HTMLCanvasElement, lanes: Lanes, position: Tim
   return visible.length;
 }
 
-function drawLane(ctx: CanvasRenderingContext2D, lane: Lane, current: number, nowMs: number, xOf: (ms: number) => number, y: number): void {
+function drawLane(
+  ctx: CanvasRenderingContext2D,
+  lane: Lane,
+  current: number,
+  nowMs: number,
+  xOf: (ms: number) => number,
+  y: number,
+): void {
   const barY = y + 2;
   const barH = ROW_PX - 5;
   const x = xOf(lane.arrivalMs);
@@ -94,7 +111,13 @@ function drawLane(ctx: CanvasRenderingContext2D, lane: Lane, current: number, no
   }
 }
 
-function drawAxis(ctx: CanvasRenderingContext2D, x0: number, x1: number, xOf: (ms: number) => number, height: number): void {
+function drawAxis(
+  ctx: CanvasRenderingContext2D,
+  x0: number,
+  x1: number,
+  xOf: (ms: number) => number,
+  height: number,
+): void {
   const step = niceStep((x1 - x0) / 6);
   ctx.strokeStyle = COLORS.grid;
   ctx.fillStyle = COLORS.text;

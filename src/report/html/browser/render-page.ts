@@ -6,14 +6,25 @@ import { el } from './dom.js';
  * Renders the report's summary and charts into `root`, replacing what was there (a re-run in
  * the page renders again). Returns the charts drawn.
  */
-export function renderReport(root: HTMLElement, data: ReportPageData, previous: readonly DrawnChart[] = []): DrawnChart[] {
+export function renderReport(
+  root: HTMLElement,
+  data: ReportPageData,
+  previous: readonly DrawnChart[] = [],
+): DrawnChart[] {
   for (const chart of previous) chart.plot.destroy();
   root.replaceChildren();
   root.append(
     el('header', {}, el('h1', {}, data.title), el('p', { class: 'subtitle' }, data.subtitle)),
-    el('section', { class: 'facts' }, ...data.facts.map((f) => el('div', { class: 'fact' }, el('div', { class: 'value' }, f.value), el('div', { class: 'label' }, f.label)))),
+    el(
+      'section',
+      { class: 'facts' },
+      ...data.facts.map((f) =>
+        el('div', { class: 'fact' }, el('div', { class: 'value' }, f.value), el('div', { class: 'label' }, f.label)),
+      ),
+    ),
   );
-  if (data.warnings.length > 0) root.append(el('ul', { class: 'warnings' }, ...data.warnings.map((w) => el('li', {}, w))));
+  if (data.warnings.length > 0)
+    root.append(el('ul', { class: 'warnings' }, ...data.warnings.map((w) => el('li', {}, w))));
   if (data.tables.length > 0) root.append(el('section', { class: 'tables' }, ...data.tables.map(renderTable)));
 
   const grid = el('section', { class: 'charts' });
@@ -21,7 +32,13 @@ export function renderReport(root: HTMLElement, data: ReportPageData, previous: 
   const drawn: DrawnChart[] = [];
   for (const spec of data.charts) {
     const plotHost = el('div', { class: 'plot' });
-    const figure = el('figure', { class: 'chart', id: `chart-${spec.id}`, 'data-chart-id': spec.id }, el('h2', {}, spec.title), plotHost, el('figcaption', {}, spec.note));
+    const figure = el(
+      'figure',
+      { class: 'chart', id: `chart-${spec.id}`, 'data-chart-id': spec.id },
+      el('h2', {}, spec.title),
+      plotHost,
+      el('figcaption', {}, spec.note),
+    );
     grid.append(figure);
     const chart = drawChart(plotHost, spec);
     figure.dataset.points = String(chart.points);
@@ -39,7 +56,11 @@ function renderTable(table: ReportPageData['tables'][number]): HTMLElement {
     {},
     el('caption', {}, table.title),
     el('thead', {}, el('tr', {}, ...table.head.map((h) => el('th', {}, h)))),
-    el('tbody', {}, ...table.rows.map((row) => el('tr', {}, ...row.map((cell, i) => el(i === 0 ? 'th' : 'td', {}, cell))))),
+    el(
+      'tbody',
+      {},
+      ...table.rows.map((row) => el('tr', {}, ...row.map((cell, i) => el(i === 0 ? 'th' : 'td', {}, cell)))),
+    ),
   );
 }
 

@@ -35,7 +35,8 @@ function start(): void {
       api.data = data;
       api.charts = renderReport(root, data, api.charts);
     },
-    drawn: () => api.charts.map((c) => ({ id: c.spec.id, points: c.points, width: c.plot.width, height: c.plot.height })),
+    drawn: () =>
+      api.charts.map((c) => ({ id: c.spec.id, points: c.points, width: c.plot.width, height: c.plot.height })),
   };
   window.batchline = api;
   api.render(api.data);

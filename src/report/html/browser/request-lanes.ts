@@ -34,7 +34,12 @@ export function lanesOf(events: readonly CoreEvent[]): Lanes {
       case 'admitted':
       case 'rejected':
         indexOf.set(event.requestId, lanes.length);
-        lanes.push({ id: event.requestId, arrivalMs: event.atMs, arrivalEvent: i, ...(event.kind === 'rejected' ? { rejected: event.reason } : {}) });
+        lanes.push({
+          id: event.requestId,
+          arrivalMs: event.atMs,
+          arrivalEvent: i,
+          ...(event.kind === 'rejected' ? { rejected: event.reason } : {}),
+        });
         break;
       case 'batch_started':
         for (const id of event.requestIds) {
@@ -44,7 +49,8 @@ export function lanesOf(events: readonly CoreEvent[]): Lanes {
         break;
       case 'request_finished': {
         const l = lane(event.requestId);
-        if (l !== undefined) Object.assign(l, { endMs: event.atMs, endEvent: i, outcome: event.outcome, endedIn: event.endedIn });
+        if (l !== undefined)
+          Object.assign(l, { endMs: event.atMs, endEvent: i, outcome: event.outcome, endedIn: event.endedIn });
         break;
       }
       case 'batch_finished':

@@ -34,18 +34,45 @@ export class RerunForm {
     const fields = el('div', { class: 'fields' });
     for (const [key, spec] of Object.entries(SIMULATE_OPTIONS) as [string, OptionSpec][]) {
       if (NOT_IN_FORM.has(key)) continue;
-      const input = spec.kind === 'enum' ? selectFor(spec) : el('input', { type: 'text', name: key, placeholder: spec.default === undefined ? '' : String(spec.default), spellcheck: 'false' });
+      const input =
+        spec.kind === 'enum'
+          ? selectFor(spec)
+          : el('input', {
+              type: 'text',
+              name: key,
+              placeholder: spec.default === undefined ? '' : String(spec.default),
+              spellcheck: 'false',
+            });
       input.title = spec.description;
       this.inputs.set(key, input);
       fields.append(el('label', { title: spec.description }, `--${spec.flag}`, input));
     }
-    this.arrivals = el('textarea', { name: 'arrivals', placeholder: 'arrival times in ms, one a line or separated by spaces (empty: generate them from --rate or --stages)', spellcheck: 'false' });
-    const extra: HTMLElement[] = [el('label', { class: 'wide' }, 'arrival times (ms), instead of --rate / --stages', this.arrivals)];
+    this.arrivals = el('textarea', {
+      name: 'arrivals',
+      placeholder:
+        'arrival times in ms, one a line or separated by spaces (empty: generate them from --rate or --stages)',
+      spellcheck: 'false',
+    });
+    const extra: HTMLElement[] = [
+      el('label', { class: 'wide' }, 'arrival times (ms), instead of --rate / --stages', this.arrivals),
+    ];
     if (seed.profile !== undefined) {
       this.profile = el('input', { type: 'checkbox', name: 'latencyProfile' });
-      extra.push(el('label', {}, el('span', {}, this.profile, ` service time from the profile ${seed.profileSource ?? ''}`)));
+      extra.push(
+        el('label', {}, el('span', {}, this.profile, ` service time from the profile ${seed.profileSource ?? ''}`)),
+      );
     }
-    this.element = el('form', { class: 'rerun', id: 'rerun-form' }, el('div', { class: 'lane-title' }, 'Change the configuration or the arrivals and run it again here, on the same core:'), fields, ...extra);
+    this.element = el(
+      'form',
+      { class: 'rerun', id: 'rerun-form' },
+      el(
+        'div',
+        { class: 'lane-title' },
+        'Change the configuration or the arrivals and run it again here, on the same core:',
+      ),
+      fields,
+      ...extra,
+    );
     this.reset();
   }
 
@@ -55,7 +82,10 @@ export class RerunForm {
       const value = (this.seed.options as Record<string, unknown>)[key];
       input.value = this.seed.given.includes(key) && value !== undefined ? String(value) : '';
     }
-    this.arrivals.value = this.seed.given.includes('arrivals') && this.seed.arrivalTimes !== undefined ? this.seed.arrivalTimes.join('\n') : '';
+    this.arrivals.value =
+      this.seed.given.includes('arrivals') && this.seed.arrivalTimes !== undefined
+        ? this.seed.arrivalTimes.join('\n')
+        : '';
     if (this.profile !== undefined) this.profile.checked = this.seed.given.includes('latencyProfile');
   }
 
@@ -76,7 +106,12 @@ export class RerunForm {
     if (this.arrivals.value.trim() !== '') {
       const text = this.arrivals.value.trim();
       // One time a line as the CLI reads a file; spaces and commas also separate typed times.
-      arrivalsText = /^[[{]/.test(text) ? text : `${text.split(/[\s,;]+/).filter((t) => t !== '').join('\n')}\n`;
+      arrivalsText = /^[[{]/.test(text)
+        ? text
+        : `${text
+            .split(/[\s,;]+/)
+            .filter((t) => t !== '')
+            .join('\n')}\n`;
       inputs.arrivalTimes = parseArrivals(arrivalsText, ARRIVALS_FILE);
       inputs.arrivalsSource = ARRIVALS_FILE;
       raw.arrivals = ARRIVALS_FILE;
@@ -89,7 +124,10 @@ export class RerunForm {
       given.push('latencyProfile');
     }
     const options = resolveOptions(SIMULATE_OPTIONS, raw, {});
-    const flags = given.map((key) => `--${(SIMULATE_OPTIONS as Record<string, OptionSpec>)[key]?.flag ?? key} ${shellWord(raw[key] as string)}`);
+    const flags = given.map(
+      (key) =>
+        `--${(SIMULATE_OPTIONS as Record<string, OptionSpec>)[key]?.flag ?? key} ${shellWord(raw[key] as string)}`,
+    );
     return { options, inputs, command: ['batchline simulate', ...flags, '--events'].join(' '), arrivalsText };
   }
 }

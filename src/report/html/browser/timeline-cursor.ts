@@ -1,5 +1,12 @@
 import type { CoreEvent } from '../../../core/event-log.js';
-import { applyEvent, arrivalTimes, START_DESCRIPTION, startState, type TimelineSettings, type TimelineState } from '../../../ui/timeline-model.js';
+import {
+  applyEvent,
+  arrivalTimes,
+  START_DESCRIPTION,
+  startState,
+  type TimelineSettings,
+  type TimelineState,
+} from '../../../ui/timeline-model.js';
 
 /** Checkpoints kept: the state after every this many events. */
 const CHECKPOINT_EVERY = 256;
@@ -67,7 +74,14 @@ export class TimelineCursor {
   at(index: number): TimelinePosition {
     const target = Math.max(0, Math.min(this.events.length, Math.round(index)));
     if (target === 0) {
-      return { index: 0, atMs: this.events[0]?.atMs ?? 0, state: this.checkpoints[0] as TimelineState, description: START_DESCRIPTION, subjects: [], event: undefined };
+      return {
+        index: 0,
+        atMs: this.events[0]?.atMs ?? 0,
+        state: this.checkpoints[0] as TimelineState,
+        description: START_DESCRIPTION,
+        subjects: [],
+        event: undefined,
+      };
     }
     // Replay from the checkpoint before the last event, so that event's words are known.
     const from = Math.floor((target - 1) / CHECKPOINT_EVERY);
@@ -78,6 +92,13 @@ export class TimelineCursor {
       state = step.state;
     }
     const event = this.events[target - 1] as CoreEvent;
-    return { index: target, atMs: event.atMs, state, description: step?.description ?? '', subjects: step?.subjects ?? [], event };
+    return {
+      index: target,
+      atMs: event.atMs,
+      state,
+      description: step?.description ?? '',
+      subjects: step?.subjects ?? [],
+      event,
+    };
   }
 }

@@ -46,13 +46,25 @@ function start(): void {
   const download = el('a', { download: 'arrivals.txt', hidden: '' }, 'arrivals.txt');
   const runButton = el('button', { type: 'submit' }, 'Run in this page');
   const resetButton = el('button', { type: 'button' }, 'Back to the report’s run');
-  form.element.append(el('div', { class: 'actions' }, runButton, resetButton, el('span', {}, 'the same run on the command line: ', command, ' ', download), error));
+  form.element.append(
+    el(
+      'div',
+      { class: 'actions' },
+      runButton,
+      resetButton,
+      el('span', {}, 'the same run on the command line: ', command, ' ', download),
+      error,
+    ),
+  );
 
   let events: readonly CoreEvent[] = [];
   let report: SimulationReport | undefined;
   let lastError: string | undefined;
 
-  const execute = (run: FormRun | { options: SimulateOptions; inputs: SimulationInputs; command: string; arrivalsText: undefined }, rerun: boolean): void => {
+  const execute = (
+    run: FormRun | { options: SimulateOptions; inputs: SimulationInputs; command: string; arrivalsText: undefined },
+    rerun: boolean,
+  ): void => {
     const started = performance.now();
     const result = simulateForPage(run.options, run.inputs, PAGE_EVENT_LIMIT);
     events = result.events ?? [];
@@ -63,8 +75,19 @@ function start(): void {
       window.batchline.render(data);
     }
     const tookMs = performance.now() - started;
-    const cut = result.eventsTruncated ? ` The run had more events than the page keeps: the timeline shows its first ${PAGE_EVENT_LIMIT.toLocaleString('en-US')}.` : '';
-    view.load(events, { maxQueueSize: run.options.maxQueueSize, instances: run.options.instances, maxBatchSize: run.options.maxBatchSize, batchWindowMs: run.options.batchWindowMs }, `${result.report.requests.arrived.toLocaleString('en-US')} requests, ${events.length.toLocaleString('en-US')} events, simulated in this page in ${tookMs.toFixed(0)} ms with batchline's own core.${cut}`);
+    const cut = result.eventsTruncated
+      ? ` The run had more events than the page keeps: the timeline shows its first ${PAGE_EVENT_LIMIT.toLocaleString('en-US')}.`
+      : '';
+    view.load(
+      events,
+      {
+        maxQueueSize: run.options.maxQueueSize,
+        instances: run.options.instances,
+        maxBatchSize: run.options.maxBatchSize,
+        batchWindowMs: run.options.batchWindowMs,
+      },
+      `${result.report.requests.arrived.toLocaleString('en-US')} requests, ${events.length.toLocaleString('en-US')} events, simulated in this page in ${tookMs.toFixed(0)} ms with batchline's own core.${cut}`,
+    );
     command.textContent = run.command;
     if (run.arrivalsText !== undefined) {
       download.href = URL.createObjectURL(new Blob([run.arrivalsText], { type: 'text/plain' }));
@@ -92,14 +115,33 @@ function start(): void {
 
   host.append(
     el('h2', {}, 'Step through the run'),
-    el('p', { class: 'counts' }, 'Every admission, batch start, completion, rejection and expiry of the simulation, in order, as `batchline simulate --events` prints them — computed here by batchline’s own core (src/core), bundled into this page. Same-time events run in the core’s order: completions, expiries, window closings, arrivals.'),
+    el(
+      'p',
+      { class: 'counts' },
+      'Every admission, batch start, completion, rejection and expiry of the simulation, in order, as `batchline simulate --events` prints them — computed here by batchline’s own core (src/core), bundled into this page. Same-time events run in the core’s order: completions, expiries, window closings, arrivals.',
+    ),
     form.element,
     view.element,
   );
 
-  const own = { options: seed.options, inputs: inputsOfSeed(seed), command: form.read().command, arrivalsText: undefined };
+  const own = {
+    options: seed.options,
+    inputs: inputsOfSeed(seed),
+    command: form.read().command,
+    arrivalsText: undefined,
+  };
   if (seed.arrived <= PAGE_AUTO_RUN_ARRIVALS) execute(own, false);
-  else view.load([], { maxQueueSize: seed.options.maxQueueSize, instances: seed.options.instances, maxBatchSize: seed.options.maxBatchSize, batchWindowMs: seed.options.batchWindowMs }, `This run has ${seed.arrived.toLocaleString('en-US')} requests; the charts above cover all of them. Press “Run in this page” to simulate it here too (the timeline keeps the first ${PAGE_EVENT_LIMIT.toLocaleString('en-US')} events), or lower --requests first.`);
+  else
+    view.load(
+      [],
+      {
+        maxQueueSize: seed.options.maxQueueSize,
+        instances: seed.options.instances,
+        maxBatchSize: seed.options.maxBatchSize,
+        batchWindowMs: seed.options.batchWindowMs,
+      },
+      `This run has ${seed.arrived.toLocaleString('en-US')} requests; the charts above cover all of them. Press “Run in this page” to simulate it here too (the timeline keeps the first ${PAGE_EVENT_LIMIT.toLocaleString('en-US')} events), or lower --requests first.`,
+    );
 
   window.batchlineTimeline = {
     run: runForm,

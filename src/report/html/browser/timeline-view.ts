@@ -32,7 +32,11 @@ export class TimelineView {
   private readonly list = el('ol', { class: 'events' });
   private readonly note = el('p', { class: 'counts run-note' });
   private readonly play = el('button', { type: 'button' }, 'play');
-  private readonly speed = el('select', { 'aria-label': 'steps per second' }, ...SPEEDS.map((s) => el('option', { value: String(s) }, `${s} steps/s`)));
+  private readonly speed = el(
+    'select',
+    { 'aria-label': 'steps per second' },
+    ...SPEEDS.map((s) => el('option', { value: String(s) }, `${s} steps/s`)),
+  );
 
   constructor() {
     const button = (label: string, title: string, action: () => void): HTMLButtonElement => {
@@ -50,12 +54,32 @@ export class TimelineView {
       'div',
       {},
       this.note,
-      el('div', { class: 'controls' }, button('« first', 'first (Home, g)', () => this.show(0)), button('‹ back', 'back (←, p)', () => this.show(this.index - 1)), button('next ›', 'next (→, n)', () => this.show(this.index + 1)), button('last »', 'last (End, G)', () => this.show(Number.MAX_SAFE_INTEGER)), this.play, this.speed, this.slider, this.clock),
+      el(
+        'div',
+        { class: 'controls' },
+        button('« first', 'first (Home, g)', () => this.show(0)),
+        button('‹ back', 'back (←, p)', () => this.show(this.index - 1)),
+        button('next ›', 'next (→, n)', () => this.show(this.index + 1)),
+        button('last »', 'last (End, G)', () => this.show(Number.MAX_SAFE_INTEGER)),
+        this.play,
+        this.speed,
+        this.slider,
+        this.clock,
+      ),
       this.now,
-      el('div', { class: 'state' }, el('div', {}, el('div', { class: 'lane-title' }, 'queue slots (waiting requests)'), this.queue), el('div', {}, el('div', { class: 'lane-title' }, 'instances (running batches)'), this.instances)),
+      el(
+        'div',
+        { class: 'state' },
+        el('div', {}, el('div', { class: 'lane-title' }, 'queue slots (waiting requests)'), this.queue),
+        el('div', {}, el('div', { class: 'lane-title' }, 'instances (running batches)'), this.instances),
+      ),
       this.counts,
       this.canvas,
-      el('div', { class: 'counts' }, 'bars: amber = waiting in the queue, blue = in a running batch, green end = answered ok, red end = expired (504), red × = rejected at the door (429); the black line is now'),
+      el(
+        'div',
+        { class: 'counts' },
+        'bars: amber = waiting in the queue, blue = in a running batch, green end = answered ok, red end = expired (504), red × = rejected at the door (429); the black line is now',
+      ),
       this.list,
     );
     document.addEventListener('keydown', (e) => this.onKey(e));
@@ -104,21 +128,57 @@ export class TimelineView {
     const settings = (this.cursor as TimelineCursor).settings;
     const queue = position.state.queue;
     const hot = new Set(position.subjects);
-    const slots = Math.min(settings.maxQueueSize, Math.max(Math.min(MAX_SLOTS_DRAWN, settings.maxQueueSize), Math.min(queue.length, MAX_SLOTS_DRAWN)));
+    const slots = Math.min(
+      settings.maxQueueSize,
+      Math.max(Math.min(MAX_SLOTS_DRAWN, settings.maxQueueSize), Math.min(queue.length, MAX_SLOTS_DRAWN)),
+    );
     const cells: HTMLElement[] = [];
     for (let i = 0; i < slots; i++) {
       const request = queue[i];
-      cells.push(el('div', { class: `slot${request !== undefined ? ' filled' : ''}${request !== undefined && hot.has(request.id) ? ' hot' : ''}`, title: request === undefined ? 'free' : `request ${request.id}, arrived at ${request.arrivalAtMs.toFixed(3)} ms` }, request?.id ?? ''));
+      cells.push(
+        el(
+          'div',
+          {
+            class: `slot${request !== undefined ? ' filled' : ''}${request !== undefined && hot.has(request.id) ? ' hot' : ''}`,
+            title:
+              request === undefined ? 'free' : `request ${request.id}, arrived at ${request.arrivalAtMs.toFixed(3)} ms`,
+          },
+          request?.id ?? '',
+        ),
+      );
     }
-    if (settings.maxQueueSize > slots) cells.push(el('span', { class: 'counts' }, ` … ${settings.maxQueueSize - slots} more slots, ${Math.max(0, queue.length - slots)} of them taken`));
+    if (settings.maxQueueSize > slots)
+      cells.push(
+        el(
+          'span',
+          { class: 'counts' },
+          ` … ${settings.maxQueueSize - slots} more slots, ${Math.max(0, queue.length - slots)} of them taken`,
+        ),
+      );
     this.queue.replaceChildren(...cells);
   }
 
   private drawInstances(position: TimelinePosition): void {
     const running = position.state.running;
     const hot = new Set(position.subjects);
-    const rows = running.slice(0, MAX_INSTANCES_DRAWN).map((batch, i) => el('div', { class: 'instance' }, el('span', { class: 'name' }, `instance ${i}`), ...(batch === undefined ? [el('span', { class: 'counts' }, 'idle')] : batchCells(batch, hot))));
-    if (running.length > MAX_INSTANCES_DRAWN) rows.push(el('div', { class: 'counts' }, `… ${running.length - MAX_INSTANCES_DRAWN} more instances, ${running.slice(MAX_INSTANCES_DRAWN).filter((b) => b !== undefined).length} of them busy`));
+    const rows = running
+      .slice(0, MAX_INSTANCES_DRAWN)
+      .map((batch, i) =>
+        el(
+          'div',
+          { class: 'instance' },
+          el('span', { class: 'name' }, `instance ${i}`),
+          ...(batch === undefined ? [el('span', { class: 'counts' }, 'idle')] : batchCells(batch, hot)),
+        ),
+      );
+    if (running.length > MAX_INSTANCES_DRAWN)
+      rows.push(
+        el(
+          'div',
+          { class: 'counts' },
+          `… ${running.length - MAX_INSTANCES_DRAWN} more instances, ${running.slice(MAX_INSTANCES_DRAWN).filter((b) => b !== undefined).length} of them busy`,
+        ),
+      );
     this.instances.replaceChildren(...rows);
   }
 
@@ -129,7 +189,11 @@ export class TimelineView {
     const lines = formatEvents(events.slice(from, to)).split('\n');
     const items = lines.slice(0, to - from).map((line, k) => {
       const index = from + k + 1;
-      return el('li', { 'data-index': String(index), class: index === this.index ? 'current' : index < this.index ? 'done' : '' }, line);
+      return el(
+        'li',
+        { 'data-index': String(index), class: index === this.index ? 'current' : index < this.index ? 'done' : '' },
+        line,
+      );
     });
     this.list.replaceChildren(...items);
     this.list.querySelector('li.current')?.scrollIntoView({ block: 'nearest' });
@@ -156,10 +220,14 @@ export class TimelineView {
     const target = e.target as HTMLElement | null;
     if (target !== null && ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName) && target !== this.slider) return;
     const moves: Record<string, () => void> = {
-      ArrowRight: () => this.show(this.index + 1), n: () => this.show(this.index + 1),
-      ArrowLeft: () => this.show(this.index - 1), p: () => this.show(this.index - 1),
-      Home: () => this.show(0), g: () => this.show(0),
-      End: () => this.show(Number.MAX_SAFE_INTEGER), G: () => this.show(Number.MAX_SAFE_INTEGER),
+      ArrowRight: () => this.show(this.index + 1),
+      n: () => this.show(this.index + 1),
+      ArrowLeft: () => this.show(this.index - 1),
+      p: () => this.show(this.index - 1),
+      Home: () => this.show(0),
+      g: () => this.show(0),
+      End: () => this.show(Number.MAX_SAFE_INTEGER),
+      G: () => this.show(Number.MAX_SAFE_INTEGER),
       ' ': () => this.togglePlay(),
     };
     const move = moves[e.key];
@@ -172,6 +240,15 @@ export class TimelineView {
 function batchCells(batch: RunningBatch, hot: ReadonlySet<string>): HTMLElement[] {
   return [
     el('span', { class: 'counts' }, `#${batch.batchId} (${batch.trigger})`),
-    ...batch.members.map((m) => el('div', { class: `slot ${m.outcome === undefined ? 'running' : m.outcome === 'ok' ? 'ok' : 'bad'}${hot.has(m.id) ? ' hot' : ''}`, title: `request ${m.id}${m.outcome === undefined ? ', running' : `, ${m.outcome}`}` }, m.id)),
+    ...batch.members.map((m) =>
+      el(
+        'div',
+        {
+          class: `slot ${m.outcome === undefined ? 'running' : m.outcome === 'ok' ? 'ok' : 'bad'}${hot.has(m.id) ? ' hot' : ''}`,
+          title: `request ${m.id}${m.outcome === undefined ? ', running' : `, ${m.outcome}`}`,
+        },
+        m.id,
+      ),
+    ),
   ];
 }

@@ -2,7 +2,7 @@
  * `npm run bench:fidelity`: does `simulate` predict the real server? Two cases
  * (FIDELITY_CASES=toy,cls): the embedded toy model with MODEL_LATENCY_MS, below, and a real
  * model over its whole serving path (scripts/lib/fidelity-real-model.ts). The real model's runs
- * are kept as a record (scripts/lib/fidelity-record.ts); `FIDELITY_REPLAY=docs/fidelity` judges
+ * are kept as a record (scripts/lib/fidelity-record.ts); `FIDELITY_REPLAY=docs/lab/fidelity` judges
  * the simulate of this checkout against the records there, measuring nothing.
  *
  * Toy: runs `batchline serve`

@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { loadRecord, RECORD_FORMAT } from '../../scripts/lib/fidelity-record.js';
 import { validateLatencyProfile } from '../../src/simulate/latency-profile.js';
 
-const RECORDS = fileURLToPath(new URL('../../docs/fidelity/', import.meta.url));
+const RECORDS = fileURLToPath(new URL('../../docs/lab/fidelity/', import.meta.url));
 
-describe('bench:fidelity records (docs/fidelity)', () => {
+describe('bench:fidelity records (docs/lab/fidelity)', () => {
   const files = readdirSync(RECORDS).filter((name) => name.endsWith('.json'));
 
   it('are there to replay', () => {

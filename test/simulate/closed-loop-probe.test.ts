@@ -48,7 +48,10 @@ describe('the capacity probe: a closed loop over the serving path', () => {
     // With a bisection on evenly spaced arrivals and no bound on the backlog, this profile's
     // capacity read 770 to 973 req/s as bench's CPU per request took these values (0.070 to 0.094 ms).
     const record = JSON.parse(
-      readFileSync(fileURLToPath(new URL('../../docs/fidelity/2026-12-01T08-19Z-cls.json', import.meta.url)), 'utf8'),
+      readFileSync(
+        fileURLToPath(new URL('../../docs/lab/fidelity/2026-12-01T08-19Z-cls.json', import.meta.url)),
+        'utf8',
+      ),
     ) as { profile: unknown };
     const file = join(mkdtempSync(join(tmpdir(), 'batchline-probe-')), 'profile.json');
     writeFileSync(file, JSON.stringify(record.profile));

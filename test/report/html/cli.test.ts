@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
@@ -17,6 +19,19 @@ async function exitOf(args: string[]): Promise<{ code: number; stderr: string; s
 }
 
 describe('--html on the command line', () => {
+  it('simulate says where it wrote the page, on stderr, so that --json - keeps stdout', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'batchline-html-cli-'));
+    try {
+      const page = join(dir, 'page.html');
+      const { code, stderr, stdout } = await exitOf(['simulate', '--requests', '10', '--json', '-', '--html', page]);
+      expect(code).toBe(0);
+      expect(stderr).toBe(`wrote ${page} (${Math.ceil(statSync(page).size / 1024)} KB)\n`);
+      expect(JSON.parse(stdout)).toHaveProperty('seed');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('simulate refuses a page it could not write before it runs, exit 2 naming --html', async () => {
     const { code, stderr, stdout } = await exitOf([
       'simulate',

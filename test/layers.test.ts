@@ -1,9 +1,47 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const srcDir = fileURLToPath(new URL('../src', import.meta.url));
+
+/**
+ * The floor plan of src/: each part (a folder, with its subfolders, or a file at the top) and the
+ * parts below it that it may import. A contract two sides share lives below both; a command's
+ * body lives in commands/, the one place that puts engines, reports and views together.
+ */
+const FLOOR_PLAN: Record<string, readonly string[]> = {
+  core: [],
+  'errors.ts': [],
+  'version.ts': [],
+  'pin-tick-shape.ts': [],
+  options: ['core', 'errors.ts'],
+  'stats-contract': ['core', 'errors.ts'],
+  model: ['core', 'errors.ts', 'options'],
+  protocol: ['model', 'errors.ts'],
+  bench: ['core', 'errors.ts', 'options', 'stats-contract'],
+  profile: ['bench', 'core', 'errors.ts', 'model', 'options', 'protocol'],
+  simulate: ['core', 'errors.ts', 'options', 'profile'],
+  serve: ['core', 'errors.ts', 'version.ts', 'options', 'stats-contract', 'model', 'protocol', 'profile'],
+  report: ['bench', 'core', 'errors.ts', 'options', 'profile', 'simulate', 'stats-contract'],
+  watch: ['errors.ts', 'report', 'stats-contract'],
+  ui: ['core', 'report', 'stats-contract', 'watch'],
+  commands: [
+    'bench',
+    'core',
+    'errors.ts',
+    'model',
+    'options',
+    'profile',
+    'report',
+    'serve',
+    'simulate',
+    'stats-contract',
+    'ui',
+    'watch',
+  ],
+  'cli.ts': ['commands', 'errors.ts', 'version.ts'],
+};
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -12,26 +50,73 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** The top folders of src/ that `file` imports from (static and lazy imports). */
-function importedAreas(file: string): string[] {
+/** The files of src/ that `file` imports (static, type-only, re-exported and lazy imports). */
+function importedFiles(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const specifiers = [...text.matchAll(/(?:from|import\()\s*'(\.[^']+)'/g)].map((m) => m[1]!);
-  return specifiers.map((specifier) => relative(srcDir, join(file, '..', specifier)).split('/')[0]!);
+  const specifiers = [...text.matchAll(/(?:from|import\(|import)\s*'(\.[^']+)'/g)].map((m) => m[1]!);
+  return specifiers.flatMap((specifier) => {
+    const path = join(dirname(file), specifier);
+    const source = [path.replace(/\.js$/, '.ts'), path.replace(/\.js$/, '.tsx'), path].find(existsSync);
+    return source === undefined || !/\.tsx?$/.test(source) ? [] : [source];
+  });
 }
 
-/** What each area may not import: a contract two sides share lives below both. */
-const FORBIDDEN: Record<string, string[]> = {
-  'stats-contract': ['serve', 'ui', 'watch', 'report', 'bench', 'simulate', 'commands'],
-  ui: ['serve'],
-  watch: ['serve'],
-  report: ['serve'],
-};
+/** The part of the floor plan a file of src/ belongs to. */
+function partOf(file: string): string {
+  return relative(srcDir, file).split('/')[0]!;
+}
+
+const files = sourceFiles(srcDir);
+const imports = new Map(files.map((file) => [file, importedFiles(file)]));
+
+/** The first loop found in `edges` (as the nodes around it), or undefined. */
+function findCircle(nodes: Iterable<string>, edges: (node: string) => readonly string[]): string[] | undefined {
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (node: string): string[] | undefined => {
+    if (state.get(node) === 'done') return undefined;
+    if (state.get(node) === 'open') return [...path.slice(path.indexOf(node)), node];
+    state.set(node, 'open');
+    path.push(node);
+    for (const next of edges(node)) {
+      const circle = visit(next);
+      if (circle !== undefined) return circle;
+    }
+    path.pop();
+    state.set(node, 'done');
+    return undefined;
+  };
+  for (const node of nodes) {
+    const circle = visit(node);
+    if (circle !== undefined) return circle;
+  }
+  return undefined;
+}
 
 describe('layers', () => {
-  it.each(Object.entries(FORBIDDEN))('%s imports none of its forbidden areas', (area, forbidden) => {
-    for (const file of sourceFiles(join(srcDir, area))) {
-      const bad = importedAreas(file).filter((imported) => forbidden.includes(imported));
-      expect(bad, relative(srcDir, file)).toEqual([]);
-    }
+  it('every folder and file at the top of src/ has its floor in the plan', () => {
+    expect(readdirSync(srcDir).sort()).toEqual(Object.keys(FLOOR_PLAN).sort());
+  });
+
+  it('the plan has floors: no part may import, through others, a part that may import it', () => {
+    expect(findCircle(Object.keys(FLOOR_PLAN), (part) => FLOOR_PLAN[part] ?? [])).toBeUndefined();
+  });
+
+  it.each(Object.keys(FLOOR_PLAN))('%s imports only itself and the parts below it', (part) => {
+    const allowed = new Set([part, ...FLOOR_PLAN[part]!]);
+    const upward = files
+      .filter((file) => partOf(file) === part)
+      .flatMap((file) =>
+        imports
+          .get(file)!
+          .filter((imported) => !allowed.has(partOf(imported)))
+          .map((imported) => `${relative(srcDir, file)} -> ${relative(srcDir, imported)}`),
+      );
+    expect(upward).toEqual([]);
+  });
+
+  it('no files import each other in a circle', () => {
+    const circle = findCircle(files, (file) => imports.get(file) ?? []);
+    expect(circle?.map((file) => relative(srcDir, file))).toBeUndefined();
   });
 });

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { LatencyProfile } from '../../src/simulate/latency-profile.js';
+import type { LatencyProfile } from '../../src/profile/latency-profile.js';
 import { encodeHistogram, mergeEncoded } from '../../src/bench/histogram-codec.js';
 import { percentilesMs } from '../../src/core/latency-histogram.js';
 import {

@@ -7,7 +7,7 @@
  * several recorded real runs at once, on a host whose own runs differ by more than the 10 % judged.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { LatencyProfile } from '../../src/simulate/latency-profile.js';
+import type { LatencyProfile } from '../../src/profile/latency-profile.js';
 
 export const RECORD_FORMAT = 'batchline-fidelity-record/1';
 

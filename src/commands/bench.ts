@@ -51,7 +51,7 @@ Examples:
     };
     const validated = validateBench(url, options, (raw.header as string[] | undefined) ?? [], explicit, Date.now());
     const thresholds = parseThresholds((raw.threshold as string[] | undefined) ?? [], options.sweep);
-    const { benchMain } = await import('../bench/bench-main.js');
+    const { benchMain } = await import('./bench-main.js');
     await benchMain(
       validated,
       {
@@ -81,7 +81,7 @@ Examples:
       'also write a self-contained HTML page: both latency distributions on one plot, the figures and the verdict',
     )
     .action(async (a: string, b: string, options: { html?: string }) => {
-      const { compareMain } = await import('../bench/compare-main.js');
+      const { compareMain } = await import('./compare-main.js');
       await compareMain(
         a,
         b,
@@ -97,7 +97,7 @@ Examples:
     .argument('<reports...>', 'two or more bench --json reports')
     .option('--json <file|->', 'write the merged report as JSON to this file, or - for stdout')
     .action(async (reports: string[], options: { json?: string }) => {
-      const { mergeMain } = await import('../bench/merge-main.js');
+      const { mergeMain } = await import('./merge-main.js');
       await mergeMain(reports, options.json, process.stdout);
     });
   return command;

@@ -17,7 +17,7 @@ export function makeProfileCommand(): Command {
   );
   command.action(async (raw: Record<string, unknown>) => {
     const options = resolveOptions(PROFILE_OPTIONS, raw);
-    const { profileMain, parseBatchSizes } = await import('../profile/profile-main.js');
+    const { profileMain, parseBatchSizes } = await import('./profile-main.js');
     parseBatchSizes(options.batchSizes); // validate before loading the model
     await profileMain({ options, stdout: process.stdout });
   });

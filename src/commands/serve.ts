@@ -12,10 +12,12 @@ export function makeServeCommand(): Command {
     const config = resolveOptions(SERVE_OPTIONS, raw);
     const { shouldUseDashboard } = await import('../ui/terminal.js');
     const { runServer } = await import('../serve/run-server.js');
+    const { startServeOutput } = await import('./serve-output.js');
+    const dashboard = shouldUseDashboard(process.stdout, process.env, raw.ui === false);
     await runServer(config, {
       stdout: process.stdout,
       stderr: process.stderr,
-      dashboard: shouldUseDashboard(process.stdout, process.env, raw.ui === false),
+      startOutput: (server) => startServeOutput({ ...server, dashboard, stdout: process.stdout }),
     });
   });
   return command;

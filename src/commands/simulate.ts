@@ -31,7 +31,7 @@ Examples:
     const options = resolveOptions(SIMULATE_OPTIONS, raw);
     const given = new Set(Object.keys(SIMULATE_OPTIONS).filter((key) => raw[key] !== undefined));
     const sweep = raw.sweep as string[] | undefined;
-    const { simulateMain } = await import('../simulate/simulate-main.js');
+    const { simulateMain } = await import('./simulate-main.js');
     await simulateMain({ options, given, sweep, stdout: process.stdout, commandLine: commandLineOf(process.argv) });
   });
   return command;

@@ -33,7 +33,7 @@ export function makeWatchCommand(): Command {
   command.action(async (target: string, raw: Record<string, unknown>) => {
     const resolved = resolveOptions(WATCH_OPTIONS, raw);
     const options = { intervalMs: resolved.interval, timeoutMs: resolved.timeout };
-    const { statsUrlFor } = await import('../watch/stats-poller.js');
+    const { statsUrlFor } = await import('../stats-contract/stats-poller.js');
     const statsUrl = statsUrlFor(target);
     if (statsUrl === undefined)
       throw new BatchlineError(

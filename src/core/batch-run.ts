@@ -1,4 +1,4 @@
-import type { BatcherCounts } from './batcher.js';
+import type { BatcherCounts } from './batcher-options.js';
 import { BatchIsolation, type IsolationMode, type ItemVerdict } from './fault-isolation.js';
 import type { ItemFailureRate, OnlineLatencyModel } from './latency-estimator.js';
 import type { BatchPolicy } from './policy.js';

@@ -1,5 +1,6 @@
 import type { Histogram } from 'hdr-histogram-js';
-import type { Batcher, BatcherCounts } from './batcher.js';
+import type { Batcher } from './batcher.js';
+import type { BatcherCounts } from './batcher-options.js';
 import type { Clock } from './clock.js';
 import { createLatencyHistogram, percentilesMs, recordMs, type PercentilesMs } from './latency-histogram.js';
 import type { Batch, BatcherObserver, BreakerState, Outcome, PendingRequest } from './types.js';

@@ -19,8 +19,6 @@ import type {
   SubmitResult,
 } from './types.js';
 
-export type { BatcherCounts, BatcherOptions } from './batcher-options.js';
-
 /**
  * The dynamic batcher: a bounded queue, a policy, executor slots and deadlines, driven by one
  * re-armable timer on an injected clock. Synchronous and Promise-free, so `serve` (real clock)

@@ -1,5 +1,5 @@
 import { BatchlineError } from '../errors.js';
-import { JsonNumbers } from '../protocol/json-reader.js';
+import { JsonNumbers } from './json-numbers.js';
 import { fromNumbers, fromValues } from './element-values.js';
 import { flatValues } from './flat-tensor.js';
 import { describeShape, elementCount, type ItemTensor, type ItemTensors, type TensorSpec } from './tensor-spec.js';

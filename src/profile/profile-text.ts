@@ -1,4 +1,4 @@
-import type { LatencyProfile } from '../simulate/latency-profile.js';
+import type { LatencyProfile } from './latency-profile.js';
 
 /** The profile as a table for people, with the fit and what to do next. */
 export function formatProfile(

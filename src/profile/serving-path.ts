@@ -3,7 +3,7 @@ import { SeededRandom } from '../core/rng.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import { readJson } from '../protocol/json-reader.js';
-import type { ServingPath } from '../simulate/latency-profile.js';
+import type { ServingPath } from './latency-profile.js';
 import { randomItem, type BatchTimings, type Stopwatch } from './measure.js';
 import { medianOf } from './summarize.js';
 

@@ -1,4 +1,4 @@
-import { PROFILE_FORMAT, type LatencyProfile, type LatencyProfilePoint } from '../simulate/latency-profile.js';
+import { PROFILE_FORMAT, type LatencyProfile, type LatencyProfilePoint } from './latency-profile.js';
 import { fitAffine } from './fit.js';
 import type { BatchTimings } from './measure.js';
 

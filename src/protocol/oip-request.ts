@@ -10,7 +10,8 @@ import {
 import { bytesOf, type BodyChunks } from './body-chunks.js';
 import { byteSizeOf, stringsFromBytes, typedFromBody } from './binary-tensor.js';
 import { elementTypeOf, oipDatatypeOf } from './datatypes.js';
-import { JsonNumbers, readJson } from './json-reader.js';
+import { JsonNumbers } from '../model/json-numbers.js';
+import { readJson } from './json-reader.js';
 
 /** What the decoder needs of a model: its inputs and outputs, per item (no batch dimension). */
 export interface OipModelView {

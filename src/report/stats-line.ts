@@ -1,5 +1,5 @@
 import type { ServerStats } from '../stats-contract/server-stats.js';
-import { classifyResponses, type StatsTrends } from '../ui/stats-history.js';
+import { classifyResponses, type StatsTrends } from '../stats-contract/stats-history.js';
 import { formatCount, formatDurationS, formatMs, formatRate } from './format.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
-import { admissionTarget } from '../registry/registry.js';
+import { admissionTarget } from './registry.js';
 import { admit, type AdmissionContext } from './admit.js';
 import { answerError } from './answer.js';
 import { BATCHLINE_JSON, jsonProtocol } from './json-protocol.js';

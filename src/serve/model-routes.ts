@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
-import { snakeCase } from '../registry/model-config.js';
-import type { ModelVersion } from '../registry/model-version.js';
-import type { Registry } from '../registry/registry.js';
+import { snakeCase } from './model-config.js';
+import type { ModelVersion } from './model-version.js';
+import type { Registry } from './registry.js';
 import { answer, answerError, type AnsweringServer } from './answer.js';
 import { BATCHLINE_JSON } from './json-protocol.js';
 

@@ -2,13 +2,13 @@ import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { formatAffineMs } from '../options/affine-latency.js';
-import { startupVersions } from '../registry/startup.js';
+import { startupVersions } from './startup.js';
 import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
 import { DrainingConnections } from './drain-connections.js';
 import { FailureLog, stderrLogSink } from './failure-log.js';
-import { startServeOutput } from './serve-output.js';
 import type { ServingRuntime } from './serving-runtime.js';
+import type { ServerStats } from '../stats-contract/server-stats.js';
 
 export interface ServeIo {
   stdout: NodeJS.WritableStream;
@@ -20,8 +20,24 @@ export interface ServeIo {
    */
   shutdownSignal?: Promise<string>;
   forceSignal?: Promise<string>;
-  /** Draw the live dashboard (on a terminal) instead of plain lines. */
-  dashboard?: boolean;
+  /**
+   * What a person sees of the running server (the command's dashboard or plain lines with a
+   * summary every 10 s); default: the lifecycle lines on `stdout`.
+   */
+  startOutput?(server: ServeOutputSource): Promise<ServeOutput>;
+}
+
+/** What a server's output reads and tells it. */
+export interface ServeOutputSource {
+  readStats(): ServerStats | undefined;
+  /** The output's own quit (the dashboard's `q`): counts as a signal. */
+  onQuit(): void;
+}
+
+/** Where a running server writes its lifecycle lines (start-up, drain, stop). */
+export interface ServeOutput {
+  log(line: string): void;
+  stop(): void;
 }
 
 /** Quiet time after which idle keep-alive connections are closed during a drain (ms). */
@@ -59,12 +75,11 @@ export async function runServer(
           await app.close();
           throw error;
         });
-  const output = await startServeOutput({
-    dashboard: io.dashboard === true,
-    stdout: io.stdout,
-    readStats: () => runtime.stats(),
-    onQuit: () => quit.fire('q'),
-  });
+  const source: ServeOutputSource = { readStats: () => runtime.stats(), onQuit: () => quit.fire('q') };
+  const output: ServeOutput =
+    io.startOutput === undefined
+      ? { log: (line) => io.stdout.write(`${line}\n`), stop: () => {} }
+      : await io.startOutput(source);
   try {
     const what = startup.versions.map((v) => (v.path === undefined ? 'the embedded model' : v.path)).join(', ');
     output.log(`batchline serve: starting on ${address}, loading ${what}`);

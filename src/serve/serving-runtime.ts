@@ -1,9 +1,9 @@
 import type { Clock } from '../core/clock.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ModelVersionConfig, ServeConfig } from '../options/serve.js';
-import { ModelVersion } from '../registry/model-version.js';
-import { Registry } from '../registry/registry.js';
-import type { StartupVersion } from '../registry/startup.js';
+import { ModelVersion } from './model-version.js';
+import { Registry } from './registry.js';
+import type { StartupVersion } from './startup.js';
 import type { ServerState, ServerStats } from '../stats-contract/server-stats.js';
 import type { ModelBatcher } from './admit.js';
 import type { AnswerCounters } from './answer.js';

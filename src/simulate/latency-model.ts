@@ -1,5 +1,6 @@
 import type { SeededRandom } from '../core/rng.js';
 import { parseAffineMs } from '../options/affine-latency.js';
+import type { LatencyProfile } from '../profile/latency-profile.js';
 
 /**
  * Service time of a batch: how long an executor slot is busy with a batch of `n` requests, in
@@ -87,4 +88,13 @@ export function serviceTimeWithJitter(model: LatencyModel, cv: number, rng: Seed
 
 function formatMs(ms: number): string {
   return String(Number(ms.toPrecision(6)));
+}
+
+/**
+ * The latency model a profile describes: each size's median time, interpolated between sizes
+ * and extended past the largest by the fit's slope. (Jitter is `--latency-cv`'s business.)
+ */
+export function latencyModelFromProfile(profile: LatencyProfile, source: string): LatencyModel {
+  const points = profile.points.map((p) => ({ batchSize: p.batch_size, meanMs: p.p50_ms }));
+  return tableLatency(points, profile.fit.b_ms, source);
 }

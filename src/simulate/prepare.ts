@@ -8,11 +8,12 @@ import { readArrivalsFile } from './arrivals-file.js';
 import {
   affineLatency,
   fixedLatency,
+  latencyModelFromProfile,
   parseAffineLatency,
   serviceTimeWithJitter,
   type LatencyModel,
 } from './latency-model.js';
-import { latencyModelFromProfile, readLatencyProfile, type LatencyProfile } from './latency-profile.js';
+import { readLatencyProfile, type LatencyProfile } from '../profile/latency-profile.js';
 import type { ReportContext } from './report.js';
 import type { SimulationSetup } from './run-simulation.js';
 import { parseAffineMs, type AffineMs } from '../options/affine-latency.js';

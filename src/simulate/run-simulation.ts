@@ -1,5 +1,6 @@
 import type { ArrivalProcess } from '../core/arrivals.js';
-import type { Batcher, BatcherCounts } from '../core/batcher.js';
+import type { Batcher } from '../core/batcher.js';
+import type { BatcherCounts } from '../core/batcher-options.js';
 import { EventOrder } from '../core/clock.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
 import { EventLog, type CoreEvent } from '../core/event-log.js';

@@ -1,7 +1,7 @@
 import type { BatchingConfig } from '../core/create-batcher.js';
 import { SeededRandom } from '../core/rng.js';
-import { serviceTimeWithJitter, type LatencyModel } from './latency-model.js';
-import { latencyModelFromProfile, type LatencyProfile } from './latency-profile.js';
+import { latencyModelFromProfile, serviceTimeWithJitter, type LatencyModel } from './latency-model.js';
+import type { LatencyProfile } from '../profile/latency-profile.js';
 import { gcPauseSource, meanPauseMsPerRequest, type MeasuredPauses } from './gc-pauses.js';
 import { BATCHING_OPTIONS } from '../options/batching.js';
 import { closedLoop, closedLoopCapacityRps, probeConnections } from './closed-loop-probe.js';

@@ -1,5 +1,5 @@
 import type { ModelVersionState, ModelVersionStats, ServerStats } from '../stats-contract/server-stats.js';
-import { StatsHistory, type StatsTrends } from './stats-history.js';
+import { StatsHistory, type StatsTrends } from '../stats-contract/stats-history.js';
 
 /** One model version as the dashboards show it: its identity, state, figures and trends. */
 export interface VersionRow {

@@ -7,7 +7,7 @@ import { RenderGuard } from './components/render-guard.js';
 import { SelectionKeys } from './components/selection-keys.js';
 import { ModelHistories, selectedRow, stepSelection, type VersionRow } from './model-histories.js';
 import { ServeView } from './serve-view.js';
-import { StatsHistory, type StatsTrends } from './stats-history.js';
+import { StatsHistory, type StatsTrends } from '../stats-contract/stats-history.js';
 import { SERVE_FRAME_MS } from './terminal.js';
 
 export interface ServeDashboardOptions {

@@ -10,7 +10,12 @@ import { PercentileTable } from './components/percentile-table.js';
 import { ModelsTable } from './components/models-table.js';
 import { Sparkline } from './components/sparkline.js';
 import type { VersionRow } from './model-histories.js';
-import { OUTCOME_CLASSES, OUTCOME_LABELS, type OutcomeClass, type StatsTrends } from './stats-history.js';
+import {
+  OUTCOME_CLASSES,
+  OUTCOME_LABELS,
+  type OutcomeClass,
+  type StatsTrends,
+} from '../stats-contract/stats-history.js';
 
 export interface ServeViewProps {
   stats: ServerStats;

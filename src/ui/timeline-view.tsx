@@ -11,7 +11,7 @@ import {
   formatTimelineText,
   type TimelineFrame,
   type TimelineSettings,
-} from './timeline-model.js';
+} from '../report/timeline-model.js';
 import type { CoreEvent } from '../core/event-log.js';
 
 export interface TimelineViewProps {

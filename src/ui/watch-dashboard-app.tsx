@@ -1,11 +1,11 @@
 import { render } from 'ink';
-import { startStatsPoller } from '../watch/stats-poller.js';
+import { startStatsPoller } from '../stats-contract/stats-poller.js';
 import { applyRead, INITIAL_WATCH_STATE, type WatchState } from '../watch/watch-state.js';
 import { QuitKeys } from './components/quit-keys.js';
 import { RenderGuard } from './components/render-guard.js';
 import { SelectionKeys } from './components/selection-keys.js';
 import { ModelHistories, selectedRow, stepSelection } from './model-histories.js';
-import { StatsHistory } from './stats-history.js';
+import { StatsHistory } from '../stats-contract/stats-history.js';
 import { DEFAULT_FRAME_MS } from './terminal.js';
 import { WatchView } from './watch-view.js';
 

@@ -4,7 +4,7 @@ import { describeConnection, type ConnectionTone, type WatchState } from '../wat
 import { HeaderLine } from './components/header-line.js';
 import { KeyHints } from './components/key-hints.js';
 import { ServeView } from './serve-view.js';
-import type { StatsTrends } from './stats-history.js';
+import type { StatsTrends } from '../stats-contract/stats-history.js';
 import type { VersionRow } from './model-histories.js';
 
 export interface WatchViewProps {

@@ -1,7 +1,7 @@
 import { clockTime, formatStatsLine } from '../report/stats-line.js';
 import { formatMs } from '../report/format.js';
-import { StatsHistory } from '../ui/stats-history.js';
-import { startStatsPoller } from './stats-poller.js';
+import { StatsHistory } from '../stats-contract/stats-history.js';
+import { startStatsPoller } from '../stats-contract/stats-poller.js';
 import { applyRead, INITIAL_WATCH_STATE, type WatchState } from './watch-state.js';
 
 export interface WatchPlainOptions {

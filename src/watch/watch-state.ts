@@ -1,6 +1,6 @@
 import { formatMs } from '../report/format.js';
 import type { ServerStats } from '../stats-contract/server-stats.js';
-import type { StatsRead } from './stats-poller.js';
+import type { StatsRead } from '../stats-contract/stats-poller.js';
 
 /** What `watch` knows about the remote server after a series of reads. */
 export interface WatchState {

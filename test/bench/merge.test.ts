@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addEncoded, encodeHistogram } from '../../src/bench/histogram-codec.js';
-import { mergeMain } from '../../src/bench/merge-main.js';
+import { mergeMain } from '../../src/commands/merge-main.js';
 import { mergeReports } from '../../src/bench/merge.js';
 import { parseBenchJson, toBenchJson, type BenchJson } from '../../src/bench/report-json.js';
 import type { BenchResult } from '../../src/bench/result.js';

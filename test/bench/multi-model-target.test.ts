@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { benchMain } from '../../src/bench/bench-main.js';
+import { benchMain } from '../../src/commands/bench-main.js';
 import { targetOf } from '../../src/bench/default-body.js';
 import { validated } from './plan-helper.js';
-import { linearModelOnnx, PADDLE_CLS, writeRepository } from '../registry/repository-fixture.js';
+import { linearModelOnnx, PADDLE_CLS, writeRepository } from '../serve/repository-fixture.js';
 import { startTestServer, type TestServer } from '../serve/test-server.js';
 
 class Sink extends Writable {

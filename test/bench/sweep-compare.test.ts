@@ -126,7 +126,7 @@ describe('report text', () => {
 
 describe('sweep HdrHistogram logs', () => {
   it('name one log per step after the rate', async () => {
-    const { stepLogPath } = await import('../../src/bench/bench-main.js');
+    const { stepLogPath } = await import('../../src/commands/bench-main.js');
     expect(stepLogPath('out/run.hlog', 500)).toBe('out/run-500rps.hlog');
     expect(stepLogPath('run', 2.5)).toBe('run-2.5rps');
     expect(stepLogPath('./a.b/run', 10)).toBe('./a.b/run-10rps');

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { benchMain } from '../../src/bench/bench-main.js';
+import { benchMain } from '../../src/commands/bench-main.js';
 import { parseThresholds } from '../../src/bench/plan-from-options.js';
 import { ExitWithCode } from '../../src/errors.js';
 import { validated } from './plan-helper.js';

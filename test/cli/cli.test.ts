@@ -42,7 +42,7 @@ describe('batchline serve options', () => {
   });
 
   it('exits 2 at start-up for a bad config.json in --model-repository, naming the file, the field and the range', async () => {
-    const { writeRepository, linearModelOnnx } = await import('../registry/repository-fixture.js');
+    const { writeRepository, linearModelOnnx } = await import('../serve/repository-fixture.js');
     const root = await writeRepository({
       'm/1/model.onnx': linearModelOnnx([1]),
       'm/config.json': { max_batch_size: 5000 },

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { Batcher, type BatcherOptions } from '../../src/core/batcher.js';
+import type { BatcherOptions } from '../../src/core/batcher-options.js';
+import { Batcher } from '../../src/core/batcher.js';
 import { EventOrder } from '../../src/core/clock.js';
 import { WindowPolicy } from '../../src/core/policy.js';
 import type { Batch, Executor, Outcome } from '../../src/core/types.js';

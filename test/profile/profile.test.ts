@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { resolveOptions } from '../../src/options/schema.js';
 import { PROFILE_OPTIONS } from '../../src/options/profile.js';
 import { fitAffine } from '../../src/profile/fit.js';
-import { parseBatchSizes, profileMain } from '../../src/profile/profile-main.js';
+import { parseBatchSizes, profileMain } from '../../src/commands/profile-main.js';
 import type { ItemTensors } from '../../src/model/tensor-spec.js';
-import { simulateMain } from '../../src/simulate/simulate-main.js';
+import { simulateMain } from '../../src/commands/simulate-main.js';
 import { simulateOptions } from '../simulate/helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'batchline-profile-'));

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BatchlineError } from '../../src/errors.js';
-import { JsonNumbers, MAX_JSON_DEPTH, readJson } from '../../src/protocol/json-reader.js';
+import { JsonNumbers } from '../../src/model/json-numbers.js';
+import { MAX_JSON_DEPTH, readJson } from '../../src/protocol/json-reader.js';
 
 /** What readJson returned, with every JsonNumbers turned back into nested arrays. */
 function plain(value: unknown): unknown {

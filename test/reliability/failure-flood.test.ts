@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { failingWidthModelOnnx } from '../registry/repository-fixture.js';
+import { failingWidthModelOnnx } from '../serve/repository-fixture.js';
 import { runServeInProcess, type RunningServe } from './in-process-serve.js';
 import { infer } from '../serve/test-server.js';
 import { tableRow } from './table.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadRecord, RECORD_FORMAT } from '../../scripts/lib/fidelity-record.js';
-import { validateLatencyProfile } from '../../src/simulate/latency-profile.js';
+import { validateLatencyProfile } from '../../src/profile/latency-profile.js';
 
 const RECORDS = fileURLToPath(new URL('../../docs/lab/fidelity/', import.meta.url));
 

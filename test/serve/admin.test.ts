@@ -5,9 +5,9 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { resolveOptions } from '../../src/options/schema.js';
-import { startupVersions } from '../../src/registry/startup.js';
+import { startupVersions } from '../../src/serve/startup.js';
 import { buildServer } from '../../src/serve/build-server.js';
-import { linearModelOnnx, writeRepository } from '../registry/repository-fixture.js';
+import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
 
 const TOKEN = 'admin-secret';

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { linearModelOnnx, writeRepository } from '../registry/repository-fixture.js';
+import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
 const TOKEN = 'swap-token';

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { SERVE_OPTIONS, type ServeConfig } from '../../src/options/serve.js';
 import { resolveOptions } from '../../src/options/schema.js';
-import { startupVersions } from '../../src/registry/startup.js';
+import { startupVersions } from '../../src/serve/startup.js';
 import { buildServer, type BuiltServer } from '../../src/serve/build-server.js';
 
 export interface TestServer extends BuiltServer {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildProgram, exitCodeFor } from '../../src/cli.js';
 import { type BatchlineError, ExitWithCode } from '../../src/errors.js';
-import { simulateMain } from '../../src/simulate/simulate-main.js';
+import { simulateMain } from '../../src/commands/simulate-main.js';
 import { simulateOptions } from './helpers.js';
 
 function sink(): { text: string; write(chunk: string): void } {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SeededRandom } from '../../src/core/rng.js';
 import { gcPauseSource, meanPauseMsPerRequest } from '../../src/simulate/gc-pauses.js';
-import { validateLatencyProfile } from '../../src/simulate/latency-profile.js';
+import { validateLatencyProfile } from '../../src/profile/latency-profile.js';
 import { simulateWithInputs } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'batchline-gc-'));

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { EventOrder } from '../../src/core/clock.js';
 import { VirtualClock } from '../../src/core/virtual-clock.js';
 import { CpuPool, FifoThread } from '../../src/simulate/cpu-pool.js';
-import { validateLatencyProfile } from '../../src/simulate/latency-profile.js';
+import { validateLatencyProfile } from '../../src/profile/latency-profile.js';
 import { formatReport } from '../../src/simulate/report-text.js';
 import { ServingPath } from '../../src/simulate/serving-path-model.js';
 import { bareServingPath, simulate, simulateWithInputs } from './helpers.js';

@@ -9,7 +9,7 @@ describe('Ink is loaded only for a dashboard (architecture.md rule 6)', () => {
     'src/watch/watch-plain.ts',
     'src/report/stats-line.ts',
     'src/ui/terminal.ts',
-    'src/ui/timeline-model.ts',
+    'src/report/timeline-model.ts',
   ]) {
     it(`${entry} does not import ink or react`, () => {
       const reached = staticImports(resolve(root, entry));

@@ -2,7 +2,7 @@ import { renderToString } from 'ink';
 import { describe, expect, it } from 'vitest';
 import type { ServerStats } from '../../src/stats-contract/server-stats.js';
 import { ServeView } from '../../src/ui/serve-view.js';
-import { classifyResponses, StatsHistory } from '../../src/ui/stats-history.js';
+import { classifyResponses, StatsHistory } from '../../src/stats-contract/stats-history.js';
 import { formatStatsLine } from '../../src/report/stats-line.js';
 import { busyStats, drainingStats, emptyStats, overloadedStats } from './fixtures.js';
 import { frameLines, stripAnsi, widestLine } from './terminal-frames.js';

@@ -1,7 +1,7 @@
 import { renderToString } from 'ink';
 import { render } from 'ink-testing-library';
 import { describe, expect, it, vi } from 'vitest';
-import { buildTimeline, formatTimelineText } from '../../src/ui/timeline-model.js';
+import { buildTimeline, formatTimelineText } from '../../src/report/timeline-model.js';
 import { startTimeline, TimelineApp, TimelineView } from '../../src/ui/timeline-view.js';
 import { FakeTerminalIn, FakeTerminalOut, frameLines, stripAnsi, widestLine } from './terminal-frames.js';
 import { scenarioEvents } from './timeline-scenario.js';

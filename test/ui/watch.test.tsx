@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { vi } from 'vitest';
 import { startWatchDashboard } from '../../src/ui/watch-dashboard.js';
 import { isServerStats } from '../../src/stats-contract/is-server-stats.js';
-import { describeError, statsUrlFor } from '../../src/watch/stats-poller.js';
+import { describeError, statsUrlFor } from '../../src/stats-contract/stats-poller.js';
 import { runWatchPlain } from '../../src/watch/watch-plain.js';
 import { applyRead, describeConnection, INITIAL_WATCH_STATE } from '../../src/watch/watch-state.js';
 import { FakeStatsServer } from './fake-stats-server.js';

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isServerStats } from '../../src/stats-contract/is-server-stats.js';
-import { readStats } from '../../src/watch/stats-poller.js';
+import { readStats } from '../../src/stats-contract/stats-poller.js';
 import { busyStats } from '../ui/fixtures.js';
 import { tableRow } from '../reliability/table.js';
 

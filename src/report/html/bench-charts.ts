@@ -8,7 +8,7 @@ import {
   type PercentilePoint,
 } from './percentile-distribution.js';
 import { batchSizeHistogram, serverSteps, type BenchSecond } from './bench-series.js';
-import type { ServerSamples } from './server-samples.js';
+import type { ServerSamples } from '../../bench/server-samples.js';
 import { COLORS } from './colors.js';
 
 /** The distribution of a stored histogram (compressed base64, integer µs), capped at `maxMs`. */

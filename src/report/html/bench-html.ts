@@ -1,27 +1,13 @@
 import type { Comparison } from '../../bench/compare.js';
-import type { BenchPlan } from '../../bench/plan.js';
 import type { BenchJson } from '../../bench/report-json.js';
-import type { BenchRun } from '../../bench/result.js';
 import { profileOf } from '../../bench/schedule.js';
 import type { Slo } from '../../bench/sweep.js';
 import { benchPageData, benchSweepPageData } from './bench-page.js';
 import { benchSeconds } from './bench-series.js';
 import { comparePageData } from './compare-page.js';
 import { renderReportHtml } from './render-html.js';
-import { startServerSamples, type ServerSamples } from './server-samples.js';
+import type { RecordedRun } from '../../bench/server-samples.js';
 import { writeReportFile } from './write-report.js';
-
-/** A bench run with what only `--html` records: the server's own figures while it ran. */
-export interface RecordedRun {
-  run: BenchRun;
-  plan: BenchPlan;
-  samples: ServerSamples;
-}
-
-/** Starts reading the target's stats (when it is a batchline server) for the length of a run. */
-export function watchServer(plan: BenchPlan): { stop(): Promise<ServerSamples> } {
-  return startServerSamples(plan.url);
-}
 
 /** `bench --html FILE` for one run. */
 export async function writeBenchHtml(path: string, recorded: RecordedRun, commandLine: string): Promise<void> {

@@ -8,7 +8,7 @@ import { COLORS, PALETTE } from './colors.js';
 import type { ChartSpec, PageTable, ReportPageData } from './page-data.js';
 import { latencyLine, metricLabel } from './objective-line.js';
 import { percentileChart, roundForChart } from './percentile-distribution.js';
-import type { ServerSamples } from './server-samples.js';
+import type { ServerSamples } from '../../bench/server-samples.js';
 
 /** One measured run and what its page draws besides the result. */
 export interface BenchRunPage {

@@ -1,7 +1,7 @@
 import { createLatencyHistogram, percentilesMs } from '../../core/latency-histogram.js';
 import { addEncoded } from '../../bench/histogram-codec.js';
 import { LOG_INTERVAL_MS, type EncodedInterval } from '../../bench/recorder.js';
-import type { ServerSample } from './server-samples.js';
+import type { ServerSample } from '../../bench/server-samples.js';
 
 /** One second of a bench run, from the HdrHistogram log's interval (all threads added). */
 export interface BenchSecond {

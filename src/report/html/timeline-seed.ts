@@ -1,6 +1,6 @@
 import type { SimulateOptions } from '../../options/simulate.js';
 import type { SimulationInputs } from '../../simulate/prepare.js';
-import type { LatencyProfile } from '../../simulate/latency-profile.js';
+import type { LatencyProfile } from '../../profile/latency-profile.js';
 
 /** Events the page keeps for its step-through timeline: what it can replay and draw smoothly. */
 export const PAGE_EVENT_LIMIT = 250_000;

@@ -16,9 +16,9 @@ describe('the HTML report loads only with --html', () => {
     'src/cli.ts',
     'src/commands/bench.ts',
     'src/commands/simulate.ts',
-    'src/bench/bench-main.ts',
-    'src/simulate/simulate-main.ts',
-    'src/bench/compare-main.ts',
+    'src/commands/bench-main.ts',
+    'src/commands/simulate-main.ts',
+    'src/commands/compare-main.ts',
   ]) {
     it(`${entry} reaches no report page code, uPlot or esbuild without it`, () => {
       expect(htmlModules(staticImports(resolve(root, entry)))).toEqual([]);

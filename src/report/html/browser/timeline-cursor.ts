@@ -6,7 +6,7 @@ import {
   startState,
   type TimelineSettings,
   type TimelineState,
-} from '../../../ui/timeline-model.js';
+} from '../../timeline-model.js';
 
 /** Checkpoints kept: the state after every this many events. */
 const CHECKPOINT_EVERY = 256;

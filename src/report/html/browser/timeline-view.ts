@@ -1,5 +1,5 @@
 import { formatEvents } from '../../../simulate/events-text.js';
-import type { RunningBatch, TimelineSettings } from '../../../ui/timeline-model.js';
+import type { RunningBatch, TimelineSettings } from '../../timeline-model.js';
 import type { CoreEvent } from '../../../core/event-log.js';
 import { drawGantt } from './gantt.js';
 import { lanesOf, type Lanes } from './request-lanes.js';

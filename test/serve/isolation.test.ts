@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { infer, startTestServer, type TestServer } from '../serve/test-server.js';
+import { infer, startTestServer, type TestServer } from './test-server.js';
 import { failingWidthModelOnnx, linearModelOnnx, writeRepository } from './repository-fixture.js';
 
 /**

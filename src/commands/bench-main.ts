@@ -1,17 +1,17 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { BatchlineError, ExitWithCode } from '../errors.js';
-import { probeTarget, TOY_MODEL_BODY } from './default-body.js';
-import { formatHdrLog } from './hdr-log.js';
-import type { ValidatedBench } from './plan-from-options.js';
-import type { BenchPlan } from './plan.js';
-import { ProgressLine, progressLineAllowed, type BenchProgress } from './progress.js';
-import { toBenchJson } from './report-json.js';
-import { formatReport } from './report-text.js';
-import type { BenchResult, BenchRun } from './result.js';
-import type { RecordedRun } from '../report/html/bench-html.js';
-import { runBench } from './run-bench.js';
-import { bestRate, formatSweep, parseSlo, parseSweep, runSweep, type Slo } from './sweep.js';
-import { failedThresholds, formatThresholds, judgeThresholds } from './thresholds.js';
+import { probeTarget, TOY_MODEL_BODY } from '../bench/default-body.js';
+import { formatHdrLog } from '../bench/hdr-log.js';
+import type { ValidatedBench } from '../bench/plan-from-options.js';
+import type { BenchPlan } from '../bench/plan.js';
+import { ProgressLine, progressLineAllowed, type BenchProgress } from '../bench/progress.js';
+import { toBenchJson } from '../bench/report-json.js';
+import { formatReport } from '../bench/report-text.js';
+import type { BenchResult, BenchRun } from '../bench/result.js';
+import type { RecordedRun } from '../bench/server-samples.js';
+import { runBench } from '../bench/run-bench.js';
+import { bestRate, formatSweep, parseSlo, parseSweep, runSweep, type Slo } from '../bench/sweep.js';
+import { failedThresholds, formatThresholds, judgeThresholds } from '../bench/thresholds.js';
 import type { Objective } from '../options/objective.js';
 
 export interface BenchOutputs {
@@ -97,6 +97,7 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
   const { sweepRates, slo, outputs, io, text, stop } = context;
   // The report page and what it reads from the server load only with --html.
   const page = outputs.html === undefined ? undefined : await import('../report/html/bench-html.js');
+  const serverSamples = outputs.html === undefined ? undefined : await import('../bench/server-samples.js');
   const recorded: RecordedRun[] = [];
   const runOne = async (stepPlan: BenchPlan): Promise<{ result: BenchResult; hdr: string }> => {
     const display = context.dashboard
@@ -104,7 +105,7 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       : context.showProgress
         ? lineDisplay(new ProgressLine(io.stderr))
         : undefined;
-    const server = page?.watchServer(stepPlan);
+    const server = serverSamples?.startServerSamples(stepPlan.url);
     let run: BenchRun | undefined;
     try {
       run = await runBench(

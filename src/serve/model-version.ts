@@ -5,10 +5,10 @@ import { asError } from '../errors.js';
 import { loadModel, type ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import type { ModelVersionConfig } from '../options/serve.js';
-import type { AdmissionTarget, ModelBatcher } from '../serve/admit.js';
-import type { ServeMetrics, VersionMetrics } from '../serve/metrics.js';
-import { ModelExecutor } from '../serve/model-executor.js';
-import { readLatencyProfile } from '../simulate/latency-profile.js';
+import type { AdmissionTarget, ModelBatcher } from './admit.js';
+import type { ServeMetrics, VersionMetrics } from './metrics.js';
+import { ModelExecutor } from './model-executor.js';
+import { readLatencyProfile } from '../profile/latency-profile.js';
 import type { ModelVersionState, ModelVersionStats } from '../stats-contract/server-stats.js';
 
 /** What a model version needs from the server it lives in. */

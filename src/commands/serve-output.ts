@@ -1,25 +1,17 @@
 import { clockTime, formatStatsLine } from '../report/stats-line.js';
-import type { ServerStats } from '../stats-contract/server-stats.js';
+import type { ServeOutput, ServeOutputSource } from '../serve/run-server.js';
 
 /** How often the plain output sums up the server when something happened (ms). */
 const PLAIN_STATS_EVERY_MS = 10_000;
 
 /**
- * What a person sees of a running server: the Ink dashboard on a terminal, or plain lines
- * (start-up, a summary every 10 s while there is traffic, shutdown) in pipes, logs and CI.
+ * What a person sees of a running server: the Ink dashboard on a terminal (lifecycle lines are
+ * held behind it and written after its last frame), or plain lines (start-up, a summary every
+ * 10 s while there is traffic, shutdown) in pipes, logs and CI.
  */
-export interface ServeOutput {
-  /** A lifecycle line (start-up, drain, stop); hidden behind the dashboard while it is drawn. */
-  log(line: string): void;
-  stop(): void;
-}
-
-export async function startServeOutput(options: {
-  dashboard: boolean;
-  stdout: NodeJS.WritableStream;
-  readStats: () => ServerStats | undefined;
-  onQuit: () => void;
-}): Promise<ServeOutput> {
+export async function startServeOutput(
+  options: ServeOutputSource & { dashboard: boolean; stdout: NodeJS.WritableStream },
+): Promise<ServeOutput> {
   const { stdout, readStats } = options;
   if (options.dashboard) {
     const { startServeDashboard } = await import('../ui/serve-dashboard.js');

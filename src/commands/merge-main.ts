@@ -1,8 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
-import { mergeReports, type MergeInput } from './merge.js';
-import { parseBenchJson } from './report-json.js';
-import { formatReport } from './report-text.js';
+import { mergeReports, type MergeInput } from '../bench/merge.js';
+import { parseBenchJson } from '../bench/report-json.js';
+import { formatReport } from '../bench/report-text.js';
 
 /** `batchline bench merge a.json b.json … [--json out.json]`: the summary of the merged runs. */
 export async function mergeMain(

@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
-import { isServerStats } from '../stats-contract/is-server-stats.js';
-import type { ServerStats } from '../stats-contract/server-stats.js';
+import { isServerStats } from './is-server-stats.js';
+import type { ServerStats } from './server-stats.js';
 
 /** One attempt to read a server's stats: the stats, or why not. */
 export type StatsRead = { ok: true; stats: ServerStats; atMs: number } | { ok: false; error: string; atMs: number };

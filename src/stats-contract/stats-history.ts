@@ -1,4 +1,4 @@
-import type { ServerStats } from '../stats-contract/server-stats.js';
+import type { ServerStats } from './server-stats.js';
 
 /** How HTTP outcomes are grouped on the dashboards. */
 export type OutcomeClass = 'ok' | 'overloaded' | 'timeout' | 'error' | 'gone' | 'other';

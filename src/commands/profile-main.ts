@@ -1,14 +1,20 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
 import type { ProfileOptions } from '../options/profile.js';
-import type { Output } from '../simulate/simulate-main.js';
-import type { LatencyProfile, ServingPath } from '../simulate/latency-profile.js';
-import { fitAffine } from './fit.js';
-import { measureServeCpu } from './serve-cpu.js';
-import { generatedJsonBody, measureMainThread, servingPathOf, type PathModel } from './serving-path.js';
-import { measureBatches, resolveItemShapes, type ItemShapes, type ProfiledModel, type Stopwatch } from './measure.js';
-import { formatProfile } from './profile-text.js';
-import { summarizeProfile } from './summarize.js';
+import type { Output } from './simulate-main.js';
+import type { LatencyProfile, ServingPath } from '../profile/latency-profile.js';
+import { fitAffine } from '../profile/fit.js';
+import { measureServeCpu } from '../profile/serve-cpu.js';
+import { generatedJsonBody, measureMainThread, servingPathOf, type PathModel } from '../profile/serving-path.js';
+import {
+  measureBatches,
+  resolveItemShapes,
+  type ItemShapes,
+  type ProfiledModel,
+  type Stopwatch,
+} from '../profile/measure.js';
+import { formatProfile } from '../profile/profile-text.js';
+import { summarizeProfile } from '../profile/summarize.js';
 
 /** The closed loop that measures a real serve's CPU per request (bench -c): recorded in the profile, where simulate calibrates on it. */
 const SERVE_CONNECTIONS = 16;

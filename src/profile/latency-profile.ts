@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
-import { tableLatency, type LatencyModel } from './latency-model.js';
 
 /**
  * The file `batchline profile --out` writes and `simulate --latency-profile` reads: measured
@@ -175,13 +174,4 @@ export function validateLatencyProfile(data: unknown, where: string): LatencyPro
     }
   }
   return profile as LatencyProfile;
-}
-
-/**
- * The latency model a profile describes: each size's median time, interpolated between sizes
- * and extended past the largest by the fit's slope. (Jitter is `--latency-cv`'s business.)
- */
-export function latencyModelFromProfile(profile: LatencyProfile, source: string): LatencyModel {
-  const points = profile.points.map((p) => ({ batchSize: p.batch_size, meanMs: p.p50_ms }));
-  return tableLatency(points, profile.fit.b_ms, source);
 }

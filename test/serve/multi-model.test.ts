@@ -8,7 +8,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SeededRandom } from '../../src/core/rng.js';
 import { isServerStats } from '../../src/stats-contract/is-server-stats.js';
-import { infer, startTestServer, type TestServer } from '../serve/test-server.js';
+import { infer, startTestServer, type TestServer } from './test-server.js';
 import { linearModelOnnx, PADDLE_CLS, PADDLE_OUTPUT, toyModelOnnx, writeRepository } from './repository-fixture.js';
 
 /**

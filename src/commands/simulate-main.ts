@@ -2,18 +2,16 @@ import { writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { BatchlineError, ExitWithCode } from '../errors.js';
 import type { SimulateOptions } from '../options/simulate.js';
-import type { CoreEvent } from '../core/event-log.js';
-import { formatEvents } from './events-text.js';
-import { loadSimulationInputs, prepareRun, type SimulationInputs } from './prepare.js';
-import { buildReport, type SimulationReport } from './report.js';
-import { formatReport } from './report-text.js';
-import { runSimulation } from './run-simulation.js';
-import { figuresOf, meetsSlo, parseSlo, type Slo } from './slo.js';
+import { formatEvents } from '../simulate/events-text.js';
+import { loadSimulationInputs } from '../simulate/prepare.js';
+import type { SimulationReport } from '../simulate/report.js';
+import { formatReport } from '../simulate/report-text.js';
+import { figuresOf, meetsSlo, parseSlo, type Slo } from '../simulate/slo.js';
 import { describeResult, evaluateObjective } from '../options/objective.js';
-import { parseSweep } from './sweep-grid.js';
-import { analyzeSweep, formatSweep, sweepCsv, sweepJson } from './sweep-report.js';
-import { runSweep } from './sweep-run.js';
-import { writeTrace } from './trace-writer.js';
+import { parseSweep } from '../simulate/sweep-grid.js';
+import { analyzeSweep, formatSweep, sweepCsv, sweepJson } from '../simulate/sweep-report.js';
+import { runSweep } from '../simulate/sweep-run.js';
+import { simulateOnce } from '../simulate/simulate-once.js';
 
 /** Where a command's output goes; stdout in the CLI, a string sink in tests. */
 export interface Output {
@@ -96,31 +94,6 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
     await writeSimulationHtml(options.html, options, inputs, slo, request.commandLine ?? 'batchline simulate');
   }
   if (slo !== undefined && !meetsSlo(report, slo)) throw new ExitWithCode(1, describeMiss(report, slo));
-}
-
-/**
- * One simulation from options, for the CLI and for other commands' views (the `--step`
- * timeline takes `events` from here). With `collect.trace` the trace is written to that path.
- */
-export async function simulateOnce(
-  options: SimulateOptions,
-  given: ReadonlySet<string>,
-  collect: { events?: boolean; trace?: string | undefined } = {},
-): Promise<{ report: SimulationReport; events: CoreEvent[] | undefined; inputs: SimulationInputs }> {
-  const inputs = await loadSimulationInputs(options, given);
-  if (collect.trace !== undefined) {
-    // Find out before the run, not after it, that the trace cannot be written.
-    await writeFile(collect.trace, '').catch((error: Error) => {
-      throw new BatchlineError('INVALID_OPTION', `--trace: cannot write '${collect.trace}': ${error.message}`);
-    });
-  }
-  const { setup, context } = prepareRun(options, inputs, {
-    events: collect.events === true,
-    trace: collect.trace !== undefined,
-  });
-  const result = runSimulation(setup);
-  if (collect.trace !== undefined && result.trace !== undefined) await writeTrace(collect.trace, result.trace);
-  return { report: buildReport(result, context), events: result.events, inputs };
 }
 
 function describeMiss(report: SimulationReport, slo: Slo): string {

@@ -1,7 +1,7 @@
 import type { CoreEvent } from '../core/event-log.js';
 import type { BatchTrigger } from '../core/policy.js';
 import type { OutcomeKind } from '../core/types.js';
-import { formatMs } from '../report/format.js';
+import { formatMs } from './format.js';
 
 /** The scenario's shape, which the events alone do not tell. */
 export interface TimelineSettings {

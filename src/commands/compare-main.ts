@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
-import { compareRuns, formatComparison } from './compare.js';
-import { parseBenchJson, type BenchJson } from './report-json.js';
+import { compareRuns, formatComparison } from '../bench/compare.js';
+import { parseBenchJson, type BenchJson } from '../bench/report-json.js';
 
 /** `batchline bench compare a.json b.json [--html page.html]`. */
 export async function compareMain(

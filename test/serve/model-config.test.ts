@@ -9,7 +9,7 @@ import {
   parseModelOptions,
   selectVersions,
   snakeCase,
-} from '../../src/registry/model-config.js';
+} from '../../src/serve/model-config.js';
 
 function refusal(run: () => unknown): BatchlineError {
   try {

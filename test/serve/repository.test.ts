@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BatchlineError } from '../../src/errors.js';
-import { scanRepository } from '../../src/registry/repository.js';
+import { scanRepository } from '../../src/serve/repository.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 
 const onnx = linearModelOnnx([1, 2]);

@@ -1,5 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import { startStatsPoller } from '../../watch/stats-poller.js';
+import { startStatsPoller } from '../stats-contract/stats-poller.js';
+import type { BenchPlan } from './plan.js';
+import type { BenchRun } from './result.js';
 
 /** The target's own figures at one instant, read from a batchline server's `GET /v1/stats`. */
 export interface ServerSample {
@@ -20,6 +22,13 @@ export interface ServerSample {
 export type ServerSamples =
   | { ok: true; samples: ServerSample[]; firstBatchSizeCounts: number[]; lastBatchSizeCounts: number[] }
   | { ok: false; why: string };
+
+/** A bench run with what only `--html` records: the server's own figures while it ran. */
+export interface RecordedRun {
+  run: BenchRun;
+  plan: BenchPlan;
+  samples: ServerSamples;
+}
 
 /** Reads per second: enough to see the queue move, few enough to cost the server nothing. */
 const READS_PER_SECOND = 4;

@@ -1,0 +1,33 @@
+import { writeFile } from 'node:fs/promises';
+import type { CoreEvent } from '../core/event-log.js';
+import { BatchlineError } from '../errors.js';
+import type { SimulateOptions } from '../options/simulate.js';
+import { loadSimulationInputs, prepareRun, type SimulationInputs } from './prepare.js';
+import { buildReport, type SimulationReport } from './report.js';
+import { runSimulation } from './run-simulation.js';
+import { writeTrace } from './trace-writer.js';
+
+/**
+ * One simulation from options, for the CLI and for other commands' views (the `--step`
+ * timeline takes `events` from here). With `collect.trace` the trace is written to that path.
+ */
+export async function simulateOnce(
+  options: SimulateOptions,
+  given: ReadonlySet<string>,
+  collect: { events?: boolean; trace?: string | undefined } = {},
+): Promise<{ report: SimulationReport; events: CoreEvent[] | undefined; inputs: SimulationInputs }> {
+  const inputs = await loadSimulationInputs(options, given);
+  if (collect.trace !== undefined) {
+    // Find out before the run, not after it, that the trace cannot be written.
+    await writeFile(collect.trace, '').catch((error: Error) => {
+      throw new BatchlineError('INVALID_OPTION', `--trace: cannot write '${collect.trace}': ${error.message}`);
+    });
+  }
+  const { setup, context } = prepareRun(options, inputs, {
+    events: collect.events === true,
+    trace: collect.trace !== undefined,
+  });
+  const result = runSimulation(setup);
+  if (collect.trace !== undefined && result.trace !== undefined) await writeTrace(collect.trace, result.trace);
+  return { report: buildReport(result, context), events: result.events, inputs };
+}

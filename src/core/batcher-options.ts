@@ -4,11 +4,31 @@ import type { IsolationMode } from './fault-isolation.js';
 import type { ArrivalRateEstimator, ItemFailureRate, OnlineLatencyModel } from './latency-estimator.js';
 import type { OutcomeKind, RejectReason } from './types.js';
 
-export interface BatcherOptions {
-  /** Requests allowed to wait; those in running batches do not count. */
+/**
+ * One priority level's queue (Triton's `ModelQueuePolicy`): how many of its requests may wait,
+ * and the deadline of those that ask for none.
+ */
+export interface LevelQueuePolicy {
+  /** Requests of this level allowed to wait; those in running batches do not count. */
   maxQueueSize: number;
-  /** Default deadline of a request, from its arrival (ms). */
+  /** Default deadline of a request of this level, from its arrival (ms). */
   requestTimeoutMs: number;
+}
+
+export interface BatcherOptions {
+  /** Requests allowed to wait (at each priority level); those in running batches do not count. */
+  maxQueueSize: number;
+  /** Default deadline of a request, from its arrival (ms) (at each priority level). */
+  requestTimeoutMs: number;
+  /**
+   * Priority levels, 1 the highest (default 1: one FIFO). A batch takes from the highest
+   * non-empty level first; each level is a FIFO with its own bound and default deadline.
+   */
+  priorityLevels?: number;
+  /** The level of a request that names none, or one out of range (default: the lowest). */
+  defaultPriorityLevel?: number;
+  /** Levels whose queue policy differs from `maxQueueSize`/`requestTimeoutMs`, by level. */
+  levelPolicies?: Readonly<Record<number, Partial<LevelQueuePolicy>>>;
   /** Executor slots that take batches from the one queue. */
   instances: number;
   /** Refuses requests at arrival beyond the bounded queue (default: none, `queue`). */

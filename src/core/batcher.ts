@@ -1,5 +1,5 @@
 import { QUEUE_ADMISSION, type AdmissionPolicy, type LoadView } from './admission.js';
-import { zeroCounts, type BatcherCounts, type BatcherOptions } from './batcher-options.js';
+import { zeroCounts, type BatcherCounts, type BatcherOptions, type LevelQueuePolicy } from './batcher-options.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import { EventOrder, type Clock, type TimerHandle } from './clock.js';
 import { DeadlineTracker } from './deadline-tracker.js';
@@ -25,8 +25,13 @@ import type {
  * and `simulate` (virtual clock) run exactly this code.
  */
 export class Batcher<I, O> {
-  private readonly queue = new RequestQueue<I, O>();
-  private readonly deadlines = new DeadlineTracker<I, O>();
+  private readonly queue: RequestQueue<I, O>;
+  private readonly deadlines: DeadlineTracker<I, O>;
+  /** Per priority level (index `level - 1`): its queue bound and its requests' default deadline. */
+  private readonly levelBounds: number[];
+  private readonly levelTimeoutsMs: number[];
+  /** The level of a request that names none or one out of range. */
+  readonly defaultPriority: number;
   private readonly slots: (BatchRun<I, O> | undefined)[];
   private readonly observers: BatcherObserver<I, O>[] = [];
   private freeSlots: number;
@@ -43,10 +48,11 @@ export class Batcher<I, O> {
     this.timerAtMs = Number.POSITIVE_INFINITY;
     this.pump();
   };
-  private readonly view: { length: number; oldestArrivalAtMs: number | undefined; draining: boolean } = {
-    length: 0,
-    oldestArrivalAtMs: undefined,
-    draining: false,
+  private readonly view: {
+    length: number;
+    oldestArrivalAtMs: number | undefined;
+    draining: boolean;
+    waitingAt: readonly number[];
   };
 
   readonly counts: BatcherCounts = zeroCounts();
@@ -66,6 +72,19 @@ export class Batcher<I, O> {
     private readonly policy: BatchPolicy,
     readonly options: Readonly<BatcherOptions>,
   ) {
+    const levels = Math.max(1, options.priorityLevels ?? 1);
+    this.queue = new RequestQueue<I, O>(levels);
+    this.deadlines = new DeadlineTracker<I, O>(levels);
+    this.levelBounds = [];
+    this.levelTimeoutsMs = [];
+    for (let level = 1; level <= levels; level++) {
+      const own = options.levelPolicies?.[level];
+      this.levelBounds.push(own?.maxQueueSize ?? options.maxQueueSize);
+      this.levelTimeoutsMs.push(own?.requestTimeoutMs ?? options.requestTimeoutMs);
+    }
+    const preferred = options.defaultPriorityLevel ?? levels;
+    this.defaultPriority = preferred >= 1 && preferred <= levels ? preferred : levels;
+    this.view = { length: 0, oldestArrivalAtMs: undefined, draining: false, waitingAt: this.queue.waitingAt };
     this.slots = new Array<BatchRun<I, O> | undefined>(options.instances).fill(undefined);
     this.freeSlots = options.instances;
     this.admission = options.admission ?? QUEUE_ADMISSION;
@@ -108,6 +127,29 @@ export class Batcher<I, O> {
     return this.queue.length;
   }
 
+  /** Priority levels (1 without priorities). */
+  get priorityLevels(): number {
+    return this.queue.levelCount;
+  }
+
+  /** Requests of priority `level` waiting for a batch. */
+  queueDepthAt(level: number): number {
+    return this.queue.waitingAt[level - 1] ?? 0;
+  }
+
+  /** The queue bound and default deadline of priority `level` (an out-of-range level is the default's). */
+  levelPolicy(level: number): LevelQueuePolicy {
+    const index = this.levelOf(level) - 1;
+    return { maxQueueSize: this.levelBounds[index] as number, requestTimeoutMs: this.levelTimeoutsMs[index] as number };
+  }
+
+  /** Triton's rule: a priority of 0, or past the last level, is the default level. */
+  levelOf(priority: number | undefined): number {
+    return priority !== undefined && priority >= 1 && priority <= this.levelBounds.length && Number.isInteger(priority)
+      ? priority
+      : this.defaultPriority;
+  }
+
   /** Requests inside running batches that have not been answered yet. */
   get runningCount(): number {
     return this.runningRequests;
@@ -129,19 +171,25 @@ export class Batcher<I, O> {
 
   /**
    * Offers a request. Returns at once: admitted (the outcome arrives later through `onOutcome`,
-   * exactly once) or rejected with a reason (`onOutcome` is never called).
+   * exactly once) or rejected with a reason (`onOutcome` is never called). Without `timeoutMs`
+   * its deadline is its level's default; `priority` is its level (1 the highest; 0, none or one
+   * out of range: the default level).
    */
   submit(
     id: string,
     input: I,
     onOutcome: (outcome: Outcome<O>, request: PendingRequest<I, O>) => void,
-    timeoutMs: number = this.options.requestTimeoutMs,
+    timeoutMs?: number,
+    priority?: number,
   ): SubmitResult<I, O> {
     const nowMs = this.clock.now();
     this.options.arrivalRate?.arrived(nowMs);
-    const refusal = this.refusal(timeoutMs, 1, nowMs);
-    if (refusal !== undefined) return this.refuse(refusal, [id], nowMs);
-    const request = this.enqueue(id, input, onOutcome, timeoutMs, nowMs);
+    const level = priority === undefined ? this.defaultPriority : this.levelOf(priority);
+    const levelTimeoutMs = this.levelTimeoutsMs[level - 1] as number;
+    const deadlineMs = timeoutMs ?? levelTimeoutMs;
+    const refusal = this.refusal(deadlineMs, 1, level, nowMs);
+    if (refusal !== undefined) return this.refuse(refusal, [id], level, nowMs);
+    const request = this.enqueue(id, input, onOutcome, deadlineMs, deadlineMs === levelTimeoutMs, level, nowMs);
     this.pump();
     return { admitted: true, request };
   }
@@ -155,21 +203,31 @@ export class Batcher<I, O> {
     ids: readonly string[],
     inputs: readonly I[],
     onOutcome: (outcome: Outcome<O>, request: PendingRequest<I, O>) => void,
-    timeoutMs: number = this.options.requestTimeoutMs,
+    timeoutMs?: number,
+    priority?: number,
   ): SubmitGroupResult<I, O> {
     const nowMs = this.clock.now();
     this.options.arrivalRate?.arrived(nowMs, ids.length);
-    const refusal = this.refusal(timeoutMs, ids.length, nowMs);
-    if (refusal !== undefined) return this.refuse(refusal, ids, nowMs);
-    const requests = ids.map((id, i) => this.enqueue(id, inputs[i] as I, onOutcome, timeoutMs, nowMs));
+    const level = this.levelOf(priority);
+    const levelTimeoutMs = this.levelTimeoutsMs[level - 1] as number;
+    const deadlineMs = timeoutMs ?? levelTimeoutMs;
+    const refusal = this.refusal(deadlineMs, ids.length, level, nowMs);
+    if (refusal !== undefined) return this.refuse(refusal, ids, level, nowMs);
+    const inOrder = deadlineMs === levelTimeoutMs;
+    const requests = ids.map((id, i) => this.enqueue(id, inputs[i] as I, onOutcome, deadlineMs, inOrder, level, nowMs));
     this.pump();
     return { admitted: true, requests };
   }
 
-  private refuse(refusal: Refusal, ids: readonly string[], nowMs: number): { admitted: false } & Refusal {
+  private refuse(
+    refusal: Refusal,
+    ids: readonly string[],
+    level: number,
+    nowMs: number,
+  ): { admitted: false } & Refusal {
     for (const id of ids) {
       this.counts.rejected[refusal.reason]++;
-      for (const observer of this.observers) observer.rejected?.(refusal.reason, nowMs, id);
+      for (const observer of this.observers) observer.rejected?.(refusal.reason, nowMs, id, level);
     }
     return { admitted: false, ...refusal };
   }
@@ -179,6 +237,8 @@ export class Batcher<I, O> {
     input: I,
     onOutcome: PendingRequest<I, O>['onOutcome'],
     timeoutMs: number,
+    hasLevelTimeout: boolean,
+    priority: number,
     nowMs: number,
   ): PendingRequest<I, O> {
     const request: PendingRequest<I, O> = {
@@ -187,6 +247,7 @@ export class Batcher<I, O> {
       input,
       arrivalAtMs: nowMs,
       deadlineAtMs: nowMs + timeoutMs,
+      priority,
       phase: 'queued',
       startedAtMs: undefined,
       finishedAtMs: undefined,
@@ -194,26 +255,30 @@ export class Batcher<I, O> {
       onOutcome,
     };
     this.queue.push(request);
-    this.deadlines.add(request, timeoutMs === this.options.requestTimeoutMs);
+    this.deadlines.add(request, hasLevelTimeout);
     this.counts.admitted++;
     for (const observer of this.observers) observer.admitted?.(request, nowMs);
     return request;
   }
 
-  /** Why `count` requests arriving now are refused, if they are: closing, breaker, queue bound, admission. */
-  private refusal(timeoutMs: number, count: number, nowMs: number): Refusal | undefined {
+  /**
+   * Why `count` requests of priority `level` arriving now are refused, if they are: closing,
+   * breaker, their level's queue bound, admission.
+   */
+  private refusal(timeoutMs: number, count: number, level: number, nowMs: number): Refusal | undefined {
     if (this.closing) return { reason: 'closed' };
     const breaker = this.options.breaker;
     if (breaker !== undefined && this.breakerState(nowMs) === 'open')
       return { reason: 'circuit_open', retryAfterMs: breaker.retryAfterMs(nowMs) };
-    if (this.queue.length + count > this.options.maxQueueSize) {
+    const bound = this.levelBounds[level - 1] as number;
+    if ((this.queue.waitingAt[level - 1] as number) + count > bound) {
       // A late timer may not have purged requests whose deadline has passed; they hold no place.
       this.expireDue(nowMs);
-      if (this.queue.length + count > this.options.maxQueueSize) return { reason: 'queue_full' };
+      if ((this.queue.waitingAt[level - 1] as number) + count > bound) return { reason: 'queue_full' };
     }
     if (this.admission === QUEUE_ADMISSION) return undefined;
-    // The last of the group decides: it waits behind the queue and the others.
-    const load = this.loadView(nowMs);
+    // The last of the group decides: it waits behind the queue at its level and above, and the others.
+    const load = this.loadView(level, nowMs);
     return this.admission.refuse(
       timeoutMs,
       count === 1 ? load : { ...load, queueLength: load.queueLength + count - 1 },
@@ -221,12 +286,12 @@ export class Batcher<I, O> {
     );
   }
 
-  private loadView(nowMs: number): LoadView {
+  private loadView(level: number, nowMs: number): LoadView {
     const running: { startedAtMs: number; size: number }[] = [];
     for (const slot of this.slots)
       if (slot !== undefined) running.push({ startedAtMs: slot.batch.startedAtMs, size: slot.batch.requests.length });
     return {
-      queueLength: this.queue.length,
+      queueLength: this.queue.aheadOf(level),
       freeSlots: this.freeSlots,
       instances: this.options.instances,
       running,
@@ -388,7 +453,7 @@ export class Batcher<I, O> {
 
   /** Gives a request its one outcome and updates the counts. */
   private end(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void {
-    if (request.phase === 'queued') this.queue.removed();
+    if (request.phase === 'queued') this.queue.removed(request);
     else if (request.phase === 'running') this.runningRequests--;
     request.phase = 'done';
     request.finishedAtMs = nowMs;

@@ -2,6 +2,7 @@ import { AdaptivePolicy } from './adaptive-policy.js';
 import { SlaAdmission } from './admission.js';
 import { AimdPolicy } from './aimd-policy.js';
 import { Batcher } from './batcher.js';
+import type { LevelQueuePolicy } from './batcher-options.js';
 import { BREAKER_DEFAULTS, CircuitBreaker } from './circuit-breaker.js';
 import type { Clock } from './clock.js';
 import type { IsolationMode } from './fault-isolation.js';
@@ -36,6 +37,12 @@ export interface BatchingConfig {
   breakerOpenMs?: number;
   /** What the online latency model starts from (a profile's fit), if known. */
   latencyPrior?: AffineMs;
+  /** Priority levels, 1 the highest (Triton's `priority_levels`; 0 or 1 = one FIFO). */
+  priorityLevels?: number;
+  /** The level of a request that names none (Triton's `default_priority_level`; 0 = the lowest). */
+  defaultPriorityLevel?: number;
+  /** Levels whose queue bound or default deadline differ (Triton's `priority_queue_policy`). */
+  priorityQueuePolicy?: Readonly<Record<number, Partial<LevelQueuePolicy>>>;
 }
 
 export const DEFAULT_TARGET_LATENCY_MS = 50;
@@ -59,6 +66,9 @@ export function createBatcher<I, O>(
     maxQueueSize: config.maxQueueSize,
     requestTimeoutMs: config.requestTimeoutMs,
     instances: config.instances,
+    priorityLevels: Math.max(1, config.priorityLevels ?? 1),
+    ...(config.defaultPriorityLevel ? { defaultPriorityLevel: config.defaultPriorityLevel } : {}),
+    ...(config.priorityQueuePolicy === undefined ? {} : { levelPolicies: config.priorityQueuePolicy }),
     admission: config.admission === 'sla' ? new SlaAdmission(latencyModel) : undefined,
     breaker: breakerOn
       ? new CircuitBreaker({

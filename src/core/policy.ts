@@ -11,6 +11,11 @@ export interface QueueView {
   readonly oldestArrivalAtMs: number | undefined;
   /** True once the batcher is closing: what is queued should go out without waiting. */
   readonly draining: boolean;
+  /**
+   * Requests waiting at each priority level, index `level - 1` (one entry without priorities).
+   * A batch of n takes the n first in priority order: the highest level's, oldest first.
+   */
+  readonly waitingAt: readonly number[];
 }
 
 /**

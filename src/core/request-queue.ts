@@ -2,59 +2,92 @@ import { RingBuffer } from './ring-buffer.js';
 import type { PendingRequest } from './types.js';
 
 /**
- * The FIFO of waiting requests. A request removed from the middle (its deadline passed, or it
- * was cancelled) is only marked and skipped when it reaches the head, so every operation stays
- * O(1) amortized. `length` counts waiting requests only.
+ * The waiting requests: one FIFO per priority level (level 1 is the highest; without priorities
+ * there is one level). A batch takes from the highest non-empty level first, and within a level
+ * in arrival order, as Triton's dynamic batcher does. A request removed from the middle (its
+ * deadline passed, or it was cancelled) is only marked and skipped when it reaches its level's
+ * head, so every operation stays O(1) amortized per level. `length` counts waiting requests only.
  */
 export class RequestQueue<I, O> {
-  private readonly buffer = new RingBuffer<PendingRequest<I, O>>(64);
+  private readonly levels: RingBuffer<PendingRequest<I, O>>[];
+  /** Waiting requests per level, index `level - 1`; the policy reads it through its view. */
+  readonly waitingAt: number[];
   private waiting = 0;
+
+  constructor(levels = 1) {
+    this.levels = Array.from({ length: levels }, () => new RingBuffer<PendingRequest<I, O>>(levels === 1 ? 64 : 16));
+    this.waitingAt = new Array<number>(levels).fill(0);
+  }
 
   get length(): number {
     return this.waiting;
   }
 
+  get levelCount(): number {
+    return this.levels.length;
+  }
+
+  /** Waiting requests at `level` and every higher one: those a request of `level` waits behind. */
+  aheadOf(level: number): number {
+    if (level >= this.levels.length) return this.waiting;
+    let ahead = 0;
+    for (let i = 0; i < level; i++) ahead += this.waitingAt[i] as number;
+    return ahead;
+  }
+
   push(request: PendingRequest<I, O>): void {
-    this.buffer.push(request);
+    const index = request.priority - 1;
+    (this.levels[index] as RingBuffer<PendingRequest<I, O>>).push(request);
+    (this.waitingAt[index] as number)++;
     this.waiting++;
   }
 
-  /** The oldest waiting request. */
+  /** The waiting request that arrived first, whatever its level (a batch's window runs from it). */
   oldest(): PendingRequest<I, O> | undefined {
-    this.dropRemoved();
-    return this.buffer.peek();
+    let oldest: PendingRequest<I, O> | undefined;
+    for (let i = 0; i < this.levels.length; i++) {
+      const head = this.head(i);
+      if (head !== undefined && (oldest === undefined || head.sequence < oldest.sequence)) oldest = head;
+    }
+    return oldest;
   }
 
-  /** Takes up to `count` of the oldest waiting requests, in arrival order. */
+  /** Takes up to `count` waiting requests: the highest level's first, each level in arrival order. */
   take(count: number): PendingRequest<I, O>[] {
     const taken: PendingRequest<I, O>[] = [];
-    while (taken.length < count) {
-      this.dropRemoved();
-      const request = this.buffer.shift();
-      if (request === undefined) break;
-      taken.push(request);
-      this.waiting--;
+    for (let i = 0; i < this.levels.length && taken.length < count; i++) {
+      const buffer = this.levels[i] as RingBuffer<PendingRequest<I, O>>;
+      while (taken.length < count && this.head(i) !== undefined) {
+        taken.push(buffer.shift() as PendingRequest<I, O>);
+        (this.waitingAt[i] as number)--;
+        this.waiting--;
+      }
     }
     return taken;
   }
 
-  /** A copy of the waiting requests, oldest first. */
+  /** A copy of the waiting requests, level by level, oldest first within a level. */
   waitingRequests(): PendingRequest<I, O>[] {
     const waiting: PendingRequest<I, O>[] = [];
-    for (let i = 0; i < this.buffer.length; i++) {
-      const request = this.buffer.at(i) as PendingRequest<I, O>;
-      if (request.phase === 'queued') waiting.push(request);
+    for (const buffer of this.levels) {
+      for (let i = 0; i < buffer.length; i++) {
+        const request = buffer.at(i) as PendingRequest<I, O>;
+        if (request.phase === 'queued') waiting.push(request);
+      }
     }
     return waiting;
   }
 
   /** Forgets a waiting request whose phase the caller has already moved past `queued`. */
-  removed(): void {
+  removed(request: PendingRequest<I, O>): void {
+    (this.waitingAt[request.priority - 1] as number)--;
     this.waiting--;
   }
 
-  private dropRemoved(): void {
-    while (this.buffer.length > 0 && (this.buffer.peek() as PendingRequest<I, O>).phase !== 'queued')
-      this.buffer.shift();
+  /** The first waiting request of level index `i`, dropping those removed ahead of it. */
+  private head(i: number): PendingRequest<I, O> | undefined {
+    const buffer = this.levels[i] as RingBuffer<PendingRequest<I, O>>;
+    while (buffer.length > 0 && (buffer.peek() as PendingRequest<I, O>).phase !== 'queued') buffer.shift();
+    return buffer.peek();
   }
 }

@@ -39,6 +39,8 @@ export interface PendingRequest<I, O> {
   input: I | undefined;
   readonly arrivalAtMs: number;
   readonly deadlineAtMs: number;
+  /** Its priority level: 1 is the highest (the only one when the batcher has no priority levels). */
+  readonly priority: number;
   phase: RequestPhase;
   startedAtMs: number | undefined;
   finishedAtMs: number | undefined;
@@ -91,7 +93,8 @@ export interface Executor<I, O> {
 /** Listens to what the batcher does; every method is optional and must not throw. */
 export interface BatcherObserver<I, O> {
   admitted?(request: PendingRequest<I, O>, nowMs: number): void;
-  rejected?(reason: RejectReason, nowMs: number, requestId: string): void;
+  /** A request refused at the door; `priority` is the level it asked for (after Triton's rule). */
+  rejected?(reason: RejectReason, nowMs: number, requestId: string, priority: number): void;
   batchStarted?(batch: Batch<I, O>, nowMs: number): void;
   /**
    * The batch is over: every request in it answered and its slot free. `error` is the error of

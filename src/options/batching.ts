@@ -1,6 +1,11 @@
 import { BREAKER_DEFAULTS } from '../core/circuit-breaker.js';
 import { DEFAULT_TARGET_LATENCY_MS, type BatchingConfig } from '../core/create-batcher.js';
+import { BatchlineError } from '../errors.js';
+import { parsePriorityQueuePolicy } from './priority-queue-policy.js';
 import type { OptionSchema, OptionValues } from './schema.js';
+
+/** Most priority levels a model may have (each is a queue of its own). */
+export const MAX_PRIORITY_LEVELS = 100;
 
 /**
  * The batching options, shared by `serve` and `simulate` so both take the same names, env
@@ -126,11 +131,65 @@ export const BATCHING_OPTIONS = {
     max: 1e9,
     description: 'circuit breaker: how long it refuses (503 circuit_open) before one probe batch, in ms',
   },
+  priorityLevels: {
+    kind: 'int',
+    flag: 'priority-levels',
+    env: 'PRIORITY_LEVELS',
+    default: 0,
+    min: 0,
+    max: MAX_PRIORITY_LEVELS,
+    description:
+      "priority levels of the queue, 1 the highest (Triton's priority_levels): a batch takes the highest waiting level first, each level a FIFO with its own --max-queue-size; a request names its level with parameters.priority (0 = one level)",
+  },
+  defaultPriorityLevel: {
+    kind: 'int',
+    flag: 'default-priority-level',
+    env: 'DEFAULT_PRIORITY_LEVEL',
+    default: 0,
+    min: 0,
+    max: MAX_PRIORITY_LEVELS,
+    description: 'the level of a request that names none, or 0 or one past --priority-levels (0 = the lowest level)',
+  },
+  priorityQueuePolicy: {
+    kind: 'json',
+    flag: 'priority-queue-policy',
+    env: 'PRIORITY_QUEUE_POLICY',
+    default: undefined,
+    placeholder: 'json',
+    parse: parsePriorityQueuePolicy,
+    description:
+      'levels whose queue differs, as Triton writes it: {"1": {"max_queue_size": 16, "default_timeout_microseconds": 100000}}',
+  },
 } as const satisfies OptionSchema;
+
+/**
+ * The priority options agree with each other: the default level and every level of
+ * --priority-queue-policy exist. `code` says whose options they are (a flag's, or a config.json's).
+ */
+export function checkPriorityOptions(
+  values: Pick<BatchingConfig, 'priorityLevels' | 'defaultPriorityLevel' | 'priorityQueuePolicy'>,
+  code: 'INVALID_OPTION' | 'INVALID_MODEL_CONFIG' = 'INVALID_OPTION',
+  where = '',
+): void {
+  const levels = values.priorityLevels ?? 0;
+  const prefix = where === '' ? '' : `${where}: `;
+  if ((values.defaultPriorityLevel ?? 0) > Math.max(1, levels))
+    throw new BatchlineError(
+      code,
+      `${prefix}--default-priority-level (default_priority_level): got ${values.defaultPriorityLevel}, expected 0 to --priority-levels (${levels})`,
+    );
+  for (const level of Object.keys(values.priorityQueuePolicy ?? {}))
+    if (Number(level) > Math.max(1, levels))
+      throw new BatchlineError(
+        code,
+        `${prefix}--priority-queue-policy (priority_queue_policy): level ${level} is past --priority-levels (${levels})`,
+      );
+}
 
 /** The batcher's configuration from resolved batching options (any command's, they share names). */
 export function batchingConfigOf(values: OptionValues<typeof BATCHING_OPTIONS>): BatchingConfig {
   const config: Record<string, unknown> = {};
   for (const key of Object.keys(BATCHING_OPTIONS)) config[key] = values[key as keyof typeof BATCHING_OPTIONS];
+  checkPriorityOptions(config as unknown as BatchingConfig);
   return config as unknown as BatchingConfig;
 }

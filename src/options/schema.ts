@@ -14,7 +14,8 @@ export type OptionSpec =
   | StringOptionSpec
   | EnumOptionSpec
   | BooleanOptionSpec
-  | AffineOptionSpec;
+  | AffineOptionSpec
+  | JsonOptionSpec;
 
 interface BaseSpec {
   /** Long flag without dashes, e.g. `max-batch-size`. */
@@ -61,26 +62,41 @@ export interface BooleanOptionSpec extends BaseSpec {
   kind: 'boolean';
   default: boolean;
 }
+/**
+ * A structured value written as JSON: a flag's or env variable's text, or the field's object in a
+ * model's config.json. `parse` checks the parsed JSON and returns the value; it throws an Error
+ * whose message says what is wrong (the flag's name and the text are added to it).
+ */
+export interface JsonOptionSpec<T = unknown> extends BaseSpec {
+  kind: 'json';
+  default: undefined;
+  /** What --help shows as the value, e.g. `json`. */
+  placeholder: string;
+  parse(json: unknown): T;
+}
 
 export type OptionSchema = Record<string, OptionSpec>;
 
-type ValueOf<S extends OptionSpec> = S extends NumberOptionSpec
-  ? number
-  : S extends AffineOptionSpec
-    ? AffineMs
-    : S extends DurationOptionSpec
-      ? S['default'] extends number
-        ? number
-        : number | undefined
-      : S extends EnumOptionSpec
-        ? S['choices'][number]
-        : S extends BooleanOptionSpec
-          ? boolean
-          : S extends StringOptionSpec
-            ? S['default'] extends string
-              ? string
-              : string | undefined
-            : never;
+type ValueOf<S extends OptionSpec> =
+  S extends JsonOptionSpec<infer T>
+    ? T | undefined
+    : S extends NumberOptionSpec
+      ? number
+      : S extends AffineOptionSpec
+        ? AffineMs
+        : S extends DurationOptionSpec
+          ? S['default'] extends number
+            ? number
+            : number | undefined
+          : S extends EnumOptionSpec
+            ? S['choices'][number]
+            : S extends BooleanOptionSpec
+              ? boolean
+              : S extends StringOptionSpec
+                ? S['default'] extends string
+                  ? string
+                  : string | undefined
+                : never;
 
 export type OptionValues<S extends OptionSchema> = { readonly [K in keyof S]: ValueOf<S[K]> };
 
@@ -207,6 +223,21 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
     case 'string':
       if (text === '') throw invalid(name, text, 'a non-empty string');
       return text;
+    case 'json': {
+      let json = value;
+      if (typeof value === 'string') {
+        try {
+          json = JSON.parse(value);
+        } catch (error) {
+          throw invalid(name, text, `JSON (${(error as Error).message})`);
+        }
+      }
+      try {
+        return Object.freeze(spec.parse(json));
+      } catch (error) {
+        throw invalid(name, typeof value === 'string' ? text : JSON.stringify(value), (error as Error).message);
+      }
+    }
   }
 }
 
@@ -229,6 +260,8 @@ function placeholder(spec: OptionSpec): string {
       return 'ms|a+bn';
     case 'enum':
       return spec.choices.join('|');
+    case 'json':
+      return spec.placeholder;
     default:
       return 'value';
   }

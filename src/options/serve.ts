@@ -161,7 +161,17 @@ export const SERVE_OPTIONS = {
     default: 1_048_576,
     min: 64,
     max: 1_073_741_824,
-    description: 'largest request body accepted; larger gets 413',
+    description: "largest request body accepted on batchline's own routes; larger gets 413",
+  },
+  oipBodyLimitBytes: {
+    kind: 'int',
+    flag: 'oip-body-limit-bytes',
+    env: 'OIP_BODY_LIMIT_BYTES',
+    default: 67_108_864,
+    min: 64,
+    max: 2_147_483_647,
+    description:
+      "largest inference request body accepted on /v2 (Triton's HTTP limit, 64 MiB: the JSON form of an image batch is ~10x its binary size); larger gets 413",
   },
   maxOutputElements: {
     kind: 'int',

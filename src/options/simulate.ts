@@ -76,6 +76,13 @@ export const SIMULATE_OPTIONS = {
     maxMs: 1e12,
     description: 'simulated time during which requests arrive, e.g. 60s, 1m30s or 90 (seconds)',
   },
+  priorityMix: {
+    kind: 'string',
+    flag: 'priority-mix',
+    default: undefined,
+    description:
+      "each priority level's share of the arrivals, e.g. 1:20,2:80 (with --priority-levels); an --arrivals file's records may carry their own priority instead",
+  },
   seed: {
     kind: 'int',
     flag: 'seed',

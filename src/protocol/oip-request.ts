@@ -12,6 +12,7 @@ import { byteSizeOf, stringsFromBytes, typedFromBody } from './binary-tensor.js'
 import { elementTypeOf, oipDatatypeOf } from './datatypes.js';
 import { JsonNumbers } from '../model/json-numbers.js';
 import { readJson } from './json-reader.js';
+import { scheduleParametersOf, type ScheduleParameters } from './schedule-parameters.js';
 
 /** What the decoder needs of a model: its inputs and outputs, per item (no batch dimension). */
 export interface OipModelView {
@@ -35,6 +36,8 @@ export interface OipRequest {
   readonly items: ItemTensors[];
   /** The outputs to answer with, in the order asked (every output when none was named). */
   readonly outputs: readonly RequestedOutput[];
+  /** Its `priority` and `timeout` parameters. */
+  readonly schedule: ScheduleParameters;
 }
 
 /**
@@ -63,6 +66,7 @@ export function decodeOipRequest(
   const id = request.id;
   if (id !== undefined && typeof id !== 'string') throw bad('"id" must be a string');
   const parameters = objectOrEmpty(request.parameters, '"parameters"');
+  const schedule = scheduleParametersOf(parameters);
   if (!Array.isArray(request.inputs)) throw bad('"inputs" must be an array of input tensors');
 
   const given = new Map<string, Record<string, unknown>>();
@@ -132,6 +136,7 @@ export function decodeOipRequest(
     rows: rows!,
     items,
     outputs: requestedOutputs(request.outputs, parameters, model),
+    schedule,
   };
 }
 

@@ -8,6 +8,7 @@ import type { ItemTensors } from '../model/tensor-spec.js';
 import { answerAfterHandOff } from './after-hand-off.js';
 import { seeTheLog } from './failure-log.js';
 import { answer, answerClientGone, answerError, type AnswerCounters, type AnsweringServer } from './answer.js';
+import { NO_SCHEDULE, timeoutMsOf } from '../protocol/schedule-parameters.js';
 import type { Encoded, Protocol } from './protocol.js';
 
 export type ModelBatcher = Batcher<ItemTensors, ItemTensors>;
@@ -75,7 +76,7 @@ export function admit<D>(
 ): void {
   const admission = decodeOrRefuse(request, reply, target, protocol, context);
   if (admission === undefined) return;
-  const { decoded, timeoutMs } = admission;
+  const { decoded, timeoutMs, priority } = admission;
   // The request's own connection: a pipelined response gets `reply.raw.socket` only when the
   // responses before it have gone out.
   const socket = request.raw.socket as TrackedSocket | null;
@@ -91,6 +92,7 @@ export function admit<D>(
       else answerAfterHandOff(write);
     },
     timeoutMs,
+    priority,
   );
   if (!submitted.admitted) {
     answerError(reply, REFUSALS[submitted.reason](batcher, submitted), 'refused', protocol, target, context.server);
@@ -188,8 +190,9 @@ function forget(waiting: Waiting | undefined, request: ModelRequest): void {
 }
 
 /**
- * The request's deadline and its body decoded by `protocol`; or, when either is bad, undefined
- * with the request answered (refused: a 4xx in the protocol's format).
+ * The request's body decoded by `protocol`, its deadline (the body's `timeout` parameter, else
+ * X-Request-Timeout-Ms, else its level's default: undefined) and its priority; or, when any is
+ * bad, undefined with the request answered (refused: a 4xx in the protocol's format).
  */
 function decodeOrRefuse<D>(
   request: FastifyRequest,
@@ -197,19 +200,22 @@ function decodeOrRefuse<D>(
   target: AdmissionTarget,
   protocol: Protocol<D>,
   context: AdmissionContext,
-): { decoded: D; timeoutMs: number } | undefined {
+): { decoded: D; timeoutMs: number | undefined; priority: number | undefined } | undefined {
   try {
-    const timeoutMs = timeoutOf(request, target.requestTimeoutMs, context.maxRequestTimeoutMs);
-    return { decoded: protocol.decode(request, target.model), timeoutMs };
+    const fromHeader = timeoutOf(request, context.maxRequestTimeoutMs);
+    const decoded = protocol.decode(request, target.model);
+    const schedule = protocol.scheduleOf?.(decoded) ?? NO_SCHEDULE;
+    const timeoutMs = timeoutMsOf(schedule, context.maxRequestTimeoutMs) ?? fromHeader;
+    return { decoded, timeoutMs, priority: schedule.priority };
   } catch (error) {
     answerError(reply, error, 'refused', protocol, target, context.server);
     return undefined;
   }
 }
 
-function timeoutOf(request: FastifyRequest, defaultMs: number, maxMs: number): number {
+function timeoutOf(request: FastifyRequest, maxMs: number): number | undefined {
   const given = request.headers['x-request-timeout-ms'];
-  if (given === undefined) return defaultMs;
+  if (given === undefined) return undefined;
   const ms = typeof given === 'string' ? Number(given) : NaN;
   if (!Number.isFinite(ms) || ms <= 0)
     throw new BatchlineError(
@@ -242,7 +248,7 @@ export function admitRows<D>(
 ): void {
   const admission = decodeOrRefuse(request, reply, target, protocol, context);
   if (admission === undefined) return;
-  const { decoded, timeoutMs } = admission;
+  const { decoded, timeoutMs, priority } = admission;
   const rows = protocol.rowsOf(decoded);
   const socket = request.raw.socket as TrackedSocket | null;
   const batcher = target.batcher;
@@ -273,6 +279,7 @@ export function admitRows<D>(
       else answerAfterHandOff(() => answerOutcome(reply, outcome, pending, decoded, protocol, target, context));
     },
     timeoutMs,
+    priority,
   );
   if (!submitted.admitted) {
     answerError(reply, REFUSALS[submitted.reason](batcher, submitted), 'refused', protocol, target, context.server);

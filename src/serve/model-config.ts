@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
+import { checkPriorityOptions } from '../options/batching.js';
 import { parseOptionValue, type OptionSpec } from '../options/schema.js';
 import { MODEL_VERSION_OPTIONS, type ModelVersionConfig } from '../options/serve.js';
 
@@ -52,10 +53,12 @@ export function parseModelOptions(
         `${where}: unknown field "${field}"; allowed: ${[...CONFIG_FIELDS.keys(), ...extraFields].join(', ')}`,
       );
     }
-    if (typeof value === 'object' && value !== null)
+    if (typeof value === 'object' && value !== null && known.spec.kind !== 'json')
       throw invalid(`${where}: ${field}: got ${JSON.stringify(value)}, expected a single value`);
     options[known.key] = parseOptionValue(known.spec, value, `${where}: ${field}`, 'INVALID_MODEL_CONFIG');
   }
+  // The levels may come from the flags; with its own, a file must agree with itself.
+  if (options.priorityLevels !== undefined) checkPriorityOptions(options, 'INVALID_MODEL_CONFIG', where);
   const policy = (json as { version_policy?: unknown }).version_policy;
   return {
     options: options as Partial<ModelVersionConfig>,
@@ -84,11 +87,17 @@ export async function readModelConfig(file: string, shownAs: string): Promise<Mo
   return parseModelOptions(json, shownAs);
 }
 
-/** A model's own options over the server's (flags, env, defaults), frozen. */
+/**
+ * A model's own options over the server's (flags, env, defaults), frozen. Throws when the
+ * priority options of the two disagree (a config.json's levels against the flags' default level).
+ */
 export function effectiveConfig(server: ModelVersionConfig, own: Partial<ModelVersionConfig>): ModelVersionConfig {
   const config: Record<string, unknown> = {};
   for (const key of Object.keys(MODEL_VERSION_OPTIONS))
     config[key] = (own as Record<string, unknown>)[key] ?? (server as Record<string, unknown>)[key];
+  const ownPriorities =
+    own.priorityLevels !== undefined || own.defaultPriorityLevel !== undefined || own.priorityQueuePolicy !== undefined;
+  checkPriorityOptions(config as ModelVersionConfig, ownPriorities ? 'INVALID_MODEL_CONFIG' : 'INVALID_OPTION');
   return Object.freeze(config) as ModelVersionConfig;
 }
 

@@ -62,6 +62,7 @@ export function oipProtocolFor(version: OipVersion): RowsProtocol<OipRequest> {
     decode: (request, model) =>
       decodeOipRequest(oipBodyOf(request), headerLengthOf(request), model, version.config.maxBatchSize),
     rowsOf: (decoded) => decoded.items,
+    scheduleOf: (decoded) => decoded.schedule,
     itemOf: (decoded) => decoded.items[0]!,
     encodeRows: (_requestId, outputs, _model, decoded) => encodeRows(outputs, decoded),
     encodeAnswer: (_requestId, outputs, _model, decoded) => encodeRows([outputs], decoded),

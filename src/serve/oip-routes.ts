@@ -13,7 +13,7 @@ import type { ServingRuntime } from './serving-runtime.js';
 
 /** The server metadata's name and the extensions it supports. */
 const SERVER_NAME = 'batchline';
-const EXTENSIONS = ['binary_tensor_data'];
+const EXTENSIONS = ['binary_tensor_data', 'schedule_policy'];
 /** Triton's platform name for models run by onnxruntime (the protocol's list says onnx_onnxv1). */
 const PLATFORM = 'onnxruntime_onnx';
 
@@ -133,8 +133,9 @@ export function registerOipRoutes(
         }
         admitRows(request, reply, target, oipProtocolFor(target), context);
       };
-      scope.post('/models/:name/infer', { config: inferConfig }, infer);
-      scope.post('/models/:name/versions/:version/infer', { config: inferConfig }, infer);
+      const inferRoute = { config: inferConfig, bodyLimit: runtime.config.oipBodyLimitBytes };
+      scope.post('/models/:name/infer', inferRoute, infer);
+      scope.post('/models/:name/versions/:version/infer', inferRoute, infer);
     },
     { prefix: '/v2' },
   );

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { BatchlineError } from '../errors.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
+import type { ScheduleParameters } from '../protocol/schedule-parameters.js';
 
 /** An encoded body with its own content type and headers (OIP's binary answers need both). */
 export interface EncodedBody {
@@ -32,4 +33,6 @@ export interface Protocol<Decoded = ItemTensors> {
   encodeAnswer(requestId: string, outputs: ItemTensors, model: ServedModel, decoded: Decoded): Encoded;
   /** The body of an error answer (the status comes from the error table). */
   encodeError(error: BatchlineError, requestId: string): Encoded;
+  /** The request's own priority and timeout, when its format carries them (Triton's schedule policy). */
+  scheduleOf?(decoded: Decoded): ScheduleParameters;
 }

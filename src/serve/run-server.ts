@@ -112,7 +112,10 @@ export async function runServer(
         `batchline serve: ${i === 0 ? `listening on ${address} ` : ''}model=${version.name} version=${version.version} ` +
           `inputs=${model.inputs.map((s) => `${s.name}${JSON.stringify(s.itemShape)}:${s.type}`).join(',')} ` +
           `max_batch_size=${c.maxBatchSize} batch_window_ms=${c.batchWindowMs} max_queue_size=${c.maxQueueSize} ` +
-          `request_timeout_ms=${c.requestTimeoutMs} instances=${c.instances} model_latency_ms=${formatAffineMs(c.modelLatencyMs)} batch_policy=${c.batchPolicy} admission=${c.admission}`,
+          `request_timeout_ms=${c.requestTimeoutMs} instances=${c.instances} model_latency_ms=${formatAffineMs(c.modelLatencyMs)} batch_policy=${c.batchPolicy} admission=${c.admission}` +
+          (c.priorityLevels > 1
+            ? ` priority_levels=${c.priorityLevels} default_priority_level=${version.batcher.defaultPriority}`
+            : ''),
       );
     });
 

@@ -16,26 +16,52 @@ const RECORD_KEYS = ['arrival_ms', 'intended_ms', 'intended_send_ms', 'sent_ms',
  * Times are sorted; a recording that does not start at 0 is replayed as it is.
  */
 export async function readArrivalsFile(path: string): Promise<Float64Array> {
+  return (await readArrivalRecords(path)).times;
+}
+
+/**
+ * Arrival times and, when the records carry a `priority` (as `simulate --trace` writes it for a
+ * run with priority levels), each arrival's priority level in the same order (0: none given).
+ */
+export interface ArrivalRecords {
+  times: Float64Array;
+  priorities: Uint8Array | undefined;
+}
+
+/** `readArrivalsFile`, with the records' priorities. */
+export async function readArrivalRecords(path: string): Promise<ArrivalRecords> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
     throw fileError(path, `cannot be read (${(error as Error).message})`);
   }
-  return parseArrivals(text, path);
+  return parseArrivalRecords(text, path);
 }
 
 export function parseArrivals(text: string, path: string): Float64Array {
+  return parseArrivalRecords(text, path).times;
+}
+
+export function parseArrivalRecords(text: string, path: string): ArrivalRecords {
   const trimmed = text.trim();
+  const priorities: (number | undefined)[] = [];
   let times: number[];
   if (trimmed.startsWith('[') || (trimmed.startsWith('{') && !trimmed.includes('\n')))
-    times = fromJson(parseJson(trimmed, path), path);
-  else if (trimmed.startsWith('{')) times = fromJsonDocumentOrLines(trimmed, path);
+    times = fromJson(parseJson(trimmed, path), path, priorities);
+  else if (trimmed.startsWith('{')) times = fromJsonDocumentOrLines(trimmed, path, priorities);
   else times = fromLines(trimmed, path);
   if (times.length === 0) throw fileError(path, 'holds no arrival times');
-  const sorted = Float64Array.from(times).sort();
+  if (!priorities.some((priority) => priority !== undefined)) {
+    const sorted = Float64Array.from(times).sort();
+    if (!(sorted[0]! >= 0)) throw fileError(path, `has a negative arrival time (${sorted[0]})`);
+    return { times: sorted, priorities: undefined };
+  }
+  // Sorted by time together; a stable sort keeps same-instant arrivals in the file's order.
+  const order = times.map((_, i) => i).sort((a, b) => (times[a] as number) - (times[b] as number));
+  const sorted = Float64Array.from(order, (i) => times[i] as number);
   if (!(sorted[0]! >= 0)) throw fileError(path, `has a negative arrival time (${sorted[0]})`);
-  return sorted;
+  return { times: sorted, priorities: Uint8Array.from(order, (i) => priorities[i] ?? 0) };
 }
 
 function fromLines(text: string, path: string): number[] {
@@ -51,27 +77,38 @@ function fromLines(text: string, path: string): number[] {
   return times;
 }
 
-function fromJsonDocumentOrLines(text: string, path: string): number[] {
+function fromJsonDocumentOrLines(text: string, path: string, priorities: (number | undefined)[]): number[] {
   try {
-    return fromJson(JSON.parse(text), path);
+    return fromJson(JSON.parse(text), path, priorities);
   } catch (error) {
     if (error instanceof BatchlineError) throw error;
   }
   // JSON lines: one record per line.
+  priorities.length = 0;
   return text
     .split(/\r?\n/)
     .filter((line) => line.trim() !== '')
-    .map((line, i) => recordTime(parseJson(line, `${path} line ${i + 1}`), `${path} line ${i + 1}`));
+    .map((line, i) => {
+      const record = parseJson(line, `${path} line ${i + 1}`);
+      priorities.push(recordPriority(record, `${path} line ${i + 1}`));
+      return recordTime(record, `${path} line ${i + 1}`);
+    });
 }
 
-function fromJson(data: unknown, path: string): number[] {
+function fromJson(data: unknown, path: string, priorities: (number | undefined)[]): number[] {
   if (Array.isArray(data))
-    return data.map((item, i) => (typeof item === 'number' ? item : recordTime(item, `${path} item ${i}`)));
+    return data.map((item, i) => {
+      priorities.push(recordPriority(item, `${path} item ${i}`));
+      return typeof item === 'number' ? item : recordTime(item, `${path} item ${i}`);
+    });
   if (typeof data === 'object' && data !== null) {
     const object = data as Record<string, unknown>;
-    for (const key of ARRAY_KEYS) if (Array.isArray(object[key])) return fromJson(object[key], path);
-    if (Array.isArray(object.requests)) return fromJson(object.requests, path);
-    if (RECORD_KEYS.some((key) => typeof object[key] === 'number')) return [recordTime(object, path)];
+    for (const key of ARRAY_KEYS) if (Array.isArray(object[key])) return fromJson(object[key], path, priorities);
+    if (Array.isArray(object.requests)) return fromJson(object.requests, path, priorities);
+    if (RECORD_KEYS.some((key) => typeof object[key] === 'number')) {
+      priorities.push(recordPriority(object, path));
+      return [recordTime(object, path)];
+    }
     if (typeof object.schema === 'string' && object.schema.startsWith('batchline.bench/'))
       throw benchSummary(object, path);
   }
@@ -119,6 +156,16 @@ function recordTime(item: unknown, where: string): number {
     }
   }
   throw fileError(where, `is not a number or a record with ${RECORD_KEYS.join(' or ')}`);
+}
+
+/** A record's `priority` (a level from 1, or 0 for the default), if it has one. */
+function recordPriority(item: unknown, where: string): number | undefined {
+  if (typeof item !== 'object' || item === null) return undefined;
+  const priority = (item as Record<string, unknown>).priority;
+  if (priority === undefined || priority === null) return undefined;
+  if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < 0 || priority > 255)
+    throw fileError(where, `has priority ${JSON.stringify(priority)}; expected a level from 1 (0 = the default)`);
+  return priority;
 }
 
 function parseJson(text: string, where: string): unknown {

@@ -4,7 +4,8 @@ import { BatchlineError } from '../errors.js';
 import { batchingConfigOf } from '../options/batching.js';
 import { parseDurationMs } from '../options/schema.js';
 import type { SimulateOptions } from '../options/simulate.js';
-import { readArrivalsFile } from './arrivals-file.js';
+import { readArrivalRecords } from './arrivals-file.js';
+import { parsePriorityMix, priorityDraws } from './priority-mix.js';
 import {
   affineLatency,
   fixedLatency,
@@ -28,6 +29,8 @@ export interface SimulationInputs {
   /** Option keys given on the command line (or by env). */
   given: string[];
   arrivalTimes?: Float64Array;
+  /** Each arrival's priority level from the `--arrivals` file's records (0: none given), if any had one. */
+  arrivalPriorities?: Uint8Array;
   arrivalsSource?: string;
   profile?: LatencyProfile;
   profileSource?: string;
@@ -41,7 +44,9 @@ export async function loadSimulationInputs(
   checkSimulateOptions(options, given);
   const inputs: SimulationInputs = { given: [...given] };
   if (options.arrivals !== undefined) {
-    inputs.arrivalTimes = await readArrivalsFile(options.arrivals);
+    const records = await readArrivalRecords(options.arrivals);
+    inputs.arrivalTimes = records.times;
+    if (records.priorities !== undefined) inputs.arrivalPriorities = records.priorities;
     inputs.arrivalsSource = options.arrivals;
   }
   if (options.latencyProfile !== undefined) {
@@ -82,6 +87,7 @@ export function checkSimulateOptions(options: SimulateOptions, given: ReadonlySe
       `--rate, --stages and --arrivals each set the arrivals; give one (got ${arrivalFlags.map(flagOf).join(' and ')})`,
     );
   }
+  if (options.priorityMix !== undefined) parsePriorityMix(options.priorityMix, options.priorityLevels);
   if (options.latency !== undefined && parseAffineLatency(options.latency) === undefined) {
     throw new BatchlineError(
       'INVALID_OPTION',
@@ -130,6 +136,10 @@ export function prepareRun(
     collectEvents: collect.events === true,
     collectTrace: collect.trace === true,
   };
+  const priorities = inputs.arrivalPriorities;
+  if (options.priorityMix !== undefined)
+    setup.priorityOf = priorityDraws(parsePriorityMix(options.priorityMix, options.priorityLevels), options.seed);
+  else if (priorities !== undefined) setup.priorityOf = (index) => priorities[index] ?? 0;
   const delay = options.modelLatencyMs === undefined ? undefined : modelLatencyModel(options.modelLatencyMs);
   const path =
     inputs.profile === undefined

@@ -55,6 +55,7 @@ export function formatReport(report: SimulationReport): string {
   );
   lines.push(durationRow('latency ms', report.latency_ms));
   lines.push(durationRow('queue ms', report.queue_wait_ms));
+  lines.push(...priorityRows(report.priorities));
   lines.push('');
   lines.push(`batches     ${report.batch_size.count} · mean size ${fixed(report.batch_size.mean, 2)}`);
   lines.push(...batchHistogram(report.batch_size.histogram, report.batch_size.count));
@@ -65,6 +66,27 @@ export function formatReport(report: SimulationReport): string {
     `in system   mean ${fixed(little.mean_in_system, 2)} requests (queued ${fixed(little.mean_in_queue, 2)}) = ${fixed(little.admitted_rps, 1)} req/s × ${fixed(little.mean_time_in_system_ms, 3)} ms (Little's law)`,
   );
   return `${lines.join('\n')}\n`;
+}
+
+/** With priority levels: each level's latency row, then what each level got. */
+function priorityRows(priorities: SimulationReport['priorities']): string[] {
+  if (priorities === undefined) return [];
+  const rows = priorities.by_level.map((l) => durationRow(`  level ${l.level}`, l.latency_ms));
+  rows.push('');
+  for (const l of priorities.by_level) {
+    const fate = [
+      `arrived ${l.arrived}`,
+      `completed ${l.completed}`,
+      `expired ${l.expired}`,
+      `rejected ${l.rejected}`,
+      ...(l.failed > 0 ? [`failed ${l.failed}`] : []),
+    ];
+    const label = l.level === priorities.by_level[0]?.level ? 'priorities' : '';
+    rows.push(
+      `${label.padEnd(12)}level ${l.level}${l.level === priorities.default_level ? ' (default)' : ''}: ${fate.join(' · ')}`,
+    );
+  }
+  return rows;
 }
 
 function durationRow(label: string, d: DurationSummaryMs): string {

@@ -1,5 +1,6 @@
 import { DEFAULT_TARGET_LATENCY_MS, type BatchingConfig } from '../core/create-batcher.js';
 import { percentilesMs, type PercentilesMs } from '../core/latency-histogram.js';
+import type { PriorityRecorder } from './priority-recorder.js';
 import type { SimulationResult } from './run-simulation.js';
 import type { SimulatedCosts } from './serving-costs.js';
 
@@ -76,6 +77,20 @@ export interface SimulationReport {
   utilization: number[];
   /** Time-averaged requests in the system and in the queue, and Little's law's other side. */
   littles_law: { mean_in_system: number; admitted_rps: number; mean_time_in_system_ms: number; mean_in_queue: number };
+  /** With priority levels: what each level got (level 1 the highest). Absent without them. */
+  priorities?: {
+    default_level: number;
+    by_level: {
+      level: number;
+      arrived: number;
+      rejected: number;
+      completed: number;
+      expired: number;
+      failed: number;
+      /** Arrival at the batcher to answer, for requests answered `ok`. */
+      latency_ms: DurationSummaryMs;
+    }[];
+  };
 }
 
 export interface ReportContext {
@@ -166,6 +181,31 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
       mean_time_in_system_ms: counts.admitted > 0 ? round(recorder.sojournSumMs / counts.admitted, 4) : 0,
       mean_in_queue: endMs > 0 ? round(recorder.inQueueAreaMs / endMs, 4) : 0,
     },
+    ...(result.priorities === undefined ? {} : { priorities: prioritiesOf(result.priorities, batching) }),
+  };
+}
+
+function prioritiesOf(
+  recorder: PriorityRecorder<number, number>,
+  batching: Readonly<BatchingConfig>,
+): NonNullable<SimulationReport['priorities']> {
+  const levels = recorder.levels.length;
+  const preferred = batching.defaultPriorityLevel ?? 0;
+  return {
+    default_level: preferred >= 1 && preferred <= levels ? preferred : levels,
+    by_level: recorder.levels.map((tally, i) => ({
+      level: i + 1,
+      arrived: tally.arrived,
+      rejected: tally.rejected,
+      completed: tally.completed,
+      expired: tally.expired,
+      failed: tally.failed,
+      latency_ms: summary(
+        percentilesMs(tally.latency.toHistogram(), tally.latencyMaxMs),
+        tally.completed > 0 ? tally.latencySumMs / tally.completed : 0,
+        tally.latencyMaxMs,
+      ),
+    })),
   };
 }
 

@@ -8,6 +8,7 @@ import type { Batch, BatcherObserver, Executor } from '../core/types.js';
 import { VirtualClock } from '../core/virtual-clock.js';
 import { FaultInjector, NO_FAULTS, type FaultPlan } from './faults.js';
 import type { ServiceTime } from './latency-model.js';
+import { PriorityRecorder } from './priority-recorder.js';
 import { SimulationRecorder } from './recorder.js';
 import { ServingPath, type ServingPathSetup } from './serving-path-model.js';
 import { TraceRecorder, type TraceRow } from './trace-recorder.js';
@@ -33,6 +34,11 @@ export interface SimulationSetup {
    * sharing cores), when a profile measured it; without it, a batch's service time is all there is.
    */
   servingPath?: ServingPathSetup;
+  /**
+   * The priority level of arrival `index` (called once per arrival, in order); without it every
+   * request takes the default level.
+   */
+  priorityOf?: (index: number) => number;
   /** More observers, made once the batcher exists (the HTML report's time series, a capped event log). */
   observers?: (batcher: Batcher<number, number>) => BatcherObserver<number, number>[];
 }
@@ -44,6 +50,8 @@ export interface SimulationResult {
   endMs: number;
   events: CoreEvent[] | undefined;
   trace: TraceRow[] | undefined;
+  /** Per priority level, when the batcher has more than one. */
+  priorities: PriorityRecorder<number, number> | undefined;
 }
 
 /**
@@ -107,11 +115,14 @@ export function runSimulation(setup: SimulationSetup): SimulationResult {
   batcher.addObserver(recorder);
   const log = setup.collectEvents === true ? new EventLog<number, number>(batcher) : undefined;
   if (log !== undefined) batcher.addObserver(log);
-  const tracer = setup.collectTrace === true ? new TraceRecorder<number, number>() : undefined;
+  const tracer =
+    setup.collectTrace === true ? new TraceRecorder<number, number>(batcher.priorityLevels > 1) : undefined;
   if (tracer !== undefined) batcher.addObserver(tracer);
   for (const observer of setup.observers?.(batcher) ?? []) batcher.addObserver(observer);
 
-  const { arrivals, maxRequests, arrivalsEndMs } = setup;
+  const levels = batcher.priorityLevels > 1 ? new PriorityRecorder<number, number>(batcher.priorityLevels) : undefined;
+  if (levels !== undefined) batcher.addObserver(levels);
+  const { arrivals, maxRequests, arrivalsEndMs, priorityOf } = setup;
   let index = 0;
   let arrivalAtMs = index < maxRequests ? arrivals.next() : undefined;
   if (arrivalAtMs !== undefined && !(arrivalAtMs < arrivalsEndMs)) arrivalAtMs = undefined;
@@ -127,11 +138,12 @@ export function runSimulation(setup: SimulationSetup): SimulationResult {
       continue;
     }
     clock.advanceTo(arrivalAtMs);
-    if (path === undefined) batcher.submit(String(index), index, ignoreOutcome);
+    const priority = priorityOf?.(index);
+    if (path === undefined) batcher.submit(String(index), index, ignoreOutcome, undefined, priority);
     else {
       const id = index;
       arrivedAtMs.push(arrivalAtMs);
-      path.arrive(() => batcher.submit(String(id), id, ignoreOutcome));
+      path.arrive(() => batcher.submit(String(id), id, ignoreOutcome, undefined, priority));
     }
     index++;
     arrivalAtMs = index < maxRequests ? arrivals.next() : undefined;
@@ -143,5 +155,6 @@ export function runSimulation(setup: SimulationSetup): SimulationResult {
     endMs: clock.now(),
     events: log?.events,
     trace: tracer?.rows,
+    priorities: levels,
   };
 }

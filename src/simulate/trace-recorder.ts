@@ -10,6 +10,8 @@ export interface TraceRow {
   batch: number | null;
   start_ms: number | null;
   end_ms: number;
+  /** Its priority level, in a run with priority levels (an --arrivals replay reads it back). */
+  priority?: number;
 }
 
 /**
@@ -19,7 +21,10 @@ export interface TraceRow {
 export class TraceRecorder<I, O> implements BatcherObserver<I, O> {
   readonly rows: TraceRow[] = [];
 
-  rejected(reason: RejectReason, nowMs: number, requestId: string): void {
+  /** `withPriority`: the run has priority levels, and each row says its request's. */
+  constructor(private readonly withPriority = false) {}
+
+  rejected(reason: RejectReason, nowMs: number, requestId: string, priority: number): void {
     const id = Number(requestId);
     this.rows[id] = {
       id,
@@ -29,6 +34,7 @@ export class TraceRecorder<I, O> implements BatcherObserver<I, O> {
       batch: null,
       start_ms: null,
       end_ms: nowMs,
+      ...(this.withPriority ? { priority } : {}),
     };
   }
 
@@ -43,6 +49,7 @@ export class TraceRecorder<I, O> implements BatcherObserver<I, O> {
       batch: request.batchId ?? null,
       start_ms: request.startedAtMs ?? null,
       end_ms: nowMs,
+      ...(this.withPriority ? { priority: request.priority } : {}),
     };
   }
 }

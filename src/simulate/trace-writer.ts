@@ -9,6 +9,7 @@ export function traceLine(row: TraceRow): string {
     arrival_ms: ns(row.arrival_ms),
     outcome: row.outcome,
   };
+  if (row.priority !== undefined) line.priority = row.priority;
   if (row.outcome === 'rejected') line.reason = row.detail;
   if (row.outcome === 'expired') line.expired_in = row.detail;
   line.batch = row.batch;

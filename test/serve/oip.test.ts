@@ -258,6 +258,87 @@ describe("batchline's extras on /v2", () => {
   });
 });
 
+/** Polls (on timers, bounded) until `condition` holds: for a state no event announces. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let wait = 0; wait < 400 && !condition(); wait++) await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(condition()).toBe(true);
+}
+
+describe("Triton's schedule policy on /v2: parameters.priority and parameters.timeout", () => {
+  it('takes the timeout parameter in microseconds as the deadline, capped as X-Request-Timeout-Ms is', async () => {
+    const slow = await startTestServer(
+      { maxBatchSize: 1, batchWindowMs: 0, modelLatencyMs: 200, maxRequestTimeoutMs: 80, modelName: 'mymodel' },
+      modelPath,
+    );
+    try {
+      const url = `${slow.url}/v2/models/mymodel/infer`;
+      const short = binaryRequest([[1, 2, 3]], { parameters: { timeout: 30_000 } });
+      // The parameter wins over the header.
+      const late = await call(url, 'POST', short.body, { ...short.headers, 'x-request-timeout-ms': '70' });
+      expect([late.status, late.json.error]).toStrictEqual([504, 'request deadline of 30 ms exceeded']);
+      const long = binaryRequest([[1, 2, 3]], { parameters: { timeout: 10_000_000 } });
+      const capped = await call(url, 'POST', long.body, long.headers);
+      expect([capped.status, capped.json.error]).toStrictEqual([504, 'request deadline of 80 ms exceeded']);
+      for (const bad of [-1, 1.5, 'soon', true]) {
+        const request = binaryRequest([[1, 2, 3]], { parameters: { timeout: bad } });
+        const refused = await call(url, 'POST', request.body, request.headers);
+        expect(refused.status, String(bad)).toBe(400);
+        expect(refused.json.error).toMatch(/the "timeout" parameter must be a whole number of microseconds/);
+      }
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('runs a request of a higher priority level before one of a lower level that waited longer', async () => {
+    const levels = await startTestServer(
+      { maxBatchSize: 1, batchWindowMs: 0, modelLatencyMs: 60, priorityLevels: 2, modelName: 'mymodel' },
+      modelPath,
+    );
+    try {
+      const url = `${levels.url}/v2/models/mymodel/infer`;
+      const batcher = levels.runtime.registry.resolve('mymodel')!.batcher;
+      const order: string[] = [];
+      const send = (name: string, priority: number | undefined): Promise<number> => {
+        const request = binaryRequest([[1, 2, 3]], priority === undefined ? {} : { parameters: { priority } });
+        return call(url, 'POST', request.body, request.headers).then((answer) => {
+          order.push(name);
+          return answer.status;
+        });
+      };
+      const first = send('first', 2);
+      await until(() => batcher.runningCount === 1);
+      const low = send('low', undefined); // no priority: the default level, the lowest (2)
+      await until(() => batcher.queueDepthAt(2) === 1);
+      const high = send('high', 1);
+      await until(() => batcher.queueDepthAt(1) === 1);
+      const outOfRange = send('out of range', 9); // past the levels: the default level, behind 'low'
+      expect(await Promise.all([first, low, high, outOfRange])).toStrictEqual([200, 200, 200, 200]);
+      expect(order).toStrictEqual(['first', 'high', 'low', 'out of range']);
+      const refused = binaryRequest([[1, 2, 3]], { parameters: { priority: -2 } });
+      expect((await call(url, 'POST', refused.body, refused.headers)).status).toBe(400);
+    } finally {
+      await levels.close();
+    }
+  });
+
+  it("takes bodies up to Triton's 64 MiB on /v2 while batchline's own routes keep their limit", async () => {
+    const json = `{"inputs":[{"name":"input","shape":[1,3],"datatype":"FP32","data":[1,2,3]}]}${' '.repeat(2 << 20)}`;
+    const big = await call(`${server.url}/v2/models/mymodel/infer`, 'POST', json);
+    expect([big.status, big.json.outputs[0].data]).toStrictEqual([200, [2, 4, 6]]);
+    expect((await call(`${server.url}/v1/infer`, 'POST', json, { 'content-type': 'application/json' })).status).toBe(
+      413,
+    );
+    const small = await startTestServer({ oipBodyLimitBytes: 4096, modelName: 'mymodel' }, modelPath);
+    try {
+      const refused = await call(`${small.url}/v2/models/mymodel/infer`, 'POST', json);
+      expect([refused.status, refused.json.error]).toStrictEqual([413, 'request body is larger than 4096 bytes']);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe('a real model through /v2: the PaddleOCR classifier', () => {
   let classifier: TestServer;
   let direct: ort.InferenceSession;

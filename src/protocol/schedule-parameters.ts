@@ -1,0 +1,38 @@
+import { BatchlineError } from '../errors.js';
+
+/**
+ * Triton's schedule-policy extension, the same on REST and gRPC: a request's `priority` (its
+ * level, 1 the highest; 0 the model's default) and `timeout` (its deadline, in microseconds; 0
+ * the model's default). Undefined when not given.
+ */
+export interface ScheduleParameters {
+  readonly priority: number | undefined;
+  readonly timeoutUs: number | undefined;
+}
+
+export const NO_SCHEDULE: ScheduleParameters = Object.freeze({ priority: undefined, timeoutUs: undefined });
+
+/** Reads `priority` and `timeout` from a request's parameters; throws BAD_INPUT for one that is not a whole number. */
+export function scheduleParametersOf(parameters: Readonly<Record<string, unknown>>): ScheduleParameters {
+  const { priority, timeout } = parameters;
+  if (priority === undefined && timeout === undefined) return NO_SCHEDULE;
+  return { priority: wholeOrUndefined(priority, 'priority'), timeoutUs: wholeOrUndefined(timeout, 'timeout') };
+}
+
+/** A timeout parameter as the deadline it asks for, in ms, capped at `maxMs`; undefined for none or 0. */
+export function timeoutMsOf(schedule: ScheduleParameters, maxMs: number): number | undefined {
+  const us = schedule.timeoutUs;
+  return us === undefined || us === 0 ? undefined : Math.min(us / 1000, maxMs);
+}
+
+function wholeOrUndefined(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  // gRPC's int64 parameters arrive as decimal strings when they do not fit a double.
+  const number = typeof value === 'string' && /^\d{1,20}$/.test(value) ? Number(value) : value;
+  if (typeof number !== 'number' || !Number.isInteger(number) || number < 0)
+    throw new BatchlineError(
+      'BAD_INPUT',
+      `the "${name}" parameter must be a whole number${name === 'timeout' ? ' of microseconds' : ' (1 is the highest priority, 0 the default)'}, got ${JSON.stringify(value)}`,
+    );
+  return number;
+}

@@ -96,9 +96,9 @@ describe('answers that are not 2xx', () => {
     expect(result.requests.ok).toBe(20);
     expect(result.latency.count).toBe(20);
     expect(result.latencyAll.count).toBe(200);
-    expect(result.latency.p50).toBeGreaterThanOrEqual(20);
-    expect(result.latencyAll.p50).toBeLessThan(result.latency.p50);
-    expect(result.latencyAll.p50).toBeLessThan(10);
+    // The 200s waited 25 ms at the server; how fast the 429s came back is the host's business.
+    expect(result.latency.p50).toBeGreaterThanOrEqual(25 - 0.032);
+    expect(result.latencyAll.max).toBeGreaterThanOrEqual(result.latency.max);
     expect(result.warnings.join('\n')).toMatch(/180 of 200 answers were not 2xx \(429: 180\)/);
     const text = formatReport(result);
     expect(text).toMatch(/latency 2xx/);

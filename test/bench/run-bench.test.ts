@@ -70,7 +70,7 @@ describe.each(['lean', 'undici'])('status and error counting (%s client)', (http
     expect(result.status).toEqual({ 429: 100 });
     expect(result.requests.errors).toBe(0);
     expect(result.goodputRps).toBe(0);
-    expect(result.throughputRps).toBeGreaterThan(90);
+    expect(result.requests.completed).toBe(100);
   });
 
   it('counts a refused port as connection refused', async () => {

@@ -28,8 +28,9 @@ describe('nodejs_eventloop_lag_* (#11)', () => {
     await lag(); // starts a window
     await ticks(20); // about 200 ms of an idle loop
     const idle = await lag();
-    // prom-client's read 0.010 here: the period of its timer, not lag.
-    expect(idle._p50).toBeLessThan(0.005);
+    // prom-client's read 0.010 here: the period of its timer, not lag. How far under it an idle
+    // loop reads depends on the host (0.3 ms quiet, 6 ms with twenty processes on two cores).
+    expect(idle._p50).toBeLessThan(0.009);
     const until = performance.now() + 60;
     while (performance.now() < until); // the loop blocked for 60 ms
     await ticks(3);
@@ -38,7 +39,7 @@ describe('nodejs_eventloop_lag_* (#11)', () => {
     expect(blocked._max).toBeLessThan(1);
     tableRow(
       '#11 nodejs_eventloop_lag_* on an idle server, then a 60 ms stall',
-      'under 5 ms idle (not the 10 ms period); the stall seen',
+      'under the 10 ms period idle; the stall seen',
       `p50 ${(idle._p50! * 1000).toFixed(2)} ms idle; max ${(blocked._max! * 1000).toFixed(1)} ms after the stall`,
     );
   });

@@ -13,6 +13,8 @@ export interface BatchRunHost<I, O> {
   readonly isolation: IsolationMode;
   /** False while the model itself seems to be failing: then a failed batch is not isolated. */
   worthIsolating(): boolean;
+  /** False while instance `index` takes no batches (crashed, restarting, stuck). */
+  instanceUp(index: number): boolean;
   readonly observers: readonly BatcherObserver<I, O>[];
   readonly counts: BatcherCounts;
   now(): number;
@@ -106,12 +108,12 @@ export class BatchRun<I, O> {
 
     if (this.isolation !== undefined) this.answer(this.isolation.record(result), nowMs);
     else if (error === undefined) this.answer(itemVerdicts(result as readonly (O | Error)[]), nowMs);
-    else if (host.isolation === 'off' || !host.worthIsolating()) {
+    else if (!host.instanceUp(this.batch.instance)) {
+      // Its instance is gone (a crash): there is nothing to run the parts on, and the failure is the instance's.
+      this.answerAll(error, nowMs);
+    } else if (host.isolation === 'off' || !host.worthIsolating()) {
       this.modelFailed = host.isolation !== 'off';
-      this.answer(
-        this.batch.requests.map((_, index) => ({ index, error })),
-        nowMs,
-      );
+      this.answerAll(error, nowMs);
     } else {
       const requests = this.batch.requests;
       this.isolation = new BatchIsolation<O>(
@@ -143,10 +145,23 @@ export class BatchRun<I, O> {
         continue;
       }
       const batch = this.batch;
+      if (!this.host.instanceUp(batch.instance)) {
+        // The instance went down during isolation: what is not answered yet fails with the batch.
+        this.answerAll(this.firstError as Error, nowMs);
+        return this.finish(nowMs);
+      }
       const requests = step.run.map((index) => batch.requests[index] as PendingRequest<I, O>);
       const inputs = step.run.map((index) => batch.inputs[index] as I);
       return this.startRun({ ...batch, requests, inputs, startedAtMs: nowMs, finishedAtMs: undefined });
     }
+  }
+
+  /** Answers every item of the batch still waiting for an answer with `error`. */
+  private answerAll(error: Error, nowMs: number): void {
+    this.answer(
+      this.batch.requests.map((_, index) => ({ index, error })),
+      nowMs,
+    );
   }
 
   /** Answers items (by index in the batch) that are still waiting for an answer. */

@@ -32,9 +32,14 @@ export class Batcher<I, O> {
   private readonly levelTimeoutsMs: number[];
   /** The level of a request that names none or one out of range. */
   readonly defaultPriority: number;
+  /** Slot i is model instance i: the batch it runs, if any. */
   private readonly slots: (BatchRun<I, O> | undefined)[];
+  /** Whether instance i takes batches (crashed, restarting or stuck instances do not). */
+  private readonly slotUp: boolean[];
   private readonly observers: BatcherObserver<I, O>[] = [];
+  /** Slots that are up and idle: what the policy may dispatch to. */
   private freeSlots: number;
+  private busySlots = 0;
   private runningRequests = 0;
   private nextSequence = 0;
   private nextBatchId = 0;
@@ -86,6 +91,7 @@ export class Batcher<I, O> {
     this.defaultPriority = preferred >= 1 && preferred <= levels ? preferred : levels;
     this.view = { length: 0, oldestArrivalAtMs: undefined, draining: false, waitingAt: this.queue.waitingAt };
     this.slots = new Array<BatchRun<I, O> | undefined>(options.instances).fill(undefined);
+    this.slotUp = new Array<boolean>(options.instances).fill(true);
     this.freeSlots = options.instances;
     this.admission = options.admission ?? QUEUE_ADMISSION;
     this.runHost = {
@@ -95,6 +101,7 @@ export class Batcher<I, O> {
       itemFailures: options.itemFailures,
       isolation: options.isolation ?? 'off',
       worthIsolating: () => !this.modelFailing,
+      instanceUp: (index) => this.slotUp[index] === true,
       observers: this.observers,
       counts: this.counts,
       now: () => this.clock.now(),
@@ -162,7 +169,21 @@ export class Batcher<I, O> {
 
   /** True when nothing is queued and no batch is running. */
   get idle(): boolean {
-    return this.queue.length === 0 && this.freeSlots === this.options.instances;
+    return this.queue.length === 0 && this.busySlots === 0;
+  }
+
+  /**
+   * Instance `index` takes batches again (`up`), or no longer does (it crashed, is restarting or
+   * is stuck): the batcher is the one scheduler of a version's instances, as Triton's rate
+   * limiter is, and offers the policy only the slots whose instance is up and idle. What waits
+   * meanwhile waits in the queue, under its deadline and the queue bound. A batch already
+   * running on the instance ends through its executor.
+   */
+  setInstanceUp(index: number, up: boolean): void {
+    if (this.slotUp[index] === undefined || this.slotUp[index] === up) return;
+    this.slotUp[index] = up;
+    if (this.slots[index] === undefined) this.freeSlots += up ? 1 : -1;
+    this.pump();
   }
 
   get isClosing(): boolean {
@@ -391,7 +412,8 @@ export class Batcher<I, O> {
   private dispatch(size: number, trigger: BatchTrigger, nowMs: number): void {
     const requests = this.queue.take(size);
     if (requests.length === 0) return;
-    const instance = this.slots.indexOf(undefined);
+    let instance = 0;
+    while (this.slots[instance] !== undefined || !this.slotUp[instance]) instance++;
     const inputs = new Array<I>(requests.length);
     const batchId = this.nextBatchId++;
     for (let i = 0; i < requests.length; i++) {
@@ -413,6 +435,7 @@ export class Batcher<I, O> {
     const run = new BatchRun<I, O>(batch, this.options.breaker?.dispatched(nowMs) ?? false, this.runHost);
     this.slots[instance] = run;
     this.freeSlots--;
+    this.busySlots++;
     this.runningRequests += requests.length;
     this.counts.batches++;
     this.counts.batchItems += requests.length;
@@ -424,7 +447,8 @@ export class Batcher<I, O> {
     const { batch } = run;
     batch.finishedAtMs = nowMs;
     this.slots[batch.instance] = undefined;
-    this.freeSlots++;
+    this.busySlots--;
+    if (this.slotUp[batch.instance]) this.freeSlots++;
     if (run.dead) this.counts.deadBatches++;
     if (!run.dead) this.modelFailing = false;
     else if (run.modelFailed) this.modelFailing = true;

@@ -58,19 +58,20 @@ export interface ModelHealth {
   reason: string | undefined;
 }
 
-/** Limits of one batch, in ms from now. */
+/** Limits of one batch, in ms from its start. */
 export interface RunLimits {
   /** After this long, the batch's instance is stuck: out of rotation, a process is killed and restarted. */
   stuckAfterMs: number;
-  /** A batch still waiting for an instance after this long is failed: every request's deadline has passed. */
-  uselessAfterMs: number;
 }
+
+/** Told when instance `index` starts (`up`) or stops taking batches: the batcher's slot `index`. */
+export type AvailabilityListener = (index: number, up: boolean) => void;
 
 export interface PoolOptions {
   /** First wait before restarting a failed instance (ms); it doubles with each failure in a row. */
   firstBackoffMs?: number;
   maxBackoffMs?: number;
-  /** How often busy and waiting batches are checked against their limits (ms). */
+  /** How often busy instances are checked against their batch's limit (ms). */
   sweepMs?: number;
   now?: () => number;
 }
@@ -84,7 +85,6 @@ const DEFAULT_SWEEP_MS = 50;
 interface Run {
   items: readonly ItemTensors[];
   limits: RunLimits;
-  queuedAtMs: number;
   resolve: (outputs: (ItemTensors | Error)[]) => void;
   reject: (error: Error) => void;
 }
@@ -101,16 +101,16 @@ interface Slot {
 }
 
 /**
- * A model version's instances and the batches they run. A batch goes to an instance that is up
- * and idle; when none is, it waits (first come, first served) for one. An instance that crashes
- * leaves the rotation and is restarted after a backoff (100 ms, doubling to 10 s); one whose
- * batch runs past its limit is stuck: out of rotation, and killed and restarted when it is a
- * process. Batches used to go to the first free slot, so a dead instance, failing at once, was
- * always free and took every batch (issue 15, #2).
+ * A model version's instances and the batches they run. It keeps no line of its own: the
+ * batcher schedules, and runs a batch on instance i only while the pool says i is up and idle
+ * (`watch`). An instance that crashes leaves the rotation and is restarted after a backoff
+ * (100 ms, doubling to 10 s); one whose batch runs past its limit is stuck: out of rotation, and
+ * killed and restarted when it is a process. A dead instance fails a batch at once, so left in
+ * the rotation it would always be the free one and take every batch.
  */
 export class InstancePool {
   private readonly slots: Slot[];
-  private readonly waiting: Run[] = [];
+  private readonly listeners: AvailabilityListener[] = [];
   private sweeper: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly now: () => number;
@@ -170,13 +170,27 @@ export class InstancePool {
     return pool;
   }
 
-  /** Runs a batch on a healthy instance, now or once one is free. */
-  run(items: readonly ItemTensors[], limits: RunLimits): Promise<(ItemTensors | Error)[]> {
+  /** Runs a batch on instance `index`, which must be up and idle (the batcher's slot `index` is free). */
+  run(index: number, items: readonly ItemTensors[], limits: RunLimits): Promise<(ItemTensors | Error)[]> {
     if (this.closed) return Promise.reject(new Error('the model was closed'));
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ items, limits, queuedAtMs: this.now(), resolve, reject });
-      this.dispatch();
-    });
+    const slot = this.slots[index];
+    if (slot === undefined || slot.state !== 'up' || slot.busy !== undefined)
+      return Promise.reject(
+        new Error(`model instance ${index} cannot take a batch (${slot?.busy === undefined ? slot?.state : 'busy'})`),
+      );
+    return new Promise((resolve, reject) => this.start(slot, { items, limits, resolve, reject }));
+  }
+
+  /** Tells `listener` which instances take no batches now, then whenever one starts or stops taking them. */
+  watch(listener: AvailabilityListener): void {
+    this.listeners.push(listener);
+    for (const slot of this.slots) if (slot.state !== 'up') listener(slot.index, false);
+  }
+
+  private setState(slot: Slot, state: InstanceState): void {
+    const wasUp = slot.state === 'up';
+    slot.state = state;
+    if (wasUp !== (state === 'up')) for (const listener of this.listeners) listener(slot.index, state === 'up');
   }
 
   /** At least one instance is up: cheap enough to ask for every request. */
@@ -221,7 +235,6 @@ export class InstancePool {
     this.closed = true;
     this.stopSweeper();
     const error = new Error('the model was closed');
-    for (const run of this.waiting.splice(0)) run.reject(error);
     await Promise.all(this.slots.map((slot) => this.closeSlot(slot, error)));
   }
 
@@ -229,7 +242,7 @@ export class InstancePool {
     if (slot.retry !== undefined) clearTimeout(slot.retry);
     const handle = slot.handle;
     const busy = slot.busy;
-    slot.state = 'closed';
+    this.setState(slot, 'closed');
     slot.busy = undefined;
     busy?.run.reject(error);
     if (handle === undefined) return;
@@ -240,36 +253,24 @@ export class InstancePool {
     return handle.close();
   }
 
-  /** Starts waiting batches on idle healthy instances. */
-  private dispatch(): void {
-    while (this.waiting.length > 0) {
-      const slot = this.slots.find((candidate) => candidate.state === 'up' && candidate.busy === undefined);
-      if (slot === undefined) break;
-      this.start(slot, this.waiting.shift()!);
-    }
-    if (this.waiting.length > 0 || this.slots.some((slot) => slot.busy !== undefined)) this.startSweeper();
-    else this.stopSweeper();
-  }
-
   private start(slot: Slot, run: Run): void {
     const handle = slot.handle!;
     const busy = { run, startedAtMs: this.now() };
     slot.busy = busy;
+    this.startSweeper();
     handle.run(run.items).then(
       (outputs) => {
         if (slot.busy !== busy) return; // answered already: the instance was stuck and killed
         slot.busy = undefined;
         slot.consecutiveFailures = 0;
-        if (slot.state === 'stuck') slot.state = 'up'; // a thread that came back
+        if (slot.state === 'stuck') this.setState(slot, 'up'); // a thread that came back
         run.resolve(outputs);
-        this.dispatch();
       },
       (error: Error) => {
         if (slot.busy !== busy) return;
         slot.busy = undefined;
-        if (slot.state === 'stuck') slot.state = 'up';
+        if (slot.state === 'stuck') this.setState(slot, 'up');
         run.reject(error);
-        this.dispatch();
       },
     );
   }
@@ -292,18 +293,17 @@ export class InstancePool {
     slot.handle = undefined;
     slot.consecutiveFailures++;
     slot.lastError = why;
-    slot.state = 'restarting';
+    this.setState(slot, 'restarting');
     busy?.run.reject(runError);
     const backoffMs = Math.min(this.maxBackoffMs, this.firstBackoffMs * 2 ** (slot.consecutiveFailures - 1));
     slot.retry = setTimeout(() => this.relaunch(slot), backoffMs);
     slot.retry.unref();
-    this.dispatch();
   }
 
   private relaunch(slot: Slot): void {
     slot.retry = undefined;
     if (this.closed) return;
-    slot.state = 'loading';
+    this.setState(slot, 'loading');
     slot.restarts++;
     let launched: InstanceHandle | undefined;
     let exitedEarly: string | undefined;
@@ -314,9 +314,8 @@ export class InstancePool {
         launched = instance.handle;
         if (this.closed) return void instance.handle.kill();
         slot.handle = instance.handle;
-        slot.state = 'up';
-        if (exitedEarly !== undefined) return this.exited(slot.index, instance.handle, exitedEarly);
-        this.dispatch();
+        this.setState(slot, 'up');
+        if (exitedEarly !== undefined) this.exited(slot.index, instance.handle, exitedEarly);
       },
       (error: unknown) => {
         if (this.closed) return;
@@ -327,7 +326,7 @@ export class InstancePool {
     );
   }
 
-  /** Batches past their limits: a busy instance past `stuckAfterMs` is stuck, a waiting batch past `uselessAfterMs` fails. */
+  /** Batches past their limit: a busy instance past `stuckAfterMs` is stuck. */
   private readonly sweep = (): void => {
     const nowMs = this.now();
     for (const slot of this.slots) {
@@ -344,20 +343,12 @@ export class InstancePool {
         );
         handle.kill();
       } else {
-        slot.state = 'stuck';
+        this.setState(slot, 'stuck');
         slot.consecutiveFailures++;
         slot.lastError = `stuck: a batch has run ${ranMs} ms (limit ${Math.round(busy.run.limits.stuckAfterMs)} ms)`;
       }
     }
-    for (let i = 0; i < this.waiting.length; i++) {
-      const run = this.waiting[i]!;
-      if (nowMs - run.queuedAtMs <= run.limits.uselessAfterMs) continue;
-      this.waiting.splice(i--, 1);
-      run.reject(
-        new BatchlineError('NOT_READY', this.health().reason ?? 'no model instance was free before the deadline'),
-      );
-    }
-    if (this.waiting.length === 0 && !this.slots.some((slot) => slot.busy !== undefined)) this.stopSweeper();
+    if (!this.slots.some((slot) => slot.busy !== undefined)) this.stopSweeper();
   };
 
   private startSweeper(): void {

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { decodeInputs } from './decode-inputs.js';
 import { OnnxModel } from './onnx-model.js';
 import { processLauncher, threadLauncher } from './instance-launchers.js';
-import { InstancePool, type ModelHealth, type RunLimits } from './instance-pool.js';
+import { type AvailabilityListener, InstancePool, type ModelHealth, type RunLimits } from './instance-pool.js';
 import { fromFloat16Bits } from './float16.js';
 import type { ElementType, ItemTensor, ItemTensors, TensorSpec } from './tensor-spec.js';
 import { buildToyModelOnnx, TOY_MODEL_VERSION, TOY_OUTPUT_NAME } from './toy-model.js';
@@ -19,11 +19,16 @@ export interface ServedModel {
   /** Validates and converts a request's `inputs`; throws BAD_INPUT. */
   decode(inputs: unknown): ItemTensors;
   /**
-   * Runs a batch on a healthy model instance (its own thread or process), now or once one is
-   * free. The items' buffers may be transferred to a thread: callers must not reuse them.
-   * `limits` say when the batch is stuck and when waiting for an instance is useless.
+   * Runs a batch on model instance `instance` (its own thread or process), which the caller
+   * knows to be up and idle (`watchInstances`). The items' buffers may be transferred to a
+   * thread: callers must not reuse them. `limits` say when the batch is stuck.
    */
-  runBatch(items: readonly ItemTensors[], limits?: RunLimits): Promise<(ItemTensors | Error)[]>;
+  runBatch(items: readonly ItemTensors[], instance: number, limits?: RunLimits): Promise<(ItemTensors | Error)[]>;
+  /**
+   * Tells `listener` which instances take no batches now, then whenever one stops (crashed,
+   * restarting, stuck) or starts again. Absent when the model's one instance is always up (inline).
+   */
+  watchInstances?(listener: AvailabilityListener): void;
   /**
    * `runBatch` on the calling thread, returning the results at once. Present when the model
    * runs inline on onnxruntime's native session; serve then runs ready batches back to back.
@@ -64,8 +69,8 @@ const INLINE_HEALTH: ModelHealth = Object.freeze({
   reason: undefined,
 });
 
-/** No limits: a batch is never stuck, and waits for an instance as long as it takes. */
-const NO_LIMITS: RunLimits = { stuckAfterMs: Number.POSITIVE_INFINITY, uselessAfterMs: Number.POSITIVE_INFINITY };
+/** No limit: a batch is never stuck. */
+const NO_LIMITS: RunLimits = { stuckAfterMs: Number.POSITIVE_INFINITY };
 
 export interface LoadOptions {
   /** Model instances (default 1); with `worker` or `process` execution, each is a session on its own thread or process. */
@@ -132,7 +137,8 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     inputs: pool.inputs,
     outputs: pool.outputs,
     decode: (inputs) => decodeInputs(inputs, pool.inputs),
-    runBatch: (items, limits = NO_LIMITS) => pool.run(items, limits),
+    runBatch: (items, instance, limits = NO_LIMITS) => pool.run(instance, items, limits),
+    watchInstances: (listener) => pool.watch(listener),
     replyBody,
     close: () => pool.close(),
   };

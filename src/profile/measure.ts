@@ -38,7 +38,7 @@ export async function measureBatches(
       // A fresh copy each run: serve's model transfers the input buffers to its worker thread.
       const items = (batches[i] as ItemTensors[]).map(copyItem);
       const started = now();
-      await model.runBatch(items);
+      await model.runBatch(items, 0);
       const elapsedMs = now() - started;
       if (round >= warmup) (timings[i] as BatchTimings).samplesMs.push(elapsedMs);
     }

@@ -48,7 +48,7 @@ export async function measureMainThread(
     0,
   );
   // One real answer to encode: the model's outputs for the decoded item.
-  const [outputs] = await model.runBatch([item as ItemTensors]);
+  const [outputs] = await model.runBatch([item as ItemTensors], 0);
   if (outputs instanceof Error) throw outputs;
   const encode: number[] = [];
   for (let i = 0; i < m.warmup + m.repetitions; i++) {

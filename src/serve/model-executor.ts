@@ -86,18 +86,12 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
     }
   };
 
-  /** When the batch is stuck, and until when it is worth waiting for an instance (ms from now). */
+  /** When the batch is stuck (ms from its start). */
   private limitsOf(batch: ModelBatch): RunLimits {
     let longestTimeoutMs = 0;
-    let lastDeadlineAtMs = 0;
-    for (const request of batch.requests) {
+    for (const request of batch.requests)
       longestTimeoutMs = Math.max(longestTimeoutMs, request.deadlineAtMs - request.arrivalAtMs);
-      lastDeadlineAtMs = Math.max(lastDeadlineAtMs, request.deadlineAtMs);
-    }
-    return {
-      stuckAfterMs: this.stuckBatchFactor * longestTimeoutMs,
-      uselessAfterMs: Math.max(0, lastDeadlineAtMs - this.clock.now()),
-    };
+    return { stuckAfterMs: this.stuckBatchFactor * longestTimeoutMs };
   }
 
   private run(batch: ModelBatch, done: Done): void {
@@ -116,7 +110,7 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
       return;
     }
     this.model
-      .runBatch(batch.inputs, this.limitsOf(batch))
+      .runBatch(batch.inputs, batch.instance, this.limitsOf(batch))
       .then(done, (error: unknown) => done(asError(error)))
       .catch((error: unknown) => this.onBug(error)); // done() threw: report it, never crash the process
   }

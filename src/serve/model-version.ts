@@ -131,7 +131,10 @@ export class ModelVersion implements AdmissionTarget {
       undefined,
       this.config.stuckBatchFactor,
     );
-    this.batcher = createBatcher({ ...this.config, latencyPrior: this.latencyPrior }, this.deps.clock, executor);
+    const batcher = createBatcher({ ...this.config, latencyPrior: this.latencyPrior }, this.deps.clock, executor);
+    this.batcher = batcher;
+    // The batcher is the one scheduler of the instances: it runs batches only on those that are up.
+    model.watchInstances?.((index, up) => batcher.setInstanceUp(index, up));
     this.stats = new BatcherStats(this.batcher, this.deps.clock, this.config.maxBatchSize);
     this.metrics = this.deps.metrics.forVersion(this.batcher, this.config.maxBatchSize, {
       model: this.name,

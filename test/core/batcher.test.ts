@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Batcher } from '../../src/core/batcher.js';
-import type { Clock, TimerHandle } from '../../src/core/clock.js';
+import { type Clock, EventOrder, type TimerHandle } from '../../src/core/clock.js';
 import { WindowPolicy } from '../../src/core/policy.js';
 import type { Outcome } from '../../src/core/types.js';
 import { makeBatcher } from './harness.js';
@@ -203,5 +203,41 @@ describe('Batcher with an executor that runs batches synchronously', () => {
     held!(); // 'a' finishes at 0 ms; 'b' runs from 0 to 2 ms; 'c' (deadline 1.5 ms) is still queued
     expect(kinds).toEqual({ a: 'ok', b: 'ok', c: 'timeout' });
     expect(starts).toEqual([0, 0]);
+  });
+});
+
+describe('Batcher: the slots are the instances that are up', () => {
+  it('offers the policy only the up instances: a down one takes no batch, and what waits runs when one is back', () => {
+    const { clock, batcher, executor, answers, submitAt } = makeBatcher({
+      maxBatchSize: 1,
+      batchWindowMs: 0,
+      instances: 2,
+      latencyMs: 10,
+    });
+    batcher.setInstanceUp(0, false);
+    for (let i = 0; i < 3; i++) submitAt(0, `r${i}`);
+    clock.schedule(15, () => batcher.setInstanceUp(1, false), EventOrder.arrival);
+    clock.schedule(30, () => batcher.setInstanceUp(0, true), EventOrder.arrival);
+    clock.run();
+    expect(executor.batches.map((b) => [b.instance, b.startMs])).toEqual([
+      [1, 0], // instance 0 is down: one batch at a time on instance 1
+      [1, 10],
+      [0, 30], // instance 1 went down at 15 (its batch ran on), the last request waited for instance 0
+    ]);
+    expect(answers.map((a) => [a.id, a.outcome.kind, a.atMs])).toEqual([
+      ['r0', 'ok', 10],
+      ['r1', 'ok', 20],
+      ['r2', 'ok', 40],
+    ]);
+  });
+
+  it('with no instance up, a request waits in the queue and times out there: no batch runs or fails', () => {
+    const { clock, batcher, answers, submitAt } = makeBatcher({ batchWindowMs: 0, requestTimeoutMs: 50 });
+    batcher.setInstanceUp(0, false);
+    submitAt(0, 'a');
+    clock.run();
+    expect(answers.map((a) => [a.id, a.outcome, a.atMs])).toEqual([['a', { kind: 'timeout', endedIn: 'queued' }, 50]]);
+    expect(batcher.counts).toMatchObject({ batches: 0, failedBatches: 0, timeoutsWhileQueued: 1 });
+    expect(batcher.idle).toBe(true);
   });
 });

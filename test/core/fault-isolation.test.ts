@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { EventOrder } from '../../src/core/clock.js';
 import { BatchIsolation } from '../../src/core/fault-isolation.js';
 import { makePolicyBatcher } from './policy-harness.js';
 
@@ -148,5 +149,20 @@ describe('BatchIsolation when failures do not follow items', () => {
     expect(ran).toEqual(['0123', '4567', '45', '6', '7', '0', '1', '2', '3']);
     expect(isolation.isItemByItem).toBe(true);
     expect(live.size).toBe(0);
+  });
+});
+
+describe('a batch whose instance went down under it', () => {
+  it('is failed whole, not isolated: there is no instance to run its parts on', () => {
+    const { clock, executor, answers, batcher } = eightTogether({ isolation: 'bisect' });
+    executor.poisoned = (input) => input === 5;
+    // The instance crashes during the run: the batcher hears it is down before the run's error.
+    clock.schedule(10, () => batcher.setInstanceUp(0, false), EventOrder.completion);
+    clock.run();
+    expect(executor.runs.map((r) => r.inputs.join(''))).toEqual(['01234567']);
+    expect(answers.map((a) => [a.id, a.kind, a.atMs])).toEqual(
+      Array.from({ length: 8 }, (_, i) => [`r${i}`, 'error', 21]),
+    );
+    expect(batcher.counts).toMatchObject({ batches: 1, modelRuns: 1, isolationRuns: 0, deadBatches: 1 });
   });
 });

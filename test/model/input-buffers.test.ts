@@ -50,10 +50,10 @@ describe('input buffers and model instances', () => {
     const model = await loadModel(CLASSIFIER, { execution: 'worker', instances: 1 });
     try {
       const before = inputBuffers.waitingBytes;
-      const outputs = await model.runBatch([pooledItem(0.1), pooledItem(-0.4)]);
+      const outputs = await model.runBatch([pooledItem(0.1), pooledItem(-0.4)], 0);
       for (const output of outputs) expect((output as ItemTensors)['softmax_0.tmp_0']!.data).toHaveLength(2);
       expect(inputBuffers.waitingBytes).toBe(before + 2 * ITEM_BYTES);
-      const again = await model.runBatch([pooledItem(0.1), pooledItem(-0.4)]);
+      const again = await model.runBatch([pooledItem(0.1), pooledItem(-0.4)], 0);
       expect(inputBuffers.waitingBytes).toBe(before + 2 * ITEM_BYTES);
       // Reused buffers hold the new items, not the old: the same inputs give the same outputs.
       expect(again.map((o) => Array.from((o as ItemTensors)['softmax_0.tmp_0']!.data as Float32Array))).toEqual(
@@ -69,7 +69,7 @@ describe('input buffers and model instances', () => {
     try {
       const items = [pooledItem(0.2)];
       const before = inputBuffers.waitingBytes;
-      await model.runBatch(items);
+      await model.runBatch(items, 0);
       expect(inputBuffers.waitingBytes).toBe(before);
       expect(items[0]!.x!.data).toHaveLength(3 * 48 * 192);
     } finally {

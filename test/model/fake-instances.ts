@@ -1,0 +1,56 @@
+import type { InstanceHandle, InstanceLauncher } from '../../src/model/instance-pool.js';
+import type { ItemTensors } from '../../src/model/tensor-spec.js';
+
+/** An instance the test drives: it answers, crashes or hangs when told to. */
+export class FakeInstance implements InstanceHandle {
+  readonly runs: {
+    items: readonly ItemTensors[];
+    resolve: (outputs: ItemTensors[]) => void;
+    reject: (error: Error) => void;
+  }[] = [];
+  killed = false;
+  closed = false;
+  constructor(
+    readonly name: string,
+    private readonly onExit: (reason: string) => void,
+    readonly killableWhileRunning: boolean,
+  ) {}
+  readonly pid = undefined;
+  run(items: readonly ItemTensors[]): Promise<ItemTensors[]> {
+    return new Promise((resolve, reject) => this.runs.push({ items, resolve, reject }));
+  }
+  /** Answers its oldest run. */
+  answer(): void {
+    const run = this.runs.shift()!;
+    run.resolve(run.items.map(() => ({ y: { data: Float32Array.of(this.name.length), shape: [1] } })));
+  }
+  crash(): void {
+    for (const run of this.runs.splice(0)) run.reject(new Error('thread exited'));
+    this.onExit('code 1');
+  }
+  kill(): void {
+    this.killed = true;
+    for (const run of this.runs.splice(0)) run.reject(new Error('killed'));
+    this.onExit('signal SIGKILL');
+  }
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
+
+/** Launches FakeInstances; `failNext` makes the next launches fail to load. */
+export function fakeLauncher(killable: boolean) {
+  const launched: FakeInstance[] = [];
+  const state = { failNext: 0, launches: 0 };
+  const launcher: InstanceLauncher = async (onExit) => {
+    state.launches++;
+    if (state.failNext > 0) {
+      state.failNext--;
+      throw new Error('ENOENT: the model file is gone');
+    }
+    const instance = new FakeInstance(`i${launched.length}`, onExit, killable);
+    launched.push(instance);
+    return { handle: instance, inputs: [], outputs: [] };
+  };
+  return { launcher, launched, state };
+}

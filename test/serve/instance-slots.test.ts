@@ -1,0 +1,130 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { RealClock } from '../../src/core/real-clock.js';
+import type { Outcome, Refusal } from '../../src/core/types.js';
+import { InstancePool } from '../../src/model/instance-pool.js';
+import type { ServedModel } from '../../src/model/load-model.js';
+import type { ItemTensors } from '../../src/model/tensor-spec.js';
+import { SERVE_OPTIONS } from '../../src/options/serve.js';
+import { resolveOptions } from '../../src/options/schema.js';
+import type { ModelVersion } from '../../src/serve/model-version.js';
+import { ServingRuntime } from '../../src/serve/serving-runtime.js';
+import { type FakeInstance, fakeLauncher } from '../model/fake-instances.js';
+
+const item: ItemTensors = { x: { data: Float32Array.of(1), shape: [1] } };
+
+/** Waits (bounded) until `condition` holds. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 2));
+  expect(condition()).toBe(true);
+}
+
+/** A request's outcome, or the batcher's refusal. */
+function submit(version: ModelVersion): Promise<Outcome<ItemTensors> | Refusal> {
+  return new Promise((resolve) => {
+    const submitted = version.batcher.submit('r', item, (outcome) => resolve(outcome));
+    if (!submitted.admitted) resolve(submitted);
+  });
+}
+
+/** A served model over `pool`, as `loadModel` serves a model file on worker or process instances. */
+function pooledModel(pool: InstancePool): ServedModel {
+  return {
+    version: 'fake',
+    health: () => pool.health(),
+    get ready() {
+      return pool.ready;
+    },
+    inputs: [],
+    outputs: [],
+    decode: (inputs) => inputs as ItemTensors,
+    runBatch: (items, instance, limits) => pool.run(instance, items, limits!),
+    watchInstances: (listener) => pool.watch(listener),
+    replyBody: () => '{}',
+    close: () => pool.close(),
+  };
+}
+
+/** A version served on `instances` fake instances, in batches of one, with no simulated model time. */
+async function serveOnPool(
+  instances: number,
+  firstBackoffMs: number,
+  { requestTimeoutMs = 5000, breakerFailures = 0 }: { requestTimeoutMs?: number; breakerFailures?: number } = {},
+) {
+  const { launcher, launched } = fakeLauncher(true);
+  pool = await InstancePool.start(launcher, instances, { firstBackoffMs, sweepMs: 5 });
+  const config = resolveOptions(
+    SERVE_OPTIONS,
+    {
+      maxBatchSize: '1',
+      batchWindowMs: '0',
+      requestTimeoutMs: String(requestTimeoutMs),
+      instances: String(instances),
+      breakerFailures: String(breakerFailures),
+      modelLatencyMs: '0',
+    },
+    {},
+  );
+  const version = new ServingRuntime(config, new RealClock()).attach(pooledModel(pool));
+  return { version, launched };
+}
+
+/** Answers the next run that reaches `instance`. */
+async function answerNext(instance: () => FakeInstance | undefined): Promise<void> {
+  await until(() => (instance()?.runs.length ?? 0) > 0);
+  instance()!.answer();
+}
+
+let pool: InstancePool | undefined;
+afterEach(async () => {
+  await pool?.close();
+  pool = undefined;
+});
+
+describe('the batcher schedules onto the instances that are up', () => {
+  it('keeps a request queued while no instance is up (it times out there), and no batch fails or reaches the breaker', async () => {
+    // A breaker that opens on the first dead batch would show one.
+    const { version, launched } = await serveOnPool(1, 300, { requestTimeoutMs: 50, breakerFailures: 1 });
+    launched[0]!.crash(); // restarting for 300 ms
+    expect(await submit(version)).toMatchObject({ kind: 'timeout', endedIn: 'queued' });
+    expect(version.batcher.counts.batches).toBe(0);
+    await until(() => pool!.health().instances[0]!.state === 'up');
+    const answered = submit(version);
+    await answerNext(() => launched[1]);
+    expect(await answered).toMatchObject({ kind: 'ok' });
+    expect(version.batcher.counts).toMatchObject({ batches: 1, failedBatches: 0, deadBatches: 0 });
+    expect(version.batcher.breaker).toBe('closed');
+  });
+
+  it('sends every batch to the live instance while the dead one restarts, and to the replacement once it is up', async () => {
+    const { version, launched } = await serveOnPool(2, 200);
+    launched[0]!.crash();
+    expect(pool!.health()).toMatchObject({ healthy: 1, ready: true, live: true });
+    // Ten requests one after the other: all on instance 1, none failed at once by the dead one.
+    for (let i = 0; i < 10; i++) {
+      const answered = submit(version);
+      await answerNext(() => launched[1]);
+      expect(await answered).toMatchObject({ kind: 'ok' });
+    }
+    await until(() => pool!.health().instances[0]!.state === 'up');
+    expect(pool!.health().instances[0]!.restarts).toBe(1);
+    const answered = submit(version);
+    expect(launched[2]!.runs).toHaveLength(1); // the replacement takes work again
+    launched[2]!.answer();
+    expect(await answered).toMatchObject({ kind: 'ok' });
+  });
+
+  it('fails only the batch whose instance crashed under it; the next request waits for the instance and is answered', async () => {
+    const { version, launched } = await serveOnPool(1, 10);
+    const running = submit(version);
+    await until(() => launched[0]!.runs.length === 1);
+    launched[0]!.crash();
+    expect(await running).toMatchObject({
+      kind: 'error',
+      error: { message: expect.stringMatching(/exited \(code 1\)/) },
+    });
+    expect(pool!.health()).toMatchObject({ healthy: 0, ready: false, live: true });
+    const waiting = submit(version);
+    await answerNext(() => launched[1]);
+    expect(await waiting).toMatchObject({ kind: 'ok' });
+  });
+});

@@ -5,7 +5,13 @@
 # The first stage packs the project as npm would publish it (prepack builds from a clean dist/);
 # the second installs that package's production dependencies from the lockfile, and nothing else.
 
-FROM node:20-bookworm-slim AS build
+# BASE: any image with Node 20, npm and a `node` user; deploy/container/base-image.sh makes one
+# with debootstrap where no registry can be reached (npm run test:container builds with it).
+ARG BASE=node:20-bookworm-slim
+
+FROM ${BASE} AS build
+# npm run test:container removes this stage's image after a build by this label.
+LABEL org.batchline.stage=build
 WORKDIR /src
 COPY package.json package-lock.json .npmrc ./
 # No install scripts: onnxruntime-node's would download CUDA providers batchline does not use.
@@ -15,7 +21,7 @@ RUN npm pack --pack-destination /tmp \
   && mkdir /package \
   && tar -xzf /tmp/batchline-*.tgz -C /package --strip-components=1
 
-FROM node:20-bookworm-slim
+FROM ${BASE}
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080

@@ -55,9 +55,11 @@ const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
   .filter((line) => line !== '' && !line.startsWith('#'));
 
 describe('Dockerfile', () => {
-  it('builds in two stages on a slim Node 20 image', () => {
+  it('builds in two stages on a slim Node 20 image, or on the base its BASE argument names', () => {
     expect(stages.length).toBe(2);
-    for (const stage of stages) expect(stage[0]?.args).toMatch(/^node:20-[a-z]+-slim\b/);
+    const base = dockerfile.find((i) => i.keyword === 'ARG' && i.args.startsWith('BASE='));
+    expect(base?.args).toMatch(/^BASE=node:20-[a-z]+-slim$/);
+    for (const stage of stages) expect(stage[0]?.args).toMatch(/^\$\{BASE\}( AS \w+)?$/);
   });
 
   it('copies only files that exist, from a context without node_modules or dist', () => {

@@ -145,6 +145,16 @@ export const SERVE_OPTIONS = {
     max: 1e9,
     description: 'cap on a deadline a client asks for with X-Request-Timeout-Ms',
   },
+  drainDelayMs: {
+    kind: 'number',
+    flag: 'drain-delay-ms',
+    env: 'DRAIN_DELAY_MS',
+    default: 0,
+    min: 0,
+    max: 600_000,
+    description:
+      'on SIGTERM/SIGINT, how long /readyz answers 503 while requests are still served before the drain starts, so a load balancer stops sending first',
+  },
   drainTimeoutMs: {
     kind: 'number',
     flag: 'drain-timeout-ms',

@@ -173,8 +173,7 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
   });
   app.get('/readyz', (_request, reply) => {
     if (runtime.ready) return json(reply, { status: 'ready' });
-    if (runtime.state === 'draining' || runtime.state === 'stopped')
-      return refuse(reply, new BatchlineError('SHUTTING_DOWN'));
+    if (runtime.leaving) return refuse(reply, new BatchlineError('SHUTTING_DOWN'));
     if (runtime.state === 'starting') return refuse(reply, new BatchlineError('NOT_READY', 'the model is loading'));
     const notReady = runtime.registry
       .all()

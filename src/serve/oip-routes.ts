@@ -68,7 +68,7 @@ export function registerOipRoutes(
         if (runtime.ready) return json(reply, { ready: true });
         refuse(
           reply,
-          runtime.state === 'draining' || runtime.state === 'stopped'
+          runtime.leaving
             ? new BatchlineError('SHUTTING_DOWN')
             : new BatchlineError('NOT_READY', 'a model is not ready'),
         );

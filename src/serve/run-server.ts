@@ -120,6 +120,14 @@ export async function runServer(
     });
 
     const signal = await shutdown;
+    if (config.drainDelayMs > 0) {
+      // Out of the load balancer's rotation first; a second signal skips the wait.
+      runtime.withdrawReadiness();
+      output.log(`batchline serve: ${signal}: not ready; serving for ${config.drainDelayMs} ms before draining`);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, config.drainDelayMs))), force]);
+      clearTimeout(timer);
+    }
     const versions = runtime.registry.all();
     const sum = (read: (v: (typeof versions)[number]) => number): number =>
       versions.reduce((total, v) => total + read(v), 0);

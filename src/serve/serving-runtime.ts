@@ -19,6 +19,7 @@ export type { ModelBatcher };
  */
 export class ServingRuntime {
   private stateNow: ServerState = 'starting';
+  private readinessWithdrawn = false;
   private readonly startedAtMs: number;
   /** The versions loaded at start-up: /readyz is 200 when every one of them is ready. */
   private readonly startup: ModelVersion[] = [];
@@ -46,6 +47,19 @@ export class ServingRuntime {
 
   get state(): ServerState {
     return this.stateNow;
+  }
+
+  /**
+   * True from the moment the server announces it is going away (readiness withdrawn before a
+   * drain, or the drain itself): /readyz answers 503 shutting_down.
+   */
+  get leaving(): boolean {
+    return this.readinessWithdrawn || this.stateNow === 'draining' || this.stateNow === 'stopped';
+  }
+
+  /** /readyz turns 503 while requests are still served, so a load balancer stops sending first. */
+  withdrawReadiness(): void {
+    this.readinessWithdrawn = true;
   }
 
   /**
@@ -129,7 +143,7 @@ export class ServingRuntime {
 
   /** True when the server takes work and every start-up version is ready. */
   get ready(): boolean {
-    return this.stateNow === 'ready' && this.startup.every((version) => version.ready);
+    return this.stateNow === 'ready' && !this.readinessWithdrawn && this.startup.every((version) => version.ready);
   }
 
   /**

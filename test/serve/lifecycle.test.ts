@@ -212,4 +212,32 @@ describe('graceful shutdown', () => {
     expect((await inflight).status).toBe(200);
     await running;
   });
+
+  it('with --drain-delay-ms, withdraws readiness and keeps serving before it drains', async () => {
+    let signal!: (name: string) => void;
+    const shutdownSignal = new Promise<string>((resolve) => (signal = resolve));
+    const output: string[] = [];
+    const sink = { write: (text: string) => output.push(text) } as unknown as NodeJS.WritableStream;
+    const config = resolveOptions(SERVE_OPTIONS, { port: 0, drainDelayMs: 60_000, drainTimeoutMs: 5000 }, {});
+    let forceDrain!: (name: string) => void;
+    const forceSignal = new Promise<string>((resolve) => (forceDrain = resolve));
+    const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal, forceSignal });
+    for (let i = 0; i < 10_000 && !output.join('').includes('listening on'); i++)
+      await new Promise((resolve) => setImmediate(resolve));
+    const url = /listening on (\S+)/.exec(output.join(''))![1]!;
+    signal('SIGTERM');
+    for (let i = 0; i < 10_000 && !output.join('').includes('not ready'); i++)
+      await new Promise((resolve) => setImmediate(resolve));
+    const readyz = await get(`${url}/readyz`);
+    expect(readyz.status).toBe(503);
+    expect(JSON.parse(readyz.text).error.code).toBe('shutting_down');
+    expect((await get(`${url}/v2/health/ready`)).status).toBe(503);
+    // Still admitting: a load balancer that has not yet seen the 503 loses nothing.
+    expect((await infer(url, { inputs: [1, 2, 3] })).status).toBe(200);
+    expect(output.join('')).not.toMatch(/SIGTERM: draining/);
+    // A second signal ends the wait: the drain starts and the server stops.
+    forceDrain('SIGTERM');
+    await running;
+    expect(output.join('')).toMatch(/SIGTERM: draining/);
+  });
 });

@@ -4,8 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { effectiveConfig, parseModelOptions, readModelConfig } from './model-config.js';
 import { MODEL_NAME_PATTERN, modelFileInRepository } from './repository.js';
-import { answer, answerError } from './answer.js';
-import { BATCHLINE_JSON } from './json-protocol.js';
+import { plainAnswer } from './answer.js';
 import { modelsList, versionMetadata } from './model-routes.js';
 import type { ServingRuntime } from './serving-runtime.js';
 
@@ -19,11 +18,8 @@ const REGISTRATION_FIELDS = ['version', 'path', 'wait'] as const;
  * `Authorization: Bearer <token>`: 401 without it, 403 with another token.
  */
 export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntime, token: string): void {
-  const server = runtime;
-  const json = (reply: FastifyReply, status: number, body: unknown): void =>
-    answer(reply, status, JSON.stringify(body), BATCHLINE_JSON, undefined, server);
-  const refuse = (reply: FastifyReply, error: unknown): void =>
-    void answerError(reply, error, 'refused', BATCHLINE_JSON, undefined, server);
+  const json = (reply: FastifyReply, status: number, body: unknown): void => plainAnswer(reply).json(body, status);
+  const refuse = (reply: FastifyReply, error: unknown): void => void plainAnswer(reply).error(error);
   const expected = digest(token);
 
   app.register(async (scope) => {
@@ -104,9 +100,12 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
 
     scope.delete('/admin/models/:name/:version', async (request, reply) => {
       const { name, version } = request.params as { name: string; version: string };
-      const found = /^[1-9]\d{0,8}$/.test(version) ? runtime.registry.resolve(name, Number(version)) : undefined;
-      if (found === undefined)
-        return refuse(reply, new BatchlineError('MODEL_NOT_FOUND', `'${name}' version ${version}`));
+      // The version is named: an empty one must not mean the latest.
+      const found =
+        version === ''
+          ? new BatchlineError('BAD_REQUEST', 'name the version to remove')
+          : runtime.targets.find({ name, version });
+      if (found instanceof BatchlineError) return refuse(reply, found);
       if (found.state === 'draining')
         return refuse(
           reply,

@@ -1,19 +1,9 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { BatchlineError } from '../errors.js';
-import type { ServerState } from '../stats-contract/server-stats.js';
 import { classify } from './classify.js';
-import type { Encoded, Protocol } from './protocol.js';
-
-/**
- * Who counts an inference request's answer: its model version (and through it the server's
- * totals). Requests that are not inference (health, metrics, 404s) have none.
- */
-export interface AnswerCounters {
-  /** One inference answer with this HTTP status. */
-  countResponse(status: number): void;
-  /** One inference request refused before it reached a batcher, by the error table's `reason`. */
-  countRejection(reason: string): void;
-}
+import { BATCHLINE_JSON } from './json-protocol.js';
+import type { Encoded, ErrorFormat } from './protocol.js';
+import { type AnswerCounters, countError, type ErrorStage } from './answer-counters.js';
 
 /**
  * The status an answer is counted under when its client hung up first (nginx's "client closed
@@ -21,75 +11,113 @@ export interface AnswerCounters {
  */
 export const CLIENT_CLOSED_REQUEST = 499;
 
-/** A request whose client has gone: counted as 499, nothing sent. A second answer is not counted. */
-export function answerClientGone(reply: FastifyReply, counters: AnswerCounters | undefined): void {
-  if (reply.sent) return;
-  counters?.countResponse(CLIENT_CLOSED_REQUEST);
-}
-
-/** What an answer needs to know of the server. */
-export interface AnsweringServer {
-  readonly state: ServerState;
-}
-
 /**
- * Sends a request's answer; every answer of the server goes through here (routes, Fastify's
- * error and not-found handlers): the request id header, the inference counters, the status and
- * the protocol's body. An answer to a client that has gone is dropped and counted as 499; a
- * second answer is dropped.
+ * One HTTP request's answer: every answer of the server goes through one (routes, Fastify's
+ * error and not-found handlers). It writes the request id header, the status, the body in the
+ * route's format and counts the answer against the request's target; an error is classified
+ * onto a row of the error table, which gives the status, the metrics reason and Retry-After. A
+ * request is answered once: an answer to a client that has gone is counted 499 and nothing is
+ * sent, and anything after the first answer is dropped.
  */
-export function answer(
-  reply: FastifyReply,
-  status: number,
-  encoded: Encoded,
-  protocol: Protocol<unknown>,
-  counters: AnswerCounters | undefined,
-  // biome-ignore lint/correctness/noUnusedFunctionParameters: dead plumbing, removed with the one answering object per route
-  server: AnsweringServer,
-): void {
-  if (reply.sent) return;
-  if (reply.raw.destroyed) return answerClientGone(reply, counters);
-  // The client's X-Request-Id or a fresh UUID (request-id.ts): errors raised before a route too.
-  reply.header('x-request-id', reply.request.id);
-  // While the server drains, the answer to the last request a connection has read closes it
-  // (drain-connections.ts): closing on an earlier one would drop the pipelined answers behind it.
-  counters?.countResponse(status);
-  reply.code(status);
-  if (typeof encoded === 'string' || Buffer.isBuffer(encoded)) {
-    reply.type(protocol.contentType).send(encoded);
-    return;
+export class Answer {
+  private answered = false;
+
+  constructor(
+    readonly reply: FastifyReply,
+    readonly format: ErrorFormat,
+    readonly counters: AnswerCounters | undefined,
+  ) {}
+
+  /** Sends `encoded` with `status` (a string or Buffer in the format's content type). */
+  send(status: number, encoded: Encoded): void {
+    if (this.settled()) return;
+    this.answered = true;
+    this.counters?.countResponse(status);
+    this.write(status, encoded);
   }
-  if (encoded.headers !== undefined) reply.headers(encoded.headers);
-  reply.type(encoded.contentType).send(encoded.body);
-}
 
-/**
- * Where an error answer stands to the batcher: `refused` before it (the row's metrics reason
- * counts a rejection) or `admitted` (the batcher already counted the request's outcome).
- */
-export type ErrorStage = 'refused' | 'admitted';
+  /** `body` as JSON with status 200 (or `status`). */
+  json(body: unknown, status = 200): void {
+    this.send(status, JSON.stringify(body));
+  }
 
-/**
- * Answers with an error: any error is classified onto a row of the error table, which gives
- * the status, the metrics reason and Retry-After; the protocol encodes the body.
- */
-export function answerError(
-  reply: FastifyReply,
-  error: unknown,
-  stage: ErrorStage,
-  protocol: Protocol<unknown>,
-  counters: AnswerCounters | undefined,
-  server: AnsweringServer,
-): BatchlineError {
-  const known = classify(error, reply.request);
-  const row = known.row;
-  if (reply.sent) return known;
-  if (reply.raw.destroyed) {
-    answerClientGone(reply, counters);
+  /**
+   * Answers with `error`, classified onto its row of the error table: its status, Retry-After,
+   * and its metrics reason when it refused the request before a batcher (`stage`). Returns the row's error.
+   */
+  error(error: unknown, stage: ErrorStage = 'refused'): BatchlineError {
+    const known = classify(error, this.reply.request);
+    if (this.settled()) return known;
+    this.answered = true;
+    countError(this.counters, known, stage);
+    if (known.retryAfterS !== undefined) this.reply.header('retry-after', String(known.retryAfterS));
+    this.write(known.httpStatus, this.format.encodeError(known, this.reply.request.id));
     return known;
   }
-  if (stage === 'refused' && row.reason !== undefined) counters?.countRejection(row.reason);
-  if (known.retryAfterS !== undefined) reply.header('retry-after', String(known.retryAfterS));
-  answer(reply, row.httpStatus, protocol.encodeError(known, reply.request.id), protocol, counters, server);
-  return known;
+
+  /** The client has gone before its answer: counted as 499 (once), nothing sent. */
+  clientGone(): void {
+    if (this.answered || this.reply.sent) return;
+    this.answered = true;
+    this.counters?.countResponse(CLIENT_CLOSED_REQUEST);
+  }
+
+  /** True when the request has its answer already; a client that has gone is counted now. */
+  private settled(): boolean {
+    if (this.answered || this.reply.sent) return true;
+    if (!this.reply.raw.destroyed) return false;
+    this.clientGone();
+    return true;
+  }
+
+  private write(status: number, encoded: Encoded): void {
+    const reply = this.reply;
+    // The client's X-Request-Id or a fresh UUID (request-id.ts): errors raised before a route too.
+    reply.header('x-request-id', reply.request.id);
+    // While the server drains, drain-connections.ts closes each connection after the last answer
+    // it has read: closing it here, on an earlier one, would drop the pipelined answers behind it.
+    reply.code(status);
+    if (typeof encoded === 'string' || Buffer.isBuffer(encoded)) {
+      reply.type(this.format.contentType).send(encoded);
+      return;
+    }
+    if (encoded.headers !== undefined) reply.headers(encoded.headers);
+    reply.type(encoded.contentType).send(encoded.body);
+  }
+}
+
+/**
+ * How a route answers, set as its Fastify `config`, so that an error Fastify raises before the
+ * handler (bad JSON, 413, 415) is answered as the handler would: in the request's format and
+ * counted against its target. Routes without one answer in batchline's JSON and count nothing.
+ */
+export class RouteAnswers {
+  constructor(
+    /** The format of this request's answers (by Accept, on batchline's inference routes). */
+    private readonly formatOf: (request: FastifyRequest) => ErrorFormat,
+    /** Who counts this request's answer: the route's one resolution of its target. */
+    private readonly countersOf: (request: FastifyRequest) => AnswerCounters | undefined = () => undefined,
+  ) {}
+
+  /** The answer of `request`; `counters` when the handler has resolved them already. */
+  for(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    counters: AnswerCounters | undefined = this.countersOf(request),
+  ): Answer {
+    return new Answer(reply, this.formatOf(request), counters);
+  }
+}
+
+/** Batchline's JSON, nothing counted: health, metrics, models, admin, unknown routes. */
+export const PLAIN_ANSWERS = new RouteAnswers(() => BATCHLINE_JSON);
+
+/** The answering object of `request`'s route. */
+export function answersOf(request: FastifyRequest): RouteAnswers {
+  return (request.routeOptions.config as { answers?: RouteAnswers } | undefined)?.answers ?? PLAIN_ANSWERS;
+}
+
+/** The answer of a request that is not inference: batchline's JSON, nothing counted. */
+export function plainAnswer(reply: FastifyReply): Answer {
+  return new Answer(reply, BATCHLINE_JSON, undefined);
 }

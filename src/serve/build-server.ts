@@ -7,18 +7,16 @@ import { RealClock } from '../core/real-clock.js';
 import { BatchlineError, errorBody } from '../errors.js';
 import type { ServeConfig } from '../options/serve.js';
 import { BATCHLINE_VERSION } from '../version.js';
-import type { AdmissionContext } from './admit.js';
-import { answer, answerError } from './answer.js';
+import type { AdmissionContext } from './admission.js';
+import { answersOf, plainAnswer } from './answer.js';
 import { afterAnswersSent, CountingResponse, limitRequestsPerConnection } from './drain-connections.js';
 import { registerInferRoutes } from './infer-route.js';
 import { registerModelRoutes } from './model-routes.js';
 import { registerOipRoutes } from './oip-routes.js';
-import { BATCHLINE_JSON } from './json-protocol.js';
 import { classify } from './classify.js';
 import { FailureLog, seeTheLog, stderrLogSink } from './failure-log.js';
 import { answerOnlyLoopbackHosts, isLoopbackAddress } from './loopback-hosts.js';
 import { requestIdFor } from './request-id.js';
-import { answerRouteOf } from './routes.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import { ServingRuntime } from './serving-runtime.js';
 import { useTensorBodyParsers } from './tensor-body-parsers.js';
@@ -60,11 +58,7 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
  * (bad JSON, 413, 415, bad URLs), errors routes throw and unknown routes. Used for the main
  * listener and for the admin API's own.
  */
-function createApp(
-  config: ServeConfig,
-  runtime: ServingRuntime,
-  logError: NonNullable<ServerDeps['logError']>,
-): FastifyInstance {
+function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logError']>): FastifyInstance {
   const app = Fastify({
     // A child logger per request costs microseconds that matter at thousands of requests a
     // second; Fastify's per-request JSON logs are there only when asked for.
@@ -94,14 +88,7 @@ function createApp(
       ),
     },
     frameworkErrors: (error, _request, reply) =>
-      void answerError(
-        reply,
-        new BatchlineError('BAD_REQUEST', error.message),
-        'refused',
-        BATCHLINE_JSON,
-        undefined,
-        runtime,
-      ),
+      void plainAnswer(reply).error(new BatchlineError('BAD_REQUEST', error.message)),
   });
 
   // Past the limit, Node closes new connections as they arrive (a reverse proxy does the same).
@@ -121,23 +108,15 @@ function createApp(
   // Every error a route throws or Fastify raises before it (bad JSON, 413, 415) is answered by
   // the one HTTP layer, in the route's protocol and counted against the route's model.
   app.setErrorHandler((error, request, reply) => {
-    if (request.raw.destroyed || reply.raw.destroyed) return reply.code(499).send(); // the client is gone
-    const { protocol, counters } = answerRouteOf(request);
+    const answer = answersOf(request).for(request, reply);
     const known = classify(error, request);
-    if (known.httpStatus !== 500) return void answerError(reply, known, 'refused', protocol, counters, runtime);
+    if (known.httpStatus !== 500) return void answer.error(known);
     // What went wrong inside is for the log, keyed by the request id; the client gets the id.
     logError(`${request.method} ${request.url.slice(0, 100)} failed for request ${request.id}`, error, true);
-    answerError(reply, new BatchlineError(known.code, seeTheLog(request.id)), 'refused', protocol, counters, runtime);
+    answer.error(new BatchlineError(known.code, seeTheLog(request.id)));
   });
   app.setNotFoundHandler((request, reply) => {
-    answerError(
-      reply,
-      new BatchlineError('NOT_FOUND', `${request.method} ${request.url}`),
-      'refused',
-      BATCHLINE_JSON,
-      undefined,
-      runtime,
-    );
+    plainAnswer(reply).error(new BatchlineError('NOT_FOUND', `${request.method} ${request.url}`));
   });
   return app;
 }
@@ -151,12 +130,9 @@ function createApp(
 export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltServer {
   const runtime = new ServingRuntime(config, deps.clock ?? new RealClock());
   const logError = deps.logError ?? ((failures) => failures.failure.bind(failures))(new FailureLog(stderrLogSink()));
-  const app = createApp(config, runtime, logError);
-  /** An answer of a route that is not inference: batchline's JSON, nothing counted. */
-  const refuse = (reply: FastifyReply, error: BatchlineError): void =>
-    void answerError(reply, error, 'refused', BATCHLINE_JSON, undefined, runtime);
-  const json = (reply: FastifyReply, body: unknown): void =>
-    answer(reply, 200, JSON.stringify(body), BATCHLINE_JSON, undefined, runtime);
+  const app = createApp(config, logError);
+  const refuse = (reply: FastifyReply, error: BatchlineError): void => void plainAnswer(reply).error(error);
+  const json = (reply: FastifyReply, body: unknown): void => plainAnswer(reply).json(body);
 
   // Liveness: 503 only when a model cannot come back by itself (an instance failing to restart
   // again and again, or a thread stuck inside onnxruntime): restarting the process is the cure.
@@ -185,30 +161,29 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
   });
   app.get('/metrics', async (_request, reply) => {
     const { contentType, body } = await runtime.metrics.render();
-    answer(reply, 200, { body, contentType }, BATCHLINE_JSON, undefined, runtime);
+    plainAnswer(reply).send(200, { body, contentType });
   });
   app.get('/v1/stats', (_request, reply) => {
     const stats = runtime.stats();
     if (stats === undefined) return refuse(reply, new BatchlineError('NOT_READY', 'the model is loading'));
     json(reply, stats);
   });
-  registerModelRoutes(app, runtime.registry, runtime);
+  registerModelRoutes(app, runtime.registry, runtime.targets);
   const context: AdmissionContext = {
-    server: runtime,
     maxRequestTimeoutMs: config.maxRequestTimeoutMs,
     maxOutputElements: config.maxOutputElements,
     logError,
   };
   app.register(async (scope) => {
     useTensorBodyParsers(scope);
-    registerInferRoutes(scope, runtime, context);
+    registerInferRoutes(scope, runtime.targets, context);
   });
   registerOipRoutes(app, runtime, context, BATCHLINE_VERSION);
   // The admin API exists only with a token; on its own listener when --admin-port is given.
   let admin: FastifyInstance | undefined;
   if (config.adminToken !== undefined) {
     if (config.adminPort === 0) registerAdminRoutes(app, runtime, config.adminToken);
-    else registerAdminRoutes((admin = createApp(config, runtime, logError)), runtime, config.adminToken);
+    else registerAdminRoutes((admin = createApp(config, logError)), runtime, config.adminToken);
   }
   return { app, runtime, admin };
 }

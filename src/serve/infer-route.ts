@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BatchlineError } from '../errors.js';
-import { admissionTarget } from './registry.js';
-import { admit, type AdmissionContext } from './admit.js';
-import { answerError } from './answer.js';
+import type { AdmissionContext } from './admission.js';
+import { admit } from './admit.js';
+import { Answer, RouteAnswers } from './answer.js';
 import { BATCHLINE_JSON, jsonProtocol } from './json-protocol.js';
 import { byAccept } from './msgpack-protocol.js';
-import type { AnswerRoute } from './routes.js';
-import type { ServingRuntime } from './serving-runtime.js';
+import type { ItemTensors } from '../model/tensor-spec.js';
+import type { InferenceCodec } from './protocol.js';
+import type { ModelRef, Targets } from './target.js';
 
 /** `/models/{name}/predict` takes the middleware's `{"data": …}` besides `{"inputs": …}`. */
 const PREDICT_JSON = jsonProtocol({ acceptData: true });
@@ -15,84 +15,34 @@ const PREDICT_JSON = jsonProtocol({ acceptData: true });
  * The inference routes of batchline's JSON: `POST /v1/infer` (the default model) and
  * `POST /models/{name}/predict[?version=V]` (the middleware's route). Bodies are JSON or
  * MessagePack (tensor-body-parsers.ts); the answer is MessagePack when Accept asks for it. Each
- * request is admitted into its model version's batcher and answered when its outcome arrives;
- * the handlers are synchronous and return nothing (see `admit`).
+ * request's target is resolved once (target.ts), then it is admitted into its model version's
+ * batcher and answered when its outcome arrives; the handlers are synchronous and return
+ * nothing (see `admit`).
  */
-export function registerInferRoutes(app: FastifyInstance, runtime: ServingRuntime, context: AdmissionContext): void {
-  const registry = runtime.registry;
-  const inferProtocolOf = byAccept(BATCHLINE_JSON);
-  const predictProtocolOf = byAccept(PREDICT_JSON);
-
-  const inferConfig: AnswerRoute = {
-    protocol: BATCHLINE_JSON,
-    protocolOf: inferProtocolOf,
-    countersOf: () => {
-      const name = registry.defaultModel;
-      return (name === undefined ? undefined : registry.resolve(name)) ?? runtime.unattributed;
-    },
+export function registerInferRoutes(app: FastifyInstance, targets: Targets, context: AdmissionContext): void {
+  const route = (
+    path: string,
+    codecOf: (request: FastifyRequest) => InferenceCodec<ItemTensors>,
+    refOf: (request: FastifyRequest) => ModelRef,
+  ) => {
+    const answers = new RouteAnswers(codecOf, (request) => targets.resolve(refOf(request)).counters);
+    app.post(path, {
+      config: { answers },
+      handler: (request: FastifyRequest, reply: FastifyReply) => {
+        const target = targets.resolve(refOf(request));
+        const codec = codecOf(request);
+        const answer = new Answer(reply, codec, target.counters);
+        if (target.refusal !== undefined) return void answer.error(target.refusal);
+        admit(request, answer, target.version, codec, context);
+      },
+    });
   };
-  app.post('/v1/infer', {
-    config: inferConfig,
-    handler: (request: FastifyRequest, reply: FastifyReply) => {
-      const protocol = inferProtocolOf(request);
-      const name = registry.defaultModel;
-      const version = name === undefined ? undefined : registry.resolve(name);
-      if (version?.acceptsWork) return void admit(request, reply, version, protocol, context);
-      const refusal =
-        runtime.state === 'starting'
-          ? new BatchlineError('NOT_READY', 'the model is loading')
-          : runtime.state !== 'ready'
-            ? new BatchlineError('SHUTTING_DOWN')
-            : name === undefined
-              ? new BatchlineError(
-                  'MODEL_NOT_FOUND',
-                  `no default model among ${registry.names().join(', ')}; start with --default-model NAME or POST /models/{name}/predict`,
-                )
-              : admissionTarget(registry, name);
-      // Counted on the default model's version even while it drains (its versions are listed still).
-      const counted = version ?? (name === undefined ? undefined : registry.versionsOf(name)[0]);
-      answerError(reply, refusal, 'refused', protocol, counted ?? runtime.unattributed, context.server);
-    },
-  });
-
-  const predictConfig: AnswerRoute = {
-    protocol: PREDICT_JSON,
-    protocolOf: predictProtocolOf,
-    countersOf: (request) => {
-      const { name } = request.params as { name: string };
-      const version = versionParam(request);
-      return (
-        (typeof version === 'number' || version === undefined ? registry.resolve(name, version) : undefined) ??
-        runtime.unattributed
-      );
-    },
-  };
-  app.post('/models/:name/predict', {
-    config: predictConfig,
-    handler: (request: FastifyRequest, reply: FastifyReply) => {
-      const protocol = predictProtocolOf(request);
-      const { name } = request.params as { name: string };
-      const version = versionParam(request);
-      const target =
-        version instanceof BatchlineError
-          ? version
-          : runtime.state !== 'ready' && runtime.state !== 'starting'
-            ? new BatchlineError('SHUTTING_DOWN')
-            : admissionTarget(registry, name, version);
-      if (target instanceof BatchlineError) {
-        const counters =
-          target.code === 'MODEL_UNAVAILABLE' ? registry.resolve(name, version as number | undefined) : undefined;
-        return void answerError(reply, target, 'refused', protocol, counters ?? runtime.unattributed, context.server);
-      }
-      admit(request, reply, target, protocol, context);
-    },
-  });
+  route('/v1/infer', byAccept(BATCHLINE_JSON), () => DEFAULT_MODEL);
+  route('/models/:name/predict', byAccept(PREDICT_JSON), (request) => ({
+    name: (request.params as { name: string }).name,
+    version: (request.query as { version?: unknown } | undefined)?.version,
+  }));
 }
 
-/** `?version=V`: a version number, nothing (the latest), or the error refusing what was given. */
-export function versionParam(request: FastifyRequest): number | undefined | BatchlineError {
-  const given = (request.query as { version?: unknown } | undefined)?.version;
-  if (given === undefined || given === '') return undefined;
-  if (typeof given === 'string' && /^[1-9]\d{0,8}$/.test(given)) return Number(given);
-  return new BatchlineError('BAD_REQUEST', `version must be a positive integer, got '${String(given)}'`);
-}
+/** `/v1/infer` names no model: the default one, its latest version. */
+const DEFAULT_MODEL: ModelRef = { name: undefined };

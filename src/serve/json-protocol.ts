@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { BatchlineError, errorBody, unsupportedEncoding } from '../errors.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
-import type { Protocol } from './protocol.js';
+import type { InferenceCodec } from './protocol.js';
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
@@ -11,7 +11,7 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
  * input name), the model's reply body out, `{"error": {"code", "message"}}` for errors.
  * `/models/{name}/predict` also takes the middleware's spelling, `{"data": …}`.
  */
-export function jsonProtocol(options: { acceptData: boolean }): Protocol<ItemTensors> {
+export function jsonProtocol(options: { acceptData: boolean }): InferenceCodec<ItemTensors> {
   const wants = options.acceptData ? 'an "inputs" (or "data") field' : 'an "inputs" field';
   return {
     name: options.acceptData ? 'batchline-json (inputs or data)' : 'batchline-json',
@@ -28,8 +28,8 @@ export function jsonProtocol(options: { acceptData: boolean }): Protocol<ItemTen
         throw new BatchlineError('BAD_INPUT', `the body must be a JSON object with ${wants}`);
       return model.decode(options.acceptData && body.inputs === undefined ? body.data : body.inputs);
     },
-    itemOf: (item) => item,
-    encodeAnswer: (requestId, outputs, model) => model.replyBody(requestId, outputs, model.outputs),
+    rowsOf: (item) => [item],
+    encodeRows: (requestId, outputs, model) => model.replyBody(requestId, outputs[0]!, model.outputs),
     encodeError: (error) => JSON.stringify(errorBody(error.code, error.message)),
   };
 }

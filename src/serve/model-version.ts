@@ -5,11 +5,14 @@ import { asError } from '../errors.js';
 import { loadModel, type ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import type { ModelVersionConfig } from '../options/serve.js';
-import type { AdmissionTarget, ModelBatcher } from './admit.js';
+import type { Batcher } from '../core/batcher.js';
 import type { ServeMetrics, VersionMetrics } from './metrics.js';
+import type { AnswerCounters } from './answer-counters.js';
 import { ModelExecutor } from './model-executor.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
 import type { ModelVersionState, ModelVersionStats } from '../stats-contract/server-stats.js';
+
+export type ModelBatcher = Batcher<ItemTensors, ItemTensors>;
 
 /** What a model version needs from the server it lives in. */
 export interface ModelVersionDeps {
@@ -29,7 +32,7 @@ export interface ModelVersionDeps {
  * `unavailable` with the reason. A version whose model reports an instance down is shown as
  * `unavailable` while that lasts (its own health, not a copy of it).
  */
-export class ModelVersion implements AdmissionTarget {
+export class ModelVersion implements AnswerCounters {
   private stateNow: ModelVersionState = 'loading';
   private failure: string | undefined;
   private endDrain: () => void = () => {};

@@ -3,9 +3,8 @@ import { BatchlineError } from '../errors.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import { decodeOipRequest, type OipRequest } from '../protocol/oip-request.js';
 import { encodeOipAnswer, encodeOipError } from '../protocol/oip-response.js';
-import type { RowsProtocol } from './admit.js';
 import { oipBodyOf } from './oip-body.js';
-import type { Encoded, Protocol } from './protocol.js';
+import type { Encoded, ErrorFormat, InferenceCodec } from './protocol.js';
 
 /** What an inference answer names: the model version a request was admitted into. */
 export interface OipVersion {
@@ -17,31 +16,21 @@ export interface OipVersion {
 const JSON_TYPE = 'application/json';
 
 /** Every error of the Open Inference Protocol routes: `{"error": "<message>"}`, the status from the error table. */
-export const OIP_ERRORS: Protocol<never> = {
-  name: 'open-inference-protocol',
+export const OIP_ERRORS: ErrorFormat = {
   contentType: JSON_TYPE,
-  decode: () => {
-    throw new Error('OIP_ERRORS only encodes errors');
-  },
-  itemOf: () => {
-    throw new Error('OIP_ERRORS only encodes errors');
-  },
-  encodeAnswer: () => {
-    throw new Error('OIP_ERRORS only encodes errors');
-  },
   encodeError: (error) => encodeOipError(error.message),
 };
 
-const cache = new WeakMap<OipVersion, RowsProtocol<OipRequest>>();
+const cache = new WeakMap<OipVersion, InferenceCodec<OipRequest>>();
 
 /**
  * The Open Inference Protocol's inference request and answer for one model version: the body
  * (JSON, or JSON and binary tensors by Inference-Header-Content-Length) decoded into rows of at
  * most the version's max batch size, the answer stacked back and named after the version.
  */
-export function oipProtocolFor(version: OipVersion): RowsProtocol<OipRequest> {
-  let protocol = cache.get(version);
-  if (protocol !== undefined) return protocol;
+export function oipCodecFor(version: OipVersion): InferenceCodec<OipRequest> {
+  let codec = cache.get(version);
+  if (codec !== undefined) return codec;
   const encodeRows = (outputs: readonly ItemTensors[], decoded: OipRequest): Encoded => {
     const encoded = encodeOipAnswer({
       modelName: version.name,
@@ -57,18 +46,17 @@ export function oipProtocolFor(version: OipVersion): RowsProtocol<OipRequest> {
       headers: { 'inference-header-content-length': String(encoded.headerLength) },
     };
   };
-  protocol = {
+  codec = {
     ...OIP_ERRORS,
+    name: 'open-inference-protocol',
     decode: (request, model) =>
       decodeOipRequest(oipBodyOf(request), headerLengthOf(request), model, version.config.maxBatchSize),
     rowsOf: (decoded) => decoded.items,
     scheduleOf: (decoded) => decoded.schedule,
-    itemOf: (decoded) => decoded.items[0]!,
     encodeRows: (_requestId, outputs, _model, decoded) => encodeRows(outputs, decoded),
-    encodeAnswer: (_requestId, outputs, _model, decoded) => encodeRows([outputs], decoded),
   };
-  cache.set(version, protocol);
-  return protocol;
+  cache.set(version, codec);
+  return codec;
 }
 
 /** `Inference-Header-Content-Length`: the bytes of JSON before binary data, or undefined (JSON alone). */

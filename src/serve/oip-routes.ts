@@ -2,14 +2,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import type { TensorSpec } from '../model/tensor-spec.js';
 import { oipDatatypeOf } from '../protocol/datatypes.js';
-import type { ModelVersion } from './model-version.js';
-import { admissionTarget } from './registry.js';
-import { admitRows, type AdmissionContext } from './admit.js';
-import { answer, answerError } from './answer.js';
+import type { AdmissionContext } from './admission.js';
+import { admit } from './admit.js';
+import { Answer, RouteAnswers } from './answer.js';
 import { useOipBody } from './oip-body.js';
-import { OIP_ERRORS, oipProtocolFor } from './oip-protocol.js';
-import type { AnswerRoute } from './routes.js';
+import { OIP_ERRORS, oipCodecFor } from './oip-protocol.js';
 import type { ServingRuntime } from './serving-runtime.js';
+import { type ModelRef, unavailable } from './target.js';
 
 /** The server metadata's name and the extensions it supports. */
 const SERVER_NAME = 'batchline';
@@ -35,39 +34,24 @@ export function registerOipRoutes(
     async (scope) => {
       useOipBody(scope);
       const registry = runtime.registry;
-      const errors: AnswerRoute = { protocol: OIP_ERRORS, countersOf: () => undefined };
-      const json = (reply: FastifyReply, body: unknown): void =>
-        answer(reply, 200, JSON.stringify(body), OIP_ERRORS, undefined, context.server);
-      const refuse = (reply: FastifyReply, error: BatchlineError): void =>
-        void answerError(reply, error, 'refused', OIP_ERRORS, undefined, context.server);
+      const targets = runtime.targets;
+      const answerOf = (reply: FastifyReply): Answer => new Answer(reply, OIP_ERRORS, undefined);
+      const plain = new RouteAnswers(() => OIP_ERRORS);
       scope.setNotFoundHandler((request, reply) =>
-        refuse(reply, new BatchlineError('NOT_FOUND', `${request.method} ${request.url}`)),
+        answerOf(reply).error(new BatchlineError('NOT_FOUND', `${request.method} ${request.url}`)),
       );
+      const refOf = (request: FastifyRequest): ModelRef & { name: string } =>
+        request.params as { name: string; version?: string };
 
-      /** The version a route names (the latest that takes work when none is named), or the error refusing it. */
-      const versionOf = (request: FastifyRequest): ModelVersion | BatchlineError => {
-        const { name, version } = request.params as { name: string; version?: string };
-        const number = version === undefined ? undefined : /^[1-9]\d{0,8}$/.test(version) ? Number(version) : NaN;
-        if (Number.isNaN(number)) return new BatchlineError('MODEL_NOT_FOUND', `'${name}' has no version '${version}'`);
-        const found = registry.resolve(name, number);
-        if (found !== undefined) return found;
-        const known = registry.versionsOf(name);
-        return new BatchlineError(
-          'MODEL_NOT_FOUND',
-          known.length === 0
-            ? `'${name}'`
-            : `'${name}' has no version ${version}; it has ${known.map((v) => v.version).join(', ')}`,
-        );
-      };
-
-      scope.get('/', { config: errors }, (_request, reply) =>
-        json(reply, { name: SERVER_NAME, version: serverVersion, extensions: EXTENSIONS }),
+      scope.get('/', { config: { answers: plain } }, (_request, reply) =>
+        answerOf(reply).json({ name: SERVER_NAME, version: serverVersion, extensions: EXTENSIONS }),
       );
-      scope.get('/health/live', { config: errors }, (_request, reply) => json(reply, { live: true }));
-      scope.get('/health/ready', { config: errors }, (_request, reply) => {
-        if (runtime.ready) return json(reply, { ready: true });
-        refuse(
-          reply,
+      scope.get('/health/live', { config: { answers: plain } }, (_request, reply) =>
+        answerOf(reply).json({ live: true }),
+      );
+      scope.get('/health/ready', { config: { answers: plain } }, (_request, reply) => {
+        if (runtime.ready) return answerOf(reply).json({ ready: true });
+        answerOf(reply).error(
           runtime.leaving
             ? new BatchlineError('SHUTTING_DOWN')
             : new BatchlineError('NOT_READY', 'a model is not ready'),
@@ -75,17 +59,10 @@ export function registerOipRoutes(
       });
 
       const metadata = (request: FastifyRequest, reply: FastifyReply): void => {
-        const found = versionOf(request);
-        if (found instanceof BatchlineError) return refuse(reply, found);
-        if (found.batcher === undefined)
-          return refuse(
-            reply,
-            new BatchlineError(
-              'MODEL_UNAVAILABLE',
-              `'${found.name}' version ${found.version} is ${found.status.state}`,
-            ),
-          );
-        json(reply, {
+        const found = targets.find(refOf(request));
+        if (found instanceof BatchlineError) return void answerOf(reply).error(found);
+        if (found.batcher === undefined) return void answerOf(reply).error(unavailable(found));
+        answerOf(reply).json({
           name: found.name,
           versions: registry.versionsOf(found.name).map((v) => String(v.version)),
           platform: PLATFORM,
@@ -94,46 +71,27 @@ export function registerOipRoutes(
         });
       };
       const ready = (request: FastifyRequest, reply: FastifyReply): void => {
-        const found = versionOf(request);
-        if (found instanceof BatchlineError) return refuse(reply, found);
-        if (found.ready) return json(reply, { name: found.name, ready: true });
-        const { state, reason } = found.status;
-        refuse(
-          reply,
-          new BatchlineError(
-            'MODEL_UNAVAILABLE',
-            `'${found.name}' version ${found.version} is ${state === 'ready' ? 'unavailable' : state}${reason === undefined ? '' : ` (${reason})`}`,
-          ),
-        );
+        const found = targets.find(refOf(request));
+        if (found instanceof BatchlineError) return void answerOf(reply).error(found);
+        if (!found.acceptsWork) return void answerOf(reply).error(unavailable(found));
+        answerOf(reply).json({ name: found.name, ready: true });
       };
       for (const path of ['/models/:name', '/models/:name/versions/:version']) {
-        scope.get(path, { config: errors }, metadata);
-        scope.get(`${path}/ready`, { config: errors }, ready);
+        scope.get(path, { config: { answers: plain } }, metadata);
+        scope.get(`${path}/ready`, { config: { answers: plain } }, ready);
       }
 
-      const inferConfig: AnswerRoute = {
-        protocol: OIP_ERRORS,
-        countersOf: (request) => {
-          const found = versionOf(request);
-          return found instanceof BatchlineError ? runtime.unattributed : found;
-        },
-      };
+      const answers = new RouteAnswers(
+        () => OIP_ERRORS,
+        (request) => targets.resolve(refOf(request)).counters,
+      );
       const infer = (request: FastifyRequest, reply: FastifyReply): void => {
-        const { name, version } = request.params as { name: string; version?: string };
-        const named = versionOf(request);
-        const target =
-          named instanceof BatchlineError
-            ? named
-            : runtime.state !== 'ready' && runtime.state !== 'starting'
-              ? new BatchlineError('SHUTTING_DOWN')
-              : admissionTarget(registry, name, version === undefined ? undefined : named.version);
-        if (target instanceof BatchlineError) {
-          const counters = named instanceof BatchlineError ? runtime.unattributed : named;
-          return void answerError(reply, target, 'refused', OIP_ERRORS, counters, context.server);
-        }
-        admitRows(request, reply, target, oipProtocolFor(target), context);
+        const target = targets.resolve(refOf(request));
+        const answer = new Answer(reply, OIP_ERRORS, target.counters);
+        if (target.refusal !== undefined) return void answer.error(target.refusal);
+        admit(request, answer, target.version, oipCodecFor(target.version), context);
       };
-      const inferRoute = { config: inferConfig, bodyLimit: runtime.config.oipBodyLimitBytes };
+      const inferRoute = { config: { answers }, bodyLimit: runtime.config.oipBodyLimitBytes };
       scope.post('/models/:name/infer', inferRoute, infer);
       scope.post('/models/:name/versions/:version/infer', inferRoute, infer);
     },

@@ -11,28 +11,36 @@ export interface EncodedBody {
   headers?: Readonly<Record<string, string>>;
 }
 
-/** What a protocol's encoder returns: a body in the protocol's `contentType`, or an EncodedBody. */
+/** What an encoder returns: a body in its format's `contentType`, or an EncodedBody. */
 export type Encoded = string | Buffer | EncodedBody;
 
 /**
- * A wire format: a decoder of requests and an encoder of answers and errors, nothing else. It
- * decides no status, sets no header and counts nothing: `answer.ts` does that for every
- * protocol alike, from the error table. `Decoded` is what the decoder hands to the queue (one
- * item of the model's inputs) plus anything the encoder needs to shape the answer.
+ * How a route writes its errors: every route has one (batchline's `{"error": {"code",
+ * "message"}}`, the Open Inference Protocol's `{"error": message}`). It decides no status,
+ * sets no header and counts nothing: the status comes from the error table (`answer.ts`).
  */
-export interface Protocol<Decoded = ItemTensors> {
-  /** For logs and docs: `batchline-json`, … */
-  readonly name: string;
+export interface ErrorFormat {
   /** Content type of bodies the encoders return as a plain string or Buffer. */
   readonly contentType: string;
+  /** The body of an error answer. */
+  encodeError(error: BatchlineError, requestId: string): Encoded;
+}
+
+/**
+ * A wire format of inference: reads a request into the rows it carries (one item of the model's
+ * inputs each: one for batchline's JSON, N for an OIP `shape [N, …]`) and writes the answer from
+ * each row's outputs. Nothing else: no status, no header, no counter. `Decoded` is the decoded
+ * request, kept for the encoder (the outputs an OIP request asked for, its id).
+ */
+export interface InferenceCodec<Decoded> extends ErrorFormat {
+  /** For logs and docs: `batchline-json`, … */
+  readonly name: string;
   /** Reads one request for `model`; throws a BatchlineError (BAD_JSON, BAD_INPUT, …) to refuse it. */
   decode(request: FastifyRequest, model: ServedModel): Decoded;
-  /** The model's inputs of a decoded request: the item that joins a batch. */
-  itemOf(decoded: Decoded): ItemTensors;
-  /** The body of a successful answer. May throw (the answer is then a 500 model_failure). */
-  encodeAnswer(requestId: string, outputs: ItemTensors, model: ServedModel, decoded: Decoded): Encoded;
-  /** The body of an error answer (the status comes from the error table). */
-  encodeError(error: BatchlineError, requestId: string): Encoded;
+  /** The items a decoded request carries, in order: admitted together or refused together. */
+  rowsOf(decoded: Decoded): readonly ItemTensors[];
   /** The request's own priority and timeout, when its format carries them (Triton's schedule policy). */
   scheduleOf?(decoded: Decoded): ScheduleParameters;
+  /** The body of the answer, from each row's outputs in order. May throw (a 500 model_failure). */
+  encodeRows(requestId: string, outputs: readonly ItemTensors[], model: ServedModel, decoded: Decoded): Encoded;
 }

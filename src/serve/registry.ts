@@ -73,35 +73,3 @@ export class Registry {
     return this.names().flatMap((name) => this.versionsOf(name));
   }
 }
-
-/**
- * The version a request for `(name, version)` is admitted into, or the error that refuses it:
- * 404 model_not_found when there is no such model or version, 503 model_unavailable when it is
- * loading, draining or unavailable.
- */
-export function admissionTarget(registry: Registry, name: string, version?: number): ModelVersion | BatchlineError {
-  const found = registry.resolve(name, version);
-  if (found === undefined) {
-    const known = registry.versionsOf(name);
-    if (known.length === 0)
-      return new BatchlineError(
-        'MODEL_NOT_FOUND',
-        `'${name}'; this server has ${registry
-          .names()
-          .map((n) => `'${n}'`)
-          .join(', ')}`,
-      );
-    if (version === undefined)
-      return new BatchlineError('MODEL_NOT_FOUND', `'${name}': its versions are being removed`);
-    return new BatchlineError(
-      'MODEL_NOT_FOUND',
-      `'${name}' has no version ${version}; it has ${known.map((v) => v.version).join(', ')}`,
-    );
-  }
-  if (found.acceptsWork) return found;
-  const { state, reason } = found.status;
-  return new BatchlineError(
-    'MODEL_UNAVAILABLE',
-    `'${name}' version ${found.version} is ${state}${reason === undefined ? '' : ` (${reason})`}`,
-  );
-}

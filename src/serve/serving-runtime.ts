@@ -5,11 +5,9 @@ import { ModelVersion } from './model-version.js';
 import { Registry } from './registry.js';
 import type { StartupVersion } from './startup.js';
 import type { ServerState, ServerStats } from '../stats-contract/server-stats.js';
-import type { ModelBatcher } from './admit.js';
-import type { AnswerCounters } from './answer.js';
 import { ServeMetrics, type MeteredVersion } from './metrics.js';
-
-export type { ModelBatcher };
+import type { AnswerCounters } from './answer-counters.js';
+import { Targets } from './target.js';
 
 /**
  * The server's lifecycle (starting → ready → draining → stopped) and what lives with it: the
@@ -27,6 +25,8 @@ export class ServingRuntime {
   readonly metrics: ServeMetrics;
   /** Answers to inference requests that reached no model version (unknown model), by status. */
   readonly unattributed: AnswerCounters & { readonly responsesByStatus: Record<string, number> };
+  /** Where a request goes: the one resolution of every route's and transport's target. */
+  readonly targets: Targets;
 
   constructor(
     readonly config: ServeConfig,
@@ -43,6 +43,7 @@ export class ServingRuntime {
       countResponse: (status) => void (responsesByStatus[status] = (responsesByStatus[status] ?? 0) + 1),
       countRejection: () => {},
     };
+    this.targets = new Targets(this);
   }
 
   get state(): ServerState {

@@ -1,11 +1,10 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BatchlineError, ERROR_TABLE, errorRow, type ErrorCode } from '../../src/errors.js';
-import { answer, answerError, type AnswerCounters, type ErrorStage } from '../../src/serve/answer.js';
+import type { AnswerCounters, ErrorStage } from '../../src/serve/answer-counters.js';
+import { Answer, answersOf, RouteAnswers } from '../../src/serve/answer.js';
 import { BATCHLINE_JSON } from '../../src/serve/json-protocol.js';
-import type { Protocol } from '../../src/serve/protocol.js';
-import { answerRouteOf, type AnswerRoute } from '../../src/serve/routes.js';
-import type { ServerState } from '../../src/stats-contract/server-stats.js';
+import type { ErrorFormat } from '../../src/serve/protocol.js';
 
 class Counters implements AnswerCounters {
   responses: number[] = [];
@@ -18,13 +17,9 @@ class Counters implements AnswerCounters {
   }
 }
 
-/** A protocol with OIP's error shape, `{"error": "<message>"}`, to show a second one plugging in. */
-const OIP_LIKE: Protocol<unknown> = {
-  name: 'oip-like',
+/** A format with OIP's error shape, `{"error": "<message>"}`, to show a second one plugging in. */
+const OIP_LIKE: ErrorFormat = {
   contentType: 'application/json',
-  decode: () => ({}),
-  itemOf: () => ({}),
-  encodeAnswer: () => '{"outputs":[]}',
   encodeError: (error) => JSON.stringify({ error: error.message }),
 };
 
@@ -35,23 +30,23 @@ afterEach(async () => {
 });
 
 /** An app whose one route answers whatever the test says, and whose error handler is serve's. */
-function appAnswering(
-  state: { state: ServerState },
-  counters: Counters,
-  send: (reply: Parameters<typeof answer>[0]) => void,
-): FastifyInstance {
+function appAnswering(counters: Counters, send: (answer: Answer) => void): FastifyInstance {
   app = Fastify({ genReqId: () => 'req-1' });
-  const config: AnswerRoute = { protocol: OIP_LIKE, countersOf: () => counters };
+  const answers = new RouteAnswers(
+    () => OIP_LIKE,
+    () => counters,
+  );
   app.setErrorHandler((error, request, reply) => {
-    const route = answerRouteOf(request);
-    answerError(reply, error, 'refused', route.protocol, route.counters, state);
+    answersOf(request).for(request, reply).error(error);
   });
-  app.post('/answer', (_request, reply) => send(reply));
-  app.post('/oip', { config }, (_request, reply) => answer(reply, 200, '{"outputs":[]}', OIP_LIKE, counters, state));
+  app.post('/answer', (_request, reply) => send(new Answer(reply, BATCHLINE_JSON, counters)));
+  app.post('/oip', { config: { answers } }, (request, reply) =>
+    answers.for(request, reply).send(200, '{"outputs":[]}'),
+  );
   return app;
 }
 
-describe('answerError, row by row', () => {
+describe('Answer.error, row by row', () => {
   const rows = Object.keys(ERROR_TABLE) as ErrorCode[];
   const stages: ErrorStage[] = ['refused', 'admitted'];
   const combinations = rows.flatMap((code) => stages.map((stage) => [code, stage] as const));
@@ -59,11 +54,7 @@ describe('answerError, row by row', () => {
   it.each(combinations)('%s (%s)', async (code, stage) => {
     const counters = new Counters();
     const error = new BatchlineError(code, 'detail');
-    appAnswering(
-      { state: 'ready' },
-      counters,
-      (reply) => void answerError(reply, error, stage, BATCHLINE_JSON, counters, { state: 'ready' }),
-    );
+    appAnswering(counters, (answer) => void answer.error(error, stage));
     const response = await app!.inject({ method: 'POST', url: '/answer' });
     const row = errorRow(code);
     expect(response.statusCode).toBe(row.httpStatus);
@@ -78,11 +69,10 @@ describe('answerError, row by row', () => {
   });
 });
 
-describe('answer', () => {
+describe('Answer', () => {
   it('leaves Connection to the drain while the server drains (a pipelined answer must not close early)', async () => {
-    const state = { state: 'draining' as ServerState };
     const counters = new Counters();
-    appAnswering(state, counters, (reply) => answer(reply, 200, '{}', BATCHLINE_JSON, counters, state));
+    appAnswering(counters, (answer) => answer.send(200, '{}'));
     const ok = await app!.inject({ method: 'POST', url: '/answer' });
     // drain-connections.ts closes each connection after its last answer (test/reliability/drain-pipelined.test.ts).
     expect([ok.statusCode, ok.headers.connection === 'close', ok.headers['x-request-id']]).toEqual([
@@ -96,15 +86,12 @@ describe('answer', () => {
   it('sends an encoded body with its own content type and headers', async () => {
     const counters = new Counters();
     const body = Buffer.from([1, 2, 3]);
-    appAnswering({ state: 'ready' }, counters, (reply) =>
-      answer(
-        reply,
-        200,
-        { body, contentType: 'application/octet-stream', headers: { 'inference-header-content-length': '0' } },
-        BATCHLINE_JSON,
-        counters,
-        { state: 'ready' },
-      ),
+    appAnswering(counters, (answer) =>
+      answer.send(200, {
+        body,
+        contentType: 'application/octet-stream',
+        headers: { 'inference-header-content-length': '0' },
+      }),
     );
     const response = await app!.inject({ method: 'POST', url: '/answer' });
     expect(response.headers['content-type']).toBe('application/octet-stream');
@@ -114,11 +101,9 @@ describe('answer', () => {
 
   it('answers once: a second answer is dropped and not counted', async () => {
     const counters = new Counters();
-    appAnswering({ state: 'ready' }, counters, (reply) => {
-      answer(reply, 200, '{"first":true}', BATCHLINE_JSON, counters, { state: 'ready' });
-      answerError(reply, new BatchlineError('INTERNAL', 'late'), 'admitted', BATCHLINE_JSON, counters, {
-        state: 'ready',
-      });
+    appAnswering(counters, (answer) => {
+      answer.send(200, '{"first":true}');
+      answer.error(new BatchlineError('INTERNAL', 'late'), 'admitted');
     });
     const response = await app!.inject({ method: 'POST', url: '/answer' });
     expect(response.json()).toEqual({ first: true });
@@ -127,7 +112,7 @@ describe('answer', () => {
 
   it("answers Fastify's own errors in the route's protocol, counted against the route's target", async () => {
     const counters = new Counters();
-    appAnswering({ state: 'ready' }, counters, () => {});
+    appAnswering(counters, () => {});
     const bad = await app!.inject({
       method: 'POST',
       url: '/oip',
@@ -146,7 +131,7 @@ describe('answer', () => {
     expect(media.statusCode).toBe(415);
     expect(counters.responses).toEqual([400, 415]);
     expect(counters.rejections).toEqual(['bad_json', 'unsupported_media_type']);
-    // A route without an AnswerRoute answers in batchline's JSON and counts nothing.
+    // A route without its RouteAnswers answers in batchline's JSON and counts nothing.
     const plain = await app!.inject({
       method: 'POST',
       url: '/answer',

@@ -1,0 +1,181 @@
+import type { Outcome, PendingRequest, Refusal, RejectReason } from '../core/types.js';
+import { BatchlineError } from '../errors.js';
+import type { ItemTensors } from '../model/tensor-spec.js';
+import { answerAfterHandOff } from './after-hand-off.js';
+import { seeTheLog } from './failure-log.js';
+import type { ModelBatcher, ModelVersion } from './model-version.js';
+import type { ErrorStage } from './answer-counters.js';
+
+/** What admission needs of a model version. */
+export type AdmissionVersion = Pick<ModelVersion, 'model' | 'batcher' | 'countOutputTooLarge'>;
+
+/** The server-wide part of admitting: built once per server. */
+export interface AdmissionContext {
+  /** Cap on a deadline a client asks for (ms). */
+  readonly maxRequestTimeoutMs: number;
+  /** Most numbers one answer may carry (--max-output-elements). */
+  readonly maxOutputElements?: number;
+  logError(message: string, error: unknown, withStack?: boolean): void;
+}
+
+/**
+ * How an admitted request ends, once: every row's outputs, the error its answer carries (a row
+ * of the error table), or its client gone (nothing to send; counted 499).
+ */
+export type Settlement =
+  | { readonly kind: 'ok'; readonly outputs: readonly ItemTensors[] }
+  | { readonly kind: 'error'; readonly error: BatchlineError; readonly stage: ErrorStage }
+  | { readonly kind: 'gone' };
+
+export type ModelRequest = PendingRequest<ItemTensors, ItemTensors>;
+
+/** The error answering a batcher's refusal; a reason added to the core needs its row here. */
+const REFUSALS: Readonly<Record<RejectReason, (batcher: ModelBatcher, refusal: Refusal) => BatchlineError>> = {
+  queue_full: (batcher) => new BatchlineError('QUEUE_FULL', String(batcher.queueDepth)),
+  // Retry-After: when the queue now waiting should have drained.
+  over_sla: (batcher, refusal) =>
+    new BatchlineError(
+      'OVER_SLA',
+      `predicted ${Math.round(refusal.predictedMs ?? 0)} ms from arrival to answer behind ${batcher.queueDepth} waiting, allowed ${Math.round(refusal.allowedMs ?? 0)} ms`,
+      { retryAfterS: retryAfterS(refusal.retryAfterMs) },
+    ),
+  circuit_open: (_batcher, refusal) =>
+    circuitOpen('refusing requests until a probe batch passes', refusal.retryAfterMs),
+  closed: () => new BatchlineError('SHUTTING_DOWN'),
+};
+
+/** 503 circuit_open, with a Retry-After of when the breaker lets its probe through. */
+function circuitOpen(detail: string, retryAfterMs: number | undefined): BatchlineError {
+  return new BatchlineError('CIRCUIT_OPEN', `${detail}; next probe in ${Math.round(retryAfterMs ?? 0)} ms`, {
+    retryAfterS: retryAfterS(retryAfterMs),
+  });
+}
+
+/** Whole seconds for Retry-After (HTTP takes no fractions), at least 1. */
+function retryAfterS(ms: number | undefined): number {
+  return Math.max(1, Math.ceil((ms ?? 0) / 1000));
+}
+
+/**
+ * When and how urgently a request asks to be answered: its deadline in ms from arrival (capped
+ * at --max-request-timeout-ms) and its priority level (1 the highest); undefined for its
+ * level's default deadline and the model's default level.
+ */
+export interface RequestSchedule {
+  readonly timeoutMs: number | undefined;
+  readonly priority: number | undefined;
+}
+
+/**
+ * Admits the rows of one request (one for batchline's JSON, N for an OIP `shape [N, …]`) into
+ * `version`'s batcher, whatever transport carried it: all admitted or all refused (the queue
+ * bound counts N); each row is its own item in the batcher and may share batches with other
+ * requests' items. `settle` is called exactly once: when every row has its output, at the first
+ * row that fails (the rows still queued are then cancelled), or when the client has gone; for a
+ * model off this thread, once the next batch has been handed to it (after-hand-off.ts).
+ * Synchronous. Returns the admitted rows (cancel them when the client goes away), or the
+ * refusal, which the caller answers (`settle` is then never called).
+ */
+export function admitRows(
+  version: AdmissionVersion,
+  requestId: string,
+  rows: readonly ItemTensors[],
+  schedule: RequestSchedule,
+  context: AdmissionContext,
+  settle: (settlement: Settlement, request: ModelRequest) => void,
+): readonly ModelRequest[] | BatchlineError {
+  const batcher = version.batcher;
+  const inline = version.model.runBatchSync !== undefined;
+  const finish = (settlement: Settlement, request: ModelRequest): void => {
+    if (inline) settle(settlement, request);
+    else answerAfterHandOff(() => settle(settlement, request));
+  };
+  if (rows.length === 1) {
+    // The common case, one row: no group to keep.
+    const submitted = batcher.submit(
+      requestId,
+      rows[0]!,
+      (outcome, request) => finish(settlementOf(outcome, request, [outcome.output!], version, context), request),
+      schedule.timeoutMs,
+      schedule.priority,
+    );
+    return submitted.admitted ? [submitted.request] : REFUSALS[submitted.reason](batcher, submitted);
+  }
+  const outputs = new Array<ItemTensors>(rows.length);
+  let done = 0;
+  let settled = false;
+  let requests: readonly ModelRequest[] = [];
+  const ids = rows.map((_, i) => `${requestId}/${i}`);
+  const submitted = batcher.submitGroup(
+    ids,
+    rows,
+    (outcome, request) => {
+      if (settled) return;
+      if (outcome.kind === 'ok') {
+        outputs[ids.indexOf(request.id)] = outcome.output!;
+        if (++done < rows.length) return;
+      } else {
+        // One row failed: the request fails; its other rows need not run.
+        for (const other of requests) if (other !== request && other.phase === 'queued') batcher.cancel(other);
+      }
+      settled = true;
+      finish(settlementOf(outcome, request, outputs, version, context), request);
+    },
+    schedule.timeoutMs,
+    schedule.priority,
+  );
+  if (!submitted.admitted) return REFUSALS[submitted.reason](batcher, submitted);
+  requests = submitted.requests;
+  return requests;
+}
+
+/** The settlement of a request whose (last) row ended with `outcome`. */
+function settlementOf(
+  outcome: Outcome<ItemTensors>,
+  request: ModelRequest,
+  outputs: readonly ItemTensors[],
+  version: AdmissionVersion,
+  context: AdmissionContext,
+): Settlement {
+  // Cancelled means its client hung up: no answer to send, and no 503 to count.
+  if (outcome.kind === 'cancelled') return { kind: 'gone' };
+  if (outcome.kind !== 'ok')
+    return { kind: 'error', error: outcomeError(outcome, request, context), stage: 'admitted' };
+  // All rows together count against --max-output-elements, as one answer's outputs do. An output
+  // of 1e8 numbers took 51.7 s and 4.47 GB of JSON on the main thread: refused before encoding.
+  const elements = outputs.reduce((total, output) => total + elementsOf(output), 0);
+  if (context.maxOutputElements !== undefined && elements > context.maxOutputElements) {
+    version.countOutputTooLarge();
+    const error = new BatchlineError(
+      'OUTPUT_TOO_LARGE',
+      `${elements} numbers, more than --max-output-elements ${context.maxOutputElements}`,
+    );
+    return { kind: 'error', error, stage: 'admitted' };
+  }
+  return { kind: 'ok', outputs };
+}
+
+/** The error that answers an admitted request which did not succeed. */
+function outcomeError(outcome: Outcome<ItemTensors>, request: ModelRequest, context: AdmissionContext): BatchlineError {
+  switch (outcome.kind) {
+    case 'timeout':
+      return new BatchlineError('DEADLINE_EXCEEDED', String(Math.round(request.deadlineAtMs - request.arrivalAtMs)));
+    case 'error':
+      // The detail (onnxruntime's node names, its source files) goes to the log, not to the client.
+      context.logError(`model execution failed for request ${request.id}`, outcome.error);
+      return new BatchlineError('MODEL_FAILURE', seeTheLog(request.id));
+    case 'unavailable':
+      return circuitOpen('it opened while this request waited', outcome.retryAfterMs);
+    case 'ok':
+    case 'shutdown':
+    case 'cancelled':
+      return new BatchlineError('SHUTTING_DOWN');
+  }
+}
+
+/** Numbers in an answer's outputs, all outputs together. */
+function elementsOf(outputs: ItemTensors): number {
+  let count = 0;
+  for (const name in outputs) count += outputs[name]!.data.length;
+  return count;
+}

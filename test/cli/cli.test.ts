@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { linearModelOnnx, writeRepository } from '../serve/repository-fixture.js';
 
 const bin = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
 
@@ -42,7 +43,6 @@ describe('batchline serve options', () => {
   });
 
   it('exits 2 at start-up for a bad config.json in --model-repository, naming the file, the field and the range', async () => {
-    const { writeRepository, linearModelOnnx } = await import('../serve/repository-fixture.js');
     const root = await writeRepository({
       'm/1/model.onnx': linearModelOnnx([1]),
       'm/config.json': { max_batch_size: 5000 },

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,8 +9,9 @@ import { parseBatchSizes, profileMain } from '../../src/commands/profile-main.js
 import type { ItemTensors } from '../../src/model/tensor-spec.js';
 import { simulateMain } from '../../src/commands/simulate-main.js';
 import { simulateOptions } from '../simulate/helpers.js';
+import { tempDir } from '../temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'batchline-profile-'));
+const dir = tempDir('batchline-profile-');
 
 function sink() {
   return {

@@ -1,15 +1,15 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failingWidthModelOnnx } from '../serve/repository-fixture.js';
 import { runServeInProcess, type RunningServe } from './in-process-serve.js';
 import { infer } from '../serve/test-server.js';
 import { tableRow } from './table.js';
+import { tempDir } from '../temp-dir.js';
 
 let serve: RunningServe;
 beforeAll(async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'batchline-model-'));
+  const dir = tempDir('batchline-model-');
   const path = join(dir, 'free-width.onnx');
   await writeFile(path, failingWidthModelOnnx());
   // The circuit breaker would soon answer 503 instead: this attack is on the log, not the model.

@@ -1,5 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,11 +7,12 @@ import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { infer, startTestServer, type TestServer } from '../serve/test-server.js';
 import { tableRow } from './table.js';
+import { tempDir } from '../temp-dir.js';
 
 /** A model whose one input number becomes 200,000 output numbers: x [batch, 1] · w [1, 200000]. */
 let server: TestServer;
 beforeAll(async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'batchline-model-'));
+  const dir = tempDir('batchline-model-');
   const path = join(dir, 'wide.onnx');
   await writeFile(
     path,

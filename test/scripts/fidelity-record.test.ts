@@ -1,10 +1,10 @@
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadRecord, RECORD_FORMAT } from '../../scripts/lib/fidelity-record.js';
 import { validateLatencyProfile } from '../../src/profile/latency-profile.js';
+import { tempDir } from '../temp-dir.js';
 
 const RECORDS = fileURLToPath(new URL('../../docs/lab/fidelity/', import.meta.url));
 
@@ -30,7 +30,7 @@ describe('bench:fidelity records (docs/lab/fidelity)', () => {
   });
 
   it('refuses a file that is not a record, naming the format it expected', () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'batchline-record-')), 'other.json');
+    const path = join(tempDir('batchline-record-'), 'other.json');
     writeFileSync(path, JSON.stringify({ format: 'batchline-latency-profile/1' }));
     expect(() => loadRecord(path)).toThrow(RECORD_FORMAT);
   });

@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { startupVersions } from '../../src/serve/startup.js';
 import { buildServer } from '../../src/serve/build-server.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
+import { tempDir } from '../temp-dir.js';
 
 const TOKEN = 'admin-secret';
 const auth = { authorization: `Bearer ${TOKEN}` };
@@ -50,7 +50,7 @@ async function repository(): Promise<string> {
     'other/1/model.onnx': linearModelOnnx([3]),
   });
   await mkdir(join(root, 'm', 'dir.onnx'));
-  const outside = await mkdtemp(join(tmpdir(), 'batchline-outside-'));
+  const outside = tempDir('batchline-outside-');
   await writeFile(join(outside, 'model.onnx'), linearModelOnnx([1, 2]));
   await symlink(join(outside, 'model.onnx'), join(root, 'm', 'escape.onnx'));
   await symlink(join(root, 'm', '2', 'model.onnx'), join(root, 'm', 'inside.onnx'));

@@ -1,9 +1,9 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeOnnxModel } from '../../src/model/onnx-writer.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
+import { tempDir } from '../temp-dir.js';
 
 /**
  * A model whose input has a free second dimension but whose weights fit only length 4: an item
@@ -12,7 +12,7 @@ import { infer, startTestServer, type TestServer } from './test-server.js';
  */
 let server: TestServer;
 beforeAll(async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'batchline-model-'));
+  const dir = tempDir('batchline-model-');
   const path = join(dir, 'free-width.onnx');
   await writeFile(
     path,

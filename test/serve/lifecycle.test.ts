@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
@@ -12,6 +11,7 @@ import { resolveOptions } from '../../src/options/schema.js';
 import { buildServer } from '../../src/serve/build-server.js';
 import { runServer } from '../../src/serve/run-server.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
+import { tempDir } from '../temp-dir.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -103,7 +103,7 @@ describe('health, readiness and metrics', () => {
   it.runIf(promtoolPath() !== undefined)('passes promtool check metrics', async () => {
     server = await startTestServer();
     await infer(server.url, { inputs: [1, 2, 3] });
-    const dir = await mkdtemp(join(tmpdir(), 'batchline-metrics-'));
+    const dir = tempDir('batchline-metrics-');
     const file = join(dir, 'metrics.txt');
     await writeFile(file, (await get(`${server.url}/metrics`)).text);
     const { stdout, stderr } = await promisify(execFile)('sh', ['-c', `${promtoolPath()} check metrics < ${file}`]);

@@ -1,5 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -12,6 +11,7 @@ import { expectSchema } from '../protocol/oip-schema.js';
 import { captureBytes } from '../protocol/raw-request.js';
 import { sendRaw, splitBinaryAnswer } from './raw-http.js';
 import { startTestServer, type TestServer } from './test-server.js';
+import { tempDir } from '../temp-dir.js';
 
 /**
  * The Open Inference Protocol routes, driven with the bytes tritonclient sends (its captured
@@ -79,7 +79,7 @@ function binaryRequest(
 let server: TestServer;
 let modelPath: string;
 beforeAll(async () => {
-  modelPath = join(await mkdtemp(join(tmpdir(), 'batchline-oip-')), 'mymodel.onnx');
+  modelPath = join(tempDir('batchline-oip-'), 'mymodel.onnx');
   await writeFile(modelPath, mymodel);
   server = await startTestServer({ maxBatchSize: 4, batchWindowMs: 0, modelName: 'mymodel' }, modelPath);
 });

@@ -1,10 +1,10 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeOnnxModel } from '../../src/model/onnx-writer.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
+import { tempDir } from '../temp-dir.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -13,7 +13,7 @@ afterEach(async () => {
 });
 
 async function tempFile(name: string, content: string | Uint8Array): Promise<string> {
-  const path = join(await mkdtemp(join(tmpdir(), 'batchline-policies-')), name);
+  const path = join(tempDir('batchline-policies-'), name);
   await writeFile(path, content);
   return path;
 }

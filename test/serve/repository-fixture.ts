@@ -1,9 +1,9 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeOnnxModel } from '../../src/model/onnx-writer.js';
 import { buildToyModelOnnx } from '../../src/model/toy-model.js';
+import { tempDir } from '../temp-dir.js';
 
 /** PaddleOCR's text-direction classifier: input x [batch, 3, 48, W], output [batch, 2]. */
 export const PADDLE_CLS = fileURLToPath(
@@ -44,7 +44,7 @@ export const toyModelOnnx = buildToyModelOnnx;
 
 /** Writes `files` (relative path → bytes, text, or a JSON object for config.json) under a fresh temporary directory. */
 export async function writeRepository(files: Record<string, Uint8Array | string | object>): Promise<string> {
-  const root = await mkdtemp(join(tmpdir(), 'batchline-repo-'));
+  const root = tempDir('batchline-repo-');
   for (const [path, content] of Object.entries(files)) {
     const file = join(root, path);
     await mkdir(dirname(file), { recursive: true });

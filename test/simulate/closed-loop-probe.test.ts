@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { BatchingConfig } from '../../src/core/create-batcher.js';
 import { closedLoop, probeConnections } from '../../src/simulate/closed-loop-probe.js';
 import { bareServingPath, simulateWithInputs } from './helpers.js';
+import { tempDir } from '../temp-dir.js';
 
 const batching: BatchingConfig = {
   maxBatchSize: 8,
@@ -53,7 +53,7 @@ describe('the capacity probe: a closed loop over the serving path', () => {
         'utf8',
       ),
     ) as { profile: unknown };
-    const file = join(mkdtempSync(join(tmpdir(), 'batchline-probe-')), 'profile.json');
+    const file = join(tempDir('batchline-probe-'), 'profile.json');
     writeFileSync(file, JSON.stringify(record.profile));
     const capacities: number[] = [];
     for (const generatorCpuMs of [0.07, 0.0745, 0.08, 0.085, 0.09, 0.0941]) {

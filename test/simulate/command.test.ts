@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildProgram, exitCodeFor } from '../../src/cli.js';
 import { type BatchlineError, ExitWithCode } from '../../src/errors.js';
 import { simulateMain } from '../../src/commands/simulate-main.js';
 import { simulateOptions } from './helpers.js';
+import { tempDir } from '../temp-dir.js';
 
 function sink(): { text: string; write(chunk: string): void } {
   return {
@@ -40,7 +40,7 @@ async function exitCodeOf(args: string[]): Promise<{ code: number; stderr: strin
   }
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'batchline-simulate-'));
+const dir = tempDir('batchline-simulate-');
 
 describe('batchline simulate', () => {
   it('prints a report with the seed, counts, rates, percentiles, batch sizes and utilization', async () => {

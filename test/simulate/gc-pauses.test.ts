@@ -1,13 +1,13 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SeededRandom } from '../../src/core/rng.js';
 import { gcPauseSource, meanPauseMsPerRequest } from '../../src/simulate/gc-pauses.js';
 import { validateLatencyProfile } from '../../src/profile/latency-profile.js';
 import { simulateWithInputs } from './helpers.js';
+import { tempDir } from '../temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'batchline-gc-'));
+const dir = tempDir('batchline-gc-');
 
 describe("gcPauseSource: the main thread's GC pauses a request brings", () => {
   const draws = (pauses: Parameters<typeof gcPauseSource>[0], n: number, seed = 7): number[] => {

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EventOrder } from '../../src/core/clock.js';
@@ -9,8 +8,9 @@ import { validateLatencyProfile } from '../../src/profile/latency-profile.js';
 import { formatReport } from '../../src/simulate/report-text.js';
 import { ServingPath } from '../../src/simulate/serving-path-model.js';
 import { bareServingPath, simulate, simulateWithInputs } from './helpers.js';
+import { tempDir } from '../temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'batchline-path-'));
+const dir = tempDir('batchline-path-');
 
 /** A profile of a worker model whose batch of n takes 1 + 1·n ms, with the main thread's steps measured. */
 function writeProfile(path: {

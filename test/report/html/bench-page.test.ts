@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,10 +13,11 @@ import {
   openReport,
   type OpenBrowser,
 } from './browser.js';
+import { tempDir } from '../../temp-dir.js';
 
 const run = promisify(execFile);
 const bin = new URL('../../../bin/batchline.js', import.meta.url).pathname;
-const dir = mkdtempSync(join(tmpdir(), 'batchline-html-bench-'));
+const dir = tempDir('batchline-html-bench-');
 const file = (name: string): string => join(dir, name);
 
 async function batchline(args: string[]): Promise<void> {

@@ -1,7 +1,6 @@
 /// <reference lib="dom" />
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Page } from 'puppeteer-core';
@@ -14,10 +13,11 @@ import {
   openReport,
   type OpenBrowser,
 } from './browser.js';
+import { tempDir } from '../../temp-dir.js';
 
 const run = promisify(execFile);
 const bin = new URL('../../../bin/batchline.js', import.meta.url).pathname;
-const dir = mkdtempSync(join(tmpdir(), 'batchline-html-simulate-'));
+const dir = tempDir('batchline-html-simulate-');
 
 async function batchline(args: string[]): Promise<string> {
   const { stdout } = await run(process.execPath, [bin, ...args], { maxBuffer: 64 * 1024 * 1024 });

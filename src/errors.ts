@@ -28,6 +28,8 @@ export interface ErrorRow {
  */
 export const ERROR_TABLE = {
   INVALID_OPTION: { httpStatus: 400, exitCode: 2, message: 'invalid option %s' },
+  // A command's positional argument, such as the files bench compare reads.
+  INVALID_ARGUMENT: { httpStatus: 400, exitCode: 2, message: 'invalid argument %s' },
   // A model repository's config.json or an admin request's batching options.
   INVALID_MODEL_CONFIG: { httpStatus: 400, exitCode: 2, message: 'invalid model configuration: %s' },
   BAD_JSON: { httpStatus: 400, exitCode: 1, message: 'request body is not valid JSON: %s', reason: 'bad_json' },

@@ -30,6 +30,7 @@ const EXPECTED: Record<
   [status: number, exit: number, reason: string | undefined, retryAfterS: number | undefined]
 > = {
   INVALID_OPTION: [400, 2, undefined, undefined],
+  INVALID_ARGUMENT: [400, 2, undefined, undefined],
   INVALID_MODEL_CONFIG: [400, 2, undefined, undefined],
   BAD_JSON: [400, 1, 'bad_json', undefined],
   BAD_MSGPACK: [400, 1, 'bad_msgpack', undefined],

@@ -10,7 +10,10 @@ export async function compareMain(
   stdout: NodeJS.WritableStream,
   html?: { path: string; commandLine: string },
 ): Promise<void> {
-  const [a, b] = await Promise.all([load(pathA, '<a>'), load(pathB, '<b>')]);
+  const [a, b] = await Promise.all([
+    load(pathA, '<a> (the baseline report)'),
+    load(pathB, '<b> (the report compared)'),
+  ]);
   const comparison = compareRuns(a, b);
   stdout.write(formatComparison(comparison, pathA, pathB));
   if (html !== undefined) {
@@ -24,11 +27,19 @@ async function load(path: string, name: string): Promise<BenchJson> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new BatchlineError('INVALID_OPTION', `${name}: cannot read ${path}: ${(error as Error).message}`);
+    throw new BatchlineError('INVALID_ARGUMENT', `${name}: ${unreadable(path, error)}`);
   }
   try {
     return parseBenchJson(text, path);
   } catch (error) {
-    throw new BatchlineError('INVALID_OPTION', `${name}: ${(error as Error).message}`);
+    throw new BatchlineError('INVALID_ARGUMENT', `${name}: ${(error as Error).message}`);
   }
+}
+
+/** Why a report file cannot be read, and for a missing one, the run that makes it. */
+export function unreadable(path: string, error: unknown): string {
+  if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+    return `no such file '${path}'; a report is what a run writes with --json: batchline bench --json ${path} <url>`;
+  }
+  return `cannot read '${path}': ${(error as Error).message}`;
 }

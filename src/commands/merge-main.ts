@@ -1,5 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
+import { unreadable } from './compare-main.js';
 import { mergeReports, type MergeInput } from '../bench/merge.js';
 import { parseBenchJson } from '../bench/report-json.js';
 import { formatReport } from '../bench/report-text.js';
@@ -12,7 +13,7 @@ export async function mergeMain(
 ): Promise<void> {
   if (paths.length < 2)
     throw new BatchlineError(
-      'INVALID_OPTION',
+      'INVALID_ARGUMENT',
       `<reports>: got ${paths.length}, expected two or more bench --json reports made at the same time`,
     );
   const inputs: MergeInput[] = await Promise.all(
@@ -22,7 +23,7 @@ export async function mergeMain(
   try {
     merged = mergeReports(inputs);
   } catch (error) {
-    throw new BatchlineError('INVALID_OPTION', `<reports>: ${(error as Error).message}`);
+    throw new BatchlineError('INVALID_ARGUMENT', `<reports>: ${(error as Error).message}`);
   }
   const json = `${JSON.stringify(merged.json, null, 2)}\n`;
   const text = `merged ${paths.length} runs: ${paths.join(', ')}\n${formatReport(merged.result)}`;
@@ -39,11 +40,11 @@ async function read(path: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
-    throw new BatchlineError('INVALID_OPTION', `<reports>: cannot read ${path}: ${(error as Error).message}`);
+    throw new BatchlineError('INVALID_ARGUMENT', `<reports>: ${unreadable(path, error)}`);
   }
 }
 
 function named(error: unknown): never {
   if (error instanceof BatchlineError) throw error;
-  throw new BatchlineError('INVALID_OPTION', `<reports>: ${(error as Error).message}`);
+  throw new BatchlineError('INVALID_ARGUMENT', `<reports>: ${(error as Error).message}`);
 }

@@ -52,6 +52,17 @@ describe('batchline bench options', () => {
     expect(stderr).toContain('<url>');
   });
 
+  it('bench compare and merge name the argument whose file is missing, and the run that writes it', async () => {
+    const compare = await run(['bench', 'compare', '/nonexistent/before.json', '/nonexistent/after.json']);
+    expect(compare.code).toBe(2);
+    expect(compare.stderr).toContain(
+      "invalid argument <a> (the baseline report): no such file '/nonexistent/before.json'; a report is what a run writes with --json: batchline bench --json /nonexistent/before.json <url>",
+    );
+    const merge = await run(['bench', 'merge', '/nonexistent/a.json', '/nonexistent/b.json']);
+    expect(merge.code).toBe(2);
+    expect(merge.stderr).toContain("invalid argument <reports>: no such file '/nonexistent/");
+  });
+
   it('exits 1 and says so when no request succeeded', async () => {
     const { code, stderr } = await run([
       'bench',

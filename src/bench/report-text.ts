@@ -1,5 +1,5 @@
 import type { PercentilesMs } from '../core/latency-histogram.js';
-import type { BenchResult } from './result.js';
+import { type BenchResult, latencySpanText } from './result.js';
 
 /**
  * The summary a person reads after a run: what was run, throughput against the target, status
@@ -38,7 +38,7 @@ export function formatReport(r: BenchResult): string {
   if (r.trend !== undefined) {
     const t = r.trend;
     lines.push(
-      `  trend       ${t.sustained ? 'sustained' : 'NOT SUSTAINED'}: outstanding ${signed(Math.round(t.backlogGrowth))}, latency ${signed(Number(t.latencyGrowthMs.toFixed(1)))} ms over the window`,
+      `  trend       ${t.sustained ? 'sustained' : 'NOT SUSTAINED'}: outstanding ${signed(Math.round(t.backlogGrowth))}, latency ${signed(Number(t.latencyGrowthMs.toFixed(1)))} ms ${latencySpanText(t, r.durationS)}`,
     );
   }
   const status = Object.entries(r.status).map(([code, n]) => `${code}: ${n}`);

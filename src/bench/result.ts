@@ -5,7 +5,7 @@ import { scheduledEndMsOf, targetRateRps, type BenchMode, type BenchPlan } from 
 import { addCounts, emptyCounts, type EncodedInterval, type RecorderCounts } from './recorder.js';
 import { profileOf } from './schedule.js';
 import type { ThreadOutcome } from './run-thread.js';
-import { meanOf, slopeOf } from './trend.js';
+import { meanOf, slopeOf, spanOf } from './trend.js';
 import {
   EVENT_LOOP_P99_WARN_MS,
   LATE_SEND_WARN_FRACTION,
@@ -17,8 +17,13 @@ import {
 export interface BenchTrend {
   /** Growth of the requests outstanding (sent, not finished) over the window, fitted. */
   backlogGrowth: number;
-  /** Growth of the latency over the window (by intended send time), fitted, ms. */
+  /**
+   * Growth of the latency (by intended send time), fitted, ms: over the sends that were
+   * answered, which is the whole window unless the later sends had no answer when the run ended.
+   */
   latencyGrowthMs: number;
+  /** The span of intended send times the latency line was fitted over, ms (when known). */
+  latencySpanMs?: number;
   /** Mean latency of the answers the latency line was fitted through, ms. */
   meanLatencyMs: number;
   /**
@@ -188,24 +193,39 @@ export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[],
  */
 export function trendOf(counts: RecorderCounts, windowMs: number): BenchTrend {
   const backlogGrowth = counts.backlogSlopePerMs * windowMs;
-  const latencyGrowthMs = slopeOf(counts.latencyTrend) * windowMs;
+  // The rise of the fitted line over the answers it was fitted through: over the whole window it
+  // would extrapolate past the last answered send, and overstate the growth many times.
+  const latencySpanMs = Math.min(spanOf(counts.latencyTrend), windowMs);
+  const latencyGrowthMs = slopeOf(counts.latencyTrend) * latencySpanMs;
   const meanLatencyMs = meanOf(counts.latencyTrend);
   const backlogGrew = backlogGrowth > Math.max(BACKLOG_GROWTH_MIN, 0.01 * counts.sent);
   const latencyGrew = latencyGrowthMs > Math.max(LATENCY_GROWTH_MIN_MS, 0.5 * meanLatencyMs);
-  return { backlogGrowth, latencyGrowthMs, meanLatencyMs, sustained: !backlogGrew && !latencyGrew };
+  return { backlogGrowth, latencyGrowthMs, latencySpanMs, meanLatencyMs, sustained: !backlogGrew && !latencyGrew };
+}
+
+/**
+ * The connections an open-loop run needed, when it had too few to carry its rate: by Little's
+ * law, connections × pipelining requests in flight at the measured service time carry at most
+ * that many per service time, and below the target sends wait for a free connection. Half as
+ * many again as that bound, for the service time's spread. Undefined when it had enough.
+ */
+export function connectionsNeeded(plan: BenchPlan, r: BenchResult): number | undefined {
+  const target = r.targetRateRps ?? 0;
+  if (plan.mode !== 'open' || target <= 0 || !(r.service.mean > 0)) return undefined;
+  const carriedRps = (plan.connections * plan.pipelining * 1000) / r.service.mean;
+  if (carriedRps >= target * 1.05) return undefined;
+  return Math.ceil((target * r.service.mean * 1.5) / 1000 / plan.pipelining);
 }
 
 /** What the user should know before trusting the figures. */
 export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
   const warnings: string[] = [];
   const late = r.generator.lateSendFraction;
-  // Little's law: connections × pipelining requests in flight at the measured service time carry
-  // at most that many per service time; below the target, sends wait for a free connection.
   const slots = plan.connections * plan.pipelining;
   const target = r.targetRateRps ?? 0;
   const carriedRps = r.service.mean > 0 ? (slots * 1000) / r.service.mean : Number.POSITIVE_INFINITY;
-  if (plan.mode === 'open' && target > 0 && carriedRps < target * 1.05) {
-    const needed = Math.ceil((target * r.service.mean * 1.5) / 1000 / plan.pipelining);
+  const needed = connectionsNeeded(plan, r);
+  if (needed !== undefined) {
     warnings.push(
       `${slots} connection slot${slots === 1 ? '' : 's'} at the measured mean service time of ${r.service.mean.toFixed(1)} ms carry at most ~${Math.floor(carriedRps)} req/s, under the ${target} req/s target: sends waited for a free connection; try --connections ${needed}`,
     );
@@ -235,7 +255,7 @@ export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
   }
   if (r.trend !== undefined && !r.trend.sustained) {
     warnings.push(
-      `not sustained: over the ${fmtSeconds(r.durationS)} window the requests outstanding grew by ${Math.round(r.trend.backlogGrowth)} and the latency by ${r.trend.latencyGrowthMs.toFixed(1)} ms; the server answered less than the rate, and a longer run would show more of it`,
+      `not sustained: over the ${fmtSeconds(r.durationS)} window the requests outstanding grew by ${Math.round(r.trend.backlogGrowth)}, and the latency by ${r.trend.latencyGrowthMs.toFixed(1)} ms ${latencySpanText(r.trend, r.durationS)}; the server answered less than the rate, and a longer run would show more of it`,
     );
   }
   const measuredNothing = r.stoppedAtS !== undefined && r.stoppedAtS <= r.warmupS;
@@ -278,6 +298,16 @@ function plannedRate(plan: BenchPlan, plannedMs: number): number | undefined {
 
 function sortedStatus(status: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(status).sort(([a], [b]) => Number(a) - Number(b)));
+}
+
+/**
+ * What the latency growth was measured over: the window, or only its first sends when the later
+ * ones had no answer by the end of the run (their latency is unknown, not small).
+ */
+export function latencySpanText(trend: BenchTrend, durationS: number): string {
+  const spanS = (trend.latencySpanMs ?? durationS * 1000) / 1000;
+  if (spanS >= 0.9 * durationS) return 'over the window';
+  return `over the first ${fmtSeconds(spanS)} of its sends (the later ones had no answer by the end of the run)`;
 }
 
 function fmtSeconds(s: number): string {

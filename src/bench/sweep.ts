@@ -1,7 +1,7 @@
 import { BatchlineError } from '../errors.js';
 import { meetsObjective, parseObjective, type Objective, type ObjectiveFigures } from '../options/objective.js';
 import type { BenchPlan } from './plan.js';
-import type { BenchResult } from './result.js';
+import { type BenchResult, connectionsNeeded } from './result.js';
 import { fmtMs, fmtRate } from './report-text.js';
 
 /** Parses `R1,R2,...` or `FROM..TO/STEP` into rates (req/s). */
@@ -69,7 +69,17 @@ export function errorRatioOf(result: BenchResult): number {
   return offered === 0 ? 1 : (offered - result.requests.ok) / offered;
 }
 
-/** Runs one open-loop step per rate, reporting each as it finishes. */
+/** Most connections a sweep raises a step to on its own (the option's own upper bound). */
+export const MAX_SWEEP_CONNECTIONS = 10_000;
+
+/**
+ * Runs one open-loop step per rate, reporting each as it finishes. A step that was not sustained
+ * while its sends waited for a free connection measured the generator, not the server: it runs
+ * again with the connections its rate needs (Little's law on its service time, up to
+ * MAX_SWEEP_CONNECTIONS), and the steps after it keep them, so that the rate a sweep names is the
+ * server's, as wrk2's users expect of a tool that keeps its schedule. The step says so in its
+ * warnings.
+ */
 export async function runSweep(
   base: BenchPlan,
   rates: readonly number[],
@@ -79,9 +89,23 @@ export async function runSweep(
   stop?: AbortSignal,
 ): Promise<BenchResult[]> {
   const results: BenchResult[] = [];
+  let plan = base;
+  // A function, not a narrowed property: the signal may abort while a step runs.
+  const stopped = (): boolean => stop?.aborted === true;
   for (const [index, rateRps] of rates.entries()) {
-    if (stop?.aborted === true) break;
-    const result = await runStep({ ...base, mode: 'open', rateRps, stages: undefined });
+    if (stopped()) break;
+    let result = await runStep({ ...plan, mode: 'open', rateRps, stages: undefined });
+    const needed = connectionsNeeded(plan, result);
+    const raised = needed === undefined ? plan.connections : Math.min(needed, MAX_SWEEP_CONNECTIONS);
+    const starved = result.trend !== undefined && !result.trend.sustained && result.stoppedAtS === undefined;
+    if (starved && raised > plan.connections && !stopped()) {
+      const from = plan.connections;
+      plan = { ...plan, connections: raised };
+      result = await runStep({ ...plan, mode: 'open', rateRps, stages: undefined });
+      result.warnings.unshift(
+        `connections raised from ${from} to ${raised} for this step and the ones after it: with ${from} it was not sustained while its sends waited for a free connection`,
+      );
+    }
     results.push(result);
     onStep(result, index);
   }

@@ -6,6 +6,9 @@
  */
 export interface LineSums {
   n: number;
+  /** The first and last t of the points: the line describes them only between these. */
+  minT: number;
+  maxT: number;
   sumT: number;
   sumTT: number;
   sumY: number;
@@ -13,11 +16,13 @@ export interface LineSums {
 }
 
 export function emptyLineSums(): LineSums {
-  return { n: 0, sumT: 0, sumTT: 0, sumY: 0, sumTY: 0 };
+  return { n: 0, minT: Number.POSITIVE_INFINITY, maxT: Number.NEGATIVE_INFINITY, sumT: 0, sumTT: 0, sumY: 0, sumTY: 0 };
 }
 
 export function addPoint(sums: LineSums, t: number, y: number): void {
   sums.n++;
+  if (t < sums.minT) sums.minT = t;
+  if (t > sums.maxT) sums.maxT = t;
   sums.sumT += t;
   sums.sumTT += t * t;
   sums.sumY += y;
@@ -27,6 +32,8 @@ export function addPoint(sums: LineSums, t: number, y: number): void {
 /** Adds `b` into `a` (the pooled points of both). */
 export function addLineSums(a: LineSums, b: LineSums): LineSums {
   a.n += b.n;
+  a.minT = Math.min(a.minT, b.minT);
+  a.maxT = Math.max(a.maxT, b.maxT);
   a.sumT += b.sumT;
   a.sumTT += b.sumTT;
   a.sumY += b.sumY;
@@ -41,6 +48,11 @@ export function slopeOf(sums: LineSums): number {
   const varianceT = sumTT - (sumT * sumT) / n;
   if (!(varianceT > 1e-9)) return 0;
   return (sumTY - (sumT * sumY) / n) / varianceT;
+}
+
+/** How far apart the first and last points are in t (0 with fewer than two). */
+export function spanOf(sums: LineSums): number {
+  return sums.n < 2 ? 0 : sums.maxT - sums.minT;
 }
 
 export function meanOf(sums: LineSums): number {

@@ -1,8 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBench } from '../../src/bench/run-bench.js';
+import { emptyCounts } from '../../src/bench/recorder.js';
 import { toBenchJson } from '../../src/bench/report-json.js';
 import { formatReport } from '../../src/bench/report-text.js';
+import { latencySpanText, trendOf } from '../../src/bench/result.js';
 import { bestRate, formatSweep, parseSlo, runSweep, stepVerdict } from '../../src/bench/sweep.js';
+import { addPoint } from '../../src/bench/trend.js';
 import { startTestServer, type TestServer as ServeServer } from '../serve/test-server.js';
 import { planFor } from './plan-helper.js';
 import { fifoServer, startServer, statusServer, type TestServer } from './servers.js';
@@ -111,5 +114,27 @@ describe('answers that are not 2xx', () => {
     expect(result.requests.ok).toBe(0);
     expect(result.latency.count).toBe(0);
     expect(result.latencyAll.count).toBe(50);
+  });
+});
+
+describe('the latency trend', () => {
+  it('is the rise over the sends that were answered, not extrapolated over the whole window', () => {
+    // A 15 s window whose answers came back only for the first 3 s of sends, latency rising
+    // 5 ms per ms of send time (a queue growing at the client): 15,000 ms over those 3 s, where
+    // the slope times the window would say 75,000 ms, more than any latency measured.
+    const counts = emptyCounts();
+    for (let t = 0; t <= 3000; t += 10) addPoint(counts.latencyTrend, t, 100 + 5 * t);
+    const trend = trendOf(counts, 15_000);
+    expect(trend.latencyGrowthMs).toBeCloseTo(15_000, 3);
+    expect(trend.latencySpanMs).toBe(3000);
+    expect(trend.sustained).toBe(false);
+    expect(latencySpanText(trend, 15)).toBe(
+      'over the first 3 s of its sends (the later ones had no answer by the end of the run)',
+    );
+    // Answered all through the window: the same line over all of it.
+    const whole = emptyCounts();
+    for (let t = 0; t <= 15_000; t += 10) addPoint(whole.latencyTrend, t, 20 + 0.001 * t);
+    expect(trendOf(whole, 15_000).latencyGrowthMs).toBeCloseTo(15, 3);
+    expect(latencySpanText(trendOf(whole, 15_000), 15)).toBe('over the window');
   });
 });

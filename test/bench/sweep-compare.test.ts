@@ -4,8 +4,10 @@ import { encodeHistogram } from '../../src/bench/histogram-codec.js';
 import { toBenchJson, type BenchJson } from '../../src/bench/report-json.js';
 import { formatReport } from '../../src/bench/report-text.js';
 import type { BenchResult } from '../../src/bench/result.js';
-import { bestRate, formatSweep, parseSlo, parseSweep } from '../../src/bench/sweep.js';
+import { bestRate, formatSweep, parseSlo, parseSweep, runSweep } from '../../src/bench/sweep.js';
+import type { BenchPlan } from '../../src/bench/plan.js';
 import { createLatencyHistogram, percentilesMs, recordMs } from '../../src/core/latency-histogram.js';
+import { planFor } from './plan-helper.js';
 
 function result(target: number, latenciesMs: number[], goodputRps = target): BenchResult {
   const h = createLatencyHistogram();
@@ -94,6 +96,67 @@ describe('sweep', () => {
     const stopped = { ...result(300, spread(10)), stoppedAtS: 1.2 };
     expect(bestRate([result(100, spread(10)), stopped], slo)).toBe(100);
     expect(formatSweep([result(100, spread(10)), stopped], slo)).toMatch(/300\s.*stopped\n/);
+  });
+});
+
+describe('sweep steps starved of connections', () => {
+  /**
+   * A server that answers in 40 ms up to `capacityRps`; `connections` carry at most 25 each a
+   * second. A step is sustained when both keep up with its rate, and reports the plan's connections.
+   */
+  function fakeStep(capacityRps: number, plans: BenchPlan[]) {
+    return async (plan: BenchPlan): Promise<BenchResult> => {
+      plans.push(plan);
+      const rate = plan.rateRps ?? 0;
+      const carried = Math.min(capacityRps, (plan.connections * 1000) / 40);
+      const r = result(rate, spread(40), Math.min(rate, carried));
+      r.connections = plan.connections;
+      const sustained = carried >= rate;
+      r.trend = {
+        backlogGrowth: sustained ? 0 : rate - carried,
+        latencyGrowthMs: sustained ? 0 : 500,
+        meanLatencyMs: 40,
+        sustained,
+      };
+      return r;
+    };
+  }
+
+  it('runs a step that waited for connections again with enough, and keeps them for the next steps', async () => {
+    const plans: BenchPlan[] = [];
+    const base = planFor('http://127.0.0.1:1/', { rate: '100', connections: '16' });
+    const steps = await runSweep(base, [300, 400, 500, 600], fakeStep(10_000, plans));
+    // 16 connections carry 400 req/s: 500 runs twice, the second time with 500 × 40 ms × 1.5 = 30.
+    expect(plans.map((p) => [p.rateRps, p.connections])).toEqual([
+      [300, 16],
+      [400, 16],
+      [500, 16],
+      [500, 30],
+      [600, 30],
+    ]);
+    expect(steps.map((s) => s.connections)).toEqual([16, 16, 30, 30]);
+    expect(steps[2]?.warnings[0]).toBe(
+      'connections raised from 16 to 30 for this step and the ones after it: with 16 it was not sustained while its sends waited for a free connection',
+    );
+    const slo = parseSlo('p99<80ms');
+    expect(bestRate(steps, slo)).toBe(600);
+    expect(formatSweep(steps, slo)).toContain('highest rate that met p99<80ms & errors≤1%: 600 req/s');
+  });
+
+  it('names no rate above what the server itself answers, connections raised or not', async () => {
+    const plans: BenchPlan[] = [];
+    const base = planFor('http://127.0.0.1:1/', { rate: '100', connections: '16' });
+    const steps = await runSweep(base, [300, 400, 500, 600], fakeStep(450, plans));
+    // 500 runs again with 30 connections and is still not sustained: the server's limit. 600 is
+    // starved only by the server, not connections (30 carry 750), so it runs once.
+    expect(plans.map((p) => [p.rateRps, p.connections])).toEqual([
+      [300, 16],
+      [400, 16],
+      [500, 16],
+      [500, 30],
+      [600, 30],
+    ]);
+    expect(bestRate(steps, parseSlo('p99<80ms'))).toBe(400);
   });
 });
 

@@ -307,6 +307,7 @@ function sortedStatus(status: Record<string, number>): Record<string, number> {
 export function latencySpanText(trend: BenchTrend, durationS: number): string {
   const spanS = (trend.latencySpanMs ?? durationS * 1000) / 1000;
   if (spanS >= 0.9 * durationS) return 'over the window';
+  if (spanS === 0) return '(too few of its sends were answered to tell)';
   return `over the first ${fmtSeconds(spanS)} of its sends (the later ones had no answer by the end of the run)`;
 }
 

@@ -136,5 +136,9 @@ describe('the latency trend', () => {
     for (let t = 0; t <= 15_000; t += 10) addPoint(whole.latencyTrend, t, 20 + 0.001 * t);
     expect(trendOf(whole, 15_000).latencyGrowthMs).toBeCloseTo(15, 3);
     expect(latencySpanText(trendOf(whole, 15_000), 15)).toBe('over the window');
+    // Nothing answered: no line, and no growth to speak of.
+    const none = trendOf(emptyCounts(), 15_000);
+    expect(none.latencyGrowthMs).toBe(0);
+    expect(latencySpanText(none, 15)).toBe('(too few of its sends were answered to tell)');
   });
 });

@@ -8,7 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work="$(mktemp -d)"
-port=18765
+# Whatever happens, stop the server and remove the folder.
+trap 'if [ -n "${server:-}" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 
 node --input-type=module -e "
 import { writeFileSync } from 'node:fs';
@@ -24,14 +25,17 @@ writeFileSync('$work/regression.onnx', writeOnnxModel({
   ],
 }));"
 
-node bin/batchline.js serve --model "$work/regression.onnx" --port "$port" --model-latency-ms 0 --no-ui > "$work/serve.log" &
+# Port 0: any free port; the server's start-up line says which.
+node bin/batchline.js serve --model "$work/regression.onnx" --port 0 --model-latency-ms 0 --no-ui > "$work/serve.log" 2>&1 &
 server=$!
 for _ in $(seq 100); do grep -q 'listening on' "$work/serve.log" && break; sleep 0.1; done
+port="$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$work/serve.log")"
 
 curl -s "http://127.0.0.1:$port/v1/model"; echo
 curl -s "http://127.0.0.1:$port/v1/infer" -H 'content-type: application/json' -d '{"inputs":[1,2,3,4]}'; echo
-# {"request_id":"…","outputs":{"y":[6.5]},"model_version":"regression"}
+# {"request_id":"…","outputs":{"y":[6.5]},"model":"regression","model_version":"1"}
 
 kill -TERM "$server"
 wait "$server"
+server=
 # Run it: npm run build && bash examples/serve-your-own-model.sh

@@ -8,6 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
 
 node bin/batchline.js profile --batch-sizes 1,2,4,8,16,32 --out "$work/profile.json"
 
@@ -15,9 +16,6 @@ node bin/batchline.js profile --batch-sizes 1,2,4,8,16,32 --out "$work/profile.j
 a=$(node -e "const p=require('$work/profile.json'); console.log((20 + p.fit.a_ms).toFixed(4))")
 b=$(node -e "const p=require('$work/profile.json'); console.log(Math.max(p.fit.b_ms, 0).toFixed(4))")
 
-node bin/batchline.js simulate --rate 600 --latency "${a}+${b}n" --latency-cv 0.2 \
-  --sweep max-batch-size=1,2,4,8,16,32 batch-window-ms=0,2,5,10 --slo 'p99<50ms' \
-  --csv "$work/grid.csv"
-
-echo "grid written to $work/grid.csv"
+node bin/batchline.js simulate --rate 600 --model-latency-ms "${a}+${b}n" --latency-cv 0.2 \
+  --sweep max-batch-size=1,2,4,8,16,32 batch-window-ms=0,2,5,10 --slo 'p99<50ms'
 # Run it: bash examples/tune-batching.sh

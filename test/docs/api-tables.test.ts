@@ -1,0 +1,46 @@
+/**
+ * docs/api.md's error table and metrics reasons are the error table's (src/errors.ts): every code
+ * a client can get from an inference route is there with its status, and the reasons listed for
+ * batchline_rejections_total are exactly the ones exported.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ERROR_TABLE, type ErrorCode, REJECTION_REASONS } from '../../src/errors.js';
+
+const API = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'api.md'), 'utf8');
+
+/** Codes that never answer a request to serve's routes: a command's exits, and the admin API's own (docs/models.md). */
+const NOT_IN_THE_TABLE: ErrorCode[] = [
+  'INVALID_OPTION',
+  'INVALID_ARGUMENT',
+  'INVALID_MODEL_CONFIG',
+  'ADDRESS_IN_USE',
+  'CANNOT_LISTEN',
+  'RUNTIME_NOT_INSTALLED',
+  'INTERNAL',
+  'VERSION_EXISTS',
+  'MODEL_LOAD_FAILED',
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'BAD_MODEL_PATH',
+];
+
+describe('docs/api.md', () => {
+  const table = API.slice(API.indexOf('<!-- error-codes:start -->'), API.indexOf('<!-- error-codes:end -->'));
+  const rows = [...table.matchAll(/^\| (\d{3}) \| `([a-z_]+)` \|/gm)].map((m) => [m[2], Number(m[1])] as const);
+
+  it('lists every error a request can get, with the status the error table gives it', () => {
+    const expected = (Object.keys(ERROR_TABLE) as ErrorCode[])
+      .filter((code) => !NOT_IN_THE_TABLE.includes(code))
+      .map((code) => [code.toLowerCase(), ERROR_TABLE[code].httpStatus] as const);
+    expect([...rows].sort()).toEqual([...expected].sort());
+  });
+
+  it("names exactly the error table's reasons for batchline_rejections_total", () => {
+    const line = API.split('\n').find((l) => l.startsWith('| `batchline_rejections_total{reason}`')) ?? '';
+    const cell = line.split('|')[3] ?? '';
+    const listed = [...cell.replace(/\(.*\)/, '').matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
+    expect([...listed].sort()).toEqual([...REJECTION_REASONS].sort());
+  });
+});

@@ -1,0 +1,379 @@
+/**
+ * Runs the ```bash blocks of a markdown guide as a user would type them, one command after the
+ * other in one bash session (so `MODEL=…`, `&` and `wait` carry from line to line), and says for
+ * each command whether it did what the guide says.
+ *
+ * What the guide says, read from the guide itself:
+ * - a command exits 0, unless its trailing comment says `exits N` (exactly N) or `exits N if …`
+ *   (0 or N: a verdict that depends on timing, such as a p99 threshold);
+ * - a comment line `# → text` under a command is part of what it prints (`…` stands for anything,
+ *   runs of spaces match any spacing); guides quote there only what the code decides (counts,
+ *   recommendations, error codes, a reply's fields), never timings;
+ * - a block right under `<!-- doc-test: skip — reason -->` is not run (a container engine, a
+ *   cluster, a Python package); the reason is the guide's own account of why.
+ *
+ * How it runs them, and why it differs from a terminal where it does:
+ * - `npx batchline` is the checkout's own `bin/batchline.js` (what npx resolves it to in a
+ *   checkout), without npx's lookup;
+ * - `npm install`, `npm ci`, `npm test` and `npm run build` are not run again: the docs test runs
+ *   inside `npm test`, after the install and the build;
+ * - a `batchline serve` command is the guide's "terminal 1": it is started in the background on a
+ *   free port (`--port 0`, as every network test here), the commands after it reach that port
+ *   where the guide says 127.0.0.1:8080 or localhost:8080, and it is stopped with SIGTERM (and
+ *   must drain and exit 0) when the next one starts or the guide ends;
+ * - bench runs for 1 s with no warm-up where the guide gives a longer `-d`/`--duration` (a warm-up
+ *   as long as a 1 s run would leave its sends queued behind the warm-up's), and profile times 10
+ *   runs of each batch size (after 2) and its real serve for 1 s: the test checks that the
+ *   commands run and what the code decides, not figures that take time to settle;
+ * - it all happens in a temporary directory holding links to the checkout's files, so the files
+ *   the guide writes (`before.json`, `x.bin`…) land there and are removed afterwards.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const ROOT = join(import.meta.dirname, '..', '..');
+
+export interface DocCommand {
+  /** 1-based line of the guide where the command starts. */
+  line: number;
+  text: string;
+  /** Exit statuses the guide allows. */
+  exits: number[];
+  /** `# → …` lines: fragments of what it prints. */
+  prints: string[];
+  server: boolean;
+}
+
+export interface DocBlock {
+  line: number;
+  skip?: string;
+  commands: DocCommand[];
+}
+
+/** What a line's trailing comment says, if it has one outside quotes. */
+function trailingComment(line: string): string | undefined {
+  let quote: string | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (quote !== undefined) {
+      if (c === quote) quote = undefined;
+      else if (c === '\\' && quote === '"') i++;
+    } else if (c === "'" || c === '"') quote = c;
+    else if (c === '\\') i++;
+    else if (c === '#' && (i === 0 || /\s/.test(line[i - 1] ?? ''))) return line.slice(i + 1).trim();
+  }
+  return undefined;
+}
+
+function exitsOf(comment: string | undefined): number[] {
+  const match =
+    comment === undefined ? null : /\bexits? (?:with )?(?:status )?(\d+)(\s+(?:if|when|unless)\b)?/.exec(comment);
+  if (match === null) return [0];
+  const status = Number(match[1]);
+  return match[2] === undefined ? [status] : [0, status];
+}
+
+/** True when bash reads `text` as complete commands (no open quote, loop, pipe or continuation). */
+function complete(text: string): boolean {
+  return spawnSync('bash', ['-n'], { input: text }).status === 0;
+}
+
+/** `npm install && ` before a command: the install is done before the tests (see above). */
+const INSTALL_FIRST = /^npm\s+(?:install|ci)\s*&&\s*/;
+const SERVE = /^(?:npm\s+(?:install|ci)\s*&&\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:npx\s+)?batchline\s+serve\b/;
+
+/** The guide's bash blocks, each split into the commands it holds. */
+export function parseGuide(markdown: string): DocBlock[] {
+  const lines = markdown.split('\n');
+  const blocks: DocBlock[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i] !== '```bash') continue;
+    const marker = /^<!-- doc-test: skip\s*(?:—|-|:)?\s*(.*?)\s*-->$/.exec(lines[i - 1] ?? '');
+    const block: DocBlock = { line: i + 1, commands: [] };
+    if (marker !== null) block.skip = marker[1] || 'no reason given';
+    let pending: { line: number; text: string[] } | undefined;
+    let j = i + 1;
+    for (; j < lines.length && lines[j] !== '```'; j++) {
+      const text = lines[j] ?? '';
+      if (pending === undefined) {
+        const arrow = /^#\s*→\s?(.*)$/.exec(text);
+        if (arrow !== null) {
+          block.commands.at(-1)?.prints.push(arrow[1] ?? '');
+          continue;
+        }
+        if (text.trim() === '' || text.trim().startsWith('#')) continue;
+        pending = { line: j + 1, text: [] };
+      }
+      pending.text.push(text);
+      const joined = pending.text.join('\n');
+      if (text.endsWith('\\') || !complete(joined)) continue;
+      const comment = trailingComment(pending.text.at(-1) ?? '');
+      block.commands.push({
+        line: pending.line,
+        text: joined,
+        exits: exitsOf(comment),
+        prints: [],
+        server: SERVE.test(joined.trim()),
+      });
+      pending = undefined;
+    }
+    if (pending !== undefined) throw new Error(`line ${pending.line}: a command that never ends (open quote?)`);
+    blocks.push(block);
+    i = j;
+  }
+  return blocks;
+}
+
+/** A command as the test runs it: bench and profile shortened, the server's port put in. */
+export function adapt(command: DocCommand, port: number | undefined): string {
+  let text = command.text;
+  if (port !== undefined) text = text.replace(/\b(?:127\.0\.0\.1|localhost):8080\b/g, `127.0.0.1:${port}`);
+  if (/\bbatchline\s+bench\b/.test(text) && !/\bbench\s+(?:compare|merge)\b/.test(text)) {
+    text = text.replace(/(\s(?:-d|--duration)\s+)\S+/g, '$11').replace(/\s--warmup\s+\S+/g, '');
+    text = text.replace(/\bbatchline\s+bench\b/, 'batchline bench --warmup 0');
+  }
+  if (/\bbatchline\s+profile\b/.test(text) && !/--serve-duration|--repetitions|--warmup/.test(text)) {
+    text = text.replace(/\bbatchline\s+profile\b/, 'batchline profile --serve-duration 1s --repetitions 10 --warmup 2');
+  }
+  return text;
+}
+
+/** A fragment of output as a pattern: `…` is anything on the line, spaces are any spacing. */
+function patternOf(fragment: string): RegExp {
+  const parts = fragment
+    .trim()
+    .split('…')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\s+/g, '\\s+'));
+  return new RegExp(parts.join('.*?'));
+}
+
+const PRELUDE = `
+exec 2>&1
+npx() { if [ "$1" = batchline ]; then shift; node "$DOC_ROOT/bin/batchline.js" "$@"; else command npx "$@"; fi; }
+npm() {
+  case "$1 $2" in
+    "install "*|"ci "*|"test "*|"run build") echo "(docs test: npm $* was done before the tests)";;
+    *) command npm "$@";;
+  esac
+}
+export -f npx npm
+`;
+
+/** The checkout's files the guides use, linked into the directory the commands run in. */
+const LINKED = new Set([
+  'bin',
+  'dist',
+  'src',
+  'test',
+  'examples',
+  'docs',
+  'scripts',
+  'node_modules',
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'tsconfig.browser.json',
+  'vitest.config.ts',
+  '.npmrc',
+]);
+
+interface Served {
+  process: ChildProcess;
+  port: number;
+  log: string[];
+  line: number;
+}
+
+/** One bash session in a scratch directory, fed one command at a time. */
+export class GuideSession {
+  readonly dir = mkdtempSync(join(tmpdir(), 'batchline-doc-test-'));
+  private readonly shell: ChildProcess;
+  private output = '';
+  private waiting: (() => void) | undefined;
+  private server: Served | undefined;
+  readonly failures: string[] = [];
+  private count = 0;
+  /** Shell variables the guide set on a line of their own (`MODEL=…`), for the servers it starts. */
+  private readonly vars: Record<string, string> = {};
+
+  constructor(private readonly guide: string) {
+    for (const name of readdirSync(ROOT)) if (LINKED.has(name)) symlinkSync(join(ROOT, name), join(this.dir, name));
+    this.shell = spawn('bash', ['--noprofile', '--norc'], {
+      cwd: this.dir,
+      env: { ...process.env, DOC_ROOT: ROOT, CI: 'true', NO_COLOR: '1', FORCE_COLOR: '0' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const collect = (chunk: Buffer) => {
+      this.output += chunk.toString();
+      this.waiting?.();
+    };
+    this.shell.stdout?.on('data', collect);
+    this.shell.stderr?.on('data', collect);
+    this.shell.stdin?.write(PRELUDE);
+  }
+
+  private fail(command: DocCommand, why: string, output: string): void {
+    const tail = output.trim().split('\n').slice(-15).join('\n    ');
+    this.failures.push(
+      `${this.guide}:${command.line}: ${command.text.split('\n')[0]}\n  ${why}\n  output:\n    ${tail}\n` +
+        '  (a command that cannot run here: mark its block with <!-- doc-test: skip — why --> in the guide)',
+    );
+  }
+
+  /** Runs one command of the guide and checks its exit status and output. */
+  async run(command: DocCommand, timeoutMs = 120_000): Promise<void> {
+    if (command.server) return this.serve(command, timeoutMs);
+    const assignment = /^([A-Z_][A-Z0-9_]*)=([^\s;&|'"$`]*)$/.exec(command.text.trim());
+    if (assignment !== null) this.vars[assignment[1] ?? ''] = assignment[2] ?? '';
+    const n = ++this.count;
+    const done = `@@doc-exit ${n} `;
+    const start = this.output.length;
+    this.shell.stdin?.write(`{\n${adapt(command, this.server?.port)}\n} < /dev/null\necho "${done}$?"\n`);
+    const finished = await this.until(() => this.output.indexOf(done, start) >= 0, timeoutMs);
+    const end = this.output.indexOf(done, start);
+    const output = this.output.slice(start, end >= 0 ? end : undefined);
+    if (!finished) {
+      this.fail(command, `did not finish within ${timeoutMs / 1000} s`, output);
+      throw new Error(this.failures.join('\n'));
+    }
+    const status = Number(/^(\d+)/.exec(this.output.slice(end + done.length))?.[1]);
+    if (!command.exits.includes(status)) {
+      this.fail(command, `exited ${status}, the guide says ${command.exits.join(' or ')}`, output);
+    }
+    for (const fragment of command.prints) {
+      if (!patternOf(fragment).test(output)) this.fail(command, `did not print "${fragment}"`, output);
+    }
+  }
+
+  private async serve(command: DocCommand, timeoutMs: number): Promise<void> {
+    await this.stopServer();
+    // `A=1 B=2 npx batchline serve …`: the assignments go to its environment, the rest is exec'd,
+    // so that SIGTERM reaches batchline itself.
+    let text = command.text
+      .replace(/\s+#.*$/, '')
+      .trim()
+      .replace(INSTALL_FIRST, '');
+    const env: Record<string, string> = { ...process.env, ...this.vars } as Record<string, string>;
+    for (
+      let match = /^([A-Z_][A-Z0-9_]*)=(\S*)\s+/.exec(text);
+      match !== null;
+      match = /^([A-Z_][A-Z0-9_]*)=(\S*)\s+/.exec(text)
+    ) {
+      env[match[1] ?? ''] = match[2] ?? '';
+      text = text.slice(match[0].length);
+    }
+    text = text.replace(/^(?:npx\s+)?batchline\b/, 'node "$DOC_ROOT/bin/batchline.js"');
+    const child = spawn('bash', ['-c', `exec ${text} --port 0 --no-ui`], {
+      cwd: this.dir,
+      env: { ...env, ...this.vars, DOC_ROOT: ROOT },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const served: Served = { process: child, port: 0, log: [], line: command.line };
+    const listening = new Promise<number>((resolve) => {
+      const read = (chunk: Buffer) => {
+        served.log.push(chunk.toString());
+        const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(served.log.join(''))?.[1];
+        if (port !== undefined) resolve(Number(port));
+      };
+      child.stdout?.on('data', read);
+      child.stderr?.on('data', read);
+      child.on('exit', () => resolve(0));
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const port = await Promise.race([
+      listening,
+      new Promise<number>((resolve) => {
+        timer = setTimeout(() => resolve(-1), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (port <= 0) {
+      child.kill('SIGKILL');
+      const why = port === 0 ? 'the server exited before it listened' : 'the server did not listen';
+      this.fail(command, why, served.log.join(''));
+      throw new Error(this.failures.join('\n'));
+    }
+    served.port = port;
+    this.server = served;
+  }
+
+  /** Stops the guide's server as Ctrl-C would, and checks that it drained and exited 0. */
+  async stopServer(): Promise<void> {
+    const served = this.server;
+    if (served === undefined) return;
+    this.server = undefined;
+    const exited = new Promise<number | null>((resolve) => served.process.on('exit', (code) => resolve(code)));
+    served.process.kill('SIGTERM');
+    const code = await Promise.race([exited, new Promise<'late'>((r) => setTimeout(() => r('late'), 20_000))]);
+    if (code !== 0) {
+      if (code === 'late') served.process.kill('SIGKILL');
+      this.failures.push(
+        `${this.guide}:${served.line}: the server ${code === 'late' ? 'did not exit 20 s after SIGTERM' : `exited ${code} after SIGTERM, not 0`}\n  ${served.log.join('').trim().split('\n').slice(-10).join('\n  ')}`,
+      );
+    }
+  }
+
+  private until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (condition()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiting = undefined;
+        resolve(false);
+      }, timeoutMs);
+      this.waiting = () => {
+        if (!condition()) return;
+        clearTimeout(timer);
+        this.waiting = undefined;
+        resolve(true);
+      };
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.stopServer();
+    this.shell.stdin?.end('wait; exit\n');
+    await new Promise((resolve) => {
+      if (this.shell.exitCode !== null) resolve(undefined);
+      else this.shell.on('exit', resolve);
+      setTimeout(() => {
+        this.shell.kill('SIGKILL');
+        resolve(undefined);
+      }, 10_000).unref();
+    });
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs every block of a guide that is not marked skip; returns what failed, and what was skipped. */
+export async function runGuide(
+  guide: string,
+): Promise<{ failures: string[]; ran: number; skipped: string[]; slow: string[] }> {
+  const blocks = parseGuide(readFileSync(join(ROOT, guide), 'utf8'));
+  const session = new GuideSession(guide);
+  let ran = 0;
+  const skipped: string[] = [];
+  const slow: string[] = [];
+  try {
+    for (const block of blocks) {
+      if (block.skip !== undefined) {
+        skipped.push(`${guide}:${block.line}: ${block.skip}`);
+        continue;
+      }
+      for (const command of block.commands) {
+        const started = performance.now();
+        await session.run(command);
+        const seconds = (performance.now() - started) / 1000;
+        if (seconds > 3) slow.push(`${guide}:${command.line} ${seconds.toFixed(1)} s: ${command.text.split('\n')[0]}`);
+        ran++;
+      }
+    }
+  } catch (error) {
+    if (session.failures.length === 0) throw error;
+  } finally {
+    await session.close();
+  }
+  return { failures: session.failures, ran, skipped, slow };
+}

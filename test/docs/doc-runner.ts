@@ -205,6 +205,8 @@ export class GuideSession {
       cwd: this.dir,
       env: { ...process.env, DOC_ROOT: ROOT, CI: 'true', NO_COLOR: '1', FORCE_COLOR: '0' },
       stdio: ['pipe', 'pipe', 'pipe'],
+      // A process group of its own: whatever a command leaves running is ended with the session.
+      detached: true,
     });
     const collect = (chunk: Buffer) => {
       this.output += chunk.toString();
@@ -338,11 +340,13 @@ export class GuideSession {
     await new Promise((resolve) => {
       if (this.shell.exitCode !== null) resolve(undefined);
       else this.shell.on('exit', resolve);
-      setTimeout(() => {
-        this.shell.kill('SIGKILL');
-        resolve(undefined);
-      }, 10_000).unref();
+      setTimeout(() => resolve(undefined), 10_000).unref();
     });
+    try {
+      if (this.shell.pid !== undefined) process.kill(-this.shell.pid, 'SIGKILL');
+    } catch {
+      // The group is gone already: nothing was left running.
+    }
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { simulateMain } from '../../src/commands/simulate-main.js';
+import { tempDir } from '../temp-dir.js';
 import { simulate, simulateOptions, simulateWithInputs } from './helpers.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'batchline-priorities-'));
+const dir = tempDir('batchline-priorities-');
 
 /** 600 req/s against 533 req/s of capacity, a third of it at level 1: level 2 absorbs the overload. */
 const overloaded = {

@@ -3,7 +3,8 @@
  * and (when installed) wrk against the same trivial Fastify server, in rounds that rotate the
  * order, and prints each tool's requests per second and the ratios (docs/architecture.md,
  * "Measuring"). Every tool runs closed loop with the same connections and pipelining, and gets
- * the same warmup.
+ * the same warmup. Then the gRPC row: batchline bench over gRPC (`grpc://…/models/NAME`) against a
+ * bare grpc-js server, beside a plain grpc-js client loop with as many calls in flight.
  *
  * Settings (env): LOADGEN_CONNECTIONS (32), LOADGEN_DURATION_S (5), LOADGEN_ROUNDS (3),
  * LOADGEN_PIPELINING (1), LOADGEN_WORKERS (1, batchline's --workers).
@@ -114,8 +115,8 @@ const wrk: Tool = {
   },
 };
 
-async function startServer(): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, [join(root, 'dist', 'scripts', 'bench-loadgen-server.js')], {
+async function startServer(script = 'bench-loadgen-server.js'): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(process.execPath, [join(root, 'dist', 'scripts', script)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise<string>((resolve, reject) => {
@@ -154,7 +155,74 @@ try {
   server.stop();
 }
 
-const medians = new Map(tools.map((t) => [t.name, median(figures.get(t.name) ?? [])]));
+/** One ModelInfer request of two FP32 numbers, as bench sends it. */
+const GRPC_BODY = JSON.stringify({ inputs: [{ name: 'x', shape: [1, 2], datatype: 'FP32', data: [1, 2] }] });
+
+const batchlineGrpc: Tool = {
+  name: 'batchline bench (gRPC)',
+  async measure(url) {
+    const args = [
+      join(root, 'bin', 'batchline.js'),
+      'bench',
+      `${url}models/m`,
+      '--body',
+      GRPC_BODY,
+      '--connections',
+      String(connections),
+      '--pipelining',
+      String(pipelining),
+      '--duration',
+      `${durationS}s`,
+      '--warmup',
+      `${warmupS}s`,
+      '--json',
+      '-',
+      '--quiet',
+    ];
+    const { stdout } = await run(process.execPath, args, { maxBuffer: 1 << 24 });
+    const report = JSON.parse(stdout) as { throughput_rps: number; requests: { errors: number; ok: number } };
+    if (report.requests.errors > 0) throw new Error(`batchline bench saw ${report.requests.errors} errors`);
+    return report.throughput_rps;
+  },
+};
+
+/** The reference: grpc-js' own client, as many calls in flight on as many connections, nothing recorded. */
+const grpcLoop: Tool = {
+  name: 'grpc-js client loop',
+  async measure(url) {
+    const { stdout } = await run(process.execPath, [
+      join(root, 'dist', 'scripts', 'grpc-client-loop.js'),
+      url,
+      String(connections),
+      String(connections * pipelining),
+      String(warmupS),
+      String(durationS),
+    ]);
+    return Number(stdout.trim());
+  },
+};
+
+const grpcTools = [batchlineGrpc, grpcLoop];
+const grpcServer = await startServer('bench-loadgen-grpc-server.js');
+try {
+  const grpcUrl = grpcServer.url.replace('http:', 'grpc:');
+  console.log(
+    `\nthe gRPC row: ${grpcTools.map((t) => t.name).join(', ')} against a bare grpc-js ModelInfer (${grpcUrl})`,
+  );
+  for (const tool of grpcTools) figures.set(tool.name, []);
+  for (let round = 0; round < rounds; round++) {
+    const order = grpcTools.map((_, i) => grpcTools[(i + round) % grpcTools.length] as Tool);
+    for (const tool of order) {
+      const rps = await tool.measure(grpcUrl);
+      figures.get(tool.name)?.push(rps);
+      console.log(`  round ${round + 1}: ${tool.name.padEnd(24)} ${rps.toFixed(0).padStart(8)} req/s`);
+    }
+  }
+} finally {
+  grpcServer.stop();
+}
+
+const medians = new Map([...tools, ...grpcTools].map((t) => [t.name, median(figures.get(t.name) ?? [])]));
 const ours = medians.get(batchline.name) as number;
 console.log('\nmedian requests per second');
 for (const tool of tools) {
@@ -162,3 +230,9 @@ for (const tool of tools) {
   const ratio = tool === batchline ? '' : `   batchline / ${tool.name} = ${(ours / value).toFixed(3)}`;
   console.log(`  ${tool.name.padEnd(24)} ${value.toFixed(0).padStart(8)} req/s${ratio}`);
 }
+const oursGrpc = medians.get(batchlineGrpc.name) as number;
+const loop = medians.get(grpcLoop.name) as number;
+console.log(
+  `  ${batchlineGrpc.name.padEnd(24)} ${oursGrpc.toFixed(0).padStart(8)} req/s   batchline / grpc-js loop = ${(oursGrpc / loop).toFixed(3)}`,
+);
+console.log(`  ${grpcLoop.name.padEnd(24)} ${loop.toFixed(0).padStart(8)} req/s`);

@@ -33,6 +33,14 @@ export function validateBench(
 ): ValidatedBench {
   const url = parseTargetUrl(urlText);
   const headers = parseHeaders(headerLines);
+  if (url.protocol === 'grpc:' && o.httpClient !== 'auto')
+    invalid('--http-client', o.httpClient, 'auto with a grpc:// URL (gRPC has its own client, grpc-js)');
+  if (url.protocol === 'grpc:' && o.body === undefined)
+    invalid(
+      '--body',
+      '',
+      "the request for grpc://: the Open Inference Protocol's JSON body, as POST /v2/models/NAME/infer takes it (--body @request.json)",
+    );
   if (o.httpClient === 'lean' && url.protocol !== 'http:')
     invalid(
       '--http-client',
@@ -130,7 +138,26 @@ export function parseTargetUrl(text: string | undefined): URL {
       'an http:// or https:// URL, such as http://127.0.0.1:8080/v1/infer or localhost:8080/v1/infer',
     );
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') invalid('<url>', text, 'an http:// or https:// URL');
+  if (url.protocol === 'grpc:') return grpcTarget(url, text);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    invalid('<url>', text, 'an http:// or https:// URL, or grpc://host:port/models/NAME');
+  return url;
+}
+
+/** The model and version a grpc:// URL names: `grpc://host:port/models/NAME[/versions/V]`. */
+export function grpcModelOf(url: URL): { name: string; version: string } {
+  const match = /^\/models\/([^/]+)(?:\/versions\/([^/]+))?\/?$/.exec(url.pathname);
+  return { name: decodeURIComponent(match?.[1] ?? ''), version: decodeURIComponent(match?.[2] ?? '') };
+}
+
+function grpcTarget(url: URL, text: string): URL {
+  if (url.port === '') invalid('<url>', text, 'a port in grpc://host:port/models/NAME (gRPC has no default port)');
+  if (grpcModelOf(url).name === '')
+    invalid(
+      '<url>',
+      text,
+      'grpc://host:port/models/NAME or grpc://host:port/models/NAME/versions/V: the model ModelInfer asks for',
+    );
   return url;
 }
 

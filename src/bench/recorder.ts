@@ -178,11 +178,12 @@ export class BenchRecorder {
     if (measured) this.counts.dropped++;
   }
 
-  recordResponse(status: number, latencyMs: number, serviceMs: number, atMs: number, measured: boolean): void {
+  /** An answer: `status` is the HTTP status, or over gRPC the status code's name (`OK` is success). */
+  recordResponse(status: number | string, latencyMs: number, serviceMs: number, atMs: number, measured: boolean): void {
     const c = this.counts;
     c.finishedAll++;
     if (this.keepRecent) recordMs(this.recent, latencyMs);
-    const ok = status >= 200 && status < 300;
+    const ok = typeof status === 'number' ? status >= 200 && status < 300 : status === 'OK';
     if (this.inWindow(atMs)) {
       c.answeredInWindow++;
       if (ok) c.okInWindow++;

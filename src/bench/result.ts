@@ -246,11 +246,12 @@ export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
   const notOk = r.requests.completed - r.requests.ok;
   if (r.requests.completed > 0 && notOk * 2 > r.requests.completed) {
     const statuses = Object.entries(r.status)
-      .filter(([code]) => !code.startsWith('2'))
+      .filter(([code]) => !code.startsWith('2') && code !== 'OK')
       .map(([code, n]) => `${code}: ${n}`)
       .join(', ');
+    const success = new URL(plan.url).protocol === 'grpc:' ? 'OK' : '2xx';
     warnings.push(
-      `${notOk} of ${r.requests.completed} answers were not 2xx (${statuses}): the latency shown is of the ${r.requests.ok} 2xx answers; the latency of all answers is the second row`,
+      `${notOk} of ${r.requests.completed} answers were not ${success} (${statuses}): the latency shown is of the ${r.requests.ok} ${success} answers; the latency of all answers is the second row`,
     );
   }
   if (r.trend !== undefined && !r.trend.sustained) {
@@ -296,8 +297,12 @@ function plannedRate(plan: BenchPlan, plannedMs: number): number | undefined {
   return ((profile.expectedCount(plan.warmupMs + plannedMs) - profile.expectedCount(plan.warmupMs)) * 1000) / plannedMs;
 }
 
+/** HTTP statuses by number; gRPC's by name, OK first. */
 function sortedStatus(status: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(status).sort(([a], [b]) => Number(a) - Number(b)));
+  const rank = (code: string): number => (code === 'OK' ? -1 : Number.isNaN(Number(code)) ? 1000 : Number(code));
+  return Object.fromEntries(
+    Object.entries(status).sort(([a], [b]) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0)),
+  );
 }
 
 /**

@@ -2,7 +2,8 @@ import type { Dispatcher } from 'undici';
 
 /** Where a finished request reports; the run loop implements it. */
 export interface RequestSink {
-  complete(request: TimedRequest, status: number, endMs: number): void;
+  /** `status`: the HTTP status, or the gRPC status code's name (`OK`, `UNAVAILABLE`, …). */
+  complete(request: TimedRequest, status: number | string, endMs: number): void;
   fail(request: TimedRequest, error: Error, endMs: number): void;
 }
 
@@ -50,5 +51,10 @@ export class TimedRequest implements Dispatcher.DispatchHandler {
 
   onError(error: Error): void {
     this.sink.fail(this, error, this.now());
+  }
+
+  /** An answer that did not come over HTTP: a gRPC status, by name. */
+  answered(status: string): void {
+    this.sink.complete(this, status, this.now());
   }
 }

@@ -1,5 +1,6 @@
 import { Client, Pool, type Dispatcher } from 'undici';
 import type { Closable } from './drain.js';
+import { createGrpcTransport } from './grpc-transport.js';
 import { Http1Pool } from './http1-pool.js';
 import type { BenchPlan } from './plan.js';
 import type { TimedRequest } from './timed-request.js';
@@ -21,6 +22,7 @@ export function resolveClient(plan: BenchPlan): 'lean' | 'undici' {
 
 export function createTransport(plan: BenchPlan, connections: number): Transport {
   const url = new URL(plan.url);
+  if (url.protocol === 'grpc:') return createGrpcTransport(plan, connections);
   if (resolveClient(plan) === 'lean') {
     if (url.protocol !== 'http:')
       throw new Error('the lean HTTP client speaks plain http:// only; use --http-client undici');

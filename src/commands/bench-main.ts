@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { BatchlineError, ExitWithCode } from '../errors.js';
 import { probeTarget, TOY_MODEL_BODY } from '../bench/default-body.js';
 import { formatHdrLog } from '../bench/hdr-log.js';
-import type { ValidatedBench } from '../bench/plan-from-options.js';
+import { grpcModelOf, type ValidatedBench } from '../bench/plan-from-options.js';
 import type { BenchPlan } from '../bench/plan.js';
 import { ProgressLine, progressLineAllowed, type BenchProgress } from '../bench/progress.js';
 import { toBenchJson } from '../bench/report-json.js';
@@ -12,6 +12,7 @@ import type { RecordedRun } from '../bench/server-samples.js';
 import { runBench } from '../bench/run-bench.js';
 import { bestRate, formatSweep, parseSlo, parseSweep, runSweep, type Slo } from '../bench/sweep.js';
 import { failedThresholds, formatThresholds, judgeThresholds } from '../bench/thresholds.js';
+import { encodeModelInferRequest, modelInferRequestFromJson } from '../protocol/grpc-json-request.js';
 import type { Objective } from '../options/objective.js';
 
 export interface BenchOutputs {
@@ -277,9 +278,28 @@ async function withBody(v: ValidatedBench, io: BenchIo): Promise<BenchPlan> {
       );
     }
   }
+  if (bodies !== undefined && new URL(plan.url).protocol === 'grpc:')
+    return { ...plan, bodies: grpcBodies(plan, bodies) };
   if (bodies === undefined) return plan;
   const headers = v.contentTypeGiven ? plan.headers : { ...plan.headers, 'content-type': 'application/json' };
   return { ...plan, bodies, headers, method: v.methodGiven ? plan.method : 'POST' };
+}
+
+/**
+ * Each --body (the Open Inference Protocol's JSON) as the bytes of a gRPC ModelInferRequest for
+ * the URL's model, encoded once before the run.
+ */
+function grpcBodies(plan: BenchPlan, bodies: readonly Buffer[]): Buffer[] {
+  const { name, version } = grpcModelOf(new URL(plan.url));
+  return bodies.map((body) => {
+    let json: unknown;
+    try {
+      json = JSON.parse(body.toString('utf8'));
+    } catch (error) {
+      throw new BatchlineError('INVALID_OPTION', `--body: not valid JSON (${(error as Error).message})`);
+    }
+    return encodeModelInferRequest(modelInferRequestFromJson(json, name, version));
+  });
 }
 
 /** batchline's inference routes: `/v1/infer` and `/models/{name}/predict`. */

@@ -1,0 +1,225 @@
+/**
+ * The Open Inference Protocol's gRPC service as batchline serves it: `inference.GRPCInferenceService`
+ * (KServe's open_inference_grpc.proto, and of Triton's superset grpc_service.proto the ModelConfig
+ * call with the part of model_config.proto that describes a served model), and the standard
+ * `grpc.health.v1.Health`. Message and field names and numbers are the protocol's, so any client
+ * generated from either file talks to it; calls not listed answer UNIMPLEMENTED. Kept as text so
+ * the package needs no .proto file at run time; `batchline`'s tests hand it to protoc.
+ */
+export const INFERENCE_PROTO = `syntax = "proto3";
+package inference;
+
+service GRPCInferenceService {
+  rpc ServerLive(ServerLiveRequest) returns (ServerLiveResponse) {}
+  rpc ServerReady(ServerReadyRequest) returns (ServerReadyResponse) {}
+  rpc ModelReady(ModelReadyRequest) returns (ModelReadyResponse) {}
+  rpc ServerMetadata(ServerMetadataRequest) returns (ServerMetadataResponse) {}
+  rpc ModelMetadata(ModelMetadataRequest) returns (ModelMetadataResponse) {}
+  rpc ModelInfer(ModelInferRequest) returns (ModelInferResponse) {}
+  rpc ModelConfig(ModelConfigRequest) returns (ModelConfigResponse) {}
+}
+
+message ServerLiveRequest {}
+message ServerLiveResponse { bool live = 1; }
+message ServerReadyRequest {}
+message ServerReadyResponse { bool ready = 1; }
+message ModelReadyRequest { string name = 1; string version = 2; }
+message ModelReadyResponse { bool ready = 1; }
+message ServerMetadataRequest {}
+message ServerMetadataResponse {
+  string name = 1;
+  string version = 2;
+  repeated string extensions = 3;
+}
+message ModelMetadataRequest { string name = 1; string version = 2; }
+message ModelMetadataResponse {
+  message TensorMetadata {
+    string name = 1;
+    string datatype = 2;
+    repeated int64 shape = 3;
+  }
+  string name = 1;
+  repeated string versions = 2;
+  string platform = 3;
+  repeated TensorMetadata inputs = 4;
+  repeated TensorMetadata outputs = 5;
+}
+
+message InferParameter {
+  oneof parameter_choice {
+    bool bool_param = 1;
+    int64 int64_param = 2;
+    string string_param = 3;
+    double double_param = 4;
+    uint64 uint64_param = 5;
+  }
+}
+
+message InferTensorContents {
+  repeated bool bool_contents = 1;
+  repeated int32 int_contents = 2;
+  repeated int64 int64_contents = 3;
+  repeated uint32 uint_contents = 4;
+  repeated uint64 uint64_contents = 5;
+  repeated float fp32_contents = 6;
+  repeated double fp64_contents = 7;
+  repeated bytes bytes_contents = 8;
+}
+
+message ModelInferRequest {
+  message InferInputTensor {
+    string name = 1;
+    string datatype = 2;
+    repeated int64 shape = 3;
+    map<string, InferParameter> parameters = 4;
+    InferTensorContents contents = 5;
+  }
+  message InferRequestedOutputTensor {
+    string name = 1;
+    map<string, InferParameter> parameters = 2;
+  }
+  string model_name = 1;
+  string model_version = 2;
+  string id = 3;
+  map<string, InferParameter> parameters = 4;
+  repeated InferInputTensor inputs = 5;
+  repeated InferRequestedOutputTensor outputs = 6;
+  repeated bytes raw_input_contents = 7;
+}
+
+message ModelInferResponse {
+  message InferOutputTensor {
+    string name = 1;
+    string datatype = 2;
+    repeated int64 shape = 3;
+    map<string, InferParameter> parameters = 4;
+    InferTensorContents contents = 5;
+  }
+  string model_name = 1;
+  string model_version = 2;
+  string id = 3;
+  map<string, InferParameter> parameters = 4;
+  repeated InferOutputTensor outputs = 5;
+  repeated bytes raw_output_contents = 6;
+}
+
+message ModelConfigRequest { string name = 1; string version = 2; }
+message ModelConfigResponse { ModelConfig config = 1; }
+
+enum DataType {
+  TYPE_INVALID = 0;
+  TYPE_BOOL = 1;
+  TYPE_UINT8 = 2;
+  TYPE_UINT16 = 3;
+  TYPE_UINT32 = 4;
+  TYPE_UINT64 = 5;
+  TYPE_INT8 = 6;
+  TYPE_INT16 = 7;
+  TYPE_INT32 = 8;
+  TYPE_INT64 = 9;
+  TYPE_FP16 = 10;
+  TYPE_FP32 = 11;
+  TYPE_FP64 = 12;
+  TYPE_STRING = 13;
+  TYPE_BF16 = 14;
+}
+
+message ModelInstanceGroup {
+  enum Kind { KIND_AUTO = 0; KIND_GPU = 1; KIND_CPU = 2; KIND_MODEL = 3; }
+  string name = 1;
+  int32 count = 2;
+  Kind kind = 4;
+}
+
+message ModelInput {
+  string name = 1;
+  DataType data_type = 2;
+  repeated int64 dims = 4;
+}
+
+message ModelOutput {
+  string name = 1;
+  DataType data_type = 2;
+  repeated int64 dims = 3;
+}
+
+message ModelVersionPolicy {
+  message Latest { uint32 num_versions = 1; }
+  message All {}
+  message Specific { repeated int64 versions = 1; }
+  oneof policy_choice {
+    Latest latest = 1;
+    All all = 2;
+    Specific specific = 3;
+  }
+}
+
+message ModelQueuePolicy {
+  enum TimeoutAction { REJECT = 0; DELAY = 1; }
+  TimeoutAction timeout_action = 1;
+  uint64 default_timeout_microseconds = 2;
+  bool allow_timeout_override = 3;
+  uint32 max_queue_size = 4;
+}
+
+message ModelDynamicBatching {
+  repeated int32 preferred_batch_size = 1;
+  uint64 max_queue_delay_microseconds = 2;
+  bool preserve_ordering = 3;
+  uint64 priority_levels = 4;
+  uint64 default_priority_level = 5;
+  ModelQueuePolicy default_queue_policy = 6;
+  map<uint64, ModelQueuePolicy> priority_queue_policy = 7;
+}
+
+message ModelWarmup {
+  message Input {
+    DataType data_type = 1;
+    repeated int64 dims = 2;
+    oneof input_data_type {
+      bool zero_data = 3;
+      bool random_data = 4;
+      string input_data_file = 5;
+    }
+  }
+  string name = 1;
+  uint32 batch_size = 2;
+  map<string, Input> inputs = 3;
+  uint32 count = 4;
+}
+
+message ModelConfig {
+  string name = 1;
+  string platform = 2;
+  string backend = 17;
+  ModelVersionPolicy version_policy = 3;
+  int32 max_batch_size = 4;
+  repeated ModelInput input = 5;
+  repeated ModelOutput output = 6;
+  oneof scheduling_choice {
+    ModelDynamicBatching dynamic_batching = 11;
+  }
+  repeated ModelInstanceGroup instance_group = 7;
+  string default_model_filename = 8;
+  repeated ModelWarmup model_warmup = 16;
+}
+`;
+
+/** The standard health service (grpc/grpc-proto's health.proto), which load balancers and Kubernetes probe. */
+export const HEALTH_PROTO = `syntax = "proto3";
+package grpc.health.v1;
+
+message HealthCheckRequest { string service = 1; }
+message HealthCheckResponse {
+  enum ServingStatus { UNKNOWN = 0; SERVING = 1; NOT_SERVING = 2; SERVICE_UNKNOWN = 3; }
+  ServingStatus status = 1;
+}
+service Health {
+  rpc Check(HealthCheckRequest) returns (HealthCheckResponse);
+  rpc Watch(HealthCheckRequest) returns (stream HealthCheckResponse);
+}
+`;
+
+/** The service's full name and the path of its inference call, as they travel in HTTP/2. */
+export const INFERENCE_SERVICE = 'inference.GRPCInferenceService';
+export const MODEL_INFER_PATH = `/${INFERENCE_SERVICE}/ModelInfer`;

@@ -1,0 +1,182 @@
+import { Writable } from 'node:stream';
+import * as grpc from '@grpc/grpc-js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { benchMain } from '../../src/commands/bench-main.js';
+import { parseThresholds } from '../../src/bench/plan-from-options.js';
+import { BatchlineError, ExitWithCode } from '../../src/errors.js';
+import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
+import { validated } from './plan-helper.js';
+
+class Sink extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _enc: string, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+const BODY = JSON.stringify({
+  id: 'b1',
+  parameters: { priority: 1, timeout: 250_000 },
+  inputs: [
+    {
+      name: 'x',
+      shape: [2, 3],
+      datatype: 'FP32',
+      data: [
+        [1, 2, 3],
+        [4, 5, 6],
+      ],
+    },
+    { name: 'tag', shape: [1], datatype: 'BYTES', data: ['hi'] },
+  ],
+});
+
+/** A bare grpc-js server whose ModelInfer answers `answer(n)` for the n-th call, and keeps what it was sent. */
+async function bareServer(
+  answer: (n: number) => grpc.status,
+): Promise<{ port: number; seen: any[]; stop: () => void }> {
+  const server = new grpc.Server();
+  const seen: any[] = [];
+  const request = inferenceType('ModelInferRequest');
+  const response = inferenceType('ModelInferResponse');
+  server.addService(
+    {
+      ModelInfer: {
+        path: '/inference.GRPCInferenceService/ModelInfer',
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (value: Buffer) => value,
+        requestDeserialize: (bytes: Buffer) => request.toObject(request.decode(bytes), { longs: Number }),
+        responseSerialize: (value: object) => Buffer.from(response.encode(response.fromObject(value)).finish()),
+        responseDeserialize: (bytes: Buffer) => bytes,
+      },
+    },
+    {
+      ModelInfer: (call: grpc.ServerUnaryCall<any, any>, done: grpc.sendUnaryData<any>) => {
+        seen.push({ ...call.request, metadata: call.metadata.get('x-team') });
+        const code = answer(seen.length - 1);
+        if (code === grpc.status.OK) done(null, { model_name: call.request.model_name, outputs: [] });
+        else done({ code, details: 'no' });
+      },
+    },
+  );
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
+  return { port, seen, stop: () => server.forceShutdown() };
+}
+
+let stopServer: (() => void) | undefined;
+afterEach(() => {
+  stopServer?.();
+  stopServer = undefined;
+});
+
+async function bench(url: string, raw: Record<string, string>, thresholds: string[] = [], headers: string[] = []) {
+  const stdout = new Sink();
+  const outputs = {
+    json: '-',
+    hdrLog: undefined,
+    sweep: undefined,
+    slo: 'p99<1s',
+    quiet: true,
+    thresholds: parseThresholds(thresholds, undefined),
+  };
+  let exit: unknown;
+  await benchMain(validated(url, { warmup: '0', ...raw }, headers), outputs, {
+    stdout,
+    stderr: new Sink(),
+    env: {},
+  }).catch((error: unknown) => (exit = error));
+  if (exit instanceof BatchlineError) throw exit;
+  return { report: JSON.parse(stdout.text.slice(0, stdout.text.lastIndexOf('}') + 1)), exit };
+}
+
+describe('bench grpc://host:port/models/NAME', () => {
+  it('sends the OIP JSON body as one ModelInferRequest with raw contents, closed loop, and counts the answers by status', async () => {
+    const server = await bareServer((n) => (n % 4 === 3 ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.OK));
+    stopServer = server.stop;
+    const { report, exit } = await bench(
+      `grpc://127.0.0.1:${server.port}/models/mymodel/versions/2`,
+      { body: BODY, requests: '40', connections: '2' },
+      ['errors<50%'],
+      ['x-team: search'],
+    );
+    expect(exit).toBeUndefined();
+    expect(report.requests.completed).toBe(40);
+    expect(report.status).toStrictEqual({ OK: 30, RESOURCE_EXHAUSTED: 10 });
+    expect(report.requests.ok).toBe(30);
+    const first = server.seen[0];
+    expect(first).toMatchObject({ model_name: 'mymodel', model_version: '2', id: 'b1', metadata: ['search'] });
+    expect(first.parameters).toStrictEqual({ priority: { int64_param: 1 }, timeout: { int64_param: 250_000 } });
+    expect(first.inputs).toStrictEqual([
+      { name: 'x', datatype: 'FP32', shape: [2, 3] },
+      { name: 'tag', datatype: 'BYTES', shape: [1] },
+    ]);
+    expect(Array.from(new Float32Array(Uint8Array.from(first.raw_input_contents[0]).buffer))).toStrictEqual([
+      1, 2, 3, 4, 5, 6,
+    ]);
+    expect(Buffer.from(first.raw_input_contents[1])).toStrictEqual(Buffer.from([2, 0, 0, 0, 0x68, 0x69]));
+  });
+
+  it('runs the open loop at a rate, and fails a --threshold the answers miss', async () => {
+    const server = await bareServer((n) => (n % 2 === 0 ? grpc.status.OK : grpc.status.UNAVAILABLE));
+    stopServer = server.stop;
+    const { report, exit } = await bench(
+      `grpc://127.0.0.1:${server.port}/models/mymodel`,
+      { body: BODY, rate: '200', duration: '500ms' },
+      ['errors<10%'],
+    );
+    expect(report.mode).toBe('open');
+    expect(report.status.OK).toBeGreaterThan(40);
+    expect(report.status.UNAVAILABLE).toBeGreaterThan(40);
+    expect(server.seen[0].model_version).toBe('');
+    expect(exit).toBeInstanceOf(ExitWithCode);
+  });
+
+  it('counts a server that is not there as refused connections, not as answers', async () => {
+    const server = await bareServer(() => grpc.status.OK);
+    server.stop();
+    const { report } = await bench(`grpc://127.0.0.1:${server.port}/models/m`, { body: BODY, requests: '3' });
+    expect(report.requests.completed).toBe(0);
+    expect(report.requests.errors).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ['grpc://127.0.0.1/models/m', {}, 'a port in grpc://host:port/models/NAME'],
+    ['grpc://127.0.0.1:1/v2/models/m/infer', {}, 'grpc://host:port/models/NAME or'],
+    ['grpc://127.0.0.1:1/models/m', { body: undefined }, "--body: got '', expected the request for grpc://"],
+    [
+      'grpc://127.0.0.1:1/models/m',
+      { httpClient: 'lean' },
+      "--http-client: got 'lean', expected auto with a grpc:// URL",
+    ],
+  ])('refuses %s %j naming what it expects', (url, raw, message) => {
+    const options = Object.fromEntries(
+      Object.entries({ body: BODY, ...raw }).filter(([, v]) => v !== undefined),
+    ) as Record<string, string>;
+    expect(() => validated(url, options)).toThrow(message);
+  });
+
+  it('refuses a body that is not the protocol’s JSON, before the run', async () => {
+    for (const [body, message] of [
+      [
+        '{"inputs": [{"name": "x", "shape": [2], "datatype": "FP32", "data": [1]}]}',
+        'input "x": "data" has 1 values, its shape needs 2',
+      ],
+      [
+        '{"inputs": [{"name": "x", "shape": [1], "datatype": "FP8", "data": [1]}]}',
+        'input "x": "datatype" must be one of',
+      ],
+      ['[1]', 'expected a JSON object with "inputs"'],
+      ['nope', 'not valid JSON'],
+    ]) {
+      await expect(bench('grpc://127.0.0.1:1/models/m', { body: body as string, requests: '1' }), body).rejects.toThrow(
+        `--body: ${message}`,
+      );
+    }
+  });
+});

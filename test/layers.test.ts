@@ -33,6 +33,7 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
     'model',
     'options',
     'profile',
+    'protocol',
     'report',
     'serve',
     'simulate',

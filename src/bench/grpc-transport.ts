@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import type * as GrpcJs from '@grpc/grpc-js';
 import type { BenchPlan } from './plan.js';
-import type { Transport } from './transport.js';
+import type { Closable } from './drain.js';
+import type { TimedRequest } from './timed-request.js';
 
 const require = createRequire(import.meta.url);
 
@@ -20,7 +21,10 @@ const NOT_CONNECTED = /^No connection established|^failed to connect|ECONNREFUSE
  * its connection; the open loop takes them in turn. Headers (`--header`) travel as metadata.
  * grpc-js is loaded only when a run targets grpc:// (architecture.md rule 6).
  */
-export function createGrpcTransport(plan: BenchPlan, connections: number): Transport {
+export function createGrpcTransport(
+  plan: BenchPlan,
+  connections: number,
+): Closable & { send(request: TimedRequest, sender: number): void } {
   const grpc = require('@grpc/grpc-js') as typeof GrpcJs;
   const url = new URL(plan.url);
   const target = `${url.hostname}:${url.port}`;
@@ -56,11 +60,11 @@ export function createGrpcTransport(plan: BenchPlan, connections: number): Trans
           if (error === null) return request.answered('OK');
           const details = error.details ?? '';
           if (error.code === grpc.status.UNAVAILABLE && NOT_CONNECTED.test(details))
-            return request.onError(Object.assign(new Error(details), { code: 'ECONNREFUSED' }));
+            return request.onError(socketError(details, 'ECONNREFUSED'));
           if (error.code === grpc.status.DEADLINE_EXCEEDED && /^Deadline exceeded/.test(details))
-            return request.onError(Object.assign(new Error(details), { code: 'ETIMEDOUT' }));
+            return request.onError(socketError(details, 'ETIMEDOUT'));
           if (error.code === grpc.status.CANCELLED && details.startsWith('Cancelled on client'))
-            return request.onError(Object.assign(new Error(details), { code: 'ECONNRESET' }));
+            return request.onError(socketError(details, 'ECONNRESET'));
           request.answered(names[error.code] ?? String(error.code));
         },
       );
@@ -72,4 +76,11 @@ export function createGrpcTransport(plan: BenchPlan, connections: number): Trans
       for (const client of clients) client.close();
     },
   };
+}
+
+/** A call that got no answer, as the socket error bench counts it under (classifyError). */
+function socketError(message: string, errno: string): Error {
+  const error = new Error(message) as NodeJS.ErrnoException;
+  error.code = errno;
+  return error;
 }

@@ -73,6 +73,8 @@ export interface JsonOptionSpec<T = unknown> extends BaseSpec {
   /** What --help shows as the value, e.g. `json`. */
   placeholder: string;
   parse(json: unknown): T;
+  /** A short form of a flag's text that is not JSON (`1,8` for `[1,8]`): turned into what `parse` takes. */
+  fromText?(text: string): unknown;
 }
 
 export type OptionSchema = Record<string, OptionSpec>;
@@ -229,7 +231,8 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
         try {
           json = JSON.parse(value);
         } catch (error) {
-          throw invalid(name, text, `JSON (${(error as Error).message})`);
+          if (spec.fromText === undefined) throw invalid(name, text, `JSON (${(error as Error).message})`);
+          json = spec.fromText(value);
         }
       }
       try {

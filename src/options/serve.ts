@@ -1,6 +1,15 @@
 import { BATCHING_OPTIONS } from './batching.js';
 import type { OptionSchema, OptionValues } from './schema.js';
 
+/** Batch sizes of a warmup: whole numbers from 1, as an array (`[1, 8]`) or its short form's parts. */
+function parseWarmupBatchSizes(json: unknown): number[] {
+  const list = Array.isArray(json) ? json : [json];
+  const sizes = list.map((size) => (typeof size === 'string' && /^\s*\d+\s*$/.test(size) ? Number(size) : size));
+  if (sizes.length === 0 || !sizes.every((size) => Number.isInteger(size) && size >= 1 && size <= 4096))
+    throw new Error('batch sizes from 1 to 4096, such as 1,8 (or [1, 8] in config.json)');
+  return sizes as number[];
+}
+
 /**
  * The options one model version may set for itself: the batching options and how its model
  * runs. On the command line they are the server's defaults; a model's `config.json` in a
@@ -44,6 +53,25 @@ export const MODEL_VERSION_OPTIONS = {
     max: 1000,
     description:
       'a batch running longer than this many times its longest request deadline marks its instance stuck (a process is killed and restarted)',
+  },
+  warmupBatchSizes: {
+    kind: 'json',
+    flag: 'warmup-batch-sizes',
+    env: 'WARMUP_BATCH_SIZES',
+    default: undefined,
+    placeholder: 'sizes',
+    parse: parseWarmupBatchSizes,
+    fromText: (text: string) => text.split(','),
+    description:
+      "before a version is ready, run one batch of each of these sizes on every instance (Triton's model_warmup), e.g. 1,8; /readyz and ModelReady wait for it",
+  },
+  warmupData: {
+    kind: 'enum',
+    flag: 'warmup-data',
+    env: 'WARMUP_DATA',
+    choices: ['zero', 'random'],
+    default: 'zero',
+    description: "what the warmup batches hold: zeros, or seeded random values (as Triton's zero_data and random_data)",
   },
   latencyProfile: {
     kind: 'string',

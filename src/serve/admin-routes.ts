@@ -4,8 +4,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { effectiveConfig, parseModelOptions, readModelConfig } from './model-config.js';
 import { MODEL_NAME_PATTERN, modelFileInRepository } from './repository.js';
-import { plainAnswer } from './answer.js';
+import { Answer, plainAnswer } from './answer.js';
 import { modelsList, versionMetadata } from './model-routes.js';
+import { OIP_ERRORS } from './oip-protocol.js';
+import { registerRepositoryRoutes } from './repository-routes.js';
 import type { ServingRuntime } from './serving-runtime.js';
 
 /** The fields of a registration besides the model's options. */
@@ -14,7 +16,8 @@ const REGISTRATION_FIELDS = ['version', 'path', 'wait'] as const;
 /**
  * The admin API, on `app` (the main listener or the admin one): `GET /admin/models`,
  * `POST /admin/models/{name}` (register a version of a model file in the repository) and
- * `DELETE /admin/models/{name}/{version}` (drain it, then close it). Every request needs
+ * `DELETE /admin/models/{name}/{version}` (drain it, then close it), and Triton's repository
+ * extension under /v2/repository (repository-routes.ts). Every request needs
  * `Authorization: Bearer <token>`: 401 without it, 403 with another token.
  */
 export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntime, token: string): void {
@@ -27,8 +30,12 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
       const refusal = authorization(request, expected);
       if (refusal === undefined) return done();
       if (refusal.code === 'UNAUTHORIZED') reply.header('www-authenticate', 'Bearer realm="batchline admin"');
-      refuse(reply, refusal);
+      // The repository extension answers in the protocol's format, which Triton's clients read.
+      if (request.url.startsWith('/v2/')) new Answer(reply, OIP_ERRORS, undefined).error(refusal);
+      else refuse(reply, refusal);
     });
+
+    registerRepositoryRoutes(scope, runtime);
 
     scope.get('/admin/models', (_request, reply) => {
       const repository = runtime.config.modelRepository;

@@ -8,7 +8,11 @@ import { type Targets, unavailable } from './target.js';
 
 /** A version in the models list: its number and state (with the reason when it cannot serve). */
 export function versionSummary(version: ModelVersion): Record<string, unknown> {
-  return { version: version.version, ...version.status };
+  return {
+    version: version.version,
+    ...version.status,
+    ...(version.warmupMs === undefined ? {} : { warmup_ms: Math.round(version.warmupMs * 10) / 10 }),
+  };
 }
 
 /** Every model, its versions and their states: `GET /v1/models` (and, with more, `GET /admin/models`). */

@@ -10,6 +10,7 @@ import type { ServeMetrics, VersionMetrics } from './metrics.js';
 import type { AnswerCounters } from './answer-counters.js';
 import { ModelExecutor } from './model-executor.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
+import { warmUp } from './warmup.js';
 import type { ModelVersionState, ModelVersionStats } from '../stats-contract/server-stats.js';
 
 export type ModelBatcher = Batcher<ItemTensors, ItemTensors>;
@@ -43,6 +44,8 @@ export class ModelVersion implements AnswerCounters {
   /** Inference answers for this version by HTTP status, since it was registered. */
   readonly responsesByStatus: Record<string, number> = {};
   readonly requestTimeoutMs: number;
+  /** How long the warmup took (ms), once it ran; undefined without one. */
+  warmupMs: number | undefined;
   /** What the online latency model starts from: the fit of `--latency-profile`, when given. */
   private latencyPrior: { aMs: number; bMs: number } | undefined;
 
@@ -115,6 +118,24 @@ export class ModelVersion implements AnswerCounters {
         execution: c.execution,
         ...(this.path === undefined ? {} : { name: this.name, version: String(this.version) }),
       });
+      if (c.warmupBatchSizes !== undefined) {
+        // Not ready (nor admitting) until every instance has run its warmup batches.
+        try {
+          this.warmupMs = await warmUp(
+            model,
+            {
+              batchSizes: c.warmupBatchSizes,
+              data: c.warmupData,
+              instances: c.instances,
+              maxBatchSize: c.maxBatchSize,
+            },
+            () => this.deps.clock.now(),
+          );
+        } catch (error) {
+          await model.close();
+          throw error;
+        }
+      }
       this.attach(model);
     } catch (error) {
       this.failure = asError(error).message;

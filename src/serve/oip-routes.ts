@@ -9,12 +9,11 @@ import { useOipBody } from './oip-body.js';
 import { OIP_ERRORS, oipCodecFor } from './oip-protocol.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import { type ModelRef, unavailable } from './target.js';
+import { ONNX_PLATFORM, tritonModelConfig } from './triton-model-config.js';
 
 /** The server metadata's name and the extensions it supports. */
 const SERVER_NAME = 'batchline';
-const EXTENSIONS = ['binary_tensor_data', 'schedule_policy'];
-/** Triton's platform name for models run by onnxruntime (the protocol's list says onnx_onnxv1). */
-const PLATFORM = 'onnxruntime_onnx';
+const EXTENSIONS = ['binary_tensor_data', 'schedule_policy', 'model_configuration'];
 
 /**
  * The REST side of the Open Inference Protocol (KServe v2), under `/v2`, in a scope of its own:
@@ -44,7 +43,12 @@ export function registerOipRoutes(
         request.params as { name: string; version?: string };
 
       scope.get('/', { config: { answers: plain } }, (_request, reply) =>
-        answerOf(reply).json({ name: SERVER_NAME, version: serverVersion, extensions: EXTENSIONS }),
+        answerOf(reply).json({
+          name: SERVER_NAME,
+          version: serverVersion,
+          // The repository extension is the admin API's: there only with --admin-token.
+          extensions: runtime.config.adminToken === undefined ? EXTENSIONS : [...EXTENSIONS, 'model_repository'],
+        }),
       );
       scope.get('/health/live', { config: { answers: plain } }, (_request, reply) =>
         answerOf(reply).json({ live: true }),
@@ -65,7 +69,7 @@ export function registerOipRoutes(
         answerOf(reply).json({
           name: found.name,
           versions: registry.versionsOf(found.name).map((v) => String(v.version)),
-          platform: PLATFORM,
+          platform: ONNX_PLATFORM,
           inputs: found.model.inputs.map(tensorMetadata),
           outputs: found.model.outputs.map(tensorMetadata),
         });
@@ -76,9 +80,17 @@ export function registerOipRoutes(
         if (!found.acceptsWork) return void answerOf(reply).error(unavailable(found));
         answerOf(reply).json({ name: found.name, ready: true });
       };
+      const config = (request: FastifyRequest, reply: FastifyReply): void => {
+        const found = targets.find(refOf(request));
+        if (found instanceof BatchlineError) return void answerOf(reply).error(found);
+        if (found.batcher === undefined) return void answerOf(reply).error(unavailable(found));
+        const versions = registry.versionsOf(found.name).map((v) => v.version);
+        answerOf(reply).json(tritonModelConfig(found, versions));
+      };
       for (const path of ['/models/:name', '/models/:name/versions/:version']) {
         scope.get(path, { config: { answers: plain } }, metadata);
         scope.get(`${path}/ready`, { config: { answers: plain } }, ready);
+        scope.get(`${path}/config`, { config: { answers: plain } }, config);
       }
 
       const answers = new RouteAnswers(

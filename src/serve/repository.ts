@@ -38,7 +38,8 @@ export async function scanRepository(dir: string): Promise<RepositoryModel[]> {
   return models;
 }
 
-async function scanModel(dir: string, name: string): Promise<RepositoryModel> {
+/** One model of the repository, its versions selected by its version policy (the repository extension loads it by name). */
+export async function scanModel(dir: string, name: string): Promise<RepositoryModel> {
   const modelDir = join(dir, name);
   if (!MODEL_NAME_PATTERN.test(name))
     throw invalid(`${modelDir}: a model name is letters, digits, '_', '.' and '-' (at most 128)`);

@@ -115,7 +115,10 @@ export async function runServer(
           `request_timeout_ms=${c.requestTimeoutMs} instances=${c.instances} model_latency_ms=${formatAffineMs(c.modelLatencyMs)} batch_policy=${c.batchPolicy} admission=${c.admission}` +
           (c.priorityLevels > 1
             ? ` priority_levels=${c.priorityLevels} default_priority_level=${version.batcher.defaultPriority}`
-            : ''),
+            : '') +
+          (version.warmupMs === undefined
+            ? ''
+            : ` warmup_ms=${version.warmupMs.toFixed(1)} (batches of ${c.warmupBatchSizes?.join(', ')} on ${c.instances} instance${c.instances === 1 ? '' : 's'})`),
       );
     });
 

@@ -139,6 +139,9 @@ export class ServingRuntime {
     await version.drain(this.config.drainTimeoutMs);
     await version.loaded; // a version deregistered while it loads closes once loaded
     this.registry.remove(version);
+    // An unloaded start-up version no longer holds readiness back.
+    const index = this.startup.indexOf(version);
+    if (index >= 0) this.startup.splice(index, 1);
     await version.close();
   }
 

@@ -260,7 +260,7 @@ describe("batchline's extras on /v2", () => {
 
 /** Polls (on timers, bounded) until `condition` holds: for a state no event announces. */
 async function until(condition: () => boolean): Promise<void> {
-  for (let wait = 0; wait < 400 && !condition(); wait++) await new Promise((resolve) => setTimeout(resolve, 5));
+  for (let wait = 0; wait < 2000 && !condition(); wait++) await new Promise((resolve) => setTimeout(resolve, 2));
   expect(condition()).toBe(true);
 }
 
@@ -292,7 +292,7 @@ describe("Triton's schedule policy on /v2: parameters.priority and parameters.ti
 
   it('runs a request of a higher priority level before one of a lower level that waited longer', async () => {
     const levels = await startTestServer(
-      { maxBatchSize: 1, batchWindowMs: 0, modelLatencyMs: 60, priorityLevels: 2, modelName: 'mymodel' },
+      { maxBatchSize: 1, batchWindowMs: 0, modelLatencyMs: 400, priorityLevels: 2, modelName: 'mymodel' },
       modelPath,
     );
     try {

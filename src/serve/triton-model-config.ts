@@ -1,0 +1,90 @@
+import type { TensorSpec } from '../model/tensor-spec.js';
+import { oipDatatypeOf } from '../protocol/datatypes.js';
+import type { ModelVersion } from './model-version.js';
+
+/** Triton's platform and backend names for a model onnxruntime runs. */
+export const ONNX_PLATFORM = 'onnxruntime_onnx';
+const ONNX_BACKEND = 'onnxruntime';
+
+/**
+ * A version's configuration as Triton's `ModelConfig` (model_config.proto, in the JSON form its
+ * HTTP `GET /v2/models/{m}/config` answers and the same fields over gRPC): what tritonclient's
+ * `get_model_config` and perf_analyzer read — `max_batch_size`, inputs and outputs without the
+ * batch dimension (a free one as -1), `dynamic_batching` with the queue delay, priority levels
+ * and queue policies, `instance_group`, and the warmup. `versions`: those of the model served.
+ */
+export function tritonModelConfig(version: ModelVersion, versions: readonly number[]): Record<string, unknown> {
+  const c = version.config;
+  const batcher = version.batcher;
+  const levels = c.priorityLevels > 1 ? c.priorityLevels : 0;
+  const queuePolicy = (maxQueueSize: number, timeoutMs: number) => ({
+    timeout_action: 'REJECT',
+    default_timeout_microseconds: Math.round(timeoutMs * 1000),
+    allow_timeout_override: true,
+    max_queue_size: maxQueueSize,
+  });
+  const perLevel: Record<string, unknown> = {};
+  for (const [level, own] of Object.entries(c.priorityQueuePolicy ?? {}))
+    perLevel[level] = queuePolicy(own.maxQueueSize ?? c.maxQueueSize, own.requestTimeoutMs ?? c.requestTimeoutMs);
+  return {
+    name: version.name,
+    platform: ONNX_PLATFORM,
+    backend: ONNX_BACKEND,
+    version_policy: { specific: { versions: [...versions] } },
+    max_batch_size: c.maxBatchSize,
+    input: version.model.inputs.map((spec) => ({
+      name: spec.name,
+      data_type: dataTypeOf(spec),
+      format: 'FORMAT_NONE',
+      dims: dimsOf(spec),
+      is_shape_tensor: false,
+      allow_ragged_batch: false,
+      optional: false,
+    })),
+    output: version.model.outputs.map((spec) => ({
+      name: spec.name,
+      data_type: dataTypeOf(spec),
+      dims: dimsOf(spec),
+      label_filename: '',
+      is_shape_tensor: false,
+    })),
+    dynamic_batching: {
+      preferred_batch_size: [],
+      max_queue_delay_microseconds: Math.round(c.batchWindowMs * 1000),
+      preserve_ordering: false,
+      priority_levels: levels,
+      default_priority_level: levels === 0 ? 0 : (batcher?.defaultPriority ?? levels),
+      default_queue_policy: queuePolicy(c.maxQueueSize, c.requestTimeoutMs),
+      priority_queue_policy: perLevel,
+    },
+    instance_group: [
+      { name: `${version.name}_0`, kind: 'KIND_CPU', count: c.instances, gpus: [], profile: [], passive: false },
+    ],
+    default_model_filename: version.path === undefined ? '' : 'model.onnx',
+    model_warmup: (c.warmupBatchSizes ?? []).map((size) => ({
+      name: `warmup_${size}`,
+      batch_size: size,
+      count: 1,
+      inputs: Object.fromEntries(
+        version.model.inputs.map((spec) => [
+          spec.name,
+          {
+            data_type: dataTypeOf(spec),
+            dims: dimsOf(spec).map((dim) => (dim < 0 ? 1 : dim)),
+            ...(c.warmupData === 'random' ? { random_data: true } : { zero_data: true }),
+          },
+        ]),
+      ),
+    })),
+  };
+}
+
+/** `TYPE_FP32`, …; BYTES is `TYPE_STRING` in a model configuration. */
+function dataTypeOf(spec: TensorSpec): string {
+  const oip = oipDatatypeOf(spec.type);
+  return oip === 'BYTES' ? 'TYPE_STRING' : `TYPE_${oip}`;
+}
+
+function dimsOf(spec: TensorSpec): number[] {
+  return spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : -1));
+}

@@ -1,0 +1,82 @@
+import { SeededRandom } from '../core/rng.js';
+import { BatchlineError, asError } from '../errors.js';
+import type { ServedModel } from '../model/load-model.js';
+import { allocate, type ElementArray, type ItemTensors, type TensorSpec } from '../model/tensor-spec.js';
+
+/** What a version runs before it is ready (Triton's `model_warmup`). */
+export interface WarmupPlan {
+  /** One batch of each size, on every instance. */
+  readonly batchSizes: readonly number[];
+  /** Zeros, or random values from a fixed seed (the same batches every start). */
+  readonly data: 'zero' | 'random';
+  readonly instances: number;
+  readonly maxBatchSize: number;
+}
+
+/**
+ * Runs the warmup batches on every instance of `model`, one after the other, and resolves with
+ * the time it took (ms): onnxruntime's first runs of a size allocate and plan (tens of ms for an
+ * image model), which the first requests would otherwise wait for. A symbolic dimension of an
+ * input is 1. Throws MODEL_LOAD_FAILED when a warmup batch fails: a model that cannot run zeros
+ * or random values of its own shapes is not ready.
+ */
+export async function warmUp(model: ServedModel, plan: WarmupPlan, nowMs: () => number): Promise<number> {
+  const startMs = nowMs();
+  const too = plan.batchSizes.find((size) => size > plan.maxBatchSize);
+  if (too !== undefined)
+    throw new BatchlineError(
+      'MODEL_LOAD_FAILED',
+      `warmup batch size ${too} is larger than max_batch_size ${plan.maxBatchSize}`,
+    );
+  const random = new SeededRandom(1);
+  for (let instance = 0; instance < plan.instances; instance++) {
+    for (const size of plan.batchSizes) {
+      // Fresh arrays each run: a run may move them to the instance's thread.
+      const items = Array.from({ length: size }, () => itemOf(model.inputs, plan.data, random));
+      let results: (ItemTensors | Error)[];
+      try {
+        results = await model.runBatch(items, instance);
+      } catch (error) {
+        throw warmupFailed(size, instance, error);
+      }
+      const failed = results.find((result) => result instanceof Error);
+      if (failed !== undefined) throw warmupFailed(size, instance, failed);
+    }
+  }
+  return nowMs() - startMs;
+}
+
+function itemOf(specs: readonly TensorSpec[], data: 'zero' | 'random', random: SeededRandom): ItemTensors {
+  const item: ItemTensors = {};
+  for (const spec of specs) {
+    const shape = spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : 1));
+    const values = allocate(
+      spec.type,
+      shape.reduce((a, b) => a * b, 1),
+    );
+    if (data === 'random') fillRandom(values, random);
+    item[spec.name] = { data: values, shape };
+  }
+  return item;
+}
+
+function fillRandom(values: ElementArray, random: SeededRandom): void {
+  if (Array.isArray(values)) {
+    for (let i = 0; i < values.length; i++) values[i] = random.next().toString(36).slice(2, 8);
+    return;
+  }
+  const floats = values instanceof Float32Array || values instanceof Float64Array;
+  for (let i = 0; i < values.length; i++) {
+    const u = random.next();
+    if (values instanceof BigInt64Array || values instanceof BigUint64Array) values[i] = BigInt(Math.floor(u * 100));
+    else
+      (values as Float32Array)[i] = floats ? u : values instanceof Uint8Array ? Math.floor(u * 2) : Math.floor(u * 100);
+  }
+}
+
+function warmupFailed(size: number, instance: number, error: unknown): BatchlineError {
+  return new BatchlineError(
+    'MODEL_LOAD_FAILED',
+    `warmup batch of ${size} failed on instance ${instance}: ${asError(error).message}`,
+  );
+}

@@ -1,0 +1,156 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { linearModelOnnx, writeRepository } from './repository-fixture.js';
+import { startTestServer, type TestServer } from './test-server.js';
+
+const TOKEN = 'admin-secret';
+const auth = { authorization: `Bearer ${TOKEN}` };
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** A request as tritonclient makes it: POST bodies with no Content-Type. */
+async function call(
+  method: 'GET' | 'POST',
+  url: string,
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: any }> {
+  const response = await request(url, { method, headers, ...(body === undefined ? {} : { body }) });
+  const text = await response.body.text();
+  return { status: response.statusCode, json: text === '' ? undefined : JSON.parse(text) };
+}
+
+/** m (versions 1 and 2, both served, with warmup and priorities in its config.json) and other (version 1). */
+async function tritonServer(flags: Record<string, unknown> = {}): Promise<TestServer> {
+  const root = await writeRepository({
+    'm/1/model.onnx': linearModelOnnx([1, 2]),
+    'm/2/model.onnx': linearModelOnnx([10, 20]),
+    'other/1/model.onnx': linearModelOnnx([3]),
+  });
+  await writeFile(
+    join(root, 'm', 'config.json'),
+    JSON.stringify({
+      version_policy: { all: true },
+      max_batch_size: 4,
+      batch_window_ms: 2.5,
+      priority_levels: 2,
+      priority_queue_policy: { 1: { max_queue_size: 8, default_timeout_microseconds: 100_000 } },
+      warmup_batch_sizes: [1, 4],
+      warmup_data: 'random',
+      instances: 2,
+    }),
+  );
+  return startTestServer({ modelRepository: root, adminToken: TOKEN, defaultModel: 'm', ...flags });
+}
+
+describe("Triton's model configuration: GET /v2/models/{m}[/versions/{v}]/config", () => {
+  it('describes the version as tritonclient and perf_analyzer read it', async () => {
+    server = await tritonServer();
+    const config = await call('GET', `${server.url}/v2/models/m/config`);
+    expect(config.status).toBe(200);
+    expect(config.json).toMatchObject({
+      name: 'm',
+      platform: 'onnxruntime_onnx',
+      backend: 'onnxruntime',
+      version_policy: { specific: { versions: [2, 1] } },
+      max_batch_size: 4,
+      input: [{ name: 'x', data_type: 'TYPE_FP32', dims: [2] }],
+      output: [{ name: 'y', data_type: 'TYPE_FP32', dims: [1] }],
+      dynamic_batching: {
+        max_queue_delay_microseconds: 2500,
+        priority_levels: 2,
+        default_priority_level: 2,
+        default_queue_policy: { max_queue_size: 128, default_timeout_microseconds: 2_000_000 },
+        priority_queue_policy: { 1: { max_queue_size: 8, default_timeout_microseconds: 100_000 } },
+      },
+      instance_group: [{ kind: 'KIND_CPU', count: 2 }],
+      model_warmup: [
+        { batch_size: 1, inputs: { x: { data_type: 'TYPE_FP32', dims: [2], random_data: true } } },
+        { batch_size: 4 },
+      ],
+    });
+    expect((await call('GET', `${server.url}/v2/models/m/versions/1/config`)).json.name).toBe('m');
+    expect((await call('GET', `${server.url}/v2/models/other/config`)).json.dynamic_batching.priority_levels).toBe(0);
+    const missing = await call('GET', `${server.url}/v2/models/nope/config`);
+    expect([missing.status, missing.json.error]).toStrictEqual([404, "no such model: 'nope'"]);
+  });
+});
+
+describe('warmup before ready', () => {
+  it('runs the batches on every instance before the version takes work, and says how long it took', async () => {
+    server = await tritonServer();
+    const models = await call('GET', `${server.url}/v1/models`);
+    const m = models.json.models.find((model: { name: string }) => model.name === 'm');
+    for (const version of m.versions) {
+      expect(version.state).toBe('ready');
+      expect(version.warmup_ms).toBeGreaterThan(0);
+    }
+    const other = models.json.models.find((model: { name: string }) => model.name === 'other');
+    expect(other.versions[0].warmup_ms).toBeUndefined();
+    // The warmup's batches were the model's first runs; the server's first request is its first batch.
+    const version = server.runtime.registry.resolve('m', 2)!;
+    expect(version.batcher.counts.batches).toBe(0);
+  });
+
+  it('leaves a version whose warmup cannot run unavailable, with the reason', async () => {
+    server = await startTestServer({ warmupBatchSizes: '1,16', maxBatchSize: 8 }).catch((error: Error) => {
+      expect(error.message).toContain('warmup batch size 16 is larger than max_batch_size 8');
+      return undefined;
+    });
+    if (server !== undefined) {
+      const ready = await call('GET', `${server.url}/readyz`);
+      expect(ready.status).toBe(503);
+    }
+  });
+});
+
+describe("Triton's model repository extension, behind the admin token", () => {
+  it('lists, unloads and loads models as tritonclient asks, with the bearer token', async () => {
+    server = await tritonServer();
+    const index = await call('POST', `${server.url}/v2/repository/index`, '', auth);
+    expect(index.status).toBe(200);
+    expect(index.json).toStrictEqual([
+      { name: 'm', version: '2', state: 'READY' },
+      { name: 'm', version: '1', state: 'READY' },
+      { name: 'other', version: '1', state: 'READY' },
+    ]);
+    const unloaded = await call('POST', `${server.url}/v2/repository/models/other/unload`, '{}', auth);
+    expect(unloaded.status).toBe(200);
+    expect((await call('GET', `${server.url}/v2/models/other/ready`)).status).toBe(404);
+    expect((await call('POST', `${server.url}/v2/repository/index`, '', auth)).json).toContainEqual({
+      name: 'other',
+      state: 'UNAVAILABLE',
+      reason: 'unloaded',
+    });
+    expect((await call('POST', `${server.url}/v2/repository/index`, '{"ready": true}', auth)).json).toHaveLength(2);
+    // Readiness does not wait for what was unloaded.
+    expect((await call('GET', `${server.url}/readyz`)).status).toBe(200);
+    const loaded = await call('POST', `${server.url}/v2/repository/models/other/load`, '{}', auth);
+    expect(loaded.status).toBe(200);
+    expect((await call('GET', `${server.url}/v2/models/other/ready`)).status).toBe(200);
+    const unknown = await call('POST', `${server.url}/v2/repository/models/ghost/load`, '', auth);
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.error).toContain("no such model: 'ghost' in the repository");
+  });
+
+  it('refuses every call without the token, as the admin API does, and does not exist without one', async () => {
+    server = await tritonServer();
+    for (const path of ['/v2/repository/index', '/v2/repository/models/other/unload', '/v2/repository/models/m/load']) {
+      expect((await call('POST', `${server.url}${path}`, '')).status, path).toBe(401);
+      expect((await call('POST', `${server.url}${path}`, '', { authorization: 'Bearer wrong' })).status, path).toBe(
+        403,
+      );
+    }
+    expect((await call('GET', `${server.url}/v2/models/other/ready`)).status).toBe(200);
+    await server.close();
+    server = await startTestServer();
+    expect((await call('POST', `${server.url}/v2/repository/index`, '', auth)).status).toBe(404);
+    expect((await call('GET', `${server.url}/v2`)).json.extensions).not.toContain('model_repository');
+  });
+});

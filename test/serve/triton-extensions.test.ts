@@ -78,7 +78,10 @@ describe("Triton's model configuration: GET /v2/models/{m}[/versions/{v}]/config
     expect((await call('GET', `${server.url}/v2/models/m/versions/1/config`)).json.name).toBe('m');
     expect((await call('GET', `${server.url}/v2/models/other/config`)).json.dynamic_batching.priority_levels).toBe(0);
     const missing = await call('GET', `${server.url}/v2/models/nope/config`);
-    expect([missing.status, missing.json.error]).toStrictEqual([404, "no such model: 'nope'"]);
+    expect([missing.status, missing.json.error]).toStrictEqual([
+      404,
+      "no such model: 'nope'; this server has 'm', 'other'",
+    ]);
   });
 });
 

@@ -159,7 +159,7 @@ export class BatchlineError extends Error {
 }
 
 /** Longest detail an error message carries, in characters. */
-export const MAX_DETAIL_CHARS = 400;
+const MAX_DETAIL_CHARS = 400;
 
 /**
  * A detail fit for a message that reaches a terminal, a log or a client: control characters

@@ -3,7 +3,7 @@ import type { BenchJson } from './report-json.js';
 import { fmtMs, fmtRate } from './report-text.js';
 
 /** Throughput changes smaller than this fraction are within run-to-run noise. */
-export const THROUGHPUT_NOISE_FRACTION = 0.05;
+const THROUGHPUT_NOISE_FRACTION = 0.05;
 
 export interface Comparison {
   /** Rows of (figure, a, b, change). */

@@ -2,7 +2,7 @@ import { request } from 'undici';
 
 /** The input the embedded toy model (toy-logistic-v1) takes: three features. */
 export const TOY_MODEL_BODY = '{"inputs":[0.2,1.5,-0.3]}';
-export const TOY_MODEL_VERSION = 'toy-logistic-v1';
+const TOY_MODEL_VERSION = 'toy-logistic-v1';
 
 export type TargetKind =
   | { kind: 'toy-model' }

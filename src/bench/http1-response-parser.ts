@@ -1,5 +1,5 @@
 /** Largest response head accepted (status line and headers), as undici's default. */
-export const MAX_HEAD_BYTES = 16 * 1024;
+const MAX_HEAD_BYTES = 16 * 1024;
 
 const CRLFCRLF = Buffer.from('\r\n\r\n', 'latin1');
 const LF = 10;

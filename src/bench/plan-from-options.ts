@@ -119,7 +119,7 @@ function checkWorkerShares(plan: BenchPlan): void {
   if (plan.maxInFlight < w) invalid('--workers', String(w), `at most --max-in-flight (${plan.maxInFlight})`);
 }
 
-export function parseTargetUrl(text: string | undefined): URL {
+function parseTargetUrl(text: string | undefined): URL {
   if (text === undefined || text.trim() === '') {
     throw new BatchlineError(
       'INVALID_OPTION',
@@ -162,7 +162,7 @@ function grpcTarget(url: URL, text: string): URL {
 }
 
 /** `name: value` lines into a header object (lower-case names; a repeated name joins with `, `). */
-export function parseHeaders(lines: readonly string[]): Record<string, string> {
+function parseHeaders(lines: readonly string[]): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const line of lines) {
     const colon = line.indexOf(':');

@@ -51,7 +51,7 @@ export interface PlanShare {
 }
 
 /** Splits `total` into `count` near-equal integer parts, the first ones larger. */
-export function splitEvenly(total: number, count: number, index: number): number {
+function splitEvenly(total: number, count: number, index: number): number {
   return Math.floor(total / count) + (index < total % count ? 1 : 0);
 }
 

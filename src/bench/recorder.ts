@@ -5,7 +5,7 @@ import { encodeHistogram } from './histogram-codec.js';
 import { addLineSums, addPoint, emptyLineSums, slopeOf, type LineSums } from './trend.js';
 
 /** A send more than this late counts as late in the generator's self-check. */
-export const LATE_SEND_MS = 1;
+const LATE_SEND_MS = 1;
 /** Length of one interval of the HdrHistogram log. */
 export const LOG_INTERVAL_MS = 1000;
 

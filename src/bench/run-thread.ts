@@ -6,7 +6,7 @@ import { BenchRecorder, type EncodedRecording, type RecorderTick } from './recor
 import { EventLoopMonitor, type EventLoopStats } from './self-monitor.js';
 
 /** Progress ticks per second a thread reports (the dashboard's frame rate is set elsewhere). */
-export const TICK_MS = 250;
+const TICK_MS = 250;
 
 /** Everything one thread measured, in a form that can cross a worker boundary. */
 export interface ThreadOutcome {

@@ -32,7 +32,7 @@ export function parseSlo(text: string): Slo {
 export type Slo = Objective;
 
 /** Largest fraction of a step's sends that may go without a 2xx answer, unless the objective says. */
-export const DEFAULT_MAX_ERRORS = 0.01;
+const DEFAULT_MAX_ERRORS = 0.01;
 
 /** What the objective grammar judges in a bench result: the 2xx latency and the error ratio. */
 export function figuresOf(result: BenchResult): ObjectiveFigures {
@@ -43,7 +43,7 @@ export function figuresOf(result: BenchResult): ObjectiveFigures {
  * One step's verdict: every clause of the objective met (the 2xx latency under its bounds, the
  * sends without a 2xx answer under the error bound) and the step sustained.
  */
-export function stepMeetsSlo(result: BenchResult, slo: Slo): boolean {
+function stepMeetsSlo(result: BenchResult, slo: Slo): boolean {
   return stepVerdict(result, slo) === 'met';
 }
 
@@ -64,7 +64,7 @@ export function stepVerdict(result: BenchResult, slo: Slo): StepVerdict {
  * Measured sends that got no 2xx answer (non-2xx, failed, refused by --max-in-flight), whenever
  * it came, as a fraction of the sends: a step's capacity is judged by its trend, not by this.
  */
-export function errorRatioOf(result: BenchResult): number {
+function errorRatioOf(result: BenchResult): number {
   const offered = result.requests.sent + result.requests.dropped;
   return offered === 0 ? 1 : (offered - result.requests.ok) / offered;
 }

@@ -7,7 +7,6 @@ import type { TimedRequest } from './timed-request.js';
 
 /** The HTTP clients bench can drive; `auto` is the lean one for http:// and undici for https://. */
 export const HTTP_CLIENTS = ['auto', 'lean', 'undici'] as const;
-export type HttpClientKind = (typeof HTTP_CLIENTS)[number];
 
 /** How the run loops send: `sender` is the closed-loop sender (a hint for connection affinity). */
 export interface Transport extends Closable {
@@ -15,7 +14,7 @@ export interface Transport extends Closable {
 }
 
 /** Which client a plan gets: `auto` means lean for http:// and undici for https:// (lean has no TLS). */
-export function resolveClient(plan: BenchPlan): 'lean' | 'undici' {
+function resolveClient(plan: BenchPlan): 'lean' | 'undici' {
   if (plan.httpClient !== 'auto') return plan.httpClient;
   return new URL(plan.url).protocol === 'http:' ? 'lean' : 'undici';
 }
@@ -62,14 +61,14 @@ export function createTransport(plan: BenchPlan, connections: number): Transport
 }
 
 /** The requests as bytes on the wire, for the lean client: one per body, built once, written as is. */
-export function requestBytesEach(plan: BenchPlan, url: URL): Buffer[] {
+function requestBytesEach(plan: BenchPlan, url: URL): Buffer[] {
   return plan.bodies.length === 0
     ? [requestBytes(plan, url, undefined)]
     : plan.bodies.map((body) => requestBytes(plan, url, body));
 }
 
 /** One request as bytes on the wire. */
-export function requestBytes(plan: BenchPlan, url: URL, bodyBytes: Uint8Array | undefined): Buffer {
+function requestBytes(plan: BenchPlan, url: URL, bodyBytes: Uint8Array | undefined): Buffer {
   const lines = [`${plan.method} ${url.pathname}${url.search} HTTP/1.1`];
   if (plan.headers.host === undefined) lines.push(`host: ${url.host}`);
   for (const [name, value] of Object.entries(plan.headers)) {

@@ -24,7 +24,7 @@ export interface AdaptiveSettings extends PolicySettings {
  * Spare capacity kept when sizing batches to keep up with arrivals: batches sized for 1.25× the
  * measured rate, so a short rise in arrivals does not at once build a queue.
  */
-export const KEEP_UP_HEADROOM = 1.25;
+const KEEP_UP_HEADROOM = 1.25;
 
 /**
  * `adaptive`: chooses the collection window and the batch size from what it has measured — the

@@ -7,7 +7,7 @@
 export type IsolationMode = 'bisect' | 'items' | 'off';
 
 /** Items that failed alone while no run of the batch succeeded: the model is failing, not its inputs. */
-export const MODEL_FAILING_AFTER = 3;
+const MODEL_FAILING_AFTER = 3;
 
 /** A verdict for one item of the batch (by index). */
 export type ItemVerdict<O> = { index: number; output: O } | { index: number; error: Error };

@@ -77,7 +77,7 @@ export interface PoolOptions {
 }
 
 /** Failures in a row after which an instance counts as unable to recover (liveness fails). */
-export const FAILURES_UNTIL_NOT_LIVE = 3;
+const FAILURES_UNTIL_NOT_LIVE = 3;
 const DEFAULT_FIRST_BACKOFF_MS = 100;
 const DEFAULT_MAX_BACKOFF_MS = 10_000;
 const DEFAULT_SWEEP_MS = 50;

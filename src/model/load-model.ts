@@ -168,7 +168,7 @@ function jsonString(text: string): string {
 }
 
 /** Outputs as nested arrays by name, shaped as the model returned them (int64 as numbers, float16 as numbers). */
-export function nestedOutputs(outputs: ItemTensors, specs: readonly TensorSpec[]): Record<string, unknown> {
+function nestedOutputs(outputs: ItemTensors, specs: readonly TensorSpec[]): Record<string, unknown> {
   const nested: Record<string, unknown> = {};
   for (const [name, tensor] of Object.entries(outputs))
     nested[name] = toNested(tensor, specs.find((spec) => spec.name === name)?.type);

@@ -1,10 +1,10 @@
 import { writeOnnxModel } from './onnx-writer.js';
 
 export const TOY_MODEL_VERSION = 'toy-logistic-v1';
-export const TOY_INPUT_NAME = 'features';
+const TOY_INPUT_NAME = 'features';
 export const TOY_OUTPUT_NAME = 'score';
 /** Features the toy model takes per request. */
-export const TOY_FEATURES = 3;
+const TOY_FEATURES = 3;
 
 /**
  * The original Batchline's toy model as an ONNX graph: logit = Σ (i+1)·x_i / 3, score =

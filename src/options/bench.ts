@@ -1,7 +1,7 @@
 import type { OptionSchema, OptionValues } from './schema.js';
 
 /** HTTP methods `--method` accepts. */
-export const BENCH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+const BENCH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 /**
  * Every option of `batchline bench` except the repeated `--header`, which commander collects

@@ -35,8 +35,6 @@ export interface ClauseResult {
   met: boolean;
 }
 
-export const LATENCY_METRICS: readonly LatencyMetric[] = ['p50', 'p90', 'p95', 'p99', 'p999', 'mean', 'max'];
-
 const METRIC_NAMES: Record<string, LatencyMetric | RatioMetric> = {
   p50: 'p50',
   median: 'p50',

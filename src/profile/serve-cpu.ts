@@ -40,7 +40,7 @@ export interface ServeCpu {
 }
 
 /** The open-loop measurement's rate, as a share of what the closed loop answered. */
-export const OPEN_LOOP_SHARE = 0.6;
+const OPEN_LOOP_SHARE = 0.6;
 
 export interface GcPauses {
   kind: string;

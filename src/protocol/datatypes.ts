@@ -45,5 +45,3 @@ export function elementTypeOf(datatype: string): ElementType | undefined {
 export function oipDatatypeOf(type: ElementType): OipDatatype {
   return TO_OIP[type];
 }
-
-export const OIP_DATATYPES = Object.keys(TO_ELEMENT) as OipDatatype[];

@@ -22,8 +22,8 @@ export interface EncodedOipAnswer {
   readonly headerLength?: number;
 }
 
-export const OIP_JSON_CONTENT_TYPE = 'application/json';
-export const OIP_BINARY_CONTENT_TYPE = 'application/octet-stream';
+const OIP_JSON_CONTENT_TYPE = 'application/json';
+const OIP_BINARY_CONTENT_TYPE = 'application/octet-stream';
 
 /**
  * `$inference_response`: each requested output with the batch as its first dimension (the rows

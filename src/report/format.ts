@@ -54,16 +54,6 @@ export function formatPercent(fraction: number): string {
   return `${Math.round(pct)}%`;
 }
 
-/** Latency percentiles on one line: `p50 12.3 ms  p99 45.6 ms`; `-` when nothing was recorded. */
-export function formatPercentiles(
-  latency: { count: number; p50: number; p90?: number; p95?: number; p99: number; p999?: number; max?: number },
-  keys: readonly ('p50' | 'p90' | 'p95' | 'p99' | 'p999' | 'max')[] = ['p50', 'p99'],
-): string {
-  return keys
-    .map((key) => `${percentileLabel(key)} ${latency.count === 0 ? '-' : formatMs(latency[key] ?? NaN)}`)
-    .join('  ');
-}
-
 /** `p50`, `p90`, `p95`, `p99`, `p99.9`, `max`. */
 export function percentileLabel(key: 'p50' | 'p90' | 'p95' | 'p99' | 'p999' | 'max'): string {
   return key === 'p999' ? 'p99.9' : key;

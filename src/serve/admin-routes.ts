@@ -89,10 +89,7 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
         if (runtime.registry.resolve(name, version) !== undefined)
           throw new BatchlineError('VERSION_EXISTS', `${name} version ${version}`);
         // Flags, then the model's config.json in the repository (when it has one), then the request.
-        const fromRepository = await readModelConfig(
-          join(repository, name, 'config.json'),
-          join(repository, name, 'config.json'),
-        );
+        const fromRepository = await readModelConfig(join(repository, name, 'config.json'));
         const config = effectiveConfig(effectiveConfig(runtime.config, fromRepository.options), own.options);
         const registered = await runtime.register({ name, version, path, config }, wait);
         if (!wait) {

@@ -110,7 +110,7 @@ export class RouteAnswers {
 }
 
 /** Batchline's JSON, nothing counted: health, metrics, models, admin, unknown routes. */
-export const PLAIN_ANSWERS = new RouteAnswers(() => BATCHLINE_JSON);
+const PLAIN_ANSWERS = new RouteAnswers(() => BATCHLINE_JSON);
 
 /** The answering object of `request`'s route. */
 export function answersOf(request: FastifyRequest): RouteAnswers {

@@ -153,7 +153,7 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     if (runtime.state === 'starting') return refuse(reply, new BatchlineError('NOT_READY', 'the model is loading'));
     const notReady = runtime.registry
       .all()
-      .filter((version) => !version.ready)
+      .filter((version) => !version.acceptsWork)
       .map(
         (version) => `${version.name} version ${version.version} is ${version.status.reason ?? version.status.state}`,
       );

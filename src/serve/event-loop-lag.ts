@@ -2,7 +2,7 @@ import client from 'prom-client';
 import { createLatencyHistogram, recordMs } from '../core/latency-histogram.js';
 
 /** How often the event loop's lag is sampled (ms): one timer, 100 wakes a second, as prom-client's. */
-export const LAG_SAMPLE_MS = 10;
+const LAG_SAMPLE_MS = 10;
 
 /** prom-client's event-loop gauges, which `registerEventLoopLag` replaces. */
 const NAMES = ['', '_min', '_max', '_mean', '_stddev', '_p50', '_p90', '_p99'].map(

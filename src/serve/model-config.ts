@@ -70,21 +70,21 @@ export function parseModelOptions(
 }
 
 /** Reads `file` when it exists (a model without config.json takes the server's options). */
-export async function readModelConfig(file: string, shownAs: string): Promise<ModelConfigFile> {
+export async function readModelConfig(file: string): Promise<ModelConfigFile> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { options: {}, versionPolicy: DEFAULT_POLICY };
-    throw invalid(`${shownAs}: ${(error as Error).message}`);
+    throw invalid(`${file}: ${(error as Error).message}`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw invalid(`${shownAs}: not valid JSON (${(error as Error).message})`);
+    throw invalid(`${file}: not valid JSON (${(error as Error).message})`);
   }
-  return parseModelOptions(json, shownAs);
+  return parseModelOptions(json, file);
 }
 
 /**

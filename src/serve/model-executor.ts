@@ -14,10 +14,21 @@ type Done = (result: readonly (ItemTensors | Error)[] | Error) => void;
  * model instance stuck (out of rotation; a process instance is killed and restarted). By then
  * every request of the batch has been answered 504 long ago.
  */
-export const DEFAULT_STUCK_BATCH_FACTOR = 2;
+const DEFAULT_STUCK_BATCH_FACTOR = 2;
 
 /** How long ready batches may run back to back before the event loop gets a turn (ms). */
 export const TURN_BUDGET_MS = 2;
+
+export interface ModelExecutorOptions {
+  /** Simulated accelerator time before each run: per batch, or `a + b·n` (ms; default 0). */
+  modelLatencyMs?: number | AffineMs;
+  /** Told when a batch's completion throws (default: a line on stderr); the batches behind it go on. */
+  onBug?: (error: unknown) => void;
+  /** How a batch of an inline model waits for the end of the event loop's turn (default setImmediate). */
+  defer?: (fn: () => void) => void;
+  /** A batch running longer than this many times its longest deadline marks its instance stuck (default 2). */
+  stuckBatchFactor?: number;
+}
 
 /**
  * Runs batches on the ONNX model. `modelLatencyMs` adds simulated accelerator time before each
@@ -39,19 +50,23 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
   private runningWaiting = false;
   private turnScheduled = false;
 
+  private readonly latency: AffineMs;
+  private readonly onBug: (error: unknown) => void;
+  private readonly defer: (fn: () => void) => void;
+  private readonly stuckBatchFactor: number;
+
   constructor(
     private readonly model: ServedModel,
     private readonly clock: Clock,
-    modelLatencyMs: number | AffineMs,
-    private readonly onBug: (error: unknown) => void = (error) =>
-      process.stderr.write(`batchline: batch completion failed: ${String(error)}\n`),
-    private readonly defer: (fn: () => void) => void = setImmediate,
-    private readonly stuckBatchFactor: number = DEFAULT_STUCK_BATCH_FACTOR,
+    options: ModelExecutorOptions = {},
   ) {
-    this.latency = typeof modelLatencyMs === 'number' ? { aMs: modelLatencyMs, bMs: 0 } : modelLatencyMs;
+    const latency = options.modelLatencyMs ?? 0;
+    this.latency = typeof latency === 'number' ? { aMs: latency, bMs: 0 } : latency;
+    this.onBug =
+      options.onBug ?? ((error) => process.stderr.write(`batchline: batch completion failed: ${String(error)}\n`));
+    this.defer = options.defer ?? setImmediate;
+    this.stuckBatchFactor = options.stuckBatchFactor ?? DEFAULT_STUCK_BATCH_FACTOR;
   }
-
-  private readonly latency: AffineMs;
 
   start(batch: ModelBatch, done: Done): void {
     const latencyMs = this.latency.aMs + this.latency.bMs * batch.inputs.length;

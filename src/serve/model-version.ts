@@ -79,15 +79,11 @@ export class ModelVersion implements AnswerCounters {
   /**
    * True when the version takes new requests: it is ready and some model instance can take a
    * batch (with every instance restarting or stuck, requests are refused 503 at once rather
-   * than answered 504 at their deadline, and "latest" falls back to another version).
+   * than answered 504 at their deadline, and "latest" falls back to another version). What
+   * /readyz and `…/ready` report.
    */
   get acceptsWork(): boolean {
     return this.stateNow === 'ready' && this.model.ready;
-  }
-
-  /** What /readyz and `…/ready` report: the same as `acceptsWork`. */
-  get ready(): boolean {
-    return this.acceptsWork;
   }
 
   /** False when a model instance cannot come back by itself: /healthz answers 503. */
@@ -147,14 +143,10 @@ export class ModelVersion implements AnswerCounters {
   /** Builds the executor, batcher, stats and metrics over a loaded model and takes work. */
   attach(model: ServedModel): void {
     this.model = model;
-    const executor = new ModelExecutor(
-      model,
-      this.deps.clock,
-      this.config.modelLatencyMs,
-      undefined,
-      undefined,
-      this.config.stuckBatchFactor,
-    );
+    const executor = new ModelExecutor(model, this.deps.clock, {
+      modelLatencyMs: this.config.modelLatencyMs,
+      stuckBatchFactor: this.config.stuckBatchFactor,
+    });
     const batcher = createBatcher({ ...this.config, latencyPrior: this.latencyPrior }, this.deps.clock, executor);
     this.batcher = batcher;
     // The batcher is the one scheduler of the instances: it runs batches only on those that are up.

@@ -8,7 +8,7 @@ import type { InferenceCodec } from './protocol.js';
  * has already turned JSON or MessagePack into the same values) and encodes the same answer
  * object, `{"request_id", …}` or `{"error": {"code", "message"}}`, as MessagePack.
  */
-export function answeringInMsgpack<D>(json: InferenceCodec<D>): InferenceCodec<D> {
+function answeringInMsgpack<D>(json: InferenceCodec<D>): InferenceCodec<D> {
   return {
     name: `${json.name}, answered in MessagePack`,
     contentType: MSGPACK_CONTENT_TYPE,

@@ -4,7 +4,7 @@ import { BatchlineError } from '../errors.js';
 import { readModelConfig, selectVersions, type ModelConfigFile } from './model-config.js';
 
 /** The file of a version inside its folder, as Triton names it for ONNX. */
-export const MODEL_FILE = 'model.onnx';
+const MODEL_FILE = 'model.onnx';
 
 /** A model name: a URL path segment and a Prometheus label value, so plain characters only. */
 export const MODEL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
@@ -43,7 +43,7 @@ export async function scanModel(dir: string, name: string): Promise<RepositoryMo
   const modelDir = join(dir, name);
   if (!MODEL_NAME_PATTERN.test(name))
     throw invalid(`${modelDir}: a model name is letters, digits, '_', '.' and '-' (at most 128)`);
-  const config = await readModelConfig(join(modelDir, 'config.json'), join(modelDir, 'config.json'));
+  const config = await readModelConfig(join(modelDir, 'config.json'));
   const onDisk: number[] = [];
   for (const entry of await readdir(modelDir, { withFileTypes: true })) {
     if (/^[1-9]\d{0,8}$/.test(entry.name) && (await isDirectory(join(modelDir, entry.name))))

@@ -63,11 +63,8 @@ export class ServingRuntime {
     this.readinessWithdrawn = true;
   }
 
-  /**
-   * The default model's version that takes work, or its highest version: what /v1/infer
-   * serves, and what tests of one model read (`runtime.runtime!.batcher`).
-   */
-  get runtime(): ModelVersion | undefined {
+  /** The version /v1/infer serves (the default model's latest), once it has a batcher. */
+  get defaultVersion(): ModelVersion | undefined {
     const name = this.registry.defaultModel;
     const version = name === undefined ? undefined : this.registry.resolve(name);
     return version?.batcher === undefined ? undefined : version;
@@ -147,7 +144,9 @@ export class ServingRuntime {
 
   /** True when the server takes work and every start-up version is ready. */
   get ready(): boolean {
-    return this.stateNow === 'ready' && !this.readinessWithdrawn && this.startup.every((version) => version.ready);
+    return (
+      this.stateNow === 'ready' && !this.readinessWithdrawn && this.startup.every((version) => version.acceptsWork)
+    );
   }
 
   /**
@@ -174,7 +173,7 @@ export class ServingRuntime {
 
   stats(): ServerStats | undefined {
     const models = this.registry.all().flatMap((version) => version.statsEntry() ?? []);
-    const main = this.runtime?.statsEntry() ?? models[0];
+    const main = this.defaultVersion?.statsEntry() ?? models[0];
     if (main === undefined) return undefined;
     const totals: Record<string, number> = { ...this.unattributed.responsesByStatus };
     for (const entry of models)

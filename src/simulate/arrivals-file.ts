@@ -7,19 +7,6 @@ const ARRAY_KEYS = ['arrivals_ms', 'arrival_times_ms', 'intended_ms', 'intended_
 const RECORD_KEYS = ['arrival_ms', 'intended_ms', 'intended_send_ms', 'sent_ms', 'atMs'] as const;
 
 /**
- * Reads explicit arrival times (ms from the start of the run) for `--arrivals`:
- * - plain text, one number a line (blank lines and `#` comments ignored);
- * - a JSON array of numbers, or of records with `arrival_ms`;
- * - a JSON object carrying such an array under `arrivals_ms` (or `intended_ms`, …) or
- *   `requests` (a bench `--json` recording that kept its schedule);
- * - JSON lines with `arrival_ms`, such as `simulate --trace` output, so a trace can be replayed.
- * Times are sorted; a recording that does not start at 0 is replayed as it is.
- */
-export async function readArrivalsFile(path: string): Promise<Float64Array> {
-  return (await readArrivalRecords(path)).times;
-}
-
-/**
  * Arrival times and, when the records carry a `priority` (as `simulate --trace` writes it for a
  * run with priority levels), each arrival's priority level in the same order (0: none given).
  */
@@ -28,7 +15,16 @@ export interface ArrivalRecords {
   priorities: Uint8Array | undefined;
 }
 
-/** `readArrivalsFile`, with the records' priorities. */
+/**
+ * Reads explicit arrival times (ms from the start of the run) for `--arrivals`:
+ * - plain text, one number a line (blank lines and `#` comments ignored);
+ * - a JSON array of numbers, or of records with `arrival_ms`;
+ * - a JSON object carrying such an array under `arrivals_ms` (or `intended_ms`, …) or
+ *   `requests` (a bench `--json` recording that kept its schedule);
+ * - JSON lines with `arrival_ms`, such as `simulate --trace` output, so a trace can be replayed.
+ * Times are sorted; a recording that does not start at 0 is replayed as it is. With each
+ * arrival's priority when the records carry one.
+ */
 export async function readArrivalRecords(path: string): Promise<ArrivalRecords> {
   let text: string;
   try {
@@ -43,7 +39,7 @@ export function parseArrivals(text: string, path: string): Float64Array {
   return parseArrivalRecords(text, path).times;
 }
 
-export function parseArrivalRecords(text: string, path: string): ArrivalRecords {
+function parseArrivalRecords(text: string, path: string): ArrivalRecords {
   const trimmed = text.trim();
   const priorities: (number | undefined)[] = [];
   let times: number[];

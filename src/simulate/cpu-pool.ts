@@ -30,7 +30,7 @@ export interface TimeSlicing {
   sliceMs: number;
 }
 
-export const LINUX_TIME_SLICING: TimeSlicing = { tickMs: 4, sliceMs: 1.5 };
+const LINUX_TIME_SLICING: TimeSlicing = { tickMs: 4, sliceMs: 1.5 };
 
 /**
  * Threads sharing `cores` on a virtual clock, as an OS scheduler shares them: a thread with work

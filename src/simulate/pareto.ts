@@ -6,7 +6,7 @@ import { lossOf, maxLossOf, meetsSlo, type Slo } from './slo.js';
  * the load all serve it, and differ in goodput only by how long their last request took; the
  * frontier should not turn on that.
  */
-export const GOODPUT_TOLERANCE = 0.005;
+const GOODPUT_TOLERANCE = 0.005;
 
 /**
  * Indexes of the Pareto frontier of goodput (higher is better) against p99 latency (lower is

@@ -11,7 +11,7 @@ import { runSimulation, type SimulationResult } from './run-simulation.js';
  * full size (100,000 requests a load) and prints the table; the tests run smaller versions.
  * Every case: service time 5 + 2n ms, one instance, deadlines 200 ms, target p95 50 ms.
  */
-export const COMMON_FLAGS: Readonly<Record<string, string>> = Object.freeze({
+const COMMON_FLAGS: Readonly<Record<string, string>> = Object.freeze({
   latency: '5+2n',
   requestTimeoutMs: '200',
   targetLatencyMs: '50',
@@ -23,7 +23,7 @@ export const SWEEP_MAX_BATCH = [1, 2, 4, 8, 16, 32, 64] as const;
 export const SWEEP_WINDOW_MS = [0, 1, 2, 5, 10, 20] as const;
 
 /** Runs simulate with these flags (as the CLI takes them, camelCase keys). */
-export function simulateFlags(
+function simulateFlags(
   flags: Readonly<Record<string, string>>,
   collect: { events?: boolean; trace?: boolean } = {},
 ): { report: SimulationReport; result: SimulationResult } {
@@ -34,7 +34,7 @@ export function simulateFlags(
 }
 
 /** The three loads, scaled to about `requests` arrivals each. */
-export function loads(requests: number): { name: string; flags: Record<string, string> }[] {
+function loads(requests: number): { name: string; flags: Record<string, string> }[] {
   const rampS = requests / 800; // 100 → 700 → 100 req/s: a mean of 400 req/s over two ramps
   return [
     { name: 'steady 300 req/s', flags: { rate: '300', arrival: 'poisson', requests: String(requests) } },

@@ -206,7 +206,7 @@ function sumLatency(base: LatencyModel, added: LatencyModel, flag: string): Late
 }
 
 /** `10s..15s`: the span of simulated time in which every run fails. */
-export function parseOutage(text: string | undefined): { startMs: number; endMs: number } | undefined {
+function parseOutage(text: string | undefined): { startMs: number; endMs: number } | undefined {
   if (text === undefined) return undefined;
   const [from, to, ...rest] = text.split('..');
   const startMs = from === undefined ? undefined : parseDurationMs(from);

@@ -1,5 +1,5 @@
 import type { BatcherObserver, Outcome, PendingRequest, RejectReason } from '../core/types.js';
-import { BucketHistogram } from './bucket-histogram.js';
+import { LatencyTally } from './latency-tally.js';
 
 /** One priority level's share of a run. */
 export interface LevelTally {
@@ -9,7 +9,7 @@ export interface LevelTally {
   expired: number;
   failed: number;
   /** Arrival at the batcher to answer, for requests answered `ok`. */
-  readonly latency: BucketHistogram;
+  readonly latency: LatencyTally;
   latencySumMs: number;
   latencyMaxMs: number;
 }
@@ -29,7 +29,7 @@ export class PriorityRecorder<I, O> implements BatcherObserver<I, O> {
       completed: 0,
       expired: 0,
       failed: 0,
-      latency: new BucketHistogram(),
+      latency: new LatencyTally(),
       latencySumMs: 0,
       latencyMaxMs: 0,
     }));

@@ -1,5 +1,5 @@
 import type { Batch, BatcherObserver, Outcome, PendingRequest, RejectReason } from '../core/types.js';
-import { BucketHistogram } from './bucket-histogram.js';
+import { LatencyTally } from './latency-tally.js';
 
 /**
  * Everything a simulation report needs, gathered as the batcher runs: latency and queue-wait
@@ -8,8 +8,8 @@ import { BucketHistogram } from './bucket-histogram.js';
  * Nothing here allocates per request.
  */
 export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
-  readonly latency = new BucketHistogram();
-  readonly queueWait = new BucketHistogram();
+  readonly latency = new LatencyTally();
+  readonly queueWait = new LatencyTally();
   latencySumMs = 0;
   latencyMaxMs = 0;
   queueWaitSumMs = 0;

@@ -121,7 +121,7 @@ export function fixed(value: number, digits: number): string {
   return value.toFixed(digits);
 }
 
-export function formatDuration(ms: number): string {
+function formatDuration(ms: number): string {
   if (ms >= 120_000) return `${fixed(ms / 60_000, 2)} min`;
   if (ms >= 1000) return `${fixed(ms / 1000, 3)} s`;
   return `${fixed(ms, 3)} ms`;

@@ -223,7 +223,7 @@ function summary(p: Omit<PercentilesMs, 'count' | 'mean'>, meanMs: number, maxMs
 }
 
 /** Rounds to `digits` decimals; -0 becomes 0 so output stays byte-stable. */
-export function round(value: number, digits: number): number {
+function round(value: number, digits: number): number {
   const factor = 10 ** digits;
   const rounded = Math.round(value * factor) / factor;
   return rounded === 0 ? 0 : rounded;

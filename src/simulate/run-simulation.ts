@@ -59,7 +59,7 @@ export interface SimulationResult {
  * answers every request with its own input. Completions are ordered before anything else at
  * the same instant, as "Batching semantics" in architecture.md requires.
  */
-export class SimulatedExecutor implements Executor<number, number> {
+class SimulatedExecutor implements Executor<number, number> {
   constructor(
     private readonly clock: VirtualClock,
     private readonly serviceTime: ServiceTime,

@@ -14,7 +14,7 @@ import type { SimulationReport } from './report.js';
  */
 export type Slo = Objective;
 
-export const DEFAULT_MAX_LOSS = 0.001;
+const DEFAULT_MAX_LOSS = 0.001;
 
 export function parseSlo(text: string): Slo {
   return parseObjective(text, { flag: '--slo', defaultRatio: { metric: 'loss', bound: DEFAULT_MAX_LOSS } });

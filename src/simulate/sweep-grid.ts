@@ -9,7 +9,7 @@ export interface SweepAxis {
   values: number[];
 }
 
-export const MAX_GRID_SIZE = 2000;
+const MAX_GRID_SIZE = 2000;
 
 /**
  * Parses `--sweep max-batch-size=1,2,4 batch-window-ms=0,5` into axes. Each value is validated

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import type { TraceRow } from './trace-recorder.js';
 
 /** One JSON line for a trace row; fields in a fixed order, times rounded to the nanosecond. */
-export function traceLine(row: TraceRow): string {
+function traceLine(row: TraceRow): string {
   const line: Record<string, unknown> = {
     id: row.id,
     arrival_ms: ns(row.arrival_ms),

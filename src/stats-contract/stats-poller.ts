@@ -99,7 +99,7 @@ class StatsReadError extends Error {}
  * Largest /v1/stats answer read (bytes): a server with a hundred model versions answers about
  * 2 MB. A server that sent an endless body grew watch to 2.99 GB (issue 15, #10).
  */
-export const MAX_STATS_BYTES = 4 * 1024 * 1024;
+const MAX_STATS_BYTES = 4 * 1024 * 1024;
 
 /** The body as text, or StatsReadError once it passes `limitBytes` (the rest is not read). */
 async function boundedText(body: AsyncIterable<Buffer> & { destroy(): unknown }, limitBytes: number): Promise<string> {
@@ -119,7 +119,7 @@ async function boundedText(body: AsyncIterable<Buffer> & { destroy(): unknown },
 }
 
 /** A server's text made safe to print: control characters (escape sequences) become `?`, at most 200 characters. */
-export function printable(text: string): string {
+function printable(text: string): string {
   // eslint-disable-next-line no-control-regex
   const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
   return clean.length > 200 ? `${clean.slice(0, 199)}…` : clean;

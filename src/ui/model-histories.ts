@@ -15,12 +15,12 @@ export interface VersionRow {
 }
 
 /** `name/version`. */
-export function versionKey(entry: Pick<ModelVersionStats, 'name' | 'version'>): string {
+function versionKey(entry: Pick<ModelVersionStats, 'name' | 'version'>): string {
   return `${entry.name}/${entry.version}`;
 }
 
 /** The server's stats with one version's figures in the places the single-model view reads. */
-export function versionView(stats: ServerStats, entry: ModelVersionStats): ServerStats {
+function versionView(stats: ServerStats, entry: ModelVersionStats): ServerStats {
   return {
     ...stats,
     model: entry.model,

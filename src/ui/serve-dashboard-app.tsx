@@ -28,7 +28,7 @@ export interface ServeDashboardOptions {
 
 const QUIT_HINTS = [['q', 'stop (drains first)']] as const;
 /** The hint for choosing among model versions. */
-export const MODEL_HINT = ['Tab ←/→', 'model'] as const;
+const MODEL_HINT = ['Tab ←/→', 'model'] as const;
 
 interface ServeDashboardAppProps {
   stats: ServerStats | undefined;

@@ -264,7 +264,7 @@ describe('bench as load testers type it', () => {
           await expect(run).rejects.toThrow(/\/v1\/infer takes POST with a JSON body.*drop --method GET/);
         else await run; // without --method, the toy model's body is found and sent
       }
-      expect(serve.runtime.runtime?.batcher.counts.outcomes.ok).toBe(5);
+      expect(serve.runtime.defaultVersion?.batcher.counts.outcomes.ok).toBe(5);
     } finally {
       await serve.close();
     }

@@ -40,7 +40,7 @@ async function get(url: string): Promise<{ status: number; json: any }> {
   return reply;
 }
 
-const health = (): ModelHealth => server!.runtime.runtime!.model.health();
+const health = (): ModelHealth => server!.runtime.defaultVersion!.model.health();
 
 /** Waits (bounded, by polling the server's own view) until `condition` holds. */
 async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  formatCount,
-  formatDurationS,
-  formatMs,
-  formatPercent,
-  formatPercentiles,
-  formatRate,
-} from '../../src/report/format.js';
+import { formatCount, formatDurationS, formatMs, formatPercent, formatRate } from '../../src/report/format.js';
 import { formatStatsLine } from '../../src/report/stats-line.js';
 import { busyStats, emptyStats } from '../ui/fixtures.js';
 
@@ -41,13 +34,6 @@ describe('format', () => {
       '2.5M/s',
     ]);
     expect([0, 0.0004, 0.004, 0.25, 1].map(formatPercent)).toEqual(['0%', '<0.1%', '0.4%', '25%', '100%']);
-  });
-
-  it('writes percentiles, or dashes when nothing was recorded', () => {
-    expect(
-      formatPercentiles({ count: 3, p50: 1.5, p90: 2, p99: 12.25, p999: 13, max: 20 }, ['p50', 'p99', 'p999', 'max']),
-    ).toBe('p50 1.5 ms  p99 12.3 ms  p99.9 13 ms  max 20 ms');
-    expect(formatPercentiles({ count: 0, p50: 0, p99: 0 })).toBe('p50 -  p99 -');
   });
 });
 

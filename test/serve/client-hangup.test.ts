@@ -14,7 +14,7 @@ afterAll(() => server.close());
 function nextOutcomes(count: number): Promise<Outcome<ItemTensors>['kind'][]> {
   const kinds: Outcome<ItemTensors>['kind'][] = [];
   return new Promise((resolve) => {
-    server.runtime.runtime!.batcher.addObserver({
+    server.runtime.defaultVersion!.batcher.addObserver({
       requestFinished: (_request, outcome) => {
         kinds.push(outcome.kind);
         if (kinds.length === count) resolve(kinds);
@@ -26,7 +26,7 @@ function nextOutcomes(count: number): Promise<Outcome<ItemTensors>['kind'][]> {
 function admitted(count: number): Promise<void> {
   let seen = 0;
   return new Promise((resolve) =>
-    server.runtime.runtime!.batcher.addObserver({ admitted: () => ++seen === count && resolve() }),
+    server.runtime.defaultVersion!.batcher.addObserver({ admitted: () => ++seen === count && resolve() }),
   );
 }
 
@@ -53,11 +53,11 @@ describe('a client that hangs up while its requests wait', () => {
     const finished = nextOutcomes(2);
     const socket = connect(Number(port), '127.0.0.1', () => socket.write(POST + POST));
     await queued;
-    expect(server.runtime.runtime!.batcher.queueDepth).toBe(2);
-    const before = { ...server.runtime.runtime!.responsesByStatus };
+    expect(server.runtime.defaultVersion!.batcher.queueDepth).toBe(2);
+    const before = { ...server.runtime.defaultVersion!.responsesByStatus };
     socket.destroy();
     expect(await finished).toEqual(['cancelled', 'cancelled']);
-    expect(server.runtime.runtime!.batcher.queueDepth).toBe(0);
+    expect(server.runtime.defaultVersion!.batcher.queueDepth).toBe(0);
     // No answer was sent: counted apart as 499 "client closed request" (nginx's), never as a 503.
     const stats = (await (await fetch(`${server.url}/v1/stats`)).json()) as {
       responsesByStatus: Record<string, number>;
@@ -75,7 +75,7 @@ describe('a client that hangs up while its requests wait', () => {
 
   it('counts a hang-up after earlier answers on the same keep-alive connection as 499, not 503 (as wrk ends a run)', async () => {
     const client = await eightAnsweredOnOneConnection();
-    const before = { ...server.runtime.runtime!.responsesByStatus };
+    const before = { ...server.runtime.defaultVersion!.responsesByStatus };
     const queued = admitted(1);
     const finished = nextOutcomes(1);
     client.write(POST);
@@ -83,7 +83,7 @@ describe('a client that hangs up while its requests wait', () => {
     client.destroy();
     expect(await finished).toEqual(['cancelled']);
     await new Promise((resolve) => setImmediate(resolve));
-    const after = server.runtime.runtime!.responsesByStatus;
+    const after = server.runtime.defaultVersion!.responsesByStatus;
     expect({
       499: (after['499'] ?? 0) - (before['499'] ?? 0),
       503: (after['503'] ?? 0) - (before['503'] ?? 0),

@@ -35,7 +35,7 @@ describe('POST /v1/infer on the embedded toy model', () => {
     server = await startTestServer({ modelLatencyMs: 50, maxBatchSize: 8, batchWindowMs: 5000 });
     const replies = await Promise.all(Array.from({ length: 16 }, (_, i) => infer(server!.url, { inputs: [i, 0, 0] })));
     expect(replies.every((r) => r.status === 200)).toBe(true);
-    const counts = server.runtime.runtime!.batcher.counts;
+    const counts = server.runtime.defaultVersion!.batcher.counts;
     expect(counts.batchItems).toBe(16);
     expect(counts.batches).toBe(2);
   });
@@ -60,8 +60,8 @@ describe('POST /v1/infer on the embedded toy model', () => {
     expect(reply.status).toBe(504);
     expect(reply.json.error.code).toBe('deadline_exceeded');
     // The batch takes a minute: the answer came at the deadline, not when the batch ended.
-    expect(server.runtime.runtime!.batcher.runningBatchSizes()).toEqual([1]);
-    expect(server.runtime.runtime!.batcher.counts.outcomes.timeout).toBe(1);
+    expect(server.runtime.defaultVersion!.batcher.runningBatchSizes()).toEqual([1]);
+    expect(server.runtime.defaultVersion!.batcher.counts.outcomes.timeout).toBe(1);
   });
 
   it('caps a requested deadline at --max-request-timeout-ms', async () => {
@@ -148,6 +148,6 @@ describe('bad requests', () => {
     const bodies = [...Array.from({ length: 7 }, (_, i) => ({ inputs: [i, 1, 1] })), { inputs: [1, 2] }];
     const replies = await Promise.all(bodies.map((body) => infer(server!.url, body)));
     expect(replies.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 400]);
-    expect(server.runtime.runtime!.batcher.counts.batchItems).toBe(7);
+    expect(server.runtime.defaultVersion!.batcher.counts.batchItems).toBe(7);
   });
 });

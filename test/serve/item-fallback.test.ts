@@ -41,6 +41,6 @@ describe('a bad item in a batch', () => {
     expect(replies[0]!.json.outputs.y).toEqual([10]);
     expect(replies[2]!.json.outputs.y).toEqual([26]);
     expect(replies[1]!.json.error.code).toBe('model_failure');
-    expect(server.runtime.runtime!.batcher.counts.batches).toBe(1);
+    expect(server.runtime.defaultVersion!.batcher.counts.batches).toBe(1);
   });
 });

@@ -55,13 +55,11 @@ function setup(
   const runs: number[][] = [];
   const deferred: (() => void)[] = [];
   const bugs: unknown[] = [];
-  const executor = new ModelExecutor(
-    syncModel(runs, options.onRun),
-    clock,
+  const executor = new ModelExecutor(syncModel(runs, options.onRun), clock, {
     modelLatencyMs,
-    (error) => bugs.push(error),
-    (fn) => deferred.push(fn),
-  );
+    onBug: (error) => bugs.push(error),
+    defer: (fn) => deferred.push(fn),
+  });
   const batcher = createBatcher(
     {
       maxBatchSize,
@@ -153,13 +151,10 @@ describe('ModelExecutor with a synchronous model', () => {
 
   it('reports a throwing completion as a bug and goes on with the next batch', () => {
     const t = setup(0);
-    const executor = new ModelExecutor(
-      syncModel(t.runs),
-      t.clock,
-      0,
-      (error) => t.bugs.push(error),
-      (fn) => t.deferred.push(fn),
-    );
+    const executor = new ModelExecutor(syncModel(t.runs), t.clock, {
+      onBug: (error) => t.bugs.push(error),
+      defer: (fn) => t.deferred.push(fn),
+    });
     const batch = (id: number, values: number[]): Batch<ItemTensors, ItemTensors> => ({
       id,
       instance: 0,

@@ -145,7 +145,7 @@ describe('MessagePack with a bin for an image (the PaddleOCR classifier, on a wo
       const served = answers[i]!.body.outputs['softmax_0.tmp_0'] as number[];
       served.forEach((value, k) => expect(value).toBeCloseTo(expected[k]!, 5));
     }
-    expect(server.runtime.runtime!.batcher.counts.batches).toBe(1); // the four images ran as one batch
+    expect(server.runtime.defaultVersion!.batcher.counts.batches).toBe(1); // the four images ran as one batch
   });
 
   it("reads a bin that ends the body in place, gets the body's buffer back from the model thread, and reads the next bodies into it", async () => {

@@ -55,7 +55,7 @@ describe('serving a third-party ONNX image classifier', () => {
       expect(served).toHaveLength(alone.length);
       served.forEach((value, k) => expect(value).toBeCloseTo(alone[k]!, 5));
     }
-    const counts = server.runtime.runtime!.batcher.counts;
+    const counts = server.runtime.defaultVersion!.batcher.counts;
     expect(counts.batchItems).toBe(12);
     expect(counts.batches).toBe(2); // full batches of 6 (the window is long)
   });

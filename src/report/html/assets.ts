@@ -17,7 +17,7 @@ export interface PageAssets {
  * The package's dist/browser/, found from this module whether it runs built (dist/src/…) or
  * from the sources in tests (src/…): the nearest directory above it with a package.json.
  */
-export function browserAssetsDir(): string {
+function browserAssetsDir(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'package.json'))) {
     const parent = dirname(dir);

@@ -20,7 +20,7 @@ export interface BenchRunPage {
   targetRpsAt: ((ms: number) => number) | undefined;
 }
 
-export function describeLoad(r: BenchResult): string {
+function describeLoad(r: BenchResult): string {
   const load =
     r.mode === 'open'
       ? `open loop at ${r.stages ?? `${r.targetRateRps} req/s`} (${r.arrival})`

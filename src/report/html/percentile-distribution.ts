@@ -33,7 +33,7 @@ export function percentileDistribution(histogram: hdr.Histogram, maxMs = Number.
 }
 
 /** 1/(1−q), HdrHistogram's percentile axis, capped where q reaches 1. */
-export function inverseTail(q: number, capAt: number): number {
+function inverseTail(q: number, capAt: number): number {
   return q >= 1 ? capAt : 1 / (1 - q);
 }
 

@@ -55,7 +55,7 @@ function inlineScript(code: string): string {
   return `<script>${code.replace(/<\/script/gi, '<\\/script')}</script>`;
 }
 
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(
     /[&<>"']/g,
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,

@@ -42,7 +42,7 @@ export function simulationPageData(
 }
 
 /** `max-batch-size 8 · batch-window-ms 10 · … · service fixed 20 ms per batch · seed 1`. */
-export function describeConfig(report: SimulationReport): string {
+function describeConfig(report: SimulationReport): string {
   const c = report.config;
   return [
     `max-batch-size ${c.max_batch_size}`,

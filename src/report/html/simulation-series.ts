@@ -1,6 +1,6 @@
 import type { BatchPolicy } from '../../core/policy.js';
 import type { Batch, BatcherObserver, Outcome, PendingRequest } from '../../core/types.js';
-import { bucketOfMs, highestInBucketUs } from '../../simulate/bucket-histogram.js';
+import { bucketOfMs, highestInBucketUs } from '../../simulate/latency-tally.js';
 
 /** What happened in one interval of simulated time. */
 export interface SeriesRow {

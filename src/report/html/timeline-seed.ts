@@ -7,7 +7,7 @@ export const PAGE_EVENT_LIMIT = 250_000;
 /** Runs up to this many arrivals are simulated again in the page as it opens; larger ones on request. */
 export const PAGE_AUTO_RUN_ARRIVALS = 50_000;
 /** Arrival times of `--arrivals` carried in the page, at most. */
-export const PAGE_MAX_ARRIVAL_TIMES = 200_000;
+const PAGE_MAX_ARRIVAL_TIMES = 200_000;
 
 /**
  * What `simulate --html` puts in the page for its timeline and its form: the options of the

@@ -6,7 +6,7 @@ const LEVELS = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
  * One character per value: a block whose height is the value relative to `max`; a space where
  * there is no sample. Zero is the lowest block, any value above zero at least the second.
  */
-export function sparklineText(values: readonly (number | undefined)[], max: number): string {
+function sparklineText(values: readonly (number | undefined)[], max: number): string {
   let text = '';
   for (const value of values) {
     if (value === undefined || !Number.isFinite(value)) text += ' ';

@@ -89,7 +89,7 @@ function xValueText(spec: ChartSpec, v: number): string {
 }
 
 /** Short tick text: 0.25, 12, 1.5k, 2M. */
-export function tickText(v: number | null): string {
+function tickText(v: number | null): string {
   if (v === null || !Number.isFinite(v)) return '';
   const abs = Math.abs(v);
   if (abs >= 1e6) return `${trim(v / 1e6)}M`;

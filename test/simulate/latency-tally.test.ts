@@ -1,15 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createLatencyHistogram, recordMs } from '../../src/core/latency-histogram.js';
-import { BucketHistogram } from '../../src/simulate/bucket-histogram.js';
+import { LatencyTally } from '../../src/simulate/latency-tally.js';
 
-describe('BucketHistogram', () => {
+describe('LatencyTally', () => {
   it('gives the same percentiles as recording into the core HDR histogram', () => {
     fc.assert(
       fc.property(
         fc.array(fc.double({ min: 0, max: 4e6, noNaN: true }), { minLength: 1, maxLength: 300 }),
         (values) => {
-          const fast = new BucketHistogram();
+          const fast = new LatencyTally();
           const hdr = createLatencyHistogram();
           for (const ms of values) {
             fast.recordMs(ms);
@@ -28,7 +28,7 @@ describe('BucketHistogram', () => {
   });
 
   it('puts every value at bucket edges where HDR puts it', () => {
-    const fast = new BucketHistogram();
+    const fast = new LatencyTally();
     const hdr = createLatencyHistogram();
     for (const us of [1, 2, 2047, 2048, 2049, 4095, 4096, 1_000_000, 3_600_000_000]) {
       fast.recordMs(us / 1000);

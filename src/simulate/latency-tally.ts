@@ -11,7 +11,7 @@ const HALF_MAGNITUDE = 10;
  * generic `recordValue` was a quarter of the simulator's time. `toHistogram()` moves the counts
  * into a real HDR histogram, so percentiles are the ones every other report computes.
  */
-export class BucketHistogram {
+export class LatencyTally {
   private readonly counts = new Float64Array(indexOf(HISTOGRAM_MAX_US) + 1);
   private total = 0;
 

@@ -1,6 +1,5 @@
 import * as hdr from 'hdr-histogram-js';
 import type { PercentilesMs } from '../core/latency-histogram.js';
-import type { ErrorCounts } from './error-kind.js';
 import type { BenchResult } from './result.js';
 import type { ThresholdResult } from './thresholds.js';
 
@@ -12,69 +11,29 @@ import type { ThresholdResult } from './thresholds.js';
 export const BENCH_JSON_SCHEMA = 'batchline.bench/v2';
 const READABLE_SCHEMAS: readonly string[] = [BENCH_JSON_SCHEMA, 'batchline.bench/v1'];
 
-type Percentiles = Omit<PercentilesMs, 'count'> & { count: number };
-
-/** The --json document (documented field by field in docs/bench.md). */
-export interface BenchJson {
-  schema: typeof BENCH_JSON_SCHEMA | 'batchline.bench/v1';
-  mode: 'open' | 'closed';
+/** A report that `bench merge` made: the reports it was merged from. */
+interface MergedFrom {
+  file: string;
   url: string;
-  method: string;
-  target_rate_rps: number | null;
-  /** Open loop: the schedule's mean rate over the measured window (differs from the target with stages). */
-  planned_rate_rps: number | null;
-  stages: string | null;
-  arrival: string | null;
-  connections: number;
-  pipelining: number;
-  workers: number;
-  warmup_s: number;
-  /** The measured window every rate divides by. */
-  duration_s: number;
-  /** How long after the window the last answer came. */
-  drain_s: number;
-  /** Seconds from the start at which the user stopped the run; null when it ran to its end. */
-  stopped_at_s: number | null;
   started_at: string;
-  requests: { sent: number; completed: number; ok: number; late: number; errors: number; dropped: number };
-  status: Record<string, number>;
-  errors: ErrorCounts;
-  send_rate_rps: number;
-  throughput_rps: number;
-  goodput_rps: number;
-  /** Latency of the 2xx answers. */
-  latency_ms: Percentiles;
-  /** Latency of every answer, any status. */
-  latency_all_ms: Percentiles;
-  service_ms: Percentiles;
-  send_lag_ms: Percentiles;
-  generator: {
-    late_send_fraction: number;
-    event_loop_p99_ms: number;
-    event_loop_max_ms: number;
-    cpu_ms_per_request?: number;
-  };
-  /** Open loop with a planned window: lines fitted through the backlog and the latency. */
-  trend: { backlog_growth: number; latency_growth_ms: number; sustained: boolean } | null;
-  warnings: string[];
-  /** The schedule's seed; null in closed loop. */
   seed: number | null;
-  /** The whole 2xx latency histogram (µs), HdrHistogram compressed base64. */
-  latency_hdr: string;
-  /** The whole histogram of every answer's latency, likewise. */
-  latency_all_hdr: string;
-  /** Service time and send lag histograms, likewise (`bench merge` adds them exactly). */
-  service_hdr: string;
-  send_lag_hdr: string;
-  /** `bench merge`: the reports this one was merged from. */
-  merged_from?: { file: string; url: string; started_at: string; seed: number | null; duration_s: number }[];
-  /** --threshold results, when any were given: each threshold, whether it held, and the values judged. */
-  thresholds?: { threshold: string; ok: boolean; values: Record<string, number | null> }[];
+  duration_s: number;
 }
 
-export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult[] = []): BenchJson {
-  const json: BenchJson = {
-    schema: BENCH_JSON_SCHEMA,
+/**
+ * The --json document (documented field by field in docs/bench.md): a `BenchResult` in
+ * snake_case with its units, rounded, written once by `toBenchJson`. compare and merge read v1
+ * reports too.
+ */
+export type BenchJson = Omit<ReturnType<typeof toBenchJson>, 'schema'> & {
+  schema: typeof BENCH_JSON_SCHEMA | 'batchline.bench/v1';
+  merged_from?: MergedFrom[];
+};
+
+/** The --json document of a result (and of the thresholds judged on it, when any were given). */
+export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult[] = []) {
+  return {
+    schema: BENCH_JSON_SCHEMA as typeof BENCH_JSON_SCHEMA,
     mode: r.mode,
     url: r.url,
     method: r.method,
@@ -118,21 +77,24 @@ export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult
           },
     warnings: [...r.warnings],
     seed: r.seed ?? null,
+    // The whole histograms (µs), HdrHistogram compressed base64: `bench merge` adds them exactly.
     latency_hdr: r.latencyHdr,
     latency_all_hdr: r.latencyAllHdr,
     service_hdr: r.serviceHdr,
     send_lag_hdr: r.sendLagHdr,
+    // Each threshold, whether it held, and the values judged.
+    ...(thresholds.length === 0
+      ? {}
+      : {
+          thresholds: thresholds.map((t) => ({
+            threshold: t.threshold,
+            ok: t.met,
+            values: Object.fromEntries(
+              t.clauses.map((c) => [c.clause.metric, c.actual === undefined ? null : round(c.actual, 6)]),
+            ) as Record<string, number | null>,
+          })),
+        }),
   };
-  if (thresholds.length > 0) {
-    json.thresholds = thresholds.map((t) => ({
-      threshold: t.threshold,
-      ok: t.met,
-      values: Object.fromEntries(
-        t.clauses.map((c) => [c.clause.metric, c.actual === undefined ? null : round(c.actual, 6)]),
-      ),
-    }));
-  }
-  return json;
 }
 
 /** Reads a --json document back, checking the fields compare needs. */
@@ -176,7 +138,7 @@ export function parseBenchJson(text: string, name: string): BenchJson {
   return d as BenchJson;
 }
 
-function percentiles(p: PercentilesMs): Percentiles {
+function percentiles(p: PercentilesMs): PercentilesMs {
   return {
     count: p.count,
     p50: round(p.p50, 3),

@@ -15,13 +15,6 @@ export function makeBenchCommand(): Command {
         'Reports throughput, status and error counts, and p50/p90/p99/p99.9/max latency from HDR histograms.',
     )
     .argument('[url]', 'the endpoint to load, such as http://127.0.0.1:8080/v1/infer')
-    .option('-H, --header <name: value>', "request header, repeatable (-H 'authorization: Bearer x')", collect)
-    .option(
-      '--threshold <objective>',
-      "pass/fail criterion of a single run, repeatable, as k6's thresholds: --threshold 'p95<200ms' --threshold 'errors<1%' (p50, p90, p95, p99, p999, mean, max of the 2xx latency; errors = sends without a 2xx answer); exit 1 naming the one that failed",
-      collect,
-    )
-    .option('--no-ui', 'a plain progress line instead of the live dashboard (also off a terminal and with CI=true)')
     // Options after `compare` or `merge` are theirs (compare's --html, merge's --json are not the run's).
     .enablePositionalOptions();
   addOptions(command, BENCH_OPTIONS);
@@ -49,8 +42,8 @@ Examples:
       rate: self.getOptionValueSource('rate') === 'cli' || process.env.BENCH_RATE !== undefined,
       duration: self.getOptionValueSource('duration') === 'cli',
     };
-    const validated = validateBench(url, options, (raw.header as string[] | undefined) ?? [], explicit, Date.now());
-    const thresholds = parseThresholds((raw.threshold as string[] | undefined) ?? [], options.sweep);
+    const validated = validateBench(url, options, options.header, explicit, Date.now());
+    const thresholds = parseThresholds(options.threshold, options.sweep);
     const { benchMain } = await import('./bench-main.js');
     await benchMain(
       validated,
@@ -62,7 +55,7 @@ Examples:
         slo: options.slo,
         thresholds,
         quiet: options.quiet,
-        noUi: raw.ui === false,
+        noUi: !options.ui,
         commandLine: commandLineOf(process.argv),
       },
       { stdout: process.stdout, stderr: process.stderr, env: process.env },
@@ -101,8 +94,4 @@ Examples:
       await mergeMain(reports, options.json, process.stdout);
     });
   return command;
-}
-
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
 }

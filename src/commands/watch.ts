@@ -1,34 +1,12 @@
 import { Command } from 'commander';
 import { BatchlineError } from '../errors.js';
-import { addOptions, resolveOptions, type OptionSchema } from '../options/schema.js';
-
-/** Options of `batchline watch`; keys are commander's names of the flags, values resolve to ms. */
-export const WATCH_OPTIONS = {
-  interval: {
-    kind: 'duration',
-    flag: 'interval',
-    default: 500,
-    minMs: 50,
-    maxMs: 600_000,
-    bareUnit: 'ms',
-    description: 'time between two reads of the stats',
-  },
-  timeout: {
-    kind: 'duration',
-    flag: 'timeout',
-    default: 2000,
-    minMs: 10,
-    maxMs: 600_000,
-    bareUnit: 'ms',
-    description: 'a read slower than this counts as a failure',
-  },
-} as const satisfies OptionSchema;
+import { addOptions, resolveOptions } from '../options/schema.js';
+import { WATCH_OPTIONS } from '../options/watch.js';
 
 export function makeWatchCommand(): Command {
   const command = new Command('watch')
     .description('Show the live dashboard of a batchline server running elsewhere (reads its GET /v1/stats).')
-    .argument('<url>', 'the server, e.g. http://10.0.0.5:8080 or localhost:8080')
-    .option('--no-ui', 'plain log lines instead of the dashboard (also off a terminal and with CI=true)');
+    .argument('<url>', 'the server, e.g. http://10.0.0.5:8080 or localhost:8080');
   addOptions(command, WATCH_OPTIONS);
   command.action(async (target: string, raw: Record<string, unknown>) => {
     const resolved = resolveOptions(WATCH_OPTIONS, raw);
@@ -47,7 +25,7 @@ export function makeWatchCommand(): Command {
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     try {
-      if (shouldUseDashboard(process.stdout, process.env, raw.ui === false)) {
+      if (shouldUseDashboard(process.stdout, process.env, !resolved.ui)) {
         const { startWatchDashboard } = await import('../ui/watch-dashboard.js');
         await startWatchDashboard({
           target,

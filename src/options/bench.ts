@@ -4,11 +4,33 @@ import type { OptionSchema, OptionValues } from './schema.js';
 const BENCH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 /**
- * Every option of `batchline bench` except the repeated `--header`, which commander collects
- * itself. One literal: flag, env fallback, default with its unit, allowed range (architecture.md
- * rule 7). Durations resolve to milliseconds.
+ * Every option of `batchline bench`. One literal: flag, env fallback, default with its unit,
+ * allowed range (architecture.md rule 7). Durations resolve to milliseconds.
  */
 export const BENCH_OPTIONS = {
+  header: {
+    kind: 'list',
+    flag: 'header',
+    short: 'H',
+    default: [],
+    placeholder: 'name: value',
+    description: "request header, repeatable (-H 'authorization: Bearer x')",
+  },
+  threshold: {
+    kind: 'list',
+    flag: 'threshold',
+    default: [],
+    placeholder: 'objective',
+    description:
+      "pass/fail criterion of a single run, repeatable, as k6's thresholds: --threshold 'p95<200ms' --threshold 'errors<1%' (p50, p90, p95, p99, p999, mean, max of the 2xx latency; errors = sends without a 2xx answer); exit 1 naming the one that failed",
+  },
+  ui: {
+    kind: 'boolean',
+    flag: 'ui',
+    negatable: true,
+    default: true,
+    description: 'a plain progress line instead of the live dashboard (also off a terminal and with CI=true)',
+  },
   connections: {
     kind: 'int',
     flag: 'connections',

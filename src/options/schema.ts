@@ -15,7 +15,8 @@ export type OptionSpec =
   | EnumOptionSpec
   | BooleanOptionSpec
   | AffineOptionSpec
-  | JsonOptionSpec;
+  | JsonOptionSpec
+  | ListOptionSpec;
 
 interface BaseSpec {
   /** Long flag without dashes, e.g. `max-batch-size`. */
@@ -61,6 +62,15 @@ export interface AffineOptionSpec extends BaseSpec {
 export interface BooleanOptionSpec extends BaseSpec {
   kind: 'boolean';
   default: boolean;
+  /** Written `--no-<flag>` to turn off what is on by default (`--no-ui`). */
+  negatable?: true;
+}
+/** A flag given any number of times (`-H a -H b`), in the order given; none by default. */
+export interface ListOptionSpec extends BaseSpec {
+  kind: 'list';
+  default: readonly [];
+  /** What --help shows as one value, e.g. `name: value`. */
+  placeholder: string;
 }
 /**
  * A structured value written as JSON: a flag's or env variable's text, or the field's object in a
@@ -90,24 +100,30 @@ type ValueOf<S extends OptionSpec> =
           ? S['default'] extends number
             ? number
             : number | undefined
-          : S extends EnumOptionSpec
-            ? S['choices'][number]
-            : S extends BooleanOptionSpec
-              ? boolean
-              : S extends StringOptionSpec
-                ? S['default'] extends string
-                  ? string
-                  : string | undefined
-                : never;
+          : S extends ListOptionSpec
+            ? readonly string[]
+            : S extends EnumOptionSpec
+              ? S['choices'][number]
+              : S extends BooleanOptionSpec
+                ? boolean
+                : S extends StringOptionSpec
+                  ? S['default'] extends string
+                    ? string
+                    : string | undefined
+                  : never;
 
 export type OptionValues<S extends OptionSchema> = { readonly [K in keyof S]: ValueOf<S[K]> };
 
 /** Registers every option of `schema` on `command`, with env and default in the help text. */
 export function addOptions(command: Command, schema: OptionSchema): Command {
   for (const spec of Object.values(schema)) {
-    const long = spec.kind === 'boolean' ? `--${spec.flag}` : `--${spec.flag} <${placeholder(spec)}>`;
+    const long =
+      spec.kind === 'boolean'
+        ? `--${spec.negatable === true ? 'no-' : ''}${spec.flag}`
+        : `--${spec.flag} <${placeholder(spec)}>`;
     const flags = spec.short === undefined ? long : `-${spec.short}, ${long}`;
-    command.option(flags, helpText(spec));
+    if (spec.kind === 'list') command.option(flags, helpText(spec), collect);
+    else command.option(flags, helpText(spec));
   }
   return command;
 }
@@ -225,6 +241,12 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
     case 'string':
       if (text === '') throw invalid(name, text, 'a non-empty string');
       return text;
+    case 'list': {
+      const values = Array.isArray(value) ? value : [value];
+      for (const item of values)
+        if (typeof item !== 'string' || item.trim() === '') throw invalid(name, String(item), 'a non-empty string');
+      return Object.freeze([...values] as string[]);
+    }
     case 'json': {
       let json = value;
       if (typeof value === 'string') {
@@ -264,16 +286,22 @@ function placeholder(spec: OptionSpec): string {
     case 'enum':
       return spec.choices.join('|');
     case 'json':
+    case 'list':
       return spec.placeholder;
     default:
       return 'value';
   }
 }
 
+/** Commander's accumulator of a list option: every value given, in order. */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
 function helpText(spec: OptionSpec): string {
   const parts = [spec.description];
   if (spec.kind === 'int' || spec.kind === 'number') parts.push(`range ${spec.min}..${spec.max}`);
-  if (spec.default !== undefined && spec.kind !== 'boolean')
+  if (spec.default !== undefined && spec.kind !== 'boolean' && spec.kind !== 'list')
     parts.push(`default ${spec.kind === 'duration' ? fmtLimit(spec.default) : String(spec.default)}`);
   if (spec.kind === 'duration') parts.push(spec.bareUnit === 'ms' ? 'a bare number is ms' : 'a bare number is seconds');
   if (spec.env !== undefined) parts.push(`env ${spec.env}`);

@@ -6,7 +6,12 @@ describe('docs/bench.md', () => {
   const docs = readFileSync(new URL('../../docs/bench.md', import.meta.url), 'utf8');
 
   it('documents every option of the schema', () => {
-    for (const spec of Object.values(BENCH_OPTIONS)) expect(docs).toContain(`\`--${spec.flag}`);
+    for (const spec of Object.values(BENCH_OPTIONS)) {
+      // As the table writes it: `-c, --connections`, `--no-ui` for an option on by default.
+      const negated = spec.kind === 'boolean' && 'negatable' in spec ? 'no-' : '';
+      const short = 'short' in spec ? `-${spec.short}, ` : '';
+      expect(docs).toContain(`\`${short}--${negated}${spec.flag}`);
+    }
   });
 
   it('shows bench merge on two bench processes that ran at the same time, and what it printed', () => {

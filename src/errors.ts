@@ -164,8 +164,8 @@ const MAX_DETAIL_CHARS = 400;
 /**
  * A detail fit for a message that reaches a terminal, a log or a client: control characters
  * (escape sequences, bells, new lines) become `?`, and it is cut at MAX_DETAIL_CHARS. Details
- * often quote what a client or a command line gave: a 1 MB header came back whole (issue 15,
- * #11), and a model name with an escape sequence reached the terminal as one.
+ * often quote what a client or a command line gave: a 1 MB header would come back whole, and a
+ * model name with an escape sequence would reach the terminal as one.
  */
 function safeDetail(detail: string): string {
   // eslint-disable-next-line no-control-regex

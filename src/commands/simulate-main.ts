@@ -36,7 +36,7 @@ export interface SimulateRequest {
  * CSV, JSON, recommendation). Throws BatchlineError on bad options and ExitWithCode(1) when an
  * objective given with `--slo` is missed.
  */
-/** The step-through view is for small scenarios, like the original browser timeline (80 requests). */
+/** The step-through view is for scenarios small enough to follow event by event. */
 const MAX_STEP_EVENTS = 5000;
 
 export async function simulateMain(request: SimulateRequest): Promise<void> {

@@ -1,8 +1,8 @@
 import { decideByWindow, type BatchDecision, type BatchPolicy, type PolicySettings, type QueueView } from './policy.js';
 
 /**
- * The parameters of the batching middleware batchline descends from, kept as they were: the
- * p95 is taken over the last 20 batches, the limit shrinks by a factor 0.8 when that p95 is
+ * The AIMD parameters, fixed so that `adaptive` is measured against one known baseline
+ * (docs/policies.md): the p95 is taken over the last 20 batches, the limit shrinks by a factor 0.8 when that p95 is
  * over the target, and grows by one when it is under 80 % of the target and the batch that
  * just ran used at least 80 % of the limit.
  */
@@ -27,7 +27,7 @@ export interface AimdPolicyOptions {
 
 /**
  * `aimd`: additive increase, multiplicative decrease of the batch limit on the p95 of recent
- * batches' execution times, as the middleware did. It watches the model's time only, not the
+ * batches' execution times. It watches the model's time only, not the
  * time requests wait in the queue, and its window stays fixed: the baseline `adaptive` is
  * measured against (docs/policies.md).
  */
@@ -62,7 +62,7 @@ export class AimdPolicy implements BatchPolicy {
     }
   }
 
-  /** The middleware's p95: the value at index ⌊0.95·count⌋ of the sorted window. */
+  /** The p95 as this baseline reads it: the value at index ⌊0.95·count⌋ of the sorted window. */
   private p95Ms(): number {
     const sorted = this.sorted;
     sorted.length = 0;

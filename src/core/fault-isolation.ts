@@ -1,7 +1,7 @@
 /**
  * What to do when a batch's run fails as a whole:
  * - `bisect`: find the bad items by running halves (about log₂ n runs for one bad item in n);
- * - `items`: run every item alone (n runs), the middleware's per-item fallback;
+ * - `items`: run every item alone (n runs): simplest, and fastest when most items are bad;
  * - `off`: fail every item of the batch with the error.
  */
 export type IsolationMode = 'bisect' | 'items' | 'off';

@@ -121,8 +121,8 @@ function nonFinite(target: ValueTarget, raw: unknown): BatchlineError {
 
 /**
  * A value for an error message, short and without walking it: JSON.stringify of an array or
- * object nested 10,000 deep overflows the stack (a 500 instead of a 400, issue 15 #8), and
- * would show Infinity (1e400 in JSON) as null.
+ * object nested 10,000 deep overflows the stack (a 500 instead of a 400), and would show
+ * Infinity (1e400 in JSON) as null.
  */
 function describe(raw: unknown): string {
   if (Array.isArray(raw)) return 'an array';

@@ -36,7 +36,7 @@ interface Endpoint {
 /**
  * Model instances on worker threads: a batch's input buffers are transferred, not copied. A
  * thread inside onnxruntime cannot be stopped: terminating it (or exiting the process) waits
- * for the run to return and then aborts the whole process (issue 15, #4).
+ * for the run to return and then aborts the whole process.
  */
 export function threadLauncher(setup: WorkerSetup): InstanceLauncher {
   return (onExit) => {

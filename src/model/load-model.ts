@@ -145,8 +145,8 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
 }
 
 /**
- * The original Batchline's reply, `{"request_id", "prediction": {"label", "score",
- * "model_version"}}`: label `positive` when score >= 0.5, score to 6 decimals. Written as a
+ * The embedded model's reply, `{"request_id", "prediction": {"label", "score",
+ * "model_version"}}` (a label a person reads, beside the score): label `positive` when score >= 0.5, score to 6 decimals. Written as a
  * template because it is the hot path of the embedded model.
  */
 function toyReplyBody(requestId: string, outputs: ItemTensors): string {

@@ -7,7 +7,7 @@ export const TOY_OUTPUT_NAME = 'score';
 const TOY_FEATURES = 3;
 
 /**
- * The original Batchline's toy model as an ONNX graph: logit = Σ (i+1)·x_i / 3, score =
+ * The embedded toy model, toy-logistic-v1, as an ONNX graph: logit = Σ (i+1)·x_i / 3, score =
  * sigmoid(logit); the weights (i+1)/3 sit in one matrix product. [0.2, 1.5, -0.3] scores 0.682799.
  */
 export function buildToyModelOnnx(): Uint8Array {

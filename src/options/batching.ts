@@ -9,7 +9,7 @@ export const MAX_PRIORITY_LEVELS = 100;
 
 /**
  * The batching options, shared by `serve` and `simulate` so both take the same names, env
- * variables and defaults (the defaults of the original Batchline).
+ * variables and defaults, and a simulation of a serve's flags is a simulation of that serve.
  */
 export const BATCHING_OPTIONS = {
   maxBatchSize: {

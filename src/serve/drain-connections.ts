@@ -25,8 +25,8 @@ type CountedSocket = Socket & {
  *
  * Why: Node closes a connection right after an answer that says `Connection: close`, and the
  * answers of requests pipelined behind it (read, computed, queued behind the first) never
- * leave. A drain that put `Connection: close` on every answer lost 132 of 200 pipelined answers
- * (issue 15, #1). For the same reason no connection is closed while it has answers still to
+ * leave. A drain that put `Connection: close` on every answer lost 132 of 200 pipelined
+ * answers. For the same reason no connection is closed while it has answers still to
  * send (`DrainingConnections`): Node's own idle check counts a connection idle once its current
  * answer has been ended, with more queued behind it.
  *
@@ -134,7 +134,7 @@ function isQuiet(socket: CountedSocket): boolean {
  * Runs `fn` once every request read on the connection has had its answer sent: at once, or
  * when the last of them leaves. Node's parser reports bytes it cannot read (a bad request line,
  * headers too large) as soon as it meets them, while the valid requests pipelined before them
- * may still wait for their batch: their answers go first, then the error (issue 15, #6).
+ * may still wait for their batch: their answers go first, then the error.
  */
 export function afterAnswersSent(socket: Socket, fn: () => void): void {
   const counted = socket as CountedSocket;

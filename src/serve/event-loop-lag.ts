@@ -12,7 +12,7 @@ const NAMES = ['', '_min', '_max', '_mean', '_stddev', '_p50', '_p90', '_p99'].m
 /**
  * `nodejs_eventloop_lag_*` that read the loop's real lag: how late a 10 ms timer fires. Node's
  * delay histogram (which prom-client reads) records the time between two ticks of its timer,
- * the timer's own period included, so an idle server read about 10 ms (issue 15, #11); and a
+ * the timer's own period included, so an idle server read about 10 ms; and a
  * reset forgets the tick before it, so a stall in the first period after a scrape was never
  * seen. Here each tick records its lateness into an HDR histogram, and a scrape reads and
  * clears it without losing a period. `nodejs_eventloop_lag_seconds` is the mean since the last

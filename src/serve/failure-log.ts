@@ -21,7 +21,7 @@ export interface FailureLogOptions {
  * The server's failure log: one line per failure (a model that fails, a reply that cannot be
  * written, an internal error), keyed by request id, rate-limited and written off the request's
  * path. Inputs that made the model fail wrote about 1.1 KB to stderr, synchronously, per failure:
- * 143.5 MB in 10 s under load (issue 15, #7). Now at most `burstLines` at once and
+ * 143.5 MB in 10 s under load. So: at most `burstLines` at once and
  * `linesPerSecond` after that; the lines left out are counted, and a summary line says how
  * many, and of what, once a second while it lasts. Lines are gathered and written once per turn
  * of the event loop; while the sink is slow (its write returned false) new lines are counted as

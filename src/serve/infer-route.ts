@@ -8,12 +8,12 @@ import type { ItemTensors } from '../model/tensor-spec.js';
 import type { InferenceCodec } from './protocol.js';
 import type { ModelRef, Targets } from './target.js';
 
-/** `/models/{name}/predict` takes the middleware's `{"data": …}` besides `{"inputs": …}`. */
+/** `/models/{name}/predict` takes `{"data": …}`, as its clients send it, besides `{"inputs": …}`. */
 const PREDICT_JSON = jsonProtocol({ acceptData: true });
 
 /**
  * The inference routes of batchline's JSON: `POST /v1/infer` (the default model) and
- * `POST /models/{name}/predict[?version=V]` (the middleware's route). Bodies are JSON or
+ * `POST /models/{name}/predict[?version=V]` (a model by name). Bodies are JSON or
  * MessagePack (tensor-body-parsers.ts); the answer is MessagePack when Accept asks for it. Each
  * request's target is resolved once (target.ts), then it is admitted into its model version's
  * batcher and answered when its outcome arrives; the handlers are synchronous and return

@@ -9,7 +9,7 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 /**
  * batchline's own JSON: `{"inputs": …}` in (one item, nested arrays, or an object of them by
  * input name), the model's reply body out, `{"error": {"code", "message"}}` for errors.
- * `/models/{name}/predict` also takes the middleware's spelling, `{"data": …}`.
+ * `/models/{name}/predict` also takes `{"data": …}`, which clients of that route send.
  */
 export function jsonProtocol(options: { acceptData: boolean }): InferenceCodec<ItemTensors> {
   const wants = options.acceptData ? 'an "inputs" (or "data") field' : 'an "inputs" field';

@@ -32,7 +32,7 @@ export interface ModelExecutorOptions {
 
 /**
  * Runs batches on the ONNX model. `modelLatencyMs` adds simulated accelerator time before each
- * run, as the original Batchline's sleep did: a fixed cost per batch (`20`), or one that grows
+ * run, so a model of microseconds behaves as one on a GPU would: a fixed cost per batch (`20`), or one that grows
  * with the batch (`{aMs: 5, bMs: 2}`, `--model-latency-ms 5+2n`), so batching pays.
  *
  * A model that runs synchronously on this thread (`runBatchSync`: inline execution) is not run

@@ -44,7 +44,7 @@ export function versionMetadata(version: ModelVersion): Record<string, unknown> 
 /**
  * The read-only model routes: `GET /v1/models`, `GET /v1/models/{name}[/versions/{v}]`
  * (metadata of the latest, or that version) and `…/ready` (200 when it takes work, else 503),
- * and `GET /v1/model`, the default model's metadata as before the registry.
+ * and `GET /v1/model`, the default model's metadata (for clients that know one model).
  */
 export function registerModelRoutes(app: FastifyInstance, registry: Registry, targets: Targets): void {
   /** The version a metadata route names, or the error refusing it. */

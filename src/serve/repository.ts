@@ -72,7 +72,8 @@ export async function scanModel(dir: string, name: string): Promise<RepositoryMo
  * The real path of `given`, a file an admin request names relative to the repository, or
  * BAD_MODEL_PATH saying why not. Only regular `.onnx` files inside the repository are loaded:
  * no absolute paths, no `..`, no symbolic link that leads out of it. batchline never runs
- * anything but an ONNX graph (the middleware imported code modules by name).
+ * anything but an ONNX graph: a path that named a code module would let an admin token run
+ * code on the server.
  */
 export async function modelFileInRepository(repository: string, given: unknown): Promise<string> {
   if (typeof given !== 'string' || given === '')

@@ -187,7 +187,7 @@ class SecondChance {
  * until clients have let go — connections with no answer left to send are closed once no
  * request has come for a moment — and then the app closes, with any connection still open
  * closed by force. No connection is closed while answers it owes are queued on it, except by
- * that force (issue 15, #1).
+ * that force: Node would drop the pipelined answers queued behind the one it closes on.
  */
 async function drainAndClose(
   server: Server,

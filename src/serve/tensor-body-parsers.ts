@@ -91,7 +91,7 @@ const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
 
 /**
  * JSON is UTF-8 (RFC 8259): a body declared in another charset would be read as UTF-8 all the
- * same, and its non-ASCII strings garbled. It is refused (415) instead (issue 15, #11).
+ * same, and its non-ASCII strings garbled. It is refused (415) instead.
  */
 function refuseOtherCharsets(contentType: string | undefined): void {
   if (contentType === undefined || !contentType.includes('harset')) return; // the common case, no regular expression

@@ -2,7 +2,7 @@ import type { CoreEvent } from '../core/event-log.js';
 
 /**
  * The event timeline as plain text, one event a line in the order the core produced them:
- * what `simulate --events` prints, a text twin of the original Batchline's step-through demo.
+ * what `simulate --events` prints, the step-through timeline as a script can read it.
  */
 export function formatEvents(events: readonly CoreEvent[]): string {
   const lines = events.map((event) => `${time(event.atMs)}  ${describe(event)}`);

@@ -3,7 +3,7 @@ import type { ModelVersionStats, ServerStats } from './server-stats.js';
 /**
  * Bounds of the numbers a dashboard draws with. Some are loop bounds (a histogram of batch
  * sizes has a row per size): `"maxBatchSize": 1e309` in a server's answer reads as Infinity
- * and looped `batchline watch` at 100 % CPU, deaf to Ctrl-C (issue 15, #10). The bounds are
+ * and would loop `batchline watch` at 100 % CPU, deaf to Ctrl-C. The bounds are
  * wide of what serve allows (--max-batch-size ≤ 4096, --instances ≤ 256).
  */
 const MAX_BATCH_SIZE = 65_536;

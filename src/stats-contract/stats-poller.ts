@@ -97,7 +97,7 @@ class StatsReadError extends Error {}
 
 /**
  * Largest /v1/stats answer read (bytes): a server with a hundred model versions answers about
- * 2 MB. A server that sent an endless body grew watch to 2.99 GB (issue 15, #10).
+ * 2 MB. A server that sent an endless body would grow watch without bound (2.99 GB, measured).
  */
 const MAX_STATS_BYTES = 4 * 1024 * 1024;
 

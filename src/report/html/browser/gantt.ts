@@ -17,7 +17,7 @@ const COLORS = {
 
 /**
  * The requests around the current event as bars on a time axis, drawn up to "now" only (the
- * future stays hidden, as in the original demo): waiting in amber from arrival to batch start,
+ * future stays hidden, so a step shows only what the batcher knew then): waiting in amber from arrival to batch start,
  * running in blue to the answer, a green end for ok, red for an expiry, a red × for a rejection.
  * Only the rows on screen are drawn, so a run of any length costs the same per step.
  */

@@ -50,7 +50,7 @@ export function registerRepositoryRoutes(scope: FastifyInstance, runtime: Servin
             rows.push({ name: model.name, state: 'UNAVAILABLE', reason: 'unloaded' });
           for (const version of served) {
             const { state, reason } = version.status;
-            if (ready === true && !version.ready) continue;
+            if (ready === true && !version.acceptsWork) continue;
             rows.push({
               name: model.name,
               version: String(version.version),

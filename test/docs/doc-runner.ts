@@ -195,6 +195,8 @@ export class GuideSession {
   private waiting: (() => void) | undefined;
   private server: Served | undefined;
   readonly failures: string[] = [];
+  /** Each command as it ran: its exit status and the last lines it printed. */
+  readonly transcript: string[] = [];
   private count = 0;
   /** Shell variables the guide set on a line of their own (`MODEL=…`), for the servers it starts. */
   private readonly vars: Record<string, string> = {};
@@ -242,6 +244,13 @@ export class GuideSession {
       throw new Error(this.failures.join('\n'));
     }
     const status = Number(/^(\d+)/.exec(this.output.slice(end + done.length))?.[1]);
+    const lines = output
+      .trim()
+      .split('\n')
+      .filter((line) => line.trim() !== '');
+    this.transcript.push(
+      `${this.guide}:${command.line} exit ${status}: ${command.text.split('\n')[0]}\n    ${lines.slice(-3).join('\n    ')}`,
+    );
     if (!command.exits.includes(status)) {
       this.fail(command, `exited ${status}, the guide says ${command.exits.join(' or ')}`, output);
     }
@@ -354,7 +363,7 @@ export class GuideSession {
 /** Runs every block of a guide that is not marked skip; returns what failed, and what was skipped. */
 export async function runGuide(
   guide: string,
-): Promise<{ failures: string[]; ran: number; skipped: string[]; slow: string[] }> {
+): Promise<{ failures: string[]; ran: number; skipped: string[]; slow: string[]; transcript: string[] }> {
   const blocks = parseGuide(readFileSync(join(ROOT, guide), 'utf8'));
   const session = new GuideSession(guide);
   let ran = 0;
@@ -379,5 +388,5 @@ export async function runGuide(
   } finally {
     await session.close();
   }
-  return { failures: session.failures, ran, skipped, slow };
+  return { failures: session.failures, ran, skipped, slow, transcript: session.transcript };
 }

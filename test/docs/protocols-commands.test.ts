@@ -7,9 +7,11 @@ import { runGuide } from './doc-runner.js';
 
 describe('docs/protocols.md, run as written', () => {
   it('every command exits as the guide says and prints what it quotes', async () => {
-    const { failures, ran, skipped, slow } = await runGuide('docs/protocols.md');
+    const { failures, ran, skipped, slow, transcript } = await runGuide('docs/protocols.md');
     if (skipped.length > 0) console.log(`not run here:\n  ${skipped.join('\n  ')}`);
     if (slow.length > 0) console.log(`took longest:\n  ${slow.join('\n  ')}`);
+    // DOC_TEST_TRANSCRIPT=1 prints what every command printed last.
+    if (process.env.DOC_TEST_TRANSCRIPT) console.log(transcript.join('\n'));
     expect(failures).toEqual([]);
     expect(ran).toBeGreaterThan(5);
   }, 600_000);

@@ -6,6 +6,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
@@ -142,7 +143,24 @@ describe('the npm package', () => {
     const runtime = join(app, 'node_modules', 'onnxruntime-node');
     renameSync(runtime, `${runtime}.away`);
     try {
-      const failed = await batchline(['serve', '--port', '0', '--no-ui']).then(
+      // A node_modules above the temporary directory (a /tmp/node_modules, say) would hand serve an
+      // onnxruntime-node all the same: say so, rather than time out with a server left running.
+      const found = (() => {
+        try {
+          return createRequire(join(app, 'package.json')).resolve('onnxruntime-node');
+        } catch {
+          return undefined;
+        }
+      })();
+      expect(found, `onnxruntime-node is still found outside the project, at ${found}`).toBeUndefined();
+      // The binary itself, not npx (which does not pass a signal on), and a bound on the wait.
+      const bin = join(app, 'node_modules', 'batchline', 'bin', 'batchline.js');
+      const failed = await run(process.execPath, [bin, 'serve', '--port', '0', '--no-ui'], {
+        cwd: app,
+        env: OFFLINE_ENV,
+        timeout: 30_000,
+        killSignal: 'SIGKILL',
+      }).then(
         () => undefined,
         (error: { code: number; stderr: string }) => error,
       );

@@ -107,7 +107,7 @@ export class BatchRun<I, O> {
     if (run.attempt > 0) for (const observer of host.observers) observer.isolationRun?.(run, nowMs, error);
 
     if (this.isolation !== undefined) this.answer(this.isolation.record(result), nowMs);
-    else if (error === undefined) this.answer(itemVerdicts(result as readonly (O | Error)[]), nowMs);
+    else if (error === undefined) this.answerEach(result as readonly (O | Error)[], nowMs);
     else if (!host.instanceUp(this.batch.instance)) {
       // Its instance is gone (a crash): there is nothing to run the parts on, and the failure is the instance's.
       this.answerAll(error, nowMs);
@@ -166,19 +166,34 @@ export class BatchRun<I, O> {
 
   /** Answers items (by index in the batch) that are still waiting for an answer. */
   private answer(verdicts: readonly ItemVerdict<O>[], nowMs: number): void {
-    for (const verdict of verdicts) {
-      const request = this.batch.requests[verdict.index] as PendingRequest<I, O>;
-      if (request.phase !== 'running') continue; // already answered at its deadline or cancelled
-      if ('error' in verdict)
-        this.host.end(request, { kind: 'error', error: verdict.error, endedIn: 'running' }, nowMs);
-      else {
-        this.okItems++;
-        this.host.end(request, { kind: 'ok', output: verdict.output, endedIn: 'running' }, nowMs);
-      }
+    for (const verdict of verdicts)
+      this.settle(
+        verdict.index,
+        'error' in verdict
+          ? { kind: 'error', error: verdict.error, endedIn: 'running' }
+          : { kind: 'ok', output: verdict.output, endedIn: 'running' },
+        nowMs,
+      );
+  }
+
+  /** The whole batch ran: each item gets its own result (one that is an Error fails only its item). */
+  private answerEach(results: readonly (O | Error)[], nowMs: number): void {
+    for (let index = 0; index < results.length; index++) {
+      const result = results[index] as O | Error;
+      this.settle(
+        index,
+        result instanceof Error
+          ? { kind: 'error', error: result, endedIn: 'running' }
+          : { kind: 'ok', output: result, endedIn: 'running' },
+        nowMs,
+      );
     }
   }
-}
 
-function itemVerdicts<O>(results: readonly (O | Error)[]): ItemVerdict<O>[] {
-  return results.map((item, index) => (item instanceof Error ? { index, error: item } : { index, output: item }));
+  private settle(index: number, outcome: Outcome<O>, nowMs: number): void {
+    const request = this.batch.requests[index] as PendingRequest<I, O>;
+    if (request.phase !== 'running') return; // already answered at its deadline or cancelled
+    if (outcome.kind === 'ok') this.okItems++;
+    this.host.end(request, outcome, nowMs);
+  }
 }

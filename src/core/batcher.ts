@@ -288,7 +288,7 @@ export class Batcher<I, O> {
    */
   private refusal(timeoutMs: number, count: number, level: number, nowMs: number): Refusal | undefined {
     if (this.closing) return { reason: 'closed' };
-    const breaker = this.options.breaker;
+    const breaker = this.breakerToWatch();
     if (breaker !== undefined && this.breakerState(nowMs) === 'open')
       return { reason: 'circuit_open', retryAfterMs: breaker.retryAfterMs(nowMs) };
     const bound = this.levelBounds[level - 1] as number;
@@ -372,9 +372,9 @@ export class Batcher<I, O> {
   private pumpOnce(): void {
     let nowMs = this.clock.now();
     this.expireDue(nowMs);
-    const breaker = this.options.breaker;
     let wakeAtMs = Number.POSITIVE_INFINITY;
     for (;;) {
+      const breaker = this.breakerToWatch();
       if (breaker !== undefined) {
         this.breakerState(nowMs);
         wakeAtMs = breaker.reopensAtMs;
@@ -458,6 +458,15 @@ export class Batcher<I, O> {
   }
 
   /**
+   * The breaker, unless it is closed and its observers know it: then nothing about it can change
+   * before a batch ends, and the passes after every arrival need not ask it.
+   */
+  private breakerToWatch(): CircuitBreaker | undefined {
+    const breaker = this.options.breaker;
+    return breaker === undefined || (breaker.closed && this.breakerSeen === 'closed') ? undefined : breaker;
+  }
+
+  /**
    * The breaker's state now, telling observers of a change. On opening, what waits is answered
    * at once (`unavailable`): no request waits for a batch that would fail.
    */
@@ -501,8 +510,14 @@ export class Batcher<I, O> {
     return this.view;
   }
 
+  /**
+   * Arms the one timer for `atMs` (Infinity disarms it). It moves only earlier: a pass after a
+   * dispatch wants the next deadline, the next arrival's pass its window, and re-arming each
+   * time cost a cancelled and a new timer per batch. A wake that comes early finds nothing due
+   * and arms the timer again.
+   */
   private armTimer(atMs: number, order: EventOrder): void {
-    if (atMs === this.timerAtMs) return;
+    if (atMs === this.timerAtMs || (atMs > this.timerAtMs && atMs !== Number.POSITIVE_INFINITY)) return;
     if (this.timer !== undefined) this.clock.cancel(this.timer);
     this.timer = undefined;
     this.timerAtMs = atMs;

@@ -49,6 +49,14 @@ export class CircuitBreaker {
     return this.stateNow;
   }
 
+  /**
+   * Closed: every batch may run. Only a batch's end moves a closed breaker, never time alone, so
+   * a caller may skip asking for the state at an instant while this holds.
+   */
+  get closed(): boolean {
+    return this.stateNow === 'closed';
+  }
+
   /** When an open breaker turns half-open (ms); Infinity otherwise. */
   get reopensAtMs(): number {
     return this.stateNow === 'open' ? this.openUntilMs : Number.POSITIVE_INFINITY;

@@ -56,20 +56,28 @@ export function createBatcher<I, O>(
   clock: Clock,
   executor: Executor<I, O>,
 ): Batcher<I, O> {
-  const latencyModel = new OnlineLatencyModel(config.latencyPrior);
-  const arrivalRate = new ArrivalRateEstimator();
-  const itemFailures = new ItemFailureRate();
+  // What the traffic teaches (model time, arrival rate, bad items) feeds only the adaptive policy
+  // and SLA admission: without them nothing reads it, and learning it cost an exponential per
+  // arrival and a refit per batch.
+  const learned =
+    config.batchPolicy === 'adaptive' || config.admission === 'sla'
+      ? {
+          latencyModel: new OnlineLatencyModel(config.latencyPrior),
+          arrivalRate: new ArrivalRateEstimator(),
+          itemFailures: new ItemFailureRate(),
+        }
+      : undefined;
   const breakerFailures = config.breakerFailures ?? BREAKER_DEFAULTS.failures;
   const breakerRatio = config.breakerRatio ?? BREAKER_DEFAULTS.failureRatio;
   const breakerOn = breakerFailures > 0 || breakerRatio > 0;
-  return new Batcher<I, O>(clock, executor, createPolicy(config, latencyModel, arrivalRate, itemFailures), {
+  return new Batcher<I, O>(clock, executor, createPolicy(config, learned), {
     maxQueueSize: config.maxQueueSize,
     requestTimeoutMs: config.requestTimeoutMs,
     instances: config.instances,
     priorityLevels: Math.max(1, config.priorityLevels ?? 1),
     ...(config.defaultPriorityLevel ? { defaultPriorityLevel: config.defaultPriorityLevel } : {}),
     ...(config.priorityQueuePolicy === undefined ? {} : { levelPolicies: config.priorityQueuePolicy }),
-    admission: config.admission === 'sla' ? new SlaAdmission(latencyModel) : undefined,
+    admission: config.admission === 'sla' && learned !== undefined ? new SlaAdmission(learned.latencyModel) : undefined,
     breaker: breakerOn
       ? new CircuitBreaker({
           failures: breakerFailures,
@@ -79,18 +87,18 @@ export function createBatcher<I, O>(
         })
       : undefined,
     isolation: config.isolation ?? 'bisect',
-    latencyModel,
-    arrivalRate,
-    itemFailures,
+    ...learned,
   });
 }
 
-function createPolicy(
-  config: Readonly<BatchingConfig>,
-  latencyModel: OnlineLatencyModel,
-  arrivalRate: ArrivalRateEstimator,
-  itemFailures: ItemFailureRate,
-): BatchPolicy {
+/** The estimators of what the traffic teaches, for the policies that read them. */
+interface Learned {
+  latencyModel: OnlineLatencyModel;
+  arrivalRate: ArrivalRateEstimator;
+  itemFailures: ItemFailureRate;
+}
+
+function createPolicy(config: Readonly<BatchingConfig>, learned: Learned | undefined): BatchPolicy {
   const targetLatencyMs = config.targetLatencyMs ?? DEFAULT_TARGET_LATENCY_MS;
   switch (config.batchPolicy ?? 'fixed') {
     case 'fixed':
@@ -101,7 +109,8 @@ function createPolicy(
         batchWindowMs: config.batchWindowMs,
         targetLatencyMs,
       });
-    case 'adaptive':
+    case 'adaptive': {
+      const { latencyModel, arrivalRate, itemFailures } = learned as Learned;
       return new AdaptivePolicy(
         {
           maxBatchSize: config.maxBatchSize,
@@ -113,5 +122,6 @@ function createPolicy(
         arrivalRate,
         itemFailures,
       );
+    }
   }
 }

@@ -1,4 +1,5 @@
 import * as hdr from 'hdr-histogram-js';
+import { HISTOGRAM_MAX_US } from './histogram-range.js';
 
 /** Percentiles in milliseconds, as every report and snapshot shows them. */
 export interface PercentilesMs {
@@ -12,8 +13,7 @@ export interface PercentilesMs {
   mean: number;
 }
 
-/** Largest latency a histogram tracks: one hour, in microseconds. */
-export const HISTOGRAM_MAX_US = 3_600_000_000;
+export { HISTOGRAM_MAX_US };
 
 /**
  * An HDR histogram of durations in integer microseconds, 1 µs to 1 h at 3 significant digits

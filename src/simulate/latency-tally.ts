@@ -1,15 +1,18 @@
-import type { Histogram } from 'hdr-histogram-js';
-import { createLatencyHistogram, HISTOGRAM_MAX_US } from '../core/latency-histogram.js';
+import { HISTOGRAM_MAX_US } from '../core/histogram-range.js';
+import type { PercentilesMs } from '../core/latency-histogram.js';
 
 /** Sub-buckets per half bucket of the core's histograms (3 significant digits: 2048 / 2). */
 const HALF = 1024;
 const HALF_MAGNITUDE = 10;
+const PERCENTILES = [50, 90, 95, 99, 99.9] as const;
 
 /**
  * A recorder with exactly the buckets of the core's latency histogram (HDR, integer µs, 3
  * significant digits) but a recording path of a few integer operations: the HDR library's
- * generic `recordValue` was a quarter of the simulator's time. `toHistogram()` moves the counts
- * into a real HDR histogram, so percentiles are the ones every other report computes.
+ * generic `recordValue` was a quarter of the simulator's time. Its percentiles are HDR's, read
+ * from its own buckets by HDR's rule (a test checks them against the library): converting into
+ * the library's histogram, and loading the library at all, cost a simulation about 0.2 s of CPU
+ * whatever its length (its percentile walks ran cold, and it builds a number formatter on load).
  */
 export class LatencyTally {
   private readonly counts = new Float64Array(indexOf(HISTOGRAM_MAX_US) + 1);
@@ -26,16 +29,53 @@ export class LatencyTally {
     return this.total;
   }
 
-  /** An HDR histogram with the same counts in the same buckets. */
-  toHistogram(): Histogram {
-    const histogram = createLatencyHistogram();
-    const counts = this.counts;
-    for (let index = 0; index < counts.length; index++) {
-      const count = counts[index] as number;
-      if (count > 0) histogram.recordValueWithCount(lowestValueAt(index), count);
+  /**
+   * p50/p90/p95/p99/p99.9/max/mean in ms, as `percentilesMs` reads them from an HDR histogram
+   * with the same values: a percentile is the top of the bucket where the count reaches it,
+   * capped at the exact maximum `maxMs`; the mean is of the buckets' middles.
+   */
+  percentilesMs(maxMs: number): PercentilesMs {
+    const count = this.total;
+    if (count === 0) return { count: 0, p50: 0, p90: 0, p95: 0, p99: 0, p999: 0, max: 0, mean: 0 };
+    const ranks = PERCENTILES.map((percentile) => rankOf(percentile, count));
+    const valuesUs: number[] = [];
+    let seen = 0;
+    let sumUs = 0;
+    for (let index = 0; index < this.counts.length; index++) {
+      const n = this.counts[index] as number;
+      if (n === 0) continue;
+      seen += n;
+      const lowestUs = lowestValueAt(index);
+      sumUs += (lowestUs + Math.floor((lowestValueAt(index + 1) - lowestUs) / 2)) * n;
+      while (valuesUs.length < ranks.length && seen >= (ranks[valuesUs.length] as number))
+        valuesUs.push(highestInBucketUs(index));
     }
-    return histogram;
+    const at = (i: number): number => Math.min((valuesUs[i] as number) / 1000, maxMs);
+    return {
+      count,
+      p50: at(0),
+      p90: at(1),
+      p95: at(2),
+      p99: at(3),
+      p999: at(4),
+      max: maxMs,
+      mean: sumUs / count / 1000,
+    };
   }
+
+  /** Each bucket that holds values: its lowest value (µs) and its count, lowest first. */
+  *buckets(): Generator<[lowestUs: number, count: number]> {
+    for (let index = 0; index < this.counts.length; index++) {
+      const count = this.counts[index] as number;
+      if (count > 0) yield [lowestValueAt(index), count];
+    }
+  }
+}
+
+/** The count a percentile must reach, as HDR's getValueAtPercentile rounds it (up, by less than an ulp). */
+function rankOf(percentile: number, count: number): number {
+  const exact = (Math.min(percentile, 100) / 100) * count;
+  return Math.max(Math.ceil(exact - 2 ** (Math.floor(Math.log2(exact)) - 52)), 1);
 }
 
 /** HDR's counts-array index for an integer value >= 1 below 2^32 (integer operations only). */

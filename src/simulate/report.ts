@@ -1,5 +1,5 @@
 import { DEFAULT_TARGET_LATENCY_MS, type BatchingConfig } from '../core/create-batcher.js';
-import { percentilesMs, type PercentilesMs } from '../core/latency-histogram.js';
+import type { PercentilesMs } from '../core/latency-histogram.js';
 import type { PriorityRecorder } from './priority-recorder.js';
 import type { SimulationResult } from './run-simulation.js';
 import type { SimulatedCosts } from './serving-costs.js';
@@ -113,8 +113,8 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
   const expired = counts.outcomes.timeout;
   const rejected = Object.values(counts.rejected).reduce((sum, n) => sum + n, 0);
   // Percentiles from the HDR buckets, capped at the exact maximum (a bucket's top can lie above it).
-  const latency = percentilesMs(recorder.latency.toHistogram(), recorder.latencyMaxMs);
-  const wait = percentilesMs(recorder.queueWait.toHistogram(), recorder.queueWaitMaxMs);
+  const latency = recorder.latency.percentilesMs(recorder.latencyMaxMs);
+  const wait = recorder.queueWait.percentilesMs(recorder.queueWaitMaxMs);
   const histogram: Record<string, number> = {};
   recorder.batchSizeCounts.forEach((count, size) => {
     if (count > 0) histogram[String(size)] = count;
@@ -201,7 +201,7 @@ function prioritiesOf(
       expired: tally.expired,
       failed: tally.failed,
       latency_ms: summary(
-        percentilesMs(tally.latency.toHistogram(), tally.latencyMaxMs),
+        tally.latency.percentilesMs(tally.latencyMaxMs),
         tally.completed > 0 ? tally.latencySumMs / tally.completed : 0,
         tally.latencyMaxMs,
       ),

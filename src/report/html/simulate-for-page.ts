@@ -1,6 +1,8 @@
 import { EventLog, type CoreEvent } from '../../core/event-log.js';
+import { createLatencyHistogram } from '../../core/latency-histogram.js';
 import type { BatcherObserver } from '../../core/types.js';
 import type { SimulateOptions } from '../../options/simulate.js';
+import type { LatencyTally } from '../../simulate/latency-tally.js';
 import { checkSimulateOptions, prepareRun, type SimulationInputs } from '../../simulate/prepare.js';
 import { buildReport, type SimulationReport } from '../../simulate/report.js';
 import { runSimulation } from '../../simulate/run-simulation.js';
@@ -47,10 +49,17 @@ export function simulateForPage(
   return {
     report,
     series,
-    latency: percentileDistribution(result.recorder.latency.toHistogram(), result.recorder.latencyMaxMs),
+    latency: percentileDistribution(hdrOf(result.recorder.latency), result.recorder.latencyMaxMs),
     events: log?.events,
     eventsTruncated: log?.truncated() ?? false,
   };
+}
+
+/** An HDR histogram with the same counts in the same buckets, for the library's percentile distribution. */
+function hdrOf(histogram: LatencyTally): ReturnType<typeof createLatencyHistogram> {
+  const hdr = createLatencyHistogram();
+  for (const [lowestUs, count] of histogram.buckets()) hdr.recordValueWithCount(lowestUs, count);
+  return hdr;
 }
 
 /** When the last request arrives: the same arrivals the run will see, replayed on their own. */

@@ -110,6 +110,12 @@ export const ERROR_TABLE = {
   },
   CANNOT_LISTEN: { httpStatus: 500, exitCode: 1, message: 'cannot listen on %s' },
   RUNTIME_NOT_INSTALLED: { httpStatus: 500, exitCode: 1, message: 'onnxruntime-node is not installed: %s' },
+  // 422 for an admin registration that asks for it, as a model onnxruntime refuses.
+  EXECUTION_PROVIDER_UNAVAILABLE: {
+    httpStatus: 422,
+    exitCode: 2,
+    message: 'this execution provider cannot run here: %s',
+  },
   INTERNAL: { httpStatus: 500, exitCode: 1, message: 'internal error: %s', reason: 'internal' },
 } as const satisfies Record<string, ErrorRow>;
 

@@ -62,6 +62,7 @@ const EXPECTED: Record<
   ADDRESS_IN_USE: [500, 1, undefined, undefined],
   CANNOT_LISTEN: [500, 1, undefined, undefined],
   RUNTIME_NOT_INSTALLED: [500, 1, undefined, undefined],
+  EXECUTION_PROVIDER_UNAVAILABLE: [422, 2, undefined, undefined],
   INTERNAL: [500, 1, 'internal', undefined],
 };
 

@@ -24,6 +24,7 @@ export async function serveModelInstance(setup: WorkerSetup, channel: InstanceCh
     // CPU per request on the PaddleOCR classifier here, within run-to-run noise; it pays only inline.
     model = await OnnxModel.load(setup.path ?? buildToyModelOnnx(), setup.version, {
       intraOpThreads: setup.intraOpThreads,
+      executionProvider: setup.executionProvider,
       native: false,
     });
   } catch (error) {

@@ -1,5 +1,7 @@
 import { basename } from 'node:path';
+import type { ExecutionProvider } from '../options/serve.js';
 import { decodeInputs } from './decode-inputs.js';
+import { checkExecutionProvider } from './execution-provider.js';
 import { OnnxModel } from './onnx-model.js';
 import { processLauncher, threadLauncher } from './instance-launchers.js';
 import { type AvailabilityListener, InstancePool, type ModelHealth, type RunLimits } from './instance-pool.js';
@@ -78,6 +80,8 @@ export interface LoadOptions {
   execution?: Execution;
   /** onnxruntime threads per run (0 = one per core; default 1). */
   intraOpThreads?: number;
+  /** onnxruntime's execution provider (default the CPU's); refused before loading when it cannot run here. */
+  executionProvider?: ExecutionProvider;
   /** The model's name in replies (`"model"`): a model file's replies carry it when given. */
   name?: string;
   /** The version label in replies (`"model_version"`); default the file name without .onnx. */
@@ -97,6 +101,8 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
   const version = path === undefined ? TOY_MODEL_VERSION : (options.version ?? basename(path).replace(/\.onnx$/i, ''));
   const named = options.name === undefined ? {} : { model: options.name };
   const intraOpThreads = options.intraOpThreads ?? 1;
+  const executionProvider = options.executionProvider ?? 'cpu';
+  await checkExecutionProvider(executionProvider);
   const execution = resolveExecution(path, options.execution);
   const replyBody =
     path === undefined
@@ -109,7 +115,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
             model_version: version,
           });
   if (execution === 'inline') {
-    const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, { intraOpThreads });
+    const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, { intraOpThreads, executionProvider });
     return {
       version,
       health: () => INLINE_HEALTH,
@@ -123,7 +129,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
       close: () => onnx.close(),
     };
   }
-  const setup = { path, version, intraOpThreads };
+  const setup = { path, version, intraOpThreads, executionProvider };
   const pool = await InstancePool.start(
     execution === 'worker' ? threadLauncher(setup) : processLauncher(setup),
     options.instances ?? 1,

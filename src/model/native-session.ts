@@ -28,6 +28,7 @@ export interface NativeSessionOptions {
   intraOpNumThreads?: number;
   interOpNumThreads: number;
   logSeverityLevel: 0 | 1 | 2 | 3 | 4;
+  executionProviders?: string[];
 }
 
 interface RawValueMetadata {

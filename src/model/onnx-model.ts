@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import ort from 'onnxruntime-node';
 import { BatchlineError } from '../errors.js';
+import type { ExecutionProvider } from '../options/serve.js';
 import { openNativeSession, type NativeSession, type NativeSessionOptions } from './native-session.js';
 import {
   allocate,
@@ -20,6 +21,8 @@ export interface OnnxLoadOptions {
   intraOpThreads?: number;
   /** Use onnxruntime's native session synchronously when it is available (default true). */
   native?: boolean;
+  /** onnxruntime's execution provider (default the CPU's); see execution-provider.ts. */
+  executionProvider?: ExecutionProvider;
 }
 
 /**
@@ -45,11 +48,14 @@ export class OnnxModel {
   /** Loads a model from a file path or from the bytes of an ONNX ModelProto. */
   static async load(source: string | Uint8Array, version: string, options: OnnxLoadOptions = {}): Promise<OnnxModel> {
     const intraOpThreads = options.intraOpThreads ?? 1;
+    const provider = options.executionProvider ?? 'cpu';
     const sessionOptions: NativeSessionOptions = {
       graphOptimizationLevel: 'all',
       executionMode: 'sequential',
       ...(intraOpThreads > 0 ? { intraOpNumThreads: intraOpThreads } : {}),
       interOpNumThreads: 1,
+      // Named only when asked: the CPU's is onnxruntime's own default, and any other loads a library.
+      ...(provider === 'cpu' ? {} : { executionProviders: [provider] }),
       // Fatal only: onnxruntime writes each failed run's error to stderr itself, synchronously and
       // unthrottled; serve logs failures once, rate-limited, keyed by request id (failure-log.ts).
       logSeverityLevel: 4,

@@ -1,3 +1,4 @@
+import type { ExecutionProvider } from '../options/serve.js';
 import type { ItemTensors, TensorSpec } from './tensor-spec.js';
 
 /** What a model worker needs to load its session. */
@@ -6,6 +7,8 @@ export interface WorkerSetup {
   path: string | undefined;
   version: string;
   intraOpThreads: number;
+  /** onnxruntime's execution provider (checked by the server before any instance starts). */
+  executionProvider: ExecutionProvider;
 }
 
 export type WorkerRequest = { kind: 'run'; id: number; items: ItemTensors[] } | { kind: 'close' };

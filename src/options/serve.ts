@@ -10,6 +10,10 @@ function parseWarmupBatchSizes(json: unknown): number[] {
   return sizes as number[];
 }
 
+/** The onnxruntime execution providers `--execution-provider` takes: those onnxruntime-node 1.30 builds for some platform. */
+export const EXECUTION_PROVIDERS = ['cpu', 'cuda', 'tensorrt', 'webgpu', 'dml', 'coreml'] as const;
+export type ExecutionProvider = (typeof EXECUTION_PROVIDERS)[number];
+
 /**
  * The options one model version may set for itself: the batching options and how its model
  * runs. On the command line they are the server's defaults; a model's `config.json` in a
@@ -34,6 +38,15 @@ export const MODEL_VERSION_OPTIONS = {
     min: 0,
     max: 256,
     description: 'onnxruntime threads per batch run (0 = one per core; more helps large models, hurts small ones)',
+  },
+  executionProvider: {
+    kind: 'enum',
+    flag: 'execution-provider',
+    env: 'EXECUTION_PROVIDER',
+    choices: EXECUTION_PROVIDERS,
+    default: 'cpu',
+    description:
+      "onnxruntime's execution provider: cpu, or an accelerator's (cuda, tensorrt: onnxruntime-node's CUDA 12 package; webgpu; dml on Windows; coreml on macOS), refused at start-up where it is not installed",
   },
   execution: {
     kind: 'enum',

@@ -111,6 +111,7 @@ export class ModelVersion implements AnswerCounters {
       const model = await loadModel(this.path, {
         instances: c.instances,
         intraOpThreads: c.intraOpThreads,
+        executionProvider: c.executionProvider,
         execution: c.execution,
         ...(this.path === undefined ? {} : { name: this.name, version: String(this.version) }),
       });

@@ -9,6 +9,7 @@ import {
   chromiumMissing,
   colouredPixelsPerChart,
   drawnCharts,
+  BROWSER_HOOK_TIMEOUT_MS,
   launchChromium,
   openReport,
   type OpenBrowser,
@@ -94,7 +95,7 @@ describe.skipIf(chromiumMissing !== undefined)('bench --html in headless Chromiu
       file('plain.html'),
       plain.url,
     ]);
-  });
+  }, BROWSER_HOOK_TIMEOUT_MS);
   afterAll(async () => {
     await chromium?.close();
     await server?.close();

@@ -19,6 +19,14 @@ export interface OpenBrowser {
   close(): Promise<void>;
 }
 
+/**
+ * How long Chromium may take to print its DevTools address. Its first start on a fresh machine
+ * took 29.6 s here (a warm start takes 0.4 s), past puppeteer's 30 s default under a loaded CI.
+ */
+const LAUNCH_TIMEOUT_MS = 150_000;
+/** For a beforeAll that launches Chromium: its launch plus the work around it. */
+export const BROWSER_HOOK_TIMEOUT_MS = LAUNCH_TIMEOUT_MS + 60_000;
+
 /** Headless Chromium with no network of its own, on a fresh profile. */
 export async function launchChromium(): Promise<OpenBrowser> {
   const { default: puppeteer } = await import('puppeteer-core');
@@ -26,6 +34,7 @@ export async function launchChromium(): Promise<OpenBrowser> {
   const browser = await puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
+    timeout: LAUNCH_TIMEOUT_MS,
     args: [
       '--headless',
       '--no-sandbox',

@@ -9,6 +9,7 @@ import {
   chromiumMissing,
   colouredPixelsPerChart,
   drawnCharts,
+  BROWSER_HOOK_TIMEOUT_MS,
   launchChromium,
   openReport,
   type OpenBrowser,
@@ -76,7 +77,7 @@ describe.skipIf(chromiumMissing !== undefined)('simulate --html in headless Chro
     ]).catch((e: { stdout?: string }) => {
       if (!readFileSync(report, 'utf8').includes('<html')) throw e;
     });
-  });
+  }, BROWSER_HOOK_TIMEOUT_MS);
   afterAll(async () => {
     await chromium?.close();
   });
@@ -201,7 +202,7 @@ describe.skipIf(chromiumMissing !== undefined)('simulate --sweep --html in headl
       '--html',
       report,
     ]);
-  });
+  }, BROWSER_HOOK_TIMEOUT_MS);
   afterAll(async () => {
     await chromium?.close();
   });

@@ -76,9 +76,12 @@ export class Targets {
     if (version instanceof BatchlineError) return { refusal: version, counters: runtime.unattributed };
     const name = ref.name ?? registry.defaultModel;
     const found = name === undefined ? undefined : registry.resolve(name, version);
-    // The latest of a model whose versions are all being removed: counted on its highest still.
-    const draining = name === undefined || version !== undefined ? undefined : registry.versionsOf(name)[0];
-    const counters = found ?? draining ?? runtime.unattributed;
+    // The latest of a model whose versions are all being removed: counted on its highest still
+    // (looked up only then: a request that finds its version asks the registry once).
+    const counters =
+      found ??
+      (name === undefined || version !== undefined ? undefined : registry.versionsOf(name)[0]) ??
+      runtime.unattributed;
     const state = runtime.state;
     if (state === 'draining' || state === 'stopped') return { refusal: new BatchlineError('SHUTTING_DOWN'), counters };
     if (found === undefined) {

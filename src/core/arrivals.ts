@@ -82,27 +82,30 @@ export class RateProfile {
     return total;
   }
 
-  /** Earliest time at which Λ(t) reaches `count`, or undefined past the end. */
-  timeForCount(count: number, fromSegment = 0): { atMs: number; segment: number } | undefined {
+  /** The first segment from `fromSegment` on in which Λ(t) reaches `count`, or -1 past the end. */
+  segmentFor(count: number, fromSegment = 0): number {
     for (let index = fromSegment; index < this.segments.length; index++) {
       const s = this.segments[index] as RateSegment;
-      const durationS = s.durationMs / 1000;
-      const slope = s.durationMs === Number.POSITIVE_INFINITY ? 0 : (s.endRps - s.startRps) / durationS;
-      const segmentCount =
-        s.durationMs === Number.POSITIVE_INFINITY
-          ? Number.POSITIVE_INFINITY
-          : ((s.startRps + s.endRps) / 2) * durationS;
       const wanted = count - s.startCount;
-      if (wanted > segmentCount) continue;
-      if (wanted <= 0) return { atMs: s.startMs, segment: index };
-      // Solve startRps·t + slope·t²/2 = wanted in the numerically stable form.
-      const root = Math.sqrt(Math.max(0, s.startRps * s.startRps + 2 * slope * wanted));
-      const denominator = s.startRps + root;
-      if (denominator <= 0) continue;
-      const tS = (2 * wanted) / denominator;
-      return { atMs: s.startMs + Math.min(tS, durationS) * 1000, segment: index };
+      if (wanted <= 0) return index;
+      if (s.durationMs === Number.POSITIVE_INFINITY) return s.startRps > 0 ? index : -1;
+      if (wanted <= ((s.startRps + s.endRps) / 2) * (s.durationMs / 1000) && s.startRps + s.endRps > 0) return index;
     }
-    return undefined;
+    return -1;
+  }
+
+  /** The time at which Λ(t) reaches `count` inside segment `index` (from `segmentFor`). */
+  timeInSegment(index: number, count: number): number {
+    const s = this.segments[index] as RateSegment;
+    const wanted = count - s.startCount;
+    if (wanted <= 0) return s.startMs;
+    if (s.durationMs === Number.POSITIVE_INFINITY || s.endRps === s.startRps)
+      return s.startMs + Math.min(wanted / s.startRps, s.durationMs / 1000) * 1000;
+    // Solve startRps·t + slope·t²/2 = wanted in the numerically stable form.
+    const durationS = s.durationMs / 1000;
+    const slope = (s.endRps - s.startRps) / durationS;
+    const root = Math.sqrt(Math.max(0, s.startRps * s.startRps + 2 * slope * wanted));
+    return s.startMs + Math.min((2 * wanted) / (s.startRps + root), durationS) * 1000;
   }
 }
 
@@ -114,10 +117,12 @@ export function arrivalsFromProfile(profile: RateProfile, kind: ArrivalKind, rng
   let lastMs = 0;
   return {
     next(): number | undefined {
-      const found = profile.timeForCount(count, segment);
-      if (found === undefined || found.atMs >= profile.totalMs) return undefined;
-      segment = found.segment;
-      lastMs = Math.max(lastMs, found.atMs);
+      const found = profile.segmentFor(count, segment);
+      if (found < 0) return undefined;
+      const atMs = profile.timeInSegment(found, count);
+      if (atMs >= profile.totalMs) return undefined;
+      segment = found;
+      lastMs = Math.max(lastMs, atMs);
       count += kind === 'constant' ? 1 : (rng as SeededRandom).exponential();
       return lastMs;
     },

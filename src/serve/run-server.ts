@@ -7,7 +7,8 @@ import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
 import { DrainingConnections } from './drain-connections.js';
 import { FailureLog, stderrLogSink } from './failure-log.js';
-import type { ServingRuntime } from './serving-runtime.js';
+import type { ModelBatcher, ServingRuntime } from './serving-runtime.js';
+import { SecondChance, watchSignals } from './signals.js';
 import type { ServerStats } from '../stats-contract/server-stats.js';
 
 export interface ServeIo {
@@ -15,8 +16,8 @@ export interface ServeIo {
   /** Where errors are logged. */
   stderr: NodeJS.WritableStream;
   /**
-   * Resolves with a signal name when the server should shut down; default: the first SIGINT or
-   * SIGTERM. `force` resolves on a second one: stop waiting for the drain.
+   * Resolves with a signal name when the server should shut down; default: the first signal
+   * that drains (`SIGNAL_ACTIONS`). `force` resolves on a second one: stop waiting for the drain.
    */
   shutdownSignal?: Promise<string>;
   forceSignal?: Promise<string>;
@@ -47,8 +48,9 @@ const CLOSE_GRACE_MS = 250;
 
 /**
  * `batchline serve`: listen at once (so /healthz answers and /readyz says 503 while the model
- * loads), load the model, serve until SIGINT/SIGTERM, then drain and close within
- * `--drain-timeout-ms`. A second signal stops waiting.
+ * loads), load the model, serve until a signal that drains (SIGTERM, SIGINT, SIGQUIT, SIGHUP:
+ * `signals.ts`), then drain and close within `--drain-timeout-ms`. A second signal stops waiting
+ * for the work still running; the answers already decided still leave.
  */
 export async function runServer(
   config: ServeConfig,
@@ -61,11 +63,13 @@ export async function runServer(
   const { app, runtime, admin } = buildServer(config, {
     logError: (message, error, withStack) => failures.failure(message, error, withStack),
   });
-  const signals = io.shutdownSignal === undefined ? watchSignals(['SIGINT', 'SIGTERM']) : undefined;
+  // Lines about signals go to stdout until the output (plain lines or the dashboard) is up.
+  let log = (line: string): void => void io.stdout.write(`${line}\n`);
+  const signals = io.shutdownSignal === undefined ? watchSignals((line) => log(line)) : undefined;
   // The dashboard's `q` counts as a signal: the first drains, a second stops waiting.
   const quit = new SecondChance();
-  const shutdown = Promise.race([io.shutdownSignal ?? signals!.first, quit.first]);
-  const force = Promise.race([io.forceSignal ?? signals?.second ?? new Promise<string>(() => {}), quit.second]);
+  const shutdown = Promise.race([io.shutdownSignal ?? signals!.chance.first, quit.first]);
+  const force = Promise.race([io.forceSignal ?? signals?.chance.second ?? new Promise<string>(() => {}), quit.second]);
   const connections = new DrainingConnections(app.server);
   const address = await listen(app, config.host, config.port);
   const adminAddress =
@@ -80,6 +84,7 @@ export async function runServer(
     io.startOutput === undefined
       ? { log: (line) => io.stdout.write(`${line}\n`), stop: () => {} }
       : await io.startOutput(source);
+  log = (line) => output.log(line);
   try {
     const what = startup.versions.map((v) => (v.path === undefined ? 'the embedded model' : v.path)).join(', ');
     output.log(`batchline serve: starting on ${address}, loading ${what}`);
@@ -96,34 +101,33 @@ export async function runServer(
       throw error;
     });
     if ('signal' in first) {
-      output.log(`batchline serve: ${first.signal} while loading the model: stopped`);
-      loading.then(
-        () => runtime.closeModels(),
-        () => {},
-      ); // it may never finish (a stuck file); do not wait
-      await Promise.all([app.close(), admin?.close()]);
-      return;
-    }
-    runtime.registry.all().forEach((version, i) => {
-      const model = version.model;
-      const c = version.config;
-      // One line per version; the first says where the server listens (scripts look for it).
-      output.log(
-        `batchline serve: ${i === 0 ? `listening on ${address} ` : ''}model=${version.name} version=${version.version} ` +
-          `inputs=${model.inputs.map((s) => `${s.name}${JSON.stringify(s.itemShape)}:${s.type}`).join(',')} ` +
-          `max_batch_size=${c.maxBatchSize} batch_window_ms=${c.batchWindowMs} max_queue_size=${c.maxQueueSize} ` +
-          `request_timeout_ms=${c.requestTimeoutMs} instances=${c.instances} model_latency_ms=${formatAffineMs(c.modelLatencyMs)} batch_policy=${c.batchPolicy} admission=${c.admission}` +
-          (c.priorityLevels > 1
-            ? ` priority_levels=${c.priorityLevels} default_priority_level=${version.batcher.defaultPriority}`
-            : '') +
-          (version.warmupMs === undefined
-            ? ''
-            : ` warmup_ms=${version.warmupMs.toFixed(1)} (batches of ${c.warmupBatchSizes?.join(', ')} on ${c.instances} instance${c.instances === 1 ? '' : 's'})`),
-      );
-    });
+      // A thread inside onnxruntime cannot be stopped, and exiting under it aborts the process:
+      // the drain answers what comes meanwhile (503) and the models close once their loads end.
+      loading.catch(() => {});
+      output.log(`batchline serve: ${first.signal} while loading: stopping once the loads in progress end`);
+    } else
+      runtime.registry.all().forEach((version, i) => {
+        const model = version.model;
+        const c = version.config;
+        // One line per version; the first says where the server listens (scripts look for it).
+        output.log(
+          `batchline serve: ${i === 0 ? `listening on ${address} ` : ''}model=${version.name} version=${version.version} ` +
+            `inputs=${model.inputs.map((s) => `${s.name}${JSON.stringify(s.itemShape)}:${s.type}`).join(',')} ` +
+            `max_batch_size=${c.maxBatchSize} batch_window_ms=${c.batchWindowMs} max_queue_size=${c.maxQueueSize} ` +
+            `request_timeout_ms=${c.requestTimeoutMs} instances=${c.instances} model_latency_ms=${formatAffineMs(c.modelLatencyMs)} batch_policy=${c.batchPolicy} admission=${c.admission}` +
+            (c.priorityLevels > 1
+              ? ` priority_levels=${c.priorityLevels} default_priority_level=${version.batcher.defaultPriority}`
+              : '') +
+            (version.warmupMs === undefined
+              ? ''
+              : ` warmup_ms=${version.warmupMs.toFixed(1)} (batches of ${c.warmupBatchSizes?.join(', ')} on ${c.instances} instance${c.instances === 1 ? '' : 's'})`),
+        );
+      });
 
-    const signal = await shutdown;
-    if (config.drainDelayMs > 0) {
+    const loaded = !('signal' in first);
+    const signal = loaded ? await shutdown : first.signal;
+    // While models load, /readyz already says 503: no load balancer is sending yet.
+    if (config.drainDelayMs > 0 && loaded) {
       // Out of the load balancer's rotation first; a second signal skips the wait.
       runtime.withdrawReadiness();
       output.log(`batchline serve: ${signal}: not ready; serving for ${config.drainDelayMs} ms before draining`);
@@ -132,19 +136,23 @@ export async function runServer(
       clearTimeout(timer);
     }
     const versions = runtime.registry.all();
-    const sum = (read: (v: (typeof versions)[number]) => number): number =>
-      versions.reduce((total, v) => total + read(v), 0);
+    // A version still loading, or whose load failed, has no batcher: nothing queued, nothing answered.
+    const sum = (read: (batcher: ModelBatcher) => number): number =>
+      versions.reduce((total, v) => total + (v.batcher === undefined ? 0 : read(v.batcher)), 0);
     output.log(
-      `batchline serve: ${signal}: draining ${sum((v) => v.batcher.queueDepth)} queued and ${sum((v) => v.batcher.runningCount)} running requests (up to ${config.drainTimeoutMs} ms)`,
+      `batchline serve: ${signal}: draining ${sum((b) => b.queueDepth)} queued and ${sum((b) => b.runningCount)} running requests (up to ${config.drainTimeoutMs} ms)`,
     );
-    // The admin listener closes first: nothing is registered or removed during the drain.
-    await admin?.close();
+    // The admin listener stops taking requests first; one in progress (a registration waiting for
+    // its load) is answered by the drain (503), which therefore does not wait for it.
+    const adminClosed = admin?.close();
     await drainAndClose(app.server, connections, runtime, () => app.close(), config.drainTimeoutMs, force);
-    await runtime.closeModels();
+    await adminClosed;
+    await runtime.closeModels(); // after the loads in progress end
     output.log(
-      `batchline serve: stopped; ${sum((v) => v.batcher.counts.outcomes.ok)} ok, ${sum((v) => v.batcher.counts.outcomes.shutdown)} answered 503 at shutdown`,
+      `batchline serve: stopped; ${sum((b) => b.counts.outcomes.ok)} ok, ${sum((b) => b.counts.outcomes.shutdown)} answered 503 at shutdown`,
     );
   } finally {
+    signals?.stop();
     failures.flush(); // the count of lines left out, if any
     output.stop();
   }
@@ -163,21 +171,6 @@ async function listen(app: FastifyInstance, host: string, port: number): Promise
         cause: error,
       });
     throw error;
-  }
-}
-
-/** A quit that can be asked for twice: the first drains, the second stops waiting. */
-class SecondChance {
-  private count = 0;
-  private resolveFirst!: (reason: string) => void;
-  private resolveSecond!: (reason: string) => void;
-  readonly first = new Promise<string>((resolve) => (this.resolveFirst = resolve));
-  readonly second = new Promise<string>((resolve) => (this.resolveSecond = resolve));
-
-  fire(reason: string): void {
-    this.count++;
-    if (this.count === 1) this.resolveFirst(reason);
-    else this.resolveSecond(reason);
   }
 }
 
@@ -214,10 +207,11 @@ async function drainAndClose(
     if (performance.now() - lastRequestAtMs >= IDLE_CLOSE_AFTER_MS) connections.closeQuiet();
     await tick();
   }
-  // Answers written at the deadline (503s) still leaving get a moment: closing the listener makes
-  // Node close every connection whose current answer has ended, with the ones queued behind it.
+  // Answers written at the deadline or at a second signal (503s) still leaving get a moment:
+  // closing the listener makes Node close every connection whose current answer has ended, with
+  // the ones queued behind it. A second signal stops the wait for work, not for these.
   const graceEndMs = performance.now() + CLOSE_GRACE_MS;
-  while (!forced && performance.now() < graceEndMs && connections.withAnswersPending() > 0) {
+  while (performance.now() < graceEndMs && connections.withAnswersPending() > 0) {
     connections.closeQuiet();
     await tick();
   }
@@ -225,11 +219,4 @@ async function drainAndClose(
   const closing = close();
   server.closeAllConnections();
   await closing;
-}
-
-/** `first` resolves on the first of `signals`, `second` on the one after. */
-function watchSignals(signals: NodeJS.Signals[]): SecondChance {
-  const chance = new SecondChance();
-  for (const s of signals) process.on(s, (signal) => chance.fire(signal));
-  return chance;
 }

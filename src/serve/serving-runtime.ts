@@ -1,4 +1,5 @@
 import type { Clock } from '../core/clock.js';
+import { BatchlineError } from '../errors.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ModelVersionConfig, ServeConfig } from '../options/serve.js';
 import { ModelVersion } from './model-version.js';
@@ -111,19 +112,21 @@ export class ServingRuntime {
    * with the reason, for the client polling it to read, until it is deregistered.
    */
   async register(spec: StartupVersion, wait: boolean): Promise<ModelVersion> {
+    if (this.stateNow === 'draining' || this.stateNow === 'stopped') throw new BatchlineError('SHUTTING_DOWN');
     const version = this.createVersion(spec);
     const loading = version.load();
-    if (!wait) {
-      loading.catch(() => {}); // shown as unavailable, with the reason
-      return version;
-    }
-    try {
-      await loading;
-    } catch (error) {
-      this.registry.remove(version);
-      await version.close();
-      throw error;
-    }
+    loading.catch(() => {}); // without `wait`: shown as unavailable, with the reason
+    if (!wait) return version;
+    // The server's drain does not wait for a load: the registration is answered at once, and the
+    // version closes once loaded.
+    const drained = await Promise.race([loading.then(() => false), version.draining.then(() => true)]).catch(
+      async (error: unknown) => {
+        this.registry.remove(version);
+        await version.close();
+        throw error;
+      },
+    );
+    if (drained) throw new BatchlineError('SHUTTING_DOWN');
     return version;
   }
 

@@ -16,10 +16,10 @@ export interface RawExchange {
   leftover: string;
 }
 
-/** A POST /v1/infer with an id, as bytes, ready to be pipelined. */
-export function inferRequest(body: string, requestId: string, extraHeaders = ''): string {
+/** A POST /v1/infer (or to `path`) with an id, as bytes, ready to be pipelined. */
+export function inferRequest(body: string, requestId: string, extraHeaders = '', path = '/v1/infer'): string {
   return (
-    `POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nx-request-id: ${requestId}\r\n` +
+    `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nx-request-id: ${requestId}\r\n` +
     `content-length: ${Buffer.byteLength(body)}\r\n${extraHeaders}\r\n${body}`
   );
 }
@@ -59,6 +59,7 @@ export class RawConnection {
   private endedHow: 'end' | 'reset' | undefined;
   private readonly ended: Promise<void>;
   private readonly connected: Promise<void>;
+  private onData: (() => void) | undefined;
 
   constructor(port: number, host = '127.0.0.1') {
     this.socket = connect(port, host);
@@ -67,7 +68,10 @@ export class RawConnection {
       this.socket.once('connect', resolve);
       this.socket.once('error', reject);
     });
-    this.socket.on('data', (chunk: string) => (this.received += chunk));
+    this.socket.on('data', (chunk: string) => {
+      this.received += chunk;
+      this.onData?.();
+    });
     this.ended = new Promise((resolve) => {
       this.socket.on('error', () => (this.endedHow ??= 'reset'));
       this.socket.on('end', () => (this.endedHow ??= 'end'));
@@ -85,6 +89,23 @@ export class RawConnection {
   /** Responses so far. */
   responses(): RawResponse[] {
     return parseResponses(Buffer.from(this.received, 'latin1').toString()).responses;
+  }
+
+  /** Waits until `count` responses have arrived, the connection ends, or `timeoutMs` passes; reports them. */
+  async untilResponses(count: number, timeoutMs: number): Promise<RawResponse[]> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.ended,
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+      new Promise<void>((resolve) => {
+        const check = (): void => void (this.responses().length >= count && resolve());
+        this.onData = check;
+        check();
+      }),
+    ]);
+    clearTimeout(timer);
+    this.onData = undefined;
+    return this.responses();
   }
 
   /** Waits until the server closes the connection (or `timeoutMs` passes), then reports. */

@@ -56,12 +56,12 @@ export function flatValues(value: ArrayBufferView, spec: TensorSpec): ElementArr
           : allocateTyped(type, count);
       new Uint8Array(data.buffer).set(value);
     }
-    checkBinary(data, spec);
+    checkBinaryValues(data, spec);
     return data;
   }
   if (value instanceof ARRAY_OF[type] && type !== 'float16' && type !== 'bool') {
     const data = value as TypedElementArray;
-    if (type === 'float32' || type === 'float64') checkBinary(data, spec);
+    if (type === 'float32' || type === 'float64') checkBinaryValues(data, spec);
     return data;
   }
   if (value instanceof Float64Array) return fromNumbers(value, 0, value.length, spec);
@@ -75,7 +75,7 @@ export function flatValues(value: ArrayBufferView, spec: TensorSpec): ElementArr
 }
 
 /** Binary values a JSON answer could not carry (NaN, ±Infinity) or a boolean other than 0 and 1 are refused, as in JSON. */
-function checkBinary(data: TypedElementArray, spec: TensorSpec): void {
+export function checkBinaryValues(data: TypedElementArray, spec: TensorSpec): void {
   if (spec.type === 'float32' || spec.type === 'float64') {
     const values = data as Float32Array;
     for (let i = 0; i < values.length; i++) {

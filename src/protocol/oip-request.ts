@@ -1,5 +1,7 @@
 import { BatchlineError } from '../errors.js';
 import { fromNumbers, fromValues } from '../model/element-values.js';
+import { checkBinaryValues } from '../model/flat-tensor.js';
+import { inputBuffers } from '../model/input-buffers.js';
 import {
   describeShape,
   elementCount,
@@ -189,7 +191,17 @@ function binaryRows(
       `input "${spec.name}": binary_data_size is ${size} bytes; shape ${describeShape(shape)} of ${oipDatatypeOf(type)} takes ${expected}`,
     );
   const itemBytes = byteSizeOf(type, itemCount)!;
-  return (row) => typedFromBody(body, at + row * itemBytes, type, itemCount);
+  return (row) => {
+    const data = typedFromBody(body, at + row * itemBytes, type, itemCount);
+    // NaN, ±Infinity and booleans other than 0 and 1 are refused, as in JSON and MessagePack.
+    try {
+      checkBinaryValues(data, spec);
+    } catch (error) {
+      inputBuffers.give(data.buffer as ArrayBuffer);
+      throw error;
+    }
+    return data;
+  };
 }
 
 /** Each row of an input given as JSON `data`, flat or nested, converted once into its own array. */

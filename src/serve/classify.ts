@@ -17,10 +17,19 @@ const FASTIFY_ERRORS: Readonly<Record<string, ErrorCode>> = {
   FST_ERR_BAD_URL: 'BAD_REQUEST',
 };
 
+/** Requests whose body was decompressed by its route (the OIP scope): bad JSON there is bad JSON. */
+const decodedBodies = new WeakSet<object>();
+
+/** Marks a request whose Content-Encoding its route has undone: its errors are the body's, not the encoding's. */
+export function markBodyDecoded(request: object): void {
+  decodedBodies.add(request);
+}
+
 /**
  * Any error, as a row of the error table: a BatchlineError is itself; Fastify's errors
  * (bad JSON, 413, 415, a bad Content-Length or URL) map onto their rows; a body sent with a
- * Content-Encoding that then fails to parse is 415 (RFC 7694), not bad JSON; a SyntaxError is
+ * Content-Encoding that then fails to parse is 415 (RFC 7694), not bad JSON, unless its route
+ * decompressed it (`markBodyDecoded`: a gzip body whose inflated JSON is bad is bad JSON); a SyntaxError is
  * bad JSON; any other client error (status < 500) is BAD_REQUEST; everything else is INTERNAL.
  */
 export function classify(error: unknown, request?: ClassifiedRequest): BatchlineError {
@@ -36,7 +45,12 @@ export function classify(error: unknown, request?: ClassifiedRequest): Batchline
         ? FASTIFY_ERRORS[code]
         : undefined;
   const encoding = request?.headers['content-encoding'];
-  if (encoding !== undefined && encoding !== 'identity' && (mapped === 'BAD_JSON' || error instanceof SyntaxError)) {
+  if (
+    encoding !== undefined &&
+    encoding !== 'identity' &&
+    (mapped === 'BAD_JSON' || error instanceof SyntaxError) &&
+    !(request !== undefined && decodedBodies.has(request))
+  ) {
     // A compressed body reads as bad JSON; what is wrong is the encoding.
     return unsupportedEncoding(encoding);
   }

@@ -7,7 +7,8 @@ import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
 import { DrainingConnections } from './drain-connections.js';
 import { FailureLog, stderrLogSink } from './failure-log.js';
-import type { ModelBatcher, ServingRuntime } from './serving-runtime.js';
+import type { ModelBatcher } from './model-version.js';
+import type { ServingRuntime } from './serving-runtime.js';
 import { SecondChance, watchSignals } from './signals.js';
 import type { ServerStats } from '../stats-contract/server-stats.js';
 

@@ -135,6 +135,44 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
     );
     expect(decodeError(() => decodeOipRequest(body(12, 12), 10_000, mymodel, 8))).toMatch(/^BAD_HEADER/);
   });
+
+  it('refuses NaN and ±Infinity in FP32, FP64 and FP16 binary data, and BOOL bytes other than 0 and 1, as JSON does (#8)', () => {
+    const binaryBody = (datatype: string, bytes: Uint8Array): [BodyChunks, number] => {
+      const header = Buffer.from(
+        JSON.stringify({
+          inputs: [{ name: 'x', shape: [1, 2], datatype, parameters: { binary_data_size: bytes.byteLength } }],
+        }),
+      );
+      return [bodyOf(Buffer.concat([header, bytes])), header.length];
+    };
+    const model = (type: ElementType): OipModelView => ({
+      inputs: [{ name: 'x', type, itemShape: [2] }],
+      outputs: [{ name: 'y', type, itemShape: [2] }],
+    });
+    const bytes = (array: ArrayBufferView): Uint8Array => new Uint8Array(array.buffer);
+    for (const [type, datatype, data] of [
+      ['float32', 'FP32', bytes(Float32Array.of(1, Number.NaN))],
+      ['float32', 'FP32', bytes(Float32Array.of(Number.POSITIVE_INFINITY, 1))],
+      ['float64', 'FP64', bytes(Float64Array.of(1, Number.NEGATIVE_INFINITY))],
+      ['float16', 'FP16', bytes(Uint16Array.of(toFloat16Bits(1), 0x7e00))],
+      ['float16', 'FP16', bytes(Uint16Array.of(0x7c00, toFloat16Bits(1)))],
+    ] as const) {
+      const [body, headerLength] = binaryBody(datatype, data);
+      expect(decodeError(() => decodeOipRequest(body, headerLength, model(type), 8))).toMatch(
+        /^BAD_INPUT: invalid inputs: input "x" must hold finite numbers/,
+      );
+    }
+    for (const byte of [2, 255]) {
+      const [body, headerLength] = binaryBody('BOOL', Uint8Array.of(1, byte));
+      expect(decodeError(() => decodeOipRequest(body, headerLength, model('bool'), 8))).toBe(
+        `BAD_INPUT: invalid inputs: input "x" is boolean: bytes 0 or 1, found ${byte}`,
+      );
+    }
+    const [body, headerLength] = binaryBody('BOOL', Uint8Array.of(1, 0));
+    expect(Array.from(decodeOipRequest(body, headerLength, model('bool'), 8).items[0]!.x!.data as Uint8Array)).toEqual([
+      1, 0,
+    ]);
+  });
 });
 
 /** A model taking one input of each element type, returning each as it came (an identity per type). */

@@ -138,6 +138,38 @@ describe('the Open Inference Protocol, as tritonclient speaks it', () => {
     ).toBe(415);
   });
 
+  it('answers a gzip body whose inflated JSON is bad with 400, and a bomb past the body limit with 413 (#7)', async () => {
+    const url = `${server.url}/v2/models/mymodel/infer`;
+    const badJson = await call(url, 'POST', gzipSync('{"inputs": [oops'), { 'content-encoding': 'gzip' });
+    expect([badJson.status, badJson.json.error]).toStrictEqual([
+      400,
+      "request body is not valid JSON: unexpected 'o' at position 12",
+    ]);
+    // 256 MiB of zeros: a 256 KB gzip body, under the /v2 limit (64 MiB) only while compressed.
+    const bomb = gzipSync(Buffer.alloc(256 << 20));
+    const refused = await call(url, 'POST', bomb, { 'content-encoding': 'gzip' });
+    expect([refused.status, refused.json.error]).toStrictEqual([
+      413,
+      `request body is larger than ${server.runtime.config.oipBodyLimitBytes} (uncompressed) bytes`,
+    ]);
+  });
+
+  it('answers NaN in binary FP32 data with 400 bad_input, once, before the model sees it (#8)', async () => {
+    const metrics = async (): Promise<string> => (await request(`${server.url}/metrics`)).body.text();
+    const before = await metrics();
+    const count = (text: string, status: number): number =>
+      Number(new RegExp(`^batchline_responses_total\\{[^}]*code="${status}"[^}]*\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+    const nan = binaryRequest([[1, Number.NaN, 3]]);
+    const answer = await call(`${server.url}/v2/models/mymodel/infer`, 'POST', nan.body, nan.headers);
+    expect([answer.status, answer.json.error]).toStrictEqual([
+      400,
+      'invalid inputs: input "input" must hold finite numbers, found NaN',
+    ]);
+    const after = await metrics();
+    expect(count(after, 400) - count(before, 400)).toBe(1);
+    expect(count(after, 500) - count(before, 500)).toBe(0);
+  });
+
   it('serves metadata, health and readiness as the protocol describes them', async () => {
     const meta = await call(`${server.url}/v2`, 'GET');
     expectSchema('metadata_server_response', meta.json);

@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { MAX_STATS_BYTES, readBoundedText } from '../stats-contract/stats-poller.js';
 
 /** The input the embedded toy model (toy-logistic-v1) takes: three features. */
 export const TOY_MODEL_BODY = '{"inputs":[0.2,1.5,-0.3]}';
@@ -22,29 +23,32 @@ interface StatsSketch {
 /**
  * Asks the target's origin for batchline's `GET /v1/stats` once, to learn whether it is a
  * batchline server and which model the URL reaches: `/v1/infer` the default model,
- * `/models/{name}/predict[?version=V]` that model. Anything but batchline's shape is `unknown`.
+ * `/models/{name}/predict[?version=V]` that model. Anything but batchline's shape is `unknown`,
+ * and so is an answer that does not come whole within `timeoutMs` (undici's body timeout is
+ * per chunk: a byte every half second held bench for minutes) or is larger than `watch` reads
+ * (an endless body grew bench by 0.5-0.8 GB a second).
  */
 export async function probeTarget(url: string, timeoutMs = 2000): Promise<TargetKind> {
+  const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const response = await request(new URL('/v1/stats', url), {
-      method: 'GET',
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
-    if (response.statusCode !== 200) {
-      await response.body.dump();
-      return { kind: 'unknown' };
-    }
-    const stats = (await response.body.json()) as StatsSketch | null;
+    const stats = (await getJson(new URL('/v1/stats', url), timeoutMs, signal)) as StatsSketch | null | undefined;
+    if (stats === undefined) return { kind: 'unknown' };
     const model = stats?.model;
     if (model === undefined || model === null || typeof model !== 'object' || !('inputs' in model))
       return { kind: 'unknown' };
     const target = targetOf(new URL(url), stats!);
     if (target.kind !== 'batchline-other-model' || target.version === undefined) return target;
-    return (await generatedBody(url, target.version, timeoutMs)) ?? target;
+    return (await generatedBody(url, target.version, timeoutMs, signal)) ?? target;
   } catch {
     return { kind: 'unknown' };
   }
+}
+
+/** A GET's JSON answer, read to at most MAX_STATS_BYTES before `signal` aborts; undefined when it is not 200. */
+async function getJson(url: URL, timeoutMs: number, signal: AbortSignal): Promise<unknown> {
+  const response = await request(url, { method: 'GET', headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal });
+  const text = await readBoundedText(response.body, MAX_STATS_BYTES);
+  return response.statusCode === 200 ? JSON.parse(text) : undefined;
 }
 
 /** Most values a made-up body holds: a model taking more (an image) needs the user's input. */
@@ -65,18 +69,11 @@ async function generatedBody(
   url: string,
   version: { name: string; version: string },
   timeoutMs: number,
+  signal: AbortSignal,
 ): Promise<TargetKind | undefined> {
   const path = `/v1/models/${encodeURIComponent(version.name)}/versions/${encodeURIComponent(version.version)}`;
-  const response = await request(new URL(path, url), {
-    method: 'GET',
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-  });
-  if (response.statusCode !== 200) {
-    await response.body.dump();
-    return undefined;
-  }
-  const inputs = ((await response.body.json()) as { inputs?: unknown }).inputs;
+  const metadata = (await getJson(new URL(path, url), timeoutMs, signal)) as { inputs?: unknown } | null | undefined;
+  const inputs = metadata?.inputs;
   if (!Array.isArray(inputs) || inputs.length === 0) return undefined;
   const sketches = inputs as InputSketch[];
   if (

@@ -124,7 +124,10 @@ export class Http1ResponseParser {
       );
     }
     const status = (buf[start + 9]! - 48) * 100 + (buf[start + 10]! - 48) * 10 + (buf[start + 11]! - 48);
-    if (!(status >= 100 && status <= 999)) throw new ResponseParseError('bad status code');
+    // Three digits, then the reason after a space or the end of the line: `999999999999` is no status.
+    const after = buf[start + 12];
+    if (!(status >= 100 && status <= 999) || (after !== 32 && after !== 13))
+      throw new ResponseParseError(`bad status line '${buf.toString('latin1', start, Math.min(end, start + 40))}'`);
     let keepAlive = buf[start + 7] === 49; // HTTP/1.1 keeps alive by default, 1.0 does not
     let contentLength = -1;
     let chunked = false;

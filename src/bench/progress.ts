@@ -102,7 +102,7 @@ export function formatProgressLine(p: BenchProgress): string {
     p.plannedMs === undefined
       ? `${seconds(p.elapsedMs)}s`
       : `${seconds(Math.min(p.elapsedMs, p.plannedMs))}/${seconds(p.plannedMs)}s`;
-  const errors = p.errors.timeout + p.errors.refused + p.errors.reset + p.errors.other;
+  const errors = Object.values(p.errors).reduce((sum, n) => sum + n, 0);
   const non2xx = Object.entries(p.status).reduce((n, [code, count]) => (code.startsWith('2') ? n : n + count), 0);
   const rate =
     p.targetRps === undefined

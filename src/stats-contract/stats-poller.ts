@@ -80,7 +80,7 @@ export async function readStats(statsUrl: string, timeoutMs: number, dispatcher?
     signal: AbortSignal.timeout(timeoutMs),
     ...(dispatcher !== undefined ? { dispatcher } : {}),
   });
-  const text = await boundedText(response.body, MAX_STATS_BYTES);
+  const text = await readBoundedText(response.body, MAX_STATS_BYTES);
   if (response.statusCode !== 200) throw new StatsReadError(`HTTP ${response.statusCode}${errorDetail(text)}`);
   let body: unknown;
   try {
@@ -99,10 +99,13 @@ class StatsReadError extends Error {}
  * Largest /v1/stats answer read (bytes): a server with a hundred model versions answers about
  * 2 MB. A server that sent an endless body would grow watch without bound (2.99 GB, measured).
  */
-const MAX_STATS_BYTES = 4 * 1024 * 1024;
+export const MAX_STATS_BYTES = 4 * 1024 * 1024;
 
 /** The body as text, or StatsReadError once it passes `limitBytes` (the rest is not read). */
-async function boundedText(body: AsyncIterable<Buffer> & { destroy(): unknown }, limitBytes: number): Promise<string> {
+export async function readBoundedText(
+  body: AsyncIterable<Buffer> & { destroy(): unknown },
+  limitBytes: number,
+): Promise<string> {
   const chunks: Buffer[] = [];
   let bytes = 0;
   for await (const chunk of body) {

@@ -48,7 +48,7 @@ function report(rate: number, latenciesMs: number[]): BenchJson {
     startedAt: '2026-01-01T00:00:00.000Z',
     requests: { sent: n, completed: n, ok: n, late: 0, errors: 0, dropped: 0 },
     status: { 200: n },
-    errors: { timeout: 0, refused: 0, reset: 0, other: 0 },
+    errors: { timeout: 0, refused: 0, reset: 0, protocol: 0, other: 0 },
     sendRateRps: rate,
     throughputRps: rate,
     goodputRps: rate,

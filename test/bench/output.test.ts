@@ -50,7 +50,7 @@ describe('bench outputs', () => {
       seed: 7,
       requests: { sent: 50, completed: 50, errors: 0, dropped: 0 },
       status: { 200: 50 },
-      errors: { timeout: 0, refused: 0, reset: 0, other: 0 },
+      errors: { timeout: 0, refused: 0, reset: 0, protocol: 0, other: 0 },
     });
     for (const key of ['duration_s', 'throughput_rps', 'goodput_rps']) expect(typeof report[key]).toBe('number');
     for (const key of ['latency_ms', 'service_ms', 'send_lag_ms']) {

@@ -39,7 +39,7 @@ function result(target: number, latenciesMs: number[], goodputRps = target): Ben
       dropped: 0,
     },
     status: { 200: latenciesMs.length },
-    errors: { timeout: 0, refused: 0, reset: 0, other: 0 },
+    errors: { timeout: 0, refused: 0, reset: 0, protocol: 0, other: 0 },
     sendRateRps: target,
     throughputRps: goodputRps,
     goodputRps,

@@ -120,7 +120,7 @@ describe('benchViewFromProgress', () => {
         completed: 3980,
         inFlight: 10,
         status: { '200': 3900, '429': 80 },
-        errors: { timeout: 0, refused: 3, reset: 0, other: 0 },
+        errors: { timeout: 0, refused: 3, reset: 0, protocol: 0, other: 0 },
         recentP50Ms: 4.2,
         recentP99Ms: 19.5,
         targetRps: 1000,

@@ -1,0 +1,65 @@
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { probeTarget } from '../../src/bench/default-body.js';
+
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+  server = undefined;
+});
+
+/** A server whose /v1/stats is `answer`'s; its URL. */
+async function serverAnswering(answer: (res: ServerResponse) => void): Promise<string> {
+  server = createServer((_req, res) => answer(res));
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/infer`;
+}
+
+/** The probe's result, or 'still waiting' when it has not answered in 10 s (bounded, for the test's sake). */
+function boundedProbe(url: string): Promise<unknown> {
+  return Promise.race([
+    probeTarget(url, 1000),
+    new Promise((resolve) => setTimeout(() => resolve('still waiting after 10 s'), 10_000).unref()),
+  ]);
+}
+
+describe("bench's probe of GET /v1/stats (#13)", () => {
+  it('gives up on an endless body after 4 MB, as watch does', async () => {
+    let written = 0;
+    let closed = false;
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const url = await serverAnswering((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"model": ');
+      // Endless, at the pace the client reads; stops when the client goes.
+      const more = (): void => {
+        while (!closed && written < 1 << 30) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', more);
+        }
+      };
+      res.on('close', () => (closed = true));
+      more();
+    });
+    expect(await boundedProbe(url)).toEqual({ kind: 'unknown' });
+    // What the server got out before the probe hung up: 4 MB read, and what the sockets buffer.
+    expect(written).toBeLessThan(16 << 20);
+  });
+
+  it('gives up on a body that trickles a byte every half second, within its time', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const url = await serverAnswering((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const trickle = setInterval(() => (res.destroyed ? clearInterval(trickle) : res.write(' ')), 500);
+      timers.push(trickle);
+    });
+    const startedMs = performance.now();
+    const result = await boundedProbe(url);
+    for (const timer of timers) clearInterval(timer);
+    expect(result).toEqual({ kind: 'unknown' });
+    // Not a speed claim: the probe's own bound (1 s) against the test's (10 s).
+    expect(performance.now() - startedMs).toBeLessThan(9000);
+  });
+});

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { type FileHandle, open, writeFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
 import type { ProfileOptions } from '../options/profile.js';
 import type { Output } from './simulate-main.js';
@@ -62,7 +62,7 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
   let profile: LatencyProfile;
   let itemShapes: ItemShapes;
   try {
-    itemShapes = resolveItemShapes(options.itemShape, model.inputs);
+    itemShapes = resolveItemShapes(options.itemShape, model.inputs, Math.max(...sizes));
     const timings = await measureBatches(
       model,
       sizes,
@@ -185,12 +185,35 @@ async function measurePath(
   return path;
 }
 
+/** The most of a --body file read: a body larger than any batchline route takes (64 MiB) is refused. */
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+/** --body inline, or @file read to at most MAX_BODY_BYTES (`@/dev/zero` grew profile past 8 GB). */
 async function readBody(text: string): Promise<Uint8Array> {
   if (!text.startsWith('@')) return Buffer.from(text);
+  let file: FileHandle | undefined;
   try {
-    return await readFile(text.slice(1));
+    file = await open(text.slice(1), 'r');
+    const chunks: Buffer[] = [];
+    let length = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(1024 * 1024);
+      const { bytesRead } = await file.read(chunk, 0, chunk.length);
+      if (bytesRead === 0) break;
+      chunks.push(chunk.subarray(0, bytesRead));
+      length += bytesRead;
+      if (length > MAX_BODY_BYTES)
+        throw new BatchlineError(
+          'INVALID_OPTION',
+          `--body: ${text} is larger than ${MAX_BODY_BYTES} bytes (64 MiB, the most a batchline route takes)`,
+        );
+    }
+    return Buffer.concat(chunks, length);
   } catch (error) {
+    if (error instanceof BatchlineError) throw error;
     throw new BatchlineError('INVALID_OPTION', `--body: cannot read ${text}: ${(error as Error).message}`);
+  } finally {
+    await file?.close();
   }
 }
 

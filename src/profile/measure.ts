@@ -87,7 +87,11 @@ export interface ItemShapes {
  * dimension takes one size everywhere: inputs that share it (`seq` in both `ids` and `mask`) get
  * the size given for either, and two different sizes for it are refused. What is left is 1.
  */
-export function resolveItemShapes(text: string | undefined, specs: readonly TensorSpec[]): ItemShapes {
+export function resolveItemShapes(
+  text: string | undefined,
+  specs: readonly TensorSpec[],
+  maxBatchSize = 1,
+): ItemShapes {
   const fail = (why: string): never => {
     throw new BatchlineError(
       'INVALID_OPTION',
@@ -135,5 +139,25 @@ export function resolveItemShapes(text: string | undefined, specs: readonly Tens
       shape.map((size) => size || 1),
     );
   }
+  // Every input's item at its shape, as random values held at once for the largest batch (a
+  // 3x10000x10000 item grew profile past 8 GB; 3x100000x100000 died in a RangeError).
+  let itemElements = 0;
+  for (const spec of specs) {
+    const shape = shapes.get(spec.name) ?? spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : 1));
+    itemElements += shape.reduce((product, dim) => product * dim, 1);
+  }
+  if (itemElements > MAX_ITEM_ELEMENTS)
+    fail(
+      `an item of ${itemElements} values is more than ${MAX_ITEM_ELEMENTS} (64 MiB of float32, the most a /v2 body carries)`,
+    );
+  if (itemElements * maxBatchSize > MAX_BATCH_ELEMENTS)
+    fail(
+      `a batch of ${maxBatchSize} items of ${itemElements} values is more than ${MAX_BATCH_ELEMENTS} (1 GiB of float32): lower --batch-sizes or the shape`,
+    );
   return { shapes, defaulted };
 }
+
+/** Most values one item of a profile holds, over all its inputs. */
+export const MAX_ITEM_ELEMENTS = 2 ** 24;
+/** Most values one batch of a profile holds. */
+export const MAX_BATCH_ELEMENTS = 2 ** 28;

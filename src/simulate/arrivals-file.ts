@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
+import { SIMULATE_OPTIONS } from '../options/simulate.js';
 
 /** Keys under which a JSON recording may carry arrival (intended send) times in ms. */
 const ARRAY_KEYS = ['arrivals_ms', 'arrival_times_ms', 'intended_ms', 'intended_send_ms', 'send_times_ms'] as const;
@@ -48,6 +49,11 @@ function parseArrivalRecords(text: string, path: string): ArrivalRecords {
   else if (trimmed.startsWith('{')) times = fromJsonDocumentOrLines(trimmed, path, priorities);
   else times = fromLines(trimmed, path);
   if (times.length === 0) throw fileError(path, 'holds no arrival times');
+  // After the finite check of each value: a time past --duration's own limit would arrive after
+  // its deadline had already passed in floating point (1e20 + 1000 is 1e20) and silently expire.
+  const late = times.findIndex((time) => time > MAX_ARRIVAL_MS);
+  if (late >= 0)
+    throw fileError(path, `has an arrival time of ${times[late]} ms, past ${MAX_ARRIVAL_MS} ms (about 31 years)`);
   if (!priorities.some((priority) => priority !== undefined)) {
     const sorted = Float64Array.from(times).sort();
     if (!(sorted[0]! >= 0)) throw fileError(path, `has a negative arrival time (${sorted[0]})`);
@@ -95,7 +101,7 @@ function fromJson(data: unknown, path: string, priorities: (number | undefined)[
   if (Array.isArray(data))
     return data.map((item, i) => {
       priorities.push(recordPriority(item, `${path} item ${i}`));
-      return typeof item === 'number' ? item : recordTime(item, `${path} item ${i}`);
+      return typeof item === 'number' ? finiteTime(item, `${path} item ${i}`) : recordTime(item, `${path} item ${i}`);
     });
   if (typeof data === 'object' && data !== null) {
     const object = data as Record<string, unknown>;
@@ -148,7 +154,7 @@ function recordTime(item: unknown, where: string): number {
   if (typeof item === 'object' && item !== null) {
     for (const key of RECORD_KEYS) {
       const value = (item as Record<string, unknown>)[key];
-      if (typeof value === 'number' && Number.isFinite(value)) return value;
+      if (typeof value === 'number') return finiteTime(value, `${where} ${key}`);
     }
   }
   throw fileError(where, `is not a number or a record with ${RECORD_KEYS.join(' or ')}`);
@@ -162,6 +168,15 @@ function recordPriority(item: unknown, where: string): number | undefined {
   if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < 0 || priority > 255)
     throw fileError(where, `has priority ${JSON.stringify(priority)}; expected a level from 1 (0 = the default)`);
   return priority;
+}
+
+/** The latest arrival time replayed (ms): --duration's own limit. */
+const MAX_ARRIVAL_MS = SIMULATE_OPTIONS.duration.maxMs;
+
+/** A JSON number that overflowed (1e400 is Infinity to JSON.parse) is refused, not dropped. */
+function finiteTime(value: number, where: string): number {
+  if (!Number.isFinite(value)) throw fileError(where, `is ${value}, not a finite number of ms`);
+  return value;
 }
 
 function parseJson(text: string, where: string): unknown {

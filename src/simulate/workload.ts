@@ -3,7 +3,7 @@ import { burstyArrivals, burstyRates, maxPeakFactor } from '../core/bursty-arriv
 import { SeededRandom } from '../core/rng.js';
 import { BatchlineError } from '../errors.js';
 import { parseDurationMs } from '../options/schema.js';
-import type { SimulateOptions } from '../options/simulate.js';
+import { SIMULATE_OPTIONS, type SimulateOptions } from '../options/simulate.js';
 
 /** Where arrivals come from and when the run stops offering them. */
 export interface Workload {
@@ -39,6 +39,7 @@ export function buildWorkload(
 ): Workload {
   const bounded = options.duration !== undefined || options.stages !== undefined || arrivalTimes !== undefined;
   const maxRequests = requestsGiven || !bounded ? options.requests : Number.POSITIVE_INFINITY;
+  checkRunSize(options, maxRequests, arrivalTimes);
   const arrivalsEndMs = options.duration ?? Number.POSITIVE_INFINITY;
   const limits = [
     Number.isFinite(maxRequests) ? `${maxRequests} requests` : '',
@@ -105,6 +106,37 @@ export function buildWorkload(
     arrivalsEndMs,
     description: `${kind} at ${options.rate} req/s${suffix}`,
   };
+}
+
+/** The most requests one run simulates: --requests' own maximum, whatever bounds the run. */
+export const MAX_SIMULATED_REQUESTS = SIMULATE_OPTIONS.requests.max;
+
+/**
+ * Refuses a run whose arrivals come to more than MAX_SIMULATED_REQUESTS before anything runs:
+ * `--rate 1e7 --duration 1h` is 3.6e10 requests, hours of work that said nothing meanwhile.
+ */
+function checkRunSize(options: WorkloadOptions, maxRequests: number, arrivalTimes: Float64Array | undefined): void {
+  if (arrivalTimes !== undefined) return; // as many as the file holds
+  let expected = Number.POSITIVE_INFINITY;
+  let what = '';
+  if (options.stages !== undefined) {
+    let profile: RateProfile;
+    try {
+      profile = new RateProfile(parseStages(options.stages, parseDurationMs));
+    } catch {
+      return; // the stages' own error comes later, with its message
+    }
+    expected = profile.expectedCount(Math.min(profile.totalMs, options.duration ?? Number.POSITIVE_INFINITY));
+    what = `--stages ${options.stages}`;
+  } else if (options.duration !== undefined) {
+    expected = (options.rate * options.duration) / 1000;
+    what = `--rate ${options.rate} for --duration ${formatSeconds(options.duration)}`;
+  }
+  if (Math.min(expected, maxRequests) <= MAX_SIMULATED_REQUESTS) return;
+  throw new BatchlineError(
+    'INVALID_OPTION',
+    `--duration: ${what} is about ${expected.toPrecision(3)} requests; a run simulates at most ${MAX_SIMULATED_REQUESTS} (shorten it, lower the rate, or set --requests)`,
+  );
 }
 
 function formatSeconds(ms: number): string {

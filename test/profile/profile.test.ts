@@ -145,6 +145,9 @@ describe('batchline profile', () => {
       ['image=1x48x192', 'dimension 0 is fixed at 3, got 1'],
       ['image=3x0x5', 'dimension 1 must be at least 1'],
       ['image=3x4.5x4', 'is not name=AxBxC'],
+      // Held at once as random values: these grew profile past 8 GB, or died in a RangeError.
+      ['image=3x10000x10000', 'an item of 300000001 values is more than 16777216 (64 MiB of float32'],
+      ['image=3x100000x100000', 'an item of 30000000001 values is more than 16777216'],
     ];
     for (const [text, why] of cases) {
       await expect(run(text)).rejects.toThrow(
@@ -239,6 +242,30 @@ describe('batchline profile', () => {
     );
     expect(stdout.text).toContain(
       'worker thread, per batch: run 2.9000 + 0.5000·n ms · hand-over and back 0.1000 + 0.0000·n ms',
+    );
+  });
+
+  it('refuses a batch too large to hold and a --body file larger than any route takes (#12)', async () => {
+    const load = async () => ({
+      version: 'image-v1',
+      inputs: [{ name: 'image', type: 'float32' as const, itemShape: [3, 'h', 'w'] }],
+      outputs: [{ name: 'y', type: 'float32' as const, itemShape: [1] }],
+      decode: () => ({ image: { data: new Float32Array(3), shape: [3, 1, 1] } }),
+      replyBody: () => '{}',
+      runBatch: async (items: readonly ItemTensors[]) => [...items],
+      close: async () => {},
+    });
+    const run = (flags: Record<string, string>) =>
+      profileMain({
+        options: resolveOptions(PROFILE_OPTIONS, { warmup: '0', repetitions: '1', serveDuration: '0', ...flags }, {}),
+        stdout: sink(),
+        loadModel: load,
+      });
+    await expect(run({ batchSizes: '1,32', itemShape: 'image=3x2048x2048' })).rejects.toThrow(
+      /^invalid option --item-shape: a batch of 32 items of 12582912 values is more than 268435456 \(1 GiB of float32\): lower --batch-sizes or the shape/,
+    );
+    await expect(run({ model: 'm.onnx', batchSizes: '1', body: '@/dev/zero' })).rejects.toThrow(
+      /^invalid option --body: @\/dev\/zero is larger than 67108864 bytes/,
     );
   });
 

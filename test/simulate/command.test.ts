@@ -207,7 +207,23 @@ describe('simulate --model-latency-ms, as serve spells it', () => {
 });
 
 describe('simulate option errors exit 2 and name the option', () => {
+  // Replayed times JSON cannot hold (1e400 parses as Infinity), or past --duration's limit.
+  writeFileSync(join(dir, 'infinite.json'), '[0, 1e400, 5]');
+  writeFileSync(join(dir, 'far.txt'), '0\n1e20\n');
   const cases: [string[], RegExp][] = [
+    [
+      ['--rate', '10000000', '--duration', '1h'],
+      /--duration: --rate 10000000 for --duration 3600 s is about 3\.60e\+10 requests; a run simulates at most 100000000/,
+    ],
+    [['--stages', '1h:1000000'], /--duration: --stages 1h:1000000 is about 1\.80e\+9 requests/],
+    [
+      ['--arrivals', join(dir, 'infinite.json')],
+      /--arrivals: '.*infinite\.json item 1' is Infinity, not a finite number/,
+    ],
+    [
+      ['--arrivals', join(dir, 'far.txt')],
+      /--arrivals: '.*far\.txt' has an arrival time of 100000000000000000000 ms, past/,
+    ],
     [['--max-batch-size', '0'], /--max-batch-size: got '0', expected an integer from 1 to 4096/],
     [['--arrival', 'weird'], /--arrival: got 'weird', expected one of constant, poisson, bursty/],
     [['--latency', 'fast'], /--latency: got 'fast', expected a \+ b·n/],

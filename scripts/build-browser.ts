@@ -22,6 +22,8 @@ const STUB_NAMESPACE = 'node-stub';
 /** Names the stubs export: what the simulator's file readers import from Node. */
 const STUBBED_NAMES = [
   'readFile',
+  'open',
+  'constants',
   'writeFile',
   'mkdir',
   'stat',

@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
 
 /**
@@ -97,11 +98,20 @@ export interface LatencyProfilePoint {
 
 export const PROFILE_FORMAT = 'batchline-latency-profile/1';
 
-/** Reads and checks a profile; any problem is an INVALID_OPTION naming the flag. */
+/** The largest profile read (bytes): one with a thousand batch sizes is about 200 KB. */
+const MAX_PROFILE_BYTES = 4 * 1024 * 1024;
+/** How long reading a profile may take (ms). */
+const READ_TIMEOUT_MS = 5000;
+
+/**
+ * Reads and checks a profile; any problem is an INVALID_OPTION naming the flag. Only a regular
+ * file is read, within MAX_PROFILE_BYTES and READ_TIMEOUT_MS: a FIFO never answered, and held a
+ * thread of libuv's pool of four for ever (the model version it belonged to stayed `loading`).
+ */
 export async function readLatencyProfile(path: string, flag = '--latency-profile'): Promise<LatencyProfile> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readRegularFile(path, MAX_PROFILE_BYTES, READ_TIMEOUT_MS);
   } catch (error) {
     throw new BatchlineError('INVALID_OPTION', `${flag}: cannot read '${path}' (${(error as Error).message})`);
   }
@@ -115,6 +125,23 @@ export async function readLatencyProfile(path: string, flag = '--latency-profile
     );
   }
   return validateLatencyProfile(data, `${flag}: '${path}'`);
+}
+
+/**
+ * A regular file's text. Opened without blocking (a FIFO with no writer would block the opening
+ * thread until one comes), then refused unless regular, larger than `maxBytes`, or not read
+ * within `timeoutMs`.
+ */
+async function readRegularFile(path: string, maxBytes: number, timeoutMs: number): Promise<string> {
+  const file = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const stat = await file.stat();
+    if (!stat.isFile()) throw new Error('not a regular file');
+    if (stat.size > maxBytes) throw new Error(`larger than ${maxBytes} bytes`);
+    return await file.readFile({ encoding: 'utf8', signal: AbortSignal.timeout(timeoutMs) });
+  } finally {
+    await file.close();
+  }
 }
 
 export function validateLatencyProfile(data: unknown, where: string): LatencyProfile {

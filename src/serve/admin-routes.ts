@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { effectiveConfig, parseModelOptions, readModelConfig } from './model-config.js';
-import { MODEL_NAME_PATTERN, modelFileInRepository } from './repository.js';
+import { MODEL_NAME_PATTERN, modelFileInRepository, profileFileInRepository } from './repository.js';
 import { Answer, plainAnswer } from './answer.js';
 import { modelsList, versionMetadata } from './model-routes.js';
 import { OIP_ERRORS } from './oip-protocol.js';
@@ -86,11 +86,18 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
             'this server was started without --model-repository; the admin API loads files only from one',
           );
         const path = await modelFileInRepository(repository, fields.path);
+        const latencyProfile =
+          own.options.latencyProfile === undefined
+            ? {}
+            : { latencyProfile: await profileFileInRepository(repository, own.options.latencyProfile) };
         if (runtime.registry.resolve(name, version) !== undefined)
           throw new BatchlineError('VERSION_EXISTS', `${name} version ${version}`);
         // Flags, then the model's config.json in the repository (when it has one), then the request.
         const fromRepository = await readModelConfig(join(repository, name, 'config.json'));
-        const config = effectiveConfig(effectiveConfig(runtime.config, fromRepository.options), own.options);
+        const config = effectiveConfig(effectiveConfig(runtime.config, fromRepository.options), {
+          ...own.options,
+          ...latencyProfile,
+        });
         const registered = await runtime.register({ name, version, path, config }, wait);
         if (!wait) {
           reply.header('location', `/v1/models/${name}/versions/${version}`);

@@ -75,15 +75,34 @@ export async function scanModel(dir: string, name: string): Promise<RepositoryMo
  * anything but an ONNX graph: a path that named a code module would let an admin token run
  * code on the server.
  */
-export async function modelFileInRepository(repository: string, given: unknown): Promise<string> {
+export function modelFileInRepository(repository: string, given: unknown): Promise<string> {
+  return fileInRepository(repository, given, 'path', 'resnet/2/model.onnx', /\.onnx$/i);
+}
+
+/**
+ * The real path of a registration's `latency_profile`, confined as model files are: it was read
+ * from any path (`/etc/shadow` answered "is not JSON", a missing one ENOENT).
+ */
+export function profileFileInRepository(repository: string, given: unknown): Promise<string> {
+  return fileInRepository(repository, given, 'latency_profile', 'resnet/profile.json');
+}
+
+async function fileInRepository(
+  repository: string,
+  given: unknown,
+  field: string,
+  example: string,
+  onnx?: RegExp,
+): Promise<string> {
   if (typeof given !== 'string' || given === '')
-    throw badPath(`"path" must be a file name relative to the model repository, such as "resnet/2/model.onnx"`);
-  const shown = JSON.stringify(given.length > 200 ? `${given.slice(0, 200)}…` : given);
+    throw badPath(`"${field}" must be a file name relative to the model repository, such as "${example}"`);
+  const shown = `${field === 'path' ? '' : `${field} `}${JSON.stringify(given.length > 200 ? `${given.slice(0, 200)}…` : given)}`;
   if (given.includes('\0')) throw badPath(`${shown} holds a NUL character`);
   if (isAbsolute(given)) throw badPath(`${shown} is absolute; give a path relative to the model repository`);
   if (given.split(/[\\/]/).includes('..'))
     throw badPath(`${shown} contains ".."; give a path inside the model repository`);
-  if (!/\.onnx$/i.test(given)) throw badPath(`${shown} is not an ONNX file (.onnx); batchline loads nothing else`);
+  if (onnx !== undefined && !onnx.test(given))
+    throw badPath(`${shown} is not an ONNX file (.onnx); batchline loads nothing else`);
   const root = await realpath(repository);
   let real: string;
   try {

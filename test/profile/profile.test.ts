@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -5,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveOptions } from '../../src/options/schema.js';
 import { PROFILE_OPTIONS } from '../../src/options/profile.js';
 import { fitAffine } from '../../src/profile/fit.js';
+import { readLatencyProfile } from '../../src/profile/latency-profile.js';
 import { parseBatchSizes, profileMain } from '../../src/commands/profile-main.js';
 import type { ItemTensors } from '../../src/model/tensor-spec.js';
 import { simulateMain } from '../../src/commands/simulate-main.js';
@@ -267,6 +269,15 @@ describe('batchline profile', () => {
     await expect(run({ model: 'm.onnx', batchSizes: '1', body: '@/dev/zero' })).rejects.toThrow(
       /^invalid option --body: @\/dev\/zero is larger than 67108864 bytes/,
     );
+  });
+
+  it('reads a profile only from a regular file: a FIFO is refused at once, not waited on (#9)', async () => {
+    const fifo = join(dir, 'profile.fifo');
+    execFileSync('mkfifo', [fifo]);
+    await expect(readLatencyProfile(fifo)).rejects.toThrow(
+      `invalid option --latency-profile: cannot read '${fifo}' (not a regular file)`,
+    );
+    await expect(readLatencyProfile(dir)).rejects.toThrow('(not a regular file)');
   });
 
   it('simulate refuses a file that is not a profile, naming the flag', async () => {

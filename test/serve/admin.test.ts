@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -160,6 +161,46 @@ describe('the admin API', () => {
     expect(reply.json.error.message).toContain(message);
     expect(server.runtime.registry.versionsOf('m').map((v) => [v.version, v.state])).toEqual([[1, 'ready']]);
     expect((await infer(`${server.url}/models/m/predict`, { inputs: [1, 1] })).json.outputs.y).toEqual([3]);
+  });
+
+  it('reads a latency_profile only as a regular file inside the repository, and never waits on a FIFO (#9)', async () => {
+    server = await adminServer();
+    const root = server.runtime.config.modelRepository!;
+    const profile = {
+      format: 'batchline-latency-profile/1',
+      model: 'linear',
+      warmup: 0,
+      repetitions: 1,
+      points: [{ batch_size: 1, mean_ms: 1, p50_ms: 1, p90_ms: 1, min_ms: 1, max_ms: 1, cv: 0 }],
+      fit: { a_ms: 1, b_ms: 0, r2: 1 },
+    };
+    await writeFile(join(root, 'm', 'profile.json'), JSON.stringify(profile));
+    // Four FIFOs, as many as libuv's threads: each held one for ever, and then every load hung.
+    for (let i = 0; i < 4; i++) execFileSync('mkfifo', [join(root, 'm', `fifo${i}.json`)]);
+    const refusals: [unknown, string][] = [
+      ['/etc/shadow', 'latency_profile "/etc/shadow" is absolute'],
+      ['../../etc/passwd', 'latency_profile "../../etc/passwd" contains ".."'],
+      ['m/missing.json', 'latency_profile "m/missing.json": no such file in the model repository'],
+      ...[0, 1, 2, 3].map((i): [string, string] => [`m/fifo${i}.json`, `"m/fifo${i}.json" is not a regular file`]),
+    ];
+    for (const [given, message] of refusals) {
+      const reply = await call('POST', `${server.url}/admin/models/m`, {
+        version: 2,
+        path: 'm/2/model.onnx',
+        latency_profile: given,
+      });
+      expect([reply.status, reply.json.error.code, reply.json.error.message], String(given)).toEqual([
+        400,
+        'bad_model_path',
+        expect.stringContaining(message),
+      ]);
+    }
+    const registered = await call('POST', `${server.url}/admin/models/m`, {
+      version: 2,
+      path: 'm/2/model.onnx',
+      latency_profile: 'm/profile.json',
+    });
+    expect(registered.status).toBe(201);
   });
 
   it("answers a broken file with onnxruntime's own message", async () => {

@@ -58,6 +58,8 @@ export const ERROR_TABLE = {
   NOT_FOUND: { httpStatus: 404, exitCode: 1, message: 'not found: %s' },
   MODEL_NOT_FOUND: { httpStatus: 404, exitCode: 1, message: 'no such model: %s', reason: 'model_not_found' },
   VERSION_EXISTS: { httpStatus: 409, exitCode: 2, message: 'model version already registered: %s' },
+  // A registration whose version was deleted while it loaded: it is not there to be served.
+  VERSION_REMOVED: { httpStatus: 409, exitCode: 1, message: 'model version removed while it loaded: %s' },
   MODEL_UNAVAILABLE: { httpStatus: 503, exitCode: 1, message: 'model not available: %s', reason: 'model_unavailable' },
   PAYLOAD_TOO_LARGE: {
     httpStatus: 413,

@@ -43,6 +43,7 @@ const EXPECTED: Record<
   NOT_FOUND: [404, 1, undefined, undefined],
   MODEL_NOT_FOUND: [404, 1, 'model_not_found', undefined],
   VERSION_EXISTS: [409, 2, undefined, undefined],
+  VERSION_REMOVED: [409, 1, undefined, undefined],
   MODEL_UNAVAILABLE: [503, 1, 'model_unavailable', undefined],
   PAYLOAD_TOO_LARGE: [413, 1, 'payload_too_large', undefined],
   UNSUPPORTED_MEDIA_TYPE: [415, 1, 'unsupported_media_type', undefined],

@@ -45,6 +45,10 @@ export interface DurationOptionSpec extends BaseSpec {
 export interface StringOptionSpec extends BaseSpec {
   kind: 'string';
   default: string | undefined;
+  /** What the text must match, and how the refusal says so (`printable ASCII without spaces`). */
+  pattern?: { test: RegExp; allowed: string };
+  /** A secret (a token): a refusal does not repeat it. */
+  secret?: boolean;
 }
 export interface EnumOptionSpec extends BaseSpec {
   kind: 'enum';
@@ -240,6 +244,12 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
       throw invalid(name, text, 'true or false');
     case 'string':
       if (text === '') throw invalid(name, text, 'a non-empty string');
+      if (spec.pattern !== undefined && !spec.pattern.test.test(text))
+        throw invalid(
+          name,
+          spec.secret === true ? `<${text.length} characters, not shown>` : text,
+          spec.pattern.allowed,
+        );
       return text;
     case 'list': {
       const values = Array.isArray(value) ? value : [value];

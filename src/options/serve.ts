@@ -159,6 +159,10 @@ export const SERVE_OPTIONS = {
     flag: 'admin-token',
     env: 'ADMIN_TOKEN',
     default: undefined,
+    // An Authorization header carries a bearer token as one word: 'a b' started a server that
+    // then refused every admin request.
+    pattern: { test: /^[\x21-\x7e]+$/, allowed: 'printable ASCII characters without spaces' },
+    secret: true,
     description: 'turns on the admin API (/admin/models): every admin request needs Authorization: Bearer <token>',
   },
   adminHost: {

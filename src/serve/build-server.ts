@@ -17,6 +17,7 @@ import { classify } from './classify.js';
 import { FailureLog, seeTheLog, stderrLogSink } from './failure-log.js';
 import { answerOnlyLoopbackHosts, isLoopbackAddress } from './loopback-hosts.js';
 import { requestIdFor } from './request-id.js';
+import { MAX_MODEL_NAME_CHARS } from './repository.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import { ServingRuntime } from './serving-runtime.js';
 import { useTensorBodyParsers } from './tensor-body-parsers.js';
@@ -74,6 +75,9 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
     forceCloseConnections: 'idle',
     // The runtime answers 503 itself while draining, in the error table's format.
     return503OnClosing: false,
+    // A model name is up to 128 characters (MODEL_NAME_PATTERN): Fastify's 100 answered every
+    // route with a longer one in its path 400, for a model served from a repository.
+    maxParamLength: MAX_MODEL_NAME_CHARS,
     clientErrorHandler: answerClientError,
     // A drain closes a connection after its last answer, never before (pipelined answers would be lost).
     http: {
@@ -105,6 +109,13 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
     );
   // Only JSON is a valid body; Fastify's default text/plain parser would let text through.
   app.removeContentTypeParser('text/plain');
+  // A request without a body that names a JSON type (a DELETE from a client that always sends
+  // Content-Type: application/json) has no body, not a bad one: Fastify's parser answered it 400.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    body === '' ? done(null, undefined) : parseJson(request, body as string, done),
+  );
   // Every error a route throws or Fastify raises before it (bad JSON, 413, 415) is answered by
   // the one HTTP layer, in the route's protocol and counted against the route's model.
   app.setErrorHandler((error, request, reply) => {

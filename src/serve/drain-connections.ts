@@ -56,18 +56,25 @@ export class CountingResponse extends ServerResponse {
     else this.setHeader('x-content-type-options', 'nosniff');
     const socket = this.req.socket as CountedSocket | null;
     const server = socket?.server;
+    // Answered before its body has all arrived (415, 421, 413, …): the request is the last this
+    // connection has read, and its connection closes lingering. Node would read the rest of the
+    // body to keep the connection, with no timeout, however slowly it came (issue 25, #5), and a
+    // plain close with bytes unread resets the connection under a client still writing: fetch got
+    // EPIPE instead of a 413 (#16).
+    const early = socket !== null && !this.req.complete;
     // Closing: the server drains, or the connection has had its --max-requests-per-connection.
     if (
-      server !== undefined &&
-      (server[kClosing] === true || (server[kMaxRequests] !== undefined && socket![kRead]! >= server[kMaxRequests]))
+      early ||
+      (server !== undefined &&
+        (server[kClosing] === true || (server[kMaxRequests] !== undefined && socket![kRead]! >= server[kMaxRequests])))
     ) {
-      const last = this[kOrdinal] === socket![kRead];
+      const last = early || this[kOrdinal] === socket![kRead];
       // Headers passed to writeHead win over setHeader: take any `connection` out of them.
       if (headers !== undefined)
         for (const name of Object.keys(headers)) if (name.toLowerCase() === 'connection') delete headers[name];
       if (last) {
         this.setHeader('connection', 'close');
-        stopReadingAndLinger(socket!);
+        stopReadingAndLinger(socket!, early ? LINGER_QUIET_MS : 0);
       } else if (String(this.getHeader('connection')).toLowerCase() === 'close') this.removeHeader('connection');
     }
     return (super.writeHead as (statusCode: number, ...rest: unknown[]) => this)(statusCode, ...rest);
@@ -159,29 +166,50 @@ export function limitRequestsPerConnection(server: Server, maxRequests: number):
 
 /** How long a closed connection's late bytes are read and dropped before it is cut (ms). */
 const LINGER_MS = 2000;
+/** How many late bytes are read and dropped before it is cut (nginx reads for time only). */
+const LINGER_MAX_BYTES = 64 * 1024 * 1024;
+/** After an answer given before its body arrived, how long the client must pause before the server ends its side (ms). */
+const LINGER_QUIET_MS = 100;
 
 /**
  * Once a connection's last answer is decided, nothing more is read from it: a request the
  * client pipelined after it would be read, and its answer lost when Node closes the connection
  * after the one that says `Connection: close` (a pipelining client during a drain lost them).
- * What still arrives is read and dropped, and after the last answer the connection is
- * half-closed and cut only when the client has closed its side or LINGER_MS have passed
- * (Apache's "lingering close"): closing a socket with bytes unread makes the kernel send a
+ * What still arrives is read and dropped (up to LINGER_MAX_BYTES), and after the last answer the
+ * connection is half-closed and cut only when the client has closed its side or LINGER_MS have
+ * passed (Apache's and nginx's "lingering close"): closing a socket with bytes unread makes the kernel send a
  * reset, which can throw away the answers the client has not read yet.
  */
-function stopReadingAndLinger(socket: Socket): void {
+function stopReadingAndLinger(socket: Socket, quietMs = 0): void {
   for (const listener of socket.listeners('data'))
     socket.removeListener('data', listener as (...args: unknown[]) => void);
-  socket.on('data', () => {});
+  let dropped = 0;
+  let closing: (() => void) | undefined;
+  socket.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > LINGER_MAX_BYTES) socket.destroy();
+    else closing?.();
+  });
   socket.resume();
   (socket as Socket & { destroySoon(): void }).destroySoon = function lingeringClose(this: Socket): void {
     if (this.destroyed) return;
-    this.end();
     const cut = setTimeout(() => this.destroy(), LINGER_MS);
     cut.unref();
+    let quiet: NodeJS.Timeout | undefined;
     this.once('end', () => {
       clearTimeout(cut);
+      clearTimeout(quiet);
       this.destroy();
     });
+    if (quietMs === 0) return void this.end();
+    // A client still sending its body gets the end of the connection once it has paused: a
+    // client that is told "end" while writing (Node's net, with allowHalfOpen off) fails its
+    // next write with EPIPE, and some report that instead of the answer they have already read.
+    closing = () => {
+      clearTimeout(quiet);
+      quiet = setTimeout(() => this.end(), quietMs);
+      quiet.unref();
+    };
+    closing();
   };
 }

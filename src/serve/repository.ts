@@ -8,6 +8,8 @@ const MODEL_FILE = 'model.onnx';
 
 /** A model name: a URL path segment and a Prometheus label value, so plain characters only. */
 export const MODEL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+/** The longest model name MODEL_NAME_PATTERN takes. */
+export const MAX_MODEL_NAME_CHARS = 128;
 
 /** One model of a repository: its options and the versions its policy selects, highest first. */
 export interface RepositoryModel {

@@ -105,20 +105,26 @@ export class ServingRuntime {
     return created;
   }
 
+  /** True once the server drains (and after). */
+  private get shuttingDown(): boolean {
+    return this.stateNow === 'draining' || this.stateNow === 'stopped';
+  }
+
   /**
    * Registers and loads a version at run time (the admin API). With `wait`, resolves once it is
    * ready; a load that fails removes it again and rejects with MODEL_LOAD_FAILED (nothing
    * serving is disturbed). Without, resolves at once; a failed load leaves it `unavailable`
-   * with the reason, for the client polling it to read, until it is deregistered.
+   * with the reason, for the client polling it to read, until it is deregistered. A drain while
+   * it loads (the server's: SHUTTING_DOWN; a DELETE's: VERSION_REMOVED) answers at once.
    */
   async register(spec: StartupVersion, wait: boolean): Promise<ModelVersion> {
-    if (this.stateNow === 'draining' || this.stateNow === 'stopped') throw new BatchlineError('SHUTTING_DOWN');
+    if (this.shuttingDown) throw new BatchlineError('SHUTTING_DOWN');
     const version = this.createVersion(spec);
     const loading = version.load();
     loading.catch(() => {}); // without `wait`: shown as unavailable, with the reason
     if (!wait) return version;
-    // The server's drain does not wait for a load: the registration is answered at once, and the
-    // version closes once loaded.
+    // A drain (the server's, or a DELETE's) does not wait for a load: the registration is answered
+    // at once, and the version closes once loaded.
     const drained = await Promise.race([loading.then(() => false), version.draining.then(() => true)]).catch(
       async (error: unknown) => {
         this.registry.remove(version);
@@ -126,8 +132,11 @@ export class ServingRuntime {
         throw error;
       },
     );
-    if (drained) throw new BatchlineError('SHUTTING_DOWN');
-    return version;
+    if (!drained) return version;
+    // Drained while it loaded: the server is shutting down, or a DELETE of it came first (it
+    // answered 201 "draining", for a version about to be removed).
+    if (this.shuttingDown) throw new BatchlineError('SHUTTING_DOWN');
+    throw new BatchlineError('VERSION_REMOVED', `${spec.name} version ${spec.version} (a DELETE came first)`);
   }
 
   /**

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { startTestServer, type TestServer } from '../serve/test-server.js';
-import { inferRequest, RawConnection } from './raw-http.js';
+import { inferRequest, RawConnection, type RawExchange } from './raw-http.js';
 import { tableRow } from './table.js';
 
 let server: TestServer | undefined;
@@ -111,5 +111,79 @@ describe('slow and greedy clients (#5)', () => {
     );
     expect(exchange.responses.at(-1)!.headers.connection).toBe('close');
     expect(exchange.ended).toBe('end');
+  });
+});
+
+describe('an answer given before the body has arrived (#5, #16)', () => {
+  /** Headers announcing `bodyBytes`, then the body a byte every 200 ms until the server closes (bounded). */
+  async function trickleAfter(
+    head: string,
+    bodyBytes: number,
+  ): Promise<{ exchange: RawExchange; closedAfterMs: number }> {
+    const connection = new RawConnection(port());
+    await connection.write(`${head}content-length: ${bodyBytes}\r\n\r\n`);
+    const startedAtMs = performance.now();
+    let closedAtMs: number | undefined;
+    connection.socket.once('close', () => (closedAtMs = performance.now()));
+    for (let i = 0; i < 60 && closedAtMs === undefined; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      if (closedAtMs === undefined) await connection.write('x').catch(() => {});
+    }
+    const exchange = await connection.settle(1000);
+    return { exchange, closedAfterMs: (closedAtMs ?? performance.now()) - startedAtMs };
+  }
+
+  it.each([
+    [
+      '415 (a content type batchline does not read)',
+      'POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: text/csv\r\n',
+      415,
+    ],
+    [
+      '421 (a Host that is not this machine)',
+      'POST /v1/infer HTTP/1.1\r\nhost: evil.example\r\ncontent-type: application/json\r\n',
+      421,
+    ],
+  ])(
+    'closes a connection answered %s whose body then trickles, within --body-timeout-ms',
+    async (name, head, status) => {
+      server = await startTestServer({ bodyTimeoutMs: 2000 });
+      const { exchange, closedAfterMs } = await trickleAfter(head, 1000);
+      expect(exchange.responses.map((r) => [r.status, r.headers.connection])).toEqual([[status, 'close']]);
+      // Still open after 8 s, and for as long as the body trickled, before.
+      expect(closedAfterMs).toBeLessThan(4000);
+      tableRow(
+        `#5 a body trickling after its answer: ${name}, --body-timeout-ms 2000`,
+        'the answer says Connection: close; the connection closes within the body timeout',
+        `${exchange.responses[0]!.status}, Connection: ${exchange.responses[0]!.headers.connection}; closed ${Math.round(closedAfterMs)} ms after the headers`,
+      );
+    },
+  );
+
+  it('answers a body over --body-limit-bytes 413 and reads what the client still sends before closing (a lingering close)', async () => {
+    server = await startTestServer();
+    const connection = new RawConnection(port());
+    const bodyBytes = 6 * 1024 * 1024;
+    await connection.write(
+      `POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${bodyBytes}\r\n\r\n`,
+    );
+    // The client writes its whole body, a piece at a time, as fetch does: every write must land.
+    const piece = `[${'1,'.repeat(32 * 1024 - 1)}1]`;
+    let written = 0;
+    let failed: string | undefined;
+    while (written < bodyBytes && failed === undefined) {
+      const part = piece.slice(0, Math.min(piece.length, bodyBytes - written));
+      await connection.write(part).catch((error: NodeJS.ErrnoException) => (failed = error.code ?? error.message));
+      written += part.length;
+    }
+    const exchange = await connection.settle(5000);
+    expect(failed).toBeUndefined();
+    expect(exchange.responses.map((r) => [r.status, r.headers.connection])).toEqual([[413, 'close']]);
+    expect(exchange.ended).toBe('end');
+    tableRow(
+      '#16 a 6 MB body against the 1 MB --body-limit-bytes, written whole by the client',
+      '413, then what the client still sends is read and dropped before the connection closes: no reset',
+      `${exchange.responses[0]!.status}; ${written} of ${bodyBytes} bytes written, ${failed ?? 'no write failed'}; connection ${exchange.ended}`,
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { startupVersions } from '../../src/serve/startup.js';
 import { buildServer } from '../../src/serve/build-server.js';
-import { linearModelOnnx, writeRepository } from './repository-fixture.js';
+import { linearModelOnnx, PADDLE_REC, writeRepository } from './repository-fixture.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
 import { tempDir } from '../temp-dir.js';
 
@@ -201,6 +201,70 @@ describe('the admin API', () => {
       latency_profile: 'm/profile.json',
     });
     expect(registered.status).toBe(201);
+  });
+
+  it('answers a registration whose version was deleted while it loaded 409, not 201 "draining" (#11)', async () => {
+    server = await adminServer();
+    const root = server.runtime.config.modelRepository!;
+    // PaddleOCR's recognizer, in two processes: a load long enough for a DELETE to come first.
+    await mkdir(join(root, 'm', '9'), { recursive: true });
+    await copyFile(PADDLE_REC, join(root, 'm', '9', 'model.onnx'));
+    const registering = call('POST', `${server.url}/admin/models/m`, {
+      version: 9,
+      path: 'm/9/model.onnx',
+      execution: 'process',
+      instances: 2,
+    });
+    for (let i = 0; i < 2000 && server.runtime.registry.resolve('m', 9)?.state !== 'loading'; i++)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    const removed = await call('DELETE', `${server.url}/admin/models/m/9`);
+    const registered = await registering;
+    expect([registered.status, registered.json.error?.code]).toEqual([409, 'version_removed']);
+    expect(registered.json.error.message).toContain('m version 9 (a DELETE came first)');
+    expect(removed.json).toEqual({ name: 'm', version: 9, state: 'removed' });
+    expect(server.runtime.registry.versionsOf('m').map((v) => v.version)).toEqual([1]);
+  });
+
+  it('takes a DELETE that says Content-Type: application/json and sends no body (#11)', async () => {
+    server = await adminServer();
+    const response = await request(`${server.url}/admin/models/m/1`, {
+      method: 'DELETE',
+      headers: { ...auth, 'content-type': 'application/json' },
+    });
+    expect([response.statusCode, await response.body.json()]).toEqual([
+      200,
+      { name: 'm', version: 1, state: 'removed' },
+    ]);
+    // A POST with no body is still refused, for what it is.
+    const empty = await request(`${server.url}/admin/models/m`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', 'content-length': '0' },
+    });
+    const json = (await empty.body.json()) as { error: { code: string; message: string } };
+    expect([empty.statusCode, json.error.code]).toEqual([400, 'invalid_model_config']);
+  });
+
+  it('refuses at start an --admin-token no Authorization header can carry, without repeating it (#11)', () => {
+    expect(() => resolveOptions(SERVE_OPTIONS, { adminToken: 'a b' }, {})).toThrow(
+      "invalid option --admin-token: got '<3 characters, not shown>', expected printable ASCII characters without spaces",
+    );
+    expect(resolveOptions(SERVE_OPTIONS, { adminToken: 'p@ss!w0rd~' }, {}).adminToken).toBe('p@ss!w0rd~');
+  });
+
+  it('serves a model whose name is 128 characters long on every route that names it (#10)', async () => {
+    const name = `m${'x'.repeat(127)}`;
+    const root = await writeRepository({ [`${name}/1/model.onnx`]: linearModelOnnx([1, 2]) });
+    server = await startTestServer({ modelRepository: root, adminToken: TOKEN });
+    expect((await infer(`${server.url}/models/${name}/predict`, { inputs: [1, 1] })).json.outputs.y).toEqual([3]);
+    for (const path of [`/v1/models/${name}`, `/v1/models/${name}/versions/1`, `/v2/models/${name}/ready`])
+      expect((await request(`${server.url}${path}`)).statusCode, path).toBe(200);
+    const oip = await request(`${server.url}/v2/models/${name}/versions/1/infer`, {
+      method: 'POST',
+      body: JSON.stringify({ inputs: [{ name: 'x', shape: [1, 2], datatype: 'FP32', data: [1, 1] }] }),
+    });
+    expect(oip.statusCode).toBe(200);
+    await oip.body.dump();
+    expect((await call('DELETE', `${server.url}/admin/models/${name}/1`)).status).toBe(200);
   });
 
   it("answers a broken file with onnxruntime's own message", async () => {

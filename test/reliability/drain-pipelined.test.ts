@@ -20,7 +20,9 @@ async function untilAdmitted(serve: RunningServe, count: number): Promise<void> 
 
 describe('a drain answers every pipelined request it read (#1)', () => {
   it('answers 3 pipelined POSTs on one connection, then closes it', async () => {
-    const serve = await runServeInProcess({ modelLatencyMs: 300, drainTimeoutMs: 5000 });
+    // A window longer than the test: the three wait in the queue until the drain dispatches them, so
+    // all three answers are written after the signal, however long the polls below take on a busy host.
+    const serve = await runServeInProcess({ modelLatencyMs: 300, batchWindowMs: 60_000, drainTimeoutMs: 5000 });
     const connection = new RawConnection(serve.port);
     await connection.write(['a', 'b', 'c'].map((id) => inferRequest(BODY, id)).join(''));
     await untilAdmitted(serve, 3);

@@ -79,7 +79,12 @@ describe('fuzzing the request decoder (bodies, headers, content types)', () => {
         });
         const text = await response.body.text();
         statuses[response.statusCode] = (statuses[response.statusCode] ?? 0) + 1;
-        expect([200, ...CLIENT_ERRORS], `${response.statusCode} ${text.slice(0, 200)}`).toContain(response.statusCode);
+        // A client that asked for a deadline of a few ms may get its 504 on a busy host: its answer, not a crash.
+        const deadline =
+          headers['x-request-timeout-ms'] !== undefined && text.includes('"deadline_exceeded"') ? [504] : [];
+        expect([200, ...CLIENT_ERRORS, ...deadline], `${response.statusCode} ${text.slice(0, 200)}`).toContain(
+          response.statusCode,
+        );
         // The answer is MessagePack when Accept asks for it.
         if (response.statusCode !== 200 && String(response.headers['content-type']).includes('json'))
           expect(JSON.parse(text).error.code).toMatch(/^[a-z_]+$/);

@@ -347,20 +347,22 @@ describe('the admin API', () => {
   });
 
   it('deregisters a version: its queued requests are answered, new ones go to the next latest, then 404', async () => {
-    server = await adminServer({ modelLatencyMs: 40, batchWindowMs: 0 });
+    // Batches of 500 ms: version 2 drains for about a second, longer than the request for it below
+    // takes on a busy host (at 40 ms it was gone before that request, at a load average of 30).
+    server = await adminServer({ modelLatencyMs: 500, batchWindowMs: 0, requestTimeoutMs: 10_000 });
     await call('POST', `${server.url}/admin/models/m`, { version: 2, path: 'm/2/model.onnx' });
     const v2 = server.runtime.registry.resolve('m', 2)!;
-    // Eight requests on version 2, most of them queued behind its 40 ms batches of 4.
+    // Eight requests on version 2, most of them queued behind its batches of 4.
     const queued = Array.from({ length: 8 }, () => infer(`${server!.url}/models/m/predict`, { inputs: [1, 1] }));
     for (let i = 0; i < 1000 && v2.batcher.counts.admitted < 8; i++)
       await new Promise((resolve) => setImmediate(resolve));
     const removing = call('DELETE', `${server.url}/admin/models/m/2`);
     for (let i = 0; i < 1000 && v2.state !== 'draining'; i++) await new Promise((resolve) => setImmediate(resolve));
-    const during = await infer(`${server.url}/models/m/predict`, { inputs: [1, 1] });
-    expect(during.json.model_version).toBe('1'); // the next latest, while 2 drains
     expect((await infer(`${server.url}/models/m/predict?version=2`, { inputs: [1, 1] })).json.error.code).toBe(
       'model_unavailable',
     );
+    const during = await infer(`${server.url}/models/m/predict`, { inputs: [1, 1] });
+    expect(during.json.model_version).toBe('1'); // the next latest, while 2 drains
     expect((await Promise.all(queued)).map((r) => [r.status, r.json.model_version])).toEqual(Array(8).fill([200, '2']));
     expect((await removing).json).toEqual({ name: 'm', version: 2, state: 'removed' });
     expect(server.runtime.registry.versionsOf('m').map((v) => v.version)).toEqual([1]);

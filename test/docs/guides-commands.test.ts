@@ -1,21 +1,27 @@
 /**
  * The shell blocks of every other guide in docs/ (bench, simulate, models, deploy, scaling, the
- * container, and any guide added later), run as a user would type them (test/docs/doc-runner.ts
+ * container, any guide added later, and the READMEs of examples/), run as a user would type them (test/docs/doc-runner.ts
  * says how, and how a guide marks a block that cannot run here: a container engine, a cluster,
  * a model of the reader's own). README.md, docs/learn.md and docs/protocols.md have test files of
  * their own, so that vitest runs them beside this one.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseGuide, ROOT, runGuide } from './doc-runner.js';
 
 const OWN_TEST = new Set(['learn.md', 'protocols.md']);
 
-const guides = readdirSync(join(ROOT, 'docs'))
-  .filter((name) => name.endsWith('.md') && !OWN_TEST.has(name))
-  .map((name) => `docs/${name}`)
-  .filter((guide) => parseGuide(readFileSync(join(ROOT, guide), 'utf8')).length > 0);
+/** docs/*.md, and the READMEs of examples/ that a user follows (examples/NAME/README.md). */
+const candidates = [
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md') && !OWN_TEST.has(name))
+    .map((name) => `docs/${name}`),
+  ...readdirSync(join(ROOT, 'examples'), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(ROOT, 'examples', entry.name, 'README.md')))
+    .map((entry) => `examples/${entry.name}/README.md`),
+];
+const guides = candidates.filter((guide) => parseGuide(readFileSync(join(ROOT, guide), 'utf8')).length > 0);
 
 describe('the guides in docs/, run as written', () => {
   it('finds the guides that hold commands', () => {

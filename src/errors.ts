@@ -1,10 +1,42 @@
 /**
- * One row of the error table. `reason` and `retryAfterS` matter only to the HTTP layer
- * (`src/serve/answer.ts`), which is the one place that reads them.
+ * gRPC's status codes (grpc/grpc's doc/statuscodes.md), by name. The numbers are the protocol's,
+ * the same in every gRPC library; a test checks them against grpc-js's.
+ */
+export const GRPC_STATUS = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  DATA_LOSS: 15,
+  UNAUTHENTICATED: 16,
+} as const;
+
+export type GrpcStatusName = keyof typeof GRPC_STATUS;
+
+/**
+ * One row of the error table. `reason` and `retryAfterS` matter only to the answering layers
+ * (`src/serve/answer.ts` for HTTP, `src/serve/grpc-answer.ts` for gRPC), the places that read them.
  */
 export interface ErrorRow {
   /** HTTP status of an answer with this error. */
   readonly httpStatus: number;
+  /**
+   * gRPC status of an answer with this error, as Triton's gRPC server maps its errors (an invalid
+   * argument, a model not found, unavailable while loading or draining, internal for a model
+   * failure), with a full queue RESOURCE_EXHAUSTED and a passed deadline DEADLINE_EXCEEDED.
+   */
+  readonly grpcStatus: GrpcStatusName;
   /** Process exit code when a command ends with this error. */
   readonly exitCode: number;
   /** Message template; `%s` is the detail. */
@@ -20,61 +52,123 @@ export interface ErrorRow {
 }
 
 /**
- * Every error batchline can report, as one table: code, HTTP status, process exit code, message
- * template, and for the HTTP layer the metrics reason and Retry-After. Throw `BatchlineError`
- * with a code from here; the HTTP layer and the CLI both map it through this table, so the two
- * can never disagree (architecture.md rule 8). A new error is a new row (and a case in
+ * Every error batchline can report, as one table: code, HTTP status, gRPC status, process exit
+ * code, message template, and for the answering layers the metrics reason and Retry-After. Throw
+ * `BatchlineError` with a code from here; HTTP, gRPC and the CLI all map it through this table,
+ * so they can never disagree (architecture.md rule 8). A new error is a new row (and a case in
  * test/errors.test.ts).
  */
 export const ERROR_TABLE = {
-  INVALID_OPTION: { httpStatus: 400, exitCode: 2, message: 'invalid option %s' },
+  INVALID_OPTION: { httpStatus: 400, grpcStatus: 'INVALID_ARGUMENT', exitCode: 2, message: 'invalid option %s' },
   // A command's positional argument, such as the files bench compare reads.
-  INVALID_ARGUMENT: { httpStatus: 400, exitCode: 2, message: 'invalid argument %s' },
+  INVALID_ARGUMENT: { httpStatus: 400, grpcStatus: 'INVALID_ARGUMENT', exitCode: 2, message: 'invalid argument %s' },
   // A model repository's config.json or an admin request's batching options.
-  INVALID_MODEL_CONFIG: { httpStatus: 400, exitCode: 2, message: 'invalid model configuration: %s' },
-  BAD_JSON: { httpStatus: 400, exitCode: 1, message: 'request body is not valid JSON: %s', reason: 'bad_json' },
+  INVALID_MODEL_CONFIG: {
+    httpStatus: 400,
+    grpcStatus: 'INVALID_ARGUMENT',
+    exitCode: 2,
+    message: 'invalid model configuration: %s',
+  },
+  BAD_JSON: {
+    httpStatus: 400,
+    grpcStatus: 'INVALID_ARGUMENT',
+    exitCode: 1,
+    message: 'request body is not valid JSON: %s',
+    reason: 'bad_json',
+  },
   BAD_MSGPACK: {
     httpStatus: 400,
+    grpcStatus: 'INVALID_ARGUMENT',
     exitCode: 1,
     message: 'request body is not valid MessagePack: %s',
     reason: 'bad_msgpack',
   },
-  BAD_INPUT: { httpStatus: 400, exitCode: 1, message: 'invalid inputs: %s', reason: 'bad_input' },
+  BAD_INPUT: {
+    httpStatus: 400,
+    grpcStatus: 'INVALID_ARGUMENT',
+    exitCode: 1,
+    message: 'invalid inputs: %s',
+    reason: 'bad_input',
+  },
   // A bad X-Request-Timeout-Ms is part of what the client sent: counted with bad inputs.
-  BAD_HEADER: { httpStatus: 400, exitCode: 1, message: 'invalid header: %s', reason: 'bad_input' },
-  BAD_REQUEST: { httpStatus: 400, exitCode: 1, message: 'malformed HTTP request: %s', reason: 'bad_request' },
+  BAD_HEADER: {
+    httpStatus: 400,
+    grpcStatus: 'INVALID_ARGUMENT',
+    exitCode: 1,
+    message: 'invalid header: %s',
+    reason: 'bad_input',
+  },
+  BAD_REQUEST: {
+    httpStatus: 400,
+    grpcStatus: 'INVALID_ARGUMENT',
+    exitCode: 1,
+    message: 'malformed request: %s',
+    reason: 'bad_request',
+  },
   REQUEST_TIMEOUT: {
     httpStatus: 408,
+    grpcStatus: 'DEADLINE_EXCEEDED',
     exitCode: 1,
     message:
       'the request did not arrive in time (headers within --headers-timeout-ms, the whole request within --body-timeout-ms)',
   },
   MISDIRECTED_REQUEST: {
     httpStatus: 421,
+    grpcStatus: 'PERMISSION_DENIED',
     exitCode: 1,
     message: 'this server listens on loopback and answers only Host names of this machine (or --allowed-hosts), not %s',
   },
-  HEADERS_TOO_LARGE: { httpStatus: 431, exitCode: 1, message: 'request headers are too large' },
-  NOT_FOUND: { httpStatus: 404, exitCode: 1, message: 'not found: %s' },
-  MODEL_NOT_FOUND: { httpStatus: 404, exitCode: 1, message: 'no such model: %s', reason: 'model_not_found' },
-  VERSION_EXISTS: { httpStatus: 409, exitCode: 2, message: 'model version already registered: %s' },
+  HEADERS_TOO_LARGE: {
+    httpStatus: 431,
+    grpcStatus: 'RESOURCE_EXHAUSTED',
+    exitCode: 1,
+    message: 'request headers are too large',
+  },
+  NOT_FOUND: { httpStatus: 404, grpcStatus: 'UNIMPLEMENTED', exitCode: 1, message: 'not found: %s' },
+  MODEL_NOT_FOUND: {
+    httpStatus: 404,
+    grpcStatus: 'NOT_FOUND',
+    exitCode: 1,
+    message: 'no such model: %s',
+    reason: 'model_not_found',
+  },
+  VERSION_EXISTS: {
+    httpStatus: 409,
+    grpcStatus: 'ALREADY_EXISTS',
+    exitCode: 2,
+    message: 'model version already registered: %s',
+  },
   // A registration whose version was deleted while it loaded: it is not there to be served.
-  VERSION_REMOVED: { httpStatus: 409, exitCode: 1, message: 'model version removed while it loaded: %s' },
-  MODEL_UNAVAILABLE: { httpStatus: 503, exitCode: 1, message: 'model not available: %s', reason: 'model_unavailable' },
+  VERSION_REMOVED: {
+    httpStatus: 409,
+    grpcStatus: 'ABORTED',
+    exitCode: 1,
+    message: 'model version removed while it loaded: %s',
+  },
+  MODEL_UNAVAILABLE: {
+    httpStatus: 503,
+    grpcStatus: 'UNAVAILABLE',
+    exitCode: 1,
+    message: 'model not available: %s',
+    reason: 'model_unavailable',
+  },
   PAYLOAD_TOO_LARGE: {
     httpStatus: 413,
+    grpcStatus: 'RESOURCE_EXHAUSTED',
     exitCode: 1,
     message: 'request body is larger than %s bytes',
     reason: 'payload_too_large',
   },
   UNSUPPORTED_MEDIA_TYPE: {
     httpStatus: 415,
+    grpcStatus: 'UNIMPLEMENTED',
     exitCode: 1,
     message: 'unsupported media type: %s',
     reason: 'unsupported_media_type',
   },
   QUEUE_FULL: {
     httpStatus: 429,
+    grpcStatus: 'RESOURCE_EXHAUSTED',
     exitCode: 1,
     message: 'server overloaded: the queue is full (%s waiting)',
     reason: 'queue_full',
@@ -82,6 +176,7 @@ export const ERROR_TABLE = {
   },
   OVER_SLA: {
     httpStatus: 429,
+    grpcStatus: 'RESOURCE_EXHAUSTED',
     exitCode: 1,
     message: 'server overloaded: the request would miss its deadline (%s)',
     reason: 'over_sla',
@@ -89,36 +184,81 @@ export const ERROR_TABLE = {
   },
   CIRCUIT_OPEN: {
     httpStatus: 503,
+    grpcStatus: 'UNAVAILABLE',
     exitCode: 1,
     message: 'the model keeps failing: its circuit breaker is open (%s)',
     reason: 'circuit_open',
     retryAfterS: 1,
   },
-  NOT_READY: { httpStatus: 503, exitCode: 1, message: 'server is not ready: %s', reason: 'not_ready' },
-  SHUTTING_DOWN: { httpStatus: 503, exitCode: 1, message: 'server is shutting down', reason: 'shutting_down' },
-  UNHEALTHY: { httpStatus: 503, exitCode: 1, message: 'the server cannot recover by itself: %s' },
-  DEADLINE_EXCEEDED: { httpStatus: 504, exitCode: 1, message: 'request deadline of %s ms exceeded' },
-  MODEL_FAILURE: { httpStatus: 500, exitCode: 1, message: 'model execution failed: %s' },
-  OUTPUT_TOO_LARGE: { httpStatus: 500, exitCode: 1, message: 'the model output is too large to answer: %s' },
+  NOT_READY: {
+    httpStatus: 503,
+    grpcStatus: 'UNAVAILABLE',
+    exitCode: 1,
+    message: 'server is not ready: %s',
+    reason: 'not_ready',
+  },
+  SHUTTING_DOWN: {
+    httpStatus: 503,
+    grpcStatus: 'UNAVAILABLE',
+    exitCode: 1,
+    message: 'server is shutting down',
+    reason: 'shutting_down',
+  },
+  UNHEALTHY: {
+    httpStatus: 503,
+    grpcStatus: 'UNAVAILABLE',
+    exitCode: 1,
+    message: 'the server cannot recover by itself: %s',
+  },
+  DEADLINE_EXCEEDED: {
+    httpStatus: 504,
+    grpcStatus: 'DEADLINE_EXCEEDED',
+    exitCode: 1,
+    message: 'request deadline of %s ms exceeded',
+  },
+  MODEL_FAILURE: { httpStatus: 500, grpcStatus: 'INTERNAL', exitCode: 1, message: 'model execution failed: %s' },
+  OUTPUT_TOO_LARGE: {
+    httpStatus: 500,
+    grpcStatus: 'RESOURCE_EXHAUSTED',
+    exitCode: 1,
+    message: 'the model output is too large to answer: %s',
+  },
   // 422 for an admin request: the file is there and an ONNX file by name, but onnxruntime refuses it.
-  MODEL_LOAD_FAILED: { httpStatus: 422, exitCode: 1, message: 'could not load model: %s' },
-  UNAUTHORIZED: { httpStatus: 401, exitCode: 1, message: 'unauthorized: %s' },
-  FORBIDDEN: { httpStatus: 403, exitCode: 1, message: 'forbidden: %s' },
-  BAD_MODEL_PATH: { httpStatus: 400, exitCode: 1, message: 'cannot load this path: %s' },
+  MODEL_LOAD_FAILED: {
+    httpStatus: 422,
+    grpcStatus: 'INVALID_ARGUMENT',
+    exitCode: 1,
+    message: 'could not load model: %s',
+  },
+  UNAUTHORIZED: { httpStatus: 401, grpcStatus: 'UNAUTHENTICATED', exitCode: 1, message: 'unauthorized: %s' },
+  FORBIDDEN: { httpStatus: 403, grpcStatus: 'PERMISSION_DENIED', exitCode: 1, message: 'forbidden: %s' },
+  BAD_MODEL_PATH: {
+    httpStatus: 400,
+    grpcStatus: 'INVALID_ARGUMENT',
+    exitCode: 1,
+    message: 'cannot load this path: %s',
+  },
   ADDRESS_IN_USE: {
     httpStatus: 500,
+    grpcStatus: 'INTERNAL',
     exitCode: 1,
     message: '%s is already in use (another server? choose another --port)',
   },
-  CANNOT_LISTEN: { httpStatus: 500, exitCode: 1, message: 'cannot listen on %s' },
-  RUNTIME_NOT_INSTALLED: { httpStatus: 500, exitCode: 1, message: 'onnxruntime-node is not installed: %s' },
+  CANNOT_LISTEN: { httpStatus: 500, grpcStatus: 'INTERNAL', exitCode: 1, message: 'cannot listen on %s' },
+  RUNTIME_NOT_INSTALLED: {
+    httpStatus: 500,
+    grpcStatus: 'INTERNAL',
+    exitCode: 1,
+    message: 'onnxruntime-node is not installed: %s',
+  },
   // 422 for an admin registration that asks for it, as a model onnxruntime refuses.
   EXECUTION_PROVIDER_UNAVAILABLE: {
     httpStatus: 422,
+    grpcStatus: 'INVALID_ARGUMENT',
     exitCode: 2,
     message: 'this execution provider cannot run here: %s',
   },
-  INTERNAL: { httpStatus: 500, exitCode: 1, message: 'internal error: %s', reason: 'internal' },
+  INTERNAL: { httpStatus: 500, grpcStatus: 'INTERNAL', exitCode: 1, message: 'internal error: %s', reason: 'internal' },
 } as const satisfies Record<string, ErrorRow>;
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
@@ -141,6 +281,8 @@ export const REJECTION_REASONS: readonly string[] = [
 export class BatchlineError extends Error {
   readonly code: ErrorCode;
   readonly httpStatus: number;
+  /** The row's gRPC status code (a number of GRPC_STATUS). */
+  readonly grpcCode: number;
   readonly exitCode: number;
   /** What filled the table's `%s`: the message without its fixed wording. */
   readonly detail: string;
@@ -160,6 +302,7 @@ export class BatchlineError extends Error {
     this.name = 'BatchlineError';
     this.code = code;
     this.httpStatus = ERROR_TABLE[code].httpStatus;
+    this.grpcCode = GRPC_STATUS[ERROR_TABLE[code].grpcStatus];
     this.exitCode = ERROR_TABLE[code].exitCode;
     this.row = ERROR_TABLE[code];
     this.retryAfterS = options?.retryAfterS ?? (this.row as ErrorRow).retryAfterS;

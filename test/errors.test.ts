@@ -1,12 +1,15 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as grpcJs from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import {
   BatchlineError,
   ERROR_TABLE,
   errorBody,
   errorRow,
+  GRPC_STATUS,
+  type GrpcStatusName,
   missingRuntime,
   REJECTION_REASONS,
   type ErrorCode,
@@ -22,49 +25,50 @@ function sourceFiles(dir: string): string[] {
 }
 
 /**
- * Every row as it must be: HTTP status, exit code, metrics reason, Retry-After seconds. Typed
+ * Every row as it must be: HTTP status, gRPC status, exit code, metrics reason, Retry-After
+ * seconds. Typed
  * by ErrorCode, so a new row does not compile until it has its line here.
  */
 const EXPECTED: Record<
   ErrorCode,
-  [status: number, exit: number, reason: string | undefined, retryAfterS: number | undefined]
+  [status: number, grpc: GrpcStatusName, exit: number, reason: string | undefined, retryAfterS: number | undefined]
 > = {
-  INVALID_OPTION: [400, 2, undefined, undefined],
-  INVALID_ARGUMENT: [400, 2, undefined, undefined],
-  INVALID_MODEL_CONFIG: [400, 2, undefined, undefined],
-  BAD_JSON: [400, 1, 'bad_json', undefined],
-  BAD_MSGPACK: [400, 1, 'bad_msgpack', undefined],
-  BAD_INPUT: [400, 1, 'bad_input', undefined],
-  BAD_HEADER: [400, 1, 'bad_input', undefined],
-  BAD_REQUEST: [400, 1, 'bad_request', undefined],
-  REQUEST_TIMEOUT: [408, 1, undefined, undefined],
-  MISDIRECTED_REQUEST: [421, 1, undefined, undefined],
-  HEADERS_TOO_LARGE: [431, 1, undefined, undefined],
-  NOT_FOUND: [404, 1, undefined, undefined],
-  MODEL_NOT_FOUND: [404, 1, 'model_not_found', undefined],
-  VERSION_EXISTS: [409, 2, undefined, undefined],
-  VERSION_REMOVED: [409, 1, undefined, undefined],
-  MODEL_UNAVAILABLE: [503, 1, 'model_unavailable', undefined],
-  PAYLOAD_TOO_LARGE: [413, 1, 'payload_too_large', undefined],
-  UNSUPPORTED_MEDIA_TYPE: [415, 1, 'unsupported_media_type', undefined],
-  QUEUE_FULL: [429, 1, 'queue_full', 1],
-  OVER_SLA: [429, 1, 'over_sla', 1],
-  CIRCUIT_OPEN: [503, 1, 'circuit_open', 1],
-  NOT_READY: [503, 1, 'not_ready', undefined],
-  SHUTTING_DOWN: [503, 1, 'shutting_down', undefined],
-  UNHEALTHY: [503, 1, undefined, undefined],
-  DEADLINE_EXCEEDED: [504, 1, undefined, undefined],
-  MODEL_FAILURE: [500, 1, undefined, undefined],
-  OUTPUT_TOO_LARGE: [500, 1, undefined, undefined],
-  MODEL_LOAD_FAILED: [422, 1, undefined, undefined],
-  UNAUTHORIZED: [401, 1, undefined, undefined],
-  FORBIDDEN: [403, 1, undefined, undefined],
-  BAD_MODEL_PATH: [400, 1, undefined, undefined],
-  ADDRESS_IN_USE: [500, 1, undefined, undefined],
-  CANNOT_LISTEN: [500, 1, undefined, undefined],
-  RUNTIME_NOT_INSTALLED: [500, 1, undefined, undefined],
-  EXECUTION_PROVIDER_UNAVAILABLE: [422, 2, undefined, undefined],
-  INTERNAL: [500, 1, 'internal', undefined],
+  INVALID_OPTION: [400, 'INVALID_ARGUMENT', 2, undefined, undefined],
+  INVALID_ARGUMENT: [400, 'INVALID_ARGUMENT', 2, undefined, undefined],
+  INVALID_MODEL_CONFIG: [400, 'INVALID_ARGUMENT', 2, undefined, undefined],
+  BAD_JSON: [400, 'INVALID_ARGUMENT', 1, 'bad_json', undefined],
+  BAD_MSGPACK: [400, 'INVALID_ARGUMENT', 1, 'bad_msgpack', undefined],
+  BAD_INPUT: [400, 'INVALID_ARGUMENT', 1, 'bad_input', undefined],
+  BAD_HEADER: [400, 'INVALID_ARGUMENT', 1, 'bad_input', undefined],
+  BAD_REQUEST: [400, 'INVALID_ARGUMENT', 1, 'bad_request', undefined],
+  REQUEST_TIMEOUT: [408, 'DEADLINE_EXCEEDED', 1, undefined, undefined],
+  MISDIRECTED_REQUEST: [421, 'PERMISSION_DENIED', 1, undefined, undefined],
+  HEADERS_TOO_LARGE: [431, 'RESOURCE_EXHAUSTED', 1, undefined, undefined],
+  NOT_FOUND: [404, 'UNIMPLEMENTED', 1, undefined, undefined],
+  MODEL_NOT_FOUND: [404, 'NOT_FOUND', 1, 'model_not_found', undefined],
+  VERSION_EXISTS: [409, 'ALREADY_EXISTS', 2, undefined, undefined],
+  VERSION_REMOVED: [409, 'ABORTED', 1, undefined, undefined],
+  MODEL_UNAVAILABLE: [503, 'UNAVAILABLE', 1, 'model_unavailable', undefined],
+  PAYLOAD_TOO_LARGE: [413, 'RESOURCE_EXHAUSTED', 1, 'payload_too_large', undefined],
+  UNSUPPORTED_MEDIA_TYPE: [415, 'UNIMPLEMENTED', 1, 'unsupported_media_type', undefined],
+  QUEUE_FULL: [429, 'RESOURCE_EXHAUSTED', 1, 'queue_full', 1],
+  OVER_SLA: [429, 'RESOURCE_EXHAUSTED', 1, 'over_sla', 1],
+  CIRCUIT_OPEN: [503, 'UNAVAILABLE', 1, 'circuit_open', 1],
+  NOT_READY: [503, 'UNAVAILABLE', 1, 'not_ready', undefined],
+  SHUTTING_DOWN: [503, 'UNAVAILABLE', 1, 'shutting_down', undefined],
+  UNHEALTHY: [503, 'UNAVAILABLE', 1, undefined, undefined],
+  DEADLINE_EXCEEDED: [504, 'DEADLINE_EXCEEDED', 1, undefined, undefined],
+  MODEL_FAILURE: [500, 'INTERNAL', 1, undefined, undefined],
+  OUTPUT_TOO_LARGE: [500, 'RESOURCE_EXHAUSTED', 1, undefined, undefined],
+  MODEL_LOAD_FAILED: [422, 'INVALID_ARGUMENT', 1, undefined, undefined],
+  UNAUTHORIZED: [401, 'UNAUTHENTICATED', 1, undefined, undefined],
+  FORBIDDEN: [403, 'PERMISSION_DENIED', 1, undefined, undefined],
+  BAD_MODEL_PATH: [400, 'INVALID_ARGUMENT', 1, undefined, undefined],
+  ADDRESS_IN_USE: [500, 'INTERNAL', 1, undefined, undefined],
+  CANNOT_LISTEN: [500, 'INTERNAL', 1, undefined, undefined],
+  RUNTIME_NOT_INSTALLED: [500, 'INTERNAL', 1, undefined, undefined],
+  EXECUTION_PROVIDER_UNAVAILABLE: [422, 'INVALID_ARGUMENT', 2, undefined, undefined],
+  INTERNAL: [500, 'INTERNAL', 1, 'internal', undefined],
 };
 
 describe('the error table', () => {
@@ -74,12 +78,15 @@ describe('the error table', () => {
 
   it.each(Object.entries(EXPECTED) as [ErrorCode, (typeof EXPECTED)[ErrorCode]][])(
     '%s',
-    (code, [status, exit, reason, retryAfterS]) => {
+    (code, [status, grpc, exit, reason, retryAfterS]) => {
       const error = new BatchlineError(code, 'DETAIL');
       expect(error).toBeInstanceOf(Error);
       expect(error.name).toBe('BatchlineError');
       expect(error.code).toBe(code);
       expect(error.httpStatus).toBe(status);
+      expect(error.row.grpcStatus).toBe(grpc);
+      expect(error.grpcCode).toBe(GRPC_STATUS[grpc]);
+      expect(error.grpcCode).toBe(grpcJs.status[grpc]);
       expect(error.exitCode).toBe(exit);
       expect(error.row).toBe(errorRow(code));
       expect(error.row.reason).toBe(reason);
@@ -93,8 +100,14 @@ describe('the error table', () => {
     },
   );
 
+  it("numbers gRPC's status codes as grpc-js does", () => {
+    expect(GRPC_STATUS).toStrictEqual(
+      Object.fromEntries(Object.entries(grpcJs.status).filter(([name]) => Number.isNaN(Number(name)))),
+    );
+  });
+
   it('lists every metrics reason once, for the metrics to export at 0', () => {
-    const reasons = Object.values(EXPECTED).flatMap(([, , reason]) => (reason === undefined ? [] : [reason]));
+    const reasons = Object.values(EXPECTED).flatMap(([, , , reason]) => (reason === undefined ? [] : [reason]));
     expect([...REJECTION_REASONS].sort()).toEqual([...new Set(reasons)].sort());
   });
 

@@ -29,7 +29,8 @@ interface BaseSpec {
 }
 export interface NumberOptionSpec extends BaseSpec {
   kind: 'int' | 'number';
-  default: number;
+  /** Undefined: off unless given (a listener that opens only when asked for). */
+  default: number | undefined;
   min: number;
   max: number;
 }
@@ -97,7 +98,9 @@ type ValueOf<S extends OptionSpec> =
   S extends JsonOptionSpec<infer T>
     ? T | undefined
     : S extends NumberOptionSpec
-      ? number
+      ? S['default'] extends number
+        ? number
+        : number | undefined
       : S extends AffineOptionSpec
         ? AffineMs
         : S extends DurationOptionSpec

@@ -125,6 +125,26 @@ export const SERVE_OPTIONS = {
     max: 65_535,
     description: 'port to listen on (0 = any free port)',
   },
+  grpcPort: {
+    kind: 'int',
+    flag: 'grpc-port',
+    env: 'GRPC_PORT',
+    default: undefined,
+    min: 0,
+    max: 65_535,
+    description:
+      "also serve the Open Inference Protocol over gRPC on this port, on --host (KServe's custom predictors use 8081; 0 = any free port; off when not given)",
+  },
+  grpcMaxMessageBytes: {
+    kind: 'int',
+    flag: 'grpc-max-message-bytes',
+    env: 'GRPC_MAX_MESSAGE_BYTES',
+    default: 2_147_483_647,
+    min: 1024,
+    max: 2_147_483_647,
+    description:
+      "largest gRPC message received or sent (Triton's, 2 GiB - 1: image batches in raw_input_contents pass grpc-js' 4 MB default); larger gets RESOURCE_EXHAUSTED",
+  },
   ...MODEL_VERSION_OPTIONS,
   model: {
     kind: 'string',

@@ -222,4 +222,5 @@ service Health {
 
 /** The service's full name and the path of its inference call, as they travel in HTTP/2. */
 export const INFERENCE_SERVICE = 'inference.GRPCInferenceService';
+export const HEALTH_SERVICE_NAME = 'grpc.health.v1.Health';
 export const MODEL_INFER_PATH = `/${INFERENCE_SERVICE}/ModelInfer`;

@@ -142,8 +142,8 @@ export function decodeOipRequest(
   };
 }
 
-/** The input's `shape` and `datatype`, checked against the model's input. */
-function checkedShape(input: Record<string, unknown>, spec: TensorSpec, maxRows: number): number[] {
+/** The input's `shape` and `datatype`, checked against the model's input (gRPC's decoder too). */
+export function checkedShape(input: Record<string, unknown>, spec: TensorSpec, maxRows: number): number[] {
   const datatype = input.datatype;
   if (typeof datatype !== 'string') throw bad(`input "${spec.name}" needs a "datatype"`);
   const type = elementTypeOf(datatype);
@@ -171,8 +171,8 @@ function checkedShape(input: Record<string, unknown>, spec: TensorSpec, maxRows:
   return shape;
 }
 
-/** Each row of a binary input, copied once from the body into its own array. */
-function binaryRows(
+/** Each row of a binary input, copied once from the body into its own array (gRPC's raw contents too). */
+export function binaryRows(
   body: BodyChunks,
   at: number,
   size: number,
@@ -235,12 +235,19 @@ function flatten(value: readonly unknown[], out: unknown[]): void {
   }
 }
 
-function requestedOutputs(
+/**
+ * The outputs a request names (every output when none), each binary or not by its own
+ * `binary_data`, else the request's `binary_data_output`, else `binaryByDefault` (REST answers
+ * JSON, gRPC raw contents).
+ */
+export function requestedOutputs(
   outputs: unknown,
   parameters: Record<string, unknown>,
   model: OipModelView,
+  binaryByDefault = false,
 ): RequestedOutput[] {
-  const allBinary = parameters.binary_data_output === true;
+  const asked = parameters.binary_data_output;
+  const allBinary = typeof asked === 'boolean' ? asked : binaryByDefault;
   if (outputs === undefined) return model.outputs.map((spec) => ({ spec, binary: allBinary }));
   if (!Array.isArray(outputs)) throw bad('"outputs" must be an array of requested outputs');
   return outputs.map((output): RequestedOutput => {
@@ -285,7 +292,7 @@ function countError(spec: TensorSpec, count: number, shape: readonly number[]): 
   );
 }
 
-function clip(text: string): string {
+export function clip(text: string): string {
   return text.length > 64 ? `${text.slice(0, 61)}...` : text;
 }
 

@@ -1,5 +1,11 @@
 import { fromFloat16Bits } from '../model/float16.js';
-import { describeShape, type ElementArray, type ItemTensors, type TensorSpec } from '../model/tensor-spec.js';
+import {
+  describeShape,
+  type ElementArray,
+  type ItemTensor,
+  type ItemTensors,
+  type TensorSpec,
+} from '../model/tensor-spec.js';
 import { bytesOfElements } from './binary-tensor.js';
 import { oipDatatypeOf } from './datatypes.js';
 import type { RequestedOutput } from './oip-request.js';
@@ -35,28 +41,18 @@ export function encodeOipAnswer(answer: OipAnswer): EncodedOipAnswer {
   const parts: string[] = [];
   const binary: Uint8Array[] = [];
   for (const { spec, binary: asBinary } of answer.outputs) {
-    const rows = answer.rows.map((row) => row[spec.name]);
-    const first = rows[0];
-    if (first === undefined || rows.some((row) => row === undefined))
-      throw new Error(`the model did not return output "${spec.name}"`);
-    const itemShape = first.shape;
-    for (const row of rows) {
-      if (row!.shape.join() !== itemShape.join())
-        throw new Error(
-          `output "${spec.name}" has rows of shapes ${describeShape(itemShape)} and ${describeShape(row!.shape)}`,
-        );
-    }
+    const { rows, itemShape } = outputRows(answer.rows, spec);
     const head = `{"name":${JSON.stringify(spec.name)},"datatype":"${oipDatatypeOf(spec.type)}","shape":[${[rows.length, ...itemShape].join(',')}]`;
     if (asBinary) {
       let size = 0;
       for (const row of rows) {
-        const bytes = bytesOfElements(row!.data);
+        const bytes = bytesOfElements(row.data);
         binary.push(bytes);
         size += bytes.byteLength;
       }
       parts.push(`${head},"parameters":{"binary_data_size":${size}}}`);
     } else {
-      parts.push(`${head},"data":[${rows.map((row) => jsonValues(row!.data, spec)).join(',')}]}`);
+      parts.push(`${head},"data":[${rows.map((row) => jsonValues(row.data, spec)).join(',')}]}`);
     }
   }
   const id = answer.id === undefined ? '' : `,"id":${JSON.stringify(answer.id)}`;
@@ -68,6 +64,28 @@ export function encodeOipAnswer(answer: OipAnswer): EncodedOipAnswer {
     contentType: OIP_BINARY_CONTENT_TYPE,
     headerLength: header.length,
   };
+}
+
+/**
+ * Output `spec` of every row, in order, and the item shape they share (the batch is stacked
+ * along a first dimension of their number). Throws when a row lacks it or the shapes differ.
+ */
+export function outputRows(
+  rows: readonly ItemTensors[],
+  spec: TensorSpec,
+): { rows: ItemTensor[]; itemShape: readonly number[] } {
+  const outputs = rows.map((row) => row[spec.name]);
+  const first = outputs[0];
+  if (first === undefined || outputs.some((row) => row === undefined))
+    throw new Error(`the model did not return output "${spec.name}"`);
+  const itemShape = first.shape;
+  for (const row of outputs) {
+    if (row!.shape.join() !== itemShape.join())
+      throw new Error(
+        `output "${spec.name}" has rows of shapes ${describeShape(itemShape)} and ${describeShape(row!.shape)}`,
+      );
+  }
+  return { rows: outputs as ItemTensor[], itemShape };
 }
 
 /** `$inference_error_response` (and every other error of the protocol): `{"error": message}`. */

@@ -32,7 +32,7 @@ export class Answer {
   send(status: number, encoded: Encoded): void {
     if (this.settled()) return;
     this.answered = true;
-    this.counters?.countResponse(status);
+    this.counters?.countResponse(status, 'http');
     this.write(status, encoded);
   }
 
@@ -49,7 +49,7 @@ export class Answer {
     const known = classify(error, this.reply.request);
     if (this.settled()) return known;
     this.answered = true;
-    countError(this.counters, known, stage);
+    countError(this.counters, known, stage, 'http');
     if (known.retryAfterS !== undefined) this.reply.header('retry-after', String(known.retryAfterS));
     this.write(known.httpStatus, this.format.encodeError(known, this.reply.request.id));
     return known;
@@ -59,7 +59,7 @@ export class Answer {
   clientGone(): void {
     if (this.answered || this.reply.sent) return;
     this.answered = true;
-    this.counters?.countResponse(CLIENT_CLOSED_REQUEST);
+    this.counters?.countResponse(CLIENT_CLOSED_REQUEST, 'http');
   }
 
   /** True when the request has its answer already; a client that has gone is counted now. */

@@ -4,6 +4,7 @@ import type { Batch, BatcherObserver, Outcome, OutcomeKind, PendingRequest } fro
 import { ERROR_TABLE, REJECTION_REASONS } from '../errors.js';
 import { HistogramFamily, type BucketHistogram } from './bucket-histogram.js';
 import { registerEventLoopLag } from './event-loop-lag.js';
+import type { ResponsesByTransport, Transport } from './answer-counters.js';
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Every outcome, by a record so that a kind added to the core fails to compile until it is exported. */
@@ -39,8 +40,8 @@ export interface MeteredVersion {
   >;
   /** The served model's own version label (`toy-logistic-v1`), for `batchline_model_info`. */
   readonly modelVersionLabel: string;
-  /** The version's inference answers by HTTP status (499: its client had gone), as /v1/stats shows them. */
-  readonly responsesByStatus: Readonly<Record<string, number>>;
+  /** The version's inference answers by transport and HTTP status (499: its client had gone), as /v1/stats shows them. */
+  readonly responses: Readonly<ResponsesByTransport>;
 }
 
 /**
@@ -102,7 +103,11 @@ export class ServeMetrics {
   readonly registry = new client.Registry();
   private readonly families: Record<HistogramName, HistogramFamily>;
 
-  constructor(versions: () => Iterable<MeteredVersion>) {
+  /**
+   * `transports`: those the server answers on, whose every status is exported at 0 from the
+   * start (a rate over a series that appears at its first answer misses that answer).
+   */
+  constructor(versions: () => Iterable<MeteredVersion>, transports: readonly Transport[] = ['http']) {
     const registry = this.registry;
     // prom-client's event-loop monitor is replaced (event-loop-lag.ts); a 1 s period keeps its timer cheap meanwhile.
     client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1000 });
@@ -155,15 +160,17 @@ export class ServeMetrics {
     });
     new client.Counter({
       name: 'batchline_responses_total',
-      help: 'Inference answers by HTTP status; 499 = the client closed the connection first, nothing was sent.',
-      labelNames: [...labelNames, 'code'],
+      help: 'Inference answers by HTTP status (a gRPC answer by its error table row: RESOURCE_EXHAUSTED is 429) and protocol (http, grpc); 499 = the client closed the connection first, nothing was sent.',
+      labelNames: [...labelNames, 'code', 'protocol'],
       registers: [registry],
       collect() {
         this.reset();
         for (const v of versions()) {
-          for (const code of RESPONSE_CODES) this.inc({ ...v.metrics.labels, code: String(code) }, 0);
-          for (const [code, count] of Object.entries(v.responsesByStatus))
-            this.inc({ ...v.metrics.labels, code }, count);
+          for (const protocol of transports)
+            for (const code of RESPONSE_CODES) this.inc({ ...v.metrics.labels, code: String(code), protocol }, 0);
+          for (const [protocol, counts] of Object.entries(v.responses))
+            for (const [code, count] of Object.entries(counts))
+              this.inc({ ...v.metrics.labels, code, protocol }, count);
         }
       },
     });

@@ -7,7 +7,7 @@ import type { ItemTensors } from '../model/tensor-spec.js';
 import type { ModelVersionConfig } from '../options/serve.js';
 import type { Batcher } from '../core/batcher.js';
 import type { ServeMetrics, VersionMetrics } from './metrics.js';
-import type { AnswerCounters } from './answer-counters.js';
+import { type AnswerCounters, countInto, noResponses, totalResponses, type Transport } from './answer-counters.js';
 import { ModelExecutor } from './model-executor.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
 import { warmUp } from './warmup.js';
@@ -44,8 +44,8 @@ export class ModelVersion implements AnswerCounters {
   batcher!: ModelBatcher;
   stats!: BatcherStats<ItemTensors, ItemTensors>;
   metrics: VersionMetrics<ItemTensors, ItemTensors> | undefined;
-  /** Inference answers for this version by HTTP status, since it was registered. */
-  readonly responsesByStatus: Record<string, number> = {};
+  /** Inference answers for this version by transport and HTTP status, since it was registered. */
+  readonly responses = noResponses();
   readonly requestTimeoutMs: number;
   /** How long the warmup took (ms), once it ran; undefined without one. */
   warmupMs: number | undefined;
@@ -164,8 +164,13 @@ export class ModelVersion implements AnswerCounters {
     if (this.stateNow === 'loading') this.setState('ready');
   }
 
-  countResponse(status: number): void {
-    this.responsesByStatus[status] = (this.responsesByStatus[status] ?? 0) + 1;
+  countResponse(status: number, transport: Transport): void {
+    countInto(this.responses, status, transport);
+  }
+
+  /** Inference answers for this version by HTTP status, every transport together. */
+  get responsesByStatus(): Record<string, number> {
+    return totalResponses(this.responses);
   }
 
   countOutputTooLarge(): void {
@@ -248,7 +253,8 @@ export class ModelVersion implements AnswerCounters {
         admission: c.admission,
         isolation: c.isolation,
       },
-      responsesByStatus: { ...this.responsesByStatus },
+      responsesByStatus: this.responsesByStatus,
+      responsesByProtocol: { http: { ...this.responses.http }, grpc: { ...this.responses.grpc } },
       snapshot: this.stats.snapshot(),
     };
   }

@@ -1,19 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
-import type { TensorSpec } from '../model/tensor-spec.js';
-import { oipDatatypeOf } from '../protocol/datatypes.js';
 import type { AdmissionContext } from './admission.js';
 import { admit } from './admit.js';
 import { Answer, RouteAnswers } from './answer.js';
 import { useOipBody } from './oip-body.js';
+import { modelMetadata, OIP_EXTENSIONS, OIP_SERVER_NAME } from './oip-metadata.js';
 import { OIP_ERRORS, oipCodecFor } from './oip-protocol.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import { type ModelRef, unavailable } from './target.js';
-import { ONNX_PLATFORM, tritonModelConfig } from './triton-model-config.js';
-
-/** The server metadata's name and the extensions it supports. */
-const SERVER_NAME = 'batchline';
-const EXTENSIONS = ['binary_tensor_data', 'schedule_policy', 'model_configuration'];
+import { tritonModelConfig } from './triton-model-config.js';
 
 /**
  * The REST side of the Open Inference Protocol (KServe v2), under `/v2`, in a scope of its own:
@@ -44,10 +39,11 @@ export function registerOipRoutes(
 
       scope.get('/', { config: { answers: plain } }, (_request, reply) =>
         answerOf(reply).json({
-          name: SERVER_NAME,
+          name: OIP_SERVER_NAME,
           version: serverVersion,
           // The repository extension is the admin API's: there only with --admin-token.
-          extensions: runtime.config.adminToken === undefined ? EXTENSIONS : [...EXTENSIONS, 'model_repository'],
+          extensions:
+            runtime.config.adminToken === undefined ? OIP_EXTENSIONS : [...OIP_EXTENSIONS, 'model_repository'],
         }),
       );
       scope.get('/health/live', { config: { answers: plain } }, (_request, reply) =>
@@ -66,13 +62,7 @@ export function registerOipRoutes(
         const found = targets.find(refOf(request));
         if (found instanceof BatchlineError) return void answerOf(reply).error(found);
         if (found.batcher === undefined) return void answerOf(reply).error(unavailable(found));
-        answerOf(reply).json({
-          name: found.name,
-          versions: registry.versionsOf(found.name).map((v) => String(v.version)),
-          platform: ONNX_PLATFORM,
-          inputs: found.model.inputs.map(tensorMetadata),
-          outputs: found.model.outputs.map(tensorMetadata),
-        });
+        answerOf(reply).json(modelMetadata(found, registry));
       };
       const ready = (request: FastifyRequest, reply: FastifyReply): void => {
         const found = targets.find(refOf(request));
@@ -109,13 +99,4 @@ export function registerOipRoutes(
     },
     { prefix: '/v2' },
   );
-}
-
-/** `$metadata_tensor`: the batch first and every free dimension as -1. */
-function tensorMetadata(spec: TensorSpec): { name: string; datatype: string; shape: number[] } {
-  return {
-    name: spec.name,
-    datatype: oipDatatypeOf(spec.type),
-    shape: [-1, ...spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : -1))],
-  };
 }

@@ -11,6 +11,10 @@ const REQUEST_ID_PATTERN = /^[\x21-\x7e]{1,128}$/;
  * otherwise a fresh UUID v4.
  */
 export function requestIdFor(request: IncomingMessage): string {
-  const given = request.headers['x-request-id'];
+  return requestIdFrom(request.headers['x-request-id']);
+}
+
+/** The id a client gave (an `X-Request-Id` header, gRPC's `x-request-id` metadata) when it may be one, else a fresh UUID. */
+export function requestIdFrom(given: unknown): string {
   return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
 }

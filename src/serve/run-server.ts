@@ -7,6 +7,7 @@ import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
 import { DrainingConnections } from './drain-connections.js';
 import { FailureLog, stderrLogSink } from './failure-log.js';
+import type { GrpcListener } from './grpc-listener.js';
 import type { ModelBatcher } from './model-version.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import { SecondChance, watchSignals } from './signals.js';
@@ -80,6 +81,13 @@ export async function runServer(
           await app.close();
           throw error;
         });
+  const grpc =
+    config.grpcPort === undefined
+      ? undefined
+      : await startGrpc(runtime, config, failures).catch(async (error: unknown) => {
+          await Promise.all([app.close(), admin?.close()]);
+          throw error;
+        });
   const source: ServeOutputSource = { readStats: () => runtime.stats(), onQuit: () => quit.fire('q') };
   const output: ServeOutput =
     io.startOutput === undefined
@@ -91,12 +99,15 @@ export async function runServer(
     output.log(`batchline serve: starting on ${address}, loading ${what}`);
     if (config.adminToken !== undefined)
       output.log(`batchline serve: admin API on ${adminAddress ?? address}/admin/models`);
+    if (grpc !== undefined)
+      output.log(`batchline serve: gRPC on ${grpc.address} (inference.GRPCInferenceService, grpc.health.v1.Health)`);
     runtime.registry.defaultModel = startup.defaultModel;
     const loading = runtime.loadStartup(startup.versions);
     const first = await Promise.race([
       loading.then(() => ({ loaded: true as const })),
       shutdown.then((signal) => ({ signal })),
     ]).catch(async (error: unknown) => {
+      grpc?.listener.forceClose();
       await Promise.all([app.close(), admin?.close()]);
       await runtime.closeModels();
       throw error;
@@ -146,7 +157,12 @@ export async function runServer(
     // The admin listener stops taking requests first; one in progress (a registration waiting for
     // its load) is answered by the drain (503), which therefore does not wait for it.
     const adminClosed = admin?.close();
-    await drainAndClose(app.server, connections, runtime, () => app.close(), config.drainTimeoutMs, force);
+    // Both inference listeners wait for the one drain, and close by the same deadline.
+    const deadlineMs = performance.now() + config.drainTimeoutMs;
+    await Promise.all([
+      drainAndClose(app.server, connections, runtime, () => app.close(), config.drainTimeoutMs, force),
+      grpc?.listener.closeAfterDrain(config.drainTimeoutMs, deadlineMs, force),
+    ]);
     await adminClosed;
     await runtime.closeModels(); // after the loads in progress end
     output.log(
@@ -157,6 +173,28 @@ export async function runServer(
     failures.flush(); // the count of lines left out, if any
     output.stop();
   }
+}
+
+/**
+ * The gRPC listener on --host:--grpc-port, beside the HTTP app and on the same runtime. grpc-js
+ * is loaded here, only when --grpc-port is given (architecture.md rule 6).
+ */
+async function startGrpc(
+  runtime: ServingRuntime,
+  config: ServeConfig,
+  failures: FailureLog,
+): Promise<{ listener: GrpcListener; address: string }> {
+  const { GrpcListener } = await import('./grpc-listener.js');
+  const listener = new GrpcListener(
+    runtime,
+    {
+      maxRequestTimeoutMs: config.maxRequestTimeoutMs,
+      maxOutputElements: config.maxOutputElements,
+      logError: (message, error, withStack) => failures.failure(message, error, withStack),
+    },
+    config.grpcMaxMessageBytes,
+  );
+  return { listener, address: await listener.listen(config.host, config.grpcPort!) };
 }
 
 /** Listens, or says why not in the error table's words (ADDRESS_IN_USE, CANNOT_LISTEN). */

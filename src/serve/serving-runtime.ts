@@ -7,7 +7,14 @@ import { Registry } from './registry.js';
 import type { StartupVersion } from './startup.js';
 import type { ServerState, ServerStats } from '../stats-contract/server-stats.js';
 import { ServeMetrics, type MeteredVersion } from './metrics.js';
-import type { AnswerCounters } from './answer-counters.js';
+import {
+  type AnswerCounters,
+  countInto,
+  noResponses,
+  type ResponsesByTransport,
+  TRANSPORTS,
+  totalResponses,
+} from './answer-counters.js';
 import { Targets } from './target.js';
 
 /**
@@ -19,13 +26,14 @@ import { Targets } from './target.js';
 export class ServingRuntime {
   private stateNow: ServerState = 'starting';
   private readinessWithdrawn = false;
+  private drained: Promise<void> | undefined;
   private readonly startedAtMs: number;
   /** The versions loaded at start-up: /readyz is 200 when every one of them is ready. */
   private readonly startup: ModelVersion[] = [];
   readonly registry: Registry;
   readonly metrics: ServeMetrics;
   /** Answers to inference requests that reached no model version (unknown model), by status. */
-  readonly unattributed: AnswerCounters & { readonly responsesByStatus: Record<string, number> };
+  readonly unattributed: AnswerCounters & { readonly responses: ResponsesByTransport };
   /** Where a request goes: the one resolution of every route's and transport's target. */
   readonly targets: Targets;
 
@@ -35,13 +43,14 @@ export class ServingRuntime {
   ) {
     this.startedAtMs = clock.now();
     this.registry = new Registry(config.defaultModel);
-    this.metrics = new ServeMetrics(() =>
-      this.registry.all().filter((v): v is ModelVersion & MeteredVersion => v.metrics !== undefined),
+    this.metrics = new ServeMetrics(
+      () => this.registry.all().filter((v): v is ModelVersion & MeteredVersion => v.metrics !== undefined),
+      config.grpcPort === undefined ? ['http'] : TRANSPORTS,
     );
-    const responsesByStatus: Record<string, number> = {};
+    const responses = noResponses();
     this.unattributed = {
-      responsesByStatus,
-      countResponse: (status) => void (responsesByStatus[status] = (responsesByStatus[status] ?? 0) + 1),
+      responses,
+      countResponse: (status, transport) => countInto(responses, status, transport),
       countRejection: () => {},
     };
     this.targets = new Targets(this);
@@ -164,10 +173,15 @@ export class ServingRuntime {
   /**
    * Stops admitting, lets every version's queued and running requests finish for up to
    * `timeoutMs` (or until `endDrainNow()`), then answers whatever is left with `shutdown`
-   * (HTTP 503). Resolves when every request has its answer.
+   * (HTTP 503). Resolves when every request has its answer; a second call waits for the same drain.
    */
-  async drain(timeoutMs: number): Promise<void> {
-    if (this.stateNow === 'draining' || this.stateNow === 'stopped') return;
+  drain(timeoutMs: number): Promise<void> {
+    // Every listener (HTTP, gRPC) waits for the one drain.
+    this.drained ??= this.drainVersions(timeoutMs);
+    return this.drained;
+  }
+
+  private async drainVersions(timeoutMs: number): Promise<void> {
     this.stateNow = 'draining';
     await Promise.all(this.registry.all().map((version) => version.drain(timeoutMs)));
     this.stateNow = 'stopped';
@@ -187,16 +201,19 @@ export class ServingRuntime {
     const models = this.registry.all().flatMap((version) => version.statsEntry() ?? []);
     const main = this.defaultVersion?.statsEntry() ?? models[0];
     if (main === undefined) return undefined;
-    const totals: Record<string, number> = { ...this.unattributed.responsesByStatus };
-    for (const entry of models)
-      for (const [status, count] of Object.entries(entry.responsesByStatus))
-        totals[status] = (totals[status] ?? 0) + count;
+    // Every version's answers and those that reached none, by transport.
+    const byProtocol = noResponses();
+    for (const source of [this.unattributed.responses, ...models.map((entry) => entry.responsesByProtocol!)])
+      for (const transport of TRANSPORTS)
+        for (const [status, count] of Object.entries(source[transport]))
+          byProtocol[transport][status] = (byProtocol[transport][status] ?? 0) + count;
     return {
       uptimeS: (this.clock.now() - this.startedAtMs) / 1000,
       state: this.stateNow,
       model: main.model,
       config: main.config,
-      responsesByStatus: totals,
+      responsesByStatus: totalResponses(byProtocol),
+      responsesByProtocol: byProtocol,
       snapshot: main.snapshot,
       ...(this.registry.defaultModel === undefined ? {} : { defaultModel: this.registry.defaultModel }),
       models,

@@ -49,8 +49,11 @@ function isVersionStats(value: unknown): value is ModelVersionStats {
 }
 
 /** The figures a version's panels draw: model, config, answers and snapshot. */
-function isVersionFigures(v: Pick<ServerStats, 'model' | 'config' | 'responsesByStatus' | 'snapshot'>): boolean {
+function isVersionFigures(
+  v: Pick<ServerStats, 'model' | 'config' | 'responsesByStatus' | 'responsesByProtocol' | 'snapshot'>,
+): boolean {
   const s = v.snapshot;
+  const byProtocol = v.responsesByProtocol;
   return (
     isObject(v.model) &&
     typeof v.model.version === 'string' &&
@@ -62,6 +65,10 @@ function isVersionFigures(v: Pick<ServerStats, 'model' | 'config' | 'responsesBy
     isFiniteIn(v.config.requestTimeoutMs, 0, Number.MAX_VALUE) &&
     isFiniteIn(v.config.modelLatencyMs, 0, Number.MAX_VALUE) &&
     isCountsByKey(v.responsesByStatus, MAX_STATUS_CODES) &&
+    (byProtocol === undefined ||
+      (isObject(byProtocol) &&
+        isCountsByKey(byProtocol.http, MAX_STATUS_CODES) &&
+        isCountsByKey(byProtocol.grpc, MAX_STATUS_CODES))) &&
     isObject(s) &&
     isCount(s.maxBatchSize, MAX_BATCH_SIZE) &&
     isCount(s.queueDepth, MAX_COUNT) &&

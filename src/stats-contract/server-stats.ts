@@ -36,9 +36,21 @@ export interface ModelVersionStats {
   /** `version` is the served model's own label (`toy-logistic-v1` for the embedded model). */
   model: { version: string; inputs: string[]; outputs: string[] };
   config: BatchingConfigStats;
-  /** Inference answers for this version by HTTP status code, since it was registered. */
+  /**
+   * Inference answers for this version by HTTP status code, since it was registered: every
+   * transport's, a gRPC answer under its error table row's HTTP status (RESOURCE_EXHAUSTED for a
+   * full queue is 429).
+   */
   responsesByStatus: Record<string, number>;
+  /** The same answers by the transport that carried them. Absent from servers older than gRPC. */
+  responsesByProtocol?: ResponsesByProtocol;
   snapshot: BatcherSnapshot;
+}
+
+/** Inference answers by transport (`http`, `grpc`), then by HTTP status code. */
+export interface ResponsesByProtocol {
+  http: Record<string, number>;
+  grpc: Record<string, number>;
 }
 
 /**
@@ -54,6 +66,8 @@ export interface ServerStats {
   config: BatchingConfigStats;
   /** Inference answers of every model (and of requests naming no known model) by HTTP status code. */
   responsesByStatus: Record<string, number>;
+  /** The same answers by transport. Absent from servers older than gRPC. */
+  responsesByProtocol?: ResponsesByProtocol;
   snapshot: BatcherSnapshot;
   /** The model POST /v1/infer serves. Absent from servers older than the registry. */
   defaultModel?: string;

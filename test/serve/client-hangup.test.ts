@@ -65,8 +65,12 @@ describe('a client that hangs up while its requests wait', () => {
     expect((stats.responsesByStatus['499'] ?? 0) - (before['499'] ?? 0)).toBe(2);
     expect(stats.responsesByStatus['503'] ?? 0).toBe(before['503'] ?? 0);
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
-    expect(metrics).toMatch(/^batchline_responses_total\{model="toy-logistic-v1",version="1",code="499"\} 2$/m);
-    expect(metrics).toMatch(/^batchline_responses_total\{model="toy-logistic-v1",version="1",code="503"\} 0$/m);
+    expect(metrics).toMatch(
+      /^batchline_responses_total\{model="toy-logistic-v1",version="1",code="499",protocol="http"\} 2$/m,
+    );
+    expect(metrics).toMatch(
+      /^batchline_responses_total\{model="toy-logistic-v1",version="1",code="503",protocol="http"\} 0$/m,
+    );
 
     // The queue is free again: a full batch from other clients is answered.
     const replies = await Promise.all(Array.from({ length: 8 }, () => infer(server.url, { inputs: [0.2, 1.5, -0.3] })));

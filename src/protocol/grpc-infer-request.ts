@@ -1,0 +1,232 @@
+import { BatchlineError } from '../errors.js';
+import { fromValues } from '../model/element-values.js';
+import { elementCount, type ElementArray, type ElementType, type ItemTensors } from '../model/tensor-spec.js';
+import { bodyOf } from './body-chunks.js';
+import { byteSizeOf } from './binary-tensor.js';
+import { oipDatatypeOf } from './datatypes.js';
+import { protoRoot } from './grpc-proto-root.js';
+import { binaryRows, checkedShape, clip, type OipModelView, type OipRequest, requestedOutputs } from './oip-request.js';
+import { scheduleParametersOf } from './schedule-parameters.js';
+
+/** An `InferParameter` as decoded: the one field its oneof holds, named by `parameter_choice`. */
+export interface InferParameterMessage {
+  readonly parameter_choice?: string;
+  readonly [field: string]: unknown;
+}
+
+/** `InferTensorContents`: one repeated field per family of datatypes. */
+export interface InferTensorContentsMessage {
+  readonly bool_contents: readonly boolean[];
+  readonly int_contents: readonly number[];
+  readonly int64_contents: readonly number[];
+  readonly uint_contents: readonly number[];
+  readonly uint64_contents: readonly number[];
+  readonly fp32_contents: readonly number[];
+  readonly fp64_contents: readonly number[];
+  readonly bytes_contents: readonly Uint8Array[];
+}
+
+type Parameters = Readonly<Record<string, InferParameterMessage>>;
+
+/** A decoded `ModelInferRequest`: proto3's defaults for what was not sent, int64s as numbers. */
+export interface ModelInferRequestMessage {
+  readonly model_name: string;
+  readonly model_version: string;
+  readonly id: string;
+  readonly parameters: Parameters;
+  readonly inputs: readonly {
+    readonly name: string;
+    readonly datatype: string;
+    readonly shape: readonly number[];
+    readonly parameters: Parameters;
+    readonly contents: InferTensorContentsMessage | null;
+  }[];
+  readonly outputs: readonly { readonly name: string; readonly parameters: Parameters }[];
+  readonly raw_input_contents: readonly Uint8Array[];
+}
+
+/**
+ * The bytes of a `ModelInferRequest` as a message, or BAD_REQUEST when they are not one. int64s
+ * become numbers: a shape or a parameter beyond 2^53 reads as one that is refused anyway, and
+ * an INT64 value that large is refused by its range check (raw contents carry all 64 bits).
+ */
+export function decodeModelInferRequest(bytes: Uint8Array): ModelInferRequestMessage {
+  return decodeMessage<ModelInferRequestMessage>('inference.ModelInferRequest', bytes);
+}
+
+/** A message of the protos (`inference.ModelInferRequest`) from its bytes, or BAD_REQUEST naming its type. */
+export function decodeMessage<T>(type: string, bytes: Uint8Array): T {
+  const messageType = protoRoot().lookupType(type);
+  let message: ReturnType<typeof messageType.decode>;
+  try {
+    message = messageType.decode(bytes);
+  } catch (error) {
+    throw new BatchlineError('BAD_REQUEST', `cannot decode ${type}: ${(error as Error).message}`);
+  }
+  return messageType.toObject(message, {
+    longs: Number,
+    defaults: true,
+    arrays: true,
+    objects: true,
+    oneofs: true,
+  }) as T;
+}
+
+/** Where each datatype's values go in `InferTensorContents`; FP16 has no field (raw contents only). */
+const CONTENTS_FIELD: Readonly<Record<ElementType, keyof InferTensorContentsMessage | undefined>> = {
+  bool: 'bool_contents',
+  int8: 'int_contents',
+  int16: 'int_contents',
+  int32: 'int_contents',
+  int64: 'int64_contents',
+  uint8: 'uint_contents',
+  uint16: 'uint_contents',
+  uint32: 'uint_contents',
+  uint64: 'uint64_contents',
+  float16: undefined,
+  float32: 'fp32_contents',
+  float64: 'fp64_contents',
+  string: 'bytes_contents',
+};
+
+/**
+ * A `ModelInferRequest` as the rows the model takes, checked as `/v2`'s JSON is (decodeOipRequest):
+ * names, datatypes and shapes against the model, the batch first (at most `maxRows`), the
+ * schedule parameters (`priority`, `timeout`), the outputs asked for. Every input's values come
+ * from `raw_input_contents` (one entry per input, in order, little-endian, BYTES with 4-byte
+ * lengths) or, when there are none, from its typed `contents`. Outputs are answered as raw
+ * contents unless every one asked for says `binary_data: false` (or the request
+ * `binary_data_output: false`): the protocol forbids mixing the two in one answer. Throws
+ * BAD_INPUT naming what is wrong.
+ */
+export function decodeGrpcInferRequest(
+  message: ModelInferRequestMessage,
+  model: OipModelView,
+  maxRows: number,
+): OipRequest {
+  const parameters = parameterValues(message.parameters);
+  const schedule = scheduleParametersOf(parameters);
+  const names = new Set<string>();
+  for (const input of message.inputs) {
+    if (names.has(input.name)) throw bad(`input "${clip(input.name)}" is given twice`);
+    if (!model.inputs.some((spec) => spec.name === input.name))
+      throw bad(
+        `unknown input "${clip(input.name)}"; the model takes ${model.inputs.map((s) => `"${s.name}"`).join(', ')}`,
+      );
+    names.add(input.name);
+  }
+  for (const spec of model.inputs) if (!names.has(spec.name)) throw bad(`missing input "${spec.name}"`);
+  const raw = message.raw_input_contents;
+  if (raw.length > 0 && raw.length !== message.inputs.length)
+    throw bad(
+      `raw_input_contents has ${raw.length} entries for ${message.inputs.length} inputs: one per input, in the order of "inputs"`,
+    );
+
+  let rows: number | undefined;
+  const tensors = new Map<string, { data: (row: number) => ElementArray; itemShape: number[] }>();
+  message.inputs.forEach((input, index) => {
+    const spec = model.inputs.find((s) => s.name === input.name)!;
+    const shape = checkedShape({ datatype: input.datatype, shape: [...input.shape] }, spec, maxRows);
+    if (rows !== undefined && shape[0] !== rows)
+      throw bad(
+        `input "${spec.name}" has ${shape[0]} rows and another input ${rows}: every input has the same batch dimension`,
+      );
+    rows = shape[0]!;
+    const itemShape = shape.slice(1);
+    if (parameterValues(input.parameters).shared_memory_region !== undefined)
+      throw bad(`input "${spec.name}": shared memory is not supported; send the data in the request`);
+    if (raw.length > 0) {
+      if (hasValues(input.contents))
+        throw bad(`input "${spec.name}" has contents, and the request raw_input_contents: use one or the other`);
+      const bytes = raw[index]!;
+      const expected = byteSizeOf(spec.type, elementCount(shape));
+      if (expected !== undefined && bytes.byteLength !== expected)
+        throw bad(
+          `input "${spec.name}": raw_input_contents holds ${bytes.byteLength} bytes; shape [${shape.join(', ')}] of ${oipDatatypeOf(spec.type)} takes ${expected}`,
+        );
+      const body = bodyOf(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      tensors.set(spec.name, { data: binaryRows(body, 0, bytes.byteLength, spec, shape), itemShape });
+    } else {
+      tensors.set(spec.name, { data: contentsRows(input.contents, spec, shape), itemShape });
+    }
+  });
+
+  const items: ItemTensors[] = [];
+  for (let row = 0; row < rows!; row++) {
+    const item: ItemTensors = {};
+    for (const spec of model.inputs) {
+      const tensor = tensors.get(spec.name)!;
+      item[spec.name] = { data: tensor.data(row), shape: tensor.itemShape };
+    }
+    items.push(item);
+  }
+  const asked = message.outputs.map((output) => ({
+    name: output.name,
+    parameters: parameterValues(output.parameters),
+  }));
+  const outputs = requestedOutputs(asked.length === 0 ? undefined : asked, parameters, model, true);
+  const typed = outputs.every((output) => !output.binary);
+  const half = outputs.find((output) => output.spec.type === 'float16');
+  if (typed && half !== undefined)
+    throw bad(
+      `output "${half.spec.name}" is FP16, which typed contents cannot carry: ask for raw_output_contents (binary_data true)`,
+    );
+  return {
+    id: message.id === '' ? undefined : message.id,
+    rows: rows!,
+    items,
+    outputs: typed ? outputs : outputs.map((output) => ({ ...output, binary: true })),
+    schedule,
+  };
+}
+
+/** Each row of an input given as typed `contents`, from the field its datatype uses. */
+function contentsRows(
+  contents: InferTensorContentsMessage | null,
+  spec: OipModelView['inputs'][number],
+  shape: readonly number[],
+): (row: number) => ElementArray {
+  const field = CONTENTS_FIELD[spec.type];
+  const datatype = oipDatatypeOf(spec.type);
+  if (field === undefined)
+    throw bad(`input "${spec.name}" is ${datatype}, which typed contents cannot carry: send it in raw_input_contents`);
+  if (contents === null) throw bad(`input "${spec.name}" has no values: give contents.${field} or raw_input_contents`);
+  for (const other of Object.values(CONTENTS_FIELD))
+    if (other !== undefined && other !== field && contents[other].length > 0)
+      throw bad(`input "${spec.name}" is ${datatype}: its values go in contents.${field}, not ${other}`);
+  const given = contents[field] as readonly unknown[];
+  const values =
+    spec.type === 'string'
+      ? (given as readonly Uint8Array[]).map((bytes) =>
+          Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
+        )
+      : given;
+  const total = elementCount(shape);
+  if (values.length !== total)
+    throw bad(
+      `input "${spec.name}" has ${values.length} values in contents.${field}; its shape [${shape.join(', ')}] needs ${total}`,
+    );
+  const itemCount = total / shape[0]!;
+  return (row) => fromValues(values, row * itemCount, itemCount, spec);
+}
+
+function hasValues(contents: InferTensorContentsMessage | null): boolean {
+  return (
+    contents !== null &&
+    Object.values(CONTENTS_FIELD).some((field) => field !== undefined && contents[field].length > 0)
+  );
+}
+
+/** A map of `InferParameter`s as plain values (bool, int64, string, double, uint64). */
+function parameterValues(parameters: Parameters): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const [key, parameter] of Object.entries(parameters)) {
+    const choice = parameter.parameter_choice;
+    values[key] = choice === undefined ? undefined : parameter[choice];
+  }
+  return values;
+}
+
+function bad(detail: string): BatchlineError {
+  return new BatchlineError('BAD_INPUT', detail);
+}

@@ -1,0 +1,68 @@
+import type { ElementArray, ElementType } from '../model/tensor-spec.js';
+import { bytesOfElements } from './binary-tensor.js';
+import { oipDatatypeOf } from './datatypes.js';
+import { inferenceType } from './grpc-proto-root.js';
+import { type OipAnswer, outputRows } from './oip-response.js';
+
+/** The `InferTensorContents` field of each datatype's values in an answer (FP16 goes raw only). */
+const CONTENTS_FIELD: Readonly<Record<Exclude<ElementType, 'float16'>, string>> = {
+  bool: 'bool_contents',
+  int8: 'int_contents',
+  int16: 'int_contents',
+  int32: 'int_contents',
+  int64: 'int64_contents',
+  uint8: 'uint_contents',
+  uint16: 'uint_contents',
+  uint32: 'uint_contents',
+  uint64: 'uint64_contents',
+  float32: 'fp32_contents',
+  float64: 'fp64_contents',
+  string: 'bytes_contents',
+};
+
+/**
+ * A `ModelInferResponse`'s bytes: each requested output with the batch as its first dimension
+ * (the rows stacked in order), its values in `raw_output_contents` (little-endian, as Triton
+ * answers) or, when every output was asked for without binary data, in typed `contents`. Throws
+ * when an output cannot be written (a row missing, rows whose shapes differ): the answer is then
+ * INTERNAL.
+ */
+export function encodeGrpcInferResponse(answer: OipAnswer): Uint8Array {
+  const outputs: Record<string, unknown>[] = [];
+  const raw: Uint8Array[] = [];
+  for (const { spec, binary } of answer.outputs) {
+    const { rows, itemShape } = outputRows(answer.rows, spec);
+    const tensor: Record<string, unknown> = {
+      name: spec.name,
+      datatype: oipDatatypeOf(spec.type),
+      shape: [rows.length, ...itemShape],
+    };
+    if (binary) {
+      const parts = rows.map((row) => bytesOfElements(row.data));
+      raw.push(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+    } else {
+      tensor.contents = {
+        [CONTENTS_FIELD[spec.type as Exclude<ElementType, 'float16'>]]: rows.flatMap((row) => typedValues(row.data)),
+      };
+    }
+    outputs.push(tensor);
+  }
+  const type = inferenceType('ModelInferResponse');
+  return type
+    .encode({
+      model_name: answer.modelName,
+      model_version: answer.modelVersion,
+      id: answer.id ?? '',
+      outputs,
+      raw_output_contents: raw,
+    })
+    .finish();
+}
+
+/** A row's values as `InferTensorContents` takes them: numbers, 64-bit integers as decimal text, strings as bytes. */
+function typedValues(data: ElementArray): unknown[] {
+  if (Array.isArray(data)) return data.map((value) => Buffer.from(value, 'utf8'));
+  if (data instanceof BigInt64Array || data instanceof BigUint64Array)
+    return Array.from(data, (value) => String(value));
+  return Array.from(data);
+}

@@ -1,0 +1,86 @@
+import { Metadata, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
+import { BatchlineError } from '../errors.js';
+import { CLIENT_CLOSED_REQUEST } from './answer.js';
+import { type AnswerCounters, countError, type ErrorStage } from './answer-counters.js';
+import { classify } from './classify.js';
+import { seeTheLog } from './failure-log.js';
+
+/** gRPC's retry pushback (the gRFC A6 trailer): how long a client's retry policy should wait, in ms. */
+const PUSHBACK = 'grpc-retry-pushback-ms';
+
+/**
+ * One gRPC call's answer, as `Answer` is an HTTP request's: the message, or an error classified
+ * onto its row of the error table, which gives its gRPC status (the row's `grpcStatus`), its
+ * metrics reason when it refused the request before a batcher, and Retry-After as gRPC's retry
+ * pushback. Counted once against the request's target, under the row's HTTP status and the
+ * transport `grpc`; a client that has gone (the call cancelled) is counted 499 and nothing is
+ * sent; anything after the first answer is dropped.
+ */
+export class GrpcAnswer {
+  private answered = false;
+
+  constructor(
+    private readonly call: ServerUnaryCall<Buffer, Buffer>,
+    private readonly reply: sendUnaryData<Uint8Array>,
+    readonly requestId: string,
+    readonly counters: AnswerCounters | undefined,
+    private readonly logError: (message: string, error: unknown, withStack?: boolean) => void,
+  ) {}
+
+  /** True once the call has its answer (or its client has gone). */
+  get done(): boolean {
+    return this.answered;
+  }
+
+  send(message: Uint8Array): void {
+    if (this.settled()) return;
+    this.answered = true;
+    this.counters?.countResponse(200, 'grpc');
+    this.reply(null, message);
+  }
+
+  /**
+   * Answers with `error`, classified onto its row of the error table (an unexpected error is
+   * INTERNAL, its detail logged, not sent); its metrics reason counts when it refused the
+   * request before a batcher (`stage`). Returns the row's error.
+   */
+  error(error: unknown, stage: ErrorStage = 'refused'): BatchlineError {
+    let known = classify(error);
+    if (known.code === 'INTERNAL') {
+      this.logError(`a gRPC call failed for request ${this.requestId}`, error, true);
+      known = new BatchlineError('INTERNAL', seeTheLog(this.requestId));
+    }
+    if (this.settled()) return known;
+    this.answered = true;
+    countError(this.counters, known, stage, 'grpc');
+    const trailers = new Metadata();
+    if (known.retryAfterS !== undefined) trailers.set(PUSHBACK, String(known.retryAfterS * 1000));
+    this.reply({ code: known.grpcCode, details: known.message, metadata: trailers });
+    return known;
+  }
+
+  /**
+   * grpc-js answered DEADLINE_EXCEEDED itself when the call's deadline passed (its own timer may
+   * fire before the batcher's, set for the same instant): counted as the deadline's row, once.
+   */
+  deadlinePassed(error: BatchlineError): void {
+    if (this.answered) return;
+    this.answered = true;
+    countError(this.counters, error, 'admitted', 'grpc');
+  }
+
+  /** The client has gone before its answer: counted as 499 (once), nothing sent. */
+  clientGone(): void {
+    if (this.answered) return;
+    this.answered = true;
+    this.counters?.countResponse(CLIENT_CLOSED_REQUEST, 'grpc');
+  }
+
+  /** True when the call has its answer already; a call cancelled by its client is counted now. */
+  private settled(): boolean {
+    if (this.answered) return true;
+    if (!this.call.cancelled) return false;
+    this.clientGone();
+    return true;
+  }
+}

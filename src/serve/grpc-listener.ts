@@ -1,0 +1,80 @@
+import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { BatchlineError } from '../errors.js';
+import { HEALTH_SERVICE_NAME, INFERENCE_SERVICE } from '../protocol/grpc-service-proto.js';
+import { BATCHLINE_VERSION } from '../version.js';
+import type { AdmissionContext } from './admission.js';
+import { HealthWatchers } from './grpc-health.js';
+import { healthService, inferenceService, serviceDefinition } from './grpc-service.js';
+import type { ServingRuntime } from './serving-runtime.js';
+
+/**
+ * batchline's gRPC listener: the Open Inference Protocol's `inference.GRPCInferenceService` and
+ * `grpc.health.v1.Health` on grpc-js, in front of the same runtime as the HTTP app (the same
+ * resolution, admission, batchers and counters). Built, not started (architecture.md rule 10):
+ * `listen` binds it. `serve` loads this module only with --grpc-port (rule 6).
+ */
+export class GrpcListener {
+  readonly server: Server;
+  private readonly watchers = new HealthWatchers();
+
+  constructor(
+    private readonly runtime: ServingRuntime,
+    context: AdmissionContext,
+    maxMessageBytes: number,
+    serverVersion = BATCHLINE_VERSION,
+  ) {
+    this.server = new Server({
+      'grpc.max_receive_message_length': maxMessageBytes,
+      'grpc.max_send_message_length': maxMessageBytes,
+    });
+    this.server.addService(serviceDefinition(INFERENCE_SERVICE), inferenceService(runtime, context, serverVersion));
+    this.server.addService(serviceDefinition(HEALTH_SERVICE_NAME), healthService(runtime, this.watchers));
+  }
+
+  /** Binds `host:port` (0: any free port); resolves with `grpc://host:port`, or the error table's ADDRESS_IN_USE / CANNOT_LISTEN. */
+  async listen(host: string, port: number): Promise<string> {
+    const name = host.includes(':') ? `[${host}]` : host;
+    const bound = await new Promise<number>((resolve, reject) =>
+      this.server.bindAsync(`${name}:${port}`, ServerCredentials.createInsecure(), (error, boundPort) =>
+        error === null ? resolve(boundPort) : reject(error),
+      ),
+    ).catch((error: Error) => {
+      const what = `${host}:${port} (--grpc-port)`;
+      if (/EADDRINUSE/.test(error.message)) throw new BatchlineError('ADDRESS_IN_USE', what);
+      throw new BatchlineError('CANNOT_LISTEN', `${what}: ${error.message}`, { cause: error });
+    });
+    return `grpc://${name}:${bound}`;
+  }
+
+  /**
+   * The listener's part of a shutdown: while the runtime drains it keeps answering (new calls
+   * UNAVAILABLE, accepted ones answered as they finish); once the drain is over, health watches
+   * end and the listener closes gracefully (GOAWAY: the calls in flight finish, no new ones
+   * start), and by force at `deadlineMs` (performance.now()) or when `force` resolves.
+   */
+  async closeAfterDrain(drainTimeoutMs: number, deadlineMs: number, force: Promise<unknown>): Promise<void> {
+    let forced = false;
+    void force.then(() => (forced = true));
+    await this.runtime.drain(drainTimeoutMs);
+    this.watchers.endAll();
+    await new Promise<void>((resolve) => {
+      const now = (): void => {
+        clearTimeout(timer);
+        this.server.forceShutdown();
+        resolve();
+      };
+      const timer = setTimeout(now, forced ? 0 : Math.max(0, deadlineMs - performance.now()));
+      void force.then(now);
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Closes at once: every call still open is cancelled (start-up failures, tests). */
+  forceClose(): void {
+    this.watchers.endAll();
+    this.server.forceShutdown();
+  }
+}

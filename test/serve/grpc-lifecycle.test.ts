@@ -1,0 +1,128 @@
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { resolveOptions } from '../../src/options/schema.js';
+import { SERVE_OPTIONS } from '../../src/options/serve.js';
+import { runServer } from '../../src/serve/run-server.js';
+import { root, staticImports } from '../static-imports.js';
+import { float32Bytes, OipClient } from './grpc-helpers.js';
+
+const TOY = {
+  model_name: 'toy-logistic-v1',
+  inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 3] }],
+  raw_input_contents: [float32Bytes([0.2, 1.5, -0.3])],
+};
+
+/** `batchline serve` with `flags`, run in this process until `stop()`; its output lines and addresses. */
+async function serve(flags: Record<string, unknown>) {
+  let signal!: (name: string) => void;
+  const shutdownSignal = new Promise<string>((done) => (signal = done));
+  const output: string[] = [];
+  const sink = { write: (text: string) => output.push(text) } as unknown as NodeJS.WritableStream;
+  const config = resolveOptions(SERVE_OPTIONS, { port: 0, grpcPort: 0, ...flags }, {});
+  const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal });
+  let failed: unknown;
+  running.catch((error: unknown) => {
+    failed = error;
+  });
+  const waitFor = async (text: string): Promise<void> => {
+    for (let i = 0; i < 10_000 && !output.join('').includes(text) && failed === undefined; i++)
+      await new Promise((done) => setTimeout(done, 1));
+  };
+  await waitFor('listening on');
+  const text = (): string => output.join('');
+  const grpcTarget = /gRPC on grpc:\/\/(\S+)/.exec(text())?.[1];
+  const url = /listening on (\S+)/.exec(text())?.[1];
+  /** Resolves once a request is running (bounded: a few hundred polls at most). */
+  const running1 = async (): Promise<void> => {
+    for (let poll = 0; poll < 500; poll++) {
+      const stats = (await (await request(`${url}/v1/stats`)).body.json()) as { snapshot: { runningRequests: number } };
+      if (stats.snapshot.runningRequests === 1) return;
+    }
+    throw new Error('no request started running');
+  };
+  return { running, signal, text, waitFor, grpcTarget, untilRunning: running1 };
+}
+
+describe('serve --grpc-port', () => {
+  it('says where it listens, answers what it accepted during the drain, refuses the rest UNAVAILABLE, then closes', async () => {
+    // The batch takes long enough for the refused call to arrive while it runs, on a loaded machine too.
+    const server = await serve({ modelLatencyMs: 1500, requestTimeoutMs: 10_000, drainTimeoutMs: 10_000 });
+    expect(server.text()).toMatch(
+      /batchline serve: gRPC on grpc:\/\/127\.0\.0\.1:\d+ \(inference\.GRPCInferenceService, grpc\.health\.v1\.Health\)/,
+    );
+    const client = new OipClient(server.grpcTarget!);
+    try {
+      expect((await client.call('ServerReady', {})).message).toStrictEqual({ ready: true });
+      const inflight = client.infer(TOY);
+      // Shut down once the call runs.
+      await server.untilRunning();
+      server.signal('SIGTERM');
+      await server.waitFor('draining');
+      const refused = await client.infer(TOY);
+      expect(refused.error?.code).toBe(grpc.status.UNAVAILABLE);
+      expect(refused.error?.details).toBe('server is shutting down');
+      const accepted = await inflight;
+      expect(accepted.error).toBeUndefined();
+      await server.running;
+      // The listener is closed: nothing answers any more.
+      const after = await new OipClient(server.grpcTarget!).call('ServerLive', {}, { deadline: 2000 });
+      expect(after.error?.code).toBe(grpc.status.UNAVAILABLE);
+      expect(after.error?.details).not.toBe('server is shutting down');
+    } finally {
+      client.close();
+    }
+  });
+
+  it('answers what is still running at the drain deadline UNAVAILABLE, and stops', async () => {
+    const server = await serve({ modelLatencyMs: 2000, drainTimeoutMs: 150 });
+    const client = new OipClient(server.grpcTarget!);
+    try {
+      const inflight = client.infer(TOY);
+      await server.untilRunning();
+      server.signal('SIGTERM');
+      const answer = await inflight;
+      expect(answer.error?.code).toBe(grpc.status.UNAVAILABLE);
+      expect(answer.error?.details).toBe('server is shutting down');
+      await server.running;
+      expect(server.text()).toMatch(/stopped; 0 ok, 1 answered 503 at shutdown/);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('names a gRPC port already in use', async () => {
+    const taken = createServer();
+    const port = await new Promise<number>((done) =>
+      taken.listen(0, '127.0.0.1', () => done((taken.address() as { port: number }).port)),
+    );
+    try {
+      const server = await serve({ grpcPort: port });
+      await expect(server.running).rejects.toMatchObject({
+        code: 'ADDRESS_IN_USE',
+        message: expect.stringContaining(`127.0.0.1:${port} (--grpc-port)`),
+      });
+    } finally {
+      taken.close();
+    }
+  });
+});
+
+describe('grpc-js is loaded only with --grpc-port (architecture.md rule 6)', () => {
+  const GRPC_MODULES = ['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs'];
+  it.each([
+    'src/cli.ts',
+    'src/serve/run-server.ts',
+    'src/serve/build-server.ts',
+    'src/commands/serve.ts',
+    'src/commands/simulate.ts',
+  ])('%s does not import it', (entry) => {
+    expect([...staticImports(resolve(root, entry))].filter((m) => GRPC_MODULES.includes(m))).toEqual([]);
+  });
+
+  it('the gRPC listener does (the scan sees it)', () => {
+    expect(staticImports(resolve(root, 'src/serve/grpc-listener.ts')).has('@grpc/grpc-js')).toBe(true);
+  });
+});

@@ -1,0 +1,401 @@
+import * as grpc from '@grpc/grpc-js';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveOptions } from '../../src/options/schema.js';
+import { SERVE_OPTIONS } from '../../src/options/serve.js';
+import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
+import { buildServer } from '../../src/serve/build-server.js';
+import { GrpcListener } from '../../src/serve/grpc-listener.js';
+import { float32Bytes, float32Values, type GrpcTestServer, OipClient, startGrpcTestServer } from './grpc-helpers.js';
+import { failingWidthModelOnnx, linearModelOnnx, writeRepository } from './repository-fixture.js';
+
+const xInput = (rows: number) => ({ name: 'x', datatype: 'FP32', shape: [rows, 2] });
+
+/** A /v2 JSON inference request over HTTP. */
+async function httpInfer(url: string, body: object): Promise<{ status: number; json: any }> {
+  const response = await request(url, { method: 'POST', body: JSON.stringify(body) });
+  return { status: response.statusCode, json: await response.body.json() };
+}
+
+let server: GrpcTestServer;
+let client: OipClient;
+beforeAll(async () => {
+  const root = await writeRepository({
+    'm/1/model.onnx': linearModelOnnx([1, 2]),
+    'm/2/model.onnx': linearModelOnnx([10, 20]),
+    'm/config.json': { version_policy: { all: true }, max_batch_size: 4 },
+    'slow/1/model.onnx': linearModelOnnx([1, 1]),
+    'slow/config.json': { max_queue_size: 1, max_batch_size: 1, model_latency_ms: 400 },
+    'broken/1/model.onnx': failingWidthModelOnnx(),
+    'broken/config.json': { isolation: 'off', breaker_failures: 0, breaker_ratio: 0 },
+    'prio/1/model.onnx': linearModelOnnx([1, 1]),
+    'prio/config.json': { priority_levels: 2, max_batch_size: 1, model_latency_ms: 60, batch_window_ms: 0 },
+    'shared/1/model.onnx': linearModelOnnx([1, 1]),
+    'shared/config.json': { max_batch_size: 2, batch_window_ms: 60_000 },
+  });
+  server = await startGrpcTestServer({
+    modelRepository: root,
+    modelLatencyMs: 0,
+    batchWindowMs: 1,
+    maxRequestTimeoutMs: 5000,
+  });
+  client = new OipClient(server.target);
+});
+afterAll(async () => {
+  client.close();
+  await server.close();
+});
+
+describe('inference.GRPCInferenceService', () => {
+  it('answers liveness, readiness and metadata for every model and version', async () => {
+    expect((await client.call('ServerLive', {})).message).toStrictEqual({ live: true });
+    expect((await client.call('ServerReady', {})).message).toStrictEqual({ ready: true });
+    expect((await client.call('ServerMetadata', {})).message).toStrictEqual({
+      name: 'batchline',
+      version: expect.any(String),
+      extensions: ['binary_tensor_data', 'schedule_policy', 'model_configuration'],
+    });
+    expect((await client.call('ModelMetadata', { name: 'm' })).message).toStrictEqual({
+      name: 'm',
+      versions: ['2', '1'],
+      platform: 'onnxruntime_onnx',
+      inputs: [{ name: 'x', datatype: 'FP32', shape: [-1, 2] }],
+      outputs: [{ name: 'y', datatype: 'FP32', shape: [-1, 1] }],
+    });
+    expect((await client.call('ModelMetadata', { name: 'm', version: '1' })).message.name).toBe('m');
+    expect((await client.call('ModelReady', { name: 'm', version: '1' })).message).toStrictEqual({ ready: true });
+    // As Triton answers: a model or version the server does not have is not ready.
+    expect((await client.call('ModelReady', { name: 'nope' })).message).toStrictEqual({ ready: false });
+    expect((await client.call('ModelReady', { name: 'm', version: '7' })).message).toStrictEqual({ ready: false });
+    const badVersion = await client.call('ModelReady', { name: 'm', version: 'x' });
+    expect(badVersion.error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(badVersion.error?.details).toBe("malformed request: version must be a positive integer, got 'x'");
+    const missing = await client.call('ModelMetadata', { name: 'nope' });
+    expect(missing.error?.code).toBe(grpc.status.NOT_FOUND);
+    expect(missing.error?.details).toMatch(/^no such model: 'nope'; this server has /);
+  });
+
+  it("answers Triton's ModelConfig", async () => {
+    const { message } = await client.call('ModelConfig', { name: 'prio' });
+    expect(message.config).toMatchObject({
+      name: 'prio',
+      platform: 'onnxruntime_onnx',
+      backend: 'onnxruntime',
+      max_batch_size: 1,
+      input: [{ name: 'x', data_type: 'TYPE_FP32', dims: [2] }],
+      output: [{ name: 'y', data_type: 'TYPE_FP32', dims: [1] }],
+      dynamic_batching: {
+        max_queue_delay_microseconds: 0,
+        priority_levels: 2,
+        default_priority_level: 2,
+        default_queue_policy: {
+          timeout_action: 'REJECT',
+          max_queue_size: 128,
+          default_timeout_microseconds: 2_000_000,
+        },
+      },
+      instance_group: [{ kind: 'KIND_CPU', count: 1 }],
+    });
+    expect((await client.call('ModelConfig', { name: 'm', version: '9' })).error?.code).toBe(grpc.status.NOT_FOUND);
+  });
+
+  it('infers with raw contents and with typed contents, the latest version or the one named, as /v2 does', async () => {
+    const raw = await client.infer({
+      model_name: 'm',
+      id: 'a1',
+      inputs: [xInput(2)],
+      raw_input_contents: [float32Bytes([1, 1, 2, 3])],
+    });
+    expect(raw.message).toMatchObject({ model_name: 'm', model_version: '2', id: 'a1' });
+    expect(raw.message.outputs).toMatchObject([{ name: 'y', datatype: 'FP32', shape: [2, 1] }]);
+    expect(float32Values(raw.message.raw_output_contents[0])).toStrictEqual([30, 80]);
+
+    const typed = await client.infer({
+      model_name: 'm',
+      model_version: '1',
+      parameters: { binary_data_output: { bool_param: false } },
+      inputs: [{ ...xInput(1), contents: { fp32_contents: [2, 3] } }],
+    });
+    expect(typed.message.model_version).toBe('1');
+    expect(typed.message.raw_output_contents).toStrictEqual([]);
+    expect(typed.message.outputs[0].contents.fp32_contents).toStrictEqual([8]);
+
+    const http = await httpInfer(`${server.url}/v2/models/m/versions/1/infer`, {
+      inputs: [{ ...xInput(1), data: [2, 3] }],
+    });
+    expect(http.json.outputs[0].data).toStrictEqual(typed.message.outputs[0].contents.fp32_contents);
+  });
+
+  it('maps each error to its row’s gRPC status, with the same message /v2 gives, and counts it', async () => {
+    const version = server.runtime.registry.resolve('m')!;
+    const before = { ...version.responses.grpc };
+    const unattributed = server.runtime.unattributed.responses.grpc;
+    const before404 = unattributed['404'] ?? 0;
+    const cases: [object, grpc.status, RegExp][] = [
+      [{ model_name: 'nope', inputs: [xInput(1)] }, grpc.status.NOT_FOUND, /^no such model: 'nope'/],
+      [{ model_name: 'm', model_version: '9', inputs: [xInput(1)] }, grpc.status.NOT_FOUND, /has no version 9/],
+      [
+        { model_name: 'm', inputs: [{ ...xInput(1), datatype: 'INT32' }], raw_input_contents: [float32Bytes([1, 2])] },
+        grpc.status.INVALID_ARGUMENT,
+        /^invalid inputs: input "x" has datatype INT32; the model takes FP32$/,
+      ],
+      [
+        { model_name: 'm', inputs: [xInput(5)], raw_input_contents: [float32Bytes(new Array(10).fill(1))] },
+        grpc.status.INVALID_ARGUMENT,
+        /carries a batch of 5; this model takes at most 4/,
+      ],
+    ];
+    for (const [message, code, details] of cases) {
+      const { error } = await client.infer(message);
+      expect(error?.code, JSON.stringify(message)).toBe(code);
+      expect(error?.details).toMatch(details);
+    }
+    const http = await httpInfer(`${server.url}/v2/models/m/infer`, {
+      inputs: [{ ...xInput(1), datatype: 'INT32', data: [1, 2] }],
+    });
+    expect(http.json.error).toBe('invalid inputs: input "x" has datatype INT32; the model takes FP32');
+    // Counted under the row's HTTP status, on the grpc transport: against the version, or the
+    // server's count of answers that reached none.
+    expect(unattributed['404']! - before404).toBe(2);
+    expect((version.responses.grpc['400'] ?? 0) - (before['400'] ?? 0)).toBe(2);
+  });
+
+  it('answers bytes that are no ModelInferRequest INVALID_ARGUMENT, not grpc-js’ INTERNAL', async () => {
+    const error = await new Promise<grpc.ServiceError | null>((resolve) =>
+      client.client.makeUnaryRequest(
+        '/inference.GRPCInferenceService/ModelInfer',
+        (bytes: Buffer) => bytes,
+        (bytes: Buffer) => bytes,
+        Buffer.from([0x0a, 0xff, 0xff, 0xff]),
+        (e) => resolve(e),
+      ),
+    );
+    expect(error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(error?.details).toMatch(/^malformed request: cannot decode inference\.ModelInferRequest/);
+  });
+
+  it('answers a model failure INTERNAL, its detail in the log only', async () => {
+    const { error } = await client.infer({
+      model_name: 'broken',
+      inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 3] }],
+      raw_input_contents: [float32Bytes([1, 2, 3])],
+    });
+    expect(error?.code).toBe(grpc.status.INTERNAL);
+    expect(error?.details).toMatch(/^model execution failed: see the server log for request /);
+    expect(server.runtime.registry.resolve('broken')!.responses.grpc['500']).toBe(1);
+  });
+
+  it('answers a full queue RESOURCE_EXHAUSTED with a retry pushback, and a passed deadline DEADLINE_EXCEEDED', async () => {
+    const slow = { model_name: 'slow', inputs: [xInput(1)], raw_input_contents: [float32Bytes([1, 1])] };
+    // slow runs one item at a time for 400 ms and queues one: the third call is refused.
+    const first = client.infer(slow);
+    for (let i = 0; i < 1000 && server.runtime.registry.resolve('slow')!.batcher.runningCount === 0; i++)
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    const second = client.infer(slow);
+    for (let i = 0; i < 1000 && server.runtime.registry.resolve('slow')!.batcher.queueDepth === 0; i++)
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    const third = await client.infer(slow);
+    expect(third.error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(third.error?.details).toBe('server overloaded: the queue is full (1 waiting)');
+    expect(third.error?.metadata.get('grpc-retry-pushback-ms')).toStrictEqual(['1000']);
+    expect((await first).error).toBeUndefined();
+    expect((await second).error).toBeUndefined();
+
+    // The gRPC deadline is the request's: it is not run after it.
+    const late = await client.infer(slow, { deadline: 100 });
+    expect(late.error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    // The timeout parameter (µs) too, whichever is earlier.
+    const timed = await client.infer({ ...slow, parameters: { timeout: { int64_param: 50_000 } } }, { deadline: 3000 });
+    expect(timed.error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(timed.error?.details).toBe('request deadline of 50 ms exceeded');
+    const counts = server.runtime.registry.resolve('slow')!.responses.grpc;
+    expect(counts['429']).toBe(1);
+    expect(counts['504']).toBe(2);
+  });
+
+  it('lets a gRPC request and an HTTP request share a batch', async () => {
+    const version = server.runtime.registry.resolve('shared')!;
+    // A batch of 2 with a window of a minute: only a full batch goes before the test's timeout.
+    const viaGrpc = client.infer({
+      model_name: 'shared',
+      inputs: [xInput(1)],
+      raw_input_contents: [float32Bytes([1, 2])],
+    });
+    for (let i = 0; i < 1000 && version.batcher.queueDepth === 0; i++)
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    const viaHttp = httpInfer(`${server.url}/v2/models/shared/infer`, { inputs: [{ ...xInput(1), data: [3, 4] }] });
+    const [g, h] = await Promise.all([viaGrpc, viaHttp]);
+    expect(float32Values(g.message.raw_output_contents[0])).toStrictEqual([3]);
+    expect(h.json.outputs[0].data).toStrictEqual([7]);
+    expect(version.batcher.counts.batches).toBe(1);
+    expect(version.batcher.counts.batchItems).toBe(2);
+    expect(version.responses).toStrictEqual({ http: { 200: 1 }, grpc: { 200: 1 } });
+  });
+
+  it('takes a request’s priority: a level-1 gRPC request overtakes level-2 HTTP requests waiting', async () => {
+    const version = server.runtime.registry.resolve('prio')!;
+    const order: string[] = [];
+    const low = [0, 1, 2].map((i) =>
+      httpInfer(`${server.url}/v2/models/prio/infer`, {
+        inputs: [{ ...xInput(1), data: [i, 0] }],
+        parameters: { priority: 2 },
+      }).then(() => order.push(`http${i}`)),
+    );
+    for (let i = 0; i < 2000 && version.batcher.queueDepth < 2; i++)
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(version.batcher.queueDepth).toBe(2);
+    const high = client
+      .infer({
+        model_name: 'prio',
+        parameters: { priority: { int64_param: 1 } },
+        inputs: [xInput(1)],
+        raw_input_contents: [float32Bytes([9, 9])],
+      })
+      .then((answer) => order.push(answer.error === undefined ? 'grpc' : `grpc failed: ${answer.error.details}`));
+    await Promise.all([...low, high]);
+    expect(order).toStrictEqual(['http0', 'grpc', 'http1', 'http2']);
+  });
+
+  it('counts gRPC answers in /metrics and /v1/stats with their protocol', async () => {
+    await client.infer({ model_name: 'm', inputs: [xInput(1)], raw_input_contents: [float32Bytes([1, 1])] });
+    const version = server.runtime.registry.resolve('m')!;
+    const metrics = await (await request(`${server.url}/metrics`)).body.text();
+    expect(metrics).toContain(
+      `batchline_responses_total{model="m",version="2",code="200",protocol="grpc"} ${version.responses.grpc['200']}`,
+    );
+    expect(metrics).toContain('batchline_responses_total{model="m",version="2",code="503",protocol="grpc"} 0');
+    expect(metrics).toContain('batchline_responses_total{model="m",version="2",code="400",protocol="http"} 1');
+    const stats = (await (await request(`${server.url}/v1/stats`)).body.json()) as any;
+    const entry = stats.models.find((m: any) => m.name === 'm' && m.version === 2);
+    expect(entry.responsesByProtocol.grpc['200']).toBe(version.responses.grpc['200']);
+    expect(stats.responsesByProtocol.grpc['404']).toBeGreaterThanOrEqual(1);
+    expect(stats.responsesByStatus['200']).toBe(
+      (stats.responsesByProtocol.http['200'] ?? 0) + stats.responsesByProtocol.grpc['200'],
+    );
+  });
+
+  it('cancels the rows of a call its client cancels, counted 499', async () => {
+    const version = server.runtime.registry.resolve('slow')!;
+    const before = version.responses.grpc['499'] ?? 0;
+    const type = inferenceType('ModelInferRequest');
+    const call = client.client.makeUnaryRequest(
+      '/inference.GRPCInferenceService/ModelInfer',
+      (value: object) => Buffer.from(type.encode(type.fromObject(value)).finish()),
+      (bytes: Buffer) => bytes,
+      { model_name: 'slow', inputs: [xInput(1)], raw_input_contents: [float32Bytes([1, 1])] },
+      () => {},
+    );
+    for (let i = 0; i < 1000 && version.batcher.runningCount === 0; i++)
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    call.cancel();
+    for (let i = 0; i < 1000 && (version.responses.grpc['499'] ?? 0) === before; i++)
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(version.responses.grpc['499']).toBe(before + 1);
+    expect(version.batcher.counts.outcomes.cancelled).toBeGreaterThanOrEqual(1);
+  });
+
+  it('bounds messages by --grpc-max-message-bytes (2 GiB - 1 by default: 5 MB pass grpc-js’ 4 MB) and deadlines by --max-request-timeout-ms', async () => {
+    const big = Buffer.alloc(5 * 1024 * 1024);
+    const { error } = await client.infer({ model_name: 'm', inputs: [xInput(1)], raw_input_contents: [big] });
+    // Read and decoded: refused for what it holds, not for its size.
+    expect(error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(error?.details).toMatch(/raw_input_contents holds 5242880 bytes; shape \[1, 2\] of FP32 takes 8/);
+
+    const small = await startGrpcTestServer({
+      grpcMaxMessageBytes: 4096,
+      maxRequestTimeoutMs: 50,
+      modelLatencyMs: 300,
+    });
+    const smallClient = new OipClient(small.target);
+    try {
+      const refused = await smallClient.infer({
+        model_name: 'toy-logistic-v1',
+        inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 3] }],
+        raw_input_contents: [Buffer.alloc(5000)],
+      });
+      expect(refused.error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      // A gRPC deadline (and a timeout parameter) is capped at --max-request-timeout-ms, as X-Request-Timeout-Ms is.
+      const capped = await smallClient.infer(
+        {
+          model_name: 'toy-logistic-v1',
+          parameters: { timeout: { int64_param: 10_000_000 } },
+          inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 3] }],
+          raw_input_contents: [float32Bytes([1, 2, 3])],
+        },
+        { deadline: 10_000 },
+      );
+      expect(capped.error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+      expect(capped.error?.details).toBe('request deadline of 50 ms exceeded');
+    } finally {
+      smallClient.close();
+      await small.close();
+    }
+  });
+});
+
+describe('grpc.health.v1.Health', () => {
+  const health = { service: 'grpc.health.v1.Health' };
+
+  it('Check says SERVING when the server is ready, NOT_FOUND for a service it does not have', async () => {
+    expect((await client.call('Check', { service: '' }, health)).message).toStrictEqual({ status: 'SERVING' });
+    expect((await client.call('Check', { service: 'inference.GRPCInferenceService' }, health)).message).toStrictEqual({
+      status: 'SERVING',
+    });
+    expect((await client.call('Check', { service: 'other' }, health)).error?.code).toBe(grpc.status.NOT_FOUND);
+  });
+});
+
+describe('a gRPC listener on a server still loading, then draining', () => {
+  it('is not ready and refuses inference UNAVAILABLE while loading; Watch streams SERVING then NOT_SERVING', async () => {
+    const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 0 }, {});
+    const { app, runtime } = buildServer(config);
+    const listener = new GrpcListener(runtime, { maxRequestTimeoutMs: 1000, logError: () => {} }, 1 << 20);
+    const target = (await listener.listen('127.0.0.1', 0)).slice('grpc://'.length);
+    const early = new OipClient(target);
+    try {
+      expect((await early.call('ServerReady', {})).message).toStrictEqual({ ready: false });
+      expect((await early.call('Check', { service: '' }, { service: 'grpc.health.v1.Health' })).message).toStrictEqual({
+        status: 'NOT_SERVING',
+      });
+      const loading = await early.infer({ model_name: 'toy-logistic-v1', inputs: [] });
+      expect(loading.error?.code).toBe(grpc.status.UNAVAILABLE);
+      expect(loading.error?.details).toBe('model not available: the server is starting: its models are loading');
+
+      // Watch: the status now, then each change.
+      const statuses: string[] = [];
+      const response = inferenceType('ServerLiveResponse').root.lookupType('grpc.health.v1.HealthCheckResponse');
+      const request = response.root.lookupType('grpc.health.v1.HealthCheckRequest');
+      const stream = early.client.makeServerStreamRequest(
+        '/grpc.health.v1.Health/Watch',
+        (value: object) => Buffer.from(request.encode(request.fromObject(value)).finish()),
+        (bytes: Buffer) => (response.toObject(response.decode(bytes), { enums: String }) as { status: string }).status,
+        { service: '' },
+      );
+      const ended = new Promise<void>((resolve) => stream.on('status', () => resolve()));
+      stream.on('data', (status: string) => statuses.push(status));
+      stream.on('error', () => {});
+      for (let i = 0; i < 1000 && statuses.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+      const { loadModel } = await import('../../src/model/load-model.js');
+      runtime.attach(await loadModel(undefined, { execution: 'inline' }));
+      for (let i = 0; i < 2000 && statuses.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+
+      const draining = runtime.drain(1000);
+      const refused = await early.infer({
+        model_name: 'toy-logistic-v1',
+        inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 3] }],
+        raw_input_contents: [float32Bytes([1, 2, 3])],
+      });
+      expect(refused.error?.code).toBe(grpc.status.UNAVAILABLE);
+      expect(refused.error?.details).toBe('server is shutting down');
+      await draining;
+      await listener.closeAfterDrain(1000, performance.now() + 1000, new Promise(() => {}));
+      await ended;
+      expect(statuses).toStrictEqual(['NOT_SERVING', 'SERVING', 'NOT_SERVING']);
+    } finally {
+      early.close();
+      listener.forceClose();
+      await app.close();
+      await runtime.closeModels();
+    }
+  });
+});

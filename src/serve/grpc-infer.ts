@@ -10,6 +10,9 @@ import { GrpcAnswer } from './grpc-answer.js';
 import { requestIdFrom } from './request-id.js';
 import type { Targets } from './target.js';
 
+/** A call cancelled this close to its deadline (ms) was cancelled by its client's deadline: counted 504, not 499. */
+const DEADLINE_CANCEL_SLACK_MS = 50;
+
 /**
  * `ModelInfer`: the same way through the server as `/v2`'s inference, over gRPC. The message
  * names its model and version (`Targets.resolve`, the one resolution: 404 is NOT_FOUND, loading
@@ -78,9 +81,11 @@ export function modelInfer(
   call.once('cancelled', () => {
     if (answer.done) return; // grpc-js says so after every answer, too
     // grpc-js answers DEADLINE_EXCEEDED itself at the call's deadline, which is this request's
-    // too: the batcher expires its rows at the same instant and counts them timed out.
+    // too: the batcher expires its rows at the same instant and counts them timed out. The
+    // client's own deadline passes earlier by the time its request took to arrive, and its cancel
+    // may come first: one that near the deadline is the deadline's.
     const deadline = Number(call.getDeadline());
-    if (Number.isFinite(deadline) && Date.now() >= deadline)
+    if (Number.isFinite(deadline) && Date.now() >= deadline - DEADLINE_CANCEL_SLACK_MS)
       return answer.deadlinePassed(new BatchlineError('DEADLINE_EXCEEDED', String(Math.round(timeoutMs ?? 0))));
     for (const row of rows) version.batcher.cancel(row);
   });

@@ -210,7 +210,10 @@ describe('inference.GRPCInferenceService', () => {
     expect(timed.error?.details).toBe('request deadline of 50 ms exceeded');
     const counts = server.runtime.registry.resolve('slow')!.responses.grpc;
     expect(counts['429']).toBe(1);
-    expect(counts['504']).toBe(2);
+    // The late call: 504 when the server's deadline came first, 499 when the client's cancel at
+    // its own deadline arrived more than the slack before it (a loaded machine); the timed one 504.
+    expect(counts['504']).toBeGreaterThanOrEqual(1);
+    expect((counts['504'] ?? 0) + (counts['499'] ?? 0)).toBe(2);
   });
 
   it('lets a gRPC request and an HTTP request share a batch', async () => {

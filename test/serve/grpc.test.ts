@@ -29,7 +29,7 @@ beforeAll(async () => {
     'broken/1/model.onnx': failingWidthModelOnnx(),
     'broken/config.json': { isolation: 'off', breaker_failures: 0, breaker_ratio: 0 },
     'prio/1/model.onnx': linearModelOnnx([1, 1]),
-    'prio/config.json': { priority_levels: 2, max_batch_size: 1, model_latency_ms: 60, batch_window_ms: 0 },
+    'prio/config.json': { priority_levels: 2, max_batch_size: 1, model_latency_ms: 400, batch_window_ms: 0 },
     'shared/1/model.onnx': linearModelOnnx([1, 1]),
     'shared/config.json': { max_batch_size: 2, batch_window_ms: 60_000 },
   });

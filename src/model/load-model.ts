@@ -7,7 +7,7 @@ import { processLauncher, threadLauncher } from './instance-launchers.js';
 import { type AvailabilityListener, InstancePool, type ModelHealth, type RunLimits } from './instance-pool.js';
 import { fromFloat16Bits } from './float16.js';
 import type { ElementType, ItemTensor, ItemTensors, TensorSpec } from './tensor-spec.js';
-import { buildToyModelOnnx, TOY_MODEL_VERSION, TOY_OUTPUT_NAME } from './toy-model.js';
+import { buildToyModelOnnx, TOY_MODEL_VERSION, TOY_OUTPUT_NAME, toyPrediction } from './toy-model.js';
 
 /** A model ready to serve: validation of one item's JSON, batched execution, and the reply. */
 export interface ServedModel {
@@ -152,14 +152,15 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
 
 /**
  * The embedded model's reply, `{"request_id", "prediction": {"label", "score",
- * "model_version"}}` (a label a person reads, beside the score): label `positive` when score >= 0.5, score to 6 decimals. Written as a
- * template because it is the hot path of the embedded model.
+ * "model_version"}}` (a label a person reads, beside the score; `toyPrediction`: score to 6
+ * decimals, label by threshold). Written as a template because it is the hot path of the
+ * embedded model.
  */
 function toyReplyBody(requestId: string, outputs: ItemTensors): string {
-  const score = Math.round(Number((outputs[TOY_OUTPUT_NAME] as ItemTensor).data[0]) * 1e6) / 1e6;
-  // Inputs are checked, but a float32 sum can still overflow; NaN is not JSON.
+  const { label, score } = toyPrediction(Number((outputs[TOY_OUTPUT_NAME] as ItemTensor).data[0]));
+  // A logit that overflows float32 saturates the sigmoid; NaN would take an Infinity minus an
+  // Infinity, which one fused sum of finite products cannot make. Should it come, it is not JSON.
   if (!Number.isFinite(score)) throw new Error(`the model produced a score of ${score}`);
-  const label = score >= 0.5 ? 'positive' : 'negative';
   return `{"request_id":${jsonString(requestId)},"prediction":{"label":"${label}","score":${score},"model_version":"${TOY_MODEL_VERSION}"}}`;
 }
 

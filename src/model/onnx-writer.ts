@@ -96,7 +96,7 @@ const ONNX_DATA_TYPES: Record<ElementType, number> = {
 export interface OnnxInitializer {
   name: string;
   dims: number[];
-  values: number[];
+  values: readonly number[];
   /** float32 (default), or int64 for shapes and indices (non-negative values). */
   type?: 'float32' | 'int64';
 }

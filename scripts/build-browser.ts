@@ -2,7 +2,9 @@
  * Bundles the code that runs inside the HTML reports (part of `npm run build`, after tsc):
  * - `dist/browser/report.js` + `report.css`: the page's renderer with uPlot;
  * - `dist/browser/timeline.js`: the step-through timeline and the re-run form, with batchline's
- *   own core (`src/core`) and simulator bundled for the browser.
+ *   own core (`src/core`) and simulator bundled for the browser;
+ * - `dist/browser/model-panel.js`: the embedded toy model run in the page, with serve's input
+ *   checks (`src/model`).
  * The HTML writer inlines these files, so a report needs no network when viewed.
  *
  * The core must stay free of Node: an import of a Node module from `src/core` fails the build.
@@ -39,6 +41,7 @@ const STUBBED_NAMES = [
 const ENTRIES = {
   report: 'src/report/html/browser/report-entry.ts',
   timeline: 'src/report/html/browser/timeline-entry.ts',
+  'model-panel': 'src/report/html/browser/model-panel-entry.ts',
 };
 
 function nodeImports(): Plugin {

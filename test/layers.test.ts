@@ -23,7 +23,7 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
   profile: ['bench', 'core', 'errors.ts', 'model', 'options', 'protocol'],
   simulate: ['core', 'errors.ts', 'options', 'profile'],
   serve: ['core', 'errors.ts', 'version.ts', 'options', 'stats-contract', 'model', 'protocol', 'profile'],
-  report: ['bench', 'core', 'errors.ts', 'options', 'profile', 'simulate', 'stats-contract'],
+  report: ['bench', 'core', 'errors.ts', 'model', 'options', 'profile', 'simulate', 'stats-contract'],
   watch: ['errors.ts', 'report', 'stats-contract'],
   ui: ['core', 'report', 'stats-contract', 'watch'],
   commands: [

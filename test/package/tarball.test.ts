@@ -97,11 +97,17 @@ describe('the npm package', () => {
   });
 
   it('writes `simulate --html` from the page scripts it carries (dist/browser/)', async () => {
-    for (const path of ['dist/browser/report.js', 'dist/browser/report.css', 'dist/browser/timeline.js'])
+    for (const path of [
+      'dist/browser/report.js',
+      'dist/browser/report.css',
+      'dist/browser/timeline.js',
+      'dist/browser/model-panel.js',
+    ])
       expect(packedFiles).toContain(path);
     await batchline(['simulate', '--rate', '100', '--requests', '100', '--html', 'page.html']);
     const page = readFileSync(join(app, 'page.html'), 'utf8');
     expect(page).toContain('id="batchline-timeline"');
+    expect(page).toContain('id="model-panel"');
     expect(page.length).toBeGreaterThan(200_000);
   });
 

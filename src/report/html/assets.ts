@@ -11,6 +11,8 @@ export interface PageAssets {
   reportJs: string;
   /** The timeline and the re-run form with the bundled core (simulate only). */
   timelineJs: string | undefined;
+  /** The toy model's panel (simulate only, beside the timeline). */
+  modelPanelJs: string | undefined;
 }
 
 /**
@@ -37,10 +39,11 @@ export async function loadPageAssets(withTimeline: boolean): Promise<PageAssets>
       throw new BatchlineError('INTERNAL', `the HTML report's ${name} is missing from ${dir}; run npm run build`);
     }
   };
-  const [css, reportJs, timelineJs] = await Promise.all([
+  const [css, reportJs, timelineJs, modelPanelJs] = await Promise.all([
     read('report.css'),
     read('report.js'),
     withTimeline ? read('timeline.js') : Promise.resolve(undefined),
+    withTimeline ? read('model-panel.js') : Promise.resolve(undefined),
   ]);
-  return { css, reportJs, timelineJs };
+  return { css, reportJs, timelineJs, modelPanelJs };
 }

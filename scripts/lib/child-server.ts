@@ -3,6 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 export interface ChildServer {
   url: string;
   process: ChildProcess;
+  /** What it printed up to and including its `listening on` line. */
+  banner: string;
   /** Sends SIGTERM and resolves with the exit code. */
   stop(): Promise<number | null>;
 }
@@ -30,6 +32,7 @@ export function startChildServer(
       resolve({
         url: match[1] as string,
         process: child,
+        banner: output,
         stop: () =>
           new Promise((done) => {
             if (child.exitCode !== null) return done(child.exitCode);

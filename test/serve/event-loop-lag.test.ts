@@ -16,21 +16,32 @@ async function lag(): Promise<Record<string, number>> {
   );
 }
 
+/** n timers of 10 ms one after the other; resolves with how late each fired (ms), the lag this loop saw. */
 const ticks = (n: number) =>
-  new Promise<void>((resolve) => {
-    let left = n;
-    const next = (): void => void (--left === 0 ? resolve() : setTimeout(next, 10));
+  new Promise<number[]>((resolve) => {
+    const lateMs: number[] = [];
+    let last = performance.now();
+    const next = (): void => {
+      const now = performance.now();
+      lateMs.push(Math.max(0, now - last - 10));
+      last = now;
+      if (lateMs.length === n) resolve(lateMs);
+      else setTimeout(next, 10);
+    };
     setTimeout(next, 10);
   });
 
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
 describe('nodejs_eventloop_lag_* (#11)', () => {
-  it('reads the real lag: well under the 10 ms sampling period when idle, the block when blocked', async () => {
+  it('reads the real lag: what its own timers see when idle, not the 10 ms sampling period; the block when blocked', async () => {
     await lag(); // starts a window
-    await ticks(20); // about 200 ms of an idle loop
+    const seen = await ticks(20); // about 200 ms of an idle loop (the server runs in this process)
     const idle = await lag();
-    // prom-client's read 0.010 here: the period of its timer, not lag. How far under it an idle
-    // loop reads depends on the host (0.3 ms quiet, 6 ms with twenty processes on two cores).
-    expect(idle._p50).toBeLessThan(0.009);
+    // prom-client's read the lag plus 10 ms, the period of its timer. The lag itself depends on
+    // the host (0.3 ms quiet, 6 ms with twenty processes on two cores, 10 at a load average of 22),
+    // so the reading is judged against the lag this test's own timers saw in the same 200 ms.
+    expect(idle._p50).toBeLessThan(median(seen) / 1000 + 0.005);
     const until = performance.now() + 60;
     while (performance.now() < until); // the loop blocked for 60 ms
     await ticks(3);
@@ -40,7 +51,7 @@ describe('nodejs_eventloop_lag_* (#11)', () => {
     tableRow(
       '#11 nodejs_eventloop_lag_* on an idle server, then a 60 ms stall',
       'under the 10 ms period idle; the stall seen',
-      `p50 ${(idle._p50! * 1000).toFixed(2)} ms idle; max ${(blocked._max! * 1000).toFixed(1)} ms after the stall`,
+      `p50 ${(idle._p50! * 1000).toFixed(2)} ms idle (this test's timers: ${median(seen).toFixed(2)} ms late); max ${(blocked._max! * 1000).toFixed(1)} ms after the stall`,
     );
   });
 });

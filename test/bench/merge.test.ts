@@ -152,7 +152,8 @@ describe('bench merge', () => {
     for (const key of ['p50', 'p90', 'p95', 'p99', 'p999'] as const)
       expect(merged.latency_ms[key]).toBeCloseTo(expected[key], 3);
     expect(stdout.text).toContain(`merged 2 runs: ${files.join(', ')}`);
-    expect(stdout.text).toMatch(/answered\s+\d+ req\/s/);
+    // A rate under 100 req/s (a busy host) prints a decimal: 59.0 req/s.
+    expect(stdout.text).toMatch(/answered\s+[\d.]+ req\/s/);
   });
 
   it('refuses fewer than two reports, and says why a v1 report cannot be merged', async () => {

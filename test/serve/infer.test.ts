@@ -55,7 +55,9 @@ describe('POST /v1/infer on the embedded toy model', () => {
   });
 
   it('answers 504 at the deadline, while the batch is still running', async () => {
-    server = await startTestServer({ modelLatencyMs: 60_000, requestTimeoutMs: 2000 });
+    // A window of 0: the batch starts as the request arrives, so the deadline passes while it runs
+    // (with the 10 ms window, a busy host let the 50 ms pass while the request still waited).
+    server = await startTestServer({ modelLatencyMs: 60_000, batchWindowMs: 0, requestTimeoutMs: 2000 });
     const reply = await infer(server.url, { inputs: [1, 1, 1] }, { 'x-request-timeout-ms': '50' });
     expect(reply.status).toBe(504);
     expect(reply.json.error.code).toBe('deadline_exceeded');

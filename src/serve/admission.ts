@@ -1,10 +1,11 @@
-import type { Outcome, PendingRequest, Refusal, RejectReason } from '../core/types.js';
+import type { Outcome, PendingRequest } from '../core/types.js';
 import { BatchlineError } from '../errors.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import { answerAfterHandOff } from './after-hand-off.js';
 import { seeTheLog } from './failure-log.js';
 import type { ModelBatcher, ModelVersion } from './model-version.js';
 import type { ErrorStage } from './answer-counters.js';
+import { outcomeError, refusalError } from './outcome-errors.js';
 
 /** What admission needs of a model version. */
 export type AdmissionVersion = Pick<ModelVersion, 'model' | 'batcher' | 'countOutputTooLarge'>;
@@ -28,33 +29,6 @@ export type Settlement =
   | { readonly kind: 'gone' };
 
 export type ModelRequest = PendingRequest<ItemTensors, ItemTensors>;
-
-/** The error answering a batcher's refusal; a reason added to the core needs its row here. */
-const REFUSALS: Readonly<Record<RejectReason, (batcher: ModelBatcher, refusal: Refusal) => BatchlineError>> = {
-  queue_full: (batcher) => new BatchlineError('QUEUE_FULL', String(batcher.queueDepth)),
-  // Retry-After: when the queue now waiting should have drained.
-  over_sla: (batcher, refusal) =>
-    new BatchlineError(
-      'OVER_SLA',
-      `predicted ${Math.round(refusal.predictedMs ?? 0)} ms from arrival to answer behind ${batcher.queueDepth} waiting, allowed ${Math.round(refusal.allowedMs ?? 0)} ms`,
-      { retryAfterS: retryAfterS(refusal.retryAfterMs) },
-    ),
-  circuit_open: (_batcher, refusal) =>
-    circuitOpen('refusing requests until a probe batch passes', refusal.retryAfterMs),
-  closed: () => new BatchlineError('SHUTTING_DOWN'),
-};
-
-/** 503 circuit_open, with a Retry-After of when the breaker lets its probe through. */
-function circuitOpen(detail: string, retryAfterMs: number | undefined): BatchlineError {
-  return new BatchlineError('CIRCUIT_OPEN', `${detail}; next probe in ${Math.round(retryAfterMs ?? 0)} ms`, {
-    retryAfterS: retryAfterS(retryAfterMs),
-  });
-}
-
-/** Whole seconds for Retry-After (HTTP takes no fractions), at least 1. */
-function retryAfterS(ms: number | undefined): number {
-  return Math.max(1, Math.ceil((ms ?? 0) / 1000));
-}
 
 /**
  * When and how urgently a request asks to be answered: its deadline in ms from arrival (capped
@@ -99,7 +73,7 @@ export function admitRows(
       schedule.timeoutMs,
       schedule.priority,
     );
-    return submitted.admitted ? [submitted.request] : REFUSALS[submitted.reason](batcher, submitted);
+    return submitted.admitted ? [submitted.request] : refusalError(batcher, submitted);
   }
   const outputs = new Array<ItemTensors>(rows.length);
   let done = 0;
@@ -124,7 +98,7 @@ export function admitRows(
     schedule.timeoutMs,
     schedule.priority,
   );
-  if (!submitted.admitted) return REFUSALS[submitted.reason](batcher, submitted);
+  if (!submitted.admitted) return refusalError(batcher, submitted);
   requests = submitted.requests;
   return requests;
 }
@@ -140,7 +114,7 @@ function settlementOf(
   // Cancelled means its client hung up: no answer to send, and no 503 to count.
   if (outcome.kind === 'cancelled') return { kind: 'gone' };
   if (outcome.kind !== 'ok')
-    return { kind: 'error', error: outcomeError(outcome, request, context), stage: 'admitted' };
+    return { kind: 'error', error: failedOutcomeError(outcome, request, context), stage: 'admitted' };
   // All rows together count against --max-output-elements, as one answer's outputs do. An output
   // of 1e8 numbers took 51.7 s and 4.47 GB of JSON on the main thread: refused before encoding.
   const elements = outputs.reduce((total, output) => total + elementsOf(output), 0);
@@ -156,21 +130,16 @@ function settlementOf(
 }
 
 /** The error that answers an admitted request which did not succeed. */
-function outcomeError(outcome: Outcome<ItemTensors>, request: ModelRequest, context: AdmissionContext): BatchlineError {
-  switch (outcome.kind) {
-    case 'timeout':
-      return new BatchlineError('DEADLINE_EXCEEDED', String(Math.round(request.deadlineAtMs - request.arrivalAtMs)));
-    case 'error':
-      // The detail (onnxruntime's node names, its source files) goes to the log, not to the client.
-      context.logError(`model execution failed for request ${request.id}`, outcome.error);
-      return new BatchlineError('MODEL_FAILURE', seeTheLog(request.id));
-    case 'unavailable':
-      return circuitOpen('it opened while this request waited', outcome.retryAfterMs);
-    case 'ok':
-    case 'shutdown':
-    case 'cancelled':
-      return new BatchlineError('SHUTTING_DOWN');
-  }
+function failedOutcomeError(
+  outcome: Outcome<ItemTensors>,
+  request: ModelRequest,
+  context: AdmissionContext,
+): BatchlineError {
+  return outcomeError(outcome, request, (error) => {
+    // The detail (onnxruntime's node names, its source files) goes to the log, not to the client.
+    context.logError(`model execution failed for request ${request.id}`, error);
+    return new BatchlineError('MODEL_FAILURE', seeTheLog(request.id));
+  });
 }
 
 /** Numbers in an answer's outputs, all outputs together. */

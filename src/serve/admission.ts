@@ -3,7 +3,7 @@ import { BatchlineError } from '../errors.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import { answerAfterHandOff } from './after-hand-off.js';
 import { seeTheLog } from './failure-log.js';
-import type { ModelBatcher, ModelVersion } from './model-version.js';
+import type { ModelVersion } from './model-version.js';
 import type { ErrorStage } from './answer-counters.js';
 import { outcomeError, refusalError } from './outcome-errors.js';
 

@@ -1,11 +1,9 @@
-import type { Server } from 'node:http';
-import type { FastifyInstance } from 'fastify';
-import { BatchlineError } from '../errors.js';
 import { formatAffineMs } from '../options/affine-latency.js';
 import { startupVersions } from './startup.js';
 import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
 import { DrainingConnections } from './drain-connections.js';
+import { drainAndClose, listen } from './start-server.js';
 import { FailureLog, stderrLogSink } from './failure-log.js';
 import type { GrpcListener } from './grpc-listener.js';
 import type { ModelBatcher } from './model-version.js';
@@ -42,11 +40,6 @@ export interface ServeOutput {
   log(line: string): void;
   stop(): void;
 }
-
-/** Quiet time after which idle keep-alive connections are closed during a drain (ms). */
-const IDLE_CLOSE_AFTER_MS = 100;
-/** Time after the drain's deadline for answers still leaving (the 503s written at the deadline) (ms). */
-const CLOSE_GRACE_MS = 250;
 
 /**
  * `batchline serve`: listen at once (so /healthz answers and /readyz says 503 while the model
@@ -195,67 +188,4 @@ async function startGrpc(
     config.grpcMaxMessageBytes,
   );
   return { listener, address: await listener.listen(config.host, config.grpcPort!) };
-}
-
-/** Listens, or says why not in the error table's words (ADDRESS_IN_USE, CANNOT_LISTEN). */
-async function listen(app: FastifyInstance, host: string, port: number): Promise<string> {
-  try {
-    return await app.listen({ host, port });
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === 'EADDRINUSE') throw new BatchlineError('ADDRESS_IN_USE', `${host}:${port}`);
-    // A host that does not resolve (ENOTFOUND), is not this machine's (EADDRNOTAVAIL), or a port it may not bind (EACCES).
-    if (code !== undefined)
-      throw new BatchlineError('CANNOT_LISTEN', `${host}:${port} (${code}: ${(error as Error).message})`, {
-        cause: error,
-      });
-    throw error;
-  }
-}
-
-/**
- * The end of a server, bounded by `drainTimeoutMs` (or a second signal): each connection's last
- * answer says `Connection: close`; the batcher drains; the listener stays open (answering 503)
- * until clients have let go — connections with no answer left to send are closed once no
- * request has come for a moment — and then the app closes, with any connection still open
- * closed by force. No connection is closed while answers it owes are queued on it, except by
- * that force: Node would drop the pipelined answers queued behind the one it closes on.
- */
-async function drainAndClose(
-  server: Server,
-  connections: DrainingConnections,
-  runtime: ServingRuntime,
-  close: () => Promise<void>,
-  drainTimeoutMs: number,
-  force: Promise<string>,
-): Promise<void> {
-  const deadlineMs = performance.now() + drainTimeoutMs;
-  let forced = false;
-  void force.then(() => {
-    forced = true;
-    runtime.endDrainNow();
-  });
-  let lastRequestAtMs = performance.now();
-  server.on('request', () => (lastRequestAtMs = performance.now()));
-  connections.startClosing();
-  const timeLeft = (): number => (forced ? 0 : Math.max(0, deadlineMs - performance.now()));
-  const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 10));
-
-  await runtime.drain(drainTimeoutMs);
-  while (timeLeft() > 0 && connections.size > 0) {
-    if (performance.now() - lastRequestAtMs >= IDLE_CLOSE_AFTER_MS) connections.closeQuiet();
-    await tick();
-  }
-  // Answers written at the deadline or at a second signal (503s) still leaving get a moment:
-  // closing the listener makes Node close every connection whose current answer has ended, with
-  // the ones queued behind it. A second signal stops the wait for work, not for these.
-  const graceEndMs = performance.now() + CLOSE_GRACE_MS;
-  while (performance.now() < graceEndMs && connections.withAnswersPending() > 0) {
-    connections.closeQuiet();
-    await tick();
-  }
-  connections.closeQuiet();
-  const closing = close();
-  server.closeAllConnections();
-  await closing;
 }

@@ -1,0 +1,151 @@
+import type { Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { BatchlineError } from '../errors.js';
+import type { ServeConfig } from '../options/serve.js';
+import { startupVersions } from './startup.js';
+import type { ServerStats } from '../stats-contract/server-stats.js';
+import { buildServer } from './build-server.js';
+import { DrainingConnections } from './drain-connections.js';
+import { FailureLog, stderrLogSink } from './failure-log.js';
+import type { ServingRuntime } from './serving-runtime.js';
+
+/** A server started from code (the library's `serve()`): listening, its start-up models loaded. */
+export interface StartedServer {
+  /** Where it listens, e.g. `http://127.0.0.1:40123`. */
+  readonly url: string;
+  /** Where the admin API listens (with an admin token): its own listener, or `url`. */
+  readonly adminUrl: string | undefined;
+  readonly runtime: ServingRuntime;
+  /** What `GET /v1/stats` answers. */
+  stats(): ServerStats | undefined;
+  /**
+   * Drains as SIGTERM does (503 for new work; what is queued and running gets up to `drainMs`,
+   * default --drain-timeout-ms), then closes the listeners and the models. Once; later calls
+   * return the same promise.
+   */
+  close(options?: { drainMs?: number }): Promise<void>;
+}
+
+/**
+ * Starts `batchline serve` in this process: loads the repository or model (a bad one rejects
+ * before anything listens), listens, loads the start-up versions and resolves once they are
+ * ready. A model that fails to load rejects, with everything it opened closed again.
+ */
+export async function startServer(
+  config: ServeConfig,
+  stderr: NodeJS.WritableStream = process.stderr,
+): Promise<StartedServer> {
+  const startup = await startupVersions(config);
+  const failures = new FailureLog(stderr === process.stderr ? stderrLogSink() : stderr);
+  const { app, runtime, admin } = buildServer(config, {
+    logError: (message, error, withStack) => failures.failure(message, error, withStack),
+  });
+  const connections = new DrainingConnections(app.server);
+  const url = await listen(app, config.host, config.port);
+  const closeAll = async (): Promise<void> => {
+    await Promise.all([app.close(), admin?.close()]);
+    await runtime.closeModels();
+    failures.flush();
+  };
+  let adminUrl: string | undefined;
+  try {
+    if (admin !== undefined) adminUrl = await listen(admin, config.adminHost ?? config.host, config.adminPort);
+    runtime.registry.defaultModel = startup.defaultModel;
+    await runtime.loadStartup(startup.versions);
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    adminUrl: adminUrl ?? (config.adminToken === undefined ? undefined : url),
+    runtime,
+    stats: () => runtime.stats(),
+    close: (options = {}) =>
+      (closing ??= (async () => {
+        // As runServer: a registration in progress is answered by the drain (503), not waited for.
+        const adminClosed = admin?.close();
+        const never = new Promise<string>(() => {});
+        await drainAndClose(
+          app.server,
+          connections,
+          runtime,
+          () => app.close(),
+          options.drainMs ?? config.drainTimeoutMs,
+          never,
+        );
+        await adminClosed;
+        await runtime.closeModels();
+        failures.flush();
+      })()),
+  };
+}
+
+/** Quiet time after which idle keep-alive connections are closed during a drain (ms). */
+const IDLE_CLOSE_AFTER_MS = 100;
+/** Time after the drain's deadline for answers still leaving (the 503s written at the deadline) (ms). */
+const CLOSE_GRACE_MS = 250;
+
+/** Listens, or says why not in the error table's words (ADDRESS_IN_USE, CANNOT_LISTEN). */
+export async function listen(app: FastifyInstance, host: string, port: number): Promise<string> {
+  try {
+    return await app.listen({ host, port });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'EADDRINUSE') throw new BatchlineError('ADDRESS_IN_USE', `${host}:${port}`);
+    // A host that does not resolve (ENOTFOUND), is not this machine's (EADDRNOTAVAIL), or a port it may not bind (EACCES).
+    if (code !== undefined)
+      throw new BatchlineError('CANNOT_LISTEN', `${host}:${port} (${code}: ${(error as Error).message})`, {
+        cause: error,
+      });
+    throw error;
+  }
+}
+
+/**
+ * The end of a server, bounded by `drainTimeoutMs` (or a second signal): each connection's last
+ * answer says `Connection: close`; the batcher drains; the listener stays open (answering 503)
+ * until clients have let go — connections with no answer left to send are closed once no
+ * request has come for a moment — and then the app closes, with any connection still open
+ * closed by force. No connection is closed while answers it owes are queued on it, except by
+ * that force: Node would drop the pipelined answers queued behind the one it closes on.
+ */
+export async function drainAndClose(
+  server: Server,
+  connections: DrainingConnections,
+  runtime: ServingRuntime,
+  close: () => Promise<void>,
+  drainTimeoutMs: number,
+  force: Promise<string>,
+): Promise<void> {
+  const deadlineMs = performance.now() + drainTimeoutMs;
+  let forced = false;
+  void force.then(() => {
+    forced = true;
+    runtime.endDrainNow();
+  });
+  let lastRequestAtMs = performance.now();
+  server.on('request', () => (lastRequestAtMs = performance.now()));
+  connections.startClosing();
+  const timeLeft = (): number => (forced ? 0 : Math.max(0, deadlineMs - performance.now()));
+  const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 10));
+
+  await runtime.drain(drainTimeoutMs);
+  while (timeLeft() > 0 && connections.size > 0) {
+    if (performance.now() - lastRequestAtMs >= IDLE_CLOSE_AFTER_MS) connections.closeQuiet();
+    await tick();
+  }
+  // Answers written at the deadline or at a second signal (503s) still leaving get a moment:
+  // closing the listener makes Node close every connection whose current answer has ended, with
+  // the ones queued behind it. A second signal stops the wait for work, not for these.
+  const graceEndMs = performance.now() + CLOSE_GRACE_MS;
+  while (performance.now() < graceEndMs && connections.withAnswersPending() > 0) {
+    connections.closeQuiet();
+    await tick();
+  }
+  connections.closeQuiet();
+  const closing = close();
+  server.closeAllConnections();
+  await closing;
+}

@@ -15,19 +15,35 @@ export interface PercentilesMs {
 
 export { HISTOGRAM_MAX_US };
 
+/** Values below this fit an unsigned 32-bit integer, where Math.clz32 and `>>>` are exact. */
+const UINT32_LIMIT = 2 ** 32;
+
+/**
+ * hdr-histogram-js's Float64Histogram with its bucket arithmetic in integer operations: it finds
+ * a value's slot with `floor(log2(v))`, `floor(v / 2^k)` and `pow(2, m)`, which made recording
+ * a third of a `batch()` call's cost (two records a call); `31 - clz32(v)` and shifts give the
+ * same slot (a test compares it, and every percentile, with the stock class) in a fraction of the
+ * time. `countsArrayIndex` is public in the package's typings; values of 2^32 and more, beyond
+ * these histograms' hour, take the stock path.
+ */
+class IntegerIndexHistogram extends hdr.Float64Histogram {
+  override countsArrayIndex(value: number): number {
+    if (!(value >= 0 && value < UINT32_LIMIT)) return super.countsArrayIndex(value);
+    const magnitude = this.subBucketHalfCountMagnitude;
+    const bucket = Math.max(31 - Math.clz32(value) - magnitude - this.unitMagnitude, 0);
+    const subBucket = value >>> (bucket + this.unitMagnitude);
+    return ((bucket + 1) << magnitude) + subBucket - this.subBucketHalfCount;
+  }
+}
+
 /**
  * An HDR histogram of durations in integer microseconds, 1 µs to 1 h at 3 significant digits
  * (architecture.md rule 5: the core uses float ms, histograms integer µs).
  */
 export function createLatencyHistogram(): hdr.Histogram {
-  return hdr.build({
-    bitBucketSize: 64,
-    lowestDiscernibleValue: 1,
-    highestTrackableValue: HISTOGRAM_MAX_US,
-    numberOfSignificantValueDigits: 3,
-    autoResize: false,
-    useWebAssembly: false,
-  });
+  const histogram = new IntegerIndexHistogram(1, HISTOGRAM_MAX_US, 3);
+  histogram.autoResize = false;
+  return histogram;
 }
 
 /** Records a duration given in ms, clamped into the histogram's range. */

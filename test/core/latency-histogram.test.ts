@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import * as hdr from 'hdr-histogram-js';
 import { describe, expect, it } from 'vitest';
 import { createLatencyHistogram, percentilesMs, recordMs } from '../../src/core/latency-histogram.js';
 import { encodeHistogram, mergeEncoded } from '../../src/bench/histogram-codec.js';
@@ -35,5 +36,45 @@ describe('percentilesMs', () => {
     for (let i = 0; i < 10; i++) recordMs(histogram, 30);
     const p = percentilesMs(histogram);
     expect([p.p50, p.p95, p.p99, p.max]).toEqual([30, 30, 30, 30]);
+  });
+});
+
+describe('createLatencyHistogram', () => {
+  it("finds every value's bucket as hdr-histogram-js's own class does (integer arithmetic instead of log2)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.integer({ min: 1, max: 3_600_000_000 }), fc.integer({ min: 1, max: 5000 })), {
+          minLength: 1,
+          maxLength: 300,
+        }),
+        (values) => {
+          const ours = createLatencyHistogram();
+          const stock = hdr.build({
+            bitBucketSize: 64,
+            lowestDiscernibleValue: 1,
+            highestTrackableValue: 3_600_000_000,
+            numberOfSignificantValueDigits: 3,
+            autoResize: false,
+            useWebAssembly: false,
+          });
+          for (const us of values) {
+            ours.recordValue(us);
+            stock.recordValue(us);
+            expect((ours as hdr.JsHistogram).countsArrayIndex(us)).toBe(
+              (stock as hdr.JsHistogram).countsArrayIndex(us),
+            );
+          }
+          for (const p of [0, 1, 50, 90, 99, 99.9, 100])
+            expect(ours.getValueAtPercentile(p)).toBe(stock.getValueAtPercentile(p));
+          expect([ours.totalCount, ours.maxValue, ours.minNonZeroValue, ours.mean]).toEqual([
+            stock.totalCount,
+            stock.maxValue,
+            stock.minNonZeroValue,
+            stock.mean,
+          ]);
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });

@@ -121,6 +121,20 @@ type ValueOf<S extends OptionSpec> =
 
 export type OptionValues<S extends OptionSchema> = { readonly [K in keyof S]: ValueOf<S[K]> };
 
+/** What code may give for one option: a number, a name of its choices, a boolean, or text. */
+type InputOf<S extends OptionSpec> = S extends NumberOptionSpec
+  ? number
+  : S extends AffineOptionSpec | DurationOptionSpec
+    ? number | string
+    : S extends EnumOptionSpec
+      ? S['choices'][number]
+      : S extends BooleanOptionSpec
+        ? boolean
+        : string;
+
+/** Options as code gives them (`resolveCodeOptions`): every key optional, camelCase as in the schema. */
+export type OptionInputs<S extends OptionSchema> = { [K in keyof S]?: InputOf<S[K]> };
+
 /** Registers every option of `schema` on `command`, with env and default in the help text. */
 export function addOptions(command: Command, schema: OptionSchema): Command {
   for (const spec of Object.values(schema)) {
@@ -153,6 +167,42 @@ export function resolveOptions<S extends OptionSchema>(
     else if (fromEnv !== undefined && fromEnv !== '')
       resolved[key] = parseValue(spec, fromEnv, `${spec.env} (--${spec.flag})`);
     else resolved[key] = spec.kind === 'affine' ? parseValue(spec, spec.default, `--${spec.flag}`) : spec.default;
+  }
+  return Object.freeze(resolved) as OptionValues<S>;
+}
+
+/**
+ * Options given in code, as `batch()` and `serve()` take them: an object keyed by the schema's
+ * camelCase names. Each value is checked as its flag is and named by its key; a key the schema
+ * does not know is refused with what to write instead (`renamed`, for names users bring from
+ * elsewhere) or the allowed keys; the rest take their defaults. The environment is not read:
+ * code says what it means.
+ */
+export function resolveCodeOptions<S extends OptionSchema>(
+  schema: S,
+  given: Readonly<Record<string, unknown>>,
+  renamed: Readonly<Record<string, string>> = {},
+): OptionValues<S> {
+  if (typeof given !== 'object' || given === null)
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `options must be an object, got ${given === null ? 'null' : typeof given}`,
+    );
+  for (const key of Object.keys(given)) {
+    if (Object.hasOwn(schema, key)) continue;
+    const instead = renamed[key];
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      instead === undefined
+        ? `${key}: not an option; the options are ${Object.keys(schema).join(', ')}`
+        : `${key}: not an option; use ${instead}`,
+    );
+  }
+  const resolved: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(schema)) {
+    const value = given[key];
+    if (value !== undefined) resolved[key] = parseValue(spec, value, key);
+    else resolved[key] = spec.kind === 'affine' ? parseValue(spec, spec.default, key) : spec.default;
   }
   return Object.freeze(resolved) as OptionValues<S>;
 }
@@ -203,7 +253,8 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
     case 'number': {
       const wantsInt = spec.kind === 'int';
       // Plain decimal only: Number() would also take 0x50, 0b11 and 1e1, which nobody means as a port.
-      const parsed = (wantsInt ? INTEGER : DECIMAL).test(text) ? Number(text) : NaN;
+      // A number given in code or JSON is taken as it is (1e-7 too); text must be plain decimal.
+      const parsed = typeof value === 'number' ? value : (wantsInt ? INTEGER : DECIMAL).test(text) ? Number(text) : NaN;
       if (
         !Number.isFinite(parsed) ||
         (wantsInt && !Number.isInteger(parsed)) ||

@@ -1,7 +1,8 @@
 /**
  * The package as a user gets it: `npm pack` on a copy of the project (its `prepack` builds from
  * a clean `dist/`), the tarball installed into an empty directory from the registry (the npm
- * cache first) with the README's line for offline machines, and batchline run from there.
+ * cache first) with the README's line for offline machines, and batchline run from there: the
+ * CLI, and the library imported from JavaScript (ESM and CommonJS) and TypeScript.
  */
 import { execFile, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -178,5 +179,143 @@ describe('the npm package', () => {
     } finally {
       renameSync(`${runtime}.away`, runtime);
     }
+  });
+});
+
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+const node = (args: string[]) => run(process.execPath, args, { cwd: app, env: OFFLINE_ENV });
+
+describe("the library: import { batch } from 'batchline'", () => {
+  it('carries its entry and type declarations, named by `exports`', () => {
+    for (const path of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/library/batch.d.ts'])
+      expect(packedFiles).toContain(path);
+    const manifest = JSON.parse(readFileSync(join(app, 'node_modules', 'batchline', 'package.json'), 'utf8'));
+    expect(manifest.exports['.']).toEqual({ types: './dist/src/index.d.ts', default: './dist/src/index.js' });
+  });
+
+  it('batches calls from JavaScript (ESM) and rejects with the error classes', async () => {
+    writeFileSync(
+      join(app, 'library.mjs'),
+      [
+        "import { batch, QueueFullError } from 'batchline';",
+        'const sizes = [];',
+        'const double = batch(async (xs) => { sizes.push(xs.length); return xs.map((x) => x * 2); },',
+        '  { maxBatchSize: 4, batchWindowMs: 20, maxQueueSize: 2 });',
+        'const calls = [1, 2, 3, 4, 5, 6].map((x) => double(x));',
+        'const refused = await double(7).catch((error) => error);',
+        'console.log(JSON.stringify({ results: await Promise.all(calls), sizes, refused: [refused instanceof QueueFullError, refused.code, refused.statusCode] }));',
+      ].join('\n'),
+    );
+    const { stdout } = await node(['library.mjs']);
+    expect(JSON.parse(stdout)).toEqual({
+      results: [2, 4, 6, 8, 10, 12],
+      sizes: [4, 2],
+      refused: [true, 'queue_full', 429],
+    });
+  });
+
+  it('is loaded by CommonJS with require() on this Node (20.19 and later), and with import() on any', async () => {
+    writeFileSync(
+      join(app, 'commonjs.cjs'),
+      [
+        "const { batch } = require('batchline');",
+        'const upper = batch(async (xs) => xs.map((s) => s.toUpperCase()));',
+        "upper('cjs').then(async (answer) => {",
+        "  const dynamic = await import('batchline');",
+        '  console.log(answer, typeof dynamic.serve);',
+        '});',
+      ].join('\n'),
+    );
+    const { stdout } = await node(['commonjs.cjs']);
+    expect(stdout.trim()).toBe('CJS function');
+  });
+
+  it('type-checks TypeScript under moduleResolution nodenext, and runs it', async () => {
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          strict: true,
+          outDir: 'out',
+          typeRoots: [join(ROOT, 'node_modules', '@types')],
+          types: ['node'],
+        },
+        files: ['typed.mts'],
+      }),
+    );
+    writeFileSync(
+      join(app, 'typed.mts'),
+      [
+        "import { batch, BatchError, type BatcherSnapshot } from 'batchline';",
+        'const lengths = batch(async (texts: string[]) => texts.map((text) => text.length), { maxBatchSize: 8 });',
+        "const n: number = await lengths('hello', { timeoutMs: 500, signal: AbortSignal.timeout(1000) });",
+        'const snapshot: BatcherSnapshot = lengths.stats();',
+        'const error: BatchError | undefined = undefined;',
+        'await lengths.close({ drainMs: 100 });',
+        'console.log(n, snapshot.counts.outcomes.ok, error);',
+      ].join('\n'),
+    );
+    await run(process.execPath, [TSC, '-p', '.'], { cwd: app, env: OFFLINE_ENV });
+    const { stdout } = await node([join('out', 'typed.mjs')]);
+    expect(stdout.trim()).toBe('5 1 undefined');
+  });
+
+  it('makes a wrong item or answer type a compile error', async () => {
+    writeFileSync(
+      join(app, 'wrong.mts'),
+      [
+        "import { batch } from 'batchline';",
+        'const lengths = batch(async (texts: string[]) => texts.map((text) => text.length));',
+        'await lengths(42);',
+        "const s: string = await lengths('x');",
+        'console.log(s);',
+      ].join('\n'),
+    );
+    const checked = await run(
+      process.execPath,
+      [
+        TSC,
+        '--noEmit',
+        '--strict',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--target',
+        'es2022',
+        '--typeRoots',
+        join(ROOT, 'node_modules', '@types'),
+        '--types',
+        'node',
+        'wrong.mts',
+      ],
+      { cwd: app, env: OFFLINE_ENV },
+    ).then(
+      () => '',
+      (error: { stdout: string }) => error.stdout,
+    );
+    expect(checked).toMatch(
+      /wrong\.mts\(3,\d+\): error TS2345: Argument of type 'number' is not assignable to parameter of type 'string'/,
+    );
+    expect(checked).toMatch(/wrong\.mts\(4,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/);
+  });
+
+  it('starts the whole server with serve() and closes it', async () => {
+    writeFileSync(
+      join(app, 'server.mjs'),
+      [
+        "import { serve } from 'batchline';",
+        'const server = await serve({ modelLatencyMs: 0 });',
+        "const answer = await fetch(server.url + '/v1/infer', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: [0.2, 1.5, -0.3] }) });",
+        'const body = await answer.json();',
+        'await server.close();',
+        'console.log(answer.status, body.prediction.model_version);',
+      ].join('\n'),
+    );
+    const { stdout } = await node(['server.mjs']);
+    expect(stdout.trim()).toBe('200 toy-logistic-v1');
   });
 });

@@ -1,0 +1,22 @@
+/**
+ * batchline as a library: `import { batch, serve } from 'batchline'`. This file is the package's
+ * one public surface (its `exports`); everything else under dist/ is internal and may change.
+ */
+export { batch } from './library/batch.js';
+export type { BatchContext, BatchFunction, Batched, CallOptions, CloseOptions } from './library/batch.js';
+export type { BatchOptions } from './library/batch-options.js';
+export {
+  BatchError,
+  CircuitOpenError,
+  DeadlineExceededError,
+  InvalidOptionError,
+  ModelFailureError,
+  OverSlaError,
+  QueueFullError,
+  ShuttingDownError,
+} from './library/errors.js';
+export type { BatchErrorCode, BatchErrorOptions } from './library/errors.js';
+export { serve } from './library/serve.js';
+export type { RunningServer, ServeOptions } from './library/serve.js';
+export type { BatcherSnapshot } from './core/batcher-stats.js';
+export type { ServerStats } from './stats-contract/server-stats.js';

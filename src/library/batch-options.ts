@@ -1,0 +1,69 @@
+import type { BatchingConfig } from '../core/create-batcher.js';
+import { BATCHING_OPTIONS, batchingConfigOf } from '../options/batching.js';
+import { resolveCodeOptions, type OptionValues } from '../options/schema.js';
+
+/**
+ * How `batch()` batches: the options of `batchline serve` in camelCase, with the same defaults,
+ * ranges and meaning (docs/library.md; the flags in the README's option table).
+ */
+export interface BatchOptions {
+  /** Largest batch handed to the function. Default 8. */
+  maxBatchSize?: number;
+  /**
+   * Longest the oldest waiting call waits for company, in ms from its arrival; 0 runs what is
+   * there as soon as an instance is free. Default 10.
+   */
+  batchWindowMs?: number;
+  /** Calls allowed to wait (those in running batches do not count); more reject with QueueFullError. Default 128. */
+  maxQueueSize?: number;
+  /** Deadline of a call in ms from its arrival (a call's `timeoutMs` overrides it); then DeadlineExceededError. Default 2000. */
+  requestTimeoutMs?: number;
+  /** Batches that may run at once; the function learns which slot runs it (`context.instance`). Default 1. */
+  instances?: number;
+  /** `fixed` (the window and limit as given), `aimd` or `adaptive` (docs/policies.md). Default fixed. */
+  batchPolicy?: 'fixed' | 'aimd' | 'adaptive';
+  /** The p95 latency `aimd` and `adaptive` aim for, in ms. Default 50. */
+  targetLatencyMs?: number;
+  /** `queue` (the bound only) or `sla` (also refuse at once what would miss its deadline: OverSlaError). Default queue. */
+  admission?: 'queue' | 'sla';
+  /** When a batch throws: `bisect` finds the bad items by running halves, `items` runs each alone, `off` fails them all. Default bisect. */
+  isolation?: 'bisect' | 'items' | 'off';
+  /** Circuit breaker: consecutive failed batches that open it (0 = this rule off). Default 5. */
+  breakerFailures?: number;
+  /** Circuit breaker: failed fraction of the last `breakerWindow` batches that opens it (0 = this rule off). Default 0.5. */
+  breakerRatio?: number;
+  /** Circuit breaker: batches the ratio is taken over. Default 20. */
+  breakerWindow?: number;
+  /** Circuit breaker: how long it refuses (CircuitOpenError) before one probe batch, in ms. Default 1000. */
+  breakerOpenMs?: number;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** True only while BatchOptions names exactly the batching options, with their types (checked by the build). */
+export const BATCH_OPTIONS_MATCH_THE_SCHEMA: Same<
+  Required<BatchOptions>,
+  Mutable<OptionValues<typeof BATCHING_OPTIONS>>
+> = true;
+
+/** Names users bring from the middleware, Ray Serve or dataloader, and what batchline calls them. */
+const RENAMED: Readonly<Record<string, string>> = {
+  max_batch_size: 'maxBatchSize',
+  maxWaitTime: 'batchWindowMs (milliseconds)',
+  max_wait_time: 'batchWindowMs (milliseconds)',
+  batchWaitTimeoutS: 'batchWindowMs (milliseconds)',
+  batch_wait_timeout_s: 'batchWindowMs (milliseconds)',
+  targetLatency: 'targetLatencyMs (milliseconds)',
+  target_latency: 'targetLatencyMs (milliseconds)',
+  workers: 'instances',
+  maxConcurrentBatches: 'instances',
+  max_concurrent_batches: 'instances',
+  timeout: 'requestTimeoutMs (milliseconds), or timeoutMs on a call',
+  timeoutMs: 'requestTimeoutMs (milliseconds), or timeoutMs on a call',
+  breaker: 'breakerFailures, breakerRatio, breakerWindow and breakerOpenMs',
+};
+
+/** The batcher's configuration from what the caller gave; throws INVALID_OPTION naming the option. */
+export function resolveBatchOptions(options: BatchOptions): BatchingConfig {
+  return batchingConfigOf(resolveCodeOptions(BATCHING_OPTIONS, options as Record<string, unknown>, RENAMED));
+}

@@ -1,0 +1,203 @@
+import { BatcherStats, type BatcherSnapshot } from '../core/batcher-stats.js';
+import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
+import { RealClock } from '../core/real-clock.js';
+import type { Batch, Executor, Outcome, PendingRequest } from '../core/types.js';
+import { asError, BatchlineError } from '../errors.js';
+import { SERVE_OPTIONS } from '../options/serve.js';
+import { outcomeError, refusalError } from '../serve/outcome-errors.js';
+import { resolveBatchOptions, type BatchOptions } from './batch-options.js';
+import { BatchError, InvalidOptionError, ModelFailureError, publicError } from './errors.js';
+import { KeepAlive } from './keep-alive.js';
+
+/** What the batch function learns besides its items. */
+export interface BatchContext {
+  /** Which of the `instances` slots runs this batch, from 0 (the middleware's `worker_id`). */
+  readonly instance: number;
+}
+
+/**
+ * Your function over a batch: one result per item, in order. An `Error` in a slot fails that
+ * item alone; a throw (or a rejection) fails the batch, whose bad items are then found by
+ * running parts of it again (`isolation`).
+ */
+export type BatchFunction<I, O> = (
+  items: I[],
+  context: BatchContext,
+) => readonly (O | Error)[] | PromiseLike<readonly (O | Error)[]>;
+
+export interface CallOptions {
+  /** Aborting it removes a waiting call (it never reaches the function) or discards a running one's result; the call rejects with `signal.reason`. */
+  signal?: AbortSignal;
+  /** This call's deadline in ms from now, instead of `requestTimeoutMs`. */
+  timeoutMs?: number;
+}
+
+export interface CloseOptions {
+  /** How long the calls already queued or running may take to finish, in ms; then they reject with ShuttingDownError. Default 10000. */
+  drainMs?: number;
+}
+
+/** A batched function: call it with one item; it resolves with that item's result. */
+export interface Batched<I, O> {
+  (item: I, options?: CallOptions): Promise<O>;
+  /** The same snapshot `GET /v1/stats` shows for a model: queue, running batches, counts, batch sizes, latency percentiles. */
+  stats(): BatcherSnapshot;
+  /** Stops taking calls (they reject with ShuttingDownError), runs what is queued without waiting for its window, and resolves once every call has its answer. */
+  close(options?: CloseOptions): Promise<void>;
+  /** The resolved options, defaults filled in. */
+  readonly options: Readonly<BatchingConfig>;
+}
+
+const DEFAULT_DRAIN_MS = SERVE_OPTIONS.drainTimeoutMs.default;
+
+/**
+ * Batches calls of one item into calls of `fn` over many, with the batcher `batchline serve`
+ * runs (src/core: the same queue bound, deadlines, policies, admission, isolation and breaker),
+ * on real time.
+ *
+ * ```ts
+ * const embed = batch(async (texts: string[]) => model.embed(texts), { maxBatchSize: 32, batchWindowMs: 5 });
+ * const vector = await embed('hello'); // batched with the calls around it
+ * ```
+ */
+export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {}): Batched<I, O> {
+  if (typeof fn !== 'function')
+    throw new InvalidOptionError(`batch(fn, options): fn must be a function over an array of items, got ${typeof fn}`);
+  let config: BatchingConfig;
+  try {
+    config = resolveBatchOptions(options);
+  } catch (error) {
+    throw publicError(error);
+  }
+  const clock = new RealClock();
+  const executor: Executor<I, O> = { start: (run, done) => runBatch(fn, run, done) };
+  const batcher = createBatcher<I, O>(config, clock, executor);
+  const stats = new BatcherStats(batcher, clock, config.maxBatchSize);
+  const keepAlive = new KeepAlive();
+  let closing: Promise<void> | undefined;
+
+  const call = (item: I, callOptions?: CallOptions): Promise<O> =>
+    new Promise<O>((resolve, reject) => {
+      let timeoutMs = config.requestTimeoutMs;
+      let signal: AbortSignal | undefined;
+      if (callOptions !== undefined) {
+        const invalid = invalidCallOptions(callOptions);
+        if (invalid !== undefined) return reject(invalid);
+        signal = callOptions.signal;
+        if (signal?.aborted === true) return reject(signal.reason);
+        timeoutMs = callOptions.timeoutMs ?? timeoutMs;
+      }
+      let onAbort: (() => void) | undefined;
+      keepAlive.enter();
+      const submitted = batcher.submit(
+        '',
+        item,
+        (outcome, request) => {
+          keepAlive.leave();
+          if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
+          if (outcome.kind === 'ok') resolve(outcome.output as O);
+          else reject(outcome.kind === 'cancelled' ? signal?.reason : failure(outcome, request));
+        },
+        timeoutMs,
+      );
+      if (!submitted.admitted) {
+        keepAlive.leave();
+        return reject(publicError(refusalError(batcher, submitted)));
+      }
+      const request = submitted.request;
+      if (signal === undefined || request.phase === 'done') return;
+      onAbort = () => batcher.cancel(request);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+
+  const close = (closeOptions: CloseOptions = {}): Promise<void> => {
+    closing ??= drain(closeOptions.drainMs ?? DEFAULT_DRAIN_MS);
+    return closing;
+  };
+  const drain = async (drainMs: number): Promise<void> => {
+    if (!(drainMs >= 0))
+      throw new InvalidOptionError(`close({ drainMs }): expected a number of ms >= 0, got ${drainMs}`);
+    batcher.close();
+    if (!batcher.idle)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, drainMs);
+        const finishIfIdle = (): void => {
+          if (!batcher.idle) return;
+          clearTimeout(timer);
+          resolve();
+        };
+        batcher.addObserver({ batchFinished: finishIfIdle, requestFinished: finishIfIdle });
+      });
+    batcher.abortAll('shutdown');
+    keepAlive.dispose();
+  };
+
+  return Object.assign(call, {
+    stats: () => stats.snapshot(),
+    close,
+    options: Object.freeze({ ...config }),
+  });
+}
+
+/** Runs one batch (or, while a failed one is isolated, part of it) through the caller's function. */
+function runBatch<I, O>(
+  fn: BatchFunction<I, O>,
+  run: Batch<I, O>,
+  done: (result: readonly (O | Error)[] | Error) => void,
+): void {
+  const size = run.inputs.length;
+  let returned: ReturnType<BatchFunction<I, O>>;
+  try {
+    returned = fn(run.inputs as I[], { instance: run.instance });
+  } catch (error) {
+    return done(asError(error));
+  }
+  if (isThenable(returned))
+    returned.then(
+      (results) => done(oneResultPerItem(results, size)),
+      (error: unknown) => done(asError(error)),
+    );
+  else done(oneResultPerItem(returned, size));
+}
+
+function isThenable<T>(value: unknown): value is PromiseLike<T> {
+  return typeof (value as PromiseLike<T> | null)?.then === 'function';
+}
+
+/**
+ * The function's results, or, when they are not one per item, the same error for every item of
+ * the batch: a function that loses or adds results has a bug no re-run of a part would mend.
+ */
+function oneResultPerItem<O>(results: unknown, size: number): readonly (O | Error)[] {
+  if (Array.isArray(results) && results.length === size) return results as (O | Error)[];
+  const got = Array.isArray(results)
+    ? `${results.length} result${results.length === 1 ? '' : 's'}`
+    : `a ${results === null ? 'null' : typeof results}`;
+  const error = new ModelFailureError(
+    `the batch function returned ${got} for a batch of ${size} items; it must return an array with one result (or Error) per item, in order`,
+  );
+  return new Array<Error>(size).fill(error);
+}
+
+/** The error a call that did not succeed rejects with. */
+function failure<I, O>(outcome: Outcome<O>, request: PendingRequest<I, O>): unknown {
+  if (outcome.kind === 'error' && outcome.error instanceof BatchError) return outcome.error;
+  return publicError(
+    outcomeError(
+      outcome,
+      request,
+      (error) => new BatchlineError('MODEL_FAILURE', asError(error).message, { cause: error }),
+    ),
+  );
+}
+
+function invalidCallOptions(options: CallOptions): InvalidOptionError | undefined {
+  if (typeof options !== 'object' || options === null)
+    return new InvalidOptionError(`call(item, options): options must be an object, got ${typeof options}`);
+  const { timeoutMs, signal } = options;
+  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && timeoutMs <= 1e9))
+    return new InvalidOptionError(`call(item, { timeoutMs }): expected a number of ms from 0 to 1e9, got ${timeoutMs}`);
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    return new InvalidOptionError('call(item, { signal }): expected an AbortSignal');
+  return undefined;
+}

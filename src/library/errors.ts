@@ -1,0 +1,112 @@
+import { BatchlineError, ERROR_TABLE, type ErrorCode, type ErrorRow } from '../errors.js';
+
+/** An error code as the server answers it (`queue_full`): a row of the error table, in lower case. */
+export type BatchErrorCode = Lowercase<ErrorCode>;
+
+export interface BatchErrorOptions {
+  /** Seconds after which trying again makes sense (the server's `Retry-After`); default the table's. */
+  retryAfterS?: number;
+  cause?: unknown;
+}
+
+/**
+ * What the library rejects with: a row of batchline's error table (src/errors.ts), the same the
+ * server answers with. `code` is the server's error code, `statusCode` (also `status`) the HTTP
+ * status an application answers, `headers` the `Retry-After` the server sends where it sends one.
+ * Fastify answers a thrown error with its `statusCode` and `headers`, so a route may simply let
+ * these propagate; Express and others map them in one line.
+ */
+export class BatchError extends Error {
+  readonly code: BatchErrorCode;
+  readonly statusCode: number;
+  /** The same as `statusCode` (http-errors and Express read `status`). */
+  readonly status: number;
+  readonly retryAfterS: number | undefined;
+  /** `{ 'retry-after': '1' }` when the server would send one, else empty. */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: BatchErrorCode, message: string, options: BatchErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    const row: ErrorRow = ERROR_TABLE[code.toUpperCase() as ErrorCode];
+    this.name = new.target.name;
+    this.code = code;
+    this.statusCode = this.status = row.httpStatus;
+    this.retryAfterS = options.retryAfterS ?? row.retryAfterS;
+    const headers: Record<string, string> = {};
+    if (this.retryAfterS !== undefined) headers['retry-after'] = String(this.retryAfterS);
+    this.headers = Object.freeze(headers);
+  }
+}
+
+/** 429: the queue holds `maxQueueSize` waiting calls. Retry-After 1 s. */
+export class QueueFullError extends BatchError {
+  constructor(message = messageOf('QUEUE_FULL'), options?: BatchErrorOptions) {
+    super('queue_full', message, options);
+  }
+}
+
+/** 429: with `admission: 'sla'`, the call was predicted to miss its deadline. */
+export class OverSlaError extends BatchError {
+  constructor(message = messageOf('OVER_SLA'), options?: BatchErrorOptions) {
+    super('over_sla', message, options);
+  }
+}
+
+/** 503: the circuit breaker is open after repeated failed batches; Retry-After says when it probes. */
+export class CircuitOpenError extends BatchError {
+  constructor(message = messageOf('CIRCUIT_OPEN'), options?: BatchErrorOptions) {
+    super('circuit_open', message, options);
+  }
+}
+
+/** 503: the batcher is closing or closed (`close()`), or its drain time ran out. */
+export class ShuttingDownError extends BatchError {
+  constructor(message = messageOf('SHUTTING_DOWN'), options?: BatchErrorOptions) {
+    super('shutting_down', message, options);
+  }
+}
+
+/** 504: the call's deadline (`requestTimeoutMs` or the call's `timeoutMs`) passed first. */
+export class DeadlineExceededError extends BatchError {
+  constructor(message = messageOf('DEADLINE_EXCEEDED'), options?: BatchErrorOptions) {
+    super('deadline_exceeded', message, options);
+  }
+}
+
+/** 500: the batch function failed for this item; `cause` is what it threw or returned. */
+export class ModelFailureError extends BatchError {
+  constructor(message = messageOf('MODEL_FAILURE'), options?: BatchErrorOptions) {
+    super('model_failure', message, options);
+  }
+}
+
+/** 400: an option of `batch()`, a call or `serve()` is not allowed; the message names it. */
+export class InvalidOptionError extends BatchError {
+  constructor(message = messageOf('INVALID_OPTION'), options?: BatchErrorOptions) {
+    super('invalid_option', message, options);
+  }
+}
+
+const CLASSES: Partial<Record<ErrorCode, new (message: string, options?: BatchErrorOptions) => BatchError>> = {
+  QUEUE_FULL: QueueFullError,
+  OVER_SLA: OverSlaError,
+  CIRCUIT_OPEN: CircuitOpenError,
+  SHUTTING_DOWN: ShuttingDownError,
+  DEADLINE_EXCEEDED: DeadlineExceededError,
+  MODEL_FAILURE: ModelFailureError,
+  INVALID_OPTION: InvalidOptionError,
+};
+
+/** An error of batchline's internals as the library's public class of its code; anything else as it is. */
+export function publicError(error: unknown): unknown {
+  if (!(error instanceof BatchlineError)) return error;
+  const options: BatchErrorOptions = { retryAfterS: error.retryAfterS, cause: error.cause };
+  const known = CLASSES[error.code];
+  return known === undefined
+    ? new BatchError(error.code.toLowerCase() as BatchErrorCode, error.message, options)
+    : new known(error.message, options);
+}
+
+function messageOf(code: ErrorCode): string {
+  return ERROR_TABLE[code].message.replace(/:? ?\(?%s\)?/, '');
+}

@@ -1,0 +1,356 @@
+/**
+ * `batch()` as its users meet it: the cases Ray Serve's batching tests cover (batches formed by
+ * size and window, a function that throws, results of the wrong length, cancellation, recovery
+ * afterwards), and what batchline adds (per-item errors, deadlines, a bounded queue, the breaker,
+ * close, the error table's codes and statuses). Real time: each test awaits what it waits for.
+ */
+import { describe, expect, it } from 'vitest';
+import { ERROR_TABLE, type ErrorCode } from '../../src/errors.js';
+import {
+  batch,
+  BatchError,
+  CircuitOpenError,
+  DeadlineExceededError,
+  InvalidOptionError,
+  ModelFailureError,
+  OverSlaError,
+  QueueFullError,
+  ShuttingDownError,
+} from '../../src/index.js';
+import { publicError } from '../../src/library/errors.js';
+import { refusalError } from '../../src/serve/outcome-errors.js';
+
+/** A promise and its resolver, to hold a batch running until the test lets it go. */
+function gate<T = void>(): { promise: Promise<T>; open: (value: T) => void } {
+  let open!: (value: T) => void;
+  const promise = new Promise<T>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+const rejection = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    (value) => {
+      throw new Error(`expected a rejection, got ${String(value)}`);
+    },
+    (error: unknown) => error,
+  );
+
+describe('batch(): batches', () => {
+  it('hands the function full batches at once and the rest when the window closes', async () => {
+    const sizes: number[] = [];
+    const double = batch(
+      async (items: number[]) => {
+        sizes.push(items.length);
+        return items.map((x) => x * 2);
+      },
+      { maxBatchSize: 4, batchWindowMs: 5 },
+    );
+    expect(await Promise.all([1, 2, 3, 4, 5, 6].map((x) => double(x)))).toEqual([2, 4, 6, 8, 10, 12]);
+    expect(sizes).toEqual([4, 2]);
+    const stats = double.stats();
+    expect(stats.counts.outcomes.ok).toBe(6);
+    expect(stats.batchSizeCounts[4]).toBe(1);
+    expect(stats.batchSizeCounts[2]).toBe(1);
+    expect(stats.maxBatchSize).toBe(4);
+  });
+
+  it('takes a function that answers synchronously', async () => {
+    const upper = batch((items: string[]) => items.map((s) => s.toUpperCase()), { batchWindowMs: 0 });
+    expect(await Promise.all([upper('a'), upper('b')])).toEqual(['A', 'B']);
+  });
+
+  it('runs up to `instances` batches at once and tells the function its slot', async () => {
+    const release = gate();
+    const slots: number[] = [];
+    const echo = batch(
+      async (items: number[], { instance }) => {
+        slots.push(instance);
+        await release.promise;
+        return items;
+      },
+      { maxBatchSize: 1, batchWindowMs: 0, instances: 2 },
+    );
+    const calls = [echo(1), echo(2), echo(3)];
+    await Promise.resolve();
+    expect(slots).toEqual([0, 1]); // the third waits for a free slot
+    release.open();
+    expect(await Promise.all(calls)).toEqual([1, 2, 3]);
+    expect(slots.length).toBe(3);
+  });
+
+  it('queues past maxBatchSize and answers every call (no call is stranded behind a full batch)', async () => {
+    const echo = batch(async (items: number[]) => items, { maxBatchSize: 2, batchWindowMs: 10_000 });
+    const calls = Array.from({ length: 10 }, (_, i) => echo(i));
+    expect(await Promise.all(calls)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+});
+
+describe('batch(): failures', () => {
+  it('fails only the item whose slot holds an Error, with model_failure and the cause', async () => {
+    const bad = new RangeError('negative input');
+    const sqrt = batch(async (items: number[]) => items.map((x) => (x < 0 ? bad : Math.sqrt(x))), {
+      batchWindowMs: 1,
+    });
+    const [four, minus, nine] = await Promise.allSettled([sqrt(16), sqrt(-1), sqrt(81)]);
+    expect(four).toEqual({ status: 'fulfilled', value: 4 });
+    expect(nine).toEqual({ status: 'fulfilled', value: 9 });
+    const error = (minus as PromiseRejectedResult).reason;
+    expect(error).toBeInstanceOf(ModelFailureError);
+    expect(error).toMatchObject({ code: 'model_failure', statusCode: 500, status: 500, cause: bad });
+    expect(error.message).toContain('negative input');
+  });
+
+  it('a throw fails the batch; bisecting finds the bad item and answers the others', async () => {
+    const runs: number[][] = [];
+    const fussy = batch(
+      async (items: number[]) => {
+        runs.push([...items]);
+        if (items.includes(13)) throw new Error('unlucky');
+        return items;
+      },
+      { maxBatchSize: 4, batchWindowMs: 10_000 },
+    );
+    const settled = await Promise.allSettled([fussy(1), fussy(13), fussy(3), fussy(4)]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'model_failure' });
+    expect(runs[0]).toEqual([1, 13, 3, 4]);
+    expect(runs.length).toBeGreaterThan(1);
+  });
+
+  it("with isolation 'off' a throw fails every call of the batch with the function's error as the cause", async () => {
+    const boom = new TypeError('boom');
+    const failing = batch(
+      async (_items: number[]): Promise<number[]> => {
+        throw boom;
+      },
+      { maxBatchSize: 3, batchWindowMs: 10_000, isolation: 'off', breakerFailures: 0, breakerRatio: 0 },
+    );
+    const errors = await Promise.all([failing(1), failing(2), failing(3)].map(rejection));
+    for (const error of errors) expect(error).toMatchObject({ code: 'model_failure', cause: boom });
+  });
+
+  it('fails a batch whose results are not one per item with a clear error, and serves the next batch', async () => {
+    let broken = true;
+    const lossy = batch(async (items: number[]) => (broken ? items.slice(1) : items), {
+      maxBatchSize: 3,
+      batchWindowMs: 10_000,
+    });
+    const errors = await Promise.all([lossy(1), lossy(2), lossy(3)].map(rejection));
+    for (const error of errors) {
+      expect(error).toBeInstanceOf(ModelFailureError);
+      expect((error as Error).message).toMatch(/returned 2 results for a batch of 3 items; it must return an array/);
+    }
+    broken = false;
+    expect(await Promise.all([lossy(4), lossy(5), lossy(6)])).toEqual([4, 5, 6]);
+  });
+
+  it('fails a batch whose function returns no array', async () => {
+    const nothing = batch(async (_items: number[]) => undefined as unknown as number[], { batchWindowMs: 0 });
+    expect(((await rejection(nothing(1))) as Error).message).toMatch(/returned a undefined for a batch of 1 item/);
+  });
+
+  it('opens the breaker after failed batches: 503 circuit_open with Retry-After, before the function runs', async () => {
+    let runs = 0;
+    const down = batch(
+      async (_items: number[]): Promise<number[]> => {
+        runs++;
+        throw new Error('model down');
+      },
+      { batchWindowMs: 0, isolation: 'off', breakerFailures: 2, breakerOpenMs: 60_000 },
+    );
+    await rejection(down(1));
+    await rejection(down(2));
+    const refused = await rejection(down(3));
+    expect(refused).toBeInstanceOf(CircuitOpenError);
+    expect(refused).toMatchObject({ code: 'circuit_open', statusCode: 503, headers: { 'retry-after': '60' } });
+    expect(runs).toBe(2);
+    expect(down.stats().breaker).toBe('open');
+  });
+});
+
+describe('batch(): the queue bound and deadlines', () => {
+  it('rejects past maxQueueSize at once with 429 queue_full and Retry-After', async () => {
+    const echo = batch(async (items: number[]) => items, { maxQueueSize: 2, batchWindowMs: 10_000 });
+    const first = [echo(1), echo(2)];
+    const refused = await rejection(echo(3));
+    expect(refused).toBeInstanceOf(QueueFullError);
+    expect(refused).toBeInstanceOf(BatchError);
+    expect(refused).toMatchObject({ code: 'queue_full', statusCode: 429, retryAfterS: 1 });
+    expect((refused as QueueFullError).headers).toEqual({ 'retry-after': '1' });
+    await echo.close();
+    expect(await Promise.all(first)).toEqual([1, 2]);
+  });
+
+  it('answers 504 deadline_exceeded at the deadline while the function still runs, and discards its result', async () => {
+    const release = gate();
+    const slow = batch(
+      async (items: number[]) => {
+        await release.promise;
+        return items;
+      },
+      { batchWindowMs: 0, requestTimeoutMs: 20 },
+    );
+    const late = await rejection(slow(1));
+    expect(late).toBeInstanceOf(DeadlineExceededError);
+    expect(late).toMatchObject({ code: 'deadline_exceeded', statusCode: 504 });
+    expect((late as Error).message).toContain('20 ms');
+    release.open();
+    expect(slow.stats().counts.outcomes.timeout).toBe(1);
+  });
+
+  it("takes a call's own timeoutMs instead of requestTimeoutMs", async () => {
+    const never = batch(async (_items: number[]) => new Promise<number[]>(() => {}), {
+      batchWindowMs: 0,
+      requestTimeoutMs: 60_000,
+    });
+    const late = await rejection(never(1, { timeoutMs: 15 }));
+    expect(late).toMatchObject({ code: 'deadline_exceeded' });
+    expect((late as Error).message).toContain('15 ms');
+    await never.close({ drainMs: 0 });
+  });
+});
+
+describe('batch(): cancellation', () => {
+  it('an aborted signal removes a waiting call: it never reaches the function', async () => {
+    const seen: number[] = [];
+    const echo = batch(
+      async (items: number[]) => {
+        seen.push(...items);
+        return items;
+      },
+      { maxBatchSize: 2, batchWindowMs: 10_000 },
+    );
+    const controller = new AbortController();
+    const cancelled = echo(1, { signal: controller.signal });
+    controller.abort();
+    expect(await rejection(cancelled)).toMatchObject({ name: 'AbortError' });
+    expect(await Promise.all([echo(2), echo(3)])).toEqual([2, 3]);
+    expect(seen).toEqual([2, 3]);
+    expect(echo.stats().counts.outcomes.cancelled).toBe(1);
+  });
+
+  it("an aborted signal discards a running call's result; the rest of its batch is answered", async () => {
+    const release = gate();
+    const echo = batch(
+      async (items: number[]) => {
+        await release.promise;
+        return items;
+      },
+      { maxBatchSize: 2, batchWindowMs: 10_000 },
+    );
+    const controller = new AbortController();
+    const cancelled = echo(1, { signal: controller.signal });
+    const kept = echo(2);
+    await Promise.resolve();
+    expect(echo.stats().runningRequests).toBe(2);
+    const reason = new Error('client went away');
+    controller.abort(reason);
+    expect(await rejection(cancelled)).toBe(reason);
+    release.open();
+    expect(await kept).toBe(2);
+  });
+
+  it('a signal aborted before the call rejects at once with its reason', async () => {
+    let runs = 0;
+    const echo = batch(async (items: number[]) => {
+      runs++;
+      return items;
+    });
+    const reason = await rejection(echo(1, { signal: AbortSignal.abort() }));
+    expect(reason).toMatchObject({ name: 'AbortError' });
+    expect(runs).toBe(0);
+    expect(echo.stats().counts.admitted).toBe(0);
+  });
+});
+
+describe('batch(): close', () => {
+  it('runs what is queued without waiting for its window, then refuses with 503 shutting_down', async () => {
+    const echo = batch(async (items: number[]) => items, { batchWindowMs: 60_000 });
+    const queued = [echo(1), echo(2)];
+    await echo.close();
+    expect(await Promise.all(queued)).toEqual([1, 2]);
+    const refused = await rejection(echo(3));
+    expect(refused).toBeInstanceOf(ShuttingDownError);
+    expect(refused).toMatchObject({ code: 'shutting_down', statusCode: 503 });
+  });
+
+  it('answers shutting_down to what is still running when drainMs is up', async () => {
+    const stuck = batch(async (_items: number[]) => new Promise<number[]>(() => {}), { batchWindowMs: 0 });
+    const running = stuck(1);
+    await stuck.close({ drainMs: 10 });
+    expect(await rejection(running)).toMatchObject({ code: 'shutting_down' });
+  });
+});
+
+describe('batch(): options', () => {
+  it.each([
+    [{ maxBatchSize: 0 }, /maxBatchSize: got '0', expected an integer from 1 to 4096/],
+    [{ batchWindowMs: -1 }, /batchWindowMs: got '-1'/],
+    [{ batchPolicy: 'greedy' }, /batchPolicy: got 'greedy', expected one of fixed, aimd, adaptive/],
+    [{ max_wait_time: 0.01 }, /max_wait_time: not an option; use batchWindowMs \(milliseconds\)/],
+    [{ workers: 2 }, /workers: not an option; use instances/],
+    [{ colour: 'blue' }, /colour: not an option; the options are maxBatchSize, batchWindowMs/],
+  ])('%j throws InvalidOptionError naming it', (options, message) => {
+    const thrown = (() => {
+      try {
+        batch(async (items: number[]) => items, options as never);
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(thrown).toBeInstanceOf(InvalidOptionError);
+    expect(thrown).toMatchObject({ code: 'invalid_option', statusCode: 400 });
+    expect((thrown as Error).message).toMatch(message);
+  });
+
+  it('refuses a batch function that is not a function, and bad call options', async () => {
+    expect(() => batch('nope' as never)).toThrow(InvalidOptionError);
+    const echo = batch(async (items: number[]) => items);
+    expect(await rejection(echo(1, { timeoutMs: -5 }))).toBeInstanceOf(InvalidOptionError);
+    expect(await rejection(echo(1, { signal: {} as AbortSignal }))).toBeInstanceOf(InvalidOptionError);
+  });
+
+  it("takes serve's defaults", () => {
+    expect(batch(async (items: number[]) => items).options).toMatchObject({
+      maxBatchSize: 8,
+      batchWindowMs: 10,
+      maxQueueSize: 128,
+      requestTimeoutMs: 2000,
+      instances: 1,
+      batchPolicy: 'fixed',
+      admission: 'queue',
+      isolation: 'bisect',
+    });
+  });
+});
+
+describe('the errors', () => {
+  it.each([
+    [QueueFullError, 'QUEUE_FULL'],
+    [OverSlaError, 'OVER_SLA'],
+    [CircuitOpenError, 'CIRCUIT_OPEN'],
+    [ShuttingDownError, 'SHUTTING_DOWN'],
+    [DeadlineExceededError, 'DEADLINE_EXCEEDED'],
+    [ModelFailureError, 'MODEL_FAILURE'],
+    [InvalidOptionError, 'INVALID_OPTION'],
+  ] as const)('%o is the error table row %s', (ErrorClass, code: ErrorCode) => {
+    const error = new ErrorClass();
+    const row = ERROR_TABLE[code] as { httpStatus: number; retryAfterS?: number };
+    expect(error.code).toBe(code.toLowerCase());
+    expect(error.statusCode).toBe(row.httpStatus);
+    expect(error.retryAfterS).toBe(row.retryAfterS);
+    expect(error.name).toBe(ErrorClass.name);
+    expect(error.message).not.toContain('%s');
+  });
+
+  it.each([
+    ['queue_full', QueueFullError, 429],
+    ['over_sla', OverSlaError, 429],
+    ['circuit_open', CircuitOpenError, 503],
+    ['closed', ShuttingDownError, 503],
+  ] as const)('a refusal for %s is a %o with status %d, as the server answers it', (reason, ErrorClass, status) => {
+    const error = publicError(refusalError({ queueDepth: 3 }, { reason, retryAfterMs: 2500 }));
+    expect(error).toBeInstanceOf(ErrorClass);
+    expect((error as BatchError).statusCode).toBe(status);
+  });
+});

@@ -1,0 +1,59 @@
+/** `serve()` from code: the whole server in this process, its URL, stats and close. */
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { batch, BatchError, InvalidOptionError, serve } from '../../src/index.js';
+
+describe('serve()', () => {
+  it('starts the embedded model on a free port, answers /v1/infer, and closes', async () => {
+    const server = await serve({ modelLatencyMs: 0, batchWindowMs: 1 });
+    try {
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(server.adminUrl).toBeUndefined();
+      const answer = await request(`${server.url}/v1/infer`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ inputs: [0.2, 1.5, -0.3] }),
+      });
+      expect(answer.statusCode).toBe(200);
+      expect(((await answer.body.json()) as any).prediction.model_version).toBe('toy-logistic-v1');
+
+      // batch().stats() is the snapshot /v1/stats shows for a model: the same fields.
+      const stats = (await (await request(`${server.url}/v1/stats`)).body.json()) as any;
+      expect(stats.snapshot.counts.outcomes.ok).toBe(1);
+      expect(server.stats()?.snapshot.counts.outcomes.ok).toBe(1);
+      const library = batch(async (items: number[]) => items);
+      expect(Object.keys(library.stats()).sort()).toEqual(Object.keys(stats.snapshot).sort());
+    } finally {
+      await server.close({ drainMs: 1000 });
+    }
+    await expect(request(`${server.url}/healthz`)).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it('serves the admin API on its own URL with an admin token', async () => {
+    const server = await serve({ modelLatencyMs: 0, adminToken: 'secret' });
+    try {
+      expect(server.adminUrl).toBe(server.url);
+      const listed = await request(`${server.adminUrl}/admin/models`, { headers: { authorization: 'Bearer secret' } });
+      expect(listed.statusCode).toBe(200);
+      await listed.body.dump();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('rejects a bad option with InvalidOptionError naming it, before anything listens', async () => {
+    await expect(serve({ maxBatchSize: 0 })).rejects.toThrow(InvalidOptionError);
+    await expect(serve({ maxBatchSize: 0 })).rejects.toThrow(/maxBatchSize: got '0'/);
+    await expect(serve({ modelDir: 'x' } as never)).rejects.toThrow(/modelDir: not an option; the options are host/);
+  });
+
+  it('rejects a model that is not there with the error table code, nothing left listening', async () => {
+    const failed = await serve({ model: '/nonexistent/model.onnx' }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failed).toBeInstanceOf(BatchError);
+    expect((failed as BatchError).code).toMatch(/^[a-z_]+$/);
+    expect((failed as BatchError).message).toContain('/nonexistent/model.onnx');
+  });
+});

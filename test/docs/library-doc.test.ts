@@ -1,0 +1,41 @@
+/**
+ * docs/library.md as a user reads it: each complete example (a ```js block that imports
+ * 'batchline') runs against the built package and prints what its comments say, and the options
+ * table names every batching option with the default the schema gives it.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { BATCHING_OPTIONS } from '../../src/options/batching.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const doc = readFileSync(join(ROOT, 'docs', 'library.md'), 'utf8');
+const LIBRARY = new URL('../../dist/src/index.js', import.meta.url).href;
+const examples = [...doc.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!).filter((code) => /^import /m.test(code));
+
+describe('docs/library.md', () => {
+  it('has complete examples', () => expect(examples.length).toBeGreaterThanOrEqual(2));
+
+  it.each(examples.map((code, i) => [i + 1, code]))(
+    'example %d runs and prints what its comments say',
+    async (_n, code) => {
+      const expected = [...code.matchAll(/console\.log\(.*\); \/\/ (.*)$/gm)].map((m) => m[1]);
+      const source = code.replaceAll("from 'batchline'", `from ${JSON.stringify(LIBRARY)}`);
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '--eval', source], {
+        timeout: 30_000,
+      });
+      expect(stdout.trim().split('\n')).toEqual(expected);
+    },
+  );
+
+  it('lists every batching option with its default', () => {
+    for (const [key, spec] of Object.entries(BATCHING_OPTIONS)) {
+      const row = doc.split('\n').find((line) => line.startsWith('|') && line.includes(`\`${key}\``));
+      expect(row, key).toBeDefined();
+      const defaults = row!.split('|')[2]!;
+      expect(defaults, key).toContain(String(spec.default));
+    }
+  });
+});

@@ -42,6 +42,9 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
     'watch',
   ],
   'cli.ts': ['commands', 'errors.ts', 'version.ts'],
+  // The library's face: batch() over the core, serve() over the server (loaded lazily).
+  library: ['core', 'errors.ts', 'options', 'serve', 'stats-contract'],
+  'index.ts': ['core', 'library', 'stats-contract'],
 };
 
 function sourceFiles(dir: string): string[] {

@@ -1,6 +1,6 @@
 import type { BatchingConfig } from '../core/create-batcher.js';
 import { BATCHING_OPTIONS, batchingConfigOf } from '../options/batching.js';
-import { resolveCodeOptions, type OptionValues } from '../options/schema.js';
+import { resolveCodeOptions } from '../options/schema.js';
 
 /**
  * How `batch()` batches: the options of `batchline serve` in camelCase, with the same defaults,
@@ -36,15 +36,20 @@ export interface BatchOptions {
   breakerWindow?: number;
   /** Circuit breaker: how long it refuses (CircuitOpenError) before one probe batch, in ms. Default 1000. */
   breakerOpenMs?: number;
+  /**
+   * Priority levels of the queue, 1 the highest (Triton's `priority_levels`): a batch takes the
+   * highest waiting level first; a call names its level with `priority`. Default 0 (one level).
+   */
+  priorityLevels?: number;
+  /** The level of a call that names none (0 = the lowest level). Default 0. */
+  defaultPriorityLevel?: number;
+  /** Levels whose queue differs, as Triton writes it: `{ 1: { max_queue_size: 16, default_timeout_microseconds: 100000 } }`. */
+  priorityQueuePolicy?: Record<string, { max_queue_size?: number; default_timeout_microseconds?: number }>;
 }
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-/** True only while BatchOptions names exactly the batching options, with their types (checked by the build). */
-export const BATCH_OPTIONS_MATCH_THE_SCHEMA: Same<
-  Required<BatchOptions>,
-  Mutable<OptionValues<typeof BATCHING_OPTIONS>>
-> = true;
+/** True only while BatchOptions names exactly the batching options (the build fails when one is added to the schema alone). */
+export const BATCH_OPTIONS_MATCH_THE_SCHEMA: Same<keyof BatchOptions, keyof typeof BATCHING_OPTIONS> = true;
 
 /** Names users bring from the middleware, Ray Serve or dataloader, and what batchline calls them. */
 const RENAMED: Readonly<Record<string, string>> = {

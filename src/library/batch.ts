@@ -28,8 +28,10 @@ export type BatchFunction<I, O> = (
 export interface CallOptions {
   /** Aborting it removes a waiting call (it never reaches the function) or discards a running one's result; the call rejects with `signal.reason`. */
   signal?: AbortSignal;
-  /** This call's deadline in ms from now, instead of `requestTimeoutMs`. */
+  /** This call's deadline in ms from now, instead of `requestTimeoutMs` (or its level's). */
   timeoutMs?: number;
+  /** With `priorityLevels`: this call's level, 1 the highest; default `defaultPriorityLevel`. */
+  priority?: number;
 }
 
 export interface CloseOptions {
@@ -78,14 +80,16 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
 
   const call = (item: I, callOptions?: CallOptions): Promise<O> =>
     new Promise<O>((resolve, reject) => {
-      let timeoutMs = config.requestTimeoutMs;
+      let timeoutMs: number | undefined;
+      let priority: number | undefined;
       let signal: AbortSignal | undefined;
       if (callOptions !== undefined) {
         const invalid = invalidCallOptions(callOptions);
         if (invalid !== undefined) return reject(invalid);
         signal = callOptions.signal;
         if (signal?.aborted === true) return reject(signal.reason);
-        timeoutMs = callOptions.timeoutMs ?? timeoutMs;
+        timeoutMs = callOptions.timeoutMs;
+        priority = callOptions.priority;
       }
       let onAbort: (() => void) | undefined;
       keepAlive.enter();
@@ -99,6 +103,7 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
           else reject(outcome.kind === 'cancelled' ? signal?.reason : failure(outcome, request));
         },
         timeoutMs,
+        priority,
       );
       if (!submitted.admitted) {
         keepAlive.leave();
@@ -194,7 +199,9 @@ function failure<I, O>(outcome: Outcome<O>, request: PendingRequest<I, O>): unkn
 function invalidCallOptions(options: CallOptions): InvalidOptionError | undefined {
   if (typeof options !== 'object' || options === null)
     return new InvalidOptionError(`call(item, options): options must be an object, got ${typeof options}`);
-  const { timeoutMs, signal } = options;
+  const { timeoutMs, signal, priority } = options;
+  if (priority !== undefined && !(Number.isInteger(priority) && priority >= 1))
+    return new InvalidOptionError(`call(item, { priority }): expected a level from 1 (the highest), got ${priority}`);
   if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && timeoutMs <= 1e9))
     return new InvalidOptionError(`call(item, { timeoutMs }): expected a number of ms from 0 to 1e9, got ${timeoutMs}`);
   if (signal !== undefined && !(signal instanceof AbortSignal))

@@ -121,8 +121,10 @@ type ValueOf<S extends OptionSpec> =
 
 export type OptionValues<S extends OptionSchema> = { readonly [K in keyof S]: ValueOf<S[K]> };
 
-/** What code may give for one option: a number, a name of its choices, a boolean, or text. */
-type InputOf<S extends OptionSpec> = S extends NumberOptionSpec
+/** What code may give for one option: a number, a name of its choices, a boolean, text, or JSON's value. */
+type InputOf<S extends OptionSpec> = S extends JsonOptionSpec
+  ? unknown
+  : S extends NumberOptionSpec
   ? number
   : S extends AffineOptionSpec | DurationOptionSpec
     ? number | string

@@ -35,7 +35,7 @@ describe('docs/library.md', () => {
       const row = doc.split('\n').find((line) => line.startsWith('|') && line.includes(`\`${key}\``));
       expect(row, key).toBeDefined();
       const defaults = row!.split('|')[2]!;
-      expect(defaults, key).toContain(String(spec.default));
+      expect(defaults, key).toContain(spec.default === undefined ? 'none' : String(spec.default));
     }
   });
 });

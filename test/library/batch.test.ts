@@ -36,22 +36,36 @@ const rejection = (promise: Promise<unknown>): Promise<unknown> =>
   );
 
 describe('batch(): batches', () => {
-  it('hands the function full batches at once and the rest when the window closes', async () => {
+  it('hands the function full batches at once, without waiting for the window', async () => {
     const sizes: number[] = [];
     const double = batch(
       async (items: number[]) => {
         sizes.push(items.length);
         return items.map((x) => x * 2);
       },
-      { maxBatchSize: 4, batchWindowMs: 5 },
+      { maxBatchSize: 4, batchWindowMs: 60_000 },
     );
-    expect(await Promise.all([1, 2, 3, 4, 5, 6].map((x) => double(x)))).toEqual([2, 4, 6, 8, 10, 12]);
-    expect(sizes).toEqual([4, 2]);
+    expect(await Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map((x) => double(x)))).toEqual([2, 4, 6, 8, 10, 12, 14, 16]);
+    expect(sizes).toEqual([4, 4]);
     const stats = double.stats();
-    expect(stats.counts.outcomes.ok).toBe(6);
-    expect(stats.batchSizeCounts[4]).toBe(1);
-    expect(stats.batchSizeCounts[2]).toBe(1);
+    expect(stats.counts.outcomes.ok).toBe(8);
+    expect(stats.batchSizeCounts[4]).toBe(2);
     expect(stats.maxBatchSize).toBe(4);
+  });
+
+  it('hands the function a partial batch when its oldest call has waited batchWindowMs, not before', async () => {
+    const sizes: number[] = [];
+    const echo = batch(
+      async (items: number[]) => {
+        sizes.push(items.length);
+        return items;
+      },
+      { maxBatchSize: 4, batchWindowMs: 30 },
+    );
+    const startedMs = performance.now();
+    expect(await Promise.all([echo(1), echo(2)])).toEqual([1, 2]);
+    expect(performance.now() - startedMs).toBeGreaterThanOrEqual(30);
+    expect(sizes).toEqual([2]);
   });
 
   it('takes a function that answers synchronously', async () => {
@@ -76,6 +90,23 @@ describe('batch(): batches', () => {
     release.open();
     expect(await Promise.all(calls)).toEqual([1, 2, 3]);
     expect(slots.length).toBe(3);
+  });
+
+  it('takes the highest waiting priority level first', async () => {
+    const release = gate();
+    const order: string[][] = [];
+    const echo = batch(
+      async (items: string[]) => {
+        order.push(items);
+        await release.promise;
+        return items;
+      },
+      { maxBatchSize: 2, batchWindowMs: 0, priorityLevels: 2 },
+    );
+    const calls = [echo('first'), echo('low-1'), echo('low-2'), echo('high', { priority: 1 })];
+    release.open();
+    await Promise.all(calls);
+    expect(order).toEqual([['first'], ['high', 'low-1'], ['low-2']]);
   });
 
   it('queues past maxBatchSize and answers every call (no call is stranded behind a full batch)', async () => {
@@ -308,6 +339,7 @@ describe('batch(): options', () => {
     const echo = batch(async (items: number[]) => items);
     expect(await rejection(echo(1, { timeoutMs: -5 }))).toBeInstanceOf(InvalidOptionError);
     expect(await rejection(echo(1, { signal: {} as AbortSignal }))).toBeInstanceOf(InvalidOptionError);
+    expect(await rejection(echo(1, { priority: 0 }))).toBeInstanceOf(InvalidOptionError);
   });
 
   it("takes serve's defaults", () => {

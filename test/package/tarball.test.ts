@@ -200,9 +200,10 @@ describe("the library: import { batch } from 'batchline'", () => {
         "import { batch, QueueFullError } from 'batchline';",
         'const sizes = [];',
         'const double = batch(async (xs) => { sizes.push(xs.length); return xs.map((x) => x * 2); },',
-        '  { maxBatchSize: 4, batchWindowMs: 20, maxQueueSize: 2 });',
+        '  { maxBatchSize: 4, batchWindowMs: 60000, maxQueueSize: 2 });',
         'const calls = [1, 2, 3, 4, 5, 6].map((x) => double(x));',
         'const refused = await double(7).catch((error) => error);',
+        'await double.close();',
         'console.log(JSON.stringify({ results: await Promise.all(calls), sizes, refused: [refused instanceof QueueFullError, refused.code, refused.statusCode] }));',
       ].join('\n'),
     );

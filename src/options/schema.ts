@@ -125,14 +125,14 @@ export type OptionValues<S extends OptionSchema> = { readonly [K in keyof S]: Va
 type InputOf<S extends OptionSpec> = S extends JsonOptionSpec
   ? unknown
   : S extends NumberOptionSpec
-  ? number
-  : S extends AffineOptionSpec | DurationOptionSpec
-    ? number | string
-    : S extends EnumOptionSpec
-      ? S['choices'][number]
-      : S extends BooleanOptionSpec
-        ? boolean
-        : string;
+    ? number
+    : S extends AffineOptionSpec | DurationOptionSpec
+      ? number | string
+      : S extends EnumOptionSpec
+        ? S['choices'][number]
+        : S extends BooleanOptionSpec
+          ? boolean
+          : string;
 
 /** Options as code gives them (`resolveCodeOptions`): every key optional, camelCase as in the schema. */
 export type OptionInputs<S extends OptionSchema> = { [K in keyof S]?: InputOf<S[K]> };

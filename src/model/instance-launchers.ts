@@ -39,8 +39,8 @@ interface Endpoint {
  * for the run to return and then aborts the whole process.
  */
 export function threadLauncher(setup: WorkerSetup): InstanceLauncher {
-  return (onExit) => {
-    const worker = new Worker(builtScript('model-worker.js'), { workerData: setup });
+  return (onExit, index) => {
+    const worker = new Worker(builtScript('model-worker.js'), { workerData: { ...setup, instance: index } });
     let ended: ((reason: string) => void) | undefined;
     worker.on('error', (error) => ended?.(`error: ${error.message}`));
     worker.once('exit', (code) => ended?.(`code ${code}`));
@@ -64,13 +64,17 @@ export function threadLauncher(setup: WorkerSetup): InstanceLauncher {
  * batch, a drain's deadline, a crash inside onnxruntime end one process, never the server.
  */
 export function processLauncher(setup: WorkerSetup): InstanceLauncher {
-  return (onExit) => {
-    const child: ChildProcess = fork(fileURLToPath(builtScript('model-process.js')), [JSON.stringify(setup)], {
-      // No inspector or loader flags of the server's own (a --inspect port would clash).
-      execArgv: [],
-      // fd 3: control messages (JSON); fd 4: batches and results as tensor frames (tensor-frames.ts).
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc', 'pipe'],
-    });
+  return (onExit, index) => {
+    const child: ChildProcess = fork(
+      fileURLToPath(builtScript('model-process.js')),
+      [JSON.stringify({ ...setup, instance: index })],
+      {
+        // No inspector or loader flags of the server's own (a --inspect port would clash).
+        execArgv: [],
+        // fd 3: control messages (JSON); fd 4: batches and results as tensor frames (tensor-frames.ts).
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc', 'pipe'],
+      },
+    );
     const data = child.stdio[4] as Socket;
     data.on('error', () => {}); // a dead instance's pipe: its end is reported by 'exit'
     let ended: ((reason: string) => void) | undefined;
@@ -125,7 +129,12 @@ function launch(endpoint: Endpoint, onExit: (reason: string) => void): Promise<L
     endpoint.onReply((reply) => {
       if (reply.kind === 'loaded') {
         loaded = true;
-        resolve({ handle, inputs: reply.inputs, outputs: reply.outputs });
+        resolve({
+          handle,
+          inputs: reply.inputs,
+          outputs: reply.outputs,
+          ...(reply.inputSchema === undefined ? {} : { inputSchema: reply.inputSchema }),
+        });
       } else if (reply.kind === 'load_failed') {
         closing = () => {};
         endpoint.kill();

@@ -1,8 +1,9 @@
 /**
  * The body of a model instance, on a worker thread or in a child process: loads one
- * onnxruntime session and runs the batches the server posts.
+ * onnxruntime session, or one code model, and runs the batches the server posts.
  */
 import { BatchlineError } from '../errors.js';
+import { CodeModel, isCodeModelPath } from './code-model.js';
 import { OnnxModel } from './onnx-model.js';
 import { buildToyModelOnnx } from './toy-model.js';
 import { inputBuffers } from './input-buffers.js';
@@ -18,15 +19,22 @@ export interface InstanceChannel {
 }
 
 export async function serveModelInstance(setup: WorkerSetup, channel: InstanceChannel): Promise<void> {
-  let model: OnnxModel;
+  let model: OnnxModel | CodeModel;
   try {
-    // onnxruntime's public API: the private native session (native-session.ts) saved 1-4 % of the
-    // CPU per request on the PaddleOCR classifier here, within run-to-run noise; it pays only inline.
-    model = await OnnxModel.load(setup.path ?? buildToyModelOnnx(), setup.version, {
-      intraOpThreads: setup.intraOpThreads,
-      executionProvider: setup.executionProvider,
-      native: false,
-    });
+    model = isCodeModelPath(setup.path)
+      ? await CodeModel.load(setup.path as string, {
+          instance: setup.instance ?? 0,
+          version: setup.version,
+          ...(setup.functionName === undefined ? {} : { functionName: setup.functionName }),
+          ...(setup.config === undefined ? {} : { config: setup.config }),
+        })
+      : // onnxruntime's public API: the private native session (native-session.ts) saved 1-4 % of the
+        // CPU per request on the PaddleOCR classifier here, within run-to-run noise; it pays only inline.
+        await OnnxModel.load(setup.path ?? buildToyModelOnnx(), setup.version, {
+          intraOpThreads: setup.intraOpThreads,
+          executionProvider: setup.executionProvider,
+          native: false,
+        });
   } catch (error) {
     // The detail only: the server wraps it in its own MODEL_LOAD_FAILED ("could not load model: …").
     const message =
@@ -39,7 +47,13 @@ export async function serveModelInstance(setup: WorkerSetup, channel: InstanceCh
     channel.end();
     return;
   }
-  channel.send({ kind: 'loaded', inputs: model.inputs, outputs: model.outputs });
+  const inputSchema = model instanceof CodeModel ? model.inputSchema : undefined;
+  channel.send({
+    kind: 'loaded',
+    inputs: model.inputs,
+    outputs: model.outputs,
+    ...(inputSchema === undefined ? {} : { inputSchema }),
+  });
   channel.onRequest((request) => {
     if (request.kind === 'close') {
       void model.close().finally(() => channel.end());

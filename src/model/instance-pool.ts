@@ -19,10 +19,15 @@ export interface LaunchedInstance {
   handle: InstanceHandle;
   inputs: TensorSpec[];
   outputs: TensorSpec[];
+  /** A code model whose items are JSON values: their schema. */
+  inputSchema?: object;
 }
 
-/** Starts instances; `onExit` is called once if the instance ends without being asked to. */
-export type InstanceLauncher = (onExit: (reason: string) => void) => Promise<LaunchedInstance>;
+/**
+ * Starts instance `index` of a version (again, after a crash); `onExit` is called once if the
+ * instance ends without being asked to.
+ */
+export type InstanceLauncher = (onExit: (reason: string) => void, index: number) => Promise<LaunchedInstance>;
 
 /** Where an instance stands: only `up` instances take batches. */
 export type InstanceState = 'loading' | 'up' | 'stuck' | 'restarting' | 'closed';
@@ -113,6 +118,8 @@ export class InstancePool {
   private readonly listeners: AvailabilityListener[] = [];
   private sweeper: NodeJS.Timeout | undefined;
   private closed = false;
+  /** A code model whose items are JSON values: their schema (from its first instance). */
+  inputSchema: object | undefined;
   private readonly now: () => number;
   private readonly firstBackoffMs: number;
   private readonly maxBackoffMs: number;
@@ -148,8 +155,9 @@ export class InstancePool {
     const handles: (InstanceHandle | undefined)[] = new Array<InstanceHandle | undefined>(count).fill(undefined);
     const settled = await Promise.allSettled(
       Array.from({ length: count }, (_, index) =>
-        launcher((reason) =>
-          pool === undefined ? (exits[index] = reason) : pool.exited(index, handles[index], reason),
+        launcher(
+          (reason) => (pool === undefined ? (exits[index] = reason) : pool.exited(index, handles[index], reason)),
+          index,
         ),
       ),
     );
@@ -160,6 +168,7 @@ export class InstancePool {
     }
     const launched = settled.map((result) => (result as PromiseFulfilledResult<LaunchedInstance>).value);
     pool = new InstancePool(launcher, count, launched[0]!.inputs, launched[0]!.outputs, options);
+    pool.inputSchema = launched[0]!.inputSchema;
     launched.forEach((instance, index) => {
       const slot = pool!.slots[index]!;
       slot.handle = handles[index] = instance.handle;
@@ -307,8 +316,9 @@ export class InstancePool {
     slot.restarts++;
     let launched: InstanceHandle | undefined;
     let exitedEarly: string | undefined;
-    this.launcher((reason) =>
-      launched === undefined ? (exitedEarly = reason) : this.exited(slot.index, launched, reason),
+    this.launcher(
+      (reason) => (launched === undefined ? (exitedEarly = reason) : this.exited(slot.index, launched, reason)),
+      slot.index,
     ).then(
       (instance) => {
         launched = instance.handle;

@@ -1,7 +1,10 @@
 import { basename } from 'node:path';
 import type { ExecutionProvider } from '../options/serve.js';
+import { CodeModel, isCodeModelPath } from './code-model.js';
 import { decodeInputs } from './decode-inputs.js';
 import { checkExecutionProvider } from './execution-provider.js';
+import { jsonTextOf } from './json-items.js';
+import { jsonSchemaItems } from './json-schema-items.js';
 import { OnnxModel } from './onnx-model.js';
 import { processLauncher, threadLauncher } from './instance-launchers.js';
 import { type AvailabilityListener, InstancePool, type ModelHealth, type RunLimits } from './instance-pool.js';
@@ -14,6 +17,11 @@ export interface ServedModel {
   readonly version: string;
   readonly inputs: readonly TensorSpec[];
   readonly outputs: readonly TensorSpec[];
+  /**
+   * A code model whose items are JSON values: their JSON Schema. Its one input and output is a
+   * string tensor holding the value's JSON text (json-items.ts); tensor protocols (/v2) refuse it.
+   */
+  readonly inputSchema?: object;
   /** Its instances, and whether readiness and liveness hold (a snapshot, for probes and stats). */
   health(): ModelHealth;
   /** `health().ready`, cheap enough for every request: some instance can take a batch. */
@@ -86,6 +94,10 @@ export interface LoadOptions {
   name?: string;
   /** The version label in replies (`"model_version"`); default the file name without .onnx. */
   version?: string;
+  /** A code model's export that runs a batch (default `execute`). */
+  functionName?: string;
+  /** The version's effective options, for a code model's `initialize`. */
+  config?: Record<string, unknown>;
 }
 
 /** Where `execution` runs a model's batches (`auto`: inline for the embedded model, a worker thread for a file). */
@@ -98,7 +110,8 @@ export function resolveExecution(
 
 /** Loads the ONNX model at `path`, or the embedded toy-logistic-v1 when there is none. */
 export async function loadModel(path?: string, options: LoadOptions = {}): Promise<ServedModel> {
-  const version = path === undefined ? TOY_MODEL_VERSION : (options.version ?? basename(path).replace(/\.onnx$/i, ''));
+  const version =
+    path === undefined ? TOY_MODEL_VERSION : (options.version ?? basename(path).replace(/\.(onnx|m?js)$/i, ''));
   const named = options.name === undefined ? {} : { model: options.name };
   const intraOpThreads = options.intraOpThreads ?? 1;
   const executionProvider = options.executionProvider ?? 'cpu';
@@ -114,6 +127,34 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
             ...named,
             model_version: version,
           });
+  const code = isCodeModelPath(path)
+    ? {
+        ...(options.functionName === undefined ? {} : { functionName: options.functionName }),
+        ...(options.config === undefined ? {} : { config: options.config }),
+      }
+    : undefined;
+  if (code !== undefined && execution === 'inline') {
+    const model = await CodeModel.load(path as string, { ...code, version, instance: 0 });
+    let decode: ServedModel['decode'];
+    try {
+      decode = itemsOf(model.inputSchema, model.inputs, path as string);
+    } catch (error) {
+      await model.close();
+      throw error;
+    }
+    return {
+      version,
+      health: () => INLINE_HEALTH,
+      ready: true,
+      inputs: model.inputs,
+      outputs: model.outputs,
+      ...(model.inputSchema === undefined ? {} : { inputSchema: model.inputSchema }),
+      decode,
+      runBatch: (items) => model.runBatch(items),
+      replyBody: model.inputSchema === undefined ? replyBody : jsonReplyBody(named, version),
+      close: () => model.close(),
+    };
+  }
   if (execution === 'inline') {
     const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, { intraOpThreads, executionProvider });
     return {
@@ -129,11 +170,18 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
       close: () => onnx.close(),
     };
   }
-  const setup = { path, version, intraOpThreads, executionProvider };
+  const setup = { path, version, intraOpThreads, executionProvider, ...code };
   const pool = await InstancePool.start(
     execution === 'worker' ? threadLauncher(setup) : processLauncher(setup),
     options.instances ?? 1,
   );
+  let decode: ServedModel['decode'];
+  try {
+    decode = itemsOf(pool.inputSchema, pool.inputs, path as string);
+  } catch (error) {
+    await pool.close();
+    throw error;
+  }
   return {
     version,
     health: () => pool.health(),
@@ -142,12 +190,32 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     },
     inputs: pool.inputs,
     outputs: pool.outputs,
-    decode: (inputs) => decodeInputs(inputs, pool.inputs),
+    ...(pool.inputSchema === undefined ? {} : { inputSchema: pool.inputSchema }),
+    decode,
     runBatch: (items, instance, limits = NO_LIMITS) => pool.run(instance, items, limits),
     watchInstances: (listener) => pool.watch(listener),
-    replyBody,
+    replyBody: pool.inputSchema === undefined ? replyBody : jsonReplyBody(named, version),
     close: () => pool.close(),
   };
+}
+
+/** How a request's `inputs` become an item: by the model's tensor specs, or its JSON Schema. */
+function itemsOf(
+  inputSchema: object | undefined,
+  inputs: readonly TensorSpec[],
+  path: string,
+): (given: unknown) => ItemTensors {
+  if (inputSchema === undefined) return (given) => decodeInputs(given, inputs);
+  return jsonSchemaItems(inputSchema, path);
+}
+
+/** A JSON model's reply: its answer, a JSON value, as `outputs` (spliced in as the text it already is). */
+function jsonReplyBody(
+  named: { model?: string },
+  version: string,
+): (requestId: string, outputs: ItemTensors) => string {
+  const tail = JSON.stringify({ ...named, model_version: version }).slice(1);
+  return (requestId, outputs) => `{"request_id":${jsonString(requestId)},"outputs":${jsonTextOf(outputs)},${tail}`;
 }
 
 /**

@@ -1,20 +1,27 @@
 import type { ExecutionProvider } from '../options/serve.js';
 import type { ItemTensors, TensorSpec } from './tensor-spec.js';
 
-/** What a model worker needs to load its session. */
+/** What a model worker needs to load its session, or its code model. */
 export interface WorkerSetup {
-  /** ONNX file, or undefined for the embedded toy model. */
+  /** ONNX file or JavaScript module (a code model), or undefined for the embedded toy model. */
   path: string | undefined;
   version: string;
   intraOpThreads: number;
   /** onnxruntime's execution provider (checked by the server before any instance starts). */
   executionProvider: ExecutionProvider;
+  /** Which instance of its version this is, from 0 (a code model's `initialize` is told). */
+  instance?: number;
+  /** A code model's export that runs a batch (default `execute`). */
+  functionName?: string;
+  /** The version's effective options, for a code model's `initialize`. */
+  config?: Record<string, unknown>;
 }
 
 export type WorkerRequest = { kind: 'run'; id: number; items: ItemTensors[] } | { kind: 'close' };
 
 export type WorkerReply =
-  | { kind: 'loaded'; inputs: TensorSpec[]; outputs: TensorSpec[] }
+  /** `inputSchema`: a code model whose items are JSON values, checked on the main thread. */
+  | { kind: 'loaded'; inputs: TensorSpec[]; outputs: TensorSpec[]; inputSchema?: object }
   | { kind: 'load_failed'; message: string }
   /**
    * One entry per item: its outputs, or why that item alone failed. `inputs`: the batch's input

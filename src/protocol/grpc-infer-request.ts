@@ -3,7 +3,7 @@ import { fromValues } from '../model/element-values.js';
 import { elementCount, type ElementArray, type ElementType, type ItemTensors } from '../model/tensor-spec.js';
 import { bodyOf } from './body-chunks.js';
 import { byteSizeOf } from './binary-tensor.js';
-import { oipDatatypeOf } from './datatypes.js';
+import { oipDatatypeOf } from '../model/datatypes.js';
 import { protoRoot } from './grpc-proto-root.js';
 import { binaryRows, checkedShape, clip, type OipModelView, type OipRequest, requestedOutputs } from './oip-request.js';
 import { scheduleParametersOf } from './schedule-parameters.js';

@@ -1,6 +1,6 @@
 import type { ElementArray, ElementType } from '../model/tensor-spec.js';
 import { bytesOfElements } from './binary-tensor.js';
-import { oipDatatypeOf } from './datatypes.js';
+import { oipDatatypeOf } from '../model/datatypes.js';
 import { inferenceType } from './grpc-proto-root.js';
 import { type OipAnswer, outputRows } from './oip-response.js';
 

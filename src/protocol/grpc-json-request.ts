@@ -2,7 +2,7 @@ import { BatchlineError } from '../errors.js';
 import { fromValues } from '../model/element-values.js';
 import { elementCount } from '../model/tensor-spec.js';
 import { bytesOfElements } from './binary-tensor.js';
-import { elementTypeOf } from './datatypes.js';
+import { elementTypeOf } from '../model/datatypes.js';
 import { inferenceType } from './grpc-proto-root.js';
 
 /** A `ModelInferRequest` as protobufjs takes it (proto field names). */

@@ -11,7 +11,7 @@ import {
 } from '../model/tensor-spec.js';
 import { bytesOf, type BodyChunks } from './body-chunks.js';
 import { byteSizeOf, stringsFromBytes, typedFromBody } from './binary-tensor.js';
-import { elementTypeOf, oipDatatypeOf } from './datatypes.js';
+import { elementTypeOf, oipDatatypeOf } from '../model/datatypes.js';
 import { JsonNumbers } from '../model/json-numbers.js';
 import { readJson } from './json-reader.js';
 import { scheduleParametersOf, type ScheduleParameters } from './schedule-parameters.js';

@@ -7,7 +7,7 @@ import {
   type TensorSpec,
 } from '../model/tensor-spec.js';
 import { bytesOfElements } from './binary-tensor.js';
-import { oipDatatypeOf } from './datatypes.js';
+import { oipDatatypeOf } from '../model/datatypes.js';
 import type { RequestedOutput } from './oip-request.js';
 
 /** What an inference answer holds: the model, the request's id and outputs asked for, each row's outputs. */

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { join, relative } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
+import { isCodeModelPath } from '../model/code-model.js';
 import { effectiveConfig, parseModelOptions, readModelConfig } from './model-config.js';
 import { MODEL_NAME_PATTERN, modelFileInRepository, profileFileInRepository } from './repository.js';
 import { Answer, plainAnswer } from './answer.js';
@@ -9,9 +10,43 @@ import { modelsList, versionMetadata } from './model-routes.js';
 import { OIP_ERRORS } from './oip-protocol.js';
 import { registerRepositoryRoutes } from './repository-routes.js';
 import type { ServingRuntime } from './serving-runtime.js';
+import { parseVersion } from './target.js';
 
 /** The fields of a registration besides the model's options. */
-const REGISTRATION_FIELDS = ['version', 'path', 'wait'] as const;
+const REGISTRATION_FIELDS = ['version', 'path', 'module', 'function', 'wait'] as const;
+
+/**
+ * The middleware's registration fields (its README's body: `module`, `function`, `version: "v2"`,
+ * `max_batch_size`, `max_wait_time`, `workers`, `target_latency`), in batchline's words: seconds
+ * become milliseconds, workers are instances. `module` is a path in the repository, as `path`.
+ */
+const MIDDLEWARE_FIELDS: Readonly<Record<string, { field: string; scale: number }>> = {
+  max_wait_time: { field: 'batch_window_ms', scale: 1000 },
+  target_latency: { field: 'target_latency_ms', scale: 1000 },
+  workers: { field: 'instances', scale: 1 },
+};
+
+/** The body with the middleware's option names turned into batchline's; both for one option is an error. */
+function inBatchlineWords(fields: Record<string, unknown>): Record<string, unknown> {
+  const words: Record<string, unknown> = { ...fields };
+  for (const [theirs, { field, scale }] of Object.entries(MIDDLEWARE_FIELDS)) {
+    if (!(theirs in fields)) continue;
+    if (field in fields)
+      throw new BatchlineError('INVALID_MODEL_CONFIG', `request body: give ${theirs} or ${field}, not both`);
+    const value = fields[theirs];
+    if (typeof value !== 'number' || !Number.isFinite(value))
+      throw new BatchlineError(
+        'INVALID_MODEL_CONFIG',
+        `request body: ${theirs}: got ${JSON.stringify(value)}, expected a number${scale === 1000 ? ' of seconds' : ''}`,
+      );
+    delete words[theirs];
+    // 0.01 s is 10 ms, not 10.000000000000002.
+    words[field] = scale === 1 ? value : Math.round(value * scale * 1e6) / 1e6;
+  }
+  if ('module' in fields && 'path' in fields)
+    throw new BatchlineError('INVALID_MODEL_CONFIG', 'request body: give path or module, not both');
+  return words;
+}
 
 /**
  * The admin API, on `app` (the main listener or the admin one): `GET /admin/models`,
@@ -65,7 +100,7 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
             'request body: expected a JSON object such as {"version": 2, "path": "resnet/2/model.onnx"}',
           );
         }
-        const fields = body as Record<string, unknown>;
+        const fields = inBatchlineWords(body as Record<string, unknown>);
         if (!MODEL_NAME_PATTERN.test(name))
           throw new BatchlineError(
             'INVALID_MODEL_CONFIG',
@@ -85,7 +120,21 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
             'BAD_MODEL_PATH',
             'this server was started without --model-repository; the admin API loads files only from one',
           );
-        const path = await modelFileInRepository(repository, fields.path);
+        const field = 'module' in fields ? 'module' : 'path';
+        const path = await modelFileInRepository(repository, fields[field], field);
+        const functionName = fields.function;
+        if (functionName !== undefined) {
+          if (typeof functionName !== 'string' || !/^[A-Za-z_$][\w$]{0,127}$/.test(functionName))
+            throw new BatchlineError(
+              'INVALID_MODEL_CONFIG',
+              `request body: function: got ${JSON.stringify(functionName)}, expected the name of the module's export`,
+            );
+          if (!isCodeModelPath(path))
+            throw new BatchlineError(
+              'INVALID_MODEL_CONFIG',
+              'request body: function names an export of a code model (.mjs)',
+            );
+        }
         const latencyProfile =
           own.options.latencyProfile === undefined
             ? {}
@@ -98,7 +147,10 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
           ...own.options,
           ...latencyProfile,
         });
-        const registered = await runtime.register({ name, version, path, config }, wait);
+        const registered = await runtime.register(
+          { name, version, path, config, ...(functionName === undefined ? {} : { functionName }) },
+          wait,
+        );
         if (!wait) {
           reply.header('location', `/v1/models/${name}/versions/${version}`);
           return json(reply, 202, { name, version, state: registered.status.state });
@@ -132,9 +184,11 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
 function versionOf(given: unknown, runtime: ServingRuntime, name: string): number {
   if (given === undefined) return (runtime.registry.versionsOf(name)[0]?.version ?? 0) + 1;
   if (typeof given === 'number' && Number.isInteger(given) && given >= 1 && given <= 999_999_999) return given;
+  const number = typeof given === 'string' ? parseVersion(given) : undefined;
+  if (typeof number === 'number') return number;
   throw new BatchlineError(
     'INVALID_MODEL_CONFIG',
-    `request body: version: got ${JSON.stringify(given)}, expected an integer from 1 to 999999999`,
+    `request body: version: got ${JSON.stringify(given)}, expected an integer from 1 to 999999999 (or "v2")`,
   );
 }
 

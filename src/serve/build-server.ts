@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -11,6 +11,7 @@ import type { AdmissionContext } from './admission.js';
 import { answersOf, plainAnswer } from './answer.js';
 import { afterAnswersSent, CountingResponse, limitRequestsPerConnection } from './drain-connections.js';
 import { registerInferRoutes } from './infer-route.js';
+import { jsonMetrics } from './json-metrics.js';
 import { registerModelRoutes } from './model-routes.js';
 import { registerOipRoutes } from './oip-routes.js';
 import { classify } from './classify.js';
@@ -147,7 +148,8 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
 
   // Liveness: 503 only when a model cannot come back by itself (an instance failing to restart
   // again and again, or a thread stuck inside onnxruntime): restarting the process is the cure.
-  app.get('/healthz', (_request, reply) => {
+  // /health is the middleware's name for it.
+  const liveness = (_request: FastifyRequest, reply: FastifyReply): void => {
     const dead = runtime.registry.all().find((version) => !version.live);
     if (dead === undefined) return json(reply, { status: 'alive' });
     refuse(
@@ -157,7 +159,9 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
         `${dead.name} version ${dead.version}: ${dead.model.health().reason ?? 'a model instance cannot recover'}`,
       ),
     );
-  });
+  };
+  app.get('/healthz', liveness);
+  app.get('/health', liveness);
   app.get('/readyz', (_request, reply) => {
     if (runtime.ready) return json(reply, { status: 'ready' });
     if (runtime.leaving) return refuse(reply, new BatchlineError('SHUTTING_DOWN'));
@@ -170,7 +174,10 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
       );
     return refuse(reply, new BatchlineError('NOT_READY', notReady.join('; ') || 'a model is not ready'));
   });
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', async (request, reply) => {
+    // The middleware's JSON for a client that asks for JSON; Prometheus's text for everyone else.
+    if (/\bapplication\/json\b/.test(request.headers.accept ?? ''))
+      return json(reply, jsonMetrics(runtime.stats(), runtime.uptimeS));
     const { contentType, body } = await runtime.metrics.render();
     plainAnswer(reply).send(200, { body, contentType });
   });

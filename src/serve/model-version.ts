@@ -21,6 +21,8 @@ export interface ModelVersionDeps {
   metrics: ServeMetrics;
   /** Told whenever the version's state changes (the registry re-resolves "latest"). */
   onStateChange(version: ModelVersion): void;
+  /** A code model's export that runs a batch, when not `execute`. */
+  functionName?: string;
 }
 
 /**
@@ -55,7 +57,7 @@ export class ModelVersion implements AnswerCounters {
   constructor(
     readonly name: string,
     readonly version: number,
-    /** The ONNX file, or undefined for the embedded toy model. */
+    /** The ONNX file or code model, or undefined for the embedded toy model. */
     readonly path: string | undefined,
     readonly config: ModelVersionConfig,
     private readonly deps: ModelVersionDeps,
@@ -117,6 +119,9 @@ export class ModelVersion implements AnswerCounters {
         executionProvider: c.executionProvider,
         execution: c.execution,
         ...(this.path === undefined ? {} : { name: this.name, version: String(this.version) }),
+        // A code model's initialize is told its version's options (plain data: it may run in another process).
+        config: JSON.parse(JSON.stringify(c)) as Record<string, unknown>,
+        ...(this.deps.functionName === undefined ? {} : { functionName: this.deps.functionName }),
       });
       if (c.warmupBatchSizes !== undefined) {
         // Not ready (nor admitting) until every instance has run its warmup batches.

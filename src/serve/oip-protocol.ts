@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
+import { jsonTextOf } from '../model/json-items.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import { decodeOipRequest, type OipRequest } from '../protocol/oip-request.js';
 import { encodeOipAnswer, encodeOipError } from '../protocol/oip-response.js';
@@ -49,8 +50,12 @@ export function oipCodecFor(version: OipVersion): InferenceCodec<OipRequest> {
   codec = {
     ...OIP_ERRORS,
     name: 'open-inference-protocol',
-    decode: (request, model) =>
-      decodeOipRequest(oipBodyOf(request), headerLengthOf(request), model, version.config.maxBatchSize),
+    decode: (request, model) => {
+      const decoded = decodeOipRequest(oipBodyOf(request), headerLengthOf(request), model, version.config.maxBatchSize);
+      // A JSON model's rows are BYTES elements of JSON text: each is checked by its schema, as on /v1.
+      if (model.inputSchema === undefined) return decoded;
+      return { ...decoded, items: decoded.items.map((item) => model.decode(jsonValueOf(item))) };
+    },
     rowsOf: (decoded) => decoded.items,
     scheduleOf: (decoded) => decoded.schedule,
     encodeRows: (_requestId, outputs, _model, decoded) => encodeRows(outputs, decoded),
@@ -69,4 +74,13 @@ function headerLengthOf(request: FastifyRequest): number | undefined {
       `Inference-Header-Content-Length must be a whole number of bytes, got '${String(given)}'`,
     );
   return Number(given);
+}
+
+/** The JSON value a row of a JSON model's `json` BYTES input carries. */
+function jsonValueOf(item: ItemTensors): unknown {
+  try {
+    return JSON.parse(jsonTextOf(item));
+  } catch (error) {
+    throw new BatchlineError('BAD_INPUT', `json: each element must be a JSON text (${(error as Error).message})`);
+  }
 }

@@ -5,6 +5,8 @@ import { readModelConfig, selectVersions, type ModelConfigFile } from './model-c
 
 /** The file of a version inside its folder, as Triton names it for ONNX. */
 const MODEL_FILE = 'model.onnx';
+/** …or the JavaScript module of a code model (src/model/code-model.ts). */
+const CODE_MODEL_FILE = 'model.mjs';
 
 /** A model name: a URL path segment and a Prometheus label value, so plain characters only. */
 export const MODEL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
@@ -19,8 +21,8 @@ export interface RepositoryModel {
 }
 
 /**
- * Reads a model repository in Triton's layout: `DIR/NAME/VERSION/model.onnx` and an optional
- * `DIR/NAME/config.json`. Anything wrong (no models, a bad name, a version the policy names
+ * Reads a model repository in Triton's layout: `DIR/NAME/VERSION/model.onnx` (or `model.mjs`, a
+ * code model) and an optional `DIR/NAME/config.json`. Anything wrong (no models, a bad name, a version the policy names
  * that is not there, a bad config.json) throws INVALID_MODEL_CONFIG naming the place: the
  * server refuses to start rather than serve part of what was asked.
  */
@@ -62,24 +64,30 @@ export async function scanModel(dir: string, name: string): Promise<RepositoryMo
   }
   const versions = [];
   for (const version of selectVersions(onDisk, policy)) {
-    const path = join(modelDir, String(version), MODEL_FILE);
-    const file = await stat(path).catch(() => undefined);
-    if (file === undefined || !file.isFile()) throw invalid(`${join(modelDir, String(version))}: no ${MODEL_FILE}`);
-    versions.push({ version, path });
+    const dir = join(modelDir, String(version));
+    const found: string[] = [];
+    for (const name of [MODEL_FILE, CODE_MODEL_FILE])
+      if ((await stat(join(dir, name)).catch(() => undefined))?.isFile() === true) found.push(name);
+    if (found.length === 0) throw invalid(`${dir}: no ${MODEL_FILE} (or ${CODE_MODEL_FILE})`);
+    if (found.length > 1) throw invalid(`${dir}: both ${MODEL_FILE} and ${CODE_MODEL_FILE}; keep one`);
+    versions.push({ version, path: join(dir, found[0]!) });
   }
   return { name, config, versions };
 }
 
 /**
  * The real path of `given`, a file an admin request names relative to the repository, or
- * BAD_MODEL_PATH saying why not. Only regular `.onnx` files inside the repository are loaded:
- * no absolute paths, no `..`, no symbolic link that leads out of it. batchline never runs
- * anything but an ONNX graph: a path that named a code module would let an admin token run
- * code on the server.
+ * BAD_MODEL_PATH saying why not. Only regular files inside the repository are loaded, ONNX
+ * graphs (`.onnx`) or code models (`.mjs`, `.js`): no absolute paths, no `..`, no symbolic link
+ * that leads out of it. A code model is code: the admin token can run the operator's modules
+ * that are in the repository, never a file from elsewhere, and nothing a client sends.
  */
-export function modelFileInRepository(repository: string, given: unknown): Promise<string> {
-  return fileInRepository(repository, given, 'path', 'resnet/2/model.onnx', /\.onnx$/i);
+export function modelFileInRepository(repository: string, given: unknown, field = 'path'): Promise<string> {
+  return fileInRepository(repository, given, field, 'resnet/2/model.onnx" or "embed/1/model.mjs', MODEL_FILE_NAME);
 }
+
+/** What a model file may be: an ONNX graph, or a code model (a JavaScript module). */
+const MODEL_FILE_NAME = /\.(onnx|m?js)$/i;
 
 /**
  * The real path of a registration's `latency_profile`, confined as model files are: it was read
@@ -94,7 +102,7 @@ async function fileInRepository(
   given: unknown,
   field: string,
   example: string,
-  onnx?: RegExp,
+  modelFile?: RegExp,
 ): Promise<string> {
   if (typeof given !== 'string' || given === '')
     throw badPath(`"${field}" must be a file name relative to the model repository, such as "${example}"`);
@@ -103,8 +111,10 @@ async function fileInRepository(
   if (isAbsolute(given)) throw badPath(`${shown} is absolute; give a path relative to the model repository`);
   if (given.split(/[\\/]/).includes('..'))
     throw badPath(`${shown} contains ".."; give a path inside the model repository`);
-  if (onnx !== undefined && !onnx.test(given))
-    throw badPath(`${shown} is not an ONNX file (.onnx); batchline loads nothing else`);
+  if (modelFile !== undefined && !modelFile.test(given))
+    throw badPath(
+      `${shown} is neither an ONNX file (.onnx) nor a code model (.mjs, .js); batchline loads nothing else`,
+    );
   const root = await realpath(repository);
   let real: string;
   try {

@@ -56,6 +56,11 @@ export class ServingRuntime {
     this.targets = new Targets(this);
   }
 
+  /** Seconds since the server started. */
+  get uptimeS(): number {
+    return (this.clock.now() - this.startedAtMs) / 1000;
+  }
+
   get state(): ServerState {
     return this.stateNow;
   }
@@ -86,6 +91,7 @@ export class ServingRuntime {
       clock: this.clock,
       metrics: this.metrics,
       onStateChange: (changed) => this.registry.refresh(changed.name),
+      ...(spec.functionName === undefined ? {} : { functionName: spec.functionName }),
     });
     this.registry.add(version);
     return version;
@@ -208,7 +214,7 @@ export class ServingRuntime {
         for (const [status, count] of Object.entries(source[transport]))
           byProtocol[transport][status] = (byProtocol[transport][status] ?? 0) + count;
     return {
-      uptimeS: (this.clock.now() - this.startedAtMs) / 1000,
+      uptimeS: this.uptimeS,
       state: this.stateNow,
       model: main.model,
       config: main.config,

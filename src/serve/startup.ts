@@ -9,9 +9,11 @@ import { MODEL_NAME_PATTERN, scanRepository } from './repository.js';
 export interface StartupVersion {
   name: string;
   version: number;
-  /** The ONNX file; undefined for the embedded toy model. */
+  /** The ONNX file or code model (`.mjs`); undefined for the embedded toy model. */
   path: string | undefined;
   config: ModelVersionConfig;
+  /** A code model's export that runs a batch, when not `execute` (an admin registration's `function`). */
+  functionName?: string;
 }
 
 /**
@@ -44,7 +46,7 @@ export async function startupVersions(
   } else {
     const name =
       config.modelName ??
-      (config.model === undefined ? TOY_MODEL_VERSION : basename(config.model).replace(/\.onnx$/i, ''));
+      (config.model === undefined ? TOY_MODEL_VERSION : basename(config.model).replace(/\.(onnx|m?js)$/i, ''));
     if (!MODEL_NAME_PATTERN.test(name)) {
       throw new BatchlineError(
         'INVALID_OPTION',

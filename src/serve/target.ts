@@ -18,19 +18,18 @@ export type Target =
   | { readonly version: ModelVersion; readonly refusal?: undefined; readonly counters: AnswerCounters }
   | { readonly version?: undefined; readonly refusal: BatchlineError; readonly counters: AnswerCounters };
 
-/** A version as clients write it: a positive integer of at most 9 digits. */
-const VERSION_PATTERN = /^[1-9]\d{0,8}$/;
+/**
+ * A version as clients write it: a positive integer of at most 9 digits, or with a `v` before it
+ * as the middleware writes it (`?version=v2`, `"version": "v2"`).
+ */
+const VERSION_PATTERN = /^[vV]?([1-9]\d{0,8})$/;
 
 /** A version a client gave: a number, nothing (the latest), or 400 bad_request. */
 export function parseVersion(given: unknown): number | undefined | BatchlineError {
   if (given === undefined || given === '') return undefined;
-  if (
-    typeof given === 'number'
-      ? VERSION_PATTERN.test(String(given))
-      : typeof given === 'string' && VERSION_PATTERN.test(given)
-  )
-    return Number(given);
-  return new BatchlineError('BAD_REQUEST', `version must be a positive integer, got '${String(given)}'`);
+  const match = typeof given === 'number' || typeof given === 'string' ? VERSION_PATTERN.exec(String(given)) : null;
+  if (match !== null) return Number(match[1]);
+  return new BatchlineError('BAD_REQUEST', `version must be a positive integer (or vN), got '${String(given)}'`);
 }
 
 /** 503 model_unavailable: `version` exists but takes no work (loading, draining, unavailable), and why. */

@@ -1,5 +1,5 @@
 import type { TensorSpec } from '../model/tensor-spec.js';
-import { oipDatatypeOf } from '../protocol/datatypes.js';
+import { oipDatatypeOf } from '../model/datatypes.js';
 import type { ModelVersion } from './model-version.js';
 
 /** Triton's platform and backend names for a model onnxruntime runs. */

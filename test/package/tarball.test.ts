@@ -200,17 +200,18 @@ describe("the library: import { batch } from 'batchline'", () => {
         "import { batch, QueueFullError } from 'batchline';",
         'const sizes = [];',
         'const double = batch(async (xs) => { sizes.push(xs.length); return xs.map((x) => x * 2); },',
-        '  { maxBatchSize: 4, batchWindowMs: 60000, maxQueueSize: 2 });',
-        'const calls = [1, 2, 3, 4, 5, 6].map((x) => double(x));',
-        'const refused = await double(7).catch((error) => error);',
+        '  { maxBatchSize: 4, batchWindowMs: 60000, maxQueueSize: 4 });',
+        '// Four run at once (a full batch), four wait (the queue holds four), the ninth is refused.',
+        'const calls = [1, 2, 3, 4, 5, 6, 7, 8].map((x) => double(x));',
+        'const refused = await double(9).catch((error) => error);',
         'await double.close();',
         'console.log(JSON.stringify({ results: await Promise.all(calls), sizes, refused: [refused instanceof QueueFullError, refused.code, refused.statusCode] }));',
       ].join('\n'),
     );
     const { stdout } = await node(['library.mjs']);
     expect(JSON.parse(stdout)).toEqual({
-      results: [2, 4, 6, 8, 10, 12],
-      sizes: [4, 2],
+      results: [2, 4, 6, 8, 10, 12, 14, 16],
+      sizes: [4, 4],
       refused: [true, 'queue_full', 429],
     });
   });

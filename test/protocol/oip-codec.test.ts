@@ -5,7 +5,7 @@ import { fromFloat16Bits, toFloat16Bits } from '../../src/model/float16.js';
 import { ELEMENT_TYPES, type ElementType, type ItemTensors, type TensorSpec } from '../../src/model/tensor-spec.js';
 import { bodyOf, type BodyChunks } from '../../src/protocol/body-chunks.js';
 import { bytesOfElements } from '../../src/protocol/binary-tensor.js';
-import { oipDatatypeOf } from '../../src/protocol/datatypes.js';
+import { oipDatatypeOf } from '../../src/model/datatypes.js';
 import { decodeOipRequest, type OipModelView } from '../../src/protocol/oip-request.js';
 import { encodeOipAnswer } from '../../src/protocol/oip-response.js';
 import { expectSchema } from './oip-schema.js';

@@ -114,7 +114,13 @@ describe('the admin API', () => {
       'bad_model_path',
       'leads outside the model repository',
     ],
-    ['a file that is not ONNX', { version: 2, path: 'm/notes.txt' }, 400, 'bad_model_path', 'is not an ONNX file'],
+    [
+      'a file that is neither ONNX nor a code model',
+      { version: 2, path: 'm/notes.txt' },
+      400,
+      'bad_model_path',
+      'is neither an ONNX file (.onnx) nor a code model (.mjs, .js)',
+    ],
     ['a directory named .onnx', { version: 2, path: 'm/dir.onnx' }, 400, 'bad_model_path', 'is not a regular file'],
     [
       'a missing file',
@@ -148,12 +154,19 @@ describe('the admin API', () => {
     ],
     [
       'an unknown field',
+      { version: 2, path: 'm/2/model.onnx', modules: 'myapp.models' },
+      400,
+      'invalid_model_config',
+      'unknown field "modules"',
+    ],
+    [
+      "the middleware's module beside a path",
       { version: 2, path: 'm/2/model.onnx', module: 'myapp.models' },
       400,
       'invalid_model_config',
-      'unknown field "module"',
+      'give path or module, not both',
     ],
-    ['a bad version', { version: 'v2', path: 'm/2/model.onnx' }, 400, 'invalid_model_config', 'version: got "v2"'],
+    ['a bad version', { version: 'two', path: 'm/2/model.onnx' }, 400, 'invalid_model_config', 'version: got "two"'],
   ])('refuses %s (%j) with %i %s, disturbing nothing', async (_name, body, status, code, message) => {
     server ??= await adminServer();
     const reply = await call('POST', `${server.url}/admin/models/m`, body);

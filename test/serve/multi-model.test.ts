@@ -168,7 +168,7 @@ describe('a server of three models, one with two versions', () => {
       { inputs: [1, 1] },
       400,
       'bad_request',
-      "version must be a positive integer, got 'two'",
+      "version must be a positive integer (or vN), got 'two'",
     ],
     ['/models/linear/predict', { inputs: [1, 1, 1] }, 400, 'bad_input', 'input "x" must have shape [2]'],
     ['/models/linear/predict', { data: 'x' }, 400, 'bad_input', 'input "x"'],

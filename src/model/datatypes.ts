@@ -1,4 +1,4 @@
-import type { ElementType } from '../model/tensor-spec.js';
+import type { ElementType } from './tensor-spec.js';
 
 /** The Open Inference Protocol's tensor data types (its "Tensor Data Types" table). */
 export type OipDatatype =
@@ -45,3 +45,6 @@ export function elementTypeOf(datatype: string): ElementType | undefined {
 export function oipDatatypeOf(type: ElementType): OipDatatype {
   return TO_OIP[type];
 }
+
+/** Every datatype name, for messages that list what is allowed (a code model's specs). */
+export const OIP_DATATYPES = Object.keys(TO_ELEMENT) as OipDatatype[];

@@ -1,0 +1,273 @@
+import { stat } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
+import { BatchlineError } from '../errors.js';
+import { elementTypeOf, OIP_DATATYPES } from './datatypes.js';
+import { toFloat16Bits } from './float16.js';
+import { JSON_SPEC, jsonItem, jsonTextOf } from './json-items.js';
+import {
+  allocate,
+  describeShape,
+  elementCount,
+  type ElementArray,
+  type ItemTensors,
+  type TensorSpec,
+} from './tensor-spec.js';
+
+/** A tensor as a code model declares it: per item, in the Open Inference Protocol's words. */
+export interface CodeTensorSpec {
+  name: string;
+  /** `FP32`, `INT64`, `BYTES`… */
+  datatype: string;
+  /** The item's shape (no batch dimension); -1 for a free dimension. */
+  shape: number[];
+}
+
+/** What a code model's `initialize` is told. */
+export interface CodeModelContext {
+  /** Which of the version's instances this is, from 0 (the middleware's `worker_id`). */
+  instance: number;
+  /** The model version's label. */
+  version: string;
+  /** The version's effective options (`maxBatchSize`, `batchWindowMs`, …). */
+  config: Record<string, unknown>;
+}
+
+/** What `execute` is told besides its items. */
+export interface ExecuteContext {
+  instance: number;
+  /** Each item's input shapes (with free dimensions resolved), by input name: tensor models only. */
+  shapes: Record<string, number[]>[];
+}
+
+/** The exports of a `model.mjs`. */
+interface CodeModelModule {
+  inputs?: unknown;
+  outputs?: unknown;
+  inputSchema?: unknown;
+  initialize?: (context: CodeModelContext) => unknown;
+  finalize?: () => unknown;
+  [name: string]: unknown;
+}
+
+export interface CodeModelOptions {
+  /** The export that runs a batch (default `execute`; the middleware's registration calls it `function`). */
+  functionName?: string;
+  instance?: number;
+  version?: string;
+  config?: Record<string, unknown>;
+}
+
+/** Whether `path` names a JavaScript module (a code model) rather than an ONNX graph. */
+export function isCodeModelPath(path: string | undefined): boolean {
+  return path !== undefined && /\.(m?js)$/i.test(path);
+}
+
+/**
+ * A model written in JavaScript (Triton's Python backend's shape: `initialize`, `execute(items)`,
+ * `finalize`), run where an ONNX session runs: in a model instance's thread or process, or
+ * inline. Its items are tensors by its `inputs` and `outputs` specs, or JSON values when it
+ * declares an `inputSchema` instead (checked on the main thread before the queue). `execute`
+ * answers one entry per item, an `Error` failing that item alone; a throw fails the batch.
+ */
+export class CodeModel {
+  private constructor(
+    private readonly execute: (items: unknown[], context: ExecuteContext) => unknown,
+    private readonly finalize: (() => unknown) | undefined,
+    readonly inputs: TensorSpec[],
+    readonly outputs: TensorSpec[],
+    /** The JSON Schema of its items, when they are JSON values. */
+    readonly inputSchema: object | undefined,
+    private readonly instance: number,
+  ) {}
+
+  /** Imports the module and runs its `initialize`; MODEL_LOAD_FAILED with the module's own message when either fails. */
+  static async load(path: string, options: CodeModelOptions = {}): Promise<CodeModel> {
+    const functionName = options.functionName ?? 'execute';
+    let module: CodeModelModule;
+    try {
+      // The file's time in the URL: a module registered again after an edit is imported afresh
+      // (inline, in the server's own module cache; a thread or process has a cache of its own).
+      const modifiedMs = (await stat(path)).mtimeMs;
+      module = (await import(`${pathToFileURL(path).href}?modified=${modifiedMs}`)) as CodeModelModule;
+    } catch (error) {
+      throw loadFailed(`importing ${path} failed: ${messageOf(error)}`, error);
+    }
+    const execute = module[functionName];
+    if (typeof execute !== 'function')
+      throw loadFailed(
+        `${path} exports no function '${functionName}' (it exports ${Object.keys(module).join(', ') || 'nothing'})`,
+      );
+    const schema = module.inputSchema;
+    let inputs: TensorSpec[];
+    let outputs: TensorSpec[];
+    if (schema !== undefined) {
+      if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+        throw loadFailed(`${path}: inputSchema must be a JSON Schema object`);
+      if (module.inputs !== undefined)
+        throw loadFailed(`${path}: declare inputs (tensors) or inputSchema (JSON), not both`);
+      inputs = [{ ...JSON_SPEC }];
+      outputs = [{ ...JSON_SPEC }];
+    } else {
+      inputs = specsOf(module.inputs, 'inputs', path);
+      outputs = specsOf(module.outputs, 'outputs', path);
+    }
+    const instance = options.instance ?? 0;
+    try {
+      await module.initialize?.({ instance, version: options.version ?? '1', config: options.config ?? {} });
+    } catch (error) {
+      throw loadFailed(`${path}: initialize failed: ${messageOf(error)}`, error);
+    }
+    return new CodeModel(
+      execute as CodeModel['execute'],
+      module.finalize,
+      inputs,
+      outputs,
+      schema as object | undefined,
+      instance,
+    );
+  }
+
+  /** One batch: the items as `execute` takes them, its answers back as items (or an Error for one item). */
+  async runBatch(items: readonly ItemTensors[]): Promise<(ItemTensors | Error)[]> {
+    const json = this.inputSchema !== undefined;
+    const given = items.map((item) => (json ? JSON.parse(jsonTextOf(item)) : plainItem(item)));
+    const shapes = json ? [] : items.map(shapesOf);
+    const results = await this.execute(given, { instance: this.instance, shapes });
+    if (!Array.isArray(results) || results.length !== items.length) {
+      const got = Array.isArray(results)
+        ? `${results.length} result${results.length === 1 ? '' : 's'}`
+        : `a ${results === null ? 'null' : typeof results}`;
+      const error = new Error(
+        `execute returned ${got} for a batch of ${items.length} items; it must return an array with one result (or Error) per item, in order`,
+      );
+      return items.map(() => error);
+    }
+    return results.map((result: unknown, i) => {
+      if (result instanceof Error) return result;
+      try {
+        return json ? jsonResult(result) : this.tensorResult(result);
+      } catch (error) {
+        return new Error(`execute's result for item ${i}: ${messageOf(error)}`);
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.finalize?.();
+  }
+
+  /** A tensor model's answer for one item, checked against its outputs. */
+  private tensorResult(result: unknown): ItemTensors {
+    if (typeof result !== 'object' || result === null)
+      throw new Error(`expected an object of outputs, got ${typeof result}`);
+    const item: ItemTensors = {};
+    for (const spec of this.outputs) {
+      const value = (result as Record<string, unknown>)[spec.name];
+      if (value === undefined)
+        throw new Error(`no "${spec.name}" (the outputs are ${this.outputs.map((o) => o.name).join(', ')})`);
+      item[spec.name] = tensorOf(value, spec);
+    }
+    return item;
+  }
+}
+
+/** `{ name: typed array }` for `execute`: the item's elements, row-major. */
+function plainItem(item: ItemTensors): Record<string, ElementArray> {
+  const plain: Record<string, ElementArray> = {};
+  for (const name in item) plain[name] = item[name]!.data;
+  return plain;
+}
+
+function shapesOf(item: ItemTensors): Record<string, number[]> {
+  const shapes: Record<string, number[]> = {};
+  for (const name in item) shapes[name] = item[name]!.shape;
+  return shapes;
+}
+
+function jsonResult(result: unknown): ItemTensors {
+  const text = JSON.stringify(result);
+  if (text === undefined) throw new Error(`${typeof result} is not a JSON value`);
+  return jsonItem(text);
+}
+
+/**
+ * One output of one item: a typed array or array of numbers (its shape the spec's, one free
+ * dimension found from the length), or `{ data, shape }` when the shape has to be said.
+ */
+function tensorOf(value: unknown, spec: TensorSpec): { data: ElementArray; shape: number[] } {
+  const given =
+    typeof value === 'object' && value !== null && 'data' in value && 'shape' in value
+      ? (value as { data: unknown; shape: unknown })
+      : { data: value, shape: undefined };
+  if (!Array.isArray(given.data) && !ArrayBuffer.isView(given.data))
+    throw new Error(`"${spec.name}": expected a typed array, an array or { data, shape }`);
+  const values = given.data as ArrayLike<unknown>;
+  const shape = shapeFor(spec, values.length, given.shape);
+  // Already the tensor's own kind of array (float16 as its bits, a Uint16Array): taken as it is.
+  if (ArrayBuffer.isView(given.data) && given.data.constructor === allocate(spec.type, 0).constructor)
+    return { data: given.data as ElementArray, shape };
+  const data = allocate(spec.type, values.length);
+  if (spec.type === 'float16') {
+    for (let i = 0; i < values.length; i++) (data as Uint16Array)[i] = toFloat16Bits(Number(values[i]));
+  } else if (spec.type === 'string') {
+    for (let i = 0; i < values.length; i++) (data as string[])[i] = String(values[i]);
+  } else if (data instanceof BigInt64Array || data instanceof BigUint64Array) {
+    for (let i = 0; i < values.length; i++) data[i] = BigInt(values[i] as number | bigint);
+  } else {
+    const numbers = data as Exclude<ElementArray, string[] | BigInt64Array | BigUint64Array>;
+    for (let i = 0; i < values.length; i++) numbers[i] = Number(values[i]);
+  }
+  return { data, shape };
+}
+
+function shapeFor(spec: TensorSpec, length: number, given: unknown): number[] {
+  const declared = spec.itemShape;
+  const wrong = (why: string): Error =>
+    new Error(`"${spec.name}": ${why} (declared ${describeShape(declared)}, ${length} elements)`);
+  if (given !== undefined) {
+    if (!Array.isArray(given) || !given.every((d) => Number.isInteger(d) && d >= 0)) throw wrong('shape must be sizes');
+    if (given.length !== declared.length || given.some((d, i) => typeof declared[i] === 'number' && declared[i] !== d))
+      throw wrong(`shape ${describeShape(given)} does not fit`);
+    if (elementCount(given) !== length) throw wrong(`shape ${describeShape(given)} does not hold them`);
+    return given;
+  }
+  const free = declared.filter((dim) => typeof dim !== 'number').length;
+  const fixed = elementCount(declared.filter((dim): dim is number => typeof dim === 'number'));
+  if (free === 0) {
+    if (fixed !== length) throw wrong('the length does not match');
+    return declared as number[];
+  }
+  if (free > 1) throw wrong('more than one free dimension: answer { data, shape }');
+  if (fixed === 0 || length % fixed !== 0) throw wrong('the length does not match');
+  return declared.map((dim) => (typeof dim === 'number' ? dim : length / fixed));
+}
+
+/** The model's `inputs` or `outputs` as batchline's specs: names, OIP datatypes, item shapes with -1 free. */
+function specsOf(given: unknown, what: 'inputs' | 'outputs', path: string): TensorSpec[] {
+  const example = '[{ name: "x", datatype: "FP32", shape: [3] }]';
+  if (!Array.isArray(given) || given.length === 0)
+    throw loadFailed(`${path} must export ${what} (${example}), or an inputSchema for JSON items`);
+  const names = new Set<string>();
+  return given.map((spec: unknown, i) => {
+    const where = `${path}: ${what}[${i}]`;
+    if (typeof spec !== 'object' || spec === null) throw loadFailed(`${where}: expected ${example.slice(1, -1)}`);
+    const { name, datatype, shape } = spec as Record<string, unknown>;
+    if (typeof name !== 'string' || name === '' || names.has(name))
+      throw loadFailed(`${where}: name must be a non-empty string, once`);
+    names.add(name);
+    const type = typeof datatype === 'string' ? elementTypeOf(datatype) : undefined;
+    if (type === undefined)
+      throw loadFailed(`${where}: datatype ${JSON.stringify(datatype)} is none of ${OIP_DATATYPES.join(', ')}`);
+    if (!Array.isArray(shape) || !shape.every((d) => d === -1 || (Number.isInteger(d) && d >= 1)))
+      throw loadFailed(`${where}: shape must be the item's sizes, -1 for a free one (such as [3] or [3, -1, -1])`);
+    return { name, type, itemShape: shape.map((d: number, k) => (d === -1 ? `${name}_${k}` : d)) };
+  });
+}
+
+function loadFailed(detail: string, cause?: unknown): BatchlineError {
+  return new BatchlineError('MODEL_LOAD_FAILED', detail, cause === undefined ? undefined : { cause });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,113 @@
+import type { ModelVersionStats, ServerStats } from '../stats-contract/server-stats.js';
+
+/**
+ * `GET /metrics` with `Accept: application/json`: the middleware's JSON metrics (request counts,
+ * error rate, latency percentiles, batch-size statistics, per model), computed from what
+ * `/v1/stats` holds. Prometheus keeps its text; this is for people and scripts that read JSON.
+ * Latency percentiles cover the recent window (`window_s`); counts run since each version
+ * was loaded.
+ */
+export function jsonMetrics(stats: ServerStats | undefined, uptimeS: number): Record<string, unknown> {
+  const models = (stats?.models ?? []).map(versionMetrics);
+  const requests = sum(models, 'requests');
+  const errors = sum(models, 'errors');
+  return {
+    uptime_s: round(uptimeS),
+    state: stats?.state ?? 'starting',
+    requests,
+    errors,
+    rejected: sum(models, 'rejected'),
+    error_rate: rate(errors, requests),
+    models,
+  };
+}
+
+interface VersionMetrics extends Record<string, unknown> {
+  requests: number;
+  errors: number;
+  rejected: number;
+}
+
+function versionMetrics(version: ModelVersionStats): VersionMetrics {
+  const byStatus = version.responsesByStatus;
+  let requests = 0;
+  let errors = 0;
+  let rejected = 0;
+  for (const [status, count] of Object.entries(byStatus)) {
+    const code = Number(status);
+    requests += count;
+    if (code >= 500) errors += count;
+    else if (code === 429) rejected += count;
+  }
+  const snapshot = version.snapshot;
+  const latency = snapshot.latencyMs;
+  return {
+    name: version.name,
+    version: version.version,
+    state: version.state,
+    requests,
+    ok: count(byStatus, (code) => code >= 200 && code < 300),
+    errors,
+    rejected,
+    error_rate: rate(errors, requests),
+    responses_by_status: { ...byStatus },
+    latency_ms: {
+      count: latency.count,
+      p50: latency.p50,
+      p95: latency.p95,
+      p99: latency.p99,
+      mean: round(latency.mean),
+      max: latency.max,
+      window_s: snapshot.windowMs / 1000,
+    },
+    batch_size: batchSizes(snapshot.batchSizeCounts),
+    queue_depth: snapshot.queueDepth,
+    running: snapshot.runningRequests,
+  };
+}
+
+/** Batches, their mean size and its percentiles, from the count of batches of each size since the start. */
+function batchSizes(counts: readonly number[]): Record<string, number> {
+  let batches = 0;
+  let items = 0;
+  for (let size = 0; size < counts.length; size++) {
+    batches += counts[size] ?? 0;
+    items += size * (counts[size] ?? 0);
+  }
+  const at = (fraction: number): number => {
+    if (batches === 0) return 0;
+    const rank = Math.ceil(fraction * batches);
+    let seen = 0;
+    for (let size = 0; size < counts.length; size++) {
+      seen += counts[size] ?? 0;
+      if (seen >= rank) return size;
+    }
+    return counts.length - 1;
+  };
+  return {
+    batches,
+    mean: batches === 0 ? 0 : round(items / batches),
+    p50: at(0.5),
+    p95: at(0.95),
+    p99: at(0.99),
+    max: batches === 0 ? 0 : at(1),
+  };
+}
+
+function count(byStatus: Record<string, number>, test: (code: number) => boolean): number {
+  let total = 0;
+  for (const [status, n] of Object.entries(byStatus)) if (test(Number(status))) total += n;
+  return total;
+}
+
+function sum(models: readonly VersionMetrics[], key: 'requests' | 'errors' | 'rejected'): number {
+  return models.reduce((total, model) => total + model[key], 0);
+}
+
+function rate(part: number, whole: number): number {
+  return whole === 0 ? 0 : round(part / whole);
+}
+
+function round(value: number): number {
+  return Math.round(value * 1e4) / 1e4;
+}

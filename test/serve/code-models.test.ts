@@ -1,0 +1,260 @@
+/**
+ * Code models (`NAME/VERSION/model.mjs`) served as ONNX models are: every route and protocol,
+ * the input check before the queue, instances on threads or processes with their crash
+ * handling, isolation of bad items; registered by the admin API with the middleware's own body;
+ * the middleware's /health and JSON /metrics. A real server, on real sockets.
+ */
+import { Packr, Unpackr } from 'msgpackr';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CODE_MODELS, codeModelDir } from '../model/code-model-fixtures.js';
+import { infer, startTestServer, type TestServer } from './test-server.js';
+
+const TOKEN = 'admin-secret';
+let server: TestServer;
+let repository: string;
+
+beforeAll(async () => {
+  repository = await codeModelDir({
+    'double/1/model.mjs': CODE_MODELS.double,
+    'echo/1/model.mjs': CODE_MODELS.echo,
+    'unlucky/1/model.mjs': CODE_MODELS.unlucky,
+    'crashes/1/model.mjs': CODE_MODELS.crashes,
+    'crashes/config.json': JSON.stringify({ execution: 'process', batch_window_ms: 0 }),
+    // Versions 2 and 3 of double are not served at start (the policy names 1): the admin API tries them.
+    'double/config.json': JSON.stringify({ version_policy: { specific: [1] } }),
+    'double/2/model.mjs': CODE_MODELS.importFails,
+    'double/3/model.mjs': CODE_MODELS.initializeFails,
+  });
+  server = await startTestServer({ modelRepository: repository, adminToken: TOKEN, batchWindowMs: 5 });
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+});
+
+const predict = (name: string, body: unknown, query = '') =>
+  infer(`${server.url}/models/${name}/predict${query}`, body);
+
+async function admin(method: 'POST' | 'DELETE', path: string, body?: unknown) {
+  const response = await request(`${server.url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.statusCode, json: (await response.body.json()) as any };
+}
+
+describe('--model path/model.mjs', () => {
+  it('serves a code model inline on the main thread too (--execution inline), named by its file', async () => {
+    const dir = await codeModelDir({ 'model.mjs': CODE_MODELS.echo });
+    const inline = await startTestServer({ execution: 'inline' }, `${dir}/model.mjs`);
+    try {
+      const reply = await infer(inline.url, { inputs: { text: 'in', repeat: 3 } });
+      expect(reply.status).toBe(200);
+      expect(reply.json).toMatchObject({ outputs: { echo: 'ininin' }, model: 'model', model_version: '1' });
+    } finally {
+      await inline.close();
+    }
+  });
+});
+
+describe('a repository with code models', () => {
+  it('refuses to start when a module fails to import, naming it', async () => {
+    const failed = await startTestServer({
+      modelRepository: await codeModelDir({ 'm/1/model.mjs': CODE_MODELS.importFails }),
+    }).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(failed?.message).toMatch(/could not load model: importing .*model\.mjs failed: cannot find weights\.bin/);
+  });
+});
+
+describe('a tensor code model', () => {
+  it('answers /models/{name}/predict with its outputs, from an instance on a worker thread', async () => {
+    const reply = await predict('double', { inputs: [1, 2, 3] });
+    expect(reply.status).toBe(200);
+    expect(reply.json).toMatchObject({ outputs: { y: [3, 5, 7], instance: [0] }, model: 'double', model_version: '1' });
+  });
+
+  it('checks inputs against its specs before the queue: 400, and its batcher never sees it', async () => {
+    const admitted = server.runtime.registry.resolve('double')!.batcher.counts.admitted;
+    const reply = await predict('double', { inputs: [1, 2] });
+    expect(reply.status).toBe(400);
+    expect(reply.json.error.code).toBe('bad_input');
+    expect(server.runtime.registry.resolve('double')!.batcher.counts.admitted).toBe(admitted);
+  });
+
+  it('fails an item its execute answers with an Error alone: 500 model_failure', async () => {
+    const [bad, good] = await Promise.all([
+      predict('double', { inputs: [-1, 0, 0] }),
+      predict('double', { inputs: [0, 0, 0] }),
+    ]);
+    expect(bad.status).toBe(500);
+    expect(bad.json.error.code).toBe('model_failure');
+    expect(good.status).toBe(200);
+  });
+
+  it('takes MessagePack and answers in it', async () => {
+    const response = await request(`${server.url}/models/double/predict`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/msgpack', accept: 'application/msgpack' },
+      body: new Packr({ useRecords: false }).pack({ inputs: [0.5, 1, 1.5] }),
+    });
+    expect(response.statusCode).toBe(200);
+    const answer = new Unpackr({ useRecords: false }).unpack(Buffer.from(await response.body.arrayBuffer()));
+    expect(answer.outputs.y).toEqual([2, 3, 4]);
+  });
+
+  it('answers the Open Inference Protocol, two rows in one request', async () => {
+    const response = await request(`${server.url}/v2/models/double/infer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: [{ name: 'x', datatype: 'FP32', shape: [2, 3], data: [1, 1, 1, 2, 2, 2] }] }),
+    });
+    const answer = (await response.body.json()) as any;
+    expect(response.statusCode).toBe(200);
+    expect(answer.outputs.find((o: any) => o.name === 'y')).toMatchObject({
+      datatype: 'FP32',
+      shape: [2, 3],
+      data: [3, 3, 3, 5, 5, 5],
+    });
+    const metadata = (await (await request(`${server.url}/v2/models/double`)).body.json()) as any;
+    expect(metadata.inputs).toEqual([{ name: 'x', datatype: 'FP32', shape: [-1, 3] }]);
+  });
+
+  it('finds the bad item of a batch whose execute throws, and answers the others', async () => {
+    const replies = await Promise.all([1, 13, 3].map((x) => predict('unlucky', { inputs: [x] })));
+    expect(replies.map((reply) => reply.status)).toEqual([200, 500, 200]);
+  });
+
+  it('survives an instance process that dies: that batch fails, the instance is restarted, the next is answered', async () => {
+    const crashed = await predict('crashes', { inputs: [99] });
+    expect(crashed.status).toBe(500);
+    let reply = await predict('crashes', { inputs: [1] });
+    // While it restarts (100 ms), the version refuses at once with 503; it comes back by itself.
+    for (let i = 0; i < 100 && reply.status === 503; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      reply = await predict('crashes', { inputs: [1] });
+    }
+    expect(reply.status).toBe(200);
+    expect(server.runtime.registry.resolve('crashes')!.model.health().instances[0]!.restarts).toBe(1);
+  });
+});
+
+describe('a JSON code model (inputSchema)', () => {
+  it('validates the item with its schema, fills in defaults, and answers its JSON value', async () => {
+    const reply = await predict('echo', { data: { text: 'ab' } });
+    expect(reply.status).toBe(200);
+    expect(reply.json).toMatchObject({ outputs: { echo: 'abab', batch: 1 }, model: 'echo' });
+  });
+
+  it.each([
+    [{ data: { text: 5 } }, /inputs\.text must be string/],
+    [{ data: { text: 'a', colour: 'red' } }, /must NOT have additional properties/],
+    [{ data: { repeat: 2 } }, /must have required property 'text'/],
+  ])('refuses %j with 400 bad_input saying why', async (body, message) => {
+    const reply = await predict('echo', body);
+    expect(reply.status).toBe(400);
+    expect(reply.json.error.code).toBe('bad_input');
+    expect(reply.json.error.message).toMatch(message);
+  });
+
+  it('takes its items over the Open Inference Protocol as BYTES of JSON text, checked the same way', async () => {
+    const send = (data: string[]) =>
+      request(`${server.url}/v2/models/echo/infer`, {
+        method: 'POST',
+        body: JSON.stringify({ inputs: [{ name: 'json', datatype: 'BYTES', shape: [data.length], data }] }),
+      });
+    const ok = await send(['{"text":"x","repeat":3}', '{"text":"y"}']);
+    const answer = (await ok.body.json()) as any;
+    expect(ok.statusCode).toBe(200);
+    expect(answer.outputs[0].data.map((text: string) => JSON.parse(text).echo)).toEqual(['xxx', 'yy']);
+    const bad = await send(['{"text":1}']);
+    expect(bad.statusCode).toBe(400);
+    await bad.body.dump();
+  });
+});
+
+describe('the admin API and code models', () => {
+  it("registers a module with the middleware's own body, serves ?version=v2, and deregisters v2", async () => {
+    const registered = await admin('POST', '/admin/models/echo2', {
+      module: 'echo/1/model.mjs',
+      function: 'execute',
+      version: 'v2',
+      max_batch_size: 16,
+      max_wait_time: 0.01,
+      workers: 2,
+      target_latency: 0.05,
+    });
+    expect(registered.status).toBe(201);
+    expect(registered.json).toMatchObject({
+      name: 'echo2',
+      version: 2,
+      state: 'ready',
+      config: { max_batch_size: 16, batch_window_ms: 10, instances: 2, target_latency_ms: 50 },
+    });
+    const reply = await predict('echo2', { data: { text: 'v' } }, '?version=v2');
+    expect(reply.status).toBe(200);
+    expect(reply.json.outputs.echo).toBe('vv');
+    const removed = await admin('DELETE', '/admin/models/echo2/v2');
+    expect(removed).toMatchObject({ status: 200, json: { state: 'removed' } });
+  });
+
+  it.each([
+    ['double/2/model.mjs', /importing .*model\.mjs failed: cannot find weights\.bin/],
+    ['double/3/model.mjs', /initialize failed: GPU 0 is not there/],
+  ])('refuses %s, a module that throws, with 422 and its message; version 1 serves on', async (module, message) => {
+    const refused = await admin('POST', '/admin/models/double', { module, version: Number(module.split('/')[1]) });
+    expect(refused.status).toBe(422);
+    expect(refused.json.error.code).toBe('model_load_failed');
+    expect(refused.json.error.message).toMatch(message);
+    expect((await predict('double', { inputs: [1, 1, 1] })).status).toBe(200);
+    expect(server.runtime.registry.versionsOf('double').map((v) => v.version)).toEqual([1]);
+  });
+
+  it.each([
+    [{ module: '../outside.mjs' }, /contains "\.\."/],
+    [{ module: '/etc/passwd.mjs' }, /is absolute/],
+    [{ module: 'echo/1/model.mjs', path: 'echo/1/model.mjs' }, /give path or module, not both/],
+    [{ module: 'echo/1/model.mjs', max_wait_time: 0.01, batch_window_ms: 5 }, /give max_wait_time or batch_window_ms/],
+    [{ module: 'echo/1/model.mjs', function: 'no such' }, /function: got "no such"/],
+  ])('refuses %j with 400', async (body, message) => {
+    const refused = await admin('POST', '/admin/models/other', body);
+    expect(refused.status).toBe(400);
+    expect(refused.json.error.message).toMatch(message);
+  });
+});
+
+describe("the middleware's health and metrics", () => {
+  it('answers GET /health as /healthz', async () => {
+    const [health, healthz] = await Promise.all([request(`${server.url}/health`), request(`${server.url}/healthz`)]);
+    expect(health.statusCode).toBe(healthz.statusCode);
+    expect(await health.body.json()).toEqual(await healthz.body.json());
+  });
+
+  it('answers GET /metrics with its JSON to Accept: application/json, and Prometheus text otherwise', async () => {
+    await Promise.all([predict('double', { inputs: [1, 1, 1] }), predict('double', { inputs: [-1, 1, 1] })]);
+    const json = await request(`${server.url}/metrics`, { headers: { accept: 'application/json' } });
+    expect(json.headers['content-type']).toMatch(/application\/json/);
+    const metrics = (await json.body.json()) as any;
+    const double = metrics.models.find((m: any) => m.name === 'double');
+    expect(double.requests).toBeGreaterThanOrEqual(2);
+    expect(double.errors).toBeGreaterThanOrEqual(1);
+    expect(double.error_rate).toBeCloseTo(double.errors / double.requests, 3);
+    expect(Object.keys(double.latency_ms)).toEqual(['count', 'p50', 'p95', 'p99', 'mean', 'max', 'window_s']);
+    expect(double.batch_size).toMatchObject({
+      batches: expect.any(Number),
+      mean: expect.any(Number),
+      p95: expect.any(Number),
+    });
+    expect(metrics.requests).toBeGreaterThanOrEqual(double.requests);
+    const text = await request(`${server.url}/metrics`);
+    expect(text.headers['content-type']).toMatch(/text\/plain/);
+    expect(await text.body.text()).toMatch(/batchline_requests_total/);
+  });
+});

@@ -1,6 +1,6 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { tempDir } from '../temp-dir.js';
 
 /**
  * Code models as an operator writes them (`model.mjs`), for the tests: each a module's source.
@@ -69,9 +69,9 @@ export function run(items, context) {
 `,
 } as const;
 
-/** Writes `files` (path in the directory → module source) into a fresh temporary directory. */
+/** Writes `files` (path in the directory → module source) into a fresh temporary directory, removed after the file's tests. */
 export async function codeModelDir(files: Record<string, string>): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'batchline-code-models-'));
+  const dir = tempDir('batchline-code-models-');
   for (const [path, source] of Object.entries(files)) {
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), source);

@@ -28,6 +28,12 @@ export async function warmUp(model: ServedModel, plan: WarmupPlan, nowMs: () => 
       'MODEL_LOAD_FAILED',
       `warmup batch size ${too} is larger than max_batch_size ${plan.maxBatchSize}`,
     );
+  // Zeros or random values are items of tensors; a JSON model's items are values of its schema.
+  if (model.inputSchema !== undefined)
+    throw new BatchlineError(
+      'MODEL_LOAD_FAILED',
+      'warmup: this code model takes JSON values (an inputSchema), not tensors; warm it up in its initialize',
+    );
   const random = new SeededRandom(1);
   for (let instance = 0; instance < plan.instances; instance++) {
     for (const size of plan.batchSizes) {

@@ -69,7 +69,7 @@ describe('inference.GRPCInferenceService', () => {
     expect((await client.call('ModelReady', { name: 'm', version: '7' })).message).toStrictEqual({ ready: false });
     const badVersion = await client.call('ModelReady', { name: 'm', version: 'x' });
     expect(badVersion.error?.code).toBe(grpc.status.INVALID_ARGUMENT);
-    expect(badVersion.error?.details).toBe("malformed request: version must be a positive integer, got 'x'");
+    expect(badVersion.error?.details).toBe("malformed request: version must be a positive integer (or vN), got 'x'");
     const missing = await client.call('ModelMetadata', { name: 'nope' });
     expect(missing.error?.code).toBe(grpc.status.NOT_FOUND);
     expect(missing.error?.details).toMatch(/^no such model: 'nope'; this server has /);

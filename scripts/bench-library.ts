@@ -11,26 +11,34 @@
  *    wall time and CPU microseconds per call (process.cpuUsage), and the ratio per pair.
  * 2. Memory per pending call: 100,000 calls left pending behind a function that does not answer
  *    until released, heap and external memory after a full GC, divided by the calls.
- * 3. With BENCH_INSTRUCTIONS=1 (and valgrind installed): instructions per call, counted by
+ * 3. On a real model (scripts/lib/library-classifier.ts): PaddleOCR's classifier called one item at
+ *    a time by 256 callers at once, through batch(), dataloader, and no batcher at all; calls/s
+ *    and CPU per call, medians over pairs taking turns, each answer checked against the model's
+ *    answer for the item alone.
+ * 4. With BENCH_INSTRUCTIONS=1 (and valgrind installed): instructions per call, counted by
  *    callgrind for each subject at two sizes (the difference over the difference of calls, so
  *    that Node's start-up cancels out). On a shared host whose CPU time per call varies by 4×
  *    from one slice to the next, this is the figure that repeats.
  *
  * Run it alone (`flock -x /tmp/batchline-cpu.lock npm run bench:library`): both are CPU-bound on
  * one thread. Options (env): BENCH_CALLS (1000000), BENCH_PAIRS (5), BENCH_ROUND (1024),
- * BENCH_PENDING (100000), BENCH_INSTRUCTIONS (0).
+ * BENCH_PENDING (100000), BENCH_MODEL_CALLS (4096; 0 leaves the real model out), BENCH_MODEL_PAIRS
+ * (3), BENCH_INSTRUCTIONS (0).
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import DataLoader from 'dataloader';
 import { batch } from '../src/index.js';
+import { classifierComparison } from './lib/library-classifier.js';
 
 const calls = Number(process.env.BENCH_CALLS ?? 1_000_000);
 const pairs = Number(process.env.BENCH_PAIRS ?? 5);
 const round = Number(process.env.BENCH_ROUND ?? 1024);
 const pendingCalls = Number(process.env.BENCH_PENDING ?? 100_000);
 const MAX_BATCH = 64;
+const modelCalls = Number(process.env.BENCH_MODEL_CALLS ?? 4096);
+const modelPairs = Number(process.env.BENCH_MODEL_PAIRS ?? 3);
 
 const increment = (items: readonly number[]): number[] => items.map((x) => x + 1);
 
@@ -210,6 +218,25 @@ async function main(): Promise<void> {
   console.log(`memory per pending call (${fmt(pendingCalls)} pending, after a full GC):`);
   for (const subject of SUBJECTS)
     console.log(`  ${subject.name.padEnd(10)} ${fmt(await memoryPerPendingCall(subject))} bytes`);
+  if (modelCalls > 0) await onTheClassifier();
+}
+
+async function onTheClassifier(): Promise<void> {
+  const run = await classifierComparison(modelCalls, modelPairs, 256, 32);
+  console.log(
+    `PaddleOCR's classifier (one onnxruntime session, 1 thread; ${fmt(modelCalls)} calls a side, ${run.round} callers at once, batches of up to ${run.maxBatch}, ${modelPairs} pairs):`,
+  );
+  const medianOf = (name: string, read: (s: { callsPerS: number; cpuUsPerCall: number }) => number): number =>
+    median(run.slices.get(name)!.map(read));
+  for (const name of run.slices.keys())
+    console.log(
+      `  ${name.padEnd(10)} ${fmt(medianOf(name, (s) => s.callsPerS)).padStart(7)} calls/s   ${fmt(medianOf(name, (s) => s.cpuUsPerCall))} µs CPU a call`,
+    );
+  const ratio = (a: string, b: string): string =>
+    median(run.slices.get(a)!.map((s, i) => s.callsPerS / run.slices.get(b)![i]!.callsPerS)).toFixed(2);
+  console.log(
+    `  batch() / dataloader: ${ratio('batch()', 'dataloader')}× the calls/s; batch() / unbatched: ${ratio('batch()', 'unbatched')}×`,
+  );
 }
 
 const subjectAt = process.argv.indexOf('--subject');

@@ -45,7 +45,7 @@ export async function classifierComparison(
   const [output] = session.outputNames;
   const runBatch = async (items: readonly Float32Array[]): Promise<Float32Array[]> => {
     const stacked = new Float32Array(items.length * ITEM_VALUES);
-    items.forEach((item, i) => stacked.set(item, i * ITEM_VALUES));
+    for (const [i, item] of items.entries()) stacked.set(item, i * ITEM_VALUES);
     const tensor = new ort.Tensor('float32', stacked, [items.length, 3, 48, 192]);
     const probabilities = (await session.run({ [input as string]: tensor }))[output as string]!.data as Float32Array;
     return items.map((_, i) => probabilities.slice(i * 2, i * 2 + 2));
@@ -95,7 +95,7 @@ export async function classifierComparison(
     for (let done = 0; done < calls; done += round) {
       const n = Math.min(round, calls - done);
       const answers = await Promise.all(Array.from({ length: n }, (_, i) => call(items[(done + i) % DISTINCT]!)));
-      answers.forEach((answer, i) => check(subject.name, answer, expected[(done + i) % DISTINCT]!));
+      for (const [i, answer] of answers.entries()) check(subject.name, answer, expected[(done + i) % DISTINCT]!);
     }
     const used = process.cpuUsage(cpu);
     const seconds = (performance.now() - started) / 1000;

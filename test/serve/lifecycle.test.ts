@@ -195,12 +195,14 @@ describe('graceful shutdown', () => {
     const shutdownSignal = new Promise<string>((resolve) => (signal = resolve));
     const output: string[] = [];
     const sink = { write: (text: string) => output.push(text) } as unknown as NodeJS.WritableStream;
-    const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 300, drainTimeoutMs: 5000 }, {});
+    // A batch of 3 s: the drain outlasts the requests below on a busy host (with 300 ms it had ended
+    // and closed the listener before /readyz was asked, at a load average of 15).
+    const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 3000, drainTimeoutMs: 10_000 }, {});
     const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal });
     for (let i = 0; i < 10_000 && !output.join('').includes('listening on'); i++)
       await new Promise((resolve) => setImmediate(resolve));
     const url = /listening on (\S+)/.exec(output.join(''))![1]!;
-    const inflight = infer(url, { inputs: [1, 2, 3] });
+    const inflight = infer(url, { inputs: [1, 2, 3] }, { 'x-request-timeout-ms': '10000' });
     for (let poll = 0; poll < 500; poll++) {
       if (JSON.parse((await get(`${url}/v1/stats`)).text).snapshot.runningRequests === 1) break;
     }

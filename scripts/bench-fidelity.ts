@@ -20,12 +20,14 @@
  * the queueing is predicted right. "calib+http" adds the one thing simulate does not model, the
  * HTTP round trip outside the batcher (median of sequential GET /healthz).
  */
-import { readdirSync, statSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
+import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadModel } from '../src/model/load-model.js';
 import { measureBatches } from '../src/profile/measure.js';
 import { summarizeProfile } from '../src/profile/summarize.js';
+import { measureTimerLateness } from '../src/profile/timer-lateness.js';
+import { RealClock } from '../src/core/real-clock.js';
 import { pct, runBench as benchJson, simulate, startServe, table } from './lib/fidelity.js';
 import { realModelFidelity, replayFidelity } from './lib/fidelity-real-model.js';
 
@@ -76,8 +78,14 @@ function runBench(origin: string, rateRps: number, durationMs: number, warmupMs:
   ]);
 }
 
-/** Simulate the bench run: the same Poisson schedule (rate, seed, warm-up included). */
+/**
+ * Simulate the bench run: the same Poisson schedule (rate, seed, warm-up included), with a service
+ * time (`a+bn`, ms) or a profile file (then with MODEL_LATENCY_MS added, and the timers' lateness).
+ */
 function simulateLevel(rateRps: number, latency: string) {
+  const service: Record<string, string> = latency.endsWith('.json')
+    ? { latencyProfile: latency, modelLatencyMs: String(MODEL_LATENCY_MS) }
+    : { latency };
   return simulate({
     maxBatchSize: String(BATCHING.maxBatchSize),
     batchWindowMs: String(BATCHING.batchWindowMs),
@@ -88,7 +96,7 @@ function simulateLevel(rateRps: number, latency: string) {
     arrival: 'poisson',
     duration: `${WARMUP_MS + DURATION_MS}ms`,
     seed: String(SEED),
-    latency,
+    ...service,
   });
 }
 
@@ -169,17 +177,26 @@ async function toyFidelity(): Promise<void> {
     `bench:fidelity · serve (embedded model, MODEL_LATENCY_MS ${MODEL_LATENCY_MS}, batch ${BATCHING.maxBatchSize}, window ${BATCHING.batchWindowMs} ms) under batchline bench vs simulate · ${DURATION_MS / 1000} s per level after ${WARMUP_MS / 1000} s warm-up · node ${process.version}`,
   );
 
-  // 1. The model's own time per batch size, through a worker thread as serve runs it.
+  // 1. The model's own time per batch size, as serve runs it, and how late the real clock's
+  // timers fire (batchline profile measures both): simulate reads them as a profile and adds
+  // MODEL_LATENCY_MS, as serve does.
   const model = await loadModel(undefined, { instances: 1, intraOpThreads: 1 });
   const sizes = Array.from({ length: BATCHING.maxBatchSize }, (_, i) => i + 1);
   const profile = summarizeProfile(model.version, await measureBatches(model, sizes, 20, 100, SEED), 20, 100);
   await model.close();
+  profile.timer_lateness = await measureTimerLateness(new RealClock());
+  const profilePath = join(mkdtempSync(join(tmpdir(), 'batchline-fidelity-')), 'toy-profile.json');
+  writeFileSync(profilePath, JSON.stringify(profile));
   const aMs = MODEL_LATENCY_MS + profile.fit.a_ms;
   const latency = `${aMs.toFixed(4)}+${Math.max(0, profile.fit.b_ms).toFixed(4)}n`;
   const capacityRps =
     (BATCHING.instances * BATCHING.maxBatchSize * 1000) / (aMs + profile.fit.b_ms * BATCHING.maxBatchSize);
+  const late = profile.timer_lateness;
   console.log(
     `profiled service time: ${latency} ms (MODEL_LATENCY_MS + the model's own time); capacity ${capacityRps.toFixed(1)} req/s`,
+  );
+  console.log(
+    `profiled timer lateness (mean, p99): the batcher's ${late.window.mean_ms.toFixed(3)}, ${late.window.quantiles_ms[11]!.toFixed(3)} ms · the end of MODEL_LATENCY_MS ${late.completion.mean_ms.toFixed(3)}, ${late.completion.quantiles_ms[11]!.toFixed(3)} ms`,
   );
 
   // 2. The real server under bench.
@@ -216,6 +233,7 @@ async function toyFidelity(): Promise<void> {
           .reduce((n, [, count]) => n + count, 0) + real.requests.errors;
       for (const [name, service, addMs] of [
         ['profiled', latency, 0],
+        ['profile+timers', profilePath, 0],
         ['calibrated', calibrated, 0],
         ['calib+http', calibrated, httpMs],
       ] as const) {

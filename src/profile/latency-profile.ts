@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
+import { LATENESS_QUANTILES, TIMER_KINDS, type TimerLateness } from './timer-lateness.js';
 
 /**
  * The file `batchline profile --out` writes and `simulate --latency-profile` reads: measured
@@ -21,6 +22,11 @@ export interface LatencyProfile {
    * thread's steps, the split of that time into run and hand-over, and the host's cores.
    */
   serving_path?: ServingPath;
+  /**
+   * How late the real clock's timers fired in the profiling process, per kind
+   * (timer-lateness.ts): simulate draws each of serve's timers' lateness from it.
+   */
+  timer_lateness?: TimerLateness;
 }
 
 /** A request's way through serve, step by step (ms at full speed of one core). */
@@ -198,6 +204,23 @@ export function validateLatencyProfile(data: unknown, where: string): LatencyPro
       if (typeof open !== 'object' || open === null || !fields.every((key) => finiteAtLeast0(open[key])))
         bad(`has serving_path.serve_cpu.open_loop without ${fields.join(', ')} >= 0`);
       checkPauses(open.gc_pauses, 'serving_path.serve_cpu.open_loop');
+    }
+  }
+  const lateness = profile.timer_lateness;
+  if (lateness !== undefined) {
+    for (const kind of TIMER_KINDS) {
+      const stats = (lateness as Partial<TimerLateness>)[kind];
+      const q = stats?.quantiles_ms;
+      if (
+        typeof stats?.mean_ms !== 'number' ||
+        !(stats.mean_ms >= 0) ||
+        !Array.isArray(q) ||
+        q.length !== LATENESS_QUANTILES.length ||
+        !q.every((value, i) => typeof value === 'number' && value >= 0 && (i === 0 || value >= (q[i - 1] as number)))
+      )
+        bad(
+          `has timer_lateness.${kind} without a mean_ms >= 0 and ${LATENESS_QUANTILES.length} rising quantiles_ms >= 0`,
+        );
     }
   }
   return profile as LatencyProfile;

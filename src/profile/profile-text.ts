@@ -1,3 +1,4 @@
+import { LATENESS_QUANTILES } from './timer-lateness.js';
 import type { LatencyProfile } from './latency-profile.js';
 
 /** The profile as a table for people, with the fit and what to do next. */
@@ -75,6 +76,13 @@ export function formatProfile(
       );
     }
     lines.push(`cores ${path.cores}; simulate models the main thread and the instances sharing them`);
+  }
+  const late = profile.timer_lateness;
+  if (late !== undefined) {
+    const p99 = LATENESS_QUANTILES.indexOf(0.99);
+    lines.push(
+      `timers fire late on the real clock: the batcher's (window closes, deadlines) ${late.window.mean_ms.toFixed(3)} ms on average, p99 ${late.window.quantiles_ms[p99]!.toFixed(3)} · the end of --model-latency-ms ${late.completion.mean_ms.toFixed(3)} ms, p99 ${late.completion.quantiles_ms[p99]!.toFixed(3)}; simulate draws them`,
+    );
   }
   lines.push("simulate uses each size's median; add --latency-cv for jitter");
   if (outPath !== undefined)

@@ -13,12 +13,15 @@ import {
   parseAffineLatency,
   serviceTimeWithJitter,
   type LatencyModel,
+  type ServiceTime,
 } from './latency-model.js';
 import { readLatencyProfile, type LatencyProfile } from '../profile/latency-profile.js';
 import type { ReportContext } from './report.js';
 import type { SimulationSetup } from './run-simulation.js';
 import { parseAffineMs, type AffineMs } from '../options/affine-latency.js';
 import { batchOnlyCosts, pathPlanOf } from './serving-costs.js';
+import { describeLateness, latenessDraws } from './timer-lateness.js';
+import type { TimerKind } from '../profile/timer-lateness.js';
 import { buildWorkload } from './workload.js';
 
 /**
@@ -106,6 +109,11 @@ function serviceSeed(seed: number): number {
   return (seed ^ 0x9e3779b9) >>> 0;
 }
 
+/** Seed of the timers' lateness stream, apart from the others. */
+function latenessSeed(seed: number): number {
+  return (seed ^ 0x85ebca6b) >>> 0;
+}
+
 /** Turns options (possibly a sweep's variation of them) into a runnable setup and its report context. */
 export function prepareRun(
   options: SimulateOptions,
@@ -121,12 +129,19 @@ export function prepareRun(
     ...batchingConfigOf(options),
     latencyPrior: fit === undefined ? undefined : { aMs: fit.a_ms, bMs: fit.b_ms },
   };
+  // serve's timers fire late on its real clock, as the profile measured them: the batcher's
+  // always, the end of --model-latency-ms when there is one (without it no timer ends a batch).
+  const lateness = inputs.profile?.timer_lateness;
+  const lateKinds: TimerKind[] = options.modelLatencyMs === undefined ? ['window'] : ['window', 'completion'];
+  const late =
+    lateness === undefined ? {} : latenessDraws(lateness, new SeededRandom(latenessSeed(options.seed)), lateKinds);
+  const serviceTime = serviceTimeWithJitter(model, jitter.cv, jitter.rng);
   const setup: SimulationSetup = {
     batching,
     arrivals: workload.makeArrivals(),
     maxRequests: workload.maxRequests,
     arrivalsEndMs: workload.arrivalsEndMs,
-    serviceTime: serviceTimeWithJitter(model, jitter.cv, jitter.rng),
+    serviceTime: late.completion === undefined ? serviceTime : withLateness(serviceTime, late.completion),
     faults: {
       failItems: options.failItems,
       failBatches: options.failBatches,
@@ -153,7 +168,17 @@ export function prepareRun(
           options.cores,
           options.generatorCpuMs,
         );
-  if (path !== undefined) setup.servingPath = path.setup;
+  if (late.window !== undefined) setup.batcherTimerLateMs = late.window;
+  if (path !== undefined) {
+    const delayMs = path.setup.batchDelayMs;
+    const completion = late.completion;
+    setup.servingPath =
+      completion === undefined
+        ? path.setup
+        : { ...path.setup, batchDelayMs: (n) => (delayMs(n) > 0 ? delayMs(n) + completion() : 0) };
+  }
+  const costs = path?.costs ?? batchOnlyCosts(model, inputs.profile !== undefined);
+  if (lateness !== undefined) costs.given.push(describeLateness(lateness, lateKinds));
   const context: ReportContext = {
     seed: options.seed,
     batching,
@@ -162,9 +187,14 @@ export function prepareRun(
     latencyCv: options.latencyCv,
     capacityRps: path?.capacityRps ?? capacityRps(batching, model),
     capacityBasis: path?.capacityBasis ?? `every instance on full batches of ${batching.maxBatchSize}`,
-    costs: path?.costs ?? batchOnlyCosts(model, inputs.profile !== undefined),
+    costs,
   };
   return { setup, context };
+}
+
+/** A service time that ends in serve's model-latency timer, which fires late. */
+function withLateness(serviceTime: ServiceTime, late: () => number): ServiceTime {
+  return (n) => serviceTime(n) + late();
 }
 
 /** Throughput with every instance busy on full batches; Infinity for a zero service time. */

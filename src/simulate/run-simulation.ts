@@ -11,6 +11,7 @@ import type { ServiceTime } from './latency-model.js';
 import { PriorityRecorder } from './priority-recorder.js';
 import { SimulationRecorder } from './recorder.js';
 import { ServingPath, type ServingPathSetup } from './serving-path-model.js';
+import { lateClock } from './timer-lateness.js';
 import { TraceRecorder, type TraceRow } from './trace-recorder.js';
 
 /** One simulation: a batching configuration, a workload and a service time. */
@@ -39,6 +40,11 @@ export interface SimulationSetup {
    * request takes the default level.
    */
   priorityOf?: (index: number) => number;
+  /**
+   * How late the batcher's timer (window closes, deadlines) fires on serve's real clock, drawn
+   * per timer; on time without it.
+   */
+  batcherTimerLateMs?: () => number;
   /** More observers, made once the batcher exists (the HTML report's time series, a capped event log). */
   observers?: (batcher: Batcher<number, number>) => BatcherObserver<number, number>[];
 }
@@ -98,7 +104,7 @@ export function runSimulation(setup: SimulationSetup): SimulationResult {
   const path = setup.servingPath === undefined ? undefined : new ServingPath(clock, setup.servingPath, active);
   const batcher = createBatcher<number, number>(
     batching,
-    clock,
+    setup.batcherTimerLateMs === undefined ? clock : lateClock(clock, setup.batcherTimerLateMs),
     path ?? new SimulatedExecutor(clock, setup.serviceTime, active),
   );
   // Over the serving path a request's latency runs from its arrival over HTTP, before the main

@@ -7,13 +7,21 @@ import { resolveOptions } from '../../src/options/schema.js';
 import { PROFILE_OPTIONS } from '../../src/options/profile.js';
 import { fitAffine } from '../../src/profile/fit.js';
 import { readLatencyProfile } from '../../src/profile/latency-profile.js';
+import { LATENESS_QUANTILES, type TimerLateness } from '../../src/profile/timer-lateness.js';
 import { parseBatchSizes, profileMain } from '../../src/commands/profile-main.js';
 import type { ItemTensors } from '../../src/model/tensor-spec.js';
 import { simulateMain } from '../../src/commands/simulate-main.js';
 import { simulateOptions } from '../simulate/helpers.js';
 import { tempDir } from '../temp-dir.js';
+import { tableRow } from '../reliability/table.js';
 
 const dir = tempDir('batchline-profile-');
+
+/** Timers on time: what the tests that do not measure the clock give profile instead of 1.5 s of measuring. */
+const onTime = async (): Promise<TimerLateness> => {
+  const exact = { delay_ms: 10, samples: 1, mean_ms: 0, quantiles_ms: LATENESS_QUANTILES.map(() => 0) };
+  return { window: exact, completion: { ...exact, delay_ms: 20 } };
+};
 
 function sink() {
   return {
@@ -55,7 +63,7 @@ describe('batchline profile', () => {
     const out = join(dir, 'profile.json');
     const options = resolveOptions(PROFILE_OPTIONS, { batchSizes: '8,1,2,4', warmup: '2', repetitions: '5', out }, {});
     const stdout = sink();
-    const profile = await profileMain({ options, stdout, loadModel: fake.load, now: fake.now });
+    const profile = await profileMain({ options, stdout, loadModel: fake.load, now: fake.now, measureTimers: onTime });
     expect(fake.calls).toEqual(Array.from({ length: 7 }, () => [1, 2, 4, 8]).flat());
     expect(profile.points.map((p) => [p.batch_size, p.p50_ms, p.mean_ms, p.cv])).toEqual([
       [1, 3.5, 3.5, 0],
@@ -105,6 +113,13 @@ describe('batchline profile', () => {
     expect(profile.model).toBe('toy-logistic-v1');
     expect(profile.points.map((p) => p.batch_size)).toEqual([1, 4]);
     for (const p of profile.points) expect(p.p50_ms).toBeGreaterThan(0);
+    // The real clock's timers, measured (#15): late or on time, never early.
+    for (const kind of ['window', 'completion'] as const) {
+      const late = profile.timer_lateness![kind];
+      expect(late.samples).toBeGreaterThan(10);
+      expect(late.quantiles_ms[0]).toBeGreaterThanOrEqual(0);
+      expect(late.quantiles_ms).toEqual([...late.quantiles_ms].sort((a, b) => a - b));
+    }
     expect(JSON.parse(stdout.text)).toEqual(profile);
   });
 
@@ -130,7 +145,10 @@ describe('batchline profile', () => {
         {},
       );
       const stdout = sink();
-      return profileMain({ options, stdout, loadModel: load }).then((profile) => ({ profile, text: stdout.text }));
+      return profileMain({ options, stdout, loadModel: load, measureTimers: onTime }).then((profile) => ({
+        profile,
+        text: stdout.text,
+      }));
     };
     const given = await run('image=3x48x192');
     expect(shapes.at(-1)).toEqual([3, 48, 192]);
@@ -181,7 +199,7 @@ describe('batchline profile', () => {
       {},
     );
     const stdout = sink();
-    const profile = await profileMain({ options, stdout, loadModel: load });
+    const profile = await profileMain({ options, stdout, loadModel: load, measureTimers: onTime });
     expect(seen.at(-1)).toEqual([[64], [64], [1]]);
     expect(profile.item_shapes).toEqual({ ids: [64], mask: [64], extra: [1] });
     // Only `extra` fell back to 1, and the table says so rather than crediting --item-shape.
@@ -191,9 +209,9 @@ describe('batchline profile', () => {
       { batchSizes: '1', warmup: '0', repetitions: '1', itemShape: 'ids=64,mask=32' },
       {},
     );
-    await expect(profileMain({ options: conflicting, stdout: sink(), loadModel: load })).rejects.toThrow(
-      /--item-shape: free dimension 'seq' is 64 in 'ids' and 32 in 'mask'/,
-    );
+    await expect(
+      profileMain({ options: conflicting, stdout: sink(), loadModel: load, measureTimers: onTime }),
+    ).rejects.toThrow(/--item-shape: free dimension 'seq' is 64 in 'ids' and 32 in 'mask'/);
   });
 
   it('measures the whole serving path: reading, checking, hand-over, run, encoding, and the cores', async () => {
@@ -227,7 +245,7 @@ describe('batchline profile', () => {
       {},
     );
     const stdout = sink();
-    const profile = await profileMain({ options, stdout, loadModel: load, now: () => nowMs });
+    const profile = await profileMain({ options, stdout, loadModel: load, now: () => nowMs, measureTimers: onTime });
     expect(profile.serving_path).toMatchObject({
       execution: 'worker',
       wire: 'json',
@@ -262,12 +280,18 @@ describe('batchline profile', () => {
         options: resolveOptions(PROFILE_OPTIONS, { warmup: '0', repetitions: '1', serveDuration: '0', ...flags }, {}),
         stdout: sink(),
         loadModel: load,
+        measureTimers: onTime,
       });
     await expect(run({ batchSizes: '1,32', itemShape: 'image=3x2048x2048' })).rejects.toThrow(
       /^invalid option --item-shape: a batch of 32 items of 12582912 values is more than 268435456 \(1 GiB of float32\): lower --batch-sizes or the shape/,
     );
     await expect(run({ model: 'm.onnx', batchSizes: '1', body: '@/dev/zero' })).rejects.toThrow(
       /^invalid option --body: @\/dev\/zero is larger than 67108864 bytes/,
+    );
+    tableRow(
+      '#12 profile --item-shape x=3x10000x10000 / 3x100000x100000, a batch of 32 × 3x2048x2048, --body @/dev/zero',
+      'refused at once (exit 2), saying why',
+      'items over 2^24 values, batches over 2^28, bodies over 64 MiB refused before anything is allocated',
     );
   });
 

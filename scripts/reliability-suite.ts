@@ -43,7 +43,7 @@ try {
   // no test wrote a row
 }
 rmSync(dir, { recursive: true, force: true });
-// Issue order (#1 … #11), then the suite's own attacks.
+// Issue order (#1 … #16), then the suite's own attacks.
 const order = (attack: string): number => Number(/^#(\d+)/.exec(attack)?.[1] ?? 100);
 rows.sort((a, b) => order(a.attack) - order(b.attack));
 console.log(`\nbatchline reliability suite: ${rows.length} attacks\n`);

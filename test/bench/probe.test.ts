@@ -2,6 +2,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { probeTarget } from '../../src/bench/default-body.js';
+import { tableRow } from '../reliability/table.js';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -46,6 +47,11 @@ describe("bench's probe of GET /v1/stats (#13)", () => {
     expect(await boundedProbe(url)).toEqual({ kind: 'unknown' });
     // What the server got out before the probe hung up: 4 MB read, and what the sockets buffer.
     expect(written).toBeLessThan(16 << 20);
+    tableRow(
+      "#13 bench's probe of /v1/stats against an endless body",
+      'cut at 4 MB (as watch); the target taken as unknown',
+      `${(written / (1 << 20)).toFixed(1)} MB sent by the server before the probe hung up`,
+    );
   });
 
   it('gives up on a body that trickles a byte every half second, within its time', async () => {
@@ -61,5 +67,10 @@ describe("bench's probe of GET /v1/stats (#13)", () => {
     expect(result).toEqual({ kind: 'unknown' });
     // Not a speed claim: the probe's own bound (1 s) against the test's (10 s).
     expect(performance.now() - startedMs).toBeLessThan(9000);
+    tableRow(
+      "#13 bench's probe of /v1/stats trickling a byte every 0.5 s (probe bound 1 s)",
+      'given up at its bound, the target taken as unknown',
+      `given up after ${Math.round(performance.now() - startedMs)} ms`,
+    );
   });
 });

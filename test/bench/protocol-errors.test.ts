@@ -5,6 +5,7 @@ import { runBench } from '../../src/bench/run-bench.js';
 import { judgeThresholds } from '../../src/bench/thresholds.js';
 import { parseObjective } from '../../src/options/objective.js';
 import { planFor } from './plan-helper.js';
+import { tableRow } from '../reliability/table.js';
 
 let server: Server | undefined;
 const sockets = new Set<Socket>();
@@ -36,7 +37,7 @@ describe('bench names answers that break HTTP as protocol errors (#14)', () => {
     ['a status line of twelve digits', 'HTTP/1.1 999999999999 OK\r\nContent-Length: 2\r\n\r\nok', ['auto', 'undici']],
     ['a Content-Length shorter than the body', 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA', ['auto']],
     ['headers that never end', `HTTP/1.1 200 OK\r\n${'X-Filler: aaaaaaaa\r\n'.repeat(1200)}`, ['auto', 'undici']],
-  ])('%s', async (_name, bytes, clients) => {
+  ])('%s', async (name, bytes, clients) => {
     const url = await lyingServer((socket) => socket.write(bytes));
     for (const client of clients) {
       const { result } = await runBench(
@@ -54,6 +55,11 @@ describe('bench names answers that break HTTP as protocol errors (#14)', () => {
         result,
       );
       expect(threshold!.met, client).toBe(false);
+      tableRow(
+        `#14 bench (${client} client) against ${name}`,
+        'failures named protocol errors; errors<1% fails',
+        `protocol ${result.errors.protocol}, other ${result.errors.other}, statuses ${JSON.stringify(result.status)}; errors<1% ${threshold!.met ? 'met' : 'failed'}`,
+      );
     }
   });
 });

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BatchlineError } from '../../src/errors.js';
 import { readMsgpack, writeMsgpack } from '../../src/protocol/msgpack.js';
+import { tableRow } from '../reliability/table.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -31,6 +32,11 @@ describe('readMsgpack', () => {
       `request body is not valid MessagePack: 1 byte after the value (which ends at byte ${body.length - 1} of ${body.length})`,
     );
     expect(stringify).not.toHaveBeenCalled();
+    tableRow(
+      '#6 a 1 MB MessagePack body with one trailing byte (the decoder alone)',
+      '400 bad_msgpack counting the bytes, without writing the value out',
+      `"${(thrown as BatchlineError).message}"; JSON.stringify called ${stringify.mock.calls.length} times`,
+    );
   });
 
   it('refuses an empty body, a truncated value and several values', () => {

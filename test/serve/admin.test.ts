@@ -10,6 +10,7 @@ import { buildServer } from '../../src/serve/build-server.js';
 import { linearModelOnnx, PADDLE_REC, writeRepository } from './repository-fixture.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
 import { tempDir } from '../temp-dir.js';
+import { tableRow } from '../reliability/table.js';
 
 const TOKEN = 'admin-secret';
 const auth = { authorization: `Bearer ${TOKEN}` };
@@ -214,6 +215,11 @@ describe('the admin API', () => {
       latency_profile: 'm/profile.json',
     });
     expect(registered.status).toBe(201);
+    tableRow(
+      '#9 an admin latency_profile of /etc/shadow, ../.., a missing file, 4 FIFOs',
+      '400 bad_model_path at once, as model paths; a regular file inside the repository is read',
+      `${refusals.length} × 400 bad_model_path; 4 FIFOs refused "is not a regular file"; then 201 with m/profile.json`,
+    );
   });
 
   it('answers a registration whose version was deleted while it loaded 409, not 201 "draining" (#11)', async () => {
@@ -236,6 +242,11 @@ describe('the admin API', () => {
     expect(registered.json.error.message).toContain('m version 9 (a DELETE came first)');
     expect(removed.json).toEqual({ name: 'm', version: 9, state: 'removed' });
     expect(server.runtime.registry.versionsOf('m').map((v) => v.version)).toEqual([1]);
+    tableRow(
+      '#11 a registration (wait: true) and a DELETE of its version while it loads',
+      'the POST is 409 version_removed, the DELETE 200; nothing left registered',
+      `POST ${registered.status} ${registered.json.error.code}; DELETE ${removed.status} ${removed.json.state}`,
+    );
   });
 
   it('takes a DELETE that says Content-Type: application/json and sends no body (#11)', async () => {
@@ -255,6 +266,11 @@ describe('the admin API', () => {
     });
     const json = (await empty.body.json()) as { error: { code: string; message: string } };
     expect([empty.statusCode, json.error.code]).toEqual([400, 'invalid_model_config']);
+    tableRow(
+      '#11 DELETE with Content-Type: application/json and no body',
+      'a request without a body: 200',
+      `${response.statusCode} removed`,
+    );
   });
 
   it('refuses at start an --admin-token no Authorization header can carry, without repeating it (#11)', () => {
@@ -262,6 +278,11 @@ describe('the admin API', () => {
       "invalid option --admin-token: got '<3 characters, not shown>', expected printable ASCII characters without spaces",
     );
     expect(resolveOptions(SERVE_OPTIONS, { adminToken: 'p@ss!w0rd~' }, {}).adminToken).toBe('p@ss!w0rd~');
+    tableRow(
+      "#11 --admin-token 'a b'",
+      'refused at start (exit 2), the token not printed',
+      "invalid option --admin-token: got '<3 characters, not shown>', expected printable ASCII characters without spaces",
+    );
   });
 
   it('serves a model whose name is 128 characters long on every route that names it (#10)', async () => {
@@ -278,6 +299,11 @@ describe('the admin API', () => {
     expect(oip.statusCode).toBe(200);
     await oip.body.dump();
     expect((await call('DELETE', `${server.url}/admin/models/${name}/1`)).status).toBe(200);
+    tableRow(
+      '#10 a model named with 128 characters, from a repository',
+      'every route that names it answers (Fastify cut at 100)',
+      '/models/…/predict, /v1/models/…, /v2/models/…/ready and …/infer 200; DELETE 200',
+    );
   });
 
   it("answers a broken file with onnxruntime's own message", async () => {

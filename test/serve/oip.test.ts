@@ -12,6 +12,7 @@ import { captureBytes } from '../protocol/raw-request.js';
 import { sendRaw, splitBinaryAnswer } from './raw-http.js';
 import { startTestServer, type TestServer } from './test-server.js';
 import { tempDir } from '../temp-dir.js';
+import { tableRow } from '../reliability/table.js';
 
 /**
  * The Open Inference Protocol routes, driven with the bytes tritonclient sends (its captured
@@ -152,6 +153,11 @@ describe('the Open Inference Protocol, as tritonclient speaks it', () => {
       413,
       `request body is larger than ${server.runtime.config.oipBodyLimitBytes} (uncompressed) bytes`,
     ]);
+    tableRow(
+      `#7 gzip on /v2: bad JSON inside, and a ${Math.round(bomb.length / 1024)} KB bomb of 256 MiB`,
+      '400 for the JSON (not 415); 413 once the inflated bytes pass the limit',
+      `${badJson.status} "${badJson.json.error}"; ${refused.status} "${refused.json.error}"`,
+    );
   });
 
   it('answers NaN in binary FP32 data with 400 bad_input, once, before the model sees it (#8)', async () => {
@@ -168,6 +174,11 @@ describe('the Open Inference Protocol, as tritonclient speaks it', () => {
     const after = await metrics();
     expect(count(after, 400) - count(before, 400)).toBe(1);
     expect(count(after, 500) - count(before, 500)).toBe(0);
+    tableRow(
+      '#8 NaN in a /v2 binary FP32 tensor',
+      '400 bad_input before the model, counted once',
+      `${answer.status} "${answer.json.error}"; responses_total 400 +1, 500 +0`,
+    );
   });
 
   it('serves metadata, health and readiness as the protocol describes them', async () => {

@@ -6,6 +6,7 @@ import { type BatchlineError, ExitWithCode } from '../../src/errors.js';
 import { simulateMain } from '../../src/commands/simulate-main.js';
 import { simulateOptions } from './helpers.js';
 import { tempDir } from '../temp-dir.js';
+import { tableRow } from '../reliability/table.js';
 
 function sink(): { text: string; write(chunk: string): void } {
   return {
@@ -248,6 +249,12 @@ describe('simulate option errors exit 2 and name the option', () => {
       const { code, stderr } = await exitCodeOf(['simulate', ...args]);
       expect(code).toBe(2);
       expect(stderr).toMatch(message);
+      if (args[0] === '--rate' || args[0] === '--stages' || args.includes('infinite.json') || args.includes('far.txt'))
+        tableRow(
+          `#12 simulate ${args.map((arg) => arg.replace(dir, '…')).join(' ')}`,
+          'refused at once (exit 2), saying why',
+          `exit ${code}: ${stderr.trim().replace(dir, '…').slice(0, 160)}`,
+        );
     });
   }
 

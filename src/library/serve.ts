@@ -16,6 +16,8 @@ export interface RunningServer {
   readonly url: string;
   /** Where the admin API listens, when `adminToken` is given: `url`, or its own with `adminPort`. */
   readonly adminUrl: string | undefined;
+  /** Where the gRPC listener listens (`grpc://host:port`, as `batchline bench` takes it), when `grpcPort` is given. */
+  readonly grpcUrl: string | undefined;
   /** What `GET /v1/stats` answers (undefined while no model is loaded). */
   stats(): ServerStats | undefined;
   /**
@@ -45,6 +47,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     return {
       url: started.url,
       adminUrl: started.adminUrl,
+      grpcUrl: started.grpcUrl,
       stats: () => started.stats(),
       close: (closeOptions) => started.close(closeOptions),
     };

@@ -3,11 +3,9 @@ import { startupVersions } from './startup.js';
 import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
 import { DrainingConnections } from './drain-connections.js';
-import { drainAndClose, listen } from './start-server.js';
+import { drainAndClose, listen, startGrpc } from './start-server.js';
 import { FailureLog, stderrLogSink } from './failure-log.js';
-import type { GrpcListener } from './grpc-listener.js';
 import type { ModelBatcher } from './model-version.js';
-import type { ServingRuntime } from './serving-runtime.js';
 import { SecondChance, watchSignals } from './signals.js';
 import type { ServerStats } from '../stats-contract/server-stats.js';
 
@@ -166,26 +164,4 @@ export async function runServer(
     failures.flush(); // the count of lines left out, if any
     output.stop();
   }
-}
-
-/**
- * The gRPC listener on --host:--grpc-port, beside the HTTP app and on the same runtime. grpc-js
- * is loaded here, only when --grpc-port is given (architecture.md rule 6).
- */
-async function startGrpc(
-  runtime: ServingRuntime,
-  config: ServeConfig,
-  failures: FailureLog,
-): Promise<{ listener: GrpcListener; address: string }> {
-  const { GrpcListener } = await import('./grpc-listener.js');
-  const listener = new GrpcListener(
-    runtime,
-    {
-      maxRequestTimeoutMs: config.maxRequestTimeoutMs,
-      maxOutputElements: config.maxOutputElements,
-      logError: (message, error, withStack) => failures.failure(message, error, withStack),
-    },
-    config.grpcMaxMessageBytes,
-  );
-  return { listener, address: await listener.listen(config.host, config.grpcPort!) };
 }

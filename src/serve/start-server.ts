@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
+import type { GrpcListener } from './grpc-listener.js';
 import { BatchlineError } from '../errors.js';
 import type { ServeConfig } from '../options/serve.js';
 import { startupVersions } from './startup.js';
@@ -15,6 +16,8 @@ export interface StartedServer {
   readonly url: string;
   /** Where the admin API listens (with an admin token): its own listener, or `url`. */
   readonly adminUrl: string | undefined;
+  /** Where the gRPC listener listens (`grpc://host:port`), when `grpcPort` is given. */
+  readonly grpcUrl: string | undefined;
   readonly runtime: ServingRuntime;
   /** What `GET /v1/stats` answers. */
   stats(): ServerStats | undefined;
@@ -48,11 +51,14 @@ export async function startServer(
     failures.flush();
   };
   let adminUrl: string | undefined;
+  let grpc: StartedGrpc | undefined;
   try {
     if (admin !== undefined) adminUrl = await listen(admin, config.adminHost ?? config.host, config.adminPort);
+    if (config.grpcPort !== undefined) grpc = await startGrpc(runtime, config, failures);
     runtime.registry.defaultModel = startup.defaultModel;
     await runtime.loadStartup(startup.versions);
   } catch (error) {
+    grpc?.listener.forceClose();
     await closeAll();
     throw error;
   }
@@ -60,6 +66,7 @@ export async function startServer(
   return {
     url,
     adminUrl: adminUrl ?? (config.adminToken === undefined ? undefined : url),
+    grpcUrl: grpc?.address,
     runtime,
     stats: () => runtime.stats(),
     close: (options = {}) =>
@@ -67,19 +74,46 @@ export async function startServer(
         // As runServer: a registration in progress is answered by the drain (503), not waited for.
         const adminClosed = admin?.close();
         const never = new Promise<string>(() => {});
-        await drainAndClose(
-          app.server,
-          connections,
-          runtime,
-          () => app.close(),
-          options.drainMs ?? config.drainTimeoutMs,
-          never,
-        );
+        const drainMs = options.drainMs ?? config.drainTimeoutMs;
+        // Both inference listeners wait for the one drain, and close by the same deadline.
+        const deadlineMs = performance.now() + drainMs;
+        await Promise.all([
+          drainAndClose(app.server, connections, runtime, () => app.close(), drainMs, never),
+          grpc?.listener.closeAfterDrain(drainMs, deadlineMs, never),
+        ]);
         await adminClosed;
         await runtime.closeModels();
         failures.flush();
       })()),
   };
+}
+
+/** A gRPC listener that listens, and where. */
+export interface StartedGrpc {
+  readonly listener: GrpcListener;
+  readonly address: string;
+}
+
+/**
+ * The gRPC listener on --host:--grpc-port, beside the HTTP app and on the same runtime. grpc-js
+ * is loaded here, only when --grpc-port is given (architecture.md rule 6).
+ */
+export async function startGrpc(
+  runtime: ServingRuntime,
+  config: ServeConfig,
+  failures: FailureLog,
+): Promise<StartedGrpc> {
+  const { GrpcListener } = await import('./grpc-listener.js');
+  const listener = new GrpcListener(
+    runtime,
+    {
+      maxRequestTimeoutMs: config.maxRequestTimeoutMs,
+      maxOutputElements: config.maxOutputElements,
+      logError: (message, error, withStack) => failures.failure(message, error, withStack),
+    },
+    config.grpcMaxMessageBytes,
+  );
+  return { listener, address: await listener.listen(config.host, config.grpcPort!) };
 }
 
 /** Quiet time after which idle keep-alive connections are closed during a drain (ms). */

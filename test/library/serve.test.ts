@@ -2,6 +2,7 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { batch, BatchError, InvalidOptionError, serve } from '../../src/index.js';
+import { OipClient } from '../serve/grpc-helpers.js';
 
 describe('serve()', () => {
   it('starts the embedded model on a free port, answers /v1/infer, and closes', async () => {
@@ -9,6 +10,7 @@ describe('serve()', () => {
     try {
       expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(server.adminUrl).toBeUndefined();
+      expect(server.grpcUrl).toBeUndefined();
       const answer = await request(`${server.url}/v1/infer`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -39,6 +41,20 @@ describe('serve()', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('serves the Open Inference Protocol over gRPC with grpcPort, and drains it on close', async () => {
+    const server = await serve({ modelLatencyMs: 0, grpcPort: 0 });
+    const client = new OipClient((server.grpcUrl ?? '').slice('grpc://'.length));
+    try {
+      expect(server.grpcUrl).toMatch(/^grpc:\/\/127\.0\.0\.1:\d+$/);
+      expect((await client.call('ServerReady', {})).message).toEqual({ ready: true });
+    } finally {
+      await server.close({ drainMs: 1000 });
+    }
+    // Closed with the server: a call after close gets no answer from it.
+    expect((await client.call('ServerLive', {}, { deadline: 2000 })).error?.code).toBe(14); // UNAVAILABLE
+    client.close();
   });
 
   it('rejects a bad option with InvalidOptionError naming it, before anything listens', async () => {

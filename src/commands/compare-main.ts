@@ -10,10 +10,9 @@ export async function compareMain(
   stdout: NodeJS.WritableStream,
   html?: { path: string; commandLine: string },
 ): Promise<void> {
-  const [a, b] = await Promise.all([
-    load(pathA, '<a> (the baseline report)'),
-    load(pathB, '<b> (the report compared)'),
-  ]);
+  // One after the other: with both missing, the error names <a>, not whichever read failed first.
+  const a = await load(pathA, '<a> (the baseline report)');
+  const b = await load(pathB, '<b> (the report compared)');
   const comparison = compareRuns(a, b);
   stdout.write(formatComparison(comparison, pathA, pathB));
   if (html !== undefined) {

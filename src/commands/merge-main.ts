@@ -16,9 +16,15 @@ export async function mergeMain(
       'INVALID_ARGUMENT',
       `<reports>: got ${paths.length}, expected two or more bench --json reports made at the same time`,
     );
-  const inputs: MergeInput[] = await Promise.all(
-    paths.map(async (file) => ({ file, report: parseBenchJson(await read(file), file) })).map((p) => p.catch(named)),
-  );
+  // In the order given: a bad report is named by its place, not by which read failed first.
+  const inputs: MergeInput[] = [];
+  for (const file of paths) {
+    try {
+      inputs.push({ file, report: parseBenchJson(await read(file), file) });
+    } catch (error) {
+      named(error);
+    }
+  }
   let merged: ReturnType<typeof mergeReports>;
   try {
     merged = mergeReports(inputs);

@@ -6,6 +6,7 @@ import type { OipRequest } from '../protocol/oip-request.js';
 import { timeoutMsOf } from '../protocol/schedule-parameters.js';
 import { type AdmissionContext, admitRows } from './admission.js';
 import { seeTheLog } from './failure-log.js';
+import { withJsonRowsChecked } from './oip-protocol.js';
 import { GrpcAnswer } from './grpc-answer.js';
 import { requestIdFrom } from './request-id.js';
 import type { Targets } from './target.js';
@@ -45,7 +46,10 @@ export function modelInfer(
   let decoded: OipRequest;
   let timeoutMs: number | undefined;
   try {
-    decoded = decodeGrpcInferRequest(message, version.model, version.config.maxBatchSize);
+    decoded = withJsonRowsChecked(
+      decodeGrpcInferRequest(message, version.model, version.config.maxBatchSize),
+      version.model,
+    );
     timeoutMs = deadlineMs(call, timeoutMsOf(decoded.schedule, context.maxRequestTimeoutMs), context);
   } catch (error) {
     return void answer.error(error);

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { jsonTextOf } from '../model/json-items.js';
+import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import { decodeOipRequest, type OipRequest } from '../protocol/oip-request.js';
 import { encodeOipAnswer, encodeOipError } from '../protocol/oip-response.js';
@@ -52,9 +53,7 @@ export function oipCodecFor(version: OipVersion): InferenceCodec<OipRequest> {
     name: 'open-inference-protocol',
     decode: (request, model) => {
       const decoded = decodeOipRequest(oipBodyOf(request), headerLengthOf(request), model, version.config.maxBatchSize);
-      // A JSON model's rows are BYTES elements of JSON text: each is checked by its schema, as on /v1.
-      if (model.inputSchema === undefined) return decoded;
-      return { ...decoded, items: decoded.items.map((item) => model.decode(jsonValueOf(item))) };
+      return withJsonRowsChecked(decoded, model);
     },
     rowsOf: (decoded) => decoded.items,
     scheduleOf: (decoded) => decoded.schedule,
@@ -74,6 +73,16 @@ function headerLengthOf(request: FastifyRequest): number | undefined {
       `Inference-Header-Content-Length must be a whole number of bytes, got '${String(given)}'`,
     );
   return Number(given);
+}
+
+/**
+ * A JSON model's rows arrive over the Open Inference Protocol (HTTP or gRPC) as BYTES elements of
+ * JSON text: each is checked by the model's schema and given its defaults, as on /v1, before the
+ * queue. Other models' rows are returned as they are.
+ */
+export function withJsonRowsChecked(decoded: OipRequest, model: ServedModel): OipRequest {
+  if (model.inputSchema === undefined) return decoded;
+  return { ...decoded, items: decoded.items.map((item) => model.decode(jsonValueOf(item))) };
 }
 
 /** The JSON value a row of a JSON model's `json` BYTES input carries. */

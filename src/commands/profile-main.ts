@@ -134,7 +134,7 @@ async function measurePath(
   });
   // As serve runs it by default (--execution auto).
   const { resolveExecution } = await import('../model/load-model.js');
-  const execution = resolveExecution(options.model, 'auto');
+  const execution = resolveExecution(options.model, 'auto') === 'inline' ? 'inline' : 'worker';
   let runs = roundTrips;
   if (execution !== 'inline') {
     const inline = await c.load(options.model, options.intraOpThreads, 'inline');

@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { BatchlineError } from '../errors.js';
 import { inputBuffers } from './input-buffers.js';
 import { instanceLoads } from './load-gate.js';
+import { modelThreads } from './model-threads.js';
 import type { InstanceHandle, InstanceLauncher, LaunchedInstance } from './instance-pool.js';
 import { encodeFrame, FrameReader, writeFrame, type FrameHead } from './tensor-frames.js';
 import type { ItemTensors } from './tensor-spec.js';
@@ -51,6 +52,31 @@ export function threadLauncher(setup: WorkerSetup): InstanceLauncher {
         onReply: (listener) => worker.on('message', listener),
         onEnd: (listener) => (ended = once(listener)),
         kill: () => void worker.terminate(),
+        killableWhileRunning: false,
+        pid: undefined,
+      },
+      onExit,
+    );
+  });
+}
+
+/**
+ * Model instances as sessions on the process's shared model threads (model-threads.ts): a
+ * batch's buffers are transferred as to a thread of its own. Ending one instance closes its
+ * session; its thread ends with its last session.
+ */
+export function sharedThreadLauncher(setup: WorkerSetup): InstanceLauncher {
+  return inTurn((onExit, index) => {
+    const session = modelThreads(builtScript('model-host.js')).open({ ...setup, instance: index });
+    let ended: ((reason: string) => void) | undefined;
+    session.onEnd = (reason) => ended?.(reason);
+    return launch(
+      {
+        post: (request, items) => session.post(request, items),
+        onReply: (listener) => (session.onReply = listener),
+        onEnd: (listener) => (ended = once(listener)),
+        // The thread runs other models' sessions: only this one closes (after its batch, if it runs one).
+        kill: () => session.post({ kind: 'close' }),
         killableWhileRunning: false,
         pid: undefined,
       },

@@ -6,7 +6,7 @@ import { checkExecutionProvider } from './execution-provider.js';
 import { jsonTextOf } from './json-items.js';
 import { jsonSchemaItems } from './json-schema-items.js';
 import { OnnxModel } from './onnx-model.js';
-import { processLauncher, threadLauncher } from './instance-launchers.js';
+import { processLauncher, sharedThreadLauncher, threadLauncher } from './instance-launchers.js';
 import { type AvailabilityListener, InstancePool, type ModelHealth, type RunLimits } from './instance-pool.js';
 import { fromFloat16Bits } from './float16.js';
 import type { ElementType, ItemTensor, ItemTensors, TensorSpec } from './tensor-spec.js';
@@ -57,8 +57,12 @@ export interface ServedModel {
  * main thread, which saves two hand-offs per batch for models that take microseconds. `auto` is
  * inline for the embedded toy model and worker for a model file: processes cost the PaddleOCR
  * classifier a third of its throughput with one instance (bench:execution, docs/reliability.md).
+ * `shared` puts each instance's session on one of the process's shared model threads (one a
+ * core, model-threads.ts) instead of a thread of its own: about 9 MB less a model, for
+ * repositories of many models; a code model keeps a thread of its own there (its module's
+ * state would be shared with the other instances of its file).
  */
-export type Execution = 'auto' | 'inline' | 'worker' | 'process';
+export type Execution = 'auto' | 'inline' | 'worker' | 'shared' | 'process';
 
 /** The health of a model that runs inline: one instance, up as long as the server is. */
 const INLINE_HEALTH: ModelHealth = Object.freeze({
@@ -105,7 +109,8 @@ export function resolveExecution(
   path: string | undefined,
   execution: Execution | undefined,
 ): Exclude<Execution, 'auto'> {
-  return execution === undefined || execution === 'auto' ? (path === undefined ? 'inline' : 'worker') : execution;
+  if (execution === undefined || execution === 'auto') return path === undefined ? 'inline' : 'worker';
+  return execution === 'shared' && isCodeModelPath(path) ? 'worker' : execution;
 }
 
 /** Loads the ONNX model at `path`, or the embedded toy-logistic-v1 when there is none. */
@@ -172,7 +177,11 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
   }
   const setup = { path, version, intraOpThreads, executionProvider, ...code };
   const pool = await InstancePool.start(
-    execution === 'worker' ? threadLauncher(setup) : processLauncher(setup),
+    execution === 'worker'
+      ? threadLauncher(setup)
+      : execution === 'shared'
+        ? sharedThreadLauncher(setup)
+        : processLauncher(setup),
     options.instances ?? 1,
   );
   let decode: ServedModel['decode'];

@@ -91,3 +91,14 @@ export function transferablesOf(items: readonly (ItemTensors | { failed: string 
   }
   return [...buffers];
 }
+
+/** To a shared model thread (model-host.ts): open a session, or pass one of its requests on. */
+export type HostRequest =
+  | { kind: 'open'; session: number; setup: WorkerSetup }
+  | { kind: 'request'; session: number; request: WorkerRequest };
+
+/** From a shared model thread: a session's reply, or word that it has released its model and ended. */
+export interface HostReply {
+  session: number;
+  reply: WorkerReply | { kind: 'ended' };
+}

@@ -31,6 +31,13 @@ export interface BatcherOptions {
   levelPolicies?: Readonly<Record<number, Partial<LevelQueuePolicy>>>;
   /** Executor slots that take batches from the one queue. */
   instances: number;
+  /**
+   * Each instance has a one-batch mailbox: while it runs a batch and a full one waits in the
+   * queue, that batch is handed to it at once, so an instance on another thread finds its next
+   * batch there when it finishes instead of idling while its result and the next batch cross
+   * (default false). Only full batches: below saturation batching is unchanged.
+   */
+  mailbox?: boolean;
   /** Refuses requests at arrival beyond the bounded queue (default: none, `queue`). */
   admission?: AdmissionPolicy;
   /** Opens on repeated batch failures (default: none). */

@@ -34,6 +34,8 @@ export class Batcher<I, O> {
   readonly defaultPriority: number;
   /** Slot i is model instance i: the batch it runs, if any. */
   private readonly slots: (BatchRun<I, O> | undefined)[];
+  /** With `mailbox`: the batch handed to instance i while it runs one (it starts when that ends). */
+  private readonly mailboxes: (BatchRun<I, O> | undefined)[] | undefined;
   /** Whether instance i takes batches (crashed, restarting or stuck instances do not). */
   private readonly slotUp: boolean[];
   private readonly observers: BatcherObserver<I, O>[] = [];
@@ -92,6 +94,8 @@ export class Batcher<I, O> {
     this.view = { length: 0, oldestArrivalAtMs: undefined, draining: false, waitingAt: this.queue.waitingAt };
     this.slots = new Array<BatchRun<I, O> | undefined>(options.instances).fill(undefined);
     this.slotUp = new Array<boolean>(options.instances).fill(true);
+    this.mailboxes =
+      options.mailbox === true ? new Array<BatchRun<I, O> | undefined>(options.instances).fill(undefined) : undefined;
     this.freeSlots = options.instances;
     this.admission = options.admission ?? QUEUE_ADMISSION;
     this.runHost = {
@@ -165,6 +169,12 @@ export class Batcher<I, O> {
   /** Size of the batch each executor slot is running (0 when idle). */
   runningBatchSizes(): number[] {
     return this.slots.map((slot) => (slot === undefined ? 0 : slot.batch.requests.length));
+  }
+
+  /** Running batches, and those waiting in a mailbox. */
+  private *handedOut(): Generator<BatchRun<I, O>> {
+    for (const slot of this.slots) if (slot !== undefined) yield slot;
+    if (this.mailboxes !== undefined) for (const next of this.mailboxes) if (next !== undefined) yield next;
   }
 
   /** True when nothing is queued and no batch is running. */
@@ -309,8 +319,8 @@ export class Batcher<I, O> {
 
   private loadView(level: number, nowMs: number): LoadView {
     const running: { startedAtMs: number; size: number }[] = [];
-    for (const slot of this.slots)
-      if (slot !== undefined) running.push({ startedAtMs: slot.batch.startedAtMs, size: slot.batch.requests.length });
+    for (const slot of this.handedOut())
+      running.push({ startedAtMs: slot.batch.startedAtMs, size: slot.batch.requests.length });
     return {
       queueLength: this.queue.aheadOf(level),
       freeSlots: this.freeSlots,
@@ -341,8 +351,7 @@ export class Batcher<I, O> {
     const nowMs = this.clock.now();
     this.armTimer(Number.POSITIVE_INFINITY, EventOrder.window);
     for (const request of this.queue.waitingRequests()) this.end(request, { kind, endedIn: 'queued' }, nowMs);
-    for (const slot of this.slots) {
-      if (slot === undefined) continue;
+    for (const slot of this.handedOut()) {
       for (const request of slot.batch.requests)
         if (request.phase === 'running') this.end(request, { kind, endedIn: 'running' }, nowMs);
     }
@@ -395,6 +404,11 @@ export class Batcher<I, O> {
         continue;
       }
       if (decision.kind === 'wait') wakeAtMs = Math.min(wakeAtMs, decision.untilMs);
+      if (this.mailboxes !== undefined && mayDispatch && this.fillMailbox(nowMs)) {
+        nowMs = this.clock.now();
+        nextDeadlineMs = this.expireDue(nowMs);
+        continue;
+      }
       break;
     }
     const wakeForDeadline = nextDeadlineMs !== undefined && nextDeadlineMs <= wakeAtMs;
@@ -414,11 +428,29 @@ export class Batcher<I, O> {
     }
   }
 
-  private dispatch(size: number, trigger: BatchTrigger, nowMs: number): void {
+  /**
+   * Hands a full batch to the mailbox of a busy instance that has none, when one waits in the
+   * queue; true if it did. Full only: a smaller batch waits for a free instance and its window,
+   * as without a mailbox.
+   */
+  private fillMailbox(nowMs: number): boolean {
+    const mailboxes = this.mailboxes as (BatchRun<I, O> | undefined)[];
+    const limit = this.policy.settings(nowMs).limit;
+    if (this.queue.length < limit) return false;
+    for (let instance = 0; instance < mailboxes.length; instance++) {
+      if (mailboxes[instance] !== undefined || this.slots[instance] === undefined || !this.slotUp[instance]) continue;
+      this.dispatch(limit, 'full', nowMs, instance);
+      return true;
+    }
+    return false;
+  }
+
+  /** Starts a batch on a free instance, or (`mailboxOf`) hands it to that busy instance's mailbox. */
+  private dispatch(size: number, trigger: BatchTrigger, nowMs: number, mailboxOf?: number): void {
     const requests = this.queue.take(size);
     if (requests.length === 0) return;
-    let instance = 0;
-    while (this.slots[instance] !== undefined || !this.slotUp[instance]) instance++;
+    let instance = mailboxOf ?? 0;
+    if (mailboxOf === undefined) while (this.slots[instance] !== undefined || !this.slotUp[instance]) instance++;
     const inputs = new Array<I>(requests.length);
     const batchId = this.nextBatchId++;
     for (let i = 0; i < requests.length; i++) {
@@ -438,8 +470,12 @@ export class Batcher<I, O> {
       finishedAtMs: undefined,
     };
     const run = new BatchRun<I, O>(batch, this.options.breaker?.dispatched(nowMs) ?? false, this.runHost);
-    this.slots[instance] = run;
-    this.freeSlots--;
+    if (mailboxOf === undefined) {
+      this.slots[instance] = run;
+      this.freeSlots--;
+    } else {
+      (this.mailboxes as (BatchRun<I, O> | undefined)[])[instance] = run;
+    }
     this.busySlots++;
     this.runningRequests += requests.length;
     this.counts.batches++;
@@ -451,9 +487,21 @@ export class Batcher<I, O> {
   private finishBatch(run: BatchRun<I, O>, nowMs: number): void {
     const { batch } = run;
     batch.finishedAtMs = nowMs;
-    this.slots[batch.instance] = undefined;
     this.busySlots--;
-    if (this.slotUp[batch.instance]) this.freeSlots++;
+    const mailboxes = this.mailboxes;
+    const next = mailboxes?.[batch.instance];
+    if (next === run) {
+      // Ended before the batch in its instance's slot: it crashed, or that batch is re-running parts (isolation).
+      (mailboxes as (BatchRun<I, O> | undefined)[])[batch.instance] = undefined;
+    } else if (next !== undefined && this.slots[batch.instance] === run) {
+      // The instance goes on with the batch in its mailbox: it starts now, for the latency model and policies.
+      (mailboxes as (BatchRun<I, O> | undefined)[])[batch.instance] = undefined;
+      this.slots[batch.instance] = next;
+      next.batch.startedAtMs = nowMs;
+    } else {
+      this.slots[batch.instance] = undefined;
+      if (this.slotUp[batch.instance]) this.freeSlots++;
+    }
     if (run.dead) this.counts.deadBatches++;
     if (!run.dead) this.modelFailing = false;
     else if (run.modelFailed) this.modelFailing = true;

@@ -58,7 +58,8 @@ export interface Batch<I, O> {
   readonly instance: number;
   readonly requests: readonly PendingRequest<I, O>[];
   readonly inputs: readonly I[];
-  readonly startedAtMs: number;
+  /** Its dispatch; for a batch handed to a busy instance's mailbox, when the batch before it ended. */
+  startedAtMs: number;
   /** Why the policy dispatched it. */
   readonly trigger: BatchTrigger;
   finishedAtMs: number | undefined;

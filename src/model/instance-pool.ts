@@ -94,11 +94,18 @@ interface Run {
   reject: (error: Error) => void;
 }
 
+interface Busy {
+  run: Run;
+  /** When it reached the head of its instance's line (a batch posted behind another starts when that ends). */
+  startedAtMs: number;
+}
+
 interface Slot {
   index: number;
   state: InstanceState;
   handle: InstanceHandle | undefined;
-  busy: { run: Run; startedAtMs: number } | undefined;
+  /** The batches posted to it, in the order it runs them: the first runs, the others wait in its mailbox. */
+  busy: Busy[];
   restarts: number;
   consecutiveFailures: number;
   lastError: string | undefined;
@@ -140,7 +147,7 @@ export class InstancePool {
       index,
       state: 'loading',
       handle: undefined,
-      busy: undefined,
+      busy: [],
       restarts: 0,
       consecutiveFailures: 0,
       lastError: undefined,
@@ -179,14 +186,15 @@ export class InstancePool {
     return pool;
   }
 
-  /** Runs a batch on instance `index`, which must be up and idle (the batcher's slot `index` is free). */
+  /**
+   * Runs a batch on instance `index`, which must be up. The batcher's slot `index` is free, or
+   * the batch goes to the instance's mailbox: it is posted at once and runs after the one before.
+   */
   run(index: number, items: readonly ItemTensors[], limits: RunLimits): Promise<(ItemTensors | Error)[]> {
     if (this.closed) return Promise.reject(new Error('the model was closed'));
     const slot = this.slots[index];
-    if (slot === undefined || slot.state !== 'up' || slot.busy !== undefined)
-      return Promise.reject(
-        new Error(`model instance ${index} cannot take a batch (${slot?.busy === undefined ? slot?.state : 'busy'})`),
-      );
+    if (slot === undefined || slot.state !== 'up')
+      return Promise.reject(new Error(`model instance ${index} cannot take a batch (${slot?.state})`));
     return new Promise((resolve, reject) => this.start(slot, { items, limits, resolve, reject }));
   }
 
@@ -217,7 +225,7 @@ export class InstancePool {
         restarts: slot.restarts,
         consecutiveFailures: slot.consecutiveFailures,
         lastError: slot.lastError,
-        busyForMs: slot.busy === undefined ? undefined : nowMs - slot.busy.startedAtMs,
+        busyForMs: slot.busy[0] === undefined ? undefined : nowMs - slot.busy[0].startedAtMs,
         pid: slot.handle?.pid,
       }),
     );
@@ -252,10 +260,10 @@ export class InstancePool {
     const handle = slot.handle;
     const busy = slot.busy;
     this.setState(slot, 'closed');
-    slot.busy = undefined;
-    busy?.run.reject(error);
+    slot.busy = [];
+    for (const { run } of busy) run.reject(error);
     if (handle === undefined) return;
-    if (busy === undefined) return handle.close();
+    if (busy.length === 0) return handle.close();
     // A process is killed in the middle of its batch; a thread inside onnxruntime cannot be
     // (terminating it there aborts the whole process): it is closed once its batch is done.
     if (handle.killableWhileRunning) return void handle.kill();
@@ -264,24 +272,31 @@ export class InstancePool {
 
   private start(slot: Slot, run: Run): void {
     const handle = slot.handle!;
-    const busy = { run, startedAtMs: this.now() };
-    slot.busy = busy;
+    const busy: Busy = { run, startedAtMs: this.now() };
+    slot.busy.push(busy);
     this.startSweeper();
     handle.run(run.items).then(
       (outputs) => {
-        if (slot.busy !== busy) return; // answered already: the instance was stuck and killed
-        slot.busy = undefined;
+        if (!this.ended(slot, busy)) return; // answered already: the instance was stuck and killed
         slot.consecutiveFailures = 0;
         if (slot.state === 'stuck') this.setState(slot, 'up'); // a thread that came back
         run.resolve(outputs);
       },
       (error: Error) => {
-        if (slot.busy !== busy) return;
-        slot.busy = undefined;
+        if (!this.ended(slot, busy)) return;
         if (slot.state === 'stuck') this.setState(slot, 'up');
         run.reject(error);
       },
     );
+  }
+
+  /** Takes a batch that has ended off its instance's line (false if it was not on it); the next one starts now. */
+  private ended(slot: Slot, busy: Busy): boolean {
+    const at = slot.busy.indexOf(busy);
+    if (at < 0) return false;
+    slot.busy.splice(at, 1);
+    if (at === 0 && slot.busy[0] !== undefined) slot.busy[0].startedAtMs = this.now();
+    return true;
   }
 
   /** The instance ended without being asked to: its batch fails, and it restarts after a backoff. */
@@ -298,12 +313,12 @@ export class InstancePool {
 
   private fail(slot: Slot, why: string, runError: Error): void {
     const busy = slot.busy;
-    slot.busy = undefined;
+    slot.busy = [];
     slot.handle = undefined;
     slot.consecutiveFailures++;
     slot.lastError = why;
     this.setState(slot, 'restarting');
-    busy?.run.reject(runError);
+    for (const { run } of busy) run.reject(runError);
     const backoffMs = Math.min(this.maxBackoffMs, this.firstBackoffMs * 2 ** (slot.consecutiveFailures - 1));
     slot.retry = setTimeout(() => this.relaunch(slot), backoffMs);
     slot.retry.unref();
@@ -340,7 +355,7 @@ export class InstancePool {
   private readonly sweep = (): void => {
     const nowMs = this.now();
     for (const slot of this.slots) {
-      const busy = slot.busy;
+      const busy = slot.busy[0];
       if (busy === undefined || slot.state !== 'up' || nowMs - busy.startedAtMs <= busy.run.limits.stuckAfterMs)
         continue;
       const ranMs = Math.round(nowMs - busy.startedAtMs);
@@ -358,7 +373,7 @@ export class InstancePool {
         slot.lastError = `stuck: a batch has run ${ranMs} ms (limit ${Math.round(busy.run.limits.stuckAfterMs)} ms)`;
       }
     }
-    if (!this.slots.some((slot) => slot.busy !== undefined)) this.stopSweeper();
+    if (!this.slots.some((slot) => slot.busy.length > 0)) this.stopSweeper();
   };
 
   private startSweeper(): void {

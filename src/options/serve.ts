@@ -67,6 +67,14 @@ export const MODEL_VERSION_OPTIONS = {
     description:
       'a batch running longer than this many times its longest request deadline marks its instance stuck (a process is killed and restarted)',
   },
+  pipeline: {
+    kind: 'boolean',
+    flag: 'pipeline',
+    env: 'PIPELINE',
+    default: false,
+    description:
+      'an instance on a thread or in a process takes its next full batch while it runs one (a one-batch mailbox), so it never idles while its result and the next batch cross; a batch in the mailbox is no longer in the queue (its bound, priorities)',
+  },
   warmupBatchSizes: {
     kind: 'json',
     flag: 'warmup-batch-sizes',

@@ -156,7 +156,14 @@ export class ModelVersion implements AnswerCounters {
       modelLatencyMs: this.config.modelLatencyMs,
       stuckBatchFactor: this.config.stuckBatchFactor,
     });
-    const batcher = createBatcher({ ...this.config, latencyPrior: this.latencyPrior }, this.deps.clock, executor);
+    // --pipeline: an instance on another thread or in a process takes its next full batch while it
+    // runs one (its mailbox): it finds it there instead of waiting for its result and the next batch to cross.
+    const mailbox = this.config.pipeline && model.watchInstances !== undefined;
+    const batcher = createBatcher(
+      { ...this.config, latencyPrior: this.latencyPrior, mailbox },
+      this.deps.clock,
+      executor,
+    );
     this.batcher = batcher;
     // The batcher is the one scheduler of the instances: it runs batches only on those that are up.
     model.watchInstances?.((index, up) => batcher.setInstanceUp(index, up));

@@ -8,7 +8,7 @@
  *   and the process's CPU time by then (every thread);
  * - RSS once ready (VmRSS, every thread), and per model beyond the first;
  * - idle CPU: what the process spends a second with no request at all (timers, sweeps), from
- *   10 s after ready (the model threads' own clean-up after their load ends by then);
+ *   10 s after ready (read at 2 s, the last-loaded threads' clean-up showed as 0.2-0.5 s of CPU a second);
  * - /metrics: its size, and the median time of 20 scrapes;
  * - one model's latency (p50, p99) under a fixed open-loop load from `batchline bench` while the
  *   others idle, and the process's CPU per request meanwhile.
@@ -112,8 +112,8 @@ async function measure(count: number): Promise<Figures> {
     const readyS = (performance.now() - started) / 1000;
     const pid = server.process.pid as number;
     const startupCpuS = cpuMs(pid) / 1000;
-    // Let start-up's garbage be collected and the model threads settle: a thread's V8 heap is
-    // reduced some seconds after its load, which read as 0.2-0.5 s of CPU a second at 2 s.
+    // Let start-up's garbage be collected and the model threads settle: read at 2 s after ready,
+    // the last-loaded threads' clean-up showed as 0.2-0.5 s of CPU a second.
     await sleep(10_000);
     const rss = rssMb(pid);
     const idleBefore = cpuMs(pid);

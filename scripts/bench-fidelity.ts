@@ -26,8 +26,7 @@ import { join } from 'node:path';
 import { loadModel } from '../src/model/load-model.js';
 import { measureBatches } from '../src/profile/measure.js';
 import { summarizeProfile } from '../src/profile/summarize.js';
-import { measureTimerLateness } from '../src/profile/timer-lateness.js';
-import { RealClock } from '../src/core/real-clock.js';
+import { measureServeTimers } from '../src/commands/profile-timers.js';
 import { pct, runBench as benchJson, simulate, startServe, table } from './lib/fidelity.js';
 import { realModelFidelity, replayFidelity } from './lib/fidelity-real-model.js';
 
@@ -184,19 +183,22 @@ async function toyFidelity(): Promise<void> {
   const sizes = Array.from({ length: BATCHING.maxBatchSize }, (_, i) => i + 1);
   const profile = summarizeProfile(model.version, await measureBatches(model, sizes, 20, 100, SEED), 20, 100);
   await model.close();
-  profile.timer_lateness = await measureTimerLateness(new RealClock());
+  const timers = await measureServeTimers();
+  profile.timer_lateness = timers.lateness;
+  profile.answer_turnaround = timers.answers;
   const profilePath = join(mkdtempSync(join(tmpdir(), 'batchline-fidelity-')), 'toy-profile.json');
   writeFileSync(profilePath, JSON.stringify(profile));
   const aMs = MODEL_LATENCY_MS + profile.fit.a_ms;
   const latency = `${aMs.toFixed(4)}+${Math.max(0, profile.fit.b_ms).toFixed(4)}n`;
   const capacityRps =
     (BATCHING.instances * BATCHING.maxBatchSize * 1000) / (aMs + profile.fit.b_ms * BATCHING.maxBatchSize);
-  const late = profile.timer_lateness;
   console.log(
     `profiled service time: ${latency} ms (MODEL_LATENCY_MS + the model's own time); capacity ${capacityRps.toFixed(1)} req/s`,
   );
+  const late = timers.lateness;
+  const answers = timers.answers;
   console.log(
-    `profiled timer lateness (mean, p99): the batcher's ${late.window.mean_ms.toFixed(3)}, ${late.window.quantiles_ms[11]!.toFixed(3)} ms · the end of MODEL_LATENCY_MS ${late.completion.mean_ms.toFixed(3)}, ${late.completion.quantiles_ms[11]!.toFixed(3)} ms`,
+    `profiled on a loaded serve (mean, p99): timers late, the batcher's ${late.window.mean_ms.toFixed(3)}, ${late.window.quantiles_ms[11]!.toFixed(3)} ms · the end of MODEL_LATENCY_MS ${late.completion.mean_ms.toFixed(3)}, ${late.completion.quantiles_ms[11]!.toFixed(3)} ms; answers before the next batch ${answers.mean_ms.toFixed(4)}, ${answers.quantiles_ms[11]!.toFixed(4)} ms an item (${answers.samples} batches)`,
   );
 
   // 2. The real server under bench.
@@ -233,7 +235,7 @@ async function toyFidelity(): Promise<void> {
           .reduce((n, [, count]) => n + count, 0) + real.requests.errors;
       for (const [name, service, addMs] of [
         ['profiled', latency, 0],
-        ['profile+timers', profilePath, 0],
+        ['profile+serve', profilePath, 0],
         ['calibrated', calibrated, 0],
         ['calib+http', calibrated, httpMs],
       ] as const) {

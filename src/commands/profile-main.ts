@@ -14,8 +14,8 @@ import {
   type Stopwatch,
 } from '../profile/measure.js';
 import { formatProfile } from '../profile/profile-text.js';
-import { measureTimerLateness, type TimerLateness } from '../profile/timer-lateness.js';
-import { RealClock } from '../core/real-clock.js';
+import type { LoadedTimers } from '../profile/loaded-timers.js';
+import { measureServeTimers } from './profile-timers.js';
 import { summarizeProfile } from '../profile/summarize.js';
 
 /** The closed loop that measures a real serve's CPU per request (bench -c): recorded in the profile, where simulate calibrates on it. */
@@ -49,8 +49,8 @@ export interface ProfileRequest {
   loadModel?: (path: string | undefined, intraOpThreads: number, execution?: 'inline') => Promise<LoadedForProfile>;
   /** The clock runs are timed with (default `performance.now`). */
   now?: Stopwatch;
-  /** How late the real clock's timers fire (default: measured on serve's RealClock for 1.5 s). */
-  measureTimers?: () => Promise<TimerLateness>;
+  /** How late serve's timers fire and how long its answers take (default: measured on a loaded serve, about 13 s). */
+  measureTimers?: () => Promise<LoadedTimers>;
 }
 
 /** The body of `batchline profile`: measure, fit, print, and write the profile file. */
@@ -78,7 +78,9 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
     );
     const recorded = itemShapes.shapes.size === 0 ? undefined : Object.fromEntries(itemShapes.shapes);
     profile = summarizeProfile(model.version, timings, options.warmup, options.repetitions, recorded);
-    profile.timer_lateness = await (request.measureTimers ?? (() => measureTimerLateness(new RealClock())))();
+    const timers = await (request.measureTimers ?? measureServeTimers)();
+    profile.timer_lateness = timers.lateness;
+    profile.answer_turnaround = timers.answers;
     if (isPathModel(model)) {
       profile.serving_path = await measurePath(model, timings, {
         options,

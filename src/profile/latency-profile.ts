@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
-import { LATENESS_QUANTILES, TIMER_KINDS, type TimerLateness } from './timer-lateness.js';
+import { LATENESS_QUANTILES, type SampleStats, TIMER_KINDS, type TimerLateness } from './timer-lateness.js';
 
 /**
  * The file `batchline profile --out` writes and `simulate --latency-profile` reads: measured
@@ -27,6 +27,11 @@ export interface LatencyProfile {
    * (timer-lateness.ts): simulate draws each of serve's timers' lateness from it.
    */
   timer_lateness?: TimerLateness;
+  /**
+   * How long a finished batch keeps serve's slot while its main thread writes the batch's answers
+   * (ms per item), measured on a loaded serve (loaded-timers.ts): the next batch starts only then.
+   */
+  answer_turnaround?: SampleStats;
 }
 
 /** A request's way through serve, step by step (ms at full speed of one core). */
@@ -207,21 +212,22 @@ export function validateLatencyProfile(data: unknown, where: string): LatencyPro
     }
   }
   const lateness = profile.timer_lateness;
+  const isStats = (stats: Partial<SampleStats> | undefined): boolean => {
+    const q = stats?.quantiles_ms;
+    return (
+      typeof stats?.mean_ms === 'number' &&
+      stats.mean_ms >= 0 &&
+      Array.isArray(q) &&
+      q.length === LATENESS_QUANTILES.length &&
+      q.every((value, i) => typeof value === 'number' && value >= 0 && (i === 0 || value >= (q[i - 1] as number)))
+    );
+  };
+  const statsRule = `a mean_ms >= 0 and ${LATENESS_QUANTILES.length} rising quantiles_ms >= 0`;
   if (lateness !== undefined) {
-    for (const kind of TIMER_KINDS) {
-      const stats = (lateness as Partial<TimerLateness>)[kind];
-      const q = stats?.quantiles_ms;
-      if (
-        typeof stats?.mean_ms !== 'number' ||
-        !(stats.mean_ms >= 0) ||
-        !Array.isArray(q) ||
-        q.length !== LATENESS_QUANTILES.length ||
-        !q.every((value, i) => typeof value === 'number' && value >= 0 && (i === 0 || value >= (q[i - 1] as number)))
-      )
-        bad(
-          `has timer_lateness.${kind} without a mean_ms >= 0 and ${LATENESS_QUANTILES.length} rising quantiles_ms >= 0`,
-        );
-    }
+    for (const kind of TIMER_KINDS)
+      if (!isStats((lateness as Partial<TimerLateness>)[kind])) bad(`has timer_lateness.${kind} without ${statsRule}`);
   }
+  if (profile.answer_turnaround !== undefined && !isStats(profile.answer_turnaround))
+    bad(`has answer_turnaround without ${statsRule}`);
   return profile as LatencyProfile;
 }

@@ -81,7 +81,14 @@ export function formatProfile(
   if (late !== undefined) {
     const p99 = LATENESS_QUANTILES.indexOf(0.99);
     lines.push(
-      `timers fire late on the real clock: the batcher's (window closes, deadlines) ${late.window.mean_ms.toFixed(3)} ms on average, p99 ${late.window.quantiles_ms[p99]!.toFixed(3)} · the end of --model-latency-ms ${late.completion.mean_ms.toFixed(3)} ms, p99 ${late.completion.quantiles_ms[p99]!.toFixed(3)}; simulate draws them`,
+      `timers fire late on a loaded serve's real clock: the batcher's (window closes, deadlines) ${late.window.mean_ms.toFixed(3)} ms on average, p99 ${late.window.quantiles_ms[p99]!.toFixed(3)} · the end of --model-latency-ms ${late.completion.mean_ms.toFixed(3)} ms, p99 ${late.completion.quantiles_ms[p99]!.toFixed(3)}; simulate draws them`,
+    );
+  }
+  const answers = profile.answer_turnaround;
+  if (answers !== undefined) {
+    const p99 = LATENESS_QUANTILES.indexOf(0.99);
+    lines.push(
+      `a batch's answers hold the next batch ${answers.mean_ms.toFixed(4)} ms an item on average (p99 ${answers.quantiles_ms[p99]!.toFixed(4)}), serve's main thread writing them; simulate adds them to each batch without a serving path`,
     );
   }
   lines.push("simulate uses each size's median; add --latency-cv for jitter");

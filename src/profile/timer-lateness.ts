@@ -11,14 +11,18 @@ export type TimerKind = (typeof TIMER_KINDS)[number];
 /** The levels of the quantiles a lateness distribution is kept as (0 and 1: the extremes). */
 export const LATENESS_QUANTILES = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1] as const;
 
-/** How late one kind of timer fired: ms after its time, by quantile. */
-export interface TimerLatenessStats {
-  /** The delay the timers were armed for (ms). */
-  delay_ms: number;
+/** A measured duration's distribution (ms): its mean and its quantiles at LATENESS_QUANTILES. */
+export interface SampleStats {
   samples: number;
   mean_ms: number;
   /** At LATENESS_QUANTILES. */
   quantiles_ms: number[];
+}
+
+/** How late one kind of timer fired: ms after its time, by quantile. */
+export interface TimerLatenessStats extends SampleStats {
+  /** The delay the timers were armed for (ms). */
+  delay_ms: number;
 }
 
 export type TimerLateness = Record<TimerKind, TimerLatenessStats>;
@@ -65,8 +69,8 @@ export async function measureTimerLateness(clock: Clock, durationMs = 1500): Pro
     clearInterval(alive);
   }
   return {
-    window: statsOf(late.window, MEASURED_DELAYS_MS.window),
-    completion: statsOf(late.completion, MEASURED_DELAYS_MS.completion),
+    window: { delay_ms: MEASURED_DELAYS_MS.window, ...sampleStats(late.window) },
+    completion: { delay_ms: MEASURED_DELAYS_MS.completion, ...sampleStats(late.completion) },
   };
 
   async function chain(one: () => Promise<void>): Promise<void> {
@@ -74,7 +78,8 @@ export async function measureTimerLateness(clock: Clock, durationMs = 1500): Pro
   }
 }
 
-function statsOf(samples: number[], delayMs: number): TimerLatenessStats {
+/** The mean and quantiles of `samples` (ms), linear between order statistics. */
+export function sampleStats(samples: readonly number[]): SampleStats {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number): number => {
     const position = q * (sorted.length - 1);
@@ -84,7 +89,6 @@ function statsOf(samples: number[], delayMs: number): TimerLatenessStats {
   };
   const round = (ms: number): number => Math.round(ms * 1e6) / 1e6;
   return {
-    delay_ms: delayMs,
     samples: sorted.length,
     mean_ms: round(sorted.reduce((sum, x) => sum + x, 0) / Math.max(1, sorted.length)),
     quantiles_ms: sorted.length === 0 ? LATENESS_QUANTILES.map(() => 0) : LATENESS_QUANTILES.map((q) => round(at(q))),

@@ -20,7 +20,7 @@ import type { ReportContext } from './report.js';
 import type { SimulationSetup } from './run-simulation.js';
 import { parseAffineMs, type AffineMs } from '../options/affine-latency.js';
 import { batchOnlyCosts, pathPlanOf } from './serving-costs.js';
-import { describeLateness, latenessDraws } from './timer-lateness.js';
+import { describeAnswers, describeLateness, latenessDraw, latenessDraws } from './timer-lateness.js';
 import type { TimerKind } from '../profile/timer-lateness.js';
 import { buildWorkload } from './workload.js';
 
@@ -114,6 +114,11 @@ function latenessSeed(seed: number): number {
   return (seed ^ 0x85ebca6b) >>> 0;
 }
 
+/** Seed of the answers' turnaround stream, apart from the others. */
+function answersSeed(seed: number): number {
+  return (seed ^ 0xc2b2ae35) >>> 0;
+}
+
 /** Turns options (possibly a sweep's variation of them) into a runnable setup and its report context. */
 export function prepareRun(
   options: SimulateOptions,
@@ -177,15 +182,28 @@ export function prepareRun(
         ? path.setup
         : { ...path.setup, batchDelayMs: (n) => (delayMs(n) > 0 ? delayMs(n) + completion() : 0) };
   }
+  // Without a serving path that encodes them, a batch's answers keep its slot: serve's main
+  // thread writes them before the batcher takes the next batch (the profile's answer_turnaround).
+  const answers = path === undefined ? inputs.profile?.answer_turnaround : undefined;
+  if (answers !== undefined) {
+    const perItemMs = latenessDraw(answers, new SeededRandom(answersSeed(options.seed)));
+    const batchMs = setup.serviceTime;
+    setup.serviceTime = (n) => batchMs(n) + n * perItemMs();
+  }
   const costs = path?.costs ?? batchOnlyCosts(model, inputs.profile !== undefined);
   if (lateness !== undefined) costs.given.push(describeLateness(lateness, lateKinds));
+  if (answers !== undefined) costs.given.push(describeAnswers(answers));
+  // The mean time a full batch holds its slot beyond the model's: its late end and its answers.
+  const fullBatchExtraMs =
+    (late.completion === undefined || lateness === undefined ? 0 : lateness.completion.mean_ms) +
+    (answers === undefined ? 0 : answers.mean_ms * batching.maxBatchSize);
   const context: ReportContext = {
     seed: options.seed,
     batching,
     arrivalsDescription: workload.description,
     serviceDescription: model.description,
     latencyCv: options.latencyCv,
-    capacityRps: path?.capacityRps ?? capacityRps(batching, model),
+    capacityRps: path?.capacityRps ?? capacityRps(batching, model, fullBatchExtraMs),
     capacityBasis: path?.capacityBasis ?? `every instance on full batches of ${batching.maxBatchSize}`,
     costs,
   };
@@ -198,8 +216,8 @@ function withLateness(serviceTime: ServiceTime, late: () => number): ServiceTime
 }
 
 /** Throughput with every instance busy on full batches; Infinity for a zero service time. */
-function capacityRps(batching: BatchingConfig, model: LatencyModel): number {
-  const fullBatchMs = model.meanMs(batching.maxBatchSize);
+function capacityRps(batching: BatchingConfig, model: LatencyModel, extraMs = 0): number {
+  const fullBatchMs = model.meanMs(batching.maxBatchSize) + extraMs;
   return fullBatchMs > 0 ? (batching.instances * batching.maxBatchSize * 1000) / fullBatchMs : Number.POSITIVE_INFINITY;
 }
 

@@ -1,11 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { SeededRandom } from '../core/rng.js';
-import {
-  LATENESS_QUANTILES,
-  type TimerKind,
-  type TimerLateness,
-  type TimerLatenessStats,
-} from '../profile/timer-lateness.js';
+import { LATENESS_QUANTILES, type SampleStats, type TimerKind, type TimerLateness } from '../profile/timer-lateness.js';
 
 /** How late each kind of serve's timers fires, drawn per timer (ms); undefined: on time. */
 export type LatenessDraws = Partial<Record<TimerKind, () => number>>;
@@ -14,7 +9,7 @@ export type LatenessDraws = Partial<Record<TimerKind, () => number>>;
  * Draws of a profiled lateness: the inverse of its distribution, piecewise linear between the
  * measured quantiles, at a uniform draw of `rng` (its own stream: the arrivals stay bench's).
  */
-export function latenessDraw(stats: TimerLatenessStats, rng: SeededRandom): () => number {
+export function latenessDraw(stats: SampleStats, rng: SeededRandom): () => number {
   const q = stats.quantiles_ms;
   return () => {
     const u = rng.next();
@@ -55,4 +50,9 @@ export function describeLateness(lateness: TimerLateness, kinds: readonly TimerK
         `${what[kind]} ${lateness[kind].mean_ms.toFixed(3)} ms on average (p99 ${lateness[kind].quantiles_ms[LATENESS_QUANTILES.indexOf(0.99)]!.toFixed(3)})`,
     )
     .join(', ')}`;
+}
+
+/** One line for the report: the answers' turnaround. */
+export function describeAnswers(answers: SampleStats): string {
+  return `a batch's answers written on serve's main thread before its slot takes the next batch, as profiled under load: ${answers.mean_ms.toFixed(4)} ms an item on average (p99 ${answers.quantiles_ms[LATENESS_QUANTILES.indexOf(0.99)]!.toFixed(4)})`;
 }

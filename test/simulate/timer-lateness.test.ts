@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SeededRandom } from '../../src/core/rng.js';
 import { VirtualClock } from '../../src/core/virtual-clock.js';
-import type { LatencyProfile } from '../../src/profile/latency-profile.js';
+import { type LatencyProfile, validateLatencyProfile } from '../../src/profile/latency-profile.js';
 import { LATENESS_QUANTILES, type TimerLatenessStats } from '../../src/profile/timer-lateness.js';
 import { prepareRun } from '../../src/simulate/prepare.js';
 import { buildReport } from '../../src/simulate/report.js';
@@ -108,5 +108,48 @@ describe("serve's timers firing late, as profile measured them (#15)", () => {
     const report = lightLoad(old);
     expect(report.latency_ms).toEqual(exact.latency_ms);
     expect(report.costs.given.join('\n')).not.toContain('timers firing late');
+  });
+
+  it("holds a batch's slot while serve writes its answers: per item, so a saturated serve answers less", () => {
+    // 800 req/s evenly spaced against a 20 ms batch of 8 (400 req/s): every batch full, back to back.
+    const saturated = (answersMsPerItem: number | undefined) => {
+      const profile: LatencyProfile = { ...profileWith(0, 0) };
+      if (answersMsPerItem !== undefined) {
+        const { delay_ms: _, ...stats } = always(answersMsPerItem);
+        profile.answer_turnaround = stats;
+      }
+      return lightLoad(profile, {
+        rate: 800,
+        requests: 8000,
+        maxQueueSize: 100_000,
+        requestTimeoutMs: 600_000,
+        maxBatchSize: 8,
+        modelLatencyMs: '19',
+      });
+    };
+    const free = saturated(undefined);
+    const written = saturated(0.1);
+    // 1 + 19 ms a batch of 8: 400 req/s; with 0.1 ms an item of answers, 8 / 20.8 ms.
+    expect(free.throughput_rps).toBeCloseTo(400, -1);
+    expect(written.throughput_rps).toBeCloseTo(8000 / 20.8, -1);
+    expect(written.throughput_rps / free.throughput_rps).toBeCloseTo(20 / 20.8, 2);
+    expect(written.capacity_rps).toBeCloseTo(8000 / 20.8, 1);
+    expect(written.costs.given.join('\n')).toContain('0.1000 ms an item on average');
+    tableRow(
+      "#15 simulate with a profile whose serve takes 0.1 ms an item to write a batch's answers before the next batch",
+      'the slot is held that long: saturated throughput 8 / (20 + 0.8) ms, as the real serve answered 383 req/s, not 400',
+      `${free.throughput_rps.toFixed(1)} → ${written.throughput_rps.toFixed(1)} req/s`,
+    );
+  });
+
+  it('refuses a profile whose answer_turnaround is not a distribution', () => {
+    const { delay_ms: _, ...stats } = always(0.1);
+    expect(
+      validateLatencyProfile({ ...profileWith(0, 0), answer_turnaround: stats }, 'p.json').answer_turnaround,
+    ).toEqual(stats);
+    for (const bad of [{ ...stats, mean_ms: -1 }, { ...stats, quantiles_ms: [0.2, 0.1] }, 7])
+      expect(() => validateLatencyProfile({ ...profileWith(0, 0), answer_turnaround: bad }, 'p.json')).toThrow(
+        /p\.json has answer_turnaround without a mean_ms >= 0 and 13 rising quantiles_ms >= 0/,
+      );
   });
 });

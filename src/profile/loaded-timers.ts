@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Batch, BatcherObserver } from '../core/types.js';
 import { MEASURED_DELAYS_MS, sampleStats, type SampleStats, type TimerLateness } from './timer-lateness.js';
@@ -84,6 +85,7 @@ export async function measureLoadedTimers<I, O>(serve: WatchedServe<I, O>): Prom
     await runBench(serve, phase.rateRps, phase.durationMs);
     recordFromMs = Number.POSITIVE_INFINITY;
   }
+  if (late.completion.length === 0) throw new Error('the loaded serve ran no batch: batchline bench did not load it');
   return {
     lateness: {
       window: { delay_ms: LOADED_SERVE.batchWindowMs, ...sampleStats(late.window) },
@@ -95,7 +97,7 @@ export async function measureLoadedTimers<I, O>(serve: WatchedServe<I, O>): Prom
 
 /** One open-loop `batchline bench` run against the serve, in a child process; resolves when it exits. */
 function runBench<I, O>(serve: WatchedServe<I, O>, rateRps: number, durationMs: number): Promise<void> {
-  const bin = fileURLToPath(new URL('../../../bin/batchline.js', import.meta.url));
+  const bin = batchlineBin();
   const args = [
     bin,
     'bench',
@@ -116,10 +118,16 @@ function runBench<I, O>(serve: WatchedServe<I, O>, rateRps: number, durationMs: 
     '--quiet',
     serve.inferUrl,
   ];
-  const child = spawn(process.execPath, args, { stdio: 'ignore' });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     // bench's exit code judges the answers (1 when some failed); the timings stand either way.
     child.once('exit', () => resolve());
   });
+}
+
+/** bin/batchline.js of this package: three folders up from dist/src/profile, two from src/profile (tests). */
+function batchlineBin(): string {
+  const built = fileURLToPath(new URL('../../../bin/batchline.js', import.meta.url));
+  return existsSync(built) ? built : fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
 }

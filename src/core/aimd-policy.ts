@@ -1,4 +1,11 @@
-import { decideByWindow, type BatchDecision, type BatchPolicy, type PolicySettings, type QueueView } from './policy.js';
+import {
+  decideByWindow,
+  passAtLengthByWindow,
+  type BatchDecision,
+  type BatchPolicy,
+  type PolicySettings,
+  type QueueView,
+} from './policy.js';
 
 /**
  * The AIMD parameters, fixed so that `adaptive` is measured against one known baseline
@@ -43,6 +50,10 @@ export class AimdPolicy implements BatchPolicy {
 
   decide(queue: QueueView, freeSlots: number, nowMs: number): BatchDecision {
     return decideByWindow(queue, freeSlots, nowMs, this.limitNow, this.options.batchWindowMs);
+  }
+
+  passAtLength(queue: QueueView, freeSlots: number): number {
+    return passAtLengthByWindow(queue, freeSlots, this.limitNow);
   }
 
   settings(): PolicySettings {

@@ -48,6 +48,11 @@ export class Batcher<I, O> {
   private closing = false;
   private pumping = false;
   private pumpRequested = false;
+  /**
+   * What the last pass's policy said: an arrival that leaves the queue shorter than this changes
+   * nothing before the timer, and gets no pass (0 while a pass runs, or when every arrival needs one).
+   */
+  private passAtLength = 0;
   private timer: TimerHandle | undefined;
   private timerAtMs = Number.POSITIVE_INFINITY;
   private readonly fireTimer = (): void => {
@@ -221,7 +226,7 @@ export class Batcher<I, O> {
     const refusal = this.refusal(deadlineMs, 1, level, nowMs);
     if (refusal !== undefined) return this.refuse(refusal, [id], level, nowMs);
     const request = this.enqueue(id, input, onOutcome, deadlineMs, deadlineMs === levelTimeoutMs, level, nowMs);
-    this.pump(nowMs);
+    if (this.arrivalNeedsPass(request.deadlineAtMs)) this.pump(nowMs);
     return { admitted: true, request };
   }
 
@@ -246,8 +251,18 @@ export class Batcher<I, O> {
     if (refusal !== undefined) return this.refuse(refusal, ids, level, nowMs);
     const inOrder = deadlineMs === levelTimeoutMs;
     const requests = ids.map((id, i) => this.enqueue(id, inputs[i] as I, onOutcome, deadlineMs, inOrder, level, nowMs));
-    this.pump(nowMs);
+    if (this.arrivalNeedsPass(nowMs + deadlineMs)) this.pump(nowMs);
     return { admitted: true, requests };
+  }
+
+  /**
+   * Whether the requests just queued could change what the last pass decided: fill a batch the
+   * policy waits to fill, or need the timer earlier for their deadline. Otherwise a pass would
+   * find nothing due (the timer is armed for the earliest deadline and window) and decide the
+   * same: the pass per batch, not per request, is what keeps a call cheap.
+   */
+  private arrivalNeedsPass(deadlineAtMs: number): boolean {
+    return this.queue.length >= this.passAtLength || deadlineAtMs < this.timerAtMs;
   }
 
   private refuse(
@@ -383,6 +398,7 @@ export class Batcher<I, O> {
 
   private pumpOnce(startMs: number): void {
     let nowMs = startMs;
+    this.passAtLength = 0;
     // The next deadline as it stood after expiring: the policy ends no request, and a breaker that
     // opens ends some, which can only make the timer wake early, and an early wake arms it again.
     let nextDeadlineMs = this.expireDue(nowMs);
@@ -394,7 +410,9 @@ export class Batcher<I, O> {
         wakeAtMs = breaker.reopensAtMs;
       }
       const mayDispatch = breaker === undefined || breaker.mayDispatch(nowMs);
-      const decision = this.policy.decide(this.refreshView(), mayDispatch ? this.freeSlots : 0, nowMs);
+      const view = this.refreshView();
+      const freeSlots = mayDispatch ? this.freeSlots : 0;
+      const decision = this.policy.decide(view, freeSlots, nowMs);
       if (decision.kind === 'dispatch') {
         this.dispatch(Math.min(decision.size, this.queue.length), decision.trigger, nowMs);
         // An executor that ran the batch synchronously took real time: read the clock again, so
@@ -408,6 +426,13 @@ export class Batcher<I, O> {
         nowMs = this.clock.now();
         nextDeadlineMs = this.expireDue(nowMs);
         continue;
+      }
+      // A breaker that is not plainly closed may change with any arrival's pass; a mailbox takes a
+      // full batch while every instance is busy.
+      if (breaker === undefined) {
+        const passAtLength = this.policy.passAtLength?.(view, freeSlots) ?? 0;
+        this.passAtLength =
+          this.mailboxes === undefined ? passAtLength : Math.min(passAtLength, this.policy.settings(nowMs).limit);
       }
       break;
     }

@@ -45,6 +45,13 @@ export interface BatchPolicy {
   settings(nowMs: number): PolicySettings;
   /** A successful model run of `size` items took `durationMs` (the first run of a batch only). */
   batchSucceeded?(size: number, durationMs: number, nowMs: number): void;
+  /**
+   * After a decision to wait or to stay idle on `queue`: the queue length from which an arrival
+   * could change that decision before the batcher's timer (a batch becoming full). The batcher
+   * skips its pass for arrivals that leave the queue shorter; Infinity when no arrival can (no
+   * free slot: a batch ending brings a pass). Without it, every arrival gets a pass.
+   */
+  passAtLength?(queue: QueueView, freeSlots: number): number;
 }
 
 export interface WindowPolicyOptions {
@@ -78,6 +85,10 @@ export class WindowPolicy implements BatchPolicy {
     if (queue.length >= this.options.maxBatchSize && freeSlots > 0) return this.full;
     return decideByWindow(queue, freeSlots, nowMs, this.options.maxBatchSize, this.options.batchWindowMs);
   }
+
+  passAtLength(queue: QueueView, freeSlots: number): number {
+    return passAtLengthByWindow(queue, freeSlots, this.options.maxBatchSize);
+  }
 }
 
 /**
@@ -100,4 +111,14 @@ export function decideByWindow(
   if (nowMs >= closesAtMs) return { kind: 'dispatch', size: queue.length, trigger: 'window' };
   if (queue.draining) return { kind: 'dispatch', size: queue.length, trigger: 'drain' };
   return { kind: 'wait', untilMs: closesAtMs };
+}
+
+/**
+ * Arrivals that change nothing under the window rule: with no free slot none can dispatch; with
+ * some waiting (and the timer armed for their window) only the one that fills a batch of `limit`
+ * can. The first arrival into an empty queue opens a window, so it needs a pass.
+ */
+export function passAtLengthByWindow(queue: QueueView, freeSlots: number, limit: number): number {
+  if (freeSlots === 0) return Number.POSITIVE_INFINITY;
+  return queue.length === 0 || queue.draining ? 0 : limit;
 }

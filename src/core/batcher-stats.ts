@@ -2,7 +2,7 @@ import type { Histogram } from 'hdr-histogram-js';
 import type { Batcher } from './batcher.js';
 import type { BatcherCounts } from './batcher-options.js';
 import type { Clock } from './clock.js';
-import { createLatencyHistogram, percentilesMs, recordMs, type PercentilesMs } from './latency-histogram.js';
+import { createLatencyHistogram, percentilesMs, RunLengthRecorder, type PercentilesMs } from './latency-histogram.js';
 import type { Batch, BatcherObserver, BreakerState, Outcome, PendingRequest } from './types.js';
 
 /**
@@ -49,6 +49,9 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
   private current = { latency: createLatencyHistogram(), queueWait: createLatencyHistogram() };
   private previous = { latency: createLatencyHistogram(), queueWait: createLatencyHistogram() };
   private rotatedAtMs: number;
+  /** Into the current half: runs of equal values recorded as one. */
+  private readonly latency = new RunLengthRecorder(this.current.latency);
+  private readonly queueWait = new RunLengthRecorder(this.current.queueWait);
 
   constructor(
     private readonly batcher: Batcher<I, O>,
@@ -68,18 +71,20 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
     this.recentBatchSizes.push(size);
     if (this.recentBatchSizes.length > RECENT_BATCHES) this.recentBatchSizes.shift();
     this.rotateIfDue(nowMs);
-    for (const request of batch.requests) recordMs(this.current.queueWait, nowMs - request.arrivalAtMs);
+    for (const request of batch.requests) this.queueWait.recordMs(nowMs - request.arrivalAtMs);
   }
 
   requestFinished(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void {
     if (outcome.kind !== 'ok') return;
     this.rotateIfDue(nowMs);
-    recordMs(this.current.latency, nowMs - request.arrivalAtMs);
+    this.latency.recordMs(nowMs - request.arrivalAtMs);
   }
 
   snapshot(): BatcherSnapshot {
     const nowMs = this.clock.now();
     this.rotateIfDue(nowMs);
+    this.latency.flush();
+    this.queueWait.flush();
     const batcher = this.batcher;
     const counts = batcher.counts;
     const settings = batcher.policySettings;
@@ -105,6 +110,8 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
 
   private rotateIfDue(nowMs: number): void {
     if (nowMs - this.rotatedAtMs < this.rotateEveryMs) return;
+    this.latency.flush();
+    this.queueWait.flush();
     const stale = this.previous;
     stale.latency.reset();
     stale.queueWait.reset();
@@ -115,6 +122,8 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
     }
     this.previous = this.current;
     this.current = stale;
+    this.latency.histogram = stale.latency;
+    this.queueWait.histogram = stale.queueWait;
     this.rotatedAtMs = nowMs;
   }
 }

@@ -1,6 +1,5 @@
 import { BatcherStats, type BatcherSnapshot } from '../core/batcher-stats.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
-import { RealClock } from '../core/real-clock.js';
 import type { Batch, Executor, Outcome, PendingRequest } from '../core/types.js';
 import { asError, BatchlineError } from '../errors.js';
 import { SERVE_OPTIONS } from '../options/serve.js';
@@ -8,6 +7,7 @@ import { outcomeError, refusalError } from '../serve/outcome-errors.js';
 import { resolveBatchOptions, type BatchOptions } from './batch-options.js';
 import { BatchError, InvalidOptionError, ModelFailureError, publicError } from './errors.js';
 import { KeepAlive } from './keep-alive.js';
+import { TurnClock } from './turn-clock.js';
 
 /** What the batch function learns besides its items. */
 export interface BatchContext {
@@ -71,8 +71,8 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
   } catch (error) {
     throw publicError(error);
   }
-  const clock = new RealClock();
-  const executor: Executor<I, O> = { start: (run, done) => runBatch(fn, run, done) };
+  const clock = new TurnClock();
+  const executor: Executor<I, O> = { start: (run, done) => runBatch(fn, run, done, clock) };
   const batcher = createBatcher<I, O>(config, clock, executor);
   const stats = new BatcherStats(batcher, clock, config.maxBatchSize);
   const keepAlive = new KeepAlive();
@@ -149,14 +149,18 @@ function runBatch<I, O>(
   fn: BatchFunction<I, O>,
   run: Batch<I, O>,
   done: (result: readonly (O | Error)[] | Error) => void,
+  clock: TurnClock,
 ): void {
   const size = run.inputs.length;
   let returned: ReturnType<BatchFunction<I, O>>;
   try {
     returned = fn(run.inputs as I[], { instance: run.instance });
   } catch (error) {
+    clock.elapsed();
     return done(asError(error));
   }
+  // A synchronous function's time is the batch's; the next read (its end, the next batch's start) sees it.
+  clock.elapsed();
   if (isThenable(returned))
     returned.then(
       (results) => done(oneResultPerItem(results, size)),

@@ -1,7 +1,12 @@
 import fc from 'fast-check';
 import * as hdr from 'hdr-histogram-js';
 import { describe, expect, it } from 'vitest';
-import { createLatencyHistogram, percentilesMs, recordMs } from '../../src/core/latency-histogram.js';
+import {
+  createLatencyHistogram,
+  percentilesMs,
+  recordMs,
+  RunLengthRecorder,
+} from '../../src/core/latency-histogram.js';
 import { encodeHistogram, mergeEncoded } from '../../src/bench/histogram-codec.js';
 
 const PERCENTILE_KEYS = ['p50', 'p90', 'p95', 'p99', 'p999'] as const;
@@ -75,6 +80,35 @@ describe('createLatencyHistogram', () => {
         },
       ),
       { numRuns: 60 },
+    );
+  });
+});
+
+describe('RunLengthRecorder', () => {
+  it('leaves the histogram as a record per value would, runs of equal values included', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom(0.0004, 0.5, 0.5004, 3.25, 7_200_000), fc.integer({ min: 1, max: 5 })), {
+          maxLength: 40,
+        }),
+        (runs) => {
+          const each = createLatencyHistogram();
+          const coalesced = createLatencyHistogram();
+          const recorder = new RunLengthRecorder(coalesced);
+          for (const [ms, times] of runs)
+            for (let i = 0; i < times; i++) {
+              recordMs(each, ms);
+              recorder.recordMs(ms);
+            }
+          recorder.flush();
+          expect(coalesced.totalCount).toBe(each.totalCount);
+          expect(percentilesMs(coalesced)).toEqual(percentilesMs(each));
+          expect(coalesced.minNonZeroValue).toBe(each.minNonZeroValue);
+          each.destroy();
+          coalesced.destroy();
+        },
+      ),
+      { numRuns: 100 },
     );
   });
 });

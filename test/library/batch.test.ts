@@ -53,6 +53,22 @@ describe('batch(): batches', () => {
     expect(stats.maxBatchSize).toBe(4);
   });
 
+  it("counts a synchronous function's time in the calls' latency (calls of one turn share an arrival time)", async () => {
+    const busy = batch(
+      (items: number[]) => {
+        const untilMs = performance.now() + 25;
+        while (performance.now() < untilMs); // a model that computes in the caller's thread
+        return items;
+      },
+      { maxBatchSize: 2, batchWindowMs: 60_000 },
+    );
+    expect(await Promise.all([busy(1), busy(2), busy(3), busy(4)])).toEqual([1, 2, 3, 4]);
+    const { latencyMs } = busy.stats();
+    expect(latencyMs.count).toBe(4);
+    // Each batch ran its 25 ms inside the turn its calls arrived in: the clock is read again after it.
+    expect(latencyMs.p50).toBeGreaterThanOrEqual(25);
+  });
+
   it('hands the function a partial batch when its oldest call has waited batchWindowMs, not before', async () => {
     const sizes: number[] = [];
     const echo = batch(

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { SERVE_OPTIONS } from '../options/serve.js';
+import { SERVE_OPTIONS, withModelLatencyDefault } from '../options/serve.js';
 import { addOptions, resolveOptions } from '../options/schema.js';
 
 export function makeServeCommand(): Command {
@@ -9,7 +9,8 @@ export function makeServeCommand(): Command {
   addOptions(command, SERVE_OPTIONS);
   command.option('--no-ui', 'plain log lines instead of the live dashboard (also off a terminal and with CI=true)');
   command.action(async (raw: Record<string, unknown>) => {
-    const config = resolveOptions(SERVE_OPTIONS, raw);
+    const latencyGiven = raw.modelLatencyMs !== undefined || (process.env.MODEL_LATENCY_MS ?? '') !== '';
+    const config = withModelLatencyDefault(resolveOptions(SERVE_OPTIONS, raw), latencyGiven);
     const { shouldUseDashboard } = await import('../ui/terminal.js');
     const { runServer } = await import('../serve/run-server.js');
     const { startServeOutput } = await import('./serve-output.js');

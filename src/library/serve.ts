@@ -1,4 +1,4 @@
-import { SERVE_OPTIONS } from '../options/serve.js';
+import { SERVE_OPTIONS, withModelLatencyDefault } from '../options/serve.js';
 import { resolveCodeOptions, type OptionInputs } from '../options/schema.js';
 import type { ServerStats } from '../stats-contract/server-stats.js';
 import { publicError } from './errors.js';
@@ -40,7 +40,10 @@ export interface RunningServer {
  */
 export async function serve(options: ServeOptions = {}): Promise<RunningServer> {
   try {
-    const config = resolveCodeOptions(SERVE_OPTIONS, { ...options, port: options.port ?? 0 });
+    const config = withModelLatencyDefault(
+      resolveCodeOptions(SERVE_OPTIONS, { ...options, port: options.port ?? 0 }),
+      options.modelLatencyMs !== undefined,
+    );
     // Fastify and onnxruntime load only when a server is asked for, not with `batch()`.
     const { startServer } = await import('../serve/start-server.js');
     const started = await startServer(config);

@@ -28,7 +28,7 @@ export const MODEL_VERSION_OPTIONS = {
     default: '20',
     maxMs: 600_000,
     description:
-      "simulated accelerator time added to each batch, in ms: fixed (20) or growing with the batch size n (5+2n); 0 = the model's own time only",
+      "simulated accelerator time added to each batch, in ms: fixed (20) or growing with the batch size n (5+2n); 0 = the model's own time only, the default for a model of yours (--model, --model-repository)",
   },
   intraOpThreads: {
     kind: 'int',
@@ -322,3 +322,14 @@ export const SERVE_OPTIONS = {
 } as const satisfies OptionSchema;
 
 export type ServeConfig = OptionValues<typeof SERVE_OPTIONS>;
+
+/**
+ * `--model-latency-ms` simulates an accelerator around the embedded toy model, whose own run takes
+ * microseconds: 20 ms a batch unless told otherwise. A model of the user's own (`--model`,
+ * `--model-repository`) runs in its own time: unless the option was given, nothing is added that
+ * the user did not ask for (a real model's p50 would otherwise carry 20 ms of pretence a batch).
+ */
+export function withModelLatencyDefault(config: ServeConfig, given: boolean): ServeConfig {
+  if (given || (config.model === undefined && config.modelRepository === undefined)) return config;
+  return Object.freeze({ ...config, modelLatencyMs: Object.freeze({ aMs: 0, bMs: 0 }) });
+}

@@ -8,7 +8,7 @@ import type { ErrorStage } from './answer-counters.js';
 import { outcomeError, refusalError } from './outcome-errors.js';
 
 /** What admission needs of a model version. */
-export type AdmissionVersion = Pick<ModelVersion, 'model' | 'batcher' | 'countOutputTooLarge'>;
+export type AdmissionVersion = Pick<ModelVersion, 'model' | 'batcher' | 'config' | 'countOutputTooLarge'>;
 
 /** The server-wide part of admitting: built once per server. */
 export interface AdmissionContext {
@@ -59,9 +59,14 @@ export function admitRows(
   settle: (settlement: Settlement, request: ModelRequest) => void,
 ): readonly ModelRequest[] | BatchlineError {
   const batcher = version.batcher;
-  const inline = version.model.runBatchSync !== undefined;
+  // A model run on this thread answers at once: its next batch runs in this same turn anyway.
+  // With --model-latency-ms the batch is a pretend accelerator's, which waits for its next batch
+  // as a thread does: the answers go out after it is handed over (8 answers held a 20 ms batch's
+  // slot 0.5 ms, so the toy model held 383 req/s, not 8 / 20 ms = 400).
+  const latency = version.config.modelLatencyMs;
+  const answerAtOnce = version.model.runBatchSync !== undefined && latency.aMs === 0 && latency.bMs === 0;
   const finish = (settlement: Settlement, request: ModelRequest): void => {
-    if (inline) settle(settlement, request);
+    if (answerAtOnce) settle(settlement, request);
     else answerAfterHandOff(() => settle(settlement, request));
   };
   if (rows.length === 1) {

@@ -7,7 +7,8 @@
  * instance waited between two batches of the PaddleOCR classifier (bench:input, docs/protocols.md).
  * Answers queued here are written in a microtask, after the synchronous pass that ended them, in
  * the order they were queued. A model run inline (on this thread) answers at once: nothing waits
- * for the main thread there, and its batches run back to back within one turn.
+ * for the main thread there, and its batches run back to back within one turn; unless
+ * --model-latency-ms makes it a pretend accelerator, which waits as a thread does (admission.ts).
  */
 const queued: (() => void)[] = [];
 let scheduled = false;

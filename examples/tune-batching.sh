@@ -12,7 +12,7 @@ trap 'rm -rf "$work"' EXIT
 
 node bin/batchline.js profile --batch-sizes 1,2,4,8,16,32 --out "$work/profile.json"
 
-# serve adds MODEL_LATENCY_MS (20 ms by default) to every batch, on top of the model's own time.
+# serve adds MODEL_LATENCY_MS (20 ms by default for the embedded model) to every batch, on top of the model's own time.
 a=$(node -e "const p=require('$work/profile.json'); console.log((20 + p.fit.a_ms).toFixed(4))")
 b=$(node -e "const p=require('$work/profile.json'); console.log(Math.max(p.fit.b_ms, 0).toFixed(4))")
 

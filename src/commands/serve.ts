@@ -9,7 +9,8 @@ export function makeServeCommand(): Command {
   addOptions(command, SERVE_OPTIONS);
   command.option('--no-ui', 'plain log lines instead of the live dashboard (also off a terminal and with CI=true)');
   command.action(async (raw: Record<string, unknown>) => {
-    const latencyGiven = raw.modelLatencyMs !== undefined || (process.env.MODEL_LATENCY_MS ?? '') !== '';
+    const latencyEnv = process.env[SERVE_OPTIONS.modelLatencyMs.env];
+    const latencyGiven = raw.modelLatencyMs !== undefined || (latencyEnv !== undefined && latencyEnv !== '');
     const config = withModelLatencyDefault(resolveOptions(SERVE_OPTIONS, raw), latencyGiven);
     const { shouldUseDashboard } = await import('../ui/terminal.js');
     const { runServer } = await import('../serve/run-server.js');

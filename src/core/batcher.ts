@@ -3,6 +3,7 @@ import { zeroCounts, type BatcherCounts, type BatcherOptions, type LevelQueuePol
 import type { CircuitBreaker } from './circuit-breaker.js';
 import { EventOrder, type Clock, type TimerHandle } from './clock.js';
 import { DeadlineTracker } from './deadline-tracker.js';
+import { Mailboxes } from './mailboxes.js';
 import { BatchRun, type BatchRunHost } from './batch-run.js';
 import type { BatchPolicy, BatchTrigger, PolicySettings, QueueView } from './policy.js';
 import { RequestQueue } from './request-queue.js';
@@ -35,7 +36,7 @@ export class Batcher<I, O> {
   /** Slot i is model instance i: the batch it runs, if any. */
   private readonly slots: (BatchRun<I, O> | undefined)[];
   /** With `mailbox`: the batch handed to instance i while it runs one (it starts when that ends). */
-  private readonly mailboxes: (BatchRun<I, O> | undefined)[] | undefined;
+  private readonly mailboxes: Mailboxes<I, O> | undefined;
   /** Whether instance i takes batches (crashed, restarting or stuck instances do not). */
   private readonly slotUp: boolean[];
   private readonly observers: BatcherObserver<I, O>[] = [];
@@ -99,8 +100,7 @@ export class Batcher<I, O> {
     this.view = { length: 0, oldestArrivalAtMs: undefined, draining: false, waitingAt: this.queue.waitingAt };
     this.slots = new Array<BatchRun<I, O> | undefined>(options.instances).fill(undefined);
     this.slotUp = new Array<boolean>(options.instances).fill(true);
-    this.mailboxes =
-      options.mailbox === true ? new Array<BatchRun<I, O> | undefined>(options.instances).fill(undefined) : undefined;
+    this.mailboxes = options.mailbox === true ? new Mailboxes<I, O>(options.instances) : undefined;
     this.freeSlots = options.instances;
     this.admission = options.admission ?? QUEUE_ADMISSION;
     this.runHost = {
@@ -138,9 +138,9 @@ export class Batcher<I, O> {
     this.observers.push(observer);
   }
 
-  /** Requests waiting for a batch. */
+  /** Requests waiting for a batch (those in a mailbox too, until their batch starts). */
   get queueDepth(): number {
-    return this.queue.length;
+    return this.queue.length + (this.mailboxes?.waiting() ?? 0);
   }
 
   /** Priority levels (1 without priorities). */
@@ -150,7 +150,8 @@ export class Batcher<I, O> {
 
   /** Requests of priority `level` waiting for a batch. */
   queueDepthAt(level: number): number {
-    return this.queue.waitingAt[level - 1] ?? 0;
+    // A mailbox holds only the highest level's batches.
+    return (this.queue.waitingAt[level - 1] ?? 0) + (level === 1 ? (this.mailboxes?.waiting() ?? 0) : 0);
   }
 
   /** The queue bound and default deadline of priority `level` (an out-of-range level is the default's). */
@@ -168,7 +169,7 @@ export class Batcher<I, O> {
 
   /** Requests inside running batches that have not been answered yet. */
   get runningCount(): number {
-    return this.runningRequests;
+    return this.runningRequests - (this.mailboxes?.waiting() ?? 0);
   }
 
   /** Size of the batch each executor slot is running (0 when idle). */
@@ -179,7 +180,7 @@ export class Batcher<I, O> {
   /** Running batches, and those waiting in a mailbox. */
   private *handedOut(): Generator<BatchRun<I, O>> {
     for (const slot of this.slots) if (slot !== undefined) yield slot;
-    if (this.mailboxes !== undefined) for (const next of this.mailboxes) if (next !== undefined) yield next;
+    if (this.mailboxes !== undefined) yield* this.mailboxes.runs();
   }
 
   /** True when nothing is queued and no batch is running. */
@@ -317,10 +318,10 @@ export class Batcher<I, O> {
     if (breaker !== undefined && this.breakerState(nowMs) === 'open')
       return { reason: 'circuit_open', retryAfterMs: breaker.retryAfterMs(nowMs) };
     const bound = this.levelBounds[level - 1] as number;
-    if ((this.queue.waitingAt[level - 1] as number) + count > bound) {
+    if (this.queueDepthAt(level) + count > bound) {
       // A late timer may not have purged requests whose deadline has passed; they hold no place.
       this.expireDue(nowMs);
-      if ((this.queue.waitingAt[level - 1] as number) + count > bound) return { reason: 'queue_full' };
+      if (this.queueDepthAt(level) + count > bound) return { reason: 'queue_full' };
     }
     if (this.admission === QUEUE_ADMISSION) return undefined;
     // The last of the group decides: it waits behind the queue at its level and above, and the others.
@@ -454,16 +455,17 @@ export class Batcher<I, O> {
   }
 
   /**
-   * Hands a full batch to the mailbox of a busy instance that has none, when one waits in the
-   * queue; true if it did. Full only: a smaller batch waits for a free instance and its window,
-   * as without a mailbox.
+   * Hands a full batch of the highest level to the mailbox of a busy instance that has none, when
+   * one waits in the queue; true if it did. Full only: a smaller batch waits for a free instance
+   * and its window, as without a mailbox; the highest level only: no later arrival may overtake it.
    */
   private fillMailbox(nowMs: number): boolean {
-    const mailboxes = this.mailboxes as (BatchRun<I, O> | undefined)[];
+    const mailboxes = this.mailboxes as Mailboxes<I, O>;
     const limit = this.policy.settings(nowMs).limit;
-    if (this.queue.length < limit) return false;
-    for (let instance = 0; instance < mailboxes.length; instance++) {
-      if (mailboxes[instance] !== undefined || this.slots[instance] === undefined || !this.slotUp[instance]) continue;
+    if ((this.queue.waitingAt[0] as number) < limit) return false;
+    for (let instance = 0; instance < this.slots.length; instance++) {
+      if (mailboxes.at(instance) !== undefined || this.slots[instance] === undefined || !this.slotUp[instance])
+        continue;
       this.dispatch(limit, 'full', nowMs, instance);
       return true;
     }
@@ -499,7 +501,7 @@ export class Batcher<I, O> {
       this.slots[instance] = run;
       this.freeSlots--;
     } else {
-      (this.mailboxes as (BatchRun<I, O> | undefined)[])[instance] = run;
+      (this.mailboxes as Mailboxes<I, O>).put(instance, run);
     }
     this.busySlots++;
     this.runningRequests += requests.length;
@@ -514,15 +516,17 @@ export class Batcher<I, O> {
     batch.finishedAtMs = nowMs;
     this.busySlots--;
     const mailboxes = this.mailboxes;
-    const next = mailboxes?.[batch.instance];
+    const next = mailboxes?.at(batch.instance);
     if (next === run) {
       // Ended before the batch in its instance's slot: it crashed, or that batch is re-running parts (isolation).
-      (mailboxes as (BatchRun<I, O> | undefined)[])[batch.instance] = undefined;
+      mailboxes?.take(batch.instance);
     } else if (next !== undefined && this.slots[batch.instance] === run) {
-      // The instance goes on with the batch in its mailbox: it starts now, for the latency model and policies.
-      (mailboxes as (BatchRun<I, O> | undefined)[])[batch.instance] = undefined;
+      // The instance goes on with the batch in its mailbox: it and its requests start now (their wait
+      // ends), for the latency model, policies and queue-time figures.
+      mailboxes?.take(batch.instance);
       this.slots[batch.instance] = next;
       next.batch.startedAtMs = nowMs;
+      for (const request of next.batch.requests) if (request.phase === 'running') request.startedAtMs = nowMs;
     } else {
       this.slots[batch.instance] = undefined;
       if (this.slotUp[batch.instance]) this.freeSlots++;

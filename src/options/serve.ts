@@ -70,10 +70,11 @@ export const MODEL_VERSION_OPTIONS = {
   pipeline: {
     kind: 'boolean',
     flag: 'pipeline',
+    negatable: true,
     env: 'PIPELINE',
-    default: false,
+    default: true,
     description:
-      'an instance on a thread or in a process takes its next full batch while it runs one (a one-batch mailbox), so it never idles while its result and the next batch cross; a batch in the mailbox is no longer in the queue (its bound, priorities)',
+      'an instance on a thread or in a process takes its next full batch of the highest priority level while it runs one (a one-batch mailbox), so it never idles while its result and the next batch cross; the batch counts as waiting (queue depth and bound) until it starts',
   },
   warmupBatchSizes: {
     kind: 'json',

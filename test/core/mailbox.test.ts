@@ -34,28 +34,37 @@ class InstanceLine implements Executor<number, number> {
   }
 }
 
-function setUp(mailbox: boolean) {
+function setUp(mailbox: boolean, queue: { maxQueueSize?: number; priorityLevels?: number } = {}) {
   const clock = new VirtualClock();
   const line = new InstanceLine(clock, 10);
   const batcher = new Batcher<number, number>(clock, line, new WindowPolicy({ maxBatchSize: 4, batchWindowMs: 5 }), {
-    maxQueueSize: 100,
+    maxQueueSize: queue.maxQueueSize ?? 100,
     requestTimeoutMs: 1000,
     instances: 1,
     mailbox,
+    ...(queue.priorityLevels === undefined ? {} : { priorityLevels: queue.priorityLevels }),
   });
   const answers: { id: string; outcome: Outcome<number>; atMs: number }[] = [];
-  const submitAt = (atMs: number, count: number) =>
+  const refused: string[] = [];
+  const submitAt = (atMs: number, count: number, priority?: number, name = `${atMs}`) =>
     clock.schedule(
       atMs,
       () => {
         for (let i = 0; i < count; i++) {
-          const id = `${atMs}-${i}`;
-          batcher.submit(id, i, (outcome) => answers.push({ id, outcome, atMs: clock.now() }));
+          const id = `${name}-${i}`;
+          const result = batcher.submit(
+            id,
+            i,
+            (outcome) => answers.push({ id, outcome, atMs: clock.now() }),
+            undefined,
+            priority,
+          );
+          if (!result.admitted) refused.push(id);
         }
       },
       EventOrder.arrival,
     );
-  return { clock, line, batcher, answers, submitAt };
+  return { clock, line, batcher, answers, refused, submitAt };
 }
 
 describe('Batcher mailbox: a busy instance takes its next full batch at once', () => {
@@ -91,6 +100,38 @@ describe('Batcher mailbox: a busy instance takes its next full batch at once', (
       [10, 3],
       [20, 2],
     ]);
+  });
+
+  it('a batch in the mailbox counts as waiting until it starts: queue depth, running count, the bound', () => {
+    const { clock, line, batcher, refused, submitAt } = setUp(true, { maxQueueSize: 6 });
+    submitAt(0, 4); // runs at once
+    submitAt(1, 4); // a full batch: into the mailbox
+    clock.advanceTo(1);
+    expect(line.handed.map((h) => h.size)).toEqual([4, 4]);
+    expect([batcher.queueDepth, batcher.queueDepthAt(1), batcher.runningCount]).toEqual([4, 4, 4]);
+    submitAt(2, 3); // 4 in the mailbox + 2 queued reach the bound of 6: the third is refused
+    clock.advanceTo(2);
+    expect(refused).toEqual(['2-2']);
+    expect(batcher.queueDepth).toBe(6);
+    clock.advanceTo(10); // the first batch ends: the mailbox's starts, its requests no longer wait
+    expect([batcher.queueDepth, batcher.runningCount]).toEqual([2, 4]);
+    clock.run();
+    expect(batcher.idle).toBe(true);
+  });
+
+  it('with priority levels, only the highest level’s batches go to a mailbox: a later level-1 arrival still goes first', () => {
+    const { clock, line, answers, submitAt } = setUp(true, { priorityLevels: 2 });
+    submitAt(0, 4, 2, 'first'); // runs at once
+    submitAt(1, 4, 2, 'low'); // a full batch of level 2: it waits in the queue, not in the mailbox
+    submitAt(2, 4, 1, 'high'); // a full batch of level 1: into the mailbox, ahead of 'low'
+    clock.run();
+    expect(line.handed.map((h) => [h.atMs, h.size])).toEqual([
+      [0, 4],
+      [2, 4],
+      [20, 4], // level 2 never waits in a mailbox: it goes when the instance is free
+    ]);
+    const firstAnswer = (name: string) => answers.find((a) => a.id.startsWith(name))?.atMs;
+    expect([firstAnswer('first'), firstAnswer('high'), firstAnswer('low')]).toEqual([10, 20, 30]);
   });
 
   it('abortAll answers the batch in the mailbox too', () => {

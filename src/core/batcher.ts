@@ -14,6 +14,7 @@ import type {
   Executor,
   Outcome,
   OutcomeKind,
+  OutcomeListener,
   PendingRequest,
   Refusal,
   SubmitGroupResult,
@@ -215,7 +216,7 @@ export class Batcher<I, O> {
   submit(
     id: string,
     input: I,
-    onOutcome: (outcome: Outcome<O>, request: PendingRequest<I, O>) => void,
+    onOutcome: OutcomeListener<I, O>,
     timeoutMs?: number,
     priority?: number,
   ): SubmitResult<I, O> {
@@ -239,7 +240,7 @@ export class Batcher<I, O> {
   submitGroup(
     ids: readonly string[],
     inputs: readonly I[],
-    onOutcome: (outcome: Outcome<O>, request: PendingRequest<I, O>) => void,
+    onOutcome: OutcomeListener<I, O>,
     timeoutMs?: number,
     priority?: number,
   ): SubmitGroupResult<I, O> {
@@ -574,12 +575,13 @@ export class Batcher<I, O> {
     request.finishedAtMs = nowMs;
     this.counts.outcomes[outcome.kind]++;
     for (const observer of this.observers) observer.requestFinished?.(request, outcome, nowMs);
-    const onOutcome = request.onOutcome as (outcome: Outcome<O>, request: PendingRequest<I, O>) => void;
+    const onOutcome = request.onOutcome as OutcomeListener<I, O>;
     // Answered requests may linger in the deadline heap until their deadline: keep them small.
     request.onOutcome = undefined;
     request.input = undefined;
     try {
-      onOutcome(outcome, request);
+      if (typeof onOutcome === 'function') onOutcome(outcome, request);
+      else onOutcome.outcome(outcome, request);
     } catch {
       // A caller's callback must not break the batcher's bookkeeping for everyone else.
     }

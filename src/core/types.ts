@@ -46,8 +46,17 @@ export interface PendingRequest<I, O> {
   finishedAtMs: number | undefined;
   batchId: number | undefined;
   /** Receives the outcome; released once it has been called. */
-  onOutcome: ((outcome: Outcome<O>, request: PendingRequest<I, O>) => void) | undefined;
+  onOutcome: OutcomeListener<I, O> | undefined;
 }
+
+/**
+ * Receives an admitted request's outcome, exactly once: a function, or an object whose `outcome`
+ * method is called. The object form lets a caller's own record of a call (the library's, holding
+ * its promise's resolve and reject) be the listener, with no closure allocated a call.
+ */
+export type OutcomeListener<I, O> =
+  | ((outcome: Outcome<O>, request: PendingRequest<I, O>) => void)
+  | { outcome(outcome: Outcome<O>, request: PendingRequest<I, O>): void };
 
 import type { BatchTrigger } from './policy.js';
 

@@ -1,4 +1,5 @@
 import { BatcherStats, type BatcherSnapshot } from '../core/batcher-stats.js';
+import type { Batcher } from '../core/batcher.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
 import type { Batch, Executor, Outcome, PendingRequest } from '../core/types.js';
 import { asError, BatchlineError } from '../errors.js';
@@ -78,42 +79,30 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
   const keepAlive = new KeepAlive();
   let closing: Promise<void> | undefined;
 
-  const call = (item: I, callOptions?: CallOptions): Promise<O> =>
-    new Promise<O>((resolve, reject) => {
-      let timeoutMs: number | undefined;
-      let priority: number | undefined;
-      let signal: AbortSignal | undefined;
-      if (callOptions !== undefined) {
-        const invalid = invalidCallOptions(callOptions);
-        if (invalid !== undefined) return reject(invalid);
-        signal = callOptions.signal;
-        if (signal?.aborted === true) return reject(signal.reason);
-        timeoutMs = callOptions.timeoutMs;
-        priority = callOptions.priority;
-      }
-      let onAbort: (() => void) | undefined;
-      keepAlive.enter();
-      const submitted = batcher.submit(
-        '',
-        item,
-        (outcome, request) => {
-          keepAlive.leave();
-          if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
-          if (outcome.kind === 'ok') resolve(outcome.output as O);
-          else reject(outcome.kind === 'cancelled' ? signal?.reason : failure(outcome, request));
-        },
-        timeoutMs,
-        priority,
-      );
-      if (!submitted.admitted) {
-        keepAlive.leave();
-        return reject(publicError(refusalError(batcher, submitted)));
-      }
-      const request = submitted.request;
-      if (signal === undefined || request.phase === 'done') return;
-      onAbort = () => batcher.cancel(request);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
+  const call = (item: I, callOptions?: CallOptions): Promise<O> => {
+    const pending = new PendingCall<I, O>(batcher, keepAlive);
+    const promise = pending.promise();
+    let timeoutMs: number | undefined;
+    let priority: number | undefined;
+    if (callOptions !== undefined) {
+      const invalid = invalidCallOptions(callOptions);
+      if (invalid !== undefined) return rejected(pending, promise, invalid);
+      const signal = callOptions.signal;
+      if (signal?.aborted === true) return rejected(pending, promise, signal.reason);
+      pending.signal = signal;
+      timeoutMs = callOptions.timeoutMs;
+      priority = callOptions.priority;
+    }
+    keepAlive.enter();
+    const submitted = batcher.submit('', item, pending, timeoutMs, priority);
+    if (!submitted.admitted) {
+      keepAlive.leave();
+      return rejected(pending, promise, publicError(refusalError(batcher, submitted)));
+    }
+    const request = submitted.request;
+    if (pending.signal !== undefined && request.phase !== 'done') pending.watch(request);
+    return promise;
+  };
 
   const close = (closeOptions: CloseOptions = {}): Promise<void> => {
     closing ??= drain(closeOptions.drainMs ?? DEFAULT_DRAIN_MS);
@@ -142,6 +131,64 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     close,
     options: Object.freeze({ ...config }),
   });
+}
+
+/** A call refused before it reached the batcher, or by it. */
+function rejected<I, O>(pending: PendingCall<I, O>, promise: Promise<O>, reason: unknown): Promise<O> {
+  pending.reject(reason);
+  return promise;
+}
+
+/** Set just before `new Promise(captureSettlers)`, whose executor runs synchronously. */
+let capturing: PendingCall<unknown, unknown> | undefined;
+function captureSettlers(resolve: (value: unknown) => void, reject: (reason: unknown) => void): void {
+  const pending = capturing as PendingCall<unknown, unknown>;
+  pending.resolve = resolve;
+  pending.reject = reject;
+}
+
+/**
+ * One call in flight: its promise's resolve and reject, and the batcher's outcome listener and
+ * the abort listener in one object. A closure each (the promise's executor, the outcome callback,
+ * the abort handler) cost more than the rest of a call's bookkeeping; Node 20 has no
+ * `Promise.withResolvers`, so a shared executor takes them from `capturing`.
+ */
+class PendingCall<I, O> {
+  resolve!: (value: O) => void;
+  reject!: (reason: unknown) => void;
+  signal: AbortSignal | undefined = undefined;
+  private request: PendingRequest<I, O> | undefined = undefined;
+
+  constructor(
+    private readonly batcher: Batcher<I, O>,
+    private readonly keepAlive: KeepAlive,
+  ) {}
+
+  promise(): Promise<O> {
+    capturing = this as PendingCall<unknown, unknown>;
+    const promise = new Promise<O>(captureSettlers as ConstructorParameters<typeof Promise<O>>[0]);
+    capturing = undefined;
+    return promise;
+  }
+
+  /** Its signal's abort cancels the request: removed if queued, its result discarded if running. */
+  watch(request: PendingRequest<I, O>): void {
+    this.request = request;
+    (this.signal as AbortSignal).addEventListener('abort', this, { once: true });
+  }
+
+  /** The abort listener (EventTarget calls an object's `handleEvent`). */
+  handleEvent(): void {
+    this.batcher.cancel(this.request as PendingRequest<I, O>);
+  }
+
+  /** The batcher's outcome listener. */
+  outcome(outcome: Outcome<O>, request: PendingRequest<I, O>): void {
+    this.keepAlive.leave();
+    if (this.request !== undefined) this.signal?.removeEventListener('abort', this);
+    if (outcome.kind === 'ok') this.resolve(outcome.output as O);
+    else this.reject(outcome.kind === 'cancelled' ? this.signal?.reason : failure(outcome, request));
+  }
 }
 
 /** Runs one batch (or, while a failed one is isolated, part of it) through the caller's function. */

@@ -1,5 +1,5 @@
 import type { ArrivalRateEstimator, ItemFailureRate, OnlineLatencyModel } from './latency-estimator.js';
-import type { BatchDecision, BatchPolicy, PolicySettings, QueueView } from './policy.js';
+import { BatchDecision, type BatchPolicy, type PolicySettings, type QueueView } from './policy.js';
 
 export interface AdaptivePolicyOptions {
   /** The limit never goes past this. */
@@ -51,6 +51,7 @@ const KEEP_UP_HEADROOM = 1.25;
 export class AdaptivePolicy implements BatchPolicy {
   readonly name = 'adaptive';
   private cachedLimit = { aMs: NaN, bMs: NaN, spreadMs: NaN, badRate: NaN, limit: 1 };
+  private readonly decision = new BatchDecision();
 
   constructor(
     readonly options: Readonly<AdaptivePolicyOptions>,
@@ -60,19 +61,20 @@ export class AdaptivePolicy implements BatchPolicy {
   ) {}
 
   decide(queue: QueueView, freeSlots: number, nowMs: number): BatchDecision {
-    if (queue.length === 0 || freeSlots === 0) return { kind: 'idle' };
+    const decision = this.decision;
+    if (queue.length === 0 || freeSlots === 0) return decision.idle();
     const settings = this.settings(nowMs);
     const { limit } = settings;
     // The free instances share what waits, so no request waits behind a batch another one could run.
     const share = Math.ceil(queue.length / freeSlots);
     const size = Math.min(limit, Math.max(share, Math.min(settings.keepUpSize, queue.length)));
-    if (queue.length >= limit) return { kind: 'dispatch', size, trigger: 'full' };
+    if (queue.length >= limit) return decision.dispatch(size, 'full');
     if (queue.length >= settings.keepUpSize || queue.draining)
-      return { kind: 'dispatch', size, trigger: queue.draining ? 'drain' : 'ready' };
+      return decision.dispatch(size, queue.draining ? 'drain' : 'ready');
     // Not enough to keep up yet: wait for company until the window closes.
     const closesAtMs = (queue.oldestArrivalAtMs as number) + settings.windowMs;
-    if (nowMs >= closesAtMs) return { kind: 'dispatch', size, trigger: 'window' };
-    return { kind: 'wait', untilMs: closesAtMs };
+    if (nowMs >= closesAtMs) return decision.dispatch(size, 'window');
+    return decision.wait(closesAtMs);
   }
 
   settings(nowMs: number): AdaptiveSettings {

@@ -1,7 +1,7 @@
 import {
   decideByWindow,
   passAtLengthByWindow,
-  type BatchDecision,
+  BatchDecision,
   type BatchPolicy,
   type PolicySettings,
   type QueueView,
@@ -43,13 +43,14 @@ export class AimdPolicy implements BatchPolicy {
   private limitNow: number;
   private readonly recentMs: number[] = [];
   private readonly sorted: number[] = [];
+  private readonly decision = new BatchDecision();
 
   constructor(readonly options: Readonly<AimdPolicyOptions>) {
     this.limitNow = options.maxBatchSize;
   }
 
   decide(queue: QueueView, freeSlots: number, nowMs: number): BatchDecision {
-    return decideByWindow(queue, freeSlots, nowMs, this.limitNow, this.options.batchWindowMs);
+    return decideByWindow(this.decision, queue, freeSlots, nowMs, this.limitNow, this.options.batchWindowMs);
   }
 
   passAtLength(queue: QueueView, freeSlots: number): number {

@@ -24,10 +24,38 @@ export interface QueueView {
  */
 export type BatchTrigger = 'full' | 'window' | 'ready' | 'drain';
 
-export type BatchDecision =
-  | { readonly kind: 'dispatch'; readonly size: number; readonly trigger: BatchTrigger }
-  | { readonly kind: 'wait'; readonly untilMs: number }
-  | { readonly kind: 'idle' };
+/**
+ * What a policy decided: dispatch `size` now (for `trigger`), wait until `untilMs`, or nothing to
+ * do. Each policy fills one decision object of its own and returns it, and the batcher reads it
+ * before asking again: a pass runs once a batch, and an object a pass was a garbage source of its own.
+ */
+export class BatchDecision {
+  kind: 'dispatch' | 'wait' | 'idle' = 'idle';
+  /** With `dispatch`: how many to take. */
+  size = 0;
+  /** With `dispatch`: why. */
+  trigger: BatchTrigger = 'full';
+  /** With `wait`: when to look again (ms). */
+  untilMs = 0;
+
+  dispatch(size: number, trigger: BatchTrigger): this {
+    this.kind = 'dispatch';
+    this.size = size;
+    this.trigger = trigger;
+    return this;
+  }
+
+  wait(untilMs: number): this {
+    this.kind = 'wait';
+    this.untilMs = untilMs;
+    return this;
+  }
+
+  idle(): this {
+    this.kind = 'idle';
+    return this;
+  }
+}
 
 /** What a policy applies at one instant: the largest batch it dispatches and how long it waits. */
 export interface PolicySettings {
@@ -40,6 +68,7 @@ export interface PolicySettings {
 export interface BatchPolicy {
   /** `fixed`, `aimd` or `adaptive`. */
   readonly name: string;
+  /** Valid until the next call: the batcher reads it at once (see BatchDecision). */
   decide(queue: QueueView, freeSlots: number, nowMs: number): BatchDecision;
   /** The limit and window in force at `nowMs`: for snapshots, events and SLA admission. */
   settings(nowMs: number): PolicySettings;
@@ -61,19 +90,16 @@ export interface WindowPolicyOptions {
   batchWindowMs: number;
 }
 
-const IDLE: BatchDecision = Object.freeze({ kind: 'idle' });
-
 /**
  * Triton-style dynamic batching: dispatch a full batch at once, or a partial one when the
  * oldest waiting request has waited `batchWindowMs` since it arrived.
  */
 export class WindowPolicy implements BatchPolicy {
   readonly name = 'fixed';
-  private readonly full: BatchDecision;
+  private readonly decision = new BatchDecision();
   private readonly fixed: PolicySettings;
 
   constructor(readonly options: Readonly<WindowPolicyOptions>) {
-    this.full = Object.freeze({ kind: 'dispatch', size: options.maxBatchSize, trigger: 'full' });
     this.fixed = Object.freeze({ limit: options.maxBatchSize, windowMs: options.batchWindowMs });
   }
 
@@ -82,8 +108,14 @@ export class WindowPolicy implements BatchPolicy {
   }
 
   decide(queue: QueueView, freeSlots: number, nowMs: number): BatchDecision {
-    if (queue.length >= this.options.maxBatchSize && freeSlots > 0) return this.full;
-    return decideByWindow(queue, freeSlots, nowMs, this.options.maxBatchSize, this.options.batchWindowMs);
+    return decideByWindow(
+      this.decision,
+      queue,
+      freeSlots,
+      nowMs,
+      this.options.maxBatchSize,
+      this.options.batchWindowMs,
+    );
   }
 
   passAtLength(queue: QueueView, freeSlots: number): number {
@@ -94,23 +126,25 @@ export class WindowPolicy implements BatchPolicy {
 /**
  * The window rule every policy ends in: a full batch (`limit` items) leaves at once, a partial
  * one when the oldest request has waited `windowMs` since its arrival, or at once when draining.
+ * Fills and returns `decision`.
  */
 export function decideByWindow(
+  decision: BatchDecision,
   queue: QueueView,
   freeSlots: number,
   nowMs: number,
   limit: number,
   windowMs: number,
 ): BatchDecision {
-  if (queue.length === 0 || freeSlots === 0) return IDLE;
-  if (queue.length >= limit) return { kind: 'dispatch', size: limit, trigger: 'full' };
+  if (queue.length === 0 || freeSlots === 0) return decision.idle();
+  if (queue.length >= limit) return decision.dispatch(limit, 'full');
   // The close time is computed the same way when arming the timer and when it fires, so the
   // comparison cannot strand a request by floating-point rounding (architecture.md, "Batching
   // semantics").
   const closesAtMs = (queue.oldestArrivalAtMs as number) + windowMs;
-  if (nowMs >= closesAtMs) return { kind: 'dispatch', size: queue.length, trigger: 'window' };
-  if (queue.draining) return { kind: 'dispatch', size: queue.length, trigger: 'drain' };
-  return { kind: 'wait', untilMs: closesAtMs };
+  if (nowMs >= closesAtMs) return decision.dispatch(queue.length, 'window');
+  if (queue.draining) return decision.dispatch(queue.length, 'drain');
+  return decision.wait(closesAtMs);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { BatcherCounts } from './batcher-options.js';
 import { BatchIsolation, type IsolationMode, type ItemVerdict } from './fault-isolation.js';
 import type { ItemFailureRate, OnlineLatencyModel } from './latency-estimator.js';
-import type { BatchPolicy } from './policy.js';
+import type { BatchPolicy, BatchTrigger } from './policy.js';
 import type { Batch, BatcherObserver, Executor, ModelRun, Outcome, PendingRequest } from './types.js';
 
 /** What a batch run needs from its batcher. */
@@ -27,18 +27,37 @@ export interface BatchRunHost<I, O> {
 /**
  * A dispatched batch from its first model run to its last answer: the run's results are handed
  * out item by item; when the run fails as a whole, its bad items are isolated (fault-isolation.ts)
- * by further runs on the same slot, and the good ones answered.
+ * by further runs on the same slot, and the good ones answered. It is itself the `Batch` the
+ * executor and observers see: one object a batch, not a batch and a run beside it.
  */
-export class BatchRun<I, O> {
+export class BatchRun<I, O> implements Batch<I, O> {
+  finishedAtMs: number | undefined = undefined;
   /** The error of the first run, when it failed. */
   firstError: Error | undefined;
   /** Items answered `ok`. */
   okItems = 0;
   private runs = 0;
+  /** The first run is with the executor: its `done` has not been called yet. */
+  private firstRunOut = false;
   private isolation: BatchIsolation<O> | undefined;
+  /**
+   * The first run's `done`, made once with the batch: most batches have no other run, so a run
+   * needs no closure of its own. Isolation runs get their own (startRun).
+   */
+  private readonly firstRunDone = (result: readonly (O | Error)[] | Error): void => {
+    if (!this.firstRunOut) return; // an executor that answers twice must not answer anyone twice
+    this.firstRunOut = false;
+    this.runFinished(this, 0, result);
+  };
 
   constructor(
-    readonly batch: Batch<I, O>,
+    readonly id: number,
+    readonly instance: number,
+    readonly requests: readonly PendingRequest<I, O>[],
+    readonly inputs: readonly I[],
+    /** Its dispatch; for a batch handed to a busy instance's mailbox, when the batch before it ended. */
+    public startedAtMs: number,
+    readonly trigger: BatchTrigger,
     /** The half-open breaker's probe. */
     readonly probe: boolean,
     private readonly host: BatchRunHost<I, O>,
@@ -61,24 +80,15 @@ export class BatchRun<I, O> {
   modelFailed = false;
 
   start(): void {
-    this.startRun(this.batch);
+    this.firstRunOut = true;
+    this.startRun(this, this.firstRunDone);
   }
 
   /** Hands a run (the whole batch, or part of it while isolating) to the executor. */
-  private startRun(run: Batch<I, O>): void {
-    const attempt = this.runs++;
+  private startRun(run: Batch<I, O>, done: (result: readonly (O | Error)[] | Error) => void): void {
     const counts = this.host.counts;
     counts.modelRuns++;
-    if (attempt > 0) counts.isolationRuns++;
-    let called = false;
-    const done = (result: readonly (O | Error)[] | Error): void => {
-      if (called) return; // an executor that answers twice must not answer anyone twice
-      called = true;
-      this.runFinished(
-        { batch: this.batch, attempt, requests: run.requests, inputs: run.inputs, startedAtMs: run.startedAtMs },
-        result,
-      );
-    };
+    if (this.runs++ > 0) counts.isolationRuns++;
     try {
       this.host.executor.start(run, done);
     } catch (error) {
@@ -87,7 +97,18 @@ export class BatchRun<I, O> {
     }
   }
 
-  private runFinished(run: ModelRun<I, O>, result: readonly (O | Error)[] | Error): void {
+  /** Runs part of a failed batch, with a `done` of its own that answers once. */
+  private startPart(part: Batch<I, O>): void {
+    const attempt = this.runs;
+    let called = false;
+    this.startRun(part, (result) => {
+      if (called) return;
+      called = true;
+      this.runFinished(part, attempt, result);
+    });
+  }
+
+  private runFinished(run: Batch<I, O>, attempt: number, result: readonly (O | Error)[] | Error): void {
     const host = this.host;
     const nowMs = host.now();
     const size = run.requests.length;
@@ -99,23 +120,32 @@ export class BatchRun<I, O> {
           : undefined;
     if (error === undefined) {
       host.latencyModel?.observe(size, nowMs - run.startedAtMs);
-      if (run.attempt === 0) host.policy.batchSucceeded?.(size, nowMs - run.startedAtMs, nowMs);
-    } else if (run.attempt === 0) {
+      if (attempt === 0) host.policy.batchSucceeded?.(size, nowMs - run.startedAtMs, nowMs);
+    } else if (attempt === 0) {
       this.firstError = error;
       host.counts.failedBatches++;
     }
-    if (run.attempt > 0) for (const observer of host.observers) observer.isolationRun?.(run, nowMs, error);
+    if (attempt > 0) {
+      const modelRun: ModelRun<I, O> = {
+        batch: this,
+        attempt,
+        requests: run.requests,
+        inputs: run.inputs,
+        startedAtMs: run.startedAtMs,
+      };
+      for (const observer of host.observers) observer.isolationRun?.(modelRun, nowMs, error);
+    }
 
     if (this.isolation !== undefined) this.answer(this.isolation.record(result), nowMs);
     else if (error === undefined) this.answerEach(result as readonly (O | Error)[], nowMs);
-    else if (!host.instanceUp(this.batch.instance)) {
+    else if (!host.instanceUp(this.instance)) {
       // Its instance is gone (a crash): there is nothing to run the parts on, and the failure is the instance's.
       this.answerAll(error, nowMs);
     } else if (host.isolation === 'off' || !host.worthIsolating()) {
       this.modelFailed = host.isolation !== 'off';
       this.answerAll(error, nowMs);
     } else {
-      const requests = this.batch.requests;
+      const requests = this.requests;
       this.isolation = new BatchIsolation<O>(
         requests.length,
         error,
@@ -130,7 +160,7 @@ export class BatchRun<I, O> {
   private finish(nowMs: number): void {
     if (this.isolation?.gaveUp === true) this.modelFailed = true;
     if (!this.dead && this.host.isolation !== 'off')
-      this.host.itemFailures?.observe(this.batch.requests.length, this.badItems);
+      this.host.itemFailures?.observe(this.requests.length, this.badItems);
     this.host.finished(this, nowMs);
   }
 
@@ -144,22 +174,27 @@ export class BatchRun<I, O> {
         this.answer(step.verdicts, nowMs);
         continue;
       }
-      const batch = this.batch;
-      if (!this.host.instanceUp(batch.instance)) {
+      if (!this.host.instanceUp(this.instance)) {
         // The instance went down during isolation: what is not answered yet fails with the batch.
         this.answerAll(this.firstError as Error, nowMs);
         return this.finish(nowMs);
       }
-      const requests = step.run.map((index) => batch.requests[index] as PendingRequest<I, O>);
-      const inputs = step.run.map((index) => batch.inputs[index] as I);
-      return this.startRun({ ...batch, requests, inputs, startedAtMs: nowMs, finishedAtMs: undefined });
+      return this.startPart({
+        id: this.id,
+        instance: this.instance,
+        requests: step.run.map((index) => this.requests[index] as PendingRequest<I, O>),
+        inputs: step.run.map((index) => this.inputs[index] as I),
+        startedAtMs: nowMs,
+        trigger: this.trigger,
+        finishedAtMs: undefined,
+      });
     }
   }
 
   /** Answers every item of the batch still waiting for an answer with `error`. */
   private answerAll(error: Error, nowMs: number): void {
     this.answer(
-      this.batch.requests.map((_, index) => ({ index, error })),
+      this.requests.map((_, index) => ({ index, error })),
       nowMs,
     );
   }
@@ -191,7 +226,7 @@ export class BatchRun<I, O> {
   }
 
   private settle(index: number, outcome: Outcome<O>, nowMs: number): void {
-    const request = this.batch.requests[index] as PendingRequest<I, O>;
+    const request = this.requests[index] as PendingRequest<I, O>;
     if (request.phase !== 'running') return; // already answered at its deadline or cancelled
     if (outcome.kind === 'ok') this.okItems++;
     this.host.end(request, outcome, nowMs);

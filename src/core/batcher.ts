@@ -8,7 +8,6 @@ import { BatchRun, type BatchRunHost } from './batch-run.js';
 import type { BatchPolicy, BatchTrigger, PolicySettings, QueueView } from './policy.js';
 import { RequestQueue } from './request-queue.js';
 import type {
-  Batch,
   BatcherObserver,
   BreakerState,
   Executor,
@@ -175,7 +174,7 @@ export class Batcher<I, O> {
 
   /** Size of the batch each executor slot is running (0 when idle). */
   runningBatchSizes(): number[] {
-    return this.slots.map((slot) => (slot === undefined ? 0 : slot.batch.requests.length));
+    return this.slots.map((slot) => (slot === undefined ? 0 : slot.requests.length));
   }
 
   /** Running batches, and those waiting in a mailbox. */
@@ -336,8 +335,7 @@ export class Batcher<I, O> {
 
   private loadView(level: number, nowMs: number): LoadView {
     const running: { startedAtMs: number; size: number }[] = [];
-    for (const slot of this.handedOut())
-      running.push({ startedAtMs: slot.batch.startedAtMs, size: slot.batch.requests.length });
+    for (const slot of this.handedOut()) running.push({ startedAtMs: slot.startedAtMs, size: slot.requests.length });
     return {
       queueLength: this.queue.aheadOf(level),
       freeSlots: this.freeSlots,
@@ -369,7 +367,7 @@ export class Batcher<I, O> {
     this.armTimer(Number.POSITIVE_INFINITY, EventOrder.window);
     for (const request of this.queue.waitingRequests()) this.end(request, { kind, endedIn: 'queued' }, nowMs);
     for (const slot of this.handedOut()) {
-      for (const request of slot.batch.requests)
+      for (const request of slot.requests)
         if (request.phase === 'running') this.end(request, { kind, endedIn: 'running' }, nowMs);
     }
   }
@@ -488,16 +486,8 @@ export class Batcher<I, O> {
       request.batchId = batchId;
       inputs[i] = request.input as I;
     }
-    const batch: Batch<I, O> = {
-      id: batchId,
-      instance,
-      requests,
-      inputs,
-      startedAtMs: nowMs,
-      trigger,
-      finishedAtMs: undefined,
-    };
-    const run = new BatchRun<I, O>(batch, this.options.breaker?.dispatched(nowMs) ?? false, this.runHost);
+    const probe = this.options.breaker?.dispatched(nowMs) ?? false;
+    const run = new BatchRun<I, O>(batchId, instance, requests, inputs, nowMs, trigger, probe, this.runHost);
     if (mailboxOf === undefined) {
       this.slots[instance] = run;
       this.freeSlots--;
@@ -508,35 +498,34 @@ export class Batcher<I, O> {
     this.runningRequests += requests.length;
     this.counts.batches++;
     this.counts.batchItems += requests.length;
-    for (const observer of this.observers) observer.batchStarted?.(batch, nowMs);
+    for (const observer of this.observers) observer.batchStarted?.(run, nowMs);
     run.start();
   }
 
-  private finishBatch(run: BatchRun<I, O>, nowMs: number): void {
-    const { batch } = run;
+  private finishBatch(batch: BatchRun<I, O>, nowMs: number): void {
     batch.finishedAtMs = nowMs;
     this.busySlots--;
     const mailboxes = this.mailboxes;
     const next = mailboxes?.at(batch.instance);
-    if (next === run) {
+    if (next === batch) {
       // Ended before the batch in its instance's slot: it crashed, or that batch is re-running parts (isolation).
       mailboxes?.take(batch.instance);
-    } else if (next !== undefined && this.slots[batch.instance] === run) {
+    } else if (next !== undefined && this.slots[batch.instance] === batch) {
       // The instance goes on with the batch in its mailbox: it and its requests start now (their wait
       // ends), for the latency model, policies and queue-time figures.
       mailboxes?.take(batch.instance);
       this.slots[batch.instance] = next;
-      next.batch.startedAtMs = nowMs;
-      for (const request of next.batch.requests) if (request.phase === 'running') request.startedAtMs = nowMs;
+      next.startedAtMs = nowMs;
+      for (const request of next.requests) if (request.phase === 'running') request.startedAtMs = nowMs;
     } else {
       this.slots[batch.instance] = undefined;
       if (this.slotUp[batch.instance]) this.freeSlots++;
     }
-    if (run.dead) this.counts.deadBatches++;
-    if (!run.dead) this.modelFailing = false;
-    else if (run.modelFailed) this.modelFailing = true;
-    for (const observer of this.observers) observer.batchFinished?.(batch, nowMs, run.firstError);
-    this.options.breaker?.batchEnded(run.dead, run.probe, nowMs);
+    if (batch.dead) this.counts.deadBatches++;
+    if (!batch.dead) this.modelFailing = false;
+    else if (batch.modelFailed) this.modelFailing = true;
+    for (const observer of this.observers) observer.batchFinished?.(batch, nowMs, batch.firstError);
+    this.options.breaker?.batchEnded(batch.dead, batch.probe, nowMs);
     this.pump();
   }
 

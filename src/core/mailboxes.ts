@@ -42,7 +42,7 @@ export class Mailboxes<I, O> {
     let waiting = 0;
     for (const run of this.held) {
       if (run === undefined) continue;
-      for (const request of run.batch.requests) if (request.phase === 'running') waiting++;
+      for (const request of run.requests) if (request.phase === 'running') waiting++;
     }
     return waiting;
   }

@@ -77,11 +77,7 @@ class SimulatedExecutor implements Executor<number, number> {
     const finishAtMs = startMs + this.serviceTime(batch.inputs.length);
     // A failing run takes its whole time: the model ran and then failed.
     const error = this.faults?.failure(batch.inputs, startMs);
-    this.clock.schedule(
-      finishAtMs,
-      error === undefined ? () => done(batch.inputs) : () => done(error),
-      EventOrder.completion,
-    );
+    this.clock.scheduleCall(finishAtMs, done, error ?? batch.inputs, EventOrder.completion);
   }
 }
 

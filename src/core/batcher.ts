@@ -257,6 +257,27 @@ export class Batcher<I, O> {
   }
 
   /**
+   * Refuses a request whose level and rows are not known yet (its body not decoded) when one row
+   * of every level would find its queue full, as `submit` would refuse it: a storm of retried
+   * 429s then costs no decoding. Undefined when it may be admitted or `submit` would refuse it
+   * for another reason.
+   */
+  refuseIfFull(id: string): ({ admitted: false } & Refusal) | undefined {
+    if (this.closing || !this.everyLevelFull()) return undefined;
+    const nowMs = this.clock.now();
+    this.expireDue(nowMs);
+    if (!this.everyLevelFull()) return undefined;
+    this.options.arrivalRate?.arrived(nowMs);
+    return this.refuse({ reason: 'queue_full' }, [id], this.defaultPriority, nowMs);
+  }
+
+  private everyLevelFull(): boolean {
+    for (let level = 1; level <= this.levelBounds.length; level++)
+      if (this.queueDepthAt(level) < (this.levelBounds[level - 1] as number)) return false;
+    return true;
+  }
+
+  /**
    * Whether the requests just queued could change what the last pass decided: fill a batch the
    * policy waits to fill, or need the timer earlier for their deadline. Otherwise a pass would
    * find nothing due (the timer is armed for the earliest deadline and window) and decide the

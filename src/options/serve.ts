@@ -76,6 +76,15 @@ export const MODEL_VERSION_OPTIONS = {
     description:
       'an instance on a thread or in a process takes its next full batch of the highest priority level while it runs one (a one-batch mailbox), so it never idles while its result and the next batch cross; the batch counts as waiting (queue depth and bound) until it starts',
   },
+  holdRetries: {
+    kind: 'boolean',
+    flag: 'hold-retries',
+    negatable: true,
+    env: 'HOLD_RETRIES',
+    default: true,
+    description:
+      'a connection that sends again before the Retry-After of its last 429 and is refused again gets that 429 when the Retry-After has passed, so clients that retry at once cost one refusal a second each instead of the CPU the model needs',
+  },
   warmupBatchSizes: {
     kind: 'json',
     flag: 'warmup-batch-sizes',

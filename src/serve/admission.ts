@@ -17,6 +17,8 @@ export interface AdmissionContext {
   /** Most numbers one answer may carry (--max-output-elements). */
   readonly maxOutputElements?: number;
   logError(message: string, error: unknown, withStack?: boolean): void;
+  /** A connection that retries a 429 before its Retry-After gets its next 429 when it has passed (retry-hold.ts). */
+  readonly holdRetries?: boolean;
 }
 
 /**

@@ -12,6 +12,8 @@ import {
 import type { Answer } from './answer.js';
 import { seeTheLog } from './failure-log.js';
 import type { ModelBatcher } from './model-version.js';
+import { refusalError } from './outcome-errors.js';
+import { admittedOn, answerRefusal } from './retry-hold.js';
 import type { InferenceCodec } from './protocol.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 
@@ -30,6 +32,11 @@ export function admit<D>(
   codec: InferenceCodec<D>,
   context: AdmissionContext,
 ): void {
+  // A full queue refuses before the body is decoded: under a storm of retried 429s, decoding and
+  // checking each tensor only to refuse it took a quarter of the main thread.
+  const full = version.batcher.refuseIfFull(request.id);
+  if (full !== undefined)
+    return answerRefusal(request, answer, refusalError(version.batcher, full), context.holdRetries === true);
   let decoded: D;
   let rows: readonly ItemTensors[];
   let schedule: RequestSchedule;
@@ -67,7 +74,8 @@ export function admit<D>(
     }
     answer.send(200, encoded);
   });
-  if (admitted instanceof BatchlineError) return void answer.error(admitted);
+  if (admitted instanceof BatchlineError) return answerRefusal(request, answer, admitted, context.holdRetries === true);
+  admittedOn(request);
   rowsAdmitted = admitted;
   if (admitted.some((row) => row.phase !== 'done')) trackUntilAnswered(socket, admitted, version.batcher);
 }

@@ -191,6 +191,7 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     maxRequestTimeoutMs: config.maxRequestTimeoutMs,
     maxOutputElements: config.maxOutputElements,
     logError,
+    holdRetries: config.holdRetries,
   };
   app.register(async (scope) => {
     useTensorBodyParsers(scope);

@@ -1,0 +1,42 @@
+import type { Socket } from 'node:net';
+import type { FastifyRequest } from 'fastify';
+import type { BatchlineError } from '../errors.js';
+import type { Answer } from './answer.js';
+
+const kRetryAt = Symbol('batchline.retryAt');
+type RefusedSocket = Socket & { [kRetryAt]?: number };
+
+/**
+ * Answers a 429 (the queue is full, or the request would miss its deadline) and holds the next
+ * one on the same connection until the Retry-After it was given has passed. A client that
+ * retries at once (a closed loop: bench, wrk and k6 do not read Retry-After) then gets one
+ * refusal a second on each connection instead of thousands: 56 such clients beyond a queue of
+ * 128 sent 2,400–3,600 requests a second to be refused, and the main thread and the load they
+ * drew took the CPU and the batch hand-offs the model needed (see docs/architecture.md). A held
+ * refusal keeps no place in the queue and no body; a client that waits as told is never held.
+ */
+export function answerRefusal(request: FastifyRequest, answer: Answer, error: BatchlineError, hold: boolean): void {
+  const socket = request.raw.socket as RefusedSocket | null;
+  const retryAfterS = error.retryAfterS;
+  if (!hold || socket === null || error.httpStatus !== 429 || retryAfterS === undefined) {
+    answer.error(error);
+    return;
+  }
+  const nowMs = performance.now();
+  const retryAtMs = socket[kRetryAt];
+  if (retryAtMs === undefined || retryAtMs <= nowMs) {
+    socket[kRetryAt] = nowMs + retryAfterS * 1000;
+    answer.error(error);
+    return;
+  }
+  // Retried before its Retry-After: answered when it has passed, the body let go meanwhile.
+  (request as { body: unknown }).body = undefined;
+  socket[kRetryAt] = retryAtMs + retryAfterS * 1000;
+  setTimeout(() => answer.error(error), retryAtMs - nowMs);
+}
+
+/** A connection whose request was admitted is no longer one that retries too early. */
+export function admittedOn(request: FastifyRequest): void {
+  const socket = request.raw.socket as RefusedSocket | null;
+  if (socket !== null && socket[kRetryAt] !== undefined) socket[kRetryAt] = undefined;
+}

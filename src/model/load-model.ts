@@ -40,8 +40,8 @@ export interface ServedModel {
    */
   watchInstances?(listener: AvailabilityListener): void;
   /**
-   * `runBatch` on the calling thread, returning the results at once. Present when the model
-   * runs inline on onnxruntime's native session; serve then runs ready batches back to back.
+   * `runBatch` on the calling thread, returning the results at once. Present when the embedded
+   * model runs inline on onnxruntime's native session; serve then runs ready batches back to back.
    */
   runBatchSync?(items: readonly ItemTensors[]): (ItemTensors | Error)[];
   /** The JSON reply for one item's outputs (`specs`: the model's outputs). */
@@ -161,7 +161,12 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     };
   }
   if (execution === 'inline') {
-    const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, { intraOpThreads, executionProvider });
+    // The private native session pays only on a model of microseconds: the embedded one (native-session.ts).
+    const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, {
+      intraOpThreads,
+      executionProvider,
+      native: path === undefined,
+    });
     return {
       version,
       health: () => INLINE_HEALTH,

@@ -2,7 +2,12 @@ import { createRequire } from 'node:module';
 import type ort from 'onnxruntime-node';
 
 /**
- * onnxruntime-node's native session, called directly and synchronously.
+ * onnxruntime-node's native session, called directly and synchronously: for the embedded toy
+ * model only, where it pays. Measured against the public API in one process, alternating rounds
+ * (exclusive lock, 2026-12-02): the toy model 1.33× the items/s in a loop (1.18-1.56) and
+ * `npm run bench:serve` 1.10× against 0.81× a bare Fastify route (6 pairs each); PaddleOCR's
+ * classifier 0.94× at batch 8 (0.93-0.96) and 1.04× at batch 1, PP-OCRv4's recognizer 0.89× at
+ * batch 8: a real model gains nothing, so model files use the public API, inline too.
  *
  * The public `InferenceSession.run` defers every run by a `setImmediate` and wraps it in
  * Promises and argument checks. That costs a turn of the event loop per batch, and it prevents

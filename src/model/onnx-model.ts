@@ -19,7 +19,10 @@ export interface OnnxLoadOptions {
    * parallelism comes from `--instances`.
    */
   intraOpThreads?: number;
-  /** Use onnxruntime's native session synchronously when it is available (default true). */
+  /**
+   * Use onnxruntime's private native session, synchronously, when it is available (default
+   * false): only the embedded model asks for it, where it pays (native-session.ts).
+   */
   native?: boolean;
   /** onnxruntime's execution provider (default the CPU's); see execution-provider.ts. */
   executionProvider?: ExecutionProvider;
@@ -62,7 +65,7 @@ export class OnnxModel {
     };
     let native: NativeSession | undefined;
     try {
-      if (options.native !== false) native = openNativeSession(source, sessionOptions);
+      if (options.native === true) native = openNativeSession(source, sessionOptions);
     } catch {
       // A model onnxruntime refuses, or a private binding whose shape changed: the public API
       // tells the two apart, and its error is the one reported.

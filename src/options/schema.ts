@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { BatchlineError } from '../errors.js';
 import { parseAffineMs, type AffineMs } from './affine-latency.js';
 
@@ -145,6 +145,10 @@ export function addOptions(command: Command, schema: OptionSchema): Command {
         ? `--${spec.negatable === true ? 'no-' : ''}${spec.flag}`
         : `--${spec.flag} <${placeholder(spec)}>`;
     const flags = spec.short === undefined ? long : `-${spec.short}, ${long}`;
+    // `--no-x` alone makes commander default x to true, which would hide its env variable (a flag
+    // wins over env); with `--x` declared first (hidden: it only restates the default) x stays
+    // undefined unless given, so resolveOptions falls back to env, then the default.
+    if (spec.kind === 'boolean' && spec.negatable === true) command.addOption(new Option(`--${spec.flag}`).hideHelp());
     if (spec.kind === 'list') command.option(flags, helpText(spec), collect);
     else command.option(flags, helpText(spec));
   }

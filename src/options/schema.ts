@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { BatchlineError } from '../errors.js';
 import { parseAffineMs, type AffineMs } from './affine-latency.js';
 
@@ -147,8 +147,10 @@ export function addOptions(command: Command, schema: OptionSchema): Command {
     const flags = spec.short === undefined ? long : `-${spec.short}, ${long}`;
     // `--no-x` alone makes commander default x to true, which would hide its env variable (a flag
     // wins over env); with `--x` declared first (hidden: it only restates the default) x stays
-    // undefined unless given, so resolveOptions falls back to env, then the default.
-    if (spec.kind === 'boolean' && spec.negatable === true) command.addOption(new Option(`--${spec.flag}`).hideHelp());
+    // undefined unless given, so resolveOptions falls back to env, then the default. (No value
+    // import of commander here: the browser's report pages bundle this schema.)
+    if (spec.kind === 'boolean' && spec.negatable === true)
+      command.addOption(command.createOption(`--${spec.flag}`).hideHelp());
     if (spec.kind === 'list') command.option(flags, helpText(spec), collect);
     else command.option(flags, helpText(spec));
   }

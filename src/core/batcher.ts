@@ -1,12 +1,14 @@
 import { QUEUE_ADMISSION, type AdmissionPolicy, type LoadView } from './admission.js';
 import { zeroCounts, type BatcherCounts, type BatcherOptions, type LevelQueuePolicy } from './batcher-options.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
-import { EventOrder, type Clock, type TimerHandle } from './clock.js';
+import { EventOrder, type Clock } from './clock.js';
 import { DeadlineTracker } from './deadline-tracker.js';
 import { Mailboxes } from './mailboxes.js';
+import { PriorityLevels } from './priority-levels.js';
 import { BatchRun, type BatchRunHost } from './batch-run.js';
 import type { BatchPolicy, BatchTrigger, PolicySettings, QueueView } from './policy.js';
 import { RequestQueue } from './request-queue.js';
+import { WakeTimer } from './wake-timer.js';
 import type {
   BatcherObserver,
   BreakerState,
@@ -28,11 +30,8 @@ import type {
 export class Batcher<I, O> {
   private readonly queue: RequestQueue<I, O>;
   private readonly deadlines: DeadlineTracker<I, O>;
-  /** Per priority level (index `level - 1`): its queue bound and its requests' default deadline. */
-  private readonly levelBounds: number[];
-  private readonly levelTimeoutsMs: number[];
-  /** The level of a request that names none or one out of range. */
-  readonly defaultPriority: number;
+  /** The priority levels: each one's queue bound and its requests' default deadline. */
+  private readonly levels: PriorityLevels;
   /** Slot i is model instance i: the batch it runs, if any. */
   private readonly slots: (BatchRun<I, O> | undefined)[];
   /** With `mailbox`: the batch handed to instance i while it runs one (it starts when that ends). */
@@ -54,13 +53,8 @@ export class Batcher<I, O> {
    * nothing before the timer, and gets no pass (0 while a pass runs, or when every arrival needs one).
    */
   private passAtLength = 0;
-  private timer: TimerHandle | undefined;
-  private timerAtMs = Number.POSITIVE_INFINITY;
-  private readonly fireTimer = (): void => {
-    this.timer = undefined;
-    this.timerAtMs = Number.POSITIVE_INFINITY;
-    this.pump();
-  };
+  /** Wakes a pass for the next deadline or window close. */
+  private readonly timer: WakeTimer;
   private readonly view: {
     length: number;
     oldestArrivalAtMs: number | undefined;
@@ -85,18 +79,10 @@ export class Batcher<I, O> {
     private readonly policy: BatchPolicy,
     readonly options: Readonly<BatcherOptions>,
   ) {
-    const levels = Math.max(1, options.priorityLevels ?? 1);
-    this.queue = new RequestQueue<I, O>(levels);
-    this.deadlines = new DeadlineTracker<I, O>(levels);
-    this.levelBounds = [];
-    this.levelTimeoutsMs = [];
-    for (let level = 1; level <= levels; level++) {
-      const own = options.levelPolicies?.[level];
-      this.levelBounds.push(own?.maxQueueSize ?? options.maxQueueSize);
-      this.levelTimeoutsMs.push(own?.requestTimeoutMs ?? options.requestTimeoutMs);
-    }
-    const preferred = options.defaultPriorityLevel ?? levels;
-    this.defaultPriority = preferred >= 1 && preferred <= levels ? preferred : levels;
+    this.levels = new PriorityLevels(options);
+    this.timer = new WakeTimer(clock, () => this.pump());
+    this.queue = new RequestQueue<I, O>(this.levels.count);
+    this.deadlines = new DeadlineTracker<I, O>(this.levels.count);
     this.view = { length: 0, oldestArrivalAtMs: undefined, draining: false, waitingAt: this.queue.waitingAt };
     this.slots = new Array<BatchRun<I, O> | undefined>(options.instances).fill(undefined);
     this.slotUp = new Array<boolean>(options.instances).fill(true);
@@ -154,17 +140,19 @@ export class Batcher<I, O> {
     return (this.queue.waitingAt[level - 1] ?? 0) + (level === 1 ? (this.mailboxes?.waiting() ?? 0) : 0);
   }
 
+  /** The level of a request that names none or one out of range. */
+  get defaultPriority(): number {
+    return this.levels.defaultLevel;
+  }
+
   /** The queue bound and default deadline of priority `level` (an out-of-range level is the default's). */
   levelPolicy(level: number): LevelQueuePolicy {
-    const index = this.levelOf(level) - 1;
-    return { maxQueueSize: this.levelBounds[index] as number, requestTimeoutMs: this.levelTimeoutsMs[index] as number };
+    return this.levels.policy(level);
   }
 
   /** Triton's rule: a priority of 0, or past the last level, is the default level. */
   levelOf(priority: number | undefined): number {
-    return priority !== undefined && priority >= 1 && priority <= this.levelBounds.length && Number.isInteger(priority)
-      ? priority
-      : this.defaultPriority;
+    return this.levels.levelOf(priority);
   }
 
   /** Requests inside running batches that have not been answered yet. */
@@ -221,8 +209,8 @@ export class Batcher<I, O> {
   ): SubmitResult<I, O> {
     const nowMs = this.clock.now();
     this.options.arrivalRate?.arrived(nowMs);
-    const level = priority === undefined ? this.defaultPriority : this.levelOf(priority);
-    const levelTimeoutMs = this.levelTimeoutsMs[level - 1] as number;
+    const level = priority === undefined ? this.levels.defaultLevel : this.levels.levelOf(priority);
+    const levelTimeoutMs = this.levels.timeoutsMs[level - 1] as number;
     const deadlineMs = timeoutMs ?? levelTimeoutMs;
     const refusal = this.refusal(deadlineMs, 1, level, nowMs);
     if (refusal !== undefined) return this.refuse(refusal, [id], level, nowMs);
@@ -245,8 +233,8 @@ export class Batcher<I, O> {
   ): SubmitGroupResult<I, O> {
     const nowMs = this.clock.now();
     this.options.arrivalRate?.arrived(nowMs, ids.length);
-    const level = this.levelOf(priority);
-    const levelTimeoutMs = this.levelTimeoutsMs[level - 1] as number;
+    const level = this.levels.levelOf(priority);
+    const levelTimeoutMs = this.levels.timeoutsMs[level - 1] as number;
     const deadlineMs = timeoutMs ?? levelTimeoutMs;
     const refusal = this.refusal(deadlineMs, ids.length, level, nowMs);
     if (refusal !== undefined) return this.refuse(refusal, ids, level, nowMs);
@@ -268,12 +256,13 @@ export class Batcher<I, O> {
     this.expireDue(nowMs);
     if (!this.everyLevelFull()) return undefined;
     this.options.arrivalRate?.arrived(nowMs);
-    return this.refuse({ reason: 'queue_full' }, [id], this.defaultPriority, nowMs);
+    return this.refuse({ reason: 'queue_full' }, [id], this.levels.defaultLevel, nowMs);
   }
 
   private everyLevelFull(): boolean {
-    for (let level = 1; level <= this.levelBounds.length; level++)
-      if (this.queueDepthAt(level) < (this.levelBounds[level - 1] as number)) return false;
+    const bounds = this.levels.bounds;
+    for (let level = 1; level <= bounds.length; level++)
+      if (this.queueDepthAt(level) < (bounds[level - 1] as number)) return false;
     return true;
   }
 
@@ -284,7 +273,7 @@ export class Batcher<I, O> {
    * same: the pass per batch, not per request, is what keeps a call cheap.
    */
   private arrivalNeedsPass(deadlineAtMs: number): boolean {
-    return this.queue.length >= this.passAtLength || deadlineAtMs < this.timerAtMs;
+    return this.queue.length >= this.passAtLength || deadlineAtMs < this.timer.atMs;
   }
 
   private refuse(
@@ -339,7 +328,7 @@ export class Batcher<I, O> {
     const breaker = this.breakerToWatch();
     if (breaker !== undefined && this.breakerState(nowMs) === 'open')
       return { reason: 'circuit_open', retryAfterMs: breaker.retryAfterMs(nowMs) };
-    const bound = this.levelBounds[level - 1] as number;
+    const bound = this.levels.bounds[level - 1] as number;
     if (this.queueDepthAt(level) + count > bound) {
       // A late timer may not have purged requests whose deadline has passed; they hold no place.
       this.expireDue(nowMs);
@@ -386,7 +375,7 @@ export class Batcher<I, O> {
   /** Ends every queued and running request with `kind` (default `shutdown`). */
   abortAll(kind: OutcomeKind = 'shutdown'): void {
     const nowMs = this.clock.now();
-    this.armTimer(Number.POSITIVE_INFINITY, EventOrder.window);
+    this.timer.arm(Number.POSITIVE_INFINITY, EventOrder.window);
     for (const request of this.queue.waitingRequests()) this.end(request, { kind, endedIn: 'queued' }, nowMs);
     for (const slot of this.handedOut()) {
       for (const request of slot.requests)
@@ -459,7 +448,7 @@ export class Batcher<I, O> {
       break;
     }
     const wakeForDeadline = nextDeadlineMs !== undefined && nextDeadlineMs <= wakeAtMs;
-    this.armTimer(
+    this.timer.arm(
       wakeForDeadline ? (nextDeadlineMs as number) : wakeAtMs,
       wakeForDeadline ? EventOrder.expiry : EventOrder.window,
     );
@@ -581,7 +570,10 @@ export class Batcher<I, O> {
   /** Gives a request its one outcome and updates the counts. */
   private end(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void {
     if (request.phase === 'queued') this.queue.removed(request);
-    else if (request.phase === 'running') this.runningRequests--;
+    else if (request.phase === 'running') {
+      this.runningRequests--;
+      this.mailboxes?.answering(request.batchId);
+    }
     request.phase = 'done';
     request.finishedAtMs = nowMs;
     this.counts.outcomes[outcome.kind]++;
@@ -603,19 +595,5 @@ export class Batcher<I, O> {
     this.view.length = this.queue.length;
     this.view.oldestArrivalAtMs = oldest?.arrivalAtMs;
     return this.view;
-  }
-
-  /**
-   * Arms the one timer for `atMs` (Infinity disarms it). It moves only earlier: a pass after a
-   * dispatch wants the next deadline, the next arrival's pass its window, and re-arming each
-   * time cost a cancelled and a new timer per batch. A wake that comes early finds nothing due
-   * and arms the timer again.
-   */
-  private armTimer(atMs: number, order: EventOrder): void {
-    if (atMs === this.timerAtMs || (atMs > this.timerAtMs && atMs !== Number.POSITIVE_INFINITY)) return;
-    if (this.timer !== undefined) this.clock.cancel(this.timer);
-    this.timer = undefined;
-    this.timerAtMs = atMs;
-    if (atMs !== Number.POSITIVE_INFINITY) this.timer = this.clock.schedule(atMs, this.fireTimer, order);
   }
 }

@@ -11,6 +11,8 @@ import type { BatchRun } from './batch-run.js';
 export class Mailboxes<I, O> {
   private readonly held: (BatchRun<I, O> | undefined)[];
   private occupied = 0;
+  /** Requests in held batches not answered yet: kept as a count, since the queue's bound reads it on every arrival. */
+  private unanswered = 0;
 
   constructor(instances: number) {
     this.held = new Array<BatchRun<I, O> | undefined>(instances).fill(undefined);
@@ -21,9 +23,11 @@ export class Mailboxes<I, O> {
     return this.held[index];
   }
 
+  /** Holds `run`, every request of which is running (not answered yet), for instance `index`. */
   put(index: number, run: BatchRun<I, O>): void {
     this.held[index] = run;
     this.occupied++;
+    this.unanswered += run.requests.length;
   }
 
   /** Empties instance `index`'s mailbox and returns what it held. */
@@ -32,19 +36,20 @@ export class Mailboxes<I, O> {
     if (run !== undefined) {
       this.held[index] = undefined;
       this.occupied--;
+      for (const request of run.requests) if (request.phase === 'running') this.unanswered--;
     }
     return run;
   }
 
+  /** A running request of batch `batchId` is being answered (before its phase changes): one fewer waits, if its batch is held. */
+  answering(batchId: number | undefined): void {
+    if (this.occupied === 0) return;
+    for (const run of this.held) if (run !== undefined && run.id === batchId) this.unanswered--;
+  }
+
   /** Requests in held batches not answered yet (a timeout or a cancel may answer one early): they count as waiting. */
   waiting(): number {
-    if (this.occupied === 0) return 0;
-    let waiting = 0;
-    for (const run of this.held) {
-      if (run === undefined) continue;
-      for (const request of run.requests) if (request.phase === 'running') waiting++;
-    }
-    return waiting;
+    return this.unanswered;
   }
 
   *runs(): Generator<BatchRun<I, O>> {

@@ -134,6 +134,30 @@ describe('Batcher mailbox: a busy instance takes its next full batch at once', (
     expect([firstAnswer('first'), firstAnswer('high'), firstAnswer('low')]).toEqual([10, 20, 30]);
   });
 
+  it('a request of the mailbox’s batch answered early (cancelled) no longer counts as waiting', () => {
+    const { clock, batcher, answers, submitAt } = setUp(true);
+    submitAt(0, 4); // runs at once
+    clock.advanceTo(0);
+    const held = [0, 1, 2, 3].map((i) =>
+      batcher.submit(`held-${i}`, i, (outcome) => answers.push({ id: `held-${i}`, outcome, atMs: clock.now() })),
+    );
+    expect([batcher.queueDepth, batcher.runningCount]).toEqual([4, 4]);
+    const first = held[0];
+    if (first?.admitted !== true) throw new Error('not admitted');
+    batcher.cancel(first.request);
+    expect([batcher.queueDepth, batcher.queueDepthAt(1), batcher.runningCount]).toEqual([3, 3, 4]);
+    clock.advanceTo(10); // the mailbox's batch starts: its three unanswered requests run
+    expect([batcher.queueDepth, batcher.runningCount]).toEqual([0, 3]);
+    clock.run();
+    expect(answers.filter((a) => a.id.startsWith('held-')).map((a) => a.outcome.kind)).toEqual([
+      'cancelled',
+      'ok',
+      'ok',
+      'ok',
+    ]);
+    expect(batcher.idle).toBe(true);
+  });
+
   it('abortAll answers the batch in the mailbox too', () => {
     const { clock, batcher, answers, submitAt } = setUp(true);
     submitAt(0, 8);

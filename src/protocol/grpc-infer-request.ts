@@ -1,10 +1,11 @@
 import { BatchlineError } from '../errors.js';
 import { fromValues } from '../model/element-values.js';
-import { elementCount, type ElementArray, type ElementType, type ItemTensors } from '../model/tensor-spec.js';
+import { elementCount, type ElementArray, type ItemTensors } from '../model/tensor-spec.js';
 import { bodyOf } from './body-chunks.js';
 import { byteSizeOf } from './binary-tensor.js';
 import { oipDatatypeOf } from '../model/datatypes.js';
 import { protoRoot } from './grpc-proto-root.js';
+import { CONTENTS_FIELD, type InferTensorContentsMessage } from './grpc-tensor-contents.js';
 import { binaryRows, checkedShape, clip, type OipModelView, type OipRequest, requestedOutputs } from './oip-request.js';
 import { scheduleParametersOf } from './schedule-parameters.js';
 
@@ -12,18 +13,6 @@ import { scheduleParametersOf } from './schedule-parameters.js';
 export interface InferParameterMessage {
   readonly parameter_choice?: string;
   readonly [field: string]: unknown;
-}
-
-/** `InferTensorContents`: one repeated field per family of datatypes. */
-export interface InferTensorContentsMessage {
-  readonly bool_contents: readonly boolean[];
-  readonly int_contents: readonly number[];
-  readonly int64_contents: readonly number[];
-  readonly uint_contents: readonly number[];
-  readonly uint64_contents: readonly number[];
-  readonly fp32_contents: readonly number[];
-  readonly fp64_contents: readonly number[];
-  readonly bytes_contents: readonly Uint8Array[];
 }
 
 type Parameters = Readonly<Record<string, InferParameterMessage>>;
@@ -71,23 +60,6 @@ export function decodeMessage<T>(type: string, bytes: Uint8Array): T {
     oneofs: true,
   }) as T;
 }
-
-/** Where each datatype's values go in `InferTensorContents`; FP16 has no field (raw contents only). */
-const CONTENTS_FIELD: Readonly<Record<ElementType, keyof InferTensorContentsMessage | undefined>> = {
-  bool: 'bool_contents',
-  int8: 'int_contents',
-  int16: 'int_contents',
-  int32: 'int_contents',
-  int64: 'int64_contents',
-  uint8: 'uint_contents',
-  uint16: 'uint_contents',
-  uint32: 'uint_contents',
-  uint64: 'uint64_contents',
-  float16: undefined,
-  float32: 'fp32_contents',
-  float64: 'fp64_contents',
-  string: 'bytes_contents',
-};
 
 /**
  * A `ModelInferRequest` as the rows the model takes, checked as `/v2`'s JSON is (decodeOipRequest):

@@ -1,24 +1,9 @@
-import type { ElementArray, ElementType } from '../model/tensor-spec.js';
+import type { ElementArray } from '../model/tensor-spec.js';
 import { bytesOfElements } from './binary-tensor.js';
 import { oipDatatypeOf } from '../model/datatypes.js';
 import { inferenceType } from './grpc-proto-root.js';
+import { CONTENTS_FIELD } from './grpc-tensor-contents.js';
 import { type OipAnswer, outputRows } from './oip-response.js';
-
-/** The `InferTensorContents` field of each datatype's values in an answer (FP16 goes raw only). */
-const CONTENTS_FIELD: Readonly<Record<Exclude<ElementType, 'float16'>, string>> = {
-  bool: 'bool_contents',
-  int8: 'int_contents',
-  int16: 'int_contents',
-  int32: 'int_contents',
-  int64: 'int64_contents',
-  uint8: 'uint_contents',
-  uint16: 'uint_contents',
-  uint32: 'uint_contents',
-  uint64: 'uint64_contents',
-  float32: 'fp32_contents',
-  float64: 'fp64_contents',
-  string: 'bytes_contents',
-};
 
 /**
  * A `ModelInferResponse`'s bytes: each requested output with the batch as its first dimension
@@ -42,7 +27,8 @@ export function encodeGrpcInferResponse(answer: OipAnswer): Uint8Array {
       raw.push(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
     } else {
       tensor.contents = {
-        [CONTENTS_FIELD[spec.type as Exclude<ElementType, 'float16'>]]: rows.flatMap((row) => typedValues(row.data)),
+        // FP16 answers go raw (binary), never here.
+        [CONTENTS_FIELD[spec.type] as string]: rows.flatMap((row) => typedValues(row.data)),
       };
     }
     outputs.push(tensor);

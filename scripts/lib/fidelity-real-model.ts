@@ -52,6 +52,8 @@ const MODEL = fileURLToPath(
 );
 const BOUND = 0.1;
 const SERVE_FLAGS = '--max-batch-size 8 --batch-window-ms 10 --model-latency-ms 0';
+/** serve's --pipeline (its default), whatever PIPELINE says in this environment: the record keeps it. */
+const PIPELINE = true;
 
 /**
  * Measures the real side (the profile, then serve's capacity and levels), keeps it as a record
@@ -106,13 +108,20 @@ async function measureRealModel(
     // The levels are of the capacity simulate predicts before any real run: with the profiled client's CPU.
     const predicted = (
       await simulate({
-        ...simulateOptions(profile, instances, SERVE_FLAGS),
+        ...simulateOptions(profile, instances, SERVE_FLAGS, PIPELINE),
         generatorCpuMs: String(profiledClientMs),
         rate: '1',
         requests: '1',
       })
     ).capacity_rps;
-    const serve = await startServe(['--model', MODEL, '--instances', String(instances), ...SERVE_FLAGS.split(' ')]);
+    const serve = await startServe([
+      '--model',
+      MODEL,
+      '--instances',
+      String(instances),
+      ...SERVE_FLAGS.split(' '),
+      PIPELINE ? '--pipeline' : '--no-pipeline',
+    ]);
     try {
       const url = `${serve.url}/v1/infer`;
       // Closed loop: the most serve answers; its first seconds warm both sides up.
@@ -192,6 +201,7 @@ async function measureRealModel(
     model: MODEL_NAME,
     body_bytes: inputBodies(11).json.length,
     serve_flags: SERVE_FLAGS,
+    pipeline: PIPELINE,
     repeats: s.repeats,
     seed: s.seed,
     level_duration_ms: s.durationMs,
@@ -205,8 +215,17 @@ async function measureRealModel(
 }
 
 /** simulate's options for serve run with `serveFlags` (`--max-batch-size 8 --batch-window-ms 10 …`: simulate spells them alike). */
-function simulateOptions(profile: string, instances: number, serveFlags: string): Record<string, string> {
-  const options: Record<string, string> = { latencyProfile: profile, instances: String(instances) };
+function simulateOptions(
+  profile: string,
+  instances: number,
+  serveFlags: string,
+  pipeline: boolean,
+): Record<string, string> {
+  const options: Record<string, string> = {
+    latencyProfile: profile,
+    instances: String(instances),
+    pipeline: String(pipeline),
+  };
   const words = serveFlags.split(' ').filter((word) => word !== '');
   for (let i = 0; i + 1 < words.length; i += 2)
     options[(words[i] as string).replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase())] = words[
@@ -236,7 +255,7 @@ async function judgeWithProfile(
 ): Promise<{ lines: string[]; met: number; total: number; errorsPct: number[] }> {
   writeFileSync(profile, JSON.stringify(record.profile));
   const lines = [
-    `${record.model} (JSON inputs, ${record.body_bytes} bytes a request), serve ${record.serve_flags}; real runs taken ${record.taken_at} (node ${record.node}, ${record.cores} cores)`,
+    `${record.model} (JSON inputs, ${record.body_bytes} bytes a request), serve ${record.serve_flags} ${record.pipeline === true ? '--pipeline' : '(no mailbox)'}; real runs taken ${record.taken_at} (node ${record.node}, ${record.cores} cores)`,
   ];
   const served = record.profile.serving_path?.serve_cpu;
   if (served !== undefined) {
@@ -268,7 +287,7 @@ async function judgeWithProfile(
   };
   const cpuMs: string[] = [];
   for (const recorded of record.cases) {
-    const common = simulateOptions(profile, recorded.instances, record.serve_flags);
+    const common = simulateOptions(profile, recorded.instances, record.serve_flags, record.pipeline === true);
     const { capacity } = recorded;
     const simulatedCapacity = (
       await simulate({ ...common, generatorCpuMs: String(capacity.generator_cpu_ms), rate: '1', requests: '1' })

@@ -20,6 +20,11 @@ export interface FidelityRecord {
   body_bytes: number;
   /** serve's flags for every instance count (`--instances` apart). */
   serve_flags: string;
+  /**
+   * serve ran with --pipeline (a mailbox for each instance); absent in records from before it
+   * was recorded, whose serve had none (it became serve's default on 2026-12-02).
+   */
+  pipeline?: boolean;
   repeats: number;
   seed: number;
   level_duration_ms: number;

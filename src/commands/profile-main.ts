@@ -171,6 +171,7 @@ async function measurePath(
         exec_ms: r(cpu.execMs),
         rate_rps: r(cpu.rateRps),
         connections: SERVE_CONNECTIONS,
+        pipeline: true,
         gc_pauses: pausesOf(cpu.gcPauses),
         ...(open === undefined
           ? {}

@@ -2,10 +2,25 @@ import { BREAKER_DEFAULTS } from '../core/circuit-breaker.js';
 import { DEFAULT_TARGET_LATENCY_MS, type BatchingConfig } from '../core/create-batcher.js';
 import { BatchlineError } from '../errors.js';
 import { parsePriorityQueuePolicy } from './priority-queue-policy.js';
-import type { OptionSchema, OptionValues } from './schema.js';
+import type { OptionSchema, OptionSpec, OptionValues } from './schema.js';
 
 /** Most priority levels a model may have (each is a queue of its own). */
 export const MAX_PRIORITY_LEVELS = 100;
+
+/**
+ * serve's --pipeline, which simulate takes too: whether instances on threads or in processes get
+ * a one-batch mailbox (BatcherOptions.mailbox). Not a batching option of a model version: the
+ * library's batch() runs its function inline, where a mailbox has nothing to overlap.
+ */
+export const PIPELINE_OPTION = {
+  kind: 'boolean',
+  flag: 'pipeline',
+  negatable: true,
+  env: 'PIPELINE',
+  default: true,
+  description:
+    'an instance on a thread or in a process takes its next full batch of the highest priority level while it runs one (a one-batch mailbox), so it never idles while its result and the next batch cross; the batch counts as waiting (queue depth and bound) until it starts',
+} as const satisfies OptionSpec;
 
 /**
  * The batching options, shared by `serve` and `simulate` so both take the same names, env

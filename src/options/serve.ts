@@ -1,4 +1,4 @@
-import { BATCHING_OPTIONS } from './batching.js';
+import { BATCHING_OPTIONS, PIPELINE_OPTION } from './batching.js';
 import type { OptionSchema, OptionValues } from './schema.js';
 
 /** Batch sizes of a warmup: whole numbers from 1, as an array (`[1, 8]`) or its short form's parts. */
@@ -67,15 +67,7 @@ export const MODEL_VERSION_OPTIONS = {
     description:
       'a batch running longer than this many times its longest request deadline marks its instance stuck (a process is killed and restarted)',
   },
-  pipeline: {
-    kind: 'boolean',
-    flag: 'pipeline',
-    negatable: true,
-    env: 'PIPELINE',
-    default: true,
-    description:
-      'an instance on a thread or in a process takes its next full batch of the highest priority level while it runs one (a one-batch mailbox), so it never idles while its result and the next batch cross; the batch counts as waiting (queue depth and bound) until it starts',
-  },
+  pipeline: PIPELINE_OPTION,
   holdRetries: {
     kind: 'boolean',
     flag: 'hold-retries',

@@ -74,6 +74,11 @@ export interface ServingPath {
     /** The closed loop's connections (bench -c); absent in profiles from before it was recorded, which ran 16. */
     connections?: number;
     /**
+     * serve ran with --pipeline (each instance's one-batch mailbox), so `exec_ms` is of batches
+     * that started when the one ahead ended; absent in profiles from before it was recorded (none).
+     */
+    pipeline?: boolean;
+    /**
      * The main thread's garbage-collection pauses under that load, by V8's kind (serve's
      * nodejs_gc_duration_seconds): pauses per request and their mean length. Part of `main_ms`.
      */
@@ -203,6 +208,9 @@ export function validateLatencyProfile(data: unknown, where: string): LatencyPro
     const connections = path.serve_cpu?.connections;
     if (connections !== undefined && !(Number.isInteger(connections) && connections >= 1))
       bad('has serving_path.serve_cpu.connections that is not a whole number >= 1');
+    const pipeline = path.serve_cpu?.pipeline;
+    if (pipeline !== undefined && typeof pipeline !== 'boolean')
+      bad('has serving_path.serve_cpu.pipeline that is not true or false');
     const open = path.serve_cpu?.open_loop;
     if (open !== undefined) {
       const fields = ['requests', 'rate_rps', 'main_ms', 'worker_ms', 'helpers_ms', 'client_ms', 'mean_batch'] as const;

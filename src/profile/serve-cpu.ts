@@ -95,6 +95,8 @@ export async function measureServeCpu(s: ServeCpuSettings): Promise<ServeCpu | u
       String(s.maxBatchSize),
       '--intra-op-threads',
       String(s.intraOpThreads),
+      // As serve runs a model file by default, whatever PIPELINE says here (the profile records it).
+      '--pipeline',
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );

@@ -54,17 +54,17 @@ export function closedLoop(
   // Answers come a batch at a time: those at the span's first instant are before it, those at its last in it.
   let atFromMs = 0;
   let atToMs = 0;
-  const started = new Map<object, number>();
+  const measured = new Set<object>();
   let batchMs = 0;
   let batches = 0;
   batcher.addObserver({
     // Batches of the measured span only: after it the loop drains, its last batches part-full.
-    batchStarted: (batch, nowMs) => void (nowMs >= fromMs && toMs === 0 && started.set(batch, nowMs)),
+    batchStarted: (batch, nowMs) => void (nowMs >= fromMs && toMs === 0 && measured.add(batch)),
     batchFinished: (batch, nowMs) => {
-      const at = started.get(batch);
-      if (at === undefined) return;
-      started.delete(batch);
-      batchMs += nowMs - at;
+      if (!measured.delete(batch)) return;
+      // From its start, as serve's batchline_model_execution_seconds: a batch handed to a mailbox
+      // starts when the one ahead of it ends, not when it was handed over.
+      batchMs += nowMs - batch.startedAtMs;
       batches++;
     },
   });

@@ -133,6 +133,7 @@ export function prepareRun(
   const batching: BatchingConfig = {
     ...batchingConfigOf(options),
     latencyPrior: fit === undefined ? undefined : { aMs: fit.a_ms, bMs: fit.b_ms },
+    ...(mailboxAsServe(options, inputs.profile) ? { mailbox: true } : {}),
   };
   // serve's timers fire late on its real clock, as the profile measured them: the batcher's
   // always, the end of --model-latency-ms when there is one (without it no timer ends a batch).
@@ -208,6 +209,16 @@ export function prepareRun(
     costs,
   };
   return { setup, context };
+}
+
+/**
+ * Whether serve would give each instance a mailbox (`--pipeline`): as serve decides it, when its
+ * instances run on threads or in processes. Where they run comes from a profile that measured
+ * the serving path; without one the model is the embedded one, which serve runs inline.
+ */
+function mailboxAsServe(options: SimulateOptions, profile: LatencyProfile | undefined): boolean {
+  const execution = profile?.serving_path?.execution;
+  return options.pipeline && execution !== undefined && execution !== 'inline';
 }
 
 /** A service time that ends in serve's model-latency timer, which fires late. */

@@ -19,6 +19,8 @@ export interface SimulationReport {
     max_queue_size: number;
     request_timeout_ms: number;
     instances: number;
+    /** Each instance took its next full batch while running one (serve's --pipeline, instances on threads or in processes). */
+    mailbox: boolean;
     batch_policy: string;
     target_latency_ms: number;
     admission: string;
@@ -128,6 +130,7 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
       max_queue_size: batching.maxQueueSize,
       request_timeout_ms: batching.requestTimeoutMs,
       instances: batching.instances,
+      mailbox: batching.mailbox === true,
       batch_policy: batching.batchPolicy ?? 'fixed',
       target_latency_ms: batching.targetLatencyMs ?? DEFAULT_TARGET_LATENCY_MS,
       admission: batching.admission ?? 'queue',

@@ -61,20 +61,29 @@ export interface SimulationResult {
 }
 
 /**
- * The virtual model: a batch of `n` occupies its slot for `serviceTime(n)` virtual ms, then
- * answers every request with its own input. Completions are ordered before anything else at
- * the same instant, as "Batching semantics" in architecture.md requires.
+ * The virtual model: a batch of `n` occupies its instance for `serviceTime(n)` virtual ms, then
+ * answers every request with its own input. An instance runs what it is given in order, as
+ * serve's instance pool does: a batch handed to a busy instance's mailbox starts when the batch
+ * ahead of it ends, and ends one service time after that. Completions are ordered before
+ * anything else at the same instant, as "Batching semantics" in architecture.md requires.
  */
 class SimulatedExecutor implements Executor<number, number> {
+  /** When each instance has run everything it was given. */
+  private readonly freeAtMs: number[];
+
   constructor(
     private readonly clock: VirtualClock,
     private readonly serviceTime: ServiceTime,
+    instances: number,
     private readonly faults?: FaultInjector,
-  ) {}
+  ) {
+    this.freeAtMs = new Array<number>(instances).fill(0);
+  }
 
   start(batch: Batch<number, number>, done: (result: readonly number[] | Error) => void): void {
-    const startMs = this.clock.now();
+    const startMs = Math.max(this.clock.now(), this.freeAtMs[batch.instance] as number);
     const finishAtMs = startMs + this.serviceTime(batch.inputs.length);
+    this.freeAtMs[batch.instance] = finishAtMs;
     // A failing run takes its whole time: the model ran and then failed.
     const error = this.faults?.failure(batch.inputs, startMs);
     this.clock.scheduleCall(finishAtMs, done, error ?? batch.inputs, EventOrder.completion);
@@ -115,7 +124,7 @@ export function runSimulation(setup: SimulationSetup): SimulationResult {
   const batcher = createBatcher<number, number>(
     batching,
     setup.batcherTimerLateMs === undefined ? clock : lateClock(clock, setup.batcherTimerLateMs),
-    path ?? new SimulatedExecutor(clock, setup.serviceTime, active),
+    path ?? new SimulatedExecutor(clock, setup.serviceTime, batching.instances, active),
   );
   // Over the serving path a request's latency runs from its arrival over HTTP, before the main
   // thread read it and the batcher saw it.

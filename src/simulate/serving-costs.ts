@@ -126,6 +126,11 @@ export function pathPlanOf(
     path.execution !== 'inline'
       ? `instance ${path.execution === 'process' ? 'process' : 'thread'}, per batch: ${work.description}: the run (${fit(path.run_fit)}) and the hand-over to it and back (${fit(path.handover_fit)})${loadFactor > 1 ? `, × ${loadFactor.toFixed(2)} for the instance's CPU per batch measured on a real serve` : ''}`
       : `main thread, per batch: the model's run, ${work.description} (inline execution)`,
+    ...(batching.mailbox === true
+      ? [
+          "each instance takes its next full batch while it runs one (its mailbox, serve's --pipeline): that batch's run starts when the run ahead of it ends",
+        ]
+      : []),
     ...(handoverWaitPerItemMs > 0
       ? [
           `per item, waiting in the hand-over under load, no CPU: ${ms(handoverWaitPerItemMs)} ms (a real serve's batches took ${ms(served?.exec_ms ?? 0)} ms at ${ms(served?.mean_batch ?? 0)} items)`,
@@ -247,6 +252,8 @@ function handoverWaitPerItemOf(base: ServingPathSetup, served: ServedCpu | undef
             maxQueueSize: BATCHING_OPTIONS.maxQueueSize.default,
             requestTimeoutMs: BATCHING_OPTIONS.requestTimeoutMs.default,
             instances: 1,
+            // …and with the mailbox if it had one: its batches' time then runs from the end of the one ahead.
+            ...(served.pipeline === true ? { mailbox: true } : {}),
           },
           served.connections ?? PROFILED_CONNECTIONS,
         ).meanBatchMs;

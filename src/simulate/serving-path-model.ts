@@ -66,6 +66,11 @@ export class ServingPath implements Executor<number, number> {
   readonly main: FifoThread;
   private readonly helpers: FifoThread;
   private readonly generator: FifoThread;
+  /**
+   * Each instance's thread takes its batches in the order they were handed over: a batch in its
+   * mailbox (serve's --pipeline) was posted while the one ahead ran, and starts when that run ends.
+   */
+  private readonly instances: FifoThread[] = [];
 
   constructor(
     private readonly clock: VirtualClock,
@@ -120,7 +125,7 @@ export class ServingPath implements Executor<number, number> {
       const waitMs = this.setup.handoverWaitMs(n);
       const after =
         waitMs > 0 ? () => void this.clock.schedule(this.clock.now() + waitMs, back, EventOrder.completion) : back;
-      this.pool.run(batch.instance + 1, workMs, after);
+      this.instanceThread(batch.instance).enqueue(workMs, after);
     };
     const delayMs = this.setup.batchDelayMs(n);
     const begin =
@@ -131,6 +136,15 @@ export class ServingPath implements Executor<number, number> {
     // on the main thread already.
     if (batch.trigger === 'window' && this.setup.execution !== 'inline') this.main.enqueue(0, begin);
     else begin();
+  }
+
+  private instanceThread(index: number): FifoThread {
+    let thread = this.instances[index];
+    if (thread === undefined) {
+      thread = new FifoThread(this.pool, index + 1);
+      this.instances[index] = thread;
+    }
+    return thread;
   }
 }
 

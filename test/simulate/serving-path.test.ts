@@ -281,10 +281,13 @@ describe('simulate over a measured serving path', () => {
     // Under that load its batches of 8 took 20 ms, 11 more than the isolated 9: a wait in the hand-over, per item.
     profile.serving_path.serve_cpu.exec_ms = 20;
     writeFileSync(file, JSON.stringify(profile));
-    const waited = await simulateWithInputs({ ...common, maxBatchSize: 8 });
+    const waited = await simulateWithInputs({ ...common, maxBatchSize: 8, pipeline: false });
     expect(waited.costs.given.join('\n')).toMatch(/per item, waiting in the hand-over under load, no CPU: 1\.375 ms/);
     expect(waited.capacity_rps).toBeLessThan(unshared.capacity_rps);
     expect(waited.capacity_rps).toBeLessThanOrEqual((8 * 1000) / 20 + 1);
+    // With a mailbox (serve's default) the instance runs its next batch while the last one's answers wait.
+    const mailbox = await simulateWithInputs({ ...common, maxBatchSize: 8 });
+    expect(mailbox.capacity_rps).toBeGreaterThan(1.5 * waited.capacity_rps);
   });
 
   it('serves Poisson traffic at the costs a real serve showed under Poisson arrivals, and keeps the capacity of its closed loop', async () => {

@@ -18,6 +18,12 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
   started = 0;
   readonly batchSizeCounts: number[];
   readonly busyMs: number[];
+  /**
+   * Per instance, the batch it runs and the one handed to its mailbox (serve's --pipeline): a
+   * mailbox batch's requests wait until the one ahead of it ends, so their queue wait ends then.
+   */
+  private readonly running: (Batch<I, O> | undefined)[];
+  private readonly inMailbox: (Batch<I, O> | undefined)[];
   /** ∫ (requests admitted and unanswered) dt, and ∫ (requests waiting) dt, in request·ms. */
   inSystemAreaMs = 0;
   inQueueAreaMs = 0;
@@ -48,6 +54,8 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
   ) {
     this.batchSizeCounts = new Array<number>(maxBatchSize + 1).fill(0);
     this.busyMs = new Array<number>(instances).fill(0);
+    this.running = new Array<Batch<I, O> | undefined>(instances).fill(undefined);
+    this.inMailbox = new Array<Batch<I, O> | undefined>(instances).fill(undefined);
   }
 
   admitted(_request: PendingRequest<I, O>, nowMs: number): void {
@@ -62,21 +70,40 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
   }
 
   batchStarted(batch: Batch<I, O>, nowMs: number): void {
+    this.batchSizeCounts[batch.requests.length]!++;
+    if (this.running[batch.instance] === undefined) {
+      this.running[batch.instance] = batch;
+      this.leftQueue(batch, nowMs);
+    } else this.inMailbox[batch.instance] = batch;
+  }
+
+  batchFinished(batch: Batch<I, O>, nowMs: number): void {
+    const instance = batch.instance;
+    this.busyMs[instance]! += nowMs - batch.startedAtMs;
+    const next = this.inMailbox[instance];
+    if (next === undefined) {
+      this.running[instance] = undefined;
+      return;
+    }
+    this.inMailbox[instance] = undefined;
+    // The batch in the mailbox starts now, unless it ended before the one ahead (a crash, isolation runs).
+    if (next === batch) return this.leftQueue(batch, batch.startedAtMs);
+    this.running[instance] = next;
+    this.leftQueue(next, nowMs);
+  }
+
+  /** The batch's requests stop waiting: their queue waits end at `startMs`. */
+  private leftQueue(batch: Batch<I, O>, startMs: number): void {
     const requests = batch.requests;
-    this.integrate(nowMs);
+    this.integrate(startMs);
     this.inQueue -= requests.length;
-    this.batchSizeCounts[requests.length]!++;
     this.started += requests.length;
     for (let i = 0; i < requests.length; i++) {
-      const waitMs = nowMs - (requests[i] as PendingRequest<I, O>).arrivalAtMs;
+      const waitMs = startMs - (requests[i] as PendingRequest<I, O>).arrivalAtMs;
       this.queueWait.recordMs(waitMs);
       this.queueWaitSumMs += waitMs;
       if (waitMs > this.queueWaitMaxMs) this.queueWaitMaxMs = waitMs;
     }
-  }
-
-  batchFinished(batch: Batch<I, O>, nowMs: number): void {
-    this.busyMs[batch.instance]! += nowMs - batch.startedAtMs;
   }
 
   requestFinished(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void {

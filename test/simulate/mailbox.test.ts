@@ -85,8 +85,12 @@ describe("simulate's mailbox (serve's --pipeline)", () => {
       expect(w.mailboxBatches > 0, `mailbox ${mailbox}`).toBe(mailbox);
       // Every batch holds its instance one service time from its start (a mailbox batch's: the end of the one ahead).
       expect(new Set(w.runMs)).toEqual(new Set([10]));
-      const { counts, endMs } = result;
+      const { counts, endMs, recorder } = result;
       expect(counts.batchItems / counts.batches).toBe(8);
+      // A request waits until its batch starts, in a mailbox too: the recorded queue waits, the
+      // area under the waiting count and the requests' own start times agree (Little's law).
+      expect(recorder.queueWaitSumMs / recorder.waitSumMs).toBeCloseTo(1, 9);
+      expect(recorder.inQueueAreaMs / recorder.waitSumMs).toBeCloseTo(1, 9);
       // One batch of 8 per 10 ms from the first batch's start (when the 8th request arrives) to the last one's end.
       expect(counts.outcomes.ok / (endMs - 7 / 1.6)).toBeCloseTo(0.8, 6);
     }

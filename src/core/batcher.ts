@@ -7,6 +7,7 @@ import { Mailboxes } from './mailboxes.js';
 import { PriorityLevels } from './priority-levels.js';
 import { BatchRun, type BatchRunHost } from './batch-run.js';
 import type { BatchPolicy, BatchTrigger, PolicySettings, QueueView } from './policy.js';
+import { QueuedRequest } from './queued-request.js';
 import { RequestQueue } from './request-queue.js';
 import { WakeTimer } from './wake-timer.js';
 import type {
@@ -18,6 +19,7 @@ import type {
   OutcomeListener,
   PendingRequest,
   Refusal,
+  Refused,
   SubmitGroupResult,
   SubmitResult,
 } from './types.js';
@@ -207,16 +209,22 @@ export class Batcher<I, O> {
     timeoutMs?: number,
     priority?: number,
   ): SubmitResult<I, O> {
+    const request = new QueuedRequest<I, O>(id, input, onOutcome);
+    return this.offer(request, timeoutMs, priority) ?? { admitted: true, request };
+  }
+
+  /** `submit` of a request the caller made (see QueuedRequest): undefined when it is admitted. */
+  offer(request: QueuedRequest<I, O>, timeoutMs?: number, priority?: number): Refused | undefined {
     const nowMs = this.clock.now();
     this.options.arrivalRate?.arrived(nowMs);
     const level = priority === undefined ? this.levels.defaultLevel : this.levels.levelOf(priority);
     const levelTimeoutMs = this.levels.timeoutsMs[level - 1] as number;
     const deadlineMs = timeoutMs ?? levelTimeoutMs;
     const refusal = this.refusal(deadlineMs, 1, level, nowMs);
-    if (refusal !== undefined) return this.refuse(refusal, [id], level, nowMs);
-    const request = this.enqueue(id, input, onOutcome, deadlineMs, deadlineMs === levelTimeoutMs, level, nowMs);
+    if (refusal !== undefined) return this.refuse(refusal, [request.id], level, nowMs);
+    this.enqueue(request, deadlineMs, deadlineMs === levelTimeoutMs, level, nowMs);
     if (this.arrivalNeedsPass(request.deadlineAtMs)) this.pump(nowMs);
-    return { admitted: true, request };
+    return undefined;
   }
 
   /**
@@ -239,7 +247,9 @@ export class Batcher<I, O> {
     const refusal = this.refusal(deadlineMs, ids.length, level, nowMs);
     if (refusal !== undefined) return this.refuse(refusal, ids, level, nowMs);
     const inOrder = deadlineMs === levelTimeoutMs;
-    const requests = ids.map((id, i) => this.enqueue(id, inputs[i] as I, onOutcome, deadlineMs, inOrder, level, nowMs));
+    const requests = ids.map((id, i) =>
+      this.enqueue(new QueuedRequest<I, O>(id, inputs[i], onOutcome), deadlineMs, inOrder, level, nowMs),
+    );
     if (this.arrivalNeedsPass(nowMs + deadlineMs)) this.pump(nowMs);
     return { admitted: true, requests };
   }
@@ -250,7 +260,7 @@ export class Batcher<I, O> {
    * 429s then costs no decoding. Undefined when it may be admitted or `submit` would refuse it
    * for another reason.
    */
-  refuseIfFull(id: string): ({ admitted: false } & Refusal) | undefined {
+  refuseIfFull(id: string): Refused | undefined {
     if (this.closing || !this.everyLevelFull()) return undefined;
     const nowMs = this.clock.now();
     this.expireDue(nowMs);
@@ -276,12 +286,7 @@ export class Batcher<I, O> {
     return this.queue.length >= this.passAtLength || deadlineAtMs < this.timer.atMs;
   }
 
-  private refuse(
-    refusal: Refusal,
-    ids: readonly string[],
-    level: number,
-    nowMs: number,
-  ): { admitted: false } & Refusal {
+  private refuse(refusal: Refusal, ids: readonly string[], level: number, nowMs: number): Refused {
     for (const id of ids) {
       this.counts.rejected[refusal.reason]++;
       for (const observer of this.observers) observer.rejected?.(refusal.reason, nowMs, id, level);
@@ -290,27 +295,16 @@ export class Batcher<I, O> {
   }
 
   private enqueue(
-    id: string,
-    input: I,
-    onOutcome: PendingRequest<I, O>['onOutcome'],
+    request: QueuedRequest<I, O>,
     timeoutMs: number,
     hasLevelTimeout: boolean,
     priority: number,
     nowMs: number,
-  ): PendingRequest<I, O> {
-    const request: PendingRequest<I, O> = {
-      sequence: this.nextSequence++,
-      id,
-      input,
-      arrivalAtMs: nowMs,
-      deadlineAtMs: nowMs + timeoutMs,
-      priority,
-      phase: 'queued',
-      startedAtMs: undefined,
-      finishedAtMs: undefined,
-      batchId: undefined,
-      onOutcome,
-    };
+  ): QueuedRequest<I, O> {
+    request.sequence = this.nextSequence++;
+    request.arrivalAtMs = nowMs;
+    request.deadlineAtMs = nowMs + timeoutMs;
+    request.priority = priority;
     this.queue.push(request);
     this.deadlines.add(request, hasLevelTimeout);
     this.counts.admitted++;

@@ -129,11 +129,12 @@ export interface Refusal {
   allowedMs?: number;
 }
 
-export type SubmitResult<I, O> = { admitted: true; request: PendingRequest<I, O> } | ({ admitted: false } & Refusal);
+/** A request, or a group of them, refused at the door. */
+export type Refused = { admitted: false } & Refusal;
 
-export type SubmitGroupResult<I, O> =
-  | { admitted: true; requests: PendingRequest<I, O>[] }
-  | ({ admitted: false } & Refusal);
+export type SubmitResult<I, O> = { admitted: true; request: PendingRequest<I, O> } | Refused;
+
+export type SubmitGroupResult<I, O> = { admitted: true; requests: PendingRequest<I, O>[] } | Refused;
 
 /** The circuit breaker's state: closed (normal), open (refusing), half_open (one probe batch). */
 export type BreakerState = 'closed' | 'open' | 'half_open';

@@ -1,6 +1,7 @@
 import { BatcherStats, type BatcherSnapshot } from '../core/batcher-stats.js';
 import type { Batcher } from '../core/batcher.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
+import { QueuedRequest } from '../core/queued-request.js';
 import type { Batch, Executor, Outcome, PendingRequest } from '../core/types.js';
 import { asError, BatchlineError } from '../errors.js';
 import { SERVE_OPTIONS } from '../options/serve.js';
@@ -77,10 +78,11 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
   const batcher = createBatcher<I, O>(config, clock, executor);
   const stats = new BatcherStats(batcher, clock, config.maxBatchSize);
   const keepAlive = new KeepAlive();
+  const owner: CallOwner<I, O> = { batcher, keepAlive };
   let closing: Promise<void> | undefined;
 
   const call = (item: I, callOptions?: CallOptions): Promise<O> => {
-    const pending = new PendingCall<I, O>(batcher, keepAlive);
+    const pending = new PendingCall<I, O>(item, owner);
     const promise = pending.promise();
     let timeoutMs: number | undefined;
     let priority: number | undefined;
@@ -94,13 +96,12 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
       priority = callOptions.priority;
     }
     keepAlive.enter();
-    const submitted = batcher.submit('', item, pending, timeoutMs, priority);
-    if (!submitted.admitted) {
+    const refused = batcher.offer(pending, timeoutMs, priority);
+    if (refused !== undefined) {
       keepAlive.leave();
-      return rejected(pending, promise, publicError(refusalError(batcher, submitted)));
+      return rejected(pending, promise, publicError(refusalError(batcher, refused)));
     }
-    const request = submitted.request;
-    if (pending.signal !== undefined && request.phase !== 'done') pending.watch(request);
+    if (pending.signal !== undefined && pending.phase !== 'done') pending.watch();
     return promise;
   };
 
@@ -139,6 +140,8 @@ function rejected<I, O>(pending: PendingCall<I, O>, promise: Promise<O>, reason:
   return promise;
 }
 
+function unsettled(): void {}
+
 /** Set just before `new Promise(captureSettlers)`, whose executor runs synchronously. */
 let capturing: PendingCall<unknown, unknown> | undefined;
 function captureSettlers(resolve: (value: unknown) => void, reject: (reason: unknown) => void): void {
@@ -147,22 +150,34 @@ function captureSettlers(resolve: (value: unknown) => void, reject: (reason: unk
   pending.reject = reject;
 }
 
+/** What every call of one batched function shares. */
+interface CallOwner<I, O> {
+  readonly batcher: Batcher<I, O>;
+  readonly keepAlive: KeepAlive;
+}
+
 /**
- * One call in flight: its promise's resolve and reject, and the batcher's outcome listener and
- * the abort listener in one object. A closure each (the promise's executor, the outcome callback,
- * the abort handler) cost more than the rest of a call's bookkeeping; Node 20 has no
+ * One call in flight, which is itself the batcher's request (QueuedRequest), its outcome listener
+ * and its abort listener, and holds its promise's resolve and reject: one object a call. A
+ * closure each (the promise's executor, the outcome callback, the abort handler) and a request
+ * beside them cost more than the rest of a call's bookkeeping; Node 20 has no
  * `Promise.withResolvers`, so a shared executor takes them from `capturing`.
  */
-class PendingCall<I, O> {
-  resolve!: (value: O) => void;
-  reject!: (reason: unknown) => void;
-  signal: AbortSignal | undefined = undefined;
-  private request: PendingRequest<I, O> | undefined = undefined;
+class PendingCall<I, O> extends QueuedRequest<I, O> {
+  // Assigned in the constructor, as QueuedRequest's fields are (see there).
+  declare resolve: (value: O) => void;
+  declare reject: (reason: unknown) => void;
+  declare signal: AbortSignal | undefined;
+  declare private readonly owner: CallOwner<I, O>;
 
-  constructor(
-    private readonly batcher: Batcher<I, O>,
-    private readonly keepAlive: KeepAlive,
-  ) {}
+  constructor(item: I, owner: CallOwner<I, O>) {
+    super('', item, undefined);
+    this.onOutcome = this;
+    this.owner = owner;
+    this.signal = undefined;
+    this.resolve = unsettled; // promise() sets both at once
+    this.reject = unsettled;
+  }
 
   promise(): Promise<O> {
     capturing = this as PendingCall<unknown, unknown>;
@@ -172,22 +187,25 @@ class PendingCall<I, O> {
   }
 
   /** Its signal's abort cancels the request: removed if queued, its result discarded if running. */
-  watch(request: PendingRequest<I, O>): void {
-    this.request = request;
+  watch(): void {
     (this.signal as AbortSignal).addEventListener('abort', this, { once: true });
   }
 
   /** The abort listener (EventTarget calls an object's `handleEvent`). */
   handleEvent(): void {
-    this.batcher.cancel(this.request as PendingRequest<I, O>);
+    this.owner.batcher.cancel(this);
   }
 
   /** The batcher's outcome listener. */
-  outcome(outcome: Outcome<O>, request: PendingRequest<I, O>): void {
-    this.keepAlive.leave();
-    if (this.request !== undefined) this.signal?.removeEventListener('abort', this);
-    if (outcome.kind === 'ok') this.resolve(outcome.output as O);
-    else this.reject(outcome.kind === 'cancelled' ? this.signal?.reason : failure(outcome, request));
+  outcome(outcome: Outcome<O>): void {
+    this.owner.keepAlive.leave();
+    if (this.signal !== undefined) this.signal.removeEventListener('abort', this);
+    const { resolve, reject } = this;
+    // The answered request may wait in the deadline FIFO until the next pass sweeps it: it need not hold its promise.
+    this.resolve = unsettled;
+    this.reject = unsettled;
+    if (outcome.kind === 'ok') resolve(outcome.output as O);
+    else reject(outcome.kind === 'cancelled' ? this.signal?.reason : failure(outcome, this));
   }
 }
 

@@ -66,10 +66,17 @@ export function recordMs(histogram: hdr.Histogram, durationMs: number): void {
 export class RunLengthRecorder {
   private valueUs = 0;
   private count = 0;
+  /** The duration last given, in ms: the same again is the same µs, without converting it. */
+  private lastMs = Number.NaN;
 
   constructor(public histogram: hdr.Histogram) {}
 
   recordMs(durationMs: number): void {
+    if (durationMs === this.lastMs) {
+      this.count++;
+      return;
+    }
+    this.lastMs = durationMs;
     const us = histogramUs(durationMs);
     if (us === this.valueUs) {
       this.count++;

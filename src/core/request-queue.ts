@@ -54,13 +54,18 @@ export class RequestQueue<I, O> {
 
   /** Takes up to `count` waiting requests: the highest level's first, each level in arrival order. */
   take(count: number): PendingRequest<I, O>[] {
-    const taken: PendingRequest<I, O>[] = [];
-    for (let i = 0; i < this.levels.length && taken.length < count; i++) {
+    const size = Math.min(count, this.waiting);
+    const taken = new Array<PendingRequest<I, O>>(size);
+    let filled = 0;
+    for (let i = 0; filled < size; i++) {
       const buffer = this.levels[i] as RingBuffer<PendingRequest<I, O>>;
-      while (taken.length < count && this.head(i) !== undefined) {
-        taken.push(buffer.shift() as PendingRequest<I, O>);
-        (this.waitingAt[i] as number)--;
-        this.waiting--;
+      const wanted = Math.min(size - filled, this.waitingAt[i] as number);
+      (this.waitingAt[i] as number) -= wanted;
+      this.waiting -= wanted;
+      // The level holds `waitingAt` waiting requests; those removed from among them are dropped on the way.
+      for (const end = filled + wanted; filled < end; ) {
+        const request = buffer.shift() as PendingRequest<I, O>;
+        if (request.phase === 'queued') taken[filled++] = request;
       }
     }
     return taken;

@@ -92,28 +92,70 @@ export function checkBinaryValues(data: TypedElementArray, spec: TensorSpec): vo
 
 /*
  * Whether every value is finite: v - v is 0 for a finite v and NaN for NaN or ±Infinity, and a
- * NaN stays in the sum. With no branch a value and one function an array type (a loop that saw
- * both types ran at half the speed), the classifier's 27,648 floats take 32-39 µs instead of
- * 90 µs (the loop that threw at the first bad value was 19 % of serve's main thread under load).
+ * NaN stays in a sum. No branch a value and one function an array type (a loop that saw both
+ * types ran at half the speed). Eight sums, not one: each addition waits for the one before it
+ * in the same sum (about four cycles), so a single sum ran at a value per addition's latency; the
+ * classifier's 27,648 floats take 16-22 µs instead of 30-38 µs, on serve's main thread for every
+ * admitted /v2 binary request.
  */
 function allFinite32(values: Float32Array): boolean {
-  let sum = 0;
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let s4 = 0;
+  let s5 = 0;
+  let s6 = 0;
+  let s7 = 0;
   const length = values.length;
-  for (let i = 0; i < length; i++) {
-    const value = values[i] as number;
-    sum += value - value;
+  let i = 0;
+  for (; i + 7 < length; i += 8) {
+    const v0 = values[i] as number;
+    const v1 = values[i + 1] as number;
+    const v2 = values[i + 2] as number;
+    const v3 = values[i + 3] as number;
+    const v4 = values[i + 4] as number;
+    const v5 = values[i + 5] as number;
+    const v6 = values[i + 6] as number;
+    const v7 = values[i + 7] as number;
+    s0 += v0 - v0;
+    s1 += v1 - v1;
+    s2 += v2 - v2;
+    s3 += v3 - v3;
+    s4 += v4 - v4;
+    s5 += v5 - v5;
+    s6 += v6 - v6;
+    s7 += v7 - v7;
   }
-  return sum === 0;
+  for (; i < length; i++) {
+    const value = values[i] as number;
+    s0 += value - value;
+  }
+  return s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7 === 0;
 }
 
 function allFinite64(values: Float64Array): boolean {
-  let sum = 0;
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
   const length = values.length;
-  for (let i = 0; i < length; i++) {
-    const value = values[i] as number;
-    sum += value - value;
+  let i = 0;
+  for (; i + 3 < length; i += 4) {
+    const v0 = values[i] as number;
+    const v1 = values[i + 1] as number;
+    const v2 = values[i + 2] as number;
+    const v3 = values[i + 3] as number;
+    s0 += v0 - v0;
+    s1 += v1 - v1;
+    s2 += v2 - v2;
+    s3 += v3 - v3;
   }
-  return sum === 0;
+  for (; i < length; i++) {
+    const value = values[i] as number;
+    s0 += value - value;
+  }
+  return s0 + s1 + s2 + s3 === 0;
 }
 
 function bad(detail: string): BatchlineError {

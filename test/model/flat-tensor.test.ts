@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { flatValues } from '../../src/model/flat-tensor.js';
+import { checkBinaryValues, flatValues } from '../../src/model/flat-tensor.js';
 import type { TensorSpec } from '../../src/model/tensor-spec.js';
 import { giveBufferToItem, transferablesOf } from '../../src/model/worker-protocol.js';
 
@@ -32,6 +32,30 @@ describe('flatValues (a bin for a tensor)', () => {
       expect(Array.from(data)).toStrictEqual([1, 2, 3, 4]);
       expect(data.buffer).not.toBe(bin.buffer);
       expect(transferablesOf([{ x: { data, shape: [4] } }])).toStrictEqual([data.buffer]);
+    }
+  });
+});
+
+describe('checkBinaryValues (finite floats)', () => {
+  it('finds NaN and ±Infinity at every position, in the unrolled part of the loop and in its tail', () => {
+    for (const [type, Array_] of [
+      ['float32', Float32Array],
+      ['float64', Float64Array],
+    ] as const) {
+      const floats: TensorSpec = { name: 'x', type, itemShape: ['n'] };
+      for (let length = 0; length <= 19; length++) {
+        const values = new Array_(length);
+        for (let i = 0; i < length; i++) values[i] = (i % 3) - 1.5e38 * (i % 2);
+        expect(() => checkBinaryValues(values, floats)).not.toThrow();
+        for (let at = 0; at < length; at++)
+          for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+            const copy = values.slice();
+            copy[at] = bad;
+            expect(() => checkBinaryValues(copy, floats), `${type}, ${bad} at ${at} of ${length}`).toThrow(
+              /must hold finite numbers/,
+            );
+          }
+      }
     }
   });
 });

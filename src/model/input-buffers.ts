@@ -13,6 +13,8 @@
 export class BufferPool {
   private free = new Map<number, ArrayBuffer[]>();
   private freeBytes = 0;
+  /** Buffers taken and not given back: only these may be given back by the thread that took them (`giveBackLent`). */
+  private readonly lent = new WeakSet<ArrayBuffer>();
 
   constructor(
     private readonly maxFreeBytes: number,
@@ -22,14 +24,26 @@ export class BufferPool {
 
   /** A buffer of exactly `byteLength` bytes. Its bytes are not cleared: the caller writes every one. */
   take(byteLength: number): ArrayBuffer {
-    const buffer = this.free.get(byteLength)?.pop();
-    if (buffer === undefined) return new ArrayBuffer(byteLength);
-    this.freeBytes -= byteLength;
+    let buffer = this.free.get(byteLength)?.pop();
+    if (buffer === undefined) buffer = new ArrayBuffer(byteLength);
+    else this.freeBytes -= byteLength;
+    this.lent.add(buffer);
     return buffer;
+  }
+
+  /**
+   * Gives back a buffer of this pool's that nothing uses any more, once; true if it was one. A
+   * buffer the pool did not lend (a caller's array) is never taken: its owner may still read it.
+   */
+  giveBackLent(buffer: ArrayBuffer): boolean {
+    if (!this.lent.has(buffer)) return false;
+    this.give(buffer);
+    return true;
   }
 
   /** Gives back a buffer that nothing uses any more (one a model thread returned: it was transferred). */
   give(buffer: ArrayBuffer): void {
+    this.lent.delete(buffer);
     const bytes = buffer.byteLength;
     if (bytes < this.minBytes) return; // small, or detached (0 bytes)
     if (bytes > this.maxFreeBytes) return;
@@ -41,6 +55,11 @@ export class BufferPool {
     if (list === undefined) this.free.set(bytes, (list = []));
     list.push(buffer);
     this.freeBytes += bytes;
+  }
+
+  /** Buffers of `byteLength` bytes waiting to be taken (for tests). */
+  waitingOf(byteLength: number): number {
+    return this.free.get(byteLength)?.length ?? 0;
   }
 
   /** Bytes waiting to be taken (for tests). */

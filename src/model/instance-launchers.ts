@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { BatchlineError } from '../errors.js';
+import { stackForThread } from './batch-buffer.js';
 import { inputBuffers } from './input-buffers.js';
 import { instanceLoads } from './load-gate.js';
 import { modelThreads } from './model-threads.js';
@@ -36,7 +37,8 @@ interface Endpoint {
 }
 
 /**
- * Model instances on worker threads: a batch's input buffers are transferred, not copied. A
+ * Model instances on worker threads: a batch's inputs are stacked here (batch-buffer.ts) and
+ * their buffer transferred, not copied. A
  * thread inside onnxruntime cannot be stopped: terminating it (or exiting the process) waits
  * for the run to return and then aborts the whole process.
  */
@@ -48,7 +50,10 @@ export function threadLauncher(setup: WorkerSetup): InstanceLauncher {
     worker.once('exit', (code) => ended?.(`code ${code}`));
     return launch(
       {
-        post: (request, items) => worker.postMessage(request, items === undefined ? [] : transferablesOf(items)),
+        post: (request, items) => {
+          if (items !== undefined) stackForThread(items);
+          worker.postMessage(request, items === undefined ? [] : transferablesOf(items));
+        },
         onReply: (listener) => worker.on('message', listener),
         onEnd: (listener) => (ended = once(listener)),
         kill: () => void worker.terminate(),
@@ -72,7 +77,10 @@ export function sharedThreadLauncher(setup: WorkerSetup): InstanceLauncher {
     session.onEnd = (reason) => ended?.(reason);
     return launch(
       {
-        post: (request, items) => session.post(request, items),
+        post: (request, items) => {
+          if (items !== undefined) stackForThread(items);
+          session.post(request, items);
+        },
         onReply: (listener) => (session.onReply = listener),
         onEnd: (listener) => (ended = once(listener)),
         // The thread runs other models' sessions: only this one closes (after its batch, if it runs one).

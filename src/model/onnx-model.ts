@@ -152,10 +152,11 @@ export class OnnxModel {
 }
 
 /**
- * One input's items along dimension 0. A batch of one item uses that item's own array: no
- * copy (an item's buffer arrived by transfer and nothing else holds it). A numeric input is
- * stacked into the buffer `reusable` keeps for it when that has the right length (every element
- * is overwritten), and the new buffer is kept there otherwise.
+ * One input's items along dimension 0. A batch of one item uses that item's own array, and items
+ * that already lie side by side in one buffer (stacked by the server before the batch came to
+ * this thread: batch-buffer.ts; or one request's several items) are viewed where they are: no
+ * copy. Otherwise a numeric input is stacked into the buffer `reusable` keeps for it when that is
+ * long enough (every element of the part used is overwritten), and a longer new one is kept there.
  */
 function stackData(
   spec: TensorSpec,
@@ -163,11 +164,14 @@ function stackData(
   reusable: Map<string, TypedElementArray> | undefined,
 ): Float32Array {
   if (items.length === 1) return items[0]![spec.name]!.data as Float32Array;
+  const inPlace = sideBySide(spec.name, items);
+  if (inPlace !== undefined) return inPlace as Float32Array;
   const itemLength = items[0]![spec.name]!.data.length;
   const length = itemLength * items.length;
   const kept = reusable?.get(spec.name);
-  const stacked = kept !== undefined && kept.length === length ? kept : allocate(spec.type, length);
-  if (reusable !== undefined && !Array.isArray(stacked)) reusable.set(spec.name, stacked);
+  const stacked = kept !== undefined && kept.length >= length ? kept.subarray(0, length) : allocate(spec.type, length);
+  if (reusable !== undefined && !Array.isArray(stacked) && (kept?.length ?? 0) < length)
+    reusable.set(spec.name, stacked);
   if (Array.isArray(stacked)) {
     items.forEach((item, i) => {
       (item[spec.name]!.data as string[]).forEach((value, k) => {
@@ -180,6 +184,24 @@ function stackData(
     });
   }
   return stacked as Float32Array;
+}
+
+/** The items' arrays as one, when they lie one after the other in the same buffer. */
+function sideBySide(name: string, items: readonly ItemTensors[]): TypedElementArray | undefined {
+  const first = items[0]![name]!.data;
+  if (Array.isArray(first)) return undefined;
+  const itemBytes = first.byteLength;
+  for (let i = 1; i < items.length; i++) {
+    const data = items[i]![name]!.data;
+    if (Array.isArray(data) || data.buffer !== first.buffer || data.constructor !== first.constructor) return undefined;
+    if (data.byteOffset !== first.byteOffset + i * itemBytes || data.byteLength !== itemBytes) return undefined;
+  }
+  const Class = first.constructor as new (
+    buffer: ArrayBufferLike,
+    byteOffset: number,
+    length: number,
+  ) => TypedElementArray;
+  return new Class(first.buffer, first.byteOffset, first.length * items.length);
 }
 
 function splitOutputs(

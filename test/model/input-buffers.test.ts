@@ -46,19 +46,28 @@ function pooledItem(value: number): ItemTensors {
 }
 
 describe('input buffers and model instances', () => {
-  it("a model thread gives a batch's input buffers back with its result, and they serve the next batch", async () => {
+  it("a batch goes to a model thread in one pooled buffer (the items' own go back at once), which comes back with its result and serves the next batch", async () => {
     const model = await loadModel(CLASSIFIER, { execution: 'worker', instances: 1 });
     try {
       const before = inputBuffers.waitingBytes;
-      const outputs = await model.runBatch([pooledItem(0.1), pooledItem(-0.4)], 0);
+      const items = [pooledItem(0.1), pooledItem(-0.4)];
+      const outputs = await model.runBatch(items, 0);
       for (const output of outputs) expect((output as ItemTensors)['softmax_0.tmp_0']!.data).toHaveLength(2);
-      expect(inputBuffers.waitingBytes).toBe(before + 2 * ITEM_BYTES);
+      // The two items' buffers, and the batch's buffer of both.
+      expect(inputBuffers.waitingBytes).toBe(before + 4 * ITEM_BYTES);
       const again = await model.runBatch([pooledItem(0.1), pooledItem(-0.4)], 0);
-      expect(inputBuffers.waitingBytes).toBe(before + 2 * ITEM_BYTES);
+      expect(inputBuffers.waitingBytes).toBe(before + 4 * ITEM_BYTES);
       // Reused buffers hold the new items, not the old: the same inputs give the same outputs.
       expect(again.map((o) => Array.from((o as ItemTensors)['softmax_0.tmp_0']!.data as Float32Array))).toEqual(
         outputs.map((o) => Array.from((o as ItemTensors)['softmax_0.tmp_0']!.data as Float32Array)),
       );
+      // And the same as each item alone.
+      for (const [i, value] of [0.1, -0.4].entries()) {
+        const [alone] = await model.runBatch([pooledItem(value)], 0);
+        expect(Array.from((alone as ItemTensors)['softmax_0.tmp_0']!.data as Float32Array)).toEqual(
+          Array.from((outputs[i] as ItemTensors)['softmax_0.tmp_0']!.data as Float32Array),
+        );
+      }
     } finally {
       await model.close();
     }

@@ -100,6 +100,31 @@ describe('OnnxModel', () => {
     }
   });
 
+  it('stacks a smaller batch into the front of the kept buffer, and a larger one into a new one', async () => {
+    for (const model of [native, viaPublicApi]) {
+      expect(results(await model.runBatch([vector(1, 1, 1, 1), vector(2, 2, 2, 2), vector(3, 3, 3, 3)]))).toEqual([
+        [4],
+        [8],
+        [12],
+      ]);
+      expect(results(await model.runBatch([vector(0, 1, 0, 0), vector(5, 0, 0, 0)]))).toEqual([[1], [5]]);
+      const four = [vector(1, 0, 0, 0), vector(0, 2, 0, 0), vector(0, 0, 3, 0), vector(0, 0, 0, 4)];
+      expect(results(await model.runBatch(four))).toEqual([[1], [2], [3], [4]]);
+      expect(results(await model.runBatch([vector(2, 2, 0, 0), vector(1, 1, 1, 0)]))).toEqual([[4], [3]]);
+    }
+  });
+
+  it('runs items that lie side by side in one buffer where they are, and copies items of one buffer out of order', async () => {
+    const buffer = new Float32Array([9, 9, 1, 2, 3, 4, 10, 20, 30, 40, 9]).buffer;
+    const at = (index: number): ItemTensors => ({ x: { data: new Float32Array(buffer, index * 4, 4), shape: [4] } });
+    for (const model of [native, viaPublicApi]) {
+      expect(results(await model.runBatch([at(2), at(6)]))).toEqual([[10], [100]]);
+      expect(results(await model.runBatch([at(6), at(2)]))).toEqual([[100], [10]]);
+      expect(results(await model.runBatch([at(1), at(2)]))).toEqual([[15], [10]]); // overlapping views
+    }
+    expect(Array.from(new Float32Array(buffer))).toEqual([9, 9, 1, 2, 3, 4, 10, 20, 30, 40, 9]); // read, never written
+  });
+
   it('scores the embedded toy model as the original did', async () => {
     const toy = await OnnxModel.load(buildToyModelOnnx(), 'toy-logistic-v1');
     try {

@@ -61,6 +61,14 @@ export class RateProfile {
     this.totalMs = startMs;
   }
 
+  /** The rate when it never changes and never ends (`RateProfile.constant` without a duration). */
+  get endlessRps(): number | undefined {
+    const only = this.segments.length === 1 ? this.segments[0] : undefined;
+    return only !== undefined && only.durationMs === Number.POSITIVE_INFINITY && only.startRps === only.endRps
+      ? only.startRps
+      : undefined;
+  }
+
   /** Rate (requests per second) at `atMs`. */
   rateAt(atMs: number): number {
     const segment = this.segments.find((s) => atMs < s.startMs + s.durationMs) ?? this.segments.at(-1);
@@ -112,6 +120,9 @@ export class RateProfile {
 /** Arrivals following `profile`: evenly spaced (`constant`) or a Poisson process. */
 export function arrivalsFromProfile(profile: RateProfile, kind: ArrivalKind, rng?: SeededRandom): ArrivalProcess {
   if (kind === 'poisson' && rng === undefined) throw new Error('poisson arrivals need a seeded generator');
+  const endlessRps = profile.endlessRps;
+  if (kind === 'poisson' && endlessRps !== undefined && endlessRps > 0)
+    return endlessPoisson(endlessRps, rng as SeededRandom);
   let count = kind === 'constant' ? 0 : (rng as SeededRandom).exponential();
   let segment = 0;
   let lastMs = 0;
@@ -125,6 +136,22 @@ export function arrivalsFromProfile(profile: RateProfile, kind: ArrivalKind, rng
       lastMs = Math.max(lastMs, atMs);
       count += kind === 'constant' ? 1 : (rng as SeededRandom).exponential();
       return lastMs;
+    },
+  };
+}
+
+/**
+ * Poisson arrivals at one rate for ever, simulate's default: the times `timeInSegment` gives on
+ * such a profile (Λ⁻¹(count) = count / rate, the same operations), without the walk over
+ * segments that a ramp needs on every arrival.
+ */
+function endlessPoisson(rateRps: number, rng: SeededRandom): ArrivalProcess {
+  let count = rng.exponential();
+  return {
+    next(): number {
+      const atMs = (count / rateRps) * 1000;
+      count += rng.exponential();
+      return atMs;
     },
   };
 }

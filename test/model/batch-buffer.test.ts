@@ -61,7 +61,7 @@ describe('stackForThread', () => {
     const stillViewed = [body(LENGTH), body(LENGTH + 1)]; // y differs in length: it stays in the body
     stackForThread(stillViewed);
     expect(inputBuffers.waitingBytes).toBe(before);
-    expect(stillViewed[1]!.y!.data.buffer.byteLength).toBe((2 * LENGTH + 1) * 4);
+    expect((stillViewed[1]!.y!.data as Float32Array).buffer.byteLength).toBe((2 * LENGTH + 1) * 4);
     const free = [body(LENGTH), body(LENGTH)]; // both inputs stacked: the bodies are free
     stackForThread(free);
     expect(inputBuffers.waitingOf(2 * LENGTH * 4)).toBe(2);

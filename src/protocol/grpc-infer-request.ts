@@ -1,12 +1,21 @@
 import { BatchlineError } from '../errors.js';
 import { fromValues } from '../model/element-values.js';
-import { elementCount, type ElementArray, type ItemTensors } from '../model/tensor-spec.js';
+import { elementCount, type ElementArray } from '../model/tensor-spec.js';
 import { bodyOf } from './body-chunks.js';
 import { byteSizeOf } from './binary-tensor.js';
 import { oipDatatypeOf } from '../model/datatypes.js';
 import { protoRoot } from './grpc-proto-root.js';
 import { CONTENTS_FIELD, type InferTensorContentsMessage } from './grpc-tensor-contents.js';
-import { binaryRows, checkedShape, clip, type OipModelView, type OipRequest, requestedOutputs } from './oip-request.js';
+import {
+  binaryRows,
+  checkedShape,
+  clip,
+  itemsOfRows,
+  type OipModelView,
+  type OipRequest,
+  requestedOutputs,
+  type RowTensor,
+} from './oip-request.js';
 import { scheduleParametersOf } from './schedule-parameters.js';
 
 /** An `InferParameter` as decoded: the one field its oneof holds, named by `parameter_choice`. */
@@ -95,7 +104,7 @@ export function decodeGrpcInferRequest(
     );
 
   let rows: number | undefined;
-  const tensors = new Map<string, { data: (row: number) => ElementArray; itemShape: number[] }>();
+  const tensors = new Map<string, RowTensor>();
   message.inputs.forEach((input, index) => {
     const spec = model.inputs.find((s) => s.name === input.name)!;
     const shape = checkedShape({ datatype: input.datatype, shape: [...input.shape] }, spec, maxRows);
@@ -123,15 +132,7 @@ export function decodeGrpcInferRequest(
     }
   });
 
-  const items: ItemTensors[] = [];
-  for (let row = 0; row < rows!; row++) {
-    const item: ItemTensors = {};
-    for (const spec of model.inputs) {
-      const tensor = tensors.get(spec.name)!;
-      item[spec.name] = { data: tensor.data(row), shape: tensor.itemShape };
-    }
-    items.push(item);
-  }
+  const items = itemsOfRows(tensors, rows!, model);
   const asked = message.outputs.map((output) => ({
     name: output.name,
     parameters: parameterValues(output.parameters),

@@ -87,7 +87,7 @@ export function decodeOipRequest(
   // Binary data follows the JSON in the order the inputs are listed in it.
   let binaryAt = jsonEnd;
   let rows: number | undefined;
-  const tensors = new Map<string, { data: (row: number) => ElementArray; itemShape: number[] }>();
+  const tensors = new Map<string, RowTensor>();
   for (const [name, input] of given) {
     const spec = model.inputs.find((s) => s.name === name)!;
     const shape = checkedShape(input, spec, maxRows);
@@ -124,15 +124,7 @@ export function decodeOipRequest(
       `the body has ${body.length - binaryAt} bytes after the JSON that no input's binary_data_size accounts for`,
     );
 
-  const items: ItemTensors[] = [];
-  for (let row = 0; row < rows!; row++) {
-    const item: ItemTensors = {};
-    for (const spec of model.inputs) {
-      const tensor = tensors.get(spec.name)!;
-      item[spec.name] = { data: tensor.data(row), shape: tensor.itemShape };
-    }
-    items.push(item);
-  }
+  const items = itemsOfRows(tensors, rows!, model);
   return {
     id: id as string | undefined,
     rows: rows!,
@@ -298,4 +290,24 @@ export function clip(text: string): string {
 
 function bad(detail: string): BatchlineError {
   return new BatchlineError('BAD_INPUT', detail);
+}
+
+/** One input of a request as decoded: its row `r`'s elements, and the shape of one row. */
+export interface RowTensor {
+  data: (row: number) => ElementArray;
+  itemShape: number[];
+}
+
+/** The batch's items: row `r` of every input, by input name (REST and gRPC decode to this). */
+export function itemsOfRows(tensors: ReadonlyMap<string, RowTensor>, rows: number, model: OipModelView): ItemTensors[] {
+  const items: ItemTensors[] = [];
+  for (let row = 0; row < rows; row++) {
+    const item: ItemTensors = {};
+    for (const spec of model.inputs) {
+      const tensor = tensors.get(spec.name)!;
+      item[spec.name] = { data: tensor.data(row), shape: tensor.itemShape };
+    }
+    items.push(item);
+  }
+  return items;
 }

@@ -209,7 +209,22 @@ export class Batcher<I, O> {
     timeoutMs?: number,
     priority?: number,
   ): SubmitResult<I, O> {
-    const request = new QueuedRequest<I, O>(id, input, onOutcome);
+    // A literal of QueuedRequest's fields, not the class: cloned from its boilerplate, it costs
+    // simulate ~300 fewer instructions a request than the constructor's stores (callgrind,
+    // `node --single-threaded`, 4,114–4,308 → 3,789–3,826); a helper function returning it did not.
+    const request = {
+      id,
+      input,
+      onOutcome,
+      sequence: 0,
+      arrivalAtMs: 0,
+      deadlineAtMs: 0,
+      priority: 1,
+      phase: 'queued',
+      startedAtMs: undefined,
+      finishedAtMs: undefined,
+      batchId: undefined,
+    } as QueuedRequest<I, O>;
     return this.offer(request, timeoutMs, priority) ?? { admitted: true, request };
   }
 

@@ -1,7 +1,7 @@
 import type { OutcomeListener, PendingRequest, RequestPhase } from './types.js';
 
 /**
- * A request as the batcher keeps it. `submit` makes one per call; a caller that keeps a record
+ * A request as the batcher keeps it. `submit` makes one per call (a literal of these fields, see there); a caller that keeps a record
  * of its own per request (the library's pending call, holding its promise's settlers) may make
  * that record a subclass and hand it to `Batcher.offer`: one object a call instead of a record
  * and a request beside it, which was a fifth of what a `batch()` call allocated. The batcher

@@ -78,7 +78,8 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
     return503OnClosing: false,
     // A model name is up to 128 characters (MODEL_NAME_PATTERN): Fastify's 100 answered every
     // route with a longer one in its path 400, for a model served from a repository.
-    maxParamLength: MAX_MODEL_NAME_CHARS,
+    // (Under routerOptions: Fastify 5.12 warns at every start-up when it is given at the top level.)
+    routerOptions: { maxParamLength: MAX_MODEL_NAME_CHARS },
     clientErrorHandler: answerClientError,
     // A drain closes a connection after its last answer, never before (pipelined answers would be lost).
     http: {

@@ -1,12 +1,12 @@
-import { QUEUE_ADMISSION, type AdmissionPolicy, type LoadView } from './admission.js';
-import { zeroCounts, type BatcherCounts, type BatcherOptions, type LevelQueuePolicy } from './batcher-options.js';
-import type { CircuitBreaker } from './circuit-breaker.js';
+import { zeroCounts, type BatcherCounts, type BatcherOptions } from './batcher-options.js';
+import { BreakerWatch } from './breaker-watch.js';
 import { EventOrder, type Clock } from './clock.js';
 import { DeadlineTracker } from './deadline-tracker.js';
-import { Mailboxes } from './mailboxes.js';
+import { Door } from './door.js';
+import { ExecutorSlots } from './executor-slots.js';
 import { PriorityLevels } from './priority-levels.js';
-import { BatchRun, type BatchRunHost } from './batch-run.js';
-import type { BatchPolicy, BatchTrigger, PolicySettings, QueueView } from './policy.js';
+import { BatchDispatch } from './batch-dispatch.js';
+import type { BatchPolicy, PolicySettings, QueueView } from './policy.js';
 import { QueuedRequest } from './queued-request.js';
 import { RequestQueue } from './request-queue.js';
 import { WakeTimer } from './wake-timer.js';
@@ -18,7 +18,6 @@ import type {
   OutcomeKind,
   OutcomeListener,
   PendingRequest,
-  Refusal,
   Refused,
   SubmitGroupResult,
   SubmitResult,
@@ -32,22 +31,13 @@ import type {
 export class Batcher<I, O> {
   private readonly queue: RequestQueue<I, O>;
   private readonly deadlines: DeadlineTracker<I, O>;
-  /** The priority levels: each one's queue bound and its requests' default deadline. */
-  private readonly levels: PriorityLevels;
-  /** Slot i is model instance i: the batch it runs, if any. */
-  private readonly slots: (BatchRun<I, O> | undefined)[];
-  /** With `mailbox`: the batch handed to instance i while it runs one (it starts when that ends). */
-  private readonly mailboxes: Mailboxes<I, O> | undefined;
-  /** Whether instance i takes batches (crashed, restarting or stuck instances do not). */
-  private readonly slotUp: boolean[];
+  /** The priority levels (1 without priorities): each one's queue bound and its requests' default deadline. */
+  readonly levels: PriorityLevels;
+  private readonly slots: ExecutorSlots<I, O>;
+  private readonly door: Door<I, O>;
+  private readonly breakerWatch: BreakerWatch;
   private readonly observers: BatcherObserver<I, O>[] = [];
-  /** Slots that are up and idle: what the policy may dispatch to. */
-  private freeSlots: number;
-  private busySlots = 0;
-  private runningRequests = 0;
   private nextSequence = 0;
-  private nextBatchId = 0;
-  private closing = false;
   private pumping = false;
   private pumpRequested = false;
   /**
@@ -57,23 +47,10 @@ export class Batcher<I, O> {
   private passAtLength = 0;
   /** Wakes a pass for the next deadline or window close. */
   private readonly timer: WakeTimer;
-  private readonly view: {
-    length: number;
-    oldestArrivalAtMs: number | undefined;
-    draining: boolean;
-    waitingAt: readonly number[];
-  };
+  private readonly view: { -readonly [K in keyof QueueView]: QueueView[K] };
 
   readonly counts: BatcherCounts = zeroCounts();
-  private readonly admission: AdmissionPolicy;
-  private readonly runHost: BatchRunHost<I, O>;
-  /** The breaker state observers last heard of. */
-  private breakerSeen: BreakerState = 'closed';
-  /**
-   * The last batch failed the way a failing model does (isolation gave up: items failed alone and
-   * none passed): isolating the next failed batches would only cost runs, until one succeeds.
-   */
-  private modelFailing = false;
+  private readonly dispatcher: BatchDispatch<I, O>;
 
   constructor(
     private readonly clock: Clock,
@@ -86,25 +63,29 @@ export class Batcher<I, O> {
     this.queue = new RequestQueue<I, O>(this.levels.count);
     this.deadlines = new DeadlineTracker<I, O>(this.levels.count);
     this.view = { length: 0, oldestArrivalAtMs: undefined, draining: false, waitingAt: this.queue.waitingAt };
-    this.slots = new Array<BatchRun<I, O> | undefined>(options.instances).fill(undefined);
-    this.slotUp = new Array<boolean>(options.instances).fill(true);
-    this.mailboxes = options.mailbox === true ? new Mailboxes<I, O>(options.instances) : undefined;
-    this.freeSlots = options.instances;
-    this.admission = options.admission ?? QUEUE_ADMISSION;
-    this.runHost = {
-      executor,
-      policy,
-      latencyModel: options.latencyModel,
-      itemFailures: options.itemFailures,
-      isolation: options.isolation ?? 'off',
-      worthIsolating: () => !this.modelFailing,
-      instanceUp: (index) => this.slotUp[index] === true,
+    this.slots = new ExecutorSlots<I, O>(options.instances, options.mailbox === true);
+    this.breakerWatch = new BreakerWatch(
+      options.breaker,
+      (state, nowMs) => {
+        for (const observer of this.observers) observer.breakerChanged?.(state, nowMs);
+      },
+      (retryAfterMs, nowMs) => {
+        for (const request of this.queue.waitingRequests())
+          this.end(request, { kind: 'unavailable', endedIn: 'queued', retryAfterMs }, nowMs);
+      },
+    );
+    this.door = new Door<I, O>(this.levels, this.queue, this.slots, this.breakerWatch, policy, options, {
+      clock,
+      counts: this.counts,
+      observers: this.observers,
+      expireDue: (nowMs) => this.expireDue(nowMs),
+    });
+    this.dispatcher = new BatchDispatch<I, O>(clock, executor, policy, options, this.queue, this.slots, {
       observers: this.observers,
       counts: this.counts,
-      now: () => this.clock.now(),
       end: (request, outcome, nowMs) => this.end(request, outcome, nowMs),
-      finished: (run, nowMs) => this.finishBatch(run, nowMs),
-    };
+      pump: () => this.pump(),
+    });
   }
 
   /** The batching policy (its current limit and window are part of every snapshot). */
@@ -119,7 +100,7 @@ export class Batcher<I, O> {
 
   /** The circuit breaker's state now, or undefined without one. */
   get breaker(): BreakerState | undefined {
-    return this.options.breaker === undefined ? undefined : this.breakerState(this.clock.now());
+    return this.options.breaker === undefined ? undefined : this.breakerWatch.state(this.clock.now());
   }
 
   addObserver(observer: BatcherObserver<I, O>): void {
@@ -128,54 +109,27 @@ export class Batcher<I, O> {
 
   /** Requests waiting for a batch (those in a mailbox too, until their batch starts). */
   get queueDepth(): number {
-    return this.queue.length + (this.mailboxes?.waiting() ?? 0);
-  }
-
-  /** Priority levels (1 without priorities). */
-  get priorityLevels(): number {
-    return this.queue.levelCount;
+    return this.queue.length + this.slots.waitingInMailboxes;
   }
 
   /** Requests of priority `level` waiting for a batch. */
   queueDepthAt(level: number): number {
-    // A mailbox holds only the highest level's batches.
-    return (this.queue.waitingAt[level - 1] ?? 0) + (level === 1 ? (this.mailboxes?.waiting() ?? 0) : 0);
-  }
-
-  /** The level of a request that names none or one out of range. */
-  get defaultPriority(): number {
-    return this.levels.defaultLevel;
-  }
-
-  /** The queue bound and default deadline of priority `level` (an out-of-range level is the default's). */
-  levelPolicy(level: number): LevelQueuePolicy {
-    return this.levels.policy(level);
-  }
-
-  /** Triton's rule: a priority of 0, or past the last level, is the default level. */
-  levelOf(priority: number | undefined): number {
-    return this.levels.levelOf(priority);
+    return this.door.waitingAt(level);
   }
 
   /** Requests inside running batches that have not been answered yet. */
   get runningCount(): number {
-    return this.runningRequests - (this.mailboxes?.waiting() ?? 0);
+    return this.slots.runningRequests;
   }
 
   /** Size of the batch each executor slot is running (0 when idle). */
   runningBatchSizes(): number[] {
-    return this.slots.map((slot) => (slot === undefined ? 0 : slot.requests.length));
-  }
-
-  /** Running batches, and those waiting in a mailbox. */
-  private *handedOut(): Generator<BatchRun<I, O>> {
-    for (const slot of this.slots) if (slot !== undefined) yield slot;
-    if (this.mailboxes !== undefined) yield* this.mailboxes.runs();
+    return this.slots.runningBatchSizes();
   }
 
   /** True when nothing is queued and no batch is running. */
   get idle(): boolean {
-    return this.queue.length === 0 && this.busySlots === 0;
+    return this.queue.length === 0 && this.slots.busy === 0;
   }
 
   /**
@@ -186,14 +140,11 @@ export class Batcher<I, O> {
    * running on the instance ends through its executor.
    */
   setInstanceUp(index: number, up: boolean): void {
-    if (this.slotUp[index] === undefined || this.slotUp[index] === up) return;
-    this.slotUp[index] = up;
-    if (this.slots[index] === undefined) this.freeSlots += up ? 1 : -1;
-    this.pump();
+    if (this.slots.setUp(index, up)) this.pump();
   }
 
   get isClosing(): boolean {
-    return this.closing;
+    return this.door.closed;
   }
 
   /**
@@ -235,8 +186,8 @@ export class Batcher<I, O> {
     const level = priority === undefined ? this.levels.defaultLevel : this.levels.levelOf(priority);
     const levelTimeoutMs = this.levels.timeoutsMs[level - 1] as number;
     const deadlineMs = timeoutMs ?? levelTimeoutMs;
-    const refusal = this.refusal(deadlineMs, 1, level, nowMs);
-    if (refusal !== undefined) return this.refuse(refusal, [request.id], level, nowMs);
+    const refusal = this.door.refusal(deadlineMs, 1, level, nowMs);
+    if (refusal !== undefined) return this.door.refused(refusal, [request.id], level, nowMs);
     this.enqueue(request, deadlineMs, deadlineMs === levelTimeoutMs, level, nowMs);
     if (this.arrivalNeedsPass(request.deadlineAtMs)) this.pump(nowMs);
     return undefined;
@@ -259,8 +210,8 @@ export class Batcher<I, O> {
     const level = this.levels.levelOf(priority);
     const levelTimeoutMs = this.levels.timeoutsMs[level - 1] as number;
     const deadlineMs = timeoutMs ?? levelTimeoutMs;
-    const refusal = this.refusal(deadlineMs, ids.length, level, nowMs);
-    if (refusal !== undefined) return this.refuse(refusal, ids, level, nowMs);
+    const refusal = this.door.refusal(deadlineMs, ids.length, level, nowMs);
+    if (refusal !== undefined) return this.door.refused(refusal, ids, level, nowMs);
     const inOrder = deadlineMs === levelTimeoutMs;
     const requests = ids.map((id, i) =>
       this.enqueue(new QueuedRequest<I, O>(id, inputs[i], onOutcome), deadlineMs, inOrder, level, nowMs),
@@ -276,19 +227,7 @@ export class Batcher<I, O> {
    * for another reason.
    */
   refuseIfFull(id: string): Refused | undefined {
-    if (this.closing || !this.everyLevelFull()) return undefined;
-    const nowMs = this.clock.now();
-    this.expireDue(nowMs);
-    if (!this.everyLevelFull()) return undefined;
-    this.options.arrivalRate?.arrived(nowMs);
-    return this.refuse({ reason: 'queue_full' }, [id], this.levels.defaultLevel, nowMs);
-  }
-
-  private everyLevelFull(): boolean {
-    const bounds = this.levels.bounds;
-    for (let level = 1; level <= bounds.length; level++)
-      if (this.queueDepthAt(level) < (bounds[level - 1] as number)) return false;
-    return true;
+    return this.door.refuseIfFull(id);
   }
 
   /**
@@ -299,14 +238,6 @@ export class Batcher<I, O> {
    */
   private arrivalNeedsPass(deadlineAtMs: number): boolean {
     return this.queue.length >= this.passAtLength || deadlineAtMs < this.timer.atMs;
-  }
-
-  private refuse(refusal: Refusal, ids: readonly string[], level: number, nowMs: number): Refused {
-    for (const id of ids) {
-      this.counts.rejected[refusal.reason]++;
-      for (const observer of this.observers) observer.rejected?.(refusal.reason, nowMs, id, level);
-    }
-    return { admitted: false, ...refusal };
   }
 
   private enqueue(
@@ -328,44 +259,6 @@ export class Batcher<I, O> {
     return request;
   }
 
-  /**
-   * Why `count` requests of priority `level` arriving now are refused, if they are: closing,
-   * breaker, their level's queue bound, admission.
-   */
-  private refusal(timeoutMs: number, count: number, level: number, nowMs: number): Refusal | undefined {
-    if (this.closing) return { reason: 'closed' };
-    const breaker = this.breakerToWatch();
-    if (breaker !== undefined && this.breakerState(nowMs) === 'open')
-      return { reason: 'circuit_open', retryAfterMs: breaker.retryAfterMs(nowMs) };
-    const bound = this.levels.bounds[level - 1] as number;
-    if (this.queueDepthAt(level) + count > bound) {
-      // A late timer may not have purged requests whose deadline has passed; they hold no place.
-      this.expireDue(nowMs);
-      if (this.queueDepthAt(level) + count > bound) return { reason: 'queue_full' };
-    }
-    if (this.admission === QUEUE_ADMISSION) return undefined;
-    // The last of the group decides: it waits behind the queue at its level and above, and the others.
-    const load = this.loadView(level, nowMs);
-    return this.admission.refuse(
-      timeoutMs,
-      count === 1 ? load : { ...load, queueLength: load.queueLength + count - 1 },
-      nowMs,
-    );
-  }
-
-  private loadView(level: number, nowMs: number): LoadView {
-    const running: { startedAtMs: number; size: number }[] = [];
-    for (const slot of this.handedOut()) running.push({ startedAtMs: slot.startedAtMs, size: slot.requests.length });
-    return {
-      queueLength: this.queue.aheadOf(level),
-      freeSlots: this.freeSlots,
-      instances: this.options.instances,
-      running,
-      settings: this.policy.settings(nowMs),
-      arrivalPerMs: this.options.arrivalRate?.perMs(nowMs) ?? 0,
-    };
-  }
-
   /** Ends a request early (its client went away): removed if queued, result discarded if running. */
   cancel(request: PendingRequest<I, O>): void {
     if (request.phase === 'done') return;
@@ -375,8 +268,8 @@ export class Batcher<I, O> {
 
   /** Stops admitting; what is queued is dispatched without waiting for its window. */
   close(): void {
-    if (this.closing) return;
-    this.closing = true;
+    if (this.door.closed) return;
+    this.door.closed = true;
     this.view.draining = true;
     this.pump();
   }
@@ -386,7 +279,7 @@ export class Batcher<I, O> {
     const nowMs = this.clock.now();
     this.timer.arm(Number.POSITIVE_INFINITY, EventOrder.window);
     for (const request of this.queue.waitingRequests()) this.end(request, { kind, endedIn: 'queued' }, nowMs);
-    for (const slot of this.handedOut()) {
+    for (const slot of this.slots.handedOut()) {
       for (const request of slot.requests)
         if (request.phase === 'running') this.end(request, { kind, endedIn: 'running' }, nowMs);
     }
@@ -424,17 +317,17 @@ export class Batcher<I, O> {
     let nextDeadlineMs = this.expireDue(nowMs);
     let wakeAtMs = Number.POSITIVE_INFINITY;
     for (;;) {
-      const breaker = this.breakerToWatch();
+      const breaker = this.breakerWatch.toWatch();
       if (breaker !== undefined) {
-        this.breakerState(nowMs);
+        this.breakerWatch.state(nowMs);
         wakeAtMs = breaker.reopensAtMs;
       }
       const mayDispatch = breaker === undefined || breaker.mayDispatch(nowMs);
       const view = this.refreshView();
-      const freeSlots = mayDispatch ? this.freeSlots : 0;
+      const freeSlots = mayDispatch ? this.slots.free : 0;
       const decision = this.policy.decide(view, freeSlots, nowMs);
       if (decision.kind === 'dispatch') {
-        this.dispatch(Math.min(decision.size, this.queue.length), decision.trigger, nowMs);
+        this.dispatcher.dispatch(Math.min(decision.size, this.queue.length), decision.trigger, nowMs);
         // An executor that ran the batch synchronously took real time: read the clock again, so
         // the next batch starts at the right time and no request outlives its deadline in the queue.
         nowMs = this.clock.now();
@@ -442,7 +335,7 @@ export class Batcher<I, O> {
         continue;
       }
       if (decision.kind === 'wait') wakeAtMs = Math.min(wakeAtMs, decision.untilMs);
-      if (this.mailboxes !== undefined && mayDispatch && this.fillMailbox(nowMs)) {
+      if (this.slots.mailboxes !== undefined && mayDispatch && this.dispatcher.fillMailbox(nowMs)) {
         nowMs = this.clock.now();
         nextDeadlineMs = this.expireDue(nowMs);
         continue;
@@ -452,7 +345,7 @@ export class Batcher<I, O> {
       if (breaker === undefined) {
         const passAtLength = this.policy.passAtLength?.(view, freeSlots) ?? 0;
         this.passAtLength =
-          this.mailboxes === undefined ? passAtLength : Math.min(passAtLength, this.policy.settings(nowMs).limit);
+          this.slots.mailboxes === undefined ? passAtLength : Math.min(passAtLength, this.policy.settings(nowMs).limit);
       }
       break;
     }
@@ -473,116 +366,10 @@ export class Batcher<I, O> {
     }
   }
 
-  /**
-   * Hands a full batch of the highest level to the mailbox of a busy instance that has none, when
-   * one waits in the queue; true if it did. Full only: a smaller batch waits for a free instance
-   * and its window, as without a mailbox; the highest level only: no later arrival may overtake it.
-   */
-  private fillMailbox(nowMs: number): boolean {
-    const mailboxes = this.mailboxes as Mailboxes<I, O>;
-    const limit = this.policy.settings(nowMs).limit;
-    if ((this.queue.waitingAt[0] as number) < limit) return false;
-    for (let instance = 0; instance < this.slots.length; instance++) {
-      if (mailboxes.at(instance) !== undefined || this.slots[instance] === undefined || !this.slotUp[instance])
-        continue;
-      this.dispatch(limit, 'full', nowMs, instance);
-      return true;
-    }
-    return false;
-  }
-
-  /** Starts a batch on a free instance, or (`mailboxOf`) hands it to that busy instance's mailbox. */
-  private dispatch(size: number, trigger: BatchTrigger, nowMs: number, mailboxOf?: number): void {
-    const requests = this.queue.take(size);
-    if (requests.length === 0) return;
-    let instance = mailboxOf ?? 0;
-    if (mailboxOf === undefined) while (this.slots[instance] !== undefined || !this.slotUp[instance]) instance++;
-    const inputs = new Array<I>(requests.length);
-    const batchId = this.nextBatchId++;
-    for (let i = 0; i < requests.length; i++) {
-      const request = requests[i] as PendingRequest<I, O>;
-      request.phase = 'running';
-      request.startedAtMs = nowMs;
-      request.batchId = batchId;
-      inputs[i] = request.input as I;
-    }
-    const probe = this.options.breaker?.dispatched(nowMs) ?? false;
-    const run = new BatchRun<I, O>(batchId, instance, requests, inputs, nowMs, trigger, probe, this.runHost);
-    if (mailboxOf === undefined) {
-      this.slots[instance] = run;
-      this.freeSlots--;
-    } else {
-      (this.mailboxes as Mailboxes<I, O>).put(instance, run);
-    }
-    this.busySlots++;
-    this.runningRequests += requests.length;
-    this.counts.batches++;
-    this.counts.batchItems += requests.length;
-    for (let i = 0, all = this.observers; i < all.length; i++) all[i]!.batchStarted?.(run, nowMs);
-    run.start();
-  }
-
-  private finishBatch(batch: BatchRun<I, O>, nowMs: number): void {
-    batch.finishedAtMs = nowMs;
-    this.busySlots--;
-    const mailboxes = this.mailboxes;
-    const next = mailboxes?.at(batch.instance);
-    if (next === batch) {
-      // Ended before the batch in its instance's slot: it crashed, or that batch is re-running parts (isolation).
-      mailboxes?.take(batch.instance);
-    } else if (next !== undefined && this.slots[batch.instance] === batch) {
-      // The instance goes on with the batch in its mailbox: it and its requests start now (their wait
-      // ends), for the latency model, policies and queue-time figures.
-      mailboxes?.take(batch.instance);
-      this.slots[batch.instance] = next;
-      next.startedAtMs = nowMs;
-      for (const request of next.requests) if (request.phase === 'running') request.startedAtMs = nowMs;
-    } else {
-      this.slots[batch.instance] = undefined;
-      if (this.slotUp[batch.instance]) this.freeSlots++;
-    }
-    if (batch.dead) this.counts.deadBatches++;
-    if (!batch.dead) this.modelFailing = false;
-    else if (batch.modelFailed) this.modelFailing = true;
-    for (let i = 0, all = this.observers; i < all.length; i++) all[i]!.batchFinished?.(batch, nowMs, batch.firstError);
-    this.options.breaker?.batchEnded(batch.dead, batch.probe, nowMs);
-    this.pump();
-  }
-
-  /**
-   * The breaker, unless it is closed and its observers know it: then nothing about it can change
-   * before a batch ends, and the passes after every arrival need not ask it.
-   */
-  private breakerToWatch(): CircuitBreaker | undefined {
-    const breaker = this.options.breaker;
-    return breaker === undefined || (breaker.closed && this.breakerSeen === 'closed') ? undefined : breaker;
-  }
-
-  /**
-   * The breaker's state now, telling observers of a change. On opening, what waits is answered
-   * at once (`unavailable`): no request waits for a batch that would fail.
-   */
-  private breakerState(nowMs: number): BreakerState {
-    const breaker = this.options.breaker as CircuitBreaker;
-    const state = breaker.state(nowMs);
-    if (state === this.breakerSeen) return state;
-    this.breakerSeen = state;
-    for (const observer of this.observers) observer.breakerChanged?.(state, nowMs);
-    if (state === 'open') {
-      const retryAfterMs = breaker.retryAfterMs(nowMs);
-      for (const request of this.queue.waitingRequests())
-        this.end(request, { kind: 'unavailable', endedIn: 'queued', retryAfterMs }, nowMs);
-    }
-    return state;
-  }
-
   /** Gives a request its one outcome and updates the counts. */
   private end(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void {
     if (request.phase === 'queued') this.queue.removed(request);
-    else if (request.phase === 'running') {
-      this.runningRequests--;
-      this.mailboxes?.answering(request.batchId);
-    }
+    else if (request.phase === 'running') this.slots.answering(request);
     request.phase = 'done';
     request.finishedAtMs = nowMs;
     this.counts.outcomes[outcome.kind]++;

@@ -119,7 +119,7 @@ export async function runServer(
             `max_batch_size=${c.maxBatchSize} batch_window_ms=${c.batchWindowMs} max_queue_size=${c.maxQueueSize} ` +
             `request_timeout_ms=${c.requestTimeoutMs} instances=${c.instances} model_latency_ms=${formatAffineMs(c.modelLatencyMs)} batch_policy=${c.batchPolicy} admission=${c.admission}` +
             (c.priorityLevels > 1
-              ? ` priority_levels=${c.priorityLevels} default_priority_level=${version.batcher.defaultPriority}`
+              ? ` priority_levels=${c.priorityLevels} default_priority_level=${version.batcher.levels.defaultLevel}`
               : '') +
             (version.warmupMs === undefined
               ? ''

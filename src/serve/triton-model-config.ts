@@ -53,7 +53,7 @@ export function tritonModelConfig(version: ModelVersion, versions: readonly numb
       max_queue_delay_microseconds: Math.round(c.batchWindowMs * 1000),
       preserve_ordering: false,
       priority_levels: levels,
-      default_priority_level: levels === 0 ? 0 : (batcher?.defaultPriority ?? levels),
+      default_priority_level: levels === 0 ? 0 : (batcher?.levels.defaultLevel ?? levels),
       default_queue_policy: queuePolicy(c.maxQueueSize, c.requestTimeoutMs),
       priority_queue_policy: perLevel,
     },

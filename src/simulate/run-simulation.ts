@@ -147,12 +147,11 @@ export function runSimulation(setup: SimulationSetup): SimulationResult {
   batcher.addObserver(recorder);
   const log = setup.collectEvents === true ? new EventLog<number, number>(batcher) : undefined;
   if (log !== undefined) batcher.addObserver(log);
-  const tracer =
-    setup.collectTrace === true ? new TraceRecorder<number, number>(batcher.priorityLevels > 1) : undefined;
+  const tracer = setup.collectTrace === true ? new TraceRecorder<number, number>(batcher.levels.count > 1) : undefined;
   if (tracer !== undefined) batcher.addObserver(tracer);
   for (const observer of setup.observers?.(batcher) ?? []) batcher.addObserver(observer);
 
-  const levels = batcher.priorityLevels > 1 ? new PriorityRecorder<number, number>(batcher.priorityLevels) : undefined;
+  const levels = batcher.levels.count > 1 ? new PriorityRecorder<number, number>(batcher.levels.count) : undefined;
   if (levels !== undefined) batcher.addObserver(levels);
   // Requests are numbered only for what reads their ids (events, a trace, the serving path's
   // origins, observers given from outside). A fresh string per request went through V8's

@@ -70,7 +70,7 @@ describe('priority levels over random traffic', () => {
           },
           admitted: () => {
             for (let level = 1; level <= s.levels; level++)
-              expect(batcher.queueDepthAt(level)).toBeLessThanOrEqual(batcher.levelPolicy(level).maxQueueSize);
+              expect(batcher.queueDepthAt(level)).toBeLessThanOrEqual(batcher.levels.policy(level).maxQueueSize);
           },
         });
         s.arrivals.forEach((arrival, index) => {
@@ -91,8 +91,8 @@ describe('priority levels over random traffic', () => {
               if (!result.admitted) return;
               const request = result.request;
               admitted.set(id, request);
-              expect(request.priority).toBe(batcher.levelOf(arrival.priority));
-              const ownMs = batcher.levelPolicy(request.priority).requestTimeoutMs;
+              expect(request.priority).toBe(batcher.levels.levelOf(arrival.priority));
+              const ownMs = batcher.levels.policy(request.priority).requestTimeoutMs;
               expect(request.deadlineAtMs - request.arrivalAtMs).toBe(arrival.timeoutMs ?? ownMs);
               if (arrival.cancelAfterMs !== undefined)
                 clock.schedule(clock.now() + arrival.cancelAfterMs, () => batcher.cancel(request));

@@ -61,8 +61,10 @@ describe('priority levels', () => {
 
   it("puts a priority of 0, or past the last level, on the default level (Triton's rule)", () => {
     const { batcher } = prioritized({ defaultPriorityLevel: 2 });
-    expect([0, 1, 2, 3, 4, 99, 1.5, -1, undefined].map((p) => batcher.levelOf(p))).toEqual([2, 1, 2, 3, 2, 2, 2, 2, 2]);
-    expect(prioritized().batcher.defaultPriority).toBe(3); // none given: the lowest
+    expect([0, 1, 2, 3, 4, 99, 1.5, -1, undefined].map((p) => batcher.levels.levelOf(p))).toEqual([
+      2, 1, 2, 3, 2, 2, 2, 2, 2,
+    ]);
+    expect(prioritized().batcher.levels.defaultLevel).toBe(3); // none given: the lowest
   });
 
   it('bounds each level on its own: a full level refuses only its own requests', () => {
@@ -86,8 +88,8 @@ describe('priority levels', () => {
     const { clock, answers, batcher, submit } = prioritized({
       levelPolicies: { 3: { requestTimeoutMs: 25, maxQueueSize: 1 } },
     });
-    expect(batcher.levelPolicy(3)).toEqual({ maxQueueSize: 1, requestTimeoutMs: 25 });
-    expect(batcher.levelPolicy(1)).toEqual({ maxQueueSize: 8, requestTimeoutMs: 1000 });
+    expect(batcher.levels.policy(3)).toEqual({ maxQueueSize: 1, requestTimeoutMs: 25 });
+    expect(batcher.levels.policy(1)).toEqual({ maxQueueSize: 8, requestTimeoutMs: 1000 });
     submit(0, 'a0', 1);
     submit(1, 'b1', 3); // waits behind level 1's stream, deadline 1 + 25
     submit(2, 'c2', 3); // level 3 holds one already
@@ -125,8 +127,8 @@ describe('priority levels', () => {
       clock,
       new VirtualExecutor(clock, () => 1),
     );
-    expect(plain.priorityLevels).toBe(1);
-    expect(plain.levelOf(2)).toBe(1);
+    expect(plain.levels.count).toBe(1);
+    expect(plain.levels.levelOf(2)).toBe(1);
     const levels = createBatcher<number, number>(
       {
         maxBatchSize: 1,
@@ -141,6 +143,6 @@ describe('priority levels', () => {
       clock,
       new VirtualExecutor(clock, () => 1),
     );
-    expect([levels.priorityLevels, levels.defaultPriority, levels.levelPolicy(4).maxQueueSize]).toEqual([4, 2, 1]);
+    expect([levels.levels.count, levels.levels.defaultLevel, levels.levels.policy(4).maxQueueSize]).toEqual([4, 2, 1]);
   });
 });

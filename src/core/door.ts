@@ -1,0 +1,121 @@
+import { QUEUE_ADMISSION, type AdmissionPolicy, type LoadView } from './admission.js';
+import type { BreakerWatch } from './breaker-watch.js';
+import type { ExecutorSlots } from './executor-slots.js';
+import type { ArrivalRateEstimator } from './latency-estimator.js';
+import type { BatchPolicy } from './policy.js';
+import type { PriorityLevels } from './priority-levels.js';
+import type { RequestQueue } from './request-queue.js';
+import type { BatcherCounts, BatcherOptions } from './batcher-options.js';
+import type { Clock } from './clock.js';
+import type { BatcherObserver, Refusal, Refused } from './types.js';
+
+/** What the door needs from its batcher besides the queue and the slots. */
+export interface DoorHost<I, O> {
+  readonly clock: Clock;
+  readonly counts: BatcherCounts;
+  readonly observers: readonly BatcherObserver<I, O>[];
+  /** Ends the requests whose deadline has passed (a late timer may not have purged them). */
+  expireDue(nowMs: number): void;
+}
+
+/**
+ * The batcher's door: why requests arriving now are refused, if they are — closing, the breaker
+ * open, their level's queue full, or admission (SLA) predicting a missed deadline. When nothing
+ * but the bound can refuse, an arrival costs one comparison.
+ */
+export class Door<I, O> {
+  /** Closing: every arrival is refused. */
+  closed = false;
+  private readonly admission: AdmissionPolicy;
+  private readonly arrivalRate: ArrivalRateEstimator | undefined;
+
+  constructor(
+    private readonly levels: PriorityLevels,
+    private readonly queue: RequestQueue<I, O>,
+    private readonly slots: ExecutorSlots<I, O>,
+    private readonly breaker: BreakerWatch,
+    private readonly policy: BatchPolicy,
+    options: Readonly<BatcherOptions>,
+    private readonly host: DoorHost<I, O>,
+  ) {
+    this.admission = options.admission ?? QUEUE_ADMISSION;
+    this.arrivalRate = options.arrivalRate;
+  }
+
+  /** Requests of priority `level` waiting for a batch (a mailbox holds only the highest level's). */
+  waitingAt(level: number): number {
+    return (this.queue.waitingAt[level - 1] ?? 0) + (level === 1 ? this.slots.waitingInMailboxes : 0);
+  }
+
+  /** Why `count` requests of priority `level` with `timeoutMs` arriving now are refused, if they are. */
+  refusal(timeoutMs: number, count: number, level: number, nowMs: number): Refusal | undefined {
+    const bound = this.levels.bounds[level - 1] as number;
+    if (
+      this.waitingAt(level) + count <= bound &&
+      !this.closed &&
+      this.breaker.toWatch() === undefined &&
+      this.admission === QUEUE_ADMISSION
+    )
+      return undefined;
+    if (this.closed) return { reason: 'closed' };
+    const breaker = this.breaker.toWatch();
+    if (breaker !== undefined && this.breaker.state(nowMs) === 'open')
+      return { reason: 'circuit_open', retryAfterMs: breaker.retryAfterMs(nowMs) };
+    if (this.waitingAt(level) + count > bound) {
+      this.host.expireDue(nowMs);
+      if (this.waitingAt(level) + count > bound) return { reason: 'queue_full' };
+    }
+    if (this.admission === QUEUE_ADMISSION) return undefined;
+    // The last of the group decides: it waits behind the queue at its level and above, and the others.
+    const load = this.loadView(level, nowMs);
+    return this.admission.refuse(
+      timeoutMs,
+      count === 1 ? load : { ...load, queueLength: load.queueLength + count - 1 },
+      nowMs,
+    );
+  }
+
+  /** Counts a refusal of the requests `ids` and tells the observers. */
+  refused(refusal: Refusal, ids: readonly string[], level: number, nowMs: number): Refused {
+    for (const id of ids) {
+      this.host.counts.rejected[refusal.reason]++;
+      for (const observer of this.host.observers) observer.rejected?.(refusal.reason, nowMs, id, level);
+    }
+    return { admitted: false, ...refusal };
+  }
+
+  /**
+   * Refuses a request whose level and rows are not known yet (its body not decoded) when one row
+   * of every level would find its queue full, as an offer would refuse it: a storm of retried
+   * 429s then costs no decoding. Undefined when it may be admitted or an offer would refuse it
+   * for another reason.
+   */
+  refuseIfFull(id: string): Refused | undefined {
+    if (this.closed || !this.everyLevelFull()) return undefined;
+    const nowMs = this.host.clock.now();
+    this.host.expireDue(nowMs);
+    if (!this.everyLevelFull()) return undefined;
+    this.arrivalRate?.arrived(nowMs);
+    return this.refused({ reason: 'queue_full' }, [id], this.levels.defaultLevel, nowMs);
+  }
+
+  private everyLevelFull(): boolean {
+    const bounds = this.levels.bounds;
+    for (let level = 1; level <= bounds.length; level++)
+      if (this.waitingAt(level) < (bounds[level - 1] as number)) return false;
+    return true;
+  }
+
+  private loadView(level: number, nowMs: number): LoadView {
+    const running: { startedAtMs: number; size: number }[] = [];
+    for (const run of this.slots.handedOut()) running.push({ startedAtMs: run.startedAtMs, size: run.requests.length });
+    return {
+      queueLength: this.queue.aheadOf(level),
+      freeSlots: this.slots.free,
+      instances: this.slots.count,
+      running,
+      settings: this.policy.settings(nowMs),
+      arrivalPerMs: this.arrivalRate?.perMs(nowMs) ?? 0,
+    };
+  }
+}

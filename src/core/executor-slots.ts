@@ -1,0 +1,129 @@
+import type { BatchRun } from './batch-run.js';
+import { Mailboxes } from './mailboxes.js';
+import type { PendingRequest } from './types.js';
+
+/**
+ * The executor slots: slot i is model instance i, with the batch it runs, whether it takes
+ * batches at all (a crashed, restarting or stuck instance does not) and, with `mailbox`, the
+ * batch handed to it while it runs one. The batcher places batches here and frees them; the
+ * counts the queue bound, the policy and the snapshots read on every arrival are kept running.
+ */
+export class ExecutorSlots<I, O> {
+  private readonly runs: (BatchRun<I, O> | undefined)[];
+  private readonly up: boolean[];
+  /** With `mailbox`: the batch handed to instance i while it runs one (it starts when that ends). */
+  readonly mailboxes: Mailboxes<I, O> | undefined;
+  /** Slots that are up and idle: what the policy may dispatch to. */
+  free: number;
+  /** Batches handed out: running, or waiting in a mailbox. */
+  busy = 0;
+  /** Requests in handed-out batches not answered yet. */
+  private unanswered = 0;
+
+  constructor(instances: number, mailbox: boolean) {
+    this.runs = new Array<BatchRun<I, O> | undefined>(instances).fill(undefined);
+    this.up = new Array<boolean>(instances).fill(true);
+    this.mailboxes = mailbox ? new Mailboxes<I, O>(instances) : undefined;
+    this.free = instances;
+  }
+
+  get count(): number {
+    return this.runs.length;
+  }
+
+  isUp(index: number): boolean {
+    return this.up[index] === true;
+  }
+
+  /** Marks instance `index` up or down; false when nothing changed (or there is no such instance). */
+  setUp(index: number, up: boolean): boolean {
+    if (this.up[index] === undefined || this.up[index] === up) return false;
+    this.up[index] = up;
+    if (this.runs[index] === undefined) this.free += up ? 1 : -1;
+    return true;
+  }
+
+  /** Requests waiting in mailboxes: until their batch starts they count as queued. */
+  get waitingInMailboxes(): number {
+    return this.mailboxes?.waiting() ?? 0;
+  }
+
+  /** Requests inside running batches that have not been answered yet. */
+  get runningRequests(): number {
+    return this.unanswered - this.waitingInMailboxes;
+  }
+
+  /** Size of the batch each slot is running (0 when idle). */
+  runningBatchSizes(): number[] {
+    return this.runs.map((run) => (run === undefined ? 0 : run.requests.length));
+  }
+
+  /** Running batches, and those waiting in a mailbox. */
+  *handedOut(): Generator<BatchRun<I, O>> {
+    for (const run of this.runs) if (run !== undefined) yield run;
+    if (this.mailboxes !== undefined) yield* this.mailboxes.runs();
+  }
+
+  /** The first instance that is up and idle (call only while `free > 0`). */
+  idleInstance(): number {
+    let instance = 0;
+    while (this.runs[instance] !== undefined || !this.up[instance]) instance++;
+    return instance;
+  }
+
+  /** A busy instance, up, whose mailbox is empty; -1 when there is none (or no mailboxes). */
+  instanceWithEmptyMailbox(): number {
+    const mailboxes = this.mailboxes;
+    if (mailboxes === undefined) return -1;
+    for (let instance = 0; instance < this.runs.length; instance++)
+      if (mailboxes.at(instance) === undefined && this.runs[instance] !== undefined && this.up[instance])
+        return instance;
+    return -1;
+  }
+
+  /** Starts `run` on its (idle) instance, or (`inMailbox`) hands it to that busy instance's mailbox. */
+  place(run: BatchRun<I, O>, inMailbox: boolean): void {
+    if (inMailbox) (this.mailboxes as Mailboxes<I, O>).put(run.instance, run);
+    else {
+      this.runs[run.instance] = run;
+      this.free--;
+    }
+    this.busy++;
+    this.unanswered += run.requests.length;
+  }
+
+  /**
+   * `run` is over: its slot goes to the batch in its instance's mailbox, which is returned (it
+   * starts now), or becomes free.
+   */
+  release(run: BatchRun<I, O>): BatchRun<I, O> | undefined {
+    this.busy--;
+    const mailboxes = this.mailboxes;
+    const next = mailboxes?.at(run.instance);
+    if (next === run) {
+      // Ended before the batch in its instance's slot: it crashed, or that batch is re-running parts (isolation).
+      mailboxes?.take(run.instance);
+      return undefined;
+    }
+    if (next !== undefined && this.runs[run.instance] === run) {
+      mailboxes?.take(run.instance);
+      this.runs[run.instance] = next;
+      return next;
+    }
+    this.runs[run.instance] = undefined;
+    if (this.up[run.instance]) this.free++;
+    return undefined;
+  }
+
+  /** A running request is being answered (before its phase changes). */
+  answering(request: PendingRequest<I, O>): void {
+    this.unanswered--;
+    this.mailboxes?.answering(request.batchId);
+  }
+
+  /** `count` running requests of batch `batchId` are being answered at once. */
+  answeringAll(batchId: number, count: number): void {
+    this.unanswered -= count;
+    if (this.mailboxes !== undefined) for (let i = 0; i < count; i++) this.mailboxes.answering(batchId);
+  }
+}

@@ -4,7 +4,7 @@ import type { Clock } from './clock.js';
 import type { ExecutorSlots } from './executor-slots.js';
 import type { BatchPolicy, BatchTrigger } from './policy.js';
 import type { RequestQueue } from './request-queue.js';
-import type { BatcherObserver, Executor, Outcome, PendingRequest } from './types.js';
+import type { Batch, BatcherObserver, Executor, Outcome, PendingRequest } from './types.js';
 
 /** What dispatching needs from its batcher besides the queue and the slots. */
 export interface DispatchHost<I, O> {
@@ -12,6 +12,10 @@ export interface DispatchHost<I, O> {
   readonly counts: BatcherCounts;
   /** Gives a request its one outcome. */
   end(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void;
+  /** Gives a request its result (`end` with an `ok` outcome). */
+  ok(request: PendingRequest<I, O>, output: O, nowMs: number): void;
+  /** Gives every request of `batch`, all running, its result. */
+  allOk(batch: Batch<I, O>, outputs: readonly O[], nowMs: number): void;
   /** A batch ended and freed its slot: the batcher's next pass. */
   pump(): void;
 }
@@ -51,6 +55,8 @@ export class BatchDispatch<I, O> {
       counts: host.counts,
       now: () => clock.now(),
       end: (request, outcome, nowMs) => host.end(request, outcome, nowMs),
+      ok: (request, output, nowMs) => host.ok(request, output, nowMs),
+      allOk: (batch, outputs, nowMs) => host.allOk(batch, outputs, nowMs),
       finished: (run, nowMs) => this.finish(run, nowMs),
     };
   }
@@ -76,8 +82,10 @@ export class BatchDispatch<I, O> {
     const instance = mailboxOf ?? this.slots.idleInstance();
     const inputs = new Array<I>(requests.length);
     const batchId = this.nextBatchId++;
+    let deadlineAtMs = Number.POSITIVE_INFINITY;
     for (let i = 0; i < requests.length; i++) {
       const request = requests[i] as PendingRequest<I, O>;
+      if (request.deadlineAtMs < deadlineAtMs) deadlineAtMs = request.deadlineAtMs;
       request.phase = 'running';
       request.startedAtMs = nowMs;
       request.batchId = batchId;
@@ -85,6 +93,7 @@ export class BatchDispatch<I, O> {
     }
     const probe = this.options.breaker?.dispatched(nowMs) ?? false;
     const run = new BatchRun<I, O>(batchId, instance, requests, inputs, nowMs, trigger, probe, this.runHost);
+    run.deadlineAtMs = deadlineAtMs;
     this.slots.place(run, mailboxOf !== undefined);
     const counts = this.host.counts;
     counts.batches++;

@@ -20,6 +20,10 @@ export interface BatchRunHost<I, O> {
   now(): number;
   /** Gives a request its one outcome. */
   end(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void;
+  /** Gives a request its result (`end` with an `ok` outcome). */
+  ok(request: PendingRequest<I, O>, output: O, nowMs: number): void;
+  /** Gives every request of `batch`, all running, its result (`ok` for each). */
+  allOk(batch: Batch<I, O>, outputs: readonly O[], nowMs: number): void;
   /** Every item of the batch has its answer: free the slot. */
   finished(run: BatchRun<I, O>, nowMs: number): void;
 }
@@ -36,6 +40,8 @@ export class BatchRun<I, O> implements Batch<I, O> {
   firstError: Error | undefined;
   /** Items answered `ok`. */
   okItems = 0;
+  /** The earliest deadline of its requests still running, or earlier (see DeadlineTracker). */
+  deadlineAtMs = Number.POSITIVE_INFINITY;
   private runs = 0;
   /** The first run is with the executor: its `done` has not been called yet. */
   private firstRunOut = false;
@@ -202,33 +208,35 @@ export class BatchRun<I, O> implements Batch<I, O> {
   /** Answers items (by index in the batch) that are still waiting for an answer. */
   private answer(verdicts: readonly ItemVerdict<O>[], nowMs: number): void {
     for (const verdict of verdicts)
-      this.settle(
-        verdict.index,
-        'error' in verdict
-          ? { kind: 'error', error: verdict.error, endedIn: 'running' }
-          : { kind: 'ok', output: verdict.output, endedIn: 'running' },
-        nowMs,
-      );
+      this.settle(verdict.index, 'error' in verdict ? verdict.error : verdict.output, 'error' in verdict, nowMs);
   }
 
   /** The whole batch ran: each item gets its own result (one that is an Error fails only its item). */
   private answerEach(results: readonly (O | Error)[], nowMs: number): void {
+    if (this.allRunningAndOk(results)) {
+      this.okItems = results.length;
+      return this.host.allOk(this, results as readonly O[], nowMs);
+    }
     for (let index = 0; index < results.length; index++) {
       const result = results[index] as O | Error;
-      this.settle(
-        index,
-        result instanceof Error
-          ? { kind: 'error', error: result, endedIn: 'running' }
-          : { kind: 'ok', output: result, endedIn: 'running' },
-        nowMs,
-      );
+      this.settle(index, result, result instanceof Error, nowMs);
     }
   }
 
-  private settle(index: number, outcome: Outcome<O>, nowMs: number): void {
+  /** The commonest end of a batch: no item failed, none was answered before (timeout, cancel). */
+  private allRunningAndOk(results: readonly (O | Error)[]): boolean {
+    const requests = this.requests;
+    for (let index = 0; index < results.length; index++)
+      if (results[index] instanceof Error || requests[index]!.phase !== 'running') return false;
+    return true;
+  }
+
+  /** Item `index` failed with `result`, or succeeded with it. */
+  private settle(index: number, result: O | Error | unknown, failed: boolean, nowMs: number): void {
     const request = this.requests[index] as PendingRequest<I, O>;
     if (request.phase !== 'running') return; // already answered at its deadline or cancelled
-    if (outcome.kind === 'ok') this.okItems++;
-    this.host.end(request, outcome, nowMs);
+    if (failed) return this.host.end(request, { kind: 'error', error: result, endedIn: 'running' }, nowMs);
+    this.okItems++;
+    this.host.ok(request, result as O, nowMs);
   }
 }

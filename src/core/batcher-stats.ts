@@ -3,7 +3,7 @@ import type { Batcher } from './batcher.js';
 import type { BatcherCounts } from './batcher-options.js';
 import type { Clock } from './clock.js';
 import { createLatencyHistogram, percentilesMs, RunLengthRecorder, type PercentilesMs } from './latency-histogram.js';
-import type { Batch, BatcherObserver, BreakerState, Outcome, PendingRequest } from './types.js';
+import type { Batch, BatcherObserver, BreakerState, PendingRequest } from './types.js';
 
 /**
  * What dashboards, the JSON stats endpoint and reports render: a plain, serializable picture of
@@ -71,11 +71,17 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
     this.recentBatchSizes.push(size);
     if (this.recentBatchSizes.length > RECENT_BATCHES) this.recentBatchSizes.shift();
     this.rotateIfDue(nowMs);
-    for (const request of batch.requests) this.queueWait.recordMs(nowMs - request.arrivalAtMs);
+    recordSinceArrival(this.queueWait, batch.requests, nowMs);
   }
 
-  requestFinished(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void {
-    if (outcome.kind !== 'ok') return;
+  /** The whole batch answered `ok` at once: their latencies, recorded a run of equal arrivals at a time. */
+  batchAnswered(batch: Batch<I, O>, nowMs: number): void {
+    this.rotateIfDue(nowMs);
+    recordSinceArrival(this.latency, batch.requests, nowMs);
+  }
+
+  /** Latency is of successful requests: the others are not told of. */
+  requestAnswered(request: PendingRequest<I, O>, _output: O, nowMs: number): void {
     this.rotateIfDue(nowMs);
     this.latency.recordMs(nowMs - request.arrivalAtMs);
   }
@@ -125,6 +131,24 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
     this.latency.histogram = stale.latency;
     this.queueWait.histogram = stale.queueWait;
     this.rotatedAtMs = nowMs;
+  }
+}
+
+/**
+ * Records each request's time from its arrival to `nowMs`: a batch's requests mostly arrived in
+ * runs at one instant (one turn of the event loop), and a run is one record with its count.
+ */
+function recordSinceArrival(
+  recorder: RunLengthRecorder,
+  requests: readonly { readonly arrivalAtMs: number }[],
+  nowMs: number,
+): void {
+  for (let i = 0; i < requests.length; ) {
+    const arrivalAtMs = requests[i]!.arrivalAtMs;
+    let end = i + 1;
+    while (end < requests.length && requests[end]!.arrivalAtMs === arrivalAtMs) end++;
+    recorder.recordMs(nowMs - arrivalAtMs, end - i);
+    i = end;
   }
 }
 

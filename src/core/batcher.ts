@@ -5,6 +5,7 @@ import { DeadlineTracker } from './deadline-tracker.js';
 import { Door } from './door.js';
 import { ExecutorSlots } from './executor-slots.js';
 import { PriorityLevels } from './priority-levels.js';
+import { Answers } from './answers.js';
 import { BatchDispatch } from './batch-dispatch.js';
 import type { BatchPolicy, PolicySettings, QueueView } from './policy.js';
 import { QueuedRequest } from './queued-request.js';
@@ -14,7 +15,6 @@ import type {
   BatcherObserver,
   BreakerState,
   Executor,
-  Outcome,
   OutcomeKind,
   OutcomeListener,
   PendingRequest,
@@ -51,6 +51,7 @@ export class Batcher<I, O> {
 
   readonly counts: BatcherCounts = zeroCounts();
   private readonly dispatcher: BatchDispatch<I, O>;
+  private readonly answers: Answers<I, O>;
 
   constructor(
     private readonly clock: Clock,
@@ -61,9 +62,10 @@ export class Batcher<I, O> {
     this.levels = new PriorityLevels(options);
     this.timer = new WakeTimer(clock, () => this.pump());
     this.queue = new RequestQueue<I, O>(this.levels.count);
-    this.deadlines = new DeadlineTracker<I, O>(this.levels.count);
     this.view = { length: 0, oldestArrivalAtMs: undefined, draining: false, waitingAt: this.queue.waitingAt };
     this.slots = new ExecutorSlots<I, O>(options.instances, options.mailbox === true);
+    this.deadlines = new DeadlineTracker<I, O>(this.queue, this.slots, this.levels.timeoutsMs);
+    this.answers = new Answers<I, O>(this.queue, this.slots, this.counts, this.observers);
     this.breakerWatch = new BreakerWatch(
       options.breaker,
       (state, nowMs) => {
@@ -71,7 +73,7 @@ export class Batcher<I, O> {
       },
       (retryAfterMs, nowMs) => {
         for (const request of this.queue.waitingRequests())
-          this.end(request, { kind: 'unavailable', endedIn: 'queued', retryAfterMs }, nowMs);
+          this.answers.end(request, { kind: 'unavailable', endedIn: 'queued', retryAfterMs }, nowMs);
       },
     );
     this.door = new Door<I, O>(this.levels, this.queue, this.slots, this.breakerWatch, policy, options, {
@@ -83,7 +85,9 @@ export class Batcher<I, O> {
     this.dispatcher = new BatchDispatch<I, O>(clock, executor, policy, options, this.queue, this.slots, {
       observers: this.observers,
       counts: this.counts,
-      end: (request, outcome, nowMs) => this.end(request, outcome, nowMs),
+      end: (request, outcome, nowMs) => this.answers.end(request, outcome, nowMs),
+      ok: (request, output, nowMs) => this.answers.ok(request, output, nowMs),
+      allOk: (batch, outputs, nowMs) => this.answers.allOk(batch, outputs, nowMs),
       pump: () => this.pump(),
     });
   }
@@ -262,14 +266,14 @@ export class Batcher<I, O> {
   /** Ends a request early (its client went away): removed if queued, result discarded if running. */
   cancel(request: PendingRequest<I, O>): void {
     if (request.phase === 'done') return;
-    this.end(request, { kind: 'cancelled', endedIn: request.phase }, this.clock.now());
+    this.answers.end(request, { kind: 'cancelled', endedIn: request.phase }, this.clock.now());
     this.pump();
   }
 
   /** Stops admitting; what is queued is dispatched without waiting for its window. */
   close(): void {
     if (this.door.closed) return;
-    this.door.closed = true;
+    this.door.close();
     this.view.draining = true;
     this.pump();
   }
@@ -278,10 +282,10 @@ export class Batcher<I, O> {
   abortAll(kind: OutcomeKind = 'shutdown'): void {
     const nowMs = this.clock.now();
     this.timer.arm(Number.POSITIVE_INFINITY, EventOrder.window);
-    for (const request of this.queue.waitingRequests()) this.end(request, { kind, endedIn: 'queued' }, nowMs);
+    for (const request of this.queue.waitingRequests()) this.answers.end(request, { kind, endedIn: 'queued' }, nowMs);
     for (const slot of this.slots.handedOut()) {
       for (const request of slot.requests)
-        if (request.phase === 'running') this.end(request, { kind, endedIn: 'running' }, nowMs);
+        if (request.phase === 'running') this.answers.end(request, { kind, endedIn: 'running' }, nowMs);
     }
   }
 
@@ -362,27 +366,7 @@ export class Batcher<I, O> {
       const due = this.deadlines.popDue(nowMs);
       if (due === undefined || typeof due === 'number') return due;
       if (due.phase === 'queued') this.counts.timeoutsWhileQueued++;
-      this.end(due, { kind: 'timeout', endedIn: due.phase }, nowMs);
-    }
-  }
-
-  /** Gives a request its one outcome and updates the counts. */
-  private end(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void {
-    if (request.phase === 'queued') this.queue.removed(request);
-    else if (request.phase === 'running') this.slots.answering(request);
-    request.phase = 'done';
-    request.finishedAtMs = nowMs;
-    this.counts.outcomes[outcome.kind]++;
-    for (let i = 0, all = this.observers; i < all.length; i++) all[i]!.requestFinished?.(request, outcome, nowMs);
-    const onOutcome = request.onOutcome as OutcomeListener<I, O>;
-    // Answered requests may linger in the deadline heap until their deadline: keep them small.
-    request.onOutcome = undefined;
-    request.input = undefined;
-    try {
-      if (typeof onOutcome === 'function') onOutcome(outcome, request);
-      else onOutcome.outcome(outcome, request);
-    } catch {
-      // A caller's callback must not break the batcher's bookkeeping for everyone else.
+      this.answers.end(due, { kind: 'timeout', endedIn: due.phase }, nowMs);
     }
   }
 

@@ -24,8 +24,9 @@ export interface DoorHost<I, O> {
  * but the bound can refuse, an arrival costs one comparison.
  */
 export class Door<I, O> {
-  /** Closing: every arrival is refused. */
-  closed = false;
+  private closing = false;
+  /** Nothing but the queue bound can refuse: not closing, no breaker, admission by the bound alone. */
+  private boundOnly: boolean;
   private readonly admission: AdmissionPolicy;
   private readonly arrivalRate: ArrivalRateEstimator | undefined;
 
@@ -40,6 +41,17 @@ export class Door<I, O> {
   ) {
     this.admission = options.admission ?? QUEUE_ADMISSION;
     this.arrivalRate = options.arrivalRate;
+    this.boundOnly = breaker.breaker === undefined && this.admission === QUEUE_ADMISSION;
+  }
+
+  /** Closing: every arrival is refused. */
+  get closed(): boolean {
+    return this.closing;
+  }
+
+  close(): void {
+    this.closing = true;
+    this.boundOnly = false;
   }
 
   /** Requests of priority `level` waiting for a batch (a mailbox holds only the highest level's). */
@@ -47,17 +59,18 @@ export class Door<I, O> {
     return (this.queue.waitingAt[level - 1] ?? 0) + (level === 1 ? this.slots.waitingInMailboxes : 0);
   }
 
-  /** Why `count` requests of priority `level` with `timeoutMs` arriving now are refused, if they are. */
+  /**
+   * Why `count` requests of priority `level` with `timeoutMs` arriving now are refused, if they
+   * are. Small enough to be inlined where it is called: the rest is `slowRefusal`.
+   */
   refusal(timeoutMs: number, count: number, level: number, nowMs: number): Refusal | undefined {
+    if (this.boundOnly && this.waitingAt(level) + count <= (this.levels.bounds[level - 1] as number)) return undefined;
+    return this.slowRefusal(timeoutMs, count, level, nowMs);
+  }
+
+  private slowRefusal(timeoutMs: number, count: number, level: number, nowMs: number): Refusal | undefined {
     const bound = this.levels.bounds[level - 1] as number;
-    if (
-      this.waitingAt(level) + count <= bound &&
-      !this.closed &&
-      this.breaker.toWatch() === undefined &&
-      this.admission === QUEUE_ADMISSION
-    )
-      return undefined;
-    if (this.closed) return { reason: 'closed' };
+    if (this.closing) return { reason: 'closed' };
     const breaker = this.breaker.toWatch();
     if (breaker !== undefined && this.breaker.state(nowMs) === 'open')
       return { reason: 'circuit_open', retryAfterMs: breaker.retryAfterMs(nowMs) };
@@ -91,7 +104,7 @@ export class Door<I, O> {
    * for another reason.
    */
   refuseIfFull(id: string): Refused | undefined {
-    if (this.closed || !this.everyLevelFull()) return undefined;
+    if (this.closing || !this.everyLevelFull()) return undefined;
     const nowMs = this.host.clock.now();
     this.host.expireDue(nowMs);
     if (!this.everyLevelFull()) return undefined;

@@ -64,6 +64,11 @@ export class ExecutorSlots<I, O> {
     if (this.mailboxes !== undefined) yield* this.mailboxes.runs();
   }
 
+  /** Handed-out batch `index`: instance `index`'s running batch, then (from `count`) the mailboxes' batches. */
+  handedOutAt(index: number): BatchRun<I, O> | undefined {
+    return index < this.runs.length ? this.runs[index] : this.mailboxes?.at(index - this.runs.length);
+  }
+
   /** The first instance that is up and idle (call only while `free > 0`). */
   idleInstance(): number {
     let instance = 0;

@@ -71,20 +71,21 @@ export class RunLengthRecorder {
 
   constructor(public histogram: hdr.Histogram) {}
 
-  recordMs(durationMs: number): void {
+  /** Records `durationMs` (`count` times). */
+  recordMs(durationMs: number, count = 1): void {
     if (durationMs === this.lastMs) {
-      this.count++;
+      this.count += count;
       return;
     }
     this.lastMs = durationMs;
     const us = histogramUs(durationMs);
     if (us === this.valueUs) {
-      this.count++;
+      this.count += count;
       return;
     }
     this.flush();
     this.valueUs = us;
-    this.count = 1;
+    this.count = count;
   }
 
   flush(): void {

@@ -89,6 +89,21 @@ export class RequestQueue<I, O> {
     this.waiting--;
   }
 
+  /**
+   * The first waiting request of `level` that `matches`: its head, unless requests that do not
+   * match wait ahead of it (those are walked past, and stay).
+   */
+  firstWaiting(level: number, matches: (request: PendingRequest<I, O>) => boolean): PendingRequest<I, O> | undefined {
+    const head = this.head(level - 1);
+    if (head === undefined || matches(head)) return head;
+    const buffer = this.levels[level - 1] as RingBuffer<PendingRequest<I, O>>;
+    for (let i = 1; i < buffer.length; i++) {
+      const request = buffer.at(i) as PendingRequest<I, O>;
+      if (request.phase === 'queued' && matches(request)) return request;
+    }
+    return undefined;
+  }
+
   /** The first waiting request of level index `i`, dropping those removed ahead of it. */
   private head(i: number): PendingRequest<I, O> | undefined {
     const buffer = this.levels[i] as RingBuffer<PendingRequest<I, O>>;

@@ -56,7 +56,11 @@ export interface PendingRequest<I, O> {
  */
 export type OutcomeListener<I, O> =
   | ((outcome: Outcome<O>, request: PendingRequest<I, O>) => void)
-  | { outcome(outcome: Outcome<O>, request: PendingRequest<I, O>): void };
+  | {
+      outcome(outcome: Outcome<O>, request: PendingRequest<I, O>): void;
+      /** An `ok` outcome, when the object has this method: its output alone, no Outcome object made. */
+      answered?(output: O, request: PendingRequest<I, O>): void;
+    };
 
 import type { BatchTrigger } from './policy.js';
 
@@ -115,8 +119,18 @@ export interface BatcherObserver<I, O> {
   isolationRun?(run: ModelRun<I, O>, nowMs: number, error: Error | undefined): void;
   /** The circuit breaker changed state. */
   breakerChanged?(state: BreakerState, nowMs: number): void;
-  /** Exactly once per admitted request, when it gets its outcome. */
+  /** Exactly once per admitted request, when it gets its outcome (an `ok` one through `requestAnswered` when the observer has it). */
   requestFinished?(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void;
+  /**
+   * A request answered `ok` with `output`, instead of `requestFinished` for an observer that has
+   * both: the batcher then makes no Outcome object for it.
+   */
+  requestAnswered?(request: PendingRequest<I, O>, output: O, nowMs: number): void;
+  /**
+   * Every item of `batch` was answered `ok` by its run at `nowMs`: an observer that has this
+   * method is told so once, not item by item (requestAnswered, requestFinished).
+   */
+  batchAnswered?(batch: Batch<I, O>, nowMs: number): void;
 }
 
 /** What a refusal says besides its reason, for the answer's message and Retry-After. */

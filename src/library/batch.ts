@@ -196,7 +196,17 @@ class PendingCall<I, O> extends QueuedRequest<I, O> {
     this.owner.batcher.cancel(this);
   }
 
-  /** The batcher's outcome listener. */
+  /** The batcher's listener for a result: no Outcome object is made for it. */
+  answered(output: O): void {
+    this.owner.keepAlive.leave();
+    if (this.signal !== undefined) this.signal.removeEventListener('abort', this);
+    const resolve = this.resolve;
+    this.resolve = unsettled;
+    this.reject = unsettled;
+    resolve(output);
+  }
+
+  /** The batcher's outcome listener for the rest. */
   outcome(outcome: Outcome<O>): void {
     this.owner.keepAlive.leave();
     if (this.signal !== undefined) this.signal.removeEventListener('abort', this);

@@ -1,0 +1,110 @@
+import type { BatcherCounts } from './batcher-options.js';
+import type { ExecutorSlots } from './executor-slots.js';
+import type { RequestQueue } from './request-queue.js';
+import type { Batch, BatcherObserver, Outcome, OutcomeListener, PendingRequest } from './types.js';
+
+/**
+ * Gives each request its one outcome: takes it out of the queue or its running batch, counts it,
+ * tells the observers and then its listener. A successful item takes `ok`, which makes no
+ * `Outcome` object when its listener and the observers take the output as it is (`answered`,
+ * `requestAnswered`): an answer a call, the commonest thing the batcher does.
+ */
+export class Answers<I, O> {
+  constructor(
+    private readonly queue: RequestQueue<I, O>,
+    private readonly slots: ExecutorSlots<I, O>,
+    private readonly counts: BatcherCounts,
+    private readonly observers: readonly BatcherObserver<I, O>[],
+  ) {}
+
+  /** Gives a request its one outcome and updates the counts. */
+  end(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void {
+    if (request.phase === 'queued') this.queue.removed(request);
+    else if (request.phase === 'running') this.slots.answering(request);
+    request.phase = 'done';
+    request.finishedAtMs = nowMs;
+    this.counts.outcomes[outcome.kind]++;
+    for (let i = 0, all = this.observers; i < all.length; i++) all[i]!.requestFinished?.(request, outcome, nowMs);
+    const listener = this.release(request);
+    try {
+      if (typeof listener === 'function') listener(outcome, request);
+      else listener.outcome(outcome, request);
+    } catch {
+      // A caller's callback must not break the batcher's bookkeeping for everyone else.
+    }
+  }
+
+  /** A running request's result: `end` with `{ kind: 'ok', output }`, the object made only for whoever asks for it. */
+  ok(request: PendingRequest<I, O>, output: O, nowMs: number): void {
+    this.slots.answering(request);
+    request.phase = 'done';
+    request.finishedAtMs = nowMs;
+    this.counts.outcomes.ok++;
+    let outcome: Outcome<O> | undefined;
+    for (let i = 0, all = this.observers; i < all.length; i++) {
+      const observer = all[i]!;
+      if (observer.requestAnswered !== undefined) observer.requestAnswered(request, output, nowMs);
+      else if (observer.requestFinished !== undefined)
+        observer.requestFinished(request, (outcome ??= { kind: 'ok', output, endedIn: 'running' }), nowMs);
+    }
+    this.deliver(request, output, outcome);
+  }
+
+  /**
+   * Every request of `batch`, all of them running, gets its result: as `ok` for each, with the
+   * observers told once for the batch (`batchAnswered`) and the counts moved once, when no
+   * observer wants the answers one by one.
+   */
+  allOk(batch: Batch<I, O>, outputs: readonly O[], nowMs: number): void {
+    const requests = batch.requests;
+    if (!this.observersTakeBatches()) {
+      for (let i = 0; i < requests.length; i++) this.ok(requests[i]!, outputs[i] as O, nowMs);
+      return;
+    }
+    this.slots.answeringAll(batch.id, requests.length);
+    this.counts.outcomes.ok += requests.length;
+    for (let i = 0; i < requests.length; i++) {
+      const request = requests[i]!;
+      request.phase = 'done';
+      request.finishedAtMs = nowMs;
+    }
+    for (let i = 0, all = this.observers; i < all.length; i++) all[i]!.batchAnswered?.(batch, nowMs);
+    for (let i = 0; i < requests.length; i++) this.deliver(requests[i]!, outputs[i] as O, undefined);
+  }
+
+  /** No observer wants `ok` answers one by one (it takes them a batch at a time, or not at all). */
+  private observersTakeBatches(): boolean {
+    for (let i = 0, all = this.observers; i < all.length; i++) {
+      const observer = all[i]!;
+      if (
+        observer.batchAnswered === undefined &&
+        (observer.requestAnswered !== undefined || observer.requestFinished !== undefined)
+      )
+        return false;
+    }
+    return true;
+  }
+
+  /** Hands a result to the request's listener; `outcome`: the one already made for it, if any. */
+  private deliver(request: PendingRequest<I, O>, output: O, outcome: Outcome<O> | undefined): void {
+    const listener = this.release(request);
+    try {
+      if (typeof listener !== 'function' && listener.answered !== undefined) listener.answered(output, request);
+      else {
+        const made = outcome ?? { kind: 'ok', output, endedIn: 'running' };
+        if (typeof listener === 'function') listener(made, request);
+        else listener.outcome(made, request);
+      }
+    } catch {
+      // As in `end`.
+    }
+  }
+
+  /** Takes the listener off an answered request, which may linger in the deadline heap until its deadline: keep it small. */
+  private release(request: PendingRequest<I, O>): OutcomeListener<I, O> {
+    const listener = request.onOutcome as OutcomeListener<I, O>;
+    request.onOutcome = undefined;
+    request.input = undefined;
+    return listener;
+  }
+}

@@ -13,10 +13,13 @@ export class RequestQueue<I, O> {
   /** Waiting requests per level, index `level - 1`; the policy reads it through its view. */
   readonly waitingAt: number[];
   private waiting = 0;
+  /** Per level, the sequence up to which `firstWaiting` found no match among its requests. */
+  private readonly passedThrough: number[];
 
   constructor(levels = 1) {
     this.levels = Array.from({ length: levels }, () => new RingBuffer<PendingRequest<I, O>>(levels === 1 ? 64 : 16));
     this.waitingAt = new Array<number>(levels).fill(0);
+    this.passedThrough = new Array<number>(levels).fill(-1);
   }
 
   get length(): number {
@@ -91,17 +94,36 @@ export class RequestQueue<I, O> {
 
   /**
    * The first waiting request of `level` that `matches`: its head, unless requests that do not
-   * match wait ahead of it (those are walked past, and stay).
+   * match wait ahead of it (those are walked past, and stay). `matches` must answer the same for a
+   * request every time: the requests it refused are remembered (`passedThrough`) and not walked
+   * again, so a level whose requests mostly do not match costs a binary search a call, not a walk
+   * of the queue (which made a pass per batch quadratic in the queue's length).
    */
   firstWaiting(level: number, matches: (request: PendingRequest<I, O>) => boolean): PendingRequest<I, O> | undefined {
-    const head = this.head(level - 1);
+    const i = level - 1;
+    const head = this.head(i);
     if (head === undefined || matches(head)) return head;
-    const buffer = this.levels[level - 1] as RingBuffer<PendingRequest<I, O>>;
-    for (let i = 1; i < buffer.length; i++) {
-      const request = buffer.at(i) as PendingRequest<I, O>;
-      if (request.phase === 'queued' && matches(request)) return request;
+    const buffer = this.levels[i] as RingBuffer<PendingRequest<I, O>>;
+    let passed = Math.max(this.passedThrough[i] as number, head.sequence);
+    // Sequences grow along a level's FIFO: the first request not yet walked past, by bisection.
+    let lo = 1;
+    let hi = buffer.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((buffer.at(mid) as PendingRequest<I, O>).sequence <= passed) lo = mid + 1;
+      else hi = mid;
     }
-    return undefined;
+    let found: PendingRequest<I, O> | undefined;
+    for (let at = lo; at < buffer.length; at++) {
+      const request = buffer.at(at) as PendingRequest<I, O>;
+      if (request.phase === 'queued' && matches(request)) {
+        found = request;
+        break;
+      }
+      passed = request.sequence;
+    }
+    this.passedThrough[i] = passed;
+    return found;
   }
 
   /** The first waiting request of level index `i`, dropping those removed ahead of it. */

@@ -254,13 +254,22 @@ function isThenable<T>(value: unknown): value is PromiseLike<T> {
  */
 function oneResultPerItem<O>(results: unknown, size: number): readonly (O | Error)[] {
   if (Array.isArray(results) && results.length === size) return results as (O | Error)[];
-  const got = Array.isArray(results)
-    ? `${results.length} result${results.length === 1 ? '' : 's'}`
-    : `a ${results === null ? 'null' : typeof results}`;
   const error = new ModelFailureError(
-    `the batch function returned ${got} for a batch of ${size} items; it must return an array with one result (or Error) per item, in order`,
+    `the batch function returned ${describeReturned(results)} for a batch of ${count(size, 'item')}; it must return an array with one result (or Error) per item, in order`,
   );
   return new Array<Error>(size).fill(error);
+}
+
+/** What a function returned instead of one result per item, as a message names it. */
+function describeReturned(results: unknown): string {
+  if (Array.isArray(results)) return count(results.length, 'result');
+  if (results === null || results === undefined) return String(results);
+  const kind = typeof results === 'object' ? (results.constructor?.name ?? 'object') : typeof results;
+  return `${/^[aeiou]/i.test(kind) ? 'an' : 'a'} ${kind}`;
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 /** The error a call that did not succeed rejects with. */
@@ -282,7 +291,9 @@ function invalidCallOptions(options: CallOptions): InvalidOptionError | undefine
   if (priority !== undefined && !(Number.isInteger(priority) && priority >= 1))
     return new InvalidOptionError(`call(item, { priority }): expected a level from 1 (the highest), got ${priority}`);
   if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && timeoutMs <= 1e9))
-    return new InvalidOptionError(`call(item, { timeoutMs }): expected a number of ms from 0 to 1e9, got ${timeoutMs}`);
+    return new InvalidOptionError(
+      `call(item, { timeoutMs }): expected a number of ms above 0 and at most 1e9, got ${timeoutMs}`,
+    );
   if (signal !== undefined && !(signal instanceof AbortSignal))
     return new InvalidOptionError('call(item, { signal }): expected an AbortSignal');
   return undefined;

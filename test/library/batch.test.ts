@@ -193,7 +193,15 @@ describe('batch(): failures', () => {
 
   it('fails a batch whose function returns no array', async () => {
     const nothing = batch(async (_items: number[]) => undefined as unknown as number[], { batchWindowMs: 0 });
-    expect(((await rejection(nothing(1))) as Error).message).toMatch(/returned a undefined for a batch of 1 item/);
+    expect(((await rejection(nothing(1))) as Error).message).toMatch(
+      /returned undefined for a batch of 1 item; it must return an array/,
+    );
+    const record = batch(async (items: number[]) => ({ items }) as unknown as number[], { batchWindowMs: 0 });
+    expect(((await rejection(record(1))) as Error).message).toMatch(/returned an Object for a batch of 1 item;/);
+    const map = batch(async (items: number[]) => new Map(items.map((x) => [x, x])) as unknown as number[], {
+      batchWindowMs: 0,
+    });
+    expect(((await rejection(map(1))) as Error).message).toMatch(/returned a Map for a batch of 1 item;/);
   });
 
   it('opens the breaker after failed batches: 503 circuit_open with Retry-After, before the function runs', async () => {
@@ -354,6 +362,9 @@ describe('batch(): options', () => {
     expect(() => batch('nope' as never)).toThrow(InvalidOptionError);
     const echo = batch(async (items: number[]) => items);
     expect(await rejection(echo(1, { timeoutMs: -5 }))).toBeInstanceOf(InvalidOptionError);
+    expect(((await rejection(echo(1, { timeoutMs: 0 }))) as Error).message).toBe(
+      'call(item, { timeoutMs }): expected a number of ms above 0 and at most 1e9, got 0',
+    );
     expect(await rejection(echo(1, { signal: {} as AbortSignal }))).toBeInstanceOf(InvalidOptionError);
     expect(await rejection(echo(1, { priority: 0 }))).toBeInstanceOf(InvalidOptionError);
   });

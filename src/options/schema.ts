@@ -198,7 +198,7 @@ export function resolveCodeOptions<S extends OptionSchema>(
     );
   for (const key of Object.keys(given)) {
     if (Object.hasOwn(schema, key)) continue;
-    const instead = renamed[key];
+    const instead = renamed[key] ?? spelledOtherwise(schema, key);
     throw new BatchlineError(
       'INVALID_OPTION',
       instead === undefined
@@ -213,6 +213,16 @@ export function resolveCodeOptions<S extends OptionSchema>(
     else resolved[key] = spec.kind === 'affine' ? parseValue(spec, spec.default, key) : spec.default;
   }
   return Object.freeze(resolved) as OptionValues<S>;
+}
+
+/**
+ * The option a key means when it is spelled as a flag (`max-batch-size`), an environment variable
+ * (`MAX_BATCH_SIZE`) or in snake_case (`max_batch_size`, config.json's spelling): the names a user
+ * of the command brings to code. The schema's own list is too long to read for that.
+ */
+function spelledOtherwise(schema: OptionSchema, key: string): string | undefined {
+  const bare = key.replace(/^-+/, '').replace(/[-_]/g, '').toLowerCase();
+  return Object.keys(schema).find((name) => name.toLowerCase() === bare);
 }
 
 const MS_PER_UNIT: Record<string, number> = { us: 0.001, µs: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };

@@ -344,6 +344,7 @@ describe('batch(): options', () => {
     [{ batchPolicy: 'greedy' }, /batchPolicy: got 'greedy', expected one of fixed, aimd, adaptive/],
     [{ max_wait_time: 0.01 }, /max_wait_time: not an option; use batchWindowMs \(milliseconds\)/],
     [{ workers: 2 }, /workers: not an option; use instances/],
+    [{ batch_window_ms: 5 }, /batch_window_ms: not an option; use batchWindowMs$/],
     [{ colour: 'blue' }, /colour: not an option; the options are maxBatchSize, batchWindowMs/],
   ])('%j throws InvalidOptionError naming it', (options, message) => {
     const thrown = (() => {

@@ -61,6 +61,14 @@ describe('serve()', () => {
     await expect(serve({ maxBatchSize: 0 })).rejects.toThrow(InvalidOptionError);
     await expect(serve({ maxBatchSize: 0 })).rejects.toThrow(/maxBatchSize: got '0'/);
     await expect(serve({ modelDir: 'x' } as never)).rejects.toThrow(/modelDir: not an option; the options are host/);
+    // The command's spellings (config.json's, a flag's, an environment variable's) name the option to use.
+    await expect(serve({ max_batch_size: 8 } as never)).rejects.toThrow(
+      /^invalid option max_batch_size: not an option; use maxBatchSize$/,
+    );
+    await expect(serve({ 'model-repository': 'x' } as never)).rejects.toThrow(
+      /model-repository: not an option; use modelRepository$/,
+    );
+    await expect(serve({ ADMIN_TOKEN: 'x' } as never)).rejects.toThrow(/ADMIN_TOKEN: not an option; use adminToken$/);
   });
 
   it('rejects a model that is not there with the error table code, nothing left listening', async () => {

@@ -4,7 +4,7 @@ import { addOptions, resolveOptions } from '../options/schema.js';
 
 export function makeServeCommand(): Command {
   const command = new Command('serve').description(
-    'Serve an ONNX model over HTTP with dynamic batching (POST /v1/infer, /healthz, /readyz, /metrics).',
+    'Serve an ONNX model, or a model written in JavaScript, over HTTP with dynamic batching (POST /v1/infer, /healthz, /readyz, /metrics).',
   );
   addOptions(command, SERVE_OPTIONS);
   command.option('--no-ui', 'plain log lines instead of the live dashboard (also off a terminal and with CI=true)');

@@ -5,7 +5,8 @@ import type { OptionSchema, OptionValues } from './schema.js';
 export const PROFILE_OPTIONS = {
   model: {
     ...SERVE_OPTIONS.model,
-    description: 'path of an ONNX model to profile (default: the embedded toy-logistic-v1)',
+    description:
+      'path of a model to profile: an ONNX file or a code model with tensor inputs (.mjs, .js) (default: the embedded toy-logistic-v1)',
   },
   intraOpThreads: SERVE_OPTIONS.intraOpThreads,
   batchSizes: {

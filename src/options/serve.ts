@@ -161,21 +161,23 @@ export const SERVE_OPTIONS = {
     flag: 'model',
     env: 'MODEL',
     default: undefined,
-    description: 'path of an ONNX model to serve as version 1 (default: the embedded toy-logistic-v1)',
+    description:
+      'path of a model to serve as version 1: an ONNX file, or your own code (.mjs, .js; docs/models.md) (default: the embedded toy-logistic-v1)',
   },
   modelName: {
     kind: 'string',
     flag: 'model-name',
     env: 'MODEL_NAME',
     default: undefined,
-    description: 'name of the --model model in routes and metrics (default: the file name without .onnx)',
+    description: 'name of the --model model in routes and metrics (default: the file name without .onnx, .mjs or .js)',
   },
   modelRepository: {
     kind: 'string',
     flag: 'model-repository',
     env: 'MODEL_REPOSITORY',
     default: undefined,
-    description: 'directory of models to serve: NAME/VERSION/model.onnx, with an optional NAME/config.json',
+    description:
+      'directory of models to serve: NAME/VERSION/model.onnx (or model.mjs), with an optional NAME/config.json',
   },
   defaultModel: {
     kind: 'string',

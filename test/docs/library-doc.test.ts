@@ -1,6 +1,7 @@
 /**
- * docs/library.md as a user reads it: each complete example (a ```js block that imports
- * 'batchline') runs against the built package and prints what its comments say, and the options
+ * docs/library.md, and the README's "Use it as a library", as a user reads them: each complete
+ * example (a ```js block that imports 'batchline') runs against the built package and prints what
+ * its comments say, and the options
  * table names every batching option with the default the schema gives it.
  */
 import { execFile } from 'node:child_process';
@@ -13,9 +14,15 @@ import { BATCHING_OPTIONS } from '../../src/options/batching.js';
 const ROOT = join(import.meta.dirname, '..', '..');
 const doc = readFileSync(join(ROOT, 'docs', 'library.md'), 'utf8');
 const LIBRARY = new URL('../../dist/src/index.js', import.meta.url).href;
-const examples = [...doc.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!).filter((code) => /^import /m.test(code));
+const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const readmeSection = readme.slice(readme.indexOf('## Use it as a library'), readme.indexOf('## Performance'));
+const completeExamples = (markdown: string): string[] =>
+  [...markdown.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!).filter((code) => /^import /m.test(code));
+const examples = [...completeExamples(doc), ...completeExamples(readmeSection)];
 
-describe('docs/library.md', () => {
+describe('docs/library.md and the README\'s "Use it as a library"', () => {
+  it("has the README's example", () => expect(completeExamples(readmeSection)).toHaveLength(1));
+
   it('has complete examples', () => expect(examples.length).toBeGreaterThanOrEqual(2));
 
   it.each(examples.map((code, i) => [i + 1, code]))(

@@ -265,6 +265,35 @@ describe("the library: import { batch } from 'batchline'", () => {
     expect(stdout.trim()).toBe('5 1 undefined');
   });
 
+  it('type-checks TypeScript compiled to CommonJS (module commonjs: the node10 resolution, top-level types), and runs it', async () => {
+    writeFileSync(
+      join(app, 'tsconfig.commonjs.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'commonjs',
+          target: 'es2022',
+          strict: true,
+          outDir: 'out-commonjs',
+          typeRoots: [join(ROOT, 'node_modules', '@types')],
+          types: ['node'],
+        },
+        files: ['typed-commonjs.ts'],
+      }),
+    );
+    writeFileSync(
+      join(app, 'typed-commonjs.ts'),
+      [
+        "import { batch, QueueFullError } from 'batchline';",
+        'const lengths = batch(async (texts: string[]) => texts.map((text) => text.length));',
+        "lengths('hello').then((n: number) => console.log(n, typeof QueueFullError));",
+      ].join('\n'),
+    );
+    await run(process.execPath, [TSC, '-p', 'tsconfig.commonjs.json'], { cwd: app, env: OFFLINE_ENV });
+    expect(readFileSync(join(app, 'out-commonjs', 'typed-commonjs.js'), 'utf8')).toContain('require("batchline")');
+    const { stdout } = await node([join('out-commonjs', 'typed-commonjs.js')]);
+    expect(stdout.trim()).toBe('5 function');
+  });
+
   it('makes a wrong item or answer type a compile error', async () => {
     writeFileSync(
       join(app, 'wrong.mts'),

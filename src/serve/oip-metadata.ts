@@ -2,7 +2,7 @@ import type { TensorSpec } from '../model/tensor-spec.js';
 import { oipDatatypeOf } from '../model/datatypes.js';
 import type { ModelVersion } from './model-version.js';
 import type { Registry } from './registry.js';
-import { ONNX_PLATFORM } from './triton-model-config.js';
+import { runtimeOf } from './triton-model-config.js';
 
 /** The server metadata's name: the same on `/v2` and over gRPC. */
 export const OIP_SERVER_NAME = 'batchline';
@@ -28,10 +28,11 @@ export interface ModelMetadata {
 
 /** The metadata of `version` (one that has loaded its model), as both transports answer it. */
 export function modelMetadata(version: ModelVersion, registry: Registry): ModelMetadata {
+  const { platform, backend } = runtimeOf(version);
   return {
     name: version.name,
     versions: registry.versionsOf(version.name).map((v) => String(v.version)),
-    platform: ONNX_PLATFORM,
+    platform: platform || backend,
     inputs: version.model.inputs.map(tensorMetadata),
     outputs: version.model.outputs.map(tensorMetadata),
   };

@@ -1,10 +1,19 @@
+import { basename } from 'node:path';
+import { isCodeModelPath } from '../model/code-model.js';
 import type { TensorSpec } from '../model/tensor-spec.js';
 import { oipDatatypeOf } from '../model/datatypes.js';
 import type { ModelVersion } from './model-version.js';
 
-/** Triton's platform and backend names for a model onnxruntime runs. */
-export const ONNX_PLATFORM = 'onnxruntime_onnx';
-const ONNX_BACKEND = 'onnxruntime';
+/**
+ * What runs a version, in Triton's terms: onnxruntime for an ONNX model (`onnxruntime_onnx`); a
+ * code model has no platform and the backend `javascript`, as Triton's Python models have none and
+ * the backend `python`. The metadata's one `platform` names the backend where there is no platform.
+ */
+export function runtimeOf(version: Pick<ModelVersion, 'path'>): { platform: string; backend: string } {
+  return isCodeModelPath(version.path)
+    ? { platform: '', backend: 'javascript' }
+    : { platform: 'onnxruntime_onnx', backend: 'onnxruntime' };
+}
 
 /**
  * A version's configuration as Triton's `ModelConfig` (model_config.proto, in the JSON form its
@@ -26,10 +35,11 @@ export function tritonModelConfig(version: ModelVersion, versions: readonly numb
   const perLevel: Record<string, unknown> = {};
   for (const [level, own] of Object.entries(c.priorityQueuePolicy ?? {}))
     perLevel[level] = queuePolicy(own.maxQueueSize ?? c.maxQueueSize, own.requestTimeoutMs ?? c.requestTimeoutMs);
+  const { platform, backend } = runtimeOf(version);
   return {
     name: version.name,
-    platform: ONNX_PLATFORM,
-    backend: ONNX_BACKEND,
+    platform,
+    backend,
     version_policy: { specific: { versions: [...versions] } },
     max_batch_size: c.maxBatchSize,
     input: version.model.inputs.map((spec) => ({
@@ -60,7 +70,7 @@ export function tritonModelConfig(version: ModelVersion, versions: readonly numb
     instance_group: [
       { name: `${version.name}_0`, kind: 'KIND_CPU', count: c.instances, gpus: [], profile: [], passive: false },
     ],
-    default_model_filename: version.path === undefined ? '' : 'model.onnx',
+    default_model_filename: version.path === undefined ? '' : basename(version.path),
     model_warmup: (c.warmupBatchSizes ?? []).map((size) => ({
       name: `warmup_${size}`,
       batch_size: size,

@@ -125,6 +125,10 @@ describe('a tensor code model', () => {
     });
     const metadata = (await (await request(`${server.url}/v2/models/double`)).body.json()) as any;
     expect(metadata.inputs).toEqual([{ name: 'x', datatype: 'FP32', shape: [-1, 3] }]);
+    // What runs it is JavaScript, not onnxruntime: Triton's config as for a Python model.
+    expect(metadata.platform).toBe('javascript');
+    const config = (await (await request(`${server.url}/v2/models/double/config`)).body.json()) as any;
+    expect(config).toMatchObject({ platform: '', backend: 'javascript', default_model_filename: 'model.mjs' });
   });
 
   it('finds the bad item of a batch whose execute throws, and answers the others', async () => {

@@ -4,6 +4,7 @@ import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
 import { QueuedRequest } from '../core/queued-request.js';
 import type { Batch, Executor, Outcome, PendingRequest } from '../core/types.js';
 import { asError, BatchlineError } from '../errors.js';
+import { notOnePerItem } from '../core/per-item-results.js';
 import { SERVE_OPTIONS } from '../options/serve.js';
 import { outcomeError, refusalError } from '../serve/outcome-errors.js';
 import { resolveBatchOptions, type BatchOptions } from './batch-options.js';
@@ -254,22 +255,8 @@ function isThenable<T>(value: unknown): value is PromiseLike<T> {
  */
 function oneResultPerItem<O>(results: unknown, size: number): readonly (O | Error)[] {
   if (Array.isArray(results) && results.length === size) return results as (O | Error)[];
-  const error = new ModelFailureError(
-    `the batch function returned ${describeReturned(results)} for a batch of ${count(size, 'item')}; it must return an array with one result (or Error) per item, in order`,
-  );
+  const error = new ModelFailureError(notOnePerItem('the batch function', results, size));
   return new Array<Error>(size).fill(error);
-}
-
-/** What a function returned instead of one result per item, as a message names it. */
-function describeReturned(results: unknown): string {
-  if (Array.isArray(results)) return count(results.length, 'result');
-  if (results === null || results === undefined) return String(results);
-  const kind = typeof results === 'object' ? (results.constructor?.name ?? 'object') : typeof results;
-  return `${/^[aeiou]/i.test(kind) ? 'an' : 'a'} ${kind}`;
-}
-
-function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 /** The error a call that did not succeed rejects with. */

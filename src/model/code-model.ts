@@ -2,6 +2,8 @@ import { stat } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { BatchlineError } from '../errors.js';
 import { elementTypeOf, OIP_DATATYPES } from './datatypes.js';
+import { INTEGER_RANGE } from './element-values.js';
+import { notOnePerItem } from '../core/per-item-results.js';
 import { toFloat16Bits } from './float16.js';
 import { JSON_SPEC, jsonItem, jsonTextOf } from './json-items.js';
 import {
@@ -134,12 +136,7 @@ export class CodeModel {
     const shapes = json ? [] : items.map(shapesOf);
     const results = await this.execute(given, { instance: this.instance, shapes });
     if (!Array.isArray(results) || results.length !== items.length) {
-      const got = Array.isArray(results)
-        ? `${results.length} result${results.length === 1 ? '' : 's'}`
-        : `a ${results === null ? 'null' : typeof results}`;
-      const error = new Error(
-        `execute returned ${got} for a batch of ${items.length} items; it must return an array with one result (or Error) per item, in order`,
-      );
+      const error = new Error(notOnePerItem('execute', results, items.length));
       return items.map(() => error);
     }
     return results.map((result: unknown, i) => {
@@ -207,10 +204,13 @@ function tensorOf(value: unknown, spec: TensorSpec): { data: ElementArray; shape
   if (ArrayBuffer.isView(given.data) && given.data.constructor === allocate(spec.type, 0).constructor)
     return { data: given.data as ElementArray, shape };
   const data = allocate(spec.type, values.length);
+  if (spec.type === 'string') {
+    for (let i = 0; i < values.length; i++) (data as string[])[i] = String(values[i]);
+    return { data, shape };
+  }
+  for (let i = 0; i < values.length; i++) checkElement(values[i], i, spec);
   if (spec.type === 'float16') {
     for (let i = 0; i < values.length; i++) (data as Uint16Array)[i] = toFloat16Bits(Number(values[i]));
-  } else if (spec.type === 'string') {
-    for (let i = 0; i < values.length; i++) (data as string[])[i] = String(values[i]);
   } else if (data instanceof BigInt64Array || data instanceof BigUint64Array) {
     for (let i = 0; i < values.length; i++) data[i] = BigInt(values[i] as number | bigint);
   } else {
@@ -218,6 +218,37 @@ function tensorOf(value: unknown, spec: TensorSpec): { data: ElementArray; shape
     for (let i = 0; i < values.length; i++) numbers[i] = Number(values[i]);
   }
   return { data, shape };
+}
+
+/**
+ * One element of a numeric output, before it is stored: a typed array's own conversion would turn
+ * "a" or null into NaN or 0, 1.5 into 1 and 300 into 44 (uint8), and answer 200 with numbers the
+ * model never gave. NaN and infinities of a float output are the model's to give.
+ */
+function checkElement(value: unknown, index: number, spec: TensorSpec): void {
+  const wrong = (why: string): Error => new Error(`"${spec.name}"[${index}]: ${why}`);
+  const type = spec.type;
+  if (type === 'bool') {
+    if (value === true || value === false || value === 0 || value === 1) return;
+    throw wrong(`${describeElement(value)} is not a boolean (true, false, 0 or 1)`);
+  }
+  if (typeof value === 'bigint') {
+    if (type === 'int64' || type === 'uint64') {
+      if (type === 'uint64' && value < 0n) throw wrong(`${value} is below uint64's range`);
+      return;
+    }
+    throw wrong(`${value} is a bigint, not a ${type}`);
+  }
+  if (typeof value !== 'number') throw wrong(`${describeElement(value)} is not a number`);
+  const range = INTEGER_RANGE[type];
+  if (range !== undefined && !(Number.isInteger(value) && value >= range[0] && value <= range[1]))
+    throw wrong(`${value} is not a ${type} (integers from ${range[0]} to ${range[1]})`);
+}
+
+function describeElement(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 32 ? `${value.slice(0, 32)}…` : value);
+  if (value === null || value === undefined || typeof value === 'number') return String(value);
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }
 
 function shapeFor(spec: TensorSpec, length: number, given: unknown): number[] {
@@ -256,6 +287,11 @@ function specsOf(given: unknown, what: 'inputs' | 'outputs', path: string): Tens
       throw loadFailed(`${where}: name must be a non-empty string, once`);
     names.add(name);
     const type = typeof datatype === 'string' ? elementTypeOf(datatype) : undefined;
+    if (type === undefined && datatype === undefined)
+      // /v1/model spells it `type: 'float32'`; a spec copied from there is a likely slip.
+      throw loadFailed(
+        `${where}: no datatype${'type' in (spec as object) ? ` (found type ${JSON.stringify((spec as { type: unknown }).type)})` : ''}; give an Open Inference Protocol datatype, one of ${OIP_DATATYPES.join(', ')}`,
+      );
     if (type === undefined)
       throw loadFailed(`${where}: datatype ${JSON.stringify(datatype)} is none of ${OIP_DATATYPES.join(', ')}`);
     if (!Array.isArray(shape) || !shape.every((d) => d === -1 || (Number.isInteger(d) && d >= 1)))

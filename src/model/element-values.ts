@@ -2,7 +2,8 @@ import { BatchlineError } from '../errors.js';
 import { toFloat16Bits } from './float16.js';
 import { allocate, allocateTyped, type ElementArray, type ElementType, type TypedElementArray } from './tensor-spec.js';
 
-const INTEGER_RANGE: Partial<Record<ElementType, readonly [number, number]>> = {
+/** The integers each integer type holds (int64's as far as a double is exact). */
+export const INTEGER_RANGE: Partial<Record<ElementType, readonly [number, number]>> = {
   int8: [-128, 127],
   uint8: [0, 255],
   int16: [-32768, 32767],

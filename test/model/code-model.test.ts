@@ -14,6 +14,21 @@ const dir = await codeModelDir({
   'sum.mjs': CODE_MODELS.sum,
   'no-execute.mjs': 'export const inputs = [];',
   'bad-spec.mjs': "export const inputs = [{ name: 'x', datatype: 'FLOAT', shape: [3] }];\nexport function execute() {}",
+  // Each item's x[0] picks the answer: the model's own numbers, or ones a typed array would bend.
+  'answers.mjs': `export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [2] }, { name: 'k', datatype: 'UINT8', shape: [2] }, { name: 'b', datatype: 'BOOL', shape: [1] }];
+const ANSWERS = [
+  { y: [0.5, Number.NaN], k: [0, 255], b: [true] },
+  { y: ['a', 1], k: [1, 2], b: [0] },
+  { y: [1, null], k: [1, 2], b: [0] },
+  { y: [1, 2], k: [300, 1], b: [0] },
+  { y: [1, 2], k: new Float64Array([2, 1.5]), b: [0] },
+  { y: [1, 2], k: [1, -1], b: [0] },
+  { y: [true, 2], k: [1, 2], b: [1] },
+  { y: [1, 2], k: [1, 2], b: [2] },
+];
+export function execute(items) { return items.map((item) => ANSWERS[item.x[0]]); }`,
+  'typed-spec.mjs': "export const inputs = [{ name: 'x', type: 'float32', shape: [3] }];\nexport function execute() {}",
   'lossy.mjs': CODE_MODELS.double.replace('return items.map(', 'return items.slice(1).map('),
 });
 const item = (x: number[]) => ({ x: { data: Float32Array.from(x), shape: [x.length] } });
@@ -58,11 +73,36 @@ describe('CodeModel', () => {
       expect((answer as Error).message).toMatch(/execute returned 1 result for a batch of 2 items/);
   });
 
+  it('fails an item whose output holds what its datatype cannot: never a number the model did not give', async () => {
+    const model = await CodeModel.load(join(dir, 'answers.mjs'));
+    const answers = await model.runBatch(
+      [0, 1, 2, 3, 4, 5, 6, 7].map((x) => ({ x: { data: Float32Array.of(x), shape: [1] } })),
+    );
+    expect(answers[0]).toEqual({
+      y: { data: Float32Array.of(0.5, Number.NaN), shape: [2] },
+      k: { data: Uint8Array.of(0, 255), shape: [2] },
+      b: { data: Uint8Array.of(1), shape: [1] },
+    });
+    expect(answers.slice(1).map((answer) => (answer as Error).message)).toEqual([
+      `execute's result for item 1: "y"[0]: "a" is not a number`,
+      `execute's result for item 2: "y"[1]: null is not a number`,
+      `execute's result for item 3: "k"[0]: 300 is not a uint8 (integers from 0 to 255)`,
+      `execute's result for item 4: "k"[1]: 1.5 is not a uint8 (integers from 0 to 255)`,
+      `execute's result for item 5: "k"[1]: -1 is not a uint8 (integers from 0 to 255)`,
+      `execute's result for item 6: "y"[0]: a boolean is not a number`,
+      `execute's result for item 7: "b"[0]: 2 is not a boolean (true, false, 0 or 1)`,
+    ]);
+  });
+
   it.each([
     ['import-fails.mjs', /importing .*import-fails\.mjs failed: cannot find weights\.bin/],
     ['initialize-fails.mjs', /initialize failed: GPU 0 is not there/],
     ['no-execute.mjs', /exports no function 'execute' \(it exports inputs\)/],
     ['bad-spec.mjs', /inputs\[0\]: datatype "FLOAT" is none of BOOL, UINT8/],
+    [
+      'typed-spec.mjs',
+      /inputs\[0\]: no datatype \(found type "float32"\); give an Open Inference Protocol datatype, one of BOOL, UINT8/,
+    ],
   ])('%s fails its load with MODEL_LOAD_FAILED and its own message', async (file, message) => {
     const failed = await CodeModel.load(join(dir, file)).then(
       () => undefined,

@@ -231,6 +231,8 @@ describe('batch(): the queue bound and deadlines', () => {
     expect(refused).toBeInstanceOf(QueueFullError);
     expect(refused).toBeInstanceOf(BatchError);
     expect(refused).toMatchObject({ code: 'queue_full', statusCode: 429, retryAfterS: 1 });
+    // The library's caller has no server: the shared error table's words must fit both.
+    expect((refused as Error).message).toBe('overloaded: the queue is full (2 waiting)');
     expect((refused as QueueFullError).headers).toEqual({ 'retry-after': '1' });
     await echo.close();
     expect(await Promise.all(first)).toEqual([1, 2]);
@@ -327,6 +329,7 @@ describe('batch(): close', () => {
     const refused = await rejection(echo(3));
     expect(refused).toBeInstanceOf(ShuttingDownError);
     expect(refused).toMatchObject({ code: 'shutting_down', statusCode: 503 });
+    expect((refused as Error).message).toBe('shutting down: no new requests are taken');
   });
 
   it('answers shutting_down to what is still running when drainMs is up', async () => {

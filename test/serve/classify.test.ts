@@ -17,7 +17,7 @@ const cases: [name: string, error: unknown, request: typeof json, code: string, 
     json,
     'QUEUE_FULL',
     429,
-    /^server overloaded: the queue is full \(7 waiting\)$/,
+    /^overloaded: the queue is full \(7 waiting\)$/,
   ],
   [
     "Fastify's bad JSON",

@@ -63,14 +63,14 @@ describe('serve --grpc-port', () => {
       await server.waitFor('draining');
       const refused = await client.infer(TOY);
       expect(refused.error?.code).toBe(grpc.status.UNAVAILABLE);
-      expect(refused.error?.details).toBe('server is shutting down');
+      expect(refused.error?.details).toBe('shutting down: no new requests are taken');
       const accepted = await inflight;
       expect(accepted.error).toBeUndefined();
       await server.running;
       // The listener is closed: nothing answers any more.
       const after = await new OipClient(server.grpcTarget!).call('ServerLive', {}, { deadline: 2000 });
       expect(after.error?.code).toBe(grpc.status.UNAVAILABLE);
-      expect(after.error?.details).not.toBe('server is shutting down');
+      expect(after.error?.details).not.toBe('shutting down: no new requests are taken');
     } finally {
       client.close();
     }
@@ -85,7 +85,7 @@ describe('serve --grpc-port', () => {
       server.signal('SIGTERM');
       const answer = await inflight;
       expect(answer.error?.code).toBe(grpc.status.UNAVAILABLE);
-      expect(answer.error?.details).toBe('server is shutting down');
+      expect(answer.error?.details).toBe('shutting down: no new requests are taken');
       await server.running;
       expect(server.text()).toMatch(/stopped; 0 ok, 1 answered 503 at shutdown/);
     } finally {

@@ -196,7 +196,7 @@ describe('inference.GRPCInferenceService', () => {
       await new Promise((resolve) => setTimeout(resolve, 1));
     const third = await client.infer(slow);
     expect(third.error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
-    expect(third.error?.details).toBe('server overloaded: the queue is full (1 waiting)');
+    expect(third.error?.details).toBe('overloaded: the queue is full (1 waiting)');
     expect(third.error?.metadata.get('grpc-retry-pushback-ms')).toStrictEqual(['1000']);
     expect((await first).error).toBeUndefined();
     expect((await second).error).toBeUndefined();
@@ -389,7 +389,7 @@ describe('a gRPC listener on a server still loading, then draining', () => {
         raw_input_contents: [float32Bytes([1, 2, 3])],
       });
       expect(refused.error?.code).toBe(grpc.status.UNAVAILABLE);
-      expect(refused.error?.details).toBe('server is shutting down');
+      expect(refused.error?.details).toBe('shutting down: no new requests are taken');
       await draining;
       await listener.closeAfterDrain(1000, performance.now() + 1000, new Promise(() => {}));
       await ended;

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { SERVE_OPTIONS, withModelLatencyDefault } from '../options/serve.js';
 import { addOptions, resolveOptions } from '../options/schema.js';
+import { keepYoungGenerationSmall } from '../serve/young-generation.js';
 
 export function makeServeCommand(): Command {
   const command = new Command('serve').description(
@@ -12,6 +13,12 @@ export function makeServeCommand(): Command {
     const latencyEnv = process.env[SERVE_OPTIONS.modelLatencyMs.env];
     const latencyGiven = raw.modelLatencyMs !== undefined || (latencyEnv !== undefined && latencyEnv !== '');
     const config = withModelLatencyDefault(resolveOptions(SERVE_OPTIONS, raw), latencyGiven);
+    // Before serve's modules load, while V8's young generation is still small; only when models run
+    // off the main thread (inline: `auto` with the embedded model, as in resolveExecution).
+    const inline =
+      config.execution === 'inline' ||
+      (config.execution === 'auto' && config.model === undefined && config.modelRepository === undefined);
+    if (!inline) keepYoungGenerationSmall();
     const { shouldUseDashboard } = await import('../ui/terminal.js');
     const { runServer } = await import('../serve/run-server.js');
     const { startServeOutput } = await import('./serve-output.js');

@@ -1,0 +1,71 @@
+import { subscribe } from 'node:diagnostics_channel';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import type { Worker } from 'node:worker_threads';
+
+/** V8 flags that size the young generation: an operator who passes one keeps the choice. */
+const SIZING_FLAGS = ['--max-semi-space-size', '--min-semi-space-size', '--semi-space-growth-factor'];
+
+/** The new space's size (both semispaces) it may grow to: a 4 MB semispace. */
+export const NEW_SPACE_CAP_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Lets V8's young generation grow to a 4 MB semispace (`NEW_SPACE_CAP_BYTES`) and no further,
+ * instead of to 16 MB. `serve` calls it once when its models run off the main thread, before its
+ * modules are imported (the young generation is then at about 2 MB); the flag it sets is the
+ * process's, so the model threads are held too.
+ *
+ * Why: with a semispace of 8 or 16 MB, V8 starts a full (mark-compact) collection whenever the
+ * old generation's room under its limit is smaller than the young generation (a scavenge could
+ * promote all of it), and under load that was all the time: 8.2–9.5 mark-compacts a thousand
+ * requests (14.6 at 8 MB) on the classifier's binary path, with a 15 MB heap that did not grow.
+ * Their concurrent marking ran on V8's helper threads beside the model thread on a 2-core machine,
+ * their pauses on the main thread. At 4 MB, none. Not for inline models: the embedded toy model's
+ * small requests at 24k/s scavenge so often that serve kept 5 % less of a bare Fastify route's
+ * rate at 4 MB (0.717 against 0.756, 0.662 against 0.694) and a quarter less at 2 MB, while its
+ * model runs on the main thread and competes with no model thread for a core.
+ *
+ * V8 grows the young generation by `--semi-space-growth-factor` (2) when enough survives a
+ * scavenge; the factor is read each time, so setting it to 1 at run time holds the size
+ * (`--single-threaded-gc`, by contrast, aborts V8 when set after start-up). V8 puts the factor back
+ * to its floor of 2 when it configures a new isolate's heap, so it is set again when each worker
+ * thread comes online. Returns whether it acts: not when the operator sized the young generation
+ * with a flag of their own (on the command line or in NODE_OPTIONS).
+ */
+export function keepYoungGenerationSmall(
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions: string | undefined = process.env.NODE_OPTIONS,
+): boolean {
+  if (youngGenerationSizedBy(execArgv, nodeOptions)) return false;
+  let held = false;
+  const holdAtCap = (): void => {
+    if (!held && newSpaceBytes() < NEW_SPACE_CAP_BYTES) return;
+    held = true;
+    setFlagsFromString('--semi-space-growth-factor=1');
+  };
+  holdAtCap();
+  // The young generation grows only after a scavenge: look after each one until it is held.
+  const scavenges = new PerformanceObserver(() => {
+    holdAtCap();
+    if (held) scavenges.disconnect();
+  });
+  if (!held) scavenges.observe({ entryTypes: ['gc'] });
+  subscribe('worker_threads', (message) => (message as { worker: Worker }).worker.once('online', holdAtCap));
+  return true;
+}
+
+function newSpaceBytes(): number {
+  return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
+}
+
+/** Whether node's own arguments or NODE_OPTIONS size the young generation. */
+export function youngGenerationSizedBy(execArgv: readonly string[], nodeOptions: string | undefined): boolean {
+  const given = [...execArgv, ...(nodeOptions ?? '').split(/\s+/)];
+  return given.some((arg) => SIZING_FLAGS.some((flag) => sameFlag(arg, flag)));
+}
+
+/** `--max-semi-space-size=4`, `--max_semi_space_size 4`: V8 takes `_` and `-` alike. */
+function sameFlag(arg: string, flag: string): boolean {
+  const name = arg.split('=')[0]!.replaceAll('_', '-');
+  return name === flag;
+}

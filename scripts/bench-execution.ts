@@ -12,10 +12,10 @@
  * Options (env): BENCH_CONNECTIONS (16), BENCH_SLICE_S (3), BENCH_PAIRS (8), BENCH_INSTANCES (1).
  */
 import autocannon from 'autocannon';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { inputBodies } from './lib/input-bodies.js';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
+import { processCpuMs } from './lib/process-cpu.js';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const sliceS = Number(process.env.BENCH_SLICE_S ?? 3);
@@ -33,19 +33,8 @@ interface Slice {
   failed: number;
 }
 
-/** User + system CPU of a process so far, with its child processes (the instances), in ms (Linux /proc, 10 ms ticks). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  const own = (Number(fields[11]) + Number(fields[12])) * 10;
-  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-    .trim()
-    .split(/\s+/)
-    .filter((c) => c !== '');
-  return own + children.reduce((sum, child) => sum + cpuMs(Number(child)), 0);
-}
-
 async function drive(server: ChildServer, seconds: number): Promise<Slice> {
-  const before = cpuMs(server.process.pid!);
+  const before = processCpuMs(server.process.pid!, true);
   const result = await autocannon({
     url: `${server.url}/v1/infer`,
     connections,
@@ -54,7 +43,7 @@ async function drive(server: ChildServer, seconds: number): Promise<Slice> {
     headers: { 'content-type': 'application/json' },
     body,
   });
-  const cpu = cpuMs(server.process.pid!) - before;
+  const cpu = processCpuMs(server.process.pid!, true) - before;
   return {
     rps: result.requests.total / result.duration,
     p99: result.latency.p99,

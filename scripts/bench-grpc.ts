@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startChildServer } from './lib/child-server.js';
 import { ITEM_SHAPE, inputBodies, MODEL_NAME } from './lib/input-bodies.js';
+import { processCpuMs } from './lib/process-cpu.js';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const sliceS = Number(process.env.BENCH_SLICE_S ?? 3);
@@ -91,12 +92,6 @@ function cases(): Case[] {
   return all;
 }
 
-/** A process' user + system CPU time in ms, from /proc (clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 interface Slice {
   rps: number;
   serverCpuUsPerAnswer: number;
@@ -119,13 +114,13 @@ async function answers(url: string, protocol: string): Promise<number> {
 async function slice(pid: number, serverUrl: string, protocol: string, url: string, extra: string[]): Promise<Slice> {
   const out = join(dir, 'slice.json');
   const answersBefore = await answers(serverUrl, protocol);
-  const cpuBefore = cpuMs(pid);
+  const cpuBefore = processCpuMs(pid);
   const args = ['bench', '--no-ui', '-c', String(connections), '-d', `${sliceS}s`, '--warmup', '0.5s'];
   await run(process.execPath, [bin, ...args, '--json', out, ...extra, url], {
     env: { ...process.env, CI: 'true' },
     maxBuffer: 16 * 1024 * 1024,
   });
-  const spentMs = cpuMs(pid) - cpuBefore;
+  const spentMs = processCpuMs(pid) - cpuBefore;
   const answered = (await answers(serverUrl, protocol)) - answersBefore;
   const report = JSON.parse(readFileSync(out, 'utf8')) as {
     goodput_rps: number;

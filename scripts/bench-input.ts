@@ -37,6 +37,7 @@ import { promisify } from 'node:util';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { inputBodies, MODEL_NAME } from './lib/input-bodies.js';
 import { closedLoop, type Load as Requests } from './lib/lean-load.js';
+import { processCpuMs } from './lib/process-cpu.js';
 
 const driver = process.env.BENCH_DRIVER ?? 'cli';
 if (driver !== 'cli' && driver !== 'loop') throw new Error(`BENCH_DRIVER: got ${driver}, expected cli or loop`);
@@ -59,12 +60,6 @@ interface Figure {
 
 interface Load extends Requests {
   itemsPerRequest: number;
-}
-
-/** User + system CPU of a process so far, every thread, in ms (Linux /proc, 10 ms ticks). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** Inference answers serve has sent so far, from its /metrics. */
@@ -123,7 +118,7 @@ async function benchCli(
 }
 
 async function drive(server: ChildServer, load: Load, seconds: number): Promise<Figure> {
-  const serverCpuBefore = cpuMs(server.process.pid!);
+  const serverCpuBefore = processCpuMs(server.process.pid!);
   const answeredBefore = await answered(server).catch(() => Number.NaN);
   const ownCpuBefore = process.cpuUsage();
   let result: { rps: number; p50Ms: number; p99Ms: number; failed: number; generatorUsPerRequest: number };
@@ -142,7 +137,7 @@ async function drive(server: ChildServer, load: Load, seconds: number): Promise<
     };
   }
   const serverUs =
-    ((cpuMs(server.process.pid!) - serverCpuBefore) * 1000) /
+    ((processCpuMs(server.process.pid!) - serverCpuBefore) * 1000) /
     ((await answered(server).catch(() => Number.NaN)) - answeredBefore);
   const cpu = `CPU a request: ${driver === 'cli' ? 'bench' : 'loop'} ${result.generatorUsPerRequest.toFixed(0)} µs${Number.isFinite(serverUs) ? `, serve ${serverUs.toFixed(0)} µs` : ''}`;
   return {

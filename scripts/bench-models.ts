@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { inputBodies } from './lib/input-bodies.js';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { BIN, runBench, table } from './lib/fidelity.js';
+import { processCpuMs } from './lib/process-cpu.js';
 
 const counts = (process.env.MODELS_COUNTS ?? '1,10,50,200').split(',').map(Number);
 const rate = Number(process.env.MODELS_RATE ?? 100);
@@ -46,12 +47,6 @@ function repository(count: number): string {
     symlinkSync(CLASSIFIER, join(version, 'model.onnx'));
   }
   return dir;
-}
-
-/** User + system CPU of a process so far, every thread, in ms (Linux /proc, 10 ms ticks). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 function rssMb(pid: number): number {
@@ -111,14 +106,14 @@ async function measure(count: number): Promise<Figures> {
     }
     const readyS = (performance.now() - started) / 1000;
     const pid = server.process.pid as number;
-    const startupCpuS = cpuMs(pid) / 1000;
+    const startupCpuS = processCpuMs(pid) / 1000;
     // Let start-up's garbage be collected and the model threads settle: read at 2 s after ready,
     // the last-loaded threads' clean-up showed as 0.2-0.5 s of CPU a second.
     await sleep(10_000);
     const rss = rssMb(pid);
-    const idleBefore = cpuMs(pid);
+    const idleBefore = processCpuMs(pid);
     await sleep(5000);
-    const idleCpuMsPerS = (cpuMs(pid) - idleBefore) / 5;
+    const idleCpuMsPerS = (processCpuMs(pid) - idleBefore) / 5;
     const scrapes: number[] = [];
     let metricsBytes = 0;
     for (let i = 0; i < 21; i++) {
@@ -127,7 +122,7 @@ async function measure(count: number): Promise<Figures> {
       if (i > 0) scrapes.push(performance.now() - t0); // the first compiles the path
       metricsBytes = Buffer.byteLength(text);
     }
-    const cpuBefore = cpuMs(pid);
+    const cpuBefore = processCpuMs(pid);
     const figures = await runBench(`${server.url}/v2/models/cls-001/infer`, [
       '--rate',
       String(rate),
@@ -142,7 +137,7 @@ async function measure(count: number): Promise<Figures> {
       '--header',
       `inference-header-content-length: ${binary.headers['inference-header-content-length']}`,
     ]);
-    const cpuUsPerRequest = ((cpuMs(pid) - cpuBefore) * 1000) / ((seconds + 2) * rate);
+    const cpuUsPerRequest = ((processCpuMs(pid) - cpuBefore) * 1000) / ((seconds + 2) * rate);
     return {
       models: count,
       readyS,

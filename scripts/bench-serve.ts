@@ -8,12 +8,19 @@
  * drifts by up to 2x over tens of seconds, and rounds of a server restarted minutes apart
  * measured the drift more than the servers. The figure is the median of the per-pair ratios.
  *
+ * Beside it, each server's CPU a request (Linux /proc): the ratio of requests/s is the ratio of
+ * CPU a request only while autocannon and the server under load each have a core. When
+ * something else takes one, they share the other, autocannon's own cost a request is added to
+ * both, and the throughput ratio moves toward 1 (0.83-0.86 in pairs where the bare route fell
+ * from 49k to 26k requests/s) while the CPU ratio stays.
+ *
  * Options (env): BENCH_CONNECTIONS (64), BENCH_SLICE_S (2), BENCH_PAIRS (25). Arguments after
  * `--` go to `batchline serve` (for example `-- --max-batch-size 32`).
  */
 import autocannon from 'autocannon';
 import { fileURLToPath } from 'node:url';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
+import { processCpuMs } from './lib/process-cpu.js';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const sliceS = Number(process.env.BENCH_SLICE_S ?? 2);
@@ -26,9 +33,20 @@ interface Slice {
   p50: number;
   p99: number;
   failed: number;
+  /** The server's CPU a request (user + system, every thread), µs; NaN off Linux. */
+  cpuUsPerRequest: number;
+}
+
+function cpuMsOf(server: ChildServer): number {
+  try {
+    return processCpuMs(server.process.pid!);
+  } catch {
+    return Number.NaN; // no /proc here
+  }
 }
 
 async function drive(server: ChildServer, seconds: number): Promise<Slice> {
+  const cpuBeforeMs = cpuMsOf(server);
   const result = await autocannon({
     url: `${server.url}/v1/infer`,
     connections,
@@ -42,6 +60,7 @@ async function drive(server: ChildServer, seconds: number): Promise<Slice> {
     p50: result.latency.p50,
     p99: result.latency.p99,
     failed: result.errors + result.non2xx,
+    cpuUsPerRequest: ((cpuMsOf(server) - cpuBeforeMs) * 1000) / result.requests.total,
   };
 }
 
@@ -51,7 +70,7 @@ function median(values: readonly number[]): number {
 }
 
 const format = (slice: Slice): string =>
-  `${slice.rps.toFixed(0).padStart(6)} req/s (p50 ${slice.p50} ms, p99 ${slice.p99} ms${slice.failed > 0 ? `, ${slice.failed} failed` : ''})`;
+  `${slice.rps.toFixed(0).padStart(6)} req/s, ${slice.cpuUsPerRequest.toFixed(1)} µs CPU a request (p50 ${slice.p50} ms, p99 ${slice.p99} ms${slice.failed > 0 ? `, ${slice.failed} failed` : ''})`;
 
 console.log(
   `bench:serve — ${connections} keep-alive connections from autocannon, ${pairs} pairs of ${sliceS} s slices, toy model, MODEL_LATENCY_MS=0 ${process.argv.slice(2).join(' ')}`,
@@ -75,6 +94,7 @@ try {
   await drive(bare, 2);
   await drive(serve, 2);
   const ratios: number[] = [];
+  const cpuRatios: number[] = [];
   let failed = 0;
   for (let pair = 1; pair <= pairs; pair++) {
     const bareFirst = pair % 2 === 1;
@@ -83,6 +103,7 @@ try {
     const [bareSlice, serveSlice] = bareFirst ? [first, second] : [second, first];
     failed += bareSlice.failed + serveSlice.failed;
     ratios.push(serveSlice.rps / bareSlice.rps);
+    cpuRatios.push(bareSlice.cpuUsPerRequest / serveSlice.cpuUsPerRequest);
     console.log(
       `pair ${String(pair).padStart(2)}: bare ${format(bareSlice)}  serve ${format(serveSlice)}  ratio ${(serveSlice.rps / bareSlice.rps).toFixed(3)}`,
     );
@@ -94,6 +115,11 @@ try {
       `(quartiles ${quartile(0.25).toFixed(3)}–${quartile(0.75).toFixed(3)}, range ${sorted[0]!.toFixed(3)}–${sorted.at(-1)!.toFixed(3)}; target >= 0.85)` +
       (failed > 0 ? `; ${failed} requests failed` : ''),
   );
+  if (cpuRatios.every(Number.isFinite))
+    console.log(
+      `CPU a request, bare fastify / batchline serve: median ${median(cpuRatios).toFixed(3)} ` +
+        '(the throughput ratio is this when autocannon has a core of its own, and higher when it shares one with the server)',
+    );
 } finally {
   await Promise.all([bare.stop(), serve.stop()]);
 }

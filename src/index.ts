@@ -20,3 +20,13 @@ export { serve } from './library/serve.js';
 export type { RunningServer, ServeOptions } from './library/serve.js';
 export type { BatcherSnapshot } from './core/batcher-stats.js';
 export type { ServerStats } from './stats-contract/server-stats.js';
+export type {
+  CodeModelContext,
+  CodeModelItem,
+  CodeModelOutput,
+  CodeModelResults,
+  CodeTensorSpec,
+  ExecuteContext,
+  JsonModel,
+  TensorModel,
+} from './model/code-model-types.js';

@@ -44,7 +44,8 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
   'cli.ts': ['commands', 'errors.ts', 'version.ts'],
   // The library's face: batch() over the core, serve() over the server (loaded lazily).
   library: ['core', 'errors.ts', 'options', 'serve', 'stats-contract'],
-  'index.ts': ['core', 'library', 'stats-contract'],
+  // model: the code-model contract's types (code-model-types.ts), exported type-only.
+  'index.ts': ['core', 'library', 'model', 'stats-contract'],
 };
 
 function sourceFiles(dir: string): string[] {

@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { BatchlineError } from '../errors.js';
+import type { CodeModelContext, ExecuteContext } from './code-model-types.js';
 import { elementTypeOf, OIP_DATATYPES } from './datatypes.js';
 import { INTEGER_RANGE } from './element-values.js';
 import { notOnePerItem } from '../core/per-item-results.js';
@@ -15,33 +16,7 @@ import {
   type TensorSpec,
 } from './tensor-spec.js';
 
-/** A tensor as a code model declares it: per item, in the Open Inference Protocol's words. */
-export interface CodeTensorSpec {
-  name: string;
-  /** `FP32`, `INT64`, `BYTES`… */
-  datatype: string;
-  /** The item's shape (no batch dimension); -1 for a free dimension. */
-  shape: number[];
-}
-
-/** What a code model's `initialize` is told. */
-export interface CodeModelContext {
-  /** Which of the version's instances this is, from 0 (the middleware's `worker_id`). */
-  instance: number;
-  /** The model version's label. */
-  version: string;
-  /** The version's effective options (`maxBatchSize`, `batchWindowMs`, …). */
-  config: Record<string, unknown>;
-}
-
-/** What `execute` is told besides its items. */
-export interface ExecuteContext {
-  instance: number;
-  /** Each item's input shapes (with free dimensions resolved), by input name: tensor models only. */
-  shapes: Record<string, number[]>[];
-}
-
-/** The exports of a `model.mjs`. */
+/** The exports of a `model.mjs`, as found: each is checked here (code-model-types.ts has the contract's types). */
 interface CodeModelModule {
   inputs?: unknown;
   outputs?: unknown;

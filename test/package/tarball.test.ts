@@ -349,4 +349,85 @@ describe("the library: import { batch } from 'batchline'", () => {
     const { stdout } = await node(['server.mjs']);
     expect(stdout.trim()).toBe('200 toy-logistic-v1');
   });
+
+  it('types a code model written in TypeScript (TensorModel), which compiles to a model.mjs that serve() serves', async () => {
+    writeFileSync(
+      join(app, 'tsconfig.model.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          strict: true,
+          outDir: 'out-model',
+          typeRoots: [join(ROOT, 'node_modules', '@types')],
+          types: ['node'],
+        },
+        files: ['model.mts', 'serve-model.mts'],
+      }),
+    );
+    writeFileSync(
+      join(app, 'model.mts'),
+      [
+        "import type { TensorModel } from 'batchline';",
+        "export const inputs: TensorModel['inputs'] = [{ name: 'x', datatype: 'FP32', shape: [3] }];",
+        "export const outputs: TensorModel['outputs'] = [{ name: 'y', datatype: 'FP32', shape: [3] }];",
+        "export const execute: TensorModel['execute'] = (items) =>",
+        "  items.map(({ x }) => (x instanceof Float32Array ? { y: x.map((v) => v * 2) } : new Error('x is not FP32')));",
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(app, 'serve-model.mts'),
+      [
+        "import { serve } from 'batchline';",
+        "const server = await serve({ model: new URL('./model.mjs', import.meta.url).pathname, execution: 'inline' });",
+        "const answer = await fetch(server.url + '/v1/infer', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: [1, 2, 3] }) });",
+        'const body = await answer.json();',
+        'await server.close();',
+        'console.log(answer.status, JSON.stringify(body.outputs));',
+      ].join('\n'),
+    );
+    await run(process.execPath, [TSC, '-p', 'tsconfig.model.json'], { cwd: app, env: OFFLINE_ENV });
+    const { stdout } = await node([join('out-model', 'serve-model.mjs')]);
+    expect(stdout.trim()).toBe('200 {"y":[2,4,6]}');
+
+    // A datatype the protocol does not have, and an answer that is not one entry per item, do not compile.
+    writeFileSync(
+      join(app, 'wrong-model.mts'),
+      [
+        "import type { TensorModel } from 'batchline';",
+        "export const inputs: TensorModel['inputs'] = [{ name: 'x', datatype: 'FP33', shape: [3] }];",
+        "export const execute: TensorModel['execute'] = (items) => items.length;",
+      ].join('\n'),
+    );
+    const checked = await run(
+      process.execPath,
+      [
+        TSC,
+        '--noEmit',
+        '--strict',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--target',
+        'es2022',
+        '--typeRoots',
+        join(ROOT, 'node_modules', '@types'),
+        '--types',
+        'node',
+        'wrong-model.mts',
+      ],
+      { cwd: app, env: OFFLINE_ENV },
+    ).then(
+      () => '',
+      (error: { stdout: string }) => error.stdout,
+    );
+    expect(checked).toMatch(
+      /wrong-model\.mts\(2,\d+\): error TS2322: Type '"FP33"' is not assignable to type 'OipDatatype'/,
+    );
+    expect(checked).toMatch(
+      /wrong-model\.mts\(3,\d+\): error TS2322: Type 'number' is not assignable to type 'CodeModelResults</,
+    );
+  });
 });

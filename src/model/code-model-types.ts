@@ -1,0 +1,79 @@
+import type { OipDatatype } from './datatypes.js';
+import type { ElementArray } from './tensor-spec.js';
+
+/**
+ * The contract of a code model (`model.mjs`, docs/models.md) as TypeScript types, exported by
+ * the package for authors who write their model in TypeScript (`import type { TensorModel }
+ * from 'batchline'`). Types only: the server checks every export at load time whatever the
+ * author's types said, since a module may be plain JavaScript.
+ */
+
+/** A tensor as a code model declares it: per item, in the Open Inference Protocol's words. */
+export interface CodeTensorSpec {
+  name: string;
+  /** `FP32`, `INT64`, `BYTES`… */
+  datatype: OipDatatype;
+  /** The item's shape (no batch dimension); -1 for a free dimension. */
+  shape: number[];
+}
+
+/** What a code model's `initialize` is told. */
+export interface CodeModelContext {
+  /** Which of the version's instances this is, from 0 (the middleware's `worker_id`). */
+  instance: number;
+  /** The model version's label. */
+  version: string;
+  /** The version's effective options (`maxBatchSize`, `batchWindowMs`, …). */
+  config: Record<string, unknown>;
+}
+
+/** What `execute` is told besides its items. */
+export interface ExecuteContext {
+  instance: number;
+  /** Each item's input shapes (with free dimensions resolved), by input name: tensor models only. */
+  shapes: Record<string, number[]>[];
+}
+
+/**
+ * One item as a tensor model's `execute` gets it: each input's elements, row-major, as the typed
+ * array of its datatype (`Float32Array` for FP32, `BigInt64Array` for INT64, a `Uint16Array` of
+ * float16 bits for FP16, `Uint8Array` for BOOL), a `string[]` for BYTES.
+ */
+export type CodeModelItem = Record<string, ElementArray>;
+
+/**
+ * One output of one item: a typed array or an array of numbers (bigints for 64-bit integers,
+ * booleans for BOOL, strings for BYTES), or `{ data, shape }` when the output has more than one
+ * free dimension.
+ */
+export type CodeModelOutput =
+  | ElementArray
+  | readonly (number | bigint | boolean | string)[]
+  | { data: ElementArray | readonly (number | bigint | boolean | string)[]; shape: number[] };
+
+/** `execute`'s answer: one entry per item, in order; an `Error` fails that item alone. */
+export type CodeModelResults<R> = readonly (R | Error)[] | Promise<readonly (R | Error)[]>;
+
+/** The hooks every code model may export besides `execute`. */
+interface CodeModelHooks {
+  /** Once per instance, before its first batch: load weights here. A throw refuses the version. */
+  initialize?(context: CodeModelContext): unknown;
+  /** Once per instance, when its version is unloaded or the server drains. */
+  finalize?(): unknown;
+}
+
+/** The exports of a code model whose items are tensors. */
+export interface TensorModel extends CodeModelHooks {
+  inputs: readonly CodeTensorSpec[];
+  outputs: readonly CodeTensorSpec[];
+  execute(items: CodeModelItem[], context: ExecuteContext): CodeModelResults<Record<string, CodeModelOutput>>;
+}
+
+/**
+ * The exports of a code model whose items are JSON values, checked against `inputSchema` (JSON
+ * Schema, defaults filled in) before the queue: `I` is the item once checked, `O` its answer.
+ */
+export interface JsonModel<I = unknown, O = unknown> extends CodeModelHooks {
+  inputSchema: object;
+  execute(items: I[], context: ExecuteContext): CodeModelResults<O>;
+}

@@ -14,6 +14,9 @@ function hostName(header: string): string {
   return (colon < 0 ? header : header.slice(0, colon)).replace(/\.$/, '');
 }
 
+/** How many Host values `answerOnlyLoopbackHosts` keeps its judgement of. */
+const JUDGED_HOSTS_KEPT = 64;
+
 /**
  * A server that listens on loopback answers only requests whose Host names this machine
  * (`localhost`, `127.x.x.x`, `[::1]`, any port) or one of `extraHosts` (`*`: any). Against DNS
@@ -26,11 +29,23 @@ function hostName(header: string): string {
 export function answerOnlyLoopbackHosts(server: Server, extraHosts: readonly string[]): void {
   if (extraHosts.includes('*')) return;
   const allowed = new Set(extraHosts.map((host) => host.toLowerCase()));
+  // A client sends the same Host on every request: each value is judged once. Bounded, so a
+  // client that varies its Host costs a judgement a request, as before, and no memory.
+  const judged = new Map<string, boolean>();
+  const answered = (host: string): boolean => {
+    let ok = judged.get(host);
+    if (ok === undefined) {
+      ok = isLoopbackAddress(hostName(host)) || allowed.has(hostName(host).toLowerCase());
+      if (judged.size >= JUDGED_HOSTS_KEPT) judged.clear();
+      judged.set(host, ok);
+    }
+    return ok;
+  };
   const handlers = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
   server.removeAllListeners('request');
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     const host = request.headers.host;
-    if (host === undefined || isLoopbackAddress(hostName(host)) || allowed.has(hostName(host).toLowerCase())) {
+    if (host === undefined || answered(host)) {
       for (const handler of handlers) handler.call(server, request, response);
       return;
     }

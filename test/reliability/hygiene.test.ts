@@ -95,6 +95,17 @@ describe('hygiene (#11)', () => {
     );
   });
 
+  it('judges a Host again the same way, also after more distinct Hosts than it keeps judgements of', async () => {
+    for (let i = 1; i <= 70; i++)
+      expect((await raw(server, `GET /healthz HTTP/1.1\r\nhost: 127.0.0.${i}\r\n\r\n`)).status, `127.0.0.${i}`).toBe(
+        200,
+      );
+    for (const host of ['evil.example', 'evil.example', 'localhost', 'evil.example'])
+      expect((await raw(server, `GET /healthz HTTP/1.1\r\nhost: ${host}\r\n\r\n`)).status, host).toBe(
+        host === 'localhost' ? 200 : 421,
+      );
+  });
+
   it.each(['latin1', 'ISO-8859-1', 'utf-16'])('refuses a JSON body in charset=%s with 415', async (charset) => {
     const response = await request(`${server.url}/v1/infer`, {
       method: 'POST',

@@ -51,25 +51,41 @@ export class Answers<I, O> {
   }
 
   /**
-   * Every request of `batch`, all of them running, gets its result: as `ok` for each, with the
-   * observers told once for the batch (`batchAnswered`) and the counts moved once, when no
-   * observer wants the answers one by one.
+   * When every request of `batch` is still running and no result is an Error, each gets its
+   * result, as `ok` would give it, and this returns true; otherwise nothing happens and it returns
+   * false (the caller answers item by item). The observers are told once for the batch
+   * (`batchAnswered`) and the counts moved once, when no observer wants the answers one by one.
    */
-  allOk(batch: Batch<I, O>, outputs: readonly O[], nowMs: number): void {
+  allOk(batch: Batch<I, O>, results: readonly (O | Error)[], nowMs: number): boolean {
     const requests = batch.requests;
     if (!this.observersTakeBatches()) {
-      for (let i = 0; i < requests.length; i++) this.ok(requests[i]!, outputs[i] as O, nowMs);
-      return;
+      if (!allRunningAndOk(requests, results)) return false;
+      for (let i = 0; i < requests.length; i++) this.ok(requests[i]!, results[i] as O, nowMs);
+      return true;
     }
-    this.slots.answeringAll(batch.id, requests.length);
-    this.counts.outcomes.ok += requests.length;
-    for (let i = 0; i < requests.length; i++) {
+    // One walk checks each item and marks it answered; one that is not to be answered `ok` undoes
+    // the marks (nothing outside ran in between). Every answer is marked before the first is
+    // delivered, so a listener that cancels another request of the batch finds it answered.
+    let i = 0;
+    for (; i < requests.length; i++) {
       const request = requests[i]!;
+      if (request.phase !== 'running' || results[i] instanceof Error) break;
       request.phase = 'done';
       request.finishedAtMs = nowMs;
     }
-    for (let i = 0, all = this.observers; i < all.length; i++) all[i]!.batchAnswered?.(batch, nowMs);
-    for (let i = 0; i < requests.length; i++) this.deliver(requests[i]!, outputs[i] as O, undefined);
+    if (i < requests.length) {
+      for (let j = 0; j < i; j++) {
+        const request = requests[j]!;
+        request.phase = 'running';
+        request.finishedAtMs = undefined;
+      }
+      return false;
+    }
+    this.slots.answeringAll(batch.id, requests.length);
+    this.counts.outcomes.ok += requests.length;
+    for (let k = 0, all = this.observers; k < all.length; k++) all[k]!.batchAnswered?.(batch, nowMs);
+    for (let k = 0; k < requests.length; k++) this.deliver(requests[k]!, results[k] as O, undefined);
+    return true;
   }
 
   /** No observer wants `ok` answers one by one (it takes them a batch at a time, or not at all). */
@@ -107,4 +123,11 @@ export class Answers<I, O> {
     request.input = undefined;
     return listener;
   }
+}
+
+/** Every request still running, no result an Error. */
+function allRunningAndOk<I, O>(requests: readonly PendingRequest<I, O>[], results: readonly (O | Error)[]): boolean {
+  for (let i = 0; i < requests.length; i++)
+    if (requests[i]!.phase !== 'running' || results[i] instanceof Error) return false;
+  return true;
 }

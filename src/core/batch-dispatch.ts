@@ -14,8 +14,8 @@ export interface DispatchHost<I, O> {
   end(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void;
   /** Gives a request its result (`end` with an `ok` outcome). */
   ok(request: PendingRequest<I, O>, output: O, nowMs: number): void;
-  /** Gives every request of `batch`, all running, its result. */
-  allOk(batch: Batch<I, O>, outputs: readonly O[], nowMs: number): void;
+  /** Answers every request of `batch` `ok` when all are running and no result is an Error (see Answers.allOk). */
+  allOk(batch: Batch<I, O>, results: readonly (O | Error)[], nowMs: number): boolean;
   /** A batch ended and freed its slot: the batcher's next pass. */
   pump(): void;
 }
@@ -56,7 +56,7 @@ export class BatchDispatch<I, O> {
       now: () => clock.now(),
       end: (request, outcome, nowMs) => host.end(request, outcome, nowMs),
       ok: (request, output, nowMs) => host.ok(request, output, nowMs),
-      allOk: (batch, outputs, nowMs) => host.allOk(batch, outputs, nowMs),
+      allOk: (batch, results, nowMs) => host.allOk(batch, results, nowMs),
       finished: (run, nowMs) => this.finish(run, nowMs),
     };
   }
@@ -83,9 +83,12 @@ export class BatchDispatch<I, O> {
     const inputs = new Array<I>(requests.length);
     const batchId = this.nextBatchId++;
     let deadlineAtMs = Number.POSITIVE_INFINITY;
+    // The one walk over the batch at its start: what the observers would walk it again for is found on the way.
+    let sharedArrivalAtMs: number | undefined = (requests[0] as PendingRequest<I, O>).arrivalAtMs;
     for (let i = 0; i < requests.length; i++) {
       const request = requests[i] as PendingRequest<I, O>;
       if (request.deadlineAtMs < deadlineAtMs) deadlineAtMs = request.deadlineAtMs;
+      if (request.arrivalAtMs !== sharedArrivalAtMs) sharedArrivalAtMs = undefined;
       request.phase = 'running';
       request.startedAtMs = nowMs;
       request.batchId = batchId;
@@ -94,6 +97,7 @@ export class BatchDispatch<I, O> {
     const probe = this.options.breaker?.dispatched(nowMs) ?? false;
     const run = new BatchRun<I, O>(batchId, instance, requests, inputs, nowMs, trigger, probe, this.runHost);
     run.deadlineAtMs = deadlineAtMs;
+    run.sharedArrivalAtMs = sharedArrivalAtMs;
     this.slots.place(run, mailboxOf !== undefined);
     const counts = this.host.counts;
     counts.batches++;

@@ -22,8 +22,8 @@ export interface BatchRunHost<I, O> {
   end(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void;
   /** Gives a request its result (`end` with an `ok` outcome). */
   ok(request: PendingRequest<I, O>, output: O, nowMs: number): void;
-  /** Gives every request of `batch`, all running, its result (`ok` for each). */
-  allOk(batch: Batch<I, O>, outputs: readonly O[], nowMs: number): void;
+  /** When every request of `batch` is running and every result is not an Error, answers them all (`ok` for each) and returns true; otherwise does nothing and returns false. */
+  allOk(batch: Batch<I, O>, results: readonly (O | Error)[], nowMs: number): boolean;
   /** Every item of the batch has its answer: free the slot. */
   finished(run: BatchRun<I, O>, nowMs: number): void;
 }
@@ -42,6 +42,7 @@ export class BatchRun<I, O> implements Batch<I, O> {
   okItems = 0;
   /** The earliest deadline of its requests still running, or earlier (see DeadlineTracker). */
   deadlineAtMs = Number.POSITIVE_INFINITY;
+  sharedArrivalAtMs: number | undefined = undefined;
   private runs = 0;
   /** The first run is with the executor: its `done` has not been called yet. */
   private firstRunOut = false;
@@ -213,22 +214,15 @@ export class BatchRun<I, O> implements Batch<I, O> {
 
   /** The whole batch ran: each item gets its own result (one that is an Error fails only its item). */
   private answerEach(results: readonly (O | Error)[], nowMs: number): void {
-    if (this.allRunningAndOk(results)) {
+    // The commonest end of a batch, every item ok and none answered before (timeout, cancel), answered at once.
+    if (this.host.allOk(this, results, nowMs)) {
       this.okItems = results.length;
-      return this.host.allOk(this, results as readonly O[], nowMs);
+      return;
     }
     for (let index = 0; index < results.length; index++) {
       const result = results[index] as O | Error;
       this.settle(index, result, result instanceof Error, nowMs);
     }
-  }
-
-  /** The commonest end of a batch: no item failed, none was answered before (timeout, cancel). */
-  private allRunningAndOk(results: readonly (O | Error)[]): boolean {
-    const requests = this.requests;
-    for (let index = 0; index < results.length; index++)
-      if (results[index] instanceof Error || requests[index]!.phase !== 'running') return false;
-    return true;
   }
 
   /** Item `index` failed with `result`, or succeeded with it. */

@@ -71,13 +71,13 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
     this.recentBatchSizes.push(size);
     if (this.recentBatchSizes.length > RECENT_BATCHES) this.recentBatchSizes.shift();
     this.rotateIfDue(nowMs);
-    recordSinceArrival(this.queueWait, batch.requests, nowMs);
+    recordSinceArrival(this.queueWait, batch, nowMs);
   }
 
   /** The whole batch answered `ok` at once: their latencies, recorded a run of equal arrivals at a time. */
   batchAnswered(batch: Batch<I, O>, nowMs: number): void {
     this.rotateIfDue(nowMs);
-    recordSinceArrival(this.latency, batch.requests, nowMs);
+    recordSinceArrival(this.latency, batch, nowMs);
   }
 
   /** Latency is of successful requests: the others are not told of. */
@@ -135,14 +135,13 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
 }
 
 /**
- * Records each request's time from its arrival to `nowMs`: a batch's requests mostly arrived in
- * runs at one instant (one turn of the event loop), and a run is one record with its count.
+ * Records the time from each request's arrival to `nowMs`: one record when the batch's requests
+ * arrived at one instant (dispatch found it out), else a record per run of equal arrivals (a
+ * batch's requests mostly arrived in runs, one turn of the event loop each).
  */
-function recordSinceArrival(
-  recorder: RunLengthRecorder,
-  requests: readonly { readonly arrivalAtMs: number }[],
-  nowMs: number,
-): void {
+function recordSinceArrival<I, O>(recorder: RunLengthRecorder, batch: Batch<I, O>, nowMs: number): void {
+  const requests = batch.requests;
+  if (batch.sharedArrivalAtMs !== undefined) return recorder.recordMs(nowMs - batch.sharedArrivalAtMs, requests.length);
   for (let i = 0; i < requests.length; ) {
     const arrivalAtMs = requests[i]!.arrivalAtMs;
     let end = i + 1;

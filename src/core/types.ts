@@ -76,6 +76,11 @@ export interface Batch<I, O> {
   /** Why the policy dispatched it. */
   readonly trigger: BatchTrigger;
   finishedAtMs: number | undefined;
+  /**
+   * The instant all its requests arrived at, when they share one (calls made in one turn of the
+   * event loop do); undefined otherwise. Lets an observer record the batch's waits as one value.
+   */
+  readonly sharedArrivalAtMs?: number;
 }
 
 /**

@@ -22,7 +22,6 @@ export class Answers<I, O> {
     if (request.phase === 'queued') this.queue.removed(request);
     else if (request.phase === 'running') this.slots.answering(request);
     request.phase = 'done';
-    request.finishedAtMs = nowMs;
     this.counts.outcomes[outcome.kind]++;
     for (let i = 0, all = this.observers; i < all.length; i++) all[i]!.requestFinished?.(request, outcome, nowMs);
     const listener = this.release(request);
@@ -38,7 +37,6 @@ export class Answers<I, O> {
   ok(request: PendingRequest<I, O>, output: O, nowMs: number): void {
     this.slots.answering(request);
     request.phase = 'done';
-    request.finishedAtMs = nowMs;
     this.counts.outcomes.ok++;
     let outcome: Outcome<O> | undefined;
     for (let i = 0, all = this.observers; i < all.length; i++) {
@@ -71,14 +69,9 @@ export class Answers<I, O> {
       const request = requests[i]!;
       if (request.phase !== 'running' || results[i] instanceof Error) break;
       request.phase = 'done';
-      request.finishedAtMs = nowMs;
     }
     if (i < requests.length) {
-      for (let j = 0; j < i; j++) {
-        const request = requests[j]!;
-        request.phase = 'running';
-        request.finishedAtMs = undefined;
-      }
+      for (let j = 0; j < i; j++) requests[j]!.phase = 'running';
       return false;
     }
     this.slots.answeringAll(batch.id, requests.length);

@@ -177,7 +177,6 @@ export class Batcher<I, O> {
       priority: 1,
       phase: 'queued',
       startedAtMs: undefined,
-      finishedAtMs: undefined,
       batchId: undefined,
     } as QueuedRequest<I, O>;
     return this.offer(request, timeoutMs, priority) ?? { admitted: true, request };

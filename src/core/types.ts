@@ -43,7 +43,6 @@ export interface PendingRequest<I, O> {
   readonly priority: number;
   phase: RequestPhase;
   startedAtMs: number | undefined;
-  finishedAtMs: number | undefined;
   batchId: number | undefined;
   /** Receives the outcome; released once it has been called. */
   onOutcome: OutcomeListener<I, O> | undefined;

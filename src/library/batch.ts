@@ -79,7 +79,7 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
   const batcher = createBatcher<I, O>(config, clock, executor);
   const stats = new BatcherStats(batcher, clock, config.maxBatchSize);
   const keepAlive = new KeepAlive();
-  const owner: CallOwner<I, O> = { batcher, keepAlive };
+  const owner = new CallOwner<I, O>(batcher, keepAlive);
   let closing: Promise<void> | undefined;
 
   const call = (item: I, callOptions?: CallOptions): Promise<O> => {
@@ -143,29 +143,43 @@ function rejected<I, O>(pending: PendingCall<I, O>, promise: Promise<O>, reason:
 
 function unsettled(): void {}
 
-/** What every call of one batched function shares. */
-interface CallOwner<I, O> {
-  readonly batcher: Batcher<I, O>;
-  readonly keepAlive: KeepAlive;
+/**
+ * What every call of one batched function shares, and the batcher's outcome listener for all of
+ * them (it is told which call by the request, which is the call): a listener per call would be a
+ * field and a store a call more.
+ */
+class CallOwner<I, O> {
+  constructor(
+    readonly batcher: Batcher<I, O>,
+    readonly keepAlive: KeepAlive,
+  ) {}
+
+  /** An `ok` answer: no Outcome object is made for it. */
+  answered(output: O, request: PendingRequest<I, O>): void {
+    this.keepAlive.leave();
+    (request as PendingCall<I, O>).answered(output);
+  }
+
+  outcome(outcome: Outcome<O>, request: PendingRequest<I, O>): void {
+    this.keepAlive.leave();
+    (request as PendingCall<I, O>).outcome(outcome);
+  }
 }
 
 /**
- * One call in flight, which is itself the batcher's request (QueuedRequest), its outcome listener
- * and its abort listener, and holds its promise's resolve and reject: one object a call. A
- * closure each (the outcome callback, the abort handler) and a request beside them cost more
- * than the rest of a call's bookkeeping.
+ * One call in flight, which is itself the batcher's request (QueuedRequest) and its abort
+ * listener, and holds its promise's resolve and reject: one object a call. A closure each (the
+ * outcome callback, the abort handler) and a request beside them cost more than the rest of a
+ * call's bookkeeping.
  */
 class PendingCall<I, O> extends QueuedRequest<I, O> {
   // Assigned in the constructor, as QueuedRequest's fields are (see there).
   declare resolve: (value: O) => void;
   declare reject: (reason: unknown) => void;
   declare signal: AbortSignal | undefined;
-  declare private readonly owner: CallOwner<I, O>;
 
   constructor(item: I, owner: CallOwner<I, O>) {
-    super('', item, undefined);
-    this.onOutcome = this;
-    this.owner = owner;
+    super('', item, owner);
     this.signal = undefined;
     this.resolve = unsettled; // promise() sets both at once
     this.reject = unsettled;
@@ -189,31 +203,33 @@ class PendingCall<I, O> extends QueuedRequest<I, O> {
     (this.signal as AbortSignal).addEventListener('abort', this, { once: true });
   }
 
-  /** The abort listener (EventTarget calls an object's `handleEvent`). */
+  /** The abort listener (EventTarget calls an object's `handleEvent`), removed when the call is answered: its owner is still its listener. */
   handleEvent(): void {
-    this.owner.batcher.cancel(this);
+    (this.onOutcome as CallOwner<I, O>).batcher.cancel(this);
   }
 
-  /** The batcher's listener for a result: no Outcome object is made for it. */
+  /** Its result (from its owner, the batcher's listener). */
   answered(output: O): void {
-    this.owner.keepAlive.leave();
-    if (this.signal !== undefined) this.signal.removeEventListener('abort', this);
+    this.unwatch();
     const resolve = this.resolve;
     this.resolve = unsettled;
     this.reject = unsettled;
     resolve(output);
   }
 
-  /** The batcher's outcome listener for the rest. */
+  /** Any other outcome. */
   outcome(outcome: Outcome<O>): void {
-    this.owner.keepAlive.leave();
-    if (this.signal !== undefined) this.signal.removeEventListener('abort', this);
+    this.unwatch();
     const { resolve, reject } = this;
-    // The answered request may wait in the deadline FIFO until the next pass sweeps it: it need not hold its promise.
+    // The answered request may wait in the deadline heap until its deadline: it need not hold its promise.
     this.resolve = unsettled;
     this.reject = unsettled;
     if (outcome.kind === 'ok') resolve(outcome.output as O);
     else reject(outcome.kind === 'cancelled' ? this.signal?.reason : failure(outcome, this));
+  }
+
+  private unwatch(): void {
+    if (this.signal !== undefined) this.signal.removeEventListener('abort', this);
   }
 }
 

@@ -1,0 +1,86 @@
+/**
+ * What a batch's one walk at its start and its one walk at an all-ok answer find out: the arrival
+ * its requests share (which the stats record as one value), and whether every item can be
+ * answered `ok` at once (when one cannot, the others are answered item by item, each once).
+ */
+import { describe, expect, it } from 'vitest';
+import { BatcherStats } from '../../src/core/batcher-stats.js';
+import { Batcher } from '../../src/core/batcher.js';
+import type { Clock, TimerHandle } from '../../src/core/clock.js';
+import { WindowPolicy } from '../../src/core/policy.js';
+import type { Batch, Outcome } from '../../src/core/types.js';
+import { makeBatcher } from './harness.js';
+
+describe('a batch at its start', () => {
+  it('carries the arrival its requests share, or none when they arrived apart; the stats record both right', () => {
+    const { clock, batcher, submitAt } = makeBatcher({
+      maxBatchSize: 4,
+      batchWindowMs: 50,
+      latencyMs: 20,
+      instances: 2,
+    });
+    const stats = new BatcherStats(batcher, clock, 4);
+    const shared: (number | undefined)[] = [];
+    batcher.addObserver({ batchStarted: (batch: Batch<number, number>) => void shared.push(batch.sharedArrivalAtMs) });
+    for (const id of ['a', 'b', 'c', 'd']) submitAt(0, id); // one instant: full at 0, waits 0, answered at 20
+    ['e', 'f', 'g', 'h'].forEach((id, i) => submitAt(1 + i, id)); // full at 4: waits 3, 2, 1, 0; answered at 24
+    clock.run();
+    expect(shared).toEqual([0, undefined]);
+    const { queueWaitMs, latencyMs } = stats.snapshot();
+    expect(queueWaitMs.count).toBe(8);
+    expect(queueWaitMs.max).toBeCloseTo(3, 2);
+    expect(queueWaitMs.mean).toBeCloseTo(0.75, 2);
+    expect(latencyMs.count).toBe(8);
+    expect(latencyMs.p50).toBeCloseTo(20, 1);
+    expect(latencyMs.max).toBeCloseTo(23, 1);
+  });
+
+  it('gives each request its own deadline when requests of one instant ask for different timeouts', () => {
+    const clock: Clock = { now: () => 5, schedule: (): TimerHandle => ({}), cancel: () => {} };
+    const batcher = new Batcher<number, number>(
+      clock,
+      { start: () => {} },
+      new WindowPolicy({ maxBatchSize: 8, batchWindowMs: 100 }),
+      { maxQueueSize: 10, requestTimeoutMs: 1000, instances: 1 },
+    );
+    const deadlines = [undefined, 10, 10, undefined, 30].map((timeoutMs) => {
+      const result = batcher.submit('r', 1, () => {}, timeoutMs);
+      if (!result.admitted) throw new Error('refused');
+      return result.request.deadlineAtMs;
+    });
+    expect(deadlines).toEqual([1005, 15, 15, 1005, 35]);
+  });
+});
+
+describe('a batch answered all at once', () => {
+  it('answers item by item, each once and counted once, when an item after the first is an Error or was answered before', () => {
+    let nowMs = 0;
+    const clock: Clock = { now: () => nowMs, schedule: (): TimerHandle => ({}), cancel: () => {} };
+    let finish: ((result: readonly (number | Error)[]) => void) | undefined;
+    const batcher = new Batcher<number, number>(
+      clock,
+      { start: (_batch, done) => void (finish = done) },
+      new WindowPolicy({ maxBatchSize: 4, batchWindowMs: 100 }), // full at the 4th arrival
+      { maxQueueSize: 10, requestTimeoutMs: 1000, instances: 1 },
+    );
+    const stats = new BatcherStats(batcher, clock, 4);
+    const outcomes: Record<string, Outcome<number>[]> = {};
+    const requests = ['a', 'b', 'c', 'd'].map((id) => {
+      outcomes[id] = [];
+      const result = batcher.submit(id, 1, (outcome) => void outcomes[id]!.push(outcome));
+      if (!result.admitted) throw new Error('refused');
+      return result.request;
+    });
+    batcher.cancel(requests[3]!); // 'd' is answered (cancelled) while its batch runs
+    nowMs = 7;
+    finish!([1, 2, new Error('bad c'), 4]);
+    expect(Object.fromEntries(Object.entries(outcomes).map(([id, list]) => [id, list.map((o) => o.kind)]))).toEqual({
+      a: ['ok'],
+      b: ['ok'],
+      c: ['error'],
+      d: ['cancelled'],
+    });
+    expect(batcher.counts.outcomes).toMatchObject({ ok: 2, error: 1, cancelled: 1 });
+    expect(stats.snapshot().latencyMs.count).toBe(2);
+  });
+});

@@ -20,7 +20,7 @@
  *    that Node's start-up cancels out). On a shared host whose CPU time per call varies by 4×
  *    from one slice to the next, this is the figure that repeats.
  *
- * Run it alone (`flock -x /tmp/batchline-cpu.lock npm run bench:library`): both are CPU-bound on
+ * Run it with nothing else busy on the machine: both are CPU-bound on
  * one thread. Options (env): BENCH_CALLS (1000000), BENCH_PAIRS (5), BENCH_ROUND (1024),
  * BENCH_PENDING (100000), BENCH_MODEL_CALLS (4096; 0 leaves the real model out), BENCH_MODEL_PAIRS
  * (3), BENCH_INSTRUCTIONS (0).

@@ -30,7 +30,7 @@ export interface CodeModelContext {
 /** What `execute` is told besides its items. */
 export interface ExecuteContext {
   instance: number;
-  /** Each item's input shapes (with free dimensions resolved), by input name: tensor models only. */
+  /** Each item's input shapes (with free dimensions resolved), by input name; empty (`[]`) for a JSON model. */
   shapes: Record<string, number[]>[];
 }
 
@@ -51,14 +51,21 @@ export type CodeModelOutput =
   | readonly (number | bigint | boolean | string)[]
   | { data: ElementArray | readonly (number | bigint | boolean | string)[]; shape: number[] };
 
-/** `execute`'s answer: one entry per item, in order; an `Error` fails that item alone. */
+/**
+ * `execute`'s answer: an array of one entry per item, in order; an `Error` fails that item alone.
+ * The type makes it an array of outputs or Errors; its length is checked when it runs (an array
+ * of the wrong length fails every item of the batch).
+ */
 export type CodeModelResults<R> = readonly (R | Error)[] | Promise<readonly (R | Error)[]>;
 
 /** The hooks every code model may export besides `execute`. */
 interface CodeModelHooks {
   /** Once per instance, before its first batch: load weights here. A throw refuses the version. */
   initialize?(context: CodeModelContext): unknown;
-  /** Once per instance, when its version is unloaded or the server drains. */
+  /**
+   * Once per instance, when its version is unloaded or the server drains; not for an instance
+   * that crashed, nor one killed (a process busy at close, or one that did not finish closing in time).
+   */
   finalize?(): unknown;
 }
 

@@ -391,7 +391,7 @@ describe("the library: import { batch } from 'batchline'", () => {
     const { stdout } = await node([join('out-model', 'serve-model.mjs')]);
     expect(stdout.trim()).toBe('200 {"y":[2,4,6]}');
 
-    // A datatype the protocol does not have, and an answer that is not one entry per item, do not compile.
+    // A datatype the protocol does not have, and an answer that is not an array of outputs, do not compile.
     writeFileSync(
       join(app, 'wrong-model.mts'),
       [

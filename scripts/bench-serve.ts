@@ -33,13 +33,14 @@ interface Slice {
   p50: number;
   p99: number;
   failed: number;
-  /** The server's CPU a request (user + system, every thread), µs; NaN off Linux. */
+  /** The server's CPU a request (user + system, every thread and child process), µs; NaN off Linux. */
   cpuUsPerRequest: number;
 }
 
 function cpuMsOf(server: ChildServer): number {
   try {
-    return processCpuMs(server.process.pid!);
+    // With its child processes: `-- --execution process` runs the model's instances in them.
+    return processCpuMs(server.process.pid!, true);
   } catch {
     return Number.NaN; // no /proc here
   }

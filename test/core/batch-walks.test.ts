@@ -83,4 +83,29 @@ describe('a batch answered all at once', () => {
     expect(batcher.counts.outcomes).toMatchObject({ ok: 2, error: 1, cancelled: 1 });
     expect(stats.snapshot().latencyMs.count).toBe(2);
   });
+  it('answers item by item when every result is ok but an item after the first was answered before (its walk stops at it)', () => {
+    let nowMs = 0;
+    const clock: Clock = { now: () => nowMs, schedule: (): TimerHandle => ({}), cancel: () => {} };
+    let finish: ((result: readonly (number | Error)[]) => void) | undefined;
+    const batcher = new Batcher<number, number>(
+      clock,
+      { start: (_batch, done) => void (finish = done) },
+      new WindowPolicy({ maxBatchSize: 3, batchWindowMs: 100 }),
+      { maxQueueSize: 10, requestTimeoutMs: 1000, instances: 1 },
+    );
+    const stats = new BatcherStats(batcher, clock, 3);
+    const kinds: Record<string, string[]> = {};
+    const requests = ['a', 'b', 'c'].map((id) => {
+      kinds[id] = [];
+      const result = batcher.submit(id, 1, (outcome) => void kinds[id]!.push(outcome.kind));
+      if (!result.admitted) throw new Error('refused');
+      return result.request;
+    });
+    batcher.cancel(requests[1]!); // 'b', in the middle, is answered while its batch runs
+    nowMs = 7;
+    finish!([1, 2, 3]);
+    expect(kinds).toEqual({ a: ['ok'], b: ['cancelled'], c: ['ok'] });
+    expect(batcher.counts.outcomes).toMatchObject({ ok: 2, cancelled: 1 });
+    expect(stats.snapshot().latencyMs.count).toBe(2);
+  });
 });

@@ -14,7 +14,7 @@ export interface CodeTensorSpec {
   /** `FP32`, `INT64`, `BYTES`… */
   datatype: OipDatatype;
   /** The item's shape (no batch dimension); -1 for a free dimension. */
-  shape: number[];
+  shape: readonly number[];
 }
 
 /** What a code model's `initialize` is told. */
@@ -49,7 +49,7 @@ export type CodeModelItem = Record<string, ElementArray>;
 export type CodeModelOutput =
   | ElementArray
   | readonly (number | bigint | boolean | string)[]
-  | { data: ElementArray | readonly (number | bigint | boolean | string)[]; shape: number[] };
+  | { data: ElementArray | readonly (number | bigint | boolean | string)[]; shape: readonly number[] };
 
 /**
  * `execute`'s answer: an array of one entry per item, in order; an `Error` fails that item alone.

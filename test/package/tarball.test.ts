@@ -371,7 +371,8 @@ describe("the library: import { batch } from 'batchline'", () => {
       [
         "import type { TensorModel } from 'batchline';",
         "export const inputs: TensorModel['inputs'] = [{ name: 'x', datatype: 'FP32', shape: [3] }];",
-        "export const outputs: TensorModel['outputs'] = [{ name: 'y', datatype: 'FP32', shape: [3] }];",
+        // Specs written `as const` (readonly arrays) are taken as they are.
+        "export const outputs = [{ name: 'y', datatype: 'FP32', shape: [3] }] as const satisfies TensorModel['outputs'];",
         "export const execute: TensorModel['execute'] = (items) =>",
         "  items.map(({ x }) => (x instanceof Float32Array ? { y: x.map((v) => v * 2) } : new Error('x is not FP32')));",
       ].join('\n'),

@@ -185,6 +185,32 @@ describe('the npm package', () => {
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const node = (args: string[]) => run(process.execPath, args, { cwd: app, env: OFFLINE_ENV });
 
+/** What tsc reports for one file of the app under strict nodenext, empty when it compiles. */
+const typeErrors = (file: string): Promise<string> =>
+  run(
+    process.execPath,
+    [
+      TSC,
+      '--noEmit',
+      '--strict',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--target',
+      'es2022',
+      '--typeRoots',
+      join(ROOT, 'node_modules', '@types'),
+      '--types',
+      'node',
+      file,
+    ],
+    { cwd: app, env: OFFLINE_ENV },
+  ).then(
+    () => '',
+    (error: { stdout: string }) => error.stdout,
+  );
+
 describe("the library: import { batch } from 'batchline'", () => {
   it('carries its entry and type declarations, named by `exports`', () => {
     for (const path of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/library/batch.d.ts'])
@@ -305,29 +331,7 @@ describe("the library: import { batch } from 'batchline'", () => {
         'console.log(s);',
       ].join('\n'),
     );
-    const checked = await run(
-      process.execPath,
-      [
-        TSC,
-        '--noEmit',
-        '--strict',
-        '--module',
-        'nodenext',
-        '--moduleResolution',
-        'nodenext',
-        '--target',
-        'es2022',
-        '--typeRoots',
-        join(ROOT, 'node_modules', '@types'),
-        '--types',
-        'node',
-        'wrong.mts',
-      ],
-      { cwd: app, env: OFFLINE_ENV },
-    ).then(
-      () => '',
-      (error: { stdout: string }) => error.stdout,
-    );
+    const checked = await typeErrors('wrong.mts');
     expect(checked).toMatch(
       /wrong\.mts\(3,\d+\): error TS2345: Argument of type 'number' is not assignable to parameter of type 'string'/,
     );
@@ -401,29 +405,7 @@ describe("the library: import { batch } from 'batchline'", () => {
         "export const execute: TensorModel['execute'] = (items) => items.length;",
       ].join('\n'),
     );
-    const checked = await run(
-      process.execPath,
-      [
-        TSC,
-        '--noEmit',
-        '--strict',
-        '--module',
-        'nodenext',
-        '--moduleResolution',
-        'nodenext',
-        '--target',
-        'es2022',
-        '--typeRoots',
-        join(ROOT, 'node_modules', '@types'),
-        '--types',
-        'node',
-        'wrong-model.mts',
-      ],
-      { cwd: app, env: OFFLINE_ENV },
-    ).then(
-      () => '',
-      (error: { stdout: string }) => error.stdout,
-    );
+    const checked = await typeErrors('wrong-model.mts');
     expect(checked).toMatch(
       /wrong-model\.mts\(2,\d+\): error TS2322: Type '"FP33"' is not assignable to type 'OipDatatype'/,
     );

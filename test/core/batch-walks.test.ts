@@ -52,58 +52,49 @@ describe('a batch at its start', () => {
   });
 });
 
+/**
+ * A batcher whose one batch of `ids` (full at the last arrival, at 0 ms) is held running: `finish`
+ * answers it at 7 ms; each request's outcome kinds are in `kinds`.
+ */
+function heldBatch(ids: readonly string[]) {
+  let nowMs = 0;
+  const clock: Clock = { now: () => nowMs, schedule: (): TimerHandle => ({}), cancel: () => {} };
+  let done: ((result: readonly (number | Error)[]) => void) | undefined;
+  const batcher = new Batcher<number, number>(
+    clock,
+    { start: (_batch, finish) => void (done = finish) },
+    new WindowPolicy({ maxBatchSize: ids.length, batchWindowMs: 100 }),
+    { maxQueueSize: 10, requestTimeoutMs: 1000, instances: 1 },
+  );
+  const stats = new BatcherStats(batcher, clock, ids.length);
+  const kinds: Record<string, string[]> = {};
+  const requests = ids.map((id) => {
+    kinds[id] = [];
+    const result = batcher.submit(id, 1, (outcome: Outcome<number>) => void kinds[id]!.push(outcome.kind));
+    if (!result.admitted) throw new Error('refused');
+    return result.request;
+  });
+  const finish = (results: readonly (number | Error)[]): void => {
+    nowMs = 7;
+    done!(results);
+  };
+  return { batcher, stats, kinds, requests, finish };
+}
+
 describe('a batch answered all at once', () => {
   it('answers item by item, each once and counted once, when an item after the first is an Error or was answered before', () => {
-    let nowMs = 0;
-    const clock: Clock = { now: () => nowMs, schedule: (): TimerHandle => ({}), cancel: () => {} };
-    let finish: ((result: readonly (number | Error)[]) => void) | undefined;
-    const batcher = new Batcher<number, number>(
-      clock,
-      { start: (_batch, done) => void (finish = done) },
-      new WindowPolicy({ maxBatchSize: 4, batchWindowMs: 100 }), // full at the 4th arrival
-      { maxQueueSize: 10, requestTimeoutMs: 1000, instances: 1 },
-    );
-    const stats = new BatcherStats(batcher, clock, 4);
-    const outcomes: Record<string, Outcome<number>[]> = {};
-    const requests = ['a', 'b', 'c', 'd'].map((id) => {
-      outcomes[id] = [];
-      const result = batcher.submit(id, 1, (outcome) => void outcomes[id]!.push(outcome));
-      if (!result.admitted) throw new Error('refused');
-      return result.request;
-    });
+    const { batcher, stats, kinds, requests, finish } = heldBatch(['a', 'b', 'c', 'd']);
     batcher.cancel(requests[3]!); // 'd' is answered (cancelled) while its batch runs
-    nowMs = 7;
-    finish!([1, 2, new Error('bad c'), 4]);
-    expect(Object.fromEntries(Object.entries(outcomes).map(([id, list]) => [id, list.map((o) => o.kind)]))).toEqual({
-      a: ['ok'],
-      b: ['ok'],
-      c: ['error'],
-      d: ['cancelled'],
-    });
+    finish([1, 2, new Error('bad c'), 4]);
+    expect(kinds).toEqual({ a: ['ok'], b: ['ok'], c: ['error'], d: ['cancelled'] });
     expect(batcher.counts.outcomes).toMatchObject({ ok: 2, error: 1, cancelled: 1 });
     expect(stats.snapshot().latencyMs.count).toBe(2);
   });
+
   it('answers item by item when every result is ok but an item after the first was answered before (its walk stops at it)', () => {
-    let nowMs = 0;
-    const clock: Clock = { now: () => nowMs, schedule: (): TimerHandle => ({}), cancel: () => {} };
-    let finish: ((result: readonly (number | Error)[]) => void) | undefined;
-    const batcher = new Batcher<number, number>(
-      clock,
-      { start: (_batch, done) => void (finish = done) },
-      new WindowPolicy({ maxBatchSize: 3, batchWindowMs: 100 }),
-      { maxQueueSize: 10, requestTimeoutMs: 1000, instances: 1 },
-    );
-    const stats = new BatcherStats(batcher, clock, 3);
-    const kinds: Record<string, string[]> = {};
-    const requests = ['a', 'b', 'c'].map((id) => {
-      kinds[id] = [];
-      const result = batcher.submit(id, 1, (outcome) => void kinds[id]!.push(outcome.kind));
-      if (!result.admitted) throw new Error('refused');
-      return result.request;
-    });
+    const { batcher, stats, kinds, requests, finish } = heldBatch(['a', 'b', 'c']);
     batcher.cancel(requests[1]!); // 'b', in the middle, is answered while its batch runs
-    nowMs = 7;
-    finish!([1, 2, 3]);
+    finish([1, 2, 3]);
     expect(kinds).toEqual({ a: ['ok'], b: ['cancelled'], c: ['ok'] });
     expect(batcher.counts.outcomes).toMatchObject({ ok: 2, cancelled: 1 });
     expect(stats.snapshot().latencyMs.count).toBe(2);

@@ -56,11 +56,6 @@ export class Answers<I, O> {
    */
   allOk(batch: Batch<I, O>, results: readonly (O | Error)[], nowMs: number): boolean {
     const requests = batch.requests;
-    if (!this.observersTakeBatches()) {
-      if (!allRunningAndOk(requests, results)) return false;
-      for (let i = 0; i < requests.length; i++) this.ok(requests[i]!, results[i] as O, nowMs);
-      return true;
-    }
     // One walk checks each item and marks it answered; one that is not to be answered `ok` undoes
     // the marks (nothing outside ran in between). Every answer is marked before the first is
     // delivered, so a listener that cancels another request of the batch finds it answered.
@@ -73,6 +68,10 @@ export class Answers<I, O> {
     if (i < requests.length) {
       for (let j = 0; j < i; j++) requests[j]!.phase = 'running';
       return false;
+    }
+    if (!this.observersTakeBatches()) {
+      for (let k = 0; k < requests.length; k++) this.ok(requests[k]!, results[k] as O, nowMs);
+      return true;
     }
     this.slots.answeringAll(batch.id, requests.length);
     this.counts.outcomes.ok += requests.length;
@@ -116,11 +115,4 @@ export class Answers<I, O> {
     request.input = undefined;
     return listener;
   }
-}
-
-/** Every request still running, no result an Error. */
-function allRunningAndOk<I, O>(requests: readonly PendingRequest<I, O>[], results: readonly (O | Error)[]): boolean {
-  for (let i = 0; i < requests.length; i++)
-    if (requests[i]!.phase !== 'running' || results[i] instanceof Error) return false;
-  return true;
 }

@@ -99,4 +99,33 @@ describe('a batch answered all at once', () => {
     expect(batcher.counts.outcomes).toMatchObject({ ok: 2, cancelled: 1 });
     expect(stats.snapshot().latencyMs.count).toBe(2);
   });
+
+  it('answers a request once when the listener of another of its batch cancels it, also with an observer that takes answers one by one', () => {
+    let nowMs = 0;
+    const clock: Clock = { now: () => nowMs, schedule: (): TimerHandle => ({}), cancel: () => {} };
+    let done: ((result: readonly (number | Error)[]) => void) | undefined;
+    const batcher = new Batcher<number, number>(
+      clock,
+      { start: (_batch, finish) => void (done = finish) },
+      new WindowPolicy({ maxBatchSize: 2, batchWindowMs: 100 }),
+      { maxQueueSize: 10, requestTimeoutMs: 1000, instances: 1 },
+    );
+    const answeredOneByOne: string[] = [];
+    batcher.addObserver({ requestFinished: (request) => void answeredOneByOne.push(request.id) });
+    const kinds: Record<string, string[]> = { a: [], b: [] };
+    let b: Parameters<Batcher<number, number>['cancel']>[0] | undefined;
+    const a = batcher.submit('a', 1, (outcome) => {
+      kinds.a!.push(outcome.kind);
+      batcher.cancel(b!); // b's answer is already decided: nothing to cancel
+    });
+    const second = batcher.submit('b', 2, (outcome) => void kinds.b!.push(outcome.kind));
+    if (!a.admitted || !second.admitted) throw new Error('refused');
+    b = second.request;
+    nowMs = 7;
+    done!([1, 2]);
+    expect(kinds).toEqual({ a: ['ok'], b: ['ok'] });
+    expect(answeredOneByOne).toEqual(['a', 'b']);
+    expect(batcher.counts.outcomes).toMatchObject({ ok: 2, cancelled: 0 });
+    expect(batcher.idle).toBe(true);
+  });
 });

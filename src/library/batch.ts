@@ -5,9 +5,9 @@ import { QueuedRequest } from '../core/queued-request.js';
 import type { Batch, Executor, Outcome, PendingRequest } from '../core/types.js';
 import { asError, BatchlineError } from '../errors.js';
 import { notOnePerItem } from '../core/per-item-results.js';
-import { SERVE_OPTIONS } from '../options/serve.js';
 import { outcomeError, refusalError } from '../serve/outcome-errors.js';
 import { resolveBatchOptions, type BatchOptions } from './batch-options.js';
+import { drainMsOf } from './close-options.js';
 import { BatchError, InvalidOptionError, ModelFailureError, publicError } from './errors.js';
 import { KeepAlive } from './keep-alive.js';
 import { TurnClock } from './turn-clock.js';
@@ -38,7 +38,7 @@ export interface CallOptions {
 }
 
 export interface CloseOptions {
-  /** How long the calls already queued or running may take to finish, in ms; then they reject with ShuttingDownError. Default 10000. */
+  /** How long the calls already queued or running may take to finish, in ms (0 to 600000, as `--drain-timeout-ms`); then they reject with ShuttingDownError. Default 10000. */
   drainMs?: number;
 }
 
@@ -52,8 +52,6 @@ export interface Batched<I, O> {
   /** The resolved options, defaults filled in. */
   readonly options: Readonly<BatchingConfig>;
 }
-
-const DEFAULT_DRAIN_MS = SERVE_OPTIONS.drainTimeoutMs.default;
 
 /**
  * Batches calls of one item into calls of `fn` over many, with the batcher `batchline serve`
@@ -106,13 +104,19 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     return promise;
   };
 
-  const close = (closeOptions: CloseOptions = {}): Promise<void> => {
-    closing ??= drain(closeOptions.drainMs ?? DEFAULT_DRAIN_MS);
+  const close = (closeOptions?: CloseOptions): Promise<void> => {
+    if (closing !== undefined) return closing;
+    // Checked before closing: a refused close leaves the batcher open and a later close() free to run.
+    let drainMs: number;
+    try {
+      drainMs = drainMsOf(closeOptions);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    closing = drain(drainMs);
     return closing;
   };
   const drain = async (drainMs: number): Promise<void> => {
-    if (!(drainMs >= 0))
-      throw new InvalidOptionError(`close({ drainMs }): expected a number of ms >= 0, got ${drainMs}`);
     batcher.close();
     if (!batcher.idle)
       await new Promise<void>((resolve) => {
@@ -286,7 +290,15 @@ function failure<I, O>(outcome: Outcome<O>, request: PendingRequest<I, O>): unkn
 
 function invalidCallOptions(options: CallOptions): InvalidOptionError | undefined {
   if (typeof options !== 'object' || options === null)
-    return new InvalidOptionError(`call(item, options): options must be an object, got ${typeof options}`);
+    return new InvalidOptionError(
+      `call(item, options): options must be an object, got ${options === null ? 'null' : typeof options}`,
+    );
+  // A misspelt option (`timeout`, `deadlineMs`) would otherwise be dropped without a word.
+  for (const key in options)
+    if (key !== 'signal' && key !== 'timeoutMs' && key !== 'priority')
+      return new InvalidOptionError(
+        `call(item, { ${key} }): not an option; the options are signal, timeoutMs and priority`,
+      );
   const { timeoutMs, signal, priority } = options;
   if (priority !== undefined && !(Number.isInteger(priority) && priority >= 1))
     return new InvalidOptionError(`call(item, { priority }): expected a level from 1 (the highest), got ${priority}`);

@@ -1,6 +1,7 @@
 import { SERVE_OPTIONS, withModelLatencyDefault } from '../options/serve.js';
 import { resolveCodeOptions, type OptionInputs } from '../options/schema.js';
 import type { ServerStats } from '../stats-contract/server-stats.js';
+import { drainMsOf } from './close-options.js';
 import { publicError } from './errors.js';
 
 /**
@@ -22,7 +23,8 @@ export interface RunningServer {
   stats(): ServerStats | undefined;
   /**
    * Drains as SIGTERM does: new work gets 503, what is queued or running gets up to `drainMs`
-   * (default `drainTimeoutMs`), then the listeners and the models close. Resolves when all is closed.
+   * (0 to 600000 ms; default `drainTimeoutMs`), then the listeners and the models close. Resolves when all is closed;
+   * a bad `drainMs` rejects with InvalidOptionError and leaves the server serving.
    */
   close(options?: { drainMs?: number }): Promise<void>;
 }
@@ -40,8 +42,10 @@ export interface RunningServer {
  */
 export async function serve(options: ServeOptions = {}): Promise<RunningServer> {
   try {
+    // Not an object (null, a string): refused by resolveCodeOptions as it is, not spread into one.
+    const given = isObject(options) ? { ...options, port: options.port ?? 0 } : options;
     const config = withModelLatencyDefault(
-      resolveCodeOptions(SERVE_OPTIONS, { ...options, port: options.port ?? 0 }),
+      resolveCodeOptions(SERVE_OPTIONS, given as Record<string, unknown>),
       options.modelLatencyMs !== undefined,
     );
     // Fastify and onnxruntime load only when a server is asked for, not with `batch()`.
@@ -52,9 +56,14 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
       adminUrl: started.adminUrl,
       grpcUrl: started.grpcUrl,
       stats: () => started.stats(),
-      close: (closeOptions) => started.close(closeOptions),
+      // Checked here, not in started.close(), which closes once: a refused close leaves the server serving.
+      close: async (closeOptions) => started.close({ drainMs: drainMsOf(closeOptions, config.drainTimeoutMs) }),
     };
   } catch (error) {
     throw publicError(error);
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }

@@ -332,6 +332,24 @@ describe('batch(): close', () => {
     expect((refused as Error).message).toBe('shutting down: no new requests are taken');
   });
 
+  it('refuses a bad drainMs without closing: the batcher still answers, and a later close() drains it', async () => {
+    const echo = batch(async (items: number[]) => items, { batchWindowMs: 0 });
+    // Infinity and 2^31 ms used to be taken, and Node's timer then fired after 1 ms: every running call was cut off.
+    for (const drainMs of [-5, Number.POSITIVE_INFINITY, 2 ** 31, Number.NaN, '100']) {
+      const refused = await rejection(echo.close({ drainMs } as never));
+      expect(refused).toBeInstanceOf(InvalidOptionError);
+      expect((refused as Error).message).toMatch(
+        /^close\(\{ drainMs \}\): got .+, expected a number of ms from 0 to 600000$/,
+      );
+    }
+    expect(((await rejection(echo.close(null as never))) as Error).message).toBe(
+      'close(options): options must be an object such as { drainMs: 1000 }, got null',
+    );
+    expect(await echo(1)).toBe(1);
+    await echo.close();
+    expect(await rejection(echo(2))).toBeInstanceOf(ShuttingDownError);
+  });
+
   it('answers shutting_down to what is still running when drainMs is up', async () => {
     const stuck = batch(async (_items: number[]) => new Promise<number[]>(() => {}), { batchWindowMs: 0 });
     const running = stuck(1);
@@ -371,6 +389,19 @@ describe('batch(): options', () => {
     );
     expect(await rejection(echo(1, { signal: {} as AbortSignal }))).toBeInstanceOf(InvalidOptionError);
     expect(await rejection(echo(1, { priority: 0 }))).toBeInstanceOf(InvalidOptionError);
+  });
+
+  it('refuses a call option it does not know, naming it and the options there are', async () => {
+    const echo = batch(async (items: number[]) => items);
+    const misspelt = await rejection(echo(1, { timeout: 5 } as never));
+    expect(misspelt).toBeInstanceOf(InvalidOptionError);
+    expect((misspelt as Error).message).toBe(
+      'call(item, { timeout }): not an option; the options are signal, timeoutMs and priority',
+    );
+    expect(((await rejection(echo(1, null as never))) as Error).message).toBe(
+      'call(item, options): options must be an object, got null',
+    );
+    expect(await echo(2, { timeoutMs: 1000, priority: 1, signal: new AbortController().signal })).toBe(2);
   });
 
   it("takes serve's defaults", () => {

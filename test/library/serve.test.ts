@@ -71,6 +71,27 @@ describe('serve()', () => {
     await expect(serve({ ADMIN_TOKEN: 'x' } as never)).rejects.toThrow(/ADMIN_TOKEN: not an option; use adminToken$/);
   });
 
+  it('rejects options that are not an object with InvalidOptionError', async () => {
+    await expect(serve(null as never)).rejects.toThrow(/^invalid option options must be an object, got null$/);
+    await expect(serve('x' as never)).rejects.toThrow(/^invalid option options must be an object, got string$/);
+  });
+
+  it('refuses a bad drainMs on close and keeps serving; a later close() drains', async () => {
+    const server = await serve({ modelLatencyMs: 0 });
+    try {
+      // Infinity used to be taken, and Node's timer then fired after 1 ms: what was running got 503.
+      await expect(server.close({ drainMs: Number.POSITIVE_INFINITY })).rejects.toThrow(
+        /^close\(\{ drainMs \}\): got Infinity, expected a number of ms from 0 to 600000$/,
+      );
+      await expect(server.close({ drainMs: -1 })).rejects.toThrow(InvalidOptionError);
+      const alive = await request(`${server.url}/healthz`);
+      expect(alive.statusCode).toBe(200);
+      await alive.body.dump();
+    } finally {
+      await server.close();
+    }
+  });
+
   it('rejects a model that is not there with the error table code, nothing left listening', async () => {
     const failed = await serve({ model: '/nonexistent/model.onnx' }).then(
       () => undefined,

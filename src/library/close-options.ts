@@ -1,0 +1,24 @@
+import { SERVE_OPTIONS } from '../options/serve.js';
+import { InvalidOptionError } from './errors.js';
+
+const DRAIN = SERVE_OPTIONS.drainTimeoutMs;
+
+/**
+ * The drain time of `close(options)` (a batcher's or a server's), checked before anything closes,
+ * with `--drain-timeout-ms`'s range: a Node timer takes at most 2^31 - 1 ms and fires at once
+ * past that (Infinity too), so an unchecked `drainMs: Infinity` cut every running call off.
+ */
+export function drainMsOf(options: unknown, defaultMs: number = DRAIN.default): number {
+  if (options === undefined) return defaultMs;
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionError(
+      `close(options): options must be an object such as { drainMs: 1000 }, got ${options === null ? 'null' : typeof options}`,
+    );
+  const { drainMs } = options as { drainMs?: unknown };
+  if (drainMs === undefined) return defaultMs;
+  if (typeof drainMs !== 'number' || !(drainMs >= DRAIN.min && drainMs <= DRAIN.max))
+    throw new InvalidOptionError(
+      `close({ drainMs }): got ${typeof drainMs === 'string' ? `'${drainMs}'` : String(drainMs)}, expected a number of ms from ${DRAIN.min} to ${DRAIN.max}`,
+    );
+  return drainMs;
+}

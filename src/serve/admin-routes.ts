@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { isCodeModelPath } from '../model/code-model.js';
+import { SERVE_OPTIONS } from '../options/serve.js';
 import { effectiveConfig, parseModelOptions, readModelConfig } from './model-config.js';
 import { MODEL_NAME_PATTERN, modelFileInRepository, profileFileInRepository } from './repository.js';
 import { Answer, plainAnswer } from './answer.js';
@@ -20,28 +21,33 @@ const REGISTRATION_FIELDS = ['version', 'path', 'module', 'function', 'wait'] as
  * `max_batch_size`, `max_wait_time`, `workers`, `target_latency`), in batchline's words: seconds
  * become milliseconds, workers are instances. `module` is a path in the repository, as `path`.
  */
-const MIDDLEWARE_FIELDS: Readonly<Record<string, { field: string; scale: number }>> = {
-  max_wait_time: { field: 'batch_window_ms', scale: 1000 },
-  target_latency: { field: 'target_latency_ms', scale: 1000 },
-  workers: { field: 'instances', scale: 1 },
+const MIDDLEWARE_FIELDS: Readonly<
+  Record<string, { field: string; option: 'batchWindowMs' | 'targetLatencyMs' | 'instances'; scale: number }>
+> = {
+  max_wait_time: { field: 'batch_window_ms', option: 'batchWindowMs', scale: 1000 },
+  target_latency: { field: 'target_latency_ms', option: 'targetLatencyMs', scale: 1000 },
+  workers: { field: 'instances', option: 'instances', scale: 1 },
 };
 
 /** The body with the middleware's option names turned into batchline's; both for one option is an error. */
 function inBatchlineWords(fields: Record<string, unknown>): Record<string, unknown> {
   const words: Record<string, unknown> = { ...fields };
-  for (const [theirs, { field, scale }] of Object.entries(MIDDLEWARE_FIELDS)) {
+  for (const [theirs, { field, option, scale }] of Object.entries(MIDDLEWARE_FIELDS)) {
     if (!(theirs in fields)) continue;
     if (field in fields)
       throw new BatchlineError('INVALID_MODEL_CONFIG', `request body: give ${theirs} or ${field}, not both`);
     const value = fields[theirs];
-    if (typeof value !== 'number' || !Number.isFinite(value))
+    // 0.01 s is 10 ms, not 10.000000000000002.
+    const converted = typeof value === 'number' ? Math.round(value * scale * 1e6) / 1e6 : Number.NaN;
+    // Checked here in the sender's words: the option's own check would say `batch_window_ms: got '-1000'` for -1 s.
+    const spec = SERVE_OPTIONS[option];
+    if (!(converted >= spec.min && converted <= spec.max) || (spec.kind === 'int' && !Number.isInteger(converted)))
       throw new BatchlineError(
         'INVALID_MODEL_CONFIG',
-        `request body: ${theirs}: got ${JSON.stringify(value)}, expected a number${scale === 1000 ? ' of seconds' : ''}`,
+        `request body: ${theirs}: got ${JSON.stringify(value)}, expected ${spec.kind === 'int' ? 'an integer' : 'a number'}${scale === 1000 ? ' of seconds' : ''} from ${spec.min / scale} to ${spec.max / scale}`,
       );
     delete words[theirs];
-    // 0.01 s is 10 ms, not 10.000000000000002.
-    words[field] = scale === 1 ? value : Math.round(value * scale * 1e6) / 1e6;
+    words[field] = converted;
   }
   if ('module' in fields && 'path' in fields)
     throw new BatchlineError('INVALID_MODEL_CONFIG', 'request body: give path or module, not both');

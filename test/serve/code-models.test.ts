@@ -227,6 +227,17 @@ describe('the admin API and code models', () => {
     [{ module: 'echo/1/model.mjs', path: 'echo/1/model.mjs' }, /give path or module, not both/],
     [{ module: 'echo/1/model.mjs', max_wait_time: 0.01, batch_window_ms: 5 }, /give max_wait_time or batch_window_ms/],
     [{ module: 'echo/1/model.mjs', function: 'no such' }, /function: got "no such"/],
+    // Named as sent, in seconds: not as `batch_window_ms: got '-1000'`, a field and a value the sender never wrote.
+    [
+      { module: 'echo/1/model.mjs', max_wait_time: -1 },
+      /max_wait_time: got -1, expected a number of seconds from 0 to 60$/,
+    ],
+    [
+      { module: 'echo/1/model.mjs', max_wait_time: 100 },
+      /max_wait_time: got 100, expected a number of seconds from 0 to 60$/,
+    ],
+    [{ module: 'echo/1/model.mjs', target_latency: 0 }, /target_latency: got 0, expected a number of seconds from/],
+    [{ module: 'echo/1/model.mjs', workers: 0 }, /workers: got 0, expected an integer from 1 to 256$/],
   ])('refuses %j with 400', async (body, message) => {
     const refused = await admin('POST', '/admin/models/other', body);
     expect(refused.status).toBe(400);

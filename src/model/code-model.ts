@@ -131,7 +131,7 @@ export class CodeModel {
   /** A tensor model's answer for one item, checked against its outputs. */
   private tensorResult(result: unknown): ItemTensors {
     if (typeof result !== 'object' || result === null)
-      throw new Error(`expected an object of outputs, got ${typeof result}`);
+      throw new Error(`expected an object of outputs, got ${result === null ? 'null' : typeof result}`);
     const item: ItemTensors = {};
     for (const spec of this.outputs) {
       const value = (result as Record<string, unknown>)[spec.name];
@@ -215,6 +215,11 @@ function checkElement(value: unknown, index: number, spec: TensorSpec): void {
     throw wrong(`${value} is a bigint, not a ${type}`);
   }
   if (typeof value !== 'number') throw wrong(`${describeElement(value)} is not a number`);
+  // A finite number past float32's or float16's range would be stored as Infinity, which the model did not give.
+  if (type === 'float32' && Number.isFinite(value) && !Number.isFinite(Math.fround(value)))
+    throw wrong(`${value} is beyond float32's range (±3.4e38)`);
+  if (type === 'float16' && Number.isFinite(value) && (toFloat16Bits(value) & 0x7c00) === 0x7c00)
+    throw wrong(`${value} is beyond float16's range (±65504)`);
   const range = INTEGER_RANGE[type];
   if (range !== undefined && !(Number.isInteger(value) && value >= range[0] && value <= range[1]))
     throw wrong(`${value} is not a ${type} (integers from ${range[0]} to ${range[1]})`);

@@ -26,6 +26,8 @@ const ANSWERS = [
   { y: [1, 2], k: [1, -1], b: [0] },
   { y: [true, 2], k: [1, 2], b: [1] },
   { y: [1, 2], k: [1, 2], b: [2] },
+  { y: [1e300, 2], k: [1, 2], b: [0] },
+  null,
 ];
 export function execute(items) { return items.map((item) => ANSWERS[item.x[0]]); }`,
   'typed-spec.mjs': "export const inputs = [{ name: 'x', type: 'float32', shape: [3] }];\nexport function execute() {}",
@@ -76,7 +78,7 @@ describe('CodeModel', () => {
   it('fails an item whose output holds what its datatype cannot: never a number the model did not give', async () => {
     const model = await CodeModel.load(join(dir, 'answers.mjs'));
     const answers = await model.runBatch(
-      [0, 1, 2, 3, 4, 5, 6, 7].map((x) => ({ x: { data: Float32Array.of(x), shape: [1] } })),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((x) => ({ x: { data: Float32Array.of(x), shape: [1] } })),
     );
     expect(answers[0]).toEqual({
       y: { data: Float32Array.of(0.5, Number.NaN), shape: [2] },
@@ -91,6 +93,9 @@ describe('CodeModel', () => {
       `execute's result for item 5: "k"[1]: -1 is not a uint8 (integers from 0 to 255)`,
       `execute's result for item 6: "y"[0]: a boolean is not a number`,
       `execute's result for item 7: "b"[0]: 2 is not a boolean (true, false, 0 or 1)`,
+      // float32 would hold Infinity, a number the model did not give (it answered 200 with null in JSON).
+      `execute's result for item 8: "y"[0]: 1e+300 is beyond float32's range (±3.4e38)`,
+      `execute's result for item 9: expected an object of outputs, got null`,
     ]);
   });
 

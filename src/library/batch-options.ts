@@ -70,5 +70,5 @@ const RENAMED: Readonly<Record<string, string>> = {
 
 /** The batcher's configuration from what the caller gave; throws INVALID_OPTION naming the option. */
 export function resolveBatchOptions(options: BatchOptions): BatchingConfig {
-  return batchingConfigOf(resolveCodeOptions(BATCHING_OPTIONS, options as Record<string, unknown>, RENAMED));
+  return batchingConfigOf(resolveCodeOptions(BATCHING_OPTIONS, options as Record<string, unknown>, RENAMED), 'code');
 }

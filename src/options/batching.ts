@@ -185,26 +185,37 @@ export function checkPriorityOptions(
   values: Pick<BatchingConfig, 'priorityLevels' | 'defaultPriorityLevel' | 'priorityQueuePolicy'>,
   code: 'INVALID_OPTION' | 'INVALID_MODEL_CONFIG' = 'INVALID_OPTION',
   where = '',
+  spelling: OptionSpelling = 'flag',
 ): void {
   const levels = values.priorityLevels ?? 0;
   const prefix = where === '' ? '' : `${where}: `;
+  const name = (key: 'priorityLevels' | 'defaultPriorityLevel' | 'priorityQueuePolicy'): string =>
+    spelling === 'code'
+      ? key
+      : `--${BATCHING_OPTIONS[key].flag}${key === 'priorityLevels' ? '' : ` (${BATCHING_OPTIONS[key].flag.replaceAll('-', '_')})`}`;
   if ((values.defaultPriorityLevel ?? 0) > Math.max(1, levels))
     throw new BatchlineError(
       code,
-      `${prefix}--default-priority-level (default_priority_level): got ${values.defaultPriorityLevel}, expected 0 to --priority-levels (${levels})`,
+      `${prefix}${name('defaultPriorityLevel')}: got ${values.defaultPriorityLevel}, expected 0 to ${name('priorityLevels')} (${levels})`,
     );
   for (const level of Object.keys(values.priorityQueuePolicy ?? {}))
     if (Number(level) > Math.max(1, levels))
       throw new BatchlineError(
         code,
-        `${prefix}--priority-queue-policy (priority_queue_policy): level ${level} is past --priority-levels (${levels})`,
+        `${prefix}${name('priorityQueuePolicy')}: level ${level} is past ${name('priorityLevels')} (${levels})`,
       );
 }
 
+/** How an error names an option: as the command's flag, or as code's camelCase key (batch()). */
+export type OptionSpelling = 'flag' | 'code';
+
 /** The batcher's configuration from resolved batching options (any command's, they share names). */
-export function batchingConfigOf(values: OptionValues<typeof BATCHING_OPTIONS>): BatchingConfig {
+export function batchingConfigOf(
+  values: OptionValues<typeof BATCHING_OPTIONS>,
+  spelling: OptionSpelling = 'flag',
+): BatchingConfig {
   const config: Record<string, unknown> = {};
   for (const key of Object.keys(BATCHING_OPTIONS)) config[key] = values[key as keyof typeof BATCHING_OPTIONS];
-  checkPriorityOptions(config as unknown as BatchingConfig);
+  checkPriorityOptions(config as unknown as BatchingConfig, 'INVALID_OPTION', '', spelling);
   return config as unknown as BatchingConfig;
 }

@@ -367,6 +367,15 @@ describe('batch(): options', () => {
     [{ workers: 2 }, /workers: not an option; use instances/],
     [{ batch_window_ms: 5 }, /batch_window_ms: not an option; use batchWindowMs$/],
     [{ colour: 'blue' }, /colour: not an option; the options are maxBatchSize, batchWindowMs/],
+    // Named as code spells them, not as the command's flags (--default-priority-level).
+    [
+      { priorityLevels: 2, defaultPriorityLevel: 3 },
+      /^invalid option defaultPriorityLevel: got 3, expected 0 to priorityLevels \(2\)$/,
+    ],
+    [
+      { priorityQueuePolicy: { 2: { max_queue_size: 4 } } },
+      /^invalid option priorityQueuePolicy: level 2 is past priorityLevels \(0\)$/,
+    ],
   ])('%j throws InvalidOptionError naming it', (options, message) => {
     const thrown = (() => {
       try {

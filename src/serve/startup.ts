@@ -21,11 +21,13 @@ export interface StartupVersion {
  * `--model-repository`; or `--model PATH` as version 1 of `--model-name` (default the file's
  * stem); or the embedded toy model as `toy-logistic-v1` version 1. Also the default model of
  * POST /v1/infer: `--default-model`, or the only model. Throws INVALID_OPTION (exit 2) for
- * options that contradict each other, INVALID_MODEL_CONFIG for a bad repository.
+ * options that contradict each other (the admin listener's too), INVALID_MODEL_CONFIG for a bad
+ * repository.
  */
 export async function startupVersions(
   config: ServeConfig,
 ): Promise<{ versions: StartupVersion[]; defaultModel: string | undefined }> {
+  checkAdminListener(config);
   let versions: StartupVersion[];
   if (config.modelRepository !== undefined) {
     if (config.model !== undefined)
@@ -63,4 +65,23 @@ export async function startupVersions(
     );
   }
   return { versions, defaultModel: config.defaultModel ?? (names.length === 1 ? names[0] : undefined) };
+}
+
+/**
+ * --admin-port and --admin-host place the admin API, so they need it (--admin-token) and each
+ * other: without the token they were ignored, and --admin-host without --admin-port left the
+ * admin API on the main listener, where an operator who named an operators-only address did not
+ * expect it.
+ */
+function checkAdminListener(config: ServeConfig): void {
+  if (config.adminToken === undefined && (config.adminPort !== 0 || config.adminHost !== undefined))
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `${config.adminPort !== 0 ? '--admin-port' : '--admin-host'}: the admin API it places is off without --admin-token`,
+    );
+  if (config.adminHost !== undefined && config.adminPort === 0)
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--admin-host: got '${config.adminHost}', but the admin API shares the main listener (--host) unless --admin-port gives it its own`,
+    );
 }

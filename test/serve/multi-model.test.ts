@@ -275,4 +275,15 @@ describe('the default model', () => {
       '--model and --model-repository: give one',
     );
   });
+
+  it('refuses an admin listener option that would be ignored', async () => {
+    // Both used to start: --admin-port without the token did nothing, and --admin-host without
+    // --admin-port left the admin API on the main listener instead of the address it named.
+    await expect(startTestServer({ adminPort: 1 })).rejects.toThrow(
+      '--admin-port: the admin API it places is off without --admin-token',
+    );
+    await expect(startTestServer({ adminToken: 'secret', adminHost: '10.1.2.3' })).rejects.toThrow(
+      "--admin-host: got '10.1.2.3', but the admin API shares the main listener (--host) unless --admin-port gives it its own",
+    );
+  });
 });

@@ -63,12 +63,51 @@ export async function main(argv: string[]): Promise<void> {
     throw error;
   });
   let code = 0;
+  const program = buildProgram();
   try {
-    await buildProgram().parseAsync(argv);
+    await program.parseAsync(argv);
   } catch (error) {
     code = exitCodeFor(error);
+    const hint = switchGivenAValue(program, argv, error);
+    if (hint !== undefined) process.stderr.write(`${hint}\n`);
   }
   process.exit(code);
+}
+
+const BOOLEAN_WORD = /^(true|false|yes|no|on|off|0|1)$/i;
+
+/**
+ * `--pipeline false` (the option tables allow true/false, which the environment takes): commander
+ * reads the word as an excess argument and says only "too many arguments", and `--pipeline=false`
+ * is an unknown option. This names the switch and how to write it. Undefined for other mistakes.
+ */
+export function switchGivenAValue(program: Command, argv: readonly string[], error: unknown): string | undefined {
+  if (!(error instanceof CommanderError)) return undefined;
+  if (error.code !== 'commander.excessArguments' && error.code !== 'commander.unknownOption') return undefined;
+  const args = argv.slice(2);
+  let command = program;
+  let first = 0;
+  for (; first < args.length; first++) {
+    const sub = command.commands.find((candidate) => candidate.name() === args[first]);
+    if (sub === undefined) break;
+    command = sub;
+  }
+  for (let i = first; i < args.length; i++) {
+    const [flag = '', joined] = (args[i] as string).split(/=(.*)/s);
+    const word = joined ?? args[i + 1];
+    const option = command.options.find((candidate) => candidate.long === flag || candidate.short === flag);
+    if (option === undefined || option.required || option.optional || word === undefined || !BOOLEAN_WORD.test(word))
+      continue;
+    const name = option.attributeName();
+    const negation = command.options.find((candidate) => candidate.negate && candidate.attributeName() === name);
+    const positive = command.options.find((candidate) => !candidate.negate && candidate.attributeName() === name);
+    const ways =
+      negation === undefined || positive === undefined
+        ? `write ${flag} alone to turn it on`
+        : `write ${positive.long} to turn it on or ${negation.long} to turn it off`;
+    return `batchline: invalid option ${flag}: it takes no value (got '${word}'); ${ways}`;
+  }
+  return undefined;
 }
 
 function exitOverrideEverywhere(command: Command): void {

@@ -54,6 +54,17 @@ describe('batchline serve options', () => {
     );
   });
 
+  it.each([
+    [['serve', '--pipeline', 'false'], "--pipeline: it takes no value (got 'false')"],
+    [['serve', '--hold-retries=0'], "--hold-retries: it takes no value (got '0')"],
+  ])('%j exits 2 naming the switch and how to write it (the option table allows true/false)', async (args, says) => {
+    const result = await run(args);
+    expect(result.code).toBe(2);
+    // commander alone said "too many arguments for 'serve'" or "unknown option '--hold-retries=0'".
+    expect(result.stderr).toContain(`batchline: invalid option ${says}; write --`);
+    expect(result.stderr).toMatch(/to turn it on or --no-[a-z-]+ to turn it off\n$/);
+  });
+
   it('rejects an unknown flag', async () => {
     const result = await run(['serve', '--max-batch', '4']);
     expect(result.code).not.toBe(0);

@@ -45,11 +45,13 @@ export class CountingResponse extends ServerResponse {
     socket[kLastRequest] = request;
   }
 
-  // One signature for Node's overloads: (status, headers?) and (status, reason, headers?).
-  override writeHead(statusCode: number, ...rest: unknown[]): this {
+  // One signature for Node's overloads: (status, headers?) and (status, reason, headers?). Named
+  // parameters, not a rest array spread into super: 0.3 µs of serve's CPU a request in a profile.
+  override writeHead(statusCode: number, reasonOrHeaders?: unknown, headersAfterReason?: unknown): this {
     // Every answer: a browser must not guess a type from the bytes (a JSON error echoing input as
     // HTML). Into the headers given (Fastify's), not setHeader: that would take Node's slow path.
-    const given = rest.at(-1);
+    // The headers Node's writeHead takes of these arguments.
+    const given = typeof reasonOrHeaders === 'string' ? headersAfterReason : (headersAfterReason ?? reasonOrHeaders);
     const headers =
       typeof given === 'object' && given !== null && !Array.isArray(given) ? (given as OutgoingHttpHeaders) : undefined;
     if (headers !== undefined) headers['x-content-type-options'] = 'nosniff';
@@ -77,7 +79,11 @@ export class CountingResponse extends ServerResponse {
         stopReadingAndLinger(socket!, early ? LINGER_QUIET_MS : 0);
       } else if (String(this.getHeader('connection')).toLowerCase() === 'close') this.removeHeader('connection');
     }
-    return (super.writeHead as (statusCode: number, ...rest: unknown[]) => this)(statusCode, ...rest);
+    return (super.writeHead as (statusCode: number, reason?: unknown, headers?: unknown) => this)(
+      statusCode,
+      reasonOrHeaders,
+      headersAfterReason,
+    );
   }
 
   /** Node calls this when the answer has left (its 'finish'), before the next one takes the connection. */

@@ -133,6 +133,12 @@ function forget(waiting: Waiting | undefined, rows: readonly ModelRequest[]): vo
   if (waiting === undefined) return;
   const index = waiting.requests.indexOf(rows);
   if (index < 0) return;
+  if (index === 0) {
+    // The usual one: answers leave in order. `shift` makes no array of what it takes out, as `splice` does.
+    waiting.requests.shift();
+    waiting.batchers.shift();
+    return;
+  }
   waiting.requests.splice(index, 1);
   waiting.batchers.splice(index, 1);
 }

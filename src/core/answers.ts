@@ -73,7 +73,7 @@ export class Answers<I, O> {
       for (let k = 0; k < requests.length; k++) this.ok(requests[k]!, results[k] as O, nowMs);
       return true;
     }
-    this.slots.answeringAll(batch.id, requests.length);
+    this.slots.answeringAll(batch, requests.length);
     this.counts.outcomes.ok += requests.length;
     for (let k = 0, all = this.observers; k < all.length; k++) all[k]!.batchAnswered?.(batch, nowMs);
     for (let k = 0; k < requests.length; k++) this.deliver(requests[k]!, results[k] as O, undefined);
@@ -108,11 +108,15 @@ export class Answers<I, O> {
     }
   }
 
-  /** Takes the listener off an answered request, which may linger in the deadline heap until its deadline: keep it small. */
+  /**
+   * Takes the listener off an answered request, which may linger in the deadline heap until its
+   * deadline: keep it small, and let its batch (the batch's inputs) go.
+   */
   private release(request: PendingRequest<I, O>): OutcomeListener<I, O> {
     const listener = request.onOutcome as OutcomeListener<I, O>;
     request.onOutcome = undefined;
     request.input = undefined;
+    request.batch = undefined;
     return listener;
   }
 }

@@ -81,7 +81,8 @@ export class BatchDispatch<I, O> {
     if (requests.length === 0) return;
     const instance = mailboxOf ?? this.slots.idleInstance();
     const inputs = new Array<I>(requests.length);
-    const batchId = this.nextBatchId++;
+    const probe = this.options.breaker?.dispatched(nowMs) ?? false;
+    const run = new BatchRun<I, O>(this.nextBatchId++, instance, requests, inputs, nowMs, trigger, probe, this.runHost);
     let deadlineAtMs = Number.POSITIVE_INFINITY;
     // The one walk over the batch at its start: what the observers would walk it again for is found on the way.
     let sharedArrivalAtMs: number | undefined = (requests[0] as PendingRequest<I, O>).arrivalAtMs;
@@ -90,12 +91,9 @@ export class BatchDispatch<I, O> {
       if (request.deadlineAtMs < deadlineAtMs) deadlineAtMs = request.deadlineAtMs;
       if (request.arrivalAtMs !== sharedArrivalAtMs) sharedArrivalAtMs = undefined;
       request.phase = 'running';
-      request.startedAtMs = nowMs;
-      request.batchId = batchId;
+      request.batch = run;
       inputs[i] = request.input as I;
     }
-    const probe = this.options.breaker?.dispatched(nowMs) ?? false;
-    const run = new BatchRun<I, O>(batchId, instance, requests, inputs, nowMs, trigger, probe, this.runHost);
     run.deadlineAtMs = deadlineAtMs;
     run.sharedArrivalAtMs = sharedArrivalAtMs;
     this.slots.place(run, mailboxOf !== undefined);
@@ -109,12 +107,9 @@ export class BatchDispatch<I, O> {
   private finish(batch: BatchRun<I, O>, nowMs: number): void {
     batch.finishedAtMs = nowMs;
     const next = this.slots.release(batch);
-    if (next !== undefined) {
-      // The instance goes on with the batch in its mailbox: it and its requests start now (their wait
-      // ends), for the latency model, policies and queue-time figures.
-      next.startedAtMs = nowMs;
-      for (const request of next.requests) if (request.phase === 'running') request.startedAtMs = nowMs;
-    }
+    // The instance goes on with the batch in its mailbox: it (and so its requests) starts now (their
+    // wait ends), for the latency model, policies and queue-time figures.
+    if (next !== undefined) next.startedAtMs = nowMs;
     if (batch.dead) this.host.counts.deadBatches++;
     if (!batch.dead) this.modelFailing = false;
     else if (batch.modelFailed) this.modelFailing = true;

@@ -176,8 +176,7 @@ export class Batcher<I, O> {
       deadlineAtMs: 0,
       priority: 1,
       phase: 'queued',
-      startedAtMs: undefined,
-      batchId: undefined,
+      batch: undefined,
     } as QueuedRequest<I, O>;
     return this.offer(request, timeoutMs, priority) ?? { admitted: true, request };
   }

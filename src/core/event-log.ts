@@ -120,7 +120,7 @@ export class EventLog<I, O> implements BatcherObserver<I, O> {
       requestId: request.id,
       outcome: outcome.kind,
       endedIn: outcome.endedIn,
-      batchId: request.batchId,
+      batchId: request.batch?.id,
     });
   }
 }

@@ -1,6 +1,6 @@
 import type { BatchRun } from './batch-run.js';
 import { Mailboxes } from './mailboxes.js';
-import type { PendingRequest } from './types.js';
+import type { Batch, PendingRequest } from './types.js';
 
 /**
  * The executor slots: slot i is model instance i, with the batch it runs, whether it takes
@@ -123,12 +123,12 @@ export class ExecutorSlots<I, O> {
   /** A running request is being answered (before its phase changes). */
   answering(request: PendingRequest<I, O>): void {
     this.unanswered--;
-    this.mailboxes?.answering(request.batchId);
+    this.mailboxes?.answering(request.batch);
   }
 
-  /** `count` running requests of batch `batchId` are being answered at once. */
-  answeringAll(batchId: number, count: number): void {
+  /** `count` running requests of `batch` are being answered at once. */
+  answeringAll(batch: Batch<I, O>, count: number): void {
     this.unanswered -= count;
-    if (this.mailboxes !== undefined) for (let i = 0; i < count; i++) this.mailboxes.answering(batchId);
+    if (this.mailboxes !== undefined) for (let i = 0; i < count; i++) this.mailboxes.answering(batch);
   }
 }

@@ -1,4 +1,5 @@
 import type { BatchRun } from './batch-run.js';
+import type { Batch } from './types.js';
 
 /**
  * Each instance's one-batch mailbox (`BatcherOptions.mailbox`): the batch handed to a busy
@@ -41,10 +42,10 @@ export class Mailboxes<I, O> {
     return run;
   }
 
-  /** A running request of batch `batchId` is being answered (before its phase changes): one fewer waits, if its batch is held. */
-  answering(batchId: number | undefined): void {
+  /** A running request of `batch` is being answered (before its phase changes): one fewer waits, if its batch is held. */
+  answering(batch: Batch<I, O> | undefined): void {
     if (this.occupied === 0) return;
-    for (const run of this.held) if (run !== undefined && run.id === batchId) this.unanswered--;
+    for (const run of this.held) if (run !== undefined && run === batch) this.unanswered--;
   }
 
   /** Requests in held batches not answered yet (a timeout or a cancel may answer one early): they count as waiting. */

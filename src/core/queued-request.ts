@@ -1,4 +1,4 @@
-import type { OutcomeListener, PendingRequest, RequestPhase } from './types.js';
+import type { Batch, OutcomeListener, PendingRequest, RequestPhase } from './types.js';
 
 /**
  * The times' value until admission. Not a number on purpose: a field that starts as one holds
@@ -27,8 +27,7 @@ export class QueuedRequest<I, O> implements PendingRequest<I, O> {
   declare deadlineAtMs: number;
   declare priority: number;
   declare phase: RequestPhase;
-  declare startedAtMs: number | undefined;
-  declare batchId: number | undefined;
+  declare batch: Batch<I, O> | undefined;
 
   constructor(id: string, input: I | undefined, onOutcome: OutcomeListener<I, O> | undefined) {
     this.id = id;
@@ -39,7 +38,6 @@ export class QueuedRequest<I, O> implements PendingRequest<I, O> {
     this.deadlineAtMs = NOT_YET;
     this.priority = 1;
     this.phase = 'queued';
-    this.startedAtMs = undefined;
-    this.batchId = undefined;
+    this.batch = undefined;
   }
 }

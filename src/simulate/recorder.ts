@@ -120,7 +120,7 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
       this.inQueue--;
       this.waitSumMs += sojournMs;
     } else {
-      this.waitSumMs += (request.startedAtMs as number) - request.arrivalAtMs;
+      this.waitSumMs += (request.batch as Batch<I, O>).startedAtMs - request.arrivalAtMs;
     }
     if (outcome.kind !== 'ok') return;
     const fromMs = this.originOf === undefined ? request.arrivalAtMs : this.originOf(request.id);

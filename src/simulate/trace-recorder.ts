@@ -46,8 +46,8 @@ export class TraceRecorder<I, O> implements BatcherObserver<I, O> {
       arrival_ms: request.arrivalAtMs,
       outcome: kind,
       detail: kind === 'expired' ? outcome.endedIn : null,
-      batch: request.batchId ?? null,
-      start_ms: request.startedAtMs ?? null,
+      batch: request.batch?.id ?? null,
+      start_ms: request.batch?.startedAtMs ?? null,
       end_ms: nowMs,
       ...(this.withPriority ? { priority: request.priority } : {}),
     };

@@ -35,6 +35,17 @@ describe('a batch at its start', () => {
     expect(latencyMs.max).toBeCloseTo(23, 1);
   });
 
+  it("gives each request its batch (its id and start) while it runs, and lets go of it once answered (the batch's inputs)", () => {
+    const { batcher, requests, finish } = heldBatch(['a', 'b']);
+    expect(requests.map((r) => r.batch?.id)).toEqual([0, 0]);
+    expect(requests.map((r) => r.batch?.startedAtMs)).toEqual([0, 0]);
+    const seenAtAnswer: (number | undefined)[] = [];
+    batcher.addObserver({ requestFinished: (request) => void seenAtAnswer.push(request.batch?.id) });
+    finish([1, 2]);
+    expect(seenAtAnswer).toEqual([0, 0]);
+    expect(requests.map((r) => r.batch)).toEqual([undefined, undefined]);
+  });
+
   it('gives each request its own deadline when requests of one instant ask for different timeouts', () => {
     const clock: Clock = { now: () => 5, schedule: (): TimerHandle => ({}), cancel: () => {} };
     const batcher = new Batcher<number, number>(

@@ -28,7 +28,7 @@ export function validateBench(
   urlText: string | undefined,
   o: BenchOptionValues,
   headerLines: readonly string[],
-  explicit: { method: boolean; rate: boolean; duration: boolean },
+  explicit: { method: boolean; rate: boolean; duration: boolean; slo?: boolean },
   entropy: number,
 ): ValidatedBench {
   const url = parseTargetUrl(urlText);
@@ -59,6 +59,13 @@ export function validateBench(
       invalid('--stages', o.stages, `duration:rate steps such as 10s:200,10s:800 (${(error as Error).message})`);
     }
   }
+  // --slo judges sweep steps only: given alone it was ignored, and a missed objective exited 0.
+  if (explicit.slo === true && o.sweep === undefined)
+    invalid(
+      '--slo',
+      o.slo,
+      "a --sweep to judge; a single run is judged by --threshold (such as --threshold 'p99<100ms')",
+    );
   if (o.sweep !== undefined) {
     parseSweep(o.sweep);
     parseSlo(o.slo);
@@ -67,7 +74,7 @@ export function validateBench(
   const mode = stages !== undefined || o.rate > 0 || o.sweep !== undefined ? 'open' : 'closed';
   const stagesMs = stages?.reduce((sum, s) => sum + s.durationMs, 0);
   if (stagesMs !== undefined && stagesMs <= o.warmup)
-    invalid('--warmup', String(o.warmup), `less than the stages' total of ${stagesMs} ms`);
+    invalid('--warmup', `${o.warmup} ms`, `less than the stages' total of ${stagesMs} ms`);
   if (o.contentType !== undefined) headers['content-type'] = o.contentType;
   const bodySource: BodySource =
     o.body === undefined

@@ -41,6 +41,7 @@ Examples:
       method: self.getOptionValueSource('method') === 'cli',
       rate: self.getOptionValueSource('rate') === 'cli' || process.env.BENCH_RATE !== undefined,
       duration: self.getOptionValueSource('duration') === 'cli',
+      slo: self.getOptionValueSource('slo') === 'cli',
     };
     const validated = validateBench(url, options, options.header, explicit, Date.now());
     const thresholds = parseThresholds(options.threshold, options.sweep);

@@ -37,6 +37,19 @@ describe('batchline bench options', () => {
     [['--threshold', 'p99<fast'], '--threshold', 'expected clauses such as p99<50ms'],
     [['--sweep', '100,200', '--threshold', 'p99<1s'], '--threshold', 'with --sweep, give the objective with --slo'],
     [['--http-client', 'lean', 'https://127.0.0.1:1/'], '--http-client', 'undici or auto'],
+    // Without --sweep, --slo was ignored and the run exited 0 whatever its p99.
+    [
+      ['--slo', 'p99<5ms'],
+      "--slo: got 'p99<5ms'",
+      "a single run is judged by --threshold (such as --threshold 'p99<100ms')",
+    ],
+    [['--slo', 'p99'], "--slo: got 'p99'", '--threshold'],
+    // The warmup was named in ms as if typed so ('got 5000').
+    [
+      ['--stages', '1s:10,1s:20', '--warmup', '5s'],
+      "--warmup: got '5000 ms'",
+      "less than the stages' total of 2000 ms",
+    ],
   ])('exits 2 naming the option for %j', async (args, option, allowed) => {
     const url = args.at(-1)?.startsWith('https://') === true ? [] : ['http://127.0.0.1:1/'];
     const { code, stderr } = await run(['bench', ...args, ...url]);

@@ -90,6 +90,21 @@ describe('batchline bench options', () => {
     expect(stderr).toMatch(/no request succeeded \(no 2xx answer among \d+ sent; errors refused \d+\)/);
   });
 
+  it('exits 1 naming the host when it does not resolve, before sending', async () => {
+    // '.invalid' never resolves (RFC 2606); the run used to count 'errors timeout 16, other 24'.
+    const { code, stderr } = await run([
+      'bench',
+      '-d',
+      '300ms',
+      '--warmup',
+      '0',
+      '--quiet',
+      'http://no-such-host.invalid/',
+    ]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/cannot resolve the host 'no-such-host\.invalid' \(E[A-Z_]+\); no request was sent/);
+  });
+
   it('explains every option in --help', () => {
     const bench = buildProgram().commands.find((c) => c.name() === 'bench');
     const help = bench?.helpInformation() ?? '';

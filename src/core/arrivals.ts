@@ -158,7 +158,7 @@ function endlessPoisson(rateRps: number, rng: SeededRandom): ArrivalProcess {
 
 /** Parses `10s:200,10s:800,20s:800` (duration:rate per stage) into stages. */
 export function parseStages(text: string, parseDurationMs: (text: string) => number | undefined): Stage[] {
-  return text.split(',').map((part) => {
+  const stages = text.split(',').map((part) => {
     const [durationText, rateText, ...extra] = part.split(':');
     const durationMs = durationText === undefined ? undefined : parseDurationMs(durationText);
     const targetRps = rateText === undefined || rateText.trim() === '' ? NaN : Number(rateText);
@@ -167,4 +167,8 @@ export function parseStages(text: string, parseDurationMs: (text: string) => num
     }
     return { durationMs, targetRps };
   });
+  // All zeros plan no arrival: bench sent one anyway (at 0) and simulate ran an empty report.
+  if (stages.every((stage) => stage.targetRps === 0))
+    throw new RangeError('every stage has rate 0, so nothing would be sent; give a stage a rate above 0');
+  return stages;
 }

@@ -29,6 +29,7 @@ describe('batchline bench options', () => {
     [['-d', '0'], '--duration', 'a bare number is seconds'],
     [['-c', '0'], '--connections', 'an integer from 1 to 10000'],
     [['--stages', '10s'], '--stages', 'duration:rate'],
+    [['--stages', '1s:0,2s:0'], "--stages: got '1s:0,2s:0'", 'every stage has rate 0, so nothing would be sent'],
     [['--seed', '-3'], '--seed', 'an integer from 0 to 4294967295'],
     [['--header', 'no colon'], '--header', "'name: value'"],
     [['--method', 'FETCH'], '--method', 'one of GET, HEAD, POST'],

@@ -237,6 +237,7 @@ describe('simulate option errors exit 2 and name the option', () => {
     ],
     [['--rate', '5', '--stages', '1s:10'], /--rate, --stages and --arrivals/],
     [['--stages', '10s'], /--stages: stage '10s' is not duration:rate/],
+    [['--stages', '10s:0'], /--stages: every stage has rate 0, so nothing would be sent/],
     [['--slo', 'p42<3'], /--slo: got 'p42<3'/],
     [['--sweep', 'colour=red'], /--sweep: got 'colour=red', expected option=v1,v2/],
     [['--sweep', 'max-batch-size=1,0'], /--max-batch-size: got '0'/],

@@ -6,7 +6,10 @@ import { WATCH_OPTIONS } from '../options/watch.js';
 export function makeWatchCommand(): Command {
   const command = new Command('watch')
     .description('Show the live dashboard of a batchline server running elsewhere (reads its GET /v1/stats).')
-    .argument('<url>', 'the server, e.g. http://10.0.0.5:8080 or localhost:8080');
+    .argument(
+      '<url>',
+      'the server, e.g. http://10.0.0.5:8080 or localhost:8080 (or a route of it, such as the /v1/infer URL bench loads)',
+    );
   addOptions(command, WATCH_OPTIONS);
   command.action(async (target: string, raw: Record<string, unknown>) => {
     const resolved = resolveOptions(WATCH_OPTIONS, raw);

@@ -172,6 +172,14 @@ export function describeError(error: unknown, timeoutMs: number): string {
  * The stats URL for what the user typed: `host:port`, `http://host:port` or a full
  * `…/v1/stats` URL. Returns undefined when it is not an http(s) URL.
  */
+/**
+ * A route of the server at the end of the URL (the one bench loads, `/v1/infer`, pasted into
+ * watch): the stats are the server's, so they sit beside it, not under it (…/v1/infer/v1/stats
+ * was a 404 that watch retried for ever).
+ */
+const SERVER_ROUTE =
+  /\/(?:v1\/infer|models\/[^/]+\/predict|v1\/models(?:\/.*)?|v2(?:\/.*)?|metrics|healthz|readyz)\/*$/;
+
 export function statsUrlFor(target: string): string | undefined {
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(target) ? target : `http://${target}`;
   let url: URL;
@@ -181,6 +189,8 @@ export function statsUrlFor(target: string): string | undefined {
     return undefined;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
-  if (!url.pathname.endsWith('/v1/stats')) url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/stats`;
+  if (!url.pathname.endsWith('/v1/stats'))
+    url.pathname = `${url.pathname.replace(SERVER_ROUTE, '').replace(/\/+$/, '')}/v1/stats`;
+  url.search = '';
   return url.toString();
 }

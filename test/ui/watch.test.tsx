@@ -31,6 +31,11 @@ describe('statsUrlFor', () => {
     expect(statsUrlFor('http://10.0.0.5:8080/')).toBe('http://10.0.0.5:8080/v1/stats');
     expect(statsUrlFor('https://models.example/batchline')).toBe('https://models.example/batchline/v1/stats');
     expect(statsUrlFor('http://h:1/v1/stats')).toBe('http://h:1/v1/stats');
+    // A route of the server (what bench loads) names the server: its stats sit beside it.
+    expect(statsUrlFor('localhost:8080/v1/infer')).toBe('http://localhost:8080/v1/stats');
+    expect(statsUrlFor('http://h:1/api/models/cls/predict?version=2')).toBe('http://h:1/api/v1/stats');
+    expect(statsUrlFor('http://h:1/v2/models/cls/infer')).toBe('http://h:1/v1/stats');
+    expect(statsUrlFor('http://h:1/metrics')).toBe('http://h:1/v1/stats');
     expect(statsUrlFor('ftp://h')).toBeUndefined();
     expect(statsUrlFor('http://')).toBeUndefined();
   });

@@ -35,6 +35,8 @@ export function validateBench(
   const headers = parseHeaders(headerLines);
   if (url.protocol === 'grpc:' && o.httpClient !== 'auto')
     invalid('--http-client', o.httpClient, 'auto with a grpc:// URL (gRPC has its own client, grpc-js)');
+  if (url.protocol === 'grpc:' && explicit.method)
+    invalid('--method', o.method, 'no method with a grpc:// URL (every call is ModelInfer)');
   if (url.protocol === 'grpc:' && o.body === undefined)
     invalid(
       '--body',
@@ -84,7 +86,8 @@ export function validateBench(
         : { kind: 'inline', text: o.body };
   const plan: BenchPlan = {
     url: url.href,
-    method: o.method,
+    // What the reports print before the URL: over gRPC the call, not the HTTP default GET.
+    method: url.protocol === 'grpc:' ? 'ModelInfer' : o.method,
     headers,
     bodies: [],
     mode,

@@ -29,6 +29,7 @@ describe('batchline bench options', () => {
     [['-d', '0'], '--duration', 'a bare number is seconds'],
     [['-c', '0'], '--connections', 'an integer from 1 to 10000'],
     [['--stages', '10s'], '--stages', 'duration:rate'],
+    [['--method', 'POST', '--body', '{}', 'grpc://127.0.0.1:1/models/m'], '--method', 'every call is ModelInfer'],
     [['--stages', '1s:0,2s:0'], "--stages: got '1s:0,2s:0'", 'every stage has rate 0, so nothing would be sent'],
     [['--seed', '-3'], '--seed', 'an integer from 0 to 4294967295'],
     [['--header', 'no colon'], '--header', "'name: value'"],
@@ -52,7 +53,7 @@ describe('batchline bench options', () => {
       "less than the stages' total of 2000 ms",
     ],
   ])('exits 2 naming the option for %j', async (args, option, allowed) => {
-    const url = args.at(-1)?.startsWith('https://') === true ? [] : ['http://127.0.0.1:1/'];
+    const url = /^(https|grpc):\/\//.test(args.at(-1) ?? '') ? [] : ['http://127.0.0.1:1/'];
     const { code, stderr } = await run(['bench', ...args, ...url]);
     expect(code).toBe(2);
     expect(stderr).toContain(option);

@@ -108,6 +108,8 @@ describe('bench grpc://host:port/models/NAME', () => {
     expect(exit).toBeUndefined();
     expect(report.requests.completed).toBe(40);
     expect(report.status).toStrictEqual({ OK: 30, RESOURCE_EXHAUSTED: 10 });
+    // The report named the call GET, the HTTP default bench never sent.
+    expect(report.method).toBe('ModelInfer');
     expect(report.requests.ok).toBe(30);
     const first = server.seen[0];
     expect(first).toMatchObject({ model_name: 'mymodel', model_version: '2', id: 'b1', metadata: ['search'] });

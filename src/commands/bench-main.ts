@@ -45,7 +45,12 @@ export interface BenchIo {
 export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs, io: BenchIo): Promise<void> {
   const sweepRates = outputs.sweep === undefined ? undefined : parseSweep(outputs.sweep);
   const slo = sweepRates === undefined ? undefined : parseSlo(outputs.slo);
-  if (outputs.html !== undefined) await (await import('../report/html/write-report.js')).checkReportPath(outputs.html);
+  // Every file asked for is checked before the run: a run (or a sweep) of minutes was lost to a
+  // mistyped --json directory, which failed only at the end, with a stack trace.
+  const { checkReportPath } = await import('../report/html/write-report.js');
+  if (outputs.html !== undefined) await checkReportPath(outputs.html);
+  if (outputs.json !== undefined && outputs.json !== '-') await checkReportPath(outputs.json, '--json');
+  if (outputs.hdrLog !== undefined) await checkReportPath(outputs.hdrLog, '--hdr-log');
   await checkHostResolves(validated.plan.url);
   const plan = {
     ...(await withBody(validated, io)),

@@ -42,9 +42,13 @@ const MAX_STEP_EVENTS = 5000;
 export async function simulateMain(request: SimulateRequest): Promise<void> {
   const { options, given, stdout } = request;
   const slo = options.slo === undefined ? undefined : parseSlo(options.slo);
-  if (options.html !== undefined) await (await import('../report/html/write-report.js')).checkReportPath(options.html);
+  // Files are checked before the run: a failed write after it lost the report (a sweep's minutes).
+  const { checkReportPath } = await import('../report/html/write-report.js');
+  if (options.html !== undefined) await checkReportPath(options.html);
+  if (options.json !== undefined && options.json !== '-') await checkReportPath(options.json, '--json');
   if (options.csv !== undefined && request.sweep === undefined)
     throw new BatchlineError('INVALID_OPTION', '--csv: applies to --sweep only; use --json for a single run');
+  if (options.csv !== undefined && options.csv !== '-') await checkReportPath(options.csv, '--csv');
   if (request.sweep !== undefined) {
     if (options.trace !== undefined || options.events || options.step)
       throw new BatchlineError('INVALID_OPTION', '--trace, --events and --step apply to a single run, not to --sweep');
@@ -54,8 +58,8 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
     const inputs = await loadSimulationInputs(options, given);
     const rows = await runSweep(options, axes, inputs, request.workers ?? availableParallelism());
     const outcome = analyzeSweep(options.seed, axes, rows, slo);
-    if (options.json !== undefined) await emit(options.json, sweepJson(outcome), stdout);
-    if (options.csv !== undefined) await emit(options.csv, sweepCsv(outcome), stdout);
+    if (options.json !== undefined) await emit('--json', options.json, sweepJson(outcome), stdout);
+    if (options.csv !== undefined) await emit('--csv', options.csv, sweepCsv(outcome), stdout);
     if (options.json !== '-' && options.csv !== '-') stdout.write(formatSweep(outcome));
     if (options.html !== undefined) {
       const { writeSweepHtml } = await import('../report/html/simulate-html.js');
@@ -84,7 +88,7 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
       batchWindowMs: options.batchWindowMs,
     });
   } else if (events !== undefined && options.json !== '-') stdout.write(`${formatEvents(events)}\n`);
-  if (options.json !== undefined) await emit(options.json, `${JSON.stringify(report, null, 2)}\n`, stdout);
+  if (options.json !== undefined) await emit('--json', options.json, `${JSON.stringify(report, null, 2)}\n`, stdout);
   if (options.json !== '-') {
     stdout.write(formatReport(report));
     if (slo !== undefined) stdout.write(`slo         ${slo.text}: ${meetsSlo(report, slo) ? 'met' : 'MISSED'}\n`);
@@ -103,7 +107,7 @@ function describeMiss(report: SimulationReport, slo: Slo): string {
   return `batchline: objective ${slo.text} missed: ${misses.join(', ')}`;
 }
 
-async function emit(target: string, text: string, stdout: Output): Promise<void> {
+async function emit(flag: string, target: string, text: string, stdout: Output): Promise<void> {
   if (target === '-') {
     stdout.write(text);
     return;
@@ -111,6 +115,6 @@ async function emit(target: string, text: string, stdout: Output): Promise<void>
   try {
     await writeFile(target, text);
   } catch (error) {
-    throw new BatchlineError('INVALID_OPTION', `cannot write '${target}': ${(error as Error).message}`);
+    throw new BatchlineError('INVALID_OPTION', `${flag}: cannot write '${target}': ${(error as Error).message}`);
   }
 }

@@ -107,6 +107,26 @@ describe('batchline bench options', () => {
     expect(stderr).toMatch(/cannot resolve the host 'no-such-host\.invalid' \(E[A-Z_]+\); no request was sent/);
   });
 
+  it.each([
+    ['--json', '/nonexistent/run.json'],
+    ['--hdr-log', '/nonexistent/run.hlog'],
+  ])('refuses %s into a directory that is not there before the run, not after it', async (flag, path) => {
+    // 'http://127.0.0.1:1/' refuses: a run would exit 1 (no 2xx), the check exits 2 first.
+    const { code, stderr } = await run([
+      'bench',
+      '-d',
+      '300ms',
+      '--warmup',
+      '0',
+      '--quiet',
+      flag,
+      path,
+      'http://127.0.0.1:1/',
+    ]);
+    expect(code).toBe(2);
+    expect(stderr).toContain(`${flag}: cannot write '${path}': no directory /nonexistent`);
+  });
+
   it('explains every option in --help', () => {
     const bench = buildProgram().commands.find((c) => c.name() === 'bench');
     const help = bench?.helpInformation() ?? '';

@@ -244,6 +244,9 @@ describe('simulate option errors exit 2 and name the option', () => {
     [['--arrival', 'bursty', '--burst-factor', '9'], /--burst-factor: got '9', expected a number from 1 to 5/],
     [['--csv', '-'], /--csv: applies to --sweep only/],
     [['--arrivals', '/nonexistent/file'], /--arrivals: '\/nonexistent\/file' cannot be read/],
+    // Checked before the run: the write failed after it, named no option, and lost the report.
+    [['--json', '/nonexistent/r.json'], /--json: cannot write '\/nonexistent\/r\.json': no directory \/nonexistent/],
+    [['--csv', '/nonexistent/r.csv', '--sweep', 'max-batch-size=1,2'], /--csv: cannot write '\/nonexistent\/r\.csv'/],
   ];
   for (const [args, message] of cases) {
     it(args.join(' '), async () => {

@@ -21,17 +21,17 @@ export async function writeReportFile(
 }
 
 /**
- * Fails before a run, not after it, when the page could not be written: its directory must exist
- * and be writable. Creates nothing.
+ * Fails before a run, not after it, when the page (or `flag`'s file) could not be written: its
+ * directory must exist and be writable. Creates nothing.
  */
-export async function checkReportPath(path: string): Promise<void> {
+export async function checkReportPath(path: string, flag = '--html'): Promise<void> {
   const dir = dirname(resolve(path));
   try {
     await access(dir, constants.W_OK);
   } catch (error) {
     throw new BatchlineError(
       'INVALID_OPTION',
-      `--html: cannot write '${path}': ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? `no directory ${dir}` : (error as Error).message}`,
+      `${flag}: cannot write '${path}': ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? `no directory ${dir}` : (error as Error).message}`,
     );
   }
 }

@@ -57,6 +57,10 @@ export interface ProfileRequest {
 export async function profileMain(request: ProfileRequest): Promise<LatencyProfile> {
   const { options, stdout } = request;
   const sizes = parseBatchSizes(options.batchSizes);
+  // Checked before the measuring, which takes seconds and was lost to a mistyped directory.
+  const { checkReportPath } = await import('../report/html/write-report.js');
+  if (options.out !== undefined) await checkReportPath(options.out, '--out');
+  if (options.json !== undefined && options.json !== '-') await checkReportPath(options.json, '--json');
   const load: NonNullable<ProfileRequest['loadModel']> =
     request.loadModel ??
     (async (path, threads, execution) =>

@@ -268,6 +268,25 @@ describe('batchline profile', () => {
     );
   });
 
+  it('refuses --out and --json into a directory that is not there before loading and measuring', async () => {
+    let loaded = 0;
+    const run = (flags: Record<string, string>) =>
+      profileMain({
+        options: resolveOptions(PROFILE_OPTIONS, { warmup: '0', repetitions: '1', serveDuration: '0', ...flags }, {}),
+        stdout: sink(),
+        loadModel: async () => {
+          loaded++;
+          throw new Error('the model was loaded');
+        },
+        measureTimers: onTime,
+      });
+    await expect(run({ out: '/nonexistent/p.json' })).rejects.toThrow(
+      "--out: cannot write '/nonexistent/p.json': no directory /nonexistent",
+    );
+    await expect(run({ json: '/nonexistent/p.json' })).rejects.toThrow("--json: cannot write '/nonexistent/p.json'");
+    expect(loaded).toBe(0);
+  });
+
   it('refuses a batch too large to hold and a --body file larger than any route takes (#12)', async () => {
     const load = async () => ({
       version: 'image-v1',

@@ -345,6 +345,9 @@ export async function readBodies(path: string): Promise<Buffer[]> {
   } catch (error) {
     throw new BatchlineError('INVALID_OPTION', `--body: cannot read @${path}: ${(error as Error).message}`);
   }
+  // As --body '' is refused: an empty file (a mistyped redirect) sent empty bodies to a load of 400s.
+  if (content.length === 0)
+    throw new BatchlineError('INVALID_OPTION', `--body: @${path} is empty; expected the request body`);
   if (!/\.(jsonl|ndjson)$/i.test(path)) return [content];
   const lines = content
     .toString('utf8')

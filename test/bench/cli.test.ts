@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { buildProgram, exitCodeFor } from '../../src/cli.js';
@@ -125,6 +128,29 @@ describe('batchline bench options', () => {
     ]);
     expect(code).toBe(2);
     expect(stderr).toContain(`${flag}: cannot write '${path}': no directory /nonexistent`);
+  });
+
+  it("refuses an empty --body file as it refuses --body ''", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'bench-body-'));
+    const empty = join(dir, 'empty.json');
+    await writeFile(empty, '');
+    try {
+      const { code, stderr } = await run([
+        'bench',
+        '-n',
+        '3',
+        '--warmup',
+        '0',
+        '--quiet',
+        '--body',
+        `@${empty}`,
+        'http://127.0.0.1:1/',
+      ]);
+      expect(code).toBe(2);
+      expect(stderr).toContain(`--body: @${empty} is empty; expected the request body`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('explains every option in --help', () => {

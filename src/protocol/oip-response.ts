@@ -1,3 +1,4 @@
+import { BatchlineError } from '../errors.js';
 import { fromFloat16Bits } from '../model/float16.js';
 import {
   describeShape,
@@ -114,7 +115,9 @@ function finite<T extends ArrayLike<number>>(values: T, spec: TensorSpec): T {
   for (let i = 0; i < values.length; i++) {
     const value = values[i]!;
     if (value - value !== 0)
-      throw new Error(
+      // The client's to know, not only the log's: it can ask for the output in a form that carries it.
+      throw new BatchlineError(
+        'MODEL_FAILURE',
         `output "${spec.name}" holds ${value}, which JSON cannot carry; ask for it as binary data ("binary_data": true)`,
       );
   }

@@ -70,7 +70,9 @@ export function admit<D>(
       encoded = codec.encodeRows(request.id, settlement.outputs, version.model, decoded);
     } catch (error) {
       context.logError(`could not present the output of request ${request.id}`, error);
-      return void answer.error(new BatchlineError('MODEL_FAILURE', seeTheLog(request.id)), 'admitted');
+      // A BatchlineError says what the client can do about it; anything else stays in the log.
+      const told = error instanceof BatchlineError ? error : new BatchlineError('MODEL_FAILURE', seeTheLog(request.id));
+      return void answer.error(told, 'admitted');
     }
     answer.send(200, encoded);
   });

@@ -48,6 +48,39 @@ async function admin(method: 'POST' | 'DELETE', path: string, body?: unknown) {
   return { status: response.statusCode, json: (await response.body.json()) as any };
 }
 
+describe('an output JSON cannot carry', () => {
+  it('answers /v2 JSON with why and what to ask for instead, and the binary form with the numbers', async () => {
+    const dir = await codeModelDir({
+      'model.mjs': `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [2] }];
+export function execute(items) { return items.map(() => ({ y: [NaN, 1.5] })); }
+`,
+    });
+    const nan = await startTestServer({ execution: 'inline' }, `${dir}/model.mjs`);
+    try {
+      const input = { name: 'x', datatype: 'FP32', shape: [1, 1], data: [1] };
+      const json = await infer(`${nan.url}/v2/models/model/infer`, { inputs: [input] });
+      // It used to be "model execution failed: see the server log", which the client cannot read.
+      expect(json.status).toBe(500);
+      expect(json.json.error).toContain('output "y" holds NaN, which JSON cannot carry');
+      expect(json.json.error).toContain('"binary_data": true');
+      const binary = await request(`${nan.url}/v2/models/model/infer`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ inputs: [input], outputs: [{ name: 'y', parameters: { binary_data: true } }] }),
+      });
+      expect(binary.statusCode).toBe(200);
+      const bytes = Buffer.from(await binary.body.arrayBuffer());
+      const headerBytes = Number(binary.headers['inference-header-content-length']);
+      const y = new Float32Array(bytes.buffer.slice(bytes.byteOffset + headerBytes, bytes.byteOffset + bytes.length));
+      expect(Array.from(y)).toEqual([Number.NaN, 1.5]);
+    } finally {
+      await nan.close();
+    }
+  });
+});
+
 describe('--model path/model.mjs', () => {
   it('serves a code model inline on the main thread too (--execution inline), named by its file', async () => {
     const dir = await codeModelDir({ 'model.mjs': CODE_MODELS.echo });

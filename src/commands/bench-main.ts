@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { readFile, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { BatchlineError, ExitWithCode } from '../errors.js';
+import { checkOutputPath } from './output-path.js';
 import { probeTarget, TOY_MODEL_BODY } from '../bench/default-body.js';
 import { formatHdrLog } from '../bench/hdr-log.js';
 import { grpcModelOf, type ValidatedBench } from '../bench/plan-from-options.js';
@@ -45,12 +46,9 @@ export interface BenchIo {
 export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs, io: BenchIo): Promise<void> {
   const sweepRates = outputs.sweep === undefined ? undefined : parseSweep(outputs.sweep);
   const slo = sweepRates === undefined ? undefined : parseSlo(outputs.slo);
-  // Every file asked for is checked before the run: a run (or a sweep) of minutes was lost to a
-  // mistyped --json directory, which failed only at the end, with a stack trace.
-  const { checkReportPath } = await import('../report/html/write-report.js');
-  if (outputs.html !== undefined) await checkReportPath(outputs.html);
-  if (outputs.json !== undefined && outputs.json !== '-') await checkReportPath(outputs.json, '--json');
-  if (outputs.hdrLog !== undefined) await checkReportPath(outputs.hdrLog, '--hdr-log');
+  await checkOutputPath(outputs.html, '--html');
+  await checkOutputPath(outputs.json, '--json');
+  await checkOutputPath(outputs.hdrLog, '--hdr-log');
   await checkHostResolves(validated.plan.url);
   const plan = {
     ...(await withBody(validated, io)),

@@ -1,5 +1,6 @@
 import { type FileHandle, open, writeFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
+import { checkOutputPath } from './output-path.js';
 import type { ProfileOptions } from '../options/profile.js';
 import type { Output } from './simulate-main.js';
 import type { LatencyProfile, ServingPath } from '../profile/latency-profile.js';
@@ -58,9 +59,8 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
   const { options, stdout } = request;
   const sizes = parseBatchSizes(options.batchSizes);
   // Checked before the measuring, which takes seconds and was lost to a mistyped directory.
-  const { checkReportPath } = await import('../report/html/write-report.js');
-  if (options.out !== undefined) await checkReportPath(options.out, '--out');
-  if (options.json !== undefined && options.json !== '-') await checkReportPath(options.json, '--json');
+  await checkOutputPath(options.out, '--out');
+  await checkOutputPath(options.json, '--json');
   const load: NonNullable<ProfileRequest['loadModel']> =
     request.loadModel ??
     (async (path, threads, execution) =>

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { BatchlineError, ExitWithCode } from '../errors.js';
+import { checkOutputPath } from './output-path.js';
 import type { SimulateOptions } from '../options/simulate.js';
 import { formatEvents } from '../simulate/events-text.js';
 import { loadSimulationInputs } from '../simulate/prepare.js';
@@ -43,12 +44,11 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
   const { options, given, stdout } = request;
   const slo = options.slo === undefined ? undefined : parseSlo(options.slo);
   // Files are checked before the run: a failed write after it lost the report (a sweep's minutes).
-  const { checkReportPath } = await import('../report/html/write-report.js');
-  if (options.html !== undefined) await checkReportPath(options.html);
-  if (options.json !== undefined && options.json !== '-') await checkReportPath(options.json, '--json');
+  await checkOutputPath(options.html, '--html');
+  await checkOutputPath(options.json, '--json');
   if (options.csv !== undefined && request.sweep === undefined)
     throw new BatchlineError('INVALID_OPTION', '--csv: applies to --sweep only; use --json for a single run');
-  if (options.csv !== undefined && options.csv !== '-') await checkReportPath(options.csv, '--csv');
+  await checkOutputPath(options.csv, '--csv');
   if (request.sweep !== undefined) {
     if (options.trace !== undefined || options.events || options.step)
       throw new BatchlineError('INVALID_OPTION', '--trace, --events and --step apply to a single run, not to --sweep');

@@ -169,10 +169,6 @@ export function describeError(error: unknown, timeoutMs: number): string {
 }
 
 /**
- * The stats URL for what the user typed: `host:port`, `http://host:port` or a full
- * `…/v1/stats` URL. Returns undefined when it is not an http(s) URL.
- */
-/**
  * A route of the server at the end of the URL (the one bench loads, `/v1/infer`, pasted into
  * watch): the stats are the server's, so they sit beside it, not under it (…/v1/infer/v1/stats
  * was a 404 that watch retried for ever).
@@ -180,6 +176,10 @@ export function describeError(error: unknown, timeoutMs: number): string {
 const SERVER_ROUTE =
   /\/(?:v1\/infer|models\/[^/]+\/predict|v1\/models(?:\/.*)?|v2(?:\/.*)?|metrics|healthz|readyz)\/*$/;
 
+/**
+ * The stats URL for what the user typed: `host:port`, `http://host:port` or a full
+ * `…/v1/stats` URL. Returns undefined when it is not an http(s) URL.
+ */
 export function statsUrlFor(target: string): string | undefined {
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(target) ? target : `http://${target}`;
   let url: URL;

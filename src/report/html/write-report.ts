@@ -1,6 +1,4 @@
-import { constants } from 'node:fs';
-import { access, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { writeFile } from 'node:fs/promises';
 import { BatchlineError } from '../../errors.js';
 
 /**
@@ -18,20 +16,4 @@ export async function writeReportFile(
     throw new BatchlineError('INVALID_OPTION', `--html: cannot write '${path}': ${(error as Error).message}`);
   }
   log.write(`wrote ${path} (${Math.ceil(Buffer.byteLength(html) / 1024)} KB)\n`);
-}
-
-/**
- * Fails before a run, not after it, when the page (or `flag`'s file) could not be written: its
- * directory must exist and be writable. Creates nothing.
- */
-export async function checkReportPath(path: string, flag = '--html'): Promise<void> {
-  const dir = dirname(resolve(path));
-  try {
-    await access(dir, constants.W_OK);
-  } catch (error) {
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      `${flag}: cannot write '${path}': ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? `no directory ${dir}` : (error as Error).message}`,
-    );
-  }
 }

@@ -62,8 +62,10 @@ export class CountingResponse extends ServerResponse {
     // connection has read, and its connection closes lingering. Node would read the rest of the
     // body to keep the connection, with no timeout, however slowly it came (issue 25, #5), and a
     // plain close with bytes unread resets the connection under a client still writing: fetch got
-    // EPIPE instead of a 413 (#16).
-    const early = socket !== null && !this.req.complete;
+    // EPIPE instead of a 413 (#16). A request without a body is not early: Node marks it complete
+    // only after its 'request' event, so a GET answered at once (health probes, metadata, a
+    // scrape) looked early and closed its keep-alive connection, and the requests pipelined behind it.
+    const early = socket !== null && !this.req.complete && carriesBody(this.req);
     // Closing: the server drains, or the connection has had its --max-requests-per-connection.
     if (
       early ||
@@ -97,6 +99,12 @@ export class CountingResponse extends ServerResponse {
       whenQuiet();
     }
   }
+}
+
+/** A request with a body to read (RFC 9112 §6.3: a Transfer-Encoding, or a Content-Length other than 0). */
+function carriesBody(request: IncomingMessage): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /**

@@ -121,6 +121,10 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
   // Every error a route throws or Fastify raises before it (bad JSON, 413, 415) is answered by
   // the one HTTP layer, in the route's protocol and counted against the route's model.
   app.setErrorHandler((error, request, reply) => {
+    // Fastify closes the connection after any body parser's error, in case more of the body is
+    // coming; a body read whole that does not parse (bad JSON, MessagePack) keeps it, as on /v2,
+    // unless its client asked to close. (Said, not removed: Node then sends no Connection at all.)
+    if (request.raw.complete && reply.raw.shouldKeepAlive) reply.header('connection', 'keep-alive');
     const answer = answersOf(request).for(request, reply);
     const known = classify(error, request);
     if (known.httpStatus !== 500) return void answer.error(known);

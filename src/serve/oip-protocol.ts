@@ -5,6 +5,7 @@ import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import { decodeOipRequest, type OipRequest } from '../protocol/oip-request.js';
 import { encodeOipAnswer, encodeOipError } from '../protocol/oip-response.js';
+import { readJson } from '../protocol/json-reader.js';
 import { oipBodyOf } from './oip-body.js';
 import type { Encoded, ErrorFormat, InferenceCodec } from './protocol.js';
 
@@ -85,11 +86,17 @@ export function withJsonRowsChecked(decoded: OipRequest, model: ServedModel): Oi
   return { ...decoded, items: decoded.items.map((item) => model.decode(jsonValueOf(item))) };
 }
 
-/** The JSON value a row of a JSON model's `json` BYTES input carries. */
+/**
+ * The JSON value a row of a JSON model's `json` BYTES input carries, read as /v1 reads a body
+ * (`readJson`: at most 64 levels deep): the schema check walks the value recursively, and a text
+ * nested 100,000 deep overflowed its stack, a 500 for a client's bad item.
+ */
 function jsonValueOf(item: ItemTensors): unknown {
   try {
-    return JSON.parse(jsonTextOf(item));
+    return readJson(Buffer.from(jsonTextOf(item)));
   } catch (error) {
-    throw new BatchlineError('BAD_INPUT', `json: each element must be a JSON text (${(error as Error).message})`);
+    if (error instanceof BatchlineError && error.code === 'BAD_JSON')
+      throw new BatchlineError('BAD_INPUT', `json: each element must be a JSON text (${error.detail})`);
+    throw error;
   }
 }

@@ -214,6 +214,13 @@ describe('a JSON code model (inputSchema)', () => {
     const bad = await send(['{"text":1}']);
     expect(bad.statusCode).toBe(400);
     await bad.body.dump();
+    // As deep as /v1's reader refuses (64 levels), and far deeper: a bad item, not the server's error.
+    const depth = 100_000;
+    const deep = await send([`{"text":${'['.repeat(depth)}${']'.repeat(depth)}}`]);
+    expect([deep.statusCode, ((await deep.body.json()) as any).error]).toEqual([
+      400,
+      'invalid inputs: the JSON nests deeper than 64 levels',
+    ]);
   });
 });
 

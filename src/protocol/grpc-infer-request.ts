@@ -137,7 +137,7 @@ export function decodeGrpcInferRequest(
     name: output.name,
     parameters: parameterValues(output.parameters),
   }));
-  const outputs = requestedOutputs(asked.length === 0 ? undefined : asked, parameters, model, true);
+  const outputs = requestedOutputs(asked, parameters, model, true);
   const typed = outputs.every((output) => !output.binary);
   const half = outputs.find((output) => output.spec.type === 'float16');
   if (typed && half !== undefined)

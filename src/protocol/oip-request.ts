@@ -228,9 +228,10 @@ function flatten(value: readonly unknown[], out: unknown[]): void {
 }
 
 /**
- * The outputs a request names (every output when none), each binary or not by its own
- * `binary_data`, else the request's `binary_data_output`, else `binaryByDefault` (REST answers
- * JSON, gRPC raw contents).
+ * The outputs a request names (every output when none: no `outputs`, or an empty list, as
+ * Triton reads it and as gRPC cannot tell apart), each binary or not by its own `binary_data`,
+ * else the request's `binary_data_output`, else `binaryByDefault` (REST answers JSON, gRPC raw
+ * contents).
  */
 export function requestedOutputs(
   outputs: unknown,
@@ -240,7 +241,8 @@ export function requestedOutputs(
 ): RequestedOutput[] {
   const asked = parameters.binary_data_output;
   const allBinary = typeof asked === 'boolean' ? asked : binaryByDefault;
-  if (outputs === undefined) return model.outputs.map((spec) => ({ spec, binary: allBinary }));
+  if (outputs === undefined || (Array.isArray(outputs) && outputs.length === 0))
+    return model.outputs.map((spec) => ({ spec, binary: allBinary }));
   if (!Array.isArray(outputs)) throw bad('"outputs" must be an array of requested outputs');
   return outputs.map((output): RequestedOutput => {
     if (typeof output !== 'object' || output === null || Array.isArray(output) || output instanceof JsonNumbers)

@@ -53,6 +53,26 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
     expect(request.outputs.map((o) => [o.spec.name, o.binary])).toStrictEqual([['output', false]]);
   });
 
+  it('answers every output to an empty "outputs" list, as to none (Triton: no output named is all of them)', () => {
+    const input = { name: 'input', shape: [1, 3], datatype: 'FP32', data: [1, 2, 3] };
+    const twoOutputs: OipModelView = {
+      ...mymodel,
+      outputs: [...mymodel.outputs, { ...mymodel.outputs[0]!, name: 'other' }],
+    };
+    for (const parameters of [{}, { binary_data_output: true }]) {
+      const request = decodeOipRequest(
+        bodyOf(Buffer.from(JSON.stringify({ inputs: [input], outputs: [], parameters }))),
+        undefined,
+        twoOutputs,
+        8,
+      );
+      expect(request.outputs.map((o) => [o.spec.name, o.binary])).toStrictEqual([
+        ['output', parameters.binary_data_output === true],
+        ['other', parameters.binary_data_output === true],
+      ]);
+    }
+  });
+
   it('reads the binary request, however the socket splits it, each row into a buffer of its own', () => {
     const capture = readCapture('tritonclient-binary-request.raw');
     const headerLength = Number(capture.headers['inference-header-content-length']);

@@ -144,7 +144,7 @@ export function checkedShape(input: Record<string, unknown>, spec: TensorSpec, m
     throw bad(`input "${spec.name}" has datatype ${known}; the model takes ${oipDatatypeOf(spec.type)}`);
   }
   const shape = integers(input.shape, `the "shape" of input "${spec.name}"`);
-  const expected = `[-1, ${spec.itemShape.map((d) => (typeof d === 'number' ? d : -1)).join(', ')}]`;
+  const expected = describeShape([-1, ...spec.itemShape.map((d) => (typeof d === 'number' ? d : -1))]);
   if (shape.length !== spec.itemShape.length + 1)
     throw bad(`input "${spec.name}" has shape ${describeShape(shape)}; the model takes ${expected} (the batch first)`);
   const rows = shape[0]!;

@@ -114,6 +114,13 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
       'has shape [3]; the model takes [-1, 3] (the batch first)',
     );
     expect(json({ inputs: [{ ...input, shape: [1, 4] }] })).toContain('has shape [1, 4]');
+    const scalar: OipModelView = { inputs: [{ name: 'text', type: 'string', itemShape: [] }], outputs: [] };
+    const text = { name: 'text', shape: [1, 1], datatype: 'BYTES', data: ['a'] };
+    expect(
+      decodeError(() =>
+        decodeOipRequest(bodyOf(Buffer.from(JSON.stringify({ inputs: [text] }))), undefined, scalar, 8),
+      ),
+    ).toContain('has shape [1, 1]; the model takes [-1] (the batch first)');
     expect(json({ inputs: [{ ...input, data: [1, 2] }] })).toContain(
       'has 2 values in "data"; its shape [1, 3] needs 3',
     );

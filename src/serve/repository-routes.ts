@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { effectiveConfig } from './model-config.js';
 import { MODEL_NAME_PATTERN, scanModel, scanRepository } from './repository.js';
-import { Answer } from './answer.js';
+import { Answer, RouteAnswers } from './answer.js';
 import { OIP_ERRORS } from './oip-protocol.js';
 import type { ServingRuntime } from './serving-runtime.js';
 
@@ -28,6 +28,8 @@ export function registerRepositoryRoutes(scope: FastifyInstance, runtime: Servin
     new Answer(reply, OIP_ERRORS, undefined).json(body, status);
   const refuse = (reply: FastifyReply, error: unknown): void =>
     void new Answer(reply, OIP_ERRORS, undefined).error(error);
+  // A body that is not JSON is refused by the parser, before a handler: in the protocol's format too.
+  const route = { config: { answers: new RouteAnswers(() => OIP_ERRORS) } };
   scope.register(async (repository) => {
     repository.removeAllContentTypeParsers();
     repository.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
@@ -38,7 +40,7 @@ export function registerRepositoryRoutes(scope: FastifyInstance, runtime: Servin
       }
     });
 
-    repository.post('/v2/repository/index', async (request, reply) => {
+    repository.post('/v2/repository/index', route, async (request, reply) => {
       try {
         const { ready } = bodyOf(request);
         const dir = directory(runtime);
@@ -65,7 +67,7 @@ export function registerRepositoryRoutes(scope: FastifyInstance, runtime: Servin
       }
     });
 
-    repository.post('/v2/repository/models/:name/load', async (request, reply) => {
+    repository.post('/v2/repository/models/:name/load', route, async (request, reply) => {
       const { name } = request.params as { name: string };
       try {
         const body = bodyOf(request);
@@ -93,7 +95,7 @@ export function registerRepositoryRoutes(scope: FastifyInstance, runtime: Servin
       }
     });
 
-    repository.post('/v2/repository/models/:name/unload', async (request, reply) => {
+    repository.post('/v2/repository/models/:name/unload', route, async (request, reply) => {
       const { name } = request.params as { name: string };
       try {
         bodyOf(request);

@@ -142,6 +142,15 @@ describe("Triton's model repository extension, behind the admin token", () => {
     expect(unknown.json.error).toContain("no such model: 'ghost' in the repository");
   });
 
+  it("answers a body that is not JSON in the protocol's error format, which tritonclient reads", async () => {
+    server = await tritonServer();
+    for (const path of ['/v2/repository/index', '/v2/repository/models/other/load', '/v2/repository/models/m/unload']) {
+      const refused = await call('POST', `${server.url}${path}`, '{"ready": tru', auth);
+      expect([refused.status, typeof refused.json.error], path).toEqual([400, 'string']);
+      expect(refused.json.error, path).toMatch(/^request body is not valid JSON: /);
+    }
+  });
+
   it('refuses every call without the token, as the admin API does, and does not exist without one', async () => {
     server = await tritonServer();
     for (const path of ['/v2/repository/index', '/v2/repository/models/other/unload', '/v2/repository/models/m/load']) {

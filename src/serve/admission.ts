@@ -82,6 +82,14 @@ export function admitRows(
     );
     return submitted.admitted ? [submitted.request] : refusalError(batcher, submitted);
   }
+  // All rows wait together, so more rows than the queue holds would be refused 429 on an idle server too.
+  const levels = batcher.levels;
+  const bound = levels.bounds[levels.levelOf(schedule.priority) - 1]!;
+  if (rows.length > bound)
+    return new BatchlineError(
+      'BAD_INPUT',
+      `the request carries ${rows.length} rows and this model queues at most ${bound} waiting (${levels.count === 1 ? '--max-queue-size' : "its priority level's max_queue_size"}): send at most ${bound} rows a request`,
+    );
   const outputs = new Array<ItemTensors>(rows.length);
   let done = 0;
   let settled = false;

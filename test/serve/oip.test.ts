@@ -301,6 +301,31 @@ describe("batchline's extras on /v2", () => {
   });
 });
 
+describe('a request of more rows than its queue holds', () => {
+  it('is refused 400 saying so, on an idle server, not 429 with a Retry-After that retries never pass', async () => {
+    const small = await startTestServer({ maxBatchSize: 8, maxQueueSize: 2, modelName: 'mymodel' }, modelPath);
+    try {
+      const three = binaryRequest([
+        [1, 2, 3],
+        [4, 5, 6],
+        [7, 8, 9],
+      ]);
+      const refused = await call(`${small.url}/v2/models/mymodel/infer`, 'POST', three.body, three.headers);
+      expect([refused.status, refused.headers['retry-after']]).toEqual([400, undefined]);
+      expect(refused.json.error).toBe(
+        'invalid inputs: the request carries 3 rows and this model queues at most 2 waiting (--max-queue-size): send at most 2 rows a request',
+      );
+      const two = binaryRequest([
+        [1, 2, 3],
+        [4, 5, 6],
+      ]);
+      expect((await call(`${small.url}/v2/models/mymodel/infer`, 'POST', two.body, two.headers)).status).toBe(200);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 /** Polls (on timers, bounded) until `condition` holds: for a state no event announces. */
 async function until(condition: () => boolean): Promise<void> {
   for (let wait = 0; wait < 2000 && !condition(); wait++) await new Promise((resolve) => setTimeout(resolve, 2));

@@ -91,8 +91,7 @@ function storeNumber(data: TypedElementArray, index: number, value: number, targ
         );
       return;
     case 'bool':
-      if (value !== 0 && value !== 1)
-        throw new BatchlineError('BAD_INPUT', `input "${target.name}" is boolean: use true/false or 0/1`);
+      if (value !== 0 && value !== 1) throw notBoolean(target, value);
       data[index] = value;
       return;
     default: {
@@ -110,6 +109,7 @@ function storeNumber(data: TypedElementArray, index: number, value: number, targ
 }
 
 function nonFinite(target: ValueTarget, raw: unknown): BatchlineError {
+  if (target.type === 'bool') return notBoolean(target, raw);
   if (target.type === 'float32' && typeof raw === 'number' && Number.isFinite(raw)) {
     // A finite JSON number can still overflow float32 into Infinity, and then into NaN replies.
     return new BatchlineError(
@@ -118,6 +118,13 @@ function nonFinite(target: ValueTarget, raw: unknown): BatchlineError {
     );
   }
   return new BatchlineError('BAD_INPUT', `input "${target.name}" must hold finite numbers, found ${describe(raw)}`);
+}
+
+function notBoolean(target: ValueTarget, raw: unknown): BatchlineError {
+  return new BatchlineError(
+    'BAD_INPUT',
+    `input "${target.name}" is boolean: use true/false or 0/1, found ${describe(raw)}`,
+  );
 }
 
 /**

@@ -199,6 +199,17 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
     expect(Array.from(decodeOipRequest(body, headerLength, model('bool'), 8).items[0]!.x!.data as Uint8Array)).toEqual([
       1, 0,
     ]);
+    // In JSON, a BOOL input refuses what is not a boolean saying what it takes, not "finite numbers".
+    for (const [value, found] of [
+      ['"true"', '"true"'],
+      ['null', 'null'],
+      ['2', '2'],
+    ]) {
+      const text = `{"inputs":[{"name":"x","shape":[1,2],"datatype":"BOOL","data":[true,${value}]}]}`;
+      expect(decodeError(() => decodeOipRequest(bodyOf(Buffer.from(text)), undefined, model('bool'), 8))).toBe(
+        `BAD_INPUT: invalid inputs: input "x" is boolean: use true/false or 0/1, found ${found}`,
+      );
+    }
   });
 });
 

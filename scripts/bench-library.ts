@@ -11,19 +11,28 @@
  *    wall time and CPU microseconds per call (process.cpuUsage), and the ratio per pair.
  * 2. Memory per pending call: 100,000 calls left pending behind a function that does not answer
  *    until released, heap and external memory after a full GC, divided by the calls.
- * 3. On a real model (scripts/lib/library-classifier.ts): PaddleOCR's classifier called one item at
+ * 3. One call a turn (scripts/lib/library-turns.ts), a server's shape: 1024 callers, each making its
+ *    next call from its own setImmediate once answered, until the same million calls are made;
+ *    maxBatchSize 64 for all. batch() with batchWindowMs 1 (instances 4, as in 1); dataloader
+ *    with the same window,
+ *    `batchScheduleFn: (cb) => setTimeout(cb, 1)` (1 ms: Node's shortest timer, and dataloader's
+ *    best case, as its batches wait out their timer even when full); and dataloader as configured
+ *    by default, which dispatches after each tick and so makes batches of one here. Taking turns
+ *    BENCH_PAIRS times (the order flipping), medians and ratios per round as in 1; each answer
+ *    checked to be its item + 1.
+ * 4. On a real model (scripts/lib/library-classifier.ts): PaddleOCR's classifier called one item at
  *    a time by 256 callers at once, through batch(), dataloader, and no batcher at all; calls/s
  *    and CPU per call, medians over pairs taking turns, each answer checked against the model's
  *    answer for the item alone.
- * 4. With BENCH_INSTRUCTIONS=1 (and valgrind installed): instructions per call, counted by
+ * 5. With BENCH_INSTRUCTIONS=1 (and valgrind installed): instructions per call, counted by
  *    callgrind for each subject at two sizes (the difference over the difference of calls, so
  *    that Node's start-up cancels out). On a shared host whose CPU time per call varies by 4×
  *    from one slice to the next, this is the figure that repeats.
  *
  * Run it with nothing else busy on the machine: both are CPU-bound on
  * one thread. Options (env): BENCH_CALLS (1000000), BENCH_PAIRS (5), BENCH_ROUND (1024),
- * BENCH_PENDING (100000), BENCH_MODEL_CALLS (4096; 0 leaves the real model out), BENCH_MODEL_PAIRS
- * (3), BENCH_INSTRUCTIONS (0).
+ * BENCH_PENDING (100000), BENCH_CALLERS (1024; 0 leaves part 3 out), BENCH_WINDOW_MS (1),
+ * BENCH_MODEL_CALLS (4096; 0 leaves the real model out), BENCH_MODEL_PAIRS (3), BENCH_INSTRUCTIONS (0).
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +40,7 @@ import { promisify } from 'node:util';
 import DataLoader from 'dataloader';
 import { batch } from '../src/index.js';
 import { classifierComparison } from './lib/library-classifier.js';
+import { type TurnSlice, turnSubjects, turnsComparison } from './lib/library-turns.js';
 
 const calls = Number(process.env.BENCH_CALLS ?? 1_000_000);
 const pairs = Number(process.env.BENCH_PAIRS ?? 5);
@@ -39,6 +49,8 @@ const pendingCalls = Number(process.env.BENCH_PENDING ?? 100_000);
 const MAX_BATCH = 64;
 const modelCalls = Number(process.env.BENCH_MODEL_CALLS ?? 4096);
 const modelPairs = Number(process.env.BENCH_MODEL_PAIRS ?? 3);
+const callers = Number(process.env.BENCH_CALLERS ?? 1024);
+const windowMs = Number(process.env.BENCH_WINDOW_MS ?? 1);
 
 const increment = (items: readonly number[]): number[] => items.map((x) => x + 1);
 
@@ -218,7 +230,37 @@ async function main(): Promise<void> {
   console.log(`memory per pending call (${fmt(pendingCalls)} pending, after a full GC):`);
   for (const subject of SUBJECTS)
     console.log(`  ${subject.name.padEnd(10)} ${fmt(await memoryPerPendingCall(subject))} bytes`);
+  if (callers > 0) await oneCallATurn();
   if (modelCalls > 0) await onTheClassifier();
+}
+
+async function oneCallATurn(): Promise<void> {
+  console.log(
+    `one call a turn — ${fmt(calls)} calls a side by ${fmt(callers)} callers, each calling again from its own setImmediate; max batch ${MAX_BATCH}; batch() with batchWindowMs ${windowMs}, 'dataloader window' with batchScheduleFn setTimeout(cb, ${windowMs}), 'dataloader tick' as by default; ${pairs} rounds:`,
+  );
+  const describe = (name: string, s: TurnSlice): string =>
+    `${name} ${fmt(s.callsPerS)} calls/s (${s.cpuUsPerCall.toFixed(3)} µs CPU)`;
+  const slices = await turnsComparison(
+    turnSubjects(windowMs, MAX_BATCH, callers),
+    calls,
+    pairs,
+    callers,
+    (pair, results) =>
+      console.log(`  round ${pair + 1}: ${[...results].map(([name, s]) => describe(name, s)).join(', ')}`),
+  );
+  console.log('one call a turn (medians over the rounds):');
+  for (const [name, list] of slices)
+    console.log(
+      `  ${name.padEnd(17)} ${fmt(median(list.map((s) => s.callsPerS))).padStart(11)} calls/s   ${median(list.map((s) => s.cpuUsPerCall)).toFixed(3)} µs CPU a call`,
+    );
+  const ours = slices.get('batch()')!;
+  for (const theirs of ['dataloader window', 'dataloader tick']) {
+    const ratios = ours.map((s, i) => s.callsPerS / slices.get(theirs)![i]!.callsPerS);
+    const cpuRatios = ours.map((s, i) => s.cpuUsPerCall / slices.get(theirs)![i]!.cpuUsPerCall);
+    console.log(
+      `  batch() / ${theirs}: ${median(ratios).toFixed(2)}× the calls/s (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')}), ${median(cpuRatios).toFixed(2)}× the CPU a call`,
+    );
+  }
 }
 
 async function onTheClassifier(): Promise<void> {

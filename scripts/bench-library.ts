@@ -14,12 +14,11 @@
  * 3. One call a turn (scripts/lib/library-turns.ts), a server's shape: 1024 callers, each making its
  *    next call from its own setImmediate once answered, until the same million calls are made;
  *    maxBatchSize 64 for all. batch() with batchWindowMs 1 (instances 4, as in 1); dataloader
- *    with the same window,
- *    `batchScheduleFn: (cb) => setTimeout(cb, 1)` (1 ms: Node's shortest timer, and dataloader's
- *    best case, as its batches wait out their timer even when full); and dataloader as configured
- *    by default, which dispatches after each tick and so makes batches of one here. Taking turns
- *    BENCH_PAIRS times (the order flipping), medians and ratios per round as in 1; each answer
- *    checked to be its item + 1.
+ *    with the same window, `batchScheduleFn: (cb) => setTimeout(cb, 1)` (1 ms: Node's shortest
+ *    timer, and dataloader's best case, as its batches wait out their timer even when full); and
+ *    dataloader as configured by default, which dispatches after each tick and so makes batches
+ *    of one here. Taking turns BENCH_PAIRS times (the order flipping), medians and ratios per
+ *    round as in 1; each answer checked to be its item + 1.
  * 4. On a real model (scripts/lib/library-classifier.ts): PaddleOCR's classifier called one item at
  *    a time by 256 callers at once, through batch(), dataloader, and no batcher at all; calls/s
  *    and CPU per call, medians over pairs taking turns, each answer checked against the model's

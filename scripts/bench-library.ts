@@ -7,9 +7,10 @@
  *    awaited: dataloader's own shape, where every call of a batch is made in one tick (a
  *    server's handlers each run in a turn of their own: the one-call-a-turn part). batch():
  *    maxBatchSize 64 (so a round is 16 full batches and no window is ever waited for),
- *    instances 4, a queue of 1024; dataloader: maxBatchSize 64, cache off (a cache would answer repeated keys without batching them). The two take turns,
- *    the order flipping every pair; each figure is the median over the pairs, calls per second of
- *    wall time and CPU microseconds per call (process.cpuUsage), and the ratio per pair.
+ *    instances 4, a queue of 1024; dataloader: maxBatchSize 64, cache off (a cache would
+ *    answer repeated keys without batching them). The two take turns, the order flipping every
+ *    pair; each figure is the median over the pairs, calls per second of wall time and CPU
+ *    microseconds per call (process.cpuUsage), and the ratio per pair.
  * 2. Memory per pending call: 100,000 calls left pending behind a function that does not answer
  *    until released, heap and external memory after a full GC, divided by the calls.
  * 3. One call a turn (scripts/lib/library-turns.ts), a server's shape: 1024 callers, each making its

@@ -239,8 +239,7 @@ export function requestedOutputs(
   model: OipModelView,
   binaryByDefault = false,
 ): RequestedOutput[] {
-  const asked = parameters.binary_data_output;
-  const allBinary = typeof asked === 'boolean' ? asked : binaryByDefault;
+  const allBinary = booleanParameter(parameters.binary_data_output, 'binary_data_output', '') ?? binaryByDefault;
   if (outputs === undefined || (Array.isArray(outputs) && outputs.length === 0))
     return model.outputs.map((spec) => ({ spec, binary: allBinary }));
   if (!Array.isArray(outputs)) throw bad('"outputs" must be an array of requested outputs');
@@ -261,9 +260,23 @@ export function requestedOutputs(
       throw bad(`output "${spec.name}": the classification extension is not supported`);
     if (outputParameters.shared_memory_region !== undefined)
       throw bad(`output "${spec.name}": shared memory is not supported`);
-    const binary = outputParameters.binary_data;
-    return { spec, binary: typeof binary === 'boolean' ? binary : allBinary };
+    const binary = booleanParameter(outputParameters.binary_data, 'binary_data', `output "${spec.name}": `);
+    return { spec, binary: binary ?? allBinary };
   });
+}
+
+/**
+ * A boolean parameter, undefined when not given. Any other type is refused, as Triton refuses it
+ * ("Unable to parse 'binary_data'"): read as not given, `"yes"` or `1` silently meant its opposite.
+ */
+function booleanParameter(value: unknown, name: string, prefix: string): boolean | undefined {
+  if (value === undefined || typeof value === 'boolean') return value;
+  throw bad(`${prefix}the "${name}" parameter must be true or false, got ${shown(value)}`);
+}
+
+/** A value from a request as JSON writes it (a JsonNumbers as its numbers), clipped. */
+function shown(value: unknown): string {
+  return clip(JSON.stringify(value instanceof JsonNumbers ? value.toNested() : value) ?? String(value));
 }
 
 function integers(value: unknown, what: string): number[] {

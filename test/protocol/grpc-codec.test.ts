@@ -168,6 +168,14 @@ describe('a ModelInferRequest decoded for the model', () => {
     [{ ...RAW, parameters: { priority: { string_param: 'high' } } }, 'the "priority" parameter must be a whole number'],
     [{ ...RAW, outputs: [{ name: 'nope' }] }, 'unknown output "nope"'],
     [
+      { ...RAW, parameters: { binary_data_output: { int64_param: 1 } } },
+      'the "binary_data_output" parameter must be true or false, got 1',
+    ],
+    [
+      { ...RAW, outputs: [{ name: 'y', parameters: { binary_data: { string_param: 'yes' } } }] },
+      'output "y": the "binary_data" parameter must be true or false, got "yes"',
+    ],
+    [
       { ...RAW, parameters: { binary_data_output: { bool_param: false } } },
       'output "h" is FP16, which typed contents cannot carry',
     ],

@@ -73,6 +73,27 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
     }
   });
 
+  it('refuses a binary_data or binary_data_output that is not a boolean, naming it, what it takes and what it got (Triton: "Unable to parse")', () => {
+    const input = { name: 'input', shape: [1, 3], datatype: 'FP32', data: [1, 2, 3] };
+    const json = (request: unknown): string =>
+      decodeError(() => decodeOipRequest(bodyOf(Buffer.from(JSON.stringify(request))), undefined, mymodel, 8));
+    expect(json({ inputs: [input], parameters: { binary_data_output: 'yes' } })).toBe(
+      'BAD_INPUT: invalid inputs: the "binary_data_output" parameter must be true or false, got "yes"',
+    );
+    expect(json({ inputs: [input], parameters: { binary_data_output: 1 } })).toBe(
+      'BAD_INPUT: invalid inputs: the "binary_data_output" parameter must be true or false, got 1',
+    );
+    expect(json({ inputs: [input], outputs: [{ name: 'output', parameters: { binary_data: 1 } }] })).toBe(
+      'BAD_INPUT: invalid inputs: output "output": the "binary_data" parameter must be true or false, got 1',
+    );
+    expect(json({ inputs: [input], outputs: [{ name: 'output', parameters: { binary_data: [1, 0] } }] })).toBe(
+      'BAD_INPUT: invalid inputs: output "output": the "binary_data" parameter must be true or false, got [1,0]',
+    );
+    expect(json({ inputs: [input], outputs: [{ name: 'output', parameters: { binary_data: null } }] })).toContain(
+      'the "binary_data" parameter must be true or false, got null',
+    );
+  });
+
   it('reads the binary request, however the socket splits it, each row into a buffer of its own', () => {
     const capture = readCapture('tritonclient-binary-request.raw');
     const headerLength = Number(capture.headers['inference-header-content-length']);

@@ -243,6 +243,7 @@ export function requestedOutputs(
   if (outputs === undefined || (Array.isArray(outputs) && outputs.length === 0))
     return model.outputs.map((spec) => ({ spec, binary: allBinary }));
   if (!Array.isArray(outputs)) throw bad('"outputs" must be an array of requested outputs');
+  const named = new Set<string>();
   return outputs.map((output): RequestedOutput => {
     if (typeof output !== 'object' || output === null || Array.isArray(output) || output instanceof JsonNumbers)
       throw bad('every entry of "outputs" must be an object with a "name"');
@@ -252,6 +253,9 @@ export function requestedOutputs(
       throw bad(
         `unknown output ${typeof name === 'string' ? `"${clip(name)}"` : '(no name)'}; the model has ${model.outputs.map((s) => `"${s.name}"`).join(', ')}`,
       );
+    // Triton refuses it ("output '…' already exists in request"); answered, it came twice.
+    if (named.has(spec.name)) throw bad(`output "${spec.name}" is asked for twice`);
+    named.add(spec.name);
     const outputParameters = objectOrEmpty(
       (output as Record<string, unknown>).parameters,
       `the "parameters" of output "${spec.name}"`,

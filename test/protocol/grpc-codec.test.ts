@@ -167,6 +167,7 @@ describe('a ModelInferRequest decoded for the model', () => {
     ],
     [{ ...RAW, parameters: { priority: { string_param: 'high' } } }, 'the "priority" parameter must be a whole number'],
     [{ ...RAW, outputs: [{ name: 'nope' }] }, 'unknown output "nope"'],
+    [{ ...RAW, outputs: [{ name: 'y' }, { name: 'h' }, { name: 'y' }] }, 'output "y" is asked for twice'],
     [
       { ...RAW, parameters: { binary_data_output: { int64_param: 1 } } },
       'the "binary_data_output" parameter must be true or false, got 1',

@@ -94,6 +94,16 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
     );
   });
 
+  it('refuses an output asked for twice, as Triton does ("already exists in request"), not answer it twice', () => {
+    const input = { name: 'input', shape: [1, 3], datatype: 'FP32', data: [1, 2, 3] };
+    const outputs = [{ name: 'output' }, { name: 'output', parameters: { binary_data: true } }];
+    expect(
+      decodeError(() =>
+        decodeOipRequest(bodyOf(Buffer.from(JSON.stringify({ inputs: [input], outputs }))), undefined, mymodel, 8),
+      ),
+    ).toBe('BAD_INPUT: invalid inputs: output "output" is asked for twice');
+  });
+
   it('reads the binary request, however the socket splits it, each row into a buffer of its own', () => {
     const capture = readCapture('tritonclient-binary-request.raw');
     const headerLength = Number(capture.headers['inference-header-content-length']);

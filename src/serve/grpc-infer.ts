@@ -8,6 +8,7 @@ import { type AdmissionContext, admitRows } from './admission.js';
 import { seeTheLog } from './failure-log.js';
 import { withJsonRowsChecked } from './oip-protocol.js';
 import { GrpcAnswer } from './grpc-answer.js';
+import { deadlineExceeded } from './outcome-errors.js';
 import { requestIdFrom } from './request-id.js';
 import type { Targets } from './target.js';
 
@@ -90,7 +91,7 @@ export function modelInfer(
     // may come first: one that near the deadline is the deadline's.
     const deadline = Number(call.getDeadline());
     if (Number.isFinite(deadline) && Date.now() >= deadline - DEADLINE_CANCEL_SLACK_MS)
-      return answer.deadlinePassed(new BatchlineError('DEADLINE_EXCEEDED', String(Math.round(timeoutMs ?? 0))));
+      return answer.deadlinePassed(deadlineExceeded(timeoutMs ?? 0));
     for (const row of rows) version.batcher.cancel(row);
   });
 }

@@ -42,7 +42,7 @@ export function outcomeError<O>(
 ): BatchlineError {
   switch (outcome.kind) {
     case 'timeout':
-      return new BatchlineError('DEADLINE_EXCEEDED', String(Math.round(request.deadlineAtMs - request.arrivalAtMs)));
+      return deadlineExceeded(request.deadlineAtMs - request.arrivalAtMs);
     case 'error':
       return modelFailure(outcome.error);
     case 'unavailable':
@@ -52,6 +52,14 @@ export function outcomeError<O>(
     case 'cancelled':
       return new BatchlineError('SHUTTING_DOWN');
   }
+}
+
+/**
+ * 504 deadline_exceeded, stating the deadline to the microsecond a `timeout` parameter is given
+ * in: rounded to whole ms, one of 1 µs read "0 ms".
+ */
+export function deadlineExceeded(deadlineMs: number): BatchlineError {
+  return new BatchlineError('DEADLINE_EXCEEDED', String(Math.round(deadlineMs * 1000) / 1000));
 }
 
 /** 503 circuit_open, with a Retry-After of when the breaker lets its probe through. */

@@ -208,12 +208,16 @@ describe('inference.GRPCInferenceService', () => {
     const timed = await client.infer({ ...slow, parameters: { timeout: { int64_param: 50_000 } } }, { deadline: 3000 });
     expect(timed.error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
     expect(timed.error?.details).toBe('request deadline of 50 ms exceeded');
+    // A deadline under a millisecond is stated as given, not rounded to 0 ms.
+    const tiny = await client.infer({ ...slow, parameters: { timeout: { int64_param: 1 } } }, { deadline: 3000 });
+    expect(tiny.error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(tiny.error?.details).toBe('request deadline of 0.001 ms exceeded');
     const counts = server.runtime.registry.resolve('slow')!.responses.grpc;
     expect(counts['429']).toBe(1);
     // The late call: 504 when the server's deadline came first, 499 when the client's cancel at
-    // its own deadline arrived more than the slack before it (a loaded machine); the timed one 504.
-    expect(counts['504']).toBeGreaterThanOrEqual(1);
-    expect((counts['504'] ?? 0) + (counts['499'] ?? 0)).toBe(2);
+    // its own deadline arrived more than the slack before it (a loaded machine); the timed and tiny ones 504.
+    expect(counts['504']).toBeGreaterThanOrEqual(2);
+    expect((counts['504'] ?? 0) + (counts['499'] ?? 0)).toBe(3);
   });
 
   it('lets a gRPC request and an HTTP request share a batch', async () => {

@@ -347,6 +347,9 @@ describe("Triton's schedule policy on /v2: parameters.priority and parameters.ti
       const long = binaryRequest([[1, 2, 3]], { parameters: { timeout: 10_000_000 } });
       const capped = await call(url, 'POST', long.body, long.headers);
       expect([capped.status, capped.json.error]).toStrictEqual([504, 'request deadline of 80 ms exceeded']);
+      const tiny = binaryRequest([[1, 2, 3]], { parameters: { timeout: 1500 } });
+      const answered = await call(url, 'POST', tiny.body, tiny.headers);
+      expect([answered.status, answered.json.error]).toStrictEqual([504, 'request deadline of 1.5 ms exceeded']);
       for (const bad of [-1, 1.5, 'soon', true]) {
         const request = binaryRequest([[1, 2, 3]], { parameters: { timeout: bad } });
         const refused = await call(url, 'POST', request.body, request.headers);

@@ -33,11 +33,13 @@ const NOT_NUMERIC = Symbol('not numeric');
  * Reads a JSON document from its UTF-8 bytes. Objects, strings and mixed arrays come back as
  * `JSON.parse` returns them; every array of numbers only (nested or flat, rectangular, not
  * empty) comes back as a `JsonNumbers`. Invalid JSON throws BAD_JSON; nesting deeper than
- * MAX_JSON_DEPTH throws BAD_INPUT; a `__proto__` key is refused as Fastify refuses it.
+ * MAX_JSON_DEPTH throws BAD_INPUT; a `__proto__` key is refused as Fastify refuses it. `bytesAre`
+ * names what the bytes are in an error at their end ("unexpected end of the body"): a body's
+ * JSON part or one element of a tensor ends where the body does not.
  */
-export function readJson(body: Uint8Array): unknown {
+export function readJson(body: Uint8Array, bytesAre = 'the body'): unknown {
   const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  const reader = new Reader(bytes);
+  const reader = new Reader(bytes, bytesAre);
   reader.skipSpace();
   const value = reader.value(0);
   reader.skipSpace();
@@ -50,7 +52,10 @@ class Reader {
   /** Numbers written to `scratch` so far in this document. */
   private used = 0;
 
-  constructor(private readonly bytes: Buffer) {}
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly bytesAre: string,
+  ) {}
 
   value(depth: number): unknown {
     const bytes = this.bytes;
@@ -62,7 +67,7 @@ class Reader {
     if (this.literal('true')) return true;
     if (this.literal('false')) return false;
     if (this.literal('null')) return null;
-    return this.fail(c === undefined ? 'unexpected end of the body' : `unexpected ${describeByte(c)}`);
+    return this.fail(c === undefined ? `unexpected end of ${this.bytesAre}` : `unexpected ${describeByte(c)}`);
   }
 
   private array(depth: number): unknown {
@@ -214,7 +219,7 @@ class Reader {
       if (c !== COMMA)
         this.fail(
           c === undefined
-            ? 'unexpected end of the body in an array'
+            ? `unexpected end of ${this.bytesAre} in an array`
             : `expected ',' or ']' but found ${describeByte(c)}`,
           this.at - 1,
         );
@@ -237,7 +242,7 @@ class Reader {
       if (bytes[this.at] !== QUOTE)
         this.fail(
           bytes[this.at] === undefined
-            ? 'unexpected end of the body in an object'
+            ? `unexpected end of ${this.bytesAre} in an object`
             : `expected a property name but found ${describeByte(bytes[this.at]!)}`,
         );
       const key = this.string();
@@ -254,7 +259,7 @@ class Reader {
       if (c !== COMMA)
         this.fail(
           c === undefined
-            ? 'unexpected end of the body in an object'
+            ? `unexpected end of ${this.bytesAre} in an object`
             : `expected ',' or '}' but found ${describeByte(c)}`,
           this.at - 1,
         );

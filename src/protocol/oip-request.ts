@@ -61,7 +61,10 @@ export function decodeOipRequest(
       'BAD_HEADER',
       `Inference-Header-Content-Length is ${jsonEnd} but the body has ${body.length} bytes`,
     );
-  const header = readJson(bytesOf(body, 0, jsonEnd));
+  const header = readJson(
+    bytesOf(body, 0, jsonEnd),
+    headerLength === undefined ? 'the body' : 'the Inference-Header-Content-Length bytes',
+  );
   if (typeof header !== 'object' || header === null || Array.isArray(header) || header instanceof JsonNumbers)
     throw bad('the body must be a JSON object with "inputs"');
   const request = header as Record<string, unknown>;

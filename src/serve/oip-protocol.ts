@@ -93,7 +93,7 @@ export function withJsonRowsChecked(decoded: OipRequest, model: ServedModel): Oi
  */
 function jsonValueOf(item: ItemTensors): unknown {
   try {
-    return readJson(Buffer.from(jsonTextOf(item)));
+    return readJson(Buffer.from(jsonTextOf(item)), 'the element');
   } catch (error) {
     if (error instanceof BatchlineError && error.code === 'BAD_JSON')
       throw new BatchlineError('BAD_INPUT', `json: each element must be a JSON text (${error.detail})`);

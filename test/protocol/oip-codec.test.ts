@@ -192,6 +192,10 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
       'runs past the end of the body',
     );
     expect(decodeError(() => decodeOipRequest(body(12, 12), 10_000, mymodel, 8))).toMatch(/^BAD_HEADER/);
+    // A header length that cuts the JSON: it ends there, and the body goes on with binary data.
+    expect(decodeError(() => decodeOipRequest(body(12, 12), 11, mymodel, 8))).toBe(
+      'BAD_JSON: request body is not valid JSON: unexpected end of the Inference-Header-Content-Length bytes at position 11',
+    );
   });
 
   it('refuses NaN and ±Infinity in FP32, FP64 and FP16 binary data, and BOOL bytes other than 0 and 1, as JSON does (#8)', () => {

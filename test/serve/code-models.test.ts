@@ -214,6 +214,12 @@ describe('a JSON code model (inputSchema)', () => {
     const bad = await send(['{"text":1}']);
     expect(bad.statusCode).toBe(400);
     await bad.body.dump();
+    // A syntax error is the element's: its text ends, not the body.
+    const cut = await send(['{"text":"x"']);
+    expect([cut.statusCode, ((await cut.body.json()) as any).error]).toEqual([
+      400,
+      'invalid inputs: json: each element must be a JSON text (unexpected end of the element in an object at position 11)',
+    ]);
     // As deep as /v1's reader refuses (64 levels), and far deeper: a bad item, not the server's error.
     const depth = 100_000;
     const deep = await send([`{"text":${'['.repeat(depth)}${']'.repeat(depth)}}`]);

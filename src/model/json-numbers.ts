@@ -27,3 +27,12 @@ export class JsonNumbers {
     return build(0, 0);
   }
 }
+
+/**
+ * A value from a request as JSON writes it (a JsonNumbers as its numbers, not its fields), at
+ * most 64 characters: for an error that quotes what it got.
+ */
+export function asJsonText(value: unknown): string {
+  const text = JSON.stringify(value instanceof JsonNumbers ? value.toNested() : value) ?? String(value);
+  return text.length > 64 ? `${text.slice(0, 61)}...` : text;
+}

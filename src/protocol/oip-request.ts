@@ -12,7 +12,7 @@ import {
 import { bytesOf, type BodyChunks } from './body-chunks.js';
 import { byteSizeOf, stringsFromBytes, typedFromBody } from './binary-tensor.js';
 import { elementTypeOf, oipDatatypeOf } from '../model/datatypes.js';
-import { JsonNumbers } from '../model/json-numbers.js';
+import { asJsonText, JsonNumbers } from '../model/json-numbers.js';
 import { readJson } from './json-reader.js';
 import { scheduleParametersOf, type ScheduleParameters } from './schedule-parameters.js';
 
@@ -278,12 +278,7 @@ export function requestedOutputs(
  */
 function booleanParameter(value: unknown, name: string, prefix: string): boolean | undefined {
   if (value === undefined || typeof value === 'boolean') return value;
-  throw bad(`${prefix}the "${name}" parameter must be true or false, got ${shown(value)}`);
-}
-
-/** A value from a request as JSON writes it (a JsonNumbers as its numbers), clipped. */
-function shown(value: unknown): string {
-  return clip(JSON.stringify(value instanceof JsonNumbers ? value.toNested() : value) ?? String(value));
+  throw bad(`${prefix}the "${name}" parameter must be true or false, got ${asJsonText(value)}`);
 }
 
 function integers(value: unknown, what: string): number[] {

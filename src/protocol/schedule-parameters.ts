@@ -1,4 +1,5 @@
 import { BatchlineError } from '../errors.js';
+import { asJsonText } from '../model/json-numbers.js';
 
 /**
  * Triton's schedule-policy extension, the same on REST and gRPC: a request's `priority` (its
@@ -32,7 +33,7 @@ function wholeOrUndefined(value: unknown, name: string): number | undefined {
   if (typeof number !== 'number' || !Number.isInteger(number) || number < 0)
     throw new BatchlineError(
       'BAD_INPUT',
-      `the "${name}" parameter must be a whole number${name === 'timeout' ? ' of microseconds' : ' (1 is the highest priority, 0 the default)'}, got ${JSON.stringify(value)}`,
+      `the "${name}" parameter must be a whole number${name === 'timeout' ? ' of microseconds' : ' (1 is the highest priority, 0 the default)'}, got ${asJsonText(value)}`,
     );
   return number;
 }

@@ -164,6 +164,9 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
       'classification extension is not supported',
     );
     expect(json({ inputs: [input], id: 42 })).toContain('"id" must be a string');
+    expect(json({ inputs: [input], parameters: { timeout: [1, 2] } })).toContain(
+      'the "timeout" parameter must be a whole number of microseconds, got [1,2]',
+    );
     expect(json({ inputs: [{ ...input, data: [1, 'x', 3] }] })).toContain('must hold finite numbers');
     expect(json({ inputs: [{ ...input, parameters: { binary_data_size: 12 }, data: undefined }] })).toContain(
       'no Inference-Header-Content-Length',

@@ -14,6 +14,9 @@ export function drainMsOf(options: unknown, defaultMs: number = DRAIN.default): 
     throw new InvalidOptionError(
       `close(options): options must be an object such as { drainMs: 1000 }, got ${options === null ? 'null' : typeof options}`,
     );
+  // A misspelt drain (timeoutMs, drainTimeoutMs) would otherwise be dropped: the close waited the default.
+  for (const key in options)
+    if (key !== 'drainMs') throw new InvalidOptionError(`close({ ${key} }): not an option; the one option is drainMs`);
   const { drainMs } = options as { drainMs?: unknown };
   if (drainMs === undefined) return defaultMs;
   if (typeof drainMs !== 'number' || !(drainMs >= DRAIN.min && drainMs <= DRAIN.max))

@@ -345,6 +345,12 @@ describe('batch(): close', () => {
     expect(((await rejection(echo.close(null as never))) as Error).message).toBe(
       'close(options): options must be an object such as { drainMs: 1000 }, got null',
     );
+    // A misspelt drain (timeoutMs, drainTimeoutMs) used to be dropped: the close waited the default 10 s.
+    for (const key of ['timeoutMs', 'drainTimeoutMs', 'drain']) {
+      const refused = await rejection(echo.close({ [key]: 100 } as never));
+      expect(refused).toBeInstanceOf(InvalidOptionError);
+      expect((refused as Error).message).toBe(`close({ ${key} }): not an option; the one option is drainMs`);
+    }
     expect(await echo(1)).toBe(1);
     await echo.close();
     expect(await rejection(echo(2))).toBeInstanceOf(ShuttingDownError);

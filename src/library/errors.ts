@@ -97,14 +97,18 @@ const CLASSES: Partial<Record<ErrorCode, new (message: string, options?: BatchEr
   INVALID_OPTION: InvalidOptionError,
 };
 
-/** An error of batchline's internals as the library's public class of its code; anything else as it is. */
-export function publicError(error: unknown): unknown {
+/**
+ * An error of batchline's internals as the library's public class of its code, its message
+ * through `words` (serve() names the command's flags as its own keys); anything else as it is.
+ */
+export function publicError(error: unknown, words: (message: string) => string = (message) => message): unknown {
   if (!(error instanceof BatchlineError)) return error;
   const options: BatchErrorOptions = { retryAfterS: error.retryAfterS, cause: error.cause };
   const known = CLASSES[error.code];
+  const message = words(error.message);
   return known === undefined
-    ? new BatchError(error.code.toLowerCase() as BatchErrorCode, error.message, options)
-    : new known(error.message, options);
+    ? new BatchError(error.code.toLowerCase() as BatchErrorCode, message, options)
+    : new known(message, options);
 }
 
 function messageOf(code: ErrorCode): string {

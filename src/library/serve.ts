@@ -60,8 +60,22 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
       close: async (closeOptions) => started.close({ drainMs: drainMsOf(closeOptions, config.drainTimeoutMs) }),
     };
   } catch (error) {
-    throw publicError(error);
+    throw publicError(error, inCodeWords);
   }
+}
+
+/** `admin-port` → `adminPort`: every flag of the command, by the key serve() takes it as. */
+const KEY_OF_FLAG: ReadonlyMap<string, string> = new Map(
+  Object.entries(SERVE_OPTIONS).map(([key, spec]) => [spec.flag, key]),
+);
+
+/**
+ * A start-up check's message in the words of code: the checks are the command's too
+ * (startup.ts, repository.ts, the gRPC listener), which name flags (`--admin-port: … without
+ * --admin-token`), and a caller of serve() gave keys (`adminPort`).
+ */
+function inCodeWords(message: string): string {
+  return message.replace(/--([a-z][a-z0-9-]*)/g, (flag, name: string) => KEY_OF_FLAG.get(name) ?? flag);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -71,6 +71,21 @@ describe('serve()', () => {
     await expect(serve({ ADMIN_TOKEN: 'x' } as never)).rejects.toThrow(/ADMIN_TOKEN: not an option; use adminToken$/);
   });
 
+  it("names the options of start-up checks in code's words (adminPort, not --admin-port), before anything listens", async () => {
+    // These checks are the command's too, which spells them as flags; serve() was called with keys.
+    await expect(serve({ adminPort: 18_099 })).rejects.toThrow(
+      /^invalid option adminPort: the admin API it places is off without adminToken$/,
+    );
+    await expect(serve({ modelRepository: '/nonexistent/models' })).rejects.toThrow(
+      /^invalid option modelRepository: cannot read \/nonexistent\/models \(ENOENT\)$/,
+    );
+    await expect(serve({ model: 'm.onnx', modelRepository: '/nonexistent/models' })).rejects.toThrow(
+      /^invalid option model and modelRepository: give one/,
+    );
+    const failed = await serve({ modelRepository: '/nonexistent/models' }).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(InvalidOptionError);
+  });
+
   it('rejects options that are not an object with InvalidOptionError', async () => {
     await expect(serve(null as never)).rejects.toThrow(/^invalid option options must be an object, got null$/);
     await expect(serve('x' as never)).rejects.toThrow(/^invalid option options must be an object, got string$/);

@@ -291,8 +291,17 @@ export class BatchlineError extends Error {
   /** Seconds for `Retry-After`: the row's, or one computed for this answer (a predicted drain time). */
   readonly retryAfterS: number | undefined;
 
-  constructor(code: ErrorCode, rawDetail = '', options?: { cause?: unknown; retryAfterS?: number }) {
-    const detail = safeDetail(rawDetail);
+  constructor(
+    code: ErrorCode,
+    rawDetail = '',
+    options?: {
+      cause?: unknown;
+      retryAfterS?: number;
+      /** A longer cap, for a detail whose long part is batchline's own (a list of allowed names) and whose quote of the caller's text is already `clipped`. */
+      maxDetailChars?: number;
+    },
+  ) {
+    const detail = safeDetail(rawDetail, options?.maxDetailChars);
     // A replacer function: `$&` or `$'` in a client's text must not splice the template.
     super(
       ERROR_TABLE[code].message.replace('%s', () => detail),
@@ -318,13 +327,26 @@ const MAX_DETAIL_CHARS = 400;
  * often quote what a client or a command line gave: a 1 MB header would come back whole, and a
  * model name with an escape sequence would reach the terminal as one.
  */
-function safeDetail(detail: string): string {
+function safeDetail(detail: string, maxChars = MAX_DETAIL_CHARS): string {
   // eslint-disable-next-line no-control-regex
   const clean = detail.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
-  return clean.length > MAX_DETAIL_CHARS
-    ? `${clean.slice(0, MAX_DETAIL_CHARS)}… (${clean.length - MAX_DETAIL_CHARS} more characters)`
-    : clean;
+  return clean.length > maxChars ? `${clean.slice(0, maxChars)}… (${clean.length - maxChars} more characters)` : clean;
 }
+
+/** Longest quote of a caller's name (an option, a field) in a message that lists the allowed ones. */
+const MAX_QUOTED_NAME_CHARS = 64;
+
+/**
+ * A caller's name as a message quotes it, cut at MAX_QUOTED_NAME_CHARS, so that the message may
+ * carry batchline's own list of allowed names whole (`maxDetailChars`) and still not echo a
+ * megabyte back.
+ */
+export function clipped(name: string): string {
+  return name.length > MAX_QUOTED_NAME_CHARS ? `${name.slice(0, MAX_QUOTED_NAME_CHARS)}…` : name;
+}
+
+/** The cap for a detail that lists allowed names: room for the longest list (the serve options, ~900 characters). */
+export const MAX_LISTING_DETAIL_CHARS = 2000;
 
 /** A body sent with a Content-Encoding (gzip, br, …): batchline reads plain JSON only (RFC 7694: 415). */
 export function unsupportedEncoding(encoding: string): BatchlineError {

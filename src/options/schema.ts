@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { BatchlineError } from '../errors.js';
+import { BatchlineError, clipped, MAX_LISTING_DETAIL_CHARS } from '../errors.js';
 import { parseAffineMs, type AffineMs } from './affine-latency.js';
 
 /**
@@ -202,8 +202,9 @@ export function resolveCodeOptions<S extends OptionSchema>(
     throw new BatchlineError(
       'INVALID_OPTION',
       instead === undefined
-        ? `${key}: not an option; the options are ${Object.keys(schema).join(', ')}`
-        : `${key}: not an option; use ${instead}`,
+        ? `${clipped(key)}: not an option; the options are ${Object.keys(schema).join(', ')}`
+        : `${clipped(key)}: not an option; use ${instead}`,
+      { maxDetailChars: MAX_LISTING_DETAIL_CHARS },
     );
   }
   const resolved: Record<string, unknown> = {};

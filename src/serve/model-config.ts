@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { BatchlineError } from '../errors.js';
+import { BatchlineError, clipped, MAX_LISTING_DETAIL_CHARS } from '../errors.js';
 import { checkPriorityOptions } from '../options/batching.js';
 import { parseOptionValue, type OptionSpec } from '../options/schema.js';
 import { MODEL_VERSION_OPTIONS, type ModelVersionConfig } from '../options/serve.js';
@@ -49,8 +49,10 @@ export function parseModelOptions(
     const known = CONFIG_FIELDS.get(field);
     if (known === undefined) {
       if (extraFields.includes(field)) continue;
-      throw invalid(
-        `${where}: unknown field "${field}"; allowed: ${[...CONFIG_FIELDS.keys(), ...extraFields].join(', ')}`,
+      throw new BatchlineError(
+        'INVALID_MODEL_CONFIG',
+        `${where}: unknown field "${clipped(field)}"; allowed: ${[...CONFIG_FIELDS.keys(), ...extraFields].join(', ')}`,
+        { maxDetailChars: MAX_LISTING_DETAIL_CHARS },
       );
     }
     if (typeof value === 'object' && value !== null && known.spec.kind !== 'json')

@@ -61,6 +61,10 @@ describe('serve()', () => {
     await expect(serve({ maxBatchSize: 0 })).rejects.toThrow(InvalidOptionError);
     await expect(serve({ maxBatchSize: 0 })).rejects.toThrow(/maxBatchSize: got '0'/);
     await expect(serve({ modelDir: 'x' } as never)).rejects.toThrow(/modelDir: not an option; the options are host/);
+    // Every option is listed: the list is longer than the 400 characters an error's detail used to be cut at.
+    const unknown = await serve({ modelDir: 'x' } as never).catch((error: Error) => error.message);
+    expect(unknown).not.toContain('more characters');
+    expect(unknown).toMatch(/, logRequests$/);
     // The command's spellings (config.json's, a flag's, an environment variable's) name the option to use.
     await expect(serve({ max_batch_size: 8 } as never)).rejects.toThrow(
       /^invalid option max_batch_size: not an option; use maxBatchSize$/,

@@ -71,6 +71,17 @@ describe('config.json fields', () => {
     expect(error.message).toMatch(/^invalid model configuration: m\/config\.json: /);
   });
 
+  it('lists every field it allows after an unknown one, and quotes a long unknown name cut short', () => {
+    // The list alone is over 400 characters, where an error's detail used to be cut, mid-name.
+    const where = '/srv/models/a-model-with-a-long-name/config.json';
+    const error = refusal(() => parseModelOptions({ dynamic_batching: {} }, where, ['version_policy']));
+    expect(error.message).not.toContain('more characters');
+    expect(error.message).toMatch(/; allowed: max_batch_size, .*, latency_profile, version_policy$/);
+    const long = refusal(() => parseModelOptions({ ['x'.repeat(5000)]: 1 }, where));
+    expect(long.message.length).toBeLessThan(1000);
+    expect(long.message).toMatch(/; allowed: max_batch_size, .*, version_policy$/);
+  });
+
   it('lays a model’s own options over the server’s flags', () => {
     const server = resolveOptions(SERVE_OPTIONS, { maxBatchSize: '4', batchWindowMs: '3' }, {});
     const config = effectiveConfig(server, { maxBatchSize: 32 });

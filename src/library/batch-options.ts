@@ -51,8 +51,11 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 /** True only while BatchOptions names exactly the batching options (the build fails when one is added to the schema alone). */
 export const BATCH_OPTIONS_MATCH_THE_SCHEMA: Same<keyof BatchOptions, keyof typeof BATCHING_OPTIONS> = true;
 
-/** Names users bring from the middleware, Ray Serve or dataloader, and what batchline calls them. */
-const RENAMED: Readonly<Record<string, string>> = {
+/**
+ * Names users bring from the middleware or Ray Serve for an option `batch()` and `serve()` share,
+ * and what batchline calls it.
+ */
+export const RENAMED_BATCHING: Readonly<Record<string, string>> = {
   max_batch_size: 'maxBatchSize',
   maxWaitTime: 'batchWindowMs (milliseconds)',
   max_wait_time: 'batchWindowMs (milliseconds)',
@@ -63,9 +66,14 @@ const RENAMED: Readonly<Record<string, string>> = {
   workers: 'instances',
   maxConcurrentBatches: 'instances',
   max_concurrent_batches: 'instances',
+  breaker: 'breakerFailures, breakerRatio, breakerWindow and breakerOpenMs',
+};
+
+/** Those, and the names of a call's deadline, which batch() alone has. */
+const RENAMED: Readonly<Record<string, string>> = {
+  ...RENAMED_BATCHING,
   timeout: 'requestTimeoutMs (milliseconds), or timeoutMs on a call',
   timeoutMs: 'requestTimeoutMs (milliseconds), or timeoutMs on a call',
-  breaker: 'breakerFailures, breakerRatio, breakerWindow and breakerOpenMs',
 };
 
 /** The batcher's configuration from what the caller gave; throws INVALID_OPTION naming the option. */

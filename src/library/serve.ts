@@ -1,6 +1,7 @@
 import { SERVE_OPTIONS, withModelLatencyDefault } from '../options/serve.js';
 import { resolveCodeOptions, type OptionInputs } from '../options/schema.js';
 import type { ServerStats } from '../stats-contract/server-stats.js';
+import { RENAMED_BATCHING } from './batch-options.js';
 import { drainMsOf } from './close-options.js';
 import { publicError } from './errors.js';
 
@@ -45,7 +46,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     // Not an object (null, a string): refused by resolveCodeOptions as it is, not spread into one.
     const given = isObject(options) ? { ...options, port: options.port ?? 0 } : options;
     const config = withModelLatencyDefault(
-      resolveCodeOptions(SERVE_OPTIONS, given as Record<string, unknown>),
+      resolveCodeOptions(SERVE_OPTIONS, given as Record<string, unknown>, RENAMED_BATCHING),
       options.modelLatencyMs !== undefined,
     );
     // Fastify and onnxruntime load only when a server is asked for, not with `batch()`.

@@ -73,6 +73,13 @@ describe('serve()', () => {
       /model-repository: not an option; use modelRepository$/,
     );
     await expect(serve({ ADMIN_TOKEN: 'x' } as never)).rejects.toThrow(/ADMIN_TOKEN: not an option; use adminToken$/);
+    // The middleware's names, as batch() takes them.
+    await expect(serve({ workers: 2 } as never)).rejects.toThrow(
+      /^invalid option workers: not an option; use instances$/,
+    );
+    await expect(serve({ max_wait_time: 0.01 } as never)).rejects.toThrow(
+      /^invalid option max_wait_time: not an option; use batchWindowMs \(milliseconds\)$/,
+    );
   });
 
   it("names the options of start-up checks in code's words (adminPort, not --admin-port), before anything listens", async () => {

@@ -15,6 +15,8 @@ import {
   type Stopwatch,
 } from '../profile/measure.js';
 import { formatProfile } from '../profile/profile-text.js';
+import { JSON_TENSOR } from '../model/json-items.js';
+import type { ItemTensors } from '../model/tensor-spec.js';
 import type { LoadedTimers } from '../profile/loaded-timers.js';
 import { measureServeTimers } from './profile-timers.js';
 import { summarizeProfile } from '../profile/summarize.js';
@@ -71,6 +73,7 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
   let itemShapes: ItemShapes;
   try {
     itemShapes = resolveItemShapes(options.itemShape, model.inputs, Math.max(...sizes));
+    const given = await givenItem(model, options);
     const timings = await measureBatches(
       model,
       sizes,
@@ -79,6 +82,7 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
       options.seed,
       now,
       itemShapes.shapes,
+      given,
     );
     const recorded = itemShapes.shapes.size === 0 ? undefined : Object.fromEntries(itemShapes.shapes);
     profile = summarizeProfile(model.version, timings, options.warmup, options.repetitions, recorded);
@@ -90,6 +94,7 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
         options,
         sizes,
         shapes: itemShapes.shapes,
+        given,
         now,
         load,
         measureServe: request.loadModel === undefined,
@@ -124,6 +129,7 @@ async function measurePath(
     options: ProfileOptions;
     sizes: number[];
     shapes: ReadonlyMap<string, readonly number[]>;
+    given: ItemTensors | undefined;
     now: Stopwatch;
     load: NonNullable<ProfileRequest['loadModel']>;
     measureServe?: boolean;
@@ -145,7 +151,16 @@ async function measurePath(
   if (execution !== 'inline') {
     const inline = await c.load(options.model, options.intraOpThreads, 'inline');
     try {
-      runs = await measureBatches(inline, c.sizes, options.warmup, options.repetitions, options.seed, c.now, c.shapes);
+      runs = await measureBatches(
+        inline,
+        c.sizes,
+        options.warmup,
+        options.repetitions,
+        options.seed,
+        c.now,
+        c.shapes,
+        c.given,
+      );
     } finally {
       await inline.close();
     }
@@ -195,6 +210,29 @@ async function measurePath(
     }
   }
   return path;
+}
+
+/**
+ * The item of --body, for a model whose inputs profile cannot make up (a code model's JSON items,
+ * string tensors), checked as serve checks a request's; undefined for the others, which are
+ * measured on random values.
+ */
+async function givenItem(model: LoadedForProfile, options: ProfileOptions): Promise<ItemTensors | undefined> {
+  if (!model.inputs.some((spec) => spec.type === 'string')) return undefined;
+  const json = model.inputs.length === 1 && model.inputs[0]?.name === JSON_TENSOR;
+  const what = `${options.model ?? 'the model'} takes ${json ? 'JSON items (its inputSchema)' : 'string inputs'}`;
+  if (options.body === undefined || model.decode === undefined)
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--body: ${what}, which profile cannot make up: give one request's body, such as --body '{"inputs": …}' or --body @request.json`,
+    );
+  const body = await readBody(options.body);
+  try {
+    const parsed = JSON.parse(Buffer.from(body).toString('utf8')) as { inputs?: unknown } | null;
+    return model.decode(parsed?.inputs);
+  } catch (error) {
+    throw new BatchlineError('INVALID_OPTION', `--body: ${(error as Error).message}`);
+  }
 }
 
 /** The most of a --body file read: a body larger than any batchline route takes (64 MiB) is refused. */

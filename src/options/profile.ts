@@ -6,7 +6,7 @@ export const PROFILE_OPTIONS = {
   model: {
     ...SERVE_OPTIONS.model,
     description:
-      'path of a model to profile: an ONNX file or a code model with tensor inputs (.mjs, .js) (default: the embedded toy-logistic-v1)',
+      'path of a model to profile: an ONNX file or a code model (.mjs, .js; one of JSON items is timed on the item of --body) (default: the embedded toy-logistic-v1)',
   },
   intraOpThreads: SERVE_OPTIONS.intraOpThreads,
   batchSizes: {
@@ -51,7 +51,7 @@ export const PROFILE_OPTIONS = {
     flag: 'body',
     default: undefined,
     description:
-      "a request body to time serve's reading and checking of it with, inline or @file, such as one real request (default: one generated item in JSON, three decimals a value)",
+      "a request body to time serve's reading and checking of it with, inline or @file, such as one real request; a model of JSON items is timed on its item (default: one generated item in JSON, three decimals a value)",
   },
   serveDuration: {
     kind: 'duration',

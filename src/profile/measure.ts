@@ -29,9 +29,15 @@ export async function measureBatches(
   now: Stopwatch = () => performance.now(),
   /** Item shapes by input name (`--item-shape`); other inputs get size 1 in free dimensions. */
   itemShapes: ReadonlyMap<string, readonly number[]> = new Map(),
+  /** The item every batch is made of, for a model whose items cannot be made up (JSON); else random ones. */
+  given?: ItemTensors,
 ): Promise<BatchTimings[]> {
   const rng = new SeededRandom(seed);
-  const batches = batchSizes.map((n) => Array.from({ length: n }, () => randomItem(model.inputs, rng, itemShapes)));
+  const batches = batchSizes.map((n) =>
+    Array.from({ length: n }, () =>
+      given === undefined ? randomItem(model.inputs, rng, itemShapes) : copyItem(given),
+    ),
+  );
   const timings = batchSizes.map((batchSize) => ({ batchSize, samplesMs: [] as number[] }));
   for (let round = 0; round < warmup + repetitions; round++) {
     for (let i = 0; i < batches.length; i++) {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -179,6 +179,43 @@ describe('batchline profile', () => {
         ),
       );
     }
+  });
+
+  it('profiles a model of JSON items on the item of --body, and without one says to give it', async () => {
+    // The quickstart's kind of model: profile used to die in 'unexpected error: Error: the item holds no JSON value'.
+    const file = join(dir, 'words.mjs');
+    writeFileSync(
+      file,
+      `export const inputSchema = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] };
+export function execute(items) { return items.map(({ text }) => ({ words: text.split(' ').length, batch: items.length })); }
+`,
+    );
+    const run = (body?: string) =>
+      profileMain({
+        options: resolveOptions(
+          PROFILE_OPTIONS,
+          {
+            model: file,
+            batchSizes: '1,4',
+            warmup: '0',
+            repetitions: '2',
+            serveDuration: '0',
+            ...(body === undefined ? {} : { body }),
+          },
+          {},
+        ),
+        stdout: sink(),
+        measureTimers: onTime,
+      });
+    await expect(run()).rejects.toThrow(
+      /^invalid option --body: .*words\.mjs takes JSON items \(its inputSchema\), which profile cannot make up: give one request's body/,
+    );
+    await expect(run('{"inputs": {"text": 5}}')).rejects.toThrow(
+      /^invalid option --body: .*inputs\.text must be string/,
+    );
+    const profile = await run('{"inputs": {"text": "two words"}}');
+    expect(profile.points.map((point) => point.batch_size)).toEqual([1, 4]);
+    expect(profile.serving_path?.decode_ms).toBeGreaterThan(0);
   });
 
   it('gives a named free dimension one size in every input that shares it', async () => {

@@ -38,7 +38,7 @@ export async function probeTarget(url: string, timeoutMs = 2000): Promise<Target
       return { kind: 'unknown' };
     const target = targetOf(new URL(url), stats!);
     if (target.kind !== 'batchline-other-model' || target.version === undefined) return target;
-    return (await generatedBody(url, target.version, timeoutMs, signal)) ?? target;
+    return (await generatedBody(url, target, target.version, timeoutMs, signal)) ?? target;
   } catch {
     return { kind: 'unknown' };
   }
@@ -63,10 +63,13 @@ interface InputSketch {
 /**
  * A body for a model version whose inputs all have fixed item shapes, read from its metadata
  * (`GET /v1/models/{name}/versions/{v}`): every input filled with small values that any
- * numeric type holds. Undefined when a dimension is free (an image's width) or it is too big.
+ * numeric type holds. Undefined when a dimension is free (an image's width) or it is too big;
+ * `target` saying why when the inputs are strings (a code model's JSON items: `{"inputs": 0}`
+ * fits no schema but a number's, and the run was one of 400s).
  */
 async function generatedBody(
   url: string,
+  target: Extract<TargetKind, { kind: 'batchline-other-model' }>,
   version: { name: string; version: string },
   timeoutMs: number,
   signal: AbortSignal,
@@ -76,6 +79,14 @@ async function generatedBody(
   const inputs = metadata?.inputs;
   if (!Array.isArray(inputs) || inputs.length === 0) return undefined;
   const sketches = inputs as InputSketch[];
+  if (sketches.some((input) => input?.type === 'string')) {
+    // How a code model of JSON items shows its one input in its metadata (model/json-items.ts).
+    const json = sketches.length === 1 && sketches[0]?.name === 'json';
+    return {
+      ...target,
+      model: `its model ${version.name} version ${version.version} takes ${json ? 'JSON items (its inputSchema)' : 'strings'}, which only you can give`,
+    };
+  }
   if (
     !sketches.every(
       (input) =>

@@ -58,6 +58,9 @@ beforeAll(async () => {
   const root = await writeRepository({
     'linear/1/model.onnx': linearModelOnnx([1, 2, 3]),
     'cls/1/model.onnx': await readFile(PADDLE_CLS),
+    'words/1/model.mjs': `export const inputSchema = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] };
+export function execute(items) { return items.map(({ text }) => text.length); }
+`,
   });
   server = await startTestServer({ modelRepository: root });
 });
@@ -86,7 +89,15 @@ describe('bench against a batchline server of several models', () => {
       /--body: the target is a batchline server, whose \/models\/cls\/predict takes POST with a JSON body; its model cls version 1 has inputs of free size.*its inference routes: POST \/models\/cls\/predict, POST \/models\/linear\/predict/,
     );
     await expect(run(`${server.url}/v1/infer`)).rejects.toThrow(
-      /it has several models and no default for \/v1\/infer \(cls, linear\)/,
+      /it has several models and no default for \/v1\/infer \(cls, linear, words\)/,
     );
+  });
+
+  it('asks for --body before the run when the model takes JSON items, which it cannot make up', async () => {
+    // It sent {"inputs":0}, which no schema of an object takes: a run of 400s, then 'no request succeeded'.
+    await expect(run(`${server.url}/models/words/predict`)).rejects.toThrow(
+      /--body: the target is a batchline server, whose \/models\/words\/predict takes POST with a JSON body; its model words version 1 takes JSON items \(its inputSchema\), which only you can give; its inference routes: /,
+    );
+    expect(server.runtime.registry.resolve('words')!.batcher.counts.admitted).toBe(0);
   });
 });

@@ -33,6 +33,21 @@ export function parsePriorityQueuePolicy(json: unknown): Record<number, Partial<
   return policies;
 }
 
+/** The policy as Triton's JSON writes it (what parsePriorityQueuePolicy reads back). */
+export function formatPriorityQueuePolicy(
+  policies: Readonly<Record<number, Partial<LevelQueuePolicy>>>,
+): Record<string, { max_queue_size?: number; default_timeout_microseconds?: number }> {
+  const json: Record<string, { max_queue_size?: number; default_timeout_microseconds?: number }> = {};
+  for (const [level, policy] of Object.entries(policies))
+    json[level] = {
+      ...(policy.maxQueueSize === undefined ? {} : { max_queue_size: policy.maxQueueSize }),
+      ...(policy.requestTimeoutMs === undefined
+        ? {}
+        : { default_timeout_microseconds: Math.round(policy.requestTimeoutMs * 1000) }),
+    };
+  return json;
+}
+
 /** An integer from `min` to `max`, as a number or a decimal string (Triton's JSON writes uint64 as strings). */
 function whole(value: unknown, min: number, max: number, name: string): number {
   const number = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;

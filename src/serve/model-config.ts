@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { BatchlineError, clipped, MAX_LISTING_DETAIL_CHARS } from '../errors.js';
+import { formatAffineMs } from '../options/affine-latency.js';
 import { checkPriorityOptions } from '../options/batching.js';
+import { formatPriorityQueuePolicy } from '../options/priority-queue-policy.js';
 import { parseOptionValue, type OptionSpec } from '../options/schema.js';
 import { MODEL_VERSION_OPTIONS, type ModelVersionConfig } from '../options/serve.js';
 
@@ -30,6 +32,27 @@ export const CONFIG_FIELDS: ReadonlyMap<string, { key: keyof ModelVersionConfig;
     { key, spec },
   ]),
 );
+
+/**
+ * A version's options as config.json writes them, field by field (what parseModelOptions reads
+ * back): `model_latency_ms` as `5+2n` or a number, `priority_queue_policy` in Triton's words,
+ * the rest as they are. GET /v1/models shows them so, and a registration takes them back.
+ */
+export function configJsonOf(config: ModelVersionConfig): Record<string, unknown> {
+  const json: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config) as [keyof ModelVersionConfig, unknown][]) {
+    if (value === undefined) continue;
+    json[snakeCase(key)] =
+      key === 'modelLatencyMs'
+        ? config.modelLatencyMs.bMs === 0
+          ? config.modelLatencyMs.aMs
+          : formatAffineMs(config.modelLatencyMs)
+        : key === 'priorityQueuePolicy' && config.priorityQueuePolicy !== undefined
+          ? formatPriorityQueuePolicy(config.priorityQueuePolicy)
+          : value;
+  }
+  return json;
+}
 
 /**
  * Checks the options of one model given as JSON (a config.json, or an admin request's body):

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { plainAnswer } from './answer.js';
-import { snakeCase } from './model-config.js';
+import { configJsonOf } from './model-config.js';
 import type { ModelVersion } from './model-version.js';
 import type { Registry } from './registry.js';
 import { type Targets, unavailable } from './target.js';
@@ -31,7 +31,7 @@ export function modelsList(
 
 /** A version's metadata: inputs and outputs (names, types, per-item shapes) and its effective options. */
 export function versionMetadata(version: ModelVersion): Record<string, unknown> {
-  const config = Object.fromEntries(Object.entries(version.config).map(([key, value]) => [snakeCase(key), value]));
+  const config = configJsonOf(version.config);
   const model = version.batcher === undefined ? undefined : version.model; // attached once loaded
   return {
     name: version.name,

@@ -71,6 +71,30 @@ async function adminServer(flags: Record<string, unknown> = {}): Promise<TestSer
 }
 
 describe('the admin API', () => {
+  it("shows a version's options as config.json writes them, so that they register back as they are", async () => {
+    // model_latency_ms was {"aMs":1,"bMs":0.5} and priority_queue_policy's fields camelCase: neither a
+    // config.json nor a registration takes them back ('expected a single value', 'unknown field "maxQueueSize"').
+    const given = {
+      max_batch_size: 4,
+      model_latency_ms: '1+0.5n',
+      priority_levels: 2,
+      priority_queue_policy: { 1: { max_queue_size: 4, default_timeout_microseconds: 100_000 } },
+    };
+    server = await adminServer();
+    const registered = await call('POST', `${server.url}/admin/models/m`, {
+      version: 2,
+      path: 'm/2/model.onnx',
+      ...given,
+    });
+    expect(registered.status).toBe(201);
+    const config = (await call('GET', `${server.url}/v1/models/m/versions/2`)).json.config;
+    expect(config).toMatchObject(given);
+    expect((await call('GET', `${server.url}/v1/models/m/versions/1`)).json.config.model_latency_ms).toBe(0);
+    const again = await call('POST', `${server.url}/admin/models/m`, { ...config, version: 4, path: 'm/2/model.onnx' });
+    expect([again.status, again.json.error?.message]).toEqual([201, undefined]);
+    expect(again.json.config).toEqual(config);
+  });
+
   it('does not exist without --admin-token', async () => {
     server = await startTestServer();
     const reply = await call('GET', `${server.url}/admin/models`);

@@ -1,11 +1,16 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { join, relative } from 'node:path';
+import { relative } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { isCodeModelPath } from '../model/code-model.js';
 import { SERVE_OPTIONS } from '../options/serve.js';
-import { effectiveConfig, parseModelOptions, readModelConfig } from './model-config.js';
-import { MODEL_NAME_PATTERN, modelFileInRepository, profileFileInRepository } from './repository.js';
+import { effectiveConfig, parseModelOptions } from './model-config.js';
+import {
+  MODEL_NAME_PATTERN,
+  modelFileInRepository,
+  profileFileInRepository,
+  readRepositoryModelConfig,
+} from './repository.js';
 import { Answer, plainAnswer } from './answer.js';
 import { modelsList, versionMetadata } from './model-routes.js';
 import { OIP_ERRORS } from './oip-protocol.js';
@@ -148,7 +153,7 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
         if (runtime.registry.resolve(name, version) !== undefined)
           throw new BatchlineError('VERSION_EXISTS', `${name} version ${version}`);
         // Flags, then the model's config.json in the repository (when it has one), then the request.
-        const fromRepository = await readModelConfig(join(repository, name, 'config.json'));
+        const fromRepository = await readRepositoryModelConfig(repository, name);
         const config = effectiveConfig(effectiveConfig(runtime.config, fromRepository.options), {
           ...own.options,
           ...latencyProfile,
@@ -161,7 +166,7 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
           reply.header('location', `/v1/models/${name}/versions/${version}`);
           return json(reply, 202, { name, version, state: registered.status.state });
         }
-        json(reply, 201, versionMetadata(registered));
+        json(reply, 201, versionMetadata(registered, repository));
       } catch (error) {
         refuse(reply, error);
       }

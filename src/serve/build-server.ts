@@ -191,7 +191,7 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     if (stats === undefined) return refuse(reply, new BatchlineError('NOT_READY', 'the model is loading'));
     json(reply, stats);
   });
-  registerModelRoutes(app, runtime.registry, runtime.targets);
+  registerModelRoutes(app, runtime.registry, runtime.targets, runtime.config.modelRepository);
   const context: AdmissionContext = {
     maxRequestTimeoutMs: config.maxRequestTimeoutMs,
     maxOutputElements: config.maxOutputElements,

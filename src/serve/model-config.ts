@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { isAbsolute, relative } from 'node:path';
 import { BatchlineError, clipped, MAX_LISTING_DETAIL_CHARS } from '../errors.js';
 import { formatAffineMs } from '../options/affine-latency.js';
 import { checkPriorityOptions } from '../options/batching.js';
@@ -36,9 +37,10 @@ export const CONFIG_FIELDS: ReadonlyMap<string, { key: keyof ModelVersionConfig;
 /**
  * A version's options as config.json writes them, field by field (what parseModelOptions reads
  * back): `model_latency_ms` as `5+2n` or a number, `priority_queue_policy` in Triton's words,
- * the rest as they are. GET /v1/models shows them so, and a registration takes them back.
+ * `latency_profile` relative to the repository when inside it, the rest as they are. GET
+ * /v1/models shows them so, and a registration takes them back.
  */
-export function configJsonOf(config: ModelVersionConfig): Record<string, unknown> {
+export function configJsonOf(config: ModelVersionConfig, repository?: string): Record<string, unknown> {
   const json: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(config) as [keyof ModelVersionConfig, unknown][]) {
     if (value === undefined) continue;
@@ -49,9 +51,18 @@ export function configJsonOf(config: ModelVersionConfig): Record<string, unknown
           : formatAffineMs(config.modelLatencyMs)
         : key === 'priorityQueuePolicy' && config.priorityQueuePolicy !== undefined
           ? formatPriorityQueuePolicy(config.priorityQueuePolicy)
-          : value;
+          : key === 'latencyProfile'
+            ? inRepository(config.latencyProfile as string, repository)
+            : value;
   }
   return json;
+}
+
+/** A file inside the repository as config.json and a registration name it (relative to it); any other as it is. */
+function inRepository(path: string, repository: string | undefined): string {
+  if (repository === undefined) return path;
+  const inside = relative(repository, path);
+  return inside === '' || inside.startsWith('..') || isAbsolute(inside) ? path : inside;
 }
 
 /**

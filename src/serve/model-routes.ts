@@ -30,8 +30,8 @@ export function modelsList(
 }
 
 /** A version's metadata: inputs and outputs (names, types, per-item shapes) and its effective options. */
-export function versionMetadata(version: ModelVersion): Record<string, unknown> {
-  const config = configJsonOf(version.config);
+export function versionMetadata(version: ModelVersion, repository?: string): Record<string, unknown> {
+  const config = configJsonOf(version.config, repository);
   const model = version.batcher === undefined ? undefined : version.model; // attached once loaded
   return {
     name: version.name,
@@ -46,14 +46,20 @@ export function versionMetadata(version: ModelVersion): Record<string, unknown> 
  * (metadata of the latest, or that version) and `…/ready` (200 when it takes work, else 503),
  * and `GET /v1/model`, the default model's metadata (for clients that know one model).
  */
-export function registerModelRoutes(app: FastifyInstance, registry: Registry, targets: Targets): void {
+export function registerModelRoutes(
+  app: FastifyInstance,
+  registry: Registry,
+  targets: Targets,
+  /** Where paths in a version's options are shown from (--model-repository). */
+  repository?: string,
+): void {
   /** The version a metadata route names, or the error refusing it. */
   const lookUp = (request: FastifyRequest): ModelVersion | BatchlineError =>
     targets.find(request.params as { name: string; version?: string });
   const metadata = (request: FastifyRequest, reply: FastifyReply): void => {
     const found = lookUp(request);
     if (found instanceof BatchlineError) return void plainAnswer(reply).error(found);
-    plainAnswer(reply).json(versionMetadata(found));
+    plainAnswer(reply).json(versionMetadata(found, repository));
   };
   const ready = (request: FastifyRequest, reply: FastifyReply): void => {
     const found = lookUp(request);

@@ -47,7 +47,7 @@ export async function scanModel(dir: string, name: string): Promise<RepositoryMo
   const modelDir = join(dir, name);
   if (!MODEL_NAME_PATTERN.test(name))
     throw invalid(`${modelDir}: a model name is letters, digits, '_', '.' and '-' (at most 128)`);
-  const config = await readModelConfig(join(modelDir, 'config.json'));
+  const config = await readRepositoryModelConfig(dir, name);
   const onDisk: number[] = [];
   for (const entry of await readdir(modelDir, { withFileTypes: true })) {
     if (/^[1-9]\d{0,8}$/.test(entry.name) && (await isDirectory(join(modelDir, entry.name))))
@@ -73,6 +73,23 @@ export async function scanModel(dir: string, name: string): Promise<RepositoryMo
     versions.push({ version, path: join(dir, found[0]!) });
   }
   return { name, config, versions };
+}
+
+/**
+ * A model's `config.json` in the repository (its options and version policy), with a relative
+ * `latency_profile` read inside the repository, as a registration's is: it was read from the
+ * server's working directory, so 'm/profile.json' loaded only when serve ran in the repository.
+ * An absolute one is the operator's file, taken as it is.
+ */
+export async function readRepositoryModelConfig(repository: string, name: string): Promise<ModelConfigFile> {
+  const file = join(repository, name, 'config.json');
+  const config = await readModelConfig(file);
+  const given = config.options.latencyProfile;
+  if (given === undefined || isAbsolute(given)) return config;
+  const latencyProfile = await profileFileInRepository(repository, given).catch((error: unknown) => {
+    throw error instanceof BatchlineError ? invalid(`${file}: ${error.detail}`) : error;
+  });
+  return { ...config, options: { ...config.options, latencyProfile } };
 }
 
 /**

@@ -246,6 +246,33 @@ describe('the admin API', () => {
     );
   });
 
+  it("reads a config.json's latency_profile in the repository, as a registration's, and shows it so", async () => {
+    // It was read from the server's working directory: 'cannot read 'm/profile.json' (ENOENT)' unless
+    // serve ran in the repository; and a registration showed the real path, which it refuses back ('is absolute').
+    const profile = {
+      format: 'batchline-latency-profile/1',
+      model: 'linear',
+      warmup: 0,
+      repetitions: 1,
+      points: [{ batch_size: 1, mean_ms: 1, p50_ms: 1, p90_ms: 1, min_ms: 1, max_ms: 1, cv: 0 }],
+      fit: { a_ms: 1, b_ms: 0, r2: 1 },
+    };
+    const root = await writeRepository({
+      'm/1/model.onnx': linearModelOnnx([1, 2]),
+      'm/2/model.onnx': linearModelOnnx([10, 20]),
+      'm/profile.json': profile,
+      'm/config.json': { version_policy: { specific: [1] }, latency_profile: 'm/profile.json' },
+    });
+    expect(process.cwd()).not.toBe(root);
+    server = await startTestServer({ modelRepository: root, adminToken: TOKEN });
+    const config = (await call('GET', `${server.url}/v1/models/m/versions/1`)).json.config;
+    expect(config.latency_profile).toBe('m/profile.json');
+    const again = await call('POST', `${server.url}/admin/models/m`, { ...config, version: 2, path: 'm/2/model.onnx' });
+    expect([again.status, again.json.config?.latency_profile]).toEqual([201, 'm/profile.json']);
+    const inherited = await call('POST', `${server.url}/admin/models/m`, { version: 3, path: 'm/2/model.onnx' });
+    expect([inherited.status, inherited.json.config?.latency_profile]).toEqual([201, 'm/profile.json']);
+  });
+
   it('answers a registration whose version was deleted while it loaded 409, not 201 "draining" (#11)', async () => {
     server = await adminServer();
     const root = server.runtime.config.modelRepository!;

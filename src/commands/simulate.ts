@@ -14,7 +14,7 @@ export function makeSimulateCommand(): Command {
   addOptions(command, SIMULATE_OPTIONS);
   command.option(
     '--sweep <option=values...>',
-    'run a grid, e.g. --sweep max-batch-size=1,2,4,8 batch-window-ms=0,2,5 (options: max-batch-size, batch-window-ms, max-queue-size, request-timeout-ms, instances, rate, latency-ms, latency-cv)',
+    'run a grid, e.g. --sweep max-batch-size=1,2,4,8 batch-window-ms=0,2,5 (options: max-batch-size, batch-window-ms, max-queue-size, request-timeout-ms, instances, rate, model-latency-ms, latency-ms, latency-cv)',
   );
   command.addHelpText(
     'after',

@@ -225,6 +225,7 @@ export const SWEEPABLE_FLAGS = [
   'request-timeout-ms',
   'instances',
   'rate',
+  'model-latency-ms',
   'latency-ms',
   'latency-cv',
 ] as const;

@@ -12,6 +12,12 @@ export interface SweepAxis {
 const MAX_GRID_SIZE = 2000;
 
 /**
+ * `model-latency-ms`, serve's spelling of the time per batch, is swept as fixed times in ms, as
+ * `latency-ms` is (the option itself also takes `5+2n`, which a grid of numbers does not).
+ */
+const SWEPT_MODEL_LATENCY = { ...SIMULATE_OPTIONS.latencyMs, flag: 'model-latency-ms' } as const;
+
+/**
  * Parses `--sweep max-batch-size=1,2,4 batch-window-ms=0,5` into axes. Each value is validated
  * by the option's own schema, so a sweep accepts exactly what a single run accepts.
  */
@@ -33,7 +39,7 @@ export function parseSweep(specs: readonly string[]): SweepAxis[] {
     if (axes.some((axis) => axis.flag === flag))
       throw new BatchlineError('INVALID_OPTION', `--sweep: ${flag} is swept twice`);
     const [key, spec1] = entry;
-    const schema: OptionSchema = { [key]: spec1 };
+    const schema: OptionSchema = { [key]: key === 'modelLatencyMs' ? SWEPT_MODEL_LATENCY : spec1 };
     const values = valuesText.split(',').map((text) => {
       const resolved = resolveOptions(schema, { [key]: text }, {}) as Record<string, unknown>;
       return resolved[key] as number;
@@ -65,7 +71,8 @@ export function applyPoint(
 ): SimulateOptions {
   const options: Record<string, unknown> = { ...base };
   axes.forEach((axis, i) => {
-    options[axis.key] = point[i];
+    // The option holds serve's text (`20`, `5+2n`); its axis, numbers.
+    options[axis.key] = axis.key === 'modelLatencyMs' ? String(point[i]) : point[i];
   });
   return options as SimulateOptions;
 }

@@ -122,6 +122,19 @@ function checkAxesAgainstInputs(axes: readonly SweepAxis[], given: ReadonlySet<s
       '--sweep: rate cannot be swept with --stages or --arrivals, which set the arrivals themselves',
     );
   }
+  // --model-latency-ms decides the service time over --latency-ms: the axis would be dropped, every row alike.
+  if (swept.has('latencyMs') && (given.has('modelLatencyMs') || swept.has('modelLatencyMs'))) {
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      '--sweep: latency-ms cannot be swept with --model-latency-ms, which sets the service time itself; sweep model-latency-ms instead',
+    );
+  }
+  if (swept.has('modelLatencyMs') && (given.has('latencyMs') || given.has('latency'))) {
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      '--sweep: model-latency-ms cannot be swept with --latency-ms or --latency, which set the service time themselves',
+    );
+  }
   if (swept.has('latencyMs') && (given.has('latency') || given.has('latencyProfile'))) {
     throw new BatchlineError(
       'INVALID_OPTION',

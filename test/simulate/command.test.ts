@@ -181,6 +181,28 @@ describe('simulate --model-latency-ms, as serve spells it', () => {
     );
   });
 
+  it('is swept by its own name, as latency-ms is, and a latency-ms sweep beside it is refused', async () => {
+    // `--sweep model-latency-ms=…` was refused; `--model-latency-ms 20 --sweep latency-ms=5,40` printed
+    // two identical rows: the axis was dropped, every point ran 20 ms.
+    const rows = (text: string): string[] => text.split('\n').filter((line) => /^\d+ /.test(line));
+    const swept = await run({ rate: 300, requests: 3000 }, ['model-latency-ms=5,40']);
+    expect(swept).toMatch(/^# +model-latency-ms /m);
+    expect(rows(swept).map((line) => line.split(/\s+/).slice(2))).toEqual(
+      rows(await run({ rate: 300, requests: 3000 }, ['latency-ms=5,40'])).map((line) => line.split(/\s+/).slice(2)),
+    );
+    const [fast, slow] = rows(swept).map((line) => line.split(/\s+/).slice(2));
+    expect(fast).not.toEqual(slow);
+    await expect(run({ rate: 300, requests: 3000, modelLatencyMs: '20' }, ['latency-ms=5,40'])).rejects.toThrow(
+      /^invalid option --sweep: latency-ms cannot be swept with --model-latency-ms, which sets the service time itself; sweep model-latency-ms instead$/,
+    );
+    await expect(run({ rate: 300, requests: 3000, latencyMs: 20 }, ['model-latency-ms=5,40'])).rejects.toThrow(
+      /--sweep: model-latency-ms cannot be swept with --latency-ms or --latency/,
+    );
+    await expect(run({ rate: 300, requests: 3000 }, ['model-latency-ms=5,x'])).rejects.toThrow(
+      /--model-latency-ms: got 'x', expected a number from 0 to 600000/,
+    );
+  });
+
   it("is added to a measured profile, as serve adds it to the model's own time", async () => {
     const path = join(dir, 'profile-for-model-latency.json');
     writeFileSync(

@@ -3,6 +3,8 @@
  * each instance is its own onnxruntime session on this thread, addressed by a session number,
  * and runs the same body as an instance on a thread of its own (instance-main.ts).
  */
+// First, so that serve hears as early as it can that this thread's heap is configured.
+import './heap-configured.js';
 import { parentPort } from 'node:worker_threads';
 import { serveModelInstance } from './instance-main.js';
 import {

@@ -1,7 +1,8 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
-import type { Worker } from 'node:worker_threads';
+import { setEnvironmentData, type Worker } from 'node:worker_threads';
+import { HEAP_CONFIGURED_KEY } from '../model/heap-configured.js';
 
 /** V8 flags that size the young generation: an operator who passes one keeps the choice. */
 const SIZING_FLAGS = ['--max-semi-space-size', '--min-semi-space-size', '--semi-space-growth-factor'];
@@ -28,9 +29,9 @@ export const NEW_SPACE_CAP_BYTES = 8 * 1024 * 1024;
  * V8 grows the young generation by `--semi-space-growth-factor` (2) when enough survives a
  * scavenge; the factor is read each time, so setting it to 1 at run time holds the size
  * (`--single-threaded-gc`, by contrast, aborts V8 when set after start-up). V8 puts the factor back
- * to its floor of 2 when it configures a new isolate's heap, so it is set again when each worker
- * thread comes online. Returns whether it acts: not when the operator sized the young generation
- * with a flag of their own (on the command line or in NODE_OPTIONS).
+ * to its floor of 2 when it configures a new isolate's heap, so it is set again each time a worker
+ * thread starts (see `holdThroughWorkerStarts`). Returns whether it acts: not when the operator
+ * sized the young generation with a flag of their own (on the command line or in NODE_OPTIONS).
  */
 export function keepYoungGenerationSmall(
   execArgv: readonly string[] = process.execArgv,
@@ -50,8 +51,40 @@ export function keepYoungGenerationSmall(
     if (held) scavenges.disconnect();
   });
   if (!held) scavenges.observe({ entryTypes: ['gc'] });
-  subscribe('worker_threads', (message) => (message as { worker: Worker }).worker.once('online', holdAtCap));
+  holdThroughWorkerStarts(holdAtCap);
   return true;
+}
+
+/** How long this thread waits for a new worker thread's word that its heap is configured (ms). */
+const HEAP_CONFIGURED_WAIT_MS = 2000;
+
+/**
+ * Calls `holdAtCap` as each worker thread started from this thread has its heap configured (which
+ * puts the growth factor back to 2). The new thread configures its heap at a moment this thread
+ * cannot see; setting the factor again when the worker came online, as before, left a window of
+ * its start-up (20 ms, 180 ms on a loaded host) in which a collection here grew the young
+ * generation to 16 MB, for good: 1 serve start in 30. So this thread blocks, allocating nothing and
+ * so collecting nothing, until the thread's first module says its heap is configured
+ * (model/heap-configured.ts, through a shared cell handed over as environment data); a thread that
+ * never says so (a script that fails to load) is waited for `HEAP_CONFIGURED_WAIT_MS`, then held
+ * when it comes online. The worker_threads channel publishes inside `new Worker`, after the thread
+ * was started, so the wait covers its start-up.
+ */
+function holdThroughWorkerStarts(holdAtCap: () => void): void {
+  let cell = nextHeapConfiguredCell();
+  subscribe('worker_threads', (message) => {
+    const heard = Atomics.wait(cell, 0, 0, HEAP_CONFIGURED_WAIT_MS) !== 'timed-out';
+    holdAtCap();
+    cell = nextHeapConfiguredCell();
+    if (!heard) (message as { worker: Worker }).worker.once('online', holdAtCap);
+  });
+}
+
+/** A fresh shared cell for the next worker thread this thread starts (environment data is copied into each). */
+function nextHeapConfiguredCell(): Int32Array {
+  const cell = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
+  setEnvironmentData(HEAP_CONFIGURED_KEY, cell.buffer);
+  return cell;
 }
 
 function newSpaceBytes(): number {

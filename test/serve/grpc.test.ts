@@ -12,8 +12,12 @@ import { failingWidthModelOnnx, linearModelOnnx, writeRepository } from './repos
 const xInput = (rows: number) => ({ name: 'x', datatype: 'FP32', shape: [rows, 2] });
 
 /** A /v2 JSON inference request over HTTP. */
-async function httpInfer(url: string, body: object): Promise<{ status: number; json: any }> {
-  const response = await request(url, { method: 'POST', body: JSON.stringify(body) });
+async function httpInfer(
+  url: string,
+  body: object,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: any }> {
+  const response = await request(url, { method: 'POST', body: JSON.stringify(body), headers });
   return { status: response.statusCode, json: await response.body.json() };
 }
 
@@ -29,7 +33,7 @@ beforeAll(async () => {
     'broken/1/model.onnx': failingWidthModelOnnx(),
     'broken/config.json': { isolation: 'off', breaker_failures: 0, breaker_ratio: 0 },
     'prio/1/model.onnx': linearModelOnnx([1, 1]),
-    'prio/config.json': { priority_levels: 2, max_batch_size: 1, model_latency_ms: 400, batch_window_ms: 0 },
+    'prio/config.json': { priority_levels: 2, max_batch_size: 1, batch_window_ms: 0 },
     'shared/1/model.onnx': linearModelOnnx([1, 1]),
     'shared/config.json': { max_batch_size: 2, batch_window_ms: 60_000 },
   });
@@ -240,27 +244,48 @@ describe('inference.GRPCInferenceService', () => {
   });
 
   it('takes a request’s priority: a level-1 gRPC request overtakes level-2 HTTP requests waiting', async () => {
-    const version = server.runtime.registry.resolve('prio')!;
-    const order: string[] = [];
-    const low = [0, 1, 2].map((i) =>
-      httpInfer(`${server.url}/v2/models/prio/infer`, {
-        inputs: [{ ...xInput(1), data: [i, 0] }],
-        parameters: { priority: 2 },
-      }).then(() => order.push(`http${i}`)),
-    );
-    for (let i = 0; i < 2000 && version.batcher.queueDepth < 2; i++)
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    expect(version.batcher.queueDepth).toBe(2);
-    const high = client
-      .infer({
+    const batcher = server.runtime.registry.resolve('prio')!.batcher;
+    // Requests by id (X-Request-Id, gRPC's x-request-id metadata) as the batcher admits and starts them.
+    const admitted = new Map<string, () => void>();
+    const started: string[] = [];
+    batcher.addObserver({
+      admitted: (pending) => admitted.get(pending.id)?.(),
+      batchStarted: (batch) => started.push(...batch.requests.map((pending) => pending.id)),
+    });
+    /** Sends with `send`; resolves with its answer to come once the batcher has admitted request `id` (or it was answered). */
+    async function queue<T>(id: string, send: () => Promise<T>): Promise<{ answer: Promise<T> }> {
+      const queued = new Promise<void>((resolve) => admitted.set(id, resolve));
+      const answer = send();
+      await Promise.race([queued, answer]);
+      return { answer };
+    }
+    // The model's one instance is held, as while it restarts: what arrives waits in the queue, in
+    // the order sent, until it is up again; then the batches start one by one (max_batch_size 1).
+    batcher.setInstanceUp(0, false);
+    const low: Promise<{ status: number }>[] = [];
+    let high: ReturnType<OipClient['infer']> | undefined;
+    try {
+      for (const i of [0, 1, 2]) {
+        const body = { inputs: [{ ...xInput(1), data: [i, 0] }], parameters: { priority: 2 } };
+        const headers = { 'x-request-id': `http${i}` };
+        low.push(
+          (await queue(`http${i}`, () => httpInfer(`${server.url}/v2/models/prio/infer`, body, headers))).answer,
+        );
+      }
+      const message = {
         model_name: 'prio',
         parameters: { priority: { int64_param: 1 } },
         inputs: [xInput(1)],
         raw_input_contents: [float32Bytes([9, 9])],
-      })
-      .then((answer) => order.push(answer.error === undefined ? 'grpc' : `grpc failed: ${answer.error.details}`));
-    await Promise.all([...low, high]);
-    expect(order).toStrictEqual(['http0', 'grpc', 'http1', 'http2']);
+      };
+      high = (await queue('grpc', () => client.infer(message, { metadata: { 'x-request-id': 'grpc' } }))).answer;
+      expect([batcher.queueDepthAt(1), batcher.queueDepthAt(2), started]).toStrictEqual([1, 3, []]);
+    } finally {
+      batcher.setInstanceUp(0, true);
+    }
+    expect((await Promise.all(low)).map((answer) => answer.status)).toStrictEqual([200, 200, 200]);
+    expect((await high)?.error).toBeUndefined();
+    expect(started).toStrictEqual(['grpc', 'http0', 'http1', 'http2']);
   });
 
   it('counts gRPC answers in /metrics and /v1/stats with their protocol', async () => {

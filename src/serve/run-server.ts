@@ -7,6 +7,7 @@ import { drainAndClose, listen, startGrpc } from './start-server.js';
 import { FailureLog, stderrLogSink } from './failure-log.js';
 import type { ModelBatcher } from './model-version.js';
 import { SecondChance, watchSignals } from './signals.js';
+import { stopWaitingOnWorkerStarts } from './young-generation.js';
 import type { ServerStats } from '../stats-contract/server-stats.js';
 
 export interface ServeIo {
@@ -128,6 +129,8 @@ export async function runServer(
       });
 
     const loaded = !('signal' in first);
+    // Traffic from now on: a model thread's start no longer stalls it (young-generation.ts).
+    if (loaded) stopWaitingOnWorkerStarts();
     const signal = loaded ? await shutdown : first.signal;
     // While models load, /readyz already says 503: no load balancer is sending yet.
     if (config.drainDelayMs > 0 && loaded) {

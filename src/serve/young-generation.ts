@@ -58,6 +58,20 @@ export function keepYoungGenerationSmall(
 /** How long this thread waits for a new worker thread's word that its heap is configured (ms). */
 const HEAP_CONFIGURED_WAIT_MS = 2000;
 
+/** Whether a worker thread's start blocks this thread until the thread's heap is configured. */
+let waitOnWorkerStarts = true;
+
+/**
+ * serve has loaded its start-up models and answers traffic: a thread started from now on (a model
+ * loaded or swapped through the admin API, an instance restarted) must not stall the requests of
+ * the others for its start-up (20–80 ms), so it is held when it comes online, as before. A
+ * collection in that window can still grow the young generation past its cap: rarely, and to V8's
+ * own default size, where the wait at start-up closed a 1-in-30 race.
+ */
+export function stopWaitingOnWorkerStarts(): void {
+  waitOnWorkerStarts = false;
+}
+
 /**
  * Calls `holdAtCap` as each worker thread started from this thread has its heap configured (which
  * puts the growth factor back to 2). The new thread configures its heap at a moment this thread
@@ -68,15 +82,18 @@ const HEAP_CONFIGURED_WAIT_MS = 2000;
  * (model/heap-configured.ts, through a shared cell handed over as environment data); a thread that
  * never says so (a script that fails to load) is waited for `HEAP_CONFIGURED_WAIT_MS`, then held
  * when it comes online. The worker_threads channel publishes inside `new Worker`, after the thread
- * was started, so the wait covers its start-up.
+ * was started, so the wait covers its start-up. Only until serve answers traffic
+ * (`stopWaitingOnWorkerStarts`).
  */
 function holdThroughWorkerStarts(holdAtCap: () => void): void {
   let cell = nextHeapConfiguredCell();
   subscribe('worker_threads', (message) => {
+    const worker = (message as { worker: Worker }).worker;
+    if (!waitOnWorkerStarts) return void worker.once('online', holdAtCap);
     const heard = Atomics.wait(cell, 0, 0, HEAP_CONFIGURED_WAIT_MS) !== 'timed-out';
     holdAtCap();
     cell = nextHeapConfiguredCell();
-    if (!heard) (message as { worker: Worker }).worker.once('online', holdAtCap);
+    if (!heard) worker.once('online', holdAtCap);
   });
 }
 

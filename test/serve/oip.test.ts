@@ -363,29 +363,40 @@ describe("Triton's schedule policy on /v2: parameters.priority and parameters.ti
 
   it('runs a request of a higher priority level before one of a lower level that waited longer', async () => {
     const levels = await startTestServer(
-      { maxBatchSize: 1, batchWindowMs: 0, modelLatencyMs: 400, priorityLevels: 2, modelName: 'mymodel' },
+      { maxBatchSize: 1, batchWindowMs: 0, modelLatencyMs: 0, priorityLevels: 2, modelName: 'mymodel' },
       modelPath,
     );
     try {
       const url = `${levels.url}/v2/models/mymodel/infer`;
       const batcher = levels.runtime.registry.resolve('mymodel')!.batcher;
-      const order: string[] = [];
+      // The order batches start in, by request id (one request a batch).
+      const started: string[] = [];
+      batcher.addObserver({ batchStarted: (batch) => started.push(...batch.requests.map((pending) => pending.id)) });
       const send = (name: string, priority: number | undefined): Promise<number> => {
         const request = binaryRequest([[1, 2, 3]], priority === undefined ? {} : { parameters: { priority } });
-        return call(url, 'POST', request.body, request.headers).then((answer) => {
-          order.push(name);
-          return answer.status;
-        });
+        return call(url, 'POST', request.body, { ...request.headers, 'x-request-id': name }).then(
+          (answer) => answer.status,
+        );
       };
-      const first = send('first', 2);
-      await until(() => batcher.runningCount === 1);
-      const low = send('low', undefined); // no priority: the default level, the lowest (2)
-      await until(() => batcher.queueDepthAt(2) === 1);
-      const high = send('high', 1);
-      await until(() => batcher.queueDepthAt(1) === 1);
-      const outOfRange = send('out of range', 9); // past the levels: the default level, behind 'low'
-      expect(await Promise.all([first, low, high, outOfRange])).toStrictEqual([200, 200, 200, 200]);
-      expect(order).toStrictEqual(['first', 'high', 'low', 'out of range']);
+      // The one instance is held down (as while it restarts), so every request waits in the queue
+      // in the order sent, whatever the host's speed; then it is let up and the levels decide.
+      batcher.setInstanceUp(0, false);
+      const answers: Promise<number>[] = [];
+      try {
+        answers.push(send('first', 2));
+        await until(() => batcher.queueDepthAt(2) === 1);
+        answers.push(send('low', undefined)); // no priority: the default level, the lowest (2)
+        await until(() => batcher.queueDepthAt(2) === 2);
+        answers.push(send('high', 1));
+        await until(() => batcher.queueDepthAt(1) === 1);
+        answers.push(send('out-of-range', 9)); // past the levels: the default level, behind 'low'
+        await until(() => batcher.queueDepthAt(2) === 3);
+        expect(started).toStrictEqual([]);
+      } finally {
+        batcher.setInstanceUp(0, true);
+      }
+      expect(await Promise.all(answers)).toStrictEqual([200, 200, 200, 200]);
+      expect(started).toStrictEqual(['high', 'first', 'low', 'out-of-range']);
       const refused = binaryRequest([[1, 2, 3]], { parameters: { priority: -2 } });
       expect((await call(url, 'POST', refused.body, refused.headers)).status).toBe(400);
     } finally {

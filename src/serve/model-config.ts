@@ -42,20 +42,28 @@ export const CONFIG_FIELDS: ReadonlyMap<string, { key: keyof ModelVersionConfig;
  */
 export function configJsonOf(config: ModelVersionConfig, repository?: string): Record<string, unknown> {
   const json: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(config) as [keyof ModelVersionConfig, unknown][]) {
-    if (value === undefined) continue;
-    json[snakeCase(key)] =
-      key === 'modelLatencyMs'
-        ? config.modelLatencyMs.bMs === 0
-          ? config.modelLatencyMs.aMs
-          : formatAffineMs(config.modelLatencyMs)
-        : key === 'priorityQueuePolicy' && config.priorityQueuePolicy !== undefined
-          ? formatPriorityQueuePolicy(config.priorityQueuePolicy)
-          : key === 'latencyProfile'
-            ? inRepository(config.latencyProfile as string, repository)
-            : value;
-  }
+  for (const [key, value] of Object.entries(config) as [keyof ModelVersionConfig, unknown][])
+    if (value !== undefined) json[snakeCase(key)] = configJsonValue(config, key, value, repository);
   return json;
+}
+
+/** One option's value as config.json writes it: the three whose inner form differs, the rest as they are. */
+function configJsonValue(
+  config: ModelVersionConfig,
+  key: keyof ModelVersionConfig,
+  value: unknown,
+  repository: string | undefined,
+): unknown {
+  switch (key) {
+    case 'modelLatencyMs':
+      return config.modelLatencyMs.bMs === 0 ? config.modelLatencyMs.aMs : formatAffineMs(config.modelLatencyMs);
+    case 'priorityQueuePolicy':
+      return formatPriorityQueuePolicy(value as NonNullable<ModelVersionConfig['priorityQueuePolicy']>);
+    case 'latencyProfile':
+      return inRepository(value as string, repository);
+    default:
+      return value;
+  }
 }
 
 /** A file inside the repository as config.json and a registration name it (relative to it); any other as it is. */

@@ -5,18 +5,25 @@ import type { ModelVersionStats, ServerStats } from '../stats-contract/server-st
  * error rate, latency percentiles, batch-size statistics, per model), computed from what
  * `/v1/stats` holds. Prometheus keeps its text; this is for people and scripts that read JSON.
  * Latency percentiles cover the recent window (`window_s`); counts run since each version
- * was loaded.
+ * was loaded. A deregistered version leaves `models` (as its Prometheus series leave the
+ * scrape), but the top-level counts keep its answers (`retiredByStatus`): a total that a client
+ * differences over time must not go down.
  */
-export function jsonMetrics(stats: ServerStats | undefined, uptimeS: number): Record<string, unknown> {
+export function jsonMetrics(
+  stats: ServerStats | undefined,
+  uptimeS: number,
+  retiredByStatus: Readonly<Record<string, number>> = {},
+): Record<string, unknown> {
   const models = (stats?.models ?? []).map(versionMetrics);
-  const requests = sum(models, 'requests');
-  const errors = sum(models, 'errors');
+  const retired = tally(retiredByStatus);
+  const requests = sum(models, 'requests') + retired.requests;
+  const errors = sum(models, 'errors') + retired.errors;
   return {
     uptime_s: round(uptimeS),
     state: stats?.state ?? 'starting',
     requests,
     errors,
-    rejected: sum(models, 'rejected'),
+    rejected: sum(models, 'rejected') + retired.rejected,
     error_rate: rate(errors, requests),
     models,
   };
@@ -30,15 +37,7 @@ interface VersionMetrics extends Record<string, unknown> {
 
 function versionMetrics(version: ModelVersionStats): VersionMetrics {
   const byStatus = version.responsesByStatus;
-  let requests = 0;
-  let errors = 0;
-  let rejected = 0;
-  for (const [status, count] of Object.entries(byStatus)) {
-    const code = Number(status);
-    requests += count;
-    if (code >= 500) errors += count;
-    else if (code === 429) rejected += count;
-  }
+  const { requests, errors, rejected } = tally(byStatus);
   const snapshot = version.snapshot;
   const latency = snapshot.latencyMs;
   return {
@@ -64,6 +63,20 @@ function versionMetrics(version: ModelVersionStats): VersionMetrics {
     queue_depth: snapshot.queueDepth,
     running: snapshot.runningRequests,
   };
+}
+
+/** Answers, those with a 5xx status (errors) and the 429s (rejected), from the count of each status. */
+function tally(byStatus: Readonly<Record<string, number>>): { requests: number; errors: number; rejected: number } {
+  let requests = 0;
+  let errors = 0;
+  let rejected = 0;
+  for (const [status, count] of Object.entries(byStatus)) {
+    const code = Number(status);
+    requests += count;
+    if (code >= 500) errors += count;
+    else if (code === 429) rejected += count;
+  }
+  return { requests, errors, rejected };
 }
 
 /** Batches, their mean size and its percentiles, from the count of batches of each size since the start. */

@@ -34,6 +34,8 @@ export class ServingRuntime {
   readonly metrics: ServeMetrics;
   /** Answers to inference requests that reached no model version (unknown model), by status. */
   readonly unattributed: AnswerCounters & { readonly responses: ResponsesByTransport };
+  /** The answers of deregistered versions, by status: the JSON metrics' totals keep them. */
+  private readonly retired: Record<string, number> = {};
   /** Where a request goes: the one resolution of every route's and transport's target. */
   readonly targets: Targets;
 
@@ -54,6 +56,11 @@ export class ServingRuntime {
       countRejection: () => {},
     };
     this.targets = new Targets(this);
+  }
+
+  /** The answers of the versions deregistered so far, by status. */
+  get retiredResponsesByStatus(): Readonly<Record<string, number>> {
+    return this.retired;
   }
 
   /** Seconds since the server started. */
@@ -162,6 +169,8 @@ export class ServingRuntime {
   async deregister(version: ModelVersion): Promise<void> {
     await version.drain(this.config.drainTimeoutMs);
     await version.loaded; // a version deregistered while it loads closes once loaded
+    for (const [status, count] of Object.entries(version.responsesByStatus))
+      this.retired[status] = (this.retired[status] ?? 0) + count;
     this.registry.remove(version);
     // An unloaded start-up version no longer holds readiness back.
     const index = this.startup.indexOf(version);

@@ -318,4 +318,23 @@ describe("the middleware's health and metrics", () => {
     expect(text.headers['content-type']).toMatch(/text\/plain/);
     expect(await text.body.text()).toMatch(/batchline_requests_total/);
   });
+
+  it('keeps what a deregistered version answered in the top-level totals, which never go down', async () => {
+    const read = async () =>
+      (await (await request(`${server.url}/metrics`, { headers: { accept: 'application/json' } })).body.json()) as any;
+    const registered = await admin('POST', '/admin/models/retired', { module: 'echo/1/model.mjs', version: 1 });
+    expect(registered.status).toBe(201);
+    for (let i = 0; i < 2; i++) expect((await predict('retired', { data: { text: 'r' } })).status).toBe(200);
+    const before = await read();
+    expect(before.models.find((m: any) => m.name === 'retired').requests).toBe(2);
+    expect((await admin('DELETE', '/admin/models/retired/1')).status).toBe(200);
+    const after = await read();
+    // The version's own entry leaves, as its Prometheus series do; the server's totals keep its answers.
+    expect(after.models.some((m: any) => m.name === 'retired')).toBe(false);
+    expect(after.requests).toBeGreaterThanOrEqual(before.requests);
+    expect(after.errors).toBeGreaterThanOrEqual(before.errors);
+    expect(after.rejected).toBeGreaterThanOrEqual(before.rejected);
+    const present = after.models.reduce((total: number, m: any) => total + m.requests, 0);
+    expect(after.requests - present).toBeGreaterThanOrEqual(2);
+  });
 });

@@ -18,7 +18,7 @@ export {
 export type { BatchErrorCode, BatchErrorOptions } from './library/errors.js';
 export { serve } from './library/serve.js';
 export type { RunningServer, ServeOptions } from './library/serve.js';
-export type { BatcherSnapshot } from './core/batcher-stats.js';
+export type { BatcherSnapshot, BatchStats } from './core/batcher-stats.js';
 export type { ServerStats } from './stats-contract/server-stats.js';
 export type {
   CodeModelContext,

@@ -30,10 +30,19 @@ export interface BatcherSnapshot {
   queueWaitMs: PercentilesMs;
   /** Length of that recent window (ms). */
   windowMs: number;
-  /** The batching policy and the limit and collection window it applies now. */
+  /**
+   * The batching policy and the limit and collection window it applies now. Optional here because
+   * this type is also `/v1/stats`'s, read from servers older than policies; `BatchStats` has it.
+   */
   policy?: { name: string; limit: number; windowMs: number };
-  /** The circuit breaker's state, `off` without one. */
+  /** The circuit breaker's state, `off` without one (absent from servers older than the breaker). */
   breaker?: BreakerState | 'off';
+}
+
+/** A snapshot taken here (`batch(fn).stats()`, each served version): policy and breaker are always set. */
+export interface BatchStats extends BatcherSnapshot {
+  policy: { name: string; limit: number; windowMs: number };
+  breaker: BreakerState | 'off';
 }
 
 const RECENT_BATCHES = 64;
@@ -86,7 +95,7 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
     this.latency.recordMs(nowMs - request.arrivalAtMs);
   }
 
-  snapshot(): BatcherSnapshot {
+  snapshot(): BatchStats {
     const nowMs = this.clock.now();
     this.rotateIfDue(nowMs);
     this.latency.flush();

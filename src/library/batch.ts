@@ -1,4 +1,4 @@
-import { BatcherStats, type BatcherSnapshot } from '../core/batcher-stats.js';
+import { BatcherStats, type BatchStats } from '../core/batcher-stats.js';
 import type { Batcher } from '../core/batcher.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
 import { QueuedRequest } from '../core/queued-request.js';
@@ -46,7 +46,7 @@ export interface CloseOptions {
 export interface Batched<I, O> {
   (item: I, options?: CallOptions): Promise<O>;
   /** The same snapshot `GET /v1/stats` shows for a model: queue, running batches, counts, batch sizes, latency percentiles. */
-  stats(): BatcherSnapshot;
+  stats(): BatchStats;
   /** Stops taking calls (they reject with ShuttingDownError), runs what is queued without waiting for its window, and resolves once every call has its answer. */
   close(options?: CloseOptions): Promise<void>;
   /** The resolved options, defaults filled in. */

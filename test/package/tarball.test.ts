@@ -277,18 +277,22 @@ describe("the library: import { batch } from 'batchline'", () => {
     writeFileSync(
       join(app, 'typed.mts'),
       [
-        "import { batch, BatchError, type BatcherSnapshot } from 'batchline';",
+        "import { batch, BatchError, type BatcherSnapshot, type BatchStats } from 'batchline';",
         'const lengths = batch(async (texts: string[]) => texts.map((text) => text.length), { maxBatchSize: 8 });',
         "const n: number = await lengths('hello', { timeoutMs: 500, signal: AbortSignal.timeout(1000) });",
         'const snapshot: BatcherSnapshot = lengths.stats();',
+        '// A batch() snapshot always has its policy and breaker: no `?.` needed under strict.',
+        'const stats: BatchStats = lengths.stats();',
+        'const limit: number = lengths.stats().policy.limit;',
+        'const breaker: string = stats.breaker;',
         'const error: BatchError | undefined = undefined;',
         'await lengths.close({ drainMs: 100 });',
-        'console.log(n, snapshot.counts.outcomes.ok, error);',
+        'console.log(n, snapshot.counts.outcomes.ok, error, limit, breaker);',
       ].join('\n'),
     );
     await run(process.execPath, [TSC, '-p', '.'], { cwd: app, env: OFFLINE_ENV });
     const { stdout } = await node([join('out', 'typed.mjs')]);
-    expect(stdout.trim()).toBe('5 1 undefined');
+    expect(stdout.trim()).toBe('5 1 undefined 8 closed');
   });
 
   it('type-checks TypeScript compiled to CommonJS (module commonjs: the node10 resolution, top-level types), and runs it', async () => {

@@ -210,10 +210,66 @@ export function resolveCodeOptions<S extends OptionSchema>(
   const resolved: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(schema)) {
     const value = given[key];
-    if (value !== undefined) resolved[key] = parseValue(spec, value, key);
-    else resolved[key] = spec.kind === 'affine' ? parseValue(spec, spec.default, key) : spec.default;
+    if (value !== undefined) {
+      checkCodeType(spec, value, key);
+      resolved[key] = parseValue(spec, value, key);
+    } else resolved[key] = spec.kind === 'affine' ? parseValue(spec, spec.default, key) : spec.default;
   }
   return Object.freeze(resolved) as OptionValues<S>;
+}
+
+/**
+ * Code gives values of their own type (`OptionInputs`): a number where a number goes, `true` not
+ * 'yes'. parseValue reads text as the command's flags and environment are, so without this
+ * `host: 5` would pass as '5' and fail at listen, and `tls: 'on'` would pass as true.
+ */
+function checkCodeType(spec: OptionSpec, value: unknown, key: string): void {
+  const takes = (() => {
+    switch (spec.kind) {
+      case 'int':
+      case 'number':
+        return typeof value === 'number'
+          ? undefined
+          : `${spec.kind === 'int' ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}`;
+      case 'duration':
+      case 'affine':
+        return typeof value === 'number' || typeof value === 'string'
+          ? undefined
+          : spec.kind === 'duration'
+            ? 'a number of ms, or a duration string such as 500ms or 10s'
+            : 'a number of ms, or a string such as 5+2n';
+      case 'enum':
+        return typeof value === 'string' ? undefined : `one of ${spec.choices.join(', ')}`;
+      case 'boolean':
+        return typeof value === 'boolean' ? undefined : 'true or false';
+      case 'string':
+        return typeof value === 'string' ? undefined : 'a string';
+      case 'list':
+        return typeof value === 'string' || Array.isArray(value) ? undefined : 'a string or an array of strings';
+      case 'json':
+        return undefined;
+    }
+  })();
+  if (takes !== undefined)
+    throw new BatchlineError('INVALID_OPTION', `${key}: got ${described(value)}, expected ${takes}`);
+}
+
+/** A value and its JavaScript type, for a message: `'yes' (a string)`, `5 (a number)`, `null`. */
+function described(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  switch (typeof value) {
+    case 'string':
+      return `'${clipped(value)}' (a string)`;
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return `${String(value)} (a ${typeof value})`;
+    case 'object':
+      return 'an object';
+    default:
+      return `a ${typeof value}`;
+  }
 }
 
 /**

@@ -369,6 +369,8 @@ describe('batch(): options', () => {
     [{ maxBatchSize: 0 }, /maxBatchSize: got '0', expected an integer from 1 to 4096/],
     [{ batchWindowMs: -1 }, /batchWindowMs: got '-1'/],
     [{ batchPolicy: 'greedy' }, /batchPolicy: got 'greedy', expected one of fixed, aimd, adaptive/],
+    [{ maxBatchSize: '8' }, /^invalid option maxBatchSize: got '8' \(a string\), expected an integer from 1 to 4096$/],
+    [{ batchPolicy: 5 }, /^invalid option batchPolicy: got 5 \(a number\), expected one of fixed, aimd, adaptive$/],
     [{ max_wait_time: 0.01 }, /max_wait_time: not an option; use batchWindowMs \(milliseconds\)/],
     [{ workers: 2 }, /workers: not an option; use instances/],
     [{ batch_window_ms: 5 }, /batch_window_ms: not an option; use batchWindowMs$/],

@@ -60,6 +60,18 @@ describe('serve()', () => {
   it('rejects a bad option with InvalidOptionError naming it, before anything listens', async () => {
     await expect(serve({ maxBatchSize: 0 })).rejects.toThrow(InvalidOptionError);
     await expect(serve({ maxBatchSize: 0 })).rejects.toThrow(/maxBatchSize: got '0'/);
+    // A value of another JavaScript type is refused, not read as the command reads its text:
+    // host 5 passed as '5' and failed at listen (cannot_listen); 'yes' passed as true.
+    await expect(serve({ host: 5 } as never)).rejects.toThrow(
+      /^invalid option host: got 5 \(a number\), expected a string$/,
+    );
+    await expect(serve({ logRequests: 'yes' } as never)).rejects.toThrow(
+      /^invalid option logRequests: got 'yes' \(a string\), expected true or false$/,
+    );
+    await expect(serve({ maxBatchSize: '8' } as never)).rejects.toThrow(
+      /^invalid option maxBatchSize: got '8' \(a string\), expected an integer from 1 to 4096$/,
+    );
+    await expect(serve({ host: 5 } as never)).rejects.toThrow(InvalidOptionError);
     await expect(serve({ modelDir: 'x' } as never)).rejects.toThrow(/modelDir: not an option; the options are host/);
     // Every option is listed: the list is longer than the 400 characters an error's detail used to be cut at.
     const unknown = await serve({ modelDir: 'x' } as never).catch((error: Error) => error.message);

@@ -371,6 +371,13 @@ describe('batch(): options', () => {
     [{ batchPolicy: 'greedy' }, /batchPolicy: got 'greedy', expected one of fixed, aimd, adaptive/],
     [{ maxBatchSize: '8' }, /^invalid option maxBatchSize: got '8' \(a string\), expected an integer from 1 to 4096$/],
     [{ batchPolicy: 5 }, /^invalid option batchPolicy: got 5 \(a number\), expected one of fixed, aimd, adaptive$/],
+    // An array was read as its text: [8] passed as 8 and ['aimd'] as aimd.
+    [{ maxBatchSize: [8] }, /^invalid option maxBatchSize: got an array, expected an integer from 1 to 4096$/],
+    [{ batchPolicy: ['aimd'] }, /^invalid option batchPolicy: got an array, expected one of fixed, aimd, adaptive$/],
+    [{ maxQueueSize: null }, /^invalid option maxQueueSize: got null, expected an integer from 1 to 10000000$/],
+    [{ batchWindowMs: Number.NaN }, /^invalid option batchWindowMs: got 'NaN', expected a number from 0 to 60000$/],
+    // A time is a number of ms; the command's duration text is not taken.
+    [{ batchWindowMs: '500ms' }, /^invalid option batchWindowMs: got '500ms' \(a string\), expected a number from 0/],
     [{ max_wait_time: 0.01 }, /max_wait_time: not an option; use batchWindowMs \(milliseconds\)/],
     [{ workers: 2 }, /workers: not an option; use instances/],
     [{ batch_window_ms: 5 }, /batch_window_ms: not an option; use batchWindowMs$/],
@@ -395,6 +402,16 @@ describe('batch(): options', () => {
     expect(thrown).toBeInstanceOf(InvalidOptionError);
     expect(thrown).toMatchObject({ code: 'invalid_option', statusCode: 400 });
     expect((thrown as Error).message).toMatch(message);
+  });
+
+  it('takes the default for a key set to undefined, as for a key left out', async () => {
+    const echo = batch(async (items: number[]) => items, {
+      maxBatchSize: undefined,
+      batchPolicy: undefined,
+      batchWindowMs: 0.5,
+    });
+    expect(echo.options).toMatchObject({ maxBatchSize: 8, batchPolicy: 'fixed', batchWindowMs: 0.5 });
+    await echo.close();
   });
 
   it('refuses a batch function that is not a function, and bad call options', async () => {

@@ -94,6 +94,26 @@ describe('serve()', () => {
     );
   });
 
+  it('refuses null and an array for an option, which it read as their text; modelLatencyMs takes ms or 5+2n', async () => {
+    // adminToken null served the admin API to 'Authorization: Bearer null' (200); host ['0.0.0.0']
+    // was taken as '0.0.0.0'. (The missing repository stops a server that took them before it listens.)
+    const nowhere = '/nonexistent/models';
+    await expect(serve({ adminToken: null, modelRepository: nowhere } as never)).rejects.toThrow(
+      /^invalid option adminToken: got null, expected a string$/,
+    );
+    await expect(serve({ host: ['0.0.0.0'], modelRepository: nowhere } as never)).rejects.toThrow(
+      /^invalid option host: got an array, expected a string$/,
+    );
+    await expect(serve({ modelLatencyMs: null } as never)).rejects.toThrow(
+      /^invalid option modelLatencyMs: got null, expected a number of ms, or a string such as 5\+2n$/,
+    );
+    // modelLatencyMs takes a number of ms or its text ('5+2n'): both pass the options, and stop at the repository.
+    for (const modelLatencyMs of [5, '5+2n'])
+      await expect(serve({ modelLatencyMs, modelRepository: nowhere })).rejects.toThrow(
+        /^invalid option modelRepository: cannot read/,
+      );
+  });
+
   it("names the options of start-up checks in code's words (adminPort, not --admin-port), before anything listens", async () => {
     // These checks are the command's too, which spells them as flags; serve() was called with keys.
     await expect(serve({ adminPort: 18_099 })).rejects.toThrow(

@@ -1,6 +1,6 @@
 import { LOADED_SERVE, measureLoadedTimers, type LoadedTimers, type WatchedServe } from '../profile/loaded-timers.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
-import { resolveCodeOptions } from '../options/schema.js';
+import { resolveCodeOptions } from '../options/code-options.js';
 import { SERVE_OPTIONS } from '../options/serve.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { BatchingConfig } from '../core/create-batcher.js';
 import { BATCHING_OPTIONS, batchingConfigOf } from '../options/batching.js';
-import { resolveCodeOptions } from '../options/schema.js';
+import { resolveCodeOptions } from '../options/code-options.js';
 
 /**
  * How `batch()` batches: the options of `batchline serve` in camelCase, with the same defaults,

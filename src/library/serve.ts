@@ -1,5 +1,5 @@
 import { SERVE_OPTIONS, withModelLatencyDefault } from '../options/serve.js';
-import { resolveCodeOptions, type OptionInputs } from '../options/schema.js';
+import { resolveCodeOptions, type OptionInputs } from '../options/code-options.js';
 import type { ServerStats } from '../stats-contract/server-stats.js';
 import { RENAMED_BATCHING } from './batch-options.js';
 import { drainMsOf } from './close-options.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { BatchlineError, clipped, MAX_LISTING_DETAIL_CHARS } from '../errors.js';
+import { BatchlineError } from '../errors.js';
 import { parseAffineMs, type AffineMs } from './affine-latency.js';
 
 /**
@@ -121,22 +121,6 @@ type ValueOf<S extends OptionSpec> =
 
 export type OptionValues<S extends OptionSchema> = { readonly [K in keyof S]: ValueOf<S[K]> };
 
-/** What code may give for one option: a number, a name of its choices, a boolean, text, or JSON's value. */
-type InputOf<S extends OptionSpec> = S extends JsonOptionSpec
-  ? unknown
-  : S extends NumberOptionSpec
-    ? number
-    : S extends AffineOptionSpec | DurationOptionSpec
-      ? number | string
-      : S extends EnumOptionSpec
-        ? S['choices'][number]
-        : S extends BooleanOptionSpec
-          ? boolean
-          : string;
-
-/** Options as code gives them (`resolveCodeOptions`): every key optional, camelCase as in the schema. */
-export type OptionInputs<S extends OptionSchema> = { [K in keyof S]?: InputOf<S[K]> };
-
 /** Registers every option of `schema` on `command`, with env and default in the help text. */
 export function addOptions(command: Command, schema: OptionSchema): Command {
   for (const spec of Object.values(schema)) {
@@ -179,109 +163,6 @@ export function resolveOptions<S extends OptionSchema>(
   return Object.freeze(resolved) as OptionValues<S>;
 }
 
-/**
- * Options given in code, as `batch()` and `serve()` take them: an object keyed by the schema's
- * camelCase names. Each value is checked as its flag is and named by its key; a key the schema
- * does not know is refused with what to write instead (`renamed`, for names users bring from
- * elsewhere) or the allowed keys; the rest take their defaults. The environment is not read:
- * code says what it means.
- */
-export function resolveCodeOptions<S extends OptionSchema>(
-  schema: S,
-  given: Readonly<Record<string, unknown>>,
-  renamed: Readonly<Record<string, string>> = {},
-): OptionValues<S> {
-  if (typeof given !== 'object' || given === null)
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      `options must be an object, got ${given === null ? 'null' : typeof given}`,
-    );
-  for (const key of Object.keys(given)) {
-    if (Object.hasOwn(schema, key)) continue;
-    const instead = renamed[key] ?? spelledOtherwise(schema, key);
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      instead === undefined
-        ? `${clipped(key)}: not an option; the options are ${Object.keys(schema).join(', ')}`
-        : `${clipped(key)}: not an option; use ${instead}`,
-      { maxDetailChars: MAX_LISTING_DETAIL_CHARS },
-    );
-  }
-  const resolved: Record<string, unknown> = {};
-  for (const [key, spec] of Object.entries(schema)) {
-    const value = given[key];
-    if (value !== undefined) {
-      checkCodeType(spec, value, key);
-      resolved[key] = parseValue(spec, value, key);
-    } else resolved[key] = spec.kind === 'affine' ? parseValue(spec, spec.default, key) : spec.default;
-  }
-  return Object.freeze(resolved) as OptionValues<S>;
-}
-
-/**
- * Code gives values of their own type (`OptionInputs`): a number where a number goes, `true` not
- * 'yes'. parseValue reads text as the command's flags and environment are, so without this
- * `host: 5` would pass as '5' and fail at listen, and `tls: 'on'` would pass as true.
- */
-function checkCodeType(spec: OptionSpec, value: unknown, key: string): void {
-  const takes = (() => {
-    switch (spec.kind) {
-      case 'int':
-      case 'number':
-        return typeof value === 'number'
-          ? undefined
-          : `${spec.kind === 'int' ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}`;
-      case 'duration':
-      case 'affine':
-        return typeof value === 'number' || typeof value === 'string'
-          ? undefined
-          : spec.kind === 'duration'
-            ? 'a number of ms, or a duration string such as 500ms or 10s'
-            : 'a number of ms, or a string such as 5+2n';
-      case 'enum':
-        return typeof value === 'string' ? undefined : `one of ${spec.choices.join(', ')}`;
-      case 'boolean':
-        return typeof value === 'boolean' ? undefined : 'true or false';
-      case 'string':
-        return typeof value === 'string' ? undefined : 'a string';
-      case 'list':
-        return typeof value === 'string' || Array.isArray(value) ? undefined : 'a string or an array of strings';
-      case 'json':
-        return undefined;
-    }
-  })();
-  if (takes !== undefined)
-    throw new BatchlineError('INVALID_OPTION', `${key}: got ${described(value)}, expected ${takes}`);
-}
-
-/** A value and its JavaScript type, for a message: `'yes' (a string)`, `5 (a number)`, `null`. */
-function described(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  switch (typeof value) {
-    case 'string':
-      return `'${clipped(value)}' (a string)`;
-    case 'number':
-    case 'boolean':
-    case 'bigint':
-      return `${String(value)} (a ${typeof value})`;
-    case 'object':
-      return 'an object';
-    default:
-      return `a ${typeof value}`;
-  }
-}
-
-/**
- * The option a key means when it is spelled as a flag (`max-batch-size`), an environment variable
- * (`MAX_BATCH_SIZE`) or in snake_case (`max_batch_size`, config.json's spelling): the names a user
- * of the command brings to code. The schema's own list is too long to read for that.
- */
-function spelledOtherwise(schema: OptionSchema, key: string): string | undefined {
-  const bare = key.replace(/^-+/, '').replace(/[-_]/g, '').toLowerCase();
-  return Object.keys(schema).find((name) => name.toLowerCase() === bare);
-}
-
 const MS_PER_UNIT: Record<string, number> = { us: 0.001, µs: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /**
@@ -304,8 +185,8 @@ const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
 
 /**
  * One value checked against its spec, as `resolveOptions` checks flags: throws `code` (by
- * default INVALID_OPTION) naming `name` and the allowed values. A model's config.json is
- * read through this too, so its fields take exactly the flags' values.
+ * default INVALID_OPTION) naming `name` and the allowed values. A model's config.json and the
+ * options code gives (code-options.ts) are read through this too, so they take exactly the flags' values.
  */
 export function parseOptionValue(
   spec: OptionSpec,

@@ -91,7 +91,7 @@ function checkCodeType(spec: OptionSpec, value: unknown, key: string): void {
         return typeof value === 'number' || typeof value === 'string'
           ? undefined
           : spec.kind === 'duration'
-            ? 'a number of ms, or a duration string such as 500ms or 10s'
+            ? `a number of ${spec.bareUnit === 'ms' ? 'ms' : 'seconds'}, or a duration string such as 500ms or 10s`
             : 'a number of ms, or a string such as 5+2n';
       case 'enum':
         return typeof value === 'string' ? undefined : `one of ${spec.choices.join(', ')}`;

@@ -12,7 +12,8 @@ const MAX_QUEUE_SIZE = 10_000_000;
  */
 export function parsePriorityQueuePolicy(json: unknown): Record<number, Partial<LevelQueuePolicy>> {
   const shape = 'an object of levels, e.g. {"1": {"max_queue_size": 16, "default_timeout_microseconds": 100000}}';
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error(`expected ${shape}`);
+  // The message is what a refusal says is expected: "got '5', expected <message>".
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error(shape);
   const policies: Record<number, Partial<LevelQueuePolicy>> = {};
   for (const [key, value] of Object.entries(json)) {
     if (!/^[1-9]\d{0,2}$/.test(key)) throw new Error(`level "${key}" is not a level from 1; expected ${shape}`);

@@ -387,6 +387,11 @@ describe('batch(): options', () => {
       { priorityLevels: 2, defaultPriorityLevel: 3 },
       /^invalid option defaultPriorityLevel: got 3, expected 0 to priorityLevels \(2\)$/,
     ],
+    // It said 'expected expected an object of levels'.
+    [
+      { priorityQueuePolicy: 5 },
+      /^invalid option priorityQueuePolicy: got '5', expected an object of levels, e\.g\. \{"1"/,
+    ],
     [
       { priorityQueuePolicy: { 2: { max_queue_size: 4 } } },
       /^invalid option priorityQueuePolicy: level 2 is past priorityLevels \(0\)$/,

@@ -24,6 +24,13 @@ export function totalResponses(responses: Readonly<ResponsesByTransport>): Recor
   return totals;
 }
 
+/** Adds every count of `source` into `into`. */
+export function addResponses(into: ResponsesByTransport, source: Readonly<ResponsesByTransport>): void {
+  for (const transport of TRANSPORTS)
+    for (const [status, count] of Object.entries(source[transport]))
+      into[transport][status] = (into[transport][status] ?? 0) + count;
+}
+
 /** Counts one answer with `status` in `responses`. */
 export function countInto(responses: ResponsesByTransport, status: number, transport: Transport): void {
   const counts = responses[transport];

@@ -8,6 +8,7 @@ import type { StartupVersion } from './startup.js';
 import type { ServerState, ServerStats } from '../stats-contract/server-stats.js';
 import { ServeMetrics, type MeteredVersion } from './metrics.js';
 import {
+  addResponses,
   type AnswerCounters,
   countInto,
   noResponses,
@@ -34,8 +35,12 @@ export class ServingRuntime {
   readonly metrics: ServeMetrics;
   /** Answers to inference requests that reached no model version (unknown model), by status. */
   readonly unattributed: AnswerCounters & { readonly responses: ResponsesByTransport };
-  /** The answers of deregistered versions, by status: the JSON metrics' totals keep them. */
-  private readonly retired: Record<string, number> = {};
+  /**
+   * The answers of the versions that left the registry, by transport and status: the server's
+   * totals (/v1/stats, the JSON metrics) keep them, so that a total a client differences over
+   * time never goes down, while the version's own entry and series leave.
+   */
+  private readonly retired = noResponses();
   /** Where a request goes: the one resolution of every route's and transport's target. */
   readonly targets: Targets;
 
@@ -60,7 +65,7 @@ export class ServingRuntime {
 
   /** The answers of the versions deregistered so far, by status. */
   get retiredResponsesByStatus(): Readonly<Record<string, number>> {
-    return this.retired;
+    return totalResponses(this.retired);
   }
 
   /** Seconds since the server started. */
@@ -149,7 +154,7 @@ export class ServingRuntime {
     // at once, and the version closes once loaded.
     const drained = await Promise.race([loading.then(() => false), version.draining.then(() => true)]).catch(
       async (error: unknown) => {
-        this.registry.remove(version);
+        this.retire(version);
         await version.close();
         throw error;
       },
@@ -169,13 +174,17 @@ export class ServingRuntime {
   async deregister(version: ModelVersion): Promise<void> {
     await version.drain(this.config.drainTimeoutMs);
     await version.loaded; // a version deregistered while it loads closes once loaded
-    for (const [status, count] of Object.entries(version.responsesByStatus))
-      this.retired[status] = (this.retired[status] ?? 0) + count;
-    this.registry.remove(version);
+    this.retire(version);
     // An unloaded start-up version no longer holds readiness back.
     const index = this.startup.indexOf(version);
     if (index >= 0) this.startup.splice(index, 1);
     await version.close();
+  }
+
+  /** Takes a version out of the registry; its answers stay in the server's totals. */
+  private retire(version: ModelVersion): void {
+    addResponses(this.retired, version.responses);
+    this.registry.remove(version);
   }
 
   /** True when the server takes work and every start-up version is ready. */
@@ -216,12 +225,10 @@ export class ServingRuntime {
     const models = this.registry.all().flatMap((version) => version.statsEntry() ?? []);
     const main = this.defaultVersion?.statsEntry() ?? models[0];
     if (main === undefined) return undefined;
-    // Every version's answers and those that reached none, by transport.
+    // Every version's answers (loading ones' too, and those of versions gone) and those that reached none.
     const byProtocol = noResponses();
-    for (const source of [this.unattributed.responses, ...models.map((entry) => entry.responsesByProtocol!)])
-      for (const transport of TRANSPORTS)
-        for (const [status, count] of Object.entries(source[transport]))
-          byProtocol[transport][status] = (byProtocol[transport][status] ?? 0) + count;
+    for (const source of [this.unattributed.responses, this.retired, ...this.registry.all().map((v) => v.responses)])
+      addResponses(byProtocol, source);
     return {
       uptimeS: this.uptimeS,
       state: this.stateNow,

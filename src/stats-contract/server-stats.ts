@@ -64,7 +64,11 @@ export interface ServerStats {
   state: ServerState;
   model: { version: string; inputs: string[]; outputs: string[] };
   config: BatchingConfigStats;
-  /** Inference answers of every model (and of requests naming no known model) by HTTP status code. */
+  /**
+   * Inference answers of every model (and of requests naming no known model) by HTTP status code,
+   * since the server started: a version deregistered leaves `models`, but its answers stay here
+   * (a count never goes down).
+   */
   responsesByStatus: Record<string, number>;
   /** The same answers by transport. Absent from servers older than gRPC. */
   responsesByProtocol?: ResponsesByProtocol;

@@ -1,12 +1,12 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { BatchlineError } from '../errors.js';
 import { stackForThread } from './batch-buffer.js';
 import { inputBuffers } from './input-buffers.js';
 import { instanceLoads } from './load-gate.js';
 import { modelThreads } from './model-threads.js';
+import { startThread } from './start-thread.js';
 import type { InstanceHandle, InstanceLauncher, LaunchedInstance } from './instance-pool.js';
 import { encodeFrame, FrameReader, writeFrame, type FrameHead } from './tensor-frames.js';
 import type { ItemTensors } from './tensor-spec.js';
@@ -44,7 +44,7 @@ interface Endpoint {
  */
 export function threadLauncher(setup: WorkerSetup): InstanceLauncher {
   return inTurn((onExit, index) => {
-    const worker = new Worker(builtScript('model-worker.js'), { workerData: { ...setup, instance: index } });
+    const worker = startThread(builtScript('model-worker.js'), { workerData: { ...setup, instance: index } });
     let ended: ((reason: string) => void) | undefined;
     worker.on('error', (error) => ended?.(`error: ${error.message}`));
     worker.once('exit', (code) => ended?.(`code ${code}`));

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startThread } from './start-thread.js';
 import type { ItemTensors } from './tensor-spec.js';
 import {
   transferablesOf,
@@ -76,7 +77,7 @@ export class ModelThreads {
   }
 
   private start(): Thread {
-    const thread: Thread = { worker: new Worker(this.script), sessions: new Map(), error: undefined };
+    const thread: Thread = { worker: startThread(this.script), sessions: new Map(), error: undefined };
     this.threads.push(thread);
     thread.worker.on('message', ({ session, reply }: HostReply) => {
       const listener = thread.sessions.get(session);

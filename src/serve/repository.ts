@@ -8,6 +8,14 @@ const MODEL_FILE = 'model.onnx';
 /** …or the JavaScript module of a code model (src/model/code-model.ts). */
 const CODE_MODEL_FILE = 'model.mjs';
 
+/**
+ * Why a folder that is not a model stops the server: every folder of the repository is read as a
+ * model, as Triton's loader reads one (a folder that fails stops tritonserver at start by default),
+ * except hidden ones (`.git`), which Triton reads too.
+ */
+const EVERY_FOLDER_IS_A_MODEL =
+  "every folder of the repository is read as a model, except those whose name starts with '.': move other folders out";
+
 /** A model name: a URL path segment and a Prometheus label value, so plain characters only. */
 export const MODEL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 /** The longest model name MODEL_NAME_PATTERN takes. */
@@ -46,14 +54,19 @@ export async function scanRepository(dir: string): Promise<RepositoryModel[]> {
 export async function scanModel(dir: string, name: string): Promise<RepositoryModel> {
   const modelDir = join(dir, name);
   if (!MODEL_NAME_PATTERN.test(name))
-    throw invalid(`${modelDir}: a model name is letters, digits, '_', '.' and '-' (at most 128)`);
+    throw invalid(
+      `${modelDir} is not a model: a model's name is letters, digits, '_', '.' and '-' (at most 128); ${EVERY_FOLDER_IS_A_MODEL}`,
+    );
   const config = await readRepositoryModelConfig(dir, name);
   const onDisk: number[] = [];
   for (const entry of await readdir(modelDir, { withFileTypes: true })) {
     if (/^[1-9]\d{0,8}$/.test(entry.name) && (await isDirectory(join(modelDir, entry.name))))
       onDisk.push(Number(entry.name));
   }
-  if (onDisk.length === 0) throw invalid(`${modelDir}: no version folders (expected ${modelDir}/1/${MODEL_FILE})`);
+  if (onDisk.length === 0)
+    throw invalid(
+      `${modelDir} is not a model: a model's folder holds a folder per version, named by its number (${join(modelDir, '1', MODEL_FILE)} or ${CODE_MODEL_FILE}), and an optional config.json; ${EVERY_FOLDER_IS_A_MODEL}`,
+    );
   const policy = config.versionPolicy;
   if ('specific' in policy) {
     const missing = policy.specific.filter((version) => !onDisk.includes(version));

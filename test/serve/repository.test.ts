@@ -40,8 +40,20 @@ describe('a model repository', () => {
 
   it.each([
     [{ 'README.md': 'x' }, 'REPO holds no models'],
-    [{ 'a b/1/model.onnx': onnx }, "REPO/a b: a model name is letters, digits, '_', '.' and '-'"],
-    [{ 'a/model.onnx': onnx }, 'REPO/a: no version folders (expected REPO/a/1/model.onnx)'],
+    [
+      { 'a b/1/model.onnx': onnx },
+      "REPO/a b is not a model: a model's name is letters, digits, '_', '.' and '-' (at most 128); every folder of the repository is read as a model, except those whose name starts with '.': move other folders out",
+    ],
+    [
+      { 'a/model.onnx': onnx },
+      "REPO/a is not a model: a model's folder holds a folder per version, named by its number (REPO/a/1/model.onnx or model.mjs), and an optional config.json; every folder of the repository is read as a model, except those whose name starts with '.': move other folders out",
+    ],
+    // A folder of documents beside a model stops the start, as it stops tritonserver's (--exit-on-error);
+    // a hidden one (.git) is skipped.
+    [
+      { 'm/1/model.onnx': onnx, 'README/index.md': '# models', '.git/HEAD': 'ref: refs/heads/main' },
+      "REPO/README is not a model: a model's folder holds a folder per version",
+    ],
     [{ 'a/1/other.onnx': onnx }, 'REPO/a/1: no model.onnx'],
     [
       { 'a/1/model.onnx': onnx, 'a/config.json': { version_policy: { specific: [1, 3] } } },

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { BatchlineError, errorBody, unsupportedEncoding } from '../errors.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
+import { decodeMsgpackItem, isMsgpackType } from '../protocol/msgpack.js';
 import type { InferenceCodec } from './protocol.js';
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -26,7 +27,10 @@ export function jsonProtocol(options: { acceptData: boolean }): InferenceCodec<I
         throw new BatchlineError('BAD_JSON', `the body is empty; send a JSON object with ${wants}`);
       if (typeof body !== 'object' || body === null || Array.isArray(body))
         throw new BatchlineError('BAD_INPUT', `the body must be a JSON object with ${wants}`);
-      return model.decode(options.acceptData && body.inputs === undefined ? body.data : body.inputs);
+      const given = options.acceptData && body.inputs === undefined ? body.data : body.inputs;
+      if (isMsgpackType(request.headers['content-type']))
+        return decodeMsgpackItem(body, given, model.inputSchema !== undefined, model);
+      return model.decode(given);
     },
     rowsOf: (item) => [item],
     encodeRows: (requestId, outputs, model) => model.replyBody(requestId, outputs[0]!, model.outputs),

@@ -32,6 +32,13 @@ export function execute(items) {
   return items.map((item) => ({ echo: item.text.repeat(item.repeat), batch: items.length }));
 }
 `,
+  /** A JSON model whose items may carry any object as `meta`: { text, meta } → { text, keys of meta }. */
+  tagged: `
+export const inputSchema = { type: 'object', properties: { text: { type: 'string' }, meta: { type: 'object' } }, required: ['text'] };
+export function execute(items) {
+  return items.map((item) => ({ text: item.text, meta: Object.keys(item.meta ?? {}) }));
+}
+`,
   /** Throws on import. */
   importFails: `throw new Error('cannot find weights.bin');\nexport function execute(items) { return items; }`,
   /** Throws in initialize. */

@@ -18,6 +18,7 @@ beforeAll(async () => {
   repository = await codeModelDir({
     'double/1/model.mjs': CODE_MODELS.double,
     'echo/1/model.mjs': CODE_MODELS.echo,
+    'tagged/1/model.mjs': CODE_MODELS.tagged,
     'unlucky/1/model.mjs': CODE_MODELS.unlucky,
     'crashes/1/model.mjs': CODE_MODELS.crashes,
     'crashes/config.json': JSON.stringify({ execution: 'process', batch_window_ms: 0 }),
@@ -199,6 +200,29 @@ describe('a JSON code model (inputSchema)', () => {
     expect(reply.status).toBe(400);
     expect(reply.json.error.code).toBe('bad_input');
     expect(reply.json.error.message).toMatch(message);
+  });
+
+  it('refuses a MessagePack item holding the never-used byte 0xc1, which its schema would take for an object', async () => {
+    // msgpackr reads 0xc1 as a placeholder object ({"name": …}); a JSON model's item is searched for it.
+    const send = (meta: number[]) =>
+      request(`${server.url}/models/tagged/predict`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/msgpack' },
+        body: Buffer.from([
+          ...[0x81, 0xa6, ...Buffer.from('inputs'), 0x82, 0xa4, ...Buffer.from('text'), 0xa1, 0x78],
+          ...[0xa4, ...Buffer.from('meta'), ...meta],
+        ]),
+      });
+    const taken = await send([0x81, 0xa1, 0x61, 1]);
+    expect([taken.statusCode, ((await taken.body.json()) as any).outputs]).toEqual([200, { text: 'x', meta: ['a'] }]);
+    const refused = await send([0xc1]);
+    expect([refused.statusCode, ((await refused.body.json()) as any).error]).toEqual([
+      400,
+      {
+        code: 'bad_msgpack',
+        message: 'request body is not valid MessagePack: byte 0xc1 (never used in MessagePack) at inputs.meta',
+      },
+    ]);
   });
 
   it('takes its items over the Open Inference Protocol as BYTES of JSON text, checked the same way', async () => {

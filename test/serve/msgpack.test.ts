@@ -101,13 +101,29 @@ describe('MessagePack on /v1/infer (the embedded model)', () => {
       'application/msgpack',
     );
     expect([trailing.status, trailing.body.error.code]).toStrictEqual([400, 'bad_msgpack']);
+    // The never-used byte 0xc1 is not MessagePack either (it was bad_input "no item").
+    const neverUsed = await post(server.url, Buffer.from([0xc1]), 'application/msgpack');
+    expect([neverUsed.status, neverUsed.body.error.code]).toStrictEqual([400, 'bad_msgpack']);
+    // Read where it could be taken or mis-reported: in a refused item, and in a field nothing reads.
+    const inputs = [0xa6, ...Buffer.from('inputs')];
+    const inItem = await post(server.url, Buffer.from([0x81, ...inputs, 0x93, 1, 0xc1, 3]), 'application/msgpack');
+    expect([inItem.status, inItem.body.error.message]).toStrictEqual([
+      400,
+      'request body is not valid MessagePack: byte 0xc1 (never used in MessagePack) at inputs[1]',
+    ]);
+    const noted = Buffer.from([0x82, ...inputs, 0x93, 1, 2, 3, 0xa4, ...Buffer.from('note'), 0xc1]);
+    const inField = await post(server.url, noted, 'application/msgpack');
+    expect([inField.status, inField.body.error.message]).toStrictEqual([
+      400,
+      'request body is not valid MessagePack: byte 0xc1 (never used in MessagePack) at note',
+    ]);
     const odd = await post(server.url, packr.pack({ inputs: Buffer.alloc(7) }), 'application/msgpack');
     expect(odd.body.error.message).toContain('not a whole number of 4-byte elements');
     const nan = await post(server.url, packr.pack({ inputs: floatBytes(1, NaN, 3) }), 'application/msgpack');
     expect([nan.status, nan.body.error.code]).toStrictEqual([400, 'bad_input']);
     expect((await post(server.url, 'inputs=1,2,3', 'text/plain')).status).toBe(415);
     const reasons = await (await request(`${server.url}/metrics`)).body.text();
-    expect(reasons).toMatch(/batchline_rejections_total\{[^}]*reason="bad_msgpack"[^}]*\} 2/);
+    expect(reasons).toMatch(/batchline_rejections_total\{[^}]*reason="bad_msgpack"[^}]*\} 5/);
   });
 });
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
+import type { ServedModel } from '../model/load-model.js';
 import { plainAnswer } from './answer.js';
 import { configJsonOf } from './model-config.js';
 import type { ModelVersion } from './model-version.js';
@@ -36,8 +37,22 @@ export function versionMetadata(version: ModelVersion, repository?: string): Rec
   return {
     name: version.name,
     ...versionSummary(version),
-    ...(model === undefined ? {} : { model_version: model.version, inputs: model.inputs, outputs: model.outputs }),
+    ...(model === undefined ? {} : modelShape(model)),
     config,
+  };
+}
+
+/**
+ * What a loaded model takes and gives: its version, inputs and outputs, and for a code model whose
+ * items are JSON values the JSON Schema they are checked against (its one input, `json`, says only
+ * "a string"), so that a client can find out what to send.
+ */
+function modelShape(model: ServedModel): Record<string, unknown> {
+  return {
+    model_version: model.version,
+    inputs: model.inputs,
+    outputs: model.outputs,
+    ...(model.inputSchema === undefined ? {} : { input_schema: model.inputSchema }),
   };
 }
 
@@ -78,6 +93,6 @@ export function registerModelRoutes(
     const model = (name === undefined ? undefined : registry.resolve(name))?.model;
     if (model === undefined)
       return void plainAnswer(reply).error(new BatchlineError('NOT_READY', 'the model is loading'));
-    plainAnswer(reply).json({ model_version: model.version, inputs: model.inputs, outputs: model.outputs });
+    plainAnswer(reply).json(modelShape(model));
   });
 }

@@ -191,6 +191,23 @@ describe('a JSON code model (inputSchema)', () => {
     expect(reply.json).toMatchObject({ outputs: { echo: 'abab', batch: 1 }, model: 'echo' });
   });
 
+  it('shows its inputSchema in its metadata, so that a client finds out what it takes', async () => {
+    const inputSchema = {
+      type: 'object',
+      properties: { text: { type: 'string', maxLength: 100 }, repeat: { type: 'integer', minimum: 1, default: 2 } },
+      required: ['text'],
+      additionalProperties: false,
+    };
+    for (const path of ['/v1/models/echo', '/v1/models/echo/versions/1']) {
+      const response = await request(`${server.url}${path}`);
+      expect(response.statusCode).toBe(200);
+      expect(((await response.body.json()) as any).input_schema).toEqual(inputSchema);
+    }
+    // A tensor model has none.
+    const double = (await (await request(`${server.url}/v1/models/double`)).body.json()) as any;
+    expect(double).not.toHaveProperty('input_schema');
+  });
+
   it.each([
     [{ data: { text: 5 } }, /inputs\.text must be string/],
     [{ data: { text: 'a', colour: 'red' } }, /must NOT have additional properties/],

@@ -62,7 +62,7 @@ function inBatchlineWords(fields: Record<string, unknown>): Record<string, unkno
 /**
  * The admin API, on `app` (the main listener or the admin one): `GET /admin/models`,
  * `POST /admin/models/{name}` (register a version of a model file in the repository) and
- * `DELETE /admin/models/{name}/{version}` (drain it, then close it), and Triton's repository
+ * `DELETE /admin/models/{name}/{version}` (drain it, then close it; without a version, 400), and Triton's repository
  * extension under /v2/repository (repository-routes.ts). Every request needs
  * `Authorization: Bearer <token>`: 401 without it, 403 with another token.
  */
@@ -172,13 +172,22 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
       }
     });
 
+    // The middleware's API removes one named version (DELETE /admin/models/{name}/{version}): a
+    // version left out, or empty, must mean neither the latest nor every version, but a 400 that says so.
+    const nameTheVersion = (name: string): BatchlineError => {
+      const versions = runtime.registry.versionsOf(name).map((v) => v.version);
+      return new BatchlineError(
+        'BAD_REQUEST',
+        `name the version to remove: DELETE /admin/models/${name}/{version} (${versions.length === 0 ? `there is no model '${name}'` : `${name}'s versions: ${versions.join(', ')}`})`,
+      );
+    };
+    scope.delete('/admin/models/:name', (request, reply) =>
+      refuse(reply, nameTheVersion((request.params as { name: string }).name)),
+    );
+
     scope.delete('/admin/models/:name/:version', async (request, reply) => {
       const { name, version } = request.params as { name: string; version: string };
-      // The version is named: an empty one must not mean the latest.
-      const found =
-        version === ''
-          ? new BatchlineError('BAD_REQUEST', 'name the version to remove')
-          : runtime.targets.find({ name, version });
+      const found = version === '' ? nameTheVersion(name) : runtime.targets.find({ name, version });
       if (found instanceof BatchlineError) return refuse(reply, found);
       if (found.state === 'draining')
         return refuse(

@@ -113,6 +113,7 @@ describe('the admin API', () => {
       ['GET', '/admin/models', undefined],
       ['POST', '/admin/models/m', { version: 2, path: 'm/2/model.onnx' }],
       ['DELETE', '/admin/models/m/1', undefined],
+      ['DELETE', '/admin/models/m', undefined],
     ] as const) {
       const reply = await call(method, `${server.url}${path}`, body, headers);
       expect([reply.status, reply.json.error.code], `${method} ${path}`).toEqual([status, code]);
@@ -433,6 +434,26 @@ describe('the admin API', () => {
     // Latest is the highest version that takes work: 2, not the broken 3.
     expect((await infer(`${server.url}/models/m/predict`, { inputs: [1, 1] })).json.model_version).toBe('2');
     expect((await call('DELETE', `${server.url}/admin/models/m/3`)).status).toBe(200);
+    expect(server.runtime.registry.versionsOf('m').map((v) => v.version)).toEqual([2, 1]);
+  });
+
+  it('refuses a DELETE that names no version with 400 saying to name one, and removes nothing', async () => {
+    // It was a 404 for a route that does not exist. The middleware's API removes one version at a
+    // time (DELETE /admin/models/{name}/{version}); a dropped version must not remove them all.
+    server = await adminServer();
+    await call('POST', `${server.url}/admin/models/m`, { version: 2, path: 'm/2/model.onnx' });
+    for (const path of ['/admin/models/m', '/admin/models/m/']) {
+      const refused = await call('DELETE', `${server.url}${path}`);
+      expect([refused.status, refused.json.error.code], path).toEqual([400, 'bad_request']);
+      expect(refused.json.error.message).toBe(
+        "malformed request: name the version to remove: DELETE /admin/models/m/{version} (m's versions: 2, 1)",
+      );
+    }
+    const unknown = await call('DELETE', `${server.url}/admin/models/nosuch`);
+    expect([unknown.status, unknown.json.error.message]).toEqual([
+      400,
+      "malformed request: name the version to remove: DELETE /admin/models/nosuch/{version} (there is no model 'nosuch')",
+    ]);
     expect(server.runtime.registry.versionsOf('m').map((v) => v.version)).toEqual([2, 1]);
   });
 

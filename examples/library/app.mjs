@@ -30,12 +30,13 @@ app.setErrorHandler((error, _request, reply) =>
     : reply.send(error),
 );
 
-app.post('/embed', async (request) => {
+app.post('/embed', async (request, reply) => {
   const text = request.body?.text;
   if (typeof text !== 'string') throw Object.assign(new Error('body: {"text": "…"}'), { statusCode: 400 });
   // A client that hangs up stops waiting: its call leaves the queue, or its result is dropped.
+  // The response's 'close' tells: the request's own fired when its body was read, long before.
   const gone = new AbortController();
-  request.raw.once('close', () => request.raw.complete || gone.abort());
+  reply.raw.once('close', () => reply.raw.writableFinished || gone.abort());
   return { embedding: await embed(text, { signal: gone.signal }) };
 });
 

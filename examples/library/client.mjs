@@ -1,4 +1,5 @@
-// Calls the Fastify app: a burst it takes, one bad item, and an overload it refuses with 429.
+// Calls the Fastify app: a burst it takes, one bad item, an overload it refuses with 429, and a
+// client that hangs up.
 const url = process.argv[2] ?? 'http://127.0.0.1:3000';
 let failed = false;
 const check = (ok, what) => {
@@ -39,5 +40,38 @@ check(
     refused.every((a) => a.body.error.code === 'queue_full' && a.retryAfter === '1') &&
     flood.every((a) => a.status === 200 || a.status === 429),
   `400 at once, a queue of 64: ${JSON.stringify(count(flood))}; each 429 is queue_full with Retry-After: ${refused[0]?.retryAfter}`,
+);
+// A client that hangs up while its call waits (behind the stand-in's 50 ms batch): the app aborts
+// the call's signal, so the model never runs it, or its result is dropped (counted `cancelled`).
+const readStats = async () => (await fetch(`${url}/stats`)).json();
+const before = await readStats();
+const waitFor = async (done, what) => {
+  for (let tries = 0; tries < 1000; tries++) {
+    const now = await readStats();
+    if (done(now)) return now;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`the app's /stats never showed ${what}`);
+};
+const busy = post('keeps the model busy');
+await waitFor((now) => now.runningRequests > 0, 'a running batch');
+const hangUp = new AbortController();
+const abandoned = fetch(`${url}/embed`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ text: 'a client that hangs up' }),
+  signal: hangUp.signal,
+}).catch((error) => error.name);
+await waitFor((now) => now.counts.admitted > before.counts.admitted + 1, 'the second call admitted');
+hangUp.abort();
+await abandoned;
+await busy;
+const after = await waitFor(
+  (now) => Object.values(now.counts.outcomes).reduce((sum, n) => sum + n, 0) === now.counts.admitted,
+  'every call answered',
+);
+check(
+  after.counts.outcomes.cancelled === before.counts.outcomes.cancelled + 1,
+  `a client that hangs up: its call cancelled (${after.counts.outcomes.cancelled - before.counts.outcomes.cancelled})`,
 );
 process.exit(failed ? 1 : 0);

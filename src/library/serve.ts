@@ -1,16 +1,18 @@
 import { SERVE_OPTIONS, withModelLatencyDefault } from '../options/serve.js';
-import { resolveCodeOptions, type OptionInputs } from '../options/code-options.js';
+import { resolveCodeOptions, type InputOf } from '../options/code-options.js';
 import type { ServerStats } from '../stats-contract/server-stats.js';
 import { RENAMED_BATCHING } from './batch-options.js';
 import { drainMsOf } from './close-options.js';
 import { publicError } from './errors.js';
 
+// Mapped here, not through a generic alias, which tsc names instead of this one: a misspelt key
+// said "'workers' does not exist in type 'OptionInputs<{ readonly model: { … }; … 48 more …'".
 /**
  * The options of `batchline serve` in camelCase (`modelRepository`, `maxBatchSize`,
  * `adminToken`…), with its defaults and ranges, except `port`: 0 (a free port) unless given.
  * The environment is not read.
  */
-export type ServeOptions = OptionInputs<typeof SERVE_OPTIONS>;
+export type ServeOptions = { [K in keyof typeof SERVE_OPTIONS]?: InputOf<(typeof SERVE_OPTIONS)[K]> };
 
 /** A server started with `serve()`. */
 export interface RunningServer {

@@ -1,6 +1,6 @@
 /**
  * Options as code gives them (`batch()`, `serve()`): an object keyed by the schema's camelCase
- * names, each value of its own JavaScript type (`OptionInputs`). The command reads text from its
+ * names, each value of its own JavaScript type (`InputOf`). The command reads text from its
  * flags and environment (`resolveOptions`, schema.ts); code is held to the types it declares, so a
  * value of another type is refused here before the schema's checks read it as text.
  */
@@ -18,8 +18,11 @@ import {
   type OptionValues,
 } from './schema.js';
 
-/** What code may give for one option: a number, a name of its choices, a boolean, text, or JSON's value. */
-type InputOf<S extends OptionSpec> = S extends JsonOptionSpec
+/**
+ * What code may give for one option: a number, a name of its choices, a boolean, text, or JSON's
+ * value. (serve()'s options map the schema's keys to it in place, so that tsc names them.)
+ */
+export type InputOf<S extends OptionSpec> = S extends JsonOptionSpec
   ? unknown
   : S extends NumberOptionSpec
     ? number
@@ -30,9 +33,6 @@ type InputOf<S extends OptionSpec> = S extends JsonOptionSpec
         : S extends BooleanOptionSpec
           ? boolean
           : string;
-
-/** Options as code gives them (`resolveCodeOptions`): every key optional, camelCase as in the schema. */
-export type OptionInputs<S extends OptionSchema> = { [K in keyof S]?: InputOf<S[K]> };
 
 /**
  * Options given in code, as `batch()` and `serve()` take them: an object keyed by the schema's
@@ -74,7 +74,7 @@ export function resolveCodeOptions<S extends OptionSchema>(
 }
 
 /**
- * Code gives values of their own type (`OptionInputs`): a number where a number goes, `true` not
+ * Code gives values of their own type (`InputOf`): a number where a number goes, `true` not
  * 'yes'. parseOptionValue reads text as the command's flags and environment are, so without this
  * `host: 5` would pass as '5' and fail at listen, and `logRequests: 'yes'` would pass as true.
  */

@@ -328,11 +328,12 @@ describe("the library: import { batch } from 'batchline'", () => {
     writeFileSync(
       join(app, 'wrong.mts'),
       [
-        "import { batch } from 'batchline';",
+        "import { batch, serve } from 'batchline';",
         'const lengths = batch(async (texts: string[]) => texts.map((text) => text.length));',
         'await lengths(42);',
         "const s: string = await lengths('x');",
         'console.log(s);',
+        'await serve({ workers: 2 });',
       ].join('\n'),
     );
     const checked = await typeErrors('wrong.mts');
@@ -340,6 +341,8 @@ describe("the library: import { batch } from 'batchline'", () => {
       /wrong\.mts\(3,\d+\): error TS2345: Argument of type 'number' is not assignable to parameter of type 'string'/,
     );
     expect(checked).toMatch(/wrong\.mts\(4,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/);
+    // Named as the reader knows it, not as the 49 options' schema spelled out ('OptionInputs<{ readonly model: …').
+    expect(checked).toMatch(/wrong\.mts\(6,\d+\): error TS2353: .*'workers' does not exist in type 'ServeOptions'\.$/m);
   });
 
   it('starts the whole server with serve() and closes it', async () => {

@@ -201,7 +201,7 @@ export const ERROR_TABLE = {
     httpStatus: 503,
     grpcStatus: 'UNAVAILABLE',
     exitCode: 1,
-    message: 'shutting down: no new requests are taken',
+    message: 'shutting down: %s',
     reason: 'shutting_down',
   },
   UNHEALTHY: {
@@ -390,6 +390,14 @@ export class ExitWithCode extends Error {
     super(message);
     this.name = 'ExitWithCode';
   }
+}
+
+/**
+ * 503 shutting_down: a refusal of new work, or (with its own detail) an answer the drain had no
+ * time left for, which was taken and must not read as refused.
+ */
+export function shuttingDown(detail = 'no new requests are taken'): BatchlineError {
+  return new BatchlineError('SHUTTING_DOWN', detail);
 }
 
 /** What was thrown, as an Error (a thrown string or object keeps its text). */

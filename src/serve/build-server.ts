@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Clock } from '../core/clock.js';
 import { RealClock } from '../core/real-clock.js';
-import { BatchlineError, errorBody } from '../errors.js';
+import { BatchlineError, errorBody, shuttingDown } from '../errors.js';
 import type { ServeConfig } from '../options/serve.js';
 import { BATCHLINE_VERSION } from '../version.js';
 import type { AdmissionContext } from './admission.js';
@@ -169,7 +169,7 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
   app.get('/health', liveness);
   app.get('/readyz', (_request, reply) => {
     if (runtime.ready) return json(reply, { status: 'ready' });
-    if (runtime.leaving) return refuse(reply, new BatchlineError('SHUTTING_DOWN'));
+    if (runtime.leaving) return refuse(reply, shuttingDown());
     if (runtime.state === 'starting') return refuse(reply, new BatchlineError('NOT_READY', 'the model is loading'));
     const notReady = runtime.registry
       .all()

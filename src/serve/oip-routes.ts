@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BatchlineError } from '../errors.js';
+import { BatchlineError, shuttingDown } from '../errors.js';
 import type { AdmissionContext } from './admission.js';
 import { admit } from './admit.js';
 import { Answer, RouteAnswers } from './answer.js';
@@ -52,9 +52,7 @@ export function registerOipRoutes(
       scope.get('/health/ready', { config: { answers: plain } }, (_request, reply) => {
         if (runtime.ready) return answerOf(reply).json({ ready: true });
         answerOf(reply).error(
-          runtime.leaving
-            ? new BatchlineError('SHUTTING_DOWN')
-            : new BatchlineError('NOT_READY', 'a model is not ready'),
+          runtime.leaving ? shuttingDown() : new BatchlineError('NOT_READY', 'a model is not ready'),
         );
       });
 

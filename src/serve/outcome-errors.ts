@@ -1,5 +1,5 @@
 import type { Outcome, Refusal, RejectReason } from '../core/types.js';
-import { BatchlineError } from '../errors.js';
+import { BatchlineError, shuttingDown } from '../errors.js';
 
 /**
  * A batcher's refusal or an admitted request's failed outcome as a row of the error table: the
@@ -24,7 +24,7 @@ const REFUSALS: Readonly<Record<RejectReason, (batcher: RefusingBatcher, refusal
     ),
   circuit_open: (_batcher, refusal) =>
     circuitOpen('refusing requests until a probe batch passes', refusal.retryAfterMs),
-  closed: () => new BatchlineError('SHUTTING_DOWN'),
+  closed: () => shuttingDown(),
 };
 
 export function refusalError(batcher: RefusingBatcher, refusal: Refusal): BatchlineError {
@@ -47,10 +47,11 @@ export function outcomeError<O>(
       return modelFailure(outcome.error);
     case 'unavailable':
       return circuitOpen('it opened while this request waited', outcome.retryAfterMs);
-    case 'ok':
     case 'shutdown':
+      return shuttingDown('the drain time ran out before this request was answered');
+    case 'ok':
     case 'cancelled':
-      return new BatchlineError('SHUTTING_DOWN');
+      return shuttingDown();
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import { BatchlineError } from '../errors.js';
+import { BatchlineError, shuttingDown } from '../errors.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ModelVersionConfig, ServeConfig } from '../options/serve.js';
 import { ModelVersion } from './model-version.js';
@@ -145,7 +145,7 @@ export class ServingRuntime {
    * it loads (the server's: SHUTTING_DOWN; a DELETE's: VERSION_REMOVED) answers at once.
    */
   async register(spec: StartupVersion, wait: boolean): Promise<ModelVersion> {
-    if (this.shuttingDown) throw new BatchlineError('SHUTTING_DOWN');
+    if (this.shuttingDown) throw shuttingDown();
     const version = this.createVersion(spec);
     const loading = version.load();
     loading.catch(() => {}); // without `wait`: shown as unavailable, with the reason
@@ -162,7 +162,7 @@ export class ServingRuntime {
     if (!drained) return version;
     // Drained while it loaded: the server is shutting down, or a DELETE of it came first (it
     // answered 201 "draining", for a version about to be removed).
-    if (this.shuttingDown) throw new BatchlineError('SHUTTING_DOWN');
+    if (this.shuttingDown) throw shuttingDown();
     throw new BatchlineError('VERSION_REMOVED', `${spec.name} version ${spec.version} (a DELETE came first)`);
   }
 

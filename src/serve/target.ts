@@ -1,4 +1,4 @@
-import { BatchlineError } from '../errors.js';
+import { BatchlineError, shuttingDown } from '../errors.js';
 import type { AnswerCounters } from './answer-counters.js';
 import type { ServerState } from '../stats-contract/server-stats.js';
 import type { ModelVersion } from './model-version.js';
@@ -82,7 +82,7 @@ export class Targets {
       (name === undefined || version !== undefined ? undefined : registry.versionsOf(name)[0]) ??
       runtime.unattributed;
     const state = runtime.state;
-    if (state === 'draining' || state === 'stopped') return { refusal: new BatchlineError('SHUTTING_DOWN'), counters };
+    if (state === 'draining' || state === 'stopped') return { refusal: shuttingDown(), counters };
     if (found === undefined) {
       const refusal =
         state === 'starting'

@@ -360,7 +360,10 @@ describe('batch(): close', () => {
     const stuck = batch(async (_items: number[]) => new Promise<number[]>(() => {}), { batchWindowMs: 0 });
     const running = stuck(1);
     await stuck.close({ drainMs: 10 });
-    expect(await rejection(running)).toMatchObject({ code: 'shutting_down' });
+    const cut = await rejection(running);
+    expect(cut).toBeInstanceOf(ShuttingDownError);
+    // It was taken: not the refusal's "no new requests are taken".
+    expect((cut as Error).message).toBe('shutting down: the drain time ran out before this request was answered');
   });
 });
 

@@ -85,7 +85,7 @@ describe('serve --grpc-port', () => {
       server.signal('SIGTERM');
       const answer = await inflight;
       expect(answer.error?.code).toBe(grpc.status.UNAVAILABLE);
-      expect(answer.error?.details).toBe('shutting down: no new requests are taken');
+      expect(answer.error?.details).toBe('shutting down: the drain time ran out before this request was answered');
       await server.running;
       expect(server.text()).toMatch(/stopped; 0 ok, 1 answered 503 at shutdown/);
     } finally {

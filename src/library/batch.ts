@@ -274,16 +274,30 @@ function runBatch<I, O>(
     returned = fn(run.inputs as I[], { instance: run.instance });
   } catch (error) {
     clock.elapsed();
-    return done(asError(error));
+    return done(thrownAsError(error));
   }
   // A synchronous function's time is the batch's; the next read (its end, the next batch's start) sees it.
   clock.elapsed();
   if (isThenable(returned))
     returned.then(
       (results) => done(oneResultPerItem(results, size)),
-      (error: unknown) => done(asError(error)),
+      (error: unknown) => done(thrownAsError(error)),
     );
   else done(oneResultPerItem(returned, size));
+}
+
+/**
+ * What the function threw, as the Error the core carries: a thrown string or object rides in a
+ * Thrown, so that the call's ModelFailureError has it as its `cause` itself, not a copy of its text.
+ */
+class Thrown extends Error {
+  constructor(readonly value: unknown) {
+    super(String(value));
+  }
+}
+
+function thrownAsError(error: unknown): Error {
+  return error instanceof Error ? error : new Thrown(error);
 }
 
 function isThenable<T>(value: unknown): value is PromiseLike<T> {
@@ -307,7 +321,10 @@ function failure<I, O>(outcome: Outcome<O>, request: PendingRequest<I, O>): unkn
     outcomeError(
       outcome,
       request,
-      (error) => new BatchlineError('MODEL_FAILURE', asError(error).message, { cause: error }),
+      (error) =>
+        new BatchlineError('MODEL_FAILURE', asError(error).message, {
+          cause: error instanceof Thrown ? error.value : error,
+        }),
     ),
   );
 }

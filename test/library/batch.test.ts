@@ -176,6 +176,23 @@ describe('batch(): failures', () => {
     for (const error of errors) expect(error).toMatchObject({ code: 'model_failure', cause: boom });
   });
 
+  it('keeps what was thrown as the cause when it is not an Error (a string, an object), sync or async', async () => {
+    const thrown = [{ status: 503 }, 'upstream down'];
+    for (const value of thrown)
+      for (const sync of [true, false]) {
+        const failing = batch(
+          (_items: number[]): number[] | Promise<number[]> => {
+            if (sync) throw value;
+            return Promise.reject(value);
+          },
+          { batchWindowMs: 0, isolation: 'off' },
+        );
+        const error = await rejection(failing(1));
+        expect(error).toMatchObject({ code: 'model_failure', message: `model execution failed: ${String(value)}` });
+        expect((error as Error).cause).toBe(value);
+      }
+  });
+
   it('fails a batch whose results are not one per item with a clear error, and serves the next batch', async () => {
     let broken = true;
     const lossy = batch(async (items: number[]) => (broken ? items.slice(1) : items), {

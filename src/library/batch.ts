@@ -101,7 +101,7 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
       keepAlive.leave();
       return rejected(pending, promise, publicError(refusalError(batcher, refused)));
     }
-    if (watched !== undefined && pending.phase !== 'done') watched.watch();
+    if (watched !== undefined && pending.phase !== 'done') watched.start();
     return promise;
   };
 
@@ -154,6 +154,9 @@ function unsettled(): void {}
  * field and a store a call more.
  */
 class CallOwner<I, O> {
+  /** The signals calls were given, each listened to once for all of its unanswered calls. */
+  readonly watches = new WeakMap<AbortSignal, SignalWatch<I, O>>();
+
   constructor(
     readonly batcher: Batcher<I, O>,
     readonly keepAlive: KeepAlive,
@@ -172,36 +175,73 @@ class CallOwner<I, O> {
 }
 
 /**
- * The listener of a call made with a signal, in place of the owner: it is the signal's abort
- * listener too, and removes itself once the call is answered. A field for the signal on every
- * call was 8 bytes and a check at each answer that calls without one paid as well.
+ * The listener of a call made with a signal, in place of the owner: it joins its signal's watch
+ * and leaves it once the call is answered. A field for the signal on every call was 8 bytes and a
+ * check at each answer that calls without one paid as well.
  */
 class WatchedCall<I, O> {
+  private watch: SignalWatch<I, O> | undefined;
+
   constructor(
     private readonly call: PendingCall<I, O>,
     private readonly owner: CallOwner<I, O>,
     private readonly signal: AbortSignal,
   ) {}
 
-  watch(): void {
-    this.signal.addEventListener('abort', this, { once: true });
-  }
-
-  /** The abort (EventTarget calls an object's `handleEvent`): removed if queued, its result discarded if running. */
-  handleEvent(): void {
-    this.owner.batcher.cancel(this.call);
+  /** Its call waits or runs: its signal's abort now cancels it. */
+  start(): void {
+    // Aborted while it was offered (by a batch function that ran in the call): its abort has been told.
+    if (this.signal.aborted) return void this.owner.batcher.cancel(this.call);
+    let watch = this.owner.watches.get(this.signal);
+    if (watch === undefined) {
+      watch = new SignalWatch(this.owner, this.signal);
+      this.owner.watches.set(this.signal, watch);
+    }
+    watch.calls.add(this.call);
+    this.watch = watch;
   }
 
   answered(output: O, request: PendingRequest<I, O>): void {
-    this.signal.removeEventListener('abort', this);
+    this.watch?.leave(this.call);
     this.owner.answered(output, request);
   }
 
   outcome(outcome: Outcome<O>, request: PendingRequest<I, O>): void {
-    this.signal.removeEventListener('abort', this);
+    this.watch?.leave(this.call);
     if (outcome.kind !== 'cancelled') return this.owner.outcome(outcome, request);
     this.owner.keepAlive.leave();
     this.call.fail(this.signal.reason);
+  }
+}
+
+/**
+ * One signal's abort listener for all of its unanswered calls of one batched function. A
+ * listener a call made Node warn of a leak (MaxListenersExceededWarning) once 11 calls shared a
+ * signal, as every call of a request of many items, or of an app's shutdown controller, does;
+ * there was none: each left at its answer.
+ */
+class SignalWatch<I, O> {
+  readonly calls = new Set<PendingCall<I, O>>();
+
+  constructor(
+    private readonly owner: CallOwner<I, O>,
+    private readonly signal: AbortSignal,
+  ) {
+    signal.addEventListener('abort', this, { once: true });
+  }
+
+  /** The abort (EventTarget calls an object's `handleEvent`): each call removed if queued, its result discarded if running. */
+  handleEvent(): void {
+    this.owner.watches.delete(this.signal);
+    // Each cancel answers its call, which leaves this set: walk a copy.
+    for (const call of [...this.calls]) this.owner.batcher.cancel(call);
+  }
+
+  leave(call: PendingCall<I, O>): void {
+    this.calls.delete(call);
+    if (this.calls.size > 0 || this.signal.aborted) return;
+    this.signal.removeEventListener('abort', this);
+    this.owner.watches.delete(this.signal);
   }
 }
 

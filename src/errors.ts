@@ -402,5 +402,22 @@ export function shuttingDown(detail = 'no new requests are taken'): BatchlineErr
 
 /** What was thrown, as an Error (a thrown string or object keeps its text). */
 export function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
+  return error instanceof Error ? error : new Error(textOf(error));
+}
+
+/**
+ * A thrown value as text, for a message. `String()` throws for an object with no way to become a
+ * primitive (`Object.create(null)`, a throwing `toString`): inside the handler meant to answer a
+ * failure, that would leave its calls without an answer and the process with an uncaught error.
+ */
+export function textOf(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    try {
+      return Object.prototype.toString.call(value);
+    } catch {
+      return 'a value that cannot be shown as text';
+    }
+  }
 }

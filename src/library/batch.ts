@@ -3,7 +3,7 @@ import type { Batcher } from '../core/batcher.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
 import { QueuedRequest } from '../core/queued-request.js';
 import type { Batch, Executor, Outcome, PendingRequest } from '../core/types.js';
-import { asError, BatchlineError } from '../errors.js';
+import { asError, BatchlineError, textOf } from '../errors.js';
 import { notOnePerItem } from '../core/per-item-results.js';
 import { outcomeError, refusalError } from '../serve/outcome-errors.js';
 import { resolveBatchOptions, type BatchOptions } from './batch-options.js';
@@ -332,7 +332,7 @@ function runBatch<I, O>(
  */
 class Thrown extends Error {
   constructor(readonly value: unknown) {
-    super(String(value));
+    super(textOf(value));
   }
 }
 

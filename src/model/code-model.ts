@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
-import { BatchlineError } from '../errors.js';
+import { BatchlineError, textOf } from '../errors.js';
 import type { CodeModelContext, ExecuteContext } from './code-model-types.js';
 import { elementTypeOf, OIP_DATATYPES } from './datatypes.js';
 import { INTEGER_RANGE } from './element-values.js';
@@ -285,5 +285,5 @@ function loadFailed(detail: string, cause?: unknown): BatchlineError {
 }
 
 function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return error instanceof Error ? error.message : textOf(error);
 }

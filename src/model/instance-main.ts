@@ -2,7 +2,7 @@
  * The body of a model instance, on a worker thread or in a child process: loads one
  * onnxruntime session, or one code model, and runs the batches the server posts.
  */
-import { BatchlineError } from '../errors.js';
+import { BatchlineError, textOf } from '../errors.js';
 import { CodeModel, isCodeModelPath } from './code-model.js';
 import { OnnxModel } from './onnx-model.js';
 import { buildToyModelOnnx } from './toy-model.js';
@@ -40,7 +40,7 @@ export async function serveModelInstance(setup: WorkerSetup, channel: InstanceCh
         ? error.detail
         : error instanceof Error
           ? error.message
-          : String(error);
+          : textOf(error);
     channel.send({ kind: 'load_failed', message });
     channel.end();
     return;
@@ -76,7 +76,7 @@ export async function serveModelInstance(setup: WorkerSetup, channel: InstanceCh
         channel.send({
           kind: 'failed',
           id: request.id,
-          message: error instanceof Error ? error.message : String(error),
+          message: error instanceof Error ? error.message : textOf(error),
           items: request.items,
         }),
     );

@@ -1,4 +1,4 @@
-import { BatchlineError } from '../errors.js';
+import { BatchlineError, textOf } from '../errors.js';
 import type { ItemTensors, TensorSpec } from './tensor-spec.js';
 
 /** One running model instance: a thread or a child process with its own onnxruntime session. */
@@ -345,7 +345,7 @@ export class InstancePool {
       (error: unknown) => {
         if (this.closed) return;
         const message =
-          error instanceof BatchlineError ? error.detail : error instanceof Error ? error.message : String(error);
+          error instanceof BatchlineError ? error.detail : error instanceof Error ? error.message : textOf(error);
         this.fail(slot, `could not restart: ${message}`, new Error(message));
       },
     );

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { BatchlineError, unsupportedEncoding, type ErrorCode } from '../errors.js';
+import { BatchlineError, unsupportedEncoding, type ErrorCode, textOf } from '../errors.js';
 
 /** What `classify` reads of the request an error belongs to (a FastifyRequest has all of it). */
 export interface ClassifiedRequest {
@@ -34,7 +34,7 @@ export function markBodyDecoded(request: object): void {
  */
 export function classify(error: unknown, request?: ClassifiedRequest): BatchlineError {
   const { code, statusCode, message } = (error ?? {}) as { code?: unknown; statusCode?: unknown; message?: unknown };
-  const text = typeof message === 'string' ? message : String(error);
+  const text = typeof message === 'string' ? message : textOf(error);
   // A BatchlineError is itself, but a body reader's BAD_JSON or BAD_MSGPACK is a bad body like Fastify's.
   const mapped =
     error instanceof BatchlineError

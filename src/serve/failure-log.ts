@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { BatchlineError } from '../errors.js';
+import { BatchlineError, textOf } from '../errors.js';
 
 /** Where failure lines go: a stream whose `write` may say "slow down" (returns false) until 'drain'. */
 export interface LogSink {
@@ -141,7 +141,7 @@ export class FailureLog {
         ? withStack && !(error instanceof BatchlineError)
           ? (error.stack ?? error.message)
           : error.message
-        : String(error);
+        : textOf(error);
     // eslint-disable-next-line no-control-regex
     const oneLine = text.replace(/\r?\n\s*/g, ' | ').replace(/[\u0000-\u001f\u007f]/g, '?');
     return oneLine.length > this.maxDetailChars ? `${oneLine.slice(0, this.maxDetailChars)}…` : oneLine;

@@ -193,6 +193,31 @@ describe('batch(): failures', () => {
       }
   });
 
+  it('answers calls whose function throws a value that cannot become text (a null-prototype object), sync or async', async () => {
+    // String() throws for these: the handler that answers the failure must not.
+    const unprintable = [
+      Object.create(null),
+      {
+        toString: () => {
+          throw new Error('no text');
+        },
+      },
+    ];
+    for (const value of unprintable)
+      for (const sync of [true, false]) {
+        const failing = batch(
+          (_items: number[]): number[] | Promise<number[]> => {
+            if (sync) throw value;
+            return Promise.reject(value);
+          },
+          { batchWindowMs: 0, isolation: 'off' },
+        );
+        const error = await rejection(failing(1));
+        expect(error).toMatchObject({ code: 'model_failure', message: 'model execution failed: [object Object]' });
+        expect((error as Error).cause).toBe(value);
+      }
+  });
+
   it('fails a batch whose results are not one per item with a clear error, and serves the next batch', async () => {
     let broken = true;
     const lossy = batch(async (items: number[]) => (broken ? items.slice(1) : items), {

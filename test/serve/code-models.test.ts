@@ -379,3 +379,29 @@ describe("the middleware's health and metrics", () => {
     expect(after.requests - present).toBeGreaterThanOrEqual(2);
   });
 });
+
+describe('a code model that throws a value String() cannot read', () => {
+  it('fails that batch with model_failure and keeps its instance (Object.create(null) ended the thread)', async () => {
+    const dir = await codeModelDir({
+      'opaque/1/model.mjs': `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export function execute(items) {
+  if (items.some((item) => item.x[0] === 13)) throw Object.create(null);
+  return items.map((item) => ({ y: [item.x[0] * 2] }));
+}
+`,
+    });
+    const own = await startTestServer({ modelRepository: dir, batchWindowMs: 0, isolation: 'off' });
+    try {
+      const failed = await infer(`${own.url}/models/opaque/predict`, { inputs: [13] });
+      expect(failed.status).toBe(500);
+      expect(failed.json).toMatchObject({ error: { code: 'model_failure' } });
+      const answered = await infer(`${own.url}/models/opaque/predict`, { inputs: [2] });
+      expect(answered.status).toBe(200);
+      expect(own.runtime.registry.resolve('opaque')!.model.health().instances[0]!.restarts).toBe(0);
+    } finally {
+      await own.close();
+    }
+  });
+});

@@ -31,12 +31,19 @@ export class Registry {
     this.refresh(version.name);
   }
 
-  remove(version: ModelVersion): void {
-    const entry = this.byName.get(version.name);
-    if (entry === undefined) return;
+  /** Removes `version` (this very object); false when the registry did not hold it. */
+  remove(version: ModelVersion): boolean {
+    if (!this.holds(version)) return false;
+    const entry = this.byName.get(version.name)!;
     entry.versions = entry.versions.filter((v) => v !== version);
     if (entry.versions.length === 0) this.byName.delete(version.name);
     else this.refresh(version.name);
+    return true;
+  }
+
+  /** True when the registry holds `version` (this very object, not another of its name and number). */
+  holds(version: ModelVersion): boolean {
+    return this.byName.get(version.name)?.versions.includes(version) ?? false;
   }
 
   /** Re-reads which version of `name` is the latest that takes work (after a state change). */

@@ -41,6 +41,12 @@ export class ServingRuntime {
    * time never goes down, while the version's own entry and series leave.
    */
   private readonly retired = noResponses();
+  /**
+   * The removal of each version being deregistered: a second deregistration of the same version
+   * (a Triton unload racing an admin DELETE, two unloads) waits for the first instead of retiring
+   * it again, so its answers are kept once.
+   */
+  private readonly removals = new WeakMap<ModelVersion, Promise<void>>();
   /** Where a request goes: the one resolution of every route's and transport's target. */
   readonly targets: Targets;
 
@@ -169,9 +175,16 @@ export class ServingRuntime {
   /**
    * Deregisters a version: it takes no new requests (the latest is re-resolved at once), its
    * queued and running ones are answered as in a graceful drain (up to --drain-timeout-ms),
-   * then it leaves the registry and its sessions close.
+   * then it leaves the registry and its sessions close. A version already being deregistered is
+   * not removed again: the call resolves with that removal.
    */
-  async deregister(version: ModelVersion): Promise<void> {
+  deregister(version: ModelVersion): Promise<void> {
+    let removal = this.removals.get(version);
+    if (removal === undefined) this.removals.set(version, (removal = this.remove(version)));
+    return removal;
+  }
+
+  private async remove(version: ModelVersion): Promise<void> {
     await version.drain(this.config.drainTimeoutMs);
     await version.loaded; // a version deregistered while it loads closes once loaded
     this.retire(version);
@@ -181,10 +194,12 @@ export class ServingRuntime {
     await version.close();
   }
 
-  /** Takes a version out of the registry; its answers stay in the server's totals. */
+  /**
+   * Takes a version out of the registry; its answers stay in the server's totals. Only the call
+   * that removes it keeps them: a version is retired once, whichever path gets there first.
+   */
   private retire(version: ModelVersion): void {
-    addResponses(this.retired, version.responses);
-    this.registry.remove(version);
+    if (this.registry.remove(version)) addResponses(this.retired, version.responses);
   }
 
   /** True when the server takes work and every start-up version is ready. */

@@ -1,5 +1,10 @@
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ServedModel } from '../../src/model/load-model.js';
+import type { ItemTensors } from '../../src/model/tensor-spec.js';
+import { SERVE_OPTIONS } from '../../src/options/serve.js';
+import { resolveOptions } from '../../src/options/schema.js';
+import { buildServer } from '../../src/serve/build-server.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
 
@@ -73,5 +78,84 @@ describe('the server-wide answer counts of /v1/stats', () => {
     // The JSON metrics' totals keep the same answers (no request here named an unknown model).
     const metrics = await readJson(`${url}/metrics`, { accept: 'application/json' });
     expect([metrics.requests, metrics.errors, metrics.rejected]).toEqual([sum(after.responsesByStatus), 0, 0]);
+  });
+});
+
+/** Waits (a bounded number of turns of the event loop) until `condition` holds. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !condition(); i++) await new Promise((resolve) => setImmediate(resolve));
+  expect(condition()).toBe(true);
+}
+
+/** A model run inline whose batches answer (their inputs) only when the test releases them. */
+function heldModel(): { model: ServedModel; running: () => number; release: () => void } {
+  const waiting: (() => void)[] = [];
+  const model: ServedModel = {
+    version: 'held',
+    inputs: [],
+    outputs: [],
+    health: () => ({ instances: [], healthy: 1, ready: true, live: true, reason: undefined }),
+    ready: true,
+    decode: (inputs) => ({ x: { data: Float32Array.from(inputs as number[]), shape: [(inputs as number[]).length] } }),
+    runBatch: (items) =>
+      new Promise<(ItemTensors | Error)[]>((resolve) => waiting.push(() => resolve(items as ItemTensors[]))),
+    replyBody: (id) => JSON.stringify({ request_id: id }),
+    close: async () => {},
+  };
+  return { model, running: () => waiting.length, release: () => waiting.splice(0).forEach((answer) => answer()) };
+}
+
+describe('the removal of a version', () => {
+  it('keeps its answers once when a Triton unload comes while an admin DELETE of it drains', async () => {
+    const config = resolveOptions(
+      SERVE_OPTIONS,
+      { adminToken: 'admin-secret', batchWindowMs: 0, modelLatencyMs: 0 },
+      {},
+    );
+    const { app, runtime } = buildServer(config);
+    try {
+      const held = heldModel();
+      const m = runtime.attach(held.model, 'm', 1);
+      runtime.attach(heldModel().model, 'k', 1); // stays, answering nothing
+      const deregister = vi.spyOn(runtime, 'deregister');
+      // m answers a request, then another runs, held: the DELETE's drain waits for it.
+      const first = app.inject({ method: 'POST', url: '/models/m/predict', payload: { inputs: [1] } });
+      await until(() => held.running() === 1);
+      held.release();
+      expect((await first).statusCode).toBe(200);
+      const answered = app.inject({ method: 'POST', url: '/models/m/predict', payload: { inputs: [1] } });
+      await until(() => held.running() === 1);
+      const deleted = app.inject({ method: 'DELETE', url: '/admin/models/m/1', headers: auth });
+      await until(() => m.state === 'draining');
+      // The unload of m reaches the same version while the DELETE still drains it.
+      const unloaded = app.inject({
+        method: 'POST',
+        url: '/v2/repository/models/m/unload',
+        headers: auth,
+        payload: {},
+      });
+      await until(() => deregister.mock.calls.length === 2);
+      expect(deregister.mock.calls.map(([version]) => version)).toEqual([m, m]);
+      held.release();
+      expect((await answered).statusCode).toBe(200);
+      expect([(await deleted).statusCode, (await deleted).json()]).toEqual([
+        200,
+        { name: 'm', version: 1, state: 'removed' },
+      ]);
+      expect((await unloaded).statusCode).toBe(200);
+
+      // m's two answers are kept once: in /v1/stats' totals and in the JSON metrics'.
+      const stats = (await app.inject({ method: 'GET', url: '/v1/stats' })).json();
+      expect(stats.models.map((v: any) => `${v.name}/${v.version}`)).toEqual(['k/1']);
+      expect(stats.responsesByStatus).toEqual({ 200: 2 });
+      const metrics = (
+        await app.inject({ method: 'GET', url: '/metrics', headers: { accept: 'application/json' } })
+      ).json();
+      expect(metrics.requests).toBe(2);
+    } finally {
+      await runtime.drain(0);
+      await app.close();
+      await runtime.closeModels();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { servesModel } from '../stats-contract/server-stats.js';
 import { startStatsPoller } from '../stats-contract/stats-poller.js';
 import type { BenchPlan } from './plan.js';
 import type { BenchRun } from './result.js';
@@ -56,6 +57,8 @@ export function startServerSamples(targetUrl: string): { stop(): Promise<ServerS
         }
         return;
       }
+      // A server serving no model (every version removed) has no batches or queue to show.
+      if (!servesModel(read.stats)) return;
       const s = read.stats.snapshot;
       samples.push({
         atEpochMs: read.atMs,

@@ -1,5 +1,6 @@
 import { clockTime, formatStatsLine } from '../report/stats-line.js';
 import type { ServeOutput, ServeOutputSource } from '../serve/run-server.js';
+import { servesModel } from '../stats-contract/server-stats.js';
 
 /** How often the plain output sums up the server when something happened (ms). */
 const PLAIN_STATS_EVERY_MS = 10_000;
@@ -28,7 +29,8 @@ export async function startServeOutput(
   let last: { atMs: number; ok: number; batches: number; admitted: number } | undefined;
   const timer = setInterval(() => {
     const stats = readStats();
-    if (stats === undefined) return;
+    // Sums up traffic: a server serving no model has none (its requests get 404).
+    if (stats === undefined || !servesModel(stats)) return;
     const counts = stats.snapshot.counts;
     const now = {
       atMs: stats.snapshot.atMs,

@@ -1,4 +1,4 @@
-import type { ServerStats } from '../stats-contract/server-stats.js';
+import { servesModel, type StatsAnswer } from '../stats-contract/server-stats.js';
 import { classifyResponses, type StatsTrends } from '../stats-contract/stats-history.js';
 import { formatCount, formatDurationS, formatMs, formatRate } from './format.js';
 
@@ -7,26 +7,33 @@ import { formatCount, formatDurationS, formatMs, formatRate } from './format.js'
  * sequences): what `serve --no-ui` and `watch` print where there is no terminal.
  *
  * `ready up 3m12s queue 12/128 running 8+5 ok 2,000/s batches 250/s p50 31.2 ms p99 44.7 ms
- * 200=40,000 429=500 504=0 5xx=0`
+ * 200=40,000 429=500 504=0 5xx=0`; a server serving no model (every version removed) says so
+ * where the queue and latencies were, and keeps its answers since it started:
+ * `ready up 3m12s no model served 200=40,000 429=500 504=0 5xx=0`.
  */
 export function formatStatsLine(
-  stats: ServerStats,
+  stats: StatsAnswer,
   trends?: Pick<StatsTrends, 'throughputPerS' | 'batchesPerS'>,
 ): string {
-  const { snapshot } = stats;
   const classes = classifyResponses(stats.responsesByStatus);
-  const latency = snapshot.latencyMs;
-  const parts = [
-    stats.state,
-    `up ${formatDurationS(stats.uptimeS)}`,
-    `queue ${snapshot.queueDepth}/${snapshot.maxQueueSize}`,
-    `running ${snapshot.runningBatchSizes.join('+')}`,
-  ];
-  if (trends?.throughputPerS !== undefined) parts.push(`ok ${formatRate(trends.throughputPerS)}`);
-  if (trends?.batchesPerS !== undefined) parts.push(`batches ${formatRate(trends.batchesPerS)}`);
+  const parts = [stats.state, `up ${formatDurationS(stats.uptimeS)}`];
+  if (servesModel(stats)) {
+    const { snapshot } = stats;
+    const latency = snapshot.latencyMs;
+    parts.push(
+      `queue ${snapshot.queueDepth}/${snapshot.maxQueueSize}`,
+      `running ${snapshot.runningBatchSizes.join('+')}`,
+    );
+    if (trends?.throughputPerS !== undefined) parts.push(`ok ${formatRate(trends.throughputPerS)}`);
+    if (trends?.batchesPerS !== undefined) parts.push(`batches ${formatRate(trends.batchesPerS)}`);
+    parts.push(
+      `p50 ${latency.count === 0 ? '-' : formatMs(latency.p50)}`,
+      `p99 ${latency.count === 0 ? '-' : formatMs(latency.p99)}`,
+    );
+  } else {
+    parts.push('no model served');
+  }
   parts.push(
-    `p50 ${latency.count === 0 ? '-' : formatMs(latency.p50)}`,
-    `p99 ${latency.count === 0 ? '-' : formatMs(latency.p99)}`,
     `200=${formatCount(classes.ok)}`,
     `429=${formatCount(classes.overloaded)}`,
     `504=${formatCount(classes.timeout)}`,

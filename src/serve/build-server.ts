@@ -182,12 +182,13 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
   app.get('/metrics', async (request, reply) => {
     // The middleware's JSON for a client that asks for JSON; Prometheus's text for everyone else.
     if (/\bapplication\/json\b/.test(request.headers.accept ?? ''))
-      return json(reply, jsonMetrics(runtime.stats(), runtime.uptimeS, runtime.retiredResponsesByStatus));
+      return json(reply, jsonMetrics(runtime.statsAnswer(), runtime.uptimeS, runtime.retiredResponsesByStatus));
     const { contentType, body } = await runtime.metrics.render();
     plainAnswer(reply).send(200, { body, contentType });
   });
   app.get('/v1/stats', (_request, reply) => {
-    const stats = runtime.stats();
+    // While the start-up models load; a server serving no model after that answers its totals.
+    const stats = runtime.statsAnswer();
     if (stats === undefined) return refuse(reply, new BatchlineError('NOT_READY', 'the model is loading'));
     json(reply, stats);
   });

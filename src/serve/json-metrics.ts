@@ -1,4 +1,4 @@
-import type { ModelVersionStats, ServerStats } from '../stats-contract/server-stats.js';
+import type { ModelVersionStats, StatsAnswer } from '../stats-contract/server-stats.js';
 
 /**
  * `GET /metrics` with `Accept: application/json`: the middleware's JSON metrics (request counts,
@@ -10,7 +10,7 @@ import type { ModelVersionStats, ServerStats } from '../stats-contract/server-st
  * differences over time must not go down.
  */
 export function jsonMetrics(
-  stats: ServerStats | undefined,
+  stats: StatsAnswer | undefined,
   uptimeS: number,
   retiredByStatus: Readonly<Record<string, number>> = {},
 ): Record<string, unknown> {

@@ -8,7 +8,7 @@ import { FailureLog, stderrLogSink } from './failure-log.js';
 import type { ModelBatcher } from './model-version.js';
 import { SecondChance, watchSignals } from './signals.js';
 import { stopWaitingOnWorkerStarts } from './young-generation.js';
-import type { ServerStats } from '../stats-contract/server-stats.js';
+import type { StatsAnswer } from '../stats-contract/server-stats.js';
 
 export interface ServeIo {
   stdout: NodeJS.WritableStream;
@@ -29,7 +29,8 @@ export interface ServeIo {
 
 /** What a server's output reads and tells it. */
 export interface ServeOutputSource {
-  readStats(): ServerStats | undefined;
+  /** What /v1/stats answers: undefined while the start-up models load. */
+  readStats(): StatsAnswer | undefined;
   /** The output's own quit (the dashboard's `q`): counts as a signal. */
   onQuit(): void;
 }
@@ -80,7 +81,7 @@ export async function runServer(
           await Promise.all([app.close(), admin?.close()]);
           throw error;
         });
-  const source: ServeOutputSource = { readStats: () => runtime.stats(), onQuit: () => quit.fire('q') };
+  const source: ServeOutputSource = { readStats: () => runtime.statsAnswer(), onQuit: () => quit.fire('q') };
   const output: ServeOutput =
     io.startOutput === undefined
       ? { log: (line) => io.stdout.write(`${line}\n`), stop: () => {} }

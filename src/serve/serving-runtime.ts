@@ -5,7 +5,7 @@ import type { ModelVersionConfig, ServeConfig } from '../options/serve.js';
 import { ModelVersion } from './model-version.js';
 import { Registry } from './registry.js';
 import type { StartupVersion } from './startup.js';
-import type { ServerState, ServerStats } from '../stats-contract/server-stats.js';
+import type { ServerState, ServerStats, StatsAnswer } from '../stats-contract/server-stats.js';
 import { ServeMetrics, type MeteredVersion } from './metrics.js';
 import {
   addResponses,
@@ -236,10 +236,39 @@ export class ServingRuntime {
     await Promise.all(this.registry.all().map((version) => version.close()));
   }
 
+  /** The default model's stats and every version's; undefined while no version has a batcher. */
   stats(): ServerStats | undefined {
     const models = this.registry.all().flatMap((version) => version.statsEntry() ?? []);
     const main = this.defaultVersion?.statsEntry() ?? models[0];
     if (main === undefined) return undefined;
+    const { uptimeS, state, responsesByStatus, responsesByProtocol, ...named } = this.serverFigures();
+    return {
+      uptimeS,
+      state,
+      model: main.model,
+      config: main.config,
+      responsesByStatus,
+      responsesByProtocol,
+      snapshot: main.snapshot,
+      ...named,
+      models,
+    };
+  }
+
+  /**
+   * What GET /v1/stats answers: `stats()`, or the server's own figures and totals with no
+   * models while it serves none after its start (every version removed, or the one registered
+   * still loading); undefined while its start-up models load.
+   */
+  statsAnswer(): StatsAnswer | undefined {
+    return this.stats() ?? (this.stateNow === 'starting' ? undefined : { ...this.serverFigures(), models: [] });
+  }
+
+  /** The server's state and its answers since it started, whatever it serves. */
+  private serverFigures(): Pick<
+    ServerStats,
+    'uptimeS' | 'state' | 'responsesByStatus' | 'responsesByProtocol' | 'defaultModel'
+  > {
     // Every version's answers (loading ones' too, and those of versions gone) and those that reached none.
     const byProtocol = noResponses();
     for (const source of [this.unattributed.responses, this.retired, ...this.registry.all().map((v) => v.responses)])
@@ -247,13 +276,9 @@ export class ServingRuntime {
     return {
       uptimeS: this.uptimeS,
       state: this.stateNow,
-      model: main.model,
-      config: main.config,
       responsesByStatus: totalResponses(byProtocol),
       responsesByProtocol: byProtocol,
-      snapshot: main.snapshot,
       ...(this.registry.defaultModel === undefined ? {} : { defaultModel: this.registry.defaultModel }),
-      models,
     };
   }
 }

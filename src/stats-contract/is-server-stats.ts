@@ -1,4 +1,4 @@
-import type { ModelVersionStats, ServerStats } from './server-stats.js';
+import type { ModelVersionStats, ServerStats, ServerStatsWithoutModel, StatsAnswer } from './server-stats.js';
 
 /**
  * Bounds of the numbers a dashboard draws with. Some are loop bounds (a histogram of batch
@@ -34,6 +34,28 @@ export function isServerStats(value: unknown): value is ServerStats {
   );
 }
 
+/** A server's stats with a model (`isServerStats`) or while it serves none (every version removed). */
+export function isStatsAnswer(value: unknown): value is StatsAnswer {
+  return isServerStats(value) || isStatsWithoutModel(value);
+}
+
+/** The server's own figures and an empty `models`, without a model's `model`, `config` or `snapshot`. */
+function isStatsWithoutModel(value: unknown): value is ServerStatsWithoutModel {
+  const v = value as ServerStatsWithoutModel | undefined;
+  return (
+    isObject(v) &&
+    isFiniteIn(v.uptimeS, 0, Number.MAX_VALUE) &&
+    typeof v.state === 'string' &&
+    v.model === undefined &&
+    v.config === undefined &&
+    v.snapshot === undefined &&
+    isAnswerCounts(v) &&
+    (v.defaultModel === undefined || typeof v.defaultModel === 'string') &&
+    Array.isArray(v.models) &&
+    v.models.length === 0
+  );
+}
+
 /** One entry of `models`: its identity and state, and the same figures as the top level. */
 function isVersionStats(value: unknown): value is ModelVersionStats {
   const v = value as ModelVersionStats;
@@ -53,7 +75,6 @@ function isVersionFigures(
   v: Pick<ServerStats, 'model' | 'config' | 'responsesByStatus' | 'responsesByProtocol' | 'snapshot'>,
 ): boolean {
   const s = v.snapshot;
-  const byProtocol = v.responsesByProtocol;
   return (
     isObject(v.model) &&
     typeof v.model.version === 'string' &&
@@ -64,11 +85,7 @@ function isVersionFigures(
     isFiniteIn(v.config.batchWindowMs, 0, Number.MAX_VALUE) &&
     isFiniteIn(v.config.requestTimeoutMs, 0, Number.MAX_VALUE) &&
     isFiniteIn(v.config.modelLatencyMs, 0, Number.MAX_VALUE) &&
-    isCountsByKey(v.responsesByStatus, MAX_STATUS_CODES) &&
-    (byProtocol === undefined ||
-      (isObject(byProtocol) &&
-        isCountsByKey(byProtocol.http, MAX_STATUS_CODES) &&
-        isCountsByKey(byProtocol.grpc, MAX_STATUS_CODES))) &&
+    isAnswerCounts(v) &&
     isObject(s) &&
     isCount(s.maxBatchSize, MAX_BATCH_SIZE) &&
     isCount(s.queueDepth, MAX_COUNT) &&
@@ -83,6 +100,18 @@ function isVersionFigures(
     isCount(s.counts.batches, MAX_COUNT) &&
     isPercentiles(s.latencyMs) &&
     isPercentiles(s.queueWaitMs)
+  );
+}
+
+/** Answers by status, and by protocol then status (absent from servers older than gRPC). */
+function isAnswerCounts(v: Pick<ServerStats, 'responsesByStatus' | 'responsesByProtocol'>): boolean {
+  const byProtocol = v.responsesByProtocol;
+  return (
+    isCountsByKey(v.responsesByStatus, MAX_STATUS_CODES) &&
+    (byProtocol === undefined ||
+      (isObject(byProtocol) &&
+        isCountsByKey(byProtocol.http, MAX_STATUS_CODES) &&
+        isCountsByKey(byProtocol.grpc, MAX_STATUS_CODES)))
   );
 }
 

@@ -54,9 +54,10 @@ export interface ResponsesByProtocol {
 }
 
 /**
- * What `GET /v1/stats` returns and what the serve and watch dashboards render. The top-level
- * `model`, `config` and `snapshot` are the default model's (the one POST /v1/infer serves), so
- * a reader of one model needs nothing else; `models` holds every loaded version.
+ * What `GET /v1/stats` returns while the server serves a model, and what the serve and watch
+ * dashboards render. The top-level `model`, `config` and `snapshot` are the default model's (the
+ * one POST /v1/infer serves), so a reader of one model needs nothing else; `models` holds every
+ * loaded version. Serving none, it answers `ServerStatsWithoutModel`.
  */
 export interface ServerStats {
   /** Seconds since the server started. */
@@ -77,4 +78,25 @@ export interface ServerStats {
   defaultModel?: string;
   /** Every model version with a batcher, by name then version. Absent from older servers. */
   models?: ModelVersionStats[];
+}
+
+/**
+ * What `GET /v1/stats` answers while the server serves no model after its start (every version
+ * was removed, by the admin API or Triton's unload, or the one registered since still loads):
+ * the server's own figures, its totals since it started, and an empty `models`. There is no
+ * default model's `model`, `config` or `snapshot` to show.
+ */
+export interface ServerStatsWithoutModel extends Omit<ServerStats, 'model' | 'config' | 'snapshot' | 'models'> {
+  model?: undefined;
+  config?: undefined;
+  snapshot?: undefined;
+  models: [];
+}
+
+/** Every answer of `GET /v1/stats`: a server's stats, with a model or without one. */
+export type StatsAnswer = ServerStats | ServerStatsWithoutModel;
+
+/** True when `stats` shows a model (the top-level `model`, `config` and `snapshot` are there). */
+export function servesModel(stats: StatsAnswer): stats is ServerStats {
+  return stats.snapshot !== undefined;
 }

@@ -1,9 +1,9 @@
 import { Agent, request } from 'undici';
-import { isServerStats } from './is-server-stats.js';
-import type { ServerStats } from './server-stats.js';
+import { isStatsAnswer } from './is-server-stats.js';
+import type { StatsAnswer } from './server-stats.js';
 
-/** One attempt to read a server's stats: the stats, or why not. */
-export type StatsRead = { ok: true; stats: ServerStats; atMs: number } | { ok: false; error: string; atMs: number };
+/** One attempt to read a server's stats (with a model or without one): the stats, or why not. */
+export type StatsRead = { ok: true; stats: StatsAnswer; atMs: number } | { ok: false; error: string; atMs: number };
 
 export interface StatsPollerOptions {
   /** Full URL of the JSON stats endpoint (`…/v1/stats`). */
@@ -67,8 +67,8 @@ export function startStatsPoller(options: StatsPollerOptions): { stop(): Promise
   };
 }
 
-/** GETs the stats once; throws on a network error, a timeout, a non-200 or a body that is not ServerStats. */
-export async function readStats(statsUrl: string, timeoutMs: number, dispatcher?: Agent): Promise<ServerStats> {
+/** GETs the stats once; throws on a network error, a timeout, a non-200 or a body that is not batchline stats. */
+export async function readStats(statsUrl: string, timeoutMs: number, dispatcher?: Agent): Promise<StatsAnswer> {
   const response = await request(statsUrl, {
     method: 'GET',
     headers: { accept: 'application/json' },
@@ -89,7 +89,7 @@ export async function readStats(statsUrl: string, timeoutMs: number, dispatcher?
   } catch {
     throw new StatsReadError('the answer is not JSON (is this a batchline server?)');
   }
-  if (!isServerStats(body)) throw new StatsReadError('the answer is not batchline stats (is this a batchline server?)');
+  if (!isStatsAnswer(body)) throw new StatsReadError('the answer is not batchline stats (is this a batchline server?)');
   return body;
 }
 

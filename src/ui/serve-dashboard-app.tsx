@@ -1,11 +1,12 @@
 import { Box, render, Text } from 'ink';
-import type { ServerStats } from '../stats-contract/server-stats.js';
+import { servesModel, type StatsAnswer } from '../stats-contract/server-stats.js';
 import { HeaderLine } from './components/header-line.js';
 import { KeyHints } from './components/key-hints.js';
 import { QuitKeys } from './components/quit-keys.js';
 import { RenderGuard } from './components/render-guard.js';
 import { SelectionKeys } from './components/selection-keys.js';
 import { ModelHistories, selectedRow, stepSelection, type VersionRow } from './model-histories.js';
+import { NoModelView } from './no-model-view.js';
 import { ServeView } from './serve-view.js';
 import { StatsHistory, type StatsTrends } from '../stats-contract/stats-history.js';
 import { SERVE_FRAME_MS } from './terminal.js';
@@ -15,7 +16,7 @@ export interface ServeDashboardOptions {
    * Reads the server's stats; called once per frame, never per request. Undefined (the model
    * is still loading) draws a "starting" frame, so the dashboard may start before the model.
    */
-  readStats: () => ServerStats | undefined;
+  readStats: () => StatsAnswer | undefined;
   /** Called on `q` or Ctrl-C (each press); the caller starts the graceful shutdown. */
   onQuit: () => void;
   stdout?: NodeJS.WriteStream;
@@ -31,7 +32,7 @@ const QUIT_HINTS = [['q', 'stop (drains first)']] as const;
 const MODEL_HINT = ['Tab ←/→', 'model'] as const;
 
 interface ServeDashboardAppProps {
-  stats: ServerStats | undefined;
+  stats: StatsAnswer | undefined;
   trends: StatsTrends;
   columns: number;
   rows: number;
@@ -68,6 +69,13 @@ export function ServeDashboardApp({
             <Text dimColor>loading the model; /readyz answers 503 until it is ready</Text>
             <KeyHints hints={QUIT_HINTS} />
           </Box>
+        ) : !servesModel(stats) ? (
+          <NoModelView
+            stats={stats}
+            columns={columns}
+            title="batchline serve"
+            hints={draining ? undefined : QUIT_HINTS}
+          />
         ) : (
           <ServeView
             stats={shown?.stats ?? stats}
@@ -94,12 +102,12 @@ export function startServeDashboard(options: ServeDashboardOptions): { stop(): v
   const now = options.now ?? (() => performance.now());
   const history = new StatsHistory();
   const histories = new ModelHistories();
-  let last: ServerStats | undefined;
+  let last: StatsAnswer | undefined;
   let chosen: string | undefined;
   let frame = 0;
 
   const element = () => {
-    const rows = last === undefined ? [] : histories.rows(last);
+    const rows = last === undefined || !servesModel(last) ? [] : histories.rows(last);
     chosen = selectedRow(rows, chosen, last?.defaultModel)?.key;
     const onStep = (step: number): void => {
       chosen = stepSelection(rows, chosen, step);
@@ -123,6 +131,7 @@ export function startServeDashboard(options: ServeDashboardOptions): { stop(): v
       const stats = options.readStats();
       if (stats === undefined) return;
       last = stats;
+      if (!servesModel(stats)) return; // no queue or batches to keep a history of
       const atMs = now();
       history.push(stats, atMs);
       histories.push(stats, atMs);

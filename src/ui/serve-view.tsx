@@ -42,7 +42,8 @@ export interface ServeViewProps {
   models?: { rows: readonly VersionRow[]; selected: string | undefined };
 }
 
-const STATE_COLORS: Record<ServerState, string> = {
+/** The colour of the server's state in a dashboard's header. */
+export const STATE_COLORS: Record<ServerState, string> = {
   starting: 'yellow',
   ready: 'green',
   draining: 'yellow',

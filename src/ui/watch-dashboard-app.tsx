@@ -5,6 +5,7 @@ import { QuitKeys } from './components/quit-keys.js';
 import { RenderGuard } from './components/render-guard.js';
 import { SelectionKeys } from './components/selection-keys.js';
 import { ModelHistories, selectedRow, stepSelection } from './model-histories.js';
+import { servesModel } from '../stats-contract/server-stats.js';
 import { StatsHistory } from '../stats-contract/stats-history.js';
 import { DEFAULT_FRAME_MS } from './terminal.js';
 import { WatchView } from './watch-view.js';
@@ -51,7 +52,7 @@ export function startWatchDashboard(options: WatchDashboardOptions): Promise<voi
     };
     const element = () => {
       const last = state.lastGood?.stats;
-      const rows = last === undefined ? [] : histories.rows(last);
+      const rows = last === undefined || !servesModel(last) ? [] : histories.rows(last);
       chosen = selectedRow(rows, chosen, last?.defaultModel)?.key;
       const onStep = (step: number): void => {
         chosen = stepSelection(rows, chosen, step);
@@ -91,7 +92,8 @@ export function startWatchDashboard(options: WatchDashboardOptions): Promise<voi
       now,
       onRead: (read) => {
         state = applyRead(state, read);
-        if (read.ok) {
+        // A server serving no model has no queue or batches to keep a history of.
+        if (read.ok && servesModel(read.stats)) {
           history.push(read.stats, read.atMs);
           histories.push(read.stats, read.atMs);
         }

@@ -3,7 +3,9 @@ import { formatMs } from '../report/format.js';
 import { describeConnection, type ConnectionTone, type WatchState } from '../watch/watch-state.js';
 import { HeaderLine } from './components/header-line.js';
 import { KeyHints } from './components/key-hints.js';
+import { NoModelView } from './no-model-view.js';
 import { ServeView } from './serve-view.js';
+import { servesModel } from '../stats-contract/server-stats.js';
 import type { StatsTrends } from '../stats-contract/stats-history.js';
 import type { VersionRow } from './model-histories.js';
 
@@ -61,18 +63,32 @@ export function WatchView({
       </Box>
     );
   }
+  const stateOverride = connection.tone === 'unreachable' ? { text: 'unreachable', color: 'red' } : undefined;
+  const notice = { text: connection.text, color: TONE_COLORS[connection.tone] };
+  const stats = state.lastGood.stats;
+  if (!servesModel(stats))
+    return (
+      <NoModelView
+        stats={stats}
+        columns={columns}
+        title={title}
+        notice={notice}
+        stateOverride={stateOverride}
+        hints={HINTS}
+      />
+    );
   const several = models !== undefined && models.rows.length > 1;
   const shown = several ? models.rows.find((row) => row.key === models.selected) : undefined;
   return (
     <ServeView
-      stats={shown?.stats ?? state.lastGood.stats}
+      stats={shown?.stats ?? stats}
       trends={shown?.trends ?? trends}
       {...(several ? { models } : {})}
       columns={columns}
       rows={rows}
       title={title}
-      notice={{ text: connection.text, color: TONE_COLORS[connection.tone] }}
-      stateOverride={connection.tone === 'unreachable' ? { text: 'unreachable', color: 'red' } : undefined}
+      notice={notice}
+      stateOverride={stateOverride}
       hints={several ? MODEL_HINTS : HINTS}
     />
   );

@@ -1,5 +1,6 @@
 import { clockTime, formatStatsLine } from '../report/stats-line.js';
 import { formatMs } from '../report/format.js';
+import { servesModel } from '../stats-contract/server-stats.js';
 import { StatsHistory } from '../stats-contract/stats-history.js';
 import { startStatsPoller } from '../stats-contract/stats-poller.js';
 import { applyRead, INITIAL_WATCH_STATE, type WatchState } from './watch-state.js';
@@ -43,7 +44,7 @@ export function runWatchPlain(options: WatchPlainOptions): Promise<void> {
         if (read.ok) {
           if (before.failure !== undefined)
             line(`reachable again after ${formatMs(read.atMs - before.failure.sinceMs)}`);
-          history.push(read.stats, read.atMs);
+          if (servesModel(read.stats)) history.push(read.stats, read.atMs);
           line(formatStatsLine(read.stats, history.trends()));
         } else if (before.failure === undefined) {
           line(`unreachable (${read.error}), retrying every ${formatMs(options.intervalMs)}`);

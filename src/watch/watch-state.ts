@@ -1,11 +1,11 @@
 import { formatMs } from '../report/format.js';
-import type { ServerStats } from '../stats-contract/server-stats.js';
+import type { StatsAnswer } from '../stats-contract/server-stats.js';
 import type { StatsRead } from '../stats-contract/stats-poller.js';
 
 /** What `watch` knows about the remote server after a series of reads. */
 export interface WatchState {
   /** The last read that succeeded, and when (reader's monotonic ms). */
-  lastGood: { stats: ServerStats; atMs: number } | undefined;
+  lastGood: { stats: StatsAnswer; atMs: number } | undefined;
   /** Set while reads fail: the latest reason, since when, how many in a row. */
   failure: { error: string; sinceMs: number; count: number } | undefined;
 }

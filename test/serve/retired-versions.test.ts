@@ -81,6 +81,48 @@ describe('the server-wide answer counts of /v1/stats', () => {
   });
 });
 
+describe('a server whose every version was removed', () => {
+  it('answers /v1/stats 200 with its totals and no models, and is ready, as Triton is with no model loaded', async () => {
+    const root = await writeRepository({
+      'm/1/model.onnx': linearModelOnnx([1, 2]),
+      'k/1/model.onnx': linearModelOnnx([3]),
+    });
+    server = await startTestServer({ modelRepository: root, adminToken: 'admin-secret', defaultModel: 'm' });
+    const url = server.url;
+    expect((await infer(`${url}/models/m/predict`, { inputs: [1, 1] })).status).toBe(200);
+    expect((await infer(`${url}/models/k/predict`, { inputs: [1, 1] })).status).toBe(400);
+    expect((await infer(`${url}/models/nope/predict`, { inputs: [1] })).status).toBe(404);
+    const before = await readJson(`${url}/v1/stats`);
+
+    // Every version goes: one by DELETE, the other by Triton's unload.
+    expect(await admin('DELETE', `${url}/admin/models/m/1`)).toBe(200);
+    expect(await admin('POST', `${url}/v2/repository/models/k/unload`, {})).toBe(200);
+    const after = await readJson(`${url}/v1/stats`);
+    expect(after).toMatchObject({ state: 'ready', defaultModel: 'm', models: [] });
+    expect(after.responsesByStatus).toEqual({ 200: 1, 400: 1, 404: 1 });
+    expect(after.responsesByProtocol).toEqual({ http: { 200: 1, 400: 1, 404: 1 }, grpc: {} });
+    expectNoCountDown(before, after);
+    // No model's figures at the top: there is no default model to show.
+    expect([after.model, after.config, after.snapshot]).toEqual([undefined, undefined, undefined]);
+
+    // Ready: the server takes work and nothing it serves is loading (Triton's /v2/health/ready
+    // with every model unloaded); an inference request is 404, the model is gone.
+    expect((await request(`${url}/readyz`)).statusCode).toBe(200);
+    expect((await request(`${url}/v2/health/ready`)).statusCode).toBe(200);
+    expect((await infer(`${url}/v1/infer`, { inputs: [1, 1] })).status).toBe(404);
+
+    // The JSON metrics say the server is ready (not 'starting') and keep the models' answers.
+    const metrics = await readJson(`${url}/metrics`, { accept: 'application/json' });
+    expect(metrics).toMatchObject({ state: 'ready', requests: 2, errors: 0, rejected: 0, models: [] });
+    // Prometheus: no model's series, the process's still there.
+    const text = await request(`${url}/metrics`);
+    expect(text.statusCode).toBe(200);
+    const body = await text.body.text();
+    expect(body).toContain('process_cpu_seconds_total');
+    expect(body).not.toMatch(/model="(m|k)"/);
+  });
+});
+
 /** Waits (a bounded number of turns of the event loop) until `condition` holds. */
 async function until(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 1000 && !condition(); i++) await new Promise((resolve) => setImmediate(resolve));

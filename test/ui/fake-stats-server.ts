@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { ServerStats } from '../../src/stats-contract/server-stats.js';
+import type { StatsAnswer } from '../../src/stats-contract/server-stats.js';
 
 /**
  * A stand-in for a batchline server: GET /v1/stats answers whatever `stats()` returns. It can be
@@ -12,7 +12,7 @@ export class FakeStatsServer {
   /** When set, GET /v1/stats answers this status with a batchline error body instead. */
   failWith: { status: number; message: string } | undefined;
 
-  constructor(public stats: () => ServerStats) {}
+  constructor(public stats: () => StatsAnswer) {}
 
   async open(): Promise<void> {
     // Fastify answers 503 to a keep-alive read that lands during close(); watch then rightly says

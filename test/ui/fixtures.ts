@@ -1,6 +1,6 @@
 import { zeroCounts } from '../../src/core/batcher-options.js';
 import type { BatcherSnapshot } from '../../src/core/batcher-stats.js';
-import type { ServerStats } from '../../src/stats-contract/server-stats.js';
+import type { ServerStats, ServerStatsWithoutModel } from '../../src/stats-contract/server-stats.js';
 
 const NO_LATENCY = { count: 0, p50: 0, p90: 0, p95: 0, p99: 0, p999: 0, max: 0, mean: 0 };
 
@@ -43,6 +43,15 @@ export function emptyStats(overrides: Partial<ServerStats> = {}): ServerStats {
     snapshot: snapshotFixture(),
     ...overrides,
   };
+}
+
+/**
+ * `busyStats()`'s server after every version was removed (a DELETE, a Triton unload): what
+ * `/v1/stats` answers then, its answers since it started and no models.
+ */
+export function noModelStats(): ServerStatsWithoutModel {
+  const { uptimeS, state, responsesByStatus } = busyStats();
+  return { uptimeS: uptimeS + 8, state, responsesByStatus, defaultModel: 'toy-logistic-v1', models: [] };
 }
 
 /** A server under steady load: two instances busy, batches mostly full. */

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ServerStats } from '../../src/stats-contract/server-stats.js';
+import type { ServerStats, StatsAnswer } from '../../src/stats-contract/server-stats.js';
 import { shouldUseDashboard, startServeDashboard } from '../../src/ui/serve-dashboard.js';
-import { busyStats, drainingStats, emptyStats } from './fixtures.js';
+import { busyStats, drainingStats, emptyStats, noModelStats } from './fixtures.js';
 import { FakeTerminalIn, FakeTerminalOut, stripAnsi } from './terminal-frames.js';
 
 const running: { stop(): void }[] = [];
@@ -9,7 +9,7 @@ afterEach(() => {
   for (const dashboard of running.splice(0)) dashboard.stop();
 });
 
-function start(readStats: () => ServerStats | undefined, onQuit = vi.fn(), size: [number, number] = [80, 24]) {
+function start(readStats: () => StatsAnswer | undefined, onQuit = vi.fn(), size: [number, number] = [80, 24]) {
   const stdout = new FakeTerminalOut(...size);
   const stdin = new FakeTerminalIn();
   const dashboard = startServeDashboard({
@@ -50,6 +50,19 @@ describe('startServeDashboard', () => {
     await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · starting'));
     stats = emptyStats();
     await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · ready'));
+  });
+
+  it('says it serves no model once every version was removed, not that it is starting', async () => {
+    let stats: StatsAnswer = busyStats();
+    const { stdout } = start(() => stats);
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toMatch(/#0 █{8} 8\/8/));
+    stats = noModelStats();
+    await vi.waitFor(() =>
+      expect(stripAnsi(stdout.writes.slice(-3).join(''))).toMatch(
+        /batchline serve · ready · up 3m20s · no model served/,
+      ),
+    );
+    expect(stripAnsi(stdout.writes.slice(-3).join(''))).toMatch(/200 ok +38,000/);
   });
 
   it('stops redrawing after stop() and leaves the last frame', async () => {

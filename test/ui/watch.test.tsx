@@ -1,12 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { vi } from 'vitest';
 import { startWatchDashboard } from '../../src/ui/watch-dashboard.js';
-import { isServerStats } from '../../src/stats-contract/is-server-stats.js';
+import { isServerStats, isStatsAnswer } from '../../src/stats-contract/is-server-stats.js';
 import { describeError, statsUrlFor } from '../../src/stats-contract/stats-poller.js';
 import { runWatchPlain } from '../../src/watch/watch-plain.js';
 import { applyRead, describeConnection, INITIAL_WATCH_STATE } from '../../src/watch/watch-state.js';
+import type { StatsAnswer } from '../../src/stats-contract/server-stats.js';
 import { FakeStatsServer } from './fake-stats-server.js';
-import { busyStats, emptyStats } from './fixtures.js';
+import { busyStats, emptyStats, noModelStats } from './fixtures.js';
 import { FakeTerminalIn, FakeTerminalOut, stripAnsi, widestLine } from './terminal-frames.js';
 
 /** Patience for steps that go through real sockets on a busy machine. */
@@ -18,7 +19,7 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
 });
 
-async function fakeServer(stats = () => busyStats()): Promise<FakeStatsServer> {
+async function fakeServer(stats: () => StatsAnswer = () => busyStats()): Promise<FakeStatsServer> {
   const server = new FakeStatsServer(stats);
   await server.open();
   servers.push(server);
@@ -64,6 +65,11 @@ describe('watch state', () => {
     const old = busyStats() as unknown as { snapshot: Record<string, unknown> };
     delete old.snapshot.queueWaitMs; // a server from before the field existed
     expect(isServerStats(old)).toBe(false);
+    // A server serving no model: its own figures, no model's; half of one is neither.
+    expect(isStatsAnswer(noModelStats())).toBe(true);
+    expect(isStatsAnswer({ ...noModelStats(), snapshot: {} })).toBe(false);
+    expect(isStatsAnswer({ ...noModelStats(), models: [{}] })).toBe(false);
+    expect(isStatsAnswer({ ...noModelStats(), responsesByStatus: { 200: -1 } })).toBe(false);
     expect(describeError(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }), 2000)).toBe('connection refused');
     expect(describeError(Object.assign(new Error('x'), { name: 'TimeoutError' }), 2000)).toBe(
       'timed out after 2000 ms',
@@ -110,6 +116,35 @@ describe('watch without a terminal', () => {
     expect(lines.join('')).not.toMatch(/\x1b\[/);
     // One line when it went away (a reset seen first may be followed by one 'still unreachable').
     expect(lines.filter((l) => /^\d\d:\d\d:\d\d unreachable \(/.test(l))).toHaveLength(1);
+  });
+
+  it('says a server serves no model once every version was removed, with its totals, and follows it back', async () => {
+    const server = await fakeServer();
+    const lines: string[] = [];
+    const stop = new AbortController();
+    stops.push(stop);
+    const done = runWatchPlain({
+      statsUrl: `${server.url}/v1/stats`,
+      intervalMs: 40,
+      timeoutMs: 500,
+      signal: stop.signal,
+      out: { write: (t: string) => lines.push(t) },
+      wallClock: () => Date.UTC(2026, 0, 1, 12, 0, 0),
+    });
+    await vi.waitFor(() => expect(lines.join('')).toContain('ready up 3m12s queue 12/128'), NETWORK);
+    server.stats = () => noModelStats();
+    await vi.waitFor(
+      () =>
+        expect(lines.join('')).toContain(
+          '12:00:00 ready up 3m20s no model served 200=38,000 429=0 504=0 5xx=0 4xx=3\n',
+        ),
+      NETWORK,
+    );
+    server.stats = () => busyStats(1.1);
+    await vi.waitFor(() => expect(lines.slice(-1)[0]).toMatch(/ready up 3m12s queue 12\/128/), NETWORK);
+    stop.abort();
+    await done;
+    expect(lines.join('')).not.toContain('unreachable');
   });
 
   it('shows why a server that is up does not give its stats yet', async () => {
@@ -186,6 +221,35 @@ describe('watch dashboard', () => {
     await server.open();
     await vi.waitFor(() => expect(latest()).toMatch(/· ready · up 3m12s.*\n.*\nlast good read/), NETWORK);
 
+    stdin.type('q');
+    await done;
+    for (const write of stdout.writes) expect(widestLine(write)).toBeLessThanOrEqual(80);
+  });
+
+  it('draws a server that serves no model (every version removed): its state and answers, not unreachable', async () => {
+    const server = await fakeServer(() => noModelStats());
+    const stdout = new FakeTerminalOut(80, 24);
+    const stdin = new FakeTerminalIn();
+    const stop = new AbortController();
+    stops.push(stop);
+    const done = startWatchDashboard({
+      target: server.url,
+      statsUrl: `${server.url}/v1/stats`,
+      intervalMs: 40,
+      timeoutMs: 500,
+      frameMs: 30,
+      stdout: stdout.asStream(),
+      stdin: stdin.asStream(),
+      signal: stop.signal,
+    });
+    const latest = () => stripAnsi(stdout.writes.slice(-3).join(''));
+    await vi.waitFor(() => expect(latest()).toMatch(/last good read \d/), NETWORK);
+    expect(latest()).toMatch(/· ready · up 3m20s · no model served\n/);
+    expect(latest()).toContain('No model is served: every version was removed');
+    expect(latest()).toMatch(/200 ok +38,000/);
+    // A model is loaded again: the full dashboard is back.
+    server.stats = () => busyStats();
+    await vi.waitFor(() => expect(latest()).toMatch(/#0 █{8} 8\/8/), NETWORK);
     stdin.type('q');
     await done;
     for (const write of stdout.writes) expect(widestLine(write)).toBeLessThanOrEqual(80);

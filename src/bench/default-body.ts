@@ -3,14 +3,51 @@ import { MAX_STATS_BYTES, readBoundedText } from '../stats-contract/stats-poller
 
 /** The input the embedded toy model (toy-logistic-v1) takes: three features. */
 export const TOY_MODEL_BODY = '{"inputs":[0.2,1.5,-0.3]}';
+/** The same input as the Open Inference Protocol's request (`POST /v2/models/toy-logistic-v1/infer`). */
+export const TOY_MODEL_OIP_BODY =
+  '{"inputs":[{"name":"features","shape":[1,3],"datatype":"FP32","data":[0.2,1.5,-0.3]}]}';
 const TOY_MODEL_VERSION = 'toy-logistic-v1';
 
+/**
+ * An inference route of a batchline server: `/v1/infer` and `/models/{name}/predict` take its
+ * own JSON (`{"inputs": …}`), `/v2/models/{name}[/versions/{v}]/infer` the Open Inference
+ * Protocol's request. `version` null when the URL names none.
+ */
+export interface InferRoute {
+  protocol: 'v1' | 'oip';
+  model?: string;
+  version: string | null;
+}
+
+export function inferRouteOf(url: URL): InferRoute | undefined {
+  const path = url.pathname.replace(/\/+$/, '');
+  if (path === '/v1/infer') return { protocol: 'v1', version: null };
+  const predict = /^\/models\/([^/]+)\/predict$/.exec(path);
+  if (predict !== null)
+    return { protocol: 'v1', model: decodeURIComponent(predict[1]!), version: url.searchParams.get('version') };
+  const oip = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?\/infer$/.exec(path);
+  if (oip !== null)
+    return {
+      protocol: 'oip',
+      model: decodeURIComponent(oip[1]!),
+      version: oip[2] === undefined ? null : decodeURIComponent(oip[2]),
+    };
+  return undefined;
+}
+
 export type TargetKind =
-  | { kind: 'toy-model' }
+  /** `body` in the protocol of the route: /v1's JSON or the Open Inference Protocol's. */
+  | { kind: 'toy-model'; body: string }
   /** A model whose inputs all have fixed shapes: a body of that shape, made up (`about` says for what). */
   | { kind: 'generated'; body: string; about: string }
   /** `model` names the model the URL reaches (`linear version 2`), or says why none; `routes` lists the server's inference routes. */
-  | { kind: 'batchline-other-model'; model: string; routes: string[]; version?: { name: string; version: string } }
+  | {
+      kind: 'batchline-other-model';
+      model: string;
+      routes: string[];
+      version?: { name: string; version: string };
+      protocol?: InferRoute['protocol'];
+    }
   | { kind: 'unknown' };
 
 /** What the probe reads of batchline's `/v1/stats` (older servers have no `models`). */
@@ -23,7 +60,8 @@ interface StatsSketch {
 /**
  * Asks the target's origin for batchline's `GET /v1/stats` once, to learn whether it is a
  * batchline server and which model the URL reaches: `/v1/infer` the default model,
- * `/models/{name}/predict[?version=V]` that model. Anything but batchline's shape is `unknown`,
+ * `/models/{name}/predict[?version=V]` and `/v2/models/{name}[/versions/V]/infer` that model; any
+ * other route is loaded as any server's. Anything but batchline's shape is `unknown`,
  * and so is an answer that does not come whole within `timeoutMs` (undici's body timeout is
  * per chunk: a byte every half second held bench for minutes) or is larger than `watch` reads
  * (an endless body grew bench by 0.5-0.8 GB a second).
@@ -74,12 +112,17 @@ async function generatedBody(
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<TargetKind | undefined> {
-  const path = `/v1/models/${encodeURIComponent(version.name)}/versions/${encodeURIComponent(version.version)}`;
+  const oip = target.protocol === 'oip';
+  const name = encodeURIComponent(version.name);
+  const number = encodeURIComponent(version.version);
+  // /v1's metadata gives each input's item shape; the protocol's its datatype and whole shape,
+  // the batch first (-1), which a request of one item gives as 1.
+  const path = oip ? `/v2/models/${name}/versions/${number}` : `/v1/models/${name}/versions/${number}`;
   const metadata = (await getJson(new URL(path, url), timeoutMs, signal)) as { inputs?: unknown } | null | undefined;
   const inputs = metadata?.inputs;
   if (!Array.isArray(inputs) || inputs.length === 0) return undefined;
-  const sketches = inputs as InputSketch[];
-  if (sketches.some((input) => input?.type === 'string')) {
+  const sketches: InputSketch[] = oip ? inputs.map(oipSketch) : (inputs as InputSketch[]);
+  if (sketches.some((input) => input?.type === 'string' || input?.type === 'BYTES')) {
     // How a code model of JSON items shows its one input in its metadata (model/json-items.ts).
     const json = sketches.length === 1 && sketches[0]?.name === 'json';
     return {
@@ -108,13 +151,29 @@ async function generatedBody(
     return build(0);
   };
   const body = JSON.stringify({
-    inputs:
-      sketches.length === 1
+    inputs: oip
+      ? sketches.map((input) => ({
+          name: input.name,
+          shape: [1, ...input.itemShape],
+          datatype: input.type,
+          data: [fill(input)].flat(Number.POSITIVE_INFINITY),
+        }))
+      : sketches.length === 1
         ? fill(sketches[0]!)
         : Object.fromEntries(sketches.map((input) => [input.name, fill(input)])),
   });
   const shapes = sketches.map((input) => `${input.name} [${input.itemShape.join(', ')}] ${input.type}`).join(', ');
   return { kind: 'generated', body, about: `${version.name} version ${version.version} (${shapes})` };
+}
+
+/** An input of the protocol's metadata as /v1's sketch: the shape after the batch, or a free one when the batch is not first. */
+function oipSketch(input: { name?: unknown; datatype?: unknown; shape?: unknown }): InputSketch {
+  const shape = Array.isArray(input?.shape) ? (input.shape as (number | string)[]) : [];
+  return {
+    name: input?.name as string,
+    type: String(input?.datatype),
+    itemShape: shape[0] === -1 ? shape.slice(1) : [-1],
+  };
 }
 
 /** The model `url` reaches on a batchline server whose stats are `stats`. */
@@ -130,27 +189,28 @@ export function targetOf(url: URL, stats: StatsSketch): TargetKind {
           ...names.map((name) => `POST /models/${name}/predict`),
         ];
   const other = (model: string): TargetKind => ({ kind: 'batchline-other-model', model, routes });
-  const predict = /^\/models\/([^/]+)\/predict\/?$/.exec(url.pathname);
-  // An older server, or a route that is not per model: its one model is the stats' own.
-  if (versions === undefined || (predict === null && url.pathname.replace(/\/+$/, '') !== '/v1/infer')) {
-    return stats.model?.version === TOY_MODEL_VERSION
-      ? { kind: 'toy-model' }
-      : other(`its model ${String(stats.model?.version)}`);
-  }
-  const name = predict === null ? defaultModel : decodeURIComponent(predict[1]!);
+  const route = inferRouteOf(url);
+  // Not an inference route (/metrics, a model's metadata): loaded as any server's route is.
+  if (route === undefined) return { kind: 'unknown' };
+  const toy: TargetKind = { kind: 'toy-model', body: route.protocol === 'oip' ? TOY_MODEL_OIP_BODY : TOY_MODEL_BODY };
+  // A server from before the registry: its one model is the stats' own.
+  if (versions === undefined)
+    return stats.model?.version === TOY_MODEL_VERSION ? toy : other(`its model ${String(stats.model?.version)}`);
+  const name = route.model ?? defaultModel;
   if (name === undefined) return other(`it has several models and no default for /v1/infer (${names.join(', ')})`);
-  const wanted = predict === null ? undefined : url.searchParams.get('version');
+  const wanted = route.version;
   const ofModel = versions.filter((v) => v.name === name);
   const chosen =
-    wanted === undefined || wanted === null
+    wanted === null
       ? (ofModel.find((v) => v.state === 'ready') ?? ofModel[0])
       : ofModel.find((v) => String(v.version) === wanted);
   if (chosen === undefined) return other(`it has no model ${name}${wanted ? ` version ${wanted}` : ''}`);
-  if (chosen.model?.version === TOY_MODEL_VERSION) return { kind: 'toy-model' };
+  if (chosen.model?.version === TOY_MODEL_VERSION) return toy;
   return {
     ...(other(
       `its model ${name} version ${String(chosen.version)} has inputs of free size, which only you can give (GET /v1/models/${name} lists them)`,
-    ) as { kind: 'batchline-other-model'; model: string; routes: string[] }),
+    ) as Extract<TargetKind, { kind: 'batchline-other-model' }>),
     version: { name, version: String(chosen.version) },
+    protocol: route.protocol,
   };
 }

@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { BatchlineError, ExitWithCode } from '../errors.js';
 import { checkOutputPath } from './output-path.js';
-import { probeTarget, TOY_MODEL_BODY } from '../bench/default-body.js';
+import { inferRouteOf, probeTarget } from '../bench/default-body.js';
 import { formatHdrLog } from '../bench/hdr-log.js';
 import { grpcModelOf, type ValidatedBench } from '../bench/plan-from-options.js';
 import type { BenchPlan } from '../bench/plan.js';
@@ -272,9 +272,9 @@ async function withBody(v: ValidatedBench, io: BenchIo): Promise<BenchPlan> {
     const target = await probeTarget(plan.url);
     const batchline = target.kind !== 'unknown';
     if (target.kind === 'toy-model' && (!v.methodGiven || plan.method === 'POST')) {
-      bodies = [Buffer.from(TOY_MODEL_BODY)];
+      bodies = [Buffer.from(target.body)];
       io.stderr.write(
-        `batchline bench: the target is a batchline server with toy-logistic-v1; sending ${TOY_MODEL_BODY}\n`,
+        `batchline bench: the target is a batchline server with toy-logistic-v1; sending ${target.body}\n`,
       );
     } else if (target.kind === 'generated' && (!v.methodGiven || plan.method === 'POST')) {
       bodies = [Buffer.from(target.body)];
@@ -288,7 +288,7 @@ async function withBody(v: ValidatedBench, io: BenchIo): Promise<BenchPlan> {
           ? `${target.model}; its inference routes: ${target.routes.join(', ')}`
           : target.kind === 'generated'
             ? `${target.about} takes a body such as ${target.body.length > 60 ? `${target.body.slice(0, 57)}...` : target.body}`
-            : `toy-logistic-v1 takes ${TOY_MODEL_BODY}`;
+            : `toy-logistic-v1 takes ${target.body}`;
       throw new BatchlineError(
         'INVALID_OPTION',
         `--body: the target is a batchline server, whose ${new URL(plan.url).pathname} takes POST with a JSON body; ${model}: pass --body '<json>' or --body @file${v.methodGiven && plan.method !== 'POST' ? ` and drop --method ${plan.method}` : ''}`,
@@ -328,8 +328,7 @@ function grpcBodies(plan: BenchPlan, bodies: readonly Buffer[]): Buffer[] {
 
 /** batchline's inference routes: `/v1/infer` and `/models/{name}/predict`. */
 function isInferRoute(url: string): boolean {
-  const path = new URL(url).pathname.replace(/\/+$/, '');
-  return path === '/v1/infer' || /^\/models\/[^/]+\/predict$/.test(path);
+  return inferRouteOf(new URL(url)) !== undefined;
 }
 
 /**

@@ -37,7 +37,10 @@ describe('which model a bench URL reaches on a batchline server', () => {
   });
 
   it('knows the embedded toy model by its route, and says what a URL misses', () => {
-    expect(targetOf(new URL('http://h/models/toy-logistic-v1/predict'), stats)).toEqual({ kind: 'toy-model' });
+    expect(targetOf(new URL('http://h/models/toy-logistic-v1/predict'), stats)).toEqual({
+      kind: 'toy-model',
+      body: '{"inputs":[0.2,1.5,-0.3]}',
+    });
     const missing = targetOf(new URL('http://h/models/nope/predict'), stats);
     expect(missing).toMatchObject({
       model: 'it has no model nope',
@@ -46,9 +49,23 @@ describe('which model a bench URL reaches on a batchline server', () => {
     expect(targetOf(new URL('http://h/v1/infer'), { ...stats, defaultModel: undefined })).toMatchObject({
       model: 'it has several models and no default for /v1/infer (linear, toy-logistic-v1)',
     });
+    // The Open Inference Protocol's route takes its own request, not /v1's {"inputs": …}.
+    expect(targetOf(new URL('http://h/v2/models/toy-logistic-v1/infer'), stats)).toMatchObject({
+      kind: 'toy-model',
+      body: '{"inputs":[{"name":"features","shape":[1,3],"datatype":"FP32","data":[0.2,1.5,-0.3]}]}',
+    });
+    expect(targetOf(new URL('http://h/v2/models/linear/versions/1/infer'), stats)).toMatchObject({
+      kind: 'batchline-other-model',
+      version: { name: 'linear', version: '1' },
+      protocol: 'oip',
+    });
+    // A route that is not an inference route is loaded as any server's: GET, no body.
+    for (const path of ['/metrics', '/v1/stats', '/v2/models/linear', '/healthz'])
+      expect(targetOf(new URL(`http://h${path}`), stats)).toEqual({ kind: 'unknown' });
     // A server from before the registry: its one model.
     expect(targetOf(new URL('http://h/v1/infer'), { model: { version: 'toy-logistic-v1', inputs: [] } })).toEqual({
       kind: 'toy-model',
+      body: '{"inputs":[0.2,1.5,-0.3]}',
     });
   });
 });
@@ -66,13 +83,18 @@ export function execute(items) { return items.map(({ text }) => text.length); }
 });
 afterAll(() => server.close());
 
-function run(url: string, raw: Record<string, string> = {}): Promise<unknown> {
+function run(url: string, raw: Record<string, string> = {}): Promise<string> {
+  return runBoth(url, raw).then(({ stderr }) => stderr);
+}
+
+async function runBoth(url: string, raw: Record<string, string> = {}): Promise<{ stdout: string; stderr: string }> {
   const outputs = { stdout: new Sink(), stderr: new Sink() };
   const options = { json: undefined, hdrLog: undefined, sweep: undefined, slo: 'p99<100ms', quiet: true };
-  return benchMain(validated(url, { requests: '6', rate: '100', warmup: '0', ...raw }), options, {
+  await benchMain(validated(url, { requests: '6', rate: '100', warmup: '0', ...raw }), options, {
     ...outputs,
     env: {},
-  }).then(() => outputs.stderr.text);
+  });
+  return { stdout: outputs.stdout.text, stderr: outputs.stderr.text };
 }
 
 describe('bench against a batchline server of several models', () => {
@@ -82,6 +104,27 @@ describe('bench against a batchline server of several models', () => {
       'sending a made-up body of the shape of linear version 1 (x [3] float32): {"inputs":[0,1,0]}',
     );
     expect(server.runtime.registry.resolve('linear')!.batcher.counts.outcomes.ok).toBe(6);
+  });
+
+  it("sends the Open Inference Protocol's request to a /v2 inference route, of the model's shape", async () => {
+    // It sent /v1's {"inputs":[0,1,0]} (or the toy's), and every request was a 400.
+    const before = server.runtime.registry.resolve('linear')!.batcher.counts.outcomes.ok;
+    const stderr = await run(`${server.url}/v2/models/linear/infer`);
+    expect(stderr).toContain(
+      'sending a made-up body of the shape of linear version 1 (x [3] FP32): {"inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","data":[0,1,0]}]}',
+    );
+    expect(server.runtime.registry.resolve('linear')!.batcher.counts.outcomes.ok).toBe(before + 6);
+    await expect(run(`${server.url}/v2/models/cls/infer`)).rejects.toThrow(
+      /--body: the target is a batchline server, whose \/v2\/models\/cls\/infer takes POST with a JSON body; its model cls version 1 has inputs of free size/,
+    );
+  });
+
+  it('loads a route that is not an inference route with GET and no body, as any server', async () => {
+    // It POSTed the model's input to /metrics: a run of 404s.
+    const { stdout, stderr } = await runBoth(`${server.url}/metrics`);
+    expect(stderr).not.toContain('sending');
+    expect(stdout).toContain(`GET ${server.url}/metrics`);
+    expect(stdout).toContain('status      200: 6');
   });
 
   it('asks for --body naming the routes when the input has free dimensions, or /v1/infer has no default', async () => {
@@ -99,5 +142,28 @@ describe('bench against a batchline server of several models', () => {
       /--body: the target is a batchline server, whose \/models\/words\/predict takes POST with a JSON body; its model words version 1 takes JSON items \(its inputSchema\), which only you can give; its inference routes: /,
     );
     expect(server.runtime.registry.resolve('words')!.batcher.counts.admitted).toBe(0);
+  });
+});
+
+describe('bench against the embedded model, on routes other than /v1/infer', () => {
+  let toy: TestServer;
+  beforeAll(async () => {
+    toy = await startTestServer();
+  });
+  afterAll(() => toy.close());
+
+  it("sends the Open Inference Protocol's request to its /v2 inference route", async () => {
+    // It sent /v1's {"inputs":[0.2,1.5,-0.3]} there: 400 for every request.
+    const stderr = await run(`${toy.url}/v2/models/toy-logistic-v1/infer`);
+    expect(stderr).toContain('"datatype":"FP32"');
+    expect(toy.runtime.registry.resolve('toy-logistic-v1')!.batcher.counts.outcomes.ok).toBe(6);
+  });
+
+  it('loads /metrics with GET and no body', async () => {
+    // It POSTed the model's input to /metrics: 404 for every request.
+    const { stdout, stderr } = await runBoth(`${toy.url}/metrics`);
+    expect(stderr).not.toContain('sending');
+    expect(stdout).toContain(`GET ${toy.url}/metrics`);
+    expect(stdout).toContain('status      200: 6');
   });
 });

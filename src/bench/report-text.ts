@@ -71,7 +71,11 @@ function latencyTable(r: BenchResult): string {
   ];
   if (r.mode === 'open') rows.push(['send lag', r.sendLag]);
   const header = ['ms', 'p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean'];
-  const cells = rows.map(([name, p]) => [name, ...[p.p50, p.p90, p.p95, p.p99, p.p999, p.max, p.mean].map(fmtMs)]);
+  // A row of nothing recorded (no 2xx answer, no answer at all) has no latency, not one of 0 ms.
+  const cells = rows.map(([name, p]) => [
+    name,
+    ...[p.p50, p.p90, p.p95, p.p99, p.p999, p.max, p.mean].map((ms) => (p.count === 0 ? '-' : fmtMs(ms))),
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => (row[i] as string).length)));
   const render = (row: string[]): string =>
     `  ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join('  ')}`;

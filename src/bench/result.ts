@@ -200,7 +200,15 @@ export function trendOf(counts: RecorderCounts, windowMs: number): BenchTrend {
   const meanLatencyMs = meanOf(counts.latencyTrend);
   const backlogGrew = backlogGrowth > Math.max(BACKLOG_GROWTH_MIN, 0.01 * counts.sent);
   const latencyGrew = latencyGrowthMs > Math.max(LATENCY_GROWTH_MIN_MS, 0.5 * meanLatencyMs);
-  return { backlogGrowth, latencyGrowthMs, latencySpanMs, meanLatencyMs, sustained: !backlogGrew && !latencyGrew };
+  // Sends and not one answer (every connection refused, every request timed out) held nothing.
+  const answeredNone = counts.sent > 0 && counts.latencyTrend.n === 0;
+  return {
+    backlogGrowth,
+    latencyGrowthMs,
+    latencySpanMs,
+    meanLatencyMs,
+    sustained: !backlogGrew && !latencyGrew && !answeredNone,
+  };
 }
 
 /**

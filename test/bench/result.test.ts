@@ -8,7 +8,7 @@ import { bestRate, formatSweep, parseSlo, runSweep, stepVerdict } from '../../sr
 import { addPoint } from '../../src/bench/trend.js';
 import { startTestServer, type TestServer as ServeServer } from '../serve/test-server.js';
 import { planFor } from './plan-helper.js';
-import { fifoServer, startServer, statusServer, type TestServer } from './servers.js';
+import { fifoServer, refusedPort, startServer, statusServer, type TestServer } from './servers.js';
 
 let server: TestServer | undefined;
 let serve: ServeServer | undefined;
@@ -114,6 +114,25 @@ describe('answers that are not 2xx', () => {
     expect(result.requests.ok).toBe(0);
     expect(result.latency.count).toBe(0);
     expect(result.latencyAll.count).toBe(50);
+    // Its row said 0.000 ms in every column, a latency no request had.
+    const text = formatReport(result);
+    expect(text).toMatch(/latency 2xx +- +- +- +- +- +- +-\n/);
+    expect(text).not.toMatch(/latency 2xx.*0\.000/);
+    expect(text).toMatch(/latency all +\d/);
+  });
+
+  it('does not call a run sustained when nothing it sent was answered', async () => {
+    // Every send refused: the report said 'trend sustained' beside 'answered 0.0 req/s (0.0%)'.
+    const port = await refusedPort();
+    const { result } = await runBench(
+      planFor(`http://127.0.0.1:${port}/`, { rate: '100', duration: '300ms', warmup: '0' }),
+    );
+    expect(result.requests.completed).toBe(0);
+    expect(result.requests.errors).toBe(30);
+    expect(result.trend?.sustained).toBe(false);
+    const text = formatReport(result);
+    expect(text).toMatch(/trend +NOT SUSTAINED/);
+    expect(text).toMatch(/latency all +- +-/);
   });
 });
 

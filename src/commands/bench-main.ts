@@ -70,21 +70,30 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
   }
 }
 
+/** The exit status of a process a signal ended (128 + its number), as shells report it. */
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+
 /**
  * Ctrl-C ends a run the way k6 does: the first stops sending, waits for the requests in flight
- * and prints the summary of what ran; a second quits at once (exit 130).
+ * and prints the summary of what ran; a second quits at once (exit 130). SIGTERM too (k6's
+ * choice as well): it is what `timeout`, `docker stop` and a cancelled CI job send, and it
+ * killed a run with all its figures.
  */
 function trapInterrupt(stop: AbortController, stderr: NodeJS.WritableStream): () => void {
-  const onSignal = (): void => {
+  const onSignal = (signal: keyof typeof SIGNAL_EXIT): void => {
     if (!stop.signal.aborted) {
-      stderr.write('\nbatchline bench: stopping; waiting for the requests in flight (Ctrl-C again to quit now)\n');
+      stderr.write(
+        `\nbatchline bench: stopping${signal === 'SIGINT' ? '' : ` (${signal})`}; waiting for the requests in flight (Ctrl-C again to quit now)\n`,
+      );
       stop.abort();
       return;
     }
-    process.exit(130);
+    process.exit(SIGNAL_EXIT[signal]);
   };
-  process.on('SIGINT', onSignal);
-  return () => void process.off('SIGINT', onSignal);
+  for (const signal of Object.keys(SIGNAL_EXIT)) process.on(signal, onSignal);
+  return () => {
+    for (const signal of Object.keys(SIGNAL_EXIT)) process.off(signal, onSignal);
+  };
 }
 
 interface RunContext {

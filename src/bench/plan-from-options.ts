@@ -61,6 +61,15 @@ export function validateBench(
       invalid('--stages', o.stages, `duration:rate steps such as 10s:200,10s:800 (${(error as Error).message})`);
     }
   }
+  // Each sets the run's length: --requests won silently over --duration (where hey and oha let
+  // the duration win), and a sweep's steps of --requests had no planned end, so no trend judged them.
+  if (o.requests > 0) {
+    const requests = String(o.requests);
+    if (explicit.duration) invalid('--requests', requests, 'either --requests or --duration, not both');
+    if (stages !== undefined) invalid('--requests', requests, 'either --requests or --stages, not both');
+    if (o.sweep !== undefined)
+      invalid('--requests', requests, 'no --requests with --sweep (each step lasts --duration)');
+  }
   // --slo judges sweep steps only: given alone it was ignored, and a missed objective exited 0.
   if (explicit.slo === true && o.sweep === undefined)
     invalid(

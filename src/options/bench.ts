@@ -89,7 +89,8 @@ export const BENCH_OPTIONS = {
     default: 0,
     min: 0,
     max: 1_000_000_000,
-    description: 'stop after this many measured requests instead of after --duration (0 = use --duration)',
+    description:
+      'stop after this many measured requests instead of after --duration (0 = use --duration); not with --duration, --stages or --sweep',
   },
   warmup: {
     kind: 'duration',

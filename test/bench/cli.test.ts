@@ -49,6 +49,11 @@ describe('batchline bench options', () => {
       "a single run is judged by --threshold (such as --threshold 'p99<100ms')",
     ],
     [['--slo', 'p99'], "--slo: got 'p99'", '--threshold'],
+    // --requests won silently over --duration (hey and oha let the duration win), and a sweep's
+    // steps of -n requests had no planned end, so no trend judged them: a rate over capacity was met.
+    [['-n', '100', '-d', '5s'], "--requests: got '100'", 'either --requests or --duration, not both'],
+    [['-n', '100', '--stages', '5s:10'], "--requests: got '100'", 'either --requests or --stages, not both'],
+    [['-n', '100', '--sweep', '100,200'], "--requests: got '100'", 'no --requests with --sweep'],
     // The warmup was named in ms as if typed so ('got 5000').
     [
       ['--stages', '1s:10,1s:20', '--warmup', '5s'],

@@ -235,7 +235,7 @@ export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
   const needed = connectionsNeeded(plan, r);
   if (needed !== undefined) {
     warnings.push(
-      `${slots} connection slot${slots === 1 ? '' : 's'} at the measured mean service time of ${r.service.mean.toFixed(1)} ms carry at most ~${Math.floor(carriedRps)} req/s, under the ${target} req/s target: sends waited for a free connection; try --connections ${needed}`,
+      `${slots} connection slot${slots === 1 ? '' : 's'} at the measured mean service time of ${r.service.mean.toFixed(1)} ms carry at most ~${Math.floor(carriedRps)} req/s, under the ${target} req/s target: sends waited for a free connection (a wait the latency includes); try --connections ${needed}: if the service time grows with them, the server is the limit, not the connections`,
     );
   }
   if (plan.mode === 'open' && late > LATE_SEND_WARN_FRACTION) {

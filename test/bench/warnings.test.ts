@@ -30,6 +30,10 @@ describe('bench warnings', () => {
     expect(warning).toContain('16 connection slots');
     expect(warning).toContain('~400 req/s');
     expect(warning).toContain('try --connections 36');
+    // The same figures come from a server that is itself the limit (its queue is the service
+    // time): against serve over its capacity, following the hint raised the service time with the
+    // connections, and the next run asked for more again (16, then 29, 75, 176).
+    expect(warning).toContain('if the service time grows with them, the server is the limit, not the connections');
   });
 
   it('says nothing about connections when they are enough', () => {

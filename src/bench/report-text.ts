@@ -10,10 +10,10 @@ export function formatReport(r: BenchResult): string {
   const load =
     r.mode === 'open'
       ? `open loop, ${r.arrival ?? 'constant'} arrivals ${r.stages === undefined ? `at ${fmtRate(r.targetRateRps ?? 0)} req/s target` : `in stages ${r.stages}`}`
-      : `closed loop, ${r.connections * r.pipelining} senders`;
+      : `closed loop, ${counted(r.connections * r.pipelining, 'sender')}`;
   lines.push(`batchline bench ${r.method} ${r.url}`);
   lines.push(
-    `  ${load}; ${r.connections} connections, pipelining ${r.pipelining}, ${r.workers} worker${r.workers === 1 ? '' : 's'}; ` +
+    `  ${load}; ${counted(r.connections, 'connection')}, pipelining ${r.pipelining}, ${counted(r.workers, 'worker')}; ` +
       `${fmtS(r.durationS)} measured after ${fmtS(r.warmupS)} warmup${r.seed === undefined ? '' : `; seed ${r.seed}`}`,
   );
   lines.push('');
@@ -96,6 +96,10 @@ export function fmtRate(rps: number): string {
 
 function fmtS(s: number): string {
   return `${Number(s.toFixed(2))}s`;
+}
+
+function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 function signed(n: number): string {

@@ -136,6 +136,15 @@ describe('answers that are not 2xx', () => {
   });
 });
 
+describe('the report header', () => {
+  it('counts one connection and one sender in the singular', async () => {
+    // It read 'closed loop, 1 senders; 1 connections'.
+    server = await statusServer(200);
+    const { result } = await runBench(planFor(server.url, { connections: '1', requests: '3', warmup: '0' }));
+    expect(formatReport(result)).toContain('closed loop, 1 sender; 1 connection, pipelining 1, 1 worker;');
+  });
+});
+
 describe('the latency trend', () => {
   it('is the rise over the sends that were answered, not extrapolated over the whole window', () => {
     // A 15 s window whose answers came back only for the first 3 s of sends, latency rising

@@ -93,7 +93,9 @@ describe('the README option table', () => {
       const row = rows.find((line) => line.startsWith(`| \`--${spec.flag}\` |`));
       expect(row, `--${spec.flag} is missing from the README`).toBeDefined();
       expect(row).toContain(`\`${spec.env}\``);
-      expect(row).toContain(spec.default === undefined ? '| — |' : `\`${String(spec.default)}\``);
+      expect(row).toContain(
+        spec.default === undefined || spec.default === '' ? '| — |' : `\`${String(spec.default)}\``,
+      );
       expect(row).toContain(spec.description);
       if (spec.kind === 'int' || spec.kind === 'number') expect(row).toContain(`${spec.min}–${spec.max}`);
     }

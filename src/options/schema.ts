@@ -321,7 +321,8 @@ function collect(value: string, previous: string[] | undefined): string[] {
 function helpText(spec: OptionSpec): string {
   const parts = [spec.description];
   if (spec.kind === 'int' || spec.kind === 'number') parts.push(`range ${spec.min}..${spec.max}`);
-  if (spec.default !== undefined && spec.kind !== 'boolean' && spec.kind !== 'list')
+  // An empty string default (--allowed-hosts: none besides loopback) is no default to state.
+  if (spec.default !== undefined && spec.default !== '' && spec.kind !== 'boolean' && spec.kind !== 'list')
     parts.push(`default ${spec.kind === 'duration' ? fmtLimit(spec.default) : String(spec.default)}`);
   if (spec.kind === 'duration') parts.push(spec.bareUnit === 'ms' ? 'a bare number is ms' : 'a bare number is seconds');
   if (spec.env !== undefined) parts.push(`env ${spec.env}`);

@@ -56,3 +56,13 @@ describe('help examples paste into a shell', () => {
     expect(unquotedShellValues(text)).toEqual([]);
   });
 });
+
+describe('--help states each default', () => {
+  it.each(everyCommand(buildProgram()).map((c) => [c.name(), c] as const))(
+    'never shows an empty default in `%s --help`',
+    (_name, command) => {
+      // `(default , env ALLOWED_HOSTS)` reads as a missing word: an option with no value by default says nothing.
+      expect(fullHelp(command)).not.toMatch(/[(,] ?default\s*[,)]/);
+    },
+  );
+});

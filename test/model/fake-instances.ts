@@ -10,6 +10,7 @@ export class FakeInstance implements InstanceHandle {
   }[] = [];
   killed = false;
   closed = false;
+  private readonly waitingForRun: (() => void)[] = [];
   constructor(
     readonly name: string,
     private readonly onExit: (reason: string) => void,
@@ -17,7 +18,15 @@ export class FakeInstance implements InstanceHandle {
   ) {}
   readonly pid = undefined;
   run(items: readonly ItemTensors[]): Promise<ItemTensors[]> {
-    return new Promise((resolve, reject) => this.runs.push({ items, resolve, reject }));
+    return new Promise((resolve, reject) => {
+      this.runs.push({ items, resolve, reject });
+      for (const wake of this.waitingForRun.splice(0)) wake();
+    });
+  }
+  /** Resolves once it holds a run (at once when it holds one). */
+  async running(): Promise<void> {
+    if (this.runs.length > 0) return;
+    await new Promise<void>((resolve) => this.waitingForRun.push(resolve));
   }
   /** Answers its oldest run. */
   answer(): void {
@@ -38,12 +47,29 @@ export class FakeInstance implements InstanceHandle {
   }
 }
 
-/** Launches FakeInstances; `failNext` makes the next launches fail to load. */
+/**
+ * Launches FakeInstances; `failNext` makes the next launches fail to load; `holdLaunches()` keeps
+ * the launches from then on loading until the function it returns is called, so that a test
+ * holds an instance down for as long as it needs, not for a backoff it races.
+ */
 export function fakeLauncher(killable: boolean) {
   const launched: FakeInstance[] = [];
-  const state = { failNext: 0, launches: 0 };
+  let held: Promise<void> | undefined;
+  const state = {
+    failNext: 0,
+    launches: 0,
+    holdLaunches(): () => void {
+      let release!: () => void;
+      held = new Promise((resolve) => (release = resolve));
+      return () => {
+        held = undefined;
+        release();
+      };
+    },
+  };
   const launcher: InstanceLauncher = async (onExit) => {
     state.launches++;
+    if (held !== undefined) await held;
     if (state.failNext > 0) {
       state.failNext--;
       throw new Error('ENOENT: the model file is gone');

@@ -12,12 +12,6 @@ import { type FakeInstance, fakeLauncher } from '../model/fake-instances.js';
 
 const item: ItemTensors = { x: { data: Float32Array.of(1), shape: [1] } };
 
-/** Waits (bounded) until `condition` holds. */
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 2));
-  expect(condition()).toBe(true);
-}
-
 /** A request's outcome, or the batcher's refusal. */
 function submit(version: ModelVersion): Promise<Outcome<ItemTensors> | Refusal> {
   return new Promise((resolve) => {
@@ -44,14 +38,16 @@ function pooledModel(pool: InstancePool): ServedModel {
   };
 }
 
-/** A version served on `instances` fake instances, in batches of one, with no simulated model time. */
+/**
+ * A version served on `instances` fake instances, in batches of one, with no simulated model time.
+ * A crashed instance is relaunched after 10 ms; `holdLaunches` keeps it down until the test lets it up.
+ */
 async function serveOnPool(
   instances: number,
-  firstBackoffMs: number,
   { requestTimeoutMs = 5000, breakerFailures = 0 }: { requestTimeoutMs?: number; breakerFailures?: number } = {},
 ) {
-  const { launcher, launched } = fakeLauncher(true);
-  pool = await InstancePool.start(launcher, instances, { firstBackoffMs, sweepMs: 5 });
+  const { launcher, launched, state } = fakeLauncher(true);
+  pool = await InstancePool.start(launcher, instances, { firstBackoffMs: 10, sweepMs: 5 });
   const config = resolveOptions(
     SERVE_OPTIONS,
     {
@@ -65,13 +61,21 @@ async function serveOnPool(
     {},
   );
   const version = new ServingRuntime(config, new RealClock()).attach(pooledModel(pool));
-  return { version, launched };
+  return { version, launched, holdLaunches: state.holdLaunches };
 }
 
-/** Answers the next run that reaches `instance`. */
-async function answerNext(instance: () => FakeInstance | undefined): Promise<void> {
-  await until(() => (instance()?.runs.length ?? 0) > 0);
-  instance()!.answer();
+/** Lets the held launches go, and resolves when instance `index` takes batches again. */
+async function letUp(release: () => void, index: number): Promise<void> {
+  const up = new Promise<void>((resolve) => pool!.watch((changed, isUp) => isUp && changed === index && resolve()));
+  release();
+  await up;
+}
+
+/** Answers `request` on `instance` once it runs there; a request answered before that (elsewhere) fails here. */
+async function answerOn(instance: FakeInstance, request: Promise<unknown>): Promise<void> {
+  await Promise.race([instance.running(), request]);
+  expect(instance.runs).toHaveLength(1);
+  instance.answer();
 }
 
 let pool: InstancePool | undefined;
@@ -83,29 +87,32 @@ afterEach(async () => {
 describe('the batcher schedules onto the instances that are up', () => {
   it('keeps a request queued while no instance is up (it times out there), and no batch fails or reaches the breaker', async () => {
     // A breaker that opens on the first dead batch would show one.
-    const { version, launched } = await serveOnPool(1, 300, { requestTimeoutMs: 50, breakerFailures: 1 });
-    launched[0]!.crash(); // restarting for 300 ms
+    const { version, launched, holdLaunches } = await serveOnPool(1, { requestTimeoutMs: 50, breakerFailures: 1 });
+    const release = holdLaunches(); // the replacement stays down until the request has timed out
+    launched[0]!.crash();
     expect(await submit(version)).toMatchObject({ kind: 'timeout', endedIn: 'queued' });
     expect(version.batcher.counts.batches).toBe(0);
-    await until(() => pool!.health().instances[0]!.state === 'up');
+    await letUp(release, 0);
     const answered = submit(version);
-    await answerNext(() => launched[1]);
+    await answerOn(launched[1]!, answered);
     expect(await answered).toMatchObject({ kind: 'ok' });
     expect(version.batcher.counts).toMatchObject({ batches: 1, failedBatches: 0, deadBatches: 0 });
     expect(version.batcher.breaker).toBe('closed');
   });
 
   it('sends every batch to the live instance while the dead one restarts, and to the replacement once it is up', async () => {
-    const { version, launched } = await serveOnPool(2, 200);
+    const { version, launched, holdLaunches } = await serveOnPool(2);
+    const release = holdLaunches();
     launched[0]!.crash();
     expect(pool!.health()).toMatchObject({ healthy: 1, ready: true, live: true });
     // Ten requests one after the other: all on instance 1, none failed at once by the dead one.
     for (let i = 0; i < 10; i++) {
       const answered = submit(version);
-      await answerNext(() => launched[1]);
+      await answerOn(launched[1]!, answered);
       expect(await answered).toMatchObject({ kind: 'ok' });
     }
-    await until(() => pool!.health().instances[0]!.state === 'up');
+    expect(version.batcher.counts).toMatchObject({ batches: 10, failedBatches: 0 });
+    await letUp(release, 0);
     expect(pool!.health().instances[0]!.restarts).toBe(1);
     const answered = submit(version);
     expect(launched[2]!.runs).toHaveLength(1); // the replacement takes work again
@@ -114,9 +121,10 @@ describe('the batcher schedules onto the instances that are up', () => {
   });
 
   it('fails only the batch whose instance crashed under it; the next request waits for the instance and is answered', async () => {
-    const { version, launched } = await serveOnPool(1, 10);
+    const { version, launched, holdLaunches } = await serveOnPool(1);
     const running = submit(version);
-    await until(() => launched[0]!.runs.length === 1);
+    await launched[0]!.running();
+    const release = holdLaunches();
     launched[0]!.crash();
     expect(await running).toMatchObject({
       kind: 'error',
@@ -124,7 +132,10 @@ describe('the batcher schedules onto the instances that are up', () => {
     });
     expect(pool!.health()).toMatchObject({ healthy: 0, ready: false, live: true });
     const waiting = submit(version);
-    await answerNext(() => launched[1]);
+    expect(version.batcher.queueDepth).toBe(1); // it waits for the instance, not on the dead one
+    await letUp(release, 0);
+    await answerOn(launched[1]!, waiting);
     expect(await waiting).toMatchObject({ kind: 'ok' });
+    expect(version.batcher.counts).toMatchObject({ batches: 2, failedBatches: 1 });
   });
 });

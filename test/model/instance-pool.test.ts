@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { InstancePool, type RunLimits } from '../../src/model/instance-pool.js';
+import { type InstanceLauncher, InstancePool, type RunLimits } from '../../src/model/instance-pool.js';
 import type { ItemTensors } from '../../src/model/tensor-spec.js';
 import { fakeLauncher } from './fake-instances.js';
 
@@ -63,9 +63,17 @@ describe('InstancePool: a dead instance leaves the rotation (#2)', () => {
   });
 
   it('restarts with a growing backoff while the model cannot load, and says it is not live after 3 failures in a row', async () => {
-    const { launcher, launched, state } = fakeLauncher(true);
+    const { launcher: launches, launched, state } = fakeLauncher(true);
+    const attemptsAtMs: number[] = [];
+    let sixthLaunch!: () => void;
+    const sixLaunches = new Promise<void>((resolve) => (sixthLaunch = resolve));
+    const launcher: InstanceLauncher = (onExit, index) => {
+      if (attemptsAtMs.push(performance.now()) === 6) sixthLaunch();
+      return launches(onExit, index);
+    };
     pool = await InstancePool.start(launcher, 2, { firstBackoffMs: 10 });
     state.failNext = 1000;
+    const crashedAtMs = performance.now();
     launched[0]!.crash();
     await until(() => pool!.health().instances[0]!.consecutiveFailures >= 3);
     const health = pool.health();
@@ -73,10 +81,12 @@ describe('InstancePool: a dead instance leaves the rotation (#2)', () => {
     expect(health.reason).toMatch(
       /model instance 0 failed \d+ times in a row \(could not restart: ENOENT: the model file is gone\)/,
     );
-    // Backoff doubles: 10, 20, 40, … ms — far fewer attempts than a tight loop in the same time.
-    const attempts = state.launches;
-    await tick(100);
-    expect(state.launches - attempts).toBeLessThan(5);
+    // Backoff doubles: 10, 20, 40, 80 ms between attempts, never less (a host's load only
+    // lengthens them; a timer may fire up to ~2 ms early by libuv's whole-millisecond clock).
+    await sixLaunches; // the two instances' starts, then four restarts of instance 0
+    const sinceMs = [crashedAtMs, ...attemptsAtMs.slice(2)];
+    const gapsMs = sinceMs.slice(1, 5).map((atMs, i) => atMs - sinceMs[i]!);
+    gapsMs.forEach((gapMs, i) => expect(gapMs).toBeGreaterThanOrEqual(10 * 2 ** i - 2));
   });
 });
 

@@ -13,9 +13,19 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** Fills the queue of 1 behind a running batch of 1 that takes `modelLatencyMs`; resolves when it is full. */
+/**
+ * Fills the queue of 1 behind a running batch of 1; resolves when it is full. It stays full for
+ * 30 s (the model's time and the deadlines), far past the tests' two seconds however slow the host.
+ */
 async function fullQueue(flags: Record<string, unknown>): Promise<{ server: TestServer; busy: Promise<unknown>[] }> {
-  const started = await startTestServer({ maxQueueSize: 1, maxBatchSize: 1, batchWindowMs: 0, ...flags });
+  const started = await startTestServer({
+    maxQueueSize: 1,
+    maxBatchSize: 1,
+    batchWindowMs: 0,
+    modelLatencyMs: 30_000,
+    requestTimeoutMs: 30_000,
+    ...flags,
+  });
   const batcher = started.runtime.defaultVersion!.batcher;
   const busy = [infer(started.url, { inputs: [1, 1, 1] })];
   for (let i = 0; i < 1000 && batcher.runningCount === 0; i++) await new Promise((resolve) => setTimeout(resolve, 2));
@@ -39,7 +49,7 @@ async function post(client: Client, body: string, fromMs: number): Promise<{ sta
 
 describe('a full queue’s 429 to a connection that retries at once', () => {
   it('answers the first 429 at once and a retry refused again when its Retry-After has passed', async () => {
-    const full = await fullQueue({ modelLatencyMs: 3000 });
+    const full = await fullQueue({});
     server = full.server;
     const client = new Client(server.url);
     try {
@@ -64,7 +74,7 @@ describe('a full queue’s 429 to a connection that retries at once', () => {
   });
 
   it('answers every 429 at once with --no-hold-retries', async () => {
-    const full = await fullQueue({ modelLatencyMs: 3000, holdRetries: false });
+    const full = await fullQueue({ holdRetries: false });
     server = full.server;
     const client = new Client(server.url);
     try {

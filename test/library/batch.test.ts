@@ -176,18 +176,22 @@ describe('batch(): failures', () => {
     for (const error of errors) expect(error).toMatchObject({ code: 'model_failure', cause: boom });
   });
 
+  /** The error a call rejects with when its batch function throws `value` (sync) or rejects with it. */
+  async function failureOf(value: unknown, sync: boolean): Promise<unknown> {
+    const failing = batch(
+      (_items: number[]): number[] | Promise<number[]> => {
+        if (sync) throw value;
+        return Promise.reject(value);
+      },
+      { batchWindowMs: 0, isolation: 'off' },
+    );
+    return rejection(failing(1));
+  }
+
   it('keeps what was thrown as the cause when it is not an Error (a string, an object), sync or async', async () => {
-    const thrown = [{ status: 503 }, 'upstream down'];
-    for (const value of thrown)
+    for (const value of [{ status: 503 }, 'upstream down'])
       for (const sync of [true, false]) {
-        const failing = batch(
-          (_items: number[]): number[] | Promise<number[]> => {
-            if (sync) throw value;
-            return Promise.reject(value);
-          },
-          { batchWindowMs: 0, isolation: 'off' },
-        );
-        const error = await rejection(failing(1));
+        const error = await failureOf(value, sync);
         expect(error).toMatchObject({ code: 'model_failure', message: `model execution failed: ${String(value)}` });
         expect((error as Error).cause).toBe(value);
       }
@@ -205,14 +209,7 @@ describe('batch(): failures', () => {
     ];
     for (const value of unprintable)
       for (const sync of [true, false]) {
-        const failing = batch(
-          (_items: number[]): number[] | Promise<number[]> => {
-            if (sync) throw value;
-            return Promise.reject(value);
-          },
-          { batchWindowMs: 0, isolation: 'off' },
-        );
-        const error = await rejection(failing(1));
+        const error = await failureOf(value, sync);
         expect(error).toMatchObject({ code: 'model_failure', message: 'model execution failed: [object Object]' });
         expect((error as Error).cause).toBe(value);
       }

@@ -267,7 +267,7 @@ async function toyFidelity(): Promise<void> {
           p99.toFixed(2),
           pct(p99, real.latency_ms.p99),
           `${realLost}/${sim.requests.rejected + sim.requests.expired}`,
-          real.send_lag_ms.mean.toFixed(2),
+          (real.send_lag_ms?.mean ?? 0).toFixed(2),
         ]);
         if (name === 'calibrated') {
           notes.push(

@@ -132,7 +132,7 @@ async function main(): Promise<void> {
         realOnTimeRps.toFixed(1),
         sim.onTimeRps.toFixed(1),
         pct(sim.onTimeRps, realOnTimeRps),
-        real.send_lag_ms.mean.toFixed(2),
+        (real.send_lag_ms?.mean ?? 0).toFixed(2),
       ]);
     } finally {
       await serve.stop();

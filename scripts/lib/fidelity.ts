@@ -21,7 +21,8 @@ export interface BenchFigures {
   throughput_rps: number;
   goodput_rps: number;
   latency_ms: { p50: number; p95: number; p99: number; mean: number };
-  send_lag_ms: { mean: number };
+  /** null in closed loop. */
+  send_lag_ms: { mean: number } | null;
   generator: { cpu_ms_per_request?: number };
   status: Record<string, number>;
   requests: { sent: number; ok: number; errors: number };

@@ -41,7 +41,10 @@ export function mergeReports(inputs: readonly MergeInput[]): { result: BenchResu
   const latency = mergeEncoded(reports.map((r) => r.latency_hdr));
   const latencyAll = mergeEncoded(reports.map((r) => r.latency_all_hdr));
   const service = mergeEncoded(reports.map((r) => r.service_hdr));
-  const sendLag = mergeEncoded(reports.map((r) => r.send_lag_hdr));
+  // Closed-loop reports carry no send lag (none before v2's null, a histogram of zeros).
+  const openReports =
+    first.mode === 'open' ? reports.filter((r) => r.mode === 'open' && typeof r.send_lag_hdr === 'string') : [];
+  const sendLag = mergeEncoded(openReports.map((r) => r.send_lag_hdr as string));
   const maxOf = (pick: (r: BenchJson) => { count: number; max: number }): number =>
     Math.max(0, ...reports.map((r) => (pick(r).count > 0 ? pick(r).max : 0)));
   const targets = reports.map((r) => r.target_rate_rps);
@@ -94,10 +97,10 @@ export function mergeReports(inputs: readonly MergeInput[]): { result: BenchResu
       service,
       maxOf((r) => r.service_ms),
     ),
-    sendLag: exact(
-      sendLag,
-      maxOf((r) => r.send_lag_ms),
-    ),
+    sendLag:
+      openReports.length === 0
+        ? undefined
+        : exact(sendLag, Math.max(0, ...openReports.map((r) => (r.send_lag_ms?.count ? r.send_lag_ms.max : 0)))),
     generator: {
       lateSendFraction:
         sum((r) => r.generator.late_send_fraction * r.requests.sent) /
@@ -126,7 +129,7 @@ export function mergeReports(inputs: readonly MergeInput[]): { result: BenchResu
     latencyHdr: encodeHistogram(latency),
     latencyAllHdr: encodeHistogram(latencyAll),
     serviceHdr: encodeHistogram(service),
-    sendLagHdr: encodeHistogram(sendLag),
+    sendLagHdr: openReports.length === 0 ? undefined : encodeHistogram(sendLag),
   };
   for (const h of [latency, latencyAll, service, sendLag]) h.destroy();
   const json: BenchJson = {

@@ -58,7 +58,8 @@ export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult
     latency_ms: percentiles(r.latency),
     latency_all_ms: percentiles(r.latencyAll),
     service_ms: percentiles(r.service),
-    send_lag_ms: percentiles(r.sendLag),
+    // Closed loop sends when an answer frees a sender: no intended time, so no lag from it.
+    send_lag_ms: r.sendLag === undefined ? null : percentiles(r.sendLag),
     generator: {
       late_send_fraction: round(r.generator.lateSendFraction, 5),
       event_loop_p99_ms: round(r.generator.eventLoop.p99Ms, 3),
@@ -81,7 +82,7 @@ export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult
     latency_hdr: r.latencyHdr,
     latency_all_hdr: r.latencyAllHdr,
     service_hdr: r.serviceHdr,
-    send_lag_hdr: r.sendLagHdr,
+    send_lag_hdr: r.sendLagHdr ?? null,
     // Each threshold, whether it held, and the values judged.
     ...(thresholds.length === 0
       ? {}

@@ -69,7 +69,7 @@ function latencyTable(r: BenchResult): string {
     ['latency all', r.latencyAll],
     ['service', r.service],
   ];
-  if (r.mode === 'open') rows.push(['send lag', r.sendLag]);
+  if (r.sendLag !== undefined) rows.push(['send lag', r.sendLag]);
   const header = ['ms', 'p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean'];
   // A row of nothing recorded (no 2xx answer, no answer at all) has no latency, not one of 0 ms.
   const cells = rows.map(([name, p]) => [

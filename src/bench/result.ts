@@ -79,7 +79,8 @@ export interface BenchResult {
   /** Latency of every answer, any status (fast 429s included). */
   latencyAll: PercentilesMs;
   service: PercentilesMs;
-  sendLag: PercentilesMs;
+  /** How late open-loop sends left their intended time; undefined in closed loop, which has no intended times. */
+  sendLag: PercentilesMs | undefined;
   /** The generator's self-check, and its own CPU per request sent (all its threads; for simulate --generator-cpu-ms). */
   generator: { lateSendFraction: number; eventLoop: EventLoopStats; cpuMsPerRequest?: number };
   /** Open loop with a planned window that ran to its end: whether the server kept up. */
@@ -91,7 +92,7 @@ export interface BenchResult {
   latencyAllHdr: string;
   /** Service time and send lag histograms, likewise (so `bench merge` is exact for them too). */
   serviceHdr: string;
-  sendLagHdr: string;
+  sendLagHdr: string | undefined;
 }
 
 /** A result and what the HdrHistogram log needs. */
@@ -167,7 +168,7 @@ export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[],
     latency: percentilesMs(latency),
     latencyAll: percentilesMs(latencyAll),
     service: percentilesMs(service),
-    sendLag: percentilesMs(sendLag),
+    sendLag: plan.mode === 'open' ? percentilesMs(sendLag) : undefined,
     generator: { lateSendFraction: counts.sent > 0 ? counts.lateSends / counts.sent : 0, eventLoop },
     trend:
       plan.mode === 'open' && Number.isFinite(scheduledEndMs) && !stoppedEarly ? trendOf(counts, windowMs) : undefined,
@@ -175,7 +176,7 @@ export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[],
     latencyHdr: encodeHistogram(latency),
     latencyAllHdr: encodeHistogram(latencyAll),
     serviceHdr: encodeHistogram(service),
-    sendLagHdr: encodeHistogram(sendLag),
+    sendLagHdr: plan.mode === 'open' ? encodeHistogram(sendLag) : undefined,
   };
   result.warnings = warningsFor(plan, result);
   for (const h of [latency, latencyAll, service, sendLag]) h.destroy();
@@ -240,7 +241,7 @@ export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
   }
   if (plan.mode === 'open' && late > LATE_SEND_WARN_FRACTION) {
     warnings.push(
-      `${pct(late)} of sends were more than 1 ms late (send lag p99 ${r.sendLag.p99.toFixed(2)} ms): the generator fell behind its schedule, so the figures describe the generator as much as the server; try --workers or a lower rate`,
+      `${pct(late)} of sends were more than 1 ms late (send lag p99 ${(r.sendLag?.p99 ?? 0).toFixed(2)} ms): the generator fell behind its schedule, so the figures describe the generator as much as the server; try --workers or a lower rate`,
     );
   }
   if (r.generator.eventLoop.p99Ms > EVENT_LOOP_P99_WARN_MS) {

@@ -100,6 +100,23 @@ describe('bench merge', () => {
     expect(json.warnings).toEqual([]);
   });
 
+  it('keeps no send lag for closed loops, also from reports written while closed loop kept a histogram of zeros', () => {
+    const closed = (rate: number): BenchJson => ({
+      ...report(rate, [10, 20]),
+      mode: 'closed',
+      target_rate_rps: null,
+      planned_rate_rps: null,
+    });
+    const { json, result } = mergeReports([
+      { file: 'a.json', report: closed(100) },
+      { file: 'b.json', report: { ...closed(200), send_lag_ms: null, send_lag_hdr: null } },
+    ]);
+    expect(json.send_lag_ms).toBeNull();
+    expect(json.send_lag_hdr).toBeNull();
+    expect(result.sendLag).toBeUndefined();
+    expect(json.latency_ms.count).toBe(4);
+  });
+
   it('merges two bench processes that ran at the same time into the report of their sum', async () => {
     server = await fixedDelayServer(5);
     dir = await mkdtemp(join(tmpdir(), 'batchline-merge-'));

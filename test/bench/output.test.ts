@@ -88,6 +88,32 @@ describe('bench outputs', () => {
     }
   });
 
+  it('keeps no send lag in a closed loop, which has no intended send times, and keeps it in an open loop', async () => {
+    server = await statusServer(200);
+    for (const [load, open] of [
+      [{ connections: '2', requests: '20' }, false],
+      [{ rate: '100', requests: '20' }, true],
+    ] as const) {
+      const stdout = new Sink();
+      const stderr = new Sink();
+      await benchMain(
+        validated(server.url, { ...load, warmup: '0' }),
+        { ...outputs, json: '-' },
+        { stdout, stderr, env: {} },
+      );
+      const report = JSON.parse(stdout.text) as { send_lag_ms: { count: number } | null; send_lag_hdr: unknown };
+      if (open) {
+        expect(report.send_lag_ms?.count).toBe(20);
+        expect(typeof report.send_lag_hdr).toBe('string');
+        expect(stderr.text).toContain('send lag');
+      } else {
+        expect(report.send_lag_ms).toBeNull();
+        expect(report.send_lag_hdr).toBeNull();
+        expect(stderr.text).not.toContain('send lag');
+      }
+    }
+  });
+
   it('writes an HdrHistogram log that hdr-histogram-js reads back', async () => {
     server = await statusServer(200);
     dir = await mkdtemp(join(tmpdir(), 'bench-'));

@@ -73,7 +73,7 @@ function latencyTable(r: BenchResult): PageTable {
       row('2xx answers', r.latency),
       row('every answer', r.latencyAll),
       row('service (from write)', r.service),
-      row('send lag', r.sendLag),
+      ...(r.sendLag === undefined ? [] : [row('send lag', r.sendLag)]),
     ],
   };
 }

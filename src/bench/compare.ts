@@ -1,6 +1,6 @@
 import * as hdr from 'hdr-histogram-js';
 import type { BenchJson } from './report-json.js';
-import { fmtMs, fmtRate } from './report-text.js';
+import { counted, fmtMs, fmtRate } from './report-text.js';
 
 /** Throughput changes smaller than this fraction are within run-to-run noise. */
 const THROUGHPUT_NOISE_FRACTION = 0.05;
@@ -11,6 +11,8 @@ export interface Comparison {
   verdict: string;
   /** True when the verdict is "no clear difference". */
   noise: boolean;
+  /** How the two runs differed in what they did, which makes their figures apples and oranges. */
+  warnings: string[];
 }
 
 /**
@@ -56,18 +58,40 @@ export function compareRuns(a: BenchJson, b: BenchJson): Comparison {
     );
   if (failedA !== failedB && (failedA === 0 || failedB === 0))
     findings.push(`B has ${failedB > failedA ? 'failures A did not' : 'no failures, A had some'}`);
-  const comparable = a.mode === b.mode && (a.target_rate_rps ?? 0) === (b.target_rate_rps ?? 0);
-  let caveat = comparable ? '' : ` (careful: the runs used different load: ${describe(a)} vs ${describe(b)})`;
-  if (a.schema !== b.schema)
-    caveat += ` (careful: ${a.schema} and ${b.schema} differ: v1's latency mixed every status, v2's is of 2xx answers)`;
+  const warnings = loadDifferences(a, b);
   if (findings.length === 0) {
     return {
       rows,
       noise: true,
-      verdict: `no clear difference: the runs overlap (latency p25..p75 ranges intersect, throughput within 5%), so the changes above are noise${caveat}`,
+      verdict:
+        'no clear difference: the runs overlap (latency p25..p75 ranges intersect, throughput within 5%), so the changes above are noise',
+      warnings,
     };
   }
-  return { rows, noise: false, verdict: `${findings.join('; ')}${caveat}` };
+  return { rows, noise: false, verdict: findings.join('; '), warnings };
+}
+
+/**
+ * What the two runs did differently: another URL, method, body or load measures something else,
+ * so a difference in their figures is not the change the user made. Said, not refused: comparing
+ * two servers' URLs on purpose is fair.
+ */
+export function loadDifferences(a: BenchJson, b: BenchJson): string[] {
+  const warnings: string[] = [];
+  const differ = (what: string, x: string, y: string): void => {
+    if (x !== y) warnings.push(`the runs ${what}: A ${x}, B ${y}`);
+  };
+  differ('loaded different URLs', a.url, b.url);
+  differ('used different methods', a.method, b.method);
+  // Reports written before bench recorded its bodies say nothing of them.
+  if (a.body !== undefined && b.body !== undefined && a.body?.sha256 !== b.body?.sha256)
+    differ('sent different bodies', bodyText(a.body), bodyText(b.body));
+  differ('used different load', describeLoad(a), describeLoad(b));
+  if (a.schema !== b.schema)
+    warnings.push(
+      `the reports' schemas differ (A ${a.schema}, B ${b.schema}): v1's latency mixed every status, v2's is of 2xx answers`,
+    );
+  return warnings;
 }
 
 export function formatComparison(c: Comparison, nameA: string, nameB: string): string {
@@ -76,7 +100,8 @@ export function formatComparison(c: Comparison, nameA: string, nameB: string): s
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] as string).length)));
   const render = (row: string[]): string =>
     row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join('  ');
-  return `${[render(header), ...body.map(render), '', `verdict: ${c.verdict}`].join('\n')}\n`;
+  const warnings = c.warnings.length === 0 ? [] : ['', 'Warnings', ...c.warnings.map((w) => `  ! ${w}`)];
+  return `${[render(header), ...body.map(render), '', `verdict: ${c.verdict}`, ...warnings].join('\n')}\n`;
 }
 
 function interquartile(run: BenchJson): [number, number] | undefined {
@@ -97,8 +122,17 @@ function change(a: number, b: number): string {
   return `${pct > 0 ? '+' : ''}${pct.toFixed(1)}%`;
 }
 
-function describe(run: BenchJson): string {
-  return run.mode === 'open'
-    ? `open loop at ${run.target_rate_rps} req/s`
-    : `closed loop with ${run.connections * run.pipelining} senders`;
+function describeLoad(run: BenchJson): string {
+  if (run.mode !== 'open') return `closed loop with ${counted(run.connections * run.pipelining, 'sender')}`;
+  const rate = run.stages ?? `${run.target_rate_rps} req/s`;
+  return `open loop at ${rate}${run.arrival === null ? '' : ` (${run.arrival})`}`;
+}
+
+function bodyText(body: BenchJson['body']): string {
+  if (body === null || body === undefined) return 'no body';
+  const shape =
+    body.count === 1
+      ? `1 body of ${counted(body.bytes, 'byte')}`
+      : `${body.count} bodies, ${counted(body.bytes, 'byte')} in all`;
+  return `${shape} (sha256 ${body.sha256.slice(0, 12)})`;
 }

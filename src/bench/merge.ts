@@ -55,6 +55,8 @@ export function mergeReports(inputs: readonly MergeInput[]): { result: BenchResu
     mode: first.mode,
     url: first.url,
     method: first.method,
+    // The bodies the runs shared; none when they differ (a warning says so) or went unrecorded.
+    body: new Set(reports.map((r) => r.body?.sha256)).size === 1 ? (first.body ?? undefined) : undefined,
     seed: undefined,
     arrival: first.arrival ?? undefined,
     connections: sum((r) => r.connections),
@@ -165,6 +167,10 @@ function mergeWarnings(inputs: readonly MergeInput[]): string[] {
     warnings.push(`the runs mix open and closed loop (${inputs.map((i) => `${i.file}: ${i.report.mode}`).join(', ')})`);
   const urls = new Set(reports.map((r) => r.url));
   if (urls.size > 1) warnings.push(`the runs loaded different URLs: ${[...urls].join(', ')}`);
+  const methods = new Set(reports.map((r) => r.method));
+  if (methods.size > 1) warnings.push(`the runs used different methods: ${[...methods].join(', ')}`);
+  const bodies = new Set(reports.filter((r) => r.body !== undefined).map((r) => r.body?.sha256));
+  if (bodies.size > 1) warnings.push('the runs sent different bodies');
   const starts = reports.map((r) => Date.parse(r.started_at) / 1000);
   const spreadS = Math.max(...starts) - Math.min(...starts);
   if (spreadS > START_SPREAD_WARN_S)

@@ -25,8 +25,10 @@ interface MergedFrom {
  * snake_case with its units, rounded, written once by `toBenchJson`. compare and merge read v1
  * reports too.
  */
-export type BenchJson = Omit<ReturnType<typeof toBenchJson>, 'schema'> & {
+export type BenchJson = Omit<ReturnType<typeof toBenchJson>, 'schema' | 'body'> & {
   schema: typeof BENCH_JSON_SCHEMA | 'batchline.bench/v1';
+  /** Absent from reports written before bench recorded it. */
+  body?: ReturnType<typeof toBenchJson>['body'];
   merged_from?: MergedFrom[];
 };
 
@@ -37,6 +39,7 @@ export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult
     mode: r.mode,
     url: r.url,
     method: r.method,
+    body: r.body === undefined ? null : { ...r.body },
     target_rate_rps: r.targetRateRps ?? null,
     planned_rate_rps: r.plannedRateRps === undefined ? null : round(r.plannedRateRps, 2),
     stages: r.stages ?? null,

@@ -98,7 +98,8 @@ function fmtS(s: number): string {
   return `${Number(s.toFixed(2))}s`;
 }
 
-function counted(n: number, noun: string): string {
+/** `1 sender`, `16 senders`. */
+export function counted(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { percentilesMs, type PercentilesMs } from '../core/latency-histogram.js';
 import { ERROR_KINDS, type ErrorCounts } from './error-kind.js';
 import { encodeHistogram, mergeEncoded } from './histogram-codec.js';
@@ -33,11 +34,22 @@ export interface BenchTrend {
   sustained: boolean;
 }
 
+/** What a run sent as bodies, so two reports can tell whether they sent the same. */
+export interface BodyFingerprint {
+  /** Bodies cycled through (a `.jsonl` file's lines), and their bytes in all. */
+  count: number;
+  bytes: number;
+  /** SHA-256 (hex) of the bodies in order, each preceded by its length. */
+  sha256: string;
+}
+
 /** The figures of one run, merged over its threads; the text and JSON reports render this. */
 export interface BenchResult {
   mode: BenchMode;
   url: string;
   method: string;
+  /** The bodies sent; undefined for none (and in results read from reports that did not record it). */
+  body?: BodyFingerprint | undefined;
   /** The schedule's seed; undefined in closed loop, where no draw was made. */
   seed: number | undefined;
   arrival: string | undefined;
@@ -137,6 +149,7 @@ export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[],
     mode: plan.mode,
     url: plan.url,
     method: plan.method,
+    body: bodyFingerprint(plan.bodies),
     seed: plan.mode === 'open' ? plan.seed : undefined,
     arrival: plan.mode === 'open' ? plan.arrival : undefined,
     connections: plan.connections,
@@ -185,6 +198,19 @@ export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[],
     intervals: outcomes.map((o) => o.recording.intervals),
     startEpochMs: Math.min(...outcomes.map((o) => o.startEpochMs)),
   };
+}
+
+export function bodyFingerprint(bodies: readonly Uint8Array[]): BodyFingerprint | undefined {
+  if (bodies.length === 0) return undefined;
+  const hash = createHash('sha256');
+  const length = Buffer.alloc(4);
+  let bytes = 0;
+  for (const body of bodies) {
+    length.writeUInt32BE(body.byteLength);
+    hash.update(length).update(body);
+    bytes += body.byteLength;
+  }
+  return { count: bodies.length, bytes, sha256: hash.digest('hex') };
 }
 
 /**

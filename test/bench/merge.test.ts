@@ -100,6 +100,17 @@ describe('bench merge', () => {
     expect(json.warnings).toEqual([]);
   });
 
+  it('warns when the runs used different methods or sent different bodies', () => {
+    const a = report(100, [10]);
+    const b = report(100, [10]);
+    const { json } = mergeReports([
+      { file: 'a.json', report: { ...a, body: { count: 1, bytes: 2, sha256: 'aa' } } },
+      { file: 'b.json', report: { ...b, seed: 2, method: 'POST', body: { count: 1, bytes: 2, sha256: 'bb' } } },
+    ]);
+    expect(json.warnings).toEqual(['the runs used different methods: GET, POST', 'the runs sent different bodies']);
+    expect(json.body).toBeNull();
+  });
+
   it('keeps no send lag for closed loops, also from reports written while closed loop kept a histogram of zeros', () => {
     const closed = (rate: number): BenchJson => ({
       ...report(rate, [10, 20]),

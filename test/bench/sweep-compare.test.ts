@@ -3,7 +3,8 @@ import { compareRuns, formatComparison } from '../../src/bench/compare.js';
 import { encodeHistogram } from '../../src/bench/histogram-codec.js';
 import { toBenchJson, type BenchJson } from '../../src/bench/report-json.js';
 import { formatReport } from '../../src/bench/report-text.js';
-import type { BenchResult } from '../../src/bench/result.js';
+import { bodyFingerprint, type BenchResult } from '../../src/bench/result.js';
+import { benchPageData } from '../../src/report/html/bench-page.js';
 import { bestRate, formatSweep, parseSlo, parseSweep, runSweep } from '../../src/bench/sweep.js';
 import type { BenchPlan } from '../../src/bench/plan.js';
 import { createLatencyHistogram, percentilesMs, recordMs } from '../../src/core/latency-histogram.js';
@@ -174,6 +175,71 @@ describe('compare', () => {
     expect(c.noise).toBe(false);
     expect(c.verdict).toContain('latency is higher in B');
     expect(formatComparison(c, 'a.json', 'b.json')).toContain('latency p50 ms');
+  });
+});
+
+describe('compare of runs that did different things', () => {
+  const json = (r: BenchResult): BenchJson => toBenchJson(r);
+  const base = result(100, spread(10));
+  const closed = (connections: number): BenchResult => ({
+    ...base,
+    mode: 'closed',
+    connections,
+    targetRateRps: undefined,
+    plannedRateRps: undefined,
+    arrival: undefined,
+    seed: undefined,
+  });
+
+  it('warns, naming both sides, when the runs loaded other URLs, methods, bodies or loads', () => {
+    const body = (text: string) => bodyFingerprint([new TextEncoder().encode(text)]);
+    const b: BenchResult = {
+      ...base,
+      url: 'http://y/',
+      method: 'POST',
+      body: body('{"inputs":[1]}'),
+      targetRateRps: 200,
+      arrival: 'poisson',
+    };
+    const c = compareRuns(json({ ...base, body: body('{"inputs":[2]}') }), json(b));
+    expect(c.warnings).toEqual([
+      'the runs loaded different URLs: A http://x/, B http://y/',
+      'the runs used different methods: A GET, B POST',
+      expect.stringMatching(
+        /^the runs sent different bodies: A 1 body of 14 bytes \(sha256 \w{12}\), B 1 body of 14 bytes \(sha256 \w{12}\)$/,
+      ),
+      'the runs used different load: A open loop at 100 req/s (constant), B open loop at 200 req/s (poisson)',
+    ]);
+    // A warning line beside the verdict, not a refusal.
+    const text = formatComparison(c, 'a.json', 'b.json');
+    expect(text).toContain('verdict: ');
+    expect(text).toContain('\nWarnings\n  ! the runs loaded different URLs: A http://x/, B http://y/\n');
+  });
+
+  it('says nothing of two runs of the same load, nor of bodies a report did not record', () => {
+    const a = json({ ...base, body: bodyFingerprint([new Uint8Array([1, 2])]) });
+    const { body: _, ...older } = json(base);
+    expect(compareRuns(a, json({ ...base, body: bodyFingerprint([new Uint8Array([1, 2])]) })).warnings).toEqual([]);
+    expect(compareRuns(a, older as BenchJson).warnings).toEqual([]);
+    expect(formatComparison(compareRuns(a, a), 'a', 'b')).not.toContain('Warnings');
+  });
+
+  it('counts one sender and one connection in the singular, in compare and on the HTML page', () => {
+    expect(compareRuns(json(closed(1)), json(closed(2))).warnings).toEqual([
+      'the runs used different load: A closed loop with 1 sender, B closed loop with 2 senders',
+    ]);
+    const page = benchPageData(
+      {
+        result: closed(1),
+        seconds: [],
+        samples: { ok: false, why: 'not a batchline server' },
+        startEpochMs: 0,
+        targetRpsAt: undefined,
+      },
+      'batchline bench',
+      'now',
+    );
+    expect(page.subtitle).toMatch(/^closed loop, 1 sender · 1 connection · /);
   });
 });
 

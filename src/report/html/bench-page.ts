@@ -1,4 +1,5 @@
 import type { PercentilesMs } from '../../core/latency-histogram.js';
+import { counted } from '../../bench/report-text.js';
 import type { BenchResult } from '../../bench/result.js';
 import { bestRate, stepVerdict, type Slo } from '../../bench/sweep.js';
 import { formatCount, formatPercent } from '../format.js';
@@ -24,8 +25,8 @@ function describeLoad(r: BenchResult): string {
   const load =
     r.mode === 'open'
       ? `open loop at ${r.stages ?? `${r.targetRateRps} req/s`} (${r.arrival})`
-      : `closed loop, ${r.connections * r.pipelining} senders`;
-  return `${load} · ${r.connections} connections · warm-up ${r.warmupS} s · measured ${r.durationS.toFixed(1)} s${r.seed !== undefined ? ` · seed ${r.seed}` : ''}`;
+      : `closed loop, ${counted(r.connections * r.pipelining, 'sender')}`;
+  return `${load} · ${counted(r.connections, 'connection')} · warm-up ${r.warmupS} s · measured ${r.durationS.toFixed(1)} s${r.seed !== undefined ? ` · seed ${r.seed}` : ''}`;
 }
 
 /** `bench --html`: one run's figures, the run second by second, and the server's batches. */

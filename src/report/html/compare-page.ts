@@ -45,7 +45,7 @@ export function comparePageData(
         rows: comparison.rows.map((r) => [r.figure, r.a, r.b, r.change]),
       },
     ],
-    warnings: [],
+    warnings: comparison.warnings,
     charts,
     missing:
       runs.length > 0

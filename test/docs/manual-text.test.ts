@@ -19,6 +19,7 @@ const MANUAL = [
   'docs/api.md',
   'docs/protocols.md',
   'docs/deploy.md',
+  'docs/bench.md',
 ];
 const COMMANDS = /^(?:npx )?(?:batchline )?(serve|bench|simulate|profile|watch)(?: (compare|merge))?\s+(.*)$/;
 

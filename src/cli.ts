@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { makeBenchCommand } from './commands/bench.js';
 import { makeServeCommand } from './commands/serve.js';
@@ -5,6 +7,7 @@ import { makeProfileCommand } from './commands/profile.js';
 import { makeSimulateCommand } from './commands/simulate.js';
 import { makeWatchCommand } from './commands/watch.js';
 import { BatchlineError, ExitWithCode, missingRuntime } from './errors.js';
+import { pinTickObjectShape } from './pin-tick-shape.js';
 import { BATCHLINE_VERSION } from './version.js';
 
 /** The `batchline` program with every command registered; nothing runs until it is parsed. */
@@ -113,4 +116,23 @@ export function switchGivenAValue(program: Command, argv: readonly string[], err
 function exitOverrideEverywhere(command: Command): void {
   command.exitOverride();
   for (const sub of command.commands) exitOverrideEverywhere(sub);
+}
+
+/** Whether this module is the program node was given (`node dist/src/cli.js …`), not an import. */
+export function isEntryPoint(moduleUrl: string, argv1: string | undefined): boolean {
+  if (argv1 === undefined) return false;
+  try {
+    return realpathSync(argv1) === realpathSync(fileURLToPath(moduleUrl));
+  } catch {
+    return false;
+  }
+}
+
+// `node dist/src/cli.js serve`, as a TypeScript project's build is often run, runs the command
+// with bin/batchline.js's start-up (see there) instead of loading the commands and exiting 0
+// having done nothing.
+if (isEntryPoint(import.meta.url, process.argv[1])) {
+  pinTickObjectShape();
+  process.on('SIGUSR1', () => {});
+  void main(process.argv);
 }

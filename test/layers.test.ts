@@ -41,7 +41,7 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
     'ui',
     'watch',
   ],
-  'cli.ts': ['commands', 'errors.ts', 'version.ts'],
+  'cli.ts': ['commands', 'errors.ts', 'pin-tick-shape.ts', 'version.ts'],
   // The library's face: batch() over the core, serve() over the server (loaded lazily).
   library: ['core', 'errors.ts', 'options', 'serve', 'stats-contract'],
   // model: the code-model contract's types (code-model-types.ts), exported type-only.

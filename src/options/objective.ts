@@ -3,7 +3,7 @@ import { BatchlineError } from '../errors.js';
 /**
  * One grammar for objectives, shared by `bench --slo`, `bench --threshold` and `simulate --slo`:
  * clauses such as `p99<50ms`, `p95<=0.2s`, `mean<10`, `errors<1%`, joined by commas, `&` or
- * `and`. k6's spelling `p(95)<200` is accepted too. A latency bound without a unit is in ms
+ * `and`. k6's spellings `p(95)<200`, `avg` and `med` are accepted too. A latency bound without a unit is in ms
  * (as in k6's thresholds); a ratio is a percentage (`1%`) or a fraction (`0.01`).
  */
 export type LatencyMetric = 'p50' | 'p90' | 'p95' | 'p99' | 'p999' | 'mean' | 'max';
@@ -38,6 +38,8 @@ export interface ClauseResult {
 const METRIC_NAMES: Record<string, LatencyMetric | RatioMetric> = {
   p50: 'p50',
   median: 'p50',
+  // k6's name of the median.
+  med: 'p50',
   'p(50)': 'p50',
   p90: 'p90',
   'p(90)': 'p90',

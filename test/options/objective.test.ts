@@ -15,6 +15,7 @@ describe('one objective grammar for bench --slo, bench --threshold and simulate 
     'p95<50ms',
     'p99.9<0.2s & errors<0.5%',
     'p(95)<200',
+    'med<20 & avg<30 & p(99.9)<1s',
     'mean<=10 and max<1s',
     'p50<10,p90<20,p99<80ms',
   ])('%s parses in all three', (text) => {

@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { makeBenchCommand } from './commands/bench.js';
+import { otherToolsFlagHint } from './commands/bench-other-tools.js';
 import { makeServeCommand } from './commands/serve.js';
 import { makeProfileCommand } from './commands/profile.js';
 import { makeSimulateCommand } from './commands/simulate.js';
@@ -71,7 +72,7 @@ export async function main(argv: string[]): Promise<void> {
     await program.parseAsync(argv);
   } catch (error) {
     code = exitCodeFor(error);
-    const hint = switchGivenAValue(program, argv, error);
+    const hint = switchGivenAValue(program, argv, error) ?? otherToolsFlagHint(argv, error);
     if (hint !== undefined) process.stderr.write(`${hint}\n`);
   }
   process.exit(code);

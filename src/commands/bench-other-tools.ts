@@ -1,0 +1,49 @@
+import { CommanderError } from 'commander';
+
+const WORKERS = "bench's is --workers N (worker threads, each with its share of the connections and the rate)";
+const STAGES =
+  "bench's are one flag, --stages 30s:100,1m:100 (comma-separated), and their targets are rates in req/s, as in k6's ramping-arrival-rate, not users";
+const USERS =
+  'a closed loop keeps --connections N (-c) senders busy, as users that send again at once; an open loop sends --rate R (-R) a second whatever the answers';
+const BODY_FILE = "bench's is --body @file (a .jsonl file: one body per line, cycled)";
+
+/**
+ * Flags of wrk, wrk2, k6, hey and ab that `bench` has under another name, or does without: a user
+ * who types them from habit gets bench's way besides commander's "unknown option".
+ */
+const OTHER_TOOLS_FLAGS: Record<string, string> = {
+  '-t': `-t is wrk's threads: ${WORKERS}`,
+  '--threads': `--threads is wrk's: ${WORKERS}`,
+  '--latency':
+    "--latency is wrk's: bench always prints the percentiles (p50 to p99.9 and max); --hdr-log writes the whole histograms",
+  '-L': "-L is wrk's --latency: bench always prints the percentiles (p50 to p99.9 and max); --hdr-log writes the whole histograms",
+  '--u_latency':
+    "--u_latency is wrk2's uncorrected latency: bench prints it always, as the service row (from the write to the socket), under the corrected latency",
+  '-U': "-U is wrk2's uncorrected latency: bench prints it always, as the service row (from the write to the socket), under the corrected latency",
+  '-s': `-s is wrk's Lua script or k6's --stage: bench has no scripts (--method, -H, --body @file); ${STAGES}`,
+  '--script': "bench has no scripts: the request is --method, -H 'name: value' and --body (inline or @file)",
+  '--stage': `--stage is k6's: ${STAGES}`,
+  '-u': `-u is k6's virtual users: ${USERS}`,
+  '--vus': `--vus is k6's: ${USERS}`,
+  '-i': "-i is k6's iterations: bench's is -n / --requests N",
+  '--iterations': "--iterations is k6's: bench's is -n / --requests N",
+  '-z': "-z is hey's duration: bench's is -d / --duration",
+  '-q': "-q is hey's rate per worker: bench's is -R / --rate, the total rate in req/s",
+  '-m': "-m is hey's method: bench's is --method",
+  '-D': `-D is hey's body file: ${BODY_FILE}`,
+  '-p': `-p is ab's body file: ${BODY_FILE}`,
+  '-T': "-T is ab's content type or wrk's timeout: bench's are --content-type and --timeout",
+  '-k': "-k is ab's keep-alive: bench always keeps its connections alive (-c of them); leave it out",
+};
+
+/** Bench's way for a flag of another load tester that commander refused, or undefined. */
+export function otherToolsFlagHint(argv: readonly string[], error: unknown): string | undefined {
+  if (!(error instanceof CommanderError) || error.code !== 'commander.unknownOption') return undefined;
+  const args = argv.slice(2);
+  if (args[0] !== 'bench' || args[1] === 'compare' || args[1] === 'merge') return undefined;
+  const given = /unknown option '([^']+)'/.exec(error.message)?.[1] ?? '';
+  // `-t4` and `--threads=4` as well as `-t 4`.
+  const flag = given.startsWith('--') ? (given.split('=')[0] as string) : given.slice(0, 2);
+  const hint = OTHER_TOOLS_FLAGS[flag];
+  return hint === undefined ? undefined : `batchline bench: ${hint}`;
+}

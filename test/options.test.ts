@@ -77,6 +77,21 @@ describe('option resolution', () => {
     });
     expect(resolveOptions(SIMULATE_OPTIONS, { duration: '60' }, {}).duration).toBe(60_000);
   });
+
+  it("reads bench's counts as wrk writes them (-R 2k, -c 1k, -n 1.5M), and only bench's", async () => {
+    const { BENCH_OPTIONS } = await import('../src/options/bench.js');
+    expect(resolveOptions(BENCH_OPTIONS, { rate: '2.5k', connections: '1K', requests: '1.5M' }, {})).toMatchObject({
+      rate: 2500,
+      connections: 1000,
+      requests: 1_500_000,
+    });
+    expect(resolveOptions(BENCH_OPTIONS, {}, { BENCH_RATE: '2k' }).rate).toBe(2000);
+    expect(() => resolveOptions(BENCH_OPTIONS, { connections: '20k' }, {})).toThrow(
+      /--connections: got '20k', expected an integer from 1 to 10000 \(2k = 2000/,
+    );
+    expect(() => resolveOptions(BENCH_OPTIONS, { connections: '1.2345k' }, {})).toThrow(/--connections/);
+    expect(() => resolveOptions(SERVE_OPTIONS, { port: '8k' }, {})).toThrow(/--port: got '8k'/);
+  });
 });
 
 describe('the README option table', () => {

@@ -39,6 +39,7 @@ export const BENCH_OPTIONS = {
     default: 16,
     min: 1,
     max: 10_000,
+    metricSuffix: true,
     description:
       'keep-alive connections; closed loop: each sends its next request when its last one ends; open loop: sends beyond connections × pipelining wait for a free connection (in latency, not in service time)',
   },
@@ -50,6 +51,7 @@ export const BENCH_OPTIONS = {
     default: 0,
     min: 0,
     max: 10_000_000,
+    metricSuffix: true,
     description: 'open loop: requests per second on a schedule fixed in advance (0 = closed loop)',
   },
   arrival: {
@@ -89,6 +91,7 @@ export const BENCH_OPTIONS = {
     default: 0,
     min: 0,
     max: 1_000_000_000,
+    metricSuffix: true,
     description:
       'stop after this many measured requests instead of after --duration (0 = use --duration); not with --duration, --stages or --sweep',
   },

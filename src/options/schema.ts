@@ -33,6 +33,8 @@ export interface NumberOptionSpec extends BaseSpec {
   default: number | undefined;
   min: number;
   max: number;
+  /** Also takes a count as wrk writes it: `2k` (2,000), `1.5M`, `1G` (powers of 1,000). */
+  metricSuffix?: true;
 }
 /** A duration written `250ms`, `10s`, `1m30s` or a bare number (seconds unless `bareUnit`); resolved to ms. */
 export interface DurationOptionSpec extends BaseSpec {
@@ -182,6 +184,9 @@ export function parseDurationMs(text: string, bareUnit: 's' | 'ms' = 's'): numbe
 
 const INTEGER = /^[+-]?\d+$/;
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
+/** wrk's counts with a unit: 2k, 1.5M, 1G. */
+const METRIC_SUFFIXED = /^(\d+(?:\.\d+)?)([kmg])$/i;
+const METRIC_MULTIPLIER: Record<string, number> = { k: 1e3, m: 1e6, g: 1e9 };
 
 /**
  * One value checked against its spec, as `resolveOptions` checks flags: throws `code` (by
@@ -210,14 +215,23 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
       const wantsInt = spec.kind === 'int';
       // Plain decimal only: Number() would also take 0x50, 0b11 and 1e1, which nobody means as a port.
       // A number given in code or JSON is taken as it is (1e-7 too); text must be plain decimal.
-      const parsed = typeof value === 'number' ? value : (wantsInt ? INTEGER : DECIMAL).test(text) ? Number(text) : NaN;
+      const suffixed = spec.metricSuffix === true ? METRIC_SUFFIXED.exec(text) : null;
+      const parsed =
+        typeof value === 'number'
+          ? value
+          : suffixed !== null
+            ? Number(suffixed[1]) * (METRIC_MULTIPLIER[(suffixed[2] as string).toLowerCase()] as number)
+            : (wantsInt ? INTEGER : DECIMAL).test(text)
+              ? Number(text)
+              : NaN;
       if (
         !Number.isFinite(parsed) ||
         (wantsInt && !Number.isInteger(parsed)) ||
         parsed < spec.min ||
         parsed > spec.max
       ) {
-        throw invalid(name, text, `${wantsInt ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}`);
+        const suffixes = spec.metricSuffix === true ? ' (2k = 2000, 1M = 1000000)' : '';
+        throw invalid(name, text, `${wantsInt ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}${suffixes}`);
       }
       return parsed;
     }
@@ -320,7 +334,8 @@ function collect(value: string, previous: string[] | undefined): string[] {
 
 function helpText(spec: OptionSpec): string {
   const parts = [spec.description];
-  if (spec.kind === 'int' || spec.kind === 'number') parts.push(`range ${spec.min}..${spec.max}`);
+  if (spec.kind === 'int' || spec.kind === 'number')
+    parts.push(`range ${spec.min}..${spec.max}${spec.metricSuffix === true ? ', 2k = 2000' : ''}`);
   // An empty string default (--allowed-hosts: none besides loopback) is no default to state.
   if (spec.default !== undefined && spec.default !== '' && spec.kind !== 'boolean' && spec.kind !== 'list')
     parts.push(`default ${spec.kind === 'duration' ? fmtLimit(spec.default) : String(spec.default)}`);

@@ -33,6 +33,11 @@ const OTHER_TOOLS_FLAGS: Record<string, string> = {
   '-D': `-D is hey's body file: ${BODY_FILE}`,
   '-p': `-p is ab's body file: ${BODY_FILE}`,
   '-T': "-T is ab's content type or wrk's timeout: bench's are --content-type and --timeout",
+  '-o': "-o is k6's --out: bench writes --json FILE (the summary, with the whole histograms), --hdr-log FILE (per second) and --html FILE",
+  '--out':
+    "--out is k6's: bench writes --json FILE (the summary, with the whole histograms), --hdr-log FILE (per second) and --html FILE",
+  '--summary-export': "--summary-export is k6's: bench's is --json FILE",
+  '--rps': "--rps is k6's cap on the rate: bench's -R / --rate sends that many a second on a schedule (open loop)",
   '-k': "-k is ab's keep-alive: bench always keeps its connections alive (-c of them); leave it out",
 };
 

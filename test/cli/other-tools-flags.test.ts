@@ -17,6 +17,7 @@ describe('bench and the flags of wrk, wrk2, k6, hey and ab', () => {
     );
     expect(otherToolsFlagHint(argv('bench', '--u_latency'), unknown('--u_latency'))).toContain('service row');
     expect(otherToolsFlagHint(argv('bench', '--vus', '10'), unknown('--vus'))).toContain('--connections');
+    expect(otherToolsFlagHint(argv('bench', '--out=json=x'), unknown('--out=json=x'))).toContain('--json FILE');
   });
 
   it('says nothing of a flag no other tool has, nor outside bench runs', () => {

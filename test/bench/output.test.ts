@@ -67,6 +67,11 @@ describe('bench outputs', () => {
     }
     // The people's summary moves to stderr when stdout carries the JSON.
     expect(stderr.text).toContain('Latency');
+    // Every field is in docs/bench.md's table of fields, the generator's self-check ones too.
+    const docs = await readFile(new URL('../../docs/bench.md', import.meta.url), 'utf8');
+    const fields = docs.slice(docs.indexOf('| field | meaning |'), docs.indexOf('## `bench merge`'));
+    const generator = Object.keys(report.generator as object);
+    for (const key of [...Object.keys(report), ...generator]) expect(fields, key).toContain(key);
   });
 
   it('prints no seed for a closed loop, where none played a part, and the seed of an open loop', async () => {

@@ -1,4 +1,4 @@
-import { render } from 'ink';
+import { render, renderToString } from 'ink';
 import { BenchView, type BenchViewProps } from './bench-view.js';
 import { QuitKeys } from './components/quit-keys.js';
 import { RenderGuard } from './components/render-guard.js';
@@ -24,6 +24,7 @@ export function startBenchDashboard(options: BenchDashboardOptions): {
   let instance: ReturnType<typeof render> | undefined;
   let stopped = false;
   let frame = 0;
+  let last: BenchProgressView | undefined;
   const element = (progress: BenchProgressView) => (
     <>
       <QuitKeys onQuit={options.onStop} />
@@ -35,6 +36,7 @@ export function startBenchDashboard(options: BenchDashboardOptions): {
   return {
     update(progress: BenchProgressView): void {
       if (stopped) return;
+      last = progress;
       if (instance === undefined) {
         instance = render(element(progress), {
           stdout,
@@ -50,6 +52,13 @@ export function startBenchDashboard(options: BenchDashboardOptions): {
       if (stopped) return;
       stopped = true;
       instance?.unmount();
+      // Ink draws a frame as tall as the terminal from a cleared screen, without the newline it
+      // ends a shorter one with: the summary that follows would start on the frame's last line.
+      if (last !== undefined && stdout.isTTY && stdout.rows > 0) {
+        const columns = stdout.columns || 80;
+        const lines = renderToString(<BenchView {...last} columns={columns} />, { columns }).split('\n').length;
+        if (lines >= stdout.rows) stdout.write('\n');
+      }
     },
   };
 }

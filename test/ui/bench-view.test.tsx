@@ -181,4 +181,21 @@ describe('startBenchDashboard', () => {
     dashboard.update(progress({ elapsedMs: 3000 }));
     expect(stdout.writes.length).toBe(writes);
   });
+
+  it('ends its last frame with a newline, so the summary starts on a line of its own', async () => {
+    // 24 rows hold the frame (Ink ends it with a newline); 6 do not, and then Ink clears the
+    // screen to draw it and leaves the cursor on its last line.
+    for (const rows of [24, 6]) {
+      const stdout = new FakeTerminalOut(80, rows);
+      const dashboard = startBenchDashboard({
+        onStop: () => {},
+        stdout: stdout.asStream(),
+        stdin: new FakeTerminalIn().asStream(),
+      });
+      dashboard.update(progress({ elapsedMs: 1000 }));
+      await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('1 s / 30 s'));
+      dashboard.stop();
+      expect(stripAnsi(stdout.text), `${rows} rows`).toMatch(/\S\n$/);
+    }
+  });
 });

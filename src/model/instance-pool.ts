@@ -1,4 +1,5 @@
 import { BatchlineError, textOf } from '../errors.js';
+import type { InstanceEvent, InstanceHealth, InstanceState, ModelHealth } from './instance-health.js';
 import type { ItemTensors, TensorSpec } from './tensor-spec.js';
 
 /** One running model instance: a thread or a child process with its own onnxruntime session. */
@@ -28,40 +29,6 @@ export interface LaunchedInstance {
  * instance ends without being asked to.
  */
 export type InstanceLauncher = (onExit: (reason: string) => void, index: number) => Promise<LaunchedInstance>;
-
-/** Where an instance stands: only `up` instances take batches. */
-export type InstanceState = 'loading' | 'up' | 'stuck' | 'restarting' | 'closed';
-
-export interface InstanceHealth {
-  index: number;
-  state: InstanceState;
-  /** Times it was replaced after a crash, a failed start or being stuck. */
-  restarts: number;
-  /** Crashes, failed starts and stuck batches since its last good batch. */
-  consecutiveFailures: number;
-  /** Why it last failed. */
-  lastError: string | undefined;
-  /** How long its current batch has run (ms), when it runs one. */
-  busyForMs: number | undefined;
-  pid: number | undefined;
-}
-
-/** What readiness and liveness say about one model version's instances. */
-export interface ModelHealth {
-  instances: InstanceHealth[];
-  /** Instances that can take a batch now: up (idle or busy within the limit). */
-  healthy: number;
-  /** At least one instance is healthy: /readyz answers 200. */
-  ready: boolean;
-  /**
-   * False when an instance cannot come back by itself: it failed FAILURES_UNTIL_NOT_LIVE times in
-   * a row (a model file that is gone, a model that crashes on every batch), or it is a thread
-   * stuck inside onnxruntime. /healthz then answers 503 so that the process is restarted.
-   */
-  live: boolean;
-  /** Why not ready, or not live. */
-  reason: string | undefined;
-}
 
 /** Limits of one batch, in ms from its start. */
 export interface RunLimits {
@@ -123,6 +90,7 @@ interface Slot {
 export class InstancePool {
   private readonly slots: Slot[];
   private readonly listeners: AvailabilityListener[] = [];
+  private readonly eventListeners: ((event: InstanceEvent) => void)[] = [];
   private sweeper: NodeJS.Timeout | undefined;
   private closed = false;
   /** A code model whose items are JSON values: their schema (from its first instance). */
@@ -204,6 +172,15 @@ export class InstancePool {
     for (const slot of this.slots) if (slot.state !== 'up') listener(slot.index, false);
   }
 
+  /** Tells `listener` of every instance that goes down, is stuck or comes back from now on. */
+  watchEvents(listener: (event: InstanceEvent) => void): void {
+    this.eventListeners.push(listener);
+  }
+
+  private tell(event: InstanceEvent): void {
+    for (const listener of this.eventListeners) listener(event);
+  }
+
   private setState(slot: Slot, state: InstanceState): void {
     const wasUp = slot.state === 'up';
     slot.state = state;
@@ -279,15 +256,21 @@ export class InstancePool {
       (outputs) => {
         if (!this.ended(slot, busy)) return; // answered already: the instance was stuck and killed
         slot.consecutiveFailures = 0;
-        if (slot.state === 'stuck') this.setState(slot, 'up'); // a thread that came back
+        this.cameBackFromStuck(slot); // a thread that came back
         run.resolve(outputs);
       },
       (error: Error) => {
         if (!this.ended(slot, busy)) return;
-        if (slot.state === 'stuck') this.setState(slot, 'up');
+        this.cameBackFromStuck(slot);
         run.reject(error);
       },
     );
+  }
+
+  private cameBackFromStuck(slot: Slot): void {
+    if (slot.state !== 'stuck') return;
+    this.setState(slot, 'up');
+    this.tell({ kind: 'up', index: slot.index, restarts: slot.restarts, after: 'stuck' });
   }
 
   /** Takes a batch that has ended off its instance's line (false if it was not on it); the next one starts now. */
@@ -322,6 +305,14 @@ export class InstancePool {
     const backoffMs = Math.min(this.maxBackoffMs, this.firstBackoffMs * 2 ** (slot.consecutiveFailures - 1));
     slot.retry = setTimeout(() => this.relaunch(slot), backoffMs);
     slot.retry.unref();
+    this.tell({
+      kind: 'down',
+      index: slot.index,
+      why,
+      failuresInARow: slot.consecutiveFailures,
+      restartInMs: backoffMs,
+      live: slot.consecutiveFailures < FAILURES_UNTIL_NOT_LIVE,
+    });
   }
 
   private relaunch(slot: Slot): void {
@@ -340,6 +331,7 @@ export class InstancePool {
         if (this.closed) return void instance.handle.kill();
         slot.handle = instance.handle;
         this.setState(slot, 'up');
+        this.tell({ kind: 'up', index: slot.index, restarts: slot.restarts, after: 'restart' });
         if (exitedEarly !== undefined) this.exited(slot.index, instance.handle, exitedEarly);
       },
       (error: unknown) => {
@@ -371,6 +363,7 @@ export class InstancePool {
         this.setState(slot, 'stuck');
         slot.consecutiveFailures++;
         slot.lastError = `stuck: a batch has run ${ranMs} ms (limit ${Math.round(busy.run.limits.stuckAfterMs)} ms)`;
+        this.tell({ kind: 'stuck', index: slot.index, why: slot.lastError });
       }
     }
     if (!this.slots.some((slot) => slot.busy.length > 0)) this.stopSweeper();

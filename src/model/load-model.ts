@@ -7,7 +7,8 @@ import { jsonTextOf } from './json-items.js';
 import { jsonSchemaItems } from './json-schema-items.js';
 import { OnnxModel } from './onnx-model.js';
 import { processLauncher, sharedThreadLauncher, threadLauncher } from './instance-launchers.js';
-import { type AvailabilityListener, InstancePool, type ModelHealth, type RunLimits } from './instance-pool.js';
+import type { InstanceEvent, ModelHealth } from './instance-health.js';
+import { type AvailabilityListener, InstancePool, type RunLimits } from './instance-pool.js';
 import { fromFloat16Bits } from './float16.js';
 import type { ElementType, ItemTensor, ItemTensors, TensorSpec } from './tensor-spec.js';
 import { buildToyModelOnnx, TOY_MODEL_VERSION, TOY_OUTPUT_NAME, toyPrediction } from './toy-model.js';
@@ -39,6 +40,8 @@ export interface ServedModel {
    * restarting, stuck) or starts again. Absent when the model's one instance is always up (inline).
    */
   watchInstances?(listener: AvailabilityListener): void;
+  /** Tells `listener` of every instance that goes down, is stuck or comes back (for the log). Absent inline. */
+  watchInstanceEvents?(listener: (event: InstanceEvent) => void): void;
   /**
    * `runBatch` on the calling thread, returning the results at once. Present when the embedded
    * model runs inline on onnxruntime's native session; serve then runs ready batches back to back.
@@ -208,6 +211,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     decode,
     runBatch: (items, instance, limits = NO_LIMITS) => pool.run(instance, items, limits),
     watchInstances: (listener) => pool.watch(listener),
+    watchInstanceEvents: (listener) => pool.watchEvents(listener),
     replyBody: pool.inputSchema === undefined ? replyBody : jsonReplyBody(named, version),
     close: () => pool.close(),
   };

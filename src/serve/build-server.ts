@@ -30,6 +30,11 @@ export interface ServerDeps {
    * id, rate-limited, written off the request's path). `withStack` for unexpected errors.
    */
   logError?: (message: string, error: unknown, withStack?: boolean) => void;
+  /**
+   * Where the server says what changes while it serves (versions registered and removed,
+   * instances down and back), one line each (default: nowhere).
+   */
+  logEvent?: (line: string) => void;
 }
 
 export interface BuiltServer {
@@ -145,7 +150,7 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
  * /readyz and /v1/infer answer 503.
  */
 export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltServer {
-  const runtime = new ServingRuntime(config, deps.clock ?? new RealClock());
+  const runtime = new ServingRuntime(config, deps.clock ?? new RealClock(), deps.logEvent);
   const logError = deps.logError ?? ((failures) => failures.failure.bind(failures))(new FailureLog(stderrLogSink()));
   const app = createApp(config, logError);
   const refuse = (reply: FastifyReply, error: BatchlineError): void => void plainAnswer(reply).error(error);

@@ -11,6 +11,7 @@ import { type AnswerCounters, countInto, noResponses, totalResponses, type Trans
 import { ModelExecutor } from './model-executor.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
 import { warmUp } from './warmup.js';
+import { instanceEventLine } from './version-log.js';
 import type { ModelVersionState, ModelVersionStats } from '../stats-contract/server-stats.js';
 
 export type ModelBatcher = Batcher<ItemTensors, ItemTensors>;
@@ -23,6 +24,8 @@ export interface ModelVersionDeps {
   onStateChange(version: ModelVersion): void;
   /** A code model's export that runs a batch, when not `execute`. */
   functionName?: string;
+  /** Where its instances' crashes, stalls and restarts are told (the server's log). */
+  log?(line: string): void;
 }
 
 /**
@@ -167,6 +170,9 @@ export class ModelVersion implements AnswerCounters {
     this.batcher = batcher;
     // The batcher is the one scheduler of the instances: it runs batches only on those that are up.
     model.watchInstances?.((index, up) => batcher.setInstanceUp(index, up));
+    const log = this.deps.log;
+    if (log !== undefined)
+      model.watchInstanceEvents?.((event) => log(instanceEventLine(this.name, this.version, event)));
     this.stats = new BatcherStats(this.batcher, this.deps.clock, this.config.maxBatchSize);
     this.metrics = this.deps.metrics.forVersion(this.batcher, this.config.maxBatchSize, {
       model: this.name,

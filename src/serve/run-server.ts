@@ -1,4 +1,3 @@
-import { formatAffineMs } from '../options/affine-latency.js';
 import { startupVersions } from './startup.js';
 import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
@@ -8,6 +7,7 @@ import { FailureLog, stderrLogSink } from './failure-log.js';
 import type { ModelBatcher } from './model-version.js';
 import { SecondChance, watchSignals } from './signals.js';
 import { stopWaitingOnWorkerStarts } from './young-generation.js';
+import { versionLine } from './version-log.js';
 import type { StatsAnswer } from '../stats-contract/server-stats.js';
 
 export interface ServeIo {
@@ -55,11 +55,12 @@ export async function runServer(
   const startup = await startupVersions(config);
   // Failures (a model that fails, an internal error) are rate-limited and written off the request's path.
   const failures = new FailureLog(io.stderr === process.stderr ? stderrLogSink() : io.stderr);
-  const { app, runtime, admin } = buildServer(config, {
-    logError: (message, error, withStack) => failures.failure(message, error, withStack),
-  });
   // Lines about signals go to stdout until the output (plain lines or the dashboard) is up.
   let log = (line: string): void => void io.stdout.write(`${line}\n`);
+  const { app, runtime, admin } = buildServer(config, {
+    logError: (message, error, withStack) => failures.failure(message, error, withStack),
+    logEvent: (line) => log(line),
+  });
   const signals = io.shutdownSignal === undefined ? watchSignals((line) => log(line)) : undefined;
   // The dashboard's `q` counts as a signal: the first drains, a second stops waiting.
   const quit = new SecondChance();
@@ -112,21 +113,8 @@ export async function runServer(
       output.log(`batchline serve: ${first.signal} while loading: stopping once the loads in progress end`);
     } else
       runtime.registry.all().forEach((version, i) => {
-        const model = version.model;
-        const c = version.config;
         // One line per version; the first says where the server listens (scripts look for it).
-        output.log(
-          `batchline serve: ${i === 0 ? `listening on ${address} ` : ''}model=${version.name} version=${version.version} ` +
-            `inputs=${model.inputs.map((s) => `${s.name}${JSON.stringify(s.itemShape)}:${s.type}`).join(',')} ` +
-            `max_batch_size=${c.maxBatchSize} batch_window_ms=${c.batchWindowMs} max_queue_size=${c.maxQueueSize} ` +
-            `request_timeout_ms=${c.requestTimeoutMs} instances=${c.instances} model_latency_ms=${formatAffineMs(c.modelLatencyMs)} batch_policy=${c.batchPolicy} admission=${c.admission}` +
-            (c.priorityLevels > 1
-              ? ` priority_levels=${c.priorityLevels} default_priority_level=${version.batcher.levels.defaultLevel}`
-              : '') +
-            (version.warmupMs === undefined
-              ? ''
-              : ` warmup_ms=${version.warmupMs.toFixed(1)} (batches of ${c.warmupBatchSizes?.join(', ')} on ${c.instances} instance${c.instances === 1 ? '' : 's'})`),
-        );
+        output.log(`batchline serve: ${i === 0 ? `listening on ${address} ` : ''}${versionLine(version)}`);
       });
 
     const loaded = !('signal' in first);

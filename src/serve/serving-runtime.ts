@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import { BatchlineError, shuttingDown } from '../errors.js';
+import { asError, BatchlineError, shuttingDown } from '../errors.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ModelVersionConfig, ServeConfig } from '../options/serve.js';
 import { ModelVersion } from './model-version.js';
@@ -17,6 +17,7 @@ import {
   totalResponses,
 } from './answer-counters.js';
 import { Targets } from './target.js';
+import { versionKey, versionLine } from './version-log.js';
 
 /**
  * The server's lifecycle (starting → ready → draining → stopped) and what lives with it: the
@@ -53,6 +54,11 @@ export class ServingRuntime {
   constructor(
     readonly config: ServeConfig,
     private readonly clock: Clock,
+    /**
+     * The server's log of what changes while it serves: versions registered and removed (the
+     * admin API, Triton's load and unload), instances that go down and come back.
+     */
+    private readonly log: (line: string) => void = () => {},
   ) {
     this.startedAtMs = clock.now();
     this.registry = new Registry(config.defaultModel);
@@ -109,6 +115,7 @@ export class ServingRuntime {
       clock: this.clock,
       metrics: this.metrics,
       onStateChange: (changed) => this.registry.refresh(changed.name),
+      log: this.log,
       ...(spec.functionName === undefined ? {} : { functionName: spec.functionName }),
     });
     this.registry.add(version);
@@ -154,7 +161,14 @@ export class ServingRuntime {
     if (this.shuttingDown) throw shuttingDown();
     const version = this.createVersion(spec);
     const loading = version.load();
-    loading.catch(() => {}); // without `wait`: shown as unavailable, with the reason
+    this.log(
+      `batchline serve: ${versionKey(spec.name, spec.version)} registered: loading ${spec.path ?? 'the embedded model'}`,
+    );
+    loading.then(
+      () => this.log(`batchline serve: ${versionLine(version, 'ready')}`),
+      (error: unknown) =>
+        this.log(`batchline serve: ${versionKey(spec.name, spec.version)} failed to load: ${asError(error).message}`),
+    ); // without `wait`: shown as unavailable, with the reason
     if (!wait) return version;
     // A drain (the server's, or a DELETE's) does not wait for a load: the registration is answered
     // at once, and the version closes once loaded.
@@ -185,6 +199,11 @@ export class ServingRuntime {
   }
 
   private async remove(version: ModelVersion): Promise<void> {
+    const key = versionKey(version.name, version.version);
+    const batcher = version.batcher as ModelVersion['batcher'] | undefined; // none while it loads
+    this.log(
+      `batchline serve: ${key} deregistered: draining ${batcher?.queueDepth ?? 0} queued and ${batcher?.runningCount ?? 0} running requests (up to ${this.config.drainTimeoutMs} ms)`,
+    );
     await version.drain(this.config.drainTimeoutMs);
     await version.loaded; // a version deregistered while it loads closes once loaded
     this.retire(version);
@@ -192,6 +211,7 @@ export class ServingRuntime {
     const index = this.startup.indexOf(version);
     if (index >= 0) this.startup.splice(index, 1);
     await version.close();
+    this.log(`batchline serve: ${key} removed`);
   }
 
   /**

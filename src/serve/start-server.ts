@@ -42,6 +42,8 @@ export async function startServer(
   const failures = new FailureLog(stderr === process.stderr ? stderrLogSink() : stderr);
   const { app, runtime, admin } = buildServer(config, {
     logError: (message, error, withStack) => failures.failure(message, error, withStack),
+    // Code that serves has one stream to be told things on: what changes goes there too.
+    logEvent: (line) => void stderr.write(`${line}\n`),
   });
   const connections = new DrainingConnections(app.server);
   const url = await listen(app, config.host, config.port);

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type InstanceLauncher, InstancePool, type RunLimits } from '../../src/model/instance-pool.js';
 import type { ItemTensors } from '../../src/model/tensor-spec.js';
 import { fakeLauncher } from './fake-instances.js';
+import type { InstanceEvent } from '../../src/model/instance-health.js';
 
 const item: ItemTensors = { x: { data: Float32Array.of(1), shape: [1] } };
 const LIMITS: RunLimits = { stuckAfterMs: 1000 };
@@ -121,6 +122,55 @@ describe('InstancePool: a stuck batch marks its instance unhealthy (#3)', () => 
     launched[1]!.answer();
     await b;
     expect(pool.health()).toMatchObject({ healthy: 2, ready: true, live: true });
+  });
+});
+
+describe('InstancePool: what happens to its instances is told (the server logs it)', () => {
+  it('a stuck thread: stuck with why, then up again when its run returns', async () => {
+    const { launcher, launched } = fakeLauncher(false);
+    pool = await InstancePool.start(launcher, 1, { sweepMs: 5 });
+    const events: InstanceEvent[] = [];
+    pool.watchEvents((event) => events.push(event));
+    const run = pool.run(0, [item], { stuckAfterMs: 15 });
+    await until(() => events.length === 1);
+    expect(events[0]).toMatchObject({
+      kind: 'stuck',
+      index: 0,
+      why: expect.stringMatching(/^stuck: a batch has run \d+ ms \(limit 15 ms\)$/),
+    });
+    launched[0]!.answer();
+    await run;
+    expect(events[1]).toEqual({ kind: 'up', index: 0, restarts: 0, after: 'stuck' });
+  });
+
+  it('a crash: down with why and the backoff, then up after the restart; live turns false at the third failure in a row', async () => {
+    const { launcher, launched, state } = fakeLauncher(true);
+    pool = await InstancePool.start(launcher, 1, { firstBackoffMs: 5 });
+    const events: InstanceEvent[] = [];
+    pool.watchEvents((event) => events.push(event));
+    state.failNext = 2;
+    launched[0]!.crash();
+    await until(() => events.some((event) => event.kind === 'up'));
+    expect(events).toEqual([
+      { kind: 'down', index: 0, why: 'exited (code 1)', failuresInARow: 1, restartInMs: 5, live: true },
+      {
+        kind: 'down',
+        index: 0,
+        why: 'could not restart: ENOENT: the model file is gone',
+        failuresInARow: 2,
+        restartInMs: 10,
+        live: true,
+      },
+      {
+        kind: 'down',
+        index: 0,
+        why: 'could not restart: ENOENT: the model file is gone',
+        failuresInARow: 3,
+        restartInMs: 20,
+        live: false,
+      },
+      { kind: 'up', index: 0, restarts: 3, after: 'restart' },
+    ]);
   });
 });
 

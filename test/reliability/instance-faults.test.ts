@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ModelHealth } from '../../src/model/instance-pool.js';
+import type { ModelHealth } from '../../src/model/instance-health.js';
 import { infer, startTestServer, type TestServer } from '../serve/test-server.js';
 import { tableRow } from './table.js';
 

@@ -1,0 +1,57 @@
+import type { InstanceEvent } from '../model/instance-health.js';
+import type { TensorSpec } from '../model/tensor-spec.js';
+import { formatAffineMs } from '../options/affine-latency.js';
+import type { ModelVersionConfig } from '../options/serve.js';
+
+/** What a version's log line reads of it (a `ModelVersion`, without importing it). */
+export interface LoggedVersion {
+  readonly name: string;
+  readonly version: number;
+  readonly config: ModelVersionConfig;
+  readonly model: { readonly inputs: readonly TensorSpec[] };
+  readonly warmupMs: number | undefined;
+  readonly batcher: { readonly levels: { readonly defaultLevel: number } };
+}
+
+/** `model=NAME version=N`: how every line about one version begins (key=value, for log queries). */
+export function versionKey(name: string, version: number): string {
+  return `model=${name} version=${version}`;
+}
+
+/** One loaded version as a line: its inputs and the options it runs with (after `state`, when given). */
+export function versionLine(version: LoggedVersion, state?: string): string {
+  const c = version.config;
+  return (
+    `${versionKey(version.name, version.version)} ${state === undefined ? '' : `${state} `}` +
+    `inputs=${version.model.inputs.map((s) => `${s.name}${JSON.stringify(s.itemShape)}:${s.type}`).join(',')} ` +
+    `max_batch_size=${c.maxBatchSize} batch_window_ms=${c.batchWindowMs} max_queue_size=${c.maxQueueSize} ` +
+    `request_timeout_ms=${c.requestTimeoutMs} instances=${c.instances} model_latency_ms=${formatAffineMs(c.modelLatencyMs)} batch_policy=${c.batchPolicy} admission=${c.admission}` +
+    (c.priorityLevels > 1
+      ? ` priority_levels=${c.priorityLevels} default_priority_level=${version.batcher.levels.defaultLevel}`
+      : '') +
+    (version.warmupMs === undefined
+      ? ''
+      : ` warmup_ms=${version.warmupMs.toFixed(1)} (batches of ${c.warmupBatchSizes?.join(', ')} on ${c.instances} instance${c.instances === 1 ? '' : 's'})`)
+  );
+}
+
+/**
+ * An instance's event as a log line: which instance, what happened, and what follows for the
+ * operator (a restart, or /healthz answering 503 so that the process is restarted).
+ */
+export function instanceEventLine(name: string, version: number, event: InstanceEvent): string {
+  const who = `batchline serve: ${versionKey(name, version)} instance=${event.index}`;
+  switch (event.kind) {
+    case 'down':
+      return (
+        `${who} down: ${event.why}; restarting in ${event.restartInMs} ms` +
+        (event.live ? '' : ` (${event.failuresInARow} failures in a row: /healthz answers 503 until it is back)`)
+      );
+    case 'stuck':
+      return `${who} ${event.why}; out of the rotation until it returns (a thread cannot be stopped): /healthz answers 503`;
+    case 'up':
+      return event.after === 'restart'
+        ? `${who} up again (restart ${event.restarts})`
+        : `${who} up again: its stuck batch returned`;
+  }
+}

@@ -1,0 +1,120 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SERVE_OPTIONS } from '../../src/options/serve.js';
+import { resolveOptions } from '../../src/options/schema.js';
+import { buildServer, type BuiltServer } from '../../src/serve/build-server.js';
+import { startupVersions } from '../../src/serve/startup.js';
+import { linearModelOnnx, writeRepository } from './repository-fixture.js';
+
+const TOKEN = 'ops-token';
+let built: BuiltServer | undefined;
+afterEach(async () => {
+  await built?.runtime.drain(0);
+  await built?.app.close();
+  await built?.runtime.closeModels();
+  built = undefined;
+});
+
+/** A server of `repository` whose log lines are kept in `lines`. */
+async function serveLogged(repository: string, flags: Record<string, unknown> = {}) {
+  const lines: string[] = [];
+  const config = resolveOptions(
+    SERVE_OPTIONS,
+    { port: 0, modelRepository: repository, adminToken: TOKEN, ...flags },
+    {},
+  );
+  const startup = await startupVersions(config);
+  built = buildServer(config, { logEvent: (line) => lines.push(line) });
+  const url = await built.app.listen({ host: '127.0.0.1', port: 0 });
+  await built.runtime.loadStartup(startup.versions);
+  return { url, lines, runtime: built.runtime };
+}
+
+async function admin(method: 'POST' | 'DELETE', url: string, body?: object): Promise<number> {
+  const response = await request(url, {
+    method,
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  await response.body.text();
+  return response.statusCode;
+}
+
+/** Resolves with the first line `lines` gets that matches `pattern` (bounded: 20 s, then fails with what came). */
+async function lineMatching(lines: string[], pattern: RegExp): Promise<string> {
+  for (let i = 0; i < 4000; i++) {
+    const found = lines.find((line) => pattern.test(line));
+    if (found !== undefined) return found;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`no line matches ${pattern}; the log: ${JSON.stringify(lines)}`);
+}
+
+describe("the server's log says what changed while it served", () => {
+  it('registrations, failed loads and removals through the admin API, one line each', async () => {
+    const repository = await writeRepository({
+      'lin/1/model.onnx': linearModelOnnx([1, 2]),
+      'lin/2/model.onnx': linearModelOnnx([3, 4]),
+      'lin/3/model.onnx': 'not an onnx graph',
+      'lin/config.json': { version_policy: { specific: [1] }, execution: 'inline' },
+    });
+    const { url, lines } = await serveLogged(repository);
+    expect(lines).toEqual([]); // start-up versions are the command's own lines
+
+    expect(await admin('POST', `${url}/admin/models/lin`, { version: 2, path: 'lin/2/model.onnx' })).toBe(201);
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^batchline serve: model=lin version=2 registered: loading \S+lin\/2\/model\.onnx$/),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^batchline serve: model=lin version=2 ready inputs=x\[2\]:float32 max_batch_size=8 /),
+    );
+
+    expect(await admin('POST', `${url}/admin/models/lin`, { version: 3, path: 'lin/3/model.onnx' })).toBe(422);
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^batchline serve: model=lin version=3 failed to load: could not load model: /),
+    );
+
+    expect(await admin('DELETE', `${url}/admin/models/lin/1`)).toBe(200);
+    expect(lines.slice(-2)).toEqual([
+      'batchline serve: model=lin version=1 deregistered: draining 0 queued and 0 running requests (up to 10000 ms)',
+      'batchline serve: model=lin version=1 removed',
+    ]);
+  });
+
+  it('an instance that dies: which one, why, the restart, and its return', async () => {
+    const repository = await writeRepository({
+      'lin/1/model.onnx': linearModelOnnx([1, 2]),
+      'lin/config.json': { execution: 'process', instances: 2 },
+    });
+    const { lines, runtime } = await serveLogged(repository);
+    const version = runtime.registry.resolve('lin')!;
+    const pid = version.model.health().instances[1]!.pid!;
+    process.kill(pid, 'SIGKILL');
+    expect(await lineMatching(lines, /instance=1 down/)).toBe(
+      'batchline serve: model=lin version=1 instance=1 down: exited (signal SIGKILL); restarting in 100 ms',
+    );
+    expect(await lineMatching(lines, /instance=1 up/)).toBe(
+      'batchline serve: model=lin version=1 instance=1 up again (restart 1)',
+    );
+  });
+
+  it('an instance that cannot come back says so, and that /healthz now fails', async () => {
+    const repository = await writeRepository({
+      'lin/1/model.onnx': linearModelOnnx([1, 2]),
+      'lin/config.json': { execution: 'process' },
+    });
+    const { lines, runtime } = await serveLogged(repository);
+    const version = runtime.registry.resolve('lin')!;
+    await writeFile(join(repository, 'lin/1/model.onnx'), 'gone bad');
+    process.kill(version.model.health().instances[0]!.pid!, 'SIGKILL');
+    const third = await lineMatching(lines, /3 failures in a row/);
+    expect(third).toMatch(
+      /^batchline serve: model=lin version=1 instance=0 down: could not restart: .+; restarting in 400 ms \(3 failures in a row: \/healthz answers 503 until it is back\)$/,
+    );
+  });
+});

@@ -40,8 +40,9 @@ VOLUME /models
 USER node
 EXPOSE 8080
 # Node itself is PID 1 (exec form, no npx, no shell): SIGTERM reaches batchline, which drains
-# within DRAIN_TIMEOUT_MS and exits 0. batchline starts no child processes, so nothing needs
-# reaping; `docker run --init` adds tini if you want it anyway.
+# within DRAIN_TIMEOUT_MS and exits 0. Its only child processes are its model instances under
+# `--execution process`, which Node itself waits for (a killed one leaves no zombie), so nothing
+# else needs reaping; `docker run --init` adds tini if you want it anyway.
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_TABLE, type ErrorCode, REJECTION_REASONS } from '../../src/errors.js';
+import { ServeMetrics } from '../../src/serve/metrics.js';
 
 const API = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'api.md'), 'utf8');
 
@@ -44,5 +45,19 @@ describe('docs/api.md', () => {
     const cell = line.split('|')[3] ?? '';
     const listed = [...cell.replace(/\(.*\)/, '').matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
     expect([...listed].sort()).toEqual([...REJECTION_REASONS].sort());
+  });
+
+  it('documents every batchline_* metric /metrics exports, and no other', async () => {
+    const exported = (await new ServeMetrics(() => []).registry.getMetricsAsJSON())
+      .map((metric) => metric.name)
+      .filter((name) => name.startsWith('batchline_'));
+    const table = API.slice(API.indexOf('## Metrics'), API.indexOf('### The same in JSON'));
+    const documented = new Set(
+      table
+        .split('\n')
+        .filter((line) => line.startsWith('| `batchline_'))
+        .flatMap((line) => [...(line.split('|')[1] ?? '').matchAll(/`(batchline_[a-z_]+)/g)].map((m) => m[1]!)),
+    );
+    expect([...documented].sort()).toEqual([...new Set(exported)].sort());
   });
 });

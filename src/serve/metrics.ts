@@ -5,6 +5,7 @@ import { ERROR_TABLE, REJECTION_REASONS } from '../errors.js';
 import { HistogramFamily, type BucketHistogram } from './bucket-histogram.js';
 import { registerEventLoopLag } from './event-loop-lag.js';
 import type { ResponsesByTransport, Transport } from './answer-counters.js';
+import type { InstanceState, ModelHealth } from '../model/instance-health.js';
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Every outcome, by a record so that a kind added to the core fails to compile until it is exported. */
@@ -18,6 +19,8 @@ const OUTCOME_KINDS: Record<OutcomeKind, true> = {
 };
 const OUTCOMES = Object.keys(OUTCOME_KINDS) as OutcomeKind[];
 const BREAKER_STATES = ['closed', 'half_open', 'open'] as const;
+/** The states of a served version's instances (`closed` is a version being removed). */
+const INSTANCE_STATES: readonly InstanceState[] = ['up', 'loading', 'restarting', 'stuck'];
 /** Statuses exported at 0 from the start: success, every status of the error table, and 499. */
 const RESPONSE_CODES: readonly number[] = [
   ...new Set([200, ...Object.values(ERROR_TABLE).map((row) => row.httpStatus), 499]),
@@ -42,6 +45,8 @@ export interface MeteredVersion {
   readonly modelVersionLabel: string;
   /** The version's inference answers by transport and HTTP status (499: its client had gone), as /v1/stats shows them. */
   readonly responses: Readonly<ResponsesByTransport>;
+  /** Its model's instances, as the probes see them. */
+  readonly model: { health(): ModelHealth };
 }
 
 /**
@@ -284,6 +289,27 @@ export class ServeMetrics {
         }
       },
     });
+    // The instances, as the probes see them: an alert on no instance up, or on restarts, needs no log reading.
+    new client.Gauge({
+      name: 'batchline_instances',
+      help: 'Model instances by state: up (taking batches), loading, restarting (after a crash, a failed start or being killed stuck), stuck (a thread inside the model past its limit).',
+      labelNames: [...labelNames, 'state'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const v of versions()) {
+          const { instances } = v.model.health();
+          for (const state of INSTANCE_STATES)
+            this.set({ ...v.metrics.labels, state }, instances.filter((instance) => instance.state === state).length);
+        }
+      },
+    });
+    perVersion(
+      client.Counter,
+      'batchline_instance_restarts_total',
+      'Model instances started again after a crash, a failed start or being stuck.',
+      (v) => v.model.health().instances.reduce((sum, instance) => sum + instance.restarts, 0),
+    );
     this.families = {
       batchSize: new HistogramFamily('batchline_batch_size', 'Requests per dispatched batch.', registry),
       requestDuration: new HistogramFamily(

@@ -45,6 +45,11 @@ async function admin(method: 'POST' | 'DELETE', url: string, body?: object): Pro
   return response.statusCode;
 }
 
+async function scrape(url: string): Promise<string> {
+  const response = await request(`${url}/metrics`);
+  return response.body.text();
+}
+
 /** Resolves with the first line `lines` gets that matches `pattern` (bounded: 20 s, then fails with what came). */
 async function lineMatching(lines: string[], pattern: RegExp): Promise<string> {
   for (let i = 0; i < 4000; i++) {
@@ -91,8 +96,9 @@ describe("the server's log says what changed while it served", () => {
       'lin/1/model.onnx': linearModelOnnx([1, 2]),
       'lin/config.json': { execution: 'process', instances: 2 },
     });
-    const { lines, runtime } = await serveLogged(repository);
+    const { url, lines, runtime } = await serveLogged(repository);
     const version = runtime.registry.resolve('lin')!;
+    expect(await scrape(url)).toContain('batchline_instance_restarts_total{model="lin",version="1"} 0\n');
     const pid = version.model.health().instances[1]!.pid!;
     process.kill(pid, 'SIGKILL');
     expect(await lineMatching(lines, /instance=1 down/)).toBe(
@@ -101,6 +107,9 @@ describe("the server's log says what changed while it served", () => {
     expect(await lineMatching(lines, /instance=1 up/)).toBe(
       'batchline serve: model=lin version=1 instance=1 up again (restart 1)',
     );
+    const metrics = await scrape(url);
+    expect(metrics).toContain('batchline_instance_restarts_total{model="lin",version="1"} 1\n');
+    expect(metrics).toContain('batchline_instances{model="lin",version="1",state="up"} 2\n');
   });
 
   it('an instance that cannot come back says so, and that /healthz now fails', async () => {
@@ -108,7 +117,7 @@ describe("the server's log says what changed while it served", () => {
       'lin/1/model.onnx': linearModelOnnx([1, 2]),
       'lin/config.json': { execution: 'process' },
     });
-    const { lines, runtime } = await serveLogged(repository);
+    const { url, lines, runtime } = await serveLogged(repository);
     const version = runtime.registry.resolve('lin')!;
     await writeFile(join(repository, 'lin/1/model.onnx'), 'gone bad');
     process.kill(version.model.health().instances[0]!.pid!, 'SIGKILL');
@@ -116,5 +125,7 @@ describe("the server's log says what changed while it served", () => {
     expect(third).toMatch(
       /^batchline serve: model=lin version=1 instance=0 down: could not restart: .+; restarting in 400 ms \(3 failures in a row: \/healthz answers 503 until it is back\)$/,
     );
+    // The one instance is restarting, or loading again after its backoff: not up, and Prometheus sees it.
+    expect(await scrape(url)).toContain('batchline_instances{model="lin",version="1",state="up"} 0\n');
   });
 });

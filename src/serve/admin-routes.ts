@@ -154,10 +154,11 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
           throw new BatchlineError('VERSION_EXISTS', `${name} version ${version}`);
         // Flags, then the model's config.json in the repository (when it has one), then the request.
         const fromRepository = await readRepositoryModelConfig(repository, name);
-        const config = effectiveConfig(effectiveConfig(runtime.config, fromRepository.options), {
-          ...own.options,
-          ...latencyProfile,
-        });
+        const config = effectiveConfig(
+          effectiveConfig(runtime.config, fromRepository.options, `${name}/config.json`),
+          { ...own.options, ...latencyProfile },
+          'request body',
+        );
         const registered = await runtime.register(
           { name, version, path, config, ...(functionName === undefined ? {} : { functionName }) },
           wait,

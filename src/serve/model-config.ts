@@ -135,14 +135,46 @@ export async function readModelConfig(file: string): Promise<ModelConfigFile> {
  * A model's own options over the server's (flags, env, defaults), frozen. Throws when the
  * priority options of the two disagree (a config.json's levels against the flags' default level).
  */
-export function effectiveConfig(server: ModelVersionConfig, own: Partial<ModelVersionConfig>): ModelVersionConfig {
+export function effectiveConfig(
+  server: ModelVersionConfig,
+  own: Partial<ModelVersionConfig>,
+  /** Where `own` comes from (a config.json), for the message. */
+  where = '',
+): ModelVersionConfig {
   const config: Record<string, unknown> = {};
   for (const key of Object.keys(MODEL_VERSION_OPTIONS))
     config[key] = (own as Record<string, unknown>)[key] ?? (server as Record<string, unknown>)[key];
   const ownPriorities =
     own.priorityLevels !== undefined || own.defaultPriorityLevel !== undefined || own.priorityQueuePolicy !== undefined;
-  checkPriorityOptions(config as ModelVersionConfig, ownPriorities ? 'INVALID_MODEL_CONFIG' : 'INVALID_OPTION');
+  checkPriorityOptions(
+    config as ModelVersionConfig,
+    ownPriorities ? 'INVALID_MODEL_CONFIG' : 'INVALID_OPTION',
+    ownPriorities ? where : '',
+  );
+  checkWarmupSizes(
+    config as ModelVersionConfig,
+    own.warmupBatchSizes !== undefined || own.maxBatchSize !== undefined ? where : undefined,
+  );
   return Object.freeze(config) as ModelVersionConfig;
+}
+
+/**
+ * A warmup batch no larger than the batches the version runs: a larger one was refused only
+ * after the server listened and loaded the model (exit 1, "could not load model", naming no
+ * option), or 422 model_load_failed for a registration. `where` is given (a config.json, or '')
+ * when the model's own options set either, which makes it a model configuration's mistake.
+ */
+function checkWarmupSizes(config: ModelVersionConfig, where: string | undefined): void {
+  const sizes = config.warmupBatchSizes ?? [];
+  if (!sizes.some((size) => size > config.maxBatchSize)) return;
+  if (where === undefined)
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--warmup-batch-sizes: got '${sizes.join(',')}', expected batch sizes from 1 to --max-batch-size (${config.maxBatchSize})`,
+    );
+  throw invalid(
+    `${where === '' ? '' : `${where}: `}warmup_batch_sizes: got ${JSON.stringify(sizes)}, expected batch sizes from 1 to max_batch_size (${config.maxBatchSize})`,
+  );
 }
 
 /** The versions `policy` selects among those on disk, highest first. */

@@ -1,4 +1,4 @@
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import { BatchlineError } from '../errors.js';
 import type { ModelVersionConfig, ServeConfig } from '../options/serve.js';
 import { TOY_MODEL_VERSION } from '../model/toy-model.js';
@@ -42,7 +42,11 @@ export async function startupVersions(
       );
     const models = await scanRepository(config.modelRepository);
     versions = models.flatMap((model) => {
-      const own = effectiveConfig(config, model.config.options);
+      const own = effectiveConfig(
+        config,
+        model.config.options,
+        join(config.modelRepository!, model.name, 'config.json'),
+      );
       return model.versions.map(({ version, path }) => ({ name: model.name, version, path, config: own }));
     });
   } else {

@@ -90,6 +90,22 @@ describe('config.json fields', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
+  it('refuses warmup batches larger than the batches the version runs, as the one who set them wrote them', () => {
+    const flags = resolveOptions(SERVE_OPTIONS, { maxBatchSize: '8', warmupBatchSizes: '1,8' }, {});
+    expect(effectiveConfig(flags, {}).warmupBatchSizes).toEqual([1, 8]);
+    // The flags alone: an option of the command (exit 2).
+    const tooLarge = resolveOptions(SERVE_OPTIONS, { maxBatchSize: '8', warmupBatchSizes: '16' }, {});
+    expect(refusal(() => effectiveConfig(tooLarge, {}))).toMatchObject({
+      code: 'INVALID_OPTION',
+      detail: "--warmup-batch-sizes: got '16', expected batch sizes from 1 to --max-batch-size (8)",
+    });
+    // A model's own max_batch_size under the flags' warmup: the model's configuration (a 400 for a registration).
+    expect(refusal(() => effectiveConfig(flags, { maxBatchSize: 4 }, 'request body'))).toMatchObject({
+      code: 'INVALID_MODEL_CONFIG',
+      detail: 'request body: warmup_batch_sizes: got [1,8], expected batch sizes from 1 to max_batch_size (4)',
+    });
+  });
+
   it('selects versions by policy, highest first', () => {
     expect(selectVersions([1, 3, 2], { latest: 1 })).toEqual([3]);
     expect(selectVersions([1, 3, 2], { latest: 2 })).toEqual([3, 2]);

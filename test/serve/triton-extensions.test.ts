@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { BatchlineError } from '../../src/errors.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
@@ -101,15 +102,27 @@ describe('warmup before ready', () => {
     expect(version.batcher.counts.batches).toBe(0);
   });
 
-  it('leaves a version whose warmup cannot run unavailable, with the reason', async () => {
-    server = await startTestServer({ warmupBatchSizes: '1,16', maxBatchSize: 8 }).catch((error: Error) => {
-      expect(error.message).toContain('warmup batch size 16 is larger than max_batch_size 8');
-      return undefined;
+  it('refuses a warmup batch larger than --max-batch-size before it listens, naming both options', async () => {
+    // It was refused only once the server listened and loaded the model: "could not load model:
+    // warmup batch size 16 is larger than max_batch_size 8", exit 1, no option named.
+    const refusal = await startTestServer({ warmupBatchSizes: '1,16', maxBatchSize: 8 }).catch(
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(BatchlineError);
+    expect((refusal as BatchlineError).code).toBe('INVALID_OPTION');
+    expect((refusal as BatchlineError).message).toBe(
+      "invalid option --warmup-batch-sizes: got '1,16', expected batch sizes from 1 to --max-batch-size (8)",
+    );
+  });
+
+  it('refuses a config.json whose warmup is larger than its max_batch_size, naming the file', async () => {
+    const repository = await writeRepository({
+      'm/1/model.onnx': linearModelOnnx([1, 2]),
+      'm/config.json': { max_batch_size: 4, warmup_batch_sizes: [1, 8] },
     });
-    if (server !== undefined) {
-      const ready = await call('GET', `${server.url}/readyz`);
-      expect(ready.status).toBe(503);
-    }
+    await expect(startTestServer({ modelRepository: repository })).rejects.toThrow(
+      `invalid model configuration: ${repository}/m/config.json: warmup_batch_sizes: got [1,8], expected batch sizes from 1 to max_batch_size (4)`,
+    );
   });
 });
 

@@ -71,10 +71,12 @@ export async function runServer(
   const adminAddress =
     admin === undefined
       ? undefined
-      : await listen(admin, config.adminHost ?? config.host, config.adminPort).catch(async (error: unknown) => {
-          await app.close();
-          throw error;
-        });
+      : await listen(admin, config.adminHost ?? config.host, config.adminPort, '--admin-port').catch(
+          async (error: unknown) => {
+            await app.close();
+            throw error;
+          },
+        );
   const grpc =
     config.grpcPort === undefined
       ? undefined

@@ -55,7 +55,8 @@ export async function startServer(
   let adminUrl: string | undefined;
   let grpc: StartedGrpc | undefined;
   try {
-    if (admin !== undefined) adminUrl = await listen(admin, config.adminHost ?? config.host, config.adminPort);
+    if (admin !== undefined)
+      adminUrl = await listen(admin, config.adminHost ?? config.host, config.adminPort, '--admin-port');
     if (config.grpcPort !== undefined) grpc = await startGrpc(runtime, config, failures);
     runtime.registry.defaultModel = startup.defaultModel;
     await runtime.loadStartup(startup.versions);
@@ -123,16 +124,21 @@ const IDLE_CLOSE_AFTER_MS = 100;
 /** Time after the drain's deadline for answers still leaving (the 503s written at the deadline) (ms). */
 const CLOSE_GRACE_MS = 250;
 
-/** Listens, or says why not in the error table's words (ADDRESS_IN_USE, CANNOT_LISTEN). */
-export async function listen(app: FastifyInstance, host: string, port: number): Promise<string> {
+/**
+ * Listens, or says why not in the error table's words (ADDRESS_IN_USE, CANNOT_LISTEN); `option`
+ * names the flag that placed a listener other than the main one (`--admin-port`), as the gRPC
+ * listener names `--grpc-port`: with two listeners, an address in use must say which.
+ */
+export async function listen(app: FastifyInstance, host: string, port: number, option?: string): Promise<string> {
   try {
     return await app.listen({ host, port });
   } catch (error) {
     const code = (error as { code?: string }).code;
-    if (code === 'EADDRINUSE') throw new BatchlineError('ADDRESS_IN_USE', `${host}:${port}`);
+    const what = `${host}:${port}${option === undefined ? '' : ` (${option})`}`;
+    if (code === 'EADDRINUSE') throw new BatchlineError('ADDRESS_IN_USE', what);
     // A host that does not resolve (ENOTFOUND), is not this machine's (EADDRNOTAVAIL), or a port it may not bind (EACCES).
     if (code !== undefined)
-      throw new BatchlineError('CANNOT_LISTEN', `${host}:${port} (${code}: ${(error as Error).message})`, {
+      throw new BatchlineError('CANNOT_LISTEN', `${what} (${code}: ${(error as Error).message})`, {
         cause: error,
       });
     throw error;

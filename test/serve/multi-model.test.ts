@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -8,6 +9,9 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SeededRandom } from '../../src/core/rng.js';
 import { isServerStats } from '../../src/stats-contract/is-server-stats.js';
+import { resolveOptions } from '../../src/options/schema.js';
+import { SERVE_OPTIONS } from '../../src/options/serve.js';
+import { startServer } from '../../src/serve/start-server.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
 import { linearModelOnnx, PADDLE_CLS, PADDLE_OUTPUT, toyModelOnnx, writeRepository } from './repository-fixture.js';
 
@@ -285,5 +289,22 @@ describe('the default model', () => {
     await expect(startTestServer({ adminToken: 'secret', adminHost: '10.1.2.3' })).rejects.toThrow(
       "--admin-host: got '10.1.2.3', but the admin API shares the main listener (--host) unless --admin-port gives it its own",
     );
+  });
+
+  it('names --admin-port when the admin listener cannot have its port', async () => {
+    // With two listeners, "127.0.0.1:N is already in use" did not say which option to change.
+    const taken = createServer();
+    const port = await new Promise<number>((done) =>
+      taken.listen(0, '127.0.0.1', () => done((taken.address() as { port: number }).port)),
+    );
+    try {
+      const config = resolveOptions(SERVE_OPTIONS, { port: 0, adminToken: 'secret', adminPort: port }, {});
+      await expect(startServer(config)).rejects.toMatchObject({
+        code: 'ADDRESS_IN_USE',
+        message: `127.0.0.1:${port} (--admin-port) is already in use (another server? choose another port)`,
+      });
+    } finally {
+      taken.close();
+    }
   });
 });

@@ -36,7 +36,7 @@ describe('option resolution', () => {
   it.each([
     [{ maxBatchSize: '2.5' }, '--max-batch-size', 'an integer from 1 to 4096'],
     [{ batchWindowMs: 'soon' }, '--batch-window-ms', 'a number from 0 to 60000'],
-    [{ logRequests: 'maybe' }, '--log-requests', 'true or false'],
+    [{ logRequests: 'maybe' }, '--log-requests', 'true or false (or 1/0, yes/no, on/off)'],
     // Number() would read these as 80, 10, 3 and 16.
     [{ port: '0x50' }, '--port', 'an integer from 0 to 65535'],
     [{ maxBatchSize: '1e1' }, '--max-batch-size', 'an integer from 1 to 4096'],

@@ -265,7 +265,8 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
       if (typeof value === 'boolean') return value;
       if (/^(1|true|yes|on)$/i.test(text)) return true;
       if (/^(0|false|no|off)$/i.test(text)) return false;
-      throw invalid(name, text, 'true or false');
+      // Name every spelling taken: an operator who wrote PIPELINE=maybe learns that 0 and off work too.
+      throw invalid(name, text, 'true or false (or 1/0, yes/no, on/off)');
     case 'string':
       if (text === '') throw invalid(name, text, 'a non-empty string');
       if (spec.pattern !== undefined && !spec.pattern.test.test(text))

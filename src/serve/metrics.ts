@@ -28,7 +28,7 @@ const RESPONSE_CODES: readonly number[] = [
 const HISTOGRAMS = ['batchSize', 'requestDuration', 'queueWait', 'modelExecution'] as const;
 type HistogramName = (typeof HISTOGRAMS)[number];
 
-/** The labels every `batchline_*` series carries: which model version it is about. */
+/** The labels every `batchline_*` series carries (but `batchline_unrouted_responses_total`): which model version it is about. */
 export type VersionLabels = { model: string; version: string } & Record<string, string>;
 
 /** What the metrics read of a model version at scrape time. */
@@ -123,7 +123,12 @@ export class ServeMetrics {
    * `transports`: those the server answers on, whose every status is exported at 0 from the
    * start (a rate over a series that appears at its first answer misses that answer).
    */
-  constructor(versions: () => Iterable<MeteredVersion>, transports: readonly Transport[] = ['http']) {
+  constructor(
+    versions: () => Iterable<MeteredVersion>,
+    transports: readonly Transport[] = ['http'],
+    /** Answers to inference requests that reached no version (an unknown model or version). */
+    unrouted: () => Readonly<ResponsesByTransport> = () => ({ http: {}, grpc: {} }),
+  ) {
     const registry = this.registry;
     // prom-client's event-loop monitor is replaced (event-loop-lag.ts); a 1 s period keeps its timer cheap meanwhile.
     client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1000 });
@@ -188,6 +193,21 @@ export class ServeMetrics {
             for (const [code, count] of Object.entries(counts))
               this.inc({ ...v.metrics.labels, code, protocol }, count);
         }
+      },
+    });
+    // A client that names a model or version the server does not have (a typo, a version just
+    // removed) is answered 404 with no version to count it against: without this series it was
+    // in /v1/stats' totals only, and no alert on Prometheus could see it.
+    new client.Counter({
+      name: 'batchline_unrouted_responses_total',
+      help: 'Inference answers to requests that reached no model version, by HTTP status and protocol: 404 for a model or version the server does not serve, 503 while it starts or drains, 400 for a version that is not a number.',
+      labelNames: ['code', 'protocol'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const protocol of transports) this.inc({ code: '404', protocol }, 0);
+        for (const [protocol, counts] of Object.entries(unrouted()))
+          for (const [code, count] of Object.entries(counts)) this.inc({ code, protocol }, count);
       },
     });
     new client.Counter({

@@ -62,16 +62,17 @@ export class ServingRuntime {
   ) {
     this.startedAtMs = clock.now();
     this.registry = new Registry(config.defaultModel);
-    this.metrics = new ServeMetrics(
-      () => this.registry.all().filter((v): v is ModelVersion & MeteredVersion => v.metrics !== undefined),
-      config.grpcPort === undefined ? ['http'] : TRANSPORTS,
-    );
     const responses = noResponses();
     this.unattributed = {
       responses,
       countResponse: (status, transport) => countInto(responses, status, transport),
       countRejection: () => {},
     };
+    this.metrics = new ServeMetrics(
+      () => this.registry.all().filter((v): v is ModelVersion & MeteredVersion => v.metrics !== undefined),
+      config.grpcPort === undefined ? ['http'] : TRANSPORTS,
+      () => responses,
+    );
     this.targets = new Targets(this);
   }
 

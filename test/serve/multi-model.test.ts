@@ -242,8 +242,12 @@ describe('a server of three models, one with two versions', () => {
       expect(text).toContain(`batchline_queue_capacity{${labels}} 128`);
       expect(text).toContain(`batchline_batch_size_bucket{le="1",${labels}}`);
     }
-    for (const line of text.split('\n').filter((l) => l.startsWith('batchline_')))
+    // Every series but the answers to requests that reached no version, which have none to name.
+    for (const line of text
+      .split('\n')
+      .filter((l) => l.startsWith('batchline_') && !l.startsWith('batchline_unrouted_')))
       expect(line, line).toMatch(/\{.*model=".+",version="\d+"/);
+    expect(text).toContain('batchline_unrouted_responses_total{code="404",protocol="http"}');
     const promtool = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((path) => existsSync(path));
     if (promtool === undefined) return void console.log('promtool not installed: skipped its check');
     const file = join(root, 'metrics.txt');

@@ -129,3 +129,26 @@ describe("the server's log says what changed while it served", () => {
     expect(await scrape(url)).toContain('batchline_instances{model="lin",version="1",state="up"} 0\n');
   });
 });
+
+describe('Prometheus sees requests that reach no model version', () => {
+  it('counts a removed version or an unknown model answered 404, which no version label can carry', async () => {
+    const repository = await writeRepository({
+      'lin/1/model.onnx': linearModelOnnx([1, 2]),
+      'lin/2/model.onnx': linearModelOnnx([3, 4]),
+      'lin/config.json': { version_policy: { all: true }, execution: 'inline' },
+    });
+    const { url } = await serveLogged(repository);
+    expect(await scrape(url)).toContain('batchline_unrouted_responses_total{code="404",protocol="http"} 0\n');
+    expect(await admin('DELETE', `${url}/admin/models/lin/1`)).toBe(200);
+    for (const path of ['/models/lin/predict?version=1', '/models/nope/predict']) {
+      const response = await request(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"inputs":[1,1]}',
+      });
+      await response.body.text();
+      expect(response.statusCode).toBe(404);
+    }
+    expect(await scrape(url)).toContain('batchline_unrouted_responses_total{code="404",protocol="http"} 2\n');
+  });
+});

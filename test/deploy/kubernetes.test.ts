@@ -20,6 +20,9 @@ import { parseAllDocuments, parse } from 'yaml';
 import { buildProgram } from '../../src/cli.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
+import { loadModel } from '../../src/model/load-model.js';
+import type { ModelHealth } from '../../src/model/instance-health.js';
+import { buildServer } from '../../src/serve/build-server.js';
 import { ROOT, spawnServe, type ServeProcess } from './spawn-serve.js';
 
 const run = promisify(execFile);
@@ -340,9 +343,8 @@ describe('the KServe InferenceService', () => {
     );
   });
 
-  it("probes the Open Inference Protocol's health routes, which serve answers", async () => {
+  it("probes the Open Inference Protocol's readiness and batchline's liveness, which serve answers", async () => {
     expect(predictor.readinessProbe.httpGet.path).toBe('/v2/health/ready');
-    expect(predictor.livenessProbe.httpGet.path).toBe('/v2/health/live');
     const serve = await spawnServe(['serve', '--no-ui']);
     try {
       for (const probe of [predictor.readinessProbe, predictor.livenessProbe]) {
@@ -351,6 +353,29 @@ describe('the KServe InferenceService', () => {
       }
     } finally {
       await serve.stop('SIGTERM');
+    }
+  });
+
+  it('fails its liveness probe when a model instance cannot come back by itself, so the kubelet restarts it', async () => {
+    // /v2/health/live answered 200 here: a pod whose instance could not restart was never restarted.
+    const { app, runtime } = buildServer(resolveOptions(SERVE_OPTIONS, { port: 0 }, {}));
+    const health: ModelHealth = {
+      instances: [],
+      healthy: 1,
+      ready: true,
+      live: false,
+      reason: 'model instance 1 failed 3 times in a row (could not restart: ENOENT)',
+    };
+    runtime.attach({ ...(await loadModel()), health: () => health });
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const response = await fetch(`${url}${predictor.livenessProbe.httpGet.path}`);
+      expect(response.status).toBe(503);
+      expect((await response.json()).error.code).toBe('unhealthy');
+    } finally {
+      await runtime.drain(0);
+      await app.close();
+      await runtime.closeModels();
     }
   });
 });

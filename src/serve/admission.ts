@@ -103,11 +103,13 @@ export function admitRows(
       if (outcome.kind === 'ok') {
         outputs[ids.indexOf(request.id)] = outcome.output!;
         if (++done < rows.length) return;
-      } else {
-        // One row failed: the request fails; its other rows need not run.
-        for (const other of requests) if (other !== request && other.phase === 'queued') batcher.cancel(other);
       }
+      // Settled before the other rows are cancelled: each cancel calls this listener back, and
+      // its 'cancelled' would otherwise settle the request as a client gone (nothing answered).
       settled = true;
+      // One row failed: the request fails; its other rows need not run.
+      if (outcome.kind !== 'ok')
+        for (const other of requests) if (other !== request && other.phase === 'queued') batcher.cancel(other);
       finish(settlementOf(outcome, request, outputs, version, context), request);
     },
     schedule.timeoutMs,

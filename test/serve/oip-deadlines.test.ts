@@ -1,0 +1,73 @@
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { float32Bytes, type GrpcTestServer, OipClient, startGrpcTestServer } from './grpc-helpers.js';
+
+/**
+ * A request of several rows (`shape [N, …]`) whose deadline passes is answered once, at its
+ * deadline, as a request of one row is: over /v2 and gRPC, while its rows wait and while they run.
+ * The toy model (features [batch, 3]) with a 300 ms pretend accelerator: a deadline of 40 ms
+ * passes while the rows run, one of 1 µs while they wait.
+ */
+let server: GrpcTestServer;
+let client: OipClient;
+beforeAll(async () => {
+  server = await startGrpcTestServer({ modelLatencyMs: 300, batchWindowMs: 0, maxBatchSize: 8 });
+  client = new OipClient(server.target);
+});
+afterAll(async () => {
+  client.close();
+  await server.close();
+});
+
+const features = (rows: number) => ({
+  name: 'features',
+  shape: [rows, 3],
+  datatype: 'FP32',
+  data: Array.from({ length: rows * 3 }, (_, i) => i / 10),
+});
+
+/** A /v2 JSON inference; a request left unanswered fails after 5 s instead of at the test's timeout. */
+async function inferOverHttp(body: object, headers: Record<string, string> = {}) {
+  const response = await request(`${server.url}/v2/models/toy-logistic-v1/infer`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers,
+    headersTimeout: 5_000,
+  });
+  return { status: response.statusCode, json: (await response.body.json()) as any };
+}
+
+describe('a request of several rows whose deadline passes', () => {
+  for (const rows of [1, 2, 3]) {
+    it(`of ${rows} row(s), by parameters.timeout while waiting (1 µs) or running (40 ms), is answered 504 over /v2`, async () => {
+      const waiting = await inferOverHttp({ inputs: [features(rows)], parameters: { timeout: 1 } });
+      expect(waiting).toEqual({ status: 504, json: { error: 'request deadline of 0.001 ms exceeded' } });
+      const running = await inferOverHttp({ inputs: [features(rows)], parameters: { timeout: 40_000 } });
+      expect(running).toEqual({ status: 504, json: { error: 'request deadline of 40 ms exceeded' } });
+    });
+  }
+
+  it('by X-Request-Timeout-Ms, is answered 504 over /v2', async () => {
+    const answer = await inferOverHttp({ inputs: [features(2)] }, { 'x-request-timeout-ms': '40' });
+    expect(answer).toEqual({ status: 504, json: { error: 'request deadline of 40 ms exceeded' } });
+  });
+
+  it('by the call deadline or parameters.timeout, is answered DEADLINE_EXCEEDED over gRPC', async () => {
+    const input = (rows: number) => ({
+      model_name: 'toy-logistic-v1',
+      inputs: [{ name: 'features', datatype: 'FP32', shape: [rows, 3] }],
+      raw_input_contents: [float32Bytes(features(rows).data)],
+    });
+    const byParameter = await client.infer(
+      { ...input(2), parameters: { timeout: { int64_param: 1 } } },
+      { deadline: 5_000 },
+    );
+    expect(byParameter.error?.code).toBe(4);
+    expect(byParameter.error?.details).toBe('request deadline of 0.001 ms exceeded');
+    const running = await client.infer(
+      { ...input(3), parameters: { timeout: { int64_param: 40_000 } } },
+      { deadline: 5_000 },
+    );
+    expect(running.error?.details).toBe('request deadline of 40 ms exceeded');
+  });
+});

@@ -110,14 +110,13 @@ export class Targets {
   private notFound(name: string, version: number | undefined): BatchlineError {
     const registry = this.runtime.registry;
     const known = registry.versionsOf(name);
-    if (known.length === 0)
+    if (known.length === 0) {
+      const names = registry.names();
       return new BatchlineError(
         'MODEL_NOT_FOUND',
-        `'${name}'; this server has ${registry
-          .names()
-          .map((n) => `'${n}'`)
-          .join(', ')}`,
+        `'${name}'; ${names.length === 0 ? 'this server serves no model now' : `this server has ${names.map((n) => `'${n}'`).join(', ')}`}`,
       );
+    }
     if (version === undefined)
       return new BatchlineError('MODEL_NOT_FOUND', `'${name}': its versions are being removed`);
     return new BatchlineError(

@@ -65,6 +65,13 @@ describe('one resolution of a request’s target', () => {
     expect(runtime.targets.resolve({ name: 'm' }).counters).toBe(v2); // all its versions drain: its highest
   });
 
+  it('says the server serves no model when it has none, not "this server has " and nothing', () => {
+    const runtime = new ServingRuntime(config, new VirtualClock());
+    expect((runtime.targets.find({ name: 'cls' }) as Error).message).toBe(
+      "no such model: 'cls'; this server serves no model now",
+    );
+  });
+
   it('answers 503 model_unavailable on every inference route while a model loads (the server starting too)', async () => {
     const { app, runtime } = buildServer(config);
     closers.push(() => app.close());

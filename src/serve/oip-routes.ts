@@ -5,6 +5,7 @@ import { admit } from './admit.js';
 import { Answer, RouteAnswers } from './answer.js';
 import { useOipBody } from './oip-body.js';
 import { modelMetadata, OIP_EXTENSIONS, OIP_SERVER_NAME } from './oip-metadata.js';
+import { notServedReason } from './oip-not-served.js';
 import { OIP_ERRORS, oipCodecFor } from './oip-protocol.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import { type ModelRef, unavailable } from './target.js';
@@ -31,9 +32,12 @@ export function registerOipRoutes(
       const targets = runtime.targets;
       const answerOf = (reply: FastifyReply): Answer => new Answer(reply, OIP_ERRORS, undefined);
       const plain = new RouteAnswers(() => OIP_ERRORS);
-      scope.setNotFoundHandler((request, reply) =>
-        answerOf(reply).error(new BatchlineError('NOT_FOUND', `${request.method} ${request.url}`)),
-      );
+      const notFound = (request: FastifyRequest, reply: FastifyReply): void => {
+        const reason = notServedReason(request.url.split('?')[0]!, runtime.config);
+        const detail = `${request.method} ${request.url}${reason === undefined ? '' : `: ${reason}`}`;
+        answerOf(reply).error(new BatchlineError('NOT_FOUND', detail));
+      };
+      scope.setNotFoundHandler(notFound);
       const refOf = (request: FastifyRequest): ModelRef & { name: string } =>
         request.params as { name: string; version?: string };
 
@@ -56,12 +60,13 @@ export function registerOipRoutes(
         );
       });
 
-      const metadata = (request: FastifyRequest, reply: FastifyReply): void => {
-        const found = targets.find(refOf(request));
+      const metadataOf = (ref: ModelRef & { name: string }, reply: FastifyReply): void => {
+        const found = targets.find(ref);
         if (found instanceof BatchlineError) return void answerOf(reply).error(found);
         if (found.batcher === undefined) return void answerOf(reply).error(unavailable(found));
         answerOf(reply).json(modelMetadata(found, registry));
       };
+      const metadata = (request: FastifyRequest, reply: FastifyReply): void => metadataOf(refOf(request), reply);
       const ready = (request: FastifyRequest, reply: FastifyReply): void => {
         const found = targets.find(refOf(request));
         if (found instanceof BatchlineError) return void answerOf(reply).error(found);
@@ -75,6 +80,11 @@ export function registerOipRoutes(
         const versions = registry.versionsOf(found.name).map((v) => v.version);
         answerOf(reply).json(tritonModelConfig(found, versions));
       };
+      // Triton's statistics of every model (not served), unless a model is named "stats".
+      scope.get('/models/stats', { config: { answers: plain } }, (request, reply) => {
+        if (registry.versionsOf('stats').length > 0) return metadataOf({ name: 'stats' }, reply);
+        notFound(request, reply);
+      });
       for (const path of ['/models/:name', '/models/:name/versions/:version']) {
         scope.get(path, { config: { answers: plain } }, metadata);
         scope.get(`${path}/ready`, { config: { answers: plain } }, ready);

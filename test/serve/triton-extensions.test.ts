@@ -179,3 +179,57 @@ describe("Triton's model repository extension, behind the admin token", () => {
     expect((await call('GET', `${server.url}/v2`)).json.extensions).not.toContain('model_repository');
   });
 });
+
+describe("Triton's extensions batchline does not serve", () => {
+  it("answer 404 naming the extension, as tritonclient's calls for them reach the server", async () => {
+    server = await tritonServer({ adminToken: undefined });
+    const cases: [string, 'GET' | 'POST', string][] = [
+      // get_inference_statistics(), for every model and for one
+      ['GET', '/v2/models/stats', 'statistics extension is not served; /metrics and /v1/stats hold'],
+      ['GET', '/v2/models/m/stats', 'statistics extension is not served'],
+      ['GET', '/v2/models/m/versions/1/stats', 'statistics extension is not served'],
+      ['GET', '/v2/trace/setting', 'trace extension is not served'],
+      ['POST', '/v2/models/m/trace/setting', 'trace extension is not served'],
+      ['GET', '/v2/logging', 'logging extension is not served'],
+      ['GET', '/v2/systemsharedmemory/status', 'shared memory extensions are not served'],
+      ['POST', '/v2/cudasharedmemory/region/r/register', 'shared memory extensions are not served'],
+      ['POST', '/v2/models/m/generate', 'generate extension is not served'],
+      // load_model() on a server without the admin API
+      [
+        'POST',
+        '/v2/repository/models/m/load',
+        'model repository extension is part of the admin API: serve with --admin-token',
+      ],
+      ['POST', '/v2/repository/index', 'model repository extension is part of the admin API: serve with --admin-token'],
+    ].map(([method, path, reason]) => [path!, method as 'GET' | 'POST', reason!]);
+    for (const [path, method, reason] of cases) {
+      const answer = await call(method, `${server.url}${path}`, method === 'POST' ? '{}' : undefined);
+      expect([path, answer.status]).toEqual([path, 404]);
+      expect(answer.json.error).toContain(`not found: ${method} ${path}: Triton's ${reason}`);
+    }
+    // Any other path is a plain 404.
+    expect((await call('GET', `${server.url}/v2/models/m/statistics`)).json).toEqual({
+      error: 'not found: GET /v2/models/m/statistics',
+    });
+  });
+
+  it('says where the repository extension is when the admin API has a listener of its own', async () => {
+    // The admin app is built, not listened on: the main listener is what is asked.
+    server = await tritonServer({ adminPort: 18_999 });
+    const answer = await call('POST', `${server.url}/v2/repository/index`, '', auth);
+    expect(answer).toEqual({
+      status: 404,
+      json: {
+        error:
+          "not found: POST /v2/repository/index: Triton's model repository extension is on the admin API's listener (--admin-port 18999)",
+      },
+    });
+  });
+
+  it('serves the metadata of a model named "stats", whose path is the statistics of every model', async () => {
+    const root = await writeRepository({ 'stats/1/model.onnx': linearModelOnnx([1]) });
+    server = await startTestServer({ modelRepository: root });
+    const answer = await call('GET', `${server.url}/v2/models/stats`);
+    expect([answer.status, answer.json.name, answer.json.versions]).toEqual([200, 'stats', ['1']]);
+  });
+});

@@ -1,0 +1,33 @@
+import type { ServeConfig } from '../options/serve.js';
+
+/** Paths of Triton's HTTP extensions that batchline does not serve, and what to say instead of a bare "not found". */
+const NOT_SERVED: readonly (readonly [RegExp, string])[] = [
+  [
+    /^\/v2\/models(\/[^/]+(\/versions\/[^/]+)?)?\/stats$/,
+    "Triton's statistics extension is not served; /metrics and /v1/stats hold each model version's answers, queue and batch times",
+  ],
+  [/^\/v2(\/models\/[^/]+(\/versions\/[^/]+)?)?\/trace\//, "Triton's trace extension is not served"],
+  [/^\/v2\/logging$/, "Triton's logging extension is not served"],
+  [/^\/v2\/(system|cuda)sharedmemory\//, "Triton's shared memory extensions are not served; send tensors in the body"],
+  [/^\/v2\/models\/[^/]+(\/versions\/[^/]+)?\/generate(_stream)?$/, "Triton's generate extension is not served"],
+];
+
+/**
+ * Why a `/v2` path that has no route here is not served, when it is one of Triton's extensions
+ * (tritonclient's `get_inference_statistics`, `load_model` on a server without the admin API…),
+ * or undefined for any other path. A client of Triton reads the reason instead of a 404 that
+ * looks like a wrong URL, or like a model named "stats".
+ */
+export function notServedReason(
+  path: string,
+  config: Pick<ServeConfig, 'adminToken' | 'adminPort'>,
+): string | undefined {
+  if (path.startsWith('/v2/repository/')) {
+    if (config.adminToken === undefined)
+      return "Triton's model repository extension is part of the admin API: serve with --admin-token (and --model-repository)";
+    if (config.adminPort !== 0)
+      return `Triton's model repository extension is on the admin API's listener (--admin-port ${config.adminPort})`;
+    return undefined;
+  }
+  return NOT_SERVED.find(([pattern]) => pattern.test(path))?.[1];
+}

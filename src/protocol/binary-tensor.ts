@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { endianness } from 'node:os';
 import { BatchlineError } from '../errors.js';
 import { inputBuffers } from '../model/input-buffers.js';
@@ -40,7 +41,7 @@ export function typedFromBody(
 
 /**
  * The BYTES encoding of the binary extension: each element a 4-byte little-endian length and
- * that many bytes. Elements are decoded as UTF-8 (ONNX string tensors hold text).
+ * that many bytes. Elements are decoded as UTF-8 (ONNX string tensors hold text; `utf8Text`).
  */
 export function stringsFromBytes(bytes: Buffer, count: number, name: string): string[] {
   const strings: string[] = [];
@@ -50,12 +51,24 @@ export function stringsFromBytes(bytes: Buffer, count: number, name: string): st
     const length = bytes.readUInt32LE(at);
     at += 4;
     if (at + length > bytes.length) throw bad(name, `an element of ${length} bytes runs past its binary data`);
-    strings.push(bytes.toString('utf8', at, at + length));
+    strings.push(utf8Text(bytes, at, at + length, name));
     at += length;
   }
   if (strings.length !== count)
     throw bad(name, `its binary data holds ${strings.length} BYTES elements; its shape needs ${count}`);
   return strings;
+}
+
+/**
+ * A BYTES element's bytes as the string a model gets. Bytes that are not UTF-8 are refused:
+ * decoding would hand the model U+FFFD in their place, and its answer would be about other data
+ * than was sent. The check runs only when the decoded text holds U+FFFD.
+ */
+export function utf8Text(bytes: Buffer, start: number, end: number, name: string): string {
+  const text = bytes.toString('utf8', start, end);
+  if (text.includes('\uFFFD') && !isUtf8(bytes.subarray(start, end)))
+    throw bad(name, 'a BYTES element is not UTF-8 text (batchline hands BYTES to a model as strings)');
+  return text;
 }
 
 /** The little-endian bytes of a tensor's elements (BYTES: each with its 4-byte length). */

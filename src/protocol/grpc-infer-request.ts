@@ -2,7 +2,7 @@ import { BatchlineError } from '../errors.js';
 import { fromValues } from '../model/element-values.js';
 import { elementCount, type ElementArray } from '../model/tensor-spec.js';
 import { bodyOf } from './body-chunks.js';
-import { byteSizeOf } from './binary-tensor.js';
+import { byteSizeOf, utf8Text } from './binary-tensor.js';
 import { oipDatatypeOf } from '../model/datatypes.js';
 import { protoRoot } from './grpc-proto-root.js';
 import { CONTENTS_FIELD, type InferTensorContentsMessage } from './grpc-tensor-contents.js';
@@ -171,7 +171,7 @@ function contentsRows(
   const values =
     spec.type === 'string'
       ? (given as readonly Uint8Array[]).map((bytes) =>
-          Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
+          utf8Text(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), 0, bytes.byteLength, spec.name),
         )
       : given;
   const total = elementCount(shape);

@@ -100,6 +100,40 @@ describe('a ModelInferRequest decoded for the model', () => {
     ]);
   });
 
+  it('refuses a BYTES element that is not UTF-8 text, raw or typed, instead of handing the model U+FFFD in its place', () => {
+    const notUtf8 = Buffer.from([0xff, 0xfe]);
+    const raw = () =>
+      decoded({
+        ...RAW,
+        raw_input_contents: [
+          ...RAW.raw_input_contents.slice(0, 2),
+          Buffer.from([2, 0, 0, 0, 0x68, 0x69, 2, 0, 0, 0, ...notUtf8]),
+        ],
+      });
+    const typed = () =>
+      decoded({
+        model_name: 'm',
+        inputs: [
+          { name: 'x', datatype: 'FP32', shape: [1, 2], contents: { fp32_contents: [0.5, -1] } },
+          { name: 'ids', datatype: 'INT64', shape: [1, 1], contents: { int64_contents: [1] } },
+          { name: 'tag', datatype: 'BYTES', shape: [1, 1], contents: { bytes_contents: [notUtf8] } },
+        ],
+      });
+    for (const decode of [raw, typed])
+      expect(decode).toThrow(
+        'input "tag": a BYTES element is not UTF-8 text (batchline hands BYTES to a model as strings)',
+      );
+    // U+FFFD sent as such is text, and taken.
+    const replacement = decoded({
+      ...RAW,
+      raw_input_contents: [
+        ...RAW.raw_input_contents.slice(0, 2),
+        Buffer.from([0, 0, 0, 0, 3, 0, 0, 0, 0xef, 0xbf, 0xbd]),
+      ],
+    });
+    expect(replacement.items.map((item) => item.tag!.data)).toStrictEqual([[''], ['\uFFFD']]);
+  });
+
   it('takes typed contents, each datatype from its own field', () => {
     const request = decoded({
       model_name: 'm',

@@ -107,8 +107,9 @@ export function admitRows(
       // Settled before the other rows are cancelled: each cancel calls this listener back, and
       // its 'cancelled' would otherwise settle the request as a client gone (nothing answered).
       settled = true;
-      // One row failed: the request fails; its other rows need not run.
-      if (outcome.kind !== 'ok')
+      // One row failed: the request fails; its other rows need not run. Rows that timed out are
+      // left to time out too (they share the deadline): cancelled, they counted as clients gone.
+      if (outcome.kind !== 'ok' && outcome.kind !== 'timeout')
         for (const other of requests) if (other !== request && other.phase === 'queued') batcher.cancel(other);
       finish(settlementOf(outcome, request, outputs, version, context), request);
     },

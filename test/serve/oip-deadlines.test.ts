@@ -47,6 +47,22 @@ describe('a request of several rows whose deadline passes', () => {
     });
   }
 
+  it('counts each of its rows as timed out, not as cancelled by a client that went away', async () => {
+    const outcomes = async () => {
+      const text = await (await request(`${server.url}/metrics`)).body.text();
+      const count = (outcome: string) =>
+        Number(new RegExp(`batchline_requests_total\\{[^}]*outcome="${outcome}"\\} (\\d+)`).exec(text)![1]);
+      return { timeout: count('timeout'), cancelled: count('cancelled') };
+    };
+    const before = await outcomes();
+    expect((await inferOverHttp({ inputs: [features(3)], parameters: { timeout: 1 } })).status).toBe(504);
+    const after = await outcomes();
+    expect({ timeout: after.timeout - before.timeout, cancelled: after.cancelled - before.cancelled }).toEqual({
+      timeout: 3,
+      cancelled: 0,
+    });
+  });
+
   it('by X-Request-Timeout-Ms, is answered 504 over /v2', async () => {
     const answer = await inferOverHttp({ inputs: [features(2)] }, { 'x-request-timeout-ms': '40' });
     expect(answer).toEqual({ status: 504, json: { error: 'request deadline of 40 ms exceeded' } });

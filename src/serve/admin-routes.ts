@@ -14,6 +14,7 @@ import {
 import { Answer, plainAnswer } from './answer.js';
 import { modelsList, versionMetadata } from './model-routes.js';
 import { OIP_ERRORS } from './oip-protocol.js';
+import { servesRepositoryExtension } from './oip-not-served.js';
 import { registerRepositoryRoutes } from './repository-routes.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import { parseVersion } from './target.js';
@@ -81,7 +82,8 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
       else refuse(reply, refusal);
     });
 
-    registerRepositoryRoutes(scope, runtime);
+    // Triton's repository calls load from the repository: without one, an unload could not be undone.
+    if (servesRepositoryExtension(runtime.config)) registerRepositoryRoutes(scope, runtime);
 
     scope.get('/admin/models', (_request, reply) => {
       const repository = runtime.config.modelRepository;

@@ -20,14 +20,19 @@ const NOT_SERVED: readonly (readonly [RegExp, string])[] = [
  */
 export function notServedReason(
   path: string,
-  config: Pick<ServeConfig, 'adminToken' | 'adminPort'>,
+  config: Pick<ServeConfig, 'adminToken' | 'adminPort' | 'modelRepository'>,
 ): string | undefined {
   if (path.startsWith('/v2/repository/')) {
-    if (config.adminToken === undefined)
-      return "Triton's model repository extension is part of the admin API: serve with --admin-token (and --model-repository)";
+    if (!servesRepositoryExtension(config))
+      return "Triton's model repository extension is part of the admin API: serve with --admin-token and --model-repository";
     if (config.adminPort !== 0)
       return `Triton's model repository extension is on the admin API's listener (--admin-port ${config.adminPort})`;
     return undefined;
   }
   return NOT_SERVED.find(([pattern]) => pattern.test(path))?.[1];
+}
+
+/** Whether Triton's model repository extension is served: with the admin API and a repository to load from. */
+export function servesRepositoryExtension(config: Pick<ServeConfig, 'adminToken' | 'modelRepository'>): boolean {
+  return config.adminToken !== undefined && config.modelRepository !== undefined;
 }

@@ -5,7 +5,7 @@ import { admit } from './admit.js';
 import { Answer, RouteAnswers } from './answer.js';
 import { useOipBody } from './oip-body.js';
 import { modelMetadata, OIP_EXTENSIONS, OIP_SERVER_NAME } from './oip-metadata.js';
-import { notServedReason } from './oip-not-served.js';
+import { notServedReason, servesRepositoryExtension } from './oip-not-served.js';
 import { OIP_ERRORS, oipCodecFor } from './oip-protocol.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import { type ModelRef, unavailable } from './target.js';
@@ -45,9 +45,10 @@ export function registerOipRoutes(
         answerOf(reply).json({
           name: OIP_SERVER_NAME,
           version: serverVersion,
-          // The repository extension is the admin API's: there only with --admin-token.
-          extensions:
-            runtime.config.adminToken === undefined ? OIP_EXTENSIONS : [...OIP_EXTENSIONS, 'model_repository'],
+          // The repository extension is the admin API's: there only with --admin-token and a repository.
+          extensions: servesRepositoryExtension(runtime.config)
+            ? [...OIP_EXTENSIONS, 'model_repository']
+            : OIP_EXTENSIONS,
         }),
       );
       scope.get('/health/live', { config: { answers: plain } }, (_request, reply) =>

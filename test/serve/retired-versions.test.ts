@@ -5,6 +5,7 @@ import type { ItemTensors } from '../../src/model/tensor-spec.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { buildServer } from '../../src/serve/build-server.js';
+import { tempDir } from '../temp-dir.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
 
@@ -151,7 +152,13 @@ describe('the removal of a version', () => {
   it('keeps its answers once when a Triton unload comes while an admin DELETE of it drains', async () => {
     const config = resolveOptions(
       SERVE_OPTIONS,
-      { adminToken: 'admin-secret', batchWindowMs: 0, modelLatencyMs: 0 },
+      // Triton's repository calls need a repository (an empty one: m and k are attached below).
+      {
+        adminToken: 'admin-secret',
+        modelRepository: tempDir('batchline-retired-'),
+        batchWindowMs: 0,
+        modelLatencyMs: 0,
+      },
       {},
     );
     const { app, runtime } = buildServer(config);

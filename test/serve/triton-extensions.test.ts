@@ -198,9 +198,13 @@ describe("Triton's extensions batchline does not serve", () => {
       [
         'POST',
         '/v2/repository/models/m/load',
-        'model repository extension is part of the admin API: serve with --admin-token',
+        'model repository extension is part of the admin API: serve with --admin-token and --model-repository',
       ],
-      ['POST', '/v2/repository/index', 'model repository extension is part of the admin API: serve with --admin-token'],
+      [
+        'POST',
+        '/v2/repository/index',
+        'model repository extension is part of the admin API: serve with --admin-token and --model-repository',
+      ],
     ].map(([method, path, reason]) => [path!, method as 'GET' | 'POST', reason!]);
     for (const [path, method, reason] of cases) {
       const answer = await call(method, `${server.url}${path}`, method === 'POST' ? '{}' : undefined);
@@ -211,6 +215,20 @@ describe("Triton's extensions batchline does not serve", () => {
     expect((await call('GET', `${server.url}/v2/models/m/statistics`)).json).toEqual({
       error: 'not found: GET /v2/models/m/statistics',
     });
+  });
+
+  it('has no repository extension with --admin-token alone: nothing to load from, so none to unload into', async () => {
+    server = await startTestServer({ adminToken: TOKEN });
+    expect((await call('GET', `${server.url}/v2`)).json.extensions).not.toContain('model_repository');
+    for (const path of ['/v2/repository/index', '/v2/repository/models/toy-logistic-v1/unload']) {
+      const answer = await call('POST', `${server.url}${path}`, '', auth);
+      expect([path, answer.status]).toEqual([path, 404]);
+      expect(answer.json.error).toBe(
+        `not found: POST ${path}: Triton's model repository extension is part of the admin API: serve with --admin-token and --model-repository`,
+      );
+    }
+    // The model is still served: an unload could not have been undone by a load.
+    expect((await call('GET', `${server.url}/v2/models/toy-logistic-v1/ready`)).status).toBe(200);
   });
 
   it('says where the repository extension is when the admin API has a listener of its own', async () => {

@@ -71,6 +71,8 @@ export class ServingPath implements Executor<number, number> {
    * mailbox (serve's --pipeline) was posted while the one ahead ran, and starts when that run ends.
    */
   private readonly instances: FifoThread[] = [];
+  /** Per instance, when its last reply reaches the main thread's queue (ms). */
+  private readonly lastReplyAtMs: number[] = [];
 
   constructor(
     private readonly clock: VirtualClock,
@@ -123,9 +125,7 @@ export class ServingPath implements Executor<number, number> {
       }
       const back = (): void => this.main.enqueue(n * this.setup.answerMs, answer);
       const waitMs = this.setup.handoverWaitMs(n);
-      const after =
-        waitMs > 0 ? () => void this.clock.schedule(this.clock.now() + waitMs, back, EventOrder.completion) : back;
-      this.instanceThread(batch.instance).enqueue(workMs, after);
+      this.instanceThread(batch.instance).enqueue(workMs, () => this.replyInOrder(batch.instance, waitMs, back));
     };
     const delayMs = this.setup.batchDelayMs(n);
     const begin =
@@ -136,6 +136,22 @@ export class ServingPath implements Executor<number, number> {
     // on the main thread already.
     if (batch.trigger === 'window' && this.setup.execution !== 'inline') this.main.enqueue(0, begin);
     else begin();
+  }
+
+  /**
+   * A worker posts its replies on one channel (a process, on one pipe), so they reach the main
+   * thread in the order it ran its batches: a reply whose drawn wait is shorter than the one
+   * still crossing ahead of it comes right after that one, not before (it would otherwise end a
+   * mailbox batch before the batch ahead of it, and count the instance busy twice over).
+   */
+  private replyInOrder(instance: number, waitMs: number, back: () => void): void {
+    const nowMs = this.clock.now();
+    const aheadAtMs = this.lastReplyAtMs[instance] ?? Number.NEGATIVE_INFINITY;
+    const atMs = Math.max(nowMs + waitMs, aheadAtMs);
+    this.lastReplyAtMs[instance] = atMs;
+    // Nothing still crossing ahead of it, and no wait of its own: it is back now.
+    if (atMs === nowMs && aheadAtMs < nowMs) back();
+    else this.clock.schedule(atMs, back, EventOrder.completion);
   }
 
   private instanceThread(index: number): FifoThread {

@@ -134,6 +134,30 @@ describe("simulate's mailbox (serve's --pipeline)", () => {
     expect(await mailboxOf({ latencyProfile: profileOf('inline') })).toBe(false);
   });
 
+  it("over the serving path, an instance's answers come back in the order it ran its batches, and it is never busy more than all the time", () => {
+    // A worker posts its replies on one channel, in order. The hand-over's wait under load is drawn
+    // per batch: a long wait for one batch and a short one for the next must not let the next
+    // batch's answers overtake it (a mailbox batch would then end before the one ahead of it).
+    let draw = 0;
+    const path = bareServingPath({ handoverWaitMs: () => (draw++ % 2 === 0 ? 20 : 0) });
+    const finished: number[] = [];
+    const config = { ...batching, mailbox: true };
+    const result = runSimulation({
+      batching: config,
+      // Twice what the instance serves (8 in 9 ms): a full batch always waits in its mailbox.
+      arrivals: everyMs(9 / 16),
+      maxRequests: 4000,
+      arrivalsEndMs: Number.POSITIVE_INFINITY,
+      serviceTime: () => 0,
+      servingPath: path,
+      observers: () => [{ batchFinished: (batch) => void finished.push(batch.id) }],
+    });
+    expect(finished.length).toBe(result.counts.batches);
+    expect(finished).toEqual([...finished].sort((a, b) => a - b));
+    // The report's utilization: the instance's busy time over the run's.
+    expect(result.recorder.busyMs[0]! / result.endMs).toBeLessThanOrEqual(1);
+  });
+
   it("over the serving path, an instance's thread goes on with the batch in its mailbox while the last one's answers cross", () => {
     // A batch of 8 in 9 ms on its thread, then 3 ms waiting in the hand-over and 0.25 ms an answer
     // on the main thread: without a mailbox the instance idles 5 ms a batch, with one it never does.

@@ -53,12 +53,16 @@ export function formatSweep(outcome: SweepOutcome): string {
   const first = rows[0]?.report;
   const lines: string[] = [];
   lines.push(
-    `batchline simulate --sweep · seed ${outcome.seed} · ${rows.length} configurations, each on the same arrivals`,
+    `batchline simulate --sweep · seed ${outcome.seed} · ${rows.length} configurations, each on ${sameArrivals(outcome) ? 'the same arrivals' : 'arrivals of the same seed'}`,
   );
   if (first !== undefined) {
-    lines.push(`arrivals  ${first.config.arrivals}`);
+    lines.push(...byRow('arrivals  ', rows, (r) => r.config.arrivals));
     lines.push(
-      `service   ${first.config.service_time}${first.config.latency_cv > 0 ? ` · jitter cv ${first.config.latency_cv}` : ''}`,
+      ...byRow(
+        'service   ',
+        rows,
+        (r) => `${r.config.service_time}${r.config.latency_cv > 0 ? ` · jitter cv ${r.config.latency_cv}` : ''}`,
+      ),
     );
     const fixedFlags = describeFixedBatching(first, axes);
     if (fixedFlags !== '') lines.push(`fixed     ${fixedFlags}`);
@@ -99,6 +103,29 @@ export function formatSweep(outcome: SweepOutcome): string {
     lines.push("add --slo 'p99<50ms' (for example) to get a recommendation");
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** Every configuration saw the same arrival times: no swept option (`rate`) changes them. */
+export function sameArrivals(outcome: SweepOutcome): boolean {
+  return new Set(outcome.rows.map((row) => row.report.config.arrivals)).size <= 1;
+}
+
+/**
+ * A header line of what the rows share; when a swept option (`rate`, `latency-ms`, …) makes it
+ * differ, one line per value with the rows (#n) it is theirs, rather than the first row's as if
+ * it were every row's.
+ */
+function byRow(label: string, rows: readonly SweepRow[], describe: (report: SimulationReport) => string): string[] {
+  const groups = new Map<string, number[]>();
+  rows.forEach((row, i) => {
+    const text = describe(row.report);
+    groups.set(text, [...(groups.get(text) ?? []), i + 1]);
+  });
+  if (groups.size <= 1) return [...groups.keys()].map((text) => `${label}${text}`);
+  return [...groups].map(
+    ([text, numbers], i) =>
+      `${i === 0 ? label : ' '.repeat(label.length)}${text}  (${numbers.map((n) => `#${n}`).join(' ')})`,
+  );
 }
 
 function describeFixedBatching(report: SimulationReport, axes: readonly SweepAxis[]): string {

@@ -158,6 +158,21 @@ describe('batchline simulate', () => {
     expect(csv.trim().split('\n')).toHaveLength(3);
   });
 
+  it("a sweep over the rate gives each row's arrivals, not the first row's as every row's", async () => {
+    // The header read `arrivals  poisson at 200 req/s` above rows at 200, 300 and 400 req/s, all "on the same arrivals".
+    const text = await run({ latency: '4+1n', requests: 2000 }, ['rate=200,300,400', 'max-batch-size=8,16']);
+    const header = text.slice(0, text.indexOf('\n\n'));
+    expect(header).toContain('each on arrivals of the same seed');
+    expect(header).toMatch(/^arrivals {2}poisson at 200 req\/s, 2000 requests {2}\(#1 #2\)$/m);
+    expect(header).toMatch(/^ {10}poisson at 300 req\/s, 2000 requests {2}\(#3 #4\)$/m);
+    expect(header).toMatch(/^ {10}poisson at 400 req\/s, 2000 requests {2}\(#5 #6\)$/m);
+    expect(header).toMatch(/^service {3}affine 4 \+ 1·n ms$/m);
+    const sameRate = await run({ rate: 300, requests: 2000 }, ['latency-ms=5,40']);
+    expect(sameRate).toContain('each on the same arrivals');
+    expect(sameRate).toMatch(/^arrivals {2}poisson at 300 req\/s, 2000 requests$/m);
+    expect(sameRate).toMatch(/^service {3}fixed 5 ms per batch {2}\(#1\)$/m);
+  });
+
   it('a sweep where nothing meets the SLO says so and exits 1', async () => {
     await expect(
       run({ rate: 600, latency: '4+1n', requests: 5000, slo: 'p99<1ms' }, ['max-batch-size=8,16']),

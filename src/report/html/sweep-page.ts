@@ -1,7 +1,7 @@
 import type { SimulationReport } from '../../simulate/report.js';
 import type { LatencyMetric } from '../../options/objective.js';
 import { lossOf, meetsSlo } from '../../simulate/slo.js';
-import type { SweepOutcome } from '../../simulate/sweep-report.js';
+import { sameArrivals, type SweepOutcome } from '../../simulate/sweep-report.js';
 import { formatPercent } from '../format.js';
 import { COLORS, PALETTE } from './colors.js';
 import type { ChartSpec, ReportPageData } from './page-data.js';
@@ -30,7 +30,7 @@ export function sweepPageData(outcome: SweepOutcome, generatedBy: string, genera
   const curve: ChartSpec = {
     id: 'throughput-latency',
     title: `Goodput against ${label} latency, per configuration`,
-    note: `Each configuration of the sweep (#n as in the table), all on the same arrivals: the requests it answered ok per second against its ${label} latency. The green line joins the Pareto frontier of goodput against p99${slo === undefined ? '' : `; the dashed line is the objective ${slo.text}`}.${best === undefined ? '' : ` Recommended: #${best + 1}.`}`,
+    note: `Each configuration of the sweep (#n as in the table), all on ${sameArrivals(outcome) ? 'the same arrivals' : 'arrivals of the same seed'}: the requests it answered ok per second against its ${label} latency. The green line joins the Pareto frontier of goodput against p99${slo === undefined ? '' : `; the dashed line is the objective ${slo.text}`}.${best === undefined ? '' : ` Recommended: #${best + 1}.`}`,
     x: { label: 'goodput, req/s', scale: 'linear', values: order.map((i) => roundForChart(goodput(reports, i))) },
     y: { label: `${label} latency ms`, log: true },
     series: [

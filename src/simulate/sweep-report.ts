@@ -1,6 +1,7 @@
 import { chooseUnderSlo, paretoFrontier, type SloChoice } from './pareto.js';
 import { fixed } from './report-text.js';
 import type { SimulationReport } from './report.js';
+import type { LatencyMetric } from '../options/objective.js';
 import { lossOf, meetsSlo, type Slo } from './slo.js';
 import type { SweepAxis } from './sweep-grid.js';
 import type { SweepRow } from './sweep-run.js';
@@ -32,15 +33,31 @@ export function analyzeSweep(
   };
 }
 
-const METRIC_HEADERS = ['goodput/s', 'thru/s', 'p50 ms', 'p99 ms', 'batch', 'util', 'lost'];
+/** The order latency columns take, so a p95 stands between the p50 and the p99. */
+const LATENCY_ORDER: readonly LatencyMetric[] = ['p50', 'mean', 'p90', 'p95', 'p99', 'p999', 'max'];
 
-function metricCells(report: SimulationReport): string[] {
+/**
+ * The latency columns: p50 and p99, and every other figure the objective judges (`p95` for
+ * `--slo 'p95<50ms'`), so a row's `ok` or `-` can be read off the table.
+ */
+function latencyColumns(slo: Slo | undefined): LatencyMetric[] {
+  const shown = new Set<LatencyMetric>(['p50', 'p99']);
+  for (const clause of slo?.clauses ?? []) if (clause.kind === 'latency') shown.add(clause.metric);
+  return LATENCY_ORDER.filter((metric) => shown.has(metric));
+}
+
+const metricName = (metric: LatencyMetric): string => (metric === 'p999' ? 'p99.9' : metric);
+
+function metricHeaders(latency: readonly LatencyMetric[]): string[] {
+  return ['goodput/s', 'thru/s', ...latency.map((m) => `${metricName(m)} ms`), 'batch', 'util', 'lost'];
+}
+
+function metricCells(report: SimulationReport, latency: readonly LatencyMetric[]): string[] {
   const utilization = report.utilization.reduce((a, b) => a + b, 0) / Math.max(1, report.utilization.length);
   return [
     fixed(report.goodput_rps, 1),
     fixed(report.throughput_rps, 1),
-    fixed(report.latency_ms.p50, 2),
-    fixed(report.latency_ms.p99, 2),
+    ...latency.map((m) => fixed(report.latency_ms[m], 2)),
     fixed(report.batch_size.mean, 2),
     `${fixed(utilization * 100, 1)}%`,
     `${fixed(lossOf(report) * 100, 2)}%`,
@@ -68,11 +85,18 @@ export function formatSweep(outcome: SweepOutcome): string {
     if (fixedFlags !== '') lines.push(`fixed     ${fixedFlags}`);
   }
   lines.push('');
-  const headers = ['#', ...axes.map((a) => a.flag), ...METRIC_HEADERS, 'pareto', ...(slo !== undefined ? ['slo'] : [])];
+  const latency = latencyColumns(slo);
+  const headers = [
+    '#',
+    ...axes.map((a) => a.flag),
+    ...metricHeaders(latency),
+    'pareto',
+    ...(slo !== undefined ? ['slo'] : []),
+  ];
   const table = rows.map((row, i) => [
     String(i + 1),
     ...row.point.map((v) => String(v)),
-    ...metricCells(row.report),
+    ...metricCells(row.report, latency),
     pareto.includes(i) ? '*' : '',
     ...(slo !== undefined ? [meetsSlo(row.report, slo) ? 'ok' : '-'] : []),
   ]);
@@ -95,7 +119,12 @@ export function formatSweep(outcome: SweepOutcome): string {
       const settings = axes.map((axis, c) => `--${axis.flag} ${best.point[c]}`).join(' ');
       lines.push(`recommendation: #${choice.best + 1}  ${settings}`);
       lines.push(
-        `  p99 ${fixed(best.report.latency_ms.p99, 2)} ms · p50 ${fixed(best.report.latency_ms.p50, 2)} ms · goodput ${fixed(best.report.goodput_rps, 1)} req/s · mean batch ${fixed(best.report.batch_size.mean, 2)}`,
+        `  ${latency
+          .filter((m) => m !== 'p50' && m !== 'p99')
+          .map((m) => `${metricName(m)} ${fixed(best.report.latency_ms[m], 2)} ms · `)
+          .join(
+            '',
+          )}p99 ${fixed(best.report.latency_ms.p99, 2)} ms · p50 ${fixed(best.report.latency_ms.p50, 2)} ms · goodput ${fixed(best.report.goodput_rps, 1)} req/s · mean batch ${fixed(best.report.batch_size.mean, 2)}`,
       );
       lines.push(`  ${choice.reason}`);
     }

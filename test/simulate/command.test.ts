@@ -173,6 +173,19 @@ describe('batchline simulate', () => {
     expect(sameRate).toMatch(/^service {3}fixed 5 ms per batch {2}\(#1\)$/m);
   });
 
+  it("a sweep under an objective on another percentile shows that percentile, so a row's verdict can be read", async () => {
+    // scaling.md's sweep under 'p95<50ms' showed p50 and p99 only: #2 'ok' at p99 54.46 ms, #3 '-' at 60.83.
+    const text = await run({ modelLatencyMs: '20', requests: 20_000, slo: 'p95<50ms' }, ['rate=300,320,340,360']);
+    expect(text).toMatch(/^# +rate +goodput\/s +thru\/s +p50 ms +p95 ms +p99 ms +batch/m);
+    const p95 = text
+      .split('\n')
+      .filter((line) => /^\d /.test(line))
+      .map((line) => [Number(line.split(/\s+/)[5]), line.trimEnd().endsWith('-') ? '-' : 'ok']);
+    expect(p95).toHaveLength(4);
+    for (const [ms, verdict] of p95) expect(verdict).toBe((ms as number) < 50 ? 'ok' : '-');
+    expect(text).toMatch(/^ {2}p95 \d+\.\d\d ms · p99 /m);
+  });
+
   it('a sweep where nothing meets the SLO says so and exits 1', async () => {
     await expect(
       run({ rate: 600, latency: '4+1n', requests: 5000, slo: 'p99<1ms' }, ['max-batch-size=8,16']),

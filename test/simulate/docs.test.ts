@@ -6,6 +6,16 @@ import { SIMULATE_OPTIONS } from '../../src/options/simulate.js';
 
 const doc = readFileSync(new URL('../../docs/simulate.md', import.meta.url), 'utf8');
 
+/**
+ * A default as a user types it: a duration in its units (`--serve-duration` held 3000 ms and the
+ * table said `3000` beside "bare = s", which reads as 3000 seconds).
+ */
+function defaultText(spec: OptionSchema[string]): string {
+  if (spec.kind !== 'duration') return String(spec.default);
+  const ms = spec.default as number;
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
 function checkTable(marker: string, schema: OptionSchema): void {
   const table = doc.slice(doc.indexOf(`<!-- ${marker}:start -->`), doc.indexOf(`<!-- ${marker}:end -->`));
   const rows = table.split('\n').filter((line) => line.startsWith('| `--'));
@@ -14,7 +24,7 @@ function checkTable(marker: string, schema: OptionSchema): void {
     const row = rows.find((line) => line.startsWith(`| \`--${spec.flag}\` |`));
     expect(row, `--${spec.flag} is missing from docs/simulate.md`).toBeDefined();
     expect(row).toContain(spec.env === undefined ? '| — |' : `\`${spec.env}\``);
-    expect(row).toContain(spec.default === undefined ? '| — |' : `\`${String(spec.default)}\``);
+    expect(row).toContain(spec.default === undefined ? '| — |' : `\`${defaultText(spec)}\``);
     expect(row).toContain(spec.description);
     if (spec.kind === 'int' || spec.kind === 'number') expect(row).toContain(`${spec.min}–${spec.max}`);
   }

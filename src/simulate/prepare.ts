@@ -174,6 +174,7 @@ export function prepareRun(
           options.cores,
           options.generatorCpuMs,
         );
+  if (path === undefined) refuseServingPathOptions(given, inputs.profile !== undefined);
   if (late.window !== undefined) setup.batcherTimerLateMs = late.window;
   if (path !== undefined) {
     const delayMs = path.setup.batchDelayMs;
@@ -209,6 +210,21 @@ export function prepareRun(
     costs,
   };
   return { setup, context };
+}
+
+/**
+ * --cores and --generator-cpu-ms share out a profiled serving path's CPU; without one there is no
+ * CPU to share, and the run went on as if they had not been given (its report even listed CPU
+ * contention and the generator as taken as zero).
+ */
+function refuseServingPathOptions(given: ReadonlySet<string>, hasProfile: boolean): void {
+  for (const key of ['cores', 'generatorCpuMs'] as const) {
+    if (!given.has(key)) continue;
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `${flagOf(key)}: applies to a --latency-profile that measured the serving path (batchline profile --model FILE writes one); ${hasProfile ? 'this profile has no serving_path' : 'this run has no --latency-profile'}`,
+    );
+  }
 }
 
 /**

@@ -261,7 +261,32 @@ describe('simulate option errors exit 2 and name the option', () => {
   // Replayed times JSON cannot hold (1e400 parses as Infinity), or past --duration's limit.
   writeFileSync(join(dir, 'infinite.json'), '[0, 1e400, 5]');
   writeFileSync(join(dir, 'far.txt'), '0\n1e20\n');
+  // A profile of the model's time per batch only, as profile wrote before it measured the serving path.
+  writeFileSync(
+    join(dir, 'batch-only.json'),
+    JSON.stringify({
+      format: 'batchline-latency-profile/1',
+      model: 'm',
+      warmup: 1,
+      repetitions: 1,
+      points: [{ batch_size: 1, p50_ms: 1, mean_ms: 1, p90_ms: 1, min_ms: 1, max_ms: 1, cv: 0 }],
+      fit: { a_ms: 0, b_ms: 1, r2: 1 },
+    }),
+  );
   const cases: [string[], RegExp][] = [
+    // Both were ignored without a serving path: the report then listed CPU contention and the generator as taken as 0.
+    [
+      ['--cores', '3'],
+      /--cores: applies to a --latency-profile that measured the serving path .*this run has no --latency-profile/,
+    ],
+    [
+      ['--generator-cpu-ms', '0.3'],
+      /--generator-cpu-ms: applies to a --latency-profile .*this run has no --latency-profile/,
+    ],
+    [
+      ['--latency-profile', join(dir, 'batch-only.json'), '--cores', '1'],
+      /--cores: applies to a --latency-profile that measured the serving path .*this profile has no serving_path/,
+    ],
     [
       ['--rate', '10000000', '--duration', '1h'],
       /--duration: --rate 10000000 for --duration 3600 s is about 3\.60e\+10 requests; a run simulates at most 100000000/,

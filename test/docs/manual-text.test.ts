@@ -1,6 +1,7 @@
 /**
- * The README and the guides a new user reads first are a manual, not a lab notebook: no dates and
- * no "today" (figures are reproduced with a command, their history is in docs/lab/), and every
+ * The README and the guides a user reads (simulate, scaling, reports and architecture too) are a
+ * manual, not a lab notebook: no dates and no "today" (figures are reproduced with a command,
+ * their history is in docs/lab/), and every
  * `batchline CMD --flag` they name in running text is a flag CMD has (the shell blocks are run by
  * the doc-runner tests; this catches the prose around them).
  */
@@ -20,6 +21,10 @@ const MANUAL = [
   'docs/protocols.md',
   'docs/deploy.md',
   'docs/bench.md',
+  'docs/simulate.md',
+  'docs/scaling.md',
+  'docs/reports.md',
+  'docs/architecture.md',
 ];
 const COMMANDS = /^(?:npx )?(?:batchline )?(serve|bench|simulate|profile|watch)(?: (compare|merge))?\s+(.*)$/;
 

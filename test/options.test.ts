@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { BatchlineError } from '../src/errors.js';
 import { SERVE_OPTIONS } from '../src/options/serve.js';
 import { parseDurationMs, resolveOptions } from '../src/options/schema.js';
+import { buildProgram } from '../src/cli.js';
 
 describe('option resolution', () => {
   it('takes the original Batchline defaults', () => {
@@ -130,5 +131,20 @@ describe('--model-latency-ms', () => {
         /--model-latency-ms: got .* growing with the batch size n/,
       );
     }
+  });
+});
+
+describe('--help of an option on by default', () => {
+  it('says that --no-<flag>, the one flag it lists, turns off what the description says the option does', () => {
+    // `--no-pipeline  an instance … takes its next full batch while it runs one`: the line under
+    // the flag that turns the mailbox off described the mailbox as what it does.
+    const program = buildProgram();
+    const help = (command: string, flag: string): string =>
+      program.commands.find((c) => c.name() === command)!.options.find((o) => o.long === flag)!.description;
+    expect(help('simulate', '--no-pipeline')).toMatch(/^turns off what is on by default: an instance on a thread/);
+    expect(help('serve', '--no-pipeline')).toMatch(/^turns off what is on by default: /);
+    expect(help('serve', '--no-hold-retries')).toMatch(/^turns off what is on by default: a connection that sends/);
+    // An option described from its --no- side keeps its text.
+    expect(help('bench', '--no-ui')).toMatch(/^a plain progress line instead of the live dashboard/);
   });
 });

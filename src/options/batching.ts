@@ -16,6 +16,7 @@ export const PIPELINE_OPTION = {
   kind: 'boolean',
   flag: 'pipeline',
   negatable: true,
+  describesOn: true,
   env: 'PIPELINE',
   default: true,
   description:

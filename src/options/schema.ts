@@ -71,6 +71,12 @@ export interface BooleanOptionSpec extends BaseSpec {
   default: boolean;
   /** Written `--no-<flag>` to turn off what is on by default (`--no-ui`). */
   negatable?: true;
+  /**
+   * Whether `description` tells what the option does when on (`pipeline`), not what `--no-<flag>`
+   * does (`ui`: "a plain progress line instead of the live dashboard"): --help, which shows only
+   * `--no-<flag>`, then says that flag turns it off.
+   */
+  describesOn?: true;
 }
 /** A flag given any number of times (`-H a -H b`), in the order given; none by default. */
 export interface ListOptionSpec extends BaseSpec {
@@ -334,7 +340,9 @@ function collect(value: string, previous: string[] | undefined): string[] {
 }
 
 function helpText(spec: OptionSpec): string {
-  const parts = [spec.description];
+  const offFlag = spec.kind === 'boolean' && spec.negatable === true && spec.describesOn === true;
+  // --help lists --no-<flag> alone: its line must say that it turns off what the description does.
+  const parts = [offFlag ? `turns off what is on by default: ${spec.description}` : spec.description];
   if (spec.kind === 'int' || spec.kind === 'number')
     parts.push(`range ${spec.min}..${spec.max}${spec.metricSuffix === true ? ', 2k = 2000' : ''}`);
   // An empty string default (--allowed-hosts: none besides loopback) is no default to state.

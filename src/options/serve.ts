@@ -72,6 +72,7 @@ export const MODEL_VERSION_OPTIONS = {
     kind: 'boolean',
     flag: 'hold-retries',
     negatable: true,
+    describesOn: true,
     env: 'HOLD_RETRIES',
     default: true,
     description:

@@ -38,7 +38,7 @@ export function formatProfile(
   for (const row of rows) lines.push(render(row));
   lines.push('');
   const { a_ms, b_ms, r2 } = profile.fit;
-  lines.push(`fit (medians): ${a_ms.toFixed(4)} + ${b_ms.toFixed(4)}·n ms   r² ${r2.toFixed(3)}`);
+  lines.push(`fit (medians): ${affine({ a_ms, b_ms })}   r² ${r2.toFixed(3)}`);
   const path = profile.serving_path;
   if (path !== undefined) {
     lines.push('');

@@ -34,7 +34,7 @@ function sink() {
 }
 
 /** A model whose batches take exactly 3 + 0.5·n ms on a fake stopwatch. */
-function fakeModel() {
+function fakeModel(msOf: (n: number) => number = (n) => 3 + 0.5 * n) {
   let nowMs = 0;
   const calls: number[] = [];
   return {
@@ -46,7 +46,7 @@ function fakeModel() {
       runBatch: async (items: readonly ItemTensors[]) => {
         calls.push(items.length);
         expect(items[0]!.x!.data).toHaveLength(4);
-        nowMs += 3 + 0.5 * items.length;
+        nowMs += msOf(items.length);
         return [...items];
       },
       close: async () => {},
@@ -57,6 +57,15 @@ function fakeModel() {
 describe('batchline profile', () => {
   it('fits a + b·n exactly to affine timings', () => {
     expect(fitAffine([1, 2, 4, 8].map((n) => ({ n, ms: 2 + 0.25 * n })))).toEqual({ aMs: 2, bMs: 0.25, r2: 1 });
+  });
+
+  it('prints a falling fit with a minus sign', async () => {
+    // A model faster per batch at larger sizes printed 'fit (medians): 5.0000 + -0.5000·n ms'.
+    const fake = fakeModel((n) => 5 - 0.5 * n);
+    const options = resolveOptions(PROFILE_OPTIONS, { batchSizes: '1,2,4', warmup: '0', repetitions: '1' }, {});
+    const stdout = sink();
+    await profileMain({ options, stdout, loadModel: fake.load, now: fake.now, measureTimers: onTime });
+    expect(stdout.text).toContain('fit (medians): 5.0000 − 0.5000·n ms');
   });
 
   it('warms up, interleaves sizes, and writes a profile that simulate reads', async () => {

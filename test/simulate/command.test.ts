@@ -186,6 +186,14 @@ describe('batchline simulate', () => {
     expect(text).toMatch(/^ {2}p95 \d+\.\d\d ms · p99 /m);
   });
 
+  it("says whose time Little's law multiplies: the batcher's, from admission to answer", async () => {
+    // Over a serving path the line read '× 14.624 ms (Little's law)' under a latency mean of 16.420 ms.
+    const text = await run({ rate: 300, requests: 2000 });
+    expect(text).toMatch(
+      /^in system {3}mean [\d.]+ requests \(queued [\d.]+\) = [\d.]+ req\/s × [\d.]+ ms from admission to answer \(Little's law\)$/m,
+    );
+  });
+
   it('a sweep where nothing meets the SLO says so and exits 1', async () => {
     await expect(
       run({ rate: 600, latency: '4+1n', requests: 5000, slo: 'p99<1ms' }, ['max-batch-size=8,16']),

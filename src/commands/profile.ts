@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { BatchlineError } from '../errors.js';
 import { PROFILE_OPTIONS } from '../options/profile.js';
 import { addOptions, resolveOptions } from '../options/schema.js';
 
@@ -17,6 +18,12 @@ export function makeProfileCommand(): Command {
   );
   command.action(async (raw: Record<string, unknown>) => {
     const options = resolveOptions(PROFILE_OPTIONS, raw);
+    // Only a model file is served over HTTP to measure it: without one the flag did nothing, silently.
+    if (raw.serveDuration !== undefined && options.serveDuration > 0 && options.model === undefined)
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        '--serve-duration: applies with --model (a model file, which a real serve answers over HTTP to measure); the embedded model is not measured that way',
+      );
     const { profileMain, parseBatchSizes } = await import('./profile-main.js');
     parseBatchSizes(options.batchSizes); // validate before loading the model
     await profileMain({ options, stdout: process.stdout });

@@ -151,7 +151,9 @@ export function adapt(command: DocCommand, served?: { port: number; guidePort: n
     text = text.replace(/\bbatchline\s+bench\b/, `batchline bench --warmup 0${bounded ? '' : ' -d 1'}`);
   }
   if (/\bbatchline\s+profile\b/.test(text) && !/--serve-duration|--repetitions|--warmup/.test(text)) {
-    text = text.replace(/\bbatchline\s+profile\b/, 'batchline profile --serve-duration 1s --repetitions 10 --warmup 2');
+    // --serve-duration applies to a model file only (profile refuses it for the embedded model).
+    const serve = /\s--model\s/.test(text) ? ' --serve-duration 1s' : '';
+    text = text.replace(/\bbatchline\s+profile\b/, `batchline profile${serve} --repetitions 10 --warmup 2`);
   }
   return text;
 }

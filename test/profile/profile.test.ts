@@ -15,6 +15,7 @@ import { simulateMain } from '../../src/commands/simulate-main.js';
 import { simulateOptions } from '../simulate/helpers.js';
 import { tempDir } from '../temp-dir.js';
 import { tableRow } from '../reliability/table.js';
+import { buildProgram } from '../../src/cli.js';
 
 const dir = tempDir('batchline-profile-');
 
@@ -370,6 +371,14 @@ export function execute(items) { return items.map(({ text }) => ({ words: text.s
       `invalid option --latency-profile: cannot read '${fifo}' (not a regular file)`,
     );
     await expect(readLatencyProfile(dir)).rejects.toThrow('(not a regular file)');
+  });
+
+  it('refuses --serve-duration without --model, which it would have ignored', async () => {
+    const program = buildProgram();
+    program.exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+    await expect(program.parseAsync(['node', 'batchline', 'profile', '--serve-duration', '20s'])).rejects.toThrow(
+      /^invalid option --serve-duration: applies with --model \(a model file, which a real serve answers over HTTP to measure\)/,
+    );
   });
 
   it('simulate refuses a file that is not a profile, naming the flag', async () => {

@@ -118,6 +118,7 @@ export class BatchRun<I, O> implements Batch<I, O> {
   private runFinished(run: Batch<I, O>, attempt: number, result: readonly (O | Error)[] | Error): void {
     const host = this.host;
     const nowMs = host.now();
+    if (this.deadlineAtMs < nowMs) this.expireOverdue(nowMs);
     const size = run.requests.length;
     const error =
       result instanceof Error
@@ -162,6 +163,24 @@ export class BatchRun<I, O> implements Batch<I, O> {
     }
     if (this.isolation === undefined) return this.finish(nowMs);
     this.isolateNext(nowMs);
+  }
+
+  /**
+   * Answers `timeout` each request of the batch whose deadline passed before this run's end: it
+   * would have been, at its deadline, had the batcher's timer fired on time, and a timer that
+   * fires late (a busy event loop) or after the run's end (a stuck instance's failure found by
+   * the same sweep of timers) must not hand it the run's result or failure instead. A request due
+   * at this very instant takes the run's answer: at one instant a completion comes before an
+   * expiry (`EventOrder`), so serve, simulate and `batch()` answer alike.
+   */
+  private expireOverdue(nowMs: number): void {
+    let earliestMs = Number.POSITIVE_INFINITY;
+    for (const request of this.requests) {
+      if (request.phase !== 'running') continue;
+      if (request.deadlineAtMs < nowMs) this.host.end(request, { kind: 'timeout', endedIn: 'running' }, nowMs);
+      else if (request.deadlineAtMs < earliestMs) earliestMs = request.deadlineAtMs;
+    }
+    this.deadlineAtMs = earliestMs;
   }
 
   private finish(nowMs: number): void {

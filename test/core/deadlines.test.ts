@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { EventOrder } from '../../src/core/clock.js';
-import type { PendingRequest } from '../../src/core/types.js';
-import { makeBatcher } from './harness.js';
+import { Batcher } from '../../src/core/batcher.js';
+import { type Clock, EventOrder } from '../../src/core/clock.js';
+import { WindowPolicy } from '../../src/core/policy.js';
+import type { Batch, PendingRequest } from '../../src/core/types.js';
+import { VirtualClock } from '../../src/core/virtual-clock.js';
+import { type Answer, makeBatcher } from './harness.js';
 
 /**
  * Deadlines are kept without a record per request (deadline-tracker.ts): a waiting request with
@@ -67,5 +70,75 @@ describe('deadlines', () => {
       ['c', 202],
       ['b', 301],
     ]);
+  });
+});
+
+/**
+ * A batch whose run ends after one of its requests' deadline, on a clock whose batcher timers fire
+ * `lateMs` late (serve's under load, simulate's with profiled lateness): the run ends (`fail`: a
+ * stuck instance killed, else its results) at `endMs`, on time.
+ */
+function lateTimerRun(o: { timeoutMs: number; endMs: number; lateMs: number; fail: boolean }): Answer[] {
+  const clock = new VirtualClock();
+  const late: Clock = {
+    now: () => clock.now(),
+    schedule: (atMs, fn, order) => clock.schedule(atMs + o.lateMs, fn, order),
+    cancel: (handle) => clock.cancel(handle),
+  };
+  const executor = {
+    start: (batch: Batch<number, number>, done: (result: readonly number[] | Error) => void) =>
+      clock.schedule(
+        o.endMs,
+        () => done(o.fail ? new Error('model instance 0 was stuck and was restarted') : batch.inputs.map((x) => x * 2)),
+        EventOrder.completion,
+      ),
+  };
+  const policy = new WindowPolicy({ maxBatchSize: 2, batchWindowMs: 0 });
+  const batcher = new Batcher<number, number>(late, executor, policy, {
+    maxQueueSize: 8,
+    requestTimeoutMs: o.timeoutMs,
+    instances: 1,
+    isolation: 'off',
+  });
+  const answers: Answer[] = [];
+  clock.schedule(0, () => {
+    for (const [id, timeoutMs] of [
+      ['due', undefined],
+      ['patient', 10 * o.endMs],
+    ] as const)
+      batcher.submit(id, 1, (outcome) => answers.push({ id, outcome, atMs: clock.now() }), timeoutMs);
+  });
+  clock.run();
+  return answers;
+}
+
+describe('a run that ends after a deadline whose timer has not fired', () => {
+  it.each([
+    ['fails (a stuck instance)', true],
+    ['succeeds', false],
+  ])('answers the overdue request timeout, not what the run gives, when it %s', (_, fail) => {
+    // The deadline is at 50, its timer fires at 90; the run ends at 80.
+    const answers = lateTimerRun({ timeoutMs: 50, endMs: 80, lateMs: 40, fail });
+    expect(answers.map((a) => [a.id, a.outcome.kind, a.outcome.endedIn, a.atMs])).toEqual([
+      ['due', 'timeout', 'running', 80],
+      ['patient', fail ? 'error' : 'ok', 'running', 80],
+    ]);
+  });
+
+  it('gives the run its answer when it ends at the deadline itself (a completion comes before an expiry)', () => {
+    for (const lateMs of [0, 40])
+      for (const fail of [true, false]) {
+        const answers = lateTimerRun({ timeoutMs: 50, endMs: 50, lateMs, fail });
+        expect(answers.map((a) => [a.id, a.outcome.kind, a.atMs])).toEqual([
+          ['due', fail ? 'error' : 'ok', 50],
+          ['patient', fail ? 'error' : 'ok', 50],
+        ]);
+      }
+  });
+
+  it('answers as an on-time timer would: the same outcomes late or not', () => {
+    const outcomes = (lateMs: number) =>
+      lateTimerRun({ timeoutMs: 50, endMs: 80, lateMs, fail: true }).map((a) => [a.id, a.outcome.kind]);
+    expect(outcomes(40)).toEqual(outcomes(0));
   });
 });

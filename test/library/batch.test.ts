@@ -304,6 +304,22 @@ describe('batch(): the queue bound and deadlines', () => {
     expect((late as Error).message).toContain('15 ms');
     await never.close({ drainMs: 0 });
   });
+
+  it('answers deadline_exceeded, not the failure, when the batch fails after the deadline and before its timer fired', async () => {
+    let fail!: (error: Error) => void;
+    const stuck = batch((_items: number[]) => new Promise<number[]>((_, reject) => (fail = reject)), {
+      batchWindowMs: 0,
+    });
+    const call = rejection(stuck(1, { timeoutMs: 2 }));
+    // The loop is held past the deadline, so its timer cannot fire before the batch fails (as a
+    // busy server's fires late); the failure then reaches the batcher first.
+    const startMs = performance.now();
+    while (performance.now() - startMs < 4);
+    fail(new Error('model instance 0 was stuck and was restarted'));
+    const answer = await call;
+    expect(answer).toBeInstanceOf(DeadlineExceededError);
+    expect(stuck.stats().counts.outcomes).toMatchObject({ timeout: 1, error: 0 });
+  });
 });
 
 describe('batch(): cancellation', () => {

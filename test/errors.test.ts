@@ -8,12 +8,11 @@ import {
   ERROR_TABLE,
   errorBody,
   errorRow,
-  GRPC_STATUS,
-  type GrpcStatusName,
   missingRuntime,
   REJECTION_REASONS,
   type ErrorCode,
 } from '../src/errors.js';
+import { GRPC_STATUS, type GrpcStatusName } from '../src/grpc-status.js';
 
 const srcDir = fileURLToPath(new URL('../src', import.meta.url));
 

@@ -12,7 +12,9 @@ const srcDir = fileURLToPath(new URL('../src', import.meta.url));
  */
 const FLOOR_PLAN: Record<string, readonly string[]> = {
   core: [],
-  'errors.ts': [],
+  // gRPC's status codes by name: the error table's gRPC column, and the gRPC listener's own answers.
+  'grpc-status.ts': [],
+  'errors.ts': ['grpc-status.ts'],
   'version.ts': [],
   'pin-tick-shape.ts': [],
   options: ['core', 'errors.ts'],
@@ -22,7 +24,17 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
   bench: ['core', 'errors.ts', 'options', 'stats-contract'],
   profile: ['bench', 'core', 'errors.ts', 'model', 'options', 'protocol'],
   simulate: ['core', 'errors.ts', 'options', 'profile'],
-  serve: ['core', 'errors.ts', 'version.ts', 'options', 'stats-contract', 'model', 'protocol', 'profile'],
+  serve: [
+    'core',
+    'errors.ts',
+    'grpc-status.ts',
+    'version.ts',
+    'options',
+    'stats-contract',
+    'model',
+    'protocol',
+    'profile',
+  ],
   report: ['bench', 'core', 'errors.ts', 'model', 'options', 'profile', 'simulate', 'stats-contract'],
   watch: ['errors.ts', 'report', 'stats-contract'],
   ui: ['core', 'report', 'stats-contract', 'watch'],

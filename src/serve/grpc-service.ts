@@ -6,7 +6,8 @@ import type {
   ServiceDefinition,
   UntypedServiceImplementation,
 } from '@grpc/grpc-js';
-import { BatchlineError, GRPC_STATUS } from '../errors.js';
+import { BatchlineError } from '../errors.js';
+import { GRPC_STATUS } from '../grpc-status.js';
 import { decodeMessage } from '../protocol/grpc-infer-request.js';
 import { protoRoot } from '../protocol/grpc-proto-root.js';
 import { INFERENCE_SERVICE } from '../protocol/grpc-service-proto.js';

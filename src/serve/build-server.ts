@@ -187,7 +187,7 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
   app.get('/metrics', async (request, reply) => {
     // The middleware's JSON for a client that asks for JSON; Prometheus's text for everyone else.
     if (/\bapplication\/json\b/.test(request.headers.accept ?? ''))
-      return json(reply, jsonMetrics(runtime.statsAnswer(), runtime.uptimeS, runtime.retiredResponsesByStatus));
+      return json(reply, jsonMetrics(runtime.statsAnswer(), runtime.uptimeS));
     const { contentType, body } = await runtime.metrics.render();
     plainAnswer(reply).send(200, { body, contentType });
   });

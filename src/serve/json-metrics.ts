@@ -5,25 +5,20 @@ import type { ModelVersionStats, StatsAnswer } from '../stats-contract/server-st
  * error rate, latency percentiles, batch-size statistics, per model), computed from what
  * `/v1/stats` holds. Prometheus keeps its text; this is for people and scripts that read JSON.
  * Latency percentiles cover the recent window (`window_s`); counts run since each version
- * was loaded. A deregistered version leaves `models` (as its Prometheus series leave the
- * scrape), but the top-level counts keep its answers (`retiredByStatus`): a total that a client
- * differences over time must not go down.
+ * was loaded. The top-level counts are the server's answers, `/v1/stats`'s `responsesByStatus`:
+ * those of every version, of versions deregistered since (whose entry leaves `models`, as their
+ * Prometheus series leave the scrape: a total a client differences over time must not go down),
+ * and those that reached no version (a 404 for an unknown model), so the two agree.
  */
-export function jsonMetrics(
-  stats: StatsAnswer | undefined,
-  uptimeS: number,
-  retiredByStatus: Readonly<Record<string, number>> = {},
-): Record<string, unknown> {
+export function jsonMetrics(stats: StatsAnswer | undefined, uptimeS: number): Record<string, unknown> {
   const models = (stats?.models ?? []).map(versionMetrics);
-  const retired = tally(retiredByStatus);
-  const requests = sum(models, 'requests') + retired.requests;
-  const errors = sum(models, 'errors') + retired.errors;
+  const { requests, errors, rejected } = tally(stats?.responsesByStatus ?? {});
   return {
     uptime_s: round(uptimeS),
     state: stats?.state ?? 'starting',
     requests,
     errors,
-    rejected: sum(models, 'rejected') + retired.rejected,
+    rejected,
     error_rate: rate(errors, requests),
     models,
   };
@@ -111,10 +106,6 @@ function count(byStatus: Record<string, number>, test: (code: number) => boolean
   let total = 0;
   for (const [status, n] of Object.entries(byStatus)) if (test(Number(status))) total += n;
   return total;
-}
-
-function sum(models: readonly VersionMetrics[], key: 'requests' | 'errors' | 'rejected'): number {
-  return models.reduce((total, model) => total + model[key], 0);
 }
 
 function rate(part: number, whole: number): number {

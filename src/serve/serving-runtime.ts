@@ -76,11 +76,6 @@ export class ServingRuntime {
     this.targets = new Targets(this);
   }
 
-  /** The answers of the versions deregistered so far, by status. */
-  get retiredResponsesByStatus(): Readonly<Record<string, number>> {
-    return totalResponses(this.retired);
-  }
-
   /** Seconds since the server started. */
   get uptimeS(): number {
     return (this.clock.now() - this.startedAtMs) / 1000;

@@ -76,9 +76,16 @@ describe('the server-wide answer counts of /v1/stats', () => {
     expect(after.responsesByStatus).toEqual({ 200: 3, 400: 1 });
     expect(after.responsesByProtocol.http).toEqual({ 200: 3, 400: 1 });
 
-    // The JSON metrics' totals keep the same answers (no request here named an unknown model).
+    // The JSON metrics' totals keep the same answers.
     const metrics = await readJson(`${url}/metrics`, { accept: 'application/json' });
     expect([metrics.requests, metrics.errors, metrics.rejected]).toEqual([sum(after.responsesByStatus), 0, 0]);
+
+    // An answer to an unknown model is the server's, in both totals; no model's entry has it.
+    expect((await infer(`${url}/models/nope/predict`, { inputs: [1] })).status).toBe(404);
+    const withUnknown = await readJson(`${url}/metrics`, { accept: 'application/json' });
+    expect((await readJson(`${url}/v1/stats`)).responsesByStatus).toEqual({ 200: 3, 400: 1, 404: 1 });
+    expect([withUnknown.requests, withUnknown.errors, withUnknown.rejected]).toEqual([5, 0, 0]);
+    expect(withUnknown.models.reduce((total: number, model: any) => total + model.requests, 0)).toBe(0);
   });
 });
 
@@ -112,9 +119,12 @@ describe('a server whose every version was removed', () => {
     expect((await request(`${url}/v2/health/ready`)).statusCode).toBe(200);
     expect((await infer(`${url}/v1/infer`, { inputs: [1, 1] })).status).toBe(404);
 
-    // The JSON metrics say the server is ready (not 'starting') and keep the models' answers.
+    // The JSON metrics say the server is ready (not 'starting'), and their totals are /v1/stats's:
+    // the models' answers and those to unknown models (the two 404s).
     const metrics = await readJson(`${url}/metrics`, { accept: 'application/json' });
-    expect(metrics).toMatchObject({ state: 'ready', requests: 2, errors: 0, rejected: 0, models: [] });
+    const stats = await readJson(`${url}/v1/stats`);
+    expect(stats.responsesByStatus).toEqual({ 200: 1, 400: 1, 404: 2 });
+    expect(metrics).toMatchObject({ state: 'ready', requests: 4, errors: 0, rejected: 0, models: [] });
     // Prometheus: no model's series, the process's still there.
     const text = await request(`${url}/metrics`);
     expect(text.statusCode).toBe(200);

@@ -1,6 +1,7 @@
 import type { BatchingConfig } from '../core/create-batcher.js';
 import { BATCHING_OPTIONS, batchingConfigOf } from '../options/batching.js';
 import { resolveCodeOptions } from '../options/code-options.js';
+import { formatPriorityQueuePolicy } from '../options/priority-queue-policy.js';
 
 /**
  * How `batch()` batches: the options of `batchline serve` in camelCase, with the same defaults,
@@ -47,6 +48,17 @@ export interface BatchOptions {
   priorityQueuePolicy?: Record<string, { max_queue_size?: number; default_timeout_microseconds?: number }>;
 }
 
+/**
+ * What `batch()` resolved from your options (`Batched.options`): every option with its value, the
+ * defaults filled in. `priorityQueuePolicy` is written as you give it (Triton's form), or
+ * undefined when no level differs.
+ */
+export interface ResolvedBatchOptions extends Readonly<Required<Omit<BatchOptions, 'priorityQueuePolicy'>>> {
+  readonly priorityQueuePolicy:
+    | Readonly<Record<string, { readonly max_queue_size?: number; readonly default_timeout_microseconds?: number }>>
+    | undefined;
+}
+
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 /** True only while BatchOptions names exactly the batching options (the build fails when one is added to the schema alone). */
 export const BATCH_OPTIONS_MATCH_THE_SCHEMA: Same<keyof BatchOptions, keyof typeof BATCHING_OPTIONS> = true;
@@ -79,4 +91,20 @@ const RENAMED: Readonly<Record<string, string>> = {
 /** The batcher's configuration from what the caller gave; throws INVALID_OPTION naming the option. */
 export function resolveBatchOptions(options: BatchOptions): BatchingConfig {
   return batchingConfigOf(resolveCodeOptions(BATCHING_OPTIONS, options as Record<string, unknown>, RENAMED), 'code');
+}
+
+/** The configuration as `Batched.options` shows it: the options' names and forms, frozen. */
+export function publicOptions(config: BatchingConfig): ResolvedBatchOptions {
+  const options: Record<string, unknown> = {};
+  for (const key of Object.keys(BATCHING_OPTIONS)) options[key] = config[key as keyof BatchingConfig];
+  const levels = config.priorityQueuePolicy;
+  options.priorityQueuePolicy =
+    levels === undefined
+      ? undefined
+      : Object.freeze(
+          Object.fromEntries(
+            Object.entries(formatPriorityQueuePolicy(levels)).map(([level, policy]) => [level, Object.freeze(policy)]),
+          ),
+        );
+  return Object.freeze(options) as unknown as ResolvedBatchOptions;
 }

@@ -6,7 +6,7 @@ import type { Batch, Executor, Outcome, PendingRequest } from '../core/types.js'
 import { asError, BatchlineError, textOf } from '../errors.js';
 import { notOnePerItem } from '../core/per-item-results.js';
 import { outcomeError, refusalError } from '../serve/outcome-errors.js';
-import { resolveBatchOptions, type BatchOptions } from './batch-options.js';
+import { publicOptions, resolveBatchOptions, type BatchOptions, type ResolvedBatchOptions } from './batch-options.js';
 import { drainMsOf } from './close-options.js';
 import { BatchError, InvalidOptionError, ModelFailureError, publicError } from './errors.js';
 import { KeepAlive } from './keep-alive.js';
@@ -49,8 +49,8 @@ export interface Batched<I, O> {
   stats(): BatchStats;
   /** Stops taking calls (they reject with ShuttingDownError), runs what is queued without waiting for its window, and resolves once every call has its answer. */
   close(options?: CloseOptions): Promise<void>;
-  /** The resolved options, defaults filled in. */
-  readonly options: Readonly<BatchingConfig>;
+  /** The options it batches with: yours, and the defaults for those you left out. */
+  readonly options: ResolvedBatchOptions;
 }
 
 /**
@@ -136,7 +136,7 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
   return Object.assign(call, {
     stats: () => stats.snapshot(),
     close,
-    options: Object.freeze({ ...config }),
+    options: publicOptions(config),
   });
 }
 

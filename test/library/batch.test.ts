@@ -501,6 +501,41 @@ describe('batch(): options', () => {
     expect(await echo(2, { timeoutMs: 1000, priority: 1, signal: new AbortController().signal })).toBe(2);
   });
 
+  it("shows its options as they are given: each option once, a level policy in Triton's form, frozen", async () => {
+    const echo = batch(async (items: number[]) => items, {
+      priorityLevels: 2,
+      priorityQueuePolicy: { 1: { max_queue_size: 4, default_timeout_microseconds: 250_000 } },
+    });
+    expect(Object.keys(echo.options).sort()).toEqual(
+      [
+        'admission',
+        'batchPolicy',
+        'batchWindowMs',
+        'breakerFailures',
+        'breakerOpenMs',
+        'breakerRatio',
+        'breakerWindow',
+        'defaultPriorityLevel',
+        'instances',
+        'isolation',
+        'maxBatchSize',
+        'maxQueueSize',
+        'priorityLevels',
+        'priorityQueuePolicy',
+        'requestTimeoutMs',
+        'targetLatencyMs',
+      ].sort(),
+    );
+    // It read { 1: { maxQueueSize: 4, requestTimeoutMs: 250 } }, the core's form, not the one it was given.
+    expect(echo.options.priorityQueuePolicy).toEqual({
+      1: { max_queue_size: 4, default_timeout_microseconds: 250_000 },
+    });
+    expect(Object.isFrozen(echo.options)).toBe(true);
+    expect(Object.isFrozen(echo.options.priorityQueuePolicy?.['1'])).toBe(true);
+    expect(batch(async (items: number[]) => items).options.priorityQueuePolicy).toBeUndefined();
+    await echo.close();
+  });
+
   it("takes serve's defaults", () => {
     expect(batch(async (items: number[]) => items).options).toMatchObject({
       maxBatchSize: 8,

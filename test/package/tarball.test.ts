@@ -345,6 +345,34 @@ describe("the library: import { batch } from 'batchline'", () => {
     expect(checked).toMatch(/wrong\.mts\(6,\d+\): error TS2353: .*'workers' does not exist in type 'ServeOptions'\.$/m);
   });
 
+  it("types a batched function's options with the public ResolvedBatchOptions, which shows no internals", async () => {
+    writeFileSync(
+      join(app, 'options.mts'),
+      [
+        "import { batch, type ResolvedBatchOptions } from 'batchline';",
+        'const lengths = batch(async (texts: string[]) => texts.map((text) => text.length));',
+        'const options: ResolvedBatchOptions = lengths.options;',
+        'const size: number = options.maxBatchSize;',
+        'console.log(size, options.mailbox, options.latencyPrior);',
+      ].join('\n'),
+    );
+    const checked = await typeErrors('options.mts');
+    expect(checked.match(/error TS/g)).toHaveLength(2);
+    for (const name of ['mailbox', 'latencyPrior'])
+      expect(checked).toMatch(
+        new RegExp(
+          `options\\.mts\\(5,\\d+\\): error TS2339: Property '${name}' does not exist on type 'ResolvedBatchOptions'\\.`,
+        ),
+      );
+    // The declaration users read names no internal type of the core.
+    const declaration = readFileSync(
+      join(app, 'node_modules', 'batchline', 'dist', 'src', 'library', 'batch.d.ts'),
+      'utf8',
+    );
+    expect(declaration).not.toContain('BatchingConfig');
+    expect(declaration).not.toContain('/core/create-batcher');
+  });
+
   it('starts the whole server with serve() and closes it', async () => {
     writeFileSync(
       join(app, 'server.mjs'),

@@ -5,6 +5,7 @@ import { QueuedRequest } from '../core/queued-request.js';
 import type { Batch, Executor, Outcome, PendingRequest } from '../core/types.js';
 import { asError, BatchlineError, textOf } from '../errors.js';
 import { notOnePerItem } from '../core/per-item-results.js';
+import { queueBelowBatchSize } from '../options/batching.js';
 import { outcomeError, refusalError } from '../serve/outcome-errors.js';
 import { publicOptions, resolveBatchOptions, type BatchOptions, type ResolvedBatchOptions } from './batch-options.js';
 import { drainMsOf } from './close-options.js';
@@ -72,6 +73,12 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
   } catch (error) {
     throw publicError(error);
   }
+  const tooSmall = queueBelowBatchSize(config, 'code');
+  if (tooSmall !== undefined)
+    process.emitWarning(`batch(fn, options): ${tooSmall}`, {
+      type: 'BatchlineWarning',
+      code: 'BATCHLINE_QUEUE_BELOW_BATCH',
+    });
   const clock = new TurnClock();
   const executor: Executor<I, O> = { start: (run, done) => runBatch(fn, run, done, clock) };
   const batcher = createBatcher<I, O>(config, clock, executor);

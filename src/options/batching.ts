@@ -207,6 +207,42 @@ export function checkPriorityOptions(
       );
 }
 
+/**
+ * What to warn of when the queue cannot hold a full batch: its levels' bounds add up to less than
+ * --max-batch-size, so no batch reaches it, and under the fixed policy each batch waits out its
+ * window before it runs (only the window sends it), while arrivals past the bound are refused.
+ * A warning, not a refusal: Triton takes such a configuration, and a queue of 1 is how one shows
+ * refusals (docs/learn.md). Undefined when a full batch fits.
+ */
+export function queueBelowBatchSize(
+  config: Pick<
+    BatchingConfig,
+    'maxBatchSize' | 'maxQueueSize' | 'batchWindowMs' | 'batchPolicy' | 'priorityLevels' | 'priorityQueuePolicy'
+  >,
+  spelling: OptionSpelling = 'flag',
+): string | undefined {
+  const levels = Math.max(1, config.priorityLevels ?? 0);
+  let waiting = 0;
+  for (let level = 1; level <= levels; level++)
+    waiting += config.priorityQueuePolicy?.[level]?.maxQueueSize ?? config.maxQueueSize;
+  if (waiting >= config.maxBatchSize) return undefined;
+  const name = (key: 'maxQueueSize' | 'maxBatchSize' | 'batchWindowMs'): string =>
+    spelling === 'code' ? key : `--${BATCHING_OPTIONS[key].flag}`;
+  const bound =
+    levels === 1
+      ? `${name('maxQueueSize')} (${config.maxQueueSize})`
+      : `the queue bounds of the ${levels} priority levels (${waiting} in all)`;
+  const windowed =
+    (config.batchPolicy ?? 'fixed') === 'fixed' && config.batchWindowMs > 0
+      ? `, and each batch waits out ${name('batchWindowMs')} (${config.batchWindowMs} ms) before it runs`
+      : '';
+  return (
+    `${bound} is below ${name('maxBatchSize')} (${config.maxBatchSize}): at most ${waiting} wait, so no batch ` +
+    `reaches ${config.maxBatchSize}${windowed}; raise ${name('maxQueueSize')} to ${config.maxBatchSize} or more, ` +
+    `or lower ${name('maxBatchSize')} to ${waiting}`
+  );
+}
+
 /** How an error names an option: as the command's flag, or as code's camelCase key (batch()). */
 export type OptionSpelling = 'flag' | 'code';
 

@@ -1,3 +1,4 @@
+import { queueBelowBatchSize } from '../options/batching.js';
 import { startupVersions } from './startup.js';
 import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
@@ -117,6 +118,9 @@ export async function runServer(
       runtime.registry.all().forEach((version, i) => {
         // One line per version; the first says where the server listens (scripts look for it).
         output.log(`batchline serve: ${i === 0 ? `listening on ${address} ` : ''}${versionLine(version)}`);
+        const tooSmall = queueBelowBatchSize(version.config);
+        if (tooSmall !== undefined)
+          output.log(`batchline serve: warning: model=${version.name} version=${version.version}: ${tooSmall}`);
       });
 
     const loaded = !('signal' in first);

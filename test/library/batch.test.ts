@@ -536,6 +536,34 @@ describe('batch(): options', () => {
     await echo.close();
   });
 
+  it('warns, naming both options, when maxQueueSize is below maxBatchSize: no batch could fill', async () => {
+    const warnings: Error[] = [];
+    const listen = (warning: Error) => warnings.push(warning);
+    process.on('warning', listen);
+    try {
+      const small = batch(async (items: number[]) => items, { maxQueueSize: 4 });
+      const fits = batch(async (items: number[]) => items, { maxQueueSize: 8 });
+      const levels = batch(async (items: number[]) => items, { maxQueueSize: 4, priorityLevels: 2 });
+      // Node emits a warning on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(
+        warnings.map((warning) => [warning.name, (warning as NodeJS.ErrnoException).code, warning.message]),
+      ).toEqual([
+        [
+          'BatchlineWarning',
+          'BATCHLINE_QUEUE_BELOW_BATCH',
+          'batch(fn, options): maxQueueSize (4) is below maxBatchSize (8): at most 4 wait, so no batch reaches 8, ' +
+            'and each batch waits out batchWindowMs (10 ms) before it runs; raise maxQueueSize to 8 or more, or lower maxBatchSize to 4',
+        ],
+      ]);
+      // It still runs as asked.
+      expect(await Promise.all([small(1), small(2)])).toEqual([1, 2]);
+      await Promise.all([small.close(), fits.close(), levels.close()]);
+    } finally {
+      process.off('warning', listen);
+    }
+  });
+
   it("takes serve's defaults", () => {
     expect(batch(async (items: number[]) => items).options).toMatchObject({
       maxBatchSize: 8,

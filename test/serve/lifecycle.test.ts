@@ -159,6 +159,25 @@ describe('start-up failures', () => {
   });
 });
 
+describe('start-up', () => {
+  it('warns, naming both flags, when --max-queue-size is below --max-batch-size: no batch could fill', async () => {
+    let signal!: (name: string) => void;
+    const shutdownSignal = new Promise<string>((resolve) => (signal = resolve));
+    const output: string[] = [];
+    const sink = { write: (text: string) => output.push(text) } as unknown as NodeJS.WritableStream;
+    const config = resolveOptions(SERVE_OPTIONS, { port: 0, maxQueueSize: 2, batchWindowMs: 0 }, {});
+    const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal });
+    for (let i = 0; i < 10_000 && !output.join('').includes('listening on'); i++)
+      await new Promise((resolve) => setImmediate(resolve));
+    signal('SIGTERM');
+    await running;
+    expect(output.join('')).toContain(
+      'batchline serve: warning: model=toy-logistic-v1 version=1: --max-queue-size (2) is below --max-batch-size (8): ' +
+        'at most 2 wait, so no batch reaches 8; raise --max-queue-size to 8 or more, or lower --max-batch-size to 2\n',
+    );
+  });
+});
+
 describe('graceful shutdown', () => {
   it('answers every request with 200 or 503 when shut down while busy', async () => {
     let signal!: (name: string) => void;

@@ -9,6 +9,7 @@ import { queueBelowBatchSize } from '../options/batching.js';
 import { outcomeError, refusalError } from '../serve/outcome-errors.js';
 import { publicOptions, resolveBatchOptions, type BatchOptions, type ResolvedBatchOptions } from './batch-options.js';
 import { drainMsOf } from './close-options.js';
+import { type Drain, startDrain } from './drain.js';
 import { BatchError, InvalidOptionError, ModelFailureError, publicError } from './errors.js';
 import { KeepAlive } from './keep-alive.js';
 import { TurnClock } from './turn-clock.js';
@@ -48,7 +49,7 @@ export interface Batched<I, O> {
   (item: I, options?: CallOptions): Promise<O>;
   /** The same snapshot `GET /v1/stats` shows for a model: queue, running batches, counts, batch sizes, latency percentiles. */
   stats(): BatchStats;
-  /** Stops taking calls (they reject with ShuttingDownError), runs what is queued without waiting for its window, and resolves once every call has its answer. */
+  /** Stops taking calls (they reject with ShuttingDownError), runs what is queued without waiting for its window, and resolves once every call has its answer. A later close() with a shorter `drainMs` ends the drain sooner. */
   close(options?: CloseOptions): Promise<void>;
   /** The options it batches with: yours, and the defaults for those you left out. */
   readonly options: ResolvedBatchOptions;
@@ -85,7 +86,6 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
   const stats = new BatcherStats(batcher, clock, config.maxBatchSize);
   const keepAlive = new KeepAlive();
   const owner = new CallOwner<I, O>(batcher, keepAlive);
-  let closing: Promise<void> | undefined;
 
   const call = (item: I, callOptions?: CallOptions): Promise<O> => {
     const pending = new PendingCall<I, O>(item, owner);
@@ -112,32 +112,18 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     return promise;
   };
 
+  let drain: Drain | undefined;
   const close = (closeOptions?: CloseOptions): Promise<void> => {
-    if (closing !== undefined) return closing;
-    // Checked before closing: a refused close leaves the batcher open and a later close() free to run.
+    // Checked first: a refused close leaves the batcher open (or its drain as it was).
     let drainMs: number;
     try {
       drainMs = drainMsOf(closeOptions);
     } catch (error) {
       return Promise.reject(error);
     }
-    closing = drain(drainMs);
-    return closing;
-  };
-  const drain = async (drainMs: number): Promise<void> => {
-    batcher.close();
-    if (!batcher.idle)
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, drainMs);
-        const finishIfIdle = (): void => {
-          if (!batcher.idle) return;
-          clearTimeout(timer);
-          resolve();
-        };
-        batcher.addObserver({ batchFinished: finishIfIdle, requestFinished: finishIfIdle });
-      });
-    batcher.abortAll('shutdown');
-    keepAlive.dispose();
+    if (drain !== undefined) drain.shorten(drainMs);
+    else drain = startDrain(batcher, drainMs, () => keepAlive.dispose());
+    return drain.done;
   };
 
   return Object.assign(call, {

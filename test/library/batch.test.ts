@@ -420,6 +420,19 @@ describe('batch(): close', () => {
     // It was taken: not the refusal's "no new requests are taken".
     expect((cut as Error).message).toBe('shutting down: the drain time ran out before this request was answered');
   });
+
+  it('ends a drain sooner when a later close() gives a shorter drainMs; refuses a bad one without touching the drain', async () => {
+    const stuck = batch(async (_items: number[]) => new Promise<number[]>(() => {}), { batchWindowMs: 0 });
+    const running = rejection(stuck(1));
+    const first = stuck.close({ drainMs: 600_000 });
+    // The same checks as a first close(); it used to return the drain under way, whatever it was given.
+    expect(await rejection(stuck.close({ drainMs: -1 }))).toBeInstanceOf(InvalidOptionError);
+    expect(await rejection(stuck.close({ drainMs: 700_000 }))).toBeInstanceOf(InvalidOptionError); // past 600000
+    const second = stuck.close({ drainMs: 0 }); // an app's second Ctrl-C: stop now
+    expect(second).toBe(first);
+    await second;
+    expect(await running).toBeInstanceOf(ShuttingDownError);
+  });
 });
 
 describe('batch(): options', () => {

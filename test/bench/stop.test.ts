@@ -65,20 +65,33 @@ describe('stopping a run early (Ctrl-C, q)', () => {
     'stops every worker thread of --workers, timed from their start',
     async () => {
       const stop = new AbortController();
-      let firstMs = 0;
-      let stoppedMs = 0;
+      // Epoch ms, as the result's start: the first request's arrival, and either side of the stop.
+      const epochNow = (): number => performance.timeOrigin + performance.now();
+      let firstEpochMs = 0;
+      let beforeStopEpochMs = 0;
+      let afterStopEpochMs = 0;
       server = await countingServer((seen) => {
-        if (seen === 1) firstMs = performance.now();
+        if (seen === 1) firstEpochMs = epochNow();
         if (seen === 300) {
-          stoppedMs = performance.now();
+          beforeStopEpochMs = epochNow();
           stop.abort();
+          afterStopEpochMs = epochNow();
         }
       });
       const plan = planFor(server.url, { connections: '4', workers: '2', duration: '60s', warmup: '0', timeout: '5s' });
+      const calledEpochMs = epochNow();
       const { result } = await runBench(plan, { stop: stop.signal, workerUrl });
-      // The threads start after they have spawned (a few hundred ms): the stop counts from there,
-      // or every rate would be divided by the spawning time too.
-      expect(result.stoppedAtS!).toBeLessThan((stoppedMs - firstMs) / 1000 + 0.15);
+      // The threads start together once they have spawned (a few hundred ms): the stop counts from
+      // that start, or every rate would be divided by the spawning time too. The start is the
+      // result's startedAt (whole ms): after the call, before the first request arrived (less 2 ms
+      // for libuv's whole-millisecond timer that waits for it).
+      const startEpochMs = Date.parse(result.startedAt);
+      expect(startEpochMs).toBeGreaterThan(calledEpochMs);
+      expect(startEpochMs).toBeLessThanOrEqual(firstEpochMs + 2);
+      // The stop was noted between the two readings around abort(); startedAt drops the start's
+      // fraction of a millisecond. Bounds of the order of events, whatever the host's speed.
+      expect(result.stoppedAtS! * 1000).toBeGreaterThanOrEqual(beforeStopEpochMs - startEpochMs - 1);
+      expect(result.stoppedAtS! * 1000).toBeLessThanOrEqual(afterStopEpochMs - startEpochMs);
       expect(result.requests.errors).toBe(0);
       expect(result.requests.completed).toBeGreaterThanOrEqual(300);
     },

@@ -53,8 +53,11 @@ describe('open-loop rates against a server of known capacity', () => {
       maxQueueSize: 100_000,
       requestTimeoutMs: 60_000,
     });
-    // p99 < 5 s holds for a 1 s step at 150 req/s (the backlog is ~0.5 s at its end): only the trend can tell.
-    const slo = parseSlo('p99<5s');
+    // p99 < 20 s holds for a 1 s step at 150 req/s on any host that answers at all: a send not
+    // answered within the step's 20 s timeout is an error, not a latency (the backlog is ~0.5 s at
+    // the step's end on a quick host; a loaded one took 6.4 s, past the 5 s this SLO was). Only the
+    // trend can tell.
+    const slo = parseSlo('p99<20s');
     const base = {
       ...planFor(`${serve.url}/v1/infer`, {
         rate: '150',
@@ -75,10 +78,10 @@ describe('open-loop rates against a server of known capacity', () => {
     // one only grows it more); that the sweep names 50 req/s of this server as met is a timing
     // test (sweep-serve.timing.test.ts), since a loaded machine can stall a 1 s step at half capacity.
     expect(stepVerdict(steps[0]!, slo)).toBe('not sustained');
-    expect(steps[0]?.latency.p99).toBeLessThan(5000);
+    expect(steps[0]?.latency.p99).toBeLessThan(20_000);
     expect(steps[0]?.throughputRps).toBeLessThan(105);
     expect(bestRate(steps, slo)).toBeUndefined();
-    expect(formatSweep(steps, slo)).toMatch(/no rate met p99<5s/);
+    expect(formatSweep(steps, slo)).toMatch(/no rate met p99<20s/);
   });
 });
 

@@ -24,7 +24,12 @@ describe('the examples', () => {
   it.each(scripts)(
     'examples/%s/run.sh runs end to end and exits 0',
     async (name) => {
-      const { stdout } = await promisify(execFile)('bash', [join(EXAMPLES, name, 'run.sh')], { timeout: 120_000 });
+      // A script that exits non-zero is judged by what it printed: execFile's error names only its stderr.
+      const { stdout } = await promisify(execFile)('bash', [join(EXAMPLES, name, 'run.sh')], {
+        timeout: 120_000,
+      }).catch((error: Error & { stdout?: string }) => {
+        throw new Error(`${error.message}\n--- what it printed ---\n${error.stdout ?? ''}`);
+      });
       expect(stdout).not.toMatch(/^FAIL/m);
       expect(stdout).toMatch(/stopped/);
     },

@@ -1,5 +1,12 @@
 import { BatchlineError } from '../errors.js';
-import { meetsObjective, parseObjective, type Objective, type ObjectiveFigures } from '../options/objective.js';
+import {
+  latencyColumns,
+  latencyMetricName,
+  meetsObjective,
+  parseObjective,
+  type Objective,
+  type ObjectiveFigures,
+} from '../options/objective.js';
 import type { BenchPlan } from './plan.js';
 import { type BenchResult, connectionsNeeded } from './result.js';
 import { fmtMs, fmtRate } from './report-text.js';
@@ -118,14 +125,24 @@ export function bestRate(results: readonly BenchResult[], slo: Slo): number | un
   return met.length === 0 ? undefined : Math.max(...met);
 }
 
-/** The sweep table: rate, achieved, p50, p99, errors, goodput and whether the SLO held. */
+/**
+ * The sweep table: rate, achieved, p50, every other percentile the objective judges (a p95 for
+ * `p95<50ms`, so a step's verdict can be read off its row), p99, errors, goodput and the verdict.
+ */
 export function formatSweep(results: readonly BenchResult[], slo: Slo): string {
-  const header = ['rate', 'achieved', 'p50 ms', 'p99 ms', 'errors', 'goodput', slo.text];
+  const latency = latencyColumns(slo);
+  const header = [
+    'rate',
+    'achieved',
+    ...latency.map((m) => `${latencyMetricName(m)} ms`),
+    'errors',
+    'goodput',
+    slo.text,
+  ];
   const rows = results.map((r) => [
     fmtRate(r.targetRateRps ?? 0),
     fmtRate(r.throughputRps),
-    fmtMs(r.latency.p50),
-    fmtMs(r.latency.p99),
+    ...latency.map((m) => fmtMs(r.latency[m])),
     String(
       r.requests.errors +
         r.requests.dropped +

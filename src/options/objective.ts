@@ -35,6 +35,22 @@ export interface ClauseResult {
   met: boolean;
 }
 
+/** The order latency columns take in a table, so a p95 stands between the p50 and the p99. */
+const LATENCY_ORDER: readonly LatencyMetric[] = ['p50', 'mean', 'p90', 'p95', 'p99', 'p999', 'max'];
+
+/**
+ * A table's latency columns: p50 and p99, and every other figure the objective judges (`p95` for
+ * `p95<50ms`), so a row's verdict can be read off the table (simulate's and bench's sweeps).
+ */
+export function latencyColumns(objective: Objective | undefined): LatencyMetric[] {
+  const shown = new Set<LatencyMetric>(['p50', 'p99']);
+  for (const clause of objective?.clauses ?? []) if (clause.kind === 'latency') shown.add(clause.metric);
+  return LATENCY_ORDER.filter((metric) => shown.has(metric));
+}
+
+/** A latency figure's name as a table heads it: `p99.9`, not the key `p999`. */
+export const latencyMetricName = (metric: LatencyMetric): string => (metric === 'p999' ? 'p99.9' : metric);
+
 const METRIC_NAMES: Record<string, LatencyMetric | RatioMetric> = {
   p50: 'p50',
   median: 'p50',

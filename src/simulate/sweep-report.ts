@@ -1,7 +1,7 @@
 import { chooseUnderSlo, paretoFrontier, type SloChoice } from './pareto.js';
 import { fixed } from './report-text.js';
 import type { SimulationReport } from './report.js';
-import type { LatencyMetric } from '../options/objective.js';
+import { type LatencyMetric, latencyColumns, latencyMetricName as metricName } from '../options/objective.js';
 import { lossOf, meetsSlo, type Slo } from './slo.js';
 import type { SweepAxis } from './sweep-grid.js';
 import type { SweepRow } from './sweep-run.js';
@@ -32,21 +32,6 @@ export function analyzeSweep(
     choice: slo === undefined ? undefined : chooseUnderSlo(reports, slo),
   };
 }
-
-/** The order latency columns take, so a p95 stands between the p50 and the p99. */
-const LATENCY_ORDER: readonly LatencyMetric[] = ['p50', 'mean', 'p90', 'p95', 'p99', 'p999', 'max'];
-
-/**
- * The latency columns: p50 and p99, and every other figure the objective judges (`p95` for
- * `--slo 'p95<50ms'`), so a row's `ok` or `-` can be read off the table.
- */
-function latencyColumns(slo: Slo | undefined): LatencyMetric[] {
-  const shown = new Set<LatencyMetric>(['p50', 'p99']);
-  for (const clause of slo?.clauses ?? []) if (clause.kind === 'latency') shown.add(clause.metric);
-  return LATENCY_ORDER.filter((metric) => shown.has(metric));
-}
-
-const metricName = (metric: LatencyMetric): string => (metric === 'p999' ? 'p99.9' : metric);
 
 function metricHeaders(latency: readonly LatencyMetric[]): string[] {
   return ['goodput/s', 'thru/s', ...latency.map((m) => `${metricName(m)} ms`), 'batch', 'util', 'lost'];

@@ -92,6 +92,20 @@ describe('sweep', () => {
     expect(text.split('\n')[0]).toMatch(/rate\s+achieved\s+p50 ms\s+p99 ms\s+errors\s+goodput/);
   });
 
+  it("shows the percentile the objective judges, so a step's verdict can be read off its row", () => {
+    // Under --slo 'p95<50ms' the table showed p50 and p99 only: a row read 'missed' with nothing on it over 50.
+    const slo = parseSlo('p95<50ms & p99.9<200ms');
+    const steps = [result(100, spread(30)), result(200, spread(40)), result(300, spread(60))];
+    const lines = formatSweep(steps, slo).split('\n');
+    expect(lines[0]).toMatch(/^ *rate +achieved +p50 ms +p95 ms +p99 ms +p99\.9 ms +errors +goodput +p95<50ms/);
+    const rows = lines.slice(1, 4).map((line) => line.trim().split(/\s+/));
+    for (const [i, cells] of rows.entries()) {
+      expect(Number(cells[3])).toBeCloseTo((steps[i] as BenchResult).latency.p95, 1);
+      expect(cells.at(-1)).toBe(Number(cells[3]) < 50 ? 'met' : 'missed');
+    }
+    expect(rows.map((cells) => cells.at(-1))).toEqual(['met', 'met', 'missed']);
+  });
+
   it('does not count a step the user stopped part-way, however good it looked', () => {
     const slo = parseSlo('p99<100ms');
     const stopped = { ...result(300, spread(10)), stoppedAtS: 1.2 };

@@ -213,17 +213,23 @@ export function sweepCsv(outcome: SweepOutcome): string {
   return `${[header.join(','), ...lines].join('\n')}\n`;
 }
 
-/** The grid as JSON: every row's full report, the frontier and the recommendation. */
+/**
+ * The grid as JSON: every row's full report, the frontier and the recommendation. Rows are
+ * numbered from 1 (`row`, `best_row`, `pareto_rows`), as the table's `#` and the CSV's `index`;
+ * the names say row, not index, so a script written for the 0-based `index`/`best`/`pareto` of
+ * before finds nothing rather than the row after.
+ */
 export function sweepJson(outcome: SweepOutcome): string {
+  const best = outcome.choice?.best;
   const data = {
     seed: outcome.seed,
     axes: outcome.axes.map((a) => ({ option: a.flag, values: a.values })),
     slo: outcome.slo?.text ?? null,
-    pareto: outcome.pareto,
-    best: outcome.choice?.best ?? null,
+    pareto_rows: outcome.pareto.map((i) => i + 1),
+    best_row: best === undefined ? null : best + 1,
     recommendation: outcome.choice?.reason ?? null,
     rows: outcome.rows.map((row, i) => ({
-      index: i,
+      row: i + 1,
       config: Object.fromEntries(outcome.axes.map((a, c) => [a.flag, row.point[c]])),
       pareto: outcome.pareto.includes(i),
       meets_slo: outcome.slo === undefined ? null : meetsSlo(row.report, outcome.slo),

@@ -158,6 +158,25 @@ describe('batchline simulate', () => {
     expect(csv.trim().split('\n')).toHaveLength(3);
   });
 
+  it("a sweep's JSON numbers its rows as the table and the CSV do, from 1", async () => {
+    // The JSON's rows ran from index 0 and its "best": 1 was the table's #2 and the CSV's index 2.
+    const options = { rate: 600, latency: '4+1n', requests: 5000, slo: 'p99<50ms' };
+    const sweep = ['max-batch-size=1,8,16'];
+    const best = /^ *(\d+) .*<- best$/m.exec(await run(options, sweep))?.[1];
+    const pareto = /Pareto frontier.*: (.*)$/m.exec(await run(options, sweep))?.[1];
+    const csv = (await run({ ...options, csv: '-' }, sweep)).trim().split('\n').slice(1);
+    const json = JSON.parse(await run({ ...options, json: '-' }, sweep));
+    expect(best).toBeDefined();
+    expect(json.best_row).toBe(Number(best));
+    expect(json.pareto_rows.map((n: number) => `#${n}`).join(' ')).toBe(pareto);
+    expect(json.rows.map((row: { row: number }) => row.row)).toEqual(csv.map((line) => Number(line.split(',')[0])));
+    expect(json.rows.map((row: { row: number }) => row.row)).toEqual([1, 2, 3]);
+    expect(json.rows[json.best_row - 1].config['max-batch-size']).toBe(Number(csv[json.best_row - 1]?.split(',')[1]));
+    // A renamed field, so a script reading the old 0-based ones fails instead of picking the row after.
+    expect(json).not.toHaveProperty('best');
+    expect(json.rows[0]).not.toHaveProperty('index');
+  });
+
   it("a sweep over the rate gives each row's arrivals, not the first row's as every row's", async () => {
     // The header read `arrivals  poisson at 200 req/s` above rows at 200, 300 and 400 req/s, all "on the same arrivals".
     const text = await run({ latency: '4+1n', requests: 2000 }, ['rate=200,300,400', 'max-batch-size=8,16']);

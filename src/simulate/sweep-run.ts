@@ -32,7 +32,7 @@ export async function runSweep(
   inputs: SimulationInputs,
   workers: number,
 ): Promise<SweepRow[]> {
-  checkAxesAgainstInputs(axes, new Set(inputs.given));
+  checkAxesAgainstInputs(base, axes, new Set(inputs.given));
   const points = gridPoints(axes);
   const optionsList = points.map((point) => applyPoint(base, axes, point));
   // Fail on a bad combination (say a burst factor a swept rate cannot take) before any thread starts.
@@ -114,7 +114,15 @@ function expectedRequests(options: SimulateOptions, inputs: SimulationInputs): n
   return given.has('requests') || !bounded ? Math.min(options.requests, byDuration) : byDuration;
 }
 
-function checkAxesAgainstInputs(axes: readonly SweepAxis[], given: ReadonlySet<string>): void {
+function checkAxesAgainstInputs(base: SimulateOptions, axes: readonly SweepAxis[], given: ReadonlySet<string>): void {
+  // `--rate 5 --sweep rate=100,200` ran 100 and 200 without a word that --rate was dropped.
+  for (const axis of axes) {
+    if (!given.has(axis.key)) continue;
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--sweep: ${axis.flag} is swept (${axis.values.join(',')}) and also given as --${axis.flag} ${String(base[axis.key])}: every row would run a swept value and --${axis.flag} be ignored; give one or the other`,
+    );
+  }
   const swept = new Set(axes.map((axis) => axis.key));
   if (swept.has('rate') && (given.has('stages') || given.has('arrivals'))) {
     throw new BatchlineError(

@@ -343,6 +343,15 @@ describe('simulate option errors exit 2 and name the option', () => {
     [['--slo', 'p42<3'], /--slo: got 'p42<3'/],
     [['--sweep', 'colour=red'], /--sweep: got 'colour=red', expected option=v1,v2/],
     [['--sweep', 'max-batch-size=1,0'], /--max-batch-size: got '0'/],
+    // The swept values ran and --rate 5 was dropped without a word.
+    [
+      ['--requests', '1000', '--rate', '5', '--sweep', 'rate=100,200'],
+      /--sweep: rate is swept \(100,200\) and also given as --rate 5: .*give one or the other/,
+    ],
+    [
+      ['--max-batch-size', '8', '--sweep', 'max-batch-size=1,4'],
+      /--sweep: max-batch-size is swept \(1,4\) and also given as --max-batch-size 8/,
+    ],
     [['--arrival', 'bursty', '--burst-factor', '9'], /--burst-factor: got '9', expected a number from 1 to 5/],
     [['--csv', '-'], /--csv: applies to --sweep only/],
     [['--arrivals', '/nonexistent/file'], /--arrivals: '\/nonexistent\/file' cannot be read/],

@@ -5,6 +5,7 @@ import type { BenchProgress } from '../../src/bench/progress.js';
 import { benchViewFromProgress, type BenchProgressLike } from '../../src/ui/bench-progress-view.js';
 import { BenchView } from '../../src/ui/bench-view.js';
 import { FakeTerminalIn, FakeTerminalOut, frameLines, stripAnsi, widestLine } from './terminal-frames.js';
+import { PATIENCE } from './patience.js';
 
 const NO_LATENCY = { count: 0, p50: 0, p90: 0, p99: 0, p999: 0, max: 0 };
 
@@ -171,11 +172,11 @@ describe('startBenchDashboard', () => {
     const onStop = vi.fn();
     const dashboard = startBenchDashboard({ onStop, stdout: stdout.asStream(), stdin: stdin.asStream() });
     dashboard.update(progress({ elapsedMs: 1000 }));
-    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('1 s / 30 s'));
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('1 s / 30 s'), PATIENCE);
     dashboard.update(progress({ elapsedMs: 2000 }));
-    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('2 s / 30 s'));
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('2 s / 30 s'), PATIENCE);
     stdin.type('q');
-    await vi.waitFor(() => expect(onStop).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(onStop).toHaveBeenCalledTimes(1), PATIENCE);
     dashboard.stop();
     const writes = stdout.writes.length;
     dashboard.update(progress({ elapsedMs: 3000 }));
@@ -193,7 +194,7 @@ describe('startBenchDashboard', () => {
         stdin: new FakeTerminalIn().asStream(),
       });
       dashboard.update(progress({ elapsedMs: 1000 }));
-      await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('1 s / 30 s'));
+      await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('1 s / 30 s'), PATIENCE);
       dashboard.stop();
       expect(stripAnsi(stdout.text), `${rows} rows`).toMatch(/\S\n$/);
     }

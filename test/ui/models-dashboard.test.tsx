@@ -7,6 +7,7 @@ import { startServeDashboard } from '../../src/ui/serve-dashboard.js';
 import { ServeView } from '../../src/ui/serve-view.js';
 import { multiModelStats } from './fixtures.js';
 import { FakeTerminalIn, FakeTerminalOut, frameLines, stripAnsi, widestLine } from './terminal-frames.js';
+import { PATIENCE } from './patience.js';
 
 function draw(stats: ServerStats, selected: string | undefined, columns = 80, rows = 24): string {
   const histories = new ModelHistories();
@@ -119,13 +120,13 @@ describe('startServeDashboard with several model versions', () => {
     );
     // The version the latest frame shows.
     const showing = (): string | undefined => [...stripAnsi(stdout.text).matchAll(/showing (\S+)/g)].at(-1)?.[1];
-    await vi.waitFor(() => expect(showing()).toBe('linear/2'));
+    await vi.waitFor(() => expect(showing()).toBe('linear/2'), PATIENCE);
     expect(stripAnsi(stdout.text)).toContain('Tab ←/→ model');
     stdin.type('\t');
-    await vi.waitFor(() => expect(showing()).toBe('toy/1'));
+    await vi.waitFor(() => expect(showing()).toBe('toy/1'), PATIENCE);
     stdin.type('\x1b[C'); // →
-    await vi.waitFor(() => expect(showing()).toBe('cls/1'));
+    await vi.waitFor(() => expect(showing()).toBe('cls/1'), PATIENCE);
     stdin.type('\x1b[D'); // ←
-    await vi.waitFor(() => expect(showing()).toBe('toy/1'));
+    await vi.waitFor(() => expect(showing()).toBe('toy/1'), PATIENCE);
   });
 });

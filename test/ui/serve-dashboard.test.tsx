@@ -3,6 +3,7 @@ import type { ServerStats, StatsAnswer } from '../../src/stats-contract/server-s
 import { shouldUseDashboard, startServeDashboard } from '../../src/ui/serve-dashboard.js';
 import { busyStats, drainingStats, emptyStats, noModelStats } from './fixtures.js';
 import { FakeTerminalIn, FakeTerminalOut, stripAnsi } from './terminal-frames.js';
+import { PATIENCE } from './patience.js';
 
 const running: { stop(): void }[] = [];
 afterEach(() => {
@@ -27,40 +28,42 @@ describe('startServeDashboard', () => {
   it('draws the stats it reads and reads them once per frame', async () => {
     const readStats = vi.fn(() => busyStats());
     const { stdout } = start(readStats);
-    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · ready'));
-    await vi.waitFor(() => expect(readStats.mock.calls.length).toBeGreaterThanOrEqual(4));
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · ready'), PATIENCE);
+    await vi.waitFor(() => expect(readStats.mock.calls.length).toBeGreaterThanOrEqual(4), PATIENCE);
     expect(stripAnsi(stdout.text)).toMatch(/#0 █{8} 8\/8/);
   });
 
   it('calls onQuit on q and on Ctrl-C, and keeps drawing while the server drains', async () => {
     let state: ServerStats = busyStats();
     const { stdout, stdin, onQuit } = start(() => state);
-    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('q stop (drains first)'));
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('q stop (drains first)'), PATIENCE);
     stdin.type('q');
-    await vi.waitFor(() => expect(onQuit).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(onQuit).toHaveBeenCalledTimes(1), PATIENCE);
     state = drainingStats();
-    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('draining: 3 queued, 13 running'));
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('draining: 3 queued, 13 running'), PATIENCE);
     stdin.type('\x03');
-    await vi.waitFor(() => expect(onQuit).toHaveBeenCalledTimes(2));
+    await vi.waitFor(() => expect(onQuit).toHaveBeenCalledTimes(2), PATIENCE);
   });
 
   it('may start before the model is loaded', async () => {
     let stats: ServerStats | undefined;
     const { stdout } = start(() => stats);
-    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · starting'));
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · starting'), PATIENCE);
     stats = emptyStats();
-    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · ready'));
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · ready'), PATIENCE);
   });
 
   it('says it serves no model once every version was removed, not that it is starting', async () => {
     let stats: StatsAnswer = busyStats();
     const { stdout } = start(() => stats);
-    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toMatch(/#0 █{8} 8\/8/));
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toMatch(/#0 █{8} 8\/8/), PATIENCE);
     stats = noModelStats();
-    await vi.waitFor(() =>
-      expect(stripAnsi(stdout.writes.slice(-3).join(''))).toMatch(
-        /batchline serve · ready · up 3m20s · no model served/,
-      ),
+    await vi.waitFor(
+      () =>
+        expect(stripAnsi(stdout.writes.slice(-3).join(''))).toMatch(
+          /batchline serve · ready · up 3m20s · no model served/,
+        ),
+      PATIENCE,
     );
     expect(stripAnsi(stdout.writes.slice(-3).join(''))).toMatch(/200 ok +38,000/);
   });
@@ -68,7 +71,7 @@ describe('startServeDashboard', () => {
   it('stops redrawing after stop() and leaves the last frame', async () => {
     const readStats = vi.fn(() => emptyStats());
     const { stdout, dashboard } = start(readStats);
-    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve'));
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve'), PATIENCE);
     dashboard.stop();
     const reads = readStats.mock.calls.length;
     const writes = stdout.writes.length;
@@ -84,7 +87,7 @@ describe('startServeDashboard', () => {
       if (calls > 1) throw new Error('boom');
       return busyStats();
     });
-    await vi.waitFor(() => expect(calls).toBeGreaterThan(3));
+    await vi.waitFor(() => expect(calls).toBeGreaterThan(3), PATIENCE);
     expect(stripAnsi(stdout.text)).toContain('batchline serve · ready');
   });
 });
@@ -111,14 +114,14 @@ describe('a frame that cannot be drawn', () => {
       const stats = busyStats();
       return { ...stats, snapshot: { ...stats.snapshot, latencyMs: undefined as never } };
     });
-    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · ready'));
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline serve · ready'), PATIENCE);
     const since = (from: number) => stripAnsi(stdout.writes.slice(from).join(''));
     broken = true;
     const brokenFrom = stdout.writes.length;
-    await vi.waitFor(() => expect(since(brokenFrom)).toContain('cannot draw this frame'));
+    await vi.waitFor(() => expect(since(brokenFrom)).toContain('cannot draw this frame'), PATIENCE);
     broken = false;
     const fixedFrom = stdout.writes.length;
-    await vi.waitFor(() => expect(since(fixedFrom)).toContain('batchline serve · ready'));
+    await vi.waitFor(() => expect(since(fixedFrom)).toContain('batchline serve · ready'), PATIENCE);
     consoleError.mockRestore();
   });
 });

@@ -5,6 +5,7 @@ import { buildTimeline, formatTimelineText } from '../../src/report/timeline-mod
 import { startTimeline, TimelineApp, TimelineView } from '../../src/ui/timeline-view.js';
 import { FakeTerminalIn, FakeTerminalOut, frameLines, stripAnsi, widestLine } from './terminal-frames.js';
 import { scenarioEvents } from './timeline-scenario.js';
+import { PATIENCE } from './patience.js';
 
 /** Two instances, a burst that fills the queue (one 429), then two late arrivals. */
 const burst = () =>
@@ -144,22 +145,22 @@ describe('stepping', () => {
     const header = () => stripAnsi(lastFrame() ?? '').split('\n')[0];
     expect(header()).toContain('event 0/');
     stdin.write('n');
-    await vi.waitFor(() => expect(header()).toContain('event 1/'));
+    await vi.waitFor(() => expect(header()).toContain('event 1/'), PATIENCE);
     stdin.write('\x1b[C');
-    await vi.waitFor(() => expect(header()).toContain('event 2/'));
+    await vi.waitFor(() => expect(header()).toContain('event 2/'), PATIENCE);
     stdin.write('p');
-    await vi.waitFor(() => expect(header()).toContain('event 1/'));
+    await vi.waitFor(() => expect(header()).toContain('event 1/'), PATIENCE);
     stdin.write('\x1b[D');
-    await vi.waitFor(() => expect(header()).toContain('event 0/'));
+    await vi.waitFor(() => expect(header()).toContain('event 0/'), PATIENCE);
     stdin.write('\x1b[D');
-    await vi.waitFor(() => expect(header()).toContain('event 0/'));
+    await vi.waitFor(() => expect(header()).toContain('event 0/'), PATIENCE);
     stdin.write('G');
-    await vi.waitFor(() => expect(header()).toContain(`event ${frames.length - 1}/${frames.length - 1}`));
+    await vi.waitFor(() => expect(header()).toContain(`event ${frames.length - 1}/${frames.length - 1}`), PATIENCE);
     stdin.write('n');
     stdin.write('g');
-    await vi.waitFor(() => expect(header()).toContain('event 0/'));
+    await vi.waitFor(() => expect(header()).toContain('event 0/'), PATIENCE);
     stdin.write('q');
-    await vi.waitFor(() => expect(onQuit).toHaveBeenCalled());
+    await vi.waitFor(() => expect(onQuit).toHaveBeenCalled(), PATIENCE);
   });
 
   it('applies every key of a burst typed faster than a frame', async () => {
@@ -169,7 +170,7 @@ describe('stepping', () => {
       <TimelineApp frames={frames} settings={settings} columns={80} rows={24} onQuit={vi.fn()} />,
     );
     stdin.write('nnnnp');
-    await vi.waitFor(() => expect(stripAnsi(lastFrame() ?? '')).toContain('event 3/'));
+    await vi.waitFor(() => expect(stripAnsi(lastFrame() ?? '')).toContain('event 3/'), PATIENCE);
   });
 
   it('startTimeline resolves on q', async () => {
@@ -177,7 +178,7 @@ describe('stepping', () => {
     const stdout = new FakeTerminalOut(80, 24);
     const stdin = new FakeTerminalIn();
     const done = startTimeline({ events, ...settings, stdout: stdout.asStream(), stdin: stdin.asStream() });
-    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline simulate --step'));
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline simulate --step'), PATIENCE);
     stdin.type('q');
     await done;
   });

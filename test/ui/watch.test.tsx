@@ -9,9 +9,8 @@ import type { StatsAnswer } from '../../src/stats-contract/server-stats.js';
 import { FakeStatsServer } from './fake-stats-server.js';
 import { busyStats, emptyStats, noModelStats } from './fixtures.js';
 import { FakeTerminalIn, FakeTerminalOut, stripAnsi, widestLine } from './terminal-frames.js';
+import { PATIENCE } from './patience.js';
 
-/** Patience for steps that go through real sockets on a busy machine. */
-const NETWORK = { timeout: 5000, interval: 20 };
 const servers: FakeStatsServer[] = [];
 const stops: AbortController[] = [];
 afterEach(async () => {
@@ -96,19 +95,19 @@ describe('watch without a terminal', () => {
         expect(lines.join('')).toMatch(
           /12:00:00 ready up 3m12s queue 12\/128 running 8\+5 .*p50 31\.2 ms p99 44\.7 ms 200=38,000 429=0 504=0 5xx=0 4xx=3/,
         ),
-      NETWORK,
+      PATIENCE,
     );
 
     await server.close();
     await vi.waitFor(
       () => expect(lines.join('')).toMatch(/unreachable \(connection (refused|reset)\), retrying every 40 ms/),
-      NETWORK,
+      PATIENCE,
     );
     server.stats = () => emptyStats();
     await server.open(); // the same port
     await vi.waitFor(
       () => expect(lines.join('')).toMatch(/reachable again after [\d.]+ m?s\n12:00:00 ready up 2s queue 0\/128/),
-      NETWORK,
+      PATIENCE,
     );
 
     stop.abort();
@@ -131,17 +130,17 @@ describe('watch without a terminal', () => {
       out: { write: (t: string) => lines.push(t) },
       wallClock: () => Date.UTC(2026, 0, 1, 12, 0, 0),
     });
-    await vi.waitFor(() => expect(lines.join('')).toContain('ready up 3m12s queue 12/128'), NETWORK);
+    await vi.waitFor(() => expect(lines.join('')).toContain('ready up 3m12s queue 12/128'), PATIENCE);
     server.stats = () => noModelStats();
     await vi.waitFor(
       () =>
         expect(lines.join('')).toContain(
           '12:00:00 ready up 3m20s no model served 200=38,000 429=0 504=0 5xx=0 4xx=3\n',
         ),
-      NETWORK,
+      PATIENCE,
     );
     server.stats = () => busyStats(1.1);
-    await vi.waitFor(() => expect(lines.slice(-1)[0]).toMatch(/ready up 3m12s queue 12\/128/), NETWORK);
+    await vi.waitFor(() => expect(lines.slice(-1)[0]).toMatch(/ready up 3m12s queue 12\/128/), PATIENCE);
     stop.abort();
     await done;
     expect(lines.join('')).not.toContain('unreachable');
@@ -162,10 +161,10 @@ describe('watch without a terminal', () => {
     });
     await vi.waitFor(
       () => expect(lines.join('')).toContain('unreachable (HTTP 503: server is not ready: the model is loading)'),
-      NETWORK,
+      PATIENCE,
     );
     server.failWith = undefined;
-    await vi.waitFor(() => expect(lines.join('')).toContain('reachable again'), NETWORK);
+    await vi.waitFor(() => expect(lines.join('')).toContain('reachable again'), PATIENCE);
     stop.abort();
     await done;
   });
@@ -182,8 +181,12 @@ describe('watch without a terminal', () => {
       signal: stop.signal,
       out: { write: (t: string) => lines.push(t) },
     });
-    await vi.waitFor(() =>
-      expect(lines.join('')).toContain('unreachable (the answer is not batchline stats (is this a batchline server?))'),
+    await vi.waitFor(
+      () =>
+        expect(lines.join('')).toContain(
+          'unreachable (the answer is not batchline stats (is this a batchline server?))',
+        ),
+      PATIENCE,
     );
     stop.abort();
     await done;
@@ -208,7 +211,7 @@ describe('watch dashboard', () => {
       signal: stop.signal,
     });
     const latest = () => stripAnsi(stdout.writes.slice(-3).join(''));
-    await vi.waitFor(() => expect(latest()).toMatch(/last good read \d/));
+    await vi.waitFor(() => expect(latest()).toMatch(/last good read \d/), PATIENCE);
     expect(latest()).toMatch(/#0 █{8} 8\/8/);
 
     await server.close();
@@ -216,10 +219,10 @@ describe('watch dashboard', () => {
     await vi.waitFor(() => {
       expect(latest()).toMatch(/batchline watch http:\/\/127\.0\.0\.1:\d+ · unreachable/);
       expect(latest()).toMatch(/\nconnection refused for [\d.]+ s · retrying every 40 ms · figures [\d.]+ s old\n/);
-    }, NETWORK);
+    }, PATIENCE);
 
     await server.open();
-    await vi.waitFor(() => expect(latest()).toMatch(/· ready · up 3m12s.*\n.*\nlast good read/), NETWORK);
+    await vi.waitFor(() => expect(latest()).toMatch(/· ready · up 3m12s.*\n.*\nlast good read/), PATIENCE);
 
     stdin.type('q');
     await done;
@@ -243,13 +246,13 @@ describe('watch dashboard', () => {
       signal: stop.signal,
     });
     const latest = () => stripAnsi(stdout.writes.slice(-3).join(''));
-    await vi.waitFor(() => expect(latest()).toMatch(/last good read \d/), NETWORK);
+    await vi.waitFor(() => expect(latest()).toMatch(/last good read \d/), PATIENCE);
     expect(latest()).toMatch(/· ready · up 3m20s · no model served\n/);
     expect(latest()).toContain('No model is served: every version was removed');
     expect(latest()).toMatch(/200 ok +38,000/);
     // A model is loaded again: the full dashboard is back.
     server.stats = () => busyStats();
-    await vi.waitFor(() => expect(latest()).toMatch(/#0 █{8} 8\/8/), NETWORK);
+    await vi.waitFor(() => expect(latest()).toMatch(/#0 █{8} 8\/8/), PATIENCE);
     stdin.type('q');
     await done;
     for (const write of stdout.writes) expect(widestLine(write)).toBeLessThanOrEqual(80);
@@ -269,7 +272,7 @@ describe('watch dashboard', () => {
       stdin: new FakeTerminalIn().asStream(),
       signal: stop.signal,
     });
-    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('unreachable (connection refused) for'));
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('unreachable (connection refused) for'), PATIENCE);
     expect(stripAnsi(stdout.text)).toContain('GET http://127.0.0.1:1/v1/stats every 40 ms');
     stop.abort();
     await done;

@@ -125,7 +125,8 @@ describe('watch without a terminal', () => {
     const done = runWatchPlain({
       statsUrl: `${server.url}/v1/stats`,
       intervalMs: 40,
-      timeoutMs: 500,
+      // The test claims no read failed: a read timeout a stalled host can outrun would be a false failure.
+      timeoutMs: 30_000,
       signal: stop.signal,
       out: { write: (t: string) => lines.push(t) },
       wallClock: () => Date.UTC(2026, 0, 1, 12, 0, 0),

@@ -88,11 +88,19 @@ describe('watch against a hostile server (#10)', () => {
       env: { ...process.env, CI: 'true' },
     }));
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    for (let i = 0; i < 500 && !output.includes('not batchline stats'); i++)
-      await new Promise((resolve) => setTimeout(resolve, 10));
+    // Awaits the refusal printed (or the child's exit); the 30 s is only a guard against a hang.
+    const refused = new Promise<void>((resolve) => {
+      const read = (chunk: Buffer): void => {
+        output += chunk.toString();
+        if (output.includes('not batchline stats')) resolve();
+      };
+      child.stdout.on('data', read);
+      child.stderr.on('data', read);
+      void exited.then(() => resolve());
+      setTimeout(resolve, 30_000).unref();
+    });
+    await refused;
     expect(output).toMatch(/unreachable \(the answer is not batchline stats/);
     const signalledAtMs = performance.now();
     child.kill('SIGINT');

@@ -1,5 +1,6 @@
 import { BatchlineError } from '../errors.js';
 import { fromValues } from '../model/element-values.js';
+import { asJsonText } from '../model/json-numbers.js';
 import { elementCount, type ElementArray } from '../model/tensor-spec.js';
 import { bodyOf } from './body-chunks.js';
 import { byteSizeOf, utf8Text } from './binary-tensor.js';
@@ -85,6 +86,7 @@ export function decodeGrpcInferRequest(
   model: OipModelView,
   maxRows: number,
 ): OipRequest {
+  checkWholeNumberTyped(message.parameters, SCHEDULE_PARAMETERS);
   const parameters = parameterValues(message.parameters);
   const schedule = scheduleParametersOf(parameters);
   const names = new Set<string>();
@@ -188,6 +190,25 @@ function hasValues(contents: InferTensorContentsMessage | null): boolean {
     contents !== null &&
     Object.values(CONTENTS_FIELD).some((field) => field !== undefined && contents[field].length > 0)
   );
+}
+
+const SCHEDULE_PARAMETERS = ['priority', 'timeout'] as const;
+const WHOLE_NUMBER_CHOICES = new Set(['int64_param', 'uint64_param']);
+
+/**
+ * Checks that each of `names` given is an int64_param or a uint64_param: Triton refuses a
+ * string_param, a double_param or a bool_param there (INVALID_ARG), and a string_param "5" read
+ * as 5 µs hid a client's mistake. (Triton takes only int64_param for `timeout`; a uint64 whole
+ * number is taken here too.)
+ */
+function checkWholeNumberTyped(parameters: Parameters, names: readonly string[]): void {
+  for (const name of names) {
+    const choice = parameters[name]?.parameter_choice;
+    if (choice !== undefined && !WHOLE_NUMBER_CHOICES.has(choice))
+      throw bad(
+        `the "${name}" parameter must be a whole number${name === 'timeout' ? ' of microseconds' : ''} (an int64_param or uint64_param), got ${choice} ${asJsonText(parameters[name]![choice])}`,
+      );
+  }
 }
 
 /** A map of `InferParameter`s as plain values (bool, int64, string, double, uint64). */

@@ -13,7 +13,11 @@ export interface ScheduleParameters {
 
 export const NO_SCHEDULE: ScheduleParameters = Object.freeze({ priority: undefined, timeoutUs: undefined });
 
-/** Reads `priority` and `timeout` from a request's parameters; throws BAD_INPUT for one that is not a whole number. */
+/**
+ * Reads `priority` and `timeout` from a request's parameters; throws BAD_INPUT for one that is not
+ * a whole number. A string is refused, as Triton refuses it: `"5"` read as 5 µs hid a client's
+ * mistake (gRPC's int64s arrive here as numbers, its other types refused before: grpc-infer-request).
+ */
 export function scheduleParametersOf(parameters: Readonly<Record<string, unknown>>): ScheduleParameters {
   const { priority, timeout } = parameters;
   if (priority === undefined && timeout === undefined) return NO_SCHEDULE;
@@ -28,12 +32,10 @@ export function timeoutMsOf(schedule: ScheduleParameters, maxMs: number): number
 
 function wholeOrUndefined(value: unknown, name: string): number | undefined {
   if (value === undefined) return undefined;
-  // gRPC's int64 parameters arrive as decimal strings when they do not fit a double.
-  const number = typeof value === 'string' && /^\d{1,20}$/.test(value) ? Number(value) : value;
-  if (typeof number !== 'number' || !Number.isInteger(number) || number < 0)
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
     throw new BatchlineError(
       'BAD_INPUT',
       `the "${name}" parameter must be a whole number${name === 'timeout' ? ' of microseconds' : ' (1 is the highest priority, 0 the default)'}, got ${asJsonText(value)}`,
     );
-  return number;
+  return value;
 }

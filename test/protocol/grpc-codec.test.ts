@@ -200,6 +200,24 @@ describe('a ModelInferRequest decoded for the model', () => {
       'input "x" has no values: give contents.fp32_contents or raw_input_contents',
     ],
     [{ ...RAW, parameters: { priority: { string_param: 'high' } } }, 'the "priority" parameter must be a whole number'],
+    // Triton refuses a schedule parameter of another type; "5" was read as 5 µs.
+    [
+      { ...RAW, parameters: { timeout: { string_param: '5' } } },
+      'the "timeout" parameter must be a whole number of microseconds (an int64_param or uint64_param), got string_param "5"',
+    ],
+    [
+      { ...RAW, parameters: { timeout: { double_param: 5 } } },
+      'the "timeout" parameter must be a whole number of microseconds (an int64_param or uint64_param), got double_param 5',
+    ],
+    [
+      { ...RAW, parameters: { priority: { string_param: '1' } } },
+      'the "priority" parameter must be a whole number (an int64_param or uint64_param), got string_param "1"',
+    ],
+    [
+      { ...RAW, parameters: { priority: { double_param: 1 } } },
+      'the "priority" parameter must be a whole number (an int64_param or uint64_param), got double_param 1',
+    ],
+    [{ ...RAW, parameters: { priority: { int64_param: -1 } } }, 'the "priority" parameter must be a whole number'],
     [{ ...RAW, outputs: [{ name: 'nope' }] }, 'unknown output "nope"'],
     [{ ...RAW, outputs: [{ name: 'y' }, { name: 'h' }, { name: 'y' }] }, 'output "y" is asked for twice'],
     [

@@ -167,6 +167,13 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
     expect(json({ inputs: [input], parameters: { timeout: [1, 2] } })).toContain(
       'the "timeout" parameter must be a whole number of microseconds, got [1,2]',
     );
+    // A string is refused, as Triton refuses it ("Unable to parse 'timeout'"): "5" was read as 5 µs.
+    expect(json({ inputs: [input], parameters: { timeout: '5' } })).toBe(
+      'BAD_INPUT: invalid inputs: the "timeout" parameter must be a whole number of microseconds, got "5"',
+    );
+    expect(json({ inputs: [input], parameters: { priority: '1' } })).toBe(
+      'BAD_INPUT: invalid inputs: the "priority" parameter must be a whole number (1 is the highest priority, 0 the default), got "1"',
+    );
     expect(json({ inputs: [{ ...input, data: [1, 'x', 3] }] })).toContain('must hold finite numbers');
     expect(json({ inputs: [{ ...input, parameters: { binary_data_size: 12 }, data: undefined }] })).toContain(
       'no Inference-Header-Content-Length',
@@ -195,6 +202,16 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
       'runs past the end of the body',
     );
     expect(decodeError(() => decodeOipRequest(body(12, 12), 10_000, mymodel, 8))).toMatch(/^BAD_HEADER/);
+    // The binary form's JSON is read as the JSON body is: a string timeout is refused there too.
+    const timed = Buffer.from(
+      JSON.stringify({
+        inputs: [{ name: 'input', shape: [1, 3], datatype: 'FP32', parameters: { binary_data_size: 12 } }],
+        parameters: { timeout: '5' },
+      }),
+    );
+    expect(
+      decodeError(() => decodeOipRequest(bodyOf(Buffer.concat([timed, Buffer.alloc(12)])), timed.length, mymodel, 8)),
+    ).toContain('the "timeout" parameter must be a whole number of microseconds, got "5"');
     // A header length that cuts the JSON: it ends there, and the body goes on with binary data.
     expect(decodeError(() => decodeOipRequest(body(12, 12), 11, mymodel, 8))).toBe(
       'BAD_JSON: request body is not valid JSON: unexpected end of the Inference-Header-Content-Length bytes at position 11',

@@ -87,3 +87,26 @@ describe('a request of several rows whose deadline passes', () => {
     expect(running.error?.details).toBe('request deadline of 40 ms exceeded');
   });
 });
+
+describe('a timeout or priority parameter of the wrong type', () => {
+  it('is refused 400 over /v2 and INVALID_ARGUMENT over gRPC, naming it, not read as that many µs', async () => {
+    // Triton refuses them so ("Unable to parse 'timeout'"); "5" was taken as a deadline of 5 µs.
+    expect(await inferOverHttp({ inputs: [features(1)], parameters: { timeout: '5' } })).toEqual({
+      status: 400,
+      json: {
+        error: 'invalid inputs: the "timeout" parameter must be a whole number of microseconds, got "5"',
+      },
+    });
+    expect((await inferOverHttp({ inputs: [features(1)], parameters: { priority: '1' } })).status).toBe(400);
+    const input = {
+      model_name: 'toy-logistic-v1',
+      inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 3] }],
+      raw_input_contents: [float32Bytes(features(1).data)],
+    };
+    const typed = await client.infer({ ...input, parameters: { timeout: { string_param: '5' } } }, { deadline: 5_000 });
+    expect(typed.error?.code).toBe(3); // INVALID_ARGUMENT
+    expect(typed.error?.details).toBe(
+      'invalid inputs: the "timeout" parameter must be a whole number of microseconds (an int64_param or uint64_param), got string_param "5"',
+    );
+  });
+});

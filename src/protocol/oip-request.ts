@@ -199,7 +199,12 @@ export function binaryRows(
   };
 }
 
-/** Each row of an input given as JSON `data`, flat or nested, converted once into its own array. */
+/**
+ * Each row of an input given as JSON `data`, converted once into its own array. Flat data is
+ * checked by its count; nested data (row-major, as the protocol allows) must nest as the shape
+ * does: Triton only counts its values, so `[[1, 2], [3, 4, 5, 6]]` for `[2, 3]` was taken and
+ * its rows were not the rows sent. The nesting is walked only when there is one.
+ */
 function jsonRows(
   data: unknown,
   spec: TensorSpec,
@@ -208,6 +213,7 @@ function jsonRows(
 ): (row: number) => ElementArray {
   const total = elementCount(shape);
   if (data instanceof JsonNumbers) {
+    if (data.shape.length > 1) checkNesting(data, spec, shape, 0, '');
     // `values` views readJson's scratch space: convert every row now, before another body is read.
     if (data.values.length !== total) throw countError(spec, data.values.length, shape);
     const converted = Array.from({ length: shape[0]! }, (_, row) =>
@@ -217,17 +223,59 @@ function jsonRows(
   }
   if (!Array.isArray(data)) throw bad(`the "data" of input "${spec.name}" must be an array`);
   const flat: unknown[] = [];
-  flatten(data, flat);
+  if (flatten(data, flat)) checkNesting(data, spec, shape, 0, '');
   if (flat.length !== total) throw countError(spec, flat.length, shape);
   return (row) => fromValues(flat, row * itemCount, itemCount, spec);
 }
 
-function flatten(value: readonly unknown[], out: unknown[]): void {
+/** Appends the leaves of `value` to `out`; true when it is nested (holds an array). */
+function flatten(value: readonly unknown[], out: unknown[]): boolean {
+  let nested = false;
   for (const element of value) {
-    if (element instanceof JsonNumbers) for (const number of element.values) out.push(number);
-    else if (Array.isArray(element)) flatten(element, out);
-    else out.push(element);
+    if (element instanceof JsonNumbers) {
+      nested = true;
+      for (const number of element.values) out.push(number);
+    } else if (Array.isArray(element)) {
+      nested = true;
+      flatten(element, out);
+    } else out.push(element);
   }
+  return nested;
+}
+
+/** Throws BAD_INPUT at the first place where nested `value` (at `depth` of `shape`) does not follow the shape. */
+function checkNesting(value: unknown, spec: TensorSpec, shape: readonly number[], depth: number, path: string): void {
+  const isArray = Array.isArray(value) || value instanceof JsonNumbers;
+  if (isArray && depth === shape.length) throw nestingError(spec, shape, path, 'is an array, deeper than the shape');
+  if (value instanceof JsonNumbers) {
+    // Rectangular by construction (json-reader): its shape is the whole check.
+    if (!sameShape(value.shape, shape, depth))
+      throw nestingError(
+        spec,
+        shape,
+        path,
+        `is nested as ${describeShape(value.shape)} where the shape needs ${describeShape(shape.slice(depth))}`,
+      );
+    return;
+  }
+  if (!Array.isArray(value)) {
+    if (depth < shape.length)
+      throw nestingError(spec, shape, path, `is a value where the shape needs an array of ${shape[depth]}`);
+    return;
+  }
+  if (value.length !== shape[depth])
+    throw nestingError(spec, shape, path, `has ${value.length} entries where the shape needs ${shape[depth]}`);
+  for (let i = 0; i < value.length; i++) checkNesting(value[i], spec, shape, depth + 1, `${path}[${i}]`);
+}
+
+function sameShape(nested: readonly number[], shape: readonly number[], depth: number): boolean {
+  return nested.length === shape.length - depth && nested.every((dim, i) => dim === shape[depth + i]);
+}
+
+function nestingError(spec: TensorSpec, shape: readonly number[], path: string, found: string): BatchlineError {
+  return bad(
+    `input "${spec.name}" has shape ${describeShape(shape)}, but its "data"${path} ${found}: nest it as the shape (row-major), or give it flat`,
+  );
 }
 
 /**

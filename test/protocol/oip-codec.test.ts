@@ -183,6 +183,115 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
     );
   });
 
+  it('takes nested "data" that nests as its shape, as flat data, and refuses any other nesting naming what it found', () => {
+    const decode = (data: unknown, shape: number[], model: OipModelView = mymodel) =>
+      decodeOipRequest(
+        bodyOf(
+          Buffer.from(
+            JSON.stringify({
+              inputs: [{ name: model.inputs[0]!.name, shape, datatype: oipDatatypeOf(model.inputs[0]!.type), data }],
+            }),
+          ),
+        ),
+        undefined,
+        model,
+        8,
+      );
+    const rows = (data: unknown, shape: number[], model?: OipModelView) =>
+      decode(data, shape, model).items.map((item) => Array.from(Object.values(item)[0]!.data as ArrayLike<unknown>));
+    expect(
+      rows(
+        [
+          [1, 2, 3],
+          [4, 5, 6],
+        ],
+        [2, 3],
+      ),
+    ).toStrictEqual(rows([1, 2, 3, 4, 5, 6], [2, 3]));
+    expect(
+      rows(
+        [
+          [1, 2, 3],
+          [4, 5, 6],
+        ],
+        [2, 3],
+      ),
+    ).toStrictEqual([
+      [1, 2, 3],
+      [4, 5, 6],
+    ]);
+    const error = (data: unknown, shape: number[], model?: OipModelView) =>
+      decodeError(() => decode(data, shape, model));
+    const prefix = 'BAD_INPUT: invalid inputs: input "input" has shape [2, 3], but its "data"';
+    const suffix = ': nest it as the shape (row-major), or give it flat';
+    // Ragged rows of the right count: taken before, its rows were [1, 2, 3] and [4, 5, 6].
+    expect(
+      error(
+        [
+          [1, 2],
+          [3, 4, 5, 6],
+        ],
+        [2, 3],
+      ),
+    ).toBe(`${prefix}[0] is nested as [2] where the shape needs [3]${suffix}`);
+    // Rectangular, but not the shape: one row of 6, or a depth too many.
+    expect(error([[1, 2, 3, 4, 5, 6]], [2, 3])).toBe(
+      `${prefix} is nested as [1, 6] where the shape needs [2, 3]${suffix}`,
+    );
+    expect(error([[[1, 2, 3]], [[4, 5, 6]]], [2, 3])).toBe(
+      `${prefix} is nested as [2, 1, 3] where the shape needs [2, 3]${suffix}`,
+    );
+    expect(
+      error(
+        [
+          [1, 2, 3],
+          [4, 5, [6]],
+        ],
+        [2, 3],
+      ),
+    ).toBe(`${prefix}[1][2] is an array, deeper than the shape${suffix}`);
+    // Flat and nested mixed.
+    expect(error([1, 2, 3, [4, 5, 6]], [2, 3])).toBe(`${prefix} has 4 entries where the shape needs 2${suffix}`);
+    expect(error([[1, 2, 3], 4, 5, 6], [2, 3])).toBe(`${prefix} has 4 entries where the shape needs 2${suffix}`);
+    expect(error([[1, 2, 3], 4], [2, 3])).toBe(`${prefix}[1] is a value where the shape needs an array of 3${suffix}`);
+    // BYTES and BOOL are read as plain arrays: the same check.
+    const text: OipModelView = { inputs: [{ name: 'input', type: 'string', itemShape: [2] }], outputs: [] };
+    expect(
+      rows(
+        [
+          ['a', 'b'],
+          ['c', 'd'],
+        ],
+        [2, 2],
+        text,
+      ),
+    ).toStrictEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
+    expect(error([['a', 'b', 'c'], ['d']], [2, 2], text)).toBe(
+      'BAD_INPUT: invalid inputs: input "input" has shape [2, 2], but its "data"[0] has 3 entries where the shape needs 2' +
+        suffix,
+    );
+    const flags: OipModelView = { inputs: [{ name: 'input', type: 'bool', itemShape: [2] }], outputs: [] };
+    expect(
+      rows(
+        [
+          [true, false],
+          [false, true],
+        ],
+        [2, 2],
+        flags,
+      ),
+    ).toStrictEqual([
+      [1, 0],
+      [0, 1],
+    ]);
+    expect(error([[true], [false, true, false]], [2, 2], flags)).toContain(
+      '"data"[0] has 1 entries where the shape needs 2',
+    );
+  });
+
   it('refuses binary data whose sizes do not add up', () => {
     const header = (size: number): Buffer =>
       Buffer.from(

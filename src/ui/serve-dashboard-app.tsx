@@ -5,7 +5,7 @@ import { KeyHints } from './components/key-hints.js';
 import { QuitKeys } from './components/quit-keys.js';
 import { RenderGuard } from './components/render-guard.js';
 import { SelectionKeys } from './components/selection-keys.js';
-import { ModelHistories, selectedRow, stepSelection, type VersionRow } from './model-histories.js';
+import { ModelHistories, selectedRow, stepSelection, type VersionRow } from '../stats-contract/model-histories.js';
 import { NoModelView } from './no-model-view.js';
 import { ServeView } from './serve-view.js';
 import { StatsHistory, type StatsTrends } from '../stats-contract/stats-history.js';

@@ -9,7 +9,7 @@ import { OutcomeTable, type OutcomeRow } from './components/outcome-table.js';
 import { PercentileTable } from './components/percentile-table.js';
 import { ModelsTable } from './components/models-table.js';
 import { Sparkline } from './components/sparkline.js';
-import type { VersionRow } from './model-histories.js';
+import type { VersionRow } from '../stats-contract/model-histories.js';
 import {
   OUTCOME_CLASSES,
   OUTCOME_LABELS,

@@ -4,7 +4,7 @@ import { applyRead, INITIAL_WATCH_STATE, type WatchState } from '../watch/watch-
 import { QuitKeys } from './components/quit-keys.js';
 import { RenderGuard } from './components/render-guard.js';
 import { SelectionKeys } from './components/selection-keys.js';
-import { ModelHistories, selectedRow, stepSelection } from './model-histories.js';
+import { ModelHistories, selectedRow, stepSelection } from '../stats-contract/model-histories.js';
 import { servesModel } from '../stats-contract/server-stats.js';
 import { StatsHistory } from '../stats-contract/stats-history.js';
 import { DEFAULT_FRAME_MS } from './terminal.js';

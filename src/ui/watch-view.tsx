@@ -7,7 +7,7 @@ import { NoModelView } from './no-model-view.js';
 import { ServeView } from './serve-view.js';
 import { servesModel } from '../stats-contract/server-stats.js';
 import type { StatsTrends } from '../stats-contract/stats-history.js';
-import type { VersionRow } from './model-histories.js';
+import type { VersionRow } from '../stats-contract/model-histories.js';
 
 export interface WatchViewProps {
   /** What the user asked to watch, shown in the header. */

@@ -1,6 +1,7 @@
-import { clockTime, formatStatsLine } from '../report/stats-line.js';
+import { clockTime, formatServerTotalsLine, formatStatsLine, formatVersionStatsLine } from '../report/stats-line.js';
 import { formatMs } from '../report/format.js';
-import { servesModel } from '../stats-contract/server-stats.js';
+import { ModelHistories } from '../stats-contract/model-histories.js';
+import { type StatsAnswer, servesModel } from '../stats-contract/server-stats.js';
 import { StatsHistory } from '../stats-contract/stats-history.js';
 import { startStatsPoller } from '../stats-contract/stats-poller.js';
 import { applyRead, INITIAL_WATCH_STATE, type WatchState } from './watch-state.js';
@@ -19,13 +20,14 @@ export interface WatchPlainOptions {
 }
 
 /**
- * `watch` without a terminal: one plain line per good read, one line when the server becomes
- * unreachable and one when it is back; no colour and no control sequences.
+ * `watch` without a terminal: the plain lines of each good read (`readLines`), one line when the
+ * server becomes unreachable and one when it is back; no colour and no control sequences.
  */
 export function runWatchPlain(options: WatchPlainOptions): Promise<void> {
   const out = options.out ?? process.stdout;
   const wallClock = options.wallClock ?? Date.now;
   const history = new StatsHistory();
+  const versionHistories = new ModelHistories();
   let state: WatchState = INITIAL_WATCH_STATE;
   const line = (text: string): void => {
     out.write(`${clockTime(wallClock())} ${text}\n`);
@@ -44,8 +46,11 @@ export function runWatchPlain(options: WatchPlainOptions): Promise<void> {
         if (read.ok) {
           if (before.failure !== undefined)
             line(`reachable again after ${formatMs(read.atMs - before.failure.sinceMs)}`);
-          if (servesModel(read.stats)) history.push(read.stats, read.atMs);
-          line(formatStatsLine(read.stats, history.trends()));
+          if (servesModel(read.stats)) {
+            history.push(read.stats, read.atMs);
+            versionHistories.push(read.stats, read.atMs);
+          }
+          for (const text of readLines(read.stats, history, versionHistories)) line(text);
         } else if (before.failure === undefined) {
           line(`unreachable (${read.error}), retrying every ${formatMs(options.intervalMs)}`);
         } else if (before.failure.error !== read.error) {
@@ -57,4 +62,20 @@ export function runWatchPlain(options: WatchPlainOptions): Promise<void> {
     if (options.signal.aborted) stop();
     else options.signal.addEventListener('abort', stop, { once: true });
   });
+}
+
+/**
+ * What one read prints, in the words of serve's `--no-ui` summary: a server of one version (or
+ * none) one line; a server of several its line (state, uptime, answers of all versions) and one
+ * line for each version it reports, with that version's rates. One line showed only the default
+ * model's (or the first version's) queue and latencies.
+ */
+function readLines(stats: StatsAnswer, history: StatsHistory, versionHistories: ModelHistories): string[] {
+  if (!servesModel(stats) || (stats.models?.length ?? 0) <= 1) return [formatStatsLine(stats, history.trends())];
+  const rows = versionHistories.rows(stats);
+  const entries = stats.models ?? [];
+  return [
+    formatServerTotalsLine(stats),
+    ...entries.map((entry, index) => formatVersionStatsLine(entry, rows[index]?.trends)),
+  ];
 }

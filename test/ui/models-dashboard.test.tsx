@@ -2,7 +2,7 @@ import { renderToString } from 'ink';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isServerStats } from '../../src/stats-contract/is-server-stats.js';
 import type { ServerStats } from '../../src/stats-contract/server-stats.js';
-import { ModelHistories, selectedRow, stepSelection } from '../../src/ui/model-histories.js';
+import { ModelHistories, selectedRow, stepSelection } from '../../src/stats-contract/model-histories.js';
 import { startServeDashboard } from '../../src/ui/serve-dashboard.js';
 import { ServeView } from '../../src/ui/serve-view.js';
 import { multiModelStats } from './fixtures.js';

@@ -7,7 +7,7 @@ import { runWatchPlain } from '../../src/watch/watch-plain.js';
 import { applyRead, describeConnection, INITIAL_WATCH_STATE } from '../../src/watch/watch-state.js';
 import type { StatsAnswer } from '../../src/stats-contract/server-stats.js';
 import { FakeStatsServer } from './fake-stats-server.js';
-import { busyStats, emptyStats, noModelStats } from './fixtures.js';
+import { busyStats, emptyStats, multiModelStats, noModelStats } from './fixtures.js';
 import { FakeTerminalIn, FakeTerminalOut, stripAnsi, widestLine } from './terminal-frames.js';
 import { PATIENCE } from './patience.js';
 
@@ -145,6 +145,36 @@ describe('watch without a terminal', () => {
     stop.abort();
     await done;
     expect(lines.join('')).not.toContain('unreachable');
+  });
+
+  it("prints a line for every version of a server of several, under the server's, as serve --no-ui does", async () => {
+    const server = await fakeServer(() => multiModelStats());
+    const lines: string[] = [];
+    const stop = new AbortController();
+    stops.push(stop);
+    const done = runWatchPlain({
+      statsUrl: `${server.url}/v1/stats`,
+      intervalMs: 40,
+      timeoutMs: 500,
+      signal: stop.signal,
+      out: { write: (t: string) => lines.push(t) },
+      wallClock: () => Date.UTC(2026, 0, 1, 12, 0, 0),
+    });
+    // A second read gives each version its rates (nothing moved between the two: 0/s).
+    await vi.waitFor(
+      () => expect(lines.join('')).toContain('model=cls version=1 ready queue 12/128 running 8+5 ok 0/s'),
+      NETWORK,
+    );
+    stop.abort();
+    await done;
+    const read = lines.join('').split('12:00:00 ready up 3m12s 3 versions ')[2];
+    expect(read).toBeDefined();
+    expect(`12:00:00 ready up 3m12s 3 versions ${read}`.split('\n').slice(0, 4)).toEqual([
+      '12:00:00 ready up 3m12s 3 versions 200=40,000 429=120,000 504=350 5xx=2',
+      '12:00:00 model=cls version=1 ready queue 12/128 running 8+5 ok 0/s batches 0/s p50 31.2 ms p99 44.7 ms 200=38,000 429=0 504=0 5xx=0 4xx=3',
+      '12:00:00 model=linear version=2 ready queue 128/128 running 8+8 ok 0/s batches 0/s p50 190 ms p99 1.99 s 200=40,000 429=120,000 504=350 5xx=2',
+      '12:00:00 model=toy version=1 ready queue 0/128 running 0 ok 0/s batches 0/s p50 - p99 - 200=0 429=0 504=0 5xx=0',
+    ]);
   });
 
   it('shows why a server that is up does not give its stats yet', async () => {

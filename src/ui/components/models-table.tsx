@@ -1,7 +1,7 @@
 import { Text } from 'ink';
 import { formatCount, formatMs, formatRate } from '../../report/format.js';
 import type { ModelVersionState } from '../../stats-contract/server-stats.js';
-import type { VersionRow } from '../model-histories.js';
+import type { VersionRow } from '../../stats-contract/model-histories.js';
 
 export interface ModelsTableProps {
   rows: readonly VersionRow[];

@@ -1,4 +1,3 @@
-import { queueBelowBatchSize } from '../options/batching.js';
 import { startupVersions } from './startup.js';
 import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
@@ -8,7 +7,7 @@ import { FailureLog, stderrLogSink } from './failure-log.js';
 import type { ModelBatcher } from './model-version.js';
 import { SecondChance, watchSignals } from './signals.js';
 import { stopWaitingOnWorkerStarts } from './young-generation.js';
-import { versionLine } from './version-log.js';
+import { queueWarningLine, versionLine } from './version-log.js';
 import type { StatsAnswer } from '../stats-contract/server-stats.js';
 
 export interface ServeIo {
@@ -118,9 +117,8 @@ export async function runServer(
       runtime.registry.all().forEach((version, i) => {
         // One line per version; the first says where the server listens (scripts look for it).
         output.log(`batchline serve: ${i === 0 ? `listening on ${address} ` : ''}${versionLine(version)}`);
-        const tooSmall = queueBelowBatchSize(version.config);
-        if (tooSmall !== undefined)
-          output.log(`batchline serve: warning: model=${version.name} version=${version.version}: ${tooSmall}`);
+        const warning = queueWarningLine(version);
+        if (warning !== undefined) output.log(warning);
       });
 
     const loaded = !('signal' in first);

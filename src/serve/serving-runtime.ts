@@ -17,7 +17,7 @@ import {
   totalResponses,
 } from './answer-counters.js';
 import { Targets } from './target.js';
-import { versionKey, versionLine } from './version-log.js';
+import { queueWarningLine, versionKey, versionLine } from './version-log.js';
 
 /**
  * The server's lifecycle (starting → ready → draining → stopped) and what lives with it: the
@@ -161,7 +161,12 @@ export class ServingRuntime {
       `batchline serve: ${versionKey(spec.name, spec.version)} registered: loading ${spec.path ?? 'the embedded model'}`,
     );
     loading.then(
-      () => this.log(`batchline serve: ${versionLine(version, 'ready')}`),
+      () => {
+        this.log(`batchline serve: ${versionLine(version, 'ready')}`);
+        // Under the line that shows its max_queue_size and max_batch_size, as at start-up.
+        const warning = queueWarningLine(version);
+        if (warning !== undefined) this.log(warning);
+      },
       (error: unknown) =>
         this.log(`batchline serve: ${versionKey(spec.name, spec.version)} failed to load: ${asError(error).message}`),
     ); // without `wait`: shown as unavailable, with the reason

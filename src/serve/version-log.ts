@@ -1,6 +1,7 @@
 import type { InstanceEvent } from '../model/instance-health.js';
 import type { TensorSpec } from '../model/tensor-spec.js';
 import { formatAffineMs } from '../options/affine-latency.js';
+import { queueBelowBatchSize } from '../options/batching.js';
 import type { ModelVersionConfig } from '../options/serve.js';
 
 /** What a version's log line reads of it (a `ModelVersion`, without importing it). */
@@ -33,6 +34,17 @@ export function versionLine(version: LoggedVersion, state?: string): string {
       ? ''
       : ` warmup_ms=${version.warmupMs.toFixed(1)} (batches of ${c.warmupBatchSizes?.join(', ')} on ${c.instances} instance${c.instances === 1 ? '' : 's'})`)
   );
+}
+
+/**
+ * The warning under a version's line when its queue cannot hold a full batch (`queueBelowBatchSize`):
+ * for the versions loaded at start-up and for those registered while serving alike.
+ */
+export function queueWarningLine(version: Pick<LoggedVersion, 'name' | 'version' | 'config'>): string | undefined {
+  const tooSmall = queueBelowBatchSize(version.config);
+  return tooSmall === undefined
+    ? undefined
+    : `batchline serve: warning: ${versionKey(version.name, version.version)}: ${tooSmall}`;
 }
 
 /**

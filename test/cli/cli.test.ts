@@ -170,5 +170,10 @@ describe('batchline serve as a process', () => {
     expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(32);
     expect(stdout).toContain('draining');
+    // The request log shares stdout with serve's own lines; docs/deploy.md ("Logs") tells them
+    // apart by their first character.
+    const lines = stdout.split('\n').filter((line) => line !== '');
+    expect(lines.filter((line) => !line.startsWith('{') && !line.startsWith('batchline serve: '))).toEqual([]);
+    for (const line of lines.filter((l) => l.startsWith('{'))) expect(JSON.parse(line)).toHaveProperty('time');
   });
 });

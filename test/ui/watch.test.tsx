@@ -163,7 +163,7 @@ describe('watch without a terminal', () => {
     // A second read gives each version its rates (nothing moved between the two: 0/s).
     await vi.waitFor(
       () => expect(lines.join('')).toContain('model=cls version=1 ready queue 12/128 running 8+5 ok 0/s'),
-      NETWORK,
+      PATIENCE,
     );
     stop.abort();
     await done;

@@ -1,7 +1,7 @@
 /**
  * The Open Inference Protocol's gRPC service as batchline serves it: `inference.GRPCInferenceService`
  * (KServe's open_inference_grpc.proto, and of Triton's superset grpc_service.proto the ModelConfig
- * call with the part of model_config.proto that describes a served model), and the standard
+ * call with the part of model_config.proto that describes a served model, and ModelStatistics), and the standard
  * `grpc.health.v1.Health`. Message and field names and numbers are the protocol's, so any client
  * generated from either file talks to it; calls not listed answer UNIMPLEMENTED. Kept as text so
  * the package needs no .proto file at run time; `batchline`'s tests hand it to protoc.
@@ -17,6 +17,7 @@ service GRPCInferenceService {
   rpc ModelMetadata(ModelMetadataRequest) returns (ModelMetadataResponse) {}
   rpc ModelInfer(ModelInferRequest) returns (ModelInferResponse) {}
   rpc ModelConfig(ModelConfigRequest) returns (ModelConfigResponse) {}
+  rpc ModelStatistics(ModelStatisticsRequest) returns (ModelStatisticsResponse) {}
 }
 
 message ServerLiveRequest {}
@@ -105,6 +106,46 @@ message ModelInferResponse {
 
 message ModelConfigRequest { string name = 1; string version = 2; }
 message ModelConfigResponse { ModelConfig config = 1; }
+
+message ModelStatisticsRequest { string name = 1; string version = 2; }
+message StatisticDuration { uint64 count = 1; uint64 ns = 2; }
+message InferStatistics {
+  StatisticDuration success = 1;
+  StatisticDuration fail = 2;
+  StatisticDuration queue = 3;
+  StatisticDuration compute_input = 4;
+  StatisticDuration compute_infer = 5;
+  StatisticDuration compute_output = 6;
+  StatisticDuration cache_hit = 7;
+  StatisticDuration cache_miss = 8;
+}
+message InferResponseStatistics {
+  StatisticDuration compute_infer = 1;
+  StatisticDuration compute_output = 2;
+  StatisticDuration success = 3;
+  StatisticDuration fail = 4;
+  StatisticDuration empty_response = 5;
+  StatisticDuration cancel = 6;
+}
+message InferBatchStatistics {
+  uint64 batch_size = 1;
+  StatisticDuration compute_input = 2;
+  StatisticDuration compute_infer = 3;
+  StatisticDuration compute_output = 4;
+}
+message MemoryUsage { string type = 1; int64 id = 2; uint64 byte_size = 3; }
+message ModelStatistics {
+  string name = 1;
+  string version = 2;
+  uint64 last_inference = 3;
+  uint64 inference_count = 4;
+  uint64 execution_count = 5;
+  InferStatistics inference_stats = 6;
+  repeated InferBatchStatistics batch_stats = 7;
+  repeated MemoryUsage memory_usage = 8;
+  map<string, InferResponseStatistics> response_stats = 9;
+}
+message ModelStatisticsResponse { repeated ModelStatistics model_stats = 1; }
 
 enum DataType {
   TYPE_INVALID = 0;

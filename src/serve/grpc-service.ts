@@ -20,6 +20,7 @@ import { modelMetadata, OIP_EXTENSIONS, OIP_SERVER_NAME } from './oip-metadata.j
 import type { ServingRuntime } from './serving-runtime.js';
 import { unavailable } from './target.js';
 import { tritonModelConfig } from './triton-model-config.js';
+import { modelStatistics } from './triton-statistics.js';
 
 /**
  * A service of the protos as grpc-js takes it, with bytes in and out: each handler decodes its
@@ -79,7 +80,7 @@ interface ModelRefMessage {
 
 /**
  * `inference.GRPCInferenceService` on a server's runtime: liveness, readiness, server and model
- * metadata, Triton's model configuration, and inference, for every model and version of the
+ * metadata, Triton's model configuration and statistics, and inference, for every model and version of the
  * server. What each answers is what its `/v2` route answers, but readiness as the protocol's
  * message says it: `ModelReady` is `ready: false` for a model or version the server does not
  * have, as Triton answers, where `/v2`'s route says 404.
@@ -134,6 +135,17 @@ export function inferenceService(
             registry.versionsOf(found.name).map((v) => v.version),
           ),
         };
+      },
+      log,
+    ),
+    // Triton's statistics extension: an empty name is every model (its version then ignored, as Triton does).
+    ModelStatistics: unary<ModelRefMessage>(
+      type('ModelStatisticsRequest'),
+      type('ModelStatisticsResponse'),
+      (request) => {
+        const found = modelStatistics(runtime, request.name === '' ? undefined : request);
+        if (found instanceof BatchlineError) throw found;
+        return found;
       },
       log,
     ),

@@ -9,6 +9,7 @@ import type { Batcher } from '../core/batcher.js';
 import type { ServeMetrics, VersionMetrics } from './metrics.js';
 import { type AnswerCounters, countInto, noResponses, totalResponses, type Transport } from './answer-counters.js';
 import { ModelExecutor } from './model-executor.js';
+import { InferenceStatistics } from './inference-statistics.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
 import { warmUp } from './warmup.js';
 import { instanceEventLine } from './version-log.js';
@@ -49,6 +50,8 @@ export class ModelVersion implements AnswerCounters {
   batcher!: ModelBatcher;
   stats!: BatcherStats<ItemTensors, ItemTensors>;
   metrics: VersionMetrics<ItemTensors, ItemTensors> | undefined;
+  /** Triton's statistics of this version (its statistics extension), once it has a batcher. */
+  statistics: InferenceStatistics<ItemTensors, ItemTensors> | undefined;
   /** Inference answers for this version by transport and HTTP status, since it was registered. */
   readonly responses = noResponses();
   readonly requestTimeoutMs: number;
@@ -174,6 +177,8 @@ export class ModelVersion implements AnswerCounters {
     if (log !== undefined)
       model.watchInstanceEvents?.((event) => log(instanceEventLine(this.name, this.version, event)));
     this.stats = new BatcherStats(this.batcher, this.deps.clock, this.config.maxBatchSize);
+    this.statistics = new InferenceStatistics(this.config.maxBatchSize);
+    batcher.addObserver(this.statistics);
     this.metrics = this.deps.metrics.forVersion(this.batcher, this.config.maxBatchSize, {
       model: this.name,
       version: String(this.version),

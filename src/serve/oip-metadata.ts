@@ -8,7 +8,12 @@ import { runtimeOf } from './triton-model-config.js';
 export const OIP_SERVER_NAME = 'batchline';
 
 /** The protocol's extensions both transports serve (the repository extension is the admin API's: REST only). */
-export const OIP_EXTENSIONS: readonly string[] = ['binary_tensor_data', 'schedule_policy', 'model_configuration'];
+export const OIP_EXTENSIONS: readonly string[] = [
+  'binary_tensor_data',
+  'schedule_policy',
+  'model_configuration',
+  'statistics',
+];
 
 /** `$metadata_tensor`: the batch first and every free dimension as -1. */
 export interface TensorMetadata {

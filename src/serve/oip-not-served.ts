@@ -2,10 +2,6 @@ import type { ServeConfig } from '../options/serve.js';
 
 /** Paths of Triton's HTTP extensions that batchline does not serve, and what to say instead of a bare "not found". */
 const NOT_SERVED: readonly (readonly [RegExp, string])[] = [
-  [
-    /^\/v2\/models(\/[^/]+(\/versions\/[^/]+)?)?\/stats$/,
-    "Triton's statistics extension is not served; /metrics and /v1/stats hold each model version's answers, queue and batch times",
-  ],
   [/^\/v2(\/models\/[^/]+(\/versions\/[^/]+)?)?\/trace\//, "Triton's trace extension is not served"],
   [/^\/v2\/logging$/, "Triton's logging extension is not served"],
   [/^\/v2\/(system|cuda)sharedmemory\//, "Triton's shared memory extensions are not served; send tensors in the body"],
@@ -14,9 +10,9 @@ const NOT_SERVED: readonly (readonly [RegExp, string])[] = [
 
 /**
  * Why a `/v2` path that has no route here is not served, when it is one of Triton's extensions
- * (tritonclient's `get_inference_statistics`, `load_model` on a server without the admin API…),
+ * (tritonclient's `get_log_settings`, `load_model` on a server without the admin API…),
  * or undefined for any other path. A client of Triton reads the reason instead of a 404 that
- * looks like a wrong URL, or like a model named "stats".
+ * looks like a wrong URL.
  */
 export function notServedReason(
   path: string,

@@ -10,6 +10,7 @@ import { OIP_ERRORS, oipCodecFor } from './oip-protocol.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import { type ModelRef, unavailable } from './target.js';
 import { tritonModelConfig } from './triton-model-config.js';
+import { modelStatistics } from './triton-statistics.js';
 
 /**
  * The REST side of the Open Inference Protocol (KServe v2), under `/v2`, in a scope of its own:
@@ -81,15 +82,25 @@ export function registerOipRoutes(
         const versions = registry.versionsOf(found.name).map((v) => v.version);
         answerOf(reply).json(tritonModelConfig(found, versions));
       };
-      // Triton's statistics of every model (not served), unless a model is named "stats".
-      scope.get('/models/stats', { config: { answers: plain } }, (request, reply) => {
+      const statisticsOf = (ref: (ModelRef & { name: string }) | undefined, reply: FastifyReply): void => {
+        const found = modelStatistics(runtime, ref);
+        if (found instanceof BatchlineError) return void answerOf(reply).error(found);
+        answerOf(reply).json(found);
+      };
+      // Triton's statistics of every model (its statistics extension), unless a model is named
+      // "stats": its metadata keeps this path, as before the extension was served (its statistics
+      // are at /v2/models/stats/stats).
+      scope.get('/models/stats', { config: { answers: plain } }, (_request, reply) => {
         if (registry.versionsOf('stats').length > 0) return metadataOf({ name: 'stats' }, reply);
-        notFound(request, reply);
+        statisticsOf(undefined, reply);
       });
       for (const path of ['/models/:name', '/models/:name/versions/:version']) {
         scope.get(path, { config: { answers: plain } }, metadata);
         scope.get(`${path}/ready`, { config: { answers: plain } }, ready);
         scope.get(`${path}/config`, { config: { answers: plain } }, config);
+        scope.get(`${path}/stats`, { config: { answers: plain } }, (request, reply) =>
+          statisticsOf(refOf(request), reply),
+        );
       }
 
       const answers = new RouteAnswers(

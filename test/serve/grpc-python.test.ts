@@ -116,7 +116,7 @@ describe.skipIf(why !== undefined)("Python's grpcio, with stubs generated from t
     expect(out).toStrictEqual({
       live: true,
       ready: true,
-      server: ['batchline', ['binary_tensor_data', 'schedule_policy', 'model_configuration']],
+      server: ['batchline', ['binary_tensor_data', 'schedule_policy', 'model_configuration', 'statistics']],
       model: ['toy-logistic-v1', ['1'], [['features', 'FP32', [-1, 3]]]],
       model_ready: true,
       raw: ['py-1', 'toy-logistic-v1', '1', [['score', 'FP32', [2, 1]]], [expect.closeTo(0.682799, 6), 0.5]],

@@ -184,10 +184,6 @@ describe("Triton's extensions batchline does not serve", () => {
   it("answer 404 naming the extension, as tritonclient's calls for them reach the server", async () => {
     server = await tritonServer({ adminToken: undefined });
     const cases: [string, 'GET' | 'POST', string][] = [
-      // get_inference_statistics(), for every model and for one
-      ['GET', '/v2/models/stats', 'statistics extension is not served; /metrics and /v1/stats hold'],
-      ['GET', '/v2/models/m/stats', 'statistics extension is not served'],
-      ['GET', '/v2/models/m/versions/1/stats', 'statistics extension is not served'],
       ['GET', '/v2/trace/setting', 'trace extension is not served'],
       ['POST', '/v2/models/m/trace/setting', 'trace extension is not served'],
       ['GET', '/v2/logging', 'logging extension is not served'],
@@ -249,5 +245,11 @@ describe("Triton's extensions batchline does not serve", () => {
     server = await startTestServer({ modelRepository: root });
     const answer = await call('GET', `${server.url}/v2/models/stats`);
     expect([answer.status, answer.json.name, answer.json.versions]).toEqual([200, 'stats', ['1']]);
+    // Its statistics are where any model's are.
+    const stats = await call('GET', `${server.url}/v2/models/stats/stats`);
+    expect([stats.status, stats.json.model_stats.map((s: any) => [s.name, s.version])]).toEqual([
+      200,
+      [['stats', '1']],
+    ]);
   });
 });

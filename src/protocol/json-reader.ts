@@ -1,5 +1,6 @@
 import { BatchlineError } from '../errors.js';
 import { JsonNumbers } from '../model/json-numbers.js';
+import { recordFractionLiteral } from './json-literals.js';
 
 /** Deeper nesting than this is refused (a parser that recursed would overflow its stack). */
 export const MAX_JSON_DEPTH = 64;
@@ -51,6 +52,8 @@ class Reader {
   at = 0;
   /** Numbers written to `scratch` so far in this document. */
   private used = 0;
+  /** Whether the last number read had a fraction or an exponent (`json-literals.ts`). */
+  private fractionWritten = false;
 
   constructor(
     private readonly bytes: Buffer,
@@ -252,7 +255,10 @@ class Reader {
       if (bytes[this.at] !== COLON) this.fail(`expected ':' after the property name "${key.slice(0, 64)}"`);
       this.at++;
       this.skipSpace();
-      result[key] = this.value(depth + 1);
+      const start = this.at;
+      const value = (result[key] = this.value(depth + 1));
+      if (typeof value === 'number' && this.fractionWritten && Number.isInteger(value))
+        recordFractionLiteral(result, key, this.bytes.toString('latin1', start, this.at));
       this.skipSpace();
       const c = bytes[this.at++];
       if (c === CLOSE_BRACE) return result;
@@ -338,7 +344,8 @@ class Reader {
       } while (c !== undefined && c >= ZERO && c <= NINE);
     }
     let exponent = 0;
-    if (c === LOWER_E || c === UPPER_E) {
+    const exponentWritten = c === LOWER_E || c === UPPER_E;
+    if (exponentWritten) {
       c = bytes[++at];
       let exponentNegative = false;
       if (c === PLUS || c === MINUS) {
@@ -353,6 +360,7 @@ class Reader {
       if (exponentNegative) exponent = -exponent;
     }
     this.at = at;
+    this.fractionWritten = scale > 0 || exponentWritten;
     const power = exponent - scale;
     let value: number;
     if (mantissa < TWO_TO_53 && power >= -22 && power <= 22) {

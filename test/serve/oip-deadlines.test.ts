@@ -26,11 +26,11 @@ const features = (rows: number) => ({
   data: Array.from({ length: rows * 3 }, (_, i) => i / 10),
 });
 
-/** A /v2 JSON inference; a request left unanswered fails after 5 s instead of at the test's timeout. */
-async function inferOverHttp(body: object, headers: Record<string, string> = {}) {
+/** A /v2 JSON inference (a string is sent as it is); a request left unanswered fails after 5 s instead of at the test's timeout. */
+async function inferOverHttp(body: object | string, headers: Record<string, string> = {}) {
   const response = await request(`${server.url}/v2/models/toy-logistic-v1/infer`, {
     method: 'POST',
-    body: JSON.stringify(body),
+    body: typeof body === 'string' ? body : JSON.stringify(body),
     headers,
     headersTimeout: 5_000,
   });
@@ -98,6 +98,25 @@ describe('a timeout or priority parameter of the wrong type', () => {
       },
     });
     expect((await inferOverHttp({ inputs: [features(1)], parameters: { priority: '1' } })).status).toBe(400);
+    // A number written with a fraction or an exponent: rapidjson reads it as a double, which Triton
+    // refuses for an unsigned integer ("Unable to parse 'timeout'"); 5.0 was taken as 5 µs.
+    const inputs = JSON.stringify([features(1)]);
+    expect(await inferOverHttp(`{"inputs": ${inputs}, "parameters": {"timeout": 5.0}}`)).toEqual({
+      status: 400,
+      json: {
+        error:
+          'invalid inputs: the "timeout" parameter must be a whole number of microseconds, written without a fraction or an exponent, got 5.0',
+      },
+    });
+    expect((await inferOverHttp(`{"inputs": ${inputs}, "parameters": {"timeout": 5e6}}`)).json.error).toContain(
+      'got 5e6',
+    );
+    expect((await inferOverHttp(`{"inputs": ${inputs}, "parameters": {"priority": 1.0}}`)).status).toBe(400);
+    expect((await inferOverHttp(`{"inputs": ${inputs}, "parameters": {"timeout": 5.5}}`)).json.error).toMatch(
+      /microseconds, got 5\.5$/,
+    );
+    // Written whole, it is a deadline.
+    expect((await inferOverHttp(`{"inputs": ${inputs}, "parameters": {"timeout": 5000000}}`)).status).toBe(200);
     const input = {
       model_name: 'toy-logistic-v1',
       inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 3] }],

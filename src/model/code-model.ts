@@ -4,6 +4,7 @@ import { BatchlineError, textOf } from '../errors.js';
 import type { CodeModelContext, ExecuteContext } from './code-model-types.js';
 import { elementTypeOf, OIP_DATATYPES } from './datatypes.js';
 import { INTEGER_RANGE } from './element-values.js';
+import { ItemFailure } from './item-failure.js';
 import { notOnePerItem } from '../core/per-item-results.js';
 import { toFloat16Bits } from './float16.js';
 import { JSON_SPEC, jsonItem, jsonTextOf } from './json-items.js';
@@ -111,15 +112,15 @@ export class CodeModel {
     const shapes = json ? [] : items.map(shapesOf);
     const results = await this.execute(given, { instance: this.instance, shapes });
     if (!Array.isArray(results) || results.length !== items.length) {
-      const error = new Error(notOnePerItem('execute', results, items.length));
+      const error = new ItemFailure(notOnePerItem('execute', results, items.length));
       return items.map(() => error);
     }
     return results.map((result: unknown, i) => {
-      if (result instanceof Error) return result;
+      if (result instanceof Error) return new ItemFailure(result.message, { cause: result });
       try {
         return json ? jsonResult(result) : this.tensorResult(result);
       } catch (error) {
-        return new Error(`execute's result for item ${i}: ${messageOf(error)}`);
+        return new ItemFailure(`execute's result for item ${i}: ${messageOf(error)}`);
       }
     });
   }

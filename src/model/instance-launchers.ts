@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { BatchlineError } from '../errors.js';
 import { stackForThread } from './batch-buffer.js';
 import { inputBuffers } from './input-buffers.js';
+import { ItemFailure } from './item-failure.js';
 import { instanceLoads } from './load-gate.js';
 import { modelThreads } from './model-threads.js';
 import { startThread } from './start-thread.js';
@@ -202,7 +203,7 @@ function launch(endpoint: Endpoint, onExit: (reason: string) => void): Promise<L
           run.resolve(
             reply.outputs.map((output) =>
               'failed' in output && typeof output.failed === 'string'
-                ? new Error(output.failed)
+                ? new ItemFailure(output.failed)
                 : (output as ItemTensors),
             ),
           );

@@ -1,5 +1,6 @@
 import type { Outcome, PendingRequest } from '../core/types.js';
 import { BatchlineError } from '../errors.js';
+import { ItemFailure } from '../model/item-failure.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import { answerAfterHandOff } from './after-hand-off.js';
 import { seeTheLog } from './failure-log.js';
@@ -154,9 +155,10 @@ function failedOutcomeError(
   context: AdmissionContext,
 ): BatchlineError {
   return outcomeError(outcome, request, (error) => {
-    // The detail (onnxruntime's node names, its source files) goes to the log, not to the client.
+    // The detail (onnxruntime's node names, its source files) goes to the log, not to the client;
+    // a code model's own answer for the item is the model's word to the client.
     context.logError(`model execution failed for request ${request.id}`, error);
-    return new BatchlineError('MODEL_FAILURE', seeTheLog(request.id));
+    return new BatchlineError('MODEL_FAILURE', error instanceof ItemFailure ? error.message : seeTheLog(request.id));
   });
 }
 

@@ -123,14 +123,38 @@ describe('a tensor code model', () => {
     expect(server.runtime.registry.resolve('double')!.batcher.counts.admitted).toBe(admitted);
   });
 
-  it('fails an item its execute answers with an Error alone: 500 model_failure', async () => {
+  it("fails an item its execute answers with an Error alone: 500 model_failure with the Error's message", async () => {
     const [bad, good] = await Promise.all([
       predict('double', { inputs: [-1, 0, 0] }),
       predict('double', { inputs: [0, 0, 0] }),
     ]);
-    expect(bad.status).toBe(500);
-    expect(bad.json.error.code).toBe('model_failure');
+    // The model's word to the client, as a TritonError's message is in Triton's Python backend
+    // (it was "see the server log for request …", from a model thread as inline).
+    expect([bad.status, bad.json.error]).toEqual([
+      500,
+      { code: 'model_failure', message: 'model execution failed: x[0] must not be negative' },
+    ]);
     expect(good.status).toBe(200);
+    const v2 = await infer(`${server.url}/v2/models/double/infer`, {
+      inputs: [{ name: 'x', datatype: 'FP32', shape: [2, 3], data: [1, 2, 3, -1, 0, 0] }],
+    });
+    expect(v2).toMatchObject({ status: 500, json: { error: 'model execution failed: x[0] must not be negative' } });
+    for (const execution of ['inline', 'process']) {
+      const other = await startTestServer(
+        { execution },
+        `${await codeModelDir({ 'model.mjs': CODE_MODELS.double })}/model.mjs`,
+      );
+      try {
+        const reply = await infer(other.url, { inputs: [-1, 0, 0] });
+        expect([execution, reply.status, reply.json.error.message]).toEqual([
+          execution,
+          500,
+          'model execution failed: x[0] must not be negative',
+        ]);
+      } finally {
+        await other.close();
+      }
+    }
   });
 
   it('takes MessagePack and answers in it', async () => {
@@ -168,6 +192,8 @@ describe('a tensor code model', () => {
   it('finds the bad item of a batch whose execute throws, and answers the others', async () => {
     const replies = await Promise.all([1, 13, 3].map((x) => predict('unlucky', { inputs: [x] })));
     expect(replies.map((reply) => reply.status)).toEqual([200, 500, 200]);
+    // A run that threw is not the model's answer for an item: its detail stays in the log.
+    expect(replies[1]!.json.error.message).toMatch(/^model execution failed: see the server log for request /);
   });
 
   it('survives an instance process that dies: that batch fails, the instance is restarted, the next is answered', async () => {

@@ -58,6 +58,7 @@ describe('a tensor code model over gRPC', () => {
       client.infer({ model_name: 'double', inputs: [xInput(1)], raw_input_contents: [float32Bytes([1, 0, 0])] }),
     ]);
     expect(bad.error?.code).toBe(grpc.status.INTERNAL);
+    expect(bad.error?.details).toBe('model execution failed: x[0] must not be negative');
     expect(good.error).toBeUndefined();
     expect(float32Values(good.message.raw_output_contents[0])).toStrictEqual([3, 1, 1]);
   });

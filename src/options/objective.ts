@@ -1,10 +1,12 @@
 import { BatchlineError } from '../errors.js';
+import { fromK6Thresholds, K6_FORMS } from './k6-thresholds.js';
 
 /**
  * One grammar for objectives, shared by `bench --slo`, `bench --threshold` and `simulate --slo`:
  * clauses such as `p99<50ms`, `p95<=0.2s`, `mean<10`, `errors<1%`, joined by commas, `&` or
- * `and`. k6's spellings `p(95)<200`, `avg` and `med` are accepted too. A latency bound without a unit is in ms
- * (as in k6's thresholds); a ratio is a percentage (`1%`) or a fraction (`0.01`).
+ * `and`. k6's spellings `p(95)<200`, `avg` and `med` are accepted too, and k6's thresholds as a script
+ * holds them (`http_req_duration: ['p(95)<500']`, k6-thresholds.ts). A latency bound without a
+ * unit is in ms (as in k6's thresholds); a ratio is a percentage (`1%`) or a fraction (`0.01`).
  */
 export type LatencyMetric = 'p50' | 'p90' | 'p95' | 'p99' | 'p999' | 'mean' | 'max';
 /** The fraction of requests that got no successful answer; `errors` and `loss` name the same ratio. */
@@ -88,7 +90,7 @@ export interface ParseObjectiveOptions {
 
 export function parseObjective(text: string, options: ParseObjectiveOptions): Objective {
   const clauses: ObjectiveClause[] = [];
-  const parts = text
+  const parts = (fromK6Thresholds(text, options.flag) ?? text)
     .split(/,|&|\band\b/)
     .map((part) => part.trim())
     .filter((part) => part !== '');
@@ -169,6 +171,6 @@ function formatRatio(fraction: number): string {
 function invalid(flag: string, text: string, why: string): BatchlineError {
   return new BatchlineError(
     'INVALID_OPTION',
-    `${flag}: got '${text}' (${why}); expected clauses such as p99<50ms, joined by commas: p50, p90, p95, p99, p999, mean or max under a duration (bare numbers are ms), errors or loss under a ratio such as 1%`,
+    `${flag}: got '${text}' (${why}); expected clauses such as p99<50ms, joined by commas: p50, p90, p95, p99, p999, mean or max under a duration (bare numbers are ms), errors or loss under a ratio such as 1%; or ${K6_FORMS}`,
   );
 }

@@ -63,4 +63,53 @@ describe('one objective grammar for bench --slo, bench --threshold and simulate 
     expect(parseThresholds(['errors<1%'], undefined)[0]?.text).toBe('errors<1%');
     expect(() => parseBenchSlo('errors<1%')).toThrow(/bounds no latency statistic/);
   });
+
+  // k6's thresholds as a script holds them: `http_req_duration: p(95)<500` was refused with
+  // "is not metric<value".
+  it.each([
+    ['http_req_duration: p(95)<500', 'p95<500ms'],
+    ["'http_req_duration': ['p(95)<500']", 'p95<500ms'],
+    [
+      "http_req_duration: ['p(95)<500', 'p(99.9) < 1000', 'avg<200', 'med<150', 'max<=2000']",
+      'p95<500ms & p999<1s & mean<200ms & p50<150ms & max<=2s',
+    ],
+    ['http_req_failed: rate<0.01', 'errors<1%'],
+    ["{ http_req_failed: ['rate<0.01'], http_req_duration: ['p(99)<1s'] }", 'errors<1% & p99<1s'],
+    ["'http_req_duration{expected_response:true}': ['p(90)<300']", 'p90<300ms'],
+    ['"http_req_duration": ["p(50)<0.5s"]', 'p50<500ms'],
+  ])("reads k6's threshold %j as %j", (text, clauses) => {
+    const [threshold] = parseThresholds([text], undefined);
+    expect(threshold?.text).toBe(clauses);
+  });
+
+  it("judges k6's http_req_duration on the 2xx latency and http_req_failed's rate as errors", () => {
+    const [threshold] = parseThresholds(
+      ["http_req_duration: ['p(95)<100'], http_req_failed: ['rate<0.01']"],
+      undefined,
+    );
+    expect(evaluateObjective(threshold!, figures(90, 0.005)).map((r) => r.met)).toEqual([true, true]);
+    expect(evaluateObjective(threshold!, figures(120, 0.02)).map((r) => r.met)).toEqual([false, false]);
+  });
+
+  it.each([
+    ['http_reqs: rate>100', "k6's 'http_reqs' is not a figure bench judges"],
+    ['checks: rate>0.99', "k6's 'checks' is not a figure bench judges"],
+    ['http_req_duration: p(95)>500', 'upper bounds, < or <=, not >'],
+    ['http_req_failed: rate==0', 'upper bounds, < or <=, not =='],
+    [
+      'http_req_duration: p(99.99)<500',
+      'http_req_duration takes p(50), p(90), p(95), p(99), p(99.9), avg, med or max, not p(99.99)',
+    ],
+    ['http_req_duration: min<10', 'not min'],
+    ['http_req_failed: count<10', 'http_req_failed takes rate, not count'],
+    ['http_req_duration{status:200}: p(95)<500', 'bench tags no request'],
+    ["http_req_duration: [{ threshold: 'p(95)<500', abortOnFail: true }]", 'is not aggregation<value'],
+    ["http_req_duration: { threshold: 'p(95)<500', abortOnFail: true }", 'takes no abortOnFail object'],
+    ['http_req_duration: p(95)<fast', "'p95<fast' is not metric<value"],
+  ])('refuses k6 threshold %j naming why and the forms it takes', (text, why) => {
+    expect(() => parseThresholds([text], undefined)).toThrow(why);
+    expect(() => parseThresholds([text], undefined)).toThrow(
+      "k6's http_req_duration: ['p(95)<500'] (p(50), p(90), p(95), p(99), p(99.9), avg, med or max, in ms) and http_req_failed: ['rate<0.01']",
+    );
+  });
 });

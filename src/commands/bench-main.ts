@@ -23,7 +23,7 @@ export interface BenchOutputs {
   hdrLog: string | undefined;
   sweep: string | undefined;
   slo: string;
-  /** --threshold, parsed: judged on a single run; one failing exits 1. */
+  /** --threshold, parsed: judged on a single run; one failing exits 99, as in k6. */
   thresholds?: readonly Objective[];
   quiet: boolean;
   /** --no-ui: the plain progress line even on a terminal. */
@@ -186,9 +186,19 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
   const only = recorded[0];
   if (page !== undefined && outputs.html !== undefined && only !== undefined)
     await page.writeBenchHtml(outputs.html, only, commandLine);
-  const failures = [nothingSucceeded(result), ...failedThresholds(thresholds)].filter((f) => f !== undefined);
-  if (failures.length > 0) throw new ExitWithCode(1, failures.join('\n'));
+  const nothing = nothingSucceeded(result);
+  const failed = failedThresholds(thresholds);
+  // A run that measured nothing is 1, whatever its thresholds say: the setup, not the server's figures.
+  if (nothing !== undefined) throw new ExitWithCode(1, [nothing, ...failed].join('\n'));
+  if (failed.length > 0) throw new ExitWithCode(THRESHOLDS_FAILED_EXIT, failed.join('\n'));
 }
+
+/**
+ * k6's status when a threshold fails (its ThresholdsHaveFailed): a CI job tells "the server
+ * missed the objective" from "the run could not measure" (1: nothing answered 2xx, the host does
+ * not resolve) and from an invalid option (2), and a k6 user's scripts already test for 99.
+ */
+export const THRESHOLDS_FAILED_EXIT = 99;
 
 /**
  * A host name that does not resolve fails every request as `other` with no word of why (a 10 s

@@ -27,7 +27,8 @@ Examples:
   batchline bench --rate 500 --duration 1m30s --warmup 5s <url>
   batchline bench --stages '10s:200,10s:800,20s:800' --arrival poisson <url>
   batchline bench --sweep '100..2000/100' --slo 'p99<100ms' <url>  find the highest rate within the objective
-  batchline bench -R 300 --threshold 'p95<50ms' --threshold 'errors<1%' <url>   exit 1 when one fails
+  batchline bench -R 300 --threshold 'p95<50ms' --threshold 'errors<1%' <url>   exit 99 when one fails, as k6
+  batchline bench -R 300 --threshold "http_req_duration: ['p(95)<50']" <url>      k6's thresholds read as they are
   batchline bench --body @inputs.jsonl <url>                        one body per line, cycled
   batchline bench --json run.json --hdr-log run.hlog <url>
   batchline bench --rate 300 --duration 30s --html report.html <url>

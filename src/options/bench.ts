@@ -22,7 +22,7 @@ export const BENCH_OPTIONS = {
     default: [],
     placeholder: 'objective',
     description:
-      "pass/fail criterion of a single run, repeatable, as k6's thresholds: --threshold 'p95<200ms' --threshold 'errors<1%' (p50, p90, p95, p99, p999, mean, max of the 2xx latency; errors = sends without a 2xx answer); exit 1 naming the one that failed",
+      "pass/fail criterion of a single run, repeatable, as k6's thresholds: --threshold 'p95<200ms' --threshold 'errors<1%' (p50, p90, p95, p99, p999, mean, max of the 2xx latency; errors = sends without a 2xx answer), or k6's own \"http_req_duration: ['p(95)<200']\" and 'http_req_failed: rate<0.01' (bare bounds are ms); exit 99, as k6, naming the one that failed",
   },
   ui: {
     kind: 'boolean',

@@ -28,7 +28,7 @@ describe('bench --threshold', () => {
       res.statusCode = n++ % 5 === 4 ? 500 : 200;
       res.end();
     });
-    const run = async (thresholds: string[]) => {
+    const run = async (thresholds: string[], url = server!.url) => {
       const stdout = new Sink();
       const json = new Sink();
       const outputs = {
@@ -40,7 +40,7 @@ describe('bench --threshold', () => {
         thresholds: parseThresholds(thresholds, undefined),
       };
       let exit: unknown;
-      await benchMain(validated(server!.url, { rate: '200', duration: '500ms', warmup: '0' }), outputs, {
+      await benchMain(validated(url, { rate: '200', duration: '500ms', warmup: '0' }), outputs, {
         stdout,
         stderr: json,
         env: {},
@@ -54,8 +54,21 @@ describe('bench --threshold', () => {
 
     const failed = await run(['p95<1s', 'errors<1%']);
     expect(failed.exit).toBeInstanceOf(ExitWithCode);
-    expect((failed.exit as ExitWithCode).exitCode).toBe(1);
+    // k6's ThresholdsHaveFailed: a CI job tells a missed objective from a run that measured nothing (1).
+    expect((failed.exit as ExitWithCode).exitCode).toBe(99);
     expect((failed.exit as ExitWithCode).message).toBe('batchline bench: threshold errors<1% failed: errors 20%');
     expect(failed.text).toMatch(/✗ errors<1%\s+errors 20%/);
+
+    // k6's thresholds as a script holds them, judged on the same run.
+    const k6 = await run(["http_req_duration: ['p(95)<1000']", "'http_req_failed': ['rate<0.01']"]);
+    expect((k6.exit as ExitWithCode).exitCode).toBe(99);
+    expect(k6.text).toMatch(/✓ p95<1s\s+p95 [\d.]+ms\n {2}✗ errors<1%\s+errors 20%/);
+
+    // Nothing listens: the run measured nothing, which is 1 whatever the thresholds say.
+    const refused = await run(['errors<1%'], 'http://127.0.0.1:1/');
+    expect((refused.exit as ExitWithCode).exitCode).toBe(1);
+    expect((refused.exit as ExitWithCode).message).toMatch(
+      /^batchline bench: no request succeeded .*\nbatchline bench: threshold errors<1% failed: errors 100%$/,
+    );
   });
 });

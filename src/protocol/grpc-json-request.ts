@@ -2,6 +2,7 @@ import { BatchlineError } from '../errors.js';
 import { fromValues } from '../model/element-values.js';
 import { elementCount } from '../model/tensor-spec.js';
 import { bytesOfElements } from './binary-tensor.js';
+import { describeNestingMismatch, nestingMismatch } from './data-nesting.js';
 import { elementTypeOf } from '../model/datatypes.js';
 import { inferenceType } from './grpc-proto-root.js';
 
@@ -50,6 +51,10 @@ export function modelInferRequestFromJson(json: unknown, model: string, version:
     if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0))
       throw invalid(`${where}: "shape" must be an array of whole numbers`);
     if (!Array.isArray(data)) throw invalid(`${where}: "data" must be an array (binary data is not read from --body)`);
+    // As the server's /v2 decoder: nested data must nest as the shape, or its rows are not the rows sent.
+    const nested = (data as unknown[]).some(Array.isArray);
+    const mismatch = nested ? nestingMismatch(data, shape as number[]) : undefined;
+    if (mismatch !== undefined) throw invalid(describeNestingMismatch(name, shape as number[], mismatch));
     const flat = (data as unknown[]).flat(Number.POSITIVE_INFINITY);
     const count = elementCount(shape as number[]);
     if (flat.length !== count) throw invalid(`${where}: "data" has ${flat.length} values, its shape needs ${count}`);

@@ -13,6 +13,7 @@ import { bytesOf, type BodyChunks } from './body-chunks.js';
 import { byteSizeOf, stringsFromBytes, typedFromBody } from './binary-tensor.js';
 import { elementTypeOf, oipDatatypeOf } from '../model/datatypes.js';
 import { asJsonText, JsonNumbers } from '../model/json-numbers.js';
+import { describeNestingMismatch, nestingMismatch } from './data-nesting.js';
 import { readJson } from './json-reader.js';
 import { scheduleParametersOf, type ScheduleParameters } from './schedule-parameters.js';
 
@@ -213,7 +214,7 @@ function jsonRows(
 ): (row: number) => ElementArray {
   const total = elementCount(shape);
   if (data instanceof JsonNumbers) {
-    if (data.shape.length > 1) checkNesting(data, spec, shape, 0, '');
+    if (data.shape.length > 1) checkNesting(data, spec, shape);
     // `values` views readJson's scratch space: convert every row now, before another body is read.
     if (data.values.length !== total) throw countError(spec, data.values.length, shape);
     const converted = Array.from({ length: shape[0]! }, (_, row) =>
@@ -223,7 +224,7 @@ function jsonRows(
   }
   if (!Array.isArray(data)) throw bad(`the "data" of input "${spec.name}" must be an array`);
   const flat: unknown[] = [];
-  if (flatten(data, flat)) checkNesting(data, spec, shape, 0, '');
+  if (flatten(data, flat)) checkNesting(data, spec, shape);
   if (flat.length !== total) throw countError(spec, flat.length, shape);
   return (row) => fromValues(flat, row * itemCount, itemCount, spec);
 }
@@ -243,39 +244,10 @@ function flatten(value: readonly unknown[], out: unknown[]): boolean {
   return nested;
 }
 
-/** Throws BAD_INPUT at the first place where nested `value` (at `depth` of `shape`) does not follow the shape. */
-function checkNesting(value: unknown, spec: TensorSpec, shape: readonly number[], depth: number, path: string): void {
-  const isArray = Array.isArray(value) || value instanceof JsonNumbers;
-  if (isArray && depth === shape.length) throw nestingError(spec, shape, path, 'is an array, deeper than the shape');
-  if (value instanceof JsonNumbers) {
-    // Rectangular by construction (json-reader): its shape is the whole check.
-    if (!sameShape(value.shape, shape, depth))
-      throw nestingError(
-        spec,
-        shape,
-        path,
-        `is nested as ${describeShape(value.shape)} where the shape needs ${describeShape(shape.slice(depth))}`,
-      );
-    return;
-  }
-  if (!Array.isArray(value)) {
-    if (depth < shape.length)
-      throw nestingError(spec, shape, path, `is a value where the shape needs an array of ${shape[depth]}`);
-    return;
-  }
-  if (value.length !== shape[depth])
-    throw nestingError(spec, shape, path, `has ${value.length} entries where the shape needs ${shape[depth]}`);
-  for (let i = 0; i < value.length; i++) checkNesting(value[i], spec, shape, depth + 1, `${path}[${i}]`);
-}
-
-function sameShape(nested: readonly number[], shape: readonly number[], depth: number): boolean {
-  return nested.length === shape.length - depth && nested.every((dim, i) => dim === shape[depth + i]);
-}
-
-function nestingError(spec: TensorSpec, shape: readonly number[], path: string, found: string): BatchlineError {
-  return bad(
-    `input "${spec.name}" has shape ${describeShape(shape)}, but its "data"${path} ${found}: nest it as the shape (row-major), or give it flat`,
-  );
+/** Throws BAD_INPUT at the first place where nested `value` does not follow the shape. */
+function checkNesting(value: unknown, spec: TensorSpec, shape: readonly number[]): void {
+  const mismatch = nestingMismatch(value, shape);
+  if (mismatch !== undefined) throw bad(describeNestingMismatch(spec.name, shape, mismatch));
 }
 
 /**

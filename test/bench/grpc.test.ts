@@ -173,6 +173,19 @@ describe('bench grpc://host:port/models/NAME', () => {
         '{"inputs": [{"name": "x", "shape": [1], "datatype": "FP8", "data": [1]}]}',
         'input "x": "datatype" must be one of',
       ],
+      // Nested data that does not nest as its shape: its 6 values were sent, rows not as written.
+      [
+        '{"inputs": [{"name": "x", "shape": [2, 3], "datatype": "FP32", "data": [[1, 2], [3, 4, 5, 6]]}]}',
+        'input "x" has shape [2, 3], but its "data"[0] has 2 entries where the shape needs 3: nest it as the shape (row-major), or give it flat',
+      ],
+      [
+        '{"inputs": [{"name": "x", "shape": [2, 3], "datatype": "FP32", "data": [[1, 2, 3, 4, 5, 6]]}]}',
+        'input "x" has shape [2, 3], but its "data" has 1 entries where the shape needs 2',
+      ],
+      [
+        '{"inputs": [{"name": "x", "shape": [1, 2], "datatype": "FP32", "data": [[1, [2]]]}]}',
+        'input "x" has shape [1, 2], but its "data"[0][1] is an array, deeper than the shape',
+      ],
       ['[1]', 'expected a JSON object with "inputs"'],
       ['nope', 'not valid JSON'],
     ]) {
@@ -180,5 +193,12 @@ describe('bench grpc://host:port/models/NAME', () => {
         `--body: ${message}`,
       );
     }
+    // An invalid option: exit 2, as every other refusal of --body.
+    await expect(
+      bench('grpc://127.0.0.1:1/models/m', {
+        body: '{"inputs": [{"name": "x", "shape": [2, 2], "datatype": "FP32", "data": [[1, 2, 3], [4]]}]}',
+        requests: '1',
+      }),
+    ).rejects.toMatchObject({ exitCode: 2 });
   });
 });

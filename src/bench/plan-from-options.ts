@@ -1,7 +1,7 @@
 import { parseStages, type Stage } from '../core/arrivals.js';
 import { freshSeed } from '../core/rng.js';
 import { BatchlineError } from '../errors.js';
-import type { BenchOptionValues } from '../options/bench.js';
+import { BENCH_OPTIONS, type BenchOptionValues } from '../options/bench.js';
 import { parseDurationMs } from '../options/schema.js';
 import { parseObjective, type Objective } from '../options/objective.js';
 import type { BenchPlan } from './plan.js';
@@ -28,7 +28,7 @@ export function validateBench(
   urlText: string | undefined,
   o: BenchOptionValues,
   headerLines: readonly string[],
-  explicit: { method: boolean; rate: boolean; duration: boolean; slo?: boolean },
+  explicit: { method: boolean; rate: boolean; duration: boolean; slo?: boolean; seed?: boolean },
   entropy: number,
 ): ValidatedBench {
   const url = parseTargetUrl(urlText);
@@ -83,6 +83,7 @@ export function validateBench(
     if (stages !== undefined) invalid('--sweep', o.sweep, 'either --sweep or --stages, not both');
   }
   const mode = stages !== undefined || o.rate > 0 || o.sweep !== undefined ? 'open' : 'closed';
+  if (mode === 'closed') refuseOpenLoopOptions(o, explicit.seed === true);
   const stagesMs = stages?.reduce((sum, s) => sum + s.durationMs, 0);
   if (stagesMs !== undefined && stagesMs <= o.warmup)
     invalid('--warmup', `${o.warmup} ms`, `less than the stages' total of ${stagesMs} ms`);
@@ -117,6 +118,20 @@ export function validateBench(
   };
   checkWorkerShares(plan);
   return { plan, bodySource, methodGiven: explicit.method, contentTypeGiven: 'content-type' in headers };
+}
+
+/**
+ * Options of the open loop's schedule, given to a closed loop (no --rate, --stages or --sweep):
+ * the run went ahead without them, and `--arrival poisson --seed 7` measured evenly-paced
+ * senders that were no schedule at all.
+ */
+function refuseOpenLoopOptions(o: BenchOptionValues, seedGiven: boolean): void {
+  const why = (what: string) =>
+    `an open loop (-R/--rate, --stages or --sweep): ${what}; a closed loop sends each request when the last one's answer comes`;
+  if (o.arrival !== 'constant') invalid('--arrival', o.arrival, why('it spaces the sends of the schedule'));
+  if (seedGiven && o.seed !== undefined) invalid('--seed', o.seed, why("it seeds the schedule's Poisson arrivals"));
+  if (o.maxInFlight !== BENCH_OPTIONS.maxInFlight.default)
+    invalid('--max-in-flight', String(o.maxInFlight), why('it caps the requests a schedule has outstanding'));
 }
 
 /** Each worker thread needs a share of at least one connection, request and in-flight slot. */

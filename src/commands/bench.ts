@@ -43,6 +43,8 @@ Examples:
       rate: self.getOptionValueSource('rate') === 'cli' || process.env.BENCH_RATE !== undefined,
       duration: self.getOptionValueSource('duration') === 'cli',
       slo: self.getOptionValueSource('slo') === 'cli',
+      // BENCH_SEED set for every run of a CI job does not refuse its closed loops.
+      seed: self.getOptionValueSource('seed') === 'cli',
     };
     const validated = validateBench(url, options, options.header, explicit, Date.now());
     const thresholds = parseThresholds(options.threshold, options.sweep);

@@ -73,7 +73,7 @@ export const BENCH_OPTIONS = {
     flag: 'seed',
     env: 'BENCH_SEED',
     default: undefined,
-    description: 'seed of the Poisson schedule, an integer 0..4294967295 (default: a fresh one, printed in the report)',
+    description: 'open loop: seed of the Poisson schedule, an integer 0..4294967295 (default: a fresh one, printed in the report)',
   },
   duration: {
     kind: 'duration',

@@ -35,6 +35,10 @@ describe('batchline bench options', () => {
     [['--method', 'POST', '--body', '{}', 'grpc://127.0.0.1:1/models/m'], '--method', 'every call is ModelInfer'],
     [['--stages', '1s:0,2s:0'], "--stages: got '1s:0,2s:0'", 'every stage has rate 0, so nothing would be sent'],
     [['--seed', '-3'], '--seed', 'an integer from 0 to 4294967295'],
+    // The open loop's schedule, given to a closed loop: the run went ahead without it.
+    [['--arrival', 'poisson'], "--arrival: got 'poisson'", 'an open loop (-R/--rate, --stages or --sweep)'],
+    [['--seed', '7'], "--seed: got '7'", "an open loop (-R/--rate, --stages or --sweep): it seeds the schedule's"],
+    [['--max-in-flight', '5'], "--max-in-flight: got '5'", 'an open loop (-R/--rate, --stages or --sweep)'],
     [['--header', 'no colon'], '--header', "'name: value'"],
     [['--method', 'FETCH'], '--method', 'one of GET, HEAD, POST'],
     [['--sweep', '5..1/1'], '--sweep', 'FROM..TO/STEP'],

@@ -115,6 +115,7 @@ export function validateBench(
     workers: o.workers,
     httpClient: o.httpClient,
     keepIntervals: o.hdrLog !== undefined,
+    insecureTls: o.insecure,
   };
   checkWorkerShares(plan);
   return { plan, bodySource, methodGiven: explicit.method, contentTypeGiven: 'content-type' in headers };

@@ -37,6 +37,8 @@ export interface BenchPlan {
   httpClient: 'auto' | 'lean' | 'undici';
   /** Keep per-second histograms for an HdrHistogram log. */
   keepIntervals: boolean;
+  /** https://: take a certificate that does not verify (--insecure). */
+  insecureTls?: boolean;
 }
 
 /** The share of a plan one of `workers` threads runs: its connections and its slice of sends. */

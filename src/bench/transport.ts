@@ -91,6 +91,7 @@ function connectionOptions(plan: BenchPlan): Client.Options {
     bodyTimeout: plan.timeoutMs,
     keepAliveTimeout: 60_000,
     keepAliveMaxTimeout: 600_000,
+    ...(plan.insecureTls === true ? { connect: { rejectUnauthorized: false } } : {}),
   };
 }
 

@@ -3,6 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { BatchlineError, ExitWithCode } from '../errors.js';
 import { checkOutputPath } from './output-path.js';
+import { checkCertificate } from '../bench/certificate-check.js';
 import { inferRouteOf, probeTarget } from '../bench/default-body.js';
 import { formatHdrLog } from '../bench/hdr-log.js';
 import { grpcModelOf, type ValidatedBench } from '../bench/plan-from-options.js';
@@ -50,6 +51,7 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
   await checkOutputPath(outputs.json, '--json');
   await checkOutputPath(outputs.hdrLog, '--hdr-log');
   await checkHostResolves(validated.plan.url);
+  if (validated.plan.insecureTls !== true) await checkCertificate(validated.plan.url, validated.plan.timeoutMs);
   const plan = {
     ...(await withBody(validated, io)),
     keepIntervals: outputs.hdrLog !== undefined || outputs.html !== undefined,

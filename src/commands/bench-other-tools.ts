@@ -38,7 +38,8 @@ const OTHER_TOOLS_FLAGS: Record<string, string> = {
     "--out is k6's: bench writes --json FILE (the summary, with the whole histograms), --hdr-log FILE (per second) and --html FILE",
   '--summary-export': "--summary-export is k6's: bench's is --json FILE",
   '--rps': "--rps is k6's cap on the rate: bench's -R / --rate sends that many a second on a schedule (open loop)",
-  '-k': "-k is ab's keep-alive: bench always keeps its connections alive (-c of them); leave it out",
+  '--insecure-skip-tls-verify': "--insecure-skip-tls-verify is k6's: bench's is --insecure",
+  '-k': "-k is ab's keep-alive (bench always keeps its connections alive, -c of them) or curl's --insecure: bench's is --insecure",
 };
 
 /** Bench's way for a flag of another load tester that commander refused, or undefined. */

@@ -73,7 +73,8 @@ export const BENCH_OPTIONS = {
     flag: 'seed',
     env: 'BENCH_SEED',
     default: undefined,
-    description: 'open loop: seed of the Poisson schedule, an integer 0..4294967295 (default: a fresh one, printed in the report)',
+    description:
+      'open loop: seed of the Poisson schedule, an integer 0..4294967295 (default: a fresh one, printed in the report)',
   },
   duration: {
     kind: 'duration',
@@ -196,6 +197,13 @@ export const BENCH_OPTIONS = {
     default: 'p99<100ms',
     description:
       "with --sweep: the objective a step must meet, clauses such as 'p99<100ms' or 'p95<50ms,errors<0.1%' (p50, p90, p95, p99, p999, mean, max; errors; bare bounds are ms); without an errors clause, errors<=1%",
+  },
+  insecure: {
+    kind: 'boolean',
+    flag: 'insecure',
+    default: false,
+    description:
+      "https://: load a server whose certificate does not verify (self-signed, expired, another host's), as curl -k and k6's --insecure-skip-tls-verify; wrk and hey never check",
   },
   quiet: {
     kind: 'boolean',

@@ -1,0 +1,64 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { benchMain } from '../../src/commands/bench-main.js';
+import { ExitWithCode } from '../../src/errors.js';
+import { validated } from './plan-helper.js';
+
+class Sink extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _enc: string, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+/** A certificate for localhost and 127.0.0.1 that no CA signed (openssl req -x509, 100 years). */
+const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url));
+
+let server: Server | undefined;
+afterEach(async () => {
+  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+  server = undefined;
+});
+
+describe('bench https:// against a self-signed certificate', () => {
+  it('names the certificate before sending anything, and loads it with --insecure', async () => {
+    let requests = 0;
+    server = createServer(
+      { key: fixture('self-signed-key.pem'), cert: fixture('self-signed-cert.pem') },
+      (_req, res) => {
+        requests++;
+        res.end('ok');
+      },
+    );
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const run = async (raw: Record<string, string | boolean>) => {
+      const stdout = new Sink();
+      let exit: unknown;
+      await benchMain(
+        validated(url, { requests: '20', warmup: '0', ...raw }),
+        { json: '-', hdrLog: undefined, sweep: undefined, slo: 'p99<100ms', quiet: true },
+        { stdout, stderr: new Sink(), env: {} },
+      ).catch((error: unknown) => (exit = error));
+      return { stdout: stdout.text, exit };
+    };
+
+    // Every request failed as `other`, with no word of why.
+    const refused = await run({});
+    expect(refused.exit).toBeInstanceOf(ExitWithCode);
+    expect((refused.exit as ExitWithCode).exitCode).toBe(1);
+    expect((refused.exit as ExitWithCode).message).toMatch(
+      /^batchline bench: the certificate of 127\.0\.0\.1:\d+ does not verify \(DEPTH_ZERO_SELF_SIGNED_CERT: self[- ]signed certificate\); no request was sent: pass --insecure to load it anyway/,
+    );
+    expect(requests).toBe(0);
+
+    const insecure = await run({ insecure: true });
+    expect(insecure.exit).toBeUndefined();
+    expect(JSON.parse(insecure.stdout).requests).toMatchObject({ sent: 20, ok: 20, errors: 0 });
+    expect(requests).toBe(20);
+  });
+});

@@ -61,12 +61,69 @@ export interface ServeCpuSettings {
   connections: number;
 }
 
+/** One measurement: a serve of its own, warmed up by `warmup`, then measured over `measure`. */
+export interface ServeCpuPhase {
+  warmup: BenchPlan;
+  measure: BenchPlan;
+}
+
+/** The closed loop of `s.connections`, after half as long of the same to warm up. */
+export function closedLoopPhase(s: ServeCpuSettings, origin: string): ServeCpuPhase {
+  const closed: BenchPlan = {
+    url: `${origin}/v1/infer`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    bodies: [s.body],
+    mode: 'closed',
+    connections: s.connections,
+    pipelining: 1,
+    timeoutMs: 30_000,
+    warmupMs: 0,
+    durationMs: s.durationMs,
+    maxRequests: 0,
+    rateRps: 0,
+    stages: undefined,
+    arrival: 'constant',
+    seed: 1,
+    maxInFlight: 1_000_000,
+    workers: 1,
+    httpClient: 'lean',
+    keepIntervals: false,
+  };
+  return { warmup: { ...closed, durationMs: s.durationMs / 2 }, measure: closed };
+}
+
+/**
+ * Poisson arrivals at OPEN_LOOP_SHARE of what the closed loop answered, on a serve that has seen
+ * only these arrivals (warmed up by half as long of them). V8 sizes the old generation at its
+ * first full collections from how fast the process allocated then, and keeps to that: a serve that
+ * first ran the closed loop's 485 req/s went on with scavenges only at 300 req/s, where one started
+ * at 300 req/s paused for a full collection every 50-60 requests (PaddleOCR's classifier, JSON
+ * bodies), and stayed so at 500. A serve starts with traffic that grows, not with a full
+ * pipeline, so the open loop's serve starts with its own arrivals.
+ */
+export function openLoopPhase(s: ServeCpuSettings, origin: string, closedRateRps: number): ServeCpuPhase {
+  const { measure } = closedLoopPhase(s, origin);
+  const open: BenchPlan = {
+    ...measure,
+    mode: 'open',
+    rateRps: Math.max(1, Math.round(closedRateRps * OPEN_LOOP_SHARE)),
+    arrival: 'poisson',
+    connections: Math.max(64, s.connections),
+  };
+  return { warmup: { ...open, durationMs: s.durationMs / 2, seed: 2 }, measure: open };
+}
+
 /**
  * Serves the model in a child `batchline serve` and loads it from this process with bench's
- * closed loop, then with Poisson arrivals at OPEN_LOOP_SHARE of what the closed loop answered.
- * Undefined where there is no /proc (threads cannot be told apart).
+ * closed loop; then, on a fresh serve, with Poisson arrivals at OPEN_LOOP_SHARE of what the
+ * closed loop answered (openLoopPhase says why a fresh one). Undefined where there is no /proc
+ * (threads cannot be told apart).
  */
-export async function measureServeCpu(s: ServeCpuSettings): Promise<ServeCpu | undefined> {
+export async function measureServeCpu(
+  s: ServeCpuSettings,
+  serveOnce: ServeOnce = onServe,
+): Promise<ServeCpu | undefined> {
   if (
     !(await readFile('/proc/self/stat').then(
       () => true,
@@ -74,6 +131,24 @@ export async function measureServeCpu(s: ServeCpuSettings): Promise<ServeCpu | u
     ))
   )
     return undefined;
+  const full = await serveOnce(s, (origin) => closedLoopPhase(s, origin));
+  if (full === undefined) return undefined;
+  const open = await serveOnce(s, (origin) => openLoopPhase(s, origin, full.rateRps));
+  if (open === undefined) return full;
+  const { execMs: _execMs, ...openLoop } = open;
+  return { ...full, openLoop };
+}
+
+/** Starts a serve of the model, runs the phase on it (given where it listens) and stops it. */
+export type ServeOnce = (
+  s: ServeCpuSettings,
+  phaseAt: (origin: string) => ServeCpuPhase,
+) => Promise<ServeCpu | undefined>;
+
+const onServe: ServeOnce = async (
+  s: ServeCpuSettings,
+  phaseAt: (origin: string) => ServeCpuPhase,
+): Promise<ServeCpu | undefined> => {
   const bin = fileURLToPath(new URL('../../../bin/batchline.js', import.meta.url));
   const child = spawn(
     process.execPath,
@@ -103,28 +178,8 @@ export async function measureServeCpu(s: ServeCpuSettings): Promise<ServeCpu | u
   try {
     const origin = await listening(child);
     const { runBench } = await import('../bench/run-bench.js');
-    const closed: BenchPlan = {
-      url: `${origin}/v1/infer`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      bodies: [s.body],
-      mode: 'closed',
-      connections: s.connections,
-      pipelining: 1,
-      timeoutMs: 30_000,
-      warmupMs: 0,
-      durationMs: s.durationMs,
-      maxRequests: 0,
-      rateRps: 0,
-      stages: undefined,
-      arrival: 'constant',
-      seed: 1,
-      maxInFlight: 1_000_000,
-      workers: 1,
-      httpClient: 'lean',
-      keepIntervals: false,
-    };
-    await runBench({ ...closed, durationMs: s.durationMs / 2 });
+    const phase = phaseAt(origin);
+    await runBench(phase.warmup);
     /** serve's CPU per request by thread, its batches and GC pauses, over one bench run. */
     const measure = async (plan: BenchPlan): Promise<ServeCpu | undefined> => {
       const before = await threadTicks(child.pid as number);
@@ -172,23 +227,11 @@ export async function measureServeCpu(s: ServeCpuSettings): Promise<ServeCpu | u
         gcPauses,
       };
     };
-    const full = await measure(closed);
-    if (full === undefined) return undefined;
-    const rateRps = Math.max(1, Math.round(full.rateRps * OPEN_LOOP_SHARE));
-    const open = await measure({
-      ...closed,
-      mode: 'open',
-      rateRps,
-      arrival: 'poisson',
-      connections: Math.max(64, s.connections),
-    });
-    if (open === undefined) return full;
-    const { execMs: _execMs, ...openLoop } = open;
-    return { ...full, openLoop };
+    return await measure(phase.measure);
   } finally {
     child.kill('SIGTERM');
   }
-}
+};
 
 function listening(child: ReturnType<typeof spawn>): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -5,7 +5,7 @@ import type { BenchProgress } from '../../src/bench/progress.js';
 import { benchViewFromProgress, type BenchProgressLike } from '../../src/ui/bench-progress-view.js';
 import { BenchView } from '../../src/ui/bench-view.js';
 import { FakeTerminalIn, FakeTerminalOut, frameLines, stripAnsi, widestLine } from './terminal-frames.js';
-import { PATIENCE } from './patience.js';
+import { PATIENCE } from '../patience.js';
 
 const NO_LATENCY = { count: 0, p50: 0, p90: 0, p99: 0, p999: 0, max: 0 };
 

@@ -7,7 +7,7 @@ import { startServeDashboard } from '../../src/ui/serve-dashboard.js';
 import { ServeView } from '../../src/ui/serve-view.js';
 import { multiModelStats } from './fixtures.js';
 import { FakeTerminalIn, FakeTerminalOut, frameLines, stripAnsi, widestLine } from './terminal-frames.js';
-import { PATIENCE } from './patience.js';
+import { PATIENCE } from '../patience.js';
 
 function draw(stats: ServerStats, selected: string | undefined, columns = 80, rows = 24): string {
   const histories = new ModelHistories();

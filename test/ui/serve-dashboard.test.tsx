@@ -3,7 +3,7 @@ import type { ServerStats, StatsAnswer } from '../../src/stats-contract/server-s
 import { shouldUseDashboard, startServeDashboard } from '../../src/ui/serve-dashboard.js';
 import { busyStats, drainingStats, emptyStats, noModelStats } from './fixtures.js';
 import { FakeTerminalIn, FakeTerminalOut, stripAnsi } from './terminal-frames.js';
-import { PATIENCE } from './patience.js';
+import { PATIENCE } from '../patience.js';
 
 const running: { stop(): void }[] = [];
 afterEach(() => {

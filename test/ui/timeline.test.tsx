@@ -5,7 +5,7 @@ import { buildTimeline, formatTimelineText } from '../../src/report/timeline-mod
 import { startTimeline, TimelineApp, TimelineView } from '../../src/ui/timeline-view.js';
 import { FakeTerminalIn, FakeTerminalOut, frameLines, stripAnsi, widestLine } from './terminal-frames.js';
 import { scenarioEvents } from './timeline-scenario.js';
-import { PATIENCE } from './patience.js';
+import { PATIENCE } from '../patience.js';
 
 /** Two instances, a burst that fills the queue (one 429), then two late arrivals. */
 const burst = () =>

@@ -9,7 +9,14 @@ import type { StatsAnswer } from '../../src/stats-contract/server-stats.js';
 import { FakeStatsServer } from './fake-stats-server.js';
 import { busyStats, emptyStats, multiModelStats, noModelStats } from './fixtures.js';
 import { FakeTerminalIn, FakeTerminalOut, stripAnsi, widestLine } from './terminal-frames.js';
-import { PATIENCE } from './patience.js';
+import { PATIENCE, PATIENCE_MS } from '../patience.js';
+
+/**
+ * A read's timeout. These tests claim what watch shows for a good read, a refusal, a 503 or an
+ * answer that is not stats: a read timeout a stalled host outruns would show 'timed out' instead
+ * (a 500 ms one did, under load). A read of the fake server ends at once, so the bound costs nothing.
+ */
+const READ_TIMEOUT_MS = PATIENCE_MS;
 
 const servers: FakeStatsServer[] = [];
 const stops: AbortController[] = [];
@@ -85,7 +92,7 @@ describe('watch without a terminal', () => {
     const done = runWatchPlain({
       statsUrl: `${server.url}/v1/stats`,
       intervalMs: 40,
-      timeoutMs: 500,
+      timeoutMs: READ_TIMEOUT_MS,
       signal: stop.signal,
       out: { write: (text: string) => lines.push(text) },
       wallClock: () => Date.UTC(2026, 0, 1, 12, 0, 0),
@@ -125,8 +132,8 @@ describe('watch without a terminal', () => {
     const done = runWatchPlain({
       statsUrl: `${server.url}/v1/stats`,
       intervalMs: 40,
-      // The test claims no read failed: a read timeout a stalled host can outrun would be a false failure.
-      timeoutMs: 30_000,
+      // The test claims no read failed.
+      timeoutMs: READ_TIMEOUT_MS,
       signal: stop.signal,
       out: { write: (t: string) => lines.push(t) },
       wallClock: () => Date.UTC(2026, 0, 1, 12, 0, 0),
@@ -155,7 +162,7 @@ describe('watch without a terminal', () => {
     const done = runWatchPlain({
       statsUrl: `${server.url}/v1/stats`,
       intervalMs: 40,
-      timeoutMs: 500,
+      timeoutMs: READ_TIMEOUT_MS,
       signal: stop.signal,
       out: { write: (t: string) => lines.push(t) },
       wallClock: () => Date.UTC(2026, 0, 1, 12, 0, 0),
@@ -186,7 +193,7 @@ describe('watch without a terminal', () => {
     const done = runWatchPlain({
       statsUrl: `${server.url}/v1/stats`,
       intervalMs: 40,
-      timeoutMs: 500,
+      timeoutMs: READ_TIMEOUT_MS,
       signal: stop.signal,
       out: { write: (t: string) => lines.push(t) },
     });
@@ -208,7 +215,7 @@ describe('watch without a terminal', () => {
     const done = runWatchPlain({
       statsUrl: `${server.url}/v1/stats`,
       intervalMs: 40,
-      timeoutMs: 500,
+      timeoutMs: READ_TIMEOUT_MS,
       signal: stop.signal,
       out: { write: (t: string) => lines.push(t) },
     });
@@ -235,7 +242,7 @@ describe('watch dashboard', () => {
       target: server.url,
       statsUrl: `${server.url}/v1/stats`,
       intervalMs: 40,
-      timeoutMs: 500,
+      timeoutMs: READ_TIMEOUT_MS,
       frameMs: 30,
       stdout: stdout.asStream(),
       stdin: stdin.asStream(),
@@ -270,7 +277,7 @@ describe('watch dashboard', () => {
       target: server.url,
       statsUrl: `${server.url}/v1/stats`,
       intervalMs: 40,
-      timeoutMs: 500,
+      timeoutMs: READ_TIMEOUT_MS,
       frameMs: 30,
       stdout: stdout.asStream(),
       stdin: stdin.asStream(),
@@ -297,7 +304,7 @@ describe('watch dashboard', () => {
       target: 'localhost:1',
       statsUrl: 'http://127.0.0.1:1/v1/stats',
       intervalMs: 40,
-      timeoutMs: 500,
+      timeoutMs: READ_TIMEOUT_MS,
       frameMs: 30,
       stdout: stdout.asStream(),
       stdin: new FakeTerminalIn().asStream(),

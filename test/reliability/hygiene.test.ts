@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../serve/test-server.js';
 import { RawConnection } from './raw-http.js';
 import { tableRow } from './table.js';
+import { PATIENCE_MS } from '../patience.js';
 
 const CLI = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
 
@@ -24,9 +25,7 @@ afterAll(async () => {
 async function raw(target: TestServer, bytes: string) {
   const connection = new RawConnection(Number(new URL(target.url).port));
   await connection.write(bytes);
-  for (let i = 0; i < 400 && connection.responses().length === 0; i++)
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  const [response] = connection.responses();
+  const [response] = await connection.untilResponses(1, PATIENCE_MS);
   await connection.settle(0);
   return response!;
 }

@@ -4,6 +4,7 @@ import { resolveOptions } from '../../src/options/schema.js';
 import { startTestServer, type TestServer } from '../serve/test-server.js';
 import { inferRequest, RawConnection, type RawExchange } from './raw-http.js';
 import { tableRow } from './table.js';
+import { PATIENCE_MS } from '../patience.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -13,12 +14,31 @@ afterEach(async () => {
 
 const BODY = JSON.stringify({ inputs: [0.2, 1.5, -0.3] });
 const port = (): number => Number(new URL(server!.url).port);
-/**
- * settle() returns as soon as the server closes the connection; this bound is only a guard against
- * a hang, so it is generous: a host that stalls the test run for seconds (the server is in this
- * process) fires it before the close is read, and a connection left open still fails the test.
- */
-const UNTIL_CLOSED_MS = 30_000;
+// settle() returns as soon as the server closes the connection, untilResponses() as soon as the
+// answers are read: PATIENCE_MS only guards against a hang. A short bound fails on a host that
+// stalls the test run for seconds (the server is in this process): it fires before the close or
+// the answer is read. A connection left open, or an answer never given, still fails the test.
+
+/** Resolves once the server holds `count` connections (checked as each is accepted). */
+function untilConnections(count: number): Promise<void> {
+  const http = server!.app.server;
+  return new Promise((resolve, reject) => {
+    const guard = setTimeout(() => {
+      http.off('connection', check);
+      reject(new Error(`the server never held ${count} connections`));
+    }, PATIENCE_MS);
+    function check(): void {
+      http.getConnections((_error, held) => {
+        if (held < count) return;
+        clearTimeout(guard);
+        http.off('connection', check);
+        resolve();
+      });
+    }
+    http.on('connection', check);
+    check();
+  });
+}
 
 describe('slow and greedy clients (#5)', () => {
   it('has the limits a reverse proxy would set by default', () => {
@@ -39,7 +59,7 @@ describe('slow and greedy clients (#5)', () => {
       'POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{',
     );
     const startedAtMs = performance.now();
-    const exchange = await connection.settle(UNTIL_CLOSED_MS);
+    const exchange = await connection.settle(PATIENCE_MS);
     expect(exchange.responses.map((r) => [r.status, JSON.parse(r.body).error.code])).toEqual([
       [408, 'request_timeout'],
     ]);
@@ -57,37 +77,37 @@ describe('slow and greedy clients (#5)', () => {
     await slow.write('POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\n');
     const silent = new RawConnection(port());
     await silent.write('');
-    const [slowEnd, silentEnd] = await Promise.all([slow.settle(UNTIL_CLOSED_MS), silent.settle(UNTIL_CLOSED_MS)]);
+    const [slowEnd, silentEnd] = await Promise.all([slow.settle(PATIENCE_MS), silent.settle(PATIENCE_MS)]);
     expect(slowEnd.responses.map((r) => r.status)).toEqual([408]);
     expect(slowEnd.ended).toBe('end');
     expect(silentEnd.ended).not.toBe('open');
   });
 
   it('takes at most --max-connections connections at once; the others are closed at once', async () => {
-    server = await startTestServer({ maxConnections: 3 });
+    // Silent connections are cut at the headers timeout: past PATIENCE_MS here, so that a 4th
+    // connection left open by a server that ignores the limit is seen open, not cut by that timeout.
+    server = await startTestServer({ maxConnections: 3, headersTimeoutMs: 2 * PATIENCE_MS });
+    const accepted = untilConnections(3);
     const held = Array.from({ length: 3 }, () => new RawConnection(port()));
-    await Promise.all(held.map((connection) => connection.write('')));
-    // Let the server accept the three before the fourth arrives.
-    for (
-      let i = 0;
-      i < 200 && (await new Promise<number>((resolve) => server!.app.server.getConnections((_e, n) => resolve(n)))) < 3;
-      i++
-    )
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    const refused = new RawConnection(port());
-    await refused.write('').catch(() => {});
-    expect((await refused.settle(UNTIL_CLOSED_MS)).ended).not.toBe('open');
-    // The three held ones are served.
-    await held[0]!.write(inferRequest(BODY, 'held'));
-    for (let i = 0; i < 200 && held[0]!.responses().length === 0; i++)
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(held[0]!.responses().map((r) => r.status)).toEqual([200]);
-    tableRow(
-      '#5 more connections than --max-connections 3',
-      'the 4th closed at once; the 3 held still served',
-      `4th ${(await refused.settle(0)).ended}; held connection answered ${held[0]!.responses()[0]!.status}`,
-    );
-    await Promise.all(held.map((connection) => connection.settle(0)));
+    try {
+      await Promise.all(held.map((connection) => connection.write('')));
+      // The server accepts the three before the fourth arrives.
+      await accepted;
+      const refused = new RawConnection(port());
+      await refused.write('').catch(() => {});
+      expect((await refused.settle(PATIENCE_MS)).ended).not.toBe('open');
+      // The three held ones are served.
+      await held[0]!.write(inferRequest(BODY, 'held'));
+      expect((await held[0]!.untilResponses(1, PATIENCE_MS)).map((r) => r.status)).toEqual([200]);
+      tableRow(
+        '#5 more connections than --max-connections 3',
+        'the 4th closed at once; the 3 held still served',
+        `4th ${(await refused.settle(0)).ended}; held connection answered ${held[0]!.responses()[0]!.status}`,
+      );
+    } finally {
+      // Closed by the client: the server would wait for them until its headers timeout.
+      await Promise.all(held.map((connection) => connection.settle(0)));
+    }
   });
 
   it('closes a keep-alive connection after --max-requests-per-connection answers', async () => {
@@ -95,10 +115,10 @@ describe('slow and greedy clients (#5)', () => {
     const connection = new RawConnection(port());
     for (let i = 0; i < 3; i++) {
       await connection.write(inferRequest(BODY, `r${i}`));
-      for (let poll = 0; poll < 400 && connection.responses().length <= i; poll++)
-        await new Promise((resolve) => setTimeout(resolve, 5));
+      // One at a time, each after the answer before it: not pipelined (the next test's case).
+      await connection.untilResponses(i + 1, PATIENCE_MS);
     }
-    const exchange = await connection.settle(UNTIL_CLOSED_MS);
+    const exchange = await connection.settle(PATIENCE_MS);
     expect(exchange.responses.map((r) => [r.status, r.headers.connection])).toEqual([
       [200, 'keep-alive'],
       [200, 'keep-alive'],
@@ -111,7 +131,7 @@ describe('slow and greedy clients (#5)', () => {
     server = await startTestServer({ maxRequestsPerConnection: 3 });
     const connection = new RawConnection(port());
     await connection.write(Array.from({ length: 5 }, (_, i) => inferRequest(BODY, `p${i}`)).join(''));
-    const exchange = await connection.settle(UNTIL_CLOSED_MS);
+    const exchange = await connection.settle(PATIENCE_MS);
     expect(exchange.responses.map((r) => [r.headers['x-request-id'], r.status])).toEqual(
       Array.from({ length: 5 }, (_, i) => [`p${i}`, 200]),
     );
@@ -188,7 +208,7 @@ describe('an answer given before the body has arrived (#5, #16)', () => {
       await connection.write(part).catch((error: NodeJS.ErrnoException) => (failed = error.code ?? error.message));
       written += part.length;
     }
-    const exchange = await connection.settle(UNTIL_CLOSED_MS);
+    const exchange = await connection.settle(PATIENCE_MS);
     expect(failed).toBeUndefined();
     expect(exchange.responses.map((r) => [r.status, r.headers.connection])).toEqual([[413, 'close']]);
     expect(exchange.ended).toBe('end');

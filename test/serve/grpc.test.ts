@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { ModelBatcher } from '../../src/serve/model-version.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
@@ -8,6 +9,7 @@ import { buildServer } from '../../src/serve/build-server.js';
 import { GrpcListener } from '../../src/serve/grpc-listener.js';
 import { float32Bytes, float32Values, type GrpcTestServer, OipClient, startGrpcTestServer } from './grpc-helpers.js';
 import { failingWidthModelOnnx, linearModelOnnx, writeRepository } from './repository-fixture.js';
+import { PATIENCE, PATIENCE_MS } from '../patience.js';
 
 const xInput = (rows: number) => ({ name: 'x', datatype: 'FP32', shape: [rows, 2] });
 
@@ -19,6 +21,25 @@ async function httpInfer(
 ): Promise<{ status: number; json: any }> {
   const response = await request(url, { method: 'POST', body: JSON.stringify(body), headers });
   return { status: response.statusCode, json: await response.body.json() };
+}
+
+/**
+ * Resolves when `batcher` next admits a request or starts a batch (its observers are its events),
+ * failing after PATIENCE_MS: polling its counts on timers could miss a batch of 400 ms.
+ */
+function nextEvent(batcher: ModelBatcher, event: 'admitted' | 'batchStarted'): Promise<void> {
+  let seen = false;
+  return new Promise<void>((resolve, reject) => {
+    const guard = setTimeout(() => reject(new Error(`the batcher never told ${event}`)), PATIENCE_MS);
+    batcher.addObserver({
+      [event]: () => {
+        if (seen) return;
+        seen = true;
+        clearTimeout(guard);
+        resolve();
+      },
+    });
+  });
 }
 
 let server: GrpcTestServer;
@@ -191,17 +212,25 @@ describe('inference.GRPCInferenceService', () => {
 
   it('answers a full queue RESOURCE_EXHAUSTED with a retry pushback, and a passed deadline DEADLINE_EXCEEDED', async () => {
     const slow = { model_name: 'slow', inputs: [xInput(1)], raw_input_contents: [float32Bytes([1, 1])] };
-    // slow runs one item at a time for 400 ms and queues one: the third call is refused.
+    const batcher = server.runtime.registry.resolve('slow')!.batcher;
+    // slow runs one item at a time for 400 ms and queues one: the third call is refused. Its one
+    // instance is held once the first runs (that run still ends), so the second stays queued: a
+    // host slow to send the third would otherwise find the first done and the queue empty.
     const first = client.infer(slow);
-    for (let i = 0; i < 1000 && server.runtime.registry.resolve('slow')!.batcher.runningCount === 0; i++)
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    const second = client.infer(slow);
-    for (let i = 0; i < 1000 && server.runtime.registry.resolve('slow')!.batcher.queueDepth === 0; i++)
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    const third = await client.infer(slow);
-    expect(third.error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
-    expect(third.error?.details).toBe('overloaded: the queue is full (1 waiting)');
-    expect(third.error?.metadata.get('grpc-retry-pushback-ms')).toStrictEqual(['1000']);
+    await nextEvent(batcher, 'batchStarted');
+    batcher.setInstanceUp(0, false);
+    let second: ReturnType<OipClient['infer']>;
+    try {
+      const admitted = nextEvent(batcher, 'admitted');
+      second = client.infer(slow);
+      await admitted;
+      const third = await client.infer(slow);
+      expect(third.error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      expect(third.error?.details).toBe('overloaded: the queue is full (1 waiting)');
+      expect(third.error?.metadata.get('grpc-retry-pushback-ms')).toStrictEqual(['1000']);
+    } finally {
+      batcher.setInstanceUp(0, true);
+    }
     expect((await first).error).toBeUndefined();
     expect((await second).error).toBeUndefined();
 
@@ -232,8 +261,7 @@ describe('inference.GRPCInferenceService', () => {
       inputs: [xInput(1)],
       raw_input_contents: [float32Bytes([1, 2])],
     });
-    for (let i = 0; i < 1000 && version.batcher.queueDepth === 0; i++)
-      await new Promise((resolve) => setTimeout(resolve, 1));
+    await vi.waitFor(() => expect(version.batcher.queueDepth).toBe(1), PATIENCE);
     const viaHttp = httpInfer(`${server.url}/v2/models/shared/infer`, { inputs: [{ ...xInput(1), data: [3, 4] }] });
     const [g, h] = await Promise.all([viaGrpc, viaHttp]);
     expect(float32Values(g.message.raw_output_contents[0])).toStrictEqual([3]);
@@ -309,6 +337,7 @@ describe('inference.GRPCInferenceService', () => {
   it('cancels the rows of a call its client cancels, counted 499', async () => {
     const version = server.runtime.registry.resolve('slow')!;
     const before = version.responses.grpc['499'] ?? 0;
+    const started = nextEvent(version.batcher, 'batchStarted');
     const type = inferenceType('ModelInferRequest');
     const call = client.client.makeUnaryRequest(
       '/inference.GRPCInferenceService/ModelInfer',
@@ -317,12 +346,10 @@ describe('inference.GRPCInferenceService', () => {
       { model_name: 'slow', inputs: [xInput(1)], raw_input_contents: [float32Bytes([1, 1])] },
       () => {},
     );
-    for (let i = 0; i < 1000 && version.batcher.runningCount === 0; i++)
-      await new Promise((resolve) => setTimeout(resolve, 1));
+    await started;
     call.cancel();
-    for (let i = 0; i < 1000 && (version.responses.grpc['499'] ?? 0) === before; i++)
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    expect(version.responses.grpc['499']).toBe(before + 1);
+    // The count moves when the server has read the cancel: no event says so.
+    await vi.waitFor(() => expect(version.responses.grpc['499']).toBe(before + 1), PATIENCE);
     expect(version.batcher.counts.outcomes.cancelled).toBeGreaterThanOrEqual(1);
   });
 
@@ -406,10 +433,10 @@ describe('a gRPC listener on a server still loading, then draining', () => {
       const ended = new Promise<void>((resolve) => stream.on('status', () => resolve()));
       stream.on('data', (status: string) => statuses.push(status));
       stream.on('error', () => {});
-      for (let i = 0; i < 1000 && statuses.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+      await vi.waitFor(() => expect(statuses).toHaveLength(1), PATIENCE);
       const { loadModel } = await import('../../src/model/load-model.js');
       runtime.attach(await loadModel(undefined, { execution: 'inline' }));
-      for (let i = 0; i < 2000 && statuses.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+      await vi.waitFor(() => expect(statuses).toHaveLength(2), PATIENCE);
 
       const draining = runtime.drain(1000);
       const refused = await early.infer({

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import ort from 'onnxruntime-node';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SeededRandom } from '../../src/core/rng.js';
 import { writeOnnxModel } from '../../src/model/onnx-writer.js';
 import { expectSchema } from '../protocol/oip-schema.js';
@@ -12,6 +12,7 @@ import { captureBytes } from '../protocol/raw-request.js';
 import { sendRaw, splitBinaryAnswer } from './raw-http.js';
 import { startTestServer, type TestServer } from './test-server.js';
 import { tempDir } from '../temp-dir.js';
+import { PATIENCE_MS } from '../patience.js';
 import { tableRow } from '../reliability/table.js';
 
 /**
@@ -280,20 +281,28 @@ describe("batchline's extras on /v2", () => {
       expectSchema('inference_error_response', late.json);
       const batcher = slow.runtime.registry.resolve('mymodel')!.batcher;
       // The late request's batch still runs (its result is discarded): let it end first.
-      for (let wait = 0; wait < 400 && !batcher.idle; wait++) await new Promise((resolve) => setTimeout(resolve, 5));
-      // One running, two queued (the bound): a request of 2 rows more is refused whole.
-      const busy = [0, 1, 2].map(() => call(`${slow.url}/v2/models/mymodel/infer`, 'POST', one.body, one.headers));
-      for (let wait = 0; wait < 400 && batcher.queueDepth < 2; wait++)
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      expect(batcher.queueDepth).toBe(2);
-      const two = binaryRequest([
-        [1, 2, 3],
-        [4, 5, 6],
-      ]);
-      const refused = await call(`${slow.url}/v2/models/mymodel/infer`, 'POST', two.body, two.headers);
-      expect(refused.status).toBe(429);
-      expect(refused.headers['retry-after']).toBe('1');
-      expect(refused.json.error).toMatch(/queue is full/);
+      await until(() => batcher.idle);
+      // One running, two queued (the bound): a request of 2 rows more is refused whole. The one
+      // instance is held once the first runs (that run still ends), so the two stay queued: a host
+      // slow to send the refused one would otherwise find the first done and the two running.
+      const firstStarted = new Promise<void>((resolve) => batcher.addObserver({ batchStarted: () => resolve() }));
+      const busy = [call(`${slow.url}/v2/models/mymodel/infer`, 'POST', one.body, one.headers)];
+      await firstStarted;
+      batcher.setInstanceUp(0, false);
+      try {
+        busy.push(...[1, 2].map(() => call(`${slow.url}/v2/models/mymodel/infer`, 'POST', one.body, one.headers)));
+        await until(() => batcher.queueDepth === 2);
+        const two = binaryRequest([
+          [1, 2, 3],
+          [4, 5, 6],
+        ]);
+        const refused = await call(`${slow.url}/v2/models/mymodel/infer`, 'POST', two.body, two.headers);
+        expect(refused.status).toBe(429);
+        expect(refused.headers['retry-after']).toBe('1');
+        expect(refused.json.error).toMatch(/queue is full/);
+      } finally {
+        batcher.setInstanceUp(0, true);
+      }
       expect((await Promise.all(busy)).map((a) => a.status)).toStrictEqual([200, 200, 200]);
     } finally {
       await slow.close();
@@ -326,10 +335,9 @@ describe('a request of more rows than its queue holds', () => {
   });
 });
 
-/** Polls (on timers, bounded) until `condition` holds: for a state no event announces. */
+/** Polls (on timers) until `condition` holds: for a state no event announces. PATIENCE_MS guards a hang. */
 async function until(condition: () => boolean): Promise<void> {
-  for (let wait = 0; wait < 2000 && !condition(); wait++) await new Promise((resolve) => setTimeout(resolve, 2));
-  expect(condition()).toBe(true);
+  await vi.waitFor(() => expect(condition()).toBe(true), { timeout: PATIENCE_MS, interval: 2 });
 }
 
 describe("Triton's schedule policy on /v2: parameters.priority and parameters.timeout", () => {

@@ -4,8 +4,9 @@
  * refuses before the body is decoded. A real server and real connections.
  */
 import { Client } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { infer, startTestServer, type TestServer } from './test-server.js';
+import { PATIENCE } from '../patience.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -28,9 +29,9 @@ async function fullQueue(flags: Record<string, unknown>): Promise<{ server: Test
   });
   const batcher = started.runtime.defaultVersion!.batcher;
   const busy = [infer(started.url, { inputs: [1, 1, 1] })];
-  for (let i = 0; i < 1000 && batcher.runningCount === 0; i++) await new Promise((resolve) => setTimeout(resolve, 2));
+  await vi.waitFor(() => expect(batcher.runningCount).toBe(1), PATIENCE);
   busy.push(infer(started.url, { inputs: [2, 2, 2] }));
-  for (let i = 0; i < 1000 && batcher.queueDepth === 0; i++) await new Promise((resolve) => setTimeout(resolve, 2));
+  await vi.waitFor(() => expect(batcher.queueDepth).toBe(1), PATIENCE);
   expect([batcher.runningCount, batcher.queueDepth]).toEqual([1, 1]);
   return { server: started, busy };
 }

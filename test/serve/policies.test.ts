@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeOnnxModel } from '../../src/model/onnx-writer.js';
-import { infer, startTestServer, type TestServer } from './test-server.js';
+import { infer, type Reply, startTestServer, type TestServer } from './test-server.js';
+import { PATIENCE_MS } from '../patience.js';
 import { tempDir } from '../temp-dir.js';
 
 let server: TestServer | undefined;
@@ -35,9 +36,11 @@ const get = async (url: string) => {
 
 describe('serve with --admission sla', () => {
   it('refuses at once (429 over_sla) what would miss its deadline, with the predicted and allowed times and Retry-After', async () => {
-    // 1 s a batch of one (known from the profile from the start), deadline 2.5 s: the first runs at
-    // once, the second waits one batch (2 s in all); the third would take 3 s. (Seconds, so that a
-    // busy test machine's late timers stay far from the deadline.)
+    // 1 s a batch of one (known from the profile from the start), deadline 2.5 s: the first would be
+    // answered in 1 s, the second behind it in 2 s, the third in 3 s. The one instance is held (as
+    // while it restarts) until the five have arrived: the first batch cannot end before the third
+    // arrives on a slow host (it then found one batch ahead, 2 s, and was admitted). The first two
+    // ask a deadline of their own: a host stalled for half a second timed the second out (504).
     server = await startTestServer({
       admission: 'sla',
       modelLatencyMs: 1000,
@@ -46,9 +49,24 @@ describe('serve with --admission sla', () => {
       requestTimeoutMs: 2500,
       latencyProfile: await tempFile('profile.json', flat1s),
     });
-    const replies = await Promise.all(Array.from({ length: 5 }, (_, i) => infer(server!.url, { inputs: [i, 0, 0] })));
-    expect(replies.map((r) => r.status).sort()).toEqual([200, 200, 429, 429, 429]);
-    const refused = replies.find((r) => r.status === 429)!;
+    const batcher = server.runtime.defaultVersion!.batcher;
+    batcher.setInstanceUp(0, false);
+    const admitted: Promise<Reply>[] = [];
+    let refusals: Reply[];
+    try {
+      for (const i of [0, 1]) {
+        const queued = new Promise<void>((resolve) => batcher.addObserver({ admitted: () => resolve() }));
+        const answer = infer(server.url, { inputs: [i, 0, 0] }, { 'x-request-timeout-ms': String(PATIENCE_MS) });
+        admitted.push(answer);
+        await Promise.race([queued, answer]);
+      }
+      refusals = await Promise.all([2, 3, 4].map((i) => infer(server!.url, { inputs: [i, 0, 0] })));
+    } finally {
+      batcher.setInstanceUp(0, true);
+    }
+    expect(refusals.map((r) => r.status)).toEqual([429, 429, 429]);
+    expect((await Promise.all(admitted)).map((r) => r.status)).toEqual([200, 200]);
+    const refused = refusals[0]!;
     expect(refused.json.error.code).toBe('over_sla');
     const predicted =
       /would miss its deadline \(predicted (\d+) ms from arrival to answer behind \d+ waiting, allowed 2500 ms\)/.exec(

@@ -9,13 +9,14 @@ import { resolveOptions } from '../../src/options/schema.js';
 import type { ModelVersion } from '../../src/serve/model-version.js';
 import { ServingRuntime } from '../../src/serve/serving-runtime.js';
 import { type FakeInstance, fakeLauncher } from '../model/fake-instances.js';
+import { PATIENCE_MS } from '../patience.js';
 
 const item: ItemTensors = { x: { data: Float32Array.of(1), shape: [1] } };
 
 /** A request's outcome, or the batcher's refusal. */
-function submit(version: ModelVersion): Promise<Outcome<ItemTensors> | Refusal> {
+function submit(version: ModelVersion, timeoutMs?: number): Promise<Outcome<ItemTensors> | Refusal> {
   return new Promise((resolve) => {
-    const submitted = version.batcher.submit('r', item, (outcome) => resolve(outcome));
+    const submitted = version.batcher.submit('r', item, (outcome) => resolve(outcome), timeoutMs);
     if (!submitted.admitted) resolve(submitted);
   });
 }
@@ -93,7 +94,8 @@ describe('the batcher schedules onto the instances that are up', () => {
     expect(await submit(version)).toMatchObject({ kind: 'timeout', endedIn: 'queued' });
     expect(version.batcher.counts.batches).toBe(0);
     await letUp(release, 0);
-    const answered = submit(version);
+    // Its own deadline: the version's 50 ms, which the first request needs, a stalled host can outlast.
+    const answered = submit(version, PATIENCE_MS);
     await answerOn(launched[1]!, answered);
     expect(await answered).toMatchObject({ kind: 'ok' });
     expect(version.batcher.counts).toMatchObject({ batches: 1, failedBatches: 0, deadBatches: 0 });

@@ -28,8 +28,7 @@ export async function serveModelInstance(setup: WorkerSetup, channel: InstanceCh
           ...(setup.functionName === undefined ? {} : { functionName: setup.functionName }),
           ...(setup.config === undefined ? {} : { config: setup.config }),
         })
-      : // onnxruntime's public API (the private native session pays only inline, on the embedded model).
-        await OnnxModel.load(setup.path ?? buildToyModelOnnx(), setup.version, {
+      : await OnnxModel.load(setup.path ?? buildToyModelOnnx(), setup.version, {
           intraOpThreads: setup.intraOpThreads,
           executionProvider: setup.executionProvider,
         });

@@ -42,11 +42,6 @@ export interface ServedModel {
   watchInstances?(listener: AvailabilityListener): void;
   /** Tells `listener` of every instance that goes down, is stuck or comes back (for the log). Absent inline. */
   watchInstanceEvents?(listener: (event: InstanceEvent) => void): void;
-  /**
-   * `runBatch` on the calling thread, returning the results at once. Present when the embedded
-   * model runs inline on onnxruntime's native session; serve then runs ready batches back to back.
-   */
-  runBatchSync?(items: readonly ItemTensors[]): (ItemTensors | Error)[];
   /** The JSON reply for one item's outputs (`specs`: the model's outputs). */
   replyBody(requestId: string, outputs: ItemTensors, specs: readonly TensorSpec[]): string;
   close(): Promise<void>;
@@ -164,12 +159,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     };
   }
   if (execution === 'inline') {
-    // The private native session pays only on a model of microseconds: the embedded one (native-session.ts).
-    const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, {
-      intraOpThreads,
-      executionProvider,
-      native: path === undefined,
-    });
+    const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, { intraOpThreads, executionProvider });
     return {
       version,
       health: () => INLINE_HEALTH,
@@ -178,7 +168,6 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
       outputs: onnx.outputs,
       decode: (inputs) => decodeInputs(inputs, onnx.inputs),
       runBatch: (items) => onnx.runBatch(items),
-      ...(onnx.synchronous ? { runBatchSync: (items: readonly ItemTensors[]) => onnx.runBatchSync(items) } : {}),
       replyBody,
       close: () => onnx.close(),
     };

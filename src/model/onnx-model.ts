@@ -2,7 +2,6 @@ import { readFile } from 'node:fs/promises';
 import ort from 'onnxruntime-node';
 import { BatchlineError } from '../errors.js';
 import type { ExecutionProvider } from '../options/serve.js';
-import { openNativeSession, type NativeSession, type NativeSessionOptions } from './native-session.js';
 import {
   allocate,
   ELEMENT_TYPES,
@@ -19,11 +18,6 @@ export interface OnnxLoadOptions {
    * parallelism comes from `--instances`.
    */
   intraOpThreads?: number;
-  /**
-   * Use onnxruntime's private native session, synchronously, when it is available (default
-   * false): only the embedded model asks for it, where it pays (native-session.ts).
-   */
-  native?: boolean;
   /** onnxruntime's execution provider (default the CPU's); see execution-provider.ts. */
   executionProvider?: ExecutionProvider;
 }
@@ -42,7 +36,7 @@ export class OnnxModel {
   private stackedInUse = false;
 
   private constructor(
-    private readonly session: { native: NativeSession } | { public: ort.InferenceSession },
+    private readonly session: ort.InferenceSession,
     readonly version: string,
     readonly inputs: TensorSpec[],
     readonly outputs: TensorSpec[],
@@ -52,7 +46,7 @@ export class OnnxModel {
   static async load(source: string | Uint8Array, version: string, options: OnnxLoadOptions = {}): Promise<OnnxModel> {
     const intraOpThreads = options.intraOpThreads ?? 1;
     const provider = options.executionProvider ?? 'cpu';
-    const sessionOptions: NativeSessionOptions = {
+    const sessionOptions: ort.InferenceSession.SessionOptions = {
       graphOptimizationLevel: 'all',
       executionMode: 'sequential',
       ...(intraOpThreads > 0 ? { intraOpNumThreads: intraOpThreads } : {}),
@@ -63,37 +57,19 @@ export class OnnxModel {
       // unthrottled; serve logs failures once, rate-limited, keyed by request id (failure-log.ts).
       logSeverityLevel: 4,
     };
-    let native: NativeSession | undefined;
+    let session: ort.InferenceSession;
     try {
-      if (options.native === true) native = openNativeSession(source, sessionOptions);
-    } catch {
-      // A model onnxruntime refuses, or a private binding whose shape changed: the public API
-      // tells the two apart, and its error is the one reported.
-      native = undefined;
-    }
-    let session: { native: NativeSession } | { public: ort.InferenceSession };
-    try {
-      if (native !== undefined) session = { native };
-      else
-        session = {
-          public: await ort.InferenceSession.create(
-            typeof source === 'string' ? await readFile(source) : source,
-            sessionOptions,
-          ),
-        };
+      session = await ort.InferenceSession.create(
+        typeof source === 'string' ? await readFile(source) : source,
+        sessionOptions,
+      );
     } catch (error) {
       const where = typeof source === 'string' ? source : 'embedded model';
       throw new BatchlineError('MODEL_LOAD_FAILED', `${where}: ${(error as Error).message}`, { cause: error });
     }
-    const metadata = 'native' in session ? session.native : session.public;
-    const inputs = metadata.inputMetadata.map((meta) => batchedSpec(meta, 'input'));
-    const outputs = metadata.outputMetadata.map((meta) => batchedSpec(meta, 'output'));
+    const inputs = session.inputMetadata.map((meta) => batchedSpec(meta, 'input'));
+    const outputs = session.outputMetadata.map((meta) => batchedSpec(meta, 'output'));
     return new OnnxModel(session, version, inputs, outputs);
-  }
-
-  /** True when batches can run synchronously (`runBatchSync`). */
-  get synchronous(): boolean {
-    return 'native' in this.session;
   }
 
   /**
@@ -102,8 +78,6 @@ export class OnnxModel {
    * batcher then finds the bad items, by bisecting: src/core/fault-isolation.ts).
    */
   async runBatch(items: readonly ItemTensors[]): Promise<ItemTensors[]> {
-    if ('native' in this.session) return this.runBatchSync(items);
-    const session = this.session.public;
     const groups = groupBySymbolicShape(items, this.inputs);
     const outputs: ItemTensors[][] = [];
     // Runs on one model may overlap (inline execution with several batcher slots): only one holds the stacked buffers.
@@ -112,7 +86,7 @@ export class OnnxModel {
     try {
       for (const indexes of groups) {
         const group = indexes.map((i) => items[i] as ItemTensors);
-        outputs.push(splitOutputs(await session.run(this.stack(group, reuse)), this.outputs, group.length));
+        outputs.push(splitOutputs(await this.session.run(this.stack(group, reuse)), this.outputs, group.length));
       }
     } finally {
       if (reuse) this.stackedInUse = false;
@@ -120,21 +94,8 @@ export class OnnxModel {
     return inItemOrder(items.length, groups, outputs);
   }
 
-  /** `runBatch` on the calling thread, without a Promise; only when `synchronous`. */
-  runBatchSync(items: readonly ItemTensors[]): ItemTensors[] {
-    if (!('native' in this.session)) throw new Error('this model runs through the asynchronous onnxruntime API');
-    const session = this.session.native;
-    const groups = groupBySymbolicShape(items, this.inputs);
-    const outputs = groups.map((indexes) => {
-      const group = indexes.map((i) => items[i] as ItemTensors);
-      return splitOutputs(session.run(this.stack(group, !this.stackedInUse)), this.outputs, group.length);
-    });
-    return inItemOrder(items.length, groups, outputs);
-  }
-
   async close(): Promise<void> {
-    if ('native' in this.session) this.session.native.release();
-    else await this.session.public.release();
+    await this.session.release();
   }
 
   /** The feeds of one stacked run: each input's items along a new dimension 0 (in `stacked`'s buffers when `reuse`). */

@@ -48,8 +48,8 @@ export interface RequestSchedule {
  * `version`'s batcher, whatever transport carried it: all admitted or all refused (the queue
  * bound counts N); each row is its own item in the batcher and may share batches with other
  * requests' items. `settle` is called exactly once: when every row has its output, at the first
- * row that fails (the rows still queued are then cancelled), or when the client has gone; for a
- * model off this thread, once the next batch has been handed to it (after-hand-off.ts).
+ * row that fails (the rows still queued are then cancelled), or when the client has gone; once
+ * the next batch has been handed to the model (after-hand-off.ts).
  * Synchronous. Returns the admitted rows (cancel them when the client goes away), or the
  * refusal, which the caller answers (`settle` is then never called).
  */
@@ -62,16 +62,8 @@ export function admitRows(
   settle: (settlement: Settlement, request: ModelRequest) => void,
 ): readonly ModelRequest[] | BatchlineError {
   const batcher = version.batcher;
-  // A model run on this thread answers at once: its next batch runs in this same turn anyway.
-  // With --model-latency-ms the batch is a pretend accelerator's, which waits for its next batch
-  // as a thread does: the answers go out after it is handed over (8 answers held a 20 ms batch's
-  // slot 0.5 ms, so the toy model held 383 req/s, not 8 / 20 ms = 400).
-  const latency = version.config.modelLatencyMs;
-  const answerAtOnce = version.model.runBatchSync !== undefined && latency.aMs === 0 && latency.bMs === 0;
-  const finish = (settlement: Settlement, request: ModelRequest): void => {
-    if (answerAtOnce) settle(settlement, request);
-    else answerAfterHandOff(() => settle(settlement, request));
-  };
+  const finish = (settlement: Settlement, request: ModelRequest): void =>
+    answerAfterHandOff(() => settle(settlement, request));
   if (rows.length === 1) {
     // The common case, one row: no group to keep.
     const submitted = batcher.submit(

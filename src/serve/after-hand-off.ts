@@ -6,9 +6,9 @@
  * thread or process idle while eight answers were encoded and written: 0.9 ms of the 1.4 ms an
  * instance waited between two batches of the PaddleOCR classifier (bench:input, docs/protocols.md).
  * Answers queued here are written in a microtask, after the synchronous pass that ended them, in
- * the order they were queued. A model run inline (on this thread) answers at once: nothing waits
- * for the main thread there, and its batches run back to back within one turn; unless
- * --model-latency-ms makes it a pretend accelerator, which waits as a thread does (admission.ts).
+ * the order they were queued. With --model-latency-ms a pretend accelerator waits as a thread
+ * does: 8 answers held a 20 ms batch's slot 0.5 ms, so the toy model held 383 req/s, not
+ * 8 / 20 ms = 400.
  */
 const queued: (() => void)[] = [];
 let scheduled = false;

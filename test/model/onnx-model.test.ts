@@ -4,10 +4,6 @@ import { writeOnnxModel } from '../../src/model/onnx-writer.js';
 import type { ItemTensors } from '../../src/model/tensor-spec.js';
 import { buildToyModelOnnx } from '../../src/model/toy-model.js';
 
-/**
- * OnnxModel runs on onnxruntime-node's public asynchronous API, or on its native session
- * (synchronously) when asked and available; both must see the same model and answer the same.
- */
 const freeWidth = writeOnnxModel({
   name: 'free-width',
   inputs: [{ name: 'x', dims: ['batch', 'n'] }],
@@ -29,99 +25,74 @@ const vector = (...values: number[]): ItemTensors => ({
 const results = (outputs: (ItemTensors | Error)[]) =>
   outputs.map((o) => (o instanceof Error ? 'error' : Array.from(o.y!.data as Float32Array)));
 
-let native: OnnxModel;
-let viaPublicApi: OnnxModel;
+let model: OnnxModel;
 beforeAll(async () => {
-  native = await OnnxModel.load(freeWidth, 'free-width', { native: true });
-  viaPublicApi = await OnnxModel.load(freeWidth, 'free-width');
+  model = await OnnxModel.load(freeWidth, 'free-width');
 });
 afterAll(async () => {
-  await native.close();
-  await viaPublicApi.close();
+  await model.close();
 });
 
 describe('OnnxModel', () => {
-  it('uses the native session when asked and available, the public API by default', () => {
-    expect(native.synchronous).toBe(true);
-    expect(viaPublicApi.synchronous).toBe(false);
-    expect(() => viaPublicApi.runBatchSync([vector(1, 2, 3, 4)])).toThrow(/asynchronous/);
+  it('reads the inputs and outputs, symbolic dimensions included', () => {
+    expect(model.inputs).toEqual([{ name: 'x', type: 'float32', itemShape: ['n'] }]);
+    expect(model.outputs).toEqual([{ name: 'y', type: 'float32', itemShape: [1] }]);
   });
 
-  it('reads the same inputs and outputs, symbolic dimensions included, through both', () => {
-    expect(native.inputs).toEqual([{ name: 'x', type: 'float32', itemShape: ['n'] }]);
-    expect(native.inputs).toEqual(viaPublicApi.inputs);
-    expect(native.outputs).toEqual(viaPublicApi.outputs);
-  });
-
-  it("fails the whole batch when a stacked run fails, through both (finding the bad items is the batcher's job)", async () => {
+  it("fails the whole batch when a stacked run fails (finding the bad items is the batcher's job)", async () => {
     const batch = [vector(1, 2, 3), vector(4, 5, 6)];
-    for (const native of [true, false]) {
-      const model = await OnnxModel.load(onlyOneAtATime, 'only-one-at-a-time', { native });
-      try {
-        await expect(model.runBatch(batch)).rejects.toThrow();
-        if (native) expect(() => model.runBatchSync(batch)).toThrow();
-        expect(results(await model.runBatch([batch[0]!]))).toEqual([[1, 2, 3]]);
-      } finally {
-        await model.close();
-      }
+    const oneAtATime = await OnnxModel.load(onlyOneAtATime, 'only-one-at-a-time');
+    try {
+      await expect(oneAtATime.runBatch(batch)).rejects.toThrow();
+      expect(results(await oneAtATime.runBatch([batch[0]!]))).toEqual([[1, 2, 3]]);
+    } finally {
+      await oneAtATime.close();
     }
   });
 
-  it('answers the same through both, and fails a batch holding an item of a width the weights do not fit', async () => {
-    const good = [vector(1, 2, 3, 4), vector(5, 6, 7, 8)];
-    expect(results(native.runBatchSync(good))).toEqual([[10], [26]]);
-    expect(results(await native.runBatch(good))).toEqual([[10], [26]]);
-    expect(results(await viaPublicApi.runBatch(good))).toEqual([[10], [26]]);
+  it('answers a batch, and fails a batch holding an item of a width the weights do not fit', async () => {
+    expect(results(await model.runBatch([vector(1, 2, 3, 4), vector(5, 6, 7, 8)]))).toEqual([[10], [26]]);
     // The width-3 item runs apart from the others (its own stacked run) and fails: so does the batch.
-    const withBad = [vector(1, 2, 3, 4), vector(1, 2, 3), vector(5, 6, 7, 8)];
-    expect(() => native.runBatchSync(withBad)).toThrow();
-    await expect(native.runBatch(withBad)).rejects.toThrow();
-    await expect(viaPublicApi.runBatch(withBad)).rejects.toThrow();
+    await expect(model.runBatch([vector(1, 2, 3, 4), vector(1, 2, 3), vector(5, 6, 7, 8)])).rejects.toThrow();
   });
 
   it('stacks batch after batch into one kept buffer without mixing them up, overlapping runs included', async () => {
-    for (const model of [native, viaPublicApi]) {
-      expect(results(await model.runBatch([vector(1, 1, 1, 1), vector(2, 2, 2, 2)]))).toEqual([[4], [8]]);
-      expect(results(await model.runBatch([vector(3, 3, 3, 3), vector(1, 0, 0, 0)]))).toEqual([[12], [1]]);
-      // Two runs at once (inline execution with several batcher slots): the second stacks into a buffer of its own.
-      const [first, second] = await Promise.all([
-        model.runBatch([vector(1, 2, 3, 4), vector(0, 0, 0, 1)]),
-        model.runBatch([vector(5, 6, 7, 8), vector(0, 0, 1, 0)]),
-      ]);
-      expect([results(first!), results(second!)]).toEqual([
-        [[10], [1]],
-        [[26], [1]],
-      ]);
-      expect(results(await model.runBatch([vector(1, 1, 1, 1), vector(2, 2, 2, 2), vector(4, 4, 4, 4)]))).toEqual([
-        [4],
-        [8],
-        [16],
-      ]);
-    }
+    expect(results(await model.runBatch([vector(1, 1, 1, 1), vector(2, 2, 2, 2)]))).toEqual([[4], [8]]);
+    expect(results(await model.runBatch([vector(3, 3, 3, 3), vector(1, 0, 0, 0)]))).toEqual([[12], [1]]);
+    // Two runs at once (inline execution with several batcher slots): the second stacks into a buffer of its own.
+    const [first, second] = await Promise.all([
+      model.runBatch([vector(1, 2, 3, 4), vector(0, 0, 0, 1)]),
+      model.runBatch([vector(5, 6, 7, 8), vector(0, 0, 1, 0)]),
+    ]);
+    expect([results(first!), results(second!)]).toEqual([
+      [[10], [1]],
+      [[26], [1]],
+    ]);
+    expect(results(await model.runBatch([vector(1, 1, 1, 1), vector(2, 2, 2, 2), vector(4, 4, 4, 4)]))).toEqual([
+      [4],
+      [8],
+      [16],
+    ]);
   });
 
   it('stacks a smaller batch into the front of the kept buffer, and a larger one into a new one', async () => {
-    for (const model of [native, viaPublicApi]) {
-      expect(results(await model.runBatch([vector(1, 1, 1, 1), vector(2, 2, 2, 2), vector(3, 3, 3, 3)]))).toEqual([
-        [4],
-        [8],
-        [12],
-      ]);
-      expect(results(await model.runBatch([vector(0, 1, 0, 0), vector(5, 0, 0, 0)]))).toEqual([[1], [5]]);
-      const four = [vector(1, 0, 0, 0), vector(0, 2, 0, 0), vector(0, 0, 3, 0), vector(0, 0, 0, 4)];
-      expect(results(await model.runBatch(four))).toEqual([[1], [2], [3], [4]]);
-      expect(results(await model.runBatch([vector(2, 2, 0, 0), vector(1, 1, 1, 0)]))).toEqual([[4], [3]]);
-    }
+    expect(results(await model.runBatch([vector(1, 1, 1, 1), vector(2, 2, 2, 2), vector(3, 3, 3, 3)]))).toEqual([
+      [4],
+      [8],
+      [12],
+    ]);
+    expect(results(await model.runBatch([vector(0, 1, 0, 0), vector(5, 0, 0, 0)]))).toEqual([[1], [5]]);
+    const four = [vector(1, 0, 0, 0), vector(0, 2, 0, 0), vector(0, 0, 3, 0), vector(0, 0, 0, 4)];
+    expect(results(await model.runBatch(four))).toEqual([[1], [2], [3], [4]]);
+    expect(results(await model.runBatch([vector(2, 2, 0, 0), vector(1, 1, 1, 0)]))).toEqual([[4], [3]]);
   });
 
   it('runs items that lie side by side in one buffer where they are, and copies items of one buffer out of order', async () => {
     const buffer = new Float32Array([9, 9, 1, 2, 3, 4, 10, 20, 30, 40, 9]).buffer;
     const at = (index: number): ItemTensors => ({ x: { data: new Float32Array(buffer, index * 4, 4), shape: [4] } });
-    for (const model of [native, viaPublicApi]) {
-      expect(results(await model.runBatch([at(2), at(6)]))).toEqual([[10], [100]]);
-      expect(results(await model.runBatch([at(6), at(2)]))).toEqual([[100], [10]]);
-      expect(results(await model.runBatch([at(1), at(2)]))).toEqual([[15], [10]]); // overlapping views
-    }
+    expect(results(await model.runBatch([at(2), at(6)]))).toEqual([[10], [100]]);
+    expect(results(await model.runBatch([at(6), at(2)]))).toEqual([[100], [10]]);
+    expect(results(await model.runBatch([at(1), at(2)]))).toEqual([[15], [10]]); // overlapping views
     expect(Array.from(new Float32Array(buffer))).toEqual([9, 9, 1, 2, 3, 4, 10, 20, 30, 40, 9]); // read, never written
   });
 
@@ -135,10 +106,7 @@ describe('OnnxModel', () => {
     }
   });
 
-  it('names the file of a model that does not load, whichever way it is opened', async () => {
+  it('names the file of a model that does not load', async () => {
     await expect(OnnxModel.load('/nonexistent/model.onnx', 'x')).rejects.toThrow(/nonexistent\/model\.onnx/);
-    await expect(OnnxModel.load('/nonexistent/model.onnx', 'x', { native: false })).rejects.toThrow(
-      /nonexistent\/model\.onnx/,
-    );
   });
 });

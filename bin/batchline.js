@@ -1,9 +1,5 @@
 #!/usr/bin/env node
 // The CLI is written in TypeScript and built to dist/ on install (npm's `prepare`).
-import { pinTickObjectShape } from '../dist/src/pin-tick-shape.js';
-
-// Before anything else runs: see pin-tick-shape.ts (keeps process.nextTick on V8's fast path).
-pinTickObjectShape();
 // Node opens its unauthenticated inspector on 127.0.0.1:9229 on SIGUSR1 unless the process
 // listens for the signal: as early as possible, so that no command ever exposes it (use
 // `node --inspect` to debug). `serve` logs it as ignored (src/serve/signals.ts).

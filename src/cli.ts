@@ -8,7 +8,6 @@ import { makeProfileCommand } from './commands/profile.js';
 import { makeSimulateCommand } from './commands/simulate.js';
 import { makeWatchCommand } from './commands/watch.js';
 import { BatchlineError, ExitWithCode, missingRuntime } from './errors.js';
-import { pinTickObjectShape } from './pin-tick-shape.js';
 import { BATCHLINE_VERSION } from './version.js';
 
 /** The `batchline` program with every command registered; nothing runs until it is parsed. */
@@ -133,7 +132,6 @@ export function isEntryPoint(moduleUrl: string, argv1: string | undefined): bool
 // with bin/batchline.js's start-up (see there) instead of loading the commands and exiting 0
 // having done nothing.
 if (isEntryPoint(import.meta.url, process.argv[1])) {
-  pinTickObjectShape();
   process.on('SIGUSR1', () => {});
   void main(process.argv);
 }

@@ -16,7 +16,6 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
   'grpc-status.ts': [],
   'errors.ts': ['grpc-status.ts'],
   'version.ts': [],
-  'pin-tick-shape.ts': [],
   options: ['core', 'errors.ts'],
   'stats-contract': ['core', 'errors.ts'],
   model: ['core', 'errors.ts', 'options'],
@@ -53,7 +52,7 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
     'ui',
     'watch',
   ],
-  'cli.ts': ['commands', 'errors.ts', 'pin-tick-shape.ts', 'version.ts'],
+  'cli.ts': ['commands', 'errors.ts', 'version.ts'],
   // The library's face: batch() over the core, serve() over the server (loaded lazily).
   library: ['core', 'errors.ts', 'options', 'serve', 'stats-contract'],
   // model: the code-model contract's types (code-model-types.ts), exported type-only.

@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Clock } from '../core/clock.js';
 import { RealClock } from '../core/real-clock.js';
-import { BatchlineError, errorBody, shuttingDown } from '../errors.js';
+import { BatchlineError, errorBody } from '../errors.js';
 import type { ServeConfig } from '../options/serve.js';
 import { BATCHLINE_VERSION } from '../version.js';
 import type { AdmissionContext } from './admission.js';
@@ -173,16 +173,9 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
   app.get('/healthz', liveness);
   app.get('/health', liveness);
   app.get('/readyz', (_request, reply) => {
-    if (runtime.ready) return json(reply, { status: 'ready' });
-    if (runtime.leaving) return refuse(reply, shuttingDown());
-    if (runtime.state === 'starting') return refuse(reply, new BatchlineError('NOT_READY', 'the model is loading'));
-    const notReady = runtime.registry
-      .all()
-      .filter((version) => !version.acceptsWork)
-      .map(
-        (version) => `${version.name} version ${version.version} is ${version.status.reason ?? version.status.state}`,
-      );
-    return refuse(reply, new BatchlineError('NOT_READY', notReady.join('; ') || 'a model is not ready'));
+    const notReady = runtime.notReady();
+    if (notReady === undefined) return json(reply, { status: 'ready' });
+    refuse(reply, notReady);
   });
   app.get('/metrics', async (request, reply) => {
     // The middleware's JSON for a client that asks for JSON; Prometheus's text for everyone else.

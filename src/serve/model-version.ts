@@ -172,7 +172,11 @@ export class ModelVersion implements AnswerCounters {
     );
     this.batcher = batcher;
     // The batcher is the one scheduler of the instances: it runs batches only on those that are up.
-    model.watchInstances?.((index, up) => batcher.setInstanceUp(index, up));
+    // "Latest" follows too: while none is up, the model's next version that has one answers.
+    model.watchInstances?.((index, up) => {
+      batcher.setInstanceUp(index, up);
+      if (this.stateNow === 'ready') this.deps.onStateChange(this);
+    });
     const log = this.deps.log;
     if (log !== undefined)
       model.watchInstanceEvents?.((event) => log(instanceEventLine(this.name, this.version, event)));

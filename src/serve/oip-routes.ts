@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BatchlineError, shuttingDown } from '../errors.js';
+import { BatchlineError } from '../errors.js';
 import type { AdmissionContext } from './admission.js';
 import { admit } from './admit.js';
 import { Answer, RouteAnswers } from './answer.js';
@@ -56,10 +56,9 @@ export function registerOipRoutes(
         answerOf(reply).json({ live: true }),
       );
       scope.get('/health/ready', { config: { answers: plain } }, (_request, reply) => {
-        if (runtime.ready) return answerOf(reply).json({ ready: true });
-        answerOf(reply).error(
-          runtime.leaving ? shuttingDown() : new BatchlineError('NOT_READY', 'a model is not ready'),
-        );
+        const notReady = runtime.notReady();
+        if (notReady === undefined) return answerOf(reply).json({ ready: true });
+        answerOf(reply).error(notReady);
       });
 
       const metadataOf = (ref: ModelRef & { name: string }, reply: FastifyReply): void => {

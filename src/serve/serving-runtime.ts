@@ -30,8 +30,6 @@ export class ServingRuntime {
   private readinessWithdrawn = false;
   private drained: Promise<void> | undefined;
   private readonly startedAtMs: number;
-  /** The versions loaded at start-up: /readyz is 200 when every one of them is ready. */
-  private readonly startup: ModelVersion[] = [];
   readonly registry: Registry;
   readonly metrics: ServeMetrics;
   /** Answers to inference requests that reached no model version (unknown model), by status. */
@@ -121,7 +119,6 @@ export class ServingRuntime {
   /** Loads the start-up versions (all at once); the server is ready when every one is. */
   async loadStartup(specs: readonly StartupVersion[]): Promise<ModelVersion[]> {
     const versions = specs.map((spec) => this.createVersion(spec));
-    this.startup.push(...versions);
     await Promise.all(versions.map((version) => version.load()));
     if (this.stateNow === 'starting') this.stateNow = 'ready';
     return versions;
@@ -135,7 +132,6 @@ export class ServingRuntime {
     const config = { ...this.config } as ModelVersionConfig;
     const created = this.createVersion({ name, version, path: undefined, config });
     this.registry.defaultModel ??= name;
-    this.startup.push(created);
     created.attach(model);
     if (this.stateNow === 'starting') this.stateNow = 'ready';
     return created;
@@ -208,9 +204,6 @@ export class ServingRuntime {
     await version.drain(this.config.drainTimeoutMs);
     await version.loaded; // a version deregistered while it loads closes once loaded
     this.retire(version);
-    // An unloaded start-up version no longer holds readiness back.
-    const index = this.startup.indexOf(version);
-    if (index >= 0) this.startup.splice(index, 1);
     await version.close();
     this.log(`batchline serve: ${key} removed`);
   }
@@ -223,10 +216,31 @@ export class ServingRuntime {
     if (this.registry.remove(version)) addResponses(this.retired, version.responses);
   }
 
-  /** True when the server takes work and every start-up version is ready. */
+  /** True when /readyz answers 200: see `notReady`. */
   get ready(): boolean {
-    return (
-      this.stateNow === 'ready' && !this.readinessWithdrawn && this.startup.every((version) => version.acceptsWork)
+    return this.notReady() === undefined;
+  }
+
+  /**
+   * Why the server is not ready (what /readyz, /v2/health/ready and gRPC's ServerReady and health
+   * answer), or undefined when it is. Ready means: it takes work, its start-up versions have
+   * loaded, and every version that has come up and is not being removed can take a batch now,
+   * however it came (start-up, the admin API, Triton's load). A version counts from its first
+   * `ready` until its removal starts (a DELETE, an unload): while it has no instance up it holds
+   * readiness back, as a start-up one does. A version still loading after start-up, or whose load
+   * failed (`"wait": false`), does not: its own `…/ready` answers 503, and taking the server out
+   * of a load balancer would refuse every other model's requests without helping its own (a swap
+   * of version 1 for 2 would take every replica out at once). Triton's strict readiness counts
+   * those too, and its users met that (server#7014).
+   */
+  notReady(): BatchlineError | undefined {
+    if (this.leaving) return shuttingDown();
+    if (this.stateNow === 'starting') return new BatchlineError('NOT_READY', 'the model is loading');
+    const down = this.registry.all().filter((version) => version.state === 'ready' && !version.acceptsWork);
+    if (down.length === 0) return undefined;
+    return new BatchlineError(
+      'NOT_READY',
+      down.map((version) => `${versionName(version)} is ${version.status.reason ?? version.status.state}`).join('; '),
     );
   }
 
@@ -302,4 +316,9 @@ export class ServingRuntime {
       ...(this.registry.defaultModel === undefined ? {} : { defaultModel: this.registry.defaultModel }),
     };
   }
+}
+
+/** `cls version 2`, as readiness's reasons name a version. */
+function versionName(version: ModelVersion): string {
+  return `${version.name} version ${version.version}`;
 }

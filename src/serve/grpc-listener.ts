@@ -1,4 +1,4 @@
-import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { Server, ServerCredentials, setLogger } from '@grpc/grpc-js';
 import { BatchlineError } from '../errors.js';
 import { HEALTH_SERVICE_NAME, INFERENCE_SERVICE } from '../protocol/grpc-service-proto.js';
 import { BATCHLINE_VERSION } from '../version.js';
@@ -77,4 +77,23 @@ export class GrpcListener {
     this.watchers.endAll();
     this.server.forceShutdown();
   }
+}
+
+/** The line grpc-js logs when a bind fails, which the listener's own error says again (ADDRESS_IN_USE…). */
+const FAILED_BIND_LINE = /^No address added out of total \d+ resolved/;
+
+/**
+ * grpc-js's log, for a process batchline owns (`batchline serve`, not the library's `serve()`,
+ * whose process may have set grpc-js's logger itself): each line goes to `log` marked as
+ * grpc-js's, except the one a failed bind writes, which came before batchline's own line naming
+ * --grpc-port and said less.
+ */
+export function routeGrpcLog(log: (line: string) => void): void {
+  const write =
+    (severity: string) =>
+    (message?: unknown, ...rest: unknown[]): void => {
+      const text = [message, ...rest].map(String).join(' ');
+      if (!FAILED_BIND_LINE.test(text)) log(`batchline serve: grpc-js ${severity}: ${text}`);
+    };
+  setLogger({ error: write('E'), info: write('I'), debug: write('D') });
 }

@@ -67,7 +67,7 @@ export async function runServer(
   const shutdown = Promise.race([io.shutdownSignal ?? signals!.chance.first, quit.first]);
   const force = Promise.race([io.forceSignal ?? signals?.chance.second ?? new Promise<string>(() => {}), quit.second]);
   const connections = new DrainingConnections(app.server);
-  const address = await listen(app, config.host, config.port);
+  const address = await listen(app, config.host, config.port, '--port');
   const adminAddress =
     admin === undefined
       ? undefined
@@ -80,10 +80,12 @@ export async function runServer(
   const grpc =
     config.grpcPort === undefined
       ? undefined
-      : await startGrpc(runtime, config, failures).catch(async (error: unknown) => {
-          await Promise.all([app.close(), admin?.close()]);
-          throw error;
-        });
+      : await startGrpc(runtime, config, failures, (line) => void io.stderr.write(`${line}\n`)).catch(
+          async (error: unknown) => {
+            await Promise.all([app.close(), admin?.close()]);
+            throw error;
+          },
+        );
   const source: ServeOutputSource = { readStats: () => runtime.statsAnswer(), onQuit: () => quit.fire('q') };
   const output: ServeOutput =
     io.startOutput === undefined

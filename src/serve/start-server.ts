@@ -46,7 +46,7 @@ export async function startServer(
     logEvent: (line) => void stderr.write(`${line}\n`),
   });
   const connections = new DrainingConnections(app.server);
-  const url = await listen(app, config.host, config.port);
+  const url = await listen(app, config.host, config.port, '--port');
   const closeAll = async (): Promise<void> => {
     await Promise.all([app.close(), admin?.close()]);
     await runtime.closeModels();
@@ -105,8 +105,11 @@ export async function startGrpc(
   runtime: ServingRuntime,
   config: ServeConfig,
   failures: FailureLog,
+  /** Where grpc-js's own log lines go, when the process is batchline's (`routeGrpcLog`); else grpc-js's default. */
+  grpcLog?: (line: string) => void,
 ): Promise<StartedGrpc> {
-  const { GrpcListener } = await import('./grpc-listener.js');
+  const { GrpcListener, routeGrpcLog } = await import('./grpc-listener.js');
+  if (grpcLog !== undefined) routeGrpcLog(grpcLog);
   const listener = new GrpcListener(
     runtime,
     {
@@ -126,15 +129,15 @@ const CLOSE_GRACE_MS = 250;
 
 /**
  * Listens, or says why not in the error table's words (ADDRESS_IN_USE, CANNOT_LISTEN); `option`
- * names the flag that placed a listener other than the main one (`--admin-port`), as the gRPC
- * listener names `--grpc-port`: with two listeners, an address in use must say which.
+ * names the flag that placed the listener (`--port`, `--admin-port`), as the gRPC listener names
+ * `--grpc-port`: with two or three listeners, an address in use must say which.
  */
-export async function listen(app: FastifyInstance, host: string, port: number, option?: string): Promise<string> {
+export async function listen(app: FastifyInstance, host: string, port: number, option: string): Promise<string> {
   try {
     return await app.listen({ host, port });
   } catch (error) {
     const code = (error as { code?: string }).code;
-    const what = `${host}:${port}${option === undefined ? '' : ` (${option})`}`;
+    const what = `${host}:${port} (${option})`;
     if (code === 'EADDRINUSE') throw new BatchlineError('ADDRESS_IN_USE', what);
     // A host that does not resolve (ENOTFOUND), is not this machine's (EADDRNOTAVAIL), or a port it may not bind (EACCES).
     if (code !== undefined)

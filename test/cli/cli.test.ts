@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
@@ -88,6 +89,27 @@ describe('batchline serve options', () => {
 });
 
 describe('batchline serve as a process', () => {
+  // grpc-js wrote its own 'E No address added out of total 1 resolved' before batchline's line.
+  it('says in one line of its own which port is in use, --port or --grpc-port, and exits 1 for both', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      for (const flags of [
+        ['--port', String(port)],
+        ['--port', '0', '--grpc-port', String(port)],
+      ]) {
+        const result = await run(['serve', '--no-ui', ...flags]);
+        expect([result.code, result.stderr]).toEqual([
+          1,
+          `batchline: 127.0.0.1:${port} (${flags.at(-2)}) is already in use (another server? choose another port)\n`,
+        ]);
+      }
+    } finally {
+      taken.close();
+    }
+  });
+
   // The quick start's first screen: a framework's deprecation warning there (Fastify 5.12's
   // FSTDEP022, for an option given at the top level) reads as a fault of the user's set-up.
   it('starts and stops on the embedded model without a warning on stderr', async () => {

@@ -219,15 +219,18 @@ export function queueBelowBatchSize(
     BatchingConfig,
     'maxBatchSize' | 'maxQueueSize' | 'batchWindowMs' | 'batchPolicy' | 'priorityLevels' | 'priorityQueuePolicy'
   >,
-  spelling: OptionSpelling = 'flag',
+  /** How to name an option: as a flag, as code, or as its source wrote it (undefined: as a flag). */
+  spelling: OptionSpelling | ((key: QueueWarningOption) => string | undefined) = 'flag',
 ): string | undefined {
   const levels = Math.max(1, config.priorityLevels ?? 0);
   let waiting = 0;
   for (let level = 1; level <= levels; level++)
     waiting += config.priorityQueuePolicy?.[level]?.maxQueueSize ?? config.maxQueueSize;
   if (waiting >= config.maxBatchSize) return undefined;
-  const name = (key: 'maxQueueSize' | 'maxBatchSize' | 'batchWindowMs'): string =>
-    spelling === 'code' ? key : `--${BATCHING_OPTIONS[key].flag}`;
+  const name = (key: QueueWarningOption): string =>
+    spelling === 'code'
+      ? key
+      : ((typeof spelling === 'function' ? spelling(key) : undefined) ?? `--${BATCHING_OPTIONS[key].flag}`);
   const bound =
     levels === 1
       ? `${name('maxQueueSize')} (${config.maxQueueSize})`
@@ -245,6 +248,9 @@ export function queueBelowBatchSize(
 
 /** How an error names an option: as the command's flag, or as code's camelCase key (batch()). */
 export type OptionSpelling = 'flag' | 'code';
+
+/** The options the queue warning (`queueBelowBatchSize`) names. */
+export type QueueWarningOption = 'maxQueueSize' | 'maxBatchSize' | 'batchWindowMs';
 
 /** The batcher's configuration from resolved batching options (any command's, they share names). */
 export function batchingConfigOf(

@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { isCodeModelPath } from '../model/code-model.js';
 import { SERVE_OPTIONS } from '../options/serve.js';
-import { effectiveConfig, parseModelOptions } from './model-config.js';
+import { effectiveConfig, parseModelOptions, snakeCase } from './model-config.js';
 import {
   MODEL_NAME_PATTERN,
   modelFileInRepository,
@@ -18,6 +18,7 @@ import { servesRepositoryExtension } from './oip-not-served.js';
 import { registerRepositoryRoutes } from './repository-routes.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import { parseVersion } from './target.js';
+import { optionSourcesOf } from './version-log.js';
 
 /** The fields of a registration besides the model's options. */
 const REGISTRATION_FIELDS = ['version', 'path', 'module', 'function', 'wait'] as const;
@@ -161,8 +162,18 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
           { ...own.options, ...latencyProfile },
           'request body',
         );
+        // The log names each option as it was written: the request's field (the middleware's name
+        // when it used one), else the model's config.json field.
+        const middlewareName = (key: string): string | undefined =>
+          Object.entries(MIDDLEWARE_FIELDS).find(
+            ([theirs, { option }]) => option === key && theirs in (body as object),
+          )?.[0];
+        const optionSources = {
+          ...optionSourcesOf(fromRepository.options, join(repository, name, 'config.json'), snakeCase),
+          ...optionSourcesOf(own.options, "the registration's body", (key) => middlewareName(key) ?? snakeCase(key)),
+        };
         const registered = await runtime.register(
-          { name, version, path, config, ...(functionName === undefined ? {} : { functionName }) },
+          { name, version, path, config, optionSources, ...(functionName === undefined ? {} : { functionName }) },
           wait,
         );
         if (!wait) {

@@ -12,7 +12,7 @@ import { ModelExecutor } from './model-executor.js';
 import { InferenceStatistics } from './inference-statistics.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
 import { warmUp } from './warmup.js';
-import { instanceEventLine } from './version-log.js';
+import { instanceEventLine, type OptionSources } from './version-log.js';
 import type { ModelVersionState, ModelVersionStats } from '../stats-contract/server-stats.js';
 
 export type ModelBatcher = Batcher<ItemTensors, ItemTensors>;
@@ -67,6 +67,8 @@ export class ModelVersion implements AnswerCounters {
     readonly path: string | undefined,
     readonly config: ModelVersionConfig,
     private readonly deps: ModelVersionDeps,
+    /** Where its own options were written (a config.json, a registration), for the log's words. */
+    readonly optionSources: OptionSources = {},
   ) {
     this.requestTimeoutMs = config.requestTimeoutMs;
   }

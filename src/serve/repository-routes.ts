@@ -1,10 +1,12 @@
+import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
-import { effectiveConfig } from './model-config.js';
+import { effectiveConfig, snakeCase } from './model-config.js';
 import { MODEL_NAME_PATTERN, scanModel, scanRepository } from './repository.js';
 import { Answer, RouteAnswers } from './answer.js';
 import { OIP_ERRORS } from './oip-protocol.js';
 import type { ServingRuntime } from './serving-runtime.js';
+import { optionSourcesOf } from './version-log.js';
 
 /** Triton's names of a version's states in the repository index. */
 const INDEX_STATES: Readonly<Record<string, string>> = {
@@ -82,11 +84,12 @@ export function registerRepositoryRoutes(scope: FastifyInstance, runtime: Servin
           throw new BatchlineError('MODEL_NOT_FOUND', `'${name}' in the repository: ${(error as Error).message}`);
         });
         const config = effectiveConfig(runtime.config, model.config.options);
+        const optionSources = optionSourcesOf(model.config.options, join(dir, name, 'config.json'), snakeCase);
         const wanted = new Set(model.versions.map((v) => v.version));
         const served = runtime.registry.versionsOf(name);
         for (const { version, path } of model.versions) {
           if (served.some((v) => v.version === version)) continue;
-          await runtime.register({ name, version, path, config }, true);
+          await runtime.register({ name, version, path, config, optionSources }, true);
         }
         for (const version of served) if (!wanted.has(version.version)) await runtime.deregister(version);
         json(reply, 200, {});

@@ -105,13 +105,20 @@ export class ServingRuntime {
 
   /** A new version in the registry, loading (VERSION_EXISTS if it is there already). */
   createVersion(spec: StartupVersion): ModelVersion {
-    const version = new ModelVersion(spec.name, spec.version, spec.path, spec.config, {
-      clock: this.clock,
-      metrics: this.metrics,
-      onStateChange: (changed) => this.registry.refresh(changed.name),
-      log: this.log,
-      ...(spec.functionName === undefined ? {} : { functionName: spec.functionName }),
-    });
+    const version = new ModelVersion(
+      spec.name,
+      spec.version,
+      spec.path,
+      spec.config,
+      {
+        clock: this.clock,
+        metrics: this.metrics,
+        onStateChange: (changed) => this.registry.refresh(changed.name),
+        log: this.log,
+        ...(spec.functionName === undefined ? {} : { functionName: spec.functionName }),
+      },
+      spec.optionSources,
+    );
     this.registry.add(version);
     return version;
   }

@@ -2,7 +2,8 @@ import { basename, join } from 'node:path';
 import { BatchlineError } from '../errors.js';
 import type { ModelVersionConfig, ServeConfig } from '../options/serve.js';
 import { TOY_MODEL_VERSION } from '../model/toy-model.js';
-import { effectiveConfig } from './model-config.js';
+import { effectiveConfig, snakeCase } from './model-config.js';
+import { type OptionSources, optionSourcesOf } from './version-log.js';
 import { MODEL_NAME_PATTERN, scanRepository } from './repository.js';
 
 /** A model version to load at start-up. */
@@ -14,6 +15,8 @@ export interface StartupVersion {
   config: ModelVersionConfig;
   /** A code model's export that runs a batch, when not `execute` (an admin registration's `function`). */
   functionName?: string;
+  /** Where its own options were written (a config.json, a registration): the log names them so. */
+  optionSources?: OptionSources;
 }
 
 /**
@@ -42,12 +45,16 @@ export async function startupVersions(
       );
     const models = await scanRepository(config.modelRepository);
     versions = models.flatMap((model) => {
-      const own = effectiveConfig(
-        config,
-        model.config.options,
-        join(config.modelRepository!, model.name, 'config.json'),
-      );
-      return model.versions.map(({ version, path }) => ({ name: model.name, version, path, config: own }));
+      const file = join(config.modelRepository!, model.name, 'config.json');
+      const own = effectiveConfig(config, model.config.options, file);
+      const optionSources = optionSourcesOf(model.config.options, file, snakeCase);
+      return model.versions.map(({ version, path }) => ({
+        name: model.name,
+        version,
+        path,
+        config: own,
+        optionSources,
+      }));
     });
   } else {
     const name =

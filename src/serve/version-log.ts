@@ -4,6 +4,15 @@ import { formatAffineMs } from '../options/affine-latency.js';
 import { queueBelowBatchSize } from '../options/batching.js';
 import type { ModelVersionConfig } from '../options/serve.js';
 
+/**
+ * Where a version's own options were written, option by option: the name as its source spells it
+ * (`max_batch_size`, or the middleware's `max_wait_time` in a registration) and the source (a
+ * config.json, a registration's body). An option missing here came from the flags (or defaults).
+ */
+export type OptionSources = Partial<
+  Record<keyof ModelVersionConfig, { readonly name: string; readonly source: string }>
+>;
+
 /** What a version's log line reads of it (a `ModelVersion`, without importing it). */
 export interface LoggedVersion {
   readonly name: string;
@@ -38,13 +47,36 @@ export function versionLine(version: LoggedVersion, state?: string): string {
 
 /**
  * The warning under a version's line when its queue cannot hold a full batch (`queueBelowBatchSize`):
- * for the versions loaded at start-up and for those registered while serving alike.
+ * for the versions loaded at start-up and for those registered while serving alike. Each option is
+ * named as the operator wrote it (a flag, a config.json field, a registration's field), and the
+ * end says where those not given as flags were written.
  */
-export function queueWarningLine(version: Pick<LoggedVersion, 'name' | 'version' | 'config'>): string | undefined {
-  const tooSmall = queueBelowBatchSize(version.config);
-  return tooSmall === undefined
-    ? undefined
-    : `batchline serve: warning: ${versionKey(version.name, version.version)}: ${tooSmall}`;
+export function queueWarningLine(
+  version: Pick<LoggedVersion, 'name' | 'version' | 'config'> & { readonly optionSources?: OptionSources },
+): string | undefined {
+  const sources = version.optionSources ?? {};
+  const tooSmall = queueBelowBatchSize(version.config, (key) => sources[key]?.name);
+  if (tooSmall === undefined) return undefined;
+  const written = new Map<string, string[]>();
+  for (const key of ['maxQueueSize', 'maxBatchSize', 'batchWindowMs'] as const) {
+    const from = sources[key];
+    if (from === undefined || !tooSmall.includes(from.name)) continue;
+    written.set(from.source, [...(written.get(from.source) ?? []), from.name]);
+  }
+  const where = [...written].map(([source, names]) => `${names.join(' and ')} in ${source}`).join('; ');
+  return `batchline serve: warning: ${versionKey(version.name, version.version)}: ${tooSmall}${where === '' ? '' : ` (${where})`}`;
+}
+
+/** The sources of the options of `own` (a config.json's or a registration's), each named as `nameOf` says. */
+export function optionSourcesOf(
+  own: Partial<ModelVersionConfig>,
+  source: string,
+  nameOf: (key: keyof ModelVersionConfig) => string,
+): OptionSources {
+  const sources: Record<string, { name: string; source: string }> = {};
+  for (const [key, value] of Object.entries(own))
+    if (value !== undefined) sources[key] = { name: nameOf(key as keyof ModelVersionConfig), source };
+  return sources as OptionSources;
 }
 
 /**

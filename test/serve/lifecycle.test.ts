@@ -10,6 +10,7 @@ import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { buildServer } from '../../src/serve/build-server.js';
 import { runServer } from '../../src/serve/run-server.js';
+import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
 import { tempDir } from '../temp-dir.js';
 
@@ -174,6 +175,35 @@ describe('start-up', () => {
     expect(output.join('')).toContain(
       'batchline serve: warning: model=toy-logistic-v1 version=1: --max-queue-size (2) is below --max-batch-size (8): ' +
         'at most 2 wait, so no batch reaches 8; raise --max-queue-size to 8 or more, or lower --max-batch-size to 2\n',
+    );
+  });
+
+  it("names a repository's config.json fields as the file writes them, and the file", async () => {
+    const root = await writeRepository({
+      'm/1/model.onnx': linearModelOnnx([1, 2]),
+      'm/config.json': { max_batch_size: 16 },
+    });
+    let signal!: (name: string) => void;
+    const shutdownSignal = new Promise<string>((resolve) => (signal = resolve));
+    const output: string[] = [];
+    let listening!: () => void;
+    const loaded = new Promise<void>((resolve) => (listening = resolve));
+    const sink = {
+      write: (text: string) => output.push(text) && text.includes('listening on') && listening(),
+    } as unknown as NodeJS.WritableStream;
+    const config = resolveOptions(
+      SERVE_OPTIONS,
+      { port: 0, modelRepository: root, maxQueueSize: 4, batchWindowMs: 0 },
+      {},
+    );
+    const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal });
+    await loaded; // the model file loads on a thread: turns of the event loop are no measure of it
+    signal('SIGTERM');
+    await running;
+    expect(output.join('')).toContain(
+      'batchline serve: warning: model=m version=1: --max-queue-size (4) is below max_batch_size (16): ' +
+        'at most 4 wait, so no batch reaches 16; raise --max-queue-size to 16 or more, or lower max_batch_size to 4 ' +
+        `(max_batch_size in ${join(root, 'm', 'config.json')})\n`,
     );
   });
 });

@@ -79,18 +79,24 @@ describe("the server's log says what changed while it served", () => {
       expect.stringMatching(/^batchline serve: model=lin version=2 ready inputs=x\[2\]:float32 max_batch_size=8 /),
     );
 
-    // A version whose queue cannot hold a full batch is warned of, as one loaded at start-up is.
+    // A version whose queue cannot hold a full batch is warned of, as one loaded at start-up is,
+    // naming each option as the registration wrote it (the middleware's max_wait_time too).
     expect(lines.filter((line) => line.includes('warning'))).toEqual([]);
     expect(
-      await admin('POST', `${url}/admin/models/lin`, { version: 4, path: 'lin/2/model.onnx', max_queue_size: 2 }),
+      await admin('POST', `${url}/admin/models/lin`, {
+        version: 4,
+        path: 'lin/2/model.onnx',
+        max_queue_size: 2,
+        max_wait_time: 0.01,
+      }),
     ).toBe(201);
     expect(lines.slice(-2)).toEqual([
       expect.stringMatching(
         /^batchline serve: model=lin version=4 ready inputs=x\[2\]:float32 max_batch_size=8 .*max_queue_size=2 /,
       ),
-      'batchline serve: warning: model=lin version=4: --max-queue-size (2) is below --max-batch-size (8): ' +
-        'at most 2 wait, so no batch reaches 8, and each batch waits out --batch-window-ms (10 ms) before it runs; ' +
-        'raise --max-queue-size to 8 or more, or lower --max-batch-size to 2',
+      'batchline serve: warning: model=lin version=4: max_queue_size (2) is below --max-batch-size (8): ' +
+        'at most 2 wait, so no batch reaches 8, and each batch waits out max_wait_time (10 ms) before it runs; ' +
+        "raise max_queue_size to 8 or more, or lower --max-batch-size to 2 (max_queue_size and max_wait_time in the registration's body)",
     ]);
 
     expect(await admin('POST', `${url}/admin/models/lin`, { version: 3, path: 'lin/3/model.onnx' })).toBe(422);

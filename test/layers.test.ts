@@ -14,11 +14,13 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
   core: [],
   // gRPC's status codes by name: the error table's gRPC column, and the gRPC listener's own answers.
   'grpc-status.ts': [],
-  'errors.ts': ['grpc-status.ts'],
+  // Text fit for a message: a caller's detail made safe and short, a thrown value as text.
+  'message-text.ts': [],
+  'errors.ts': ['grpc-status.ts', 'message-text.ts'],
   'version.ts': [],
-  options: ['core', 'errors.ts'],
+  options: ['core', 'errors.ts', 'message-text.ts'],
   'stats-contract': ['core', 'errors.ts'],
-  model: ['core', 'errors.ts', 'options'],
+  model: ['core', 'errors.ts', 'message-text.ts', 'options'],
   protocol: ['model', 'errors.ts'],
   bench: ['core', 'errors.ts', 'options', 'stats-contract'],
   profile: ['bench', 'core', 'errors.ts', 'model', 'options', 'protocol'],
@@ -26,6 +28,7 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
   serve: [
     'core',
     'errors.ts',
+    'message-text.ts',
     'grpc-status.ts',
     'version.ts',
     'options',
@@ -54,7 +57,7 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
   ],
   'cli.ts': ['commands', 'errors.ts', 'version.ts'],
   // The library's face: batch() over the core, serve() over the server (loaded lazily).
-  library: ['core', 'errors.ts', 'options', 'serve', 'stats-contract'],
+  library: ['core', 'errors.ts', 'message-text.ts', 'options', 'serve', 'stats-contract'],
   // model: the code-model contract's types (code-model-types.ts), exported type-only.
   'index.ts': ['core', 'library', 'model', 'stats-contract'],
 };

@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
-import { BatchlineError, textOf } from '../errors.js';
+import { BatchlineError } from '../errors.js';
+import { textOf } from '../message-text.js';
 import type { CodeModelContext, ExecuteContext } from './code-model-types.js';
 import { elementTypeOf, OIP_DATATYPES } from './datatypes.js';
 import { INTEGER_RANGE } from './element-values.js';

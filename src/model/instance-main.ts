@@ -2,7 +2,8 @@
  * The body of a model instance, on a worker thread or in a child process: loads one
  * onnxruntime session, or one code model, and runs the batches the server posts.
  */
-import { BatchlineError, textOf } from '../errors.js';
+import { BatchlineError } from '../errors.js';
+import { textOf } from '../message-text.js';
 import { CodeModel, isCodeModelPath } from './code-model.js';
 import { OnnxModel } from './onnx-model.js';
 import { buildToyModelOnnx } from './toy-model.js';

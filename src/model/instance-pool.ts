@@ -1,4 +1,5 @@
-import { BatchlineError, textOf } from '../errors.js';
+import { BatchlineError } from '../errors.js';
+import { textOf } from '../message-text.js';
 import type { InstanceEvent, InstanceHealth, InstanceState, ModelHealth } from './instance-health.js';
 import type { ItemTensors, TensorSpec } from './tensor-spec.js';
 

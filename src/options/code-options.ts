@@ -4,7 +4,8 @@
  * flags and environment (`resolveOptions`, schema.ts); code is held to the types it declares, so a
  * value of another type is refused here before the schema's checks read it as text.
  */
-import { BatchlineError, clipped, MAX_LISTING_DETAIL_CHARS } from '../errors.js';
+import { BatchlineError } from '../errors.js';
+import { clipped, MAX_LISTING_DETAIL_CHARS } from '../message-text.js';
 import {
   parseOptionValue,
   type AffineOptionSpec,

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { BatchlineError, unsupportedEncoding, type ErrorCode, textOf } from '../errors.js';
+import { BatchlineError, unsupportedEncoding, type ErrorCode } from '../errors.js';
+import { textOf } from '../message-text.js';
 
 /** What `classify` reads of the request an error belongs to (a FastifyRequest has all of it). */
 export interface ClassifiedRequest {

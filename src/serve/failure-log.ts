@@ -1,5 +1,6 @@
 import { createWriteStream } from 'node:fs';
-import { BatchlineError, textOf } from '../errors.js';
+import { BatchlineError } from '../errors.js';
+import { textOf } from '../message-text.js';
 
 /** Where failure lines go: a stream whose `write` may say "slow down" (returns false) until 'drain'. */
 export interface LogSink {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative } from 'node:path';
-import { BatchlineError, clipped, MAX_LISTING_DETAIL_CHARS } from '../errors.js';
+import { BatchlineError } from '../errors.js';
+import { clipped, MAX_LISTING_DETAIL_CHARS } from '../message-text.js';
 import { formatAffineMs } from '../options/affine-latency.js';
 import { checkPriorityOptions } from '../options/batching.js';
 import { formatPriorityQueuePolicy } from '../options/priority-queue-policy.js';

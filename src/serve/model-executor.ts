@@ -1,6 +1,6 @@
 import { EventOrder, type Clock } from '../core/clock.js';
 import type { Batch, Executor } from '../core/types.js';
-import { asError } from '../errors.js';
+import { asError } from '../message-text.js';
 import type { RunLimits } from '../model/instance-pool.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';

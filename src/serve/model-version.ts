@@ -1,7 +1,7 @@
 import { BatcherStats } from '../core/batcher-stats.js';
 import type { Clock } from '../core/clock.js';
 import { createBatcher } from '../core/create-batcher.js';
-import { asError } from '../errors.js';
+import { asError } from '../message-text.js';
 import { loadModel, type ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import type { ModelVersionConfig } from '../options/serve.js';

@@ -1,5 +1,6 @@
 import type { Clock } from '../core/clock.js';
-import { asError, BatchlineError, shuttingDown } from '../errors.js';
+import { BatchlineError, shuttingDown } from '../errors.js';
+import { asError } from '../message-text.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ModelVersionConfig, ServeConfig } from '../options/serve.js';
 import { ModelVersion } from './model-version.js';

@@ -1,5 +1,6 @@
 import { SeededRandom } from '../core/rng.js';
-import { BatchlineError, asError } from '../errors.js';
+import { BatchlineError } from '../errors.js';
+import { asError } from '../message-text.js';
 import type { ServedModel } from '../model/load-model.js';
 import { allocate, type ElementArray, type ItemTensors, type TensorSpec } from '../model/tensor-spec.js';
 

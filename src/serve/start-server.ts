@@ -141,7 +141,7 @@ export async function listen(app: FastifyInstance, host: string, port: number, o
     if (code === 'EADDRINUSE') throw new BatchlineError('ADDRESS_IN_USE', what);
     // A host that does not resolve (ENOTFOUND), is not this machine's (EADDRNOTAVAIL), or a port it may not bind (EACCES).
     if (code !== undefined)
-      throw new BatchlineError('CANNOT_LISTEN', `${what} (${code}: ${(error as Error).message})`, {
+      throw new BatchlineError('CANNOT_LISTEN', `${what}: ${(error as Error).message}`, {
         cause: error,
       });
     throw error;

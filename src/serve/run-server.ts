@@ -143,6 +143,10 @@ export async function runServer(
     output.log(
       `batchline serve: ${signal}: draining ${sum((b) => b.queueDepth)} queued and ${sum((b) => b.runningCount)} running requests (up to ${config.drainTimeoutMs} ms)`,
     );
+    // Inference answered 503 from here on: those taken and answered at the deadline, and the new
+    // requests refused (shutting_down), which the clients see and the last line must count too.
+    const fives = (): number => runtime.statsAnswer()?.responsesByStatus['503'] ?? 0;
+    const fivesBeforeDrain = fives();
     // The admin listener stops taking requests first; one in progress (a registration waiting for
     // its load) is answered by the drain (503), which therefore does not wait for it.
     const adminClosed = admin?.close();
@@ -154,8 +158,10 @@ export async function runServer(
     ]);
     await adminClosed;
     await runtime.closeModels(); // after the loads in progress end
+    const answeredAtShutdown = sum((b) => b.counts.outcomes.shutdown);
     output.log(
-      `batchline serve: stopped; ${sum((b) => b.counts.outcomes.ok)} ok, ${sum((b) => b.counts.outcomes.shutdown)} answered 503 at shutdown`,
+      `batchline serve: stopped; ${sum((b) => b.counts.outcomes.ok)} ok, ${answeredAtShutdown} answered 503 at shutdown, ` +
+        `${Math.max(0, fives() - fivesBeforeDrain - answeredAtShutdown)} refused while draining (503 shutting_down)`,
     );
   } finally {
     signals?.stop();

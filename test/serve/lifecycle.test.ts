@@ -146,7 +146,7 @@ describe('start-up failures', () => {
       runServer(config, { stdout: sink, stderr: sink, shutdownSignal: new Promise(() => {}) }),
     ).rejects.toMatchObject({
       code: 'CANNOT_LISTEN',
-      message: expect.stringMatching(/^cannot listen on 192\.0\.2\.1:0 \(EADDRNOTAVAIL/),
+      message: expect.stringMatching(/^cannot listen on 192\.0\.2\.1:0 \(--port\): listen EADDRNOTAVAIL/),
     });
   });
 
@@ -260,8 +260,13 @@ describe('graceful shutdown', () => {
       await new Promise((resolve) => setImmediate(resolve));
     expect((await get(`${url}/readyz`)).status).toBe(503);
     expect((await get(`${url}/nope`)).status).toBe(404);
+    // A new request is refused; the last line counts it (it said '0 answered 503' and nothing more).
+    expect((await infer(url, { inputs: [1, 2, 3] })).status).toBe(503);
     expect((await inflight).status).toBe(200);
     await running;
+    expect(output.join('')).toContain(
+      'batchline serve: stopped; 1 ok, 0 answered 503 at shutdown, 1 refused while draining (503 shutting_down)\n',
+    );
   });
 
   it('with --drain-delay-ms, withdraws readiness and keeps serving before it drains', async () => {

@@ -63,7 +63,9 @@ export function queueWarningLine(
     if (from === undefined || !tooSmall.includes(from.name)) continue;
     written.set(from.source, [...(written.get(from.source) ?? []), from.name]);
   }
-  const where = [...written].map(([source, names]) => `${names.join(' and ')} in ${source}`).join('; ');
+  const listed = (names: string[]): string =>
+    names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+  const where = [...written].map(([source, names]) => `${listed(names)} in ${source}`).join('; ');
   return `batchline serve: warning: ${versionKey(version.name, version.version)}: ${tooSmall}${where === '' ? '' : ` (${where})`}`;
 }
 

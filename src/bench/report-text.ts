@@ -63,6 +63,9 @@ export function formatReport(r: BenchResult): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** The latency table's columns, in order (`bench --help` names them). */
+export const LATENCY_COLUMNS = ['p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean'] as const;
+
 function latencyTable(r: BenchResult): string {
   const rows: [string, PercentilesMs][] = [
     ['latency 2xx', r.latency],
@@ -70,7 +73,7 @@ function latencyTable(r: BenchResult): string {
     ['service', r.service],
   ];
   if (r.sendLag !== undefined) rows.push(['send lag', r.sendLag]);
-  const header = ['ms', 'p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean'];
+  const header = ['ms', ...LATENCY_COLUMNS];
   // A row of nothing recorded (no 2xx answer, no answer at all) has no latency, not one of 0 ms.
   const cells = rows.map(([name, p]) => [
     name,

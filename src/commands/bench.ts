@@ -10,11 +10,14 @@ import { commandLineOf } from '../report/html/command-line.js';
 export function makeBenchCommand(): Command {
   const command = new Command('bench')
     .description(
-      'Load-test an HTTP endpoint. Closed loop by default (--connections senders, each sending its next request when the last ends); ' +
+      'Load-test an HTTP or gRPC endpoint (http://, https://, grpc://). Closed loop by default (--connections senders, each sending its next request when the last ends); ' +
         'open loop with --rate or --stages (a schedule fixed in advance, latency timed from each intended send, as wrk2 does). ' +
-        'Reports throughput, status and error counts, and p50/p90/p99/p99.9/max latency from HDR histograms.',
+        'Reports throughput, status and error counts, and p50/p90/p95/p99/p99.9/max/mean latency from HDR histograms.',
     )
-    .argument('[url]', 'the endpoint to load, such as http://127.0.0.1:8080/v1/infer')
+    .argument(
+      '[url]',
+      'the endpoint to load, such as http://127.0.0.1:8080/v1/infer or grpc://127.0.0.1:8081/models/NAME',
+    )
     // Options after `compare` or `merge` are theirs (compare's --html, merge's --json are not the run's).
     .enablePositionalOptions();
   addOptions(command, BENCH_OPTIONS);

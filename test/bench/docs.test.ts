@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { LATENCY_COLUMNS } from '../../src/bench/report-text.js';
 import { buildProgram } from '../../src/cli.js';
 
 describe('docs/bench.md', () => {
@@ -17,6 +18,15 @@ describe('docs/bench.md', () => {
       .flatMap((o) => [o.short, o.long])
       .filter((flag) => flag !== undefined);
     expect(documented.sort()).toEqual(help.sort());
+  });
+
+  it("`bench --help`'s summary names every scheme bench loads and every latency column it prints", () => {
+    const bench = buildProgram().commands.find((c) => c.name() === 'bench')!;
+    const summary = bench.description();
+    for (const scheme of ['http://', 'https://', 'grpc://']) expect(summary).toContain(scheme);
+    expect(summary).not.toMatch(/an HTTP endpoint\./);
+    const listed = summary.match(/(p50\/[\w./]+) latency/)?.[1]?.split('/');
+    expect(listed).toEqual([...LATENCY_COLUMNS]);
   });
 
   it('shows bench merge on two bench processes that ran at the same time, and what it printed', () => {

@@ -1,4 +1,4 @@
-import { classifyError } from './error-kind.js';
+import { classifyError, DRAIN_CAUSE, errorCause } from './error-kind.js';
 import { Drain } from './drain.js';
 import type { PlanShare } from './plan.js';
 import type { BenchRecorder } from './recorder.js';
@@ -71,8 +71,9 @@ export function runClosedLoop(
       },
       fail(request, error, endAtMs) {
         inFlight--;
-        const kind = drain?.expired === true ? 'timeout' : classifyError(error);
-        recorder.recordError(kind, endAtMs, request.measured);
+        const drained = drain?.expired === true;
+        const kind = drained ? 'timeout' : classifyError(error);
+        recorder.recordError(kind, drained ? DRAIN_CAUSE : errorCause(error), endAtMs, request.measured);
         if (drain !== undefined) drain.settled(inFlight);
         // Deferred: a failure can be reported synchronously, and a refused port fails at once.
         else setImmediate(sendNext, request.sender);

@@ -13,6 +13,37 @@ export function emptyErrorCounts(): ErrorCounts {
   return { timeout: 0, refused: 0, reset: 0, protocol: 0, other: 0 };
 }
 
+/** The first failure's cause for each kind that occurred: a count alone does not say what to fix. */
+export type ErrorCauses = Partial<Record<ErrorKind, string>>;
+
+/** Longest cause kept: one line of a report, not a stack. */
+const CAUSE_MAX_CHARS = 200;
+
+/** Why a request failed without an answer, what a drain still waiting on it at the run's end says. */
+export const DRAIN_CAUSE = 'still unanswered when the wait for answers after the run ended';
+
+/**
+ * One line saying why a request failed: each message down the cause chain (undici wraps the
+ * socket's error), with its code when the message does not already say it.
+ */
+export function errorCause(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
+    if (typeof current !== 'object') {
+      parts.push(String(current));
+      break;
+    }
+    const { message, code } = current as { message?: unknown; code?: unknown };
+    let text = typeof message === 'string' ? message : '';
+    if (typeof code === 'string' && !text.includes(code)) text = text === '' ? code : `${text} (${code})`;
+    if (text !== '' && !parts.some((part) => part.includes(text))) parts.push(text);
+    current = (current as { cause?: unknown }).cause;
+  }
+  const line = (parts.length === 0 ? 'no message' : parts.join(': ')).replace(/\s+/g, ' ').trim();
+  return line.length > CAUSE_MAX_CHARS ? `${line.slice(0, CAUSE_MAX_CHARS - 1)}…` : line;
+}
+
 /** undici's errors for answers that break HTTP's framing. */
 const PROTOCOL_CODES = new Set([
   'UND_ERR_HEADERS_OVERFLOW',

@@ -1,9 +1,9 @@
 import type * as hdr from 'hdr-histogram-js';
 import { percentilesMs, type PercentilesMs } from '../core/latency-histogram.js';
-import { ERROR_KINDS, type ErrorCounts } from './error-kind.js';
+import { ERROR_KINDS, type ErrorCauses, type ErrorCounts, type ErrorKind } from './error-kind.js';
 import { encodeHistogram, mergeEncoded } from './histogram-codec.js';
 import { BENCH_JSON_SCHEMA, toBenchJson, type BenchJson } from './report-json.js';
-import type { BenchResult } from './result.js';
+import { type BenchResult, causesInOrder } from './result.js';
 
 /** Runs started further apart than this did not load the server at the same time. */
 const START_SPREAD_WARN_S = 2;
@@ -83,6 +83,8 @@ export function mergeReports(inputs: readonly MergeInput[]): { result: BenchResu
     },
     status: sumRecords(reports.map((r) => r.status)),
     errors: Object.fromEntries(ERROR_KINDS.map((k) => [k, sum((r) => r.errors[k] ?? 0)])) as ErrorCounts,
+    // The first report's cause of a kind, as one run keeps its first thread's.
+    errorCauses: firstCauses(reports),
     // Each run's rate is over its own window; the machines ran at once, so the rates add up.
     sendRateRps: sum((r) => r.send_rate_rps),
     throughputRps: sum((r) => r.throughput_rps),
@@ -190,4 +192,12 @@ function mergeWarnings(inputs: readonly MergeInput[]): string[] {
     );
   }
   return warnings;
+}
+
+/** Each kind's cause from the first report that has one (reports before bench kept causes have none). */
+function firstCauses(reports: readonly BenchJson[]): ErrorCauses {
+  const causes: ErrorCauses = {};
+  for (const r of reports)
+    for (const [kind, cause] of Object.entries(r.error_causes ?? {})) causes[kind as ErrorKind] ??= cause;
+  return causesInOrder(causes);
 }

@@ -1,4 +1,4 @@
-import { classifyError } from './error-kind.js';
+import { classifyError, DRAIN_CAUSE, errorCause } from './error-kind.js';
 import { Drain } from './drain.js';
 import type { PlanShare } from './plan.js';
 import type { BenchRecorder } from './recorder.js';
@@ -55,8 +55,9 @@ export function runOpenLoop(
       },
       fail(request, error, endMs) {
         inFlight--;
-        const kind = drain?.expired === true ? 'timeout' : classifyError(error);
-        recorder.recordError(kind, endMs, request.measured);
+        const drained = drain?.expired === true;
+        const kind = drained ? 'timeout' : classifyError(error);
+        recorder.recordError(kind, drained ? DRAIN_CAUSE : errorCause(error), endMs, request.measured);
         drain?.settled(inFlight);
       },
     };

@@ -1,6 +1,6 @@
 import type * as hdr from 'hdr-histogram-js';
 import { createLatencyHistogram, percentilesMs, recordMs } from '../core/latency-histogram.js';
-import { emptyErrorCounts, type ErrorCounts, type ErrorKind } from './error-kind.js';
+import { type ErrorCauses, emptyErrorCounts, type ErrorCounts, type ErrorKind } from './error-kind.js';
 import { encodeHistogram } from './histogram-codec.js';
 import { addLineSums, addPoint, emptyLineSums, slopeOf, type LineSums } from './trend.js';
 
@@ -25,6 +25,8 @@ export interface RecorderCounts {
   lateSends: number;
   status: Record<string, number>;
   errors: ErrorCounts;
+  /** The first measured failure's cause for each kind counted in `errors`. */
+  errorCauses: ErrorCauses;
   /** Requests sent and finished including the warmup, for progress. */
   sentAll: number;
   finishedAll: number;
@@ -92,6 +94,7 @@ export function emptyCounts(): RecorderCounts {
     lateSends: 0,
     status: {},
     errors: emptyErrorCounts(),
+    errorCauses: {},
     sentAll: 0,
     finishedAll: 0,
     lastCompletionMs: 0,
@@ -123,6 +126,7 @@ export function addCounts(a: RecorderCounts, b: RecorderCounts): RecorderCounts 
   addLineSums(a.latencyTrend, b.latencyTrend);
   for (const [code, n] of Object.entries(b.status)) a.status[code] = (a.status[code] ?? 0) + n;
   for (const [kind, n] of Object.entries(b.errors)) a.errors[kind as ErrorKind] += n;
+  for (const [kind, cause] of Object.entries(b.errorCauses)) a.errorCauses[kind as ErrorKind] ??= cause;
   a.lastCompletionMs = Math.max(a.lastCompletionMs, b.lastCompletionMs);
   return a;
 }
@@ -210,11 +214,12 @@ export class BenchRecorder {
     }
   }
 
-  recordError(kind: ErrorKind, atMs: number, measured: boolean): void {
+  recordError(kind: ErrorKind, cause: string, atMs: number, measured: boolean): void {
     this.counts.finishedAll++;
     if (!measured) return;
     this.counts.failed++;
     this.counts.errors[kind]++;
+    this.counts.errorCauses[kind] ??= cause;
     this.counts.lastCompletionMs = atMs;
     if (this.keepIntervals) {
       this.rollInterval(atMs);

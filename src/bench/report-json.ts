@@ -25,10 +25,12 @@ interface MergedFrom {
  * snake_case with its units, rounded, written once by `toBenchJson`. compare and merge read v1
  * reports too.
  */
-export type BenchJson = Omit<ReturnType<typeof toBenchJson>, 'schema' | 'body'> & {
+export type BenchJson = Omit<ReturnType<typeof toBenchJson>, 'schema' | 'body' | 'error_causes'> & {
   schema: typeof BENCH_JSON_SCHEMA | 'batchline.bench/v1';
   /** Absent from reports written before bench recorded it. */
   body?: ReturnType<typeof toBenchJson>['body'];
+  /** Absent from reports written before bench recorded it. */
+  error_causes?: ReturnType<typeof toBenchJson>['error_causes'];
   merged_from?: MergedFrom[];
 };
 
@@ -55,6 +57,7 @@ export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult
     requests: { ...r.requests },
     status: { ...r.status },
     errors: { ...r.errors },
+    error_causes: { ...r.errorCauses },
     send_rate_rps: round(r.sendRateRps, 2),
     throughput_rps: round(r.throughputRps, 2),
     goodput_rps: round(r.goodputRps, 2),

@@ -1,4 +1,5 @@
 import type { PercentilesMs } from '../core/latency-histogram.js';
+import type { ErrorKind } from './error-kind.js';
 import { type BenchResult, latencySpanText } from './result.js';
 
 /**
@@ -43,9 +44,13 @@ export function formatReport(r: BenchResult): string {
   }
   const status = Object.entries(r.status).map(([code, n]) => `${code}: ${n}`);
   lines.push(`  status      ${status.length === 0 ? 'none' : status.join(', ')}`);
+  // Each kind with its first cause: `other: 3` alone leaves the user guessing.
   const errors = Object.entries(r.errors)
     .filter(([, n]) => n > 0)
-    .map(([kind, n]) => `${kind}: ${n}`);
+    .map(([kind, n]) => {
+      const cause = r.errorCauses[kind as ErrorKind];
+      return cause === undefined ? `${kind}: ${n}` : `${kind}: ${n} (first: ${cause})`;
+    });
   lines.push(`  errors      ${errors.length === 0 ? 'none' : errors.join(', ')}`);
   lines.push('');
   lines.push(latencyTable(r));

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { percentilesMs, type PercentilesMs } from '../core/latency-histogram.js';
-import { ERROR_KINDS, type ErrorCounts } from './error-kind.js';
+import { ERROR_KINDS, type ErrorCauses, type ErrorCounts } from './error-kind.js';
 import { encodeHistogram, mergeEncoded } from './histogram-codec.js';
 import { scheduledEndMsOf, targetRateRps, type BenchMode, type BenchPlan } from './plan.js';
 import { addCounts, emptyCounts, type EncodedInterval, type RecorderCounts } from './recorder.js';
@@ -80,6 +80,8 @@ export interface BenchResult {
   requests: { sent: number; completed: number; ok: number; late: number; errors: number; dropped: number };
   status: Record<string, number>;
   errors: ErrorCounts;
+  /** The first failure's cause for each kind in `errors` that is not zero. */
+  errorCauses: ErrorCauses;
   /** Measured sends per second (the rate the generator achieved). */
   sendRateRps: number;
   /** Answers (any status) received inside the window, per second of it. */
@@ -173,6 +175,7 @@ export function buildResult(plan: BenchPlan, outcomes: readonly ThreadOutcome[],
     },
     status: sortedStatus(counts.status),
     errors: Object.fromEntries(ERROR_KINDS.map((k) => [k, counts.errors[k]])) as ErrorCounts,
+    errorCauses: causesInOrder(counts.errorCauses),
     sendRateRps: perSecond(counts.sent + counts.dropped),
     // What was answered inside the window it is divided by: an answer after the window was not
     // served at this rate (it is `late`), and a slow straggler stretches no denominator.
@@ -357,4 +360,14 @@ function fmtSeconds(s: number): string {
 
 function pct(fraction: number): string {
   return `${(fraction * 100).toFixed(1)}%`;
+}
+
+/** The causes in the order of ERROR_KINDS, as the counts are, whichever thread saw one first. */
+export function causesInOrder(causes: ErrorCauses): ErrorCauses {
+  const ordered: ErrorCauses = {};
+  for (const kind of ERROR_KINDS) {
+    const cause = causes[kind];
+    if (cause !== undefined) ordered[kind] = cause;
+  }
+  return ordered;
 }

@@ -5,6 +5,7 @@ import { BatchlineError, ExitWithCode } from '../errors.js';
 import { checkOutputPath } from './output-path.js';
 import { checkCertificate } from '../bench/certificate-check.js';
 import { inferRouteOf, probeTarget } from '../bench/default-body.js';
+import type { ErrorKind } from '../bench/error-kind.js';
 import { formatHdrLog } from '../bench/hdr-log.js';
 import { grpcModelOf, type ValidatedBench } from '../bench/plan-from-options.js';
 import type { BenchPlan } from '../bench/plan.js';
@@ -226,7 +227,10 @@ export function nothingSucceeded(result: BenchResult): string | undefined {
     return undefined;
   const errors = Object.entries(result.errors)
     .filter(([, n]) => n > 0)
-    .map(([kind, n]) => `${kind} ${n}`);
+    .map(([kind, n]) => {
+      const cause = result.errorCauses[kind as ErrorKind];
+      return cause === undefined ? `${kind} ${n}` : `${kind} ${n} (first: ${cause})`;
+    });
   const statuses = Object.entries(result.status).map(([code, n]) => `${code}: ${n}`);
   const what = [
     ...(statuses.length > 0 ? [`answers ${statuses.join(', ')}`] : []),

@@ -101,7 +101,9 @@ describe('batchline bench options', () => {
       'http://127.0.0.1:1/',
     ]);
     expect(code).toBe(1);
-    expect(stderr).toMatch(/no request succeeded \(no 2xx answer among \d+ sent; errors refused \d+\)/);
+    expect(stderr).toMatch(
+      /no request succeeded \(no 2xx answer among \d+ sent; errors refused \d+ \(first: connect ECONNREFUSED 127\.0\.0\.1:1\)\)/,
+    );
   });
 
   it('exits 1 naming the host when it does not resolve, before sending', async () => {

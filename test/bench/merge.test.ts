@@ -49,6 +49,7 @@ function report(rate: number, latenciesMs: number[]): BenchJson {
     requests: { sent: n, completed: n, ok: n, late: 0, errors: 0, dropped: 0 },
     status: { 200: n },
     errors: { timeout: 0, refused: 0, reset: 0, protocol: 0, other: 0 },
+    errorCauses: {},
     sendRateRps: rate,
     throughputRps: rate,
     goodputRps: rate,

@@ -41,6 +41,7 @@ function result(target: number, latenciesMs: number[], goodputRps = target): Ben
     },
     status: { 200: latenciesMs.length },
     errors: { timeout: 0, refused: 0, reset: 0, protocol: 0, other: 0 },
+    errorCauses: {},
     sendRateRps: target,
     throughputRps: goodputRps,
     goodputRps,

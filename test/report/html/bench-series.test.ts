@@ -12,9 +12,9 @@ describe('bench seconds for the HTML report', () => {
     a.recordResponse(200, 20, 19, 1200, true);
     a.recordResponse(200, 30, 29, 1300, true);
     b.recordResponse(429, 40, 1, 1400, true);
-    b.recordError('timeout', 1500, true);
+    b.recordError('timeout', 'no response within 1000 ms', 1500, true);
     // Second 3 only errors; second 2 nothing at all.
-    a.recordError('refused', 3200, true);
+    a.recordError('refused', 'connect ECONNREFUSED 127.0.0.1:1', 3200, true);
     const seconds = benchSeconds([a.finish().intervals, b.finish().intervals]);
     expect(seconds.map((s) => s.startS)).toEqual([1, 2, 3]);
     expect(seconds[0]).toMatchObject({ answered: 4, ok: 3, errors: 1, p50: 20.015, max: 40.031 });

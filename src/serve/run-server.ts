@@ -7,7 +7,7 @@ import { FailureLog, stderrLogSink } from './failure-log.js';
 import type { ModelBatcher } from './model-version.js';
 import { SecondChance, watchSignals } from './signals.js';
 import { stopWaitingOnWorkerStarts } from './young-generation.js';
-import { queueWarningLine, versionLine } from './version-log.js';
+import { queueWarningLines, versionLine } from './version-log.js';
 import type { StatsAnswer } from '../stats-contract/server-stats.js';
 
 export interface ServeIo {
@@ -115,13 +115,16 @@ export async function runServer(
       // the drain answers what comes meanwhile (503) and the models close once their loads end.
       loading.catch(() => {});
       output.log(`batchline serve: ${first.signal} while loading: stopping once the loads in progress end`);
-    } else
-      runtime.registry.all().forEach((version, i) => {
+    } else {
+      const versions = runtime.registry.all();
+      const warnings = queueWarningLines(versions);
+      versions.forEach((version, i) => {
         // One line per version; the first says where the server listens (scripts look for it).
         output.log(`batchline serve: ${i === 0 ? `listening on ${address} ` : ''}${versionLine(version)}`);
-        const warning = queueWarningLine(version);
+        const warning = warnings.get(version);
         if (warning !== undefined) output.log(warning);
       });
+    }
 
     const loaded = !('signal' in first);
     // Traffic from now on: a model thread's start no longer stalls it (young-generation.ts).

@@ -51,9 +51,46 @@ export function versionLine(version: LoggedVersion, state?: string): string {
  * named as the operator wrote it (a flag, a config.json field, a registration's field), and the
  * end says where those not given as flags were written.
  */
-export function queueWarningLine(
-  version: Pick<LoggedVersion, 'name' | 'version' | 'config'> & { readonly optionSources?: OptionSources },
-): string | undefined {
+export function queueWarningLine(version: WarnedVersion): string | undefined {
+  const warning = queueWarningOf(version);
+  return warning === undefined
+    ? undefined
+    : `batchline serve: warning: ${versionKey(version.name, version.version)}: ${warning}`;
+}
+
+/** What the queue warning reads of a version. */
+type WarnedVersion = Pick<LoggedVersion, 'name' | 'version' | 'config'> & { readonly optionSources?: OptionSources };
+
+/**
+ * The queue warnings of versions loaded together, each to be logged under the line of the version
+ * it is keyed by: one warning per group of versions whose values come from the same place (the
+ * versions of a model sharing its config.json, models given only the flags), naming them all,
+ * instead of the same warning once per version.
+ */
+export function queueWarningLines<V extends WarnedVersion>(versions: readonly V[]): Map<V, string> {
+  const groups = new Map<string, V[]>();
+  for (const version of versions) {
+    const warning = queueWarningOf(version);
+    if (warning !== undefined) groups.set(warning, [...(groups.get(warning) ?? []), version]);
+  }
+  const lines = new Map<V, string>();
+  for (const [warning, group] of groups) {
+    const byModel = new Map<string, number[]>();
+    for (const v of group) byModel.set(v.name, [...(byModel.get(v.name) ?? []), v.version]);
+    const who = [...byModel]
+      .map(([name, numbers]) =>
+        numbers.length === 1
+          ? versionKey(name, numbers[0]!)
+          : `model=${name} versions=${numbers.sort((x, y) => x - y).join(',')}`,
+      )
+      .join(', ');
+    lines.set(group[0]!, `batchline serve: warning: ${who}: ${warning}`);
+  }
+  return lines;
+}
+
+/** The warning's text after the version it is about, or undefined when a full batch fits the queue. */
+function queueWarningOf(version: WarnedVersion): string | undefined {
   const sources = version.optionSources ?? {};
   const tooSmall = queueBelowBatchSize(version.config, (key) => sources[key]?.name);
   if (tooSmall === undefined) return undefined;
@@ -66,7 +103,7 @@ export function queueWarningLine(
   const listed = (names: string[]): string =>
     names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
   const where = [...written].map(([source, names]) => `${listed(names)} in ${source}`).join('; ');
-  return `batchline serve: warning: ${versionKey(version.name, version.version)}: ${tooSmall}${where === '' ? '' : ` (${where})`}`;
+  return `${tooSmall}${where === '' ? '' : ` (${where})`}`;
 }
 
 /** The sources of the options of `own` (a config.json's or a registration's), each named as `nameOf` says. */

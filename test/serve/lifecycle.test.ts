@@ -206,6 +206,53 @@ describe('start-up', () => {
         `(max_batch_size in ${join(root, 'm', 'config.json')})\n`,
     );
   });
+
+  it('warns once for the versions whose values come from one place: a shared config.json, the flags', async () => {
+    const root = await writeRepository({
+      'm/1/model.onnx': linearModelOnnx([1, 2]),
+      'm/2/model.onnx': linearModelOnnx([3, 4]),
+      'm/config.json': { max_batch_size: 16, version_policy: { specific: [1, 2] } },
+      'n/1/model.onnx': linearModelOnnx([1, 2]),
+      'n/config.json': { max_batch_size: 16 },
+      'a/1/model.onnx': linearModelOnnx([1, 2]),
+      'b/1/model.onnx': linearModelOnnx([1, 2]),
+    });
+    let signal!: (name: string) => void;
+    const shutdownSignal = new Promise<string>((resolve) => (signal = resolve));
+    const output: string[] = [];
+    let listening!: () => void;
+    const loaded = new Promise<void>((resolve) => (listening = resolve));
+    const sink = {
+      write: (text: string) => output.push(text) && text.includes('listening on') && listening(),
+    } as unknown as NodeJS.WritableStream;
+    const config = resolveOptions(
+      SERVE_OPTIONS,
+      { port: 0, modelRepository: root, maxQueueSize: 4, batchWindowMs: 0 },
+      {},
+    );
+    const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal });
+    await loaded;
+    signal('SIGTERM');
+    await running;
+    const warnings = output
+      .join('')
+      .split('\n')
+      .filter((line) => line.includes('warning'));
+    const fromFile = (model: string): string =>
+      `--max-queue-size (4) is below max_batch_size (16): at most 4 wait, so no batch reaches 16; ` +
+      `raise --max-queue-size to 16 or more, or lower max_batch_size to 4 (max_batch_size in ${join(root, model, 'config.json')})`;
+    const fromFlags =
+      '--max-queue-size (4) is below --max-batch-size (8): at most 4 wait, so no batch reaches 8; ' +
+      'raise --max-queue-size to 8 or more, or lower --max-batch-size to 4';
+    // Each config.json once (its versions named together), and the flags once for the models given only them.
+    expect(warnings.sort()).toEqual(
+      [
+        `batchline serve: warning: model=a version=1, model=b version=1: ${fromFlags}`,
+        `batchline serve: warning: model=m versions=1,2: ${fromFile('m')}`,
+        `batchline serve: warning: model=n version=1: ${fromFile('n')}`,
+      ].sort(),
+    );
+  });
 });
 
 describe('graceful shutdown', () => {

@@ -8,11 +8,29 @@
  */
 const writtenWithFraction = new WeakMap<object, Map<string, string>>();
 
-/** Records that `object[key]` was written as `text`, with a fraction or an exponent. */
-export function recordFractionLiteral(object: object, key: string, text: string): void {
+const DOT = 0x2e,
+  LOWER_E = 0x65,
+  UPPER_E = 0x45;
+
+/**
+ * Records `object[key]`, a number `readJson` read from `bytes[start, end)`, when it is a whole
+ * number written with a fraction or an exponent (a `.`, an `e` or `E` in its text).
+ */
+export function noteWholeNumberLiteral(
+  object: object,
+  key: string,
+  value: number,
+  bytes: Buffer,
+  start: number,
+  end: number,
+): void {
+  if (!Number.isInteger(value)) return;
+  let at = start;
+  while (at < end && bytes[at] !== DOT && bytes[at] !== LOWER_E && bytes[at] !== UPPER_E) at++;
+  if (at === end) return;
   let members = writtenWithFraction.get(object);
   if (members === undefined) writtenWithFraction.set(object, (members = new Map()));
-  members.set(key, text);
+  members.set(key, bytes.toString('latin1', start, end));
 }
 
 /** The text of `object[key]` when it was read from JSON written with a fraction or an exponent; else undefined. */

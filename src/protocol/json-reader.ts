@@ -1,6 +1,6 @@
 import { BatchlineError } from '../errors.js';
 import { JsonNumbers } from '../model/json-numbers.js';
-import { recordFractionLiteral } from './json-literals.js';
+import { noteWholeNumberLiteral } from './json-literals.js';
 
 /** Deeper nesting than this is refused (a parser that recursed would overflow its stack). */
 export const MAX_JSON_DEPTH = 64;
@@ -52,8 +52,6 @@ class Reader {
   at = 0;
   /** Numbers written to `scratch` so far in this document. */
   private used = 0;
-  /** Whether the last number read had a fraction or an exponent (`json-literals.ts`). */
-  private fractionWritten = false;
 
   constructor(
     private readonly bytes: Buffer,
@@ -257,8 +255,7 @@ class Reader {
       this.skipSpace();
       const start = this.at;
       const value = (result[key] = this.value(depth + 1));
-      if (typeof value === 'number' && this.fractionWritten && Number.isInteger(value))
-        recordFractionLiteral(result, key, this.bytes.toString('latin1', start, this.at));
+      if (typeof value === 'number') noteWholeNumberLiteral(result, key, value, bytes, start, this.at);
       this.skipSpace();
       const c = bytes[this.at++];
       if (c === CLOSE_BRACE) return result;
@@ -344,8 +341,7 @@ class Reader {
       } while (c !== undefined && c >= ZERO && c <= NINE);
     }
     let exponent = 0;
-    const exponentWritten = c === LOWER_E || c === UPPER_E;
-    if (exponentWritten) {
+    if (c === LOWER_E || c === UPPER_E) {
       c = bytes[++at];
       let exponentNegative = false;
       if (c === PLUS || c === MINUS) {
@@ -360,7 +356,6 @@ class Reader {
       if (exponentNegative) exponent = -exponent;
     }
     this.at = at;
-    this.fractionWritten = scale > 0 || exponentWritten;
     const power = exponent - scale;
     let value: number;
     if (mantissa < TWO_TO_53 && power >= -22 && power <= 22) {

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BatchlineError } from '../../src/errors.js';
 import { JsonNumbers } from '../../src/model/json-numbers.js';
+import { fractionLiteralOf } from '../../src/protocol/json-literals.js';
 import { MAX_JSON_DEPTH, readJson } from '../../src/protocol/json-reader.js';
 
 /** What readJson returned, with every JsonNumbers turned back into nested arrays. */
@@ -191,5 +192,24 @@ describe('readJson', () => {
     ]) {
       expect(read(text), text).toStrictEqual(JSON.parse(text));
     }
+  });
+});
+
+describe('the whole numbers written with a fraction or an exponent (json-literals.ts)', () => {
+  it("keeps each one's text, by object and key, and nothing for the rest", () => {
+    const doc = readJson(
+      Buffer.from('{"a": 5.0, "b": 5e3, "c": -2E0, "d": 1.5, "e": 5, "f": 1e-1, "g": "5.0", "h": {"i": 7.00}}'),
+    ) as Record<string, unknown>;
+    expect(['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((key) => fractionLiteralOf(doc, key))).toEqual([
+      '5.0',
+      '5e3',
+      '-2E0',
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    expect(fractionLiteralOf(doc.h as object, 'i')).toBe('7.00');
+    expect(fractionLiteralOf(doc, 'i')).toBeUndefined();
   });
 });

@@ -125,10 +125,13 @@ describe('batchline profile', () => {
     expect(profile.points.map((p) => p.batch_size)).toEqual([1, 4]);
     for (const p of profile.points) expect(p.p50_ms).toBeGreaterThan(0);
     // serve's timers and answers, measured on a real serve under HTTP load (#15): late or on
-    // time, never early; a batch's answers take time before the next batch starts.
+    // time, never early; a batch's answers take time before the next batch starts. How many
+    // samples there are is how many batches fell in the recorded part of fixed wall-clock phases,
+    // which a stopped host shrinks without limit; what the code decides is that each kind was
+    // measured (an empty kind reads as 0 samples and zero quantiles, which the rest would pass).
     const measured = [profile.timer_lateness!.window, profile.timer_lateness!.completion, profile.answer_turnaround!];
     for (const stats of measured) {
-      expect(stats.samples).toBeGreaterThan(10);
+      expect(stats.samples).toBeGreaterThan(0);
       expect(stats.quantiles_ms[0]).toBeGreaterThanOrEqual(0);
       expect(stats.quantiles_ms).toEqual([...stats.quantiles_ms].sort((a, b) => a - b));
     }

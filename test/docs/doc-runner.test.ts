@@ -3,7 +3,17 @@
  * a guide's author relies on when writing a block (test/docs/doc-runner.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { adapt, type DocCommand, guidePort, parseGuide } from './doc-runner.js';
+import type { BenchResult } from '../../src/bench/result.js';
+import { nothingSucceeded } from '../../src/commands/bench-main.js';
+import {
+  adapt,
+  type DocCommand,
+  GuideSession,
+  guidePort,
+  parseGuide,
+  SENT_NOTHING_RUNS,
+  sentNothing,
+} from './doc-runner.js';
 
 const command = (text: string): DocCommand => ({ line: 1, text, exits: [0], prints: [], server: false });
 
@@ -60,5 +70,47 @@ describe('adapt', () => {
     );
     expect(adapt(command('batchline bench -n 100 $URL'))).toBe('batchline bench --warmup 0 -n 100 $URL');
     expect(adapt(command('batchline bench compare a.json b.json'))).toBe('batchline bench compare a.json b.json');
+  });
+});
+
+describe('a bench that sent nothing', () => {
+  const measured = (sent: number) =>
+    nothingSucceeded({ requests: { ok: 0, sent }, errors: {}, status: {} } as unknown as BenchResult) ?? '';
+
+  it("is told by bench's own words: nothing sent, not nothing answered", () => {
+    expect(sentNothing(`…\n${measured(0)}\n`)).toBe(true);
+    expect(sentNothing(measured(3))).toBe(false);
+    expect(sentNothing(measured(10))).toBe(false);
+  });
+
+  it('runs again, up to SENT_NOTHING_RUNS in all, only where the guide does not allow its exit', async () => {
+    const session = new GuideSession('guide.md');
+    // Each run counts itself in a file, says bench's words until `sendsFrom`, then prints `done`
+    // (the words printed in two parts: the runner rewrites a `batchline bench` it reads).
+    const words = measured(0).replace(/^batchline /, '');
+    const bench = (sendsFrom: number, exits = [0]): DocCommand => ({
+      ...command(
+        `echo . >> runs; if [ $(wc -l < runs) -lt ${sendsFrom} ]; then printf '%s %s\\n' batchline '${words}'; false; else echo done; fi`,
+      ),
+      exits,
+      prints: ['done'],
+    });
+    const runs = async (sendsFrom: number, exits?: number[]): Promise<number> => {
+      await session.run(bench(sendsFrom, exits));
+      const count = (await session.run(command('wc -l < runs; rm runs')), session.transcript.at(-1) ?? '');
+      return Number(/\n\s*(\d+)/.exec(count)?.[1]);
+    };
+    try {
+      expect(await runs(2)).toBe(2);
+      expect(session.failures).toEqual([]);
+      expect(await runs(SENT_NOTHING_RUNS + 1)).toBe(SENT_NOTHING_RUNS);
+      expect(session.failures).toHaveLength(2);
+      expect(session.failures[0]).toMatch(/exited 1, the guide says 0\n/);
+      expect(session.failures[1]).toMatch(/did not print "done"/);
+      expect(await runs(2, [1])).toBe(1);
+      expect(session.failures).toHaveLength(3);
+    } finally {
+      await session.close();
+    }
   });
 });

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadModel } from '../../src/model/load-model.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { resolveOptions } from '../../src/options/schema.js';
@@ -13,6 +13,15 @@ import { runServer } from '../../src/serve/run-server.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
 import { tempDir } from '../temp-dir.js';
+import { PATIENCE } from '../patience.js';
+
+/**
+ * Waits until serve has printed `text` (bounded by PATIENCE: the model loads on a thread, and a
+ * stalled host outlasts any count of event-loop turns, which gave up silently before).
+ */
+function printed(output: string[], text: string): Promise<void> {
+  return vi.waitFor(() => expect(output.join('')).toContain(text), PATIENCE);
+}
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -168,8 +177,7 @@ describe('start-up', () => {
     const sink = { write: (text: string) => output.push(text) } as unknown as NodeJS.WritableStream;
     const config = resolveOptions(SERVE_OPTIONS, { port: 0, maxQueueSize: 2, batchWindowMs: 0 }, {});
     const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal });
-    for (let i = 0; i < 10_000 && !output.join('').includes('listening on'); i++)
-      await new Promise((resolve) => setImmediate(resolve));
+    await printed(output, 'listening on');
     signal('SIGTERM');
     await running;
     expect(output.join('')).toContain(
@@ -267,16 +275,14 @@ describe('graceful shutdown', () => {
       {},
     );
     const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal });
-    for (let i = 0; i < 10_000 && !output.join('').includes('listening on'); i++)
-      await new Promise((resolve) => setImmediate(resolve));
+    await printed(output, 'listening on');
     const url = /listening on (\S+)/.exec(output.join(''))![1]!;
     // 40 requests need 10 batches of 100 ms; the 150 ms drain lets only some finish.
     const replies = Array.from({ length: 40 }, () => infer(url, { inputs: [1, 2, 3] }));
-    // Shut down once all 40 are inside the server (bounded: a few hundred polls at most).
-    for (let poll = 0; poll < 500; poll++) {
-      const stats = JSON.parse((await get(`${url}/v1/stats`)).text);
-      if (stats.snapshot.counts.admitted === 40) break;
-    }
+    // Shut down once all 40 are inside the server.
+    await vi.waitFor(async () => {
+      expect(JSON.parse((await get(`${url}/v1/stats`)).text).snapshot.counts.admitted).toBe(40);
+    }, PATIENCE);
     signal('SIGTERM');
     const statuses = (await Promise.all(replies)).map((r) => r.status);
     await running;
@@ -295,16 +301,14 @@ describe('graceful shutdown', () => {
     // and closed the listener before /readyz was asked, at a load average of 15).
     const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 3000, drainTimeoutMs: 10_000 }, {});
     const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal });
-    for (let i = 0; i < 10_000 && !output.join('').includes('listening on'); i++)
-      await new Promise((resolve) => setImmediate(resolve));
+    await printed(output, 'listening on');
     const url = /listening on (\S+)/.exec(output.join(''))![1]!;
     const inflight = infer(url, { inputs: [1, 2, 3] }, { 'x-request-timeout-ms': '10000' });
-    for (let poll = 0; poll < 500; poll++) {
-      if (JSON.parse((await get(`${url}/v1/stats`)).text).snapshot.runningRequests === 1) break;
-    }
+    await vi.waitFor(async () => {
+      expect(JSON.parse((await get(`${url}/v1/stats`)).text).snapshot.runningRequests).toBe(1);
+    }, PATIENCE);
     signal('SIGTERM');
-    for (let i = 0; i < 10_000 && !output.join('').includes('draining'); i++)
-      await new Promise((resolve) => setImmediate(resolve));
+    await printed(output, 'draining');
     expect((await get(`${url}/readyz`)).status).toBe(503);
     expect((await get(`${url}/nope`)).status).toBe(404);
     // A new request is refused; the last line counts it (it said '0 answered 503' and nothing more).
@@ -325,12 +329,10 @@ describe('graceful shutdown', () => {
     let forceDrain!: (name: string) => void;
     const forceSignal = new Promise<string>((resolve) => (forceDrain = resolve));
     const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal, forceSignal });
-    for (let i = 0; i < 10_000 && !output.join('').includes('listening on'); i++)
-      await new Promise((resolve) => setImmediate(resolve));
+    await printed(output, 'listening on');
     const url = /listening on (\S+)/.exec(output.join(''))![1]!;
     signal('SIGTERM');
-    for (let i = 0; i < 10_000 && !output.join('').includes('not ready'); i++)
-      await new Promise((resolve) => setImmediate(resolve));
+    await printed(output, 'not ready');
     const readyz = await get(`${url}/readyz`);
     expect(readyz.status).toBe(503);
     expect(JSON.parse(readyz.text).error.code).toBe('shutting_down');

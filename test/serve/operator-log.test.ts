@@ -6,6 +6,7 @@ import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { buildServer, type BuiltServer } from '../../src/serve/build-server.js';
 import { startupVersions } from '../../src/serve/startup.js';
+import { PATIENCE_MS } from '../patience.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 
 const TOKEN = 'ops-token';
@@ -50,9 +51,10 @@ async function scrape(url: string): Promise<string> {
   return response.body.text();
 }
 
-/** Resolves with the first line `lines` gets that matches `pattern` (bounded: 20 s, then fails with what came). */
+/** Resolves with the first line `lines` gets that matches `pattern` (bounded by PATIENCE_MS, then fails with what came). */
 async function lineMatching(lines: string[], pattern: RegExp): Promise<string> {
-  for (let i = 0; i < 4000; i++) {
+  // A bound in time, not in polls: a stalled host's timers fire late, so 4,000 polls of 5 ms were no 20 s.
+  for (const giveUpAtMs = performance.now() + PATIENCE_MS; performance.now() < giveUpAtMs; ) {
     const found = lines.find((line) => pattern.test(line));
     if (found !== undefined) return found;
     await new Promise((resolve) => setTimeout(resolve, 5));

@@ -258,6 +258,32 @@ describe('compare of runs that did different things', () => {
   });
 });
 
+describe('the HTML page of a run', () => {
+  it('gives each kind of request with no answer its first cause on the HTML page, as the text report does', () => {
+    const r = result(100, spread(10));
+    const failed: BenchResult = {
+      ...r,
+      errors: { ...r.errors, reset: 3, timeout: 2 },
+      errorCauses: { reset: 'other side closed (UND_ERR_SOCKET)' },
+    };
+    const page = benchPageData(
+      {
+        result: failed,
+        seconds: [],
+        samples: { ok: false, why: 'not a batchline server' },
+        startEpochMs: 0,
+        targetRpsAt: undefined,
+      },
+      'batchline bench',
+      'now',
+    );
+    const rows = page.tables.flatMap((table) => table.rows.map((row) => row.join(' | ')));
+    expect(rows).toContain('no answer: reset (first: other side closed (UND_ERR_SOCKET)) | 3');
+    // A kind whose cause was not kept (an older report merged in) keeps its plain row.
+    expect(rows).toContain('no answer: timeout | 2');
+  });
+});
+
 describe('report text', () => {
   it('is a pure function of the result with the summary table', () => {
     const r = result(100, spread(10));

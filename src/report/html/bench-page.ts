@@ -81,7 +81,12 @@ function latencyTable(r: BenchResult): PageTable {
 
 function statusTable(r: BenchResult): PageTable {
   const rows = Object.entries(r.status).map(([status, n]) => [`HTTP ${status}`, formatCount(n)]);
-  for (const [kind, n] of Object.entries(r.errors)) if (n > 0) rows.push([`no answer: ${kind}`, formatCount(n)]);
+  // Each kind with its first failure's cause, as the text report gives it: a count alone leaves the reader guessing.
+  for (const [kind, n] of Object.entries(r.errors)) {
+    if (n === 0) continue;
+    const cause = r.errorCauses[kind as keyof typeof r.errorCauses];
+    rows.push([cause === undefined ? `no answer: ${kind}` : `no answer: ${kind} (first: ${cause})`, formatCount(n)]);
+  }
   rows.push(['sent', formatCount(r.requests.sent)], ['answered after the window', formatCount(r.requests.late)]);
   return { title: 'Requests', head: ['', 'count'], rows };
 }

@@ -33,7 +33,6 @@ export class InferenceStatistics<I, O> implements BatcherObserver<I, O> {
   private successCount = 0;
   private successMs = 0;
   private queueMs = 0;
-  private computeMs = 0;
   private failCount = 0;
   private failMs = 0;
   private executions = 0;
@@ -56,7 +55,6 @@ export class InferenceStatistics<I, O> implements BatcherObserver<I, O> {
     this.successCount += n;
     this.successMs += n * nowMs - arrivalsMs;
     this.queueMs += n * batch.startedAtMs - arrivalsMs;
-    this.computeMs += n * (nowMs - batch.startedAtMs);
   }
 
   requestAnswered(request: PendingRequest<I, O>, _output: O, nowMs: number): void {
@@ -65,7 +63,6 @@ export class InferenceStatistics<I, O> implements BatcherObserver<I, O> {
     this.successCount++;
     this.successMs += nowMs - request.arrivalAtMs;
     this.queueMs += startedAtMs - request.arrivalAtMs;
-    this.computeMs += nowMs - startedAtMs;
   }
 
   requestFinished(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void {
@@ -106,7 +103,8 @@ export class InferenceStatistics<I, O> implements BatcherObserver<I, O> {
       success: { count: this.successCount, ms: this.successMs },
       fail: { count: this.failCount, ms: this.failMs },
       queueMs: this.queueMs,
-      computeMs: this.computeMs,
+      // An ok item's time is its wait and then its batch's run: the run's sum needs no sum of its own.
+      computeMs: this.successMs - this.queueMs,
       executions: this.executions,
       lastExecutionEpochMs: this.lastExecutionEpochMs,
       runsBySize,

@@ -52,10 +52,7 @@ export function versionLine(version: LoggedVersion, state?: string): string {
  * end says where those not given as flags were written.
  */
 export function queueWarningLine(version: WarnedVersion): string | undefined {
-  const warning = queueWarningOf(version);
-  return warning === undefined
-    ? undefined
-    : `batchline serve: warning: ${versionKey(version.name, version.version)}: ${warning}`;
+  return queueWarningLines([version]).get(version);
 }
 
 /** What the queue warning reads of a version. */

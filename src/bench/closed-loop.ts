@@ -1,4 +1,4 @@
-import { classifyError, DRAIN_CAUSE, errorCause } from './error-kind.js';
+import { classifyError, DRAIN_CAUSE } from './error-kind.js';
 import { Drain } from './drain.js';
 import type { PlanShare } from './plan.js';
 import type { BenchRecorder } from './recorder.js';
@@ -73,7 +73,7 @@ export function runClosedLoop(
         inFlight--;
         const drained = drain?.expired === true;
         const kind = drained ? 'timeout' : classifyError(error);
-        recorder.recordError(kind, drained ? DRAIN_CAUSE : errorCause(error), endAtMs, request.measured);
+        recorder.recordError(kind, drained ? DRAIN_CAUSE : error, endAtMs, request.measured);
         if (drain !== undefined) drain.settled(inFlight);
         // Deferred: a failure can be reported synchronously, and a refused port fails at once.
         else setImmediate(sendNext, request.sender);

@@ -1,4 +1,4 @@
-import { classifyError, DRAIN_CAUSE, errorCause } from './error-kind.js';
+import { classifyError, DRAIN_CAUSE } from './error-kind.js';
 import { Drain } from './drain.js';
 import type { PlanShare } from './plan.js';
 import type { BenchRecorder } from './recorder.js';
@@ -57,7 +57,7 @@ export function runOpenLoop(
         inFlight--;
         const drained = drain?.expired === true;
         const kind = drained ? 'timeout' : classifyError(error);
-        recorder.recordError(kind, drained ? DRAIN_CAUSE : errorCause(error), endMs, request.measured);
+        recorder.recordError(kind, drained ? DRAIN_CAUSE : error, endMs, request.measured);
         drain?.settled(inFlight);
       },
     };

@@ -1,6 +1,6 @@
 import type * as hdr from 'hdr-histogram-js';
 import { createLatencyHistogram, percentilesMs, recordMs } from '../core/latency-histogram.js';
-import { type ErrorCauses, emptyErrorCounts, type ErrorCounts, type ErrorKind } from './error-kind.js';
+import { type ErrorCauses, emptyErrorCounts, errorCause, type ErrorCounts, type ErrorKind } from './error-kind.js';
 import { encodeHistogram } from './histogram-codec.js';
 import { addLineSums, addPoint, emptyLineSums, slopeOf, type LineSums } from './trend.js';
 
@@ -214,12 +214,13 @@ export class BenchRecorder {
     }
   }
 
-  recordError(kind: ErrorKind, cause: string, atMs: number, measured: boolean): void {
+  /** `failure`: what failed it (an error, or a cause's text), read as a cause only if it is its kind's first. */
+  recordError(kind: ErrorKind, failure: unknown, atMs: number, measured: boolean): void {
     this.counts.finishedAll++;
     if (!measured) return;
     this.counts.failed++;
     this.counts.errors[kind]++;
-    this.counts.errorCauses[kind] ??= cause;
+    this.counts.errorCauses[kind] ??= errorCause(failure);
     this.counts.lastCompletionMs = atMs;
     if (this.keepIntervals) {
       this.rollInterval(atMs);

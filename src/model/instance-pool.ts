@@ -37,8 +37,11 @@ export interface RunLimits {
   stuckAfterMs: number;
 }
 
-/** Told when instance `index` starts (`up`) or stops taking batches: the batcher's slot `index`. */
-export type AvailabilityListener = (index: number, up: boolean) => void;
+/**
+ * Told what happens to an instance: it goes `down` or is `stuck` (it stops taking batches: the
+ * batcher's slot `index` is out), or it is `up` again. The batcher and the log hear the same.
+ */
+export type InstanceListener = (event: InstanceEvent) => void;
 
 export interface PoolOptions {
   /** First wait before restarting a failed instance (ms); it doubles with each failure in a row. */
@@ -78,6 +81,8 @@ interface Slot {
   consecutiveFailures: number;
   lastError: string | undefined;
   retry: NodeJS.Timeout | undefined;
+  /** What was last told of it: a new watcher hears it again while the instance is out. */
+  lastEvent: InstanceEvent | undefined;
 }
 
 /**
@@ -90,8 +95,7 @@ interface Slot {
  */
 export class InstancePool {
   private readonly slots: Slot[];
-  private readonly listeners: AvailabilityListener[] = [];
-  private readonly eventListeners: ((event: InstanceEvent) => void)[] = [];
+  private readonly listeners: InstanceListener[] = [];
   private sweeper: NodeJS.Timeout | undefined;
   private closed = false;
   /** A code model whose items are JSON values: their schema (from its first instance). */
@@ -121,6 +125,7 @@ export class InstancePool {
       consecutiveFailures: 0,
       lastError: undefined,
       retry: undefined,
+      lastEvent: undefined,
     }));
   }
 
@@ -167,25 +172,19 @@ export class InstancePool {
     return new Promise((resolve, reject) => this.start(slot, { items, limits, resolve, reject }));
   }
 
-  /** Tells `listener` which instances take no batches now, then whenever one starts or stops taking them. */
-  watch(listener: AvailabilityListener): void {
+  /**
+   * Tells `listener` why each instance that takes no batches now is out (what it was last told:
+   * down or stuck), then every instance that goes down, is stuck or comes back.
+   */
+  watch(listener: InstanceListener): void {
     this.listeners.push(listener);
-    for (const slot of this.slots) if (slot.state !== 'up') listener(slot.index, false);
+    for (const { lastEvent } of this.slots) if (lastEvent !== undefined && lastEvent.kind !== 'up') listener(lastEvent);
   }
 
-  /** Tells `listener` of every instance that goes down, is stuck or comes back from now on. */
-  watchEvents(listener: (event: InstanceEvent) => void): void {
-    this.eventListeners.push(listener);
-  }
-
-  private tell(event: InstanceEvent): void {
-    for (const listener of this.eventListeners) listener(event);
-  }
-
-  private setState(slot: Slot, state: InstanceState): void {
-    const wasUp = slot.state === 'up';
-    slot.state = state;
-    if (wasUp !== (state === 'up')) for (const listener of this.listeners) listener(slot.index, state === 'up');
+  /** Called once a slot's state says what `event` says (an instance takes batches only when `up`). */
+  private tell(slot: Slot, event: InstanceEvent): void {
+    slot.lastEvent = event;
+    for (const listener of this.listeners) listener(event);
   }
 
   /** At least one instance is up: cheap enough to ask for every request. */
@@ -237,7 +236,7 @@ export class InstancePool {
     if (slot.retry !== undefined) clearTimeout(slot.retry);
     const handle = slot.handle;
     const busy = slot.busy;
-    this.setState(slot, 'closed');
+    slot.state = 'closed';
     slot.busy = [];
     for (const { run } of busy) run.reject(error);
     if (handle === undefined) return;
@@ -270,8 +269,8 @@ export class InstancePool {
 
   private cameBackFromStuck(slot: Slot): void {
     if (slot.state !== 'stuck') return;
-    this.setState(slot, 'up');
-    this.tell({ kind: 'up', index: slot.index, restarts: slot.restarts, after: 'stuck' });
+    slot.state = 'up';
+    this.tell(slot, { kind: 'up', index: slot.index, restarts: slot.restarts, after: 'stuck' });
   }
 
   /** Takes a batch that has ended off its instance's line (false if it was not on it); the next one starts now. */
@@ -301,12 +300,12 @@ export class InstancePool {
     slot.handle = undefined;
     slot.consecutiveFailures++;
     slot.lastError = why;
-    this.setState(slot, 'restarting');
+    slot.state = 'restarting';
     for (const { run } of busy) run.reject(runError);
     const backoffMs = Math.min(this.maxBackoffMs, this.firstBackoffMs * 2 ** (slot.consecutiveFailures - 1));
     slot.retry = setTimeout(() => this.relaunch(slot), backoffMs);
     slot.retry.unref();
-    this.tell({
+    this.tell(slot, {
       kind: 'down',
       index: slot.index,
       why,
@@ -319,7 +318,7 @@ export class InstancePool {
   private relaunch(slot: Slot): void {
     slot.retry = undefined;
     if (this.closed) return;
-    this.setState(slot, 'loading');
+    slot.state = 'loading';
     slot.restarts++;
     let launched: InstanceHandle | undefined;
     let exitedEarly: string | undefined;
@@ -331,8 +330,8 @@ export class InstancePool {
         launched = instance.handle;
         if (this.closed) return void instance.handle.kill();
         slot.handle = instance.handle;
-        this.setState(slot, 'up');
-        this.tell({ kind: 'up', index: slot.index, restarts: slot.restarts, after: 'restart' });
+        slot.state = 'up';
+        this.tell(slot, { kind: 'up', index: slot.index, restarts: slot.restarts, after: 'restart' });
         if (exitedEarly !== undefined) this.exited(slot.index, instance.handle, exitedEarly);
       },
       (error: unknown) => {
@@ -361,10 +360,10 @@ export class InstancePool {
         );
         handle.kill();
       } else {
-        this.setState(slot, 'stuck');
+        slot.state = 'stuck';
         slot.consecutiveFailures++;
         slot.lastError = `stuck: a batch has run ${ranMs} ms (limit ${Math.round(busy.run.limits.stuckAfterMs)} ms)`;
-        this.tell({ kind: 'stuck', index: slot.index, why: slot.lastError });
+        this.tell(slot, { kind: 'stuck', index: slot.index, why: slot.lastError });
       }
     }
     if (!this.slots.some((slot) => slot.busy.length > 0)) this.stopSweeper();

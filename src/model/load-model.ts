@@ -7,8 +7,8 @@ import { jsonTextOf } from './json-items.js';
 import { jsonSchemaItems } from './json-schema-items.js';
 import { OnnxModel } from './onnx-model.js';
 import { processLauncher, sharedThreadLauncher, threadLauncher } from './instance-launchers.js';
-import type { InstanceEvent, ModelHealth } from './instance-health.js';
-import { type AvailabilityListener, InstancePool, type RunLimits } from './instance-pool.js';
+import type { ModelHealth } from './instance-health.js';
+import { type InstanceListener, InstancePool, type RunLimits } from './instance-pool.js';
 import { fromFloat16Bits } from './float16.js';
 import type { ElementType, ItemTensor, ItemTensors, TensorSpec } from './tensor-spec.js';
 import { buildToyModelOnnx, TOY_MODEL_VERSION, TOY_OUTPUT_NAME, toyPrediction } from './toy-model.js';
@@ -36,12 +36,11 @@ export interface ServedModel {
    */
   runBatch(items: readonly ItemTensors[], instance: number, limits?: RunLimits): Promise<(ItemTensors | Error)[]>;
   /**
-   * Tells `listener` which instances take no batches now, then whenever one stops (crashed,
-   * restarting, stuck) or starts again. Absent when the model's one instance is always up (inline).
+   * Tells `listener` why each instance that takes no batches now is out, then every instance that
+   * goes down (crashed, could not restart), is stuck or comes back: the batcher's slots and the
+   * log follow the same events. Absent when the model's one instance is always up (inline).
    */
-  watchInstances?(listener: AvailabilityListener): void;
-  /** Tells `listener` of every instance that goes down, is stuck or comes back (for the log). Absent inline. */
-  watchInstanceEvents?(listener: (event: InstanceEvent) => void): void;
+  watchInstances?(listener: InstanceListener): void;
   /** The JSON reply for one item's outputs (`specs`: the model's outputs). */
   replyBody(requestId: string, outputs: ItemTensors, specs: readonly TensorSpec[]): string;
   close(): Promise<void>;
@@ -200,7 +199,6 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     decode,
     runBatch: (items, instance, limits = NO_LIMITS) => pool.run(instance, items, limits),
     watchInstances: (listener) => pool.watch(listener),
-    watchInstanceEvents: (listener) => pool.watchEvents(listener),
     replyBody: pool.inputSchema === undefined ? replyBody : jsonReplyBody(named, version),
     close: () => pool.close(),
   };

@@ -175,13 +175,13 @@ export class ModelVersion implements AnswerCounters {
     this.batcher = batcher;
     // The batcher is the one scheduler of the instances: it runs batches only on those that are up.
     // "Latest" follows too: while none is up, the model's next version that has one answers.
-    model.watchInstances?.((index, up) => {
-      batcher.setInstanceUp(index, up);
-      if (this.stateNow === 'ready') this.deps.onStateChange(this);
-    });
+    // The log says what happened, and why.
     const log = this.deps.log;
-    if (log !== undefined)
-      model.watchInstanceEvents?.((event) => log(instanceEventLine(this.name, this.version, event)));
+    model.watchInstances?.((event) => {
+      batcher.setInstanceUp(event.index, event.kind === 'up');
+      if (this.stateNow === 'ready') this.deps.onStateChange(this);
+      log?.(instanceEventLine(this.name, this.version, event));
+    });
     this.stats = new BatcherStats(this.batcher, this.deps.clock, this.config.maxBatchSize);
     this.statistics = new InferenceStatistics(this.config.maxBatchSize);
     batcher.addObserver(this.statistics);

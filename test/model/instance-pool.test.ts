@@ -23,7 +23,7 @@ describe('InstancePool: a dead instance leaves the rotation (#2)', () => {
     const { launcher, launched } = fakeLauncher(true);
     pool = await InstancePool.start(launcher, 2, { firstBackoffMs: 30 });
     const changes: [number, boolean][] = [];
-    pool.watch((index, up) => changes.push([index, up]));
+    pool.watch((event) => changes.push([event.index, event.kind === 'up']));
     launched[0]!.crash();
     expect(changes).toEqual([[0, false]]);
     expect(pool.health()).toMatchObject({ healthy: 1, ready: true, live: true });
@@ -45,7 +45,7 @@ describe('InstancePool: a dead instance leaves the rotation (#2)', () => {
     await first;
   });
 
-  it('fails only the batch that was running when its instance dies, and tells a new watcher which instances are down', async () => {
+  it('fails only the batch that was running when its instance dies, and tells a new watcher which instances are down and why', async () => {
     const { launcher, launched } = fakeLauncher(true);
     pool = await InstancePool.start(launcher, 1, { firstBackoffMs: 20 });
     const running = pool.run(0, [item], LIMITS);
@@ -53,9 +53,11 @@ describe('InstancePool: a dead instance leaves the rotation (#2)', () => {
     await expect(running).rejects.toThrow(/exited \(code 1\)/);
     expect(pool.health()).toMatchObject({ healthy: 0, ready: false, live: true });
     expect(pool.health().reason).toMatch(/no healthy model instance/);
-    const changes: [number, boolean][] = [];
-    pool.watch((index, up) => changes.push([index, up]));
-    expect(changes).toEqual([[0, false]]);
+    const told: InstanceEvent[] = [];
+    pool.watch((event) => told.push(event));
+    expect(told).toEqual([
+      { kind: 'down', index: 0, why: 'exited (code 1)', failuresInARow: 1, restartInMs: 20, live: true },
+    ]);
     await until(() => launched.length === 2 && pool!.health().healthy === 1);
     const next = pool.run(0, [item], LIMITS);
     launched[1]!.answer();
@@ -129,7 +131,7 @@ describe('InstancePool: what happens to its instances is told (the server logs i
     const { launcher, launched } = fakeLauncher(false);
     pool = await InstancePool.start(launcher, 1, { sweepMs: 5 });
     const events: InstanceEvent[] = [];
-    pool.watchEvents((event) => events.push(event));
+    pool.watch((event) => events.push(event));
     const run = pool.run(0, [item], { stuckAfterMs: 15 });
     await until(() => events.length === 1);
     expect(events[0]).toMatchObject({
@@ -146,7 +148,7 @@ describe('InstancePool: what happens to its instances is told (the server logs i
     const { launcher, launched, state } = fakeLauncher(true);
     pool = await InstancePool.start(launcher, 1, { firstBackoffMs: 5 });
     const events: InstanceEvent[] = [];
-    pool.watchEvents((event) => events.push(event));
+    pool.watch((event) => events.push(event));
     state.failNext = 2;
     launched[0]!.crash();
     await until(() => events.some((event) => event.kind === 'up'));

@@ -123,7 +123,7 @@ describe('a model instance that hangs (#3)', () => {
   it('is stuck past twice the deadline: out of rotation, killed, restarted; readiness says 503 meanwhile', async () => {
     server = await startTestServer({ execution: 'process', instances: 1, requestTimeoutMs: 100 });
     const model = server.runtime.defaultVersion!.model;
-    const replaced = new Promise<void>((resolve) => model.watchInstances!((_, up) => up && resolve()));
+    const replaced = new Promise<void>((resolve) => model.watchInstances!((event) => event.kind === 'up' && resolve()));
     const pid = health().instances[0]!.pid!;
     process.kill(pid, 'SIGSTOP');
     stopped.push(pid);

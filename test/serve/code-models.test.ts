@@ -200,8 +200,8 @@ describe('a tensor code model', () => {
     // The instance going down with the crash and coming up again, as the server sees it.
     const cameBack = new Promise<void>((resolve) => {
       let wentDown = false;
-      server.runtime.registry.resolve('crashes')!.model.watchInstances!((_, up) => {
-        if (!up) wentDown = true;
+      server.runtime.registry.resolve('crashes')!.model.watchInstances!((event) => {
+        if (event.kind !== 'up') wentDown = true;
         else if (wentDown) resolve();
       });
     });

@@ -45,10 +45,23 @@ function pooledModel(pool: InstancePool): ServedModel {
  */
 async function serveOnPool(
   instances: number,
-  { requestTimeoutMs = 5000, breakerFailures = 0 }: { requestTimeoutMs?: number; breakerFailures?: number } = {},
+  {
+    requestTimeoutMs = 5000,
+    breakerFailures = 0,
+    log,
+    beforeServing,
+  }: {
+    requestTimeoutMs?: number;
+    breakerFailures?: number;
+    /** The server's log. */
+    log?: (line: string) => void;
+    /** What happens to the instances after they loaded, before the version serves them. */
+    beforeServing?: (launched: FakeInstance[], holdLaunches: () => () => void) => void;
+  } = {},
 ) {
   const { launcher, launched, state } = fakeLauncher(true);
   pool = await InstancePool.start(launcher, instances, { firstBackoffMs: 10, sweepMs: 5 });
+  beforeServing?.(launched, state.holdLaunches);
   const config = resolveOptions(
     SERVE_OPTIONS,
     {
@@ -61,13 +74,15 @@ async function serveOnPool(
     },
     {},
   );
-  const version = new ServingRuntime(config, new RealClock()).attach(pooledModel(pool));
+  const version = new ServingRuntime(config, new RealClock(), log).attach(pooledModel(pool));
   return { version, launched, holdLaunches: state.holdLaunches };
 }
 
 /** Lets the held launches go, and resolves when instance `index` takes batches again. */
 async function letUp(release: () => void, index: number): Promise<void> {
-  const up = new Promise<void>((resolve) => pool!.watch((changed, isUp) => isUp && changed === index && resolve()));
+  const up = new Promise<void>((resolve) =>
+    pool!.watch((event) => event.kind === 'up' && event.index === index && resolve()),
+  );
   release();
   await up;
 }
@@ -139,5 +154,24 @@ describe('the batcher schedules onto the instances that are up', () => {
     await answerOn(launched[1]!, waiting);
     expect(await waiting).toMatchObject({ kind: 'ok' });
     expect(version.batcher.counts).toMatchObject({ batches: 2, failedBatches: 1 });
+  });
+});
+
+describe('the log hears what the batcher hears', () => {
+  it('says why an instance that went down before its version served (while another instance warmed up, say) is out', async () => {
+    const lines: string[] = [];
+    const { version, launched } = await serveOnPool(2, {
+      log: (line) => lines.push(line),
+      beforeServing: (launched, holdLaunches) => {
+        holdLaunches(); // its replacement stays down: the test does not race the backoff
+        launched[0]!.crash();
+      },
+    });
+    expect(lines).toEqual([
+      'batchline serve: model=fake version=1 instance=0 down: exited (code 1); restarting in 10 ms',
+    ]);
+    const answered = submit(version);
+    await answerOn(launched[1]!, answered); // the batcher heard it too: not on instance 0
+    expect(await answered).toMatchObject({ kind: 'ok' });
   });
 });

@@ -49,8 +49,8 @@ describe('serve --pipeline', () => {
     // The instance going down with the crash and coming up again, as the server sees it.
     const cameBack = new Promise<void>((resolve) => {
       let wentDown = false;
-      server.runtime.defaultVersion!.model.watchInstances!((_, up) => {
-        if (!up) wentDown = true;
+      server.runtime.defaultVersion!.model.watchInstances!((event) => {
+        if (event.kind !== 'up') wentDown = true;
         else if (wentDown) resolve();
       });
     });

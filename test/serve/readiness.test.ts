@@ -54,7 +54,7 @@ async function readiness(url: string, model: string, version: number): Promise<[
 
 /** Resolves when `version` has an instance down (at once if one is down already). */
 function instanceDown(version: ModelVersion): Promise<void> {
-  return new Promise((resolve) => version.model.watchInstances!((_, up) => up || resolve()));
+  return new Promise((resolve) => version.model.watchInstances!((event) => event.kind === 'up' || resolve()));
 }
 
 describe('readiness counts every version that has come up, however it was registered', () => {

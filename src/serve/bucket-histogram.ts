@@ -16,8 +16,8 @@ export class BucketHistogram {
   private readonly upperBounds: Float64Array;
   /** counts[i]: observations in (upperBounds[i-1], upperBounds[i]]; the last one is +Inf. */
   private readonly counts: Float64Array;
-  private sum = 0;
-  private count = 0;
+  private sumNow = 0;
+  private countNow = 0;
 
   constructor(config: { name: string; help: string; buckets: readonly number[]; registers?: client.Registry[] }) {
     this.name = config.name;
@@ -32,14 +32,24 @@ export class BucketHistogram {
     let bucket = 0;
     while (bucket < bounds.length && value > (bounds[bucket] as number)) bucket++;
     this.counts[bucket]!++;
-    this.sum += value;
-    this.count++;
+    this.sumNow += value;
+    this.countNow++;
+  }
+
+  /** The sum of the values observed (since the last reset). */
+  get sum(): number {
+    return this.sumNow;
+  }
+
+  /** How many values were observed (since the last reset). */
+  get count(): number {
+    return this.countNow;
   }
 
   reset(): void {
     this.counts.fill(0);
-    this.sum = 0;
-    this.count = 0;
+    this.sumNow = 0;
+    this.countNow = 0;
   }
 
   /** The values in prom-client's metric-object form: cumulative buckets, then sum and count. */

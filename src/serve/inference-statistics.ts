@@ -23,16 +23,26 @@ export interface InferenceTotals {
   runsBySize: readonly { size: number; count: number; ms: number }[];
 }
 
+/** A record of the answers' times that another view keeps already: how many, and their sum in seconds. */
+export interface AnswerTimes {
+  readonly count: number;
+  readonly sum: number;
+}
+
 /**
  * Triton's statistics of one model version (its statistics extension), from its batcher's
  * events: per item, its outcome and times; per model run, its size and time. Cumulative since
- * the version was loaded, as Triton's are since the model was. Costs a few additions a batch: an
- * all-ok batch is told once (`batchAnswered`), not item by item.
+ * the version was loaded, as Triton's are since the model was.
+ *
+ * An ok item's time from arrival to answer is not summed here: it is Prometheus' record of it
+ * (`answered`, the version's `batchline_request_duration_seconds`: count and sum), read at
+ * read-out, so the two views cannot disagree. What is summed here is each ok item's run (start to
+ * answer: its batch's, a few operations a batch, its items not walked); its wait is its time less
+ * its run. A failed item costs a few additions.
  */
 export class InferenceStatistics<I, O> implements BatcherObserver<I, O> {
-  private successCount = 0;
-  private successMs = 0;
-  private queueMs = 0;
+  /** For the `ok` items: the sum of their runs, from their batch's start to their answer (ms). */
+  private computeMs = 0;
   private failCount = 0;
   private failMs = 0;
   private executions = 0;
@@ -41,28 +51,22 @@ export class InferenceStatistics<I, O> implements BatcherObserver<I, O> {
   private readonly runs: Float64Array;
   private readonly runMs: Float64Array;
 
-  constructor(maxBatchSize: number) {
+  constructor(
+    maxBatchSize: number,
+    /** Every `ok` item's time from arrival to answer, in seconds, as another observer of the same batcher records it. */
+    private readonly answered: AnswerTimes,
+  ) {
     this.runs = new Float64Array(maxBatchSize + 1);
     this.runMs = new Float64Array(maxBatchSize + 1);
   }
 
   batchAnswered(batch: Batch<I, O>, nowMs: number): void {
-    const requests = batch.requests;
-    const n = requests.length;
-    let arrivalsMs = 0;
-    if (batch.sharedArrivalAtMs !== undefined) arrivalsMs = n * batch.sharedArrivalAtMs;
-    else for (let i = 0; i < n; i++) arrivalsMs += requests[i]!.arrivalAtMs;
-    this.successCount += n;
-    this.successMs += n * nowMs - arrivalsMs;
-    this.queueMs += n * batch.startedAtMs - arrivalsMs;
+    this.computeMs += batch.requests.length * (nowMs - batch.startedAtMs);
   }
 
   requestAnswered(request: PendingRequest<I, O>, _output: O, nowMs: number): void {
     // Its batch is still on it while observers are told; its start is the run's (a mailbox batch's when the one before it ended).
-    const startedAtMs = request.batch?.startedAtMs ?? nowMs;
-    this.successCount++;
-    this.successMs += nowMs - request.arrivalAtMs;
-    this.queueMs += startedAtMs - request.arrivalAtMs;
+    this.computeMs += nowMs - (request.batch?.startedAtMs ?? nowMs);
   }
 
   requestFinished(request: PendingRequest<I, O>, outcome: Outcome<O>, nowMs: number): void {
@@ -99,12 +103,13 @@ export class InferenceStatistics<I, O> implements BatcherObserver<I, O> {
     const runsBySize: { size: number; count: number; ms: number }[] = [];
     for (let size = 1; size < this.runs.length; size++)
       if (this.runs[size]! > 0) runsBySize.push({ size, count: this.runs[size]!, ms: this.runMs[size]! });
+    const successMs = this.answered.sum * 1000;
     return {
-      success: { count: this.successCount, ms: this.successMs },
+      success: { count: this.answered.count, ms: successMs },
       fail: { count: this.failCount, ms: this.failMs },
-      queueMs: this.queueMs,
-      // An ok item's time is its wait and then its batch's run: the run's sum needs no sum of its own.
-      computeMs: this.successMs - this.queueMs,
+      // An ok item's time is its wait and then its batch's run.
+      queueMs: successMs - this.computeMs,
+      computeMs: this.computeMs,
       executions: this.executions,
       lastExecutionEpochMs: this.lastExecutionEpochMs,
       runsBySize,

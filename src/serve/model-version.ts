@@ -183,12 +183,13 @@ export class ModelVersion implements AnswerCounters {
       log?.(instanceEventLine(this.name, this.version, event));
     });
     this.stats = new BatcherStats(this.batcher, this.deps.clock, this.config.maxBatchSize);
-    this.statistics = new InferenceStatistics(this.config.maxBatchSize);
-    batcher.addObserver(this.statistics);
     this.metrics = this.deps.metrics.forVersion(this.batcher, this.config.maxBatchSize, {
       model: this.name,
       version: String(this.version),
     });
+    // Triton's view of the answers' times is Prometheus' record of them, not a second sum.
+    this.statistics = new InferenceStatistics(this.config.maxBatchSize, this.metrics.histograms.requestDuration);
+    batcher.addObserver(this.statistics);
     // Deregistered while it loaded: it stays draining, and its remover closes it.
     if (this.stateNow === 'loading') this.setState('ready');
   }

@@ -29,7 +29,10 @@ export interface ModelStat {
     compute_infer: DurationStat;
     compute_output: DurationStat;
   }[];
-  /** What the model's load took of each kind of memory, which batchline does not measure: always empty. */
+  /**
+   * The device memory its load took, by kind: empty, as Triton's own is on a CPU-only server (it
+   * fills it only from CUDA's allocation tracking, CUPTI; host allocations are not seen).
+   */
   memory_usage: never[];
 }
 
@@ -79,12 +82,18 @@ function fromTotal(total: CountAndMs): DurationStat {
   return duration(total.count, total.ms);
 }
 
+/** A version Triton would list: one that is ready (not loading, draining or failed); it has statistics then. */
+function listed(version: ModelVersion): boolean {
+  return version.state === 'ready' && version.statistics !== undefined;
+}
+
 /**
  * `{ model_stats }` for every version of every model (`ref` undefined), every version of one model
- * (`ref` without a version) or one version, in name then version order; only versions that have
- * loaded have statistics. An unknown model or version is refused as the other `/v2` routes refuse
- * it (404 model_not_found, 400 for a version that is not a number; Triton says 400 to both), a
- * version that has not loaded 503 model_unavailable.
+ * (`ref` without a version) or one version, in name then version order. As Triton's server, only
+ * ready versions are listed (a version that drains, on its way out, is not; one whose instances
+ * are restarting is). An unknown model or version is refused as the other `/v2` routes refuse it
+ * (404 model_not_found, 400 for a version that is not a number; Triton says 400 to both); a
+ * model none of whose versions is ready, or a version that is not, 503 model_unavailable.
  */
 export function modelStatistics(
   runtime: { readonly registry: Registry; readonly targets: Targets },
@@ -92,19 +101,19 @@ export function modelStatistics(
 ): { model_stats: ModelStat[] } | BatchlineError {
   const { registry, targets } = runtime;
   let versions: readonly ModelVersion[];
-  if (ref === undefined) versions = registry.all().filter((v) => v.statistics !== undefined);
+  if (ref === undefined) versions = registry.all().filter(listed);
   else if (ref.version === undefined || ref.version === '') {
     const all = registry.versionsOf(ref.name);
     if (all.length === 0) {
       const notFound = targets.find(ref);
       if (notFound instanceof BatchlineError) return notFound;
     }
-    versions = all.filter((v) => v.statistics !== undefined);
+    versions = all.filter(listed);
     if (versions.length === 0 && all.length > 0) return unavailable(all[0]!);
   } else {
     const found = targets.find(ref);
     if (found instanceof BatchlineError) return found;
-    if (found.statistics === undefined) return unavailable(found);
+    if (!listed(found)) return unavailable(found);
     versions = [found];
   }
   const ordered = [...versions].sort((a, b) => (a.name === b.name ? a.version - b.version : a.name < b.name ? -1 : 1));

@@ -181,3 +181,42 @@ describe("Triton's statistics extension", () => {
     expect((await client.call('ServerMetadata', {})).message.extensions).toContain('statistics');
   });
 });
+
+describe("Triton's statistics list the ready versions, as Triton's server does", () => {
+  let own: GrpcTestServer;
+  beforeAll(async () => {
+    const root = await writeRepository({
+      'm/1/model.onnx': linearModelOnnx([1, 2]),
+      'm/2/model.onnx': linearModelOnnx([10, 20]),
+      'm/config.json': { version_policy: { all: true } },
+      'other/1/model.onnx': linearModelOnnx([1, 1]),
+    });
+    own = await startGrpcTestServer({ modelRepository: root, execution: 'inline' });
+  });
+  afterAll(() => own.close());
+
+  it('leaves out a version that drains (on its way out), and refuses it by name 503 as its other routes do', async () => {
+    const client = new OipClient(own.target);
+    try {
+      // A removal drains the version first: it stays in the registry, draining, until its requests are answered.
+      await own.runtime.registry.resolve('m', 1)!.drain(0);
+      const listedNow = async (path: string) =>
+        (await call('GET', `${own.url}${path}`)).json.model_stats.map((s: any) => `${s.name}/${s.version}`);
+      expect(await listedNow('/v2/models/stats')).toEqual(['m/2', 'other/1']);
+      expect(await listedNow('/v2/models/m/stats')).toEqual(['m/2']);
+      const draining = await call('GET', `${own.url}/v2/models/m/versions/1/stats`);
+      expect(draining).toEqual({
+        status: 503,
+        json: { error: "model not available: 'm' version 1 is draining" },
+      });
+      expect((await call('GET', `${own.url}/v2/models/m/versions/1/ready`)).status).toBe(503);
+      const overGrpc = await client.call('ModelStatistics', {});
+      expect(overGrpc.message.model_stats.map((s: any) => `${s.name}/${s.version}`)).toEqual(['m/2', 'other/1']);
+      expect((await client.call('ModelStatistics', { name: 'm', version: '1' })).error?.code).toBe(
+        grpc.status.UNAVAILABLE,
+      );
+    } finally {
+      client.close();
+    }
+  });
+});

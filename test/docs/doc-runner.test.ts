@@ -1,19 +1,12 @@
 /**
  * How the docs test reads a guide and what it changes in a command before running it: the parts
- * a guide's author relies on when writing a block (test/docs/doc-runner.ts).
+ * a guide's author relies on when writing a block (test/docs/guide-blocks.ts, test/docs/doc-runner.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { BenchResult } from '../../src/bench/result.js';
 import { nothingSucceeded } from '../../src/commands/bench-main.js';
-import {
-  adapt,
-  type DocCommand,
-  GuideSession,
-  guidePort,
-  parseGuide,
-  SENT_NOTHING_RUNS,
-  sentNothing,
-} from './doc-runner.js';
+import { adapt, GuideSession, SENT_NOTHING_RUNS, sentNothing } from './doc-runner.js';
+import { type DocCommand, guidePort, parseGuide } from './guide-blocks.js';
 
 const command = (text: string): DocCommand => ({ line: 1, text, exits: [0], prints: [], server: false });
 

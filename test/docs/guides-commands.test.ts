@@ -8,7 +8,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseGuide, ROOT, runGuide } from './doc-runner.js';
+import { ROOT, runGuide } from './doc-runner.js';
+import { parseGuide } from './guide-blocks.js';
 
 const OWN_TEST = new Set(['learn.md', 'protocols.md']);
 

@@ -32,6 +32,51 @@ async function fakeServer(stats: () => StatsAnswer = () => busyStats()): Promise
   return server;
 }
 
+/** `batchline watch --no-ui` on `statsUrl`, reading every 40 ms; `lines` are what it printed. */
+function watchPlain(statsUrl: string, wallClock?: () => number) {
+  const lines: string[] = [];
+  const stop = new AbortController();
+  stops.push(stop);
+  const done = runWatchPlain({
+    statsUrl,
+    intervalMs: 40,
+    timeoutMs: READ_TIMEOUT_MS,
+    signal: stop.signal,
+    out: { write: (text: string) => lines.push(text) },
+    ...(wallClock === undefined ? {} : { wallClock }),
+  });
+  /** Stops it and resolves when it has ended. */
+  const end = (): Promise<void> => {
+    stop.abort();
+    return done;
+  };
+  return { lines, end };
+}
+
+/** At 12:00:00 UTC, for lines that do not move. */
+const NOON = () => Date.UTC(2026, 0, 1, 12, 0, 0);
+
+/** `batchline watch`'s dashboard of `target` on an 80×24 terminal, reading every 40 ms and drawing every 30. */
+function watchDashboard(target: string, statsUrl: string) {
+  const stdout = new FakeTerminalOut(80, 24);
+  const stdin = new FakeTerminalIn();
+  const stop = new AbortController();
+  stops.push(stop);
+  const done = startWatchDashboard({
+    target,
+    statsUrl,
+    intervalMs: 40,
+    timeoutMs: READ_TIMEOUT_MS,
+    frameMs: 30,
+    stdout: stdout.asStream(),
+    stdin: stdin.asStream(),
+    signal: stop.signal,
+  });
+  /** The last frames drawn, as text. */
+  const latest = () => stripAnsi(stdout.writes.slice(-3).join(''));
+  return { stdout, stdin, stop, done, latest };
+}
+
 describe('statsUrlFor', () => {
   it('accepts host:port, a base URL or the stats URL itself', () => {
     expect(statsUrlFor('localhost:8080')).toBe('http://localhost:8080/v1/stats');
@@ -86,17 +131,7 @@ describe('watch state', () => {
 describe('watch without a terminal', () => {
   it('prints plain lines, says when the server is gone and when it is back', async () => {
     const server = await fakeServer();
-    const lines: string[] = [];
-    const stop = new AbortController();
-    stops.push(stop);
-    const done = runWatchPlain({
-      statsUrl: `${server.url}/v1/stats`,
-      intervalMs: 40,
-      timeoutMs: READ_TIMEOUT_MS,
-      signal: stop.signal,
-      out: { write: (text: string) => lines.push(text) },
-      wallClock: () => Date.UTC(2026, 0, 1, 12, 0, 0),
-    });
+    const { lines, end } = watchPlain(`${server.url}/v1/stats`, NOON);
     await vi.waitFor(
       () =>
         expect(lines.join('')).toMatch(
@@ -117,8 +152,7 @@ describe('watch without a terminal', () => {
       PATIENCE,
     );
 
-    stop.abort();
-    await done;
+    await end();
     expect(lines.join('')).not.toMatch(/\x1b\[/);
     // One line when it went away (a reset seen first may be followed by one 'still unreachable').
     expect(lines.filter((l) => /^\d\d:\d\d:\d\d unreachable \(/.test(l))).toHaveLength(1);
@@ -126,18 +160,7 @@ describe('watch without a terminal', () => {
 
   it('says a server serves no model once every version was removed, with its totals, and follows it back', async () => {
     const server = await fakeServer();
-    const lines: string[] = [];
-    const stop = new AbortController();
-    stops.push(stop);
-    const done = runWatchPlain({
-      statsUrl: `${server.url}/v1/stats`,
-      intervalMs: 40,
-      // The test claims no read failed.
-      timeoutMs: READ_TIMEOUT_MS,
-      signal: stop.signal,
-      out: { write: (t: string) => lines.push(t) },
-      wallClock: () => Date.UTC(2026, 0, 1, 12, 0, 0),
-    });
+    const { lines, end } = watchPlain(`${server.url}/v1/stats`, NOON);
     await vi.waitFor(() => expect(lines.join('')).toContain('ready up 3m12s queue 12/128'), PATIENCE);
     server.stats = () => noModelStats();
     await vi.waitFor(
@@ -149,31 +172,19 @@ describe('watch without a terminal', () => {
     );
     server.stats = () => busyStats(1.1);
     await vi.waitFor(() => expect(lines.slice(-1)[0]).toMatch(/ready up 3m12s queue 12\/128/), PATIENCE);
-    stop.abort();
-    await done;
+    await end();
     expect(lines.join('')).not.toContain('unreachable');
   });
 
   it("prints a line for every version of a server of several, under the server's, as serve --no-ui does", async () => {
     const server = await fakeServer(() => multiModelStats());
-    const lines: string[] = [];
-    const stop = new AbortController();
-    stops.push(stop);
-    const done = runWatchPlain({
-      statsUrl: `${server.url}/v1/stats`,
-      intervalMs: 40,
-      timeoutMs: READ_TIMEOUT_MS,
-      signal: stop.signal,
-      out: { write: (t: string) => lines.push(t) },
-      wallClock: () => Date.UTC(2026, 0, 1, 12, 0, 0),
-    });
+    const { lines, end } = watchPlain(`${server.url}/v1/stats`, NOON);
     // A second read gives each version its rates (nothing moved between the two: 0/s).
     await vi.waitFor(
       () => expect(lines.join('')).toContain('model=cls version=1 ready queue 12/128 running 8+5 ok 0/s'),
       PATIENCE,
     );
-    stop.abort();
-    await done;
+    await end();
     const read = lines.join('').split('12:00:00 ready up 3m12s 3 versions ')[2];
     expect(read).toBeDefined();
     expect(`12:00:00 ready up 3m12s 3 versions ${read}`.split('\n').slice(0, 4)).toEqual([
@@ -187,38 +198,19 @@ describe('watch without a terminal', () => {
   it('shows why a server that is up does not give its stats yet', async () => {
     const server = await fakeServer();
     server.failWith = { status: 503, message: 'server is not ready: the model is loading' };
-    const lines: string[] = [];
-    const stop = new AbortController();
-    stops.push(stop);
-    const done = runWatchPlain({
-      statsUrl: `${server.url}/v1/stats`,
-      intervalMs: 40,
-      timeoutMs: READ_TIMEOUT_MS,
-      signal: stop.signal,
-      out: { write: (t: string) => lines.push(t) },
-    });
+    const { lines, end } = watchPlain(`${server.url}/v1/stats`);
     await vi.waitFor(
       () => expect(lines.join('')).toContain('unreachable (HTTP 503: server is not ready: the model is loading)'),
       PATIENCE,
     );
     server.failWith = undefined;
     await vi.waitFor(() => expect(lines.join('')).toContain('reachable again'), PATIENCE);
-    stop.abort();
-    await done;
+    await end();
   });
 
   it('reports a server that answers something else than batchline stats', async () => {
     const server = await fakeServer(() => ({ hello: 'world' }) as never);
-    const lines: string[] = [];
-    const stop = new AbortController();
-    stops.push(stop);
-    const done = runWatchPlain({
-      statsUrl: `${server.url}/v1/stats`,
-      intervalMs: 40,
-      timeoutMs: READ_TIMEOUT_MS,
-      signal: stop.signal,
-      out: { write: (t: string) => lines.push(t) },
-    });
+    const { lines, end } = watchPlain(`${server.url}/v1/stats`);
     await vi.waitFor(
       () =>
         expect(lines.join('')).toContain(
@@ -226,29 +218,14 @@ describe('watch without a terminal', () => {
         ),
       PATIENCE,
     );
-    stop.abort();
-    await done;
+    await end();
   });
 });
 
 describe('watch dashboard', () => {
   it('survives the server going away and coming back on the same port', async () => {
     const server = await fakeServer();
-    const stdout = new FakeTerminalOut(80, 24);
-    const stdin = new FakeTerminalIn();
-    const stop = new AbortController();
-    stops.push(stop);
-    const done = startWatchDashboard({
-      target: server.url,
-      statsUrl: `${server.url}/v1/stats`,
-      intervalMs: 40,
-      timeoutMs: READ_TIMEOUT_MS,
-      frameMs: 30,
-      stdout: stdout.asStream(),
-      stdin: stdin.asStream(),
-      signal: stop.signal,
-    });
-    const latest = () => stripAnsi(stdout.writes.slice(-3).join(''));
+    const { stdout, stdin, done, latest } = watchDashboard(server.url, `${server.url}/v1/stats`);
     await vi.waitFor(() => expect(latest()).toMatch(/last good read \d/), PATIENCE);
     expect(latest()).toMatch(/#0 █{8} 8\/8/);
 
@@ -269,21 +246,7 @@ describe('watch dashboard', () => {
 
   it('draws a server that serves no model (every version removed): its state and answers, not unreachable', async () => {
     const server = await fakeServer(() => noModelStats());
-    const stdout = new FakeTerminalOut(80, 24);
-    const stdin = new FakeTerminalIn();
-    const stop = new AbortController();
-    stops.push(stop);
-    const done = startWatchDashboard({
-      target: server.url,
-      statsUrl: `${server.url}/v1/stats`,
-      intervalMs: 40,
-      timeoutMs: READ_TIMEOUT_MS,
-      frameMs: 30,
-      stdout: stdout.asStream(),
-      stdin: stdin.asStream(),
-      signal: stop.signal,
-    });
-    const latest = () => stripAnsi(stdout.writes.slice(-3).join(''));
+    const { stdout, stdin, done, latest } = watchDashboard(server.url, `${server.url}/v1/stats`);
     await vi.waitFor(() => expect(latest()).toMatch(/last good read \d/), PATIENCE);
     expect(latest()).toMatch(/· ready · up 3m20s · no model served\n/);
     expect(latest()).toContain('No model is served: every version was removed');
@@ -297,19 +260,7 @@ describe('watch dashboard', () => {
   });
 
   it('shows a server that was never reachable without crashing', async () => {
-    const stdout = new FakeTerminalOut(80, 24);
-    const stop = new AbortController();
-    stops.push(stop);
-    const done = startWatchDashboard({
-      target: 'localhost:1',
-      statsUrl: 'http://127.0.0.1:1/v1/stats',
-      intervalMs: 40,
-      timeoutMs: READ_TIMEOUT_MS,
-      frameMs: 30,
-      stdout: stdout.asStream(),
-      stdin: new FakeTerminalIn().asStream(),
-      signal: stop.signal,
-    });
+    const { stdout, stop, done } = watchDashboard('localhost:1', 'http://127.0.0.1:1/v1/stats');
     await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('unreachable (connection refused) for'), PATIENCE);
     expect(stripAnsi(stdout.text)).toContain('GET http://127.0.0.1:1/v1/stats every 40 ms');
     stop.abort();

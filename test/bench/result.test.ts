@@ -6,7 +6,8 @@ import { formatReport } from '../../src/bench/report-text.js';
 import { latencySpanText, trendOf } from '../../src/bench/result.js';
 import { bestRate, formatSweep, parseSlo, runSweep, stepVerdict } from '../../src/bench/sweep.js';
 import { addPoint } from '../../src/bench/trend.js';
-import { startTestServer, type TestServer as ServeServer } from '../serve/test-server.js';
+import type { TestServer as ServeServer } from '../serve/test-server.js';
+import { serveOf100RequestsPerSecond, sweepPlanFor } from './known-capacity.js';
 import { planFor } from './plan-helper.js';
 import { fifoServer, refusedPort, startServer, statusServer, type TestServer } from './servers.js';
 
@@ -47,33 +48,13 @@ describe('open-loop rates against a server of known capacity', () => {
   });
 
   it('a sweep never names a rate above the capacity of serve (batch 1 of 10 ms: 100 req/s) as met', async () => {
-    serve = await startTestServer({
-      maxBatchSize: 1,
-      modelLatencyMs: 10,
-      maxQueueSize: 100_000,
-      requestTimeoutMs: 60_000,
-    });
+    serve = await serveOf100RequestsPerSecond();
     // p99 < 20 s holds for a 1 s step at 150 req/s on any host that answers at all: a send not
     // answered within the step's 20 s timeout is an error, not a latency (the backlog is ~0.5 s at
     // the step's end on a quick host; a loaded one took 6.4 s, past the 5 s this SLO was). Only the
     // trend can tell.
     const slo = parseSlo('p99<20s');
-    const base = {
-      ...planFor(`${serve.url}/v1/infer`, {
-        rate: '150',
-        duration: '1s',
-        warmup: '300ms',
-        connections: '300',
-        timeout: '20s',
-        method: 'POST',
-      }),
-    };
-    const plan = {
-      ...base,
-      bodies: [Buffer.from('{"inputs":[0.2,1.5,-0.3]}')],
-      headers: { ...base.headers, 'content-type': 'application/json' },
-    };
-    const steps = await runSweep(plan, [150], async (step) => (await runBench(step)).result);
+    const steps = await runSweep(sweepPlanFor(serve.url, 150), [150], async (step) => (await runBench(step)).result);
     // Above capacity the backlog grows through the step however fast this machine is (a slower
     // one only grows it more); that the sweep names 50 req/s of this server as met is a timing
     // test (sweep-serve.timing.test.ts), since a loaded machine can stall a 1 s step at half capacity.

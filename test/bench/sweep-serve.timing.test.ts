@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBench } from '../../src/bench/run-bench.js';
 import { bestRate, formatSweep, parseSlo, runSweep, stepVerdict } from '../../src/bench/sweep.js';
-import { startTestServer, type TestServer } from '../serve/test-server.js';
-import { planFor } from './plan-helper.js';
+import type { TestServer } from '../serve/test-server.js';
+import { serveOf100RequestsPerSecond, sweepPlanFor } from './known-capacity.js';
 
 /**
  * A sweep across serve's capacity names the rate below it, and only that one. Half capacity is
@@ -18,29 +18,9 @@ afterEach(async () => {
 
 describe('sweep against serve of known capacity (batch 1 of 10 ms: 100 req/s)', { retry: 2 }, () => {
   it('names 50 req/s the highest rate that met the objective, and 150 not sustained', async () => {
-    serve = await startTestServer({
-      maxBatchSize: 1,
-      modelLatencyMs: 10,
-      maxQueueSize: 100_000,
-      requestTimeoutMs: 60_000,
-    });
+    serve = await serveOf100RequestsPerSecond();
     const slo = parseSlo('p99<5s');
-    const base = {
-      ...planFor(`${serve.url}/v1/infer`, {
-        rate: '50',
-        duration: '1s',
-        warmup: '300ms',
-        connections: '300',
-        timeout: '20s',
-        method: 'POST',
-      }),
-    };
-    const plan = {
-      ...base,
-      bodies: [Buffer.from('{"inputs":[0.2,1.5,-0.3]}')],
-      headers: { ...base.headers, 'content-type': 'application/json' },
-    };
-    const steps = await runSweep(plan, [50, 150], async (step) => (await runBench(step)).result);
+    const steps = await runSweep(sweepPlanFor(serve.url, 50), [50, 150], async (step) => (await runBench(step)).result);
     expect(steps.map((r) => stepVerdict(r, slo))).toEqual(['met', 'not sustained']);
     expect(steps[1]?.throughputRps).toBeLessThan(105);
     expect(bestRate(steps, slo)).toBe(50);

@@ -154,6 +154,9 @@ async function main(): Promise<void> {
     const settings = {
       instances: (process.env.FIDELITY_INSTANCES ?? '1,2').split(',').map(Number),
       levels: LEVELS,
+      ...(process.env.FIDELITY_RATES === undefined ? {} : { rates: process.env.FIDELITY_RATES.split(',').map(Number) }),
+      maxBatchSize: Number(process.env.FIDELITY_MAX_BATCH ?? 8),
+      freshServe: process.env.FIDELITY_FRESH_SERVE === '1',
       durationMs: Number(process.env.FIDELITY_CLS_DURATION_MS ?? 10_000),
       warmupMs: WARMUP_MS,
       capacityMs: Number(process.env.FIDELITY_CAPACITY_MS ?? 10_000),

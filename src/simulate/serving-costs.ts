@@ -86,7 +86,8 @@ export function pathPlanOf(
     cores: path.cores,
     ...mainThreadCosts(base, served, calibrationRng),
   };
-  const handoverWaitPerItemMs = path.execution === 'inline' ? 0 : handoverWaitPerItemOf(calibration, served, measured);
+  const handoverWaitPerItemMs =
+    path.execution === 'inline' ? 0 : handoverWaitPerItemOf(calibration, served, measured, largestBatchOf(profile));
   // Traffic arrives open-loop: the main thread's and helpers' costs as the profile's Poisson run
   // measured them, when it did (more a request than in the closed loop's full pipeline).
   const traffic = served?.open_loop;
@@ -234,30 +235,47 @@ type ServedCpu = NonNullable<NonNullable<LatencyProfile['serving_path']>['serve_
  * batches lack against `exec_ms` is the wait. A profile from before it recorded that load takes
  * the whole difference against the isolated round trip.
  */
-function handoverWaitPerItemOf(base: ServingPathSetup, served: ServedCpu | undefined, measured: LatencyModel): number {
+function handoverWaitPerItemOf(
+  base: ServingPathSetup,
+  served: ServedCpu | undefined,
+  measured: LatencyModel,
+  servedMaxBatchSize: number,
+): number {
   if (served?.exec_ms === undefined || served.mean_batch < 1) return 0;
-  const explainedMs =
-    served.rate_rps === undefined || served.rate_rps <= 0
-      ? measured.meanMs(Math.round(served.mean_batch)) * loadFactorOf(served, measured)
-      : closedLoop(
-          {
-            ...base,
-            batchWorkMs: (n) => measured.meanMs(n) * loadFactorOf(served, measured),
-            generatorMs: served.client_ms,
-          },
-          // As profile's serve ran: serve's default window and fixed policy, whatever this run's are.
-          {
-            maxBatchSize: Math.max(1, Math.round(served.mean_batch)),
-            batchWindowMs: BATCHING_OPTIONS.batchWindowMs.default,
-            maxQueueSize: BATCHING_OPTIONS.maxQueueSize.default,
-            requestTimeoutMs: BATCHING_OPTIONS.requestTimeoutMs.default,
-            instances: 1,
-            // …and with the mailbox if it had one: its batches' time then runs from the end of the one ahead.
-            ...(served.pipeline === true ? { mailbox: true } : {}),
-          },
-          served.connections ?? PROFILED_CONNECTIONS,
-        ).meanBatchMs;
+  const loadFactor = loadFactorOf(served, measured);
+  const workMs = (n: number): number => measured.meanMs(n) * loadFactor;
+  let explainedMs = workMs(Math.round(served.mean_batch));
+  if (served.rate_rps !== undefined && served.rate_rps > 0) {
+    const simulated = closedLoop(
+      { ...base, batchWorkMs: workMs, generatorMs: served.client_ms },
+      // As profile's serve ran: its batch limit (the profile's largest batch; the mean batch
+      // rounded, 15 of 16 for the classifier, left a loop of 16 one request behind every two
+      // batches), serve's default window and fixed policy, whatever this run's are.
+      {
+        maxBatchSize: servedMaxBatchSize,
+        batchWindowMs: BATCHING_OPTIONS.batchWindowMs.default,
+        maxQueueSize: BATCHING_OPTIONS.maxQueueSize.default,
+        requestTimeoutMs: BATCHING_OPTIONS.requestTimeoutMs.default,
+        instances: 1,
+        // …and with the mailbox if it had one: its batches' time then runs from the end of the one ahead.
+        ...(served.pipeline === true ? { mailbox: true } : {}),
+      },
+      served.connections ?? PROFILED_CONNECTIONS,
+    );
+    // Its batches' time at the size the real ones had: where a loop's reads end near the window's
+    // close, the simulated batches can come out a few items smaller or larger than the real ones,
+    // and the time of those items is not a wait.
+    explainedMs =
+      simulated.meanBatchSize > 0
+        ? (simulated.meanBatchMs * workMs(served.mean_batch)) / workMs(simulated.meanBatchSize)
+        : 0;
+  }
   return Math.max(0, served.exec_ms - explainedMs) / served.mean_batch;
+}
+
+/** The batch limit of the serve profile measured: its largest batch size (`rate_rps` says so). */
+function largestBatchOf(profile: LatencyProfile): number {
+  return Math.max(1, ...profile.points.map((point) => point.batch_size));
 }
 
 /** The closed loop's connections in a profile that did not record them (bench's 16, as profile ran it then). */

@@ -367,6 +367,53 @@ describe('simulate over a measured serving path', () => {
     expect(await waitOn(1, 20, 1001)).toBeLessThan(alone);
   });
 
+  it("calibrates the hand-over's wait on the profile's serve as it ran: its batch limit, and its batches' size", async () => {
+    // profile's serve ran batches of up to 16 (its largest profiled size) for a closed loop of 16
+    // connections; they averaged 15.2 items and took just their run: 1 + 15.2 ms, nothing waited.
+    const waitOf = async (execMs: number): Promise<number> => {
+      const file = join(dir, `profile-limit-16-${execMs}.json`);
+      const points = [1, 2, 4, 8, 16].map((n) => ({
+        batch_size: n,
+        p50_ms: 1 + n,
+        mean_ms: 1 + n,
+        p90_ms: 1 + n,
+        min_ms: 1 + n,
+        max_ms: 1 + n,
+        cv: 0,
+      }));
+      const profile = JSON.parse(
+        readFileSync(writeProfile({ decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.01, cores: 64 }), 'utf8'),
+      );
+      profile.points = points;
+      profile.serving_path.run_points = points.map((p) => ({ batch_size: p.batch_size, p50_ms: p.p50_ms }));
+      profile.serving_path.serve_cpu = {
+        requests: 3000,
+        main_ms: 0.41,
+        worker_ms: 1,
+        helpers_ms: 0,
+        client_ms: 0,
+        mean_batch: 15.2,
+        exec_ms: execMs,
+        rate_rps: 700,
+        connections: 16,
+        pipeline: true,
+      };
+      writeFileSync(file, JSON.stringify(profile));
+      const report = await simulateWithInputs({ rate: 100, requests: 200, maxBatchSize: 16, latencyProfile: file });
+      const match = /per item, waiting in the hand-over under load, no CPU: ([\d.]+) ms/.exec(
+        report.costs.given.join('\n'),
+      );
+      return match === null ? 0 : Number(match[1]);
+    };
+    // Batches that took their run: no wait.
+    expect(await waitOf(16.2)).toBe(0);
+    // What they took beyond it is the wait: 3.04 ms over 15.2 items. At the mean rounded (15) as
+    // the limit, the loop of 16 left a request behind every two batches of 15, to run after them
+    // in the mailbox: its simulated batches were not the real ones, their mean time (20.2 ms)
+    // hid the real 19.24 ms, and the wait came out 0.
+    expect(await waitOf(19.24)).toBeCloseTo(0.2, 1);
+  });
+
   it('says which costs it was given and which it takes as zero', async () => {
     const text = formatReport(
       await simulateWithInputs({

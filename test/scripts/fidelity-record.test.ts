@@ -20,7 +20,10 @@ describe('bench:fidelity records (docs/lab/fidelity)', () => {
     expect(() => validateLatencyProfile(record.profile, name)).not.toThrow();
     for (const recorded of record.cases) {
       expect(recorded.capacity.goodput_rps).toBeGreaterThan(0);
-      expect(recorded.levels.map((level) => level.load)).toEqual([0.5, 0.8, 0.95]);
+      // 50, 80 and 95 % of the predicted capacity, or the rates FIDELITY_RATES gave: rising.
+      const loads = recorded.levels.map((level) => level.load);
+      expect(loads.length).toBeGreaterThan(0);
+      expect(loads.every((load, i) => load > 0 && (i === 0 || load > (loads[i - 1] as number)))).toBe(true);
       for (const level of recorded.levels) {
         expect(level.rate_rps).toBeGreaterThan(0);
         expect(level.p50_ms).toBeLessThanOrEqual(level.p99_ms);

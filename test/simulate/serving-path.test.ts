@@ -12,16 +12,19 @@ import { tempDir } from '../temp-dir.js';
 
 const dir = tempDir('batchline-path-');
 
-/** A profile of a worker model whose batch of n takes 1 + 1·n ms, with the main thread's steps measured. */
-function writeProfile(path: {
-  decode_ms: number;
-  check_ms: number;
-  encode_ms: number;
-  cores: number;
-  execution?: 'inline' | 'worker';
-}): string {
-  const file = join(dir, `profile-${Object.values(path).join('-')}.json`);
-  const points = [1, 2, 4, 8].map((n) => ({
+/** A profile of a worker model whose batch of n takes 1 + 1·n ms (at `sizes`), with the main thread's steps measured. */
+function writeProfile(
+  path: {
+    decode_ms: number;
+    check_ms: number;
+    encode_ms: number;
+    cores: number;
+    execution?: 'inline' | 'worker';
+  },
+  sizes: readonly number[] = [1, 2, 4, 8],
+): string {
+  const file = join(dir, `profile-${Object.values(path).join('-')}-${sizes.join('-')}.json`);
+  const points = sizes.map((n) => ({
     batch_size: n,
     p50_ms: 1 + n,
     mean_ms: 1 + n,
@@ -51,6 +54,14 @@ function writeProfile(path: {
     }),
   );
   return file;
+}
+
+/** The hand-over's wait per item a report's costs name (0 when none). */
+function handoverWaitMsOf(report: { costs: { given: string[] } }): number {
+  const match = /per item, waiting in the hand-over under load, no CPU: ([\d.]+) ms/.exec(
+    report.costs.given.join('\n'),
+  );
+  return match === null ? 0 : Number(match[1]);
 }
 
 describe('CpuPool: threads sharing cores', () => {
@@ -348,11 +359,9 @@ describe('simulate over a measured serving path', () => {
         rate_rps: rateRps,
       };
       writeFileSync(file, JSON.stringify(profile));
-      const report = await simulateWithInputs({ rate: 100, requests: 200, maxBatchSize: 8, latencyProfile: file });
-      const match = /per item, waiting in the hand-over under load, no CPU: ([\d.]+) ms/.exec(
-        report.costs.given.join('\n'),
+      return handoverWaitMsOf(
+        await simulateWithInputs({ rate: 100, requests: 200, maxBatchSize: 8, latencyProfile: file }),
       );
-      return match === null ? 0 : Number(match[1]);
     };
     const alone = await waitOn(64, 20, 300);
     const shared = await waitOn(1, 20, 300);
@@ -372,20 +381,12 @@ describe('simulate over a measured serving path', () => {
     // connections; they averaged 15.2 items and took just their run: 1 + 15.2 ms, nothing waited.
     const waitOf = async (execMs: number): Promise<number> => {
       const file = join(dir, `profile-limit-16-${execMs}.json`);
-      const points = [1, 2, 4, 8, 16].map((n) => ({
-        batch_size: n,
-        p50_ms: 1 + n,
-        mean_ms: 1 + n,
-        p90_ms: 1 + n,
-        min_ms: 1 + n,
-        max_ms: 1 + n,
-        cv: 0,
-      }));
       const profile = JSON.parse(
-        readFileSync(writeProfile({ decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.01, cores: 64 }), 'utf8'),
+        readFileSync(
+          writeProfile({ decode_ms: 0.3, check_ms: 0.1, encode_ms: 0.01, cores: 64 }, [1, 2, 4, 8, 16]),
+          'utf8',
+        ),
       );
-      profile.points = points;
-      profile.serving_path.run_points = points.map((p) => ({ batch_size: p.batch_size, p50_ms: p.p50_ms }));
       profile.serving_path.serve_cpu = {
         requests: 3000,
         main_ms: 0.41,
@@ -399,11 +400,9 @@ describe('simulate over a measured serving path', () => {
         pipeline: true,
       };
       writeFileSync(file, JSON.stringify(profile));
-      const report = await simulateWithInputs({ rate: 100, requests: 200, maxBatchSize: 16, latencyProfile: file });
-      const match = /per item, waiting in the hand-over under load, no CPU: ([\d.]+) ms/.exec(
-        report.costs.given.join('\n'),
+      return handoverWaitMsOf(
+        await simulateWithInputs({ rate: 100, requests: 200, maxBatchSize: 16, latencyProfile: file }),
       );
-      return match === null ? 0 : Number(match[1]);
     };
     // Batches that took their run: no wait.
     expect(await waitOf(16.2)).toBe(0);

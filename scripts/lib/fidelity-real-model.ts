@@ -176,9 +176,10 @@ async function measureRealModel(
       capacityRuns.sort((a, b) => a.goodput_rps - b.goodput_rps);
       const capacity = capacityRuns[Math.floor(capacityRuns.length / 2)] as BenchFigures;
       const levels: RecordedLevel[] = [];
-      const rates = s.rates ?? s.levels.map((load) => Math.round(predicted * load * 10) / 10);
-      for (const rate of rates) {
-        const load = rate / predicted;
+      const plan =
+        s.rates?.map((rate) => ({ rate, load: rate / predicted })) ??
+        s.levels.map((load) => ({ rate: Math.round(predicted * load * 10) / 10, load }));
+      for (const { rate, load } of plan) {
         await idle(notes, `${instances} instance(s), ${rate} req/s`);
         const runs: BenchFigures[] = [];
         for (let repeat = 0; repeat < s.repeats; repeat++) {

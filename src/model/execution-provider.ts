@@ -3,6 +3,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { BatchlineError } from '../errors.js';
 import type { ExecutionProvider } from '../options/serve.js';
+// Before onnxruntime-node is loaded below: onnxruntime reads it when it starts.
+import './onnxruntime-telemetry.js';
 
 /**
  * The shared libraries of the providers onnxruntime-node does not ship in its npm package (too

@@ -1,4 +1,6 @@
 import { readFile } from 'node:fs/promises';
+// First: onnxruntime reads it when it starts.
+import './onnxruntime-telemetry.js';
 import ort from 'onnxruntime-node';
 import { BatchlineError } from '../errors.js';
 import type { ExecutionProvider } from '../options/serve.js';

@@ -1,5 +1,5 @@
+import { availableCores } from '../model/cpu-cores.js';
 import { writeFile } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
 import { BatchlineError, ExitWithCode } from '../errors.js';
 import { checkOutputPath } from './output-path.js';
 import type { SimulateOptions } from '../options/simulate.js';
@@ -56,7 +56,7 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
     if (options.json === '-' && options.csv === '-')
       throw new BatchlineError('INVALID_OPTION', '--json - and --csv -: only one of them can go to stdout');
     const inputs = await loadSimulationInputs(options, given);
-    const rows = await runSweep(options, axes, inputs, request.workers ?? availableParallelism());
+    const rows = await runSweep(options, axes, inputs, request.workers ?? availableCores());
     const outcome = analyzeSweep(options.seed, axes, rows, slo);
     if (options.json !== undefined) await emit('--json', options.json, sweepJson(outcome), stdout);
     if (options.csv !== undefined) await emit('--csv', options.csv, sweepCsv(outcome), stdout);

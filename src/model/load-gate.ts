@@ -1,4 +1,4 @@
-import { availableParallelism } from 'node:os';
+import { availableCores } from './cpu-cores.js';
 
 /**
  * How long one instance's load may hold its turn: a load that takes longer (a code model whose
@@ -50,4 +50,4 @@ export class LoadGate {
  * waits about half its time (a thread's start, messages to and from the main thread): with one
  * a core, 50 models loading on two cores kept one busy (6.0 s of CPU in 6.1 s).
  */
-export const instanceLoads = new LoadGate(2 * availableParallelism());
+export const instanceLoads = new LoadGate(2 * availableCores());

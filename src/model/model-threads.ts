@@ -1,5 +1,5 @@
-import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
+import { availableCores } from './cpu-cores.js';
 import { startThread } from './start-thread.js';
 import type { ItemTensors } from './tensor-spec.js';
 import {
@@ -115,8 +115,8 @@ export function sharedThreadSessions(): number[] {
   return shared?.sessionsByThread ?? [];
 }
 
-/** The process's shared model threads, one a core (started with the first session). */
+/** The process's shared model threads, one a core it may use (started with the first session). */
 export function modelThreads(script: URL): ModelThreads {
-  shared ??= new ModelThreads(script, availableParallelism());
+  shared ??= new ModelThreads(script, availableCores());
   return shared;
 }

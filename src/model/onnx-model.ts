@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import './onnxruntime-telemetry.js';
 import ort from 'onnxruntime-node';
 import { BatchlineError } from '../errors.js';
+import { availableCores, cpuQuotaCores } from './cpu-cores.js';
 import type { ExecutionProvider } from '../options/serve.js';
 import {
   allocate,
@@ -51,7 +52,12 @@ export class OnnxModel {
     const sessionOptions: ort.InferenceSession.SessionOptions = {
       graphOptimizationLevel: 'all',
       executionMode: 'sequential',
-      ...(intraOpThreads > 0 ? { intraOpNumThreads: intraOpThreads } : {}),
+      // 0: one a core, of those a CPU quota allows (onnxruntime would count the host's).
+      ...(intraOpThreads > 0
+        ? { intraOpNumThreads: intraOpThreads }
+        : cpuQuotaCores() === undefined
+          ? {}
+          : { intraOpNumThreads: availableCores() }),
       interOpNumThreads: 1,
       // Named only when asked: the CPU's is onnxruntime's own default, and any other loads a library.
       ...(provider === 'cpu' ? {} : { executionProviders: [provider] }),

@@ -37,7 +37,8 @@ export const MODEL_VERSION_OPTIONS = {
     default: 1,
     min: 0,
     max: 256,
-    description: 'onnxruntime threads per batch run (0 = one per core; more helps large models, hurts small ones)',
+    description:
+      "onnxruntime threads per batch run (0 = one per core, within a container's CPU limit; more helps large models, hurts small ones)",
   },
   executionProvider: {
     kind: 'enum',

@@ -1,4 +1,4 @@
-import { availableParallelism } from 'node:os';
+import { availableCores } from '../model/cpu-cores.js';
 import { SeededRandom } from '../core/rng.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
@@ -120,7 +120,7 @@ export function servingPathOf(
     run_points: runPoints,
     run_fit: { a_ms: round(runFit.aMs), b_ms: round(runFit.bMs) },
     handover_fit: { a_ms: round(handoverFit.aMs), b_ms: round(handoverFit.bMs) },
-    cores: availableParallelism(),
+    cores: availableCores(),
   };
 }
 

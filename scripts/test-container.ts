@@ -10,6 +10,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { podman, podmanGlobalFlags, podmanLimitFlags, whyPodmanCannotRun } from './lib/podman.js';
@@ -171,6 +172,46 @@ async function checkDrain(): Promise<void> {
   );
 }
 
+/**
+ * As deploy/kubernetes/base/deployment.yaml runs it: a read-only root filesystem, no capabilities,
+ * no privilege escalation, and a CPU limit of one core. serve writes no file (onnxruntime's
+ * telemetry wrote to ~/.cache and /tmp, and warned when it could not) and sizes its threads by
+ * the limit (Node 20's availableParallelism counts the host's cores).
+ */
+async function checkHardened(): Promise<void> {
+  const name = `batchline-test-${process.pid}-hardened`;
+  const url = await start('hardened', [
+    '--read-only',
+    '--read-only-tmpfs=false', // no writable /tmp either, as in a pod
+    '--cap-drop',
+    'ALL',
+    '--security-opt',
+    'no-new-privileges',
+    '--cpus',
+    '1',
+    '--memory',
+    '1g',
+  ]);
+  const answer = await infer(url, [0.2, 1.5, -0.3]);
+  const logs = await podman(['logs', name]);
+  const foreign = `${logs.stdout}${logs.stderr}`
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('batchline serve: '));
+  const cores = await podman([
+    'exec',
+    name,
+    'node',
+    '--input-type=module',
+    '-e',
+    "console.log((await import('/app/dist/src/model/cpu-cores.js')).availableCores())",
+  ]);
+  check(
+    'read-only root, no capabilities, --cpus 1',
+    answer.status === 200 && foreign.length === 0 && cores.stdout.trim() === '1',
+    `${answer.status}; ${foreign.length === 0 ? "no line but batchline's in the log" : `the log also says: ${foreign[0]}`}; cores ${cores.stdout.trim() || cores.stderr.trim()} (host ${availableParallelism()})`,
+  );
+}
+
 async function checkRepository(): Promise<void> {
   const repository = writeToyRepository('classifier', [1, 2], 'batchline-container-models-');
   cleanups.push(() => rmSync(repository, { recursive: true, force: true }));
@@ -242,7 +283,7 @@ async function main(): Promise<number> {
   await podman(['image', 'prune', '--force', '--filter', 'label=org.batchline.stage=build']);
   check('image size', true, `${megabytes(await imageSize(IMAGE))} (base ${megabytes(await imageSize(BASE))})`);
 
-  for (const step of [checkServing, checkDrain, checkRepository]) {
+  for (const step of [checkServing, checkDrain, checkHardened, checkRepository]) {
     try {
       await step();
     } catch (error) {

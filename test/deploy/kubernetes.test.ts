@@ -155,11 +155,14 @@ describe('the Deployment', () => {
     expect(deployment.spec.strategy.rollingUpdate.maxUnavailable).toBe(0);
   });
 
-  it('asks for resources, runs as non-root, and mounts the model repository where serve reads it', () => {
+  it('asks for resources, runs as non-root on a read-only root filesystem, and mounts the model repository where serve reads it', () => {
     expect(container.resources.requests.cpu).toBeDefined();
     expect(container.resources.requests.memory).toBeDefined();
     expect(container.resources.limits.memory).toBeDefined();
     expect(pod.spec.securityContext.runAsNonRoot).toBe(true);
+    // As test:container runs the image: serve writes nothing (onnxruntime's telemetry is off).
+    expect(container.securityContext.readOnlyRootFilesystem).toBe(true);
+    expect(container.securityContext.capabilities.drop).toEqual(['ALL']);
     const mount = container.volumeMounts.find((m: Manifest) => m.mountPath === env.MODEL_REPOSITORY);
     expect(mount?.readOnly).toBe(true);
     const volume = pod.spec.volumes.find((v: Manifest) => v.name === mount.name);

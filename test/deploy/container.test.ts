@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -186,6 +186,11 @@ describe('compose.yaml', () => {
     }
     const { stdout } = await run(promtool, ['check', 'config', config]);
     expect(stdout).toContain('SUCCESS');
+    // The alerting rules: the same file in the container as in the checkout.
+    expect(stdout).toContain('SUCCESS: 6 rules found');
+    const rules = prometheus?.volumes?.[1]?.split(':') ?? [];
+    expect(rules[0]).toBe('./deploy/prometheus/alerts.yaml');
+    expect(rules[1]).toBe(join(dirname(mount[1] ?? ''), 'alerts.yaml'));
   });
 
   it('runs bench, once serve is healthy, with options bench has', () => {

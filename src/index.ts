@@ -3,7 +3,7 @@
  * one public surface (its `exports`); everything else under dist/ is internal and may change.
  */
 export { batch } from './library/batch.js';
-export type { BatchContext, BatchFunction, Batched, CallOptions, CloseOptions } from './library/batch.js';
+export type { BatchContext, BatchFunction, Batched, CallOptions, CallResult, CloseOptions } from './library/batch.js';
 export type { BatchOptions, ResolvedBatchOptions } from './library/batch-options.js';
 export {
   BatchError,

@@ -57,6 +57,15 @@ export interface Batched<I, O> {
 }
 
 /**
+ * What a call resolves with, from what the function returns per item: the results, without
+ * the Errors that fail their own calls. An Error subclass (`new NotFound()` in a slot) made `O`
+ * `User | NotFound` when taken from the function, so `const user: User = await byId(1)` did not
+ * compile. A type with a `stack` (an Error's) is taken for an Error; an object of yours with
+ * `name` and `message` alone is a result.
+ */
+export type CallResult<O> = O extends Error ? ('stack' extends keyof O ? never : O) : O;
+
+/**
  * Batches calls of one item into calls of `fn` over many, with the batcher `batchline serve`
  * runs (src/core: the same queue bound, deadlines, policies, admission, isolation and breaker),
  * on real time.
@@ -66,7 +75,7 @@ export interface Batched<I, O> {
  * const vector = await embed('hello'); // batched with the calls around it
  * ```
  */
-export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {}): Batched<I, O> {
+export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {}): Batched<I, CallResult<O>> {
   if (typeof fn !== 'function')
     throw new InvalidOptionError(`batch(fn, options): fn must be a function over an array of items, got ${typeof fn}`);
   let config: BatchingConfig;
@@ -127,7 +136,8 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     return drain.done;
   };
 
-  return Object.assign(call, {
+  // A call never resolves with an Error of a slot: it rejects with it (CallResult).
+  return Object.assign(call as (item: I, options?: CallOptions) => Promise<CallResult<O>>, {
     stats: () => stats.snapshot(),
     close,
     options: publicOptions(config),

@@ -149,6 +149,20 @@ describe('batch(): failures', () => {
     expect(error.message).toContain('negative input');
   });
 
+  it("types a call's answer without the Error subclasses the function's slots hold", async () => {
+    class NotFound extends Error {
+      readonly statusCode = 404;
+    }
+    const users = new Map([[1, { id: 1, name: 'ada' }]]);
+    const byId = batch(async (ids: number[]) => ids.map((id) => users.get(id) ?? new NotFound(`no user ${id}`)), {
+      batchWindowMs: 1,
+    });
+    // `npm run typecheck` refused this line while a call was typed `{ id; name } | NotFound`.
+    const user: { id: number; name: string } = await byId(1);
+    expect(user.name).toBe('ada');
+    expect(((await rejection(byId(2))) as ModelFailureError).cause).toBeInstanceOf(NotFound);
+  });
+
   it('a throw fails the batch; bisecting finds the bad item and answers the others', async () => {
     const runs: number[][] = [];
     const fussy = batch(

@@ -286,13 +286,17 @@ describe("the library: import { batch } from 'batchline'", () => {
         'const limit: number = lengths.stats().policy.limit;',
         'const breaker: string = stats.breaker;',
         'const error: BatchError | undefined = undefined;',
+        '// An Error subclass in a slot fails its call: the answer type is the results alone.',
+        'class NotFound extends Error { readonly statusCode = 404; }',
+        "const byId = batch(async (ids: number[]) => ids.map((id) => (id === 1 ? { id, name: 'ada' } : new NotFound(String(id)))));",
+        'const user: { id: number; name: string } = await byId(1);',
         'await lengths.close({ drainMs: 100 });',
-        'console.log(n, snapshot.counts.outcomes.ok, error, limit, breaker);',
+        'console.log(n, snapshot.counts.outcomes.ok, error, limit, breaker, user.name);',
       ].join('\n'),
     );
     await run(process.execPath, [TSC, '-p', '.'], { cwd: app, env: OFFLINE_ENV });
     const { stdout } = await node([join('out', 'typed.mjs')]);
-    expect(stdout.trim()).toBe('5 1 undefined 8 closed');
+    expect(stdout.trim()).toBe('5 1 undefined 8 closed ada');
   });
 
   it('type-checks TypeScript compiled to CommonJS (module commonjs: the node10 resolution, top-level types), and runs it', async () => {

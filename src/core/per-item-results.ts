@@ -4,14 +4,31 @@
  * "undefined", "an Object", "a Map".
  */
 export function notOnePerItem(who: string, returned: unknown, size: number): string {
-  return `${who} returned ${describeReturned(returned)} for a batch of ${count(size, 'item')}; it must return an array with one result (or Error) per item, in order`;
+  return `${who} returned ${describeReturned(returned)} for a batch of ${count(size, 'item')}; it must return an array with one result (or Error) per item, in order${remedy(returned)}`;
 }
 
 function describeReturned(returned: unknown): string {
   if (Array.isArray(returned)) return count(returned.length, 'result');
   if (returned === null || returned === undefined) return String(returned);
-  const kind = typeof returned === 'object' ? (returned.constructor?.name ?? 'object') : typeof returned;
+  // An async generator's constructor has no name: its tag says what it is (AsyncGenerator).
+  const kind =
+    typeof returned === 'object'
+      ? returned.constructor?.name || Object.prototype.toString.call(returned).slice(8, -1)
+      : typeof returned;
   return `${/^[aeiou]/i.test(kind) ? 'an' : 'a'} ${kind}`;
+}
+
+/**
+ * What to write instead, for the results that are there in another form: a typed array (an
+ * onnxruntime tensor's `data`), a Set or a generator; or an async generator, which Ray Serve's
+ * `@serve.batch` takes to stream results and which here would fail every batch.
+ */
+function remedy(returned: unknown): string {
+  if (Array.isArray(returned) || typeof returned !== 'object' || returned === null) return '';
+  if (Symbol.asyncIterator in returned)
+    return ' (results are not streamed: collect what the async generator yields into an array)';
+  if (Symbol.iterator in returned) return ' (Array.from() makes one of it)';
+  return '';
 }
 
 function count(n: number, noun: string): string {

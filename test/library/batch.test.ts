@@ -259,6 +259,25 @@ describe('batch(): failures', () => {
     expect(((await rejection(map(1))) as Error).message).toMatch(/returned a Map for a batch of 1 item;/);
   });
 
+  it('names an async generator (Ray Serve streams with one) and says how to make an array of an iterable', async () => {
+    const streaming = batch(
+      async function* (items: number[]) {
+        yield items;
+      } as unknown as (items: number[]) => Promise<number[]>,
+      { batchWindowMs: 0 },
+    );
+    // Was "returned a  for a batch of 1 item": the generator's constructor has no name.
+    expect(((await rejection(streaming(1))) as Error).message).toMatch(
+      /returned an AsyncGenerator for a batch of 1 item; it must return an array with one result \(or Error\) per item, in order \(results are not streamed: collect what the async generator yields into an array\)$/,
+    );
+    const tensor = batch(async (items: number[]) => Float32Array.from(items) as unknown as number[], {
+      batchWindowMs: 0,
+    });
+    expect(((await rejection(tensor(1))) as Error).message).toMatch(
+      /returned a Float32Array for a batch of 1 item; .* in order \(Array\.from\(\) makes one of it\)$/,
+    );
+  });
+
   it('opens the breaker after failed batches: 503 circuit_open with Retry-After, before the function runs', async () => {
     let runs = 0;
     const down = batch(

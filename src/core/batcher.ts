@@ -131,6 +131,14 @@ export class Batcher<I, O> {
     return this.slots.runningBatchSizes();
   }
 
+  /**
+   * When the oldest running batch started (ms on this clock), if every instance runs one:
+   * undefined while one is idle. What a request that timed out in the queue waited behind.
+   */
+  oldestStartWhenAllBusyMs(): number | undefined {
+    return this.slots.oldestStartWhenAllBusyMs();
+  }
+
   /** True when nothing is queued and no batch is running. */
   get idle(): boolean {
     return this.queue.length === 0 && this.slots.busy === 0;

@@ -58,6 +58,16 @@ export class ExecutorSlots<I, O> {
     return this.runs.map((run) => (run === undefined ? 0 : run.requests.length));
   }
 
+  /** When the oldest running batch started (ms), if every instance runs one; undefined while one is idle. */
+  oldestStartWhenAllBusyMs(): number | undefined {
+    let oldestMs: number | undefined;
+    for (const run of this.runs) {
+      if (run === undefined) return undefined;
+      if (oldestMs === undefined || run.startedAtMs < oldestMs) oldestMs = run.startedAtMs;
+    }
+    return oldestMs;
+  }
+
   /** Running batches, and those waiting in a mailbox. */
   *handedOut(): Generator<BatchRun<I, O>> {
     for (const run of this.runs) if (run !== undefined) yield run;

@@ -3,17 +3,17 @@ import type { Batcher } from '../core/batcher.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
 import { QueuedRequest } from '../core/queued-request.js';
 import type { Batch, Executor, Outcome, PendingRequest } from '../core/types.js';
-import { BatchlineError } from '../errors.js';
-import { asError, textOf } from '../message-text.js';
-import { notOnePerItem } from '../core/per-item-results.js';
 import { queueBelowBatchSize } from '../options/batching.js';
-import { outcomeError, refusalError } from '../serve/outcome-errors.js';
+import { refusalError } from '../serve/outcome-errors.js';
 import { publicOptions, resolveBatchOptions, type BatchOptions, type ResolvedBatchOptions } from './batch-options.js';
 import { drainMsOf } from './close-options.js';
 import { type Drain, startDrain } from './drain.js';
-import { BatchError, InvalidOptionError, ModelFailureError, publicError } from './errors.js';
+import { type CallOptions, failure, invalidCallOptions, oneResultPerItem, thrownAsError } from './call-errors.js';
+import { InvalidOptionError, publicError } from './errors.js';
 import { KeepAlive } from './keep-alive.js';
 import { TurnClock } from './turn-clock.js';
+
+export type { CallOptions };
 
 /** What the batch function learns besides its items. */
 export interface BatchContext {
@@ -30,15 +30,6 @@ export type BatchFunction<I, O> = (
   items: I[],
   context: BatchContext,
 ) => readonly (O | Error)[] | PromiseLike<readonly (O | Error)[]>;
-
-export interface CallOptions {
-  /** Aborting it removes a waiting call (it never reaches the function) or discards a running one's result; the call rejects with `signal.reason`. */
-  signal?: AbortSignal;
-  /** This call's deadline in ms from now, instead of `requestTimeoutMs` (or its level's). */
-  timeoutMs?: number;
-  /** With `priorityLevels`: this call's level, 1 the highest; default `defaultPriorityLevel`. */
-  priority?: number;
-}
 
 export interface CloseOptions {
   /** How long the calls already queued or running may take to finish, in ms (0 to 600000, as `--drain-timeout-ms`); then they reject with ShuttingDownError. Default 10000. */
@@ -174,7 +165,7 @@ class CallOwner<I, O> {
 
   outcome(outcome: Outcome<O>, request: PendingRequest<I, O>): void {
     this.keepAlive.leave();
-    (request as PendingCall<I, O>).outcome(outcome);
+    (request as PendingCall<I, O>).outcome(outcome, this.batcher);
   }
 }
 
@@ -287,13 +278,13 @@ class PendingCall<I, O> extends QueuedRequest<I, O> {
   }
 
   /** Any other outcome (a cancelled call with a signal is rejected by its WatchedCall). */
-  outcome(outcome: Outcome<O>): void {
+  outcome(outcome: Outcome<O>, batcher: Batcher<I, O>): void {
     const { resolve, reject } = this;
     // The answered request may wait in the deadline heap until its deadline: it need not hold its promise.
     this.resolve = unsettled;
     this.reject = unsettled;
     if (outcome.kind === 'ok') resolve(outcome.output as O);
-    else reject(failure(outcome, this));
+    else reject(failure(outcome, this, batcher));
   }
 
   /** Rejects it with `reason` (a cancelled call: its signal's). */
@@ -330,68 +321,6 @@ function runBatch<I, O>(
   else done(oneResultPerItem(returned, size));
 }
 
-/**
- * What the function threw, as the Error the core carries: a thrown string or object rides in a
- * Thrown, so that the call's ModelFailureError has it as its `cause` itself, not a copy of its text.
- */
-class Thrown extends Error {
-  constructor(readonly value: unknown) {
-    super(textOf(value));
-  }
-}
-
-function thrownAsError(error: unknown): Error {
-  return error instanceof Error ? error : new Thrown(error);
-}
-
 function isThenable<T>(value: unknown): value is PromiseLike<T> {
   return typeof (value as PromiseLike<T> | null)?.then === 'function';
-}
-
-/**
- * The function's results, or, when they are not one per item, the same error for every item of
- * the batch: a function that loses or adds results has a bug no re-run of a part would mend.
- */
-function oneResultPerItem<O>(results: unknown, size: number): readonly (O | Error)[] {
-  if (Array.isArray(results) && results.length === size) return results as (O | Error)[];
-  const error = new ModelFailureError(notOnePerItem('the batch function', results, size));
-  return new Array<Error>(size).fill(error);
-}
-
-/** The error a call that did not succeed rejects with. */
-function failure<I, O>(outcome: Outcome<O>, request: PendingRequest<I, O>): unknown {
-  if (outcome.kind === 'error' && outcome.error instanceof BatchError) return outcome.error;
-  return publicError(
-    outcomeError(
-      outcome,
-      request,
-      (error) =>
-        new BatchlineError('MODEL_FAILURE', asError(error).message, {
-          cause: error instanceof Thrown ? error.value : error,
-        }),
-    ),
-  );
-}
-
-function invalidCallOptions(options: CallOptions): InvalidOptionError | undefined {
-  if (typeof options !== 'object' || options === null)
-    return new InvalidOptionError(
-      `call(item, options): options must be an object, got ${options === null ? 'null' : typeof options}`,
-    );
-  // A misspelt option (`timeout`, `deadlineMs`) would otherwise be dropped without a word.
-  for (const key in options)
-    if (key !== 'signal' && key !== 'timeoutMs' && key !== 'priority')
-      return new InvalidOptionError(
-        `call(item, { ${key} }): not an option; the options are signal, timeoutMs and priority`,
-      );
-  const { timeoutMs, signal, priority } = options;
-  if (priority !== undefined && !(Number.isInteger(priority) && priority >= 1))
-    return new InvalidOptionError(`call(item, { priority }): expected a level from 1 (the highest), got ${priority}`);
-  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && timeoutMs <= 1e9))
-    return new InvalidOptionError(
-      `call(item, { timeoutMs }): expected a number of ms above 0 and at most 1e9, got ${timeoutMs}`,
-    );
-  if (signal !== undefined && !(signal instanceof AbortSignal))
-    return new InvalidOptionError('call(item, { signal }): expected an AbortSignal');
-  return undefined;
 }

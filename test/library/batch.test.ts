@@ -329,6 +329,30 @@ describe('batch(): the queue bound and deadlines', () => {
     expect(slow.stats().counts.outcomes.timeout).toBe(1);
   });
 
+  it('says, when a call timed out queued behind a function that has not settled, how long its batch has run', async () => {
+    const release = gate();
+    const hung = batch(
+      async (items: number[]) => {
+        await release.promise;
+        return items;
+      },
+      { batchWindowMs: 0, requestTimeoutMs: 20 },
+    );
+    expect(((await rejection(hung(1))) as Error).message).toBe('request deadline of 20 ms exceeded');
+    // Was only "request deadline of 20 ms exceeded", call after call, with nothing pointing at the function.
+    const queued = (await rejection(hung(2))) as DeadlineExceededError;
+    expect(queued).toBeInstanceOf(DeadlineExceededError);
+    expect(queued.message).toMatch(
+      /^request deadline of 20 ms exceeded while queued: its one instance was running a batch, for \d+ ms: a batch holds its instance until the function settles; does it hang\?$/,
+    );
+    expect(Number(/for (\d+) ms/.exec(queued.message)?.[1])).toBeGreaterThanOrEqual(40);
+    release.open();
+    expect(await hung(3)).toBe(3); // the instance is back once the function settles
+    // A call that waits out its deadline in the window, an instance idle, is told no more.
+    const windowed = batch(async (items: number[]) => items, { batchWindowMs: 60_000, requestTimeoutMs: 5 });
+    expect(((await rejection(windowed(1))) as Error).message).toBe('request deadline of 5 ms exceeded');
+  });
+
   it("takes a call's own timeoutMs instead of requestTimeoutMs", async () => {
     const never = batch(async (_items: number[]) => new Promise<number[]>(() => {}), {
       batchWindowMs: 0,
@@ -534,6 +558,16 @@ describe('batch(): options', () => {
     );
     expect(await rejection(echo(1, { signal: {} as AbortSignal }))).toBeInstanceOf(InvalidOptionError);
     expect(await rejection(echo(1, { priority: 0 }))).toBeInstanceOf(InvalidOptionError);
+  });
+
+  it('says what `ids.map(fn)` did: each call got its index as its options', async () => {
+    const echo = batch(async (items: number[]) => items);
+    const [first] = await Promise.all(
+      ([1, 2] as const).map(echo as (item: number, index: number) => Promise<number>).map(rejection),
+    );
+    expect((first as Error).message).toBe(
+      'call(item, options): options must be an object, got number (items.map(fn) passes each index: write items.map((item) => fn(item)))',
+    );
   });
 
   it('refuses a call option it does not know, naming it and the options there are', async () => {

@@ -1,0 +1,119 @@
+/**
+ * What a batched function's call rejects with: what the function threw or returned, a deadline
+ * missed behind busy instances, or a bad call option. Apart from batch.ts, which makes the calls.
+ */
+import type { Batcher } from '../core/batcher.js';
+import { notOnePerItem } from '../core/per-item-results.js';
+import type { Outcome, PendingRequest } from '../core/types.js';
+import { BatchlineError } from '../errors.js';
+import { asError, textOf } from '../message-text.js';
+import { deadlineExceeded, outcomeError } from '../serve/outcome-errors.js';
+import { BatchError, DeadlineExceededError, InvalidOptionError, ModelFailureError, publicError } from './errors.js';
+
+/** A call's own options (`Batched`'s second argument). */
+export interface CallOptions {
+  /** Aborting it removes a waiting call (it never reaches the function) or discards a running one's result; the call rejects with `signal.reason`. */
+  signal?: AbortSignal;
+  /** This call's deadline in ms from now, instead of `requestTimeoutMs` (or its level's). */
+  timeoutMs?: number;
+  /** With `priorityLevels`: this call's level, 1 the highest; default `defaultPriorityLevel`. */
+  priority?: number;
+}
+
+/**
+ * What the function threw, as the Error the core carries: a thrown string or object rides in a
+ * Thrown, so that the call's ModelFailureError has it as its `cause` itself, not a copy of its text.
+ */
+class Thrown extends Error {
+  constructor(readonly value: unknown) {
+    super(textOf(value));
+  }
+}
+
+export function thrownAsError(error: unknown): Error {
+  return error instanceof Error ? error : new Thrown(error);
+}
+
+/**
+ * The function's results, or, when they are not one per item, the same error for every item of
+ * the batch: a function that loses or adds results has a bug no re-run of a part would mend.
+ */
+export function oneResultPerItem<O>(results: unknown, size: number): readonly (O | Error)[] {
+  if (Array.isArray(results) && results.length === size) return results as (O | Error)[];
+  const error = new ModelFailureError(notOnePerItem('the batch function', results, size));
+  return new Array<Error>(size).fill(error);
+}
+
+/** The error a call that did not succeed rejects with. */
+export function failure<I, O>(outcome: Outcome<O>, request: PendingRequest<I, O>, batcher: Batcher<I, O>): unknown {
+  if (outcome.kind === 'error' && outcome.error instanceof BatchError) return outcome.error;
+  if (outcome.kind === 'timeout' && outcome.endedIn === 'queued') {
+    const behind = timedOutBehind(request, batcher);
+    if (behind !== undefined) return behind;
+  }
+  return publicError(
+    outcomeError(
+      outcome,
+      request,
+      (error) =>
+        new BatchlineError('MODEL_FAILURE', asError(error).message, {
+          cause: error instanceof Thrown ? error.value : error,
+        }),
+    ),
+  );
+}
+
+/** A batch running this many times a call's deadline is worth a question (serve's --stuck-batch-factor default). */
+const STUCK_BATCH_FACTOR = 2;
+
+/**
+ * A call whose deadline passed in the queue while every instance ran a batch: says so, and how
+ * long the oldest has run. A function that never settles holds its instance for good (as Ray's
+ * and dataloader's do), and its callers saw only "request deadline of 100 ms exceeded", call
+ * after call, with nothing pointing at the function.
+ */
+function timedOutBehind<I, O>(
+  request: PendingRequest<I, O>,
+  batcher: Batcher<I, O>,
+): DeadlineExceededError | undefined {
+  const oldestStartMs = batcher.oldestStartWhenAllBusyMs();
+  if (oldestStartMs === undefined) return undefined;
+  const deadlineMs = request.deadlineAtMs - request.arrivalAtMs;
+  const ranMs = Math.round(performance.now() - oldestStartMs);
+  const instances = batcher.runningBatchSizes().length;
+  const busy =
+    instances === 1
+      ? `its one instance was running a batch, for ${ranMs} ms`
+      : `all ${instances} instances were running batches, the oldest for ${ranMs} ms`;
+  const stuck =
+    ranMs >= STUCK_BATCH_FACTOR * deadlineMs
+      ? ': a batch holds its instance until the function settles; does it hang?'
+      : '';
+  return new DeadlineExceededError(`${deadlineExceeded(deadlineMs).message} while queued: ${busy}${stuck}`);
+}
+
+export function invalidCallOptions(options: CallOptions): InvalidOptionError | undefined {
+  if (typeof options !== 'object' || options === null)
+    return new InvalidOptionError(
+      `call(item, options): options must be an object, got ${options === null ? 'null' : typeof options}${
+        // `ids.map(embed)`, as one writes `urls.map(fetch)`, hands each call its index as the options.
+        typeof options === 'number' ? ' (items.map(fn) passes each index: write items.map((item) => fn(item)))' : ''
+      }`,
+    );
+  // A misspelt option (`timeout`, `deadlineMs`) would otherwise be dropped without a word.
+  for (const key in options)
+    if (key !== 'signal' && key !== 'timeoutMs' && key !== 'priority')
+      return new InvalidOptionError(
+        `call(item, { ${key} }): not an option; the options are signal, timeoutMs and priority`,
+      );
+  const { timeoutMs, signal, priority } = options;
+  if (priority !== undefined && !(Number.isInteger(priority) && priority >= 1))
+    return new InvalidOptionError(`call(item, { priority }): expected a level from 1 (the highest), got ${priority}`);
+  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && timeoutMs <= 1e9))
+    return new InvalidOptionError(
+      `call(item, { timeoutMs }): expected a number of ms above 0 and at most 1e9, got ${timeoutMs}`,
+    );
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    return new InvalidOptionError('call(item, { signal }): expected an AbortSignal');
+  return undefined;
+}

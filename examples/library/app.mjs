@@ -16,7 +16,8 @@ async function embedBatch(texts) {
 
 const embed = batch(embedBatch, { maxBatchSize: 16, batchWindowMs: 5, maxQueueSize: 64, requestTimeoutMs: 2000 });
 
-const app = Fastify();
+// Warnings and errors as JSON lines on stderr (run.sh keeps them): a real app logs.
+const app = Fastify({ logger: { level: 'warn' } });
 
 // The one line that maps every refusal to its status: queue_full 429 (Retry-After), circuit_open
 // and shutting_down 503, deadline_exceeded 504, model_failure 500. (Fastify's own error handler
@@ -37,7 +38,13 @@ app.post('/embed', async (request, reply) => {
   // The response's 'close' tells: the request's own fired when its body was read, long before.
   const gone = new AbortController();
   reply.raw.once('close', () => reply.raw.writableFinished || gone.abort());
-  return { embedding: await embed(text, { signal: gone.signal }) };
+  try {
+    return { embedding: await embed(text, { signal: gone.signal }) };
+  } catch (error) {
+    // No one is left to answer: a rethrown AbortError would be logged at level error, stack and all.
+    if (!gone.signal.aborted) throw error;
+    return reply.code(499).send(); // nginx's "client closed request"; Fastify writes nothing to the closed socket
+  }
 });
 
 app.get('/stats', async () => embed.stats()); // the snapshot batchline serve shows at /v1/stats

@@ -24,5 +24,7 @@ node "$here/client.mjs" "$url"
 kill -TERM "$app"
 wait "$app"
 app=
+# Fastify's log (level warn and up): a client that hung up is no error of the app.
+if grep -q '"level":[56]0' "$log"; then echo "FAIL the app logged errors:"; grep '"level":[56]0' "$log" | cut -c1-300; fi
 tail -1 "$log"
 # Run it: bash examples/library/run.sh

@@ -8,9 +8,10 @@ import { refusalError } from '../serve/outcome-errors.js';
 import { publicOptions, resolveBatchOptions, type BatchOptions, type ResolvedBatchOptions } from './batch-options.js';
 import { drainMsOf } from './close-options.js';
 import { type Drain, startDrain } from './drain.js';
-import { type CallOptions, failure, invalidCallOptions, oneResultPerItem, thrownAsError } from './call-errors.js';
+import { type CallOptions, failure, invalidCallOptions, thrownAsError } from './call-errors.js';
 import { InvalidOptionError, publicError } from './errors.js';
 import { KeepAlive } from './keep-alive.js';
+import { handOver } from './slot-results.js';
 import { TurnClock } from './turn-clock.js';
 
 export type { CallOptions };
@@ -315,10 +316,10 @@ function runBatch<I, O>(
   clock.elapsed();
   if (isThenable(returned))
     returned.then(
-      (results) => done(oneResultPerItem(results, size)),
+      (results) => handOver(results, size, done),
       (error: unknown) => done(thrownAsError(error)),
     );
-  else done(oneResultPerItem(returned, size));
+  else handOver(returned, size, done);
 }
 
 function isThenable<T>(value: unknown): value is PromiseLike<T> {

@@ -3,12 +3,11 @@
  * missed behind busy instances, or a bad call option. Apart from batch.ts, which makes the calls.
  */
 import type { Batcher } from '../core/batcher.js';
-import { notOnePerItem } from '../core/per-item-results.js';
 import type { Outcome, PendingRequest } from '../core/types.js';
 import { BatchlineError } from '../errors.js';
 import { asError, textOf } from '../message-text.js';
 import { deadlineExceeded, outcomeError } from '../serve/outcome-errors.js';
-import { BatchError, DeadlineExceededError, InvalidOptionError, ModelFailureError, publicError } from './errors.js';
+import { BatchError, DeadlineExceededError, InvalidOptionError, publicError } from './errors.js';
 
 /** A call's own options (`Batched`'s second argument). */
 export interface CallOptions {
@@ -32,16 +31,6 @@ class Thrown extends Error {
 
 export function thrownAsError(error: unknown): Error {
   return error instanceof Error ? error : new Thrown(error);
-}
-
-/**
- * The function's results, or, when they are not one per item, the same error for every item of
- * the batch: a function that loses or adds results has a bug no re-run of a part would mend.
- */
-export function oneResultPerItem<O>(results: unknown, size: number): readonly (O | Error)[] {
-  if (Array.isArray(results) && results.length === size) return results as (O | Error)[];
-  const error = new ModelFailureError(notOnePerItem('the batch function', results, size));
-  return new Array<Error>(size).fill(error);
 }
 
 /** The error a call that did not succeed rejects with. */

@@ -163,6 +163,37 @@ describe('batch(): failures', () => {
     expect(((await rejection(byId(2))) as ModelFailureError).cause).toBeInstanceOf(NotFound);
   });
 
+  it('waits for slots that hold promises (ids.map(async …) without Promise.all): deadlines, instances and per-item failures hold', async () => {
+    const release = gate();
+    let released = false;
+    const startedAfterRelease: boolean[] = [];
+    const byId = batch(
+      async (ids: number[]) => {
+        startedAfterRelease.push(released);
+        return ids.map(async (id) => {
+          await release.promise;
+          if (id < 0) throw new RangeError(`bad id ${id}`);
+          return id * 10;
+        });
+      },
+      { maxBatchSize: 2, batchWindowMs: 60_000, requestTimeoutMs: 20 },
+    );
+    // The batch used to end at once: its calls resolved with the promises, past their deadline.
+    const late = await Promise.all([byId(1), byId(2)].map(rejection));
+    for (const error of late) expect(error).toBeInstanceOf(DeadlineExceededError);
+    const queued = [byId(3, { timeoutMs: 10_000 }), byId(-4, { timeoutMs: 10_000 })];
+    released = true;
+    release.open();
+    const [three, minus] = await Promise.allSettled(queued);
+    expect(three).toEqual({ status: 'fulfilled', value: 30 });
+    const error = (minus as PromiseRejectedResult).reason;
+    expect(error).toBeInstanceOf(ModelFailureError);
+    expect(error.cause).toBeInstanceOf(RangeError);
+    // The second batch waited for the first one's promises: one instance, one batch at a time.
+    expect(startedAfterRelease).toEqual([false, true]);
+    expect(byId.stats().counts.outcomes).toMatchObject({ ok: 1, timeout: 2, error: 1 });
+  });
+
   it('a throw fails the batch; bisecting finds the bad item and answers the others', async () => {
     const runs: number[][] = [];
     const fussy = batch(

@@ -1,0 +1,45 @@
+/**
+ * What a batch function returned, as the core takes it: one result (or Error) per item, or the
+ * same error for every item when they are not one per item. A slot may hold a promise.
+ */
+import { notOnePerItem } from '../core/per-item-results.js';
+import { thrownAsError } from './call-errors.js';
+import { ModelFailureError } from './errors.js';
+
+type Done<O> = (result: readonly (O | Error)[] | Error) => void;
+
+/**
+ * Hands the function's results to `done`; a batch whose slots hold promises (`ids.map(async (id)
+ * => …)` without `Promise.all`) once each has settled, a rejection failing its own item. Handed
+ * over at once, such a batch ended before its work: its calls resolved with the promises and
+ * waited for them past their deadline, its instance took the next batch (more than `instances`
+ * ran at once), `stats()` counted them ok, and a rejection came as the bare error.
+ */
+export function handOver<O>(results: unknown, size: number, done: Done<O>): void {
+  const slots = oneResultPerItem<O>(results, size);
+  for (let i = 0; i < size; i++) {
+    const slot = slots[i];
+    // typeof first: a number or string result costs no property lookup.
+    if (typeof slot === 'object' && slot !== null && typeof (slot as { then?: unknown }).then === 'function') {
+      settleEach(slots).then(done);
+      return;
+    }
+  }
+  done(slots);
+}
+
+function settleEach<O>(slots: readonly (O | Error)[]): Promise<(O | Error)[]> {
+  return Promise.allSettled(slots).then((settled) =>
+    settled.map((slot) => (slot.status === 'fulfilled' ? (slot.value as O | Error) : thrownAsError(slot.reason))),
+  );
+}
+
+/**
+ * The function's results, or, when they are not one per item, the same error for every item of
+ * the batch: a function that loses or adds results has a bug no re-run of a part would mend.
+ */
+function oneResultPerItem<O>(results: unknown, size: number): readonly (O | Error)[] {
+  if (Array.isArray(results) && results.length === size) return results as (O | Error)[];
+  const error = new ModelFailureError(notOnePerItem('the batch function', results, size));
+  return new Array<Error>(size).fill(error);
+}

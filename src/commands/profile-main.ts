@@ -16,6 +16,7 @@ import {
 } from '../profile/measure.js';
 import { formatProfile } from '../profile/profile-text.js';
 import { JSON_TENSOR } from '../model/json-items.js';
+import { isCodeModelPath } from '../model/code-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import type { LoadedTimers } from '../profile/loaded-timers.js';
 import { measureServeTimers } from './profile-timers.js';
@@ -72,8 +73,11 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
   let profile: LatencyProfile;
   let itemShapes: ItemShapes;
   try {
-    itemShapes = resolveItemShapes(options.itemShape, model.inputs, Math.max(...sizes));
     const given = await givenItem(model, options);
+    itemShapes =
+      given === undefined || isJsonItem(model)
+        ? resolveItemShapes(options.itemShape, model.inputs, Math.max(...sizes))
+        : shapesOfGiven(given, model, options);
     const timings = await measureBatches(
       model,
       sizes,
@@ -83,6 +87,9 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
       now,
       itemShapes.shapes,
       given,
+      isCodeModelPath(options.model)
+        ? "a code model that refuses made-up values is timed on one real request's item: --body '{\"inputs\": …}' or --body @request.json"
+        : undefined,
     );
     const recorded = itemShapes.shapes.size === 0 ? undefined : Object.fromEntries(itemShapes.shapes);
     profile = summarizeProfile(model.version, timings, options.warmup, options.repetitions, recorded);
@@ -108,7 +115,7 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
   if (options.json === '-') stdout.write(json);
   else {
     if (options.json !== undefined) await write(options.json, json, '--json');
-    stdout.write(formatProfile(profile, options.out, itemShapes.defaulted));
+    stdout.write(formatProfile(profile, options.out, itemShapes.defaulted, itemShapes.from));
   }
   return profile;
 }
@@ -218,8 +225,10 @@ async function measurePath(
  * measured on random values.
  */
 async function givenItem(model: LoadedForProfile, options: ProfileOptions): Promise<ItemTensors | undefined> {
-  if (!model.inputs.some((spec) => spec.type === 'string')) return undefined;
-  const json = model.inputs.length === 1 && model.inputs[0]?.name === JSON_TENSOR;
+  // A code model may check its items as a client's are checked, and refuse random ones: --body's item is its own.
+  const ownItem = options.body !== undefined && isCodeModelPath(options.model);
+  if (!ownItem && !model.inputs.some((spec) => spec.type === 'string')) return undefined;
+  const json = isJsonItem(model);
   const what = `${options.model ?? 'the model'} takes ${json ? 'JSON items (its inputSchema)' : 'string inputs'}`;
   if (options.body === undefined || model.decode === undefined)
     throw new BatchlineError(
@@ -233,6 +242,23 @@ async function givenItem(model: LoadedForProfile, options: ProfileOptions): Prom
   } catch (error) {
     throw new BatchlineError('INVALID_OPTION', `--body: ${(error as Error).message}`);
   }
+}
+
+function isJsonItem(model: LoadedForProfile): boolean {
+  return model.inputs.length === 1 && model.inputs[0]?.name === JSON_TENSOR;
+}
+
+/** The item shapes of --body's item, which a tensor code model is measured on: --item-shape would contradict them. */
+function shapesOfGiven(given: ItemTensors, model: LoadedForProfile, options: ProfileOptions): ItemShapes {
+  if (options.itemShape !== undefined)
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--item-shape: ${options.model} is measured on the item of --body, whose shapes are its own; give one or the other`,
+    );
+  const shapes = new Map<string, number[]>();
+  for (const spec of model.inputs)
+    if (spec.itemShape.some((dim) => typeof dim === 'string')) shapes.set(spec.name, [...given[spec.name]!.shape]);
+  return { shapes, defaulted: [], from: '--body' };
 }
 
 /** The most of a --body file read: a body larger than any batchline route takes (64 MiB) is refused. */

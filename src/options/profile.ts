@@ -6,7 +6,7 @@ export const PROFILE_OPTIONS = {
   model: {
     ...SERVE_OPTIONS.model,
     description:
-      'path of a model to profile: an ONNX file or a code model (.mjs, .js; one of JSON items is timed on the item of --body) (default: the embedded toy-logistic-v1)',
+      'path of a model to profile: an ONNX file or a code model (.mjs, .js; timed on the item of --body when given, which one of JSON items needs) (default: the embedded toy-logistic-v1)',
   },
   intraOpThreads: SERVE_OPTIONS.intraOpThreads,
   batchSizes: {
@@ -51,7 +51,7 @@ export const PROFILE_OPTIONS = {
     flag: 'body',
     default: undefined,
     description:
-      "a request body to time serve's reading and checking of it with, inline or @file, such as one real request; a model of JSON items is timed on its item (default: one generated item in JSON, three decimals a value)",
+      "a request body to time serve's reading and checking of it with, inline or @file, such as one real request; a code model's batches are made of its item (a model of JSON items needs one; one that refuses random values is given one) (default: one generated item in JSON, three decimals a value)",
   },
   serveDuration: {
     kind: 'duration',

@@ -1,6 +1,7 @@
 import { SeededRandom } from '../core/rng.js';
 import type { ServedModel } from '../model/load-model.js';
 import { BatchlineError } from '../errors.js';
+import { asError } from '../message-text.js';
 import { allocate, describeShape, type ItemTensors, type TensorSpec } from '../model/tensor-spec.js';
 
 /** What `profile` needs of a model: its inputs and batched execution. */
@@ -31,6 +32,8 @@ export async function measureBatches(
   itemShapes: ReadonlyMap<string, readonly number[]> = new Map(),
   /** The item every batch is made of, for a model whose items cannot be made up (JSON); else random ones. */
   given?: ItemTensors,
+  /** What the model can be given instead when it refuses random items (`--body`, for a code model). */
+  insteadOfRandom?: string,
 ): Promise<BatchTimings[]> {
   const rng = new SeededRandom(seed);
   const batches = batchSizes.map((n) =>
@@ -39,13 +42,25 @@ export async function measureBatches(
     ),
   );
   const timings = batchSizes.map((batchSize) => ({ batchSize, samplesMs: [] as number[] }));
+  const what = given === undefined ? `random values (--seed ${seed})` : "--body's item";
+  const refused = (detail: string): BatchlineError =>
+    new BatchlineError(
+      'MODEL_FAILURE',
+      `${detail}${given === undefined && insteadOfRandom !== undefined ? `; ${insteadOfRandom}` : ''}`,
+    );
   for (let round = 0; round < warmup + repetitions; round++) {
     for (let i = 0; i < batches.length; i++) {
       // A fresh copy each run: serve's model transfers the input buffers to its worker thread.
       const items = (batches[i] as ItemTensors[]).map(copyItem);
       const started = now();
-      await model.runBatch(items, 0);
+      const results = await model.runBatch(items, 0).catch((error: unknown) => {
+        throw refused(`a batch of ${items.length} of ${what}: ${asError(error).message}`);
+      });
       const elapsedMs = now() - started;
+      // A failed item's time is the failure's, not the model's: such a profile would mislead simulate.
+      const failed = results.findIndex((result) => result instanceof Error);
+      if (failed !== -1)
+        throw refused(`item ${failed} of a batch of ${items.length} of ${what}: ${(results[failed] as Error).message}`);
       if (round >= warmup) (timings[i] as BatchTimings).samplesMs.push(elapsedMs);
     }
   }
@@ -85,6 +100,8 @@ export interface ItemShapes {
   shapes: Map<string, number[]>;
   /** Inputs with a free dimension neither given nor shared with a given input: measured at 1. */
   defaulted: string[];
+  /** The flag the shapes came from: `--item-shape`, or `--body` for a code model measured on its item. */
+  from?: '--item-shape' | '--body';
 }
 
 /**

@@ -6,6 +6,7 @@ export function formatProfile(
   profile: LatencyProfile,
   outPath: string | undefined,
   defaultedInputs: readonly string[] = [],
+  shapesFrom = '--item-shape',
 ): string {
   const lines: string[] = [];
   lines.push(
@@ -15,7 +16,7 @@ export function formatProfile(
     const shapes = Object.entries(profile.item_shapes).map(([name, shape]) => `${name} [${shape.join(', ')}]`);
     lines.push(
       defaultedInputs.length === 0
-        ? `item shapes: ${shapes.join(', ')} (--item-shape)`
+        ? `item shapes: ${shapes.join(', ')} (${shapesFrom})`
         : `item shapes: ${shapes.join(', ')}: free dimensions of ${defaultedInputs.join(', ')} measured at size 1, far below what real inputs cost; give real sizes with --item-shape`,
     );
   }

@@ -1,5 +1,6 @@
 import { availableCores } from '../model/cpu-cores.js';
 import { SeededRandom } from '../core/rng.js';
+import { BatchlineError } from '../errors.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import { readJson } from '../protocol/json-reader.js';
@@ -49,7 +50,8 @@ export async function measureMainThread(
   );
   // One real answer to encode: the model's outputs for the decoded item.
   const [outputs] = await model.runBatch([item as ItemTensors], 0);
-  if (outputs instanceof Error) throw outputs;
+  if (outputs instanceof Error)
+    throw new BatchlineError('MODEL_FAILURE', `the item of the body profile times serve with: ${outputs.message}`);
   const encode: number[] = [];
   for (let i = 0; i < m.warmup + m.repetitions; i++) {
     const t0 = m.now();

@@ -16,6 +16,7 @@ import { simulateOptions } from '../simulate/helpers.js';
 import { tempDir } from '../temp-dir.js';
 import { tableRow } from '../reliability/table.js';
 import { buildProgram } from '../../src/cli.js';
+import { BatchlineError } from '../../src/errors.js';
 
 const dir = tempDir('batchline-profile-');
 
@@ -229,6 +230,49 @@ export function execute(items) { return items.map(({ text }) => ({ words: text.s
     const profile = await run('{"inputs": {"text": "two words"}}');
     expect(profile.points.map((point) => point.batch_size)).toEqual([1, 4]);
     expect(profile.serving_path?.decode_ms).toBeGreaterThan(0);
+  });
+
+  it("says which item of which batch the model refused and why, and times a code model on --body's item", async () => {
+    // A model that checks its inputs refuses some of profile's random values (from -1 to 1):
+    // profile used to end in 'unexpected error: ItemFailure: negative x' and a stack trace.
+    const file = join(dir, 'positive.mjs');
+    writeFileSync(
+      file,
+      `export const inputs = [{ name: 'x', datatype: 'FP32', shape: [-1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [-1] }];
+export function execute(items) {
+  if (items.some(({ x }) => x[1] === 13)) throw new Error('thirteen');
+  return items.map(({ x }) => (x[0] < 0 ? new Error('negative x') : { y: x }));
+}
+`,
+    );
+    const stdout = sink();
+    const run = (flags: Record<string, string> = {}) =>
+      profileMain({
+        options: resolveOptions(
+          PROFILE_OPTIONS,
+          { model: file, batchSizes: '1,4', warmup: '0', repetitions: '2', serveDuration: '0', ...flags },
+          {},
+        ),
+        stdout,
+        measureTimers: onTime,
+      });
+    const refused = await run().catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(BatchlineError);
+    expect((refused as BatchlineError).code).toBe('MODEL_FAILURE');
+    expect((refused as Error).message).toMatch(
+      /^model execution failed: item \d of a batch of \d of random values \(--seed 1\): negative x; .*--body/,
+    );
+    const thrown = await run({ body: '{"inputs": {"x": [1, 13]}}' }).catch((error: unknown) => error);
+    expect((thrown as BatchlineError).code).toBe('MODEL_FAILURE');
+    expect((thrown as Error).message).toMatch(/^model execution failed: a batch of 1 of --body's item: thirteen/);
+    await expect(run({ body: '{"inputs": {"x": [1, 2]}}', itemShape: 'x=2' })).rejects.toThrow(
+      /^invalid option --item-shape: .*--body/,
+    );
+    const profile = await run({ body: '{"inputs": {"x": [0.5, 2, 3]}}' });
+    expect(profile.points.map((point) => point.batch_size)).toEqual([1, 4]);
+    expect(profile.item_shapes).toEqual({ x: [3] });
+    expect(stdout.text).toContain('item shapes: x [3] (--body)');
   });
 
   it('gives a named free dimension one size in every input that shares it', async () => {

@@ -127,7 +127,11 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
             'INVALID_MODEL_CONFIG',
             `request body: wait: got ${JSON.stringify(wait)}, expected true or false`,
           );
-        const own = parseModelOptions(fields, 'request body', REGISTRATION_FIELDS);
+        // The middleware's names are read above (inBatchlineWords); listed here for a misspelt one's refusal.
+        const own = parseModelOptions(fields, 'request body', [
+          ...REGISTRATION_FIELDS,
+          ...Object.keys(MIDDLEWARE_FIELDS),
+        ]);
         const repository = runtime.config.modelRepository;
         if (repository === undefined)
           throw new BatchlineError(

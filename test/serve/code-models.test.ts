@@ -361,6 +361,11 @@ describe('the admin API and code models', () => {
     ],
     [{ module: 'echo/1/model.mjs', target_latency: 0 }, /target_latency: got 0, expected a number of seconds from/],
     [{ module: 'echo/1/model.mjs', workers: 0 }, /workers: got 0, expected an integer from 1 to 256$/],
+    // A misspelt middleware field is told the middleware's names too, not only batchline's.
+    [
+      { module: 'echo/1/model.mjs', max_wait: 0.01 },
+      /unknown field "max_wait"; allowed: .*\bmax_wait_time, target_latency, workers$/
+    ],
   ])('refuses %j with 400', async (body, message) => {
     const refused = await admin('POST', '/admin/models/other', body);
     expect(refused.status).toBe(400);

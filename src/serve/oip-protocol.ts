@@ -83,7 +83,19 @@ function headerLengthOf(request: FastifyRequest): number | undefined {
  */
 export function withJsonRowsChecked(decoded: OipRequest, model: ServedModel): OipRequest {
   if (model.inputSchema === undefined) return decoded;
-  return { ...decoded, items: decoded.items.map((item) => model.decode(jsonValueOf(item))) };
+  const several = decoded.items.length > 1;
+  return {
+    ...decoded,
+    items: decoded.items.map((item, i) => {
+      try {
+        return model.decode(jsonValueOf(item));
+      } catch (error) {
+        // Of several rows, the client is told which one is at fault.
+        if (!several || !(error instanceof BatchlineError) || error.code !== 'BAD_INPUT') throw error;
+        throw new BatchlineError('BAD_INPUT', `json[${i}]: ${error.detail.replace(/^json: /, '')}`);
+      }
+    }),
+  };
 }
 
 /**

@@ -304,6 +304,16 @@ describe('a JSON code model (inputSchema)', () => {
       400,
       'invalid inputs: the JSON nests deeper than 64 levels',
     ]);
+    // Of several elements, the one at fault is named: "the item must …" alone left the client to guess which.
+    const second = await send(['{"text":"x"}', '{"txt":"y"}', '{"text":"z"}']);
+    expect([second.statusCode, ((await second.body.json()) as any).error]).toEqual([
+      400,
+      "invalid inputs: json[1]: the item must have required property 'text'; the item must NOT have additional properties",
+    ]);
+    const third = await send(['{"text":"x"}', '{"text":"y"}', '{"text":"z"']);
+    expect(((await third.body.json()) as any).error).toBe(
+      'invalid inputs: json[2]: each element must be a JSON text (unexpected end of the element in an object at position 11)',
+    );
   });
 });
 
@@ -364,7 +374,7 @@ describe('the admin API and code models', () => {
     // A misspelt middleware field is told the middleware's names too, not only batchline's.
     [
       { module: 'echo/1/model.mjs', max_wait: 0.01 },
-      /unknown field "max_wait"; allowed: .*\bmax_wait_time, target_latency, workers$/
+      /unknown field "max_wait"; allowed: .*\bmax_wait_time, target_latency, workers$/,
     ],
   ])('refuses %j with 400', async (body, message) => {
     const refused = await admin('POST', '/admin/models/other', body);

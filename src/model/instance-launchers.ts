@@ -100,7 +100,7 @@ export function sharedThreadLauncher(setup: WorkerSetup): InstanceLauncher {
  * batch, a drain's deadline, a crash inside onnxruntime end one process, never the server.
  */
 export function processLauncher(setup: WorkerSetup): InstanceLauncher {
-  return inTurn((onExit, index) => {
+  return inTurn((onExit, index, loadSignal) => {
     const child: ChildProcess = fork(
       fileURLToPath(builtScript('model-process.js')),
       [JSON.stringify({ ...setup, instance: index })],
@@ -135,6 +135,7 @@ export function processLauncher(setup: WorkerSetup): InstanceLauncher {
         pid: child.pid,
       },
       onExit,
+      loadSignal,
     );
   });
 }
@@ -144,10 +145,10 @@ export function processLauncher(setup: WorkerSetup): InstanceLauncher {
  * and gives the turn back once it has loaded, failed or ended.
  */
 function inTurn(launcher: InstanceLauncher): InstanceLauncher {
-  return async (onExit, index) => {
+  return async (onExit, index, loadSignal) => {
     const leave = await instanceLoads.enter();
     try {
-      return await launcher(onExit, index);
+      return await launcher(onExit, index, loadSignal);
     } finally {
       leave();
     }
@@ -155,7 +156,11 @@ function inTurn(launcher: InstanceLauncher): InstanceLauncher {
 }
 
 /** Waits for the instance's model to load, then drives its runs. */
-function launch(endpoint: Endpoint, onExit: (reason: string) => void): Promise<LaunchedInstance> {
+function launch(
+  endpoint: Endpoint,
+  onExit: (reason: string) => void,
+  loadSignal?: AbortSignal,
+): Promise<LaunchedInstance> {
   return new Promise((resolve, reject) => {
     const pending = new Map<
       number,
@@ -168,18 +173,40 @@ function launch(endpoint: Endpoint, onExit: (reason: string) => void): Promise<L
     let nextId = 0;
     let loaded = false;
     let closing: (() => void) | undefined;
+    let stopped = false;
+    // Only an instance that can be killed mid-run (a process): a thread inside onnxruntime cannot be stopped.
+    const stopLoad = (): void => {
+      if (loaded) return;
+      stopped = true;
+      endpoint.kill();
+    };
+    const watchesLoad = loadSignal !== undefined && endpoint.killableWhileRunning;
+    if (watchesLoad) loadSignal.addEventListener('abort', stopLoad, { once: true });
+    if (watchesLoad && loadSignal.aborted) stopLoad();
+    const unwatchLoad = (): void => {
+      if (watchesLoad) loadSignal.removeEventListener('abort', stopLoad);
+    };
     endpoint.onEnd((reason) => {
       const error = new Error(`model instance ended (${reason})`);
       for (const run of pending.values()) run.reject(error);
       pending.clear();
+      unwatchLoad();
       if (!loaded)
-        return reject(new BatchlineError('MODEL_LOAD_FAILED', `the model instance ended while loading (${reason})`));
+        return reject(
+          new BatchlineError(
+            'MODEL_LOAD_FAILED',
+            stopped
+              ? 'its load was stopped by a drain (a removal, or the server stopping): its instance process was killed while it loaded'
+              : `the model instance ended while loading (${reason})`,
+          ),
+        );
       if (closing !== undefined) return closing();
       onExit(reason);
     });
     endpoint.onReply((reply) => {
       if (reply.kind === 'loaded') {
         loaded = true;
+        unwatchLoad();
         resolve({
           handle,
           inputs: reply.inputs,

@@ -29,7 +29,16 @@ export interface LaunchedInstance {
  * Starts instance `index` of a version (again, after a crash); `onExit` is called once if the
  * instance ends without being asked to.
  */
-export type InstanceLauncher = (onExit: (reason: string) => void, index: number) => Promise<LaunchedInstance>;
+/**
+ * Starts instance `index`. `loadSignal` stops its load where the instance can be killed (a
+ * process): a version removed, or a server stopped, while its model loads does not wait for a
+ * load that may never end (a code model's initialize that never settles).
+ */
+export type InstanceLauncher = (
+  onExit: (reason: string) => void,
+  index: number,
+  loadSignal?: AbortSignal,
+) => Promise<LaunchedInstance>;
 
 /** Limits of one batch, in ms from its start. */
 export interface RunLimits {
@@ -50,6 +59,8 @@ export interface PoolOptions {
   /** How often busy instances are checked against their batch's limit (ms). */
   sweepMs?: number;
   now?: () => number;
+  /** Stops the first loads of the instances that can be killed (processes): InstanceLauncher. */
+  loadSignal?: AbortSignal;
 }
 
 /** Failures in a row after which an instance counts as unable to recover (liveness fails). */
@@ -139,6 +150,7 @@ export class InstancePool {
         launcher(
           (reason) => (pool === undefined ? (exits[index] = reason) : pool.exited(index, handles[index], reason)),
           index,
+          options.loadSignal,
         ),
       ),
     );

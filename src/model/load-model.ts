@@ -99,6 +99,8 @@ export interface LoadOptions {
   functionName?: string;
   /** The version's effective options, for a code model's `initialize`. */
   config?: Record<string, unknown>;
+  /** Stops a load in child processes (`execution: 'process'`), which can be killed: a removal does not wait for it. */
+  loadSignal?: AbortSignal;
 }
 
 /** Where `execution` runs a model's batches (`auto`: inline for the embedded model, a worker thread for a file). */
@@ -179,6 +181,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
         ? sharedThreadLauncher(setup)
         : processLauncher(setup),
     options.instances ?? 1,
+    options.loadSignal === undefined ? {} : { loadSignal: options.loadSignal },
   );
   let decode: ServedModel['decode'];
   try {

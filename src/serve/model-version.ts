@@ -107,6 +107,9 @@ export class ModelVersion implements AnswerCounters {
   /** The load in progress or done (undefined before `load()`); never rejects. */
   loaded: Promise<void> | undefined;
 
+  /** Aborted by a drain that starts while the version loads: see `drain`. */
+  private readonly stopLoading = new AbortController();
+
   /** Loads the model file (or the embedded model) with this version's options; the version is then ready. */
   load(): Promise<void> {
     const loading = this.loadModel();
@@ -130,6 +133,7 @@ export class ModelVersion implements AnswerCounters {
         // A code model's initialize is told its version's options (plain data: it may run in another process).
         config: JSON.parse(JSON.stringify(c)) as Record<string, unknown>,
         ...(this.deps.functionName === undefined ? {} : { functionName: this.deps.functionName }),
+        loadSignal: this.stopLoading.signal,
       });
       if (c.warmupBatchSizes !== undefined) {
         // Not ready (nor admitting) until every instance has run its warmup batches.
@@ -219,7 +223,12 @@ export class ModelVersion implements AnswerCounters {
   async drain(timeoutMs: number): Promise<void> {
     this.drainStarted();
     if (this.stateNow !== 'ready') {
-      if (this.stateNow === 'loading') this.setState('draining');
+      if (this.stateNow === 'loading') {
+        this.setState('draining');
+        // Instances in processes are killed: a load that may never end (an initialize that never
+        // settles) would hold the removal, and the server's stop, for ever. Threads load on.
+        this.stopLoading.abort();
+      }
       return;
     }
     this.setState('draining');

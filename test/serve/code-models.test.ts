@@ -5,8 +5,11 @@
  * the middleware's /health and JSON /metrics. A real server, on real sockets.
  */
 import { Packr, Unpackr } from 'msgpackr';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { PATIENCE, PATIENCE_MS } from '../patience.js';
 import { CODE_MODELS, codeModelDir } from '../model/code-model-fixtures.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
 
@@ -26,6 +29,16 @@ beforeAll(async () => {
     'double/config.json': JSON.stringify({ version_policy: { specific: [1] } }),
     'double/2/model.mjs': CODE_MODELS.importFails,
     'double/3/model.mjs': CODE_MODELS.initializeFails,
+    // Not a model folder (hidden): registered by a test, its initialize says it started and never settles.
+    '.staging/stalled.mjs': `
+import { writeFileSync } from 'node:fs';
+export const inputSchema = { type: 'object' };
+export function initialize() {
+  writeFileSync(new URL('./stalled.started', import.meta.url), String(process.pid));
+  return new Promise(() => {});
+}
+export function execute(items) { return items; }
+`,
   });
   server = await startTestServer({ modelRepository: repository, adminToken: TOKEN, batchWindowMs: 5 });
 }, 60_000);
@@ -352,6 +365,28 @@ describe('the admin API and code models', () => {
     expect(refused.json.error.message).toMatch(message);
     expect((await predict('double', { inputs: [1, 1, 1] })).status).toBe(200);
     expect(server.runtime.registry.versionsOf('double').map((v) => v.version)).toEqual([1]);
+  });
+
+  it('removes a version whose initialize never settles in a process at once: its process is killed', async () => {
+    const registered = await admin('POST', '/admin/models/stalled', {
+      module: '.staging/stalled.mjs',
+      execution: 'process',
+      wait: false,
+    });
+    expect(registered.status).toBe(202);
+    const started = join(repository, '.staging', 'stalled.started');
+    await vi.waitFor(() => expect(existsSync(started)).toBe(true), PATIENCE);
+    const pid = Number(readFileSync(started, 'utf8'));
+    // The DELETE used to wait for the load, which never ended: no answer, and the server's stop hung too.
+    let timer: NodeJS.Timeout | undefined;
+    const removed = await Promise.race([
+      admin('DELETE', '/admin/models/stalled/1'),
+      new Promise<undefined>((resolve) => (timer = setTimeout(resolve, PATIENCE_MS))),
+    ]);
+    clearTimeout(timer);
+    expect(removed?.status).toBe(200);
+    expect(server.runtime.registry.versionsOf('stalled')).toEqual([]);
+    expect(() => process.kill(pid, 0)).toThrow(); // the instance process is gone
   });
 
   it.each([

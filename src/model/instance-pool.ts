@@ -27,12 +27,9 @@ export interface LaunchedInstance {
 
 /**
  * Starts instance `index` of a version (again, after a crash); `onExit` is called once if the
- * instance ends without being asked to.
- */
-/**
- * Starts instance `index`. `loadSignal` stops its load where the instance can be killed (a
- * process): a version removed, or a server stopped, while its model loads does not wait for a
- * load that may never end (a code model's initialize that never settles).
+ * instance ends without being asked to. `loadSignal` stops its load where the instance can be
+ * killed (a process): a version removed, or a server stopped, while its model loads does not
+ * wait for a load that may never end (a code model's initialize that never settles).
  */
 export type InstanceLauncher = (
   onExit: (reason: string) => void,

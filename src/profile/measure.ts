@@ -54,6 +54,7 @@ export async function measureBatches(
       const items = (batches[i] as ItemTensors[]).map(copyItem);
       const started = now();
       const results = await model.runBatch(items, 0).catch((error: unknown) => {
+        if (error instanceof BatchlineError) throw error; // already says what is wrong
         throw refused(`a batch of ${items.length} of ${what}: ${asError(error).message}`);
       });
       const elapsedMs = now() - started;

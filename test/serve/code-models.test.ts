@@ -7,6 +7,7 @@
 import { Packr, Unpackr } from 'msgpackr';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PATIENCE, PATIENCE_MS } from '../patience.js';
@@ -378,12 +379,12 @@ describe('the admin API and code models', () => {
     await vi.waitFor(() => expect(existsSync(started)).toBe(true), PATIENCE);
     const pid = Number(readFileSync(started, 'utf8'));
     // The DELETE used to wait for the load, which never ended: no answer, and the server's stop hung too.
-    let timer: NodeJS.Timeout | undefined;
+    const patience = new AbortController();
     const removed = await Promise.race([
       admin('DELETE', '/admin/models/stalled/1'),
-      new Promise<undefined>((resolve) => (timer = setTimeout(resolve, PATIENCE_MS))),
+      delay(PATIENCE_MS, undefined, { signal: patience.signal }).catch(() => undefined),
     ]);
-    clearTimeout(timer);
+    patience.abort();
     expect(removed?.status).toBe(200);
     expect(server.runtime.registry.versionsOf('stalled')).toEqual([]);
     expect(() => process.kill(pid, 0)).toThrow(); // the instance process is gone

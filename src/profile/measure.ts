@@ -1,7 +1,6 @@
 import { SeededRandom } from '../core/rng.js';
 import type { ServedModel } from '../model/load-model.js';
 import { BatchlineError } from '../errors.js';
-import { asError } from '../message-text.js';
 import { allocate, describeShape, type ItemTensors, type TensorSpec } from '../model/tensor-spec.js';
 
 /** What `profile` needs of a model: its inputs and batched execution. */
@@ -55,7 +54,9 @@ export async function measureBatches(
       const started = now();
       const results = await model.runBatch(items, 0).catch((error: unknown) => {
         if (error instanceof BatchlineError) throw error; // already says what is wrong
-        throw refused(`a batch of ${items.length} of ${what}: ${asError(error).message}`);
+        throw refused(
+          `a batch of ${items.length} of ${what}: ${error instanceof Error ? error.message : String(error)}`,
+        );
       });
       const elapsedMs = now() - started;
       // A failed item's time is the failure's, not the model's: such a profile would mislead simulate.

@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
 import type { ExecutionProvider } from '../options/serve.js';
+import { readClassLabels } from './class-labels.js';
 import { CodeModel, isCodeModelPath } from './code-model.js';
 import { decodeInputs } from './decode-inputs.js';
 import { checkExecutionProvider } from './execution-provider.js';
@@ -18,6 +19,8 @@ export interface ServedModel {
   readonly version: string;
   readonly inputs: readonly TensorSpec[];
   readonly outputs: readonly TensorSpec[];
+  /** Class labels by index, from the labels file beside the model file (class-labels.ts), for Triton's classification extension. */
+  readonly labels?: readonly string[];
   /**
    * A code model whose items are JSON values: their JSON Schema. Its one input and output is a
    * string tensor holding the value's JSON text (json-items.ts); tensor protocols (/v2) refuse it.
@@ -121,6 +124,8 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
   const executionProvider = options.executionProvider ?? 'cpu';
   await checkExecutionProvider(executionProvider);
   const execution = resolveExecution(path, options.execution);
+  const labelsFile = path === undefined ? undefined : await readClassLabels(path);
+  const labels = labelsFile === undefined ? {} : { labels: labelsFile };
   const replyBody =
     path === undefined
       ? toyReplyBody
@@ -148,6 +153,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     }
     return {
       version,
+      ...labels,
       health: () => INLINE_HEALTH,
       ready: true,
       inputs: model.inputs,
@@ -163,6 +169,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, { intraOpThreads, executionProvider });
     return {
       version,
+      ...labels,
       health: () => INLINE_HEALTH,
       ready: true,
       inputs: onnx.inputs,
@@ -192,6 +199,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
   }
   return {
     version,
+    ...labels,
     health: () => pool.health(),
     get ready() {
       return pool.ready;

@@ -135,13 +135,14 @@ export function decodeGrpcInferRequest(
   });
 
   const items = itemsOfRows(tensors, rows!, model);
+  for (const output of message.outputs) checkClassificationParameter(output.name, output.parameters);
   const asked = message.outputs.map((output) => ({
     name: output.name,
     parameters: parameterValues(output.parameters),
   }));
   const outputs = requestedOutputs(asked, parameters, model, true);
   const typed = outputs.every((output) => !output.binary);
-  const half = outputs.find((output) => output.spec.type === 'float16');
+  const half = outputs.find((output) => output.spec.type === 'float16' && output.classification === undefined);
   if (typed && half !== undefined)
     throw bad(
       `output "${half.spec.name}" is FP16, which typed contents cannot carry: ask for raw_output_contents (binary_data true)`,
@@ -209,6 +210,25 @@ function checkWholeNumberTyped(parameters: Parameters, names: readonly string[])
         `the "${name}" parameter must be a whole number${name === 'timeout' ? ' of microseconds' : ''} (an int64_param or uint64_param), got ${choice} ${asJsonText(parameters[name]![choice])}`,
       );
   }
+}
+
+/**
+ * An output's `classification` is an int64_param of at least 1, as Triton takes it over gRPC
+ * (its words: "invalid value type for 'classification' parameter, expected int64_param").
+ */
+function checkClassificationParameter(output: string, parameters: Parameters): void {
+  const parameter = parameters.classification;
+  if (parameter === undefined) return;
+  const choice = parameter.parameter_choice;
+  if (choice !== 'int64_param')
+    throw bad(
+      `output "${clip(output)}": invalid value type for 'classification' parameter, expected int64_param, got ${choice ?? 'none'}`,
+    );
+  const count = parameter.int64_param as number;
+  if (count < 1)
+    throw bad(
+      `output "${clip(output)}": invalid value for 'classification' parameter, expected a class count of at least 1, got ${count}`,
+    );
 }
 
 /** A map of `InferParameter`s as plain values (bool, int64, string, double, uint64). */

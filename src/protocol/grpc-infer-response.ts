@@ -3,7 +3,7 @@ import { bytesOfElements } from './binary-tensor.js';
 import { oipDatatypeOf } from '../model/datatypes.js';
 import { inferenceType } from './grpc-proto-root.js';
 import { CONTENTS_FIELD } from './grpc-tensor-contents.js';
-import { type OipAnswer, outputRows } from './oip-response.js';
+import { answeredRows, type OipAnswer } from './oip-response.js';
 
 /**
  * A `ModelInferResponse`'s bytes: each requested output with the batch as its first dimension
@@ -15,11 +15,12 @@ import { type OipAnswer, outputRows } from './oip-response.js';
 export function encodeGrpcInferResponse(answer: OipAnswer): Uint8Array {
   const outputs: Record<string, unknown>[] = [];
   const raw: Uint8Array[] = [];
-  for (const { spec, binary } of answer.outputs) {
-    const { rows, itemShape } = outputRows(answer.rows, spec);
+  for (const requested of answer.outputs) {
+    const { spec, binary } = requested;
+    const { rows, itemShape, type } = answeredRows(answer.rows, requested);
     const tensor: Record<string, unknown> = {
       name: spec.name,
-      datatype: oipDatatypeOf(spec.type),
+      datatype: oipDatatypeOf(type),
       shape: [rows.length, ...itemShape],
     };
     if (binary) {
@@ -28,7 +29,7 @@ export function encodeGrpcInferResponse(answer: OipAnswer): Uint8Array {
     } else {
       tensor.contents = {
         // FP16 answers go raw (binary), never here.
-        [CONTENTS_FIELD[spec.type] as string]: rows.flatMap((row) => typedValues(row.data)),
+        [CONTENTS_FIELD[type] as string]: rows.flatMap((row) => typedValues(row.data)),
       };
     }
     outputs.push(tensor);

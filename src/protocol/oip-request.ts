@@ -16,17 +16,22 @@ import { asJsonText, JsonNumbers } from '../model/json-numbers.js';
 import { describeNestingMismatch, nestingMismatch } from './data-nesting.js';
 import { readJson } from './json-reader.js';
 import { scheduleParametersOf, type ScheduleParameters } from './schedule-parameters.js';
+import { type Classification, classificationCountOf, classificationOf } from './classification.js';
 
 /** What the decoder needs of a model: its inputs and outputs, per item (no batch dimension). */
 export interface OipModelView {
   readonly inputs: readonly TensorSpec[];
   readonly outputs: readonly TensorSpec[];
+  /** The class labels by index, for outputs asked for as a classification (its labels file). */
+  readonly labels?: readonly string[];
 }
 
-/** An output the client asked for, and whether it wants it as binary data. */
+/** An output the client asked for, whether it wants it as binary data, and as a classification. */
 export interface RequestedOutput {
   readonly spec: TensorSpec;
   readonly binary: boolean;
+  /** Set when asked with `parameters.classification`: the output is answered as its top classes. */
+  readonly classification?: Classification;
 }
 
 /** An Open Inference Protocol inference request, decoded into the model's items. */
@@ -283,12 +288,12 @@ export function requestedOutputs(
       (output as Record<string, unknown>).parameters,
       `the "parameters" of output "${spec.name}"`,
     );
-    if (outputParameters.classification !== undefined)
-      throw bad(`output "${spec.name}": the classification extension is not supported`);
     if (outputParameters.shared_memory_region !== undefined)
       throw bad(`output "${spec.name}": shared memory is not supported`);
     const binary = booleanParameter(outputParameters.binary_data, 'binary_data', `output "${spec.name}": `);
-    return { spec, binary: binary ?? allBinary };
+    const classes = classificationCountOf(outputParameters.classification, spec.name);
+    if (classes === undefined) return { spec, binary: binary ?? allBinary };
+    return { spec, binary: binary ?? allBinary, classification: classificationOf(spec, classes, model.labels) };
   });
 }
 

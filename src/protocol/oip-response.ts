@@ -3,6 +3,7 @@ import { fromFloat16Bits } from '../model/float16.js';
 import {
   describeShape,
   type ElementArray,
+  type ElementType,
   type ItemTensor,
   type ItemTensors,
   type TensorSpec,
@@ -10,6 +11,7 @@ import {
 import { bytesOfElements } from './binary-tensor.js';
 import { oipDatatypeOf } from '../model/datatypes.js';
 import type { RequestedOutput } from './oip-request.js';
+import { classifiedRow } from './classification.js';
 
 /** What an inference answer holds: the model, the request's id and outputs asked for, each row's outputs. */
 export interface OipAnswer {
@@ -41,9 +43,10 @@ const OIP_BINARY_CONTENT_TYPE = 'application/octet-stream';
 export function encodeOipAnswer(answer: OipAnswer): EncodedOipAnswer {
   const parts: string[] = [];
   const binary: Uint8Array[] = [];
-  for (const { spec, binary: asBinary } of answer.outputs) {
-    const { rows, itemShape } = outputRows(answer.rows, spec);
-    const head = `{"name":${JSON.stringify(spec.name)},"datatype":"${oipDatatypeOf(spec.type)}","shape":[${[rows.length, ...itemShape].join(',')}]`;
+  for (const requested of answer.outputs) {
+    const { spec, binary: asBinary } = requested;
+    const { rows, itemShape, type } = answeredRows(answer.rows, requested);
+    const head = `{"name":${JSON.stringify(spec.name)},"datatype":"${oipDatatypeOf(type)}","shape":[${[rows.length, ...itemShape].join(',')}]`;
     if (asBinary) {
       let size = 0;
       for (const row of rows) {
@@ -53,7 +56,7 @@ export function encodeOipAnswer(answer: OipAnswer): EncodedOipAnswer {
       }
       parts.push(`${head},"parameters":{"binary_data_size":${size}}}`);
     } else {
-      parts.push(`${head},"data":[${rows.map((row) => jsonValues(row.data, spec)).join(',')}]}`);
+      parts.push(`${head},"data":[${rows.map((row) => jsonValues(row.data, spec, type)).join(',')}]}`);
     }
   }
   const id = answer.id === undefined ? '' : `,"id":${JSON.stringify(answer.id)}`;
@@ -89,15 +92,30 @@ export function outputRows(
   return { rows: outputs as ItemTensor[], itemShape };
 }
 
+/**
+ * A requested output's rows as answered, with their shared item shape and element type: the
+ * model's, or, for an output asked for as a classification, each row's top classes as BYTES.
+ */
+export function answeredRows(
+  rows: readonly ItemTensors[],
+  requested: RequestedOutput,
+): { rows: ItemTensor[]; itemShape: readonly number[]; type: ElementType } {
+  const answered = outputRows(rows, requested.spec);
+  const { classification } = requested;
+  if (classification === undefined) return { ...answered, type: requested.spec.type };
+  const classified = answered.rows.map((row) => classifiedRow(row, requested.spec.type, classification));
+  return { rows: classified, itemShape: classified[0]!.shape, type: 'string' };
+}
+
 /** `$inference_error_response` (and every other error of the protocol): `{"error": message}`. */
 export function encodeOipError(message: string): string {
   return JSON.stringify({ error: message });
 }
 
 /** A row's values as JSON array elements (no brackets). */
-function jsonValues(data: ElementArray, spec: TensorSpec): string {
+function jsonValues(data: ElementArray, spec: TensorSpec, type: ElementType): string {
   if (Array.isArray(data)) return data.map((value) => JSON.stringify(value)).join(',');
-  switch (spec.type) {
+  switch (type) {
     case 'bool':
       return Array.from(data as Uint8Array, (value) => (value === 0 ? 'false' : 'true')).join(',');
     case 'float16':

@@ -10,6 +10,7 @@ export const OIP_SERVER_NAME = 'batchline';
 /** The protocol's extensions both transports serve (the repository extension is the admin API's: REST only). */
 export const OIP_EXTENSIONS: readonly string[] = [
   'binary_tensor_data',
+  'classification',
   'schedule_policy',
   'model_configuration',
   'statistics',

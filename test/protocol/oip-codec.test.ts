@@ -160,8 +160,8 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
     expect(json({ inputs: [input, input] })).toContain('input "input" is given twice');
     expect(json({ inputs: [{ ...input, data: undefined }] })).toContain('has no "data"');
     expect(json({ inputs: [input], outputs: [{ name: 'nope' }] })).toContain('unknown output "nope"');
-    expect(json({ inputs: [input], outputs: [{ name: 'output', parameters: { classification: 2 } }] })).toContain(
-      'classification extension is not supported',
+    expect(json({ inputs: [input], outputs: [{ name: 'output', parameters: { classification: '2' } }] })).toContain(
+      'output "output": Unable to set \'classification\'',
     );
     expect(json({ inputs: [input], id: 42 })).toContain('"id" must be a string');
     expect(json({ inputs: [input], parameters: { timeout: [1, 2] } })).toContain(

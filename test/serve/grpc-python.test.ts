@@ -1,35 +1,9 @@
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { promisify } from 'node:util';
-import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HEALTH_PROTO } from '../../src/protocol/grpc-service-proto.js';
 import { tempDir } from '../temp-dir.js';
 import { type GrpcTestServer, startGrpcTestServer } from './grpc-helpers.js';
+import { pythonGrpcMissing, runPythonClient, writePythonClient } from './python-grpc.js';
 
-/**
- * An independent client: Debian's python3-grpcio, with stubs that Debian's protoc and
- * grpc_python_plugin generate from the protocol's own open_inference_grpc.proto (KServe's, not
- * batchline's copy) and from the standard health.proto.
- */
-const PYTHON = '/usr/bin/python3';
-const PLUGIN = '/usr/bin/grpc_python_plugin';
-const OFFICIAL_PROTO = fileURLToPath(new URL('../protocol/fixtures/open_inference_grpc.proto', import.meta.url));
-
-function missing(): string | undefined {
-  if (!existsSync(PYTHON)) return `no ${PYTHON}`;
-  if (spawnSync(PYTHON, ['-c', 'import grpc, google.protobuf']).status !== 0)
-    return 'no python3-grpcio (or python3-protobuf) for /usr/bin/python3';
-  if (spawnSync('protoc', ['--version']).status !== 0) return 'no protoc (protobuf-compiler)';
-  if (!existsSync(PLUGIN)) return `no ${PLUGIN} (protobuf-compiler-grpc)`;
-  return undefined;
-}
-const why = missing();
-if (why !== undefined)
-  console.warn(
-    `gRPC tests with Python's grpcio skipped: ${why} (apt-get install python3-grpcio protobuf-compiler protobuf-compiler-grpc, as .ci/run does)`,
-  );
+const why = pythonGrpcMissing();
 
 const CLIENT = `
 import json, struct, sys
@@ -92,31 +66,21 @@ describe.skipIf(why !== undefined)("Python's grpcio, with stubs generated from t
   let dir: string;
   beforeAll(async () => {
     dir = tempDir('batchline-grpc-python-');
-    copyFileSync(OFFICIAL_PROTO, join(dir, 'open_inference_grpc.proto'));
-    writeFileSync(join(dir, 'health.proto'), HEALTH_PROTO);
-    writeFileSync(join(dir, 'client.py'), CLIENT);
-    execFileSync('protoc', [
-      `-I${dir}`,
-      `--python_out=${dir}`,
-      `--grpc_out=${dir}`,
-      `--plugin=protoc-gen-grpc=${PLUGIN}`,
-      join(dir, 'open_inference_grpc.proto'),
-      join(dir, 'health.proto'),
-    ]);
+    writePythonClient(dir, CLIENT);
     // The toy model's batches take 100 ms: a request with a 20 ms timeout parameter misses it.
     server = await startGrpcTestServer({ modelLatencyMs: 100 });
   });
   afterAll(() => server?.close());
 
   it('calls every method of the protocol and gets what the protocol says', async () => {
-    // Not spawnSync: the server answering it runs in this process.
-    const run = await promisify(execFile)(PYTHON, [join(dir, 'client.py'), dir, server.target], { timeout: 60_000 });
-    expect(run.stderr).toBe('');
-    const out = JSON.parse(run.stdout);
+    const out = await runPythonClient(dir, [server.target]);
     expect(out).toStrictEqual({
       live: true,
       ready: true,
-      server: ['batchline', ['binary_tensor_data', 'schedule_policy', 'model_configuration', 'statistics']],
+      server: [
+        'batchline',
+        ['binary_tensor_data', 'classification', 'schedule_policy', 'model_configuration', 'statistics'],
+      ],
       model: ['toy-logistic-v1', ['1'], [['features', 'FP32', [-1, 3]]]],
       model_ready: true,
       raw: ['py-1', 'toy-logistic-v1', '1', [['score', 'FP32', [2, 1]]], [expect.closeTo(0.682799, 6), 0.5]],

@@ -78,7 +78,7 @@ describe('inference.GRPCInferenceService', () => {
     expect((await client.call('ServerMetadata', {})).message).toStrictEqual({
       name: 'batchline',
       version: expect.any(String),
-      extensions: ['binary_tensor_data', 'schedule_policy', 'model_configuration', 'statistics'],
+      extensions: ['binary_tensor_data', 'classification', 'schedule_policy', 'model_configuration', 'statistics'],
     });
     expect((await client.call('ModelMetadata', { name: 'm' })).message).toStrictEqual({
       name: 'm',

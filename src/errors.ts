@@ -75,6 +75,13 @@ export const ERROR_TABLE = {
     message: 'invalid header: %s',
     reason: 'bad_input',
   },
+  // Triton's system shared memory extension: a register, unregister or status call it refuses, in its words.
+  BAD_SHARED_MEMORY: {
+    httpStatus: 400,
+    grpcStatus: 'INVALID_ARGUMENT',
+    exitCode: 1,
+    message: '%s',
+  },
   BAD_REQUEST: {
     httpStatus: 400,
     grpcStatus: 'INVALID_ARGUMENT',

@@ -39,6 +39,7 @@ const EXPECTED: Record<
   BAD_MSGPACK: [400, 'INVALID_ARGUMENT', 1, 'bad_msgpack', undefined],
   BAD_INPUT: [400, 'INVALID_ARGUMENT', 1, 'bad_input', undefined],
   BAD_HEADER: [400, 'INVALID_ARGUMENT', 1, 'bad_input', undefined],
+  BAD_SHARED_MEMORY: [400, 'INVALID_ARGUMENT', 1, undefined, undefined],
   BAD_REQUEST: [400, 'INVALID_ARGUMENT', 1, 'bad_request', undefined],
   REQUEST_TIMEOUT: [408, 'DEADLINE_EXCEEDED', 1, undefined, undefined],
   MISDIRECTED_REQUEST: [421, 'PERMISSION_DENIED', 1, undefined, undefined],

@@ -262,6 +262,14 @@ export const SERVE_OPTIONS = {
     description:
       "largest inference request body accepted on /v2 (Triton's HTTP limit, 64 MiB: the JSON form of an image batch is ~10x its binary size); larger gets 413",
   },
+  allowClientShm: {
+    kind: 'boolean',
+    flag: 'allow-client-shm',
+    env: 'ALLOW_CLIENT_SHM',
+    default: false,
+    description:
+      "serve Triton's system shared memory extension on /v2: clients register regions under /dev/shm and send inputs and take outputs there (off by default, as in Triton since April 2026: a client that can register can make the server read and write its shared memory)",
+  },
   maxOutputElements: {
     kind: 'int',
     flag: 'max-output-elements',

@@ -117,7 +117,7 @@ export function decodeGrpcInferRequest(
     rows = shape[0]!;
     const itemShape = shape.slice(1);
     if (parameterValues(input.parameters).shared_memory_region !== undefined)
-      throw bad(`input "${spec.name}": shared memory is not supported; send the data in the request`);
+      throw bad(`input "${spec.name}": ${GRPC_SHARED_MEMORY}`);
     if (raw.length > 0) {
       if (hasValues(input.contents))
         throw bad(`input "${spec.name}" has contents, and the request raw_input_contents: use one or the other`);
@@ -135,7 +135,11 @@ export function decodeGrpcInferRequest(
   });
 
   const items = itemsOfRows(tensors, rows!, model);
-  for (const output of message.outputs) checkClassificationParameter(output.name, output.parameters);
+  for (const output of message.outputs) {
+    checkClassificationParameter(output.name, output.parameters);
+    if (output.parameters.shared_memory_region !== undefined)
+      throw bad(`output "${clip(output.name)}": ${GRPC_SHARED_MEMORY}`);
+  }
   const asked = message.outputs.map((output) => ({
     name: output.name,
     parameters: parameterValues(output.parameters),
@@ -192,6 +196,10 @@ function hasValues(contents: InferTensorContentsMessage | null): boolean {
     Object.values(CONTENTS_FIELD).some((field) => field !== undefined && contents[field].length > 0)
   );
 }
+
+/** Shared memory is served on /v2 (with --allow-client-shm), not over gRPC. */
+const GRPC_SHARED_MEMORY =
+  'shared memory is not supported over gRPC; send the data in the request (or use /v2 with --allow-client-shm)';
 
 const SCHEDULE_PARAMETERS = ['priority', 'timeout'] as const;
 const WHOLE_NUMBER_CHOICES = new Set(['int64_param', 'uint64_param']);

@@ -9,7 +9,7 @@ import {
   type ItemTensors,
   type TensorSpec,
 } from '../model/tensor-spec.js';
-import { bytesOf, type BodyChunks } from './body-chunks.js';
+import { bodyOf, bytesOf, type BodyChunks } from './body-chunks.js';
 import { byteSizeOf, stringsFromBytes, typedFromBody } from './binary-tensor.js';
 import { elementTypeOf, oipDatatypeOf } from '../model/datatypes.js';
 import { asJsonText, JsonNumbers } from '../model/json-numbers.js';
@@ -17,6 +17,12 @@ import { describeNestingMismatch, nestingMismatch } from './data-nesting.js';
 import { readJson } from './json-reader.js';
 import { scheduleParametersOf, type ScheduleParameters } from './schedule-parameters.js';
 import { type Classification, classificationCountOf, classificationOf } from './classification.js';
+import {
+  CLIENT_SHM_DISABLED,
+  type SharedMemoryAccess,
+  type SharedMemoryRef,
+  sharedMemoryRefOf,
+} from './shared-memory-parameters.js';
 
 /** What the decoder needs of a model: its inputs and outputs, per item (no batch dimension). */
 export interface OipModelView {
@@ -32,6 +38,8 @@ export interface RequestedOutput {
   readonly binary: boolean;
   /** Set when asked with `parameters.classification`: the output is answered as its top classes. */
   readonly classification?: Classification;
+  /** Set when asked with `parameters.shared_memory_region`: the output's bytes go there, not in the answer. */
+  readonly sharedMemory?: { readonly ref: SharedMemoryRef; readonly access: SharedMemoryAccess };
 }
 
 /** An Open Inference Protocol inference request, decoded into the model's items. */
@@ -53,13 +61,16 @@ export interface OipRequest {
  * data after the JSON when `headerLength` — the Inference-Header-Content-Length — is given).
  * Every input has the batch as its first dimension: `shape [N, …]` is N items, at most
  * `maxRows`. Checks names, datatypes, shapes and sizes against the model before anything is
- * queued; throws BAD_JSON or BAD_INPUT with a message that names the input.
+ * queued; throws BAD_JSON or BAD_INPUT with a message that names the input. With `sharedMemory`
+ * (the server's registered regions, `--allow-client-shm`), an input may lie in a region and an
+ * output be written into one (Triton's system shared memory extension).
  */
 export function decodeOipRequest(
   body: BodyChunks,
   headerLength: number | undefined,
   model: OipModelView,
   maxRows: number,
+  sharedMemory?: SharedMemoryAccess,
 ): OipRequest {
   const jsonEnd = headerLength ?? body.length;
   if (jsonEnd > body.length)
@@ -108,9 +119,16 @@ export function decodeOipRequest(
     const itemShape = shape.slice(1);
     const itemCount = elementCount(itemShape);
     const inputParameters = objectOrEmpty(input.parameters, `the "parameters" of input "${name}"`);
-    if (inputParameters.shared_memory_region !== undefined)
-      throw bad(`input "${name}": shared memory is not supported; send the data in the body`);
     const binarySize = inputParameters.binary_data_size;
+    const inRegion = sharedMemoryRefOf(inputParameters, `input "${name}"`);
+    if (inRegion !== undefined) {
+      if (input.data !== undefined || binarySize !== undefined)
+        throw bad(
+          `input "${name}": Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'`,
+        );
+      tensors.set(name, { data: sharedMemoryRows(inRegion, sharedMemory, spec, shape), itemShape });
+      continue;
+    }
     if (binarySize !== undefined) {
       if (input.data !== undefined) throw bad(`input "${name}" has both "data" and binary_data_size`);
       if (headerLength === undefined)
@@ -138,9 +156,27 @@ export function decodeOipRequest(
     id: id as string | undefined,
     rows: rows!,
     items,
-    outputs: requestedOutputs(request.outputs, parameters, model),
+    outputs: requestedOutputs(request.outputs, parameters, model, false, sharedMemory),
     schedule,
   };
+}
+
+/** Each row of an input that lies in a shared memory region, copied out of it once, now. */
+function sharedMemoryRows(
+  ref: SharedMemoryRef,
+  sharedMemory: SharedMemoryAccess | undefined,
+  spec: TensorSpec,
+  shape: readonly number[],
+): (row: number) => ElementArray {
+  if (sharedMemory === undefined) throw bad(`input "${spec.name}": ${CLIENT_SHM_DISABLED}`);
+  sharedMemory.check(ref);
+  const expected = byteSizeOf(spec.type, elementCount(shape));
+  if (expected !== undefined && ref.byteSize !== expected)
+    throw bad(
+      `input "${spec.name}": shared_memory_byte_size is ${ref.byteSize} bytes; shape ${describeShape(shape)} of ${oipDatatypeOf(spec.type)} takes ${expected}`,
+    );
+  const bytes = sharedMemory.read(ref);
+  return binaryRows(bodyOf(bytes), 0, bytes.length, spec, shape);
 }
 
 /** The input's `shape` and `datatype`, checked against the model's input (gRPC's decoder too). */
@@ -266,6 +302,7 @@ export function requestedOutputs(
   parameters: Record<string, unknown>,
   model: OipModelView,
   binaryByDefault = false,
+  sharedMemory?: SharedMemoryAccess,
 ): RequestedOutput[] {
   const allBinary = booleanParameter(parameters.binary_data_output, 'binary_data_output', '') ?? binaryByDefault;
   if (outputs === undefined || (Array.isArray(outputs) && outputs.length === 0))
@@ -288,9 +325,18 @@ export function requestedOutputs(
       (output as Record<string, unknown>).parameters,
       `the "parameters" of output "${spec.name}"`,
     );
-    if (outputParameters.shared_memory_region !== undefined)
-      throw bad(`output "${spec.name}": shared memory is not supported`);
     const binary = booleanParameter(outputParameters.binary_data, 'binary_data', `output "${spec.name}": `);
+    const inRegion = sharedMemoryRefOf(outputParameters, `output "${spec.name}"`);
+    if (inRegion !== undefined) {
+      // Triton's words: the classification is made from the output, and binary data is the body's.
+      if (outputParameters.classification !== undefined)
+        throw bad(`output "${spec.name}": Output can't set both 'shared_memory_region' and 'classification'`);
+      if (binary === true)
+        throw bad(`output "${spec.name}": Output can't set both 'shared_memory_region' and 'binary_data'`);
+      if (sharedMemory === undefined) throw bad(`output "${spec.name}": ${CLIENT_SHM_DISABLED}`);
+      sharedMemory.check(inRegion);
+      return { spec, binary: false, sharedMemory: { ref: inRegion, access: sharedMemory } };
+    }
     const classes = classificationCountOf(outputParameters.classification, spec.name);
     if (classes === undefined) return { spec, binary: binary ?? allBinary };
     return { spec, binary: binary ?? allBinary, classification: classificationOf(spec, classes, model.labels) };

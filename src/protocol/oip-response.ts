@@ -47,7 +47,11 @@ export function encodeOipAnswer(answer: OipAnswer): EncodedOipAnswer {
     const { spec, binary: asBinary } = requested;
     const { rows, itemShape, type } = answeredRows(answer.rows, requested);
     const head = `{"name":${JSON.stringify(spec.name)},"datatype":"${oipDatatypeOf(type)}","shape":[${[rows.length, ...itemShape].join(',')}]`;
-    if (asBinary) {
+    if (requested.sharedMemory !== undefined) {
+      // Its bytes are in the client's region; the answer says only its datatype and shape, as Triton's.
+      writeToSharedMemory(requested, rows);
+      parts.push(`${head}}`);
+    } else if (asBinary) {
       let size = 0;
       for (const row of rows) {
         const bytes = bytesOfElements(row.data);
@@ -105,6 +109,23 @@ export function answeredRows(
   if (classification === undefined) return { ...answered, type: requested.spec.type };
   const classified = answered.rows.map((row) => classifiedRow(row, requested.spec.type, classification));
   return { rows: classified, itemShape: classified[0]!.shape, type: 'string' };
+}
+
+/**
+ * Writes an output's rows into the shared memory region its request named, or throws BAD_INPUT
+ * in Triton's words when they do not fit the byte size it gave (known only once the model ran:
+ * a free dimension, BYTES).
+ */
+function writeToSharedMemory(requested: RequestedOutput, rows: readonly ItemTensor[]): void {
+  const { ref, access } = requested.sharedMemory!;
+  const parts = rows.map((row) => bytesOfElements(row.data));
+  const size = parts.reduce((sum, part) => sum + part.byteLength, 0);
+  if (size > ref.byteSize)
+    throw new BatchlineError(
+      'BAD_INPUT',
+      `shared memory size specified with the request for output '${requested.spec.name}' (${ref.byteSize} bytes) should be at least ${size} bytes to hold the results`,
+    );
+  access.write(ref, parts);
 }
 
 /** `$inference_error_response` (and every other error of the protocol): `{"error": message}`. */

@@ -4,7 +4,10 @@ import type { ServeConfig } from '../options/serve.js';
 const NOT_SERVED: readonly (readonly [RegExp, string])[] = [
   [/^\/v2(\/models\/[^/]+(\/versions\/[^/]+)?)?\/trace\//, "Triton's trace extension is not served"],
   [/^\/v2\/logging$/, "Triton's logging extension is not served"],
-  [/^\/v2\/(system|cuda)sharedmemory\//, "Triton's shared memory extensions are not served; send tensors in the body"],
+  [
+    /^\/v2\/cudasharedmemory\//,
+    "Triton's CUDA shared memory extension is not served (batchline runs models on CPUs); system shared memory is, with --allow-client-shm",
+  ],
   [/^\/v2\/models\/[^/]+(\/versions\/[^/]+)?\/generate(_stream)?$/, "Triton's generate extension is not served"],
 ];
 
@@ -16,8 +19,10 @@ const NOT_SERVED: readonly (readonly [RegExp, string])[] = [
  */
 export function notServedReason(
   path: string,
-  config: Pick<ServeConfig, 'adminToken' | 'adminPort' | 'modelRepository'>,
+  config: Pick<ServeConfig, 'adminToken' | 'adminPort' | 'modelRepository' | 'allowClientShm'>,
 ): string | undefined {
+  if (path.startsWith('/v2/systemsharedmemory/') && !config.allowClientShm)
+    return "Triton's system shared memory extension is off: serve with --allow-client-shm";
   if (path.startsWith('/v2/repository/')) {
     if (!servesRepositoryExtension(config))
       return "Triton's model repository extension is part of the admin API: serve with --admin-token and --model-repository";

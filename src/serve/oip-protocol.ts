@@ -6,6 +6,7 @@ import type { ItemTensors } from '../model/tensor-spec.js';
 import { decodeOipRequest, type OipRequest } from '../protocol/oip-request.js';
 import { encodeOipAnswer, encodeOipError } from '../protocol/oip-response.js';
 import { readJson } from '../protocol/json-reader.js';
+import type { SharedMemoryAccess } from '../protocol/shared-memory-parameters.js';
 import { oipBodyOf } from './oip-body.js';
 import type { Encoded, ErrorFormat, InferenceCodec } from './protocol.js';
 
@@ -24,14 +25,17 @@ export const OIP_ERRORS: ErrorFormat = {
   encodeError: (error) => encodeOipError(error.message),
 };
 
-const cache = new WeakMap<OipVersion, InferenceCodec<OipRequest>>();
+const plainCache = new WeakMap<OipVersion, InferenceCodec<OipRequest>>();
+const cacheWithSharedMemory = new WeakMap<OipVersion, InferenceCodec<OipRequest>>();
 
 /**
  * The Open Inference Protocol's inference request and answer for one model version: the body
  * (JSON, or JSON and binary tensors by Inference-Header-Content-Length) decoded into rows of at
- * most the version's max batch size, the answer stacked back and named after the version.
+ * most the version's max batch size, the answer stacked back and named after the version. With
+ * `sharedMemory` (`--allow-client-shm`), inputs and outputs may name registered regions.
  */
-export function oipCodecFor(version: OipVersion): InferenceCodec<OipRequest> {
+export function oipCodecFor(version: OipVersion, sharedMemory?: SharedMemoryAccess): InferenceCodec<OipRequest> {
+  const cache = sharedMemory === undefined ? plainCache : cacheWithSharedMemory;
   let codec = cache.get(version);
   if (codec !== undefined) return codec;
   const encodeRows = (outputs: readonly ItemTensors[], decoded: OipRequest): Encoded => {
@@ -53,7 +57,13 @@ export function oipCodecFor(version: OipVersion): InferenceCodec<OipRequest> {
     ...OIP_ERRORS,
     name: 'open-inference-protocol',
     decode: (request, model) => {
-      const decoded = decodeOipRequest(oipBodyOf(request), headerLengthOf(request), model, version.config.maxBatchSize);
+      const decoded = decodeOipRequest(
+        oipBodyOf(request),
+        headerLengthOf(request),
+        model,
+        version.config.maxBatchSize,
+        sharedMemory,
+      );
       return withJsonRowsChecked(decoded, model);
     },
     rowsOf: (decoded) => decoded.items,

@@ -7,6 +7,7 @@ import { useOipBody } from './oip-body.js';
 import { modelMetadata, OIP_EXTENSIONS, OIP_SERVER_NAME } from './oip-metadata.js';
 import { notServedReason, servesRepositoryExtension } from './oip-not-served.js';
 import { OIP_ERRORS, oipCodecFor } from './oip-protocol.js';
+import { registerSharedMemoryRoutes } from './shared-memory-routes.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import { type ModelRef, unavailable } from './target.js';
 import { tritonModelConfig } from './triton-model-config.js';
@@ -47,9 +48,11 @@ export function registerOipRoutes(
           name: OIP_SERVER_NAME,
           version: serverVersion,
           // The repository extension is the admin API's: there only with --admin-token and a repository.
-          extensions: servesRepositoryExtension(runtime.config)
-            ? [...OIP_EXTENSIONS, 'model_repository']
-            : OIP_EXTENSIONS,
+          extensions: [
+            ...OIP_EXTENSIONS,
+            ...(servesRepositoryExtension(runtime.config) ? ['model_repository'] : []),
+            ...(runtime.sharedMemory === undefined ? [] : ['system_shared_memory']),
+          ],
         }),
       );
       scope.get('/health/live', { config: { answers: plain } }, (_request, reply) =>
@@ -110,8 +113,9 @@ export function registerOipRoutes(
         const target = targets.resolve(refOf(request));
         const answer = new Answer(reply, OIP_ERRORS, target.counters);
         if (target.refusal !== undefined) return void answer.error(target.refusal);
-        admit(request, answer, target.version, oipCodecFor(target.version), context);
+        admit(request, answer, target.version, oipCodecFor(target.version, runtime.sharedMemory), context);
       };
+      if (runtime.sharedMemory !== undefined) registerSharedMemoryRoutes(scope, runtime.sharedMemory, answerOf, plain);
       const inferRoute = { config: { answers }, bodyLimit: runtime.config.oipBodyLimitBytes };
       scope.post('/models/:name/infer', inferRoute, infer);
       scope.post('/models/:name/versions/:version/infer', inferRoute, infer);

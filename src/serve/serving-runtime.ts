@@ -1,3 +1,4 @@
+import { SystemSharedMemory } from './system-shared-memory.js';
 import type { Clock } from '../core/clock.js';
 import { BatchlineError, shuttingDown } from '../errors.js';
 import { asError } from '../message-text.js';
@@ -49,6 +50,8 @@ export class ServingRuntime {
   private readonly removals = new WeakMap<ModelVersion, Promise<void>>();
   /** Where a request goes: the one resolution of every route's and transport's target. */
   readonly targets: Targets;
+  /** Triton's system shared memory regions, with `--allow-client-shm`. */
+  readonly sharedMemory: SystemSharedMemory | undefined;
 
   constructor(
     readonly config: ServeConfig,
@@ -73,6 +76,7 @@ export class ServingRuntime {
       () => responses,
     );
     this.targets = new Targets(this);
+    this.sharedMemory = config.allowClientShm ? new SystemSharedMemory() : undefined;
   }
 
   /** Seconds since the server started. */

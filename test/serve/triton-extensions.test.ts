@@ -187,8 +187,8 @@ describe("Triton's extensions batchline does not serve", () => {
       ['GET', '/v2/trace/setting', 'trace extension is not served'],
       ['POST', '/v2/models/m/trace/setting', 'trace extension is not served'],
       ['GET', '/v2/logging', 'logging extension is not served'],
-      ['GET', '/v2/systemsharedmemory/status', 'shared memory extensions are not served'],
-      ['POST', '/v2/cudasharedmemory/region/r/register', 'shared memory extensions are not served'],
+      ['GET', '/v2/systemsharedmemory/status', 'system shared memory extension is off: serve with --allow-client-shm'],
+      ['POST', '/v2/cudasharedmemory/region/r/register', 'CUDA shared memory extension is not served'],
       ['POST', '/v2/models/m/generate', 'generate extension is not served'],
       // load_model() on a server without the admin API
       [

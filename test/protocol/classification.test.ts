@@ -40,14 +40,12 @@ function request(outputs: unknown, model: OipModelView = MODEL): OipRequest {
   return decodeOipRequest(bodyOf(Buffer.from(JSON.stringify(body))), undefined, model, 8);
 }
 
+function encodedAnswer(decoded: OipRequest) {
+  return encodeOipAnswer({ modelName: 'm', modelVersion: '1', id: undefined, outputs: decoded.outputs, rows: ROWS });
+}
+
 function answerJson(decoded: OipRequest): any {
-  const encoded = encodeOipAnswer({
-    modelName: 'm',
-    modelVersion: '1',
-    id: undefined,
-    outputs: decoded.outputs,
-    rows: ROWS,
-  });
+  const encoded = encodedAnswer(decoded);
   return JSON.parse(encoded.body as string);
 }
 
@@ -90,13 +88,7 @@ describe("Triton's classification extension on /v2 (JSON and binary)", () => {
 
   it('answers a classification as binary data when asked: each string with its 4-byte length', () => {
     const decoded = request([{ name: 'scores', parameters: { classification: 1, binary_data: true } }]);
-    const encoded = encodeOipAnswer({
-      modelName: 'm',
-      modelVersion: '1',
-      id: undefined,
-      outputs: decoded.outputs,
-      rows: ROWS,
-    });
+    const encoded = encodedAnswer(decoded);
     const body = encoded.body as Buffer;
     const header = JSON.parse(body.subarray(0, encoded.headerLength).toString());
     expect(header.outputs[0]).toStrictEqual({

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { BatchlineError } from '../errors.js';
 import { stackForThread } from './batch-buffer.js';
+import { isCodeModelPath } from './code-model.js';
 import { inputBuffers } from './input-buffers.js';
 import { ItemFailure } from './item-failure.js';
 import { instanceLoads } from './load-gate.js';
@@ -34,6 +35,7 @@ interface Endpoint {
   onEnd(listener: (reason: string) => void): void;
   kill(): void;
   readonly killableWhileRunning: boolean;
+  readonly interruptible?: boolean;
   readonly pid: number | undefined;
 }
 
@@ -59,6 +61,10 @@ export function threadLauncher(setup: WorkerSetup): InstanceLauncher {
         onEnd: (listener) => (ended = once(listener)),
         kill: () => void worker.terminate(),
         killableWhileRunning: false,
+        // A code model's batch is JavaScript, which terminate() interrupts at once. Inside native
+        // code (onnxruntime's run) it waits for the call to return, and onnxruntime-node then
+        // aborts the process: an ONNX model's thread is never terminated while it runs.
+        interruptible: isCodeModelPath(setup.path),
         pid: undefined,
       },
       onExit,
@@ -239,6 +245,7 @@ function launch(
     });
     const handle: InstanceHandle = {
       killableWhileRunning: endpoint.killableWhileRunning,
+      ...(endpoint.interruptible === true ? { interruptible: true } : {}),
       pid: endpoint.pid,
       run: (items) =>
         new Promise((resolveRun, rejectRun) => {

@@ -13,6 +13,11 @@ export interface InstanceHandle {
   close(): Promise<void>;
   /** A process can be killed in the middle of a run; a thread inside onnxruntime cannot (architecture.md, "Model instances"). */
   readonly killableWhileRunning: boolean;
+  /**
+   * A thread that runs JavaScript (a code model): `worker.terminate()` interrupts it even in the
+   * middle of a batch, so closing it never waits for a batch that does not end.
+   */
+  readonly interruptible?: boolean;
   /** The instance's process id, when it is a process. */
   readonly pid: number | undefined;
 }
@@ -233,7 +238,11 @@ export class InstancePool {
     return { instances, healthy, ready: healthy > 0, live, reason };
   }
 
-  /** Ends every instance: idle ones are closed, busy processes killed; batches not done fail. */
+  /**
+   * Ends every instance: idle ones are closed, busy processes killed, busy threads that run
+   * JavaScript terminated; batches not done fail. A busy thread inside onnxruntime closes once
+   * its run returns.
+   */
   async close(): Promise<void> {
     this.closed = true;
     this.stopSweeper();
@@ -253,6 +262,12 @@ export class InstancePool {
     // A process is killed in the middle of its batch; a thread inside onnxruntime cannot be
     // (terminating it there aborts the whole process): it is closed once its batch is done.
     if (handle.killableWhileRunning) return void handle.kill();
+    // A thread running JavaScript is interrupted; closing resolves once it has ended.
+    if (handle.interruptible === true) {
+      const ended = handle.close();
+      handle.kill();
+      return ended;
+    }
     return handle.close();
   }
 

@@ -1,0 +1,107 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PATIENCE_MS } from '../patience.js';
+import { tempDir } from '../temp-dir.js';
+import { startServeProcess, type ServeProcess } from './serve-process.js';
+
+/** A code model whose batch never ends: a synchronous loop that holds its thread for ever. */
+function endlessModel(): string {
+  const path = join(tempDir('batchline-endless-'), 'model.mjs');
+  writeFileSync(
+    path,
+    `export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export function execute(items) { for (;;) {} }
+`,
+  );
+  return path;
+}
+
+let serve: ServeProcess | undefined;
+afterEach(() => {
+  serve?.kill();
+  serve = undefined;
+});
+
+/** Awaits `promise`, or fails after PATIENCE_MS saying what it waited for and what serve wrote. */
+async function within<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const never = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what}: not within ${PATIENCE_MS} ms\n${serve!.output()}`)),
+      PATIENCE_MS,
+    );
+  });
+  try {
+    return await Promise.race([promise, never]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** How serve exited, awaited within PATIENCE_MS. */
+async function exitOf(what: string): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  const { code, signal } = await within(serve!.exited, `serve never exited: ${what}`);
+  return { code, signal };
+}
+
+/** Serves the endless model, sends one request and resolves once its batch runs: its answer to come. */
+async function oneRequestRunning(execution: 'worker' | 'process', drainTimeoutMs: number) {
+  serve = await startServeProcess([
+    '--model',
+    endlessModel(),
+    '--execution',
+    execution,
+    '--drain-timeout-ms',
+    String(drainTimeoutMs),
+    '--request-timeout-ms',
+    '600000',
+  ]);
+  const url = serve.url;
+  const answer = request(`${url}/v1/infer`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ inputs: [1] }),
+  }).then(async (r) => ({ status: r.statusCode, json: (await r.body.json()) as { error: { code: string } } }));
+  for (const startMs = performance.now(); performance.now() - startMs < PATIENCE_MS; ) {
+    const stats = await request(`${url}/v1/stats`, { reset: true }).then((r) => r.body.json() as Promise<any>);
+    // In an object: an async function returning the promise itself would wait for the answer.
+    if (stats.snapshot.runningRequests >= 1) return { answer };
+  }
+  throw new Error(`the request never started running\n${serve.output()}`);
+}
+
+describe('a batch that never ends does not keep the server from exiting', () => {
+  // Before the fix, closing the model waited for the thread's batch: 503 at the deadline, then no exit.
+  it.each(['worker', 'process'] as const)(
+    'SIGTERM: answers 503 at the drain deadline, stops the instance and exits 0 (--execution %s)',
+    async (execution) => {
+      const { answer } = await oneRequestRunning(execution, 300);
+      serve!.child.kill('SIGTERM');
+      const answered = await within(answer, 'the request was never answered');
+      expect(answered.status).toBe(503);
+      expect(answered.json.error.code).toBe('shutting_down');
+      expect(await exitOf('its model instance runs a batch that never ends')).toEqual({ code: 0, signal: null });
+      expect(serve!.output()).toMatch(/stopped; 0 ok, 1 answered 503 at shutdown, 0 refused while draining/);
+    },
+    4 * PATIENCE_MS, // each wait (start, running, answer, exit) has its own bound
+  );
+
+  // A drain of 10 minutes: only the second signal can end it within the test.
+  it(
+    'a second SIGTERM stops waiting and exits 0 at once (worker thread)',
+    async () => {
+      const { answer } = await oneRequestRunning('worker', 600_000);
+      serve!.child.kill('SIGTERM');
+      expect(await serve!.until((output) => /draining 0 queued and 1 running/.test(output), PATIENCE_MS)).toBe(true);
+      serve!.child.kill('SIGTERM');
+      const answered = await within(answer, 'the request was never answered');
+      expect(answered.status).toBe(503);
+      expect(await exitOf('a second SIGTERM while its batch never ends')).toEqual({ code: 0, signal: null });
+      expect(serve!.output()).toMatch(/stopped; 0 ok, 1 answered 503 at shutdown/);
+    },
+    5 * PATIENCE_MS,
+  );
+});

@@ -16,8 +16,10 @@ import {
   type OipRequest,
   requestedOutputs,
   type RowTensor,
+  sharedMemoryRows,
 } from './oip-request.js';
 import { scheduleParametersOf } from './schedule-parameters.js';
+import { type SharedMemoryAccess, sharedMemoryRefOf } from './shared-memory-parameters.js';
 
 /** An `InferParameter` as decoded: the one field its oneof holds, named by `parameter_choice`. */
 export interface InferParameterMessage {
@@ -75,16 +77,19 @@ export function decodeMessage<T>(type: string, bytes: Uint8Array): T {
  * A `ModelInferRequest` as the rows the model takes, checked as `/v2`'s JSON is (decodeOipRequest):
  * names, datatypes and shapes against the model, the batch first (at most `maxRows`), the
  * schedule parameters (`priority`, `timeout`), the outputs asked for. Every input's values come
- * from `raw_input_contents` (one entry per input, in order, little-endian, BYTES with 4-byte
- * lengths) or, when there are none, from its typed `contents`. Outputs are answered as raw
- * contents unless every one asked for says `binary_data: false` (or the request
- * `binary_data_output: false`): the protocol forbids mixing the two in one answer. Throws
- * BAD_INPUT naming what is wrong.
+ * from a shared memory region its parameters name (with `sharedMemory`, `--allow-client-shm`),
+ * or from `raw_input_contents` (one entry per input not in shared memory, in order,
+ * little-endian, BYTES with 4-byte lengths, as Triton counts them) or, when there are none, from
+ * its typed `contents`. Outputs are answered as raw contents unless every one asked for says
+ * `binary_data: false` (or the request `binary_data_output: false`): the protocol forbids mixing
+ * the two in one answer; an output asked for in a region is written there. Throws BAD_INPUT
+ * naming what is wrong.
  */
 export function decodeGrpcInferRequest(
   message: ModelInferRequestMessage,
   model: OipModelView,
   maxRows: number,
+  sharedMemory?: SharedMemoryAccess,
 ): OipRequest {
   checkWholeNumberTyped(message.parameters, SCHEDULE_PARAMETERS);
   const parameters = parameterValues(message.parameters);
@@ -99,13 +104,19 @@ export function decodeGrpcInferRequest(
     names.add(input.name);
   }
   for (const spec of model.inputs) if (!names.has(spec.name)) throw bad(`missing input "${spec.name}"`);
+  const inRegions = message.inputs.map((input) => {
+    checkSharedMemoryTyped(input.name, input.parameters);
+    return sharedMemoryRefOf(parameterValues(input.parameters), `input "${clip(input.name)}"`);
+  });
   const raw = message.raw_input_contents;
-  if (raw.length > 0 && raw.length !== message.inputs.length)
+  const rawInputs = inRegions.filter((ref) => ref === undefined).length;
+  if (raw.length > 0 && raw.length !== rawInputs)
     throw bad(
-      `raw_input_contents has ${raw.length} entries for ${message.inputs.length} inputs: one per input, in the order of "inputs"`,
+      `raw_input_contents has ${raw.length} entries for ${rawInputs} inputs${rawInputs === message.inputs.length ? '' : ' not in shared memory'}: one per input, in the order of "inputs"`,
     );
 
   let rows: number | undefined;
+  let rawIndex = 0;
   const tensors = new Map<string, RowTensor>();
   message.inputs.forEach((input, index) => {
     const spec = model.inputs.find((s) => s.name === input.name)!;
@@ -116,12 +127,15 @@ export function decodeGrpcInferRequest(
       );
     rows = shape[0]!;
     const itemShape = shape.slice(1);
-    if (parameterValues(input.parameters).shared_memory_region !== undefined)
-      throw bad(`input "${spec.name}": ${GRPC_SHARED_MEMORY}`);
-    if (raw.length > 0) {
+    const inRegion = inRegions[index];
+    if (inRegion !== undefined) {
+      if (hasValues(input.contents))
+        throw bad(`input "${spec.name}": unexpected 'content' provided when using shared memory`);
+      tensors.set(spec.name, { data: sharedMemoryRows(inRegion, sharedMemory, spec, shape), itemShape });
+    } else if (raw.length > 0) {
       if (hasValues(input.contents))
         throw bad(`input "${spec.name}" has contents, and the request raw_input_contents: use one or the other`);
-      const bytes = raw[index]!;
+      const bytes = raw[rawIndex++]!;
       const expected = byteSizeOf(spec.type, elementCount(shape));
       if (expected !== undefined && bytes.byteLength !== expected)
         throw bad(
@@ -137,16 +151,18 @@ export function decodeGrpcInferRequest(
   const items = itemsOfRows(tensors, rows!, model);
   for (const output of message.outputs) {
     checkClassificationParameter(output.name, output.parameters);
-    if (output.parameters.shared_memory_region !== undefined)
-      throw bad(`output "${clip(output.name)}": ${GRPC_SHARED_MEMORY}`);
+    checkSharedMemoryTyped(output.name, output.parameters);
   }
   const asked = message.outputs.map((output) => ({
     name: output.name,
     parameters: parameterValues(output.parameters),
   }));
-  const outputs = requestedOutputs(asked, parameters, model, true);
+  const outputs = requestedOutputs(asked, parameters, model, true, sharedMemory);
   const typed = outputs.every((output) => !output.binary);
-  const half = outputs.find((output) => output.spec.type === 'float16' && output.classification === undefined);
+  const half = outputs.find(
+    (output) =>
+      output.spec.type === 'float16' && output.classification === undefined && output.sharedMemory === undefined,
+  );
   if (typed && half !== undefined)
     throw bad(
       `output "${half.spec.name}" is FP16, which typed contents cannot carry: ask for raw_output_contents (binary_data true)`,
@@ -197,10 +213,6 @@ function hasValues(contents: InferTensorContentsMessage | null): boolean {
   );
 }
 
-/** Shared memory is served on /v2 (with --allow-client-shm), not over gRPC. */
-const GRPC_SHARED_MEMORY =
-  'shared memory is not supported over gRPC; send the data in the request (or use /v2 with --allow-client-shm)';
-
 const SCHEDULE_PARAMETERS = ['priority', 'timeout'] as const;
 const WHOLE_NUMBER_CHOICES = new Set(['int64_param', 'uint64_param']);
 
@@ -237,6 +249,26 @@ function checkClassificationParameter(output: string, parameters: Parameters): v
     throw bad(
       `output "${clip(output)}": invalid value for 'classification' parameter, expected a class count of at least 1, got ${count}`,
     );
+}
+
+/**
+ * A tensor's shared memory parameters are typed as Triton takes them over gRPC: the region a
+ * string_param, its offset and byte size whole numbers (Triton's words: "invalid value type for
+ * 'shared_memory_region' parameter for tensor 'x', expected string_param.").
+ */
+function checkSharedMemoryTyped(tensor: string, parameters: Parameters): void {
+  const expected = {
+    shared_memory_region: ['string_param'],
+    shared_memory_offset: ['int64_param', 'uint64_param'],
+    shared_memory_byte_size: ['int64_param', 'uint64_param'],
+  };
+  for (const [name, choices] of Object.entries(expected)) {
+    const choice = parameters[name]?.parameter_choice;
+    if (choice !== undefined && !choices.includes(choice))
+      throw bad(
+        `invalid value type for '${name}' parameter for tensor '${clip(tensor)}', expected ${choices.join(' or ')}, got ${choice}`,
+      );
+  }
 }
 
 /** A map of `InferParameter`s as plain values (bool, int64, string, double, uint64). */

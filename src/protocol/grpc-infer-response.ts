@@ -3,14 +3,15 @@ import { bytesOfElements } from './binary-tensor.js';
 import { oipDatatypeOf } from '../model/datatypes.js';
 import { inferenceType } from './grpc-proto-root.js';
 import { CONTENTS_FIELD } from './grpc-tensor-contents.js';
-import { answeredRows, type OipAnswer } from './oip-response.js';
+import { answeredRows, type OipAnswer, writeToSharedMemory } from './oip-response.js';
 
 /**
  * A `ModelInferResponse`'s bytes: each requested output with the batch as its first dimension
  * (the rows stacked in order), its values in `raw_output_contents` (little-endian, as Triton
- * answers) or, when every output was asked for without binary data, in typed `contents`. Throws
- * when an output cannot be written (a row missing, rows whose shapes differ): the answer is then
- * INTERNAL.
+ * answers) or, when every output was asked for without binary data, in typed `contents`; an
+ * output asked for in a shared memory region is written there. Throws when an output cannot be
+ * written (a row missing, rows whose shapes differ: the answer is then INTERNAL; one larger than
+ * its region: BAD_INPUT).
  */
 export function encodeGrpcInferResponse(answer: OipAnswer): Uint8Array {
   const outputs: Record<string, unknown>[] = [];
@@ -23,7 +24,12 @@ export function encodeGrpcInferResponse(answer: OipAnswer): Uint8Array {
       datatype: oipDatatypeOf(type),
       shape: [rows.length, ...itemShape],
     };
-    if (binary) {
+    if (requested.sharedMemory !== undefined) {
+      // In the client's region; as Triton's answer, the tensor without contents and, among raw
+      // contents, an empty entry that keeps each output at its own index.
+      writeToSharedMemory(requested, rows);
+      if (binary) raw.push(new Uint8Array(0));
+    } else if (binary) {
       const parts = rows.map((row) => bytesOfElements(row.data));
       raw.push(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
     } else {

@@ -1,7 +1,8 @@
 /**
  * The Open Inference Protocol's gRPC service as batchline serves it: `inference.GRPCInferenceService`
  * (KServe's open_inference_grpc.proto, and of Triton's superset grpc_service.proto the ModelConfig
- * call with the part of model_config.proto that describes a served model, and ModelStatistics), and the standard
+ * call with the part of model_config.proto that describes a served model, ModelStatistics, and the
+ * SystemSharedMemory calls), and the standard
  * `grpc.health.v1.Health`. Message and field names and numbers are the protocol's, so any client
  * generated from either file talks to it; calls not listed answer UNIMPLEMENTED. Kept as text so
  * the package needs no .proto file at run time; `batchline`'s tests hand it to protoc.
@@ -18,6 +19,9 @@ service GRPCInferenceService {
   rpc ModelInfer(ModelInferRequest) returns (ModelInferResponse) {}
   rpc ModelConfig(ModelConfigRequest) returns (ModelConfigResponse) {}
   rpc ModelStatistics(ModelStatisticsRequest) returns (ModelStatisticsResponse) {}
+  rpc SystemSharedMemoryStatus(SystemSharedMemoryStatusRequest) returns (SystemSharedMemoryStatusResponse) {}
+  rpc SystemSharedMemoryRegister(SystemSharedMemoryRegisterRequest) returns (SystemSharedMemoryRegisterResponse) {}
+  rpc SystemSharedMemoryUnregister(SystemSharedMemoryUnregisterRequest) returns (SystemSharedMemoryUnregisterResponse) {}
 }
 
 message ServerLiveRequest {}
@@ -146,6 +150,26 @@ message ModelStatistics {
   map<string, InferResponseStatistics> response_stats = 9;
 }
 message ModelStatisticsResponse { repeated ModelStatistics model_stats = 1; }
+
+message SystemSharedMemoryStatusRequest { string name = 1; }
+message SystemSharedMemoryStatusResponse {
+  message RegionStatus {
+    string name = 1;
+    string key = 2;
+    uint64 offset = 3;
+    uint64 byte_size = 4;
+  }
+  map<string, RegionStatus> regions = 1;
+}
+message SystemSharedMemoryRegisterRequest {
+  string name = 1;
+  string key = 2;
+  uint64 offset = 3;
+  uint64 byte_size = 4;
+}
+message SystemSharedMemoryRegisterResponse {}
+message SystemSharedMemoryUnregisterRequest { string name = 1; }
+message SystemSharedMemoryUnregisterResponse {}
 
 enum DataType {
   TYPE_INVALID = 0;

@@ -161,8 +161,8 @@ export function decodeOipRequest(
   };
 }
 
-/** Each row of an input that lies in a shared memory region, copied out of it once, now. */
-function sharedMemoryRows(
+/** Each row of an input that lies in a shared memory region, copied out of it once, now (gRPC's decoder too). */
+export function sharedMemoryRows(
   ref: SharedMemoryRef,
   sharedMemory: SharedMemoryAccess | undefined,
   spec: TensorSpec,

@@ -114,9 +114,9 @@ export function answeredRows(
 /**
  * Writes an output's rows into the shared memory region its request named, or throws BAD_INPUT
  * in Triton's words when they do not fit the byte size it gave (known only once the model ran:
- * a free dimension, BYTES).
+ * a free dimension, BYTES). gRPC's encoder too.
  */
-function writeToSharedMemory(requested: RequestedOutput, rows: readonly ItemTensor[]): void {
+export function writeToSharedMemory(requested: RequestedOutput, rows: readonly ItemTensor[]): void {
   const { ref, access } = requested.sharedMemory!;
   const parts = rows.map((row) => bytesOfElements(row.data));
   const size = parts.reduce((sum, part) => sum + part.byteLength, 0);

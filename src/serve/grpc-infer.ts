@@ -3,6 +3,7 @@ import { BatchlineError } from '../errors.js';
 import { decodeGrpcInferRequest, decodeModelInferRequest } from '../protocol/grpc-infer-request.js';
 import { encodeGrpcInferResponse } from '../protocol/grpc-infer-response.js';
 import type { OipRequest } from '../protocol/oip-request.js';
+import type { SharedMemoryAccess } from '../protocol/shared-memory-parameters.js';
 import { timeoutMsOf } from '../protocol/schedule-parameters.js';
 import { type AdmissionContext, admitRows } from './admission.js';
 import { seeTheLog } from './failure-log.js';
@@ -22,7 +23,8 @@ const DEADLINE_CANCEL_SLACK_MS = 50;
  * its batcher (`admitRows`: they share batches with HTTP requests' rows), and the call is
  * answered once, through a `GrpcAnswer`, when it is settled. Its deadline is the earlier of the
  * call's gRPC deadline and its `timeout` parameter, capped at --max-request-timeout-ms; its
- * `priority` parameter is its level. A call its client cancels has its rows cancelled.
+ * `priority` parameter is its level. A call its client cancels has its rows cancelled. With
+ * `sharedMemory` (`--allow-client-shm`), inputs and outputs may name registered regions.
  * Synchronous: the handler returns before the answer.
  */
 export function modelInfer(
@@ -30,6 +32,7 @@ export function modelInfer(
   context: AdmissionContext,
   call: ServerUnaryCall<Buffer, Buffer>,
   reply: sendUnaryData<Uint8Array>,
+  sharedMemory?: SharedMemoryAccess,
 ): void {
   const requestId = requestIdFrom(call.metadata.get('x-request-id')[0]);
   const answerWith = (counters: GrpcAnswer['counters']): GrpcAnswer =>
@@ -48,7 +51,7 @@ export function modelInfer(
   let timeoutMs: number | undefined;
   try {
     decoded = withJsonRowsChecked(
-      decodeGrpcInferRequest(message, version.model, version.config.maxBatchSize),
+      decodeGrpcInferRequest(message, version.model, version.config.maxBatchSize, sharedMemory),
       version.model,
     );
     timeoutMs = deadlineMs(call, timeoutMsOf(decoded.schedule, context.maxRequestTimeoutMs), context);
@@ -76,7 +79,9 @@ export function modelInfer(
       });
     } catch (error) {
       context.logError(`could not present the output of request ${requestId}`, error);
-      return void answer.error(new BatchlineError('MODEL_FAILURE', seeTheLog(requestId)), 'admitted');
+      // A BatchlineError (an output larger than its shared memory region) says what the client can do about it.
+      const told = error instanceof BatchlineError ? error : new BatchlineError('MODEL_FAILURE', seeTheLog(requestId));
+      return void answer.error(told, 'admitted');
     }
     answer.send(encoded);
   });

@@ -15,6 +15,7 @@ import type { AdmissionContext } from './admission.js';
 import { classify } from './classify.js';
 import { modelInfer } from './grpc-infer.js';
 import type { HealthWatchers } from './grpc-health.js';
+import { sharedMemoryCalls } from './grpc-shared-memory.js';
 import type { ModelVersion } from './model-version.js';
 import { modelMetadata, OIP_EXTENSIONS, OIP_SERVER_NAME } from './oip-metadata.js';
 import type { ServingRuntime } from './serving-runtime.js';
@@ -99,6 +100,9 @@ export function inferenceService(
     return found;
   };
   const type = (name: string) => `inference.${name}`;
+  const shm = sharedMemoryCalls(runtime.sharedMemory);
+  // As `/v2` lists them, but the repository extension, which is HTTP's admin API only.
+  const extensions = [...OIP_EXTENSIONS, ...(runtime.sharedMemory === undefined ? [] : ['system_shared_memory'])];
   return {
     ServerLive: unary(type('ServerLiveRequest'), type('ServerLiveResponse'), () => ({ live: true }), log),
     ServerReady: unary(type('ServerReadyRequest'), type('ServerReadyResponse'), () => ({ ready: runtime.ready }), log),
@@ -115,7 +119,7 @@ export function inferenceService(
     ServerMetadata: unary(
       type('ServerMetadataRequest'),
       type('ServerMetadataResponse'),
-      () => ({ name: OIP_SERVER_NAME, version: serverVersion, extensions: OIP_EXTENSIONS }),
+      () => ({ name: OIP_SERVER_NAME, version: serverVersion, extensions }),
       log,
     ),
     ModelMetadata: unary<ModelRefMessage>(
@@ -150,7 +154,25 @@ export function inferenceService(
       log,
     ),
     ModelInfer: (call: ServerUnaryCall<Buffer, Buffer>, reply: sendUnaryData<Uint8Array>) =>
-      modelInfer(targets, context, call, reply),
+      modelInfer(targets, context, call, reply, runtime.sharedMemory),
+    SystemSharedMemoryStatus: unary(
+      type('SystemSharedMemoryStatusRequest'),
+      type('SystemSharedMemoryStatusResponse'),
+      shm.status,
+      log,
+    ),
+    SystemSharedMemoryRegister: unary(
+      type('SystemSharedMemoryRegisterRequest'),
+      type('SystemSharedMemoryRegisterResponse'),
+      shm.register,
+      log,
+    ),
+    SystemSharedMemoryUnregister: unary(
+      type('SystemSharedMemoryUnregisterRequest'),
+      type('SystemSharedMemoryUnregisterResponse'),
+      shm.unregister,
+      log,
+    ),
   };
 }
 

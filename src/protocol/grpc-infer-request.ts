@@ -158,7 +158,9 @@ export function decodeGrpcInferRequest(
     parameters: parameterValues(output.parameters),
   }));
   const outputs = requestedOutputs(asked, parameters, model, true, sharedMemory);
-  const typed = outputs.every((output) => !output.binary);
+  // Outputs in shared memory have no say: alone, they are answered as Triton answers them, raw.
+  const inMessage = outputs.filter((output) => output.sharedMemory === undefined);
+  const typed = inMessage.length > 0 && inMessage.every((output) => !output.binary);
   const half = outputs.find(
     (output) =>
       output.spec.type === 'float16' && output.classification === undefined && output.sharedMemory === undefined,

@@ -157,11 +157,11 @@ describe("Triton's system shared memory over gRPC (--allow-client-shm)", () => {
       outputs: [shmSoftmax('out')],
     });
     expect(answer.error).toBeUndefined();
-    // As Triton answers: the output's name, datatype and shape, no contents.
+    // As Triton answers: the output's name, datatype and shape, no contents, an empty raw entry.
     expect(answer.message).toMatchObject({
       id: 'shm-1',
       outputs: [{ name: PADDLE_OUTPUT, datatype: 'FP32', shape: [2, 2], contents: null }],
-      raw_output_contents: [],
+      raw_output_contents: [Buffer.alloc(0)],
     });
     const written = readFileSync(file).subarray(INPUT_BYTES, INPUT_BYTES + OUTPUT_BYTES);
     expect(float32Values(written)).toStrictEqual(softmax);

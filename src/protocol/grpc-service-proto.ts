@@ -1,9 +1,8 @@
 /**
  * The Open Inference Protocol's gRPC service as batchline serves it: `inference.GRPCInferenceService`
  * (KServe's open_inference_grpc.proto, and of Triton's superset grpc_service.proto the ModelConfig
- * call with the part of model_config.proto that describes a served model, ModelStatistics, and the
- * SystemSharedMemory calls), and the standard
- * `grpc.health.v1.Health`. Message and field names and numbers are the protocol's, so any client
+ * call with the part of model_config.proto that describes a served model, ModelStatistics,
+ * ModelStreamInfer and the SystemSharedMemory calls), and the standard `grpc.health.v1.Health`. Message and field names and numbers are the protocol's, so any client
  * generated from either file talks to it; calls not listed answer UNIMPLEMENTED. Kept as text so
  * the package needs no .proto file at run time; `batchline`'s tests hand it to protoc.
  */
@@ -17,6 +16,7 @@ service GRPCInferenceService {
   rpc ServerMetadata(ServerMetadataRequest) returns (ServerMetadataResponse) {}
   rpc ModelMetadata(ModelMetadataRequest) returns (ModelMetadataResponse) {}
   rpc ModelInfer(ModelInferRequest) returns (ModelInferResponse) {}
+  rpc ModelStreamInfer(stream ModelInferRequest) returns (stream ModelStreamInferResponse) {}
   rpc ModelConfig(ModelConfigRequest) returns (ModelConfigResponse) {}
   rpc ModelStatistics(ModelStatisticsRequest) returns (ModelStatisticsResponse) {}
   rpc SystemSharedMemoryStatus(SystemSharedMemoryStatusRequest) returns (SystemSharedMemoryStatusResponse) {}
@@ -106,6 +106,11 @@ message ModelInferResponse {
   map<string, InferParameter> parameters = 4;
   repeated InferOutputTensor outputs = 5;
   repeated bytes raw_output_contents = 6;
+}
+
+message ModelStreamInferResponse {
+  string error_message = 1;
+  ModelInferResponse infer_response = 2;
 }
 
 message ModelConfigRequest { string name = 1; string version = 2; }

@@ -4,6 +4,7 @@ import { HEALTH_SERVICE_NAME, INFERENCE_SERVICE } from '../protocol/grpc-service
 import { BATCHLINE_VERSION } from '../version.js';
 import type { AdmissionContext } from './admission.js';
 import { HealthWatchers } from './grpc-health.js';
+import { StreamInferCalls } from './grpc-stream-infer.js';
 import { healthService, inferenceService, serviceDefinition } from './grpc-service.js';
 import type { ServingRuntime } from './serving-runtime.js';
 
@@ -16,6 +17,7 @@ import type { ServingRuntime } from './serving-runtime.js';
 export class GrpcListener {
   readonly server: Server;
   private readonly watchers = new HealthWatchers();
+  private readonly streams = new StreamInferCalls();
 
   constructor(
     private readonly runtime: ServingRuntime,
@@ -27,7 +29,10 @@ export class GrpcListener {
       'grpc.max_receive_message_length': maxMessageBytes,
       'grpc.max_send_message_length': maxMessageBytes,
     });
-    this.server.addService(serviceDefinition(INFERENCE_SERVICE), inferenceService(runtime, context, serverVersion));
+    this.server.addService(
+      serviceDefinition(INFERENCE_SERVICE),
+      inferenceService(runtime, context, serverVersion, this.streams),
+    );
     this.server.addService(serviceDefinition(HEALTH_SERVICE_NAME), healthService(runtime, this.watchers));
   }
 
@@ -57,6 +62,7 @@ export class GrpcListener {
     void force.then(() => (forced = true));
     await this.runtime.drain(drainTimeoutMs);
     this.watchers.endAll();
+    this.streams.endAll();
     await new Promise<void>((resolve) => {
       const now = (): void => {
         clearTimeout(timer);
@@ -75,6 +81,7 @@ export class GrpcListener {
   /** Closes at once: every call still open is cancelled (start-up failures, tests). */
   forceClose(): void {
     this.watchers.endAll();
+    this.streams.endAll();
     this.server.forceShutdown();
   }
 }

@@ -2,6 +2,7 @@ import type {
   handleServerStreamingCall,
   handleUnaryCall,
   sendUnaryData,
+  ServerDuplexStream,
   ServerUnaryCall,
   ServiceDefinition,
   UntypedServiceImplementation,
@@ -16,6 +17,7 @@ import { classify } from './classify.js';
 import { modelInfer } from './grpc-infer.js';
 import type { HealthWatchers } from './grpc-health.js';
 import { sharedMemoryCalls } from './grpc-shared-memory.js';
+import { StreamInferCalls } from './grpc-stream-infer.js';
 import type { ModelVersion } from './model-version.js';
 import { modelMetadata, OIP_EXTENSIONS, OIP_SERVER_NAME } from './oip-metadata.js';
 import type { ServingRuntime } from './serving-runtime.js';
@@ -90,6 +92,7 @@ export function inferenceService(
   runtime: ServingRuntime,
   context: AdmissionContext,
   serverVersion: string,
+  streams: StreamInferCalls = new StreamInferCalls(),
 ): UntypedServiceImplementation {
   const { registry, targets } = runtime;
   const log = context.logError;
@@ -100,6 +103,8 @@ export function inferenceService(
     return found;
   };
   const type = (name: string) => `inference.${name}`;
+  const infer = (call: ServerUnaryCall<Buffer, Buffer>, reply: sendUnaryData<Uint8Array>): void =>
+    modelInfer(targets, context, call, reply, runtime.sharedMemory);
   const shm = sharedMemoryCalls(runtime.sharedMemory);
   // As `/v2` lists them, but the repository extension, which is HTTP's admin API only.
   const extensions = [...OIP_EXTENSIONS, ...(runtime.sharedMemory === undefined ? [] : ['system_shared_memory'])];
@@ -153,8 +158,8 @@ export function inferenceService(
       },
       log,
     ),
-    ModelInfer: (call: ServerUnaryCall<Buffer, Buffer>, reply: sendUnaryData<Uint8Array>) =>
-      modelInfer(targets, context, call, reply, runtime.sharedMemory),
+    ModelInfer: infer,
+    ModelStreamInfer: (call: ServerDuplexStream<Buffer, Uint8Array>) => streams.handle(call, infer),
     SystemSharedMemoryStatus: unary(
       type('SystemSharedMemoryStatusRequest'),
       type('SystemSharedMemoryStatusResponse'),

@@ -1,0 +1,127 @@
+import type { sendUnaryData, ServerDuplexStream, ServerUnaryCall, ServiceError } from '@grpc/grpc-js';
+import protobuf from 'protobufjs';
+import { inferenceType } from '../protocol/grpc-proto-root.js';
+
+type StreamCall = ServerDuplexStream<Buffer, Uint8Array>;
+
+/** One request of a stream: its answer (encoded `ModelStreamInferResponse`) once it has one. */
+interface Slot {
+  answer: Uint8Array | undefined;
+  readonly onCancel: Set<() => void>;
+}
+
+/** The `ModelInferRequest` field that holds the request's id (Triton echoes it in a failed request's response). */
+const ID_FIELD = 3;
+/** `ModelStreamInferResponse.infer_response`: field 2, length-delimited. */
+const INFER_RESPONSE_TAG = (2 << 3) | 2;
+
+/**
+ * Triton's `ModelStreamInfer`: a bidirectional stream of `ModelInferRequest`s, each handled as a
+ * `ModelInfer` call is (the same resolution, admission, batchers, deadline and
+ * counting) and answered on the stream as a `ModelStreamInferResponse`: its `infer_response`,
+ * or its `error_message` with the request's `id` when it failed, the stream going on. As
+ * Triton answers a model that is not decoupled, answers go out in the order of the requests.
+ * The stream ends (OK) once its client has half-closed and every request has its answer; a
+ * stream its client cancels has its requests' rows cancelled. `endAll` ends the open streams,
+ * for a shutdown once the drain is over (an open stream would hold the listener's graceful close).
+ */
+export class StreamInferCalls {
+  private readonly open = new Set<StreamCall>();
+
+  /** Serves the stream `call`, each request through `unary` (the service's `ModelInfer`). */
+  handle(
+    call: StreamCall,
+    unary: (call: ServerUnaryCall<Buffer, Buffer>, reply: sendUnaryData<Uint8Array>) => void,
+  ): void {
+    this.open.add(call);
+    const slots: Slot[] = [];
+    let halfClosed = false;
+    const finishIfDone = (): void => {
+      if (halfClosed && slots.length === 0 && this.open.delete(call)) call.end();
+    };
+    const flush = (): void => {
+      while (slots.length > 0 && slots[0]!.answer !== undefined) {
+        const answer = slots.shift()!.answer!;
+        // A stream cancelled, or ended by a shutdown, takes no more writes.
+        if (this.open.has(call)) call.write(answer);
+      }
+      finishIfDone();
+    };
+    call.on('data', (bytes: Buffer) => {
+      const slot: Slot = { answer: undefined, onCancel: new Set() };
+      slots.push(slot);
+      const reply: sendUnaryData<Uint8Array> = (error, message) => {
+        if (slot.answer !== undefined) return;
+        slot.onCancel.clear();
+        slot.answer = error === null ? streamResponse(message!) : errorResponse(error, bytes);
+        flush();
+      };
+      unary(requestOf(call, bytes, slot), reply);
+    });
+    call.on('end', () => {
+      halfClosed = true;
+      finishIfDone();
+    });
+    call.once('cancelled', () => {
+      this.open.delete(call);
+      for (const slot of slots) for (const cancel of slot.onCancel) cancel();
+    });
+  }
+
+  /** Ends every open stream: after a drain, the requests they carried have their answers. */
+  endAll(): void {
+    for (const call of [...this.open]) {
+      this.open.delete(call);
+      call.end();
+    }
+  }
+}
+
+/**
+ * One request of the stream as the unary handler sees a call: its bytes, the stream's metadata
+ * and deadline, cancelled when the stream is; a 'cancelled' listener belongs to the request
+ * and is dropped with its answer (a stream carries many requests: listeners on the stream itself
+ * would pile up).
+ */
+function requestOf(call: StreamCall, bytes: Buffer, slot: Slot): ServerUnaryCall<Buffer, Buffer> {
+  return {
+    request: bytes,
+    metadata: call.metadata,
+    getDeadline: () => call.getDeadline(),
+    getPath: () => call.getPath(),
+    get cancelled() {
+      return call.cancelled;
+    },
+    once(event: string, listener: () => void) {
+      if (event === 'cancelled') slot.onCancel.add(listener);
+      return this;
+    },
+  } as unknown as ServerUnaryCall<Buffer, Buffer>;
+}
+
+/** `ModelStreamInferResponse{infer_response}` around an encoded `ModelInferResponse`, without decoding it again. */
+function streamResponse(inferResponse: Uint8Array): Uint8Array {
+  return protobuf.Writer.create().uint32(INFER_RESPONSE_TAG).bytes(inferResponse).finish();
+}
+
+/** `ModelStreamInferResponse{error_message, infer_response{id}}`, as Triton answers a request of the stream that failed. */
+function errorResponse(error: Partial<ServiceError>, request: Uint8Array): Uint8Array {
+  const type = inferenceType('ModelStreamInferResponse');
+  return type.encode({ error_message: error.details ?? '', infer_response: { id: requestIdOf(request) } }).finish();
+}
+
+/** The `id` of an encoded `ModelInferRequest`, read without decoding its tensors ('' when absent or undecodable). */
+function requestIdOf(request: Uint8Array): string {
+  try {
+    const reader = protobuf.Reader.create(request);
+    let id = '';
+    while (reader.pos < reader.len) {
+      const tag = reader.uint32();
+      if (tag >>> 3 === ID_FIELD && (tag & 7) === 2) id = reader.string();
+      else reader.skipType(tag & 7);
+    }
+    return id;
+  } catch {
+    return '';
+  }
+}

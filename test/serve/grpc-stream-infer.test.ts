@@ -1,0 +1,153 @@
+/**
+ * Triton's `ModelStreamInfer`: many `ModelInferRequest`s on one bidirectional stream, each
+ * answered as a `ModelStreamInferResponse` in the order of the requests, a failed one as its
+ * `error_message` with its id while the stream goes on, as tritonclient's `start_stream` and
+ * `async_stream_infer` use it.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
+import { PATIENCE, PATIENCE_MS } from '../patience.js';
+import { float32Bytes, float32Values, type GrpcTestServer, OipClient, startGrpcTestServer } from './grpc-helpers.js';
+import { linearModelOnnx, writeRepository } from './repository-fixture.js';
+
+let server: GrpcTestServer;
+let client: OipClient;
+beforeAll(async () => {
+  const root = await writeRepository({
+    'm/1/model.onnx': linearModelOnnx([1, 2]),
+    // One row at a time, the more urgent level first: a later request can be answered first.
+    'prio/1/model.onnx': linearModelOnnx([1, 1]),
+    'prio/config.json': { priority_levels: 2, max_batch_size: 1, batch_window_ms: 0, model_latency_ms: 300 },
+  });
+  server = await startGrpcTestServer({ modelRepository: root, modelLatencyMs: 0, batchWindowMs: 1 });
+  client = new OipClient(server.target);
+});
+afterAll(async () => {
+  client.close();
+  await server.close();
+});
+
+const requestType = inferenceType('ModelInferRequest');
+const responseType = inferenceType('ModelStreamInferResponse');
+
+/** A ModelStreamInfer call: write its requests, read its responses decoded, its status once it ends. */
+function openStream(): {
+  call: grpc.ClientDuplexStream<object, any>;
+  responses: any[];
+  ended: Promise<grpc.StatusObject>;
+} {
+  const call = client.client.makeBidiStreamRequest(
+    '/inference.GRPCInferenceService/ModelStreamInfer',
+    (value: object) => Buffer.from(requestType.encode(requestType.fromObject(value)).finish()),
+    (bytes: Buffer) =>
+      responseType.toObject(responseType.decode(bytes), { longs: Number, defaults: true, arrays: true, objects: true }),
+  );
+  const responses: any[] = [];
+  call.on('data', (response) => responses.push(response));
+  call.on('error', () => {}); // the status says it
+  const ended = new Promise<grpc.StatusObject>((resolve) => call.on('status', resolve));
+  return { call, responses, ended };
+}
+
+const mRequest = (id: string, values: number[]) => ({
+  model_name: 'm',
+  id,
+  inputs: [{ name: 'x', datatype: 'FP32', shape: [values.length / 2, 2] }],
+  raw_input_contents: [float32Bytes(values)],
+});
+
+describe('ModelStreamInfer', () => {
+  it('answers each request of the stream, a failed one with its error and id, and ends OK after the client half-closes', async () => {
+    const { call, responses, ended } = openStream();
+    call.write(mRequest('one', [1, 1]));
+    call.write({ ...mRequest('bad', [1, 1]), inputs: [{ name: 'x', datatype: 'FP64', shape: [1, 2] }] });
+    call.write({ model_name: 'nope', id: 'lost' });
+    call.write(mRequest('two', [1, 2, 3, 4]));
+    call.end();
+    expect((await ended).code).toBe(grpc.status.OK);
+
+    expect(responses.map((r) => [r.infer_response.id, r.error_message])).toStrictEqual([
+      ['one', ''],
+      ['bad', 'invalid inputs: input "x" has datatype FP64; the model takes FP32'],
+      ['lost', "no such model: 'nope'; this server has 'm', 'prio'"],
+      ['two', ''],
+    ]);
+    const [one, , , two] = responses.map((r) => r.infer_response);
+    expect(one).toMatchObject({ model_name: 'm', model_version: '1', outputs: [{ name: 'y', shape: [1, 1] }] });
+    expect(float32Values(one.raw_output_contents[0])).toStrictEqual([3]);
+    expect(float32Values(two.raw_output_contents[0])).toStrictEqual([5, 11]);
+    // Counted as ModelInfer's answers are, under the transport grpc.
+    const counts = server.runtime.registry.resolve('m')!.responses.grpc;
+    expect([counts['200'], counts['400']]).toStrictEqual([2, 1]);
+  });
+
+  it('answers in the order of the requests, as Triton does for a model that is not decoupled', async () => {
+    const { call, responses, ended } = openStream();
+    const prio = (id: string, priority: number) => ({
+      model_name: 'prio',
+      id,
+      parameters: { priority: { int64_param: priority } },
+      inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 2] }],
+      raw_input_contents: [float32Bytes([priority, 0])],
+    });
+    // While the first runs, 'later' (level 2) and 'urgent' (level 1) wait: 'urgent' runs before 'later'.
+    const batcher = server.runtime.registry.resolve('prio')!.batcher;
+    const startedLevels: number[] = [];
+    const firstStarted = new Promise<void>((resolve, reject) => {
+      const guard = setTimeout(() => reject(new Error('the first batch never started')), PATIENCE_MS);
+      batcher.addObserver({
+        batchStarted: (run) => {
+          startedLevels.push(...run.requests.map((request) => request.priority));
+          clearTimeout(guard);
+          resolve();
+        },
+      });
+    });
+    call.write(prio('first', 1));
+    await firstStarted;
+    call.write(prio('later', 2));
+    call.write(prio('urgent', 1));
+    call.end();
+    expect((await ended).code).toBe(grpc.status.OK);
+    expect(
+      responses.map((r) => [r.infer_response.id, float32Values(r.infer_response.raw_output_contents[0])]),
+    ).toStrictEqual([
+      ['first', [1]],
+      ['later', [2]],
+      ['urgent', [1]],
+    ]);
+    // The server ran them urgent first: the stream held its answer for the one before it.
+    expect(startedLevels).toStrictEqual([1, 1, 2]);
+  });
+
+  it('cancels the rows of the requests still waiting when its client cancels the stream, counted 499', async () => {
+    const version = server.runtime.registry.resolve('prio')!;
+    const before = version.responses.grpc['499'] ?? 0;
+    const admittedBefore = version.batcher.counts.admitted;
+    const { call, ended } = openStream();
+    const started = new Promise<void>((resolve, reject) => {
+      const guard = setTimeout(() => reject(new Error('the batch never started')), PATIENCE_MS);
+      version.batcher.addObserver({
+        batchStarted: () => {
+          clearTimeout(guard);
+          resolve();
+        },
+      });
+    });
+    const one = {
+      model_name: 'prio',
+      inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 2] }],
+      raw_input_contents: [float32Bytes([1, 1])],
+    };
+    call.write(one);
+    await started;
+    call.write(one); // waits while the first runs
+    await vi.waitFor(() => expect(version.batcher.counts.admitted).toBe(admittedBefore + 2), PATIENCE);
+    call.cancel();
+    expect((await ended).code).toBe(grpc.status.CANCELLED);
+    // The counts move when the server has read the cancel: no event says so.
+    await vi.waitFor(() => expect(version.responses.grpc['499']).toBe(before + 2), PATIENCE);
+    expect(version.batcher.counts.outcomes.cancelled).toBeGreaterThanOrEqual(1);
+  });
+});

@@ -105,6 +105,7 @@ export function inferenceService(
   const type = (name: string) => `inference.${name}`;
   const infer = (call: ServerUnaryCall<Buffer, Buffer>, reply: sendUnaryData<Uint8Array>): void =>
     modelInfer(targets, context, call, reply, runtime.sharedMemory);
+  const streamInfer = (call: ServerDuplexStream<Buffer, Uint8Array>): void => streams.handle(call, infer);
   const shm = sharedMemoryCalls(runtime.sharedMemory);
   // As `/v2` lists them, but the repository extension, which is HTTP's admin API only.
   const extensions = [...OIP_EXTENSIONS, ...(runtime.sharedMemory === undefined ? [] : ['system_shared_memory'])];
@@ -159,7 +160,7 @@ export function inferenceService(
       log,
     ),
     ModelInfer: infer,
-    ModelStreamInfer: (call: ServerDuplexStream<Buffer, Uint8Array>) => streams.handle(call, infer),
+    ModelStreamInfer: streamInfer,
     SystemSharedMemoryStatus: unary(
       type('SystemSharedMemoryStatusRequest'),
       type('SystemSharedMemoryStatusResponse'),

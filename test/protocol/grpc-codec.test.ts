@@ -40,7 +40,52 @@ const RAW = {
   ],
 };
 
+/** Triton's gRPC service and the model configuration it imports, parsed into one root. */
+function tritonRoot(): protobuf.Root {
+  const root = new protobuf.Root();
+  for (const file of ['model_config.proto', 'grpc_service.proto'])
+    protobuf.parse(readFileSync(new URL(`fixtures/triton/${file}`, import.meta.url), 'utf8'), root, { keepCase: true });
+  return root;
+}
+
 describe("batchline's gRPC proto", () => {
+  it('has the numbers and types of Triton’s grpc_service.proto for every method, message and field it shares with it', () => {
+    const triton = tritonRoot();
+    const ours = protoRoot();
+    const service = ours.lookupService('inference.GRPCInferenceService');
+    const theirs = triton.lookupService('inference.GRPCInferenceService');
+    for (const method of service.methodsArray) {
+      const same = theirs.methods[method.name];
+      expect(same, method.name).toBeDefined();
+      expect([method.requestType, method.responseType, method.requestStream, method.responseStream]).toStrictEqual([
+        same!.requestType,
+        same!.responseType,
+        same!.requestStream,
+        same!.responseStream,
+      ]);
+    }
+    let checked = 0;
+    const walk = (namespace: protobuf.NamespaceBase): void => {
+      for (const nested of namespace.nestedArray) {
+        if (nested instanceof protobuf.Type) {
+          const same = triton.lookup(nested.fullName);
+          expect(same, nested.fullName).toBeInstanceOf(protobuf.Type);
+          for (const field of nested.fieldsArray) {
+            const their = (same as protobuf.Type).fields[field.name];
+            expect(their, `${nested.fullName}.${field.name}`).toBeDefined();
+            expect([field.id, field.type, field.repeated, field.map], `${nested.fullName}.${field.name}`).toStrictEqual(
+              [their!.id, their!.type, their!.repeated, their!.map],
+            );
+            checked++;
+          }
+        }
+        if (nested instanceof protobuf.Namespace || nested instanceof protobuf.Type) walk(nested);
+      }
+    };
+    walk(ours.lookup('inference') as protobuf.Namespace);
+    expect(checked).toBeGreaterThan(100);
+  });
+
   it('has every message, field and number of the protocol’s own open_inference_grpc.proto', () => {
     const official = protobuf.parse(OFFICIAL, { keepCase: true }).root;
     const ours = protoRoot();

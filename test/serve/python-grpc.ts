@@ -51,6 +51,27 @@ export function writePythonClient(dir: string, script: string): void {
   ]);
 }
 
+const TRITON_PROTOS = ['grpc_service.proto', 'model_config.proto'];
+
+/**
+ * Writes `script` into `dir` beside the stubs a Triton user's client is built on: those Debian's
+ * protoc and grpc_python_plugin generate from Triton's own grpc_service.proto and
+ * model_config.proto (`grpc_service_pb2`, `grpc_service_pb2_grpc`, `model_config_pb2`), as
+ * tritonclient.grpc's are.
+ */
+export function writeTritonPythonClient(dir: string, script: string): void {
+  for (const proto of TRITON_PROTOS)
+    copyFileSync(fileURLToPath(new URL(`../protocol/fixtures/triton/${proto}`, import.meta.url)), join(dir, proto));
+  writeFileSync(join(dir, 'client.py'), script);
+  execFileSync('protoc', [
+    `-I${dir}`,
+    `--python_out=${dir}`,
+    `--grpc_out=${dir}`,
+    `--plugin=protoc-gen-grpc=${PLUGIN}`,
+    ...TRITON_PROTOS.map((proto) => join(dir, proto)),
+  ]);
+}
+
 /**
  * Runs `dir`'s client.py with the stubs' folder and `args`, and parses the JSON it prints. Not
  * spawnSync: the server answering it runs in this process.

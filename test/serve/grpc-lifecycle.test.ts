@@ -5,6 +5,7 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { resolveOptions } from '../../src/options/schema.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
+import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
 import { runServer } from '../../src/serve/run-server.js';
 import { root, staticImports } from '../static-imports.js';
 import { float32Bytes, OipClient } from './grpc-helpers.js';
@@ -112,6 +113,33 @@ describe('serve --grpc-port', () => {
       expect(answer.error?.details).toBe('shutting down: the drain time ran out before this request was answered');
       await server.running;
       expect(server.text()).toMatch(/stopped; 0 ok, 1 answered 503 at shutdown/);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('answers the requests of an open ModelStreamInfer, then ends the stream OK: it does not hold the close', async () => {
+    // The drain deadline is far: a stream left open would hold the graceful close until it.
+    const server = await serve({ modelLatencyMs: 1500, requestTimeoutMs: 10_000, drainTimeoutMs: 120_000 });
+    const client = new OipClient(server.grpcTarget!);
+    try {
+      const requestType = inferenceType('ModelInferRequest');
+      const responseType = inferenceType('ModelStreamInferResponse');
+      const stream = client.client.makeBidiStreamRequest(
+        '/inference.GRPCInferenceService/ModelStreamInfer',
+        (value: object) => Buffer.from(requestType.encode(requestType.fromObject(value)).finish()),
+        (bytes: Buffer) => responseType.toObject(responseType.decode(bytes), { defaults: true }),
+      );
+      const ids: string[] = [];
+      stream.on('data', (response: { infer_response: { id: string } }) => ids.push(response.infer_response.id));
+      stream.on('error', () => {});
+      const ended = new Promise<grpc.StatusObject>((resolve) => stream.on('status', resolve));
+      stream.write({ ...TOY, id: 'in-flight' });
+      await server.untilRunning();
+      server.signal('SIGTERM');
+      expect((await ended).code).toBe(grpc.status.OK);
+      expect(ids).toStrictEqual(['in-flight']);
+      await server.running;
     } finally {
       client.close();
     }

@@ -26,7 +26,8 @@ export type InferParameterObject =
 /**
  * The Open Inference Protocol's JSON request (what `/v2/models/{m}/infer` takes) as a gRPC
  * `ModelInferRequest` for `model`: every input's `data` as little-endian `raw_input_contents`
- * (BYTES with their 4-byte lengths), parameters by their JSON type. Throws INVALID_OPTION (the
+ * (BYTES with their 4-byte lengths), but an input without `data` that names a
+ * `shared_memory_region` (the server's, registered beforehand), parameters by their JSON type. Throws INVALID_OPTION (the
  * caller is bench's --body) naming what is wrong.
  */
 export function modelInferRequestFromJson(json: unknown, model: string, version: string): ModelInferRequestObject {
@@ -50,7 +51,21 @@ export function modelInferRequestFromJson(json: unknown, model: string, version:
     if (type === undefined) throw invalid(`${where}: "datatype" must be one of the protocol's (FP32, INT64, BYTES, …)`);
     if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0))
       throw invalid(`${where}: "shape" must be an array of whole numbers`);
-    if (!Array.isArray(data)) throw invalid(`${where}: "data" must be an array (binary data is not read from --body)`);
+    const tensor: ModelInferRequestObject['inputs'][number] = {
+      name,
+      datatype: datatype as string,
+      shape: shape as number[],
+    };
+    if (parameters !== undefined) tensor.parameters = parametersOf(parameters, `${where}: "parameters"`);
+    if (data === undefined && tensor.parameters?.shared_memory_region !== undefined) {
+      // In the server's shared memory: no raw_input_contents entry, as Triton counts them.
+      request.inputs.push(tensor);
+      continue;
+    }
+    if (!Array.isArray(data))
+      throw invalid(
+        `${where}: "data" must be an array (binary data is not read from --body; an input in shared memory names its "shared_memory_region")`,
+      );
     // As the server's /v2 decoder: nested data must nest as the shape, or its rows are not the rows sent.
     const nested = (data as unknown[]).some(Array.isArray);
     const mismatch = nested ? nestingMismatch(data, shape as number[]) : undefined;
@@ -64,12 +79,6 @@ export function modelInferRequestFromJson(json: unknown, model: string, version:
     } catch (error) {
       throw invalid((error as Error).message);
     }
-    const tensor: ModelInferRequestObject['inputs'][number] = {
-      name,
-      datatype: datatype as string,
-      shape: shape as number[],
-    };
-    if (parameters !== undefined) tensor.parameters = parametersOf(parameters, `${where}: "parameters"`);
     request.inputs.push(tensor);
     request.raw_input_contents.push(bytesOfElements(elements));
   }

@@ -124,6 +124,37 @@ describe('bench grpc://host:port/models/NAME', () => {
     expect(Buffer.from(first.raw_input_contents[1])).toStrictEqual(Buffer.from([2, 0, 0, 0, 0x68, 0x69]));
   });
 
+  it('sends an input that names a shared memory region without raw contents, as Triton counts them', async () => {
+    const server = await bareServer(() => grpc.status.OK);
+    stopServer = server.stop;
+    const body = {
+      inputs: [
+        {
+          name: 'x',
+          shape: [1, 2],
+          datatype: 'FP32',
+          parameters: { shared_memory_region: 'in', shared_memory_byte_size: 8 },
+        },
+        { name: 'y', shape: [1, 1], datatype: 'FP32', data: [5] },
+      ],
+      outputs: [{ name: 'z', parameters: { shared_memory_region: 'out', shared_memory_byte_size: 4 } }],
+    };
+    const { report } = await bench(`grpc://127.0.0.1:${server.port}/models/m`, {
+      body: JSON.stringify(body),
+      requests: '1',
+    });
+    expect(report.requests.ok).toBe(1);
+    const sent = server.seen[0];
+    expect(sent.inputs[0].parameters).toStrictEqual({
+      shared_memory_region: { string_param: 'in' },
+      shared_memory_byte_size: { int64_param: 8 },
+    });
+    expect(
+      sent.raw_input_contents.map((bytes: Uint8Array) => Array.from(new Float32Array(Uint8Array.from(bytes).buffer))),
+    ).toStrictEqual([[5]]);
+    expect(sent.outputs[0].parameters.shared_memory_region).toStrictEqual({ string_param: 'out' });
+  });
+
   it('runs the open loop at a rate, and fails a --threshold the answers miss', async () => {
     const server = await bareServer((n) => (n % 2 === 0 ? grpc.status.OK : grpc.status.UNAVAILABLE));
     stopServer = server.stop;

@@ -268,7 +268,7 @@ export const SERVE_OPTIONS = {
     env: 'ALLOW_CLIENT_SHM',
     default: false,
     description:
-      "serve Triton's system shared memory extension on /v2: clients register regions under /dev/shm and send inputs and take outputs there (off by default, as in Triton since April 2026: a client that can register can make the server read and write its shared memory)",
+      "serve Triton's system shared memory extension on /v2 and over gRPC: clients register regions under /dev/shm and send inputs and take outputs there (off by default, as in Triton since April 2026: a client that can register can make the server read and write its shared memory)",
   },
   maxOutputElements: {
     kind: 'int',

@@ -285,7 +285,21 @@ describe('a ModelInferRequest decoded for the model', () => {
           ...RAW.inputs.slice(1),
         ],
       },
-      'input "x": shared memory is not supported',
+      `input "x": 'shared_memory_region' needs 'shared_memory_byte_size'`,
+    ],
+    [
+      {
+        ...RAW,
+        inputs: [
+          {
+            ...RAW.inputs[0],
+            parameters: { shared_memory_region: { string_param: 'r' }, shared_memory_byte_size: { int64_param: 16 } },
+          },
+          ...RAW.inputs.slice(1),
+        ],
+        raw_input_contents: RAW.raw_input_contents.slice(1), // the inputs not in shared memory
+      },
+      'input "x": Client shared memory is disabled',
     ],
   ])('refuses a bad request as BAD_INPUT, naming what is wrong (%#)', (request, message) => {
     expect(() => decoded(request)).toThrow(message);

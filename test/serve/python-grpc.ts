@@ -40,15 +40,7 @@ function missing(): string | undefined {
 export function writePythonClient(dir: string, script: string): void {
   copyFileSync(OFFICIAL_PROTO, join(dir, 'open_inference_grpc.proto'));
   writeFileSync(join(dir, 'health.proto'), HEALTH_PROTO);
-  writeFileSync(join(dir, 'client.py'), script);
-  execFileSync('protoc', [
-    `-I${dir}`,
-    `--python_out=${dir}`,
-    `--grpc_out=${dir}`,
-    `--plugin=protoc-gen-grpc=${PLUGIN}`,
-    join(dir, 'open_inference_grpc.proto'),
-    join(dir, 'health.proto'),
-  ]);
+  writeClientWithStubs(dir, script, ['open_inference_grpc.proto', 'health.proto']);
 }
 
 const TRITON_PROTOS = ['grpc_service.proto', 'model_config.proto'];
@@ -62,13 +54,18 @@ const TRITON_PROTOS = ['grpc_service.proto', 'model_config.proto'];
 export function writeTritonPythonClient(dir: string, script: string): void {
   for (const proto of TRITON_PROTOS)
     copyFileSync(fileURLToPath(new URL(`../protocol/fixtures/triton/${proto}`, import.meta.url)), join(dir, proto));
+  writeClientWithStubs(dir, script, TRITON_PROTOS);
+}
+
+/** Writes client.py into `dir` and generates the Python stubs of `protos` (files in `dir`) beside it. */
+function writeClientWithStubs(dir: string, script: string, protos: readonly string[]): void {
   writeFileSync(join(dir, 'client.py'), script);
   execFileSync('protoc', [
     `-I${dir}`,
     `--python_out=${dir}`,
     `--grpc_out=${dir}`,
     `--plugin=protoc-gen-grpc=${PLUGIN}`,
-    ...TRITON_PROTOS.map((proto) => join(dir, proto)),
+    ...protos.map((proto) => join(dir, proto)),
   ]);
 }
 

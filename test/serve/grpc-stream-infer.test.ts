@@ -82,6 +82,25 @@ describe('ModelStreamInfer', () => {
     expect([counts['200'], counts['400']]).toStrictEqual([2, 1]);
   });
 
+  it('carries many requests on one stream without a listener of each left on it', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const { call, responses, ended } = openStream();
+      const ids = Array.from({ length: 40 }, (_, i) => `r${i}`);
+      for (const id of ids) call.write(mRequest(id, [1, 1]));
+      call.end();
+      expect((await ended).code).toBe(grpc.status.OK);
+      expect(responses.map((r) => r.infer_response.id)).toStrictEqual(ids);
+      expect(responses.every((r) => r.error_message === '')).toBe(true);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    // Node warns (MaxListenersExceededWarning) past ten listeners of one event on one emitter.
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
+
   it('answers in the order of the requests, as Triton does for a model that is not decoupled', async () => {
     const { call, responses, ended } = openStream();
     const prio = (id: string, priority: number) => ({

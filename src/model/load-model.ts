@@ -100,6 +100,8 @@ export interface LoadOptions {
   version?: string;
   /** A code model's export that runs a batch (default `execute`). */
   functionName?: string;
+  /** Its class labels file, which must be there (a config.json's `label_filename`); default `model.labels.txt` beside it, if there. */
+  labelsPath?: string;
   /** The version's effective options, for a code model's `initialize`. */
   config?: Record<string, unknown>;
   /** Stops a load in child processes (`execution: 'process'`), which can be killed: a removal does not wait for it. */
@@ -124,7 +126,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
   const executionProvider = options.executionProvider ?? 'cpu';
   await checkExecutionProvider(executionProvider);
   const execution = resolveExecution(path, options.execution);
-  const labelsFile = path === undefined ? undefined : await readClassLabels(path);
+  const labelsFile = path === undefined ? undefined : await readClassLabels(path, options.labelsPath);
   const labels = labelsFile === undefined ? {} : { labels: labelsFile };
   const replyBody =
     path === undefined

@@ -211,6 +211,7 @@ message ModelOutput {
   string name = 1;
   DataType data_type = 2;
   repeated int64 dims = 3;
+  string label_filename = 4;
 }
 
 message ModelVersionPolicy {

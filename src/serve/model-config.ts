@@ -11,11 +11,16 @@ import { MODEL_VERSION_OPTIONS, type ModelVersionConfig } from '../options/serve
 /** Which numbered versions of a model are served (Triton's `version_policy`). */
 export type VersionPolicy = { latest: number } | { all: true } | { specific: number[] };
 
-/** What a model's `config.json` says: its own options, and which versions to serve. */
+/** What a model's `config.json` says: its own options, which versions to serve, and its labels file. */
 export interface ModelConfigFile {
   options: Partial<ModelVersionConfig>;
   versionPolicy: VersionPolicy;
+  /** Triton's `label_filename`: a file in the model's folder holding its class labels. */
+  labelFilename?: string;
 }
+
+/** A file directly in the model's folder: one name, no '/' (nor '\\'), not '.' or '..'. */
+const LABEL_FILENAME = /^(?!\.\.?$)[^/\\\0]{1,255}$/;
 
 const DEFAULT_POLICY: VersionPolicy = { latest: 1 };
 
@@ -83,7 +88,7 @@ function inRepository(path: string, repository: string | undefined): string {
 export function parseModelOptions(
   json: unknown,
   where: string,
-  extraFields: readonly string[] = ['version_policy'],
+  extraFields: readonly string[] = ['version_policy', 'label_filename'],
 ): ModelConfigFile {
   if (typeof json !== 'object' || json === null || Array.isArray(json))
     throw invalid(`${where}: expected a JSON object of options`);
@@ -104,14 +109,25 @@ export function parseModelOptions(
   }
   // The levels may come from the flags; with its own, a file must agree with itself.
   if (options.priorityLevels !== undefined) checkPriorityOptions(options, 'INVALID_MODEL_CONFIG', where);
-  const policy = (json as { version_policy?: unknown }).version_policy;
+  const { version_policy: policy, label_filename: labels } = json as Record<string, unknown>;
   return {
     options: options as Partial<ModelVersionConfig>,
     versionPolicy:
       extraFields.includes('version_policy') && policy !== undefined
         ? parseVersionPolicy(policy, `${where}: version_policy`)
         : DEFAULT_POLICY,
+    ...(extraFields.includes('label_filename') && labels !== undefined
+      ? { labelFilename: labelFilenameOf(labels, where) }
+      : {}),
   };
+}
+
+/** `label_filename` as Triton names it, a file in the model's folder (beside config.json), or INVALID_MODEL_CONFIG. */
+function labelFilenameOf(value: unknown, where: string): string {
+  if (typeof value === 'string' && LABEL_FILENAME.test(value)) return value;
+  throw invalid(
+    `${where}: label_filename: got ${JSON.stringify(value)}, expected the name of a file in the model's folder, such as "labels.txt"`,
+  );
 }
 
 /** Reads `file` when it exists (a model without config.json takes the server's options). */

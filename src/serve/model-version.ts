@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { BatcherStats } from '../core/batcher-stats.js';
 import type { Clock } from '../core/clock.js';
 import { createBatcher } from '../core/create-batcher.js';
@@ -25,6 +26,8 @@ export interface ModelVersionDeps {
   onStateChange(version: ModelVersion): void;
   /** A code model's export that runs a batch, when not `execute`. */
   functionName?: string;
+  /** The class labels file config.json's `label_filename` names (default: `model.labels.txt` beside the model, if there). */
+  labelsPath?: string;
   /** Where its instances' crashes, stalls and restarts are told (the server's log). */
   log?(line: string): void;
 }
@@ -71,6 +74,11 @@ export class ModelVersion implements AnswerCounters {
     readonly optionSources: OptionSources = {},
   ) {
     this.requestTimeoutMs = config.requestTimeoutMs;
+  }
+
+  /** Triton's `label_filename` of its outputs: the labels file config.json names, or undefined. */
+  get labelFilename(): string | undefined {
+    return this.deps.labelsPath === undefined ? undefined : basename(this.deps.labelsPath);
   }
 
   /** The served model's own version label (`toy-logistic-v1`, or this version's number). */
@@ -133,6 +141,7 @@ export class ModelVersion implements AnswerCounters {
         // A code model's initialize is told its version's options (plain data: it may run in another process).
         config: JSON.parse(JSON.stringify(c)) as Record<string, unknown>,
         ...(this.deps.functionName === undefined ? {} : { functionName: this.deps.functionName }),
+        ...(this.deps.labelsPath === undefined ? {} : { labelsPath: this.deps.labelsPath }),
         loadSignal: this.stopLoading.signal,
       });
       if (c.warmupBatchSizes !== undefined) {

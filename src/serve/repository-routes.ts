@@ -87,9 +87,10 @@ export function registerRepositoryRoutes(scope: FastifyInstance, runtime: Servin
         const optionSources = optionSourcesOf(model.config.options, join(dir, name, 'config.json'), snakeCase);
         const wanted = new Set(model.versions.map((v) => v.version));
         const served = runtime.registry.versionsOf(name);
-        for (const { version, path } of model.versions) {
+        for (const { version, path, labelsPath } of model.versions) {
           if (served.some((v) => v.version === version)) continue;
-          await runtime.register({ name, version, path, config, optionSources }, true);
+          const labels = labelsPath === undefined ? {} : { labelsPath };
+          await runtime.register({ name, version, path, config, optionSources, ...labels }, true);
         }
         for (const version of served) if (!wanted.has(version.version)) await runtime.deregister(version);
         json(reply, 200, {});

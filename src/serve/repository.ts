@@ -25,7 +25,8 @@ export const MAX_MODEL_NAME_CHARS = 128;
 export interface RepositoryModel {
   name: string;
   config: ModelConfigFile;
-  versions: { version: number; path: string }[];
+  /** Each selected version's model file, and the labels file its config.json's `label_filename` names. */
+  versions: { version: number; path: string; labelsPath?: string }[];
 }
 
 /**
@@ -83,7 +84,8 @@ export async function scanModel(dir: string, name: string): Promise<RepositoryMo
       if ((await stat(join(dir, name)).catch(() => undefined))?.isFile() === true) found.push(name);
     if (found.length === 0) throw invalid(`${dir}: no ${MODEL_FILE} (or ${CODE_MODEL_FILE})`);
     if (found.length > 1) throw invalid(`${dir}: both ${MODEL_FILE} and ${CODE_MODEL_FILE}; keep one`);
-    versions.push({ version, path: join(dir, found[0]!) });
+    const labels = config.labelFilename === undefined ? {} : { labelsPath: join(modelDir, config.labelFilename) };
+    versions.push({ version, path: join(dir, found[0]!), ...labels });
   }
   return { name, config, versions };
 }

@@ -121,6 +121,7 @@ export class ServingRuntime {
         onStateChange: (changed) => this.registry.refresh(changed.name),
         log: this.log,
         ...(spec.functionName === undefined ? {} : { functionName: spec.functionName }),
+        ...(spec.labelsPath === undefined ? {} : { labelsPath: spec.labelsPath }),
       },
       spec.optionSources,
     );

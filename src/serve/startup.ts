@@ -15,6 +15,8 @@ export interface StartupVersion {
   config: ModelVersionConfig;
   /** A code model's export that runs a batch, when not `execute` (an admin registration's `function`). */
   functionName?: string;
+  /** Its class labels file when config.json names one (`label_filename`); else `model.labels.txt` beside the model, if there. */
+  labelsPath?: string;
   /** Where its own options were written (a config.json, a registration): the log names them so. */
   optionSources?: OptionSources;
 }
@@ -48,12 +50,13 @@ export async function startupVersions(
       const file = join(config.modelRepository!, model.name, 'config.json');
       const own = effectiveConfig(config, model.config.options, file);
       const optionSources = optionSourcesOf(model.config.options, file, snakeCase);
-      return model.versions.map(({ version, path }) => ({
+      return model.versions.map(({ version, path, labelsPath }) => ({
         name: model.name,
         version,
         path,
         config: own,
         optionSources,
+        ...(labelsPath === undefined ? {} : { labelsPath }),
       }));
     });
   } else {

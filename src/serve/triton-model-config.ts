@@ -55,7 +55,7 @@ export function tritonModelConfig(version: ModelVersion, versions: readonly numb
       name: spec.name,
       data_type: dataTypeOf(spec),
       dims: dimsOf(spec),
-      label_filename: '',
+      label_filename: version.labelFilename ?? '',
       is_shape_tensor: false,
     })),
     dynamic_batching: {

@@ -18,6 +18,16 @@ describe("a model's class labels file", () => {
     expect(await readClassLabels(join(dir, 'none.onnx'))).toBeUndefined();
   });
 
+  it("named by config.json's label_filename is read instead, and fails the load when it is not there", async () => {
+    const dir = tempDir('batchline-labels-');
+    writeFileSync(join(dir, 'c.labels.txt'), 'beside\n');
+    writeFileSync(join(dir, 'named.txt'), 'named\n');
+    expect(await readClassLabels(join(dir, 'c.onnx'), join(dir, 'named.txt'))).toStrictEqual(['named']);
+    await expect(readClassLabels(join(dir, 'c.onnx'), join(dir, 'missing.txt'))).rejects.toThrow(
+      `could not load model: cannot read the labels file ${join(dir, 'missing.txt')}`,
+    );
+  });
+
   it('that cannot be read fails the load, naming the file', async () => {
     const dir = tempDir('batchline-labels-');
     mkdirSync(join(dir, 'b.labels.txt')); // a folder where the file should be

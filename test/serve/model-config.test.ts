@@ -79,7 +79,17 @@ describe('config.json fields', () => {
     expect(error.message).toMatch(/; allowed: max_batch_size, .*, latency_profile, version_policy$/);
     const long = refusal(() => parseModelOptions({ ['x'.repeat(5000)]: 1 }, where));
     expect(long.message.length).toBeLessThan(1000);
-    expect(long.message).toMatch(/; allowed: max_batch_size, .*, version_policy$/);
+    expect(long.message).toMatch(/; allowed: max_batch_size, .*, version_policy, label_filename$/);
+  });
+
+  it("take Triton's label_filename, a file in the model's folder, and refuse a path", () => {
+    const where = 'models/cls/config.json';
+    expect(parseModelOptions({ label_filename: 'labels.txt' }, where).labelFilename).toBe('labels.txt');
+    expect(parseModelOptions({}, where).labelFilename).toBeUndefined();
+    for (const given of ['../../etc/passwd', 'sub/labels.txt', '..', '', 7])
+      expect(refusal(() => parseModelOptions({ label_filename: given }, where)).message).toBe(
+        `invalid model configuration: ${where}: label_filename: got ${JSON.stringify(given)}, expected the name of a file in the model's folder, such as "labels.txt"`,
+      );
   });
 
   it('lays a model’s own options over the server’s flags', () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../temp-dir.js';
-import { type GrpcTestServer, startGrpcTestServer } from './grpc-helpers.js';
+import { type GrpcTestServer, OipClient, startGrpcTestServer } from './grpc-helpers.js';
 import { pythonGrpcMissing, runPythonClient, writePythonClient } from './python-grpc.js';
 import { PADDLE_CLS, PADDLE_OUTPUT, writeRepository } from './repository-fixture.js';
 
@@ -13,7 +13,10 @@ const images = new Float32Array(2 * IMAGE_VALUES).map((_, i) =>
   i < IMAGE_VALUES ? (i % 192) / 192 : 1 - (i % 192) / 192,
 );
 
-/** The classifier as `cls` (its labels file beside it: 0° and 180°) and as `bare` (no labels). */
+/**
+ * The classifier as `cls` (its labels file beside it: 0° and 180°), as `bare` (no labels), and
+ * as `named`, whose config.json names its labels file as Triton's does (`label_filename`).
+ */
 let server: GrpcTestServer;
 beforeAll(async () => {
   const model = await readFile(PADDLE_CLS);
@@ -21,6 +24,9 @@ beforeAll(async () => {
     'cls/1/model.onnx': model,
     'cls/1/model.labels.txt': '0\n180\n',
     'bare/1/model.onnx': model,
+    'named/1/model.onnx': model,
+    'named/config.json': { label_filename: 'directions.txt' },
+    'named/directions.txt': 'upright\nupside-down\n',
   });
   server = await startGrpcTestServer({ modelRepository: root, defaultModel: 'cls' });
 });
@@ -86,6 +92,18 @@ describe("Triton's classification extension on PaddleOCR's classifier", () => {
       strings.push(body.toString('utf8', at + 4, at + 4 + body.readUInt32LE(at)));
     const expected = await expectedClasses(['0', '180']);
     expect(strings).toStrictEqual([expected[0], expected[2]]);
+  });
+
+  it("takes the labels from the file config.json's label_filename names in the model's folder, and says so in its config", async () => {
+    const asked = { inputs: [jsonInput], outputs: [{ name: PADDLE_OUTPUT, parameters: { classification: 2 } }] };
+    const named = await infer('named', asked);
+    expect(named.json.outputs[0].data).toStrictEqual(await expectedClasses(['upright', 'upside-down']));
+    const config = await request(`${server.url}/v2/models/named/config`);
+    expect(((await config.body.json()) as any).output[0].label_filename).toBe('directions.txt');
+    const client = new OipClient(server.target);
+    const overGrpc = await client.call('ModelConfig', { name: 'named' });
+    client.close();
+    expect(overGrpc.message.config.output[0].label_filename).toBe('directions.txt');
   });
 
   it('refuses it for an output that is not numeric, and a count that is no whole number, with 400', async () => {

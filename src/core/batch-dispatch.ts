@@ -62,14 +62,14 @@ export class BatchDispatch<I, O> {
   }
 
   /**
-   * Hands a full batch of the highest level to the mailbox of a busy instance that has none, when
+   * Hands a full batch of the highest level to the mailbox of a busy instance that has room, when
    * one waits in the queue; true if it did. Full only: a smaller batch waits for a free instance
    * and its window, as without a mailbox; the highest level only: no later arrival may overtake it.
    */
   fillMailbox(nowMs: number): boolean {
     const limit = this.policy.settings(nowMs).limit;
     if ((this.queue.waitingAt[0] as number) < limit) return false;
-    const instance = this.slots.instanceWithEmptyMailbox();
+    const instance = this.slots.instanceWithMailboxRoom();
     if (instance < 0) return false;
     this.dispatch(limit, 'full', nowMs, instance);
     return true;

@@ -32,12 +32,13 @@ export interface BatcherOptions {
   /** Executor slots that take batches from the one queue. */
   instances: number;
   /**
-   * Each instance has a one-batch mailbox: while it runs a batch and a full one waits in the
-   * queue, that batch is handed to it at once, so an instance on another thread finds its next
-   * batch there when it finishes instead of idling while its result and the next batch cross
-   * (default false). Only full batches: below saturation batching is unchanged.
+   * Each instance has a mailbox (`true`: of one batch; a number: of that many): while it runs a
+   * batch and a full one waits in the queue, that batch is handed to it at once, so an instance
+   * on another thread finds its next batch there when it finishes instead of idling while its
+   * result and the next batch cross, and an inline model runs several back to back (default
+   * false). Only full batches: below saturation batching is unchanged.
    */
-  mailbox?: boolean;
+  mailbox?: boolean | number;
   /** Refuses requests at arrival beyond the bounded queue (default: none, `queue`). */
   admission?: AdmissionPolicy;
   /** Opens on repeated batch failures (default: none). */
@@ -83,4 +84,13 @@ export function zeroCounts(): BatcherCounts {
     failedBatches: 0,
     deadBatches: 0,
   };
+}
+
+/** Batches each instance's mailbox holds under `mailbox` (0: none). */
+export function mailboxDepthOf(mailbox: boolean | number | undefined): number {
+  if (mailbox === true) return 1;
+  if (mailbox === undefined || mailbox === false) return 0;
+  if (!Number.isInteger(mailbox) || mailbox < 0)
+    throw new RangeError(`mailbox must be a boolean or an integer >= 0, got ${mailbox}`);
+  return mailbox;
 }

@@ -1,4 +1,4 @@
-import { zeroCounts, type BatcherCounts, type BatcherOptions } from './batcher-options.js';
+import { mailboxDepthOf, zeroCounts, type BatcherCounts, type BatcherOptions } from './batcher-options.js';
 import { BreakerWatch } from './breaker-watch.js';
 import { EventOrder, type Clock } from './clock.js';
 import { DeadlineTracker } from './deadline-tracker.js';
@@ -63,7 +63,7 @@ export class Batcher<I, O> {
     this.timer = new WakeTimer(clock, () => this.pump());
     this.queue = new RequestQueue<I, O>(this.levels.count);
     this.view = { length: 0, oldestArrivalAtMs: undefined, draining: false, waitingAt: this.queue.waitingAt };
-    this.slots = new ExecutorSlots<I, O>(options.instances, options.mailbox === true);
+    this.slots = new ExecutorSlots<I, O>(options.instances, mailboxDepthOf(options.mailbox));
     this.deadlines = new DeadlineTracker<I, O>(this.queue, this.slots, this.levels.timeoutsMs);
     this.answers = new Answers<I, O>(this.queue, this.slots, this.counts, this.observers);
     this.breakerWatch = new BreakerWatch(

@@ -37,8 +37,8 @@ export interface BatchingConfig {
   breakerOpenMs?: number;
   /** What the online latency model starts from (a profile's fit), if known. */
   latencyPrior?: AffineMs;
-  /** A full batch is handed to a busy instance's one-batch mailbox (BatcherOptions.mailbox). */
-  mailbox?: boolean;
+  /** A full batch is handed to a busy instance's mailbox, of one batch or of that many (BatcherOptions.mailbox). */
+  mailbox?: boolean | number;
   /** Priority levels, 1 the highest (Triton's `priority_levels`; 0 or 1 = one FIFO). */
   priorityLevels?: number;
   /** The level of a request that names none (Triton's `default_priority_level`; 0 = the lowest). */
@@ -76,7 +76,7 @@ export function createBatcher<I, O>(
     maxQueueSize: config.maxQueueSize,
     requestTimeoutMs: config.requestTimeoutMs,
     instances: config.instances,
-    ...(config.mailbox === true ? { mailbox: true } : {}),
+    ...(config.mailbox === undefined || config.mailbox === false ? {} : { mailbox: config.mailbox }),
     priorityLevels: Math.max(1, config.priorityLevels ?? 1),
     ...(config.defaultPriorityLevel ? { defaultPriorityLevel: config.defaultPriorityLevel } : {}),
     ...(config.priorityQueuePolicy === undefined ? {} : { levelPolicies: config.priorityQueuePolicy }),

@@ -53,7 +53,7 @@ export class DeadlineTracker<I, O> {
       if (head !== undefined && (next === undefined || expiresFirst(head as Request, next as Request))) next = head;
     }
     let nextRunningMs = Number.POSITIVE_INFINITY;
-    for (let i = 0, slots = this.slots, end = 2 * slots.count; i < end; i++) {
+    for (let i = 0, slots = this.slots, end = slots.handedOutCapacity; i < end; i++) {
       const run = slots.handedOutAt(i);
       if (run === undefined) continue;
       if (run.deadlineAtMs > nowMs) {

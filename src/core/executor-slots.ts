@@ -20,10 +20,11 @@ export class ExecutorSlots<I, O> {
   /** Requests in handed-out batches not answered yet. */
   private unanswered = 0;
 
-  constructor(instances: number, mailbox: boolean) {
+  /** `mailboxDepth`: batches each instance's mailbox holds (0: no mailboxes). */
+  constructor(instances: number, mailboxDepth: number) {
     this.runs = new Array<BatchRun<I, O> | undefined>(instances).fill(undefined);
     this.up = new Array<boolean>(instances).fill(true);
-    this.mailboxes = mailbox ? new Mailboxes<I, O>(instances) : undefined;
+    this.mailboxes = mailboxDepth > 0 ? new Mailboxes<I, O>(instances, mailboxDepth) : undefined;
     this.free = instances;
   }
 
@@ -74,9 +75,14 @@ export class ExecutorSlots<I, O> {
     if (this.mailboxes !== undefined) yield* this.mailboxes.runs();
   }
 
+  /** How many batches may be handed out at once: `handedOutAt` reads indexes below it. */
+  get handedOutCapacity(): number {
+    return this.runs.length * (1 + (this.mailboxes?.depth ?? 0));
+  }
+
   /** Handed-out batch `index`: instance `index`'s running batch, then (from `count`) the mailboxes' batches. */
   handedOutAt(index: number): BatchRun<I, O> | undefined {
-    return index < this.runs.length ? this.runs[index] : this.mailboxes?.at(index - this.runs.length);
+    return index < this.runs.length ? this.runs[index] : this.mailboxes?.heldAt(index - this.runs.length);
   }
 
   /** The first instance that is up and idle (call only while `free > 0`). */
@@ -86,14 +92,17 @@ export class ExecutorSlots<I, O> {
     return instance;
   }
 
-  /** A busy instance, up, whose mailbox is empty; -1 when there is none (or no mailboxes). */
-  instanceWithEmptyMailbox(): number {
+  /** A busy instance, up, whose mailbox has room (the emptiest); -1 when there is none (or no mailboxes). */
+  instanceWithMailboxRoom(): number {
     const mailboxes = this.mailboxes;
     if (mailboxes === undefined) return -1;
+    let found = -1;
     for (let instance = 0; instance < this.runs.length; instance++)
-      if (mailboxes.at(instance) === undefined && this.runs[instance] !== undefined && this.up[instance])
-        return instance;
-    return -1;
+      if (mailboxes.hasRoom(instance) && this.runs[instance] !== undefined && this.up[instance]) {
+        if (mailboxes.at(instance) === undefined) return instance;
+        if (found < 0) found = instance;
+      }
+    return found;
   }
 
   /** Starts `run` on its (idle) instance, or (`inMailbox`) hands it to that busy instance's mailbox. */
@@ -114,14 +123,12 @@ export class ExecutorSlots<I, O> {
   release(run: BatchRun<I, O>): BatchRun<I, O> | undefined {
     this.busy--;
     const mailboxes = this.mailboxes;
+    // Ended before the batch in its instance's slot: it crashed, that batch is re-running parts
+    // (isolation), or an inline model failed it before its turn.
+    if (this.runs[run.instance] !== run && mailboxes?.take(run.instance, run) === true) return undefined;
     const next = mailboxes?.at(run.instance);
-    if (next === run) {
-      // Ended before the batch in its instance's slot: it crashed, or that batch is re-running parts (isolation).
-      mailboxes?.take(run.instance);
-      return undefined;
-    }
     if (next !== undefined && this.runs[run.instance] === run) {
-      mailboxes?.take(run.instance);
+      mailboxes?.take(run.instance, next);
       this.runs[run.instance] = next;
       return next;
     }
@@ -133,12 +140,12 @@ export class ExecutorSlots<I, O> {
   /** A running request is being answered (before its phase changes). */
   answering(request: PendingRequest<I, O>): void {
     this.unanswered--;
-    this.mailboxes?.answering(request.batch);
+    if (this.mailboxes?.holds(request.batch) === true) this.mailboxes.answering(1);
   }
 
   /** `count` running requests of `batch` are being answered at once. */
   answeringAll(batch: Batch<I, O>, count: number): void {
     this.unanswered -= count;
-    if (this.mailboxes !== undefined) for (let i = 0; i < count; i++) this.mailboxes.answering(batch);
+    if (this.mailboxes?.holds(batch) === true) this.mailboxes.answering(count);
   }
 }

@@ -2,50 +2,72 @@ import type { BatchRun } from './batch-run.js';
 import type { Batch } from './types.js';
 
 /**
- * Each instance's one-batch mailbox (`BatcherOptions.mailbox`): the batch handed to a busy
- * instance, which starts there when the running one ends, so an instance on another thread never
- * idles while its result and its next batch cross. A mailbox changes when a batch reaches its
- * instance, not what a client is promised: it takes only batches of the highest priority level
- * (no later arrival may overtake those), and until its batch starts the batch's requests still
- * count as waiting, in the queue depth and in their level's bound.
+ * Each instance's mailbox (`BatcherOptions.mailbox`): batches handed to a busy instance, which
+ * start there one after another when the running one ends, so an instance on another thread never
+ * idles while its result and its next batch cross, and an inline model's runs fall back to back
+ * in one turn of the event loop. A mailbox changes when a batch reaches its instance, not what a
+ * client is promised: it takes only batches of the highest priority level (no later arrival may
+ * overtake those), and until its batch starts the batch's requests still count as waiting, in the
+ * queue depth and in their level's bound.
  */
 export class Mailboxes<I, O> {
-  private readonly held: (BatchRun<I, O> | undefined)[];
+  /** Per instance, the batches handed to it in the order they start (at most `depth`). */
+  private readonly held: BatchRun<I, O>[][];
   private occupied = 0;
   /** Requests in held batches not answered yet: kept as a count, since the queue's bound reads it on every arrival. */
   private unanswered = 0;
 
-  constructor(instances: number) {
-    this.held = new Array<BatchRun<I, O> | undefined>(instances).fill(undefined);
+  constructor(
+    instances: number,
+    /** Batches each mailbox holds (1: the `--pipeline` mailbox). */
+    readonly depth: number,
+  ) {
+    this.held = Array.from({ length: instances }, () => []);
   }
 
-  /** The batch waiting for instance `index`, if any. */
+  /** The next batch to start on instance `index`, if any. */
   at(index: number): BatchRun<I, O> | undefined {
-    return this.held[index];
+    return this.held[index]?.[0];
+  }
+
+  /** Whether instance `index`'s mailbox has room for another batch. */
+  hasRoom(index: number): boolean {
+    return (this.held[index] as BatchRun<I, O>[]).length < this.depth;
+  }
+
+  /** The `position`th batch held across the mailboxes (instance by instance), if any. */
+  heldAt(position: number): BatchRun<I, O> | undefined {
+    const index = Math.floor(position / this.depth);
+    return this.held[index]?.[position - index * this.depth];
   }
 
   /** Holds `run`, every request of which is running (not answered yet), for instance `index`. */
   put(index: number, run: BatchRun<I, O>): void {
-    this.held[index] = run;
+    (this.held[index] as BatchRun<I, O>[]).push(run);
     this.occupied++;
     this.unanswered += run.requests.length;
   }
 
-  /** Empties instance `index`'s mailbox and returns what it held. */
-  take(index: number): BatchRun<I, O> | undefined {
-    const run = this.held[index];
-    if (run !== undefined) {
-      this.held[index] = undefined;
-      this.occupied--;
-      for (const request of run.requests) if (request.phase === 'running') this.unanswered--;
-    }
-    return run;
+  /** Takes `run` out of instance `index`'s mailbox (it starts, or it ended before its turn); false if it was not there. */
+  take(index: number, run: BatchRun<I, O>): boolean {
+    const held = this.held[index] as BatchRun<I, O>[];
+    const position = held.indexOf(run);
+    if (position < 0) return false;
+    held.splice(position, 1);
+    this.occupied--;
+    for (const request of run.requests) if (request.phase === 'running') this.unanswered--;
+    return true;
   }
 
-  /** A running request of `batch` is being answered (before its phase changes): one fewer waits, if its batch is held. */
-  answering(batch: Batch<I, O> | undefined): void {
-    if (this.occupied === 0) return;
-    for (const run of this.held) if (run !== undefined && run === batch) this.unanswered--;
+  /** Whether `batch` waits in a mailbox. */
+  holds(batch: Batch<I, O> | undefined): boolean {
+    if (this.occupied === 0 || batch === undefined) return false;
+    return (this.held[batch.instance] as BatchRun<I, O>[] | undefined)?.includes(batch as BatchRun<I, O>) === true;
+  }
+
+  /** `count` running requests of a held batch are being answered (before their phase changes): that many fewer wait. */
+  answering(count: number): void {
+    this.unanswered -= count;
   }
 
   /** Requests in held batches not answered yet (a timeout or a cancel may answer one early): they count as waiting. */
@@ -54,6 +76,6 @@ export class Mailboxes<I, O> {
   }
 
   *runs(): Generator<BatchRun<I, O>> {
-    for (const run of this.held) if (run !== undefined) yield run;
+    for (const held of this.held) yield* held;
   }
 }

@@ -11,6 +11,9 @@ class InstanceLine implements Executor<number, number> {
   readonly ranFrom: Map<number, number> = new Map();
   private freeAtMs: number[] = [];
   crashNextAtMs: number | undefined;
+  /** Batches (by id) whose run fails; `failAtOnce`: they fail when handed over, before their turn (as an input onnxruntime refuses). */
+  readonly failing = new Set<number>();
+  failAtOnce = false;
 
   constructor(
     private readonly clock: VirtualClock,
@@ -20,6 +23,10 @@ class InstanceLine implements Executor<number, number> {
   start(batch: Batch<number, number>, done: (result: readonly number[] | Error) => void): void {
     const nowMs = this.clock.now();
     this.handed.push({ id: batch.id, instance: batch.instance, atMs: nowMs, size: batch.inputs.length });
+    if (this.failing.has(batch.id) && this.failAtOnce) {
+      this.clock.schedule(nowMs, () => done(new Error(`batch ${batch.id} failed`)), EventOrder.completion);
+      return;
+    }
     const startMs = Math.max(nowMs, this.freeAtMs[batch.instance] ?? 0);
     const endMs = startMs + this.latencyMs;
     this.freeAtMs[batch.instance] = endMs;
@@ -27,19 +34,22 @@ class InstanceLine implements Executor<number, number> {
       endMs,
       () => {
         this.ranFrom.set(batch.id, batch.startedAtMs);
-        done(batch.inputs.map((x) => x * 2));
+        done(this.failing.has(batch.id) ? new Error(`batch ${batch.id} failed`) : batch.inputs.map((x) => x * 2));
       },
       EventOrder.completion,
     );
   }
 }
 
-function setUp(mailbox: boolean, queue: { maxQueueSize?: number; priorityLevels?: number } = {}) {
+function setUp(
+  mailbox: boolean | number,
+  queue: { maxQueueSize?: number; priorityLevels?: number; requestTimeoutMs?: number } = {},
+) {
   const clock = new VirtualClock();
   const line = new InstanceLine(clock, 10);
   const batcher = new Batcher<number, number>(clock, line, new WindowPolicy({ maxBatchSize: 4, batchWindowMs: 5 }), {
     maxQueueSize: queue.maxQueueSize ?? 100,
-    requestTimeoutMs: 1000,
+    requestTimeoutMs: queue.requestTimeoutMs ?? 1000,
     instances: 1,
     mailbox,
     ...(queue.priorityLevels === undefined ? {} : { priorityLevels: queue.priorityLevels }),
@@ -165,6 +175,89 @@ describe('Batcher mailbox: a busy instance takes its next full batch at once', (
     clock.run();
     expect(answers).toHaveLength(8);
     expect(answers.every((a) => a.outcome.kind === 'shutdown' && a.atMs === 5)).toBe(true);
+    expect(batcher.idle).toBe(true);
+  });
+});
+
+describe('Batcher deeper mailbox (mailbox: n): a busy instance takes up to n full batches, run one after the other', () => {
+  it('hands every full batch at once; each starts (for policies and queue waits) when the one before it ends', () => {
+    const { clock, line, batcher, answers, submitAt } = setUp(3);
+    submitAt(0, 16);
+    clock.run();
+    expect(line.handed.map((h) => [h.atMs, h.size])).toEqual([
+      [0, 4],
+      [0, 4],
+      [0, 4],
+      [0, 4],
+    ]);
+    expect([...line.ranFrom.values()]).toEqual([0, 10, 20, 30]);
+    expect(answers).toHaveLength(16);
+    expect(new Set(answers.map((a) => a.id)).size).toBe(16);
+    expect(answers.every((a) => a.outcome.kind === 'ok')).toBe(true);
+    expect(batcher.idle).toBe(true);
+  });
+
+  it('a request counts as waiting until its batch starts, and the queue bound counts it', () => {
+    const { clock, line, batcher, refused, submitAt } = setUp(2, { maxQueueSize: 10 });
+    submitAt(0, 13); // one batch runs, two wait in the mailbox (8 requests), one request in the queue
+    submitAt(1, 2); // 8 + 1 + 1 reach the bound of 10: the second is refused
+    clock.advanceTo(1);
+    expect(line.handed.map((h) => h.size)).toEqual([4, 4, 4]);
+    expect([batcher.queueDepth, batcher.queueDepthAt(1), batcher.runningCount]).toEqual([10, 10, 4]);
+    expect(refused).toEqual(['1-1']);
+    clock.advanceTo(10); // the first ends: the mailbox's first starts, its second still waits
+    expect([batcher.queueDepth, batcher.runningCount]).toEqual([6, 4]);
+    clock.advanceTo(20);
+    expect([batcher.queueDepth, batcher.runningCount]).toEqual([2, 4]);
+    clock.run();
+    expect(batcher.idle).toBe(true);
+  });
+
+  it('a deadline that passes while its batch waits deep in the mailbox is answered timeout at that deadline', () => {
+    const { clock, batcher, answers, submitAt } = setUp(3, { requestTimeoutMs: 25 });
+    submitAt(0, 16); // batches run 0-10, 10-20, 20-30, 30-40: the last two pass their deadline (25) waiting or running
+    clock.run();
+    expect(answers).toHaveLength(16);
+    const byBatch = (first: number) =>
+      answers.filter((a) => Number(a.id.split('-')[1]) >= first && Number(a.id.split('-')[1]) < first + 4);
+    expect(byBatch(0).map((a) => [a.outcome.kind, a.atMs])).toEqual(Array(4).fill(['ok', 10]));
+    expect(byBatch(4).map((a) => [a.outcome.kind, a.atMs])).toEqual(Array(4).fill(['ok', 20]));
+    // Batch 3 runs when the deadline passes; batch 4 still waits in the mailbox: both at 25, not when they end.
+    expect(byBatch(8).map((a) => [a.outcome.kind, a.atMs])).toEqual(Array(4).fill(['timeout', 25]));
+    expect(byBatch(12).map((a) => [a.outcome.kind, a.atMs])).toEqual(Array(4).fill(['timeout', 25]));
+    expect(batcher.idle).toBe(true);
+  });
+
+  it('a failing batch among several fails only its own requests', () => {
+    const { clock, line, batcher, answers, submitAt } = setUp(3);
+    line.failing.add(2);
+    submitAt(0, 16);
+    clock.run();
+    expect(answers).toHaveLength(16);
+    const failed = answers.filter((a) => a.outcome.kind === 'error').map((a) => a.id);
+    expect(failed).toEqual(['0-8', '0-9', '0-10', '0-11']);
+    expect(batcher.counts).toMatchObject({ batches: 4, failedBatches: 1 });
+    expect(batcher.idle).toBe(true);
+  });
+
+  it('a batch that fails before its turn (handed back at once) frees its place; the others run and answer', () => {
+    const { clock, line, batcher, answers, submitAt } = setUp(3, { maxQueueSize: 16 });
+    line.failing.add(2);
+    line.failAtOnce = true;
+    submitAt(0, 16);
+    clock.advanceTo(0);
+    // The third batch failed out of the middle of the mailbox: its requests no longer wait.
+    expect([batcher.queueDepth, batcher.runningCount]).toEqual([8, 4]);
+    clock.run();
+    expect(answers).toHaveLength(16);
+    expect(answers.filter((a) => a.outcome.kind === 'error').map((a) => [a.id, a.atMs])).toEqual(
+      [8, 9, 10, 11].map((i) => [`0-${i}`, 0]),
+    );
+    expect(answers.filter((a) => a.outcome.kind === 'ok').map((a) => a.atMs)).toEqual([
+      ...Array(4).fill(10),
+      ...Array(4).fill(20),
+      ...Array(4).fill(30),
+    ]);
     expect(batcher.idle).toBe(true);
   });
 });

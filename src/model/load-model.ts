@@ -44,6 +44,12 @@ export interface ServedModel {
    * log follow the same events. Absent when the model's one instance is always up (inline).
    */
   watchInstances?(listener: InstanceListener): void;
+  /**
+   * An inline onnxruntime session: `runBatch` may be called while a run is pending, and each run
+   * waits for an immediate of its own, so runs started in one turn of the event loop run back to
+   * back in its check phase (serve's --inline-mailbox).
+   */
+  readonly runsInImmediates?: true;
   /** The JSON reply for one item's outputs (`specs`: the model's outputs). */
   replyBody(requestId: string, outputs: ItemTensors, specs: readonly TensorSpec[]): string;
   close(): Promise<void>;
@@ -178,6 +184,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
       outputs: onnx.outputs,
       decode: (inputs) => decodeInputs(inputs, onnx.inputs),
       runBatch: (items) => onnx.runBatch(items),
+      runsInImmediates: true,
       replyBody,
       close: () => onnx.close(),
     };

@@ -24,6 +24,24 @@ export const PIPELINE_OPTION = {
 } as const satisfies OptionSpec;
 
 /**
+ * serve's --inline-mailbox, which simulate takes too: how many full batches an inline onnxruntime
+ * model takes while it runs one (BatcherOptions.mailbox). Each `run` of onnxruntime's public API
+ * waits for an immediate of its own, so batches handed over in one turn of the event loop run
+ * back to back in its check phase, and serve writes their answers after the last of them: the
+ * runs find onnxruntime's code and data in the caches (docs/lab/2026-12-03-toy-path.md).
+ */
+export const INLINE_MAILBOX_OPTION = {
+  kind: 'int',
+  flag: 'inline-mailbox',
+  env: 'INLINE_MAILBOX',
+  default: 3,
+  min: 0,
+  max: 64,
+  description:
+    'an inline onnxruntime model takes up to this many more full batches of the highest priority level while it runs one (0 = none); they run back to back in one turn of the event loop and their answers are written after the last; each batch counts as waiting (queue depth and bound) until it starts; off with --model-latency-ms, whose pretend accelerator runs one batch at a time',
+} as const satisfies OptionSpec;
+
+/**
  * The batching options, shared by `serve` and `simulate` so both take the same names, env
  * variables and defaults, and a simulation of a serve's flags is a simulation of that serve.
  */

@@ -1,4 +1,4 @@
-import { BATCHING_OPTIONS, PIPELINE_OPTION } from './batching.js';
+import { BATCHING_OPTIONS, INLINE_MAILBOX_OPTION, PIPELINE_OPTION } from './batching.js';
 import type { OptionSchema, OptionValues } from './schema.js';
 
 /** Batch sizes of a warmup: whole numbers from 1, as an array (`[1, 8]`) or its short form's parts. */
@@ -69,6 +69,7 @@ export const MODEL_VERSION_OPTIONS = {
       'a batch running longer than this many times its longest request deadline marks its instance stuck (a process is killed and restarted)',
   },
   pipeline: PIPELINE_OPTION,
+  inlineMailbox: INLINE_MAILBOX_OPTION,
   holdRetries: {
     kind: 'boolean',
     flag: 'hold-retries',

@@ -12,6 +12,8 @@
  */
 const queued: (() => void)[] = [];
 let scheduled = false;
+/** Flushes pending (holdAnswers): while there are any, answers wait for them instead of a microtask. */
+let holds = 0;
 
 function writeQueued(): void {
   scheduled = false;
@@ -29,7 +31,22 @@ function writeQueued(): void {
 
 export function answerAfterHandOff(write: () => void): void {
   queued.push(write);
-  if (scheduled) return;
+  if (scheduled || holds > 0) return;
   scheduled = true;
   queueMicrotask(writeQueued);
+}
+
+/**
+ * Answers queued from now on wait for a flush (`releaseAnswers`) instead of a microtask: an
+ * inline model's runs of one turn are written after the last of them (answers-after-runs.ts).
+ * Every hold must be released.
+ */
+export function holdAnswers(): void {
+  holds++;
+}
+
+/** One hold ends; the queued answers are written now when `flush` or when it was the last hold. */
+export function releaseAnswers(flush: boolean): void {
+  holds--;
+  if ((flush || holds === 0) && queued.length > 0) writeQueued();
 }

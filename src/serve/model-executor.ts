@@ -1,6 +1,7 @@
 import { EventOrder, type Clock } from '../core/clock.js';
 import type { Batch, Executor } from '../core/types.js';
 import { asError } from '../message-text.js';
+import { AnswersAfterRuns } from './answers-after-runs.js';
 import type { RunLimits } from '../model/instance-pool.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
@@ -23,6 +24,8 @@ export interface ModelExecutorOptions {
   onBug?: (error: unknown) => void;
   /** A batch running longer than this many times its longest deadline marks its instance stuck (default 2). */
   stuckBatchFactor?: number;
+  /** Answers of runs that share a check phase are written after the last of them (an inline mailbox's runs). */
+  answersAfterRuns?: boolean;
 }
 
 /**
@@ -35,6 +38,7 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
   private readonly latency: AffineMs;
   private readonly onBug: (error: unknown) => void;
   private readonly stuckBatchFactor: number;
+  private readonly answersAfterRuns: AnswersAfterRuns | undefined;
 
   constructor(
     private readonly model: ServedModel,
@@ -46,6 +50,7 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
     this.onBug =
       options.onBug ?? ((error) => process.stderr.write(`batchline: batch completion failed: ${String(error)}\n`));
     this.stuckBatchFactor = options.stuckBatchFactor ?? DEFAULT_STUCK_BATCH_FACTOR;
+    this.answersAfterRuns = options.answersAfterRuns === true ? new AnswersAfterRuns() : undefined;
   }
 
   start(batch: ModelBatch, done: Done): void {
@@ -64,9 +69,13 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
   }
 
   private run(batch: ModelBatch, done: Done): void {
-    this.model
-      .runBatch(batch.inputs, batch.instance, this.limitsOf(batch))
-      .then(done, (error: unknown) => done(asError(error)))
-      .catch((error: unknown) => this.onBug(error)); // done() threw: report it, never crash the process
+    const running = this.model.runBatch(batch.inputs, batch.instance, this.limitsOf(batch));
+    const after = this.answersAfterRuns;
+    if (after !== undefined) {
+      after.started();
+      const finished = done;
+      done = (result) => after.complete(() => finished(result));
+    }
+    running.then(done, (error: unknown) => done(asError(error))).catch((error: unknown) => this.onBug(error)); // done() threw: report it, never crash the process
   }
 }

@@ -173,13 +173,19 @@ export class ModelVersion implements AnswerCounters {
   /** Builds the executor, batcher, stats and metrics over a loaded model and takes work. */
   attach(model: ServedModel): void {
     this.model = model;
+    // --pipeline: an instance on another thread or in a process takes its next full batch while it
+    // runs one (its mailbox): it finds it there instead of waiting for its result and the next batch to cross.
+    // --inline-mailbox: an inline onnxruntime model takes that many, run back to back in one turn;
+    // not with --model-latency-ms, whose pretend accelerator runs one batch at a time.
+    const latency = this.config.modelLatencyMs;
+    const inlineMailbox =
+      model.runsInImmediates === true && latency.aMs === 0 && latency.bMs === 0 ? this.config.inlineMailbox : 0;
+    const mailbox = inlineMailbox > 0 ? inlineMailbox : this.config.pipeline && model.watchInstances !== undefined;
     const executor = new ModelExecutor(model, this.deps.clock, {
       modelLatencyMs: this.config.modelLatencyMs,
       stuckBatchFactor: this.config.stuckBatchFactor,
+      answersAfterRuns: inlineMailbox > 0,
     });
-    // --pipeline: an instance on another thread or in a process takes its next full batch while it
-    // runs one (its mailbox): it finds it there instead of waiting for its result and the next batch to cross.
-    const mailbox = this.config.pipeline && model.watchInstances !== undefined;
     const batcher = createBatcher(
       { ...this.config, latencyPrior: this.latencyPrior, mailbox },
       this.deps.clock,

@@ -2,7 +2,7 @@ import { startupVersions } from './startup.js';
 import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';
 import { DrainingConnections } from './drain-connections.js';
-import { drainAndClose, listen, startGrpc } from './start-server.js';
+import { drainAndClose, listen, startGrpc, wildcardNote } from './start-server.js';
 import { FailureLog, stderrLogSink } from './failure-log.js';
 import type { ModelBatcher } from './model-version.js';
 import { SecondChance, watchSignals } from './signals.js';
@@ -120,7 +120,9 @@ export async function runServer(
       const warnings = queueWarningLines(versions);
       versions.forEach((version, i) => {
         // One line per version; the first says where the server listens (scripts look for it).
-        output.log(`batchline serve: ${i === 0 ? `listening on ${address} ` : ''}${versionLine(version)}`);
+        output.log(
+          `batchline serve: ${i === 0 ? `listening on ${address}${wildcardNote(app.server)} ` : ''}${versionLine(version)}`,
+        );
         const warning = warnings.get(version);
         if (warning !== undefined) output.log(warning);
       });

@@ -134,7 +134,9 @@ const CLOSE_GRACE_MS = 250;
  */
 export async function listen(app: FastifyInstance, host: string, port: number, option: string): Promise<string> {
   try {
-    return await app.listen({ host, port });
+    const url = await app.listen({ host, port });
+    // Fastify names `::` as `http://[::]:…`, which browsers do not open; its loopback they do.
+    return url.replace('//[::]:', '//[::1]:');
   } catch (error) {
     const code = (error as { code?: string }).code;
     const what = `${host}:${port} (${option})`;
@@ -193,4 +195,17 @@ export async function drainAndClose(
   const closing = close();
   server.closeAllConnections();
   await closing;
+}
+
+/**
+ * What a listener on every address adds to its URL: Fastify names a 0.0.0.0 listener by its
+ * first address, `http://127.0.0.1:…`, which alone reads as "this machine only". Empty for a
+ * listener on one address, which its URL names.
+ */
+export function wildcardNote(server: Server): string {
+  const bound = server.address();
+  if (bound === null || typeof bound === 'string') return '';
+  if (bound.address === '0.0.0.0') return ' (bound to 0.0.0.0, every IPv4 address of this machine)';
+  if (bound.address === '::') return ' (bound to [::], every IPv6 and IPv4 address of this machine)';
+  return '';
 }

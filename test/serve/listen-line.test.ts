@@ -42,6 +42,14 @@ describe("serve's listening line", () => {
     expect(status).toBe(200);
   });
 
+  it('names :: by the IPv6 loopback, a URL browsers open, and says it takes every address', async () => {
+    const { line, status } = await listeningLine('::');
+    expect(line).toMatch(
+      /listening on http:\/\/\[::1\]:\d+ \(bound to \[::\], every IPv6 and IPv4 address of this machine\) model=/,
+    );
+    expect(status).toBe(200);
+  });
+
   it('gives a loopback host its URL alone', async () => {
     const { line, status } = await listeningLine('127.0.0.1');
     expect(line).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+ model=/);

@@ -4,12 +4,17 @@
 import Fastify from 'fastify';
 import { batch, BatchError } from 'batchline';
 
+/** The client's mistake: its call rejects with it as it is, and Fastify answers its statusCode. */
+class EmptyText extends Error {
+  statusCode = 400;
+}
+
 /** A stand-in for a model: a 16-number vector per text, 50 ms a batch whatever its size. */
 async function embedBatch(texts) {
   await new Promise((resolve) => setTimeout(resolve, 50));
   return texts.map((text) =>
     text.length === 0
-      ? new Error('cannot embed an empty text') // fails this item alone
+      ? new EmptyText('cannot embed an empty text') // fails this item alone
       : Array.from({ length: 16 }, (_, i) => Math.sin(text.charCodeAt(i % text.length) * (i + 1))),
   );
 }
@@ -20,8 +25,9 @@ const embed = batch(embedBatch, { maxBatchSize: 16, batchWindowMs: 5, maxQueueSi
 const app = Fastify({ logger: { level: 'warn' } });
 
 // The one line that maps every refusal to its status: queue_full 429 (Retry-After), circuit_open
-// and shutting_down 503, deadline_exceeded 504, model_failure 500. (Fastify's own error handler
-// would also use statusCode and headers; this one answers in batchline's error format.)
+// and shutting_down 503, deadline_exceeded 504. (Fastify's own error handler would also use
+// statusCode and headers; this one answers in batchline's error format.) The function's own
+// errors (EmptyText) go to Fastify's, which answers their statusCode.
 app.setErrorHandler((error, _request, reply) =>
   error instanceof BatchError
     ? reply

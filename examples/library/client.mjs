@@ -29,8 +29,8 @@ check(
 
 const empty = await post('');
 check(
-  empty.status === 500 && empty.body.error.code === 'model_failure',
-  `an empty text: ${empty.status} ${empty.body.error.code}: ${empty.body.error.message}`,
+  empty.status === 400 && empty.body.message === 'cannot embed an empty text',
+  `an empty text: ${empty.status}, the function's own error: ${empty.body.message}`,
 );
 
 const flood = await Promise.all(Array.from({ length: 400 }, (_, i) => post(`flood ${i}`)));

@@ -2,7 +2,7 @@
 # batch() inside a Fastify app (app.mjs), its refusals answered with their HTTP status.
 #
 # 1. start the app on a free port;
-# 2. client.mjs: a burst of 48 requests (batched), an item that fails alone (500), a flood past the queue (429),
+# 2. client.mjs: a burst of 48 requests (batched), an item that fails alone (400, its own error's status), a flood past the queue (429),
 #    a client that hangs up while its call waits or runs (the call is cancelled);
 # 3. SIGTERM: the app stops taking requests and the batcher drains. Exits 0 when all of it worked.
 set -euo pipefail

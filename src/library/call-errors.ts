@@ -21,7 +21,8 @@ export interface CallOptions {
 
 /**
  * What the function threw, as the Error the core carries: a thrown string or object rides in a
- * Thrown, so that the call's ModelFailureError has it as its `cause` itself, not a copy of its text.
+ * Thrown, so that the call's ModelFailureError has it as its `cause` itself, not a copy of its text
+ * (a value that is no Error has no stack, code or status to answer with).
  */
 class Thrown extends Error {
   constructor(readonly value: unknown) {
@@ -33,9 +34,14 @@ export function thrownAsError(error: unknown): Error {
   return error instanceof Error ? error : new Thrown(error);
 }
 
-/** The error a call that did not succeed rejects with. */
+/**
+ * The error a call that did not succeed rejects with. The function's own Error for this item (in
+ * its slot, or thrown by a run that held it) is the rejection itself, as Ray's `@serve.batch` and
+ * dataloader reject: wrapped in a ModelFailureError, a `NotFound` with its `statusCode` 404 was
+ * answered 500 by Fastify and failed `instanceof NotFound` in the caller's `catch`.
+ */
 export function failure<I, O>(outcome: Outcome<O>, request: PendingRequest<I, O>, batcher: Batcher<I, O>): unknown {
-  if (outcome.kind === 'error' && outcome.error instanceof BatchError) return outcome.error;
+  if (outcome.kind === 'error' && !(outcome.error instanceof Thrown)) return outcome.error;
   if (outcome.kind === 'timeout' && outcome.endedIn === 'queued') {
     const behind = timedOutBehind(request, batcher);
     if (behind !== undefined) return behind;

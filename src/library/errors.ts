@@ -73,7 +73,10 @@ export class DeadlineExceededError extends BatchError {
   }
 }
 
-/** 500: the batch function failed for this item; `cause` is what it threw or returned. */
+/**
+ * 500: the batch function failed in a way no Error of its own says: it threw a value that is no
+ * Error (`cause`), or returned no array of one result per item. Its own Errors reject as they are.
+ */
 export class ModelFailureError extends BatchError {
   constructor(message = messageOf('MODEL_FAILURE'), options?: BatchErrorOptions) {
     super('model_failure', message, options);

@@ -4,6 +4,7 @@
  * afterwards), and what batchline adds (per-item errors, deadlines, a bounded queue, the breaker,
  * close, the error table's codes and statuses). Real time: each test awaits what it waits for.
  */
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { ERROR_TABLE, type ErrorCode } from '../../src/errors.js';
 import {
@@ -135,7 +136,7 @@ describe('batch(): batches', () => {
 });
 
 describe('batch(): failures', () => {
-  it('fails only the item whose slot holds an Error, with model_failure and the cause', async () => {
+  it('fails only the item whose slot holds an Error, with that Error itself (as Ray and dataloader)', async () => {
     const bad = new RangeError('negative input');
     const sqrt = batch(async (items: number[]) => items.map((x) => (x < 0 ? bad : Math.sqrt(x))), {
       batchWindowMs: 1,
@@ -143,10 +144,7 @@ describe('batch(): failures', () => {
     const [four, minus, nine] = await Promise.allSettled([sqrt(16), sqrt(-1), sqrt(81)]);
     expect(four).toEqual({ status: 'fulfilled', value: 4 });
     expect(nine).toEqual({ status: 'fulfilled', value: 9 });
-    const error = (minus as PromiseRejectedResult).reason;
-    expect(error).toBeInstanceOf(ModelFailureError);
-    expect(error).toMatchObject({ code: 'model_failure', statusCode: 500, status: 500, cause: bad });
-    expect(error.message).toContain('negative input');
+    expect((minus as PromiseRejectedResult).reason).toBe(bad);
   });
 
   it("types a call's answer without the Error subclasses the function's slots hold", async () => {
@@ -160,7 +158,33 @@ describe('batch(): failures', () => {
     // `npm run typecheck` refused this line while a call was typed `{ id; name } | NotFound`.
     const user: { id: number; name: string } = await byId(1);
     expect(user.name).toBe('ada');
-    expect(((await rejection(byId(2))) as ModelFailureError).cause).toBeInstanceOf(NotFound);
+    expect(await rejection(byId(2))).toBeInstanceOf(NotFound);
+  });
+
+  it("lets a Fastify route answer the function's own error with its statusCode, and a refusal with ours", async () => {
+    class NotFound extends Error {
+      readonly statusCode = 404;
+    }
+    const byId = batch(async (ids: number[]) => ids.map((id) => (id === 1 ? { id } : new NotFound(`no user ${id}`))), {
+      batchWindowMs: 1,
+      maxQueueSize: 1,
+    });
+    const app = Fastify();
+    app.get<{ Params: { id: string } }>('/users/:id', (request) => byId(Number(request.params.id)));
+    try {
+      expect((await app.inject('/users/1')).statusCode).toBe(200);
+      const missing = await app.inject('/users/2');
+      // Wrapped in a ModelFailureError, the NotFound was answered 500.
+      expect(missing.statusCode).toBe(404);
+      expect(missing.json()).toMatchObject({ message: 'no user 2' });
+      // The queue holds 1: of three at once, one is refused, 429 with its Retry-After.
+      const three = await Promise.all([1, 1, 1].map(() => app.inject('/users/1')));
+      const refused = three.find((answer) => answer.statusCode === 429);
+      expect(refused?.headers['retry-after']).toBe('1');
+    } finally {
+      await app.close();
+      await byId.close();
+    }
   });
 
   it('waits for slots that hold promises (ids.map(async …) without Promise.all): deadlines, instances and per-item failures hold', async () => {
@@ -186,9 +210,7 @@ describe('batch(): failures', () => {
     release.open();
     const [three, minus] = await Promise.allSettled(queued);
     expect(three).toEqual({ status: 'fulfilled', value: 30 });
-    const error = (minus as PromiseRejectedResult).reason;
-    expect(error).toBeInstanceOf(ModelFailureError);
-    expect(error.cause).toBeInstanceOf(RangeError);
+    expect((minus as PromiseRejectedResult).reason).toBeInstanceOf(RangeError);
     // The second batch waited for the first one's promises: one instance, one batch at a time.
     expect(startedAfterRelease).toEqual([false, true]);
     expect(byId.stats().counts.outcomes).toMatchObject({ ok: 1, timeout: 2, error: 1 });
@@ -206,12 +228,13 @@ describe('batch(): failures', () => {
     );
     const settled = await Promise.allSettled([fussy(1), fussy(13), fussy(3), fussy(4)]);
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
-    expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'model_failure' });
+    // What the function threw for the bad item, run alone.
+    expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({ message: 'unlucky' });
     expect(runs[0]).toEqual([1, 13, 3, 4]);
     expect(runs.length).toBeGreaterThan(1);
   });
 
-  it("with isolation 'off' a throw fails every call of the batch with the function's error as the cause", async () => {
+  it("with isolation 'off' a throw fails every call of the batch with the function's error", async () => {
     const boom = new TypeError('boom');
     const failing = batch(
       async (_items: number[]): Promise<number[]> => {
@@ -220,7 +243,7 @@ describe('batch(): failures', () => {
       { maxBatchSize: 3, batchWindowMs: 10_000, isolation: 'off', breakerFailures: 0, breakerRatio: 0 },
     );
     const errors = await Promise.all([failing(1), failing(2), failing(3)].map(rejection));
-    for (const error of errors) expect(error).toMatchObject({ code: 'model_failure', cause: boom });
+    for (const error of errors) expect(error).toBe(boom);
   });
 
   /** The error a call rejects with when its batch function throws `value` (sync) or rejects with it. */

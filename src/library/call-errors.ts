@@ -7,7 +7,7 @@ import type { Outcome, PendingRequest } from '../core/types.js';
 import { BatchlineError } from '../errors.js';
 import { asError, textOf } from '../message-text.js';
 import { deadlineExceeded, outcomeError } from '../serve/outcome-errors.js';
-import { BatchError, DeadlineExceededError, InvalidOptionError, publicError } from './errors.js';
+import { DeadlineExceededError, InvalidOptionError, publicError } from './errors.js';
 
 /** A call's own options (`Batched`'s second argument). */
 export interface CallOptions {

@@ -23,8 +23,11 @@ export interface CodeModelContext {
   instance: number;
   /** The model version's label. */
   version: string;
-  /** The version's effective options (`maxBatchSize`, `batchWindowMs`, …). */
-  config: Record<string, unknown>;
+  /**
+   * The version's effective options (`maxBatchSize`, `batchWindowMs`, …), and `parameters`: the
+   * `parameters` object of its config.json (or registration) as written, `{}` when it has none.
+   */
+  config: Record<string, unknown> & { parameters?: Record<string, unknown> };
 }
 
 /** What `execute` is told besides its items. */

@@ -21,7 +21,7 @@ import { parseVersion } from './target.js';
 import { optionSourcesOf } from './version-log.js';
 
 /** The fields of a registration besides the model's options. */
-const REGISTRATION_FIELDS = ['version', 'path', 'module', 'function', 'wait'] as const;
+const REGISTRATION_FIELDS = ['version', 'path', 'module', 'function', 'wait', 'parameters'] as const;
 
 /**
  * The middleware's registration fields (its README's body: `module`, `function`, `version: "v2"`,
@@ -176,8 +176,18 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
           ...optionSourcesOf(fromRepository.options, join(repository, name, 'config.json'), snakeCase),
           ...optionSourcesOf(own.options, "the registration's body", (key) => middlewareName(key) ?? snakeCase(key)),
         };
+        // The request's parameters over the config.json's, each by its name, as the options are.
+        const parameters = { ...fromRepository.parameters, ...own.parameters };
         const registered = await runtime.register(
-          { name, version, path, config, optionSources, ...(functionName === undefined ? {} : { functionName }) },
+          {
+            name,
+            version,
+            path,
+            config,
+            optionSources,
+            parameters,
+            ...(functionName === undefined ? {} : { functionName }),
+          },
           wait,
         );
         if (!wait) {

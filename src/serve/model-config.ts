@@ -11,18 +11,25 @@ import { MODEL_VERSION_OPTIONS, type ModelVersionConfig } from '../options/serve
 /** Which numbered versions of a model are served (Triton's `version_policy`). */
 export type VersionPolicy = { latest: number } | { all: true } | { specific: number[] };
 
-/** What a model's `config.json` says: its own options, which versions to serve, and its labels file. */
+/** What a model's `config.json` says: its own options, which versions to serve, its labels file and its author's parameters. */
 export interface ModelConfigFile {
   options: Partial<ModelVersionConfig>;
   versionPolicy: VersionPolicy;
   /** Triton's `label_filename`: a file in the model's folder holding its class labels. */
   labelFilename?: string;
+  /**
+   * `parameters`: the model author's own values, as written, for a code model's `initialize`
+   * (`config.parameters`), as Triton's Python backend reads its config's `parameters`.
+   */
+  parameters: Record<string, unknown>;
 }
 
 /** A file directly in the model's folder: one name, no '/' (nor '\\'), not '.' or '..'. */
 const LABEL_FILENAME = /^(?!\.\.?$)[^/\\\0]{1,255}$/;
 
 const DEFAULT_POLICY: VersionPolicy = { latest: 1 };
+/** The fields of a config.json besides the options. */
+const FILE_FIELDS = ['version_policy', 'label_filename', 'parameters'];
 
 /** `maxBatchSize` → `max_batch_size`. */
 export function snakeCase(key: string): string {
@@ -88,7 +95,7 @@ function inRepository(path: string, repository: string | undefined): string {
 export function parseModelOptions(
   json: unknown,
   where: string,
-  extraFields: readonly string[] = ['version_policy', 'label_filename'],
+  extraFields: readonly string[] = FILE_FIELDS,
 ): ModelConfigFile {
   if (typeof json !== 'object' || json === null || Array.isArray(json))
     throw invalid(`${where}: expected a JSON object of options`);
@@ -109,7 +116,11 @@ export function parseModelOptions(
   }
   // The levels may come from the flags; with its own, a file must agree with itself.
   if (options.priorityLevels !== undefined) checkPriorityOptions(options, 'INVALID_MODEL_CONFIG', where);
-  const { version_policy: policy, label_filename: labels } = json as Record<string, unknown>;
+  const {
+    version_policy: policy,
+    label_filename: labels,
+    parameters,
+  } = json as { version_policy?: unknown; label_filename?: unknown; parameters?: unknown };
   return {
     options: options as Partial<ModelVersionConfig>,
     versionPolicy:
@@ -119,6 +130,7 @@ export function parseModelOptions(
     ...(extraFields.includes('label_filename') && labels !== undefined
       ? { labelFilename: labelFilenameOf(labels, where) }
       : {}),
+    parameters: extraFields.includes('parameters') ? parseParameters(parameters, `${where}: parameters`) : {},
   };
 }
 
@@ -130,13 +142,24 @@ function labelFilenameOf(value: unknown, where: string): string {
   );
 }
 
+/** A model's `parameters`: any JSON object, handed to its `initialize` as it is. */
+function parseParameters(value: unknown, where: string): Record<string, unknown> {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw invalid(
+      `${where}: got ${clipped(JSON.stringify(value))}, expected a JSON object of the model's own values, such as {"threshold": 0.5}`,
+    );
+  return value as Record<string, unknown>;
+}
+
 /** Reads `file` when it exists (a model without config.json takes the server's options). */
 export async function readModelConfig(file: string): Promise<ModelConfigFile> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { options: {}, versionPolicy: DEFAULT_POLICY };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      return { options: {}, versionPolicy: DEFAULT_POLICY, parameters: {} };
     throw invalid(`${file}: ${(error as Error).message}`);
   }
   let json: unknown;

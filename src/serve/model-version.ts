@@ -28,6 +28,8 @@ export interface ModelVersionDeps {
   functionName?: string;
   /** The class labels file config.json's `label_filename` names (default: `model.labels.txt` beside the model, if there). */
   labelsPath?: string;
+  /** Its config.json's `parameters`, told to a code model's `initialize` as `config.parameters`. */
+  parameters?: Record<string, unknown>;
   /** Where its instances' crashes, stalls and restarts are told (the server's log). */
   log?(line: string): void;
 }
@@ -138,8 +140,9 @@ export class ModelVersion implements AnswerCounters {
         executionProvider: c.executionProvider,
         execution: c.execution,
         ...(this.path === undefined ? {} : { name: this.name, version: String(this.version) }),
-        // A code model's initialize is told its version's options (plain data: it may run in another process).
-        config: JSON.parse(JSON.stringify(c)) as Record<string, unknown>,
+        // A code model's initialize is told its version's options and its author's parameters
+        // (plain data: it may run in another process).
+        config: JSON.parse(JSON.stringify({ ...c, parameters: this.deps.parameters ?? {} })) as Record<string, unknown>,
         ...(this.deps.functionName === undefined ? {} : { functionName: this.deps.functionName }),
         ...(this.deps.labelsPath === undefined ? {} : { labelsPath: this.deps.labelsPath }),
         loadSignal: this.stopLoading.signal,

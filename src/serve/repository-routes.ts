@@ -90,7 +90,10 @@ export function registerRepositoryRoutes(scope: FastifyInstance, runtime: Servin
         for (const { version, path, labelsPath } of model.versions) {
           if (served.some((v) => v.version === version)) continue;
           const labels = labelsPath === undefined ? {} : { labelsPath };
-          await runtime.register({ name, version, path, config, optionSources, ...labels }, true);
+          await runtime.register(
+            { name, version, path, config, optionSources, parameters: model.config.parameters, ...labels },
+            true,
+          );
         }
         for (const version of served) if (!wanted.has(version.version)) await runtime.deregister(version);
         json(reply, 200, {});

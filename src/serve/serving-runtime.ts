@@ -122,6 +122,7 @@ export class ServingRuntime {
         log: this.log,
         ...(spec.functionName === undefined ? {} : { functionName: spec.functionName }),
         ...(spec.labelsPath === undefined ? {} : { labelsPath: spec.labelsPath }),
+        ...(spec.parameters === undefined ? {} : { parameters: spec.parameters }),
       },
       spec.optionSources,
     );

@@ -19,6 +19,8 @@ export interface StartupVersion {
   labelsPath?: string;
   /** Where its own options were written (a config.json, a registration): the log names them so. */
   optionSources?: OptionSources;
+  /** Its config.json's (or registration's) `parameters`, for a code model's `initialize`. */
+  parameters?: Record<string, unknown>;
 }
 
 /**
@@ -57,6 +59,7 @@ export async function startupVersions(
         config: own,
         optionSources,
         ...(labelsPath === undefined ? {} : { labelsPath }),
+        parameters: model.config.parameters,
       }));
     });
   } else {

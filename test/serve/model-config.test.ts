@@ -46,7 +46,7 @@ describe('config.json fields', () => {
     );
     expect(parsed.options).toEqual({ maxBatchSize: 16, batchWindowMs: 2.5, execution: 'inline' });
     expect(parsed.versionPolicy).toEqual({ latest: 2 });
-    expect(parseModelOptions({}, 'm/config.json')).toEqual({ options: {}, versionPolicy: { latest: 1 } });
+    expect(parseModelOptions({}, 'm/config.json')).toEqual({ options: {}, versionPolicy: { latest: 1 }, parameters: {} });
   });
 
   it.each([
@@ -79,7 +79,7 @@ describe('config.json fields', () => {
     expect(error.message).toMatch(/; allowed: max_batch_size, .*, latency_profile, version_policy$/);
     const long = refusal(() => parseModelOptions({ ['x'.repeat(5000)]: 1 }, where));
     expect(long.message.length).toBeLessThan(1000);
-    expect(long.message).toMatch(/; allowed: max_batch_size, .*, version_policy, label_filename$/);
+    expect(long.message).toMatch(/; allowed: max_batch_size, .*, version_policy, label_filename, parameters$/);
   });
 
   it("take Triton's label_filename, a file in the model's folder, and refuse a path", () => {

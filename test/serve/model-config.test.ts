@@ -46,7 +46,11 @@ describe('config.json fields', () => {
     );
     expect(parsed.options).toEqual({ maxBatchSize: 16, batchWindowMs: 2.5, execution: 'inline' });
     expect(parsed.versionPolicy).toEqual({ latest: 2 });
-    expect(parseModelOptions({}, 'm/config.json')).toEqual({ options: {}, versionPolicy: { latest: 1 }, parameters: {} });
+    expect(parseModelOptions({}, 'm/config.json')).toEqual({
+      options: {},
+      versionPolicy: { latest: 1 },
+      parameters: {},
+    });
   });
 
   it.each([

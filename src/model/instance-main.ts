@@ -5,7 +5,7 @@
 import { BatchlineError } from '../errors.js';
 import { textOf } from '../message-text.js';
 import { CodeModel, isCodeModelPath } from './code-model.js';
-import { OnnxModel } from './onnx-model.js';
+import type { OnnxModel } from './onnx-model.js';
 import { buildToyModelOnnx } from './toy-model.js';
 import { inputBuffers } from './input-buffers.js';
 import { returnableInputs, type WorkerReply, type WorkerRequest, type WorkerSetup } from './worker-protocol.js';
@@ -29,7 +29,9 @@ export async function serveModelInstance(setup: WorkerSetup, channel: InstanceCh
           ...(setup.functionName === undefined ? {} : { functionName: setup.functionName }),
           ...(setup.config === undefined ? {} : { config: setup.config }),
         })
-      : await OnnxModel.load(setup.path ?? buildToyModelOnnx(), setup.version, {
+      : // Imported here, not above: a code model's thread loads no onnxruntime unless the model does
+        // (model-worker.ts watches for the native addons it loads).
+        await (await import('./onnx-model.js')).OnnxModel.load(setup.path ?? buildToyModelOnnx(), setup.version, {
           intraOpThreads: setup.intraOpThreads,
           executionProvider: setup.executionProvider,
         });

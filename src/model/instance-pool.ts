@@ -1,58 +1,21 @@
 import { BatchlineError } from '../errors.js';
 import { textOf } from '../message-text.js';
-import type { InstanceEvent, InstanceHealth, InstanceState, ModelHealth } from './instance-health.js';
+import type {
+  InstanceHandle,
+  InstanceLauncher,
+  InstanceListener,
+  LaunchedInstance,
+  RunLimits,
+} from './instance-handle.js';
+import {
+  FAILURES_UNTIL_NOT_LIVE,
+  modelHealth,
+  type InstanceEvent,
+  type InstanceHealth,
+  type InstanceState,
+  type ModelHealth,
+} from './instance-health.js';
 import type { ItemTensors, TensorSpec } from './tensor-spec.js';
-
-/** One running model instance: a thread or a child process with its own onnxruntime session. */
-export interface InstanceHandle {
-  /** Runs one batch; rejects when the instance fails or ends during the run. */
-  run(items: readonly ItemTensors[]): Promise<(ItemTensors | Error)[]>;
-  /** Ends it now. Only called on a thread when it is idle (see `killableWhileRunning`). */
-  kill(): void;
-  /** Lets it release its session and end; resolves when it has ended. */
-  close(): Promise<void>;
-  /** A process can be killed in the middle of a run; a thread inside onnxruntime cannot (architecture.md, "Model instances"). */
-  readonly killableWhileRunning: boolean;
-  /**
-   * A thread that runs JavaScript (a code model): `worker.terminate()` interrupts it even in the
-   * middle of a batch, so closing it never waits for a batch that does not end.
-   */
-  readonly interruptible?: boolean;
-  /** The instance's process id, when it is a process. */
-  readonly pid: number | undefined;
-}
-
-export interface LaunchedInstance {
-  handle: InstanceHandle;
-  inputs: TensorSpec[];
-  outputs: TensorSpec[];
-  /** A code model whose items are JSON values: their schema. */
-  inputSchema?: object;
-}
-
-/**
- * Starts instance `index` of a version (again, after a crash); `onExit` is called once if the
- * instance ends without being asked to. `loadSignal` stops its load where the instance can be
- * killed (a process): a version removed, or a server stopped, while its model loads does not
- * wait for a load that may never end (a code model's initialize that never settles).
- */
-export type InstanceLauncher = (
-  onExit: (reason: string) => void,
-  index: number,
-  loadSignal?: AbortSignal,
-) => Promise<LaunchedInstance>;
-
-/** Limits of one batch, in ms from its start. */
-export interface RunLimits {
-  /** After this long, the batch's instance is stuck: out of rotation, a process is killed and restarted. */
-  stuckAfterMs: number;
-}
-
-/**
- * Told what happens to an instance: it goes `down` or is `stuck` (it stops taking batches: the
- * batcher's slot `index` is out), or it is `up` again. The batcher and the log hear the same.
- */
-export type InstanceListener = (event: InstanceEvent) => void;
 
 export interface PoolOptions {
   /** First wait before restarting a failed instance (ms); it doubles with each failure in a row. */
@@ -61,12 +24,10 @@ export interface PoolOptions {
   /** How often busy instances are checked against their batch's limit (ms). */
   sweepMs?: number;
   now?: () => number;
-  /** Stops the first loads of the instances that can be killed (processes): InstanceLauncher. */
+  /** Stops the first loads of the instances that stop at once: InstanceLauncher. */
   loadSignal?: AbortSignal;
 }
 
-/** Failures in a row after which an instance counts as unable to recover (liveness fails). */
-const FAILURES_UNTIL_NOT_LIVE = 3;
 const DEFAULT_FIRST_BACKOFF_MS = 100;
 const DEFAULT_MAX_BACKOFF_MS = 10_000;
 const DEFAULT_SWEEP_MS = 50;
@@ -103,7 +64,8 @@ interface Slot {
  * batcher schedules, and runs a batch on instance i only while the pool says i is up and idle
  * (`watch`). An instance that crashes leaves the rotation and is restarted after a backoff
  * (100 ms, doubling to 10 s); one whose batch runs past its limit is stuck: out of rotation, and
- * killed and restarted when it is a process. A dead instance fails a batch at once, so left in
+ * stopped and restarted when it stops at once (a process, a code model's thread: instance-handle.ts).
+ * A dead instance fails a batch at once, so left in
  * the rotation it would always be the free one and take every batch.
  */
 export class InstancePool {
@@ -111,6 +73,8 @@ export class InstancePool {
   private readonly listeners: InstanceListener[] = [];
   private sweeper: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Aborted by `close`: stops the restarts still loading. */
+  private readonly stopLoads = new AbortController();
   /** A code model whose items are JSON values: their schema (from its first instance). */
   inputSchema: object | undefined;
   private readonly now: () => number;
@@ -209,43 +173,30 @@ export class InstancePool {
 
   health(): ModelHealth {
     const nowMs = this.now();
-    const instances = this.slots.map(
-      (slot): InstanceHealth => ({
-        index: slot.index,
-        state: slot.state,
-        restarts: slot.restarts,
-        consecutiveFailures: slot.consecutiveFailures,
-        lastError: slot.lastError,
-        busyForMs: slot.busy[0] === undefined ? undefined : nowMs - slot.busy[0].startedAtMs,
-        pid: slot.handle?.pid,
-      }),
+    return modelHealth(
+      this.slots.map(
+        (slot): InstanceHealth => ({
+          index: slot.index,
+          state: slot.state,
+          restarts: slot.restarts,
+          consecutiveFailures: slot.consecutiveFailures,
+          lastError: slot.lastError,
+          busyForMs: slot.busy[0] === undefined ? undefined : nowMs - slot.busy[0].startedAtMs,
+          pid: slot.handle?.pid,
+        }),
+      ),
     );
-    const healthy = instances.filter((instance) => instance.state === 'up').length;
-    const failing = instances.filter((instance) => instance.consecutiveFailures >= FAILURES_UNTIL_NOT_LIVE);
-    const stuckForGood = this.slots.filter(
-      (slot) => slot.state === 'stuck' && slot.handle?.killableWhileRunning === false,
-    );
-    const live = failing.length === 0 && stuckForGood.length === 0;
-    let reason: string | undefined;
-    if (!live) {
-      reason =
-        failing.length > 0
-          ? `model instance ${failing[0]!.index} failed ${failing[0]!.consecutiveFailures} times in a row (${failing[0]!.lastError ?? 'unknown'})`
-          : `model instance ${stuckForGood[0]!.index} is a thread stuck inside the model and cannot be stopped`;
-    } else if (healthy === 0) {
-      reason = `no healthy model instance (${instances.map((instance) => instance.state).join(', ')})`;
-    }
-    return { instances, healthy, ready: healthy > 0, live, reason };
   }
 
   /**
-   * Ends every instance: idle ones are closed, busy processes killed, busy threads that run
-   * JavaScript terminated; batches not done fail. A busy thread inside onnxruntime closes once
-   * its run returns.
+   * Ends every instance: idle ones are closed, busy ones that stop at once (processes, code models'
+   * threads) killed; batches not done fail, and loads in progress are stopped where they can be.
+   * A busy thread inside native code closes once its run returns.
    */
   async close(): Promise<void> {
     this.closed = true;
     this.stopSweeper();
+    this.stopLoads.abort();
     const error = new Error('the model was closed');
     await Promise.all(this.slots.map((slot) => this.closeSlot(slot, error)));
   }
@@ -258,17 +209,11 @@ export class InstancePool {
     slot.busy = [];
     for (const { run } of busy) run.reject(error);
     if (handle === undefined) return;
-    if (busy.length === 0) return handle.close();
-    // A process is killed in the middle of its batch; a thread inside onnxruntime cannot be
-    // (terminating it there aborts the whole process): it is closed once its batch is done.
-    if (handle.killableWhileRunning) return void handle.kill();
-    // A thread running JavaScript is interrupted; closing resolves once it has ended.
-    if (handle.interruptible === true) {
-      const ended = handle.close();
-      handle.kill();
-      return ended;
-    }
-    return handle.close();
+    const ended = handle.close();
+    // Not waited for: a batch that may never end. A thread in native code cannot be stopped there
+    // (terminating it aborts the whole process): it closes once its batch is done.
+    if (busy.length > 0 && handle.stops === 'at once') handle.kill();
+    return ended;
   }
 
   private start(slot: Slot, run: Run): void {
@@ -349,6 +294,8 @@ export class InstancePool {
     this.launcher(
       (reason) => (launched === undefined ? (exitedEarly = reason) : this.exited(slot.index, launched, reason)),
       slot.index,
+      // A restart whose load never ends (an initialize that never settles) does not outlive the pool.
+      this.stopLoads.signal,
     ).then(
       (instance) => {
         launched = instance.handle;
@@ -375,18 +322,19 @@ export class InstancePool {
       if (busy === undefined || slot.state !== 'up' || nowMs - busy.startedAtMs <= busy.run.limits.stuckAfterMs)
         continue;
       const ranMs = Math.round(nowMs - busy.startedAtMs);
-      if (slot.handle!.killableWhileRunning) {
-        const handle = slot.handle!;
+      const handle = slot.handle!;
+      const limitMs = Math.round(busy.run.limits.stuckAfterMs);
+      if (handle.stops === 'at once') {
         this.fail(
           slot,
-          `stuck: a batch ran ${ranMs} ms (limit ${Math.round(busy.run.limits.stuckAfterMs)} ms)`,
+          `stuck: a batch ran ${ranMs} ms (limit ${limitMs} ms)`,
           new Error(`model instance ${slot.index} was stuck for ${ranMs} ms and was restarted`),
         );
         handle.kill();
       } else {
         slot.state = 'stuck';
         slot.consecutiveFailures++;
-        slot.lastError = `stuck: a batch has run ${ranMs} ms (limit ${Math.round(busy.run.limits.stuckAfterMs)} ms)`;
+        slot.lastError = `stuck: a batch has run ${ranMs} ms (limit ${limitMs} ms)`;
         this.tell(slot, { kind: 'stuck', index: slot.index, why: slot.lastError });
       }
     }

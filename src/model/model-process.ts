@@ -4,6 +4,7 @@
  */
 import { Socket } from 'node:net';
 import { serveModelInstance } from './instance-main.js';
+import { startThread } from './start-thread.js';
 import { encodeFrame, FrameReader, writeFrame } from './tensor-frames.js';
 import type { ItemTensors } from './tensor-spec.js';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './worker-protocol.js';
@@ -14,6 +15,9 @@ process.on('SIGINT', () => {});
 process.on('SIGTERM', () => {});
 // A server that dies (even by SIGKILL) closes the channel: an orphaned instance ends with it.
 process.on('disconnect', () => process.exit(0));
+// The same when a batch blocks this event loop: a thread of its own watches fd 5, the lifeline
+// (instance-lifeline.ts). Unref'd: it does not hold the process when it ends as asked.
+startThread(new URL('./instance-lifeline.js', import.meta.url), { workerData: { fd: 5 } }).unref();
 
 // Batches arrive, and results leave, as tensor frames on fd 4; control messages on the IPC channel.
 const data = new Socket({ fd: 4, readable: true, writable: true });

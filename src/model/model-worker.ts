@@ -2,11 +2,17 @@
 // First, so that serve hears as early as it can that this thread's heap is configured.
 import './heap-configured.js';
 import { parentPort, workerData } from 'node:worker_threads';
+import { isCodeModelPath } from './code-model.js';
 import { serveModelInstance } from './instance-main.js';
+import { watchNativeAddons } from './native-addons.js';
 import { transferablesOf, type WorkerReply, type WorkerRequest, type WorkerSetup } from './worker-protocol.js';
 
 const port = parentPort!;
-await serveModelInstance(workerData as WorkerSetup, {
+const setup = workerData as WorkerSetup;
+// Before the model's module is imported: a code model that loads an addon is no longer terminated mid-run.
+if (isCodeModelPath(setup.path))
+  watchNativeAddons((addon) => port.postMessage({ kind: 'native', addon } satisfies WorkerReply));
+await serveModelInstance(setup, {
   send: (reply: WorkerReply) =>
     port.postMessage(
       reply,

@@ -24,6 +24,11 @@ export type WorkerReply =
   | { kind: 'loaded'; inputs: TensorSpec[]; outputs: TensorSpec[]; inputSchema?: object }
   | { kind: 'load_failed'; message: string }
   /**
+   * A code model's thread loaded a native addon (onnxruntime-node, …): from now on it may be
+   * inside native code, where terminating it can abort the process (instance-handle.ts).
+   */
+  | { kind: 'native'; addon: string }
+  /**
    * One entry per item: its outputs, or why that item alone failed. `inputs`: the batch's input
    * buffers, which the instance no longer needs, back to the server's pool (input-buffers.ts).
    */

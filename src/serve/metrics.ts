@@ -312,7 +312,7 @@ export class ServeMetrics {
     // The instances, as the probes see them: an alert on no instance up, or on restarts, needs no log reading.
     new client.Gauge({
       name: 'batchline_instances',
-      help: 'Model instances by state: up (taking batches), loading, restarting (after a crash, a failed start or being killed stuck), stuck (a thread inside the model past its limit).',
+      help: 'Model instances by state: up (taking batches), loading, restarting (after a crash, a failed start or being killed stuck), stuck (a thread inside native code past its limit: it cannot be stopped; one that can is restarted).',
       labelNames: [...labelNames, 'state'],
       registers: [registry],
       collect() {

@@ -2,7 +2,7 @@ import { EventOrder, type Clock } from '../core/clock.js';
 import type { Batch, Executor } from '../core/types.js';
 import { asError } from '../message-text.js';
 import { AnswersAfterRuns } from './answers-after-runs.js';
-import type { RunLimits } from '../model/instance-pool.js';
+import type { RunLimits } from '../model/instance-handle.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import type { AffineMs } from '../options/affine-latency.js';

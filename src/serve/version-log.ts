@@ -128,7 +128,7 @@ export function instanceEventLine(name: string, version: number, event: Instance
         (event.live ? '' : ` (${event.failuresInARow} failures in a row: /healthz answers 503 until it is back)`)
       );
     case 'stuck':
-      return `${who} ${event.why}; out of the rotation until it returns (a thread cannot be stopped): /healthz answers 503`;
+      return `${who} ${event.why}; out of the rotation until it returns (a thread in native code cannot be stopped): /healthz answers 503`;
     case 'up':
       return event.after === 'restart'
         ? `${who} up again (restart ${event.restarts})`

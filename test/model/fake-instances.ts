@@ -1,4 +1,4 @@
-import type { InstanceHandle, InstanceLauncher } from '../../src/model/instance-pool.js';
+import type { InstanceHandle, InstanceLauncher, InstanceStops } from '../../src/model/instance-handle.js';
 import type { ItemTensors } from '../../src/model/tensor-spec.js';
 
 /** An instance the test drives: it answers, crashes or hangs when told to. */
@@ -14,7 +14,7 @@ export class FakeInstance implements InstanceHandle {
   constructor(
     readonly name: string,
     private readonly onExit: (reason: string) => void,
-    readonly killableWhileRunning: boolean,
+    readonly stops: InstanceStops,
   ) {}
   readonly pid = undefined;
   run(items: readonly ItemTensors[]): Promise<ItemTensors[]> {
@@ -52,12 +52,14 @@ export class FakeInstance implements InstanceHandle {
  * the launches from then on loading until the function it returns is called, so that a test
  * holds an instance down for as long as it needs, not for a backoff it races.
  */
-export function fakeLauncher(killable: boolean) {
+export function fakeLauncher(stops: InstanceStops) {
   const launched: FakeInstance[] = [];
   let held: Promise<void> | undefined;
   const state = {
     failNext: 0,
     launches: 0,
+    /** The load signal each launch was given, in order. */
+    signals: [] as (AbortSignal | undefined)[],
     holdLaunches(): () => void {
       let release!: () => void;
       held = new Promise((resolve) => (release = resolve));
@@ -67,14 +69,15 @@ export function fakeLauncher(killable: boolean) {
       };
     },
   };
-  const launcher: InstanceLauncher = async (onExit) => {
+  const launcher: InstanceLauncher = async (onExit, _index, loadSignal) => {
     state.launches++;
+    state.signals.push(loadSignal);
     if (held !== undefined) await held;
     if (state.failNext > 0) {
       state.failNext--;
       throw new Error('ENOENT: the model file is gone');
     }
-    const instance = new FakeInstance(`i${launched.length}`, onExit, killable);
+    const instance = new FakeInstance(`i${launched.length}`, onExit, stops);
     launched.push(instance);
     return { handle: instance, inputs: [], outputs: [] };
   };

@@ -9,7 +9,7 @@ const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('InstancePool: a batch posted behind another (serve --pipeline)', () => {
   it('posts it at once, runs it after the one before, and counts it stuck from when that one ended', async () => {
     let nowMs = 0;
-    const { launcher, launched } = fakeLauncher(true);
+    const { launcher, launched } = fakeLauncher('at once');
     const pool = await InstancePool.start(launcher, 1, { now: () => nowMs, sweepMs: 2 });
     try {
       const first = pool.run(0, [item], { stuckAfterMs: 100 });
@@ -31,7 +31,7 @@ describe('InstancePool: a batch posted behind another (serve --pipeline)', () =>
   });
 
   it('a crash fails the batch that ran and the one behind it', async () => {
-    const { launcher, launched } = fakeLauncher(false);
+    const { launcher, launched } = fakeLauncher('after its run');
     const pool = await InstancePool.start(launcher, 1, { firstBackoffMs: 10 });
     try {
       const first = pool.run(0, [item], { stuckAfterMs: 1000 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type InstanceLauncher, InstancePool, type RunLimits } from '../../src/model/instance-pool.js';
+import type { InstanceLauncher, RunLimits } from '../../src/model/instance-handle.js';
+import { InstancePool } from '../../src/model/instance-pool.js';
 import type { ItemTensors } from '../../src/model/tensor-spec.js';
 import { fakeLauncher } from './fake-instances.js';
 import type { InstanceEvent } from '../../src/model/instance-health.js';
@@ -20,7 +21,7 @@ afterEach(async () => {
 
 describe('InstancePool: a dead instance leaves the rotation (#2)', () => {
   it('tells its watcher when an instance leaves the rotation and when it is back, and refuses a batch meanwhile', async () => {
-    const { launcher, launched } = fakeLauncher(true);
+    const { launcher, launched } = fakeLauncher('at once');
     pool = await InstancePool.start(launcher, 2, { firstBackoffMs: 30 });
     const changes: [number, boolean][] = [];
     pool.watch((event) => changes.push([event.index, event.kind === 'up']));
@@ -46,7 +47,7 @@ describe('InstancePool: a dead instance leaves the rotation (#2)', () => {
   });
 
   it('fails only the batch that was running when its instance dies, and tells a new watcher which instances are down and why', async () => {
-    const { launcher, launched } = fakeLauncher(true);
+    const { launcher, launched } = fakeLauncher('at once');
     pool = await InstancePool.start(launcher, 1, { firstBackoffMs: 20 });
     const running = pool.run(0, [item], LIMITS);
     launched[0]!.crash();
@@ -65,7 +66,7 @@ describe('InstancePool: a dead instance leaves the rotation (#2)', () => {
   });
 
   it('restarts with a growing backoff while the model cannot load, and says it is not live after 3 failures in a row', async () => {
-    const { launcher: launches, launched, state } = fakeLauncher(true);
+    const { launcher: launches, launched, state } = fakeLauncher('at once');
     const attemptsAtMs: number[] = [];
     let sixthLaunch!: () => void;
     const sixLaunches = new Promise<void>((resolve) => (sixthLaunch = resolve));
@@ -94,7 +95,7 @@ describe('InstancePool: a dead instance leaves the rotation (#2)', () => {
 
 describe('InstancePool: a stuck batch marks its instance unhealthy (#3)', () => {
   it('kills and restarts a process instance stuck past the limit; the other takes the work', async () => {
-    const { launcher, launched } = fakeLauncher(true);
+    const { launcher, launched } = fakeLauncher('at once');
     pool = await InstancePool.start(launcher, 2, { firstBackoffMs: 10, sweepMs: 5 });
     const stuck = pool.run(0, [item], { stuckAfterMs: 20 });
     await expect(stuck).rejects.toThrow(/model instance 0 was stuck for \d+ ms and was restarted/);
@@ -107,7 +108,7 @@ describe('InstancePool: a stuck batch marks its instance unhealthy (#3)', () => 
   });
 
   it('takes a stuck thread out of rotation and says not ready when none is healthy, ready again when it returns', async () => {
-    const { launcher, launched } = fakeLauncher(false);
+    const { launcher, launched } = fakeLauncher('after its run');
     pool = await InstancePool.start(launcher, 2, { sweepMs: 5 });
     const a = pool.run(0, [item], { stuckAfterMs: 15 });
     const b = pool.run(1, [item], { stuckAfterMs: 15 });
@@ -128,7 +129,7 @@ describe('InstancePool: a stuck batch marks its instance unhealthy (#3)', () => 
 
 describe('InstancePool: what happens to its instances is told (the server logs it)', () => {
   it('a stuck thread: stuck with why, then up again when its run returns', async () => {
-    const { launcher, launched } = fakeLauncher(false);
+    const { launcher, launched } = fakeLauncher('after its run');
     pool = await InstancePool.start(launcher, 1, { sweepMs: 5 });
     const events: InstanceEvent[] = [];
     pool.watch((event) => events.push(event));
@@ -145,7 +146,7 @@ describe('InstancePool: what happens to its instances is told (the server logs i
   });
 
   it('a crash: down with why and the backoff, then up after the restart; live turns false at the third failure in a row', async () => {
-    const { launcher, launched, state } = fakeLauncher(true);
+    const { launcher, launched, state } = fakeLauncher('at once');
     pool = await InstancePool.start(launcher, 1, { firstBackoffMs: 5 });
     const events: InstanceEvent[] = [];
     pool.watch((event) => events.push(event));
@@ -176,8 +177,23 @@ describe('InstancePool: what happens to its instances is told (the server logs i
 });
 
 describe('InstancePool.close', () => {
+  // A restart's load was given no signal: one that never ended (an initialize that never settles)
+  // outlived the pool, its thread or process left running after the model was closed.
+  it('stops a restart still loading: the signal its launch was given is aborted', async () => {
+    const { launcher, launched, state } = fakeLauncher('at once');
+    pool = await InstancePool.start(launcher, 1, { firstBackoffMs: 1 });
+    const release = state.holdLaunches();
+    launched[0]!.crash();
+    await until(() => state.launches === 2);
+    expect(state.signals[1]?.aborted).toBe(false);
+    await pool.close();
+    expect(state.signals[1]?.aborted).toBe(true);
+    release();
+    pool = undefined;
+  });
+
   it('kills busy processes at once, closes idle instances, and refuses what comes after', async () => {
-    const { launcher, launched } = fakeLauncher(true);
+    const { launcher, launched } = fakeLauncher('at once');
     pool = await InstancePool.start(launcher, 2);
     const busy = pool.run(0, [item], LIMITS);
     await pool.close();

@@ -1,23 +1,67 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
-import { PATIENCE_MS } from '../patience.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PATIENCE, PATIENCE_MS } from '../patience.js';
 import { tempDir } from '../temp-dir.js';
 import { startServeProcess, type ServeProcess } from './serve-process.js';
 
-/** A code model whose batch never ends: a synchronous loop that holds its thread for ever. */
+/**
+ * A code model whose batch never ends: a synchronous loop that holds its thread for ever. It
+ * first writes its process id beside it (`pid`), so that a test can look for its process.
+ */
 function endlessModel(): string {
   const path = join(tempDir('batchline-endless-'), 'model.mjs');
   writeFileSync(
     path,
-    `export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+    `import { writeFileSync } from 'node:fs';
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
 export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
-export function execute(items) { for (;;) {} }
+export function execute(items) {
+  writeFileSync(new URL('./pid', import.meta.url), String(process.pid));
+  for (;;) {}
+}
 `,
   );
   return path;
 }
+
+/** A code model whose initialize waits for something that never comes (a timer of 24 days). */
+function stalledModel(): string {
+  const path = join(tempDir('batchline-stalled-'), 'model.mjs');
+  writeFileSync(
+    path,
+    `export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export function initialize() { return new Promise((resolve) => setTimeout(resolve, 2 ** 31 - 1)); }
+export function execute(items) { return items.map(({ x }) => ({ y: x })); }
+`,
+  );
+  return path;
+}
+
+/** Whether process `pid` still runs: it exists and is not a zombie waiting for its new parent to reap it. */
+function running(pid: number): boolean {
+  try {
+    // The state is the field after the command's name in parentheses: "R", "S", "Z", …
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** Process ids of instances the tests found, killed at the end if still there. */
+const instancePids: number[] = [];
+afterEach(() => {
+  for (const pid of instancePids.splice(0))
+    if (running(pid)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+});
 
 let serve: ServeProcess | undefined;
 afterEach(() => {
@@ -49,9 +93,10 @@ async function exitOf(what: string): Promise<{ code: number | null; signal: Node
 
 /** Serves the endless model, sends one request and resolves once its batch runs: its answer to come. */
 async function oneRequestRunning(execution: 'worker' | 'process', drainTimeoutMs: number) {
+  const model = endlessModel();
   serve = await startServeProcess([
     '--model',
-    endlessModel(),
+    model,
     '--execution',
     execution,
     '--drain-timeout-ms',
@@ -68,7 +113,7 @@ async function oneRequestRunning(execution: 'worker' | 'process', drainTimeoutMs
   for (const startMs = performance.now(); performance.now() - startMs < PATIENCE_MS; ) {
     const stats = await request(`${url}/v1/stats`, { reset: true }).then((r) => r.body.json() as Promise<any>);
     // In an object: an async function returning the promise itself would wait for the answer.
-    if (stats.snapshot.runningRequests >= 1) return { answer };
+    if (stats.snapshot.runningRequests >= 1) return { answer, pidFile: join(dirname(model), 'pid') };
   }
   throw new Error(`the request never started running\n${serve.output()}`);
 }
@@ -103,5 +148,40 @@ describe('a batch that never ends does not keep the server from exiting', () => 
       expect(serve!.output()).toMatch(/stopped; 0 ok, 1 answered 503 at shutdown/);
     },
     5 * PATIENCE_MS,
+  );
+});
+
+describe('an instance whose batch never ends does not outlive its server', () => {
+  // A process instance's loop is blocked by the batch, so it never heard its channel close: it
+  // spun on, orphaned, for ever after the server was SIGKILLed (an OOM kill, a kill -9).
+  it(
+    'a process instance stuck in a synchronous batch ends soon after its server is SIGKILLed',
+    async () => {
+      const { answer, pidFile } = await oneRequestRunning('process', 300);
+      answer.catch(() => {}); // the server dies without answering
+      await vi.waitFor(() => expect(existsSync(pidFile)).toBe(true), PATIENCE);
+      const pid = Number(readFileSync(pidFile, 'utf8'));
+      instancePids.push(pid);
+      expect(running(pid)).toBe(true);
+      serve!.child.kill('SIGKILL');
+      expect((await exitOf('SIGKILL')).signal).toBe('SIGKILL');
+      // Not awaitable: the instance is not this process's child. PATIENCE_MS only guards a hang.
+      await vi.waitFor(() => expect(running(pid)).toBe(false), PATIENCE);
+    },
+    4 * PATIENCE_MS,
+  );
+});
+
+describe('a code model whose initialize never settles does not keep the server from exiting', () => {
+  // The server said "stopping once the loads in progress end", and waited for ever.
+  it(
+    'SIGTERM while its thread loads: the thread is terminated, the process exits 0',
+    async () => {
+      serve = await startServeProcess(['--model', stalledModel()], {}, 'starting');
+      expect(await serve.until((output) => /starting on/.test(output), PATIENCE_MS)).toBe(true);
+      serve.child.kill('SIGTERM');
+      expect(await exitOf('its model thread loads for ever')).toEqual({ code: 0, signal: null });
+    },
+    3 * PATIENCE_MS,
   );
 });

@@ -59,7 +59,7 @@ async function serveOnPool(
     beforeServing?: (launched: FakeInstance[], holdLaunches: () => () => void) => void;
   } = {},
 ) {
-  const { launcher, launched, state } = fakeLauncher(true);
+  const { launcher, launched, state } = fakeLauncher('at once');
   pool = await InstancePool.start(launcher, instances, { firstBackoffMs: 10, sweepMs: 5 });
   beforeServing?.(launched, state.holdLaunches);
   const config = resolveOptions(

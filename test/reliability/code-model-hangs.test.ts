@@ -1,0 +1,202 @@
+/**
+ * A code model (`model.mjs`) on a worker thread that hangs: an `execute` that spins for ever or
+ * returns a promise that never settles, an `initialize` that never settles. Its thread runs
+ * JavaScript, which `worker.terminate()` interrupts: it is replaced as a stuck process is, and a
+ * removal or a stop does not wait for it. A real server on real sockets.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { request } from 'undici';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { InstanceEvent } from '../../src/model/instance-health.js';
+import { PATIENCE, PATIENCE_MS } from '../patience.js';
+import { codeModelDir } from '../model/code-model-fixtures.js';
+import { infer, startTestServer, type TestServer } from '../serve/test-server.js';
+import { tableRow } from './table.js';
+
+/** y = x, but x = -1 spins for ever and x = -2 answers a promise that never settles. */
+const HANGS_ON_ASK = `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export function execute(items) {
+  if (items.some(({ x }) => x[0] === -1)) for (;;) {}
+  if (items.some(({ x }) => x[0] === -2)) return new Promise(() => {});
+  return items.map(({ x }) => ({ y: x }));
+}
+`;
+
+/**
+ * Its initialize writes its thread's id into a file beside it, then waits for something that never
+ * comes (a timer of 24 days holds the thread, as a download's socket would: a promise alone would
+ * let the thread's loop run dry and end it).
+ */
+const STALLS_ON_LOAD = `
+import { writeFileSync } from 'node:fs';
+import { threadId } from 'node:worker_threads';
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export function initialize() {
+  writeFileSync(new URL('./started', import.meta.url), String(threadId));
+  return new Promise((resolve) => setTimeout(resolve, 2 ** 31 - 1));
+}
+export function execute(items) { return items; }
+`;
+
+/** Its finalize never settles: a removal used to wait for it for ever. */
+const NEVER_FINALIZES = `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export function execute(items) { return items.map(({ x }) => ({ y: x })); }
+export function finalize() { return new Promise(() => {}); }
+`;
+
+/**
+ * Loads onnxruntime in its initialize (as a model that runs a session of its own does); x = -1
+ * holds its batch for 1.5 s (JavaScript, but the thread may now be in native code at any time).
+ */
+const LOADS_ONNXRUNTIME = `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export async function initialize() {
+  await import(${JSON.stringify(pathToFileURL(createRequire(import.meta.url).resolve('onnxruntime-node')).href)});
+}
+export function execute(items) {
+  if (items.some(({ x }) => x[0] === -1)) for (const startMs = performance.now(); performance.now() - startMs < 1500; );
+  return items.map(({ x }) => ({ y: x }));
+}
+`;
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** Awaits `promise`, or fails after PATIENCE_MS saying what it waited for. */
+async function within<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const never = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${PATIENCE_MS} ms`)), PATIENCE_MS);
+  });
+  try {
+    return await Promise.race([promise, never]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function get(url: string): Promise<{ status: number; text: string }> {
+  const response = await request(url, { reset: true });
+  return { status: response.statusCode, text: await response.body.text() };
+}
+
+describe('a code model thread whose batch never ends (#3)', () => {
+  it.each([
+    ['spins for ever (for (;;) {})', -1],
+    ['never settles (a promise)', -2],
+  ])(
+    'an execute that %s: 504 at the deadline, then stuck, terminated and replaced; alive meanwhile',
+    async (what, x) => {
+      const dir = await codeModelDir({ 'hangs/1/model.mjs': HANGS_ON_ASK });
+      server = await startTestServer({ modelRepository: dir, requestTimeoutMs: 100, batchWindowMs: 0 });
+      const model = server.runtime.defaultVersion!.model;
+      const events: InstanceEvent[] = [];
+      const replaced = new Promise<void>((resolve) =>
+        model.watchInstances!((event) => {
+          events.push(event);
+          if (event.kind === 'up') resolve();
+        }),
+      );
+      const hung = await infer(`${server.url}/models/hangs/predict`, { inputs: [x] });
+      expect(hung.status).toBe(504);
+      await within(replaced, 'a new instance is up');
+      // Down (terminated as a stuck process is killed), never `stuck` for good.
+      expect(events.map((event) => event.kind)).toEqual(['down', 'up']);
+      expect(events[0]).toMatchObject({
+        kind: 'down',
+        why: expect.stringMatching(/^stuck: a batch ran \d+ ms \(limit 200 ms\)$/),
+      });
+      const health = model.health();
+      expect(health).toMatchObject({ live: true, ready: true });
+      expect(health.instances[0]).toMatchObject({ state: 'up', restarts: 1 });
+      expect((await get(`${server.url}/healthz`)).status).toBe(200);
+      const metrics = (await get(`${server.url}/metrics`)).text;
+      expect(metrics).toMatch(/batchline_instance_restarts_total\{model="hangs",version="1"\} 1/);
+      expect(metrics).toMatch(/batchline_instances\{model="hangs",version="1",state="stuck"\} 0/);
+      // The new thread answers; its deadline is its own, as its first run may be slow on a loaded host.
+      const next = await infer(
+        `${server.url}/models/hangs/predict`,
+        { inputs: [3] },
+        { 'x-request-timeout-ms': '30000' },
+      );
+      expect([next.status, next.json.outputs]).toEqual([200, { y: [3] }]);
+      tableRow(
+        `#3 a code model's execute that ${what} (worker thread, 100 ms deadline)`,
+        '504 at the deadline; stuck past 2× it: terminated and replaced; /healthz 200',
+        `${hung.status}; ${events[0]!.kind === 'down' ? events[0]!.why : events[0]!.kind}; up again (restart ${health.instances[0]!.restarts}); /healthz 200; then 200 from the new thread`,
+      );
+    },
+    3 * PATIENCE_MS,
+  );
+});
+
+describe('a code model thread that loaded a native addon', () => {
+  // Terminated inside an addon's call, the thread would take the process down (onnxruntime-node's abort).
+  it('is not terminated in a long batch: stuck, out of the rotation, back when its run returns', async () => {
+    const dir = await codeModelDir({ 'native/1/model.mjs': LOADS_ONNXRUNTIME });
+    server = await startTestServer({ modelRepository: dir, requestTimeoutMs: 100, batchWindowMs: 0 });
+    const model = server.runtime.defaultVersion!.model;
+    const events: InstanceEvent[] = [];
+    const back = new Promise<void>((resolve) =>
+      model.watchInstances!((event) => {
+        events.push(event);
+        if (event.kind === 'up') resolve();
+      }),
+    );
+    expect((await infer(`${server.url}/models/native/predict`, { inputs: [-1] })).status).toBe(504);
+    await within(back, 'the instance is back');
+    expect(events.map((event) => event.kind)).toEqual(['stuck', 'up']);
+    expect(events[1]).toMatchObject({ after: 'stuck', restarts: 0 });
+  });
+});
+
+describe('a code model thread whose initialize or finalize never settles', () => {
+  it('is removed at once by DELETE: its thread is terminated, not waited for', async () => {
+    // A served model beside it: a repository holds at least one. The stalled one is in a hidden folder.
+    const dir = await codeModelDir({ 'hangs/1/model.mjs': HANGS_ON_ASK, '.staging/stalled.mjs': STALLS_ON_LOAD });
+    server = await startTestServer({ modelRepository: dir, adminToken: 'admin-secret' });
+    const admin = (method: 'POST' | 'DELETE', path: string, body?: unknown) =>
+      request(`${server!.url}${path}`, {
+        method,
+        headers: {
+          authorization: 'Bearer admin-secret',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }).then(async (r) => ({ status: r.statusCode, json: (await r.body.json()) as any }));
+    const registered = await admin('POST', '/admin/models/stalled', { module: '.staging/stalled.mjs', wait: false });
+    expect(registered.status).toBe(202);
+    await vi.waitFor(() => expect(existsSync(join(dir, '.staging', 'started'))).toBe(true), PATIENCE);
+    expect(Number(readFileSync(join(dir, '.staging', 'started'), 'utf8'))).toBeGreaterThan(0); // on a thread
+    // The DELETE used to wait for the load, which never ends: no answer, and the server's stop hung too.
+    const removed = await within(admin('DELETE', '/admin/models/stalled/1'), 'the DELETE was never answered');
+    expect(removed.status).toBe(200);
+    expect(server.runtime.registry.versionsOf('stalled')).toEqual([]);
+    await within(server.close(), 'the server never stopped');
+    server = undefined;
+  });
+
+  it('is removed by DELETE when its finalize never settles: its thread is terminated after a grace', async () => {
+    const dir = await codeModelDir({ 'stays/1/model.mjs': NEVER_FINALIZES });
+    server = await startTestServer({ modelRepository: dir, adminToken: 'admin-secret' });
+    expect((await infer(`${server.url}/models/stays/predict`, { inputs: [2] })).status).toBe(200);
+    const removed = request(`${server.url}/admin/models/stays/1`, {
+      method: 'DELETE',
+      headers: { authorization: 'Bearer admin-secret' },
+    }).then((r) => r.statusCode);
+    expect(await within(removed, 'the DELETE was never answered')).toBe(200);
+    expect(server.runtime.registry.versionsOf('stays')).toEqual([]);
+  });
+});

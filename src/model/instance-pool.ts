@@ -65,8 +65,8 @@ interface Slot {
  * (`watch`). An instance that crashes leaves the rotation and is restarted after a backoff
  * (100 ms, doubling to 10 s); one whose batch runs past its limit is stuck: out of rotation, and
  * stopped and restarted when it stops at once (a process, a code model's thread: instance-handle.ts).
- * A dead instance fails a batch at once, so left in
- * the rotation it would always be the free one and take every batch.
+ * A dead instance fails a batch at once, so left in the rotation it would always be the free one
+ * and take every batch.
  */
 export class InstancePool {
   private readonly slots: Slot[];

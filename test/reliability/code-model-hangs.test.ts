@@ -87,6 +87,27 @@ async function within<T>(promise: Promise<T>, what: string): Promise<T> {
   }
 }
 
+/**
+ * Serves the repository `files` (one model, 100 ms deadlines, no window) and watches its instances:
+ * what they went through, and the first time one is up again.
+ */
+async function serveWatched(files: Record<string, string>) {
+  server = await startTestServer({
+    modelRepository: await codeModelDir(files),
+    requestTimeoutMs: 100,
+    batchWindowMs: 0,
+  });
+  const model = server.runtime.defaultVersion!.model;
+  const events: InstanceEvent[] = [];
+  const up = new Promise<void>((resolve) =>
+    model.watchInstances!((event) => {
+      events.push(event);
+      if (event.kind === 'up') resolve();
+    }),
+  );
+  return { url: server.url, model, events, up };
+}
+
 async function get(url: string): Promise<{ status: number; text: string }> {
   const response = await request(url, { reset: true });
   return { status: response.statusCode, text: await response.body.text() };
@@ -99,17 +120,8 @@ describe('a code model thread whose batch never ends (#3)', () => {
   ])(
     'an execute that %s: 504 at the deadline, then stuck, terminated and replaced; alive meanwhile',
     async (what, x) => {
-      const dir = await codeModelDir({ 'hangs/1/model.mjs': HANGS_ON_ASK });
-      server = await startTestServer({ modelRepository: dir, requestTimeoutMs: 100, batchWindowMs: 0 });
-      const model = server.runtime.defaultVersion!.model;
-      const events: InstanceEvent[] = [];
-      const replaced = new Promise<void>((resolve) =>
-        model.watchInstances!((event) => {
-          events.push(event);
-          if (event.kind === 'up') resolve();
-        }),
-      );
-      const hung = await infer(`${server.url}/models/hangs/predict`, { inputs: [x] });
+      const { url, model, events, up: replaced } = await serveWatched({ 'hangs/1/model.mjs': HANGS_ON_ASK });
+      const hung = await infer(`${url}/models/hangs/predict`, { inputs: [x] });
       expect(hung.status).toBe(504);
       await within(replaced, 'a new instance is up');
       // Down (terminated as a stuck process is killed), never `stuck` for good.
@@ -121,16 +133,12 @@ describe('a code model thread whose batch never ends (#3)', () => {
       const health = model.health();
       expect(health).toMatchObject({ live: true, ready: true });
       expect(health.instances[0]).toMatchObject({ state: 'up', restarts: 1 });
-      expect((await get(`${server.url}/healthz`)).status).toBe(200);
-      const metrics = (await get(`${server.url}/metrics`)).text;
+      expect((await get(`${url}/healthz`)).status).toBe(200);
+      const metrics = (await get(`${url}/metrics`)).text;
       expect(metrics).toMatch(/batchline_instance_restarts_total\{model="hangs",version="1"\} 1/);
       expect(metrics).toMatch(/batchline_instances\{model="hangs",version="1",state="stuck"\} 0/);
       // The new thread answers; its deadline is its own, as its first run may be slow on a loaded host.
-      const next = await infer(
-        `${server.url}/models/hangs/predict`,
-        { inputs: [3] },
-        { 'x-request-timeout-ms': '30000' },
-      );
+      const next = await infer(`${url}/models/hangs/predict`, { inputs: [3] }, { 'x-request-timeout-ms': '30000' });
       expect([next.status, next.json.outputs]).toEqual([200, { y: [3] }]);
       tableRow(
         `#3 a code model's execute that ${what} (worker thread, 100 ms deadline)`,
@@ -145,17 +153,8 @@ describe('a code model thread whose batch never ends (#3)', () => {
 describe('a code model thread that loaded a native addon', () => {
   // Terminated inside an addon's call, the thread would take the process down (onnxruntime-node's abort).
   it('is not terminated in a long batch: stuck, out of the rotation, back when its run returns', async () => {
-    const dir = await codeModelDir({ 'native/1/model.mjs': LOADS_ONNXRUNTIME });
-    server = await startTestServer({ modelRepository: dir, requestTimeoutMs: 100, batchWindowMs: 0 });
-    const model = server.runtime.defaultVersion!.model;
-    const events: InstanceEvent[] = [];
-    const back = new Promise<void>((resolve) =>
-      model.watchInstances!((event) => {
-        events.push(event);
-        if (event.kind === 'up') resolve();
-      }),
-    );
-    expect((await infer(`${server.url}/models/native/predict`, { inputs: [-1] })).status).toBe(504);
+    const { url, events, up: back } = await serveWatched({ 'native/1/model.mjs': LOADS_ONNXRUNTIME });
+    expect((await infer(`${url}/models/native/predict`, { inputs: [-1] })).status).toBe(504);
     await within(back, 'the instance is back');
     expect(events.map((event) => event.kind)).toEqual(['stuck', 'up']);
     expect(events[1]).toMatchObject({ after: 'stuck', restarts: 0 });

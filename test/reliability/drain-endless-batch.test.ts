@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PATIENCE, PATIENCE_MS } from '../patience.js';
 import { tempDir } from '../temp-dir.js';
 import { startServeProcess, type ServeProcess } from './serve-process.js';
+import { tableRow } from './table.js';
 
 /**
  * A code model whose batch never ends: a synchronous loop that holds its thread for ever. It
@@ -165,8 +166,14 @@ describe('an instance whose batch never ends does not outlive its server', () =>
       expect(running(pid)).toBe(true);
       serve!.child.kill('SIGKILL');
       expect((await exitOf('SIGKILL')).signal).toBe('SIGKILL');
+      const killedAtMs = performance.now();
       // Not awaitable: the instance is not this process's child. PATIENCE_MS only guards a hang.
       await vi.waitFor(() => expect(running(pid)).toBe(false), PATIENCE);
+      tableRow(
+        '#4 SIGKILL to serve while a process instance runs a batch that never ends (for (;;) {})',
+        'the instance process ends with it, no orphan',
+        `instance gone ${Math.round(performance.now() - killedAtMs)} ms after serve's exit was seen`,
+      );
     },
     4 * PATIENCE_MS,
   );
@@ -180,7 +187,13 @@ describe('a code model whose initialize never settles does not keep the server f
       serve = await startServeProcess(['--model', stalledModel()], {}, 'starting');
       expect(await serve.until((output) => /starting on/.test(output), PATIENCE_MS)).toBe(true);
       serve.child.kill('SIGTERM');
+      const signalledAtMs = performance.now();
       expect(await exitOf('its model thread loads for ever')).toEqual({ code: 0, signal: null });
+      tableRow(
+        "#4 SIGTERM while a code model's initialize never settles (worker thread, at start-up)",
+        'the thread terminated; exit 0',
+        `exit 0 after ${Math.round(performance.now() - signalledAtMs)} ms`,
+      );
     },
     3 * PATIENCE_MS,
   );

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { SERVE_OPTIONS, withModelLatencyDefault } from '../options/serve.js';
 import { addOptions, resolveOptions } from '../options/schema.js';
+import { keepOldGenerationRoom } from '../serve/old-generation-room.js';
 import { keepYoungGenerationSmall } from '../serve/young-generation.js';
 
 export function makeServeCommand(): Command {
@@ -18,7 +19,10 @@ export function makeServeCommand(): Command {
     const inline =
       config.execution === 'inline' ||
       (config.execution === 'auto' && config.model === undefined && config.modelRepository === undefined);
-    if (!inline) keepYoungGenerationSmall();
+    if (!inline) {
+      keepYoungGenerationSmall();
+      keepOldGenerationRoom();
+    }
     const { shouldUseDashboard } = await import('../ui/terminal.js');
     const { runServer } = await import('../serve/run-server.js');
     const { startServeOutput } = await import('./serve-output.js');

@@ -110,8 +110,17 @@ function newSpaceBytes(): number {
 
 /** Whether node's own arguments or NODE_OPTIONS size the young generation. */
 export function youngGenerationSizedBy(execArgv: readonly string[], nodeOptions: string | undefined): boolean {
+  return givenNodeFlag(execArgv, nodeOptions, SIZING_FLAGS);
+}
+
+/** Whether node's own arguments or NODE_OPTIONS hold one of these V8 flags. */
+export function givenNodeFlag(
+  execArgv: readonly string[],
+  nodeOptions: string | undefined,
+  flags: readonly string[],
+): boolean {
   const given = [...execArgv, ...(nodeOptions ?? '').split(/\s+/)];
-  return given.some((arg) => SIZING_FLAGS.some((flag) => sameFlag(arg, flag)));
+  return given.some((arg) => flags.some((flag) => sameFlag(arg, flag)));
 }
 
 /** `--max-semi-space-size=4`, `--max_semi_space_size 4`: V8 takes `_` and `-` alike. */

@@ -21,7 +21,8 @@ export const NEW_SPACE_CAP_BYTES = 8 * 1024 * 1024;
  * promote all of it), and under load that was all the time: 8.2–9.5 mark-compacts a thousand
  * requests (14.6 at 8 MB) on the classifier's binary path, with a 15 MB heap that did not grow.
  * Their concurrent marking ran on V8's helper threads beside the model thread on a 2-core machine,
- * their pauses on the main thread. At 4 MB, none. Not for inline models: the embedded toy model's
+ * their pauses on the main thread. At 4 MB, none in those runs (bursts of another cause remained in
+ * some runs: the request bodies outside the heap, old-generation-room.ts). Not for inline models: the embedded toy model's
  * small requests at 24k/s scavenge so often that serve kept 5 % less of a bare Fastify route's
  * rate at 4 MB (0.717 against 0.756, 0.662 against 0.694) and a quarter less at 2 MB, while its
  * model runs on the main thread and competes with no model thread for a core.

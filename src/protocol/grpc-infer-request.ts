@@ -7,17 +7,10 @@ import { byteSizeOf, utf8Text } from './binary-tensor.js';
 import { oipDatatypeOf } from '../model/datatypes.js';
 import { protoRoot } from './grpc-proto-root.js';
 import { CONTENTS_FIELD, type InferTensorContentsMessage } from './grpc-tensor-contents.js';
-import {
-  binaryRows,
-  checkedShape,
-  clip,
-  itemsOfRows,
-  type OipModelView,
-  type OipRequest,
-  requestedOutputs,
-  type RowTensor,
-  sharedMemoryRows,
-} from './oip-request.js';
+import type { OipModelView, OipRequest } from './oip-decoded-request.js';
+import { clip } from './oip-fields.js';
+import { binaryRows, checkedShape, itemsOfRows, type RowTensor, sharedMemoryRows } from './oip-input-rows.js';
+import { requestedOutputs } from './oip-requested-outputs.js';
 import { scheduleParametersOf } from './schedule-parameters.js';
 import { type SharedMemoryAccess, sharedMemoryRefOf } from './shared-memory-parameters.js';
 

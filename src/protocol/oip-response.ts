@@ -10,7 +10,7 @@ import {
 } from '../model/tensor-spec.js';
 import { bytesOfElements } from './binary-tensor.js';
 import { oipDatatypeOf } from '../model/datatypes.js';
-import type { RequestedOutput } from './oip-request.js';
+import type { RequestedOutput } from './oip-decoded-request.js';
 import { classifiedRow } from './classification.js';
 
 /** What an inference answer holds: the model, the request's id and outputs asked for, each row's outputs. */

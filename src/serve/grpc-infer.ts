@@ -2,7 +2,7 @@ import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { BatchlineError } from '../errors.js';
 import { decodeGrpcInferRequest, decodeModelInferRequest } from '../protocol/grpc-infer-request.js';
 import { encodeGrpcInferResponse } from '../protocol/grpc-infer-response.js';
-import type { OipRequest } from '../protocol/oip-request.js';
+import type { OipRequest } from '../protocol/oip-decoded-request.js';
 import type { SharedMemoryAccess } from '../protocol/shared-memory-parameters.js';
 import { timeoutMsOf } from '../protocol/schedule-parameters.js';
 import { type AdmissionContext, admitRows } from './admission.js';

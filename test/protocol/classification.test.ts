@@ -5,7 +5,8 @@ import { bodyOf } from '../../src/protocol/body-chunks.js';
 import { decodeGrpcInferRequest, decodeModelInferRequest } from '../../src/protocol/grpc-infer-request.js';
 import { encodeGrpcInferResponse } from '../../src/protocol/grpc-infer-response.js';
 import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
-import { decodeOipRequest, type OipModelView, type OipRequest } from '../../src/protocol/oip-request.js';
+import type { OipModelView, OipRequest } from '../../src/protocol/oip-decoded-request.js';
+import { decodeOipRequest } from '../../src/protocol/oip-request.js';
 import { encodeOipAnswer } from '../../src/protocol/oip-response.js';
 import { encodeInferRequest, float32Bytes } from '../serve/grpc-helpers.js';
 

@@ -6,7 +6,8 @@ import { ELEMENT_TYPES, type ElementType, type ItemTensors, type TensorSpec } fr
 import { bodyOf, type BodyChunks } from '../../src/protocol/body-chunks.js';
 import { bytesOfElements } from '../../src/protocol/binary-tensor.js';
 import { oipDatatypeOf } from '../../src/model/datatypes.js';
-import { decodeOipRequest, type OipModelView } from '../../src/protocol/oip-request.js';
+import type { OipModelView } from '../../src/protocol/oip-decoded-request.js';
+import { decodeOipRequest } from '../../src/protocol/oip-request.js';
 import { encodeOipAnswer } from '../../src/protocol/oip-response.js';
 import { expectSchema } from './oip-schema.js';
 import { readCapture } from './raw-request.js';

@@ -1,0 +1,97 @@
+import { readFile } from 'node:fs/promises';
+import { BatchlineError } from '../errors.js';
+import { inferRouteOf, probeTarget } from '../bench/default-body.js';
+import { grpcModelOf, type ValidatedBench } from '../bench/plan-from-options.js';
+import type { BenchPlan } from '../bench/plan.js';
+import { encodeModelInferRequest, modelInferRequestFromJson } from '../protocol/grpc-json-request.js';
+
+/** Reads --body (inline, @file, or @file.jsonl: one body a line), or finds one that fits a batchline server's model. */
+export async function withBody(v: ValidatedBench, stderr: NodeJS.WritableStream): Promise<BenchPlan> {
+  const plan = v.plan;
+  let bodies: Buffer[] | undefined;
+  if (v.bodySource.kind === 'inline') bodies = [Buffer.from(v.bodySource.text)];
+  else if (v.bodySource.kind === 'file') bodies = await readBodies(v.bodySource.path);
+  else if (!v.methodGiven || ['POST', 'PUT', 'PATCH'].includes(plan.method) || isInferRoute(plan.url)) {
+    const target = await probeTarget(plan.url);
+    const batchline = target.kind !== 'unknown';
+    if (target.kind === 'toy-model' && (!v.methodGiven || plan.method === 'POST')) {
+      bodies = [Buffer.from(target.body)];
+      stderr.write(`batchline bench: the target is a batchline server with toy-logistic-v1; sending ${target.body}\n`);
+    } else if (target.kind === 'generated' && (!v.methodGiven || plan.method === 'POST')) {
+      bodies = [Buffer.from(target.body)];
+      stderr.write(
+        `batchline bench: the target is a batchline server; sending a made-up body of the shape of ${target.about}: ${target.body.length > 80 ? `${target.body.slice(0, 77)}...` : target.body}\n`,
+      );
+    } else if (batchline && isInferRoute(plan.url)) {
+      // Otherwise every request gets 404 (or 400): a load test of the error path, not of the model.
+      const model =
+        target.kind === 'batchline-other-model'
+          ? `${target.model}; its inference routes: ${target.routes.join(', ')}`
+          : target.kind === 'generated'
+            ? `${target.about} takes a body such as ${target.body.length > 60 ? `${target.body.slice(0, 57)}...` : target.body}`
+            : `toy-logistic-v1 takes ${target.body}`;
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        `--body: the target is a batchline server, whose ${new URL(plan.url).pathname} takes POST with a JSON body; ${model}: pass --body '<json>' or --body @file${v.methodGiven && plan.method !== 'POST' ? ` and drop --method ${plan.method}` : ''}`,
+      );
+    } else if (v.methodGiven && ['POST', 'PUT', 'PATCH'].includes(plan.method)) {
+      const why =
+        target.kind === 'batchline-other-model' ? `the batchline server: ${target.model}` : 'no body was given';
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        `--body: missing for ${plan.method}: ${why}; pass --body '<json>' or --body @file`,
+      );
+    }
+  }
+  if (bodies !== undefined && new URL(plan.url).protocol === 'grpc:')
+    return { ...plan, bodies: grpcBodies(plan, bodies) };
+  if (bodies === undefined) return plan;
+  const headers = v.contentTypeGiven ? plan.headers : { ...plan.headers, 'content-type': 'application/json' };
+  return { ...plan, bodies, headers, method: v.methodGiven ? plan.method : 'POST' };
+}
+
+/**
+ * Each --body (the Open Inference Protocol's JSON) as the bytes of a gRPC ModelInferRequest for
+ * the URL's model, encoded once before the run.
+ */
+function grpcBodies(plan: BenchPlan, bodies: readonly Buffer[]): Buffer[] {
+  const { name, version } = grpcModelOf(new URL(plan.url));
+  return bodies.map((body) => {
+    let json: unknown;
+    try {
+      json = JSON.parse(body.toString('utf8'));
+    } catch (error) {
+      throw new BatchlineError('INVALID_OPTION', `--body: not valid JSON (${(error as Error).message})`);
+    }
+    return encodeModelInferRequest(modelInferRequestFromJson(json, name, version));
+  });
+}
+
+/** batchline's inference routes: `/v1/infer` and `/models/{name}/predict`. */
+function isInferRoute(url: string): boolean {
+  return inferRouteOf(new URL(url)) !== undefined;
+}
+
+/**
+ * `--body @file`: the file as one body, or, for `.jsonl`/`.ndjson`, one body per non-empty line,
+ * which the requests cycle through (varied payloads, such as images of several sizes).
+ */
+async function readBodies(path: string): Promise<Buffer[]> {
+  let content: Buffer;
+  try {
+    content = await readFile(path);
+  } catch (error) {
+    throw new BatchlineError('INVALID_OPTION', `--body: cannot read @${path}: ${(error as Error).message}`);
+  }
+  // As --body '' is refused: an empty file (a mistyped redirect) sent empty bodies to a load of 400s.
+  if (content.length === 0)
+    throw new BatchlineError('INVALID_OPTION', `--body: @${path} is empty; expected the request body`);
+  if (!/\.(jsonl|ndjson)$/i.test(path)) return [content];
+  const lines = content
+    .toString('utf8')
+    .split(/\r?\n/)
+    .filter((line) => line.trim() !== '');
+  if (lines.length === 0)
+    throw new BatchlineError('INVALID_OPTION', `--body: @${path} holds no line; expected one request body per line`);
+  return lines.map((line) => Buffer.from(line));
+}

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { BENCH_OPTIONS } from '../options/bench.js';
-import { addOptions, resolveOptions } from '../options/schema.js';
+import { addOptions } from '../options/command-flags.js';
+import { resolveOptions } from '../options/schema.js';
 import { commandLineOf } from '../report/html/command-line.js';
 
 /**

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import { BatchlineError } from '../errors.js';
 import { PROFILE_OPTIONS } from '../options/profile.js';
-import { addOptions, resolveOptions } from '../options/schema.js';
+import { addOptions } from '../options/command-flags.js';
+import { resolveOptions } from '../options/schema.js';
 
 /**
  * `batchline profile`: measures a model's execution time per batch size, so `simulate` can

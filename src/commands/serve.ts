@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { SERVE_OPTIONS, withModelLatencyDefault } from '../options/serve.js';
-import { addOptions, resolveOptions } from '../options/schema.js';
+import { addOptions } from '../options/command-flags.js';
+import { resolveOptions } from '../options/schema.js';
 import { keepOldGenerationRoom } from '../serve/old-generation-room.js';
 import { keepYoungGenerationSmall } from '../serve/young-generation.js';
 

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
-import { addOptions, resolveOptions } from '../options/schema.js';
+import { addOptions } from '../options/command-flags.js';
+import { resolveOptions } from '../options/schema.js';
 import { SIMULATE_OPTIONS } from '../options/simulate.js';
 import { commandLineOf } from '../report/html/command-line.js';
 

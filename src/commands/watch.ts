@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { BatchlineError } from '../errors.js';
-import { addOptions, resolveOptions } from '../options/schema.js';
+import { addOptions } from '../options/command-flags.js';
+import { resolveOptions } from '../options/schema.js';
 import { WATCH_OPTIONS } from '../options/watch.js';
 
 export function makeWatchCommand(): Command {

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { addOptions, resolveOptions } from '../../src/options/schema.js';
+import { addOptions } from '../../src/options/command-flags.js';
+import { resolveOptions } from '../../src/options/schema.js';
 import { MODEL_VERSION_OPTIONS } from '../../src/options/serve.js';
 
 /** What `batchline serve` would resolve for `--pipeline`/`--hold-retries` from these arguments and env. */

@@ -1,11 +1,8 @@
-import { classifyError, DRAIN_CAUSE } from './error-kind.js';
-import { Drain } from './drain.js';
+import { Drain, DRAIN_SLACK_MS } from './drain.js';
 import type { PlanShare } from './plan.js';
 import type { BenchRecorder } from './recorder.js';
-import { TimedRequest, type RequestSink } from './timed-request.js';
+import { recordAnswer, recordFailure, TimedRequest, type RequestSink } from './timed-request.js';
 import { createTransport } from './transport.js';
-
-const DRAIN_SLACK_MS = 1000;
 
 /**
  * Closed loop: connections × pipelining senders, each sending its next request as soon as its
@@ -59,21 +56,12 @@ export function runClosedLoop(
     const sink: RequestSink = {
       complete(request, status, endAtMs) {
         inFlight--;
-        const serviceFromMs = Number.isNaN(request.writtenMs) ? request.intendedMs : request.writtenMs;
-        recorder.recordResponse(
-          status,
-          endAtMs - request.intendedMs,
-          endAtMs - serviceFromMs,
-          endAtMs,
-          request.measured,
-        );
+        recordAnswer(recorder, request, status, endAtMs);
         sendNext(request.sender);
       },
       fail(request, error, endAtMs) {
         inFlight--;
-        const drained = drain?.expired === true;
-        const kind = drained ? 'timeout' : classifyError(error);
-        recorder.recordError(kind, drained ? DRAIN_CAUSE : error, endAtMs, request.measured);
+        recordFailure(recorder, request, error, endAtMs, drain);
         if (drain !== undefined) drain.settled(inFlight);
         // Deferred: a failure can be reported synchronously, and a refused port fails at once.
         else setImmediate(sendNext, request.sender);

@@ -4,6 +4,9 @@ export interface Closable {
   destroy(): Promise<void>;
 }
 
+/** Extra time past --timeout that the end of a run waits for stragglers. */
+export const DRAIN_SLACK_MS = 1000;
+
 /**
  * The end of a run: wait for requests in flight, but no longer than `graceMs`; then destroy the
  * pool, so what is still outstanding fails (the loops count those as timeouts).

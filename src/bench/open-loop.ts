@@ -1,10 +1,9 @@
-import { classifyError, DRAIN_CAUSE } from './error-kind.js';
-import { Drain } from './drain.js';
+import { Drain, DRAIN_SLACK_MS } from './drain.js';
 import type { PlanShare } from './plan.js';
 import type { BenchRecorder } from './recorder.js';
 import { OpenLoopSchedule } from './schedule.js';
 import { Pacer } from './pacer.js';
-import { TimedRequest, type RequestSink } from './timed-request.js';
+import { recordAnswer, recordFailure, TimedRequest, type RequestSink } from './timed-request.js';
 import { createTransport } from './transport.js';
 
 /**
@@ -19,8 +18,6 @@ const SPIN_BELOW_MS = 2;
  * timing an answer.
  */
 const MAX_SENDS_PER_TURN = 256;
-/** Extra time past --timeout that the end of a run waits for stragglers. */
-const DRAIN_SLACK_MS = 1000;
 
 /**
  * Open loop (wrk2's "constant throughput"): sends follow a schedule fixed in advance, each
@@ -49,15 +46,12 @@ export function runOpenLoop(
     const sink: RequestSink = {
       complete(request, status, endMs) {
         inFlight--;
-        const serviceFromMs = Number.isNaN(request.writtenMs) ? request.intendedMs : request.writtenMs;
-        recorder.recordResponse(status, endMs - request.intendedMs, endMs - serviceFromMs, endMs, request.measured);
+        recordAnswer(recorder, request, status, endMs);
         drain?.settled(inFlight);
       },
       fail(request, error, endMs) {
         inFlight--;
-        const drained = drain?.expired === true;
-        const kind = drained ? 'timeout' : classifyError(error);
-        recorder.recordError(kind, drained ? DRAIN_CAUSE : error, endMs, request.measured);
+        recordFailure(recorder, request, error, endMs, drain);
         drain?.settled(inFlight);
       },
     };

@@ -1,4 +1,7 @@
 import type { Dispatcher } from 'undici';
+import type { Drain } from './drain.js';
+import { classifyError, DRAIN_CAUSE } from './error-kind.js';
+import type { BenchRecorder } from './recorder.js';
 
 /** Where a finished request reports; the run loop implements it. */
 export interface RequestSink {
@@ -57,4 +60,35 @@ export class TimedRequest implements Dispatcher.DispatchHandler {
   answered(status: string): void {
     this.sink.complete(this, status, this.now());
   }
+}
+
+/**
+ * Records a request's answer, for both loops: its latency from the intended send, its service
+ * time from when it reached a socket (from the intended send when that was never stamped).
+ */
+export function recordAnswer(
+  recorder: BenchRecorder,
+  request: TimedRequest,
+  status: number | string,
+  endMs: number,
+): void {
+  const serviceFromMs = Number.isNaN(request.writtenMs) ? request.intendedMs : request.writtenMs;
+  recorder.recordResponse(status, endMs - request.intendedMs, endMs - serviceFromMs, endMs, request.measured);
+}
+
+/** Records a request's failure, for both loops: one the drain caused (its grace ran out) is a timeout. */
+export function recordFailure(
+  recorder: BenchRecorder,
+  request: TimedRequest,
+  error: Error,
+  endMs: number,
+  drain: Drain | undefined,
+): void {
+  const drained = drain?.expired === true;
+  recorder.recordError(
+    drained ? 'timeout' : classifyError(error),
+    drained ? DRAIN_CAUSE : error,
+    endMs,
+    request.measured,
+  );
 }

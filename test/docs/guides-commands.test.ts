@@ -8,7 +8,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, runGuide } from './doc-runner.js';
+import { ROOT } from './doc-runner.js';
+import { expectGuideRunsAsWritten } from './guide-as-written.js';
 import { parseGuide } from './guide-blocks.js';
 
 const OWN_TEST = new Set(['learn.md', 'protocols.md']);
@@ -32,12 +33,7 @@ describe('the guides in docs/, run as written', () => {
   it.each(guides)(
     '%s: every command exits as the guide says and prints what it quotes',
     async (guide) => {
-      const { failures, ran, skipped, slow, transcript } = await runGuide(guide);
-      if (skipped.length > 0) console.log(`not run here:\n  ${skipped.join('\n  ')}`);
-      if (slow.length > 0) console.log(`took longest:\n  ${slow.join('\n  ')}`);
-      // DOC_TEST_TRANSCRIPT=1 prints what every command printed last.
-      if (process.env.DOC_TEST_TRANSCRIPT) console.log(transcript.join('\n'));
-      expect(failures).toEqual([]);
+      const ran = await expectGuideRunsAsWritten(guide);
       // A guide whose every block is marked skip says why for each; the rest must run something.
       const blocks = parseGuide(readFileSync(join(ROOT, guide), 'utf8'));
       if (blocks.some((block) => block.skip === undefined)) expect(ran).toBeGreaterThan(0);

@@ -4,20 +4,11 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { errorCause } from '../../src/bench/error-kind.js';
 import { benchMain } from '../../src/commands/bench-main.js';
 import { validated } from './plan-helper.js';
-
-class Sink extends Writable {
-  text = '';
-  isTTY = false;
-  override _write(chunk: Buffer, _enc: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
+import { TextSink } from './text-sink.js';
 
 let server: Server | undefined;
 const sockets = new Set<Socket>();
@@ -43,8 +34,8 @@ async function hangingUpServer(): Promise<string> {
 describe("bench names each error kind's first cause", () => {
   it.each(['lean', 'undici'])('in the text report and in --json (%s client)', async (httpClient) => {
     const url = await hangingUpServer();
-    const stdout = new Sink();
-    const stderr = new Sink();
+    const stdout = new TextSink();
+    const stderr = new TextSink();
     // Not one answer: bench exits 1, and its message names the cause too.
     const exit = await benchMain(
       validated(url, { connections: '2', requests: '20', warmup: '0', method: 'GET', httpClient }),

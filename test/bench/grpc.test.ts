@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { benchMain } from '../../src/commands/bench-main.js';
@@ -6,14 +5,7 @@ import { parseThresholds } from '../../src/bench/plan-from-options.js';
 import { BatchlineError, ExitWithCode } from '../../src/errors.js';
 import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
 import { validated } from './plan-helper.js';
-
-class Sink extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
+import { TextSink } from './text-sink.js';
 
 const BODY = JSON.stringify({
   id: 'b1',
@@ -76,7 +68,7 @@ afterEach(() => {
 });
 
 async function bench(url: string, raw: Record<string, string>, thresholds: string[] = [], headers: string[] = []) {
-  const stdout = new Sink();
+  const stdout = new TextSink();
   const outputs = {
     json: '-',
     hdrLog: undefined,
@@ -88,7 +80,7 @@ async function bench(url: string, raw: Record<string, string>, thresholds: strin
   let exit: unknown;
   await benchMain(validated(url, { warmup: '0', ...raw }, headers), outputs, {
     stdout,
-    stderr: new Sink(),
+    stderr: new TextSink(),
     env: {},
   }).catch((error: unknown) => (exit = error));
   if (exit instanceof BatchlineError) throw exit;

@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addEncoded, encodeHistogram } from '../../src/bench/histogram-codec.js';
@@ -12,16 +11,9 @@ import { parseBenchJson, toBenchJson, type BenchJson } from '../../src/bench/rep
 import type { BenchResult } from '../../src/bench/result.js';
 import { createLatencyHistogram, percentilesMs, recordMs } from '../../src/core/latency-histogram.js';
 import { fixedDelayServer, type TestServer } from './servers.js';
+import { TextSink } from './text-sink.js';
 
 const bin = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
-
-class Sink extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
 
 /** A v2 report whose every answer took one of `latenciesMs`, at `rate` req/s. */
 function report(rate: number, latenciesMs: number[]): BenchJson {
@@ -165,7 +157,7 @@ describe('bench merge', () => {
     );
     const [a, b] = await Promise.all(files.map(async (file) => parseBenchJson(await readFile(file, 'utf8'), file)));
     const out = join(dir, 'merged.json');
-    const stdout = new Sink();
+    const stdout = new TextSink();
     await mergeMain(files, out, stdout);
     const merged = parseBenchJson(await readFile(out, 'utf8'), out);
 
@@ -186,7 +178,7 @@ describe('bench merge', () => {
   });
 
   it('refuses fewer than two reports, and says why a v1 report cannot be merged', async () => {
-    await expect(mergeMain(['one.json'], undefined, new Sink())).rejects.toThrow(/two or more/);
+    await expect(mergeMain(['one.json'], undefined, new TextSink())).rejects.toThrow(/two or more/);
     const v1 = { ...report(1, [1]), schema: 'batchline.bench/v1' } as unknown as BenchJson;
     expect(() =>
       mergeReports([

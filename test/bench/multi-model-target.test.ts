@@ -1,19 +1,11 @@
 import { readFile } from 'node:fs/promises';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { benchMain } from '../../src/commands/bench-main.js';
 import { targetOf } from '../../src/bench/default-body.js';
 import { validated } from './plan-helper.js';
 import { linearModelOnnx, PADDLE_CLS, writeRepository } from '../serve/repository-fixture.js';
 import { startTestServer, type TestServer } from '../serve/test-server.js';
-
-class Sink extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
+import { TextSink } from './text-sink.js';
 
 describe('which model a bench URL reaches on a batchline server', () => {
   const stats = {
@@ -88,7 +80,7 @@ function run(url: string, raw: Record<string, string> = {}): Promise<string> {
 }
 
 async function runBoth(url: string, raw: Record<string, string> = {}): Promise<{ stdout: string; stderr: string }> {
-  const outputs = { stdout: new Sink(), stderr: new Sink() };
+  const outputs = { stdout: new TextSink(), stderr: new TextSink() };
   const options = { json: undefined, hdrLog: undefined, sweep: undefined, slo: 'p99<100ms', quiet: true };
   await benchMain(validated(url, { requests: '6', rate: '100', warmup: '0', ...raw }), options, {
     ...outputs,

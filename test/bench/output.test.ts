@@ -1,7 +1,6 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import * as hdr from 'hdr-histogram-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { benchMain } from '../../src/commands/bench-main.js';
@@ -11,15 +10,7 @@ import { runBench } from '../../src/bench/run-bench.js';
 import { writeFile } from 'node:fs/promises';
 import { planFor, validated } from './plan-helper.js';
 import { startServer, statusServer, type TestServer } from './servers.js';
-
-class Sink extends Writable {
-  text = '';
-  isTTY = false;
-  override _write(chunk: Buffer, _enc: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
+import { TextSink } from './text-sink.js';
 
 let server: TestServer | undefined;
 let dir: string | undefined;
@@ -35,8 +26,8 @@ const outputs = { json: undefined, hdrLog: undefined, sweep: undefined, slo: 'p9
 describe('bench outputs', () => {
   it('writes --json with the documented shape', async () => {
     server = await statusServer(200);
-    const stdout = new Sink();
-    const stderr = new Sink();
+    const stdout = new TextSink();
+    const stderr = new TextSink();
     await benchMain(
       validated(server.url, { rate: '100', duration: '500ms', warmup: '0', seed: '7' }),
       { ...outputs, json: '-' },
@@ -80,8 +71,8 @@ describe('bench outputs', () => {
       [{ connections: '2', requests: '20' }, null],
       [{ rate: '100', requests: '20', seed: '7' }, 7],
     ] as const) {
-      const stdout = new Sink();
-      const stderr = new Sink();
+      const stdout = new TextSink();
+      const stderr = new TextSink();
       await benchMain(
         validated(server.url, { ...load, warmup: '0' }),
         { ...outputs, json: '-' },
@@ -99,8 +90,8 @@ describe('bench outputs', () => {
       [{ connections: '2', requests: '20' }, false],
       [{ rate: '100', requests: '20' }, true],
     ] as const) {
-      const stdout = new Sink();
-      const stderr = new Sink();
+      const stdout = new TextSink();
+      const stderr = new TextSink();
       await benchMain(
         validated(server.url, { ...load, warmup: '0' }),
         { ...outputs, json: '-' },
@@ -126,7 +117,7 @@ describe('bench outputs', () => {
     await benchMain(
       validated(server.url, { rate: '200', duration: '1500ms', warmup: '0' }),
       { ...outputs, hdrLog },
-      { stdout: new Sink(), stderr: new Sink(), env: {} },
+      { stdout: new TextSink(), stderr: new TextSink(), env: {} },
     );
     const reader = new hdr.HistogramLogReader(await readFile(hdrLog, 'utf8'));
     let latencyCount = 0;
@@ -149,9 +140,9 @@ describe('bench outputs', () => {
         res.end(JSON.stringify({ model: { version: 'toy-logistic-v1', inputs: [{ name: 'x', shape: [-1, 3] }] } }));
       else res.end('{"prediction":{"label":1}}');
     }, true);
-    const stderr = new Sink();
+    const stderr = new TextSink();
     await benchMain(validated(`${server.url}v1/infer`, { requests: '5', rate: '100', warmup: '0' }), outputs, {
-      stdout: new Sink(),
+      stdout: new TextSink(),
       stderr,
       env: {},
     });
@@ -168,8 +159,8 @@ describe('bench outputs', () => {
       res.end();
     }, true);
     await benchMain(validated(server.url, { requests: '3', rate: '100', warmup: '0' }), outputs, {
-      stdout: new Sink(),
-      stderr: new Sink(),
+      stdout: new TextSink(),
+      stderr: new TextSink(),
       env: {},
     });
     expect(server.seen.filter((r) => r.url === '/').map((r) => [r.method, r.body])).toEqual([
@@ -179,8 +170,8 @@ describe('bench outputs', () => {
     ]);
     await expect(
       benchMain(validated(server.url, { requests: '3', rate: '100', method: 'POST' }), outputs, {
-        stdout: new Sink(),
-        stderr: new Sink(),
+        stdout: new TextSink(),
+        stderr: new TextSink(),
         env: {},
       }),
     ).rejects.toThrow(/--body: missing for POST/);
@@ -193,7 +184,7 @@ describe('bench outputs', () => {
       { requests: '2', rate: '100', warmup: '0', body: 'hello', contentType: 'text/plain' },
       ['x-test: 1', 'X-Test: 2'],
     );
-    await benchMain(v, outputs, { stdout: new Sink(), stderr: new Sink(), env: {} });
+    await benchMain(v, outputs, { stdout: new TextSink(), stderr: new TextSink(), env: {} });
     expect(server.seen[0]).toMatchObject({ method: 'POST', body: 'hello' });
     expect(server.seen[0]?.headers['content-type']).toBe('text/plain');
     expect(server.seen[0]?.headers['x-test']).toBe('1, 2');
@@ -223,26 +214,26 @@ describe('bench outputs', () => {
     await benchMain(
       validated(server.url, { rate: '100', duration: '300ms', warmup: '0' }),
       { ...outputs, json: a },
-      { stdout: new Sink(), stderr: new Sink(), env: {} },
+      { stdout: new TextSink(), stderr: new TextSink(), env: {} },
     );
     await benchMain(
       validated(server.url, { rate: '100', duration: '300ms', warmup: '0' }),
       { ...outputs, json: b },
-      { stdout: new Sink(), stderr: new Sink(), env: {} },
+      { stdout: new TextSink(), stderr: new TextSink(), env: {} },
     );
-    const stdout = new Sink();
+    const stdout = new TextSink();
     await compareMain(a, b, stdout);
     expect(stdout.text).toContain('throughput req/s');
     expect(stdout.text).toContain('verdict:');
     await writeFile(b, '{"not":"a report"}');
-    await expect(compareMain(a, b, new Sink())).rejects.toThrow(/not a batchline bench --json report/);
+    await expect(compareMain(a, b, new TextSink())).rejects.toThrow(/not a batchline bench --json report/);
   });
 
   it('draws a progress line on a terminal with --no-ui, and none under CI', async () => {
     server = await statusServer(200);
     const run = async (env: NodeJS.ProcessEnv): Promise<string> => {
-      const stdout = Object.assign(new Sink(), { isTTY: true });
-      const stderr = Object.assign(new Sink(), { isTTY: true, columns: 100 });
+      const stdout = Object.assign(new TextSink(), { isTTY: true });
+      const stderr = Object.assign(new TextSink(), { isTTY: true, columns: 100 });
       await benchMain(
         validated(server!.url, { rate: '100', duration: '600ms', warmup: '0' }),
         { ...outputs, quiet: false, noUi: true },
@@ -287,8 +278,8 @@ describe('bench as load testers type it', () => {
     try {
       for (const raw of [{ method: 'GET' }, {}] as Record<string, string>[]) {
         const run = benchMain(validated(`${serve.url}/v1/infer`, { ...raw, requests: '5', warmup: '0' }), outputs, {
-          stdout: new Sink(),
-          stderr: new Sink(),
+          stdout: new TextSink(),
+          stderr: new TextSink(),
           env: {},
         });
         if (raw.method === 'GET')
@@ -309,7 +300,7 @@ describe('bench as load testers type it', () => {
     await benchMain(
       validated(server.url, { requests: '4', warmup: '0', connections: '1', body: `@${file}` }),
       outputs,
-      { stdout: new Sink(), stderr: new Sink(), env: {} },
+      { stdout: new TextSink(), stderr: new TextSink(), env: {} },
     );
     expect(server.seen.map((r) => [r.method, r.body])).toEqual([
       ['POST', '{"inputs":[1]}'],

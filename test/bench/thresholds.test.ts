@@ -1,18 +1,10 @@
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { benchMain } from '../../src/commands/bench-main.js';
 import { parseThresholds } from '../../src/bench/plan-from-options.js';
 import { ExitWithCode } from '../../src/errors.js';
 import { validated } from './plan-helper.js';
 import { startServer, type TestServer } from './servers.js';
-
-class Sink extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
+import { TextSink } from './text-sink.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -29,8 +21,8 @@ describe('bench --threshold', () => {
       res.end();
     });
     const run = async (thresholds: string[], url = server!.url) => {
-      const stdout = new Sink();
-      const json = new Sink();
+      const stdout = new TextSink();
+      const json = new TextSink();
       const outputs = {
         json: undefined,
         hdrLog: undefined,

@@ -1,19 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { benchMain } from '../../src/commands/bench-main.js';
 import { ExitWithCode } from '../../src/errors.js';
 import { validated } from './plan-helper.js';
-
-class Sink extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
+import { TextSink } from './text-sink.js';
 
 /** A certificate for localhost and 127.0.0.1 that no CA signed (openssl req -x509, 100 years). */
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url));
@@ -37,12 +29,12 @@ describe('bench https:// against a self-signed certificate', () => {
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     const run = async (raw: Record<string, string | boolean>) => {
-      const stdout = new Sink();
+      const stdout = new TextSink();
       let exit: unknown;
       await benchMain(
         validated(url, { requests: '20', warmup: '0', ...raw }),
         { json: '-', hdrLog: undefined, sweep: undefined, slo: 'p99<100ms', quiet: true },
-        { stdout, stderr: new Sink(), env: {} },
+        { stdout, stderr: new TextSink(), env: {} },
       ).catch((error: unknown) => (exit = error));
       return { stdout: stdout.text, exit };
     };

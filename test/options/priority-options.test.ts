@@ -1,20 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { BatchlineError } from '../../src/errors.js';
 import { batchingConfigOf } from '../../src/options/batching.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { SIMULATE_OPTIONS } from '../../src/options/simulate.js';
 import { effectiveConfig, parseModelOptions } from '../../src/serve/model-config.js';
-
-function refusal(run: () => unknown): BatchlineError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(BatchlineError);
-    return error as BatchlineError;
-  }
-  throw new Error('expected a refusal');
-}
+import { refusal } from '../refusal.js';
 
 describe('priority options', () => {
   it('take the levels, the default level and per-level queues from flags, as Triton names them', () => {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { BatchlineError } from '../../src/errors.js';
 import { BATCHING_OPTIONS } from '../../src/options/batching.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { MODEL_VERSION_OPTIONS, SERVE_OPTIONS } from '../../src/options/serve.js';
@@ -10,16 +9,7 @@ import {
   selectVersions,
   snakeCase,
 } from '../../src/serve/model-config.js';
-
-function refusal(run: () => unknown): BatchlineError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(BatchlineError);
-    return error as BatchlineError;
-  }
-  throw new Error('expected a refusal');
-}
+import { refusal } from '../refusal.js';
 
 describe('config.json fields', () => {
   it('are the per-version options in snake_case, every batching option included', () => {

@@ -134,6 +134,22 @@ describe('layers', () => {
     expect(upward).toEqual([]);
   });
 
+  it('docs/architecture.md draws every part on its floor: each above the parts it may import', () => {
+    const architecture = readFileSync(join(srcDir, '..', 'docs', 'architecture.md'), 'utf8');
+    const drawing = /## The floors\n[\s\S]*?```\n([\s\S]*?)```/.exec(architecture)?.[1] ?? '';
+    const lines = drawing.split('\n');
+    // The line a part is drawn on: its name as a word (a folder with its slash), not in a description.
+    const lineOf = (part: string): number => {
+      const name = part.endsWith('.ts') ? part : `${part}/`;
+      return lines.findIndex((line) => line.split(/\s+/).includes(name));
+    };
+    expect(Object.keys(FLOOR_PLAN).filter((part) => lineOf(part) < 0)).toEqual([]);
+    const drawnBelowIt = Object.entries(FLOOR_PLAN).flatMap(([part, below]) =>
+      below.filter((other) => lineOf(other) <= lineOf(part)).map((other) => `${part} may import ${other}`),
+    );
+    expect(drawnBelowIt).toEqual([]);
+  });
+
   it('no files import each other in a circle', () => {
     const circle = findCircle(files, (file) => imports.get(file) ?? []);
     expect(circle?.map((file) => relative(srcDir, file))).toBeUndefined();

@@ -272,8 +272,10 @@ message ModelConfig {
   }
   repeated ModelInstanceGroup instance_group = 7;
   string default_model_filename = 8;
+  map<string, ModelParameter> parameters = 14;
   repeated ModelWarmup model_warmup = 16;
 }
+message ModelParameter { string string_value = 1; }
 `;
 
 /** The standard health service (grpc/grpc-proto's health.proto), which load balancers and Kubernetes probe. */

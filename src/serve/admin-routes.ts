@@ -6,6 +6,7 @@ import { isCodeModelPath } from '../model/code-model.js';
 import { SERVE_OPTIONS } from '../options/serve.js';
 import { effectiveConfig, parseModelOptions, snakeCase } from './model-config.js';
 import {
+  labelsFileInRepository,
   MODEL_NAME_PATTERN,
   modelFileInRepository,
   profileFileInRepository,
@@ -21,7 +22,7 @@ import { parseVersion } from './target.js';
 import { optionSourcesOf } from './version-log.js';
 
 /** The fields of a registration besides the model's options. */
-const REGISTRATION_FIELDS = ['version', 'path', 'module', 'function', 'wait', 'parameters'] as const;
+const REGISTRATION_FIELDS = ['version', 'path', 'module', 'function', 'wait', 'parameters', 'label_filename'] as const;
 
 /**
  * The middleware's registration fields (its README's body: `module`, `function`, `version: "v2"`,
@@ -178,6 +179,12 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
         };
         // The request's parameters over the config.json's, each by its name, as the options are.
         const parameters = { ...fromRepository.parameters, ...own.parameters };
+        // The labels file the request names, else the config.json's, as a load from the repository takes it.
+        const labelFilename = own.labelFilename ?? fromRepository.labelFilename;
+        const labels =
+          labelFilename === undefined
+            ? {}
+            : { labelsPath: await labelsFileInRepository(repository, name, labelFilename) };
         const registered = await runtime.register(
           {
             name,
@@ -186,6 +193,7 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
             config,
             optionSources,
             parameters,
+            ...labels,
             ...(functionName === undefined ? {} : { functionName }),
           },
           wait,

@@ -1,6 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { join, relative } from 'node:path';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { isCodeModelPath } from '../model/code-model.js';
 import { SERVE_OPTIONS } from '../options/serve.js';
@@ -12,6 +11,7 @@ import {
   profileFileInRepository,
   readRepositoryModelConfig,
 } from './repository.js';
+import { AdminToken } from './admin-token.js';
 import { Answer, plainAnswer } from './answer.js';
 import { modelsList, versionMetadata } from './model-routes.js';
 import { OIP_ERRORS } from './oip-protocol.js';
@@ -72,11 +72,11 @@ function inBatchlineWords(fields: Record<string, unknown>): Record<string, unkno
 export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntime, token: string): void {
   const json = (reply: FastifyReply, status: number, body: unknown): void => plainAnswer(reply).json(body, status);
   const refuse = (reply: FastifyReply, error: unknown): void => void plainAnswer(reply).error(error);
-  const expected = digest(token);
+  const adminToken = new AdminToken(token);
 
   app.register(async (scope) => {
     scope.addHook('onRequest', (request, reply, done) => {
-      const refusal = authorization(request, expected);
+      const refusal = adminToken.refusal(request.headers.authorization);
       if (refusal === undefined) return done();
       if (refusal.code === 'UNAUTHORIZED') reply.header('www-authenticate', 'Bearer realm="batchline admin"');
       // The repository extension answers in the protocol's format, which Triton's clients read.
@@ -246,18 +246,4 @@ function versionOf(given: unknown, runtime: ServingRuntime, name: string): numbe
     'INVALID_MODEL_CONFIG',
     `request body: version: got ${JSON.stringify(given)}, expected an integer from 1 to 999999999 (or "v2")`,
   );
-}
-
-/** Undefined when the request carries the token; else the refusal (401 without one, 403 with another). */
-function authorization(request: FastifyRequest, expected: Buffer): BatchlineError | undefined {
-  const header = request.headers.authorization;
-  const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (match === null) return new BatchlineError('UNAUTHORIZED', 'the admin API needs Authorization: Bearer <token>');
-  // Digests of equal length, compared in constant time: the time taken says nothing of the token.
-  if (!timingSafeEqual(digest(match[1]!), expected)) return new BatchlineError('FORBIDDEN', 'wrong admin token');
-  return undefined;
-}
-
-function digest(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
 }

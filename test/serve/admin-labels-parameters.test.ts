@@ -91,9 +91,15 @@ describe("a registration's label_filename and parameters, as config.json gives t
     });
     expect(await labelsOf(3)).toStrictEqual(['one-eighty', 'zero']);
 
-    const path = await call('POST', '/admin/models/cls', { version: 4, path: 'cls/2/model.onnx', label_filename: '../x' });
+    const path = await call('POST', '/admin/models/cls', {
+      version: 4,
+      path: 'cls/2/model.onnx',
+      label_filename: '../x',
+    });
     expect(path.status).toBe(400);
-    expect(path.json.error.message).toContain(`label_filename: got "../x", expected the name of a file in the model's folder`);
+    expect(path.json.error.message).toContain(
+      `label_filename: got "../x", expected the name of a file in the model's folder`,
+    );
     const missing = await call('POST', '/admin/models/cls', {
       version: 4,
       path: 'cls/2/model.onnx',

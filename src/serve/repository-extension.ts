@@ -66,6 +66,9 @@ export async function loadRepositoryModel(
   if (!MODEL_NAME_PATTERN.test(name)) throw new BatchlineError('MODEL_NOT_FOUND', `'${name}'`);
   const dir = repositoryDirectory(runtime);
   const model = await scanModel(dir, name).catch((error: unknown) => {
+    // No folder of that name: said without the server's own path, which the client has no use for.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new BatchlineError('MODEL_NOT_FOUND', `'${name}' is not in the repository`);
     throw new BatchlineError('MODEL_NOT_FOUND', `'${name}' in the repository: ${(error as Error).message}`);
   });
   const config = effectiveConfig(runtime.config, model.config.options);

@@ -108,7 +108,7 @@ describe("Triton's model repository calls over gRPC (--admin-token, --model-repo
         'UNIMPLEMENTED',
         "'repository_name' specification is not supported",
       ],
-      ['RepositoryModelLoad', { model_name: 'nope' }, 'NOT_FOUND', "no such model: 'nope' in the repository"],
+      ['RepositoryModelLoad', { model_name: 'nope' }, 'NOT_FOUND', "no such model: 'nope' is not in the repository"],
       ['RepositoryModelLoad', { model_name: '../a' }, 'NOT_FOUND', "no such model: '../a'"],
       [
         'RepositoryModelLoad',

@@ -82,6 +82,21 @@ export const ERROR_TABLE = {
     exitCode: 1,
     message: '%s',
   },
+  // Triton's statuses: ALREADY_EXISTS over gRPC, 400 over HTTP (its HttpCodeFromError has no 409).
+  SHARED_MEMORY_EXISTS: {
+    httpStatus: 400,
+    grpcStatus: 'ALREADY_EXISTS',
+    exitCode: 1,
+    message: '%s',
+  },
+  // A region no one registered, named by a status call or an inference request: Triton's NOT_FOUND (HTTP 404).
+  SHARED_MEMORY_NOT_FOUND: {
+    httpStatus: 404,
+    grpcStatus: 'NOT_FOUND',
+    exitCode: 1,
+    message: '%s',
+    reason: 'bad_input',
+  },
   BAD_REQUEST: {
     httpStatus: 400,
     grpcStatus: 'INVALID_ARGUMENT',

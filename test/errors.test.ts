@@ -40,6 +40,8 @@ const EXPECTED: Record<
   BAD_INPUT: [400, 'INVALID_ARGUMENT', 1, 'bad_input', undefined],
   BAD_HEADER: [400, 'INVALID_ARGUMENT', 1, 'bad_input', undefined],
   BAD_SHARED_MEMORY: [400, 'INVALID_ARGUMENT', 1, undefined, undefined],
+  SHARED_MEMORY_EXISTS: [400, 'ALREADY_EXISTS', 1, undefined, undefined],
+  SHARED_MEMORY_NOT_FOUND: [404, 'NOT_FOUND', 1, 'bad_input', undefined],
   BAD_REQUEST: [400, 'INVALID_ARGUMENT', 1, 'bad_request', undefined],
   REQUEST_TIMEOUT: [408, 'DEADLINE_EXCEEDED', 1, undefined, undefined],
   MISDIRECTED_REQUEST: [421, 'PERMISSION_DENIED', 1, undefined, undefined],

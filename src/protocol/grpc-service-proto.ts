@@ -2,7 +2,7 @@
  * The Open Inference Protocol's gRPC service as batchline serves it: `inference.GRPCInferenceService`
  * (KServe's open_inference_grpc.proto, and of Triton's superset grpc_service.proto the ModelConfig
  * call with the part of model_config.proto that describes a served model, ModelStatistics,
- * ModelStreamInfer and the SystemSharedMemory calls), and the standard `grpc.health.v1.Health`. Message and field names and numbers are the protocol's, so any client
+ * ModelStreamInfer, the SystemSharedMemory calls and the Repository calls), and the standard `grpc.health.v1.Health`. Message and field names and numbers are the protocol's, so any client
  * generated from either file talks to it; calls not listed answer UNIMPLEMENTED. Kept as text so
  * the package needs no .proto file at run time; `batchline`'s tests hand it to protoc.
  */
@@ -22,7 +22,41 @@ service GRPCInferenceService {
   rpc SystemSharedMemoryStatus(SystemSharedMemoryStatusRequest) returns (SystemSharedMemoryStatusResponse) {}
   rpc SystemSharedMemoryRegister(SystemSharedMemoryRegisterRequest) returns (SystemSharedMemoryRegisterResponse) {}
   rpc SystemSharedMemoryUnregister(SystemSharedMemoryUnregisterRequest) returns (SystemSharedMemoryUnregisterResponse) {}
+  rpc RepositoryIndex(RepositoryIndexRequest) returns (RepositoryIndexResponse) {}
+  rpc RepositoryModelLoad(RepositoryModelLoadRequest) returns (RepositoryModelLoadResponse) {}
+  rpc RepositoryModelUnload(RepositoryModelUnloadRequest) returns (RepositoryModelUnloadResponse) {}
 }
+
+message ModelRepositoryParameter {
+  oneof parameter_choice {
+    bool bool_param = 1;
+    int64 int64_param = 2;
+    string string_param = 3;
+    bytes bytes_param = 4;
+  }
+}
+message RepositoryIndexRequest { string repository_name = 1; bool ready = 2; }
+message RepositoryIndexResponse {
+  message ModelIndex {
+    string name = 1;
+    string version = 2;
+    string state = 3;
+    string reason = 4;
+  }
+  repeated ModelIndex models = 1;
+}
+message RepositoryModelLoadRequest {
+  string repository_name = 1;
+  string model_name = 2;
+  map<string, ModelRepositoryParameter> parameters = 3;
+}
+message RepositoryModelLoadResponse {}
+message RepositoryModelUnloadRequest {
+  string repository_name = 1;
+  string model_name = 2;
+  map<string, ModelRepositoryParameter> parameters = 3;
+}
+message RepositoryModelUnloadResponse {}
 
 message ServerLiveRequest {}
 message ServerLiveResponse { bool live = 1; }
@@ -272,8 +306,10 @@ message ModelConfig {
   }
   repeated ModelInstanceGroup instance_group = 7;
   string default_model_filename = 8;
+  map<string, ModelParameter> parameters = 14;
   repeated ModelWarmup model_warmup = 16;
 }
+message ModelParameter { string string_value = 1; }
 `;
 
 /** The standard health service (grpc/grpc-proto's health.proto), which load balancers and Kubernetes probe. */

@@ -1,16 +1,17 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { join, relative } from 'node:path';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { isCodeModelPath } from '../model/code-model.js';
 import { SERVE_OPTIONS } from '../options/serve.js';
 import { effectiveConfig, parseModelOptions, snakeCase } from './model-config.js';
 import {
+  labelsFileInRepository,
   MODEL_NAME_PATTERN,
   modelFileInRepository,
   profileFileInRepository,
   readRepositoryModelConfig,
 } from './repository.js';
+import { AdminToken } from './admin-token.js';
 import { Answer, plainAnswer } from './answer.js';
 import { modelsList, versionMetadata } from './model-routes.js';
 import { OIP_ERRORS } from './oip-protocol.js';
@@ -21,7 +22,7 @@ import { parseVersion } from './target.js';
 import { optionSourcesOf } from './version-log.js';
 
 /** The fields of a registration besides the model's options. */
-const REGISTRATION_FIELDS = ['version', 'path', 'module', 'function', 'wait', 'parameters'] as const;
+const REGISTRATION_FIELDS = ['version', 'path', 'module', 'function', 'wait', 'parameters', 'label_filename'] as const;
 
 /**
  * The middleware's registration fields (its README's body: `module`, `function`, `version: "v2"`,
@@ -71,11 +72,11 @@ function inBatchlineWords(fields: Record<string, unknown>): Record<string, unkno
 export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntime, token: string): void {
   const json = (reply: FastifyReply, status: number, body: unknown): void => plainAnswer(reply).json(body, status);
   const refuse = (reply: FastifyReply, error: unknown): void => void plainAnswer(reply).error(error);
-  const expected = digest(token);
+  const adminToken = new AdminToken(token);
 
   app.register(async (scope) => {
     scope.addHook('onRequest', (request, reply, done) => {
-      const refusal = authorization(request, expected);
+      const refusal = adminToken.refusal(request.headers.authorization);
       if (refusal === undefined) return done();
       if (refusal.code === 'UNAUTHORIZED') reply.header('www-authenticate', 'Bearer realm="batchline admin"');
       // The repository extension answers in the protocol's format, which Triton's clients read.
@@ -178,6 +179,12 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
         };
         // The request's parameters over the config.json's, each by its name, as the options are.
         const parameters = { ...fromRepository.parameters, ...own.parameters };
+        // The labels file the request names, else the config.json's, as a load from the repository takes it.
+        const labelFilename = own.labelFilename ?? fromRepository.labelFilename;
+        const labels =
+          labelFilename === undefined
+            ? {}
+            : { labelsPath: await labelsFileInRepository(repository, name, labelFilename) };
         const registered = await runtime.register(
           {
             name,
@@ -186,6 +193,7 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
             config,
             optionSources,
             parameters,
+            ...labels,
             ...(functionName === undefined ? {} : { functionName }),
           },
           wait,
@@ -238,18 +246,4 @@ function versionOf(given: unknown, runtime: ServingRuntime, name: string): numbe
     'INVALID_MODEL_CONFIG',
     `request body: version: got ${JSON.stringify(given)}, expected an integer from 1 to 999999999 (or "v2")`,
   );
-}
-
-/** Undefined when the request carries the token; else the refusal (401 without one, 403 with another). */
-function authorization(request: FastifyRequest, expected: Buffer): BatchlineError | undefined {
-  const header = request.headers.authorization;
-  const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (match === null) return new BatchlineError('UNAUTHORIZED', 'the admin API needs Authorization: Bearer <token>');
-  // Digests of equal length, compared in constant time: the time taken says nothing of the token.
-  if (!timingSafeEqual(digest(match[1]!), expected)) return new BatchlineError('FORBIDDEN', 'wrong admin token');
-  return undefined;
-}
-
-function digest(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
 }

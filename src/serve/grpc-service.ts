@@ -1,6 +1,7 @@
 import type {
   handleServerStreamingCall,
   handleUnaryCall,
+  Metadata,
   sendUnaryData,
   ServerDuplexStream,
   ServerUnaryCall,
@@ -16,10 +17,12 @@ import type { AdmissionContext } from './admission.js';
 import { classify } from './classify.js';
 import { modelInfer } from './grpc-infer.js';
 import type { HealthWatchers } from './grpc-health.js';
+import { repositoryCalls } from './grpc-repository.js';
 import { sharedMemoryCalls } from './grpc-shared-memory.js';
 import { StreamInferCalls } from './grpc-stream-infer.js';
 import type { ModelVersion } from './model-version.js';
 import { modelMetadata, OIP_EXTENSIONS, OIP_SERVER_NAME } from './oip-metadata.js';
+import { repositoryExtensionRefusal } from './oip-not-served.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import { unavailable } from './target.js';
 import { tritonModelConfig } from './triton-model-config.js';
@@ -50,29 +53,44 @@ export function serviceDefinition(name: string): ServiceDefinition {
   ) as ServiceDefinition;
 }
 
-/** A unary call of the protocol that is not inference: its request decoded, its answer encoded; errors from the table, not counted. */
+/**
+ * A unary call of the protocol that is not inference: its request decoded, its answer (or the
+ * promise of one: a model loading) encoded; errors from the table, not counted.
+ */
 function unary<Request>(
   requestType: string,
   responseType: string,
-  answer: (request: Request) => object,
+  answer: (request: Request, metadata: Metadata) => object | Promise<object>,
   logError: AdmissionContext['logError'],
 ): handleUnaryCall<Buffer, Uint8Array> {
   const root = protoRoot();
   const response = root.lookupType(responseType);
   return (call: ServerUnaryCall<Buffer, Uint8Array>, reply: sendUnaryData<Uint8Array>) => {
-    let encoded: Uint8Array;
-    try {
-      const request = decodeMessage<Request>(requestType, call.request);
-      encoded = response.encode(response.fromObject(answer(request))).finish();
-    } catch (error) {
+    const fail = (error: unknown): void => {
       let known = classify(error);
       if (known.code === 'INTERNAL') {
         logError(`gRPC ${call.getPath()} failed`, error, true);
         known = new BatchlineError('INTERNAL', 'see the server log');
       }
-      return reply({ code: known.grpcCode, details: known.message });
+      reply({ code: known.grpcCode, details: known.message });
+    };
+    const send = (value: object): void => {
+      let encoded: Uint8Array;
+      try {
+        encoded = response.encode(response.fromObject(value)).finish();
+      } catch (error) {
+        return fail(error);
+      }
+      reply(null, encoded);
+    };
+    let answered: object | Promise<object>;
+    try {
+      answered = answer(decodeMessage<Request>(requestType, call.request), call.metadata);
+    } catch (error) {
+      return fail(error);
     }
-    reply(null, encoded);
+    if (answered instanceof Promise) answered.then(send, fail);
+    else send(answered);
   };
 }
 
@@ -83,7 +101,8 @@ interface ModelRefMessage {
 
 /**
  * `inference.GRPCInferenceService` on a server's runtime: liveness, readiness, server and model
- * metadata, Triton's model configuration and statistics, and inference, for every model and version of the
+ * metadata, Triton's model configuration, statistics, shared memory and repository calls, and
+ * inference, for every model and version of the
  * server. What each answers is what its `/v2` route answers, but readiness as the protocol's
  * message says it: `ModelReady` is `ready: false` for a model or version the server does not
  * have, as Triton answers, where `/v2`'s route says 404.
@@ -107,8 +126,13 @@ export function inferenceService(
     modelInfer(targets, context, call, reply, runtime.sharedMemory);
   const streamInfer = (call: ServerDuplexStream<Buffer, Uint8Array>): void => streams.handle(call, infer);
   const shm = sharedMemoryCalls(runtime.sharedMemory);
-  // As `/v2` lists them, but the repository extension, which is HTTP's admin API only.
-  const extensions = [...OIP_EXTENSIONS, ...(runtime.sharedMemory === undefined ? [] : ['system_shared_memory'])];
+  const repository = repositoryCalls(runtime);
+  // As `/v2` lists them; the repository extension where these calls serve it (not with --admin-port).
+  const extensions = [
+    ...OIP_EXTENSIONS,
+    ...(repositoryExtensionRefusal(runtime.config) === undefined ? ['model_repository'] : []),
+    ...(runtime.sharedMemory === undefined ? [] : ['system_shared_memory']),
+  ];
   return {
     ServerLive: unary(type('ServerLiveRequest'), type('ServerLiveResponse'), () => ({ live: true }), log),
     ServerReady: unary(type('ServerReadyRequest'), type('ServerReadyResponse'), () => ({ ready: runtime.ready }), log),
@@ -177,6 +201,19 @@ export function inferenceService(
       type('SystemSharedMemoryUnregisterRequest'),
       type('SystemSharedMemoryUnregisterResponse'),
       shm.unregister,
+      log,
+    ),
+    RepositoryIndex: unary(type('RepositoryIndexRequest'), type('RepositoryIndexResponse'), repository.index, log),
+    RepositoryModelLoad: unary(
+      type('RepositoryModelLoadRequest'),
+      type('RepositoryModelLoadResponse'),
+      repository.load,
+      log,
+    ),
+    RepositoryModelUnload: unary(
+      type('RepositoryModelUnloadRequest'),
+      type('RepositoryModelUnloadResponse'),
+      repository.unload,
       log,
     ),
   };

@@ -24,8 +24,9 @@ export interface SharedMemoryCalls {
  * registry as `/v2/systemsharedmemory` (a region registered over one protocol is used by the
  * other). As Triton's gRPC server: an empty `name` is every region (status, unregister); without
  * `--allow-client-shm` (`sharedMemory` undefined), status lists no region and register and
- * unregister answer UNIMPLEMENTED in Triton's words. A refusal is INVALID_ARGUMENT in Triton's
- * words, as `/v2` answers 400 (Triton says NOT_FOUND or ALREADY_EXISTS for some).
+ * unregister answer UNIMPLEMENTED in Triton's words. A refusal is in Triton's words with its
+ * status: NOT_FOUND for a region not registered, ALREADY_EXISTS for a name registered twice,
+ * INVALID_ARGUMENT for the rest (where Triton says INTERNAL for a key it cannot open, a client's mistake).
  */
 export function sharedMemoryCalls(sharedMemory: SystemSharedMemory | undefined): SharedMemoryCalls {
   const nameOrAll = (name: string): string | undefined => (name === '' ? undefined : name);
@@ -54,5 +55,5 @@ export function sharedMemoryCalls(sharedMemory: SystemSharedMemory | undefined):
 /** A server that takes no client shared memory has no region: every one, none; one named, not found. */
 function noRegion(name: string): RegionStatus[] {
   if (name === '') return [];
-  throw new BatchlineError('BAD_SHARED_MEMORY', `Unable to find system shared memory region: '${name}'`);
+  throw new BatchlineError('SHARED_MEMORY_NOT_FOUND', `Unable to find system shared memory region: '${name}'`);
 }

@@ -30,9 +30,18 @@ export function modelsList(
   };
 }
 
-/** A version's metadata: inputs and outputs (names, types, per-item shapes) and its effective options. */
+/**
+ * A version's metadata: inputs and outputs (names, types, per-item shapes) and its configuration
+ * as config.json writes it: its effective options, its `label_filename` and its `parameters`
+ * (so that a registration takes the whole of it back).
+ */
 export function versionMetadata(version: ModelVersion, repository?: string): Record<string, unknown> {
-  const config = configJsonOf(version.config, repository);
+  const labels = version.labelFilename;
+  const config = {
+    ...configJsonOf(version.config, repository),
+    ...(labels === undefined ? {} : { label_filename: labels }),
+    parameters: version.parameters,
+  };
   const model = version.batcher === undefined ? undefined : version.model; // attached once loaded
   return {
     name: version.name,

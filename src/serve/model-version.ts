@@ -83,6 +83,11 @@ export class ModelVersion implements AnswerCounters {
     return this.deps.labelsPath === undefined ? undefined : basename(this.deps.labelsPath);
   }
 
+  /** Its config.json's (or registration's) `parameters`, the model author's own values ({} when none). */
+  get parameters(): Readonly<Record<string, unknown>> {
+    return this.deps.parameters ?? {};
+  }
+
   /** The served model's own version label (`toy-logistic-v1`, or this version's number). */
   get modelVersionLabel(): string {
     return this.model.version;

@@ -23,14 +23,23 @@ export function notServedReason(
 ): string | undefined {
   if (path.startsWith('/v2/systemsharedmemory/') && !config.allowClientShm)
     return "Triton's system shared memory extension is off: serve with --allow-client-shm";
-  if (path.startsWith('/v2/repository/')) {
-    if (!servesRepositoryExtension(config))
-      return "Triton's model repository extension is part of the admin API: serve with --admin-token and --model-repository";
-    if (config.adminPort !== 0)
-      return `Triton's model repository extension is on the admin API's listener (--admin-port ${config.adminPort})`;
-    return undefined;
-  }
+  if (path.startsWith('/v2/repository/')) return repositoryExtensionRefusal(config);
   return NOT_SERVED.find(([pattern]) => pattern.test(path))?.[1];
+}
+
+/**
+ * Why Triton's model repository extension is not served on the main listener (HTTP's, and so
+ * gRPC's), or undefined when it is: it is the admin API's, which needs a token and a repository,
+ * and which --admin-port moves to a listener of its own (over HTTP only).
+ */
+export function repositoryExtensionRefusal(
+  config: Pick<ServeConfig, 'adminToken' | 'adminPort' | 'modelRepository'>,
+): string | undefined {
+  if (!servesRepositoryExtension(config))
+    return "Triton's model repository extension is part of the admin API: serve with --admin-token and --model-repository";
+  if (config.adminPort !== 0)
+    return `Triton's model repository extension is on the admin API's listener (--admin-port ${config.adminPort})`;
+  return undefined;
 }
 
 /** Whether Triton's model repository extension is served: with the admin API and a repository to load from. */

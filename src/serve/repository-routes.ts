@@ -1,24 +1,13 @@
-import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
-import { effectiveConfig, snakeCase } from './model-config.js';
-import { MODEL_NAME_PATTERN, scanModel, scanRepository } from './repository.js';
 import { Answer, RouteAnswers } from './answer.js';
 import { OIP_ERRORS } from './oip-protocol.js';
+import { loadRepositoryModel, repositoryIndex, unloadRepositoryModel } from './repository-extension.js';
 import type { ServingRuntime } from './serving-runtime.js';
-import { optionSourcesOf } from './version-log.js';
-
-/** Triton's names of a version's states in the repository index. */
-const INDEX_STATES: Readonly<Record<string, string>> = {
-  loading: 'LOADING',
-  ready: 'READY',
-  draining: 'UNLOADING',
-  unavailable: 'UNAVAILABLE',
-};
 
 /**
- * Triton's model repository extension, inside the admin API's scope (so behind its bearer
- * token): `POST /v2/repository/index` lists the repository's models and versions with their
+ * Triton's model repository extension on HTTP (repository-extension.ts), inside the admin API's
+ * scope (so behind its bearer token): `POST /v2/repository/index` lists the repository's models and versions with their
  * state, `POST /v2/repository/models/{m}/load` serves a model's versions as its config.json's
  * version policy selects them from disk (loading those not served, unloading those no longer
  * selected), `…/unload` drains and removes every version of it. Bodies are read as JSON whatever
@@ -45,25 +34,7 @@ export function registerRepositoryRoutes(scope: FastifyInstance, runtime: Servin
     repository.post('/v2/repository/index', route, async (request, reply) => {
       try {
         const { ready } = bodyOf(request);
-        const dir = directory(runtime);
-        const onDisk = await scanRepository(dir).catch(() => []);
-        const rows: { name: string; version?: string; state?: string; reason?: string }[] = [];
-        for (const model of onDisk) {
-          const served = runtime.registry.versionsOf(model.name);
-          if (served.length === 0 && ready !== true)
-            rows.push({ name: model.name, state: 'UNAVAILABLE', reason: 'unloaded' });
-          for (const version of served) {
-            const { state, reason } = version.status;
-            if (ready === true && !version.acceptsWork) continue;
-            rows.push({
-              name: model.name,
-              version: String(version.version),
-              state: INDEX_STATES[state] ?? 'UNAVAILABLE',
-              ...(reason === undefined ? {} : { reason }),
-            });
-          }
-        }
-        json(reply, 200, rows);
+        json(reply, 200, await repositoryIndex(runtime, ready === true));
       } catch (error) {
         refuse(reply, error);
       }
@@ -72,30 +43,10 @@ export function registerRepositoryRoutes(scope: FastifyInstance, runtime: Servin
     repository.post('/v2/repository/models/:name/load', route, async (request, reply) => {
       const { name } = request.params as { name: string };
       try {
-        const body = bodyOf(request);
-        if (body.parameters !== undefined && Object.keys(body.parameters as object).length > 0)
-          throw new BatchlineError(
-            'INVALID_MODEL_CONFIG',
-            'load parameters (a config or files sent with the request) are not served: put them in the repository',
-          );
-        if (!MODEL_NAME_PATTERN.test(name)) throw new BatchlineError('MODEL_NOT_FOUND', `'${name}'`);
-        const dir = directory(runtime);
-        const model = await scanModel(dir, name).catch((error: unknown) => {
-          throw new BatchlineError('MODEL_NOT_FOUND', `'${name}' in the repository: ${(error as Error).message}`);
-        });
-        const config = effectiveConfig(runtime.config, model.config.options);
-        const optionSources = optionSourcesOf(model.config.options, join(dir, name, 'config.json'), snakeCase);
-        const wanted = new Set(model.versions.map((v) => v.version));
-        const served = runtime.registry.versionsOf(name);
-        for (const { version, path, labelsPath } of model.versions) {
-          if (served.some((v) => v.version === version)) continue;
-          const labels = labelsPath === undefined ? {} : { labelsPath };
-          await runtime.register(
-            { name, version, path, config, optionSources, parameters: model.config.parameters, ...labels },
-            true,
-          );
-        }
-        for (const version of served) if (!wanted.has(version.version)) await runtime.deregister(version);
+        const { parameters = {} } = bodyOf(request);
+        if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters))
+          throw new BatchlineError('BAD_REQUEST', `"parameters" must be a JSON object`);
+        await loadRepositoryModel(runtime, name, Object.keys(parameters));
         json(reply, 200, {});
       } catch (error) {
         refuse(reply, error);
@@ -106,9 +57,7 @@ export function registerRepositoryRoutes(scope: FastifyInstance, runtime: Servin
       const { name } = request.params as { name: string };
       try {
         bodyOf(request);
-        const served = runtime.registry.versionsOf(name);
-        if (served.length === 0) throw new BatchlineError('MODEL_NOT_FOUND', `'${name}' is not loaded`);
-        await Promise.all(served.map((version) => runtime.deregister(version)));
+        await unloadRepositoryModel(runtime, name);
         json(reply, 200, {});
       } catch (error) {
         refuse(reply, error);
@@ -123,14 +72,4 @@ function bodyOf(request: FastifyRequest): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new BatchlineError('BAD_REQUEST', 'the body must be a JSON object');
   return body as Record<string, unknown>;
-}
-
-function directory(runtime: ServingRuntime): string {
-  const dir = runtime.config.modelRepository;
-  if (dir === undefined)
-    throw new BatchlineError(
-      'BAD_MODEL_PATH',
-      'this server was started without --model-repository; the repository extension loads models only from one',
-    );
-  return dir;
 }

@@ -118,6 +118,16 @@ export function modelFileInRepository(repository: string, given: unknown, field 
   return fileInRepository(repository, given, field, 'resnet/2/model.onnx" or "embed/1/model.mjs', MODEL_FILE_NAME);
 }
 
+/**
+ * The labels file `label_filename` names for model `name` (a file in its folder), confined to the
+ * repository as model files are, or BAD_MODEL_PATH naming it (not there, or leading out of it).
+ * The path returned keeps the name given, which the model configuration shows.
+ */
+export async function labelsFileInRepository(repository: string, name: string, labelFilename: string): Promise<string> {
+  await fileInRepository(repository, `${name}/${labelFilename}`, 'label_filename', `${name}/labels.txt`);
+  return join(repository, name, labelFilename);
+}
+
 /** What a model file may be: an ONNX graph, or a code model (a JavaScript module). */
 const MODEL_FILE_NAME = /\.(onnx|m?js)$/i;
 

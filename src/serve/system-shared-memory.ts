@@ -40,7 +40,7 @@ export class SystemSharedMemory implements SharedMemoryAccess {
   status(name?: string): RegionStatus[] {
     if (name === undefined) return [...this.regions.values()];
     const region = this.regions.get(name);
-    if (region === undefined) throw refused(`Unable to find system shared memory region: '${name}'`);
+    if (region === undefined) throw notFound(`Unable to find system shared memory region: '${name}'`);
     return [region];
   }
 
@@ -65,7 +65,8 @@ export class SystemSharedMemory implements SharedMemoryAccess {
       throw refused(
         `cannot register shared memory region '${name}' - invalid shm key '${clip(key)}': a POSIX shared memory name, such as '/input_data' (one name under ${this.dir})`,
       );
-    if (this.regions.has(name)) throw refused(`shared memory region '${name}' already in manager`);
+    if (this.regions.has(name))
+      throw new BatchlineError('SHARED_MEMORY_EXISTS', `shared memory region '${name}' already in manager`);
     let fileSize: number;
     try {
       fileSize = this.withFile(key, constants.O_RDONLY, () => undefined);
@@ -125,7 +126,7 @@ export class SystemSharedMemory implements SharedMemoryAccess {
   /** The region a reference names and where its bytes start in the file, checked as Triton's GetMemoryInfo checks them. */
   private located(ref: SharedMemoryRef): { region: RegionStatus; at: number } {
     const region = this.regions.get(ref.region);
-    if (region === undefined) throw badInput(`Unable to find shared memory region: '${ref.region}'`);
+    if (region === undefined) throw notFound(`Unable to find shared memory region: '${ref.region}'`);
     if (ref.offset >= region.byte_size) throw badInput(`Invalid offset for shared memory region: '${ref.region}'`);
     if (ref.offset + ref.byteSize > region.byte_size)
       throw badInput(`Invalid offset + byte size for shared memory region: '${ref.region}'`);
@@ -168,6 +169,14 @@ function clip(text: string): string {
 /** A register, unregister or status call refused (Triton's words, no prefix). */
 function refused(detail: string): BatchlineError {
   return new BatchlineError('BAD_SHARED_MEMORY', detail);
+}
+
+/**
+ * A region not registered, named by a status call or a request: NOT_FOUND over gRPC and 404 on
+ * HTTP, as Triton's shared memory manager answers it (and counted with the bad inputs).
+ */
+function notFound(detail: string): BatchlineError {
+  return new BatchlineError('SHARED_MEMORY_NOT_FOUND', detail);
 }
 
 /** An inference request whose region reference is wrong: a bad input, as its other faults are. */

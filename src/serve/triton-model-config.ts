@@ -71,6 +71,7 @@ export function tritonModelConfig(version: ModelVersion, versions: readonly numb
       { name: `${version.name}_0`, kind: 'KIND_CPU', count: c.instances, gpus: [], profile: [], passive: false },
     ],
     default_model_filename: version.path === undefined ? '' : basename(version.path),
+    parameters: tritonParameters(version.parameters),
     model_warmup: (c.warmupBatchSizes ?? []).map((size) => ({
       name: `warmup_${size}`,
       batch_size: size,
@@ -87,6 +88,30 @@ export function tritonModelConfig(version: ModelVersion, versions: readonly numb
       ),
     })),
   };
+}
+
+/**
+ * A config.json's `parameters` as Triton's `map<string, ModelParameter>`, whose one field is a
+ * string (`{"threshold": {"string_value": "0.5"}}`, as config.pbtxt writes every value): a value
+ * written so already as it is, a string as its `string_value`, any other JSON value as its JSON text.
+ */
+function tritonParameters(parameters: Readonly<Record<string, unknown>>): Record<string, { string_value: string }> {
+  return Object.fromEntries(
+    Object.entries(parameters).map(([key, value]) => [key, { string_value: stringValueOf(value) }]),
+  );
+}
+
+function stringValueOf(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const tritonStyle = value as { string_value?: unknown } | null;
+  if (
+    typeof tritonStyle === 'object' &&
+    tritonStyle !== null &&
+    Object.keys(tritonStyle).length === 1 &&
+    typeof tritonStyle.string_value === 'string'
+  )
+    return tritonStyle.string_value;
+  return JSON.stringify(value);
 }
 
 /** `TYPE_FP32`, …; BYTES is `TYPE_STRING` in a model configuration. */

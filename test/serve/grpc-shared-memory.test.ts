@@ -111,7 +111,7 @@ describe("Triton's system shared memory over gRPC (--allow-client-shm)", () => {
     expect((await grpc.call('SystemSharedMemoryStatus', {})).message.regions).toStrictEqual({});
   });
 
-  it('refuses bad registrations with INVALID_ARGUMENT in Triton’s words', async () => {
+  it('refuses bad registrations in Triton’s words and statuses (NOT_FOUND, ALREADY_EXISTS, INVALID_ARGUMENT)', async () => {
     const grpc = await start({ allowClientShm: true });
     const cases: [object, string][] = [
       [{ key, byte_size: 8 }, "'region name' is necessary to register system shared memory region"],
@@ -129,12 +129,13 @@ describe("Triton's system shared memory over gRPC (--allow-client-shm)", () => {
       expect(details).toContain(words);
     }
     await grpc.call('SystemSharedMemoryRegister', { name: 'r', key, byte_size: 8 });
+    // Triton's shared_memory_manager.cc: TRITONSERVER_ERROR_ALREADY_EXISTS and _NOT_FOUND, which its gRPC server passes on.
     expect(failure(await grpc.call('SystemSharedMemoryRegister', { name: 'r', key, byte_size: 8 }))).toStrictEqual([
-      'INVALID_ARGUMENT',
+      'ALREADY_EXISTS',
       "shared memory region 'r' already in manager",
     ]);
     expect(failure(await grpc.call('SystemSharedMemoryStatus', { name: 'nope' }))).toStrictEqual([
-      'INVALID_ARGUMENT',
+      'NOT_FOUND',
       "Unable to find system shared memory region: 'nope'",
     ]);
   });
@@ -213,12 +214,19 @@ describe("Triton's system shared memory over gRPC (--allow-client-shm)", () => {
     ]);
   });
 
-  it('refuses requests that name regions wrongly with INVALID_ARGUMENT, before the queue', async () => {
+  it('refuses requests that name regions wrongly, before the queue, with Triton’s statuses', async () => {
     const grpc = await start({ allowClientShm: true });
     await grpc.call('SystemSharedMemoryRegister', { name: 'in', key, byte_size: INPUT_BYTES });
     await grpc.call('SystemSharedMemoryRegister', { name: 'small', key, offset: INPUT_BYTES, byte_size: 8 });
+    // A region not registered is Triton's NOT_FOUND (GetMemoryInfo); the rest INVALID_ARGUMENT.
+    expect(failure(await grpc.infer({ model_name: 'cls', inputs: [shmImages('nope')] }))).toStrictEqual([
+      'NOT_FOUND',
+      "Unable to find shared memory region: 'nope'",
+    ]);
+    expect(
+      failure(await grpc.infer({ model_name: 'cls', inputs: [shmImages('in')], outputs: [shmSoftmax('nope')] })),
+    ).toStrictEqual(['NOT_FOUND', "Unable to find shared memory region: 'nope'"]);
     const cases: [object, string][] = [
-      [{ inputs: [shmImages('nope')] }, "Unable to find shared memory region: 'nope'"],
       [{ inputs: [shmImages('in', INPUT_BYTES, 4)] }, "Invalid offset + byte size for shared memory region: 'in'"],
       [
         { inputs: [shmImages('in', 8)] },

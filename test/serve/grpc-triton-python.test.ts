@@ -3,8 +3,8 @@
  * grpc_service.proto and model_config.proto (as tritonclient.grpc's are), building its messages
  * as tritonclient.grpc does (`InferInput.set_data_from_numpy` → raw_input_contents,
  * `set_shared_memory` → shared_memory_* parameters, `InferRequestedOutput(class_count=k)` →
- * classification, `start_stream` → ModelStreamInfer), against PaddleOCR's classifier with
- * `--allow-client-shm`.
+ * classification, `start_stream` → ModelStreamInfer, `headers=` → call metadata), against
+ * PaddleOCR's classifier with `--allow-client-shm` and `--admin-token`.
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +41,7 @@ config = stub.ModelConfig(pb.ModelConfigRequest(name="cls")).config
 out["config"] = [config.name, config.platform, config.max_batch_size,
                  [[i.name, mc.DataType.Name(i.data_type), list(i.dims)] for i in config.input],
                  [[o.name, mc.DataType.Name(o.data_type), list(o.dims)] for o in config.output]]
+out["parameters"] = {key: p.string_value for key, p in config.parameters.items()}
 
 plain = stub.ModelInfer(request(id="plain"))
 softmax = struct.unpack("<4f", plain.raw_output_contents[0])
@@ -73,6 +74,10 @@ try:
         stub.SystemSharedMemoryRegister(pb.SystemSharedMemoryRegisterRequest(name="in", key=key, byte_size=8))
     except grpc.RpcError as error:
         out["again"] = [error.code().name, error.details()]
+    try:
+        stub.SystemSharedMemoryStatus(pb.SystemSharedMemoryStatusRequest(name="nope"))
+    except grpc.RpcError as error:
+        out["unknown"] = [error.code().name, error.details()]
     r = pb.ModelInferRequest(model_name="cls")
     i = r.inputs.add(name="x", datatype="FP32", shape=[2, 3, 48, 192])
     i.parameters["shared_memory_region"].string_param = "in"
@@ -88,6 +93,28 @@ try:
 finally:
     shm.close()
     shm.unlink()
+
+# The repository calls, with the admin token as tritonclient.grpc sends headers: call metadata.
+admin = [("authorization", "Bearer s3cret")]
+def index(**kwargs):
+    answer = stub.RepositoryIndex(pb.RepositoryIndexRequest(**kwargs), metadata=admin)
+    return [[m.name, m.version, m.state, m.reason] for m in answer.models]
+out["index"] = index()
+stub.RepositoryModelUnload(pb.RepositoryModelUnloadRequest(model_name="cls"), metadata=admin)
+out["unloaded"] = [index(), stub.ModelReady(pb.ModelReadyRequest(name="cls")).ready, index(ready=True)]
+stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name="cls"), metadata=admin)
+out["loaded"] = [index(), stub.ModelReady(pb.ModelReadyRequest(name="cls")).ready]
+refused = []
+for metadata in [None, [("authorization", "Bearer guess")]]:
+    try:
+        stub.RepositoryModelUnload(pb.RepositoryModelUnloadRequest(model_name="cls"), metadata=metadata)
+    except grpc.RpcError as error:
+        refused.append([error.code().name, error.details()])
+try:
+    stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name="nope"), metadata=admin)
+except grpc.RpcError as error:
+    refused.append([error.code().name, error.details()])
+out["refused"] = refused
 print(json.dumps(out))
 `;
 
@@ -98,14 +125,19 @@ describe.skipIf(why !== undefined)("a Triton user's gRPC client, on stubs from T
     dir = tempDir('batchline-grpc-triton-');
     writeTritonPythonClient(dir, CLIENT);
     const model = await readFile(PADDLE_CLS);
-    const root = await writeRepository({ 'cls/1/model.onnx': model, 'cls/1/model.labels.txt': '0\n180\n' });
-    server = await startGrpcTestServer({ modelRepository: root, allowClientShm: true });
+    const root = await writeRepository({
+      'cls/1/model.onnx': model,
+      'cls/1/model.labels.txt': '0\n180\n',
+      'cls/config.json': { parameters: { threshold: 0.5, mode: 'fast' } },
+    });
+    server = await startGrpcTestServer({ modelRepository: root, allowClientShm: true, adminToken: 's3cret' });
   });
   afterAll(() => server?.close());
 
-  it('gets its metadata, configuration, answers, stream, classification and shared memory', async () => {
+  it('gets its metadata, configuration, answers, stream, classification, shared memory and repository calls', async () => {
     const out = await runPythonClient(dir, [server.target]);
     expect(out.extensions).toContain('system_shared_memory');
+    expect(out.extensions).toContain('model_repository');
     expect(out.config).toStrictEqual([
       'cls',
       'onnxruntime_onnx',
@@ -113,6 +145,7 @@ describe.skipIf(why !== undefined)("a Triton user's gRPC client, on stubs from T
       [['x', 'TYPE_FP32', [3, -1, -1]]],
       [[PADDLE_OUTPUT, 'TYPE_FP32', [2]]],
     ]);
+    expect(out.parameters).toStrictEqual({ threshold: '0.5', mode: 'fast' });
     const [id, outputs, softmax] = out.plain;
     expect([id, outputs]).toStrictEqual(['plain', [[PADDLE_OUTPUT, 'FP32', [2, 2]]]]);
     // The top class of each image with its label, as Triton writes it: "value:index:label".
@@ -130,9 +163,19 @@ describe.skipIf(why !== undefined)("a Triton user's gRPC client, on stubs from T
       ['in', true, 0, 221184],
       ['out', true, 221184, 16],
     ]);
-    expect(out.again).toStrictEqual(['INVALID_ARGUMENT', "shared memory region 'in' already in manager"]);
+    // Triton's statuses for these two (shared_memory_manager.cc), which a client may branch on.
+    expect(out.again).toStrictEqual(['ALREADY_EXISTS', "shared memory region 'in' already in manager"]);
+    expect(out.unknown).toStrictEqual(['NOT_FOUND', "Unable to find system shared memory region: 'nope'"]);
     // Written into the client's region, the same values the message carried; an empty raw entry in its place.
     expect(out.shm).toStrictEqual([[[PADDLE_OUTPUT, 'FP32', [2, 2]]], [0], softmax]);
     expect(out.after).toBe(0);
+    expect(out.index).toStrictEqual([['cls', '1', 'READY', '']]);
+    expect(out.unloaded).toStrictEqual([[['cls', '', 'UNAVAILABLE', 'unloaded']], false, []]);
+    expect(out.loaded).toStrictEqual([[['cls', '1', 'READY', '']], true]);
+    expect(out.refused).toStrictEqual([
+      ['UNAUTHENTICATED', 'unauthorized: the admin API needs metadata authorization: Bearer <token>'],
+      ['PERMISSION_DENIED', 'forbidden: wrong admin token'],
+      ['NOT_FOUND', "no such model: 'nope' is not in the repository"],
+    ]);
   });
 });

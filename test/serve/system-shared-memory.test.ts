@@ -109,9 +109,11 @@ describe("Triton's system shared memory extension (--allow-client-shm)", () => {
     expect(
       (await call('GET', '/v2/systemsharedmemory/status')).json.map((r: { name: string }) => r.name),
     ).toStrictEqual(['out']);
-    expect((await infer({ inputs: [shmInput('in')] })).json.error).toBe(
-      "invalid inputs: Unable to find shared memory region: 'in'",
-    );
+    // Gone: Triton's NOT_FOUND, which its HTTP server answers 404.
+    expect(await infer({ inputs: [shmInput('in')] })).toStrictEqual({
+      status: 404,
+      json: { error: "Unable to find shared memory region: 'in'" },
+    });
     expect((await call('POST', '/v2/systemsharedmemory/unregister')).status).toBe(200);
     expect((await call('GET', '/v2/systemsharedmemory/status')).json).toStrictEqual([]);
   });
@@ -142,18 +144,26 @@ describe("Triton's system shared memory extension (--allow-client-shm)", () => {
       "'region name' is necessary to register system shared memory region",
     );
     expect((await register('r', { key, byte_size: 8 })).status).toBe(200);
-    expect((await register('r', { key, byte_size: 8 })).json.error).toBe("shared memory region 'r' already in manager");
-    expect((await call('GET', '/v2/systemsharedmemory/region/nope/status')).json.error).toBe(
-      "Unable to find system shared memory region: 'nope'",
-    );
+    // Triton's HTTP statuses: ALREADY_EXISTS is 400 (HttpCodeFromError), NOT_FOUND 404.
+    expect(await register('r', { key, byte_size: 8 })).toStrictEqual({
+      status: 400,
+      json: { error: "shared memory region 'r' already in manager" },
+    });
+    expect(await call('GET', '/v2/systemsharedmemory/region/nope/status')).toStrictEqual({
+      status: 404,
+      json: { error: "Unable to find system shared memory region: 'nope'" },
+    });
   });
 
-  it('refuses inference requests that name regions wrongly, before the queue, with 400', async () => {
+  it('refuses inference requests that name regions wrongly, before the queue, with 400 (404 for a region not registered)', async () => {
     server = await startTestServer({ allowClientShm: true }, PADDLE_CLS);
     await register('in', { key, byte_size: INPUT_BYTES });
     await register('small', { key, offset: INPUT_BYTES, byte_size: 8 });
+    expect(await infer({ inputs: [shmInput('nope')] })).toStrictEqual({
+      status: 404,
+      json: { error: "Unable to find shared memory region: 'nope'" },
+    });
     const cases: [object, string][] = [
-      [{ inputs: [shmInput('nope')] }, "Unable to find shared memory region: 'nope'"],
       [{ inputs: [shmInput('in', 8, INPUT_BYTES)] }, "Invalid offset for shared memory region: 'in'"],
       [{ inputs: [shmInput('in', INPUT_BYTES, 4)] }, "Invalid offset + byte size for shared memory region: 'in'"],
       [

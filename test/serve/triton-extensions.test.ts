@@ -152,7 +152,7 @@ describe("Triton's model repository extension, behind the admin token", () => {
     expect((await call('GET', `${server.url}/v2/models/other/ready`)).status).toBe(200);
     const unknown = await call('POST', `${server.url}/v2/repository/models/ghost/load`, '', auth);
     expect(unknown.status).toBe(404);
-    expect(unknown.json.error).toContain("no such model: 'ghost' in the repository");
+    expect(unknown.json.error).toContain("no such model: 'ghost' is not in the repository");
   });
 
   it("answers a body that is not JSON in the protocol's error format, which tritonclient reads", async () => {

@@ -1,0 +1,104 @@
+import { join } from 'node:path';
+import { BatchlineError } from '../errors.js';
+import { effectiveConfig, snakeCase } from './model-config.js';
+import { MODEL_NAME_PATTERN, scanModel, scanRepository } from './repository.js';
+import type { ServingRuntime } from './serving-runtime.js';
+import { optionSourcesOf } from './version-log.js';
+
+/** Triton's names of a version's states in the repository index. */
+const INDEX_STATES: Readonly<Record<string, string>> = {
+  loading: 'LOADING',
+  ready: 'READY',
+  draining: 'UNLOADING',
+  unavailable: 'UNAVAILABLE',
+};
+
+/** One row of the repository index, as Triton's `RepositoryIndexResponse.ModelIndex` and its HTTP answer hold it. */
+export interface IndexRow {
+  name: string;
+  version?: string;
+  state?: string;
+  reason?: string;
+}
+
+/**
+ * Triton's model repository extension, whatever the protocol (`/v2/repository/…` on HTTP,
+ * `Repository*` over gRPC): the same index, load and unload, the same refusals from the error
+ * table. The caller has checked the admin token.
+ */
+
+/** Every model of the repository with each served version's state; a model not served is UNAVAILABLE `unloaded`; `ready`: the ready ones only. */
+export async function repositoryIndex(runtime: ServingRuntime, ready: boolean): Promise<IndexRow[]> {
+  const onDisk = await scanRepository(repositoryDirectory(runtime)).catch(() => []);
+  const rows: IndexRow[] = [];
+  for (const model of onDisk) {
+    const served = runtime.registry.versionsOf(model.name);
+    if (served.length === 0 && !ready) rows.push({ name: model.name, state: 'UNAVAILABLE', reason: 'unloaded' });
+    for (const version of served) {
+      const { state, reason } = version.status;
+      if (ready && !version.acceptsWork) continue;
+      rows.push({
+        name: model.name,
+        version: String(version.version),
+        state: INDEX_STATES[state] ?? 'UNAVAILABLE',
+        ...(reason === undefined ? {} : { reason }),
+      });
+    }
+  }
+  return rows;
+}
+
+/**
+ * Serves the versions of model `name` that its config.json's version policy selects on disk:
+ * loads those not served (resolving once they are ready), unloads those no longer selected.
+ * `parameterNames`: the load parameters sent (a config or files), which are not served.
+ */
+export async function loadRepositoryModel(
+  runtime: ServingRuntime,
+  name: string,
+  parameterNames: readonly string[] = [],
+): Promise<void> {
+  if (parameterNames.length > 0)
+    throw new BatchlineError(
+      'INVALID_MODEL_CONFIG',
+      `load parameters (a config or files sent with the request: ${parameterNames.join(', ')}) are not served: put them in the repository`,
+    );
+  if (!MODEL_NAME_PATTERN.test(name)) throw new BatchlineError('MODEL_NOT_FOUND', `'${name}'`);
+  const dir = repositoryDirectory(runtime);
+  const model = await scanModel(dir, name).catch((error: unknown) => {
+    // No folder of that name: said without the server's own path, which the client has no use for.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new BatchlineError('MODEL_NOT_FOUND', `'${name}' is not in the repository`);
+    throw new BatchlineError('MODEL_NOT_FOUND', `'${name}' in the repository: ${(error as Error).message}`);
+  });
+  const config = effectiveConfig(runtime.config, model.config.options);
+  const optionSources = optionSourcesOf(model.config.options, join(dir, name, 'config.json'), snakeCase);
+  const wanted = new Set(model.versions.map((v) => v.version));
+  const served = runtime.registry.versionsOf(name);
+  for (const { version, path, labelsPath } of model.versions) {
+    if (served.some((v) => v.version === version)) continue;
+    const labels = labelsPath === undefined ? {} : { labelsPath };
+    await runtime.register(
+      { name, version, path, config, optionSources, parameters: model.config.parameters, ...labels },
+      true,
+    );
+  }
+  for (const version of served) if (!wanted.has(version.version)) await runtime.deregister(version);
+}
+
+/** Drains and removes every version of model `name`; MODEL_NOT_FOUND when none is served. */
+export async function unloadRepositoryModel(runtime: ServingRuntime, name: string): Promise<void> {
+  const served = runtime.registry.versionsOf(name);
+  if (served.length === 0) throw new BatchlineError('MODEL_NOT_FOUND', `'${name}' is not loaded`);
+  await Promise.all(served.map((version) => runtime.deregister(version)));
+}
+
+function repositoryDirectory(runtime: ServingRuntime): string {
+  const dir = runtime.config.modelRepository;
+  if (dir === undefined)
+    throw new BatchlineError(
+      'BAD_MODEL_PATH',
+      'this server was started without --model-repository; the repository extension loads models only from one',
+    );
+  return dir;
+}

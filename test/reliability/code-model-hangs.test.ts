@@ -172,7 +172,12 @@ describe('a code model thread that loaded a native addon', () => {
   });
 
   it('loaded by its first batch: that batch is not terminated either, and the operator reads why', async () => {
-    const { url, events, up: back, model } = await serveWatched({
+    const {
+      url,
+      events,
+      up: back,
+      model,
+    } = await serveWatched({
       'native/1/model.mjs': LOADS_ONNXRUNTIME_IN_A_BATCH,
     });
     const stuck = new Promise<void>((resolve) => model.watchInstances!((event) => event.kind === 'stuck' && resolve()));
@@ -182,7 +187,9 @@ describe('a code model thread that loaded a native addon', () => {
     const health = await get(`${url}/healthz`);
     expect(health.status).toBe(503);
     expect(health.text).toContain('model instance 0 is a thread stuck inside the model (native code)');
-    expect((await get(`${url}/metrics`)).text).toMatch(/batchline_instances\{model="native",version="1",state="stuck"\} 1/);
+    expect((await get(`${url}/metrics`)).text).toMatch(
+      /batchline_instances\{model="native",version="1",state="stuck"\} 1/,
+    );
     await within(back, 'the instance is back');
     expect(events.map((event) => event.kind)).toEqual(['stuck', 'up']);
     expect(events[1]).toMatchObject({ after: 'stuck', restarts: 0 });

@@ -183,6 +183,13 @@ describe('a code model thread that loaded a native addon', () => {
     const stuck = new Promise<void>((resolve) => model.watchInstances!((event) => event.kind === 'stuck' && resolve()));
     expect((await infer(`${url}/models/native/predict`, { inputs: [-1] })).status).toBe(504);
     await within(stuck, 'the instance is stuck');
+    // Its log line says why this code model's thread is waited for, not terminated.
+    expect(events[0]).toMatchObject({
+      kind: 'stuck',
+      why: expect.stringMatching(
+        /^stuck: a batch has run \d+ ms \(limit 200 ms\); its code loaded the native addon \/.*onnxruntime_binding\.node$/,
+      ),
+    });
     // Not terminated, so not replaced: out of the rotation, and liveness says so until its run returns.
     const health = await get(`${url}/healthz`);
     expect(health.status).toBe(503);

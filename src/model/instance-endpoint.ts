@@ -45,8 +45,8 @@ export function launch(
     let closing: (() => void) | undefined;
     let stopped = false;
     // A native addon loaded since: it may be in native code, where it cannot be stopped.
-    let native = false;
-    const stops = (): InstanceStops => (native ? 'after its run' : endpoint.stops);
+    let nativeAddon: string | undefined;
+    const stops = (): InstanceStops => (nativeAddon !== undefined ? 'after its run' : endpoint.stops);
     const stopLoad = (): void => {
       if (loaded || stops() !== 'at once') return;
       stopped = true;
@@ -77,7 +77,7 @@ export function launch(
     });
     endpoint.onReply((reply) => {
       if (reply.kind === 'native') {
-        native = true;
+        nativeAddon = reply.addon;
       } else if (reply.kind === 'loaded') {
         loaded = true;
         unwatchLoad();
@@ -116,6 +116,9 @@ export function launch(
         return stops();
       },
       pid: endpoint.pid,
+      get nativeAddon() {
+        return nativeAddon;
+      },
       run: (items) =>
         new Promise((resolveRun, rejectRun) => {
           // A buffer already moved to a thread that crashed is gone; posting it again would be

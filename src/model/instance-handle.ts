@@ -27,6 +27,8 @@ export interface InstanceHandle {
   readonly stops: InstanceStops;
   /** The instance's process id, when it is a process. */
   readonly pid: number | undefined;
+  /** The native addon a code model's thread loaded, if it did: why it stops `after its run` (for the log). */
+  readonly nativeAddon?: string | undefined;
 }
 
 export interface LaunchedInstance {

@@ -334,7 +334,10 @@ export class InstancePool {
       } else {
         slot.state = 'stuck';
         slot.consecutiveFailures++;
-        slot.lastError = `stuck: a batch has run ${ranMs} ms (limit ${limitMs} ms)`;
+        // A code model's thread is stopped at once, unless it loaded an addon: say which, or the line reads as a bug.
+        const addon =
+          handle.nativeAddon === undefined ? '' : `; its code loaded the native addon ${handle.nativeAddon}`;
+        slot.lastError = `stuck: a batch has run ${ranMs} ms (limit ${limitMs} ms)${addon}`;
         this.tell(slot, { kind: 'stuck', index: slot.index, why: slot.lastError });
       }
     }

@@ -11,6 +11,7 @@ import { processLauncher, sharedThreadLauncher, threadLauncher } from './instanc
 import type { ModelHealth } from './instance-health.js';
 import type { InstanceListener, RunLimits } from './instance-handle.js';
 import { InstancePool } from './instance-pool.js';
+import { launchesFromLoadedFile } from './loaded-file-launcher.js';
 import { fromFloat16Bits } from './float16.js';
 import type { ElementType, ItemTensor, ItemTensors, TensorSpec } from './tensor-spec.js';
 import { buildToyModelOnnx, TOY_MODEL_VERSION, TOY_OUTPUT_NAME, toyPrediction } from './toy-model.js';
@@ -192,11 +193,14 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
   }
   const setup = { path, version, intraOpThreads, executionProvider, ...code };
   const pool = await InstancePool.start(
-    execution === 'worker'
-      ? threadLauncher(setup)
-      : execution === 'shared'
-        ? sharedThreadLauncher(setup)
-        : processLauncher(setup),
+    launchesFromLoadedFile(
+      execution === 'worker'
+        ? threadLauncher(setup)
+        : execution === 'shared'
+          ? sharedThreadLauncher(setup)
+          : processLauncher(setup),
+      path,
+    ),
     options.instances ?? 1,
     options.loadSignal === undefined ? {} : { loadSignal: options.loadSignal },
   );

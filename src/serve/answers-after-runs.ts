@@ -1,4 +1,12 @@
+import { executionAsyncResource } from 'node:async_hooks';
 import { holdAnswers, releaseAnswers } from './after-hand-off.js';
+
+/** The class of Node's immediates, to tell a run started inside one (in the check phase). */
+const Immediate = (() => {
+  const probe = setImmediate(() => {});
+  clearImmediate(probe);
+  return probe.constructor;
+})();
 
 /**
  * Writes the answers of an inline onnxruntime model's runs after the last run of their turn.
@@ -11,9 +19,12 @@ import { holdAnswers, releaseAnswers } from './after-hand-off.js';
  * and 23-31 µs in serve (docs/lab/2026-12-03-toy-path.md). Here each run queues a flush behind
  * its immediate, and only the last flush of the runs that share a check phase writes.
  *
- * A run started while a completion is handled (its batch's slot freed, the next batch handed
- * over) is in the check phase of the next turn: it belongs to the next group, and holds no
- * answer of this one. Answers are only ever held until a pending flush runs, the last of which
+ * A run started in the check phase is in the check phase of the next turn: it belongs to the
+ * next group, and holds no answer of this one. That is a run started while a completion is
+ * handled (its batch's slot freed, the next batch handed over), or by another immediate: the
+ * batcher's timer polls its last sub-millisecond with one (real-clock.ts), so a batch window
+ * that ends there dispatches from the check phase, ahead of the turn's runs (counted in their
+ * group, it held their answers a turn, and a turn more for each turn it happened again). Answers are only ever held until a pending flush runs, the last of which
  * always writes, so every answer is written, at the latest in the next turn's check phase.
  */
 export class AnswersAfterRuns {
@@ -26,7 +37,8 @@ export class AnswersAfterRuns {
 
   /** A run was just started (its immediate queued): its flush goes behind it. */
   started(): void {
-    const group = this.completing > 0 ? this.group + 1 : this.group;
+    const inCheckPhase = this.completing > 0 || executionAsyncResource() instanceof Immediate;
+    const group = inCheckPhase ? this.group + 1 : this.group;
     this.pending[group & 1]!++;
     holdAnswers();
     setImmediate(() => this.flush(group));

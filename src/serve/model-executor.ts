@@ -10,6 +10,14 @@ import type { AffineMs } from '../options/affine-latency.js';
 type ModelBatch = Batch<ItemTensors, ItemTensors>;
 type Done = (result: readonly (ItemTensors | Error)[] | Error) => void;
 
+/** One instance's pretend accelerator (--model-latency-ms): its batch in flight and those behind it. */
+interface PretendLine {
+  busy: boolean;
+  /** The batch whose completion is being handled: runs it starts now (isolation) hold its slot. */
+  completing: number;
+  readonly waiting: (() => void)[];
+}
+
 /**
  * A batch that runs longer than this many times the longest deadline of its requests marks its
  * model instance stuck (out of rotation; a process instance is killed and restarted). By then
@@ -39,6 +47,8 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
   private readonly onBug: (error: unknown) => void;
   private readonly stuckBatchFactor: number;
   private readonly answersAfterRuns: AnswersAfterRuns | undefined;
+  /** By instance, with --model-latency-ms. */
+  private readonly lines: PretendLine[] = [];
 
   constructor(
     private readonly model: ServedModel,
@@ -55,9 +65,30 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
 
   start(batch: ModelBatch, done: Done): void {
     const latencyMs = this.latency.aMs + this.latency.bMs * batch.inputs.length;
-    if (latencyMs > 0)
-      this.clock.schedule(batch.startedAtMs + latencyMs, () => this.run(batch, done), EventOrder.completion);
-    else this.run(batch, done);
+    if (latencyMs <= 0) return this.run(batch, done);
+    // A pretend accelerator runs one batch at a time: a batch handed to a busy instance's mailbox
+    // (--pipeline) waits here for the one ahead of it, so its time counts from its start, as the
+    // batcher's own figures do. A failed batch's isolation runs hold its slot: they go first.
+    const line = (this.lines[batch.instance] ??= { busy: false, completing: -1, waiting: [] });
+    if ((line.busy || line.waiting.length > 0) && batch.id !== line.completing)
+      line.waiting.push(() => this.pretend(line, batch, done, latencyMs));
+    else this.pretend(line, batch, done, latencyMs);
+  }
+
+  /** Runs `batch` after its simulated accelerator time from now, then the next batch waiting on its instance. */
+  private pretend(line: PretendLine, batch: ModelBatch, done: Done, latencyMs: number): void {
+    line.busy = true;
+    const finished: Done = (result) => {
+      line.busy = false;
+      line.completing = batch.id;
+      try {
+        done(result);
+      } finally {
+        line.completing = -1;
+        if (!line.busy) line.waiting.shift()?.();
+      }
+    };
+    this.clock.schedule(this.clock.now() + latencyMs, () => this.run(batch, finished), EventOrder.completion);
   }
 
   /** When the batch is stuck (ms from its start). */

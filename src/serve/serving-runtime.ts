@@ -254,7 +254,13 @@ export class ServingRuntime {
     if (down.length === 0) return undefined;
     return new BatchlineError(
       'NOT_READY',
-      down.map((version) => `${versionName(version)} is ${version.status.reason ?? version.status.state}`).join('; '),
+      // "m version 2 is unavailable: no healthy model instance (restarting)": the reason is a phrase of its own.
+      down
+        .map((version) => {
+          const { state, reason } = version.status;
+          return `${versionName(version)} is ${state}${reason === undefined ? '' : `: ${reason}`}`;
+        })
+        .join('; '),
     );
   }
 

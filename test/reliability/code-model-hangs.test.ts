@@ -68,6 +68,17 @@ export function execute(items) {
 }
 `;
 
+/** The same, but onnxruntime is loaded by the first batch's execute, not by initialize. */
+const LOADS_ONNXRUNTIME_IN_A_BATCH = `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export async function execute(items) {
+  await import(${JSON.stringify(pathToFileURL(createRequire(import.meta.url).resolve('onnxruntime-node')).href)});
+  if (items.some(({ x }) => x[0] === -1)) for (const startMs = performance.now(); performance.now() - startMs < 1500; );
+  return items.map(({ x }) => ({ y: x }));
+}
+`;
+
 let server: TestServer | undefined;
 afterEach(async () => {
   await server?.close();
@@ -155,6 +166,37 @@ describe('a code model thread that loaded a native addon', () => {
   it('is not terminated in a long batch: stuck, out of the rotation, back when its run returns', async () => {
     const { url, events, up: back } = await serveWatched({ 'native/1/model.mjs': LOADS_ONNXRUNTIME });
     expect((await infer(`${url}/models/native/predict`, { inputs: [-1] })).status).toBe(504);
+    await within(back, 'the instance is back');
+    expect(events.map((event) => event.kind)).toEqual(['stuck', 'up']);
+    expect(events[1]).toMatchObject({ after: 'stuck', restarts: 0 });
+  });
+
+  it('loaded by its first batch: that batch is not terminated either, and the operator reads why', async () => {
+    const {
+      url,
+      events,
+      up: back,
+      model,
+    } = await serveWatched({
+      'native/1/model.mjs': LOADS_ONNXRUNTIME_IN_A_BATCH,
+    });
+    const stuck = new Promise<void>((resolve) => model.watchInstances!((event) => event.kind === 'stuck' && resolve()));
+    expect((await infer(`${url}/models/native/predict`, { inputs: [-1] })).status).toBe(504);
+    await within(stuck, 'the instance is stuck');
+    // Its log line says why this code model's thread is waited for, not terminated.
+    expect(events[0]).toMatchObject({
+      kind: 'stuck',
+      why: expect.stringMatching(
+        /^stuck: a batch has run \d+ ms \(limit 200 ms\); its code loaded the native addon \/.*onnxruntime_binding\.node$/,
+      ),
+    });
+    // Not terminated, so not replaced: out of the rotation, and liveness says so until its run returns.
+    const health = await get(`${url}/healthz`);
+    expect(health.status).toBe(503);
+    expect(health.text).toContain('model instance 0 is a thread stuck inside the model (native code)');
+    expect((await get(`${url}/metrics`)).text).toMatch(
+      /batchline_instances\{model="native",version="1",state="stuck"\} 1/,
+    );
     await within(back, 'the instance is back');
     expect(events.map((event) => event.kind)).toEqual(['stuck', 'up']);
     expect(events[1]).toMatchObject({ after: 'stuck', restarts: 0 });

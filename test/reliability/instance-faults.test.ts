@@ -119,6 +119,36 @@ describe('a model instance that dies (#2)', () => {
   });
 });
 
+describe('a model file replaced under a running version', () => {
+  it('is not what a restarted instance serves: the restart fails saying why, the other instance serves on', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'batchline-replaced-'));
+    const path = join(dir, 'classifier.onnx');
+    await copyFile(CLASSIFIER, path);
+    server = await startTestServer({ execution: 'process', instances: 2, maxBatchSize: 1, model: path });
+    try {
+      // A deploy copies the next model over the file; then instance 0 dies.
+      await copyFile(DETECTOR, path);
+      process.kill(health().instances[0]!.pid!, 'SIGKILL');
+      // Its relaunch ends: up again, or refused.
+      const settled = () => {
+        const dead = health().instances[0]!;
+        return (dead.state === 'up' && dead.restarts > 0) || /could not restart/.test(dead.lastError ?? '');
+      };
+      await until(settled, 'the dead instance is relaunched');
+      const image = { inputs: Array.from({ length: 3 }, () => Array.from({ length: 48 }, () => Array(192).fill(0.5))) };
+      const replies = await Promise.all(Array.from({ length: 8 }, () => infer(server!.url, image)));
+      expect(replies.map((r) => r.status)).toEqual(Array(8).fill(200));
+      expect(health().instances[0]).toMatchObject({ state: 'restarting' });
+      expect(health().instances[0]!.lastError).toMatch(
+        /classifier\.onnx was replaced or modified since this version loaded it/,
+      );
+      expect(health().instances[1]!.state).toBe('up');
+    } finally {
+      await rm(dir, { recursive: true });
+    }
+  });
+});
+
 describe('a model instance that hangs (#3)', () => {
   it('is stuck past twice the deadline: out of rotation, killed, restarted; readiness says 503 meanwhile', async () => {
     server = await startTestServer({ execution: 'process', instances: 1, requestTimeoutMs: 100 });

@@ -33,7 +33,7 @@ function doublingModel(runs: number[][]): ServedModel {
 /** Lets the model's Promises and the completions chained on them run. */
 const settled = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-function setup(modelLatencyMs: number | { aMs: number; bMs: number }, maxBatchSize = 2) {
+function setup(modelLatencyMs: number | { aMs: number; bMs: number }, maxBatchSize = 2, mailbox = false) {
   const clock = new VirtualClock();
   const runs: number[][] = [];
   const bugs: unknown[] = [];
@@ -42,7 +42,7 @@ function setup(modelLatencyMs: number | { aMs: number; bMs: number }, maxBatchSi
     onBug: (error) => bugs.push(error),
   });
   const batcher = createBatcher(
-    { maxBatchSize, batchWindowMs: 10, maxQueueSize: 100, requestTimeoutMs: 1000, instances: 1 },
+    { maxBatchSize, batchWindowMs: 10, maxQueueSize: 100, requestTimeoutMs: 1000, instances: 1, mailbox },
     clock,
     executor,
   );
@@ -118,5 +118,41 @@ describe('ModelExecutor', () => {
     expect(t.runs).toEqual([[1, 2]]);
     t.clock.advanceBy(0.01);
     expect(t.runs).toEqual([[1, 2], [3]]);
+  });
+
+  it('with --pipeline, a batch waiting in the mailbox takes its simulated time from its start, not its hand-over', async () => {
+    // The instance's pretend accelerator runs one batch at a time: the second batch, handed to
+    // the busy instance's mailbox at 0, starts when the first ends (20) and runs until 40.
+    const t = setup(20, 2, true);
+    for (const value of [1, 2, 3, 4]) t.submit(value);
+    t.clock.advanceBy(20);
+    expect(t.runs).toEqual([[1, 2]]);
+    await settled(); // the first batch's answers: its slot is free, the second batch starts at 20
+    expect(t.outcomes).toHaveLength(2);
+    t.clock.advanceTo(39.9);
+    expect(t.runs).toEqual([[1, 2]]);
+    t.clock.advanceTo(40);
+    expect(t.runs).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
+    await settled();
+    expect(t.outcomes.map((o) => o.kind === 'ok' && o.output!.x!.data[0])).toEqual([2, 4, 6, 8]);
+  });
+
+  it('with --pipeline and a simulated time, a failed batch’s isolation runs go before the batch in the mailbox', async () => {
+    const t = setup(20, 2, true);
+    for (const value of [1, Number.NaN, 3, 4]) t.submit(value);
+    t.clock.advanceBy(20); // the first batch runs, fails
+    await settled();
+    t.clock.advanceBy(20); // its halves, one at a time, each after its own 20 ms
+    await settled();
+    t.clock.advanceBy(20);
+    await settled();
+    expect(t.runs).toEqual([[1, Number.NaN], [1], [Number.NaN]]);
+    t.clock.advanceBy(20); // then the batch that waited
+    await settled();
+    expect(t.runs.at(-1)).toEqual([3, 4]);
+    expect(t.outcomes.map((o) => o.kind)).toEqual(['ok', 'error', 'ok', 'ok']);
   });
 });

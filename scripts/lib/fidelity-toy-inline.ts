@@ -6,11 +6,10 @@
  * is run twice: with the inline mailbox as serve has it, and with `--inline-mailbox 0`, the model
  * simulate had before it modelled the mailbox, so one real run judges both.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, pct, runBench, simulate, startServe, table, waitForIdleCpu } from './fidelity.js';
+import { BIN, idle, pct, run, runBench, simulate, startServe, table } from './fidelity.js';
 
 export interface ToyInlineSettings {
   batching: { maxBatchSize: number; batchWindowMs: number; maxQueueSize: number; requestTimeoutMs: number };
@@ -120,19 +119,4 @@ export async function toyInlineFidelity(s: ToyInlineSettings): Promise<string[]>
     "real = batchline bench (latency from each intended send); simulate is given bench's CPU a request (--generator-cpu-ms); err = (simulated − real) / real",
   );
   return lines;
-}
-
-async function idle(lines: string[], what: string): Promise<void> {
-  const share = await waitForIdleCpu();
-  if (share < 0.85)
-    lines.push(`note: the host was only ${(share * 100).toFixed(0)}% idle before ${what}: other work shared the cores`);
-}
-
-function run(args: string[]): Promise<void> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
-  return new Promise((resolve, reject) =>
-    child.once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`${args.slice(1, 3).join(' ')} exited with ${code}`)),
-    ),
-  );
 }

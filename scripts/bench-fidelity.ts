@@ -5,7 +5,8 @@
  * are kept as a record (scripts/lib/fidelity-record.ts); `FIDELITY_REPLAY=docs/lab/fidelity` judges
  * the simulate of this checkout against the records there, measuring nothing.
  *
- * Toy: runs `batchline serve`
+ * Toy (MODEL_LATENCY_MS=0: the model inline with serve's inline mailbox, scripts/lib/fidelity-toy-inline.ts,
+ * at FIDELITY_TOY_RATES): runs `batchline serve`
  * (embedded model, MODEL_LATENCY_MS 20, serve's default batching) in a child process, loads it
  * with `batchline bench` in open loop (Poisson arrivals, latency from each intended send) at
  * 50 %, 80 % and 95 % of its capacity, runs `simulate` with the same configuration, rate and
@@ -29,9 +30,11 @@ import { summarizeProfile } from '../src/profile/summarize.js';
 import { measureServeTimers } from '../src/commands/profile-timers.js';
 import { pct, runBench as benchJson, simulate, startServe, table } from './lib/fidelity.js';
 import { realModelFidelity, replayFidelity } from './lib/fidelity-real-model.js';
+import { toyInlineFidelity } from './lib/fidelity-toy-inline.js';
 
 const MODEL_LATENCY_MS = Number(process.env.MODEL_LATENCY_MS ?? 20);
 const BATCHING = { maxBatchSize: 8, batchWindowMs: 10, maxQueueSize: 128, requestTimeoutMs: 2000, instances: 1 };
+const { instances: _one, ...BATCHING_OF_ONE } = BATCHING;
 const LEVELS = [0.5, 0.8, 0.95];
 const DURATION_MS = Number(process.env.FIDELITY_DURATION_MS ?? 20_000);
 const WARMUP_MS = 2000;
@@ -148,7 +151,12 @@ async function main(): Promise<void> {
   console.log(
     `load average ${(loadavg()[0] as number).toFixed(2)} on ${availableParallelism()} cores · node ${process.version}`,
   );
-  if (CASES.includes('toy')) await toyFidelity();
+  if (CASES.includes('toy') && MODEL_LATENCY_MS === 0) {
+    // No pretend accelerator: the model runs inline with serve's inline mailbox (fidelity-toy-inline.ts).
+    const rates = (process.env.FIDELITY_TOY_RATES ?? '1000,3000,6000').split(',').map(Number);
+    const settings = { batching: BATCHING_OF_ONE, rates, durationMs: DURATION_MS, warmupMs: WARMUP_MS, seed: SEED };
+    for (const line of await toyInlineFidelity(settings)) console.log(line);
+  } else if (CASES.includes('toy')) await toyFidelity();
   if (CASES.includes('cls')) {
     console.log('');
     const settings = {

@@ -11,7 +11,6 @@
  * batch); FIDELITY_RATES (300,500: these rates instead of 50, 80 and 95 % of the predicted
  * capacity); FIDELITY_FRESH_SERVE=1 (each run of a level on a serve of its own).
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,13 +20,14 @@ import { encodeHistogram, mergeEncoded } from '../../src/bench/histogram-codec.j
 import { percentilesMs } from '../../src/core/latency-histogram.js';
 import {
   BIN,
+  idle,
   lostOf,
   pct,
+  run,
   runBench,
   simulate,
   startServe,
   table,
-  waitForIdleCpu,
   within,
   type BenchFigures,
 } from './fidelity.js';
@@ -442,20 +442,4 @@ export async function replayFidelity(paths: readonly string[]): Promise<string[]
 
 function mean(values: readonly number[]): number {
   return values.reduce((sum, value) => sum + value, 0) / values.length;
-}
-
-/** Waits for the host to be idle before a real run, and notes it when it never was. */
-async function idle(lines: string[], what: string): Promise<void> {
-  const share = await waitForIdleCpu();
-  if (share < 0.85)
-    lines.push(`note: the host was only ${(share * 100).toFixed(0)}% idle before ${what}: other work shared the cores`);
-}
-
-function run(args: string[]): Promise<void> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
-  return new Promise((resolve, reject) =>
-    child.once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`${args.slice(1, 3).join(' ')} exited with ${code}`)),
-    ),
-  );
 }

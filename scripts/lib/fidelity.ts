@@ -128,3 +128,20 @@ export async function waitForIdleCpu(maxMs = 120_000): Promise<number> {
   } while (Date.now() < until);
   return idle;
 }
+
+/** Waits for the host to be idle before a real run, and notes it when it never was. */
+export async function idle(lines: string[], what: string): Promise<void> {
+  const share = await waitForIdleCpu();
+  if (share < 0.85)
+    lines.push(`note: the host was only ${(share * 100).toFixed(0)}% idle before ${what}: other work shared the cores`);
+}
+
+/** `node ARGS…` (a batchline command), its output dropped, its stderr shown; rejects on a non-zero exit. */
+export function run(args: string[]): Promise<void> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  return new Promise((resolve, reject) =>
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${args.slice(1, 3).join(' ')} exited with ${code}`)),
+    ),
+  );
+}

@@ -1,4 +1,4 @@
-import { BATCHING_OPTIONS, PIPELINE_OPTION } from './batching.js';
+import { BATCHING_OPTIONS, INLINE_MAILBOX_OPTION, PIPELINE_OPTION } from './batching.js';
 import type { OptionSchema, OptionValues } from './schema.js';
 
 /**
@@ -10,6 +10,7 @@ export const SIMULATE_OPTIONS = {
   ...BATCHING_OPTIONS,
   // serve's own: a simulation of a serve's flags and environment has the mailbox that serve has.
   pipeline: PIPELINE_OPTION,
+  inlineMailbox: INLINE_MAILBOX_OPTION,
   rate: {
     kind: 'number',
     flag: 'rate',

@@ -175,6 +175,8 @@ export class CpuPool {
  */
 export class FifoThread {
   private readonly queue = new RingBuffer<{ workMs: number; done: () => void }>(64);
+  /** Pieces that go before the queue, in order: the rest of the phase the thread is in. */
+  private readonly ahead: { workMs: number; done: () => void }[] = [];
   private running = false;
 
   constructor(
@@ -187,8 +189,18 @@ export class FifoThread {
     if (!this.running) this.next();
   }
 
+  /**
+   * Work that comes right after the piece running now, before anything queued (called from a
+   * piece's `done`): the immediates of the check phase an event loop has entered run one after
+   * another, the reads queued meanwhile after them.
+   */
+  enqueueNext(workMs: number, done: () => void): void {
+    this.ahead.push({ workMs, done });
+    if (!this.running) this.next();
+  }
+
   private next(): void {
-    const job = this.queue.shift();
+    const job = this.ahead.length > 0 ? this.ahead.shift() : this.queue.shift();
     if (job === undefined) {
       this.running = false;
       return;

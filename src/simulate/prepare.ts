@@ -133,7 +133,7 @@ export function prepareRun(
   const batching: BatchingConfig = {
     ...batchingConfigOf(options),
     latencyPrior: fit === undefined ? undefined : { aMs: fit.a_ms, bMs: fit.b_ms },
-    ...(mailboxAsServe(options, inputs.profile) ? { mailbox: true } : {}),
+    ...mailboxAsServe(options, inputs.profile),
   };
   // serve's timers fire late on its real clock, as the profile measured them: the batcher's
   // always, the end of --model-latency-ms when there is one (without it no timer ends a batch).
@@ -228,13 +228,20 @@ function refuseServingPathOptions(given: ReadonlySet<string>, hasProfile: boolea
 }
 
 /**
- * Whether serve would give each instance a mailbox (`--pipeline`): as serve decides it, when its
- * instances run on threads or in processes. Where they run comes from a profile that measured
- * the serving path; without one the model is the embedded one, which serve runs inline.
+ * The mailbox serve would give each instance, as serve decides it (serve/model-version.ts): an
+ * inline onnxruntime model takes `--inline-mailbox` batches while it runs one, unless
+ * `--model-latency-ms` adds a pretend accelerator's time; instances on threads or in processes
+ * take one (`--pipeline`). Where they run comes from a profile that measured the serving path;
+ * without one the model is the embedded one at the service time given, which is its
+ * `--model-latency-ms` in serve, so it has none.
  */
-function mailboxAsServe(options: SimulateOptions, profile: LatencyProfile | undefined): boolean {
+function mailboxAsServe(options: SimulateOptions, profile: LatencyProfile | undefined): { mailbox?: true | number } {
   const execution = profile?.serving_path?.execution;
-  return options.pipeline && execution !== undefined && execution !== 'inline';
+  if (execution === undefined) return {};
+  if (execution !== 'inline') return options.pipeline ? { mailbox: true } : {};
+  const added = options.modelLatencyMs === undefined ? undefined : parseModelLatency(options.modelLatencyMs);
+  const accelerated = added !== undefined && (added.aMs !== 0 || added.bMs !== 0);
+  return options.inlineMailbox > 0 && !accelerated ? { mailbox: options.inlineMailbox } : {};
 }
 
 /** A service time that ends in serve's model-latency timer, which fires late. */

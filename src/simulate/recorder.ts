@@ -19,12 +19,13 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
   readonly batchSizeCounts: number[];
   readonly busyMs: number[];
   /**
-   * Per instance, the batch it runs and the one handed to its mailbox (serve's --pipeline): a
-   * mailbox batch's requests wait until the one ahead of it ends, so their queue wait ends then.
+   * Per instance, the batch it runs and those handed to its mailbox (serve's --pipeline, of one;
+   * --inline-mailbox, of several), in the order they start: a mailbox batch's requests wait until
+   * the one ahead of it ends, so their queue wait ends then.
    */
   private readonly running: (Batch<I, O> | undefined)[];
   /** Undefined without mailboxes: every batch starts when it is handed out. */
-  private readonly inMailbox: (Batch<I, O> | undefined)[] | undefined;
+  private readonly inMailbox: Batch<I, O>[][] | undefined;
   /** ∫ (requests admitted and unanswered) dt, and ∫ (requests waiting) dt, in request·ms. */
   inSystemAreaMs = 0;
   inQueueAreaMs = 0;
@@ -58,7 +59,7 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
     this.batchSizeCounts = new Array<number>(maxBatchSize + 1).fill(0);
     this.busyMs = new Array<number>(instances).fill(0);
     this.running = new Array<Batch<I, O> | undefined>(instances).fill(undefined);
-    this.inMailbox = mailboxes ? new Array<Batch<I, O> | undefined>(instances).fill(undefined) : undefined;
+    this.inMailbox = mailboxes ? Array.from({ length: instances }, () => []) : undefined;
   }
 
   admitted(_request: PendingRequest<I, O>, nowMs: number): void {
@@ -78,23 +79,24 @@ export class SimulationRecorder<I, O> implements BatcherObserver<I, O> {
     if (this.running[batch.instance] === undefined) {
       this.running[batch.instance] = batch;
       this.leftQueue(batch, nowMs);
-    } else this.inMailbox[batch.instance] = batch;
+    } else (this.inMailbox[batch.instance] as Batch<I, O>[]).push(batch);
   }
 
   batchFinished(batch: Batch<I, O>, nowMs: number): void {
     const instance = batch.instance;
     this.busyMs[instance]! += nowMs - batch.startedAtMs;
     if (this.inMailbox === undefined) return;
-    const next = this.inMailbox[instance];
-    if (next === undefined) {
-      this.running[instance] = undefined;
-      return;
+    const held = this.inMailbox[instance] as Batch<I, O>[];
+    // A batch that ended before its turn (a crash, isolation runs) leaves the mailbox where it was.
+    const position = this.running[instance] === batch ? -1 : held.indexOf(batch);
+    if (position >= 0) {
+      held.splice(position, 1);
+      return this.leftQueue(batch, batch.startedAtMs);
     }
-    this.inMailbox[instance] = undefined;
-    // The batch in the mailbox starts now, unless it ended before the one ahead (a crash, isolation runs).
-    if (next === batch) return this.leftQueue(batch, batch.startedAtMs);
+    const next = held.shift();
     this.running[instance] = next;
-    this.leftQueue(next, nowMs);
+    // The next batch in the mailbox starts now.
+    if (next !== undefined) this.leftQueue(next, nowMs);
   }
 
   /** The batch's requests stop waiting: their queue waits end at `startMs`. */

@@ -7,7 +7,7 @@ export function formatReport(report: SimulationReport): string {
   lines.push(`batchline simulate · seed ${report.seed} (the same seed and options give the same report)`);
   lines.push('');
   lines.push(
-    `config      max-batch-size ${config.max_batch_size} · batch-window-ms ${config.batch_window_ms} · max-queue-size ${config.max_queue_size} · request-timeout-ms ${config.request_timeout_ms} · instances ${config.instances}${config.mailbox ? ' · a mailbox each (--pipeline)' : ''}`,
+    `config      max-batch-size ${config.max_batch_size} · batch-window-ms ${config.batch_window_ms} · max-queue-size ${config.max_queue_size} · request-timeout-ms ${config.request_timeout_ms} · instances ${config.instances}${config.inline_mailbox > 0 ? ` · an inline mailbox of ${config.inline_mailbox} (--inline-mailbox)` : config.mailbox ? ' · a mailbox each (--pipeline)' : ''}`,
   );
   const adaptiveOrSla = config.batch_policy !== 'fixed' || config.admission !== 'queue';
   if (adaptiveOrSla) {

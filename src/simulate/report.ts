@@ -19,8 +19,10 @@ export interface SimulationReport {
     max_queue_size: number;
     request_timeout_ms: number;
     instances: number;
-    /** Each instance took its next full batch while running one (serve's --pipeline, instances on threads or in processes). */
+    /** Each instance took its next full batch while running one (serve's --pipeline, instances on threads or in processes; or --inline-mailbox). */
     mailbox: boolean;
+    /** Full batches an inline model took while running one (serve's --inline-mailbox; 0: none). */
+    inline_mailbox: number;
     batch_policy: string;
     target_latency_ms: number;
     admission: string;
@@ -130,7 +132,8 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
       max_queue_size: batching.maxQueueSize,
       request_timeout_ms: batching.requestTimeoutMs,
       instances: batching.instances,
-      mailbox: batching.mailbox === true,
+      mailbox: batching.mailbox === true || (typeof batching.mailbox === 'number' && batching.mailbox > 0),
+      inline_mailbox: typeof batching.mailbox === 'number' ? batching.mailbox : 0,
       batch_policy: batching.batchPolicy ?? 'fixed',
       target_latency_ms: batching.targetLatencyMs ?? DEFAULT_TARGET_LATENCY_MS,
       admission: batching.admission ?? 'queue',

@@ -1,6 +1,6 @@
 import type { ArrivalProcess } from '../core/arrivals.js';
 import type { Batcher } from '../core/batcher.js';
-import type { BatcherCounts } from '../core/batcher-options.js';
+import { mailboxDepthOf, type BatcherCounts } from '../core/batcher-options.js';
 import { EventOrder } from '../core/clock.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
 import { EventLog, type CoreEvent } from '../core/event-log.js';
@@ -142,7 +142,7 @@ export function runSimulation(setup: SimulationSetup): SimulationResult {
     batching.targetLatencyMs,
     origin,
     path?.deliver,
-    batching.mailbox === true,
+    mailboxDepthOf(batching.mailbox) > 0,
   );
   batcher.addObserver(recorder);
   const log = setup.collectEvents === true ? new EventLog<number, number>(batcher) : undefined;

@@ -75,6 +75,10 @@ export function pathPlanOf(
     helpersMs: served?.helpers_ms ?? 0,
     generatorMs,
     cores,
+    // serve's --inline-mailbox (a number of batches; --pipeline's is `true`): the runs of a check phase back to back, their answers after the last.
+    ...(path.execution === 'inline' && typeof batching.mailbox === 'number' && batching.mailbox > 0
+      ? { answersAfterRuns: true }
+      : {}),
   };
   // Beyond its CPU, a batch under load waited in the hand-over (for the other side's turn, or a
   // process reading its batch through a pipe per 64 KiB): per item, as that grows with the bytes.
@@ -130,6 +134,11 @@ export function pathPlanOf(
     ...(batching.mailbox === true
       ? [
           "each instance takes its next full batch while it runs one (its mailbox, serve's --pipeline): that batch's run starts when the run ahead of it ends",
+        ]
+      : []),
+    ...(base.answersAfterRuns === true
+      ? [
+          `the inline model takes up to ${batching.mailbox} more full batches while it runs one (serve's --inline-mailbox): the runs handed over before the main thread comes to them run back to back, and their answers are encoded and written after the last`,
         ]
       : []),
     ...(handoverWaitPerItemMs > 0

@@ -47,6 +47,12 @@ export interface ServingPathSetup {
   generatorMs: number;
   /** Cores shared by the main thread and the instances (Infinity: one each). */
   cores: number;
+  /**
+   * Inline, with serve's --inline-mailbox: the runs handed over before the main thread comes to
+   * them run back to back, and their answers are encoded and written after the last of them
+   * (serve/answers-after-runs.ts). Without it an inline batch's answers follow its own run.
+   */
+  answersAfterRuns?: boolean;
 }
 
 /** Thread 0 is the main thread; instance i runs on thread i + 1; helpers and the generator have their own. */
@@ -73,6 +79,13 @@ export class ServingPath implements Executor<number, number> {
   private readonly instances: FifoThread[] = [];
   /** Per instance, when its last reply reaches the main thread's queue (ms). */
   private readonly lastReplyAtMs: number[] = [];
+  /**
+   * With answersAfterRuns: the inline runs handed over since the main thread last came to its
+   * check phase, which run in the next one (undefined: none yet; that phase is not queued).
+   */
+  private nextPhase: { n: number; answer: () => void }[] | undefined;
+  /** With answersAfterRuns: answers ended by a run of the phase in progress, written after its last run. */
+  private held: ((atMs: number) => void)[] | undefined;
 
   constructor(
     private readonly clock: VirtualClock,
@@ -85,8 +98,21 @@ export class ServingPath implements Executor<number, number> {
     this.helpers = new FifoThread(this.pool, HELPER_THREAD);
     this.generator = new FifoThread(this.pool, GENERATOR_THREAD);
     const readMs = setup.generatorMs / 2;
-    this.deliver = readMs > 0 ? (record) => this.generator.enqueue(readMs, () => record(clock.now())) : undefined;
+    const read: ((record: (atMs: number) => void) => void) | undefined =
+      readMs > 0 ? (record) => this.generator.enqueue(readMs, () => record(clock.now())) : undefined;
+    this.readAnswer = read;
+    this.deliver =
+      setup.answersAfterRuns === true && setup.execution === 'inline'
+        ? (record) => {
+            if (this.held !== undefined) this.held.push(record);
+            else if (read !== undefined) read(record);
+            else record(clock.now());
+          }
+        : read;
   }
+
+  /** The generator reading an answer, when there is one on the host. */
+  private readonly readAnswer: ((record: (atMs: number) => void) => void) | undefined;
 
   /**
    * A request arrives over HTTP: the main thread reads and checks it, then `admit` submits it.
@@ -118,6 +144,10 @@ export class ServingPath implements Executor<number, number> {
     const error = this.faults?.failure(batch.inputs, this.clock.now());
     const answer = (): void => done(error ?? batch.inputs);
     const run = (): void => {
+      if (this.setup.execution === 'inline' && this.setup.answersAfterRuns === true) {
+        this.runInCheckPhase(n, answer);
+        return;
+      }
       const workMs = this.setup.batchWorkMs(n);
       if (this.setup.execution === 'inline') {
         this.main.enqueue(workMs + n * this.setup.answerMs, answer);
@@ -137,6 +167,45 @@ export class ServingPath implements Executor<number, number> {
     if (batch.trigger === 'window' && this.setup.execution !== 'inline') this.main.enqueue(0, begin);
     else begin();
   }
+
+  /**
+   * An inline onnxruntime run waits for an immediate of its own (serve's --inline-mailbox): the
+   * runs handed over before the main thread comes to its check phase run there back to back, the
+   * reads queued meanwhile after them. A run handed over while one of them completes (its slot
+   * freed, the next batch taken) falls in the next check phase.
+   */
+  private runInCheckPhase(n: number, answer: () => void): void {
+    if (this.nextPhase === undefined) {
+      this.nextPhase = [];
+      this.main.enqueue(0, this.checkPhase);
+    }
+    this.nextPhase.push({ n, answer });
+  }
+
+  /**
+   * The check phase: each run, its batch ended as it returns (the batcher frees its slot, starts
+   * the next batch in the mailbox); the answers the runs ended are encoded and written after the
+   * last run (serve/answers-after-runs.ts), and reach their clients only then.
+   */
+  private readonly checkPhase = (): void => {
+    const runs = this.nextPhase as { n: number; answer: () => void }[];
+    this.nextPhase = undefined;
+    const held: ((atMs: number) => void)[] = [];
+    this.held = held;
+    let items = 0;
+    for (const { n, answer } of runs) {
+      items += n;
+      this.main.enqueueNext(this.setup.batchWorkMs(n), answer);
+    }
+    this.main.enqueueNext(items * this.setup.answerMs, () => {
+      this.held = undefined;
+      const nowMs = this.clock.now();
+      for (const record of held) {
+        if (this.readAnswer !== undefined) this.readAnswer(record);
+        else record(nowMs);
+      }
+    });
+  };
 
   /**
    * A worker posts its replies on one channel (a process, on one pipe), so they reach the main

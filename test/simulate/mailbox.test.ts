@@ -65,7 +65,8 @@ function everyMs(gapMs: number): { next(): number } {
 
 describe("simulate's mailbox (serve's --pipeline)", () => {
   it('runs one batch per service time on an instance whose full batches always wait, keeping the counts the mailbox promises', () => {
-    for (const mailbox of [false, true]) {
+    // A mailbox of one (--pipeline) or of three (--inline-mailbox): each batch's requests wait until it starts.
+    for (const mailbox of [false, true, 3]) {
       let watch: ReturnType<typeof mailboxWatch> | undefined;
       const config = { ...batching, mailbox };
       const result = runSimulation({
@@ -82,7 +83,7 @@ describe("simulate's mailbox (serve's --pipeline)", () => {
       });
       const w = watch as ReturnType<typeof mailboxWatch>;
       expect(w.broken, `mailbox ${mailbox}`).toEqual([]);
-      expect(w.mailboxBatches > 0, `mailbox ${mailbox}`).toBe(mailbox);
+      expect(w.mailboxBatches > 0, `mailbox ${mailbox}`).toBe(mailbox !== false);
       // Every batch holds its instance one service time from its start (a mailbox batch's: the end of the one ahead).
       expect(new Set(w.runMs)).toEqual(new Set([10]));
       const { counts, endMs, recorder } = result;
@@ -96,7 +97,7 @@ describe("simulate's mailbox (serve's --pipeline)", () => {
     }
   });
 
-  it("is what serve does: on for instances on threads or in processes (a profile's serving path), off with --no-pipeline or inline", async () => {
+  it("is what serve does: on for instances on threads or in processes (a profile's serving path), off with --no-pipeline; inline, --inline-mailbox's", async () => {
     const dir = tempDir('batchline-mailbox-');
     const profileOf = (execution: string): string => {
       const file = join(dir, `${execution}.json`);
@@ -131,7 +132,23 @@ describe("simulate's mailbox (serve's --pipeline)", () => {
     expect(await mailboxOf({ latencyProfile: profileOf('worker') })).toBe(true);
     expect(await mailboxOf({ latencyProfile: profileOf('process') })).toBe(true);
     expect(await mailboxOf({ latencyProfile: profileOf('worker'), pipeline: false })).toBe(false);
-    expect(await mailboxOf({ latencyProfile: profileOf('inline') })).toBe(false);
+    // Inline, serve's --inline-mailbox (3 by default) instead, unless --model-latency-ms adds a pretend accelerator's time.
+    const inlineOf = async (overrides: Record<string, unknown>): Promise<number> =>
+      (await simulateWithInputs({ requests: 1, latencyProfile: profileOf('inline'), ...overrides })).config
+        .inline_mailbox;
+    expect(await inlineOf({})).toBe(3);
+    expect(await inlineOf({ inlineMailbox: 5 })).toBe(5);
+    expect(await inlineOf({ modelLatencyMs: '0' })).toBe(3);
+    expect(await inlineOf({ inlineMailbox: 0 })).toBe(0);
+    expect(await inlineOf({ modelLatencyMs: '20' })).toBe(0);
+    expect(await inlineOf({ modelLatencyMs: '0+1n' })).toBe(0);
+    expect(await mailboxOf({ latencyProfile: profileOf('inline'), inlineMailbox: 0 })).toBe(false);
+    expect(await mailboxOf({ latencyProfile: profileOf('worker'), inlineMailbox: 5 })).toBe(true);
+    expect((await simulateWithInputs({ requests: 1, latencyProfile: profileOf('worker') })).config.inline_mailbox).toBe(
+      0,
+    );
+    // Without a profile's serving path, the embedded model at the service time given: serve's --model-latency-ms.
+    expect((await simulateWithInputs({ requests: 1 })).config.inline_mailbox).toBe(0);
   });
 
   it("over the serving path, an instance's answers come back in the order it ran its batches, and it is never busy more than all the time", () => {

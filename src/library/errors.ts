@@ -114,6 +114,10 @@ export function publicError(error: unknown, words: (message: string) => string =
     : new known(message, options);
 }
 
+/**
+ * A row's message without the clause its `%s` fills: a default message, for an error an app makes
+ * itself. Cutting `%s` and one bracket left 'overloaded: the queue is full waiting)'.
+ */
 function messageOf(code: ErrorCode): string {
-  return ERROR_TABLE[code].message.replace(/:? ?\(?%s\)?/, '');
+  return ERROR_TABLE[code].message.replace(/ \([^()]*%s[^()]*\)| of %s ms|:? %s$/, '');
 }

@@ -733,6 +733,29 @@ describe('the errors', () => {
     expect(error.message).not.toContain('%s');
   });
 
+  it('reads whole as a default message, for an app that makes one itself (a stand-in in its own tests)', () => {
+    // The table's clause around %s was cut in half: 'overloaded: the queue is full waiting)'.
+    expect(
+      [
+        QueueFullError,
+        OverSlaError,
+        CircuitOpenError,
+        ShuttingDownError,
+        DeadlineExceededError,
+        ModelFailureError,
+        InvalidOptionError,
+      ].map((ErrorClass) => new ErrorClass().message),
+    ).toEqual([
+      'overloaded: the queue is full',
+      'overloaded: the request would miss its deadline',
+      'the model keeps failing: its circuit breaker is open',
+      'shutting down',
+      'request deadline exceeded',
+      'model execution failed',
+      'invalid option',
+    ]);
+  });
+
   it.each([
     ['queue_full', QueueFullError, 429],
     ['over_sla', OverSlaError, 429],

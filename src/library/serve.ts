@@ -10,9 +10,9 @@ import { publicError } from './errors.js';
 /**
  * The options of `batchline serve` in camelCase (`modelRepository`, `maxBatchSize`,
  * `adminToken`…), with its defaults and ranges, except `port`: 0 (a free port) unless given.
- * The environment is not read.
+ * The environment is not read; a key set to undefined takes its default.
  */
-export type ServeOptions = { [K in keyof typeof SERVE_OPTIONS]?: InputOf<(typeof SERVE_OPTIONS)[K]> };
+export type ServeOptions = { [K in keyof typeof SERVE_OPTIONS]?: InputOf<(typeof SERVE_OPTIONS)[K]> | undefined };
 
 /** A server started with `serve()`. */
 export interface RunningServer {
@@ -29,7 +29,7 @@ export interface RunningServer {
    * (0 to 600000 ms; default `drainTimeoutMs`), then the listeners and the models close. Resolves when all is closed;
    * a bad `drainMs` rejects with InvalidOptionError and leaves the server serving.
    */
-  close(options?: { drainMs?: number }): Promise<void>;
+  close(options?: { drainMs?: number | undefined }): Promise<void>;
 }
 
 /**

@@ -349,6 +349,23 @@ describe('batch(): failures', () => {
     expect(runs).toBe(2);
     expect(down.stats().breaker).toBe('open');
   });
+
+  it('says when to try again in ms, finer than Retry-After: the open breaker its time to the probe', async () => {
+    const down = batch(
+      async (_items: number[]): Promise<number[]> => {
+        throw new Error('model down');
+      },
+      { batchWindowMs: 0, isolation: 'off', breakerFailures: 1, breakerOpenMs: 300 },
+    );
+    await rejection(down(1));
+    const refused = (await rejection(down(2))) as CircuitOpenError;
+    // Only whole seconds were there: an in-process retry told `retryAfterS: 1` waited 1000 ms for a 300 ms breaker.
+    expect(refused.retryAfterS).toBe(1);
+    expect(refused.headers).toEqual({ 'retry-after': '1' });
+    expect(refused.retryAfterMs).toBeGreaterThan(0);
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(300);
+    expect(Number.isInteger(refused.retryAfterMs)).toBe(true);
+  });
 });
 
 describe('batch(): the queue bound and deadlines', () => {
@@ -754,6 +771,19 @@ describe('the errors', () => {
       'model execution failed',
       'invalid option',
     ]);
+  });
+
+  it("carries retryAfterMs beside retryAfterS: the refusal's own wait, or the whole seconds in ms", () => {
+    const overSla = publicError(refusalError({ queueDepth: 3 }, { reason: 'over_sla', retryAfterMs: 2500 }));
+    expect(overSla).toMatchObject({ retryAfterS: 3, retryAfterMs: 2500, headers: { 'retry-after': '3' } });
+    expect(new QueueFullError()).toMatchObject({ retryAfterS: 1, retryAfterMs: 1000 });
+    expect(new DeadlineExceededError()).toMatchObject({ retryAfterS: undefined, retryAfterMs: undefined });
+    // An app's own (a stand-in in its tests) may give either; the header stays whole seconds.
+    expect(new CircuitOpenError(undefined, { retryAfterMs: 250 })).toMatchObject({
+      retryAfterS: 1,
+      retryAfterMs: 250,
+      headers: { 'retry-after': '1' },
+    });
   });
 
   it.each([

@@ -697,6 +697,8 @@ describe('batch(): options', () => {
       const small = batch(async (items: number[]) => items, { maxQueueSize: 4 });
       const fits = batch(async (items: number[]) => items, { maxQueueSize: 8 });
       const levels = batch(async (items: number[]) => items, { maxQueueSize: 4, priorityLevels: 2 });
+      // One level bounded by its own policy: the warning said "maxQueueSize (128) is below maxBatchSize (8)".
+      const policy = batch(async (items: number[]) => items, { priorityQueuePolicy: { 1: { max_queue_size: 4 } } });
       // Node emits a warning on the next tick.
       await new Promise((resolve) => setImmediate(resolve));
       expect(
@@ -708,10 +710,17 @@ describe('batch(): options', () => {
           'batch(fn, options): maxQueueSize (4) is below maxBatchSize (8): at most 4 wait, so no batch reaches 8, ' +
             'and each batch waits out batchWindowMs (10 ms) before it runs; raise maxQueueSize to 8 or more, or lower maxBatchSize to 4',
         ],
+        [
+          'BatchlineWarning',
+          'BATCHLINE_QUEUE_BELOW_BATCH',
+          "batch(fn, options): priorityQueuePolicy's level 1 max_queue_size (4) is below maxBatchSize (8): at most 4 wait, " +
+            'so no batch reaches 8, and each batch waits out batchWindowMs (10 ms) before it runs; ' +
+            "raise priorityQueuePolicy's level 1 max_queue_size to 8 or more, or lower maxBatchSize to 4",
+        ],
       ]);
       // It still runs as asked.
       expect(await Promise.all([small(1), small(2)])).toEqual([1, 2]);
-      await Promise.all([small.close(), fits.close(), levels.close()]);
+      await Promise.all([small.close(), fits.close(), levels.close(), policy.close()]);
     } finally {
       process.off('warning', listen);
     }

@@ -27,7 +27,8 @@ export interface RunningServer {
   /**
    * Drains as SIGTERM does: new work gets 503, what is queued or running gets up to `drainMs`
    * (0 to 600000 ms; default `drainTimeoutMs`), then the listeners and the models close. Resolves when all is closed;
-   * a bad `drainMs` rejects with InvalidOptionError and leaves the server serving.
+   * a later close() with a shorter `drainMs` ends the drain sooner (`{ drainMs: 0 }` on a second Ctrl-C);
+   * a bad `drainMs` rejects with InvalidOptionError and leaves the server serving (or its drain as it was).
    */
   close(options?: { drainMs?: number | undefined }): Promise<void>;
 }

@@ -289,6 +289,8 @@ export class BatchlineError extends Error {
   readonly row: ErrorRow;
   /** Seconds for `Retry-After`: the row's, or one computed for this answer (a predicted drain time). */
   readonly retryAfterS: number | undefined;
+  /** The wait `retryAfterS` rounds up to whole seconds, where one was computed (the breaker's probe): the library's `retryAfterMs`. */
+  readonly retryAfterMs: number | undefined;
 
   constructor(
     code: ErrorCode,
@@ -296,6 +298,7 @@ export class BatchlineError extends Error {
     options?: {
       cause?: unknown;
       retryAfterS?: number;
+      retryAfterMs?: number;
       /** A longer cap, for a detail whose long part is batchline's own (a list of allowed names) and whose quote of the caller's text is already `clipped`. */
       maxDetailChars?: number;
     },
@@ -314,6 +317,7 @@ export class BatchlineError extends Error {
     this.exitCode = ERROR_TABLE[code].exitCode;
     this.row = ERROR_TABLE[code];
     this.retryAfterS = options?.retryAfterS ?? (this.row as ErrorRow).retryAfterS;
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
 

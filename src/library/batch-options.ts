@@ -5,47 +5,48 @@ import { formatPriorityQueuePolicy } from '../options/priority-queue-policy.js';
 
 /**
  * How `batch()` batches: the options of `batchline serve` in camelCase, with the same defaults,
- * ranges and meaning (docs/library.md; the flags in the README's option table).
+ * ranges and meaning (docs/library.md; the flags in the README's option table). A key set to
+ * undefined takes its default: `| undefined` on each, or exactOptionalPropertyTypes refused one.
  */
 export interface BatchOptions {
   /** Largest batch handed to the function. Default 8. */
-  maxBatchSize?: number;
+  maxBatchSize?: number | undefined;
   /**
    * Longest the oldest waiting call waits for company, in ms from its arrival; 0 runs what is
    * there as soon as an instance is free. Default 10.
    */
-  batchWindowMs?: number;
+  batchWindowMs?: number | undefined;
   /** Calls allowed to wait (those in running batches do not count); more reject with QueueFullError. Default 128. */
-  maxQueueSize?: number;
+  maxQueueSize?: number | undefined;
   /** Deadline of a call in ms from its arrival (a call's `timeoutMs` overrides it); then DeadlineExceededError. Default 2000. */
-  requestTimeoutMs?: number;
+  requestTimeoutMs?: number | undefined;
   /** Batches that may run at once; the function learns which slot runs it (`context.instance`). Default 1. */
-  instances?: number;
+  instances?: number | undefined;
   /** `fixed` (the window and limit as given), `aimd` or `adaptive` (docs/policies.md). Default fixed. */
-  batchPolicy?: 'fixed' | 'aimd' | 'adaptive';
+  batchPolicy?: 'fixed' | 'aimd' | 'adaptive' | undefined;
   /** The p95 latency `aimd` and `adaptive` aim for, in ms. Default 50. */
-  targetLatencyMs?: number;
+  targetLatencyMs?: number | undefined;
   /** `queue` (the bound only) or `sla` (also refuse at once what would miss its deadline: OverSlaError). Default queue. */
-  admission?: 'queue' | 'sla';
+  admission?: 'queue' | 'sla' | undefined;
   /** When a batch throws: `bisect` finds the bad items by running halves, `items` runs each alone, `off` fails them all. Default bisect. */
-  isolation?: 'bisect' | 'items' | 'off';
+  isolation?: 'bisect' | 'items' | 'off' | undefined;
   /** Circuit breaker: consecutive failed batches that open it (0 = this rule off). Default 5. */
-  breakerFailures?: number;
+  breakerFailures?: number | undefined;
   /** Circuit breaker: failed fraction of the last `breakerWindow` batches that opens it (0 = this rule off). Default 0.5. */
-  breakerRatio?: number;
+  breakerRatio?: number | undefined;
   /** Circuit breaker: batches the ratio is taken over. Default 20. */
-  breakerWindow?: number;
+  breakerWindow?: number | undefined;
   /** Circuit breaker: how long it refuses (CircuitOpenError) before one probe batch, in ms. Default 1000. */
-  breakerOpenMs?: number;
+  breakerOpenMs?: number | undefined;
   /**
    * Priority levels of the queue, 1 the highest (Triton's `priority_levels`): a batch takes the
    * highest waiting level first; a call names its level with `priority`. Default 0 (one level).
    */
-  priorityLevels?: number;
+  priorityLevels?: number | undefined;
   /** The level of a call that names none (0 = the lowest level). Default 0. */
-  defaultPriorityLevel?: number;
+  defaultPriorityLevel?: number | undefined;
   /** Levels whose queue differs, as Triton writes it: `{ 1: { max_queue_size: 16, default_timeout_microseconds: 100000 } }`. */
-  priorityQueuePolicy?: Record<string, { max_queue_size?: number; default_timeout_microseconds?: number }>;
+  priorityQueuePolicy?: Record<string, { max_queue_size?: number; default_timeout_microseconds?: number }> | undefined;
 }
 
 /**
@@ -53,11 +54,16 @@ export interface BatchOptions {
  * defaults filled in. `priorityQueuePolicy` is written as you give it (Triton's form), or
  * undefined when no level differs.
  */
-export interface ResolvedBatchOptions extends Readonly<Required<Omit<BatchOptions, 'priorityQueuePolicy'>>> {
+export interface ResolvedBatchOptions extends ResolvedValues {
   readonly priorityQueuePolicy:
     | Readonly<Record<string, { readonly max_queue_size?: number; readonly default_timeout_microseconds?: number }>>
     | undefined;
 }
+
+/** The other options' values, without undefined (Required keeps a written `| undefined` under exactOptionalPropertyTypes). */
+type ResolvedValues = {
+  readonly [K in Exclude<keyof BatchOptions, 'priorityQueuePolicy'>]-?: Exclude<BatchOptions[K], undefined>;
+};
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 /** True only while BatchOptions names exactly the batching options (the build fails when one is added to the schema alone). */

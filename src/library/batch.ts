@@ -34,7 +34,7 @@ export type BatchFunction<I, O> = (
 
 export interface CloseOptions {
   /** How long the calls already queued or running may take to finish, in ms (0 to 600000, as `--drain-timeout-ms`); then they reject with ShuttingDownError. Default 10000. */
-  drainMs?: number;
+  drainMs?: number | undefined;
 }
 
 /** A batched function: call it with one item; it resolves with that item's result. */

@@ -9,14 +9,14 @@ import { asError, textOf } from '../message-text.js';
 import { deadlineExceeded, outcomeError } from '../serve/outcome-errors.js';
 import { DeadlineExceededError, InvalidOptionError, publicError } from './errors.js';
 
-/** A call's own options (`Batched`'s second argument). */
+/** A call's own options (`Batched`'s second argument); a key set to undefined is one left out. */
 export interface CallOptions {
   /** Aborting it removes a waiting call (it never reaches the function) or discards a running one's result; the call rejects with `signal.reason`. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** This call's deadline in ms from now, instead of `requestTimeoutMs` (or its level's). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** With `priorityLevels`: this call's level, 1 the highest; default `defaultPriorityLevel`. */
-  priority?: number;
+  priority?: number | undefined;
 }
 
 /**

@@ -4,8 +4,10 @@ import { BatchlineError, ERROR_TABLE, type ErrorCode, type ErrorRow } from '../e
 export type BatchErrorCode = Lowercase<ErrorCode>;
 
 export interface BatchErrorOptions {
-  /** Seconds after which trying again makes sense (the server's `Retry-After`); default the table's. */
-  retryAfterS?: number;
+  /** Seconds after which trying again makes sense (the server's `Retry-After`); default the table's, or `retryAfterMs` rounded up. */
+  retryAfterS?: number | undefined;
+  /** The same wait in ms, finer than whole seconds (the breaker's time to its probe); default `retryAfterS` in ms. */
+  retryAfterMs?: number | undefined;
   cause?: unknown;
 }
 
@@ -21,7 +23,14 @@ export class BatchError extends Error {
   readonly statusCode: number;
   /** The same as `statusCode` (http-errors and Express read `status`). */
   readonly status: number;
+  /** Whole seconds to wait before trying again, as `Retry-After` says it; undefined where the server sends none. */
   readonly retryAfterS: number | undefined;
+  /**
+   * The same wait in whole ms, for a caller that retries in-process: the breaker's time to its
+   * probe (`breakerOpenMs: 200` says 200 where `retryAfterS` says 1), the predicted drain of an
+   * over_sla refusal; `retryAfterS` in ms where nothing finer is known (queue_full: 1000).
+   */
+  readonly retryAfterMs: number | undefined;
   /** `{ 'retry-after': '1' }` when the server would send one, else empty. */
   readonly headers: Readonly<Record<string, string>>;
 
@@ -31,7 +40,10 @@ export class BatchError extends Error {
     this.name = new.target.name;
     this.code = code;
     this.statusCode = this.status = row.httpStatus;
-    this.retryAfterS = options.retryAfterS ?? row.retryAfterS;
+    const givenMs = options.retryAfterMs === undefined ? undefined : Math.max(0, Math.ceil(options.retryAfterMs));
+    this.retryAfterS =
+      options.retryAfterS ?? (givenMs === undefined ? row.retryAfterS : Math.max(1, Math.ceil(givenMs / 1000)));
+    this.retryAfterMs = givenMs ?? (this.retryAfterS === undefined ? undefined : this.retryAfterS * 1000);
     const headers: Record<string, string> = {};
     if (this.retryAfterS !== undefined) headers['retry-after'] = String(this.retryAfterS);
     this.headers = Object.freeze(headers);
@@ -106,7 +118,11 @@ const CLASSES: Partial<Record<ErrorCode, new (message: string, options?: BatchEr
  */
 export function publicError(error: unknown, words: (message: string) => string = (message) => message): unknown {
   if (!(error instanceof BatchlineError)) return error;
-  const options: BatchErrorOptions = { retryAfterS: error.retryAfterS, cause: error.cause };
+  const options: BatchErrorOptions = {
+    retryAfterS: error.retryAfterS,
+    retryAfterMs: error.retryAfterMs,
+    cause: error.cause,
+  };
   const known = CLASSES[error.code];
   const message = words(error.message);
   return known === undefined
@@ -114,6 +130,10 @@ export function publicError(error: unknown, words: (message: string) => string =
     : new known(message, options);
 }
 
+/**
+ * A row's message without the clause its `%s` fills: a default message, for an error an app makes
+ * itself. Cutting `%s` and one bracket left 'overloaded: the queue is full waiting)'.
+ */
 function messageOf(code: ErrorCode): string {
-  return ERROR_TABLE[code].message.replace(/:? ?\(?%s\)?/, '');
+  return ERROR_TABLE[code].message.replace(/ \([^()]*%s[^()]*\)| of %s ms|:? %s$/, '');
 }

@@ -10,9 +10,9 @@ import { publicError } from './errors.js';
 /**
  * The options of `batchline serve` in camelCase (`modelRepository`, `maxBatchSize`,
  * `adminToken`…), with its defaults and ranges, except `port`: 0 (a free port) unless given.
- * The environment is not read.
+ * The environment is not read; a key set to undefined takes its default.
  */
-export type ServeOptions = { [K in keyof typeof SERVE_OPTIONS]?: InputOf<(typeof SERVE_OPTIONS)[K]> };
+export type ServeOptions = { [K in keyof typeof SERVE_OPTIONS]?: InputOf<(typeof SERVE_OPTIONS)[K]> | undefined };
 
 /** A server started with `serve()`. */
 export interface RunningServer {
@@ -27,9 +27,10 @@ export interface RunningServer {
   /**
    * Drains as SIGTERM does: new work gets 503, what is queued or running gets up to `drainMs`
    * (0 to 600000 ms; default `drainTimeoutMs`), then the listeners and the models close. Resolves when all is closed;
-   * a bad `drainMs` rejects with InvalidOptionError and leaves the server serving.
+   * a later close() with a shorter `drainMs` ends the drain sooner (`{ drainMs: 0 }` on a second Ctrl-C);
+   * a bad `drainMs` rejects with InvalidOptionError and leaves the server serving (or its drain as it was).
    */
-  close(options?: { drainMs?: number }): Promise<void>;
+  close(options?: { drainMs?: number | undefined }): Promise<void>;
 }
 
 /**

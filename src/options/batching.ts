@@ -249,17 +249,22 @@ export function queueBelowBatchSize(
     spelling === 'code'
       ? key
       : ((typeof spelling === 'function' ? spelling(key) : undefined) ?? `--${BATCHING_OPTIONS[key].flag}`);
+  // One level whose own policy bounds it: naming maxQueueSize said "(128) is below (8)" and to raise it, to no avail.
+  const levelBound = levels === 1 ? config.priorityQueuePolicy?.[1]?.maxQueueSize : undefined;
+  const levelName = `${name('priorityQueuePolicy')}'s level 1 max_queue_size`;
   const bound =
-    levels === 1
-      ? `${name('maxQueueSize')} (${config.maxQueueSize})`
-      : `the queue bounds of the ${levels} priority levels (${waiting} in all)`;
+    levels > 1
+      ? `the queue bounds of the ${levels} priority levels (${waiting} in all)`
+      : levelBound !== undefined
+        ? `${levelName} (${levelBound})`
+        : `${name('maxQueueSize')} (${config.maxQueueSize})`;
   const windowed =
     (config.batchPolicy ?? 'fixed') === 'fixed' && config.batchWindowMs > 0
       ? `, and each batch waits out ${name('batchWindowMs')} (${config.batchWindowMs} ms) before it runs`
       : '';
   return (
     `${bound} is below ${name('maxBatchSize')} (${config.maxBatchSize}): at most ${waiting} wait, so no batch ` +
-    `reaches ${config.maxBatchSize}${windowed}; raise ${name('maxQueueSize')} to ${config.maxBatchSize} or more, ` +
+    `reaches ${config.maxBatchSize}${windowed}; raise ${levelBound !== undefined ? levelName : name('maxQueueSize')} to ${config.maxBatchSize} or more, ` +
     `or lower ${name('maxBatchSize')} to ${waiting}`
   );
 }
@@ -268,7 +273,7 @@ export function queueBelowBatchSize(
 export type OptionSpelling = 'flag' | 'code';
 
 /** The options the queue warning (`queueBelowBatchSize`) names. */
-export type QueueWarningOption = 'maxQueueSize' | 'maxBatchSize' | 'batchWindowMs';
+export type QueueWarningOption = 'maxQueueSize' | 'maxBatchSize' | 'batchWindowMs' | 'priorityQueuePolicy';
 
 /** The batcher's configuration from resolved batching options (any command's, they share names). */
 export function batchingConfigOf(

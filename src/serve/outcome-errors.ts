@@ -20,7 +20,7 @@ const REFUSALS: Readonly<Record<RejectReason, (batcher: RefusingBatcher, refusal
     new BatchlineError(
       'OVER_SLA',
       `predicted ${Math.round(refusal.predictedMs ?? 0)} ms from arrival to answer behind ${batcher.queueDepth} waiting, allowed ${Math.round(refusal.allowedMs ?? 0)} ms`,
-      { retryAfterS: retryAfterS(refusal.retryAfterMs) },
+      { retryAfterS: retryAfterS(refusal.retryAfterMs), retryAfterMs: refusal.retryAfterMs },
     ),
   circuit_open: (_batcher, refusal) =>
     circuitOpen('refusing requests until a probe batch passes', refusal.retryAfterMs),
@@ -67,6 +67,7 @@ export function deadlineExceeded(deadlineMs: number): BatchlineError {
 function circuitOpen(detail: string, retryAfterMs: number | undefined): BatchlineError {
   return new BatchlineError('CIRCUIT_OPEN', `${detail}; next probe in ${Math.round(retryAfterMs ?? 0)} ms`, {
     retryAfterS: retryAfterS(retryAfterMs),
+    retryAfterMs,
   });
 }
 

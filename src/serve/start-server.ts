@@ -24,7 +24,7 @@ export interface StartedServer {
   /**
    * Drains as SIGTERM does (503 for new work; what is queued and running gets up to `drainMs`,
    * default --drain-timeout-ms), then closes the listeners and the models. Once; later calls
-   * return the same promise.
+   * return the same promise, and one with a shorter `drainMs` ends the drain sooner.
    */
   close(options?: { drainMs?: number }): Promise<void>;
 }
@@ -66,28 +66,46 @@ export async function startServer(
     throw error;
   }
   let closing: Promise<void> | undefined;
+  // A later close() with a shorter drain ends it sooner, as batch()'s close() and a second SIGTERM do.
+  let endsAtMs = Number.POSITIVE_INFINITY;
+  let forceNow!: (reason: string) => void;
+  const force = new Promise<string>((resolve) => (forceNow = resolve));
+  let forceTimer: NodeJS.Timeout | undefined;
+  const endSooner = (drainMs: number): void => {
+    const atMs = performance.now() + drainMs;
+    if (atMs >= endsAtMs) return;
+    endsAtMs = atMs;
+    clearTimeout(forceTimer);
+    forceTimer = setTimeout(() => forceNow('close'), drainMs);
+  };
   return {
     url,
     adminUrl: adminUrl ?? (config.adminToken === undefined ? undefined : url),
     grpcUrl: grpc?.address,
     runtime,
     stats: () => runtime.stats(),
-    close: (options = {}) =>
-      (closing ??= (async () => {
+    close: (options = {}) => {
+      const drainMs = options.drainMs ?? config.drainTimeoutMs;
+      if (closing !== undefined) {
+        endSooner(drainMs);
+        return closing;
+      }
+      endsAtMs = performance.now() + drainMs;
+      closing = (async () => {
         // As runServer: a registration in progress is answered by the drain (503), not waited for.
         const adminClosed = admin?.close();
-        const never = new Promise<string>(() => {});
-        const drainMs = options.drainMs ?? config.drainTimeoutMs;
         // Both inference listeners wait for the one drain, and close by the same deadline.
-        const deadlineMs = performance.now() + drainMs;
         await Promise.all([
-          drainAndClose(app.server, connections, runtime, () => app.close(), drainMs, never),
-          grpc?.listener.closeAfterDrain(drainMs, deadlineMs, never),
+          drainAndClose(app.server, connections, runtime, () => app.close(), drainMs, force),
+          grpc?.listener.closeAfterDrain(drainMs, endsAtMs, force),
         ]);
+        clearTimeout(forceTimer);
         await adminClosed;
         await runtime.closeModels();
         failures.flush();
-      })()),
+      })();
+      return closing;
+    },
   };
 }
 

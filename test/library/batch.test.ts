@@ -349,6 +349,23 @@ describe('batch(): failures', () => {
     expect(runs).toBe(2);
     expect(down.stats().breaker).toBe('open');
   });
+
+  it('says when to try again in ms, finer than Retry-After: the open breaker its time to the probe', async () => {
+    const down = batch(
+      async (_items: number[]): Promise<number[]> => {
+        throw new Error('model down');
+      },
+      { batchWindowMs: 0, isolation: 'off', breakerFailures: 1, breakerOpenMs: 300 },
+    );
+    await rejection(down(1));
+    const refused = (await rejection(down(2))) as CircuitOpenError;
+    // Only whole seconds were there: an in-process retry told `retryAfterS: 1` waited 1000 ms for a 300 ms breaker.
+    expect(refused.retryAfterS).toBe(1);
+    expect(refused.headers).toEqual({ 'retry-after': '1' });
+    expect(refused.retryAfterMs).toBeGreaterThan(0);
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(300);
+    expect(Number.isInteger(refused.retryAfterMs)).toBe(true);
+  });
 });
 
 describe('batch(): the queue bound and deadlines', () => {
@@ -680,6 +697,8 @@ describe('batch(): options', () => {
       const small = batch(async (items: number[]) => items, { maxQueueSize: 4 });
       const fits = batch(async (items: number[]) => items, { maxQueueSize: 8 });
       const levels = batch(async (items: number[]) => items, { maxQueueSize: 4, priorityLevels: 2 });
+      // One level bounded by its own policy: the warning said "maxQueueSize (128) is below maxBatchSize (8)".
+      const policy = batch(async (items: number[]) => items, { priorityQueuePolicy: { 1: { max_queue_size: 4 } } });
       // Node emits a warning on the next tick.
       await new Promise((resolve) => setImmediate(resolve));
       expect(
@@ -691,10 +710,17 @@ describe('batch(): options', () => {
           'batch(fn, options): maxQueueSize (4) is below maxBatchSize (8): at most 4 wait, so no batch reaches 8, ' +
             'and each batch waits out batchWindowMs (10 ms) before it runs; raise maxQueueSize to 8 or more, or lower maxBatchSize to 4',
         ],
+        [
+          'BatchlineWarning',
+          'BATCHLINE_QUEUE_BELOW_BATCH',
+          "batch(fn, options): priorityQueuePolicy's level 1 max_queue_size (4) is below maxBatchSize (8): at most 4 wait, " +
+            'so no batch reaches 8, and each batch waits out batchWindowMs (10 ms) before it runs; ' +
+            "raise priorityQueuePolicy's level 1 max_queue_size to 8 or more, or lower maxBatchSize to 4",
+        ],
       ]);
       // It still runs as asked.
       expect(await Promise.all([small(1), small(2)])).toEqual([1, 2]);
-      await Promise.all([small.close(), fits.close(), levels.close()]);
+      await Promise.all([small.close(), fits.close(), levels.close(), policy.close()]);
     } finally {
       process.off('warning', listen);
     }
@@ -731,6 +757,42 @@ describe('the errors', () => {
     expect(error.retryAfterS).toBe(row.retryAfterS);
     expect(error.name).toBe(ErrorClass.name);
     expect(error.message).not.toContain('%s');
+  });
+
+  it('reads whole as a default message, for an app that makes one itself (a stand-in in its own tests)', () => {
+    // The table's clause around %s was cut in half: 'overloaded: the queue is full waiting)'.
+    expect(
+      [
+        QueueFullError,
+        OverSlaError,
+        CircuitOpenError,
+        ShuttingDownError,
+        DeadlineExceededError,
+        ModelFailureError,
+        InvalidOptionError,
+      ].map((ErrorClass) => new ErrorClass().message),
+    ).toEqual([
+      'overloaded: the queue is full',
+      'overloaded: the request would miss its deadline',
+      'the model keeps failing: its circuit breaker is open',
+      'shutting down',
+      'request deadline exceeded',
+      'model execution failed',
+      'invalid option',
+    ]);
+  });
+
+  it("carries retryAfterMs beside retryAfterS: the refusal's own wait, or the whole seconds in ms", () => {
+    const overSla = publicError(refusalError({ queueDepth: 3 }, { reason: 'over_sla', retryAfterMs: 2500 }));
+    expect(overSla).toMatchObject({ retryAfterS: 3, retryAfterMs: 2500, headers: { 'retry-after': '3' } });
+    expect(new QueueFullError()).toMatchObject({ retryAfterS: 1, retryAfterMs: 1000 });
+    expect(new DeadlineExceededError()).toMatchObject({ retryAfterS: undefined, retryAfterMs: undefined });
+    // An app's own (a stand-in in its tests) may give either; the header stays whole seconds.
+    expect(new CircuitOpenError(undefined, { retryAfterMs: 250 })).toMatchObject({
+      retryAfterS: 1,
+      retryAfterMs: 250,
+      headers: { 'retry-after': '1' },
+    });
   });
 
   it.each([

@@ -44,6 +44,23 @@ describe('a batcher and its process', () => {
     expect(result).toEqual({ code: 0, stdout: 'answered; alive: []\n' });
   });
 
+  it('keeps no timer for a batcher dropped once idle (a batcher per request, as dataloader advises a loader)', async () => {
+    // Each used batcher kept its unref'd keep-alive interval for good: ~250 bytes a batcher, a request.
+    const result = await script(`
+      const { queryObjects } = await import('node:v8');
+      const probe = setTimeout(() => {}, 0);
+      const Timeout = probe.constructor;
+      clearTimeout(probe);
+      const before = queryObjects(Timeout, { format: 'count' });
+      for (let i = 0; i < 1000; i++) {
+        const perRequest = batch(async (ids) => ids, { batchWindowMs: 0 });
+        await perRequest(i);
+      }
+      console.log('timers kept', queryObjects(Timeout, { format: 'count' }) - before);
+    `);
+    expect(result).toEqual({ code: 0, stdout: 'timers kept 0\n' });
+  });
+
   it('does not hang on a function that never answers: the deadline rejects the call', async () => {
     const result = await script(`
       const stuck = batch(() => new Promise(() => {}), { batchWindowMs: 0, requestTimeoutMs: 100 });

@@ -1,6 +1,7 @@
 /** `serve()` from code: the whole server in this process, its URL, stats and close. */
 import { request } from 'undici';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { PATIENCE } from '../patience.js';
 import { batch, BatchError, InvalidOptionError, serve } from '../../src/index.js';
 import { OipClient } from '../serve/grpc-helpers.js';
 
@@ -148,6 +149,30 @@ describe('serve()', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('ends a drain sooner when a later close() gives a shorter drainMs, as a second SIGTERM stops the command', async () => {
+    // Each batch takes 5 s of pretend accelerator time: two requests hold the drain for 10 s.
+    const server = await serve({ modelLatencyMs: 5000, maxBatchSize: 1, batchWindowMs: 0, requestTimeoutMs: 60_000 });
+    const infer = () =>
+      request(`${server.url}/v1/infer`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ inputs: [0.2, 1.5, -0.3] }),
+      }).then(async (answer) => [answer.statusCode, ((await answer.body.json()) as any).error?.code]);
+    const answers = Promise.all([infer(), infer()]);
+    await vi.waitFor(() => {
+      const snapshot = server.stats()?.snapshot;
+      expect((snapshot?.runningRequests ?? 0) + (snapshot?.queueDepth ?? 0)).toBe(2);
+    }, PATIENCE);
+    const first = server.close({ drainMs: 60_000 });
+    // A second close() used to be the first one again: the drain went on until both had run.
+    await server.close({ drainMs: 0 });
+    await first;
+    expect(await answers).toEqual([
+      [503, 'shutting_down'],
+      [503, 'shutting_down'],
+    ]);
   });
 
   it('rejects a model that is not there with the error table code, nothing left listening', async () => {

@@ -185,12 +185,13 @@ describe('the npm package', () => {
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const node = (args: string[]) => run(process.execPath, args, { cwd: app, env: OFFLINE_ENV });
 
-/** What tsc reports for one file of the app under strict nodenext, empty when it compiles. */
-const typeErrors = (file: string): Promise<string> =>
+/** What tsc reports for one file of the app under strict nodenext (and `flags`), empty when it compiles. */
+const typeErrors = (file: string, flags: string[] = []): Promise<string> =>
   run(
     process.execPath,
     [
       TSC,
+      ...flags,
       '--noEmit',
       '--strict',
       '--module',
@@ -347,6 +348,28 @@ describe("the library: import { batch } from 'batchline'", () => {
     expect(checked).toMatch(/wrong\.mts\(4,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/);
     // Named as the reader knows it, not as the 49 options' schema spelled out ('OptionInputs<{ readonly model: …').
     expect(checked).toMatch(/wrong\.mts\(6,\d+\): error TS2353: .*'workers' does not exist in type 'ServeOptions'\.$/m);
+  });
+
+  it('takes a key set to undefined, as library.md says, under exactOptionalPropertyTypes too', async () => {
+    // An app's values are often `T | undefined` (a query parameter, a setting); under this flag an
+    // optional key typed `?: number` refused them, though the library takes undefined as left out.
+    writeFileSync(
+      join(app, 'exact.mts'),
+      [
+        "import { batch, serve, type ResolvedBatchOptions } from 'batchline';",
+        'declare const query: { priority?: string; drainMs?: number; size?: number; token?: string };',
+        'const double = batch(async (xs: number[]) => xs.map((x) => x * 2), { maxBatchSize: query.size, batchPolicy: undefined, priorityQueuePolicy: undefined });',
+        'await double(1, { priority: query.priority ? Number(query.priority) : undefined, timeoutMs: undefined, signal: undefined });',
+        '// What it resolved stays free of undefined.',
+        'const size: number = double.options.maxBatchSize;',
+        "const policy: 'fixed' | 'aimd' | 'adaptive' = (double.options satisfies ResolvedBatchOptions).batchPolicy;",
+        'await double.close({ drainMs: query.drainMs });',
+        'const server = await serve({ adminToken: query.token, maxBatchSize: query.size, port: undefined });',
+        'await server.close({ drainMs: query.drainMs });',
+        'console.log(size, policy);',
+      ].join('\n'),
+    );
+    expect(await typeErrors('exact.mts', ['--exactOptionalPropertyTypes'])).toBe('');
   });
 
   it("types a batched function's options with the public ResolvedBatchOptions, which shows no internals", async () => {

@@ -19,8 +19,9 @@ export class KeepAlive {
     this.handle.ref();
   }
 
-  leave(): void {
-    if (--this.pending === 0) this.handle?.unref();
+  /** `calls` (1 unless told) have their answers. */
+  leave(calls = 1): void {
+    if ((this.pending -= calls) === 0) this.handle?.unref();
   }
 
   /** Releases the timer for good (the batcher is closed). */

@@ -68,9 +68,11 @@ export class RequestQueue<I, O> {
 
   /**
    * Takes waiting requests holding up to `count` items: the highest level's first, each level in
-   * arrival order. A request is never split: one that does not fit in what is left closes the
-   * batch (as Triton's dynamic batcher does), unless it is the first, which goes alone. The items
-   * taken are left in `takenItems`.
+   * arrival order. A request of several items that does not fit in what is left is split
+   * (`splitOff`): its first items fill the batch and the rest waits at the head of its level, so
+   * batches pack as if each item were a request. A request without `splitOff` that does not fit
+   * closes the batch (as Triton's dynamic batcher does), unless it is the first, which goes
+   * alone. The items taken are left in `takenItems`.
    */
   take(count: number): PendingRequest<I, O>[] {
     const taken: PendingRequest<I, O>[] = [];
@@ -85,9 +87,19 @@ export class RequestQueue<I, O> {
           continue;
         }
         const size = request.size;
-        if (items + size > count && items > 0) {
-          count = items; // it does not fit: the batch is closed
-          break;
+        if (items + size > count) {
+          if (request.splitOff !== undefined) {
+            // Its first items fill the batch; the rest keeps its place at the head.
+            buffer.replaceHead(request.splitOff(count - items));
+            taken.push(request);
+            items += request.size;
+            levelItems += request.size;
+            break;
+          }
+          if (items > 0) {
+            count = items; // it does not fit: the batch is closed
+            break;
+          }
         }
         buffer.shift();
         taken.push(request);

@@ -46,6 +46,14 @@ export interface PendingRequest<I, O> {
   readonly size: number;
   /** With `size` > 1: writes its items' inputs into `into` from `at` (the batch's inputs). */
   copyItems?(into: I[], at: number): void;
+  /**
+   * With `size` > 1: keeps its first `count` items (its `size` becomes `count`) and returns a
+   * request of the others, with its sequence, arrival, deadline and level, which takes its place
+   * in the queue: a batch takes only the items it has room for. Such a request has its level's
+   * default deadline (the library joins only calls without options), so no deadline record
+   * follows the rest.
+   */
+  splitOff?(count: number): PendingRequest<I, O>;
   readonly arrivalAtMs: number;
   readonly deadlineAtMs: number;
   /** Its priority level: 1 is the highest (the only one when the batcher has no priority levels). */

@@ -334,6 +334,29 @@ class PendingCall<I, O> extends QueuedRequest<I, O> {
     return reject;
   }
 
+  /**
+   * Keeps its first `count` calls and returns a request of the others, in its queue place (core:
+   * a batch has room for only some of its items). The rest is never joined again: the turn's open
+   * request is this one, which runs.
+   */
+  splitOff(count: number): PendingCall<I, O> {
+    const more = this.more as unknown[];
+    const at = 3 * (count - 1); // the rest's first call
+    const rest = new PendingCall<I, O>(more[at] as I, this.onOutcome as CallOwner<I, O>);
+    rest.resolve = more[at + 1] as (value: O) => void;
+    rest.reject = more[at + 2] as (reason: unknown) => void;
+    rest.size = this.size - count;
+    if (rest.size > 1) rest.more = more.slice(at + 3, 3 * (this.size - 1));
+    rest.sequence = this.sequence;
+    rest.arrivalAtMs = this.arrivalAtMs;
+    rest.deadlineAtMs = this.deadlineAtMs;
+    rest.priority = this.priority;
+    this.size = count;
+    more.length = at;
+    if (count === 1) this.more = undefined;
+    return rest;
+  }
+
   /** Its items into a batch's inputs (core: a request of several items). */
   copyItems(into: I[], at: number): void {
     into[at] = this.input as I;

@@ -125,8 +125,8 @@ describe('batch(): batches', () => {
     const calls = [echo('first'), echo('low-1'), echo('low-2'), echo('high', { priority: 1 })];
     release.open();
     await Promise.all(calls);
-    // low-1 and low-2, made in one turn, are one request of two items, which does not fit beside high.
-    expect(order).toEqual([['first'], ['high'], ['low-1', 'low-2']]);
+    // low-1 and low-2, made in one turn, are one request of two items: split, its first fills the batch beside high.
+    expect(order).toEqual([['first'], ['high', 'low-1'], ['low-2']]);
   });
 
   it('queues past maxBatchSize and answers every call (no call is stranded behind a full batch)', async () => {

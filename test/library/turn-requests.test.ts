@@ -1,6 +1,6 @@
 /**
  * The calls of one turn as one request of many items (Batcher.grow): what the core counts in
- * items (the queue bound, the batch limit, stats), a request never split across batches, and a
+ * items (the queue bound, the batch limit, stats), a request split where a batch is full, and a
  * bad item found by isolation among its request's others. Real time: each test awaits what it
  * waits for; a new turn is a setImmediate away.
  */
@@ -49,7 +49,7 @@ describe('batch(): the calls of one turn are one request of many items', () => {
     await echo.close();
   });
 
-  it('never splits a request: one that does not fit beside the batch taken so far waits for the next batch', async () => {
+  it('splits a request that does not fit beside the batch taken so far: its first calls fill it, the rest run next', async () => {
     const release = gate();
     const batches: string[][] = [];
     const echo = batch(
@@ -68,13 +68,37 @@ describe('batch(): the calls of one turn are one request of many items', () => {
     expect(echo.stats().queueDepth).toBe(5);
     release.open();
     expect(await Promise.all(calls)).toEqual(['x', 'a', 'b1', 'b2', 'b3', 'b4']);
-    expect(batches).toEqual([['x'], ['a'], ['b1', 'b2', 'b3', 'b4']]);
+    expect(batches).toEqual([['x'], ['a', 'b1', 'b2', 'b3'], ['b4']]);
     // Batch sizes and counts are in items.
     const stats = echo.stats();
-    expect(stats.recentBatchSizes).toEqual([1, 1, 4]);
+    expect(stats.recentBatchSizes).toEqual([1, 4, 1]);
     expect(stats.batchSizeCounts[4]).toBe(1);
     expect(stats.counts).toMatchObject({ admitted: 6, batches: 3, batchItems: 6 });
     expect(stats.counts.outcomes.ok).toBe(6);
+    await echo.close();
+  });
+
+  it('packs turns of 33 calls into full batches of 64, as calls of their own would be', async () => {
+    const release = gate();
+    const sizes: number[] = [];
+    const echo = batch(
+      async (items: number[]) => {
+        sizes.push(items.length);
+        await release.promise;
+        return items;
+      },
+      { maxBatchSize: 64, maxQueueSize: 1000, batchWindowMs: 0, instances: 1 },
+    );
+    const calls = [echo(-1)]; // holds the instance while the turns queue
+    await nextTurn();
+    for (let turn = 0; turn < 4; turn++) {
+      for (let k = 0; k < 33; k++) calls.push(echo(turn * 33 + k));
+      await nextTurn();
+    }
+    release.open();
+    const answers = await Promise.all(calls);
+    expect(answers).toEqual([-1, ...Array.from({ length: 132 }, (_, i) => i)]);
+    expect(sizes).toEqual([1, 64, 64, 4]);
     await echo.close();
   });
 

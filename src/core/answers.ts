@@ -22,7 +22,7 @@ export class Answers<I, O> {
     if (request.phase === 'queued') this.queue.removed(request);
     else if (request.phase === 'running') this.slots.answering(request);
     request.phase = 'done';
-    this.counts.outcomes[outcome.kind]++;
+    this.counts.outcomes[outcome.kind] += request.size;
     for (let i = 0, all = this.observers; i < all.length; i++) all[i]!.requestFinished?.(request, outcome, nowMs);
     const listener = this.release(request);
     try {
@@ -60,9 +60,12 @@ export class Answers<I, O> {
     // the marks (nothing outside ran in between). Every answer is marked before the first is
     // delivered, so a listener that cancels another request of the batch finds it answered.
     let i = 0;
-    for (; i < requests.length; i++) {
+    for (let at = 0; i < requests.length; i++) {
       const request = requests[i]!;
-      if (request.phase !== 'running' || results[i] instanceof Error) break;
+      if (request.phase !== 'running') break;
+      const size = request.size;
+      if (size === 1 ? results[at] instanceof Error : anError(results, at, size)) break;
+      at += size;
       request.phase = 'done';
     }
     if (i < requests.length) {
@@ -70,14 +73,54 @@ export class Answers<I, O> {
       return false;
     }
     if (!this.observersTakeBatches()) {
-      for (let k = 0; k < requests.length; k++) this.ok(requests[k]!, results[k] as O, nowMs);
+      for (let k = 0, at = 0; k < requests.length; k++) {
+        const request = requests[k]!;
+        if (request.size === 1) this.ok(request, results[at] as O, nowMs);
+        else this.okItems(request, results, at, nowMs);
+        at += request.size;
+      }
       return true;
     }
-    this.slots.answeringAll(batch, requests.length);
-    this.counts.outcomes.ok += requests.length;
+    this.slots.answeringAll(batch, results.length);
+    this.counts.outcomes.ok += results.length;
     for (let k = 0, all = this.observers; k < all.length; k++) all[k]!.batchAnswered?.(batch, nowMs);
-    for (let k = 0; k < requests.length; k++) this.deliver(requests[k]!, results[k] as O, undefined);
+    for (let k = 0, at = 0; k < requests.length; k++) {
+      const request = requests[k]!;
+      if (request.size === 1) this.deliver(request, results[at++] as O, undefined);
+      else {
+        this.deliverItems(request, results, at);
+        at += request.size;
+      }
+    }
     return true;
+  }
+
+  /**
+   * A request of several items answered `ok` with `results[from…from + size)`, for observers that
+   * take answers one by one: they are told once, of its first item's output.
+   */
+  private okItems(request: PendingRequest<I, O>, results: readonly (O | Error)[], from: number, nowMs: number): void {
+    this.slots.answering(request);
+    this.counts.outcomes.ok += request.size;
+    const output = results[from] as O;
+    for (let i = 0, all = this.observers; i < all.length; i++) {
+      const observer = all[i]!;
+      if (observer.requestAnswered !== undefined) observer.requestAnswered(request, output, nowMs);
+      else observer.requestFinished?.(request, { kind: 'ok', output, endedIn: 'running' }, nowMs);
+    }
+    this.deliverItems(request, results, from);
+  }
+
+  /** Hands a request of several items its results (`results[from…from + size)`). */
+  private deliverItems(request: PendingRequest<I, O>, results: readonly (O | Error)[], from: number): void {
+    const listener = this.release(request);
+    try {
+      if (typeof listener !== 'function' && listener.answeredItems !== undefined)
+        listener.answeredItems(results, from, request);
+      else throw new Error('a request of several items needs a listener with answeredItems');
+    } catch {
+      // As in `end`.
+    }
   }
 
   /** No observer wants `ok` answers one by one (it takes them a batch at a time, or not at all). */
@@ -119,4 +162,10 @@ export class Answers<I, O> {
     request.batch = undefined;
     return listener;
   }
+}
+
+/** Whether one of `results[from…from + size)` is an Error. */
+function anError<O>(results: readonly (O | Error)[], from: number, size: number): boolean {
+  for (let i = from, end = from + size; i < end; i++) if (results[i] instanceof Error) return true;
+  return false;
 }

@@ -80,26 +80,32 @@ export class BatchDispatch<I, O> {
     const requests = this.queue.take(size);
     if (requests.length === 0) return;
     const instance = mailboxOf ?? this.slots.idleInstance();
-    const inputs = new Array<I>(requests.length);
+    const items = this.queue.takenItems;
+    const inputs = new Array<I>(items);
     const probe = this.options.breaker?.dispatched(nowMs) ?? false;
     const run = new BatchRun<I, O>(this.nextBatchId++, instance, requests, inputs, nowMs, trigger, probe, this.runHost);
     let deadlineAtMs = Number.POSITIVE_INFINITY;
     // The one walk over the batch at its start: what the observers would walk it again for is found on the way.
     let sharedArrivalAtMs: number | undefined = (requests[0] as PendingRequest<I, O>).arrivalAtMs;
-    for (let i = 0; i < requests.length; i++) {
+    for (let i = 0, at = 0; i < requests.length; i++) {
       const request = requests[i] as PendingRequest<I, O>;
       if (request.deadlineAtMs < deadlineAtMs) deadlineAtMs = request.deadlineAtMs;
       if (request.arrivalAtMs !== sharedArrivalAtMs) sharedArrivalAtMs = undefined;
       request.phase = 'running';
       request.batch = run;
-      inputs[i] = request.input as I;
+      if (request.size === 1) inputs[at++] = request.input as I;
+      else {
+        request.copyItems!(inputs, at);
+        at += request.size;
+        run.itemsRequests = true;
+      }
     }
     run.deadlineAtMs = deadlineAtMs;
     run.sharedArrivalAtMs = sharedArrivalAtMs;
     this.slots.place(run, mailboxOf !== undefined);
     const counts = this.host.counts;
     counts.batches++;
-    counts.batchItems += requests.length;
+    counts.batchItems += items;
     for (let i = 0, all = this.host.observers; i < all.length; i++) all[i]!.batchStarted?.(run, nowMs);
     run.start();
   }

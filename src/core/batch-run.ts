@@ -2,6 +2,7 @@ import type { BatcherCounts } from './batcher-options.js';
 import { BatchIsolation, type IsolationMode, type ItemVerdict } from './fault-isolation.js';
 import type { ItemFailureRate, OnlineLatencyModel } from './latency-estimator.js';
 import type { BatchPolicy, BatchTrigger } from './policy.js';
+import { itemByItem } from './request-items.js';
 import type { Batch, BatcherObserver, Executor, ModelRun, Outcome, PendingRequest } from './types.js';
 
 /** What a batch run needs from its batcher. */
@@ -43,6 +44,8 @@ export class BatchRun<I, O> implements Batch<I, O> {
   /** The earliest deadline of its requests still running, or earlier (see DeadlineTracker). */
   deadlineAtMs = Number.POSITIVE_INFINITY;
   sharedArrivalAtMs: number | undefined = undefined;
+  /** A request of several items is among its requests (dispatch says so): answered item by item, they are split first. */
+  itemsRequests = false;
   private runs = 0;
   /** The first run is with the executor: its `done` has not been called yet. */
   private firstRunOut = false;
@@ -60,7 +63,8 @@ export class BatchRun<I, O> implements Batch<I, O> {
   constructor(
     readonly id: number,
     readonly instance: number,
-    readonly requests: readonly PendingRequest<I, O>[],
+    /** Its requests; replaced by their items when it is answered item by item (`splitItems`). */
+    public requests: readonly PendingRequest<I, O>[],
     readonly inputs: readonly I[],
     /** Its dispatch; for a batch handed to a busy instance's mailbox, when the batch before it ended. */
     public startedAtMs: number,
@@ -119,7 +123,7 @@ export class BatchRun<I, O> implements Batch<I, O> {
     const host = this.host;
     const nowMs = host.now();
     if (this.deadlineAtMs < nowMs) this.expireOverdue(nowMs);
-    const size = run.requests.length;
+    const size = run.inputs.length;
     const error =
       result instanceof Error
         ? result
@@ -153,6 +157,7 @@ export class BatchRun<I, O> implements Batch<I, O> {
       this.modelFailed = host.isolation !== 'off';
       this.answerAll(error, nowMs);
     } else {
+      this.splitItems();
       const requests = this.requests;
       this.isolation = new BatchIsolation<O>(
         requests.length,
@@ -185,8 +190,7 @@ export class BatchRun<I, O> implements Batch<I, O> {
 
   private finish(nowMs: number): void {
     if (this.isolation?.gaveUp === true) this.modelFailed = true;
-    if (!this.dead && this.host.isolation !== 'off')
-      this.host.itemFailures?.observe(this.requests.length, this.badItems);
+    if (!this.dead && this.host.isolation !== 'off') this.host.itemFailures?.observe(this.inputs.length, this.badItems);
     this.host.finished(this, nowMs);
   }
 
@@ -217,8 +221,16 @@ export class BatchRun<I, O> implements Batch<I, O> {
     }
   }
 
+  /** Makes every request of several items requests of one (request-items.ts): item by item from now on. */
+  private splitItems(): void {
+    if (!this.itemsRequests) return;
+    this.itemsRequests = false;
+    this.requests = itemByItem(this.requests, this.inputs, this);
+  }
+
   /** Answers every item of the batch still waiting for an answer with `error`. */
   private answerAll(error: Error, nowMs: number): void {
+    this.splitItems();
     this.answer(
       this.requests.map((_, index) => ({ index, error })),
       nowMs,
@@ -238,6 +250,7 @@ export class BatchRun<I, O> implements Batch<I, O> {
       this.okItems = results.length;
       return;
     }
+    this.splitItems();
     for (let index = 0; index < results.length; index++) {
       const result = results[index] as O | Error;
       this.settle(index, result, result instanceof Error, nowMs);

@@ -75,7 +75,7 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
   }
 
   batchStarted(batch: Batch<I, O>, nowMs: number): void {
-    const size = batch.requests.length;
+    const size = batch.inputs.length;
     this.batchSizeCounts[size] = (this.batchSizeCounts[size] ?? 0) + 1;
     this.recentBatchSizes.push(size);
     if (this.recentBatchSizes.length > RECENT_BATCHES) this.recentBatchSizes.shift();
@@ -92,7 +92,7 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
   /** Latency is of successful requests: the others are not told of. */
   requestAnswered(request: PendingRequest<I, O>, _output: O, nowMs: number): void {
     this.rotateIfDue(nowMs);
-    this.latency.recordMs(nowMs - request.arrivalAtMs);
+    this.latency.recordMs(nowMs - request.arrivalAtMs, request.size);
   }
 
   snapshot(): BatchStats {
@@ -150,12 +150,14 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
  */
 function recordSinceArrival<I, O>(recorder: RunLengthRecorder, batch: Batch<I, O>, nowMs: number): void {
   const requests = batch.requests;
-  if (batch.sharedArrivalAtMs !== undefined) return recorder.recordMs(nowMs - batch.sharedArrivalAtMs, requests.length);
+  if (batch.sharedArrivalAtMs !== undefined)
+    return recorder.recordMs(nowMs - batch.sharedArrivalAtMs, batch.inputs.length);
   for (let i = 0; i < requests.length; ) {
     const arrivalAtMs = requests[i]!.arrivalAtMs;
+    let items = requests[i]!.size;
     let end = i + 1;
-    while (end < requests.length && requests[end]!.arrivalAtMs === arrivalAtMs) end++;
-    recorder.recordMs(nowMs - arrivalAtMs, end - i);
+    for (; end < requests.length && requests[end]!.arrivalAtMs === arrivalAtMs; end++) items += requests[end]!.size;
+    recorder.recordMs(nowMs - arrivalAtMs, items);
     i = end;
   }
 }

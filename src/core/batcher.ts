@@ -178,6 +178,7 @@ export class Batcher<I, O> {
     const request = {
       id,
       input,
+      size: 1,
       onOutcome,
       sequence: 0,
       arrivalAtMs: 0,
@@ -200,6 +201,27 @@ export class Batcher<I, O> {
     if (refusal !== undefined) return this.door.refused(refusal, [request.id], level, nowMs);
     this.enqueue(request, deadlineMs, deadlineMs === levelTimeoutMs, level, nowMs);
     if (this.arrivalNeedsPass(request.deadlineAtMs)) this.pump(nowMs);
+    return undefined;
+  }
+
+  /**
+   * One more item for `request`, which waits and arrived at this instant (the library's next
+   * call of the turn its request was made in): counted against the bound like any arrival, and
+   * admitted as an item of that request, with its arrival, deadline and level. Undefined when
+   * admitted. The caller holds the item where `copyItems` finds it before calling, and drops it
+   * when refused: a pass this starts may dispatch the request at once.
+   */
+  grow(request: QueuedRequest<I, O>): Refused | undefined {
+    // It arrived at this instant: no clock read.
+    const nowMs = request.arrivalAtMs;
+    this.options.arrivalRate?.arrived(nowMs);
+    const level = request.priority;
+    const refusal = this.door.growRefusal(request.deadlineAtMs - nowMs, level, nowMs);
+    if (refusal !== undefined) return this.door.refused(refusal, [request.id], level, nowMs);
+    request.size++;
+    this.queue.grew(request);
+    this.counts.admitted++;
+    if (this.queue.length >= this.passAtLength) this.pump(nowMs);
     return undefined;
   }
 

@@ -68,6 +68,21 @@ export class Door<I, O> {
     return this.slowRefusal(timeoutMs, count, level, nowMs);
   }
 
+  /**
+   * Why one more item of a request that waits and arrived at this instant is refused, if it is.
+   * Its breaker cannot be open (an opening answers every waiting request, and an arrival while
+   * open is refused), so with admission by the bound alone only closing and the bound can refuse.
+   */
+  growRefusal(timeoutMs: number, level: number, nowMs: number): Refusal | undefined {
+    if (
+      !this.closing &&
+      this.admission === QUEUE_ADMISSION &&
+      this.waitingAt(level) < (this.levels.bounds[level - 1] as number)
+    )
+      return undefined;
+    return this.slowRefusal(timeoutMs, 1, level, nowMs);
+  }
+
   private slowRefusal(timeoutMs: number, count: number, level: number, nowMs: number): Refusal | undefined {
     const bound = this.levels.bounds[level - 1] as number;
     if (this.closing) return { reason: 'closed' };
@@ -121,7 +136,7 @@ export class Door<I, O> {
 
   private loadView(level: number, nowMs: number): LoadView {
     const running: { startedAtMs: number; size: number }[] = [];
-    for (const run of this.slots.handedOut()) running.push({ startedAtMs: run.startedAtMs, size: run.requests.length });
+    for (const run of this.slots.handedOut()) running.push({ startedAtMs: run.startedAtMs, size: run.inputs.length });
     return {
       queueLength: this.queue.aheadOf(level),
       freeSlots: this.slots.free,

@@ -17,7 +17,7 @@ export class ExecutorSlots<I, O> {
   free: number;
   /** Batches handed out: running, or waiting in a mailbox. */
   busy = 0;
-  /** Requests in handed-out batches not answered yet. */
+  /** Items in handed-out batches not answered yet. */
   private unanswered = 0;
 
   /** `mailboxDepth`: batches each instance's mailbox holds (0: no mailboxes). */
@@ -44,19 +44,19 @@ export class ExecutorSlots<I, O> {
     return true;
   }
 
-  /** Requests waiting in mailboxes: until their batch starts they count as queued. */
+  /** Items waiting in mailboxes: until their batch starts they count as queued. */
   get waitingInMailboxes(): number {
     return this.mailboxes?.waiting() ?? 0;
   }
 
-  /** Requests inside running batches that have not been answered yet. */
+  /** Items inside running batches that have not been answered yet. */
   get runningRequests(): number {
     return this.unanswered - this.waitingInMailboxes;
   }
 
   /** Size of the batch each slot is running (0 when idle). */
   runningBatchSizes(): number[] {
-    return this.runs.map((run) => (run === undefined ? 0 : run.requests.length));
+    return this.runs.map((run) => (run === undefined ? 0 : run.inputs.length));
   }
 
   /** When the oldest running batch started (ms), if every instance runs one; undefined while one is idle. */
@@ -113,7 +113,7 @@ export class ExecutorSlots<I, O> {
       this.free--;
     }
     this.busy++;
-    this.unanswered += run.requests.length;
+    this.unanswered += run.inputs.length;
   }
 
   /**
@@ -139,11 +139,11 @@ export class ExecutorSlots<I, O> {
 
   /** A running request is being answered (before its phase changes). */
   answering(request: PendingRequest<I, O>): void {
-    this.unanswered--;
-    if (this.mailboxes?.holds(request.batch) === true) this.mailboxes.answering(1);
+    this.unanswered -= request.size;
+    if (this.mailboxes?.holds(request.batch) === true) this.mailboxes.answering(request.size);
   }
 
-  /** `count` running requests of `batch` are being answered at once. */
+  /** `count` running items of `batch` are being answered at once. */
   answeringAll(batch: Batch<I, O>, count: number): void {
     this.unanswered -= count;
     if (this.mailboxes?.holds(batch) === true) this.mailboxes.answering(count);

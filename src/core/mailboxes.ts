@@ -14,7 +14,7 @@ export class Mailboxes<I, O> {
   /** Per instance, the batches handed to it in the order they start (at most `depth`). */
   private readonly held: BatchRun<I, O>[][];
   private occupied = 0;
-  /** Requests in held batches not answered yet: kept as a count, since the queue's bound reads it on every arrival. */
+  /** Items in held batches not answered yet: kept as a count, since the queue's bound reads it on every arrival. */
   private unanswered = 0;
 
   constructor(
@@ -45,7 +45,7 @@ export class Mailboxes<I, O> {
   put(index: number, run: BatchRun<I, O>): void {
     (this.held[index] as BatchRun<I, O>[]).push(run);
     this.occupied++;
-    this.unanswered += run.requests.length;
+    this.unanswered += run.inputs.length;
   }
 
   /** Takes `run` out of instance `index`'s mailbox (it starts, or it ended before its turn); false if it was not there. */
@@ -55,7 +55,7 @@ export class Mailboxes<I, O> {
     if (position < 0) return false;
     held.splice(position, 1);
     this.occupied--;
-    for (const request of run.requests) if (request.phase === 'running') this.unanswered--;
+    for (const request of run.requests) if (request.phase === 'running') this.unanswered -= request.size;
     return true;
   }
 
@@ -65,7 +65,7 @@ export class Mailboxes<I, O> {
     return (this.held[batch.instance] as BatchRun<I, O>[] | undefined)?.includes(batch as BatchRun<I, O>) === true;
   }
 
-  /** `count` running requests of a held batch are being answered (before their phase changes): that many fewer wait. */
+  /** `count` running items of a held batch are being answered (before their phase changes): that many fewer wait. */
   answering(count: number): void {
     this.unanswered -= count;
   }

@@ -21,6 +21,7 @@ export class QueuedRequest<I, O> implements PendingRequest<I, O> {
   // fields (define semantics) took Node 20 twice as long as these plain stores.
   declare readonly id: string;
   declare input: I | undefined;
+  declare size: number;
   declare onOutcome: OutcomeListener<I, O> | undefined;
   declare sequence: number;
   declare arrivalAtMs: number;
@@ -32,6 +33,7 @@ export class QueuedRequest<I, O> implements PendingRequest<I, O> {
   constructor(id: string, input: I | undefined, onOutcome: OutcomeListener<I, O> | undefined) {
     this.id = id;
     this.input = input;
+    this.size = 1;
     this.onOutcome = onOutcome;
     this.sequence = 0;
     this.arrivalAtMs = NOT_YET;

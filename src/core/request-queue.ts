@@ -6,11 +6,13 @@ import type { PendingRequest } from './types.js';
  * there is one level). A batch takes from the highest non-empty level first, and within a level
  * in arrival order, as Triton's dynamic batcher does. A request removed from the middle (its
  * deadline passed, or it was cancelled) is only marked and skipped when it reaches its level's
- * head, so every operation stays O(1) amortized per level. `length` counts waiting requests only.
+ * head, so every operation stays O(1) amortized per level. `length` and `waitingAt` count the
+ * waiting requests' items (a request holds `size` of them: the library's calls of one turn are
+ * one request), which is what the bound, the policy and a batch's limit count.
  */
 export class RequestQueue<I, O> {
   private readonly levels: RingBuffer<PendingRequest<I, O>>[];
-  /** Waiting requests per level, index `level - 1`; the policy reads it through its view. */
+  /** Waiting items per level, index `level - 1`; the policy reads it through its view. */
   readonly waitingAt: number[];
   private waiting = 0;
   /** Per level, the sequence up to which `firstWaiting` found no match among its requests. */
@@ -30,7 +32,7 @@ export class RequestQueue<I, O> {
     return this.levels.length;
   }
 
-  /** Waiting requests at `level` and every higher one: those a request of `level` waits behind. */
+  /** Waiting items at `level` and every higher one: those a request of `level` waits behind. */
   aheadOf(level: number): number {
     if (level >= this.levels.length) return this.waiting;
     let ahead = 0;
@@ -41,9 +43,18 @@ export class RequestQueue<I, O> {
   push(request: PendingRequest<I, O>): void {
     const index = request.priority - 1;
     (this.levels[index] as RingBuffer<PendingRequest<I, O>>).push(request);
-    (this.waitingAt[index] as number)++;
+    (this.waitingAt[index] as number) += request.size;
+    this.waiting += request.size;
+  }
+
+  /** A waiting request took one more item (its `size` has grown by one). */
+  grew(request: PendingRequest<I, O>): void {
+    (this.waitingAt[request.priority - 1] as number)++;
     this.waiting++;
   }
+
+  /** Items the last `take` took. */
+  takenItems = 0;
 
   /** The waiting request that arrived first, whatever its level (a batch's window runs from it). */
   oldest(): PendingRequest<I, O> | undefined {
@@ -55,22 +66,50 @@ export class RequestQueue<I, O> {
     return oldest;
   }
 
-  /** Takes up to `count` waiting requests: the highest level's first, each level in arrival order. */
+  /**
+   * Takes waiting requests holding up to `count` items: the highest level's first, each level in
+   * arrival order. A request of several items that does not fit in what is left is split
+   * (`splitOff`): its first items fill the batch and the rest waits at the head of its level, so
+   * batches pack as if each item were a request. A request without `splitOff` that does not fit
+   * closes the batch (as Triton's dynamic batcher does), unless it is the first, which goes
+   * alone. The items taken are left in `takenItems`.
+   */
   take(count: number): PendingRequest<I, O>[] {
-    const size = Math.min(count, this.waiting);
-    const taken = new Array<PendingRequest<I, O>>(size);
-    let filled = 0;
-    for (let i = 0; filled < size; i++) {
+    const taken: PendingRequest<I, O>[] = [];
+    let items = 0;
+    for (let i = 0; i < this.levels.length && items < count; i++) {
       const buffer = this.levels[i] as RingBuffer<PendingRequest<I, O>>;
-      const wanted = Math.min(size - filled, this.waitingAt[i] as number);
-      (this.waitingAt[i] as number) -= wanted;
-      this.waiting -= wanted;
-      // The level holds `waitingAt` waiting requests; those removed from among them are dropped on the way.
-      for (const end = filled + wanted; filled < end; ) {
-        const request = buffer.shift() as PendingRequest<I, O>;
-        if (request.phase === 'queued') taken[filled++] = request;
+      let levelItems = 0;
+      while (items < count && buffer.length > 0) {
+        const request = buffer.peek() as PendingRequest<I, O>;
+        if (request.phase !== 'queued') {
+          buffer.shift(); // removed from among the waiting: dropped on the way
+          continue;
+        }
+        const size = request.size;
+        if (items + size > count) {
+          if (request.splitOff !== undefined) {
+            // Its first items fill the batch; the rest keeps its place at the head.
+            buffer.replaceHead(request.splitOff(count - items));
+            taken.push(request);
+            items += request.size;
+            levelItems += request.size;
+            break;
+          }
+          if (items > 0) {
+            count = items; // it does not fit: the batch is closed
+            break;
+          }
+        }
+        buffer.shift();
+        taken.push(request);
+        items += size;
+        levelItems += size;
       }
+      (this.waitingAt[i] as number) -= levelItems;
     }
+    this.waiting -= items;
+    this.takenItems = items;
     return taken;
   }
 
@@ -88,8 +127,8 @@ export class RequestQueue<I, O> {
 
   /** Forgets a waiting request whose phase the caller has already moved past `queued`. */
   removed(request: PendingRequest<I, O>): void {
-    (this.waitingAt[request.priority - 1] as number)--;
-    this.waiting--;
+    (this.waitingAt[request.priority - 1] as number) -= request.size;
+    this.waiting -= request.size;
   }
 
   /**

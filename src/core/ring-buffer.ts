@@ -44,6 +44,11 @@ export class RingBuffer<T> {
     return item;
   }
 
+  /** Puts `item` in the head's place (the head leaves; the length stays). */
+  replaceHead(item: T): void {
+    if (this.count > 0) this.slots[this.head] = item;
+  }
+
   /** Item `index` places from the head (0 = oldest). */
   at(index: number): T | undefined {
     if (index < 0 || index >= this.count) return undefined;

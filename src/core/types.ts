@@ -37,6 +37,23 @@ export interface PendingRequest<I, O> {
   readonly id: string;
   /** The request's input; released (undefined) once the request has its outcome. */
   input: I | undefined;
+  /**
+   * The items it holds: 1, or more for a request the library's calls of one turn joined while
+   * it waited (`Batcher.grow`). Such a request's items take `size` places in its batch's inputs
+   * (`copyItems`), and its listener is answered with their results together (`answeredItems`)
+   * or, once its batch is answered item by item, per item (`itemOutcome`).
+   */
+  readonly size: number;
+  /** With `size` > 1: writes its items' inputs into `into` from `at` (the batch's inputs). */
+  copyItems?(into: I[], at: number): void;
+  /**
+   * With `size` > 1: keeps its first `count` items (its `size` becomes `count`) and returns a
+   * request of the others, with its sequence, arrival, deadline and level, which takes its place
+   * in the queue: a batch takes only the items it has room for. Such a request has its level's
+   * default deadline (the library joins only calls without options), so no deadline record
+   * follows the rest.
+   */
+  splitOff?(count: number): PendingRequest<I, O>;
   readonly arrivalAtMs: number;
   readonly deadlineAtMs: number;
   /** Its priority level: 1 is the highest (the only one when the batcher has no priority levels). */
@@ -63,11 +80,19 @@ export type OutcomeListener<I, O> =
       outcome(outcome: Outcome<O>, request: PendingRequest<I, O>): void;
       /** An `ok` outcome, when the object has this method: its output alone, no Outcome object made. */
       answered?(output: O, request: PendingRequest<I, O>): void;
+      /** A request of several items (`size` > 1) answered `ok`: its items' results are `results[from…from + size)`. */
+      answeredItems?(results: readonly (O | Error)[], from: number, request: PendingRequest<I, O>): void;
+      /** Item `index` of a request of several items has its own outcome (its batch is answered item by item). */
+      itemOutcome?(index: number, outcome: Outcome<O>, request: PendingRequest<I, O>): void;
     };
 
 import type { BatchTrigger } from './policy.js';
 
-/** A batch handed to an executor. `inputs[i]` belongs to `requests[i]`. */
+/**
+ * A batch handed to an executor. Its `inputs` are its requests' items in order: `inputs[i]`
+ * belongs to `requests[i]` while every request holds one item (serve's and simulate's always
+ * do); a request of several items (the library's) takes `size` places.
+ */
 export interface Batch<I, O> {
   readonly id: number;
   /** Index of the executor slot (instance) running it, from 0. */

@@ -89,7 +89,22 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
   const keepAlive = new KeepAlive();
   const owner = new CallOwner<I, O>(batcher, keepAlive);
 
+  /**
+   * The request the last call without options made, which the next calls of the same turn join
+   * while it waits and has room: a turn's calls are one request of many items to the core (one
+   * ring slot, deadline, admission, dispatch mark and answer walk), as dataloader's batch is one
+   * array. The first call of a turn is a request of its own, as cheap as one that stays alone.
+   */
+  let open: PendingCall<I, O> | undefined;
+  /** Items the open request may hold: the policy's batch limit when its second call came. */
+  let openRoom = 0;
+
   const call = (item: I, callOptions?: CallOptions): Promise<O> => {
+    if (callOptions === undefined && open !== undefined) {
+      if (open.phase === 'queued' && open.arrivalAtMs === clock.now() && open.size < roomOf(open))
+        return join(open, item);
+      open = undefined;
+    }
     const pending = new PendingCall<I, O>(item, owner);
     const promise = pending.promise();
     let timeoutMs: number | undefined;
@@ -110,7 +125,25 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
       keepAlive.leave();
       return rejected(pending, promise, publicError(refusalError(batcher, refused)));
     }
-    if (watched !== undefined && pending.phase !== 'done') watched.start();
+    if (watched !== undefined) {
+      if (pending.phase !== 'done') watched.start();
+    } else if (callOptions === undefined) open = pending;
+    return promise;
+  };
+
+  /** Items `request` may hold: read from the policy when a second call would join it (its limit may move). */
+  const roomOf = (request: PendingCall<I, O>): number =>
+    request.size > 1 ? openRoom : (openRoom = batcher.policySettings.limit);
+
+  /** A call that joins the turn's open request as one more of its items. */
+  const join = (request: PendingCall<I, O>, item: I): Promise<O> => {
+    const promise = request.join(item, openRoom);
+    keepAlive.enter();
+    const refused = batcher.grow(request);
+    if (refused !== undefined) {
+      keepAlive.leave();
+      request.unjoin()(publicError(refusalError(batcher, refused)));
+    }
     return promise;
   };
 
@@ -165,8 +198,25 @@ class CallOwner<I, O> {
   }
 
   outcome(outcome: Outcome<O>, request: PendingRequest<I, O>): void {
+    const call = request as PendingCall<I, O>;
+    if (call.size === 1) {
+      this.keepAlive.leave();
+      return call.outcome(outcome, this.batcher);
+    }
+    this.keepAlive.leave(call.size);
+    for (let index = call.size - 1; index >= 0; index--) call.itemOutcome(index, outcome, this.batcher);
+  }
+
+  /** The calls of a request of several items answered `ok`: `results[from…from + size)`. */
+  answeredItems(results: readonly (O | Error)[], from: number, request: PendingRequest<I, O>): void {
+    this.keepAlive.leave(request.size);
+    (request as PendingCall<I, O>).answeredItems(results, from);
+  }
+
+  /** One call of a request of several items has its outcome (its batch is answered item by item). */
+  itemOutcome(index: number, outcome: Outcome<O>, request: PendingRequest<I, O>): void {
     this.keepAlive.leave();
-    (request as PendingCall<I, O>).outcome(outcome, this.batcher);
+    (request as PendingCall<I, O>).itemOutcome(index, outcome, this.batcher);
   }
 }
 
@@ -251,10 +301,87 @@ class PendingCall<I, O> extends QueuedRequest<I, O> {
   declare resolve: (value: O) => void;
   declare reject: (reason: unknown) => void;
 
+  /** The calls of its turn that joined it: item, resolve, reject for each (the first `size - 1` of them), or undefined. */
+  declare more: unknown[] | undefined;
+
   constructor(item: I, owner: CallOwner<I, O>) {
     super('', item, owner);
     this.resolve = unsettled; // promise() sets both at once
     this.reject = unsettled;
+    this.more = undefined;
+  }
+
+  /**
+   * A later call of its turn joins it (before the batcher counts it: `Batcher.grow`); its
+   * promise. `room`: the items it may hold, for the array its calls take.
+   */
+  join(item: I, room: number): Promise<O> {
+    const more = (this.more ??= new Array<unknown>(3 * (room - 1)));
+    const at = 3 * (this.size - 1);
+    more[at] = item;
+    return new Promise<O>((resolve, reject) => {
+      more[at + 1] = resolve;
+      more[at + 2] = reject;
+    });
+  }
+
+  /** The call that just joined was refused (the batcher did not count it): it leaves; its reject. */
+  unjoin(): (reason: unknown) => void {
+    const more = this.more as unknown[];
+    const at = 3 * (this.size - 1);
+    const reject = more[at + 2] as (reason: unknown) => void;
+    more[at] = more[at + 1] = more[at + 2] = undefined;
+    return reject;
+  }
+
+  /**
+   * Keeps its first `count` calls and returns a request of the others, in its queue place (core:
+   * a batch has room for only some of its items). The rest is never joined again: the turn's open
+   * request is this one, which runs.
+   */
+  splitOff(count: number): PendingCall<I, O> {
+    const more = this.more as unknown[];
+    const at = 3 * (count - 1); // the rest's first call
+    const rest = new PendingCall<I, O>(more[at] as I, this.onOutcome as CallOwner<I, O>);
+    rest.resolve = more[at + 1] as (value: O) => void;
+    rest.reject = more[at + 2] as (reason: unknown) => void;
+    rest.size = this.size - count;
+    if (rest.size > 1) rest.more = more.slice(at + 3, 3 * (this.size - 1));
+    rest.sequence = this.sequence;
+    rest.arrivalAtMs = this.arrivalAtMs;
+    rest.deadlineAtMs = this.deadlineAtMs;
+    rest.priority = this.priority;
+    this.size = count;
+    more.length = at;
+    if (count === 1) this.more = undefined;
+    return rest;
+  }
+
+  /** Its items into a batch's inputs (core: a request of several items). */
+  copyItems(into: I[], at: number): void {
+    into[at] = this.input as I;
+    const more = this.more as unknown[];
+    for (let k = 0, n = this.size - 1; k < n; k++) into[at + 1 + k] = more[3 * k] as I;
+  }
+
+  /** Its calls' results, all `ok`: `results[from…from + size)`. */
+  answeredItems(results: readonly (O | Error)[], from: number): void {
+    const more = this.more as unknown[];
+    this.more = undefined;
+    this.answered(results[from] as O);
+    for (let k = 0, n = this.size - 1; k < n; k++) (more[3 * k + 1] as (value: O) => void)(results[from + 1 + k] as O);
+  }
+
+  /** Call `index` of its turn (0: its own) has its outcome. */
+  itemOutcome(index: number, outcome: Outcome<O>, batcher: Batcher<I, O>): void {
+    if (index === 0) return this.outcome(outcome, batcher);
+    const more = this.more as unknown[];
+    const at = 3 * (index - 1);
+    const resolve = more[at + 1] as (value: O) => void;
+    const reject = more[at + 2] as (reason: unknown) => void;
+    more[at] = more[at + 1] = more[at + 2] = undefined;
+    if (outcome.kind === 'ok') resolve(outcome.output as O);
+    else reject(failure(outcome, this, batcher));
   }
 
   /**

@@ -23,8 +23,9 @@ export class KeepAlive {
     this.handle = setInterval(nothing, LONGEST_TIMER_MS);
   }
 
-  leave(): void {
-    if (--this.pending > 0) return;
+  /** `calls` (1 unless told) have their answers. */
+  leave(calls = 1): void {
+    if ((this.pending -= calls) > 0) return;
     clearInterval(this.handle);
     this.handle = undefined;
   }

@@ -62,3 +62,82 @@ describe('RequestQueue.firstWaiting', () => {
     );
   });
 });
+
+/** A request of several items (as the library's calls of one turn are), which can be split. */
+class ItemsRequest extends QueuedRequest<number, number> {
+  constructor(
+    sequence: number,
+    level: number,
+    public items: number[],
+  ) {
+    super(`r${sequence}`, items[0], undefined);
+    this.sequence = sequence;
+    this.priority = level;
+    this.size = items.length;
+  }
+
+  splitOff(count: number): ItemsRequest {
+    const rest = new ItemsRequest(this.sequence, this.priority, this.items.slice(count));
+    this.items = this.items.slice(0, count);
+    this.size = count;
+    return rest;
+  }
+}
+
+describe('RequestQueue.take with requests of several items', () => {
+  it('splits a request that does not fit: the batch is full, the rest waits at the head of its level', () => {
+    const queue = new RequestQueue<number, number>();
+    queue.push(new ItemsRequest(0, 1, [1]));
+    queue.push(new ItemsRequest(1, 1, [2, 3, 4, 5]));
+    queue.push(new ItemsRequest(2, 1, [6]));
+    const first = queue.take(4) as ItemsRequest[];
+    expect(first.map((r) => r.items)).toEqual([[1], [2, 3, 4]]);
+    expect(queue.takenItems).toBe(4);
+    expect(queue.length).toBe(2);
+    const second = queue.take(4) as ItemsRequest[];
+    expect(second.map((r) => r.items)).toEqual([[5], [6]]);
+    expect(second[0]?.sequence).toBe(1); // the rest kept its request's place
+  });
+
+  it('splits a first request larger than the batch (a limit that shrank since it grew) instead of running it whole', () => {
+    const queue = new RequestQueue<number, number>();
+    queue.push(new ItemsRequest(0, 1, [1, 2, 3, 4, 5, 6]));
+    expect((queue.take(4) as ItemsRequest[]).map((r) => r.items)).toEqual([[1, 2, 3, 4]]);
+    expect((queue.take(4) as ItemsRequest[]).map((r) => r.items)).toEqual([[5, 6]]);
+    expect(queue.length).toBe(0);
+  });
+
+  it('takes the items a queue of one-item requests would, batch by batch, level by level', () => {
+    const step = fc.oneof(
+      fc.record({
+        kind: fc.constant('push' as const),
+        size: fc.integer({ min: 1, max: 7 }),
+        level: fc.integer({ min: 1, max: 2 }),
+      }),
+      fc.record({ kind: fc.constant('take' as const), count: fc.integer({ min: 1, max: 8 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 80 }), (steps) => {
+        const queue = new RequestQueue<number, number>(2);
+        const reference: number[][] = [[], []];
+        let sequence = 0;
+        let item = 0;
+        for (const s of steps) {
+          if (s.kind === 'push') {
+            const items = Array.from({ length: s.size }, () => item++);
+            queue.push(new ItemsRequest(sequence++, s.level, items));
+            reference[s.level - 1]!.push(...items);
+          } else {
+            const taken = (queue.take(s.count) as ItemsRequest[]).flatMap((r) => r.items);
+            const expected: number[] = [];
+            for (const level of reference) expected.push(...level.splice(0, s.count - expected.length));
+            expect(taken).toEqual(expected);
+            expect(queue.takenItems).toBe(expected.length);
+          }
+          expect(queue.length).toBe(reference[0]!.length + reference[1]!.length);
+          expect(queue.waitingAt).toEqual([reference[0]!.length, reference[1]!.length]);
+        }
+      }),
+    );
+  });
+});

@@ -125,6 +125,7 @@ describe('batch(): batches', () => {
     const calls = [echo('first'), echo('low-1'), echo('low-2'), echo('high', { priority: 1 })];
     release.open();
     await Promise.all(calls);
+    // low-1 and low-2, made in one turn, are one request of two items: split, its first fills the batch beside high.
     expect(order).toEqual([['first'], ['high', 'low-1'], ['low-2']]);
   });
 

@@ -71,6 +71,35 @@ describe('deadlines', () => {
       ['b', 301],
     ]);
   });
+
+  it('expires a request offered while a batch was handed out, due at that instant, instead of handing it out', () => {
+    // After a batch is handed out at an unchanged instant the pass does not look for due requests
+    // again; one offered meanwhile (here by the executor itself) must still be found.
+    const clock = new VirtualClock();
+    const answers: Answer[] = [];
+    const started: number[][] = [];
+    const listen = (id: string) => (outcome: Answer['outcome']) => answers.push({ id, outcome, atMs: clock.now() });
+    const executor = {
+      start(batch: Batch<number, number>, done: (result: readonly number[] | Error) => void): void {
+        started.push([...batch.inputs]);
+        if (batch.inputs[0] === 1) batcher.submit('due-now', 2, listen('due-now'), 0);
+        clock.schedule(clock.now() + 10, () => done(batch.inputs.map((x) => x * 2)), EventOrder.completion);
+      },
+    };
+    const policy = new WindowPolicy({ maxBatchSize: 1, batchWindowMs: 0 });
+    const batcher = new Batcher<number, number>(clock, executor, policy, {
+      maxQueueSize: 8,
+      requestTimeoutMs: 1000,
+      instances: 2,
+    });
+    clock.schedule(5, () => batcher.submit('first', 1, listen('first')), EventOrder.arrival);
+    clock.run();
+    expect(answers.map((a) => [a.id, a.outcome.kind, a.atMs])).toEqual([
+      ['due-now', 'timeout', 5],
+      ['first', 'ok', 15],
+    ]);
+    expect(started).toEqual([[1]]);
+  });
 });
 
 /**

@@ -331,14 +331,13 @@ export class Batcher<I, O> {
       if (dispatched) {
         // An executor that ran the batch synchronously took real time: read the clock again, so
         // the next batch starts at the right time and no request outlives its deadline in the
-        // queue. At the same instant (a virtual clock), with nothing else done meanwhile (an
-        // arrival, a cancel or a batch's end asks for another pass), nothing more is due and the
-        // next deadline is as it was: the batch keeps its requests' earliest as its own.
-        const afterMs = this.clock.now();
-        if (afterMs !== nowMs || this.pumpRequested) {
-          nowMs = afterMs;
+        // queue. Before the next deadline, with nothing else done meanwhile (an arrival, a cancel
+        // or a batch's end asks for another pass), nothing is due and the next deadline is as it
+        // was: the batch keeps its requests' earliest as its own. Looking again was a second walk
+        // of the deadlines a batch.
+        nowMs = this.clock.now();
+        if (this.pumpRequested || nowMs >= (nextDeadlineMs ?? Number.POSITIVE_INFINITY))
           nextDeadlineMs = this.expireDue(nowMs);
-        }
       }
       const breaker = this.breakerWatch.toWatch();
       if (breaker !== undefined) {

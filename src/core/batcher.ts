@@ -348,7 +348,19 @@ export class Batcher<I, O> {
     // opens ends some, which can only make the timer wake early, and an early wake arms it again.
     let nextDeadlineMs = this.expireDue(nowMs);
     let wakeAtMs = Number.POSITIVE_INFINITY;
-    for (;;) {
+    // Each `continue` follows a batch handed out.
+    for (let dispatched = false; ; dispatched = true) {
+      if (dispatched) {
+        // An executor that ran the batch synchronously took real time: read the clock again, so
+        // the next batch starts at the right time and no request outlives its deadline in the
+        // queue. Before the next deadline, with nothing else done meanwhile (an arrival, a cancel
+        // or a batch's end asks for another pass), nothing is due and the next deadline is as it
+        // was: the batch keeps its requests' earliest as its own. Looking again was a second walk
+        // of the deadlines a batch.
+        nowMs = this.clock.now();
+        if (this.pumpRequested || nowMs >= (nextDeadlineMs ?? Number.POSITIVE_INFINITY))
+          nextDeadlineMs = this.expireDue(nowMs);
+      }
       const breaker = this.breakerWatch.toWatch();
       if (breaker !== undefined) {
         this.breakerWatch.state(nowMs);
@@ -360,16 +372,10 @@ export class Batcher<I, O> {
       const decision = this.policy.decide(view, freeSlots, nowMs);
       if (decision.kind === 'dispatch') {
         this.dispatcher.dispatch(Math.min(decision.size, this.queue.length), decision.trigger, nowMs);
-        // An executor that ran the batch synchronously took real time: read the clock again, so
-        // the next batch starts at the right time and no request outlives its deadline in the queue.
-        nowMs = this.clock.now();
-        nextDeadlineMs = this.expireDue(nowMs);
         continue;
       }
       if (decision.kind === 'wait') wakeAtMs = Math.min(wakeAtMs, decision.untilMs);
       if (this.slots.mailboxes !== undefined && mayDispatch && this.dispatcher.fillMailbox(nowMs)) {
-        nowMs = this.clock.now();
-        nextDeadlineMs = this.expireDue(nowMs);
         continue;
       }
       // A breaker that is not plainly closed may change with any arrival's pass; a mailbox takes a

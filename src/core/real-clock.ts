@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Clock, TimerHandle } from './clock.js';
 
 /** Below this remainder a timer that fired early polls with setImmediate instead of re-arming. */

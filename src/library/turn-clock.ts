@@ -1,4 +1,8 @@
+import { performance } from 'node:perf_hooks';
 import { RealClock } from '../core/real-clock.js';
+
+/** Already settled: its `then` queues a microtask without queueMicrotask's AsyncResource (~30 against ~75 ns). */
+const settled = Promise.resolve();
 
 /**
  * Real time, read once per turn of JavaScript: the first read of a turn takes
@@ -11,14 +15,20 @@ import { RealClock } from '../core/real-clock.js';
  */
 export class TurnClock extends RealClock {
   private turnMs: number | undefined;
+  /** A microtask that forgets the instant is queued: a read after `elapsed()` needs no other (one a batch fewer). */
+  private forgetQueued = false;
   private readonly forget = (): void => {
     this.turnMs = undefined;
+    this.forgetQueued = false;
   };
 
   override now(): number {
     if (this.turnMs !== undefined) return this.turnMs;
     this.turnMs = performance.now();
-    queueMicrotask(this.forget);
+    if (!this.forgetQueued) {
+      this.forgetQueued = true;
+      void settled.then(this.forget);
+    }
     return this.turnMs;
   }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Batcher } from '../../src/core/batcher.js';
 import { type Clock, EventOrder } from '../../src/core/clock.js';
-import { WindowPolicy } from '../../src/core/policy.js';
+import { BatchDecision, type BatchPolicy, WindowPolicy } from '../../src/core/policy.js';
 import type { Batch, PendingRequest } from '../../src/core/types.js';
 import { VirtualClock } from '../../src/core/virtual-clock.js';
 import { type Answer, makeBatcher } from './harness.js';
@@ -70,6 +70,84 @@ describe('deadlines', () => {
       ['c', 202],
       ['b', 301],
     ]);
+  });
+
+  it('expires a request offered while a batch was handed out, due at that instant, instead of handing it out', () => {
+    // After a batch is handed out at an unchanged instant the pass does not look for due requests
+    // again; one offered meanwhile (here by the executor itself) must still be found.
+    const clock = new VirtualClock();
+    const answers: Answer[] = [];
+    const started: number[][] = [];
+    const listen = (id: string) => (outcome: Answer['outcome']) => answers.push({ id, outcome, atMs: clock.now() });
+    const executor = {
+      start(batch: Batch<number, number>, done: (result: readonly number[] | Error) => void): void {
+        started.push([...batch.inputs]);
+        if (batch.inputs[0] === 1) batcher.submit('due-now', 2, listen('due-now'), 0);
+        clock.schedule(clock.now() + 10, () => done(batch.inputs.map((x) => x * 2)), EventOrder.completion);
+      },
+    };
+    const policy = new WindowPolicy({ maxBatchSize: 1, batchWindowMs: 0 });
+    const batcher = new Batcher<number, number>(clock, executor, policy, {
+      maxQueueSize: 8,
+      requestTimeoutMs: 1000,
+      instances: 2,
+    });
+    clock.schedule(5, () => batcher.submit('first', 1, listen('first')), EventOrder.arrival);
+    clock.run();
+    expect(answers.map((a) => [a.id, a.outcome.kind, a.atMs])).toEqual([
+      ['due-now', 'timeout', 5],
+      ['first', 'ok', 15],
+    ]);
+    expect(started).toEqual([[1]]);
+  });
+
+  it('expires a waiting request whose deadline passed while a batch function ran synchronously, instead of handing it out', () => {
+    // The pass looks for due requests again after a batch only when the clock passed the next deadline.
+    const clock = new VirtualClock();
+    let ranMs = 0; // what the synchronous model took, on top of the virtual clock
+    const timed: Clock = {
+      now: () => clock.now() + ranMs,
+      schedule: (atMs, fn, order) => clock.schedule(atMs - ranMs, fn, order),
+      cancel: (handle) => clock.cancel(handle),
+    };
+    const started: number[][] = [];
+    const executor = {
+      start(batch: Batch<number, number>, done: (result: readonly number[] | Error) => void): void {
+        started.push([...batch.inputs]);
+        ranMs += 50; // its start took 50 ms; its results come later
+        clock.schedule(clock.now() + 100, () => done(batch.inputs.map((x) => x * 2)), EventOrder.completion);
+      },
+    };
+    // One request a batch, at 10 ms; no arrival needs a pass before then.
+    const decision = new BatchDecision();
+    const oneAtTen: BatchPolicy = {
+      name: 'one-at-ten',
+      settings: () => ({ limit: 1, windowMs: 10 }),
+      decide: (queue, freeSlots, nowMs) =>
+        nowMs < 10
+          ? decision.wait(10)
+          : queue.length > 0 && freeSlots > 0
+            ? decision.dispatch(1, 'window')
+            : decision.idle(),
+      passAtLength: () => Number.POSITIVE_INFINITY,
+    };
+    const batcher = new Batcher<number, number>(timed, executor, oneAtTen, {
+      maxQueueSize: 8,
+      requestTimeoutMs: 1000,
+      instances: 2,
+    });
+    const answers: Answer[] = [];
+    const listen = (id: string) => (outcome: Answer['outcome']) => answers.push({ id, outcome, atMs: timed.now() });
+    clock.schedule(0, () => {
+      batcher.submit('first', 1, listen('first'));
+      batcher.submit('short', 2, listen('short'), 30);
+    });
+    clock.run();
+    expect(answers.map((a) => [a.id, a.outcome.kind, a.atMs])).toEqual([
+      ['short', 'timeout', 60],
+      ['first', 'ok', 160],
+    ]);
+    expect(started).toEqual([[1]]);
   });
 });
 

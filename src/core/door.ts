@@ -83,6 +83,15 @@ export class Door<I, O> {
     return this.slowRefusal(timeoutMs, 1, level, nowMs);
   }
 
+  /**
+   * Items of the one level that may grow a waiting request with no check (`Batcher.grow`): its
+   * room under the bound when nothing but the bound can refuse a grow, else 0.
+   */
+  growsUnchecked(): number {
+    if (this.closing || this.admission !== QUEUE_ADMISSION || this.arrivalRate !== undefined) return 0;
+    return (this.levels.bounds[0] as number) - this.waitingAt(1);
+  }
+
   private slowRefusal(timeoutMs: number, count: number, level: number, nowMs: number): Refusal | undefined {
     const bound = this.levels.bounds[level - 1] as number;
     if (this.closing) return { reason: 'closed' };

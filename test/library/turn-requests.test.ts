@@ -49,6 +49,39 @@ describe('batch(): the calls of one turn are one request of many items', () => {
     await echo.close();
   });
 
+  it('refuses the calls of a turn past a queue bound below the batch size, and dispatches the turn when its calls fill a batch', async () => {
+    const release = gate();
+    const echo = batch(
+      async (items: string[]) => {
+        await release.promise;
+        return items;
+      },
+      { maxBatchSize: 8, maxQueueSize: 4, batchWindowMs: 10_000, instances: 1 },
+    );
+    const running = echo('running'); // waits for its window: alone, it fills no batch
+    const calls = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((item) => echo(item));
+    expect(echo.stats().queueDepth).toBe(4); // running, a, b, c: the bound
+    expect(echo.stats().counts.rejected.queue_full).toBe(4);
+    release.open();
+    const closed = echo.close(); // answers what waits without its window
+    expect(await settled([running, ...calls])).toEqual([
+      'running',
+      'a',
+      'b',
+      'c',
+      ...Array(4).fill(QueueFullError.name),
+    ]);
+    await closed;
+
+    const full = batch(async (items: number[]) => items, { maxBatchSize: 4, batchWindowMs: 10_000, instances: 1 });
+    const first = [1, 2, 3, 4].map((item) => full(item));
+    expect(full.stats().queueDepth).toBe(0); // the fourth call filled the batch: it runs at once
+    const fifth = full(5);
+    expect(full.stats().queueDepth).toBe(1);
+    await full.close();
+    expect(await Promise.all([...first, fifth])).toEqual([1, 2, 3, 4, 5]);
+  });
+
   it('splits a request that does not fit beside the batch taken so far: its first calls fill it, the rest run next', async () => {
     const release = gate();
     const batches: string[][] = [];

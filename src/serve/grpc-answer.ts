@@ -54,7 +54,14 @@ export class GrpcAnswer {
     this.answered = true;
     countError(this.counters, known, stage, 'grpc');
     const trailers = new Metadata();
-    if (known.retryAfterS !== undefined) trailers.set(PUSHBACK, String(known.retryAfterS * 1000));
+    // In ms where the wait was computed (the breaker's next probe); Retry-After's whole seconds otherwise.
+    const pushbackMs =
+      known.retryAfterMs !== undefined
+        ? Math.ceil(known.retryAfterMs)
+        : known.retryAfterS !== undefined
+          ? known.retryAfterS * 1000
+          : undefined;
+    if (pushbackMs !== undefined) trailers.set(PUSHBACK, String(pushbackMs));
     this.reply({ code: known.grpcCode, details: known.message, metadata: trailers });
     return known;
   }

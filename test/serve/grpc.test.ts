@@ -53,6 +53,14 @@ beforeAll(async () => {
     'slow/config.json': { max_queue_size: 1, max_batch_size: 1, model_latency_ms: 400 },
     'broken/1/model.onnx': failingWidthModelOnnx(),
     'broken/config.json': { isolation: 'off', breaker_failures: 0, breaker_ratio: 0 },
+    'tripping/1/model.onnx': failingWidthModelOnnx(),
+    'tripping/config.json': {
+      isolation: 'off',
+      max_batch_size: 1,
+      breaker_failures: 1,
+      breaker_ratio: 0,
+      breaker_open_ms: 9_500,
+    },
     'prio/1/model.onnx': linearModelOnnx([1, 1]),
     'prio/config.json': { priority_levels: 2, max_batch_size: 1, batch_window_ms: 0 },
     'shared/1/model.onnx': linearModelOnnx([1, 1]),
@@ -208,6 +216,23 @@ describe('inference.GRPCInferenceService', () => {
     expect(error?.code).toBe(grpc.status.INTERNAL);
     expect(error?.details).toMatch(/^model execution failed: see the server log for request /);
     expect(server.runtime.registry.resolve('broken')!.responses.grpc['500']).toBe(1);
+  });
+
+  it('answers an open breaker UNAVAILABLE with the pushback to its next probe in ms, not whole seconds', async () => {
+    const bad = {
+      model_name: 'tripping',
+      inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 3] }],
+      raw_input_contents: [float32Bytes([1, 2, 3])],
+    };
+    expect((await client.infer(bad)).error?.code).toBe(grpc.status.INTERNAL); // opens the breaker for 9.5 s
+    const refused = await client.infer(bad);
+    expect(refused.error?.code).toBe(grpc.status.UNAVAILABLE);
+    const [pushback] = refused.error?.metadata.get('grpc-retry-pushback-ms') ?? [];
+    const pushbackMs = Number(pushback);
+    // The probe is 9.5 s after the failure, less the time since: whole seconds would say 10000.
+    expect(pushbackMs).toBeGreaterThan(0);
+    expect(pushbackMs).toBeLessThanOrEqual(9_500);
+    expect(Number.isInteger(pushbackMs)).toBe(true);
   });
 
   it('answers a full queue RESOURCE_EXHAUSTED with a retry pushback, and a passed deadline DEADLINE_EXCEEDED', async () => {

@@ -282,7 +282,7 @@ async function toyFidelity(): Promise<void> {
       `load = share of the nominal capacity (${capacityRps.toFixed(1)} req/s); * of what the profile says serve holds, a full batch ${heldMs.toFixed(2)} ms with its late end and its answers (${servedRps.toFixed(1)} req/s)`,
     );
     console.log(
-      "real = batchline bench (latency from each intended send); err = (simulated − real) / real; lost = non-200 answers and errors (real/simulated); send lag = bench's mean ms behind schedule",
+      "real = batchline bench (latency from each intended send); err = (simulated − real) / real; lost = non-2xx answers and errors (real/simulated); send lag = bench's mean ms behind schedule",
     );
     console.log(
       "calibrated service time = serve's mean batch execution over the level (/metrics, warm-up included); means per level:",

@@ -35,8 +35,10 @@ import {
   lostOf,
   openLoopBenchArgs,
   runBench as benchJson,
+  serveFlags,
   simulate,
   simulatedCompared,
+  simulateSettings,
   startServe,
   table,
 } from './lib/fidelity.js';
@@ -89,11 +91,7 @@ function simulateLevel(rateRps: number, latency: string) {
     ? { latencyProfile: latency, modelLatencyMs: String(MODEL_LATENCY_MS) }
     : { latency };
   return simulate({
-    maxBatchSize: String(BATCHING.maxBatchSize),
-    batchWindowMs: String(BATCHING.batchWindowMs),
-    maxQueueSize: String(BATCHING.maxQueueSize),
-    requestTimeoutMs: String(BATCHING.requestTimeoutMs),
-    instances: String(BATCHING.instances),
+    ...simulateSettings(BATCHING),
     rate: String(rateRps),
     arrival: 'poisson',
     duration: `${WARMUP_MS + DURATION_MS}ms`,
@@ -225,20 +223,7 @@ async function toyFidelity(): Promise<void> {
   );
 
   // 2. The real server under bench.
-  const flags = [
-    '--model-latency-ms',
-    String(MODEL_LATENCY_MS),
-    '--max-batch-size',
-    String(BATCHING.maxBatchSize),
-    '--batch-window-ms',
-    String(BATCHING.batchWindowMs),
-    '--max-queue-size',
-    String(BATCHING.maxQueueSize),
-    '--request-timeout-ms',
-    String(BATCHING.requestTimeoutMs),
-    '--instances',
-    String(BATCHING.instances),
-  ];
+  const flags = serveFlags({ modelLatencyMs: MODEL_LATENCY_MS, ...BATCHING });
   const serve = await startServe(flags);
   const origin = serve.url;
   try {

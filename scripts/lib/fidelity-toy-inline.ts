@@ -18,8 +18,10 @@ import {
   openLoopBenchArgs,
   run,
   runBench,
+  serveFlags,
   simulate,
   simulatedCompared,
+  simulateSettings,
   startServe,
   table,
 } from './fidelity.js';
@@ -41,10 +43,7 @@ export async function toyInlineFidelity(s: ToyInlineSettings): Promise<string[]>
   const sizes = Array.from({ length: s.batching.maxBatchSize }, (_, i) => i + 1).join(',');
   await idle(lines, 'the profile');
   await run([BIN, 'profile', '--batch-sizes', sizes, '--out', profile]);
-  const flags = Object.entries(s.batching).flatMap(([key, value]) => [
-    `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
-    String(value),
-  ]);
+  const flags = serveFlags(s.batching);
   lines.push(
     `serve (embedded model inline, --model-latency-ms 0, ${flags.join(' ')}, its default --inline-mailbox) under bench · ${s.durationMs / 1000} s per rate after ${s.warmupMs / 1000} s warm-up; simulate from \`batchline profile\` (serving path inline)`,
   );
@@ -69,7 +68,7 @@ export async function toyInlineFidelity(s: ToyInlineSettings): Promise<string[]>
           latencyProfile: profile,
           modelLatencyMs: '0',
           instances: '1',
-          ...Object.fromEntries(Object.entries(s.batching).map(([key, value]) => [key, String(value)])),
+          ...simulateSettings(s.batching),
           rate: String(rate),
           arrival: 'poisson',
           duration: `${s.warmupMs + s.durationMs}ms`,

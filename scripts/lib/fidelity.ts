@@ -150,6 +150,19 @@ export function comparedCells(
   ];
 }
 
+/** Settings (camelCase) as serve's flags, in their order: `{ maxBatchSize: 8 }` is `--max-batch-size 8`. */
+export function serveFlags(settings: Readonly<Record<string, number | string>>): string[] {
+  return Object.entries(settings).flatMap(([key, value]) => [
+    `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
+    String(value),
+  ]);
+}
+
+/** The same settings as simulate's options (camelCase, as strings), so both are given one configuration. */
+export function simulateSettings(settings: Readonly<Record<string, number | string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(settings).map(([key, value]) => [key, String(value)]));
+}
+
 /** `batchline simulate` with these options (camelCase, as strings), in this process. */
 export async function simulate(raw: Record<string, string>): Promise<SimulationReport> {
   const options = resolveOptions(SIMULATE_OPTIONS, raw, {});

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { COMPARED_HEADERS, comparedCells, openLoopBenchArgs } from '../../scripts/lib/fidelity.js';
+import {
+  COMPARED_HEADERS,
+  comparedCells,
+  openLoopBenchArgs,
+  serveFlags,
+  simulateSettings,
+} from '../../scripts/lib/fidelity.js';
+import { SERVE_OPTIONS } from '../../src/options/serve.js';
+import { SIMULATE_OPTIONS } from '../../src/options/simulate.js';
 
 describe("bench:fidelity's shared pieces (scripts/lib/fidelity.ts)", () => {
   it("gives bench an open loop of Poisson arrivals at the level's rate and seed, after its warm-up", () => {
@@ -37,5 +45,25 @@ describe("bench:fidelity's shared pieces (scripts/lib/fidelity.ts)", () => {
       [2.2, 2],
       [9, 10],
     ]);
+  });
+
+  it("gives serve and simulate one configuration, each under its own option's name", () => {
+    const settings = { modelLatencyMs: 20, maxBatchSize: 8, batchWindowMs: 10, requestTimeoutMs: 2000 };
+    const flags = serveFlags(settings);
+    expect(flags).toEqual([
+      '--model-latency-ms',
+      '20',
+      '--max-batch-size',
+      '8',
+      '--batch-window-ms',
+      '10',
+      '--request-timeout-ms',
+      '2000',
+    ]);
+    const serveFlagNames = new Set(Object.values(SERVE_OPTIONS).map((spec) => `--${spec.flag}`));
+    for (const flag of flags.filter((_, i) => i % 2 === 0)) expect(serveFlagNames).toContain(flag);
+    const options = simulateSettings(settings);
+    expect(options).toEqual({ modelLatencyMs: '20', maxBatchSize: '8', batchWindowMs: '10', requestTimeoutMs: '2000' });
+    for (const key of Object.keys(options)) expect(Object.keys(SIMULATE_OPTIONS)).toContain(key);
   });
 });

@@ -31,18 +31,24 @@ interface Tool {
   measure(url: string): Promise<number>;
 }
 
+/** batchline bench's closed loop: the connections, pipelining, duration and warm-up every tool here is given. */
+const CLOSED_LOOP = [
+  '--connections',
+  String(connections),
+  '--pipelining',
+  String(pipelining),
+  '--duration',
+  `${durationS}s`,
+  '--warmup',
+  `${warmupS}s`,
+];
+type ThroughputReport = { throughput_rps: number; requests: { errors: number } };
+
 const batchlineTool = (client: 'lean' | 'undici'): Tool => ({
   name: `batchline bench${client === 'undici' ? ' (undici)' : ''}${workers > 1 ? ` --workers ${workers}` : ''}`,
   async measure(url) {
-    const report = await batchlineBenchReport<{ throughput_rps: number; requests: { errors: number } }>(url, [
-      '--connections',
-      String(connections),
-      '--pipelining',
-      String(pipelining),
-      '--duration',
-      `${durationS}s`,
-      '--warmup',
-      `${warmupS}s`,
+    const report = await batchlineBenchReport<ThroughputReport>(url, [
+      ...CLOSED_LOOP,
       '--workers',
       String(workers),
       '--http-client',
@@ -149,21 +155,11 @@ const GRPC_BODY = JSON.stringify({ inputs: [{ name: 'x', shape: [1, 2], datatype
 const batchlineGrpc: Tool = {
   name: 'batchline bench (gRPC)',
   async measure(url) {
-    const report = await batchlineBenchReport<{ throughput_rps: number; requests: { errors: number } }>(
-      `${url}models/m`,
-      [
-        '--body',
-        GRPC_BODY,
-        '--connections',
-        String(connections),
-        '--pipelining',
-        String(pipelining),
-        '--duration',
-        `${durationS}s`,
-        '--warmup',
-        `${warmupS}s`,
-      ],
-    );
+    const report = await batchlineBenchReport<ThroughputReport>(`${url}models/m`, [
+      '--body',
+      GRPC_BODY,
+      ...CLOSED_LOOP,
+    ]);
     return report.throughput_rps;
   },
 };

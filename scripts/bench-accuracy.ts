@@ -13,16 +13,13 @@ import { execFile, spawn, spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { batchlineBenchReport, positiveEnv } from './lib/bench-against.js';
 
 const run = promisify(execFile);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const env = (name: string, fallback: number): number => {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-};
-const delayMs = env('ACCURACY_DELAY_MS', 10);
-const durationS = env('ACCURACY_DURATION_S', 3);
-const rounds = env('ACCURACY_ROUNDS', 3);
+const delayMs = positiveEnv('ACCURACY_DELAY_MS', 10);
+const durationS = positiveEnv('ACCURACY_DURATION_S', 3);
+const rounds = positiveEnv('ACCURACY_ROUNDS', 3);
 
 interface Latencies {
   p50Ms: number;
@@ -37,24 +34,10 @@ const batchlineTool = (client: 'lean' | 'undici', loop: 'closed' | 'open'): Tool
   name: `batchline ${client} ${loop === 'open' ? '-R 100' : '-c 1'}`,
   async measure(url) {
     const load = loop === 'open' ? ['--rate', '100'] : ['--connections', '1'];
-    const args = [
-      join(root, 'bin', 'batchline.js'),
-      'bench',
-      url,
-      ...load,
-      '--duration',
-      `${durationS}s`,
-      '--warmup',
-      '500ms',
-      '--http-client',
-      client,
-      '--json',
-      '-',
-      '--quiet',
-    ];
-    const { stdout } = await run(process.execPath, args, { maxBuffer: 1 << 24 });
-    const report = JSON.parse(stdout) as { latency_ms: { p50: number; p99: number }; requests: { errors: number } };
-    if (report.requests.errors > 0) throw new Error(`batchline bench saw ${report.requests.errors} errors`);
+    const report = await batchlineBenchReport<{
+      latency_ms: { p50: number; p99: number };
+      requests: { errors: number };
+    }>(url, [...load, '--duration', `${durationS}s`, '--warmup', '500ms', '--http-client', client]);
     return { p50Ms: report.latency_ms.p50, p99Ms: report.latency_ms.p99 };
   },
 });

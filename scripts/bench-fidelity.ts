@@ -28,7 +28,20 @@ import { loadModel } from '../src/model/load-model.js';
 import { measureBatches } from '../src/profile/measure.js';
 import { summarizeProfile } from '../src/profile/summarize.js';
 import { measureServeTimers } from '../src/commands/profile-timers.js';
-import { pct, runBench as benchJson, simulate, startServe, table } from './lib/fidelity.js';
+import {
+  benchCompared,
+  COMPARED_HEADERS,
+  comparedCells,
+  lostOf,
+  openLoopBenchArgs,
+  runBench as benchJson,
+  serveFlags,
+  simulate,
+  simulatedCompared,
+  simulateSettings,
+  startServe,
+  table,
+} from './lib/fidelity.js';
 import { realModelFidelity, replayFidelity } from './lib/fidelity-real-model.js';
 import { toyInlineFidelity } from './lib/fidelity-toy-inline.js';
 
@@ -61,18 +74,7 @@ function recordPaths(list: string): string[] {
 /** One open-loop bench run of the toy model. */
 function runBench(origin: string, rateRps: number, durationMs: number, warmupMs: number, seed: number) {
   return benchJson(`${origin}/v1/infer`, [
-    '--rate',
-    String(rateRps),
-    '--arrival',
-    'poisson',
-    '--seed',
-    String(seed),
-    '--duration',
-    `${durationMs}ms`,
-    '--warmup',
-    `${warmupMs}ms`,
-    '--connections',
-    '256',
+    ...openLoopBenchArgs({ rateRps, seed, durationMs, warmupMs }),
     '--method',
     'POST',
     '--body',
@@ -89,11 +91,7 @@ function simulateLevel(rateRps: number, latency: string) {
     ? { latencyProfile: latency, modelLatencyMs: String(MODEL_LATENCY_MS) }
     : { latency };
   return simulate({
-    maxBatchSize: String(BATCHING.maxBatchSize),
-    batchWindowMs: String(BATCHING.batchWindowMs),
-    maxQueueSize: String(BATCHING.maxQueueSize),
-    requestTimeoutMs: String(BATCHING.requestTimeoutMs),
-    instances: String(BATCHING.instances),
+    ...simulateSettings(BATCHING),
     rate: String(rateRps),
     arrival: 'poisson',
     duration: `${WARMUP_MS + DURATION_MS}ms`,
@@ -225,20 +223,7 @@ async function toyFidelity(): Promise<void> {
   );
 
   // 2. The real server under bench.
-  const flags = [
-    '--model-latency-ms',
-    String(MODEL_LATENCY_MS),
-    '--max-batch-size',
-    String(BATCHING.maxBatchSize),
-    '--batch-window-ms',
-    String(BATCHING.batchWindowMs),
-    '--max-queue-size',
-    String(BATCHING.maxQueueSize),
-    '--request-timeout-ms',
-    String(BATCHING.requestTimeoutMs),
-    '--instances',
-    String(BATCHING.instances),
-  ];
+  const flags = serveFlags({ modelLatencyMs: MODEL_LATENCY_MS, ...BATCHING });
   const serve = await startServe(flags);
   const origin = serve.url;
   try {
@@ -251,10 +236,7 @@ async function toyFidelity(): Promise<void> {
       const real = await runBench(origin, rateRps, DURATION_MS, WARMUP_MS, SEED);
       const after = await servedTotals(origin);
       const calibrated = meanBetween(before, after, 'execution').toFixed(4);
-      const realLost =
-        Object.entries(real.status)
-          .filter(([code]) => code !== '200')
-          .reduce((n, [, count]) => n + count, 0) + real.requests.errors;
+      const realLost = lostOf(real);
       for (const [name, service, addMs] of [
         ['profiled', latency, 0],
         ['profile+serve', profilePath, 0],
@@ -262,21 +244,11 @@ async function toyFidelity(): Promise<void> {
         ['calib+http', calibrated, httpMs],
       ] as const) {
         const sim = await simulateLevel(rateRps, service);
-        const p50 = sim.latency_ms.p50 + addMs;
-        const p99 = sim.latency_ms.p99 + addMs;
         rows.push([
           label,
           rateRps.toFixed(1),
           name,
-          real.throughput_rps.toFixed(1),
-          sim.throughput_rps.toFixed(1),
-          pct(sim.throughput_rps, real.throughput_rps),
-          real.latency_ms.p50.toFixed(2),
-          p50.toFixed(2),
-          pct(p50, real.latency_ms.p50),
-          real.latency_ms.p99.toFixed(2),
-          p99.toFixed(2),
-          pct(p99, real.latency_ms.p99),
+          ...comparedCells(benchCompared(real), simulatedCompared(sim, addMs), 2),
           `${realLost}/${sim.requests.rejected + sim.requests.expired}`,
           (real.send_lag_ms?.mean ?? 0).toFixed(2),
         ]);
@@ -289,33 +261,13 @@ async function toyFidelity(): Promise<void> {
       }
     }
     console.log('');
-    console.log(
-      table(
-        [
-          'load',
-          'req/s',
-          'service',
-          'real thr',
-          'sim thr',
-          'err',
-          'real p50',
-          'sim p50',
-          'err',
-          'real p99',
-          'sim p99',
-          'err',
-          'lost r/s',
-          'send lag',
-        ],
-        rows,
-      ),
-    );
+    console.log(table(['load', 'req/s', 'service', ...COMPARED_HEADERS, 'lost r/s', 'send lag'], rows));
     console.log('');
     console.log(
       `load = share of the nominal capacity (${capacityRps.toFixed(1)} req/s); * of what the profile says serve holds, a full batch ${heldMs.toFixed(2)} ms with its late end and its answers (${servedRps.toFixed(1)} req/s)`,
     );
     console.log(
-      "real = batchline bench (latency from each intended send); err = (simulated − real) / real; lost = non-200 answers and errors (real/simulated); send lag = bench's mean ms behind schedule",
+      "real = batchline bench (latency from each intended send); err = (simulated − real) / real; lost = non-2xx answers and errors (real/simulated); send lag = bench's mean ms behind schedule",
     );
     console.log(
       "calibrated service time = serve's mean batch execution over the level (/metrics, warm-up included); means per level:",

@@ -14,18 +14,15 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { batchlineBenchReport, positiveEnv } from './lib/bench-against.js';
 
 const run = promisify(execFile);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const env = (name: string, fallback: number): number => {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-};
-const connections = env('LOADGEN_CONNECTIONS', 32);
-const durationS = env('LOADGEN_DURATION_S', 5);
-const rounds = env('LOADGEN_ROUNDS', 3);
-const pipelining = env('LOADGEN_PIPELINING', 1);
-const workers = env('LOADGEN_WORKERS', 1);
+const connections = positiveEnv('LOADGEN_CONNECTIONS', 32);
+const durationS = positiveEnv('LOADGEN_DURATION_S', 5);
+const rounds = positiveEnv('LOADGEN_ROUNDS', 3);
+const pipelining = positiveEnv('LOADGEN_PIPELINING', 1);
+const workers = positiveEnv('LOADGEN_WORKERS', 1);
 const warmupS = 1;
 
 interface Tool {
@@ -34,32 +31,29 @@ interface Tool {
   measure(url: string): Promise<number>;
 }
 
+/** batchline bench's closed loop: the connections, pipelining, duration and warm-up every tool here is given. */
+const CLOSED_LOOP = [
+  '--connections',
+  String(connections),
+  '--pipelining',
+  String(pipelining),
+  '--duration',
+  `${durationS}s`,
+  '--warmup',
+  `${warmupS}s`,
+];
+type ThroughputReport = { throughput_rps: number; requests: { errors: number } };
+
 const batchlineTool = (client: 'lean' | 'undici'): Tool => ({
   name: `batchline bench${client === 'undici' ? ' (undici)' : ''}${workers > 1 ? ` --workers ${workers}` : ''}`,
   async measure(url) {
-    const args = [
-      join(root, 'bin', 'batchline.js'),
-      'bench',
-      url,
-      '--connections',
-      String(connections),
-      '--pipelining',
-      String(pipelining),
-      '--duration',
-      `${durationS}s`,
-      '--warmup',
-      `${warmupS}s`,
+    const report = await batchlineBenchReport<ThroughputReport>(url, [
+      ...CLOSED_LOOP,
       '--workers',
       String(workers),
       '--http-client',
       client,
-      '--json',
-      '-',
-      '--quiet',
-    ];
-    const { stdout } = await run(process.execPath, args, { maxBuffer: 1 << 24 });
-    const report = JSON.parse(stdout) as { throughput_rps: number; requests: { errors: number } };
-    if (report.requests.errors > 0) throw new Error(`batchline bench saw ${report.requests.errors} errors`);
+    ]);
     return report.throughput_rps;
   },
 });
@@ -161,27 +155,11 @@ const GRPC_BODY = JSON.stringify({ inputs: [{ name: 'x', shape: [1, 2], datatype
 const batchlineGrpc: Tool = {
   name: 'batchline bench (gRPC)',
   async measure(url) {
-    const args = [
-      join(root, 'bin', 'batchline.js'),
-      'bench',
-      `${url}models/m`,
+    const report = await batchlineBenchReport<ThroughputReport>(`${url}models/m`, [
       '--body',
       GRPC_BODY,
-      '--connections',
-      String(connections),
-      '--pipelining',
-      String(pipelining),
-      '--duration',
-      `${durationS}s`,
-      '--warmup',
-      `${warmupS}s`,
-      '--json',
-      '-',
-      '--quiet',
-    ];
-    const { stdout } = await run(process.execPath, args, { maxBuffer: 1 << 24 });
-    const report = JSON.parse(stdout) as { throughput_rps: number; requests: { errors: number; ok: number } };
-    if (report.requests.errors > 0) throw new Error(`batchline bench saw ${report.requests.errors} errors`);
+      ...CLOSED_LOOP,
+    ]);
     return report.throughput_rps;
   },
 };

@@ -14,7 +14,7 @@ import { resolveOptions } from '../src/options/schema.js';
 import { SIMULATE_OPTIONS } from '../src/options/simulate.js';
 import { prepareRun } from '../src/simulate/prepare.js';
 import { runSimulation } from '../src/simulate/run-simulation.js';
-import { pct, runBench, startServe, table, within } from './lib/fidelity.js';
+import { pct, runBench, serveFlags, simulateSettings, startServe, table, within } from './lib/fidelity.js';
 
 const SEED = 11;
 const TARGET_MS = 50;
@@ -56,10 +56,7 @@ function simulated(load: (typeof LOADS)[number]): { goodputRps: number; onTimeRp
     targetLatencyMs: String(TARGET_MS),
     arrival: 'poisson',
     seed: String(SEED),
-    maxBatchSize: String(BATCHING.maxBatchSize),
-    maxQueueSize: String(BATCHING.maxQueueSize),
-    requestTimeoutMs: String(BATCHING.requestTimeoutMs),
-    instances: String(BATCHING.instances),
+    ...simulateSettings(BATCHING),
     ...load.simulate,
   };
   const { setup } = prepareRun(resolveOptions(SIMULATE_OPTIONS, raw, {}), { given: Object.keys(raw) }, { trace: true });
@@ -84,14 +81,7 @@ async function main(): Promise<void> {
     'adaptive',
     '--target-latency-ms',
     String(TARGET_MS),
-    '--max-batch-size',
-    String(BATCHING.maxBatchSize),
-    '--max-queue-size',
-    String(BATCHING.maxQueueSize),
-    '--request-timeout-ms',
-    String(BATCHING.requestTimeoutMs),
-    '--instances',
-    String(BATCHING.instances),
+    ...serveFlags(BATCHING),
   ];
   const rows: string[][] = [];
   let met = 0;

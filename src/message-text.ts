@@ -19,16 +19,16 @@ export function safeDetail(detail: string, maxChars = MAX_DETAIL_CHARS): string 
   return clean.length > maxChars ? `${clean.slice(0, maxChars)}… (${clean.length - maxChars} more characters)` : clean;
 }
 
-/** Longest quote of a caller's name (an option, a field) in a message that lists the allowed ones. */
-const MAX_QUOTED_NAME_CHARS = 64;
+/** Longest quote of what a caller gave (a name, a value as JSON) in a message, `...` included. */
+export const MAX_QUOTED_CHARS = 64;
 
 /**
- * A caller's name as a message quotes it, cut at MAX_QUOTED_NAME_CHARS, so that the message may
- * carry batchline's own list of allowed names whole (`maxDetailChars`) and still not echo a
- * megabyte back.
+ * What a caller gave (an option's or a field's name, a region's key, a value as JSON) as a message
+ * quotes it: at most MAX_QUOTED_CHARS, its end cut to `...`, so that a message may also carry
+ * batchline's own list of allowed names whole (`maxDetailChars`) and still not echo a megabyte back.
  */
-export function clipped(name: string): string {
-  return name.length > MAX_QUOTED_NAME_CHARS ? `${name.slice(0, MAX_QUOTED_NAME_CHARS)}…` : name;
+export function clipped(text: string): string {
+  return text.length > MAX_QUOTED_CHARS ? `${text.slice(0, MAX_QUOTED_CHARS - 3)}...` : text;
 }
 
 /** The cap for a detail that lists allowed names: room for the longest list (the serve options, ~900 characters). */

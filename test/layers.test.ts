@@ -21,7 +21,7 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
   options: ['core', 'errors.ts', 'message-text.ts'],
   'stats-contract': ['core', 'errors.ts'],
   model: ['core', 'errors.ts', 'message-text.ts', 'options'],
-  protocol: ['model', 'errors.ts'],
+  protocol: ['model', 'errors.ts', 'message-text.ts'],
   bench: ['core', 'errors.ts', 'options', 'stats-contract'],
   profile: ['bench', 'core', 'errors.ts', 'model', 'options', 'protocol'],
   simulate: ['core', 'errors.ts', 'options', 'profile'],

@@ -20,12 +20,16 @@ import { encodeHistogram, mergeEncoded } from '../../src/bench/histogram-codec.j
 import { percentilesMs } from '../../src/core/latency-histogram.js';
 import {
   BIN,
+  COMPARED_HEADERS,
+  comparedCells,
   idle,
   lostOf,
+  openLoopBenchArgs,
   pct,
   run,
   runBench,
   simulate,
+  simulatedCompared,
   startServe,
   table,
   within,
@@ -188,18 +192,7 @@ async function measureRealModel(
               runBench(
                 levelUrl,
                 [
-                  '-R',
-                  String(rate),
-                  '--arrival',
-                  'poisson',
-                  '--seed',
-                  String(s.seed),
-                  '-d',
-                  `${s.durationMs}ms`,
-                  '--warmup',
-                  `${s.warmupMs}ms`,
-                  '-c',
-                  '256',
+                  ...openLoopBenchArgs({ rateRps: rate, seed: s.seed, durationMs: s.durationMs, warmupMs: s.warmupMs }),
                   '--body',
                   `@${body}`,
                 ],
@@ -368,42 +361,19 @@ async function judgeWithProfile(
         String(recorded.instances),
         `${Math.round(level.load * 100)}%`,
         level.rate_rps.toFixed(1),
-        level.throughput_rps.toFixed(1),
-        sim.throughput_rps.toFixed(1),
-        pct(sim.throughput_rps, level.throughput_rps),
-        level.p50_ms.toFixed(2),
-        sim.latency_ms.p50.toFixed(2),
-        judge(sim.latency_ms.p50, level.p50_ms),
-        level.p99_ms.toFixed(2),
-        sim.latency_ms.p99.toFixed(2),
-        judge(sim.latency_ms.p99, level.p99_ms),
+        ...comparedCells(
+          { throughputRps: level.throughput_rps, p50Ms: level.p50_ms, p99Ms: level.p99_ms },
+          simulatedCompared(sim),
+          2,
+          judge,
+        ),
         `${level.p99_range_ms[0].toFixed(1)}–${level.p99_range_ms[1].toFixed(1)}`,
         `${level.lost}/${sim.requests.rejected + sim.requests.expired}${level.sustained ? '' : ' !'}`,
       ]);
     }
   }
   lines.push('');
-  lines.push(
-    table(
-      [
-        'inst',
-        'load',
-        'req/s',
-        'real thr',
-        'sim thr',
-        'err',
-        'real p50',
-        'sim p50',
-        'err',
-        'real p99',
-        'sim p99',
-        'err',
-        'p99 of runs',
-        'lost',
-      ],
-      rows,
-    ),
-  );
+  lines.push(table(['inst', 'load', 'req/s', ...COMPARED_HEADERS, 'p99 of runs', 'lost'], rows));
   lines.push('');
   lines.push(`bench's CPU per request (instances: run ms; simulate gets the capacity run's): ${cpuMs.join(', ')}`);
   lines.push(

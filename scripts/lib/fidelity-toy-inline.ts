@@ -9,7 +9,22 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, idle, pct, run, runBench, simulate, startServe, table } from './fidelity.js';
+import {
+  benchCompared,
+  BIN,
+  COMPARED_HEADERS,
+  comparedCells,
+  idle,
+  openLoopBenchArgs,
+  run,
+  runBench,
+  serveFlags,
+  simulate,
+  simulatedCompared,
+  simulateSettings,
+  startServe,
+  table,
+} from './fidelity.js';
 
 export interface ToyInlineSettings {
   batching: { maxBatchSize: number; batchWindowMs: number; maxQueueSize: number; requestTimeoutMs: number };
@@ -28,10 +43,7 @@ export async function toyInlineFidelity(s: ToyInlineSettings): Promise<string[]>
   const sizes = Array.from({ length: s.batching.maxBatchSize }, (_, i) => i + 1).join(',');
   await idle(lines, 'the profile');
   await run([BIN, 'profile', '--batch-sizes', sizes, '--out', profile]);
-  const flags = Object.entries(s.batching).flatMap(([key, value]) => [
-    `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
-    String(value),
-  ]);
+  const flags = serveFlags(s.batching);
   lines.push(
     `serve (embedded model inline, --model-latency-ms 0, ${flags.join(' ')}, its default --inline-mailbox) under bench · ${s.durationMs / 1000} s per rate after ${s.warmupMs / 1000} s warm-up; simulate from \`batchline profile\` (serving path inline)`,
   );
@@ -41,18 +53,7 @@ export async function toyInlineFidelity(s: ToyInlineSettings): Promise<string[]>
     for (const rate of s.rates) {
       await idle(lines, `${rate} req/s`);
       const real = await runBench(`${serve.url}/v1/infer`, [
-        '--rate',
-        String(rate),
-        '--arrival',
-        'poisson',
-        '--seed',
-        String(s.seed),
-        '--duration',
-        `${s.durationMs}ms`,
-        '--warmup',
-        `${s.warmupMs}ms`,
-        '--connections',
-        '256',
+        ...openLoopBenchArgs({ rateRps: rate, seed: s.seed, durationMs: s.durationMs, warmupMs: s.warmupMs }),
         '--method',
         'POST',
         '--body',
@@ -67,7 +68,7 @@ export async function toyInlineFidelity(s: ToyInlineSettings): Promise<string[]>
           latencyProfile: profile,
           modelLatencyMs: '0',
           instances: '1',
-          ...Object.fromEntries(Object.entries(s.batching).map(([key, value]) => [key, String(value)])),
+          ...simulateSettings(s.batching),
           rate: String(rate),
           arrival: 'poisson',
           duration: `${s.warmupMs + s.durationMs}ms`,
@@ -78,15 +79,7 @@ export async function toyInlineFidelity(s: ToyInlineSettings): Promise<string[]>
         rows.push([
           String(rate),
           name,
-          real.throughput_rps.toFixed(1),
-          sim.throughput_rps.toFixed(1),
-          pct(sim.throughput_rps, real.throughput_rps),
-          real.latency_ms.p50.toFixed(3),
-          sim.latency_ms.p50.toFixed(3),
-          pct(sim.latency_ms.p50, real.latency_ms.p50),
-          real.latency_ms.p99.toFixed(3),
-          sim.latency_ms.p99.toFixed(3),
-          pct(sim.latency_ms.p99, real.latency_ms.p99),
+          ...comparedCells(benchCompared(real), simulatedCompared(sim), 3),
           generatorMs.toFixed(4),
           sim.batch_size.mean.toFixed(2),
         ]);
@@ -95,26 +88,7 @@ export async function toyInlineFidelity(s: ToyInlineSettings): Promise<string[]>
   } finally {
     await serve.stop();
   }
-  lines.push(
-    table(
-      [
-        'req/s',
-        'simulate',
-        'real thr',
-        'sim thr',
-        'err',
-        'real p50',
-        'sim p50',
-        'err',
-        'real p99',
-        'sim p99',
-        'err',
-        'bench ms/req',
-        'sim batch',
-      ],
-      rows,
-    ),
-  );
+  lines.push(table(['req/s', 'simulate', ...COMPARED_HEADERS, 'bench ms/req', 'sim batch'], rows));
   lines.push(
     "real = batchline bench (latency from each intended send); simulate is given bench's CPU a request (--generator-cpu-ms); err = (simulated − real) / real",
   );

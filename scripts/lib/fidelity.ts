@@ -66,6 +66,103 @@ export async function runBench(url: string, args: string[], failuresExpected = f
   return JSON.parse(readFileSync(out, 'utf8')) as BenchFigures;
 }
 
+/**
+ * bench's open-loop arguments of a fidelity level: Poisson arrivals at `rateRps` from `seed` (the
+ * schedule simulate builds from the same rate and seed), `durationMs` measured after `warmupMs`,
+ * on 256 connections, more than a level keeps in flight, so no send waits for a free one.
+ */
+export function openLoopBenchArgs(level: {
+  rateRps: number;
+  seed: number;
+  durationMs: number;
+  warmupMs: number;
+}): string[] {
+  return [
+    '--rate',
+    String(level.rateRps),
+    '--arrival',
+    'poisson',
+    '--seed',
+    String(level.seed),
+    '--duration',
+    `${level.durationMs}ms`,
+    '--warmup',
+    `${level.warmupMs}ms`,
+    '--connections',
+    '256',
+  ];
+}
+
+/** The figures a fidelity table sets side by side, real against simulated. */
+export interface ComparedFigures {
+  throughputRps: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/** A bench run's figures to compare. */
+export function benchCompared(real: BenchFigures): ComparedFigures {
+  return { throughputRps: real.throughput_rps, p50Ms: real.latency_ms.p50, p99Ms: real.latency_ms.p99 };
+}
+
+/** A simulate report's figures to compare; `addMs` is a cost outside what it models, added to its latencies. */
+export function simulatedCompared(sim: SimulationReport, addMs = 0): ComparedFigures {
+  return {
+    throughputRps: sim.throughput_rps,
+    p50Ms: sim.latency_ms.p50 + addMs,
+    p99Ms: sim.latency_ms.p99 + addMs,
+  };
+}
+
+/** The headers of `comparedCells`' columns. */
+export const COMPARED_HEADERS = [
+  'real thr',
+  'sim thr',
+  'err',
+  'real p50',
+  'sim p50',
+  'err',
+  'real p99',
+  'sim p99',
+  'err',
+];
+
+/**
+ * Throughput, p50 and p99, each real, simulated and the error (`pct`); `latencyError` writes the
+ * latencies' errors instead where a caller also counts them against a bound.
+ */
+export function comparedCells(
+  real: ComparedFigures,
+  simulated: ComparedFigures,
+  latencyDigits: number,
+  latencyError: (simulated: number, real: number) => string = pct,
+): string[] {
+  return [
+    real.throughputRps.toFixed(1),
+    simulated.throughputRps.toFixed(1),
+    pct(simulated.throughputRps, real.throughputRps),
+    real.p50Ms.toFixed(latencyDigits),
+    simulated.p50Ms.toFixed(latencyDigits),
+    latencyError(simulated.p50Ms, real.p50Ms),
+    real.p99Ms.toFixed(latencyDigits),
+    simulated.p99Ms.toFixed(latencyDigits),
+    latencyError(simulated.p99Ms, real.p99Ms),
+  ];
+}
+
+/** Settings (camelCase) as serve's flags, in their order: `{ maxBatchSize: 8 }` is `--max-batch-size 8`. */
+export function serveFlags(settings: Readonly<Record<string, number | string>>): string[] {
+  return Object.entries(settings).flatMap(([key, value]) => [
+    `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
+    String(value),
+  ]);
+}
+
+/** The same settings as simulate's options (camelCase, as strings), so both are given one configuration. */
+export function simulateSettings(settings: Readonly<Record<string, number | string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(settings).map(([key, value]) => [key, String(value)]));
+}
+
 /** `batchline simulate` with these options (camelCase, as strings), in this process. */
 export async function simulate(raw: Record<string, string>): Promise<SimulationReport> {
   const options = resolveOptions(SIMULATE_OPTIONS, raw, {});

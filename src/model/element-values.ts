@@ -1,4 +1,5 @@
 import { BatchlineError } from '../errors.js';
+import { clipped } from '../message-text.js';
 import { toFloat16Bits } from './float16.js';
 import { allocate, allocateTyped, type ElementArray, type ElementType, type TypedElementArray } from './tensor-spec.js';
 
@@ -136,5 +137,5 @@ function describe(raw: unknown): string {
   if (Array.isArray(raw)) return 'an array';
   if (typeof raw === 'object' && raw !== null) return 'an object';
   const text = typeof raw === 'string' ? JSON.stringify(raw.length > 64 ? raw.slice(0, 64) : raw) : String(raw);
-  return text.length > 64 ? `${text.slice(0, 61)}...` : text;
+  return clipped(text);
 }

@@ -9,6 +9,8 @@
  * `values` is a view on a scratch buffer that the next `readJson` overwrites: copy it (decode
  * it into the model's typed array) before reading another body.
  */
+import { clipped } from '../message-text.js';
+
 export class JsonNumbers {
   constructor(
     readonly values: Float64Array,
@@ -34,5 +36,5 @@ export class JsonNumbers {
  */
 export function asJsonText(value: unknown): string {
   const text = JSON.stringify(value instanceof JsonNumbers ? value.toNested() : value) ?? String(value);
-  return text.length > 64 ? `${text.slice(0, 61)}...` : text;
+  return clipped(text);
 }

@@ -1,4 +1,5 @@
 import { BatchlineError } from '../errors.js';
+import { clipped } from '../message-text.js';
 import { fromValues } from '../model/element-values.js';
 import { asJsonText } from '../model/json-numbers.js';
 import { elementCount, type ElementArray } from '../model/tensor-spec.js';
@@ -8,7 +9,6 @@ import { oipDatatypeOf } from '../model/datatypes.js';
 import { protoRoot } from './grpc-proto-root.js';
 import { CONTENTS_FIELD, type InferTensorContentsMessage } from './grpc-tensor-contents.js';
 import type { OipModelView, OipRequest } from './oip-decoded-request.js';
-import { clip } from './oip-fields.js';
 import { binaryRows, checkedShape, itemsOfRows, type RowTensor, sharedMemoryRows } from './oip-input-rows.js';
 import { requestedOutputs } from './oip-requested-outputs.js';
 import { scheduleParametersOf } from './schedule-parameters.js';
@@ -89,17 +89,17 @@ export function decodeGrpcInferRequest(
   const schedule = scheduleParametersOf(parameters);
   const names = new Set<string>();
   for (const input of message.inputs) {
-    if (names.has(input.name)) throw bad(`input "${clip(input.name)}" is given twice`);
+    if (names.has(input.name)) throw bad(`input "${clipped(input.name)}" is given twice`);
     if (!model.inputs.some((spec) => spec.name === input.name))
       throw bad(
-        `unknown input "${clip(input.name)}"; the model takes ${model.inputs.map((s) => `"${s.name}"`).join(', ')}`,
+        `unknown input "${clipped(input.name)}"; the model takes ${model.inputs.map((s) => `"${s.name}"`).join(', ')}`,
       );
     names.add(input.name);
   }
   for (const spec of model.inputs) if (!names.has(spec.name)) throw bad(`missing input "${spec.name}"`);
   const inRegions = message.inputs.map((input) => {
     checkSharedMemoryTyped(input.name, input.parameters);
-    return sharedMemoryRefOf(parameterValues(input.parameters), `input "${clip(input.name)}"`);
+    return sharedMemoryRefOf(parameterValues(input.parameters), `input "${clipped(input.name)}"`);
   });
   const raw = message.raw_input_contents;
   const rawInputs = inRegions.filter((ref) => ref === undefined).length;
@@ -237,12 +237,12 @@ function checkClassificationParameter(output: string, parameters: Parameters): v
   const choice = parameter.parameter_choice;
   if (choice !== 'int64_param')
     throw bad(
-      `output "${clip(output)}": invalid value type for 'classification' parameter, expected int64_param, got ${choice ?? 'none'}`,
+      `output "${clipped(output)}": invalid value type for 'classification' parameter, expected int64_param, got ${choice ?? 'none'}`,
     );
   const count = parameter.int64_param as number;
   if (count < 1)
     throw bad(
-      `output "${clip(output)}": invalid value for 'classification' parameter, expected a class count of at least 1, got ${count}`,
+      `output "${clipped(output)}": invalid value for 'classification' parameter, expected a class count of at least 1, got ${count}`,
     );
 }
 
@@ -261,7 +261,7 @@ function checkSharedMemoryTyped(tensor: string, parameters: Parameters): void {
     const choice = parameters[name]?.parameter_choice;
     if (choice !== undefined && !choices.includes(choice))
       throw bad(
-        `invalid value type for '${name}' parameter for tensor '${clip(tensor)}', expected ${choices.join(' or ')}, got ${choice}`,
+        `invalid value type for '${name}' parameter for tensor '${clipped(tensor)}', expected ${choices.join(' or ')}, got ${choice}`,
       );
   }
 }

@@ -11,11 +11,6 @@ export function objectOrEmpty(value: unknown, what: string): Record<string, unkn
   return value as Record<string, unknown>;
 }
 
-/** A client's name as a message quotes it: at most 64 characters. */
-export function clip(text: string): string {
-  return text.length > 64 ? `${text.slice(0, 61)}...` : text;
-}
-
 export function badInput(detail: string): BatchlineError {
   return new BatchlineError('BAD_INPUT', detail);
 }

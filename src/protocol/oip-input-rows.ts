@@ -1,4 +1,5 @@
 import type { BatchlineError } from '../errors.js';
+import { clipped } from '../message-text.js';
 import { fromNumbers, fromValues } from '../model/element-values.js';
 import { checkBinaryValues } from '../model/flat-tensor.js';
 import { inputBuffers } from '../model/input-buffers.js';
@@ -15,7 +16,7 @@ import { elementTypeOf, oipDatatypeOf } from '../model/datatypes.js';
 import { JsonNumbers } from '../model/json-numbers.js';
 import { describeNestingMismatch, nestingMismatch } from './data-nesting.js';
 import type { OipModelView } from './oip-decoded-request.js';
-import { badInput as bad, clip } from './oip-fields.js';
+import { badInput as bad } from './oip-fields.js';
 import { CLIENT_SHM_DISABLED, type SharedMemoryAccess, type SharedMemoryRef } from './shared-memory-parameters.js';
 
 /**
@@ -37,7 +38,7 @@ export function checkedShape(input: Record<string, unknown>, spec: TensorSpec, m
   if (typeof datatype !== 'string') throw bad(`input "${spec.name}" needs a "datatype"`);
   const type = elementTypeOf(datatype);
   if (type !== spec.type) {
-    const known = type === undefined ? `${clip(datatype)}, which the protocol does not define` : datatype;
+    const known = type === undefined ? `${clipped(datatype)}, which the protocol does not define` : datatype;
     throw bad(`input "${spec.name}" has datatype ${known}; the model takes ${oipDatatypeOf(spec.type)}`);
   }
   const shape = integers(input.shape, `the "shape" of input "${spec.name}"`);

@@ -1,10 +1,11 @@
 import { BatchlineError } from '../errors.js';
+import { clipped } from '../message-text.js';
 import { JsonNumbers } from '../model/json-numbers.js';
 import { elementCount } from '../model/tensor-spec.js';
 import { bytesOf, type BodyChunks } from './body-chunks.js';
 import { readJson } from './json-reader.js';
 import type { OipModelView, OipRequest } from './oip-decoded-request.js';
-import { badInput as bad, clip, objectOrEmpty } from './oip-fields.js';
+import { badInput as bad, objectOrEmpty } from './oip-fields.js';
 import { binaryRows, checkedShape, itemsOfRows, jsonRows, type RowTensor, sharedMemoryRows } from './oip-input-rows.js';
 import { requestedOutputs } from './oip-requested-outputs.js';
 import { scheduleParametersOf } from './schedule-parameters.js';
@@ -51,9 +52,11 @@ export function decodeOipRequest(
       throw bad('every entry of "inputs" must be an object with "name", "shape", "datatype" and "data"');
     const name = (input as Record<string, unknown>).name;
     if (typeof name !== 'string') throw bad('every input needs a "name"');
-    if (given.has(name)) throw bad(`input "${clip(name)}" is given twice`);
+    if (given.has(name)) throw bad(`input "${clipped(name)}" is given twice`);
     if (!model.inputs.some((spec) => spec.name === name))
-      throw bad(`unknown input "${clip(name)}"; the model takes ${model.inputs.map((s) => `"${s.name}"`).join(', ')}`);
+      throw bad(
+        `unknown input "${clipped(name)}"; the model takes ${model.inputs.map((s) => `"${s.name}"`).join(', ')}`,
+      );
     given.set(name, input as Record<string, unknown>);
   }
   for (const spec of model.inputs) if (!given.has(spec.name)) throw bad(`missing input "${spec.name}"`);

@@ -1,7 +1,8 @@
+import { clipped } from '../message-text.js';
 import { asJsonText, JsonNumbers } from '../model/json-numbers.js';
 import { classificationCountOf, classificationOf } from './classification.js';
 import type { OipModelView, RequestedOutput } from './oip-decoded-request.js';
-import { badInput as bad, clip, objectOrEmpty } from './oip-fields.js';
+import { badInput as bad, objectOrEmpty } from './oip-fields.js';
 import { CLIENT_SHM_DISABLED, type SharedMemoryAccess, sharedMemoryRefOf } from './shared-memory-parameters.js';
 
 /**
@@ -29,7 +30,7 @@ export function requestedOutputs(
     const spec = model.outputs.find((s) => s.name === name);
     if (spec === undefined)
       throw bad(
-        `unknown output ${typeof name === 'string' ? `"${clip(name)}"` : '(no name)'}; the model has ${model.outputs.map((s) => `"${s.name}"`).join(', ')}`,
+        `unknown output ${typeof name === 'string' ? `"${clipped(name)}"` : '(no name)'}; the model has ${model.outputs.map((s) => `"${s.name}"`).join(', ')}`,
       );
     // Triton refuses it ("output '…' already exists in request"); answered, it came twice.
     if (named.has(spec.name)) throw bad(`output "${spec.name}" is asked for twice`);

@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { BatchlineError } from '../errors.js';
+import { clipped } from '../message-text.js';
 import { asJsonText } from '../model/json-numbers.js';
 import type { SharedMemoryAccess, SharedMemoryRef } from '../protocol/shared-memory-parameters.js';
 
@@ -50,7 +51,7 @@ export class SystemSharedMemory implements SharedMemoryAccess {
       throw refused("'region name' is necessary to register system shared memory region");
     if (!REGION_NAME.test(name))
       throw refused(
-        `cannot register shared memory region '${clip(name)}': a region's name is 1 to 128 printable ASCII characters, without '/'`,
+        `cannot register shared memory region '${clipped(name)}': a region's name is 1 to 128 printable ASCII characters, without '/'`,
       );
     const request =
       typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
@@ -63,7 +64,7 @@ export class SystemSharedMemory implements SharedMemoryAccess {
     const byteSize = byteCount(request.byte_size, 'byte_size');
     if (!SHM_KEY.test(key) || key.replace(/^\//, '') === '.' || key.replace(/^\//, '') === '..')
       throw refused(
-        `cannot register shared memory region '${name}' - invalid shm key '${clip(key)}': a POSIX shared memory name, such as '/input_data' (one name under ${this.dir})`,
+        `cannot register shared memory region '${name}' - invalid shm key '${clipped(key)}': a POSIX shared memory name, such as '/input_data' (one name under ${this.dir})`,
       );
     if (this.regions.has(name))
       throw new BatchlineError('SHARED_MEMORY_EXISTS', `shared memory region '${name}' already in manager`);
@@ -160,10 +161,6 @@ function byteCount(value: unknown, name: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
     throw refused(`Unable to parse '${name}': a whole number of bytes, got ${asJsonText(value)}`);
   return value;
-}
-
-function clip(text: string): string {
-  return text.length > 64 ? `${text.slice(0, 61)}...` : text;
 }
 
 /** A register, unregister or status call refused (Triton's words, no prefix). */

@@ -6,7 +6,14 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CODE_MODELS, codeModelDir } from '../model/code-model-fixtures.js';
-import { float32Bytes, float32Values, type GrpcTestServer, OipClient, startGrpcTestServer } from './grpc-helpers.js';
+import {
+  closeGrpcPair,
+  float32Bytes,
+  float32Values,
+  type GrpcTestServer,
+  type OipClient,
+  startGrpcPair,
+} from './grpc-helpers.js';
 
 let server: GrpcTestServer;
 let client: OipClient;
@@ -15,13 +22,13 @@ beforeAll(async () => {
     'double/1/model.mjs': CODE_MODELS.double,
     'echo/1/model.mjs': CODE_MODELS.echo,
   });
-  server = await startGrpcTestServer({ modelRepository: repository, batchWindowMs: 1, maxRequestTimeoutMs: 5000 });
-  client = new OipClient(server.target);
+  ({ server, client } = await startGrpcPair({
+    modelRepository: repository,
+    batchWindowMs: 1,
+    maxRequestTimeoutMs: 5000,
+  }));
 }, 60_000);
-afterAll(async () => {
-  client.close();
-  await server.close();
-});
+afterAll(() => closeGrpcPair({ server, client }));
 
 const xInput = (rows: number) => ({ name: 'x', datatype: 'FP32', shape: [rows, 3] });
 

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
+import { afterEach } from 'vitest';
 import { inferenceType, protoRoot } from '../../src/protocol/grpc-proto-root.js';
 import { GrpcListener } from '../../src/serve/grpc-listener.js';
 import { startTestServer, type TestServer } from './test-server.js';
@@ -98,6 +99,52 @@ export class OipClient {
   close(): void {
     this.client.close();
   }
+}
+
+/** A gRPC test server and a client of it. */
+export interface GrpcTestPair {
+  server: GrpcTestServer;
+  client: OipClient;
+}
+
+/** startGrpcTestServer's server and an OipClient of it. */
+export async function startGrpcPair(flags: Record<string, unknown> = {}, modelPath?: string): Promise<GrpcTestPair> {
+  const server = await startGrpcTestServer(flags, modelPath);
+  return { server, client: new OipClient(server.target) };
+}
+
+/** Closes the client, then the server (which waits for its calls). */
+export async function closeGrpcPair(pair: GrpcTestPair | undefined): Promise<void> {
+  pair?.client.close();
+  await pair?.server.close();
+}
+
+/**
+ * For a file whose tests each start a server of their own: `start` closes the one before, if any,
+ * and gives a new server and its client; the last one closes after the test.
+ */
+export function grpcPairEachTest(): {
+  start(flags?: Record<string, unknown>, modelPath?: string): Promise<GrpcTestPair>;
+  /** The pair `start` gave last; throws when no test started one. */
+  current(): GrpcTestPair;
+} {
+  let running: GrpcTestPair | undefined;
+  afterEach(async () => {
+    await closeGrpcPair(running);
+    running = undefined;
+  });
+  return {
+    async start(flags, modelPath) {
+      await closeGrpcPair(running);
+      running = undefined;
+      running = await startGrpcPair(flags, modelPath);
+      return running;
+    },
+    current() {
+      if (running === undefined) throw new Error('no gRPC test server: this test did not start one');
+      return running;
+    },
+  };
 }
 
 /** The little-endian bytes of float32 values, as raw_input_contents takes them. */

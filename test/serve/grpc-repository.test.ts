@@ -1,19 +1,13 @@
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { GRPC_STATUS } from '../../src/grpc-status.js';
-import { type GrpcTestServer, OipClient, startGrpcTestServer } from './grpc-helpers.js';
+import { grpcPairEachTest, type OipClient } from './grpc-helpers.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 
 const TOKEN = 's3cret';
 const admin = { metadata: { authorization: `Bearer ${TOKEN}` } };
 
-let server: GrpcTestServer | undefined;
-let client: OipClient | undefined;
-afterEach(async () => {
-  client?.close();
-  await server?.close();
-  server = client = undefined;
-});
+const grpcServer = grpcPairEachTest();
 
 /** A repository of two models, `a` (versions 1 and 2, both served) and `b`, on a server with the admin API unless `flags` say otherwise. */
 async function start(flags: Record<string, unknown> = { adminToken: TOKEN }): Promise<OipClient> {
@@ -23,9 +17,7 @@ async function start(flags: Record<string, unknown> = { adminToken: TOKEN }): Pr
     'a/config.json': { version_policy: { all: true } },
     'b/1/model.onnx': linearModelOnnx([5, 6]),
   });
-  server = await startGrpcTestServer({ modelRepository: root, ...flags });
-  client = new OipClient(server.target);
-  return client;
+  return (await grpcServer.start({ modelRepository: root, ...flags })).client;
 }
 
 /** The gRPC status name and details of a failed call (undefined when it succeeded). */
@@ -37,7 +29,7 @@ function failure(result: { error?: { code: number; details: string } }): [string
 
 /** What `/v2/repository/index` answers over HTTP, for comparison. */
 async function httpIndex(body: object = {}): Promise<unknown> {
-  const response = await request(`${server!.url}/v2/repository/index`, {
+  const response = await request(`${grpcServer.current().server.url}/v2/repository/index`, {
     method: 'POST',
     headers: { authorization: `Bearer ${TOKEN}` },
     body: JSON.stringify(body),
@@ -142,8 +134,6 @@ describe("Triton's model repository calls over gRPC (--admin-token, --model-repo
       'UNIMPLEMENTED',
       "not found: RepositoryIndex: Triton's model repository extension is part of the admin API: serve with --admin-token and --model-repository",
     ]);
-    client!.close();
-    await server!.close();
     grpc = await start({ adminToken: TOKEN, adminPort: 18999 });
     expect((await grpc.call('ServerMetadata', {})).message.extensions).not.toContain('model_repository');
     expect(failure(await grpc.call('RepositoryModelUnload', { model_name: 'a' }, admin))).toStrictEqual([

@@ -8,9 +8,9 @@ import { closeSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } f
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHM_DIR } from '../../src/serve/system-shared-memory.js';
-import { float32Bytes, float32Values, type GrpcTestServer, OipClient, startGrpcTestServer } from './grpc-helpers.js';
+import { float32Bytes, float32Values, grpcPairEachTest, type OipClient } from './grpc-helpers.js';
 import { PADDLE_CLS, PADDLE_OUTPUT, writeRepository } from './repository-fixture.js';
 
 const IMAGE_VALUES = 3 * 48 * 192;
@@ -41,19 +41,11 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(file, { force: true }));
 
-let server: GrpcTestServer | undefined;
-let client: OipClient | undefined;
-afterEach(async () => {
-  client?.close();
-  await server?.close();
-  server = client = undefined;
-});
+const grpcServer = grpcPairEachTest();
 
 async function start(flags: Record<string, unknown>): Promise<OipClient> {
   const root = await writeRepository({ 'cls/1/model.onnx': await readFile(PADDLE_CLS), 'sum/1/model.mjs': SUM_MODEL });
-  server = await startGrpcTestServer({ modelRepository: root, defaultModel: 'cls', ...flags });
-  client = new OipClient(server.target);
-  return client;
+  return (await grpcServer.start({ modelRepository: root, defaultModel: 'cls', ...flags })).client;
 }
 
 const int64 = (value: number) => ({ int64_param: value });
@@ -98,7 +90,7 @@ describe("Triton's system shared memory over gRPC (--allow-client-shm)", () => {
     });
     expect((await grpc.call('SystemSharedMemoryStatus', { name: 'out' })).message.regions).toStrictEqual({ out });
     // One registry: /v2 lists what gRPC registered.
-    const overHttp = await request(`${server!.url}/v2/systemsharedmemory/status`);
+    const overHttp = await request(`${grpcServer.current().server.url}/v2/systemsharedmemory/status`);
     expect(((await overHttp.body.json()) as { name: string }[]).map((region) => region.name)).toStrictEqual([
       'in',
       'out',

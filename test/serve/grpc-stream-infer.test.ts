@@ -8,7 +8,14 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
 import { PATIENCE, PATIENCE_MS } from '../patience.js';
-import { float32Bytes, float32Values, type GrpcTestServer, OipClient, startGrpcTestServer } from './grpc-helpers.js';
+import {
+  closeGrpcPair,
+  float32Bytes,
+  float32Values,
+  type GrpcTestServer,
+  type OipClient,
+  startGrpcPair,
+} from './grpc-helpers.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 
 let server: GrpcTestServer;
@@ -20,13 +27,9 @@ beforeAll(async () => {
     'prio/1/model.onnx': linearModelOnnx([1, 1]),
     'prio/config.json': { priority_levels: 2, max_batch_size: 1, batch_window_ms: 0, model_latency_ms: 300 },
   });
-  server = await startGrpcTestServer({ modelRepository: root, modelLatencyMs: 0, batchWindowMs: 1 });
-  client = new OipClient(server.target);
+  ({ server, client } = await startGrpcPair({ modelRepository: root, modelLatencyMs: 0, batchWindowMs: 1 }));
 });
-afterAll(async () => {
-  client.close();
-  await server.close();
-});
+afterAll(() => closeGrpcPair({ server, client }));
 
 const requestType = inferenceType('ModelInferRequest');
 const responseType = inferenceType('ModelStreamInferResponse');

@@ -7,7 +7,15 @@ import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
 import { buildServer } from '../../src/serve/build-server.js';
 import { GrpcListener } from '../../src/serve/grpc-listener.js';
-import { float32Bytes, float32Values, type GrpcTestServer, OipClient, startGrpcTestServer } from './grpc-helpers.js';
+import {
+  closeGrpcPair,
+  float32Bytes,
+  float32Values,
+  type GrpcTestServer,
+  OipClient,
+  startGrpcPair,
+  startGrpcTestServer,
+} from './grpc-helpers.js';
 import { failingWidthModelOnnx, linearModelOnnx, writeRepository } from './repository-fixture.js';
 import { PATIENCE, PATIENCE_MS } from '../patience.js';
 
@@ -66,18 +74,14 @@ beforeAll(async () => {
     'shared/1/model.onnx': linearModelOnnx([1, 1]),
     'shared/config.json': { max_batch_size: 2, batch_window_ms: 60_000 },
   });
-  server = await startGrpcTestServer({
+  ({ server, client } = await startGrpcPair({
     modelRepository: root,
     modelLatencyMs: 0,
     batchWindowMs: 1,
     maxRequestTimeoutMs: 5000,
-  });
-  client = new OipClient(server.target);
+  }));
 });
-afterAll(async () => {
-  client.close();
-  await server.close();
-});
+afterAll(() => closeGrpcPair({ server, client }));
 
 describe('inference.GRPCInferenceService', () => {
   it('answers liveness, readiness and metadata for every model and version', async () => {

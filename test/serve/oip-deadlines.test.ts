@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { float32Bytes, type GrpcTestServer, OipClient, startGrpcTestServer } from './grpc-helpers.js';
+import { closeGrpcPair, float32Bytes, type GrpcTestServer, type OipClient, startGrpcPair } from './grpc-helpers.js';
 
 /**
  * A request of several rows (`shape [N, …]`) whose deadline passes is answered once, at its
@@ -11,13 +11,9 @@ import { float32Bytes, type GrpcTestServer, OipClient, startGrpcTestServer } fro
 let server: GrpcTestServer;
 let client: OipClient;
 beforeAll(async () => {
-  server = await startGrpcTestServer({ modelLatencyMs: 300, batchWindowMs: 0, maxBatchSize: 8 });
-  client = new OipClient(server.target);
+  ({ server, client } = await startGrpcPair({ modelLatencyMs: 300, batchWindowMs: 0, maxBatchSize: 8 }));
 });
-afterAll(async () => {
-  client.close();
-  await server.close();
-});
+afterAll(() => closeGrpcPair({ server, client }));
 
 const features = (rows: number) => ({
   name: 'features',

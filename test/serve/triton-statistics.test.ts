@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GrpcTestServer, OipClient, startGrpcTestServer } from './grpc-helpers.js';
+import { closeGrpcPair, type GrpcTestServer, OipClient, startGrpcPair, startGrpcTestServer } from './grpc-helpers.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 
 /** A request as tritonclient makes it (no Content-Type). */
@@ -58,13 +58,9 @@ beforeAll(async () => {
     'slow/1/model.onnx': linearModelOnnx([1, 1]),
     'slow/config.json': { model_latency_ms: 300 },
   });
-  server = await startGrpcTestServer({ modelRepository: root, execution: 'inline' });
-  client = new OipClient(server.target);
+  ({ server, client } = await startGrpcPair({ modelRepository: root, execution: 'inline' }));
 });
-afterAll(async () => {
-  client.close();
-  await server.close();
-});
+afterAll(() => closeGrpcPair({ server, client }));
 
 describe("Triton's statistics extension", () => {
   it('answers every version of every model, of one model and one version, in Triton shape', async () => {

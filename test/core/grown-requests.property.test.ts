@@ -9,8 +9,8 @@ import type { Batch, Executor, Outcome, OutcomeListener, PendingRequest } from '
 import { VirtualClock } from '../../src/core/virtual-clock.js';
 
 /**
- * The claim of `Batcher.grow` and `RequestQueue.take`'s split (architecture.md, "A request may
- * hold several items"): a request grown to N items at one instant behaves as N requests of one
+ * The claim of `Batcher.grow` and `RequestQueue.take`'s split (architecture.md, "Batching
+ * semantics", on a request of several items): a request grown to N items at one instant behaves as N requests of one
  * item offered at that instant, in order. Two batchers run one random script, one offering each
  * call as a request, the other joining a turn's plain calls into its first request as the library
  * does (`batch()`), and every item must fare alike: its batch, its refusal, its outcome and time,

@@ -58,6 +58,7 @@ export interface BatcherCounts {
   admitted: number;
   rejected: Record<RejectReason, number>;
   outcomes: Record<OutcomeKind, number>;
+  /** Items whose deadline passed while they waited (each item of a request of several counts, as in `outcomes`). */
   timeoutsWhileQueued: number;
   batches: number;
   batchItems: number;

@@ -418,7 +418,7 @@ export class Batcher<I, O> {
     for (;;) {
       const due = this.deadlines.popDue(nowMs);
       if (due === undefined || typeof due === 'number') return due;
-      if (due.phase === 'queued') this.counts.timeoutsWhileQueued++;
+      if (due.phase === 'queued') this.counts.timeoutsWhileQueued += due.size;
       this.answers.end(due, { kind: 'timeout', endedIn: due.phase }, nowMs);
     }
   }

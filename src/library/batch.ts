@@ -111,6 +111,8 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     let priority: number | undefined;
     let watched: WatchedCall<I, O> | undefined;
     if (callOptions !== undefined) {
+      // A call of its own: a later call of the turn joining the open request would run before it.
+      open = undefined;
       const invalid = invalidCallOptions(callOptions);
       if (invalid !== undefined) return rejected(pending, promise, invalid);
       const signal = callOptions.signal;

@@ -81,12 +81,15 @@ export class BatchDispatch<I, O> {
     if (requests.length === 0) return;
     const instance = mailboxOf ?? this.slots.idleInstance();
     const items = this.queue.takenItems;
-    const inputs = new Array<I>(items);
+    const first = requests[0] as PendingRequest<I, O>;
+    // A batch of one request of several items (the library's turn of calls) takes its array: no copy.
+    const ownItems = requests.length === 1 && first.size > 1 && first.takeItems !== undefined;
+    const inputs = ownItems ? first.takeItems!() : new Array<I>(items);
     const probe = this.options.breaker?.dispatched(nowMs) ?? false;
     const run = new BatchRun<I, O>(this.nextBatchId++, instance, requests, inputs, nowMs, trigger, probe, this.runHost);
     let deadlineAtMs = Number.POSITIVE_INFINITY;
     // The one walk over the batch at its start: what the observers would walk it again for is found on the way.
-    let sharedArrivalAtMs: number | undefined = (requests[0] as PendingRequest<I, O>).arrivalAtMs;
+    let sharedArrivalAtMs: number | undefined = first.arrivalAtMs;
     for (let i = 0, at = 0; i < requests.length; i++) {
       const request = requests[i] as PendingRequest<I, O>;
       if (request.deadlineAtMs < deadlineAtMs) deadlineAtMs = request.deadlineAtMs;
@@ -95,7 +98,7 @@ export class BatchDispatch<I, O> {
       request.batch = run;
       if (request.size === 1) inputs[at++] = request.input as I;
       else {
-        request.copyItems!(inputs, at);
+        if (!ownItems) request.copyItems!(inputs, at);
         at += request.size;
         run.itemsRequests = true;
       }

@@ -47,6 +47,11 @@ export interface PendingRequest<I, O> {
   /** With `size` > 1: writes its items' inputs into `into` from `at` (the batch's inputs). */
   copyItems?(into: I[], at: number): void;
   /**
+   * With `size` > 1: its items as one array of exactly `size`, in order, which a batch made of this
+   * request alone takes as its inputs instead of a copy; the request keeps no hold on it.
+   */
+  takeItems?(): I[];
+  /**
    * With `size` > 1: keeps its first `count` items (its `size` becomes `count`) and returns a
    * request of the others, with its sequence, arrival, deadline and level, which takes its place
    * in the queue: a batch takes only the items it has room for. Such a request has its level's

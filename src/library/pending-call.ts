@@ -16,36 +16,50 @@ export class PendingCall<I, O> extends QueuedRequest<I, O> {
   declare resolve: (value: O) => void;
   declare reject: (reason: unknown) => void;
 
-  /** The calls of its turn that joined it: item, resolve, reject for each (the first `size - 1` of them), or undefined. */
-  declare more: unknown[] | undefined;
+  /**
+   * Its items once a later call of its turn joined it: its own first, then the joined calls', in
+   * order (the first `size`); undefined while it holds one. One array of items alone, so that a
+   * batch made of this request alone takes it as its inputs (`takeItems`) instead of a copy.
+   */
+  declare items: I[] | undefined;
+  /** The joined calls' resolve and reject, two places each (call k of its turn at 2 × (k - 1)), or undefined. */
+  declare settlers: unknown[] | undefined;
 
   constructor(item: I, owner: OutcomeListener<I, O>) {
     super('', item, owner);
     this.resolve = unsettled; // promise() sets both at once
     this.reject = unsettled;
-    this.more = undefined;
+    this.items = undefined;
+    this.settlers = undefined;
   }
 
   /**
    * A later call of its turn joins it (before the batcher counts it: `Batcher.grow`); its
-   * promise. `room`: the items it may hold, for the array its calls take.
+   * promise. `room`: the items it may hold, for the arrays its calls take.
    */
   join(item: I, room: number): Promise<O> {
-    const more = (this.more ??= new Array<unknown>(3 * (room - 1)));
-    const at = 3 * (this.size - 1);
-    more[at] = item;
+    let items = this.items;
+    if (items === undefined) {
+      items = this.items = new Array<I>(room);
+      items[0] = this.input as I;
+      this.settlers = new Array<unknown>(2 * (room - 1));
+    }
+    items[this.size] = item;
+    const settlers = this.settlers as unknown[];
+    const at = 2 * (this.size - 1);
     return new Promise<O>((resolve, reject) => {
-      more[at + 1] = resolve;
-      more[at + 2] = reject;
+      settlers[at] = resolve;
+      settlers[at + 1] = reject;
     });
   }
 
   /** The call that just joined was refused (the batcher did not count it): it leaves; its reject. */
   unjoin(): (reason: unknown) => void {
-    const more = this.more as unknown[];
-    const at = 3 * (this.size - 1);
-    const reject = more[at + 2] as (reason: unknown) => void;
-    more[at] = more[at + 1] = more[at + 2] = undefined;
+    const settlers = this.settlers as unknown[];
+    const at = 2 * (this.size - 1);
+    const reject = settlers[at + 1] as (reason: unknown) => void;
+    settlers[at] = settlers[at + 1] = undefined;
+    (this.items as I[])[this.size] = undefined as I;
     return reject;
   }
 
@@ -55,46 +69,58 @@ export class PendingCall<I, O> extends QueuedRequest<I, O> {
    * request is this one, which runs.
    */
   splitOff(count: number): PendingCall<I, O> {
-    const more = this.more as unknown[];
-    const at = 3 * (count - 1); // the rest's first call
-    const rest = new PendingCall<I, O>(more[at] as I, this.onOutcome as OutcomeListener<I, O>);
-    rest.resolve = more[at + 1] as (value: O) => void;
-    rest.reject = more[at + 2] as (reason: unknown) => void;
+    const items = this.items as I[];
+    const settlers = this.settlers as unknown[];
+    const at = 2 * (count - 1); // the rest's first call
+    const rest = new PendingCall<I, O>(items[count] as I, this.onOutcome as OutcomeListener<I, O>);
+    rest.resolve = settlers[at] as (value: O) => void;
+    rest.reject = settlers[at + 1] as (reason: unknown) => void;
     rest.size = this.size - count;
-    if (rest.size > 1) rest.more = more.slice(at + 3, 3 * (this.size - 1));
+    if (rest.size > 1) {
+      rest.items = items.slice(count, this.size);
+      rest.settlers = settlers.slice(at + 2, 2 * (this.size - 1));
+    }
     rest.sequence = this.sequence;
     rest.arrivalAtMs = this.arrivalAtMs;
     rest.deadlineAtMs = this.deadlineAtMs;
     rest.priority = this.priority;
     this.size = count;
-    more.length = at;
-    if (count === 1) this.more = undefined;
+    items.length = count;
+    settlers.length = at;
+    if (count === 1) this.items = this.settlers = undefined;
     return rest;
   }
 
   /** Its items into a batch's inputs (core: a request of several items). */
   copyItems(into: I[], at: number): void {
-    into[at] = this.input as I;
-    const more = this.more as unknown[];
-    for (let k = 0, n = this.size - 1; k < n; k++) into[at + 1 + k] = more[3 * k] as I;
+    const items = this.items as I[];
+    for (let k = 0, n = this.size; k < n; k++) into[at + k] = items[k] as I;
+  }
+
+  /** Its items as one array of `size`, which its batch, made of it alone, takes as its inputs. */
+  takeItems(): I[] {
+    const items = this.items as I[];
+    this.items = undefined;
+    if (items.length !== this.size) items.length = this.size;
+    return items;
   }
 
   /** Its calls' results, all `ok`: `results[from…from + size)`. */
   answeredItems(results: readonly (O | Error)[], from: number): void {
-    const more = this.more as unknown[];
-    this.more = undefined;
+    const settlers = this.settlers as unknown[];
+    this.items = this.settlers = undefined;
     this.answered(results[from] as O);
-    for (let k = 0, n = this.size - 1; k < n; k++) (more[3 * k + 1] as (value: O) => void)(results[from + 1 + k] as O);
+    for (let k = 0, n = this.size - 1; k < n; k++) (settlers[2 * k] as (value: O) => void)(results[from + 1 + k] as O);
   }
 
   /** Call `index` of its turn (0: its own) has its outcome. */
   itemOutcome(index: number, outcome: Outcome<O>, batcher: Batcher<I, O>): void {
     if (index === 0) return this.outcome(outcome, batcher);
-    const more = this.more as unknown[];
-    const at = 3 * (index - 1);
-    const resolve = more[at + 1] as (value: O) => void;
-    const reject = more[at + 2] as (reason: unknown) => void;
-    more[at] = more[at + 1] = more[at + 2] = undefined;
+    const settlers = this.settlers as unknown[];
+    const at = 2 * (index - 1);
+    const resolve = settlers[at] as (value: O) => void;
+    const reject = settlers[at + 1] as (reason: unknown) => void;
+    settlers[at] = settlers[at + 1] = undefined;
     if (outcome.kind === 'ok') resolve(outcome.output as O);
     else reject(failure(outcome, this, batcher));
   }

@@ -3,6 +3,7 @@ import type { Batcher } from './batcher.js';
 import type { BatcherCounts } from './batcher-options.js';
 import type { Clock } from './clock.js';
 import { createLatencyHistogram, percentilesMs, RunLengthRecorder, type PercentilesMs } from './latency-histogram.js';
+import { RingBuffer } from './ring-buffer.js';
 import type { Batch, BatcherObserver, BreakerState, PendingRequest } from './types.js';
 
 /**
@@ -53,7 +54,8 @@ const RECENT_BATCHES = 64;
  * since start.
  */
 export class BatcherStats<I, O> implements BatcherObserver<I, O> {
-  private readonly recentBatchSizes: number[] = [];
+  /** A ring, not an array shifted a batch: `Array#shift` moved all 64 sizes each batch. */
+  private readonly recentBatchSizes = new RingBuffer<number>(2 * RECENT_BATCHES);
   private readonly batchSizeCounts: number[];
   private current = { latency: createLatencyHistogram(), queueWait: createLatencyHistogram() };
   private previous = { latency: createLatencyHistogram(), queueWait: createLatencyHistogram() };
@@ -113,7 +115,10 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
       runningRequests: batcher.runningCount,
       closing: batcher.isClosing,
       counts: { ...counts, rejected: { ...counts.rejected }, outcomes: { ...counts.outcomes } },
-      recentBatchSizes: [...this.recentBatchSizes],
+      recentBatchSizes: Array.from(
+        { length: this.recentBatchSizes.length },
+        (_, i) => this.recentBatchSizes.at(i) as number,
+      ),
       batchSizeCounts: [...this.batchSizeCounts],
       latencyMs: percentilesMs(merged(this.previous.latency, this.current.latency)),
       queueWaitMs: percentilesMs(merged(this.previous.queueWait, this.current.queueWait)),

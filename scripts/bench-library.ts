@@ -156,13 +156,18 @@ function median(values: readonly number[]): number {
 const fmt = (n: number, digits = 0): string =>
   n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
-/** `--subject NAME --calls N`: one subject's calls alone, for callgrind to count. */
-async function runOne(name: string, count: number): Promise<void> {
+/**
+ * `--subject NAME --calls N [--warmup W]`: one subject's calls alone, for callgrind to count; W
+ * calls first (0 unless told), so that the difference of two sizes with the same W counts the
+ * optimized code only, as bench:library's pairs run it after their warm-up (docs/lab's
+ * seventeenth-session section: `--cache-sim=yes` counts instruction-cache misses the same way).
+ */
+async function runOne(name: string, count: number, warmup: number): Promise<void> {
   const subject = SUBJECTS.find((s) => s.name === name);
   if (subject === undefined) throw new Error(`no subject ${name}`);
   const { call, close } = subject.make(async (items) => increment(items));
   const pending = new Array<Promise<number>>(round);
-  for (let done = 0; done < count; done += round) {
+  for (let done = 0; done < warmup + count; done += round) {
     for (let i = 0; i < round; i++) pending[i] = call(i);
     await Promise.all(pending);
   }
@@ -284,7 +289,11 @@ async function onTheClassifier(): Promise<void> {
 
 const subjectAt = process.argv.indexOf('--subject');
 if (subjectAt > 0)
-  await runOne(process.argv[subjectAt + 1]!, Number(process.argv[process.argv.indexOf('--calls') + 1]));
+  await runOne(
+    process.argv[subjectAt + 1]!,
+    Number(process.argv[process.argv.indexOf('--calls') + 1]),
+    process.argv.includes('--warmup') ? Number(process.argv[process.argv.indexOf('--warmup') + 1]) : 0,
+  );
 else {
   await main();
   if (process.env.BENCH_INSTRUCTIONS === '1') await instructionsPerCall();

@@ -57,25 +57,17 @@ export function recordMs(histogram: hdr.Histogram, durationMs: number): void {
   histogram.recordValue(histogramUs(durationMs));
 }
 
-/** Runs a recorder holds before they go into its histogram together (see RunLengthRecorder). */
-const HELD_RUNS = 64;
-
 /**
  * Records durations into a histogram, a run of equal values as one record with its count: the
  * items of a batch mostly share their wait and latency to the microsecond (they arrived in one
  * turn of the event loop and are answered at one instant), and a record per run instead of per
- * item is most of what the percentiles cost a call. Runs are held (`HELD_RUNS` of them) and
- * recorded together: HDR's recording code, run once a batch, was evicted from the instruction
- * cache by the rest of the batch's work each time. `flush()` before reading the histogram.
+ * item is most of what the percentiles cost a call. `flush()` before reading the histogram.
  */
 export class RunLengthRecorder {
   private valueUs = 0;
   private count = 0;
   /** The duration last given, in ms: the same again is the same µs, without converting it. */
   private lastMs = Number.NaN;
-  private readonly heldUs = new Float64Array(HELD_RUNS);
-  private readonly heldCounts = new Float64Array(HELD_RUNS);
-  private held = 0;
 
   constructor(public histogram: hdr.Histogram) {}
 
@@ -91,25 +83,14 @@ export class RunLengthRecorder {
       this.count += count;
       return;
     }
-    if (this.count > 0) this.hold();
+    this.flush();
     this.valueUs = us;
     this.count = count;
   }
 
-  /** Everything recorded so far into the histogram. */
   flush(): void {
-    if (this.count > 0) this.hold();
-    for (let i = 0; i < this.held; i++)
-      this.histogram.recordValueWithCount(this.heldUs[i] as number, this.heldCounts[i] as number);
-    this.held = 0;
-  }
-
-  /** The current run joins the held ones; all go into the histogram when they fill the buffer. */
-  private hold(): void {
-    this.heldUs[this.held] = this.valueUs;
-    this.heldCounts[this.held] = this.count;
+    if (this.count > 0) this.histogram.recordValueWithCount(this.valueUs, this.count);
     this.count = 0;
-    if (++this.held === HELD_RUNS) this.flush();
   }
 }
 

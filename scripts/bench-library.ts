@@ -26,8 +26,8 @@
  *    and CPU per call, medians over pairs taking turns, each answer checked against the model's
  *    answer for the item alone.
  * 5. With BENCH_INSTRUCTIONS=1 (and valgrind installed): instructions per call, counted by
- *    callgrind for each subject at two sizes (the difference over the difference of calls, so
- *    that Node's start-up cancels out). On a shared host whose CPU time per call varies by 4×
+ *    callgrind for each subject at two sizes after the same warm-up (the difference over the
+ *    difference of calls, so that Node's start-up and the compiling cancel out). On a shared host whose CPU time per call varies by 4×
  *    from one slice to the next, this is the figure that repeats.
  *
  * Run it with nothing else busy on the machine: both are CPU-bound on
@@ -178,7 +178,12 @@ async function runOne(name: string, count: number, warmup: number): Promise<void
 async function instructionsPerCall(): Promise<void> {
   const script = fileURLToPath(import.meta.url);
   const sizes = [100 * round, 400 * round];
-  console.log(`instructions per call (valgrind --tool=callgrind, ${sizes.join(' and ')} calls):`);
+  // After a warm-up, so that the difference counts the optimized code the pairs above run, not
+  // TurboFan compiling it (~200 instructions a call for batch() from a cold start, ~100 for dataloader).
+  const warmup = 500 * round;
+  console.log(
+    `instructions per call (valgrind --tool=callgrind, ${sizes.join(' and ')} calls after ${warmup} to warm up):`,
+  );
   const perCall = new Map<string, number>();
   for (const subject of SUBJECTS) {
     const counts: number[] = [];
@@ -187,11 +192,18 @@ async function instructionsPerCall(): Promise<void> {
         '--tool=callgrind',
         '--callgrind-out-file=/dev/null',
         process.execPath,
+        // One thread (callgrind runs threads one at a time, the GC's helpers included) and a young
+        // generation large enough that few scavenges fall in either run: single runs spread by
+        // ±100 instructions a call without these, ±70 with them.
+        '--single-threaded',
+        '--max-semi-space-size=128',
         script,
         '--subject',
         subject.name,
         '--calls',
         String(size),
+        '--warmup',
+        String(warmup),
       ]);
       const match = /Collected : (\d+)/.exec(stderr);
       if (match === null) throw new Error(`callgrind said: ${stderr.slice(-500)}`);

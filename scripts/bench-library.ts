@@ -27,8 +27,9 @@
  *    answer for the item alone.
  * 5. With BENCH_INSTRUCTIONS=1 (and valgrind installed): instructions per call, counted by
  *    callgrind for each subject at two sizes after the same warm-up (the difference over the
- *    difference of calls, so that Node's start-up and the compiling cancel out). On a shared host whose CPU time per call varies by 4×
- *    from one slice to the next, this is the figure that repeats.
+ *    difference of calls, so that Node's start-up and the compiling cancel out). On a shared
+ *    host whose CPU time per call varies by 4× from one slice to the next, this is the figure
+ *    that repeats.
  *
  * Run it with nothing else busy on the machine: both are CPU-bound on
  * one thread. Options (env): BENCH_CALLS (1000000), BENCH_PAIRS (5), BENCH_ROUND (1024),

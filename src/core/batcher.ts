@@ -18,6 +18,8 @@ import type {
   OutcomeKind,
   OutcomeListener,
   PendingRequest,
+  OfferRefused,
+  Refusal,
   Refused,
   SubmitGroupResult,
   SubmitResult,
@@ -45,13 +47,6 @@ export class Batcher<I, O> {
    * nothing before the timer, and gets no pass (0 while a pass runs, or when every arrival needs one).
    */
   private passAtLength = 0;
-  /**
-   * Items `grow` may add with no check, as none of them could be refused or need a pass: the room
-   * under the queue bound and below the last pass's threshold when a grow was last checked. Only
-   * what shrinks either room can make it wrong, and each of those (an arrival, a pass, closing)
-   * sets it to 0. Checking each of a turn's calls cost ~80 instructions a `batch()` call.
-   */
-  private growsUnchecked = 0;
   /** Wakes a pass for the next deadline or window close. */
   private readonly timer: WakeTimer;
   private readonly view: { -readonly [K in keyof QueueView]: QueueView[K] };
@@ -197,48 +192,64 @@ export class Batcher<I, O> {
     return this.offer(request, timeoutMs, priority) ?? { admitted: true, request };
   }
 
-  /** `submit` of a request the caller made (see QueuedRequest): undefined when it is admitted. */
-  offer(request: QueuedRequest<I, O>, timeoutMs?: number, priority?: number): Refused | undefined {
+  /**
+   * `submit` of a request the caller made (see QueuedRequest): undefined when it is admitted. A
+   * request of several items (`size`: the library's calls of one turn) is admitted as its items
+   * would be, offered in order at this instant with no pass between them (`offerAll`): the door
+   * takes the first items it admits, and when it refuses the others, they are split off
+   * (`splitOff`) and refused together, as `Refused.rest`, while the first ones wait.
+   */
+  offer(request: QueuedRequest<I, O>, timeoutMs?: number, priority?: number): OfferRefused<I, O> | undefined {
     const nowMs = this.clock.now();
-    this.options.arrivalRate?.arrived(nowMs);
+    const size = request.size;
+    this.options.arrivalRate?.arrived(nowMs, size);
     const level = priority === undefined ? this.levels.defaultLevel : this.levels.levelOf(priority);
     const levelTimeoutMs = this.levels.timeoutsMs[level - 1] as number;
     const deadlineMs = timeoutMs ?? levelTimeoutMs;
-    const refusal = this.door.refusal(deadlineMs, 1, level, nowMs);
-    if (refusal !== undefined) return this.door.refused(refusal, [request.id], level, nowMs);
+    let rest: PendingRequest<I, O> | undefined;
+    let restRefusal: Refusal | undefined;
+    if (size === 1) {
+      const refusal = this.door.refusal(deadlineMs, 1, level, nowMs);
+      if (refusal !== undefined) return this.door.refused(refusal, [request.id], level, nowMs);
+    } else {
+      const admitted = this.door.admittedOf(deadlineMs, size, level, nowMs);
+      if (admitted < size) {
+        // The first item refused says why (the later ones find the door as it did).
+        restRefusal = this.door.refusal(deadlineMs, admitted + 1, level, nowMs) as Refusal;
+        if (admitted === 0) return this.door.refused(restRefusal, idsOf(request), level, nowMs);
+        rest = (request as PendingRequest<I, O>).splitOff!(admitted);
+      }
+    }
     this.enqueue(request, deadlineMs, deadlineMs === levelTimeoutMs, level, nowMs);
+    const refused: OfferRefused<I, O> | undefined =
+      rest === undefined
+        ? undefined
+        : { ...this.door.refused(restRefusal as Refusal, idsOf(rest), level, nowMs), rest };
     if (this.arrivalNeedsPass(request.deadlineAtMs)) this.pump(nowMs);
-    return undefined;
+    return refused;
   }
 
   /**
-   * One more item for `request`, which waits and arrived at this instant (the library's next
-   * call of the turn its request was made in): counted against the bound like any arrival, and
-   * admitted as an item of that request, with its arrival, deadline and level. Undefined when
-   * admitted. The caller holds the item where `copyItems` finds it before calling, and drops it
-   * when refused: a pass this starts may dispatch the request at once.
+   * Several requests arriving together at this instant, in order: each admitted or refused as
+   * `offer` would (the ones before it counted), with one pass after them all. What a request of
+   * several items stands for (its items); each entry undefined when admitted.
    */
-  grow(request: QueuedRequest<I, O>): Refused | undefined {
-    if (this.growsUnchecked > 0) {
-      this.growsUnchecked--;
-      request.size++;
-      this.queue.grew(request);
-      this.counts.admitted++;
+  offerAll(requests: readonly QueuedRequest<I, O>[], timeoutMs?: number, priority?: number): (Refused | undefined)[] {
+    const nowMs = this.clock.now();
+    this.options.arrivalRate?.arrived(nowMs, requests.length);
+    const level = priority === undefined ? this.levels.defaultLevel : this.levels.levelOf(priority);
+    const levelTimeoutMs = this.levels.timeoutsMs[level - 1] as number;
+    const deadlineMs = timeoutMs ?? levelTimeoutMs;
+    let admitted = false;
+    const results = requests.map((request) => {
+      const refusal = this.door.refusal(deadlineMs, 1, level, nowMs);
+      if (refusal !== undefined) return this.door.refused(refusal, [request.id], level, nowMs);
+      this.enqueue(request, deadlineMs, deadlineMs === levelTimeoutMs, level, nowMs);
+      admitted = true;
       return undefined;
-    }
-    // It arrived at this instant: no clock read.
-    const nowMs = request.arrivalAtMs;
-    this.options.arrivalRate?.arrived(nowMs);
-    const level = request.priority;
-    const refusal = this.door.growRefusal(request.deadlineAtMs - nowMs, level, nowMs);
-    if (refusal !== undefined) return this.door.refused(refusal, [request.id], level, nowMs);
-    request.size++;
-    this.queue.grew(request);
-    this.counts.admitted++;
-    if (this.queue.length >= this.passAtLength) this.pump(nowMs);
-    else if (this.levels.count === 1)
-      this.growsUnchecked = Math.min(this.door.growsUnchecked(), this.passAtLength - 1 - this.queue.length);
-    return undefined;
+    });
+    if (admitted && this.arrivalNeedsPass(nowMs + deadlineMs)) this.pump(nowMs);
+    return results;
   }
 
   /**
@@ -295,14 +306,13 @@ export class Batcher<I, O> {
     priority: number,
     nowMs: number,
   ): QueuedRequest<I, O> {
-    this.growsUnchecked = 0;
     request.sequence = this.nextSequence++;
     request.arrivalAtMs = nowMs;
     request.deadlineAtMs = nowMs + timeoutMs;
     request.priority = priority;
     this.queue.push(request);
     this.deadlines.add(request, hasLevelTimeout);
-    this.counts.admitted++;
+    this.counts.admitted += request.size;
     // Indexed loops where they run per request or batch: for…of cost simulate 2–3 % of its instructions.
     for (let i = 0, all = this.observers; i < all.length; i++) all[i]!.admitted?.(request, nowMs);
     return request;
@@ -319,7 +329,6 @@ export class Batcher<I, O> {
   close(): void {
     if (this.door.closed) return;
     this.door.close();
-    this.growsUnchecked = 0;
     this.view.draining = true;
     this.pump();
   }
@@ -362,7 +371,6 @@ export class Batcher<I, O> {
   private pumpOnce(startMs: number): void {
     let nowMs = startMs;
     this.passAtLength = 0;
-    this.growsUnchecked = 0;
     // The next deadline as it stood after expiring: the policy ends no request, and a breaker that
     // opens ends some, which can only make the timer wake early, and an early wake arms it again.
     let nextDeadlineMs = this.expireDue(nowMs);
@@ -429,4 +437,9 @@ export class Batcher<I, O> {
     this.view.oldestArrivalAtMs = oldest?.arrivalAtMs;
     return this.view;
   }
+}
+
+/** A request's id once per item, for the refusal counts and observers. */
+function idsOf<I, O>(request: PendingRequest<I, O>): string[] {
+  return request.size === 1 ? [request.id] : new Array<string>(request.size).fill(request.id);
 }

@@ -69,27 +69,27 @@ export class Door<I, O> {
   }
 
   /**
-   * Why one more item of a request that waits and arrived at this instant is refused, if it is.
-   * Its breaker cannot be open (an opening answers every waiting request, and an arrival while
-   * open is refused), so with admission by the bound alone only closing and the bound can refuse.
+   * How many of `count` items arriving now, in order, are admitted before the first one refused
+   * (`count` when none is): what offering them one by one would admit.
    */
-  growRefusal(timeoutMs: number, level: number, nowMs: number): Refusal | undefined {
-    if (
-      !this.closing &&
-      this.admission === QUEUE_ADMISSION &&
-      this.waitingAt(level) < (this.levels.bounds[level - 1] as number)
-    )
-      return undefined;
-    return this.slowRefusal(timeoutMs, 1, level, nowMs);
-  }
-
-  /**
-   * Items of the one level that may grow a waiting request with no check (`Batcher.grow`): its
-   * room under the bound when nothing but the bound can refuse a grow, else 0.
-   */
-  growsUnchecked(): number {
-    if (this.closing || this.admission !== QUEUE_ADMISSION || this.arrivalRate !== undefined) return 0;
-    return (this.levels.bounds[0] as number) - this.waitingAt(1);
+  admittedOf(timeoutMs: number, count: number, level: number, nowMs: number): number {
+    if (this.admission === QUEUE_ADMISSION) {
+      if (this.refusal(timeoutMs, count, level, nowMs) === undefined) return count;
+      // Closing, the breaker and the bound refuse more items whenever they refuse fewer: bisected.
+      let low = 0; // admitted
+      let high = count; // refused
+      while (high - low > 1) {
+        const middle = (low + high) >>> 1;
+        if (this.refusal(timeoutMs, middle, level, nowMs) === undefined) low = middle;
+        else high = middle;
+      }
+      return low;
+    }
+    // SLA admission's forecast is not monotone in the count (an item that fills a batch may find
+    // it shorter than the one before it did, whose batch was fuller): each item is judged in turn.
+    let admitted = 0;
+    while (admitted < count && this.refusal(timeoutMs, admitted + 1, level, nowMs) === undefined) admitted++;
+    return admitted;
   }
 
   private slowRefusal(timeoutMs: number, count: number, level: number, nowMs: number): Refusal | undefined {

@@ -47,12 +47,6 @@ export class RequestQueue<I, O> {
     this.waiting += request.size;
   }
 
-  /** A waiting request took one more item (its `size` has grown by one). */
-  grew(request: PendingRequest<I, O>): void {
-    (this.waitingAt[request.priority - 1] as number)++;
-    this.waiting++;
-  }
-
   /** Items the last `take` took. */
   takenItems = 0;
 

@@ -38,8 +38,8 @@ export interface PendingRequest<I, O> {
   /** The request's input; released (undefined) once the request has its outcome. */
   input: I | undefined;
   /**
-   * The items it holds: 1, or more for a request the library's calls of one turn joined while
-   * it waited (`Batcher.grow`). Such a request's items take `size` places in its batch's inputs
+   * The items it holds: 1, or more for a request of the library's calls of one turn (offered
+   * together: `Batcher.offer`). Such a request's items take `size` places in its batch's inputs
    * (`copyItems`), and its listener is answered with their results together (`answeredItems`)
    * or, once its batch is answered item by item, per item (`itemOutcome`).
    */
@@ -183,6 +183,12 @@ export interface Refusal {
 
 /** A request, or a group of them, refused at the door. */
 export type Refused = { admitted: false } & Refusal;
+
+/**
+ * An offer's refusal. `rest`: of a request of several items, the later items the door refused,
+ * split off it (its first ones were admitted); absent when the whole request was refused.
+ */
+export type OfferRefused<I, O> = Refused & { readonly rest?: PendingRequest<I, O> };
 
 export type SubmitResult<I, O> = { admitted: true; request: PendingRequest<I, O> } | Refused;
 

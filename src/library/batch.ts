@@ -82,70 +82,72 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
       type: 'BatchlineWarning',
       code: 'BATCHLINE_QUEUE_BELOW_BATCH',
     });
-  const clock = new TurnClock();
+  /**
+   * The calls without options of this turn not offered yet, as one request of several items:
+   * offered to the core when it holds the policy's batch limit (so a full batch leaves within
+   * the call that fills it) or when the turn ends, whichever comes first. A turn's calls are then
+   * one request to the core (one admission, ring slot, deadline, dispatch mark and answer walk)
+   * where each call had cost a check and a count, as dataloader's batch is one array. A call
+   * with options, `stats()` and `close()` offer it first, so that nothing overtakes it.
+   */
+  let open: PendingCall<I, O> | undefined;
+  /** Items the open request may hold: the policy's batch limit when its first call came. */
+  let openRoom = 0;
+  const offerOpen = (): void => {
+    const request = open;
+    if (request === undefined) return;
+    open = undefined;
+    offerHeld(request);
+  };
+  const clock = new TurnClock(offerOpen);
   const executor: Executor<I, O> = { start: (run, done) => runBatch(fn, run, done, clock) };
   const batcher = createBatcher<I, O>(config, clock, executor);
   const stats = new BatcherStats(batcher, clock, config.maxBatchSize);
   const keepAlive = new KeepAlive();
   const owner = new CallOwner<I, O>(batcher, keepAlive);
 
-  /**
-   * The request the last call without options made, which the next calls of the same turn join
-   * while it waits and has room: a turn's calls are one request of many items to the core (one
-   * ring slot, deadline, admission, dispatch mark and answer walk), as dataloader's batch is one
-   * array. The first call of a turn is a request of its own, as cheap as one that stays alone.
-   */
-  let open: PendingCall<I, O> | undefined;
-  /** Items the open request may hold: the policy's batch limit when its second call came. */
-  let openRoom = 0;
+  /** Offers a request of the turn's calls: what the door turns away (all, or the later ones) rejects, each with its error. */
+  const offerHeld = (request: PendingCall<I, O>): void => {
+    keepAlive.enter(request.size);
+    const refused = batcher.offer(request);
+    if (refused === undefined) return;
+    const turnedAway = (refused.rest ?? request) as PendingCall<I, O>;
+    keepAlive.leave(turnedAway.size);
+    turnedAway.failEach(() => publicError(refusalError(batcher, refused)));
+  };
 
   const call = (item: I, callOptions?: CallOptions): Promise<O> => {
-    if (callOptions === undefined && open !== undefined) {
-      if (open.phase === 'queued' && open.arrivalAtMs === clock.now() && open.size < roomOf(open))
-        return join(open, item);
-      open = undefined;
+    if (callOptions === undefined) {
+      const request = open;
+      if (request !== undefined) {
+        const promise = request.join(item, openRoom);
+        if (request.size === openRoom) offerOpen();
+        return promise;
+      }
+      const pending = new PendingCall<I, O>(item, owner);
+      const promise = pending.promise();
+      openRoom = batcher.policySettings.limit;
+      open = pending;
+      if (openRoom > 1) clock.endTurnLater();
+      else offerOpen();
+      return promise;
     }
+    offerOpen();
     const pending = new PendingCall<I, O>(item, owner);
     const promise = pending.promise();
-    let timeoutMs: number | undefined;
-    let priority: number | undefined;
+    const invalid = invalidCallOptions(callOptions);
+    if (invalid !== undefined) return rejected(pending, promise, invalid);
+    const signal = callOptions.signal;
+    if (signal?.aborted === true) return rejected(pending, promise, signal.reason);
     let watched: WatchedCall<I, O> | undefined;
-    if (callOptions !== undefined) {
-      // A call of its own: a later call of the turn joining the open request would run before it.
-      open = undefined;
-      const invalid = invalidCallOptions(callOptions);
-      if (invalid !== undefined) return rejected(pending, promise, invalid);
-      const signal = callOptions.signal;
-      if (signal?.aborted === true) return rejected(pending, promise, signal.reason);
-      if (signal !== undefined) pending.onOutcome = watched = new WatchedCall(pending, owner, signal);
-      timeoutMs = callOptions.timeoutMs;
-      priority = callOptions.priority;
-    }
+    if (signal !== undefined) pending.onOutcome = watched = new WatchedCall(pending, owner, signal);
     keepAlive.enter();
-    const refused = batcher.offer(pending, timeoutMs, priority);
+    const refused = batcher.offer(pending, callOptions.timeoutMs, callOptions.priority);
     if (refused !== undefined) {
       keepAlive.leave();
       return rejected(pending, promise, publicError(refusalError(batcher, refused)));
     }
-    if (watched !== undefined) {
-      if (pending.phase !== 'done') watched.start();
-    } else if (callOptions === undefined) open = pending;
-    return promise;
-  };
-
-  /** Items `request` may hold: read from the policy when a second call would join it (its limit may move). */
-  const roomOf = (request: PendingCall<I, O>): number =>
-    request.size > 1 ? openRoom : (openRoom = batcher.policySettings.limit);
-
-  /** A call that joins the turn's open request as one more of its items. */
-  const join = (request: PendingCall<I, O>, item: I): Promise<O> => {
-    const promise = request.join(item, openRoom);
-    keepAlive.enter();
-    const refused = batcher.grow(request);
-    if (refused !== undefined) {
-      keepAlive.leave();
-      request.unjoin()(publicError(refusalError(batcher, refused)));
-    }
+    if (watched !== undefined && pending.phase !== 'done') watched.start();
     return promise;
   };
 
@@ -158,6 +160,7 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     } catch (error) {
       return Promise.reject(error);
     }
+    offerOpen(); // the calls made before close() are queued, and drained
     if (drain !== undefined) drain.shorten(drainMs);
     else drain = startDrain(batcher, drainMs, () => keepAlive.dispose());
     return drain.done;
@@ -165,7 +168,10 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
 
   // A call never resolves with an Error of a slot: it rejects with it (CallResult).
   return Object.assign(call as (item: I, options?: CallOptions) => Promise<CallResult<O>>, {
-    stats: () => stats.snapshot(),
+    stats: () => {
+      offerOpen(); // counted as queued
+      return stats.snapshot();
+    },
     close,
     options: publicOptions(config),
   });

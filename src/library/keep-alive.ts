@@ -18,8 +18,11 @@ export class KeepAlive {
   private handle: NodeJS.Timeout | undefined;
   private disposed = false;
 
-  enter(): void {
-    if (this.pending++ > 0 || this.disposed) return;
+  /** `calls` (1 unless told) are pending. */
+  enter(calls = 1): void {
+    const before = this.pending;
+    this.pending += calls;
+    if (before > 0 || this.disposed) return;
     this.handle = setInterval(nothing, LONGEST_TIMER_MS);
   }
 

@@ -4,6 +4,8 @@ import { RealClock } from '../core/real-clock.js';
 /** Already settled: its `then` queues a microtask without queueMicrotask's AsyncResource (~30 against ~75 ns). */
 const settled = Promise.resolve();
 
+function nothing(): void {}
+
 /**
  * Real time, read once per turn of JavaScript: the first read of a turn takes
  * `performance.now()` (about 400 instructions, as much as the rest of a call's bookkeeping) and
@@ -12,24 +14,40 @@ const settled = Promise.resolve();
  * synchronous run share an arrival time, so their waits and latencies are equal and recorded
  * as one. Whoever runs code that may take real time inside a turn (the batch function) calls
  * `elapsed()` after it, so that what follows reads the clock again.
+ *
+ * The end of a turn is one microtask, which first runs `turnEnded` (the library offers the
+ * turn's calls it holds, at the turn's instant) and then forgets the instant: queued by the
+ * turn's first read, or by `endTurnLater` for a turn that has not read the clock yet.
  */
 export class TurnClock extends RealClock {
   private turnMs: number | undefined;
-  /** A microtask that forgets the instant is queued: a read after `elapsed()` needs no other (one a batch fewer). */
-  private forgetQueued = false;
-  private readonly forget = (): void => {
-    this.turnMs = undefined;
-    this.forgetQueued = false;
+  /** The turn's end is queued: one microtask a turn, whoever asked first. */
+  private endQueued = false;
+  private readonly endTurn = (): void => {
+    try {
+      this.turnEnded();
+    } finally {
+      this.endQueued = false;
+      this.turnMs = undefined;
+    }
   };
+
+  constructor(private readonly turnEnded: () => void = nothing) {
+    super();
+  }
 
   override now(): number {
     if (this.turnMs !== undefined) return this.turnMs;
     this.turnMs = performance.now();
-    if (!this.forgetQueued) {
-      this.forgetQueued = true;
-      void settled.then(this.forget);
-    }
+    this.endTurnLater();
     return this.turnMs;
+  }
+
+  /** Makes sure `turnEnded` runs once this turn's synchronous code is over. */
+  endTurnLater(): void {
+    if (this.endQueued) return;
+    this.endQueued = true;
+    void settled.then(this.endTurn);
   }
 
   /** Time has passed in this turn (a function ran): the next read takes the clock again. */

@@ -122,11 +122,13 @@ describe('batch(): batches', () => {
       },
       { maxBatchSize: 2, batchWindowMs: 0, priorityLevels: 2 },
     );
-    const calls = [echo('first'), echo('low-1'), echo('low-2'), echo('high', { priority: 1 })];
+    const calls = [echo('first'), echo('low-1'), echo('low-2'), echo('low-3'), echo('high', { priority: 1 })];
     release.open();
     await Promise.all(calls);
-    // low-1 and low-2, made in one turn, are one request of two items: split, its first fills the batch beside high.
-    expect(order).toEqual([['first'], ['high', 'low-1'], ['low-2']]);
+    // A turn's calls are offered together when they fill a batch: first and low-1 leave at once. low-2
+    // and low-3 wait for the one instance, and high, offered after them, leaves before them: split
+    // (one request of two items), low-2 fills the batch beside it.
+    expect(order).toEqual([['first', 'low-1'], ['high', 'low-2'], ['low-3']]);
   });
 
   it('queues past maxBatchSize and answers every call (no call is stranded behind a full batch)', async () => {

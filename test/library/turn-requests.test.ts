@@ -1,5 +1,5 @@
 /**
- * The calls of one turn as one request of many items (Batcher.grow): what the core counts in
+ * The calls of one turn as one request of many items (held by the library, offered together): what the core counts in
  * items (the queue bound, the batch limit, stats), a request split where a batch is full, and a
  * bad item found by isolation among its request's others. Real time: each test awaits what it
  * waits for; a new turn is a setImmediate away.

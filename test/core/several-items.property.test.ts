@@ -9,17 +9,18 @@ import type { Batch, Executor, Outcome, OutcomeListener, PendingRequest } from '
 import { VirtualClock } from '../../src/core/virtual-clock.js';
 
 /**
- * The claim of `Batcher.grow` and `RequestQueue.take`'s split (architecture.md, "Batching
- * semantics", on a request of several items): a request grown to N items at one instant behaves as N requests of one
- * item offered at that instant, in order. Two batchers run one random script, one offering each
- * call as a request, the other joining a turn's plain calls into its first request as the library
- * does (`batch()`), and every item must fare alike: its batch, its refusal, its outcome and time,
- * the stats and the state after each turn. Scripts mix the bound (below the batch size too),
- * levels, mailboxes, isolation, the breaker, SLA admission, the three policies, synchronous and
- * failing runs, bad items, a close between or within turns, abortAll and an instance down.
- * Not compared: what observers are told per request (the documented difference). Not made:
- * what the library never does with a request of several items (cancel it, give it a deadline
- * or level of its own: such calls are offered alone).
+ * The claim of a request of several items (architecture.md, "Batching semantics"): offered at one
+ * instant, it fares as its N items offered then as requests of one, in order, with no pass between
+ * them (`Batcher.offerAll`). Two batchers run one random script, one offering a turn's plain calls
+ * as one request the way the library (`batch()`) does, the other as requests of one item, and
+ * every item must fare alike: its admission or refusal (the door taking the first items it
+ * admits), its batch (`RequestQueue.take` splitting a request that does not fit), its outcome and
+ * time, the stats and the state after each turn. Scripts mix the bound (below the batch size
+ * too), levels, mailboxes, isolation, the breaker, SLA admission, the three policies, synchronous
+ * and failing runs, bad items, a close between or within turns, abortAll and an instance down.
+ * Not compared: what observers are told per request (the documented difference). Not made: what
+ * the library never does with a request of several items (cancel it, give it a deadline or level
+ * of its own: such calls are offered alone).
  */
 
 /** A call of a turn: plain (joinable), or with its own deadline or a cancel (the library offers those alone). */
@@ -46,7 +47,7 @@ const scriptArb = fc.record({
   breakerFailures: fc.constantFrom(0, 1, 3),
   batchPolicy: fc.constantFrom<'fixed' | 'aimd' | 'adaptive'>('fixed', 'fixed', 'aimd', 'adaptive'),
   admission: fc.constantFrom<'queue' | 'sla'>('queue', 'queue', 'sla'),
-  /** The library joins while its request holds fewer items than the batch limit; without it, a request outgrows a batch. */
+  /** The library offers its request once it holds the batch limit; without it, a turn's request outgrows a batch. */
   joinBelowLimit: fc.boolean(),
   turns: fc.array(
     fc.record({ atMs: fc.integer({ min: 0, max: 300 }), calls: fc.array(callArb, { minLength: 1, maxLength: 12 }) }),
@@ -81,7 +82,7 @@ type Script = typeof scriptArb extends fc.Arbitrary<infer T> ? T : never;
 type Fate = { refused: string; atMs: number } | { kind: string; endedIn: string; output?: number; atMs: number };
 
 /** A request of several items the way the library's pending call is one: its items in order, split on demand. */
-class GrownRequest extends QueuedRequest<number, number> {
+class ItemsRequest extends QueuedRequest<number, number> {
   constructor(
     public items: number[],
     listener: OutcomeListener<number, number>,
@@ -94,8 +95,8 @@ class GrownRequest extends QueuedRequest<number, number> {
     for (let k = 0; k < this.size; k++) into[at + k] = this.items[k] as number;
   }
 
-  splitOff(count: number): GrownRequest {
-    const rest = new GrownRequest(this.items.slice(count), this.onOutcome as OutcomeListener<number, number>);
+  splitOff(count: number): ItemsRequest {
+    const rest = new ItemsRequest(this.items.slice(count), this.onOutcome as OutcomeListener<number, number>);
     rest.sequence = this.sequence;
     rest.arrivalAtMs = this.arrivalAtMs;
     rest.deadlineAtMs = this.deadlineAtMs;
@@ -138,8 +139,8 @@ function config(s: Script): BatchingConfig {
   };
 }
 
-/** Runs the script; `grow`: join a turn's plain calls into one request, else offer each. */
-function play(s: Script, grow: boolean): Run {
+/** Runs the script; `together`: a turn's plain calls offered as one request (`offer`), else as requests of one item (`offerAll`). */
+function play(s: Script, together: boolean): Run {
   const clock = new VirtualClock();
   const fates = new Map<number, Fate>();
   const runs: Run['runs'] = [];
@@ -203,38 +204,51 @@ function play(s: Script, grow: boolean): Run {
     clock.schedule(
       turn.atMs,
       () => {
-        let open: GrownRequest | undefined;
-        turn.calls.forEach((call: Call, k) => {
-          const item = first + k;
-          if (s.closeInTurn?.turn === t && s.closeInTurn.beforeCall === k) batcher.close();
-          const joinable =
-            call.timeoutMs === undefined && call.cancelAfterMs === undefined && call.priority === undefined;
-          if (
-            grow &&
-            joinable &&
-            open !== undefined &&
-            open.phase === 'queued' &&
-            (!s.joinBelowLimit || open.size < batcher.policySettings.limit)
-          ) {
-            // The library holds the item where copyItems finds it before the batcher counts it.
-            open.items.push(item);
-            const refused = batcher.grow(open);
+        // The turn's plain calls not offered yet, as the library holds them; offered when they
+        // reach the limit read at the first (joinBelowLimit), before a call with options or a
+        // close, and at the turn's end.
+        let held: number[] = [];
+        let room = Number.POSITIVE_INFINITY;
+        const offerHeld = (): void => {
+          if (held.length === 0) return;
+          const items = held;
+          held = [];
+          if (together) {
+            const refused = batcher.offer(new ItemsRequest(items, listener));
             if (refused === undefined) return;
-            open.items.pop();
-            fates.set(item, { refused: refused.reason, atMs: clock.now() });
+            const turnedAway = refused.rest === undefined ? items : itemsOf(refused.rest);
+            for (const item of turnedAway) fates.set(item, { refused: refused.reason, atMs: clock.now() });
             return;
           }
-          const request = new GrownRequest([item], listener);
+          const results = batcher.offerAll(items.map((item) => new ItemsRequest([item], listener)));
+          results.forEach((refused, k) => {
+            if (refused !== undefined) fates.set(items[k] as number, { refused: refused.reason, atMs: clock.now() });
+          });
+        };
+        turn.calls.forEach((call: Call, k) => {
+          const item = first + k;
+          if (s.closeInTurn?.turn === t && s.closeInTurn.beforeCall === k) {
+            offerHeld();
+            batcher.close();
+          }
+          if (call.timeoutMs === undefined && call.cancelAfterMs === undefined && call.priority === undefined) {
+            if (held.length === 0) room = s.joinBelowLimit ? batcher.policySettings.limit : Number.POSITIVE_INFINITY;
+            held.push(item);
+            if (held.length >= room) offerHeld();
+            return;
+          }
+          // A call with options is a request of its own, after the plain calls before it.
+          offerHeld();
+          const request = new ItemsRequest([item], listener);
           const refused = batcher.offer(request, call.timeoutMs, call.priority);
           if (refused !== undefined) {
             fates.set(item, { refused: refused.reason, atMs: clock.now() });
             return;
           }
-          // A call with options is a request of its own, and the next plain call does not join past it.
-          open = joinable ? request : undefined;
           if (call.cancelAfterMs !== undefined)
             clock.schedule(clock.now() + call.cancelAfterMs, () => batcher.cancel(request));
         });
+        offerHeld();
         afterTurns.push({
           atMs: clock.now(),
           queueDepth: batcher.queueDepth,
@@ -259,23 +273,23 @@ function play(s: Script, grow: boolean): Run {
 }
 
 function itemsOf(request: PendingRequest<number, number>): number[] {
-  return (request as GrownRequest).items;
+  return (request as ItemsRequest).items;
 }
 
-describe('a request grown to N items at one instant', () => {
-  it('fares as N requests of one item offered at that instant, in order: batches, refusals, outcomes, times, counts', () => {
+describe('a request of N items offered at one instant', () => {
+  it('fares as N requests of one item offered together then, in order: batches, refusals, outcomes, times, counts', () => {
     fc.assert(
       fc.property(scriptArb, (s) => {
         const alone = play(s, false);
-        const grown = play(s, true);
-        expect(grown.batches).toEqual(alone.batches);
-        expect(grown.runs).toEqual(alone.runs);
-        expect(grown.finished).toEqual(alone.finished);
-        expect(new Map([...grown.fates].sort(([a], [b]) => a - b))).toEqual(
+        const together = play(s, true);
+        expect(together.batches).toEqual(alone.batches);
+        expect(together.runs).toEqual(alone.runs);
+        expect(together.finished).toEqual(alone.finished);
+        expect(new Map([...together.fates].sort(([a], [b]) => a - b))).toEqual(
           new Map([...alone.fates].sort(([a], [b]) => a - b)),
         );
-        expect(grown.afterTurns).toEqual(alone.afterTurns);
-        expect(grown.stats).toEqual(alone.stats);
+        expect(together.afterTurns).toEqual(alone.afterTurns);
+        expect(together.stats).toEqual(alone.stats);
       }),
       { numRuns: 150 },
     );
@@ -286,7 +300,7 @@ describe('a request grown to N items at one instant', () => {
     const script: Script = {
       maxBatchSize: 1,
       batchWindowMs: 0,
-      maxQueueSize: 2,
+      maxQueueSize: 3,
       instances: 1,
       requestTimeoutMs: 1,
       priorityLevels: 1,
@@ -297,7 +311,7 @@ describe('a request grown to N items at one instant', () => {
       batchPolicy: 'fixed',
       admission: 'queue',
       joinBelowLimit: false,
-      // The first call runs at once, alone; the next two wait for its end at 1 ms, which is their deadline.
+      // The three are offered together; the first runs at once, alone; the next two (one request) wait for its end at 1 ms, their deadline.
       turns: [{ atMs: 0, calls: [{}, {}, {}] }],
       runs: [{ delayMs: 1, fails: false, sync: false }],
       badEvery: 0,
@@ -306,8 +320,8 @@ describe('a request grown to N items at one instant', () => {
       abortAtMs: undefined,
       instanceDown: undefined,
     };
-    for (const grow of [false, true]) {
-      const counts = play(script, grow).stats.counts;
+    for (const together of [false, true]) {
+      const counts = play(script, together).stats.counts;
       expect(counts.outcomes).toMatchObject({ ok: 1, timeout: 2 });
       expect(counts.timeoutsWhileQueued).toBe(2);
     }

@@ -3,8 +3,6 @@ import { QueuedRequest } from '../core/queued-request.js';
 import type { Outcome, OutcomeListener } from '../core/types.js';
 import { failure } from './call-errors.js';
 
-type PromiseExecutor<O> = (resolve: (value: O) => void, reject: (reason: unknown) => void) => void;
-
 /** A settler's value once its call is answered: the call no longer holds its promise. */
 function unsettled(): void {}
 
@@ -26,8 +24,6 @@ export class PendingCall<I, O> extends QueuedRequest<I, O> {
   declare items: I[] | undefined;
   /** The joined calls' resolve and reject, two places each (call k of its turn at 2 × (k - 1)), or undefined. */
   declare settlers: unknown[] | undefined;
-  /** The executor of its joined calls' promises, made at its first join (`holdJoins`). */
-  declare keepSettlers: PromiseExecutor<O> | undefined;
 
   constructor(item: I, owner: OutcomeListener<I, O>) {
     super('', item, owner);
@@ -35,34 +31,32 @@ export class PendingCall<I, O> extends QueuedRequest<I, O> {
     this.reject = unsettled;
     this.items = undefined;
     this.settlers = undefined;
-    this.keepSettlers = undefined;
   }
 
   /**
    * A later call of its turn joins it (before it is offered); its promise. `room`: the items it
-   * may hold, for the arrays its calls take.
+   * may hold, for the arrays its calls take. The executor reads the call's place from `size`
+   * and captures `this` alone, as `promise()`'s does: V8 inlines it and makes no closure. One
+   * that captured the place (a local) cost a closure and a context a call (104 bytes) once
+   * `batch()`'s call was inlined into its caller's loop, and one made once a request, kept in a
+   * field, was a call a call (~75 instructions).
    */
   join(item: I, room: number): Promise<O> {
     if (this.items === undefined) this.holdJoins(room);
     (this.items as I[])[this.size++] = item;
-    return new Promise<O>(this.keepSettlers as PromiseExecutor<O>);
-  }
-
-  /**
-   * Its first join: the arrays its calls take, and the executor that keeps each joined call's
-   * settlers. One executor a request, reading where from `size`: an arrow written in `join`,
-   * holding that call's place, was a closure and a context a call (104 bytes) once V8 inlined
-   * `batch()`'s call into its caller's loop.
-   */
-  private holdJoins(room: number): void {
-    const items = (this.items = new Array<I>(room));
-    items[0] = this.input as I;
-    const settlers = (this.settlers = new Array<unknown>(2 * (room - 1)));
-    this.keepSettlers = (resolve: (value: O) => void, reject: (reason: unknown) => void): void => {
+    return new Promise<O>((resolve, reject) => {
+      const settlers = this.settlers as unknown[];
       const at = 2 * (this.size - 2); // the call just joined: call k of its turn at 2 × (k - 1)
       settlers[at] = resolve;
       settlers[at + 1] = reject;
-    };
+    });
+  }
+
+  /** Its first join: the arrays its calls take. */
+  private holdJoins(room: number): void {
+    const items = (this.items = new Array<I>(room));
+    items[0] = this.input as I;
+    this.settlers = new Array<unknown>(2 * (room - 1));
   }
 
   /** Rejects each of its calls with an error of its own (the door refused them). */

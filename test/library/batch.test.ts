@@ -87,6 +87,23 @@ describe('batch(): batches', () => {
     expect(sizes).toEqual([2]);
   });
 
+  it('runs the calls of one turn as one batch with a window of 0, as dataloader batches a tick', async () => {
+    const sizes: number[] = [];
+    const upper = batch(
+      (items: string[]) => {
+        sizes.push(items.length);
+        return items.map((s) => s.toUpperCase());
+      },
+      { batchWindowMs: 0, maxBatchSize: 4 },
+    );
+    const calls = ['a', 'b', 'c', 'd', 'e', 'f'].map((s) => upper(s));
+    // The fourth call fills a batch, which runs inside it; the last two are queued when the turn ends.
+    expect(sizes).toEqual([4]);
+    expect(upper.stats().queueDepth).toBe(0); // stats() queued them first: they ran at once
+    expect(sizes).toEqual([4, 2]);
+    expect(await Promise.all(calls)).toEqual(['A', 'B', 'C', 'D', 'E', 'F']);
+  });
+
   it('takes a function that answers synchronously', async () => {
     const upper = batch((items: string[]) => items.map((s) => s.toUpperCase()), { batchWindowMs: 0 });
     expect(await Promise.all([upper('a'), upper('b')])).toEqual(['A', 'B']);

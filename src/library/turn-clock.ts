@@ -24,10 +24,12 @@ export class TurnClock extends RealClock {
   /** The turn's end is queued: one microtask a turn, whoever asked first. */
   private endQueued = false;
   private readonly endTurn = (): void => {
+    // Cleared before `turnEnded`: a call made while it runs (by a batch function it started) is
+    // held for a turn end of its own, which it must be able to queue.
+    this.endQueued = false;
     try {
       this.turnEnded();
     } finally {
-      this.endQueued = false;
       this.turnMs = undefined;
     }
   };

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_TABLE, type ErrorCode } from '../../src/errors.js';
 import {
   batch,
+  type Batched,
   BatchError,
   CircuitOpenError,
   DeadlineExceededError,
@@ -103,6 +104,19 @@ describe('batch(): batches', () => {
     expect(sizes).toEqual([4, 2]);
     expect(await Promise.all(calls)).toEqual(['A', 'B', 'C', 'D', 'E', 'F']);
   });
+
+  it('answers a call a synchronous function makes while the calls of a turn are queued at its end', async () => {
+    let inner: Promise<number> | undefined;
+    const echo: Batched<number, number> = batch(
+      (items: number[]) => {
+        if (inner === undefined) inner = echo(100); // made inside the end of the turn that queued items
+        return items;
+      },
+      { batchWindowMs: 0 },
+    );
+    expect(await echo(1)).toBe(1);
+    expect(await inner).toBe(100); // held for good, it was never answered: a timeout here
+  }, 10_000);
 
   it('takes a function that answers synchronously', async () => {
     const upper = batch((items: string[]) => items.map((s) => s.toUpperCase()), { batchWindowMs: 0 });

@@ -197,7 +197,7 @@ export class Batcher<I, O> {
    * request of several items (`size`: the library's calls of one turn) is admitted as its items
    * would be, offered in order at this instant with no pass between them (`offerAll`): the door
    * takes the first items it admits, and when it refuses the others, they are split off
-   * (`splitOff`) and refused together, as `Refused.rest`, while the first ones wait.
+   * (`splitOff`) and refused together, as `OfferRefused.rest`, while the first ones wait.
    */
   offer(request: QueuedRequest<I, O>, timeoutMs?: number, priority?: number): OfferRefused<I, O> | undefined {
     const nowMs = this.clock.now();

@@ -23,13 +23,17 @@ export class TurnClock extends RealClock {
   private turnMs: number | undefined;
   /** The turn's end is queued: one microtask a turn, whoever asked first. */
   private endQueued = false;
+  /** `turnEnded` runs: a read then is forgotten when it returns, and queues no other end. */
+  private ending = false;
   private readonly endTurn = (): void => {
     // Cleared before `turnEnded`: a call made while it runs (by a batch function it started) is
-    // held for a turn end of its own, which it must be able to queue.
+    // held for a turn end of its own, which it must be able to queue (`endTurnLater`).
     this.endQueued = false;
+    this.ending = true;
     try {
       this.turnEnded();
     } finally {
+      this.ending = false;
       this.turnMs = undefined;
     }
   };
@@ -41,7 +45,7 @@ export class TurnClock extends RealClock {
   override now(): number {
     if (this.turnMs !== undefined) return this.turnMs;
     this.turnMs = performance.now();
-    this.endTurnLater();
+    if (!this.ending) this.endTurnLater();
     return this.turnMs;
   }
 

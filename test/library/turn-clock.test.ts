@@ -58,4 +58,25 @@ describe('TurnClock', () => {
     await microtask();
     expect(clock.now()).toBe(7);
   });
+
+  it('runs turnEnded once a turn, at its end and at its instant, and once more for what it started', async () => {
+    countedNow();
+    const seen: number[] = [];
+    let again = true;
+    const clock: TurnClock = new TurnClock(() => {
+      seen.push(clock.now());
+      // What the turn's end starts (a batch function calling its batched function) ends in a turn of its own.
+      if (again) clock.endTurnLater();
+      again = false;
+    });
+    expect(clock.now()).toBe(1);
+    clock.endTurnLater(); // queued by the read already: one end a turn
+    expect(seen).toEqual([]);
+    await microtask();
+    expect(seen).toEqual([1, 2]);
+    // A turn that has not read the clock: its end reads it.
+    clock.endTurnLater();
+    await microtask();
+    expect(seen).toEqual([1, 2, 3]);
+  });
 });

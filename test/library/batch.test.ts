@@ -347,6 +347,29 @@ describe('batch(): failures', () => {
     expect(((await rejection(map(1))) as Error).message).toMatch(/returned a Map for a batch of 1 item;/);
   });
 
+  it('fails a batch whose results throw when read (a Proxy), sync or async', async () => {
+    const throwing = (items: number[], key: string | symbol): number[] =>
+      new Proxy(
+        items.map((x) => x + 1),
+        {
+          get(target, property) {
+            if (property === key) throw new Error(`reading ${String(property)} throws`);
+            return Reflect.get(target, property);
+          },
+        },
+      );
+    for (const key of ['length', '1'])
+      for (const sync of [true, false]) {
+        const reader = batch(
+          (items: number[]) => (sync ? throwing(items, key) : Promise.resolve(throwing(items, key))),
+          { maxBatchSize: 2, isolation: 'off' },
+        );
+        const errors = await Promise.all([reader(1), reader(2)].map(rejection));
+        for (const error of errors) expect((error as Error).message).toBe(`reading ${key} throws`);
+        await reader.close({ drainMs: 0 });
+      }
+  });
+
   it('names an async generator (Ray Serve streams with one) and says how to make an array of an iterable', async () => {
     const streaming = batch(
       async function* (items: number[]) {

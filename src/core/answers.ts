@@ -49,12 +49,13 @@ export class Answers<I, O> {
   }
 
   /**
-   * When every request of `batch` is still running and no result is an Error, each gets its
+   * When every request of `batch` is still running and no result is an Error (`errorFree`: the
+   * executor has found none), each gets its
    * result, as `ok` would give it, and this returns true; otherwise nothing happens and it returns
    * false (the caller answers item by item). The observers are told once for the batch
    * (`batchAnswered`) and the counts moved once, when no observer wants the answers one by one.
    */
-  allOk(batch: Batch<I, O>, results: readonly (O | Error)[], nowMs: number): boolean {
+  allOk(batch: Batch<I, O>, results: readonly (O | Error)[], nowMs: number, errorFree = false): boolean {
     const requests = batch.requests;
     // One walk checks each item and marks it answered; one that is not to be answered `ok` undoes
     // the marks (nothing outside ran in between). Every answer is marked before the first is
@@ -64,7 +65,7 @@ export class Answers<I, O> {
       const request = requests[i]!;
       if (request.phase !== 'running') break;
       const size = request.size;
-      if (size === 1 ? results[at] instanceof Error : anError(results, at, size)) break;
+      if (!errorFree && (size === 1 ? results[at] instanceof Error : anError(results, at, size))) break;
       at += size;
       request.phase = 'done';
     }

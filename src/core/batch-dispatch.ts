@@ -15,7 +15,7 @@ export interface DispatchHost<I, O> {
   /** Gives a request its result (`end` with an `ok` outcome). */
   ok(request: PendingRequest<I, O>, output: O, nowMs: number): void;
   /** Answers every request of `batch` `ok` when all are running and no result is an Error (see Answers.allOk). */
-  allOk(batch: Batch<I, O>, results: readonly (O | Error)[], nowMs: number): boolean;
+  allOk(batch: Batch<I, O>, results: readonly (O | Error)[], nowMs: number, errorFree?: boolean): boolean;
   /** A batch ended and freed its slot: the batcher's next pass. */
   pump(): void;
 }
@@ -56,7 +56,7 @@ export class BatchDispatch<I, O> {
       now: () => clock.now(),
       end: (request, outcome, nowMs) => host.end(request, outcome, nowMs),
       ok: (request, output, nowMs) => host.ok(request, output, nowMs),
-      allOk: (batch, results, nowMs) => host.allOk(batch, results, nowMs),
+      allOk: (batch, results, nowMs, errorFree) => host.allOk(batch, results, nowMs, errorFree),
       finished: (run, nowMs) => this.finish(run, nowMs),
     };
   }

@@ -3,7 +3,7 @@ import { BatchIsolation, type IsolationMode, type ItemVerdict } from './fault-is
 import type { ItemFailureRate, OnlineLatencyModel } from './latency-estimator.js';
 import type { BatchPolicy, BatchTrigger } from './policy.js';
 import { itemByItem } from './request-items.js';
-import type { Batch, BatcherObserver, Executor, ModelRun, Outcome, PendingRequest } from './types.js';
+import type { Batch, BatcherObserver, Executor, ModelRun, Outcome, PendingRequest, RunDone } from './types.js';
 
 /** What a batch run needs from its batcher. */
 export interface BatchRunHost<I, O> {
@@ -24,7 +24,7 @@ export interface BatchRunHost<I, O> {
   /** Gives a request its result (`end` with an `ok` outcome). */
   ok(request: PendingRequest<I, O>, output: O, nowMs: number): void;
   /** When every request of `batch` is running and every result is not an Error, answers them all (`ok` for each) and returns true; otherwise does nothing and returns false. */
-  allOk(batch: Batch<I, O>, results: readonly (O | Error)[], nowMs: number): boolean;
+  allOk(batch: Batch<I, O>, results: readonly (O | Error)[], nowMs: number, errorFree?: boolean): boolean;
   /** Every item of the batch has its answer: free the slot. */
   finished(run: BatchRun<I, O>, nowMs: number): void;
 }
@@ -54,10 +54,10 @@ export class BatchRun<I, O> implements Batch<I, O> {
    * The first run's `done`, made once with the batch: most batches have no other run, so a run
    * needs no closure of its own. Isolation runs get their own (startRun).
    */
-  private readonly firstRunDone = (result: readonly (O | Error)[] | Error): void => {
+  private readonly firstRunDone: RunDone<O> = (result, errorFree) => {
     if (!this.firstRunOut) return; // an executor that answers twice must not answer anyone twice
     this.firstRunOut = false;
-    this.runFinished(this, 0, result);
+    this.runFinished(this, 0, result, errorFree);
   };
 
   constructor(
@@ -96,7 +96,7 @@ export class BatchRun<I, O> implements Batch<I, O> {
   }
 
   /** Hands a run (the whole batch, or part of it while isolating) to the executor. */
-  private startRun(run: Batch<I, O>, done: (result: readonly (O | Error)[] | Error) => void): void {
+  private startRun(run: Batch<I, O>, done: RunDone<O>): void {
     const counts = this.host.counts;
     counts.modelRuns++;
     if (this.runs++ > 0) counts.isolationRuns++;
@@ -119,7 +119,12 @@ export class BatchRun<I, O> implements Batch<I, O> {
     });
   }
 
-  private runFinished(run: Batch<I, O>, attempt: number, result: readonly (O | Error)[] | Error): void {
+  private runFinished(
+    run: Batch<I, O>,
+    attempt: number,
+    result: readonly (O | Error)[] | Error,
+    errorFree: boolean | undefined = false,
+  ): void {
     const host = this.host;
     const nowMs = host.now();
     if (this.deadlineAtMs < nowMs) this.expireOverdue(nowMs);
@@ -149,7 +154,7 @@ export class BatchRun<I, O> implements Batch<I, O> {
     }
 
     if (this.isolation !== undefined) this.answer(this.isolation.record(result), nowMs);
-    else if (error === undefined) this.answerEach(result as readonly (O | Error)[], nowMs);
+    else if (error === undefined) this.answerEach(result as readonly (O | Error)[], nowMs, errorFree);
     else if (!host.instanceUp(this.instance)) {
       // Its instance is gone (a crash): there is nothing to run the parts on, and the failure is the instance's.
       this.answerAll(error, nowMs);
@@ -244,9 +249,9 @@ export class BatchRun<I, O> implements Batch<I, O> {
   }
 
   /** The whole batch ran: each item gets its own result (one that is an Error fails only its item). */
-  private answerEach(results: readonly (O | Error)[], nowMs: number): void {
+  private answerEach(results: readonly (O | Error)[], nowMs: number, errorFree: boolean): void {
     // The commonest end of a batch, every item ok and none answered before (timeout, cancel), answered at once.
-    if (this.host.allOk(this, results, nowMs)) {
+    if (this.host.allOk(this, results, nowMs, errorFree)) {
       this.okItems = results.length;
       return;
     }

@@ -89,7 +89,7 @@ export class Batcher<I, O> {
       counts: this.counts,
       end: (request, outcome, nowMs) => this.answers.end(request, outcome, nowMs),
       ok: (request, output, nowMs) => this.answers.ok(request, output, nowMs),
-      allOk: (batch, results, nowMs) => this.answers.allOk(batch, results, nowMs),
+      allOk: (batch, results, nowMs, errorFree) => this.answers.allOk(batch, results, nowMs, errorFree),
       pump: () => this.pump(),
     });
   }

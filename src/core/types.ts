@@ -139,8 +139,16 @@ export interface Executor<I, O> {
    * `batch` is the batch as dispatched, or, while a failed batch's bad items are isolated, a
    * part of it (its own `requests`, `inputs` and `startedAtMs`, the same `id` and `instance`).
    */
-  start(batch: Batch<I, O>, done: (result: readonly (O | Error)[] | Error) => void): void;
+  start(batch: Batch<I, O>, done: RunDone<O>): void;
 }
+
+/**
+ * How an executor answers a run: its results, one per item (an Error fails that item alone), or
+ * the Error that failed the whole run. `errorFree`: the executor has looked at every result and
+ * none is an Error, so the batcher need not look again (the library's walk of a function's
+ * results finds it on the way; a walk saved a batch).
+ */
+export type RunDone<O> = (result: readonly (O | Error)[] | Error, errorFree?: boolean) => void;
 
 /** Listens to what the batcher does; every method is optional and must not throw. */
 export interface BatcherObserver<I, O> {

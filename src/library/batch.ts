@@ -1,7 +1,7 @@
 import { BatcherStats, type BatchStats } from '../core/batcher-stats.js';
 import type { Batcher } from '../core/batcher.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
-import type { Batch, Executor, Outcome, PendingRequest } from '../core/types.js';
+import type { Batch, Executor, Outcome, PendingRequest, RunDone } from '../core/types.js';
 import { queueBelowBatchSize } from '../options/batching.js';
 import { refusalError } from '../serve/outcome-errors.js';
 import { publicOptions, resolveBatchOptions, type BatchOptions, type ResolvedBatchOptions } from './batch-options.js';
@@ -298,12 +298,7 @@ class SignalWatch<I, O> {
 }
 
 /** Runs one batch (or, while a failed one is isolated, part of it) through the caller's function. */
-function runBatch<I, O>(
-  fn: BatchFunction<I, O>,
-  run: Batch<I, O>,
-  done: (result: readonly (O | Error)[] | Error) => void,
-  clock: TurnClock,
-): void {
+function runBatch<I, O>(fn: BatchFunction<I, O>, run: Batch<I, O>, done: RunDone<O>, clock: TurnClock): void {
   const size = run.inputs.length;
   let returned: ReturnType<BatchFunction<I, O>>;
   try {

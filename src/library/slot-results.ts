@@ -3,10 +3,11 @@
  * same error for every item when they are not one per item. A slot may hold a promise.
  */
 import { notOnePerItem } from '../core/per-item-results.js';
+import type { RunDone } from '../core/types.js';
 import { thrownAsError } from './call-errors.js';
 import { ModelFailureError } from './errors.js';
 
-type Done<O> = (result: readonly (O | Error)[] | Error) => void;
+type Done<O> = RunDone<O>;
 
 /**
  * Hands the function's results to `done`; a batch whose slots hold promises (`ids.map(async (id)
@@ -18,6 +19,7 @@ type Done<O> = (result: readonly (O | Error)[] | Error) => void;
 export function handOver<O>(results: unknown, size: number, done: Done<O>): void {
   let slots: readonly (O | Error)[];
   let settling = false;
+  let errorFree = true;
   // Reading the results runs the function's code when they are a Proxy or have getters: a read
   // that throws fails the batch, as a throw of the function would (it left the batch unanswered).
   // Every slot is read here first, so a read that throws throws here. Not copied: telling a Proxy
@@ -28,16 +30,19 @@ export function handOver<O>(results: unknown, size: number, done: Done<O>): void
     for (let i = 0; i < size; i++) {
       const slot = slots[i];
       // typeof first: a number or string result costs no property lookup.
-      if (typeof slot === 'object' && slot !== null && typeof (slot as { then?: unknown }).then === 'function') {
-        settling = true;
-        break;
+      if (typeof slot === 'object' && slot !== null) {
+        if (typeof (slot as { then?: unknown }).then === 'function') {
+          settling = true;
+          break;
+        }
+        if (slot instanceof Error) errorFree = false;
       }
     }
   } catch (error) {
     return done(thrownAsError(error));
   }
   if (settling) settleEach(slots).then(done, (error: unknown) => done(thrownAsError(error)));
-  else done(slots);
+  else done(slots, errorFree);
 }
 
 function settleEach<O>(slots: readonly (O | Error)[]): Promise<(O | Error)[]> {

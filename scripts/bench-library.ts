@@ -34,7 +34,8 @@
  * Run it with nothing else busy on the machine: both are CPU-bound on
  * one thread. Options (env): BENCH_CALLS (1000000), BENCH_PAIRS (5), BENCH_ROUND (1024),
  * BENCH_PENDING (100000), BENCH_CALLERS (1024; 0 leaves part 3 out), BENCH_WINDOW_MS (1),
- * BENCH_MODEL_CALLS (4096; 0 leaves the real model out), BENCH_MODEL_PAIRS (3), BENCH_INSTRUCTIONS (0).
+ * BENCH_MODEL_CALLS (4096; 0 leaves the real model out), BENCH_MODEL_PAIRS (3), BENCH_INSTRUCTIONS (0),
+ * BENCH_MAX_BATCH (64: the batch limit of both; other sizes separate what a batch costs from what a call does).
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -48,7 +49,7 @@ const calls = Number(process.env.BENCH_CALLS ?? 1_000_000);
 const pairs = Number(process.env.BENCH_PAIRS ?? 5);
 const round = Number(process.env.BENCH_ROUND ?? 1024);
 const pendingCalls = Number(process.env.BENCH_PENDING ?? 100_000);
-const MAX_BATCH = 64;
+const MAX_BATCH = Number(process.env.BENCH_MAX_BATCH ?? 64);
 const modelCalls = Number(process.env.BENCH_MODEL_CALLS ?? 4096);
 const modelPairs = Number(process.env.BENCH_MODEL_PAIRS ?? 3);
 const callers = Number(process.env.BENCH_CALLERS ?? 1024);

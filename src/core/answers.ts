@@ -50,10 +50,10 @@ export class Answers<I, O> {
 
   /**
    * When every request of `batch` is still running and no result is an Error (`errorFree`: the
-   * executor has found none), each gets its
-   * result, as `ok` would give it, and this returns true; otherwise nothing happens and it returns
-   * false (the caller answers item by item). The observers are told once for the batch
-   * (`batchAnswered`) and the counts moved once, when no observer wants the answers one by one.
+   * executor has found none, and it is not looked for again), each gets its result, as `ok` would
+   * give it, and this returns true; otherwise nothing happens and it returns false (the caller
+   * answers item by item). The observers are told once for the batch (`batchAnswered`) and the
+   * counts moved once, when no observer wants the answers one by one.
    */
   allOk(batch: Batch<I, O>, results: readonly (O | Error)[], nowMs: number, errorFree = false): boolean {
     const requests = batch.requests;

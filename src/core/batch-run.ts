@@ -123,7 +123,7 @@ export class BatchRun<I, O> implements Batch<I, O> {
     run: Batch<I, O>,
     attempt: number,
     result: readonly (O | Error)[] | Error,
-    errorFree: boolean | undefined = false,
+    errorFree = false,
   ): void {
     const host = this.host;
     const nowMs = host.now();

@@ -7,8 +7,6 @@ import type { RunDone } from '../core/types.js';
 import { thrownAsError } from './call-errors.js';
 import { ModelFailureError } from './errors.js';
 
-type Done<O> = RunDone<O>;
-
 /**
  * Hands the function's results to `done`; a batch whose slots hold promises (`ids.map(async (id)
  * => …)` without `Promise.all`) once each has settled, a rejection failing its own item. Handed
@@ -16,7 +14,7 @@ type Done<O> = RunDone<O>;
  * waited for them past their deadline, its instance took the next batch (more than `instances`
  * ran at once), `stats()` counted them ok, and a rejection came as the bare error.
  */
-export function handOver<O>(results: unknown, size: number, done: Done<O>): void {
+export function handOver<O>(results: unknown, size: number, done: RunDone<O>): void {
   let slots: readonly (O | Error)[];
   let settling = false;
   let errorFree = true;

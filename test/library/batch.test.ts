@@ -347,7 +347,7 @@ describe('batch(): failures', () => {
     expect(((await rejection(map(1))) as Error).message).toMatch(/returned a Map for a batch of 1 item;/);
   });
 
-  it('fails a batch whose results throw when read (a Proxy), sync or async', async () => {
+  it('fails a batch whose results throw when read (a Proxy, a getter), sync or async', async () => {
     const throwing = (items: number[], key: string | symbol): number[] =>
       new Proxy(
         items.map((x) => x + 1),
@@ -368,6 +368,23 @@ describe('batch(): failures', () => {
         for (const error of errors) expect((error as Error).message).toBe(`reading ${key} throws`);
         await reader.close({ drainMs: 0 });
       }
+    // A getter on a slot of a plain array: read once by the library, it fails the batch the same way.
+    const getter = batch(
+      async (items: number[]) =>
+        Object.defineProperty(
+          items.map((x) => x + 1),
+          1,
+          {
+            get() {
+              throw new Error('reading a getter throws');
+            },
+          },
+        ),
+      { maxBatchSize: 2, isolation: 'off' },
+    );
+    for (const error of await Promise.all([getter(1), getter(2)].map(rejection)))
+      expect((error as Error).message).toBe('reading a getter throws');
+    await getter.close({ drainMs: 0 });
   });
 
   it('names an async generator (Ray Serve streams with one) and says how to make an array of an iterable', async () => {

@@ -34,6 +34,12 @@ export interface CodeModelOptions {
   instance?: number;
   version?: string;
   config?: Record<string, unknown>;
+  /**
+   * Added to the module's URL, so that the module is imported afresh for it: inline, where every
+   * instance shares the server's module cache, each version's instance has a module (and its
+   * module-level state) of its own, as it has in a thread or a process.
+   */
+  moduleKey?: string;
 }
 
 /** Whether `path` names a JavaScript module (a code model) rather than an ONNX graph. */
@@ -67,7 +73,8 @@ export class CodeModel {
       // The file's time in the URL: a module registered again after an edit is imported afresh
       // (inline, in the server's own module cache; a thread or process has a cache of its own).
       const modifiedMs = (await stat(path)).mtimeMs;
-      module = (await import(`${pathToFileURL(path).href}?modified=${modifiedMs}`)) as CodeModelModule;
+      const key = options.moduleKey === undefined ? '' : `&${options.moduleKey}`;
+      module = (await import(`${pathToFileURL(path).href}?modified=${modifiedMs}${key}`)) as CodeModelModule;
     } catch (error) {
       throw loadFailed(`importing ${path} failed: ${messageOf(error)}`, error);
     }

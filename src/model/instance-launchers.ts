@@ -2,7 +2,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { stackForThread } from './batch-buffer.js';
-import { isCodeModelPath } from './code-model.js';
+import { BatchlineError } from '../errors.js';
+import { CodeModel, isCodeModelPath } from './code-model.js';
 import { instanceLoads } from './load-gate.js';
 import { modelThreads } from './model-threads.js';
 import { startThread } from './start-thread.js';
@@ -79,6 +80,77 @@ export function sharedThreadLauncher(setup: WorkerSetup): InstanceLauncher {
       onExit,
     );
   });
+}
+
+/** Inline code models loaded in this process: each load's modules are imported under a key of its own. */
+let inlineLoads = 0;
+
+/**
+ * A code model's instances on the server's own thread (`execution: inline`), each a copy of the
+ * module of its own (`moduleKey`): module-level state set by `initialize` is the instance's, as
+ * in a thread, not shared with the version's other instances or with another version of the same
+ * file. It stops `at once`: a stuck batch (a promise that never settles) is abandoned and the
+ * instance initialized again. A batch that never yields (a busy loop) cannot be stopped here: it
+ * holds the server's thread, which is why a file's default is a thread of its own.
+ */
+export function inlineCodeLauncher(setup: WorkerSetup): InstanceLauncher {
+  const load = ++inlineLoads;
+  return async (_onExit, index, loadSignal) => {
+    if (loadSignal?.aborted === true) throw loadStopped();
+    const loading = CodeModel.load(setup.path as string, {
+      instance: index,
+      version: setup.version,
+      moduleKey: `load=${load}&instance=${index}`,
+      ...(setup.functionName === undefined ? {} : { functionName: setup.functionName }),
+      ...(setup.config === undefined ? {} : { config: setup.config }),
+    });
+    const model = await untilAborted(loading, loadSignal);
+    let ended = false;
+    return {
+      handle: {
+        run: (items) =>
+          ended ? Promise.reject(new Error('model instance ended (it was stopped)')) : model.runBatch(items),
+        // A stuck batch's promise is left to itself: its result, should it come, is not read.
+        kill: () => void (ended = true),
+        close: async () => {
+          ended = true;
+          await model.close();
+        },
+        stops: 'at once',
+        pid: undefined,
+      },
+      inputs: model.inputs,
+      outputs: model.outputs,
+      ...(model.inputSchema === undefined ? {} : { inputSchema: model.inputSchema }),
+    };
+  };
+}
+
+/**
+ * `loading`, or a MODEL_LOAD_FAILED once `signal` aborts first (a removal or a stop while an
+ * inline `initialize` never settles): the load itself runs on, its model never used.
+ */
+function untilAborted(loading: Promise<CodeModel>, signal: AbortSignal | undefined): Promise<CodeModel> {
+  if (signal === undefined) return loading;
+  return new Promise((resolve, reject) => {
+    const abort = (): void => reject(loadStopped());
+    signal.addEventListener('abort', abort, { once: true });
+    loading.then(
+      (model) => {
+        signal.removeEventListener('abort', abort);
+        if (!signal.aborted) return resolve(model);
+        void model.close().catch(() => {});
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', abort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function loadStopped(): BatchlineError {
+  return new BatchlineError('MODEL_LOAD_FAILED', 'its load was stopped by a drain (a removal, or the server stopping)');
 }
 
 /**

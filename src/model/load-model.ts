@@ -1,13 +1,13 @@
 import { basename } from 'node:path';
 import type { ExecutionProvider } from '../options/serve.js';
 import { readClassLabels } from './class-labels.js';
-import { CodeModel, isCodeModelPath } from './code-model.js';
+import { isCodeModelPath } from './code-model.js';
 import { decodeInputs } from './decode-inputs.js';
 import { checkExecutionProvider } from './execution-provider.js';
 import { jsonTextOf } from './json-items.js';
 import { jsonSchemaItems } from './json-schema-items.js';
 import { OnnxModel } from './onnx-model.js';
-import { processLauncher, sharedThreadLauncher, threadLauncher } from './instance-launchers.js';
+import { inlineCodeLauncher, processLauncher, sharedThreadLauncher, threadLauncher } from './instance-launchers.js';
 import type { ModelHealth } from './instance-health.js';
 import type { InstanceListener, RunLimits } from './instance-handle.js';
 import { InstancePool } from './instance-pool.js';
@@ -43,7 +43,8 @@ export interface ServedModel {
   /**
    * Tells `listener` why each instance that takes no batches now is out, then every instance that
    * goes down (crashed, could not restart), is stuck or comes back: the batcher's slots and the
-   * log follow the same events. Absent when the model's one instance is always up (inline).
+   * log follow the same events. Absent when the model's one instance is always up (an inline
+   * onnxruntime session).
    */
   watchInstances?(listener: InstanceListener): void;
   /**
@@ -65,14 +66,15 @@ export interface ServedModel {
  * main thread, which saves two hand-offs per batch for models that take microseconds. `auto` is
  * inline for the embedded toy model and worker for a model file: processes cost the PaddleOCR
  * classifier a third of its throughput with one instance (bench:execution, docs/reliability.md).
- * `shared` puts each instance's session on one of the process's shared model threads (one a
+ * A code model inline is a pool of instances on the main thread, each a copy of its module of
+ * its own (instance-launchers.ts). `shared` puts each instance's session on one of the process's shared model threads (one a
  * core, model-threads.ts) instead of a thread of its own: about 9 MB less a model, for
  * repositories of many models; a code model keeps a thread of its own there (its module's
  * state would be shared with the other instances of its file).
  */
 export type Execution = 'auto' | 'inline' | 'worker' | 'shared' | 'process';
 
-/** The health of a model that runs inline: one instance, up as long as the server is. */
+/** The health of an onnxruntime model that runs inline: one instance, up as long as the server is. */
 const INLINE_HEALTH: ModelHealth = Object.freeze({
   instances: [
     Object.freeze({
@@ -152,30 +154,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
         ...(options.config === undefined ? {} : { config: options.config }),
       }
     : undefined;
-  if (code !== undefined && execution === 'inline') {
-    const model = await CodeModel.load(path as string, { ...code, version, instance: 0 });
-    let decode: ServedModel['decode'];
-    try {
-      decode = itemsOf(model.inputSchema, model.inputs, path as string);
-    } catch (error) {
-      await model.close();
-      throw error;
-    }
-    return {
-      version,
-      ...labels,
-      health: () => INLINE_HEALTH,
-      ready: true,
-      inputs: model.inputs,
-      outputs: model.outputs,
-      ...(model.inputSchema === undefined ? {} : { inputSchema: model.inputSchema }),
-      decode,
-      runBatch: (items) => model.runBatch(items),
-      replyBody: model.inputSchema === undefined ? replyBody : jsonReplyBody(named, version),
-      close: () => model.close(),
-    };
-  }
-  if (execution === 'inline') {
+  if (execution === 'inline' && code === undefined) {
     const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, { intraOpThreads, executionProvider });
     return {
       version,
@@ -194,11 +173,13 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
   const setup = { path, version, intraOpThreads, executionProvider, ...code };
   const pool = await InstancePool.start(
     launchesFromLoadedFile(
-      execution === 'worker'
-        ? threadLauncher(setup)
-        : execution === 'shared'
-          ? sharedThreadLauncher(setup)
-          : processLauncher(setup),
+      code !== undefined && execution === 'inline'
+        ? inlineCodeLauncher(setup)
+        : execution === 'worker'
+          ? threadLauncher(setup)
+          : execution === 'shared'
+            ? sharedThreadLauncher(setup)
+            : processLauncher(setup),
       path,
     ),
     options.instances ?? 1,

@@ -56,7 +56,7 @@ export const MODEL_VERSION_OPTIONS = {
     choices: ['auto', 'inline', 'worker', 'shared', 'process'],
     default: 'auto',
     description:
-      "where batches run: process = a child process per instance (killed and restarted when stuck), worker = a thread per instance, shared = each instance a session on the server's shared model threads (one a core; ~9 MB less a model, for many models), inline = the main thread; auto = inline for the embedded model, worker for model files",
+      "where batches run: process = a child process per instance (killed and restarted when stuck), worker = a thread per instance, shared = each instance a session on the server's shared model threads (one a core; ~9 MB less a model, for many models), inline = the main thread (a batch that never yields blocks the server); auto = inline for the embedded model, worker for model files",
   },
   stuckBatchFactor: {
     kind: 'number',

@@ -20,7 +20,15 @@ export interface InstanceChannel {
 }
 
 export async function serveModelInstance(setup: WorkerSetup, channel: InstanceChannel): Promise<void> {
-  let model: OnnxModel | CodeModel;
+  let model: OnnxModel | CodeModel | undefined;
+  // Listening from the start keeps a thread alive while its model loads: a code model's
+  // initialize that awaits what never comes leaves its version loading (a removal ends it), where
+  // the thread, with nothing left to run, ended and the load failed as "ended while loading
+  // (code 0)". The server posts nothing to an instance before it has loaded.
+  channel.onRequest((request) => {
+    if (model !== undefined) serveRequest(model, request, channel);
+    else if (request.kind === 'close') channel.end();
+  });
   try {
     model = isCodeModelPath(setup.path)
       ? await CodeModel.load(setup.path as string, {
@@ -54,33 +62,35 @@ export async function serveModelInstance(setup: WorkerSetup, channel: InstanceCh
     outputs: model.outputs,
     ...(inputSchema === undefined ? {} : { inputSchema }),
   });
-  channel.onRequest((request) => {
-    if (request.kind === 'close') {
-      void model.close().finally(() => channel.end());
-      return;
-    }
-    model.runBatch(request.items).then(
-      (outputs) => {
-        const results = outputs.map((o) => (o instanceof Error ? { failed: o.message } : o));
-        // The inputs have been read: their buffers go back to the server's pool (a thread's only).
-        const inputs = channel.returnsInputs
-          ? returnableInputs(request.items, inputBuffers.minBytes, outputs)
-          : undefined;
-        channel.send({
-          kind: 'result',
-          id: request.id,
-          outputs: results,
-          ...(inputs === undefined || inputs.length === 0 ? {} : { inputs }),
-        });
-      },
-      // The inputs go back with the failure: the batcher may run parts of the batch again (isolation).
-      (error: unknown) =>
-        channel.send({
-          kind: 'failed',
-          id: request.id,
-          message: error instanceof Error ? error.message : textOf(error),
-          items: request.items,
-        }),
-    );
-  });
+}
+
+/** A loaded instance's request: a batch to run, or its close. */
+function serveRequest(model: OnnxModel | CodeModel, request: WorkerRequest, channel: InstanceChannel): void {
+  if (request.kind === 'close') {
+    void model.close().finally(() => channel.end());
+    return;
+  }
+  model.runBatch(request.items).then(
+    (outputs) => {
+      const results = outputs.map((o) => (o instanceof Error ? { failed: o.message } : o));
+      // The inputs have been read: their buffers go back to the server's pool (a thread's only).
+      const inputs = channel.returnsInputs
+        ? returnableInputs(request.items, inputBuffers.minBytes, outputs)
+        : undefined;
+      channel.send({
+        kind: 'result',
+        id: request.id,
+        outputs: results,
+        ...(inputs === undefined || inputs.length === 0 ? {} : { inputs }),
+      });
+    },
+    // The inputs go back with the failure: the batcher may run parts of the batch again (isolation).
+    (error: unknown) =>
+      channel.send({
+        kind: 'failed',
+        id: request.id,
+        message: error instanceof Error ? error.message : textOf(error),
+        items: request.items,
+      }),
+  );
 }

@@ -41,7 +41,14 @@ function describe(errors: readonly ErrorObject[]): string {
     .slice(0, 5)
     .map(
       (error) =>
-        `${error.instancePath === '' ? 'the item' : `inputs${error.instancePath.replaceAll('/', '.')}`} ${error.message ?? 'is invalid'}`,
+        `${error.instancePath === '' ? 'the item' : `inputs${error.instancePath.replaceAll('/', '.')}`} ${messageOf(error)}`,
     )
     .join('; ');
+}
+
+/** ajv's message, naming the property it is about where ajv's own does not (`additionalProperties`). */
+function messageOf(error: ErrorObject): string {
+  const message = error.message ?? 'is invalid';
+  if (error.keyword !== 'additionalProperties') return message;
+  return `${message}: '${(error.params as { additionalProperty: string }).additionalProperty}'`;
 }

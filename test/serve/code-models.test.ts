@@ -260,7 +260,7 @@ describe('a JSON code model (inputSchema)', () => {
 
   it.each([
     [{ data: { text: 5 } }, /inputs\.text must be string/],
-    [{ data: { text: 'a', colour: 'red' } }, /must NOT have additional properties/],
+    [{ data: { text: 'a', colour: 'red' } }, /must NOT have additional properties: 'colour'/],
     [{ data: { repeat: 2 } }, /must have required property 'text'/],
   ])('refuses %j with 400 bad_input saying why', async (body, message) => {
     const reply = await predict('echo', body);
@@ -322,7 +322,7 @@ describe('a JSON code model (inputSchema)', () => {
     const second = await send(['{"text":"x"}', '{"txt":"y"}', '{"text":"z"}']);
     expect([second.statusCode, ((await second.body.json()) as any).error]).toEqual([
       400,
-      "invalid inputs: json[1]: the item must have required property 'text'; the item must NOT have additional properties",
+      "invalid inputs: json[1]: the item must have required property 'text'; the item must NOT have additional properties: 'txt'",
     ]);
     const third = await send(['{"text":"x"}', '{"text":"y"}', '{"text":"z"']);
     expect(((await third.body.json()) as any).error).toBe(

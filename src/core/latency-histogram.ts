@@ -97,7 +97,7 @@ export class RunLengthRecorder {
 /**
  * p50/p90/p95/p99/p99.9/max/mean of a histogram, in ms (zeros when it is empty). HDR answers a
  * percentile with the highest value of its bucket, which can lie above the largest value
- * recorded (a p99 of 39.871 beside a max of 39.853): percentiles are capped at the maximum.
+ * recorded (a p99 of 39.871 beside a max of 39.853): percentiles and the mean are capped at the maximum.
  */
 export function percentilesMs(histogram: hdr.Histogram, maxMs = histogram.maxValue / 1000): PercentilesMs {
   const count = histogram.totalCount;
@@ -111,6 +111,7 @@ export function percentilesMs(histogram: hdr.Histogram, maxMs = histogram.maxVal
     p99: at(99),
     p999: at(99.9),
     max: maxMs,
-    mean: histogram.mean / 1000,
+    // HDR's mean takes each bucket's middle, which can lie above every value recorded, as a percentile can.
+    mean: Math.min(histogram.mean / 1000, maxMs),
   };
 }

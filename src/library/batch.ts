@@ -53,9 +53,14 @@ export interface Batched<I, O> {
  * the Errors that fail their own calls. An Error subclass (`new NotFound()` in a slot) made `O`
  * `User | NotFound` when taken from the function, so `const user: User = await byId(1)` did not
  * compile. A type with a `stack` (an Error's) is taken for an Error; an object of yours with
- * `name` and `message` alone is a result.
+ * `name` and `message` alone is a result. A slot may hold a promise (`ids.map(async (id) =>
+ * …)`), which the call waits for: its value is the result, and an Error it resolves with fails
+ * the call too.
  */
-export type CallResult<O> = O extends Error ? ('stack' extends keyof O ? never : O) : O;
+export type CallResult<O> = NoSlotError<Awaited<O>>;
+
+/** `O` without the Errors (distributed over a union: `User | NotFound` is `User`). */
+type NoSlotError<O> = O extends Error ? ('stack' extends keyof O ? never : O) : O;
 
 /**
  * Batches calls of one item into calls of `fn` over many, with the batcher `batchline serve`

@@ -291,13 +291,20 @@ describe("the library: import { batch } from 'batchline'", () => {
         'class NotFound extends Error { readonly statusCode = 404; }',
         "const byId = batch(async (ids: number[]) => ids.map((id) => (id === 1 ? { id, name: 'ada' } : new NotFound(String(id)))));",
         'const user: { id: number; name: string } = await byId(1);',
+        '// A slot may hold a promise, as library.md says: the call resolves with its value (and an Error in it fails the call).',
+        "const cached = new Map([[1, { id: 1, name: 'ada' }]]);",
+        "const fetchUser = async (id: number) => ({ id, name: 'bob' });",
+        'const byIdCached = batch((ids: number[]) => ids.map((id) => cached.get(id) ?? fetchUser(id)));',
+        'const bob: { id: number; name: string } = await byIdCached(2);',
+        "const byIdAsync = batch((ids: number[]) => ids.map(async (id) => (id === 1 ? { id, name: 'ada' } : new NotFound(String(id)))));",
+        'const ada: { id: number; name: string } = await byIdAsync(1);',
         'await lengths.close({ drainMs: 100 });',
-        'console.log(n, snapshot.counts.outcomes.ok, error, limit, breaker, user.name);',
+        'console.log(n, snapshot.counts.outcomes.ok, error, limit, breaker, user.name, bob.name, ada.name);',
       ].join('\n'),
     );
     await run(process.execPath, [TSC, '-p', '.'], { cwd: app, env: OFFLINE_ENV });
     const { stdout } = await node([join('out', 'typed.mjs')]);
-    expect(stdout.trim()).toBe('5 1 undefined 8 closed ada');
+    expect(stdout.trim()).toBe('5 1 undefined 8 closed ada bob ada');
   });
 
   it('type-checks TypeScript compiled to CommonJS (module commonjs: the node10 resolution, top-level types), and runs it', async () => {

@@ -343,8 +343,9 @@ export function missingRuntime(error: unknown): BatchlineError | undefined {
   return new BatchlineError(
     'RUNTIME_NOT_INSTALLED',
     'serve and profile need it (bench, simulate and watch do not). npm leaves this optional ' +
-      'dependency out when its install script fails, as it does offline: reinstall with ' +
-      'ONNXRUNTIME_NODE_INSTALL=skip npm install batchline (CPU only; see the README, "Install")',
+      'dependency out when its install script fails, as it does offline: install batchline again ' +
+      'with the script skipped, ONNXRUNTIME_NODE_INSTALL=skip npm install path/to/batchline-0.1.0.tgz ' +
+      '(CPU only; see the README, "Install")',
     { cause: error },
   );
 }

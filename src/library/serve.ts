@@ -3,6 +3,7 @@ import { resolveCodeOptions, type InputOf } from '../options/code-options.js';
 import type { ServerStats } from '../stats-contract/server-stats.js';
 import { RENAMED_BATCHING } from './batch-options.js';
 import { drainMsOf } from './close-options.js';
+import { missingRuntime } from '../errors.js';
 import { publicError } from './errors.js';
 
 // Mapped here, not through a generic alias, which tsc names instead of this one: a misspelt key
@@ -64,7 +65,8 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
       close: async (closeOptions) => started.close({ drainMs: drainMsOf(closeOptions, config.drainTimeoutMs) }),
     };
   } catch (error) {
-    throw publicError(error, inCodeWords);
+    // onnxruntime-node left out by npm: the command's message (the bare ERR_MODULE_NOT_FOUND said nothing of why).
+    throw publicError(missingRuntime(error) ?? error, inCodeWords);
   }
 }
 

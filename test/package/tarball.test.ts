@@ -173,8 +173,18 @@ describe('the npm package', () => {
       );
       expect(failed?.code).toBe(1);
       expect(failed?.stderr).toMatch(/onnxruntime-node is not installed/);
-      expect(failed?.stderr).toMatch(/ONNXRUNTIME_NODE_INSTALL=skip npm install batchline/);
+      expect(failed?.stderr).toMatch(/ONNXRUNTIME_NODE_INSTALL=skip npm install path\/to\/batchline-0\.1\.0\.tgz/);
       expect(failed?.stderr).not.toMatch(/unexpected error| {4}at /);
+      // serve() from code says the same, as a BatchError of the server's code (it was the bare ERR_MODULE_NOT_FOUND).
+      writeFileSync(
+        join(app, 'serve-no-runtime.mjs'),
+        [
+          "import { serve, BatchError } from 'batchline';",
+          'const error = await serve().then(() => undefined, (thrown) => thrown);',
+          'console.log(error instanceof BatchError, error?.code, /npm install path\\/to/.test(error?.message));',
+        ].join('\n'),
+      );
+      expect((await node(['serve-no-runtime.mjs'])).stdout.trim()).toBe('true runtime_not_installed true');
       expect((await batchline(['simulate', '--rate', '100', '--requests', '100'])).stdout).toMatch(/arrived 100 /);
     } finally {
       renameSync(`${runtime}.away`, runtime);

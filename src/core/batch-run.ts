@@ -47,6 +47,8 @@ export class BatchRun<I, O> implements Batch<I, O> {
   /** A request of several items is among its requests (dispatch says so): answered item by item, they are split first. */
   itemsRequests = false;
   private runs = 0;
+  /** Its items when its first run started: a function that pushes onto its `inputs` does not change how many it was given. */
+  private firstRunSize = 0;
   /** The first run is with the executor: its `done` has not been called yet. */
   private firstRunOut = false;
   private isolation: BatchIsolation<O> | undefined;
@@ -57,7 +59,7 @@ export class BatchRun<I, O> implements Batch<I, O> {
   private readonly firstRunDone: RunDone<O> = (result, errorFree) => {
     if (!this.firstRunOut) return; // an executor that answers twice must not answer anyone twice
     this.firstRunOut = false;
-    this.runFinished(this, 0, result, errorFree);
+    this.runFinished(this, 0, this.firstRunSize, result, errorFree);
   };
 
   constructor(
@@ -91,6 +93,7 @@ export class BatchRun<I, O> implements Batch<I, O> {
   modelFailed = false;
 
   start(): void {
+    this.firstRunSize = this.inputs.length;
     this.firstRunOut = true;
     this.startRun(this, this.firstRunDone);
   }
@@ -111,24 +114,26 @@ export class BatchRun<I, O> implements Batch<I, O> {
   /** Runs part of a failed batch, with a `done` of its own that answers once. */
   private startPart(part: Batch<I, O>): void {
     const attempt = this.runs;
+    const size = part.inputs.length;
     let called = false;
     this.startRun(part, (result) => {
       if (called) return;
       called = true;
-      this.runFinished(part, attempt, result);
+      this.runFinished(part, attempt, size, result);
     });
   }
 
   private runFinished(
     run: Batch<I, O>,
     attempt: number,
+    /** The run's items when it started. */
+    size: number,
     result: readonly (O | Error)[] | Error,
     errorFree = false,
   ): void {
     const host = this.host;
     const nowMs = host.now();
     if (this.deadlineAtMs < nowMs) this.expireOverdue(nowMs);
-    const size = run.inputs.length;
     const error =
       result instanceof Error
         ? result

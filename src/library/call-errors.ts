@@ -6,6 +6,7 @@ import type { Batcher } from '../core/batcher.js';
 import type { Outcome, PendingRequest } from '../core/types.js';
 import { BatchlineError } from '../errors.js';
 import { asError, textOf } from '../message-text.js';
+import { described } from '../options/code-options.js';
 import { deadlineExceeded, outcomeError } from '../serve/outcome-errors.js';
 import { DeadlineExceededError, InvalidOptionError, publicError } from './errors.js';
 
@@ -103,10 +104,12 @@ export function invalidCallOptions(options: CallOptions): InvalidOptionError | u
       );
   const { timeoutMs, signal, priority } = options;
   if (priority !== undefined && !(Number.isInteger(priority) && priority >= 1))
-    return new InvalidOptionError(`call(item, { priority }): expected a level from 1 (the highest), got ${priority}`);
+    return new InvalidOptionError(
+      `call(item, { priority }): expected a level from 1 (the highest), got ${described(priority)}`,
+    );
   if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && timeoutMs <= 1e9))
     return new InvalidOptionError(
-      `call(item, { timeoutMs }): expected a number of ms above 0 and at most 1e9, got ${timeoutMs}`,
+      `call(item, { timeoutMs }): expected a number of ms above 0 and at most 1e9, got ${described(timeoutMs)}`,
     );
   if (signal !== undefined && !(signal instanceof AbortSignal))
     return new InvalidOptionError('call(item, { signal }): expected an AbortSignal');

@@ -111,7 +111,7 @@ function checkCodeType(spec: OptionSpec, value: unknown, key: string): void {
 }
 
 /** A value and its JavaScript type, for a message: `'yes' (a string)`, `5 (a number)`, `null`. */
-function described(value: unknown): string {
+export function described(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   switch (typeof value) {

@@ -334,6 +334,26 @@ describe('batch(): failures', () => {
     expect(await Promise.all([lossy(4), lossy(5), lossy(6)])).toEqual([4, 5, 6]);
   });
 
+  it('fails a batch whose function grew its items array by the size it was given, without re-runs', async () => {
+    const runs: string[][] = [];
+    const grows = batch(
+      async (items: string[]) => {
+        runs.push([...items]);
+        items.push('extra'); // the caller's array, returned with one more
+        return items;
+      },
+      { maxBatchSize: 3, batchWindowMs: 10_000 },
+    );
+    const errors = await Promise.all([grows('a'), grows('b'), grows('c')].map(rejection));
+    // It was read after the function ran: "4 results for a batch of 4" passed the check, isolation
+    // re-ran parts ([a,b], [c]), and their messages named sizes the function was never given.
+    for (const error of errors) {
+      expect(error).toBeInstanceOf(ModelFailureError);
+      expect((error as Error).message).toMatch(/returned 4 results for a batch of 3 items; it must return an array/);
+    }
+    expect(runs).toEqual([['a', 'b', 'c']]);
+  });
+
   it('fails a batch whose function returns no array', async () => {
     const nothing = batch(async (_items: number[]) => undefined as unknown as number[], { batchWindowMs: 0 });
     expect(((await rejection(nothing(1))) as Error).message).toMatch(
@@ -699,7 +719,14 @@ describe('batch(): options', () => {
     const echo = batch(async (items: number[]) => items);
     expect(await rejection(echo(1, { timeoutMs: -5 }))).toBeInstanceOf(InvalidOptionError);
     expect(((await rejection(echo(1, { timeoutMs: 0 }))) as Error).message).toBe(
-      'call(item, { timeoutMs }): expected a number of ms above 0 and at most 1e9, got 0',
+      'call(item, { timeoutMs }): expected a number of ms above 0 and at most 1e9, got 0 (a number)',
+    );
+    // A number given as a string says so: "got 5" read as if 5 were refused.
+    expect(((await rejection(echo(1, { timeoutMs: '5' as never }))) as Error).message).toBe(
+      "call(item, { timeoutMs }): expected a number of ms above 0 and at most 1e9, got '5' (a string)",
+    );
+    expect(((await rejection(echo(1, { priority: '1' as never }))) as Error).message).toBe(
+      "call(item, { priority }): expected a level from 1 (the highest), got '1' (a string)",
     );
     expect(await rejection(echo(1, { signal: {} as AbortSignal }))).toBeInstanceOf(InvalidOptionError);
     expect(await rejection(echo(1, { priority: 0 }))).toBeInstanceOf(InvalidOptionError);

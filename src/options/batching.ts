@@ -192,7 +192,7 @@ export const BATCHING_OPTIONS = {
     placeholder: 'json',
     parse: parsePriorityQueuePolicy,
     description:
-      'levels whose queue differs, as Triton writes it: {"1": {"max_queue_size": 16, "default_timeout_microseconds": 100000}}',
+      'levels whose queue differs, as Triton writes it: {"1": {"max_queue_size": 16, "default_timeout_microseconds": 100000}}; without --priority-levels the one queue is level 1',
   },
 } as const satisfies OptionSchema;
 

@@ -8,14 +8,16 @@
 const MAX_DETAIL_CHARS = 400;
 
 /**
- * A detail fit for a message that reaches a terminal, a log or a client: control characters
- * (escape sequences, bells, new lines) become `?`, and it is cut at MAX_DETAIL_CHARS. Details
- * often quote what a client or a command line gave: a 1 MB header would come back whole, and a
- * model name with an escape sequence would reach the terminal as one.
+ * A detail fit for a message that reaches a terminal, a log or a client: a line break (and the
+ * indent after it) becomes ` | `, as the failure log writes it, other control characters (escape
+ * sequences, bells) `?`, and it is cut at MAX_DETAIL_CHARS. Details often quote what a client or
+ * a command line gave: a 1 MB header would come back whole, and a model name with an escape
+ * sequence would reach the terminal as one. A message of several lines (JSON.stringify's
+ * circular-structure error) read `JSON?    --> starting at`.
  */
 export function safeDetail(detail: string, maxChars = MAX_DETAIL_CHARS): string {
   // eslint-disable-next-line no-control-regex
-  const clean = detail.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  const clean = detail.replace(/\r?\n\s*/g, ' | ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
   return clean.length > maxChars ? `${clean.slice(0, maxChars)}… (${clean.length - maxChars} more characters)` : clean;
 }
 

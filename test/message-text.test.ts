@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clipped, MAX_QUOTED_CHARS } from '../src/message-text.js';
+import { clipped, MAX_QUOTED_CHARS, safeDetail } from '../src/message-text.js';
 
 describe('clipped: what a caller gave, as a message quotes it', () => {
   it('leaves a quote of MAX_QUOTED_CHARS or fewer whole', () => {
@@ -15,5 +15,17 @@ describe('clipped: what a caller gave, as a message quotes it', () => {
       expect(quote).toHaveLength(MAX_QUOTED_CHARS);
       expect(quote).toBe(`${'x'.repeat(MAX_QUOTED_CHARS - 3)}...`);
     }
+  });
+});
+
+describe('safeDetail: a detail fit for a terminal, a log or a client', () => {
+  it('writes a line break as the failure log does, and other control characters as ?', () => {
+    // JSON.stringify's error for a circular answer, as a code model's client read it: "JSON?    --> starting at".
+    const circular =
+      "Converting circular structure to JSON\n    --> starting at object with constructor 'Object'\n    --- property 'self' closes the circle";
+    expect(safeDetail(circular)).toBe(
+      "Converting circular structure to JSON | --> starting at object with constructor 'Object' | --- property 'self' closes the circle",
+    );
+    expect(safeDetail('red\u001b[31m bell\u0007 tab\there')).toBe('red?[31m bell? tab?here');
   });
 });

@@ -50,7 +50,8 @@ export function resolveCodeOptions<S extends OptionSchema>(
   if (typeof given !== 'object' || given === null)
     throw new BatchlineError(
       'INVALID_OPTION',
-      `options must be an object, got ${given === null ? 'null' : typeof given}`,
+      // Worded as a refused option is ("invalid option maxBatchSize: got …, expected …").
+      `options: got ${described(given)}, expected an object of options such as { maxBatchSize: 32 }`,
     );
   for (const key of Object.keys(given)) {
     if (Object.hasOwn(schema, key)) continue;

@@ -716,6 +716,10 @@ describe('batch(): options', () => {
 
   it('refuses a batch function that is not a function, and bad call options', async () => {
     expect(() => batch('nope' as never)).toThrow(InvalidOptionError);
+    // Worded as any refused option: it read "invalid option options must be an object, got number".
+    expect(() => batch(async (items: number[]) => items, 5 as never)).toThrow(
+      /^invalid option options: got 5 \(a number\), expected an object of options such as \{ maxBatchSize: 32 \}$/,
+    );
     const echo = batch(async (items: number[]) => items);
     expect(await rejection(echo(1, { timeoutMs: -5 }))).toBeInstanceOf(InvalidOptionError);
     expect(((await rejection(echo(1, { timeoutMs: 0 }))) as Error).message).toBe(

@@ -131,8 +131,12 @@ describe('serve()', () => {
   });
 
   it('rejects options that are not an object with InvalidOptionError', async () => {
-    await expect(serve(null as never)).rejects.toThrow(/^invalid option options must be an object, got null$/);
-    await expect(serve('x' as never)).rejects.toThrow(/^invalid option options must be an object, got string$/);
+    await expect(serve(null as never)).rejects.toThrow(
+      /^invalid option options: got null, expected an object of options such as \{ maxBatchSize: 32 \}$/,
+    );
+    await expect(serve('x' as never)).rejects.toThrow(
+      /^invalid option options: got 'x' \(a string\), expected an object/,
+    );
   });
 
   it('refuses a bad drainMs on close and keeps serving; a later close() drains', async () => {

@@ -32,7 +32,7 @@ export class LatencyTally {
   /**
    * p50/p90/p95/p99/p99.9/max/mean in ms, as `percentilesMs` reads them from an HDR histogram
    * with the same values: a percentile is the top of the bucket where the count reaches it,
-   * capped at the exact maximum `maxMs`; the mean is of the buckets' middles.
+   * capped at the exact maximum `maxMs`; the mean is of the buckets' middles, capped there too.
    */
   percentilesMs(maxMs: number): PercentilesMs {
     const count = this.total;
@@ -59,7 +59,7 @@ export class LatencyTally {
       p99: at(3),
       p999: at(4),
       max: maxMs,
-      mean: sumUs / count / 1000,
+      mean: Math.min(sumUs / count / 1000, maxMs),
     };
   }
 

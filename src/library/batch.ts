@@ -113,6 +113,7 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
 
   /** Offers a request of the turn's calls: what the door turns away (all, or the later ones) rejects, each with its error. */
   const offerHeld = (request: PendingCall<I, O>): void => {
+    clock.elapsed(); // the caller's code ran since the library last read the clock: it arrives now
     keepAlive.enter(request.size);
     const refused = batcher.offer(request);
     if (refused === undefined) return;
@@ -146,6 +147,7 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     if (signal?.aborted === true) return rejected(pending, promise, signal.reason);
     let watched: WatchedCall<I, O> | undefined;
     if (signal !== undefined) pending.onOutcome = watched = new WatchedCall(pending, owner, signal);
+    clock.elapsed();
     keepAlive.enter();
     const refused = batcher.offer(pending, callOptions.timeoutMs, callOptions.priority);
     if (refused !== undefined) {
@@ -165,6 +167,7 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     } catch (error) {
       return Promise.reject(error);
     }
+    clock.elapsed();
     offerOpen(); // the calls made before close() are queued, and drained
     if (drain !== undefined) drain.shorten(drainMs);
     else drain = startDrain(batcher, drainMs, () => keepAlive.dispose());
@@ -174,6 +177,7 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
   // A call never resolves with an Error of a slot: it rejects with it (CallResult).
   return Object.assign(call as (item: I, options?: CallOptions) => Promise<CallResult<O>>, {
     stats: () => {
+      clock.elapsed();
       offerOpen(); // counted as queued
       return stats.snapshot();
     },
@@ -316,8 +320,15 @@ function runBatch<I, O>(fn: BatchFunction<I, O>, run: Batch<I, O>, done: RunDone
   clock.elapsed();
   if (isThenable(returned))
     returned.then(
-      (results) => handOver(results, size, done),
-      (error: unknown) => done(thrownAsError(error)),
+      // Settled after whatever ran meanwhile: the batch's end reads the clock again.
+      (results) => {
+        clock.elapsed();
+        handOver(results, size, done);
+      },
+      (error: unknown) => {
+        clock.elapsed();
+        done(thrownAsError(error));
+      },
     );
   else handOver(returned, size, done);
 }

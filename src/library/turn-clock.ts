@@ -7,13 +7,16 @@ const settled = Promise.resolve();
 function nothing(): void {}
 
 /**
- * Real time, read once per turn of JavaScript: the first read of a turn takes
- * `performance.now()` (about 400 instructions, as much as the rest of a call's bookkeeping) and
- * the reads after it, until the turn's microtasks run, return the same instant — as Node's
- * timers measure from the loop time libuv reads once per iteration. Calls made in one
- * synchronous run share an arrival time, so their waits and latencies are equal and recorded
- * as one. Whoever runs code that may take real time inside a turn (the batch function) calls
- * `elapsed()` after it, so that what follows reads the clock again.
+ * Real time, read once per stretch of the library's own code: the first read takes
+ * `performance.now()` (~220 instructions, as much as a large part of a call's bookkeeping) and
+ * the reads after it, until the caller's code runs again, return the same instant. Whoever hands
+ * control back from code that may take real time calls `elapsed()`, so that what follows reads
+ * the clock again: each entry from the caller's code (a call, `stats()`, `close()`, a batch's
+ * promise settling, the turn's end) and each return from the batch function. A turn's instant
+ * kept across the caller's code was stale by whatever it did meanwhile: a call made after
+ * `stats()` and 150 ms of synchronous work arrived 150 ms in the past, and was refused as past
+ * its 100 ms deadline; a batch dispatched so started before `stats()` did, and AIMD read its
+ * function's 3 ms as 24.
  *
  * The end of a turn is one microtask, which first runs `turnEnded` (the library offers the
  * turn's calls it holds, at the turn's instant) and then forgets the instant: queued by the
@@ -29,6 +32,7 @@ export class TurnClock extends RealClock {
     // Cleared before `turnEnded`: a call made while it runs (by a batch function it started) is
     // held for a turn end of its own, which it must be able to queue (`endTurnLater`).
     this.endQueued = false;
+    this.turnMs = undefined; // the caller's code ran since any read of this turn
     this.ending = true;
     try {
       this.turnEnded();
@@ -56,7 +60,7 @@ export class TurnClock extends RealClock {
     void settled.then(this.endTurn);
   }
 
-  /** Time has passed in this turn (a function ran): the next read takes the clock again. */
+  /** Time may have passed (the caller's code ran): the next read takes the clock again. */
   elapsed(): void {
     this.turnMs = undefined;
   }

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { batch } from '../../src/index.js';
 import { TurnClock } from '../../src/library/turn-clock.js';
 
 /** performance.now() counting its reads: 1, 2, 3… */
@@ -59,7 +60,7 @@ describe('TurnClock', () => {
     expect(clock.now()).toBe(7);
   });
 
-  it('runs turnEnded once a turn, at its end and at its instant, and once more for what it started', async () => {
+  it('runs turnEnded once a turn, at its end, and once more for what it started', async () => {
     countedNow();
     const seen: number[] = [];
     let again = true;
@@ -73,10 +74,63 @@ describe('TurnClock', () => {
     clock.endTurnLater(); // queued by the read already: one end a turn
     expect(seen).toEqual([]);
     await microtask();
-    expect(seen).toEqual([1, 2]);
+    // Its end reads the clock again (2: the caller's code ran since the turn's read), as does the end it queued.
+    expect(seen).toEqual([2, 3]);
     // A turn that has not read the clock: its end reads it.
     clock.endTurnLater();
     await microtask();
-    expect(seen).toEqual([1, 2, 3]);
+    expect(seen).toEqual([2, 3, 4]);
+  });
+});
+
+describe("batch() on a TurnClock: the caller's code between two reads", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it("takes the clock again when the caller's code ran: a call after stats() and 150 ms of work arrives then", async () => {
+    // The instant a read of stats() took was kept for the rest of the turn: the call arrived
+    // 150 ms in the past, and was refused as past its 100 ms deadline the moment its batch ended.
+    let nowMs = 1000;
+    vi.spyOn(performance, 'now').mockImplementation(() => nowMs);
+    const doubled = batch(async (items: number[]) => items.map((x) => 2 * x), {
+      requestTimeoutMs: 100,
+      batchWindowMs: 0,
+    });
+    try {
+      doubled.stats();
+      nowMs += 150; // the caller's synchronous work
+      expect(await doubled(10)).toBe(20);
+      // Its latency is from when it was made: 150 ms in the past, it was 150.
+      nowMs += 1;
+      doubled.stats();
+      const stats = doubled.stats();
+      expect(stats.counts.outcomes).toMatchObject({ ok: 1, timeout: 0 });
+      expect(stats.latencyMs.max).toBeLessThan(1);
+    } finally {
+      await doubled.close({ drainMs: 0 });
+    }
+  });
+
+  it("starts a batch when it starts, not at the turn's first read: the function's time is its own", async () => {
+    // AIMD read a 3 ms function as 24 ms when a slow first stats() came before the call.
+    let nowMs = 1000;
+    vi.spyOn(performance, 'now').mockImplementation(() => nowMs);
+    const slow = batch(
+      async (items: number[]) => {
+        nowMs += 3; // the function's own time
+        return items;
+      },
+      { batchWindowMs: 0 },
+    );
+    try {
+      slow.stats();
+      nowMs += 20; // stats() was slow (its first call compiles)
+      await slow(1);
+      // Arrival to answer: the function's 3 ms, not 23.
+      expect(slow.stats().latencyMs.max).toBe(3);
+    } finally {
+      await slow.close({ drainMs: 0 });
+    }
   });
 });

@@ -99,9 +99,12 @@ export function registerModelRoutes(
   app.get('/v1/models/:name/versions/:version/ready', ready);
   app.get('/v1/model', (_request, reply) => {
     const name = registry.defaultModel;
-    const model = (name === undefined ? undefined : registry.resolve(name))?.model;
-    if (model === undefined)
-      return void plainAnswer(reply).error(new BatchlineError('NOT_READY', 'the model is loading'));
-    plainAnswer(reply).json(modelShape(model));
+    const found = name === undefined ? undefined : registry.resolve(name);
+    const model = found?.batcher === undefined ? undefined : found.model; // attached once loaded
+    if (model !== undefined) return void plainAnswer(reply).json(modelShape(model));
+    // Refused as /v1/infer is: no default among several models, none served, or loading. It said
+    // "the model is loading" (503) for all three, and a client polling it waited for good.
+    const { refusal } = targets.resolve({ name: undefined });
+    plainAnswer(reply).error(refusal ?? new BatchlineError('NOT_READY', 'the model is loading'));
   });
 }

@@ -269,6 +269,10 @@ describe('the default model', () => {
       expect([reply.status, reply.json.error.code]).toEqual([404, 'model_not_found']);
       expect(reply.json.error.message).toContain('no default model among a, b; start with --default-model NAME');
       expect((await infer(`${other.url}/models/b/predict`, { inputs: [1] })).json.outputs.y).toEqual([2]);
+      // /v1/model says the same: it answered 503 "the model is loading", for good, to a ready server.
+      const model = await get(`${other.url}/v1/model`);
+      expect([model.status, model.json.error.code]).toEqual([404, 'model_not_found']);
+      expect(model.json.error.message).toContain('no default model among a, b');
     } finally {
       await other.close();
     }

@@ -29,6 +29,15 @@ describe("the docs' model.mjs", () => {
       const reply = await infer(server.url, { inputs: [1, 2.5, -3] });
       expect(reply.status).toBe(200);
       expect(reply.json).toMatchObject({ outputs: { y: [2, 5, -6] }, model: 'scale', model_version: '1' });
+      // The Error path models.md shows is one a client can reach (its NaN check was not: the server
+      // refuses NaN before the model).
+      if (code.includes('out of range')) {
+        const refused = await infer(server.url, { inputs: [1, 2e6, 3] });
+        expect([refused.status, refused.json.error.message]).toEqual([
+          500,
+          'model execution failed: x is out of range',
+        ]);
+      }
     } finally {
       await server.close();
     }

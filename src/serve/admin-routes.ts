@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { isCodeModelPath } from '../model/code-model.js';
 import { SERVE_OPTIONS } from '../options/serve.js';
-import { effectiveConfig, parseModelOptions, snakeCase } from './model-config.js';
+import { effectiveConfig, functionNameOf, parseModelOptions, snakeCase } from './model-config.js';
 import {
   labelsFileInRepository,
   MODEL_NAME_PATTERN,
@@ -141,13 +141,8 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
           );
         const field = 'module' in fields ? 'module' : 'path';
         const path = await modelFileInRepository(repository, fields[field], field);
-        const functionName = fields.function;
-        if (functionName !== undefined) {
-          if (typeof functionName !== 'string' || !/^[A-Za-z_$][\w$]{0,127}$/.test(functionName))
-            throw new BatchlineError(
-              'INVALID_MODEL_CONFIG',
-              `request body: function: got ${JSON.stringify(functionName)}, expected the name of the module's export`,
-            );
+        const given = fields.function === undefined ? undefined : functionNameOf(fields.function, 'request body');
+        if (given !== undefined) {
           if (!isCodeModelPath(path))
             throw new BatchlineError(
               'INVALID_MODEL_CONFIG',
@@ -179,6 +174,8 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
         };
         // The request's parameters over the config.json's, each by its name, as the options are.
         const parameters = { ...fromRepository.parameters, ...own.parameters };
+        // The export the request names, else the config.json's (a module of another version may not have it: its load says so).
+        const functionName = given ?? (isCodeModelPath(path) ? fromRepository.functionName : undefined);
         // The labels file the request names, else the config.json's, as a load from the repository takes it.
         const labelFilename = own.labelFilename ?? fromRepository.labelFilename;
         const labels =

@@ -17,6 +17,8 @@ export interface ModelConfigFile {
   versionPolicy: VersionPolicy;
   /** Triton's `label_filename`: a file in the model's folder holding its class labels. */
   labelFilename?: string;
+  /** A code model's export that runs a batch, when not `execute` (the middleware's `function`). */
+  functionName?: string;
   /**
    * `parameters`: the model author's own values, as written, for a code model's `initialize`
    * (`config.parameters`), as Triton's Python backend reads its config's `parameters`.
@@ -29,7 +31,16 @@ const LABEL_FILENAME = /^(?!\.\.?$)[^/\\\0]{1,255}$/;
 
 const DEFAULT_POLICY: VersionPolicy = { latest: 1 };
 /** The fields of a config.json besides the options. */
-const FILE_FIELDS = ['version_policy', 'label_filename', 'parameters'];
+const FILE_FIELDS = ['version_policy', 'label_filename', 'parameters', 'function'];
+
+/** A module's export, as `function` names it. */
+const EXPORT_NAME = /^[A-Za-z_$][\w$]{0,127}$/;
+
+/** `function`: the name of a code model's export that runs a batch, or INVALID_MODEL_CONFIG. */
+export function functionNameOf(value: unknown, where: string): string {
+  if (typeof value === 'string' && EXPORT_NAME.test(value)) return value;
+  throw invalid(`${where}: function: got ${JSON.stringify(value)}, expected the name of the module's export`);
+}
 
 /** `maxBatchSize` → `max_batch_size`. */
 export function snakeCase(key: string): string {
@@ -120,7 +131,8 @@ export function parseModelOptions(
     version_policy: policy,
     label_filename: labels,
     parameters,
-  } = json as { version_policy?: unknown; label_filename?: unknown; parameters?: unknown };
+    function: functionName,
+  } = json as { version_policy?: unknown; label_filename?: unknown; parameters?: unknown; function?: unknown };
   return {
     options: options as Partial<ModelVersionConfig>,
     versionPolicy:
@@ -129,6 +141,9 @@ export function parseModelOptions(
         : DEFAULT_POLICY,
     ...(extraFields.includes('label_filename') && labels !== undefined
       ? { labelFilename: labelFilenameOf(labels, where) }
+      : {}),
+    ...(extraFields.includes('function') && functionName !== undefined
+      ? { functionName: functionNameOf(functionName, where) }
       : {}),
     parameters: extraFields.includes('parameters') ? parseParameters(parameters, `${where}: parameters`) : {},
   };

@@ -37,9 +37,12 @@ export function modelsList(
  */
 export function versionMetadata(version: ModelVersion, repository?: string): Record<string, unknown> {
   const labels = version.labelFilename;
+  const functionName = version.functionName;
   const config = {
     ...configJsonOf(version.config, repository),
     ...(labels === undefined ? {} : { label_filename: labels }),
+    // Shown, so that a registration taken back from this config runs the same export.
+    ...(functionName === undefined ? {} : { function: functionName }),
     parameters: version.parameters,
   };
   const model = version.batcher === undefined ? undefined : version.model; // attached once loaded

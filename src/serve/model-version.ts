@@ -83,6 +83,11 @@ export class ModelVersion implements AnswerCounters {
     return this.deps.labelsPath === undefined ? undefined : basename(this.deps.labelsPath);
   }
 
+  /** A code model's export that runs its batches, when not `execute` (config.json's or a registration's `function`). */
+  get functionName(): string | undefined {
+    return this.deps.functionName;
+  }
+
   /** Its config.json's (or registration's) `parameters`, the model author's own values ({} when none). */
   get parameters(): Readonly<Record<string, unknown>> {
     return this.deps.parameters ?? {};

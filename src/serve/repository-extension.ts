@@ -78,8 +78,18 @@ export async function loadRepositoryModel(
   for (const { version, path, labelsPath } of model.versions) {
     if (served.some((v) => v.version === version)) continue;
     const labels = labelsPath === undefined ? {} : { labelsPath };
+    const functionName = model.config.functionName;
     await runtime.register(
-      { name, version, path, config, optionSources, parameters: model.config.parameters, ...labels },
+      {
+        name,
+        version,
+        path,
+        config,
+        optionSources,
+        parameters: model.config.parameters,
+        ...labels,
+        ...(functionName === undefined ? {} : { functionName }),
+      },
       true,
     );
   }

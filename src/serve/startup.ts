@@ -13,7 +13,7 @@ export interface StartupVersion {
   /** The ONNX file or code model (`.mjs`); undefined for the embedded toy model. */
   path: string | undefined;
   config: ModelVersionConfig;
-  /** A code model's export that runs a batch, when not `execute` (an admin registration's `function`). */
+  /** A code model's export that runs a batch, when not `execute` (config.json's or a registration's `function`). */
   functionName?: string;
   /** Its class labels file when config.json names one (`label_filename`); else `model.labels.txt` beside the model, if there. */
   labelsPath?: string;
@@ -59,6 +59,7 @@ export async function startupVersions(
         config: own,
         optionSources,
         ...(labelsPath === undefined ? {} : { labelsPath }),
+        ...(model.config.functionName === undefined ? {} : { functionName: model.config.functionName }),
         parameters: model.config.parameters,
       }));
     });

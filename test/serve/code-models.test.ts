@@ -30,6 +30,9 @@ beforeAll(async () => {
     'double/config.json': JSON.stringify({ version_policy: { specific: [1] } }),
     'double/2/model.mjs': CODE_MODELS.importFails,
     'double/3/model.mjs': CODE_MODELS.initializeFails,
+    // Its export that runs a batch is `run`, as its config.json says.
+    'summed/1/model.mjs': CODE_MODELS.sum,
+    'summed/config.json': JSON.stringify({ function: 'run' }),
     // Not a model folder (hidden): registered by a test, its initialize says it started and never settles.
     '.staging/stalled.mjs': `
 import { writeFileSync } from 'node:fs';
@@ -51,7 +54,7 @@ afterAll(async () => {
 const predict = (name: string, body: unknown, query = '') =>
   infer(`${server.url}/models/${name}/predict${query}`, body);
 
-async function admin(method: 'POST' | 'DELETE', path: string, body?: unknown) {
+async function admin(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) {
   const response = await request(`${server.url}${path}`, {
     method,
     headers: {
@@ -354,6 +357,20 @@ describe('the admin API and code models', () => {
     expect(reply.json.outputs.echo).toBe('vv');
     const removed = await admin('DELETE', '/admin/models/echo2/v2');
     expect(removed).toMatchObject({ status: 200, json: { state: 'removed' } });
+  });
+
+  it("runs the export config.json's `function` names, shows it in the config, and a registration takes that config back", async () => {
+    // At start-up a module whose export is not `execute` failed ("exports no function 'execute'"):
+    // only a registration could name another.
+    const reply = await predict('summed', { inputs: [1, 2, 3] });
+    expect([reply.status, reply.json.outputs]).toEqual([200, { total: [6], n: [3] }]);
+    const { config } = (await admin('GET', '/v1/models/summed')).json;
+    expect(config).toMatchObject({ function: 'run' });
+    // The answer's config is the version's whole configuration: registered back, it runs the same export.
+    const again = await admin('POST', '/admin/models/summed2', { module: 'summed/1/model.mjs', ...config });
+    expect([again.status, again.json.config.function]).toEqual([201, 'run']);
+    expect((await predict('summed2', { inputs: [4, 5] })).json.outputs).toEqual({ total: [9], n: [2] });
+    expect((await admin('DELETE', '/admin/models/summed2/1')).status).toBe(200);
   });
 
   it.each([

@@ -92,6 +92,9 @@ const RENAMED: Readonly<Record<string, string>> = {
   ...RENAMED_BATCHING,
   timeout: 'requestTimeoutMs (milliseconds), or timeoutMs on a call',
   timeoutMs: 'requestTimeoutMs (milliseconds), or timeoutMs on a call',
+  // The middleware's pydantic schema: batch() takes items as they are; serve's model.mjs checks an inputSchema.
+  input_schema: 'a check before the call (ajv validates a JSON Schema); serve checks a model.mjs inputSchema',
+  inputSchema: 'a check before the call (ajv validates a JSON Schema); serve checks a model.mjs inputSchema',
 };
 
 /** The batcher's configuration from what the caller gave; throws INVALID_OPTION naming the option. */

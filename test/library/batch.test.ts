@@ -675,6 +675,8 @@ describe('batch(): options', () => {
     [{ batchWindowMs: '500ms' }, /^invalid option batchWindowMs: got '500ms' \(a string\), expected a number from 0/],
     [{ max_wait_time: 0.01 }, /max_wait_time: not an option; use batchWindowMs \(milliseconds\)/],
     [{ workers: 2 }, /workers: not an option; use instances/],
+    // The middleware's pydantic schema has no option here: the refusal says what does its job.
+    [{ input_schema: {} }, /input_schema: not an option; use a check before the call \(ajv validates a JSON Schema\)/],
     [{ batch_window_ms: 5 }, /batch_window_ms: not an option; use batchWindowMs$/],
     [{ colour: 'blue' }, /colour: not an option; the options are maxBatchSize, batchWindowMs/],
     // Named as code spells them, not as the command's flags (--default-priority-level).

@@ -155,7 +155,7 @@ export const ERROR_TABLE = {
     httpStatus: 413,
     grpcStatus: 'RESOURCE_EXHAUSTED',
     exitCode: 1,
-    message: 'request body is larger than %s bytes',
+    message: 'request body is larger than %s',
     reason: 'payload_too_large',
   },
   UNSUPPORTED_MEDIA_TYPE: {

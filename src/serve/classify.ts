@@ -1,11 +1,14 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { BatchlineError, unsupportedEncoding, type ErrorCode } from '../errors.js';
 import { textOf } from '../message-text.js';
+import { bodyTooLarge } from './oip-body.js';
 
 /** What `classify` reads of the request an error belongs to (a FastifyRequest has all of it). */
 export interface ClassifiedRequest {
   readonly headers: IncomingHttpHeaders;
   readonly routeOptions?: { readonly bodyLimit?: number };
+  /** Which limit's flag a 413 names (`/v2/` routes have their own). */
+  readonly url?: string;
 }
 
 /** Fastify's own request errors, as rows of batchline's error table. */
@@ -58,7 +61,7 @@ export function classify(error: unknown, request?: ClassifiedRequest): Batchline
   if (error instanceof BatchlineError) return error;
   switch (mapped) {
     case 'PAYLOAD_TOO_LARGE':
-      return new BatchlineError(mapped, String(request?.routeOptions?.bodyLimit ?? 'the limit of'));
+      return bodyTooLarge(request?.routeOptions?.bodyLimit ?? 'its limit of', request?.url);
     case 'UNSUPPORTED_MEDIA_TYPE':
       return new BatchlineError(
         mapped,

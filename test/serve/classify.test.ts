@@ -41,7 +41,7 @@ const cases: [name: string, error: unknown, request: typeof json, code: string, 
     json,
     'PAYLOAD_TOO_LARGE',
     413,
-    /^request body is larger than 1024 bytes$/,
+    /^request body is larger than 1024 bytes \(--body-limit-bytes sets the limit\)$/,
   ],
   [
     "Fastify's 415",

@@ -7,7 +7,7 @@ import { collectBody } from '../../src/serve/oip-body.js';
 
 /** A request as the parser reads it: its headers and its route's body limit. */
 function requestWith(headers: Record<string, string>, bodyLimit: number): FastifyRequest {
-  return { headers, routeOptions: { bodyLimit } } as unknown as FastifyRequest;
+  return { headers, routeOptions: { bodyLimit }, url: '/v2/models/m/infer' } as unknown as FastifyRequest;
 }
 
 /** Runs the parser over `parts`, ending the body after them unless `end` is false (a client still sending). */
@@ -52,7 +52,9 @@ describe('the Open Inference Protocol body parser', () => {
     const bomb = gzipSync(Buffer.alloc(64 << 20));
     const { error } = await parse([bomb.subarray(0, bomb.length / 2)], { 'content-encoding': 'gzip' }, 1 << 20, false);
     expect((error as { code?: string }).code).toBe('PAYLOAD_TOO_LARGE');
-    expect(error!.message).toBe('request body is larger than 1048576 (uncompressed) bytes');
+    expect(error!.message).toBe(
+      'request body is larger than 1048576 bytes uncompressed (--oip-body-limit-bytes sets the limit)',
+    );
   });
 
   it('answers a body that does not decompress with 400, and keeps other bodies as the socket gave them', async () => {

@@ -152,7 +152,7 @@ describe('the Open Inference Protocol, as tritonclient speaks it', () => {
     const refused = await call(url, 'POST', bomb, { 'content-encoding': 'gzip' });
     expect([refused.status, refused.json.error]).toStrictEqual([
       413,
-      `request body is larger than ${server.runtime.config.oipBodyLimitBytes} (uncompressed) bytes`,
+      `request body is larger than ${server.runtime.config.oipBodyLimitBytes} bytes uncompressed (--oip-body-limit-bytes sets the limit)`,
     ]);
     tableRow(
       `#7 gzip on /v2: bad JSON inside, and a ${Math.round(bomb.length / 1024)} KB bomb of 256 MiB`,
@@ -422,7 +422,10 @@ describe("Triton's schedule policy on /v2: parameters.priority and parameters.ti
     const small = await startTestServer({ oipBodyLimitBytes: 4096, modelName: 'mymodel' }, modelPath);
     try {
       const refused = await call(`${small.url}/v2/models/mymodel/infer`, 'POST', json);
-      expect([refused.status, refused.json.error]).toStrictEqual([413, 'request body is larger than 4096 bytes']);
+      expect([refused.status, refused.json.error]).toStrictEqual([
+        413,
+        'request body is larger than 4096 bytes (--oip-body-limit-bytes sets the limit)',
+      ]);
     } finally {
       await small.close();
     }

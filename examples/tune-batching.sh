@@ -4,7 +4,11 @@
 #
 # 1. profile the embedded model (or pass --model your.onnx) and keep its fit;
 # 2. simulate a grid of batch sizes and windows at the target load;
-# 3. read the recommendation, then confirm it on the real server with bench.
+# 3. read the recommendation, then confirm it on the real server with bench, at the same load and
+#    with connections enough to carry it (600 req/s at ~50 ms is ~30 in flight; bench opens 16
+#    unless told), the recommended values in place of 16 and 5:
+#      MAX_BATCH_SIZE=16 BATCH_WINDOW_MS=5 npx batchline serve &
+#      npx batchline bench localhost:8080/v1/infer --rate 600 -c 64 -d 10
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work="$(mktemp -d)"

@@ -55,7 +55,15 @@ app.post('/embed', async (request, reply) => {
 
 app.get('/stats', async () => embed.stats()); // the snapshot batchline serve shows at /v1/stats
 
-const url = await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 0) });
+const port = Number(process.env.PORT ?? 0); // 0: a free port
+const url = await app.listen({ host: '127.0.0.1', port }).catch((error) => {
+  if (error.code !== 'EADDRINUSE') throw error;
+  // Said as batchline serve says it, not as a stack trace.
+  console.error(
+    `app: 127.0.0.1:${port} (PORT) is already in use (another server? choose another port, or leave PORT out)`,
+  );
+  process.exit(1);
+});
 console.log(`listening on ${url}`);
 
 process.once('SIGTERM', async () => {

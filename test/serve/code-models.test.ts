@@ -462,6 +462,10 @@ describe("the middleware's health and metrics", () => {
     const text = await request(`${server.url}/metrics`);
     expect(text.headers['content-type']).toMatch(/text\/plain/);
     expect(await text.body.text()).toMatch(/batchline_requests_total/);
+    // A middleware client sends Accept: */* (Python's requests): it names the format instead.
+    const named = await request(`${server.url}/metrics?format=json`, { headers: { accept: '*/*' } });
+    expect(named.headers['content-type']).toMatch(/application\/json/);
+    expect(((await named.body.json()) as any).models.some((m: any) => m.name === 'double')).toBe(true);
   });
 
   it('keeps what a deregistered version answered in the top-level totals, which never go down', async () => {

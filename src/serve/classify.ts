@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { BatchlineError, unsupportedEncoding, type ErrorCode } from '../errors.js';
 import { textOf } from '../message-text.js';
-import { bodyTooLarge } from './oip-body.js';
+import { bodyTooLarge } from './body-limit.js';
 
 /** What `classify` reads of the request an error belongs to (a FastifyRequest has all of it). */
 export interface ClassifiedRequest {

@@ -2,6 +2,7 @@ import { createGunzip, createInflate } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import type { BodyChunks } from '../protocol/body-chunks.js';
+import { bodyTooLarge } from './body-limit.js';
 import { markBodyDecoded } from './classify.js';
 
 /**
@@ -29,18 +30,6 @@ const INFLATED_CHUNK_BYTES = 64 * 1024;
  * held to the body limit as they come: a 9.7 MB bomb inflated at once stalled every other request
  * for 2.5 s and left 1.2 GB behind.
  */
-/**
- * 413 for a body over the route's limit, naming the flag that sets it: an image past the 1 MB
- * of `/v1/infer` was refused without a word of `--body-limit-bytes`, while `/v2` took it.
- */
-export function bodyTooLarge(limit: number | string, url: string | undefined, uncompressed = false): BatchlineError {
-  const flag = url?.startsWith('/v2/') === true ? '--oip-body-limit-bytes' : '--body-limit-bytes';
-  return new BatchlineError(
-    'PAYLOAD_TOO_LARGE',
-    `${limit} bytes${uncompressed ? ' uncompressed' : ''} (${flag} sets the limit)`,
-  );
-}
-
 export function collectBody(
   request: FastifyRequest,
   payload: NodeJS.ReadableStream,

@@ -73,7 +73,9 @@ describe('config.json fields', () => {
     expect(error.message).toMatch(/; allowed: max_batch_size, .*, latency_profile, version_policy$/);
     const long = refusal(() => parseModelOptions({ ['x'.repeat(5000)]: 1 }, where));
     expect(long.message.length).toBeLessThan(1000);
-    expect(long.message).toMatch(/; allowed: max_batch_size, .*, version_policy, label_filename, parameters, function$/);
+    expect(long.message).toMatch(
+      /; allowed: max_batch_size, .*, version_policy, label_filename, parameters, function$/,
+    );
   });
 
   it("take Triton's label_filename, a file in the model's folder, and refuse a path", () => {

@@ -11,15 +11,16 @@ function nothing(): void {}
  * `performance.now()` (~220 instructions, as much as a large part of a call's bookkeeping) and
  * the reads after it, until the caller's code runs again, return the same instant. Whoever hands
  * control back from code that may take real time calls `elapsed()`, so that what follows reads
- * the clock again: each entry from the caller's code (a call, `stats()`, `close()`, a batch's
- * promise settling, the turn's end) and each return from the batch function. A turn's instant
- * kept across the caller's code was stale by whatever it did meanwhile: a call made after
- * `stats()` and 150 ms of synchronous work arrived 150 ms in the past, and was refused as past
- * its 100 ms deadline; a batch dispatched so started before `stats()` did, and AIMD read its
- * function's 3 ms as 24.
+ * the clock again: each entry from the caller's code that reads it (the offer of a turn's calls,
+ * `stats()`, `close()`, a batch's promise settling, the turn's end) and each return from the
+ * batch function. The calls joined into one request (a turn's, up to the batch limit) share its
+ * arrival. A turn's instant kept across the caller's code was stale by whatever it did
+ * meanwhile: a call made after `stats()` and 150 ms of synchronous work arrived 150 ms in the
+ * past, and was refused as past its 100 ms deadline; a batch dispatched so started before
+ * `stats()` did, and AIMD read its function's 3 ms as 24.
  *
  * The end of a turn is one microtask, which first runs `turnEnded` (the library offers the
- * turn's calls it holds, at the turn's instant) and then forgets the instant: queued by the
+ * turn's calls it holds, reading the clock afresh) and then forgets the instant: queued by the
  * turn's first read, or by `endTurnLater` for a turn that has not read the clock yet.
  */
 export class TurnClock extends RealClock {

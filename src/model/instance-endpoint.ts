@@ -11,7 +11,7 @@ import type { ItemTensors } from './tensor-spec.js';
 import type { WorkerReply, WorkerRequest } from './worker-protocol.js';
 
 /** How long an instance asked to close may take to release its session before it is killed (ms). */
-const CLOSE_GRACE_MS = 1000;
+export const CLOSE_GRACE_MS = 1000;
 
 /** The two ends an instance is driven through, whatever it runs in. */
 export interface Endpoint {

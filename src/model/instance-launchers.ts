@@ -8,7 +8,7 @@ import { instanceLoads } from './load-gate.js';
 import { modelThreads } from './model-threads.js';
 import { startThread } from './start-thread.js';
 import type { InstanceLauncher } from './instance-handle.js';
-import { launch, once } from './instance-endpoint.js';
+import { CLOSE_GRACE_MS, launch, once } from './instance-endpoint.js';
 import { encodeFrame, FrameReader, writeFrame, type FrameHead } from './tensor-frames.js';
 import type { ItemTensors } from './tensor-spec.js';
 import { transferablesOf, type WorkerReply, type WorkerSetup } from './worker-protocol.js';
@@ -112,9 +112,11 @@ export function inlineCodeLauncher(setup: WorkerSetup): InstanceLauncher {
           ended ? Promise.reject(new Error('model instance ended (it was stopped)')) : model.runBatch(items),
         // A stuck batch's promise is left to itself: its result, should it come, is not read.
         kill: () => void (ended = true),
-        close: async () => {
+        // As a thread's: its finalize gets CLOSE_GRACE_MS, and a throw of it ends nothing but itself
+        // (on the server's thread, an unhandled rejection would end the server).
+        close: () => {
           ended = true;
-          await model.close();
+          return settledWithin(model.close(), CLOSE_GRACE_MS);
         },
         stops: 'at once',
         pid: undefined,
@@ -146,6 +148,19 @@ function untilAborted(loading: Promise<CodeModel>, signal: AbortSignal | undefin
         reject(error);
       },
     );
+  });
+}
+
+/** Resolves once `work` settles, however, or after `ms`, whichever comes first. */
+function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref();
+    const settle = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    work.then(settle, settle);
   });
 }
 

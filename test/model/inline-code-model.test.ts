@@ -26,6 +26,19 @@ export function execute(items) {
   return items.map(({ x }) => ({ y: [x[0] + initialized / 10] }));
 }
 `,
+  // Its finalize never settles; another's throws.
+  'finalize-stalls.mjs': `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export function execute(items) { return items.map(({ x }) => ({ y: x })); }
+export function finalize() { return new Promise(() => {}); }
+`,
+  'finalize-throws.mjs': `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export function execute(items) { return items.map(({ x }) => ({ y: x })); }
+export async function finalize() { throw new Error('could not free the GPU'); }
+`,
   'initialize-stalls.mjs': `
 export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
 export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
@@ -85,6 +98,14 @@ describe('a code model inline', () => {
       expect(model.health().instances[0]).toMatchObject({ state: 'up', restarts: 1 });
     } finally {
       await model.close();
+    }
+  });
+
+  it("closes when its finalize never settles (after a thread's grace) or throws: a server's stop is not held, nor ended", async () => {
+    // It awaited finalize: a server's stop waited for good, and a throw would reach the server's thread unhandled.
+    for (const file of ['finalize-stalls.mjs', 'finalize-throws.mjs']) {
+      const model = await loadModel(join(dir, file), { execution: 'inline' });
+      await expect(model.close()).resolves.toBeUndefined();
     }
   });
 

@@ -109,7 +109,7 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
   const batcher = createBatcher<I, O>(config, clock, executor);
   const stats = new BatcherStats(batcher, clock, config.maxBatchSize);
   const keepAlive = new KeepAlive();
-  const owner = new CallOwner<I, O>(batcher, keepAlive);
+  const owner = new CallOwner<I, O>(batcher, keepAlive, clock);
 
   /** Offers a request of the turn's calls: what the door turns away (all, or the later ones) rejects, each with its error. */
   const offerHeld = (request: PendingCall<I, O>): void => {
@@ -204,6 +204,8 @@ class CallOwner<I, O> {
   constructor(
     readonly batcher: Batcher<I, O>,
     readonly keepAlive: KeepAlive,
+    /** Read afresh after an abort: it runs in the caller's `abort()`, after whatever the caller did. */
+    readonly clock: TurnClock,
   ) {}
 
   /** An `ok` answer: no Outcome object is made for it. */
@@ -294,6 +296,7 @@ class SignalWatch<I, O> {
   /** The abort (EventTarget calls an object's `handleEvent`): each call removed if queued, its result discarded if running. */
   handleEvent(): void {
     this.owner.watches.delete(this.signal);
+    this.owner.clock.elapsed();
     // Each cancel answers its call, which leaves this set: walk a copy.
     for (const call of [...this.calls]) this.owner.batcher.cancel(call);
   }
@@ -323,14 +326,14 @@ function runBatch<I, O>(fn: BatchFunction<I, O>, run: Batch<I, O>, done: RunDone
       // Settled after whatever ran meanwhile: the batch's end reads the clock again.
       (results) => {
         clock.elapsed();
-        handOver(results, size, done);
+        handOver(results, size, done, clock);
       },
       (error: unknown) => {
         clock.elapsed();
         done(thrownAsError(error));
       },
     );
-  else handOver(returned, size, done);
+  else handOver(returned, size, done, clock);
 }
 
 function isThenable<T>(value: unknown): value is PromiseLike<T> {

@@ -5,6 +5,7 @@
 import { notOnePerItem } from '../core/per-item-results.js';
 import type { RunDone } from '../core/types.js';
 import { thrownAsError } from './call-errors.js';
+import type { TurnClock } from './turn-clock.js';
 import { ModelFailureError } from './errors.js';
 
 /**
@@ -14,7 +15,7 @@ import { ModelFailureError } from './errors.js';
  * waited for them past their deadline, its instance took the next batch (more than `instances`
  * ran at once), `stats()` counted them ok, and a rejection came as the bare error.
  */
-export function handOver<O>(results: unknown, size: number, done: RunDone<O>): void {
+export function handOver<O>(results: unknown, size: number, done: RunDone<O>, clock: TurnClock): void {
   let slots: readonly (O | Error)[];
   let settling = false;
   let errorFree = true;
@@ -39,7 +40,18 @@ export function handOver<O>(results: unknown, size: number, done: RunDone<O>): v
   } catch (error) {
     return done(thrownAsError(error));
   }
-  if (settling) settleEach(slots).then(done, (error: unknown) => done(thrownAsError(error)));
+  // Settled after whatever ran meanwhile, as the function's own promise: the batch's end reads the clock again.
+  if (settling)
+    settleEach(slots).then(
+      (settled) => {
+        clock.elapsed();
+        done(settled);
+      },
+      (error: unknown) => {
+        clock.elapsed();
+        done(thrownAsError(error));
+      },
+    );
   else done(slots, errorFree);
 }
 

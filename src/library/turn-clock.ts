@@ -12,9 +12,9 @@ function nothing(): void {}
  * the reads after it, until the caller's code runs again, return the same instant. Whoever hands
  * control back from code that may take real time calls `elapsed()`, so that what follows reads
  * the clock again: each entry from the caller's code that reads it (the offer of a turn's calls,
- * `stats()`, `close()`, a batch's promise settling, the turn's end) and each return from the
- * batch function. The calls joined into one request (a turn's, up to the batch limit) share its
- * arrival. A turn's instant kept across the caller's code was stale by whatever it did
+ * `stats()`, `close()`, a signal's abort, a batch's promises settling, the turn's end) and each
+ * return from the batch function. The calls joined into one request (a turn's, up to the batch
+ * limit) share its arrival. A turn's instant kept across the caller's code was stale by whatever it did
  * meanwhile: a call made after `stats()` and 150 ms of synchronous work arrived 150 ms in the
  * past, and was refused as past its 100 ms deadline; a batch dispatched so started before
  * `stats()` did, and AIMD read its function's 3 ms as 24.

@@ -15,7 +15,7 @@ import type { ItemTensors, TensorSpec } from './tensor-spec.js';
  */
 export type InstanceStops = 'at once' | 'after its run';
 
-/** One running model instance: a thread, a session on a shared thread, or a child process. */
+/** One running model instance: a thread, a session on a shared thread, a child process, or (inline) a code model's copy on the server's thread. */
 export interface InstanceHandle {
   /** Runs one batch; rejects when the instance fails or ends during the run. */
   run(items: readonly ItemTensors[]): Promise<(ItemTensors | Error)[]>;

@@ -82,25 +82,26 @@ export function sharedThreadLauncher(setup: WorkerSetup): InstanceLauncher {
   });
 }
 
-/** Inline code models loaded in this process: each load's modules are imported under a key of its own. */
-let inlineLoads = 0;
+/** Inline code instances started in this process: each imports its module under a key of its own. */
+let inlineLaunches = 0;
 
 /**
- * A code model's instances on the server's own thread (`execution: inline`), each a copy of the
- * module of its own (`moduleKey`): module-level state set by `initialize` is the instance's, as
- * in a thread, not shared with the version's other instances or with another version of the same
- * file. It stops `at once`: a stuck batch (a promise that never settles) is abandoned and the
- * instance initialized again. A batch that never yields (a busy loop) cannot be stopped here: it
- * holds the server's thread, which is why a file's default is a thread of its own.
+ * A code model's instances on the server's own thread (`execution: inline`), each launch a copy
+ * of the module of its own (`moduleKey`): module-level state set by `initialize` is the
+ * instance's, as in a thread, not shared with the version's other instances, another version of
+ * the same file, or the instance it replaces. It stops `at once`: a stuck batch (a promise that
+ * never settles) is abandoned, its copy told to `finalize`, and a fresh copy initialized. A batch
+ * that never yields (a busy loop) cannot be stopped here: it holds the server's thread, which is
+ * why a file's default is a thread of its own. Node keeps every copy it imported (ES modules are
+ * never unloaded), as a thread's ends with it.
  */
 export function inlineCodeLauncher(setup: WorkerSetup): InstanceLauncher {
-  const load = ++inlineLoads;
   return async (_onExit, index, loadSignal) => {
     if (loadSignal?.aborted === true) throw loadStopped();
     const loading = CodeModel.load(setup.path as string, {
       instance: index,
       version: setup.version,
-      moduleKey: `load=${load}&instance=${index}`,
+      moduleKey: `launch=${++inlineLaunches}`,
       ...(setup.functionName === undefined ? {} : { functionName: setup.functionName }),
       ...(setup.config === undefined ? {} : { config: setup.config }),
     });
@@ -110,8 +111,12 @@ export function inlineCodeLauncher(setup: WorkerSetup): InstanceLauncher {
       handle: {
         run: (items) =>
           ended ? Promise.reject(new Error('model instance ended (it was stopped)')) : model.runBatch(items),
-        // A stuck batch's promise is left to itself: its result, should it come, is not read.
-        kill: () => void (ended = true),
+        // A stuck batch's promise is left to itself (its result, should it come, is not read), and
+        // its copy finalized as a thread is ended: not waited for, its throw ending nothing.
+        kill: () => {
+          ended = true;
+          void settledWithin(model.close(), CLOSE_GRACE_MS);
+        },
         // As a thread's: its finalize gets CLOSE_GRACE_MS, and a throw of it ends nothing but itself
         // (on the server's thread, an unhandled rejection would end the server).
         close: () => {

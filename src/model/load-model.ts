@@ -53,6 +53,11 @@ export interface ServedModel {
    * back in its check phase (serve's --inline-mailbox).
    */
   readonly runsInImmediates?: true;
+  /**
+   * A code model's instances on the server's own thread: a run starts at once, so a batch handed
+   * to a busy instance's mailbox (`--pipeline`) would run beside the one it waits for.
+   */
+  readonly runsOnMainThread?: true;
   /** The JSON reply for one item's outputs (`specs`: the model's outputs). */
   replyBody(requestId: string, outputs: ItemTensors, specs: readonly TensorSpec[]): string;
   close(): Promise<void>;
@@ -66,11 +71,11 @@ export interface ServedModel {
  * main thread, which saves two hand-offs per batch for models that take microseconds. `auto` is
  * inline for the embedded toy model and worker for a model file: processes cost the PaddleOCR
  * classifier a third of its throughput with one instance (bench:execution, docs/reliability.md).
- * A code model inline is a pool of instances on the main thread, each a copy of its module of
- * its own (instance-launchers.ts). `shared` puts each instance's session on one of the process's shared model threads (one a
- * core, model-threads.ts) instead of a thread of its own: about 9 MB less a model, for
- * repositories of many models; a code model keeps a thread of its own there (its module's
- * state would be shared with the other instances of its file).
+ * A code model inline is a pool of instances on the main thread, each with its own copy of the
+ * module (instance-launchers.ts). `shared` puts each instance's session on one of the process's
+ * shared model threads (one a core, model-threads.ts) instead of a thread of its own: about 9 MB
+ * less a model, for repositories of many models; a code model keeps a thread of its own there (its
+ * module's state would be shared with the other instances of its file).
  */
 export type Execution = 'auto' | 'inline' | 'worker' | 'shared' | 'process';
 
@@ -114,7 +119,7 @@ export interface LoadOptions {
   labelsPath?: string;
   /** The version's effective options, for a code model's `initialize`. */
   config?: Record<string, unknown>;
-  /** Stops a load in child processes (`execution: 'process'`), which can be killed: a removal does not wait for it. */
+  /** Stops a load where it can be stopped (a process, a code model's thread or inline instance): a removal does not wait for it. */
   loadSignal?: AbortSignal;
 }
 
@@ -204,6 +209,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     ...(pool.inputSchema === undefined ? {} : { inputSchema: pool.inputSchema }),
     decode,
     runBatch: (items, instance, limits = NO_LIMITS) => pool.run(instance, items, limits),
+    ...(code !== undefined && execution === 'inline' ? { runsOnMainThread: true as const } : {}),
     watchInstances: (listener) => pool.watch(listener),
     replyBody: pool.inputSchema === undefined ? replyBody : jsonReplyBody(named, version),
     close: () => pool.close(),

@@ -193,7 +193,10 @@ export class ModelVersion implements AnswerCounters {
     const latency = this.config.modelLatencyMs;
     const inlineMailbox =
       model.runsInImmediates === true && latency.aMs === 0 && latency.bMs === 0 ? this.config.inlineMailbox : 0;
-    const mailbox = inlineMailbox > 0 ? inlineMailbox : this.config.pipeline && model.watchInstances !== undefined;
+    const mailbox =
+      inlineMailbox > 0
+        ? inlineMailbox
+        : this.config.pipeline && model.watchInstances !== undefined && model.runsOnMainThread !== true;
     const executor = new ModelExecutor(model, this.deps.clock, {
       modelLatencyMs: this.config.modelLatencyMs,
       stuckBatchFactor: this.config.stuckBatchFactor,

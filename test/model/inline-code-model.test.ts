@@ -39,6 +39,14 @@ export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
 export function execute(items) { return items.map(({ x }) => ({ y: x })); }
 export async function finalize() { throw new Error('could not free the GPU'); }
 `,
+  // Instance 1 cannot start; instance 0 says when it is finalized.
+  'second-fails.mjs': `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export function initialize({ instance }) { if (instance === 1) throw new Error('no second GPU'); }
+export function execute(items) { return items; }
+export function finalize() { globalThis.finalizedInstances = (globalThis.finalizedInstances ?? 0) + 1; }
+`,
   'initialize-stalls.mjs': `
 export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
 export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
@@ -61,6 +69,8 @@ describe('a code model inline', () => {
       expect(Array.from((first[0] as any).instance.data)).toEqual([0]);
       expect(Array.from((second[0] as any).instance.data)).toEqual([1]);
       expect(model.health().instances.map((instance) => instance.state)).toEqual(['up', 'up']);
+      // Its runs start at once: --pipeline gives it no mailbox (a batch there would run beside the one it waits for).
+      expect(model.runsOnMainThread).toBe(true);
     } finally {
       await model.close();
     }
@@ -93,8 +103,8 @@ describe('a code model inline', () => {
       await cameBack;
       expect(events.map((event) => event.kind)).toEqual(['down', 'up']);
       expect(events[0]).toMatchObject({ why: expect.stringMatching(/^stuck: a batch ran \d+ ms \(limit 20 ms\)$/) });
-      // The same module, initialized a second time.
-      expect(Array.from(((await model.runBatch([item([1])], 0))[0] as any).y.data)).toEqual([Math.fround(1.2)]);
+      // A fresh copy of the module, initialized once: the stuck one's state is not inherited.
+      expect(Array.from(((await model.runBatch([item([1])], 0))[0] as any).y.data)).toEqual([Math.fround(1.1)]);
       expect(model.health().instances[0]).toMatchObject({ state: 'up', restarts: 1 });
     } finally {
       await model.close();
@@ -106,6 +116,20 @@ describe('a code model inline', () => {
     for (const file of ['finalize-stalls.mjs', 'finalize-throws.mjs']) {
       const model = await loadModel(join(dir, file), { execution: 'inline' });
       await expect(model.close()).resolves.toBeUndefined();
+    }
+  });
+
+  it('finalizes the instances that started when another cannot: a failed load leaves nothing running', async () => {
+    const global = globalThis as { finalizedInstances?: number };
+    global.finalizedInstances = 0;
+    try {
+      await expect(loadModel(join(dir, 'second-fails.mjs'), { execution: 'inline', instances: 2 })).rejects.toThrow(
+        /no second GPU/,
+      );
+      // Killed, instance 0 was only marked ended: its finalize never ran (a timer it set would run on).
+      expect(global.finalizedInstances).toBe(1);
+    } finally {
+      delete global.finalizedInstances;
     }
   });
 

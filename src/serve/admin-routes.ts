@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { isCodeModelPath } from '../model/code-model.js';
 import { SERVE_OPTIONS } from '../options/serve.js';
-import { effectiveConfig, functionNameOf, parseModelOptions, snakeCase } from './model-config.js';
+import { effectiveConfig, parseModelOptions, snakeCase } from './model-config.js';
 import {
   labelsFileInRepository,
   MODEL_NAME_PATTERN,
@@ -141,7 +141,7 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
           );
         const field = 'module' in fields ? 'module' : 'path';
         const path = await modelFileInRepository(repository, fields[field], field);
-        const given = fields.function === undefined ? undefined : functionNameOf(fields.function, 'request body');
+        const given = own.functionName; // checked by parseModelOptions
         if (given !== undefined) {
           if (!isCodeModelPath(path))
             throw new BatchlineError(

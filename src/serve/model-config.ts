@@ -37,7 +37,7 @@ const FILE_FIELDS = ['version_policy', 'label_filename', 'parameters', 'function
 const EXPORT_NAME = /^[A-Za-z_$][\w$]{0,127}$/;
 
 /** `function`: the name of a code model's export that runs a batch, or INVALID_MODEL_CONFIG. */
-export function functionNameOf(value: unknown, where: string): string {
+function functionNameOf(value: unknown, where: string): string {
   if (typeof value === 'string' && EXPORT_NAME.test(value)) return value;
   throw invalid(`${where}: function: got ${JSON.stringify(value)}, expected the name of the module's export`);
 }

@@ -1,3 +1,4 @@
+import { isCodeModelPath } from '../model/code-model.js';
 import { join } from 'node:path';
 import { BatchlineError } from '../errors.js';
 import { effectiveConfig, snakeCase } from './model-config.js';
@@ -78,7 +79,7 @@ export async function loadRepositoryModel(
   for (const { version, path, labelsPath } of model.versions) {
     if (served.some((v) => v.version === version)) continue;
     const labels = labelsPath === undefined ? {} : { labelsPath };
-    const functionName = model.config.functionName;
+    const functionName = isCodeModelPath(path) ? model.config.functionName : undefined;
     await runtime.register(
       {
         name,

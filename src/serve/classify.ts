@@ -61,7 +61,7 @@ export function classify(error: unknown, request?: ClassifiedRequest): Batchline
   if (error instanceof BatchlineError) return error;
   switch (mapped) {
     case 'PAYLOAD_TOO_LARGE':
-      return bodyTooLarge(request?.routeOptions?.bodyLimit ?? 'its limit of', request?.url);
+      return bodyTooLarge(request?.routeOptions?.bodyLimit, request?.url);
     case 'UNSUPPORTED_MEDIA_TYPE':
       return new BatchlineError(
         mapped,

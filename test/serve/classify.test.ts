@@ -100,3 +100,20 @@ describe('classify', () => {
     expect(classify(boom).cause).toBe(boom);
   });
 });
+
+describe("a 413 names the flag that sets its route's limit", () => {
+  it('is --oip-body-limit-bytes on /v2 inference only, none on the fixed shared-memory limit', async () => {
+    const { bodyTooLarge } = await import('../../src/serve/body-limit.js');
+    expect(bodyTooLarge(10, '/v2/models/m/versions/2/infer').message).toContain(
+      '(--oip-body-limit-bytes sets the limit)',
+    );
+    expect(bodyTooLarge(10, '/v2/repository/models/m/load').message).toContain('(--body-limit-bytes sets the limit)');
+    expect(bodyTooLarge(10, '/v1/infer').message).toContain('(--body-limit-bytes sets the limit)');
+    expect(bodyTooLarge(65536, '/v2/systemsharedmemory/region/r/register').message).toBe(
+      'request body is larger than 65536 bytes',
+    );
+    expect(bodyTooLarge(undefined, '/v1/infer').message).toBe(
+      'request body is larger than its limit (--body-limit-bytes sets the limit)',
+    );
+  });
+});

@@ -24,10 +24,11 @@ export async function serveModelInstance(setup: WorkerSetup, channel: InstanceCh
   // Listening from the start keeps a thread alive while its model loads: a code model's
   // initialize that awaits what never comes leaves its version loading (a removal ends it), where
   // the thread, with nothing left to run, ended and the load failed as "ended while loading
-  // (code 0)". The server posts nothing to an instance before it has loaded.
+  // (code 0)". The server posts no batch before it has loaded; a close then is kept for the load's end.
+  let closeAsked = false;
   channel.onRequest((request) => {
     if (model !== undefined) serveRequest(model, request, channel);
-    else if (request.kind === 'close') channel.end();
+    else if (request.kind === 'close') closeAsked = true;
   });
   try {
     model = isCodeModelPath(setup.path)
@@ -55,6 +56,7 @@ export async function serveModelInstance(setup: WorkerSetup, channel: InstanceCh
     channel.end();
     return;
   }
+  if (closeAsked) return serveRequest(model, { kind: 'close' }, channel);
   const inputSchema = model instanceof CodeModel ? model.inputSchema : undefined;
   channel.send({
     kind: 'loaded',

@@ -6,20 +6,19 @@ import type { WorkerReply, WorkerRequest } from '../../src/model/worker-protocol
 import { codeModelDir } from './code-model-fixtures.js';
 
 const dir = await codeModelDir({
-  // Its initialize waits for what never comes, having said that it started.
-  'initialize-stalls.mjs': `
+  // Its initialize waits until the test releases it (or for good), having said that it started.
+  'initialize-waits.mjs': `
 export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
 export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
 export function initialize() {
-  globalThis.initializeStarted?.();
-  return new Promise(() => {});
+  return new Promise((release) => globalThis.initializeStarted?.(release));
 }
 export function execute(items) { return items; }
 `,
 });
 
 describe('a model instance', () => {
-  it('listens while its model loads, so that a thread whose initialize never settles stays alive, and closes when told', async () => {
+  it('listens while its model loads, so that a thread whose initialize is pending stays alive, and closes once loaded when told to meanwhile', async () => {
     const replies: WorkerReply[] = [];
     let listener: ((request: WorkerRequest) => void) | undefined;
     let ended!: () => void;
@@ -30,24 +29,28 @@ describe('a model instance', () => {
       onRequest: (listen) => (listener = listen),
       end: () => ended(),
     };
-    let started!: () => void;
-    const initializing = new Promise<void>((resolve) => (started = resolve));
-    (globalThis as { initializeStarted?: () => void }).initializeStarted = () => started();
+    let started!: (release: () => void) => void;
+    const initializing = new Promise<() => void>((resolve) => (started = resolve));
+    (globalThis as { initializeStarted?: (release: () => void) => void }).initializeStarted = (release) =>
+      started(release);
     try {
       void serveModelInstance(
-        { path: join(dir, 'initialize-stalls.mjs'), version: '1', intraOpThreads: 1, executionProvider: 'cpu' },
+        { path: join(dir, 'initialize-waits.mjs'), version: '1', intraOpThreads: 1, executionProvider: 'cpu' },
         channel,
       );
-      await initializing;
+      const release = await initializing;
       // A thread's listener (its port's 'message') is what keeps it alive: without one it ended
       // here, and its load failed as "the model instance ended while loading (code 0)".
       expect(listener).toBeDefined();
       expect(replies).toEqual([]);
+      // A close while it loads is kept for the load's end: then it closes, and never says it loaded.
       listener!({ kind: 'close' });
+      expect(replies).toEqual([]);
+      release();
       await end;
       expect(replies).toEqual([]);
     } finally {
-      delete (globalThis as { initializeStarted?: () => void }).initializeStarted;
+      delete (globalThis as { initializeStarted?: unknown }).initializeStarted;
     }
   });
 });

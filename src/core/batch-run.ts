@@ -200,7 +200,7 @@ export class BatchRun<I, O> implements Batch<I, O> {
 
   private finish(nowMs: number): void {
     if (this.isolation?.gaveUp === true) this.modelFailed = true;
-    if (!this.dead && this.host.isolation !== 'off') this.host.itemFailures?.observe(this.inputs.length, this.badItems);
+    if (!this.dead && this.host.isolation !== 'off') this.host.itemFailures?.observe(this.firstRunSize, this.badItems);
     this.host.finished(this, nowMs);
   }
 

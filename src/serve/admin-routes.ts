@@ -175,7 +175,7 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
         // The request's parameters over the config.json's, each by its name, as the options are.
         const parameters = { ...fromRepository.parameters, ...own.parameters };
         // The export the request names, else the config.json's (a module of another version may not have it: its load says so).
-        const functionName = given ?? (isCodeModelPath(path) ? fromRepository.functionName : undefined);
+        const functionName = given ?? fromRepository.functionName;
         // The labels file the request names, else the config.json's, as a load from the repository takes it.
         const labelFilename = own.labelFilename ?? fromRepository.labelFilename;
         const labels =

@@ -1,3 +1,4 @@
+import { isCodeModelPath } from '../model/code-model.js';
 import { basename } from 'node:path';
 import { BatcherStats } from '../core/batcher-stats.js';
 import type { Clock } from '../core/clock.js';
@@ -85,7 +86,8 @@ export class ModelVersion implements AnswerCounters {
 
   /** A code model's export that runs its batches, when not `execute` (config.json's or a registration's `function`). */
   get functionName(): string | undefined {
-    return this.deps.functionName;
+    // A model's config.json names it for all its versions: an ONNX version has no export to run.
+    return isCodeModelPath(this.path) ? this.deps.functionName : undefined;
   }
 
   /** Its config.json's (or registration's) `parameters`, the model author's own values ({} when none). */
@@ -153,7 +155,7 @@ export class ModelVersion implements AnswerCounters {
         // A code model's initialize is told its version's options and its author's parameters
         // (plain data: it may run in another process).
         config: JSON.parse(JSON.stringify({ ...c, parameters: this.deps.parameters ?? {} })) as Record<string, unknown>,
-        ...(this.deps.functionName === undefined ? {} : { functionName: this.deps.functionName }),
+        ...(this.functionName === undefined ? {} : { functionName: this.functionName }),
         ...(this.deps.labelsPath === undefined ? {} : { labelsPath: this.deps.labelsPath }),
         loadSignal: this.stopLoading.signal,
       });

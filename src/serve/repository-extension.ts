@@ -1,4 +1,3 @@
-import { isCodeModelPath } from '../model/code-model.js';
 import { join } from 'node:path';
 import { BatchlineError } from '../errors.js';
 import { effectiveConfig, snakeCase } from './model-config.js';
@@ -79,7 +78,7 @@ export async function loadRepositoryModel(
   for (const { version, path, labelsPath } of model.versions) {
     if (served.some((v) => v.version === version)) continue;
     const labels = labelsPath === undefined ? {} : { labelsPath };
-    const functionName = isCodeModelPath(path) ? model.config.functionName : undefined;
+    const functionName = model.config.functionName;
     await runtime.register(
       {
         name,

@@ -1,4 +1,3 @@
-import { isCodeModelPath } from '../model/code-model.js';
 import { basename, join } from 'node:path';
 import { BatchlineError } from '../errors.js';
 import type { ModelVersionConfig, ServeConfig } from '../options/serve.js';
@@ -60,10 +59,7 @@ export async function startupVersions(
         config: own,
         optionSources,
         ...(labelsPath === undefined ? {} : { labelsPath }),
-        // A code model's export; an ONNX version has none to name.
-        ...(model.config.functionName === undefined || !isCodeModelPath(path)
-          ? {}
-          : { functionName: model.config.functionName }),
+        ...(model.config.functionName === undefined ? {} : { functionName: model.config.functionName }),
         parameters: model.config.parameters,
       }));
     });

@@ -194,6 +194,9 @@ export function parseOptionValue(
 
 function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
   const text = String(value).trim();
+  // Text (a flag, the environment) is quoted as given; a number from code or JSON is shown as one.
+  const invalid = (got: string, allowed: string): BatchlineError =>
+    invalidOption(name, typeof value === 'number' || typeof value === 'boolean' ? got : `'${got}'`, allowed);
   switch (spec.kind) {
     case 'int':
     case 'number': {
@@ -216,7 +219,7 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
         parsed > spec.max
       ) {
         const suffixes = spec.metricSuffix === true ? ' (2k = 2000, 1M = 1000000)' : '';
-        throw invalid(name, text, `${wantsInt ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}${suffixes}`);
+        throw invalid(text, `${wantsInt ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}${suffixes}`);
       }
       return parsed;
     }
@@ -225,7 +228,6 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
       if (ms === undefined || ms < spec.minMs || ms > spec.maxMs) {
         const bare = spec.bareUnit === 'ms' ? 'a bare number is ms' : 'a bare number is seconds';
         throw invalid(
-          name,
           text,
           `a duration such as 500ms, 10s, 2m or 1m30s (${bare}), from ${fmtLimit(spec.minMs)} to ${fmtLimit(spec.maxMs)}`,
         );
@@ -235,36 +237,28 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
     case 'affine': {
       const affine = parseAffineMs(text);
       if (affine === undefined || affine.aMs + affine.bMs > spec.maxMs) {
-        throw invalid(
-          name,
-          text,
-          `a time in ms from 0 to ${spec.maxMs}, fixed (20) or growing with the batch size n (5+2n)`,
-        );
+        throw invalid(text, `a time in ms from 0 to ${spec.maxMs}, fixed (20) or growing with the batch size n (5+2n)`);
       }
       return Object.freeze(affine);
     }
     case 'enum':
-      if (!spec.choices.includes(text)) throw invalid(name, text, `one of ${spec.choices.join(', ')}`);
+      if (!spec.choices.includes(text)) throw invalid(text, `one of ${spec.choices.join(', ')}`);
       return text;
     case 'boolean':
       if (typeof value === 'boolean') return value;
       if (/^(1|true|yes|on)$/i.test(text)) return true;
       if (/^(0|false|no|off)$/i.test(text)) return false;
       // Name every spelling taken: an operator who wrote PIPELINE=maybe learns that 0 and off work too.
-      throw invalid(name, text, 'true or false (or 1/0, yes/no, on/off)');
+      throw invalid(text, 'true or false (or 1/0, yes/no, on/off)');
     case 'string':
-      if (text === '') throw invalid(name, text, 'a non-empty string');
+      if (text === '') throw invalid(text, 'a non-empty string');
       if (spec.pattern !== undefined && !spec.pattern.test.test(text))
-        throw invalid(
-          name,
-          spec.secret === true ? `<${text.length} characters, not shown>` : text,
-          spec.pattern.allowed,
-        );
+        throw invalid(spec.secret === true ? `<${text.length} characters, not shown>` : text, spec.pattern.allowed);
       return text;
     case 'list': {
       const values = Array.isArray(value) ? value : [value];
       for (const item of values)
-        if (typeof item !== 'string' || item.trim() === '') throw invalid(name, String(item), 'a non-empty string');
+        if (typeof item !== 'string' || item.trim() === '') throw invalid(String(item), 'a non-empty string');
       return Object.freeze([...values] as string[]);
     }
     case 'json': {
@@ -273,21 +267,21 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
         try {
           json = JSON.parse(value);
         } catch (error) {
-          if (spec.fromText === undefined) throw invalid(name, text, `JSON (${(error as Error).message})`);
+          if (spec.fromText === undefined) throw invalid(text, `JSON (${(error as Error).message})`);
           json = spec.fromText(value);
         }
       }
       try {
         return Object.freeze(spec.parse(json));
       } catch (error) {
-        throw invalid(name, typeof value === 'string' ? text : JSON.stringify(value), (error as Error).message);
+        throw invalid(typeof value === 'string' ? text : JSON.stringify(value), (error as Error).message);
       }
     }
   }
 }
 
-function invalid(name: string, got: string, allowed: string): BatchlineError {
-  return new BatchlineError('INVALID_OPTION', `${name}: got '${got}', expected ${allowed}`);
+function invalidOption(name: string, got: string, allowed: string): BatchlineError {
+  return new BatchlineError('INVALID_OPTION', `${name}: got ${got}, expected ${allowed}`);
 }
 
 /** A duration limit as help and messages state it: `10 s`, or `250 ms` when not whole seconds. */

@@ -51,7 +51,7 @@ describe('batchline serve options', () => {
     const result = await run(['serve', '--port', '0', '--model-repository', root]);
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
-      `batchline: invalid model configuration: ${root}/m/config.json: max_batch_size: got '5000', expected an integer from 1 to 4096\n`,
+      `batchline: invalid model configuration: ${root}/m/config.json: max_batch_size: got 5000, expected an integer from 1 to 4096\n`,
     );
   });
 

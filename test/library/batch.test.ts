@@ -661,8 +661,8 @@ describe('batch(): close', () => {
 
 describe('batch(): options', () => {
   it.each([
-    [{ maxBatchSize: 0 }, /maxBatchSize: got '0', expected an integer from 1 to 4096/],
-    [{ batchWindowMs: -1 }, /batchWindowMs: got '-1'/],
+    [{ maxBatchSize: 0 }, /maxBatchSize: got 0, expected an integer from 1 to 4096/],
+    [{ batchWindowMs: -1 }, /batchWindowMs: got -1/],
     [{ batchPolicy: 'greedy' }, /batchPolicy: got 'greedy', expected one of fixed, aimd, adaptive/],
     [{ maxBatchSize: '8' }, /^invalid option maxBatchSize: got '8' \(a string\), expected an integer from 1 to 4096$/],
     [{ batchPolicy: 5 }, /^invalid option batchPolicy: got 5 \(a number\), expected one of fixed, aimd, adaptive$/],
@@ -670,7 +670,7 @@ describe('batch(): options', () => {
     [{ maxBatchSize: [8] }, /^invalid option maxBatchSize: got an array, expected an integer from 1 to 4096$/],
     [{ batchPolicy: ['aimd'] }, /^invalid option batchPolicy: got an array, expected one of fixed, aimd, adaptive$/],
     [{ maxQueueSize: null }, /^invalid option maxQueueSize: got null, expected an integer from 1 to 10000000$/],
-    [{ batchWindowMs: Number.NaN }, /^invalid option batchWindowMs: got 'NaN', expected a number from 0 to 60000$/],
+    [{ batchWindowMs: Number.NaN }, /^invalid option batchWindowMs: got NaN, expected a number from 0 to 60000$/],
     // A time is a number of ms; the command's duration text is not taken.
     [{ batchWindowMs: '500ms' }, /^invalid option batchWindowMs: got '500ms' \(a string\), expected a number from 0/],
     [{ max_wait_time: 0.01 }, /max_wait_time: not an option; use batchWindowMs \(milliseconds\)/],
@@ -687,7 +687,7 @@ describe('batch(): options', () => {
     // It said 'expected expected an object of levels'.
     [
       { priorityQueuePolicy: 5 },
-      /^invalid option priorityQueuePolicy: got '5', expected an object of levels, e\.g\. \{"1"/,
+      /^invalid option priorityQueuePolicy: got 5, expected an object of levels, e\.g\. \{"1"/,
     ],
     [
       { priorityQueuePolicy: { 2: { max_queue_size: 4 } } },

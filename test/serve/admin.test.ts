@@ -176,7 +176,7 @@ describe('the admin API', () => {
       { version: 2, path: 'm/2/model.onnx', max_batch_size: 0 },
       400,
       'invalid_model_config',
-      "request body: max_batch_size: got '0', expected an integer from 1 to 4096",
+      "request body: max_batch_size: got 0, expected an integer from 1 to 4096",
     ],
     [
       'an unknown field',

@@ -44,8 +44,8 @@ describe('config.json fields', () => {
   });
 
   it.each([
-    [{ max_batch_size: 0 }, "m/config.json: max_batch_size: got '0', expected an integer from 1 to 4096"],
-    [{ max_batch_size: 2.5 }, "max_batch_size: got '2.5', expected an integer from 1 to 4096"],
+    [{ max_batch_size: 0 }, 'm/config.json: max_batch_size: got 0, expected an integer from 1 to 4096'],
+    [{ max_batch_size: 2.5 }, 'max_batch_size: got 2.5, expected an integer from 1 to 4096'],
     [{ batch_window_ms: 'soon' }, "batch_window_ms: got 'soon', expected a number from 0 to 60000"],
     [{ execution: 'gpu' }, "execution: got 'gpu', expected one of auto, inline, worker"],
     [{ instances: [2] }, 'instances: got [2], expected a single value'],

@@ -62,7 +62,7 @@ describe('a model repository', () => {
     [{ 'a/1/model.onnx': onnx, 'a/config.json': '{"max_batch_size": 8,' }, 'REPO/a/config.json: not valid JSON'],
     [
       { 'a/1/model.onnx': onnx, 'a/config.json': { max_queue_size: -1 } },
-      "REPO/a/config.json: max_queue_size: got '-1', expected an integer from 1 to 10000000",
+      "REPO/a/config.json: max_queue_size: got -1, expected an integer from 1 to 10000000",
     ],
   ])('refuses %j, naming the place', async (files, message) => {
     expect(await refusal(files)).toContain(message);

@@ -27,6 +27,8 @@ export interface RepositoryModel {
   config: ModelConfigFile;
   /** Each selected version's model file, and the labels file its config.json's `label_filename` names. */
   versions: { version: number; path: string; labelsPath?: string }[];
+  /** The model's Triton `config.pbtxt`, when it has one: not read, and said so at start-up. */
+  unreadTritonConfig?: string;
 }
 
 /**
@@ -87,7 +89,9 @@ export async function scanModel(dir: string, name: string): Promise<RepositoryMo
     const labels = config.labelFilename === undefined ? {} : { labelsPath: join(modelDir, config.labelFilename) };
     versions.push({ version, path: join(dir, found[0]!), ...labels });
   }
-  return { name, config, versions };
+  const tritonConfig = join(modelDir, 'config.pbtxt');
+  const hasTritonConfig = (await stat(tritonConfig).catch(() => undefined))?.isFile() === true;
+  return { name, config, versions, ...(hasTritonConfig ? { unreadTritonConfig: tritonConfig } : {}) };
 }
 
 /**

@@ -95,6 +95,7 @@ export async function runServer(
   try {
     const what = startup.versions.map((v) => (v.path === undefined ? 'the embedded model' : v.path)).join(', ');
     output.log(`batchline serve: starting on ${address}, loading ${what}`);
+    for (const warning of startup.warnings) output.log(`batchline serve: warning: ${warning}`);
     if (config.adminToken !== undefined)
       output.log(`batchline serve: admin API on ${adminAddress ?? address}/admin/models`);
     if (grpc !== undefined)

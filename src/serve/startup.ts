@@ -33,9 +33,10 @@ export interface StartupVersion {
  */
 export async function startupVersions(
   config: ServeConfig,
-): Promise<{ versions: StartupVersion[]; defaultModel: string | undefined }> {
+): Promise<{ versions: StartupVersion[]; defaultModel: string | undefined; warnings: string[] }> {
   checkAdminListener(config);
   let versions: StartupVersion[];
+  const warnings: string[] = [];
   if (config.modelRepository !== undefined) {
     if (config.model !== undefined)
       throw new BatchlineError(
@@ -48,6 +49,12 @@ export async function startupVersions(
         '--model-name names the --model file; in a repository a model is named by its folder',
       );
     const models = await scanRepository(config.modelRepository);
+    // A Triton repository's settings would be silently lost: its batch limit, its dynamic batching.
+    for (const model of models)
+      if (model.unreadTritonConfig !== undefined)
+        warnings.push(
+          `${model.unreadTritonConfig} is not read: a model's settings are the config.json beside it, and the flags (docs/models.md#many-models-a-model-repository)`,
+        );
     versions = models.flatMap((model) => {
       const file = join(config.modelRepository!, model.name, 'config.json');
       const own = effectiveConfig(config, model.config.options, file);
@@ -82,7 +89,7 @@ export async function startupVersions(
       `--default-model: got '${config.defaultModel}', expected one of ${names.join(', ')}`,
     );
   }
-  return { versions, defaultModel: config.defaultModel ?? (names.length === 1 ? names[0] : undefined) };
+  return { versions, defaultModel: config.defaultModel ?? (names.length === 1 ? names[0] : undefined), warnings };
 }
 
 /**

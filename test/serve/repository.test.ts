@@ -1,7 +1,10 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BatchlineError } from '../../src/errors.js';
+import { SERVE_OPTIONS } from '../../src/options/serve.js';
+import { resolveOptions } from '../../src/options/schema.js';
 import { scanRepository } from '../../src/serve/repository.js';
+import { startupVersions } from '../../src/serve/startup.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 
 const onnx = linearModelOnnx([1, 2]);
@@ -38,6 +41,21 @@ describe('a model repository', () => {
     expect(models[1]!.config.options).toEqual({ maxBatchSize: 4 });
   });
 
+  it('warns at start-up of a Triton config.pbtxt, which is not read (its batch limit would be lost silently)', async () => {
+    const root = await writeRepository({
+      'triton/1/model.onnx': onnx,
+      'triton/config.pbtxt': 'max_batch_size: 16\ndynamic_batching { }\n',
+      'plain/1/model.onnx': onnx,
+    });
+    const models = await scanRepository(root);
+    expect(models.map((m) => m.unreadTritonConfig)).toEqual([undefined, join(root, 'triton', 'config.pbtxt')]);
+    const startup = await startupVersions(resolveOptions(SERVE_OPTIONS, { modelRepository: root }, {}));
+    expect(startup.warnings).toEqual([
+      `${join(root, 'triton', 'config.pbtxt')} is not read: a model's settings are the config.json beside it, and the flags (docs/models.md#many-models-a-model-repository)`,
+    ]);
+    expect(startup.versions.find((v) => v.name === 'triton')!.config.maxBatchSize).toBe(8);
+  });
+
   it.each([
     [{ 'README.md': 'x' }, 'REPO holds no models'],
     [
@@ -62,7 +80,7 @@ describe('a model repository', () => {
     [{ 'a/1/model.onnx': onnx, 'a/config.json': '{"max_batch_size": 8,' }, 'REPO/a/config.json: not valid JSON'],
     [
       { 'a/1/model.onnx': onnx, 'a/config.json': { max_queue_size: -1 } },
-      "REPO/a/config.json: max_queue_size: got -1, expected an integer from 1 to 10000000",
+      'REPO/a/config.json: max_queue_size: got -1, expected an integer from 1 to 10000000',
     ],
   ])('refuses %j, naming the place', async (files, message) => {
     expect(await refusal(files)).toContain(message);

@@ -161,7 +161,13 @@ async function fileInRepository(
     throw badPath(
       `${shown} is neither an ONNX file (.onnx) nor a code model (.mjs, .js); batchline loads nothing else`,
     );
-  const root = await realpath(repository);
+  // The operator's side, not the request's: still a 500, but one that says what to mend.
+  const root = await realpath(repository).catch((error: NodeJS.ErrnoException) => {
+    throw new BatchlineError(
+      'INTERNAL',
+      `the model repository ${repository} cannot be read (${error.code ?? error.message}): moved or removed while serving?`,
+    );
+  });
   let real: string;
   try {
     real = await realpath(join(root, given));

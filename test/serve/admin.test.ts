@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { copyFile, mkdir, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -176,7 +176,7 @@ describe('the admin API', () => {
       { version: 2, path: 'm/2/model.onnx', max_batch_size: 0 },
       400,
       'invalid_model_config',
-      "request body: max_batch_size: got 0, expected an integer from 1 to 4096",
+      'request body: max_batch_size: got 0, expected an integer from 1 to 4096',
     ],
     [
       'an unknown field',
@@ -370,6 +370,20 @@ describe('the admin API', () => {
     const reply = await call('POST', `${server.url}/admin/models/m`, { version: 2, path: 'm/2/model.onnx' });
     expect([reply.status, reply.json.error.code]).toEqual([400, 'bad_model_path']);
     expect(reply.json.error.message).toContain('started without --model-repository');
+  });
+
+  it('answers a registration after the repository was removed with a 500 that says so, and goes on serving', async () => {
+    server = await adminServer();
+    const root = server.config.modelRepository!;
+    await rm(root, { recursive: true, force: true });
+    const reply = await call('POST', `${server.url}/admin/models/m`, { version: 2, path: 'm/2/model.onnx' });
+    // Was "internal error: ENOENT: no such file or directory, realpath '…'".
+    expect([reply.status, reply.json.error.code, reply.json.error.message]).toEqual([
+      500,
+      'internal',
+      `internal error: the model repository ${root} cannot be read (ENOENT): moved or removed while serving?`,
+    ]);
+    expect((await infer(`${server.url}/models/m/predict`, { inputs: [1, 1] })).json.outputs.y).toEqual([3]);
   });
 
   it('registers a version (201 once ready), serves it as the latest, and lists it with its file and queue', async () => {

@@ -9,9 +9,11 @@ export const MSGPACK_CONTENT_TYPE = 'application/msgpack';
  * msgpackr, with plain MessagePack maps as objects (no record extension, which other
  * implementations do not read) and 64-bit integers as numbers (the input checks then refuse
  * any beyond 2^53). A `bin` decodes to a Buffer that views the body, not a copy. msgpackr was
- * chosen over @msgpack/msgpack for decoding (docs/protocols.md has the figures).
+ * chosen over @msgpack/msgpack for decoding (docs/protocols.md has the figures). Its
+ * structured-clone references (extensions 0x69 and 0x70, on by default for reading) are refused:
+ * a body that referred to itself made a cycle, whose walk overflowed the stack (a 500).
  */
-const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsType: 'number' });
+const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsType: 'number', structuredClone: false });
 const packr = new Packr({ useRecords: false });
 
 /**
@@ -32,7 +34,7 @@ export function readMsgpack(body: Buffer): unknown {
       return false;
     });
   } catch (error) {
-    throw new BatchlineError('BAD_MSGPACK', (error as Error).message);
+    throw new BatchlineError('BAD_MSGPACK', decodeFailure(error));
   }
   if (end < body.length)
     throw new BatchlineError(
@@ -40,6 +42,15 @@ export function readMsgpack(body: Buffer): unknown {
       `${body.length - end} byte${body.length - end === 1 ? '' : 's'} after the value (which ends at byte ${end} of ${body.length})`,
     );
   return value;
+}
+
+/** What msgpackr's refusal means, said for the client: its own words for two of them are about msgpackr. */
+function decodeFailure(error: unknown): string {
+  const message = (error as Error).message;
+  if (message === 'Structured clone extension is disabled')
+    return "a reference (msgpackr's structured-clone extension 0x69 or 0x70), which is not taken: send plain values";
+  if (error instanceof RangeError && /call stack/.test(message)) return 'the value nests too deeply to decode';
+  return message;
 }
 
 /**

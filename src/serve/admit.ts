@@ -48,6 +48,8 @@ export function admit<D>(
     const asked = codec.scheduleOf?.(decoded) ?? NO_SCHEDULE;
     schedule = { timeoutMs: timeoutMsOf(asked, context.maxRequestTimeoutMs) ?? fromHeader, priority: asked.priority };
   } catch (error) {
+    // A failure that is no refusal is a bug: Fastify's error handler logs it and keeps its text from the client.
+    if (!(error instanceof BatchlineError)) throw error;
     answer.error(error);
     return;
   }

@@ -121,9 +121,42 @@ describe('MessagePack on /v1/infer (the embedded model)', () => {
     expect(odd.body.error.message).toContain('not a whole number of 4-byte elements');
     const nan = await post(server.url, packr.pack({ inputs: floatBytes(1, NaN, 3) }), 'application/msgpack');
     expect([nan.status, nan.body.error.code]).toStrictEqual([400, 'bad_input']);
+    // msgpackr's references made a body that contains itself, whose walk overflowed the stack: 500 internal.
+    const cycle = Buffer.from([
+      0x82,
+      ...inputs,
+      0x93,
+      1,
+      2,
+      3,
+      0xa1,
+      0x78,
+      0xd6,
+      0x69,
+      0,
+      0,
+      0,
+      1,
+      0x91,
+      0xd6,
+      0x70,
+      0,
+      0,
+      0,
+      1,
+    ]);
+    const cyclic = await post(server.url, cycle, 'application/msgpack');
+    expect([cyclic.status, cyclic.body.error.message]).toStrictEqual([
+      400,
+      "request body is not valid MessagePack: a reference (msgpackr's structured-clone extension 0x69 or 0x70), which is not taken: send plain values",
+    ]);
+    const deep = Buffer.concat([Buffer.from([0x81, ...inputs]), Buffer.alloc(200_000, 0x91), Buffer.from([1])]);
+    expect((await post(server.url, deep, 'application/msgpack')).body.error.message).toBe(
+      'request body is not valid MessagePack: the value nests too deeply to decode',
+    );
     expect((await post(server.url, 'inputs=1,2,3', 'text/plain')).status).toBe(415);
     const reasons = await (await request(`${server.url}/metrics`)).body.text();
-    expect(reasons).toMatch(/batchline_rejections_total\{[^}]*reason="bad_msgpack"[^}]*\} 5/);
+    expect(reasons).toMatch(/batchline_rejections_total\{[^}]*reason="bad_msgpack"[^}]*\} 7/);
   });
 });
 

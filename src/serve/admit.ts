@@ -88,7 +88,8 @@ export function admit<D>(
 function askedTimeoutMs(request: FastifyRequest, maxMs: number): number | undefined {
   const given = request.headers['x-request-timeout-ms'];
   if (given === undefined) return undefined;
-  const ms = typeof given === 'string' ? Number(given) : Number.NaN;
+  // Plain decimal: Number() also took 0x10 (16 ms) and 1e3.
+  const ms = typeof given === 'string' && PLAIN_DECIMAL.test(given) ? Number(given) : Number.NaN;
   if (!Number.isFinite(ms) || ms <= 0)
     throw new BatchlineError(
       'BAD_HEADER',
@@ -96,6 +97,8 @@ function askedTimeoutMs(request: FastifyRequest, maxMs: number): number | undefi
     );
   return Math.min(ms, maxMs);
 }
+
+const PLAIN_DECIMAL = /^\s*\d+(\.\d+)?\s*$/;
 
 const kWaiting = Symbol('batchline.waiting');
 /**

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { BatchlineError, unsupportedEncoding, type ErrorCode } from '../errors.js';
 import { textOf } from '../message-text.js';
 import { bodyTooLarge } from './body-limit.js';
+import { contentCodingOf } from './content-coding.js';
 
 /** What `classify` reads of the request an error belongs to (a FastifyRequest has all of it). */
 export interface ClassifiedRequest {
@@ -48,7 +49,7 @@ export function classify(error: unknown, request?: ClassifiedRequest): Batchline
       : typeof code === 'string'
         ? FASTIFY_ERRORS[code]
         : undefined;
-  const encoding = request?.headers['content-encoding'];
+  const encoding = contentCodingOf(request);
   if (
     encoding !== undefined &&
     encoding !== 'identity' &&

@@ -4,6 +4,7 @@ import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import { decodeMsgpackItem, isMsgpackType } from '../protocol/msgpack.js';
 import type { InferenceCodec } from './protocol.js';
+import { contentCodingOf } from './content-coding.js';
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
@@ -19,7 +20,7 @@ export function jsonProtocol(options: { acceptData: boolean }): InferenceCodec<I
     contentType: JSON_CONTENT_TYPE,
     decode(request: FastifyRequest, model: ServedModel): ItemTensors {
       // A body that parsed as JSON despite a Content-Encoding header is refused all the same.
-      const encoding = request.headers['content-encoding'];
+      const encoding = contentCodingOf(request);
       if (encoding !== undefined && encoding !== 'identity') throw unsupportedEncoding(encoding);
       const body = request.body as { inputs?: unknown; data?: unknown } | undefined;
       // No body at all (and no content type, so Fastify parsed nothing): as for an empty JSON body.

@@ -4,6 +4,7 @@ import { BatchlineError } from '../errors.js';
 import type { BodyChunks } from '../protocol/body-chunks.js';
 import { bodyTooLarge } from './body-limit.js';
 import { markBodyDecoded } from './classify.js';
+import { contentCodingOf } from './content-coding.js';
 
 /**
  * The body of every request in the Open Inference Protocol's scope, whatever its Content-Type:
@@ -39,7 +40,7 @@ export function collectBody(
   const limit = request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY;
   const declared = Number(request.headers['content-length']);
   if (declared > limit) return done(bodyTooLarge(limit, request.url), undefined);
-  const encoding = inflate ? request.headers['content-encoding'] : undefined;
+  const encoding = inflate ? contentCodingOf(request) : undefined;
   const inflater =
     encoding === 'gzip'
       ? createGunzip({ chunkSize: INFLATED_CHUNK_BYTES })
@@ -97,7 +98,7 @@ export function collectBody(
  */
 export function oipBodyOf(request: FastifyRequest): BodyChunks {
   const body = (request.body as BodyChunks | undefined) ?? { chunks: [], length: 0 };
-  const encoding = request.headers['content-encoding'];
+  const encoding = contentCodingOf(request);
   if (encoding === undefined || encoding === 'identity') return body;
   if (encoding === 'gzip' || encoding === 'deflate') {
     markBodyDecoded(request);

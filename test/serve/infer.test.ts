@@ -88,6 +88,9 @@ describe('bad requests', () => {
     ['an unknown input name', { inputs: { nope: [1, 2, 3] } }, {}, 400, 'bad_input'],
     ['a wrong content type', 'inputs=1,2,3', { 'content-type': 'text/plain' }, 415, 'unsupported_media_type'],
     ['a bad deadline header', { inputs: [1, 2, 3] }, { 'x-request-timeout-ms': 'soon' }, 400, 'bad_header'],
+    // Number() took both as 16 and 1000 ms.
+    ['a hexadecimal deadline header', { inputs: [1, 2, 3] }, { 'x-request-timeout-ms': '0x10' }, 400, 'bad_header'],
+    ['an exponent in the deadline header', { inputs: [1, 2, 3] }, { 'x-request-timeout-ms': '1e3' }, 400, 'bad_header'],
   ];
 
   it.each(cases)('rejects %s with a JSON error', async (_name, body, headers, status, code) => {
@@ -120,6 +123,8 @@ describe('bad requests', () => {
     expect(gzip.json.error.message).toBe(
       'unsupported media type: Content-Encoding gzip is not supported; send the JSON uncompressed',
     );
+    // A content coding is case-insensitive (RFC 9110): IDENTITY is no coding at all (it was 415).
+    expect((await infer(server.url, { inputs: [1, 2, 3] }, { 'content-encoding': 'IDENTITY' })).status).toBe(200);
     // Refused even when the body happens to parse as plain JSON.
     const plain = await infer(server.url, { inputs: [1, 2, 3] }, { 'content-encoding': 'gzip' });
     expect([plain.status, plain.json.error.code]).toEqual([415, 'unsupported_media_type']);

@@ -131,6 +131,12 @@ describe('the Open Inference Protocol, as tritonclient speaks it', () => {
       'content-encoding': 'gzip',
     });
     expect(gzipped.status).toBe(200);
+    // A content coding is case-insensitive (RFC 9110): GZIP was 415.
+    const shouted = await call(`${server.url}/v2/models/mymodel/infer`, 'POST', gzipSync(binary.body), {
+      ...binary.headers,
+      'content-encoding': 'GZIP',
+    });
+    expect(shouted.status).toBe(200);
     expect(Array.from(new Float32Array(Uint8Array.from(splitBinaryAnswer(gzipped).binary).buffer))).toStrictEqual([
       2, 4, 6,
     ]);

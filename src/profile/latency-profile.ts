@@ -124,12 +124,17 @@ const READ_TIMEOUT_MS = 5000;
  * file is read, within MAX_PROFILE_BYTES and READ_TIMEOUT_MS: a FIFO never answered, and held a
  * thread of libuv's pool of four for ever (the model version it belonged to stayed `loading`).
  */
-export async function readLatencyProfile(path: string, flag = '--latency-profile'): Promise<LatencyProfile> {
+export async function readLatencyProfile(
+  path: string,
+  flag = '--latency-profile',
+  /** The path as its writer gave it (a registration's, relative to the repository). */
+  shown = path,
+): Promise<LatencyProfile> {
   let text: string;
   try {
     text = await readRegularFile(path, MAX_PROFILE_BYTES, READ_TIMEOUT_MS);
   } catch (error) {
-    throw new BatchlineError('INVALID_OPTION', `${flag}: cannot read '${path}' (${(error as Error).message})`);
+    throw new BatchlineError('INVALID_OPTION', `${flag}: cannot read '${shown}' (${(error as Error).message})`);
   }
   let data: unknown;
   try {
@@ -137,10 +142,10 @@ export async function readLatencyProfile(path: string, flag = '--latency-profile
   } catch {
     throw new BatchlineError(
       'INVALID_OPTION',
-      `${flag}: '${path}' is not JSON; expected a file written by batchline profile --out`,
+      `${flag}: '${shown}' is not JSON; expected a file written by batchline profile --out`,
     );
   }
-  return validateLatencyProfile(data, `${flag}: '${path}'`);
+  return validateLatencyProfile(data, `${flag}: '${shown}'`);
 }
 
 /**

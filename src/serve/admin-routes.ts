@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { isCodeModelPath } from '../model/code-model.js';
 import { SERVE_OPTIONS } from '../options/serve.js';
+import { readLatencyProfile } from '../profile/latency-profile.js';
 import { effectiveConfig, parseModelOptions, snakeCase } from './model-config.js';
 import {
   labelsFileInRepository,
@@ -152,7 +153,7 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
         const latencyProfile =
           own.options.latencyProfile === undefined
             ? {}
-            : { latencyProfile: await profileFileInRepository(repository, own.options.latencyProfile) };
+            : { latencyProfile: await profileInRepository(repository, own.options.latencyProfile) };
         if (runtime.registry.resolve(name, version) !== undefined)
           throw new BatchlineError('VERSION_EXISTS', `${name} version ${version}`);
         // Flags, then the model's config.json in the repository (when it has one), then the request.
@@ -243,4 +244,17 @@ function versionOf(given: unknown, runtime: ServingRuntime, name: string): numbe
     'INVALID_MODEL_CONFIG',
     `request body: version: got ${JSON.stringify(given)}, expected an integer from 1 to 999999999 (or "v2")`,
   );
+}
+
+/**
+ * A registration's `latency_profile`: in the repository, and a profile, checked before the load,
+ * so that a bad one is refused naming the body's field and the path it gave (it was
+ * `invalid_option: --latency-profile` with the server's absolute path).
+ */
+async function profileInRepository(repository: string, given: string): Promise<string> {
+  const path = await profileFileInRepository(repository, given);
+  await readLatencyProfile(path, 'request body: latency_profile', given).catch((error: unknown) => {
+    throw error instanceof BatchlineError ? new BatchlineError('INVALID_MODEL_CONFIG', error.detail) : error;
+  });
+  return path;
 }

@@ -1,3 +1,4 @@
+import { BatchlineError } from '../errors.js';
 import { isCodeModelPath } from '../model/code-model.js';
 import { basename } from 'node:path';
 import { BatcherStats } from '../core/batcher-stats.js';
@@ -143,7 +144,16 @@ export class ModelVersion implements AnswerCounters {
     const c = this.config;
     try {
       if (c.latencyProfile !== undefined) {
-        const { fit } = await readLatencyProfile(c.latencyProfile);
+        // Named where it was given: a config.json's field, or the flag.
+        const source = this.optionSources.latencyProfile;
+        const { fit } =
+          source === undefined
+            ? await readLatencyProfile(c.latencyProfile)
+            : await readLatencyProfile(c.latencyProfile, `${source.source}: ${source.name}`).catch((error: unknown) => {
+                throw error instanceof BatchlineError
+                  ? new BatchlineError('INVALID_MODEL_CONFIG', error.detail)
+                  : error;
+              });
         this.latencyPrior = { aMs: fit.a_ms, bMs: fit.b_ms };
       }
       const model = await loadModel(this.path, {

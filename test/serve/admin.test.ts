@@ -3,6 +3,7 @@ import { copyFile, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { BatchlineError } from '../../src/errors.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { startupVersions } from '../../src/serve/startup.js';
@@ -234,6 +235,18 @@ describe('the admin API', () => {
         expect.stringContaining(message),
       ]);
     }
+    // A file that is no profile: refused naming the body's field and the path it gave (it was
+    // `invalid_option: --latency-profile` and the server's absolute path).
+    const notAProfile = await call('POST', `${server.url}/admin/models/m`, {
+      version: 2,
+      path: 'm/2/model.onnx',
+      latency_profile: 'm/notes.txt',
+    });
+    expect([notAProfile.status, notAProfile.json.error.code, notAProfile.json.error.message]).toEqual([
+      400,
+      'invalid_model_config',
+      "invalid model configuration: request body: latency_profile: 'm/notes.txt' is not JSON; expected a file written by batchline profile --out",
+    ]);
     const registered = await call('POST', `${server.url}/admin/models/m`, {
       version: 2,
       path: 'm/2/model.onnx',
@@ -272,6 +285,25 @@ describe('the admin API', () => {
     expect([again.status, again.json.config?.latency_profile]).toEqual([201, 'm/profile.json']);
     const inherited = await call('POST', `${server.url}/admin/models/m`, { version: 3, path: 'm/2/model.onnx' });
     expect([inherited.status, inherited.json.config?.latency_profile]).toEqual([201, 'm/profile.json']);
+  });
+
+  it("names a config.json's latency_profile that is no profile as the config.json's field, not as --latency-profile", async () => {
+    const root = await writeRepository({
+      'm/1/model.onnx': linearModelOnnx([1, 2]),
+      'm/p.json': 'nope',
+      'm/config.json': { latency_profile: 'm/p.json' },
+    });
+    const config = resolveOptions(SERVE_OPTIONS, { modelRepository: root }, {});
+    const built = buildServer(config);
+    const error = await built.runtime.loadStartup((await startupVersions(config)).versions).then(
+      () => undefined,
+      (e: unknown) => e as BatchlineError,
+    );
+    await built.runtime.closeModels();
+    expect([error?.code, error?.message]).toEqual([
+      'INVALID_MODEL_CONFIG',
+      `invalid model configuration: ${join(root, 'm', 'config.json')}: latency_profile: '${join(root, 'm', 'p.json')}' is not JSON; expected a file written by batchline profile --out`,
+    ]);
   });
 
   it('answers a registration whose version was deleted while it loaded 409, not 201 "draining" (#11)', async () => {

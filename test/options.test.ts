@@ -126,7 +126,7 @@ describe('--model-latency-ms', () => {
       aMs: 2.5,
       bMs: 0.5,
     });
-    for (const bad of ['5+2m', '-3', '5+2n+1n', '1e9']) {
+    for (const bad of ['5+2m', '-3', '5+2n+1n', '1e9', '5+', '+5', '5++2n']) {
       expect(() => resolveOptions(SERVE_OPTIONS, { modelLatencyMs: bad }, {})).toThrow(
         /--model-latency-ms: got .* growing with the batch size n/,
       );

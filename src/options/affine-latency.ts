@@ -11,7 +11,8 @@ export type { AffineMs };
 /** Parses `a + b·n` in ms; undefined when the text is not of that form or is negative. */
 export function parseAffineMs(text: string): AffineMs | undefined {
   const compact = text.replace(/\s+/g, '').replace(/ms$/i, '');
-  if (compact === '') return undefined;
+  // A `+` with no term beside it (`5+`, `+5`, `5++2n`) is a typo, not a 0.
+  if (compact === '' || /^\+|\+$|\+\+/.test(compact)) return undefined;
   let aMs = 0;
   let bMs = 0;
   let seenA = false;

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { BatchlineError } from '../errors.js';
 import { classify } from './classify.js';
 import { BATCHLINE_JSON } from './json-protocol.js';
+import { OIP_ERRORS } from './oip-protocol.js';
 import type { Encoded, ErrorFormat } from './protocol.js';
 import { type AnswerCounters, countError, type ErrorStage } from './answer-counters.js';
 
@@ -112,9 +113,17 @@ export class RouteAnswers {
 /** Batchline's JSON, nothing counted: health, metrics, models, admin, unknown routes. */
 const PLAIN_ANSWERS = new RouteAnswers(() => BATCHLINE_JSON);
 
-/** The answering object of `request`'s route. */
+/** The Open Inference Protocol's `{"error": message}`, nothing counted: a /v2 path no route took. */
+const OIP_PLAIN_ANSWERS = new RouteAnswers(() => OIP_ERRORS);
+
+/**
+ * The answering object of `request`'s route; without one (a path no route takes, or one Fastify
+ * cannot decode), the protocol's of its path: a /v2 client reads `{"error": message}` only.
+ */
 export function answersOf(request: FastifyRequest): RouteAnswers {
-  return (request.routeOptions.config as { answers?: RouteAnswers } | undefined)?.answers ?? PLAIN_ANSWERS;
+  const routed = (request.routeOptions.config as { answers?: RouteAnswers } | undefined)?.answers;
+  if (routed !== undefined) return routed;
+  return request.url.startsWith('/v2/') || request.url === '/v2' ? OIP_PLAIN_ANSWERS : PLAIN_ANSWERS;
 }
 
 /** The answer of a request that is not inference: batchline's JSON, nothing counted. */

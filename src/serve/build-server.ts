@@ -98,8 +98,8 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
         Math.min(1000, Math.min(config.headersTimeoutMs, config.bodyTimeoutMs) / 4),
       ),
     },
-    frameworkErrors: (error, _request, reply) =>
-      void plainAnswer(reply).error(new BatchlineError('BAD_REQUEST', error.message)),
+    frameworkErrors: (error, request, reply) =>
+      void answersOf(request).for(request, reply).error(new BatchlineError('BAD_REQUEST', error.message)),
   });
 
   // Past the limit, Node closes new connections as they arrive (a reverse proxy does the same).
@@ -138,7 +138,9 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
     answer.error(new BatchlineError(known.code, seeTheLog(request.id)));
   });
   app.setNotFoundHandler((request, reply) => {
-    plainAnswer(reply).error(new BatchlineError('NOT_FOUND', `${request.method} ${request.url}`));
+    answersOf(request)
+      .for(request, reply)
+      .error(new BatchlineError('NOT_FOUND', `${request.method} ${request.url}`));
   });
   return app;
 }

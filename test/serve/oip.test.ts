@@ -259,6 +259,15 @@ describe('the Open Inference Protocol, as tritonclient speaks it', () => {
         /datatype INT32; the model takes FP32/,
       ],
       ['/v2/nothing-here', 'GET', undefined, {}, 404, /not found/],
+      // A path Fastify cannot decode was answered in batchline's own format, {"error": {code, message}}.
+      [
+        '/v2/models/%zz/infer',
+        'POST',
+        Buffer.from('{}'),
+        {},
+        400,
+        /'\/v2\/models\/%zz\/infer' is not a valid url component/,
+      ],
     ];
     for (const [path, method, body, headers, status, message] of cases) {
       const answer = await call(`${server.url}${path}`, method, body, { 'x-request-id': 'oip-err', ...headers });

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { BatchlineError } from '../errors.js';
 import type { ModelVersionConfig, ServeConfig } from '../options/serve.js';
@@ -80,6 +81,7 @@ export async function startupVersions(
         `--model-name: got '${name}', expected letters, digits, '_', '.' and '-' (at most 128)${config.modelName === undefined ? '; the file name is used when none is given' : ''}`,
       );
     }
+    if (config.model !== undefined) await checkModelFile(config.model);
     versions = [{ name, version: 1, path: config.model, config: effectiveConfig(config, {}) }];
   }
   const names = [...new Set(versions.map((version) => version.name))];
@@ -109,4 +111,17 @@ function checkAdminListener(config: ServeConfig): void {
       'INVALID_OPTION',
       `--admin-host: got '${config.adminHost}', but the admin API shares the main listener (--host) unless --admin-port gives it its own`,
     );
+}
+
+/**
+ * A `--model` that is no file is the option's mistake, said before the server listens (exit 2),
+ * as `--model-repository`'s is: it was exit 1 after "starting on …", naming no option. A file
+ * that is there but no model is the model's (its load says why).
+ */
+async function checkModelFile(path: string): Promise<void> {
+  const found = await stat(path).catch((error: NodeJS.ErrnoException) => {
+    throw new BatchlineError('INVALID_OPTION', `--model: cannot read ${path} (${error.code ?? error.message})`);
+  });
+  if (!found.isFile())
+    throw new BatchlineError('INVALID_OPTION', `--model: ${path} is not a file; give a model.onnx or a model.mjs`);
 }

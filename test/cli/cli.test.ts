@@ -30,6 +30,8 @@ describe('batchline serve options', () => {
     [['serve', '--max-batch-size', '0'], '--max-batch-size', 'from 1 to 4096'],
     [['serve', '--port', 'http'], '--port', 'from 0 to 65535'],
     [['serve', '--batch-window-ms', '-1'], '--batch-window-ms', 'from 0 to 60000'],
+    // Was exit 1 after "starting on …", as a load failure naming no option.
+    [['serve', '--model', '/nonexistent/model.onnx'], '--model', 'cannot read /nonexistent/model.onnx (ENOENT)'],
   ])('%j exits 2 naming the option and its range', async (args, flag, range) => {
     const result = await run(args);
     expect(result.code).toBe(2);

@@ -56,7 +56,8 @@ export interface ResponsesByProtocol {
 /**
  * What `GET /v1/stats` returns while the server serves a model, and what the serve and watch
  * dashboards render. The top-level `model`, `config` and `snapshot` are the default model's (the
- * one POST /v1/infer serves), so a reader of one model needs nothing else; `models` holds every
+ * one POST /v1/infer serves; without one, `models[0]`'s, and `defaultModel` is absent), so a
+ * reader of one model needs nothing else; `models` holds every
  * loaded version. Serving none, it answers `ServerStatsWithoutModel`.
  */
 export interface ServerStats {

@@ -273,6 +273,13 @@ describe('the default model', () => {
       const model = await get(`${other.url}/v1/model`);
       expect([model.status, model.json.error.code]).toEqual([404, 'model_not_found']);
       expect(model.json.error.message).toContain('no default model among a, b');
+      // /v1/stats draws the first model at its top, as api.md says, and names no default.
+      const stats = (await get(`${other.url}/v1/stats`)).json;
+      expect([stats.defaultModel, stats.models.map((m: any) => m.name), stats.snapshot]).toEqual([
+        undefined,
+        ['a', 'b'],
+        stats.models[0].snapshot,
+      ]);
     } finally {
       await other.close();
     }

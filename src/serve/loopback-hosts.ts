@@ -1,4 +1,5 @@
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { requestIdFor } from './request-id.js';
 import { BatchlineError, errorBody } from '../errors.js';
 
 /** True for the addresses of this machine's loopback interface: a server there is for local clients. */
@@ -54,6 +55,8 @@ export function answerOnlyLoopbackHosts(server: Server, extraHosts: readonly str
     request.resume(); // its body is not read
     response.writeHead(refusal.httpStatus, STATUS_CODES[refusal.httpStatus], {
       'content-type': 'application/json; charset=utf-8',
+      // Echoed on every answer, this one too (api.md), though no route runs for it.
+      'x-request-id': requestIdFor(request),
       'content-length': Buffer.byteLength(body),
     });
     response.end(body);

@@ -82,9 +82,10 @@ describe('hygiene (#11)', () => {
     }
     const rebound = await raw(
       server,
-      `GET /v1/stats HTTP/1.1\r\nhost: evil.example:${new URL(server.url).port}\r\n\r\n`,
+      `GET /v1/stats HTTP/1.1\r\nhost: evil.example:${new URL(server.url).port}\r\nx-request-id: rebound-1\r\n\r\n`,
     );
     expect(rebound.status).toBe(421);
+    expect(rebound.headers['x-request-id']).toBe('rebound-1'); // echoed on every answer (api.md)
     expect(JSON.parse(rebound.body).error.code).toBe('misdirected_request');
     expect((await raw(open, 'GET /healthz HTTP/1.1\r\nhost: evil.example\r\n\r\n')).status).toBe(200);
     tableRow(

@@ -133,7 +133,8 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       const hdr = formatHdrLog(
         run.intervals,
         run.startEpochMs,
-        `batchline bench ${stepPlan.method} ${stepPlan.url} seed ${stepPlan.seed}`,
+        // The seed only where it plays a part, as the --json report has it: an open loop's arrivals.
+        `batchline bench ${stepPlan.method} ${stepPlan.url}${stepPlan.mode === 'open' ? ` seed ${stepPlan.seed}` : ''}`,
       );
       return { result: run.result, hdr };
     } finally {

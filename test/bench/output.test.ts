@@ -131,6 +131,15 @@ describe('bench outputs', () => {
     expect(intervals).toBeGreaterThanOrEqual(4);
     expect(latencyCount).toBe(300);
     expect(serviceCount).toBe(300);
+    expect(await readFile(hdrLog, 'utf8')).toMatch(/^#batchline bench GET \S+ seed \d+$/m);
+    // A closed loop has no schedule, so no seed: its log said one all the same (the --json report says null).
+    const closedLog = join(dir, 'closed.hlog');
+    await benchMain(
+      validated(server.url, { requests: '20', warmup: '0' }),
+      { ...outputs, hdrLog: closedLog },
+      { stdout: new TextSink(), stderr: new TextSink(), env: {} },
+    );
+    expect(await readFile(closedLog, 'utf8')).toMatch(/^#batchline bench GET \S+$/m);
   });
 
   it('sends a body that fits the toy model to a batchline server when none is given', async () => {

@@ -82,7 +82,7 @@ const BOOLEAN_WORD = /^(true|false|yes|no|on|off|0|1)$/i;
 /**
  * `--pipeline false` (the option tables allow true/false, which the environment takes): commander
  * reads the word as an excess argument and says only "too many arguments", and `--pipeline=false`
- * is an unknown option. This names the switch and how to write it. Undefined for other mistakes.
+ * is an unknown option (`--pipeline maybe` too). This names the switch and how to write it. Undefined for other mistakes.
  */
 export function switchGivenAValue(program: Command, argv: readonly string[], error: unknown): string | undefined {
   if (!(error instanceof CommanderError)) return undefined;
@@ -99,8 +99,15 @@ export function switchGivenAValue(program: Command, argv: readonly string[], err
     const [flag = '', joined] = (args[i] as string).split(/=(.*)/s);
     const word = joined ?? args[i + 1];
     const option = command.options.find((candidate) => candidate.long === flag || candidate.short === flag);
-    if (option === undefined || option.required || option.optional || word === undefined || !BOOLEAN_WORD.test(word))
-      continue;
+    if (option === undefined || option.required || option.optional || word === undefined) continue;
+    // Any word is the switch's when written `--switch=word`, or when the command takes no
+    // arguments (serve: `--pipeline maybe`); otherwise only a yes/no word, as the word after a
+    // switch may be the command's own argument (bench's URL).
+    const itsValue =
+      joined !== undefined ||
+      BOOLEAN_WORD.test(word) ||
+      (command.registeredArguments.length === 0 && !word.startsWith('-'));
+    if (!itsValue) continue;
     const name = option.attributeName();
     const negation = command.options.find((candidate) => candidate.negate && candidate.attributeName() === name);
     const positive = command.options.find((candidate) => !candidate.negate && candidate.attributeName() === name);

@@ -60,6 +60,8 @@ describe('batchline serve options', () => {
   it.each([
     [['serve', '--pipeline', 'false'], "--pipeline: it takes no value (got 'false')"],
     [['serve', '--hold-retries=0'], "--hold-retries: it takes no value (got '0')"],
+    // Any word, for a command that takes no argument: it was commander's "too many arguments" alone.
+    [['serve', '--pipeline', 'maybe'], "--pipeline: it takes no value (got 'maybe')"],
   ])('%j exits 2 naming the switch and how to write it (the option table allows true/false)', async (args, says) => {
     const result = await run(args);
     expect(result.code).toBe(2);

@@ -173,7 +173,11 @@ describe('bench grpc://host:port/models/NAME', () => {
   it.each([
     ['grpc://127.0.0.1/models/m', {}, 'a port in grpc://host:port/models/NAME'],
     ['grpc://127.0.0.1:1/v2/models/m/infer', {}, 'grpc://host:port/models/NAME or'],
-    ['grpc://127.0.0.1:1/models/m', { body: undefined }, "--body: got '', expected the request for grpc://"],
+    [
+      'grpc://127.0.0.1:1/models/m',
+      { body: undefined },
+      "--body: a grpc:// URL needs one, the request: the Open Inference Protocol's JSON body",
+    ],
     [
       'grpc://127.0.0.1:1/models/m',
       { httpClient: 'lean' },

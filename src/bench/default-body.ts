@@ -122,12 +122,36 @@ async function generatedBody(
   const inputs = metadata?.inputs;
   if (!Array.isArray(inputs) || inputs.length === 0) return undefined;
   const sketches: InputSketch[] = oip ? inputs.map(oipSketch) : (inputs as InputSketch[]);
+  const made = madeUpBody(sketches, oip, version);
+  if (made === undefined || made.kind === 'generated') return made;
+  return { ...target, model: made.why };
+}
+
+/**
+ * The Open Inference Protocol's request for a model whose metadata lists `inputs` (each `name`,
+ * `datatype`, `shape` with the batch first as -1), made up as `probeTarget` makes one: for bench
+ * over gRPC, whose ModelMetadata answers the same. Undefined when no body can be made up; `why`
+ * when only the user can give one.
+ */
+export function madeUpOipBody(
+  inputs: readonly { name?: unknown; datatype?: unknown; shape?: unknown }[],
+  version: { name: string; version: string },
+): { kind: 'generated'; body: string; about: string } | { kind: 'only-yours'; why: string } | undefined {
+  if (inputs.length === 0) return undefined;
+  return madeUpBody(inputs.map(oipSketch), true, version);
+}
+
+function madeUpBody(
+  sketches: InputSketch[],
+  oip: boolean,
+  version: { name: string; version: string },
+): { kind: 'generated'; body: string; about: string } | { kind: 'only-yours'; why: string } | undefined {
   if (sketches.some((input) => input?.type === 'string' || input?.type === 'BYTES')) {
     // How a code model of JSON items shows its one input in its metadata (model/json-items.ts).
     const json = sketches.length === 1 && sketches[0]?.name === 'json';
     return {
-      ...target,
-      model: `its model ${version.name} version ${version.version} takes ${json ? 'JSON items (its inputSchema)' : 'strings'}, which only you can give`,
+      kind: 'only-yours',
+      why: `its model ${version.name} version ${version.version} takes ${json ? 'JSON items (its inputSchema)' : 'strings'}, which only you can give`,
     };
   }
   if (

@@ -37,12 +37,6 @@ export function validateBench(
     invalid('--http-client', o.httpClient, 'auto with a grpc:// URL (gRPC has its own client, grpc-js)');
   if (url.protocol === 'grpc:' && explicit.method)
     invalid('--method', o.method, 'no method with a grpc:// URL (every call is ModelInfer)');
-  // Named as missing: "got ''" read as if an empty one had been given.
-  if (url.protocol === 'grpc:' && o.body === undefined)
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      "--body: a grpc:// URL needs one, the request: the Open Inference Protocol's JSON body, as POST /v2/models/NAME/infer takes it (--body @request.json)",
-    );
   if (o.httpClient === 'lean' && url.protocol !== 'http:')
     invalid(
       '--http-client',

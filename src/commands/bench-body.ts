@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
 import { inferRouteOf, probeTarget } from '../bench/default-body.js';
+import { probeGrpcModel } from '../bench/grpc-probe.js';
 import { grpcModelOf, type ValidatedBench } from '../bench/plan-from-options.js';
 import type { BenchPlan } from '../bench/plan.js';
 import { encodeModelInferRequest, modelInferRequestFromJson } from '../protocol/grpc-json-request.js';
@@ -11,6 +12,7 @@ export async function withBody(v: ValidatedBench, stderr: NodeJS.WritableStream)
   let bodies: Buffer[] | undefined;
   if (v.bodySource.kind === 'inline') bodies = [Buffer.from(v.bodySource.text)];
   else if (v.bodySource.kind === 'file') bodies = await readBodies(v.bodySource.path);
+  else if (new URL(plan.url).protocol === 'grpc:') bodies = [await grpcBodyFromServer(plan.url, stderr)];
   else if (!v.methodGiven || ['POST', 'PUT', 'PATCH'].includes(plan.method) || isInferRoute(plan.url)) {
     const target = await probeTarget(plan.url);
     const batchline = target.kind !== 'unknown';
@@ -65,6 +67,34 @@ function grpcBodies(plan: BenchPlan, bodies: readonly Buffer[]): Buffer[] {
     }
     return encodeModelInferRequest(modelInferRequestFromJson(json, name, version));
   });
+}
+
+/**
+ * A body for a grpc:// run given none, made up from the model's metadata (ModelMetadata), as an
+ * HTTP run's is from batchline's: or INVALID_OPTION saying why it needs one, or that the server
+ * has no such model (a run would be one of NOT_FOUND).
+ */
+async function grpcBodyFromServer(url: string, stderr: NodeJS.WritableStream): Promise<Buffer> {
+  const model = grpcModelOf(new URL(url));
+  const probe = await probeGrpcModel(new URL(url), model);
+  const needed =
+    "--body: a grpc:// URL needs one, the request: the Open Inference Protocol's JSON body, as POST /v2/models/NAME/infer takes it (--body @request.json)";
+  switch (probe.kind) {
+    case 'generated':
+      stderr.write(
+        `batchline bench: the gRPC server has ${probe.about}; sending ${probe.body.length > 80 ? `${probe.body.slice(0, 77)}...` : probe.body}\n`,
+      );
+      return Buffer.from(probe.body);
+    case 'missing':
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        `<url>: the gRPC server has no model ${model.name}${model.version === '' ? '' : ` version ${model.version}`} (NOT_FOUND: ${probe.details})`,
+      );
+    case 'only-yours':
+      throw new BatchlineError('INVALID_OPTION', `${needed}; ${probe.why}`);
+    case 'unknown':
+      throw new BatchlineError('INVALID_OPTION', needed);
+  }
 }
 
 /** batchline's inference routes: `/v1/infer` and `/models/{name}/predict`. */

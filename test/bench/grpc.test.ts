@@ -4,6 +4,8 @@ import { benchMain } from '../../src/commands/bench-main.js';
 import { parseThresholds } from '../../src/bench/plan-from-options.js';
 import { BatchlineError, ExitWithCode } from '../../src/errors.js';
 import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
+import { linearModelOnnx, writeRepository } from '../serve/repository-fixture.js';
+import { startGrpcTestServer } from '../serve/grpc-helpers.js';
 import { validated } from './plan-helper.js';
 import { TextSink } from './text-sink.js';
 
@@ -175,11 +177,6 @@ describe('bench grpc://host:port/models/NAME', () => {
     ['grpc://127.0.0.1:1/v2/models/m/infer', {}, 'grpc://host:port/models/NAME or'],
     [
       'grpc://127.0.0.1:1/models/m',
-      { body: undefined },
-      "--body: a grpc:// URL needs one, the request: the Open Inference Protocol's JSON body",
-    ],
-    [
-      'grpc://127.0.0.1:1/models/m',
       { httpClient: 'lean' },
       "--http-client: got 'lean', expected auto with a grpc:// URL",
     ],
@@ -188,6 +185,27 @@ describe('bench grpc://host:port/models/NAME', () => {
       Object.entries({ body: BODY, ...raw }).filter(([, v]) => v !== undefined),
     ) as Record<string, string>;
     expect(() => validated(url, options)).toThrow(message);
+  });
+
+  it("makes up a body from batchline's ModelMetadata when none is given, and stops before a run on a model it does not have", async () => {
+    const root = await writeRepository({ 'lin/1/model.onnx': linearModelOnnx([1, 2]) });
+    const server = await startGrpcTestServer({ modelRepository: root });
+    try {
+      const url = `grpc://${server.target}/models/lin`;
+      const { report, exit } = await bench(url, { requests: '5' });
+      expect([exit, report.status]).toStrictEqual([undefined, { OK: 5 }]);
+      // Over HTTP the same mistakes are refused before the run; over gRPC they were runs of NOT_FOUND.
+      await expect(bench(`grpc://${server.target}/models/nope`, { requests: '5' })).rejects.toThrow(
+        "<url>: the gRPC server has no model nope (NOT_FOUND: no such model: 'nope'; this server has 'lin')",
+      );
+      await expect(bench(`${url}/versions/7`, { requests: '5' })).rejects.toMatchObject({ exitCode: 2 });
+    } finally {
+      await server.close();
+    }
+    // A server that does not answer ModelMetadata tells nothing: the body is the user's to give.
+    await expect(bench('grpc://127.0.0.1:1/models/m', { requests: '1' })).rejects.toThrow(
+      "--body: a grpc:// URL needs one, the request: the Open Inference Protocol's JSON body",
+    );
   });
 
   it('refuses a body that is not the protocol’s JSON, before the run', async () => {

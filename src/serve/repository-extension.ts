@@ -1,8 +1,15 @@
 import { join } from 'node:path';
 import { BatchlineError } from '../errors.js';
 import { effectiveConfig, snakeCase } from './model-config.js';
-import { MODEL_NAME_PATTERN, scanModel, scanRepository } from './repository.js';
+import {
+  MODEL_NAME_PATTERN,
+  repositoryRoot,
+  scanModel,
+  scanRepository,
+  unreadTritonConfigWarning,
+} from './repository.js';
 import type { ServingRuntime } from './serving-runtime.js';
+import type { StartupVersion } from './startup.js';
 import { optionSourcesOf } from './version-log.js';
 
 /** Triton's names of a version's states in the repository index. */
@@ -29,7 +36,12 @@ export interface IndexRow {
 
 /** Every model of the repository with each served version's state; a model not served is UNAVAILABLE `unloaded`; `ready`: the ready ones only. */
 export async function repositoryIndex(runtime: ServingRuntime, ready: boolean): Promise<IndexRow[]> {
-  const onDisk = await scanRepository(repositoryDirectory(runtime)).catch(() => []);
+  const dir = repositoryDirectory(runtime);
+  // A repository of no models lists none; one that is gone is the operator's to mend, and said so.
+  const onDisk = await scanRepository(dir).catch(async () => {
+    await readableRepository(dir);
+    return [];
+  });
   const rows: IndexRow[] = [];
   for (const model of onDisk) {
     const served = runtime.registry.versionsOf(model.name);
@@ -65,35 +77,65 @@ export async function loadRepositoryModel(
     );
   if (!MODEL_NAME_PATTERN.test(name)) throw new BatchlineError('MODEL_NOT_FOUND', `'${name}'`);
   const dir = repositoryDirectory(runtime);
-  const model = await scanModel(dir, name).catch((error: unknown) => {
+  const model = await scanModel(dir, name).catch(async (error: unknown) => {
     // No folder of that name: said without the server's own path, which the client has no use for.
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      await readableRepository(dir);
       throw new BatchlineError('MODEL_NOT_FOUND', `'${name}' is not in the repository`);
+    }
     throw new BatchlineError('MODEL_NOT_FOUND', `'${name}' in the repository: ${(error as Error).message}`);
   });
+  if (model.unreadTritonConfig !== undefined)
+    runtime.log(`batchline serve: warning: ${unreadTritonConfigWarning(model.unreadTritonConfig)}`);
   const config = effectiveConfig(runtime.config, model.config.options);
   const optionSources = optionSourcesOf(model.config.options, join(dir, name, 'config.json'), snakeCase);
   const wanted = new Set(model.versions.map((v) => v.version));
-  const served = runtime.registry.versionsOf(name);
+  // A copy: the registry's list changes in place while this awaits, and a version registered
+  // meanwhile (by the admin API) is not this load's to remove.
+  const served = [...runtime.registry.versionsOf(name)];
   for (const { version, path, labelsPath } of model.versions) {
-    if (served.some((v) => v.version === version)) continue;
     const labels = labelsPath === undefined ? {} : { labelsPath };
     const functionName = model.config.functionName;
-    await runtime.register(
-      {
-        name,
-        version,
-        path,
-        config,
-        optionSources,
-        parameters: model.config.parameters,
-        ...labels,
-        ...(functionName === undefined ? {} : { functionName }),
-      },
-      true,
-    );
+    await serveVersion(runtime, {
+      name,
+      version,
+      path,
+      config,
+      optionSources,
+      parameters: model.config.parameters,
+      ...labels,
+      ...(functionName === undefined ? {} : { functionName }),
+    });
   }
   for (const version of served) if (!wanted.has(version.version)) await runtime.deregister(version);
+}
+
+/** How many times a load looks again at a version that others load or remove meanwhile. */
+const SERVE_VERSION_LOOKS = 8;
+
+/**
+ * Resolves once version `spec.version` of the model is ready: the one served when it is, or once
+ * its load in progress ends; one being removed (an unload, a DELETE) or whose load failed is
+ * replaced by a fresh load. A load answered 200 at once for a version still loading (an
+ * inference then got 503), or one draining away (then not served at all), or one left
+ * unavailable by a failed load.
+ */
+async function serveVersion(runtime: ServingRuntime, spec: StartupVersion): Promise<void> {
+  for (let look = 0; look < SERVE_VERSION_LOOKS; look++) {
+    const there = runtime.registry.resolve(spec.name, spec.version);
+    if (there === undefined) {
+      await runtime.register(spec, true);
+      return;
+    }
+    if (there.state === 'ready') return;
+    if (there.state === 'loading')
+      await there.loaded; // then looked at again: ready, failed or removed
+    else await runtime.deregister(there); // draining, or unavailable: gone, then loaded anew
+  }
+  throw new BatchlineError(
+    'MODEL_UNAVAILABLE',
+    `'${spec.name}' version ${spec.version} was loaded and removed by others ${SERVE_VERSION_LOOKS} times while this load waited`,
+  );
 }
 
 /** Drains and removes every version of model `name`; MODEL_NOT_FOUND when none is served. */
@@ -101,6 +143,11 @@ export async function unloadRepositoryModel(runtime: ServingRuntime, name: strin
   const served = runtime.registry.versionsOf(name);
   if (served.length === 0) throw new BatchlineError('MODEL_NOT_FOUND', `'${name}' is not loaded`);
   await Promise.all(served.map((version) => runtime.deregister(version)));
+}
+
+/** Throws the removed repository's INTERNAL error (`repository.ts`) when `dir` cannot be read. */
+async function readableRepository(dir: string): Promise<void> {
+  await repositoryRoot(dir);
 }
 
 function repositoryDirectory(runtime: ServingRuntime): string {

@@ -1,6 +1,7 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, sep } from 'node:path';
 import { BatchlineError } from '../errors.js';
+import { readLatencyProfile } from '../profile/latency-profile.js';
 import { readModelConfig, selectVersions, type ModelConfigFile } from './model-config.js';
 
 /** The file of a version inside its folder, as Triton names it for ONNX. */
@@ -29,6 +30,11 @@ export interface RepositoryModel {
   versions: { version: number; path: string; labelsPath?: string }[];
   /** The model's Triton `config.pbtxt`, when it has one: not read, and said so at start-up. */
   unreadTritonConfig?: string;
+}
+
+/** The warning a model's `config.pbtxt` gets: a Triton repository's batch limit would be lost silently. */
+export function unreadTritonConfigWarning(path: string): string {
+  return `${path} is not read: a model's settings are the config.json beside it, and the flags (docs/models.md#many-models-a-model-repository)`;
 }
 
 /**
@@ -108,6 +114,11 @@ export async function readRepositoryModelConfig(repository: string, name: string
   const latencyProfile = await profileFileInRepository(repository, given).catch((error: unknown) => {
     throw error instanceof BatchlineError ? invalid(`${file}: ${error.detail}`) : error;
   });
+  // Read now, so that a file that is no profile stops the start before it listens and refuses a
+  // registration that inherits it, named as written (the load named --latency-profile).
+  await readLatencyProfile(latencyProfile, `${file}: latency_profile`, given).catch((error: unknown) => {
+    throw error instanceof BatchlineError ? invalid(error.detail) : error;
+  });
   return { ...config, options: { ...config.options, latencyProfile } };
 }
 
@@ -143,6 +154,19 @@ export function profileFileInRepository(repository: string, given: unknown): Pro
   return fileInRepository(repository, given, 'latency_profile', 'resnet/profile.json');
 }
 
+/**
+ * The repository's real path; INTERNAL when it cannot be read: the operator's side, not the
+ * request's, so a 500, but one that says what to mend (it was a bare ENOENT from realpath).
+ */
+export function repositoryRoot(repository: string): Promise<string> {
+  return realpath(repository).catch((error: NodeJS.ErrnoException) => {
+    throw new BatchlineError(
+      'INTERNAL',
+      `the model repository ${repository} cannot be read (${error.code ?? error.message}): moved or removed while serving?`,
+    );
+  });
+}
+
 async function fileInRepository(
   repository: string,
   given: unknown,
@@ -161,13 +185,7 @@ async function fileInRepository(
     throw badPath(
       `${shown} is neither an ONNX file (.onnx) nor a code model (.mjs, .js); batchline loads nothing else`,
     );
-  // The operator's side, not the request's: still a 500, but one that says what to mend.
-  const root = await realpath(repository).catch((error: NodeJS.ErrnoException) => {
-    throw new BatchlineError(
-      'INTERNAL',
-      `the model repository ${repository} cannot be read (${error.code ?? error.message}): moved or removed while serving?`,
-    );
-  });
+  const root = await repositoryRoot(repository);
   let real: string;
   try {
     real = await realpath(join(root, given));

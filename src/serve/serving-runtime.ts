@@ -60,7 +60,7 @@ export class ServingRuntime {
      * The server's log of what changes while it serves: versions registered and removed (the
      * admin API, Triton's load and unload), instances that go down and come back.
      */
-    private readonly log: (line: string) => void = () => {},
+    readonly log: (line: string) => void = () => {},
   ) {
     this.startedAtMs = clock.now();
     this.registry = new Registry(config.defaultModel);

@@ -45,6 +45,8 @@ export async function startServer(
     // Code that serves has one stream to be told things on: what changes goes there too.
     logEvent: (line) => void stderr.write(`${line}\n`),
   });
+  // What the command prints at start-up besides its own lines (a config.pbtxt not read).
+  for (const warning of startup.warnings) stderr.write(`batchline serve: warning: ${warning}\n`);
   const connections = new DrainingConnections(app.server);
   const url = await listen(app, config.host, config.port, '--port');
   const closeAll = async (): Promise<void> => {

@@ -5,7 +5,7 @@ import type { ModelVersionConfig, ServeConfig } from '../options/serve.js';
 import { TOY_MODEL_VERSION } from '../model/toy-model.js';
 import { effectiveConfig, snakeCase } from './model-config.js';
 import { type OptionSources, optionSourcesOf } from './version-log.js';
-import { MODEL_NAME_PATTERN, scanRepository } from './repository.js';
+import { MODEL_NAME_PATTERN, scanRepository, unreadTritonConfigWarning } from './repository.js';
 
 /** A model version to load at start-up. */
 export interface StartupVersion {
@@ -52,10 +52,7 @@ export async function startupVersions(
     const models = await scanRepository(config.modelRepository);
     // A Triton repository's settings would be silently lost: its batch limit, its dynamic batching.
     for (const model of models)
-      if (model.unreadTritonConfig !== undefined)
-        warnings.push(
-          `${model.unreadTritonConfig} is not read: a model's settings are the config.json beside it, and the flags (docs/models.md#many-models-a-model-repository)`,
-        );
+      if (model.unreadTritonConfig !== undefined) warnings.push(unreadTritonConfigWarning(model.unreadTritonConfig));
     versions = models.flatMap((model) => {
       const file = join(config.modelRepository!, model.name, 'config.json');
       const own = effectiveConfig(config, model.config.options, file);

@@ -1,9 +1,12 @@
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { BatchlineError } from '../../src/errors.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { resolveOptions } from '../../src/options/schema.js';
-import { scanRepository } from '../../src/serve/repository.js';
+import { scanRepository, unreadTritonConfigWarning } from '../../src/serve/repository.js';
+import { loadRepositoryModel, unloadRepositoryModel } from '../../src/serve/repository-extension.js';
+import { startServer } from '../../src/serve/start-server.js';
 import { startupVersions } from '../../src/serve/startup.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 
@@ -54,6 +57,35 @@ describe('a model repository', () => {
       `${join(root, 'triton', 'config.pbtxt')} is not read: a model's settings are the config.json beside it, and the flags (docs/models.md#many-models-a-model-repository)`,
     ]);
     expect(startup.versions.find((v) => v.name === 'triton')!.config.maxBatchSize).toBe(8);
+  });
+
+  it('says so too when serve() starts from code, and when Triton loads the model', async () => {
+    const root = await writeRepository({
+      'triton/1/model.onnx': onnx,
+      'triton/config.pbtxt': 'max_batch_size: 16\n',
+    });
+    const lines: string[] = [];
+    const stderr = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(
+          ...String(chunk)
+            .split('\n')
+            .filter((line) => line !== ''),
+        );
+        done();
+      },
+    });
+    const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelRepository: root, adminToken: 't' }, {});
+    const server = await startServer(config, stderr);
+    try {
+      const warning = `batchline serve: warning: ${unreadTritonConfigWarning(join(root, 'triton', 'config.pbtxt'))}`;
+      expect(lines.filter((line) => line.includes('warning'))).toEqual([warning]);
+      await unloadRepositoryModel(server.runtime, 'triton');
+      await loadRepositoryModel(server.runtime, 'triton');
+      expect(lines.filter((line) => line.includes('warning'))).toEqual([warning, warning]);
+    } finally {
+      await server.close({ drainMs: 0 });
+    }
   });
 
   it.each([

@@ -1,8 +1,9 @@
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BatchlineError } from '../../src/errors.js';
+import { loadRepositoryModel, unloadRepositoryModel } from '../../src/serve/repository-extension.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
@@ -153,6 +154,42 @@ describe("Triton's model repository extension, behind the admin token", () => {
     const unknown = await call('POST', `${server.url}/v2/repository/models/ghost/load`, '', auth);
     expect(unknown.status).toBe(404);
     expect(unknown.json.error).toContain("no such model: 'ghost' is not in the repository");
+  });
+
+  it('answers a load once the version is ready: one being unloaded, or left unavailable, is loaded anew', async () => {
+    server = await tritonServer();
+    const runtime = server.runtime;
+    // A load while an unload drains: it answered 200 at once, and then nothing was served.
+    const unloading = unloadRepositoryModel(runtime, 'other');
+    expect(runtime.registry.resolve('other', 1)?.state).toBe('draining');
+    await loadRepositoryModel(runtime, 'other');
+    await unloading;
+    expect(runtime.registry.resolve('other', 1)?.state).toBe('ready');
+    expect((await call('GET', `${server.url}/v2/models/other/ready`)).status).toBe(200);
+    // A version a failed registration left unavailable: it answered 200 and left it so.
+    await call('POST', `${server.url}/v2/repository/models/other/unload`, '{}', auth);
+    await writeFile(join(server.config.modelRepository!, 'other', 'broken.onnx'), 'not a graph');
+    const failed = await request(`${server.url}/admin/models/other`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ version: 1, path: 'other/broken.onnx', wait: false }),
+    });
+    expect(failed.statusCode).toBe(202);
+    await failed.body.text();
+    await runtime.registry.resolve('other', 1)?.loaded;
+    expect(runtime.registry.resolve('other', 1)?.state).toBe('unavailable');
+    expect((await call('POST', `${server.url}/v2/repository/models/other/load`, '{}', auth)).status).toBe(200);
+    expect(runtime.registry.resolve('other', 1)?.state).toBe('ready');
+  });
+
+  it('says a repository removed while serving is unreadable, on the index and a load, instead of listing nothing', async () => {
+    server = await tritonServer();
+    await rm(server.config.modelRepository!, { recursive: true, force: true });
+    const said = `internal error: the model repository ${server.config.modelRepository} cannot be read (ENOENT): moved or removed while serving?`;
+    const index = await call('POST', `${server.url}/v2/repository/index`, '', auth);
+    expect([index.status, index.json.error]).toEqual([500, said]);
+    const load = await call('POST', `${server.url}/v2/repository/models/other/load`, '', auth);
+    expect([load.status, load.json.error]).toEqual([500, said]);
   });
 
   it("answers a body that is not JSON in the protocol's error format, which tritonclient reads", async () => {

@@ -100,13 +100,14 @@ export function switchGivenAValue(program: Command, argv: readonly string[], err
     const word = joined ?? args[i + 1];
     const option = command.options.find((candidate) => candidate.long === flag || candidate.short === flag);
     if (option === undefined || option.required || option.optional || word === undefined) continue;
-    // Any word is the switch's when written `--switch=word`, or when the command takes no
-    // arguments (serve: `--pipeline maybe`); otherwise only a yes/no word, as the word after a
-    // switch may be the command's own argument (bench's URL).
+    // Any word is the switch's when written `--switch=word`, or when commander found a word too
+    // many for a command that takes none (serve: `--pipeline maybe`); otherwise only a yes/no
+    // word, as the word after a switch may be the command's own argument (bench's URL), and
+    // an unknown option later on is a mistake of its own (`--pipeline 8080 --frob`).
     const itsValue =
       joined !== undefined ||
       BOOLEAN_WORD.test(word) ||
-      (command.registeredArguments.length === 0 && !word.startsWith('-'));
+      (error.code === 'commander.excessArguments' && command.registeredArguments.length === 0 && !word.startsWith('-'));
     if (!itsValue) continue;
     const name = option.attributeName();
     const negation = command.options.find((candidate) => candidate.negate && candidate.attributeName() === name);

@@ -12,7 +12,7 @@ const MAX_QUEUE_SIZE = 10_000_000;
  */
 export function parsePriorityQueuePolicy(json: unknown): Record<number, Partial<LevelQueuePolicy>> {
   const shape = 'an object of levels, e.g. {"1": {"max_queue_size": 16, "default_timeout_microseconds": 100000}}';
-  // The message is what a refusal says is expected: "got '5', expected <message>".
+  // The message is what a refusal says is expected: "got 5, expected <message>".
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error(shape);
   const policies: Record<number, Partial<LevelQueuePolicy>> = {};
   for (const [key, value] of Object.entries(json)) {

@@ -48,7 +48,7 @@ function inBatchlineWords(fields: Record<string, unknown>): Record<string, unkno
     const value = fields[theirs];
     // 0.01 s is 10 ms, not 10.000000000000002.
     const converted = typeof value === 'number' ? Math.round(value * scale * 1e6) / 1e6 : Number.NaN;
-    // Checked here in the sender's words: the option's own check would say `batch_window_ms: got '-1000'` for -1 s.
+    // Checked here in the sender's words: the option's own check would say `batch_window_ms: got -1000` for -1 s.
     const spec = SERVE_OPTIONS[option];
     if (!(converted >= spec.min && converted <= spec.max) || (spec.kind === 'int' && !Number.isInteger(converted)))
       throw new BatchlineError(

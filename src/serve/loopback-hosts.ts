@@ -51,7 +51,9 @@ export function answerOnlyLoopbackHosts(server: Server, extraHosts: readonly str
       return;
     }
     const refusal = new BatchlineError('MISDIRECTED_REQUEST', host);
-    const body = JSON.stringify(errorBody(refusal.code, refusal.message));
+    // In the protocol of the path, as every error is: a /v2 client reads {"error": message} only.
+    const oip = request.url?.startsWith('/v2/') === true;
+    const body = JSON.stringify(oip ? { error: refusal.message } : errorBody(refusal.code, refusal.message));
     request.resume(); // its body is not read
     response.writeHead(refusal.httpStatus, STATUS_CODES[refusal.httpStatus], {
       'content-type': 'application/json; charset=utf-8',

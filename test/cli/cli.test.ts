@@ -70,6 +70,13 @@ describe('batchline serve options', () => {
     expect(result.stderr).toMatch(/to turn it on or --no-[a-z-]+ to turn it off\n$/);
   });
 
+  it('blames an unknown option after a switch on itself, not on the switch', async () => {
+    const result = await run(['serve', '--pipeline', '8080', '--frob']);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain("unknown option '--frob'");
+    expect(result.stderr).not.toContain('takes no value');
+  });
+
   it('rejects an unknown flag', async () => {
     const result = await run(['serve', '--max-batch', '4']);
     expect(result.code).not.toBe(0);

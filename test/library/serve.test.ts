@@ -184,8 +184,10 @@ describe('serve()', () => {
       () => undefined,
       (error: unknown) => error,
     );
-    expect(failed).toBeInstanceOf(BatchError);
-    expect((failed as BatchError).code).toMatch(/^[a-z_]+$/);
-    expect((failed as BatchError).message).toContain('/nonexistent/model.onnx');
+    expect(failed).toBeInstanceOf(InvalidOptionError);
+    expect([(failed as BatchError).code, (failed as BatchError).message]).toEqual([
+      'invalid_option',
+      'invalid option model: cannot read /nonexistent/model.onnx (ENOENT)',
+    ]);
   });
 });

@@ -413,7 +413,7 @@ describe('the admin API and code models', () => {
     [{ module: 'echo/1/model.mjs', path: 'echo/1/model.mjs' }, /give path or module, not both/],
     [{ module: 'echo/1/model.mjs', max_wait_time: 0.01, batch_window_ms: 5 }, /give max_wait_time or batch_window_ms/],
     [{ module: 'echo/1/model.mjs', function: 'no such' }, /function: got "no such"/],
-    // Named as sent, in seconds: not as `batch_window_ms: got '-1000'`, a field and a value the sender never wrote.
+    // Named as sent, in seconds: not as `batch_window_ms: got -1000`, a field and a value the sender never wrote.
     [
       { module: 'echo/1/model.mjs', max_wait_time: -1 },
       /max_wait_time: got -1, expected a number of seconds from 0 to 60$/,

@@ -72,7 +72,11 @@ function inBatchlineWords(fields: Record<string, unknown>): Record<string, unkno
  */
 export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntime, token: string): void {
   const json = (reply: FastifyReply, status: number, body: unknown): void => plainAnswer(reply).json(body, status);
-  const refuse = (reply: FastifyReply, error: unknown): void => void plainAnswer(reply).error(error);
+  // A failure that is no refusal is a bug: Fastify's error handler logs it and keeps its text from the client.
+  const refuse = (reply: FastifyReply, error: unknown): void => {
+    if (!(error instanceof BatchlineError)) throw error;
+    plainAnswer(reply).error(error);
+  };
   const adminToken = new AdminToken(token);
 
   app.register(async (scope) => {

@@ -17,8 +17,11 @@ import type { ServingRuntime } from './serving-runtime.js';
 export function registerRepositoryRoutes(scope: FastifyInstance, runtime: ServingRuntime): void {
   const json = (reply: FastifyReply, status: number, body: unknown): void =>
     new Answer(reply, OIP_ERRORS, undefined).json(body, status);
-  const refuse = (reply: FastifyReply, error: unknown): void =>
-    void new Answer(reply, OIP_ERRORS, undefined).error(error);
+  // A failure that is no refusal is a bug: Fastify's error handler logs it and keeps its text from the client.
+  const refuse = (reply: FastifyReply, error: unknown): void => {
+    if (!(error instanceof BatchlineError)) throw error;
+    new Answer(reply, OIP_ERRORS, undefined).error(error);
+  };
   // A body that is not JSON is refused by the parser, before a handler: in the protocol's format too.
   const route = { config: { answers: new RouteAnswers(() => OIP_ERRORS) } };
   scope.register(async (repository) => {

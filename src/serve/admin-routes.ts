@@ -126,7 +126,7 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
             'INVALID_MODEL_CONFIG',
             `model name '${name}': letters, digits, '_', '.' and '-' (at most 128)`,
           );
-        const version = versionOf(fields.version, runtime, name);
+        let version = versionOf(fields.version, runtime, name);
         const wait = fields.wait ?? true;
         if (typeof wait !== 'boolean')
           throw new BatchlineError(
@@ -158,7 +158,7 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
           own.options.latencyProfile === undefined
             ? {}
             : { latencyProfile: await profileInRepository(repository, own.options.latencyProfile) };
-        if (runtime.registry.resolve(name, version) !== undefined)
+        if (fields.version !== undefined && runtime.registry.resolve(name, version) !== undefined)
           throw new BatchlineError('VERSION_EXISTS', `${name} version ${version}`);
         // Flags, then the model's config.json in the repository (when it has one), then the request.
         const fromRepository = await readRepositoryModelConfig(repository, name);
@@ -187,6 +187,10 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
           labelFilename === undefined
             ? {}
             : { labelsPath: await labelsFileInRepository(repository, name, labelFilename) };
+        // Without one asked for, the next version is the one after the highest there is now, at
+        // the registration: chosen before the awaits, several at once were all told 409 for
+        // a version none of them named.
+        if (fields.version === undefined) version = versionOf(undefined, runtime, name);
         const registered = await runtime.register(
           {
             name,
@@ -227,11 +231,8 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
       const { name, version } = request.params as { name: string; version: string };
       const found = version === '' ? nameTheVersion(name) : runtime.targets.find({ name, version });
       if (found instanceof BatchlineError) return refuse(reply, found);
-      if (found.state === 'draining')
-        return refuse(
-          reply,
-          new BatchlineError('MODEL_UNAVAILABLE', `'${name}' version ${version} is already being removed`),
-        );
+      // One being removed already is answered with that removal, as a Triton unload racing it is
+      // (it was 503 "already being removed", which the refusals did not list).
       await runtime.deregister(found);
       json(reply, 200, { name, version: found.version, state: 'removed' });
     });

@@ -511,6 +511,58 @@ describe('the admin API', () => {
     expect(server.runtime.registry.versionsOf('m').map((v) => v.version)).toEqual([2, 1]);
   });
 
+  it('registers several versions asked for at once without a number as the next ones', async () => {
+    server = await adminServer();
+    // The next version was chosen before the registration's awaits: five of six were 409 version_exists.
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        call('POST', `${server!.url}/admin/models/other`, { path: 'other/1/model.onnx' }),
+      ),
+    );
+    expect(replies.map((r) => r.status)).toEqual([201, 201, 201, 201, 201, 201]);
+    expect(replies.map((r) => r.json.version).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7]);
+  });
+
+  it('answers a second DELETE of a version being removed with that removal, as a Triton unload racing it', async () => {
+    // An inline code model whose batch waits for the test: the version drains until it is let go.
+    let release = (): void => {};
+    (globalThis as { adminTestGate?: Promise<void> }).adminTestGate = new Promise((resolve) => {
+      release = resolve;
+    });
+    const root = await writeRepository({
+      'held/1/model.mjs': `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export async function execute(items) { await globalThis.adminTestGate; return items.map(({ x }) => ({ y: x })); }
+`,
+      'held/config.json': { execution: 'inline' },
+    });
+    server = await startTestServer({ modelRepository: root, adminToken: TOKEN });
+    const runtime = server.runtime;
+    const version = runtime.registry.resolve('held', 1)!;
+    const started = new Promise<void>((resolve) => version.batcher.addObserver({ batchStarted: () => resolve() }));
+    const held = infer(`${server.url}/models/held/predict`, { inputs: [1] });
+    await started;
+    // Each DELETE that reaches the removal: the second must come while the first drains.
+    const removalsAsked: (() => void)[] = [];
+    const deregister = runtime.deregister.bind(runtime);
+    runtime.deregister = (v) => {
+      removalsAsked.shift()?.();
+      return deregister(v);
+    };
+    const asked = (): Promise<void> => new Promise((resolve) => removalsAsked.push(resolve));
+    const firstAsked = asked();
+    const first = call('DELETE', `${server.url}/admin/models/held/1`);
+    await firstAsked;
+    // It was 503 "already being removed", which the refusals did not list.
+    const secondAsked = asked();
+    const second = call('DELETE', `${server.url}/admin/models/held/1`);
+    await secondAsked;
+    release();
+    expect([(await first).status, (await second).status, (await held).status]).toEqual([200, 200, 200]);
+    expect(server.runtime.registry.resolve('held', 1)).toBeUndefined();
+  });
+
   it('deregisters a version: its queued requests are answered, new ones go to the next latest, then 404', async () => {
     // Batches of 500 ms: version 2 drains for about a second, longer than the request for it below
     // takes on a busy host (at 40 ms it was gone before that request, at a load average of 30).

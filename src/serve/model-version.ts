@@ -133,6 +133,11 @@ export class ModelVersion implements AnswerCounters {
   /** Aborted by a drain that starts while the version loads: see `drain`. */
   private readonly stopLoading = new AbortController();
 
+  /** A drain (a removal, the server's stop) came while it loaded: a load that ends so did not fail. */
+  get loadStopped(): boolean {
+    return this.stopLoading.signal.aborted;
+  }
+
   /** Loads the model file (or the embedded model) with this version's options; the version is then ready. */
   load(): Promise<void> {
     const loading = this.loadModel();

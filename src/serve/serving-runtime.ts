@@ -178,7 +178,12 @@ export class ServingRuntime {
         if (warning !== undefined) this.log(warning);
       },
       (error: unknown) =>
-        this.log(`batchline serve: ${versionKey(spec.name, spec.version)} failed to load: ${asError(error).message}`),
+        this.log(
+          // A removal (or the server's stop) that ends a load is no failure of the model's.
+          version.loadStopped
+            ? `batchline serve: ${versionKey(spec.name, spec.version)} load stopped: removed while it loaded`
+            : `batchline serve: ${versionKey(spec.name, spec.version)} failed to load: ${asError(error).message}`,
+        ),
     ); // without `wait`: shown as unavailable, with the reason
     if (!wait) return version;
     // A drain (the server's, or a DELETE's) does not wait for a load: the registration is answered

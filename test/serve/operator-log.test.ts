@@ -113,6 +113,35 @@ describe("the server's log says what changed while it served", () => {
     ]);
   });
 
+  it('a version removed while it loads: its load stopped, not failed', async () => {
+    const repository = await writeRepository({
+      'lin/1/model.onnx': linearModelOnnx([1, 2]),
+      'lin/2/model.mjs': `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export function initialize() { return new Promise(() => {}); }
+export function execute(items) { return items.map(({ x }) => ({ y: x })); }
+`,
+      'lin/config.json': { version_policy: { specific: [1] } },
+    });
+    const { url, lines, runtime } = await serveLogged(repository);
+    const registered = await admin('POST', `${url}/admin/models/lin`, {
+      version: 2,
+      path: 'lin/2/model.mjs',
+      wait: false,
+    });
+    expect(registered).toBe(202);
+    expect(await admin('DELETE', `${url}/admin/models/lin/2`)).toBe(200);
+    expect(runtime.registry.resolve('lin', 2)).toBeUndefined();
+    // It was "failed to load: its load was stopped by a drain …", an error for an ordinary removal.
+    expect(lines.filter((line) => line.includes('model=lin version=2'))).toEqual([
+      expect.stringMatching(/^batchline serve: model=lin version=2 registered: loading /),
+      'batchline serve: model=lin version=2 deregistered: draining 0 queued and 0 running requests (up to 10000 ms)',
+      'batchline serve: model=lin version=2 load stopped: removed while it loaded',
+      'batchline serve: model=lin version=2 removed',
+    ]);
+  });
+
   it('an instance that dies: which one, why, the restart, and its return', async () => {
     const repository = await writeRepository({
       'lin/1/model.onnx': linearModelOnnx([1, 2]),

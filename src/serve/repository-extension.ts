@@ -43,7 +43,12 @@ export async function repositoryIndex(runtime: ServingRuntime, ready: boolean): 
     return [];
   });
   const rows: IndexRow[] = [];
-  for (const model of onDisk) {
+  // Besides the repository's folders, what the admin API serves under a name of its own, which
+  // the index left out while it served.
+  const names = [...new Set([...onDisk.map((model) => model.name), ...runtime.registry.names()])].sort((a, b) =>
+    a.localeCompare(b),
+  );
+  for (const model of names.map((name) => ({ name }))) {
     const served = runtime.registry.versionsOf(model.name);
     if (served.length === 0 && !ready) rows.push({ name: model.name, state: 'UNAVAILABLE', reason: 'unloaded' });
     for (const version of served) {

@@ -182,6 +182,24 @@ describe("Triton's model repository extension, behind the admin token", () => {
     expect(runtime.registry.resolve('other', 1)?.state).toBe('ready');
   });
 
+  it('lists a model the admin API serves under a name that is no folder of the repository', async () => {
+    server = await tritonServer();
+    const registered = await request(`${server.url}/admin/models/extra`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ version: 3, path: 'other/1/model.onnx' }),
+    });
+    expect(registered.statusCode).toBe(201);
+    await registered.body.text();
+    // It served, but the index left it out.
+    expect((await call('POST', `${server.url}/v2/repository/index`, '{"ready": true}', auth)).json).toStrictEqual([
+      { name: 'extra', version: '3', state: 'READY' },
+      { name: 'm', version: '2', state: 'READY' },
+      { name: 'm', version: '1', state: 'READY' },
+      { name: 'other', version: '1', state: 'READY' },
+    ]);
+  });
+
   it('says a repository removed while serving is unreadable, on the index and a load, instead of listing nothing', async () => {
     server = await tritonServer();
     await rm(server.config.modelRepository!, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
 import { inferRouteOf, probeTarget } from '../bench/default-body.js';
-import { probeGrpcModel } from '../bench/grpc-probe.js';
+import { probeGrpcModel } from './bench-grpc-probe.js';
 import { grpcModelOf, type ValidatedBench } from '../bench/plan-from-options.js';
 import type { BenchPlan } from '../bench/plan.js';
 import { encodeModelInferRequest, modelInferRequestFromJson } from '../protocol/grpc-json-request.js';

@@ -2,7 +2,7 @@
 import { request } from 'undici';
 import { describe, expect, it, vi } from 'vitest';
 import { PATIENCE } from '../patience.js';
-import { batch, BatchError, InvalidOptionError, serve } from '../../src/index.js';
+import { batch, type BatchError, InvalidOptionError, serve } from '../../src/index.js';
 import { OipClient } from '../serve/grpc-helpers.js';
 
 describe('serve()', () => {

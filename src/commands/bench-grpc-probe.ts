@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as GrpcJs from '@grpc/grpc-js';
 import { inferenceType } from '../protocol/grpc-proto-root.js';
-import { madeUpOipBody, TOY_MODEL_OIP_BODY } from './default-body.js';
+import { madeUpOipBody, TOY_MODEL_OIP_BODY } from '../bench/default-body.js';
 
 const require = createRequire(import.meta.url);
 

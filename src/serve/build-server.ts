@@ -182,8 +182,9 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
   app.get('/metrics', async (request, reply) => {
     // The middleware's JSON for a client that asks for JSON (or names the format: its clients
     // send `Accept: */*`, as Python's requests does); Prometheus's text for everyone else.
-    const format = (request.query as { format?: unknown }).format;
-    if (format === 'json' || /\bapplication\/json\b/.test(request.headers.accept ?? ''))
+    // `?format=json&format=json` comes as an array.
+    const format = [(request.query as { format?: unknown }).format].flat();
+    if (format.includes('json') || /\bapplication\/json\b/.test(request.headers.accept ?? ''))
       return json(reply, jsonMetrics(runtime.statsAnswer(), runtime.uptimeS));
     const { contentType, body } = await runtime.metrics.render();
     plainAnswer(reply).send(200, { body, contentType });

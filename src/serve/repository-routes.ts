@@ -36,8 +36,11 @@ export function registerRepositoryRoutes(scope: FastifyInstance, runtime: Servin
 
     repository.post('/v2/repository/index', route, async (request, reply) => {
       try {
-        const { ready } = bodyOf(request);
-        json(reply, 200, await repositoryIndex(runtime, ready === true));
+        const { ready = false } = bodyOf(request);
+        // Triton's field is a bool: "yes" listed every model, as if not asked.
+        if (typeof ready !== 'boolean')
+          throw new BatchlineError('BAD_REQUEST', `"ready" must be true or false, got ${JSON.stringify(ready)}`);
+        json(reply, 200, await repositoryIndex(runtime, ready));
       } catch (error) {
         refuse(reply, error);
       }

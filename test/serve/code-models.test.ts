@@ -466,6 +466,10 @@ describe("the middleware's health and metrics", () => {
     const named = await request(`${server.url}/metrics?format=json`, { headers: { accept: '*/*' } });
     expect(named.headers['content-type']).toMatch(/application\/json/);
     expect(((await named.body.json()) as any).models.some((m: any) => m.name === 'double')).toBe(true);
+    // Named twice, the query is an array: it answered Prometheus's text.
+    const twice = await request(`${server.url}/metrics?format=json&format=json`);
+    expect(twice.headers['content-type']).toMatch(/application\/json/);
+    await twice.body.text();
   });
 
   it('keeps what a deregistered version answered in the top-level totals, which never go down', async () => {

@@ -210,6 +210,15 @@ describe("Triton's model repository extension, behind the admin token", () => {
     expect([load.status, load.json.error]).toEqual([500, said]);
   });
 
+  it('refuses an index request whose "ready" is not a bool (Triton\'s field), instead of listing every model', async () => {
+    server = await tritonServer();
+    const refused = await call('POST', `${server.url}/v2/repository/index`, '{"ready": "yes"}', auth);
+    expect([refused.status, refused.json.error]).toEqual([
+      400,
+      'malformed request: "ready" must be true or false, got "yes"',
+    ]);
+  });
+
   it("answers a body that is not JSON in the protocol's error format, which tritonclient reads", async () => {
     server = await tritonServer();
     for (const path of ['/v2/repository/index', '/v2/repository/models/other/load', '/v2/repository/models/m/unload']) {

@@ -39,7 +39,7 @@ const USAGE_ERRORS = new Set([
 
 /** Maps an error to the process exit code, printing what the user needs to know. */
 export function exitCodeFor(thrown: unknown, stderr: NodeJS.WritableStream = process.stderr): number {
-  const error = missingRuntime(thrown) ?? thrown;
+  const error = missingRuntime(thrown, BATCHLINE_VERSION) ?? thrown;
   if (error instanceof CommanderError) {
     // commander already printed it; a usage mistake exits 2, like an invalid option value
     return USAGE_ERRORS.has(error.code) ? 2 : error.exitCode;

@@ -333,8 +333,10 @@ export function unsupportedEncoding(encoding: string): BatchlineError {
  * onnxruntime-node is an optional dependency: npm leaves it out, silently, when its install script
  * fails, which it does offline on Linux x64 (it downloads CUDA files from nuget.org). `serve` and
  * `profile` then fail to import it; this says why and what to run instead of a stack trace.
+ * `version`: batchline's, which names the tarball `npm pack` made (this module reads no files:
+ * the browser build takes it too).
  */
-export function missingRuntime(error: unknown): BatchlineError | undefined {
+export function missingRuntime(error: unknown, version: string): BatchlineError | undefined {
   const missing =
     error instanceof Error &&
     (error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' &&
@@ -344,7 +346,7 @@ export function missingRuntime(error: unknown): BatchlineError | undefined {
     'RUNTIME_NOT_INSTALLED',
     'serve and profile need it (bench, simulate and watch do not). npm leaves this optional ' +
       'dependency out when its install script fails, as it does offline: install batchline again ' +
-      'with the script skipped, ONNXRUNTIME_NODE_INSTALL=skip npm install path/to/batchline-0.1.0.tgz ' +
+      `with the script skipped, ONNXRUNTIME_NODE_INSTALL=skip npm install path/to/batchline-${version}.tgz ` +
       '(CPU only; see the README, "Install")',
     { cause: error },
   );

@@ -132,11 +132,11 @@ describe('the error table', () => {
       Object.assign(new Error(`Cannot find package '${name}' imported from /x/onnx-model.js`), {
         code: 'ERR_MODULE_NOT_FOUND',
       });
-    const error = missingRuntime(notFound('onnxruntime-node'));
+    const error = missingRuntime(notFound('onnxruntime-node'), '2.3.4');
     expect(error?.code).toBe('RUNTIME_NOT_INSTALLED');
-    // batchline is not on the registry: the command names the tarball (README, "Install").
-    expect(error?.message).toContain('ONNXRUNTIME_NODE_INSTALL=skip npm install path/to/batchline-0.1.0.tgz');
-    expect(missingRuntime(notFound('fastify'))).toBeUndefined();
-    expect(missingRuntime(new Error("Cannot find package 'onnxruntime-node'"))).toBeUndefined();
+    // batchline is not on the registry: the command names the tarball (README, "Install"), of its version.
+    expect(error?.message).toContain('ONNXRUNTIME_NODE_INSTALL=skip npm install path/to/batchline-2.3.4.tgz');
+    expect(missingRuntime(notFound('fastify'), '2.3.4')).toBeUndefined();
+    expect(missingRuntime(new Error("Cannot find package 'onnxruntime-node'"), '2.3.4')).toBeUndefined();
   });
 });

@@ -57,7 +57,7 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
   ],
   'cli.ts': ['commands', 'errors.ts', 'version.ts'],
   // The library's face: batch() over the core, serve() over the server (loaded lazily).
-  library: ['core', 'errors.ts', 'message-text.ts', 'options', 'serve', 'stats-contract'],
+  library: ['core', 'errors.ts', 'message-text.ts', 'options', 'serve', 'stats-contract', 'version.ts'],
   // model: the code-model contract's types (code-model-types.ts), exported type-only.
   'index.ts': ['core', 'library', 'model', 'stats-contract'],
 };

@@ -4,6 +4,7 @@ import type { ServerStats } from '../stats-contract/server-stats.js';
 import { RENAMED_BATCHING } from './batch-options.js';
 import { drainMsOf } from './close-options.js';
 import { missingRuntime } from '../errors.js';
+import { BATCHLINE_VERSION } from '../version.js';
 import { publicError } from './errors.js';
 
 // Mapped here, not through a generic alias, which tsc names instead of this one: a misspelt key
@@ -66,7 +67,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     };
   } catch (error) {
     // onnxruntime-node left out by npm: the command's message (the bare ERR_MODULE_NOT_FOUND said nothing of why).
-    throw publicError(missingRuntime(error) ?? error, inCodeWords);
+    throw publicError(missingRuntime(error, BATCHLINE_VERSION) ?? error, inCodeWords);
   }
 }
 

@@ -268,7 +268,16 @@ export class ModelVersion implements AnswerCounters {
    * for up to `timeoutMs` (or until `endDrainNow()`), then answers what is left with
    * `shutdown` (503). Resolves when every request of this version has its answer.
    */
-  async drain(timeoutMs: number): Promise<void> {
+  drain(timeoutMs: number): Promise<void> {
+    // A second drain (a DELETE or an unload during the server's own) waits for the one under
+    // way: it returned at once, and its remover closed the model under requests still answered.
+    this.drainDone ??= this.drainOnce(timeoutMs);
+    return this.drainDone;
+  }
+
+  private drainDone: Promise<void> | undefined;
+
+  private async drainOnce(timeoutMs: number): Promise<void> {
     this.drainStarted();
     if (this.stateNow !== 'ready') {
       if (this.stateNow === 'loading') {

@@ -563,6 +563,33 @@ export async function execute(items) { await globalThis.adminTestGate; return it
     expect(server.runtime.registry.resolve('held', 1)).toBeUndefined();
   });
 
+  it("lets a DELETE during the server's drain wait for it, not close the model under the requests it answers", async () => {
+    let release = (): void => {};
+    (globalThis as { adminTestGate?: Promise<void> }).adminTestGate = new Promise((resolve) => {
+      release = resolve;
+    });
+    const root = await writeRepository({
+      'held/1/model.mjs': `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export async function execute(items) { await globalThis.adminTestGate; return items.map(({ x }) => ({ y: x })); }
+`,
+      'held/config.json': { execution: 'inline' },
+    });
+    server = await startTestServer({ modelRepository: root, adminToken: TOKEN });
+    const runtime = server.runtime;
+    const version = runtime.registry.resolve('held', 1)!;
+    const started = new Promise<void>((resolve) => version.batcher.addObserver({ batchStarted: () => resolve() }));
+    const held = infer(`${server.url}/models/held/predict`, { inputs: [1] });
+    await started;
+    const stopping = runtime.drain(10_000);
+    // The removal returned at once (the version was draining already) and closed the model: 500 "the model was closed".
+    const removing = runtime.deregister(version);
+    release();
+    expect((await held).status).toBe(200);
+    await Promise.all([stopping, removing]);
+  });
+
   it('deregisters a version: its queued requests are answered, new ones go to the next latest, then 404', async () => {
     // Batches of 500 ms: version 2 drains for about a second, longer than the request for it below
     // takes on a busy host (at 40 ms it was gone before that request, at a load average of 30).

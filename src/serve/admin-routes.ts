@@ -162,6 +162,12 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
           throw new BatchlineError('VERSION_EXISTS', `${name} version ${version}`);
         // Flags, then the model's config.json in the repository (when it has one), then the request.
         const fromRepository = await readRepositoryModelConfig(repository, name);
+        // A profile the registration inherits is checked before the load too, named as its config.json's.
+        const inherited = fromRepository.options.latencyProfile;
+        if (own.options.latencyProfile === undefined && inherited !== undefined)
+          await readLatencyProfile(inherited, `${name}/config.json: latency_profile`).catch((error: unknown) => {
+            throw error instanceof BatchlineError ? new BatchlineError('INVALID_MODEL_CONFIG', error.detail) : error;
+          });
         const config = effectiveConfig(
           effectiveConfig(runtime.config, fromRepository.options, `${name}/config.json`),
           { ...own.options, ...latencyProfile },

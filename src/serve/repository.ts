@@ -1,7 +1,6 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, sep } from 'node:path';
 import { BatchlineError } from '../errors.js';
-import { readLatencyProfile } from '../profile/latency-profile.js';
 import { readModelConfig, selectVersions, type ModelConfigFile } from './model-config.js';
 
 /** The file of a version inside its folder, as Triton names it for ONNX. */
@@ -113,11 +112,6 @@ export async function readRepositoryModelConfig(repository: string, name: string
   if (given === undefined || isAbsolute(given)) return config;
   const latencyProfile = await profileFileInRepository(repository, given).catch((error: unknown) => {
     throw error instanceof BatchlineError ? invalid(`${file}: ${error.detail}`) : error;
-  });
-  // Read now, so that a file that is no profile stops the start before it listens and refuses a
-  // registration that inherits it, named as written (the load named --latency-profile).
-  await readLatencyProfile(latencyProfile, `${file}: latency_profile`, given).catch((error: unknown) => {
-    throw error instanceof BatchlineError ? invalid(error.detail) : error;
   });
   return { ...config, options: { ...config.options, latencyProfile } };
 }

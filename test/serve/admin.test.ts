@@ -287,30 +287,33 @@ describe('the admin API', () => {
     expect([inherited.status, inherited.json.config?.latency_profile]).toEqual([201, 'm/profile.json']);
   });
 
-  it("refuses a config.json's latency_profile that is no profile at start-up and in a registration that inherits it, as written", async () => {
+  it("refuses a config.json's latency_profile that is no profile as that file's field, at start-up and in a registration that inherits it", async () => {
     const root = await writeRepository({
       'm/1/model.onnx': linearModelOnnx([1, 2]),
       'm/p.json': 'nope',
       'm/config.json': { latency_profile: 'm/p.json' },
     });
-    const said = `invalid model configuration: ${join(root, 'm', 'config.json')}: latency_profile: 'm/p.json' is not JSON; expected a file written by batchline profile --out`;
-    // Before anything listens (it was --latency-profile, with the server's path, once the load read it).
-    const error = await startupVersions(resolveOptions(SERVE_OPTIONS, { modelRepository: root }, {})).then(
+    // It was named --latency-profile, a flag nobody gave.
+    const config = resolveOptions(SERVE_OPTIONS, { modelRepository: root }, {});
+    const built = buildServer(config);
+    const error = await built.runtime.loadStartup((await startupVersions(config)).versions).then(
       () => undefined,
       (e: unknown) => e as BatchlineError,
     );
-    expect([error?.code, error?.message]).toEqual(['INVALID_MODEL_CONFIG', said]);
-    // A registration inheriting it is refused with the same words, before a load.
-    await writeFile(join(root, 'm', 'config.json'), JSON.stringify({ version_policy: { specific: [9] } }));
-    await mkdir(join(root, 'm', '9'));
-    await copyFile(join(root, 'm', '1', 'model.onnx'), join(root, 'm', '9', 'model.onnx'));
+    await built.runtime.closeModels();
+    expect([error?.code, error?.message]).toEqual([
+      'INVALID_MODEL_CONFIG',
+      `invalid model configuration: ${join(root, 'm', 'config.json')}: latency_profile: '${join(root, 'm', 'p.json')}' is not JSON; expected a file written by batchline profile --out`,
+    ]);
+    // A registration inheriting it is refused before a load; one that gives its own is not.
+    await writeFile(join(root, 'm', 'config.json'), JSON.stringify({}));
     server = await startTestServer({ modelRepository: root, adminToken: TOKEN });
     await writeFile(join(root, 'm', 'config.json'), JSON.stringify({ latency_profile: 'm/p.json' }));
     const reply = await call('POST', `${server.url}/admin/models/m`, { version: 2, path: 'm/1/model.onnx' });
     expect([reply.status, reply.json.error.code, reply.json.error.message]).toEqual([
       400,
       'invalid_model_config',
-      said,
+      `invalid model configuration: m/config.json: latency_profile: '${join(root, 'm', 'p.json')}' is not JSON; expected a file written by batchline profile --out`,
     ]);
   });
 

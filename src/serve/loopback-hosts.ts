@@ -52,7 +52,7 @@ export function answerOnlyLoopbackHosts(server: Server, extraHosts: readonly str
     }
     const refusal = new BatchlineError('MISDIRECTED_REQUEST', host);
     // In the protocol of the path, as every error is: a /v2 client reads {"error": message} only.
-    const oip = request.url?.startsWith('/v2/') === true;
+    const oip = request.url !== undefined && (request.url.startsWith('/v2/') || /^\/v2(\?|$)/.test(request.url));
     const body = JSON.stringify(oip ? { error: refusal.message } : errorBody(refusal.code, refusal.message));
     request.resume(); // its body is not read
     response.writeHead(refusal.httpStatus, STATUS_CODES[refusal.httpStatus], {

@@ -181,7 +181,7 @@ export class ServingRuntime {
         this.log(
           // A removal (or the server's stop) that ends a load is no failure of the model's.
           version.loadStopped
-            ? `batchline serve: ${versionKey(spec.name, spec.version)} load stopped: removed while it loaded`
+            ? `batchline serve: ${versionKey(spec.name, spec.version)} load stopped: removed (or the server stopped) while it loaded`
             : `batchline serve: ${versionKey(spec.name, spec.version)} failed to load: ${asError(error).message}`,
         ),
     ); // without `wait`: shown as unavailable, with the reason

@@ -87,9 +87,14 @@ describe('hygiene (#11)', () => {
     expect(rebound.status).toBe(421);
     expect(rebound.headers['x-request-id']).toBe('rebound-1'); // echoed on every answer (api.md)
     // On a /v2 path, in the protocol's {"error": message}, as every /v2 error is.
-    const oip = await raw(server, 'GET /v2/health/ready HTTP/1.1\r\nhost: evil.example\r\n\r\n');
-    expect([oip.status, Object.keys(JSON.parse(oip.body))]).toEqual([421, ['error']]);
-    expect(typeof JSON.parse(oip.body).error).toBe('string');
+    for (const path of ['/v2/health/ready', '/v2']) {
+      const oip = await raw(server, `GET ${path} HTTP/1.1\r\nhost: evil.example\r\n\r\n`);
+      expect([oip.status, Object.keys(JSON.parse(oip.body)), typeof JSON.parse(oip.body).error], path).toEqual([
+        421,
+        ['error'],
+        'string',
+      ]);
+    }
     expect(JSON.parse(rebound.body).error.code).toBe('misdirected_request');
     expect((await raw(open, 'GET /healthz HTTP/1.1\r\nhost: evil.example\r\n\r\n')).status).toBe(200);
     tableRow(

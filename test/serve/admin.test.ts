@@ -560,7 +560,13 @@ export async function execute(items) { await globalThis.adminTestGate; return it
     // It was 503 "already being removed", which the refusals did not list.
     const secondAsked = asked();
     const second = call('DELETE', `${server.url}/admin/models/held/1`);
-    await secondAsked;
+    // Answered before it reached the removal (503 "already being removed"): fail now, not at the timeout.
+    await Promise.race([
+      secondAsked,
+      second.then((r) => {
+        throw new Error(`the second DELETE was answered ${r.status} before the removal`);
+      }),
+    ]);
     release();
     expect([(await first).status, (await second).status, (await held).status]).toEqual([200, 200, 200]);
     expect(server.runtime.registry.resolve('held', 1)).toBeUndefined();

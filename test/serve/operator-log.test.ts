@@ -137,7 +137,7 @@ export function execute(items) { return items.map(({ x }) => ({ y: x })); }
     expect(lines.filter((line) => line.includes('model=lin version=2'))).toEqual([
       expect.stringMatching(/^batchline serve: model=lin version=2 registered: loading /),
       'batchline serve: model=lin version=2 deregistered: draining 0 queued and 0 running requests (up to 10000 ms)',
-      'batchline serve: model=lin version=2 load stopped: removed while it loaded',
+      'batchline serve: model=lin version=2 load stopped: removed (or the server stopped) while it loaded',
       'batchline serve: model=lin version=2 removed',
     ]);
   });

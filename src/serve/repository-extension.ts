@@ -4,8 +4,8 @@ import { effectiveConfig, snakeCase } from './model-config.js';
 import {
   MODEL_NAME_PATTERN,
   repositoryRoot,
+  modelFolders,
   scanModel,
-  scanRepository,
   unreadTritonConfigWarning,
 } from './repository.js';
 import type { ServingRuntime } from './serving-runtime.js';
@@ -37,17 +37,16 @@ export interface IndexRow {
 /** Every model of the repository with each served version's state; a model not served is UNAVAILABLE `unloaded`; `ready`: the ready ones only. */
 export async function repositoryIndex(runtime: ServingRuntime, ready: boolean): Promise<IndexRow[]> {
   const dir = repositoryDirectory(runtime);
-  // A repository of no models lists none; one that is gone is the operator's to mend, and said so.
-  const onDisk = await scanRepository(dir).catch(async () => {
+  // Its folders, not their models read: one bad config.json hid every model not loaded. A
+  // repository that is gone is the operator's to mend, and said so.
+  const onDisk = await modelFolders(dir).catch(async (error: unknown) => {
     await readableRepository(dir);
-    return [];
+    throw error;
   });
   const rows: IndexRow[] = [];
   // Besides the repository's folders, what the admin API serves under a name of its own, which
   // the index left out while it served.
-  const names = [...new Set([...onDisk.map((model) => model.name), ...runtime.registry.names()])].sort((a, b) =>
-    a.localeCompare(b),
-  );
+  const names = [...new Set([...onDisk, ...runtime.registry.names()])].sort((a, b) => a.localeCompare(b));
   for (const model of names.map((name) => ({ name }))) {
     const served = runtime.registry.versionsOf(model.name);
     if (served.length === 0 && !ready) rows.push({ name: model.name, state: 'UNAVAILABLE', reason: 'unloaded' });

@@ -43,19 +43,27 @@ export function unreadTritonConfigWarning(path: string): string {
  * server refuses to start rather than serve part of what was asked.
  */
 export async function scanRepository(dir: string): Promise<RepositoryModel[]> {
+  const models: RepositoryModel[] = [];
+  for (const name of await modelFolders(dir)) models.push(await scanModel(dir, name));
+  if (models.length === 0) throw invalid(`${dir} holds no models (expected NAME/VERSION/${MODEL_FILE})`);
+  return models;
+}
+
+/**
+ * The repository's folders, each a model by its name, sorted, without reading any: what its index
+ * lists (a model whose config.json is bad is listed too). INVALID_OPTION when `dir` cannot be read.
+ */
+export async function modelFolders(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
     throw new BatchlineError(
       'INVALID_OPTION',
       `--model-repository: cannot read ${dir} (${error.code ?? error.message})`,
     );
   });
-  const models: RepositoryModel[] = [];
-  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-    if (entry.name.startsWith('.') || !(await isDirectory(join(dir, entry.name)))) continue;
-    models.push(await scanModel(dir, entry.name));
-  }
-  if (models.length === 0) throw invalid(`${dir} holds no models (expected NAME/VERSION/${MODEL_FILE})`);
-  return models;
+  const names: string[] = [];
+  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name)))
+    if (!entry.name.startsWith('.') && (await isDirectory(join(dir, entry.name)))) names.push(entry.name);
+  return names;
 }
 
 /** One model of the repository, its versions selected by its version policy (the repository extension loads it by name). */

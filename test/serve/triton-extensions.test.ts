@@ -200,6 +200,18 @@ describe("Triton's model repository extension, behind the admin token", () => {
     ]);
   });
 
+  it('lists every folder of the repository, also beside a model whose config.json has gone bad', async () => {
+    server = await tritonServer();
+    await call('POST', `${server.url}/v2/repository/models/other/unload`, '{}', auth);
+    await writeFile(join(server.config.modelRepository!, 'm', 'config.json'), '{"max_batch_size": ');
+    // The scan of every model failed on m's file, and the index listed nothing unloaded: 'other' was gone.
+    expect((await call('POST', `${server.url}/v2/repository/index`, '', auth)).json).toStrictEqual([
+      { name: 'm', version: '2', state: 'READY' },
+      { name: 'm', version: '1', state: 'READY' },
+      { name: 'other', state: 'UNAVAILABLE', reason: 'unloaded' },
+    ]);
+  });
+
   it('says a repository removed while serving is unreadable, on the index and a load, instead of listing nothing', async () => {
     server = await tritonServer();
     await rm(server.config.modelRepository!, { recursive: true, force: true });

@@ -67,10 +67,13 @@ function probeOf(model: { name: string; version: string }, metadata: MetadataMes
   const version = model.version !== '' ? model.version : (metadata.versions?.[0] ?? 'latest');
   if (model.name === TOY_MODEL_NAME)
     return { kind: 'generated', body: TOY_MODEL_OIP_BODY, about: `${TOY_MODEL_NAME} version ${version}` };
-  const made = madeUpOipBody(metadata.inputs, { name: model.name, version });
+  const unbatched = metadata.inputs.length === 0 || metadata.inputs.some((input) => input.shape?.[0] !== -1);
+  const made = unbatched ? undefined : madeUpOipBody(metadata.inputs, { name: model.name, version });
   if (made !== undefined) return made;
+  // The reason given: a model without a batch dimension first (Triton's max_batch_size 0) is not one of free size.
+  const what = unbatched ? 'lists inputs without a batch dimension first' : 'has inputs of free size';
   return {
     kind: 'only-yours',
-    why: `its model ${model.name} version ${version} has inputs of free size, which only you can give (ModelMetadata lists them)`,
+    why: `its model ${model.name} version ${version} ${what}, which only you can fill (ModelMetadata lists them)`,
   };
 }

@@ -208,6 +208,39 @@ describe('bench grpc://host:port/models/NAME', () => {
     );
   });
 
+  it('asks for --body for a model whose inputs have no batch dimension first, saying so (not "of free size")', async () => {
+    const server = new grpc.Server();
+    const request = inferenceType('ModelMetadataRequest');
+    const response = inferenceType('ModelMetadataResponse');
+    server.addService(
+      {
+        ModelMetadata: {
+          path: '/inference.GRPCInferenceService/ModelMetadata',
+          requestStream: false,
+          responseStream: false,
+          requestSerialize: (value: Buffer) => value,
+          requestDeserialize: (bytes: Buffer) => request.decode(bytes),
+          responseSerialize: (value: object) => Buffer.from(response.encode(response.fromObject(value)).finish()),
+          responseDeserialize: (bytes: Buffer) => bytes,
+        },
+      },
+      {
+        // Triton's model of max_batch_size 0: its shape is the whole tensor's.
+        ModelMetadata: (_call: grpc.ServerUnaryCall<any, any>, done: grpc.sendUnaryData<any>) =>
+          done(null, { name: 'flat', versions: ['1'], inputs: [{ name: 'x', datatype: 'FP32', shape: [3] }] }),
+      },
+    );
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+        error ? reject(error) : resolve(bound),
+      ),
+    );
+    stopServer = () => server.forceShutdown();
+    await expect(bench(`grpc://127.0.0.1:${port}/models/flat`, { requests: '1' })).rejects.toThrow(
+      'its model flat version 1 lists inputs without a batch dimension first, which only you can fill',
+    );
+  });
+
   it('refuses a body that is not the protocol’s JSON, before the run', async () => {
     for (const [body, message] of [
       [

@@ -269,10 +269,15 @@ export class ModelVersion implements AnswerCounters {
    * `shutdown` (503). Resolves when every request of this version has its answer.
    */
   drain(timeoutMs: number): Promise<void> {
-    // A second drain (a DELETE or an unload during the server's own) waits for the one under
-    // way: it returned at once, and its remover closed the model under requests still answered.
-    this.drainDone ??= this.drainOnce(timeoutMs);
-    return this.drainDone;
+    if (this.drainDone === undefined) {
+      this.drainDone = this.drainOnce(timeoutMs);
+      return this.drainDone;
+    }
+    // A second drain (a DELETE or an unload during the server's own, or the server's during a
+    // DELETE's) waits for the one under way, no longer than its own limit: it returned at once,
+    // and its remover closed the model under requests still being answered.
+    const timer = setTimeout(() => this.endDrain(), timeoutMs);
+    return this.drainDone.finally(() => clearTimeout(timer));
   }
 
   private drainDone: Promise<void> | undefined;

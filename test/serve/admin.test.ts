@@ -599,6 +599,28 @@ export async function execute(items) { await globalThis.adminTestGate; return it
     await Promise.all([stopping, removing]);
   });
 
+  it("lets the server's drain of no time end a DELETE's drain now, not at the DELETE's own limit", async () => {
+    (globalThis as { adminTestGate?: Promise<void> }).adminTestGate = new Promise(() => {}); // never let go
+    const root = await writeRepository({
+      'held/1/model.mjs': `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export async function execute(items) { await globalThis.adminTestGate; return items.map(({ x }) => ({ y: x })); }
+`,
+      'held/config.json': { execution: 'inline' },
+    });
+    server = await startTestServer({ modelRepository: root, adminToken: TOKEN, drainTimeoutMs: 600_000 });
+    const runtime = server.runtime;
+    const version = runtime.registry.resolve('held', 1)!;
+    const started = new Promise<void>((resolve) => version.batcher.addObserver({ batchStarted: () => resolve() }));
+    const held = infer(`${server.url}/models/held/predict`, { inputs: [1] });
+    await started;
+    const removing = runtime.deregister(version); // drains for up to 600 s
+    await runtime.drain(0); // the server's stop, now
+    expect((await held).status).toBe(503);
+    await removing;
+  });
+
   it('deregisters a version: its queued requests are answered, new ones go to the next latest, then 404', async () => {
     // Batches of 500 ms: version 2 drains for about a second, longer than the request for it below
     // takes on a busy host (at 40 ms it was gone before that request, at a load average of 30).

@@ -47,14 +47,14 @@ export async function repositoryIndex(runtime: ServingRuntime, ready: boolean): 
   // Besides the repository's folders, what the admin API serves under a name of its own, which
   // the index left out while it served.
   const names = [...new Set([...onDisk, ...runtime.registry.names()])].sort((a, b) => a.localeCompare(b));
-  for (const model of names.map((name) => ({ name }))) {
-    const served = runtime.registry.versionsOf(model.name);
-    if (served.length === 0 && !ready) rows.push({ name: model.name, state: 'UNAVAILABLE', reason: 'unloaded' });
+  for (const name of names) {
+    const served = runtime.registry.versionsOf(name);
+    if (served.length === 0 && !ready) rows.push({ name, state: 'UNAVAILABLE', reason: 'unloaded' });
     for (const version of served) {
       const { state, reason } = version.status;
       if (ready && !version.acceptsWork) continue;
       rows.push({
-        name: model.name,
+        name,
         version: String(version.version),
         state: INDEX_STATES[state] ?? 'UNAVAILABLE',
         ...(reason === undefined ? {} : { reason }),

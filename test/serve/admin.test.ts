@@ -71,6 +71,32 @@ async function adminServer(flags: Record<string, unknown> = {}): Promise<TestSer
   return startTestServer({ modelRepository: root, adminToken: TOKEN, defaultModel: 'm', ...flags });
 }
 
+/**
+ * A server whose model `held` (an inline code model) runs one batch that waits for the test:
+ * the request `held` is running until `release()`, so its version drains until then.
+ */
+async function heldBatch(flags: Record<string, unknown> = {}) {
+  let release = (): void => {};
+  (globalThis as { adminTestGate?: Promise<void> }).adminTestGate = new Promise((resolve) => {
+    release = resolve;
+  });
+  const root = await writeRepository({
+    'held/1/model.mjs': `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export async function execute(items) { await globalThis.adminTestGate; return items.map(({ x }) => ({ y: x })); }
+`,
+    'held/config.json': { execution: 'inline' },
+  });
+  server = await startTestServer({ modelRepository: root, adminToken: TOKEN, ...flags });
+  const runtime = server.runtime;
+  const version = runtime.registry.resolve('held', 1)!;
+  const started = new Promise<void>((resolve) => version.batcher.addObserver({ batchStarted: () => resolve() }));
+  const held = infer(`${server.url}/models/held/predict`, { inputs: [1] });
+  await started;
+  return { url: server.url, runtime, version, held, release };
+}
+
 describe('the admin API', () => {
   it("shows a version's options as config.json writes them, so that they register back as they are", async () => {
     // model_latency_ms was {"aMs":1,"bMs":0.5} and priority_queue_policy's fields camelCase: neither a
@@ -527,25 +553,7 @@ describe('the admin API', () => {
   });
 
   it('answers a second DELETE of a version being removed with that removal, as a Triton unload racing it', async () => {
-    // An inline code model whose batch waits for the test: the version drains until it is let go.
-    let release = (): void => {};
-    (globalThis as { adminTestGate?: Promise<void> }).adminTestGate = new Promise((resolve) => {
-      release = resolve;
-    });
-    const root = await writeRepository({
-      'held/1/model.mjs': `
-export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
-export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
-export async function execute(items) { await globalThis.adminTestGate; return items.map(({ x }) => ({ y: x })); }
-`,
-      'held/config.json': { execution: 'inline' },
-    });
-    server = await startTestServer({ modelRepository: root, adminToken: TOKEN });
-    const runtime = server.runtime;
-    const version = runtime.registry.resolve('held', 1)!;
-    const started = new Promise<void>((resolve) => version.batcher.addObserver({ batchStarted: () => resolve() }));
-    const held = infer(`${server.url}/models/held/predict`, { inputs: [1] });
-    await started;
+    const { url, runtime, held, release } = await heldBatch();
     // Each DELETE that reaches the removal: the second must come while the first drains.
     const removalsAsked: (() => void)[] = [];
     const deregister = runtime.deregister.bind(runtime);
@@ -555,11 +563,11 @@ export async function execute(items) { await globalThis.adminTestGate; return it
     };
     const asked = (): Promise<void> => new Promise((resolve) => removalsAsked.push(resolve));
     const firstAsked = asked();
-    const first = call('DELETE', `${server.url}/admin/models/held/1`);
+    const first = call('DELETE', `${url}/admin/models/held/1`);
     await firstAsked;
     // It was 503 "already being removed", which the refusals did not list.
     const secondAsked = asked();
-    const second = call('DELETE', `${server.url}/admin/models/held/1`);
+    const second = call('DELETE', `${url}/admin/models/held/1`);
     // Answered before it reached the removal (503 "already being removed"): fail now, not at the timeout.
     await Promise.race([
       secondAsked,
@@ -569,28 +577,11 @@ export async function execute(items) { await globalThis.adminTestGate; return it
     ]);
     release();
     expect([(await first).status, (await second).status, (await held).status]).toEqual([200, 200, 200]);
-    expect(server.runtime.registry.resolve('held', 1)).toBeUndefined();
+    expect(runtime.registry.resolve('held', 1)).toBeUndefined();
   });
 
   it("lets a DELETE during the server's drain wait for it, not close the model under the requests it answers", async () => {
-    let release = (): void => {};
-    (globalThis as { adminTestGate?: Promise<void> }).adminTestGate = new Promise((resolve) => {
-      release = resolve;
-    });
-    const root = await writeRepository({
-      'held/1/model.mjs': `
-export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
-export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
-export async function execute(items) { await globalThis.adminTestGate; return items.map(({ x }) => ({ y: x })); }
-`,
-      'held/config.json': { execution: 'inline' },
-    });
-    server = await startTestServer({ modelRepository: root, adminToken: TOKEN });
-    const runtime = server.runtime;
-    const version = runtime.registry.resolve('held', 1)!;
-    const started = new Promise<void>((resolve) => version.batcher.addObserver({ batchStarted: () => resolve() }));
-    const held = infer(`${server.url}/models/held/predict`, { inputs: [1] });
-    await started;
+    const { runtime, version, held, release } = await heldBatch();
     const stopping = runtime.drain(10_000);
     // The removal returned at once (the version was draining already) and closed the model: 500 "the model was closed".
     const removing = runtime.deregister(version);
@@ -600,21 +591,7 @@ export async function execute(items) { await globalThis.adminTestGate; return it
   });
 
   it("lets the server's drain of no time end a DELETE's drain now, not at the DELETE's own limit", async () => {
-    (globalThis as { adminTestGate?: Promise<void> }).adminTestGate = new Promise(() => {}); // never let go
-    const root = await writeRepository({
-      'held/1/model.mjs': `
-export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
-export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
-export async function execute(items) { await globalThis.adminTestGate; return items.map(({ x }) => ({ y: x })); }
-`,
-      'held/config.json': { execution: 'inline' },
-    });
-    server = await startTestServer({ modelRepository: root, adminToken: TOKEN, drainTimeoutMs: 600_000 });
-    const runtime = server.runtime;
-    const version = runtime.registry.resolve('held', 1)!;
-    const started = new Promise<void>((resolve) => version.batcher.addObserver({ batchStarted: () => resolve() }));
-    const held = infer(`${server.url}/models/held/predict`, { inputs: [1] });
-    await started;
+    const { runtime, version, held } = await heldBatch({ drainTimeoutMs: 600_000 }); // never let go
     const removing = runtime.deregister(version); // drains for up to 600 s
     await runtime.drain(0); // the server's stop, now
     expect((await held).status).toBe(503);

@@ -87,6 +87,8 @@ export async function loadRepositoryModel(
       await readableRepository(dir);
       throw new BatchlineError('MODEL_NOT_FOUND', `'${name}' is not in the repository`);
     }
+    // Its folder is there but is no model (a bad config.json, no version): Triton's load fails with 400 too.
+    if (error instanceof BatchlineError) throw error;
     throw new BatchlineError('MODEL_NOT_FOUND', `'${name}' in the repository: ${(error as Error).message}`);
   });
   if (model.unreadTritonConfig !== undefined)

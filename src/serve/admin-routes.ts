@@ -3,8 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { isCodeModelPath } from '../model/code-model.js';
 import { SERVE_OPTIONS } from '../options/serve.js';
-import { readLatencyProfile } from '../profile/latency-profile.js';
-import { effectiveConfig, parseModelOptions, snakeCase } from './model-config.js';
+import { effectiveConfig, parseModelOptions, readModelLatencyProfile, snakeCase } from './model-config.js';
 import {
   labelsFileInRepository,
   MODEL_NAME_PATTERN,
@@ -165,9 +164,7 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
         // A profile the registration inherits is checked before the load too, named as its config.json's.
         const inherited = fromRepository.options.latencyProfile;
         if (own.options.latencyProfile === undefined && inherited !== undefined)
-          await readLatencyProfile(inherited, `${name}/config.json: latency_profile`).catch((error: unknown) => {
-            throw error instanceof BatchlineError ? new BatchlineError('INVALID_MODEL_CONFIG', error.detail) : error;
-          });
+          await readModelLatencyProfile(inherited, `${name}/config.json: latency_profile`);
         const config = effectiveConfig(
           effectiveConfig(runtime.config, fromRepository.options, `${name}/config.json`),
           { ...own.options, ...latencyProfile },
@@ -264,8 +261,6 @@ function versionOf(given: unknown, runtime: ServingRuntime, name: string): numbe
  */
 async function profileInRepository(repository: string, given: string): Promise<string> {
   const path = await profileFileInRepository(repository, given);
-  await readLatencyProfile(path, 'request body: latency_profile', given).catch((error: unknown) => {
-    throw error instanceof BatchlineError ? new BatchlineError('INVALID_MODEL_CONFIG', error.detail) : error;
-  });
+  await readModelLatencyProfile(path, 'request body: latency_profile', given);
   return path;
 }

@@ -7,6 +7,7 @@ import { checkPriorityOptions } from '../options/batching.js';
 import { formatPriorityQueuePolicy } from '../options/priority-queue-policy.js';
 import { parseOptionValue, type OptionSpec } from '../options/schema.js';
 import { MODEL_VERSION_OPTIONS, type ModelVersionConfig } from '../options/serve.js';
+import { type LatencyProfile, readLatencyProfile } from '../profile/latency-profile.js';
 
 /** Which numbered versions of a model are served (Triton's `version_policy`). */
 export type VersionPolicy = { latest: number } | { all: true } | { specific: number[] };
@@ -24,6 +25,17 @@ export interface ModelConfigFile {
    * (`config.parameters`), as Triton's Python backend reads its config's `parameters`.
    */
   parameters: Record<string, unknown>;
+}
+
+/**
+ * A model's `latency_profile` read as one of its settings: a problem is INVALID_MODEL_CONFIG
+ * naming `field` (a config.json's, a registration body's) and the path as `shown`, where a flag's
+ * is INVALID_OPTION.
+ */
+export function readModelLatencyProfile(path: string, field: string, shown = path): Promise<LatencyProfile> {
+  return readLatencyProfile(path, field, shown).catch((error: unknown) => {
+    throw error instanceof BatchlineError ? new BatchlineError('INVALID_MODEL_CONFIG', error.detail) : error;
+  });
 }
 
 /** A file directly in the model's folder: one name, no '/' (nor '\\'), not '.' or '..'. */

@@ -1,4 +1,3 @@
-import { BatchlineError } from '../errors.js';
 import { isCodeModelPath } from '../model/code-model.js';
 import { basename } from 'node:path';
 import { BatcherStats } from '../core/batcher-stats.js';
@@ -14,6 +13,7 @@ import { type AnswerCounters, countInto, noResponses, totalResponses, type Trans
 import { ModelExecutor } from './model-executor.js';
 import { InferenceStatistics } from './inference-statistics.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
+import { readModelLatencyProfile } from './model-config.js';
 import { warmUp } from './warmup.js';
 import { instanceEventLine, type OptionSources } from './version-log.js';
 import type { ModelVersionState, ModelVersionStats } from '../stats-contract/server-stats.js';
@@ -154,11 +154,7 @@ export class ModelVersion implements AnswerCounters {
         const { fit } =
           source === undefined
             ? await readLatencyProfile(c.latencyProfile)
-            : await readLatencyProfile(c.latencyProfile, `${source.source}: ${source.name}`).catch((error: unknown) => {
-                throw error instanceof BatchlineError
-                  ? new BatchlineError('INVALID_MODEL_CONFIG', error.detail)
-                  : error;
-              });
+            : await readModelLatencyProfile(c.latencyProfile, `${source.source}: ${source.name}`);
         this.latencyPrior = { aMs: fit.a_ms, bMs: fit.b_ms };
       }
       const model = await loadModel(this.path, {

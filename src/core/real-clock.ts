@@ -1,3 +1,4 @@
+import { realClearImmediate, realClearTimeout, realSetImmediate, realSetTimeout } from './real-timers.js';
 import { performance } from 'node:perf_hooks';
 import type { Clock, TimerHandle } from './clock.js';
 
@@ -11,7 +12,7 @@ interface RealTimer {
 }
 
 /**
- * Wall time from `performance.now()` and Node timers; used by `serve`.
+ * Wall time from `performance.now()` and Node timers (as they were at load: real-timers.ts); used by `serve` and the library.
  *
  * A callback never runs before its time. libuv compares a timer against its loop time, cached in
  * whole milliseconds at the start of a turn: a setTimeout armed late in a turn, or for a
@@ -36,10 +37,10 @@ export class RealClock implements Clock {
     };
     const arm = (delayMs: number): void => {
       if (delayMs < POLL_BELOW_MS) {
-        handle.timer = setImmediate(check);
+        handle.timer = realSetImmediate(check);
         return;
       }
-      const timer = setTimeout(check, delayMs);
+      const timer = realSetTimeout(check, delayMs);
       // The server's sockets keep the process alive; a pending batch window or deadline alone
       // should not (an embedding process that stopped its server can exit).
       timer.unref();
@@ -53,8 +54,8 @@ export class RealClock implements Clock {
     const timer = handle as RealTimer;
     timer.cancelled = true;
     if (timer.timer === undefined) return;
-    clearTimeout(timer.timer as NodeJS.Timeout);
-    clearImmediate(timer.timer as NodeJS.Immediate);
+    realClearTimeout(timer.timer as NodeJS.Timeout);
+    realClearImmediate(timer.timer as NodeJS.Immediate);
     timer.timer = undefined;
   }
 }

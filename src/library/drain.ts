@@ -1,4 +1,6 @@
+import { performance } from 'node:perf_hooks';
 import type { Batcher } from '../core/batcher.js';
+import { realClearTimeout, realSetTimeout } from '../core/real-timers.js';
 
 /** A batched function's drain under way: it ends once every call has its answer, or at its time. */
 export interface Drain {
@@ -24,7 +26,7 @@ export function startDrain<I, O>(batcher: Batcher<I, O>, drainMs: number, ended:
   let endsAtMs = performance.now() + drainMs;
   if (batcher.idle) finish();
   else {
-    timer = setTimeout(finish, drainMs);
+    timer = realSetTimeout(finish, drainMs);
     const finishIfIdle = (): void => {
       if (batcher.idle) finish();
     };
@@ -32,7 +34,7 @@ export function startDrain<I, O>(batcher: Batcher<I, O>, drainMs: number, ended:
   }
   const done = idle.then(() => {
     over = true;
-    clearTimeout(timer);
+    realClearTimeout(timer);
     batcher.abortAll('shutdown');
     ended();
   });
@@ -42,8 +44,8 @@ export function startDrain<I, O>(batcher: Batcher<I, O>, drainMs: number, ended:
       const atMs = performance.now() + shorterMs;
       if (over || timer === undefined || atMs >= endsAtMs) return;
       endsAtMs = atMs;
-      clearTimeout(timer);
-      timer = setTimeout(finish, shorterMs);
+      realClearTimeout(timer);
+      timer = realSetTimeout(finish, shorterMs);
     },
   };
 }

@@ -1,3 +1,5 @@
+import { realClearInterval, realSetInterval } from '../core/real-timers.js';
+
 /** Longest delay a Node timer takes (ms); a longer one would fire after 1 ms. */
 const LONGEST_TIMER_MS = 0x7fff_ffff;
 
@@ -23,20 +25,20 @@ export class KeepAlive {
     const before = this.pending;
     this.pending += calls;
     if (before > 0 || this.disposed) return;
-    this.handle = setInterval(nothing, LONGEST_TIMER_MS);
+    this.handle = realSetInterval(nothing, LONGEST_TIMER_MS);
   }
 
   /** `calls` (1 unless told) have their answers. */
   leave(calls = 1): void {
     if ((this.pending -= calls) > 0) return;
-    clearInterval(this.handle);
+    realClearInterval(this.handle);
     this.handle = undefined;
   }
 
   /** Releases the timer for good (the batcher is closed). */
   dispose(): void {
     this.disposed = true;
-    clearInterval(this.handle);
+    realClearInterval(this.handle);
     this.handle = undefined;
   }
 }

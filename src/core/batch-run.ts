@@ -2,6 +2,7 @@ import type { BatcherCounts } from './batcher-options.js';
 import { BatchIsolation, type IsolationMode, type ItemVerdict } from './fault-isolation.js';
 import type { ItemFailureRate, OnlineLatencyModel } from './latency-estimator.js';
 import type { BatchPolicy, BatchTrigger } from './policy.js';
+import { WholeRunFailure } from './per-item-results.js';
 import { itemByItem } from './request-items.js';
 import type { Batch, BatcherObserver, Executor, ModelRun, Outcome, PendingRequest, RunDone } from './types.js';
 
@@ -128,12 +129,14 @@ export class BatchRun<I, O> implements Batch<I, O> {
     attempt: number,
     /** The run's items when it started. */
     size: number,
-    result: readonly (O | Error)[] | Error,
+    returned: readonly (O | Error)[] | Error | WholeRunFailure,
     errorFree = false,
   ): void {
     const host = this.host;
     const nowMs = host.now();
     if (this.deadlineAtMs < nowMs) this.expireOverdue(nowMs);
+    const whole = returned instanceof WholeRunFailure;
+    const result = whole ? returned.error : returned;
     const error =
       result instanceof Error
         ? result
@@ -163,7 +166,7 @@ export class BatchRun<I, O> implements Batch<I, O> {
     else if (!host.instanceUp(this.instance)) {
       // Its instance is gone (a crash): there is nothing to run the parts on, and the failure is the instance's.
       this.answerAll(error, nowMs);
-    } else if (host.isolation === 'off' || !host.worthIsolating()) {
+    } else if (whole || host.isolation === 'off' || !host.worthIsolating()) {
       this.modelFailed = host.isolation !== 'off';
       this.answerAll(error, nowMs);
     } else {

@@ -34,3 +34,14 @@ function remedy(returned: unknown): string {
 function count(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
+
+/**
+ * A run that failed as a whole for a reason no run of a part would mend: its function returned
+ * no result per item (`notOnePerItem`), a bug of its own whatever the items. Its batch's items
+ * all fail with `error`, and the batch counts as failed (`failedBatches`, the breaker's dead
+ * batches) without its items being isolated. Answered instead as an error in every slot, a
+ * function that returned nothing failed every call and never opened the breaker.
+ */
+export class WholeRunFailure {
+  constructor(readonly error: Error) {}
+}

@@ -91,6 +91,7 @@ export type OutcomeListener<I, O> =
       itemOutcome?(index: number, outcome: Outcome<O>, request: PendingRequest<I, O>): void;
     };
 
+import type { WholeRunFailure } from './per-item-results.js';
 import type { BatchTrigger } from './policy.js';
 
 /**
@@ -144,11 +145,12 @@ export interface Executor<I, O> {
 
 /**
  * How an executor answers a run: its results, one per item (an Error fails that item alone), or
- * the Error that failed the whole run. `errorFree`: the executor has looked at every result and
+ * the Error that failed the whole run (a WholeRunFailure: one that isolating its items would not
+ * mend). `errorFree`: the executor has looked at every result and
  * none is an Error, so the batcher need not look again (the library's walk of a function's
  * results finds it on the way; a walk saved a batch).
  */
-export type RunDone<O> = (result: readonly (O | Error)[] | Error, errorFree?: boolean) => void;
+export type RunDone<O> = (result: readonly (O | Error)[] | Error | WholeRunFailure, errorFree?: boolean) => void;
 
 /** Listens to what the batcher does; every method is optional and must not throw. */
 export interface BatcherObserver<I, O> {

@@ -1,8 +1,9 @@
 /**
- * What a batch function returned, as the core takes it: one result (or Error) per item, or the
- * same error for every item when they are not one per item. A slot may hold a promise.
+ * What a batch function returned, as the core takes it: one result (or Error) per item, or, when
+ * they are not one per item, a failure of the whole run that no run of a part would mend (a
+ * function that loses or adds results has a bug of its own). A slot may hold a promise.
  */
-import { notOnePerItem } from '../core/per-item-results.js';
+import { notOnePerItem, WholeRunFailure } from '../core/per-item-results.js';
 import type { RunDone } from '../core/types.js';
 import { thrownAsError } from './call-errors.js';
 import type { TurnClock } from './turn-clock.js';
@@ -19,14 +20,17 @@ export function handOver<O>(results: unknown, size: number, done: RunDone<O>, cl
   let slots: readonly (O | Error)[];
   let settling = false;
   let errorFree = true;
+  let notOne: string | undefined;
   // Reading the results runs the function's code when they are a Proxy or have getters: a read
   // that throws fails the batch, as a throw of the function would (it left the batch unanswered).
   // Every slot is read here first, so a read that throws throws here. Not copied: telling a Proxy
   // (util.types.isProxy) cost ~7 instructions a call in rounds of 64, for reads that throw only
   // the second time.
   try {
-    slots = oneResultPerItem<O>(results, size);
-    for (let i = 0; i < size; i++) {
+    const onePerItem = Array.isArray(results) && results.length === size;
+    if (!onePerItem) notOne = notOnePerItem('the batch function', results, size);
+    slots = onePerItem ? (results as (O | Error)[]) : [];
+    for (let i = 0, n = slots.length; i < n; i++) {
       const slot = slots[i];
       // typeof first: a number or string result costs no property lookup.
       if (typeof slot === 'object' && slot !== null) {
@@ -40,6 +44,7 @@ export function handOver<O>(results: unknown, size: number, done: RunDone<O>, cl
   } catch (error) {
     return done(thrownAsError(error));
   }
+  if (notOne !== undefined) return done(new WholeRunFailure(new ModelFailureError(notOne)));
   // Settled after whatever ran meanwhile, as the function's own promise: the batch's end reads the clock again.
   if (settling)
     settleEach(slots).then(
@@ -59,14 +64,4 @@ function settleEach<O>(slots: readonly (O | Error)[]): Promise<(O | Error)[]> {
   return Promise.allSettled(slots).then((settled) =>
     settled.map((slot) => (slot.status === 'fulfilled' ? (slot.value as O | Error) : thrownAsError(slot.reason))),
   );
-}
-
-/**
- * The function's results, or, when they are not one per item, the same error for every item of
- * the batch: a function that loses or adds results has a bug no re-run of a part would mend.
- */
-function oneResultPerItem<O>(results: unknown, size: number): readonly (O | Error)[] {
-  if (Array.isArray(results) && results.length === size) return results as (O | Error)[];
-  const error = new ModelFailureError(notOnePerItem('the batch function', results, size));
-  return new Array<Error>(size).fill(error);
 }

@@ -5,7 +5,7 @@ import { textOf } from '../message-text.js';
 import type { CodeModelContext, ExecuteContext } from './code-model-types.js';
 import { elementTypeOf, OIP_DATATYPES } from './datatypes.js';
 import { INTEGER_RANGE } from './element-values.js';
-import { ItemFailure } from './item-failure.js';
+import { ItemFailure, NotOnePerItemFailure } from './item-failure.js';
 import { notOnePerItem } from '../core/per-item-results.js';
 import { toFloat16Bits } from './float16.js';
 import { JSON_SPEC, jsonItem, jsonTextOf } from './json-items.js';
@@ -119,10 +119,8 @@ export class CodeModel {
     const given = items.map((item) => (json ? JSON.parse(jsonTextOf(item)) : plainItem(item)));
     const shapes = json ? [] : items.map(shapesOf);
     const results = await this.execute(given, { instance: this.instance, shapes });
-    if (!Array.isArray(results) || results.length !== items.length) {
-      const error = new ItemFailure(notOnePerItem('execute', results, items.length));
-      return items.map(() => error);
-    }
+    if (!Array.isArray(results) || results.length !== items.length)
+      throw new NotOnePerItemFailure(notOnePerItem('execute', results, items.length));
     return results.map((result: unknown, i) => {
       if (result instanceof Error) return new ItemFailure(result.message, { cause: result });
       try {

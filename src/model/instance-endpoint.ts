@@ -6,7 +6,7 @@
 import { BatchlineError } from '../errors.js';
 import type { InstanceHandle, InstanceStops, LaunchedInstance } from './instance-handle.js';
 import { inputBuffers } from './input-buffers.js';
-import { ItemFailure } from './item-failure.js';
+import { ItemFailure, NotOnePerItemFailure } from './item-failure.js';
 import type { ItemTensors } from './tensor-spec.js';
 import type { WorkerReply, WorkerRequest } from './worker-protocol.js';
 
@@ -97,7 +97,7 @@ export function launch(
         pending.delete(reply.id);
         if (reply.kind === 'failed') {
           restoreInputs(run.items, reply.items);
-          run.reject(new Error(reply.message));
+          run.reject(reply.notOnePerItem === true ? new NotOnePerItemFailure(reply.message) : new Error(reply.message));
         } else {
           // A thread hands the batch's input buffers back: the next requests' inputs are read into them.
           if (reply.inputs !== undefined) for (const buffer of reply.inputs) inputBuffers.give(buffer);

@@ -239,7 +239,14 @@ function inTurn(launcher: InstanceLauncher): InstanceLauncher {
 
 /** The reply a frame from an instance stands for. */
 function replyOf(head: FrameHead, items: (ItemTensors | null)[]): WorkerReply {
-  if (head.kind === 'failed') return { kind: 'failed', id: head.id, message: head.message, items: [] };
+  if (head.kind === 'failed')
+    return {
+      kind: 'failed',
+      id: head.id,
+      message: head.message,
+      items: [],
+      ...(head.notOnePerItem === true ? { notOnePerItem: true as const } : {}),
+    };
   if (head.kind === 'result')
     return {
       kind: 'result',

@@ -9,6 +9,7 @@ import type { OnnxModel } from './onnx-model.js';
 import { buildToyModelOnnx } from './toy-model.js';
 import { inputBuffers } from './input-buffers.js';
 import { returnableInputs, type WorkerReply, type WorkerRequest, type WorkerSetup } from './worker-protocol.js';
+import { NotOnePerItemFailure } from './item-failure.js';
 
 export interface InstanceChannel {
   send(reply: WorkerReply): void;
@@ -93,6 +94,7 @@ function serveRequest(model: OnnxModel | CodeModel, request: WorkerRequest, chan
         id: request.id,
         message: error instanceof Error ? error.message : textOf(error),
         items: request.items,
+        ...(error instanceof NotOnePerItemFailure ? { notOnePerItem: true as const } : {}),
       }),
   );
 }

@@ -7,5 +7,15 @@
  * process sends only the message.
  */
 export class ItemFailure extends Error {
-  override readonly name = 'ItemFailure';
+  override readonly name: string = 'ItemFailure';
+}
+
+/**
+ * A batch whose `execute` returned no result per item: every item fails with this message, and
+ * the batch counts as failed (the breaker's) without its items being run again apart, since a
+ * model that loses or adds results has a bug no part of the batch would mend. Crosses a thread or
+ * a process as a failed run marked `notOnePerItem`.
+ */
+export class NotOnePerItemFailure extends ItemFailure {
+  override readonly name: string = 'NotOnePerItemFailure';
 }

@@ -38,7 +38,18 @@ await serveModelInstance(JSON.parse(process.argv[2] ?? '{}') as WorkerSetup, {
     }
     // The server keeps its own copy of a failed batch's inputs: they need not come back.
     if (reply.kind === 'failed')
-      return writeFrame(data, encodeFrame({ kind: 'failed', id: reply.id, message: reply.message }, []));
+      return writeFrame(
+        data,
+        encodeFrame(
+          {
+            kind: 'failed',
+            id: reply.id,
+            message: reply.message,
+            ...(reply.notOnePerItem === true ? { notOnePerItem: true as const } : {}),
+          },
+          [],
+        ),
+      );
     process.send?.(reply);
   },
   // A batch came through the pipe as a copy: the server still holds its own buffers.

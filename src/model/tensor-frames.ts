@@ -18,7 +18,7 @@ type TensorHeader =
 export type FrameHead =
   | { kind: 'run'; id: number }
   | { kind: 'result'; id: number; failed: (string | null)[] }
-  | { kind: 'failed'; id: number; message: string };
+  | { kind: 'failed'; id: number; message: string; notOnePerItem?: true };
 
 interface WireHeader {
   head: FrameHead;

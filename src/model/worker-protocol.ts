@@ -33,8 +33,11 @@ export type WorkerReply =
    * buffers, which the instance no longer needs, back to the server's pool (input-buffers.ts).
    */
   | { kind: 'result'; id: number; outputs: (ItemTensors | { failed: string })[]; inputs?: ArrayBuffer[] }
-  /** The batch failed: its inputs come back, so the batcher can run parts of it again (isolation). */
-  | { kind: 'failed'; id: number; message: string; items: ItemTensors[] };
+  /**
+   * The batch failed: its inputs come back, so the batcher can run parts of it again (isolation).
+   * `notOnePerItem`: the model returned no result per item (NotOnePerItemFailure), which no part would mend.
+   */
+  | { kind: 'failed'; id: number; message: string; items: ItemTensors[]; notOnePerItem?: true };
 
 /** Buffers that belong to the one item whose tensors view them (a request body read for it alone). */
 const itemBuffers = new WeakSet<ArrayBufferLike>();

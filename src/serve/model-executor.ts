@@ -1,5 +1,7 @@
 import { EventOrder, type Clock } from '../core/clock.js';
 import type { Batch, Executor } from '../core/types.js';
+import { WholeRunFailure } from '../core/per-item-results.js';
+import { NotOnePerItemFailure } from '../model/item-failure.js';
 import { asError } from '../message-text.js';
 import { AnswersAfterRuns } from './answers-after-runs.js';
 import type { RunLimits } from '../model/instance-handle.js';
@@ -8,7 +10,7 @@ import type { ItemTensors } from '../model/tensor-spec.js';
 import type { AffineMs } from '../options/affine-latency.js';
 
 type ModelBatch = Batch<ItemTensors, ItemTensors>;
-type Done = (result: readonly (ItemTensors | Error)[] | Error) => void;
+type Done = (result: readonly (ItemTensors | Error)[] | Error | WholeRunFailure) => void;
 
 /** One instance's pretend accelerator (--model-latency-ms): its batch in flight and those behind it. */
 interface PretendLine {
@@ -107,6 +109,9 @@ export class ModelExecutor implements Executor<ItemTensors, ItemTensors> {
       const finished = done;
       done = (result) => after.complete(() => finished(result));
     }
-    running.then(done, (error: unknown) => done(asError(error))).catch((error: unknown) => this.onBug(error)); // done() threw: report it, never crash the process
+    // A model that returned no result per item fails its batch as a whole, without isolation.
+    const failed = (error: unknown): void =>
+      done(error instanceof NotOnePerItemFailure ? new WholeRunFailure(error) : asError(error));
+    running.then(done, failed).catch((error: unknown) => this.onBug(error)); // done() threw: report it, never crash the process
   }
 }

@@ -444,6 +444,24 @@ describe('batch(): failures', () => {
     expect(down.stats().breaker).toBe('open');
   });
 
+  it('counts a batch whose results are not one per item as failed, so that a function returning nothing opens the breaker', async () => {
+    let runs = 0;
+    // forEach where map was meant: every batch returns undefined.
+    const broken = batch(
+      async (items: number[]): Promise<number[]> => {
+        runs++;
+        items.forEach((x) => x + 1);
+        return undefined as unknown as number[];
+      },
+      { batchWindowMs: 0, breakerFailures: 3, breakerOpenMs: 60_000 },
+    );
+    for (let i = 0; i < 3; i++) expect(await rejection(broken(i))).toBeInstanceOf(ModelFailureError);
+    // Each was answered as an error in every slot: failedBatches stayed 0, the breaker closed, and the function ran for every call.
+    expect(await rejection(broken(3))).toBeInstanceOf(CircuitOpenError);
+    expect(runs).toBe(3);
+    expect(broken.stats().counts).toMatchObject({ failedBatches: 3, deadBatches: 3, isolationRuns: 0 });
+  });
+
   it('says when to try again in ms, finer than Retry-After: the open breaker its time to the probe', async () => {
     const down = batch(
       async (_items: number[]): Promise<number[]> => {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BatchlineError } from '../../src/errors.js';
 import { CodeModel } from '../../src/model/code-model.js';
+import { NotOnePerItemFailure } from '../../src/model/item-failure.js';
 import { jsonItem, jsonTextOf } from '../../src/model/json-items.js';
 import { CODE_MODELS, codeModelDir } from './code-model-fixtures.js';
 
@@ -68,11 +69,14 @@ describe('CodeModel', () => {
     ]);
   });
 
-  it('fails every item of a batch whose answers are not one per item, saying so', async () => {
+  it('fails a batch whose answers are not one per item as a whole, saying so (not isolated: no part would mend it)', async () => {
     const model = await CodeModel.load(join(dir, 'lossy.mjs'));
-    const answers = await model.runBatch([item([1, 1, 1]), item([2, 2, 2])]);
-    for (const answer of answers)
-      expect((answer as Error).message).toMatch(/execute returned 1 result for a batch of 2 items/);
+    const failed = await model.runBatch([item([1, 1, 1]), item([2, 2, 2])]).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failed).toBeInstanceOf(NotOnePerItemFailure);
+    expect((failed as Error).message).toMatch(/execute returned 1 result for a batch of 2 items/);
   });
 
   it('fails an item whose output holds what its datatype cannot: never a number the model did not give', async () => {

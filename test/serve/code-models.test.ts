@@ -26,6 +26,16 @@ beforeAll(async () => {
     'unlucky/1/model.mjs': CODE_MODELS.unlucky,
     'crashes/1/model.mjs': CODE_MODELS.crashes,
     'crashes/config.json': JSON.stringify({ execution: 'process', batch_window_ms: 0 }),
+    // Its execute answers one item fewer than it was given, on a thread and in a process.
+    'lossy/1/model.mjs': CODE_MODELS.unlucky.replace('return items.map(', 'return items.slice(1).map('),
+    'lossy/config.json': JSON.stringify({ batch_window_ms: 0, breaker_failures: 2, breaker_open_ms: 60_000 }),
+    'lossy-process/1/model.mjs': CODE_MODELS.unlucky.replace('return items.map(', 'return items.slice(1).map('),
+    'lossy-process/config.json': JSON.stringify({
+      execution: 'process',
+      batch_window_ms: 0,
+      breaker_failures: 2,
+      breaker_open_ms: 60_000,
+    }),
     // Versions 2 and 3 of double are not served at start (the policy names 1): the admin API tries them.
     'double/config.json': JSON.stringify({ version_policy: { specific: [1] } }),
     'double/2/model.mjs': CODE_MODELS.importFails,
@@ -211,6 +221,25 @@ describe('a tensor code model', () => {
     expect(replies.map((reply) => reply.status)).toEqual([200, 500, 200]);
     // A run that threw is not the model's answer for an item: its detail stays in the log.
     expect(replies[1]!.json.error.message).toMatch(/^model execution failed: see the server log for request /);
+  });
+
+  it('fails a batch whose execute answers not one per item as a whole, which opens the breaker (thread and process)', async () => {
+    for (const name of ['lossy', 'lossy-process']) {
+      for (let i = 0; i < 2; i++) {
+        const failed = await predict(name, { inputs: [i] });
+        expect([failed.status, failed.json.error.message]).toEqual([
+          500,
+          expect.stringMatching(
+            /^model execution failed: execute returned 0 results for a batch of 1 item; it must return an array/,
+          ),
+        ]);
+      }
+      // Each item had failed alone: the batch counted as no failure, and the breaker never opened.
+      const refused = await predict(name, { inputs: [2] });
+      expect([refused.status, refused.json.error.code]).toEqual([503, 'circuit_open']);
+      const version = server.runtime.registry.resolve(name)!;
+      expect(version.batcher.counts).toMatchObject({ failedBatches: 2, isolationRuns: 0 });
+    }
   });
 
   it('survives an instance process that dies: that batch fails, the instance is restarted, the next is answered', async () => {

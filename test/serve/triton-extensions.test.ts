@@ -212,7 +212,7 @@ describe("Triton's model repository extension, behind the admin token", () => {
     ]);
   });
 
-  it("refuses a load of a model whose config.json has gone bad as a bad configuration (400, naming the file), and keeps serving what was", async () => {
+  it('refuses a load of a model whose config.json has gone bad as a bad configuration (400, naming the file), and keeps serving what was', async () => {
     server = await tritonServer();
     const file = join(server.config.modelRepository!, 'm', 'config.json');
     await writeFile(file, '{"max_batch_size": -1}');
@@ -221,8 +221,8 @@ describe("Triton's model repository extension, behind the admin token", () => {
     expect(load.status).toBe(400);
     expect(load.json.error).toContain(file);
     expect(load.json.error).toContain('max_batch_size');
-    const infer = await call('POST', `${server.url}/v2/repository/index`, '{"ready": true}', auth);
-    expect(infer.json).toContainEqual({ name: 'm', version: '2', state: 'READY' });
+    const index = await call('POST', `${server.url}/v2/repository/index`, '{"ready": true}', auth);
+    expect(index.json).toContainEqual({ name: 'm', version: '2', state: 'READY' });
   });
 
   it('says a repository removed while serving is unreadable, on the index and a load, instead of listing nothing', async () => {

@@ -62,12 +62,17 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
   /** Batches started: the next size's place in `recentSizes`, and how many it holds. */
   private started = 0;
   private readonly batchSizeCounts: number[];
-  private current = { latency: createLatencyHistogram(), queueWait: createLatencyHistogram() };
-  private previous = { latency: createLatencyHistogram(), queueWait: createLatencyHistogram() };
+  /**
+   * The current half of each window is its recorder's histogram, the previous one here; each is
+   * made when a value first comes (a batcher made for one request, as dataloader makes a loader,
+   * records into two and never rotates).
+   */
+  private previousLatency: Histogram | undefined;
+  private previousQueueWait: Histogram | undefined;
   private rotatedAtMs: number;
   /** Into the current half: runs of equal values recorded as one. */
-  private readonly latency = new RunLengthRecorder(this.current.latency);
-  private readonly queueWait = new RunLengthRecorder(this.current.queueWait);
+  private readonly latency = new RunLengthRecorder();
+  private readonly queueWait = new RunLengthRecorder();
 
   constructor(
     private readonly batcher: Batcher<I, O>,
@@ -124,8 +129,8 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
         (_, i) => this.recentSizes[(Math.max(this.started - RECENT_BATCHES, 0) + i) % RECENT_BATCHES] as number,
       ),
       batchSizeCounts: [...this.batchSizeCounts],
-      latencyMs: percentilesMs(merged(this.previous.latency, this.current.latency)),
-      queueWaitMs: percentilesMs(merged(this.previous.queueWait, this.current.queueWait)),
+      latencyMs: percentilesMs(merged(this.previousLatency, this.latency.histogram)),
+      queueWaitMs: percentilesMs(merged(this.previousQueueWait, this.queueWait.histogram)),
       windowMs: 2 * this.rotateEveryMs,
       policy: { name: batcher.batchPolicy.name, limit: settings.limit, windowMs: settings.windowMs },
       breaker: batcher.breaker ?? 'off',
@@ -134,20 +139,10 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
 
   private rotateIfDue(nowMs: number): void {
     if (nowMs - this.rotatedAtMs < this.rotateEveryMs) return;
-    this.latency.flush();
-    this.queueWait.flush();
-    const stale = this.previous;
-    stale.latency.reset();
-    stale.queueWait.reset();
     // After a long quiet spell both halves are stale.
-    if (nowMs - this.rotatedAtMs >= 2 * this.rotateEveryMs) {
-      this.current.latency.reset();
-      this.current.queueWait.reset();
-    }
-    this.previous = this.current;
-    this.current = stale;
-    this.latency.histogram = stale.latency;
-    this.queueWait.histogram = stale.queueWait;
+    const bothStale = nowMs - this.rotatedAtMs >= 2 * this.rotateEveryMs;
+    this.previousLatency = this.latency.rotate(this.previousLatency, bothStale);
+    this.previousQueueWait = this.queueWait.rotate(this.previousQueueWait, bothStale);
     this.rotatedAtMs = nowMs;
   }
 }
@@ -171,9 +166,9 @@ function recordSinceArrival<I, O>(recorder: RunLengthRecorder, batch: Batch<I, O
   }
 }
 
-function merged(a: Histogram, b: Histogram): Histogram {
+function merged(a: Histogram | undefined, b: Histogram | undefined): Histogram {
   const sum = createLatencyHistogram();
-  sum.add(a);
-  sum.add(b);
+  if (a !== undefined) sum.add(a);
+  if (b !== undefined) sum.add(b);
   return sum;
 }

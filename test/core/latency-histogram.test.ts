@@ -92,6 +92,19 @@ describe('createLatencyHistogram', () => {
   });
 });
 
+describe('createLatencyHistogram: its counts', () => {
+  it('cover the values recorded, not the whole hour: a batcher made per request holds kilobytes, not 188 KB a histogram', () => {
+    const histogram = createLatencyHistogram();
+    expect(histogram.estimatedFootprintInBytes).toBeLessThan(20_000);
+    recordMs(histogram, 1.5);
+    expect(histogram.estimatedFootprintInBytes).toBeLessThan(20_000);
+    recordMs(histogram, 1000);
+    expect(histogram.estimatedFootprintInBytes).toBeLessThan(100_000);
+    recordMs(histogram, 7_200_000); // two hours: clamped to the hour, as before
+    expect(percentilesMs(histogram)).toMatchObject({ count: 3, max: 3_600_000 });
+  });
+});
+
 describe('RunLengthRecorder', () => {
   it('leaves the histogram as a record per value would, runs of equal values included', () => {
     fc.assert(
@@ -118,5 +131,22 @@ describe('RunLengthRecorder', () => {
       ),
       { numRuns: 100 },
     );
+  });
+
+  it('makes its histogram at the first record, and turns a window: the recorded half is handed back, the stale one emptied', () => {
+    const recorder = new RunLengthRecorder();
+    expect(recorder.histogram).toBeUndefined();
+    recorder.recordMs(2, 3);
+    // Nothing recorded before this turn: the first half is made by the flush.
+    const first = recorder.rotate(undefined, false)!;
+    expect(first.totalCount).toBe(3);
+    expect(recorder.histogram).toBeUndefined();
+    recorder.recordMs(4);
+    const second = recorder.rotate(first, false)!;
+    expect([second.totalCount, first.totalCount, recorder.histogram]).toEqual([1, 0, first]);
+    recorder.recordMs(5);
+    // A quiet spell as long as the window: both halves are emptied.
+    expect(recorder.rotate(second, true)!.totalCount).toBe(0);
+    expect(second.totalCount).toBe(0);
   });
 });

@@ -132,9 +132,11 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
       }
       const pending = new PendingCall<I, O>(item, owner);
       const promise = pending.promise();
-      openRoom = batcher.policySettings.limit;
+      const settings = batcher.policySettings;
+      openRoom = settings.limit;
       open = pending;
-      if (openRoom > 1) clock.endTurnLater();
+      // Without a window, the calls of the turn's microtasks too, as dataloader's tick (turn-clock.ts).
+      if (openRoom > 1) clock.endTurnLater(settings.windowMs === 0);
       else offerOpen();
       return promise;
     }

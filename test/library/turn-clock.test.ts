@@ -11,6 +11,8 @@ function countedNow(): { reads: () => number } {
 }
 
 const microtask = (): Promise<void> => new Promise<void>((resolve) => queueMicrotask(resolve));
+/** Once the turn's microtasks and ticks have all run. */
+const afterTheTurn = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('TurnClock', () => {
   afterEach(() => {
@@ -60,7 +62,7 @@ describe('TurnClock', () => {
     expect(clock.now()).toBe(7);
   });
 
-  it('runs turnEnded once a turn, at its end, and once more for what it started', async () => {
+  it('runs turnEnded once a turn, at its first microtask, and once more for what it started', async () => {
     countedNow();
     const seen: number[] = [];
     let again = true;
@@ -71,15 +73,24 @@ describe('TurnClock', () => {
       again = false;
     });
     expect(clock.now()).toBe(1);
-    clock.endTurnLater(); // queued by the read already: one end a turn
+    clock.endTurnLater();
+    clock.endTurnLater(); // one end a turn
     expect(seen).toEqual([]);
     await microtask();
     // Its end reads the clock again (2: the caller's code ran since the turn's read), as does the end it queued.
     expect(seen).toEqual([2, 3]);
-    // A turn that has not read the clock: its end reads it.
-    clock.endTurnLater();
-    await microtask();
-    expect(seen).toEqual([2, 3, 4]);
+  });
+
+  it('runs turnEnded after all of the turn’s microtasks when asked, as dataloader dispatches', async () => {
+    countedNow();
+    const seen: number[] = [];
+    const clock: TurnClock = new TurnClock(() => seen.push(clock.now()));
+    clock.endTurnLater(true);
+    // Microtasks queued in the turn, and those they queue, run before its end.
+    for (let awaits = 0; awaits < 5; awaits++) await microtask();
+    expect(seen).toEqual([]);
+    await afterTheTurn();
+    expect(seen).toEqual([1]);
   });
 });
 

@@ -111,6 +111,25 @@ describe('batch(): the calls of one turn are one request of many items', () => {
     await echo.close();
   });
 
+  it("holds the calls of a turn's microtasks too, as dataloader's tick does: callers awaiting 0 to 4 times are one batch", async () => {
+    const sizes: number[] = [];
+    const echo = batch(
+      async (items: number[]) => {
+        sizes.push(items.length);
+        return items;
+      },
+      { maxBatchSize: 32, batchWindowMs: 0 },
+    );
+    // GraphQL's resolvers, each awaiting its parents first: the turn ended at the first microtask, and made batches of 4, 4, 4, 4, 4.
+    const caller = async (i: number): Promise<number> => {
+      for (let depth = 0; depth < i % 5; depth++) await Promise.resolve();
+      return echo(i);
+    };
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => caller(i)));
+    expect(answers).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(sizes).toEqual([20]);
+  });
+
   it('packs turns of 33 calls into full batches of 64, as calls of their own would be', async () => {
     const release = gate();
     const sizes: number[] = [];

@@ -200,9 +200,6 @@ function rejected<I, O>(pending: PendingCall<I, O>, promise: Promise<O>, reason:
  * field and a store a call more.
  */
 class CallOwner<I, O> {
-  /** The signals calls were given, each listened to once for all of its unanswered calls. */
-  readonly watches = new WeakMap<AbortSignal, SignalWatch<I, O>>();
-
   constructor(
     readonly batcher: Batcher<I, O>,
     readonly keepAlive: KeepAlive,
@@ -245,7 +242,7 @@ class CallOwner<I, O> {
  * check at each answer that calls without one paid as well.
  */
 class WatchedCall<I, O> {
-  private watch: SignalWatch<I, O> | undefined;
+  private watch: SignalWatch | undefined;
 
   constructor(
     private readonly call: PendingCall<I, O>,
@@ -257,57 +254,71 @@ class WatchedCall<I, O> {
   start(): void {
     // Aborted while it was offered (by a batch function that ran in the call): its abort has been told.
     if (this.signal.aborted) return void this.owner.batcher.cancel(this.call);
-    let watch = this.owner.watches.get(this.signal);
-    if (watch === undefined) {
-      watch = new SignalWatch(this.owner, this.signal);
-      this.owner.watches.set(this.signal, watch);
-    }
-    watch.calls.add(this.call);
-    this.watch = watch;
+    this.watch = SignalWatch.join(this.signal, this);
+  }
+
+  /** Its signal was aborted: removed if queued, its result discarded if running. */
+  cancel(): void {
+    this.owner.clock.elapsed();
+    this.owner.batcher.cancel(this.call);
   }
 
   answered(output: O, request: PendingRequest<I, O>): void {
-    this.watch?.leave(this.call);
+    this.watch?.leave(this);
     this.owner.answered(output, request);
   }
 
   outcome(outcome: Outcome<O>, request: PendingRequest<I, O>): void {
-    this.watch?.leave(this.call);
+    this.watch?.leave(this);
     if (outcome.kind !== 'cancelled') return this.owner.outcome(outcome, request);
     this.owner.keepAlive.leave();
     this.call.fail(this.signal.reason);
   }
 }
 
-/**
- * One signal's abort listener for all of its unanswered calls of one batched function. A
- * listener a call made Node warn of a leak (MaxListenersExceededWarning) once 11 calls shared a
- * signal, as every call of a request of many items, or of an app's shutdown controller, does;
- * there was none: each left at its answer.
- */
-class SignalWatch<I, O> {
-  readonly calls = new Set<PendingCall<I, O>>();
+/** What a signal's watch cancels: a call of any batched function. */
+interface Cancellable {
+  cancel(): void;
+}
 
-  constructor(
-    private readonly owner: CallOwner<I, O>,
-    private readonly signal: AbortSignal,
-  ) {
+/**
+ * One signal's abort listener for all of its unanswered calls, of every batched function in the
+ * process. A listener a call made Node warn of a leak (MaxListenersExceededWarning) once 11 calls
+ * shared a signal, as every call of a request of many items, or of an app's shutdown controller,
+ * does; so did a listener a batched function, once a request's signal went to the batchers made
+ * for it (11 of them). There was none: each left at its answer.
+ */
+class SignalWatch {
+  private static readonly watches = new WeakMap<AbortSignal, SignalWatch>();
+  private readonly calls = new Set<Cancellable>();
+
+  private constructor(private readonly signal: AbortSignal) {
     signal.addEventListener('abort', this, { once: true });
   }
 
-  /** The abort (EventTarget calls an object's `handleEvent`): each call removed if queued, its result discarded if running. */
-  handleEvent(): void {
-    this.owner.watches.delete(this.signal);
-    this.owner.clock.elapsed();
-    // Each cancel answers its call, which leaves this set: walk a copy.
-    for (const call of [...this.calls]) this.owner.batcher.cancel(call);
+  /** `call` joins the watch of `signal` (made for it when there is none); the watch. */
+  static join(signal: AbortSignal, call: Cancellable): SignalWatch {
+    let watch = SignalWatch.watches.get(signal);
+    if (watch === undefined) {
+      watch = new SignalWatch(signal);
+      SignalWatch.watches.set(signal, watch);
+    }
+    watch.calls.add(call);
+    return watch;
   }
 
-  leave(call: PendingCall<I, O>): void {
+  /** The abort (EventTarget calls an object's `handleEvent`): each call cancelled. */
+  handleEvent(): void {
+    SignalWatch.watches.delete(this.signal);
+    // Each cancel answers its call, which leaves this set: walk a copy.
+    for (const call of [...this.calls]) call.cancel();
+  }
+
+  leave(call: Cancellable): void {
     this.calls.delete(call);
     if (this.calls.size > 0 || this.signal.aborted) return;
     this.signal.removeEventListener('abort', this);
-    this.owner.watches.delete(this.signal);
+    SignalWatch.watches.delete(this.signal);
   }
 }
 

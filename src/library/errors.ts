@@ -36,14 +36,25 @@ export class BatchError extends Error {
 
   constructor(code: BatchErrorCode, message: string, options: BatchErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    const row: ErrorRow = ERROR_TABLE[code.toUpperCase() as ErrorCode];
+    // Made by an app too (a stand-in in its tests): a code not in the table said "Cannot read properties of undefined (reading 'httpStatus')".
+    const upper = typeof code === 'string' ? code.toUpperCase() : '';
+    if (!Object.hasOwn(ERROR_TABLE, upper))
+      throw new TypeError(
+        `BatchError: code ${JSON.stringify(code)} is none of batchline's error codes (${Object.keys(ERROR_TABLE)
+          .map((known) => known.toLowerCase())
+          .join(', ')})`,
+      );
+    const row: ErrorRow = ERROR_TABLE[upper as ErrorCode];
     this.name = new.target.name;
-    this.code = code;
+    this.code = upper.toLowerCase() as BatchErrorCode;
     this.statusCode = this.status = row.httpStatus;
     const givenMs = options.retryAfterMs === undefined ? undefined : Math.max(0, Math.ceil(options.retryAfterMs));
-    this.retryAfterS =
-      options.retryAfterS ?? (givenMs === undefined ? row.retryAfterS : Math.max(1, Math.ceil(givenMs / 1000)));
-    this.retryAfterMs = givenMs ?? (this.retryAfterS === undefined ? undefined : this.retryAfterS * 1000);
+    // Retry-After is whole seconds, at least 1 (2.5 made a header HTTP does not have).
+    const givenS = options.retryAfterS === undefined ? undefined : Math.max(1, Math.ceil(options.retryAfterS));
+    this.retryAfterS = givenS ?? (givenMs === undefined ? row.retryAfterS : Math.max(1, Math.ceil(givenMs / 1000)));
+    const givenSInMs =
+      options.retryAfterS === undefined ? undefined : Math.max(0, Math.ceil(options.retryAfterS * 1000));
+    this.retryAfterMs = givenMs ?? givenSInMs ?? (this.retryAfterS === undefined ? undefined : this.retryAfterS * 1000);
     const headers: Record<string, string> = {};
     if (this.retryAfterS !== undefined) headers['retry-after'] = String(this.retryAfterS);
     this.headers = Object.freeze(headers);

@@ -47,7 +47,8 @@ export function resolveCodeOptions<S extends OptionSchema>(
   given: Readonly<Record<string, unknown>>,
   renamed: Readonly<Record<string, string>> = {},
 ): OptionValues<S> {
-  if (typeof given !== 'object' || given === null)
+  // An array or a Map is an object whose entries are no keys: its options were dropped without a word.
+  if (typeof given !== 'object' || given === null || Array.isArray(given) || given instanceof Map)
     throw new BatchlineError(
       'INVALID_OPTION',
       // Worded as a refused option is ("invalid option maxBatchSize: got …, expected …").
@@ -55,7 +56,8 @@ export function resolveCodeOptions<S extends OptionSchema>(
     );
   for (const key of Object.keys(given)) {
     if (Object.hasOwn(schema, key)) continue;
-    const instead = renamed[key] ?? spelledOtherwise(schema, key);
+    // Own keys only: `constructor` or `toString` found Object.prototype's ("use function Object() …").
+    const instead = Object.hasOwn(renamed, key) ? renamed[key] : spelledOtherwise(schema, key);
     throw new BatchlineError(
       'INVALID_OPTION',
       instead === undefined
@@ -115,6 +117,7 @@ function checkCodeType(spec: OptionSpec, value: unknown, key: string): void {
 export function described(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
+  if (value instanceof Map) return 'a Map';
   switch (typeof value) {
     case 'string':
       return `'${clipped(value)}' (a string)`;

@@ -697,6 +697,13 @@ describe('batch(): options', () => {
     [{ input_schema: {} }, /input_schema: not an option; use a check before the call \(ajv validates a JSON Schema\)/],
     [{ batch_window_ms: 5 }, /batch_window_ms: not an option; use batchWindowMs$/],
     [{ colour: 'blue' }, /colour: not an option; the options are maxBatchSize, batchWindowMs/],
+    // Object.prototype's names were hints: "constructor: not an option; use function Object() { [native code] }".
+    [{ constructor: 1 }, /^invalid option constructor: not an option; the options are maxBatchSize, /],
+    [{ toString: 1 }, /^invalid option toString: not an option; the options are maxBatchSize, /],
+    [JSON.parse('{"__proto__": 5}'), /^invalid option __proto__: not an option; the options are maxBatchSize, /],
+    // Their entries are no keys: all of them were dropped, and the defaults taken.
+    [[['maxBatchSize', 0]], /^invalid option options: got an array, expected an object of options/],
+    [new Map([['maxBatchSize', 0]]), /^invalid option options: got a Map, expected an object of options/],
     // Named as code spells them, not as the command's flags (--default-priority-level).
     [
       { priorityLevels: 2, defaultPriorityLevel: 3 },
@@ -918,6 +925,21 @@ describe('the errors', () => {
       retryAfterMs: 250,
       headers: { 'retry-after': '1' },
     });
+    // Retry-After is whole seconds, at least 1: 2.5 and 0 made headers '2.5' and '0'.
+    expect(new QueueFullError(undefined, { retryAfterS: 2.5 })).toMatchObject({
+      retryAfterS: 3,
+      retryAfterMs: 2500,
+      headers: { 'retry-after': '3' },
+    });
+    expect(new QueueFullError(undefined, { retryAfterS: 0 }).headers).toEqual({ 'retry-after': '1' });
+  });
+
+  it("refuses a BatchError of a code that is none of the table's, and takes one written in capitals as the table's", () => {
+    // It threw "Cannot read properties of undefined (reading 'httpStatus')".
+    expect(() => new BatchError('nope' as never, 'x')).toThrow(
+      /^BatchError: code "nope" is none of batchline's error codes \(.*queue_full.*\)$/,
+    );
+    expect(new BatchError('QUEUE_FULL' as never, 'x')).toMatchObject({ code: 'queue_full', statusCode: 429 });
   });
 
   it.each([

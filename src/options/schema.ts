@@ -136,7 +136,8 @@ export type OptionValues<S extends OptionSchema> = { readonly [K in keyof S]: Va
 export function resolveOptions<S extends OptionSchema>(
   schema: S,
   raw: Record<string, unknown>,
-  env: NodeJS.ProcessEnv = process.env,
+  // Not NodeJS.ProcessEnv: the library's declarations reach this file, and a project without @types/node failed to compile them.
+  env: Readonly<Record<string, string | undefined>> = process.env,
 ): OptionValues<S> {
   const resolved: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(schema)) {

@@ -317,6 +317,34 @@ describe("the library: import { batch } from 'batchline'", () => {
     expect(stdout.trim()).toBe('5 1 undefined 8 closed ada bob ada');
   });
 
+  it("type-checks the library's declarations in a project without @types/node (the DOM lib's AbortSignal)", async () => {
+    writeFileSync(
+      join(app, 'tsconfig.no-node.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          strict: true,
+          noEmit: true,
+          types: [],
+        },
+        files: ['typed-no-node.mts'],
+      }),
+    );
+    writeFileSync(
+      join(app, 'typed-no-node.mts'),
+      [
+        "import { batch, type BatchStats } from 'batchline';",
+        'const lengths = batch(async (texts: string[]) => texts.map((text) => text.length));',
+        "export const n: Promise<number> = lengths('hello');",
+        'export const stats: BatchStats = lengths.stats();',
+      ].join('\n'),
+    );
+    // It failed in schema.d.ts: "Cannot find namespace 'NodeJS'" (an environment's type), unless skipLibCheck.
+    await run(process.execPath, [TSC, '-p', 'tsconfig.no-node.json'], { cwd: app, env: OFFLINE_ENV });
+  });
+
   it('type-checks TypeScript compiled to CommonJS (module commonjs: the node10 resolution, top-level types), and runs it', async () => {
     writeFileSync(
       join(app, 'tsconfig.commonjs.json'),

@@ -42,6 +42,20 @@ export function asError(error: unknown): Error {
 }
 
 /**
+ * What was thrown, as its message: an Error's `message`, anything else as text. A model's Error
+ * may have a `message` getter that throws: read where a failure is being answered, it crashed the
+ * model's thread (its batch-mates failed with it) or left a request unanswered.
+ */
+export function messageOf(error: unknown): string {
+  if (!(error instanceof Error)) return textOf(error);
+  try {
+    return textOf(error.message);
+  } catch {
+    return 'an Error whose message cannot be read (its getter threw)';
+  }
+}
+
+/**
  * A thrown value as text, for a message. `String()` throws for an object with no way to become a
  * primitive (`Object.create(null)`, a throwing `toString`): inside the handler meant to answer a
  * failure, that would leave its calls without an answer and the process with an uncaught error.

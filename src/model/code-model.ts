@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { BatchlineError } from '../errors.js';
-import { textOf } from '../message-text.js';
+import { messageOf } from '../message-text.js';
 import type { CodeModelContext, ExecuteContext } from './code-model-types.js';
 import { elementTypeOf, OIP_DATATYPES } from './datatypes.js';
 import { INTEGER_RANGE } from './element-values.js';
@@ -122,7 +122,7 @@ export class CodeModel {
     if (!Array.isArray(results) || results.length !== items.length)
       throw new NotOnePerItemFailure(notOnePerItem('execute', results, items.length));
     return results.map((result: unknown, i) => {
-      if (result instanceof Error) return new ItemFailure(result.message, { cause: result });
+      if (result instanceof Error) return new ItemFailure(messageOf(result), { cause: result });
       try {
         return json ? jsonResult(result) : this.tensorResult(result);
       } catch (error) {
@@ -272,6 +272,8 @@ function specsOf(given: unknown, what: 'inputs' | 'outputs', path: string): Tens
     const { name, datatype, shape } = spec as Record<string, unknown>;
     if (typeof name !== 'string' || name === '' || names.has(name))
       throw loadFailed(`${where}: name must be a non-empty string, once`);
+    // An item's tensors are a plain object keyed by name: '__proto__' set its prototype instead.
+    if (name === '__proto__') throw loadFailed(`${where}: name '__proto__' is not taken; name the tensor otherwise`);
     names.add(name);
     const type = typeof datatype === 'string' ? elementTypeOf(datatype) : undefined;
     if (type === undefined && datatype === undefined)
@@ -289,8 +291,4 @@ function specsOf(given: unknown, what: 'inputs' | 'outputs', path: string): Tens
 
 function loadFailed(detail: string, cause?: unknown): BatchlineError {
   return new BatchlineError('MODEL_LOAD_FAILED', detail, cause === undefined ? undefined : { cause });
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : textOf(error);
 }

@@ -3,7 +3,7 @@
  * onnxruntime session, or one code model, and runs the batches the server posts.
  */
 import { BatchlineError } from '../errors.js';
-import { textOf } from '../message-text.js';
+import { messageOf } from '../message-text.js';
 import { CodeModel, isCodeModelPath } from './code-model.js';
 import type { OnnxModel } from './onnx-model.js';
 import { buildToyModelOnnx } from './toy-model.js';
@@ -48,11 +48,7 @@ export async function serveModelInstance(setup: WorkerSetup, channel: InstanceCh
   } catch (error) {
     // The detail only: the server wraps it in its own MODEL_LOAD_FAILED ("could not load model: …").
     const message =
-      error instanceof BatchlineError && error.code === 'MODEL_LOAD_FAILED'
-        ? error.detail
-        : error instanceof Error
-          ? error.message
-          : textOf(error);
+      error instanceof BatchlineError && error.code === 'MODEL_LOAD_FAILED' ? error.detail : messageOf(error);
     channel.send({ kind: 'load_failed', message });
     channel.end();
     return;
@@ -75,7 +71,7 @@ function serveRequest(model: OnnxModel | CodeModel, request: WorkerRequest, chan
   }
   model.runBatch(request.items).then(
     (outputs) => {
-      const results = outputs.map((o) => (o instanceof Error ? { failed: o.message } : o));
+      const results = outputs.map((o) => (o instanceof Error ? { failed: messageOf(o) } : o));
       // The inputs have been read: their buffers go back to the server's pool (a thread's only).
       const inputs = channel.returnsInputs
         ? returnableInputs(request.items, inputBuffers.minBytes, outputs)
@@ -92,7 +88,7 @@ function serveRequest(model: OnnxModel | CodeModel, request: WorkerRequest, chan
       channel.send({
         kind: 'failed',
         id: request.id,
-        message: error instanceof Error ? error.message : textOf(error),
+        message: messageOf(error),
         items: request.items,
         ...(error instanceof NotOnePerItemFailure ? { notOnePerItem: true as const } : {}),
       }),

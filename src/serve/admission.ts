@@ -114,8 +114,36 @@ export function admitRows(
   return requests;
 }
 
-/** The settlement of a request whose (last) row ended with `outcome`. */
+/**
+ * The settlement of a request whose (last) row ended with `outcome`, or a 500 when working it out
+ * threw: the request is answered whatever its outputs or its error hold. A code model's output
+ * named `__proto__`, or an Error whose `message` getter throws, threw here, and the batcher's
+ * listener guard swallowed it: the request was counted ok and never answered.
+ */
 function settlementOf(
+  outcome: Outcome<ItemTensors>,
+  request: ModelRequest,
+  outputs: readonly ItemTensors[],
+  version: AdmissionVersion,
+  context: AdmissionContext,
+): Settlement {
+  try {
+    return settlementOrThrow(outcome, request, outputs, version, context);
+  } catch (error) {
+    try {
+      context.logError(`the answer to request ${request.id} could not be made`, error);
+    } catch {
+      // A log line that cannot be written must not cost the client its answer.
+    }
+    return {
+      kind: 'error',
+      error: new BatchlineError('INTERNAL', `the answer could not be made: ${seeTheLog(request.id)}`),
+      stage: 'admitted',
+    };
+  }
+}
+
+function settlementOrThrow(
   outcome: Outcome<ItemTensors>,
   request: ModelRequest,
   outputs: readonly ItemTensors[],

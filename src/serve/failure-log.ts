@@ -137,12 +137,18 @@ export class FailureLog {
   }
 
   private detailOf(error: unknown, withStack: boolean): string {
-    const text =
-      error instanceof Error
-        ? withStack && !(error instanceof BatchlineError)
-          ? (error.stack ?? error.message)
-          : error.message
-        : textOf(error);
+    let text: string;
+    try {
+      text =
+        error instanceof Error
+          ? withStack && !(error instanceof BatchlineError)
+            ? String(error.stack ?? error.message)
+            : String(error.message)
+          : textOf(error);
+    } catch {
+      // A model's Error whose `message` or `stack` getter throws: the line is still written.
+      text = 'an Error whose message cannot be read (its getter threw)';
+    }
     // eslint-disable-next-line no-control-regex
     const oneLine = text.replace(/\r?\n\s*/g, ' | ').replace(/[\u0000-\u001f\u007f]/g, '?');
     return oneLine.length > this.maxDetailChars ? `${oneLine.slice(0, this.maxDetailChars)}…` : oneLine;

@@ -32,6 +32,9 @@ const ANSWERS = [
 ];
 export function execute(items) { return items.map((item) => ANSWERS[item.x[0]]); }`,
   'typed-spec.mjs': "export const inputs = [{ name: 'x', type: 'float32', shape: [3] }];\nexport function execute() {}",
+  // An output named __proto__ set the answer's prototype: lost inline, a crashed thread, `{}` from a process.
+  'proto-output.mjs':
+    "export const inputs = [{ name: 'x', datatype: 'FP32', shape: [3] }];\nexport const outputs = [{ name: '__proto__', datatype: 'FP32', shape: [3] }];\nexport function execute(items) { return items; }",
   'lossy.mjs': CODE_MODELS.double.replace('return items.map(', 'return items.slice(1).map('),
 });
 const item = (x: number[]) => ({ x: { data: Float32Array.from(x), shape: [x.length] } });
@@ -112,6 +115,7 @@ describe('CodeModel', () => {
       'typed-spec.mjs',
       /inputs\[0\]: no datatype \(found type "float32"\); give an Open Inference Protocol datatype, one of BOOL, UINT8/,
     ],
+    ['proto-output.mjs', /outputs\[0\]: name '__proto__' is not taken; name the tensor otherwise/],
   ])('%s fails its load with MODEL_LOAD_FAILED and its own message', async (file, message) => {
     const failed = await CodeModel.load(join(dir, file)).then(
       () => undefined,

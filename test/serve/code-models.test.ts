@@ -15,6 +15,21 @@ import { CODE_MODELS, codeModelDir } from '../model/code-model-fixtures.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
 
 const TOKEN = 'admin-secret';
+
+const UNREADABLE_ERRORS = `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+function unreadable() {
+  const error = new Error('hidden');
+  for (const key of ['stack', 'message'])
+    Object.defineProperty(error, key, { get() { throw new Error(key + ' getter'); } });
+  return error;
+}
+export function execute(items) {
+  if (items.some(({ x }) => x[0] === 7)) throw unreadable();
+  return items.map(({ x }) => (x[0] === 5 ? unreadable() : { y: x }));
+}
+`;
 let server: TestServer;
 let repository: string;
 
@@ -26,6 +41,10 @@ beforeAll(async () => {
     'unlucky/1/model.mjs': CODE_MODELS.unlucky,
     'crashes/1/model.mjs': CODE_MODELS.crashes,
     'crashes/config.json': JSON.stringify({ execution: 'process', batch_window_ms: 0 }),
+    // Errors whose message and stack cannot be read: one in a slot (x = 5), one thrown (x = 7).
+    'unreadable/1/model.mjs': UNREADABLE_ERRORS,
+    'unreadable-inline/1/model.mjs': UNREADABLE_ERRORS,
+    'unreadable-inline/config.json': JSON.stringify({ execution: 'inline' }),
     // Its execute answers one item fewer than it was given, on a thread and in a process.
     'lossy/1/model.mjs': CODE_MODELS.unlucky.replace('return items.map(', 'return items.slice(1).map('),
     'lossy/config.json': JSON.stringify({ batch_window_ms: 0, breaker_failures: 2, breaker_open_ms: 60_000 }),
@@ -239,6 +258,19 @@ describe('a tensor code model', () => {
       expect([refused.status, refused.json.error.code]).toEqual([503, 'circuit_open']);
       const version = server.runtime.registry.resolve(name)!;
       expect(version.batcher.counts).toMatchObject({ failedBatches: 2, isolationRuns: 0 });
+    }
+  });
+
+  it('answers an Error whose message cannot be read, in a slot or thrown, and keeps its instance (thread and inline)', async () => {
+    for (const name of ['unreadable', 'unreadable-inline']) {
+      // Inline, the request was counted ok and never answered; on a thread, the thread crashed and its batch-mates failed.
+      const replies = await Promise.all([1, 5, 7, 2].map((x) => predict(name, { inputs: [x] })));
+      expect(replies.map((reply) => reply.status)).toEqual([200, 500, 500, 200]);
+      expect(replies[1]!.json.error.message).toBe(
+        'model execution failed: an Error whose message cannot be read (its getter threw)',
+      );
+      const health = server.runtime.registry.resolve(name)!.model.health();
+      expect(health.instances.every((instance) => instance.restarts === 0)).toBe(true);
     }
   });
 

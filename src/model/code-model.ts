@@ -151,9 +151,18 @@ export class CodeModel {
 }
 
 /** `{ name: typed array }` for `execute`: the item's elements, row-major. */
+/**
+ * An item's tensors as `execute` takes them: copies, which it may change. Its own were the
+ * server's, which a failed batch's isolation runs again: a model that added 100 to its inputs in
+ * place before it threw saw them +200 in the re-run, and answered that with 200 (on a thread, and
+ * inline; a process has its own copy).
+ */
 function plainItem(item: ItemTensors): Record<string, ElementArray> {
   const plain: Record<string, ElementArray> = {};
-  for (const name in item) plain[name] = item[name]!.data;
+  for (const name in item) {
+    const data = item[name]!.data;
+    plain[name] = Array.isArray(data) ? [...data] : data.slice();
+  }
   return plain;
 }
 

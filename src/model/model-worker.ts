@@ -9,6 +9,9 @@ import { transferablesOf, type WorkerReply, type WorkerRequest, type WorkerSetup
 
 const port = parentPort!;
 const setup = workerData as WorkerSetup;
+// A code model's outputs may be arrays it keeps (a table, a buffer it fills each batch): copied,
+// not moved, which detached them (every later batch answered 0 elements). onnxruntime's are its run's own.
+const movesOutputs = !isCodeModelPath(setup.path);
 // Before the model's module is imported: a code model that loads an addon is no longer terminated mid-run.
 if (isCodeModelPath(setup.path))
   watchNativeAddons((addon) => port.postMessage({ kind: 'native', addon } satisfies WorkerReply));
@@ -17,7 +20,7 @@ await serveModelInstance(setup, {
     port.postMessage(
       reply,
       reply.kind === 'result'
-        ? [...transferablesOf(reply.outputs), ...(reply.inputs ?? [])]
+        ? [...(movesOutputs ? transferablesOf(reply.outputs) : []), ...(reply.inputs ?? [])]
         : reply.kind === 'failed'
           ? transferablesOf(reply.items)
           : [],

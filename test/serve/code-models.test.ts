@@ -45,6 +45,24 @@ beforeAll(async () => {
     'unreadable/1/model.mjs': UNREADABLE_ERRORS,
     'unreadable-inline/1/model.mjs': UNREADABLE_ERRORS,
     'unreadable-inline/config.json': JSON.stringify({ execution: 'inline' }),
+    // Answers an array it keeps for every item: moved to the server's thread, it was detached.
+    'constant/1/model.mjs': `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+const SEVEN = new Float32Array([7]);
+export function execute(items) { return items.map(() => ({ y: SEVEN })); }
+`,
+    // Adds 100 to its inputs in place, then throws for the batch that holds 13: isolation runs the parts again.
+    'mutates/1/model.mjs': `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export function execute(items) {
+  for (const { x } of items) x[0] += 100;
+  if (items.some(({ x }) => x[0] === 113)) throw new Error('unlucky batch');
+  return items.map(({ x }) => ({ y: x }));
+}
+`,
+    'mutates/config.json': JSON.stringify({ max_batch_size: 4, batch_window_ms: 10_000 }),
     // Its execute answers one item fewer than it was given, on a thread and in a process.
     'lossy/1/model.mjs': CODE_MODELS.unlucky.replace('return items.map(', 'return items.slice(1).map('),
     'lossy/config.json': JSON.stringify({ batch_window_ms: 0, breaker_failures: 2, breaker_open_ms: 60_000 }),
@@ -272,6 +290,25 @@ describe('a tensor code model', () => {
       const health = server.runtime.registry.resolve(name)!.model.health();
       expect(health.instances.every((instance) => instance.restarts === 0)).toBe(true);
     }
+  });
+
+  it('answers again and again with an array the model keeps (copied from its thread, not moved and detached)', async () => {
+    for (let i = 0; i < 3; i++) {
+      const reply = await predict('constant', { inputs: [i] });
+      // It was 200 [7] once, then 500: the length does not match (declared [1], 0 elements).
+      expect([reply.status, reply.json.outputs]).toEqual([200, { y: [7] }]);
+    }
+  });
+
+  it("runs a failed batch's parts again on the inputs as sent, not as the model changed them in place", async () => {
+    const replies = await Promise.all([1, 13, 2, 3].map((x) => predict('mutates', { inputs: [x] })));
+    expect(replies.map((reply) => reply.status)).toEqual([200, 500, 200, 200]);
+    // It was 201, 202 and 203 (the first run's +100 kept), and 13 passed as 213.
+    expect([replies[0], replies[2], replies[3]].map((reply) => reply.json.outputs)).toEqual([
+      { y: [101] },
+      { y: [102] },
+      { y: [103] },
+    ]);
   });
 
   it('survives an instance process that dies: that batch fails, the instance is restarted, the next is answered', async () => {

@@ -161,7 +161,7 @@ function settlementOrThrow(
     version.countOutputTooLarge();
     const error = new BatchlineError(
       'OUTPUT_TOO_LARGE',
-      `${elements} numbers, more than --max-output-elements ${context.maxOutputElements}`,
+      `${elements} numbers${outputs.some(holdsText) ? ` (text counts one a ${JSON_CHARS_PER_NUMBER} characters)` : ''}, more than --max-output-elements ${context.maxOutputElements}`,
     );
     return { kind: 'error', error, stage: 'admitted' };
   }
@@ -185,6 +185,19 @@ function failedOutcomeError(
 /** Numbers in an answer's outputs, all outputs together. */
 function elementsOf(outputs: ItemTensors): number {
   let count = 0;
-  for (const name in outputs) count += outputs[name]!.data.length;
+  for (const name of Object.keys(outputs)) {
+    const data = outputs[name]!.data;
+    if (!Array.isArray(data)) count += data.length;
+    // A string (BYTES, a JSON model's answer) counts a number a JSON_CHARS_PER_NUMBER characters:
+    // counted as one, a JSON model answered a 60 MB string past --max-output-elements 10.
+    else for (const text of data) count += Math.max(1, Math.ceil(text.length / JSON_CHARS_PER_NUMBER));
+  }
   return count;
 }
+
+function holdsText(outputs: ItemTensors): boolean {
+  return Object.values(outputs).some((tensor) => Array.isArray(tensor.data));
+}
+
+/** About what a number takes in a JSON answer (`0.12345678,`), for a string's share of --max-output-elements. */
+const JSON_CHARS_PER_NUMBER = 10;

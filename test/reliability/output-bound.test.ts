@@ -48,3 +48,28 @@ describe('an enormous model output (#9)', () => {
     );
   });
 });
+
+describe("a JSON model's enormous answer", () => {
+  it('counts its text against --max-output-elements, one number a 10 characters', async () => {
+    const dir = tempDir('batchline-model-');
+    const path = join(dir, 'model.mjs');
+    await writeFile(
+      path,
+      `export const inputSchema = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
+export function execute(items) { return items.map(({ n }) => 'Z'.repeat(n)); }`,
+    );
+    const json = await startTestServer({ maxOutputElements: 100_000 }, path);
+    try {
+      // A string counted as one element: 2,000,000 characters passed a bound of 100,000.
+      const large = await infer(json.url, { inputs: { n: 2_000_000 } });
+      expect([large.status, large.json.error.code]).toEqual([500, 'output_too_large']);
+      expect(large.json.error.message).toMatch(
+        /: 200001 numbers \(text counts one a 10 characters\), more than --max-output-elements 100000$/,
+      );
+      const small = await infer(json.url, { inputs: { n: 990_000 } });
+      expect(small.status).toBe(200);
+    } finally {
+      await json.close();
+    }
+  });
+});

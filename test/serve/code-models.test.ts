@@ -304,7 +304,7 @@ describe('a tensor code model', () => {
     const replies = await Promise.all([1, 13, 2, 3].map((x) => predict('mutates', { inputs: [x] })));
     expect(replies.map((reply) => reply.status)).toEqual([200, 500, 200, 200]);
     // It was 201, 202 and 203 (the first run's +100 kept), and 13 passed as 213.
-    expect([replies[0], replies[2], replies[3]].map((reply) => reply.json.outputs)).toEqual([
+    expect([replies[0]!, replies[2]!, replies[3]!].map((reply) => reply.json.outputs)).toEqual([
       { y: [101] },
       { y: [102] },
       { y: [103] },

@@ -279,7 +279,7 @@ export const SERVE_OPTIONS = {
     min: 1,
     max: 1_000_000_000,
     description:
-      'most numbers one answer may carry (all outputs together); a larger output is answered 500 output_too_large',
+      "most numbers one answer may carry (all outputs together; text, such as a JSON model's answer, counts one a 10 characters); a larger output is answered 500 output_too_large",
   },
   headersTimeoutMs: {
     kind: 'number',

@@ -196,6 +196,9 @@ export function validateLatencyProfile(data: unknown, where: string): LatencyPro
     ) {
       bad(`has a serving_path without ${numbers.join(', ')} >= 0 and an execution of inline, worker or process`);
     }
+    // No core (or half of one) left the calibration run's threads without one: simulate never ended.
+    if (!Number.isInteger(path.cores) || path.cores < 1)
+      bad(`has a serving_path whose cores is ${path.cores}: it must be a whole number of cores, at least 1`);
     const finiteAtLeast0 = (value: unknown): boolean =>
       typeof value === 'number' && Number.isFinite(value) && value >= 0;
     const checkPauses = (pauses: unknown, where: string): void => {

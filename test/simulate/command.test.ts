@@ -358,6 +358,8 @@ describe('simulate option errors exit 2 and name the option', () => {
     // Checked before the run: the write failed after it, named no option, and lost the report.
     [['--json', '/nonexistent/r.json'], /--json: cannot write '\/nonexistent\/r\.json': no directory \/nonexistent/],
     [['--csv', '/nonexistent/r.csv', '--sweep', 'max-batch-size=1,2'], /--csv: cannot write '\/nonexistent\/r\.csv'/],
+    // A directory passed, and the write failed after the run (EISDIR).
+    [['--html', '/tmp'], /--html: '\/tmp' is a directory; give a file's path in it/],
   ];
   for (const [args, message] of cases) {
     it(args.join(' '), async () => {

@@ -337,6 +337,13 @@ describe('simulate over a measured serving path', () => {
     // A profile whose open-loop figures are not numbers is refused, naming the field.
     profile.serving_path.serve_cpu.open_loop.main_ms = 'slow';
     expect(() => validateLatencyProfile(profile, 'p.json')).toThrow(/open_loop/);
+    // No core, or half of one: the calibration run's threads never got one, and simulate never ended.
+    for (const cores of [0, 0.5]) {
+      const noCore = { ...profile, serving_path: { ...profile.serving_path, cores } };
+      expect(() => validateLatencyProfile(noCore, 'p.json')).toThrow(
+        new RegExp(`serving_path whose cores is ${cores}: it must be a whole number of cores, at least 1`),
+      );
+    }
   });
 
   it("takes from a real serve's batch time only the wait that sharing the cores does not already explain", async () => {

@@ -26,6 +26,8 @@ export interface SimulateRequest {
   /** `--sweep` axes as typed, if any. */
   sweep: readonly string[] | undefined;
   stdout: Output;
+  /** Where the events go when stdout is the JSON's (`--json -`); default the process's stderr. */
+  stderr?: Output;
   /** Threads a sweep may use (default: the machine's parallelism). */
   workers?: number;
   /** The command as typed, for the footer of an --html report. */
@@ -81,13 +83,17 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
     }
     const { startTimeline } = await import('../ui/timeline-view.js');
     await startTimeline({
+      // With --json -, stdout is the JSON's alone: off a terminal the listing went before it, and the JSON did not parse.
+      ...(options.json === '-' ? { stdout: process.stderr } : {}),
       events,
       maxQueueSize: options.maxQueueSize,
       instances: options.instances,
       maxBatchSize: options.maxBatchSize,
       batchWindowMs: options.batchWindowMs,
     });
-  } else if (events !== undefined && options.json !== '-') stdout.write(`${formatEvents(events)}\n`);
+  } else if (events !== undefined)
+    // With --json -, to stderr: they were dropped, on neither stream.
+    (options.json === '-' ? (request.stderr ?? process.stderr) : stdout).write(`${formatEvents(events)}\n`);
   if (options.json !== undefined) await emit('--json', options.json, `${JSON.stringify(report, null, 2)}\n`, stdout);
   if (options.json !== '-') {
     stdout.write(formatReport(report));

@@ -44,6 +44,21 @@ async function exitCodeOf(args: string[]): Promise<{ code: number; stderr: strin
 const dir = tempDir('batchline-simulate-');
 
 describe('batchline simulate', () => {
+  it('keeps stdout for the JSON alone with --json -: the events go to stderr (they went nowhere)', async () => {
+    const out = sink();
+    const err = sink();
+    await simulateMain({
+      options: simulateOptions({ rate: 100, requests: 5, events: true, json: '-' }),
+      given: new Set(['rate', 'requests', 'events', 'json']),
+      sweep: undefined,
+      stdout: out,
+      stderr: err,
+      workers: 1,
+    });
+    expect(JSON.parse(out.text)).toMatchObject({ requests: { arrived: 5 } });
+    expect(err.text).toMatch(/batch started +#0 on instance 0/);
+  });
+
   it('prints a report with the seed, counts, rates, percentiles, batch sizes and utilization', async () => {
     const text = await run({ rate: 300, requests: 20_000 });
     for (const part of [

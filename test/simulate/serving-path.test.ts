@@ -5,6 +5,7 @@ import { EventOrder } from '../../src/core/clock.js';
 import { VirtualClock } from '../../src/core/virtual-clock.js';
 import { CpuPool, FifoThread } from '../../src/simulate/cpu-pool.js';
 import { validateLatencyProfile } from '../../src/profile/latency-profile.js';
+import { formatProfile } from '../../src/profile/profile-text.js';
 import { formatReport } from '../../src/simulate/report-text.js';
 import { ServingPath } from '../../src/simulate/serving-path-model.js';
 import { bareServingPath, simulate, simulateWithInputs } from './helpers.js';
@@ -335,6 +336,11 @@ describe('simulate over a measured serving path', () => {
     expect(withOpenLoop.latency_ms.mean).toBeGreaterThan(closedOnly.latency_ms.mean + 0.6);
     expect(withOpenLoop.capacity_rps).toBe(closedOnly.capacity_rps);
     // A profile whose open-loop figures are not numbers is refused, naming the field.
+    // profile's text offers the closed loop's client CPU for --generator-cpu-ms, as this page says to
+    // give for a capacity: it offered the open loop's (0.200), several times more on a real host.
+    expect(formatProfile(validateLatencyProfile(profile, 'p.json'), undefined)).toMatch(
+      /lean client spent 0\.1000 ms of CPU per request in the closed loop, 0\.2000 under Poisson arrivals: .*add --generator-cpu-ms 0\.100 to simulate/,
+    );
     profile.serving_path.serve_cpu.open_loop.main_ms = 'slow';
     expect(() => validateLatencyProfile(profile, 'p.json')).toThrow(/open_loop/);
     // No core, or half of one: the calibration run's threads never got one, and simulate never ended.

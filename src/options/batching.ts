@@ -182,7 +182,7 @@ export const BATCHING_OPTIONS = {
     default: 0,
     min: 0,
     max: MAX_PRIORITY_LEVELS,
-    description: 'the level of a request that names none, or 0 or one past --priority-levels (0 = the lowest level)',
+    description: 'the level of a request that names none: 1 to --priority-levels, or 0 for the lowest level',
   },
   priorityQueuePolicy: {
     kind: 'json',

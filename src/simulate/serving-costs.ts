@@ -173,7 +173,8 @@ export function pathPlanOf(
   return {
     setup,
     capacityRps: closedLoopCapacityRps(probe, batching),
-    capacityBasis: `what a closed loop of ${probeConnections(batching)} connections gets answered over the serving path`,
+    // Without a real serve's figures HTTP and GC cost nothing here: simulate.md's toy example read 255,057 req/s where serve answered 20,290.
+    capacityBasis: `what a closed loop of ${probeConnections(batching)} connections gets answered over the serving path${served === undefined ? ', with HTTP and garbage collection taken as 0 (above): a real serve answers less; profile --model measures them' : ''}`,
     costs: { given, assumedZero },
   };
 }

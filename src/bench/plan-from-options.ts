@@ -75,6 +75,9 @@ export function validateBench(
     parseSweep(o.sweep);
     parseSlo(o.slo);
     if (stages !== undefined) invalid('--sweep', o.sweep, 'either --sweep or --stages, not both');
+    // The sweep's rates were run and --rate dropped without a word (simulate refuses the same).
+    if (o.rate > 0)
+      invalid('--sweep', o.sweep, `either --sweep or --rate (${o.rate}), not both: the sweep gives each step's rate`);
   }
   const mode = stages !== undefined || o.rate > 0 || o.sweep !== undefined ? 'open' : 'closed';
   if (mode === 'closed') refuseOpenLoopOptions(o, explicit.seed === true);

@@ -58,6 +58,8 @@ describe('batchline bench options', () => {
     [['-n', '100', '-d', '5s'], "--requests: got '100'", 'either --requests or --duration, not both'],
     [['-n', '100', '--stages', '5s:10'], "--requests: got '100'", 'either --requests or --stages, not both'],
     [['-n', '100', '--sweep', '100,200'], "--requests: got '100'", 'no --requests with --sweep'],
+    // The sweep's rates ran and --rate was dropped without a word.
+    [['--rate', '50', '--sweep', '100,200'], "--sweep: got '100,200'", 'either --sweep or --rate (50), not both'],
     // The warmup was named in ms as if typed so ('got 5000').
     [
       ['--stages', '1s:10,1s:20', '--warmup', '5s'],

@@ -1,6 +1,6 @@
 import { SeededRandom } from '../core/rng.js';
 import { BatchlineError } from '../errors.js';
-import { asError } from '../message-text.js';
+import { messageOf } from '../message-text.js';
 import type { ServedModel } from '../model/load-model.js';
 import { allocate, type ElementArray, type ItemTensors, type TensorSpec } from '../model/tensor-spec.js';
 
@@ -39,7 +39,16 @@ export async function warmUp(model: ServedModel, plan: WarmupPlan, nowMs: () => 
   for (let instance = 0; instance < plan.instances; instance++) {
     for (const size of plan.batchSizes) {
       // Fresh arrays each run: a run may move them to the instance's thread.
-      const items = Array.from({ length: size }, () => itemOf(model.inputs, plan.data, random));
+      let items: ItemTensors[];
+      try {
+        items = Array.from({ length: size }, () => itemOf(model.inputs, plan.data, random));
+      } catch (error) {
+        // Inputs of [65536, 65536, 65536]: a RangeError, which start-up called an unexpected error (exit 1, a stack) and the admin API 500 internal.
+        throw new BatchlineError(
+          'MODEL_LOAD_FAILED',
+          `warmup batch of ${size}: its inputs (${model.inputs.map((spec) => `${spec.name} [${spec.itemShape.join(', ')}]`).join(', ')}) cannot be made: ${messageOf(error)}`,
+        );
+      }
       let results: (ItemTensors | Error)[];
       try {
         results = await model.runBatch(items, instance);
@@ -84,6 +93,6 @@ function fillRandom(values: ElementArray, random: SeededRandom): void {
 function warmupFailed(size: number, instance: number, error: unknown): BatchlineError {
   return new BatchlineError(
     'MODEL_LOAD_FAILED',
-    `warmup batch of ${size} failed on instance ${instance}: ${asError(error).message}`,
+    `warmup batch of ${size} failed on instance ${instance}: ${messageOf(error)}`,
   );
 }

@@ -127,6 +127,20 @@ describe('warmup before ready', () => {
   });
 });
 
+describe('a warmup whose inputs cannot be made', () => {
+  it('fails the model load, naming the inputs (it was an unexpected error at start-up, 500 internal from the admin API)', async () => {
+    const repository = await writeRepository({
+      'huge/1/model.mjs': `export const inputs = [{ name: 'x', datatype: 'FP32', shape: [65536, 65536, 65536] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export function execute(items) { return items.map(() => ({ y: [0] })); }`,
+      'huge/config.json': { warmup_batch_sizes: [1] },
+    });
+    await expect(startTestServer({ modelRepository: repository })).rejects.toThrow(
+      /could not load model: .*warmup batch of 1: its inputs \(x \[65536, 65536, 65536\]\) cannot be made: Invalid typed array length/,
+    );
+  });
+});
+
 describe("Triton's model repository extension, behind the admin token", () => {
   it('lists, unloads and loads models as tritonclient asks, with the bearer token', async () => {
     server = await tritonServer();

@@ -15,7 +15,7 @@ import { InferenceStatistics } from './inference-statistics.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
 import { readModelLatencyProfile } from './model-config.js';
 import { warmUp } from './warmup.js';
-import { instanceEventLine, type OptionSources } from './version-log.js';
+import { breakerEventLine, instanceEventLine, type OptionSources } from './version-log.js';
 import type { ModelVersionState, ModelVersionStats } from '../stats-contract/server-stats.js';
 
 export type ModelBatcher = Batcher<ItemTensors, ItemTensors>;
@@ -230,6 +230,10 @@ export class ModelVersion implements AnswerCounters {
       if (this.stateNow === 'ready') this.deps.onStateChange(this);
       log?.(instanceEventLine(this.name, this.version, event));
     });
+    if (log !== undefined)
+      batcher.addObserver({
+        breakerChanged: (state) => log(breakerEventLine(this.name, this.version, state, this.config.breakerOpenMs)),
+      });
     this.stats = new BatcherStats(this.batcher, this.deps.clock, this.config.maxBatchSize);
     this.metrics = this.deps.metrics.forVersion(this.batcher, this.config.maxBatchSize, {
       model: this.name,

@@ -1,3 +1,4 @@
+import type { BreakerState } from '../core/types.js';
 import type { InstanceEvent } from '../model/instance-health.js';
 import type { TensorSpec } from '../model/tensor-spec.js';
 import { formatAffineMs } from '../options/affine-latency.js';
@@ -133,5 +134,22 @@ export function instanceEventLine(name: string, version: number, event: Instance
       return event.after === 'restart'
         ? `${who} up again (restart ${event.restarts})`
         : `${who} up again: its stuck batch returned`;
+  }
+}
+
+/**
+ * The circuit breaker's change as a log line: it opened (and for how long requests are refused),
+ * lets a probe through, or closed again. Only /metrics' batchline_breaker_state told of it, so
+ * an operator reading the log saw a wall of 503 circuit_open with nothing saying why or until when.
+ */
+export function breakerEventLine(name: string, version: number, state: BreakerState, openMs: number): string {
+  const who = `batchline serve: ${versionKey(name, version)} circuit breaker`;
+  switch (state) {
+    case 'open':
+      return `${who} open: its batches keep failing (--breaker-failures, --breaker-ratio); requests are answered 503 circuit_open, and in ${openMs} ms a batch is let through as a probe`;
+    case 'half_open':
+      return `${who} half-open: the next batch is its probe`;
+    case 'closed':
+      return `${who} closed: its probe batch succeeded; serving again`;
   }
 }

@@ -163,6 +163,42 @@ export function execute(items) { return items.map(({ x }) => ({ y: x })); }
     expect(metrics).toContain('batchline_instances{model="lin",version="1",state="up"} 2\n');
   });
 
+  it('the circuit breaker opening, letting its probe through and closing', async () => {
+    const repository = await writeRepository({
+      'unlucky/1/model.mjs': `export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export function execute(items) {
+  if (items.some(({ x }) => x[0] === 13)) throw new Error('unlucky batch');
+  return items.map(({ x }) => ({ y: x }));
+}`,
+      'unlucky/config.json': { batch_window_ms: 0, breaker_failures: 2, breaker_ratio: 0, breaker_open_ms: 50 },
+    });
+    const { url, lines } = await serveLogged(repository);
+    const predict = async (x: number): Promise<number> => {
+      const response = await request(`${url}/models/unlucky/predict`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ inputs: [x] }),
+      });
+      await response.body.text();
+      return response.statusCode;
+    };
+    expect([await predict(13), await predict(13)]).toEqual([500, 500]);
+    // Only /metrics' batchline_breaker_state said so: the log showed 503s and nothing of why or until when.
+    expect(await lineMatching(lines, /circuit breaker open/)).toBe(
+      'batchline serve: model=unlucky version=1 circuit breaker open: its batches keep failing (--breaker-failures, --breaker-ratio); requests are answered 503 circuit_open, and in 50 ms a batch is let through as a probe',
+    );
+    // Refused until its 50 ms are up, then the good item is the probe (bounded by PATIENCE_MS).
+    for (const giveUpAtMs = performance.now() + PATIENCE_MS; performance.now() < giveUpAtMs; )
+      if ((await predict(1)) === 200) break;
+    expect(await lineMatching(lines, /circuit breaker half-open/)).toBe(
+      'batchline serve: model=unlucky version=1 circuit breaker half-open: the next batch is its probe',
+    );
+    expect(await lineMatching(lines, /circuit breaker closed/)).toBe(
+      'batchline serve: model=unlucky version=1 circuit breaker closed: its probe batch succeeded; serving again',
+    );
+  });
+
   it('an instance that cannot come back says so, and that /healthz now fails', async () => {
     const repository = await writeRepository({
       'lin/1/model.onnx': linearModelOnnx([1, 2]),

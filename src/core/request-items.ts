@@ -49,7 +49,11 @@ export function itemByItem<I, O>(
   inputs: readonly I[],
   batch: Batch<I, O>,
 ): PendingRequest<I, O>[] {
-  const items = new Array<PendingRequest<I, O>>(inputs.length);
+  // Sized by the requests' items, not `inputs.length`: a batch function that pushed onto the array
+  // it was given (the library passes the batch's own) left a hole, which answering the batch read.
+  let total = 0;
+  for (const request of requests) total += request.size;
+  const items = new Array<PendingRequest<I, O>>(total);
   for (let i = 0, at = 0; i < requests.length; i++) {
     const request = requests[i] as PendingRequest<I, O>;
     if (request.size === 1) {

@@ -126,7 +126,8 @@ export class CodeModel {
       try {
         return json ? jsonResult(result) : this.tensorResult(result);
       } catch (error) {
-        return new ItemFailure(`execute's result for item ${i}: ${messageOf(error)}`);
+        // Not its place in the batch ("item 3"), which told a client of one item that others shared its batch.
+        return new ItemFailure(`execute's result for this item: ${messageOf(error)}`);
       }
     });
   }

@@ -93,16 +93,16 @@ describe('CodeModel', () => {
       b: { data: Uint8Array.of(1), shape: [1] },
     });
     expect(answers.slice(1).map((answer) => (answer as Error).message)).toEqual([
-      `execute's result for item 1: "y"[0]: "a" is not a number`,
-      `execute's result for item 2: "y"[1]: null is not a number`,
-      `execute's result for item 3: "k"[0]: 300 is not a uint8 (integers from 0 to 255)`,
-      `execute's result for item 4: "k"[1]: 1.5 is not a uint8 (integers from 0 to 255)`,
-      `execute's result for item 5: "k"[1]: -1 is not a uint8 (integers from 0 to 255)`,
-      `execute's result for item 6: "y"[0]: a boolean is not a number`,
-      `execute's result for item 7: "b"[0]: 2 is not a boolean (true, false, 0 or 1)`,
+      `execute's result for this item: "y"[0]: "a" is not a number`,
+      `execute's result for this item: "y"[1]: null is not a number`,
+      `execute's result for this item: "k"[0]: 300 is not a uint8 (integers from 0 to 255)`,
+      `execute's result for this item: "k"[1]: 1.5 is not a uint8 (integers from 0 to 255)`,
+      `execute's result for this item: "k"[1]: -1 is not a uint8 (integers from 0 to 255)`,
+      `execute's result for this item: "y"[0]: a boolean is not a number`,
+      `execute's result for this item: "b"[0]: 2 is not a boolean (true, false, 0 or 1)`,
       // float32 would hold Infinity, a number the model did not give (it answered 200 with null in JSON).
-      `execute's result for item 8: "y"[0]: 1e+300 is beyond float32's range (±3.4e38)`,
-      `execute's result for item 9: expected an object of outputs, got null`,
+      `execute's result for this item: "y"[0]: 1e+300 is beyond float32's range (±3.4e38)`,
+      `execute's result for this item: expected an object of outputs, got null`,
     ]);
   });
 

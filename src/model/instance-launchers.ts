@@ -121,7 +121,9 @@ export function inlineCodeLauncher(setup: WorkerSetup): InstanceLauncher {
         // (on the server's thread, an unhandled rejection would end the server).
         close: () => {
           ended = true;
-          return settledWithin(model.close(), CLOSE_GRACE_MS);
+          // Held: at shutdown nothing else may keep the loop alive, and a finalize that never settled
+          // let the process exit at once, status 0, before its 'stopped' line.
+          return settledWithin(model.close(), CLOSE_GRACE_MS, true);
         },
         stops: 'at once',
         pid: undefined,
@@ -156,11 +158,11 @@ function untilAborted(loading: Promise<CodeModel>, signal: AbortSignal | undefin
   });
 }
 
-/** Resolves once `work` settles, however, or after `ms`, whichever comes first. */
-function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+/** Resolves once `work` settles, however, or after `ms`, whichever comes first; `holdProcess`: the wait keeps Node alive. */
+function settledWithin(work: Promise<unknown>, ms: number, holdProcess = false): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
-    timer.unref();
+    if (!holdProcess) timer.unref();
     const settle = (): void => {
       clearTimeout(timer);
       resolve();

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { request } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { InstanceEvent } from '../../src/model/instance-health.js';
+import { startServeProcess } from './serve-process.js';
 import { PATIENCE, PATIENCE_MS } from '../patience.js';
 import { codeModelDir } from '../model/code-model-fixtures.js';
 import { infer, startTestServer, type TestServer } from '../serve/test-server.js';
@@ -227,6 +228,25 @@ describe('a code model thread whose initialize or finalize never settles', () =>
     expect(server.runtime.registry.versionsOf('stalled')).toEqual([]);
     await within(server.close(), 'the server never stopped');
     server = undefined;
+  });
+
+  it('inline, lets the server stop after its grace, with its stopped line (it exited at once, status 0, unsaid)', async () => {
+    const dir = await codeModelDir({ 'stays/1/model.mjs': NEVER_FINALIZES });
+    const serve = await startServeProcess([
+      '--model',
+      join(dir, 'stays', '1', 'model.mjs'),
+      '--execution',
+      'inline',
+      '--no-ui',
+    ]);
+    try {
+      serve.child.kill('SIGTERM');
+      const { code } = await within(serve.exited, 'the server never stopped');
+      expect(code).toBe(0);
+      expect(serve.output()).toMatch(/stopped; /);
+    } finally {
+      serve.kill();
+    }
   });
 
   it('is removed by DELETE when its finalize never settles: its thread is terminated after a grace', async () => {

@@ -94,7 +94,9 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
   } else if (events !== undefined)
     // With --json -, to stderr: they were dropped, on neither stream.
     (options.json === '-' ? (request.stderr ?? process.stderr) : stdout).write(`${formatEvents(events)}\n`);
-  if (options.json !== undefined) await emit('--json', options.json, `${JSON.stringify(report, null, 2)}\n`, stdout);
+  // With --slo, the verdict as a sweep's rows carry it (slo, meets_slo): the JSON had none, only the exit code.
+  const json = slo === undefined ? report : { ...report, slo: slo.text, meets_slo: meetsSlo(report, slo) };
+  if (options.json !== undefined) await emit('--json', options.json, `${JSON.stringify(json, null, 2)}\n`, stdout);
   if (options.json !== '-') {
     stdout.write(formatReport(report));
     if (slo !== undefined) stdout.write(`slo         ${slo.text}: ${meetsSlo(report, slo) ? 'met' : 'MISSED'}\n`);

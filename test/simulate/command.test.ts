@@ -158,6 +158,11 @@ describe('batchline simulate', () => {
   it('--slo says met or missed, and a miss exits 1', async () => {
     expect(await run({ rate: 100, requests: 2000, slo: 'p99<100ms' })).toContain('met');
     await expect(run({ rate: 100, requests: 2000, slo: 'p99<5ms' })).rejects.toBeInstanceOf(ExitWithCode);
+    // Its --json says so too, as a sweep's rows do: only the exit code did.
+    expect(JSON.parse(await run({ rate: 100, requests: 2000, slo: 'p99<100ms', json: '-' }))).toMatchObject({
+      slo: 'p99<100ms & loss≤0.1%',
+      meets_slo: true,
+    });
   });
 
   it('a sweep prints the grid, the Pareto frontier and the best configuration under the SLO', async () => {

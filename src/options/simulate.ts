@@ -17,6 +17,8 @@ export const SIMULATE_OPTIONS = {
     default: 100,
     min: 0.001,
     max: 10_000_000,
+    // As bench's --rate: `simulate --rate 2k` was refused where `bench --rate 2k` ran.
+    metricSuffix: true,
     description: 'mean arrival rate in requests per second',
   },
   arrival: {

@@ -155,6 +155,22 @@ describe('batchline simulate', () => {
     expect(replayed.latency_ms).toEqual(original.latency_ms);
   });
 
+  it('takes --rate with a metric suffix, as bench does (2k = 2000)', async () => {
+    const { code, stderr } = await exitCodeOf([
+      'simulate',
+      '--rate',
+      '2k',
+      '--requests',
+      '100',
+      '--json',
+      join(dir, 'k.json'),
+    ]);
+    expect([code, stderr]).toEqual([0, '']);
+    expect(JSON.parse(readFileSync(join(dir, 'k.json'), 'utf8')).config.arrivals).toBe(
+      'poisson at 2000 req/s, 100 requests',
+    );
+  });
+
   it('--slo says met or missed, and a miss exits 1', async () => {
     expect(await run({ rate: 100, requests: 2000, slo: 'p99<100ms' })).toContain('met');
     await expect(run({ rate: 100, requests: 2000, slo: 'p99<5ms' })).rejects.toBeInstanceOf(ExitWithCode);

@@ -122,24 +122,21 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     turnedAway.failEach(() => publicError(refusalError(batcher, refused)));
   };
 
-  const call = (item: I, callOptions?: CallOptions): Promise<O> => {
-    if (callOptions === undefined) {
-      const request = open;
-      if (request !== undefined) {
-        const promise = request.join(item, openRoom);
-        if (request.size === openRoom) offerOpen();
-        return promise;
-      }
-      const pending = new PendingCall<I, O>(item, owner);
-      const promise = pending.promise();
-      const settings = batcher.policySettings;
-      openRoom = settings.limit;
-      open = pending;
-      // Without a window, the calls of the turn's microtasks too, as dataloader's tick (turn-clock.ts).
-      if (openRoom > 1) clock.endTurnLater(settings.windowMs === 0);
-      else offerOpen();
-      return promise;
-    }
+  /** A call without options that opens the turn's request. */
+  const openRequest = (item: I): Promise<O> => {
+    const pending = new PendingCall<I, O>(item, owner);
+    const promise = pending.promise();
+    const settings = batcher.policySettings;
+    openRoom = settings.limit;
+    open = pending;
+    // Without a window, the calls of the turn's microtasks too, as dataloader's tick (turn-clock.ts).
+    if (openRoom > 1) clock.endTurnLater(settings.windowMs === 0);
+    else offerOpen();
+    return promise;
+  };
+
+  /** A call with options: a request of its own, offered at once after the turn's. */
+  const callWithOptions = (item: I, callOptions: CallOptions): Promise<O> => {
     offerOpen();
     const pending = new PendingCall<I, O>(item, owner);
     const promise = pending.promise();
@@ -157,6 +154,21 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
       return rejected(pending, promise, publicError(refusalError(batcher, refused)));
     }
     if (watched !== undefined && pending.phase !== 'done') watched.start();
+    return promise;
+  };
+
+  /**
+   * A call. Kept this small so that V8 inlines it into its caller's loop, and the join's promise
+   * executor with it (no closure a call): with the opening and the options' paths written in it,
+   * it was not inlined any more, and cost 64 instructions a call more in rounds (1,309 against
+   * 1,245, 29 of them GC), measured by callgrind (bench-library's BENCH_INSTRUCTIONS).
+   */
+  const call = (item: I, callOptions?: CallOptions): Promise<O> => {
+    if (callOptions !== undefined) return callWithOptions(item, callOptions);
+    const request = open;
+    if (request === undefined) return openRequest(item);
+    const promise = request.join(item, openRoom);
+    if (request.size === openRoom) offerOpen();
     return promise;
   };
 

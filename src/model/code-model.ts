@@ -121,7 +121,7 @@ export class CodeModel {
     const results = await this.execute(given, { instance: this.instance, shapes });
     if (!Array.isArray(results) || results.length !== items.length)
       throw new NotOnePerItemFailure(notOnePerItem('execute', results, items.length));
-    return results.map((result: unknown, i) => {
+    return results.map((result: unknown) => {
       if (result instanceof Error) return new ItemFailure(messageOf(result), { cause: result });
       try {
         return json ? jsonResult(result) : this.tensorResult(result);

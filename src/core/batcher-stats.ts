@@ -2,7 +2,7 @@ import type { Histogram } from 'hdr-histogram-js';
 import type { Batcher } from './batcher.js';
 import type { BatcherCounts } from './batcher-options.js';
 import type { Clock } from './clock.js';
-import { createLatencyHistogram, percentilesMs, RunLengthRecorder, type PercentilesMs } from './latency-histogram.js';
+import { mergedAtOneSize, percentilesMs, RunLengthRecorder, type PercentilesMs } from './latency-histogram.js';
 import type { Batch, BatcherObserver, BreakerState, PendingRequest } from './types.js';
 
 /**
@@ -129,8 +129,8 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
         (_, i) => this.recentSizes[(Math.max(this.started - RECENT_BATCHES, 0) + i) % RECENT_BATCHES] as number,
       ),
       batchSizeCounts: [...this.batchSizeCounts],
-      latencyMs: percentilesMs(merged(this.previousLatency, this.latency.histogram)),
-      queueWaitMs: percentilesMs(merged(this.previousQueueWait, this.queueWait.histogram)),
+      latencyMs: percentilesMs(mergedAtOneSize([this.previousLatency, this.latency.histogram])),
+      queueWaitMs: percentilesMs(mergedAtOneSize([this.previousQueueWait, this.queueWait.histogram])),
       windowMs: 2 * this.rotateEveryMs,
       policy: { name: batcher.batchPolicy.name, limit: settings.limit, windowMs: settings.windowMs },
       breaker: batcher.breaker ?? 'off',
@@ -164,11 +164,4 @@ function recordSinceArrival<I, O>(recorder: RunLengthRecorder, batch: Batch<I, O
     recorder.recordMs(nowMs - arrivalAtMs, items);
     i = end;
   }
-}
-
-function merged(a: Histogram | undefined, b: Histogram | undefined): Histogram {
-  const sum = createLatencyHistogram();
-  if (a !== undefined) sum.add(a);
-  if (b !== undefined) sum.add(b);
-  return sum;
 }

@@ -38,23 +38,44 @@ class IntegerIndexHistogram extends hdr.Int32Histogram {
 }
 
 /**
- * The range a histogram's counts cover when it is made (µs): the least HDR takes (twice the
- * lowest value). Made for the whole hour, each held 23,552 counts of 8 bytes (188 KB) and took
- * ~100 µs to make: four a batcher, a batcher one a request as dataloader makes a loader, cost
- * 765 KB and 450 µs before its first call. It grows to what is recorded (2,048 counts up to 2 ms,
- * 11,264 up to 1 s); values are clamped to the hour before they are recorded (`histogramUs`).
- */
-const INITIAL_MAX_US = 2;
-
-/**
  * An HDR histogram of durations in integer microseconds, 1 µs to 1 h at 3 significant digits
- * (architecture.md rule 5: the core uses float ms, histograms integer µs), whose counts grow
- * with the largest value recorded.
+ * (architecture.md rule 5: the core uses float ms, histograms integer µs): 23,552 counts of 4
+ * bytes, made for the whole hour, so that hdr's add() between any two of them copies counts
+ * exactly (between histograms of two sizes it records each bucket's lowest value instead).
  */
 export function createLatencyHistogram(): hdr.Histogram {
-  const histogram = new IntegerIndexHistogram(1, INITIAL_MAX_US, 3);
+  const histogram = new IntegerIndexHistogram(1, HISTOGRAM_MAX_US, 3);
+  histogram.autoResize = false;
+  return histogram;
+}
+
+/**
+ * The same, whose counts cover only what it has recorded: it starts at HDR's least range (2,048
+ * counts, up to 2 ms) and grows (11,264 up to 1 s). For a batcher's statistics, four a batcher:
+ * made for the hour, they cost a batcher made per request (as dataloader makes a loader) 765 KB
+ * and 450 µs before its first call. Add one to another only through `mergedAtOneSize`.
+ */
+export function createGrowingLatencyHistogram(highestUs = 2): hdr.Histogram {
+  const histogram = new IntegerIndexHistogram(1, highestUs, 3);
   histogram.autoResize = true;
   return histogram;
+}
+
+/**
+ * Growing histograms added into one, each first grown to the largest's size: hdr's add() copies
+ * counts exactly only between histograms of one size, and recorded each bucket's lowest value
+ * otherwise (a window's half reused after a rotation keeps its size: the max of 11.557 ms read 11.552).
+ */
+export function mergedAtOneSize(parts: readonly (hdr.Histogram | undefined)[]): hdr.Histogram {
+  let highestUs = 2;
+  for (const part of parts) if (part !== undefined) highestUs = Math.max(highestUs, part.highestTrackableValue);
+  const sum = createGrowingLatencyHistogram(highestUs);
+  for (const part of parts) {
+    if (part === undefined) continue;
+    if (part.highestTrackableValue < highestUs) (part as hdr.JsHistogram).resize(highestUs);
+    sum.add(part);
+  }
+  return sum;
 }
 
 /** A duration given in ms as the histograms record it: integer µs, clamped into their range. */
@@ -80,7 +101,7 @@ export class RunLengthRecorder {
   /** The duration last given, in ms: the same again is the same µs, without converting it. */
   private lastMs = Number.NaN;
 
-  /** `histogram`: the one it records into; without one, the first record makes it. */
+  /** `histogram`: the one it records into; without one, the first record makes a growing one. */
   constructor(public histogram: hdr.Histogram | undefined = undefined) {}
 
   /** Records `durationMs` (`count` times). */
@@ -101,7 +122,8 @@ export class RunLengthRecorder {
   }
 
   flush(): void {
-    if (this.count > 0) (this.histogram ??= createLatencyHistogram()).recordValueWithCount(this.valueUs, this.count);
+    if (this.count > 0)
+      (this.histogram ??= createGrowingLatencyHistogram()).recordValueWithCount(this.valueUs, this.count);
     this.count = 0;
   }
 

@@ -2,7 +2,9 @@ import fc from 'fast-check';
 import * as hdr from 'hdr-histogram-js';
 import { describe, expect, it } from 'vitest';
 import {
+  createGrowingLatencyHistogram,
   createLatencyHistogram,
+  mergedAtOneSize,
   percentilesMs,
   recordMs,
   RunLengthRecorder,
@@ -70,15 +72,19 @@ describe('createLatencyHistogram', () => {
             autoResize: false,
             useWebAssembly: false,
           });
+          const growing = createGrowingLatencyHistogram();
           for (const us of values) {
             ours.recordValue(us);
             stock.recordValue(us);
+            growing.recordValue(us);
             expect((ours as hdr.JsHistogram).countsArrayIndex(us)).toBe(
               (stock as hdr.JsHistogram).countsArrayIndex(us),
             );
           }
-          for (const p of [0, 1, 50, 90, 99, 99.9, 100])
+          for (const p of [0, 1, 50, 90, 99, 99.9, 100]) {
             expect(ours.getValueAtPercentile(p)).toBe(stock.getValueAtPercentile(p));
+            expect(growing.getValueAtPercentile(p)).toBe(stock.getValueAtPercentile(p));
+          }
           expect([ours.totalCount, ours.maxValue, ours.minNonZeroValue, ours.mean]).toEqual([
             stock.totalCount,
             stock.maxValue,
@@ -92,9 +98,9 @@ describe('createLatencyHistogram', () => {
   });
 });
 
-describe('createLatencyHistogram: its counts', () => {
+describe('createGrowingLatencyHistogram: its counts', () => {
   it('cover the values recorded, not the whole hour: a batcher made per request holds kilobytes, not 188 KB a histogram', () => {
-    const histogram = createLatencyHistogram();
+    const histogram = createGrowingLatencyHistogram();
     expect(histogram.estimatedFootprintInBytes).toBeLessThan(20_000);
     recordMs(histogram, 1.5);
     expect(histogram.estimatedFootprintInBytes).toBeLessThan(20_000);
@@ -102,6 +108,30 @@ describe('createLatencyHistogram: its counts', () => {
     expect(histogram.estimatedFootprintInBytes).toBeLessThan(100_000);
     recordMs(histogram, 7_200_000); // two hours: clamped to the hour, as before
     expect(percentilesMs(histogram)).toMatchObject({ count: 3, max: 3_600_000 });
+  });
+
+  it('merge exactly when their sizes differ: a half reused after a rotation keeps its size', () => {
+    // Recorded 1 s, emptied (a rotation), then 11.557 ms: merged at two sizes, hdr's add() took each
+    // bucket's lowest value, and the max read 11.552.
+    const reused = createGrowingLatencyHistogram();
+    recordMs(reused, 1000);
+    reused.reset();
+    recordMs(reused, 11.557);
+    const fresh = createGrowingLatencyHistogram();
+    recordMs(fresh, 3.3335);
+    for (const parts of [
+      [undefined, reused],
+      [fresh, reused],
+      [reused, fresh],
+    ]) {
+      const p = percentilesMs(mergedAtOneSize(parts));
+      expect([p.count, p.max]).toEqual([parts[0] === undefined ? 1 : 2, 11.557]);
+    }
+    // As one histogram made for the hour holds the same values.
+    const whole = createLatencyHistogram();
+    recordMs(whole, 11.557);
+    recordMs(whole, 3.3335);
+    expect(percentilesMs(mergedAtOneSize([fresh, reused]))).toEqual(percentilesMs(whole));
   });
 });
 

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { RealClock } from '../core/real-clock.js';
+import { realNextTick } from '../core/real-timers.js';
 
 /** Already settled: its `then` queues a microtask without queueMicrotask's AsyncResource (~30 against ~75 ns). */
 const settled = Promise.resolve();
@@ -31,24 +32,32 @@ function nothing(): void {}
  */
 export class TurnClock extends RealClock {
   private turnMs: number | undefined;
-  /** The instant's forgetting is queued: one microtask a read, whoever read first. */
-  private forgetQueued = false;
-  /** The turn's end is queued: one a turn, whoever asked first. */
-  private endQueued = false;
+  /** A microtask of the turn is queued: it forgets the instant, and ends the turn when asked. */
+  private microtaskQueued = false;
+  /** `turnEnded` is to run: at the microtask (`'microtask'`), or after the turn's microtasks (`'tick'`). */
+  private end: 'microtask' | 'tick' | undefined;
   /** `turnEnded` runs: a read then is forgotten when it returns, and queues nothing. */
   private ending = false;
-  private readonly forget = (): void => {
-    this.forgetQueued = false;
+  /** The turn's one microtask: a read's instant forgotten, and the end asked for run or queued. */
+  private readonly atMicrotask = (): void => {
+    this.microtaskQueued = false;
     this.turnMs = undefined;
+    const end = this.end;
+    if (end === 'microtask') this.endTurn();
+    // Queued from a microtask, a tick runs once every microtask queued meanwhile has run; once (a
+    // read in a later microtask of the turn queues this again).
+    else if (end === 'tick' && !this.tickQueued) {
+      this.tickQueued = true;
+      realNextTick(this.endTurn);
+    }
   };
-  /** From a microtask: a tick queued then runs once every microtask queued meanwhile has run. */
-  private readonly endAfterMicrotasks = (): void => {
-    process.nextTick(this.endTurn);
-  };
+  /** The end's tick is queued. */
+  private tickQueued = false;
   private readonly endTurn = (): void => {
+    this.tickQueued = false;
     // Cleared before `turnEnded`: a call made while it runs (by a batch function it started) is
     // held for a turn end of its own, which it must be able to queue (`endTurnLater`).
-    this.endQueued = false;
+    this.end = undefined;
     this.turnMs = undefined; // the caller's code ran since any read of this turn
     this.ending = true;
     try {
@@ -66,22 +75,26 @@ export class TurnClock extends RealClock {
   override now(): number {
     if (this.turnMs !== undefined) return this.turnMs;
     this.turnMs = performance.now();
-    if (!this.ending && !this.forgetQueued) {
-      this.forgetQueued = true;
-      void settled.then(this.forget);
-    }
+    if (!this.ending) this.queueMicrotask();
     return this.turnMs;
   }
 
   /** Makes sure `turnEnded` runs once this turn's code is over: its synchronous code, or with `afterMicrotasks` its microtasks too. */
   endTurnLater(afterMicrotasks = false): void {
-    if (this.endQueued) return;
-    this.endQueued = true;
-    void settled.then(afterMicrotasks ? this.endAfterMicrotasks : this.endTurn);
+    if (this.end !== undefined) return;
+    this.end = afterMicrotasks ? 'tick' : 'microtask';
+    this.queueMicrotask();
   }
 
   /** Time may have passed (the caller's code ran): the next read takes the clock again. */
   elapsed(): void {
     this.turnMs = undefined;
+  }
+
+  /** One microtask a turn, whoever asks first (a read, or an end): two cost a call made in a turn of its own a microtask more. */
+  private queueMicrotask(): void {
+    if (this.microtaskQueued) return;
+    this.microtaskQueued = true;
+    void settled.then(this.atMicrotask);
   }
 }

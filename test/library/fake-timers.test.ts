@@ -33,6 +33,33 @@ describe('batch() under fake timers', () => {
     expect(await Promise.all([armedUnderFakes, doubled(3)])).toEqual([4, 6]);
   });
 
+  it("ends a turn of a window of 0 on the real process.nextTick, which Jest's fake timers replace", {
+    timeout: 3000,
+  }, async () => {
+    const doubled = batch(double, { batchWindowMs: 0 });
+    // As jest.useFakeTimers() does by default: ticks held until the test moves the fake clock.
+    const held: (() => void)[] = [];
+    const real = process.nextTick;
+    process.nextTick = ((callback: (...args: unknown[]) => void, ...args: unknown[]) =>
+      void held.push(() => callback(...args))) as typeof process.nextTick;
+    let answers: number[] | undefined;
+    const answered = Promise.all([doubled(1), doubled(2)]).then((values) => {
+      answers = values;
+    });
+    try {
+      // A few turns of the event loop, bounded: the window's end must not wait for a held tick.
+      for (let turn = 0; turn < 10 && answers === undefined; turn++) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      process.nextTick = real;
+    }
+    const answersWhileTicksHeld = answers;
+    for (const callback of held) callback();
+    await answered;
+    expect(answersWhileTicksHeld).toEqual([2, 4]);
+  });
+
   it('ends a deadline on real time', { timeout: 3000 }, async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));

@@ -2,6 +2,7 @@
  * What a batched function's call rejects with: what the function threw or returned, a deadline
  * missed behind busy instances, or a bad call option. Apart from batch.ts, which makes the calls.
  */
+import { performance } from 'node:perf_hooks';
 import type { Batcher } from '../core/batcher.js';
 import type { Outcome, PendingRequest } from '../core/types.js';
 import { BatchlineError } from '../errors.js';

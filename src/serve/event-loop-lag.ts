@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import client from 'prom-client';
 import { createLatencyHistogram, recordMs } from '../core/latency-histogram.js';
 

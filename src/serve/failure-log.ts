@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { createWriteStream } from 'node:fs';
 import { BatchlineError } from '../errors.js';
 import { textOf } from '../message-text.js';

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Server, ServerCredentials, setLogger } from '@grpc/grpc-js';
 import { BatchlineError } from '../errors.js';
 import { HEALTH_SERVICE_NAME, INFERENCE_SERVICE } from '../protocol/grpc-service-proto.js';

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import type { BatchlineError } from '../errors.js';

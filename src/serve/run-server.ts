@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { startupVersions } from './startup.js';
 import type { ServeConfig } from '../options/serve.js';
 import { buildServer } from './build-server.js';

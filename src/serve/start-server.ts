@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { GrpcListener } from './grpc-listener.js';

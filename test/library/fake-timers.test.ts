@@ -68,11 +68,17 @@ describe('batch() under fake timers', () => {
         await held;
         return items.map((x) => 2 * x);
       },
-      { requestTimeoutMs: 50 },
+      { requestTimeoutMs: 50, maxBatchSize: 1 },
     );
-    vi.useFakeTimers();
-    await expect(doubled(1)).rejects.toBeInstanceOf(DeadlineExceededError);
+    // The global performance faked too: the refusal said the batch had run "for -673 ms".
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'performance', 'Date'] });
+    const running = doubled(1, { timeoutMs: 2000 });
+    await null; // the turn ends: the first call's batch runs, and the next waits behind it
+    const refused = await doubled(2).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(DeadlineExceededError);
+    expect((refused as Error).message).toMatch(/its one instance was running a batch, for \d+ ms/);
     release();
+    expect(await running).toBe(2);
     await doubled.close();
   });
 });

@@ -48,17 +48,35 @@ export class BatchError extends Error {
     this.name = new.target.name;
     this.code = upper.toLowerCase() as BatchErrorCode;
     this.statusCode = this.status = row.httpStatus;
-    const givenMs = options.retryAfterMs === undefined ? undefined : Math.max(0, Math.ceil(options.retryAfterMs));
+    const givenMs = waitOption(options, 'retryAfterMs');
     // Retry-After is whole seconds, at least 1 (2.5 made a header HTTP does not have).
-    const givenS = options.retryAfterS === undefined ? undefined : Math.max(1, Math.ceil(options.retryAfterS));
-    this.retryAfterS = givenS ?? (givenMs === undefined ? row.retryAfterS : Math.max(1, Math.ceil(givenMs / 1000)));
-    const givenSInMs =
-      options.retryAfterS === undefined ? undefined : Math.max(0, Math.ceil(options.retryAfterS * 1000));
-    this.retryAfterMs = givenMs ?? givenSInMs ?? (this.retryAfterS === undefined ? undefined : this.retryAfterS * 1000);
+    const givenS = waitOption(options, 'retryAfterS');
+    this.retryAfterS =
+      givenS === undefined
+        ? givenMs === undefined
+          ? row.retryAfterS
+          : Math.max(1, Math.ceil(givenMs / 1000))
+        : Math.max(1, Math.ceil(givenS));
+    const givenSInMs = givenS === undefined ? undefined : Math.ceil(givenS * 1000);
+    this.retryAfterMs =
+      (givenMs === undefined ? undefined : Math.ceil(givenMs)) ??
+      givenSInMs ??
+      (this.retryAfterS === undefined ? undefined : this.retryAfterS * 1000);
     const headers: Record<string, string> = {};
     if (this.retryAfterS !== undefined) headers['retry-after'] = String(this.retryAfterS);
     this.headers = Object.freeze(headers);
   }
+}
+
+/** A wait given to BatchError: a finite number ≥ 0 or absent (NaN made a `Retry-After: NaN` header). */
+function waitOption(options: BatchErrorOptions, name: 'retryAfterS' | 'retryAfterMs'): number | undefined {
+  const wait = options[name];
+  if (wait === undefined) return undefined;
+  if (typeof wait !== 'number' || !Number.isFinite(wait) || wait < 0)
+    throw new TypeError(
+      `BatchError: ${name} must be a finite number of ${name === 'retryAfterS' ? 'seconds' : 'ms'} ≥ 0, got ${String(wait)}`,
+    );
+  return wait;
 }
 
 /** 429: the queue holds `maxQueueSize` waiting calls. Retry-After 1 s. */

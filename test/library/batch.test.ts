@@ -932,6 +932,14 @@ describe('the errors', () => {
       headers: { 'retry-after': '3' },
     });
     expect(new QueueFullError(undefined, { retryAfterS: 0 }).headers).toEqual({ 'retry-after': '1' });
+    // NaN made the header 'NaN'; a wait that is no number is refused, naming the option.
+    expect(() => new QueueFullError(undefined, { retryAfterS: Number.NaN })).toThrow(
+      /^BatchError: retryAfterS must be a finite number of seconds ≥ 0, got NaN$/,
+    );
+    expect(() => new CircuitOpenError(undefined, { retryAfterMs: Number.POSITIVE_INFINITY })).toThrow(
+      /retryAfterMs must be a finite number of ms ≥ 0, got Infinity/,
+    );
+    expect(() => new QueueFullError(undefined, { retryAfterS: -1 })).toThrow(/retryAfterS .* got -1/);
   });
 
   it("refuses a BatchError of a code that is none of the table's, and takes one written in capitals as the table's", () => {

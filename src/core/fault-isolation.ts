@@ -24,6 +24,11 @@ interface Part {
   ranAlone: boolean;
 }
 
+/** The error a part of one item failed with when it ran alone; undefined when it did not. */
+function failedAloneWith(part: Part): Error | undefined {
+  return part.ranAlone && part.indexes.length === 1 ? part.failed : undefined;
+}
+
 /**
  * The isolation of one failed batch, as a small state machine the batcher drives: `next()` says
  * which items to run, `record()` takes the run's result and returns verdicts for items.
@@ -78,20 +83,24 @@ export class BatchIsolation<O> {
       if (part === undefined) return 'done';
       const live = part.indexes.filter(this.isLive);
       if (live.length === 0) continue;
+      // Before giving up: an item that failed alone fails with its own error, not the last run's.
+      const aloneError = failedAloneWith(part);
+      if (aloneError !== undefined) {
+        this.failedAlone++;
+        return { verdicts: [{ index: live[0] as number, error: aloneError }] };
+      }
       if (this.succeededRuns === 0 && this.failedAlone >= MODEL_FAILING_AFTER) {
-        const rest = [live, ...this.stack.splice(0).map((p) => p.indexes.filter(this.isLive))].flat();
+        const rest = [part, ...this.stack.splice(0).reverse()];
         this.gaveUp = true;
-        return { verdicts: rest.map((index) => ({ index, error: this.lastError })) };
+        return {
+          verdicts: rest.flatMap((p) =>
+            p.indexes.filter(this.isLive).map((index) => ({ index, error: failedAloneWith(p) ?? this.lastError })),
+          ),
+        };
       }
       if (part.failed === undefined) return this.start(part, live, undefined);
-      if (live.length === 1) {
-        if (part.ranAlone && part.indexes.length === 1) {
-          this.failedAlone++;
-          return { verdicts: [{ index: live[0] as number, error: part.failed }] };
-        }
-        // Inferred to be bad (or the rest of its run went away): it fails only if it fails alone.
-        return this.start(part, live, undefined);
-      }
+      // Inferred to be bad (or the rest of its run went away): it fails only if it fails alone.
+      if (live.length === 1) return this.start(part, live, undefined);
       if (this.itemByItem) {
         for (let i = live.length - 1; i >= 0; i--)
           this.stack.push({ indexes: [live[i] as number], failed: undefined, ranAlone: false });

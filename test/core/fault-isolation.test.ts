@@ -152,6 +152,28 @@ describe('BatchIsolation when failures do not follow items', () => {
   });
 });
 
+describe('BatchIsolation when every item fails', () => {
+  it('gives an item that failed alone its own error, and the rest, never run alone, the last one', () => {
+    // The function throws naming the items of its run, as `throw new Error(`bad ${items}`)` does.
+    const isolation = new BatchIsolation<number>(8, new Error('ran 01234567'), 'bisect', () => true);
+    const ran: string[] = [];
+    const errorOf = new Map<number, string>();
+    for (let step = isolation.next(); step !== 'done'; step = isolation.next()) {
+      const verdicts = 'verdicts' in step ? step.verdicts : [];
+      if ('run' in step) {
+        ran.push(step.run.join(''));
+        verdicts.push(...isolation.record(new Error(`ran ${step.run.join('')}`)));
+      }
+      for (const v of verdicts) if ('error' in v) errorOf.set(v.index, v.error.message);
+    }
+    expect(ran).toEqual(['0123', '4567', '45', '67', '6', '7', '4', '5']);
+    // 4 ran alone before the third item (5) failed alone: it said 'ran 5', the error of another item.
+    expect([4, 5, 6, 7].map((i) => errorOf.get(i))).toEqual(['ran 4', 'ran 5', 'ran 6', 'ran 7']);
+    expect([0, 1, 2, 3].map((i) => errorOf.get(i))).toEqual(['ran 5', 'ran 5', 'ran 5', 'ran 5']);
+    expect(isolation.gaveUp).toBe(true);
+  });
+});
+
 describe('a batch whose instance went down under it', () => {
   it('is failed whole, not isolated: there is no instance to run its parts on', () => {
     const { clock, executor, answers, batcher } = eightTogether({ isolation: 'bisect' });

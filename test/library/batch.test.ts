@@ -268,6 +268,27 @@ describe('batch(): failures', () => {
     expect(runs.length).toBeGreaterThan(1);
   });
 
+  it('rejects a call whose item the function ran alone with what it threw for that item, as library.md says', async () => {
+    let runs = 0;
+    const broken = batch(
+      async (items: number[]): Promise<number[]> => {
+        runs++;
+        throw new Error(`threw for [${items}]`);
+      },
+      { batchWindowMs: 0, breakerFailures: 0, breakerRatio: 0 },
+    );
+    const errors = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map((x) => rejection(broken(x))));
+    expect(runs).toBe(9);
+    // 5 ran alone before the function was given up on (7, 8 and 6 failed alone): it rejected with 6's error.
+    expect(errors.map((error) => (error as Error).message)).toEqual([
+      ...[1, 2, 3, 4].map(() => 'threw for [6]'),
+      'threw for [5]',
+      'threw for [6]',
+      'threw for [7]',
+      'threw for [8]',
+    ]);
+  });
+
   it("with isolation 'off' a throw fails every call of the batch with the function's error", async () => {
     const boom = new TypeError('boom');
     const failing = batch(

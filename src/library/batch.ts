@@ -2,7 +2,7 @@ import { BatcherStats, type BatchStats } from '../core/batcher-stats.js';
 import type { Batcher } from '../core/batcher.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
 import type { Batch, Executor, Outcome, PendingRequest, RunDone } from '../core/types.js';
-import { queueBelowBatchSize } from '../options/batching.js';
+import { deadlineWithinWindow, queueBelowBatchSize } from '../options/batching.js';
 import { refusalError } from '../serve/outcome-errors.js';
 import { publicOptions, resolveBatchOptions, type BatchOptions, type ResolvedBatchOptions } from './batch-options.js';
 import { drainMsOf } from './close-options.js';
@@ -86,6 +86,12 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     process.emitWarning(`batch(fn, options): ${tooSmall}`, {
       type: 'BatchlineWarning',
       code: 'BATCHLINE_QUEUE_BELOW_BATCH',
+    });
+  const tooLate = deadlineWithinWindow(config, 'code');
+  if (tooLate !== undefined)
+    process.emitWarning(`batch(fn, options): ${tooLate}`, {
+      type: 'BatchlineWarning',
+      code: 'BATCHLINE_DEADLINE_WITHIN_WINDOW',
     });
   /**
    * The calls without options of this turn not offered yet, as one request of several items:

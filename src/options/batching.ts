@@ -269,11 +269,39 @@ export function queueBelowBatchSize(
   );
 }
 
+/**
+ * What to warn of when a call that comes alone always misses its deadline: under the fixed policy
+ * it waits out the window, and a deadline no later than the window's end passes first (deadlines
+ * are handled before a window's closing at the same instant: docs/architecture.md). Every lone
+ * call was a 504 or a DeadlineExceededError, and nothing said why. Undefined otherwise.
+ */
+export function deadlineWithinWindow(
+  config: Pick<BatchingConfig, 'maxBatchSize' | 'batchWindowMs' | 'batchPolicy' | 'requestTimeoutMs'>,
+  spelling: OptionSpelling | ((key: QueueWarningOption) => string | undefined) = 'flag',
+): string | undefined {
+  if ((config.batchPolicy ?? 'fixed') !== 'fixed' || config.maxBatchSize <= 1) return undefined;
+  if (config.batchWindowMs <= 0 || config.requestTimeoutMs > config.batchWindowMs) return undefined;
+  const name = (key: QueueWarningOption): string =>
+    spelling === 'code'
+      ? key
+      : ((typeof spelling === 'function' ? spelling(key) : undefined) ?? `--${BATCHING_OPTIONS[key].flag}`);
+  return (
+    `${name('requestTimeoutMs')} (${config.requestTimeoutMs} ms) is not longer than ${name('batchWindowMs')} ` +
+    `(${config.batchWindowMs} ms): a request that comes alone waits out the window and misses its deadline ` +
+    `before its batch runs; raise ${name('requestTimeoutMs')} above ${config.batchWindowMs}, or lower ${name('batchWindowMs')}`
+  );
+}
+
 /** How an error names an option: as the command's flag, or as code's camelCase key (batch()). */
 export type OptionSpelling = 'flag' | 'code';
 
-/** The options the queue warning (`queueBelowBatchSize`) names. */
-export type QueueWarningOption = 'maxQueueSize' | 'maxBatchSize' | 'batchWindowMs' | 'priorityQueuePolicy';
+/** The options the warnings (`queueBelowBatchSize`, `deadlineWithinWindow`) name. */
+export type QueueWarningOption =
+  | 'maxQueueSize'
+  | 'maxBatchSize'
+  | 'batchWindowMs'
+  | 'priorityQueuePolicy'
+  | 'requestTimeoutMs';
 
 /** The batcher's configuration from resolved batching options (any command's, they share names). */
 export function batchingConfigOf(

@@ -8,7 +8,7 @@ import { FailureLog, stderrLogSink } from './failure-log.js';
 import type { ModelBatcher } from './model-version.js';
 import { SecondChance, watchSignals } from './signals.js';
 import { stopWaitingOnWorkerStarts } from './young-generation.js';
-import { queueWarningLines, versionLine } from './version-log.js';
+import { versionLine, versionsWarningLines } from './version-log.js';
 import type { StatsAnswer } from '../stats-contract/server-stats.js';
 
 export interface ServeIo {
@@ -119,14 +119,13 @@ export async function runServer(
       output.log(`batchline serve: ${first.signal} while loading: stopping once the loads in progress end`);
     } else {
       const versions = runtime.registry.all();
-      const warnings = queueWarningLines(versions);
+      const warnings = versionsWarningLines(versions);
       versions.forEach((version, i) => {
         // One line per version; the first says where the server listens (scripts look for it).
         output.log(
           `batchline serve: ${i === 0 ? `listening on ${address}${wildcardNote(app.server)} ` : ''}${versionLine(version)}`,
         );
-        const warning = warnings.get(version);
-        if (warning !== undefined) output.log(warning);
+        for (const warning of warnings.get(version) ?? []) output.log(warning);
       });
     }
 

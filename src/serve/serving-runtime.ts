@@ -19,7 +19,7 @@ import {
   totalResponses,
 } from './answer-counters.js';
 import { Targets } from './target.js';
-import { queueWarningLine, versionKey, versionLine } from './version-log.js';
+import { versionKey, versionLine, versionWarningLines } from './version-log.js';
 
 /**
  * The server's lifecycle (starting → ready → draining → stopped) and what lives with it: the
@@ -174,8 +174,7 @@ export class ServingRuntime {
       () => {
         this.log(`batchline serve: ${versionLine(version, 'ready')}`);
         // Under the line that shows its max_queue_size and max_batch_size, as at start-up.
-        const warning = queueWarningLine(version);
-        if (warning !== undefined) this.log(warning);
+        for (const warning of versionWarningLines(version)) this.log(warning);
       },
       (error: unknown) =>
         this.log(

@@ -2,7 +2,7 @@ import type { BreakerState } from '../core/types.js';
 import type { InstanceEvent } from '../model/instance-health.js';
 import type { TensorSpec } from '../model/tensor-spec.js';
 import { formatAffineMs } from '../options/affine-latency.js';
-import { queueBelowBatchSize } from '../options/batching.js';
+import { deadlineWithinWindow, type QueueWarningOption, queueBelowBatchSize } from '../options/batching.js';
 import type { ModelVersionConfig } from '../options/serve.js';
 
 /**
@@ -47,31 +47,30 @@ export function versionLine(version: LoggedVersion, state?: string): string {
 }
 
 /**
- * The warning under a version's line when its queue cannot hold a full batch (`queueBelowBatchSize`):
- * for the versions loaded at start-up and for those registered while serving alike. Each option is
- * named as the operator wrote it (a flag, a config.json field, a registration's field), and the
- * end says where those not given as flags were written.
+ * The warnings under a version's line: its queue cannot hold a full batch (`queueBelowBatchSize`),
+ * or a request that comes alone misses its deadline in the window (`deadlineWithinWindow`); for the
+ * versions loaded at start-up and for those registered while serving alike. Each option is named
+ * as the operator wrote it (a flag, a config.json field, a registration's field), and the end says
+ * where those not given as flags were written.
  */
-export function queueWarningLine(version: WarnedVersion): string | undefined {
-  return queueWarningLines([version]).get(version);
+export function versionWarningLines(version: WarnedVersion): string[] {
+  return versionsWarningLines([version]).get(version) ?? [];
 }
 
-/** What the queue warning reads of a version. */
+/** What the warnings read of a version. */
 type WarnedVersion = Pick<LoggedVersion, 'name' | 'version' | 'config'> & { readonly optionSources?: OptionSources };
 
 /**
- * The queue warnings of versions loaded together, each to be logged under the line of the version
- * it is keyed by: one warning per group of versions whose values come from the same place (the
+ * The warnings of versions loaded together, each to be logged under the line of the version it is
+ * keyed by: one line per warning and group of versions whose values come from the same place (the
  * versions of a model sharing its config.json, models given only the flags), naming them all,
  * instead of the same warning once per version.
  */
-export function queueWarningLines<V extends WarnedVersion>(versions: readonly V[]): Map<V, string> {
+export function versionsWarningLines<V extends WarnedVersion>(versions: readonly V[]): Map<V, string[]> {
   const groups = new Map<string, V[]>();
-  for (const version of versions) {
-    const warning = queueWarningOf(version);
-    if (warning !== undefined) groups.set(warning, [...(groups.get(warning) ?? []), version]);
-  }
-  const lines = new Map<V, string>();
+  for (const version of versions)
+    for (const warning of warningsOf(version)) groups.set(warning, [...(groups.get(warning) ?? []), version]);
+  const lines = new Map<V, string[]>();
   for (const [warning, group] of groups) {
     const byModel = new Map<string, number[]>();
     for (const v of group) byModel.set(v.name, [...(byModel.get(v.name) ?? []), v.version]);
@@ -82,26 +81,32 @@ export function queueWarningLines<V extends WarnedVersion>(versions: readonly V[
           : `model=${name} versions=${numbers.sort((x, y) => x - y).join(',')}`,
       )
       .join(', ');
-    lines.set(group[0]!, `batchline serve: warning: ${who}: ${warning}`);
+    const leader = group[0]!;
+    lines.set(leader, [...(lines.get(leader) ?? []), `batchline serve: warning: ${who}: ${warning}`]);
   }
   return lines;
 }
 
-/** The warning's text after the version it is about, or undefined when a full batch fits the queue. */
-function queueWarningOf(version: WarnedVersion): string | undefined {
+/** The warnings' texts after the version they are about; none when its settings work. */
+function warningsOf(version: WarnedVersion): string[] {
   const sources = version.optionSources ?? {};
-  const tooSmall = queueBelowBatchSize(version.config, (key) => sources[key]?.name);
-  if (tooSmall === undefined) return undefined;
+  const nameOf = (key: QueueWarningOption): string | undefined => sources[key]?.name;
+  const warnings = [queueBelowBatchSize(version.config, nameOf), deadlineWithinWindow(version.config, nameOf)];
+  return warnings.filter((warning) => warning !== undefined).map((warning) => withSources(warning, sources));
+}
+
+/** A warning with where the options it names were written, those not given as flags. */
+function withSources(warning: string, sources: OptionSources): string {
   const written = new Map<string, string[]>();
-  for (const key of ['maxQueueSize', 'maxBatchSize', 'batchWindowMs'] as const) {
+  for (const key of ['maxQueueSize', 'maxBatchSize', 'batchWindowMs', 'requestTimeoutMs'] as const) {
     const from = sources[key];
-    if (from === undefined || !tooSmall.includes(from.name)) continue;
+    if (from === undefined || !warning.includes(from.name)) continue;
     written.set(from.source, [...(written.get(from.source) ?? []), from.name]);
   }
   const listed = (names: string[]): string =>
     names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
   const where = [...written].map(([source, names]) => `${listed(names)} in ${source}`).join('; ');
-  return `${tooSmall}${where === '' ? '' : ` (${where})`}`;
+  return `${warning}${where === '' ? '' : ` (${where})`}`;
 }
 
 /** The sources of the options of `own` (a config.json's or a registration's), each named as `nameOf` says. */

@@ -552,9 +552,11 @@ describe('batch(): the queue bound and deadlines', () => {
     expect(Number(/for (\d+) ms/.exec(queued.message)?.[1])).toBeGreaterThanOrEqual(40);
     release.open();
     expect(await hung(3)).toBe(3); // the instance is back once the function settles
-    // A call that waits out its deadline in the window, an instance idle, is told no more.
+    // A call that waits out its deadline in the window, an instance idle, is told of the window.
     const windowed = batch(async (items: number[]) => items, { batchWindowMs: 60_000, requestTimeoutMs: 5 });
-    expect(((await rejection(windowed(1))) as Error).message).toBe('request deadline of 5 ms exceeded');
+    expect(((await rejection(windowed(1))) as Error).message).toMatch(
+      /^request deadline of 5 ms exceeded while queued: its batch waited for the window \(batchWindowMs 60000 ms\)/,
+    );
   });
 
   it("takes a call's own timeoutMs instead of requestTimeoutMs", async () => {
@@ -874,6 +876,36 @@ describe('batch(): options', () => {
       // It still runs as asked.
       expect(await Promise.all([small(1), small(2)])).toEqual([1, 2]);
       await Promise.all([small.close(), fits.close(), levels.close(), policy.close()]);
+    } finally {
+      process.off('warning', listen);
+    }
+  });
+
+  it('warns when a call that comes alone would miss its deadline in the window, and says so when one does', async () => {
+    const warnings: Error[] = [];
+    const listen = (warning: Error) => warnings.push(warning);
+    process.on('warning', listen);
+    try {
+      const late = batch(async (items: number[]) => items, { requestTimeoutMs: 5 });
+      const fits = batch(async (items: number[]) => items, { requestTimeoutMs: 11 });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((warning) => [(warning as NodeJS.ErrnoException).code, warning.message])).toEqual([
+        [
+          'BATCHLINE_DEADLINE_WITHIN_WINDOW',
+          'batch(fn, options): requestTimeoutMs (5 ms) is not longer than batchWindowMs (10 ms): a request that comes ' +
+            'alone waits out the window and misses its deadline before its batch runs; raise requestTimeoutMs above 10, ' +
+            'or lower batchWindowMs',
+        ],
+      ]);
+      // It said only "request deadline of 5 ms exceeded".
+      const refused = await rejection(fits(1, { timeoutMs: 5 }));
+      expect(refused).toBeInstanceOf(DeadlineExceededError);
+      expect((refused as Error).message).toBe(
+        'request deadline of 5 ms exceeded while queued: its batch waited for the window (batchWindowMs 10 ms), ' +
+          'which is no shorter than its deadline',
+      );
+      expect(await fits(2)).toBe(2);
+      await Promise.all([late.close(), fits.close()]);
     } finally {
       process.off('warning', listen);
     }

@@ -100,6 +100,15 @@ describe("the server's log says what changed while it served", () => {
         'at most 2 wait, so no batch reaches 8, and each batch waits out max_wait_time (10 ms) before it runs; ' +
         "raise max_queue_size to 8 or more, or lower --max-batch-size to 2 (max_queue_size and max_wait_time in the registration's body)",
     ]);
+    // A deadline no longer than the window: every request that came alone was a 504, and nothing said why.
+    expect(
+      await admin('POST', `${url}/admin/models/lin`, { version: 5, path: 'lin/2/model.onnx', request_timeout_ms: 10 }),
+    ).toBe(201);
+    expect(lines.at(-1)).toBe(
+      'batchline serve: warning: model=lin version=5: request_timeout_ms (10 ms) is not longer than --batch-window-ms (10 ms): ' +
+        'a request that comes alone waits out the window and misses its deadline before its batch runs; ' +
+        "raise request_timeout_ms above 10, or lower --batch-window-ms (request_timeout_ms in the registration's body)",
+    );
 
     expect(await admin('POST', `${url}/admin/models/lin`, { version: 3, path: 'lin/3/model.onnx' })).toBe(422);
     expect(lines).toContainEqual(

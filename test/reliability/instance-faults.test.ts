@@ -1,4 +1,4 @@
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -143,6 +143,33 @@ describe('a model file replaced under a running version', () => {
         /classifier\.onnx was replaced or modified since this version loaded it/,
       );
       expect(health().instances[1]!.state).toBe('up');
+    } finally {
+      await rm(dir, { recursive: true });
+    }
+  });
+});
+
+describe('a model file copied over with the same bytes under a running version', () => {
+  it('is the same model: a restarted instance is up again (its time changed, not its content)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'batchline-touched-'));
+    const path = join(dir, 'classifier.onnx');
+    await copyFile(CLASSIFIER, path);
+    server = await startTestServer({ execution: 'process', instances: 1, maxBatchSize: 1, model: path });
+    try {
+      // rsync or git-sync writes the file again: a new time and inode, the same bytes. Every
+      // restart was refused as "replaced or modified", and /healthz went 503 after three.
+      await rm(path);
+      await copyFile(CLASSIFIER, path);
+      await utimes(path, new Date(), new Date(Date.now() + 60_000));
+      process.kill(health().instances[0]!.pid!, 'SIGKILL');
+      await until(
+        () => {
+          const dead = health().instances[0]!;
+          return (dead.state === 'up' && dead.restarts > 0) || /could not restart/.test(dead.lastError ?? '');
+        },
+        'the dead instance is relaunched',
+      );
+      expect(health().instances[0]).toMatchObject({ state: 'up', restarts: 1 });
     } finally {
       await rm(dir, { recursive: true });
     }

@@ -344,7 +344,7 @@ export function missingRuntime(error: unknown, version: string): BatchlineError 
   if (!missing) return undefined;
   return new BatchlineError(
     'RUNTIME_NOT_INSTALLED',
-    'serve and profile need it (bench, simulate and watch do not). npm leaves this optional ' +
+    'serve and profile need it for ONNX models and the embedded one (code models, bench, simulate and watch do not). npm leaves this optional ' +
       'dependency out when its install script fails, as it does offline: install batchline again ' +
       `with the script skipped, ONNXRUNTIME_NODE_INSTALL=skip npm install path/to/batchline-${version}.tgz ` +
       '(CPU only; see the README, "Install")',

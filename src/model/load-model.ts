@@ -6,7 +6,6 @@ import { decodeInputs } from './decode-inputs.js';
 import { checkExecutionProvider } from './execution-provider.js';
 import { jsonTextOf } from './json-items.js';
 import { jsonSchemaItems } from './json-schema-items.js';
-import { OnnxModel } from './onnx-model.js';
 import { inlineCodeLauncher, processLauncher, sharedThreadLauncher, threadLauncher } from './instance-launchers.js';
 import type { ModelHealth } from './instance-health.js';
 import type { InstanceListener, RunLimits } from './instance-handle.js';
@@ -160,6 +159,9 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
       }
     : undefined;
   if (execution === 'inline' && code === undefined) {
+    // Imported here, not with the module: a server of code models alone runs without onnxruntime-node
+    // (an app that installed batchline with --omit=optional), as a thread's instance-main.ts does.
+    const { OnnxModel } = await import('./onnx-model.js');
     const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, { intraOpThreads, executionProvider });
     return {
       version,

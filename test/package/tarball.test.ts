@@ -185,6 +185,30 @@ describe('the npm package', () => {
         ].join('\n'),
       );
       expect((await node(['serve-no-runtime.mjs'])).stdout.trim()).toBe('true runtime_not_installed true');
+      // A server of code models alone needs no onnxruntime: it was refused as runtime_not_installed.
+      writeFileSync(
+        join(app, 'double.mjs'),
+        [
+          "export const inputs = [{ name: 'x', datatype: 'FP32', shape: [-1] }];",
+          "export const outputs = [{ name: 'y', datatype: 'FP32', shape: [-1] }];",
+          'export const execute = (items) => items.map((item) => ({ y: item.x.map((v) => 2 * v) }));',
+        ].join('\n'),
+      );
+      writeFileSync(
+        join(app, 'serve-code-no-runtime.mjs'),
+        [
+          "import { serve } from 'batchline';",
+          `const server = await serve({ model: ${JSON.stringify(join(app, 'double.mjs'))} });`,
+          'const response = await fetch(`${server.url}/v2/models/double/infer`, {',
+          "  method: 'POST',",
+          "  headers: { 'content-type': 'application/json' },",
+          "  body: JSON.stringify({ inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 2], data: [1, 2] }] }),",
+          '});',
+          'console.log(response.status, JSON.stringify((await response.json()).outputs[0].data));',
+          'await server.close();',
+        ].join('\n'),
+      );
+      expect((await node(['serve-code-no-runtime.mjs'])).stdout.trim()).toBe('200 [2,4]');
       expect((await batchline(['simulate', '--rate', '100', '--requests', '100'])).stdout).toMatch(/arrived 100 /);
     } finally {
       renameSync(`${runtime}.away`, runtime);

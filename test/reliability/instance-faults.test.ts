@@ -162,13 +162,10 @@ describe('a model file copied over with the same bytes under a running version',
       await copyFile(CLASSIFIER, path);
       await utimes(path, new Date(), new Date(Date.now() + 60_000));
       process.kill(health().instances[0]!.pid!, 'SIGKILL');
-      await until(
-        () => {
-          const dead = health().instances[0]!;
-          return (dead.state === 'up' && dead.restarts > 0) || /could not restart/.test(dead.lastError ?? '');
-        },
-        'the dead instance is relaunched',
-      );
+      await until(() => {
+        const dead = health().instances[0]!;
+        return (dead.state === 'up' && dead.restarts > 0) || /could not restart/.test(dead.lastError ?? '');
+      }, 'the dead instance is relaunched');
       expect(health().instances[0]).toMatchObject({ state: 'up', restarts: 1 });
     } finally {
       await rm(dir, { recursive: true });

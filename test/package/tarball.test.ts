@@ -199,7 +199,7 @@ describe('the npm package', () => {
         [
           "import { serve } from 'batchline';",
           `const server = await serve({ model: ${JSON.stringify(join(app, 'double.mjs'))} });`,
-          'const response = await fetch(`${server.url}/v2/models/double/infer`, {',
+          "const response = await fetch(new URL('/v2/models/double/infer', server.url), {",
           "  method: 'POST',",
           "  headers: { 'content-type': 'application/json' },",
           "  body: JSON.stringify({ inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 2], data: [1, 2] }] }),",

@@ -11,7 +11,7 @@ import type { AdmissionContext } from './admission.js';
 import { answersOf, plainAnswer } from './answer.js';
 import { afterAnswersSent, CountingResponse, limitRequestsPerConnection } from './drain-connections.js';
 import { registerInferRoutes } from './infer-route.js';
-import { jsonMetrics } from './json-metrics.js';
+import { acceptsJsonMetrics, jsonMetrics } from './json-metrics.js';
 import { registerModelRoutes } from './model-routes.js';
 import { registerOipRoutes } from './oip-routes.js';
 import { classify } from './classify.js';
@@ -184,7 +184,7 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     // send `Accept: */*`, as Python's requests does); Prometheus's text for everyone else.
     // `?format=json&format=json` comes as an array.
     const format = [(request.query as { format?: unknown }).format].flat();
-    if (format.includes('json') || /\bapplication\/json\b/.test(request.headers.accept ?? ''))
+    if (format.includes('json') || acceptsJsonMetrics(request.headers.accept))
       return json(reply, jsonMetrics(runtime.statsAnswer(), runtime.uptimeS));
     const { contentType, body } = await runtime.metrics.render();
     plainAnswer(reply).send(200, { body, contentType });

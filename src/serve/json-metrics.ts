@@ -1,6 +1,25 @@
 import type { ModelVersionStats, StatsAnswer } from '../stats-contract/server-stats.js';
 
 /**
+ * Whether an Accept header prefers JSON to Prometheus's text: `application/json` (any case, RFC
+ * 9110) at a quality above 0 and no lower than `text/plain`'s or OpenMetrics'. A pattern match
+ * answered JSON to `application/json;q=0, text/plain` and text to `APPLICATION/JSON`.
+ */
+export function acceptsJsonMetrics(accept: string | undefined): boolean {
+  let json = 0;
+  let text = 0;
+  for (const range of (accept ?? '').split(',')) {
+    const [type = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    const qParam = params.find((param) => param.startsWith('q='));
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+    if (!Number.isFinite(q)) continue;
+    if (type === 'application/json') json = Math.max(json, q);
+    else if (type === 'text/plain' || type === 'application/openmetrics-text') text = Math.max(text, q);
+  }
+  return json > 0 && json >= text;
+}
+
+/**
  * `GET /metrics` with `Accept: application/json`: the middleware's JSON metrics (request counts,
  * error rate, latency percentiles, batch-size statistics, per model), computed from what
  * `/v1/stats` holds. Prometheus keeps its text; this is for people and scripts that read JSON.

@@ -564,6 +564,17 @@ describe("the middleware's health and metrics", () => {
     const named = await request(`${server.url}/metrics?format=json`, { headers: { accept: '*/*' } });
     expect(named.headers['content-type']).toMatch(/application\/json/);
     expect(((await named.body.json()) as any).models.some((m: any) => m.name === 'double')).toBe(true);
+    // The header read as RFC 9110 says: a type in capitals is the type; q=0 refuses it.
+    for (const [accept, type] of [
+      ['APPLICATION/JSON', /application\/json/],
+      ['application/json;q=0, text/plain', /text\/plain/],
+      ['text/plain;q=0.5, application/json;q=0.9', /application\/json/],
+      ['application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.4,*/*;q=0.1', /text\/plain/],
+    ] as const) {
+      const answer = await request(`${server.url}/metrics`, { headers: { accept } });
+      expect(answer.headers['content-type'], accept).toMatch(type);
+      await answer.body.text();
+    }
     // Named twice, the query is an array: it answered Prometheus's text.
     const twice = await request(`${server.url}/metrics?format=json&format=json`);
     expect(twice.headers['content-type']).toMatch(/application\/json/);

@@ -83,7 +83,18 @@ export function resolveCodeOptions<S extends OptionSchema>(
  * `host: 5` would pass as '5' and fail at listen, and `logRequests: 'yes'` would pass as true.
  */
 function checkCodeType(spec: OptionSpec, value: unknown, key: string): void {
-  const takes = (() => {
+  const takes = typeExpected(spec, value);
+  if (takes !== undefined)
+    throw new BatchlineError('INVALID_OPTION', `${key}: got ${described(value)}, expected ${takes}`);
+}
+
+/**
+ * What an option takes, when `value`'s JavaScript (or JSON) type is not one of it: a number for a
+ * number (not the text '16', which a flag's parser would take), a boolean for a boolean. Undefined
+ * when the type fits; the value's range is the parser's to check.
+ */
+export function typeExpected(spec: OptionSpec, value: unknown): string | undefined {
+  return (() => {
     switch (spec.kind) {
       case 'int':
       case 'number':
@@ -109,8 +120,6 @@ function checkCodeType(spec: OptionSpec, value: unknown, key: string): void {
         return undefined;
     }
   })();
-  if (takes !== undefined)
-    throw new BatchlineError('INVALID_OPTION', `${key}: got ${described(value)}, expected ${takes}`);
 }
 
 /** A value and its JavaScript type, for a message: `'yes' (a string)`, `5 (a number)`, `null`. */

@@ -6,6 +6,7 @@ import { formatAffineMs } from '../options/affine-latency.js';
 import { checkPriorityOptions } from '../options/batching.js';
 import { formatPriorityQueuePolicy } from '../options/priority-queue-policy.js';
 import { parseOptionValue, type OptionSpec } from '../options/schema.js';
+import { described, typeExpected } from '../options/code-options.js';
 import { MODEL_VERSION_OPTIONS, type ModelVersionConfig } from '../options/serve.js';
 import { type LatencyProfile, readLatencyProfile } from '../profile/latency-profile.js';
 
@@ -135,6 +136,10 @@ export function parseModelOptions(
     }
     if (typeof value === 'object' && value !== null && known.spec.kind !== 'json')
       throw invalid(`${where}: ${field}: got ${JSON.stringify(value)}, expected a single value`);
+    // JSON has numbers and booleans: "16" and "yes" were taken as a flag's text is, while the
+    // middleware's workers and max_wait_time refused "2", one body under two rules.
+    const takes = typeExpected(known.spec, value);
+    if (takes !== undefined) throw invalid(`${where}: ${field}: got ${described(value)}, expected ${takes}`);
     options[known.key] = parseOptionValue(known.spec, value, `${where}: ${field}`, 'INVALID_MODEL_CONFIG');
   }
   // The levels may come from the flags; with its own, a file must agree with itself.

@@ -46,7 +46,11 @@ describe('config.json fields', () => {
   it.each([
     [{ max_batch_size: 0 }, 'm/config.json: max_batch_size: got 0, expected an integer from 1 to 4096'],
     [{ max_batch_size: 2.5 }, 'max_batch_size: got 2.5, expected an integer from 1 to 4096'],
-    [{ batch_window_ms: 'soon' }, "batch_window_ms: got 'soon', expected a number from 0 to 60000"],
+    [{ batch_window_ms: 'soon' }, "batch_window_ms: got 'soon' (a string), expected a number from 0 to 60000"],
+    // JSON's own types: the text '16' and 'yes' were taken as a flag's are, while workers refused '2'.
+    [{ max_batch_size: '16' }, "max_batch_size: got '16' (a string), expected an integer from 1 to 4096"],
+    [{ max_queue_size: '  7 ' }, "max_queue_size: got '  7 ' (a string), expected an integer"],
+    [{ pipeline: 'yes' }, "pipeline: got 'yes' (a string), expected true or false"],
     [{ execution: 'gpu' }, "execution: got 'gpu', expected one of auto, inline, worker"],
     [{ instances: [2] }, 'instances: got [2], expected a single value'],
     [{ maxBatchSize: 8 }, 'unknown field "maxBatchSize"; allowed: max_batch_size'],

@@ -43,6 +43,8 @@ export function launch(
     let nextId = 0;
     let loaded = false;
     let closing: (() => void) | undefined;
+    /** What the model's finalize threw as it closed, told before its end. */
+    let finalizeFailure: string | undefined;
     let stopped = false;
     // A native addon loaded since: it may be in native code, where it cannot be stopped.
     let nativeAddon: string | undefined;
@@ -78,6 +80,8 @@ export function launch(
     endpoint.onReply((reply) => {
       if (reply.kind === 'native') {
         nativeAddon = reply.addon;
+      } else if (reply.kind === 'finalize_failed') {
+        finalizeFailure = reply.message;
       } else if (reply.kind === 'loaded') {
         loaded = true;
         unwatchLoad();
@@ -134,13 +138,13 @@ export function launch(
         endpoint.kill();
       },
       close: () =>
-        new Promise<void>((resolveClose) => {
+        new Promise<string | undefined>((resolveClose) => {
           // A finalize that never ends does not hold the close: what stops at once is stopped after a
           // grace. A thread in native code is never terminated (that aborts the process).
           const timer = stops() === 'at once' ? setTimeout(() => endpoint.kill(), CLOSE_GRACE_MS) : undefined;
           closing = () => {
             clearTimeout(timer);
-            resolveClose();
+            resolveClose(finalizeFailure);
           };
           endpoint.post({ kind: 'close' });
         }),

@@ -21,8 +21,8 @@ export interface InstanceHandle {
   run(items: readonly ItemTensors[]): Promise<(ItemTensors | Error)[]>;
   /** Ends it now; its runs fail. Only called in the middle of a run when it `stops` `at once`. */
   kill(): void;
-  /** Lets it release its session and end; resolves when it has ended. */
-  close(): Promise<void>;
+  /** Lets it release its session and end; resolves when it has ended, with what a code model's `finalize` threw (its message), if it threw. */
+  close(): Promise<string | undefined>;
   /** Read when it is to be stopped: a code model's thread that loads a native addon stops `after its run` from then on. */
   readonly stops: InstanceStops;
   /** The instance's process id, when it is a process. */

@@ -47,7 +47,9 @@ export type InstanceEvent =
   /** A thread stuck inside native code: out of the rotation until its run returns (it cannot be stopped). */
   | { kind: 'stuck'; index: number; why: string }
   /** Back in the rotation: restarted (`restarts` so far), or a stuck thread whose run returned. */
-  | { kind: 'up'; index: number; restarts: number; after: 'restart' | 'stuck' };
+  | { kind: 'up'; index: number; restarts: number; after: 'restart' | 'stuck' }
+  /** A code model's `finalize` threw as the instance closed (it is closed all the same). */
+  | { kind: 'finalize_failed'; index: number; why: string };
 
 /**
  * Readiness and liveness from the instances' states. Only an instance that cannot be stopped in

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { stackForThread } from './batch-buffer.js';
 import { BatchlineError } from '../errors.js';
+import { messageOf } from '../message-text.js';
 import { CodeModel, isCodeModelPath } from './code-model.js';
 import { instanceLoads } from './load-gate.js';
 import { modelThreads } from './model-threads.js';
@@ -158,16 +159,19 @@ function untilAborted(loading: Promise<CodeModel>, signal: AbortSignal | undefin
   });
 }
 
-/** Resolves once `work` settles, however, or after `ms`, whichever comes first; `holdProcess`: the wait keeps Node alive. */
-function settledWithin(work: Promise<unknown>, ms: number, holdProcess = false): Promise<void> {
+/** Resolves once `work` settles, however (with the message of its rejection), or after `ms`, whichever comes first; `holdProcess`: the wait keeps Node alive. */
+function settledWithin(work: Promise<unknown>, ms: number, holdProcess = false): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
+    const timer = setTimeout(() => resolve(undefined), ms);
     if (!holdProcess) timer.unref();
-    const settle = (): void => {
+    const settle = (failure: string | undefined): void => {
       clearTimeout(timer);
-      resolve();
+      resolve(failure);
     };
-    work.then(settle, settle);
+    work.then(
+      () => settle(undefined),
+      (error: unknown) => settle(messageOf(error)),
+    );
   });
 }
 

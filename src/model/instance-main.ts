@@ -66,7 +66,15 @@ export async function serveModelInstance(setup: WorkerSetup, channel: InstanceCh
 /** A loaded instance's request: a batch to run, or its close. */
 function serveRequest(model: OnnxModel | CodeModel, request: WorkerRequest, channel: InstanceChannel): void {
   if (request.kind === 'close') {
-    void model.close().finally(() => channel.end());
+    // A finalize that throws ends nothing but itself, and is told: it was dropped without a word
+    // (and, rejected past `finally`, an unhandled rejection on the thread).
+    void model
+      .close()
+      .then(
+        () => undefined,
+        (error: unknown) => channel.send({ kind: 'finalize_failed', message: messageOf(error) }),
+      )
+      .finally(() => channel.end());
     return;
   }
   model.runBatch(request.items).then(

@@ -214,7 +214,11 @@ export class InstancePool {
     // Not waited for: a batch that may never end. A thread in native code cannot be stopped there
     // (terminating it aborts the whole process): it closes once its batch is done.
     if (busy.length > 0 && handle.stops === 'at once') handle.kill();
-    return ended;
+    const finalizeFailure = await ended;
+    // Told, not kept as the slot's last event: it changes nothing a later listener must learn.
+    if (finalizeFailure !== undefined)
+      for (const listener of this.listeners)
+        listener({ kind: 'finalize_failed', index: slot.index, why: finalizeFailure });
   }
 
   private start(slot: Slot, run: Run): void {

@@ -23,6 +23,8 @@ export type WorkerReply =
   /** `inputSchema`: a code model whose items are JSON values, checked on the main thread. */
   | { kind: 'loaded'; inputs: TensorSpec[]; outputs: TensorSpec[]; inputSchema?: object }
   | { kind: 'load_failed'; message: string }
+  /** A code model's `finalize` threw (or rejected) as the instance closed: for the server's log. */
+  | { kind: 'finalize_failed'; message: string }
   /**
    * A code model's thread loaded a native addon (onnxruntime-node, …): from now on it may be
    * inside native code, where terminating it can abort the process (instance-handle.ts).

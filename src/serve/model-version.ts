@@ -226,8 +226,11 @@ export class ModelVersion implements AnswerCounters {
     // The log says what happened, and why.
     const log = this.deps.log;
     model.watchInstances?.((event) => {
-      batcher.setInstanceUp(event.index, event.kind === 'up');
-      if (this.stateNow === 'ready') this.deps.onStateChange(this);
+      // A finalize's failure comes from a closed instance: a line of the log, no change of state.
+      if (event.kind !== 'finalize_failed') {
+        batcher.setInstanceUp(event.index, event.kind === 'up');
+        if (this.stateNow === 'ready') this.deps.onStateChange(this);
+      }
       log?.(instanceEventLine(this.name, this.version, event));
     });
     if (log !== undefined)

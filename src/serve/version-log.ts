@@ -139,6 +139,8 @@ export function instanceEventLine(name: string, version: number, event: Instance
       return event.after === 'restart'
         ? `${who} up again (restart ${event.restarts})`
         : `${who} up again: its stuck batch returned`;
+    case 'finalize_failed':
+      return `${who} closed; its finalize threw: ${event.why}`;
   }
 }
 

@@ -42,8 +42,9 @@ export class FakeInstance implements InstanceHandle {
     for (const run of this.runs.splice(0)) run.reject(new Error('killed'));
     this.onExit('signal SIGKILL');
   }
-  async close(): Promise<void> {
+  async close(): Promise<string | undefined> {
     this.closed = true;
+    return undefined;
   }
 }
 

@@ -53,6 +53,14 @@ export function execute(items) { return items.map(({ x }) => ({ y: x })); }
 export function finalize() { return new Promise(() => {}); }
 `;
 
+/** Its finalize throws: the throw was dropped without a word (on a thread, an unhandled rejection too). */
+const FINALIZE_THROWS = `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export function execute(items) { return items.map(({ x }) => ({ y: x })); }
+export async function finalize() { throw new Error('could not flush the cache'); }
+`;
+
 /**
  * Loads onnxruntime in its initialize (as a model that runs a session of its own does); x = -1
  * holds its batch for 1.5 s (JavaScript, but the thread may now be in native code at any time).
@@ -246,6 +254,30 @@ describe('a code model thread whose initialize or finalize never settles', () =>
       expect(serve.output()).toMatch(/stopped; /);
     } finally {
       serve.kill();
+    }
+  });
+
+  it('logs a finalize that throws, on a thread, in a process and inline, and stops all the same', async () => {
+    const dir = await codeModelDir({ 'flushes/1/model.mjs': FINALIZE_THROWS });
+    for (const execution of ['worker', 'process', 'inline']) {
+      const serve = await startServeProcess([
+        '--model',
+        join(dir, 'flushes', '1', 'model.mjs'),
+        '--execution',
+        execution,
+        '--no-ui',
+      ]);
+      try {
+        serve.child.kill('SIGTERM');
+        const { code } = await within(serve.exited, 'the server never stopped');
+        expect(code, execution).toBe(0);
+        expect(serve.output(), execution).toContain(
+          'model=model version=1 instance=0 closed; its finalize threw: could not flush the cache',
+        );
+        expect(serve.output(), execution).toMatch(/stopped; /);
+      } finally {
+        serve.kill();
+      }
     }
   });
 

@@ -140,6 +140,10 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
   const executionProvider = options.executionProvider ?? 'cpu';
   await checkExecutionProvider(executionProvider);
   const execution = resolveExecution(path, options.execution);
+  // An ONNX model (the embedded one too) needs onnxruntime-node: imported here first, so that its
+  // absence is runtime_not_installed at once, not every instance's load failing (on a thread, in a
+  // process). Not with this module: a server of code models alone runs without it (--omit=optional).
+  if (!isCodeModelPath(path)) await import('./onnx-model.js');
   const labelsFile = path === undefined ? undefined : await readClassLabels(path, options.labelsPath);
   const labels = labelsFile === undefined ? {} : { labels: labelsFile };
   const replyBody =
@@ -159,8 +163,6 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
       }
     : undefined;
   if (execution === 'inline' && code === undefined) {
-    // Imported here, not with the module: a server of code models alone runs without onnxruntime-node
-    // (an app that installed batchline with --omit=optional), as a thread's instance-main.ts does.
     const { OnnxModel } = await import('./onnx-model.js');
     const onnx = await OnnxModel.load(path ?? buildToyModelOnnx(), version, { intraOpThreads, executionProvider });
     return {

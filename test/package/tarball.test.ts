@@ -180,11 +180,16 @@ describe('the npm package', () => {
         join(app, 'serve-no-runtime.mjs'),
         [
           "import { serve, BatchError } from 'batchline';",
-          'const error = await serve().then(() => undefined, (thrown) => thrown);',
-          'console.log(error instanceof BatchError, error?.code, /npm install path\\/to/.test(error?.message));',
+          // The embedded model, and a model file on a thread (each instance's load failed, as model_load_failed).
+          `for (const options of [{}, { model: ${JSON.stringify(join(ROOT, 'examples', 'image-classifier', 'models', 'classifier', '1', 'model.onnx'))} }]) {`,
+          '  const error = await serve(options).then(() => undefined, (thrown) => thrown);',
+          '  console.log(error instanceof BatchError, error?.code, /npm install path\\/to/.test(error?.message));',
+          '}',
         ].join('\n'),
       );
-      expect((await node(['serve-no-runtime.mjs'])).stdout.trim()).toBe('true runtime_not_installed true');
+      expect((await node(['serve-no-runtime.mjs'])).stdout.trim()).toBe(
+        'true runtime_not_installed true\ntrue runtime_not_installed true',
+      );
       // A server of code models alone needs no onnxruntime: it was refused as runtime_not_installed.
       writeFileSync(
         join(app, 'double.mjs'),

@@ -52,7 +52,7 @@ export class BatchIsolation<O> {
   get badItems(): number {
     return this.failedAlone;
   }
-  /** True when it stopped early because the model itself seemed to fail. */
+  /** True when the model itself seemed to fail: three items failed alone, none passing (the rest then fail at once). */
   gaveUp = false;
   private lastError: Error;
 
@@ -80,7 +80,12 @@ export class BatchIsolation<O> {
   next(): { run: number[] } | { verdicts: ItemVerdict<O>[] } | 'done' {
     for (;;) {
       const part = this.stack.pop();
-      if (part === undefined) return 'done';
+      if (part === undefined) {
+        // Its last items failed alone, none passing: the model is failing all the same (a batch of
+        // 4 all bad ended here, and the next failed batch was bisected again).
+        if (this.modelFailing) this.gaveUp = true;
+        return 'done';
+      }
       const live = part.indexes.filter(this.isLive);
       if (live.length === 0) continue;
       // Before giving up: an item that failed alone fails with its own error, not the last run's.
@@ -89,7 +94,7 @@ export class BatchIsolation<O> {
         this.failedAlone++;
         return { verdicts: [{ index: live[0] as number, error: aloneError }] };
       }
-      if (this.succeededRuns === 0 && this.failedAlone >= MODEL_FAILING_AFTER) {
+      if (this.modelFailing) {
         const rest = [part, ...this.stack.splice(0).reverse()];
         this.gaveUp = true;
         return {
@@ -142,6 +147,11 @@ export class BatchIsolation<O> {
       const item = results[i] as O | Error;
       return item instanceof Error ? { index, error: item } : { index, output: item };
     });
+  }
+
+  /** Items keep failing alone while nothing in the batch has passed. */
+  private get modelFailing(): boolean {
+    return this.succeededRuns === 0 && this.failedAlone >= MODEL_FAILING_AFTER;
   }
 
   private start(part: Part, run: number[], sibling: Part | undefined): { run: number[] } {

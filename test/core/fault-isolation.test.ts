@@ -172,6 +172,20 @@ describe('BatchIsolation when every item fails', () => {
     expect([0, 1, 2, 3].map((i) => errorOf.get(i))).toEqual(['ran 5', 'ran 5', 'ran 5', 'ran 5']);
     expect(isolation.gaveUp).toBe(true);
   });
+
+  it('takes the model to be failing when the last of 4 failed alone too, with none left to give up on', () => {
+    const isolation = new BatchIsolation<number>(4, new Error('ran 0123'), 'bisect', () => true);
+    const ran: string[] = [];
+    for (let step = isolation.next(); step !== 'done'; step = isolation.next())
+      if ('run' in step) {
+        ran.push(step.run.join(''));
+        isolation.record(new Error(`ran ${step.run.join('')}`));
+      }
+    expect(ran).toEqual(['01', '23', '2', '3', '0', '1']);
+    // It was false: the next failed batch of 4 was bisected again, 7 runs where 1 does.
+    expect(isolation.gaveUp).toBe(true);
+    expect(isolation.badItems).toBe(4);
+  });
 });
 
 describe('a batch whose instance went down under it', () => {

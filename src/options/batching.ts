@@ -270,25 +270,41 @@ export function queueBelowBatchSize(
 }
 
 /**
- * What to warn of when a call that comes alone always misses its deadline: under the fixed policy
- * it waits out the window, and a deadline no later than the window's end passes first (deadlines
- * are handled before a window's closing at the same instant: docs/architecture.md). Every lone
- * call was a 504 or a DeadlineExceededError, and nothing said why. Undefined otherwise.
+ * What to warn of when a call that comes alone always misses its deadline: under the fixed and
+ * aimd policies it waits out the window, and a deadline no later than the window's end passes
+ * first (deadlines are handled before a window's closing at the same instant: docs/architecture.md).
+ * Every lone call was a 504 or a DeadlineExceededError, and nothing said why. Each priority level's
+ * deadline is its own (`priorityQueuePolicy`'s `default_timeout_microseconds`, or requestTimeoutMs).
+ * Undefined when every level's is longer than the window.
  */
 export function deadlineWithinWindow(
-  config: Pick<BatchingConfig, 'maxBatchSize' | 'batchWindowMs' | 'batchPolicy' | 'requestTimeoutMs'>,
+  config: Pick<
+    BatchingConfig,
+    'maxBatchSize' | 'batchWindowMs' | 'batchPolicy' | 'requestTimeoutMs' | 'priorityLevels' | 'priorityQueuePolicy'
+  >,
   spelling: OptionSpelling | ((key: QueueWarningOption) => string | undefined) = 'flag',
 ): string | undefined {
-  if ((config.batchPolicy ?? 'fixed') !== 'fixed' || config.maxBatchSize <= 1) return undefined;
-  if (config.batchWindowMs <= 0 || config.requestTimeoutMs > config.batchWindowMs) return undefined;
+  // adaptive bounds its window by the deadlines it sees.
+  if (config.batchPolicy === 'adaptive' || config.maxBatchSize <= 1 || config.batchWindowMs <= 0) return undefined;
   const name = (key: QueueWarningOption): string =>
     spelling === 'code'
       ? key
       : ((typeof spelling === 'function' ? spelling(key) : undefined) ?? `--${BATCHING_OPTIONS[key].flag}`);
+  const short: string[] = [];
+  let shared = false; // a level without a deadline of its own, whose requestTimeoutMs is too short
+  for (let level = 1, levels = Math.max(1, config.priorityLevels ?? 0); level <= levels; level++) {
+    const own = config.priorityQueuePolicy?.[level]?.requestTimeoutMs;
+    if ((own ?? config.requestTimeoutMs) > config.batchWindowMs) continue;
+    if (own === undefined) shared = true;
+    else short.push(`${name('priorityQueuePolicy')}'s level ${level} default_timeout_microseconds (${own} ms)`);
+  }
+  if (shared) short.unshift(`${name('requestTimeoutMs')} (${config.requestTimeoutMs} ms)`);
+  if (short.length === 0) return undefined;
+  const listed = short.length === 1 ? short[0] : `${short.slice(0, -1).join(', ')} and ${short.at(-1)}`;
   return (
-    `${name('requestTimeoutMs')} (${config.requestTimeoutMs} ms) is not longer than ${name('batchWindowMs')} ` +
+    `${listed} ${short.length === 1 ? 'is' : 'are'} not longer than ${name('batchWindowMs')} ` +
     `(${config.batchWindowMs} ms): a request that comes alone waits out the window and misses its deadline ` +
-    `before its batch runs; raise ${name('requestTimeoutMs')} above ${config.batchWindowMs}, or lower ${name('batchWindowMs')}`
+    `before its batch runs; raise ${short.length === 1 ? 'it' : 'them'} above ${config.batchWindowMs} ms, or lower ${name('batchWindowMs')}`
   );
 }
 

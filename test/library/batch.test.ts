@@ -888,15 +888,34 @@ describe('batch(): options', () => {
     try {
       const late = batch(async (items: number[]) => items, { requestTimeoutMs: 5 });
       const fits = batch(async (items: number[]) => items, { requestTimeoutMs: 11 });
+      // aimd waits out the same window; a level's own deadline counts, and one that overrides a short requestTimeoutMs saves it.
+      const aimd = batch(async (items: number[]) => items, { batchPolicy: 'aimd', requestTimeoutMs: 5 });
+      const level = batch(async (items: number[]) => items, {
+        priorityLevels: 2,
+        priorityQueuePolicy: { 2: { default_timeout_microseconds: 5000 } },
+      });
+      const overridden = batch(async (items: number[]) => items, {
+        requestTimeoutMs: 5,
+        priorityLevels: 2,
+        priorityQueuePolicy: {
+          1: { default_timeout_microseconds: 500_000 },
+          2: { default_timeout_microseconds: 500_000 },
+        },
+      });
+      const adaptive = batch(async (items: number[]) => items, { batchPolicy: 'adaptive', requestTimeoutMs: 5 });
       await new Promise((resolve) => setImmediate(resolve));
+      const tail =
+        ' is not longer than batchWindowMs (10 ms): a request that comes alone waits out the window and misses its ' +
+        'deadline before its batch runs; raise it above 10 ms, or lower batchWindowMs';
       expect(warnings.map((warning) => [(warning as NodeJS.ErrnoException).code, warning.message])).toEqual([
+        ['BATCHLINE_DEADLINE_WITHIN_WINDOW', `batch(fn, options): requestTimeoutMs (5 ms)${tail}`],
+        ['BATCHLINE_DEADLINE_WITHIN_WINDOW', `batch(fn, options): requestTimeoutMs (5 ms)${tail}`],
         [
           'BATCHLINE_DEADLINE_WITHIN_WINDOW',
-          'batch(fn, options): requestTimeoutMs (5 ms) is not longer than batchWindowMs (10 ms): a request that comes ' +
-            'alone waits out the window and misses its deadline before its batch runs; raise requestTimeoutMs above 10, ' +
-            'or lower batchWindowMs',
+          `batch(fn, options): priorityQueuePolicy's level 2 default_timeout_microseconds (5 ms)${tail}`,
         ],
       ]);
+      await Promise.all([aimd.close(), level.close(), overridden.close(), adaptive.close()]);
       // It said only "request deadline of 5 ms exceeded".
       const refused = await rejection(fits(1, { timeoutMs: 5 }));
       expect(refused).toBeInstanceOf(DeadlineExceededError);

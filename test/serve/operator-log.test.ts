@@ -107,7 +107,7 @@ describe("the server's log says what changed while it served", () => {
     expect(lines.at(-1)).toBe(
       'batchline serve: warning: model=lin version=5: request_timeout_ms (10 ms) is not longer than --batch-window-ms (10 ms): ' +
         'a request that comes alone waits out the window and misses its deadline before its batch runs; ' +
-        "raise request_timeout_ms above 10, or lower --batch-window-ms (request_timeout_ms in the registration's body)",
+        "raise it above 10 ms, or lower --batch-window-ms (request_timeout_ms in the registration's body)",
     );
 
     expect(await admin('POST', `${url}/admin/models/lin`, { version: 3, path: 'lin/3/model.onnx' })).toBe(422);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { BatchlineError } from '../errors.js';
 import type { InstanceLauncher } from './instance-handle.js';
 
@@ -14,37 +14,31 @@ import type { InstanceLauncher } from './instance-handle.js';
  * by content: a file touched, or copied over with the same bytes, restarts as before.
  */
 export function launchesFromLoadedFile(launcher: InstanceLauncher, path: string | undefined): InstanceLauncher {
-  const loaded = path === undefined ? undefined : identityOf(path);
-  if (path === undefined || loaded === undefined) return launcher;
-  let loadedStat = loaded.stat;
-  return (onExit, index, loadSignal) => {
+  const loadedStat = path === undefined ? undefined : statOf(path);
+  if (path === undefined || loadedStat === undefined) return launcher;
+  // Its bytes' hash, read beside the load and not on the event loop's back (a model may be
+  // gigabytes): known only if the file did not change while it was read.
+  const loadedHash = contentHashOf(path).then(
+    (hash) => (statOf(path) === loadedStat ? hash : undefined),
+    () => undefined,
+  );
+  let sameAs = loadedStat;
+  return async (onExit, index, loadSignal) => {
     const now = statOf(path);
     // A file that is gone fails the load with its own message (ENOENT). One whose stat changed is
     // read again: touched, or copied over with the same bytes (rsync, git-sync, a redeploy of the
     // same model), it is the same model, and refusing its restart left the version without instances.
-    if (now !== undefined && now !== loadedStat) {
-      if (hashOrUndefined(path) !== loaded.sha256)
-        return Promise.reject(
-          new BatchlineError(
-            'MODEL_LOAD_FAILED',
-            `${path} was replaced or modified since this version loaded it, and a restart would serve the new file under the old version: register it as a new version (or restart the server)`,
-          ),
+    if (now !== undefined && now !== sameAs) {
+      const [was, is] = await Promise.all([loadedHash, contentHashOf(path).catch(() => undefined)]);
+      if (is !== undefined && is !== was)
+        throw new BatchlineError(
+          'MODEL_LOAD_FAILED',
+          `${path} was replaced or modified since this version loaded it, and a restart would serve the new file under the old version: register it as a new version (or restart the server)`,
         );
-      loadedStat = now;
+      if (is !== undefined) sameAs = now;
     }
     return launcher(onExit, index, loadSignal);
   };
-}
-
-/** A file's bytes (their SHA-256) and what changes when it is replaced or written (its stat). */
-function identityOf(path: string): { stat: string; sha256: string } | undefined {
-  const stat = statOf(path);
-  if (stat === undefined) return undefined;
-  try {
-    return { stat, sha256: contentHashOf(path) };
-  } catch {
-    return undefined;
-  }
 }
 
 /** What changes when a file is replaced (a rename over it: its inode) or written (its size, its time). */
@@ -57,24 +51,9 @@ function statOf(path: string): string | undefined {
   }
 }
 
-/** The file's hash, or undefined when it cannot be read (the launch then fails with its own message). */
-function hashOrUndefined(path: string): string | undefined {
-  try {
-    return contentHashOf(path);
-  } catch {
-    return undefined;
-  }
-}
-
-/** SHA-256 of a file's bytes, read a MiB at a time (a model may be gigabytes). */
-function contentHashOf(path: string): string {
+/** SHA-256 of a file's bytes, streamed a MiB at a time. */
+async function contentHashOf(path: string): Promise<string> {
   const hash = createHash('sha256');
-  const chunk = Buffer.allocUnsafe(1 << 20);
-  const fd = openSync(path, 'r');
-  try {
-    for (let read = readSync(fd, chunk); read > 0; read = readSync(fd, chunk)) hash.update(chunk.subarray(0, read));
-  } finally {
-    closeSync(fd);
-  }
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }

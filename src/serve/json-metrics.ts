@@ -2,22 +2,28 @@ import type { ModelVersionStats, StatsAnswer } from '../stats-contract/server-st
 
 /**
  * Whether an Accept header prefers JSON to Prometheus's text: `application/json` (any case, RFC
- * 9110) at a quality above 0 and no lower than `text/plain`'s or OpenMetrics'. A pattern match
- * answered JSON to `application/json;q=0, text/plain` and text to `APPLICATION/JSON`.
+ * 9110) at a quality above 0 and no lower than any range that takes the text (`text/plain`,
+ * OpenMetrics, `text/*`, `*\/*`). A pattern match answered JSON to `application/json;q=0,
+ * text/plain` and text to `APPLICATION/JSON`. A quality that is not one (`q=abc`) counts as 1.
  */
 export function acceptsJsonMetrics(accept: string | undefined): boolean {
   let json = 0;
   let text = 0;
   for (const range of (accept ?? '').split(',')) {
     const [type = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase());
-    const qParam = params.find((param) => param.startsWith('q='));
-    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
-    if (!Number.isFinite(q)) continue;
+    const qParam = params.find((param) => param.startsWith('q='))?.slice(2);
+    const q = qParam !== undefined && QVALUE.test(qParam) ? Number(qParam) : 1;
     if (type === 'application/json') json = Math.max(json, q);
-    else if (type === 'text/plain' || type === 'application/openmetrics-text') text = Math.max(text, q);
+    else if (TAKES_TEXT.has(type)) text = Math.max(text, q);
   }
   return json > 0 && json >= text;
 }
+
+/** RFC 9110's qvalue: 0 to 1, three decimals at most. */
+const QVALUE = /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/;
+
+/** Media ranges that Prometheus's text answers. */
+const TAKES_TEXT = new Set(['text/plain', 'application/openmetrics-text', 'text/*', '*/*']);
 
 /**
  * `GET /metrics` with `Accept: application/json`: the middleware's JSON metrics (request counts,

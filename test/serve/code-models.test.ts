@@ -570,6 +570,10 @@ describe("the middleware's health and metrics", () => {
       ['application/json;q=0, text/plain', /text\/plain/],
       ['text/plain;q=0.5, application/json;q=0.9', /application\/json/],
       ['application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.4,*/*;q=0.1', /text\/plain/],
+      // */* at 1 takes the text as well as JSON at 0.5 does; a quality that is none counts as 1.
+      ['application/json;q=0.5, */*', /text\/plain/],
+      ['application/json;q=abc', /application\/json/],
+      ['application/json, */*', /application\/json/],
     ] as const) {
       const answer = await request(`${server.url}/metrics`, { headers: { accept } });
       expect(answer.headers['content-type'], accept).toMatch(type);

@@ -1,5 +1,5 @@
 import type { Outcome, PendingRequest } from '../core/types.js';
-import { BatchlineError } from '../errors.js';
+import { BatchlineError, shuttingDown } from '../errors.js';
 import { ItemFailure } from '../model/item-failure.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import { answerAfterHandOff } from './after-hand-off.js';
@@ -9,7 +9,10 @@ import type { ErrorStage } from './answer-counters.js';
 import { outcomeError, refusalError } from './outcome-errors.js';
 
 /** What admission needs of a model version. */
-export type AdmissionVersion = Pick<ModelVersion, 'model' | 'batcher' | 'config' | 'countOutputTooLarge'>;
+export type AdmissionVersion = Pick<
+  ModelVersion,
+  'model' | 'batcher' | 'config' | 'countOutputTooLarge' | 'drainedBecause'
+>;
 
 /** The server-wide part of admitting: built once per server. */
 export interface AdmissionContext {
@@ -152,6 +155,13 @@ function settlementOrThrow(
 ): Settlement {
   // Cancelled means its client hung up: no answer to send, and no 503 to count.
   if (outcome.kind === 'cancelled') return { kind: 'gone' };
+  // A removal's drain that ran out said "shutting down: the drain time ran out" of a server that was not.
+  if (outcome.kind === 'shutdown' && version.drainedBecause === 'removed')
+    return {
+      kind: 'error',
+      error: shuttingDown('its model version was removed, and the drain time ran out before this request was answered'),
+      stage: 'admitted',
+    };
   if (outcome.kind !== 'ok')
     return { kind: 'error', error: failedOutcomeError(outcome, request, context), stage: 'admitted' };
   // All rows together count against --max-output-elements, as one answer's outputs do. An output

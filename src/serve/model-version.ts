@@ -271,8 +271,9 @@ export class ModelVersion implements AnswerCounters {
    * for up to `timeoutMs` (or until `endDrainNow()`), then answers what is left with
    * `shutdown` (503). Resolves when every request of this version has its answer.
    */
-  drain(timeoutMs: number): Promise<void> {
+  drain(timeoutMs: number, why: 'removed' | 'stopping' = 'stopping'): Promise<void> {
     if (this.drainDone === undefined) {
+      this.drainedBecause = why;
       this.drainDone = this.drainOnce(timeoutMs);
       return this.drainDone;
     }
@@ -284,6 +285,9 @@ export class ModelVersion implements AnswerCounters {
   }
 
   private drainDone: Promise<void> | undefined;
+
+  /** Why its drain began: a removal (DELETE, Triton's unload) or the server's stop; the answer to what it cut short says which. */
+  drainedBecause: 'removed' | 'stopping' | undefined;
 
   private async drainOnce(timeoutMs: number): Promise<void> {
     this.drainStarted();

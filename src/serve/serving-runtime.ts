@@ -219,7 +219,7 @@ export class ServingRuntime {
     this.log(
       `batchline serve: ${key} deregistered: draining ${batcher?.queueDepth ?? 0} queued and ${batcher?.runningCount ?? 0} running requests (up to ${this.config.drainTimeoutMs} ms)`,
     );
-    await version.drain(this.config.drainTimeoutMs);
+    await version.drain(this.config.drainTimeoutMs, 'removed');
     await version.loaded; // a version deregistered while it loads closes once loaded
     this.retire(version);
     await version.close();

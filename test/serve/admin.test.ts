@@ -598,6 +598,17 @@ describe('the admin API', () => {
     await removing;
   });
 
+  it("answers what a removal's drain cut short as the removal's, not the server's shutdown", async () => {
+    const { url, held, release } = await heldBatch({ drainTimeoutMs: 1 });
+    expect((await call('DELETE', `${url}/admin/models/held/1`)).status).toBe(200);
+    // It said "shutting down: the drain time ran out …" of a server that went on serving.
+    expect([(await held).status, (await held).json.error.message]).toEqual([
+      503,
+      'shutting down: its model version was removed, and the drain time ran out before this request was answered',
+    ]);
+    release();
+  });
+
   it('deregisters a version: its queued requests are answered, new ones go to the next latest, then 404', async () => {
     // Batches of 500 ms: version 2 drains for about a second, longer than the request for it below
     // takes on a busy host (at 40 ms it was gone before that request, at a load average of 30).

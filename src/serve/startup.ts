@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { BatchlineError } from '../errors.js';
 import type { ModelVersionConfig, ServeConfig } from '../options/serve.js';
 import { TOY_MODEL_VERSION } from '../model/toy-model.js';
@@ -69,8 +69,10 @@ export async function startupVersions(
       }));
     });
   } else {
+    const layout = config.model === undefined ? undefined : repositoryLayoutOf(config.model);
     const name =
       config.modelName ??
+      layout?.name ??
       (config.model === undefined ? TOY_MODEL_VERSION : basename(config.model).replace(/\.(onnx|m?js)$/i, ''));
     if (!MODEL_NAME_PATTERN.test(name)) {
       throw new BatchlineError(
@@ -79,7 +81,7 @@ export async function startupVersions(
       );
     }
     if (config.model !== undefined) await checkModelFile(config.model);
-    versions = [{ name, version: 1, path: config.model, config: effectiveConfig(config, {}) }];
+    versions = [{ name, version: layout?.version ?? 1, path: config.model, config: effectiveConfig(config, {}) }];
   }
   const names = [...new Set(versions.map((version) => version.name))];
   if (config.defaultModel !== undefined && !names.includes(config.defaultModel)) {
@@ -121,4 +123,18 @@ async function checkModelFile(path: string): Promise<void> {
   });
   if (!found.isFile())
     throw new BatchlineError('INVALID_OPTION', `--model: ${path} is not a file; give a model.onnx or a model.mjs`);
+}
+
+/**
+ * The name and version a repository would give `NAME/VERSION/model.onnx` (or `.mjs`, `.js`): a
+ * Triton layout given as `--model` was served as `model`, version 1, where its user looked for
+ * `NAME` and `VERSION`. Undefined for any other path (the file name is the name, version 1).
+ */
+function repositoryLayoutOf(path: string): { name: string; version: number } | undefined {
+  if (!/^model\.(onnx|m?js)$/i.test(basename(path))) return undefined;
+  const versionDir = dirname(path);
+  const version = Number(basename(versionDir));
+  const name = basename(dirname(versionDir));
+  if (!/^\d+$/.test(basename(versionDir)) || !Number.isSafeInteger(version) || version < 1) return undefined;
+  return MODEL_NAME_PATTERN.test(name) ? { name, version } : undefined;
 }

@@ -272,7 +272,7 @@ describe('a code model thread whose initialize or finalize never settles', () =>
         const { code } = await within(serve.exited, 'the server never stopped');
         expect(code, execution).toBe(0);
         expect(serve.output(), execution).toContain(
-          'model=model version=1 instance=0 closed; its finalize threw: could not flush the cache',
+          'model=flushes version=1 instance=0 closed; its finalize threw: could not flush the cache',
         );
         expect(serve.output(), execution).toMatch(/stopped; /);
       } finally {

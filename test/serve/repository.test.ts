@@ -127,3 +127,26 @@ describe('a model repository', () => {
     expect(error?.message).toContain('--model-repository: cannot read /nonexistent/models (ENOENT)');
   });
 });
+
+describe('--model given a file of a repository layout', () => {
+  it('serves NAME/VERSION/model.onnx as the repository would, NAME version VERSION; any other file by its name, version 1', async () => {
+    const root = await writeRepository({
+      'scale/2/model.onnx': onnx,
+      'loose/model.onnx': onnx,
+      'classifier.onnx': onnx,
+      'scale/0/model.onnx': onnx,
+    });
+    const served = async (path: string, flags: Record<string, unknown> = {}) => {
+      const { versions } = await startupVersions(
+        resolveOptions(SERVE_OPTIONS, { model: join(root, path), ...flags }, {}),
+      );
+      return versions.map((v) => [v.name, v.version]);
+    };
+    // It was model, version 1: /v2/models/scale/versions/2 was 404.
+    expect(await served('scale/2/model.onnx')).toEqual([['scale', 2]]);
+    expect(await served('scale/2/model.onnx', { modelName: 'mine' })).toEqual([['mine', 2]]);
+    expect(await served('loose/model.onnx')).toEqual([['model', 1]]);
+    expect(await served('classifier.onnx')).toEqual([['classifier', 1]]);
+    expect(await served('scale/0/model.onnx')).toEqual([['model', 1]]);
+  });
+});

@@ -172,7 +172,8 @@ export const SERVE_OPTIONS = {
     flag: 'model-name',
     env: 'MODEL_NAME',
     default: undefined,
-    description: 'name of the --model model in routes and metrics (default: the file name without .onnx, .mjs or .js)',
+    description:
+      'name of the --model model in routes and metrics (default: the file name without .onnx, .mjs or .js; NAME for NAME/VERSION/model.onnx, served as version VERSION, as a repository does)',
   },
   modelRepository: {
     kind: 'string',

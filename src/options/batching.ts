@@ -1,6 +1,7 @@
 import { BREAKER_DEFAULTS } from '../core/circuit-breaker.js';
 import { DEFAULT_TARGET_LATENCY_MS, type BatchingConfig } from '../core/create-batcher.js';
 import { BatchlineError } from '../errors.js';
+import { listedWithAnd } from '../message-text.js';
 import { parsePriorityQueuePolicy } from './priority-queue-policy.js';
 import type { OptionSchema, OptionSpec, OptionValues } from './schema.js';
 
@@ -237,18 +238,14 @@ export function queueBelowBatchSize(
     BatchingConfig,
     'maxBatchSize' | 'maxQueueSize' | 'batchWindowMs' | 'batchPolicy' | 'priorityLevels' | 'priorityQueuePolicy'
   >,
-  /** How to name an option: as a flag, as code, or as its source wrote it (undefined: as a flag). */
-  spelling: OptionSpelling | ((key: QueueWarningOption) => string | undefined) = 'flag',
+  spelling: WarningSpelling = 'flag',
 ): string | undefined {
   const levels = Math.max(1, config.priorityLevels ?? 0);
   let waiting = 0;
   for (let level = 1; level <= levels; level++)
     waiting += config.priorityQueuePolicy?.[level]?.maxQueueSize ?? config.maxQueueSize;
   if (waiting >= config.maxBatchSize) return undefined;
-  const name = (key: QueueWarningOption): string =>
-    spelling === 'code'
-      ? key
-      : ((typeof spelling === 'function' ? spelling(key) : undefined) ?? `--${BATCHING_OPTIONS[key].flag}`);
+  const name = optionNamer(spelling);
   // One level whose own policy bounds it: naming maxQueueSize said "(128) is below (8)" and to raise it, to no avail.
   const levelBound = levels === 1 ? config.priorityQueuePolicy?.[1]?.maxQueueSize : undefined;
   const levelName = `${name('priorityQueuePolicy')}'s level 1 max_queue_size`;
@@ -282,14 +279,11 @@ export function deadlineWithinWindow(
     BatchingConfig,
     'maxBatchSize' | 'batchWindowMs' | 'batchPolicy' | 'requestTimeoutMs' | 'priorityLevels' | 'priorityQueuePolicy'
   >,
-  spelling: OptionSpelling | ((key: QueueWarningOption) => string | undefined) = 'flag',
+  spelling: WarningSpelling = 'flag',
 ): string | undefined {
   // adaptive bounds its window by the deadlines it sees.
   if (config.batchPolicy === 'adaptive' || config.maxBatchSize <= 1 || config.batchWindowMs <= 0) return undefined;
-  const name = (key: QueueWarningOption): string =>
-    spelling === 'code'
-      ? key
-      : ((typeof spelling === 'function' ? spelling(key) : undefined) ?? `--${BATCHING_OPTIONS[key].flag}`);
+  const name = optionNamer(spelling);
   const short: string[] = [];
   let shared = false; // a level without a deadline of its own, whose requestTimeoutMs is too short
   for (let level = 1, levels = Math.max(1, config.priorityLevels ?? 0); level <= levels; level++) {
@@ -300,12 +294,21 @@ export function deadlineWithinWindow(
   }
   if (shared) short.unshift(`${name('requestTimeoutMs')} (${config.requestTimeoutMs} ms)`);
   if (short.length === 0) return undefined;
-  const listed = short.length === 1 ? short[0] : `${short.slice(0, -1).join(', ')} and ${short.at(-1)}`;
   return (
-    `${listed} ${short.length === 1 ? 'is' : 'are'} not longer than ${name('batchWindowMs')} ` +
+    `${listedWithAnd(short)} ${short.length === 1 ? 'is' : 'are'} not longer than ${name('batchWindowMs')} ` +
     `(${config.batchWindowMs} ms): a request that comes alone waits out the window and misses its deadline ` +
     `before its batch runs; raise ${short.length === 1 ? 'it' : 'them'} above ${config.batchWindowMs} ms, or lower ${name('batchWindowMs')}`
   );
+}
+
+/** How a warning names an option: as a flag, as code, or as its source wrote it (undefined: as a flag). */
+type WarningSpelling = OptionSpelling | ((key: QueueWarningOption) => string | undefined);
+
+function optionNamer(spelling: WarningSpelling): (key: QueueWarningOption) => string {
+  return (key) =>
+    spelling === 'code'
+      ? key
+      : ((typeof spelling === 'function' ? spelling(key) : undefined) ?? `--${BATCHING_OPTIONS[key].flag}`);
 }
 
 /** How an error names an option: as the command's flag, or as code's camelCase key (batch()). */

@@ -1,6 +1,7 @@
 import type { BreakerState } from '../core/types.js';
 import type { InstanceEvent } from '../model/instance-health.js';
 import type { TensorSpec } from '../model/tensor-spec.js';
+import { listedWithAnd } from '../message-text.js';
 import { formatAffineMs } from '../options/affine-latency.js';
 import { deadlineWithinWindow, type QueueWarningOption, queueBelowBatchSize } from '../options/batching.js';
 import type { ModelVersionConfig } from '../options/serve.js';
@@ -103,9 +104,7 @@ function withSources(warning: string, sources: OptionSources): string {
     if (from === undefined || !warning.includes(from.name)) continue;
     written.set(from.source, [...(written.get(from.source) ?? []), from.name]);
   }
-  const listed = (names: string[]): string =>
-    names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
-  const where = [...written].map(([source, names]) => `${listed(names)} in ${source}`).join('; ');
+  const where = [...written].map(([source, names]) => `${listedWithAnd(names)} in ${source}`).join('; ');
   return `${warning}${where === '' ? '' : ` (${where})`}`;
 }
 

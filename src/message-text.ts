@@ -49,7 +49,10 @@ export function asError(error: unknown): Error {
 export function messageOf(error: unknown): string {
   if (!(error instanceof Error)) return textOf(error);
   try {
-    return textOf(error.message);
+    const message = error.message;
+    // `new Error()` (or a message set to undefined) was answered "model execution failed: " (or ": undefined").
+    if (message === '' || message === undefined || message === null) return `${textOf(error.name)} (with no message)`;
+    return textOf(message);
   } catch {
     return 'an Error whose message cannot be read (its getter threw)';
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clipped, MAX_QUOTED_CHARS, safeDetail } from '../src/message-text.js';
+import { clipped, MAX_QUOTED_CHARS, messageOf, safeDetail } from '../src/message-text.js';
 
 describe('clipped: what a caller gave, as a message quotes it', () => {
   it('leaves a quote of MAX_QUOTED_CHARS or fewer whole', () => {
@@ -27,5 +27,17 @@ describe('safeDetail: a detail fit for a terminal, a log or a client', () => {
       "Converting circular structure to JSON | --> starting at object with constructor 'Object' | --- property 'self' closes the circle",
     );
     expect(safeDetail('red\u001b[31m bell\u0007 tab\there')).toBe('red?[31m bell? tab?here');
+  });
+});
+
+describe('messageOf: what failed, as a message says it', () => {
+  it("names an Error that has no message by its name, not as '' or 'undefined'", () => {
+    expect(messageOf(new Error())).toBe('Error (with no message)');
+    expect(messageOf(new TypeError(''))).toBe('TypeError (with no message)');
+    const unset = new RangeError('x');
+    (unset as { message: unknown }).message = undefined;
+    expect(messageOf(unset)).toBe('RangeError (with no message)');
+    expect(messageOf(new Error('disk full'))).toBe('disk full');
+    expect(messageOf('a string')).toBe('a string');
   });
 });

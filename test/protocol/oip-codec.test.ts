@@ -474,6 +474,25 @@ describe('every datatype through the JSON and the binary forms', () => {
     expect(Array.from(bytesOfElements(['ab', 'é']))).toStrictEqual([2, 0, 0, 0, 0x61, 0x62, 2, 0, 0, 0, 0xc3, 0xa9]);
   });
 
+  it('writes an output with no elements in every row as an empty JSON "data", however many rows (not "[,]")', () => {
+    // A detector that finds nothing in either image of a batch of 2: output [2, 0].
+    const spec: TensorSpec = { name: 'boxes', type: 'float32', itemShape: [-1] };
+    for (const type of ['float32', 'string'] as const) {
+      const data = type === 'string' ? [] : new Float32Array(0);
+      const rows = [0, 1, 2].map(() => ({ boxes: { data, shape: [0] } }));
+      const body = encodeOipAnswer({
+        modelName: 'm',
+        modelVersion: '1',
+        id: undefined,
+        outputs: [{ spec: { ...spec, type }, binary: false }],
+        rows,
+      }).body as string;
+      expect(JSON.parse(body).outputs).toStrictEqual([
+        { name: 'boxes', datatype: type === 'string' ? 'BYTES' : 'FP32', shape: [3, 0], data: [] },
+      ]);
+    }
+  });
+
   it('echoes the id, names the model, and refuses to write NaN as JSON', () => {
     const spec: TensorSpec = { name: 'y', type: 'float32', itemShape: [1] };
     const rows = [{ y: { data: Float32Array.of(0.5), shape: [1] } }];

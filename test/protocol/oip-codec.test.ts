@@ -153,6 +153,15 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
         decodeOipRequest(bodyOf(Buffer.from(JSON.stringify({ inputs: [text] }))), undefined, scalar, 8),
       ),
     ).toContain('has shape [1, 1]; the model takes [-1] (the batch first)');
+    // A free dimension of 0 is refused (as on /v1), saying so: "the model takes [-1, -1]" alone read
+    // as if [1, 0] did not fit the pattern.
+    const free: OipModelView = { inputs: [{ name: 'text', type: 'string', itemShape: ['n'] }], outputs: [] };
+    const empty = { name: 'text', shape: [1, 0], datatype: 'BYTES', data: [] };
+    expect(
+      decodeError(() => decodeOipRequest(bodyOf(Buffer.from(JSON.stringify({ inputs: [empty] }))), undefined, free, 8)),
+    ).toBe(
+      'BAD_INPUT: invalid inputs: input "text" has shape [1, 0]: its dimension 1 is free (-1) and takes 1 or more, not 0',
+    );
     expect(json({ inputs: [{ ...input, data: [1, 2] }] })).toContain(
       'has 2 values in "data"; its shape [1, 3] needs 3',
     );

@@ -1,3 +1,4 @@
+import protobuf from 'protobufjs';
 import { BatchlineError } from '../errors.js';
 import { clipped } from '../message-text.js';
 import { fromValues } from '../model/element-values.js';
@@ -57,6 +58,7 @@ export function decodeMessage<T>(type: string, bytes: Uint8Array): T {
   } catch (error) {
     throw new BatchlineError('BAD_REQUEST', `cannot decode ${type}: ${(error as Error).message}`);
   }
+  withMapDefaults(messageType, message as unknown as Record<string, unknown>);
   return messageType.toObject(message, {
     longs: Number,
     defaults: true,
@@ -64,6 +66,27 @@ export function decodeMessage<T>(type: string, bytes: Uint8Array): T {
     objects: true,
     oneofs: true,
   }) as T;
+}
+
+/**
+ * Sets a map entry decoded without its value to the empty message, as proto3 reads it (a writer
+ * may leave out a value that is the default: an `InferParameter` with no choice set).
+ * protobufjs decodes it as null, on which `toObject` threw: the request was answered INTERNAL.
+ */
+function withMapDefaults(type: protobuf.Type, message: Record<string, unknown>): void {
+  for (const field of type.fieldsArray) {
+    const value = message[field.name];
+    const valueType = field.resolvedType;
+    if (value === null || value === undefined || !(valueType instanceof protobuf.Type)) continue;
+    if (field.map) {
+      const entries = value as Record<string, Record<string, unknown> | null>;
+      for (const [key, entry] of Object.entries(entries)) {
+        if (entry === null) entries[key] = valueType.create() as unknown as Record<string, unknown>;
+        else withMapDefaults(valueType, entry);
+      }
+    } else if (field.repeated) for (const each of value as Record<string, unknown>[]) withMapDefaults(valueType, each);
+    else withMapDefaults(valueType, value as Record<string, unknown>);
+  }
 }
 
 /**

@@ -53,7 +53,12 @@ export function checkedShape(input: Record<string, unknown>, spec: TensorSpec, m
     );
   spec.itemShape.forEach((dim, i) => {
     const size = shape[i + 1]!;
-    if (typeof dim === 'number' ? size !== dim : size < 1)
+    // A free dimension takes any size but 0 (as on /v1): said so, as [1, 0] fits "[-1, -1]" to the eye.
+    if (typeof dim !== 'number' && size === 0)
+      throw bad(
+        `input "${spec.name}" has shape ${describeShape(shape)}: its dimension ${i + 1} is free (-1) and takes 1 or more, not 0`,
+      );
+    if (typeof dim === 'number' && size !== dim)
       throw bad(
         `input "${spec.name}" has shape ${describeShape(shape)}; the model takes ${expected} (the batch first)`,
       );

@@ -60,7 +60,9 @@ export function encodeOipAnswer(answer: OipAnswer): EncodedOipAnswer {
       }
       parts.push(`${head},"parameters":{"binary_data_size":${size}}}`);
     } else {
-      parts.push(`${head},"data":[${rows.map((row) => jsonValues(row.data, spec, type)).join(',')}]}`);
+      // A row of no elements writes nothing, not an empty place between commas ("[,]" is not JSON).
+      const values = rows.map((row) => jsonValues(row.data, spec, type)).filter((row) => row !== '');
+      parts.push(`${head},"data":[${values.join(',')}]}`);
     }
   }
   const id = answer.id === undefined ? '' : `,"id":${JSON.stringify(answer.id)}`;

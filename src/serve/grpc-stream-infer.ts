@@ -1,8 +1,12 @@
 import type { sendUnaryData, ServerDuplexStream, ServerUnaryCall, ServiceError } from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
+import { GRPC_STATUS } from '../grpc-status.js';
 import { inferenceType } from '../protocol/grpc-proto-root.js';
 
 type StreamCall = ServerDuplexStream<Buffer, Uint8Array>;
+
+/** The status details of a stream still open when the server closes. */
+const STREAM_CLOSED_AT_SHUTDOWN = 'shutting down: the server closed this stream; send further requests on a new one';
 
 /** One request of a stream: its answer (encoded `ModelStreamInferResponse`) once it has one. */
 interface Slot {
@@ -22,8 +26,9 @@ const INFER_RESPONSE_TAG = (2 << 3) | 2;
  * or its `error_message` with the request's `id` when it failed, the stream going on. As
  * Triton answers a model that is not decoupled, answers go out in the order of the requests.
  * The stream ends (OK) once its client has half-closed and every request has its answer; a
- * stream its client cancels has its requests' rows cancelled. `endAll` ends the open streams,
- * for a shutdown once the drain is over (an open stream would hold the listener's graceful close).
+ * stream its client cancels has its requests' rows cancelled. `endAll` ends the open streams
+ * (UNAVAILABLE), for a shutdown once the drain is over (an open stream would hold the
+ * listener's graceful close).
  */
 export class StreamInferCalls {
   private readonly open = new Set<StreamCall>();
@@ -68,11 +73,17 @@ export class StreamInferCalls {
     });
   }
 
-  /** Ends every open stream: after a drain, the requests they carried have their answers. */
+  /**
+   * Ends every open stream (after a drain, the requests they carried have their answers) with
+   * UNAVAILABLE: its client has not half-closed it, so it may send more, and an OK would tell it
+   * the stream was done with. Triton's client then keeps the stream for active and its next
+   * requests go unanswered and unrefused; an error status reaches its callback and marks the stream
+   * dead, as Triton's own shutdown (which cancels the streams left) does.
+   */
   endAll(): void {
     for (const call of [...this.open]) {
       this.open.delete(call);
-      call.end();
+      call.emit('error', { code: GRPC_STATUS.UNAVAILABLE, details: STREAM_CLOSED_AT_SHUTDOWN });
     }
   }
 }

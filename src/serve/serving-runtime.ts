@@ -195,10 +195,13 @@ export class ServingRuntime {
       },
     );
     if (!drained) return version;
-    // Drained while it loaded: the server is shutting down, or a DELETE of it came first (it
-    // answered 201 "draining", for a version about to be removed).
+    // Drained while it loaded: the server is shutting down, or a DELETE (which answered 201
+    // "draining", for a version about to be removed) or Triton's unload of it came first.
     if (this.shuttingDown) throw shuttingDown();
-    throw new BatchlineError('VERSION_REMOVED', `${spec.name} version ${spec.version} (a DELETE came first)`);
+    throw new BatchlineError(
+      'VERSION_REMOVED',
+      `${spec.name} version ${spec.version} (a DELETE or an unload of it came first)`,
+    );
   }
 
   /**

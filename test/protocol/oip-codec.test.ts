@@ -153,6 +153,15 @@ describe('decodeOipRequest, on the bytes tritonclient sends', () => {
         decodeOipRequest(bodyOf(Buffer.from(JSON.stringify({ inputs: [text] }))), undefined, scalar, 8),
       ),
     ).toContain('has shape [1, 1]; the model takes [-1] (the batch first)');
+    // A free dimension of 0 is refused (as on /v1), saying so: "the model takes [-1, -1]" alone read
+    // as if [1, 0] did not fit the pattern.
+    const free: OipModelView = { inputs: [{ name: 'text', type: 'string', itemShape: ['n'] }], outputs: [] };
+    const empty = { name: 'text', shape: [1, 0], datatype: 'BYTES', data: [] };
+    expect(
+      decodeError(() => decodeOipRequest(bodyOf(Buffer.from(JSON.stringify({ inputs: [empty] }))), undefined, free, 8)),
+    ).toBe(
+      'BAD_INPUT: invalid inputs: input "text" has shape [1, 0]: its dimension 1 is free (-1) and takes 1 or more, not 0',
+    );
     expect(json({ inputs: [{ ...input, data: [1, 2] }] })).toContain(
       'has 2 values in "data"; its shape [1, 3] needs 3',
     );
@@ -472,6 +481,25 @@ describe('every datatype through the JSON and the binary forms', () => {
 
   it('writes BYTES binary data as the extension does: a 4-byte little-endian length before each element', () => {
     expect(Array.from(bytesOfElements(['ab', 'é']))).toStrictEqual([2, 0, 0, 0, 0x61, 0x62, 2, 0, 0, 0, 0xc3, 0xa9]);
+  });
+
+  it('writes an output with no elements in every row as an empty JSON "data", however many rows (not "[,]")', () => {
+    // A detector that finds nothing in either image of a batch of 2: output [2, 0].
+    const spec: TensorSpec = { name: 'boxes', type: 'float32', itemShape: [-1] };
+    for (const type of ['float32', 'string'] as const) {
+      const data = type === 'string' ? [] : new Float32Array(0);
+      const rows = [0, 1, 2].map(() => ({ boxes: { data, shape: [0] } }));
+      const body = encodeOipAnswer({
+        modelName: 'm',
+        modelVersion: '1',
+        id: undefined,
+        outputs: [{ spec: { ...spec, type }, binary: false }],
+        rows,
+      }).body as string;
+      expect(JSON.parse(body).outputs).toStrictEqual([
+        { name: 'boxes', datatype: type === 'string' ? 'BYTES' : 'FP32', shape: [3, 0], data: [] },
+      ]);
+    }
   });
 
   it('echoes the id, names the model, and refuses to write NaN as JSON', () => {

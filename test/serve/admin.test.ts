@@ -360,7 +360,7 @@ describe('the admin API', () => {
     const removed = await call('DELETE', `${server.url}/admin/models/m/9`);
     const registered = await registering;
     expect([registered.status, registered.json.error?.code]).toEqual([409, 'version_removed']);
-    expect(registered.json.error.message).toContain('m version 9 (a DELETE came first)');
+    expect(registered.json.error.message).toContain('m version 9 (a DELETE or an unload of it came first)');
     expect(removed.json).toEqual({ name: 'm', version: 9, state: 'removed' });
     expect(server.runtime.registry.versionsOf('m').map((v) => v.version)).toEqual([1]);
     tableRow(

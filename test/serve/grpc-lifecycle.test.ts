@@ -118,7 +118,10 @@ describe('serve --grpc-port', () => {
     }
   });
 
-  it('answers the requests of an open ModelStreamInfer, then ends the stream OK: it does not hold the close', async () => {
+  it('answers the requests of an open ModelStreamInfer, then ends the stream UNAVAILABLE: it does not hold the close, and its client learns it is over', async () => {
+    // Its client has not half-closed: an OK would say the stream was done with, and Triton's
+    // client (tritonclient.grpc) then keeps the stream for active, so that the requests it sends
+    // next are never answered nor refused; an error status marks the stream dead and reaches its callback.
     // The drain deadline is far: a stream left open would hold the graceful close until it.
     const server = await serve({ modelLatencyMs: 1500, requestTimeoutMs: 10_000, drainTimeoutMs: 120_000 });
     const client = new OipClient(server.grpcTarget!);
@@ -137,7 +140,9 @@ describe('serve --grpc-port', () => {
       stream.write({ ...TOY, id: 'in-flight' });
       await server.untilRunning();
       server.signal('SIGTERM');
-      expect((await ended).code).toBe(grpc.status.OK);
+      const status = await ended;
+      expect(status.code).toBe(grpc.status.UNAVAILABLE);
+      expect(status.details).toBe('shutting down: the server closed this stream; send further requests on a new one');
       expect(ids).toStrictEqual(['in-flight']);
       await server.running;
     } finally {

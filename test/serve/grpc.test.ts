@@ -211,6 +211,44 @@ describe('inference.GRPCInferenceService', () => {
     expect(error?.details).toMatch(/^malformed request: cannot decode inference\.ModelInferRequest/);
   });
 
+  it('reads a parameters entry sent without its value as proto3 says, an empty InferParameter: not INTERNAL', async () => {
+    // A map entry is a message of its own, whose value field a writer may leave out when it is
+    // the default (an InferParameter with no choice set). protobufjs decoded that as null, which
+    // made every such request a 500 with a stack trace in the log.
+    const type = inferenceType('ModelInferRequest');
+    const request = Buffer.from(
+      type
+        .encode(type.fromObject({ model_name: 'm', inputs: [xInput(1)], raw_input_contents: [float32Bytes([1, 2])] }))
+        .finish(),
+    );
+    const field = (tag: number, ...parts: Buffer[]): Buffer => {
+      const body = Buffer.concat(parts);
+      return Buffer.concat([Buffer.from([tag, body.length]), body]);
+    };
+    const text = (value: string): Buffer => Buffer.from(value);
+    // A `parameters` entry (field 2 of an output, 4 of the request) of its key (field 1) alone.
+    const entry = (tag: number, key: string): Buffer => field(tag, field(0x0a, text(key)));
+    const call = (...fields: Buffer[]): Promise<grpc.ServiceError | null> =>
+      new Promise((resolve) =>
+        client.client.makeUnaryRequest(
+          '/inference.GRPCInferenceService/ModelInfer',
+          (bytes: Buffer) => bytes,
+          (bytes: Buffer) => bytes,
+          Buffer.concat([request, ...fields]),
+          (e) => resolve(e),
+        ),
+      );
+    // As an empty InferParameter is read: a parameter that holds nothing is one not given.
+    expect(await call(entry(0x22, 'custom'))).toBeNull();
+    expect(await call(entry(0x22, 'binary_data_output'))).toBeNull();
+    // And one that must hold a value is refused, naming it (an output, field 6, 'y' with classification).
+    const error = await call(field(0x32, field(0x0a, text('y')), entry(0x12, 'classification')));
+    expect(error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(error?.details).toBe(
+      `invalid inputs: output "y": invalid value type for 'classification' parameter, expected int64_param, got none`,
+    );
+  });
+
   it('answers a model failure INTERNAL, its detail in the log only', async () => {
     const { error } = await client.infer({
       model_name: 'broken',

@@ -1,5 +1,5 @@
-import { rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BatchlineError } from '../../src/errors.js';
@@ -15,6 +15,12 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
+
+/** Writes `text` at `path` under the repository `root`, its folders made. */
+async function writeRepositoryFile(root: string, path: string, text: string): Promise<void> {
+  await mkdir(dirname(join(root, path)), { recursive: true });
+  await writeFile(join(root, path), text);
+}
 
 /** A request as tritonclient makes it: POST bodies with no Content-Type. */
 async function call(
@@ -194,6 +200,28 @@ describe("Triton's model repository extension, behind the admin token", () => {
     expect(runtime.registry.resolve('other', 1)?.state).toBe('unavailable');
     expect((await call('POST', `${server.url}/v2/repository/models/other/load`, '{}', auth)).status).toBe(200);
     expect(runtime.registry.resolve('other', 1)?.state).toBe('ready');
+  });
+
+  it('answers a load that an unload overtook 409, naming the unload: not a DELETE its client never sent', async () => {
+    server = await tritonServer();
+    // A model whose load never ends until it is removed: written after the start-up's load.
+    await writeRepositoryFile(
+      server.config.modelRepository!,
+      'hang/1/model.mjs',
+      `export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export function initialize() { return new Promise(() => {}); }
+export function execute(items) { return items.map(() => ({ y: [0] })); }`,
+    );
+    const loading = call('POST', `${server.url}/v2/repository/models/hang/load`, '', auth);
+    for (let i = 0; i < 2000 && server.runtime.registry.resolve('hang', 1)?.state !== 'loading'; i++)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    expect((await call('POST', `${server.url}/v2/repository/models/hang/unload`, '', auth)).status).toBe(200);
+    const loaded = await loading;
+    expect(loaded.status).toBe(409);
+    expect(loaded.json.error).toBe(
+      'model version removed while it loaded: hang version 1 (a DELETE or an unload of it came first)',
+    );
   });
 
   it('lists a model the admin API serves under a name that is no folder of the repository', async () => {

@@ -54,6 +54,7 @@ export function validateBench(
     } catch (error) {
       invalid('--stages', o.stages, `duration:rate steps such as 10s:200,10s:800 (${(error as Error).message})`);
     }
+    checkStageBounds(o.stages, stages);
   }
   // Each sets the run's length: --requests won silently over --duration (where hey and oha let
   // the duration win), and a sweep's steps of --requests had no planned end, so no trend judged them.
@@ -72,7 +73,9 @@ export function validateBench(
       "a --sweep to judge; a single run is judged by --threshold (such as --threshold 'p99<100ms')",
     );
   if (o.sweep !== undefined) {
-    parseSweep(o.sweep);
+    // -R's bound holds for every step: a step of 1e9 req/s held the generator many times its length.
+    if (parseSweep(o.sweep).some((rate) => rate > MAX_RATE_RPS))
+      invalid('--sweep', o.sweep, `rates up to ${MAX_RATE_RPS} req/s, as -R`);
     parseSlo(o.slo);
     if (stages !== undefined) invalid('--sweep', o.sweep, 'either --sweep or --stages, not both');
     // The sweep's rates were run and --rate dropped without a word (simulate refuses the same).
@@ -212,6 +215,28 @@ function parseSeed(text: string): number {
   if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(seed) || seed > 0xffffffff)
     invalid('--seed', text, 'an integer from 0 to 4294967295');
   return seed;
+}
+
+/** The bound of -R, which a stage's and a sweep step's rate share. */
+const MAX_RATE_RPS = BENCH_OPTIONS.rate.max;
+
+/**
+ * What -R and -d bound, bounded in the stages too: a stage of 1e9 req/s, or of a million hours,
+ * was run (the first held the generator many seconds past its end), and stages of no length at
+ * all were blamed on the default --warmup.
+ */
+function checkStageBounds(text: string, stages: readonly Stage[]): void {
+  const fast = stages.find((stage) => stage.targetRps > MAX_RATE_RPS);
+  if (fast !== undefined)
+    invalid(
+      '--stages',
+      text,
+      `a rate from 0 to ${MAX_RATE_RPS} req/s, as -R, in every stage (one has ${fast.targetRps})`,
+    );
+  const totalMs = stages.reduce((sum, stage) => sum + stage.durationMs, 0);
+  const maxMs = BENCH_OPTIONS.duration.maxMs;
+  if (totalMs > maxMs) invalid('--stages', text, `a total length up to ${maxMs / 1000} s, as -d`);
+  if (totalMs === 0) invalid('--stages', text, 'a total length above 0 (every stage lasts 0 s)');
 }
 
 function invalid(name: string, got: string, expected: string): never {

@@ -60,6 +60,14 @@ describe('batchline bench options', () => {
     [['-n', '100', '--sweep', '100,200'], "--requests: got '100'", 'no --requests with --sweep'],
     // The sweep's rates ran and --rate was dropped without a word.
     [['--rate', '50', '--sweep', '100,200'], "--sweep: got '100,200'", 'either --sweep or --rate (50), not both'],
+    // -R stops at 10000000 req/s, but a stage's or a sweep step's rate had no bound: 1e9 req/s
+    // ran, and a 1 s stage held the generator for many seconds (a million sends in flight).
+    [['--stages', '1s:1e9'], "--stages: got '1s:1e9'", 'a rate from 0 to 10000000 req/s, as -R'],
+    [['--sweep', '100,1e9'], "--sweep: got '100,1e9'", 'rates up to 10000000 req/s, as -R'],
+    // And their length had none, where -d stops at 86400 s.
+    [['--stages', '1000000h:10'], "--stages: got '1000000h:10'", 'a total length up to 86400 s, as -d'],
+    // Stages of no length blamed the default --warmup ('got 1000 ms').
+    [['--stages', '0s:10'], "--stages: got '0s:10'", 'a total length above 0'],
     // The warmup was named in ms as if typed so ('got 5000').
     [
       ['--stages', '1s:10,1s:20', '--warmup', '5s'],

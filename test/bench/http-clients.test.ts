@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBench } from '../../src/bench/run-bench.js';
-import { planFor } from './plan-helper.js';
+import { planFor, validated } from './plan-helper.js';
 import { startServer, type TestServer } from './servers.js';
 
 let server: TestServer | undefined;
@@ -84,5 +84,31 @@ describe.each(['lean', 'undici'])('the %s client', (httpClient) => {
       expect(seen.headers['x-run']).toBe('yes');
       expect(seen.headers['content-length']).toBe('7');
     }
+  });
+});
+
+describe.each(['lean', 'undici'])('a URL with user:password@, on the %s client', (httpClient) => {
+  // The credentials were dropped without a word: no authorization header went out, where curl
+  // and k6 send them as basic auth, and the report printed the password with the URL.
+  it('sends them as basic auth, and leaves the password out of the report', async () => {
+    server = await startServer((_req, res) => res.end(), true);
+    const url = server.url.replace('http://', 'http://al%40x:p%3Ass@');
+    const plan = planFor(url, { httpClient, requests: '2', warmup: '0' });
+    expect(plan.url).toBe(server.url);
+    const { result } = await runBench(plan);
+    expect(result.requests.completed).toBe(2);
+    expect(result.url).toBe(server.url);
+    for (const seen of server.seen)
+      expect(seen.headers.authorization).toBe(`Basic ${Buffer.from('al@x:p:ss').toString('base64')}`);
+  });
+
+  it('lets an authorization header given with -H win', async () => {
+    server = await startServer((_req, res) => res.end(), true);
+    const url = server.url.replace('http://', 'http://u:p@');
+    const { plan } = validated(url, { httpClient, requests: '1', warmup: '0', quiet: true }, [
+      'authorization: Bearer t',
+    ]);
+    await runBench(plan);
+    expect(server.seen[0]?.headers.authorization).toBe('Bearer t');
   });
 });

@@ -193,6 +193,33 @@ describe('compare', () => {
   });
 });
 
+describe('compare of a run with no 2xx answer', () => {
+  const json = (r: BenchResult): BenchJson => toBenchJson(r);
+  // A server that answers every request with a fast 500: its 2xx latency is empty.
+  const all500: BenchResult = {
+    ...result(100, []),
+    requests: { sent: 6000, completed: 6000, ok: 0, late: 0, errors: 0, dropped: 0 },
+    status: { 500: 6000 },
+    throughputRps: 6000,
+    goodputRps: 0,
+  };
+
+  // Its latency showed as 0.000 ms, '-100.0%' against A, and the verdict was only
+  // 'throughput is higher in B (+5900.0%)': a server broken into 500s read as a faster one.
+  it('shows its latency as empty, not as 0 ms, and says its answers were not 2xx', () => {
+    const c = compareRuns(json(result(100, spread(10))), json(all500));
+    const p50 = c.rows.find((row) => row.figure === 'latency p50 ms');
+    expect(p50).toMatchObject({ b: '-', change: '-' });
+    expect(p50?.a).not.toBe('-');
+    expect(c.rows.map((row) => row.b)).not.toContain('0.000');
+    expect(c.noise).toBe(false);
+    expect(c.verdict).toContain('B has no 2xx answer (A had 200)');
+    expect(c.verdict).toContain('goodput is lower in B (-100.0%)');
+    const reverse = compareRuns(json(all500), json(result(100, spread(10))));
+    expect(reverse.verdict).toContain('A had no 2xx answer (B has 200)');
+  });
+});
+
 describe('compare of runs that did different things', () => {
   const json = (r: BenchResult): BenchJson => toBenchJson(r);
   const base = result(100, spread(10));

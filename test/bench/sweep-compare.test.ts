@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareRuns, formatComparison } from '../../src/bench/compare.js';
 import { encodeHistogram } from '../../src/bench/histogram-codec.js';
-import { toBenchJson, type BenchJson } from '../../src/bench/report-json.js';
+import { parseBenchJson, toBenchJson, type BenchJson } from '../../src/bench/report-json.js';
 import { formatReport } from '../../src/bench/report-text.js';
 import { bodyFingerprint, type BenchResult } from '../../src/bench/result.js';
 import { benchPageData } from '../../src/report/html/bench-page.js';
@@ -190,6 +190,21 @@ describe('compare', () => {
     expect(c.noise).toBe(false);
     expect(c.verdict).toContain('latency is higher in B');
     expect(formatComparison(c, 'a.json', 'b.json')).toContain('latency p50 ms');
+  });
+});
+
+describe('a sweep report given to compare or merge', () => {
+  // bench's own --sweep --json output was called 'not a batchline bench --json report'.
+  it('is named as a sweep report, with the way to take one step out of it', () => {
+    const sweep = JSON.stringify({
+      schema: 'batchline.bench-sweep/v1',
+      slo: 'p99<100ms',
+      best_rate_rps: 100,
+      steps: [toBenchJson(result(100, spread(10)))],
+    });
+    expect(() => parseBenchJson(sweep, 'sweep.json')).toThrow(
+      "sweep.json is a --sweep report (batchline.bench-sweep/v1), one report per step in its steps; compare and merge read a single run's: take a step out, such as jq '.steps[0]' sweep.json",
+    );
   });
 });
 

@@ -44,6 +44,12 @@ export function validateBench(
       o.httpClient,
       'undici or auto for an https:// URL (the lean client speaks plain http only)',
     );
+  if (/(^|,)\s*close\s*(,|$)/i.test(headers.connection ?? '') && o.pipelining > 1)
+    invalid(
+      '--pipelining',
+      String(o.pipelining),
+      "1 with -H 'connection: close': pipelined requests need a connection that stays open",
+    );
   const seed = o.seed === undefined ? freshSeed(entropy) : parseSeed(o.seed);
   let stages: Stage[] | undefined;
   if (o.stages !== undefined) {
@@ -220,6 +226,13 @@ function parseHeaders(lines: readonly string[]): Record<string, string> {
     const name = colon > 0 ? line.slice(0, colon).trim().toLowerCase() : '';
     if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name))
       invalid('--header', line, "'name: value', such as 'authorization: Bearer x'");
+    // The lean client dropped these without a word, and undici failed every request on them.
+    if (name === 'content-length' || name === 'transfer-encoding')
+      invalid(
+        '--header',
+        line,
+        'any header but content-length and transfer-encoding: bench frames the body itself (its length from --body)',
+      );
     const value = line.slice(colon + 1).trim();
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }

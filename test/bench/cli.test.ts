@@ -68,6 +68,15 @@ describe('batchline bench options', () => {
     [['--stages', '1000000h:10'], "--stages: got '1000000h:10'", 'a total length up to 86400 s, as -d'],
     // Stages of no length blamed the default --warmup ('got 1000 ms').
     [['--stages', '0s:10'], "--stages: got '0s:10'", 'a total length above 0'],
+    // The lean client dropped these without a word, and undici failed every request on them.
+    [['-H', 'content-length: 3', '--body', 'hello'], "--header: got 'content-length: 3'", 'bench frames the body'],
+    [['-H', 'Transfer-Encoding: chunked'], "--header: got 'Transfer-Encoding: chunked'", 'bench frames the body'],
+    // Requests pipelined behind one that closes its connection are lost: the lean client's got 400s.
+    [
+      ['-H', 'Connection: Close', '--pipelining', '4'],
+      "--pipelining: got '4', expected 1 with -H 'connection: close'",
+      'pipelined requests need a connection that stays open',
+    ],
     // The warmup was named in ms as if typed so ('got 5000').
     [
       ['--stages', '1s:10,1s:20', '--warmup', '5s'],

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBench } from '../../src/bench/run-bench.js';
 import { planFor, validated } from './plan-helper.js';
@@ -110,5 +112,34 @@ describe.each(['lean', 'undici'])('a URL with user:password@, on the %s client',
     ]);
     await runBench(plan);
     expect(server.seen[0]?.headers.authorization).toBe('Bearer t');
+  });
+});
+
+describe.each(['lean', 'undici'])('-H connection: close, on the %s client', (httpClient) => {
+  // The lean client (the default for http://) dropped the header without a word and kept its
+  // connection alive: wrk's -H 'Connection: Close', the load of clients that open a connection per
+  // request, measured keep-alive instead.
+  it('sends it, and opens a connection per request as the server closes each', async () => {
+    const seen: (string | undefined)[] = [];
+    let connections = 0;
+    const closing = createServer((req, res) => {
+      seen.push(req.headers.connection);
+      res.end('ok');
+    });
+    closing.on('connection', () => connections++);
+    await new Promise<void>((resolve) => closing.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(closing.address() as AddressInfo).port}/`;
+      const { plan } = validated(url, { httpClient, requests: '5', warmup: '0', connections: '1', quiet: true }, [
+        'connection: close',
+      ]);
+      const { result } = await runBench(plan);
+      expect(result.requests.ok).toBe(5);
+      expect(seen).toEqual(['close', 'close', 'close', 'close', 'close']);
+      expect(connections).toBe(5);
+    } finally {
+      closing.closeAllConnections();
+      await new Promise<void>((resolve) => closing.close(() => resolve()));
+    }
   });
 });

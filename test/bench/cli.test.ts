@@ -24,6 +24,19 @@ async function run(args: string[]): Promise<{ code: number; stderr: string }> {
   }
 }
 
+describe('batchline bench rates in units', () => {
+  // -R takes wrk's units (-R 2k), but a stage's rate did not: '--stages 1s:2k' exited 2 with
+  // 'is not duration:rate'. It is a plan's rate, read as -R reads it.
+  it("reads a stage's rate in -R's units", async () => {
+    const { validated } = await import('./plan-helper.js');
+    expect(validated('http://127.0.0.1:1/', { stages: '1s:2k,2s:1.5k,1s:0' }).plan.stages).toEqual([
+      { durationMs: 1000, targetRps: 2000 },
+      { durationMs: 2000, targetRps: 1500 },
+      { durationMs: 1000, targetRps: 0 },
+    ]);
+  });
+});
+
 describe('batchline bench options', () => {
   it.each([
     [['--arrival', 'uniform'], '--arrival', 'one of constant, poisson'],

@@ -72,6 +72,13 @@ describe('sweep', () => {
     expect(() => parseSweep('0,10')).toThrow(/--sweep/);
   });
 
+  // -R takes wrk's units (-R 2k), but a sweep's rates did not: '--sweep 1k..3k/1k' exited 2.
+  it("takes -R's units, k and M", () => {
+    expect(parseSweep('500,1k,1.5k')).toEqual([500, 1000, 1500]);
+    expect(parseSweep('1k..3k/1k')).toEqual([1000, 2000, 3000]);
+    expect(parseSweep('1M')).toEqual([1_000_000]);
+  });
+
   it('parses SLOs', () => {
     expect(parseSlo('p99<100ms').clauses[0]).toMatchObject({ kind: 'latency', metric: 'p99', boundMs: 100 });
     expect(parseSlo('p99.9<1s').clauses[0]).toMatchObject({ metric: 'p999', boundMs: 1000 });

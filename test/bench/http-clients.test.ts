@@ -143,3 +143,27 @@ describe.each(['lean', 'undici'])('-H connection: close, on the %s client', (htt
     }
   });
 });
+
+describe.each(['lean', 'undici'])('a body that never ends, on the %s client', (httpClient) => {
+  // undici's body timeout bounds each pause, not the answer: a body of a byte every few ms held a
+  // request forever, and a -n run (no planned end to drain at) never ended.
+  it('counts a timeout once --timeout has passed since the write, and the run ends', async () => {
+    const trickles = new Set<NodeJS.Timeout>();
+    server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const timer = setInterval(() => res.write('a'), 5);
+      trickles.add(timer);
+      res.on('close', () => clearInterval(timer));
+    });
+    try {
+      const { result } = await runBench(
+        planFor(server.url, { httpClient, requests: '2', warmup: '0', timeout: '200ms', connections: '1' }),
+      );
+      expect(result.requests.ok).toBe(0);
+      expect(result.errors.timeout).toBe(2);
+      expect(result.errorCauses.timeout).toMatch(/within 200 ms \(ETIMEDOUT\)/);
+    } finally {
+      for (const timer of trickles) clearInterval(timer);
+    }
+  }, 15_000);
+});

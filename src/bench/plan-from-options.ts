@@ -180,6 +180,8 @@ function parseTargetUrl(text: string | undefined): URL {
       'an http:// or https:// URL, such as http://127.0.0.1:8080/v1/infer or localhost:8080/v1/infer',
     );
   }
+  // Port 0 is no server's: the run failed every request 'refused', naming no port.
+  if (url.port === '0') invalid('<url>', text, 'a port from 1 to 65535');
   if (url.protocol === 'grpc:') return grpcTarget(url, text);
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     invalid('<url>', text, 'an http:// or https:// URL, or grpc://host:port/models/NAME');

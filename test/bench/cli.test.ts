@@ -106,6 +106,10 @@ describe('batchline bench options', () => {
 
   it('exits 2 for a missing or non-http URL', async () => {
     expect((await run(['bench'])).code).toBe(2);
+    // Port 0 is no server's: the run went ahead and failed every request 'refused' with no port named.
+    const zero = await run(['bench', 'http://127.0.0.1:0/']);
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toContain("<url>: got 'http://127.0.0.1:0/', expected a port from 1 to 65535");
     const { code, stderr } = await run(['bench', 'ftp://example.com/']);
     expect(code).toBe(2);
     expect(stderr).toContain('<url>');

@@ -236,6 +236,9 @@ function parseHeaders(lines: readonly string[]): Record<string, string> {
         'any header but content-length and transfer-encoding: bench frames the body itself (its length from --body)',
       );
     const value = line.slice(colon + 1).trim();
+    // A CR or LF went into the lean client's request as is: a header of its own, or a broken request.
+    if (/[\r\n\0]/.test(value))
+      invalid('--header', JSON.stringify(line).slice(1, -1), "'name: value', a value without CR, LF or NUL");
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
   return headers;

@@ -81,6 +81,8 @@ describe('batchline bench options', () => {
     [['--stages', '1000000h:10'], "--stages: got '1000000h:10'", 'a total length up to 86400 s, as -d'],
     // Stages of no length blamed the default --warmup ('got 1000 ms').
     [['--stages', '0s:10'], "--stages: got '0s:10'", 'a total length above 0'],
+    // A CR or LF in a value went into the lean client's request as is: a header of its own.
+    [['-H', 'x-a: 1\r\nx-injected: yes'], '--header', 'a value without CR, LF or NUL'],
     // The lean client dropped these without a word, and undici failed every request on them.
     [['-H', 'content-length: 3', '--body', 'hello'], "--header: got 'content-length: 3'", 'bench frames the body'],
     [['-H', 'Transfer-Encoding: chunked'], "--header: got 'Transfer-Encoding: chunked'", 'bench frames the body'],

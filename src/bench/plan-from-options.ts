@@ -94,7 +94,11 @@ export function validateBench(
   const stagesMs = stages?.reduce((sum, s) => sum + s.durationMs, 0);
   if (stagesMs !== undefined && stagesMs <= o.warmup)
     invalid('--warmup', `${o.warmup} ms`, `less than the stages' total of ${stagesMs} ms`);
-  if (o.contentType !== undefined) headers['content-type'] = o.contentType;
+  if (o.contentType !== undefined) {
+    if (/[\r\n\0]/.test(o.contentType))
+      invalid('--content-type', JSON.stringify(o.contentType).slice(1, -1), 'a value without CR, LF or NUL');
+    headers['content-type'] = o.contentType;
+  }
   const bodySource: BodySource =
     o.body === undefined
       ? { kind: 'none' }

@@ -83,6 +83,11 @@ describe('batchline bench options', () => {
     [['--stages', '0s:10'], "--stages: got '0s:10'", 'a total length above 0'],
     // A CR or LF in a value went into the lean client's request as is: a header of its own.
     [['-H', 'x-a: 1\r\nx-injected: yes'], '--header', 'a value without CR, LF or NUL'],
+    [
+      ['--body', 'x', '--content-type', 'text/plain\r\nx-injected: yes'],
+      '--content-type',
+      'a value without CR, LF or NUL',
+    ],
     // The lean client dropped these without a word, and undici failed every request on them.
     [['-H', 'content-length: 3', '--body', 'hello'], "--header: got 'content-length: 3'", 'bench frames the body'],
     [['-H', 'Transfer-Encoding: chunked'], "--header: got 'Transfer-Encoding: chunked'", 'bench frames the body'],

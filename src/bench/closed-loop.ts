@@ -54,6 +54,7 @@ export function runClosedLoop(
     };
 
     const sink: RequestSink = {
+      timeoutMs: plan.timeoutMs,
       complete(request, status, endAtMs) {
         inFlight--;
         recordAnswer(recorder, request, status, endAtMs);

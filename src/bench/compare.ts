@@ -25,8 +25,16 @@ export function compareRuns(a: BenchJson, b: BenchJson): Comparison {
   const rate = (figure: string, x: number, y: number): void => {
     rows.push({ figure, a: fmtRate(x), b: fmtRate(y), change: change(x, y) });
   };
+  // A run with no 2xx answer has no latency: its zeros read as 0.000 ms, '-100%', an improvement.
+  const emptyA = a.latency_ms.count === 0;
+  const emptyB = b.latency_ms.count === 0;
   const ms = (figure: string, x: number, y: number): void => {
-    rows.push({ figure, a: fmtMs(x), b: fmtMs(y), change: change(x, y) });
+    rows.push({
+      figure,
+      a: emptyA ? '-' : fmtMs(x),
+      b: emptyB ? '-' : fmtMs(y),
+      change: emptyA || emptyB ? '-' : change(x, y),
+    });
   };
   rate('throughput req/s', a.throughput_rps, b.throughput_rps);
   rate('goodput req/s', a.goodput_rps, b.goodput_rps);
@@ -52,10 +60,22 @@ export function compareRuns(a: BenchJson, b: BenchJson): Comparison {
   }
   const throughputMoved =
     Math.abs(b.throughput_rps - a.throughput_rps) > THROUGHPUT_NOISE_FRACTION * Math.max(a.throughput_rps, 1e-9);
+  if (emptyA !== emptyB)
+    findings.push(
+      emptyB
+        ? `B has no 2xx answer (A had ${a.latency_ms.count})`
+        : `A had no 2xx answer (B has ${b.latency_ms.count})`,
+    );
   if (throughputMoved)
     findings.push(
       `throughput is ${b.throughput_rps > a.throughput_rps ? 'higher' : 'lower'} in B (${change(a.throughput_rps, b.throughput_rps)})`,
     );
+  // Throughput counts every answer: a server answering fast 500s has more of it, and less goodput.
+  const goodputUp = b.goodput_rps > a.goodput_rps;
+  const goodputMoved =
+    Math.abs(b.goodput_rps - a.goodput_rps) > THROUGHPUT_NOISE_FRACTION * Math.max(a.goodput_rps, 1e-9);
+  if (goodputMoved && (!throughputMoved || goodputUp !== b.throughput_rps > a.throughput_rps))
+    findings.push(`goodput is ${goodputUp ? 'higher' : 'lower'} in B (${change(a.goodput_rps, b.goodput_rps)})`);
   if (failedA !== failedB && (failedA === 0 || failedB === 0))
     findings.push(`B has ${failedB > failedA ? 'failures A did not' : 'no failures, A had some'}`);
   const warnings = loadDifferences(a, b);

@@ -3,6 +3,7 @@ const MAX_HEAD_BYTES = 16 * 1024;
 
 const CRLFCRLF = Buffer.from('\r\n\r\n', 'latin1');
 const LF = 10;
+const LFLF = Buffer.from('\n\n', 'latin1');
 
 enum State {
   Head,
@@ -54,6 +55,10 @@ export class Http1ResponseParser {
           const end = buf.indexOf(CRLFCRLF, Math.max(off, scanFrom));
           if (end < 0) {
             if (buf.length - off > MAX_HEAD_BYTES) throw new ResponseParseError('response head larger than 16 KiB');
+            // Lines ending in a bare LF: the CRLFCRLF waited for never comes, and every answer
+            // counted as a timeout of a server that had answered at once.
+            if (buf.indexOf(LFLF, off) >= 0)
+              throw new ResponseParseError('response head lines end in a bare LF, not CRLF');
             this.pending = buf.subarray(off);
             return;
           }

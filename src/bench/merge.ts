@@ -35,6 +35,7 @@ export function mergeReports(inputs: readonly MergeInput[]): { result: BenchResu
       );
     }
   }
+  refuseRepeats(inputs);
   const reports = inputs.map((i) => i.report);
   const first = reports[0] as BenchJson;
   const sum = (pick: (r: BenchJson) => number): number => reports.reduce((total, r) => total + pick(r), 0);
@@ -200,4 +201,28 @@ function firstCauses(reports: readonly BenchJson[]): ErrorCauses {
   for (const r of reports)
     for (const [kind, cause] of Object.entries(r.error_causes ?? {})) causes[kind as ErrorKind] ??= cause;
   return causesInOrder(causes);
+}
+
+/**
+ * A run given twice (its file named twice, or a copy of it) was summed with itself: every count
+ * and rate doubled, as if two machines had loaded the server. Two runs made at once on two
+ * machines never share their start to the millisecond, their seed and their histograms.
+ */
+function refuseRepeats(inputs: readonly MergeInput[]): void {
+  const seen = new Map<string, string>();
+  for (const { file, report } of inputs) {
+    const identity = JSON.stringify([
+      report.started_at,
+      report.seed,
+      report.latency_all_hdr,
+      report.service_hdr,
+      report.send_lag_hdr,
+    ]);
+    const earlier = seen.get(identity);
+    if (earlier !== undefined)
+      throw new Error(
+        `${file} ${earlier === file ? 'is given twice' : `is the run ${earlier} holds (the same start, seed and histograms)`}: merged, it would count every request twice`,
+      );
+    seen.set(identity, file);
+  }
 }

@@ -44,6 +44,7 @@ export function runOpenLoop(
 
   return new Promise<void>((resolve) => {
     const sink: RequestSink = {
+      timeoutMs: plan.timeoutMs,
       complete(request, status, endMs) {
         inFlight--;
         recordAnswer(recorder, request, status, endMs);

@@ -33,6 +33,7 @@ export function validateBench(
 ): ValidatedBench {
   const url = parseTargetUrl(urlText);
   const headers = parseHeaders(headerLines);
+  basicAuthFromUrl(url, headers);
   if (url.protocol === 'grpc:' && o.httpClient !== 'auto')
     invalid('--http-client', o.httpClient, 'auto with a grpc:// URL (gRPC has its own client, grpc-js)');
   if (url.protocol === 'grpc:' && explicit.method)
@@ -42,6 +43,12 @@ export function validateBench(
       '--http-client',
       o.httpClient,
       'undici or auto for an https:// URL (the lean client speaks plain http only)',
+    );
+  if (/(^|,)\s*close\s*(,|$)/i.test(headers.connection ?? '') && o.pipelining > 1)
+    invalid(
+      '--pipelining',
+      String(o.pipelining),
+      "1 with -H 'connection: close': pipelined requests need a connection that stays open",
     );
   const seed = o.seed === undefined ? freshSeed(entropy) : parseSeed(o.seed);
   let stages: Stage[] | undefined;
@@ -54,6 +61,7 @@ export function validateBench(
     } catch (error) {
       invalid('--stages', o.stages, `duration:rate steps such as 10s:200,10s:800 (${(error as Error).message})`);
     }
+    checkStageBounds(o.stages, stages);
   }
   // Each sets the run's length: --requests won silently over --duration (where hey and oha let
   // the duration win), and a sweep's steps of --requests had no planned end, so no trend judged them.
@@ -72,7 +80,9 @@ export function validateBench(
       "a --sweep to judge; a single run is judged by --threshold (such as --threshold 'p99<100ms')",
     );
   if (o.sweep !== undefined) {
-    parseSweep(o.sweep);
+    // -R's bound holds for every step: a step of 1e9 req/s held the generator many times its length.
+    if (parseSweep(o.sweep).some((rate) => rate > MAX_RATE_RPS))
+      invalid('--sweep', o.sweep, `rates up to ${MAX_RATE_RPS} req/s, as -R`);
     parseSlo(o.slo);
     if (stages !== undefined) invalid('--sweep', o.sweep, 'either --sweep or --stages, not both');
     // The sweep's rates were run and --rate dropped without a word (simulate refuses the same).
@@ -84,7 +94,11 @@ export function validateBench(
   const stagesMs = stages?.reduce((sum, s) => sum + s.durationMs, 0);
   if (stagesMs !== undefined && stagesMs <= o.warmup)
     invalid('--warmup', `${o.warmup} ms`, `less than the stages' total of ${stagesMs} ms`);
-  if (o.contentType !== undefined) headers['content-type'] = o.contentType;
+  if (o.contentType !== undefined) {
+    if (/[\r\n\0]/.test(o.contentType))
+      invalid('--content-type', JSON.stringify(o.contentType).slice(1, -1), 'a value without CR, LF or NUL');
+    headers['content-type'] = o.contentType;
+  }
   const bodySource: BodySource =
     o.body === undefined
       ? { kind: 'none' }
@@ -170,6 +184,8 @@ function parseTargetUrl(text: string | undefined): URL {
       'an http:// or https:// URL, such as http://127.0.0.1:8080/v1/infer or localhost:8080/v1/infer',
     );
   }
+  // Port 0 is no server's: the run failed every request 'refused', naming no port.
+  if (url.port === '0') invalid('<url>', text, 'a port from 1 to 65535');
   if (url.protocol === 'grpc:') return grpcTarget(url, text);
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     invalid('<url>', text, 'an http:// or https:// URL, or grpc://host:port/models/NAME');
@@ -193,6 +209,21 @@ function grpcTarget(url: URL, text: string): URL {
   return url;
 }
 
+/**
+ * `http://user:password@host/` sends the credentials as basic auth, as curl and k6 do (an
+ * `authorization` header given with -H wins), and takes them out of the URL, so no report prints
+ * the password. They were dropped without a word: the server saw no credentials at all.
+ */
+function basicAuthFromUrl(url: URL, headers: Record<string, string>): void {
+  if (url.username === '' && url.password === '') return;
+  if (url.protocol === 'grpc:')
+    invalid('<url>', url.href, 'no user:password@ in a grpc:// URL (send credentials with -H)');
+  const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  headers.authorization ??= `Basic ${Buffer.from(credentials).toString('base64')}`;
+  url.username = '';
+  url.password = '';
+}
+
 /** `name: value` lines into a header object (lower-case names; a repeated name joins with `, `). */
 function parseHeaders(lines: readonly string[]): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -201,7 +232,17 @@ function parseHeaders(lines: readonly string[]): Record<string, string> {
     const name = colon > 0 ? line.slice(0, colon).trim().toLowerCase() : '';
     if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name))
       invalid('--header', line, "'name: value', such as 'authorization: Bearer x'");
+    // The lean client dropped these without a word, and undici failed every request on them.
+    if (name === 'content-length' || name === 'transfer-encoding')
+      invalid(
+        '--header',
+        line,
+        'any header but content-length and transfer-encoding: bench frames the body itself (its length from --body)',
+      );
     const value = line.slice(colon + 1).trim();
+    // A CR or LF went into the lean client's request as is: a header of its own, or a broken request.
+    if (/[\r\n\0]/.test(value))
+      invalid('--header', JSON.stringify(line).slice(1, -1), "'name: value', a value without CR, LF or NUL");
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
   return headers;
@@ -212,6 +253,28 @@ function parseSeed(text: string): number {
   if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(seed) || seed > 0xffffffff)
     invalid('--seed', text, 'an integer from 0 to 4294967295');
   return seed;
+}
+
+/** The bound of -R, which a stage's and a sweep step's rate share. */
+const MAX_RATE_RPS = BENCH_OPTIONS.rate.max;
+
+/**
+ * What -R and -d bound, bounded in the stages too: a stage of 1e9 req/s, or of a million hours,
+ * was run (the first held the generator many seconds past its end), and stages of no length at
+ * all were blamed on the default --warmup.
+ */
+function checkStageBounds(text: string, stages: readonly Stage[]): void {
+  const fast = stages.find((stage) => stage.targetRps > MAX_RATE_RPS);
+  if (fast !== undefined)
+    invalid(
+      '--stages',
+      text,
+      `a rate from 0 to ${MAX_RATE_RPS} req/s, as -R, in every stage (one has ${fast.targetRps})`,
+    );
+  const totalMs = stages.reduce((sum, stage) => sum + stage.durationMs, 0);
+  const maxMs = BENCH_OPTIONS.duration.maxMs;
+  if (totalMs > maxMs) invalid('--stages', text, `a total length up to ${maxMs / 1000} s, as -d`);
+  if (totalMs === 0) invalid('--stages', text, 'a total length above 0 (every stage lasts 0 s)');
 }
 
 function invalid(name: string, got: string, expected: string): never {

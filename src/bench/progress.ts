@@ -27,7 +27,7 @@ export interface BenchProgress {
   recentP99Ms: number;
   /** Open loop: the rate the schedule asks for now. */
   targetRps: number | undefined;
-  /** Finished requests per second since the previous snapshot. */
+  /** Finished requests per second between the ticks the previous snapshot and this one read. */
   achievedRps: number;
   warnings: string[];
 }
@@ -44,14 +44,18 @@ export interface ProgressContext {
  */
 export class ProgressAggregator {
   private readonly latest = new Map<number, RecorderCounts>();
+  /** Per thread: when its latest tick came, and what the previous snapshot read of it. */
+  private readonly rates = new Map<number, { tickAtMs: number; baseFinished: number; baseAtMs: number; rps: number }>();
   private readonly recent: hdr.Histogram = createLatencyHistogram();
-  private lastFinished = 0;
-  private lastAtMs = 0;
 
   constructor(private readonly context: ProgressContext) {}
 
-  accept(thread: number, tick: RecorderTick): void {
+  /** A thread's tick, taken `atMs` after the run's start. */
+  accept(thread: number, tick: RecorderTick, atMs: number): void {
     this.latest.set(thread, tick.counts);
+    const rate = this.rates.get(thread);
+    if (rate === undefined) this.rates.set(thread, { tickAtMs: atMs, baseFinished: 0, baseAtMs: 0, rps: 0 });
+    else rate.tickAtMs = atMs;
     addEncoded(this.recent, tick.recent);
   }
 
@@ -59,10 +63,7 @@ export class ProgressAggregator {
     const counts = [...this.latest.values()].reduce((sum, c) => addCounts(sum, c), emptyCounts());
     const recent = percentilesMs(this.recent);
     this.recent.reset();
-    const dtMs = elapsedMs - this.lastAtMs;
-    const achievedRps = dtMs > 0 ? ((counts.finishedAll - this.lastFinished) * 1000) / dtMs : 0;
-    this.lastFinished = counts.finishedAll;
-    this.lastAtMs = elapsedMs;
+    const achievedRps = this.achievedRps();
     const { plannedMs, warmupMs, targetRpsAt } = this.context;
     const phase =
       elapsedMs < warmupMs
@@ -88,6 +89,27 @@ export class ProgressAggregator {
       achievedRps,
       warnings,
     };
+  }
+
+  /**
+   * Each thread's answers between the ticks two snapshots saw, over the time between those ticks:
+   * the counts are as of a tick, and ticks keep a clock of their own, so timing them by the
+   * snapshots read one tick's answers or two (0/s, then twice the rate) and the last frame's burst
+   * over a few milliseconds. A thread with no tick since the last snapshot keeps its rate.
+   */
+  private achievedRps(): number {
+    let total = 0;
+    for (const [thread, rate] of this.rates) {
+      const finished = this.latest.get(thread)?.finishedAll ?? 0;
+      const dtMs = rate.tickAtMs - rate.baseAtMs;
+      if (dtMs > 0) {
+        rate.rps = ((finished - rate.baseFinished) * 1000) / dtMs;
+        rate.baseFinished = finished;
+        rate.baseAtMs = rate.tickAtMs;
+      }
+      total += rate.rps;
+    }
+    return total;
   }
 
   destroy(): void {

@@ -113,6 +113,11 @@ export function parseBenchJson(text: string, name: string): BenchJson {
     throw new Error(`${name} is not JSON: ${(error as Error).message}`);
   }
   const d = data as Partial<BenchJson>;
+  // bench's own --sweep --json output was called 'not a batchline bench --json report'.
+  if (d !== null && typeof d === 'object' && (d.schema as string) === 'batchline.bench-sweep/v1')
+    throw new Error(
+      `${name} is a --sweep report (batchline.bench-sweep/v1), one report per step in its steps; compare and merge read a single run's: take a step out, such as jq '.steps[0]' ${name}`,
+    );
   if (
     d === null ||
     typeof d !== 'object' ||

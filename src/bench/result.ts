@@ -273,6 +273,14 @@ export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
       `${pct(late)} of sends were more than 1 ms late (send lag p99 ${(r.sendLag?.p99 ?? 0).toFixed(2)} ms): the generator fell behind its schedule, so the figures describe the generator as much as the server; try --workers or a lower rate`,
     );
   }
+  // Errors of the generator's own making were counted as the server's without a word.
+  for (const kind of ERROR_KINDS) {
+    const code = /\b(EMFILE|ENFILE)\b/.exec(r.errorCauses?.[kind] ?? '')?.[1];
+    if (code !== undefined)
+      warnings.push(
+        `the generator ran out of open files (${code}, the first cause of ${r.errors[kind]} '${kind}' errors): those errors say nothing of the server; raise the limit (ulimit -n) or lower --connections (${plan.connections})`,
+      );
+  }
   if (r.generator.eventLoop.p99Ms > EVENT_LOOP_P99_WARN_MS) {
     warnings.push(
       `the generator's event loop lagged (p99 ${r.generator.eventLoop.p99Ms.toFixed(1)} ms, max ${r.generator.eventLoop.maxMs.toFixed(1)} ms): latencies include the generator's own delay; try --workers`,

@@ -43,7 +43,10 @@ export async function runBench(plan: BenchPlan, hooks: RunHooks = {}): Promise<B
       : setInterval(() => onProgress(aggregator.snapshot(performance.now() - startMs)), 1000 / PROGRESS_HZ);
   try {
     if (plan.workers <= 1) {
-      const onTick = onProgress === undefined ? undefined : (tick: RecorderTick): void => aggregator.accept(0, tick);
+      const onTick =
+        onProgress === undefined
+          ? undefined
+          : (tick: RecorderTick): void => aggregator.accept(0, tick, performance.now() - startMs);
       const outcome = await runThread(shareOf(plan, 0, 1), { startAtMs: startMs, onTick, stop });
       return withCpu(buildResult(plan, [outcome], stoppedAfter(outcome.startEpochMs)), cpuAtStart, [
         outcome.recording.counts.sentAll,
@@ -57,7 +60,7 @@ export async function runBench(plan: BenchPlan, hooks: RunHooks = {}): Promise<B
       plan,
       workerUrl,
       onProgress !== undefined,
-      (thread, tick) => aggregator.accept(thread, tick),
+      (thread, tick) => aggregator.accept(thread, tick, performance.now() - startMs),
       stop,
     );
     return withCpu(

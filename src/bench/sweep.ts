@@ -1,3 +1,4 @@
+import { parseRate } from '../core/arrivals.js';
 import { BatchlineError } from '../errors.js';
 import {
   latencyColumns,
@@ -13,15 +14,20 @@ import { fmtMs, fmtRate } from './report-text.js';
 
 /** Parses `R1,R2,...` or `FROM..TO/STEP` into rates (req/s). */
 export function parseSweep(text: string): number[] {
-  const range = /^\s*(\d+(?:\.\d+)?)\s*\.\.\s*(\d+(?:\.\d+)?)\s*\/\s*(\d+(?:\.\d+)?)\s*$/.exec(text);
+  // Rates as -R reads them: 2k is 2000.
+  const range = /^\s*(\d+(?:\.\d+)?[kmg]?)\s*\.\.\s*(\d+(?:\.\d+)?[kmg]?)\s*\/\s*(\d+(?:\.\d+)?[kmg]?)\s*$/i.exec(text);
   let rates: number[];
   if (range) {
-    const [from, to, step] = [Number(range[1]), Number(range[2]), Number(range[3])];
+    const [from, to, step] = [
+      parseRate(range[1] as string),
+      parseRate(range[2] as string),
+      parseRate(range[3] as string),
+    ];
     if (!(step > 0) || to < from || (to - from) / step > 1000) throw sweepError(text);
     rates = [];
     for (let i = 0; from + i * step <= to + 1e-9; i++) rates.push(Number((from + i * step).toFixed(6)));
   } else {
-    rates = text.split(',').map((part) => (part.trim() === '' ? NaN : Number(part)));
+    rates = text.split(',').map(parseRate);
   }
   if (rates.length === 0 || rates.some((r) => !Number.isFinite(r) || r <= 0)) throw sweepError(text);
   return rates;

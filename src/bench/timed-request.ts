@@ -8,6 +8,8 @@ export interface RequestSink {
   /** `status`: the HTTP status, or the gRPC status code's name (`OK`, `UNAVAILABLE`, …). */
   complete(request: TimedRequest, status: number | string, endMs: number): void;
   fail(request: TimedRequest, error: Error, endMs: number): void;
+  /** --timeout: the whole answer must be in this long after the write. */
+  readonly timeoutMs?: number;
 }
 
 /**
@@ -23,6 +25,7 @@ export class TimedRequest implements Dispatcher.DispatchHandler {
   /** When the request hit the socket (ms, same clock as intendedMs); NaN until then. */
   writtenMs = Number.NaN;
   private status = 0;
+  private abort: ((reason?: Error) => void) | undefined;
 
   constructor(
     private readonly sink: RequestSink,
@@ -34,8 +37,9 @@ export class TimedRequest implements Dispatcher.DispatchHandler {
     readonly sender = 0,
   ) {}
 
-  onConnect(): void {
+  onConnect(abort?: (reason?: Error) => void): void {
     this.writtenMs = this.now();
+    this.abort = abort;
   }
 
   onHeaders(statusCode: number): boolean {
@@ -44,7 +48,18 @@ export class TimedRequest implements Dispatcher.DispatchHandler {
     return true;
   }
 
+  /**
+   * undici's body timeout bounds each pause, not the answer: a body of a byte every few ms held
+   * a request forever (and a --requests run, with no end to drain at, never ended). A chunk that
+   * comes past --timeout after the write ends it as a timeout; a body that pauses instead meets
+   * undici's own bodyTimeout. No timer per request: one comparison per chunk.
+   */
   onData(): boolean {
+    const timeoutMs = this.sink.timeoutMs;
+    if (timeoutMs !== undefined && this.now() - this.writtenMs > timeoutMs) {
+      this.abort?.(Object.assign(new Error(`no complete answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+      return false;
+    }
     return true;
   }
 

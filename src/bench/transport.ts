@@ -72,7 +72,9 @@ function requestBytes(plan: BenchPlan, url: URL, bodyBytes: Uint8Array | undefin
   const lines = [`${plan.method} ${url.pathname}${url.search} HTTP/1.1`];
   if (plan.headers.host === undefined) lines.push(`host: ${url.host}`);
   for (const [name, value] of Object.entries(plan.headers)) {
-    if (name === 'content-length' || name === 'transfer-encoding' || name === 'connection') continue;
+    // -H connection passes (close: the server ends each connection, the next send opens another);
+    // the body's framing is bench's own, and -H refuses it (plan-from-options.ts).
+    if (name === 'content-length' || name === 'transfer-encoding') continue;
     lines.push(`${name}: ${value}`);
   }
   const body =

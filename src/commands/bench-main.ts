@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { ExitWithCode } from '../errors.js';
+import { BatchlineError, ExitWithCode } from '../errors.js';
 import { checkOutputPath } from './output-path.js';
 import { withBody } from './bench-body.js';
 import { checkCertificate } from '../bench/certificate-check.js';
@@ -47,6 +47,7 @@ export interface BenchIo {
 export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs, io: BenchIo): Promise<void> {
   const sweepRates = outputs.sweep === undefined ? undefined : parseSweep(outputs.sweep);
   const slo = sweepRates === undefined ? undefined : parseSlo(outputs.slo);
+  checkStdoutOutputs(outputs);
   await checkOutputPath(outputs.html, '--html');
   await checkOutputPath(outputs.json, '--json');
   await checkOutputPath(outputs.hdrLog, '--hdr-log');
@@ -56,8 +57,8 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
     ...(await withBody(validated, io.stderr)),
     keepIntervals: outputs.hdrLog !== undefined || outputs.html !== undefined,
   };
-  // Human text goes to stdout, unless stdout carries the JSON.
-  const text = outputs.json === '-' ? io.stderr : io.stdout;
+  // Human text goes to stdout, unless stdout carries the JSON or the log.
+  const text = outputs.json === '-' || outputs.hdrLog === '-' ? io.stderr : io.stdout;
   const showProgress =
     !outputs.quiet && progressLineAllowed(io.stderr, io.env) && progressLineAllowed(io.stdout, io.env);
   const { shouldUseDashboard } = await import('../ui/terminal.js');
@@ -70,6 +71,26 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
   } finally {
     untrap();
   }
+}
+
+/**
+ * '-' is stdout, which holds one document: '--hdr-log -' wrote the log after the text summary,
+ * '--json - --hdr-log -' after the JSON (stdout no longer JSON), '--html -' a file named '-', and
+ * a sweep's '--hdr-log -' (one log per step) files named '--100rps.
+ */
+function checkStdoutOutputs(outputs: BenchOutputs): void {
+  if (outputs.json === '-' && outputs.hdrLog === '-')
+    throw new BatchlineError('INVALID_OPTION', '--json - and --hdr-log -: only one of them can go to stdout');
+  if (outputs.html === '-')
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      "--html: got '-', expected a file's path (the page is not written to stdout)",
+    );
+  if (outputs.hdrLog === '-' && outputs.sweep !== undefined)
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      "--hdr-log: got '-', expected a file's path with --sweep (each step writes a log of its own, the rate in its name)",
+    );
 }
 
 /** The exit status of a process a signal ended (128 + its number), as shells report it. */

@@ -156,12 +156,23 @@ function endlessPoisson(rateRps: number, rng: SeededRandom): ArrivalProcess {
   };
 }
 
+/**
+ * A rate as -R reads it: a number, or one with wrk's units (`2k` = 2000, `1.5M` = 1500000, as the
+ * options' counts take them). NaN when it is neither.
+ */
+export function parseRate(text: string): number {
+  const suffixed = /^(\d+(?:\.\d+)?)([kmg])$/i.exec(text.trim());
+  if (suffixed !== null)
+    return Number(suffixed[1]) * ({ k: 1e3, m: 1e6, g: 1e9 }[(suffixed[2] as string).toLowerCase()] as number);
+  return text.trim() === '' ? NaN : Number(text);
+}
+
 /** Parses `10s:200,10s:800,20s:800` (duration:rate per stage) into stages. */
 export function parseStages(text: string, parseDurationMs: (text: string) => number | undefined): Stage[] {
   const stages = text.split(',').map((part) => {
     const [durationText, rateText, ...extra] = part.split(':');
     const durationMs = durationText === undefined ? undefined : parseDurationMs(durationText);
-    const targetRps = rateText === undefined || rateText.trim() === '' ? NaN : Number(rateText);
+    const targetRps = rateText === undefined ? NaN : parseRate(rateText);
     if (extra.length > 0 || durationMs === undefined || !Number.isFinite(targetRps) || targetRps < 0) {
       throw new RangeError(`stage '${part}' is not duration:rate, such as 10s:200`);
     }

@@ -110,6 +110,8 @@ export function parseObjective(text: string, options: ParseObjectiveOptions): Ob
         throw invalid(options.flag, text, `'${part}': a ratio takes % or a fraction, not ${unit}`);
       const bound = unit === '%' ? value / 100 : value;
       if (bound > 1) throw invalid(options.flag, text, `'${part}': a ratio is at most 100% (or 1)`);
+      if (bound === 0 && !inclusive)
+        throw invalid(options.flag, text, `'${part}' is never met: fewer than no errors; for none, ${metric}<=0`);
       clauses.push({ kind: 'ratio', metric, inclusive, bound, text: `${metric}${op}${formatRatio(bound)}` });
       continue;
     }

@@ -24,6 +24,19 @@ async function run(args: string[]): Promise<{ code: number; stderr: string }> {
   }
 }
 
+describe('batchline bench rates in units', () => {
+  // -R takes wrk's units (-R 2k), but a stage's rate did not: '--stages 1s:2k' exited 2 with
+  // 'is not duration:rate'. It is a plan's rate, read as -R reads it.
+  it("reads a stage's rate in -R's units", async () => {
+    const { validated } = await import('./plan-helper.js');
+    expect(validated('http://127.0.0.1:1/', { stages: '1s:2k,2s:1.5k,1s:0' }).plan.stages).toEqual([
+      { durationMs: 1000, targetRps: 2000 },
+      { durationMs: 2000, targetRps: 1500 },
+      { durationMs: 1000, targetRps: 0 },
+    ]);
+  });
+});
+
 describe('batchline bench options', () => {
   it.each([
     [['--arrival', 'uniform'], '--arrival', 'one of constant, poisson'],
@@ -60,6 +73,30 @@ describe('batchline bench options', () => {
     [['-n', '100', '--sweep', '100,200'], "--requests: got '100'", 'no --requests with --sweep'],
     // The sweep's rates ran and --rate was dropped without a word.
     [['--rate', '50', '--sweep', '100,200'], "--sweep: got '100,200'", 'either --sweep or --rate (50), not both'],
+    // -R stops at 10000000 req/s, but a stage's or a sweep step's rate had no bound: 1e9 req/s
+    // ran, and a 1 s stage held the generator for many seconds (a million sends in flight).
+    [['--stages', '1s:1e9'], "--stages: got '1s:1e9'", 'a rate from 0 to 10000000 req/s, as -R'],
+    [['--sweep', '100,1e9'], "--sweep: got '100,1e9'", 'rates up to 10000000 req/s, as -R'],
+    // And their length had none, where -d stops at 86400 s.
+    [['--stages', '1000000h:10'], "--stages: got '1000000h:10'", 'a total length up to 86400 s, as -d'],
+    // Stages of no length blamed the default --warmup ('got 1000 ms').
+    [['--stages', '0s:10'], "--stages: got '0s:10'", 'a total length above 0'],
+    // A CR or LF in a value went into the lean client's request as is: a header of its own.
+    [['-H', 'x-a: 1\r\nx-injected: yes'], '--header', 'a value without CR, LF or NUL'],
+    [
+      ['--body', 'x', '--content-type', 'text/plain\r\nx-injected: yes'],
+      '--content-type',
+      'a value without CR, LF or NUL',
+    ],
+    // The lean client dropped these without a word, and undici failed every request on them.
+    [['-H', 'content-length: 3', '--body', 'hello'], "--header: got 'content-length: 3'", 'bench frames the body'],
+    [['-H', 'Transfer-Encoding: chunked'], "--header: got 'Transfer-Encoding: chunked'", 'bench frames the body'],
+    // Requests pipelined behind one that closes its connection are lost: the lean client's got 400s.
+    [
+      ['-H', 'Connection: Close', '--pipelining', '4'],
+      "--pipelining: got '4', expected 1 with -H 'connection: close'",
+      'pipelined requests need a connection that stays open',
+    ],
     // The warmup was named in ms as if typed so ('got 5000').
     [
       ['--stages', '1s:10,1s:20', '--warmup', '5s'],
@@ -76,6 +113,10 @@ describe('batchline bench options', () => {
 
   it('exits 2 for a missing or non-http URL', async () => {
     expect((await run(['bench'])).code).toBe(2);
+    // Port 0 is no server's: the run went ahead and failed every request 'refused' with no port named.
+    const zero = await run(['bench', 'http://127.0.0.1:0/']);
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toContain("<url>: got 'http://127.0.0.1:0/', expected a port from 1 to 65535");
     const { code, stderr } = await run(['bench', 'ftp://example.com/']);
     expect(code).toBe(2);
     expect(stderr).toContain('<url>');

@@ -1,6 +1,8 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBench } from '../../src/bench/run-bench.js';
-import { planFor } from './plan-helper.js';
+import { planFor, validated } from './plan-helper.js';
 import { startServer, type TestServer } from './servers.js';
 
 let server: TestServer | undefined;
@@ -85,4 +87,83 @@ describe.each(['lean', 'undici'])('the %s client', (httpClient) => {
       expect(seen.headers['content-length']).toBe('7');
     }
   });
+});
+
+describe.each(['lean', 'undici'])('a URL with user:password@, on the %s client', (httpClient) => {
+  // The credentials were dropped without a word: no authorization header went out, where curl
+  // and k6 send them as basic auth, and the report printed the password with the URL.
+  it('sends them as basic auth, and leaves the password out of the report', async () => {
+    server = await startServer((_req, res) => res.end(), true);
+    const url = server.url.replace('http://', 'http://al%40x:p%3Ass@');
+    const plan = planFor(url, { httpClient, requests: '2', warmup: '0' });
+    expect(plan.url).toBe(server.url);
+    const { result } = await runBench(plan);
+    expect(result.requests.completed).toBe(2);
+    expect(result.url).toBe(server.url);
+    for (const seen of server.seen)
+      expect(seen.headers.authorization).toBe(`Basic ${Buffer.from('al@x:p:ss').toString('base64')}`);
+  });
+
+  it('lets an authorization header given with -H win', async () => {
+    server = await startServer((_req, res) => res.end(), true);
+    const url = server.url.replace('http://', 'http://u:p@');
+    const { plan } = validated(url, { httpClient, requests: '1', warmup: '0', quiet: true }, [
+      'authorization: Bearer t',
+    ]);
+    await runBench(plan);
+    expect(server.seen[0]?.headers.authorization).toBe('Bearer t');
+  });
+});
+
+describe.each(['lean', 'undici'])('-H connection: close, on the %s client', (httpClient) => {
+  // The lean client (the default for http://) dropped the header without a word and kept its
+  // connection alive: wrk's -H 'Connection: Close', the load of clients that open a connection per
+  // request, measured keep-alive instead.
+  it('sends it, and opens a connection per request as the server closes each', async () => {
+    const seen: (string | undefined)[] = [];
+    let connections = 0;
+    const closing = createServer((req, res) => {
+      seen.push(req.headers.connection);
+      res.end('ok');
+    });
+    closing.on('connection', () => connections++);
+    await new Promise<void>((resolve) => closing.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(closing.address() as AddressInfo).port}/`;
+      const { plan } = validated(url, { httpClient, requests: '5', warmup: '0', connections: '1', quiet: true }, [
+        'connection: close',
+      ]);
+      const { result } = await runBench(plan);
+      expect(result.requests.ok).toBe(5);
+      expect(seen).toEqual(['close', 'close', 'close', 'close', 'close']);
+      expect(connections).toBe(5);
+    } finally {
+      closing.closeAllConnections();
+      await new Promise<void>((resolve) => closing.close(() => resolve()));
+    }
+  });
+});
+
+describe.each(['lean', 'undici'])('a body that never ends, on the %s client', (httpClient) => {
+  // undici's body timeout bounds each pause, not the answer: a body of a byte every few ms held a
+  // request forever, and a -n run (no planned end to drain at) never ended.
+  it('counts a timeout once --timeout has passed since the write, and the run ends', async () => {
+    const trickles = new Set<NodeJS.Timeout>();
+    server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const timer = setInterval(() => res.write('a'), 5);
+      trickles.add(timer);
+      res.on('close', () => clearInterval(timer));
+    });
+    try {
+      const { result } = await runBench(
+        planFor(server.url, { httpClient, requests: '2', warmup: '0', timeout: '200ms', connections: '1' }),
+      );
+      expect(result.requests.ok).toBe(0);
+      expect(result.errors.timeout).toBe(2);
+      expect(result.errorCauses.timeout).toMatch(/within 200 ms \(ETIMEDOUT\)/);
+    } finally {
+      for (const timer of trickles) clearInterval(timer);
+    }
+  }, 15_000);
 });

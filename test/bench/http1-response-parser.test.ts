@@ -64,4 +64,13 @@ describe('Http1ResponseParser', () => {
     expect(() => parse(['SSH-2.0-OpenSSH\r\n\r\n'])).toThrow(ResponseParseError);
     expect(() => parse(['HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n'])).toThrow(/chunk size/);
   });
+
+  // A head whose lines end in a bare LF waited for a CRLFCRLF that never came: the server had
+  // answered at once, and every request counted as a timeout (undici calls it a protocol error).
+  it('rejects a head whose lines end in a bare LF, at once, in one chunk or split', () => {
+    expect(() => parse(['HTTP/1.1 200 OK\nContent-Length: 2\n\nok'])).toThrow(/bare LF/);
+    expect(() => parse(['HTTP/1.1 200 OK\nContent-Length: 2\n', '\nok'])).toThrow(/bare LF/);
+    // A CRLF head that merely holds a bare LF inside a value is not that.
+    expect(parse(['HTTP/1.1 200 OK\r\nx: a\nb\r\ncontent-length: 0\r\n\r\n'])).toEqual([[200, true]]);
+  });
 });

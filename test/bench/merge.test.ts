@@ -177,6 +177,21 @@ describe('bench merge', () => {
     expect(stdout.text).toMatch(/answered\s+[\d.]+ req\/s/);
   });
 
+  // 'bench merge a.json a.json' (or a copy of a report) summed the run with itself: every count
+  // and rate doubled, without a warning, as if two machines had loaded the server.
+  it('refuses the same run given twice, under one name or two', () => {
+    const a = report(100, [10, 20]);
+    expect(() =>
+      mergeReports([
+        { file: 'a.json', report: a },
+        { file: 'b.json', report: report(200, [5]) },
+        { file: 'copy.json', report: structuredClone(a) },
+      ]),
+    ).toThrow(
+      'copy.json is the run a.json holds (the same start, seed and histograms): merged, it would count every request twice',
+    );
+  });
+
   it('refuses fewer than two reports, and says why a v1 report cannot be merged', async () => {
     await expect(mergeMain(['one.json'], undefined, new TextSink())).rejects.toThrow(/two or more/);
     const v1 = { ...report(1, [1]), schema: 'batchline.bench/v1' } as unknown as BenchJson;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as hdr from 'hdr-histogram-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { benchMain } from '../../src/commands/bench-main.js';
+import { benchMain, type BenchOutputs } from '../../src/commands/bench-main.js';
 import { compareMain } from '../../src/commands/compare-main.js';
 import type { BenchProgress } from '../../src/bench/progress.js';
 import { runBench } from '../../src/bench/run-bench.js';
@@ -140,6 +140,48 @@ describe('bench outputs', () => {
       { stdout: new TextSink(), stderr: new TextSink(), env: {} },
     );
     expect(await readFile(closedLog, 'utf8')).toMatch(/^#batchline bench GET \S+$/m);
+  });
+
+  // '-' is stdout, and stdout holds one document: '--hdr-log -' wrote the log after the text
+  // summary, '--json - --hdr-log -' the log after the JSON (stdout no longer JSON), '--html -'
+  // a file named '-', and a sweep's '--hdr-log -' files named '--100rps'.
+  it('writes --hdr-log - alone on stdout, and refuses two documents there, an HTML page or a sweep on it', async () => {
+    server = await statusServer(200);
+    const stdout = new TextSink();
+    const stderr = new TextSink();
+    await benchMain(
+      validated(server.url, { requests: '20', warmup: '0' }),
+      { ...outputs, hdrLog: '-' },
+      {
+        stdout,
+        stderr,
+        env: {},
+      },
+    );
+    const reader = new hdr.HistogramLogReader(stdout.text);
+    let latencyCount = 0;
+    for (let h = reader.nextIntervalHistogram(); h !== null; h = reader.nextIntervalHistogram())
+      if (h.tag !== 'service') latencyCount += h.totalCount;
+    expect(latencyCount).toBe(20);
+    expect(stdout.text).not.toContain('Latency');
+    expect(stderr.text).toContain('Latency');
+    const refused = (extra: Partial<BenchOutputs>, raw: Record<string, string> = {}) =>
+      benchMain(
+        validated(server!.url, { requests: '1', warmup: '0', ...raw }),
+        { ...outputs, ...extra },
+        {
+          stdout: new TextSink(),
+          stderr: new TextSink(),
+          env: {},
+        },
+      );
+    await expect(refused({ json: '-', hdrLog: '-' })).rejects.toThrow(
+      '--json - and --hdr-log -: only one of them can go to stdout',
+    );
+    await expect(refused({ html: '-' })).rejects.toThrow("--html: got '-', expected a file's path");
+    await expect(refused({ hdrLog: '-', sweep: '100,200' }, { requests: '0', duration: '100ms' })).rejects.toThrow(
+      "--hdr-log: got '-', expected a file's path with --sweep",
+    );
   });
 
   it('sends a body that fits the toy model to a batchline server when none is given', async () => {

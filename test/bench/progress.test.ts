@@ -11,7 +11,7 @@ describe('progress', () => {
       recorder.recordSend(0, true, 600 + i);
       recorder.recordResponse(i < 9 ? 200 : 429, 5 + i, 4, 600 + i, true);
     }
-    aggregator.accept(0, recorder.tick());
+    aggregator.accept(0, recorder.tick(), 1000);
     const p = aggregator.snapshot(1000);
     expect(p).toMatchObject({
       phase: 'measuring',
@@ -26,6 +26,40 @@ describe('progress', () => {
     const line = formatProgressLine(p);
     expect(line).toContain('non-2xx 1');
     expect(line).not.toMatch(/\x1b/);
+    aggregator.destroy();
+    recorder.destroy();
+  });
+
+  // The rate was the answers counted since the last snapshot over the time since it, but the
+  // counts come in ticks of their own clock (250 ms): a snapshot that saw two ticks doubled the
+  // rate, and the dashboard's last frame, which stays above the summary, showed 'achieved 359/s'
+  // for a run that held its 200/s target.
+  it('times the achieved rate by the ticks that brought the counts, not by the snapshots', () => {
+    const aggregator = new ProgressAggregator({ plannedMs: 10_000, warmupMs: 0, targetRpsAt: () => 200 });
+    const recorder = new BenchRecorder(false);
+    let n = 0;
+    const answer = (count: number): void => {
+      for (let i = 0; i < count; i++, n++) {
+        recorder.recordSend(0, true, n);
+        recorder.recordResponse(200, 1, 1, n, true);
+      }
+    };
+    // 200 answers a second: 50 per 250 ms tick, the ticks at 240, 490, 740, 990 ms.
+    answer(50);
+    aggregator.accept(0, recorder.tick(), 240);
+    expect(aggregator.snapshot(250).achievedRps).toBeCloseTo(200 * (50 / 48), 0);
+    answer(50);
+    aggregator.accept(0, recorder.tick(), 490);
+    answer(50);
+    aggregator.accept(0, recorder.tick(), 740);
+    // Two ticks since the last snapshot, 100 answers in 500 ms of ticks: 200/s, not 100 in 250 ms.
+    expect(aggregator.snapshot(750).achievedRps).toBeCloseTo(200, 0);
+    // No tick since: the rate stays what the last ticks said, not 0.
+    expect(aggregator.snapshot(1000).achievedRps).toBeCloseTo(200, 0);
+    // The run's last tick, 60 ms after the one before: 12 answers in 60 ms.
+    answer(12);
+    aggregator.accept(0, recorder.tick(), 800);
+    expect(aggregator.snapshot(810, true).achievedRps).toBeCloseTo(200, 0);
     aggregator.destroy();
     recorder.destroy();
   });

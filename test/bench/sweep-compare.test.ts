@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareRuns, formatComparison } from '../../src/bench/compare.js';
 import { encodeHistogram } from '../../src/bench/histogram-codec.js';
-import { toBenchJson, type BenchJson } from '../../src/bench/report-json.js';
+import { parseBenchJson, toBenchJson, type BenchJson } from '../../src/bench/report-json.js';
 import { formatReport } from '../../src/bench/report-text.js';
 import { bodyFingerprint, type BenchResult } from '../../src/bench/result.js';
 import { benchPageData } from '../../src/report/html/bench-page.js';
@@ -70,6 +70,13 @@ describe('sweep', () => {
     expect(parseSweep('100..500/100')).toEqual([100, 200, 300, 400, 500]);
     expect(() => parseSweep('100..50/10')).toThrow(/--sweep/);
     expect(() => parseSweep('0,10')).toThrow(/--sweep/);
+  });
+
+  // -R takes wrk's units (-R 2k), but a sweep's rates did not: '--sweep 1k..3k/1k' exited 2.
+  it("takes -R's units, k and M", () => {
+    expect(parseSweep('500,1k,1.5k')).toEqual([500, 1000, 1500]);
+    expect(parseSweep('1k..3k/1k')).toEqual([1000, 2000, 3000]);
+    expect(parseSweep('1M')).toEqual([1_000_000]);
   });
 
   it('parses SLOs', () => {
@@ -190,6 +197,48 @@ describe('compare', () => {
     expect(c.noise).toBe(false);
     expect(c.verdict).toContain('latency is higher in B');
     expect(formatComparison(c, 'a.json', 'b.json')).toContain('latency p50 ms');
+  });
+});
+
+describe('a sweep report given to compare or merge', () => {
+  // bench's own --sweep --json output was called 'not a batchline bench --json report'.
+  it('is named as a sweep report, with the way to take one step out of it', () => {
+    const sweep = JSON.stringify({
+      schema: 'batchline.bench-sweep/v1',
+      slo: 'p99<100ms',
+      best_rate_rps: 100,
+      steps: [toBenchJson(result(100, spread(10)))],
+    });
+    expect(() => parseBenchJson(sweep, 'sweep.json')).toThrow(
+      "sweep.json is a --sweep report (batchline.bench-sweep/v1), one report per step in its steps; compare and merge read a single run's: take a step out, such as jq '.steps[0]' sweep.json",
+    );
+  });
+});
+
+describe('compare of a run with no 2xx answer', () => {
+  const json = (r: BenchResult): BenchJson => toBenchJson(r);
+  // A server that answers every request with a fast 500: its 2xx latency is empty.
+  const all500: BenchResult = {
+    ...result(100, []),
+    requests: { sent: 6000, completed: 6000, ok: 0, late: 0, errors: 0, dropped: 0 },
+    status: { 500: 6000 },
+    throughputRps: 6000,
+    goodputRps: 0,
+  };
+
+  // Its latency showed as 0.000 ms, '-100.0%' against A, and the verdict was only
+  // 'throughput is higher in B (+5900.0%)': a server broken into 500s read as a faster one.
+  it('shows its latency as empty, not as 0 ms, and says its answers were not 2xx', () => {
+    const c = compareRuns(json(result(100, spread(10))), json(all500));
+    const p50 = c.rows.find((row) => row.figure === 'latency p50 ms');
+    expect(p50).toMatchObject({ b: '-', change: '-' });
+    expect(p50?.a).not.toBe('-');
+    expect(c.rows.map((row) => row.b)).not.toContain('0.000');
+    expect(c.noise).toBe(false);
+    expect(c.verdict).toContain('B has no 2xx answer (A had 200)');
+    expect(c.verdict).toContain('goodput is lower in B (-100.0%)');
+    const reverse = compareRuns(json(all500), json(result(100, spread(10))));
+    expect(reverse.verdict).toContain('A had no 2xx answer (B has 200)');
   });
 });
 

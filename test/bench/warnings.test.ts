@@ -36,6 +36,23 @@ describe('bench warnings', () => {
     expect(warning).toContain('if the service time grows with them, the server is the limit, not the connections');
   });
 
+  // Under 'ulimit -n 1024', 'bench -c 2000' failed half its sends on the generator's own limit,
+  // and the report counted them as the server's 'other' errors without a word of whose they were.
+  it("says when the sends failed on the generator's own limit of open files", () => {
+    const r = {
+      ...result(0, 1),
+      errors: { timeout: 0, refused: 0, reset: 0, protocol: 0, other: 13229 },
+      errorCauses: { other: 'connect EMFILE 127.0.0.1:9111 - Local (undefined:undefined)' },
+    } as unknown as BenchResult;
+    const warning = warningsFor({ ...plan, mode: 'closed', connections: 2000 } as BenchPlan, r).find((w) =>
+      w.includes('EMFILE'),
+    );
+    expect(warning).toBe(
+      "the generator ran out of open files (EMFILE, the first cause of 13229 'other' errors): those errors say nothing of the server; raise the limit (ulimit -n) or lower --connections (2000)",
+    );
+    expect(warningsFor(plan, result(200, 40)).join(' ')).not.toContain('EMFILE');
+  });
+
   it('says nothing about connections when they are enough', () => {
     expect(warningsFor(plan, result(200, 40)).join(' ')).not.toContain('connection slots');
   });

@@ -53,6 +53,9 @@ describe('one objective grammar for bench --slo, bench --threshold and simulate 
     ['errors<5ms', 'a ratio takes % or a fraction'],
     ['p99<2h', 'a latency bound takes us, ms, s or m'],
     ['errors<150%', 'at most 100%'],
+    // No run has fewer than no errors: the threshold failed every run (exit 99), where p99<0 is refused.
+    ['errors<0', "'errors<0' is never met: fewer than no errors; for none, errors<=0"],
+    ['errors<0%', "'errors<0%' is never met"],
     ['', 'it is empty'],
   ])('refuses %j naming the flag and the grammar', (text, why) => {
     expect(() => parseObjective(text, { flag: '--slo' })).toThrow(why);

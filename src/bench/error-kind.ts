@@ -55,6 +55,11 @@ const PROTOCOL_CODES = new Set([
  * Sorts an undici or socket error into a kind. undici wraps socket errors, so the code is looked
  * up on the error and on its cause.
  */
+/** An error with a socket's code (`ETIMEDOUT`, `ECONNRESET`, …), as classifyError counts it. */
+export function socketError(message: string, code: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
 export function classifyError(error: unknown): ErrorKind {
   const codes = new Set<string>();
   let parserError = false;

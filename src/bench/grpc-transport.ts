@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type * as GrpcJs from '@grpc/grpc-js';
 import type { BenchPlan } from './plan.js';
 import type { Closable } from './drain.js';
+import { socketError } from './error-kind.js';
 import type { TimedRequest } from './timed-request.js';
 
 const require = createRequire(import.meta.url);
@@ -76,11 +77,4 @@ export function createGrpcTransport(
       for (const client of clients) client.close();
     },
   };
-}
-
-/** A call that got no answer, as the socket error bench counts it under (classifyError). */
-function socketError(message: string, errno: string): Error {
-  const error = new Error(message) as NodeJS.ErrnoException;
-  error.code = errno;
-  return error;
 }

@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { RingBuffer } from '../core/ring-buffer.js';
+import { socketError } from './error-kind.js';
 import { Http1ResponseParser } from './http1-response-parser.js';
 
 /** What the pool calls on a request: undici's raw handler callbacks, so one handler serves both clients. */
@@ -31,11 +32,6 @@ const noop = (): void => {};
 /** How often the pool looks for late requests: a tenth of --timeout, within 10–250 ms. */
 function sweepEveryMs(timeoutMs: number): number {
   return Math.min(250, Math.max(10, timeoutMs / 10));
-}
-
-/** An error with a code classifyError knows. */
-function codedError(message: string, code: string): Error {
-  return Object.assign(new Error(message), { code });
 }
 
 /**
@@ -79,7 +75,7 @@ export class Http1Pool {
 
   dispatch(handler: Http1Handler): void {
     if (this.destroyed) {
-      handler.onError(codedError('the pool was destroyed', 'UND_ERR_DESTROYED'));
+      handler.onError(socketError('the pool was destroyed', 'UND_ERR_DESTROYED'));
       return;
     }
     const conn = this.ready.pop();
@@ -128,8 +124,8 @@ export class Http1Pool {
     this.destroyed = true;
     clearInterval(this.sweeper);
     for (let h = this.queue.shift(); h !== undefined; h = this.queue.shift())
-      h.onError(codedError('the pool was destroyed', 'UND_ERR_DESTROYED'));
-    for (const conn of this.conns) conn.destroy(codedError('the pool was destroyed', 'UND_ERR_DESTROYED'));
+      h.onError(socketError('the pool was destroyed', 'UND_ERR_DESTROYED'));
+    for (const conn of this.conns) conn.destroy(socketError('the pool was destroyed', 'UND_ERR_DESTROYED'));
     this.closing?.();
   }
 
@@ -190,7 +186,7 @@ class Http1Connection {
   expireIfLate(nowMs: number): void {
     const oldestMs = this.writtenAtMs.at(0);
     if (oldestMs !== undefined && nowMs - oldestMs >= this.options.timeoutMs) {
-      this.destroy(codedError(`no response within ${this.options.timeoutMs} ms`, 'ETIMEDOUT'));
+      this.destroy(socketError(`no response within ${this.options.timeoutMs} ms`, 'ETIMEDOUT'));
     }
   }
 
@@ -228,7 +224,7 @@ class Http1Connection {
     });
     socket.on('timeout', () => {
       if (this.socket === socket && this.busy())
-        this.destroy(codedError(`no response within ${this.options.timeoutMs} ms`, 'ETIMEDOUT'));
+        this.destroy(socketError(`no response within ${this.options.timeoutMs} ms`, 'ETIMEDOUT'));
     });
     socket.on('end', () => {
       if (this.socket !== socket) return;
@@ -236,13 +232,13 @@ class Http1Connection {
       // finish() may have completed a read-until-close response whose handler already sent its
       // next request on a new socket: that one must live.
       if (this.socket !== socket) return;
-      this.drop(codedError('the server closed the connection', 'ECONNRESET'));
+      this.drop(socketError('the server closed the connection', 'ECONNRESET'));
     });
     socket.on('error', (error) => {
       if (this.socket === socket) this.drop(error);
     });
     socket.on('close', () => {
-      if (this.socket === socket) this.drop(codedError('the connection closed', 'ECONNRESET'));
+      if (this.socket === socket) this.drop(socketError('the connection closed', 'ECONNRESET'));
     });
   }
 
@@ -250,7 +246,7 @@ class Http1Connection {
     this.writtenAtMs.shift();
     const handler = this.outstanding.shift();
     if (handler === undefined) {
-      this.destroy(codedError('a response arrived with no request outstanding', 'HPE_INVALID'));
+      this.destroy(socketError('a response arrived with no request outstanding', 'HPE_INVALID'));
       return;
     }
     if (!keepAlive) {
@@ -258,7 +254,7 @@ class Http1Connection {
       const socket = this.socket;
       this.socket = undefined;
       socket?.end();
-      this.failOutstanding(codedError('the server closed the connection', 'ECONNRESET'));
+      this.failOutstanding(socketError('the server closed the connection', 'ECONNRESET'));
     }
     // Room first, so queued requests go before whatever the handler sends next, and a closed-loop
     // sender's next request can reuse this very connection.

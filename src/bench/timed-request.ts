@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { Drain } from './drain.js';
-import { classifyError, DRAIN_CAUSE } from './error-kind.js';
+import { classifyError, DRAIN_CAUSE, socketError } from './error-kind.js';
 import type { BenchRecorder } from './recorder.js';
 
 /** Where a finished request reports; the run loop implements it. */
@@ -57,7 +57,7 @@ export class TimedRequest implements Dispatcher.DispatchHandler {
   onData(): boolean {
     const timeoutMs = this.sink.timeoutMs;
     if (timeoutMs !== undefined && this.now() - this.writtenMs > timeoutMs) {
-      this.abort?.(Object.assign(new Error(`no complete answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+      this.abort?.(socketError(`no complete answer within ${timeoutMs} ms`, 'ETIMEDOUT'));
       return false;
     }
     return true;

@@ -111,7 +111,8 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     offerHeld(request);
   };
   const clock = new TurnClock(offerOpen);
-  const executor: Executor<I, O> = { start: (run, done) => runBatch(fn, run, done, clock) };
+  const isolating = config.isolation !== 'off';
+  const executor: Executor<I, O> = { start: (run, done) => runBatch(fn, run, done, clock, isolating) };
   const batcher = createBatcher<I, O>(config, clock, executor);
   const stats = new BatcherStats(batcher, clock, config.maxBatchSize);
   const keepAlive = new KeepAlive();
@@ -340,12 +341,27 @@ class SignalWatch {
   }
 }
 
-/** Runs one batch (or, while a failed one is isolated, part of it) through the caller's function. */
-function runBatch<I, O>(fn: BatchFunction<I, O>, run: Batch<I, O>, done: RunDone<O>, clock: TurnClock): void {
-  const size = run.inputs.length;
+/**
+ * Runs one batch (or, while a failed one is isolated, part of it) through the caller's function.
+ * `isolating`: a failed batch is run again in parts, taken from its inputs, so the function gets
+ * a copy of them to change as it likes (sort, reverse, splice): handed the batch's own array, a
+ * function that sorted it and threw had its parts run with the items of other calls, whose
+ * callers got them as their results (the sorted [a, bad, m, z] ran as [a, bad] for the calls of
+ * z and bad, and z's caller got A). One copy a batch of more than one item (a batch of one is
+ * not re-run); no work a call.
+ */
+function runBatch<I, O>(
+  fn: BatchFunction<I, O>,
+  run: Batch<I, O>,
+  done: RunDone<O>,
+  clock: TurnClock,
+  isolating: boolean,
+): void {
+  const inputs = run.inputs;
+  const size = inputs.length;
   let returned: ReturnType<BatchFunction<I, O>>;
   try {
-    returned = fn(run.inputs as I[], { instance: run.instance });
+    returned = fn(isolating && size > 1 ? inputs.slice() : (inputs as I[]), { instance: run.instance });
   } catch (error) {
     clock.elapsed();
     return done(thrownAsError(error));

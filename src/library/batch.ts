@@ -151,16 +151,19 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     if (invalid !== undefined) return rejected(pending, promise, invalid);
     const signal = callOptions.signal;
     if (signal?.aborted === true) return rejected(pending, promise, signal.reason);
+    // Listening before the offer: a batch function run inside it (the call fills a batch) that
+    // aborts the signal cancels this call as it cancels the calls of that signal offered before.
+    // Listening after it, the call was answered first, and resolved where they rejected.
     let watched: WatchedCall<I, O> | undefined;
-    if (signal !== undefined) pending.onOutcome = watched = new WatchedCall(pending, owner, signal);
+    if (signal !== undefined) (pending.onOutcome = watched = new WatchedCall(pending, owner, signal)).start();
     clock.elapsed();
     keepAlive.enter();
     const refused = batcher.offer(pending, callOptions.timeoutMs, callOptions.priority);
     if (refused !== undefined) {
+      watched?.stop();
       keepAlive.leave();
       return rejected(pending, promise, publicError(refusalError(batcher, refused)));
     }
-    if (watched !== undefined && pending.phase !== 'done') watched.start();
     return promise;
   };
 
@@ -269,11 +272,14 @@ class WatchedCall<I, O> {
     private readonly signal: AbortSignal,
   ) {}
 
-  /** Its call waits or runs: its signal's abort now cancels it. */
+  /** Its call is about to be offered (its signal not aborted): the signal's abort cancels it from now on. */
   start(): void {
-    // Aborted while it was offered (by a batch function that ran in the call): its abort has been told.
-    if (this.signal.aborted) return void this.owner.batcher.cancel(this.call);
     this.watch = SignalWatch.join(this.signal, this);
+  }
+
+  /** Its call was refused at the door: it leaves the watch. */
+  stop(): void {
+    this.watch?.leave(this);
   }
 
   /** Its signal was aborted: removed if queued, its result discarded if running. */

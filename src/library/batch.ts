@@ -374,19 +374,29 @@ function runBatch<I, O>(
   }
   // A synchronous function's time is the batch's; the next read (its end, the next batch's start) sees it.
   clock.elapsed();
-  if (isThenable(returned))
-    returned.then(
-      // Settled after whatever ran meanwhile: the batch's end reads the clock again.
-      (results) => {
-        clock.elapsed();
-        handOver(results, size, done, clock);
-      },
-      (error: unknown) => {
-        clock.elapsed();
-        done(thrownAsError(error));
-      },
-    );
-  else handOver(returned, size, done, clock);
+  // The thenable's `then` (and its getter) is the function's code: what it throws fails the batch
+  // as a throw of the function does. It reached the core's catch, which made a bare Error of a
+  // string (no code, no cause) and threw out of the call for a value String() cannot print. A
+  // `then` that throws after calling back answers nothing twice: the core takes one answer a run.
+  let thenable: boolean;
+  try {
+    thenable = isThenable(returned);
+    if (thenable)
+      (returned as PromiseLike<unknown>).then(
+        // Settled after whatever ran meanwhile: the batch's end reads the clock again.
+        (results) => {
+          clock.elapsed();
+          handOver(results, size, done, clock);
+        },
+        (error: unknown) => {
+          clock.elapsed();
+          done(thrownAsError(error));
+        },
+      );
+  } catch (error) {
+    return done(thrownAsError(error));
+  }
+  if (!thenable) handOver(returned, size, done, clock);
 }
 
 function isThenable<T>(value: unknown): value is PromiseLike<T> {

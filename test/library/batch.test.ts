@@ -376,6 +376,43 @@ describe('batch(): failures', () => {
       }
   });
 
+  it("answers calls whose function returns a thenable whose then throws (or whose then's getter does), whatever it throws", async () => {
+    // A string came as a bare Error without code or cause, and a null-prototype object escaped the
+    // call as a TypeError (String() of it throws), leaving its batch unanswered.
+    const throwers: [string, (value: unknown) => object][] = [
+      [
+        'then',
+        (value) => ({
+          // biome-ignore lint/suspicious/noThenProperty: a thenable is what is tested
+          then: () => {
+            throw value;
+          },
+        }),
+      ],
+      [
+        'getter',
+        (value) => ({
+          // biome-ignore lint/suspicious/noThenProperty: a thenable is what is tested
+          get then() {
+            throw value;
+          },
+        }),
+      ],
+    ];
+    for (const [, thenable] of throwers)
+      for (const value of ['upstream down', Object.create(null)]) {
+        const broken = batch((_items: number[]) => thenable(value) as unknown as number[], {
+          maxBatchSize: 2,
+          batchWindowMs: 10_000,
+        });
+        const errors = await Promise.all([broken(1), broken(2)].map(rejection));
+        for (const error of errors) {
+          expect(error).toBeInstanceOf(ModelFailureError);
+          expect((error as Error).cause).toBe(value);
+        }
+      }
+  });
+
   it('fails a batch whose results are not one per item with a clear error, and serves the next batch', async () => {
     let broken = true;
     const lossy = batch(async (items: number[]) => (broken ? items.slice(1) : items), {

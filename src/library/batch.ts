@@ -111,7 +111,8 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     offerHeld(request);
   };
   const clock = new TurnClock(offerOpen);
-  const executor: Executor<I, O> = { start: (run, done) => runBatch(fn, run, done, clock) };
+  const isolating = config.isolation !== 'off';
+  const executor: Executor<I, O> = { start: (run, done) => runBatch(fn, run, done, clock, isolating) };
   const batcher = createBatcher<I, O>(config, clock, executor);
   const stats = new BatcherStats(batcher, clock, config.maxBatchSize);
   const keepAlive = new KeepAlive();
@@ -150,16 +151,19 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     if (invalid !== undefined) return rejected(pending, promise, invalid);
     const signal = callOptions.signal;
     if (signal?.aborted === true) return rejected(pending, promise, signal.reason);
+    // Listening before the offer: a batch function run inside it (the call fills a batch) that
+    // aborts the signal cancels this call as it cancels the calls of that signal offered before.
+    // Listening after it, the call was answered first, and resolved where they rejected.
     let watched: WatchedCall<I, O> | undefined;
-    if (signal !== undefined) pending.onOutcome = watched = new WatchedCall(pending, owner, signal);
+    if (signal !== undefined) (pending.onOutcome = watched = new WatchedCall(pending, owner, signal)).start();
     clock.elapsed();
     keepAlive.enter();
     const refused = batcher.offer(pending, callOptions.timeoutMs, callOptions.priority);
     if (refused !== undefined) {
+      watched?.stop();
       keepAlive.leave();
       return rejected(pending, promise, publicError(refusalError(batcher, refused)));
     }
-    if (watched !== undefined && pending.phase !== 'done') watched.start();
     return promise;
   };
 
@@ -268,11 +272,14 @@ class WatchedCall<I, O> {
     private readonly signal: AbortSignal,
   ) {}
 
-  /** Its call waits or runs: its signal's abort now cancels it. */
+  /** Its call is about to be offered (its signal not aborted): the signal's abort cancels it from now on. */
   start(): void {
-    // Aborted while it was offered (by a batch function that ran in the call): its abort has been told.
-    if (this.signal.aborted) return void this.owner.batcher.cancel(this.call);
     this.watch = SignalWatch.join(this.signal, this);
+  }
+
+  /** Its call was refused at the door: it leaves the watch. */
+  stop(): void {
+    this.watch?.leave(this);
   }
 
   /** Its signal was aborted: removed if queued, its result discarded if running. */
@@ -340,31 +347,56 @@ class SignalWatch {
   }
 }
 
-/** Runs one batch (or, while a failed one is isolated, part of it) through the caller's function. */
-function runBatch<I, O>(fn: BatchFunction<I, O>, run: Batch<I, O>, done: RunDone<O>, clock: TurnClock): void {
-  const size = run.inputs.length;
+/**
+ * Runs one batch (or, while a failed one is isolated, part of it) through the caller's function.
+ * `isolating`: a failed batch is run again in parts, taken from its inputs, so the function gets
+ * a copy of them to change as it likes (sort, reverse, splice): handed the batch's own array, a
+ * function that sorted it and threw had its parts run with the items of other calls, whose
+ * callers got them as their results (the sorted [a, bad, m, z] ran as [a, bad] for the calls of
+ * z and bad, and z's caller got A). One copy a batch of more than one item (a batch of one is
+ * not re-run); no work a call.
+ */
+function runBatch<I, O>(
+  fn: BatchFunction<I, O>,
+  run: Batch<I, O>,
+  done: RunDone<O>,
+  clock: TurnClock,
+  isolating: boolean,
+): void {
+  const inputs = run.inputs;
+  const size = inputs.length;
   let returned: ReturnType<BatchFunction<I, O>>;
   try {
-    returned = fn(run.inputs as I[], { instance: run.instance });
+    returned = fn(isolating && size > 1 ? inputs.slice() : (inputs as I[]), { instance: run.instance });
   } catch (error) {
     clock.elapsed();
     return done(thrownAsError(error));
   }
   // A synchronous function's time is the batch's; the next read (its end, the next batch's start) sees it.
   clock.elapsed();
-  if (isThenable(returned))
-    returned.then(
-      // Settled after whatever ran meanwhile: the batch's end reads the clock again.
-      (results) => {
-        clock.elapsed();
-        handOver(results, size, done, clock);
-      },
-      (error: unknown) => {
-        clock.elapsed();
-        done(thrownAsError(error));
-      },
-    );
-  else handOver(returned, size, done, clock);
+  // The thenable's `then` (and its getter) is the function's code: what it throws fails the batch
+  // as a throw of the function does. It reached the core's catch, which made a bare Error of a
+  // string (no code, no cause) and threw out of the call for a value String() cannot print. A
+  // `then` that throws after calling back answers nothing twice: the core takes one answer a run.
+  let thenable: boolean;
+  try {
+    thenable = isThenable(returned);
+    if (thenable)
+      (returned as PromiseLike<unknown>).then(
+        // Settled after whatever ran meanwhile: the batch's end reads the clock again.
+        (results) => {
+          clock.elapsed();
+          handOver(results, size, done, clock);
+        },
+        (error: unknown) => {
+          clock.elapsed();
+          done(thrownAsError(error));
+        },
+      );
+  } catch (error) {
+    return done(thrownAsError(error));
+  }
+  if (!thenable) handOver(returned, size, done, clock);
 }
 
 function isThenable<T>(value: unknown): value is PromiseLike<T> {

@@ -289,6 +289,42 @@ describe('batch(): failures', () => {
     ]);
   });
 
+  it('re-runs the items the calls made when the function sorted, reversed or spliced its array and threw', async () => {
+    // Isolation ran parts of the array the function had changed: the sorted [a, bad, m, z] ran as
+    // [a, bad] for the calls of z and bad, and z's caller got A; reversed, bad's caller got A.
+    const changes: ((items: string[]) => void)[] = [
+      (items) => items.sort(),
+      (items) => items.reverse(),
+      (items) => items.splice(0, 1),
+    ];
+    for (const change of changes) {
+      const runs: string[][] = [];
+      const upper = batch(
+        async (items: string[]) => {
+          runs.push([...items]);
+          const bad = items.includes('bad');
+          change(items);
+          if (bad) throw new Error('bad item');
+          return runs[runs.length - 1]?.map((item) => item.toUpperCase()) ?? [];
+        },
+        { maxBatchSize: 4, batchWindowMs: 10_000 },
+      );
+      const items = ['z', 'bad', 'a', 'm'];
+      // One turn's calls (one request of four) and calls with options (four requests).
+      for (const options of [undefined, { timeoutMs: 10_000 }]) {
+        const answers = await Promise.allSettled(items.map((item) => upper(item, options)));
+        expect(answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : 'rejected'))).toEqual([
+          'Z',
+          'rejected',
+          'A',
+          'M',
+        ]);
+        for (const run of runs.slice(1)) for (const item of run) expect(items).toContain(item);
+        runs.length = 0;
+      }
+    }
+  });
+
   it("with isolation 'off' a throw fails every call of the batch with the function's error", async () => {
     const boom = new TypeError('boom');
     const failing = batch(
@@ -337,6 +373,43 @@ describe('batch(): failures', () => {
         const error = await failureOf(value, sync);
         expect(error).toMatchObject({ code: 'model_failure', message: 'model execution failed: [object Object]' });
         expect((error as Error).cause).toBe(value);
+      }
+  });
+
+  it("answers calls whose function returns a thenable whose then throws (or whose then's getter does), whatever it throws", async () => {
+    // A string came as a bare Error without code or cause, and a null-prototype object escaped the
+    // call as a TypeError (String() of it throws), leaving its batch unanswered.
+    const throwers: [string, (value: unknown) => object][] = [
+      [
+        'then',
+        (value) => ({
+          // biome-ignore lint/suspicious/noThenProperty: a thenable is what is tested
+          then: () => {
+            throw value;
+          },
+        }),
+      ],
+      [
+        'getter',
+        (value) => ({
+          // biome-ignore lint/suspicious/noThenProperty: a thenable is what is tested
+          get then() {
+            throw value;
+          },
+        }),
+      ],
+    ];
+    for (const [, thenable] of throwers)
+      for (const value of ['upstream down', Object.create(null)]) {
+        const broken = batch((_items: number[]) => thenable(value) as unknown as number[], {
+          maxBatchSize: 2,
+          batchWindowMs: 10_000,
+        });
+        const errors = await Promise.all([broken(1), broken(2)].map(rejection));
+        for (const error of errors) {
+          expect(error).toBeInstanceOf(ModelFailureError);
+          expect((error as Error).cause).toBe(value);
+        }
       }
   });
 

@@ -133,4 +133,35 @@ describe('batch(): a signal aborted while its call is offered', () => {
     ]);
     expect(listenersOf(request.signal)).toBe(0);
   });
+
+  it('cancels it when a synchronous batch function aborted it, as it cancels the calls of that signal offered before', async () => {
+    // The call that filled the batch was answered inside its offer, before it listened to its
+    // signal: it resolved with its result where the call beside it, with the same signal, rejected.
+    const request = new AbortController();
+    const echo = batch(
+      (items: number[]) => {
+        request.abort();
+        return items;
+      },
+      { maxBatchSize: 2, batchWindowMs: 10_000 },
+    );
+    const calls = [echo(1, { signal: request.signal }), echo(2, { signal: request.signal })];
+    expect(await Promise.allSettled(calls)).toMatchObject([
+      { status: 'rejected', reason: { name: 'AbortError' } },
+      { status: 'rejected', reason: { name: 'AbortError' } },
+    ]);
+    expect(echo.stats().counts.outcomes).toMatchObject({ ok: 0, cancelled: 2 });
+    expect(listenersOf(request.signal)).toBe(0);
+    // One call alone, which its own offer ran.
+    const alone = new AbortController();
+    const solo = batch(
+      (items: number[]) => {
+        alone.abort();
+        return items;
+      },
+      { maxBatchSize: 1 },
+    );
+    await expect(solo(1, { signal: alone.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    expect(listenersOf(alone.signal)).toBe(0);
+  });
 });

@@ -203,6 +203,7 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     maxOutputElements: config.maxOutputElements,
     logError,
     holdRetries: config.holdRetries,
+    heldRefusals: runtime.heldRefusals,
   };
   app.register(async (scope) => {
     useTensorBodyParsers(scope);

@@ -18,6 +18,7 @@ import {
   TRANSPORTS,
   totalResponses,
 } from './answer-counters.js';
+import { HeldRefusals } from './retry-hold.js';
 import { Targets } from './target.js';
 import { versionKey, versionLine, versionWarningLines } from './version-log.js';
 
@@ -34,6 +35,8 @@ export class ServingRuntime {
   private readonly startedAtMs: number;
   readonly registry: Registry;
   readonly metrics: ServeMetrics;
+  /** 429s held until their Retry-After (retry-hold.ts): answered when the drain starts. */
+  readonly heldRefusals = new HeldRefusals();
   /** Answers to inference requests that reached no model version (unknown model), by status. */
   readonly unattributed: AnswerCounters & { readonly responses: ResponsesByTransport };
   /**
@@ -281,6 +284,7 @@ export class ServingRuntime {
 
   private async drainVersions(timeoutMs: number): Promise<void> {
     this.stateNow = 'draining';
+    this.heldRefusals.releaseAll();
     await Promise.all(this.registry.all().map((version) => version.drain(timeoutMs)));
     this.stateNow = 'stopped';
   }

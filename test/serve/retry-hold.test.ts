@@ -99,3 +99,27 @@ describe('a full queue’s 429 to a connection that retries at once', () => {
     }
   });
 });
+
+describe('a held 429 when the server drains', () => {
+  it('is answered when the drain starts: nothing is left for the drain to wait for', async () => {
+    const full = await fullQueue({});
+    server = full.server;
+    const version = server.runtime.defaultVersion!;
+    const client = new Client(server.url);
+    try {
+      const first = await post(client, JSON.stringify({ inputs: [3, 3, 3] }), 0);
+      expect(first.status).toBe(429);
+      const retried = post(client, JSON.stringify({ inputs: [3, 3, 3] }), 0);
+      // Refused (counted at once) and held: its answer is counted when it is given.
+      await vi.waitFor(() => expect(version.batcher.counts.rejected.queue_full).toBe(2), PATIENCE);
+      expect(version.responsesByStatus['429']).toBe(1);
+      // The drain answers what is queued and running (503), and the held refusal with it: a
+      // server stopping had it on a timer of its own, and waited for it or cut its connection.
+      await server.runtime.drain(0);
+      expect(version.responsesByStatus['429']).toBe(2);
+      expect((await retried).status).toBe(429);
+    } finally {
+      await client.close();
+    }
+  });
+});

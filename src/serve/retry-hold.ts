@@ -5,7 +5,9 @@ import type { BatchlineError } from '../errors.js';
 import type { Answer } from './answer.js';
 
 const kRetryAt = Symbol('batchline.retryAt');
-type RefusedSocket = Socket & { [kRetryAt]?: number };
+/** The bytes read off the connection when its last unheld 429 had been written out (undefined until then). */
+const kReadWhenRefused = Symbol('batchline.readWhenRefused');
+type RefusedSocket = Socket & { [kRetryAt]?: number; [kReadWhenRefused]?: number };
 
 /**
  * Answers a 429 (the queue is full, or the request would miss its deadline) and holds the next
@@ -33,6 +35,18 @@ export function answerRefusal(
   const retryAtMs = socket[kRetryAt];
   if (retryAtMs === undefined || retryAtMs <= nowMs) {
     socket[kRetryAt] = nowMs + retryAfterS * 1000;
+    socket[kReadWhenRefused] = undefined;
+    answer.reply.raw.once('finish', () => {
+      socket[kReadWhenRefused] = socket.bytesRead;
+    });
+    answer.error(error);
+    return;
+  }
+  // Read before that 429 was written out (pipelined behind the request refused): its client
+  // could not have read the Retry-After, so it is no retry. Held, a burst of 30 pipelined
+  // requests took 29 s to be refused, one a second.
+  const readWhenRefused = socket[kReadWhenRefused];
+  if (readWhenRefused === undefined || socket.bytesRead <= readWhenRefused) {
     answer.error(error);
     return;
   }

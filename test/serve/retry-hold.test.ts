@@ -6,7 +6,8 @@
 import { Client } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { infer, startTestServer, type TestServer } from './test-server.js';
-import { PATIENCE } from '../patience.js';
+import { PATIENCE, PATIENCE_MS } from '../patience.js';
+import { inferRequest, RawConnection } from '../reliability/raw-http.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -96,6 +97,32 @@ describe('a full queue’s 429 to a connection that retries at once', () => {
       expect(lastMs).toBeLessThan((RETRIES - 2) * 1000);
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('429s to requests pipelined behind the first one refused', () => {
+  it('are answered at once: sent before their client could read a Retry-After, they are no retries', async () => {
+    const PIPELINED = 10;
+    const full = await fullQueue({});
+    server = full.server;
+    const connection = new RawConnection(Number(new URL(server.url).port));
+    try {
+      const fromMs = performance.now();
+      await connection.write(
+        Array.from({ length: PIPELINED }, (_, i) => inferRequest(JSON.stringify({ inputs: [3, 3, 3] }), `p${i}`)).join(
+          '',
+        ),
+      );
+      const answers = await connection.untilResponses(PIPELINED, PATIENCE_MS);
+      expect(answers.map((a) => [a.headers['x-request-id'], a.status])).toEqual(
+        Array.from({ length: PIPELINED }, (_, i) => [`p${i}`, 429]),
+      );
+      // Held as retries, the last would come 9 s after the first (one Retry-After each); answered
+      // at once, within a round trip. The bound leaves a loaded host most of a second for each.
+      expect(performance.now() - fromMs).toBeLessThan((PIPELINED - 2) * 1000);
+    } finally {
+      await connection.settle(0);
     }
   });
 });

@@ -255,6 +255,11 @@ export class ServingRuntime {
    * those too, and its users met that (server#7014).
    */
   notReady(): BatchlineError | undefined {
+    // Withdrawn before the drain (--drain-delay-ms): requests are still taken, and it says so.
+    if (this.readinessWithdrawn && this.stateNow !== 'draining' && this.stateNow !== 'stopped')
+      return shuttingDown(
+        'requests are still served until the drain starts (--drain-delay-ms); send new ones elsewhere',
+      );
     if (this.leaving) return shuttingDown();
     if (this.stateNow === 'starting') return new BatchlineError('NOT_READY', 'the model is loading');
     const down = this.registry.all().filter((version) => version.state === 'ready' && !version.acceptsWork);

@@ -336,6 +336,10 @@ describe('graceful shutdown', () => {
     const readyz = await get(`${url}/readyz`);
     expect(readyz.status).toBe(503);
     expect(JSON.parse(readyz.text).error.code).toBe('shutting_down');
+    // It says what holds: it said "no new requests are taken" while it took them.
+    expect(JSON.parse(readyz.text).error.message).toBe(
+      'shutting down: requests are still served until the drain starts (--drain-delay-ms); send new ones elsewhere',
+    );
     expect((await get(`${url}/v2/health/ready`)).status).toBe(503);
     // Still admitting: a load balancer that has not yet seen the 503 loses nothing.
     expect((await infer(url, { inputs: [1, 2, 3] })).status).toBe(200);

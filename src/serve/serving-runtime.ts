@@ -332,6 +332,15 @@ export class ServingRuntime {
     return this.stats() ?? (this.stateNow === 'starting' ? undefined : { ...this.serverFigures(), models: [] });
   }
 
+  /**
+   * The server's inference answers since it started, by status: those of every version (loading
+   * ones' and removed ones' too) and those that reached none. Unlike `statsAnswer()`, also while
+   * the start-up models load.
+   */
+  answersByStatus(): Record<string, number> {
+    return this.serverFigures().responsesByStatus;
+  }
+
   /** The server's state and its answers since it started, whatever it serves. */
   private serverFigures(): Pick<
     ServerStats,

@@ -68,6 +68,17 @@ export class Answer {
     return known;
   }
 
+  /**
+   * Answers a refusal the batcher has counted (a full queue's 429, say): when its client has gone
+   * before it (one held until its Retry-After, retry-hold.ts), nothing is sent (499) and its
+   * reason is counted all the same, so that the metrics' refusals agree with the batcher's.
+   */
+  refuse(error: BatchlineError): void {
+    if (this.answered || this.reply.sent) return;
+    if (this.reply.raw.destroyed && error.row.reason !== undefined) this.counters?.countRejection(error.row.reason);
+    this.error(error);
+  }
+
   /** The client has gone before its answer: counted as 499 (once), nothing sent. */
   clientGone(): void {
     if (this.answered || this.reply.sent) return;

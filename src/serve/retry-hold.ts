@@ -28,7 +28,7 @@ export function answerRefusal(
   const socket = request.raw.socket as RefusedSocket | null;
   const retryAfterS = error.retryAfterS;
   if (!hold || socket === null || error.httpStatus !== 429 || retryAfterS === undefined) {
-    answer.error(error);
+    answer.refuse(error);
     return;
   }
   const nowMs = performance.now();
@@ -39,7 +39,7 @@ export function answerRefusal(
     answer.reply.raw.once('finish', () => {
       socket[kReadWhenRefused] = socket.bytesRead;
     });
-    answer.error(error);
+    answer.refuse(error);
     return;
   }
   // Read before that 429 was written out (pipelined behind the request refused): its client
@@ -47,14 +47,14 @@ export function answerRefusal(
   // requests took 29 s to be refused, one a second.
   const readWhenRefused = socket[kReadWhenRefused];
   if (readWhenRefused === undefined || socket.bytesRead <= readWhenRefused) {
-    answer.error(error);
+    answer.refuse(error);
     return;
   }
   // Retried before its Retry-After: answered when it has passed, the body let go meanwhile.
   (request as { body: unknown }).body = undefined;
   socket[kRetryAt] = retryAtMs + retryAfterS * 1000;
-  if (held === undefined) setTimeout(() => answer.error(error), retryAtMs - nowMs);
-  else held.hold(() => answer.error(error), retryAtMs - nowMs);
+  if (held === undefined) setTimeout(() => answer.refuse(error), retryAtMs - nowMs);
+  else held.hold(() => answer.refuse(error), retryAtMs - nowMs);
 }
 
 /**

@@ -127,6 +127,28 @@ describe('429s to requests pipelined behind the first one refused', () => {
   });
 });
 
+describe('a held 429 whose client leaves before it is answered', () => {
+  it('is counted as the refusal it was, in the metrics as in the batcher’s counts, its answer as 499', async () => {
+    const full = await fullQueue({});
+    server = full.server;
+    const version = server.runtime.defaultVersion!;
+    const connection = new RawConnection(Number(new URL(server.url).port));
+    await connection.write(inferRequest(JSON.stringify({ inputs: [3, 3, 3] }), 'first'));
+    expect((await connection.untilResponses(1, PATIENCE_MS)).map((r) => r.status)).toEqual([429]);
+    // A retry at once: refused (the batcher counts it) and held; its client leaves meanwhile.
+    await connection.write(inferRequest(JSON.stringify({ inputs: [3, 3, 3] }), 'retry'));
+    await vi.waitFor(() => expect(version.batcher.counts.rejected.queue_full).toBe(2), PATIENCE);
+    await connection.settle(0);
+    // The hold ends (1 s): nothing to send, and the refusal is counted all the same.
+    await vi.waitFor(() => expect(version.responsesByStatus['499']).toBe(1), PATIENCE);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(
+      /^batchline_rejections_total\{model="toy-logistic-v1",version="1",reason="queue_full"\} 2$/m,
+    );
+    expect(metrics).toMatch(/^batchline_requests_total\{model="toy-logistic-v1",version="1",outcome="rejected"\} 2$/m);
+  });
+});
+
 describe('a held 429 when the server drains', () => {
   it('is answered when the drain starts: nothing is left for the drain to wait for', async () => {
     const full = await fullQueue({});

@@ -69,7 +69,7 @@ export class BatchDispatch<I, O> {
   fillMailbox(nowMs: number): boolean {
     const limit = this.policy.settings(nowMs).limit;
     if ((this.queue.waitingAt[0] as number) < limit) return false;
-    const instance = this.slots.instanceWithMailboxRoom();
+    const instance = this.slots.instanceWithMailboxRoom(nowMs);
     if (instance < 0) return false;
     this.dispatch(limit, 'full', nowMs, instance);
     return true;
@@ -88,11 +88,13 @@ export class BatchDispatch<I, O> {
     const probe = this.options.breaker?.dispatched(nowMs) ?? false;
     const run = new BatchRun<I, O>(this.nextBatchId++, instance, requests, inputs, nowMs, trigger, probe, this.runHost);
     let deadlineAtMs = Number.POSITIVE_INFINITY;
+    let lastDeadlineAtMs = Number.NEGATIVE_INFINITY;
     // The one walk over the batch at its start: what the observers would walk it again for is found on the way.
     let sharedArrivalAtMs: number | undefined = first.arrivalAtMs;
     for (let i = 0, at = 0; i < requests.length; i++) {
       const request = requests[i] as PendingRequest<I, O>;
       if (request.deadlineAtMs < deadlineAtMs) deadlineAtMs = request.deadlineAtMs;
+      if (request.deadlineAtMs > lastDeadlineAtMs) lastDeadlineAtMs = request.deadlineAtMs;
       if (request.arrivalAtMs !== sharedArrivalAtMs) sharedArrivalAtMs = undefined;
       request.phase = 'running';
       request.batch = run;
@@ -104,6 +106,7 @@ export class BatchDispatch<I, O> {
       }
     }
     run.deadlineAtMs = deadlineAtMs;
+    run.lastDeadlineAtMs = lastDeadlineAtMs;
     run.sharedArrivalAtMs = sharedArrivalAtMs;
     this.slots.place(run, mailboxOf !== undefined);
     const counts = this.host.counts;

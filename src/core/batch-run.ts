@@ -44,6 +44,11 @@ export class BatchRun<I, O> implements Batch<I, O> {
   okItems = 0;
   /** The earliest deadline of its requests still running, or earlier (see DeadlineTracker). */
   deadlineAtMs = Number.POSITIVE_INFINITY;
+  /**
+   * The latest deadline of its requests, as dispatched: once it has passed, every request has been
+   * answered (504) and the run is overrunning; no batch is handed to its instance's mailbox then.
+   */
+  lastDeadlineAtMs = Number.POSITIVE_INFINITY;
   sharedArrivalAtMs: number | undefined = undefined;
   /** A request of several items is among its requests (dispatch says so): answered item by item, they are split first. */
   itemsRequests = false;

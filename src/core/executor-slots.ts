@@ -92,16 +92,23 @@ export class ExecutorSlots<I, O> {
     return instance;
   }
 
-  /** A busy instance, up, whose mailbox has room (the emptiest); -1 when there is none (or no mailboxes). */
-  instanceWithMailboxRoom(): number {
+  /**
+   * A busy instance, up, whose mailbox has room (the emptiest); -1 when there is none (or no
+   * mailboxes). Not one whose batch has run past the last deadline of its requests (every one
+   * answered 504): it may never end (an instance about to be found stuck), and a batch handed
+   * behind it would fail with it when the instance is killed, while another instance could run it.
+   */
+  instanceWithMailboxRoom(nowMs: number): number {
     const mailboxes = this.mailboxes;
     if (mailboxes === undefined) return -1;
     let found = -1;
-    for (let instance = 0; instance < this.runs.length; instance++)
-      if (mailboxes.hasRoom(instance) && this.runs[instance] !== undefined && this.up[instance]) {
+    for (let instance = 0; instance < this.runs.length; instance++) {
+      const run = this.runs[instance];
+      if (mailboxes.hasRoom(instance) && run !== undefined && this.up[instance] && run.lastDeadlineAtMs > nowMs) {
         if (mailboxes.at(instance) === undefined) return instance;
         if (found < 0) found = instance;
       }
+    }
     return found;
   }
 

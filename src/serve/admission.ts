@@ -7,6 +7,7 @@ import { seeTheLog } from './failure-log.js';
 import type { ModelVersion } from './model-version.js';
 import type { ErrorStage } from './answer-counters.js';
 import { outcomeError, refusalError } from './outcome-errors.js';
+import type { HeldRefusals } from './retry-hold.js';
 
 /** What admission needs of a model version. */
 export type AdmissionVersion = Pick<
@@ -23,6 +24,8 @@ export interface AdmissionContext {
   logError(message: string, error: unknown, withStack?: boolean): void;
   /** A connection that retries a 429 before its Retry-After gets its next 429 when it has passed (retry-hold.ts). */
   readonly holdRetries?: boolean;
+  /** Where held refusals wait: answered at once when the server drains. */
+  readonly heldRefusals?: HeldRefusals;
 }
 
 /**

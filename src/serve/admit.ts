@@ -36,7 +36,13 @@ export function admit<D>(
   // checking each tensor only to refuse it took a quarter of the main thread.
   const full = version.batcher.refuseIfFull(request.id);
   if (full !== undefined)
-    return answerRefusal(request, answer, refusalError(version.batcher, full), context.holdRetries === true);
+    return answerRefusal(
+      request,
+      answer,
+      refusalError(version.batcher, full),
+      context.holdRetries === true,
+      context.heldRefusals,
+    );
   let decoded: D;
   let rows: readonly ItemTensors[];
   let schedule: RequestSchedule;
@@ -78,7 +84,8 @@ export function admit<D>(
     }
     answer.send(200, encoded);
   });
-  if (admitted instanceof BatchlineError) return answerRefusal(request, answer, admitted, context.holdRetries === true);
+  if (admitted instanceof BatchlineError)
+    return answerRefusal(request, answer, admitted, context.holdRetries === true, context.heldRefusals);
   admittedOn(request);
   rowsAdmitted = admitted;
   if (admitted.some((row) => row.phase !== 'done')) trackUntilAnswered(socket, admitted, version.batcher);

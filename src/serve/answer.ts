@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { BatchlineError } from '../errors.js';
+import { BatchlineError } from '../errors.js';
 import { classify } from './classify.js';
 import { BATCHLINE_JSON } from './json-protocol.js';
 import { OIP_ERRORS } from './oip-protocol.js';
@@ -11,6 +11,18 @@ import { type AnswerCounters, countError, type ErrorStage } from './answer-count
  * request"): nothing is sent, and it is neither the server's error nor a success.
  */
 export const CLIENT_CLOSED_REQUEST = 499;
+
+/**
+ * Connections Node's request timeout cut, answered 408 `request_timeout` by the server's client
+ * error handler (`--body-timeout-ms`): a request on one that was still reading its body was
+ * answered that 408. Its stream then ends as a client's hang-up does, and was counted 499.
+ */
+const timedOutConnections = new WeakSet<object>();
+
+/** `socket` is answered 408 `request_timeout` and closed: the request it was reading is counted so. */
+export function answeredRequestTimeout(socket: object): void {
+  timedOutConnections.add(socket);
+}
 
 /**
  * One HTTP request's answer: every answer of the server goes through one (routes, Fastify's
@@ -56,6 +68,17 @@ export class Answer {
     return known;
   }
 
+  /**
+   * Answers a refusal the batcher has counted (a full queue's 429, say): when its client has gone
+   * before it (one held until its Retry-After, retry-hold.ts), nothing is sent (499) and its
+   * reason is counted all the same, so that the metrics' refusals agree with the batcher's.
+   */
+  refuse(error: BatchlineError): void {
+    if (this.answered || this.reply.sent) return;
+    if (this.reply.raw.destroyed && error.row.reason !== undefined) this.counters?.countRejection(error.row.reason);
+    this.error(error);
+  }
+
   /** The client has gone before its answer: counted as 499 (once), nothing sent. */
   clientGone(): void {
     if (this.answered || this.reply.sent) return;
@@ -63,11 +86,18 @@ export class Answer {
     this.counters?.countResponse(CLIENT_CLOSED_REQUEST, 'http');
   }
 
-  /** True when the request has its answer already; a client that has gone is counted now. */
+  /**
+   * True when the request has its answer already; a client that has gone is counted now, and a
+   * request whose body the server stopped waiting for as the 408 it was sent.
+   */
   private settled(): boolean {
     if (this.answered || this.reply.sent) return true;
     if (!this.reply.raw.destroyed) return false;
-    this.clientGone();
+    const socket = this.reply.request.raw.socket as object | null;
+    if (socket !== null && timedOutConnections.has(socket)) {
+      this.answered = true;
+      countError(this.counters, new BatchlineError('REQUEST_TIMEOUT'), 'refused', 'http');
+    } else this.clientGone();
     return true;
   }
 

@@ -8,7 +8,7 @@ import { BatchlineError, errorBody } from '../errors.js';
 import type { ServeConfig } from '../options/serve.js';
 import { BATCHLINE_VERSION } from '../version.js';
 import type { AdmissionContext } from './admission.js';
-import { answersOf, plainAnswer } from './answer.js';
+import { answeredRequestTimeout, answersOf, plainAnswer } from './answer.js';
 import { afterAnswersSent, CountingResponse, limitRequestsPerConnection } from './drain-connections.js';
 import { registerInferRoutes } from './infer-route.js';
 import { acceptsJsonMetrics, jsonMetrics } from './json-metrics.js';
@@ -55,6 +55,8 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
         : new BatchlineError('BAD_REQUEST', error.code ?? error.message);
   // No request and no reply exist yet: the one answer Node's parser leaves is raw bytes. The
   // requests read whole before the bad bytes get their answers first (drain-connections.ts).
+  // A request whose body was still coming is answered this 408 (its stream ends as at a hang-up).
+  if (known.code === 'REQUEST_TIMEOUT') answeredRequestTimeout(socket);
   const body = JSON.stringify(errorBody(known.code, known.message));
   const head = `HTTP/1.1 ${known.httpStatus} ${STATUS_CODES[known.httpStatus]}\r\ncontent-type: application/json; charset=utf-8\r\nx-content-type-options: nosniff\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n`;
   afterAnswersSent(socket as Socket, () => (socket.writable ? socket.end(head + body) : socket.destroy()));
@@ -201,6 +203,7 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     maxOutputElements: config.maxOutputElements,
     logError,
     holdRetries: config.holdRetries,
+    heldRefusals: runtime.heldRefusals,
   };
   app.register(async (scope) => {
     useTensorBodyParsers(scope);

@@ -151,7 +151,9 @@ export async function runServer(
     );
     // Inference answered 503 from here on: those taken and answered at the deadline, and the new
     // requests refused (shutting_down), which the clients see and the last line must count too.
-    const fives = (): number => runtime.statsAnswer()?.responsesByStatus['503'] ?? 0;
+    // Read off the totals, which exist while models load too: `statsAnswer()` has none then, so
+    // a 503 answered before a signal that came during the load was counted as a drain's.
+    const fives = (): number => runtime.answersByStatus()['503'] ?? 0;
     const fivesBeforeDrain = fives();
     // The admin listener stops taking requests first; one in progress (a registration waiting for
     // its load) is answered by the drain (503), which therefore does not wait for it.

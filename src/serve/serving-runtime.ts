@@ -18,6 +18,7 @@ import {
   TRANSPORTS,
   totalResponses,
 } from './answer-counters.js';
+import { HeldRefusals } from './retry-hold.js';
 import { Targets } from './target.js';
 import { versionKey, versionLine, versionWarningLines } from './version-log.js';
 
@@ -34,6 +35,8 @@ export class ServingRuntime {
   private readonly startedAtMs: number;
   readonly registry: Registry;
   readonly metrics: ServeMetrics;
+  /** 429s held until their Retry-After (retry-hold.ts): answered when the drain starts. */
+  readonly heldRefusals = new HeldRefusals();
   /** Answers to inference requests that reached no model version (unknown model), by status. */
   readonly unattributed: AnswerCounters & { readonly responses: ResponsesByTransport };
   /**
@@ -255,6 +258,11 @@ export class ServingRuntime {
    * those too, and its users met that (server#7014).
    */
   notReady(): BatchlineError | undefined {
+    // Withdrawn before the drain (--drain-delay-ms): requests are still taken, and it says so.
+    if (this.readinessWithdrawn && this.stateNow !== 'draining' && this.stateNow !== 'stopped')
+      return shuttingDown(
+        'requests are still served until the drain starts (--drain-delay-ms); send new ones elsewhere',
+      );
     if (this.leaving) return shuttingDown();
     if (this.stateNow === 'starting') return new BatchlineError('NOT_READY', 'the model is loading');
     const down = this.registry.all().filter((version) => version.state === 'ready' && !version.acceptsWork);
@@ -284,6 +292,7 @@ export class ServingRuntime {
 
   private async drainVersions(timeoutMs: number): Promise<void> {
     this.stateNow = 'draining';
+    this.heldRefusals.releaseAll();
     await Promise.all(this.registry.all().map((version) => version.drain(timeoutMs)));
     this.stateNow = 'stopped';
   }
@@ -324,6 +333,15 @@ export class ServingRuntime {
    */
   statsAnswer(): StatsAnswer | undefined {
     return this.stats() ?? (this.stateNow === 'starting' ? undefined : { ...this.serverFigures(), models: [] });
+  }
+
+  /**
+   * The server's inference answers since it started, by status: those of every version (loading
+   * ones' and removed ones' too) and those that reached none. Unlike `statsAnswer()`, also while
+   * the start-up models load.
+   */
+  answersByStatus(): Record<string, number> {
+    return this.serverFigures().responsesByStatus;
   }
 
   /** The server's state and its answers since it started, whatever it serves. */

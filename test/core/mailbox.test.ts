@@ -261,3 +261,46 @@ describe('Batcher deeper mailbox (mailbox: n): a busy instance takes up to n ful
     expect(batcher.idle).toBe(true);
   });
 });
+
+describe('Batcher mailbox: an instance whose batch ran past every deadline of its requests', () => {
+  /** Instance 0's first batch never ends (an execute that hangs); every other batch takes 10 ms. */
+  class HangsFirst implements Executor<number, number> {
+    readonly handed: { id: number; instance: number; atMs: number }[] = [];
+    constructor(private readonly clock: VirtualClock) {}
+    start(batch: Batch<number, number>, done: (result: readonly number[] | Error) => void): void {
+      this.handed.push({ id: batch.id, instance: batch.instance, atMs: this.clock.now() });
+      if (this.handed.length === 1) return;
+      this.clock.schedule(this.clock.now() + 10, () => done(batch.inputs.map((x) => x * 2)), EventOrder.completion);
+    }
+  }
+
+  it('takes no batch into its mailbox: the live instance serves it, none waits behind a stuck run', () => {
+    const clock = new VirtualClock();
+    const line = new HangsFirst(clock);
+    const batcher = new Batcher<number, number>(clock, line, new WindowPolicy({ maxBatchSize: 4, batchWindowMs: 5 }), {
+      maxQueueSize: 100,
+      requestTimeoutMs: 100,
+      instances: 2,
+      mailbox: true,
+    });
+    const answers: { id: string; kind: string }[] = [];
+    const submitAt = (atMs: number, count: number) =>
+      clock.schedule(
+        atMs,
+        () => {
+          for (let i = 0; i < count; i++) {
+            const id = `${atMs}-${i}`;
+            batcher.submit(id, i, (outcome) => answers.push({ id, kind: outcome.kind }));
+          }
+        },
+        EventOrder.arrival,
+      );
+    submitAt(0, 4); // instance 0 takes it, and never ends it
+    submitAt(200, 12); // long after its requests' deadlines (100 ms): answered 504 at 100 ms
+    clock.advanceTo(400);
+    expect(answers.filter((a) => a.id.startsWith('0-')).map((a) => a.kind)).toEqual(Array(4).fill('timeout'));
+    // Every batch after the stuck one went to instance 1, which answered all 12 requests.
+    expect(line.handed.slice(1).map((h) => h.instance)).toEqual([1, 1, 1]);
+    expect(answers.filter((a) => a.id.startsWith('200-')).map((a) => a.kind)).toEqual(Array(12).fill('ok'));
+  });
+});

@@ -1,10 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { startTestServer, type TestServer } from '../serve/test-server.js';
 import { inferRequest, RawConnection, type RawExchange } from './raw-http.js';
 import { tableRow } from './table.js';
-import { PATIENCE_MS } from '../patience.js';
+import { PATIENCE, PATIENCE_MS } from '../patience.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -68,6 +68,28 @@ describe('slow and greedy clients (#5)', () => {
       '#5 a body that trickles (--body-timeout-ms 300)',
       '408 and close at the timeout',
       `${exchange.responses[0]!.status} and closed after ${Math.round(performance.now() - startedAtMs)} ms`,
+    );
+  });
+
+  it('counts a body cut off at --body-timeout-ms as the 408 it was answered, not as a client that hung up (499)', async () => {
+    server = await startTestServer({ bodyTimeoutMs: 300, headersTimeoutMs: 300 });
+    const version = server.runtime.defaultVersion!;
+    const connections = Array.from({ length: 4 }, () => new RawConnection(port()));
+    await Promise.all(
+      connections.map((connection) =>
+        connection.write(
+          'POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{',
+        ),
+      ),
+    );
+    const exchanges = await Promise.all(connections.map((connection) => connection.settle(PATIENCE_MS)));
+    expect(exchanges.map((exchange) => exchange.responses.map((r) => r.status))).toEqual(Array(4).fill([408]));
+    // Each is counted once its connection has closed on the server's side as well.
+    await vi.waitFor(() => expect(version.responsesByStatus['408'] ?? 0).toBe(4), PATIENCE);
+    expect(version.responsesByStatus['499'] ?? 0).toBe(0);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(
+      /^batchline_responses_total\{model="toy-logistic-v1",version="1",code="408",protocol="http"\} 4$/m,
     );
   });
 

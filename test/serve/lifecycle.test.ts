@@ -320,6 +320,32 @@ describe('graceful shutdown', () => {
     );
   });
 
+  it('stopped while its model loads, does not count a 503 answered before the signal as refused while draining', async () => {
+    let signal!: (name: string) => void;
+    const shutdownSignal = new Promise<string>((resolve) => (signal = resolve));
+    const output: string[] = [];
+    const sink = { write: (text: string) => output.push(text) } as unknown as NodeJS.WritableStream;
+    // Its initialize waits for a timer of 24 days: the model is loading until the stop ends the load.
+    const root = await writeRepository({
+      'slow/1/model.mjs': `export const inputSchema = { type: 'object' };
+export function initialize() { return new Promise((resolve) => setTimeout(resolve, 2 ** 31 - 1)); }
+export function execute(items) { return items; }
+`,
+    });
+    const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelRepository: root }, {});
+    const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal });
+    await printed(output, 'starting on');
+    const url = /starting on (http:\/\/[^\s,]+)/.exec(output.join(''))![1]!;
+    const loading = await infer(`${url}/models/slow/predict`, { inputs: {} });
+    expect([loading.status, loading.json.error.code]).toEqual([503, 'model_unavailable']);
+    signal('SIGTERM');
+    await running;
+    // It said '1 refused while draining (503 shutting_down)': the 503 above, read as a drain's.
+    expect(output.join('')).toContain(
+      'batchline serve: stopped; 0 ok, 0 answered 503 at shutdown, 0 refused while draining (503 shutting_down)\n',
+    );
+  });
+
   it('with --drain-delay-ms, withdraws readiness and keeps serving before it drains', async () => {
     let signal!: (name: string) => void;
     const shutdownSignal = new Promise<string>((resolve) => (signal = resolve));
@@ -336,6 +362,10 @@ describe('graceful shutdown', () => {
     const readyz = await get(`${url}/readyz`);
     expect(readyz.status).toBe(503);
     expect(JSON.parse(readyz.text).error.code).toBe('shutting_down');
+    // It says what holds: it said "no new requests are taken" while it took them.
+    expect(JSON.parse(readyz.text).error.message).toBe(
+      'shutting down: requests are still served until the drain starts (--drain-delay-ms); send new ones elsewhere',
+    );
     expect((await get(`${url}/v2/health/ready`)).status).toBe(503);
     // Still admitting: a load balancer that has not yet seen the 503 loses nothing.
     expect((await infer(url, { inputs: [1, 2, 3] })).status).toBe(200);

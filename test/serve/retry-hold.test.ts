@@ -6,7 +6,8 @@
 import { Client } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { infer, startTestServer, type TestServer } from './test-server.js';
-import { PATIENCE } from '../patience.js';
+import { PATIENCE, PATIENCE_MS } from '../patience.js';
+import { inferRequest, RawConnection } from '../reliability/raw-http.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -94,6 +95,78 @@ describe('a full queue’s 429 to a connection that retries at once', () => {
       // (milliseconds): the bound, a whole Retry-After short of the held case, leaves a loaded
       // host most of a second for each.
       expect(lastMs).toBeLessThan((RETRIES - 2) * 1000);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('429s to requests pipelined behind the first one refused', () => {
+  it('are answered at once: sent before their client could read a Retry-After, they are no retries', async () => {
+    const PIPELINED = 10;
+    const full = await fullQueue({});
+    server = full.server;
+    const connection = new RawConnection(Number(new URL(server.url).port));
+    try {
+      const fromMs = performance.now();
+      await connection.write(
+        Array.from({ length: PIPELINED }, (_, i) => inferRequest(JSON.stringify({ inputs: [3, 3, 3] }), `p${i}`)).join(
+          '',
+        ),
+      );
+      const answers = await connection.untilResponses(PIPELINED, PATIENCE_MS);
+      expect(answers.map((a) => [a.headers['x-request-id'], a.status])).toEqual(
+        Array.from({ length: PIPELINED }, (_, i) => [`p${i}`, 429]),
+      );
+      // Held as retries, the last would come 9 s after the first (one Retry-After each); answered
+      // at once, within a round trip. The bound leaves a loaded host most of a second for each.
+      expect(performance.now() - fromMs).toBeLessThan((PIPELINED - 2) * 1000);
+    } finally {
+      await connection.settle(0);
+    }
+  });
+});
+
+describe('a held 429 whose client leaves before it is answered', () => {
+  it('is counted as the refusal it was, in the metrics as in the batcher’s counts, its answer as 499', async () => {
+    const full = await fullQueue({});
+    server = full.server;
+    const version = server.runtime.defaultVersion!;
+    const connection = new RawConnection(Number(new URL(server.url).port));
+    await connection.write(inferRequest(JSON.stringify({ inputs: [3, 3, 3] }), 'first'));
+    expect((await connection.untilResponses(1, PATIENCE_MS)).map((r) => r.status)).toEqual([429]);
+    // A retry at once: refused (the batcher counts it) and held; its client leaves meanwhile.
+    await connection.write(inferRequest(JSON.stringify({ inputs: [3, 3, 3] }), 'retry'));
+    await vi.waitFor(() => expect(version.batcher.counts.rejected.queue_full).toBe(2), PATIENCE);
+    await connection.settle(0);
+    // The hold ends (1 s): nothing to send, and the refusal is counted all the same.
+    await vi.waitFor(() => expect(version.responsesByStatus['499']).toBe(1), PATIENCE);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(
+      /^batchline_rejections_total\{model="toy-logistic-v1",version="1",reason="queue_full"\} 2$/m,
+    );
+    expect(metrics).toMatch(/^batchline_requests_total\{model="toy-logistic-v1",version="1",outcome="rejected"\} 2$/m);
+  });
+});
+
+describe('a held 429 when the server drains', () => {
+  it('is answered when the drain starts: nothing is left for the drain to wait for', async () => {
+    const full = await fullQueue({});
+    server = full.server;
+    const version = server.runtime.defaultVersion!;
+    const client = new Client(server.url);
+    try {
+      const first = await post(client, JSON.stringify({ inputs: [3, 3, 3] }), 0);
+      expect(first.status).toBe(429);
+      const retried = post(client, JSON.stringify({ inputs: [3, 3, 3] }), 0);
+      // Refused (counted at once) and held: its answer is counted when it is given.
+      await vi.waitFor(() => expect(version.batcher.counts.rejected.queue_full).toBe(2), PATIENCE);
+      expect(version.responsesByStatus['429']).toBe(1);
+      // The drain answers what is queued and running (503), and the held refusal with it: a
+      // server stopping had it on a timer of its own, and waited for it or cut its connection.
+      await server.runtime.drain(0);
+      expect(version.responsesByStatus['429']).toBe(2);
+      expect((await retried).status).toBe(429);
     } finally {
       await client.close();
     }

@@ -100,7 +100,8 @@ describe('an answer to a client that has gone', () => {
     const reply = {
       sent: false,
       raw: { destroyed: true },
-      request: { id: 'r', headers: {} },
+      // No socket: a connection the server did not time out (answer.ts counts those 408).
+      request: { id: 'r', headers: {}, raw: { socket: null } },
       send: (body: unknown) => sent.push(body),
     } as unknown as FastifyReply;
     const answer = new Answer(reply, BATCHLINE_JSON, counters);

@@ -156,15 +156,26 @@ function endlessPoisson(rateRps: number, rng: SeededRandom): ArrivalProcess {
   };
 }
 
+/** wrk's counts with a unit: 2k, 1.5M, 1G. */
+const METRIC_SUFFIXED = /^(\d+(?:\.\d+)?)([kmg])$/i;
+const METRIC_MULTIPLIER: Record<string, number> = { k: 1e3, m: 1e6, g: 1e9 };
+const PLAIN_DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
+
+/** `2k` as 2000, `1.5M` as 1500000 (wrk's units, which the options' counts take too); undefined without a unit. */
+export function metricSuffixed(text: string): number | undefined {
+  const suffixed = METRIC_SUFFIXED.exec(text);
+  return suffixed === null
+    ? undefined
+    : Number(suffixed[1]) * (METRIC_MULTIPLIER[(suffixed[2] as string).toLowerCase()] as number);
+}
+
 /**
- * A rate as -R reads it: a number, or one with wrk's units (`2k` = 2000, `1.5M` = 1500000, as the
- * options' counts take them). NaN when it is neither.
+ * A rate as -R reads it: plain decimal, or with wrk's units (`2k`). NaN otherwise: Number() took
+ * `0x10` and `1e3` in a stage or a sweep step, which -R refuses.
  */
 export function parseRate(text: string): number {
-  const suffixed = /^(\d+(?:\.\d+)?)([kmg])$/i.exec(text.trim());
-  if (suffixed !== null)
-    return Number(suffixed[1]) * ({ k: 1e3, m: 1e6, g: 1e9 }[(suffixed[2] as string).toLowerCase()] as number);
-  return text.trim() === '' ? NaN : Number(text);
+  const trimmed = text.trim();
+  return metricSuffixed(trimmed) ?? (PLAIN_DECIMAL.test(trimmed) ? Number(trimmed) : NaN);
 }
 
 /** Parses `10s:200,10s:800,20s:800` (duration:rate per stage) into stages. */

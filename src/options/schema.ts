@@ -1,3 +1,4 @@
+import { metricSuffixed } from '../core/arrivals.js';
 import { BatchlineError } from '../errors.js';
 import { parseAffineMs, type AffineMs } from './affine-latency.js';
 
@@ -170,9 +171,6 @@ export function parseDurationMs(text: string, bareUnit: 's' | 'ms' = 's'): numbe
 
 const INTEGER = /^[+-]?\d+$/;
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
-/** wrk's counts with a unit: 2k, 1.5M, 1G. */
-const METRIC_SUFFIXED = /^(\d+(?:\.\d+)?)([kmg])$/i;
-const METRIC_MULTIPLIER: Record<string, number> = { k: 1e3, m: 1e6, g: 1e9 };
 
 /**
  * One value checked against its spec, as `resolveOptions` checks flags: throws `code` (by
@@ -204,12 +202,12 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
       const wantsInt = spec.kind === 'int';
       // Plain decimal only: Number() would also take 0x50, 0b11 and 1e1, which nobody means as a port.
       // A number given in code or JSON is taken as it is (1e-7 too); text must be plain decimal.
-      const suffixed = spec.metricSuffix === true ? METRIC_SUFFIXED.exec(text) : null;
+      const suffixed = spec.metricSuffix === true ? metricSuffixed(text) : undefined;
       const parsed =
         typeof value === 'number'
           ? value
-          : suffixed !== null
-            ? Number(suffixed[1]) * (METRIC_MULTIPLIER[(suffixed[2] as string).toLowerCase()] as number)
+          : suffixed !== undefined
+            ? suffixed
             : (wantsInt ? INTEGER : DECIMAL).test(text)
               ? Number(text)
               : NaN;

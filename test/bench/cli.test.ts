@@ -75,8 +75,11 @@ describe('batchline bench options', () => {
     [['--rate', '50', '--sweep', '100,200'], "--sweep: got '100,200'", 'either --sweep or --rate (50), not both'],
     // -R stops at 10000000 req/s, but a stage's or a sweep step's rate had no bound: 1e9 req/s
     // ran, and a 1 s stage held the generator for many seconds (a million sends in flight).
-    [['--stages', '1s:1e9'], "--stages: got '1s:1e9'", 'a rate from 0 to 10000000 req/s, as -R'],
-    [['--sweep', '100,1e9'], "--sweep: got '100,1e9'", 'rates up to 10000000 req/s, as -R'],
+    [['--stages', '1s:1G'], "--stages: got '1s:1G'", 'a rate from 0 to 10000000 req/s, as -R'],
+    [['--sweep', '100,1G'], "--sweep: got '100,1G'", 'rates up to 10000000 req/s, as -R'],
+    // Read with Number(), a stage and a sweep step took 0x10 and 1e3, which -R refuses.
+    [['--stages', '1s:0x10'], "--stages: got '1s:0x10'", 'duration:rate'],
+    [['--sweep', '100,1e3'], "--sweep: got '100,1e3'", 'rates'],
     // And their length had none, where -d stops at 86400 s.
     [['--stages', '1000000h:10'], "--stages: got '1000000h:10'", 'a total length up to 86400 s, as -d'],
     // Stages of no length blamed the default --warmup ('got 1000 ms').

@@ -216,12 +216,26 @@ function grpcTarget(url: URL, text: string): URL {
  */
 function basicAuthFromUrl(url: URL, headers: Record<string, string>): void {
   if (url.username === '' && url.password === '') return;
-  if (url.protocol === 'grpc:')
+  if (url.protocol === 'grpc:') {
+    if (url.password !== '') url.password = '***'; // not printed
     invalid('<url>', url.href, 'no user:password@ in a grpc:// URL (send credentials with -H)');
-  const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  }
+  const credentials = `${percentDecoded(url.username)}:${percentDecoded(url.password)}`;
   headers.authorization ??= `Basic ${Buffer.from(credentials).toString('base64')}`;
   url.username = '';
   url.password = '';
+}
+
+/**
+ * A URL's user or password as sent: `%40` is `@`. A `%` that starts no escape (`50%off`) is kept
+ * as it is, as curl sends it: decodeURIComponent threw, and bench exited on a stack trace.
+ */
+function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 /** `name: value` lines into a header object (lower-case names; a repeated name joins with `, `). */

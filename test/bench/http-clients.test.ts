@@ -104,6 +104,18 @@ describe.each(['lean', 'undici'])('a URL with user:password@, on the %s client',
       expect(seen.headers.authorization).toBe(`Basic ${Buffer.from('al@x:p:ss').toString('base64')}`);
   });
 
+  // decodeURIComponent threw on it: bench exited on a stack trace (URIError: URI malformed).
+  it('sends a % that starts no escape as it is, as curl does', () => {
+    const { plan } = validated('http://u:50%off@127.0.0.1:9/', { httpClient, quiet: true }, []);
+    expect(plan.headers.authorization).toBe(`Basic ${Buffer.from('u:50%off').toString('base64')}`);
+  });
+
+  it('refuses them in a grpc:// URL without printing the password', () => {
+    expect(() => validated('grpc://u:s3cret@127.0.0.1:9/models/m', { httpClient: 'auto', quiet: true }, [])).toThrow(
+      /<url>: got 'grpc:\/\/u:\*\*\*@127\.0\.0\.1:9\/models\/m', expected no user:password@/,
+    );
+  });
+
   it('lets an authorization header given with -H win', async () => {
     server = await startServer((_req, res) => res.end(), true);
     const url = server.url.replace('http://', 'http://u:p@');

@@ -51,15 +51,15 @@ const PROTOCOL_CODES = new Set([
   'UND_ERR_RES_EXCEEDED_MAX_SIZE',
 ]);
 
-/**
- * Sorts an undici or socket error into a kind. undici wraps socket errors, so the code is looked
- * up on the error and on its cause.
- */
 /** An error with a socket's code (`ETIMEDOUT`, `ECONNRESET`, …), as classifyError counts it. */
 export function socketError(message: string, code: string): Error {
   return Object.assign(new Error(message), { code });
 }
 
+/**
+ * Sorts an undici or socket error into a kind. undici wraps socket errors, so the code is looked
+ * up on the error and on its cause.
+ */
 export function classifyError(error: unknown): ErrorKind {
   const codes = new Set<string>();
   let parserError = false;

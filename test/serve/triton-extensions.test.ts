@@ -1,8 +1,9 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BatchlineError } from '../../src/errors.js';
+import { PATIENCE } from '../patience.js';
 import { loadRepositoryModel, unloadRepositoryModel } from '../../src/serve/repository-extension.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 import { startTestServer, type TestServer } from './test-server.js';
@@ -214,8 +215,7 @@ export function initialize() { return new Promise(() => {}); }
 export function execute(items) { return items.map(() => ({ y: [0] })); }`,
     );
     const loading = call('POST', `${server.url}/v2/repository/models/hang/load`, '', auth);
-    for (let i = 0; i < 2000 && server.runtime.registry.resolve('hang', 1)?.state !== 'loading'; i++)
-      await new Promise((resolve) => setTimeout(resolve, 5));
+    await vi.waitFor(() => expect(server!.runtime.registry.resolve('hang', 1)?.state).toBe('loading'), PATIENCE);
     expect((await call('POST', `${server.url}/v2/repository/models/hang/unload`, '', auth)).status).toBe(200);
     const loaded = await loading;
     expect(loaded.status).toBe(409);

@@ -1,7 +1,6 @@
 import { BatcherStats, type BatchStats } from '../core/batcher-stats.js';
-import type { Batcher } from '../core/batcher.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
-import type { Batch, Executor, Outcome, PendingRequest, RunDone } from '../core/types.js';
+import type { Batch, Executor, RunDone } from '../core/types.js';
 import { deadlineWithinWindow, queueBelowBatchSize } from '../options/batching.js';
 import { refusalError } from '../serve/outcome-errors.js';
 import { publicOptions, resolveBatchOptions, type BatchOptions, type ResolvedBatchOptions } from './batch-options.js';
@@ -9,10 +8,12 @@ import { drainMsOf } from './close-options.js';
 import { type Drain, startDrain } from './drain.js';
 import { type CallOptions, invalidCallOptions, thrownAsError } from './call-errors.js';
 import { InvalidOptionError, publicError } from './errors.js';
+import { CallOwner } from './call-owner.js';
 import { KeepAlive } from './keep-alive.js';
 import { PendingCall } from './pending-call.js';
 import { handOver } from './slot-results.js';
 import { TurnClock } from './turn-clock.js';
+import { WatchedCall } from './watched-call.js';
 
 export type { CallOptions };
 
@@ -214,137 +215,6 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
 function rejected<I, O>(pending: PendingCall<I, O>, promise: Promise<O>, reason: unknown): Promise<O> {
   pending.reject(reason);
   return promise;
-}
-
-/**
- * What every call of one batched function shares, and the batcher's outcome listener for all of
- * them (it is told which call by the request, which is the call): a listener per call would be a
- * field and a store a call more.
- */
-class CallOwner<I, O> {
-  constructor(
-    readonly batcher: Batcher<I, O>,
-    readonly keepAlive: KeepAlive,
-    /** Read afresh after an abort: it runs in the caller's `abort()`, after whatever the caller did. */
-    readonly clock: TurnClock,
-  ) {}
-
-  /** An `ok` answer: no Outcome object is made for it. */
-  answered(output: O, request: PendingRequest<I, O>): void {
-    this.keepAlive.leave();
-    (request as PendingCall<I, O>).answered(output);
-  }
-
-  outcome(outcome: Outcome<O>, request: PendingRequest<I, O>): void {
-    const call = request as PendingCall<I, O>;
-    if (call.size === 1) {
-      this.keepAlive.leave();
-      return call.outcome(outcome, this.batcher);
-    }
-    this.keepAlive.leave(call.size);
-    for (let index = call.size - 1; index >= 0; index--) call.itemOutcome(index, outcome, this.batcher);
-  }
-
-  /** The calls of a request of several items answered `ok`: `results[from…from + size)`. */
-  answeredItems(results: readonly (O | Error)[], from: number, request: PendingRequest<I, O>): void {
-    this.keepAlive.leave(request.size);
-    (request as PendingCall<I, O>).answeredItems(results, from);
-  }
-
-  /** One call of a request of several items has its outcome (its batch is answered item by item). */
-  itemOutcome(index: number, outcome: Outcome<O>, request: PendingRequest<I, O>): void {
-    this.keepAlive.leave();
-    (request as PendingCall<I, O>).itemOutcome(index, outcome, this.batcher);
-  }
-}
-
-/**
- * The listener of a call made with a signal, in place of the owner: it joins its signal's watch
- * and leaves it once the call is answered. A field for the signal on every call was 8 bytes and a
- * check at each answer that calls without one paid as well.
- */
-class WatchedCall<I, O> {
-  private watch: SignalWatch | undefined;
-
-  constructor(
-    private readonly call: PendingCall<I, O>,
-    private readonly owner: CallOwner<I, O>,
-    private readonly signal: AbortSignal,
-  ) {}
-
-  /** Its call is about to be offered (its signal not aborted): the signal's abort cancels it from now on. */
-  start(): void {
-    this.watch = SignalWatch.join(this.signal, this);
-  }
-
-  /** Its call was refused at the door: it leaves the watch. */
-  stop(): void {
-    this.watch?.leave(this);
-  }
-
-  /** Its signal was aborted: removed if queued, its result discarded if running. */
-  cancel(): void {
-    this.owner.clock.elapsed();
-    this.owner.batcher.cancel(this.call);
-  }
-
-  answered(output: O, request: PendingRequest<I, O>): void {
-    this.watch?.leave(this);
-    this.owner.answered(output, request);
-  }
-
-  outcome(outcome: Outcome<O>, request: PendingRequest<I, O>): void {
-    this.watch?.leave(this);
-    if (outcome.kind !== 'cancelled') return this.owner.outcome(outcome, request);
-    this.owner.keepAlive.leave();
-    this.call.fail(this.signal.reason);
-  }
-}
-
-/** What a signal's watch cancels: a call of any batched function. */
-interface Cancellable {
-  cancel(): void;
-}
-
-/**
- * One signal's abort listener for all of its unanswered calls, of every batched function in the
- * process. A listener a call made Node warn of a leak (MaxListenersExceededWarning) once 11 calls
- * shared a signal, as every call of a request of many items, or of an app's shutdown controller,
- * does; so did a listener a batched function, once a request's signal went to the batchers made
- * for it (11 of them). There was none: each left at its answer.
- */
-class SignalWatch {
-  private static readonly watches = new WeakMap<AbortSignal, SignalWatch>();
-  private readonly calls = new Set<Cancellable>();
-
-  private constructor(private readonly signal: AbortSignal) {
-    signal.addEventListener('abort', this, { once: true });
-  }
-
-  /** `call` joins the watch of `signal` (made for it when there is none); the watch. */
-  static join(signal: AbortSignal, call: Cancellable): SignalWatch {
-    let watch = SignalWatch.watches.get(signal);
-    if (watch === undefined) {
-      watch = new SignalWatch(signal);
-      SignalWatch.watches.set(signal, watch);
-    }
-    watch.calls.add(call);
-    return watch;
-  }
-
-  /** The abort (EventTarget calls an object's `handleEvent`): each call cancelled. */
-  handleEvent(): void {
-    SignalWatch.watches.delete(this.signal);
-    // Each cancel answers its call, which leaves this set: walk a copy.
-    for (const call of [...this.calls]) call.cancel();
-  }
-
-  leave(call: Cancellable): void {
-    this.calls.delete(call);
-    if (this.calls.size > 0 || this.signal.aborted) return;
-    this.signal.removeEventListener('abort', this);
-    SignalWatch.watches.delete(this.signal);
-  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { percentDecoded } from './percent-decoded.js';
 import { MAX_STATS_BYTES, readBoundedText } from '../stats-contract/stats-poller.js';
 
 /** The input the embedded toy model (toy-logistic-v1) takes: three features. */
@@ -24,13 +25,13 @@ export function inferRouteOf(url: URL): InferRoute | undefined {
   if (path === '/v1/infer') return { protocol: 'v1', version: null };
   const predict = /^\/models\/([^/]+)\/predict$/.exec(path);
   if (predict !== null)
-    return { protocol: 'v1', model: decodeURIComponent(predict[1]!), version: url.searchParams.get('version') };
+    return { protocol: 'v1', model: percentDecoded(predict[1]!), version: url.searchParams.get('version') };
   const oip = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?\/infer$/.exec(path);
   if (oip !== null)
     return {
       protocol: 'oip',
-      model: decodeURIComponent(oip[1]!),
-      version: oip[2] === undefined ? null : decodeURIComponent(oip[2]),
+      model: percentDecoded(oip[1]!),
+      version: oip[2] === undefined ? null : percentDecoded(oip[2]),
     };
   return undefined;
 }

@@ -5,6 +5,7 @@ import { BENCH_OPTIONS, type BenchOptionValues } from '../options/bench.js';
 import { parseDurationMs } from '../options/schema.js';
 import { parseObjective, type Objective } from '../options/objective.js';
 import type { BenchPlan } from './plan.js';
+import { percentDecoded } from './percent-decoded.js';
 import { parseSlo, parseSweep } from './sweep.js';
 
 /** Where the request body comes from, resolved later (reading a file, probing the target). */
@@ -195,7 +196,7 @@ function parseTargetUrl(text: string | undefined): URL {
 /** The model and version a grpc:// URL names: `grpc://host:port/models/NAME[/versions/V]`. */
 export function grpcModelOf(url: URL): { name: string; version: string } {
   const match = /^\/models\/([^/]+)(?:\/versions\/([^/]+))?\/?$/.exec(url.pathname);
-  return { name: decodeURIComponent(match?.[1] ?? ''), version: decodeURIComponent(match?.[2] ?? '') };
+  return { name: percentDecoded(match?.[1] ?? ''), version: percentDecoded(match?.[2] ?? '') };
 }
 
 function grpcTarget(url: URL, text: string): URL {
@@ -224,18 +225,6 @@ function basicAuthFromUrl(url: URL, headers: Record<string, string>): void {
   headers.authorization ??= `Basic ${Buffer.from(credentials).toString('base64')}`;
   url.username = '';
   url.password = '';
-}
-
-/**
- * A URL's user or password as sent: `%40` is `@`. A `%` that starts no escape (`50%off`) is kept
- * as it is, as curl sends it: decodeURIComponent threw, and bench exited on a stack trace.
- */
-function percentDecoded(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }
 
 /** `name: value` lines into a header object (lower-case names; a repeated name joins with `, `). */

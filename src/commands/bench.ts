@@ -64,7 +64,7 @@ Examples:
         thresholds,
         quiet: options.quiet,
         noUi: !options.ui,
-        commandLine: commandLineOf(process.argv),
+        commandLine: commandLineOf(process.argv, { url, headers: options.header }),
       },
       { stdout: process.stdout, stderr: process.stderr, env: process.env },
     );

@@ -14,7 +14,54 @@ export function shellWord(word: string): string {
   return `$'${escaped}'`;
 }
 
-/** `batchline simulate --rate 300 --html r.html`, from the process's arguments. */
-export function commandLineOf(argv: readonly string[]): string {
-  return ['batchline', ...argv.slice(2).map(shellWord)].join(' ');
+/** The words of a command line that carry credentials, as the user typed them. */
+export interface CommandSecrets {
+  /** The target URL; its password (`user:password@`) is hidden. */
+  url?: string;
+  /** `-H` lines; the value of a header whose name says it is a credential is hidden. */
+  headers?: readonly string[];
+}
+
+/** Names of headers that carry credentials: `authorization`, `x-api-key`, `cookie`, `x-auth-token` … */
+const CREDENTIAL_HEADER = /auth|token|key|secret|passw|cookie|session|credential|signature/i;
+const HIDDEN = '***';
+
+/**
+ * `batchline simulate --rate 300 --html r.html`, from the process's arguments, for a page's
+ * footer. The page is a file meant to be shared: a password or a token given on the command
+ * line is shown as `***` (the text and JSON reports print neither).
+ */
+export function commandLineOf(argv: readonly string[], secrets: CommandSecrets = {}): string {
+  return ['batchline', ...argv.slice(2).map((word) => shellWord(withoutSecrets(word, secrets)))].join(' ');
+}
+
+function withoutSecrets(word: string, secrets: CommandSecrets): string {
+  if (secrets.url !== undefined && word === secrets.url) return urlWithoutPassword(word);
+  // -H 'name: value', -H'name: value', --header 'name: value', --header='name: value'
+  for (const line of secrets.headers ?? [])
+    for (const prefix of ['', '-H', '--header='])
+      if (word === `${prefix}${line}`) return `${prefix}${headerWithoutSecret(line)}`;
+  return word;
+}
+
+function headerWithoutSecret(line: string): string {
+  const colon = line.indexOf(':');
+  const name = colon < 0 ? line : line.slice(0, colon).trim();
+  return colon >= 0 && CREDENTIAL_HEADER.test(name) ? `${name}: ${HIDDEN}` : line;
+}
+
+/**
+ * The URL with `user:***@` for `user:password@`, written or not with a scheme. As URL parsers
+ * read it: the authority ends at the first `/`, `?`, `#` or `\`, the user information at its
+ * last `@`, and the user name at the first `:`.
+ */
+function urlWithoutPassword(text: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(text)?.[0] ?? '';
+  const rest = text.slice(scheme.length);
+  const end = rest.search(/[/?#\\]/);
+  const authority = end < 0 ? rest : rest.slice(0, end);
+  const at = authority.lastIndexOf('@');
+  const colon = authority.indexOf(':');
+  if (at < 0 || colon < 0 || colon > at) return text;
+  return `${scheme}${authority.slice(0, colon + 1)}${HIDDEN}${rest.slice(at)}`;
 }

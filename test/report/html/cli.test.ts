@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -57,5 +57,33 @@ describe('--html on the command line', () => {
     ]);
     expect(code).toBe(2);
     expect(stderr).toContain("--html: cannot write '/nonexistent-dir/page.html'");
+  });
+
+  it("bench's page shows the command without the URL's password or the credential headers' values", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'batchline-html-cli-'));
+    try {
+      const page = join(dir, 'page.html');
+      // Port 1 refuses at once: the run fails, and its page is written all the same.
+      await exitOf([
+        'bench',
+        '-n',
+        '2',
+        '--warmup',
+        '0',
+        '-H',
+        'authorization: Bearer s3cr3t-token',
+        '-H',
+        'x-api-key: k3y-value',
+        '--html',
+        page,
+        'http://alice:hunter2@127.0.0.1:1/v1/infer',
+      ]);
+      const html = readFileSync(page, 'utf8');
+      for (const secret of ['s3cr3t-token', 'k3y-value', 'hunter2']) expect(html).not.toContain(secret);
+      expect(html).toContain("-H 'authorization: ***' -H 'x-api-key: ***'");
+      expect(html).toContain('http://alice:***@127.0.0.1:1/v1/infer');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { shellWord } from '../../../src/report/html/command-line.js';
+import { commandLineOf, shellWord } from '../../../src/report/html/command-line.js';
 
 /** What bash makes of `printf '%s\0' WORD`: the argument the pasted command would pass. */
 function bashReads(quoted: string): string {
@@ -45,5 +45,46 @@ describe('shellWord: a word of the command line a page shows for copy and paste'
   it('leaves plain words alone', () => {
     expect(shellWord('--rate')).toBe('--rate');
     expect(shellWord('http://127.0.0.1:8080/v1/infer')).toBe('http://127.0.0.1:8080/v1/infer');
+  });
+});
+
+describe('commandLineOf: the footer of a page', () => {
+  const argv = (...args: string[]) => ['node', '/usr/bin/batchline', ...args];
+
+  it("hides a URL's password and the values of credential headers, in every way they can be written", () => {
+    const secrets = {
+      url: 'http://alice:hunter2@127.0.0.1:8080/v1/infer',
+      headers: ['authorization: Bearer s3cr3t', 'X-Api-Key:k3y', 'x-session-token: t0k', 'content-type: text/plain'],
+    };
+    const line = commandLineOf(
+      argv(
+        'bench',
+        '-H',
+        'authorization: Bearer s3cr3t',
+        '-HX-Api-Key:k3y',
+        '--header=x-session-token: t0k',
+        '--header',
+        'content-type: text/plain',
+        'http://alice:hunter2@127.0.0.1:8080/v1/infer',
+      ),
+      secrets,
+    );
+    expect(line).toBe(
+      "batchline bench -H 'authorization: ***' '-HX-Api-Key: ***' '--header=x-session-token: ***' --header 'content-type: text/plain' 'http://alice:***@127.0.0.1:8080/v1/infer'",
+    );
+  });
+
+  it('finds the password in a URL without a scheme and with an @ in the password', () => {
+    const url = 'bob:p@ss:w0rd@localhost:8080/v1/infer?x=a@b';
+    expect(commandLineOf(argv('bench', url), { url, headers: [] })).toBe(
+      "batchline bench 'bob:***@localhost:8080/v1/infer?x=a@b'",
+    );
+  });
+
+  it('leaves a body or a URL without credentials as they are', () => {
+    const body = '{"user":"a@b"}';
+    expect(
+      commandLineOf(argv('bench', '--body', body, 'http://x/v1/infer'), { url: 'http://x/v1/infer', headers: [] }),
+    ).toBe(`batchline bench --body '${body}' http://x/v1/infer`);
   });
 });

@@ -32,15 +32,20 @@ function markers(result: BenchResult): NonNullable<ChartSpec['markers']> {
   return list;
 }
 
-/** Latency, throughput and errors second by second, and the latency distribution. */
+/** Latency, throughput and errors second by second, and the latency distribution (or why there is no latency). */
 export function benchRunCharts(
   result: BenchResult,
   seconds: readonly BenchSecond[],
   targetRpsAt: ((ms: number) => number) | undefined,
-): ChartSpec[] {
+): Pick<ReportPageData, 'charts' | 'missing'> {
   const x = { label: 'time since start', scale: 'seconds' as const, values: seconds.map((s) => s.startS + 0.5) };
-  const charts: ChartSpec[] = [
-    {
+  const noAnswer =
+    'No request was answered, so there is no latency to draw; the throughput chart shows the requests that got no answer.';
+  const missing: ReportPageData['missing'] = [];
+  const charts: ChartSpec[] = [];
+  if (!seconds.some((s) => s.max !== null)) missing.push({ title: 'Latency over time', why: noAnswer });
+  else
+    charts.push({
       id: 'latency-over-time',
       title: 'Latency over time',
       note: 'p50, p99 and the slowest answer in each second, from the per-second HDR histograms of every thread added together (the intervals --hdr-log writes), over every answer whatever its status. Latency runs from the intended send in open loop, so a server that falls behind shows here.',
@@ -52,8 +57,7 @@ export function benchRunCharts(
         { label: 'max', color: COLORS.max, values: seconds.map((s) => s.max), dash: true },
       ],
       markers: markers(result),
-    },
-  ];
+    });
   const ok = distributionOf(result.latencyHdr, result.latency.max);
   const all = distributionOf(result.latencyAllHdr, result.latencyAll.max);
   const runs = [{ label: '2xx answers', color: COLORS.p99, points: ok }];
@@ -64,10 +68,10 @@ export function benchRunCharts(
       percentileChart(
         'latency-distribution',
         runs.filter((r) => r.points.length > 0),
-        `The measured window's latency by percentile, x as 1/(1−q) on a log scale (HdrHistogram's plot), so the tail has room: p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, max ${result.latency.max} ms (2xx answers).`,
+        `The measured window's latency by percentile, x as 1/(1−q) on a log scale (HdrHistogram's plot), so the tail has room: ${result.latency.count > 0 ? `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, max ${result.latency.max} ms (2xx answers)` : 'no 2xx answer'}.`,
       ),
     );
-  }
+  } else missing.push({ title: 'Latency by percentile', why: noAnswer });
   const target =
     targetRpsAt === undefined
       ? []
@@ -94,7 +98,7 @@ export function benchRunCharts(
     ],
     markers: markers(result),
   });
-  return charts;
+  return { charts, missing };
 }
 
 /** Batch sizes and queue depth as the server saw them, or why they are missing. */

@@ -21,6 +21,9 @@ export interface BenchRunPage {
   targetRpsAt: ((ms: number) => number) | undefined;
 }
 
+/** What the page shows in place of a figure the run has no data for. */
+const NONE = '–';
+
 function describeLoad(r: BenchResult): string {
   const load =
     r.mode === 'open'
@@ -34,7 +37,9 @@ export function benchPageData(run: BenchRunPage, generatedBy: string, generatedA
   const r = run.result;
   const nonOk = r.requests.completed - r.requests.ok;
   const server = serverCharts(r, run.samples, run.startEpochMs);
-  const charts = benchRunCharts(r, run.seconds, run.targetRpsAt);
+  const own = benchRunCharts(r, run.seconds, run.targetRpsAt);
+  // No 2xx answer has no latency: its zeros would read as 0 ms, the best a run can do.
+  const ms = (value: number): string => (r.latency.count > 0 ? `${value} ms` : NONE);
   // The server's charts go between throughput and the rest, in the order the simulate page uses.
   return {
     kind: 'bench',
@@ -43,9 +48,9 @@ export function benchPageData(run: BenchRunPage, generatedBy: string, generatedA
     facts: [
       { label: 'throughput (answers/s)', value: r.throughputRps.toFixed(1) },
       { label: 'goodput (2xx/s)', value: r.goodputRps.toFixed(1) },
-      { label: 'latency p50 (2xx)', value: `${r.latency.p50} ms` },
-      { label: 'latency p95 (2xx)', value: `${r.latency.p95} ms` },
-      { label: 'latency p99 (2xx)', value: `${r.latency.p99} ms` },
+      { label: 'latency p50 (2xx)', value: ms(r.latency.p50) },
+      { label: 'latency p95 (2xx)', value: ms(r.latency.p95) },
+      { label: 'latency p99 (2xx)', value: ms(r.latency.p99) },
       {
         label: 'not 2xx or no answer',
         value: formatPercent((nonOk + r.requests.errors) / Math.max(1, r.requests.sent)),
@@ -53,8 +58,8 @@ export function benchPageData(run: BenchRunPage, generatedBy: string, generatedA
     ],
     tables: [latencyTable(r), statusTable(r)],
     warnings: r.warnings,
-    charts: [...charts, ...server.charts],
-    missing: server.missing,
+    charts: [...own.charts, ...server.charts],
+    missing: [...own.missing, ...server.missing],
     generatedBy,
     generatedAt,
   };
@@ -65,7 +70,7 @@ function latencyTable(r: BenchResult): PageTable {
   const row = (label: string, p: PercentilesMs): string[] => [
     label,
     String(p.count),
-    ...keys.map((k) => roundForChart(p[k]).toString()),
+    ...keys.map((k) => (p.count > 0 ? roundForChart(p[k]).toString() : NONE)),
   ];
   return {
     title: 'Latency, ms',

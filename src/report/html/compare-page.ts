@@ -34,8 +34,8 @@ export function comparePageData(
     subtitle: `verdict: ${comparison.verdict}`,
     facts: [
       { label: 'throughput A → B', value: `${a.throughput_rps.toFixed(1)} → ${b.throughput_rps.toFixed(1)} /s` },
-      { label: 'p50 A → B', value: `${a.latency_ms.p50} → ${b.latency_ms.p50} ms` },
-      { label: 'p99 A → B', value: `${a.latency_ms.p99} → ${b.latency_ms.p99} ms` },
+      { label: 'p50 A → B', value: `${ms(a, 'p50')} → ${ms(b, 'p50')} ms` },
+      { label: 'p99 A → B', value: `${ms(a, 'p99')} → ${ms(b, 'p99')} ms` },
       { label: 'difference', value: comparison.noise ? 'noise' : 'clear' },
     ],
     tables: [
@@ -54,4 +54,9 @@ export function comparePageData(
     generatedBy,
     generatedAt,
   };
+}
+
+/** A run with no 2xx answer has no latency: '–', not the 0 its report holds (as the comparison table says '-'). */
+function ms(run: BenchJson, key: 'p50' | 'p99'): string {
+  return run.latency_ms.count > 0 ? String(run.latency_ms[key]) : '–';
 }

@@ -17,6 +17,7 @@ const HOSTILE = [
   '"double"',
   '$(touch /tmp/batchline-pwned)',
   '`id`',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, not a template
   '${HOME}',
   'a\\b',
   '*.json',

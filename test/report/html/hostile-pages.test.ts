@@ -1,0 +1,162 @@
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refusedPort, startServer, type TestServer } from '../../bench/servers.js';
+import { tempDir } from '../../temp-dir.js';
+import { BROWSER_HOOK_TIMEOUT_MS, chromiumMissing, launchChromium, openReport, type OpenBrowser } from './browser.js';
+
+const run = promisify(execFile);
+const bin = new URL('../../../bin/batchline.js', import.meta.url).pathname;
+const dir = tempDir('batchline-html-hostile-');
+const file = (name: string): string => join(dir, name);
+
+/** Runs batchline; a run that fails (no 2xx answer: exit 1) still writes its page. */
+async function batchline(args: string[]): Promise<void> {
+  try {
+    await run(process.execPath, [bin, ...args], { maxBuffer: 16 * 1024 * 1024, env: { ...process.env, CI: 'true' } });
+  } catch (error) {
+    if ((error as { code?: number }).code !== 1) throw error;
+  }
+}
+
+/** Markup and script in every string a user or a server hands to a page; none of it may run. */
+const PAYLOAD = `x'"<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script>$(id)\${7*7}\u2028<!--<script>`;
+/** The same in a file's name, which cannot hold a slash. */
+const NAME = `${PAYLOAD.replaceAll('/', '_')}\nline 2.txt`;
+
+interface PageText {
+  pwned: unknown;
+  images: number;
+  /** Script elements other than the page's JSON that mention the payload. */
+  injectedScripts: number;
+  text: string;
+  h1: string;
+  footer: string;
+  facts: Record<string, string>;
+  missing: string[];
+  drawn: { id: string; points: number }[];
+}
+
+async function pageText(page: Page): Promise<PageText> {
+  return page.evaluate(() => {
+    const w = window as unknown as { __pwned?: unknown; batchline: { drawn(): { id: string; points: number }[] } };
+    return {
+      pwned: w.__pwned,
+      images: document.images.length,
+      injectedScripts: [...document.scripts].filter(
+        (s) => s.type !== 'application/json' && (s.textContent ?? '').includes('__pwned'),
+      ).length,
+      // biome-ignore lint/performance/useDomNodeTextContent: what the reader sees, not the scripts' text
+      text: document.body.innerText,
+      h1: document.querySelector('h1')?.textContent ?? '',
+      footer: document.querySelector('footer code')?.textContent ?? '',
+      facts: Object.fromEntries(
+        [...document.querySelectorAll('.fact')].map((f) => [
+          f.querySelector('.label')?.textContent ?? '',
+          f.querySelector('.value')?.textContent ?? '',
+        ]),
+      ),
+      missing: [...document.querySelectorAll('figure.chart.missing')].map((f) => f.textContent ?? ''),
+      drawn: w.batchline.drawn().map((c) => ({ id: c.id, points: c.points })),
+    };
+  });
+}
+
+describe.skipIf(chromiumMissing !== undefined)('report pages given hostile strings and degenerate runs', () => {
+  let chromium: OpenBrowser;
+  let hostile: TestServer;
+  let ok: TestServer;
+  const pages = new Map<string, PageText>();
+  const problems = new Map<string, string[]>();
+
+  beforeAll(async () => {
+    // A server whose every string is markup: its /v1/stats refusal, its status lines.
+    hostile = await startServer((req, res) => {
+      res.statusCode = req.url === '/v1/stats' ? 500 : 429;
+      res.statusMessage = 'Too <b>Many</b>';
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ error: { message: PAYLOAD } }));
+    });
+    ok = await startServer((_req, res) => res.end('ok'));
+    const closed = await refusedPort();
+    chromium = await launchChromium();
+    const arrivals = file(NAME);
+    writeFileSync(arrivals, '0\n5\n10\n');
+    const bench = ['bench', '-n', '4', '--warmup', '0', '-c', '1'];
+    await Promise.all([
+      batchline([...bench, '--html', file('hostile.html'), `${hostile.url}v1/infer?q=${PAYLOAD}`]),
+      batchline(['simulate', '--arrivals', arrivals, '--html', file('arrivals.html')]),
+      // Every request expires in the queue: nothing is answered ok.
+      batchline([
+        'simulate',
+        '--rate',
+        '300',
+        '--requests',
+        '100',
+        '--max-queue-size',
+        '1',
+        '--model-latency-ms',
+        '5000',
+        '--request-timeout-ms',
+        '1',
+        '--html',
+        file('expired.html'),
+      ]),
+      batchline([
+        ...bench,
+        '--json',
+        file('refused.json'),
+        '--html',
+        file('refused.html'),
+        `http://127.0.0.1:${closed}/`,
+      ]),
+      batchline([...bench, '--json', file('ok.json'), ok.url]),
+    ]);
+    await batchline(['bench', 'compare', file('refused.json'), file('ok.json'), '--html', file('compare.html')]);
+    for (const name of ['hostile.html', 'arrivals.html', 'expired.html', 'refused.html', 'compare.html']) {
+      const opened = await openReport(chromium.browser, file(name));
+      pages.set(name, await pageText(opened.page));
+      problems.set(name, opened.problems);
+      await opened.page.close();
+    }
+  }, BROWSER_HOOK_TIMEOUT_MS);
+  afterAll(async () => {
+    await chromium?.close();
+    await hostile?.close();
+    await ok?.close();
+  });
+
+  const page = (name: string): PageText => pages.get(name) as PageText;
+
+  it('renders every page without a console error, NaN, Infinity or undefined, and no injected markup', () => {
+    for (const [name, text] of pages) {
+      expect(problems.get(name), name).toEqual([]);
+      expect(text.pwned, name).toBeUndefined();
+      expect(text.images, name).toBe(0);
+      expect(text.injectedScripts, name).toBe(0);
+      expect(text.text, name).not.toMatch(/\b(NaN|Infinity|undefined)\b/);
+      for (const chart of text.drawn) expect(chart.points, `${name}: ${chart.id}`).toBeGreaterThan(0);
+    }
+  });
+
+  it("shows a server's refusal and a file's name as text, as they were", () => {
+    expect(page('hostile.html').missing.join('\n')).toContain(PAYLOAD);
+    expect(page('arrivals.html').h1).toContain(NAME);
+    // The footer's command stays on one line, so what is copied is what was run.
+    expect(page('arrivals.html').footer).not.toContain('\n');
+    expect(page('arrivals.html').footer).toContain("\\nline 2.txt'");
+  });
+
+  it('shows no latency where nothing was answered, rather than 0 ms', () => {
+    for (const name of ['expired.html', 'refused.html']) {
+      const latency = Object.entries(page(name).facts).filter(([label]) => label.startsWith('latency'));
+      expect(latency.length, name).toBeGreaterThan(0);
+      for (const [label, value] of latency) expect(value, `${name}: ${label}`).toBe('–');
+      expect(page(name).missing.join('\n'), name).toContain('Latency by percentile');
+    }
+    expect(page('compare.html').facts['p50 A → B']).toMatch(/^– → \d/);
+  });
+});

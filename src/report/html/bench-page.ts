@@ -219,9 +219,9 @@ export function benchSweepPageData(
           String(r.targetRateRps),
           r.throughputRps.toFixed(1),
           r.goodputRps.toFixed(1),
-          String(r.latency.p50),
-          ...(metric === 'p99' || metric === 'p50' ? [] : [String(r.latency[metric])]),
-          String(r.latency.p99),
+          msText(r, 'p50'),
+          ...(metric === 'p99' || metric === 'p50' ? [] : [msText(r, metric)]),
+          msText(r, 'p99'),
           stepVerdict(r, slo),
         ]),
       },
@@ -236,4 +236,9 @@ export function benchSweepPageData(
 
 function finite(v: number): number | null {
   return Number.isFinite(v) ? roundForChart(v) : null;
+}
+
+/** A latency of 2xx answers, or '–' for a step with none (its zeros would read as 0 ms). */
+function msText(r: BenchResult, key: Exclude<keyof PercentilesMs, 'count'>): string {
+  return r.latency.count > 0 ? String(r.latency[key]) : NONE;
 }

@@ -24,6 +24,7 @@ export function sweepPageData(outcome: SweepOutcome, generatedBy: string, genera
     .sort(
       (a, b) => goodput(reports, a) - goodput(reports, b) || latency(reports, a, metric) - latency(reports, b, metric),
     );
+  const answered = reports.some((r) => r.requests.completed > 0);
   const frontier = new Set(pareto);
   const best = choice?.best;
   const name = (i: number): string => `#${i + 1}${best === i ? ' (best)' : ''}`;
@@ -103,7 +104,7 @@ export function sweepPageData(outcome: SweepOutcome, generatedBy: string, genera
       ...(best === undefined
         ? []
         : [
-            { label: `its ${label}`, value: `${latency(reports, best, metric)} ms` },
+            { label: `its ${label}`, value: withMs(msText(latency(reports, best, metric))) },
             { label: 'its goodput', value: `${goodput(reports, best).toFixed(1)} req/s` },
           ]),
     ],
@@ -126,10 +127,8 @@ export function sweepPageData(outcome: SweepOutcome, generatedBy: string, genera
           name(i),
           ...row.point.map(String),
           row.report.goodput_rps.toFixed(1),
-          String(row.report.latency_ms.p50),
-          String(row.report.latency_ms.p95),
-          String(row.report.latency_ms.p99),
-          String(row.report.batch_size.mean),
+          ...(['p50', 'p95', 'p99'] as const).map((k) => msText(latency(reports, i, k))),
+          row.report.batch_size.count > 0 ? String(row.report.batch_size.mean) : NONE,
           formatPercent(lossOf(row.report)),
           frontier.has(i) ? '*' : '',
           ...(slo === undefined ? [] : [meetsSlo(row.report, slo) ? 'met' : '-']),
@@ -137,8 +136,15 @@ export function sweepPageData(outcome: SweepOutcome, generatedBy: string, genera
       },
     ],
     warnings: choice !== undefined && best === undefined ? [choice.reason] : [],
-    charts: [curve, batches],
-    missing: [],
+    charts: answered ? [curve, batches] : [batches],
+    missing: answered
+      ? []
+      : [
+          {
+            title: curve.title,
+            why: 'No configuration answered a request ok, so none has a latency to draw; the table shows what each lost.',
+          },
+        ],
     generatedBy,
     generatedAt,
   };
@@ -151,6 +157,18 @@ function goodput(reports: readonly SimulationReport[], i: number): number {
 function latency(reports: readonly SimulationReport[], i: number, metric: LatencyMetric): number {
   const r = reports[i] as SimulationReport;
   return r.requests.completed > 0 ? r.latency_ms[metric] : Number.NaN;
+}
+
+/** What the page shows in place of a figure a configuration has no data for. */
+const NONE = '–';
+
+/** A latency, or '–' for a configuration that answered nothing (its zeros would read as 0 ms). */
+function msText(value: number): string {
+  return Number.isNaN(value) ? NONE : String(value);
+}
+
+function withMs(text: string): string {
+  return text === NONE ? text : `${text} ms`;
 }
 
 /** Log scales take positive values only; a configuration that answered nothing has no point. */

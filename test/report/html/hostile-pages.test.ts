@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refusedPort, startServer, type TestServer } from '../../bench/servers.js';
+import { refusedPort, startServer, statusServer, type TestServer } from '../../bench/servers.js';
 import { tempDir } from '../../temp-dir.js';
 import { BROWSER_HOOK_TIMEOUT_MS, chromiumMissing, launchChromium, openReport, type OpenBrowser } from './browser.js';
 
@@ -37,6 +37,8 @@ interface PageText {
   footer: string;
   facts: Record<string, string>;
   missing: string[];
+  /** Each table's rows, cell by cell. */
+  tables: string[][][];
   drawn: { id: string; points: number }[];
 }
 
@@ -60,6 +62,9 @@ async function pageText(page: Page): Promise<PageText> {
         ]),
       ),
       missing: [...document.querySelectorAll('figure.chart.missing')].map((f) => f.textContent ?? ''),
+      tables: [...document.querySelectorAll('table')].map((t) =>
+        [...t.querySelectorAll('tbody tr')].map((tr) => [...tr.children].map((c) => c.textContent ?? '')),
+      ),
       drawn: w.batchline.drawn().map((c) => ({ id: c.id, points: c.points })),
     };
   });
@@ -69,6 +74,7 @@ describe.skipIf(chromiumMissing !== undefined)('report pages given hostile strin
   let chromium: OpenBrowser;
   let hostile: TestServer;
   let ok: TestServer;
+  let failing: TestServer;
   const pages = new Map<string, PageText>();
   const problems = new Map<string, string[]>();
 
@@ -81,30 +87,20 @@ describe.skipIf(chromiumMissing !== undefined)('report pages given hostile strin
       res.end(JSON.stringify({ error: { message: PAYLOAD } }));
     });
     ok = await startServer((_req, res) => res.end('ok'));
+    failing = await statusServer(500);
     const closed = await refusedPort();
     chromium = await launchChromium();
     const arrivals = file(NAME);
     writeFileSync(arrivals, '0\n5\n10\n');
     const bench = ['bench', '-n', '4', '--warmup', '0', '-c', '1'];
+    // Every request expires in the queue: nothing is answered ok.
+    const expiring = ['simulate', '--rate', '300', '--requests', '100', '--max-queue-size', '1'];
+    expiring.push('--model-latency-ms', '5000', '--request-timeout-ms', '1');
     await Promise.all([
       batchline([...bench, '--html', file('hostile.html'), `${hostile.url}v1/infer?q=${PAYLOAD}`]),
       batchline(['simulate', '--arrivals', arrivals, '--html', file('arrivals.html')]),
-      // Every request expires in the queue: nothing is answered ok.
-      batchline([
-        'simulate',
-        '--rate',
-        '300',
-        '--requests',
-        '100',
-        '--max-queue-size',
-        '1',
-        '--model-latency-ms',
-        '5000',
-        '--request-timeout-ms',
-        '1',
-        '--html',
-        file('expired.html'),
-      ]),
+      batchline([...expiring, '--html', file('expired.html')]),
+      batchline([...expiring, '--sweep', 'max-batch-size=4,8', '--html', file('sweep-expired.html')]),
       batchline([
         ...bench,
         '--json',
@@ -114,9 +110,29 @@ describe.skipIf(chromiumMissing !== undefined)('report pages given hostile strin
         `http://127.0.0.1:${closed}/`,
       ]),
       batchline([...bench, '--json', file('ok.json'), ok.url]),
+      batchline([
+        'bench',
+        '--sweep',
+        '20,40',
+        '-d',
+        '0.3s',
+        '--warmup',
+        '0',
+        '--html',
+        file('sweep-500.html'),
+        failing.url,
+      ]),
     ]);
     await batchline(['bench', 'compare', file('refused.json'), file('ok.json'), '--html', file('compare.html')]);
-    for (const name of ['hostile.html', 'arrivals.html', 'expired.html', 'refused.html', 'compare.html']) {
+    for (const name of [
+      'hostile.html',
+      'arrivals.html',
+      'expired.html',
+      'sweep-expired.html',
+      'sweep-500.html',
+      'refused.html',
+      'compare.html',
+    ]) {
       const opened = await openReport(chromium.browser, file(name));
       pages.set(name, await pageText(opened.page));
       problems.set(name, opened.problems);
@@ -127,6 +143,7 @@ describe.skipIf(chromiumMissing !== undefined)('report pages given hostile strin
     await chromium?.close();
     await hostile?.close();
     await ok?.close();
+    await failing?.close();
   });
 
   const page = (name: string): PageText => pages.get(name) as PageText;
@@ -158,5 +175,14 @@ describe.skipIf(chromiumMissing !== undefined)('report pages given hostile strin
       expect(page(name).missing.join('\n'), name).toContain('Latency by percentile');
     }
     expect(page('compare.html').facts['p50 A → B']).toMatch(/^– → \d/);
+    expect(page('expired.html').tables[0]).toEqual([
+      ['latency', ...Array(7).fill('–')],
+      ['queue wait', ...Array(7).fill('–')],
+    ]);
+    // The sweep's configurations: p50, p95, p99 and mean batch.
+    for (const row of page('sweep-expired.html').tables[0] ?? []) expect(row.slice(3, 7)).toEqual(Array(4).fill('–'));
+    // bench's steps: p50 and p99 of 2xx answers (there were none).
+    for (const row of page('sweep-500.html').tables[0] ?? []) expect(row.slice(3, 5)).toEqual(['–', '–']);
+    expect(page('sweep-expired.html').missing.join('\n')).toContain('No configuration answered a request ok');
   });
 });

@@ -76,11 +76,17 @@ export class RerunForm {
     this.reset();
   }
 
-  /** Back to the run of the report. */
+  /**
+   * Back to the run of the report: every option given, and every one an environment variable
+   * set (it differs from its default but is not in `given`), so that the command shown runs
+   * the same where that variable is not set.
+   */
   reset(): void {
     for (const [key, input] of this.inputs) {
+      const spec = (SIMULATE_OPTIONS as Record<string, OptionSpec>)[key] as OptionSpec;
       const value = (this.seed.options as Record<string, unknown>)[key];
-      input.value = this.seed.given.includes(key) && value !== undefined ? String(value) : '';
+      const shown = value !== undefined && (this.seed.given.includes(key) || value !== spec.default);
+      input.value = shown ? formText(spec, value) : '';
     }
     this.arrivals.value =
       this.seed.given.includes('arrivals') && this.seed.arrivalTimes !== undefined
@@ -124,12 +130,22 @@ export class RerunForm {
       given.push('latencyProfile');
     }
     const options = resolveOptions(SIMULATE_OPTIONS, raw, {});
-    const flags = given.map(
-      (key) =>
-        `--${(SIMULATE_OPTIONS as Record<string, OptionSpec>)[key]?.flag ?? key} ${shellWord(raw[key] as string)}`,
-    );
+    const flags = given.map((key) => {
+      const spec = (SIMULATE_OPTIONS as Record<string, OptionSpec>)[key];
+      if (spec === undefined) return `--${key} ${shellWord(raw[key] as string)}`;
+      // A switch takes no value: --pipeline or --no-pipeline.
+      if (spec.kind === 'boolean')
+        return (options as Record<string, unknown>)[key] === true ? `--${spec.flag}` : `--no-${spec.flag}`;
+      return `--${spec.flag} ${shellWord(raw[key] as string)}`;
+    });
     return { options, inputs, command: ['batchline simulate', ...flags, '--events'].join(' '), arrivalsText };
   }
+}
+
+/** An option's resolved value as the form takes it back: a duration in ms with its unit (a bare number is seconds). */
+function formText(spec: OptionSpec, value: unknown): string {
+  if (spec.kind === 'duration') return `${value as number}ms`;
+  return String(value);
 }
 
 function selectFor(spec: OptionSpec & { kind: 'enum' }): HTMLSelectElement {

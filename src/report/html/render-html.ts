@@ -30,7 +30,7 @@ export async function renderReportHtml(data: ReportPageData, extras: PageExtras 
     '<main id="report"></main>',
     extras.timeline !== undefined ? '<section id="timeline" class="timeline"></section>' : '',
     assets.modelPanelJs !== undefined ? '<section id="model-panel" class="model-panel"></section>' : '',
-    `<footer>Made by <code>${escapeHtml(data.generatedBy)}</code> at ${escapeHtml(data.generatedAt)}. Charts drawn with uPlot; the page needs no network.</footer>`,
+    `<footer>Made by <code id="generated-by">${escapeHtml(data.generatedBy)}</code> at <span id="generated-at">${escapeHtml(data.generatedAt)}</span>. Charts drawn with uPlot; the page needs no network.</footer>`,
     jsonScript('batchline-data', data),
     extras.timeline !== undefined ? jsonScript('batchline-timeline', extras.timeline) : '',
     inlineScript(assets.reportJs),

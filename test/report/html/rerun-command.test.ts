@@ -23,14 +23,28 @@ interface PageTimeline {
 async function pageRuns(
   chromium: OpenBrowser,
   file: string,
-): Promise<{ command: string; ownEvents: string; rerunEvents: string; rerunError: string | undefined }> {
+): Promise<{
+  command: string;
+  ownEvents: string;
+  rerunEvents: string;
+  rerunError: string | undefined;
+  footers: [string, string];
+}> {
   const { page, problems } = await openReport(chromium.browser, file);
   const result = await page.evaluate(() => {
     const t = (window as unknown as { batchlineTimeline: PageTimeline }).batchlineTimeline;
     const command = document.querySelector('#timeline .actions code')?.textContent ?? '';
     const ownEvents = t.eventsText();
+    const footer = (): string => document.querySelector('footer')?.textContent ?? '';
+    const before = footer();
     t.run();
-    return { command, ownEvents, rerunEvents: t.eventsText(), rerunError: t.error() };
+    return {
+      command,
+      ownEvents,
+      rerunEvents: t.eventsText(),
+      rerunError: t.error(),
+      footers: [before, footer()] as [string, string],
+    };
   });
   expect(problems).toEqual([]);
   await page.close();
@@ -69,9 +83,16 @@ describe.skipIf(chromiumMissing !== undefined)("the re-run form's command: paste
   });
 
   it.each(cases)('$name: the command, the page and "Run in this page" give the same events', async (c) => {
-    const { command, ownEvents, rerunEvents, rerunError } = await pageRuns(chromium, join(dir, `${c.name}.html`));
+    const { command, ownEvents, rerunEvents, rerunError, footers } = await pageRuns(
+      chromium,
+      join(dir, `${c.name}.html`),
+    );
     expect(rerunError).toBeUndefined();
     expect(rerunEvents).toBe(ownEvents);
+    // The footer names what made the charts now shown: after a run in the page, that run.
+    const setBy = Object.entries(c.env).map(([name, value]) => `${name}=${value} `);
+    expect(footers[0]).toContain(`Made by ${setBy.join('')}batchline simulate ${c.args.join(' ')} --html `);
+    expect(footers[1]).toContain(`Made by ${command} (run in the page) at `);
     const cli = await pasted(command);
     expect(cli.startsWith(`${ownEvents}\n`), `${command}\n${cli.slice(0, 300)}`).toBe(true);
   });

@@ -34,6 +34,11 @@ function start(): void {
     render(data) {
       api.data = data;
       api.charts = renderReport(root, data, api.charts);
+      // The footer names what made the charts shown: after a run in the page, that run.
+      const by = document.getElementById('generated-by');
+      const at = document.getElementById('generated-at');
+      if (by !== null) by.textContent = data.generatedBy;
+      if (at !== null) at.textContent = data.generatedAt;
     },
     drawn: () =>
       api.charts.map((c) => ({ id: c.spec.id, points: c.points, width: c.plot.width, height: c.plot.height })),

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { BENCH_OPTIONS } from '../options/bench.js';
 import { addOptions } from '../options/command-flags.js';
 import { resolveOptions } from '../options/schema.js';
-import { commandLineOf } from '../report/html/command-line.js';
+import { commandLineOf, environmentOf } from '../report/html/command-line.js';
 
 /**
  * `batchline bench <url>` and `batchline bench compare a.json b.json`. Thin: options are parsed
@@ -64,7 +64,11 @@ Examples:
         thresholds,
         quiet: options.quiet,
         noUi: !options.ui,
-        commandLine: commandLineOf(process.argv, { url, headers: options.header }),
+        commandLine: commandLineOf(
+          process.argv,
+          { url, headers: options.header },
+          environmentOf(BENCH_OPTIONS, raw, process.env),
+        ),
       },
       { stdout: process.stdout, stderr: process.stderr, env: process.env },
     );

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { addOptions } from '../options/command-flags.js';
 import { resolveOptions } from '../options/schema.js';
 import { SIMULATE_OPTIONS } from '../options/simulate.js';
-import { commandLineOf } from '../report/html/command-line.js';
+import { commandLineOf, environmentOf } from '../report/html/command-line.js';
 
 /**
  * `batchline simulate`: what-if tuning on the serving core, on a virtual clock. Thin: options
@@ -33,7 +33,13 @@ Examples:
     const given = new Set(Object.keys(SIMULATE_OPTIONS).filter((key) => raw[key] !== undefined));
     const sweep = raw.sweep as string[] | undefined;
     const { simulateMain } = await import('./simulate-main.js');
-    await simulateMain({ options, given, sweep, stdout: process.stdout, commandLine: commandLineOf(process.argv) });
+    await simulateMain({
+      options,
+      given,
+      sweep,
+      stdout: process.stdout,
+      commandLine: commandLineOf(process.argv, {}, environmentOf(SIMULATE_OPTIONS, raw, process.env)),
+    });
   });
   return command;
 }

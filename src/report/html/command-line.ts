@@ -1,3 +1,5 @@
+import type { OptionSchema } from '../../options/schema.js';
+
 /**
  * Quotes one shell word when it needs it, so the page shows a command that pastes: bash and zsh
  * read it back as it was. A word with a control character (a newline) is written as `$'…'`
@@ -12,6 +14,21 @@ export function shellWord(word: string): string {
     return named[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
   });
   return `$'${escaped}'`;
+}
+
+/**
+ * `NAME=value` for each option an environment variable set (no flag gave it), to stand in front
+ * of the command: without them the command a page shows would run with the defaults instead.
+ */
+export function environmentOf(
+  schema: OptionSchema,
+  raw: Readonly<Record<string, unknown>>,
+  env: Readonly<Record<string, string | undefined>>,
+): string[] {
+  return Object.entries(schema).flatMap(([key, spec]) => {
+    const value = spec.env === undefined ? undefined : env[spec.env];
+    return raw[key] === undefined && value !== undefined && value !== '' ? [`${spec.env}=${shellWord(value)}`] : [];
+  });
 }
 
 /** The words of a command line that carry credentials, as the user typed them. */
@@ -31,8 +48,14 @@ const HIDDEN = '***';
  * footer. The page is a file meant to be shared: a password or a token given on the command
  * line is shown as `***` (the text and JSON reports print neither).
  */
-export function commandLineOf(argv: readonly string[], secrets: CommandSecrets = {}): string {
-  return ['batchline', ...argv.slice(2).map((word) => shellWord(withoutSecrets(word, secrets)))].join(' ');
+export function commandLineOf(
+  argv: readonly string[],
+  secrets: CommandSecrets = {},
+  environment: readonly string[] = [],
+): string {
+  return [...environment, 'batchline', ...argv.slice(2).map((word) => shellWord(withoutSecrets(word, secrets)))].join(
+    ' ',
+  );
 }
 
 function withoutSecrets(word: string, secrets: CommandSecrets): string {

@@ -32,6 +32,21 @@ describe('--html on the command line', () => {
     }
   });
 
+  it("simulate's page names the environment variables that set its options, so its command runs the same", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'batchline-html-cli-'));
+    try {
+      const page = join(dir, 'page.html');
+      await run(process.execPath, [bin, 'simulate', '--requests', '10', '--html', page], {
+        env: { ...process.env, MAX_BATCH_SIZE: '2' },
+      });
+      expect(readFileSync(page, 'utf8')).toContain(
+        '<code id="generated-by">MAX_BATCH_SIZE=2 batchline simulate --requests 10',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('simulate refuses a page it could not write before it runs, exit 2 naming --html', async () => {
     const { code, stderr, stdout } = await exitOf([
       'simulate',

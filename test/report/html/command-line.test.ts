@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { commandLineOf, shellWord } from '../../../src/report/html/command-line.js';
+import { commandLineOf, environmentOf, shellWord } from '../../../src/report/html/command-line.js';
+import { SIMULATE_OPTIONS } from '../../../src/options/simulate.js';
 
 /** What bash makes of `printf '%s\0' WORD`: the argument the pasted command would pass. */
 function bashReads(quoted: string): string {
@@ -87,5 +88,16 @@ describe('commandLineOf: the footer of a page', () => {
     expect(
       commandLineOf(argv('bench', '--body', body, 'http://x/v1/infer'), { url: 'http://x/v1/infer', headers: [] }),
     ).toBe(`batchline bench --body '${body}' http://x/v1/infer`);
+  });
+});
+
+describe('environmentOf: the options an environment variable set, for the front of the command', () => {
+  it('names the variables that set an option no flag gave, quoting the value alone', () => {
+    const env = { MAX_BATCH_SIZE: '2', INSTANCES: '3', BATCH_POLICY: 'a b', PATH: '/bin', RATE: '' };
+    const words = environmentOf(SIMULATE_OPTIONS, { instances: '4' }, env);
+    expect(words).toEqual(['MAX_BATCH_SIZE=2', "BATCH_POLICY='a b'"]);
+    expect(commandLineOf(['node', 'batchline', 'simulate', '--instances', '4'], {}, words)).toBe(
+      "MAX_BATCH_SIZE=2 BATCH_POLICY='a b' batchline simulate --instances 4",
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Page } from 'puppeteer-core';
@@ -184,5 +184,19 @@ describe.skipIf(chromiumMissing !== undefined)('report pages given hostile strin
     // bench's steps: p50 and p99 of 2xx answers (there were none).
     for (const row of page('sweep-500.html').tables[0] ?? []) expect(row.slice(3, 5)).toEqual(['–', '–']);
     expect(page('sweep-expired.html').missing.join('\n')).toContain('No configuration answered a request ok');
+  });
+});
+
+describe('the scripts and styles a page inlines', () => {
+  const built = (name: string): string =>
+    readFileSync(new URL(`../../../dist/browser/${name}`, import.meta.url), 'utf8');
+
+  it('hold no <!-- or <script: in an inline script they make the parser skip its end tag (render-html escapes </script only)', () => {
+    for (const name of ['report.js', 'timeline.js', 'model-panel.js'])
+      expect(built(name), name).not.toMatch(/<!--|<script/i);
+  });
+
+  it('hold no </style, which would end the inline style early', () => {
+    expect(built('report.css')).not.toMatch(/<\/style/i);
   });
 });

@@ -6,7 +6,14 @@ import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refusedPort, startServer, statusServer, type TestServer } from '../../bench/servers.js';
 import { tempDir } from '../../temp-dir.js';
-import { BROWSER_HOOK_TIMEOUT_MS, chromiumMissing, launchChromium, openReport, type OpenBrowser } from './browser.js';
+import {
+  BROWSER_HOOK_TIMEOUT_MS,
+  chromiumMissing,
+  colouredPixelsPerChart,
+  launchChromium,
+  openReport,
+  type OpenBrowser,
+} from './browser.js';
 
 const run = promisify(execFile);
 const bin = new URL('../../../bin/batchline.js', import.meta.url).pathname;
@@ -99,6 +106,8 @@ describe.skipIf(chromiumMissing !== undefined)('report pages given hostile strin
     await Promise.all([
       batchline([...bench, '--html', file('hostile.html'), `${hostile.url}v1/infer?q=${PAYLOAD}`]),
       batchline(['simulate', '--arrivals', arrivals, '--html', file('arrivals.html')]),
+      // One request: hundreds of intervals, a value in one of them.
+      batchline(['simulate', '--requests', '1', '--html', file('one.html')]),
       batchline([...expiring, '--html', file('expired.html')]),
       batchline([...expiring, '--sweep', 'max-batch-size=4,8', '--html', file('sweep-expired.html')]),
       batchline([
@@ -127,6 +136,7 @@ describe.skipIf(chromiumMissing !== undefined)('report pages given hostile strin
     for (const name of [
       'hostile.html',
       'arrivals.html',
+      'one.html',
       'expired.html',
       'sweep-expired.html',
       'sweep-500.html',
@@ -135,6 +145,7 @@ describe.skipIf(chromiumMissing !== undefined)('report pages given hostile strin
     ]) {
       const opened = await openReport(chromium.browser, file(name));
       pages.set(name, await pageText(opened.page));
+      pixels.set(name, await colouredPixelsPerChart(chromium.browser, opened.page));
       problems.set(name, opened.problems);
       await opened.page.close();
     }
@@ -147,6 +158,7 @@ describe.skipIf(chromiumMissing !== undefined)('report pages given hostile strin
   });
 
   const page = (name: string): PageText => pages.get(name) as PageText;
+  const pixels = new Map<string, Record<string, number>>();
 
   it('renders every page without a console error, NaN, Infinity or undefined, and no injected markup', () => {
     for (const [name, text] of pages) {
@@ -165,6 +177,11 @@ describe.skipIf(chromiumMissing !== undefined)('report pages given hostile strin
     // The footer's command stays on one line, so what is copied is what was run.
     expect(page('arrivals.html').footer).not.toContain('\n');
     expect(page('arrivals.html').footer).toContain("\\nline 2.txt'");
+  });
+
+  it('draws a value that has no neighbour, which a line alone leaves invisible', () => {
+    const one = pixels.get('one.html') as Record<string, number>;
+    for (const id of ['latency-over-time', 'batch-size-over-time']) expect(one[id], id).toBeGreaterThan(20);
   });
 
   it('shows no latency where nothing was answered, rather than 0 ms', () => {

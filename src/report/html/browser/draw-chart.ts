@@ -117,11 +117,26 @@ function seriesOptions(s: ChartSeries): uPlot.Series {
     case 'bars':
       return { ...base, fill: `${s.color}99`, paths: uPlot.paths.bars?.({ size: [0.8, 60] }), points: { show: false } };
     case 'step':
-      return { ...base, paths: uPlot.paths.stepped?.({ align: 1 }), points: { show: false } };
+      return { ...base, paths: uPlot.paths.stepped?.({ align: 1 }), points: { show: false, filter: loneValues(s) } };
     default:
       // Markers only where there are few points; a long series reads as a line.
-      return { ...base, points: { show: (u: uPlot) => u.data[0].length < 60 } };
+      return { ...base, points: { show: (u: uPlot) => u.data[0].length < 60, filter: loneValues(s) } };
   }
+}
+
+/**
+ * The points a line cannot show: values with a gap on both sides (one answer in an hour-long
+ * drain, a single request) draw no segment, so they get a marker whatever the series' length.
+ */
+function loneValues(s: ChartSeries): uPlot.Series.Points.Filter {
+  return (_u, _seriesIdx, show) => {
+    if (show || s.spanGaps === true) return null;
+    const v = s.values;
+    const lone: number[] = [];
+    for (let i = 0; i < v.length; i++)
+      if (v[i] !== null && (i === 0 || v[i - 1] === null) && (i === v.length - 1 || v[i + 1] === null)) lone.push(i);
+    return lone.length > 0 ? lone : null;
+  };
 }
 
 /** Vertical lines with a label at the top: the end of a warm-up, a stop. */

@@ -27,7 +27,9 @@ export function environmentOf(
 ): string[] {
   return Object.entries(schema).flatMap(([key, spec]) => {
     const value = spec.env === undefined ? undefined : env[spec.env];
-    return raw[key] === undefined && value !== undefined && value !== '' ? [`${spec.env}=${shellWord(value)}`] : [];
+    if (raw[key] === undefined && value !== undefined && value !== '')
+      return [`${spec.env}=${spec.kind === 'string' && spec.secret === true ? HIDDEN : shellWord(value)}`];
+    return [];
   });
 }
 

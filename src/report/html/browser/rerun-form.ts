@@ -130,13 +130,15 @@ export class RerunForm {
       given.push('latencyProfile');
     }
     const options = resolveOptions(SIMULATE_OPTIONS, raw, {});
-    const flags = given.map((key) => {
+    const flags = given.flatMap((key) => {
       const spec = (SIMULATE_OPTIONS as Record<string, OptionSpec>)[key];
-      if (spec === undefined) return `--${key} ${shellWord(raw[key] as string)}`;
-      // A switch takes no value: --pipeline or --no-pipeline.
-      if (spec.kind === 'boolean')
-        return (options as Record<string, unknown>)[key] === true ? `--${spec.flag}` : `--no-${spec.flag}`;
-      return `--${spec.flag} ${shellWord(raw[key] as string)}`;
+      if (spec === undefined) return [`--${key} ${shellWord(raw[key] as string)}`];
+      // A switch takes no value: --pipeline, --no-pipeline, or nothing for an off that is the default.
+      if (spec.kind === 'boolean') {
+        if ((options as Record<string, unknown>)[key] === true) return [`--${spec.flag}`];
+        return spec.negatable === true ? [`--no-${spec.flag}`] : [];
+      }
+      return [`--${spec.flag} ${shellWord(raw[key] as string)}`];
     });
     return { options, inputs, command: ['batchline simulate', ...flags, '--events'].join(' '), arrivalsText };
   }

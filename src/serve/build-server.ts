@@ -19,6 +19,7 @@ import { FailureLog, seeTheLog, stderrLogSink } from './failure-log.js';
 import { answerOnlyLoopbackHosts, isLoopbackAddress } from './loopback-hosts.js';
 import { requestIdFor } from './request-id.js';
 import { MAX_MODEL_NAME_CHARS } from './repository.js';
+import { refusePrototypeKeys } from './prototype-keys.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import { ServingRuntime } from './serving-runtime.js';
 import { useTensorBodyParsers } from './tensor-body-parsers.js';
@@ -120,11 +121,21 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
   app.removeContentTypeParser('text/plain');
   // A request without a body that names a JSON type (a DELETE from a client that always sends
   // Content-Type: application/json) has no body, not a bad one: Fastify's parser answered it 400.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+  // Keys that would set a prototype are refused by name (prototype-keys.ts), not as bad JSON.
+  const parseJson = app.getDefaultJsonParser('ignore', 'ignore');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
-    body === '' ? done(null, undefined) : parseJson(request, body as string, done),
-  );
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    parseJson(request, body as string, (error, value) => {
+      if (error !== null) return done(error, undefined);
+      try {
+        refusePrototypeKeys(body as string, value);
+      } catch (refused) {
+        return done(refused as Error, undefined);
+      }
+      done(null, value);
+    });
+  });
   // Every error a route throws or Fastify raises before it (bad JSON, 413, 415) is answered by
   // the one HTTP layer, in the route's protocol and counted against the route's model.
   app.setErrorHandler((error, request, reply) => {

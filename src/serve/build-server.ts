@@ -1,15 +1,14 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { STATUS_CODES, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
+import type { ServerResponse } from 'node:http';
 import type { Clock } from '../core/clock.js';
 import { RealClock } from '../core/real-clock.js';
-import { BatchlineError, errorBody } from '../errors.js';
+import { BatchlineError } from '../errors.js';
 import type { ServeConfig } from '../options/serve.js';
 import { BATCHLINE_VERSION } from '../version.js';
 import type { AdmissionContext } from './admission.js';
-import { answeredRequestTimeout, answersOf, plainAnswer } from './answer.js';
-import { afterAnswersSent, CountingResponse, limitRequestsPerConnection } from './drain-connections.js';
+import { answersOf, plainAnswer } from './answer.js';
+import { answerClientError, answerNodeRefusals } from './node-answers.js';
+import { CountingResponse, limitRequestsPerConnection } from './drain-connections.js';
 import { registerInferRoutes } from './infer-route.js';
 import { acceptsJsonMetrics, jsonMetrics } from './json-metrics.js';
 import { registerModelRoutes } from './model-routes.js';
@@ -45,24 +44,6 @@ export interface BuiltServer {
   admin?: FastifyInstance | undefined;
 }
 
-/** Answers errors of Node's HTTP parser (bad request line, headers too large) in the table's format. */
-function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  if (!socket.writable) return void socket.destroy();
-  const known =
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? new BatchlineError('HEADERS_TOO_LARGE')
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? new BatchlineError('REQUEST_TIMEOUT')
-        : new BatchlineError('BAD_REQUEST', error.code ?? error.message);
-  // No request and no reply exist yet: the one answer Node's parser leaves is raw bytes. The
-  // requests read whole before the bad bytes get their answers first (drain-connections.ts).
-  // A request whose body was still coming is answered this 408 (its stream ends as at a hang-up).
-  if (known.code === 'REQUEST_TIMEOUT') answeredRequestTimeout(socket);
-  const body = JSON.stringify(errorBody(known.code, known.message));
-  const head = `HTTP/1.1 ${known.httpStatus} ${STATUS_CODES[known.httpStatus]}\r\ncontent-type: application/json; charset=utf-8\r\nx-content-type-options: nosniff\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n`;
-  afterAnswersSent(socket as Socket, () => (socket.writable ? socket.end(head + body) : socket.destroy()));
-}
-
 /**
  * A Fastify app whose every answer goes through the one HTTP layer: errors Fastify raises
  * (bad JSON, 413, 415, bad URLs), errors routes throw and unknown routes. Used for the main
@@ -92,6 +73,8 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
     // A drain closes a connection after its last answer, never before (pipelined answers would be lost).
     http: {
       ServerResponse: CountingResponse as typeof ServerResponse,
+      // Answered in the table's shape by answerNodeRefusals; Node's own 400 had no body.
+      requireHostHeader: false,
       // Node refuses a headers timeout longer than the request's.
       headersTimeout: Math.min(config.headersTimeoutMs, config.bodyTimeoutMs),
       // How often Node looks for requests past their timeouts (its default, 30 s, would let a
@@ -105,6 +88,7 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
       void answersOf(request).for(request, reply).error(new BatchlineError('BAD_REQUEST', error.message)),
   });
 
+  answerNodeRefusals(app.server);
   // Past the limit, Node closes new connections as they arrive (a reverse proxy does the same).
   app.server.maxConnections = config.maxConnections;
   limitRequestsPerConnection(app.server, config.maxRequestsPerConnection);

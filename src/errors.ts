@@ -111,6 +111,13 @@ export const ERROR_TABLE = {
     message:
       'the request did not arrive in time (headers within --headers-timeout-ms, the whole request within --body-timeout-ms)',
   },
+  // Node's own answer to an Expect it cannot meet, in the table's shape (serve/node-answers.ts).
+  EXPECTATION_FAILED: {
+    httpStatus: 417,
+    grpcStatus: 'INVALID_ARGUMENT',
+    exitCode: 1,
+    message: "expectation failed: %s; this server meets only 'Expect: 100-continue'",
+  },
   MISDIRECTED_REQUEST: {
     httpStatus: 421,
     grpcStatus: 'PERMISSION_DENIED',

@@ -44,6 +44,7 @@ const EXPECTED: Record<
   SHARED_MEMORY_NOT_FOUND: [404, 'NOT_FOUND', 1, 'bad_input', undefined],
   BAD_REQUEST: [400, 'INVALID_ARGUMENT', 1, 'bad_request', undefined],
   REQUEST_TIMEOUT: [408, 'DEADLINE_EXCEEDED', 1, undefined, undefined],
+  EXPECTATION_FAILED: [417, 'INVALID_ARGUMENT', 1, undefined, undefined],
   MISDIRECTED_REQUEST: [421, 'PERMISSION_DENIED', 1, undefined, undefined],
   HEADERS_TOO_LARGE: [431, 'RESOURCE_EXHAUSTED', 1, undefined, undefined],
   NOT_FOUND: [404, 'UNIMPLEMENTED', 1, undefined, undefined],

@@ -186,7 +186,7 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
   let drain: Drain | undefined;
   const close = (closeOptions?: CloseOptions): Promise<void> => {
     // Checked first: a refused close leaves the batcher open (or its drain as it was).
-    let drainMs: number;
+    let drainMs: number | undefined; // undefined: named none (a later close() then changes nothing)
     try {
       drainMs = drainMsOf(closeOptions);
     } catch (error) {

@@ -29,7 +29,8 @@ export interface RunningServer {
   /**
    * Drains as SIGTERM does: new work gets 503, what is queued or running gets up to `drainMs`
    * (0 to 600000 ms; default `drainTimeoutMs`), then the listeners and the models close. Resolves when all is closed;
-   * a later close() with a shorter `drainMs` ends the drain sooner (`{ drainMs: 0 }` on a second Ctrl-C);
+   * a later close() with a shorter `drainMs` ends the drain sooner (`{ drainMs: 0 }` on a second Ctrl-C),
+   * and one without `drainMs` leaves the drain under way as it is;
    * a bad `drainMs` rejects with InvalidOptionError and leaves the server serving (or its drain as it was).
    */
   close(options?: { drainMs?: number | undefined }): Promise<void>;
@@ -63,7 +64,8 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
       grpcUrl: started.grpcUrl,
       stats: () => started.stats(),
       // Checked here, not in started.close(), which closes once: a refused close leaves the server serving.
-      close: async (closeOptions) => started.close({ drainMs: drainMsOf(closeOptions, config.drainTimeoutMs) }),
+      // Undefined when not named: a first close() drains drainTimeoutMs, a later one changes nothing.
+      close: async (closeOptions) => started.close({ drainMs: drainMsOf(closeOptions) }),
     };
   } catch (error) {
     // onnxruntime-node left out by npm: the command's message (the bare ERR_MODULE_NOT_FOUND said nothing of why).

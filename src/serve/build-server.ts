@@ -1,15 +1,14 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { STATUS_CODES, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
+import type { ServerResponse } from 'node:http';
 import type { Clock } from '../core/clock.js';
 import { RealClock } from '../core/real-clock.js';
-import { BatchlineError, errorBody } from '../errors.js';
+import { BatchlineError } from '../errors.js';
 import type { ServeConfig } from '../options/serve.js';
 import { BATCHLINE_VERSION } from '../version.js';
 import type { AdmissionContext } from './admission.js';
-import { answeredRequestTimeout, answersOf, plainAnswer } from './answer.js';
-import { afterAnswersSent, CountingResponse, limitRequestsPerConnection } from './drain-connections.js';
+import { answersOf, plainAnswer } from './answer.js';
+import { answerClientError, answerNodeRefusals } from './node-answers.js';
+import { CountingResponse, limitRequestsPerConnection } from './drain-connections.js';
 import { registerInferRoutes } from './infer-route.js';
 import { acceptsJsonMetrics, jsonMetrics } from './json-metrics.js';
 import { registerModelRoutes } from './model-routes.js';
@@ -19,6 +18,7 @@ import { FailureLog, seeTheLog, stderrLogSink } from './failure-log.js';
 import { answerOnlyLoopbackHosts, isLoopbackAddress } from './loopback-hosts.js';
 import { requestIdFor } from './request-id.js';
 import { MAX_MODEL_NAME_CHARS } from './repository.js';
+import { refusePrototypeKeys } from './prototype-keys.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import { ServingRuntime } from './serving-runtime.js';
 import { useTensorBodyParsers } from './tensor-body-parsers.js';
@@ -42,24 +42,6 @@ export interface BuiltServer {
   runtime: ServingRuntime;
   /** The admin API's own app, when `--admin-port` puts it on a separate listener. */
   admin?: FastifyInstance | undefined;
-}
-
-/** Answers errors of Node's HTTP parser (bad request line, headers too large) in the table's format. */
-function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  if (!socket.writable) return void socket.destroy();
-  const known =
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? new BatchlineError('HEADERS_TOO_LARGE')
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? new BatchlineError('REQUEST_TIMEOUT')
-        : new BatchlineError('BAD_REQUEST', error.code ?? error.message);
-  // No request and no reply exist yet: the one answer Node's parser leaves is raw bytes. The
-  // requests read whole before the bad bytes get their answers first (drain-connections.ts).
-  // A request whose body was still coming is answered this 408 (its stream ends as at a hang-up).
-  if (known.code === 'REQUEST_TIMEOUT') answeredRequestTimeout(socket);
-  const body = JSON.stringify(errorBody(known.code, known.message));
-  const head = `HTTP/1.1 ${known.httpStatus} ${STATUS_CODES[known.httpStatus]}\r\ncontent-type: application/json; charset=utf-8\r\nx-content-type-options: nosniff\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n`;
-  afterAnswersSent(socket as Socket, () => (socket.writable ? socket.end(head + body) : socket.destroy()));
 }
 
 /**
@@ -91,6 +73,8 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
     // A drain closes a connection after its last answer, never before (pipelined answers would be lost).
     http: {
       ServerResponse: CountingResponse as typeof ServerResponse,
+      // Answered in the table's shape by answerNodeRefusals; Node's own 400 had no body.
+      requireHostHeader: false,
       // Node refuses a headers timeout longer than the request's.
       headersTimeout: Math.min(config.headersTimeoutMs, config.bodyTimeoutMs),
       // How often Node looks for requests past their timeouts (its default, 30 s, would let a
@@ -104,6 +88,7 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
       void answersOf(request).for(request, reply).error(new BatchlineError('BAD_REQUEST', error.message)),
   });
 
+  answerNodeRefusals(app.server);
   // Past the limit, Node closes new connections as they arrive (a reverse proxy does the same).
   app.server.maxConnections = config.maxConnections;
   limitRequestsPerConnection(app.server, config.maxRequestsPerConnection);
@@ -120,11 +105,21 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
   app.removeContentTypeParser('text/plain');
   // A request without a body that names a JSON type (a DELETE from a client that always sends
   // Content-Type: application/json) has no body, not a bad one: Fastify's parser answered it 400.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+  // Keys that would set a prototype are refused by name (prototype-keys.ts), not as bad JSON.
+  const parseJson = app.getDefaultJsonParser('ignore', 'ignore');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
-    body === '' ? done(null, undefined) : parseJson(request, body as string, done),
-  );
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    parseJson(request, body as string, (error, value) => {
+      if (error !== null) return done(error, undefined);
+      try {
+        refusePrototypeKeys(body as string, value);
+      } catch (refused) {
+        return done(refused as Error, undefined);
+      }
+      done(null, value);
+    });
+  });
   // Every error a route throws or Fastify raises before it (bad JSON, 413, 415) is answered by
   // the one HTTP layer, in the route's protocol and counted against the route's model.
   app.setErrorHandler((error, request, reply) => {

@@ -43,6 +43,7 @@ export function modelInfer(
   } catch (error) {
     return void answerWith(targets.unattributed).error(error);
   }
+  if (message.model_name === '') return void answerWith(targets.unattributed).error(targets.emptyName('model_name'));
   const target = targets.resolve({ name: message.model_name, version: message.model_version });
   const answer = answerWith(target.counters);
   if (target.refusal !== undefined) return void answer.error(target.refusal);

@@ -116,6 +116,7 @@ export function inferenceService(
   const { registry, targets } = runtime;
   const log = context.logError;
   const loaded = (request: ModelRefMessage): ModelVersion => {
+    if (request.name === '') throw targets.emptyName('name');
     const found = targets.find({ name: request.name, version: request.version });
     if (found instanceof BatchlineError) throw found;
     if (found.batcher === undefined) throw unavailable(found);

@@ -1,6 +1,6 @@
-import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { requestIdFor } from './request-id.js';
-import { BatchlineError, errorBody } from '../errors.js';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { BatchlineError } from '../errors.js';
+import { answerRequest } from './node-answers.js';
 
 /** True for the addresses of this machine's loopback interface: a server there is for local clients. */
 export function isLoopbackAddress(host: string): boolean {
@@ -50,17 +50,7 @@ export function answerOnlyLoopbackHosts(server: Server, extraHosts: readonly str
       for (const handler of handlers) handler.call(server, request, response);
       return;
     }
-    const refusal = new BatchlineError('MISDIRECTED_REQUEST', host);
     // In the protocol of the path, as every error is: a /v2 client reads {"error": message} only.
-    const oip = request.url !== undefined && (request.url.startsWith('/v2/') || /^\/v2(\?|$)/.test(request.url));
-    const body = JSON.stringify(oip ? { error: refusal.message } : errorBody(refusal.code, refusal.message));
-    request.resume(); // its body is not read
-    response.writeHead(refusal.httpStatus, STATUS_CODES[refusal.httpStatus], {
-      'content-type': 'application/json; charset=utf-8',
-      // Echoed on every answer, this one too (api.md), though no route runs for it.
-      'x-request-id': requestIdFor(request),
-      'content-length': Buffer.byteLength(body),
-    });
-    response.end(body);
+    answerRequest(request, response, new BatchlineError('MISDIRECTED_REQUEST', host), false);
   });
 }

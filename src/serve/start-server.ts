@@ -25,9 +25,10 @@ export interface StartedServer {
   /**
    * Drains as SIGTERM does (503 for new work; what is queued and running gets up to `drainMs`,
    * default --drain-timeout-ms), then closes the listeners and the models. Once; later calls
-   * return the same promise, and one with a shorter `drainMs` ends the drain sooner.
+   * return the same promise, and one with a shorter `drainMs` ends the drain sooner (one without
+   * asks for nothing: it does not bring a longer drain down to --drain-timeout-ms).
    */
-  close(options?: { drainMs?: number }): Promise<void>;
+  close(options?: { drainMs?: number | undefined }): Promise<void>;
 }
 
 /**
@@ -88,11 +89,11 @@ export async function startServer(
     runtime,
     stats: () => runtime.stats(),
     close: (options = {}) => {
-      const drainMs = options.drainMs ?? config.drainTimeoutMs;
       if (closing !== undefined) {
-        endSooner(drainMs);
+        if (options.drainMs !== undefined) endSooner(options.drainMs);
         return closing;
       }
+      const drainMs = options.drainMs ?? config.drainTimeoutMs;
       endsAtMs = performance.now() + drainMs;
       closing = (async () => {
         // As runServer: a registration in progress is answered by the drain (503), not waited for.

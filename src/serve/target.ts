@@ -106,6 +106,19 @@ export class Targets {
     return this.runtime.registry.resolve(ref.name, version) ?? this.notFound(ref.name, version);
   }
 
+  /**
+   * 400 bad_request for a gRPC message whose model name (`field`) is empty, proto3's value of a
+   * field not set: a request that names no model, not one the server lacks. Triton answers it
+   * INVALID_ARGUMENT (its "unknown model" status); NOT_FOUND said "no such model: ''".
+   */
+  emptyName(field: string): BatchlineError {
+    const names = this.runtime.registry.names();
+    return new BatchlineError(
+      'BAD_REQUEST',
+      `${field} is empty; ${names.length === 0 ? 'this server serves no model now' : `this server has ${names.map((n) => `'${n}'`).join(', ')}`}`,
+    );
+  }
+
   /** 404 model_not_found for `(name, version)`, saying what there is instead. */
   private notFound(name: string, version: number | undefined): BatchlineError {
     const registry = this.runtime.registry;

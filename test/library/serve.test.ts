@@ -179,6 +179,27 @@ describe('serve()', () => {
     ]);
   });
 
+  it('keeps a longer drain when a later close() names no drainMs (it asked for nothing)', async () => {
+    // A batch takes 1 s; the server's own drainTimeoutMs is 50 ms, which a plain close() took.
+    const server = await serve({
+      modelLatencyMs: 1000,
+      batchWindowMs: 0,
+      requestTimeoutMs: 60_000,
+      drainTimeoutMs: 50,
+    });
+    const answer = request(`${server.url}/v1/infer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: [0.2, 1.5, -0.3] }),
+    }).then(async (response) => [response.statusCode, ((await response.body.json()) as any).error?.code]);
+    await vi.waitFor(() => expect(server.stats()?.snapshot.runningRequests).toBe(1), PATIENCE);
+    const first = server.close({ drainMs: 60_000 });
+    // It used to fill in drainTimeoutMs and cut the running request off at 50 ms (503).
+    const second = server.close();
+    expect(await answer).toEqual([200, undefined]);
+    await Promise.all([first, second]);
+  });
+
   it('rejects a model that is not there with the error table code, nothing left listening', async () => {
     const failed = await serve({ model: '/nonexistent/model.onnx' }).then(
       () => undefined,

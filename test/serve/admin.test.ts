@@ -229,6 +229,50 @@ describe('the admin API', () => {
     expect((await infer(`${server.url}/models/m/predict`, { inputs: [1, 1] })).json.outputs.y).toEqual([3]);
   });
 
+  it.each([
+    ['a __proto__ key', '{"version": 2, "path": "m/2/model.onnx", "__proto__": {"max_batch_size": 1}}', '"__proto__"'],
+    [
+      'a __proto__ key in parameters',
+      '{"version": 2, "path": "m/2/model.onnx", "parameters": {"__proto__": {"polluted": true}}}',
+      '"parameters.__proto__"',
+    ],
+    [
+      'a constructor.prototype',
+      '{"version": 2, "path": "m/2/model.onnx", "constructor": {"prototype": {"polluted": true}}}',
+      '"constructor.prototype"',
+    ],
+  ])('refuses %s with a 400 naming it, pollutes no prototype, disturbs nothing', async (_name, body, field) => {
+    server ??= await adminServer();
+    const response = await request(`${server.url}/admin/models/m`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth },
+      body,
+    });
+    const json = (await response.body.json()) as any;
+    // It was 400 bad_json "Body is not valid JSON but content-type is set to 'application/json'".
+    expect([response.statusCode, json.error.code]).toEqual([400, 'bad_request']);
+    expect(json.error.message).toBe(
+      `malformed request: request body: ${field} is refused: a key that would set an object's prototype`,
+    );
+    expect(({} as { polluted?: unknown; max_batch_size?: unknown }).polluted).toBeUndefined();
+    expect(({} as { max_batch_size?: unknown }).max_batch_size).toBeUndefined();
+    expect(server.runtime.registry.versionsOf('m').map((v) => [v.version, v.state])).toEqual([[1, 'ready']]);
+  });
+
+  it('refuses a constructor field as any unknown one, naming it', async () => {
+    server = await adminServer();
+    const response = await request(`${server.url}/admin/models/m`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth },
+      body: '{"version": 2, "path": "m/2/model.onnx", "constructor": 1}',
+    });
+    const json = (await response.body.json()) as any;
+    expect([response.statusCode, json.error.code]).toEqual([400, 'invalid_model_config']);
+    expect(json.error.message).toMatch(
+      /^invalid model configuration: request body: unknown field "constructor"; allowed: /,
+    );
+  });
+
   it('reads a latency_profile only as a regular file inside the repository, and never waits on a FIFO (#9)', async () => {
     server = await adminServer();
     const root = server.runtime.config.modelRepository!;

@@ -197,6 +197,28 @@ describe('inference.GRPCInferenceService', () => {
     expect((version.responses.grpc['400'] ?? 0) - (before['400'] ?? 0)).toBe(2);
   });
 
+  it('answers an empty model name INVALID_ARGUMENT naming the field, as Triton does (it was NOT_FOUND), and counts it 400', async () => {
+    const unattributed = server.runtime.unattributed.responses.grpc;
+    const before400 = unattributed['400'] ?? 0;
+    // Triton's core: "Request for unknown model: '' is not found", INVALID_ARG, for inference,
+    // metadata and config alike (model_repository_manager.cc FindModelIdentifier).
+    const infer = await client.infer({
+      model_name: '',
+      inputs: [xInput(1)],
+      raw_input_contents: [float32Bytes([1, 2])],
+    });
+    expect(infer.error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(infer.error?.details).toMatch(/^malformed request: model_name is empty; this server has 'broken', 'm', /);
+    for (const method of ['ModelMetadata', 'ModelConfig']) {
+      const { error } = await client.call(method, { name: '' });
+      expect(error?.code, method).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(error?.details).toMatch(/^malformed request: name is empty; this server has 'broken', 'm', /);
+    }
+    expect((unattributed['400'] ?? 0) - before400).toBe(1);
+    // ModelReady stays ready: false, as Triton's releases answer it for a model they do not have.
+    expect((await client.call('ModelReady', { name: '' })).message).toStrictEqual({ ready: false });
+  });
+
   it('answers bytes that are no ModelInferRequest INVALID_ARGUMENT, not grpc-js’ INTERNAL', async () => {
     const error = await new Promise<grpc.ServiceError | null>((resolve) =>
       client.client.makeUnaryRequest(

@@ -1,0 +1,85 @@
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { BatchlineError, errorBody } from '../errors.js';
+import { answeredRequestTimeout } from './answer.js';
+import { afterAnswersSent } from './drain-connections.js';
+import { requestIdFor } from './request-id.js';
+
+/**
+ * The answers Node's HTTP server gives before any route runs, in the error table's shape: it
+ * answered an `Expect` other than 100-continue 417 and an HTTP/1.1 request without Host 400,
+ * both with no body, and closed a CONNECT's socket with no answer at all. No route and no model
+ * is reached, so none of them is counted in /metrics (nor are the parser's 400 and 431).
+ * The server must be created with `requireHostHeader: false`, or Node answers the missing Host.
+ */
+export function answerNodeRefusals(server: Server): void {
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
+    answerRequest(request, response, new BatchlineError('EXPECTATION_FAILED', `Expect: ${request.headers.expect}`)),
+  );
+  // Not a proxy: a CONNECT is an unknown route, as any other method on a path it does not serve.
+  server.on('connect', (request: IncomingMessage, socket: Duplex) =>
+    answerSocket(socket, new BatchlineError('NOT_FOUND', `CONNECT ${request.url}: this server is no proxy`)),
+  );
+  const handlers = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
+  server.removeAllListeners('request');
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    // RFC 9112 §3.2: a server answers 400 to an HTTP/1.1 request without Host (HTTP/1.0 has none).
+    if (request.headers.host === undefined && request.httpVersionMajor === 1 && request.httpVersionMinor === 1)
+      return answerRequest(
+        request,
+        response,
+        new BatchlineError('BAD_REQUEST', 'an HTTP/1.1 request must name its Host'),
+      );
+    for (const handler of handlers) handler.call(server, request, response);
+  });
+}
+
+/**
+ * Answers a request no route runs for with `refusal`, in the protocol of its path (a /v2 client
+ * reads `{"error": message}` only), with its X-Request-Id; its body is not read, and the
+ * connection closes after the answer.
+ */
+export function answerRequest(
+  request: IncomingMessage,
+  response: ServerResponse,
+  refusal: BatchlineError,
+  close = true,
+): void {
+  const oip = request.url !== undefined && (request.url.startsWith('/v2/') || /^\/v2(\?|$)/.test(request.url));
+  const body = JSON.stringify(oip ? { error: refusal.message } : errorBody(refusal.code, refusal.message));
+  request.resume(); // its body is not read
+  response.writeHead(refusal.httpStatus, STATUS_CODES[refusal.httpStatus], {
+    'content-type': 'application/json; charset=utf-8',
+    // Echoed on every answer, this one too (api.md), though no route runs for it.
+    'x-request-id': requestIdFor(request),
+    'content-length': Buffer.byteLength(body),
+    ...(close ? { connection: 'close' } : {}),
+  });
+  response.end(body);
+}
+
+/** Answers errors of Node's HTTP parser (bad request line, headers too large) in the table's format. */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable) return void socket.destroy();
+  const known =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new BatchlineError('HEADERS_TOO_LARGE')
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new BatchlineError('REQUEST_TIMEOUT')
+        : new BatchlineError('BAD_REQUEST', error.code ?? error.message);
+  // A request whose body was still coming is answered this 408 (its stream ends as at a hang-up).
+  if (known.code === 'REQUEST_TIMEOUT') answeredRequestTimeout(socket);
+  answerSocket(socket, known);
+}
+
+/**
+ * No request and no reply exist (Node's parser failed, or gave the socket up for a CONNECT):
+ * the one answer left is raw bytes, then the connection closes. The requests read whole before
+ * get their answers first (drain-connections.ts).
+ */
+function answerSocket(socket: Duplex, refusal: BatchlineError): void {
+  const body = JSON.stringify(errorBody(refusal.code, refusal.message));
+  const head = `HTTP/1.1 ${refusal.httpStatus} ${STATUS_CODES[refusal.httpStatus]}\r\ncontent-type: application/json; charset=utf-8\r\nx-content-type-options: nosniff\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n`;
+  afterAnswersSent(socket as Socket, () => (socket.writable ? socket.end(head + body) : socket.destroy()));
+}

@@ -232,6 +232,29 @@ export function execute(items) { return items.map(({ text }) => ({ words: text.s
     expect(profile.serving_path?.decode_ms).toBeGreaterThan(0);
   });
 
+  // It ended on 'batchline: request body is not valid JSON …' with exit 1, naming no option.
+  it('names --body (exit 2) when the body it times serve on is not JSON or does not fit the model', async () => {
+    const run = (body: string) =>
+      profileMain({
+        options: resolveOptions(
+          PROFILE_OPTIONS,
+          { batchSizes: '1', warmup: '0', repetitions: '1', serveDuration: '0', body },
+          {},
+        ),
+        stdout: sink(),
+        measureTimers: onTime,
+      });
+    for (const [body, why] of [
+      ['{bad', /^invalid option --body: request body is not valid JSON/],
+      ['{"inputs": [1, 2]}', /^invalid option --body: .*features/],
+    ] as const) {
+      const thrown = await run(body).catch((error: unknown) => error);
+      expect(thrown, body).toBeInstanceOf(BatchlineError);
+      expect((thrown as BatchlineError).message, body).toMatch(why);
+      expect((thrown as BatchlineError).exitCode, body).toBe(2);
+    }
+  });
+
   it("says which item of which batch the model refused and why, and times a code model on --body's item", async () => {
     // A model that checks its inputs refuses some of profile's random values (from -1 to 1):
     // profile used to end in 'unexpected error: ItemFailure: negative x' and a stack trace.

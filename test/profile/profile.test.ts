@@ -255,6 +255,23 @@ export function execute(items) { return items.map(({ text }) => ({ words: text.s
     }
   });
 
+  // It ended on 'could not load model: …: ENOENT' with exit 1, naming no option, where serve exits 2.
+  it('names --model (exit 2) when it is no file, as serve does', async () => {
+    for (const [model, why] of [
+      ['/nonexistent/model.onnx', /^invalid option --model: cannot read \/nonexistent\/model\.onnx \(ENOENT\)/],
+      [dir, /^invalid option --model: .* is not a file/],
+    ] as const) {
+      const thrown = await profileMain({
+        options: resolveOptions(PROFILE_OPTIONS, { model, batchSizes: '1', serveDuration: '0' }, {}),
+        stdout: sink(),
+        measureTimers: onTime,
+      }).catch((error: unknown) => error);
+      expect(thrown, model).toBeInstanceOf(BatchlineError);
+      expect((thrown as BatchlineError).message, model).toMatch(why);
+      expect((thrown as BatchlineError).exitCode, model).toBe(2);
+    }
+  });
+
   it("says which item of which batch the model refused and why, and times a code model on --body's item", async () => {
     // A model that checks its inputs refuses some of profile's random values (from -1 to 1):
     // profile used to end in 'unexpected error: ItemFailure: negative x' and a stack trace.

@@ -15,7 +15,6 @@ export function buildProgram(): Command {
   const program = new Command('batchline')
     .description('Serve models with dynamic batching, load-test HTTP endpoints, and simulate batching configurations.')
     .version(BATCHLINE_VERSION)
-    .showHelpAfterError('(run with --help for the options)')
     // A command's options are its own wherever they stand (`bench compare a b --html f` is compare's).
     .enablePositionalOptions();
   program.addCommand(makeServeCommand());
@@ -26,6 +25,8 @@ export function buildProgram(): Command {
   exitOverrideEverywhere(program);
   return program;
 }
+
+const HELP_AFTER_ERROR = '(run with --help for the options)';
 
 const USAGE_ERRORS = new Set([
   'commander.unknownOption',
@@ -121,8 +122,9 @@ export function switchGivenAValue(program: Command, argv: readonly string[], err
   return undefined;
 }
 
+/** Every command throws instead of exiting, and points to its --help after a usage mistake (addCommand does not pass it down). */
 function exitOverrideEverywhere(command: Command): void {
-  command.exitOverride();
+  command.exitOverride().showHelpAfterError(HELP_AFTER_ERROR);
   for (const sub of command.commands) exitOverrideEverywhere(sub);
 }
 

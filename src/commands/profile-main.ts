@@ -1,4 +1,4 @@
-import { type FileHandle, open, writeFile } from 'node:fs/promises';
+import { type FileHandle, open, stat, writeFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
 import { checkOutputPath } from './output-path.js';
 import type { ProfileOptions } from '../options/profile.js';
@@ -64,6 +64,8 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
   // Checked before the measuring, which takes seconds and was lost to a mistyped directory.
   await checkOutputPath(options.out, '--out');
   await checkOutputPath(options.json, '--json');
+  // (A loader given in place of the real one, as tests give, takes names of no file.)
+  if (options.model !== undefined && request.loadModel === undefined) await checkModelFile(options.model);
   const load: NonNullable<ProfileRequest['loadModel']> =
     request.loadModel ??
     (async (path, threads, execution) =>
@@ -120,6 +122,18 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
   return profile;
 }
 
+/**
+ * A `--model` that is no file is the option's mistake (exit 2), as serve says it: it was exit 1,
+ * `could not load model: …: ENOENT`, naming no option. A file that is no model: its load says why.
+ */
+async function checkModelFile(path: string): Promise<void> {
+  const found = await stat(path).catch((error: NodeJS.ErrnoException) => {
+    throw new BatchlineError('INVALID_OPTION', `--model: cannot read ${path} (${error.code ?? error.message})`);
+  });
+  if (!found.isFile())
+    throw new BatchlineError('INVALID_OPTION', `--model: ${path} is not a file; give a model.onnx or a model.mjs`);
+}
+
 function isPathModel(model: LoadedForProfile): model is LoadedForProfile & PathModel {
   return model.decode !== undefined && model.replyBody !== undefined && model.outputs !== undefined;
 }
@@ -150,6 +164,11 @@ async function measurePath(
     warmup: options.warmup,
     repetitions: options.repetitions,
     now: c.now,
+  }).catch((error: unknown) => {
+    // serve's refusal of the request (400: not JSON, not the model's inputs) is a mistake in --body.
+    if (options.body !== undefined && error instanceof BatchlineError && error.httpStatus === 400)
+      throw new BatchlineError('INVALID_OPTION', `--body: ${error.message}`);
+    throw error;
   });
   // As serve runs it by default (--execution auto).
   const { resolveExecution } = await import('../model/load-model.js');

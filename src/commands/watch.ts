@@ -26,8 +26,10 @@ export function makeWatchCommand(): Command {
 
     const stop = new AbortController();
     const onSignal = (): void => stop.abort();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    // `on`, not `once`, until the end: Ink's signal-exit re-raises a signal that finds no other
+    // listener, so a one-shot one left the dashboard to die of it (130, 143) instead of ending.
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
     try {
       if (shouldUseDashboard(process.stdout, process.env, !resolved.ui)) {
         const { startWatchDashboard } = await import('../ui/watch-dashboard.js');

@@ -29,6 +29,8 @@ export function startStatsPoller(options: StatsPollerOptions): { stop(): Promise
     keepAliveTimeout: Math.max(1000, options.intervalMs * 4),
   });
   let stopped = false;
+  // Aborts the read in flight on stop(): waiting for it kept Ctrl-C waiting up to --timeout.
+  const stopping = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> = Promise.resolve();
   const startedAtMs = now();
@@ -38,7 +40,7 @@ export function startStatsPoller(options: StatsPollerOptions): { stop(): Promise
     timer = undefined;
     if (stopped) return;
     reads++;
-    inFlight = readStats(options.statsUrl, options.timeoutMs, agent)
+    inFlight = readStats(options.statsUrl, options.timeoutMs, agent, stopping.signal)
       .then(
         (stats) => {
           if (!stopped) options.onRead({ ok: true, stats, atMs: now() });
@@ -61,6 +63,7 @@ export function startStatsPoller(options: StatsPollerOptions): { stop(): Promise
     async stop(): Promise<void> {
       stopped = true;
       if (timer !== undefined) clearTimeout(timer);
+      stopping.abort();
       await inFlight.catch(() => undefined);
       await agent.destroy().catch(() => undefined);
     },
@@ -68,7 +71,12 @@ export function startStatsPoller(options: StatsPollerOptions): { stop(): Promise
 }
 
 /** GETs the stats once; throws on a network error, a timeout, a non-200 or a body that is not batchline stats. */
-export async function readStats(statsUrl: string, timeoutMs: number, dispatcher?: Agent): Promise<StatsAnswer> {
+export async function readStats(
+  statsUrl: string,
+  timeoutMs: number,
+  dispatcher?: Agent,
+  stop?: AbortSignal,
+): Promise<StatsAnswer> {
   const response = await request(statsUrl, {
     method: 'GET',
     headers: { accept: 'application/json' },
@@ -77,7 +85,8 @@ export async function readStats(statsUrl: string, timeoutMs: number, dispatcher?
     reset: true,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
-    signal: AbortSignal.timeout(timeoutMs),
+    signal:
+      stop === undefined ? AbortSignal.timeout(timeoutMs) : AbortSignal.any([AbortSignal.timeout(timeoutMs), stop]),
     ...(dispatcher !== undefined ? { dispatcher } : {}),
   });
   const text = await readBoundedText(response.body, MAX_STATS_BYTES);

@@ -1,7 +1,8 @@
-import { render, renderToString } from 'ink';
+import { render } from 'ink';
 import { BenchView, type BenchViewProps } from './bench-view.js';
 import { QuitKeys } from './components/quit-keys.js';
 import { RenderGuard } from './components/render-guard.js';
+import { TerminalFit } from './components/terminal-fit.js';
 
 export type BenchProgressView = Omit<BenchViewProps, 'columns'>;
 
@@ -24,19 +25,19 @@ export function startBenchDashboard(options: BenchDashboardOptions): {
   let instance: ReturnType<typeof render> | undefined;
   let stopped = false;
   let frame = 0;
-  let last: BenchProgressView | undefined;
   const element = (progress: BenchProgressView) => (
     <>
       <QuitKeys onQuit={options.onStop} />
-      <RenderGuard frame={frame++}>
-        <BenchView {...progress} columns={stdout.columns || 80} />
-      </RenderGuard>
+      <TerminalFit columns={stdout.columns || 80} rows={stdout.rows || 24}>
+        <RenderGuard frame={frame++}>
+          <BenchView {...progress} columns={stdout.columns || 80} />
+        </RenderGuard>
+      </TerminalFit>
     </>
   );
   return {
     update(progress: BenchProgressView): void {
       if (stopped) return;
-      last = progress;
       if (instance === undefined) {
         instance = render(element(progress), {
           stdout,
@@ -51,14 +52,9 @@ export function startBenchDashboard(options: BenchDashboardOptions): {
     stop(): void {
       if (stopped) return;
       stopped = true;
+      // The frame is shorter than the terminal (TerminalFit), so Ink ends it with a newline and
+      // the summary that follows starts on a line of its own.
       instance?.unmount();
-      // Ink draws a frame as tall as the terminal from a cleared screen, without the newline it
-      // ends a shorter one with: the summary that follows would start on the frame's last line.
-      if (last !== undefined && stdout.isTTY && stdout.rows > 0) {
-        const columns = stdout.columns || 80;
-        const lines = renderToString(<BenchView {...last} columns={columns} />, { columns }).split('\n').length;
-        if (lines >= stdout.rows) stdout.write('\n');
-      }
     },
   };
 }

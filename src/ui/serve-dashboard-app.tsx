@@ -4,6 +4,7 @@ import { HeaderLine } from './components/header-line.js';
 import { KeyHints } from './components/key-hints.js';
 import { QuitKeys } from './components/quit-keys.js';
 import { RenderGuard } from './components/render-guard.js';
+import { TerminalFit } from './components/terminal-fit.js';
 import { SelectionKeys } from './components/selection-keys.js';
 import { ModelHistories, selectedRow, stepSelection, type VersionRow } from '../stats-contract/model-histories.js';
 import { NoModelView } from './no-model-view.js';
@@ -62,32 +63,34 @@ export function ServeDashboardApp({
     <>
       <QuitKeys onQuit={onQuit} />
       {onStep !== undefined && <SelectionKeys onStep={onStep} />}
-      <RenderGuard frame={frame}>
-        {stats === undefined ? (
-          <Box flexDirection="column">
-            <HeaderLine title="batchline serve" state="starting" stateColor="yellow" />
-            <Text dimColor>loading the model; /readyz answers 503 until it is ready</Text>
-            <KeyHints hints={QUIT_HINTS} />
-          </Box>
-        ) : !servesModel(stats) ? (
-          <NoModelView
-            stats={stats}
-            columns={columns}
-            title="batchline serve"
-            hints={draining ? undefined : QUIT_HINTS}
-          />
-        ) : (
-          <ServeView
-            stats={shown?.stats ?? stats}
-            trends={shown?.trends ?? trends}
-            columns={columns}
-            rows={rows}
-            title="batchline serve"
-            hints={hints}
-            {...(several ? { models } : {})}
-          />
-        )}
-      </RenderGuard>
+      <TerminalFit columns={columns} rows={rows}>
+        <RenderGuard frame={frame}>
+          {stats === undefined ? (
+            <Box flexDirection="column">
+              <HeaderLine title="batchline serve" state="starting" stateColor="yellow" />
+              <Text dimColor>loading the model; /readyz answers 503 until it is ready</Text>
+              <KeyHints hints={QUIT_HINTS} />
+            </Box>
+          ) : !servesModel(stats) ? (
+            <NoModelView
+              stats={stats}
+              columns={columns}
+              title="batchline serve"
+              hints={draining ? undefined : QUIT_HINTS}
+            />
+          ) : (
+            <ServeView
+              stats={shown?.stats ?? stats}
+              trends={shown?.trends ?? trends}
+              columns={columns}
+              rows={rows}
+              title="batchline serve"
+              hints={hints}
+              {...(several ? { models } : {})}
+            />
+          )}
+        </RenderGuard>
+      </TerminalFit>
     </>
   );
 }

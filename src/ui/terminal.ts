@@ -14,11 +14,14 @@ export function shouldUseDashboard(
   return true;
 }
 
-/** `CI` set to anything but an explicit false, as most CI services do. */
+/**
+ * `CI` or `CONTINUOUS_INTEGRATION` set (even empty) to anything but `0` or `false`: the rule of
+ * Ink's is-in-ci, under which Ink draws only the last frame. A dashboard chosen where Ink says CI
+ * (`CI=`, `CI=no`) stayed a blank screen until the command ended.
+ */
 export function isCi(env: NodeJS.ProcessEnv): boolean {
-  const value = env.CI;
-  if (value === undefined || value === '') return false;
-  return !/^(0|false|no|off)$/i.test(value);
+  const set = (value: string | undefined): boolean => value !== undefined && value !== '0' && value !== 'false';
+  return set(env.CI) || set(env.CONTINUOUS_INTEGRATION);
 }
 
 /** Default frame period of the dashboards: 4 frames a second, whatever the request rate. */

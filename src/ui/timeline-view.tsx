@@ -2,6 +2,7 @@ import { Box, Text, render, useInput, useStdin } from 'ink';
 import { useState } from 'react';
 import { HeaderLine } from './components/header-line.js';
 import { isCi } from './terminal.js';
+import { TerminalFit } from './components/terminal-fit.js';
 import { BatchLine } from './components/batch-line.js';
 import { KeyHints } from './components/key-hints.js';
 import { QueueSlots, queueSlotLines } from './components/queue-slots.js';
@@ -148,7 +149,11 @@ export function TimelineApp({ frames, settings, columns, rows, onQuit }: Timelin
     },
     { isActive: isRawModeSupported === true },
   );
-  return <TimelineView frames={frames} index={index} settings={settings} columns={columns} rows={rows} />;
+  return (
+    <TerminalFit columns={columns} rows={rows}>
+      <TimelineView frames={frames} index={index} settings={settings} columns={columns} rows={rows} />
+    </TerminalFit>
+  );
 }
 
 export interface StartTimelineOptions extends TimelineSettings {

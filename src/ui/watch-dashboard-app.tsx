@@ -3,6 +3,7 @@ import { startStatsPoller } from '../stats-contract/stats-poller.js';
 import { applyRead, INITIAL_WATCH_STATE, type WatchState } from '../watch/watch-state.js';
 import { QuitKeys } from './components/quit-keys.js';
 import { RenderGuard } from './components/render-guard.js';
+import { TerminalFit } from './components/terminal-fit.js';
 import { SelectionKeys } from './components/selection-keys.js';
 import { ModelHistories, selectedRow, stepSelection } from '../stats-contract/model-histories.js';
 import { servesModel } from '../stats-contract/server-stats.js';
@@ -62,19 +63,21 @@ export function startWatchDashboard(options: WatchDashboardOptions): Promise<voi
         <>
           <QuitKeys onQuit={finish} />
           <SelectionKeys onStep={onStep} />
-          <RenderGuard frame={frame++}>
-            <WatchView
-              target={options.target}
-              statsUrl={options.statsUrl}
-              state={state}
-              trends={history.trends()}
-              nowMs={now()}
-              intervalMs={options.intervalMs}
-              columns={stdout.columns || 80}
-              rows={stdout.rows || 24}
-              models={{ rows, selected: chosen }}
-            />
-          </RenderGuard>
+          <TerminalFit columns={stdout.columns || 80} rows={stdout.rows || 24}>
+            <RenderGuard frame={frame++}>
+              <WatchView
+                target={options.target}
+                statsUrl={options.statsUrl}
+                state={state}
+                trends={history.trends()}
+                nowMs={now()}
+                intervalMs={options.intervalMs}
+                columns={stdout.columns || 80}
+                rows={stdout.rows || 24}
+                models={{ rows, selected: chosen }}
+              />
+            </RenderGuard>
+          </TerminalFit>
         </>
       );
     };

@@ -77,6 +77,21 @@ describe('batchline serve options', () => {
     expect(result.stderr).not.toContain('takes no value');
   });
 
+  // Only the top level pointed to --help: `serve --frob` said "unknown option '--frob'" and no more.
+  it.each([
+    ['serve'],
+    ['bench', 'localhost:1'],
+    ['bench', 'compare', 'a.json', 'b.json'],
+    ['simulate'],
+    ['profile'],
+    ['watch', 'localhost:1'],
+  ])('%j with an unknown option exits 2 and points to --help', async (...args) => {
+    const result = await run([...args, '--frob']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("unknown option '--frob'");
+    expect(result.stderr).toContain('(run with --help for the options)');
+  });
+
   it('rejects an unknown flag', async () => {
     const result = await run(['serve', '--max-batch', '4']);
     expect(result.code).not.toBe(0);

@@ -232,6 +232,46 @@ export function execute(items) { return items.map(({ text }) => ({ words: text.s
     expect(profile.serving_path?.decode_ms).toBeGreaterThan(0);
   });
 
+  // It ended on 'batchline: request body is not valid JSON …' with exit 1, naming no option.
+  it('names --body (exit 2) when the body it times serve on is not JSON or does not fit the model', async () => {
+    const run = (body: string) =>
+      profileMain({
+        options: resolveOptions(
+          PROFILE_OPTIONS,
+          { batchSizes: '1', warmup: '0', repetitions: '1', serveDuration: '0', body },
+          {},
+        ),
+        stdout: sink(),
+        measureTimers: onTime,
+      });
+    for (const [body, why] of [
+      ['{bad', /^invalid option --body: request body is not valid JSON/],
+      ['{"inputs": [1, 2]}', /^invalid option --body: .*features/],
+    ] as const) {
+      const thrown = await run(body).catch((error: unknown) => error);
+      expect(thrown, body).toBeInstanceOf(BatchlineError);
+      expect((thrown as BatchlineError).message, body).toMatch(why);
+      expect((thrown as BatchlineError).exitCode, body).toBe(2);
+    }
+  });
+
+  // It ended on 'could not load model: …: ENOENT' with exit 1, naming no option, where serve exits 2.
+  it('names --model (exit 2) when it is no file, as serve does', async () => {
+    for (const [model, why] of [
+      ['/nonexistent/model.onnx', /^invalid option --model: cannot read \/nonexistent\/model\.onnx \(ENOENT\)/],
+      [dir, /^invalid option --model: .* is not a file/],
+    ] as const) {
+      const thrown = await profileMain({
+        options: resolveOptions(PROFILE_OPTIONS, { model, batchSizes: '1', serveDuration: '0' }, {}),
+        stdout: sink(),
+        measureTimers: onTime,
+      }).catch((error: unknown) => error);
+      expect(thrown, model).toBeInstanceOf(BatchlineError);
+      expect((thrown as BatchlineError).message, model).toMatch(why);
+      expect((thrown as BatchlineError).exitCode, model).toBe(2);
+    }
+  });
+
   it("says which item of which batch the model refused and why, and times a code model on --body's item", async () => {
     // A model that checks its inputs refuses some of profile's random values (from -1 to 1):
     // profile used to end in 'unexpected error: ItemFailure: negative x' and a stack trace.

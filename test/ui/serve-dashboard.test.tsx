@@ -1,9 +1,15 @@
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ServerStats, StatsAnswer } from '../../src/stats-contract/server-stats.js';
 import { shouldUseDashboard, startServeDashboard } from '../../src/ui/serve-dashboard.js';
 import { busyStats, drainingStats, emptyStats, noModelStats } from './fixtures.js';
 import { FakeTerminalIn, FakeTerminalOut, stripAnsi } from './terminal-frames.js';
 import { PATIENCE } from '../patience.js';
+
+/** The is-in-ci Ink imports (resolved from Ink's own directory). */
+const IS_IN_CI = pathToFileURL(createRequire(createRequire(import.meta.url).resolve('ink')).resolve('is-in-ci')).href;
 
 const running: { stop(): void }[] = [];
 afterEach(() => {
@@ -102,6 +108,32 @@ describe('shouldUseDashboard', () => {
     expect(shouldUseDashboard({ isTTY: true }, { CI: 'false' }, false)).toBe(true);
     expect(shouldUseDashboard({ isTTY: true }, { TERM: 'dumb' }, false)).toBe(false);
     expect(shouldUseDashboard({ isTTY: true }, {}, true)).toBe(false);
+  });
+
+  // Ink draws nothing but the last frame when its is-in-ci says CI: a dashboard chosen for
+  // `CI=` (empty), `CI=no` or `CONTINUOUS_INTEGRATION=1` left a blank screen until the end.
+  it.each([
+    ['CI', ''],
+    ['CI', 'no'],
+    ['CI', 'off'],
+    ['CI', 'False'],
+    ['CI', 'false'],
+    ['CI', '0'],
+    ['CI', 'true'],
+    ['CONTINUOUS_INTEGRATION', '1'],
+    ['CONTINUOUS_INTEGRATION', 'false'],
+  ])('chooses plain lines exactly when Ink would not draw frames: %s=%j', (name, value) => {
+    const { CI: _ci, CONTINUOUS_INTEGRATION: _ci2, ...env } = process.env;
+    const inkSaysCi = execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import isInCi from ${JSON.stringify(IS_IN_CI)}; process.stdout.write(String(isInCi));`,
+      ],
+      { env: { ...env, [name]: value }, encoding: 'utf8' },
+    );
+    expect(shouldUseDashboard({ isTTY: true }, { [name]: value }, false)).toBe(inkSaysCi === 'false');
   });
 });
 

@@ -183,6 +183,27 @@ describe('stepping', () => {
     await done;
   });
 
+  // A frame taller than the terminal made Ink clear the screen and the scrollback on every step.
+  it('startTimeline fits a 30x8 terminal and never clears it', async () => {
+    const { events, settings } = burst();
+    const stdout = new FakeTerminalOut(30, 8);
+    const stdin = new FakeTerminalIn();
+    const done = startTimeline({ events, ...settings, stdout: stdout.asStream(), stdin: stdin.asStream() });
+    await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('batchline simul'), PATIENCE);
+    for (let step = 1; step <= 3; step++) {
+      const writes = stdout.writes.length;
+      stdin.type('n');
+      await vi.waitFor(() => expect(stdout.writes.length).toBeGreaterThan(writes), PATIENCE);
+    }
+    stdin.type('q');
+    await done;
+    expect(stdout.text).not.toContain('\x1b[2J');
+    for (const write of stdout.writes) {
+      expect(frameLines(write.replace(/\n$/, '')).length).toBeLessThan(8);
+      expect(widestLine(write)).toBeLessThanOrEqual(30);
+    }
+  });
+
   it('startTimeline prints plain lines under CI even on a terminal', async () => {
     const { events, settings } = burst();
     const stdout = new FakeTerminalOut(80, 24);

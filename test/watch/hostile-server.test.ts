@@ -1,9 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isServerStats } from '../../src/stats-contract/is-server-stats.js';
 import { readStats } from '../../src/stats-contract/stats-poller.js';
+import { runWatchPlain } from '../../src/watch/watch-plain.js';
+import { PATIENCE } from '../patience.js';
 import { busyStats } from '../ui/fixtures.js';
 import { tableRow } from '../reliability/table.js';
 
@@ -79,6 +81,28 @@ describe('watch against a hostile server (#10)', () => {
     const before = process.memoryUsage().rss;
     await expect(readStats(url, 30_000)).rejects.toThrow(/larger than 4 MB/);
     expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
+  });
+
+  // stop() awaited the read in flight, so Ctrl-C on a server that never answers waited out
+  // --timeout (up to 600 s) before watch ended.
+  it('ends at once when stopped during a read the server never answers', async () => {
+    const requests: import('node:http').IncomingMessage[] = [];
+    const url = await hostile((response) => {
+      requests.push(response.req);
+    });
+    const stop = new AbortController();
+    const done = runWatchPlain({
+      statsUrl: url,
+      intervalMs: 100,
+      timeoutMs: 600_000,
+      signal: stop.signal,
+      out: { write: () => true },
+    });
+    await vi.waitFor(() => expect(requests).toHaveLength(1), PATIENCE);
+    const closed = new Promise((resolve) => requests[0]!.socket.once('close', resolve));
+    stop.abort();
+    await done;
+    await closed; // the read was given up, not left to the server
   });
 
   it('ends on Ctrl-C (SIGINT) however hostile the server', async () => {

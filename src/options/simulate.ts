@@ -207,7 +207,8 @@ export const SIMULATE_OPTIONS = {
     kind: 'boolean',
     flag: 'events',
     default: false,
-    description: 'print the event timeline (admissions, batches, completions, rejections, expiries); for small runs',
+    description:
+      'print the event timeline (admissions, batches, completions, rejections, expiries); for small runs (at most 100000 requests)',
   },
   step: {
     kind: 'boolean',

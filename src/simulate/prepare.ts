@@ -22,7 +22,7 @@ import { parseAffineMs, type AffineMs } from '../options/affine-latency.js';
 import { batchOnlyCosts, pathPlanOf } from './serving-costs.js';
 import { describeAnswers, describeLateness, latenessDraw, latenessDraws } from './timer-lateness.js';
 import type { TimerKind } from '../profile/timer-lateness.js';
-import { buildWorkload } from './workload.js';
+import { buildWorkload, refuseBurstOptions } from './workload.js';
 
 /**
  * What a simulation needs besides its options: files already read, and which options the user
@@ -126,6 +126,7 @@ export function prepareRun(
   collect: { events?: boolean; trace?: boolean } = {},
 ): PreparedRun {
   const given = new Set(inputs.given);
+  refuseBurstOptions(options, given, inputs.arrivalTimes);
   const workload = buildWorkload(options, given.has('requests'), inputs.arrivalTimes, inputs.arrivalsSource);
   const model = latencyModelFor(options, inputs);
   const fit = inputs.profile?.fit;

@@ -399,7 +399,25 @@ describe('simulate option errors exit 2 and name the option', () => {
       ['--rate', '10000000', '--duration', '1h'],
       /--duration: --rate 10000000 for --duration 3600 s is about 3\.60e\+10 requests; a run simulates at most 100000000/,
     ],
-    [['--stages', '1h:1000000'], /--duration: --stages 1h:1000000 is about 1\.80e\+9 requests/],
+    // It named --duration, which was not given.
+    [['--stages', '1h:1000000'], /--stages: --stages 1h:1000000 is about 1\.80e\+9 requests/],
+    // A run of no arrivals printed a report of zeros and exited 0.
+    [['--stages', '0s:100'], /--stages: the stages last 0 s in all, so nothing would be sent/],
+    [
+      ['--duration', '1ms', '--rate', '1'],
+      /no request arrived in the run \(poisson at 1 req\/s, for 1 ms\): .*--duration/,
+    ],
+    // Ignored without a word: the run was Poisson.
+    [['--burst-factor', '2'], /--burst-factor: applies to --arrival bursty; this run's arrivals are poisson/],
+    [
+      ['--arrival', 'constant', '--burst-on-ms', '50'],
+      /--burst-on-ms: applies to --arrival bursty; this run's arrivals are constant/,
+    ],
+    // Every event was held in memory first: 3 million requests took 2.9 GB, more ran out of heap.
+    [
+      ['--requests', '2000000', '--events'],
+      /--events: about 2000000 requests are too many to list event by event \(at most 100000\)/,
+    ],
     [
       ['--arrivals', join(dir, 'infinite.json')],
       /--arrivals: '.*infinite\.json item 1' is Infinity, not a finite number/,

@@ -194,7 +194,8 @@ export const SIMULATE_OPTIONS = {
     kind: 'string',
     flag: 'trace',
     default: undefined,
-    description: 'write one JSON line per request (id, arrival_ms, outcome, batch, start_ms, end_ms) to a file',
+    description:
+      'write one JSON line per request (id, arrival_ms, outcome, batch, start_ms, end_ms) to a file; at most 10000000 requests',
   },
   html: {
     kind: 'string',

@@ -10,6 +10,8 @@ import { expectedRequests } from './workload.js';
 
 /** The most requests a run lists event by event (--events, --step): about five events each. */
 const MAX_EVENT_REQUESTS = 100_000;
+/** The most requests a run traces (--trace), one line each. */
+const MAX_TRACE_REQUESTS = 10_000_000;
 
 /**
  * One simulation from options, for the CLI and for other commands' views (the `--step`
@@ -31,6 +33,14 @@ export async function simulateOnce(
       );
   }
   if (collect.trace !== undefined) {
+    // Every row is held until the run ends (about 140 bytes resident, as many on disk): 30 million
+    // requests took 4.2 GB resident, the 100 million --requests allows ran out of heap.
+    const expected = expectedRequests(options, given.has('requests'), inputs.arrivalTimes);
+    if (expected > MAX_TRACE_REQUESTS)
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        `--trace: about ${Number.isFinite(expected) ? Math.round(expected) : 'unbounded'} requests are too many to trace (at most ${MAX_TRACE_REQUESTS}, about 1.4 GB of lines); set --requests or a shorter --duration`,
+      );
     // Find out before the run, not after it, that the trace cannot be written.
     await writeFile(collect.trace, '').catch((error: Error) => {
       throw new BatchlineError('INVALID_OPTION', `--trace: cannot write '${collect.trace}': ${error.message}`);

@@ -468,6 +468,15 @@ export function execute(items) {
     }
   });
 
+  it('names --body when serve would refuse its request, before measuring, where it said only "invalid inputs"', async () => {
+    const program = buildProgram();
+    program.exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+    const args = ['--serve-duration', '0', '--repetitions', '1', '--warmup', '0', '--batch-sizes', '1'];
+    await expect(program.parseAsync(['node', 'batchline', 'profile', ...args, '--body', '{"foo":1}'])).rejects.toThrow(
+      /^invalid option --body: serve would refuse this request: .*"inputs"/,
+    );
+  });
+
   it('refuses --serve-duration without --model, which it would have ignored', async () => {
     const program = buildProgram();
     program.exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });

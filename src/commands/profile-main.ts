@@ -6,7 +6,13 @@ import type { Output } from './simulate-main.js';
 import type { LatencyProfile, ServingPath } from '../profile/latency-profile.js';
 import { fitAffine } from '../profile/fit.js';
 import { measureServeCpu } from '../profile/serve-cpu.js';
-import { generatedJsonBody, measureMainThread, servingPathOf, type PathModel } from '../profile/serving-path.js';
+import {
+  checkBodyServes,
+  generatedJsonBody,
+  measureMainThread,
+  servingPathOf,
+  type PathModel,
+} from '../profile/serving-path.js';
 import {
   measureBatches,
   resolveItemShapes,
@@ -76,6 +82,7 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
   let itemShapes: ItemShapes;
   try {
     const given = await givenItem(model, options);
+    if (options.body !== undefined && isPathModel(model)) checkBodyServes(model, await readBody(options.body));
     itemShapes =
       given === undefined || isJsonItem(model)
         ? resolveItemShapes(options.itemShape, model.inputs, Math.max(...sizes))

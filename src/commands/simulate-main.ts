@@ -72,8 +72,10 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
   }
   const { report, events, inputs } = await simulateOnce(options, given, {
     events: options.events || options.step,
+    eventsFlag: options.step ? '--step' : '--events',
     trace: options.trace,
   });
+  if (report.requests.arrived === 0) refuseEmptyRun(options, report);
   if (options.step && events !== undefined) {
     if (events.length > MAX_STEP_EVENTS) {
       throw new BatchlineError(
@@ -106,6 +108,24 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
     await writeSimulationHtml(options.html, options, inputs, slo, request.commandLine ?? 'batchline simulate');
   }
   if (slo !== undefined && !meetsSlo(report, slo)) throw new ExitWithCode(1, describeMiss(report, slo));
+}
+
+/**
+ * A run in which nothing arrived (a --duration shorter than the first arrival, stages of a rate
+ * too low) printed a report of zeros and exited 0: there is nothing to report on.
+ */
+function refuseEmptyRun(options: SimulateOptions, report: SimulationReport): never {
+  const flag = options.stages !== undefined ? '--stages' : options.duration !== undefined ? '--duration' : '--arrivals';
+  const remedy =
+    flag === '--stages'
+      ? 'give the stages more time or a higher rate'
+      : flag === '--duration'
+        ? 'lengthen --duration or raise --rate'
+        : 'give a file with arrival times in the run';
+  throw new BatchlineError(
+    'INVALID_OPTION',
+    `${flag}: no request arrived in the run (${report.config.arrivals}): nothing to report; ${remedy}`,
+  );
 }
 
 function describeMiss(report: SimulationReport, slo: Slo): string {

@@ -194,7 +194,8 @@ export const SIMULATE_OPTIONS = {
     kind: 'string',
     flag: 'trace',
     default: undefined,
-    description: 'write one JSON line per request (id, arrival_ms, outcome, batch, start_ms, end_ms) to a file',
+    description:
+      'write one JSON line per request (id, arrival_ms, outcome, batch, start_ms, end_ms) to a file; at most 10000000 requests',
   },
   html: {
     kind: 'string',
@@ -207,7 +208,8 @@ export const SIMULATE_OPTIONS = {
     kind: 'boolean',
     flag: 'events',
     default: false,
-    description: 'print the event timeline (admissions, batches, completions, rejections, expiries); for small runs',
+    description:
+      'print the event timeline (admissions, batches, completions, rejections, expiries); for small runs (at most 100000 requests)',
   },
   step: {
     kind: 'boolean',

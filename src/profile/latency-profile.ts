@@ -165,6 +165,30 @@ async function readRegularFile(path: string, maxBytes: number, timeoutMs: number
   }
 }
 
+/** The largest batch size a profile measures (profile's --batch-sizes) and simulate runs (--max-batch-size). */
+const MAX_PROFILE_BATCH = 4096;
+/** The longest time a profile may give (ms): simulate's --latency-ms takes as much. */
+const MAX_PROFILE_MS = 600_000;
+const fitRule = `finite numbers from -${MAX_PROFILE_MS} to ${MAX_PROFILE_MS}`;
+
+function finiteAtLeast0(value: unknown): boolean {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+}
+
+function isMs(value: unknown): boolean {
+  return finiteAtLeast0(value) && (value as number) <= MAX_PROFILE_MS;
+}
+
+function isBatchSize(value: unknown): boolean {
+  return Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_PROFILE_BATCH;
+}
+
+function isFit(fit: { a_ms?: unknown; b_ms?: unknown }): boolean {
+  return [fit.a_ms, fit.b_ms].every(
+    (v) => typeof v === 'number' && Number.isFinite(v) && Math.abs(v) <= MAX_PROFILE_MS,
+  );
+}
+
 export function validateLatencyProfile(data: unknown, where: string): LatencyProfile {
   const bad = (why: string): never => {
     throw new BatchlineError('INVALID_OPTION', `${where} ${why}; expected a file written by batchline profile --out`);
@@ -173,34 +197,44 @@ export function validateLatencyProfile(data: unknown, where: string): LatencyPro
   const profile = data as Partial<LatencyProfile>;
   if (profile.format !== PROFILE_FORMAT) bad(`has format '${String(profile.format)}', not '${PROFILE_FORMAT}'`);
   if (!Array.isArray(profile.points) || profile.points.length === 0) bad('has no points');
+  // Finite and within what simulate's own flags take: JSON's 1e999 parses as Infinity, and a
+  // hand-edited file had simulate print "over Infinity min simulated" and "utilization NaN%".
+  const pointRule = `a batch_size from 1 to ${MAX_PROFILE_BATCH} and a p50_ms from 0 to ${MAX_PROFILE_MS}`;
+  const seen = new Set<number>();
   for (const point of profile.points as unknown[]) {
     const p = point as Partial<LatencyProfilePoint>;
-    if (
-      !Number.isInteger(p.batch_size) ||
-      (p.batch_size as number) < 1 ||
-      !(typeof p.p50_ms === 'number' && p.p50_ms >= 0)
-    ) {
-      bad('has a point without a positive integer batch_size and a p50_ms >= 0');
-    }
+    if (!isBatchSize(p?.batch_size) || !isMs(p.p50_ms)) bad(`has a point without ${pointRule}`);
+    if (seen.has(p.batch_size as number)) bad(`has two points of batch_size ${p.batch_size}`);
+    seen.add(p.batch_size as number);
   }
   const fit = profile.fit;
-  if (fit === undefined || typeof fit.a_ms !== 'number' || typeof fit.b_ms !== 'number') bad('has no fit {a_ms, b_ms}');
+  if (typeof fit !== 'object' || fit === null || !isFit(fit)) bad(`has no fit {a_ms, b_ms} of ${fitRule}`);
   const path = profile.serving_path;
   if (path !== undefined) {
     const numbers = ['body_bytes', 'decode_ms', 'check_ms', 'encode_ms', 'cores'] as const;
     if (
       typeof path !== 'object' ||
       path === null ||
-      !numbers.every((key) => typeof path[key] === 'number' && path[key] >= 0) ||
+      !numbers.every((key) =>
+        key === 'body_bytes' || key === 'cores' ? finiteAtLeast0(path[key]) : isMs(path[key]),
+      ) ||
       !['inline', 'worker', 'process'].includes(path.execution)
     ) {
-      bad(`has a serving_path without ${numbers.join(', ')} >= 0 and an execution of inline, worker or process`);
+      bad(
+        `has a serving_path without ${numbers.join(', ')} >= 0 (the times at most ${MAX_PROFILE_MS} ms) and an execution of inline, worker or process`,
+      );
     }
     // No core (or half of one) left the calibration run's threads without one: simulate never ended.
     if (!Number.isInteger(path.cores) || path.cores < 1)
       bad(`has a serving_path whose cores is ${path.cores}: it must be a whole number of cores, at least 1`);
-    const finiteAtLeast0 = (value: unknown): boolean =>
-      typeof value === 'number' && Number.isFinite(value) && value >= 0;
+    // The report describes the run and the hand-over by these: a file without them was a TypeError's stack trace.
+    if (!Array.isArray(path.run_points) || !path.run_points.every((p) => isBatchSize(p?.batch_size) && isMs(p.p50_ms)))
+      bad(`has serving_path.run_points that are not a list of {batch_size, p50_ms}, each with ${pointRule}`);
+    for (const key of ['run_fit', 'handover_fit'] as const) {
+      const f = path[key];
+      if (typeof f !== 'object' || f === null || !isFit(f))
+        bad(`has no serving_path.${key} {a_ms, b_ms} of ${fitRule}`);
+    }
     const checkPauses = (pauses: unknown, where: string): void => {
       if (
         pauses !== undefined &&
@@ -212,6 +246,21 @@ export function validateLatencyProfile(data: unknown, where: string): LatencyPro
         bad(`has ${where}.gc_pauses that are not a list of {kind, per_request >= 0, mean_ms >= 0}`);
       }
     };
+    const served = path.serve_cpu;
+    if (served !== undefined) {
+      // Each one is used: a missing worker_ms was a stack trace, a mean_batch of "x" a hang.
+      const fields = ['requests', 'main_ms', 'worker_ms', 'helpers_ms', 'client_ms', 'mean_batch'] as const;
+      const optional = ['exec_ms', 'rate_rps'] as const;
+      if (
+        typeof served !== 'object' ||
+        served === null ||
+        !fields.every((key) => finiteAtLeast0(served[key])) ||
+        !optional.every((key) => served[key] === undefined || finiteAtLeast0(served[key]))
+      )
+        bad(
+          `has serving_path.serve_cpu without ${fields.join(', ')} >= 0 (and ${optional.join(', ')}, when there, >= 0)`,
+        );
+    }
     checkPauses(path.serve_cpu?.gc_pauses, 'serving_path.serve_cpu');
     const connections = path.serve_cpu?.connections;
     if (connections !== undefined && !(Number.isInteger(connections) && connections >= 1))

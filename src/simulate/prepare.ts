@@ -1,7 +1,7 @@
 import type { BatchingConfig } from '../core/create-batcher.js';
 import { SeededRandom } from '../core/rng.js';
 import { BatchlineError } from '../errors.js';
-import { batchingConfigOf } from '../options/batching.js';
+import { batchingConfigOf, deadlineWithinWindow, queueBelowBatchSize } from '../options/batching.js';
 import { parseDurationMs } from '../options/schema.js';
 import type { SimulateOptions } from '../options/simulate.js';
 import { readArrivalRecords } from './arrivals-file.js';
@@ -22,7 +22,7 @@ import { parseAffineMs, type AffineMs } from '../options/affine-latency.js';
 import { batchOnlyCosts, pathPlanOf } from './serving-costs.js';
 import { describeAnswers, describeLateness, latenessDraw, latenessDraws } from './timer-lateness.js';
 import type { TimerKind } from '../profile/timer-lateness.js';
-import { buildWorkload } from './workload.js';
+import { buildWorkload, refuseBurstOptions } from './workload.js';
 
 /**
  * What a simulation needs besides its options: files already read, and which options the user
@@ -126,6 +126,7 @@ export function prepareRun(
   collect: { events?: boolean; trace?: boolean } = {},
 ): PreparedRun {
   const given = new Set(inputs.given);
+  refuseBurstOptions(options, given, inputs.arrivalTimes);
   const workload = buildWorkload(options, given.has('requests'), inputs.arrivalTimes, inputs.arrivalsSource);
   const model = latencyModelFor(options, inputs);
   const fit = inputs.profile?.fit;
@@ -206,8 +207,10 @@ export function prepareRun(
     serviceDescription: model.description,
     latencyCv: options.latencyCv,
     capacityRps: path?.capacityRps ?? capacityRps(batching, model, fullBatchExtraMs),
-    capacityBasis: path?.capacityBasis ?? `every instance on full batches of ${batching.maxBatchSize}`,
+    capacityBasis: path?.capacityBasis ?? capacityBasis(batching),
     costs,
+    // serve prints these under a version's line; simulate ran such configurations without a word.
+    warnings: [queueBelowBatchSize(batching), deadlineWithinWindow(batching)].filter((w) => w !== undefined),
   };
   return { setup, context };
 }
@@ -249,10 +252,41 @@ function withLateness(serviceTime: ServiceTime, late: () => number): ServiceTime
   return (n) => serviceTime(n) + late();
 }
 
-/** Throughput with every instance busy on full batches; Infinity for a zero service time. */
+/**
+ * Throughput with every instance busy on full batches; Infinity for a zero service time. A queue
+ * that holds fewer than --max-batch-size bounds a batch by what it holds, and under the fixed
+ * policy such a batch leaves only when its window closes: one batch a window at most, whatever
+ * the instances (a queue of 128 under batches of 4096 read "offered load 4.9 %" at 99.9 % refused).
+ */
 function capacityRps(batching: BatchingConfig, model: LatencyModel, extraMs = 0): number {
-  const fullBatchMs = model.meanMs(batching.maxBatchSize) + extraMs;
-  return fullBatchMs > 0 ? (batching.instances * batching.maxBatchSize * 1000) / fullBatchMs : Number.POSITIVE_INFINITY;
+  const size = reachableBatch(batching);
+  const fullBatchMs = model.meanMs(size) + extraMs;
+  const byInstances = fullBatchMs > 0 ? (batching.instances * size * 1000) / fullBatchMs : Number.POSITIVE_INFINITY;
+  return windowBound(batching) ? Math.min(byInstances, (size * 1000) / batching.batchWindowMs) : byInstances;
+}
+
+function capacityBasis(batching: BatchingConfig): string {
+  const size = reachableBatch(batching);
+  if (size === batching.maxBatchSize) return `every instance on full batches of ${size}`;
+  return `every instance on batches of ${size}, all the queue holds (below)${windowBound(batching) ? `, at most one a window of ${batching.batchWindowMs} ms` : ''}`;
+}
+
+/** The largest batch the queue's bounds let form: --max-batch-size, or all its levels hold. */
+function reachableBatch(batching: BatchingConfig): number {
+  const levels = Math.max(1, batching.priorityLevels ?? 0);
+  let waiting = 0;
+  for (let level = 1; level <= levels; level++)
+    waiting += batching.priorityQueuePolicy?.[level]?.maxQueueSize ?? batching.maxQueueSize;
+  return Math.min(batching.maxBatchSize, waiting);
+}
+
+/** Batches that never fill wait out the fixed policy's window. */
+function windowBound(batching: BatchingConfig): boolean {
+  return (
+    reachableBatch(batching) < batching.maxBatchSize &&
+    (batching.batchPolicy ?? 'fixed') === 'fixed' &&
+    batching.batchWindowMs > 0
+  );
 }
 
 function latencyModelFor(options: SimulateOptions, inputs: SimulationInputs): LatencyModel {

@@ -25,6 +25,7 @@ export function formatReport(report: SimulationReport): string {
       `capacity    ${fixed(report.capacity_rps, 1)} req/s, ${report.capacity_basis} · offered load ${fixed((report.offered_rps / report.capacity_rps) * 100, 1)}% of it`,
     );
   }
+  lines.push(...report.warnings.map((warning) => `warning     ${warning}`));
   lines.push('');
   const rejectedDetail = Object.entries(r.rejected_by_reason)
     .filter(([, n]) => n > 0)
@@ -53,8 +54,9 @@ export function formatReport(report: SimulationReport): string {
   lines.push(
     `${''.padEnd(12)}${['p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean'].map((h) => h.padStart(10)).join('')}`,
   );
-  lines.push(durationRow('latency ms', report.latency_ms));
-  lines.push(durationRow('queue ms', report.queue_wait_ms));
+  // Over no request there is no figure: 0.000 read as an instant answer.
+  lines.push(durationRow('latency ms', report.latency_ms, r.completed > 0));
+  lines.push(durationRow('queue ms', report.queue_wait_ms, report.batch_size.count > 0));
   lines.push(...priorityRows(report.priorities));
   lines.push('');
   lines.push(`batches     ${report.batch_size.count} · mean size ${fixed(report.batch_size.mean, 2)}`);
@@ -73,7 +75,7 @@ export function formatReport(report: SimulationReport): string {
 /** With priority levels: each level's latency row, then what each level got. */
 function priorityRows(priorities: SimulationReport['priorities']): string[] {
   if (priorities === undefined) return [];
-  const rows = priorities.by_level.map((l) => durationRow(`  level ${l.level}`, l.latency_ms));
+  const rows = priorities.by_level.map((l) => durationRow(`  level ${l.level}`, l.latency_ms, l.completed > 0));
   rows.push('');
   for (const l of priorities.by_level) {
     const fate = [
@@ -91,8 +93,9 @@ function priorityRows(priorities: SimulationReport['priorities']): string[] {
   return rows;
 }
 
-function durationRow(label: string, d: DurationSummaryMs): string {
-  return `${label.padEnd(12)}${[d.p50, d.p90, d.p95, d.p99, d.p999, d.max, d.mean].map((v) => fixed(v, 3).padStart(10)).join('')}`;
+function durationRow(label: string, d: DurationSummaryMs, measured: boolean): string {
+  const cells = [d.p50, d.p90, d.p95, d.p99, d.p999, d.max, d.mean].map((v) => (measured ? fixed(v, 3) : '-'));
+  return `${label.padEnd(12)}${cells.map((cell) => cell.padStart(10)).join('')}`;
 }
 
 /** One line per batch size that occurred, with a bar; sizes are grouped when there are many. */

@@ -51,6 +51,8 @@ export interface SimulationReport {
   capacity_basis: string;
   /** The costs simulate was given, and those it takes as zero. */
   costs: { given: string[]; assumed_zero: string[] };
+  /** What serve would warn of in this configuration (a queue below a full batch, a deadline within the window); [] for none. */
+  warnings: string[];
   /** Simulated time from 0 to the last answer, ms. */
   simulated_ms: number;
   /** Arrivals per second over the span of arrivals. */
@@ -106,6 +108,7 @@ export interface ReportContext {
   capacityRps: number;
   capacityBasis: string;
   costs: SimulatedCosts;
+  warnings: readonly string[];
 }
 
 /** Builds the report; every number is rounded so the JSON is short and stable. */
@@ -157,6 +160,7 @@ export function buildReport(result: SimulationResult, context: ReportContext): S
     capacity_rps: round(context.capacityRps, 3),
     capacity_basis: context.capacityBasis,
     costs: { given: [...context.costs.given], assumed_zero: [...context.costs.assumedZero] },
+    warnings: [...context.warnings],
     simulated_ms: round(endMs, 3),
     offered_rps: recorder.lastArrivalAtMs > 0 ? round((recorder.arrivals / recorder.lastArrivalAtMs) * 1000, 3) : 0,
     throughput_rps: perSecond(counts.batchItems),

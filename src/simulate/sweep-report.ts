@@ -42,7 +42,8 @@ function metricCells(report: SimulationReport, latency: readonly LatencyMetric[]
   return [
     fixed(report.goodput_rps, 1),
     fixed(report.throughput_rps, 1),
-    ...latency.map((m) => fixed(report.latency_ms[m], 2)),
+    // No answer has no latency: a row of 0.00 read as the fastest.
+    ...latency.map((m) => (report.requests.completed > 0 ? fixed(report.latency_ms[m], 2) : '-')),
     fixed(report.batch_size.mean, 2),
     `${fixed(utilization * 100, 1)}%`,
     `${fixed(lossOf(report) * 100, 2)}%`,
@@ -95,6 +96,12 @@ export function formatSweep(outcome: SweepOutcome): string {
   for (let i = 0; i < table.length; i++)
     lines.push(`${render(table[i] as string[])}${choice?.best === i ? '  <- best' : ''}`);
   lines.push('');
+  // What serve would warn of, with the rows it concerns: a queue below a full batch, a deadline within the window.
+  const warned = new Map<string, number[]>();
+  rows.forEach((row, i) => {
+    for (const warning of row.report.warnings) warned.set(warning, [...(warned.get(warning) ?? []), i + 1]);
+  });
+  for (const [warning, at] of warned) lines.push(`warning ${at.map((n) => `#${n}`).join(' ')}: ${warning}`);
   lines.push(`* Pareto frontier of goodput (higher) against p99 (lower): ${pareto.map((i) => `#${i + 1}`).join(' ')}`);
   if (choice !== undefined) {
     if (choice.best === undefined) {
@@ -192,14 +199,11 @@ export function sweepCsv(outcome: SweepOutcome): string {
       r.goodput_rps,
       r.throughput_rps,
       r.offered_rps,
-      r.latency_ms.p50,
-      r.latency_ms.p90,
-      r.latency_ms.p95,
-      r.latency_ms.p99,
-      r.latency_ms.p999,
-      r.latency_ms.max,
-      r.latency_ms.mean,
-      r.queue_wait_ms.p99,
+      ...(r.requests.completed > 0
+        ? [r.latency_ms.p50, r.latency_ms.p90, r.latency_ms.p95, r.latency_ms.p99, r.latency_ms.p999]
+        : ['', '', '', '', '']),
+      ...(r.requests.completed > 0 ? [r.latency_ms.max, r.latency_ms.mean] : ['', '']),
+      r.batch_size.count > 0 ? r.queue_wait_ms.p99 : '',
       r.batch_size.mean,
       Math.round(utilization * 10_000) / 10_000,
       r.requests.arrived,

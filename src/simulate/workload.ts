@@ -37,8 +37,7 @@ export function buildWorkload(
   arrivalTimes: Float64Array | undefined,
   arrivalsSource = 'file',
 ): Workload {
-  const bounded = options.duration !== undefined || options.stages !== undefined || arrivalTimes !== undefined;
-  const maxRequests = requestsGiven || !bounded ? options.requests : Number.POSITIVE_INFINITY;
+  const maxRequests = maxRequestsOf(options, requestsGiven, arrivalTimes);
   checkRunSize(options, maxRequests, arrivalTimes);
   const arrivalsEndMs = options.duration ?? Number.POSITIVE_INFINITY;
   const limits = [
@@ -108,6 +107,55 @@ export function buildWorkload(
   };
 }
 
+/** --requests, or no limit when --duration, --stages or --arrivals bounds the run and --requests is not given. */
+function maxRequestsOf(
+  options: WorkloadOptions,
+  requestsGiven: boolean,
+  arrivalTimes: Float64Array | undefined,
+): number {
+  const bounded = options.duration !== undefined || options.stages !== undefined || arrivalTimes !== undefined;
+  return requestsGiven || !bounded ? options.requests : Number.POSITIVE_INFINITY;
+}
+
+/**
+ * About how many requests the run will offer, before it runs: what --events must hold in memory
+ * (the run's own limit, or the rate over the duration or the stages; a file's count).
+ */
+export function expectedRequests(
+  options: WorkloadOptions,
+  requestsGiven: boolean,
+  arrivalTimes: Float64Array | undefined,
+): number {
+  const maxRequests = maxRequestsOf(options, requestsGiven, arrivalTimes);
+  if (arrivalTimes !== undefined) return Math.min(maxRequests, arrivalTimes.length);
+  return Math.min(maxRequests, expectedOffered(options).expected);
+}
+
+/**
+ * The burst options shape --arrival bursty alone; with any other arrivals they were ignored
+ * without a word (a run meant to be bursty ran Poisson).
+ */
+export function refuseBurstOptions(
+  options: WorkloadOptions,
+  given: ReadonlySet<string>,
+  arrivalTimes: Float64Array | undefined,
+): void {
+  if (options.arrival === 'bursty' && arrivalTimes === undefined && options.stages === undefined) return;
+  for (const key of ['burstFactor', 'burstOnMs', 'burstOffMs'] as const) {
+    if (!given.has(key)) continue;
+    const arrivals =
+      arrivalTimes !== undefined
+        ? 'replayed from --arrivals'
+        : options.stages !== undefined
+          ? `${options.arrival} over --stages`
+          : options.arrival;
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      `--${SIMULATE_OPTIONS[key].flag}: applies to --arrival bursty; this run's arrivals are ${arrivals}`,
+    );
+  }
+}
+
 /** The most requests one run simulates: --requests' own maximum, whatever bounds the run. */
 export const MAX_SIMULATED_REQUESTS = SIMULATE_OPTIONS.requests.max;
 
@@ -117,25 +165,46 @@ export const MAX_SIMULATED_REQUESTS = SIMULATE_OPTIONS.requests.max;
  */
 function checkRunSize(options: WorkloadOptions, maxRequests: number, arrivalTimes: Float64Array | undefined): void {
   if (arrivalTimes !== undefined) return; // as many as the file holds
-  let expected = Number.POSITIVE_INFINITY;
-  let what = '';
+  const { expected, what, flag } = expectedOffered(options);
+  if (Math.min(expected, maxRequests) <= MAX_SIMULATED_REQUESTS) return;
+  throw new BatchlineError(
+    'INVALID_OPTION',
+    `${flag}: ${what} is about ${expected.toPrecision(3)} requests; a run simulates at most ${MAX_SIMULATED_REQUESTS} (shorten it, lower the rate, or set --requests)`,
+  );
+}
+
+/** Requests the rate offers over the duration or the stages (Infinity when nothing bounds them), and the flag that says so. */
+function expectedOffered(options: WorkloadOptions): { expected: number; what: string; flag: string } {
   if (options.stages !== undefined) {
     let profile: RateProfile;
     try {
       profile = new RateProfile(parseStages(options.stages, parseDurationMs));
     } catch {
-      return; // the stages' own error comes later, with its message
+      // the stages' own error comes later, with its message
+      return { expected: 0, what: '', flag: '--stages' };
     }
-    expected = profile.expectedCount(Math.min(profile.totalMs, options.duration ?? Number.POSITIVE_INFINITY));
-    what = `--stages ${options.stages}`;
-  } else if (options.duration !== undefined) {
-    expected = (options.rate * options.duration) / 1000;
-    what = `--rate ${options.rate} for --duration ${formatSeconds(options.duration)}`;
+    // A run of no time printed a report of zeros and exited 0.
+    if (profile.totalMs <= 0) stagesSendNothing(options.stages);
+    return {
+      expected: profile.expectedCount(Math.min(profile.totalMs, options.duration ?? Number.POSITIVE_INFINITY)),
+      what: `--stages ${options.stages}`,
+      // It named --duration, which was not given.
+      flag: '--stages',
+    };
   }
-  if (Math.min(expected, maxRequests) <= MAX_SIMULATED_REQUESTS) return;
+  if (options.duration !== undefined)
+    return {
+      expected: (options.rate * options.duration) / 1000,
+      what: `--rate ${options.rate} for --duration ${formatSeconds(options.duration)}`,
+      flag: '--duration',
+    };
+  return { expected: Number.POSITIVE_INFINITY, what: '', flag: '--requests' };
+}
+
+function stagesSendNothing(stages: string): never {
   throw new BatchlineError(
     'INVALID_OPTION',
-    `--duration: ${what} is about ${expected.toPrecision(3)} requests; a run simulates at most ${MAX_SIMULATED_REQUESTS} (shorten it, lower the rate, or set --requests)`,
+    `--stages: the stages last 0 s in all, so nothing would be sent (${stages}); give a stage a duration above 0`,
   );
 }
 

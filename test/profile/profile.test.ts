@@ -460,6 +460,63 @@ export function execute(items) {
     await expect(readLatencyProfile(dir)).rejects.toThrow('(not a regular file)');
   });
 
+  it('refuses a hand-edited profile naming the field, where it crashed, hung or printed Infinity', async () => {
+    // A real profile (a model file's, over its serving path), then one field changed at a time.
+    const record = JSON.parse(readFileSync('docs/lab/fidelity/2026-12-03T19-43Z-cls-b16.json', 'utf8'));
+    const base = JSON.stringify(record.profile);
+    const tried = async (edit: (p: any) => void, text?: (json: string) => string) => {
+      const profile = JSON.parse(base);
+      edit(profile);
+      const file = join(dir, 'edited.json');
+      writeFileSync(file, (text ?? ((json) => json))(JSON.stringify(profile)));
+      return readLatencyProfile(file).then(
+        () => 'accepted',
+        (error: Error) => error.message,
+      );
+    };
+    expect(await tried(() => {})).toBe('accepted');
+    const refusals = [
+      // JSON's 1e999 is Infinity: reports said "over Infinity min simulated", "utilization NaN%".
+      [
+        await tried(
+          () => {},
+          (j) => j.replace(/"p50_ms":[0-9.]+/, '"p50_ms":1e999'),
+        ),
+        /point .*p50_ms .*from 0 to 600000/,
+      ],
+      [await tried((p) => (p.points[0].p50_ms = 1e12)), /p50_ms .*from 0 to 600000/],
+      [await tried((p) => p.points.push({ ...p.points[1] })), /two points of batch_size 2/],
+      [await tried((p) => (p.fit.b_ms = 1e300)), /fit .*b_ms/],
+      [
+        await tried(
+          () => {},
+          (j) => j.replace(/"decode_ms":[0-9.]+/, '"decode_ms":1e999'),
+        ),
+        /serving_path .*decode_ms/,
+      ],
+      // The next three were a TypeError's stack trace, or a hang at 100 % CPU.
+      [await tried((p) => delete p.serving_path.run_fit), /serving_path\.run_fit/],
+      [await tried((p) => delete p.serving_path.serve_cpu.worker_ms), /serving_path\.serve_cpu without .*worker_ms/],
+      [await tried((p) => (p.serving_path.serve_cpu.mean_batch = 'x')), /serving_path\.serve_cpu without .*mean_batch/],
+      [await tried((p) => (p.serving_path.serve_cpu.main_ms = -1)), /serving_path\.serve_cpu without .*main_ms/],
+      [await tried((p) => (p.serving_path.run_points = [{ batch_size: 1 }])), /serving_path\.run_points/],
+    ] as const;
+    for (const [message, expected] of refusals) {
+      expect(message).toMatch(/^invalid option --latency-profile: '.*edited.json' /);
+      expect(message).toMatch(expected);
+      expect(message).toMatch(/expected a file written by batchline profile --out$/);
+    }
+  });
+
+  it('names --body when serve would refuse its request, before measuring, where it said only "invalid inputs"', async () => {
+    const program = buildProgram();
+    program.exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+    const args = ['--serve-duration', '0', '--repetitions', '1', '--warmup', '0', '--batch-sizes', '1'];
+    await expect(program.parseAsync(['node', 'batchline', 'profile', ...args, '--body', '{"foo":1}'])).rejects.toThrow(
+      /^invalid option --body: serve would refuse this request: .*"inputs"/,
+    );
+  });
+
   it('refuses --serve-duration without --model, which it would have ignored', async () => {
     const program = buildProgram();
     program.exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });

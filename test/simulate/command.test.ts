@@ -249,6 +249,51 @@ describe('batchline simulate', () => {
     );
   });
 
+  it('warns as serve does when the queue cannot hold a full batch, and gives the capacity the batches can reach', async () => {
+    // 99.9 % refused at "offered load 4.9 % of" a capacity of full batches of 4096 that a queue of 128 never reaches.
+    const text = await run({
+      rate: 1_000_000,
+      requests: 100_000,
+      instances: 256,
+      maxBatchSize: 4096,
+      latency: '1+0.001n',
+    });
+    expect(text).toMatch(
+      /^warning {5}--max-queue-size \(128\) is below --max-batch-size \(4096\): at most 128 wait, so no batch reaches 4096, and each batch waits out --batch-window-ms \(10 ms\)/m,
+    );
+    const capacity = Number(/^capacity {4}([\d.]+) req\/s/m.exec(text)?.[1]);
+    const goodput = Number(/goodput ([\d.]+) req\/s/.exec(text)?.[1]);
+    expect(capacity).toBe(12_800); // one batch of 128 a window of 10 ms
+    expect(goodput).toBeLessThanOrEqual(capacity);
+    expect(goodput).toBeGreaterThan(capacity * 0.9);
+    expect(JSON.parse(await run({ maxQueueSize: 4, requests: 100, json: '-' })).warnings).toEqual([
+      expect.stringMatching(/^--max-queue-size \(4\) is below --max-batch-size \(8\)/),
+    ]);
+    expect(JSON.parse(await run({ requests: 100, json: '-' })).warnings).toEqual([]);
+    expect(await run({ requests: 500 }, ['max-queue-size=4,6,128'])).toMatch(
+      /^warning #1: --max-queue-size \(4\) is below[^\n]*\nwarning #2: --max-queue-size \(6\) is below/m,
+    );
+  });
+
+  it('warns when a lone request waits out the window past its deadline, as serve does', async () => {
+    // Every request expired, and nothing said why.
+    const text = await run({ requestTimeoutMs: 5, batchWindowMs: 10, requests: 200 });
+    expect(text).toMatch(
+      /^warning {5}--request-timeout-ms \(5 ms\) is not longer than --batch-window-ms \(10 ms\): a request that comes alone waits out the window and misses its deadline/m,
+    );
+  });
+
+  it('prints no latency for a run that answered nothing, where it printed 0.000 ms', async () => {
+    const text = await run({ requestTimeoutMs: 5, batchWindowMs: 10, requests: 200 });
+    expect(text).toMatch(/completed 0 · expired 200/);
+    expect(text).toMatch(/^latency ms {6}( +-){7}$/m);
+    expect(text).toMatch(/^queue ms {8}( +-){7}$/m);
+    const sweep = await run({ requests: 500 }, ['request-timeout-ms=5,100']);
+    expect(sweep).toMatch(/^1 +5 +0\.0 +0\.0 +- +- +/m);
+    const csv = (await run({ requests: 500, csv: '-' }, ['request-timeout-ms=5,100'])).split('\n')[1];
+    expect(csv).toMatch(/^1,5,0,0,[\d.]+,,,,,,,,/);
+  });
+
   it('a sweep where nothing meets the SLO says so and exits 1', async () => {
     await expect(
       run({ rate: 600, latency: '4+1n', requests: 5000, slo: 'p99<1ms' }, ['max-batch-size=8,16']),
@@ -354,7 +399,30 @@ describe('simulate option errors exit 2 and name the option', () => {
       ['--rate', '10000000', '--duration', '1h'],
       /--duration: --rate 10000000 for --duration 3600 s is about 3\.60e\+10 requests; a run simulates at most 100000000/,
     ],
-    [['--stages', '1h:1000000'], /--duration: --stages 1h:1000000 is about 1\.80e\+9 requests/],
+    // It named --duration, which was not given.
+    [['--stages', '1h:1000000'], /--stages: --stages 1h:1000000 is about 1\.80e\+9 requests/],
+    // A run of no arrivals printed a report of zeros and exited 0.
+    [['--stages', '0s:100'], /--stages: the stages last 0 s in all, so nothing would be sent/],
+    [
+      ['--duration', '1ms', '--rate', '1'],
+      /no request arrived in the run \(poisson at 1 req\/s, for 1 ms\): .*--duration/,
+    ],
+    // Ignored without a word: the run was Poisson.
+    [['--burst-factor', '2'], /--burst-factor: applies to --arrival bursty; this run's arrivals are poisson/],
+    [
+      ['--arrival', 'constant', '--burst-on-ms', '50'],
+      /--burst-on-ms: applies to --arrival bursty; this run's arrivals are constant/,
+    ],
+    // Every event was held in memory first: 3 million requests took 2.9 GB, more ran out of heap.
+    [
+      ['--requests', '2000000', '--events'],
+      /--events: about 2000000 requests are too many to list event by event \(at most 100000\)/,
+    ],
+    // Every row was held until the run ended: 30 million requests took 4.2 GB resident, 100 million ran out of heap.
+    [
+      ['--requests', '20000000', '--trace', join(dir, 'big-trace.jsonl')],
+      /--trace: about 20000000 requests are too many to trace \(at most 10000000, about 1\.4 GB of lines\)/,
+    ],
     [
       ['--arrivals', join(dir, 'infinite.json')],
       /--arrivals: '.*infinite\.json item 1' is Infinity, not a finite number/,

@@ -21,12 +21,6 @@ export interface PathMeasurement {
 }
 
 /**
- * Times the main thread's share of a request in serve, step by step, with serve's own code:
- * reading the JSON body (`readJson`, as the inference routes' content-type parser does),
- * checking it against the model's inputs (`model.decode`), and encoding one item's answer
- * (`model.replyBody`). Medians, in ms per request or item.
- */
-/**
  * Refuses, before anything is measured, a --body that serve would answer 400: it said only
  * "invalid inputs: the body needs an "inputs" field", after 13 s of measuring, naming no option.
  */
@@ -39,6 +33,12 @@ export function checkBodyServes(model: Pick<PathModel, 'decode'>, body: Uint8Arr
   }
 }
 
+/**
+ * Times the main thread's share of a request in serve, step by step, with serve's own code:
+ * reading the JSON body (`readJson`, as the inference routes' content-type parser does),
+ * checking it against the model's inputs (`model.decode`), and encoding one item's answer
+ * (`model.replyBody`). Medians, in ms per request or item.
+ */
 export async function measureMainThread(
   model: PathModel,
   m: PathMeasurement,

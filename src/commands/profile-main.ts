@@ -171,11 +171,6 @@ async function measurePath(
     warmup: options.warmup,
     repetitions: options.repetitions,
     now: c.now,
-  }).catch((error: unknown) => {
-    // serve's refusal of the request (400: not JSON, not the model's inputs) is a mistake in --body.
-    if (options.body !== undefined && error instanceof BatchlineError && error.httpStatus === 400)
-      throw new BatchlineError('INVALID_OPTION', `--body: ${error.message}`);
-    throw error;
   });
   // As serve runs it by default (--execution auto).
   const { resolveExecution } = await import('../model/load-model.js');

@@ -245,7 +245,7 @@ export function execute(items) { return items.map(({ text }) => ({ words: text.s
         measureTimers: onTime,
       });
     for (const [body, why] of [
-      ['{bad', /^invalid option --body: request body is not valid JSON/],
+      ['{bad', /^invalid option --body: serve would refuse this request: request body is not valid JSON/],
       ['{"inputs": [1, 2]}', /^invalid option --body: .*features/],
     ] as const) {
       const thrown = await run(body).catch((error: unknown) => error);

@@ -39,7 +39,12 @@ export function formatProfile(
   for (const row of rows) lines.push(render(row));
   lines.push('');
   const { a_ms, b_ms, r2 } = profile.fit;
-  lines.push(`fit (medians): ${affine({ a_ms, b_ms })}   r² ${r2.toFixed(3)}`);
+  // One batch size has no slope: r² 1.000 read as a perfect fit, and simulate then timed every larger batch as that one.
+  if (new Set(profile.points.map((p) => p.batch_size)).size < 2)
+    lines.push(
+      `fit: one batch size measured, so no cost per item: simulate would time every larger batch as this one; give several, such as --batch-sizes 1,2,4,8,16,32`,
+    );
+  else lines.push(`fit (medians): ${affine({ a_ms, b_ms })}   r² ${r2.toFixed(3)}`);
   const path = profile.serving_path;
   if (path !== undefined) {
     lines.push('');

@@ -210,7 +210,11 @@ export function prepareRun(
     capacityBasis: path?.capacityBasis ?? capacityBasis(batching),
     costs,
     // serve prints these under a version's line; simulate ran such configurations without a word.
-    warnings: [queueBelowBatchSize(batching), deadlineWithinWindow(batching)].filter((w) => w !== undefined),
+    warnings: [
+      queueBelowBatchSize(batching),
+      deadlineWithinWindow(batching),
+      unmeasuredBatches(inputs.profile, reachableBatch(batching)),
+    ].filter((w) => w !== undefined),
   };
   return { setup, context };
 }
@@ -269,6 +273,22 @@ function capacityBasis(batching: BatchingConfig): string {
   const size = reachableBatch(batching);
   if (size === batching.maxBatchSize) return `every instance on full batches of ${size}`;
   return `every instance on batches of ${size}, all the queue holds (below)${windowBound(batching) ? `, at most one a window of ${batching.batchWindowMs} ms` : ''}`;
+}
+
+/**
+ * Batches larger than any the profile measured are timed from its fit's slope; a profile of one
+ * batch size has no slope, and every larger batch took that size's time without a word: a
+ * profile of batch 1 made batches of 32 as cheap as one, and the capacity 32 times too high.
+ */
+function unmeasuredBatches(profile: LatencyProfile | undefined, largestBatch: number): string | undefined {
+  if (profile === undefined || profile.points.length === 0) return undefined;
+  const measured = Math.max(...profile.points.map((p) => p.batch_size));
+  if (largestBatch <= measured) return undefined;
+  const sizes = new Set(profile.points.map((p) => p.batch_size)).size;
+  const remedy = `profile --batch-sizes up to ${largestBatch}`;
+  return sizes === 1
+    ? `the profile measured one batch size (${measured}): batches of up to ${largestBatch} are each timed as one of ${measured}, with no cost per item; ${remedy}`
+    : `the profile measured batches of up to ${measured}: batches of up to ${largestBatch} are timed by its fit's slope (${profile.fit.b_ms.toFixed(4)} ms an item); ${remedy} to measure them`;
 }
 
 /** The largest batch the queue's bounds let form: --max-batch-size, or all its levels hold. */

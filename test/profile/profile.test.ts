@@ -70,6 +70,17 @@ describe('batchline profile', () => {
     expect(stdout.text).toContain('fit (medians): 5.0000 − 0.5000·n ms');
   });
 
+  it('says a fit of one batch size has no cost per item, where it printed r² 1.000', async () => {
+    const fake = fakeModel((n) => 2 + n);
+    const options = resolveOptions(PROFILE_OPTIONS, { batchSizes: '4', warmup: '0', repetitions: '1' }, {});
+    const stdout = sink();
+    await profileMain({ options, stdout, loadModel: fake.load, now: fake.now, measureTimers: onTime });
+    expect(stdout.text).toMatch(
+      /^fit: one batch size measured, so no cost per item: simulate would time every larger batch as this one; give several, such as --batch-sizes 1,2,4,8,16,32$/m,
+    );
+    expect(stdout.text).not.toContain('r²');
+  });
+
   it('warms up, interleaves sizes, and writes a profile that simulate reads', async () => {
     const fake = fakeModel();
     const out = join(dir, 'profile.json');

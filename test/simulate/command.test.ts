@@ -360,6 +360,36 @@ describe('simulate --model-latency-ms, as serve spells it', () => {
     expect(text).toMatch(/service\s+profile .* \+ fixed 20 ms per batch \(--model-latency-ms\)/);
   });
 
+  it('warns when batches can grow past every size the profile measured, and when it measured one size', async () => {
+    // A profile of batch 1 alone timed a batch of 8 as one item: no word, and a capacity 8 times too high.
+    const profileOf = (name: string, sizes: number[]): string => {
+      const path = join(dir, name);
+      const point = (n: number) => ({ batch_size: n, p50_ms: n, mean_ms: n, p90_ms: n, min_ms: n, max_ms: n, cv: 0 });
+      writeFileSync(
+        path,
+        JSON.stringify({
+          format: 'batchline-latency-profile/1',
+          model: 'm',
+          warmup: 1,
+          repetitions: 1,
+          points: sizes.map(point),
+          fit: { a_ms: 0, b_ms: sizes.length > 1 ? 1 : 0, r2: 1 },
+        }),
+      );
+      return path;
+    };
+    const one = await run({ rate: 300, requests: 500, latencyProfile: profileOf('one-size.json', [1]) });
+    expect(one).toMatch(
+      /^warning {5}the profile measured one batch size \(1\): batches of up to 8 are each timed as one of 1, with no cost per item; profile --batch-sizes up to 8$/m,
+    );
+    const small = await run({ rate: 300, requests: 500, latencyProfile: profileOf('up-to-4.json', [1, 4]) });
+    expect(small).toMatch(
+      /^warning {5}the profile measured batches of up to 4: batches of up to 8 are timed by its fit's slope \(1\.0000 ms an item\); profile --batch-sizes up to 8 to measure them$/m,
+    );
+    const covered = await run({ rate: 300, requests: 500, latencyProfile: profileOf('up-to-8.json', [1, 8]) });
+    expect(covered).not.toMatch(/^warning/m);
+  });
+
   it('reads a bare --duration as seconds', async () => {
     expect(await run({ rate: 100, duration: '2' })).toMatch(/arrived (1[89]\d|2[0-3]\d) /);
   });

@@ -64,14 +64,30 @@ export function messageOf(error: unknown): string {
  * failure, that would leave its calls without an answer and the process with an uncaught error.
  */
 export function textOf(value: unknown): string {
+  let text: string;
   try {
-    return String(value);
+    text = String(value);
   } catch {
     try {
-      return Object.prototype.toString.call(value);
+      text = Object.prototype.toString.call(value);
     } catch {
       return 'a value that cannot be shown as text';
     }
+  }
+  return text === '[object Object]' ? (fieldsOf(value) ?? text) : text;
+}
+
+/**
+ * A plain object's fields as JSON (`{"status":503}`), or undefined when it shows nothing: a
+ * model's `throw { status, reason }` was logged and answered `[object Object]`. The message's
+ * own cut (safeDetail) bounds a large one.
+ */
+function fieldsOf(value: unknown): string | undefined {
+  try {
+    const json = JSON.stringify(value);
+    return json === undefined || json === '{}' ? undefined : json;
+  } catch {
+    return undefined; // circular, a BigInt, a throwing getter or toJSON
   }
 }
 

@@ -40,4 +40,18 @@ describe('messageOf: what failed, as a message says it', () => {
     expect(messageOf(new Error('disk full'))).toBe('disk full');
     expect(messageOf('a string')).toBe('a string');
   });
+
+  it("shows a thrown plain object's fields, where it said [object Object]", () => {
+    // A model's `throw { status: 503, reason: 'warming up' }` was logged and answered as '[object Object]'.
+    expect(messageOf({ status: 503, reason: 'warming up' })).toBe('{"status":503,"reason":"warming up"}');
+    // Nothing to show, or nothing JSON can write: as before.
+    expect(messageOf({})).toBe('[object Object]');
+    expect(messageOf(Object.create(null))).toBe('[object Object]');
+    const circular: { self?: unknown } = {};
+    circular.self = circular;
+    expect(messageOf(circular)).toBe('[object Object]');
+    expect(messageOf({ toJSON: () => undefined })).toBe('[object Object]');
+    // An object with its own text keeps it.
+    expect(messageOf({ toString: () => 'custom' })).toBe('custom');
+  });
 });

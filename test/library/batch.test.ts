@@ -350,10 +350,13 @@ describe('batch(): failures', () => {
   }
 
   it('keeps what was thrown as the cause when it is not an Error (a string, an object), sync or async', async () => {
-    for (const value of [{ status: 503 }, 'upstream down'])
+    for (const [value, text] of [
+      [{ status: 503 }, '{"status":503}'], // its fields, where it said [object Object]
+      ['upstream down', 'upstream down'],
+    ])
       for (const sync of [true, false]) {
         const error = await failureOf(value, sync);
-        expect(error).toMatchObject({ code: 'model_failure', message: `model execution failed: ${String(value)}` });
+        expect(error).toMatchObject({ code: 'model_failure', message: `model execution failed: ${text}` });
         expect((error as Error).cause).toBe(value);
       }
   });

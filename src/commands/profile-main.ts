@@ -256,13 +256,7 @@ async function givenItem(model: LoadedForProfile, options: ProfileOptions): Prom
       'INVALID_OPTION',
       `--body: ${what}, which profile cannot make up: give one request's body, such as --body '{"inputs": …}' or --body @request.json`,
     );
-  const body = await readBody(options.body);
-  try {
-    const parsed = JSON.parse(Buffer.from(body).toString('utf8')) as { inputs?: unknown } | null;
-    return model.decode(parsed?.inputs);
-  } catch (error) {
-    throw new BatchlineError('INVALID_OPTION', `--body: ${(error as Error).message}`);
-  }
+  return checkBodyServes({ decode: model.decode.bind(model) }, await readBody(options.body));
 }
 
 function isJsonItem(model: LoadedForProfile): boolean {

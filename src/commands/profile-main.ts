@@ -1,6 +1,7 @@
-import { type FileHandle, open, stat, writeFile } from 'node:fs/promises';
+import { type FileHandle, open, writeFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
 import { checkOutputPath } from './output-path.js';
+import { checkModelFile } from '../serve/startup.js';
 import type { ProfileOptions } from '../options/profile.js';
 import type { Output } from './simulate-main.js';
 import type { LatencyProfile, ServingPath } from '../profile/latency-profile.js';
@@ -70,6 +71,7 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
   // Checked before the measuring, which takes seconds and was lost to a mistyped directory.
   await checkOutputPath(options.out, '--out');
   await checkOutputPath(options.json, '--json');
+  // Exit 2 naming --model, as serve says it (it was exit 1, 'could not load model: …: ENOENT').
   // (A loader given in place of the real one, as tests give, takes names of no file.)
   if (options.model !== undefined && request.loadModel === undefined) await checkModelFile(options.model);
   const load: NonNullable<ProfileRequest['loadModel']> =
@@ -127,18 +129,6 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
     stdout.write(formatProfile(profile, options.out, itemShapes.defaulted, itemShapes.from));
   }
   return profile;
-}
-
-/**
- * A `--model` that is no file is the option's mistake (exit 2), as serve says it: it was exit 1,
- * `could not load model: …: ENOENT`, naming no option. A file that is no model: its load says why.
- */
-async function checkModelFile(path: string): Promise<void> {
-  const found = await stat(path).catch((error: NodeJS.ErrnoException) => {
-    throw new BatchlineError('INVALID_OPTION', `--model: cannot read ${path} (${error.code ?? error.message})`);
-  });
-  if (!found.isFile())
-    throw new BatchlineError('INVALID_OPTION', `--model: ${path} is not a file; give a model.onnx or a model.mjs`);
 }
 
 function isPathModel(model: LoadedForProfile): model is LoadedForProfile & PathModel {
@@ -256,13 +246,7 @@ async function givenItem(model: LoadedForProfile, options: ProfileOptions): Prom
       'INVALID_OPTION',
       `--body: ${what}, which profile cannot make up: give one request's body, such as --body '{"inputs": …}' or --body @request.json`,
     );
-  const body = await readBody(options.body);
-  try {
-    const parsed = JSON.parse(Buffer.from(body).toString('utf8')) as { inputs?: unknown } | null;
-    return model.decode(parsed?.inputs);
-  } catch (error) {
-    throw new BatchlineError('INVALID_OPTION', `--body: ${(error as Error).message}`);
-  }
+  return checkBodyServes({ decode: model.decode.bind(model) }, await readBody(options.body));
 }
 
 function isJsonItem(model: LoadedForProfile): boolean {

@@ -59,6 +59,8 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
       throw new BatchlineError('INVALID_OPTION', '--json - and --csv -: only one of them can go to stdout');
     const inputs = await loadSimulationInputs(options, given);
     const rows = await runSweep(options, axes, inputs, request.workers ?? availableCores());
+    // One configuration with arrivals is a sweep to compare; none, the single run's mistake.
+    if (rows.every((row) => row.report.requests.arrived === 0)) refuseEmptyRun(options, rows[0]!.report);
     const outcome = analyzeSweep(options.seed, axes, rows, slo);
     if (options.json !== undefined) await emit('--json', options.json, sweepJson(outcome), stdout);
     if (options.csv !== undefined) await emit('--csv', options.csv, sweepCsv(outcome), stdout);
@@ -112,7 +114,8 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
 
 /**
  * A run in which nothing arrived (a --duration shorter than the first arrival, stages of a rate
- * too low) printed a report of zeros and exited 0: there is nothing to report on.
+ * too low) printed a report of zeros and exited 0: there is nothing to report on (nor in a sweep
+ * none of whose configurations had an arrival).
  */
 function refuseEmptyRun(options: SimulateOptions, report: SimulationReport): never {
   const flag = options.stages !== undefined ? '--stages' : options.duration !== undefined ? '--duration' : '--arrivals';

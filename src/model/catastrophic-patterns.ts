@@ -20,19 +20,38 @@ export function catastrophicPattern(source: string): boolean {
   return atoms.some(hasCatastrophicGroup);
 }
 
+/** Keywords whose values are data, never run as schemas: a `pattern` key inside one is no pattern. */
+const DATA_KEYWORDS = new Set(['default', 'examples', 'enum', 'const']);
+/** Keywords whose values map names (any, `default` too) to schemas. */
+const SCHEMA_MAPS = new Set([
+  'properties',
+  'patternProperties',
+  '$defs',
+  'definitions',
+  'dependentSchemas',
+  'dependencies',
+]);
+
 /** Where a schema holds patterns: `pattern` strings and `patternProperties` keys, with their JSON pointers. */
 export function schemaPatterns(schema: unknown, at = ''): { pointer: string; pattern: string }[] {
   if (typeof schema !== 'object' || schema === null) return [];
   const found: { pointer: string; pattern: string }[] = [];
   for (const [key, value] of Object.entries(schema)) {
-    const pointer = `${at}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+    const pointer = `${at}/${pointerToken(key)}`;
+    if (!Array.isArray(schema) && DATA_KEYWORDS.has(key)) continue;
     if (key === 'pattern' && typeof value === 'string') found.push({ pointer, pattern: value });
     if (key === 'patternProperties' && typeof value === 'object' && value !== null && !Array.isArray(value))
-      for (const name of Object.keys(value))
-        found.push({ pointer: `${pointer}/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`, pattern: name });
-    found.push(...schemaPatterns(value, pointer));
+      for (const name of Object.keys(value)) found.push({ pointer: `${pointer}/${pointerToken(name)}`, pattern: name });
+    if (!Array.isArray(schema) && SCHEMA_MAPS.has(key) && typeof value === 'object' && value !== null)
+      for (const [name, child] of Object.entries(value))
+        found.push(...schemaPatterns(child, `${pointer}/${pointerToken(name)}`));
+    else found.push(...schemaPatterns(value, pointer));
   }
   return found;
+}
+
+function pointerToken(key: string): string {
+  return key.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
 interface Atom {

@@ -226,6 +226,17 @@ export function checkPriorityOptions(
       );
 }
 
+/** How many requests the queue holds in all: each level's own bound, or --max-queue-size. */
+export function queueHolds(
+  config: Pick<BatchingConfig, 'maxQueueSize' | 'priorityLevels' | 'priorityQueuePolicy'>,
+): number {
+  const levels = Math.max(1, config.priorityLevels ?? 0);
+  let waiting = 0;
+  for (let level = 1; level <= levels; level++)
+    waiting += config.priorityQueuePolicy?.[level]?.maxQueueSize ?? config.maxQueueSize;
+  return waiting;
+}
+
 /**
  * What to warn of when the queue cannot hold a full batch: its levels' bounds add up to less than
  * --max-batch-size, so no batch reaches it, and under the fixed policy each batch waits out its
@@ -241,9 +252,7 @@ export function queueBelowBatchSize(
   spelling: WarningSpelling = 'flag',
 ): string | undefined {
   const levels = Math.max(1, config.priorityLevels ?? 0);
-  let waiting = 0;
-  for (let level = 1; level <= levels; level++)
-    waiting += config.priorityQueuePolicy?.[level]?.maxQueueSize ?? config.maxQueueSize;
+  const waiting = queueHolds(config);
   if (waiting >= config.maxBatchSize) return undefined;
   const name = optionNamer(spelling);
   // One level whose own policy bounds it: naming maxQueueSize said "(128) is below (8)" and to raise it, to no avail.

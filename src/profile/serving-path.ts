@@ -23,11 +23,12 @@ export interface PathMeasurement {
 /**
  * Refuses, before anything is measured, a --body that serve would answer 400: it said only
  * "invalid inputs: the body needs an "inputs" field", after 13 s of measuring, naming no option.
+ * Its item, read as serve reads it, is what a code model is timed on.
  */
-export function checkBodyServes(model: Pick<PathModel, 'decode'>, body: Uint8Array): void {
+export function checkBodyServes(model: Pick<PathModel, 'decode'>, body: Uint8Array): ItemTensors {
   try {
     const parsed = readJson(body) as { inputs?: unknown } | null;
-    model.decode(parsed?.inputs);
+    return model.decode(parsed?.inputs);
   } catch (error) {
     throw new BatchlineError('INVALID_OPTION', `--body: serve would refuse this request: ${(error as Error).message}`);
   }

@@ -115,9 +115,9 @@ function checkAdminListener(config: ServeConfig): void {
 /**
  * A `--model` that is no file is the option's mistake, said before the server listens (exit 2),
  * as `--model-repository`'s is: it was exit 1 after "starting on …", naming no option. A file
- * that is there but no model is the model's (its load says why).
+ * that is there but no model is the model's (its load says why). profile says it the same way.
  */
-async function checkModelFile(path: string): Promise<void> {
+export async function checkModelFile(path: string): Promise<void> {
   const found = await stat(path).catch((error: NodeJS.ErrnoException) => {
     throw new BatchlineError('INVALID_OPTION', `--model: cannot read ${path} (${error.code ?? error.message})`);
   });

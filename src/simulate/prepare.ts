@@ -1,7 +1,7 @@
 import type { BatchingConfig } from '../core/create-batcher.js';
 import { SeededRandom } from '../core/rng.js';
 import { BatchlineError } from '../errors.js';
-import { batchingConfigOf, deadlineWithinWindow, queueBelowBatchSize } from '../options/batching.js';
+import { batchingConfigOf, deadlineWithinWindow, queueBelowBatchSize, queueHolds } from '../options/batching.js';
 import { parseDurationMs } from '../options/schema.js';
 import type { SimulateOptions } from '../options/simulate.js';
 import { readArrivalRecords } from './arrivals-file.js';
@@ -293,11 +293,7 @@ function unmeasuredBatches(profile: LatencyProfile | undefined, largestBatch: nu
 
 /** The largest batch the queue's bounds let form: --max-batch-size, or all its levels hold. */
 function reachableBatch(batching: BatchingConfig): number {
-  const levels = Math.max(1, batching.priorityLevels ?? 0);
-  let waiting = 0;
-  for (let level = 1; level <= levels; level++)
-    waiting += batching.priorityQueuePolicy?.[level]?.maxQueueSize ?? batching.maxQueueSize;
-  return Math.min(batching.maxBatchSize, waiting);
+  return Math.min(batching.maxBatchSize, queueHolds(batching));
 }
 
 /** Batches that never fill wait out the fixed policy's window. */

@@ -7,6 +7,7 @@ import { prepareRun, type SimulationInputs } from './prepare.js';
 import { buildReport, type SimulationReport } from './report.js';
 import { runSimulation } from './run-simulation.js';
 import { applyPoint, gridPoints, type SweepAxis } from './sweep-grid.js';
+import { expectedRequests } from './workload.js';
 
 /** Runs one configuration to its report. */
 export function runOneConfiguration(options: SimulateOptions, inputs: SimulationInputs): SimulationReport {
@@ -40,7 +41,11 @@ export async function runSweep(
   const workerUrl = new URL('./sweep-worker.js', import.meta.url);
   // Threads pay off only when there is enough work: starting one costs about as much as
   // simulating tens of thousands of requests.
-  const totalRequests = optionsList.reduce((sum, options) => sum + expectedRequests(options, inputs), 0);
+  const requestsGiven = inputs.given.includes('requests');
+  const totalRequests = optionsList.reduce(
+    (sum, options) => sum + expectedRequests(options, requestsGiven, inputs.arrivalTimes),
+    0,
+  );
   const threads = totalRequests < 200_000 ? 1 : Math.min(workers, optionsList.length);
   const reports =
     threads > 1 && existsSync(fileURLToPath(workerUrl))
@@ -101,17 +106,6 @@ function runInWorkers(
       feed(worker);
     }
   });
-}
-
-/** Roughly how many requests one configuration simulates. */
-function expectedRequests(options: SimulateOptions, inputs: SimulationInputs): number {
-  const given = new Set(inputs.given);
-  if (inputs.arrivalTimes !== undefined)
-    return given.has('requests') ? Math.min(options.requests, inputs.arrivalTimes.length) : inputs.arrivalTimes.length;
-  const bounded = options.duration !== undefined || options.stages !== undefined;
-  const byDuration =
-    options.duration !== undefined ? (options.rate * options.duration) / 1000 : Number.POSITIVE_INFINITY;
-  return given.has('requests') || !bounded ? Math.min(options.requests, byDuration) : byDuration;
 }
 
 function checkAxesAgainstInputs(base: SimulateOptions, axes: readonly SweepAxis[], given: ReadonlySet<string>): void {

@@ -66,4 +66,20 @@ describe('inputSchema patterns that backtrack without end', () => {
     expect(catastrophicPattern(pattern)).toBe(false);
     expect(loadError({ type: 'string', pattern })).toBeUndefined();
   });
+
+  it('takes a schema whose data (default, examples, enum, const) holds a "pattern" key: ajv runs none of it', () => {
+    const rule = { pattern: '^(a+)+$' };
+    const schema = {
+      type: 'object',
+      properties: {
+        rule: { type: 'object', default: rule, examples: [rule], enum: [rule], const: rule },
+        // A property named as a data keyword is a schema, and its pattern is checked.
+        default: { type: 'string', pattern: '^[a-z]+$' },
+      },
+    };
+    expect(loadError(schema)).toBeUndefined();
+    expect(
+      loadError({ type: 'object', properties: { default: { type: 'string', pattern: '^(a+)+$' } } })?.message,
+    ).toContain("inputSchema/properties/default/pattern: pattern '^(a+)+$' repeats");
+  });
 });

@@ -241,6 +241,13 @@ export function execute(items) { return items.map(({ text }) => ({ words: text.s
     const profile = await run('{"inputs": {"text": "two words"}}');
     expect(profile.points.map((point) => point.batch_size)).toEqual([1, 4]);
     expect(profile.serving_path?.decode_ms).toBeGreaterThan(0);
+    // Read as serve reads it, and said as for an ONNX model's --body: it was JSON.parse's own words.
+    await expect(run('{bad')).rejects.toThrow(
+      /^invalid option --body: serve would refuse this request: request body is not valid JSON/,
+    );
+    await expect(run('{"inputs": {"text": "a", "__proto__": {}}}')).rejects.toThrow(
+      /^invalid option --body: serve would refuse this request: .*__proto__/,
+    );
   });
 
   // It ended on 'batchline: request body is not valid JSON …' with exit 1, naming no option.

@@ -241,6 +241,17 @@ describe('the admin API', () => {
       '{"version": 2, "path": "m/2/model.onnx", "constructor": {"prototype": {"polluted": true}}}',
       '"constructor.prototype"',
     ],
+    // JSON.parse makes "\u005f_proto__" the key __proto__; Fastify's own parser refused it.
+    [
+      'a __proto__ key spelled with an escape',
+      '{"version": 2, "path": "m/2/model.onnx", "parameters": {"\\u005f_proto__": {"polluted": true}}}',
+      '"parameters.__proto__"',
+    ],
+    [
+      'a constructor.prototype spelled with escapes',
+      '{"version": 2, "path": "m/2/model.onnx", "\\u0063onstructor": {"prototyp\\u0065": {"polluted": true}}}',
+      '"constructor.prototype"',
+    ],
   ])('refuses %s with a 400 naming it, pollutes no prototype, disturbs nothing', async (_name, body, field) => {
     server ??= await adminServer();
     const response = await request(`${server.url}/admin/models/m`, {

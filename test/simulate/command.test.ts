@@ -437,6 +437,11 @@ describe('simulate option errors exit 2 and name the option', () => {
       ['--duration', '1ms', '--rate', '1'],
       /no request arrived in the run \(poisson at 1 req\/s, for 1 ms\): .*--duration/,
     ],
+    // As a single run says it: the sweep printed a table of zeros and an empty Pareto frontier, exit 0.
+    [
+      ['--duration', '1ms', '--rate', '1', '--sweep', 'max-batch-size=1,2'],
+      /--duration: no request arrived in the run \(poisson at 1 req\/s, for 1 ms\): .*lengthen --duration/,
+    ],
     // Ignored without a word: the run was Poisson.
     [['--burst-factor', '2'], /--burst-factor: applies to --arrival bursty; this run's arrivals are poisson/],
     [

@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { BatchlineError, ExitWithCode } from '../errors.js';
 import { checkOutputPath } from './output-path.js';
+import { trapInterrupt } from './interrupt.js';
 import { withBody } from './bench-body.js';
 import { checkCertificate } from '../bench/certificate-check.js';
 import type { ErrorKind } from '../bench/error-kind.js';
@@ -65,7 +66,7 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
   const dashboard = showProgress && shouldUseDashboard(io.stdout, io.env, outputs.noUi === true);
 
   const stop = io.stop ?? new AbortController();
-  const untrap = io.stop === undefined ? trapInterrupt(stop, io.stderr) : () => {};
+  const untrap = io.stop === undefined ? trapBenchInterrupt(stop, io.stderr) : () => {};
   try {
     await runPlan(plan, { sweepRates, slo, outputs, io, text, stop, dashboard, showProgress });
   } finally {
@@ -93,30 +94,18 @@ function checkStdoutOutputs(outputs: BenchOutputs): void {
     );
 }
 
-/** The exit status of a process a signal ended (128 + its number), as shells report it. */
-const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
-
 /**
  * Ctrl-C ends a run the way k6 does: the first stops sending, waits for the requests in flight
  * and prints the summary of what ran; a second quits at once (exit 130). SIGTERM too (k6's
  * choice as well): it is what `timeout`, `docker stop` and a cancelled CI job send, and it
  * killed a run with all its figures.
  */
-function trapInterrupt(stop: AbortController, stderr: NodeJS.WritableStream): () => void {
-  const onSignal = (signal: keyof typeof SIGNAL_EXIT): void => {
-    if (!stop.signal.aborted) {
-      stderr.write(
-        `\nbatchline bench: stopping${signal === 'SIGINT' ? '' : ` (${signal})`}; waiting for the requests in flight (Ctrl-C again to quit now)\n`,
-      );
-      stop.abort();
-      return;
-    }
-    process.exit(SIGNAL_EXIT[signal]);
-  };
-  for (const signal of Object.keys(SIGNAL_EXIT)) process.on(signal, onSignal);
-  return () => {
-    for (const signal of Object.keys(SIGNAL_EXIT)) process.off(signal, onSignal);
-  };
+function trapBenchInterrupt(stop: AbortController, stderr: NodeJS.WritableStream): () => void {
+  return trapInterrupt(stop, (signal) =>
+    stderr.write(
+      `\nbatchline bench: stopping${signal === 'SIGINT' ? '' : ` (${signal})`}; waiting for the requests in flight (Ctrl-C again to quit now)\n`,
+    ),
+  );
 }
 
 interface RunContext {

@@ -3,6 +3,7 @@ import { BatchlineError } from '../errors.js';
 import { addOptions } from '../options/command-flags.js';
 import { resolveOptions } from '../options/schema.js';
 import { WATCH_OPTIONS } from '../options/watch.js';
+import { trapInterrupt } from './interrupt.js';
 
 export function makeWatchCommand(): Command {
   const command = new Command('watch')
@@ -25,11 +26,8 @@ export function makeWatchCommand(): Command {
     const { shouldUseDashboard } = await import('../ui/terminal.js');
 
     const stop = new AbortController();
-    const onSignal = (): void => stop.abort();
-    // `on`, not `once`, until the end: Ink's signal-exit re-raises a signal that finds no other
-    // listener, so a one-shot one left the dashboard to die of it (130, 143) instead of ending.
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    // The first Ctrl-C ends watch (exit 0), a second quits at once, as bench and serve do.
+    const untrap = trapInterrupt(stop);
     try {
       if (shouldUseDashboard(process.stdout, process.env, !resolved.ui)) {
         const { startWatchDashboard } = await import('../ui/watch-dashboard.js');
@@ -50,8 +48,7 @@ export function makeWatchCommand(): Command {
         });
       }
     } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      untrap();
     }
   });
   return command;

@@ -181,7 +181,26 @@ function parseParameters(value: unknown, where: string): Record<string, unknown>
     throw invalid(
       `${where}: got ${clipped(JSON.stringify(value))}, expected a JSON object of the model's own values, such as {"threshold": 0.5}`,
     );
+  if (depthOver(value, MAX_PARAMETERS_DEPTH))
+    throw invalid(
+      `${where}: nested more than ${MAX_PARAMETERS_DEPTH} levels deep; give the model plain values, as a config file holds them`,
+    );
   return value as Record<string, unknown>;
+}
+
+/** How deep `parameters` may nest: its load copies them as JSON, whose recursion 5,000 levels overflowed (a 500). */
+const MAX_PARAMETERS_DEPTH = 100;
+
+/** Whether `value` nests objects or arrays more than `limit` deep, walked without recursion. */
+function depthOver(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [node, depth] = next;
+    if (depth > limit) return true;
+    for (const child of Object.values(node as object))
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /** Reads `file` when it exists (a model without config.json takes the server's options). */

@@ -82,6 +82,18 @@ describe('config.json fields', () => {
     );
   });
 
+  it('refuses parameters nested deeper than a model could mean, naming them (5,000 levels were a 500 at load)', () => {
+    // The load copies them as JSON for the model's initialize: 5,000 levels overflowed the stack there.
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 5000; i++) deep = { d: deep };
+    expect(refusal(() => parseModelOptions({ parameters: deep }, 'request body')).message).toBe(
+      'invalid model configuration: request body: parameters: nested more than 100 levels deep; give the model plain values, as a config file holds them',
+    );
+    let fine: Record<string, unknown> = { threshold: 0.5 };
+    for (let i = 0; i < 99; i++) fine = { d: fine };
+    expect(parseModelOptions({ parameters: fine }, 'request body').parameters).toBe(fine);
+  });
+
   it("take Triton's label_filename, a file in the model's folder, and refuse a path", () => {
     const where = 'models/cls/config.json';
     expect(parseModelOptions({ label_filename: 'labels.txt' }, where).labelFilename).toBe('labels.txt');

@@ -75,6 +75,7 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
   const { report, events, inputs } = await simulateOnce(options, given, {
     events: options.events || options.step,
     eventsFlag: options.step ? '--step' : '--events',
+    ...(options.step ? { maxEvents: MAX_STEP_EVENTS } : {}),
     trace: options.trace,
   });
   if (report.requests.arrived === 0) refuseEmptyRun(options, report);
@@ -82,7 +83,7 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
     if (events.length > MAX_STEP_EVENTS) {
       throw new BatchlineError(
         'INVALID_OPTION',
-        `--step: ${events.length} events are too many to step through (at most ${MAX_STEP_EVENTS}); use --requests 20 or --duration 200ms`,
+        `--step: ${events.length} events are too many to step through (at most ${MAX_STEP_EVENTS} events); use --requests 20 or --duration 200ms`,
       );
     }
     const { startTimeline } = await import('../ui/timeline-view.js');

@@ -453,6 +453,12 @@ describe('simulate option errors exit 2 and name the option', () => {
       ['--requests', '2000000', '--events'],
       /--events: about 2000000 requests are too many to list event by event \(at most 100000\)/,
     ],
+    // Refused before the run by the events' limit (each request is one event at least), in the
+    // words the run's end uses: 90,000 passed the check of 100,000, ran, and were refused at 5,000 events.
+    [
+      ['--requests', '90000', '--step'],
+      /--step: about 90000 requests make at least as many events, too many to step through \(at most 5000 events\)/,
+    ],
     // Every row was held until the run ended: 30 million requests took 4.2 GB resident, 100 million ran out of heap.
     [
       ['--requests', '20000000', '--trace', join(dir, 'big-trace.jsonl')],

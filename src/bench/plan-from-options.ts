@@ -51,7 +51,9 @@ export function validateBench(
       String(o.pipelining),
       "1 with -H 'connection: close': pipelined requests need a connection that stays open",
     );
-  const seed = o.seed === undefined ? freshSeed(entropy) : parseSeed(o.seed);
+  // Not given on the command line: from BENCH_SEED, which the message names, as the schema names an option's variable.
+  const seedName = explicit.seed === false ? 'BENCH_SEED (--seed)' : '--seed';
+  const seed = o.seed === undefined ? freshSeed(entropy) : parseSeed(o.seed, seedName);
   let stages: Stage[] | undefined;
   if (o.stages !== undefined) {
     if (explicit.rate) invalid('--stages', o.stages, 'either --stages or --rate, not both');
@@ -251,10 +253,10 @@ function parseHeaders(lines: readonly string[]): Record<string, string> {
   return headers;
 }
 
-function parseSeed(text: string): number {
+function parseSeed(text: string, name: string): number {
   const seed = Number(text);
   if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(seed) || seed > 0xffffffff)
-    invalid('--seed', text, 'an integer from 0 to 4294967295');
+    invalid(name, text, 'an integer from 0 to 4294967295');
   return seed;
 }
 

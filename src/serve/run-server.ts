@@ -32,8 +32,8 @@ export interface ServeIo {
 export interface ServeOutputSource {
   /** What /v1/stats answers: undefined while the start-up models load. */
   readStats(): StatsAnswer | undefined;
-  /** The output's own quit (the dashboard's `q`): counts as a signal. */
-  onQuit(): void;
+  /** The output's own quit (the dashboard's `q`, or Ctrl-C pressed there), named by its key: counts as a signal. */
+  onQuit(key: string): void;
 }
 
 /** Where a running server writes its lifecycle lines (start-up, drain, stop). */
@@ -87,7 +87,7 @@ export async function runServer(
             throw error;
           },
         );
-  const source: ServeOutputSource = { readStats: () => runtime.statsAnswer(), onQuit: () => quit.fire('q') };
+  const source: ServeOutputSource = { readStats: () => runtime.statsAnswer(), onQuit: (key) => quit.fire(key) };
   const output: ServeOutput =
     io.startOutput === undefined
       ? { log: (line) => io.stdout.write(`${line}\n`), stop: () => {} }

@@ -19,7 +19,8 @@ export interface ServeDashboardOptions {
    */
   readStats: () => StatsAnswer | undefined;
   /** Called on `q` or Ctrl-C (each press); the caller starts the graceful shutdown. */
-  onQuit: () => void;
+  /** The key that asked: `q` or `Ctrl-C` (serve's log names it as it names a signal). */
+  onQuit: (key: string) => void;
   stdout?: NodeJS.WriteStream;
   stdin?: NodeJS.ReadStream;
   /** Frame period (ms); default 500 (2 Hz), see SERVE_FRAME_MS for why. */
@@ -37,7 +38,8 @@ interface ServeDashboardAppProps {
   trends: StatsTrends;
   columns: number;
   rows: number;
-  onQuit: () => void;
+  /** The key that asked: `q` or `Ctrl-C` (serve's log names it as it names a signal). */
+  onQuit: (key: string) => void;
   /** Several model versions: their rows and the one the panels show (Tab, ←, → move it). */
   models?: { rows: readonly VersionRow[]; selected: string | undefined };
   onStep?: (step: number) => void;

@@ -49,6 +49,8 @@ describe('startServeDashboard', () => {
     await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('draining: 3 queued, 13 running'), PATIENCE);
     stdin.type('\x03');
     await vi.waitFor(() => expect(onQuit).toHaveBeenCalledTimes(2), PATIENCE);
+    // serve's log names the key as it names a signal: a Ctrl-C pressed was logged 'q: draining'.
+    expect(onQuit.mock.calls).toEqual([['q'], ['Ctrl-C']]);
   });
 
   it('may start before the model is loaded', async () => {

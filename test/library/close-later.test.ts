@@ -24,7 +24,7 @@ vi.mock('node:perf_hooks', async (importOriginal) => ({
 const { batch, ShuttingDownError } = await import('../../src/index.js');
 
 /** The fake clock runs the library's timers and its time. */
-function useFakeClock(): void {
+function installFakeClock(): void {
   vi.useFakeTimers({
     toFake: [
       'setTimeout',
@@ -53,16 +53,22 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
   return done;
 }
 
+/** On the fake clock, a batcher whose function never answers, and one call of it running. */
+async function oneCallRunningForever() {
+  installFakeClock();
+  const stuck = batch(async (_items: number[]) => new Promise<number[]>(() => {}), {
+    batchWindowMs: 0,
+    requestTimeoutMs: 1_000_000,
+  });
+  const running = stuck(1);
+  running.catch(() => {});
+  await vi.advanceTimersByTimeAsync(0); // the call runs
+  return { stuck, running };
+}
+
 describe('batch(): a later close() without drainMs', () => {
   it('keeps the longer drain a first close() asked for; a shorter drainMs still ends it sooner', async () => {
-    useFakeClock();
-    const stuck = batch(async (_items: number[]) => new Promise<number[]>(() => {}), {
-      batchWindowMs: 0,
-      requestTimeoutMs: 1_000_000,
-    });
-    const running = stuck(1);
-    running.catch(() => {});
-    await vi.advanceTimersByTimeAsync(0); // the call runs
+    const { stuck, running } = await oneCallRunningForever();
     const first = stuck.close({ drainMs: 60_000 });
     expect(stuck.close()).toBe(first);
     await vi.advanceTimersByTimeAsync(30_000); // past the default 10 s
@@ -76,14 +82,7 @@ describe('batch(): a later close() without drainMs', () => {
   });
 
   it('drains the default 10 s when the first close() names no drainMs', async () => {
-    useFakeClock();
-    const stuck = batch(async (_items: number[]) => new Promise<number[]>(() => {}), {
-      batchWindowMs: 0,
-      requestTimeoutMs: 1_000_000,
-    });
-    const running = stuck(1);
-    running.catch(() => {});
-    await vi.advanceTimersByTimeAsync(0);
+    const { stuck, running } = await oneCallRunningForever();
     const first = stuck.close();
     await vi.advanceTimersByTimeAsync(9_990);
     expect(await settled(first)).toBe(false);

@@ -1,7 +1,5 @@
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer as PlainServer } from '../../bench/servers.js';
 import { startTestServer, type TestServer } from '../../serve/test-server.js';
@@ -15,15 +13,10 @@ import {
   type OpenBrowser,
 } from './browser.js';
 import { tempDir } from '../../temp-dir.js';
+import { batchline } from './batchline-cli.js';
 
-const run = promisify(execFile);
-const bin = new URL('../../../bin/batchline.js', import.meta.url).pathname;
 const dir = tempDir('batchline-html-bench-');
 const file = (name: string): string => join(dir, name);
-
-async function batchline(args: string[]): Promise<void> {
-  await run(process.execPath, [bin, ...args], { maxBuffer: 16 * 1024 * 1024, env: { ...process.env, CI: 'true' } });
-}
 
 describe.skipIf(chromiumMissing !== undefined)('bench --html in headless Chromium', () => {
   let chromium: OpenBrowser;

@@ -1,11 +1,10 @@
-import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refusedPort, startServer, statusServer, type TestServer } from '../../bench/servers.js';
 import { tempDir } from '../../temp-dir.js';
+import { batchline as batchlineCli } from './batchline-cli.js';
 import {
   BROWSER_HOOK_TIMEOUT_MS,
   chromiumMissing,
@@ -15,19 +14,10 @@ import {
   type OpenBrowser,
 } from './browser.js';
 
-const run = promisify(execFile);
-const bin = new URL('../../../bin/batchline.js', import.meta.url).pathname;
 const dir = tempDir('batchline-html-hostile-');
 const file = (name: string): string => join(dir, name);
-
-/** Runs batchline; a run that fails (no 2xx answer: exit 1) still writes its page. */
-async function batchline(args: string[]): Promise<void> {
-  try {
-    await run(process.execPath, [bin, ...args], { maxBuffer: 16 * 1024 * 1024, env: { ...process.env, CI: 'true' } });
-  } catch (error) {
-    if ((error as { code?: number }).code !== 1) throw error;
-  }
-}
+/** A run that fails (no 2xx answer: exit 1) still writes its page. */
+const batchline = (args: string[]) => batchlineCli(args, 1);
 
 /** Markup and script in every string a user or a server hands to a page; none of it may run. */
 const PAYLOAD = `x'"<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script>$(id)\${7*7}\u2028<!--<script>`;

@@ -1,8 +1,6 @@
 /// <reference lib="dom" />
-import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -15,15 +13,9 @@ import {
   type OpenBrowser,
 } from './browser.js';
 import { tempDir } from '../../temp-dir.js';
+import { batchline } from './batchline-cli.js';
 
-const run = promisify(execFile);
-const bin = new URL('../../../bin/batchline.js', import.meta.url).pathname;
 const dir = tempDir('batchline-html-simulate-');
-
-async function batchline(args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, [bin, ...args], { maxBuffer: 64 * 1024 * 1024 });
-  return stdout;
-}
 
 interface PageTimeline {
   run(): boolean;

@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addEncoded, encodeHistogram } from '../../src/bench/histogram-codec.js';
 import { mergeMain } from '../../src/commands/merge-main.js';
@@ -10,10 +8,9 @@ import { mergeReports } from '../../src/bench/merge.js';
 import { parseBenchJson, toBenchJson, type BenchJson } from '../../src/bench/report-json.js';
 import type { BenchResult } from '../../src/bench/result.js';
 import { createLatencyHistogram, percentilesMs, recordMs } from '../../src/core/latency-histogram.js';
+import { runBatchline, succeeded } from '../batchline-cli.js';
 import { fixedDelayServer, type TestServer } from './servers.js';
 import { TextSink } from './text-sink.js';
-
-const bin = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
 
 /** A v2 report whose every answer took one of `latenciesMs`, at `rate` req/s. */
 function report(rate: number, latenciesMs: number[]): BenchJson {
@@ -127,32 +124,26 @@ describe('bench merge', () => {
     const files = [join(dir, 'a.json'), join(dir, 'b.json')];
     // Two generators at once, as two machines would run them, each with its own seed.
     await Promise.all(
-      files.map(
-        (file, i) =>
-          new Promise<void>((resolve, reject) =>
-            execFile(
-              process.execPath,
-              [
-                bin,
-                'bench',
-                '-R',
-                '100',
-                '-d',
-                '1',
-                '--warmup',
-                '200ms',
-                '--arrival',
-                'poisson',
-                '--seed',
-                String(i + 1),
-                '--json',
-                file,
-                '--quiet',
-                server!.url,
-              ],
-              (error) => (error === null ? resolve() : reject(error)),
-            ),
-          ),
+      files.map(async (file, i) =>
+        succeeded(
+          await runBatchline([
+            'bench',
+            '-R',
+            '100',
+            '-d',
+            '1',
+            '--warmup',
+            '200ms',
+            '--arrival',
+            'poisson',
+            '--seed',
+            String(i + 1),
+            '--json',
+            file,
+            '--quiet',
+            server!.url,
+          ]),
+        ),
       ),
     );
     const [a, b] = await Promise.all(files.map(async (file) => parseBenchJson(await readFile(file, 'utf8'), file)));

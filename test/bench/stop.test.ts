@@ -1,15 +1,14 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBench } from '../../src/bench/run-bench.js';
 import { toBenchJson } from '../../src/bench/report-json.js';
+import { spawnBatchline } from '../batchline-cli.js';
 import { planFor } from './plan-helper.js';
 import { startServer, type TestServer } from './servers.js';
 
 const workerUrl = new URL('../../dist/src/bench/bench-worker.js', import.meta.url);
-const cli = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -102,20 +101,16 @@ describe('stopping a run early (Ctrl-C, q)', () => {
   it.each(['SIGINT', 'SIGTERM'] as const)(
     'the first %s to `batchline bench` prints the summary of what ran and exits 0',
     async (signal) => {
-      let child: ReturnType<typeof spawn> | undefined;
+      let child: ReturnType<typeof spawnBatchline> | undefined;
       server = await countingServer((seen) => seen === 100 && child?.kill(signal));
-      child = spawn(
-        process.execPath,
-        [cli, 'bench', server.url, '--duration', '60s', '--warmup', '0', '--connections', '2', '--no-ui'],
-        {
-          env: { ...process.env, CI: 'true' },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
+      child = spawnBatchline(
+        ['bench', server.url, '--duration', '60s', '--warmup', '0', '--connections', '2', '--no-ui'],
+        { env: { CI: 'true' } },
       );
       let stdout = '';
       let stderr = '';
-      child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       const code = await new Promise<number | null>((resolve) => child!.on('exit', resolve));
       expect(stderr).toMatch(/stopping( \(SIGTERM\))?; waiting for the requests in flight/);
       expect(code).toBe(0);

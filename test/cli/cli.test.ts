@@ -1,29 +1,10 @@
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { runBatchline, spawnBatchline } from '../batchline-cli.js';
 import { linearModelOnnx, writeRepository } from '../serve/repository-fixture.js';
 
-const bin = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the built CLI (npm test builds it first) and collects its output. */
-function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = (args: string[], env: NodeJS.ProcessEnv = {}) => runBatchline(args, { env });
 
 describe('batchline serve options', () => {
   it.each([
@@ -139,7 +120,7 @@ describe('batchline serve as a process', () => {
   // The quick start's first screen: a framework's deprecation warning there (Fastify 5.12's
   // FSTDEP022, for an option given at the top level) reads as a fault of the user's set-up.
   it('starts and stops on the embedded model without a warning on stderr', async () => {
-    const child = spawn(process.execPath, [bin, 'serve', '--port', '0'], { env: { ...process.env } });
+    const child = spawnBatchline(['serve', '--port', '0']);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -162,13 +143,9 @@ describe('batchline serve as a process', () => {
   // client sees the connection closed (UND_ERR_SOCKET), the race RFC 9112 §9.6 leaves to clients.
   // So the answers are checked against what the server read, by request id (its request log).
   it('drains on SIGTERM under load: every request it read answered 200 or 503, exit 0', async () => {
-    const child = spawn(
-      process.execPath,
-      [bin, 'serve', '--port', '0', '--drain-timeout-ms', '300', '--log-requests'],
-      {
-        env: { ...process.env, MODEL_LATENCY_MS: '50', MAX_BATCH_SIZE: '4' },
-      },
-    );
+    const child = spawnBatchline(['serve', '--port', '0', '--drain-timeout-ms', '300', '--log-requests'], {
+      env: { MODEL_LATENCY_MS: '50', MAX_BATCH_SIZE: '4' },
+    });
     let stdout = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     const url = await new Promise<string>((resolve, reject) => {

@@ -1,18 +1,12 @@
-import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { BATCHLINE_VERSION } from '../../src/version.js';
+import { runNode } from '../batchline-cli.js';
 
 const cli = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url));
 
 /** Runs the built CLI module itself, not bin/batchline.js (npm test builds it first). */
-function runModule(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [cli, ...args], { env: { ...process.env, CI: 'true' } }, (error, stdout, stderr) =>
-      resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr }),
-    );
-  });
-}
+const runModule = (args: string[]) => runNode([cli, ...args], { env: { CI: 'true' } });
 
 describe('node dist/src/cli.js, the module run directly', () => {
   it('runs the command as bin/batchline.js does, instead of exiting 0 having done nothing', async () => {

@@ -1,10 +1,8 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { otherToolsFlagHint } from '../../src/commands/bench-other-tools.js';
+import { runBatchline } from '../batchline-cli.js';
 
-const bin = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
 const unknown = (flag: string) => new CommanderError(1, 'commander.unknownOption', `error: unknown option '${flag}'`);
 const argv = (...args: string[]) => ['node', 'batchline', ...args];
 
@@ -27,11 +25,7 @@ describe('bench and the flags of wrk, wrk2, k6, hey and ab', () => {
   });
 
   it('prints it after the unknown option and exits 2', async () => {
-    const result = await new Promise<{ code: number; stderr: string }>((resolve) =>
-      execFile(process.execPath, [bin, 'bench', '-t', '4', 'localhost:1/'], (error, _stdout, stderr) =>
-        resolve({ code: Number(error?.code ?? 0), stderr }),
-      ),
-    );
+    const result = await runBatchline(['bench', '-t', '4', 'localhost:1/']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("error: unknown option '-t'\n");
     expect(result.stderr).toContain("batchline bench: -t is wrk's threads: bench's is --workers N");

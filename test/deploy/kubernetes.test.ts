@@ -23,11 +23,11 @@ import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { loadModel } from '../../src/model/load-model.js';
 import type { ModelHealth } from '../../src/model/instance-health.js';
 import { buildServer } from '../../src/serve/build-server.js';
+import { runBatchline, succeeded } from '../batchline-cli.js';
 import { ROOT, spawnServe, type ServeProcess } from './spawn-serve.js';
 
 const run = promisify(execFile);
 const DIR = join(ROOT, 'deploy', 'kubernetes');
-const BIN = join(ROOT, 'bin', 'batchline.js');
 
 type Manifest = Record<string, any>;
 
@@ -260,36 +260,28 @@ describe('autoscaling on the queue', () => {
   });
 
   it('has the thresholds docs/scaling.md derives with simulate', async () => {
-    const sweep = await run(process.execPath, [
-      BIN,
-      'simulate',
-      '--latency-ms',
-      '20',
-      '--max-batch-size',
-      env.MAX_BATCH_SIZE!,
-      '--batch-window-ms',
-      env.BATCH_WINDOW_MS!,
-      '--requests',
-      '20000',
-      '--sweep',
-      'rate=300,320,340,360',
-      '--slo',
-      'p95<50ms',
-    ]);
+    const sweep = succeeded(
+      await runBatchline([
+        'simulate',
+        '--latency-ms',
+        '20',
+        '--max-batch-size',
+        env.MAX_BATCH_SIZE!,
+        '--batch-window-ms',
+        env.BATCH_WINDOW_MS!,
+        '--requests',
+        '20000',
+        '--sweep',
+        'rate=300,320,340,360',
+        '--slo',
+        'p95<50ms',
+      ]),
+    );
     const best = /^\d+\s+(\d+)\s.*<- best$/m.exec(sweep.stdout)?.[1];
     expect(best).toBe('320');
-    const at = await run(process.execPath, [
-      BIN,
-      'simulate',
-      '--latency-ms',
-      '20',
-      '--rate',
-      best!,
-      '--requests',
-      '20000',
-      '--json',
-      '-',
-    ]);
+    const at = succeeded(
+      await runBatchline(['simulate', '--latency-ms', '20', '--rate', best!, '--requests', '20000', '--json', '-']),
+    );
     const report = JSON.parse(at.stdout) as { littles_law: { mean_in_queue: number }; queue_wait_ms: { p95: number } };
     const depth = Number(trigger('queue-depth').metadata.threshold);
     const waitMs = Number(trigger('queue-wait-p95').metadata.threshold) * 1000;

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { spawnBatchline } from '../batchline-cli.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -13,9 +13,9 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `node <bin> serve … --port 0` on 127.0.0.1, as a container or a pod would start it. */
-export async function spawnServe(args: string[], bin = join(ROOT, 'bin', 'batchline.js')): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [bin, ...args, '--port', '0'], { env: { ...process.env, HOST: '127.0.0.1' } });
+/** Starts `batchline serve … --port 0` on 127.0.0.1, as a container or a pod would start it. */
+export async function spawnServe(args: string[]): Promise<ServeProcess> {
+  const child = spawnBatchline([...args, '--port', '0'], { env: { HOST: '127.0.0.1' } });
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));

@@ -4,16 +4,14 @@
  * ties them to the project is checked: the npm scripts they run exist, Node 20, read-only
  * permissions everywhere but the Pages deploy job.
  */
-import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { runNode } from '../batchline-cli.js';
 import { ROOT } from './spawn-serve.js';
 
-const run = promisify(execFile);
 const DIR = join(ROOT, '.github', 'workflows');
 const VALIDATOR = join(ROOT, 'node_modules', '@action-validator', 'cli', 'cli.mjs');
 const files = readdirSync(DIR).filter((name) => name.endsWith('.yml'));
@@ -37,11 +35,7 @@ const workflows = Object.fromEntries(
 );
 const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
   .scripts;
-const validate = (file: string) =>
-  run(process.execPath, [VALIDATOR, file]).then(
-    () => 0,
-    (error: { code: number }) => error.code,
-  );
+const validate = async (file: string) => (await runNode([VALIDATOR, file])).code;
 
 describe('.github/workflows', () => {
   it('has a test workflow and a Pages workflow', () => {

@@ -1,20 +1,26 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { spawnBatchline } from '../batchline-cli.js';
 import { PATIENCE_MS } from '../patience.js';
 import { tempDir } from '../temp-dir.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const MODEL = new URL('../../dist/src/model/onnx-model.js', import.meta.url).href;
 
-/** The environment a server starts in, with its home and temporary directory made empty for the test. */
+/**
+ * The environment a server starts in, with its home and temporary directory made empty for the
+ * test (a variable set to undefined is left out of a child's environment).
+ */
 function isolatedEnv(home: string, tmp: string, telemetry?: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, TMPDIR: tmp, HOST: '127.0.0.1' };
-  delete env.XDG_CACHE_HOME;
-  delete env.ORT_DISABLE_TELEMETRY;
-  if (telemetry !== undefined) env.ORT_DISABLE_TELEMETRY = telemetry;
-  return env;
+  return {
+    ...process.env,
+    HOME: home,
+    TMPDIR: tmp,
+    HOST: '127.0.0.1',
+    XDG_CACHE_HOME: undefined,
+    ORT_DISABLE_TELEMETRY: telemetry,
+  };
 }
 
 /** Every file under `dir`, as paths relative to it. */
@@ -27,9 +33,7 @@ describe("onnxruntime's telemetry", () => {
   it('is off in a server: no device id or event cache in $HOME, no mat-debug log in $TMPDIR', async () => {
     const home = tempDir('batchline-telemetry-home-');
     const tmp = tempDir('batchline-telemetry-tmp-');
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'batchline.js'), 'serve', '--no-ui', '--port', '0'], {
-      env: isolatedEnv(home, tmp),
-    });
+    const child = spawnBatchline(['serve', '--no-ui', '--port', '0'], { env: isolatedEnv(home, tmp) });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));

@@ -3,14 +3,12 @@
  * batchline` links that checkout into npx's cache (npm runs the linked package's `prepare` with
  * `npm_command=exec`): the README's first start waited for a second full build.
  */
-import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runNode } from '../batchline-cli.js';
 
-const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..', '..');
 const SCRIPT = join('scripts', 'prepare-skips-build.mjs');
 const unbuilt = mkdtempSync(join(tmpdir(), 'batchline-prepare-'));
@@ -18,13 +16,8 @@ cpSync(join(ROOT, SCRIPT), join(unbuilt, SCRIPT));
 afterAll(() => rmSync(unbuilt, { recursive: true, force: true }));
 
 /** The script's exit status: 0 skips the build, 1 builds. */
-async function status(checkout: string, npmCommand: string): Promise<number> {
-  try {
-    await run(process.execPath, [join(checkout, SCRIPT)], { env: { ...process.env, npm_command: npmCommand } });
-    return 0;
-  } catch (error) {
-    return (error as { code: number }).code;
-  }
+async function status(checkout: string, npmCommand: string): Promise<number | null> {
+  return (await runNode([join(checkout, SCRIPT)], { env: { npm_command: npmCommand } })).code;
 }
 
 describe('prepare', () => {

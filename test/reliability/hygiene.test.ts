@@ -1,14 +1,10 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBatchline } from '../batchline-cli.js';
 import { startTestServer, type TestServer } from '../serve/test-server.js';
 import { RawConnection } from './raw-http.js';
 import { tableRow } from './table.js';
 import { PATIENCE_MS } from '../patience.js';
-
-const CLI = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
 
 let server: TestServer;
 let open: TestServer;
@@ -138,20 +134,10 @@ describe('hygiene (#11)', () => {
   });
 
   it('keeps control characters of a model name out of its messages', async () => {
-    const failed = await promisify(execFile)(process.execPath, [
-      CLI,
-      'serve',
-      '--port',
-      '0',
-      '--model-name',
-      'evil\u001b[2J\u0007name',
-    ]).then(
-      () => undefined,
-      (error: { code: number; stderr: string }) => error,
-    );
-    expect(failed?.code).toBe(2);
-    expect(failed?.stderr).toMatch(/--model-name/);
+    const failed = await runBatchline(['serve', '--port', '0', '--model-name', 'evil\u001b[2J\u0007name']);
+    expect(failed.code).toBe(2);
+    expect(failed.stderr).toMatch(/--model-name/);
     // eslint-disable-next-line no-control-regex
-    expect(failed?.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+    expect(failed.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
   });
 });

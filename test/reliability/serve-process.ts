@@ -1,7 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-
-const CLI = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
+import type { ChildProcess } from 'node:child_process';
+import { spawnBatchline } from '../batchline-cli.js';
 
 export interface ServeProcess {
   url: string;
@@ -26,14 +24,11 @@ export async function startServeProcess(
   env: NodeJS.ProcessEnv = {},
   startedWhen: 'listening' | 'starting' = 'listening',
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
-    env: { ...process.env, MODEL_LATENCY_MS: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnBatchline(['serve', '--port', '0', ...args], { env: { MODEL_LATENCY_MS: '0', ...env } });
   let output = '';
   const watchers = new Set<() => void>();
-  child.stdout!.setEncoding('utf8');
-  child.stderr!.setEncoding('utf8');
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; atMs: number }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal, atMs: performance.now() })),
   );
@@ -45,8 +40,8 @@ export async function startServeProcess(
       if (match !== null) resolve(match[1]);
       for (const watcher of watchers) watcher();
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     void exited.then(() => resolve(undefined));
   });
   if (url === undefined) throw new Error(`serve exited before listening:\n${output}`);

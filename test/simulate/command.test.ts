@@ -5,6 +5,7 @@ import { buildProgram, exitCodeFor } from '../../src/cli.js';
 import { type BatchlineError, ExitWithCode } from '../../src/errors.js';
 import { simulateMain } from '../../src/commands/simulate-main.js';
 import { simulateOptions } from './helpers.js';
+import { runBatchline, succeeded } from '../batchline-cli.js';
 import { tempDir } from '../temp-dir.js';
 import { tableRow } from '../reliability/table.js';
 
@@ -529,13 +530,9 @@ describe('simulate option errors exit 2 and name the option', () => {
 
 describe('a sweep on worker threads', () => {
   it('prints exactly what the same sweep prints in one thread (built CLI; npm test builds first)', async () => {
-    const { execFileSync } = await import('node:child_process');
-    const bin = new URL('../../bin/batchline.js', import.meta.url).pathname;
     const args = ['--rate', '600', '--latency', '4+1n', '--requests', '60000', '--slo', 'p99<50ms'];
     const sweep = ['max-batch-size=1,8,16', 'batch-window-ms=0,5'];
-    const threaded = execFileSync(process.execPath, [bin, 'simulate', ...args, '--sweep', ...sweep], {
-      encoding: 'utf8',
-    });
+    const threaded = succeeded(await runBatchline(['simulate', ...args, '--sweep', ...sweep])).stdout;
     const sequential = await run({ rate: 600, latency: '4+1n', requests: 60_000, slo: 'p99<50ms' }, sweep);
     expect(threaded).toBe(sequential);
   });

@@ -1,15 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isServerStats } from '../../src/stats-contract/is-server-stats.js';
 import { readStats } from '../../src/stats-contract/stats-poller.js';
 import { runWatchPlain } from '../../src/watch/watch-plain.js';
+import { spawnBatchline } from '../batchline-cli.js';
 import { PATIENCE } from '../patience.js';
 import { busyStats } from '../ui/fixtures.js';
 import { tableRow } from '../reliability/table.js';
-
-const CLI = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
 
 let server: Server | undefined;
 let watcher: ChildProcess | undefined;
@@ -107,10 +105,7 @@ describe('watch against a hostile server (#10)', () => {
 
   it('ends on Ctrl-C (SIGINT) however hostile the server', async () => {
     const url = await hostile(statsWith(['snapshot', 'maxBatchSize'], '1e309'));
-    const child = (watcher = spawn(process.execPath, [CLI, 'watch', '--no-ui', '--interval', '100ms', url], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, CI: 'true' },
-    }));
+    const child = (watcher = spawnBatchline(['watch', '--no-ui', '--interval', '100ms', url], { env: { CI: 'true' } }));
     let output = '';
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     // Awaits the refusal printed (or the child's exit); the 30 s is only a guard against a hang.

@@ -1,11 +1,9 @@
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FakeStatsServer } from '../ui/fake-stats-server.js';
 import { busyStats } from '../ui/fixtures.js';
 import { spawnOnPty } from '../ui/pty-process.js';
 import { PATIENCE } from '../patience.js';
-
-const CLI = fileURLToPath(new URL('../../bin/batchline.js', import.meta.url));
+import { BATCHLINE_BIN } from '../batchline-cli.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -21,7 +19,7 @@ describe('watch on a terminal, ended by a signal', () => {
     cleanups.push(() => server.close());
     const { CI: _ci, CONTINUOUS_INTEGRATION: _ci2, ...env } = process.env;
     const run = spawnOnPty(
-      [process.execPath, CLI, 'watch', '--interval', '100ms', server.url],
+      [process.execPath, BATCHLINE_BIN, 'watch', '--interval', '100ms', server.url],
       { columns: 80, rows: 24 },
       {
         ...env,

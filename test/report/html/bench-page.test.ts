@@ -13,7 +13,7 @@ import {
   type OpenBrowser,
 } from './browser.js';
 import { tempDir } from '../../temp-dir.js';
-import { batchline } from './batchline-cli.js';
+import { batchline } from '../../batchline-cli.js';
 
 const dir = tempDir('batchline-html-bench-');
 const file = (name: string): string => join(dir, name);

@@ -1,22 +1,10 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { runBatchline, succeeded } from '../../batchline-cli.js';
 
-const run = promisify(execFile);
-const bin = new URL('../../../bin/batchline.js', import.meta.url).pathname;
-
-async function exitOf(args: string[]): Promise<{ code: number; stderr: string; stdout: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args]);
-    return { code: 0, stderr, stdout };
-  } catch (error) {
-    const e = error as { code: number; stderr: string; stdout: string };
-    return { code: e.code, stderr: e.stderr, stdout: e.stdout };
-  }
-}
+const exitOf = (args: string[]) => runBatchline(args);
 
 describe('--html on the command line', () => {
   it('simulate says where it wrote the page, on stderr, so that --json - keeps stdout', async () => {
@@ -36,9 +24,7 @@ describe('--html on the command line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'batchline-html-cli-'));
     try {
       const page = join(dir, 'page.html');
-      await run(process.execPath, [bin, 'simulate', '--requests', '10', '--html', page], {
-        env: { ...process.env, MAX_BATCH_SIZE: '2' },
-      });
+      succeeded(await runBatchline(['simulate', '--requests', '10', '--html', page], { env: { MAX_BATCH_SIZE: '2' } }));
       expect(readFileSync(page, 'utf8')).toContain(
         '<code id="generated-by">MAX_BATCH_SIZE=2 batchline simulate --requests 10',
       );

@@ -4,7 +4,7 @@ import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refusedPort, startServer, statusServer, type TestServer } from '../../bench/servers.js';
 import { tempDir } from '../../temp-dir.js';
-import { batchline as batchlineCli } from './batchline-cli.js';
+import { batchline as batchlineCli } from '../../batchline-cli.js';
 import {
   BROWSER_HOOK_TIMEOUT_MS,
   chromiumMissing,

@@ -1,16 +1,12 @@
 /// <reference lib="dom" />
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SeededRandom } from '../../../src/core/rng.js';
+import { runBatchline, succeeded } from '../../batchline-cli.js';
 import { type ServeProcess, spawnServe } from '../../deploy/spawn-serve.js';
 import { BROWSER_HOOK_TIMEOUT_MS, chromiumMissing, launchChromium, openReport, type OpenBrowser } from './browser.js';
-
-const run = promisify(execFile);
-const bin = new URL('../../../bin/batchline.js', import.meta.url).pathname;
 
 /**
  * What is typed into the panel's box, by kind. The page sends `{"inputs": TEXT}`, with brackets
@@ -156,7 +152,7 @@ describe.skipIf(chromiumMissing !== undefined)("the model panel of simulate --ht
     const started = await Promise.allSettled([
       launchChromium().then((c) => (chromium = c)),
       spawnServe(['serve']).then((s) => (server = s)),
-      run(process.execPath, [bin, 'simulate', '--requests', '200', '--rate', '300', '--html', report]),
+      runBatchline(['simulate', '--requests', '200', '--rate', '300', '--html', report]).then((run) => succeeded(run)),
     ]);
     for (const result of started) if (result.status === 'rejected') throw result.reason;
   }, BROWSER_HOOK_TIMEOUT_MS);

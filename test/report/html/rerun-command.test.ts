@@ -2,16 +2,14 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BATCHLINE_BIN, runBatchline, succeeded } from '../../batchline-cli.js';
 import { tempDir } from '../../temp-dir.js';
 import { BROWSER_HOOK_TIMEOUT_MS, chromiumMissing, launchChromium, openReport, type OpenBrowser } from './browser.js';
 
 const run = promisify(execFile);
-const bin = new URL('../../../bin/batchline.js', import.meta.url).pathname;
 const dir = tempDir('batchline-html-rerun-');
 /** The environment without the variables simulate's options read: what a pasted command gets. */
-const cleanEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([name]) => !['MAX_BATCH_SIZE', 'PIPELINE'].includes(name)),
-);
+const cleanEnv = { ...process.env, MAX_BATCH_SIZE: undefined, PIPELINE: undefined };
 
 interface PageTimeline {
   run(): boolean;
@@ -53,10 +51,14 @@ async function pageRuns(
 
 /** The command as pasted into bash, `batchline` being this checkout's. */
 async function pasted(command: string): Promise<string> {
-  const { stdout } = await run('bash', ['-c', `batchline() { "${process.execPath}" "${bin}" "$@"; }\n${command}`], {
-    env: cleanEnv,
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const { stdout } = await run(
+    'bash',
+    ['-c', `batchline() { "${process.execPath}" "${BATCHLINE_BIN}" "$@"; }\n${command}`],
+    {
+      env: cleanEnv,
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   return stdout;
 }
 
@@ -72,9 +74,9 @@ describe.skipIf(chromiumMissing !== undefined)("the re-run form's command: paste
     chromium = await launchChromium();
     await Promise.all(
       cases.map((c) =>
-        run(process.execPath, [bin, 'simulate', ...c.args, '--html', join(dir, `${c.name}.html`)], {
+        runBatchline(['simulate', ...c.args, '--html', join(dir, `${c.name}.html`)], {
           env: { ...cleanEnv, ...c.env },
-        }),
+        }).then((run) => succeeded(run)),
       ),
     );
   }, BROWSER_HOOK_TIMEOUT_MS);

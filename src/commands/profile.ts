@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { BatchlineError } from '../errors.js';
 import { PROFILE_OPTIONS } from '../options/profile.js';
 import { addOptions } from '../options/command-flags.js';
-import { resolveOptions } from '../options/schema.js';
+import { givenAs, resolveOptions } from '../options/schema.js';
 
 /**
  * `batchline profile`: measures a model's execution time per batch size, so `simulate` can
@@ -27,7 +27,7 @@ export function makeProfileCommand(): Command {
       );
     const { profileMain, parseBatchSizes } = await import('./profile-main.js');
     parseBatchSizes(options.batchSizes); // validate before loading the model
-    await profileMain({ options, stdout: process.stdout });
+    await profileMain({ options, stdout: process.stdout, modelNamed: givenAs(PROFILE_OPTIONS.model, raw.model) });
   });
   return command;
 }

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { SERVE_OPTIONS, withModelLatencyDefault } from '../options/serve.js';
 import { addOptions } from '../options/command-flags.js';
-import { resolveOptions } from '../options/schema.js';
+import { givenAs, resolveOptions } from '../options/schema.js';
 import { keepOldGenerationRoom } from '../serve/old-generation-room.js';
 import { keepYoungGenerationSmall } from '../serve/young-generation.js';
 
@@ -32,6 +32,7 @@ export function makeServeCommand(): Command {
       stdout: process.stdout,
       stderr: process.stderr,
       startOutput: (server) => startServeOutput({ ...server, dashboard, stdout: process.stdout }),
+      modelNamed: givenAs(SERVE_OPTIONS.model, raw.model),
     });
   });
   return command;

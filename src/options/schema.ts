@@ -146,10 +146,26 @@ export function resolveOptions<S extends OptionSchema>(
     const fromEnv = spec.env !== undefined ? env[spec.env] : undefined;
     if (fromFlag !== undefined) resolved[key] = parseValue(spec, fromFlag, `--${spec.flag}`);
     else if (fromEnv !== undefined && fromEnv !== '')
-      resolved[key] = parseValue(spec, fromEnv, `${spec.env} (--${spec.flag})`);
+      resolved[key] = parseValue(spec, fromEnv, givenAs(spec, fromFlag, env));
     else resolved[key] = spec.kind === 'affine' ? parseValue(spec, spec.default, `--${spec.flag}`) : spec.default;
   }
   return Object.freeze(resolved) as OptionValues<S>;
+}
+
+/**
+ * The option's name as a message about its value says it: `ENV (--flag)` when its environment
+ * variable gave it (no flag given), otherwise `--flag`. For checks made after the options resolve
+ * (a model file that is not there), which named `--flag` though the user had set only `ENV`.
+ */
+export function givenAs(
+  spec: OptionSpec,
+  fromFlag: unknown,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string {
+  const fromEnv = spec.env !== undefined ? env[spec.env] : undefined;
+  return fromFlag === undefined && fromEnv !== undefined && fromEnv !== ''
+    ? `${spec.env} (--${spec.flag})`
+    : `--${spec.flag}`;
 }
 
 const MS_PER_UNIT: Record<string, number> = { us: 0.001, µs: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };

@@ -26,6 +26,16 @@ describe('batchline serve options', () => {
     expect(result.stderr).toContain('MAX_QUEUE_SIZE (--max-queue-size)');
   });
 
+  // Checked after the options resolve (a file that is not there): it said '--model', which was not given.
+  it.each(['serve', 'profile'])('%s names MODEL when the model that is not there came from it', async (command) => {
+    const fromEnv = await run([command], { MODEL: '/nonexistent/model.onnx' });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toContain('MODEL (--model): cannot read /nonexistent/model.onnx (ENOENT)');
+    // Given on the command line, it is the flag's, whatever the environment holds.
+    const fromFlag = await run([command, '--model', '/nonexistent/other.onnx'], { MODEL: '/nonexistent/model.onnx' });
+    expect(fromFlag.stderr).toContain('invalid option --model: cannot read /nonexistent/other.onnx (ENOENT)');
+  });
+
   it('exits 2 at start-up for a bad config.json in --model-repository, naming the file, the field and the range', async () => {
     const root = await writeRepository({
       'm/1/model.onnx': linearModelOnnx([1]),

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
+import { readJson } from '../protocol/json-reader.js';
 import { Answer, RouteAnswers } from './answer.js';
 import { OIP_ERRORS } from './oip-protocol.js';
 import { loadRepositoryModel, repositoryIndex, unloadRepositoryModel } from './repository-extension.js';
@@ -26,11 +27,15 @@ export function registerRepositoryRoutes(scope: FastifyInstance, runtime: Servin
   const route = { config: { answers: new RouteAnswers(() => OIP_ERRORS) } };
   scope.register(async (repository) => {
     repository.removeAllContentTypeParsers();
-    repository.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+    // readJson, the /v2 inference and shared memory bodies' reader: the same answers to a
+    // __proto__ key (bad_json), a body nested too deep (bad_input) and invalid JSON. A bare
+    // JSON.parse took both of the first, and its messages were V8's.
+    repository.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
       try {
-        done(null, (body as string).trim() === '' ? {} : JSON.parse(body as string));
+        const bytes = body as Buffer;
+        done(null, bytes.toString('latin1').trim() === '' ? {} : readJson(bytes));
       } catch (error) {
-        done(new BatchlineError('BAD_JSON', (error as Error).message), undefined);
+        done(error as Error, undefined);
       }
     });
 
@@ -75,7 +80,8 @@ export function registerRepositoryRoutes(scope: FastifyInstance, runtime: Servin
 /** The request's JSON object (an empty body is `{}`). */
 function bodyOf(request: FastifyRequest): Record<string, unknown> {
   const body = request.body ?? {};
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
+  // Plain objects only: readJson reads an array of numbers as a JsonNumbers, no Array.
+  if (typeof body !== 'object' || body === null || Object.getPrototypeOf(body) !== Object.prototype)
     throw new BatchlineError('BAD_REQUEST', 'the body must be a JSON object');
   return body as Record<string, unknown>;
 }

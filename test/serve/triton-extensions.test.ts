@@ -295,6 +295,27 @@ export function execute(items) { return items.map(() => ({ y: [0] })); }`,
     }
   });
 
+  // They were read with a bare JSON.parse: a __proto__ key and any depth passed, and the index listed every model.
+  it('answers a __proto__ key, a body nested too deep and invalid JSON as /v2 inference answers them: one reader', async () => {
+    server = await tritonServer();
+    const deep = `{"ready": true, "x": ${'['.repeat(100)}${']'.repeat(100)}}`;
+    for (const body of [
+      '{"__proto__": {"ready": true}}',
+      '{"ready": true, "a": {"\\u005f_proto__": 1}}',
+      deep,
+      '{"ready": tru',
+    ]) {
+      const inference = await call('POST', `${server.url}/v2/models/m/infer`, body);
+      expect(inference.status, body).toBe(400);
+      for (const path of ['/v2/repository/index', '/v2/repository/models/other/load', '/v2/repository/models/m/unload'])
+        expect(await call('POST', `${server.url}${path}`, body, auth), `${path} ${body}`).toStrictEqual(inference);
+    }
+    for (const body of ['[1, 2]', '[{"ready": true}]', '"ready"'])
+      expect((await call('POST', `${server.url}/v2/repository/index`, body, auth)).json, body).toStrictEqual({
+        error: 'malformed request: the body must be a JSON object',
+      });
+  });
+
   it('refuses every call without the token, as the admin API does, and does not exist without one', async () => {
     server = await tritonServer();
     for (const path of ['/v2/repository/index', '/v2/repository/models/other/unload', '/v2/repository/models/m/load']) {

@@ -6,6 +6,7 @@ import { formatCount, formatPercent } from '../format.js';
 import { benchRunCharts, distributionOf, serverCharts } from './bench-charts.js';
 import type { BenchSecond } from './bench-series.js';
 import { COLORS, PALETTE } from './colors.js';
+import { urlWithoutSecrets } from './command-line.js';
 import type { ChartSpec, PageTable, ReportPageData } from './page-data.js';
 import { latencyLine, metricLabel } from './objective-line.js';
 import { percentileChart, roundForChart } from './percentile-distribution.js';
@@ -43,7 +44,8 @@ export function benchPageData(run: BenchRunPage, generatedBy: string, generatedA
   // The server's charts go between throughput and the rest, in the order the simulate page uses.
   return {
     kind: 'bench',
-    title: `batchline bench · ${r.method} ${r.url}`,
+    // The page is a file meant to be shared: its title hides what its footer hides.
+    title: `batchline bench · ${r.method} ${urlWithoutSecrets(r.url)}`,
     subtitle: describeLoad(r),
     facts: [
       { label: 'throughput (answers/s)', value: r.throughputRps.toFixed(1) },
@@ -197,7 +199,7 @@ export function benchSweepPageData(
   );
   return {
     kind: 'bench-sweep',
-    title: `batchline bench --sweep · ${results[0]?.method ?? ''} ${results[0]?.url ?? ''}`,
+    title: `batchline bench --sweep · ${results[0]?.method ?? ''} ${urlWithoutSecrets(results[0]?.url ?? '')}`,
     subtitle: `${results.length} steps · objective ${slo.text} · ${results[0] === undefined ? '' : describeLoad(results[0])}`,
     facts: [
       { label: `highest rate that met ${slo.text}`, value: best === undefined ? 'none' : `${best} req/s` },

@@ -35,7 +35,7 @@ export function environmentOf(
 
 /** The words of a command line that carry credentials, as the user typed them. */
 export interface CommandSecrets {
-  /** The target URL; its password (`user:password@`) is hidden. */
+  /** The target URL; its password (`user:password@`) and its credential query values are hidden. */
   url?: string;
   /** `-H` lines; the value of a header whose name says it is a credential is hidden. */
   headers?: readonly string[];
@@ -44,6 +44,10 @@ export interface CommandSecrets {
 /** Names of headers that carry credentials: `authorization`, `x-api-key`, `cookie`, `x-auth-token` … */
 const CREDENTIAL_HEADER = /auth|token|key|secret|passw|cookie|session|credential|signature/i;
 const HIDDEN = '***';
+/** Names of query parameters that carry credentials: those, and `sig` (Azure SAS), `pwd`, `pass`, `jwt`. */
+const CREDENTIAL_PARAMETER = {
+  test: (name: string) => CREDENTIAL_HEADER.test(name) || /^(?:sig|pwd|pass|jwt)$/i.test(name),
+};
 
 /**
  * `batchline simulate --rate 300 --html r.html`, from the process's arguments, for a page's
@@ -61,7 +65,7 @@ export function commandLineOf(
 }
 
 function withoutSecrets(word: string, secrets: CommandSecrets): string {
-  if (secrets.url !== undefined && word === secrets.url) return urlWithoutPassword(word);
+  if (secrets.url !== undefined && word === secrets.url) return urlWithoutSecrets(word);
   // -H 'name: value', -H'name: value', --header 'name: value', --header='name: value'
   for (const line of secrets.headers ?? [])
     for (const prefix of ['', '-H', '--header='])
@@ -73,6 +77,37 @@ function headerWithoutSecret(line: string): string {
   const colon = line.indexOf(':');
   const name = colon < 0 ? line : line.slice(0, colon).trim();
   return colon >= 0 && CREDENTIAL_HEADER.test(name) ? `${name}: ${HIDDEN}` : line;
+}
+
+/**
+ * The URL as a page may show it: `user:***@` for `user:password@`, and `name=***` for a query
+ * parameter whose name says it is a credential (`api_key`, `token`, `X-Amz-Signature`, `sig` …),
+ * written or not with a scheme; the rest, the fragment too, as given.
+ */
+export function urlWithoutSecrets(text: string): string {
+  const query = text.search(/[?#]/);
+  if (query < 0 || text[query] === '#') return urlWithoutPassword(text);
+  const fragment = text.indexOf('#', query);
+  const end = fragment < 0 ? text.length : fragment;
+  const parameters = text
+    .slice(query + 1, end)
+    .split('&')
+    .map((parameter) => {
+      const equals = parameter.indexOf('=');
+      return equals >= 0 && CREDENTIAL_PARAMETER.test(decodedName(parameter.slice(0, equals)))
+        ? `${parameter.slice(0, equals)}=${HIDDEN}`
+        : parameter;
+    });
+  return `${urlWithoutPassword(text.slice(0, query))}?${parameters.join('&')}${text.slice(end)}`;
+}
+
+/** A query parameter's name as a server reads it (`access%5Ftoken` is `access_token`). */
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, ' '));
+  } catch {
+    return name;
+  }
 }
 
 /**

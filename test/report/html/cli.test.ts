@@ -77,12 +77,13 @@ describe('--html on the command line', () => {
         'x-api-key: k3y-value',
         '--html',
         page,
-        'http://alice:hunter2@127.0.0.1:1/v1/infer',
+        'http://alice:hunter2@127.0.0.1:1/v1/infer?api_key=qu3ry-k3y&n=1',
       ]);
       const html = readFileSync(page, 'utf8');
-      for (const secret of ['s3cr3t-token', 'k3y-value', 'hunter2']) expect(html).not.toContain(secret);
+      // The query's key was in the footer and the page's title.
+      for (const secret of ['s3cr3t-token', 'k3y-value', 'hunter2', 'qu3ry-k3y']) expect(html).not.toContain(secret);
       expect(html).toContain("-H 'authorization: ***' -H 'x-api-key: ***'");
-      expect(html).toContain('http://alice:***@127.0.0.1:1/v1/infer');
+      expect(html).toContain("'http://alice:***@127.0.0.1:1/v1/infer?api_key=***&n=1'");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { commandLineOf, environmentOf, shellWord } from '../../../src/report/html/command-line.js';
+import { commandLineOf, environmentOf, shellWord, urlWithoutSecrets } from '../../../src/report/html/command-line.js';
 import { SIMULATE_OPTIONS } from '../../../src/options/simulate.js';
 
 /** What bash makes of `printf '%s\0' WORD`: the argument the pasted command would pass. */
@@ -81,6 +81,20 @@ describe('commandLineOf: the footer of a page', () => {
     expect(commandLineOf(argv('bench', url), { url, headers: [] })).toBe(
       "batchline bench 'bob:***@localhost:8080/v1/infer?x=a@b'",
     );
+  });
+
+  // A token in the query is as common as one in a header (API gateways, signed URLs); it was shown as given.
+  it('hides the values of query parameters whose names say they are credentials, keeping the rest', () => {
+    const url =
+      'http://127.0.0.1:8080/v1/infer?q=cats&api_key=k3y&Token=t0k&X-Amz-Signature=5ig&sig=s1g&access%5Ftoken=acc&page=2&password&monkey=b#frag?token=f';
+    expect(commandLineOf(argv('bench', url), { url, headers: [] })).toBe(
+      "batchline bench 'http://127.0.0.1:8080/v1/infer?q=cats&api_key=***&Token=***&X-Amz-Signature=***&sig=***&access%5Ftoken=***&page=2&password&monkey=***#frag?token=f'",
+    );
+    const bare = 'localhost:8080/v1/infer?auth=a&n=1';
+    expect(commandLineOf(argv('bench', bare), { url: bare })).toBe(
+      "batchline bench 'localhost:8080/v1/infer?auth=***&n=1'",
+    );
+    expect(urlWithoutSecrets('http://u:p@h/x?secret=s&design=d')).toBe('http://u:***@h/x?secret=***&design=d');
   });
 
   it('leaves a body or a URL without credentials as they are', () => {

@@ -219,6 +219,23 @@ describe('inference.GRPCInferenceService', () => {
     expect((await client.call('ModelReady', { name: '' })).message).toStrictEqual({ ready: false });
   });
 
+  // Not INVALID_ARGUMENT as over gRPC: Triton's HTTP routes take a model name of one character or
+  // more (http_server.cc's model_regex_ `/v2/models/([^/]+)…`), so its server answers such a path
+  // as no route: 404 `{"error":"Not Found"}` (its older releases: 400 with no body).
+  it('answers an empty model name over HTTP 404, as the HTTP server of Triton answers a path it has no route for', async () => {
+    for (const [method, path] of [
+      ['POST', '/v2/models//infer'],
+      ['POST', '/v2/models//versions/1/infer'],
+      ['GET', '/v2/models//ready'],
+      ['GET', '/v2/models//config'],
+      ['GET', '/v2/models/'],
+    ] as const) {
+      const answer = await request(`${server.url}${path}`, { method, body: method === 'POST' ? '{}' : undefined });
+      const body = (await answer.body.json()) as { error: string };
+      expect([answer.statusCode, typeof body.error], `${method} ${path}`).toStrictEqual([404, 'string']);
+    }
+  });
+
   it('answers bytes that are no ModelInferRequest INVALID_ARGUMENT, not grpc-js’ INTERNAL', async () => {
     const error = await new Promise<grpc.ServiceError | null>((resolve) =>
       client.client.makeUnaryRequest(

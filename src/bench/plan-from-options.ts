@@ -51,9 +51,8 @@ export function validateBench(
       String(o.pipelining),
       "1 with -H 'connection: close': pipelined requests need a connection that stays open",
     );
-  // Not given on the command line: from BENCH_SEED, which the message names, as the schema names an option's variable.
-  const seedName = explicit.seed === false ? 'BENCH_SEED (--seed)' : '--seed';
-  const seed = o.seed === undefined ? freshSeed(entropy) : parseSeed(o.seed, seedName);
+  // From BENCH_SEED alone, its refusal names BENCH_SEED (--seed): the command names it so (named-as-given.ts).
+  const seed = o.seed === undefined ? freshSeed(entropy) : parseSeed(o.seed, '--seed');
   let stages: Stage[] | undefined;
   if (o.stages !== undefined) {
     if (explicit.rate) invalid('--stages', o.stages, 'either --stages or --rate, not both');

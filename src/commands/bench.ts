@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { BENCH_OPTIONS } from '../options/bench.js';
+import { withOptionsAsGiven } from '../options/named-as-given.js';
 import { addOptions } from '../options/command-flags.js';
 import { resolveOptions } from '../options/schema.js';
 import { commandLineOf, environmentOf } from '../report/html/command-line.js';
@@ -39,40 +40,42 @@ Examples:
   batchline bench compare before.json after.json
   batchline bench merge a.json b.json --json all.json               one report from runs made at once on several machines`,
   );
-  command.action(async (url: string | undefined, raw: Record<string, unknown>, self: Command) => {
-    const options = resolveOptions(BENCH_OPTIONS, raw);
-    const { validateBench, parseThresholds } = await import('../bench/plan-from-options.js');
-    const explicit = {
-      method: self.getOptionValueSource('method') === 'cli',
-      rate: self.getOptionValueSource('rate') === 'cli' || process.env.BENCH_RATE !== undefined,
-      duration: self.getOptionValueSource('duration') === 'cli',
-      slo: self.getOptionValueSource('slo') === 'cli',
-      // BENCH_SEED set for every run of a CI job does not refuse its closed loops.
-      seed: self.getOptionValueSource('seed') === 'cli',
-    };
-    const validated = validateBench(url, options, options.header, explicit, Date.now());
-    const thresholds = parseThresholds(options.threshold, options.sweep);
-    const { benchMain } = await import('./bench-main.js');
-    await benchMain(
-      validated,
-      {
-        json: options.json,
-        hdrLog: options.hdrLog,
-        html: options.html,
-        sweep: options.sweep,
-        slo: options.slo,
-        thresholds,
-        quiet: options.quiet,
-        noUi: !options.ui,
-        commandLine: commandLineOf(
-          process.argv,
-          { url, headers: options.header },
-          environmentOf(BENCH_OPTIONS, raw, process.env),
-        ),
-      },
-      { stdout: process.stdout, stderr: process.stderr, env: process.env },
-    );
-  });
+  command.action((url: string | undefined, raw: Record<string, unknown>, self: Command) =>
+    withOptionsAsGiven(BENCH_OPTIONS, raw, async () => {
+      const options = resolveOptions(BENCH_OPTIONS, raw);
+      const { validateBench, parseThresholds } = await import('../bench/plan-from-options.js');
+      const explicit = {
+        method: self.getOptionValueSource('method') === 'cli',
+        rate: self.getOptionValueSource('rate') === 'cli' || process.env.BENCH_RATE !== undefined,
+        duration: self.getOptionValueSource('duration') === 'cli',
+        slo: self.getOptionValueSource('slo') === 'cli',
+        // BENCH_SEED set for every run of a CI job does not refuse its closed loops.
+        seed: self.getOptionValueSource('seed') === 'cli',
+      };
+      const validated = validateBench(url, options, options.header, explicit, Date.now());
+      const thresholds = parseThresholds(options.threshold, options.sweep);
+      const { benchMain } = await import('./bench-main.js');
+      await benchMain(
+        validated,
+        {
+          json: options.json,
+          hdrLog: options.hdrLog,
+          html: options.html,
+          sweep: options.sweep,
+          slo: options.slo,
+          thresholds,
+          quiet: options.quiet,
+          noUi: !options.ui,
+          commandLine: commandLineOf(
+            process.argv,
+            { url, headers: options.header },
+            environmentOf(BENCH_OPTIONS, raw, process.env),
+          ),
+        },
+        { stdout: process.stdout, stderr: process.stderr, env: process.env },
+      );
+    }),
+  );
 
   command
     .command('compare')

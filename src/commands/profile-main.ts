@@ -60,8 +60,6 @@ export interface ProfileRequest {
   loadModel?: (path: string | undefined, intraOpThreads: number, execution?: 'inline') => Promise<LoadedForProfile>;
   /** The clock runs are timed with (default `performance.now`). */
   now?: Stopwatch;
-  /** How the command line gave `--model` (`MODEL (--model)` from the environment), for its refusal. */
-  modelNamed?: string;
   /** How late serve's timers fire and how long its answers take (default: measured on a loaded serve, about 13 s). */
   measureTimers?: () => Promise<LoadedTimers>;
 }
@@ -75,8 +73,7 @@ export async function profileMain(request: ProfileRequest): Promise<LatencyProfi
   await checkOutputPath(options.json, '--json');
   // Exit 2 naming --model, as serve says it (it was exit 1, 'could not load model: …: ENOENT').
   // (A loader given in place of the real one, as tests give, takes names of no file.)
-  if (options.model !== undefined && request.loadModel === undefined)
-    await checkModelFile(options.model, request.modelNamed);
+  if (options.model !== undefined && request.loadModel === undefined) await checkModelFile(options.model);
   const load: NonNullable<ProfileRequest['loadModel']> =
     request.loadModel ??
     (async (path, threads, execution) =>

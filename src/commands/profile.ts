@@ -1,8 +1,9 @@
 import { Command } from 'commander';
 import { BatchlineError } from '../errors.js';
 import { PROFILE_OPTIONS } from '../options/profile.js';
+import { withOptionsAsGiven } from '../options/named-as-given.js';
 import { addOptions } from '../options/command-flags.js';
-import { givenAs, resolveOptions } from '../options/schema.js';
+import { resolveOptions } from '../options/schema.js';
 
 /**
  * `batchline profile`: measures a model's execution time per batch size, so `simulate` can
@@ -17,17 +18,19 @@ export function makeProfileCommand(): Command {
     'after',
     '\nExample:\n  batchline profile --batch-sizes 1,2,4,8,16,32 --out profile.json\n  batchline simulate --latency-profile profile.json --rate 2000',
   );
-  command.action(async (raw: Record<string, unknown>) => {
-    const options = resolveOptions(PROFILE_OPTIONS, raw);
-    // Only a model file is served over HTTP to measure it: without one the flag did nothing, silently.
-    if (raw.serveDuration !== undefined && options.serveDuration > 0 && options.model === undefined)
-      throw new BatchlineError(
-        'INVALID_OPTION',
-        '--serve-duration: applies with --model (a model file, which a real serve answers over HTTP to measure); the embedded model is not measured that way',
-      );
-    const { profileMain, parseBatchSizes } = await import('./profile-main.js');
-    parseBatchSizes(options.batchSizes); // validate before loading the model
-    await profileMain({ options, stdout: process.stdout, modelNamed: givenAs(PROFILE_OPTIONS.model, raw.model) });
-  });
+  command.action((raw: Record<string, unknown>) =>
+    withOptionsAsGiven(PROFILE_OPTIONS, raw, async () => {
+      const options = resolveOptions(PROFILE_OPTIONS, raw);
+      // Only a model file is served over HTTP to measure it: without one the flag did nothing, silently.
+      if (raw.serveDuration !== undefined && options.serveDuration > 0 && options.model === undefined)
+        throw new BatchlineError(
+          'INVALID_OPTION',
+          '--serve-duration: applies with --model (a model file, which a real serve answers over HTTP to measure); the embedded model is not measured that way',
+        );
+      const { profileMain, parseBatchSizes } = await import('./profile-main.js');
+      parseBatchSizes(options.batchSizes); // validate before loading the model
+      await profileMain({ options, stdout: process.stdout });
+    }),
+  );
   return command;
 }

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { addOptions } from '../options/command-flags.js';
+import { withOptionsAsGiven } from '../options/named-as-given.js';
 import { resolveOptions } from '../options/schema.js';
 import { SIMULATE_OPTIONS } from '../options/simulate.js';
 import { commandLineOf, environmentOf } from '../report/html/command-line.js';
@@ -28,18 +29,20 @@ Examples:
   batchline simulate --rate 600 --latency '4+1n' --sweep 'max-batch-size=1,4,8,16' 'batch-window-ms=0,2,5,10' --slo 'p99<50ms'
   batchline profile --out profile.json && batchline simulate --rate 2000 --latency-profile profile.json --model-latency-ms 20`,
   );
-  command.action(async (raw: Record<string, unknown>) => {
-    const options = resolveOptions(SIMULATE_OPTIONS, raw);
-    const given = new Set(Object.keys(SIMULATE_OPTIONS).filter((key) => raw[key] !== undefined));
-    const sweep = raw.sweep as string[] | undefined;
-    const { simulateMain } = await import('./simulate-main.js');
-    await simulateMain({
-      options,
-      given,
-      sweep,
-      stdout: process.stdout,
-      commandLine: commandLineOf(process.argv, {}, environmentOf(SIMULATE_OPTIONS, raw, process.env)),
-    });
-  });
+  command.action((raw: Record<string, unknown>) =>
+    withOptionsAsGiven(SIMULATE_OPTIONS, raw, async () => {
+      const options = resolveOptions(SIMULATE_OPTIONS, raw);
+      const given = new Set(Object.keys(SIMULATE_OPTIONS).filter((key) => raw[key] !== undefined));
+      const sweep = raw.sweep as string[] | undefined;
+      const { simulateMain } = await import('./simulate-main.js');
+      await simulateMain({
+        options,
+        given,
+        sweep,
+        stdout: process.stdout,
+        commandLine: commandLineOf(process.argv, {}, environmentOf(SIMULATE_OPTIONS, raw, process.env)),
+      });
+    }),
+  );
   return command;
 }

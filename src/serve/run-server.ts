@@ -26,8 +26,6 @@ export interface ServeIo {
    * summary every 10 s); default: the lifecycle lines on `stdout`.
    */
   startOutput?(server: ServeOutputSource): Promise<ServeOutput>;
-  /** How the command line gave `--model` (`MODEL (--model)` from the environment): a file that is not there is refused by that name. */
-  modelNamed?: string;
 }
 
 /** What a server's output reads and tells it. */
@@ -55,7 +53,7 @@ export async function runServer(
   io: ServeIo = { stdout: process.stdout, stderr: process.stderr },
 ): Promise<void> {
   // A bad repository or config.json stops here, before anything listens (exit 2).
-  const startup = await startupVersions(config, io.modelNamed);
+  const startup = await startupVersions(config);
   // Failures (a model that fails, an internal error) are rate-limited and written off the request's path.
   const failures = new FailureLog(io.stderr === process.stderr ? stderrLogSink() : io.stderr);
   // Lines about signals go to stdout until the output (plain lines or the dashboard) is up.

@@ -34,8 +34,6 @@ export interface StartupVersion {
  */
 export async function startupVersions(
   config: ServeConfig,
-  /** How the model file's option was given (`MODEL (--model)` from the environment), for its refusal. */
-  modelNamed = '--model',
 ): Promise<{ versions: StartupVersion[]; defaultModel: string | undefined; warnings: string[] }> {
   checkAdminListener(config);
   let versions: StartupVersion[];
@@ -82,7 +80,7 @@ export async function startupVersions(
         `--model-name: got '${name}', expected letters, digits, '_', '.' and '-' (at most 128)${config.modelName === undefined ? '; the file name is used when none is given' : ''}`,
       );
     }
-    if (config.model !== undefined) await checkModelFile(config.model, modelNamed);
+    if (config.model !== undefined) await checkModelFile(config.model);
     versions = [{ name, version: layout?.version ?? 1, path: config.model, config: effectiveConfig(config, {}) }];
   }
   const names = [...new Set(versions.map((version) => version.name))];
@@ -119,12 +117,12 @@ function checkAdminListener(config: ServeConfig): void {
  * as `--model-repository`'s is: it was exit 1 after "starting on …", naming no option. A file
  * that is there but no model is the model's (its load says why). profile says it the same way.
  */
-export async function checkModelFile(path: string, named = '--model'): Promise<void> {
+export async function checkModelFile(path: string): Promise<void> {
   const found = await stat(path).catch((error: NodeJS.ErrnoException) => {
-    throw new BatchlineError('INVALID_OPTION', `${named}: cannot read ${path} (${error.code ?? error.message})`);
+    throw new BatchlineError('INVALID_OPTION', `--model: cannot read ${path} (${error.code ?? error.message})`);
   });
   if (!found.isFile())
-    throw new BatchlineError('INVALID_OPTION', `${named}: ${path} is not a file; give a model.onnx or a model.mjs`);
+    throw new BatchlineError('INVALID_OPTION', `--model: ${path} is not a file; give a model.onnx or a model.mjs`);
 }
 
 /**

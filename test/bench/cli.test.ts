@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { buildProgram, exitCodeFor } from '../../src/cli.js';
+import { runBatchline } from '../batchline-cli.js';
 
 async function run(args: string[]): Promise<{ code: number; stderr: string }> {
   let stderr = '';
@@ -40,18 +41,16 @@ describe('batchline bench rates in units', () => {
 describe('batchline bench seed from the environment', () => {
   // BENCH_SEED=abc was named '--seed', which the command line did not give.
   it('names BENCH_SEED when the bad seed came from it', async () => {
-    const { BENCH_OPTIONS } = await import('../../src/options/bench.js');
-    const { resolveOptions } = await import('../../src/options/schema.js');
-    const { validateBench } = await import('../../src/bench/plan-from-options.js');
-    const fromEnv = resolveOptions(BENCH_OPTIONS, { rate: '10' }, { BENCH_SEED: 'abc' });
-    const explicit = { method: false, rate: true, duration: false, seed: false };
-    expect(() => validateBench('http://127.0.0.1:1/', fromEnv, [], explicit, 42)).toThrow(
+    const fromEnv = await runBatchline(['bench', '-R', '10', 'http://127.0.0.1:1/'], { env: { BENCH_SEED: 'abc' } });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toContain(
       "invalid option BENCH_SEED (--seed): got 'abc', expected an integer from 0 to 4294967295",
     );
-    const fromFlag = resolveOptions(BENCH_OPTIONS, { rate: '10', seed: 'abc' }, {});
-    expect(() => validateBench('http://127.0.0.1:1/', fromFlag, [], { ...explicit, seed: true }, 42)).toThrow(
-      "invalid option --seed: got 'abc'",
-    );
+    const fromFlag = await runBatchline(['bench', '-R', '10', '--seed', 'abc', 'http://127.0.0.1:1/'], {
+      env: { BENCH_SEED: '7' },
+    });
+    expect(fromFlag.code).toBe(2);
+    expect(fromFlag.stderr).toContain("invalid option --seed: got 'abc'");
   });
 });
 

@@ -36,6 +36,17 @@ describe('batchline serve options', () => {
     expect(fromFlag.stderr).toContain('invalid option --model: cannot read /nonexistent/other.onnx (ENOENT)');
   });
 
+  // The same for every check after the options resolve: the option the refusal is about, named as given.
+  it('serve names MODEL_REPOSITORY and MODEL_NAME when their bad values came from the environment', async () => {
+    const repository = await run(['serve'], { MODEL_REPOSITORY: '/nonexistent/repository' });
+    expect(repository.code).toBe(2);
+    expect(repository.stderr).toContain('MODEL_REPOSITORY (--model-repository): cannot read /nonexistent/repository');
+    const root = await writeRepository({ 'm/1/model.onnx': linearModelOnnx([1]) });
+    const name = await run(['serve', '--model', `${root}/m/1/model.onnx`], { MODEL_NAME: 'a b' });
+    expect(name.code).toBe(2);
+    expect(name.stderr).toContain("MODEL_NAME (--model-name): got 'a b'");
+  });
+
   it('exits 2 at start-up for a bad config.json in --model-repository, naming the file, the field and the range', async () => {
     const root = await writeRepository({
       'm/1/model.onnx': linearModelOnnx([1]),

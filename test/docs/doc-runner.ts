@@ -25,7 +25,8 @@
  * - a bench that exits where the guide does not allow it, saying it sent nothing (a host stopped
  *   through its whole second), runs again, up to 3 runs in all, and is judged on its last run;
  * - it all happens in a temporary directory holding links to the checkout's files, so the files
- *   the guide writes (`before.json`, `x.bin`…) land there and are removed afterwards.
+ *   the guide writes (`before.json`, `x.bin`…) land there and are removed afterwards; each must
+ *   be one the checkout's .gitignore leaves out, where a reader's commands write them.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -285,6 +286,18 @@ export class GuideSession {
     });
   }
 
+  /**
+   * What the guide's commands left in the directory they ran in (the checkout, for a reader) that
+   * the checkout's .gitignore does not leave out: the README says it leaves them all out.
+   */
+  notIgnored(): string[] {
+    if (spawnSync('git', ['-C', ROOT, 'rev-parse'], { stdio: 'ignore' }).status !== 0) return [];
+    return readdirSync(this.dir, { withFileTypes: true })
+      .filter((entry) => !LINKED.has(entry.name))
+      .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name))
+      .filter((path) => spawnSync('git', ['-C', ROOT, 'check-ignore', '-q', '--no-index', '--', path]).status !== 0);
+  }
+
   async close(): Promise<void> {
     await this.stopServer();
     this.shell.stdin?.end('wait; exit\n');
@@ -339,6 +352,11 @@ export async function runGuide(
         if (seconds > 3) slow.push(`${guide}:${command.line} ${seconds.toFixed(1)} s: ${command.text.split('\n')[0]}`);
         ran++;
       }
+    }
+    for (const path of session.notIgnored()) {
+      session.failures.push(
+        `${guide}: its commands write ${path} into the checkout, and .gitignore does not leave it out`,
+      );
     }
   } catch (error) {
     if (session.failures.length === 0) throw error;

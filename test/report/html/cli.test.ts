@@ -78,7 +78,8 @@ describe('--html on the command line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'batchline-html-cli-'));
     try {
       const page = join(dir, 'page.html');
-      // Port 1 refuses at once: the run fails, and its page is written all the same.
+      // Port 1 refuses at once (a route bench does not wait on, as it waits for an inference
+      // route's server to start): the run fails, and its page is written all the same.
       await exitOf([
         'bench',
         '-n',
@@ -91,12 +92,12 @@ describe('--html on the command line', () => {
         'x-api-key: k3y-value',
         '--html',
         page,
-        'http://alice:hunter2@127.0.0.1:1/v1/infer',
+        'http://alice:hunter2@127.0.0.1:1/v1/stats',
       ]);
       const html = readFileSync(page, 'utf8');
       for (const secret of ['s3cr3t-token', 'k3y-value', 'hunter2']) expect(html).not.toContain(secret);
       expect(html).toContain("-H 'authorization: ***' -H 'x-api-key: ***'");
-      expect(html).toContain('http://alice:***@127.0.0.1:1/v1/infer');
+      expect(html).toContain('http://alice:***@127.0.0.1:1/v1/stats');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

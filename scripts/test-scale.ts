@@ -19,6 +19,7 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { scaleLosses } from './lib/scale-losses.js';
 import { writeToyRepository } from './lib/toy-repository.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -178,7 +179,8 @@ function serverStats(socket: string, server: string): Promise<Record<string, num
 interface PhaseRow {
   phase: string;
   result: Bench;
-  inFlightOnKilled: number;
+  /** Only on the SIGKILL's phase. */
+  inFlightOnKilled?: number;
 }
 
 async function main(): Promise<number> {
@@ -226,7 +228,7 @@ async function main(): Promise<number> {
     const rows: PhaseRow[] = [];
     phase = `steady (${STEADY_S} s)`;
     log(`${phase}`);
-    rows.push({ phase, result: await bench(url, STEADY_S).result, inFlightOnKilled: 0 });
+    rows.push({ phase, result: await bench(url, STEADY_S).result });
 
     // Rolling update: one replica at a time, the next only once HAProxy has the last one back.
     phase = 'rolling update';
@@ -253,7 +255,7 @@ async function main(): Promise<number> {
     }
     await sleep(2000);
     updating.stop();
-    rows.push({ phase, result: await updating.result, inFlightOnKilled: 0 });
+    rows.push({ phase, result: await updating.result });
 
     // One replica killed outright, then started again once HAProxy has taken it out.
     const killed = replicas[1] as Replica;
@@ -289,12 +291,7 @@ async function main(): Promise<number> {
     );
     console.log('| phase | requests | 2xx | other statuses | connection errors | p99 ms |');
     console.log('|---|---|---|---|---|---|');
-    let sent = 0;
-    let inFlight = 0;
-    const lostBy: string[] = [];
-    let lost = 0;
-    let lostBeforeKill = 0;
-    for (const { phase: name, result, inFlightOnKilled } of rows) {
+    for (const { phase: name, result } of rows) {
       const other = Object.entries(result.status)
         .filter(([code]) => !code.startsWith('2'))
         .map(([code, n]) => `${code}: ${n}`);
@@ -305,20 +302,22 @@ async function main(): Promise<number> {
       console.log(
         `| ${name} | ${result.requests.sent} | ${result.requests.ok} | ${other.join(', ') || '0'} | ${errors.join(', ') || '0'} | ${result.latency_ms.p99.toFixed(1)} |`,
       );
-      const phaseLost = result.requests.sent - result.requests.ok - inFlightOnKilled;
-      sent += result.requests.sent;
-      lost += phaseLost;
-      inFlight += inFlightOnKilled;
-      if (inFlightOnKilled === 0) lostBeforeKill += phaseLost;
-      lostBy.push(`${name} ${phaseLost}`);
     }
+    const { lost, sent, inFlight, byPhase, kept } = scaleLosses(
+      rows.map(({ phase: name, result, inFlightOnKilled }) => ({
+        name,
+        sent: result.requests.sent,
+        ok: result.requests.ok,
+        inFlightOnKilled,
+      })),
+    );
     console.log('');
     for (const step of steps) console.log(`rolling update, ${step}`);
     console.log(
-      `\nlost ${lost} of ${sent} (${lostBy.join(', ')}; apart: ${inFlight} in flight on the SIGKILLed replica, 502 or reset)`,
+      `\nlost ${lost} of ${sent} (${byPhase.join(', ')}; apart: ${inFlight} in flight on the SIGKILLed replica, 502 or reset)`,
     );
     // The promise: nothing lost under steady load or in a rolling update.
-    return lostBeforeKill === 0 ? 0 : 1;
+    return kept ? 0 : 1;
   } finally {
     haproxy?.kill('SIGTERM');
     await Promise.all(replicas.map((replica) => replica.stop('SIGKILL')));

@@ -68,8 +68,12 @@ export async function main(argv: string[]): Promise<void> {
   });
   let code = 0;
   const program = buildProgram();
+  const flagAsValue = optionGivenAFlag(program, argv);
   try {
-    await program.parseAsync(argv);
+    if (flagAsValue !== undefined) {
+      process.stderr.write(`${flagAsValue}\n${HELP_AFTER_ERROR}\n`);
+      code = 2;
+    } else await program.parseAsync(argv);
   } catch (error) {
     code = exitCodeFor(error);
     const hint = switchGivenAValue(program, argv, error) ?? otherToolsFlagHint(argv, error);
@@ -89,13 +93,7 @@ export function switchGivenAValue(program: Command, argv: readonly string[], err
   if (!(error instanceof CommanderError)) return undefined;
   if (error.code !== 'commander.excessArguments' && error.code !== 'commander.unknownOption') return undefined;
   const args = argv.slice(2);
-  let command = program;
-  let first = 0;
-  for (; first < args.length; first++) {
-    const sub = command.commands.find((candidate) => candidate.name() === args[first]);
-    if (sub === undefined) break;
-    command = sub;
-  }
+  const { command, first } = commandOf(program, args);
   for (let i = first; i < args.length; i++) {
     const [flag = '', joined] = (args[i] as string).split(/=(.*)/s);
     const word = joined ?? args[i + 1];
@@ -118,6 +116,46 @@ export function switchGivenAValue(program: Command, argv: readonly string[], err
         ? `write ${flag} alone to turn it on`
         : `write ${positive.long} to turn it on or ${negation.long} to turn it off`;
     return `batchline: invalid option ${flag}: it takes no value (got '${word}'); ${ways}`;
+  }
+  return undefined;
+}
+
+/** The command an argv names (`bench compare` …), and where its own words start. */
+function commandOf(program: Command, args: readonly string[]): { command: Command; first: number } {
+  let command = program;
+  let first = 0;
+  for (; first < args.length; first++) {
+    const sub = command.commands.find((candidate) => candidate.name() === args[first]);
+    if (sub === undefined) break;
+    command = sub;
+  }
+  return { command, first };
+}
+
+/**
+ * `serve --model $MODEL --max-batch-size 16` with MODEL unset (a variable set in another
+ * terminal): commander takes the next flag as the option's value, and the mistake surfaced as
+ * "too many arguments" (the 16), as an invalid --model-name derived from '--no-ui', or not at all
+ * (bench sent the body '--quiet'). An option that needs a value and is followed by one of the
+ * command's own flags is named instead. Undefined when there is none.
+ */
+export function optionGivenAFlag(program: Command, argv: readonly string[]): string | undefined {
+  const args = argv.slice(2);
+  const { command, first } = commandOf(program, args);
+  const isFlag = (word: string) => {
+    const name = word.split('=')[0];
+    return name === '--help' || name === '-h' || command.options.some((o) => o.long === name || o.short === name);
+  };
+  for (let i = first; i < args.length - 1; i++) {
+    const word = args[i] as string;
+    if (word === '--') return undefined;
+    const option = command.options.find((candidate) => candidate.long === word || candidate.short === word);
+    if (option === undefined || !option.required) continue;
+    const next = args[i + 1] as string;
+    if (isFlag(next)) {
+      return `batchline: invalid option ${word}: it needs a value, and the word after it is the option ${next.split('=')[0]} (an empty shell variable, such as $MODEL set in another terminal, leaves it without one); write ${word}=${next} if that is the value`;
+    }
+    i++;
   }
   return undefined;
 }

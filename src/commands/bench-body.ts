@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
 import { inferRouteOf, probeTarget } from '../bench/default-body.js';
+import { LISTENER_WAIT_MS, listening } from '../bench/wait-for-listener.js';
 import { probeGrpcModel } from './bench-grpc-probe.js';
 import { grpcModelOf, type ValidatedBench } from '../bench/plan-from-options.js';
 import type { BenchPlan } from '../bench/plan.js';
@@ -14,6 +15,7 @@ export async function withBody(v: ValidatedBench, stderr: NodeJS.WritableStream)
   else if (v.bodySource.kind === 'file') bodies = await readBodies(v.bodySource.path);
   else if (new URL(plan.url).protocol === 'grpc:') bodies = [await grpcBodyFromServer(plan.url, stderr)];
   else if (!v.methodGiven || ['POST', 'PUT', 'PATCH'].includes(plan.method) || isInferRoute(plan.url)) {
+    if (isInferRoute(plan.url)) await awaitListener(new URL(plan.url), stderr);
     const target = await probeTarget(plan.url);
     const batchline = target.kind !== 'unknown';
     if (target.kind === 'toy-model' && (!v.methodGiven || plan.method === 'POST')) {
@@ -95,6 +97,21 @@ async function grpcBodyFromServer(url: string, stderr: NodeJS.WritableStream): P
     case 'unknown':
       throw new BatchlineError('INVALID_OPTION', needed);
   }
+}
+
+/**
+ * An inference route given no body, on a host that refuses connections: a server still starting
+ * (`serve &` on the line before). Its probe would be refused and, once it listened, the run one of
+ * 404s (GET, no body), so bench waits for it, up to LISTENER_WAIT_MS; a target that never comes
+ * is loaded all the same, and the run reports its refusals as for any other URL.
+ */
+async function awaitListener(url: URL, stderr: NodeJS.WritableStream): Promise<void> {
+  const seconds = LISTENER_WAIT_MS / 1000;
+  const up = await listening(url, LISTENER_WAIT_MS, () =>
+    stderr.write(`batchline bench: nothing listens at ${url.host} yet; waiting up to ${seconds} s for it to start\n`),
+  );
+  if (!up)
+    stderr.write(`batchline bench: still nothing listens at ${url.host} after ${seconds} s; running all the same\n`);
 }
 
 /** batchline's inference routes: `/v1/infer` and `/models/{name}/predict`. */

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { buildProgram, exitCodeFor } from '../../src/cli.js';
 import { runBatchline } from '../batchline-cli.js';
+import { refusedPort } from './servers.js';
 
 async function run(args: string[]): Promise<{ code: number; stderr: string }> {
   let stderr = '';
@@ -154,6 +155,8 @@ describe('batchline bench options', () => {
   });
 
   it('exits 1 and says so when no request succeeded', async () => {
+    // A port released just now, not port 1: on a shared host something may listen there.
+    const port = await refusedPort();
     const { code, stderr } = await run([
       'bench',
       '--duration',
@@ -161,11 +164,13 @@ describe('batchline bench options', () => {
       '--warmup',
       '0',
       '--quiet',
-      'http://127.0.0.1:1/',
+      `http://127.0.0.1:${port}/`,
     ]);
     expect(code).toBe(1);
     expect(stderr).toMatch(
-      /no request succeeded \(no 2xx answer among \d+ sent; errors refused \d+ \(first: connect ECONNREFUSED 127\.0\.0\.1:1\)\)/,
+      new RegExp(
+        `no request succeeded \\(no 2xx answer among \\d+ sent; errors refused \\d+ \\(first: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\\)\\)`,
+      ),
     );
   });
 

@@ -72,6 +72,24 @@ describe('batchline serve options', () => {
     expect(result.stderr).toMatch(/to turn it on or --no-[a-z-]+ to turn it off\n$/);
   });
 
+  // A variable set in another terminal left empty: `serve --model $MODEL --model-latency-ms 0`.
+  it.each([
+    // Was commander's "too many arguments for 'serve'" (the 0), naming no option.
+    [['serve', '--model', '--model-latency-ms', '0'], '--model', '--model-latency-ms'],
+    // Was "invalid option --model-name: got '--no-ui'", an option not given.
+    [['serve', '--port', '0', '--model', '--no-ui'], '--model', '--no-ui'],
+    // Was a 10 s run sending the body '--quiet'.
+    [['bench', '--body', '--quiet', 'localhost:1/v1/infer'], '--body', '--quiet'],
+    [['simulate', '--latency-profile', '--rate=300'], '--latency-profile', '--rate'],
+  ])('%j exits 2 naming the option left without its value', async (args, flag, next) => {
+    const result = await run(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      `batchline: invalid option ${flag}: it needs a value, and the word after it is the option ${next}`,
+    );
+    expect(result.stdout).toBe('');
+  });
+
   it('blames an unknown option after a switch on itself, not on the switch', async () => {
     const result = await run(['serve', '--pipeline', '8080', '--frob']);
     expect(result.code).not.toBe(0);

@@ -107,3 +107,22 @@ describe('a bench that sent nothing', () => {
     }
   });
 });
+
+describe("a guide's server and the variables the guide set", () => {
+  const serve = (text: string): DocCommand => ({ ...command(text), server: true });
+
+  it('reach a server started with `&` in the same shell, not one in terminal 1 (another shell)', async () => {
+    const session = new GuideSession('guide.md');
+    try {
+      await session.run(command('SIZE=4'));
+      await session.run(serve('npx batchline serve --max-batch-size $SIZE &'));
+      expect(session.failures).toEqual([]);
+      // The runner records a server that never listened and stops the guide there.
+      await expect(session.run(serve('npx batchline serve --max-batch-size $SIZE     # terminal 1'))).rejects.toThrow(
+        /the server exited before it listened/,
+      );
+    } finally {
+      await session.close();
+    }
+  }, 60_000);
+});

@@ -15,7 +15,8 @@
  *   the background on a free port (`--port 0`, as every network test here), the commands after it
  *   reach that port where the guide says 127.0.0.1:8080 or localhost:8080 (or the `--port` the
  *   guide gave it), and it is stopped with SIGTERM (and must drain and exit 0) when the next one
- *   starts or the guide ends;
+ *   starts or the guide ends; a serve in the foreground ("terminal 1") is another shell and does
+ *   not see the variables the guide set (`MODEL=…`), one started with `&` does;
  * - bench runs for 1 s with no warm-up where the guide gives a longer `-d`/`--duration` or none
  *   (its default is 10 s), each `--stages` stage lasts 1 s (a warm-up as long as a 1 s run would
  *   leave its sends queued behind the warm-up's), and profile times 10
@@ -24,7 +25,8 @@
  * - a bench that exits where the guide does not allow it, saying it sent nothing (a host stopped
  *   through its whole second), runs again, up to 3 runs in all, and is judged on its last run;
  * - it all happens in a temporary directory holding links to the checkout's files, so the files
- *   the guide writes (`before.json`, `x.bin`…) land there and are removed afterwards.
+ *   the guide writes (`before.json`, `x.bin`…) land there and are removed afterwards; each must
+ *   be one the checkout's .gitignore leaves out, where a reader's commands write them.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -121,7 +123,7 @@ export class GuideSession {
   /** Each command as it ran: its exit status and the last lines it printed. */
   readonly transcript: string[] = [];
   private count = 0;
-  /** Shell variables the guide set on a line of their own (`MODEL=…`), for the servers it starts. */
+  /** Shell variables the guide set on a line of their own (`MODEL=…`), for the servers it starts with `&`. */
   private readonly vars: Record<string, string> = {};
 
   constructor(private readonly guide: string) {
@@ -200,14 +202,15 @@ export class GuideSession {
     await this.stopServer();
     // `A=1 B=2 npx batchline serve …`: the assignments go to its environment, the rest is exec'd,
     // so that SIGTERM reaches batchline itself.
-    let text = command.text
-      .replace(/\s+#.*$/, '')
-      .trim()
-      .replace(/\s*&$/, '')
-      .replace(INSTALL_FIRST, '');
+    let text = command.text.replace(/\s+#.*$/, '').trim();
+    // `… serve &` runs in the guide's own shell and sees the variables it set; a serve in the
+    // foreground is "terminal 1", another shell, which does not.
+    const sameShell = text.endsWith('&');
+    text = text.replace(/\s*&$/, '').replace(INSTALL_FIRST, '');
     const written = guidePort(text);
     text = text.replace(/\s--port[\s=]\d+/, '');
-    const env: Record<string, string> = { ...process.env, ...this.vars } as Record<string, string>;
+    const shellVars = sameShell ? this.vars : {};
+    const env: Record<string, string> = { ...process.env, ...shellVars } as Record<string, string>;
     for (
       let match = /^([A-Z_][A-Z0-9_]*)=(\S*)\s+/.exec(text);
       match !== null;
@@ -219,7 +222,7 @@ export class GuideSession {
     text = text.replace(/^(?:npx\s+)?batchline\b/, 'node "$DOC_ROOT/bin/batchline.js"');
     const child = spawn('bash', ['-c', `exec ${text} --port 0 --no-ui`], {
       cwd: this.dir,
-      env: { ...env, ...this.vars, DOC_ROOT: ROOT },
+      env: { ...env, ...shellVars, DOC_ROOT: ROOT },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const served: Served = { process: child, port: 0, guidePort: written, log: [], line: command.line };
@@ -283,6 +286,18 @@ export class GuideSession {
     });
   }
 
+  /**
+   * What the guide's commands left in the directory they ran in (the checkout, for a reader) that
+   * the checkout's .gitignore does not leave out: the README says it leaves them all out.
+   */
+  notIgnored(): string[] {
+    if (spawnSync('git', ['-C', ROOT, 'rev-parse'], { stdio: 'ignore' }).status !== 0) return [];
+    return readdirSync(this.dir, { withFileTypes: true })
+      .filter((entry) => !LINKED.has(entry.name))
+      .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name))
+      .filter((path) => spawnSync('git', ['-C', ROOT, 'check-ignore', '-q', '--no-index', '--', path]).status !== 0);
+  }
+
   async close(): Promise<void> {
     await this.stopServer();
     this.shell.stdin?.end('wait; exit\n');
@@ -337,6 +352,11 @@ export async function runGuide(
         if (seconds > 3) slow.push(`${guide}:${command.line} ${seconds.toFixed(1)} s: ${command.text.split('\n')[0]}`);
         ran++;
       }
+    }
+    for (const path of session.notIgnored()) {
+      session.failures.push(
+        `${guide}: its commands write ${path} into the checkout, and .gitignore does not leave it out`,
+      );
     }
   } catch (error) {
     if (session.failures.length === 0) throw error;

@@ -10,6 +10,7 @@ import { FakeStatsServer } from './fake-stats-server.js';
 import { busyStats, emptyStats, multiModelStats, noModelStats } from './fixtures.js';
 import { FakeTerminalIn, FakeTerminalOut, stripAnsi, widestLine } from './terminal-frames.js';
 import { PATIENCE, PATIENCE_MS } from '../patience.js';
+import { refusedPort } from '../bench/servers.js';
 
 /**
  * A read's timeout. These tests claim what watch shows for a good read, a refusal, a 503 or an
@@ -260,9 +261,11 @@ describe('watch dashboard', () => {
   });
 
   it('shows a server that was never reachable without crashing', async () => {
-    const { stdout, stop, done } = watchDashboard('localhost:1', 'http://127.0.0.1:1/v1/stats');
+    // A port released just now, not port 1: on a shared host something may listen there.
+    const port = await refusedPort();
+    const { stdout, stop, done } = watchDashboard(`localhost:${port}`, `http://127.0.0.1:${port}/v1/stats`);
     await vi.waitFor(() => expect(stripAnsi(stdout.text)).toContain('unreachable (connection refused) for'), PATIENCE);
-    expect(stripAnsi(stdout.text)).toContain('GET http://127.0.0.1:1/v1/stats every 40 ms');
+    expect(stripAnsi(stdout.text)).toContain(`GET http://127.0.0.1:${port}/v1/stats every 40 ms`);
     stop.abort();
     await done;
   });

@@ -64,7 +64,8 @@ describe('--html on the command line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'batchline-html-cli-'));
     try {
       const page = join(dir, 'page.html');
-      // Port 1 refuses at once: the run fails, and its page is written all the same.
+      // Port 1 refuses at once (a route bench does not wait on, as it waits for an inference
+      // route's server to start): the run fails, and its page is written all the same.
       await exitOf([
         'bench',
         '-n',
@@ -77,13 +78,13 @@ describe('--html on the command line', () => {
         'x-api-key: k3y-value',
         '--html',
         page,
-        'http://alice:hunter2@127.0.0.1:1/v1/infer?api_key=qu3ry-k3y&n=1',
+        'http://alice:hunter2@127.0.0.1:1/v1/stats?api_key=qu3ry-k3y&n=1',
       ]);
       const html = readFileSync(page, 'utf8');
       // The query's key was in the footer and the page's title.
       for (const secret of ['s3cr3t-token', 'k3y-value', 'hunter2', 'qu3ry-k3y']) expect(html).not.toContain(secret);
       expect(html).toContain("-H 'authorization: ***' -H 'x-api-key: ***'");
-      expect(html).toContain("'http://alice:***@127.0.0.1:1/v1/infer?api_key=***&n=1'");
+      expect(html).toContain("'http://alice:***@127.0.0.1:1/v1/stats?api_key=***&n=1'");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

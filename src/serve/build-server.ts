@@ -152,6 +152,11 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
   const runtime = new ServingRuntime(config, deps.clock ?? new RealClock(), deps.logEvent);
   const logError = deps.logError ?? ((failures) => failures.failure.bind(failures))(new FailureLog(stderrLogSink()));
   const app = createApp(config, logError);
+  // /metrics lives on this app: once it is closed, nothing process-wide may keep the runtime.
+  app.addHook('onClose', (_app, done) => {
+    runtime.metrics.close();
+    done();
+  });
   const refuse = (reply: FastifyReply, error: BatchlineError): void => void plainAnswer(reply).error(error);
   const json = (reply: FastifyReply, body: unknown): void => plainAnswer(reply).json(body);
 

@@ -6,7 +6,7 @@ import { createLatencyHistogram, recordMs } from '../core/latency-histogram.js';
 const LAG_SAMPLE_MS = 10;
 
 /** prom-client's event-loop gauges, which `registerEventLoopLag` replaces. */
-const NAMES = ['', '_min', '_max', '_mean', '_stddev', '_p50', '_p90', '_p99'].map(
+export const LAG_METRIC_NAMES: readonly string[] = ['', '_min', '_max', '_mean', '_stddev', '_p50', '_p90', '_p99'].map(
   (part) => `nodejs_eventloop_lag${part}_seconds`,
 );
 
@@ -18,12 +18,14 @@ const NAMES = ['', '_min', '_max', '_mean', '_stddev', '_p50', '_p90', '_p99'].m
  * seen. Here each tick records its lateness into an HDR histogram, and a scrape reads and
  * clears it without losing a period. `nodejs_eventloop_lag_seconds` is the mean since the last
  * scrape (prom-client measured one turn with setImmediate and showed it a scrape late).
+ * Returns what stops it, for the server's close: the sampler is the process's, and a listener
+ * left in its list kept the closed server's whole runtime (every batcher, registry and metric)
+ * alive and was called 100 times a second, for good.
  */
-export function registerEventLoopLag(registry: client.Registry): void {
-  for (const name of NAMES) registry.removeSingleMetric(name);
+export function registerEventLoopLag(registry: client.Registry): () => void {
   const histogram = createLatencyHistogram();
   let min = Number.POSITIVE_INFINITY;
-  sampleLag((lateMs) => {
+  const stop = sampleLag((lateMs) => {
     recordMs(histogram, lateMs);
     min = Math.min(min, lateMs);
   });
@@ -46,7 +48,7 @@ export function registerEventLoopLag(registry: client.Registry): void {
     return values;
   };
   let scrape: Record<string, number> = {};
-  NAMES.forEach((name, index) => {
+  LAG_METRIC_NAMES.forEach((name, index) => {
     new client.Gauge({
       name,
       help:
@@ -61,15 +63,24 @@ export function registerEventLoopLag(registry: client.Registry): void {
       },
     });
   });
+  return stop;
 }
 
 /** Who hears of each tick's lateness: one sampler for the process, however many registries. */
 const listeners: ((lateMs: number) => void)[] = [];
 let sampler: NodeJS.Timeout | undefined;
 
-function sampleLag(listener: (lateMs: number) => void): void {
+/** `listener` hears each tick from now on; what removes it (the timer stops with the last one). */
+function sampleLag(listener: (lateMs: number) => void): () => void {
+  const stop = (): void => {
+    const index = listeners.indexOf(listener);
+    if (index >= 0) listeners.splice(index, 1);
+    if (listeners.length > 0 || sampler === undefined) return;
+    clearInterval(sampler);
+    sampler = undefined;
+  };
   listeners.push(listener);
-  if (sampler !== undefined) return;
+  if (sampler !== undefined) return stop;
   let lastTickMs = performance.now();
   sampler = setInterval(() => {
     const nowMs = performance.now();
@@ -78,4 +89,5 @@ function sampleLag(listener: (lateMs: number) => void): void {
     for (const hear of listeners) hear(lateMs);
   }, LAG_SAMPLE_MS);
   sampler.unref();
+  return stop;
 }

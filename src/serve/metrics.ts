@@ -4,6 +4,7 @@ import type { Batch, BatcherObserver, OutcomeKind, PendingRequest } from '../cor
 import { ERROR_TABLE, REJECTION_REASONS } from '../errors.js';
 import { HistogramFamily, type BucketHistogram } from './bucket-histogram.js';
 import { registerEventLoopLag } from './event-loop-lag.js';
+import { processMetrics } from './process-metrics.js';
 import type { ResponsesByTransport, Transport } from './answer-counters.js';
 import type { InstanceState, ModelHealth } from '../model/instance-health.js';
 
@@ -118,6 +119,7 @@ export class VersionMetrics<I, O> implements BatcherObserver<I, O> {
 export class ServeMetrics {
   readonly registry = new client.Registry();
   private readonly families: Record<HistogramName, HistogramFamily>;
+  private readonly stopLagSampling: () => void;
 
   /**
    * `transports`: those the server answers on, whose every status is exported at 0 from the
@@ -130,12 +132,8 @@ export class ServeMetrics {
     unrouted: () => Readonly<ResponsesByTransport> = () => ({ http: {}, grpc: {} }),
   ) {
     const registry = this.registry;
-    // prom-client's event-loop monitor is replaced (event-loop-lag.ts); a 1 s period keeps its timer cheap meanwhile.
-    client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1000 });
-    registerEventLoopLag(registry);
-    // These three gauges end in `_total`, which `promtool check metrics` rejects for non-counters.
-    for (const name of ['nodejs_active_handles_total', 'nodejs_active_resources_total', 'nodejs_active_requests_total'])
-      registry.removeSingleMetric(name);
+    for (const metric of processMetrics()) registry.registerMetric(metric);
+    this.stopLagSampling = registerEventLoopLag(registry);
     const labelNames = ['model', 'version'] as const;
     /** A gauge or counter whose value per version is read at scrape time. */
     const perVersion = (
@@ -366,6 +364,11 @@ export class ServeMetrics {
 
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  /** The server is closed: its lag listener leaves the process's sampler, which held it and everything it reads. */
+  close(): void {
+    this.stopLagSampling();
   }
 }
 

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { BatchlineError, errorBody } from '../errors.js';
 import { answeredRequestTimeout } from './answer.js';
-import { afterAnswersSent } from './drain-connections.js';
+import { afterAnswersSent, lastAnswerDecided } from './drain-connections.js';
 import { requestIdFor } from './request-id.js';
 
 /**
@@ -62,6 +62,10 @@ export function answerRequest(
 /** Answers errors of Node's HTTP parser (bad request line, headers too large) in the table's format. */
 export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   if (!socket.writable) return void socket.destroy();
+  // The request was answered before its body arrived (415, 421, 413) and the parser then met bad
+  // bytes of that body in the same packet: it has its one answer, and the connection closes
+  // lingering after it. A 400 here was a second answer to the same request.
+  if (lastAnswerDecided(socket as Socket)) return;
   const known =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? new BatchlineError('HEADERS_TOO_LARGE')

@@ -113,3 +113,27 @@ describe("Node's and Fastify's own answers", () => {
     }).toEqual({ payload_too_large: 2, bad_json: 1, unsupported_media_type: 1 });
   });
 });
+
+describe('a request answered before its body, whose body then breaks the framing', () => {
+  // The answer (415 for the type, 421 for the Host) was written in the request's own event, and
+  // the parser then met the bad bytes of the same packet: Node's error became a second answer,
+  // 400 bad_request, to the one request.
+  it.each([
+    [
+      'a 415, then a bad chunk size',
+      'POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n',
+      415,
+    ],
+    [
+      'a 421, then a Transfer-Encoding the parser refuses',
+      'POST /v1/infer HTTP/1.1\r\nhost: evil.example\r\ncontent-type: application/json\r\ntransfer-encoding: xchunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n',
+      421,
+    ],
+  ])('gets %s: one answer, then the close', async (_what, bytes, status) => {
+    const connection = new RawConnection(Number(new URL(server.url).port));
+    await connection.write(bytes);
+    const exchange = await connection.settle(5000);
+    expect(exchange.responses.map((response) => response.status)).toEqual([status]);
+    expect([exchange.leftover, exchange.ended]).toEqual(['', 'end']);
+  });
+});

@@ -2,6 +2,7 @@ import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { BatchlineError, errorBody } from '../errors.js';
+import { clipped } from '../message-text.js';
 import { answeredRequestTimeout } from './answer.js';
 import { afterAnswersSent, lastAnswerDecided } from './drain-connections.js';
 import { requestIdFor } from './request-id.js';
@@ -9,7 +10,8 @@ import { requestIdFor } from './request-id.js';
 /**
  * The answers Node's HTTP server gives before any route runs, in the error table's shape: it
  * answered an `Expect` other than 100-continue 417 and an HTTP/1.1 request without Host 400,
- * both with no body, and closed a CONNECT's socket with no answer at all. No route and no model
+ * both with no body, and closed a CONNECT's socket with no answer at all. A transfer coding
+ * other than chunked is refused 400 (Node framed the body by its chunks and passed it on coded). No route and no model
  * is reached, so none of them is counted in /metrics (nor are the parser's 400 and 431).
  * The server must be created with `requireHostHeader: false`, or Node answers the missing Host.
  */
@@ -30,6 +32,15 @@ export function answerNodeRefusals(server: Server): void {
         request,
         response,
         new BatchlineError('BAD_REQUEST', 'an HTTP/1.1 request must name its Host'),
+      );
+    // RFC 9112 §6.1: Node frames a body by its last coding, chunked, and ignores those before it
+    // (gzip, chunked): a route got bytes still coded. None but chunked is decoded here.
+    const coding = request.headers['transfer-encoding'];
+    if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked')
+      return answerRequest(
+        request,
+        response,
+        new BatchlineError('BAD_REQUEST', `Transfer-Encoding '${clipped(coding)}': this server decodes only chunked`),
       );
     for (const handler of handlers) handler.call(server, request, response);
   });

@@ -55,6 +55,14 @@ describe("Node's and Fastify's own answers", () => {
       'headers_too_large',
     ],
     [
+      // Node frames it by its chunks and hands the route the bytes still gzip-coded: 200 for a
+      // plain body, bad_json for a coded one.
+      'a transfer coding other than chunked',
+      'POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: gzip, chunked\r\n\r\n19\r\n{"inputs":[0.2,1.5,-0.3]}\r\n0\r\n\r\n',
+      400,
+      'bad_request',
+    ],
+    [
       'a bad Content-Length',
       'POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: abc\r\n\r\n',
       400,
@@ -65,6 +73,15 @@ describe("Node's and Fastify's own answers", () => {
     expect([answer.status, answer.body?.error?.code, answer.leftover]).toEqual([status, code, '']);
     expect(answer.body.error.message).toEqual(expect.any(String));
     expect(answer.ended).toBe('end');
+  });
+
+  it('names the transfer coding it does not decode', async () => {
+    const answer = await answerTo(
+      'POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ntransfer-encoding: gzip\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n',
+    );
+    expect(answer.body.error.message).toBe(
+      "malformed request: Transfer-Encoding 'gzip, chunked': this server decodes only chunked",
+    );
   });
 
   it('names the expectation it cannot meet, in the protocol of the path', async () => {

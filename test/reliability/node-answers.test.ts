@@ -46,6 +46,9 @@ describe("Node's and Fastify's own answers", () => {
   it.each([
     ['an Expect other than 100-continue', post('/v1/infer', 'expect: foo\r\n'), 417, 'expectation_failed'],
     ['an HTTP/1.1 request without Host', 'GET /readyz HTTP/1.1\r\n\r\n', 400, 'bad_request'],
+    // RFC 9112 §3.2: a MUST. Node kept the first and dropped the second, so a proxy that reads the
+    // last (or the first) and the server could disagree on the site asked for.
+    ['two Host headers', 'GET /readyz HTTP/1.1\r\nhost: 127.0.0.1\r\nhost: evil.example\r\n\r\n', 400, 'bad_request'],
     ['a CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n', 404, 'not_found'],
     ['a malformed request line', 'GARBAGE\r\n\r\n', 400, 'bad_request'],
     [

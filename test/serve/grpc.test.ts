@@ -1,3 +1,4 @@
+import { connect, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -6,7 +7,7 @@ import { resolveOptions } from '../../src/options/schema.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
 import { buildServer } from '../../src/serve/build-server.js';
-import { GrpcListener } from '../../src/serve/grpc-listener.js';
+import { type GrpcConnectionLimits, GrpcListener } from '../../src/serve/grpc-listener.js';
 import {
   closeGrpcPair,
   float32Bytes,
@@ -544,6 +545,70 @@ describe('a gRPC listener on a server still loading, then draining', () => {
       listener.forceClose();
       await app.close();
       await runtime.closeModels();
+    }
+  });
+});
+
+describe("the gRPC listener's connections", () => {
+  // A connection that sends nothing (or HTTP/2's preface and nothing more) was held for ever, and
+  // there was no cap: 3,000 of them held 3,000 descriptors, beyond `ulimit -n`'s usual 1,024.
+  const closedSoon = (socket: Socket) =>
+    new Promise<void>((resolve, reject) => {
+      const guard = setTimeout(() => reject(new Error('the server never closed the connection')), PATIENCE_MS);
+      socket.on('error', () => {});
+      socket.resume(); // reads what the server sends, to see its end
+      socket.once('close', () => {
+        clearTimeout(guard);
+        resolve();
+      });
+    });
+  const connected = (port: number) =>
+    new Promise<Socket>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => resolve(socket));
+      socket.once('error', reject);
+    });
+
+  async function listenerWith(
+    limits: GrpcConnectionLimits,
+  ): Promise<{ port: number; target: string; close: () => void }> {
+    const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 0 }, {});
+    const { runtime } = buildServer(config);
+    const listener = new GrpcListener(
+      runtime,
+      { maxRequestTimeoutMs: 1000, logError: () => {} },
+      1 << 20,
+      undefined,
+      limits,
+    );
+    const target = (await listener.listen('127.0.0.1', 0)).slice('grpc://'.length);
+    return { port: Number(target.split(':')[1]), target, close: () => listener.forceClose() };
+  }
+
+  it('closes a connection idle for the keep-alive time, whether it sent the preface or nothing', async () => {
+    const listener = await listenerWith({ idleTimeoutMs: 200 });
+    try {
+      const silent = await connected(listener.port);
+      const prefaceOnly = await connected(listener.port);
+      prefaceOnly.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+      await Promise.all([closedSoon(silent), closedSoon(prefaceOnly)]);
+    } finally {
+      listener.close();
+    }
+  });
+
+  it('closes the connections past --max-connections as they arrive, and serves those it holds', async () => {
+    const listener = await listenerWith({ maxConnections: 2 });
+    const held = await connected(listener.port);
+    const client = new OipClient(listener.target);
+    try {
+      expect((await client.call('ServerLive', {})).message).toStrictEqual({ live: true });
+      const extra = await connected(listener.port);
+      await closedSoon(extra);
+      expect((await client.call('ServerLive', {})).message).toStrictEqual({ live: true });
+    } finally {
+      held.destroy();
+      client.client.close();
+      listener.close();
     }
   });
 });

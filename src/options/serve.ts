@@ -299,7 +299,8 @@ export const SERVE_OPTIONS = {
     default: 60_000,
     min: 10,
     max: 3_600_000,
-    description: 'a request must arrive whole (headers and body) within this many ms; else 408 and close',
+    description:
+      'a request must arrive whole (headers and body) within this many ms; else 408 and close (over gRPC: the one request message of a call, else DEADLINE_EXCEEDED)',
   },
   keepAliveTimeoutMs: {
     kind: 'number',

@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { Server, ServerCredentials, setLogger } from '@grpc/grpc-js';
 import { BatchlineError } from '../errors.js';
 import { HEALTH_SERVICE_NAME, INFERENCE_SERVICE } from '../protocol/grpc-service-proto.js';
+import { arrivalTimeout } from './grpc-arrival-timeout.js';
 import { BATCHLINE_VERSION } from '../version.js';
 import type { AdmissionContext } from './admission.js';
 import { HealthWatchers } from './grpc-health.js';
@@ -19,6 +20,8 @@ export interface GrpcConnectionLimits {
   readonly idleTimeoutMs?: number;
   /** Open connections at most; more are closed as they arrive (--max-connections). */
   readonly maxConnections?: number;
+  /** A call of one request must have it whole within this many ms of its start (--body-timeout-ms). */
+  readonly bodyTimeoutMs?: number;
 }
 
 /**
@@ -56,6 +59,7 @@ export class GrpcListener {
       'grpc.max_send_message_length': maxMessageBytes,
       // Closed with a GOAWAY; a client connects again for its next call.
       ...(limits.idleTimeoutMs === undefined ? {} : { 'grpc.max_connection_idle_ms': limits.idleTimeoutMs }),
+      ...(limits.bodyTimeoutMs === undefined ? {} : { interceptors: [arrivalTimeout(limits.bodyTimeoutMs)] }),
     });
     this.server.addService(
       serviceDefinition(INFERENCE_SERVICE),

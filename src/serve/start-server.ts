@@ -141,7 +141,11 @@ export async function startGrpc(
     },
     config.grpcMaxMessageBytes,
     undefined,
-    { idleTimeoutMs: config.keepAliveTimeoutMs, maxConnections: config.maxConnections },
+    {
+      idleTimeoutMs: config.keepAliveTimeoutMs,
+      maxConnections: config.maxConnections,
+      bodyTimeoutMs: config.bodyTimeoutMs,
+    },
   );
   return { listener, address: await listener.listen(config.host, config.grpcPort!) };
 }

@@ -26,7 +26,11 @@ export async function startGrpcTestServer(
     },
     server.config.grpcMaxMessageBytes,
     undefined,
-    { idleTimeoutMs: server.config.keepAliveTimeoutMs, maxConnections: server.config.maxConnections },
+    {
+      idleTimeoutMs: server.config.keepAliveTimeoutMs,
+      maxConnections: server.config.maxConnections,
+      bodyTimeoutMs: server.config.bodyTimeoutMs,
+    },
   );
   const address = await listener.listen('127.0.0.1', 0);
   return {

@@ -1,3 +1,4 @@
+import http2 from 'node:http2';
 import { connect, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { request } from 'undici';
@@ -592,6 +593,45 @@ describe("the gRPC listener's connections", () => {
       prefaceOnly.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
       await Promise.all([closedSoon(silent), closedSoon(prefaceOnly)]);
     } finally {
+      listener.close();
+    }
+  });
+
+  it('ends a call whose request message has not arrived whole within --body-timeout-ms, DEADLINE_EXCEEDED', async () => {
+    // A call that announced its message and trickled it (or sent nothing after its headers) was
+    // held for ever: 20,000 such calls on one connection, +75 MB, none ever ended.
+    const listener = await listenerWith({ bodyTimeoutMs: 200 });
+    const session = http2.connect(`http://${listener.target}`);
+    session.on('error', () => {});
+    try {
+      const stream = session.request({
+        ':method': 'POST',
+        ':path': '/inference.GRPCInferenceService/ModelInfer',
+        'content-type': 'application/grpc',
+        te: 'trailers',
+      });
+      stream.on('error', () => {});
+      stream.write(Buffer.from([0, 0, 0, 0, 100, 0x0a])); // 100 bytes announced, 1 sent
+      const trailers = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+        const guard = setTimeout(() => reject(new Error('the call never ended')), PATIENCE_MS);
+        const ended = (headers: http2.IncomingHttpHeaders) => {
+          clearTimeout(guard);
+          resolve(headers);
+        };
+        stream.on('trailers', ended);
+        stream.on('response', (headers) => headers['grpc-status'] !== undefined && ended(headers));
+        stream.resume();
+      });
+      expect([trailers['grpc-status'], decodeURIComponent(String(trailers['grpc-message']))]).toEqual([
+        String(grpc.status.DEADLINE_EXCEEDED),
+        'the request did not arrive in time (headers within --headers-timeout-ms, the whole request within --body-timeout-ms)',
+      ]);
+      // A call that sends its message in time is served as ever.
+      const client = new OipClient(listener.target);
+      expect((await client.call('ServerLive', {})).message).toStrictEqual({ live: true });
+      client.client.close();
+    } finally {
+      session.destroy();
       listener.close();
     }
   });

@@ -299,7 +299,8 @@ export const SERVE_OPTIONS = {
     default: 60_000,
     min: 10,
     max: 3_600_000,
-    description: 'a request must arrive whole (headers and body) within this many ms; else 408 and close',
+    description:
+      'a request must arrive whole (headers and body) within this many ms; else 408 and close (over gRPC: the one request message of a call, else DEADLINE_EXCEEDED)',
   },
   keepAliveTimeoutMs: {
     kind: 'number',
@@ -308,7 +309,8 @@ export const SERVE_OPTIONS = {
     default: 72_000,
     min: 1,
     max: 3_600_000,
-    description: "an idle keep-alive connection is closed after this many ms (longer than a load balancer's 60 s)",
+    description:
+      "an idle keep-alive connection is closed after this many ms (longer than a load balancer's 60 s); so is a gRPC connection with no call open",
   },
   maxRequestsPerConnection: {
     kind: 'int',
@@ -326,7 +328,8 @@ export const SERVE_OPTIONS = {
     default: 1000,
     min: 1,
     max: 1_000_000,
-    description: 'open connections at most; more are closed at once (keep it under `ulimit -n`)',
+    description:
+      'open connections at most, on each listener (HTTP, gRPC); more are closed at once (keep their sum under `ulimit -n`)',
   },
   logRequests: {
     kind: 'boolean',

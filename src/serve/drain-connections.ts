@@ -8,6 +8,7 @@ const kClosing = Symbol('batchline.closing');
 const kWhenQuiet = Symbol('batchline.whenQuiet');
 const kLastRequest = Symbol('batchline.lastRequest');
 const kMaxRequests = Symbol('batchline.maxRequests');
+const kLastAnswered = Symbol('batchline.lastAnswered');
 
 /** A connection with the count of requests read on it and of answers that have left. */
 type CountedSocket = Socket & {
@@ -15,6 +16,7 @@ type CountedSocket = Socket & {
   [kAnswered]?: number;
   [kWhenQuiet]?: () => void;
   [kLastRequest]?: IncomingMessage;
+  [kLastAnswered]?: boolean;
   server?: Server & { [kClosing]?: boolean; [kMaxRequests]?: number };
 };
 
@@ -170,6 +172,14 @@ function answersOwed(socket: CountedSocket): number {
 }
 
 /**
+ * Whether the connection's last answer is decided (it says `Connection: close`): nothing after it
+ * is read, so bytes the parser already held that do not parse get no answer of their own.
+ */
+export function lastAnswerDecided(socket: Socket): boolean {
+  return (socket as CountedSocket)[kLastAnswered] === true;
+}
+
+/**
  * Closes each connection after `maxRequests` requests: the answer to the last request read once
  * it has read that many says `Connection: close`. Node's own maxRequestsPerSocket answered the
  * requests pipelined past the limit with 503s and left the connection open.
@@ -195,6 +205,7 @@ const LINGER_QUIET_MS = 100;
  * reset, which can throw away the answers the client has not read yet.
  */
 function stopReadingAndLinger(socket: Socket, quietMs = 0): void {
+  (socket as CountedSocket)[kLastAnswered] = true;
   for (const listener of socket.listeners('data'))
     socket.removeListener('data', listener as (...args: unknown[]) => void);
   let dropped = 0;

@@ -1,13 +1,40 @@
+import type { Server as NetServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Server, ServerCredentials, setLogger } from '@grpc/grpc-js';
 import { BatchlineError } from '../errors.js';
 import { HEALTH_SERVICE_NAME, INFERENCE_SERVICE } from '../protocol/grpc-service-proto.js';
 import { BATCHLINE_VERSION } from '../version.js';
 import type { AdmissionContext } from './admission.js';
+import { arrivalTimeout } from './grpc-arrival-timeout.js';
 import { HealthWatchers } from './grpc-health.js';
 import { StreamInferCalls } from './grpc-stream-infer.js';
 import { healthService, inferenceService, serviceDefinition } from './grpc-service.js';
 import type { ServingRuntime } from './serving-runtime.js';
+
+/**
+ * What bounds the listener's connections, as the HTTP listener's are bounded (grpc-js has neither
+ * by default: a connection that sent nothing was held for ever, and there was no cap).
+ */
+export interface GrpcConnectionLimits {
+  /** A connection with no call open this long is closed (--keep-alive-timeout-ms), from its first byte too. */
+  readonly idleTimeoutMs?: number;
+  /** Open connections at most; more are closed as they arrive (--max-connections). */
+  readonly maxConnections?: number;
+  /** A call of one request must have it whole within this many ms of its start (--body-timeout-ms). */
+  readonly bodyTimeoutMs?: number;
+}
+
+/**
+ * Caps the connections of grpc-js' bound HTTP/2 servers (Node closes those past `maxConnections`
+ * as they arrive). grpc-js has no option for it and keeps its servers in a private map: should
+ * a version of it rename the map, start-up fails here rather than serving without the cap.
+ */
+function capConnections(server: Server, maxConnections: number): void {
+  const http2Servers = (server as unknown as { http2Servers?: Map<NetServer, unknown> }).http2Servers;
+  if (!(http2Servers instanceof Map) || http2Servers.size === 0)
+    throw new Error('grpc-js no longer lists its HTTP/2 servers where batchline caps their connections');
+  for (const http2Server of http2Servers.keys()) http2Server.maxConnections = maxConnections;
+}
 
 /**
  * batchline's gRPC listener: the Open Inference Protocol's `inference.GRPCInferenceService` and
@@ -25,10 +52,14 @@ export class GrpcListener {
     context: AdmissionContext,
     maxMessageBytes: number,
     serverVersion = BATCHLINE_VERSION,
+    private readonly limits: GrpcConnectionLimits = {},
   ) {
     this.server = new Server({
       'grpc.max_receive_message_length': maxMessageBytes,
       'grpc.max_send_message_length': maxMessageBytes,
+      // Closed with a GOAWAY; a client connects again for its next call.
+      ...(limits.idleTimeoutMs === undefined ? {} : { 'grpc.max_connection_idle_ms': limits.idleTimeoutMs }),
+      ...(limits.bodyTimeoutMs === undefined ? {} : { interceptors: [arrivalTimeout(limits.bodyTimeoutMs)] }),
     });
     this.server.addService(
       serviceDefinition(INFERENCE_SERVICE),
@@ -49,6 +80,7 @@ export class GrpcListener {
       if (/EADDRINUSE/.test(error.message)) throw new BatchlineError('ADDRESS_IN_USE', what);
       throw new BatchlineError('CANNOT_LISTEN', `${what}: ${error.message}`, { cause: error });
     });
+    if (this.limits.maxConnections !== undefined) capConnections(this.server, this.limits.maxConnections);
     return `grpc://${name}:${bound}`;
   }
 

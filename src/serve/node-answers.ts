@@ -2,15 +2,18 @@ import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { BatchlineError, errorBody } from '../errors.js';
+import { clipped } from '../message-text.js';
 import { answeredRequestTimeout } from './answer.js';
-import { afterAnswersSent } from './drain-connections.js';
+import { afterAnswersSent, lastAnswerDecided } from './drain-connections.js';
 import { requestIdFor } from './request-id.js';
 
 /**
  * The answers Node's HTTP server gives before any route runs, in the error table's shape: it
  * answered an `Expect` other than 100-continue 417 and an HTTP/1.1 request without Host 400,
- * both with no body, and closed a CONNECT's socket with no answer at all. No route and no model
- * is reached, so none of them is counted in /metrics (nor are the parser's 400 and 431).
+ * both with no body, and closed a CONNECT's socket with no answer at all. Several Host lines and
+ * a transfer coding other than chunked are refused 400 (Node kept the first Host, and framed a
+ * body by its chunks and passed it on still coded). No route and no model is reached, so none
+ * of them is counted in /metrics (nor are the parser's 400 and 431).
  * The server must be created with `requireHostHeader: false`, or Node answers the missing Host.
  */
 export function answerNodeRefusals(server: Server): void {
@@ -31,8 +34,34 @@ export function answerNodeRefusals(server: Server): void {
         response,
         new BatchlineError('BAD_REQUEST', 'an HTTP/1.1 request must name its Host'),
       );
+    // RFC 9112 §3.2 again: more than one Host is a 400 (Node kept the first and dropped the rest).
+    if (hostLines(request.rawHeaders) > 1)
+      return answerRequest(
+        request,
+        response,
+        new BatchlineError('BAD_REQUEST', 'a request must name one Host, not several'),
+      );
+    // RFC 9112 §6.1: Node frames a body by its last coding, chunked, and ignores those before it
+    // (gzip, chunked): a route got bytes still coded. None but chunked is decoded here.
+    const coding = request.headers['transfer-encoding'];
+    if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked')
+      return answerRequest(
+        request,
+        response,
+        new BatchlineError('BAD_REQUEST', `Transfer-Encoding '${clipped(coding)}': this server decodes only chunked`),
+      );
     for (const handler of handlers) handler.call(server, request, response);
   });
+}
+
+/** How many `Host` lines `rawHeaders` (name, value, name, value, …) holds. */
+function hostLines(rawHeaders: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') count++;
+  }
+  return count;
 }
 
 /**
@@ -62,6 +91,10 @@ export function answerRequest(
 /** Answers errors of Node's HTTP parser (bad request line, headers too large) in the table's format. */
 export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   if (!socket.writable) return void socket.destroy();
+  // The request was answered before its body arrived (415, 421, 413) and the parser then met bad
+  // bytes of that body in the same packet: it has its one answer, and the connection closes
+  // lingering after it. A 400 here was a second answer to the same request.
+  if (lastAnswerDecided(socket as Socket)) return;
   const known =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? new BatchlineError('HEADERS_TOO_LARGE')

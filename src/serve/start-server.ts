@@ -140,6 +140,12 @@ export async function startGrpc(
       logError: (message, error, withStack) => failures.failure(message, error, withStack),
     },
     config.grpcMaxMessageBytes,
+    undefined,
+    {
+      idleTimeoutMs: config.keepAliveTimeoutMs,
+      maxConnections: config.maxConnections,
+      bodyTimeoutMs: config.bodyTimeoutMs,
+    },
   );
   return { listener, address: await listener.listen(config.host, config.grpcPort!) };
 }

@@ -46,6 +46,9 @@ describe("Node's and Fastify's own answers", () => {
   it.each([
     ['an Expect other than 100-continue', post('/v1/infer', 'expect: foo\r\n'), 417, 'expectation_failed'],
     ['an HTTP/1.1 request without Host', 'GET /readyz HTTP/1.1\r\n\r\n', 400, 'bad_request'],
+    // RFC 9112 §3.2: a MUST. Node kept the first and dropped the second, so a proxy that reads the
+    // last (or the first) and the server could disagree on the site asked for.
+    ['two Host headers', 'GET /readyz HTTP/1.1\r\nhost: 127.0.0.1\r\nhost: evil.example\r\n\r\n', 400, 'bad_request'],
     ['a CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n', 404, 'not_found'],
     ['a malformed request line', 'GARBAGE\r\n\r\n', 400, 'bad_request'],
     [
@@ -53,6 +56,14 @@ describe("Node's and Fastify's own answers", () => {
       `GET /readyz HTTP/1.1\r\nhost: 127.0.0.1\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`,
       431,
       'headers_too_large',
+    ],
+    [
+      // Node frames it by its chunks and hands the route the bytes still gzip-coded: 200 for a
+      // plain body, bad_json for a coded one.
+      'a transfer coding other than chunked',
+      'POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: gzip, chunked\r\n\r\n19\r\n{"inputs":[0.2,1.5,-0.3]}\r\n0\r\n\r\n',
+      400,
+      'bad_request',
     ],
     [
       'a bad Content-Length',
@@ -65,6 +76,15 @@ describe("Node's and Fastify's own answers", () => {
     expect([answer.status, answer.body?.error?.code, answer.leftover]).toEqual([status, code, '']);
     expect(answer.body.error.message).toEqual(expect.any(String));
     expect(answer.ended).toBe('end');
+  });
+
+  it('names the transfer coding it does not decode', async () => {
+    const answer = await answerTo(
+      'POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ntransfer-encoding: gzip\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n',
+    );
+    expect(answer.body.error.message).toBe(
+      "malformed request: Transfer-Encoding 'gzip, chunked': this server decodes only chunked",
+    );
   });
 
   it('names the expectation it cannot meet, in the protocol of the path', async () => {
@@ -111,5 +131,29 @@ describe("Node's and Fastify's own answers", () => {
       bad_json: after.bad_json! - (before.bad_json ?? 0),
       unsupported_media_type: after.unsupported_media_type! - (before.unsupported_media_type ?? 0),
     }).toEqual({ payload_too_large: 2, bad_json: 1, unsupported_media_type: 1 });
+  });
+});
+
+describe('a request answered before its body, whose body then breaks the framing', () => {
+  // The answer (415 for the type, 421 for the Host) was written in the request's own event, and
+  // the parser then met the bad bytes of the same packet: Node's error became a second answer,
+  // 400 bad_request, to the one request.
+  it.each([
+    [
+      'a 415, then a bad chunk size',
+      'POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n',
+      415,
+    ],
+    [
+      'a 421, then a Transfer-Encoding the parser refuses',
+      'POST /v1/infer HTTP/1.1\r\nhost: evil.example\r\ncontent-type: application/json\r\ntransfer-encoding: xchunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n',
+      421,
+    ],
+  ])('gets %s: one answer, then the close', async (_what, bytes, status) => {
+    const connection = new RawConnection(Number(new URL(server.url).port));
+    await connection.write(bytes);
+    const exchange = await connection.settle(5000);
+    expect(exchange.responses.map((response) => response.status)).toEqual([status]);
+    expect([exchange.leftover, exchange.ended]).toEqual(['', 'end']);
   });
 });

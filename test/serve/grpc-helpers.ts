@@ -25,6 +25,12 @@ export async function startGrpcTestServer(
       logError: () => {},
     },
     server.config.grpcMaxMessageBytes,
+    undefined,
+    {
+      idleTimeoutMs: server.config.keepAliveTimeoutMs,
+      maxConnections: server.config.maxConnections,
+      bodyTimeoutMs: server.config.bodyTimeoutMs,
+    },
   );
   const address = await listener.listen('127.0.0.1', 0);
   return {

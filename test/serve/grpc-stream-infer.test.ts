@@ -7,6 +7,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
+import { STREAM_MAX_UNANSWERED } from '../../src/serve/grpc-stream-infer.js';
 import { PATIENCE, PATIENCE_MS } from '../patience.js';
 import {
   closeGrpcPair,
@@ -26,6 +27,9 @@ beforeAll(async () => {
     // One row at a time, the more urgent level first: a later request can be answered first.
     'prio/1/model.onnx': linearModelOnnx([1, 1]),
     'prio/config.json': { priority_levels: 2, max_batch_size: 1, batch_window_ms: 0, model_latency_ms: 300 },
+    // A batch that runs for seconds.
+    'slow/1/model.onnx': linearModelOnnx([1, 1]),
+    'slow/config.json': { max_batch_size: 1, batch_window_ms: 0, model_latency_ms: 4000, request_timeout_ms: 60_000 },
   });
   ({ server, client } = await startGrpcPair({ modelRepository: root, modelLatencyMs: 0, batchWindowMs: 1 }));
 });
@@ -60,6 +64,21 @@ const mRequest = (id: string, values: number[]) => ({
   raw_input_contents: [float32Bytes(values)],
 });
 
+/**
+ * `count()` once it has stayed put for 5 reads 100 ms apart (the server has stopped reading), or
+ * once `done` says there is no point waiting; bounded by PATIENCE_MS.
+ */
+async function settledCount(count: () => number, done: (count: number) => boolean): Promise<number> {
+  let last = count();
+  for (let steady = 0, polls = 0; steady < 5 && !done(last) && polls < PATIENCE_MS / 100; polls++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const now = count();
+    steady = now === last ? steady + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
 describe('ModelStreamInfer', () => {
   it('answers each request of the stream, a failed one with its error and id, and ends OK after the client half-closes', async () => {
     const { call, responses, ended } = openStream();
@@ -73,7 +92,7 @@ describe('ModelStreamInfer', () => {
     expect(responses.map((r) => [r.infer_response.id, r.error_message])).toStrictEqual([
       ['one', ''],
       ['bad', 'invalid inputs: input "x" has datatype FP64; the model takes FP32'],
-      ['lost', "no such model: 'nope'; this server has 'm', 'prio'"],
+      ['lost', "no such model: 'nope'; this server has 'm', 'prio', 'slow'"],
       ['two', ''],
     ]);
     const [one, , , two] = responses.map((r) => r.infer_response);
@@ -141,6 +160,62 @@ describe('ModelStreamInfer', () => {
     ]);
     // The server ran them urgent first: the stream held its answer for the one before it.
     expect(startedLevels).toStrictEqual([1, 1, 2]);
+  });
+
+  it('stops reading a stream whose client does not read its answers, and answers every request once it does', async () => {
+    // A client that sent and never read had the server read on and hold every answer in memory
+    // (157,000 small requests in 20 s: +72 MB, and an answer echoes the request's id whole).
+    const version = server.runtime.registry.resolve('m')!;
+    const answered = (): number => Object.values(version.responses.grpc).reduce((sum, count) => sum + count, 0);
+    const before = answered();
+    const call = client.client.makeBidiStreamRequest(
+      '/inference.GRPCInferenceService/ModelStreamInfer',
+      (value: object) => Buffer.from(requestType.encode(requestType.fromObject(value)).finish()),
+      (bytes: Buffer) => responseType.decode(bytes),
+    );
+    call.on('error', () => {});
+    const ended = new Promise<grpc.StatusObject>((resolve) => call.on('status', resolve));
+    // Reads one answer, then stops: grpc-js stops reading the HTTP/2 stream once a message has
+    // been read and the next is not asked for (paused before the first, it reads on into memory).
+    let received = 0;
+    call.on('data', () => {
+      if (++received === 1) call.pause();
+    });
+    const sent = 5000;
+    const id = 'x'.repeat(1000); // echoed in each answer: 5 MB of answers
+    for (let i = 0; i < sent; i++) call.write({ ...mRequest(id, [1, 2]) });
+    call.end();
+    // The server stops once its writes back up: wait until its count of answers stays put.
+    const last = await settledCount(answered, (count) => count === before + sent);
+    expect(last - before).toBeLessThan(sent / 2);
+    call.resume();
+    expect((await ended).code).toBe(grpc.status.OK);
+    expect([received, answered() - before]).toEqual([sent, sent]);
+  });
+
+  it('reads no further while STREAM_MAX_UNANSWERED requests of a stream wait for their answers', async () => {
+    // The refusals behind a long batch wait for it (answers go in order): read on, the server held
+    // every request the client sent in that time, and its answer.
+    const version = server.runtime.registry.resolve('slow')!;
+    const answered = (): number => Object.values(version.responses.grpc).reduce((sum, count) => sum + count, 0);
+    const before = answered();
+    const { call, responses, ended } = openStream();
+    const sent = 3 * STREAM_MAX_UNANSWERED;
+    const one = {
+      model_name: 'slow',
+      inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 2] }],
+      raw_input_contents: [float32Bytes([1, 1])],
+    };
+    call.write(one);
+    const refused = { ...one, inputs: [{ name: 'x', datatype: 'FP64', shape: [1, 2] }] }; // 400 at once
+    for (let i = 1; i < sent; i++) call.write(refused);
+    call.end();
+    const last = await settledCount(answered, () => version.batcher.counts.outcomes.ok > 0);
+    // Still inside the first batch: what was read is at most the bound (the one running is not yet answered).
+    expect(version.batcher.counts.outcomes.ok).toBe(0);
+    expect(last - before).toBeLessThanOrEqual(STREAM_MAX_UNANSWERED);
+    expect((await ended).code).toBe(grpc.status.OK);
+    expect([responses.length, answered() - before]).toEqual([sent, sent]);
   });
 
   it('cancels the rows of the requests still waiting when its client cancels the stream, counted 499', async () => {

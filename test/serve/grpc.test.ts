@@ -1,3 +1,5 @@
+import http2 from 'node:http2';
+import { connect, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -6,7 +8,7 @@ import { resolveOptions } from '../../src/options/schema.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
 import { buildServer } from '../../src/serve/build-server.js';
-import { GrpcListener } from '../../src/serve/grpc-listener.js';
+import { type GrpcConnectionLimits, GrpcListener } from '../../src/serve/grpc-listener.js';
 import {
   closeGrpcPair,
   float32Bytes,
@@ -561,6 +563,109 @@ describe('a gRPC listener on a server still loading, then draining', () => {
       listener.forceClose();
       await app.close();
       await runtime.closeModels();
+    }
+  });
+});
+
+describe("the gRPC listener's connections", () => {
+  // A connection that sends nothing (or HTTP/2's preface and nothing more) was held for ever, and
+  // there was no cap: 3,000 of them held 3,000 descriptors, beyond `ulimit -n`'s usual 1,024.
+  const closedSoon = (socket: Socket) =>
+    new Promise<void>((resolve, reject) => {
+      const guard = setTimeout(() => reject(new Error('the server never closed the connection')), PATIENCE_MS);
+      socket.on('error', () => {});
+      socket.resume(); // reads what the server sends, to see its end
+      socket.once('close', () => {
+        clearTimeout(guard);
+        resolve();
+      });
+    });
+  const connected = (port: number) =>
+    new Promise<Socket>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => resolve(socket));
+      socket.once('error', reject);
+    });
+
+  async function listenerWith(
+    limits: GrpcConnectionLimits,
+  ): Promise<{ port: number; target: string; close: () => void }> {
+    const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 0 }, {});
+    const { runtime } = buildServer(config);
+    const listener = new GrpcListener(
+      runtime,
+      { maxRequestTimeoutMs: 1000, logError: () => {} },
+      1 << 20,
+      undefined,
+      limits,
+    );
+    const target = (await listener.listen('127.0.0.1', 0)).slice('grpc://'.length);
+    return { port: Number(target.split(':')[1]), target, close: () => listener.forceClose() };
+  }
+
+  it('closes a connection idle for the keep-alive time, whether it sent the preface or nothing', async () => {
+    const listener = await listenerWith({ idleTimeoutMs: 200 });
+    try {
+      const silent = await connected(listener.port);
+      const prefaceOnly = await connected(listener.port);
+      prefaceOnly.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+      await Promise.all([closedSoon(silent), closedSoon(prefaceOnly)]);
+    } finally {
+      listener.close();
+    }
+  });
+
+  it('ends a call whose request message has not arrived whole within --body-timeout-ms, DEADLINE_EXCEEDED', async () => {
+    // A call that announced its message and trickled it (or sent nothing after its headers) was
+    // held for ever: 20,000 such calls on one connection, +75 MB, none ever ended.
+    const listener = await listenerWith({ bodyTimeoutMs: 200 });
+    const session = http2.connect(`http://${listener.target}`);
+    session.on('error', () => {});
+    try {
+      const stream = session.request({
+        ':method': 'POST',
+        ':path': '/inference.GRPCInferenceService/ModelInfer',
+        'content-type': 'application/grpc',
+        te: 'trailers',
+      });
+      stream.on('error', () => {});
+      stream.write(Buffer.from([0, 0, 0, 0, 100, 0x0a])); // 100 bytes announced, 1 sent
+      const trailers = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+        const guard = setTimeout(() => reject(new Error('the call never ended')), PATIENCE_MS);
+        const ended = (headers: http2.IncomingHttpHeaders) => {
+          clearTimeout(guard);
+          resolve(headers);
+        };
+        stream.on('trailers', ended);
+        stream.on('response', (headers) => headers['grpc-status'] !== undefined && ended(headers));
+        stream.resume();
+      });
+      expect([trailers['grpc-status'], decodeURIComponent(String(trailers['grpc-message']))]).toEqual([
+        String(grpc.status.DEADLINE_EXCEEDED),
+        'the request did not arrive in time (headers within --headers-timeout-ms, the whole request within --body-timeout-ms)',
+      ]);
+      // A call that sends its message in time is served as ever.
+      const client = new OipClient(listener.target);
+      expect((await client.call('ServerLive', {})).message).toStrictEqual({ live: true });
+      client.client.close();
+    } finally {
+      session.destroy();
+      listener.close();
+    }
+  });
+
+  it('closes the connections past --max-connections as they arrive, and serves those it holds', async () => {
+    const listener = await listenerWith({ maxConnections: 2 });
+    const held = await connected(listener.port);
+    const client = new OipClient(listener.target);
+    try {
+      expect((await client.call('ServerLive', {})).message).toStrictEqual({ live: true });
+      const extra = await connected(listener.port);
+      await closedSoon(extra);
+      expect((await client.call('ServerLive', {})).message).toStrictEqual({ live: true });
+    } finally {
+      held.destroy();
+      client.client.close();
+      listener.close();
     }
   });
 });

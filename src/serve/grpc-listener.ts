@@ -26,14 +26,17 @@ export interface GrpcConnectionLimits {
 
 /**
  * Caps the connections of grpc-js' bound HTTP/2 servers (Node closes those past `maxConnections`
- * as they arrive). grpc-js has no option for it and keeps its servers in a private map: should
- * a version of it rename the map, start-up fails here rather than serving without the cap.
+ * as they arrive); false when it cannot. grpc-js has no option for it and keeps its servers in a
+ * private map: a version of it that renames the map leaves the listener serving without the cap
+ * (and serve says so), not unable to start.
  */
-function capConnections(server: Server, maxConnections: number): void {
-  const http2Servers = (server as unknown as { http2Servers?: Map<NetServer, unknown> }).http2Servers;
-  if (!(http2Servers instanceof Map) || http2Servers.size === 0)
-    throw new Error('grpc-js no longer lists its HTTP/2 servers where batchline caps their connections');
-  for (const http2Server of http2Servers.keys()) http2Server.maxConnections = maxConnections;
+export function capConnections(server: Server, maxConnections: number): boolean {
+  const http2Servers = (server as unknown as { http2Servers?: unknown }).http2Servers;
+  if (!(http2Servers instanceof Map) || http2Servers.size === 0) return false;
+  const bound = [...http2Servers.keys()];
+  if (!bound.every((candidate) => typeof (candidate as NetServer | null)?.listen === 'function')) return false;
+  for (const http2Server of bound as NetServer[]) http2Server.maxConnections = maxConnections;
+  return true;
 }
 
 /**
@@ -46,6 +49,8 @@ export class GrpcListener {
   readonly server: Server;
   private readonly watchers = new HealthWatchers();
   private readonly streams = new StreamInferCalls();
+  /** What `listen` could not set up as asked (the connection cap), for serve's start-up lines. */
+  warning: string | undefined;
 
   constructor(
     private readonly runtime: ServingRuntime,
@@ -80,7 +85,8 @@ export class GrpcListener {
       if (/EADDRINUSE/.test(error.message)) throw new BatchlineError('ADDRESS_IN_USE', what);
       throw new BatchlineError('CANNOT_LISTEN', `${what}: ${error.message}`, { cause: error });
     });
-    if (this.limits.maxConnections !== undefined) capConnections(this.server, this.limits.maxConnections);
+    if (this.limits.maxConnections !== undefined && !capConnections(this.server, this.limits.maxConnections))
+      this.warning = `the gRPC listener's connections are not capped at ${this.limits.maxConnections} (--max-connections): this version of @grpc/grpc-js does not keep its servers where batchline sets the cap`;
     return `grpc://${name}:${bound}`;
   }
 

@@ -653,6 +653,19 @@ describe("the gRPC listener's connections", () => {
     }
   });
 
+  // The cap is set through grpc-js' private map of its servers: a grpc-js without it serves uncapped, saying so.
+  it('serves without the connection cap, and says so, when grpc-js does not keep its servers where it is set', async () => {
+    const { capConnections } = await import('../../src/serve/grpc-listener.js');
+    const { createServer: createNetServer } = await import('node:net');
+    const asServer = (fields: object) => fields as unknown as grpc.Server;
+    expect(capConnections(asServer({}), 2)).toBe(false);
+    expect(capConnections(asServer({ http2Servers: new Map() }), 2)).toBe(false);
+    expect(capConnections(asServer({ http2Servers: new Map([[{}, {}]]) }), 2)).toBe(false);
+    const netServer = createNetServer();
+    expect(capConnections(asServer({ http2Servers: new Map([[netServer, {}]]) }), 2)).toBe(true);
+    expect(netServer.maxConnections).toBe(2);
+  });
+
   it('closes the connections past --max-connections as they arrive, and serves those it holds', async () => {
     const listener = await listenerWith({ maxConnections: 2 });
     const held = await connected(listener.port);

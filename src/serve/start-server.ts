@@ -50,12 +50,20 @@ export async function startServer(
   // What the command prints at start-up besides its own lines (a config.pbtxt not read).
   for (const warning of startup.warnings) stderr.write(`batchline serve: warning: ${warning}\n`);
   const connections = new DrainingConnections(app.server);
-  const url = await listen(app, config.host, config.port, '--port');
   const closeAll = async (): Promise<void> => {
     await Promise.all([app.close(), admin?.close()]);
     await runtime.closeModels();
     failures.flush();
   };
+  let url: string;
+  try {
+    url = await listen(app, config.host, config.port, '--port');
+  } catch (error) {
+    // Closed all the same: the app's close takes its metrics off the process's lag sampler, which
+    // otherwise kept this runtime for good (a serve() on a port in use, retried, kept each one).
+    await closeAll();
+    throw error;
+  }
   let adminUrl: string | undefined;
   let grpc: StartedGrpc | undefined;
   try {

@@ -5,9 +5,15 @@ import { namedAsGiven } from '../../src/options/named-as-given.js';
 import type { OptionSchema } from '../../src/options/schema.js';
 
 const SCHEMA = {
-  modelRepository: { kind: 'string', flag: 'model-repository', env: 'MODEL_REPOSITORY', description: 'd' },
+  modelRepository: {
+    kind: 'string',
+    flag: 'model-repository',
+    env: 'MODEL_REPOSITORY',
+    default: undefined,
+    description: 'd',
+  },
   host: { kind: 'string', flag: 'host', env: 'HOST', default: '127.0.0.1', description: 'd' },
-  adminHost: { kind: 'string', flag: 'admin-host', description: 'd' },
+  adminHost: { kind: 'string', flag: 'admin-host', default: undefined, description: 'd' },
 } as const satisfies OptionSchema;
 
 const refusal = (detail: string) => new BatchlineError('INVALID_OPTION', detail);

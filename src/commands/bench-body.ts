@@ -13,8 +13,11 @@ export async function withBody(v: ValidatedBench, stderr: NodeJS.WritableStream)
   let bodies: Buffer[] | undefined;
   if (v.bodySource.kind === 'inline') bodies = [Buffer.from(v.bodySource.text)];
   else if (v.bodySource.kind === 'file') bodies = await readBodies(v.bodySource.path);
-  else if (new URL(plan.url).protocol === 'grpc:') bodies = [await grpcBodyFromServer(plan.url, stderr)];
-  else if (!v.methodGiven || ['POST', 'PUT', 'PATCH'].includes(plan.method) || isInferRoute(plan.url)) {
+  else if (new URL(plan.url).protocol === 'grpc:') {
+    // Its probe, refused, knew nothing, and the run stopped wanting a --body it did not need.
+    await awaitListener(new URL(plan.url), stderr);
+    bodies = [await grpcBodyFromServer(plan.url, stderr)];
+  } else if (!v.methodGiven || ['POST', 'PUT', 'PATCH'].includes(plan.method) || isInferRoute(plan.url)) {
     if (isInferRoute(plan.url)) await awaitListener(new URL(plan.url), stderr);
     const target = await probeTarget(plan.url);
     const batchline = target.kind !== 'unknown';
@@ -100,10 +103,11 @@ async function grpcBodyFromServer(url: string, stderr: NodeJS.WritableStream): P
 }
 
 /**
- * An inference route given no body, on a host that refuses connections: a server still starting
- * (`serve &` on the line before). Its probe would be refused and, once it listened, the run one of
- * 404s (GET, no body), so bench waits for it, up to LISTENER_WAIT_MS; a target that never comes
- * is loaded all the same, and the run reports its refusals as for any other URL.
+ * An inference route (or a grpc:// model) given no body, on a host that refuses connections: a
+ * server still starting (`serve &` on the line before). Its probe would be refused and, once it
+ * listened, the run one of 404s (GET, no body), so bench waits for it, up to LISTENER_WAIT_MS; a
+ * target that never comes is loaded all the same, and the run reports its refusals as for any
+ * other URL (a grpc:// one stops wanting a --body, as it does for a server that does not say).
  */
 async function awaitListener(url: URL, stderr: NodeJS.WritableStream): Promise<void> {
   const seconds = LISTENER_WAIT_MS / 1000;

@@ -67,4 +67,35 @@ describe('bench and a target that is not listening yet', () => {
     expect(stdout).toMatch(/requests\s+20 sent, 20 answered \(20 2xx\)/);
     expect(code).toBe(0);
   }, 60_000);
+
+  it('so does one against a gRPC port: it asks for the model once the listener is up, instead of wanting a --body', async () => {
+    // The probe of a gRPC port that refused was "unknown": exit 2 saying a grpc:// URL needs a
+    // --body, which it does not once the server listens.
+    const port = await refusedPort();
+    const bench = spawn(process.execPath, [
+      cli,
+      'bench',
+      '-n',
+      '20',
+      '--warmup',
+      '0',
+      '--quiet',
+      `grpc://127.0.0.1:${port}/models/toy-logistic-v1`,
+    ]);
+    let stderr = '';
+    let started: ReturnType<typeof serve> | undefined;
+    bench.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      if (started === undefined && stderr.includes('nothing listens at'))
+        started = serve({ port: 0, grpcPort: port, modelLatencyMs: 0 });
+    });
+    let stdout = '';
+    bench.stdout.on('data', (chunk) => (stdout += chunk));
+    const code = await new Promise((resolve) => bench.on('exit', resolve));
+    await (await started)?.close();
+    expect(stderr).toContain(`batchline bench: nothing listens at 127.0.0.1:${port} yet; waiting up to 10 s`);
+    expect(stderr).toContain('the gRPC server has toy-logistic-v1');
+    expect(stdout).toMatch(/requests\s+20 sent, 20 answered/);
+    expect(code).toBe(0);
+  }, 60_000);
 });

@@ -20,7 +20,8 @@ export interface Comparison {
  * (p25..p75, read from the stored histograms) do not overlap; throughput when it moved more than
  * 5 %. Anything less is called noise: a second run of the same thing differs that much.
  */
-export function compareRuns(a: BenchJson, b: BenchJson): Comparison {
+/** `shownUrl`: how the warnings write a URL (a page hides credential query values). */
+export function compareRuns(a: BenchJson, b: BenchJson, shownUrl?: (url: string) => string): Comparison {
   const rows: Comparison['rows'] = [];
   const rate = (figure: string, x: number, y: number): void => {
     rows.push({ figure, a: fmtRate(x), b: fmtRate(y), change: change(x, y) });
@@ -78,7 +79,7 @@ export function compareRuns(a: BenchJson, b: BenchJson): Comparison {
     findings.push(`goodput is ${goodputUp ? 'higher' : 'lower'} in B (${change(a.goodput_rps, b.goodput_rps)})`);
   if (failedA !== failedB && (failedA === 0 || failedB === 0))
     findings.push(`B has ${failedB > failedA ? 'failures A did not' : 'no failures, A had some'}`);
-  const warnings = loadDifferences(a, b);
+  const warnings = loadDifferences(a, b, shownUrl);
   if (findings.length === 0) {
     return {
       rows,
@@ -94,14 +95,14 @@ export function compareRuns(a: BenchJson, b: BenchJson): Comparison {
 /**
  * What the two runs did differently: another URL, method, body or load measures something else,
  * so a difference in their figures is not the change the user made. Said, not refused: comparing
- * two servers' URLs on purpose is fair.
+ * two servers' URLs on purpose is fair. `shownUrl` writes the URLs, compared as given.
  */
-export function loadDifferences(a: BenchJson, b: BenchJson): string[] {
+export function loadDifferences(a: BenchJson, b: BenchJson, shownUrl = (url: string) => url): string[] {
   const warnings: string[] = [];
-  const differ = (what: string, x: string, y: string): void => {
-    if (x !== y) warnings.push(`the runs ${what}: A ${x}, B ${y}`);
+  const differ = (what: string, x: string, y: string, shown = (text: string) => text): void => {
+    if (x !== y) warnings.push(`the runs ${what}: A ${shown(x)}, B ${shown(y)}`);
   };
-  differ('loaded different URLs', a.url, b.url);
+  differ('loaded different URLs', a.url, b.url, shownUrl);
   differ('used different methods', a.method, b.method);
   // Reports written before bench recorded its bodies say nothing of them.
   if (a.body !== undefined && b.body !== undefined && a.body?.sha256 !== b.body?.sha256)

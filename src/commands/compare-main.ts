@@ -17,7 +17,10 @@ export async function compareMain(
   stdout.write(formatComparison(comparison, pathA, pathB));
   if (html !== undefined) {
     const { writeCompareHtml } = await import('../report/html/bench-html.js');
-    await writeCompareHtml(html.path, a, b, comparison, [pathA, pathB], html.commandLine);
+    const { urlWithoutSecrets } = await import('../report/html/command-line.js');
+    // A page is meant to be shared: its warnings write the URLs as its title and footer do.
+    const shared = compareRuns(a, b, urlWithoutSecrets);
+    await writeCompareHtml(html.path, a, b, shared, [pathA, pathB], html.commandLine);
   }
 }
 

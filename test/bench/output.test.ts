@@ -280,6 +280,28 @@ describe('bench outputs', () => {
     await expect(compareMain(a, b, new TextSink())).rejects.toThrow(/not a batchline bench --json report/);
   });
 
+  it("compare's page hides credential query values in its warning of different URLs; its text keeps them", async () => {
+    // The page's title and footer hid them, as reports.md says, but the warning showed both keys.
+    server = await statusServer(200);
+    dir = await mkdtemp(join(tmpdir(), 'bench-'));
+    const paths = [join(dir, 'a.json'), join(dir, 'b.json')] as const;
+    for (const [i, key] of ['k3y-of-a', 'k3y-of-b'].entries())
+      await benchMain(
+        validated(`${server.url}/x?api_key=${key}&n=1`, { rate: '100', duration: '200ms', warmup: '0' }),
+        { ...outputs, json: paths[i] },
+        { stdout: new TextSink(), stderr: new TextSink(), env: {} },
+      );
+    const stdout = new TextSink();
+    const page = join(dir, 'compare.html');
+    await compareMain(paths[0], paths[1], stdout, { path: page, commandLine: 'batchline bench compare a.json b.json' });
+    expect(stdout.text).toContain('the runs loaded different URLs');
+    expect(stdout.text).toContain('api_key=k3y-of-a');
+    const html = await readFile(page, 'utf8');
+    expect(html).toContain('the runs loaded different URLs');
+    expect(html).toContain('/x?api_key=***');
+    for (const secret of ['k3y-of-a', 'k3y-of-b']) expect(html).not.toContain(secret);
+  });
+
   it('draws a progress line on a terminal with --no-ui, and none under CI', async () => {
     server = await statusServer(200);
     const run = async (env: NodeJS.ProcessEnv): Promise<string> => {

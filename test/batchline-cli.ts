@@ -1,6 +1,6 @@
 /**
  * The built `batchline` command as a user runs it (`npm test` builds it first), and the one way
- * tests run it, or any node script, to its end: twenty test files had each their own path to
+ * tests run it, or any node script, to its end: test files (eighteen, and two of node scripts) had each their own path to
  * bin/batchline.js and their own spawn, collect and exit-code code.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';

@@ -1,4 +1,6 @@
 import { connect } from 'node:net';
+import { request } from 'undici';
+import { MAX_STATS_BYTES, readBoundedText } from '../stats-contract/stats-poller.js';
 
 /**
  * `batchline serve &` and then `batchline bench …/v1/infer` on the next line (scaling.md's check
@@ -41,4 +43,29 @@ export async function listening(url: URL, limitMs: number, onWait: () => void): 
     outcome = await connects(url, Math.max(1, deadline - performance.now()));
   }
   return outcome !== 'refused';
+}
+
+/**
+ * A batchline server that has just begun to listen loads its models after: meanwhile its
+ * `/v1/stats` answers 503 `not_ready`, and bench's one question (which model the URL reaches)
+ * learns nothing, so the run was one of GET without a body (404s) all the same. Waits while it
+ * says so, until `deadlineMs` (`performance.now()`); any other answer, or none, ends the wait.
+ */
+export async function untilLoaded(url: URL, deadlineMs: number): Promise<void> {
+  while (performance.now() < deadlineMs) {
+    let loading = false;
+    try {
+      const timeoutMs = Math.max(1, deadlineMs - performance.now());
+      const response = await request(new URL('/v1/stats', url), {
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      const text = await readBoundedText(response.body, MAX_STATS_BYTES);
+      loading = response.statusCode === 503 && /"code"\s*:\s*"not_ready"/.test(text);
+    } catch {
+      return;
+    }
+    if (!loading) return;
+    await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+  }
 }

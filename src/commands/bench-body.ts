@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
 import { inferRouteOf, probeTarget } from '../bench/default-body.js';
-import { LISTENER_WAIT_MS, listening } from '../bench/wait-for-listener.js';
+import { LISTENER_WAIT_MS, listening, untilLoaded } from '../bench/wait-for-listener.js';
 import { probeGrpcModel } from './bench-grpc-probe.js';
 import { grpcModelOf, type ValidatedBench } from '../bench/plan-from-options.js';
 import type { BenchPlan } from '../bench/plan.js';
@@ -15,10 +15,14 @@ export async function withBody(v: ValidatedBench, stderr: NodeJS.WritableStream)
   else if (v.bodySource.kind === 'file') bodies = await readBodies(v.bodySource.path);
   else if (new URL(plan.url).protocol === 'grpc:') {
     // Its probe, refused, knew nothing, and the run stopped wanting a --body it did not need.
-    await awaitListener(new URL(plan.url), stderr);
-    bodies = [await grpcBodyFromServer(plan.url, stderr)];
+    const waitedUntilMs = await awaitListener(new URL(plan.url), stderr);
+    bodies = [await grpcBodyFromServer(plan.url, stderr, waitedUntilMs)];
   } else if (!v.methodGiven || ['POST', 'PUT', 'PATCH'].includes(plan.method) || isInferRoute(plan.url)) {
-    if (isInferRoute(plan.url)) await awaitListener(new URL(plan.url), stderr);
+    if (isInferRoute(plan.url)) {
+      // A server that has just begun to listen may still be loading its models: its probe says nothing until it has.
+      const waitedUntilMs = await awaitListener(new URL(plan.url), stderr);
+      if (waitedUntilMs !== undefined) await untilLoaded(new URL(plan.url), waitedUntilMs);
+    }
     const target = await probeTarget(plan.url);
     const batchline = target.kind !== 'unknown';
     if (target.kind === 'toy-model' && (!v.methodGiven || plan.method === 'POST')) {
@@ -79,9 +83,18 @@ function grpcBodies(plan: BenchPlan, bodies: readonly Buffer[]): Buffer[] {
  * HTTP run's is from batchline's: or INVALID_OPTION saying why it needs one, or that the server
  * has no such model (a run would be one of NOT_FOUND).
  */
-async function grpcBodyFromServer(url: string, stderr: NodeJS.WritableStream): Promise<Buffer> {
+async function grpcBodyFromServer(
+  url: string,
+  stderr: NodeJS.WritableStream,
+  /** Set when bench waited for the listener (performance.now()): it may answer UNAVAILABLE while its models load. */
+  waitedUntilMs?: number,
+): Promise<Buffer> {
   const model = grpcModelOf(new URL(url));
-  const probe = await probeGrpcModel(new URL(url), model);
+  let probe = await probeGrpcModel(new URL(url), model);
+  while (probe.kind === 'unavailable' && waitedUntilMs !== undefined && performance.now() < waitedUntilMs) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    probe = await probeGrpcModel(new URL(url), model);
+  }
   const needed =
     "--body: a grpc:// URL needs one, the request: the Open Inference Protocol's JSON body, as POST /v2/models/NAME/infer takes it (--body @request.json)";
   switch (probe.kind) {
@@ -97,6 +110,7 @@ async function grpcBodyFromServer(url: string, stderr: NodeJS.WritableStream): P
       );
     case 'only-yours':
       throw new BatchlineError('INVALID_OPTION', `${needed}; ${probe.why}`);
+    case 'unavailable':
     case 'unknown':
       throw new BatchlineError('INVALID_OPTION', needed);
   }
@@ -108,14 +122,21 @@ async function grpcBodyFromServer(url: string, stderr: NodeJS.WritableStream): P
  * listened, the run one of 404s (GET, no body), so bench waits for it, up to LISTENER_WAIT_MS; a
  * target that never comes is loaded all the same, and the run reports its refusals as for any
  * other URL (a grpc:// one stops wanting a --body, as it does for a server that does not say).
+ * Returns the wait's deadline when it waited and the host came (`performance.now()`): a server
+ * that has only just begun to listen may still be loading its models, which the probe then waits
+ * for within the same bound.
  */
-async function awaitListener(url: URL, stderr: NodeJS.WritableStream): Promise<void> {
+async function awaitListener(url: URL, stderr: NodeJS.WritableStream): Promise<number | undefined> {
   const seconds = LISTENER_WAIT_MS / 1000;
-  const up = await listening(url, LISTENER_WAIT_MS, () =>
-    stderr.write(`batchline bench: nothing listens at ${url.host} yet; waiting up to ${seconds} s for it to start\n`),
-  );
+  const deadlineMs = performance.now() + LISTENER_WAIT_MS;
+  let waited = false;
+  const up = await listening(url, LISTENER_WAIT_MS, () => {
+    waited = true;
+    stderr.write(`batchline bench: nothing listens at ${url.host} yet; waiting up to ${seconds} s for it to start\n`);
+  });
   if (!up)
     stderr.write(`batchline bench: still nothing listens at ${url.host} after ${seconds} s; running all the same\n`);
+  return waited && up ? deadlineMs : undefined;
 }
 
 /** batchline's inference routes: `/v1/infer` and `/models/{name}/predict`. */

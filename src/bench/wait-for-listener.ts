@@ -46,26 +46,44 @@ export async function listening(url: URL, limitMs: number, onWait: () => void): 
 }
 
 /**
+ * `attempt` again every RETRY_MS while `again` says its outcome is "not yet", until `deadlineMs`
+ * (`performance.now()`); the last outcome. Once with no deadline.
+ */
+export async function retriedWhile<T>(
+  attempt: () => Promise<T>,
+  again: (outcome: T) => boolean,
+  deadlineMs: number | undefined,
+): Promise<T> {
+  let outcome = await attempt();
+  while (again(outcome) && deadlineMs !== undefined && performance.now() < deadlineMs) {
+    await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    outcome = await attempt();
+  }
+  return outcome;
+}
+
+/**
  * A batchline server that has just begun to listen loads its models after: meanwhile its
  * `/v1/stats` answers 503 `not_ready`, and bench's one question (which model the URL reaches)
  * learns nothing, so the run was one of GET without a body (404s) all the same. Waits while it
  * says so, until `deadlineMs` (`performance.now()`); any other answer, or none, ends the wait.
  */
 export async function untilLoaded(url: URL, deadlineMs: number): Promise<void> {
-  while (performance.now() < deadlineMs) {
-    let loading = false;
-    try {
-      const timeoutMs = Math.max(1, deadlineMs - performance.now());
-      const response = await request(new URL('/v1/stats', url), {
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      const text = await readBoundedText(response.body, MAX_STATS_BYTES);
-      loading = response.statusCode === 503 && /"code"\s*:\s*"not_ready"/.test(text);
-    } catch {
-      return;
-    }
-    if (!loading) return;
-    await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+  await retriedWhile(
+    () => statsSayLoading(url, deadlineMs),
+    (loading) => loading,
+    deadlineMs,
+  );
+}
+
+/** Whether the server's `/v1/stats` answers 503 `not_ready` (false for any other answer, or none). */
+async function statsSayLoading(url: URL, deadlineMs: number): Promise<boolean> {
+  try {
+    const timeoutMs = Math.max(1, deadlineMs - performance.now());
+    const response = await request(new URL('/v1/stats', url), { headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+    const text = await readBoundedText(response.body, MAX_STATS_BYTES);
+    return response.statusCode === 503 && /"code"\s*:\s*"not_ready"/.test(text);
+  } catch {
+    return false;
   }
 }

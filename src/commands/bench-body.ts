@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
 import { inferRouteOf, probeTarget } from '../bench/default-body.js';
-import { LISTENER_WAIT_MS, listening, untilLoaded } from '../bench/wait-for-listener.js';
+import { LISTENER_WAIT_MS, listening, retriedWhile, untilLoaded } from '../bench/wait-for-listener.js';
 import { probeGrpcModel } from './bench-grpc-probe.js';
 import { grpcModelOf, type ValidatedBench } from '../bench/plan-from-options.js';
 import type { BenchPlan } from '../bench/plan.js';
@@ -90,11 +90,11 @@ async function grpcBodyFromServer(
   waitedUntilMs?: number,
 ): Promise<Buffer> {
   const model = grpcModelOf(new URL(url));
-  let probe = await probeGrpcModel(new URL(url), model);
-  while (probe.kind === 'unavailable' && waitedUntilMs !== undefined && performance.now() < waitedUntilMs) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    probe = await probeGrpcModel(new URL(url), model);
-  }
+  const probe = await retriedWhile(
+    () => probeGrpcModel(new URL(url), model),
+    (answer) => answer.kind === 'unavailable',
+    waitedUntilMs,
+  );
   const needed =
     "--body: a grpc:// URL needs one, the request: the Open Inference Protocol's JSON body, as POST /v2/models/NAME/infer takes it (--body @request.json)";
   switch (probe.kind) {

@@ -10,11 +10,11 @@ import { requestIdFor } from './request-id.js';
 /**
  * The answers Node's HTTP server gives before any route runs, in the error table's shape: it
  * answered an `Expect` other than 100-continue 417 and an HTTP/1.1 request without Host 400,
- * both with no body, and closed a CONNECT's socket with no answer at all. Several Host lines and
- * a transfer coding other than chunked are refused 400 (Node kept the first Host, and framed a
- * body by its chunks and passed it on still coded). No route and no model is reached, so none
- * of them is counted in /metrics (nor are the parser's 400 and 431).
- * The server must be created with `requireHostHeader: false`, or Node answers the missing Host.
+ * both with no body, and closed a CONNECT's socket with no answer at all. Several Host lines, a
+ * transfer coding other than chunked and any on HTTP/1.0 are refused 400 (Node kept the first
+ * Host, framed a body by its chunks and passed it on still coded, and decoded HTTP/1.0's
+ * chunks). No route and no model is reached, so none of them is counted in /metrics (nor are
+ * the parser's 400 and 431). The server must be created with `requireHostHeader: false`, or Node answers the missing Host.
  */
 export function answerNodeRefusals(server: Server): void {
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
@@ -44,6 +44,14 @@ export function answerNodeRefusals(server: Server): void {
     // RFC 9112 §6.1: Node frames a body by its last coding, chunked, and ignores those before it
     // (gzip, chunked): a route got bytes still coded. None but chunked is decoded here.
     const coding = request.headers['transfer-encoding'];
+    // §6.1 too: HTTP/1.0 has no transfer codings, so its framing is faulty (a MUST); a proxy in
+    // front may have framed it by Content-Length. Node decoded the chunks.
+    if (coding !== undefined && request.httpVersionMajor === 1 && request.httpVersionMinor === 0)
+      return answerRequest(
+        request,
+        response,
+        new BatchlineError('BAD_REQUEST', 'an HTTP/1.0 request cannot carry a Transfer-Encoding'),
+      );
     if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked')
       return answerRequest(
         request,

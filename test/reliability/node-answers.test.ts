@@ -66,6 +66,15 @@ describe("Node's and Fastify's own answers", () => {
       'bad_request',
     ],
     [
+      // RFC 9112 §6.1: an HTTP/1.0 message with a Transfer-Encoding has faulty framing (a MUST):
+      // HTTP/1.0 has no chunked coding, so a proxy before the server may frame it by its
+      // Content-Length, or read the chunks as the next request. Node served it chunked (200).
+      'an HTTP/1.0 request with a Transfer-Encoding',
+      'POST /v1/infer HTTP/1.0\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n19\r\n{"inputs":[0.2,1.5,-0.3]}\r\n0\r\n\r\n',
+      400,
+      'bad_request',
+    ],
+    [
       'a bad Content-Length',
       'POST /v1/infer HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: abc\r\n\r\n',
       400,

@@ -8,7 +8,8 @@ import type { BenchSecond } from './bench-series.js';
 import { COLORS, PALETTE } from './colors.js';
 import { urlWithoutSecrets } from './command-line.js';
 import type { ChartSpec, PageTable, ReportPageData } from './page-data.js';
-import { latencyLine, metricLabel } from './objective-line.js';
+import { latencyLine } from './objective-line.js';
+import { latencyMetricName } from '../../options/objective.js';
 import { sweepCurveSeries } from './sweep-curve.js';
 import { percentileChart, roundForChart } from './percentile-distribution.js';
 import type { ServerSamples } from '../../bench/server-samples.js';
@@ -136,7 +137,7 @@ export function benchSweepPageData(
     paretoIndexes(points).filter((i) => Number.isFinite((points[i] as { latency: number }).latency)),
   );
   const best = bestRate(results, slo);
-  const label = metricLabel(metric);
+  const label = latencyMetricName(metric);
   const curve: ChartSpec = {
     id: 'throughput-latency',
     title: `Throughput against ${label} latency`,

@@ -1,11 +1,11 @@
 import type { SimulationReport } from '../../simulate/report.js';
-import type { LatencyMetric } from '../../options/objective.js';
+import { type LatencyMetric, latencyMetricName } from '../../options/objective.js';
 import { lossOf, meetsSlo } from '../../simulate/slo.js';
 import { sameArrivals, type SweepOutcome } from '../../simulate/sweep-report.js';
 import { formatPercent } from '../format.js';
 import { PALETTE } from './colors.js';
 import type { ChartSpec, ReportPageData } from './page-data.js';
-import { latencyLine, metricLabel } from './objective-line.js';
+import { latencyLine } from './objective-line.js';
 import { sweepCurveSeries } from './sweep-curve.js';
 import { roundForChart } from './percentile-distribution.js';
 
@@ -18,7 +18,7 @@ export function sweepPageData(outcome: SweepOutcome, generatedBy: string, genera
   const { rows, axes, pareto, slo, choice } = outcome;
   const clause = latencyLine(slo);
   const metric: LatencyMetric = clause?.metric ?? 'p99';
-  const label = metricLabel(metric);
+  const label = latencyMetricName(metric);
   const reports = rows.map((row) => row.report);
   const order = reports
     .map((_r, i) => i)

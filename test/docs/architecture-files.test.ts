@@ -1,6 +1,6 @@
 /**
  * docs/architecture.md names the files it describes: each name must be a file of the tree, and
- * its table of the core must name every file of src/core, which has no other guide.
+ * its table of the core must name every file of src/core, which has no other guide, and no other.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -31,10 +31,11 @@ describe('docs/architecture.md', () => {
     expect(cited.filter((name) => !name.endsWith('.d.ts') && !exists(name))).toEqual([]);
   });
 
-  it("names every file of src/core in the core's table", () => {
+  it("names every file of src/core in the core's table, and only those", () => {
     const table = /## The core \(`src\/core`\)\n([\s\S]*?)\n## /.exec(architecture)?.[1] ?? '';
-    const named = new Set([...table.matchAll(/`([\w-]+\.ts)`/g)].map((match) => match[1]));
+    const named = new Set([...table.matchAll(/`([\w-]+\.ts)`/g)].map((match) => match[1] ?? ''));
     const core = readdirSync(join(ROOT, 'src', 'core')).filter((name) => name.endsWith('.ts'));
     expect(core.filter((name) => !named.has(name))).toEqual([]);
+    expect([...named].filter((name) => !core.includes(name))).toEqual([]);
   });
 });

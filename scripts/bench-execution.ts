@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { inputBodies } from './lib/input-bodies.js';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { processCpuMs } from './lib/process-cpu.js';
+import { median } from './lib/median.js';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const sliceS = Number(process.env.BENCH_SLICE_S ?? 3);
@@ -50,11 +51,6 @@ async function drive(server: ChildServer, seconds: number): Promise<Slice> {
     cpuMsPerRequest: cpu / Math.max(1, result.requests.total),
     failed: result.errors + result.non2xx,
   };
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return (sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.ceil((sorted.length - 1) / 2)]!) / 2;
 }
 
 const format = (s: Slice): string =>

@@ -27,6 +27,7 @@ import { promisify } from 'node:util';
 import { startChildServer } from './lib/child-server.js';
 import { ITEM_SHAPE, inputBodies, MODEL_NAME } from './lib/input-bodies.js';
 import { processCpuMs } from './lib/process-cpu.js';
+import { median } from './lib/median.js';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const sliceS = Number(process.env.BENCH_SLICE_S ?? 3);
@@ -137,11 +138,6 @@ async function slice(pid: number, serverUrl: string, protocol: string, url: stri
     p99Ms: report.latency_ms.p99,
     failed: measured - ok,
   };
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return (sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.ceil((sorted.length - 1) / 2)]!) / 2;
 }
 
 console.log(

@@ -38,6 +38,7 @@ import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { inputBodies, MODEL_NAME } from './lib/input-bodies.js';
 import { closedLoop, type Load as Requests } from './lib/lean-load.js';
 import { processCpuMs } from './lib/process-cpu.js';
+import { median } from './lib/median.js';
 
 const driver = process.env.BENCH_DRIVER ?? 'cli';
 if (driver !== 'cli' && driver !== 'loop') throw new Error(`BENCH_DRIVER: got ${driver}, expected cli or loop`);
@@ -162,11 +163,6 @@ async function loop(reference: ChildServer, seconds: number): Promise<Figure> {
   const match = /items\/s ([\d.]+)/.exec(await line);
   if (match === null) throw new Error(`the onnxruntime loop said: ${await line}`);
   return { rate: Number(match[1]), detail: 'batches of 8, one thread' };
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return (sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.ceil((sorted.length - 1) / 2)]!) / 2;
 }
 
 async function compare(

@@ -28,6 +28,7 @@ import { inputBodies } from './lib/input-bodies.js';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { BIN, runBench, table } from './lib/fidelity.js';
 import { processCpuMs } from './lib/process-cpu.js';
+import { median } from './lib/median.js';
 
 const counts = (process.env.MODELS_COUNTS ?? '1,10,50,200').split(',').map(Number);
 const rate = Number(process.env.MODELS_RATE ?? 100);
@@ -52,11 +53,6 @@ function repository(count: number): string {
 function rssMb(pid: number): number {
   const line = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Number(line?.[1]) / 1024;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return (sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.ceil((sorted.length - 1) / 2)]!) / 2;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -21,6 +21,7 @@ import autocannon from 'autocannon';
 import { fileURLToPath } from 'node:url';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { processCpuMs } from './lib/process-cpu.js';
+import { median } from './lib/median.js';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const sliceS = Number(process.env.BENCH_SLICE_S ?? 2);
@@ -63,11 +64,6 @@ async function drive(server: ChildServer, seconds: number): Promise<Slice> {
     failed: result.errors + result.non2xx,
     cpuUsPerRequest: ((cpuMsOf(server) - cpuBeforeMs) * 1000) / result.requests.total,
   };
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return (sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.ceil((sorted.length - 1) / 2)]!) / 2;
 }
 
 const format = (slice: Slice): string =>

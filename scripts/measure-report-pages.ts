@@ -11,12 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import puppeteer from 'puppeteer-core';
+import { launchChromium } from './lib/chromium.js';
 
 const run = promisify(execFile);
 const bin = new URL('../../bin/batchline.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'batchline-measure-pages-'));
-const chromium = process.env.BATCHLINE_CHROMIUM ?? '/usr/bin/chromium';
 
 async function timed(args: string[]): Promise<number> {
   const started = performance.now();
@@ -24,22 +23,7 @@ async function timed(args: string[]): Promise<number> {
   return performance.now() - started;
 }
 
-const profile = mkdtempSync(join(tmpdir(), 'batchline-chromium-'));
-const browser = await puppeteer.launch({
-  executablePath: chromium,
-  headless: true,
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    `--user-data-dir=${profile}`,
-  ],
-});
+const { browser, close } = await launchChromium();
 /** The page's own globals, as the timeline script defines them. */
 interface PageGlobals {
   batchlineTimeline: { run(): boolean; events(): unknown[] };
@@ -70,6 +54,5 @@ for (const requests of [1_000, 10_000, 50_000, 200_000, 1_000_000]) {
     `${String(requests).padStart(8)}  ${(plain / 1000).toFixed(2).padStart(6)} s  ${(withHtml / 1000).toFixed(2).padStart(5)} s  ${(statSync(file).size / 1024).toFixed(0).padStart(8)}  ${openMs.toFixed(0).padStart(6)} ms  ${pressed ? '(pressed Run) ' : ''}${note}`,
   );
 }
-await browser.close();
-rmSync(profile, { recursive: true, force: true });
+await close();
 rmSync(dir, { recursive: true, force: true });

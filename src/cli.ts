@@ -59,7 +59,7 @@ export function exitCodeFor(thrown: unknown, stderr: NodeJS.WritableStream = pro
   return 1;
 }
 
-/** Entry point of bin/batchline.js; the only place that calls process.exit (rule 6 of architecture.md). */
+/** Entry point of bin/batchline.js; the one place that ends the process with a command's status (rule 6 of architecture.md). */
 export async function main(argv: string[]): Promise<void> {
   // Output piped into `head` and the like: a closed pipe ends the command quietly.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {

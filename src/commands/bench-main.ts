@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { BatchlineError, ExitWithCode } from '../errors.js';
 import { checkOutputPath } from './output-path.js';
-import { trapInterrupt } from './interrupt.js';
+import { quitAtOnce, trapInterrupt } from './interrupt.js';
 import { withBody } from './bench-body.js';
 import { checkCertificate } from '../bench/certificate-check.js';
 import type { ErrorKind } from '../bench/error-kind.js';
@@ -274,7 +274,7 @@ async function startDashboardDisplay(
     onStop: () => {
       if (!stop.signal.aborted) return void stop.abort();
       dashboard.stop();
-      process.exit(130);
+      quitAtOnce('SIGINT');
     },
   });
   const facts = {

@@ -17,10 +17,18 @@ export function trapInterrupt(stop: AbortController, first: (signal: StopSignal)
       stop.abort();
       return;
     }
-    process.exit(SIGNAL_EXIT[signal]);
+    quitAtOnce(signal);
   };
   for (const signal of Object.keys(SIGNAL_EXIT)) process.on(signal, onSignal);
   return () => {
     for (const signal of Object.keys(SIGNAL_EXIT)) process.off(signal, onSignal);
   };
+}
+
+/**
+ * A second Ctrl-C (or SIGTERM, or bench's dashboard's second `q`) quits at once, with 128 + the
+ * signal's number: from a signal's or a key's handler, where there is no caller to throw to.
+ */
+export function quitAtOnce(signal: StopSignal): never {
+  process.exit(SIGNAL_EXIT[signal]);
 }

@@ -6,7 +6,7 @@ import type { ItemTensors } from '../model/tensor-spec.js';
 import { readJson } from '../protocol/json-reader.js';
 import type { ServingPath } from './latency-profile.js';
 import { randomItem, type BatchTimings, type Stopwatch } from './measure.js';
-import { medianOf } from './summarize.js';
+import { medianOf, roundMs } from './summarize.js';
 
 /** What the serving-path measurement needs of a model: serve's own decode, run and reply. */
 export type PathModel = Pick<ServedModel, 'inputs' | 'outputs' | 'decode' | 'runBatch' | 'replyBody'>;
@@ -118,7 +118,7 @@ export function servingPathOf(
   runs: readonly BatchTimings[],
   fit: (points: { n: number; ms: number }[]) => { aMs: number; bMs: number },
 ): ServingPath {
-  const runPoints = runs.map((t) => ({ batch_size: t.batchSize, p50_ms: round(medianOf(t.samplesMs)) }));
+  const runPoints = runs.map((t) => ({ batch_size: t.batchSize, p50_ms: roundMs(medianOf(t.samplesMs)) }));
   const handover = roundTrips.map((t, i) => ({
     n: t.batchSize,
     ms: Math.max(0, medianOf(t.samplesMs) - medianOf((runs[i] as BatchTimings).samplesMs)),
@@ -130,16 +130,12 @@ export function servingPathOf(
     wire: 'json',
     body_bytes: body.byteLength,
     item_bytes: main.itemBytes,
-    decode_ms: round(main.decodeMs),
-    check_ms: round(main.checkMs),
-    encode_ms: round(main.encodeMs),
+    decode_ms: roundMs(main.decodeMs),
+    check_ms: roundMs(main.checkMs),
+    encode_ms: roundMs(main.encodeMs),
     run_points: runPoints,
-    run_fit: { a_ms: round(runFit.aMs), b_ms: round(runFit.bMs) },
-    handover_fit: { a_ms: round(handoverFit.aMs), b_ms: round(handoverFit.bMs) },
+    run_fit: { a_ms: roundMs(runFit.aMs), b_ms: roundMs(runFit.bMs) },
+    handover_fit: { a_ms: roundMs(handoverFit.aMs), b_ms: roundMs(handoverFit.bMs) },
     cores: availableCores(),
   };
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 1e6) / 1e6;
 }

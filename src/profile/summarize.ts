@@ -23,7 +23,7 @@ export function summarizeProfile(
     warmup,
     repetitions,
     points,
-    fit: { a_ms: round(fit.aMs), b_ms: round(fit.bMs), r2: Math.round(fit.r2 * 10_000) / 10_000 },
+    fit: { a_ms: roundMs(fit.aMs), b_ms: roundMs(fit.bMs), r2: Math.round(fit.r2 * 10_000) / 10_000 },
     ...(itemShapes === undefined ? {} : { item_shapes: itemShapes }),
   };
 }
@@ -36,17 +36,17 @@ function summarizePoint({ batchSize, samplesMs }: BatchTimings): LatencyProfileP
   const quantile = (q: number): number => sorted[Math.min(count - 1, Math.ceil(q * count) - 1)] as number;
   return {
     batch_size: batchSize,
-    mean_ms: round(mean),
-    p50_ms: round(quantile(0.5)),
-    p90_ms: round(quantile(0.9)),
-    min_ms: round(sorted[0] as number),
-    max_ms: round(sorted[count - 1] as number),
+    mean_ms: roundMs(mean),
+    p50_ms: roundMs(quantile(0.5)),
+    p90_ms: roundMs(quantile(0.9)),
+    min_ms: roundMs(sorted[0] as number),
+    max_ms: roundMs(sorted[count - 1] as number),
     cv: mean > 0 ? Math.round((Math.sqrt(variance) / mean) * 1000) / 1000 : 0,
   };
 }
 
-/** Microsecond resolution is plenty for execution times. */
-function round(ms: number): number {
+/** A profile's figure in ms, kept to six decimals (the nanosecond) in the profile file. */
+export function roundMs(ms: number): number {
   return Math.round(ms * 1e6) / 1e6;
 }
 

@@ -54,10 +54,8 @@ export function formatPercent(fraction: number): string {
   return `${Math.round(pct)}%`;
 }
 
-/** `p50`, `p90`, `p95`, `p99`, `p99.9`, `max`. */
-export function percentileLabel(key: 'p50' | 'p90' | 'p95' | 'p99' | 'p999' | 'max'): string {
-  return key === 'p999' ? 'p99.9' : key;
-}
+/** `p50`, `p90`, `p95`, `p99`, `p99.9`, `max`: a latency figure's name as the objectives' grammar writes it. */
+export { latencyMetricName } from '../options/objective.js';
 
 /** Three significant digits without trailing noise: 0.412, 12.3, 456, 1234. */
 function significant(value: number): string {

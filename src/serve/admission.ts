@@ -39,6 +39,42 @@ export type Settlement =
 
 export type ModelRequest = PendingRequest<ItemTensors, ItemTensors>;
 
+/** The two ways out that every transport's answer has for a settlement without outputs. */
+export interface SettlementAnswer {
+  clientGone(): void;
+  error(error: unknown, stage: ErrorStage): unknown;
+}
+
+/**
+ * Answers a settlement that holds no outputs (its client gone, or its error) and says so; an ok
+ * one is left to the caller, which encodes its outputs for its transport.
+ */
+export function answeredWithoutOutputs(
+  settlement: Settlement,
+  answer: SettlementAnswer,
+): settlement is Exclude<Settlement, { readonly kind: 'ok' }> {
+  switch (settlement.kind) {
+    case 'gone':
+      answer.clientGone();
+      return true;
+    case 'error':
+      answer.error(settlement.error, settlement.stage);
+      return true;
+    case 'ok':
+      return false;
+  }
+}
+
+/**
+ * What to answer when a settled request's outputs could not be encoded, logged with its id: a
+ * BatchlineError says what the client can do about it (an output larger than its shared memory
+ * region); anything else stays in the log.
+ */
+export function encodingFailure(error: unknown, requestId: string, context: AdmissionContext): BatchlineError {
+  context.logError(`could not present the output of request ${requestId}`, error);
+  return error instanceof BatchlineError ? error : new BatchlineError('MODEL_FAILURE', seeTheLog(requestId));
+}
+
 /**
  * When and how urgently a request asks to be answered: its deadline in ms from arrival (capped
  * at --max-request-timeout-ms) and its priority level (1 the highest); undefined for its

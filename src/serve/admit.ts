@@ -6,11 +6,12 @@ import {
   type AdmissionContext,
   type AdmissionVersion,
   admitRows,
+  answeredWithoutOutputs,
+  encodingFailure,
   type ModelRequest,
   type RequestSchedule,
 } from './admission.js';
 import type { Answer } from './answer.js';
-import { seeTheLog } from './failure-log.js';
 import type { ModelBatcher } from './model-version.js';
 import { refusalError } from './outcome-errors.js';
 import { admittedOn, answerRefusal } from './retry-hold.js';
@@ -65,22 +66,12 @@ export function admit<D>(
   let rowsAdmitted: readonly ModelRequest[] = [];
   const admitted = admitRows(version, request.id, rows, schedule, context, (settlement) => {
     forget(socket?.[kWaiting], rowsAdmitted);
-    switch (settlement.kind) {
-      case 'gone':
-        return answer.clientGone();
-      case 'error':
-        return void answer.error(settlement.error, settlement.stage);
-      case 'ok':
-        break;
-    }
+    if (answeredWithoutOutputs(settlement, answer)) return;
     let encoded: ReturnType<InferenceCodec<D>['encodeRows']>;
     try {
       encoded = codec.encodeRows(request.id, settlement.outputs, version.model, decoded);
     } catch (error) {
-      context.logError(`could not present the output of request ${request.id}`, error);
-      // A BatchlineError says what the client can do about it; anything else stays in the log.
-      const told = error instanceof BatchlineError ? error : new BatchlineError('MODEL_FAILURE', seeTheLog(request.id));
-      return void answer.error(told, 'admitted');
+      return void answer.error(encodingFailure(error, request.id, context), 'admitted');
     }
     answer.send(200, encoded);
   });

@@ -5,8 +5,7 @@ import { encodeGrpcInferResponse } from '../protocol/grpc-infer-response.js';
 import type { OipRequest } from '../protocol/oip-decoded-request.js';
 import type { SharedMemoryAccess } from '../protocol/shared-memory-parameters.js';
 import { timeoutMsOf } from '../protocol/schedule-parameters.js';
-import { type AdmissionContext, admitRows } from './admission.js';
-import { seeTheLog } from './failure-log.js';
+import { type AdmissionContext, admitRows, answeredWithoutOutputs, encodingFailure } from './admission.js';
 import { withJsonRowsChecked } from './oip-protocol.js';
 import { GrpcAnswer } from './grpc-answer.js';
 import { deadlineExceeded } from './outcome-errors.js';
@@ -61,14 +60,7 @@ export function modelInfer(
   }
   const schedule = { timeoutMs, priority: decoded.schedule.priority };
   const admitted = admitRows(version, requestId, decoded.items, schedule, context, (settlement) => {
-    switch (settlement.kind) {
-      case 'gone':
-        return answer.clientGone();
-      case 'error':
-        return void answer.error(settlement.error, settlement.stage);
-      case 'ok':
-        break;
-    }
+    if (answeredWithoutOutputs(settlement, answer)) return;
     let encoded: Uint8Array;
     try {
       encoded = encodeGrpcInferResponse({
@@ -79,10 +71,7 @@ export function modelInfer(
         rows: settlement.outputs,
       });
     } catch (error) {
-      context.logError(`could not present the output of request ${requestId}`, error);
-      // A BatchlineError (an output larger than its shared memory region) says what the client can do about it.
-      const told = error instanceof BatchlineError ? error : new BatchlineError('MODEL_FAILURE', seeTheLog(requestId));
-      return void answer.error(told, 'admitted');
+      return void answer.error(encodingFailure(error, requestId, context), 'admitted');
     }
     answer.send(encoded);
   });

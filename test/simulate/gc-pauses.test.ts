@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SeededRandom } from '../../src/core/rng.js';
 import { gcPauseSource, meanPauseMsPerRequest } from '../../src/simulate/gc-pauses.js';
 import { validateLatencyProfile } from '../../src/profile/latency-profile.js';
-import { simulateWithInputs } from './helpers.js';
+import { simulateWithInputs, workerModelProfile } from './helpers.js';
 import { tempDir } from '../temp-dir.js';
 
 const dir = tempDir('batchline-gc-');
@@ -47,45 +47,22 @@ describe("gcPauseSource: the main thread's GC pauses a request brings", () => {
 let profiles = 0;
 function profileWith(pauses: unknown, path: { decode_ms?: number; cores?: number } = {}): string {
   const file = join(dir, `profile-${profiles++}.json`);
-  const points = [1, 2, 4, 8].map((n) => ({
-    batch_size: n,
-    p50_ms: 1 + n,
-    mean_ms: 1 + n,
-    p90_ms: 1 + n,
-    min_ms: 1 + n,
-    max_ms: 1 + n,
-    cv: 0,
-  }));
-  const profile = {
-    format: 'batchline-latency-profile/1',
-    model: 'm',
-    warmup: 1,
-    repetitions: 1,
-    points,
-    fit: { a_ms: 1, b_ms: 1, r2: 1 },
-    serving_path: {
-      execution: 'worker',
-      wire: 'json',
-      body_bytes: 1000,
-      decode_ms: 0.3,
-      check_ms: 0.1,
-      encode_ms: 0.01,
-      cores: 4,
-      run_points: points.map((p) => ({ batch_size: p.batch_size, p50_ms: p.p50_ms - 0.1 })),
-      run_fit: { a_ms: 0.9, b_ms: 1 },
-      handover_fit: { a_ms: 0.1, b_ms: 0 },
-      ...path,
-      serve_cpu: {
-        requests: 1000,
-        main_ms: 0.81,
-        worker_ms: 1,
-        helpers_ms: 0.2,
-        client_ms: 0.25,
-        mean_batch: 1,
-        ...(pauses === undefined ? {} : { gc_pauses: pauses }),
-      },
+  const profile = workerModelProfile({
+    decode_ms: 0.3,
+    check_ms: 0.1,
+    encode_ms: 0.01,
+    cores: 4,
+    ...path,
+    serve_cpu: {
+      requests: 1000,
+      main_ms: 0.81,
+      worker_ms: 1,
+      helpers_ms: 0.2,
+      client_ms: 0.25,
+      mean_batch: 1,
+      ...(pauses === undefined ? {} : { gc_pauses: pauses }),
     },
-  };
+  });
   writeFileSync(file, JSON.stringify(profile));
   return file;
 }

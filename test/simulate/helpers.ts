@@ -21,6 +21,40 @@ export function bareServingPath(overrides: Partial<ServingPathSetup> = {}): Serv
   };
 }
 
+/**
+ * The latency profile file of a worker model whose batch of n takes 1 + 1·n ms (at `sizes`),
+ * its run 0.1 ms of that and its hand-over the rest; `servingPath` adds or replaces the serving
+ * path's measured steps (decode_ms, cores, serve_cpu …).
+ */
+export function workerModelProfile(servingPath: Record<string, unknown>, sizes: readonly number[] = [1, 2, 4, 8]) {
+  const points = sizes.map((n) => ({
+    batch_size: n,
+    p50_ms: 1 + n,
+    mean_ms: 1 + n,
+    p90_ms: 1 + n,
+    min_ms: 1 + n,
+    max_ms: 1 + n,
+    cv: 0,
+  }));
+  return {
+    format: 'batchline-latency-profile/1',
+    model: 'm',
+    warmup: 1,
+    repetitions: 1,
+    points,
+    fit: { a_ms: 1, b_ms: 1, r2: 1 },
+    serving_path: {
+      execution: 'worker',
+      wire: 'json',
+      body_bytes: 1000,
+      run_points: points.map((p) => ({ batch_size: p.batch_size, p50_ms: p.p50_ms - 0.1 })),
+      run_fit: { a_ms: 0.9, b_ms: 1 },
+      handover_fit: { a_ms: 0.1, b_ms: 0 },
+      ...servingPath,
+    },
+  };
+}
+
 /** Resolved simulate options from camelCase overrides, ignoring the environment. */
 export function simulateOptions(overrides: Partial<Record<keyof SimulateOptions, unknown>> = {}): SimulateOptions {
   const raw: Record<string, unknown> = {};

@@ -8,7 +8,7 @@ import { validateLatencyProfile } from '../../src/profile/latency-profile.js';
 import { formatProfile } from '../../src/profile/profile-text.js';
 import { formatReport } from '../../src/simulate/report-text.js';
 import { ServingPath } from '../../src/simulate/serving-path-model.js';
-import { bareServingPath, simulate, simulateWithInputs } from './helpers.js';
+import { bareServingPath, simulate, simulateWithInputs, workerModelProfile } from './helpers.js';
 import { tempDir } from '../temp-dir.js';
 
 const dir = tempDir('batchline-path-');
@@ -25,35 +25,7 @@ function writeProfile(
   sizes: readonly number[] = [1, 2, 4, 8],
 ): string {
   const file = join(dir, `profile-${Object.values(path).join('-')}-${sizes.join('-')}.json`);
-  const points = sizes.map((n) => ({
-    batch_size: n,
-    p50_ms: 1 + n,
-    mean_ms: 1 + n,
-    p90_ms: 1 + n,
-    min_ms: 1 + n,
-    max_ms: 1 + n,
-    cv: 0,
-  }));
-  writeFileSync(
-    file,
-    JSON.stringify({
-      format: 'batchline-latency-profile/1',
-      model: 'm',
-      warmup: 1,
-      repetitions: 1,
-      points,
-      fit: { a_ms: 1, b_ms: 1, r2: 1 },
-      serving_path: {
-        execution: 'worker',
-        wire: 'json',
-        body_bytes: 1000,
-        run_points: points.map((p) => ({ batch_size: p.batch_size, p50_ms: p.p50_ms - 0.1 })),
-        run_fit: { a_ms: 0.9, b_ms: 1 },
-        handover_fit: { a_ms: 0.1, b_ms: 0 },
-        ...path,
-      },
-    }),
-  );
+  writeFileSync(file, JSON.stringify(workerModelProfile(path, sizes)));
   return file;
 }
 

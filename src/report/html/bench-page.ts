@@ -8,7 +8,9 @@ import type { BenchSecond } from './bench-series.js';
 import { COLORS, PALETTE } from './colors.js';
 import { urlWithoutSecrets } from './command-line.js';
 import type { ChartSpec, PageTable, ReportPageData } from './page-data.js';
-import { latencyLine, metricLabel } from './objective-line.js';
+import { latencyLine } from './objective-line.js';
+import { latencyMetricName } from '../../options/objective.js';
+import { sweepCurveSeries } from './sweep-curve.js';
 import { percentileChart, roundForChart } from './percentile-distribution.js';
 import type { ServerSamples } from '../../bench/server-samples.js';
 
@@ -135,7 +137,7 @@ export function benchSweepPageData(
     paretoIndexes(points).filter((i) => Number.isFinite((points[i] as { latency: number }).latency)),
   );
   const best = bestRate(results, slo);
-  const label = metricLabel(metric);
+  const label = latencyMetricName(metric);
   const curve: ChartSpec = {
     id: 'throughput-latency',
     title: `Throughput against ${label} latency`,
@@ -146,30 +148,13 @@ export function benchSweepPageData(
       values: order.map((i) => roundForChart((points[i] as { throughput: number }).throughput)),
     },
     y: { label: `${label} latency ms`, log: true },
-    series: [
-      {
-        label: `${label} (every step)`,
-        color: COLORS.p99,
-        values: order.map((i) => finite((points[i] as { latency: number }).latency)),
-        style: 'points',
-      },
-      {
-        label: 'Pareto frontier',
-        color: COLORS.ok,
-        values: order.map((i) => (frontier.has(i) ? finite((points[i] as { latency: number }).latency) : null)),
-        spanGaps: true,
-      },
-      ...(line === undefined
-        ? []
-        : [
-            {
-              label: `objective ${label} < ${line.boundMs} ms`,
-              color: COLORS.limit,
-              values: order.map(() => line.boundMs),
-              dash: true,
-            },
-          ]),
-    ],
+    series: sweepCurveSeries(
+      label,
+      'every step',
+      order.map((i) => finite((points[i] as { latency: number }).latency)),
+      order.map((i) => frontier.has(i)),
+      line,
+    ),
     pointLabels: order.map(
       (i) => `${results[i]?.targetRateRps} req/s${best === results[i]?.targetRateRps ? ' (best)' : ''}`,
     ),

@@ -1,11 +1,12 @@
 import type { SimulationReport } from '../../simulate/report.js';
-import type { LatencyMetric } from '../../options/objective.js';
+import { type LatencyMetric, latencyMetricName } from '../../options/objective.js';
 import { lossOf, meetsSlo } from '../../simulate/slo.js';
 import { sameArrivals, type SweepOutcome } from '../../simulate/sweep-report.js';
 import { formatPercent } from '../format.js';
-import { COLORS, PALETTE } from './colors.js';
+import { PALETTE } from './colors.js';
 import type { ChartSpec, ReportPageData } from './page-data.js';
-import { latencyLine, metricLabel } from './objective-line.js';
+import { latencyLine } from './objective-line.js';
+import { sweepCurveSeries } from './sweep-curve.js';
 import { roundForChart } from './percentile-distribution.js';
 
 /**
@@ -17,7 +18,7 @@ export function sweepPageData(outcome: SweepOutcome, generatedBy: string, genera
   const { rows, axes, pareto, slo, choice } = outcome;
   const clause = latencyLine(slo);
   const metric: LatencyMetric = clause?.metric ?? 'p99';
-  const label = metricLabel(metric);
+  const label = latencyMetricName(metric);
   const reports = rows.map((row) => row.report);
   const order = reports
     .map((_r, i) => i)
@@ -34,30 +35,13 @@ export function sweepPageData(outcome: SweepOutcome, generatedBy: string, genera
     note: `Each configuration of the sweep (#n as in the table), all on ${sameArrivals(outcome) ? 'the same arrivals' : 'arrivals of the same seed'}: the requests it answered ok per second against its ${label} latency. The green line joins the Pareto frontier of goodput against p99${slo === undefined ? '' : `; the dashed line is the objective ${slo.text}`}.${best === undefined ? '' : ` Recommended: #${best + 1}.`}`,
     x: { label: 'goodput, req/s', scale: 'linear', values: order.map((i) => roundForChart(goodput(reports, i))) },
     y: { label: `${label} latency ms`, log: true },
-    series: [
-      {
-        label: `${label} (every configuration)`,
-        color: COLORS.p99,
-        values: order.map((i) => positive(latency(reports, i, metric))),
-        style: 'points',
-      },
-      {
-        label: 'Pareto frontier',
-        color: COLORS.ok,
-        values: order.map((i) => (frontier.has(i) ? positive(latency(reports, i, metric)) : null)),
-        spanGaps: true,
-      },
-      ...(clause === undefined
-        ? []
-        : [
-            {
-              label: `objective ${label} < ${clause.boundMs} ms`,
-              color: COLORS.limit,
-              values: order.map(() => clause.boundMs),
-              dash: true,
-            },
-          ]),
-    ],
+    series: sweepCurveSeries(
+      label,
+      'every configuration',
+      order.map((i) => positive(latency(reports, i, metric))),
+      order.map((i) => frontier.has(i)),
+      clause,
+    ),
     pointLabels: order.map(name),
   };
   const batches: ChartSpec = {

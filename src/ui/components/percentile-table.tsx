@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { formatMs, percentileLabel } from '../../report/format.js';
+import { formatMs, latencyMetricName } from '../../report/format.js';
 
 export type PercentileKey = 'p50' | 'p90' | 'p95' | 'p99' | 'p999' | 'max';
 
@@ -27,13 +27,13 @@ export function PercentileTable({ rows, keys }: PercentileTableProps) {
     keys.map((key) => (row.latency.count === 0 || row.latency[key] === undefined ? '-' : formatMs(row.latency[key]))),
   );
   const widths = keys.map((key, column) =>
-    Math.max(percentileLabel(key).length, ...cells.map((c) => (c[column] as string).length)),
+    Math.max(latencyMetricName(key).length, ...cells.map((c) => (c[column] as string).length)),
   );
   return (
     <Box flexDirection="column">
       <Text dimColor wrap="truncate">
         {''.padEnd(labelWidth)}
-        {keys.map((key, column) => `  ${percentileLabel(key).padStart(widths[column] as number)}`).join('')}
+        {keys.map((key, column) => `  ${latencyMetricName(key).padStart(widths[column] as number)}`).join('')}
       </Text>
       {rows.map((row, index) => (
         <Text key={row.label} wrap="truncate">

@@ -1,23 +1,16 @@
 /// <reference lib="dom.iterable" />
 /// <reference lib="dom" />
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import type { Browser, Page } from 'puppeteer-core';
+import { CHROMIUM, launchChromium as launchBrowser, type OpenBrowser } from '../../../scripts/lib/chromium.js';
 
-/** Debian's chromium (installed by .ci/run); BATCHLINE_CHROMIUM points elsewhere. */
-export const CHROMIUM = process.env.BATCHLINE_CHROMIUM ?? '/usr/bin/chromium';
+export type { OpenBrowser };
 
 /** Why the browser tests cannot run here, or undefined when they can. */
 export const chromiumMissing: string | undefined = existsSync(CHROMIUM)
   ? undefined
   : `skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, as .ci/run does, or set BATCHLINE_CHROMIUM)`;
 if (chromiumMissing !== undefined) console.warn(`HTML report browser tests ${chromiumMissing}`);
-
-export interface OpenBrowser {
-  browser: Browser;
-  close(): Promise<void>;
-}
 
 /**
  * How long Chromium may take to print its DevTools address. Its first start on a fresh machine
@@ -27,33 +20,9 @@ const LAUNCH_TIMEOUT_MS = 150_000;
 /** For a beforeAll that launches Chromium: its launch plus the work around it. */
 export const BROWSER_HOOK_TIMEOUT_MS = LAUNCH_TIMEOUT_MS + 60_000;
 
-/** Headless Chromium with no network of its own, on a fresh profile. */
-export async function launchChromium(): Promise<OpenBrowser> {
-  const { default: puppeteer } = await import('puppeteer-core');
-  const profile = mkdtempSync(join(tmpdir(), 'batchline-chromium-'));
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    timeout: LAUNCH_TIMEOUT_MS,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      `--user-data-dir=${profile}`,
-    ],
-  });
-  return {
-    browser,
-    async close() {
-      await browser.close();
-      rmSync(profile, { recursive: true, force: true });
-    },
-  };
+/** Headless Chromium with no network of its own, on a fresh profile, given time for a first start. */
+export function launchChromium(): Promise<OpenBrowser> {
+  return launchBrowser(LAUNCH_TIMEOUT_MS);
 }
 
 /** A page that records every console error, uncaught exception and request that left the file. */

@@ -474,6 +474,58 @@ describe("the library: import { batch } from 'batchline'", () => {
     expect(declaration).not.toContain('/core/create-batcher');
   });
 
+  it("lets an app with declaration: true export values of the library's types (every type they name is exported)", async () => {
+    // A library or workspace package of the user's emits .d.ts: a value whose inferred type names
+    // a type the entry does not export failed with TS2742 ("cannot be named without a reference
+    // to '…/dist/src/core/types.js'. This is likely not portable"): BreakerState, PercentilesMs…
+    writeFileSync(
+      join(app, 'tsconfig.declaration.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          strict: true,
+          declaration: true,
+          emitDeclarationOnly: true,
+          outDir: 'out-declaration',
+          types: [],
+        },
+        files: ['exported.mts'],
+      }),
+    );
+    writeFileSync(
+      join(app, 'exported.mts'),
+      [
+        "import { batch, type RunningServer, type TensorModel, type JsonModel } from 'batchline';",
+        'export const lengths = batch(async (texts: string[]) => texts.map((text) => text.length));',
+        'export const breaker = () => lengths.stats().breaker;',
+        'export const latency = () => lengths.stats().latencyMs;',
+        'export const counts = () => lengths.stats().counts;',
+        'export const outcomes = () => lengths.stats().counts.outcomes;',
+        'export const refusals = () => lengths.stats().counts.rejected;',
+        'export const serverState = (server: RunningServer) => server.stats()?.state;',
+        'export const firstModel = (server: RunningServer) => server.stats()?.models?.[0];',
+        'export const modelState = (server: RunningServer) => server.stats()?.models?.[0]?.state;',
+        'export const modelConfig = (server: RunningServer) => server.stats()?.config;',
+        'export const byProtocol = (server: RunningServer) => server.stats()?.responsesByProtocol;',
+        'export const datatype = (model: TensorModel) => model.inputs[0]?.datatype;',
+        "export const itemValue = (item: Parameters<TensorModel['execute']>[0][number]) => item['x'];",
+        'export const hooks = (model: JsonModel) => model.initialize;',
+      ].join('\n'),
+    );
+    const emitted = await run(process.execPath, [TSC, '-p', 'tsconfig.declaration.json'], {
+      cwd: app,
+      env: OFFLINE_ENV,
+    }).then(
+      () => '',
+      (error: { stdout: string }) => error.stdout,
+    );
+    expect(emitted).toBe('');
+    const declaration = readFileSync(join(app, 'out-declaration', 'exported.d.mts'), 'utf8');
+    expect(declaration).not.toMatch(/batchline\/dist/);
+  });
+
   it('starts the whole server with serve() and closes it', async () => {
     writeFileSync(
       join(app, 'server.mjs'),

@@ -573,7 +573,8 @@ describe("the library: import { batch } from 'batchline'", () => {
       join(app, 'serve-model.mts'),
       [
         "import { serve } from 'batchline';",
-        "const server = await serve({ model: new URL('./model.mjs', import.meta.url).pathname, execution: 'inline' });",
+        // A file: URL as it is, as an ES module names its neighbours (`.pathname` is percent-encoded).
+        "const server = await serve({ model: new URL('./model.mjs', import.meta.url), execution: 'inline' });",
         "const answer = await fetch(server.url + '/v1/infer', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: [1, 2, 3] }) });",
         'const body = await answer.json();',
         'await server.close();',

@@ -18,8 +18,20 @@ export {
 export type { BatchErrorCode, BatchErrorOptions } from './library/errors.js';
 export { serve } from './library/serve.js';
 export type { RunningServer, ServeOptions } from './library/serve.js';
+// The types the public ones are made of, so that an app's own exported values (declaration emit)
+// and annotations can name them: otherwise tsc says TS2742, "cannot be named … not portable".
 export type { BatcherSnapshot, BatchStats } from './core/batcher-stats.js';
-export type { ServerStats } from './stats-contract/server-stats.js';
+export type { BatcherCounts } from './core/batcher-options.js';
+export type { PercentilesMs } from './core/latency-histogram.js';
+export type { BreakerState, OutcomeKind, RejectReason } from './core/types.js';
+export type {
+  BatchingConfigStats,
+  ModelVersionState,
+  ModelVersionStats,
+  ResponsesByProtocol,
+  ServerState,
+  ServerStats,
+} from './stats-contract/server-stats.js';
 export type {
   CodeModelContext,
   CodeModelItem,
@@ -30,3 +42,5 @@ export type {
   JsonModel,
   TensorModel,
 } from './model/code-model-types.js';
+export type { OipDatatype } from './model/datatypes.js';
+export type { ElementArray, TypedElementArray } from './model/tensor-spec.js';

@@ -89,7 +89,8 @@ check(
   `delete v3: ${gone.status}; latest is v${back.body.outputs?.version} again`,
 );
 
-// 5. A module that throws while loading is refused with its message; nothing else is disturbed.
+// 5. A registration whose module cannot load (here: no export of that name; a throw on import or in
+//    initialize alike) is refused with 422 and its message; nothing else is disturbed.
 const bad = await admin('POST', '/admin/models/greeter', {
   module: 'greeter/1/model.mjs',
   version: 4,

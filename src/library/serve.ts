@@ -6,6 +6,16 @@ import { drainMsOf } from './close-options.js';
 import { missingRuntime } from '../errors.js';
 import { BATCHLINE_VERSION } from '../version.js';
 import { publicError } from './errors.js';
+import { BatchlineError } from '../errors.js';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The options that name a file or directory. An ES module names its neighbours by URL (`new
+ * URL('./model.mjs', import.meta.url)`), whose `.pathname` is percent-encoded (`my%20app`): these
+ * take a `file:` URL, or its text, as the path it names.
+ */
+const PATH_OPTIONS = ['model', 'modelRepository', 'latencyProfile'] as const;
+type PathOption = (typeof PATH_OPTIONS)[number];
 
 // Mapped here, not through a generic alias, which tsc names instead of this one: a misspelt key
 // said "'workers' does not exist in type 'OptionInputs<{ readonly model: { … }; … 48 more …'".
@@ -14,7 +24,11 @@ import { publicError } from './errors.js';
  * `adminToken`…), with its defaults and ranges, except `port`: 0 (a free port) unless given.
  * The environment is not read; a key set to undefined takes its default.
  */
-export type ServeOptions = { [K in keyof typeof SERVE_OPTIONS]?: InputOf<(typeof SERVE_OPTIONS)[K]> | undefined };
+export type ServeOptions = {
+  [K in keyof typeof SERVE_OPTIONS]?:
+    | (K extends PathOption ? string | URL : InputOf<(typeof SERVE_OPTIONS)[K]>)
+    | undefined;
+};
 
 /** A server started with `serve()`. */
 export interface RunningServer {
@@ -50,7 +64,7 @@ export interface RunningServer {
 export async function serve(options: ServeOptions = {}): Promise<RunningServer> {
   try {
     // Not an object (null, a string): refused by resolveCodeOptions as it is, not spread into one.
-    const given = isObject(options) ? { ...options, port: options.port ?? 0 } : options;
+    const given = isObject(options) ? { ...withPaths(options), port: options.port ?? 0 } : options;
     const config = withModelLatencyDefault(
       resolveCodeOptions(SERVE_OPTIONS, given as Record<string, unknown>, RENAMED_BATCHING),
       options.modelLatencyMs !== undefined,
@@ -85,6 +99,26 @@ const KEY_OF_FLAG: ReadonlyMap<string, string> = new Map(
  */
 function inCodeWords(message: string): string {
   return message.replace(/--([a-z][a-z0-9-]*)/g, (flag, name: string) => KEY_OF_FLAG.get(name) ?? flag);
+}
+
+/** The path options given as `file:` URLs (a URL, or its text), as paths; the rest as given. */
+function withPaths(options: Record<string, unknown>): Record<string, unknown> {
+  const paths: Record<string, unknown> = {};
+  for (const key of PATH_OPTIONS) {
+    const value = options[key];
+    if (!(value instanceof URL) && !(typeof value === 'string' && value.startsWith('file:'))) continue;
+    paths[key] = pathOfUrl(key, value);
+  }
+  return { ...options, ...paths };
+}
+
+function pathOfUrl(key: string, value: URL | string): string {
+  try {
+    // Node's own reading: percent-decoded, and a host other than localhost refused.
+    return fileURLToPath(value);
+  } catch {
+    throw new BatchlineError('INVALID_OPTION', `${key}: got ${String(value)}, expected a path or a file: URL`);
+  }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -920,6 +920,39 @@ describe('batch(): options', () => {
     await echo.close();
   });
 
+  it("warns when targetLatencyMs is given to the fixed policy, which never reads it (the middleware's target_latency did act)", async () => {
+    const warnings: Error[] = [];
+    const listen = (warning: Error) => warnings.push(warning);
+    process.on('warning', listen);
+    try {
+      // The middleware's @batch(max_batch_size=32, max_wait_time=0.01, target_latency=0.05), as library.md maps it.
+      const ignored = batch(async (items: number[]) => items, {
+        maxBatchSize: 32,
+        batchWindowMs: 10,
+        targetLatencyMs: 50,
+      });
+      const adaptive = batch(async (items: number[]) => items, { batchPolicy: 'adaptive', targetLatencyMs: 50 });
+      const aimd = batch(async (items: number[]) => items, { batchPolicy: 'aimd', targetLatencyMs: 50 });
+      const unsaid = batch(async (items: number[]) => items, { targetLatencyMs: undefined });
+      // Node emits a warning on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(
+        warnings.map((warning) => [warning.name, (warning as NodeJS.ErrnoException).code, warning.message]),
+      ).toEqual([
+        [
+          'BatchlineWarning',
+          'BATCHLINE_TARGET_WITHOUT_POLICY',
+          "batch(fn, options): targetLatencyMs (50 ms) is read by batchPolicy 'adaptive' and 'aimd' only, and " +
+            "batchPolicy is 'fixed' (the default): batches take maxBatchSize and batchWindowMs as given; " +
+            "set batchPolicy: 'adaptive' to batch toward it, or leave targetLatencyMs out",
+        ],
+      ]);
+      await Promise.all([ignored.close(), adaptive.close(), aimd.close(), unsaid.close()]);
+    } finally {
+      process.off('warning', listen);
+    }
+  });
+
   it('warns, naming both options, when maxQueueSize is below maxBatchSize: no batch could fill', async () => {
     const warnings: Error[] = [];
     const listen = (warning: Error) => warnings.push(warning);

@@ -4,6 +4,10 @@ import { describe, expect, it, vi } from 'vitest';
 import { PATIENCE } from '../patience.js';
 import { batch, type BatchError, InvalidOptionError, serve } from '../../src/index.js';
 import { OipClient } from '../serve/grpc-helpers.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { tempDir } from '../temp-dir.js';
 
 describe('serve()', () => {
   it('starts the embedded model on a free port, answers /v1/infer, and closes', async () => {
@@ -198,6 +202,43 @@ describe('serve()', () => {
     const second = server.close();
     expect(await answer).toEqual([200, undefined]);
     await Promise.all([first, second]);
+  });
+
+  it("takes a model or repository as a file URL, as an ES module names its neighbours (new URL('./model.mjs', import.meta.url))", async () => {
+    // A space in the path: `.pathname` of such a URL is percent-encoded (my%20app), a path that is not there.
+    const dir = join(tempDir('serve-url-'), 'my app');
+    mkdirSync(join(dir, 'double', '1'), { recursive: true });
+    const module = join(dir, 'double', '1', 'model.mjs');
+    writeFileSync(
+      module,
+      [
+        "export const inputs = [{ name: 'x', datatype: 'FP32', shape: [2] }];",
+        "export const outputs = [{ name: 'y', datatype: 'FP32', shape: [2] }];",
+        'export const execute = (items) => items.map(({ x }) => ({ y: x.map((v) => 2 * v) }));',
+      ].join('\n'),
+    );
+    // It was `got an object, expected a string` for the URL, and `cannot read file:///… (ENOENT)` for its href.
+    for (const options of [
+      { model: pathToFileURL(module), execution: 'inline' as const },
+      { model: pathToFileURL(module).href, execution: 'inline' as const },
+      { modelRepository: pathToFileURL(dir), execution: 'inline' as const },
+    ]) {
+      const server = await serve(options);
+      try {
+        const answer = await request(`${server.url}/models/double/predict`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ inputs: [1, 2] }),
+        });
+        expect(((await answer.body.json()) as { outputs: unknown }).outputs).toEqual({ y: [2, 4] });
+      } finally {
+        await server.close();
+      }
+    }
+    // A URL of another scheme is no file: said so, naming the option.
+    await expect(serve({ model: new URL('https://example.com/model.onnx') })).rejects.toThrow(
+      'invalid option model: got https://example.com/model.onnx, expected a path or a file: URL',
+    );
   });
 
   it('rejects a model that is not there with the error table code, nothing left listening', async () => {

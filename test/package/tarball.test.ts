@@ -474,6 +474,58 @@ describe("the library: import { batch } from 'batchline'", () => {
     expect(declaration).not.toContain('/core/create-batcher');
   });
 
+  it("lets an app with declaration: true export values of the library's types (every type they name is exported)", async () => {
+    // A library or workspace package of the user's emits .d.ts: a value whose inferred type names
+    // a type the entry does not export failed with TS2742 ("cannot be named without a reference
+    // to '…/dist/src/core/types.js'. This is likely not portable"): BreakerState, PercentilesMs…
+    writeFileSync(
+      join(app, 'tsconfig.declaration.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          strict: true,
+          declaration: true,
+          emitDeclarationOnly: true,
+          outDir: 'out-declaration',
+          types: [],
+        },
+        files: ['exported.mts'],
+      }),
+    );
+    writeFileSync(
+      join(app, 'exported.mts'),
+      [
+        "import { batch, type RunningServer, type TensorModel, type JsonModel } from 'batchline';",
+        'export const lengths = batch(async (texts: string[]) => texts.map((text) => text.length));',
+        'export const breaker = () => lengths.stats().breaker;',
+        'export const latency = () => lengths.stats().latencyMs;',
+        'export const counts = () => lengths.stats().counts;',
+        'export const outcomes = () => lengths.stats().counts.outcomes;',
+        'export const refusals = () => lengths.stats().counts.rejected;',
+        'export const serverState = (server: RunningServer) => server.stats()?.state;',
+        'export const firstModel = (server: RunningServer) => server.stats()?.models?.[0];',
+        'export const modelState = (server: RunningServer) => server.stats()?.models?.[0]?.state;',
+        'export const modelConfig = (server: RunningServer) => server.stats()?.config;',
+        'export const byProtocol = (server: RunningServer) => server.stats()?.responsesByProtocol;',
+        'export const datatype = (model: TensorModel) => model.inputs[0]?.datatype;',
+        "export const itemValue = (item: Parameters<TensorModel['execute']>[0][number]) => item['x'];",
+        'export const hooks = (model: JsonModel) => model.initialize;',
+      ].join('\n'),
+    );
+    const emitted = await run(process.execPath, [TSC, '-p', 'tsconfig.declaration.json'], {
+      cwd: app,
+      env: OFFLINE_ENV,
+    }).then(
+      () => '',
+      (error: { stdout: string }) => error.stdout,
+    );
+    expect(emitted).toBe('');
+    const declaration = readFileSync(join(app, 'out-declaration', 'exported.d.mts'), 'utf8');
+    expect(declaration).not.toMatch(/batchline\/dist/);
+  });
+
   it('starts the whole server with serve() and closes it', async () => {
     writeFileSync(
       join(app, 'server.mjs'),
@@ -521,7 +573,8 @@ describe("the library: import { batch } from 'batchline'", () => {
       join(app, 'serve-model.mts'),
       [
         "import { serve } from 'batchline';",
-        "const server = await serve({ model: new URL('./model.mjs', import.meta.url).pathname, execution: 'inline' });",
+        // A file: URL as it is, as an ES module names its neighbours (`.pathname` is percent-encoded).
+        "const server = await serve({ model: new URL('./model.mjs', import.meta.url), execution: 'inline' });",
         "const answer = await fetch(server.url + '/v1/infer', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: [1, 2, 3] }) });",
         'const body = await answer.json();',
         'await server.close();',

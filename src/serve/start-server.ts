@@ -70,7 +70,6 @@ export async function startServer(
     if (admin !== undefined)
       adminUrl = await listen(admin, config.adminHost ?? config.host, config.adminPort, '--admin-port');
     if (config.grpcPort !== undefined) grpc = await startGrpc(runtime, config, failures);
-    if (grpc?.listener.warning !== undefined) stderr.write(`batchline serve: warning: ${grpc.listener.warning}\n`);
     runtime.registry.defaultModel = startup.defaultModel;
     await runtime.loadStartup(startup.versions);
   } catch (error) {

@@ -22,7 +22,18 @@ export interface GrpcConnectionLimits {
   readonly maxConnections?: number;
   /** A call of one request must have it whole within this many ms of its start (--body-timeout-ms). */
   readonly bodyTimeoutMs?: number;
+  /** Calls one connection may have open at once (HTTP/2's SETTINGS_MAX_CONCURRENT_STREAMS). */
+  readonly maxStreamsPerConnection?: number;
 }
+
+/**
+ * Calls one connection may have open at once, unless a test says otherwise. Triton sets none
+ * (gRPC's C core then announces none): 1000 is more than a client of one connection gets served
+ * at once (--max-queue-size is 128 a model), so none waits for it, and a connection that opens
+ * 20,000 calls holds 1000. A client past it waits for a place (gRPC clients queue the call;
+ * Envoy opens another connection); one that ignores it gets REFUSED_STREAM.
+ */
+export const MAX_STREAMS_PER_CONNECTION = 1000;
 
 /**
  * batchline's gRPC listener: the Open Inference Protocol's `inference.GRPCInferenceService` and
@@ -46,6 +57,7 @@ export class GrpcListener {
     this.server = new Server({
       'grpc.max_receive_message_length': maxMessageBytes,
       'grpc.max_send_message_length': maxMessageBytes,
+      'grpc.max_concurrent_streams': limits.maxStreamsPerConnection ?? MAX_STREAMS_PER_CONNECTION,
       // Closed with a GOAWAY; a client connects again for its next call.
       ...(limits.idleTimeoutMs === undefined ? {} : { 'grpc.max_connection_idle_ms': limits.idleTimeoutMs }),
       ...(limits.bodyTimeoutMs === undefined ? {} : { interceptors: [arrivalTimeout(limits.bodyTimeoutMs)] }),

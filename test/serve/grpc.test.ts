@@ -653,6 +653,55 @@ describe("the gRPC listener's connections", () => {
     }
   });
 
+  // A connection could open any number of calls at once (grpc-js announces no
+  // SETTINGS_MAX_CONCURRENT_STREAMS): 20,000 on one connection each held a call and a timer.
+  it('lets a connection have at most its limit of calls open: a client that opens more waits for a place, and every call is answered', async () => {
+    const limited = await startGrpcTestServer(
+      { modelLatencyMs: 150, maxBatchSize: 1, batchWindowMs: 0, maxQueueSize: 64 },
+      undefined,
+      { maxStreamsPerConnection: 2 },
+    );
+    const limitedClient = new OipClient(limited.target);
+    try {
+      const batcher = limited.runtime.registry.all()[0]!.batcher!;
+      // The requests in the server (waiting or running) each time one more is admitted.
+      const inServer: number[] = [];
+      batcher.addObserver({ admitted: () => inServer.push(batcher.queueDepth + batcher.runningCount) });
+      const calls = Array.from({ length: 6 }, () =>
+        limitedClient.infer({
+          model_name: 'toy-logistic-v1',
+          inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 3] }],
+          raw_input_contents: [float32Bytes([1, 2, 3])],
+        }),
+      );
+      const answers = await Promise.all(calls);
+      expect(answers.map((answer) => answer.error?.code)).toEqual(Array(6).fill(undefined));
+      expect(inServer).toHaveLength(6);
+      expect(Math.max(...inServer)).toBeLessThanOrEqual(2);
+    } finally {
+      limitedClient.close();
+      await limited.close();
+    }
+  });
+
+  it('announces its limit of calls a connection in HTTP/2 SETTINGS, 1000 by default', async () => {
+    for (const [limits, expected] of [
+      [{}, 1000],
+      [{ maxStreamsPerConnection: 7 }, 7],
+    ] as const) {
+      const listener = await listenerWith(limits);
+      const session = http2.connect(`http://${listener.target}`);
+      session.on('error', () => {});
+      try {
+        const settings = await new Promise<http2.Settings>((resolve) => session.once('remoteSettings', resolve));
+        expect(settings.maxConcurrentStreams).toBe(expected);
+      } finally {
+        session.destroy();
+        listener.close();
+      }
+    }
+  });
+
   // The cap was set on grpc-js' private map of its HTTP/2 servers (`http2Servers`), and a grpc-js
   // without it served uncapped: the listener now owns its sockets and hands them to grpc-js.
   it("reads no private field of grpc-js' to hold its connections", async () => {

@@ -3,6 +3,7 @@ import type protobuf from 'protobufjs';
 import { afterEach } from 'vitest';
 import { inferenceType, protoRoot } from '../../src/protocol/grpc-proto-root.js';
 import { type GrpcConnectionLimits, GrpcListener } from '../../src/serve/grpc-listener.js';
+import { grpcMessageLimitBytes } from '../../src/serve/start-server.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
 export interface GrpcTestServer extends TestServer {
@@ -26,7 +27,7 @@ export async function startGrpcTestServer(
       maxOutputElements: server.config.maxOutputElements,
       logError: () => {},
     },
-    server.config.grpcMaxMessageBytes,
+    grpcMessageLimitBytes(server.config),
     undefined,
     {
       idleTimeoutMs: server.config.keepAliveTimeoutMs,

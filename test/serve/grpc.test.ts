@@ -461,7 +461,7 @@ describe('inference.GRPCInferenceService', () => {
     expect(version.batcher.counts.outcomes.cancelled).toBeGreaterThanOrEqual(1);
   });
 
-  it('bounds messages by --grpc-max-message-bytes (2 GiB - 1 by default: 5 MB pass grpc-js’ 4 MB) and deadlines by --max-request-timeout-ms', async () => {
+  it('bounds messages by --grpc-max-message-bytes (64 MiB by default, as /v2: 5 MB pass grpc-js’ 4 MB) and deadlines by --max-request-timeout-ms', async () => {
     const big = Buffer.alloc(5 * 1024 * 1024);
     const { error } = await client.infer({ model_name: 'm', inputs: [xInput(1)], raw_input_contents: [big] });
     // Read and decoded: refused for what it holds, not for its size.
@@ -496,6 +496,46 @@ describe('inference.GRPCInferenceService', () => {
     } finally {
       smallClient.close();
       await small.close();
+    }
+  });
+});
+
+describe('the gRPC message limit', () => {
+  const toyWith = (bytes: number) => ({
+    model_name: 'toy-logistic-v1',
+    inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 3] }],
+    raw_input_contents: [Buffer.alloc(bytes)],
+  });
+
+  // It was 2 GiB - 1 whatever /v2 took: a request /v2 refused 413 at 64 MiB was read whole over gRPC.
+  it('is --oip-body-limit-bytes unless --grpc-max-message-bytes says otherwise: past it RESOURCE_EXHAUSTED naming the limit, and the connection serves on', async () => {
+    const small = await startGrpcTestServer({ oipBodyLimitBytes: 4096 });
+    const smallClient = new OipClient(small.target);
+    try {
+      const refused = await smallClient.infer(toyWith(5000));
+      expect([refused.error?.code, refused.error?.details]).toEqual([
+        grpc.status.RESOURCE_EXHAUSTED,
+        expect.stringMatching(/larger than max \(\d+ vs\.? 4096\)/),
+      ]);
+      // A message far past the limit, refused while its client is still sending: a status, not a dropped connection.
+      const far = await smallClient.infer(toyWith(4 * 1024 * 1024));
+      expect(far.error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      expect((await smallClient.infer({ ...toyWith(0), raw_input_contents: [float32Bytes([1, 2, 3])] })).error).toBe(
+        undefined,
+      );
+    } finally {
+      smallClient.close();
+      await small.close();
+    }
+    const own = await startGrpcTestServer({ oipBodyLimitBytes: 4096, grpcMaxMessageBytes: 8192 });
+    const ownClient = new OipClient(own.target);
+    try {
+      // Read and decoded under its own limit: refused for what it holds, not for its size.
+      expect((await ownClient.infer(toyWith(5000))).error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+      expect((await ownClient.infer(toyWith(9000))).error?.details).toMatch(/vs\.? 8192\)/);
+    } finally {
+      ownClient.close();
+      await own.close();
     }
   });
 });

@@ -329,7 +329,7 @@ export const SERVE_OPTIONS = {
     min: 1,
     max: 1_000_000,
     description:
-      'open connections at most, on each listener (HTTP, gRPC); more are closed at once (keep their sum under `ulimit -n`)',
+      'open connections at most, on each listener (HTTP, gRPC); more are closed at once, but for 8 the HTTP listener keeps for health probes (keep their sum under `ulimit -n`)',
   },
   logRequests: {
     kind: 'boolean',

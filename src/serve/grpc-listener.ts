@@ -84,6 +84,11 @@ export class GrpcListener {
     return `grpc://${name}:${bound}`;
   }
 
+  /** Connections open now: those the listener took and has not let go of. */
+  get connections(): number {
+    return this.sockets?.size ?? 0;
+  }
+
   /**
    * The listener's part of a shutdown: while the runtime drains it keeps answering (new calls
    * UNAVAILABLE, accepted ones answered as they finish); once the drain is over, health watches

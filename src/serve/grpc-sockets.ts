@@ -2,6 +2,9 @@ import { lookup } from 'node:dns/promises';
 import { createServer, isIP, type Server as NetServer, type Socket } from 'node:net';
 import type { ConnectionInjector } from '@grpc/grpc-js';
 
+/** How long a connection the server has ended may wait for its client's end before it is closed. */
+const LINGER_MS = 1000;
+
 /**
  * The gRPC listener's sockets: net servers of batchline's own on every address of the host, whose
  * connections are counted and, within `maxConnections`, handed to grpc-js (its public
@@ -52,6 +55,13 @@ export class GrpcSockets {
     if (this.open >= this.maxConnections) return void socket.destroy();
     this.open++;
     socket.once('close', () => this.open--);
+    // grpc-js ends a connection gracefully (idle, drained: GOAWAY, then its FIN) and Node keeps the
+    // socket until the client closes its side: one that never does held its descriptor and its
+    // place under the cap for good. Once ours is sent, the client has LINGER_MS to close.
+    socket.once('finish', () => {
+      const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+      socket.once('close', () => clearTimeout(timer));
+    });
     this.injector.injectConnection(socket);
   }
 

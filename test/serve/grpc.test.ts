@@ -628,7 +628,7 @@ describe("the gRPC listener's connections", () => {
 
   async function listenerWith(
     limits: GrpcConnectionLimits,
-  ): Promise<{ port: number; target: string; close: () => void }> {
+  ): Promise<{ port: number; target: string; connections: () => number; close: () => void }> {
     const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 0 }, {});
     const { runtime } = buildServer(config);
     const listener = new GrpcListener(
@@ -639,7 +639,12 @@ describe("the gRPC listener's connections", () => {
       limits,
     );
     const target = (await listener.listen('127.0.0.1', 0)).slice('grpc://'.length);
-    return { port: Number(target.split(':')[1]), target, close: () => listener.forceClose() };
+    return {
+      port: Number(target.split(':')[1]),
+      target,
+      connections: () => listener.connections,
+      close: () => listener.forceClose(),
+    };
   }
 
   it('closes a connection idle for the keep-alive time, whether it sent the preface or nothing', async () => {
@@ -650,6 +655,32 @@ describe("the gRPC listener's connections", () => {
       prefaceOnly.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
       await Promise.all([closedSoon(silent), closedSoon(prefaceOnly)]);
     } finally {
+      listener.close();
+    }
+  });
+
+  // grpc-js closes an idle connection gracefully (GOAWAY, then its FIN) and kept the socket until
+  // the client closed its side: 1,000 silent clients that never did held every place under
+  // --max-connections for good, and new clients were refused.
+  it('lets go of a connection it closed, though its client never closes its side', async () => {
+    const listener = await listenerWith({ idleTimeoutMs: 200, maxConnections: 1 });
+    const halfOpen = connect({ port: listener.port, host: '127.0.0.1', allowHalfOpen: true });
+    halfOpen.on('error', () => {});
+    halfOpen.resume();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const guard = setTimeout(() => reject(new Error('the server never ended the connection')), PATIENCE_MS);
+        halfOpen.once('end', () => {
+          clearTimeout(guard);
+          resolve();
+        });
+      });
+      await vi.waitFor(() => expect(listener.connections()).toBe(0), PATIENCE);
+      const client = new OipClient(listener.target);
+      expect((await client.call('ServerLive', {})).message).toStrictEqual({ live: true });
+      client.close();
+    } finally {
+      halfOpen.destroy();
       listener.close();
     }
   });

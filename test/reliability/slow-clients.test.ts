@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { PROBE_ROOM } from '../../src/serve/probe-room.js';
@@ -104,6 +105,31 @@ describe('slow and greedy clients (#5)', () => {
     expect(slowEnd.responses.map((r) => r.status)).toEqual([408]);
     expect(slowEnd.ended).toBe('end');
     expect(silentEnd.ended).not.toBe('open');
+  });
+
+  // The 408 ended the connection and Node then kept the socket until the client closed its side:
+  // 50 silent clients that never did held 50 descriptors (and places under --max-connections) for good.
+  it('lets go of a connection it answered 408, though its client never closes its side', async () => {
+    server = await startTestServer({ headersTimeoutMs: 300 });
+    const halfOpen = connect({ port: port(), host: '127.0.0.1', allowHalfOpen: true });
+    halfOpen.on('error', () => {});
+    let received = '';
+    halfOpen.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const guard = setTimeout(() => reject(new Error('the server never ended the connection')), PATIENCE_MS);
+        halfOpen.once('end', () => {
+          clearTimeout(guard);
+          resolve();
+        });
+      });
+      expect(received).toMatch(/^HTTP\/1\.1 408 /);
+      const held = () =>
+        new Promise<number>((resolve) => server!.app.server.getConnections((_error, count) => resolve(count)));
+      await vi.waitFor(async () => expect(await held()).toBe(0), PATIENCE);
+    } finally {
+      halfOpen.destroy();
+    }
   });
 
   it('takes at most --max-connections connections at once, and PROBE_ROOM more for probes; the others are closed at once', async () => {

@@ -210,6 +210,13 @@ export const ERROR_TABLE = {
     message: 'shutting down: %s',
     reason: 'shutting_down',
   },
+  TOO_MANY_CONNECTIONS: {
+    httpStatus: 503,
+    grpcStatus: 'UNAVAILABLE',
+    exitCode: 1,
+    message:
+      'the server holds its %s connections (--max-connections): past them it answers health probes only (/healthz, /readyz, /v2/health/…); connect again later',
+  },
   UNHEALTHY: {
     httpStatus: 503,
     grpcStatus: 'UNAVAILABLE',

@@ -59,6 +59,7 @@ const EXPECTED: Record<
   CIRCUIT_OPEN: [503, 'UNAVAILABLE', 1, 'circuit_open', 1],
   NOT_READY: [503, 'UNAVAILABLE', 1, 'not_ready', undefined],
   SHUTTING_DOWN: [503, 'UNAVAILABLE', 1, 'shutting_down', undefined],
+  TOO_MANY_CONNECTIONS: [503, 'UNAVAILABLE', 1, undefined, undefined],
   UNHEALTHY: [503, 'UNAVAILABLE', 1, undefined, undefined],
   DEADLINE_EXCEEDED: [504, 'DEADLINE_EXCEEDED', 1, undefined, undefined],
   MODEL_FAILURE: [500, 'INTERNAL', 1, undefined, undefined],

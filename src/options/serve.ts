@@ -152,11 +152,11 @@ export const SERVE_OPTIONS = {
     kind: 'int',
     flag: 'grpc-max-message-bytes',
     env: 'GRPC_MAX_MESSAGE_BYTES',
-    default: 2_147_483_647,
+    default: undefined,
     min: 1024,
     max: 2_147_483_647,
     description:
-      "largest gRPC message received or sent (Triton's, 2 GiB - 1: image batches in raw_input_contents pass grpc-js' 4 MB default); larger gets RESOURCE_EXHAUSTED",
+      "largest gRPC message received or sent (default: --oip-body-limit-bytes, as /v2's bodies; Triton's gRPC takes 2147483647); larger gets RESOURCE_EXHAUSTED",
   },
   ...MODEL_VERSION_OPTIONS,
   model: {
@@ -262,7 +262,7 @@ export const SERVE_OPTIONS = {
     min: 64,
     max: 2_147_483_647,
     description:
-      "largest inference request body accepted on /v2 (Triton's HTTP limit, 64 MiB: the JSON form of an image batch is ~10x its binary size); larger gets 413",
+      "largest inference request body accepted on /v2 (Triton's HTTP limit, 64 MiB: the JSON form of an image batch is ~10x its binary size); larger gets 413; the gRPC message limit too, unless --grpc-max-message-bytes",
   },
   allowClientShm: {
     kind: 'boolean',
@@ -329,7 +329,7 @@ export const SERVE_OPTIONS = {
     min: 1,
     max: 1_000_000,
     description:
-      'open connections at most, on each listener (HTTP, gRPC); more are closed at once (keep their sum under `ulimit -n`)',
+      'open connections at most, on each listener (HTTP, gRPC); more are closed at once, but for 8 the HTTP listener keeps for health probes (keep their sum under `ulimit -n`)',
   },
   logRequests: {
     kind: 'boolean',

@@ -16,6 +16,7 @@ import { registerOipRoutes } from './oip-routes.js';
 import { classify } from './classify.js';
 import { FailureLog, seeTheLog, stderrLogSink } from './failure-log.js';
 import { answerOnlyLoopbackHosts, isLoopbackAddress } from './loopback-hosts.js';
+import { capConnectionsWithProbeRoom } from './probe-room.js';
 import { requestIdFor } from './request-id.js';
 import { MAX_MODEL_NAME_CHARS } from './repository.js';
 import { refusePrototypeKeys } from './prototype-keys.js';
@@ -89,8 +90,6 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
   });
 
   answerNodeRefusals(app.server);
-  // Past the limit, Node closes new connections as they arrive (a reverse proxy does the same).
-  app.server.maxConnections = config.maxConnections;
   limitRequestsPerConnection(app.server, config.maxRequestsPerConnection);
   // On loopback, only this machine's names: a page whose name was rebound to 127.0.0.1 is refused.
   if (isLoopbackAddress(config.host))
@@ -101,6 +100,9 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
         .map((host) => host.trim())
         .filter((host) => host !== ''),
     );
+  // Past the limit, a few connections for health probes; past those, Node closes new connections
+  // as they arrive (a reverse proxy does the same). Wraps the request listeners above.
+  capConnectionsWithProbeRoom(app.server, config.maxConnections, config.headersTimeoutMs);
   // Only JSON is a valid body; Fastify's default text/plain parser would let text through.
   app.removeContentTypeParser('text/plain');
   // A request without a body that names a JSON type (a DELETE from a client that always sends

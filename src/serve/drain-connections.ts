@@ -196,6 +196,20 @@ const LINGER_MAX_BYTES = 64 * 1024 * 1024;
 const LINGER_QUIET_MS = 100;
 
 /**
+ * Ends a connection with `bytes` (an answer no request object carries) and cuts it once the
+ * client has closed its side or LINGER_MS have passed: Node kept a socket it had ended until the
+ * client closed, so a client that never did (a slowloris given its 408) held a descriptor and a
+ * place under --max-connections for good. What still arrives meanwhile is read and dropped.
+ */
+export function endAndCut(socket: Socket, bytes: string): void {
+  const cut = setTimeout(() => socket.destroy(), LINGER_MS);
+  cut.unref();
+  socket.once('close', () => clearTimeout(cut));
+  socket.resume();
+  socket.end(bytes);
+}
+
+/**
  * Once a connection's last answer is decided, nothing more is read from it: a request the
  * client pipelined after it would be read, and its answer lost when Node closes the connection
  * after the one that says `Connection: close` (a pipelining client during a drain lost them).

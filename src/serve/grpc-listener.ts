@@ -1,4 +1,3 @@
-import type { Server as NetServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Server, ServerCredentials, setLogger } from '@grpc/grpc-js';
 import { BatchlineError } from '../errors.js';
@@ -7,6 +6,7 @@ import { BATCHLINE_VERSION } from '../version.js';
 import type { AdmissionContext } from './admission.js';
 import { arrivalTimeout } from './grpc-arrival-timeout.js';
 import { HealthWatchers } from './grpc-health.js';
+import { GrpcSockets } from './grpc-sockets.js';
 import { StreamInferCalls } from './grpc-stream-infer.js';
 import { healthService, inferenceService, serviceDefinition } from './grpc-service.js';
 import type { ServingRuntime } from './serving-runtime.js';
@@ -22,22 +22,18 @@ export interface GrpcConnectionLimits {
   readonly maxConnections?: number;
   /** A call of one request must have it whole within this many ms of its start (--body-timeout-ms). */
   readonly bodyTimeoutMs?: number;
+  /** Calls one connection may have open at once (HTTP/2's SETTINGS_MAX_CONCURRENT_STREAMS). */
+  readonly maxStreamsPerConnection?: number;
 }
 
 /**
- * Caps the connections of grpc-js' bound HTTP/2 servers (Node closes those past `maxConnections`
- * as they arrive); false when it cannot. grpc-js has no option for it and keeps its servers in a
- * private map: a version of it that renames the map leaves the listener serving without the cap
- * (and serve says so), not unable to start.
+ * Calls one connection may have open at once, unless a test says otherwise. Triton sets none
+ * (gRPC's C core then announces none): 1000 is more than a client of one connection gets served
+ * at once (--max-queue-size is 128 a model), so none waits for it, and a connection that opens
+ * 20,000 calls holds 1000. A client past it waits for a place (gRPC clients queue the call;
+ * Envoy opens another connection); one that ignores it gets REFUSED_STREAM.
  */
-export function capConnections(server: Server, maxConnections: number): boolean {
-  const http2Servers = (server as unknown as { http2Servers?: unknown }).http2Servers;
-  if (!(http2Servers instanceof Map) || http2Servers.size === 0) return false;
-  const bound = [...http2Servers.keys()];
-  if (!bound.every((candidate) => typeof (candidate as NetServer | null)?.listen === 'function')) return false;
-  for (const http2Server of bound as NetServer[]) http2Server.maxConnections = maxConnections;
-  return true;
-}
+export const MAX_STREAMS_PER_CONNECTION = 1000;
 
 /**
  * batchline's gRPC listener: the Open Inference Protocol's `inference.GRPCInferenceService` and
@@ -49,8 +45,7 @@ export class GrpcListener {
   readonly server: Server;
   private readonly watchers = new HealthWatchers();
   private readonly streams = new StreamInferCalls();
-  /** What `listen` could not set up as asked (the connection cap), for serve's start-up lines. */
-  warning: string | undefined;
+  private sockets: GrpcSockets | undefined;
 
   constructor(
     private readonly runtime: ServingRuntime,
@@ -62,6 +57,7 @@ export class GrpcListener {
     this.server = new Server({
       'grpc.max_receive_message_length': maxMessageBytes,
       'grpc.max_send_message_length': maxMessageBytes,
+      'grpc.max_concurrent_streams': limits.maxStreamsPerConnection ?? MAX_STREAMS_PER_CONNECTION,
       // Closed with a GOAWAY; a client connects again for its next call.
       ...(limits.idleTimeoutMs === undefined ? {} : { 'grpc.max_connection_idle_ms': limits.idleTimeoutMs }),
       ...(limits.bodyTimeoutMs === undefined ? {} : { interceptors: [arrivalTimeout(limits.bodyTimeoutMs)] }),
@@ -76,18 +72,21 @@ export class GrpcListener {
   /** Binds `host:port` (0: any free port); resolves with `grpc://host:port`, or the error table's ADDRESS_IN_USE / CANNOT_LISTEN. */
   async listen(host: string, port: number): Promise<string> {
     const name = host.includes(':') ? `[${host}]` : host;
-    const bound = await new Promise<number>((resolve, reject) =>
-      this.server.bindAsync(`${name}:${port}`, ServerCredentials.createInsecure(), (error, boundPort) =>
-        error === null ? resolve(boundPort) : reject(error),
-      ),
-    ).catch((error: Error) => {
+    this.sockets = new GrpcSockets(
+      this.server.createConnectionInjector(ServerCredentials.createInsecure()),
+      this.limits.maxConnections,
+    );
+    const bound = await this.sockets.listen(host, port).catch((error: NodeJS.ErrnoException) => {
       const what = `${host}:${port} (--grpc-port)`;
-      if (/EADDRINUSE/.test(error.message)) throw new BatchlineError('ADDRESS_IN_USE', what);
+      if (error.code === 'EADDRINUSE') throw new BatchlineError('ADDRESS_IN_USE', what);
       throw new BatchlineError('CANNOT_LISTEN', `${what}: ${error.message}`, { cause: error });
     });
-    if (this.limits.maxConnections !== undefined && !capConnections(this.server, this.limits.maxConnections))
-      this.warning = `the gRPC listener's connections are not capped at ${this.limits.maxConnections} (--max-connections): this version of @grpc/grpc-js does not keep its servers where batchline sets the cap`;
     return `grpc://${name}:${bound}`;
+  }
+
+  /** Connections open now: those the listener took and has not let go of. */
+  get connections(): number {
+    return this.sockets?.size ?? 0;
   }
 
   /**
@@ -102,6 +101,7 @@ export class GrpcListener {
     await this.runtime.drain(drainTimeoutMs);
     this.watchers.endAll();
     this.streams.endAll();
+    this.sockets?.close();
     await new Promise<void>((resolve) => {
       const now = (): void => {
         clearTimeout(timer);
@@ -121,25 +121,23 @@ export class GrpcListener {
   forceClose(): void {
     this.watchers.endAll();
     this.streams.endAll();
+    this.sockets?.close();
     this.server.forceShutdown();
   }
 }
 
-/** The line grpc-js logs when a bind fails, which the listener's own error says again (ADDRESS_IN_USE…). */
-const FAILED_BIND_LINE = /^No address added out of total \d+ resolved/;
-
 /**
  * grpc-js's log, for a process batchline owns (`batchline serve`, not the library's `serve()`,
  * whose process may have set grpc-js's logger itself): each line goes to `log` marked as
- * grpc-js's, except the one a failed bind writes, which came before batchline's own line naming
- * --grpc-port and said less.
+ * grpc-js's. (A failed bind wrote one before batchline's own line naming --grpc-port; the
+ * listener now binds its own sockets, grpc-js none.)
  */
 export function routeGrpcLog(log: (line: string) => void): void {
   const write =
     (severity: string) =>
     (message?: unknown, ...rest: unknown[]): void => {
       const text = [message, ...rest].map(String).join(' ');
-      if (!FAILED_BIND_LINE.test(text)) log(`batchline serve: grpc-js ${severity}: ${text}`);
+      log(`batchline serve: grpc-js ${severity}: ${text}`);
     };
   setLogger({ error: write('E'), info: write('I'), debug: write('D') });
 }

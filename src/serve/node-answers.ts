@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { BatchlineError, errorBody } from '../errors.js';
 import { clipped } from '../message-text.js';
 import { answeredRequestTimeout } from './answer.js';
-import { afterAnswersSent, lastAnswerDecided } from './drain-connections.js';
+import { afterAnswersSent, endAndCut, lastAnswerDecided } from './drain-connections.js';
 import { requestIdFor } from './request-id.js';
 
 /**
@@ -122,5 +122,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
 function answerSocket(socket: Duplex, refusal: BatchlineError): void {
   const body = JSON.stringify(errorBody(refusal.code, refusal.message));
   const head = `HTTP/1.1 ${refusal.httpStatus} ${STATUS_CODES[refusal.httpStatus]}\r\ncontent-type: application/json; charset=utf-8\r\nx-content-type-options: nosniff\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n`;
-  afterAnswersSent(socket as Socket, () => (socket.writable ? socket.end(head + body) : socket.destroy()));
+  afterAnswersSent(socket as Socket, () =>
+    socket.writable ? endAndCut(socket as Socket, head + body) : socket.destroy(),
+  );
 }

@@ -101,7 +101,6 @@ export async function runServer(
       output.log(`batchline serve: admin API on ${adminAddress ?? address}/admin/models`);
     if (grpc !== undefined)
       output.log(`batchline serve: gRPC on ${grpc.address} (inference.GRPCInferenceService, grpc.health.v1.Health)`);
-    if (grpc?.listener.warning !== undefined) output.log(`batchline serve: warning: ${grpc.listener.warning}`);
     runtime.registry.defaultModel = startup.defaultModel;
     const loading = runtime.loadStartup(startup.versions);
     const first = await Promise.race([

@@ -70,7 +70,6 @@ export async function startServer(
     if (admin !== undefined)
       adminUrl = await listen(admin, config.adminHost ?? config.host, config.adminPort, '--admin-port');
     if (config.grpcPort !== undefined) grpc = await startGrpc(runtime, config, failures);
-    if (grpc?.listener.warning !== undefined) stderr.write(`batchline serve: warning: ${grpc.listener.warning}\n`);
     runtime.registry.defaultModel = startup.defaultModel;
     await runtime.loadStartup(startup.versions);
   } catch (error) {
@@ -148,7 +147,7 @@ export async function startGrpc(
       maxOutputElements: config.maxOutputElements,
       logError: (message, error, withStack) => failures.failure(message, error, withStack),
     },
-    config.grpcMaxMessageBytes,
+    grpcMessageLimitBytes(config),
     undefined,
     {
       idleTimeoutMs: config.keepAliveTimeoutMs,
@@ -157,6 +156,16 @@ export async function startGrpc(
     },
   );
   return { listener, address: await listener.listen(config.host, config.grpcPort!) };
+}
+
+/**
+ * The largest gRPC message: --grpc-max-message-bytes, else /v2's body limit. An inference request
+ * is the same bytes over either protocol (raw_input_contents, or /v2's binary tensors), so one
+ * that /v2 refuses 413 is refused RESOURCE_EXHAUSTED over gRPC; it was Triton's 2 GiB - 1, which
+ * let every open call hold that much.
+ */
+export function grpcMessageLimitBytes(config: Pick<ServeConfig, 'grpcMaxMessageBytes' | 'oipBodyLimitBytes'>): number {
+  return config.grpcMaxMessageBytes ?? config.oipBodyLimitBytes;
 }
 
 /** Quiet time after which idle keep-alive connections are closed during a drain (ms). */

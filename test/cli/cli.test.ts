@@ -136,7 +136,7 @@ describe('batchline serve options', () => {
 
 describe('batchline serve as a process', () => {
   // grpc-js wrote its own 'E No address added out of total 1 resolved' before batchline's line.
-  it('says in one line of its own which port is in use, --port or --grpc-port, and exits 1 for both', async () => {
+  it('says in one line of its own which port is in use, --port or --grpc-port (or the variable that set it), and exits 1 for both', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const port = (taken.address() as { port: number }).port;
@@ -149,6 +149,18 @@ describe('batchline serve as a process', () => {
         expect([result.code, result.stderr]).toEqual([
           1,
           `batchline: 127.0.0.1:${port} (${flags.at(-2)}) is already in use (another server? choose another port)\n`,
+        ]);
+      }
+      // Set by its variable, the port is named as other options so given are: it said (--port).
+      for (const [env, flags, named] of [
+        [{ PORT: String(port) }, [], 'PORT (--port)'],
+        [{ GRPC_PORT: String(port) }, ['--port', '0'], 'GRPC_PORT (--grpc-port)'],
+        [{ PORT: '1' }, ['--port', String(port)], '--port'],
+      ] as const) {
+        const result = await run(['serve', '--no-ui', ...flags], env);
+        expect([result.code, result.stderr]).toEqual([
+          1,
+          `batchline: 127.0.0.1:${port} (${named}) is already in use (another server? choose another port)\n`,
         ]);
       }
     } finally {

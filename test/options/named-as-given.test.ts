@@ -48,6 +48,24 @@ describe('namedAsGiven', () => {
     );
   });
 
+  it('names the variable that set the port of an address in use, or of one that cannot be listened on', () => {
+    const ports = {
+      port: { kind: 'int', flag: 'port', env: 'PORT', default: 8080, min: 0, max: 65_535, description: 'd' },
+    } as const satisfies OptionSchema;
+    const inUse = new BatchlineError('ADDRESS_IN_USE', '127.0.0.1:8080 (--port)');
+    const named = namedAsGiven(inUse, ports, {}, { PORT: '8080' }) as BatchlineError;
+    expect([named.code, named.exitCode, messageOf(named)]).toEqual([
+      'ADDRESS_IN_USE',
+      inUse.exitCode,
+      '127.0.0.1:8080 (PORT (--port)) is already in use (another server? choose another port)',
+    ]);
+    expect(namedAsGiven(inUse, ports, { port: 8080 }, { PORT: '8080' })).toBe(inUse);
+    const cannot = new BatchlineError('CANNOT_LISTEN', '10.9.9.9:8080 (--port): listen EADDRNOTAVAIL');
+    expect(messageOf(namedAsGiven(cannot, ports, {}, { PORT: '8080' }))).toContain(
+      '10.9.9.9:8080 (PORT (--port)): listen EADDRNOTAVAIL',
+    );
+  });
+
   it('passes other errors through', () => {
     const other = new BatchlineError('MODEL_NOT_FOUND', 'm');
     const plain = new Error('--model-repository: x');

@@ -1,5 +1,7 @@
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
+import { PROBE_ROOM } from '../../src/serve/probe-room.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { startTestServer, type TestServer } from '../serve/test-server.js';
 import { inferRequest, RawConnection, type RawExchange } from './raw-http.js';
@@ -105,16 +107,46 @@ describe('slow and greedy clients (#5)', () => {
     expect(silentEnd.ended).not.toBe('open');
   });
 
-  it('takes at most --max-connections connections at once; the others are closed at once', async () => {
-    // Silent connections are cut at the headers timeout: past PATIENCE_MS here, so that a 4th
+  // The 408 ended the connection and Node then kept the socket until the client closed its side:
+  // 50 silent clients that never did held 50 descriptors (and places under --max-connections) for good.
+  it('lets go of a connection it answered 408, though its client never closes its side', async () => {
+    server = await startTestServer({ headersTimeoutMs: 300 });
+    const halfOpen = connect({ port: port(), host: '127.0.0.1', allowHalfOpen: true });
+    halfOpen.on('error', () => {});
+    let received = '';
+    halfOpen.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const guard = setTimeout(() => reject(new Error('the server never ended the connection')), PATIENCE_MS);
+        halfOpen.once('end', () => {
+          clearTimeout(guard);
+          resolve();
+        });
+      });
+      expect(received).toMatch(/^HTTP\/1\.1 408 /);
+      const held = () =>
+        new Promise<number>((resolve) => server!.app.server.getConnections((_error, count) => resolve(count)));
+      await vi.waitFor(async () => expect(await held()).toBe(0), PATIENCE);
+    } finally {
+      halfOpen.destroy();
+    }
+  });
+
+  it('takes at most --max-connections connections at once, and PROBE_ROOM more for probes; the others are closed at once', async () => {
+    // Silent connections are cut at the headers timeout: past PATIENCE_MS here, so that a
     // connection left open by a server that ignores the limit is seen open, not cut by that timeout.
+    // Those in the probe room are cut sooner (a second): they are held by sending half a request.
     server = await startTestServer({ maxConnections: 3, headersTimeoutMs: 2 * PATIENCE_MS });
     const accepted = untilConnections(3);
     const held = Array.from({ length: 3 }, () => new RawConnection(port()));
+    const inRoom = Array.from({ length: PROBE_ROOM }, () => new RawConnection(port()));
     try {
       await Promise.all(held.map((connection) => connection.write('')));
-      // The server accepts the three before the fourth arrives.
+      // The server accepts the three before the others arrive.
       await accepted;
+      const roomFull = untilConnections(3 + PROBE_ROOM);
+      await Promise.all(inRoom.map((connection) => connection.write('GET /healthz HTTP/1.1\r\n')));
+      await roomFull;
       const refused = new RawConnection(port());
       await refused.write('').catch(() => {});
       expect((await refused.settle(PATIENCE_MS)).ended).not.toBe('open');
@@ -122,12 +154,50 @@ describe('slow and greedy clients (#5)', () => {
       await held[0]!.write(inferRequest(BODY, 'held'));
       expect((await held[0]!.untilResponses(1, PATIENCE_MS)).map((r) => r.status)).toEqual([200]);
       tableRow(
-        '#5 more connections than --max-connections 3',
-        'the 4th closed at once; the 3 held still served',
-        `4th ${(await refused.settle(0)).ended}; held connection answered ${held[0]!.responses()[0]!.status}`,
+        `#5 more connections than --max-connections 3 and its ${PROBE_ROOM} for probes`,
+        'the next closed at once; the 3 held still served',
+        `next ${(await refused.settle(0)).ended}; held connection answered ${held[0]!.responses()[0]!.status}`,
       );
     } finally {
       // Closed by the client: the server would wait for them until its headers timeout.
+      await Promise.all([...held, ...inRoom].map((connection) => connection.settle(0)));
+    }
+  });
+
+  // A liveness probe through a full listener was closed unanswered with the clients' connections:
+  // the pod restarted exactly when busy, or under a slowloris.
+  it('answers health probes past --max-connections (then closes), and other requests there 503 too_many_connections', async () => {
+    server = await startTestServer({ maxConnections: 2, headersTimeoutMs: 2 * PATIENCE_MS });
+    const accepted = untilConnections(2);
+    const held = Array.from({ length: 2 }, () => new RawConnection(port()));
+    try {
+      await Promise.all(held.map((connection) => connection.write('')));
+      await accepted;
+      for (const path of ['/healthz', '/readyz?verbose=1', '/v2/health/live', '/v2/health/ready']) {
+        const probe = new RawConnection(port());
+        await probe.write(`GET ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`);
+        const exchange = await probe.settle(PATIENCE_MS);
+        expect([path, exchange.responses.map((r) => [r.status, r.headers.connection]), exchange.ended]).toEqual([
+          path,
+          [[200, 'close']],
+          'end',
+        ]);
+      }
+      const other = new RawConnection(port());
+      await other.write(inferRequest(BODY, 'past-the-cap'));
+      const refused = await other.settle(PATIENCE_MS);
+      expect(refused.responses.map((r) => [r.status, JSON.parse(r.body).error.code, r.headers.connection])).toEqual([
+        [503, 'too_many_connections', 'close'],
+      ]);
+      expect(refused.ended).toBe('end');
+      // One that sends nothing leaves the room soon (a second), not at the headers timeout.
+      const silent = new RawConnection(port());
+      await silent.write('');
+      expect((await silent.settle(PATIENCE_MS)).ended).not.toBe('open');
+      // The held connections are served as ever.
+      await held[0]!.write(inferRequest(BODY, 'held'));
+      expect((await held[0]!.untilResponses(1, PATIENCE_MS)).map((r) => r.status)).toEqual([200]);
+    } finally {
       await Promise.all(held.map((connection) => connection.settle(0)));
     }
   });

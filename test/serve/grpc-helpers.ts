@@ -2,7 +2,8 @@ import * as grpc from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import { afterEach } from 'vitest';
 import { inferenceType, protoRoot } from '../../src/protocol/grpc-proto-root.js';
-import { GrpcListener } from '../../src/serve/grpc-listener.js';
+import { type GrpcConnectionLimits, GrpcListener } from '../../src/serve/grpc-listener.js';
+import { grpcMessageLimitBytes } from '../../src/serve/start-server.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
 export interface GrpcTestServer extends TestServer {
@@ -15,6 +16,8 @@ export interface GrpcTestServer extends TestServer {
 export async function startGrpcTestServer(
   flags: Record<string, unknown> = {},
   modelPath?: string,
+  /** Limits no option sets (maxStreamsPerConnection), over the ones the flags give. */
+  limits: GrpcConnectionLimits = {},
 ): Promise<GrpcTestServer> {
   const server = await startTestServer({ grpcPort: 0, ...flags }, modelPath);
   const listener = new GrpcListener(
@@ -24,12 +27,13 @@ export async function startGrpcTestServer(
       maxOutputElements: server.config.maxOutputElements,
       logError: () => {},
     },
-    server.config.grpcMaxMessageBytes,
+    grpcMessageLimitBytes(server.config),
     undefined,
     {
       idleTimeoutMs: server.config.keepAliveTimeoutMs,
       maxConnections: server.config.maxConnections,
       bodyTimeoutMs: server.config.bodyTimeoutMs,
+      ...limits,
     },
   );
   const address = await listener.listen('127.0.0.1', 0);

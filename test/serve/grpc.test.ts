@@ -461,7 +461,7 @@ describe('inference.GRPCInferenceService', () => {
     expect(version.batcher.counts.outcomes.cancelled).toBeGreaterThanOrEqual(1);
   });
 
-  it('bounds messages by --grpc-max-message-bytes (2 GiB - 1 by default: 5 MB pass grpc-js’ 4 MB) and deadlines by --max-request-timeout-ms', async () => {
+  it('bounds messages by --grpc-max-message-bytes (64 MiB by default, as /v2: 5 MB pass grpc-js’ 4 MB) and deadlines by --max-request-timeout-ms', async () => {
     const big = Buffer.alloc(5 * 1024 * 1024);
     const { error } = await client.infer({ model_name: 'm', inputs: [xInput(1)], raw_input_contents: [big] });
     // Read and decoded: refused for what it holds, not for its size.
@@ -496,6 +496,46 @@ describe('inference.GRPCInferenceService', () => {
     } finally {
       smallClient.close();
       await small.close();
+    }
+  });
+});
+
+describe('the gRPC message limit', () => {
+  const toyWith = (bytes: number) => ({
+    model_name: 'toy-logistic-v1',
+    inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 3] }],
+    raw_input_contents: [Buffer.alloc(bytes)],
+  });
+
+  // It was 2 GiB - 1 whatever /v2 took: a request /v2 refused 413 at 64 MiB was read whole over gRPC.
+  it('is --oip-body-limit-bytes unless --grpc-max-message-bytes says otherwise: past it RESOURCE_EXHAUSTED naming the limit, and the connection serves on', async () => {
+    const small = await startGrpcTestServer({ oipBodyLimitBytes: 4096 });
+    const smallClient = new OipClient(small.target);
+    try {
+      const refused = await smallClient.infer(toyWith(5000));
+      expect([refused.error?.code, refused.error?.details]).toEqual([
+        grpc.status.RESOURCE_EXHAUSTED,
+        expect.stringMatching(/larger than max \(\d+ vs\.? 4096\)/),
+      ]);
+      // A message far past the limit, refused while its client is still sending: a status, not a dropped connection.
+      const far = await smallClient.infer(toyWith(4 * 1024 * 1024));
+      expect(far.error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      expect((await smallClient.infer({ ...toyWith(0), raw_input_contents: [float32Bytes([1, 2, 3])] })).error).toBe(
+        undefined,
+      );
+    } finally {
+      smallClient.close();
+      await small.close();
+    }
+    const own = await startGrpcTestServer({ oipBodyLimitBytes: 4096, grpcMaxMessageBytes: 8192 });
+    const ownClient = new OipClient(own.target);
+    try {
+      // Read and decoded under its own limit: refused for what it holds, not for its size.
+      expect((await ownClient.infer(toyWith(5000))).error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+      expect((await ownClient.infer(toyWith(9000))).error?.details).toMatch(/vs\.? 8192\)/);
+    } finally {
+      ownClient.close();
+      await own.close();
     }
   });
 });
@@ -588,7 +628,7 @@ describe("the gRPC listener's connections", () => {
 
   async function listenerWith(
     limits: GrpcConnectionLimits,
-  ): Promise<{ port: number; target: string; close: () => void }> {
+  ): Promise<{ port: number; target: string; connections: () => number; close: () => void }> {
     const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 0 }, {});
     const { runtime } = buildServer(config);
     const listener = new GrpcListener(
@@ -599,7 +639,12 @@ describe("the gRPC listener's connections", () => {
       limits,
     );
     const target = (await listener.listen('127.0.0.1', 0)).slice('grpc://'.length);
-    return { port: Number(target.split(':')[1]), target, close: () => listener.forceClose() };
+    return {
+      port: Number(target.split(':')[1]),
+      target,
+      connections: () => listener.connections,
+      close: () => listener.forceClose(),
+    };
   }
 
   it('closes a connection idle for the keep-alive time, whether it sent the preface or nothing', async () => {
@@ -610,6 +655,32 @@ describe("the gRPC listener's connections", () => {
       prefaceOnly.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
       await Promise.all([closedSoon(silent), closedSoon(prefaceOnly)]);
     } finally {
+      listener.close();
+    }
+  });
+
+  // grpc-js closes an idle connection gracefully (GOAWAY, then its FIN) and kept the socket until
+  // the client closed its side: 1,000 silent clients that never did held every place under
+  // --max-connections for good, and new clients were refused.
+  it('lets go of a connection it closed, though its client never closes its side', async () => {
+    const listener = await listenerWith({ idleTimeoutMs: 200, maxConnections: 1 });
+    const halfOpen = connect({ port: listener.port, host: '127.0.0.1', allowHalfOpen: true });
+    halfOpen.on('error', () => {});
+    halfOpen.resume();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const guard = setTimeout(() => reject(new Error('the server never ended the connection')), PATIENCE_MS);
+        halfOpen.once('end', () => {
+          clearTimeout(guard);
+          resolve();
+        });
+      });
+      await vi.waitFor(() => expect(listener.connections()).toBe(0), PATIENCE);
+      const client = new OipClient(listener.target);
+      expect((await client.call('ServerLive', {})).message).toStrictEqual({ live: true });
+      client.close();
+    } finally {
+      halfOpen.destroy();
       listener.close();
     }
   });
@@ -653,17 +724,65 @@ describe("the gRPC listener's connections", () => {
     }
   });
 
-  // The cap is set through grpc-js' private map of its servers: a grpc-js without it serves uncapped, saying so.
-  it('serves without the connection cap, and says so, when grpc-js does not keep its servers where it is set', async () => {
-    const { capConnections } = await import('../../src/serve/grpc-listener.js');
-    const { createServer: createNetServer } = await import('node:net');
-    const asServer = (fields: object) => fields as unknown as grpc.Server;
-    expect(capConnections(asServer({}), 2)).toBe(false);
-    expect(capConnections(asServer({ http2Servers: new Map() }), 2)).toBe(false);
-    expect(capConnections(asServer({ http2Servers: new Map([[{}, {}]]) }), 2)).toBe(false);
-    const netServer = createNetServer();
-    expect(capConnections(asServer({ http2Servers: new Map([[netServer, {}]]) }), 2)).toBe(true);
-    expect(netServer.maxConnections).toBe(2);
+  // A connection could open any number of calls at once (grpc-js announces no
+  // SETTINGS_MAX_CONCURRENT_STREAMS): 20,000 on one connection each held a call and a timer.
+  it('lets a connection have at most its limit of calls open: a client that opens more waits for a place, and every call is answered', async () => {
+    const limited = await startGrpcTestServer(
+      { modelLatencyMs: 150, maxBatchSize: 1, batchWindowMs: 0, maxQueueSize: 64 },
+      undefined,
+      { maxStreamsPerConnection: 2 },
+    );
+    const limitedClient = new OipClient(limited.target);
+    try {
+      const batcher = limited.runtime.registry.all()[0]!.batcher!;
+      // The requests in the server (waiting or running) each time one more is admitted.
+      const inServer: number[] = [];
+      batcher.addObserver({ admitted: () => inServer.push(batcher.queueDepth + batcher.runningCount) });
+      const calls = Array.from({ length: 6 }, () =>
+        limitedClient.infer({
+          model_name: 'toy-logistic-v1',
+          inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 3] }],
+          raw_input_contents: [float32Bytes([1, 2, 3])],
+        }),
+      );
+      const answers = await Promise.all(calls);
+      expect(answers.map((answer) => answer.error?.code)).toEqual(Array(6).fill(undefined));
+      expect(inServer).toHaveLength(6);
+      expect(Math.max(...inServer)).toBeLessThanOrEqual(2);
+    } finally {
+      limitedClient.close();
+      await limited.close();
+    }
+  });
+
+  it('announces its limit of calls a connection in HTTP/2 SETTINGS, 1000 by default', async () => {
+    for (const [limits, expected] of [
+      [{}, 1000],
+      [{ maxStreamsPerConnection: 7 }, 7],
+    ] as const) {
+      const listener = await listenerWith(limits);
+      const session = http2.connect(`http://${listener.target}`);
+      session.on('error', () => {});
+      try {
+        const settings = await new Promise<http2.Settings>((resolve) => session.once('remoteSettings', resolve));
+        expect(settings.maxConcurrentStreams).toBe(expected);
+      } finally {
+        session.destroy();
+        listener.close();
+      }
+    }
+  });
+
+  // The cap was set on grpc-js' private map of its HTTP/2 servers (`http2Servers`), and a grpc-js
+  // without it served uncapped: the listener now owns its sockets and hands them to grpc-js.
+  it("reads no private field of grpc-js' to hold its connections", async () => {
+    const { readFileSync, readdirSync } = await import('node:fs');
+    const dir = new URL('../../src/serve/', import.meta.url);
+    const sources = readdirSync(dir)
+      .filter((file) => file.startsWith('grpc-'))
+      .map((file) => readFileSync(new URL(file, dir), 'utf8'));
+    expect(sources.filter((text) => /http2Servers|sessionIdleTimeouts|boundPorts/.test(text))).toEqual([]);
+    expect(sources.some((text) => text.includes('createConnectionInjector'))).toBe(true);
   });
 
   it('closes the connections past --max-connections as they arrive, and serves those it holds', async () => {

@@ -1,0 +1,59 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { BatchlineError } from '../errors.js';
+import { answerRequest } from './node-answers.js';
+
+/** Connections taken past --max-connections, for health probes only. */
+export const PROBE_ROOM = 8;
+/** How long a connection in the probe room may take to send its request (a probe sends it at once). */
+const PROBE_HEADERS_MS = 1000;
+/** What a liveness or readiness probe asks (GET or HEAD), batchline's paths and the protocol's. */
+const PROBE_PATHS = new Set(['/healthz', '/health', '/readyz', '/v2/health/live', '/v2/health/ready']);
+
+const kProbeRoom = Symbol('batchline.probeRoom');
+type RoomSocket = Socket & { [kProbeRoom]?: NodeJS.Timeout };
+
+function isProbe(request: IncomingMessage): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  const url = request.url ?? '';
+  const query = url.indexOf('?');
+  return PROBE_PATHS.has(query < 0 ? url : url.slice(0, query));
+}
+
+/**
+ * At most `maxConnections` connections, and `PROBE_ROOM` more for health probes: a Kubernetes
+ * liveness probe through a full listener was closed unanswered with the clients' connections,
+ * and the pod restarted exactly when busy (or under a slowloris). A connection past the cap may
+ * send one probe, answered and then closed; any other request is answered 503
+ * `too_many_connections` and closed, and one that sends nothing within `PROBE_HEADERS_MS` (or
+ * `headersTimeoutMs`, if shorter) is closed. Past the room, Node closes new connections as they
+ * arrive, as before. Wraps Node's request listeners, as answerOnlyLoopbackHosts does.
+ */
+export function capConnectionsWithProbeRoom(server: Server, maxConnections: number, headersTimeoutMs: number): void {
+  server.maxConnections = maxConnections + PROBE_ROOM;
+  const waitMs = Math.min(PROBE_HEADERS_MS, headersTimeoutMs);
+  let open = 0;
+  server.prependListener('connection', (socket: RoomSocket) => {
+    open++;
+    socket.once('close', () => {
+      open--;
+      clearTimeout(socket[kProbeRoom]);
+    });
+    if (open > maxConnections) socket[kProbeRoom] = setTimeout(() => socket.destroy(), waitMs);
+  });
+  const handlers = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
+  server.removeAllListeners('request');
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket as RoomSocket;
+    if (socket[kProbeRoom] === undefined) {
+      for (const handler of handlers) handler.call(server, request, response);
+      return;
+    }
+    clearTimeout(socket[kProbeRoom]);
+    if (!isProbe(request))
+      return answerRequest(request, response, new BatchlineError('TOO_MANY_CONNECTIONS', String(maxConnections)));
+    // Answered as ever, then closed: the room is for the next probe.
+    response.setHeader('connection', 'close');
+    for (const handler of handlers) handler.call(server, request, response);
+  });
+}

@@ -1,4 +1,3 @@
-import { connect } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { PROBE_ROOM } from '../../src/serve/probe-room.js';
@@ -6,6 +5,7 @@ import { resolveOptions } from '../../src/options/schema.js';
 import { startTestServer, type TestServer } from '../serve/test-server.js';
 import { inferRequest, RawConnection, type RawExchange } from './raw-http.js';
 import { tableRow } from './table.js';
+import { halfOpenClient } from '../half-open-client.js';
 import { PATIENCE, PATIENCE_MS } from '../patience.js';
 
 let server: TestServer | undefined;
@@ -111,24 +111,15 @@ describe('slow and greedy clients (#5)', () => {
   // 50 silent clients that never did held 50 descriptors (and places under --max-connections) for good.
   it('lets go of a connection it answered 408, though its client never closes its side', async () => {
     server = await startTestServer({ headersTimeoutMs: 300 });
-    const halfOpen = connect({ port: port(), host: '127.0.0.1', allowHalfOpen: true });
-    halfOpen.on('error', () => {});
-    let received = '';
-    halfOpen.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    const halfOpen = halfOpenClient(port());
     try {
-      await new Promise<void>((resolve, reject) => {
-        const guard = setTimeout(() => reject(new Error('the server never ended the connection')), PATIENCE_MS);
-        halfOpen.once('end', () => {
-          clearTimeout(guard);
-          resolve();
-        });
-      });
-      expect(received).toMatch(/^HTTP\/1\.1 408 /);
+      await halfOpen.ended;
+      expect(halfOpen.received()).toMatch(/^HTTP\/1\.1 408 /);
       const held = () =>
         new Promise<number>((resolve) => server!.app.server.getConnections((_error, count) => resolve(count)));
       await vi.waitFor(async () => expect(await held()).toBe(0), PATIENCE);
     } finally {
-      halfOpen.destroy();
+      halfOpen.socket.destroy();
     }
   });
 

@@ -19,6 +19,7 @@ import {
   startGrpcTestServer,
 } from './grpc-helpers.js';
 import { failingWidthModelOnnx, linearModelOnnx, writeRepository } from './repository-fixture.js';
+import { halfOpenClient } from '../half-open-client.js';
 import { PATIENCE, PATIENCE_MS } from '../patience.js';
 
 const xInput = (rows: number) => ({ name: 'x', datatype: 'FP32', shape: [rows, 2] });
@@ -664,23 +665,15 @@ describe("the gRPC listener's connections", () => {
   // --max-connections for good, and new clients were refused.
   it('lets go of a connection it closed, though its client never closes its side', async () => {
     const listener = await listenerWith({ idleTimeoutMs: 200, maxConnections: 1 });
-    const halfOpen = connect({ port: listener.port, host: '127.0.0.1', allowHalfOpen: true });
-    halfOpen.on('error', () => {});
-    halfOpen.resume();
+    const halfOpen = halfOpenClient(listener.port);
     try {
-      await new Promise<void>((resolve, reject) => {
-        const guard = setTimeout(() => reject(new Error('the server never ended the connection')), PATIENCE_MS);
-        halfOpen.once('end', () => {
-          clearTimeout(guard);
-          resolve();
-        });
-      });
+      await halfOpen.ended;
       await vi.waitFor(() => expect(listener.connections()).toBe(0), PATIENCE);
       const client = new OipClient(listener.target);
       expect((await client.call('ServerLive', {})).message).toStrictEqual({ live: true });
       client.close();
     } finally {
-      halfOpen.destroy();
+      halfOpen.socket.destroy();
       listener.close();
     }
   });

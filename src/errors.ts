@@ -130,6 +130,8 @@ export const ERROR_TABLE = {
     exitCode: 1,
     message: 'request headers are too large',
   },
+  // RFC 9112 §6.1's answer to a transfer coding the server does not decode (serve/node-answers.ts).
+  NOT_IMPLEMENTED: { httpStatus: 501, grpcStatus: 'UNIMPLEMENTED', exitCode: 1, message: 'not implemented: %s' },
   NOT_FOUND: { httpStatus: 404, grpcStatus: 'UNIMPLEMENTED', exitCode: 1, message: 'not found: %s' },
   MODEL_NOT_FOUND: {
     httpStatus: 404,

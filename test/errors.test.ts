@@ -47,6 +47,7 @@ const EXPECTED: Record<
   EXPECTATION_FAILED: [417, 'INVALID_ARGUMENT', 1, undefined, undefined],
   MISDIRECTED_REQUEST: [421, 'PERMISSION_DENIED', 1, undefined, undefined],
   HEADERS_TOO_LARGE: [431, 'RESOURCE_EXHAUSTED', 1, undefined, undefined],
+  NOT_IMPLEMENTED: [501, 'UNIMPLEMENTED', 1, undefined, undefined],
   NOT_FOUND: [404, 'UNIMPLEMENTED', 1, undefined, undefined],
   MODEL_NOT_FOUND: [404, 'NOT_FOUND', 1, 'model_not_found', undefined],
   VERSION_EXISTS: [409, 'ALREADY_EXISTS', 2, undefined, undefined],

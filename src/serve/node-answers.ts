@@ -10,11 +10,12 @@ import { requestIdFor } from './request-id.js';
 /**
  * The answers Node's HTTP server gives before any route runs, in the error table's shape: it
  * answered an `Expect` other than 100-continue 417 and an HTTP/1.1 request without Host 400,
- * both with no body, and closed a CONNECT's socket with no answer at all. Several Host lines, a
- * transfer coding other than chunked and any on HTTP/1.0 are refused 400 (Node kept the first
- * Host, framed a body by its chunks and passed it on still coded, and decoded HTTP/1.0's
- * chunks). No route and no model is reached, so none of them is counted in /metrics (nor are
- * the parser's 400 and 431). The server must be created with `requireHostHeader: false`, or Node answers the missing Host.
+ * both with no body, and closed a CONNECT's socket with no answer at all. Several Host lines and
+ * any transfer coding on HTTP/1.0 are refused 400, a transfer coding other than chunked 501
+ * (Node kept the first Host, decoded HTTP/1.0's chunks, and framed a body by its chunks and
+ * passed it on still coded). No route and no model is reached, so none of them is counted in
+ * /metrics (nor are the parser's 400 and 431). The server must be created with
+ * `requireHostHeader: false`, or Node answers the missing Host.
  */
 export function answerNodeRefusals(server: Server): void {
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
@@ -42,7 +43,8 @@ export function answerNodeRefusals(server: Server): void {
         new BatchlineError('BAD_REQUEST', 'a request must name one Host, not several'),
       );
     // RFC 9112 §6.1: Node frames a body by its last coding, chunked, and ignores those before it
-    // (gzip, chunked): a route got bytes still coded. None but chunked is decoded here.
+    // (gzip, chunked): a route got bytes still coded. None but chunked is decoded here, and a
+    // coding the server does not decode SHOULD get 501, as nginx answers it.
     const coding = request.headers['transfer-encoding'];
     // §6.1 too: HTTP/1.0 has no transfer codings, so its framing is faulty (a MUST); a proxy in
     // front may have framed it by Content-Length. Node decoded the chunks.
@@ -56,7 +58,10 @@ export function answerNodeRefusals(server: Server): void {
       return answerRequest(
         request,
         response,
-        new BatchlineError('BAD_REQUEST', `Transfer-Encoding '${clipped(coding)}': this server decodes only chunked`),
+        new BatchlineError(
+          'NOT_IMPLEMENTED',
+          `Transfer-Encoding '${clipped(coding)}': this server decodes only chunked`,
+        ),
       );
     for (const handler of handlers) handler.call(server, request, response);
   });

@@ -1,13 +1,12 @@
+import { fileURLToPath } from 'node:url';
 import { SERVE_OPTIONS, withModelLatencyDefault } from '../options/serve.js';
 import { resolveCodeOptions, type InputOf } from '../options/code-options.js';
 import type { ServerStats } from '../stats-contract/server-stats.js';
 import { RENAMED_BATCHING } from './batch-options.js';
 import { drainMsOf } from './close-options.js';
-import { missingRuntime } from '../errors.js';
+import { BatchlineError, missingRuntime } from '../errors.js';
 import { BATCHLINE_VERSION } from '../version.js';
 import { publicError } from './errors.js';
-import { BatchlineError } from '../errors.js';
-import { fileURLToPath } from 'node:url';
 
 /**
  * The options that name a file or directory. An ES module names its neighbours by URL (`new

@@ -1,6 +1,7 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { BatchlineError } from '../errors.js';
 import { answerRequest } from './node-answers.js';
+import { gateRequests } from './request-gate.js';
 
 /** True for the addresses of this machine's loopback interface: a server there is for local clients. */
 export function isLoopbackAddress(host: string): boolean {
@@ -42,15 +43,11 @@ export function answerOnlyLoopbackHosts(server: Server, extraHosts: readonly str
     }
     return ok;
   };
-  const handlers = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
-  server.removeAllListeners('request');
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+  gateRequests(server, (request, response) => {
     const host = request.headers.host;
-    if (host === undefined || answered(host)) {
-      for (const handler of handlers) handler.call(server, request, response);
-      return;
-    }
+    if (host === undefined || answered(host)) return false;
     // In the protocol of the path, as every error is: a /v2 client reads {"error": message} only.
     answerRequest(request, response, new BatchlineError('MISDIRECTED_REQUEST', host), false);
+    return true;
   });
 }

@@ -5,6 +5,7 @@ import { BatchlineError, errorBody } from '../errors.js';
 import { clipped } from '../message-text.js';
 import { answeredRequestTimeout } from './answer.js';
 import { afterAnswersSent, endAndCut, lastAnswerDecided } from './drain-connections.js';
+import { gateRequests } from './request-gate.js';
 import { requestIdFor } from './request-id.js';
 
 /**
@@ -25,46 +26,37 @@ export function answerNodeRefusals(server: Server): void {
   server.on('connect', (request: IncomingMessage, socket: Duplex) =>
     answerSocket(socket, new BatchlineError('NOT_FOUND', `CONNECT ${request.url}: this server is no proxy`)),
   );
-  const handlers = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
-  server.removeAllListeners('request');
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    // RFC 9112 §3.2: a server answers 400 to an HTTP/1.1 request without Host (HTTP/1.0 has none).
-    if (request.headers.host === undefined && request.httpVersionMajor === 1 && request.httpVersionMinor === 1)
-      return answerRequest(
-        request,
-        response,
-        new BatchlineError('BAD_REQUEST', 'an HTTP/1.1 request must name its Host'),
-      );
-    // RFC 9112 §3.2 again: more than one Host is a 400 (Node kept the first and dropped the rest).
-    if (hostLines(request.rawHeaders) > 1)
-      return answerRequest(
-        request,
-        response,
-        new BatchlineError('BAD_REQUEST', 'a request must name one Host, not several'),
-      );
-    // RFC 9112 §6.1: Node frames a body by its last coding, chunked, and ignores those before it
-    // (gzip, chunked): a route got bytes still coded. None but chunked is decoded here, and a
-    // coding the server does not decode SHOULD get 501, as nginx answers it.
-    const coding = request.headers['transfer-encoding'];
-    // §6.1 too: HTTP/1.0 has no transfer codings, so its framing is faulty (a MUST); a proxy in
-    // front may have framed it by Content-Length. Node decoded the chunks.
-    if (coding !== undefined && request.httpVersionMajor === 1 && request.httpVersionMinor === 0)
-      return answerRequest(
-        request,
-        response,
-        new BatchlineError('BAD_REQUEST', 'an HTTP/1.0 request cannot carry a Transfer-Encoding'),
-      );
-    if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked')
-      return answerRequest(
-        request,
-        response,
-        new BatchlineError(
-          'NOT_IMPLEMENTED',
-          `Transfer-Encoding '${clipped(coding)}': this server decodes only chunked`,
-        ),
-      );
-    for (const handler of handlers) handler.call(server, request, response);
+  gateRequests(server, (request, response) => {
+    const refusal = framingRefusal(request);
+    if (refusal === undefined) return false;
+    answerRequest(request, response, refusal);
+    return true;
   });
+}
+
+/** What RFC 9112 refuses in a request Node's parser took: its Host lines, its transfer coding. */
+function framingRefusal(request: IncomingMessage): BatchlineError | undefined {
+  // §3.2: a server answers 400 to an HTTP/1.1 request without Host (HTTP/1.0 has none).
+  if (request.headers.host === undefined && request.httpVersionMajor === 1 && request.httpVersionMinor === 1)
+    return new BatchlineError('BAD_REQUEST', 'an HTTP/1.1 request must name its Host');
+  // §3.2 again: more than one Host is a 400 (Node kept the first and dropped the rest).
+  if (hostLines(request.rawHeaders) > 1)
+    return new BatchlineError('BAD_REQUEST', 'a request must name one Host, not several');
+  const coding = request.headers['transfer-encoding'];
+  if (coding === undefined) return undefined;
+  // §6.1: HTTP/1.0 has no transfer codings, so its framing is faulty (a MUST); a proxy in front
+  // may have framed it by Content-Length. Node decoded the chunks.
+  if (request.httpVersionMajor === 1 && request.httpVersionMinor === 0)
+    return new BatchlineError('BAD_REQUEST', 'an HTTP/1.0 request cannot carry a Transfer-Encoding');
+  // §6.1: Node frames a body by its last coding, chunked, and ignores those before it (gzip,
+  // chunked): a route got bytes still coded. None but chunked is decoded here, and a coding the
+  // server does not decode SHOULD get 501, as nginx answers it.
+  if (coding.trim().toLowerCase() !== 'chunked')
+    return new BatchlineError(
+      'NOT_IMPLEMENTED',
+      `Transfer-Encoding '${clipped(coding)}': this server decodes only chunked`,
+    );
+  return undefined;
 }
 
 /** How many `Host` lines `rawHeaders` (name, value, name, value, …) holds. */

@@ -1,7 +1,8 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { BatchlineError } from '../errors.js';
 import { answerRequest } from './node-answers.js';
+import { gateRequests } from './request-gate.js';
 
 /** Connections taken past --max-connections, for health probes only. */
 export const PROBE_ROOM = 8;
@@ -27,7 +28,7 @@ function isProbe(request: IncomingMessage): boolean {
  * send one probe, answered and then closed; any other request is answered 503
  * `too_many_connections` and closed, and one that sends nothing within `PROBE_HEADERS_MS` (or
  * `headersTimeoutMs`, if shorter) is closed. Past the room, Node closes new connections as they
- * arrive, as before. Wraps Node's request listeners, as answerOnlyLoopbackHosts does.
+ * arrive, as before. A gate before the routes (request-gate.ts).
  */
 export function capConnectionsWithProbeRoom(server: Server, maxConnections: number, headersTimeoutMs: number): void {
   server.maxConnections = maxConnections + PROBE_ROOM;
@@ -41,19 +42,16 @@ export function capConnectionsWithProbeRoom(server: Server, maxConnections: numb
     });
     if (open > maxConnections) socket[kProbeRoom] = setTimeout(() => socket.destroy(), waitMs);
   });
-  const handlers = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
-  server.removeAllListeners('request');
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+  gateRequests(server, (request, response) => {
     const socket = request.socket as RoomSocket;
-    if (socket[kProbeRoom] === undefined) {
-      for (const handler of handlers) handler.call(server, request, response);
-      return;
-    }
+    if (socket[kProbeRoom] === undefined) return false;
     clearTimeout(socket[kProbeRoom]);
-    if (!isProbe(request))
-      return answerRequest(request, response, new BatchlineError('TOO_MANY_CONNECTIONS', String(maxConnections)));
+    if (!isProbe(request)) {
+      answerRequest(request, response, new BatchlineError('TOO_MANY_CONNECTIONS', String(maxConnections)));
+      return true;
+    }
     // Answered as ever, then closed: the room is for the next probe.
     response.setHeader('connection', 'close');
-    for (const handler of handlers) handler.call(server, request, response);
+    return false;
   });
 }

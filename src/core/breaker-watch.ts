@@ -35,4 +35,10 @@ export class BreakerWatch {
     if (state === 'open') this.opened(breaker.retryAfterMs(nowMs), nowMs);
     return state;
   }
+
+  /** Does the breaker refuse an arrival now (call only with a breaker)? Tells of a change first. */
+  refusesArrival(nowMs: number): boolean {
+    this.state(nowMs);
+    return (this.breaker as CircuitBreaker).refusesArrival(nowMs);
+  }
 }

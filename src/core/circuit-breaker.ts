@@ -11,6 +11,13 @@ export interface BreakerOptions {
   openMs: number;
 }
 
+/**
+ * How long before it half-opens an open breaker takes an arrival (ms), queued for the probe: a
+ * retry told `retryAfterMs` that waited on a Node timer, which fires up to 1 ms early against
+ * `performance.now()` (libuv's loop time is whole ms), was refused once more, told 1 ms.
+ */
+export const REOPEN_GRACE_MS = 1;
+
 /** Defaults, documented in docs/policies.md. */
 export const BREAKER_DEFAULTS: Readonly<BreakerOptions> = Object.freeze({
   failures: 5,
@@ -65,6 +72,14 @@ export class CircuitBreaker {
   /** How long a refused client should wait before trying again (ms). */
   retryAfterMs(nowMs: number): number {
     return Math.max(0, this.openUntilMs - nowMs);
+  }
+
+  /**
+   * Is an arrival at `nowMs` refused? While open, until `REOPEN_GRACE_MS` before it half-opens;
+   * one within that waits in the queue, and no batch starts before the reopening all the same.
+   */
+  refusesArrival(nowMs: number): boolean {
+    return this.state(nowMs) === 'open' && nowMs < this.openUntilMs - REOPEN_GRACE_MS;
   }
 
   /** May a batch start now? Closed: yes; open: no; half-open: one probe at a time. */

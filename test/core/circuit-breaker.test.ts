@@ -67,6 +67,32 @@ describe('the circuit breaker on a virtual clock', () => {
       ['r8', 'ok', 270], // the next probe passes
     ]);
   });
+
+  it('takes an arrival within a timer granularity of the reopening, for the probe, and refuses one before it', () => {
+    // Open from 30 until 130. r4 at 40 is told 90 ms; a retry on a Node timer can fire up to 1 ms
+    // early (libuv's loop time is whole ms): at 129.2 it was refused once more, told 1 ms.
+    const { clock, answers, submitAt, events } = breakerScenario(45);
+    for (const [at, id] of [
+      [0, 'r0'],
+      [10, 'r1'],
+      [20, 'r2'],
+      [40, 'r4'],
+      [128.9, 'early'], // more than 1 ms before: refused
+      [129.2, 'retry'], // within 1 ms: queued, and run as the probe at 130, not before
+    ] as const)
+      submitAt(at, id);
+    clock.run();
+    expect(answers.map((a) => [a.id, a.kind, a.atMs])).toEqual([
+      ['r0', 'error', 10],
+      ['r1', 'error', 20],
+      ['r2', 'error', 30],
+      ['r4', 'rejected:circuit_open', 40],
+      ['early', 'rejected:circuit_open', 128.9],
+      ['retry', 'ok', 140],
+    ]);
+    expect(answers[3]!.refusal).toMatchObject({ retryAfterMs: 90 });
+    expect(events.filter((e) => e.kind === 'batch_started' && e.atMs > 30).map((e) => e.atMs)).toEqual([130]);
+  });
 });
 
 describe('CircuitBreaker', () => {

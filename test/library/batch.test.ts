@@ -575,6 +575,32 @@ describe('batch(): failures', () => {
     expect(refused.retryAfterMs).toBeLessThanOrEqual(300);
     expect(Number.isInteger(refused.retryAfterMs)).toBe(true);
   });
+
+  it('takes a retry made after waiting retryAfterMs on a Node timer, which fires up to 1 ms early', async () => {
+    let runs = 0;
+    const down = batch(
+      async (_items: number[]): Promise<number[]> => {
+        runs++;
+        throw new Error('model down');
+      },
+      { batchWindowMs: 0, isolation: 'off', breakerFailures: 1, breakerOpenMs: 20 },
+    );
+    await rejection(down(0)); // opens it
+    // Each round: refused while open, wait as told, retry. The retry is the probe, which fails and
+    // opens it again. Before, 40–50 % of the retries were refused once more, told 1 ms.
+    let honestWaits = 0;
+    let refusedAgain = 0;
+    for (let round = 0; round < 40; round++) {
+      const refused = await rejection(down(1));
+      if (!(refused instanceof CircuitOpenError)) continue; // it had half-opened already: that call was the probe
+      await new Promise((resolve) => setTimeout(resolve, refused.retryAfterMs));
+      honestWaits++;
+      if ((await rejection(down(2))) instanceof CircuitOpenError) refusedAgain++;
+    }
+    expect(honestWaits).toBeGreaterThanOrEqual(10);
+    expect(refusedAgain).toBe(0);
+    expect(runs).toBe(41); // each round's retry, or its first call, reached the function
+  });
 });
 
 describe('batch(): the queue bound and deadlines', () => {

@@ -17,6 +17,7 @@ import { classify } from './classify.js';
 import { FailureLog, seeTheLog, stderrLogSink } from './failure-log.js';
 import { answerOnlyLoopbackHosts, isLoopbackAddress } from './loopback-hosts.js';
 import { capConnectionsWithProbeRoom } from './probe-room.js';
+import type { CountRefusal } from './connection-refusals.js';
 import { requestIdFor } from './request-id.js';
 import { MAX_MODEL_NAME_CHARS } from './repository.js';
 import { refusePrototypeKeys } from './prototype-keys.js';
@@ -50,7 +51,11 @@ export interface BuiltServer {
  * (bad JSON, 413, 415, bad URLs), errors routes throw and unknown routes. Used for the main
  * listener and for the admin API's own.
  */
-function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logError']>): FastifyInstance {
+function createApp(
+  config: ServeConfig,
+  logError: NonNullable<ServerDeps['logError']>,
+  refused: CountRefusal,
+): FastifyInstance {
   const app = Fastify({
     // A child logger per request costs microseconds that matter at thousands of requests a
     // second; Fastify's per-request JSON logs are there only when asked for.
@@ -102,7 +107,7 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
     );
   // Past the limit, a few connections for health probes; past those, Node closes new connections
   // as they arrive (a reverse proxy does the same). Wraps the request listeners above.
-  capConnectionsWithProbeRoom(app.server, config.maxConnections, config.headersTimeoutMs);
+  capConnectionsWithProbeRoom(app.server, config.maxConnections, config.headersTimeoutMs, refused);
   // Only JSON is a valid body; Fastify's default text/plain parser would let text through.
   app.removeContentTypeParser('text/plain');
   // A request without a body that names a JSON type (a DELETE from a client that always sends
@@ -153,7 +158,7 @@ function createApp(config: ServeConfig, logError: NonNullable<ServerDeps['logErr
 export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltServer {
   const runtime = new ServingRuntime(config, deps.clock ?? new RealClock(), deps.logEvent);
   const logError = deps.logError ?? ((failures) => failures.failure.bind(failures))(new FailureLog(stderrLogSink()));
-  const app = createApp(config, logError);
+  const app = createApp(config, logError, runtime.connectionRefusals.of('http'));
   // /metrics lives on this app: once it is closed, nothing process-wide may keep the runtime.
   app.addHook('onClose', (_app, done) => {
     runtime.metrics.close();
@@ -216,7 +221,12 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
   let admin: FastifyInstance | undefined;
   if (config.adminToken !== undefined) {
     if (config.adminPort === 0) registerAdminRoutes(app, runtime, config.adminToken);
-    else registerAdminRoutes((admin = createApp(config, logError)), runtime, config.adminToken);
+    else
+      registerAdminRoutes(
+        (admin = createApp(config, logError, runtime.connectionRefusals.of('admin'))),
+        runtime,
+        config.adminToken,
+      );
   }
   return { app, runtime, admin };
 }

@@ -75,6 +75,7 @@ export class GrpcListener {
     this.sockets = new GrpcSockets(
       this.server.createConnectionInjector(ServerCredentials.createInsecure()),
       this.limits.maxConnections,
+      this.runtime.connectionRefusals.of('grpc'),
     );
     const bound = await this.sockets.listen(host, port).catch((error: NodeJS.ErrnoException) => {
       const what = `${host}:${port} (--grpc-port)`;

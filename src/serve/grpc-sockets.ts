@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { createServer, isIP, type Server as NetServer, type Socket } from 'node:net';
 import type { ConnectionInjector } from '@grpc/grpc-js';
+import type { CountRefusal } from './connection-refusals.js';
 
 /** How long a connection the server has ended may wait for its client's end before it is closed. */
 const LINGER_MS = 1000;
@@ -18,6 +19,7 @@ export class GrpcSockets {
   constructor(
     private readonly injector: ConnectionInjector,
     private readonly maxConnections = Number.POSITIVE_INFINITY,
+    private readonly refused: CountRefusal = () => {},
   ) {}
 
   /** Connections open now (handed to grpc-js, not yet closed). */
@@ -52,7 +54,10 @@ export class GrpcSockets {
 
   private take(socket: Socket): void {
     // Past the cap a connection is closed as it arrives, as Node's maxConnections does on HTTP.
-    if (this.open >= this.maxConnections) return void socket.destroy();
+    if (this.open >= this.maxConnections) {
+      this.refused('closed_at_cap');
+      return void socket.destroy();
+    }
     this.open++;
     socket.once('close', () => this.open--);
     // grpc-js ends a connection gracefully (idle, drained: GOAWAY, then its FIN) and Node keeps the

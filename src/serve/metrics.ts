@@ -6,6 +6,7 @@ import { HistogramFamily, type BucketHistogram } from './bucket-histogram.js';
 import { registerEventLoopLag } from './event-loop-lag.js';
 import { processMetrics } from './process-metrics.js';
 import type { ResponsesByTransport, Transport } from './answer-counters.js';
+import type { ConnectionRefusalReason, Listener } from './connection-refusals.js';
 import type { InstanceState, ModelHealth } from '../model/instance-health.js';
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -130,6 +131,8 @@ export class ServeMetrics {
     transports: readonly Transport[] = ['http'],
     /** Answers to inference requests that reached no version (an unknown model or version). */
     unrouted: () => Readonly<ResponsesByTransport> = () => ({ http: {}, grpc: {} }),
+    /** Connections the listeners refused past --max-connections, by listener and reason (connection-refusals.ts). */
+    connectionRefusals: ReadonlyMap<Listener, ReadonlyMap<ConnectionRefusalReason, number>> = new Map(),
   ) {
     const registry = this.registry;
     for (const metric of processMetrics()) registry.registerMetric(metric);
@@ -206,6 +209,18 @@ export class ServeMetrics {
         for (const protocol of transports) this.inc({ code: '404', protocol }, 0);
         for (const [protocol, counts] of Object.entries(unrouted()))
           for (const [code, count] of Object.entries(counts)) this.inc({ code, protocol }, count);
+      },
+    });
+    // Refused before any request was read, or by no route: no other series counts them.
+    new client.Counter({
+      name: 'batchline_connections_refused_total',
+      help: 'Connections a listener (http, admin, grpc) refused past --max-connections: closed_at_cap (closed as it arrived; HTTP keeps 8 more for health probes first), too_many_connections (HTTP: a request there that was no probe, answered 503), probe_room_idle (HTTP: one there that sent no request in time).',
+      labelNames: ['listener', 'reason'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [listener, counts] of connectionRefusals)
+          for (const [reason, count] of counts) this.inc({ listener, reason }, count);
       },
     });
     new client.Counter({

@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { BatchlineError } from '../errors.js';
+import type { CountRefusal } from './connection-refusals.js';
 import { answerRequest } from './node-answers.js';
 import { gateRequests } from './request-gate.js';
 
@@ -28,10 +29,16 @@ function isProbe(request: IncomingMessage): boolean {
  * send one probe, answered and then closed; any other request is answered 503
  * `too_many_connections` and closed, and one that sends nothing within `PROBE_HEADERS_MS` (or
  * `headersTimeoutMs`, if shorter) is closed. Past the room, Node closes new connections as they
- * arrive, as before. A gate before the routes (request-gate.ts).
+ * arrive, as before. A gate before the routes (request-gate.ts). Each refusal is `refused`.
  */
-export function capConnectionsWithProbeRoom(server: Server, maxConnections: number, headersTimeoutMs: number): void {
+export function capConnectionsWithProbeRoom(
+  server: Server,
+  maxConnections: number,
+  headersTimeoutMs: number,
+  refused: CountRefusal = () => {},
+): void {
   server.maxConnections = maxConnections + PROBE_ROOM;
+  server.on('drop', () => refused('closed_at_cap'));
   const waitMs = Math.min(PROBE_HEADERS_MS, headersTimeoutMs);
   let open = 0;
   server.prependListener('connection', (socket: RoomSocket) => {
@@ -40,13 +47,18 @@ export function capConnectionsWithProbeRoom(server: Server, maxConnections: numb
       open--;
       clearTimeout(socket[kProbeRoom]);
     });
-    if (open > maxConnections) socket[kProbeRoom] = setTimeout(() => socket.destroy(), waitMs);
+    if (open > maxConnections)
+      socket[kProbeRoom] = setTimeout(() => {
+        refused('probe_room_idle');
+        socket.destroy();
+      }, waitMs);
   });
   gateRequests(server, (request, response) => {
     const socket = request.socket as RoomSocket;
     if (socket[kProbeRoom] === undefined) return false;
     clearTimeout(socket[kProbeRoom]);
     if (!isProbe(request)) {
+      refused('too_many_connections');
       answerRequest(request, response, new BatchlineError('TOO_MANY_CONNECTIONS', String(maxConnections)));
       return true;
     }

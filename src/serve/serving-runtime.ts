@@ -19,6 +19,7 @@ import {
   totalResponses,
 } from './answer-counters.js';
 import { HeldRefusals } from './retry-hold.js';
+import { ConnectionRefusals, type Listener } from './connection-refusals.js';
 import { Targets } from './target.js';
 import { versionKey, versionLine, versionWarningLines } from './version-log.js';
 
@@ -35,6 +36,8 @@ export class ServingRuntime {
   private readonly startedAtMs: number;
   readonly registry: Registry;
   readonly metrics: ServeMetrics;
+  /** Connections the listeners refused past --max-connections, for /metrics. */
+  readonly connectionRefusals: ConnectionRefusals;
   /** 429s held until their Retry-After (retry-hold.ts): answered when the drain starts. */
   readonly heldRefusals = new HeldRefusals();
   /** Answers to inference requests that reached no model version (unknown model), by status. */
@@ -73,10 +76,12 @@ export class ServingRuntime {
       countResponse: (status, transport) => countInto(responses, status, transport),
       countRejection: () => {},
     };
+    this.connectionRefusals = new ConnectionRefusals(listenersOf(config));
     this.metrics = new ServeMetrics(
       () => this.registry.all().filter((v): v is ModelVersion & MeteredVersion => v.metrics !== undefined),
       config.grpcPort === undefined ? ['http'] : TRANSPORTS,
       () => responses,
+      this.connectionRefusals.counts,
     );
     this.targets = new Targets(this);
     this.sharedMemory = config.allowClientShm ? new SystemSharedMemory() : undefined;
@@ -366,4 +371,12 @@ export class ServingRuntime {
 /** `cls version 2`, as readiness's reasons name a version. */
 function versionName(version: ModelVersion): string {
   return `${version.name} version ${version.version}`;
+}
+
+/** The listeners a server with `config` opens: HTTP, the admin API's own (--admin-port), gRPC (--grpc-port). */
+function listenersOf(config: ServeConfig): Listener[] {
+  const listeners: Listener[] = ['http'];
+  if (config.adminToken !== undefined && config.adminPort !== 0) listeners.push('admin');
+  if (config.grpcPort !== undefined) listeners.push('grpc');
+  return listeners;
 }

@@ -21,6 +21,15 @@ const port = (): number => Number(new URL(server!.url).port);
 // stalls the test run for seconds (the server is in this process): it fires before the close or
 // the answer is read. A connection left open, or an answer never given, still fails the test.
 
+/** The server's count of connections its HTTP listener refused for `reason`, as /metrics says it (read in-process: the listener is full). */
+async function refusedConnections(reason: string): Promise<number> {
+  const { body } = await server!.runtime.metrics.render();
+  const line = body
+    .split('\n')
+    .find((l) => l.startsWith(`batchline_connections_refused_total{listener="http",reason="${reason}"} `));
+  return Number(line?.split(' ')[1] ?? Number.NaN);
+}
+
 /** Resolves once the server holds `count` connections (checked as each is accepted). */
 function untilConnections(count: number): Promise<void> {
   const http = server!.app.server;
@@ -141,6 +150,8 @@ describe('slow and greedy clients (#5)', () => {
       const refused = new RawConnection(port());
       await refused.write('').catch(() => {});
       expect((await refused.settle(PATIENCE_MS)).ended).not.toBe('open');
+      // Counted, for an operator's alert: no route ran for it, and nothing counted it.
+      await vi.waitFor(async () => expect(await refusedConnections('closed_at_cap')).toBe(1), PATIENCE);
       // The three held ones are served.
       await held[0]!.write(inferRequest(BODY, 'held'));
       expect((await held[0]!.untilResponses(1, PATIENCE_MS)).map((r) => r.status)).toEqual([200]);
@@ -185,6 +196,10 @@ describe('slow and greedy clients (#5)', () => {
       const silent = new RawConnection(port());
       await silent.write('');
       expect((await silent.settle(PATIENCE_MS)).ended).not.toBe('open');
+      // Both refusals are in /metrics, the probes are not.
+      await vi.waitFor(async () => expect(await refusedConnections('probe_room_idle')).toBe(1), PATIENCE);
+      expect(await refusedConnections('too_many_connections')).toBe(1);
+      expect(await refusedConnections('closed_at_cap')).toBe(0);
       // The held connections are served as ever.
       await held[0]!.write(inferRequest(BODY, 'held'));
       expect((await held[0]!.untilResponses(1, PATIENCE_MS)).map((r) => r.status)).toEqual([200]);

@@ -627,9 +627,13 @@ describe("the gRPC listener's connections", () => {
       socket.once('error', reject);
     });
 
-  async function listenerWith(
-    limits: GrpcConnectionLimits,
-  ): Promise<{ port: number; target: string; connections: () => number; close: () => void }> {
+  async function listenerWith(limits: GrpcConnectionLimits): Promise<{
+    port: number;
+    target: string;
+    connections: () => number;
+    metrics: () => Promise<string>;
+    close: () => void;
+  }> {
     const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelLatencyMs: 0 }, {});
     const { runtime } = buildServer(config);
     const listener = new GrpcListener(
@@ -644,6 +648,7 @@ describe("the gRPC listener's connections", () => {
       port: Number(target.split(':')[1]),
       target,
       connections: () => listener.connections,
+      metrics: async () => (await runtime.metrics.render()).body,
       close: () => listener.forceClose(),
     };
   }
@@ -786,6 +791,14 @@ describe("the gRPC listener's connections", () => {
       expect((await client.call('ServerLive', {})).message).toStrictEqual({ live: true });
       const extra = await connected(listener.port);
       await closedSoon(extra);
+      // Counted in /metrics, for an operator's alert on refused connections.
+      await vi.waitFor(
+        async () =>
+          expect(await listener.metrics()).toContain(
+            'batchline_connections_refused_total{listener="grpc",reason="closed_at_cap"} 1',
+          ),
+        PATIENCE,
+      );
       expect((await client.call('ServerLive', {})).message).toStrictEqual({ live: true });
     } finally {
       held.destroy();

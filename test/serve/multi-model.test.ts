@@ -242,10 +242,16 @@ describe('a server of three models, one with two versions', () => {
       expect(text).toContain(`batchline_queue_capacity{${labels}} 128`);
       expect(text).toContain(`batchline_batch_size_bucket{le="1",${labels}}`);
     }
-    // Every series but the answers to requests that reached no version, which have none to name.
+    // Every series but the answers to requests that reached no version and the connections
+    // refused before any request, which have none to name.
     for (const line of text
       .split('\n')
-      .filter((l) => l.startsWith('batchline_') && !l.startsWith('batchline_unrouted_')))
+      .filter(
+        (l) =>
+          l.startsWith('batchline_') &&
+          !l.startsWith('batchline_unrouted_') &&
+          !l.startsWith('batchline_connections_refused_'),
+      ))
       expect(line, line).toMatch(/\{.*model=".+",version="\d+"/);
     expect(text).toContain('batchline_unrouted_responses_total{code="404",protocol="http"}');
     const promtool = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((path) => existsSync(path));

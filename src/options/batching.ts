@@ -310,6 +310,27 @@ export function deadlineWithinWindow(
   );
 }
 
+/**
+ * The target given to a policy that never reads it: `fixed` takes the batch limit and window as
+ * given, and only `adaptive` and `aimd` aim at --target-latency-ms. A user who gave the target and
+ * forgot the policy thought they had latency control. Undefined unless the target was given
+ * (`given`: the options given, not defaulted) and the policy is fixed.
+ */
+export function targetWithoutPolicy(
+  config: Pick<BatchingConfig, 'batchPolicy' | 'targetLatencyMs'>,
+  given: ReadonlySet<string>,
+  spelling: WarningSpelling = 'flag',
+): string | undefined {
+  if (!given.has('targetLatencyMs') || (config.batchPolicy ?? 'fixed') !== 'fixed') return undefined;
+  const name = optionNamer(spelling);
+  return (
+    `${name('targetLatencyMs')} (${config.targetLatencyMs} ms) is read by ${name('batchPolicy')} adaptive and aimd only, ` +
+    `and ${name('batchPolicy')} is fixed${given.has('batchPolicy') ? '' : ' (the default)'}: ` +
+    `batches take ${name('maxBatchSize')} and ${name('batchWindowMs')} as given; ` +
+    `set ${name('batchPolicy')} adaptive to batch toward it, or leave ${name('targetLatencyMs')} out`
+  );
+}
+
 /** How a warning names an option: as a flag, as code, or as its source wrote it (undefined: as a flag). */
 type WarningSpelling = OptionSpelling | ((key: QueueWarningOption) => string | undefined);
 
@@ -323,13 +344,15 @@ function optionNamer(spelling: WarningSpelling): (key: QueueWarningOption) => st
 /** How an error names an option: as the command's flag, or as code's camelCase key (batch()). */
 export type OptionSpelling = 'flag' | 'code';
 
-/** The options the warnings (`queueBelowBatchSize`, `deadlineWithinWindow`) name. */
+/** The options the warnings (`queueBelowBatchSize`, `deadlineWithinWindow`, `targetWithoutPolicy`) name. */
 export type QueueWarningOption =
   | 'maxQueueSize'
   | 'maxBatchSize'
   | 'batchWindowMs'
   | 'priorityQueuePolicy'
-  | 'requestTimeoutMs';
+  | 'requestTimeoutMs'
+  | 'batchPolicy'
+  | 'targetLatencyMs';
 
 /** The batcher's configuration from resolved batching options (any command's, they share names). */
 export function batchingConfigOf(

@@ -6,6 +6,7 @@
  */
 import { BatchlineError } from '../errors.js';
 import { clipped, MAX_LISTING_DETAIL_CHARS } from '../message-text.js';
+import { withGiven } from './given.js';
 import {
   parseOptionValue,
   type AffineOptionSpec,
@@ -74,7 +75,10 @@ export function resolveCodeOptions<S extends OptionSchema>(
       resolved[key] = parseOptionValue(spec, value, key);
     } else resolved[key] = spec.kind === 'affine' ? parseOptionValue(spec, spec.default, key) : spec.default;
   }
-  return Object.freeze(resolved) as OptionValues<S>;
+  return withGiven(
+    Object.freeze(resolved) as OptionValues<S>,
+    Object.keys(schema).filter((key) => given[key] !== undefined),
+  );
 }
 
 /**

@@ -1,6 +1,7 @@
 import { metricSuffixed } from '../core/arrivals.js';
 import { BatchlineError } from '../errors.js';
 import { parseAffineMs, type AffineMs } from './affine-latency.js';
+import { withGiven } from './given.js';
 
 /**
  * One option of a command: its flag, the environment variable it falls back to, its default and
@@ -141,15 +142,20 @@ export function resolveOptions<S extends OptionSchema>(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): OptionValues<S> {
   const resolved: Record<string, unknown> = {};
+  const given: string[] = [];
   for (const [key, spec] of Object.entries(schema)) {
     const fromFlag = raw[key];
     const fromEnv = spec.env !== undefined ? env[spec.env] : undefined;
     if (fromFlag !== undefined) resolved[key] = parseValue(spec, fromFlag, `--${spec.flag}`);
     else if (fromEnv !== undefined && fromEnv !== '')
       resolved[key] = parseValue(spec, fromEnv, givenAs(spec, fromFlag, env));
-    else resolved[key] = spec.kind === 'affine' ? parseValue(spec, spec.default, `--${spec.flag}`) : spec.default;
+    else {
+      resolved[key] = spec.kind === 'affine' ? parseValue(spec, spec.default, `--${spec.flag}`) : spec.default;
+      continue;
+    }
+    given.push(key);
   }
-  return Object.freeze(resolved) as OptionValues<S>;
+  return withGiven(Object.freeze(resolved) as OptionValues<S>, given);
 }
 
 /**

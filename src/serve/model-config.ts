@@ -9,6 +9,7 @@ import { parseOptionValue, type OptionSpec } from '../options/schema.js';
 import { described, typeExpected } from '../options/code-options.js';
 import { MODEL_VERSION_OPTIONS, type ModelVersionConfig } from '../options/serve.js';
 import { type LatencyProfile, readLatencyProfile } from '../profile/latency-profile.js';
+import { givenOptions, withGiven } from '../options/given.js';
 
 /** Which numbered versions of a model are served (Triton's `version_policy`). */
 export type VersionPolicy = { latest: number } | { all: true } | { specific: number[] };
@@ -246,7 +247,12 @@ export function effectiveConfig(
     config as ModelVersionConfig,
     own.warmupBatchSizes !== undefined || own.maxBatchSize !== undefined ? where : undefined,
   );
-  return Object.freeze(config) as ModelVersionConfig;
+  // Given: the server's options given, and the version's own.
+  const given = [
+    ...givenOptions(server),
+    ...Object.keys(own).filter((key) => (own as Record<string, unknown>)[key] !== undefined),
+  ];
+  return withGiven(Object.freeze(config) as ModelVersionConfig, given);
 }
 
 /**

@@ -3,7 +3,13 @@ import type { InstanceEvent } from '../model/instance-health.js';
 import type { TensorSpec } from '../model/tensor-spec.js';
 import { listedWithAnd } from '../message-text.js';
 import { formatAffineMs } from '../options/affine-latency.js';
-import { deadlineWithinWindow, type QueueWarningOption, queueBelowBatchSize } from '../options/batching.js';
+import {
+  deadlineWithinWindow,
+  type QueueWarningOption,
+  queueBelowBatchSize,
+  targetWithoutPolicy,
+} from '../options/batching.js';
+import { givenOptions } from '../options/given.js';
 import type { ModelVersionConfig } from '../options/serve.js';
 
 /**
@@ -49,7 +55,8 @@ export function versionLine(version: LoggedVersion, state?: string): string {
 
 /**
  * The warnings under a version's line: its queue cannot hold a full batch (`queueBelowBatchSize`),
- * or a request that comes alone misses its deadline in the window (`deadlineWithinWindow`); for the
+ * a request that comes alone misses its deadline in the window (`deadlineWithinWindow`), or a
+ * target latency was given to the fixed policy, which never reads it (`targetWithoutPolicy`); for the
  * versions loaded at start-up and for those registered while serving alike. Each option is named
  * as the operator wrote it (a flag, a config.json field, a registration's field), and the end says
  * where those not given as flags were written.
@@ -92,14 +99,25 @@ export function versionsWarningLines<V extends WarnedVersion>(versions: readonly
 function warningsOf(version: WarnedVersion): string[] {
   const sources = version.optionSources ?? {};
   const nameOf = (key: QueueWarningOption): string | undefined => sources[key]?.name;
-  const warnings = [queueBelowBatchSize(version.config, nameOf), deadlineWithinWindow(version.config, nameOf)];
+  const warnings = [
+    queueBelowBatchSize(version.config, nameOf),
+    deadlineWithinWindow(version.config, nameOf),
+    targetWithoutPolicy(version.config, givenOptions(version.config), nameOf),
+  ];
   return warnings.filter((warning) => warning !== undefined).map((warning) => withSources(warning, sources));
 }
 
 /** A warning with where the options it names were written, those not given as flags. */
 function withSources(warning: string, sources: OptionSources): string {
   const written = new Map<string, string[]>();
-  for (const key of ['maxQueueSize', 'maxBatchSize', 'batchWindowMs', 'requestTimeoutMs'] as const) {
+  for (const key of [
+    'maxQueueSize',
+    'maxBatchSize',
+    'batchWindowMs',
+    'requestTimeoutMs',
+    'batchPolicy',
+    'targetLatencyMs',
+  ] as const) {
     const from = sources[key];
     if (from === undefined || !warning.includes(from.name)) continue;
     written.set(from.source, [...(written.get(from.source) ?? []), from.name]);

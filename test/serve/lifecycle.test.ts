@@ -186,6 +186,42 @@ describe('start-up', () => {
     );
   });
 
+  // The library's batch() warned (BATCHLINE_TARGET_WITHOUT_POLICY); serve said nothing, and an
+  // operator who gave --target-latency-ms and not --batch-policy adaptive thought it acted.
+  it.each([
+    [{ targetLatencyMs: 50 }, true],
+    [{ targetLatencyMs: 50, batchPolicy: 'fixed' }, true],
+    [{ targetLatencyMs: 50, batchPolicy: 'adaptive' }, false],
+    [{}, false],
+  ] as const)(
+    'warns of --target-latency-ms under the fixed policy, only when it was given (%o)',
+    async (flags, warns) => {
+      let signal!: (name: string) => void;
+      const shutdownSignal = new Promise<string>((resolve) => (signal = resolve));
+      const output: string[] = [];
+      const sink = { write: (text: string) => output.push(text) } as unknown as NodeJS.WritableStream;
+      const config = resolveOptions(SERVE_OPTIONS, { port: 0, ...flags }, {});
+      const running = runServer(config, { stdout: sink, stderr: sink, shutdownSignal });
+      await printed(output, 'listening on');
+      signal('SIGTERM');
+      await running;
+      const warnings = output
+        .join('')
+        .split('\n')
+        .filter((line) => line.includes('target-latency-ms'));
+      expect(warnings).toEqual(
+        warns
+          ? [
+              'batchline serve: warning: model=toy-logistic-v1 version=1: --target-latency-ms (50 ms) is read by ' +
+                `--batch-policy adaptive and aimd only, and --batch-policy is fixed${'batchPolicy' in flags ? '' : ' (the default)'}: ` +
+                'batches take --max-batch-size and --batch-window-ms as given; set --batch-policy adaptive to batch toward it, ' +
+                'or leave --target-latency-ms out',
+            ]
+          : [],
+      );
+    },
+  );
+
   it("names a repository's config.json fields as the file writes them, and the file", async () => {
     const root = await writeRepository({
       'm/1/model.onnx': linearModelOnnx([1, 2]),

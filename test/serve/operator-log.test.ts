@@ -110,6 +110,26 @@ describe("the server's log says what changed while it served", () => {
         "raise it above 10 ms, or lower --batch-window-ms (request_timeout_ms in the registration's body)",
     );
 
+    // The middleware's target_latency under the default fixed policy was taken and did nothing, without a word.
+    expect(
+      await admin('POST', `${url}/admin/models/lin`, { version: 6, path: 'lin/2/model.onnx', target_latency: 0.05 }),
+    ).toBe(201);
+    expect(lines.at(-1)).toBe(
+      'batchline serve: warning: model=lin version=6: target_latency (50 ms) is read by --batch-policy adaptive and aimd only, ' +
+        'and --batch-policy is fixed (the default): batches take --max-batch-size and --batch-window-ms as given; ' +
+        "set --batch-policy adaptive to batch toward it, or leave target_latency out (target_latency in the registration's body)",
+    );
+    // With a policy that reads it, nothing to say.
+    expect(
+      await admin('POST', `${url}/admin/models/lin`, {
+        version: 7,
+        path: 'lin/2/model.onnx',
+        target_latency_ms: 50,
+        batch_policy: 'adaptive',
+      }),
+    ).toBe(201);
+    expect(lines.at(-1)).toMatch(/^batchline serve: model=lin version=7 ready .*batch_policy=adaptive/);
+
     expect(await admin('POST', `${url}/admin/models/lin`, { version: 3, path: 'lin/3/model.onnx' })).toBe(422);
     expect(lines).toContainEqual(
       expect.stringMatching(/^batchline serve: model=lin version=3 failed to load: could not load model: /),

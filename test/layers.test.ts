@@ -18,6 +18,8 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
   'message-text.ts': [],
   'errors.ts': ['grpc-status.ts', 'message-text.ts'],
   'version.ts': [],
+  // A core refusal or failed outcome as a row of the error table: the routes and batch() answer with it.
+  'outcome-errors.ts': ['core', 'errors.ts'],
   options: ['core', 'errors.ts', 'message-text.ts'],
   'stats-contract': ['core', 'errors.ts'],
   model: ['core', 'errors.ts', 'message-text.ts', 'options'],
@@ -30,6 +32,7 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
     'errors.ts',
     'message-text.ts',
     'grpc-status.ts',
+    'outcome-errors.ts',
     'version.ts',
     'options',
     'stats-contract',
@@ -57,7 +60,16 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
   ],
   'cli.ts': ['commands', 'errors.ts', 'version.ts'],
   // The library's face: batch() over the core, serve() over the server (loaded lazily).
-  library: ['core', 'errors.ts', 'message-text.ts', 'options', 'serve', 'stats-contract', 'version.ts'],
+  library: [
+    'core',
+    'errors.ts',
+    'message-text.ts',
+    'options',
+    'outcome-errors.ts',
+    'serve',
+    'stats-contract',
+    'version.ts',
+  ],
   // model: the code-model contract's types (code-model-types.ts), exported type-only.
   'index.ts': ['core', 'library', 'model', 'stats-contract'],
 };

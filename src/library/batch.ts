@@ -2,7 +2,7 @@ import { BatcherStats, type BatchStats } from '../core/batcher-stats.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
 import type { Batch, Executor, RunDone } from '../core/types.js';
 import { deadlineWithinWindow, queueBelowBatchSize } from '../options/batching.js';
-import { refusalError } from '../serve/outcome-errors.js';
+import { refusalError } from '../outcome-errors.js';
 import { publicOptions, resolveBatchOptions, type BatchOptions, type ResolvedBatchOptions } from './batch-options.js';
 import { drainMsOf } from './close-options.js';
 import { type Drain, startDrain } from './drain.js';

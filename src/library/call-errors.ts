@@ -8,7 +8,7 @@ import type { Outcome, PendingRequest } from '../core/types.js';
 import { BatchlineError } from '../errors.js';
 import { asError, textOf } from '../message-text.js';
 import { described } from '../options/code-options.js';
-import { deadlineExceeded, outcomeError } from '../serve/outcome-errors.js';
+import { deadlineExceeded, outcomeError } from '../outcome-errors.js';
 import { DeadlineExceededError, InvalidOptionError, publicError } from './errors.js';
 
 /** A call's own options (`Batched`'s second argument); a key set to undefined is one left out. */

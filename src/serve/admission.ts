@@ -2,11 +2,11 @@ import type { Outcome, PendingRequest } from '../core/types.js';
 import { BatchlineError, shuttingDown } from '../errors.js';
 import { ItemFailure } from '../model/item-failure.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
+import { outcomeError, refusalError } from '../outcome-errors.js';
 import { answerAfterHandOff } from './after-hand-off.js';
 import { seeTheLog } from './failure-log.js';
 import type { ModelVersion } from './model-version.js';
 import type { ErrorStage } from './answer-counters.js';
-import { outcomeError, refusalError } from './outcome-errors.js';
 import type { HeldRefusals } from './retry-hold.js';
 
 /** What admission needs of a model version. */

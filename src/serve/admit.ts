@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
+import { refusalError } from '../outcome-errors.js';
 import { NO_SCHEDULE, timeoutMsOf } from '../protocol/schedule-parameters.js';
 import {
   type AdmissionContext,
@@ -13,7 +14,6 @@ import {
 } from './admission.js';
 import type { Answer } from './answer.js';
 import type { ModelBatcher } from './model-version.js';
-import { refusalError } from './outcome-errors.js';
 import { admittedOn, answerRefusal } from './retry-hold.js';
 import type { InferenceCodec } from './protocol.js';
 import type { ItemTensors } from '../model/tensor-spec.js';

@@ -1,5 +1,6 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { BatchlineError } from '../errors.js';
+import { deadlineExceeded } from '../outcome-errors.js';
 import { decodeGrpcInferRequest, decodeModelInferRequest } from '../protocol/grpc-infer-request.js';
 import { encodeGrpcInferResponse } from '../protocol/grpc-infer-response.js';
 import type { OipRequest } from '../protocol/oip-decoded-request.js';
@@ -8,7 +9,6 @@ import { timeoutMsOf } from '../protocol/schedule-parameters.js';
 import { type AdmissionContext, admitRows, answeredWithoutOutputs, encodingFailure } from './admission.js';
 import { withJsonRowsChecked } from './oip-protocol.js';
 import { GrpcAnswer } from './grpc-answer.js';
-import { deadlineExceeded } from './outcome-errors.js';
 import { requestIdFrom } from './request-id.js';
 import type { Targets } from './target.js';
 

@@ -20,7 +20,7 @@ import {
   ShuttingDownError,
 } from '../../src/index.js';
 import { publicError } from '../../src/library/errors.js';
-import { refusalError } from '../../src/serve/outcome-errors.js';
+import { refusalError } from '../../src/outcome-errors.js';
 
 /** A promise and its resolver, to hold a batch running until the test lets it go. */
 function gate<T = void>(): { promise: Promise<T>; open: (value: T) => void } {

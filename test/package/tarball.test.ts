@@ -2,7 +2,8 @@
  * The package as a user gets it: `npm pack` on a copy of the project (its `prepack` builds from
  * a clean `dist/`), the tarball installed into an empty directory from the registry (the npm
  * cache first) with the README's line for offline machines, and batchline run from there: the
- * CLI, and the library imported from JavaScript (ESM and CommonJS) and TypeScript.
+ * CLI, and the library imported from JavaScript (ESM and CommonJS) and TypeScript (5.9, which
+ * builds the project, and 7.0, which `npm install typescript` gives a user).
  */
 import { execFile, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -221,35 +222,7 @@ describe('the npm package', () => {
   });
 });
 
-const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-const node = (args: string[]) => run(process.execPath, args, { cwd: app, env: OFFLINE_ENV });
-
-/** What tsc reports for one file of the app under strict nodenext (and `flags`), empty when it compiles. */
-const typeErrors = (file: string, flags: string[] = []): Promise<string> =>
-  run(
-    process.execPath,
-    [
-      TSC,
-      ...flags,
-      '--noEmit',
-      '--strict',
-      '--module',
-      'nodenext',
-      '--moduleResolution',
-      'nodenext',
-      '--target',
-      'es2022',
-      '--typeRoots',
-      join(ROOT, 'node_modules', '@types'),
-      '--types',
-      'node',
-      file,
-    ],
-    { cwd: app, env: OFFLINE_ENV },
-  ).then(
-    () => '',
-    (error: { stdout: string }) => error.stdout,
-  );
+const node = (args: string[], cwd = app) => run(process.execPath, args, { cwd, env: OFFLINE_ENV });
 
 describe("the library: import { batch } from 'batchline'", () => {
   it('carries its entry and type declarations, named by `exports`', () => {
@@ -298,9 +271,83 @@ describe("the library: import { batch } from 'batchline'", () => {
     expect(stdout.trim()).toBe('CJS function');
   });
 
+  it('starts the whole server with serve() and closes it', async () => {
+    writeFileSync(
+      join(app, 'server.mjs'),
+      [
+        "import { serve } from 'batchline';",
+        'const server = await serve({ modelLatencyMs: 0 });',
+        "const answer = await fetch(server.url + '/v1/infer', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: [0.2, 1.5, -0.3] }) });",
+        'const body = await answer.json();',
+        'await server.close();',
+        'console.log(answer.status, body.prediction.model_version);',
+      ].join('\n'),
+    );
+    const { stdout } = await node(['server.mjs']);
+    expect(stdout.trim()).toBe('200 toy-logistic-v1');
+  });
+});
+
+/**
+ * The compilers the library's types are checked with: the repository's own, and the one
+ * `npm install typescript` gives a user today (7.0, the native port; `typescript-7` is its alias
+ * among the devDependencies, beside 5.9, which builds the project).
+ */
+const COMPILERS: [version: string, packageName: string][] = [
+  ['5.9', 'typescript'],
+  ['7.0', 'typescript-7'],
+];
+
+describe.each(COMPILERS)("the library's types under TypeScript %s", (version, packageName) => {
+  const tsc = join(ROOT, 'node_modules', packageName, 'bin', 'tsc');
+  /** This compiler's own folder of the app, so that its sources and output stand apart from the other's. */
+  let dir: string;
+  beforeAll(() => {
+    dir = join(app, `typescript-${version}`);
+    mkdirSync(dir);
+  });
+
+  /**
+   * What tsc reports for one file under strict nodenext (and `options`), empty when it compiles.
+   * A project of its own: TypeScript 7 refuses a file named on the command line beside a
+   * tsconfig.json (TS5112), and this folder has one.
+   */
+  const typeErrors = (file: string, options: Record<string, unknown> = {}): Promise<string> => {
+    const project = `tsconfig.${file}.json`;
+    writeFileSync(
+      join(dir, project),
+      JSON.stringify({
+        compilerOptions: {
+          ...options,
+          noEmit: true,
+          strict: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          typeRoots: [join(ROOT, 'node_modules', '@types')],
+          types: ['node'],
+        },
+        files: [file],
+      }),
+    );
+    return run(process.execPath, [tsc, '-p', project], { cwd: dir, env: OFFLINE_ENV }).then(
+      () => '',
+      // A compiler that did not run (not installed, say) reports no error of the file: not a pass.
+      (error: Error & { stdout: string }) => {
+        if (!/error TS\d+/.test(error.stdout)) throw error;
+        return error.stdout;
+      },
+    );
+  };
+
+  it(`is TypeScript ${version}, and runs on this Node`, async () => {
+    const { stdout } = await run(process.execPath, [tsc, '--version'], { cwd: app, env: OFFLINE_ENV });
+    expect(stdout.trim()).toMatch(new RegExp(`^Version ${version.replace('.', '\\.')}\\.\\d+$`));
+  });
+
   it('type-checks TypeScript under moduleResolution nodenext, and runs it', async () => {
     writeFileSync(
-      join(app, 'tsconfig.json'),
+      join(dir, 'tsconfig.json'),
       JSON.stringify({
         compilerOptions: {
           module: 'nodenext',
@@ -315,7 +362,7 @@ describe("the library: import { batch } from 'batchline'", () => {
       }),
     );
     writeFileSync(
-      join(app, 'typed.mts'),
+      join(dir, 'typed.mts'),
       [
         "import { batch, BatchError, type BatcherSnapshot, type BatchStats } from 'batchline';",
         'const lengths = batch(async (texts: string[]) => texts.map((text) => text.length), { maxBatchSize: 8 });',
@@ -341,14 +388,14 @@ describe("the library: import { batch } from 'batchline'", () => {
         'console.log(n, snapshot.counts.outcomes.ok, error, limit, breaker, user.name, bob.name, ada.name);',
       ].join('\n'),
     );
-    await run(process.execPath, [TSC, '-p', '.'], { cwd: app, env: OFFLINE_ENV });
-    const { stdout } = await node([join('out', 'typed.mjs')]);
+    await run(process.execPath, [tsc, '-p', '.'], { cwd: dir, env: OFFLINE_ENV });
+    const { stdout } = await node([join('out', 'typed.mjs')], dir);
     expect(stdout.trim()).toBe('5 1 undefined 8 closed ada bob ada');
   });
 
   it("type-checks the library's declarations in a project without @types/node (the DOM lib's AbortSignal)", async () => {
     writeFileSync(
-      join(app, 'tsconfig.no-node.json'),
+      join(dir, 'tsconfig.no-node.json'),
       JSON.stringify({
         compilerOptions: {
           module: 'nodenext',
@@ -362,7 +409,7 @@ describe("the library: import { batch } from 'batchline'", () => {
       }),
     );
     writeFileSync(
-      join(app, 'typed-no-node.mts'),
+      join(dir, 'typed-no-node.mts'),
       [
         "import { batch, type BatchStats } from 'batchline';",
         'const lengths = batch(async (texts: string[]) => texts.map((text) => text.length));',
@@ -371,12 +418,12 @@ describe("the library: import { batch } from 'batchline'", () => {
       ].join('\n'),
     );
     // It failed in schema.d.ts: "Cannot find namespace 'NodeJS'" (an environment's type), unless skipLibCheck.
-    await run(process.execPath, [TSC, '-p', 'tsconfig.no-node.json'], { cwd: app, env: OFFLINE_ENV });
+    await run(process.execPath, [tsc, '-p', 'tsconfig.no-node.json'], { cwd: dir, env: OFFLINE_ENV });
   });
 
-  it('type-checks TypeScript compiled to CommonJS (module commonjs: the node10 resolution, top-level types), and runs it', async () => {
+  it('type-checks TypeScript compiled to CommonJS (module commonjs: 5.9 resolves as node10, the top-level types; 7.0 as bundler, the types of exports), and runs it', async () => {
     writeFileSync(
-      join(app, 'tsconfig.commonjs.json'),
+      join(dir, 'tsconfig.commonjs.json'),
       JSON.stringify({
         compilerOptions: {
           module: 'commonjs',
@@ -390,22 +437,22 @@ describe("the library: import { batch } from 'batchline'", () => {
       }),
     );
     writeFileSync(
-      join(app, 'typed-commonjs.ts'),
+      join(dir, 'typed-commonjs.ts'),
       [
         "import { batch, QueueFullError } from 'batchline';",
         'const lengths = batch(async (texts: string[]) => texts.map((text) => text.length));',
         "lengths('hello').then((n: number) => console.log(n, typeof QueueFullError));",
       ].join('\n'),
     );
-    await run(process.execPath, [TSC, '-p', 'tsconfig.commonjs.json'], { cwd: app, env: OFFLINE_ENV });
-    expect(readFileSync(join(app, 'out-commonjs', 'typed-commonjs.js'), 'utf8')).toContain('require("batchline")');
-    const { stdout } = await node([join('out-commonjs', 'typed-commonjs.js')]);
+    await run(process.execPath, [tsc, '-p', 'tsconfig.commonjs.json'], { cwd: dir, env: OFFLINE_ENV });
+    expect(readFileSync(join(dir, 'out-commonjs', 'typed-commonjs.js'), 'utf8')).toContain('require("batchline")');
+    const { stdout } = await node([join('out-commonjs', 'typed-commonjs.js')], dir);
     expect(stdout.trim()).toBe('5 function');
   });
 
   it('makes a wrong item or answer type a compile error', async () => {
     writeFileSync(
-      join(app, 'wrong.mts'),
+      join(dir, 'wrong.mts'),
       [
         "import { batch, serve } from 'batchline';",
         'const lengths = batch(async (texts: string[]) => texts.map((text) => text.length));',
@@ -428,7 +475,7 @@ describe("the library: import { batch } from 'batchline'", () => {
     // An app's values are often `T | undefined` (a query parameter, a setting); under this flag an
     // optional key typed `?: number` refused them, though the library takes undefined as left out.
     writeFileSync(
-      join(app, 'exact.mts'),
+      join(dir, 'exact.mts'),
       [
         "import { batch, serve, type ResolvedBatchOptions } from 'batchline';",
         'declare const query: { priority?: string; drainMs?: number; size?: number; token?: string };',
@@ -443,12 +490,12 @@ describe("the library: import { batch } from 'batchline'", () => {
         'console.log(size, policy);',
       ].join('\n'),
     );
-    expect(await typeErrors('exact.mts', ['--exactOptionalPropertyTypes'])).toBe('');
+    expect(await typeErrors('exact.mts', { exactOptionalPropertyTypes: true })).toBe('');
   });
 
   it("types a batched function's options with the public ResolvedBatchOptions, which shows no internals", async () => {
     writeFileSync(
-      join(app, 'options.mts'),
+      join(dir, 'options.mts'),
       [
         "import { batch, type ResolvedBatchOptions } from 'batchline';",
         'const lengths = batch(async (texts: string[]) => texts.map((text) => text.length));',
@@ -479,7 +526,7 @@ describe("the library: import { batch } from 'batchline'", () => {
     // a type the entry does not export failed with TS2742 ("cannot be named without a reference
     // to '…/dist/src/core/types.js'. This is likely not portable"): BreakerState, PercentilesMs…
     writeFileSync(
-      join(app, 'tsconfig.declaration.json'),
+      join(dir, 'tsconfig.declaration.json'),
       JSON.stringify({
         compilerOptions: {
           module: 'nodenext',
@@ -495,7 +542,7 @@ describe("the library: import { batch } from 'batchline'", () => {
       }),
     );
     writeFileSync(
-      join(app, 'exported.mts'),
+      join(dir, 'exported.mts'),
       [
         "import { batch, type RunningServer, type TensorModel, type JsonModel } from 'batchline';",
         'export const lengths = batch(async (texts: string[]) => texts.map((text) => text.length));',
@@ -514,37 +561,21 @@ describe("the library: import { batch } from 'batchline'", () => {
         'export const hooks = (model: JsonModel) => model.initialize;',
       ].join('\n'),
     );
-    const emitted = await run(process.execPath, [TSC, '-p', 'tsconfig.declaration.json'], {
-      cwd: app,
+    const emitted = await run(process.execPath, [tsc, '-p', 'tsconfig.declaration.json'], {
+      cwd: dir,
       env: OFFLINE_ENV,
     }).then(
       () => '',
       (error: { stdout: string }) => error.stdout,
     );
     expect(emitted).toBe('');
-    const declaration = readFileSync(join(app, 'out-declaration', 'exported.d.mts'), 'utf8');
+    const declaration = readFileSync(join(dir, 'out-declaration', 'exported.d.mts'), 'utf8');
     expect(declaration).not.toMatch(/batchline\/dist/);
-  });
-
-  it('starts the whole server with serve() and closes it', async () => {
-    writeFileSync(
-      join(app, 'server.mjs'),
-      [
-        "import { serve } from 'batchline';",
-        'const server = await serve({ modelLatencyMs: 0 });',
-        "const answer = await fetch(server.url + '/v1/infer', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: [0.2, 1.5, -0.3] }) });",
-        'const body = await answer.json();',
-        'await server.close();',
-        'console.log(answer.status, body.prediction.model_version);',
-      ].join('\n'),
-    );
-    const { stdout } = await node(['server.mjs']);
-    expect(stdout.trim()).toBe('200 toy-logistic-v1');
   });
 
   it('types a code model written in TypeScript (TensorModel), which compiles to a model.mjs that serve() serves', async () => {
     writeFileSync(
-      join(app, 'tsconfig.model.json'),
+      join(dir, 'tsconfig.model.json'),
       JSON.stringify({
         compilerOptions: {
           module: 'nodenext',
@@ -559,7 +590,7 @@ describe("the library: import { batch } from 'batchline'", () => {
       }),
     );
     writeFileSync(
-      join(app, 'model.mts'),
+      join(dir, 'model.mts'),
       [
         "import type { TensorModel } from 'batchline';",
         "export const inputs: TensorModel['inputs'] = [{ name: 'x', datatype: 'FP32', shape: [3] }];",
@@ -570,7 +601,7 @@ describe("the library: import { batch } from 'batchline'", () => {
       ].join('\n'),
     );
     writeFileSync(
-      join(app, 'serve-model.mts'),
+      join(dir, 'serve-model.mts'),
       [
         "import { serve } from 'batchline';",
         // A file: URL as it is, as an ES module names its neighbours (`.pathname` is percent-encoded).
@@ -581,13 +612,13 @@ describe("the library: import { batch } from 'batchline'", () => {
         'console.log(answer.status, JSON.stringify(body.outputs));',
       ].join('\n'),
     );
-    await run(process.execPath, [TSC, '-p', 'tsconfig.model.json'], { cwd: app, env: OFFLINE_ENV });
-    const { stdout } = await node([join('out-model', 'serve-model.mjs')]);
+    await run(process.execPath, [tsc, '-p', 'tsconfig.model.json'], { cwd: dir, env: OFFLINE_ENV });
+    const { stdout } = await node([join('out-model', 'serve-model.mjs')], dir);
     expect(stdout.trim()).toBe('200 {"y":[2,4,6]}');
 
     // A datatype the protocol does not have, and an answer that is not an array of outputs, do not compile.
     writeFileSync(
-      join(app, 'wrong-model.mts'),
+      join(dir, 'wrong-model.mts'),
       [
         "import type { TensorModel } from 'batchline';",
         "export const inputs: TensorModel['inputs'] = [{ name: 'x', datatype: 'FP33', shape: [3] }];",

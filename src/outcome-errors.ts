@@ -1,5 +1,5 @@
-import type { Outcome, Refusal, RejectReason } from '../core/types.js';
-import { BatchlineError, shuttingDown } from '../errors.js';
+import type { Outcome, Refusal, RejectReason } from './core/types.js';
+import { BatchlineError, shuttingDown } from './errors.js';
 
 /**
  * A batcher's refusal or an admitted request's failed outcome as a row of the error table: the

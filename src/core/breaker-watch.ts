@@ -36,9 +36,9 @@ export class BreakerWatch {
     return state;
   }
 
-  /** Does the breaker refuse an arrival now (call only with a breaker)? Tells of a change first. */
-  refusesArrival(nowMs: number): boolean {
+  /** Does the breaker refuse an arrival now, due at `deadlineAtMs` (call only with a breaker)? Tells of a change first. */
+  refusesArrival(nowMs: number, deadlineAtMs: number): boolean {
     this.state(nowMs);
-    return (this.breaker as CircuitBreaker).refusesArrival(nowMs);
+    return (this.breaker as CircuitBreaker).refusesArrival(nowMs, deadlineAtMs);
   }
 }

@@ -75,11 +75,14 @@ export class CircuitBreaker {
   }
 
   /**
-   * Is an arrival at `nowMs` refused? While open, until `REOPEN_GRACE_MS` before it half-opens;
-   * one within that waits in the queue, and no batch starts before the reopening all the same.
+   * Is an arrival at `nowMs` with its deadline at `deadlineAtMs` refused? While open, until
+   * `REOPEN_GRACE_MS` before it half-opens; one within that waits in the queue, and no batch starts
+   * before the reopening all the same. Unless its deadline comes by the reopening (a deadline is
+   * handled before a same-instant dispatch): queued, it could only time out, told no Retry-After.
    */
-  refusesArrival(nowMs: number): boolean {
-    return this.state(nowMs) === 'open' && nowMs < this.openUntilMs - REOPEN_GRACE_MS;
+  refusesArrival(nowMs: number, deadlineAtMs = Number.POSITIVE_INFINITY): boolean {
+    if (this.state(nowMs) !== 'open') return false;
+    return nowMs < this.openUntilMs - REOPEN_GRACE_MS || deadlineAtMs <= this.openUntilMs;
   }
 
   /** May a batch start now? Closed: yes; open: no; half-open: one probe at a time. */

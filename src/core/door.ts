@@ -96,7 +96,7 @@ export class Door<I, O> {
     const bound = this.levels.bounds[level - 1] as number;
     if (this.closing) return { reason: 'closed' };
     const breaker = this.breaker.toWatch();
-    if (breaker !== undefined && this.breaker.refusesArrival(nowMs))
+    if (breaker !== undefined && this.breaker.refusesArrival(nowMs, nowMs + timeoutMs))
       return { reason: 'circuit_open', retryAfterMs: breaker.retryAfterMs(nowMs) };
     if (this.waitingAt(level) + count > bound) {
       this.host.expireDue(nowMs);

@@ -9,7 +9,7 @@ export type Listener = 'http' | 'admin' | 'grpc';
 export const CONNECTION_REFUSALS = {
   /** Closed as it arrived: past the cap (gRPC), past the cap and the probe room (HTTP). */
   closed_at_cap: ['http', 'admin', 'grpc'],
-  /** HTTP: a request on a connection in the probe room that was no health probe, answered 503 too_many_connections. */
+  /** HTTP: a connection in the probe room whose first request was no health probe, answered 503 too_many_connections (once a connection, however many it pipelines). */
   too_many_connections: ['http', 'admin'],
   /** HTTP: a connection in the probe room that sent no request in time, closed. */
   probe_room_idle: ['http', 'admin'],

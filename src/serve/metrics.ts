@@ -214,7 +214,7 @@ export class ServeMetrics {
     // Refused before any request was read, or by no route: no other series counts them.
     new client.Counter({
       name: 'batchline_connections_refused_total',
-      help: 'Connections a listener (http, admin, grpc) refused past --max-connections: closed_at_cap (closed as it arrived; HTTP keeps 8 more for health probes first), too_many_connections (HTTP: a request there that was no probe, answered 503), probe_room_idle (HTTP: one there that sent no request in time).',
+      help: 'Connections a listener (http, admin, grpc) refused past --max-connections: closed_at_cap (closed as it arrived; HTTP keeps 8 more for health probes first), too_many_connections (HTTP: one there whose first request was no probe, answered 503), probe_room_idle (HTTP: one there that sent no request in time).',
       labelNames: ['listener', 'reason'],
       registers: [registry],
       collect() {

@@ -12,8 +12,9 @@ const PROBE_HEADERS_MS = 1000;
 /** What a liveness or readiness probe asks (GET or HEAD), batchline's paths and the protocol's. */
 const PROBE_PATHS = new Set(['/healthz', '/health', '/readyz', '/v2/health/live', '/v2/health/ready']);
 
+/** On a connection in the room: its idle timer until its first request, then null (it stays in the room). */
 const kProbeRoom = Symbol('batchline.probeRoom');
-type RoomSocket = Socket & { [kProbeRoom]?: NodeJS.Timeout };
+type RoomSocket = Socket & { [kProbeRoom]?: NodeJS.Timeout | null };
 
 function isProbe(request: IncomingMessage): boolean {
   if (request.method !== 'GET' && request.method !== 'HEAD') return false;
@@ -45,7 +46,7 @@ export function capConnectionsWithProbeRoom(
     open++;
     socket.once('close', () => {
       open--;
-      clearTimeout(socket[kProbeRoom]);
+      clearTimeout(socket[kProbeRoom] ?? undefined);
     });
     if (open > maxConnections)
       socket[kProbeRoom] = setTimeout(() => {
@@ -55,10 +56,16 @@ export function capConnectionsWithProbeRoom(
   });
   gateRequests(server, (request, response) => {
     const socket = request.socket as RoomSocket;
-    if (socket[kProbeRoom] === undefined) return false;
-    clearTimeout(socket[kProbeRoom]);
+    const timer = socket[kProbeRoom];
+    if (timer === undefined) return false;
+    // The connection is refused once: requests pipelined behind its first are answered alike, not counted.
+    const first = timer !== null;
+    if (first) {
+      clearTimeout(timer);
+      socket[kProbeRoom] = null;
+    }
     if (!isProbe(request)) {
-      refused('too_many_connections');
+      if (first) refused('too_many_connections');
       answerRequest(request, response, new BatchlineError('TOO_MANY_CONNECTIONS', String(maxConnections)));
       return true;
     }

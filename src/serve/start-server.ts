@@ -10,6 +10,7 @@ import { buildServer } from './build-server.js';
 import { DrainingConnections } from './drain-connections.js';
 import { FailureLog, stderrLogSink } from './failure-log.js';
 import type { ServingRuntime } from './serving-runtime.js';
+import { versionsWarningLines } from './version-log.js';
 
 /** A server started from code (the library's `serve()`): listening, its start-up models loaded. */
 export interface StartedServer {
@@ -71,7 +72,9 @@ export async function startServer(
       adminUrl = await listen(admin, config.adminHost ?? config.host, config.adminPort, '--admin-port');
     if (config.grpcPort !== undefined) grpc = await startGrpc(runtime, config, failures);
     runtime.registry.defaultModel = startup.defaultModel;
-    await runtime.loadStartup(startup.versions);
+    const versions = await runtime.loadStartup(startup.versions);
+    // As the command logs them under each version's line, and as a registration's go here.
+    for (const lines of versionsWarningLines(versions).values()) for (const line of lines) stderr.write(`${line}\n`);
   } catch (error) {
     grpc?.listener.forceClose();
     await closeAll();

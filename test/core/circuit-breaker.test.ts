@@ -93,6 +93,34 @@ describe('the circuit breaker on a virtual clock', () => {
     expect(answers[3]!.refusal).toMatchObject({ retryAfterMs: 90 });
     expect(events.filter((e) => e.kind === 'batch_started' && e.atMs > 30).map((e) => e.atMs)).toEqual([130]);
   });
+
+  it('still refuses an arrival within that millisecond whose deadline comes by the reopening: it could only time out', () => {
+    // Open from 30 until 130. Queued, these waited for a probe they could not live to see, and were
+    // answered timeout (504, DeadlineExceededError) instead of circuit_open with its Retry-After.
+    const { clock, answers, submitAt, batcher } = breakerScenario(45);
+    for (const [at, id] of [
+      [0, 'r0'],
+      [10, 'r1'],
+      [20, 'r2'],
+    ] as const)
+      submitAt(at, id);
+    submitAt(129.25, 'short', 7, 0.5); // its deadline, 129.75, comes before the reopening
+    submitAt(129.5, 'edge', 8, 0.5); // at it: a deadline is handled before the window that dispatches
+    submitAt(129.5, 'spare', 9, 10.5); // after it: queued, run as the probe at 130, answered at 140
+    clock.run();
+    expect(answers.map((a) => [a.id, a.kind, a.atMs])).toEqual([
+      ['r0', 'error', 10],
+      ['r1', 'error', 20],
+      ['r2', 'error', 30],
+      ['short', 'rejected:circuit_open', 129.25],
+      ['edge', 'rejected:circuit_open', 129.5],
+      ['spare', 'ok', 140],
+    ]);
+    expect(answers[3]!.refusal).toMatchObject({ retryAfterMs: 0.75 });
+    expect(answers[4]!.refusal).toMatchObject({ retryAfterMs: 0.5 });
+    expect(batcher.counts.rejected.circuit_open).toBe(2);
+    expect(batcher.counts.timeoutsWhileQueued).toBe(0);
+  });
 });
 
 describe('CircuitBreaker', () => {

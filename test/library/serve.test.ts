@@ -241,6 +241,36 @@ describe('serve()', () => {
     );
   });
 
+  // The command warns under a start-up version's line, and serve() wrote a registration's warnings
+  // to stderr; a start-up version's went nowhere: a target given to the fixed policy, a queue below
+  // a batch, started from code without a word.
+  it.each([
+    [{ targetLatencyMs: 50 }, ['--target-latency-ms (50 ms) is read by --batch-policy adaptive and aimd only']],
+    [{ maxQueueSize: 4, maxBatchSize: 8 }, ['--max-queue-size (4) is below --max-batch-size (8)']],
+    [{ targetLatencyMs: 50, batchPolicy: 'adaptive' as const }, []],
+    [{}, []],
+  ])("writes a start-up version's warnings to stderr, as the command logs them (%o)", async (options, expected) => {
+    const written: string[] = [];
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      const server = await serve({ modelLatencyMs: 0, ...options });
+      await server.close();
+    } finally {
+      write.mockRestore();
+    }
+    const warnings = written
+      .join('')
+      .split('\n')
+      .filter((line) => line.startsWith('batchline serve: warning: '));
+    expect(warnings).toHaveLength(expected.length);
+    expected.forEach((text, i) =>
+      expect(warnings[i]).toContain(`batchline serve: warning: model=toy-logistic-v1 version=1: ${text}`),
+    );
+  });
+
   it('rejects a model that is not there with the error table code, nothing left listening', async () => {
     const failed = await serve({ model: '/nonexistent/model.onnx' }).then(
       () => undefined,

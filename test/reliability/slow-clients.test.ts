@@ -208,6 +208,32 @@ describe('slow and greedy clients (#5)', () => {
     }
   });
 
+  // The room's gate ran for each request pipelined on one connection and counted each: 5 requests
+  // on one connection read as 5 connections refused, and requests behind a served probe as refused too.
+  it('counts a connection in the probe room once, however many requests it pipelines', async () => {
+    server = await startTestServer({ maxConnections: 1, headersTimeoutMs: 2 * PATIENCE_MS });
+    const accepted = untilConnections(1);
+    const held = new RawConnection(port());
+    try {
+      await held.write('');
+      await accepted;
+      const greedy = new RawConnection(port());
+      await greedy.write(Array.from({ length: 5 }, (_, i) => inferRequest(BODY, `pipelined-${i}`)).join(''));
+      const refused = await greedy.settle(PATIENCE_MS);
+      // Each request read is answered 503 (the connection closes after the last one read).
+      expect(refused.responses.length).toBeGreaterThanOrEqual(1);
+      expect([new Set(refused.responses.map((r) => r.status)), refused.ended]).toEqual([new Set([503]), 'end']);
+      const probe = new RawConnection(port());
+      await probe.write(`GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n${inferRequest(BODY, 'behind-the-probe')}`);
+      const probed = await probe.settle(PATIENCE_MS);
+      expect([probed.responses.map((r) => r.status), probed.ended]).toEqual([[200], 'end']);
+      expect(await refusedConnections('too_many_connections')).toBe(1);
+      expect(await refusedConnections('probe_room_idle')).toBe(0);
+    } finally {
+      await held.settle(0);
+    }
+  });
+
   it('closes a keep-alive connection after --max-requests-per-connection answers', async () => {
     server = await startTestServer({ maxRequestsPerConnection: 3 });
     const connection = new RawConnection(port());

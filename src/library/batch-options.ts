@@ -1,5 +1,6 @@
 import type { BatchingConfig } from '../core/create-batcher.js';
-import { BATCHING_OPTIONS, batchingConfigOf } from '../options/batching.js';
+import { BATCHING_OPTIONS, batchingConfigOf, targetWithoutPolicy } from '../options/batching.js';
+import { givenOptions } from '../options/given.js';
 import { resolveCodeOptions } from '../options/code-options.js';
 import { formatPriorityQueuePolicy } from '../options/priority-queue-policy.js';
 
@@ -99,27 +100,17 @@ const RENAMED: Readonly<Record<string, string>> = {
 
 /** The batcher's configuration from what the caller gave; throws INVALID_OPTION naming the option. */
 export function resolveBatchOptions(options: BatchOptions): BatchingConfig {
-  const config = batchingConfigOf(
-    resolveCodeOptions(BATCHING_OPTIONS, options as Record<string, unknown>, RENAMED),
-    'code',
-  );
-  warnOfUnreadTarget(options, config);
+  const resolved = resolveCodeOptions(BATCHING_OPTIONS, options as Record<string, unknown>, RENAMED);
+  const config = batchingConfigOf(resolved, 'code');
+  // The middleware's `target_latency` (`targetLatencyMs`) steered its batches; here only `adaptive`
+  // and `aimd` read it, and a migrated `{ targetLatencyMs: 50 }` under the default `fixed` did nothing.
+  const unreadTarget = targetWithoutPolicy(config, givenOptions(resolved), 'code');
+  if (unreadTarget !== undefined)
+    process.emitWarning(`batch(fn, options): ${unreadTarget}`, {
+      type: 'BatchlineWarning',
+      code: 'BATCHLINE_TARGET_WITHOUT_POLICY',
+    });
   return config;
-}
-
-/**
- * The middleware's `target_latency` (this table's `targetLatencyMs`) steered its batches; here only
- * `adaptive` and `aimd` read it, and a migrated `{ targetLatencyMs: 50 }` under the default
- * `fixed` did nothing, without a word. Said from here, where what was given is still known.
- */
-function warnOfUnreadTarget(options: BatchOptions, config: BatchingConfig): void {
-  if (options.targetLatencyMs === undefined || (config.batchPolicy ?? 'fixed') !== 'fixed') return;
-  process.emitWarning(
-    `batch(fn, options): targetLatencyMs (${config.targetLatencyMs} ms) is read by batchPolicy 'adaptive' and 'aimd' only, ` +
-      `and batchPolicy is 'fixed'${options.batchPolicy === undefined ? ' (the default)' : ''}: batches take maxBatchSize and batchWindowMs as given; ` +
-      `set batchPolicy: 'adaptive' to batch toward it, or leave targetLatencyMs out`,
-    { type: 'BatchlineWarning', code: 'BATCHLINE_TARGET_WITHOUT_POLICY' },
-  );
 }
 
 /** The configuration as `Batched.options` shows it: the options' names and forms, frozen. */

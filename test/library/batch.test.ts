@@ -968,9 +968,9 @@ describe('batch(): options', () => {
         [
           'BatchlineWarning',
           'BATCHLINE_TARGET_WITHOUT_POLICY',
-          "batch(fn, options): targetLatencyMs (50 ms) is read by batchPolicy 'adaptive' and 'aimd' only, and " +
-            "batchPolicy is 'fixed' (the default): batches take maxBatchSize and batchWindowMs as given; " +
-            "set batchPolicy: 'adaptive' to batch toward it, or leave targetLatencyMs out",
+          'batch(fn, options): targetLatencyMs (50 ms) is read by batchPolicy adaptive and aimd only, and ' +
+            'batchPolicy is fixed (the default): batches take maxBatchSize and batchWindowMs as given; ' +
+            'set batchPolicy adaptive to batch toward it, or leave targetLatencyMs out',
         ],
       ]);
       await Promise.all([ignored.close(), adaptive.close(), aimd.close(), unsaid.close()]);

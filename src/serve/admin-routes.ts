@@ -19,7 +19,7 @@ import { servesRepositoryExtension } from './oip-not-served.js';
 import { registerRepositoryRoutes } from './repository-routes.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import { parseVersion } from './target.js';
-import { optionSourcesOf } from './version-log.js';
+import { optionSourcesOf, registrationWarnings } from './version-log.js';
 
 /** The fields of a registration besides the model's options. */
 const REGISTRATION_FIELDS = ['version', 'path', 'module', 'function', 'wait', 'parameters', 'label_filename'] as const;
@@ -207,11 +207,14 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
           },
           wait,
         );
+        // What the log warns of, for a caller that never reads it; decided by the options alone, so
+        // known before the load. Always there, empty when nothing is wrong: a script reads one shape.
+        const warnings = registrationWarnings(registered, repository);
         if (!wait) {
           reply.header('location', `/v1/models/${name}/versions/${version}`);
-          return json(reply, 202, { name, version, state: registered.status.state });
+          return json(reply, 202, { name, version, state: registered.status.state, warnings });
         }
-        json(reply, 201, versionMetadata(registered, repository));
+        json(reply, 201, { ...versionMetadata(registered, repository), warnings });
       } catch (error) {
         refuse(reply, error);
       }

@@ -1,3 +1,4 @@
+import { isAbsolute, relative } from 'node:path';
 import type { BreakerState } from '../core/types.js';
 import type { InstanceEvent } from '../model/instance-health.js';
 import type { TensorSpec } from '../model/tensor-spec.js';
@@ -11,6 +12,7 @@ import {
 } from '../options/batching.js';
 import { givenOptions } from '../options/given.js';
 import type { ModelVersionConfig } from '../options/serve.js';
+import { snakeCase } from './model-config.js';
 
 /**
  * Where a version's own options were written, option by option: the name as its source spells it
@@ -77,7 +79,7 @@ type WarnedVersion = Pick<LoggedVersion, 'name' | 'version' | 'config'> & { read
 export function versionsWarningLines<V extends WarnedVersion>(versions: readonly V[]): Map<V, string[]> {
   const groups = new Map<string, V[]>();
   for (const version of versions)
-    for (const warning of warningsOf(version)) groups.set(warning, [...(groups.get(warning) ?? []), version]);
+    for (const { message } of warningsOf(version)) groups.set(message, [...(groups.get(message) ?? []), version]);
   const lines = new Map<V, string[]>();
   for (const [warning, group] of groups) {
     const byModel = new Map<string, number[]>();
@@ -95,16 +97,56 @@ export function versionsWarningLines<V extends WarnedVersion>(versions: readonly
   return lines;
 }
 
-/** The warnings' texts after the version they are about; none when its settings work. */
-function warningsOf(version: WarnedVersion): string[] {
-  const sources = version.optionSources ?? {};
-  const nameOf = (key: QueueWarningOption): string | undefined => sources[key]?.name;
-  const warnings = [
-    queueBelowBatchSize(version.config, nameOf),
-    deadlineWithinWindow(version.config, nameOf),
-    targetWithoutPolicy(version.config, givenOptions(version.config), nameOf),
+/**
+ * A version's warning as a registration's answer gives it: a stable code, the name of batch()'s
+ * warning code in the answers' lower case (`BATCHLINE_TARGET_WITHOUT_POLICY`: `target_without_policy`),
+ * as the error table's codes are, and its text.
+ */
+export interface VersionWarning {
+  readonly code: VersionWarningCode;
+  readonly message: string;
+}
+/** Every code a version's warning has (docs/models.md's table is held to it). */
+export const VERSION_WARNING_CODES = ['queue_below_batch', 'deadline_within_window', 'target_without_policy'] as const;
+export type VersionWarningCode = (typeof VERSION_WARNING_CODES)[number];
+
+/**
+ * The warnings of a version registered through the admin API, for its answer: a caller (a CI job,
+ * a script) never sees the server's log. Each option is named as the caller or its config.json
+ * wrote it, one the server's flags (or environment) gave as its flag, and one left to its default
+ * as the registration's field that would set it, which the caller can send; a config.json is
+ * named relative to `repository`, as the answer's `config` names files.
+ */
+export function registrationWarnings(version: WarnedVersion, repository: string): VersionWarning[] {
+  const sources: OptionSources = {};
+  for (const [key, from] of Object.entries(version.optionSources ?? {}))
+    sources[key as keyof ModelVersionConfig] = {
+      name: from.name,
+      source: isAbsolute(from.source) ? relative(repository, from.source) : from.source,
+    };
+  const given = givenOptions(version.config);
+  return warningsOf(
+    { name: version.name, version: version.version, config: version.config, optionSources: sources },
+    (key) => sources[key]?.name ?? (given.has(key) ? undefined : snakeCase(key)),
+  );
+}
+
+/**
+ * The warnings after the version they are about; none when its settings work. `nameOf` names an
+ * option (undefined: as its flag); by default as its source wrote it, else as the flag.
+ */
+function warningsOf(
+  version: WarnedVersion,
+  nameOf: (key: QueueWarningOption) => string | undefined = (key) => version.optionSources?.[key]?.name,
+): VersionWarning[] {
+  const warnings: [VersionWarningCode, string | undefined][] = [
+    ['queue_below_batch', queueBelowBatchSize(version.config, nameOf)],
+    ['deadline_within_window', deadlineWithinWindow(version.config, nameOf)],
+    ['target_without_policy', targetWithoutPolicy(version.config, givenOptions(version.config), nameOf)],
   ];
-  return warnings.filter((warning) => warning !== undefined).map((warning) => withSources(warning, sources));
+  return warnings.flatMap(([code, warning]) =>
+    warning === undefined ? [] : [{ code, message: withSources(warning, version.optionSources ?? {}) }],
+  );
 }
 
 /** A warning with where the options it names were written, those not given as flags. */

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_TABLE, type ErrorCode, REJECTION_REASONS } from '../../src/errors.js';
 import { ServeMetrics } from '../../src/serve/metrics.js';
+import { VERSION_WARNING_CODES } from '../../src/serve/version-log.js';
 
 const API = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'api.md'), 'utf8');
 
@@ -59,5 +60,24 @@ describe('docs/api.md', () => {
         .flatMap((line) => [...(line.split('|')[1] ?? '').matchAll(/`(batchline_[a-z_]+)/g)].map((m) => m[1]!)),
     );
     expect([...documented].sort()).toEqual([...new Set(exported)].sort());
+  });
+});
+
+describe("a registration's warnings", () => {
+  const MODELS = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'models.md'), 'utf8');
+  const LIBRARY_SOURCE = ['batch.ts', 'batch-options.ts']
+    .map((file) => readFileSync(join(import.meta.dirname, '..', '..', 'src', 'library', file), 'utf8'))
+    .join('\n');
+
+  it("are listed in docs/models.md's table and api.md's admin row, code by code", () => {
+    const table = MODELS.slice(MODELS.indexOf('| code | when |'));
+    const rows = [...table.slice(0, table.indexOf('\n\n')).matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]);
+    expect(rows).toEqual([...VERSION_WARNING_CODES]);
+    const adminRow = API.split('\n').find((line) => line.startsWith('| `GET /admin/models`')) ?? '';
+    for (const code of VERSION_WARNING_CODES) expect(adminRow).toContain(`\`${code}\``);
+  });
+
+  it("are batch()'s warning codes in the answers' lower case", () => {
+    for (const code of VERSION_WARNING_CODES) expect(LIBRARY_SOURCE).toContain(`'BATCHLINE_${code.toUpperCase()}'`);
   });
 });

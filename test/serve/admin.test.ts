@@ -550,7 +550,7 @@ describe('the admin API', () => {
       path: 'm/2/model.onnx',
       wait: false,
     });
-    expect([started.status, started.json]).toEqual([202, { name: 'm', version: 2, state: 'loading' }]);
+    expect([started.status, started.json]).toEqual([202, { name: 'm', version: 2, state: 'loading', warnings: [] }]);
     expect(started.headers.location).toBe('/v1/models/m/versions/2');
     await server.runtime.registry.resolve('m', 2)!.loaded;
     expect((await call('GET', `${server.url}/v1/models/m/versions/2/ready`)).status).toBe(200);
@@ -573,6 +573,86 @@ describe('the admin API', () => {
     expect((await infer(`${server.url}/models/m/predict`, { inputs: [1, 1] })).json.model_version).toBe('2');
     expect((await call('DELETE', `${server.url}/admin/models/m/3`)).status).toBe(200);
     expect(server.runtime.registry.versionsOf('m').map((v) => v.version)).toEqual([2, 1]);
+  });
+
+  it("tells the registration's caller what the log warns of, each warning a code and a message in the body's words", async () => {
+    // The warnings went to the server's log only: a CI job registering the middleware's body got a plain 201.
+    server = await adminServer();
+    const plain = await call('POST', `${server.url}/admin/models/other`, { version: 2, path: 'm/2/model.onnx' });
+    expect([plain.status, plain.json.warnings]).toEqual([201, []]);
+
+    const target = await call('POST', `${server.url}/admin/models/other`, {
+      version: 3,
+      path: 'm/2/model.onnx',
+      target_latency: 0.05,
+    });
+    expect([target.status, target.json.warnings]).toEqual([
+      201,
+      [
+        {
+          code: 'target_without_policy',
+          message:
+            'target_latency (50 ms) is read by batch_policy adaptive and aimd only, and batch_policy is fixed (the default): ' +
+            'batches take max_batch_size and batch_window_ms as given; set batch_policy adaptive to batch toward it, ' +
+            "or leave target_latency out (target_latency in the registration's body)",
+        },
+      ],
+    ]);
+    // An option of the model's config.json is named as that file's field, the file relative to the repository.
+    const queue = await call('POST', `${server.url}/admin/models/m`, {
+      version: 2,
+      path: 'm/2/model.onnx',
+      max_queue_size: 2,
+      batch_window_ms: 5,
+    });
+    expect([queue.status, queue.json.warnings]).toEqual([
+      201,
+      [
+        {
+          code: 'queue_below_batch',
+          message:
+            'max_queue_size (2) is below max_batch_size (4): at most 2 wait, so no batch reaches 4, and each batch ' +
+            'waits out batch_window_ms (5 ms) before it runs; raise max_queue_size to 4 or more, or lower max_batch_size to 2 ' +
+            "(max_queue_size and batch_window_ms in the registration's body; max_batch_size in m/config.json)",
+        },
+      ],
+    ]);
+    // Known before the load: the 202 of "wait": false says them too.
+    const later = await call('POST', `${server.url}/admin/models/other`, {
+      version: 4,
+      path: 'm/2/model.onnx',
+      request_timeout_ms: 10,
+      target_latency_ms: 40,
+      wait: false,
+    });
+    expect(later.status).toBe(202);
+    expect(later.json.warnings.map((w: { code: string }) => w.code)).toEqual([
+      'deadline_within_window',
+      'target_without_policy',
+    ]);
+    expect(later.json.warnings[0].message).toMatch(/^request_timeout_ms \(10 ms\) is not longer than batch_window_ms /);
+    // With a policy that reads the target, nothing to say.
+    const adaptive = await call('POST', `${server.url}/admin/models/other`, {
+      version: 5,
+      path: 'm/2/model.onnx',
+      target_latency: 0.05,
+      batch_policy: 'adaptive',
+    });
+    expect([adaptive.status, adaptive.json.warnings]).toEqual([201, []]);
+  });
+
+  it("names an option the server was started with as its flag in a registration's warning", async () => {
+    server = await adminServer({ targetLatencyMs: 30 });
+    const reply = await call('POST', `${server.url}/admin/models/other`, { version: 2, path: 'm/2/model.onnx' });
+    expect(reply.status).toBe(201);
+    expect(reply.json.warnings).toEqual([
+      {
+        code: 'target_without_policy',
+        message: expect.stringMatching(
+          /^--target-latency-ms \(30 ms\) is read by batch_policy adaptive and aimd only, .*or leave --target-latency-ms out$/,
+        ),
+      },
+    ]);
   });
 
   it('refuses a DELETE that names no version with 400 saying to name one, and removes nothing', async () => {

@@ -76,7 +76,7 @@ export function resolveCodeOptions<S extends OptionSchema>(
     } else resolved[key] = spec.kind === 'affine' ? parseOptionValue(spec, spec.default, key) : spec.default;
   }
   return withGiven(
-    Object.freeze(resolved) as OptionValues<S>,
+    resolved as OptionValues<S>,
     Object.keys(schema).filter((key) => given[key] !== undefined),
   );
 }

@@ -3,18 +3,25 @@
  * config.json or a registration's body), not left to their defaults. A warning about an option
  * the user set needs it: serve's resolved options hold a value for every option, so
  * `--target-latency-ms 50` under the fixed policy could not be told from the default 50.
- * Kept beside the frozen values, not in them: the values are what every consumer reads.
+ *
+ * The record travels with the values, under a symbol: a copy by spread or `Object.assign` (as
+ * `ServingRuntime.attach` makes) carries it, where a record kept beside them (a WeakMap keyed by
+ * the object) was lost by any copy, and a warning decided on the copy saw nothing given. A symbol
+ * key is not among `Object.keys`, `Object.entries`, `for…in` or `JSON.stringify`'s, so no
+ * consumer that walks the values sees it; `structuredClone` (a worker's `workerData`) drops it,
+ * with the values' other identity, and no warning is decided on such a copy.
  */
-const GIVEN = new WeakMap<object, ReadonlySet<string>>();
-const NONE: ReadonlySet<string> = new Set();
+const GIVEN: unique symbol = Symbol('batchline.givenOptions');
+const NONE: ReadonlySet<string> = Object.freeze(new Set<string>());
 
-/** Records `keys` as the options given of `values`; returns `values`. */
-export function withGiven<T extends object>(values: T, keys: Iterable<string>): T {
-  GIVEN.set(values, new Set(keys));
-  return values;
+/** Records `keys` as the options given of `values`, and freezes them; returns `values`. */
+export function withGiven<T extends object>(values: T, keys: Iterable<string>): Readonly<T> {
+  // Enumerable, so that a spread copies it; freezing makes it read-only.
+  Object.defineProperty(values, GIVEN, { value: new Set(keys), enumerable: true });
+  return Object.freeze(values);
 }
 
-/** The options given of `values` (none for values this module was not told of). */
+/** The options given of `values` (none for values no resolution recorded). */
 export function givenOptions(values: object): ReadonlySet<string> {
-  return GIVEN.get(values) ?? NONE;
+  return (values as { readonly [GIVEN]?: ReadonlySet<string> })[GIVEN] ?? NONE;
 }

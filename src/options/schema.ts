@@ -155,7 +155,7 @@ export function resolveOptions<S extends OptionSchema>(
     }
     given.push(key);
   }
-  return withGiven(Object.freeze(resolved) as OptionValues<S>, given);
+  return withGiven(resolved as OptionValues<S>, given);
 }
 
 /**

@@ -1,6 +1,5 @@
 import { BATCHING_OPTIONS, INLINE_MAILBOX_OPTION, PIPELINE_OPTION } from './batching.js';
 import type { OptionSchema, OptionValues } from './schema.js';
-import { givenOptions, withGiven } from './given.js';
 
 /** Batch sizes of a warmup: whole numbers from 1, as an array (`[1, 8]`) or its short form's parts. */
 function parseWarmupBatchSizes(json: unknown): number[] {
@@ -351,8 +350,6 @@ export type ServeConfig = OptionValues<typeof SERVE_OPTIONS>;
  */
 export function withModelLatencyDefault(config: ServeConfig, given: boolean): ServeConfig {
   if (given || (config.model === undefined && config.modelRepository === undefined)) return config;
-  return withGiven(
-    Object.freeze({ ...config, modelLatencyMs: Object.freeze({ aMs: 0, bMs: 0 }) }),
-    givenOptions(config),
-  );
+  // The spread carries the record of the options given (given.ts).
+  return Object.freeze({ ...config, modelLatencyMs: Object.freeze({ aMs: 0, bMs: 0 }) });
 }

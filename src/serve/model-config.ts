@@ -252,7 +252,7 @@ export function effectiveConfig(
     ...givenOptions(server),
     ...Object.keys(own).filter((key) => (own as Record<string, unknown>)[key] !== undefined),
   ];
-  return withGiven(Object.freeze(config) as ModelVersionConfig, given);
+  return withGiven(config as ModelVersionConfig, given);
 }
 
 /**

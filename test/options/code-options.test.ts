@@ -16,10 +16,16 @@ const DURATIONS = {
   },
 } as const satisfies OptionSchema;
 
+/** The values alone: the record of those given travels with them, under a symbol (given.ts). */
+const valuesOf = (resolved: object): Record<string, unknown> => Object.fromEntries(Object.entries(resolved));
+
 describe('resolveCodeOptions: a duration', () => {
   it("reads a number in the option's bare unit (seconds unless it says ms), and a duration string", () => {
-    expect(resolveCodeOptions(DURATIONS, { runFor: 10, pollEvery: 250 })).toEqual({ runFor: 10_000, pollEvery: 250 });
-    expect(resolveCodeOptions(DURATIONS, { runFor: '1m30s', pollEvery: '2s' })).toEqual({
+    expect(valuesOf(resolveCodeOptions(DURATIONS, { runFor: 10, pollEvery: 250 }))).toEqual({
+      runFor: 10_000,
+      pollEvery: 250,
+    });
+    expect(valuesOf(resolveCodeOptions(DURATIONS, { runFor: '1m30s', pollEvery: '2s' }))).toEqual({
       runFor: 90_000,
       pollEvery: 2000,
     });

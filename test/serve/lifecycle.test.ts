@@ -5,11 +5,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { RealClock } from '../../src/core/real-clock.js';
 import { loadModel } from '../../src/model/load-model.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { buildServer } from '../../src/serve/build-server.js';
 import { runServer } from '../../src/serve/run-server.js';
+import { ServingRuntime } from '../../src/serve/serving-runtime.js';
+import { versionWarningLines } from '../../src/serve/version-log.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
 import { tempDir } from '../temp-dir.js';
@@ -221,6 +224,23 @@ describe('start-up', () => {
       );
     },
   );
+
+  // attach copies the server's options for its version; the copy lost the record of which were
+  // given, and a warning decided on the version saw --target-latency-ms 50 as the default.
+  it.each([
+    [{ targetLatencyMs: 50 }, 1],
+    [{}, 0],
+  ] as const)('warns of a version attached from code as of one loaded at start-up (%o)', async (flags, count) => {
+    const runtime = new ServingRuntime(resolveOptions(SERVE_OPTIONS, { port: 0, ...flags }, {}), new RealClock());
+    const version = runtime.attach(await loadModel(undefined, { execution: 'inline' }));
+    try {
+      const warnings = versionWarningLines(version).filter((line) => line.includes('--target-latency-ms (50 ms)'));
+      expect(warnings).toHaveLength(count);
+    } finally {
+      await runtime.drain(0);
+      await runtime.closeModels();
+    }
+  });
 
   it("names a repository's config.json fields as the file writes them, and the file", async () => {
     const root = await writeRepository({

@@ -47,6 +47,12 @@ check(
   registered.status === 201,
   `register v2: ${registered.status}, batch_window_ms=${batch_window_ms} instances=${instances} target_latency_ms=${target_latency_ms}`,
 );
+// The middleware's target_latency without "batch_policy": "adaptive": the answer says it is not read.
+const warnings = registered.body.warnings ?? [];
+check(
+  warnings.length === 1 && warnings[0].code === 'target_without_policy',
+  `its warnings: ${warnings.map((w) => w.code).join(', ') || 'none'}`,
+);
 
 // 2. Call it: the latest version answers; v1 still answers when asked for.
 const latest = await greet('Ada');

@@ -98,15 +98,18 @@ function shapedTensor(value: { shape: unknown; data: unknown }, spec: TensorSpec
   const { data } = value;
   let values: ItemTensor['data'];
   if (ArrayBuffer.isView(data)) values = flatValues(data, spec);
-  else if (data instanceof JsonNumbers && data.shape.length === 1)
+  else if (data instanceof JsonNumbers && data.shape.length === 1) {
+    // Counted before the copy, which may take a pooled buffer: one of a wrong length would wait there for nothing.
+    if (data.values.length !== count) throw wrongCount(spec, data.values.length, shape, count);
     values = fromNumbers(data.values, 0, data.values.length, spec);
-  else if (Array.isArray(data)) values = fromValues(data, 0, data.length, spec);
+  } else if (Array.isArray(data)) values = fromValues(data, 0, data.length, spec);
   else throw bad(`the "data" of input "${spec.name}" must be a flat array, or binary data`);
-  if (values.length !== count)
-    throw bad(
-      `input "${spec.name}" has ${values.length} values in "data"; its shape ${describeShape(shape)} needs ${count}`,
-    );
+  if (values.length !== count) throw wrongCount(spec, values.length, shape, count);
   return { data: values, shape };
+}
+
+function wrongCount(spec: TensorSpec, given: number, shape: readonly number[], count: number): BatchlineError {
+  return bad(`input "${spec.name}" has ${given} values in "data"; its shape ${describeShape(shape)} needs ${count}`);
 }
 
 /** The item shape of `count` flat values: the input's own, its one free dimension inferred. */

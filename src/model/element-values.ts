@@ -1,7 +1,8 @@
 import { BatchlineError } from '../errors.js';
 import { clipped } from '../message-text.js';
 import { toFloat16Bits } from './float16.js';
-import { allocate, allocateTyped, type ElementArray, type ElementType, type TypedElementArray } from './tensor-spec.js';
+import { inputArray, inputBuffers } from './input-buffers.js';
+import { allocate, type ElementArray, type ElementType, type TypedElementArray } from './tensor-spec.js';
 
 /** The integers each integer type holds (int64's as far as a double is exact). */
 export const INTEGER_RANGE: Partial<Record<ElementType, readonly [number, number]>> = {
@@ -25,25 +26,29 @@ export interface ValueTarget {
 /**
  * `length` numbers of `values` from `start`, checked and stored as `target.type`: the one pass
  * from a body's numbers to the array the model takes. A float32 input is stored by the typed
- * array's own conversion and then checked for overflow, which is what most inputs are.
+ * array's own conversion and then checked for overflow, which is what most inputs are. A large
+ * array is over a buffer of the input pool (a JSON image, 110 KB, was allocated for every request),
+ * given back here if a value is refused.
  */
 export function fromNumbers(values: Float64Array, start: number, length: number, target: ValueTarget): ElementArray {
   const source = values.subarray(start, start + length);
   const { type } = target;
-  if (type === 'float32' || type === 'float64') {
-    const data = type === 'float32' ? new Float32Array(length) : new Float64Array(length);
-    data.set(source);
-    for (let i = 0; i < length; i++) {
-      const value = data[i]!;
-      // Infinity - Infinity is NaN: one test for NaN, ±Infinity (1e400 in JSON) and float32 overflow.
-      if (value - value !== 0) throw nonFinite(target, source[i]!);
-    }
-    return data;
-  }
   if (type === 'string')
     throw new BatchlineError('BAD_INPUT', `input "${target.name}" holds strings (BYTES), found numbers`);
-  const data = allocateTyped(type, length);
-  for (let i = 0; i < length; i++) storeNumber(data, i, source[i]!, target);
+  const data = inputArray(type, length);
+  try {
+    if (type === 'float32' || type === 'float64') {
+      (data as Float32Array | Float64Array).set(source);
+      for (let i = 0; i < length; i++) {
+        const value = data[i] as number;
+        // Infinity - Infinity is NaN: one test for NaN, ±Infinity (1e400 in JSON) and float32 overflow.
+        if (value - value !== 0) throw nonFinite(target, source[i]!);
+      }
+    } else for (let i = 0; i < length; i++) storeNumber(data, i, source[i]!, target);
+  } catch (error) {
+    inputBuffers.giveBackLent(data.buffer as ArrayBuffer);
+    throw error;
+  }
   return data;
 }
 

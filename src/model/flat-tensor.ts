@@ -1,14 +1,7 @@
 import { BatchlineError } from '../errors.js';
 import { fromNumbers, fromValues } from './element-values.js';
-import { inputBuffers } from './input-buffers.js';
-import {
-  allocateTyped,
-  BYTES_PER_ELEMENT,
-  typedOver,
-  type ElementArray,
-  type TensorSpec,
-  type TypedElementArray,
-} from './tensor-spec.js';
+import { inputArray } from './input-buffers.js';
+import { BYTES_PER_ELEMENT, type ElementArray, type TensorSpec, type TypedElementArray } from './tensor-spec.js';
 import { bufferBelongsToItem } from './worker-protocol.js';
 
 /** The typed array class each element type is held in (float16 as its bits, bool as bytes). */
@@ -50,10 +43,7 @@ export function flatValues(value: ArrayBufferView, spec: TensorSpec): ElementArr
       data = new ARRAY_OF[type](value.buffer as ArrayBuffer, value.byteOffset, count);
     } else {
       // A large copy goes into a pooled buffer, which a model thread gives back (input-buffers.ts).
-      data =
-        value.byteLength >= inputBuffers.minBytes
-          ? typedOver(type, inputBuffers.take(value.byteLength))
-          : allocateTyped(type, count);
+      data = inputArray(type, count);
       new Uint8Array(data.buffer).set(value);
     }
     checkBinaryValues(data, spec);

@@ -1,3 +1,11 @@
+import {
+  allocateTyped,
+  BYTES_PER_ELEMENT,
+  typedOver,
+  type ElementType,
+  type TypedElementArray,
+} from './tensor-spec.js';
+
 /**
  * Buffers for requests' input tensors, used again request after request instead of allocated
  * for each one. A 3x48x192 image is 110 KB outside V8's heap; allocating one per request drove
@@ -11,9 +19,10 @@
  * memory). Small tensors are not worth it and are allocated as before.
  *
  * Only as many buffers of a length come back as were taken: a model thread hands back every large
- * input buffer of its batch, and a batch of one JSON request holds the decoder's own array, which
- * nothing takes from here. Kept, those piled up unused towards the limit, which drops every buffer
- * (the classifier on worker threads: 37 MB of them after 15,000 cycles of register, infer, remove).
+ * input buffer of its batch, and a batch of one may hold a caller's own array (a JSON request's,
+ * before its decoder took its buffers from here), which nothing takes from here. Kept, those piled
+ * up unused towards the limit, which drops every buffer (the classifier on worker threads: 37 MB of
+ * them after 15,000 cycles of register, infer, remove).
  */
 export class BufferPool {
   private free = new Map<number, ArrayBuffer[]>();
@@ -79,7 +88,22 @@ export class BufferPool {
   get waitingBytes(): number {
     return this.freeBytes;
   }
+
+  /** Buffers of `byteLength` bytes lent and not given back yet (for tests). */
+  outOf(byteLength: number): number {
+    return this.outByLength.get(byteLength) ?? 0;
+  }
 }
 
 /** The server's pool for input tensors (main thread). 64 MB holds the queue of a few hundred images. */
 export const inputBuffers = new BufferPool(64 * 1024 * 1024, 16 * 1024);
+
+/**
+ * A typed array for `count` elements of a request's input, which the caller fills whole (its
+ * elements are not cleared): over a buffer of the server's pool when it is large, so that a model
+ * thread gives it back after the batch; of its own when it is small.
+ */
+export function inputArray(type: Exclude<ElementType, 'string'>, count: number): TypedElementArray {
+  const bytes = BYTES_PER_ELEMENT[type] * count;
+  return bytes >= inputBuffers.minBytes ? typedOver(type, inputBuffers.take(bytes)) : allocateTyped(type, count);
+}

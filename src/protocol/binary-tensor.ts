@@ -1,11 +1,9 @@
 import { isUtf8 } from 'node:buffer';
 import { endianness } from 'node:os';
 import { BatchlineError } from '../errors.js';
-import { inputBuffers } from '../model/input-buffers.js';
+import { inputArray } from '../model/input-buffers.js';
 import {
-  allocateTyped,
   BYTES_PER_ELEMENT,
-  typedOver,
   type ElementArray,
   type ElementType,
   type TypedElementArray,
@@ -33,8 +31,7 @@ export function typedFromBody(
   type: Exclude<ElementType, 'string'>,
   count: number,
 ): TypedElementArray {
-  const bytes = BYTES_PER_ELEMENT[type] * count;
-  const data = bytes >= inputBuffers.minBytes ? typedOver(type, inputBuffers.take(bytes)) : allocateTyped(type, count);
+  const data = inputArray(type, count);
   copyBytes(body, start, new Uint8Array(data.buffer, 0, data.byteLength));
   return data;
 }

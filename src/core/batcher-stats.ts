@@ -77,13 +77,19 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
   constructor(
     private readonly batcher: Batcher<I, O>,
     private readonly clock: Clock,
-    private readonly maxBatchSize: number,
+    private maxBatchSize: number,
     /** Half of the sliding window: histograms rotate this often (ms). */
     private readonly rotateEveryMs = 5000,
   ) {
     this.batchSizeCounts = new Array<number>(maxBatchSize + 1).fill(0);
     this.rotatedAtMs = clock.now();
     batcher.addObserver(this);
+  }
+
+  /** The largest batch is now `maxBatchSize` (`batch()`'s reconfigure): snapshots say so, and count batches up to it. */
+  setMaxBatchSize(maxBatchSize: number): void {
+    this.maxBatchSize = maxBatchSize;
+    while (this.batchSizeCounts.length <= maxBatchSize) this.batchSizeCounts.push(0);
   }
 
   batchStarted(batch: Batch<I, O>, nowMs: number): void {

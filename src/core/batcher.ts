@@ -7,7 +7,7 @@ import { ExecutorSlots } from './executor-slots.js';
 import { PriorityLevels } from './priority-levels.js';
 import { Answers } from './answers.js';
 import { BatchDispatch } from './batch-dispatch.js';
-import type { BatchPolicy, PolicySettings, QueueView } from './policy.js';
+import type { BatchPolicy, LiveSettings, PolicySettings, QueueView } from './policy.js';
 import { QueuedRequest } from './queued-request.js';
 import { RequestQueue } from './request-queue.js';
 import { WakeTimer } from './wake-timer.js';
@@ -155,6 +155,17 @@ export class Batcher<I, O> {
    */
   setInstanceUp(index: number, up: boolean): void {
     if (this.slots.setUp(index, up)) this.pump();
+  }
+
+  /**
+   * Changes the batch limit, window or target while it runs (Ray Serve's `set_max_batch_size`):
+   * a running batch keeps what it holds; what waits is batched under the new settings from the
+   * pass this starts (a window made shorter may have closed already, one made longer waits on).
+   * The caller has checked the values.
+   */
+  reconfigure(settings: LiveSettings): void {
+    this.policy.reconfigure?.(settings);
+    this.pump();
   }
 
   get isClosing(): boolean {

@@ -1,5 +1,12 @@
 import type { BatchingConfig } from '../core/create-batcher.js';
-import { BATCHING_OPTIONS, batchingConfigOf, targetWithoutPolicy } from '../options/batching.js';
+import { BatchlineError } from '../errors.js';
+import {
+  BATCHING_OPTIONS,
+  batchingConfigOf,
+  deadlineWithinWindow,
+  queueBelowBatchSize,
+  targetWithoutPolicy,
+} from '../options/batching.js';
 import { givenOptions } from '../options/given.js';
 import { resolveCodeOptions } from '../options/code-options.js';
 import { formatPriorityQueuePolicy } from '../options/priority-queue-policy.js';
@@ -98,19 +105,39 @@ const RENAMED: Readonly<Record<string, string>> = {
   inputSchema: 'a check before the call (ajv validates a JSON Schema); serve checks a model.mjs inputSchema',
 };
 
-/** The batcher's configuration from what the caller gave; throws INVALID_OPTION naming the option. */
-export function resolveBatchOptions(options: BatchOptions): BatchingConfig {
+/**
+ * The batcher's configuration from what the caller gave, and which options it gave (a warning
+ * names those); throws INVALID_OPTION naming the option.
+ */
+export function resolveBatchOptions(options: BatchOptions): { config: BatchingConfig; given: ReadonlySet<string> } {
   const resolved = resolveCodeOptions(BATCHING_OPTIONS, options as Record<string, unknown>, RENAMED);
-  const config = batchingConfigOf(resolved, 'code');
+  return { config: batchingConfigOf(resolved, 'code'), given: givenOptions(resolved) };
+}
+
+/** What a BatchlineWarning of batch() says: its code, and its message without the caller's name. */
+export type ConfigWarning = readonly [code: string, message: string];
+
+/**
+ * What batch() warns of in a configuration, in the order it says them: a target its policy never
+ * reads, a queue that cannot hold a batch, a deadline within the window. `given`: the options
+ * given, not defaulted (the first names only a target that was given).
+ */
+export function configWarnings(config: BatchingConfig, given: ReadonlySet<string>): ConfigWarning[] {
+  const warnings: ConfigWarning[] = [];
   // The middleware's `target_latency` (`targetLatencyMs`) steered its batches; here only `adaptive`
   // and `aimd` read it, and a migrated `{ targetLatencyMs: 50 }` under the default `fixed` did nothing.
-  const unreadTarget = targetWithoutPolicy(config, givenOptions(resolved), 'code');
-  if (unreadTarget !== undefined)
-    process.emitWarning(`batch(fn, options): ${unreadTarget}`, {
-      type: 'BatchlineWarning',
-      code: 'BATCHLINE_TARGET_WITHOUT_POLICY',
-    });
-  return config;
+  const unreadTarget = targetWithoutPolicy(config, given, 'code');
+  if (unreadTarget !== undefined) warnings.push(['BATCHLINE_TARGET_WITHOUT_POLICY', unreadTarget]);
+  const tooSmall = queueBelowBatchSize(config, 'code');
+  if (tooSmall !== undefined) warnings.push(['BATCHLINE_QUEUE_BELOW_BATCH', tooSmall]);
+  const tooLate = deadlineWithinWindow(config, 'code');
+  if (tooLate !== undefined) warnings.push(['BATCHLINE_DEADLINE_WITHIN_WINDOW', tooLate]);
+  return warnings;
+}
+
+/** Says a warning as a BatchlineWarning, after the name of what gave the options (`batch(fn, options)`). */
+export function emitConfigWarning(where: string, [code, message]: ConfigWarning): void {
+  process.emitWarning(`${where}: ${message}`, { type: 'BatchlineWarning', code });
 }
 
 /** The configuration as `Batched.options` shows it: the options' names and forms, frozen. */
@@ -127,4 +154,55 @@ export function publicOptions(config: BatchingConfig): ResolvedBatchOptions {
           ),
         );
   return Object.freeze(options) as unknown as ResolvedBatchOptions;
+}
+
+/**
+ * What `Batched.reconfigure` changes while calls run (Ray Serve's `set_max_batch_size` and
+ * `set_batch_wait_timeout_s`, and the target of aimd and adaptive), each as `batch()` takes it:
+ * one left out (or undefined) stays as it is. The others are fixed when batch() makes the
+ * function: the queue's bounds and deadlines hold calls already waiting, and the instances run them.
+ */
+export interface LiveBatchOptions {
+  /** Largest batch handed to the function; under aimd and adaptive, the ceiling of their limit. 1 to 4096. */
+  maxBatchSize?: number | undefined;
+  /** Longest the oldest waiting call waits for company, in ms from its arrival (fixed and aimd). 0 to 60000. */
+  batchWindowMs?: number | undefined;
+  /** The p95 latency aimd and adaptive aim for, in ms. */
+  targetLatencyMs?: number | undefined;
+}
+
+const LIVE_OPTIONS = {
+  maxBatchSize: BATCHING_OPTIONS.maxBatchSize,
+  batchWindowMs: BATCHING_OPTIONS.batchWindowMs,
+  targetLatencyMs: BATCHING_OPTIONS.targetLatencyMs,
+} as const;
+
+/** True only while LiveBatchOptions names exactly the live options. */
+export const LIVE_OPTIONS_MATCH: Same<keyof LiveBatchOptions, keyof typeof LIVE_OPTIONS> = true;
+
+/** Ray Serve's setters, as a user brings them to `reconfigure`. */
+const RENAMED_LIVE: Readonly<Record<string, string>> = {
+  ...RENAMED_BATCHING,
+  set_max_batch_size: 'maxBatchSize',
+  set_batch_wait_timeout_s: 'batchWindowMs (milliseconds)',
+};
+
+/**
+ * The live options given to `reconfigure`, checked as batch() checks them (the same ranges and
+ * messages); throws INVALID_OPTION naming the option, before anything changes. An option of
+ * batch() that is not live is named as such. Only the options given are in the result.
+ */
+export function resolveLiveOptions(given: LiveBatchOptions): Partial<Pick<BatchingConfig, keyof LiveBatchOptions>> {
+  if (typeof given === 'object' && given !== null)
+    for (const key of Object.keys(given))
+      if (Object.hasOwn(BATCHING_OPTIONS, key) && !Object.hasOwn(LIVE_OPTIONS, key))
+        throw new BatchlineError(
+          'INVALID_OPTION',
+          `${key}: fixed when batch() makes the function; reconfigure() changes ${Object.keys(LIVE_OPTIONS).join(', ')}`,
+        );
+  const resolved = resolveCodeOptions(LIVE_OPTIONS, given as Record<string, unknown>, RENAMED_LIVE);
+  const live: Partial<Pick<BatchingConfig, keyof LiveBatchOptions>> = {};
+  for (const key of Object.keys(LIVE_OPTIONS) as (keyof LiveBatchOptions)[])
+    if ((given as Record<string, unknown>)[key] !== undefined) live[key] = resolved[key];
+  return live;
 }

@@ -1,9 +1,17 @@
 import { BatcherStats, type BatchStats } from '../core/batcher-stats.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
 import type { Batch, Executor, RunDone } from '../core/types.js';
-import { deadlineWithinWindow, queueBelowBatchSize } from '../options/batching.js';
 import { refusalError } from '../outcome-errors.js';
-import { publicOptions, resolveBatchOptions, type BatchOptions, type ResolvedBatchOptions } from './batch-options.js';
+import {
+  configWarnings,
+  emitConfigWarning,
+  publicOptions,
+  resolveBatchOptions,
+  resolveLiveOptions,
+  type BatchOptions,
+  type LiveBatchOptions,
+  type ResolvedBatchOptions,
+} from './batch-options.js';
 import { drainMsOf } from './close-options.js';
 import { type Drain, startDrain } from './drain.js';
 import { type CallOptions, invalidCallOptions, thrownAsError } from './call-errors.js';
@@ -45,7 +53,14 @@ export interface Batched<I, O> {
   stats(): BatchStats;
   /** Stops taking calls (they reject with ShuttingDownError), runs what is queued without waiting for its window, and resolves once every call has its answer. A later close() with a shorter `drainMs` ends the drain sooner. */
   close(options?: CloseOptions): Promise<void>;
-  /** The options it batches with: yours, and the defaults for those you left out. */
+  /**
+   * Changes `maxBatchSize`, `batchWindowMs` or `targetLatencyMs` while calls run, as Ray Serve's
+   * `set_max_batch_size` and `set_batch_wait_timeout_s` do: a running batch keeps what it holds,
+   * and the calls waiting are batched under the new settings from now on, with their queue,
+   * stats and breaker as they were. A bad value throws InvalidOptionError and changes nothing.
+   */
+  reconfigure(options: LiveBatchOptions): void;
+  /** The options it batches with: yours, and the defaults for those you left out (and, after `reconfigure`, the new values). */
   readonly options: ResolvedBatchOptions;
 }
 
@@ -77,23 +92,13 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
   if (typeof fn !== 'function')
     throw new InvalidOptionError(`batch(fn, options): fn must be a function over an array of items, got ${typeof fn}`);
   let config: BatchingConfig;
+  let given: ReadonlySet<string>;
   try {
-    config = resolveBatchOptions(options);
+    ({ config, given } = resolveBatchOptions(options));
   } catch (error) {
     throw publicError(error);
   }
-  const tooSmall = queueBelowBatchSize(config, 'code');
-  if (tooSmall !== undefined)
-    process.emitWarning(`batch(fn, options): ${tooSmall}`, {
-      type: 'BatchlineWarning',
-      code: 'BATCHLINE_QUEUE_BELOW_BATCH',
-    });
-  const tooLate = deadlineWithinWindow(config, 'code');
-  if (tooLate !== undefined)
-    process.emitWarning(`batch(fn, options): ${tooLate}`, {
-      type: 'BatchlineWarning',
-      code: 'BATCHLINE_DEADLINE_WITHIN_WINDOW',
-    });
+  for (const warning of configWarnings(config, given)) emitConfigWarning('batch(fn, options)', warning);
   /**
    * The calls without options of this turn not offered yet, as one request of several items:
    * offered to the core when it holds the policy's batch limit (so a full batch leaves within
@@ -199,16 +204,44 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     return drain.done;
   };
 
+  let shown = publicOptions(config);
+  const reconfigure = (live: LiveBatchOptions): void => {
+    let changes: ReturnType<typeof resolveLiveOptions>;
+    try {
+      changes = resolveLiveOptions(live);
+    } catch (error) {
+      throw publicError(error);
+    }
+    const before = configWarnings(config, given);
+    config = { ...config, ...changes };
+    given = new Set([...given, ...Object.keys(changes)]);
+    shown = publicOptions(config);
+    stats.setMaxBatchSize(config.maxBatchSize);
+    clock.elapsed();
+    // The calls this turn holds were made before: batched under the new settings too, as queued ones are.
+    batcher.reconfigure(changes);
+    if (open !== undefined) {
+      openRoom = Math.min(openRoom, batcher.policySettings.limit);
+      if (open.size >= openRoom) offerOpen();
+    }
+    // What it warned of when made, or at an earlier reconfigure, it does not say again.
+    for (const warning of configWarnings(config, given))
+      if (!before.some(([code]) => code === warning[0])) emitConfigWarning('reconfigure(options)', warning);
+  };
+
   // A call never resolves with an Error of a slot: it rejects with it (CallResult).
-  return Object.assign(call as (item: I, options?: CallOptions) => Promise<CallResult<O>>, {
+  const batched = Object.assign(call as (item: I, options?: CallOptions) => Promise<CallResult<O>>, {
     stats: () => {
       clock.elapsed();
       offerOpen(); // counted as queued
       return stats.snapshot();
     },
     close,
-    options: publicOptions(config),
+    reconfigure,
   });
+  return Object.defineProperty(batched, 'options', { get: () => shown, enumerable: true }) as typeof batched & {
+    readonly options: ResolvedBatchOptions;
+  };
 }
 
 /** A call refused before it reached the batcher, or by it. */

@@ -5,7 +5,7 @@
 
 /** What a policy may look at. */
 export interface QueueView {
-  /** Requests waiting. */
+  /** Items waiting; with item costs (BatcherOptions.itemCosts), their cost, which the limit counts then. */
   readonly length: number;
   /** Arrival time of the oldest waiting request, if any. */
   readonly oldestArrivalAtMs: number | undefined;

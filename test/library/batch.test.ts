@@ -949,6 +949,117 @@ describe('batch(): reconfigure (Ray Serve’s set_max_batch_size and set_batch_w
   });
 });
 
+describe("batch(): itemCost, batches limited by cost (Ray Serve's batch_size_fn)", () => {
+  it('holds calls in a batch while their costs sum to at most maxBatchSize, runs one that costs more alone, and answers each in order', async () => {
+    const seen: string[][] = [];
+    const lengths = batch(
+      async (texts: string[]) => {
+        seen.push([...texts]);
+        await Promise.resolve();
+        return texts.map((text) => text.length);
+      },
+      // The item's type comes from the function: `text` is a string here.
+      { itemCost: (text) => text.length, maxBatchSize: 10, batchWindowMs: 0 },
+    );
+    const texts = ['aaaa', 'bbbb', 'cc', 'dddddddddddd', 'e', 'ffffff', 'ggggg'];
+    expect(await Promise.all(texts.map((text) => lengths(text)))).toEqual([4, 4, 2, 12, 1, 6, 5]);
+    // 4 + 4 + 2 fill 10; 12 alone; 1 + 6 and then 5, which would make 12.
+    expect(seen).toEqual([['aaaa', 'bbbb', 'cc'], ['dddddddddddd'], ['e', 'ffffff'], ['ggggg']]);
+    const stats = lengths.stats();
+    // Batch sizes count calls; the limit is a cost.
+    expect(stats.batchSizeCounts).toEqual([0, 2, 1, 1]);
+    expect(stats).toMatchObject({ maxBatchSize: 10, policy: { limit: 10 } });
+    expect(lengths.options.itemCost).toBeTypeOf('function');
+    await lengths.close();
+  });
+
+  it('counts calls, not costs, against maxQueueSize, and takes a limit of cost past 4096', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const echo = batch(
+      async (items: number[]) => {
+        await held;
+        return items;
+      },
+      { itemCost: (n) => n, maxBatchSize: 100_000, maxQueueSize: 2, batchWindowMs: 60_000, requestTimeoutMs: 120_000 },
+    );
+    const running = echo(100_000); // fills a batch alone: it runs
+    const waiting = [echo(5_000), echo(5_000)];
+    const refused = await rejection(echo(1));
+    expect(refused).toBeInstanceOf(QueueFullError);
+    echo.reconfigure({ batchWindowMs: 0 });
+    release();
+    expect(await Promise.all([running, ...waiting])).toEqual([100_000, 5_000, 5_000]);
+    await echo.close();
+  });
+
+  it('rejects a call whose itemCost is no positive integer, naming itemCost, or with what itemCost threw; the others are answered', async () => {
+    class Unpriced extends Error {}
+    const costs = new Map<string, unknown>([
+      ['zero', 0],
+      ['half', 1.5],
+      ['nan', Number.NaN],
+      ['text', '3'],
+    ]);
+    const echo = batch(async (items: string[]) => items, {
+      itemCost: (item) => {
+        if (item === 'throws') throw new Unpriced(item);
+        return (costs.get(item) ?? 1) as number;
+      },
+    });
+    const answers = await Promise.allSettled(
+      ['a', 'zero', 'half', 'nan', 'text', 'throws', 'b'].map((item) => echo(item)),
+    );
+    expect(answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : answer.reason.message))).toEqual([
+      'a',
+      "invalid option itemCost: returned 0 for a call's item, expected a positive integer (its cost, which maxBatchSize limits a batch's sum of)",
+      "invalid option itemCost: returned 1.5 for a call's item, expected a positive integer (its cost, which maxBatchSize limits a batch's sum of)",
+      "invalid option itemCost: returned NaN for a call's item, expected a positive integer (its cost, which maxBatchSize limits a batch's sum of)",
+      "invalid option itemCost: returned '3' (a string) for a call's item, expected a positive integer (its cost, which maxBatchSize limits a batch's sum of)",
+      'throws',
+      'b',
+    ]);
+    expect((answers[1] as PromiseRejectedResult).reason).toBeInstanceOf(InvalidOptionError);
+    expect((answers[5] as PromiseRejectedResult).reason).toBeInstanceOf(Unpriced);
+    // A call with options is costed too.
+    expect(await rejection(echo('zero', { timeoutMs: 500 }))).toBeInstanceOf(InvalidOptionError);
+    expect(await echo('c', { timeoutMs: 500 })).toBe('c');
+    await echo.close();
+  });
+
+  it.each([
+    [
+      { itemCost: 5 },
+      /^invalid option itemCost: got 5 \(a number\), expected a function from an item to its cost, a positive integer$/,
+    ],
+    [
+      { itemCost: (n: number) => n, batchPolicy: 'adaptive' },
+      /^invalid option itemCost: works with batchPolicy fixed or aimd and admission queue, got batchPolicy adaptive/,
+    ],
+    [{ itemCost: (n: number) => n, admission: 'sla' }, /^invalid option itemCost: works with .* got admission sla/],
+    [
+      { itemCost: (n: number) => n, maxBatchSize: 2e9 },
+      /^invalid option maxBatchSize: got 2000000000, expected an integer from 1 to 1000000000$/,
+    ],
+    // Without it, a batch holds at most 4096 items.
+    [{ maxBatchSize: 100_000 }, /^invalid option maxBatchSize: got 100000, expected an integer from 1 to 4096$/],
+  ])('%j throws InvalidOptionError naming it', (options, message) => {
+    expect(() => batch(async (items: number[]) => items, options as never)).toThrow(message);
+  });
+
+  it('is fixed when batch() makes the function; a reconfigured limit is a cost, up to 1000000000', async () => {
+    const echo = batch(async (items: number[]) => items, { itemCost: (n) => n });
+    expect(() => echo.reconfigure({ itemCost: () => 1 } as never)).toThrow(
+      /^invalid option itemCost: fixed when batch\(\) makes the function/,
+    );
+    echo.reconfigure({ maxBatchSize: 50_000 });
+    expect(echo.options.maxBatchSize).toBe(50_000);
+    expect(await Promise.all([20_000, 30_000, 1].map((n) => echo(n)))).toEqual([20_000, 30_000, 1]);
+    expect(echo.stats().batchSizeCounts).toEqual([0, 1, 1]);
+    await echo.close();
+  });
+});
+
 describe('batch(): options', () => {
   it.each([
     [{ maxBatchSize: 0 }, /maxBatchSize: got 0, expected an integer from 1 to 4096/],
@@ -1075,6 +1186,7 @@ describe('batch(): options', () => {
         'defaultPriorityLevel',
         'instances',
         'isolation',
+        'itemCost',
         'maxBatchSize',
         'maxQueueSize',
         'priorityLevels',

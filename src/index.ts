@@ -4,7 +4,7 @@
  */
 export { batch } from './library/batch.js';
 export type { BatchContext, BatchFunction, Batched, CallOptions, CallResult, CloseOptions } from './library/batch.js';
-export type { BatchOptions, ResolvedBatchOptions } from './library/batch-options.js';
+export type { BatchOptions, LiveBatchOptions, ResolvedBatchOptions } from './library/batch-options.js';
 export {
   BatchError,
   CircuitOpenError,

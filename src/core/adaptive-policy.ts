@@ -1,5 +1,5 @@
 import type { ArrivalRateEstimator, ItemFailureRate, OnlineLatencyModel } from './latency-estimator.js';
-import { BatchDecision, type BatchPolicy, type PolicySettings, type QueueView } from './policy.js';
+import { BatchDecision, type BatchPolicy, type LiveSettings, type PolicySettings, type QueueView } from './policy.js';
 
 export interface AdaptivePolicyOptions {
   /** The limit never goes past this. */
@@ -52,13 +52,27 @@ export class AdaptivePolicy implements BatchPolicy {
   readonly name = 'adaptive';
   private cachedLimit = { aMs: NaN, bMs: NaN, spreadMs: NaN, badRate: NaN, limit: 1 };
   private readonly decision = new BatchDecision();
+  /** Its own copy: `reconfigure` changes it. */
+  private readonly options: AdaptivePolicyOptions;
 
   constructor(
-    readonly options: Readonly<AdaptivePolicyOptions>,
+    options: Readonly<AdaptivePolicyOptions>,
     private readonly latency: OnlineLatencyModel,
     private readonly arrivals: ArrivalRateEstimator,
     private readonly itemFailures?: ItemFailureRate,
-  ) {}
+  ) {
+    this.options = { ...options };
+  }
+
+  /**
+   * A new ceiling for the limit and a new target, from the next decision on. It chooses its own
+   * window, so a `batchWindowMs` changes nothing here, as it changes nothing when given to batch().
+   */
+  reconfigure(settings: LiveSettings): void {
+    this.options.maxBatchSize = settings.maxBatchSize ?? this.options.maxBatchSize;
+    this.options.targetLatencyMs = settings.targetLatencyMs ?? this.options.targetLatencyMs;
+    this.cachedLimit.aMs = NaN; // the limit it worked out was under the old ceiling
+  }
 
   decide(queue: QueueView, freeSlots: number, nowMs: number): BatchDecision {
     const decision = this.decision;

@@ -3,6 +3,7 @@ import {
   passAtLengthByWindow,
   BatchDecision,
   type BatchPolicy,
+  type LiveSettings,
   type PolicySettings,
   type QueueView,
 } from './policy.js';
@@ -44,9 +45,25 @@ export class AimdPolicy implements BatchPolicy {
   private readonly recentMs: number[] = [];
   private readonly sorted: number[] = [];
   private readonly decision = new BatchDecision();
+  /** Its own copy: `reconfigure` changes it. */
+  private readonly options: AimdPolicyOptions;
 
-  constructor(readonly options: Readonly<AimdPolicyOptions>) {
+  constructor(options: Readonly<AimdPolicyOptions>) {
+    this.options = { ...options };
     this.limitNow = options.maxBatchSize;
+  }
+
+  /**
+   * A new ceiling cuts a limit above it at once; a higher one is grown to as any other, one step
+   * a batch that filled the limit while the p95 is well under the target (jumping to it would
+   * undo what the decreases learned). The window and the target count from the next decision.
+   */
+  reconfigure(settings: LiveSettings): void {
+    const options = this.options;
+    options.maxBatchSize = settings.maxBatchSize ?? options.maxBatchSize;
+    options.batchWindowMs = settings.batchWindowMs ?? options.batchWindowMs;
+    options.targetLatencyMs = settings.targetLatencyMs ?? options.targetLatencyMs;
+    this.limitNow = Math.min(this.limitNow, options.maxBatchSize);
   }
 
   decide(queue: QueueView, freeSlots: number, nowMs: number): BatchDecision {

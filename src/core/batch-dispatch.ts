@@ -108,6 +108,7 @@ export class BatchDispatch<I, O> {
     run.deadlineAtMs = deadlineAtMs;
     run.lastDeadlineAtMs = lastDeadlineAtMs;
     run.sharedArrivalAtMs = sharedArrivalAtMs;
+    if (this.options.itemCosts === true) run.cost = this.queue.takenCost;
     this.slots.place(run, mailboxOf !== undefined);
     const counts = this.host.counts;
     counts.batches++;

@@ -50,6 +50,8 @@ export class BatchRun<I, O> implements Batch<I, O> {
    */
   lastDeadlineAtMs = Number.POSITIVE_INFINITY;
   sharedArrivalAtMs: number | undefined = undefined;
+  /** With item costs (BatcherOptions.itemCosts): what its requests cost, which the policy's limit counted. */
+  cost: number | undefined = undefined;
   /** A request of several items is among its requests (dispatch says so): answered item by item, they are split first. */
   itemsRequests = false;
   private runs = 0;
@@ -150,7 +152,8 @@ export class BatchRun<I, O> implements Batch<I, O> {
           : undefined;
     if (error === undefined) {
       host.latencyModel?.observe(size, nowMs - run.startedAtMs);
-      if (attempt === 0) host.policy.batchSucceeded?.(size, nowMs - run.startedAtMs, nowMs);
+      // aimd's "filled the limit" counts what the limit counts: items, or their cost.
+      if (attempt === 0) host.policy.batchSucceeded?.(this.cost ?? size, nowMs - run.startedAtMs, nowMs);
     } else if (attempt === 0) {
       this.firstError = error;
       host.counts.failedBatches++;

@@ -39,6 +39,12 @@ export interface BatcherOptions {
    * false). Only full batches: below saturation batching is unchanged.
    */
   mailbox?: boolean | number;
+  /**
+   * Requests carry a `cost` (of one item each), and a batch's limit, the policy's view of the
+   * queue and its decisions count costs instead of items (batch()'s `itemCost`, Ray Serve's
+   * `batch_size_fn`); the queue bound still counts requests. Default false.
+   */
+  itemCosts?: boolean;
   /** Refuses requests at arrival beyond the bounded queue (default: none, `queue`). */
   admission?: AdmissionPolicy;
   /** Opens on repeated batch failures (default: none). */

@@ -46,6 +46,8 @@ export interface BatchStats extends BatcherSnapshot {
 }
 
 const RECENT_BATCHES = 64;
+/** The largest batch size counted from the start: the schema's largest maxBatchSize (a larger one is a cost). */
+const MAX_COUNTED_SIZE = 4096;
 
 /**
  * An observer that keeps the numbers a snapshot needs. Latency percentiles cover a sliding
@@ -77,18 +79,35 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
   constructor(
     private readonly batcher: Batcher<I, O>,
     private readonly clock: Clock,
-    private readonly maxBatchSize: number,
+    private maxBatchSize: number,
     /** Half of the sliding window: histograms rotate this often (ms). */
     private readonly rotateEveryMs = 5000,
   ) {
-    this.batchSizeCounts = new Array<number>(maxBatchSize + 1).fill(0);
+    this.batchSizeCounts = new Array<number>(this.countedSizes(maxBatchSize) + 1).fill(0);
     this.rotatedAtMs = clock.now();
     batcher.addObserver(this);
   }
 
+  /** The largest batch is now `maxBatchSize` (`batch()`'s reconfigure): snapshots say so, and count batches up to it. */
+  setMaxBatchSize(maxBatchSize: number): void {
+    this.maxBatchSize = maxBatchSize;
+    const counts = this.batchSizeCounts;
+    while (counts.length <= this.countedSizes(maxBatchSize)) counts.push(0);
+  }
+
+  /**
+   * The batch sizes counted from the start, 0 to this: up to the limit, or, when the limit is a
+   * cost (`itemCosts`), none but those that come.
+   */
+  private countedSizes(maxBatchSize: number): number {
+    return this.batcher.options.itemCosts === true ? 0 : Math.min(maxBatchSize, MAX_COUNTED_SIZE);
+  }
+
   batchStarted(batch: Batch<I, O>, nowMs: number): void {
     const size = batch.inputs.length;
-    this.batchSizeCounts[size] = (this.batchSizeCounts[size] ?? 0) + 1;
+    const counts = this.batchSizeCounts;
+    while (counts.length <= size) counts.push(0); // only a batch of costs holds more than maxBatchSize
+    counts[size] = (counts[size] as number) + 1;
     this.recentSizes[this.started++ % RECENT_BATCHES] = size;
     this.rotateIfDue(nowMs);
     recordSinceArrival(this.queueWait, batch, nowMs);

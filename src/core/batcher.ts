@@ -7,7 +7,7 @@ import { ExecutorSlots } from './executor-slots.js';
 import { PriorityLevels } from './priority-levels.js';
 import { Answers } from './answers.js';
 import { BatchDispatch } from './batch-dispatch.js';
-import type { BatchPolicy, PolicySettings, QueueView } from './policy.js';
+import type { BatchPolicy, LiveSettings, PolicySettings, QueueView } from './policy.js';
 import { QueuedRequest } from './queued-request.js';
 import { RequestQueue } from './request-queue.js';
 import { WakeTimer } from './wake-timer.js';
@@ -63,9 +63,13 @@ export class Batcher<I, O> {
   ) {
     this.levels = new PriorityLevels(options);
     this.timer = new WakeTimer(clock, () => this.pump());
-    this.queue = new RequestQueue<I, O>(this.levels.count);
+    this.queue = new RequestQueue<I, O>(this.levels.count, options.itemCosts === true);
     this.view = { length: 0, oldestArrivalAtMs: undefined, draining: false, waitingAt: this.queue.waitingAt };
-    this.slots = new ExecutorSlots<I, O>(options.instances, mailboxDepthOf(options.mailbox));
+    const mailboxDepth = mailboxDepthOf(options.mailbox);
+    // A mailbox takes a batch of the limit's items: with costs it would count the wrong thing (no caller combines them).
+    if (options.itemCosts === true && mailboxDepth > 0)
+      throw new RangeError('itemCosts cannot be combined with mailbox');
+    this.slots = new ExecutorSlots<I, O>(options.instances, mailboxDepth);
     this.deadlines = new DeadlineTracker<I, O>(this.queue, this.slots, this.levels.timeoutsMs);
     this.answers = new Answers<I, O>(this.queue, this.slots, this.counts, this.observers);
     this.breakerWatch = new BreakerWatch(
@@ -155,6 +159,17 @@ export class Batcher<I, O> {
    */
   setInstanceUp(index: number, up: boolean): void {
     if (this.slots.setUp(index, up)) this.pump();
+  }
+
+  /**
+   * Changes the batch limit, window or target while it runs (Ray Serve's `set_max_batch_size`):
+   * a running batch keeps what it holds; what waits is batched under the new settings from the
+   * pass this starts (a window made shorter may have closed already, one made longer waits on).
+   * The caller has checked the values.
+   */
+  reconfigure(settings: LiveSettings): void {
+    this.policy.reconfigure?.(settings);
+    this.pump();
   }
 
   get isClosing(): boolean {
@@ -296,7 +311,7 @@ export class Batcher<I, O> {
    * same: the pass per batch, not per request, is what keeps a call cheap.
    */
   private arrivalNeedsPass(deadlineAtMs: number): boolean {
-    return this.queue.length >= this.passAtLength || deadlineAtMs < this.timer.atMs;
+    return this.queue.units >= this.passAtLength || deadlineAtMs < this.timer.atMs;
   }
 
   private enqueue(
@@ -398,7 +413,7 @@ export class Batcher<I, O> {
       const freeSlots = mayDispatch ? this.slots.free : 0;
       const decision = this.policy.decide(view, freeSlots, nowMs);
       if (decision.kind === 'dispatch') {
-        this.dispatcher.dispatch(Math.min(decision.size, this.queue.length), decision.trigger, nowMs);
+        this.dispatcher.dispatch(Math.min(decision.size, this.queue.units), decision.trigger, nowMs);
         continue;
       }
       if (decision.kind === 'wait') wakeAtMs = Math.min(wakeAtMs, decision.untilMs);
@@ -433,7 +448,7 @@ export class Batcher<I, O> {
 
   private refreshView(): QueueView {
     const oldest = this.queue.oldest();
-    this.view.length = this.queue.length;
+    this.view.length = this.queue.units; // items, or their cost: what the policy's limit counts
     this.view.oldestArrivalAtMs = oldest?.arrivalAtMs;
     return this.view;
   }

@@ -45,6 +45,8 @@ export interface BatchingConfig {
   defaultPriorityLevel?: number;
   /** Levels whose queue bound or default deadline differ (Triton's `priority_queue_policy`). */
   priorityQueuePolicy?: Readonly<Record<number, Partial<LevelQueuePolicy>>>;
+  /** Requests carry a cost and `maxBatchSize` limits a batch's cost (BatcherOptions.itemCosts; batch()'s `itemCost`). */
+  itemCosts?: boolean;
 }
 
 export const DEFAULT_TARGET_LATENCY_MS = 50;
@@ -80,6 +82,7 @@ export function createBatcher<I, O>(
     priorityLevels: Math.max(1, config.priorityLevels ?? 1),
     ...(config.defaultPriorityLevel ? { defaultPriorityLevel: config.defaultPriorityLevel } : {}),
     ...(config.priorityQueuePolicy === undefined ? {} : { levelPolicies: config.priorityQueuePolicy }),
+    ...(config.itemCosts === true ? { itemCosts: true } : {}),
     admission: config.admission === 'sla' && learned !== undefined ? new SlaAdmission(learned.latencyModel) : undefined,
     breaker: breakerOn
       ? new CircuitBreaker({

@@ -5,7 +5,7 @@
 
 /** What a policy may look at. */
 export interface QueueView {
-  /** Requests waiting. */
+  /** Items waiting; with item costs (BatcherOptions.itemCosts), their cost, which the limit counts then. */
   readonly length: number;
   /** Arrival time of the oldest waiting request, if any. */
   readonly oldestArrivalAtMs: number | undefined;
@@ -81,6 +81,24 @@ export interface BatchPolicy {
    * free slot: a batch ending brings a pass). Without it, every arrival gets a pass.
    */
   passAtLength?(queue: QueueView, freeSlots: number): number;
+  /**
+   * Takes the settings given, from its next decision on (`Batcher.reconfigure`): a running batch
+   * is not touched, and what waits is batched under them from the next pass.
+   */
+  reconfigure?(settings: LiveSettings): void;
+}
+
+/**
+ * The settings a batcher changes while it runs (Ray Serve's `set_max_batch_size` and
+ * `set_batch_wait_timeout_s`, and the target its policies aim at): each left out stays as it is.
+ * `maxBatchSize` is the fixed policy's limit and the ceiling aimd and adaptive stay under;
+ * `batchWindowMs` is what fixed and aimd wait (adaptive chooses its own); `targetLatencyMs` is
+ * what aimd and adaptive aim at (fixed reads none).
+ */
+export interface LiveSettings {
+  maxBatchSize?: number | undefined;
+  batchWindowMs?: number | undefined;
+  targetLatencyMs?: number | undefined;
 }
 
 export interface WindowPolicyOptions {
@@ -97,9 +115,14 @@ export interface WindowPolicyOptions {
 export class WindowPolicy implements BatchPolicy {
   readonly name = 'fixed';
   private readonly decision = new BatchDecision();
-  private readonly fixed: PolicySettings;
+  private maxBatchSize: number;
+  private batchWindowMs: number;
+  /** The two as `settings()` hands them out: one frozen object until they change. */
+  private fixed: PolicySettings;
 
-  constructor(readonly options: Readonly<WindowPolicyOptions>) {
+  constructor(options: Readonly<WindowPolicyOptions>) {
+    this.maxBatchSize = options.maxBatchSize;
+    this.batchWindowMs = options.batchWindowMs;
     this.fixed = Object.freeze({ limit: options.maxBatchSize, windowMs: options.batchWindowMs });
   }
 
@@ -108,18 +131,17 @@ export class WindowPolicy implements BatchPolicy {
   }
 
   decide(queue: QueueView, freeSlots: number, nowMs: number): BatchDecision {
-    return decideByWindow(
-      this.decision,
-      queue,
-      freeSlots,
-      nowMs,
-      this.options.maxBatchSize,
-      this.options.batchWindowMs,
-    );
+    return decideByWindow(this.decision, queue, freeSlots, nowMs, this.maxBatchSize, this.batchWindowMs);
   }
 
   passAtLength(queue: QueueView, freeSlots: number): number {
-    return passAtLengthByWindow(queue, freeSlots, this.options.maxBatchSize);
+    return passAtLengthByWindow(queue, freeSlots, this.maxBatchSize);
+  }
+
+  reconfigure(settings: LiveSettings): void {
+    this.maxBatchSize = settings.maxBatchSize ?? this.maxBatchSize;
+    this.batchWindowMs = settings.batchWindowMs ?? this.batchWindowMs;
+    this.fixed = Object.freeze({ limit: this.maxBatchSize, windowMs: this.batchWindowMs });
   }
 }
 

@@ -29,6 +29,8 @@ export class QueuedRequest<I, O> implements PendingRequest<I, O> {
   declare priority: number;
   declare phase: RequestPhase;
   declare batch: Batch<I, O> | undefined;
+  /** Set (by the library, with `itemCost`) only on requests of a batcher that counts costs; never stored otherwise. */
+  declare readonly cost?: number;
 
   constructor(id: string, input: I | undefined, onOutcome: OutcomeListener<I, O> | undefined) {
     this.id = id;

@@ -17,8 +17,14 @@ export class RequestQueue<I, O> {
   private waiting = 0;
   /** Per level, the sequence up to which `firstWaiting` found no match among its requests. */
   private readonly passedThrough: number[];
+  /** With `costed`: the waiting requests' cost, which a batch's limit counts then. */
+  private waitingCost = 0;
 
-  constructor(levels = 1) {
+  /** `costed`: requests carry a `cost`, and `units` and `take` count it (BatcherOptions.itemCosts). */
+  constructor(
+    levels = 1,
+    private readonly costed = false,
+  ) {
     this.levels = Array.from({ length: levels }, () => new RingBuffer<PendingRequest<I, O>>(levels === 1 ? 64 : 16));
     this.waitingAt = new Array<number>(levels).fill(0);
     this.passedThrough = new Array<number>(levels).fill(-1);
@@ -26,6 +32,11 @@ export class RequestQueue<I, O> {
 
   get length(): number {
     return this.waiting;
+  }
+
+  /** What a batch's limit counts of the waiting requests: their items, or their cost when costed. */
+  get units(): number {
+    return this.costed ? this.waitingCost : this.waiting;
   }
 
   get levelCount(): number {
@@ -45,10 +56,13 @@ export class RequestQueue<I, O> {
     (this.levels[index] as RingBuffer<PendingRequest<I, O>>).push(request);
     (this.waitingAt[index] as number) += request.size;
     this.waiting += request.size;
+    if (this.costed) this.waitingCost += request.cost as number;
   }
 
   /** Items the last `take` took. */
   takenItems = 0;
+  /** With `costed`: the cost of what the last `take` took. */
+  takenCost = 0;
 
   /** The waiting request that arrived first, whatever its level (a batch's window runs from it). */
   oldest(): PendingRequest<I, O> | undefined {
@@ -69,6 +83,7 @@ export class RequestQueue<I, O> {
    * alone. The items taken are left in `takenItems`.
    */
   take(count: number): PendingRequest<I, O>[] {
+    if (this.costed) return this.takeByCost(count);
     const taken: PendingRequest<I, O>[] = [];
     let items = 0;
     for (let i = 0; i < this.levels.length && items < count; i++) {
@@ -107,6 +122,45 @@ export class RequestQueue<I, O> {
     return taken;
   }
 
+  /**
+   * `take` when requests carry costs: waiting requests whose costs sum to at most `limit`, the
+   * highest level's first, each level in arrival order. One that does not fit closes the batch (a
+   * costed request is one item: nothing to split), unless it is the first, which goes alone
+   * whatever it costs, so that no call waits for ever.
+   */
+  private takeByCost(limit: number): PendingRequest<I, O>[] {
+    const taken: PendingRequest<I, O>[] = [];
+    let items = 0;
+    let cost = 0;
+    for (let i = 0; i < this.levels.length && cost < limit; i++) {
+      const buffer = this.levels[i] as RingBuffer<PendingRequest<I, O>>;
+      let levelItems = 0;
+      while (cost < limit && buffer.length > 0) {
+        const request = buffer.peek() as PendingRequest<I, O>;
+        if (request.phase !== 'queued') {
+          buffer.shift(); // removed from among the waiting: dropped on the way
+          continue;
+        }
+        const requestCost = request.cost as number;
+        if (cost + requestCost > limit && taken.length > 0) {
+          limit = cost; // it does not fit: the batch is closed
+          break;
+        }
+        buffer.shift();
+        taken.push(request);
+        items += request.size;
+        levelItems += request.size;
+        cost += requestCost;
+      }
+      (this.waitingAt[i] as number) -= levelItems;
+    }
+    this.waiting -= items;
+    this.waitingCost -= cost;
+    this.takenItems = items;
+    this.takenCost = cost;
+    return taken;
+  }
+
   /** A copy of the waiting requests, level by level, oldest first within a level. */
   waitingRequests(): PendingRequest<I, O>[] {
     const waiting: PendingRequest<I, O>[] = [];
@@ -123,6 +177,7 @@ export class RequestQueue<I, O> {
   removed(request: PendingRequest<I, O>): void {
     (this.waitingAt[request.priority - 1] as number) -= request.size;
     this.waiting -= request.size;
+    if (this.costed) this.waitingCost -= request.cost as number;
   }
 
   /**

@@ -59,6 +59,12 @@ export interface PendingRequest<I, O> {
    * follows the rest.
    */
   splitOff?(count: number): PendingRequest<I, O>;
+  /**
+   * What its items cost, a positive integer, when the batcher counts costs (`BatcherOptions.itemCosts`:
+   * batch()'s `itemCost`): a batch's limit is then a cost, and holds requests while theirs sum to
+   * at most the limit (one alone that costs more runs alone). Such a request holds one item.
+   */
+  readonly cost?: number;
   readonly arrivalAtMs: number;
   readonly deadlineAtMs: number;
   /** Its priority level: 1 is the highest (the only one when the batcher has no priority levels). */
@@ -115,6 +121,8 @@ export interface Batch<I, O> {
    * event loop do); undefined otherwise. Lets an observer record the batch's waits as one value.
    */
   readonly sharedArrivalAtMs?: number;
+  /** With item costs (BatcherOptions.itemCosts): what its requests cost, which the batch limit counted. */
+  readonly cost?: number | undefined;
 }
 
 /**

@@ -1,7 +1,14 @@
 import type { BatchingConfig } from '../core/create-batcher.js';
-import { BATCHING_OPTIONS, batchingConfigOf, targetWithoutPolicy } from '../options/batching.js';
+import { BatchlineError } from '../errors.js';
+import {
+  BATCHING_OPTIONS,
+  batchingConfigOf,
+  deadlineWithinWindow,
+  queueBelowBatchSize,
+  targetWithoutPolicy,
+} from '../options/batching.js';
 import { givenOptions } from '../options/given.js';
-import { resolveCodeOptions } from '../options/code-options.js';
+import { described, resolveCodeOptions } from '../options/code-options.js';
 import { formatPriorityQueuePolicy } from '../options/priority-queue-policy.js';
 
 /**
@@ -9,8 +16,8 @@ import { formatPriorityQueuePolicy } from '../options/priority-queue-policy.js';
  * ranges and meaning (docs/library.md; the flags in the README's option table). A key set to
  * undefined takes its default: `| undefined` on each, or exactOptionalPropertyTypes refused one.
  */
-export interface BatchOptions {
-  /** Largest batch handed to the function. Default 8. */
+export interface BatchOptions<I = never> {
+  /** Largest batch handed to the function (with `itemCost`, the largest cost of a batch). Default 8. */
   maxBatchSize?: number | undefined;
   /**
    * Longest the oldest waiting call waits for company, in ms from its arrival; 0 runs what is
@@ -48,6 +55,12 @@ export interface BatchOptions {
   defaultPriorityLevel?: number | undefined;
   /** Levels whose queue differs, as Triton writes it: `{ 1: { max_queue_size: 16, default_timeout_microseconds: 100000 } }`. */
   priorityQueuePolicy?: Record<string, { max_queue_size?: number; default_timeout_microseconds?: number }> | undefined;
+  /**
+   * What a call's item costs, a positive integer (its tokens, a graph's nodes, an image's pixels):
+   * then `maxBatchSize` limits a batch's cost, not its count (Ray Serve's `batch_size_fn`), and
+   * an item that costs more than it runs alone. Called once a call. Default none (each item costs 1).
+   */
+  itemCost?: ((item: I) => number) | undefined;
 }
 
 /**
@@ -56,6 +69,8 @@ export interface BatchOptions {
  * undefined when no level differs.
  */
 export interface ResolvedBatchOptions extends ResolvedValues {
+  /** The function given, or undefined. */
+  readonly itemCost: ((item: never) => number) | undefined;
   readonly priorityQueuePolicy:
     | Readonly<Record<string, { readonly max_queue_size?: number; readonly default_timeout_microseconds?: number }>>
     | undefined;
@@ -63,12 +78,30 @@ export interface ResolvedBatchOptions extends ResolvedValues {
 
 /** The other options' values, without undefined (Required keeps a written `| undefined` under exactOptionalPropertyTypes). */
 type ResolvedValues = {
-  readonly [K in Exclude<keyof BatchOptions, 'priorityQueuePolicy'>]-?: Exclude<BatchOptions[K], undefined>;
+  readonly [K in Exclude<keyof BatchOptions, 'priorityQueuePolicy' | 'itemCost'>]-?: Exclude<
+    BatchOptions[K],
+    undefined
+  >;
 };
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 /** True only while BatchOptions names exactly the batching options (the build fails when one is added to the schema alone). */
-export const BATCH_OPTIONS_MATCH_THE_SCHEMA: Same<keyof BatchOptions, keyof typeof BATCHING_OPTIONS> = true;
+export const BATCH_OPTIONS_MATCH_THE_SCHEMA: Same<
+  Exclude<keyof BatchOptions, 'itemCost'>,
+  keyof typeof BATCHING_OPTIONS
+> = true;
+
+/**
+ * The largest `maxBatchSize` with `itemCost`: a limit of cost (tokens, pixels) goes far past the
+ * 4096 items a batch may hold otherwise; each item costs at least 1, so a batch holds no more.
+ */
+export const MAX_BATCH_COST = 1_000_000_000;
+
+/** The batching options with `maxBatchSize` as a limit of cost. */
+const COSTED_OPTIONS = {
+  ...BATCHING_OPTIONS,
+  maxBatchSize: { ...BATCHING_OPTIONS.maxBatchSize, max: MAX_BATCH_COST },
+} as const;
 
 /**
  * Names users bring from the middleware or Ray Serve for an option `batch()` and `serve()` share,
@@ -98,25 +131,74 @@ const RENAMED: Readonly<Record<string, string>> = {
   inputSchema: 'a check before the call (ajv validates a JSON Schema); serve checks a model.mjs inputSchema',
 };
 
-/** The batcher's configuration from what the caller gave; throws INVALID_OPTION naming the option. */
-export function resolveBatchOptions(options: BatchOptions): BatchingConfig {
-  const resolved = resolveCodeOptions(BATCHING_OPTIONS, options as Record<string, unknown>, RENAMED);
+/**
+ * The batcher's configuration from what the caller gave, which options it gave (a warning names
+ * those), and its `itemCost`; throws INVALID_OPTION naming the option.
+ */
+export function resolveBatchOptions<I>(options: BatchOptions<I>): {
+  config: BatchingConfig;
+  given: ReadonlySet<string>;
+  itemCost: ((item: I) => number) | undefined;
+} {
+  // Taken out before the schema's check, which knows the options a flag can give.
+  let rest = options as Record<string, unknown>;
+  let itemCost: unknown;
+  if (typeof options === 'object' && options !== null && Object.hasOwn(options, 'itemCost')) {
+    ({ itemCost, ...rest } = options as Record<string, unknown>);
+    if (itemCost !== undefined && typeof itemCost !== 'function')
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        `itemCost: got ${described(itemCost)}, expected a function from an item to its cost, a positive integer`,
+      );
+  }
+  const costed = itemCost !== undefined;
+  const resolved = resolveCodeOptions(costed ? COSTED_OPTIONS : BATCHING_OPTIONS, rest, RENAMED);
   const config = batchingConfigOf(resolved, 'code');
+  if (costed) {
+    // adaptive sizes batches from the arrival rate and the model's time per item, and sla forecasts
+    // from them: both count items, and a limit of cost would be read against them.
+    if (config.batchPolicy === 'adaptive' || config.admission === 'sla')
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        `itemCost: works with batchPolicy fixed or aimd and admission queue, got ${config.batchPolicy === 'adaptive' ? 'batchPolicy adaptive' : 'admission sla'}, whose estimates count items`,
+      );
+    config.itemCosts = true;
+  }
+  return { config, given: givenOptions(resolved), itemCost: itemCost as ((item: I) => number) | undefined };
+}
+
+/** What a BatchlineWarning of batch() says: its code, and its message without the caller's name. */
+export type ConfigWarning = readonly [code: string, message: string];
+
+/**
+ * What batch() warns of in a configuration, in the order it says them: a target its policy never
+ * reads, a queue that cannot hold a batch, a deadline within the window. `given`: the options
+ * given, not defaulted (the first names only a target that was given).
+ */
+export function configWarnings(config: BatchingConfig, given: ReadonlySet<string>): ConfigWarning[] {
+  const warnings: ConfigWarning[] = [];
   // The middleware's `target_latency` (`targetLatencyMs`) steered its batches; here only `adaptive`
   // and `aimd` read it, and a migrated `{ targetLatencyMs: 50 }` under the default `fixed` did nothing.
-  const unreadTarget = targetWithoutPolicy(config, givenOptions(resolved), 'code');
-  if (unreadTarget !== undefined)
-    process.emitWarning(`batch(fn, options): ${unreadTarget}`, {
-      type: 'BatchlineWarning',
-      code: 'BATCHLINE_TARGET_WITHOUT_POLICY',
-    });
-  return config;
+  const unreadTarget = targetWithoutPolicy(config, given, 'code');
+  if (unreadTarget !== undefined) warnings.push(['BATCHLINE_TARGET_WITHOUT_POLICY', unreadTarget]);
+  // With item costs the queue bound counts calls and maxBatchSize a cost: the two do not compare.
+  const tooSmall = config.itemCosts === true ? undefined : queueBelowBatchSize(config, 'code');
+  if (tooSmall !== undefined) warnings.push(['BATCHLINE_QUEUE_BELOW_BATCH', tooSmall]);
+  const tooLate = deadlineWithinWindow(config, 'code');
+  if (tooLate !== undefined) warnings.push(['BATCHLINE_DEADLINE_WITHIN_WINDOW', tooLate]);
+  return warnings;
+}
+
+/** Says a warning as a BatchlineWarning, after the name of what gave the options (`batch(fn, options)`). */
+export function emitConfigWarning(where: string, [code, message]: ConfigWarning): void {
+  process.emitWarning(`${where}: ${message}`, { type: 'BatchlineWarning', code });
 }
 
 /** The configuration as `Batched.options` shows it: the options' names and forms, frozen. */
-export function publicOptions(config: BatchingConfig): ResolvedBatchOptions {
+export function publicOptions(config: BatchingConfig, itemCost: unknown): ResolvedBatchOptions {
   const options: Record<string, unknown> = {};
   for (const key of Object.keys(BATCHING_OPTIONS)) options[key] = config[key as keyof BatchingConfig];
+  options.itemCost = itemCost;
   const levels = config.priorityQueuePolicy;
   options.priorityQueuePolicy =
     levels === undefined
@@ -127,4 +209,62 @@ export function publicOptions(config: BatchingConfig): ResolvedBatchOptions {
           ),
         );
   return Object.freeze(options) as unknown as ResolvedBatchOptions;
+}
+
+/**
+ * What `Batched.reconfigure` changes while calls run (Ray Serve's `set_max_batch_size` and
+ * `set_batch_wait_timeout_s`, and the target of aimd and adaptive), each as `batch()` takes it:
+ * one left out (or undefined) stays as it is. The others are fixed when batch() makes the
+ * function: the queue's bounds and deadlines hold calls already waiting, and the instances run them.
+ */
+export interface LiveBatchOptions {
+  /** Largest batch handed to the function; under aimd and adaptive, the ceiling of their limit. 1 to 4096. */
+  maxBatchSize?: number | undefined;
+  /** Longest the oldest waiting call waits for company, in ms from its arrival (fixed and aimd). 0 to 60000. */
+  batchWindowMs?: number | undefined;
+  /** The p95 latency aimd and adaptive aim for, in ms. */
+  targetLatencyMs?: number | undefined;
+}
+
+const LIVE_OPTIONS = {
+  maxBatchSize: BATCHING_OPTIONS.maxBatchSize,
+  batchWindowMs: BATCHING_OPTIONS.batchWindowMs,
+  targetLatencyMs: BATCHING_OPTIONS.targetLatencyMs,
+} as const;
+
+/** True only while LiveBatchOptions names exactly the live options. */
+export const LIVE_OPTIONS_MATCH: Same<keyof LiveBatchOptions, keyof typeof LIVE_OPTIONS> = true;
+
+/** Ray Serve's setters, as a user brings them to `reconfigure`. */
+const RENAMED_LIVE: Readonly<Record<string, string>> = {
+  ...RENAMED_BATCHING,
+  set_max_batch_size: 'maxBatchSize',
+  set_batch_wait_timeout_s: 'batchWindowMs (milliseconds)',
+};
+
+/**
+ * The live options given to `reconfigure`, checked as batch() checks them (the same ranges and
+ * messages); throws INVALID_OPTION naming the option, before anything changes. An option of
+ * batch() that is not live is named as such. Only the options given are in the result.
+ */
+export function resolveLiveOptions(
+  given: LiveBatchOptions,
+  costed: boolean,
+): Partial<Pick<BatchingConfig, keyof LiveBatchOptions>> {
+  if (typeof given === 'object' && given !== null)
+    for (const key of Object.keys(given))
+      if ((Object.hasOwn(BATCHING_OPTIONS, key) || key === 'itemCost') && !Object.hasOwn(LIVE_OPTIONS, key))
+        throw new BatchlineError(
+          'INVALID_OPTION',
+          `${key}: fixed when batch() makes the function; reconfigure() changes ${Object.keys(LIVE_OPTIONS).join(', ')}`,
+        );
+  const resolved = resolveCodeOptions(
+    costed ? { ...LIVE_OPTIONS, maxBatchSize: COSTED_OPTIONS.maxBatchSize } : LIVE_OPTIONS,
+    given as Record<string, unknown>,
+    RENAMED_LIVE,
+  );
+  const live: Partial<Pick<BatchingConfig, keyof LiveBatchOptions>> = {};
+  for (const key of Object.keys(LIVE_OPTIONS) as (keyof LiveBatchOptions)[])
+    if ((given as Record<string, unknown>)[key] !== undefined) live[key] = resolved[key];
+  return live;
 }

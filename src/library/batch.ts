@@ -1,9 +1,19 @@
 import { BatcherStats, type BatchStats } from '../core/batcher-stats.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
 import type { Batch, Executor, RunDone } from '../core/types.js';
-import { deadlineWithinWindow, queueBelowBatchSize } from '../options/batching.js';
+import { BatchlineError } from '../errors.js';
+import { described } from '../options/code-options.js';
 import { refusalError } from '../outcome-errors.js';
-import { publicOptions, resolveBatchOptions, type BatchOptions, type ResolvedBatchOptions } from './batch-options.js';
+import {
+  configWarnings,
+  emitConfigWarning,
+  publicOptions,
+  resolveBatchOptions,
+  resolveLiveOptions,
+  type BatchOptions,
+  type LiveBatchOptions,
+  type ResolvedBatchOptions,
+} from './batch-options.js';
 import { drainMsOf } from './close-options.js';
 import { type Drain, startDrain } from './drain.js';
 import { type CallOptions, invalidCallOptions, thrownAsError } from './call-errors.js';
@@ -45,7 +55,14 @@ export interface Batched<I, O> {
   stats(): BatchStats;
   /** Stops taking calls (they reject with ShuttingDownError), runs what is queued without waiting for its window, and resolves once every call has its answer. A later close() with a shorter `drainMs` ends the drain sooner. */
   close(options?: CloseOptions): Promise<void>;
-  /** The options it batches with: yours, and the defaults for those you left out. */
+  /**
+   * Changes `maxBatchSize`, `batchWindowMs` or `targetLatencyMs` while calls run, as Ray Serve's
+   * `set_max_batch_size` and `set_batch_wait_timeout_s` do: a running batch keeps what it holds,
+   * and the calls waiting are batched under the new settings from now on, with their queue,
+   * stats and breaker as they were. A bad value throws InvalidOptionError and changes nothing.
+   */
+  reconfigure(options: LiveBatchOptions): void;
+  /** The options it batches with: yours, and the defaults for those you left out (and, after `reconfigure`, the new values). */
   readonly options: ResolvedBatchOptions;
 }
 
@@ -73,27 +90,18 @@ type NoSlotError<O> = O extends Error ? ('stack' extends keyof O ? never : O) : 
  * const vector = await embed('hello'); // batched with the calls around it
  * ```
  */
-export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {}): Batched<I, CallResult<O>> {
+export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions<I> = {}): Batched<I, CallResult<O>> {
   if (typeof fn !== 'function')
     throw new InvalidOptionError(`batch(fn, options): fn must be a function over an array of items, got ${typeof fn}`);
   let config: BatchingConfig;
+  let given: ReadonlySet<string>;
+  let itemCost: ((item: I) => number) | undefined;
   try {
-    config = resolveBatchOptions(options);
+    ({ config, given, itemCost } = resolveBatchOptions(options));
   } catch (error) {
     throw publicError(error);
   }
-  const tooSmall = queueBelowBatchSize(config, 'code');
-  if (tooSmall !== undefined)
-    process.emitWarning(`batch(fn, options): ${tooSmall}`, {
-      type: 'BatchlineWarning',
-      code: 'BATCHLINE_QUEUE_BELOW_BATCH',
-    });
-  const tooLate = deadlineWithinWindow(config, 'code');
-  if (tooLate !== undefined)
-    process.emitWarning(`batch(fn, options): ${tooLate}`, {
-      type: 'BatchlineWarning',
-      code: 'BATCHLINE_DEADLINE_WITHIN_WINDOW',
-    });
+  for (const warning of configWarnings(config, given)) emitConfigWarning('batch(fn, options)', warning);
   /**
    * The calls without options of this turn not offered yet, as one request of several items:
    * offered to the core when it holds the policy's batch limit (so a full batch leaves within
@@ -111,7 +119,39 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     open = undefined;
     offerHeld(request);
   };
-  const clock = new TurnClock(offerOpen);
+  /**
+   * With `itemCost`: the calls of this turn not offered yet, each a request of its own with its
+   * cost (a batch of costs takes whole calls, so they are not joined), offered together at the
+   * turn's end (`offerAll`, one pass) or once their cost reaches the limit, as the joined calls are.
+   */
+  let costed: PendingCall<I, O>[] = [];
+  let costedSum = 0;
+  /** The cost the turn's calls may reach before they are offered: the policy's limit when the first came. */
+  let costedRoom = 0;
+  const offerCosted = (): void => {
+    const requests = costed;
+    if (requests.length === 0) return;
+    costed = [];
+    costedSum = 0;
+    clock.elapsed();
+    keepAlive.enter(requests.length);
+    const refused = batcher.offerAll(requests);
+    for (let i = 0; i < refused.length; i++) {
+      const refusal = refused[i];
+      if (refusal === undefined) continue;
+      keepAlive.leave();
+      (requests[i] as PendingCall<I, O>).reject(publicError(refusalError(batcher, refusal)));
+    }
+  };
+  /** What the turn holds, offered: its joined calls, or with `itemCost` its costed ones. */
+  const offerTurn =
+    itemCost === undefined
+      ? offerOpen
+      : () => {
+          offerOpen();
+          offerCosted();
+        };
+  const clock = new TurnClock(offerTurn);
   const isolating = config.isolation !== 'off';
   const executor: Executor<I, O> = { start: (run, done) => runBatch(fn, run, done, clock, isolating) };
   const batcher = createBatcher<I, O>(config, clock, executor);
@@ -145,11 +185,15 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
 
   /** A call with options: a request of its own, offered at once after the turn's. */
   const callWithOptions = (item: I, callOptions: CallOptions): Promise<O> => {
-    offerOpen();
+    offerTurn();
     const pending = new PendingCall<I, O>(item, owner);
     const promise = pending.promise();
     const invalid = invalidCallOptions(callOptions);
     if (invalid !== undefined) return rejected(pending, promise, invalid);
+    if (itemCost !== undefined) {
+      const bad = costIt(pending, itemCost);
+      if (bad !== undefined) return rejected(pending, promise, bad.reason);
+    }
     const signal = callOptions.signal;
     if (signal?.aborted === true) return rejected(pending, promise, signal.reason);
     // Listening before the offer: a batch function run inside it (the call fills a batch) that
@@ -183,6 +227,24 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
     return promise;
   };
 
+  /** A call with `itemCost`: its cost taken now, held with the turn's other calls. */
+  const costedCall = (item: I, callOptions?: CallOptions): Promise<O> => {
+    if (callOptions !== undefined) return callWithOptions(item, callOptions);
+    const pending = new PendingCall<I, O>(item, owner);
+    const promise = pending.promise();
+    const bad = costIt(pending, itemCost as (item: I) => number);
+    if (bad !== undefined) return rejected(pending, promise, bad.reason);
+    if (costed.length === 0) {
+      const settings = batcher.policySettings;
+      costedRoom = settings.limit;
+      clock.endTurnLater(settings.windowMs === 0);
+    }
+    costed.push(pending);
+    costedSum += pending.cost as number;
+    if (costedSum >= costedRoom) offerCosted();
+    return promise;
+  };
+
   let drain: Drain | undefined;
   const close = (closeOptions?: CloseOptions): Promise<void> => {
     // Checked first: a refused close leaves the batcher open (or its drain as it was).
@@ -193,22 +255,83 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions = {})
       return Promise.reject(error);
     }
     clock.elapsed();
-    offerOpen(); // the calls made before close() are queued, and drained
+    offerTurn(); // the calls made before close() are queued, and drained
     if (drain !== undefined) drain.shorten(drainMs);
     else drain = startDrain(batcher, drainMs, () => keepAlive.dispose());
     return drain.done;
   };
 
+  let shown = publicOptions(config, itemCost);
+  const reconfigure = (live: LiveBatchOptions): void => {
+    let changes: ReturnType<typeof resolveLiveOptions>;
+    try {
+      changes = resolveLiveOptions(live, itemCost !== undefined);
+    } catch (error) {
+      throw publicError(error);
+    }
+    const before = configWarnings(config, given);
+    config = { ...config, ...changes };
+    given = new Set([...given, ...Object.keys(changes)]);
+    shown = publicOptions(config, itemCost);
+    stats.setMaxBatchSize(config.maxBatchSize);
+    clock.elapsed();
+    // The calls this turn holds were made before: batched under the new settings too, as queued ones are.
+    batcher.reconfigure(changes);
+    const limit = batcher.policySettings.limit;
+    if (open !== undefined) {
+      openRoom = Math.min(openRoom, limit);
+      if (open.size >= openRoom) offerOpen();
+    }
+    if (costed.length > 0) {
+      costedRoom = Math.min(costedRoom, limit);
+      if (costedSum >= costedRoom) offerCosted();
+    }
+    // What it warned of when made, or at an earlier reconfigure, it does not say again.
+    for (const warning of configWarnings(config, given))
+      if (!before.some(([code]) => code === warning[0])) emitConfigWarning('reconfigure(options)', warning);
+  };
+
   // A call never resolves with an Error of a slot: it rejects with it (CallResult).
-  return Object.assign(call as (item: I, options?: CallOptions) => Promise<CallResult<O>>, {
-    stats: () => {
-      clock.elapsed();
-      offerOpen(); // counted as queued
-      return stats.snapshot();
+  const batched = Object.assign(
+    (itemCost === undefined ? call : costedCall) as (item: I, options?: CallOptions) => Promise<CallResult<O>>,
+    {
+      stats: () => {
+        clock.elapsed();
+        offerTurn(); // counted as queued
+        return stats.snapshot();
+      },
+      close,
+      reconfigure,
     },
-    close,
-    options: publicOptions(config),
-  });
+  );
+  return Object.defineProperty(batched, 'options', { get: () => shown, enumerable: true }) as typeof batched & {
+    readonly options: ResolvedBatchOptions;
+  };
+}
+
+/**
+ * Sets a call's cost from `itemCost`, or says why it has none: what `itemCost` threw (the call
+ * rejects with it, as with what the batch function throws for its item alone), or a value that is
+ * no positive integer, which the call rejects with as an InvalidOptionError naming itemCost.
+ */
+function costIt<I, O>(pending: PendingCall<I, O>, itemCost: (item: I) => number): { reason: unknown } | undefined {
+  let cost: unknown;
+  try {
+    cost = itemCost(pending.input as I);
+  } catch (error) {
+    return { reason: error };
+  }
+  if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost < 1)
+    return {
+      reason: publicError(
+        new BatchlineError(
+          'INVALID_OPTION',
+          `itemCost: returned ${typeof cost === 'number' ? String(cost) : described(cost)} for a call's item, expected a positive integer (its cost, which maxBatchSize limits a batch's sum of)`,
+        ),
+      ),
+    };
+  (pending as { cost?: number }).cost = cost;
+  return undefined;
 }
 
 /** A call refused before it reached the batcher, or by it. */

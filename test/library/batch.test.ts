@@ -5,7 +5,7 @@
  * close, the error table's codes and statuses). Real time: each test awaits what it waits for.
  */
 import Fastify from 'fastify';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ERROR_TABLE, type ErrorCode } from '../../src/errors.js';
 import {
   batch,
@@ -45,7 +45,7 @@ describe('batch(): batches', () => {
         sizes.push(items.length);
         return items.map((x) => x * 2);
       },
-      { maxBatchSize: 4, batchWindowMs: 60_000 },
+      { maxBatchSize: 4, batchWindowMs: 60_000, requestTimeoutMs: 120_000 },
     );
     expect(await Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map((x) => double(x)))).toEqual([2, 4, 6, 8, 10, 12, 14, 16]);
     expect(sizes).toEqual([4, 4]);
@@ -802,6 +802,264 @@ describe('batch(): close', () => {
   });
 });
 
+describe('batch(): reconfigure (Ray Serve’s set_max_batch_size and set_batch_wait_timeout_s)', () => {
+  it('batches the calls already waiting under the new limit and window, leaves a running batch as it is, and shows the new values', async () => {
+    const seen: number[][] = [];
+    let held = gate();
+    const echo = batch(
+      async (items: number[]) => {
+        seen.push([...items]);
+        await held.promise;
+        return items;
+      },
+      { maxBatchSize: 4, batchWindowMs: 60_000, requestTimeoutMs: 120_000 },
+    );
+    const running = [1, 2, 3, 4].map((item) => echo(item)); // a full batch: it runs at once
+    await vi.waitFor(() => expect(seen).toHaveLength(1));
+    const waiting = [5, 6, 7].map((item) => echo(item));
+    expect(echo.stats().queueDepth).toBe(3);
+    echo.reconfigure({ maxBatchSize: 2 });
+    held.open();
+    held = gate();
+    // The running batch kept its 4; the next pass found 2 of the 3 waiting a full batch.
+    await vi.waitFor(() =>
+      expect(seen).toEqual([
+        [1, 2, 3, 4],
+        [5, 6],
+      ]),
+    );
+    expect(await Promise.all(running)).toEqual([1, 2, 3, 4]);
+    // The third waits for a window of a minute, until a reconfigure shortens it.
+    expect(echo.stats()).toMatchObject({
+      queueDepth: 1,
+      maxBatchSize: 2,
+      policy: { name: 'fixed', limit: 2, windowMs: 60_000 },
+    });
+    held.open();
+    echo.reconfigure({ batchWindowMs: 0 });
+    expect(await Promise.all(waiting)).toEqual([5, 6, 7]);
+    expect(seen).toEqual([[1, 2, 3, 4], [5, 6], [7]]);
+    expect(echo.options).toMatchObject({ maxBatchSize: 2, batchWindowMs: 0, maxQueueSize: 128 });
+    expect(Object.isFrozen(echo.options)).toBe(true);
+    const stats = echo.stats();
+    expect(stats).toMatchObject({ maxBatchSize: 2, policy: { limit: 2, windowMs: 0 } });
+    expect(stats.batchSizeCounts).toEqual([0, 1, 1, 0, 1]);
+    expect(stats.counts.outcomes.ok).toBe(7);
+    // Raised past the limit it was made with: batches of 6, counted.
+    echo.reconfigure({ maxBatchSize: 6 });
+    expect(await Promise.all([1, 2, 3, 4, 5, 6].map((item) => echo(item)))).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(seen.at(-1)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(echo.stats().batchSizeCounts).toEqual([0, 1, 1, 0, 1, 0, 1]);
+    await echo.close();
+  });
+
+  it('takes a lower limit for the calls its turn holds, so a batch leaves when they fill it', async () => {
+    const seen: number[][] = [];
+    const echo = batch(
+      async (items: number[]) => {
+        seen.push([...items]);
+        return items;
+      },
+      { maxBatchSize: 8, batchWindowMs: 60_000, requestTimeoutMs: 120_000 },
+    );
+    const calls = [1, 2, 3].map((item) => echo(item));
+    echo.reconfigure({ maxBatchSize: 3 });
+    expect(seen).toEqual([[1, 2, 3]]);
+    expect(await Promise.all(calls)).toEqual([1, 2, 3]);
+    await echo.close();
+  });
+
+  it.each([
+    [{ maxBatchSize: 0 }, /^invalid option maxBatchSize: got 0, expected an integer from 1 to 4096$/],
+    [{ maxBatchSize: 2.5 }, /^invalid option maxBatchSize: got 2\.5, expected an integer from 1 to 4096$/],
+    [{ batchWindowMs: -1 }, /^invalid option batchWindowMs: got -1, expected a number from 0 to 60000$/],
+    [
+      { batchWindowMs: '5ms' },
+      /^invalid option batchWindowMs: got '5ms' \(a string\), expected a number from 0 to 60000$/,
+    ],
+    [{ targetLatencyMs: 0 }, /^invalid option targetLatencyMs: got 0, expected a number from 0\.001 to 1000000000$/],
+    // Atomic: the good value beside a bad one is not taken either.
+    [{ maxBatchSize: 2, batchWindowMs: -1 }, /^invalid option batchWindowMs: got -1/],
+    [
+      { maxQueueSize: 4 },
+      /^invalid option maxQueueSize: fixed when batch\(\) makes the function; reconfigure\(\) changes maxBatchSize, batchWindowMs, targetLatencyMs$/,
+    ],
+    [{ batchPolicy: 'aimd' }, /^invalid option batchPolicy: fixed when batch\(\) makes the function/],
+    [
+      { batch_wait_timeout_s: 0.1 },
+      /^invalid option batch_wait_timeout_s: not an option; use batchWindowMs \(milliseconds\)$/,
+    ],
+    [{ set_max_batch_size: 4 }, /^invalid option set_max_batch_size: not an option; use maxBatchSize$/],
+    [
+      { colour: 'blue' },
+      /^invalid option colour: not an option; the options are maxBatchSize, batchWindowMs, targetLatencyMs$/,
+    ],
+    [null, /^invalid option options: got null, expected an object of options/],
+  ])('%j throws InvalidOptionError naming it, and changes nothing', async (options, message) => {
+    const echo = batch(async (items: number[]) => items, { maxBatchSize: 4, batchWindowMs: 5 });
+    const thrown = (() => {
+      try {
+        echo.reconfigure(options as never);
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(thrown).toBeInstanceOf(InvalidOptionError);
+    expect((thrown as Error).message).toMatch(message);
+    expect(echo.options).toMatchObject({ maxBatchSize: 4, batchWindowMs: 5 });
+    expect(echo.stats()).toMatchObject({ maxBatchSize: 4, policy: { limit: 4, windowMs: 5 } });
+    await echo.close();
+  });
+
+  it('warns, as batch() does at creation, when a reconfigure makes a warning true, and once', async () => {
+    const warnings: Error[] = [];
+    const listen = (warning: Error) => warnings.push(warning);
+    process.on('warning', listen);
+    try {
+      const echo = batch(async (items: number[]) => items, { maxQueueSize: 16, requestTimeoutMs: 100 });
+      echo.reconfigure({ maxBatchSize: 32 });
+      echo.reconfigure({ maxBatchSize: 64 }); // still true: said once
+      echo.reconfigure({ batchWindowMs: 100 });
+      echo.reconfigure({ targetLatencyMs: 50 });
+      echo.reconfigure({ maxBatchSize: 8 }); // fits again: nothing to say
+      // Node emits a warning on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((warning) => [(warning as NodeJS.ErrnoException).code, warning.message])).toEqual([
+        [
+          'BATCHLINE_QUEUE_BELOW_BATCH',
+          'reconfigure(options): maxQueueSize (16) is below maxBatchSize (32): at most 16 wait, so no batch reaches 32, ' +
+            'and each batch waits out batchWindowMs (10 ms) before it runs; raise maxQueueSize to 32 or more, or lower maxBatchSize to 16',
+        ],
+        [
+          'BATCHLINE_DEADLINE_WITHIN_WINDOW',
+          'reconfigure(options): requestTimeoutMs (100 ms) is not longer than batchWindowMs (100 ms): a request that comes ' +
+            'alone waits out the window and misses its deadline before its batch runs; raise it above 100 ms, or lower batchWindowMs',
+        ],
+        [
+          'BATCHLINE_TARGET_WITHOUT_POLICY',
+          'reconfigure(options): targetLatencyMs (50 ms) is read by batchPolicy adaptive and aimd only, and batchPolicy is ' +
+            'fixed (the default): batches take maxBatchSize and batchWindowMs as given; set batchPolicy adaptive to batch ' +
+            'toward it, or leave targetLatencyMs out',
+        ],
+      ]);
+      await echo.close();
+    } finally {
+      process.off('warning', listen);
+    }
+  });
+});
+
+describe("batch(): itemCost, batches limited by cost (Ray Serve's batch_size_fn)", () => {
+  it('holds calls in a batch while their costs sum to at most maxBatchSize, runs one that costs more alone, and answers each in order', async () => {
+    const seen: string[][] = [];
+    const lengths = batch(
+      async (texts: string[]) => {
+        seen.push([...texts]);
+        await Promise.resolve();
+        return texts.map((text) => text.length);
+      },
+      // The item's type comes from the function: `text` is a string here.
+      { itemCost: (text) => text.length, maxBatchSize: 10, batchWindowMs: 0 },
+    );
+    const texts = ['aaaa', 'bbbb', 'cc', 'dddddddddddd', 'e', 'ffffff', 'ggggg'];
+    expect(await Promise.all(texts.map((text) => lengths(text)))).toEqual([4, 4, 2, 12, 1, 6, 5]);
+    // 4 + 4 + 2 fill 10; 12 alone; 1 + 6 and then 5, which would make 12.
+    expect(seen).toEqual([['aaaa', 'bbbb', 'cc'], ['dddddddddddd'], ['e', 'ffffff'], ['ggggg']]);
+    const stats = lengths.stats();
+    // Batch sizes count calls; the limit is a cost.
+    expect(stats.batchSizeCounts).toEqual([0, 2, 1, 1]);
+    expect(stats).toMatchObject({ maxBatchSize: 10, policy: { limit: 10 } });
+    expect(lengths.options.itemCost).toBeTypeOf('function');
+    await lengths.close();
+  });
+
+  it('counts calls, not costs, against maxQueueSize, and takes a limit of cost past 4096', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const echo = batch(
+      async (items: number[]) => {
+        await held;
+        return items;
+      },
+      { itemCost: (n) => n, maxBatchSize: 100_000, maxQueueSize: 2, batchWindowMs: 60_000, requestTimeoutMs: 120_000 },
+    );
+    const running = echo(100_000); // fills a batch alone: it runs
+    const waiting = [echo(5_000), echo(5_000)];
+    const refused = await rejection(echo(1));
+    expect(refused).toBeInstanceOf(QueueFullError);
+    echo.reconfigure({ batchWindowMs: 0 });
+    release();
+    expect(await Promise.all([running, ...waiting])).toEqual([100_000, 5_000, 5_000]);
+    await echo.close();
+  });
+
+  it('rejects a call whose itemCost is no positive integer, naming itemCost, or with what itemCost threw; the others are answered', async () => {
+    class Unpriced extends Error {}
+    const costs = new Map<string, unknown>([
+      ['zero', 0],
+      ['half', 1.5],
+      ['nan', Number.NaN],
+      ['text', '3'],
+    ]);
+    const echo = batch(async (items: string[]) => items, {
+      itemCost: (item) => {
+        if (item === 'throws') throw new Unpriced(item);
+        return (costs.get(item) ?? 1) as number;
+      },
+    });
+    const answers = await Promise.allSettled(
+      ['a', 'zero', 'half', 'nan', 'text', 'throws', 'b'].map((item) => echo(item)),
+    );
+    expect(answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : answer.reason.message))).toEqual([
+      'a',
+      "invalid option itemCost: returned 0 for a call's item, expected a positive integer (its cost, which maxBatchSize limits a batch's sum of)",
+      "invalid option itemCost: returned 1.5 for a call's item, expected a positive integer (its cost, which maxBatchSize limits a batch's sum of)",
+      "invalid option itemCost: returned NaN for a call's item, expected a positive integer (its cost, which maxBatchSize limits a batch's sum of)",
+      "invalid option itemCost: returned '3' (a string) for a call's item, expected a positive integer (its cost, which maxBatchSize limits a batch's sum of)",
+      'throws',
+      'b',
+    ]);
+    expect((answers[1] as PromiseRejectedResult).reason).toBeInstanceOf(InvalidOptionError);
+    expect((answers[5] as PromiseRejectedResult).reason).toBeInstanceOf(Unpriced);
+    // A call with options is costed too.
+    expect(await rejection(echo('zero', { timeoutMs: 500 }))).toBeInstanceOf(InvalidOptionError);
+    expect(await echo('c', { timeoutMs: 500 })).toBe('c');
+    await echo.close();
+  });
+
+  it.each([
+    [
+      { itemCost: 5 },
+      /^invalid option itemCost: got 5 \(a number\), expected a function from an item to its cost, a positive integer$/,
+    ],
+    [
+      { itemCost: (n: number) => n, batchPolicy: 'adaptive' },
+      /^invalid option itemCost: works with batchPolicy fixed or aimd and admission queue, got batchPolicy adaptive/,
+    ],
+    [{ itemCost: (n: number) => n, admission: 'sla' }, /^invalid option itemCost: works with .* got admission sla/],
+    [
+      { itemCost: (n: number) => n, maxBatchSize: 2e9 },
+      /^invalid option maxBatchSize: got 2000000000, expected an integer from 1 to 1000000000$/,
+    ],
+    // Without it, a batch holds at most 4096 items.
+    [{ maxBatchSize: 100_000 }, /^invalid option maxBatchSize: got 100000, expected an integer from 1 to 4096$/],
+  ])('%j throws InvalidOptionError naming it', (options, message) => {
+    expect(() => batch(async (items: number[]) => items, options as never)).toThrow(message);
+  });
+
+  it('is fixed when batch() makes the function; a reconfigured limit is a cost, up to 1000000000', async () => {
+    const echo = batch(async (items: number[]) => items, { itemCost: (n) => n });
+    expect(() => echo.reconfigure({ itemCost: () => 1 } as never)).toThrow(
+      /^invalid option itemCost: fixed when batch\(\) makes the function/,
+    );
+    echo.reconfigure({ maxBatchSize: 50_000 });
+    expect(echo.options.maxBatchSize).toBe(50_000);
+    expect(await Promise.all([20_000, 30_000, 1].map((n) => echo(n)))).toEqual([20_000, 30_000, 1]);
+    expect(echo.stats().batchSizeCounts).toEqual([0, 1, 1]);
+    await echo.close();
+  });
+});
+
 describe('batch(): options', () => {
   it.each([
     [{ maxBatchSize: 0 }, /maxBatchSize: got 0, expected an integer from 1 to 4096/],
@@ -928,6 +1186,7 @@ describe('batch(): options', () => {
         'defaultPriorityLevel',
         'instances',
         'isolation',
+        'itemCost',
         'maxBatchSize',
         'maxQueueSize',
         'priorityLevels',

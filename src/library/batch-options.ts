@@ -129,6 +129,9 @@ const RENAMED: Readonly<Record<string, string>> = {
   // The middleware's pydantic schema: batch() takes items as they are; serve's model.mjs checks an inputSchema.
   input_schema: 'a check before the call (ajv validates a JSON Schema); serve checks a model.mjs inputSchema',
   inputSchema: 'a check before the call (ajv validates a JSON Schema); serve checks a model.mjs inputSchema',
+  // Ray Serve's batch_size_fn sums a batch's cost; here each item has its own, and their sum is limited.
+  batch_size_fn: 'itemCost (a cost an item; maxBatchSize then limits their sum)',
+  batchSizeFn: 'itemCost (a cost an item; maxBatchSize then limits their sum)',
 };
 
 /**
@@ -152,7 +155,7 @@ export function resolveBatchOptions<I>(options: BatchOptions<I>): {
       );
   }
   const costed = itemCost !== undefined;
-  const resolved = resolveCodeOptions(costed ? COSTED_OPTIONS : BATCHING_OPTIONS, rest, RENAMED);
+  const resolved = resolveCodeOptions(costed ? COSTED_OPTIONS : BATCHING_OPTIONS, rest, RENAMED, ['itemCost']);
   const config = batchingConfigOf(resolved, 'code');
   if (costed) {
     // adaptive sizes batches from the arrival rate and the model's time per item, and sla forecasts

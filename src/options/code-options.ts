@@ -47,6 +47,8 @@ export function resolveCodeOptions<S extends OptionSchema>(
   schema: S,
   given: Readonly<Record<string, unknown>>,
   renamed: Readonly<Record<string, string>> = {},
+  /** Options the caller takes out and checks itself (batch()'s `itemCost`): named in the listing and the hints too. */
+  ownKeys: readonly string[] = [],
 ): OptionValues<S> {
   // An array or a Map is an object whose entries are no keys: its options were dropped without a word.
   if (typeof given !== 'object' || given === null || Array.isArray(given) || given instanceof Map)
@@ -58,11 +60,12 @@ export function resolveCodeOptions<S extends OptionSchema>(
   for (const key of Object.keys(given)) {
     if (Object.hasOwn(schema, key)) continue;
     // Own keys only: `constructor` or `toString` found Object.prototype's ("use function Object() …").
-    const instead = Object.hasOwn(renamed, key) ? renamed[key] : spelledOtherwise(schema, key);
+    const known = [...Object.keys(schema), ...ownKeys];
+    const instead = Object.hasOwn(renamed, key) ? renamed[key] : spelledOtherwise(known, key);
     throw new BatchlineError(
       'INVALID_OPTION',
       instead === undefined
-        ? `${clipped(key)}: not an option; the options are ${Object.keys(schema).join(', ')}`
+        ? `${clipped(key)}: not an option; the options are ${known.join(', ')}`
         : `${clipped(key)}: not an option; use ${instead}`,
       { maxDetailChars: MAX_LISTING_DETAIL_CHARS },
     );
@@ -150,7 +153,7 @@ export function described(value: unknown): string {
  * (`MAX_BATCH_SIZE`) or in snake_case (`max_batch_size`, config.json's spelling): the names a user
  * of the command brings to code. The schema's own list is too long to read for that.
  */
-function spelledOtherwise(schema: OptionSchema, key: string): string | undefined {
+function spelledOtherwise(names: readonly string[], key: string): string | undefined {
   const bare = key.replace(/^-+/, '').replace(/[-_]/g, '').toLowerCase();
-  return Object.keys(schema).find((name) => name.toLowerCase() === bare);
+  return names.find((name) => name.toLowerCase() === bare);
 }

@@ -80,33 +80,38 @@ export class RequestQueue<I, O> {
    * (`splitOff`): its first items fill the batch and the rest waits at the head of its level, so
    * batches pack as if each item were a request. A request without `splitOff` that does not fit
    * closes the batch (as Triton's dynamic batcher does), unless it is the first, which goes
-   * alone. The items taken are left in `takenItems`.
+   * alone. The items taken are left in `takenItems`. With costs (`costed`), `count` is a cost, a
+   * request weighs its cost against it and none is split (a costed request is one item); what
+   * they cost is left in `takenCost`.
    */
   take(count: number): PendingRequest<I, O>[] {
-    if (this.costed) return this.takeByCost(count);
+    const costed = this.costed;
     const taken: PendingRequest<I, O>[] = [];
     let items = 0;
-    for (let i = 0; i < this.levels.length && items < count; i++) {
+    let units = 0; // what `count` limits: items, or their cost
+    for (let i = 0; i < this.levels.length && units < count; i++) {
       const buffer = this.levels[i] as RingBuffer<PendingRequest<I, O>>;
       let levelItems = 0;
-      while (items < count && buffer.length > 0) {
+      while (units < count && buffer.length > 0) {
         const request = buffer.peek() as PendingRequest<I, O>;
         if (request.phase !== 'queued') {
           buffer.shift(); // removed from among the waiting: dropped on the way
           continue;
         }
         const size = request.size;
-        if (items + size > count) {
-          if (request.splitOff !== undefined) {
+        const weight = costed ? (request.cost as number) : size;
+        if (units + weight > count) {
+          if (!costed && request.splitOff !== undefined) {
             // Its first items fill the batch; the rest keeps its place at the head.
             buffer.replaceHead(request.splitOff(count - items));
             taken.push(request);
             items += request.size;
             levelItems += request.size;
+            units += request.size;
             break;
           }
-          if (items > 0) {
-            count = items; // it does not fit: the batch is closed
+          if (units > 0) {
+            count = units; // it does not fit: the batch is closed
             break;
           }
         }
@@ -114,50 +119,16 @@ export class RequestQueue<I, O> {
         taken.push(request);
         items += size;
         levelItems += size;
+        units += weight;
       }
       (this.waitingAt[i] as number) -= levelItems;
     }
     this.waiting -= items;
     this.takenItems = items;
-    return taken;
-  }
-
-  /**
-   * `take` when requests carry costs: waiting requests whose costs sum to at most `limit`, the
-   * highest level's first, each level in arrival order. One that does not fit closes the batch (a
-   * costed request is one item: nothing to split), unless it is the first, which goes alone
-   * whatever it costs, so that no call waits for ever.
-   */
-  private takeByCost(limit: number): PendingRequest<I, O>[] {
-    const taken: PendingRequest<I, O>[] = [];
-    let items = 0;
-    let cost = 0;
-    for (let i = 0; i < this.levels.length && cost < limit; i++) {
-      const buffer = this.levels[i] as RingBuffer<PendingRequest<I, O>>;
-      let levelItems = 0;
-      while (cost < limit && buffer.length > 0) {
-        const request = buffer.peek() as PendingRequest<I, O>;
-        if (request.phase !== 'queued') {
-          buffer.shift(); // removed from among the waiting: dropped on the way
-          continue;
-        }
-        const requestCost = request.cost as number;
-        if (cost + requestCost > limit && taken.length > 0) {
-          limit = cost; // it does not fit: the batch is closed
-          break;
-        }
-        buffer.shift();
-        taken.push(request);
-        items += request.size;
-        levelItems += request.size;
-        cost += requestCost;
-      }
-      (this.waitingAt[i] as number) -= levelItems;
+    if (costed) {
+      this.waitingCost -= units;
+      this.takenCost = units;
     }
-    this.waiting -= items;
-    this.waitingCost -= cost;
-    this.takenItems = items;
-    this.takenCost = cost;
     return taken;
   }
 

@@ -63,6 +63,11 @@ export class RequestQueue<I, O> {
   takenItems = 0;
   /** With `costed`: the cost of what the last `take` took. */
   takenCost = 0;
+  /**
+   * With `costed`: the cost the last `take` would have reached with the request that closed it
+   * (it did not fit), else `takenCost`. A batch closed so was held by the limit, as a full one is.
+   */
+  takenDemand = 0;
 
   /** The waiting request that arrived first, whatever its level (a batch's window runs from it). */
   oldest(): PendingRequest<I, O> | undefined {
@@ -132,6 +137,7 @@ export class RequestQueue<I, O> {
     const taken: PendingRequest<I, O>[] = [];
     let items = 0;
     let cost = 0;
+    let demand = 0;
     for (let i = 0; i < this.levels.length && cost < limit; i++) {
       const buffer = this.levels[i] as RingBuffer<PendingRequest<I, O>>;
       let levelItems = 0;
@@ -143,6 +149,7 @@ export class RequestQueue<I, O> {
         }
         const requestCost = request.cost as number;
         if (cost + requestCost > limit && taken.length > 0) {
+          demand = cost + requestCost;
           limit = cost; // it does not fit: the batch is closed
           break;
         }
@@ -158,6 +165,7 @@ export class RequestQueue<I, O> {
     this.waitingCost -= cost;
     this.takenItems = items;
     this.takenCost = cost;
+    this.takenDemand = Math.max(demand, cost);
     return taken;
   }
 

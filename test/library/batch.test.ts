@@ -1027,6 +1027,18 @@ describe("batch(): itemCost, batches limited by cost (Ray Serve's batch_size_fn)
     await echo.close();
   });
 
+  it('names undefined as undefined: an itemCost that forgets its return, and a reconfigure() given nothing', async () => {
+    // `(text) => { text.length }` returns nothing; the message said "returned a undefined".
+    const echo = batch(async (items: string[]) => items, { itemCost: (() => undefined) as never });
+    expect((await rejection(echo('a'))).message).toBe(
+      "invalid option itemCost: returned undefined for a call's item, expected a positive integer (its cost, which maxBatchSize limits a batch's sum of)",
+    );
+    expect(() => echo.reconfigure(undefined as never)).toThrow(
+      /^invalid option options: got undefined, expected an object of options/,
+    );
+    await echo.close();
+  });
+
   it.each([
     [
       { itemCost: 5 },

@@ -1059,7 +1059,7 @@ describe("batch(): itemCost, batches limited by cost (Ray Serve's batch_size_fn)
     expect(() => batch(async (items: number[]) => items, options as never)).toThrow(message);
   });
 
-  it('grows aimd\'s limit on batches closed by a call that did not fit: a cost that does not divide the limit does not hold it down', async () => {
+  it("grows aimd's limit on batches closed by a call that did not fit: a cost that does not divide the limit does not hold it down", async () => {
     const costs: number[] = [];
     const echo = batch(
       (items: number[]) => {

@@ -1030,7 +1030,7 @@ describe("batch(): itemCost, batches limited by cost (Ray Serve's batch_size_fn)
   it('names undefined as undefined: an itemCost that forgets its return, and a reconfigure() given nothing', async () => {
     // `(text) => { text.length }` returns nothing; the message said "returned a undefined".
     const echo = batch(async (items: string[]) => items, { itemCost: (() => undefined) as never });
-    expect(((await rejection(echo("a"))) as Error).message).toBe(
+    expect(((await rejection(echo('a'))) as Error).message).toBe(
       "invalid option itemCost: returned undefined for a call's item, expected a positive integer (its cost, which maxBatchSize limits a batch's sum of)",
     );
     expect(() => echo.reconfigure(undefined as never)).toThrow(

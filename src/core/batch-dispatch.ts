@@ -108,7 +108,10 @@ export class BatchDispatch<I, O> {
     run.deadlineAtMs = deadlineAtMs;
     run.lastDeadlineAtMs = lastDeadlineAtMs;
     run.sharedArrivalAtMs = sharedArrivalAtMs;
-    if (this.options.itemCosts === true) run.cost = this.queue.takenCost;
+    if (this.options.itemCosts === true) {
+      run.cost = this.queue.takenCost;
+      run.filledCost = this.queue.takenDemand;
+    }
     this.slots.place(run, mailboxOf !== undefined);
     const counts = this.host.counts;
     counts.batches++;

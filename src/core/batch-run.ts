@@ -52,6 +52,12 @@ export class BatchRun<I, O> implements Batch<I, O> {
   sharedArrivalAtMs: number | undefined = undefined;
   /** With item costs (BatcherOptions.itemCosts): what its requests cost, which the policy's limit counted. */
   cost: number | undefined = undefined;
+  /**
+   * With item costs: what aimd's "filled the limit" reads, the cost with the request that did not
+   * fit and closed the batch (RequestQueue.takenDemand). Its cost alone held it down when the
+   * calls' costs do not divide the limit: calls of 3 under a limit of 8 make batches of 6.
+   */
+  filledCost: number | undefined = undefined;
   /** A request of several items is among its requests (dispatch says so): answered item by item, they are split first. */
   itemsRequests = false;
   private runs = 0;
@@ -153,7 +159,7 @@ export class BatchRun<I, O> implements Batch<I, O> {
     if (error === undefined) {
       host.latencyModel?.observe(size, nowMs - run.startedAtMs);
       // aimd's "filled the limit" counts what the limit counts: items, or their cost.
-      if (attempt === 0) host.policy.batchSucceeded?.(this.cost ?? size, nowMs - run.startedAtMs, nowMs);
+      if (attempt === 0) host.policy.batchSucceeded?.(this.filledCost ?? size, nowMs - run.startedAtMs, nowMs);
     } else if (attempt === 0) {
       this.firstError = error;
       host.counts.failedBatches++;

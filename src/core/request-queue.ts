@@ -63,6 +63,11 @@ export class RequestQueue<I, O> {
   takenItems = 0;
   /** With `costed`: the cost of what the last `take` took. */
   takenCost = 0;
+  /**
+   * With `costed`: the cost the last `take` would have reached with the request that closed it
+   * (it did not fit), else `takenCost`. A batch closed so was held by the limit, as a full one is.
+   */
+  takenDemand = 0;
 
   /** The waiting request that arrived first, whatever its level (a batch's window runs from it). */
   oldest(): PendingRequest<I, O> | undefined {
@@ -89,6 +94,7 @@ export class RequestQueue<I, O> {
     const taken: PendingRequest<I, O>[] = [];
     let items = 0;
     let units = 0; // what `count` limits: items, or their cost
+    let demand = 0; // with costs, what the request that closed the batch would have made it
     for (let i = 0; i < this.levels.length && units < count; i++) {
       const buffer = this.levels[i] as RingBuffer<PendingRequest<I, O>>;
       let levelItems = 0;
@@ -111,6 +117,7 @@ export class RequestQueue<I, O> {
             break;
           }
           if (units > 0) {
+            demand = units + weight;
             count = units; // it does not fit: the batch is closed
             break;
           }
@@ -128,6 +135,7 @@ export class RequestQueue<I, O> {
     if (costed) {
       this.waitingCost -= units;
       this.takenCost = units;
+      this.takenDemand = Math.max(demand, units);
     }
     return taken;
   }

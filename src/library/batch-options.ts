@@ -221,7 +221,7 @@ export function publicOptions(config: BatchingConfig, itemCost: unknown): Resolv
  * function: the queue's bounds and deadlines hold calls already waiting, and the instances run them.
  */
 export interface LiveBatchOptions {
-  /** Largest batch handed to the function; under aimd and adaptive, the ceiling of their limit. 1 to 4096. */
+  /** Largest batch handed to the function; under aimd and adaptive, the ceiling of their limit. 1 to 4096 (with `itemCost`, a cost, to 1000000000). */
   maxBatchSize?: number | undefined;
   /** Longest the oldest waiting call waits for company, in ms from its arrival (fixed and aimd). 0 to 60000. */
   batchWindowMs?: number | undefined;

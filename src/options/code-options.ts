@@ -132,6 +132,7 @@ export function typeExpected(spec: OptionSpec, value: unknown): string | undefin
 /** A value and its JavaScript type, for a message: `'yes' (a string)`, `5 (a number)`, `null`. */
 export function described(value: unknown): string {
   if (value === null) return 'null';
+  if (value === undefined) return 'undefined'; // not "a undefined": an itemCost that forgot its return, reconfigure()
   if (Array.isArray(value)) return 'an array';
   if (value instanceof Map) return 'a Map';
   switch (typeof value) {

@@ -1027,6 +1027,18 @@ describe("batch(): itemCost, batches limited by cost (Ray Serve's batch_size_fn)
     await echo.close();
   });
 
+  it('names undefined as undefined: an itemCost that forgets its return, and a reconfigure() given nothing', async () => {
+    // `(text) => { text.length }` returns nothing; the message said "returned a undefined".
+    const echo = batch(async (items: string[]) => items, { itemCost: (() => undefined) as never });
+    expect(((await rejection(echo('a'))) as Error).message).toBe(
+      "invalid option itemCost: returned undefined for a call's item, expected a positive integer (its cost, which maxBatchSize limits a batch's sum of)",
+    );
+    expect(() => echo.reconfigure(undefined as never)).toThrow(
+      /^invalid option options: got undefined, expected an object of options/,
+    );
+    await echo.close();
+  });
+
   it.each([
     [
       { itemCost: 5 },
@@ -1045,6 +1057,24 @@ describe("batch(): itemCost, batches limited by cost (Ray Serve's batch_size_fn)
     [{ maxBatchSize: 100_000 }, /^invalid option maxBatchSize: got 100000, expected an integer from 1 to 4096$/],
   ])('%j throws InvalidOptionError naming it', (options, message) => {
     expect(() => batch(async (items: number[]) => items, options as never)).toThrow(message);
+  });
+
+  it("grows aimd's limit on batches closed by a call that did not fit: a cost that does not divide the limit does not hold it down", async () => {
+    const costs: number[] = [];
+    const echo = batch(
+      (items: number[]) => {
+        costs.push(items.reduce((sum, n) => sum + n, 0));
+        return items;
+      },
+      { itemCost: (n) => n, batchPolicy: 'aimd', maxBatchSize: 8, batchWindowMs: 1, targetLatencyMs: 60_000 },
+    );
+    // A limit of 8 under a ceiling of 40: calls of 3 make batches of 6 (a third would make 9), below
+    // the 80% of the limit aimd counted as full, so the limit never grew however far under the target.
+    echo.reconfigure({ maxBatchSize: 40 });
+    for (let round = 0; round < 10; round++) await Promise.all(Array.from({ length: 20 }, () => echo(3)));
+    expect(Math.max(...costs)).toBeGreaterThan(6);
+    expect(echo.stats().policy.limit).toBeGreaterThan(8);
+    await echo.close();
   });
 
   it('is fixed when batch() makes the function; a reconfigured limit is a cost, up to 1000000000', async () => {

@@ -225,7 +225,7 @@ export interface LiveBatchOptions {
   maxBatchSize?: number | undefined;
   /** Longest the oldest waiting call waits for company, in ms from its arrival (fixed and aimd). 0 to 60000. */
   batchWindowMs?: number | undefined;
-  /** The p95 latency aimd and adaptive aim for, in ms. */
+  /** The p95 latency aimd and adaptive aim for, in ms. 0.001 to 1000000000. */
   targetLatencyMs?: number | undefined;
 }
 

@@ -81,7 +81,7 @@ describe('a code model that exports itemCost', () => {
     for (const reply of short) expect(reply.json.outputs.batchCost).toBeLessThanOrEqual(LIMIT);
   });
 
-  it('costs a tensor model\'s items by their free dimension (in a child process), whatever the protocol', async () => {
+  it("costs a tensor model's items by their free dimension (in a child process), whatever the protocol", async () => {
     const send = (length: number) =>
       infer(`${server.url}/models/tokens/predict`, { inputs: Array.from({ length }, (_, i) => i) });
     const replies = await Promise.all(LENGTHS.map(send));

@@ -8,6 +8,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeModelDir } from '../model/code-model-fixtures.js';
+import { versionLine } from '../../src/serve/version-log.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
 
 /** A JSON model whose item costs its text's length; each answer says what its batch held and cost. */
@@ -72,6 +73,11 @@ describe('a code model that exports itemCost', () => {
     expect(batches.filter((batch) => batch.batchCost > LIMIT && batch.batchSize > 1)).toEqual([]);
     // They did meet: batches of several items, not one each.
     expect(batches.some((batch) => batch.batchSize > 1)).toBe(true);
+  });
+
+  it("is said so in its version's line of the log", () => {
+    expect(versionLine(server.runtime.registry.resolve('words')!)).toContain(`max_batch_size=${LIMIT} item_cost=true `);
+    expect(versionLine(server.runtime.registry.resolve('tokens')!)).toContain('item_cost=true');
   });
 
   it('runs an item that costs more than the limit alone, and answers it', async () => {

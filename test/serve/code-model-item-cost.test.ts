@@ -75,6 +75,25 @@ describe('a code model that exports itemCost', () => {
     expect(batches.some((batch) => batch.batchSize > 1)).toBe(true);
   });
 
+  it("batches by cost inline too, where the module and its cost copy share the server's thread", async () => {
+    const dir = await codeModelDir({ 'model.mjs': WORDS });
+    const inline = await startTestServer(
+      { execution: 'inline', maxBatchSize: LIMIT, batchWindowMs: 200 },
+      `${dir}/model.mjs`,
+    );
+    try {
+      const replies = await Promise.all(
+        LENGTHS.map((length) => infer(inline.url, { inputs: { text: 'w'.repeat(length) } })),
+      );
+      expect(replies.map((reply) => reply.status)).toEqual(LENGTHS.map(() => 200));
+      const batches = replies.map((reply) => reply.json.outputs as { batchCost: number; batchSize: number });
+      expect(batches.filter((batch) => batch.batchCost > LIMIT && batch.batchSize > 1)).toEqual([]);
+      expect((await infer(inline.url, { inputs: { text: 'throw' } })).status).toBe(400);
+    } finally {
+      await inline.close();
+    }
+  });
+
   it("is said so in its version's line of the log", () => {
     expect(versionLine(server.runtime.registry.resolve('words')!)).toContain(`max_batch_size=${LIMIT} item_cost=true `);
     expect(versionLine(server.runtime.registry.resolve('tokens')!)).toContain('item_cost=true');

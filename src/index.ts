@@ -39,6 +39,7 @@ export type {
   CodeModelResults,
   CodeTensorSpec,
   ExecuteContext,
+  ItemCostContext,
   JsonModel,
   TensorModel,
 } from './model/code-model-types.js';

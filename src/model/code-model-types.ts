@@ -37,6 +37,12 @@ export interface ExecuteContext {
   shapes: Record<string, number[]>[];
 }
 
+/** What `itemCost` is told besides its item. */
+export interface ItemCostContext {
+  /** The item's input shapes (with free dimensions resolved), by input name; `{}` for a JSON model. */
+  shapes: Record<string, number[]>;
+}
+
 /**
  * One item as a tensor model's `execute` gets it: each input's elements, row-major, as the typed
  * array of its datatype (`Float32Array` for FP32, `BigInt64Array` for INT64, a `Uint16Array` of
@@ -62,7 +68,15 @@ export type CodeModelOutput =
 export type CodeModelResults<R> = readonly (R | Error)[] | Promise<readonly (R | Error)[]>;
 
 /** The hooks every code model may export besides `execute`. */
-interface CodeModelHooks {
+interface CodeModelHooks<I> {
+  /**
+   * An item's cost, a positive integer (Ray Serve's `batch_size_fn`, batch()'s `itemCost`): a
+   * batch then holds items while their costs sum to at most `max_batch_size` (one that costs
+   * more runs alone). Run on the server's main thread for each item before the queue, on a copy
+   * of the module of its own: keep it cheap and synchronous, and read the item without changing
+   * it. A throw or another value refuses that item's request (400 `bad_input`).
+   */
+  itemCost?(item: I, context: ItemCostContext): number;
   /** Once per instance, before its first batch: load weights here. A throw refuses the version. */
   initialize?(context: CodeModelContext): unknown;
   /**
@@ -73,7 +87,7 @@ interface CodeModelHooks {
 }
 
 /** The exports of a code model whose items are tensors. */
-export interface TensorModel extends CodeModelHooks {
+export interface TensorModel extends CodeModelHooks<CodeModelItem> {
   inputs: readonly CodeTensorSpec[];
   outputs: readonly CodeTensorSpec[];
   execute(items: CodeModelItem[], context: ExecuteContext): CodeModelResults<Record<string, CodeModelOutput>>;
@@ -83,7 +97,7 @@ export interface TensorModel extends CodeModelHooks {
  * The exports of a code model whose items are JSON values, checked against `inputSchema` (JSON
  * Schema, defaults filled in) before the queue: `I` is the item once checked, `O` its answer.
  */
-export interface JsonModel<I = unknown, O = unknown> extends CodeModelHooks {
+export interface JsonModel<I = unknown, O = unknown> extends CodeModelHooks<I> {
   inputSchema: object;
   execute(items: I[], context: ExecuteContext): CodeModelResults<O>;
 }

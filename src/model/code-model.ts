@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { BatchlineError } from '../errors.js';
 import { messageOf } from '../message-text.js';
-import type { CodeModelContext, ExecuteContext } from './code-model-types.js';
+import type { CodeModelContext, ExecuteContext, ItemCostContext } from './code-model-types.js';
 import { elementTypeOf, OIP_DATATYPES } from './datatypes.js';
 import { INTEGER_RANGE } from './element-values.js';
 import { ItemFailure, NotOnePerItemFailure } from './item-failure.js';
@@ -23,6 +23,7 @@ interface CodeModelModule {
   inputs?: unknown;
   outputs?: unknown;
   inputSchema?: unknown;
+  itemCost?: unknown;
   initialize?: (context: CodeModelContext) => unknown;
   finalize?: () => unknown;
   [name: string]: unknown;
@@ -63,6 +64,8 @@ export class CodeModel {
     /** The JSON Schema of its items, when they are JSON values. */
     readonly inputSchema: object | undefined,
     private readonly instance: number,
+    /** It exports `itemCost`, which the server's main thread runs on a copy of its own (`itemCostOf`). */
+    readonly itemCost: boolean,
   ) {}
 
   /** Imports the module and runs its `initialize`; MODEL_LOAD_FAILED with the module's own message when either fails. */
@@ -97,6 +100,10 @@ export class CodeModel {
       inputs = specsOf(module.inputs, 'inputs', path);
       outputs = specsOf(module.outputs, 'outputs', path);
     }
+    if (module.itemCost !== undefined && typeof module.itemCost !== 'function')
+      throw loadFailed(
+        `${path}: itemCost must be a function from an item to its cost, a positive integer (got ${module.itemCost === null ? 'null' : typeof module.itemCost})`,
+      );
     const instance = options.instance ?? 0;
     try {
       await module.initialize?.({ instance, version: options.version ?? '1', config: options.config ?? {} });
@@ -110,7 +117,30 @@ export class CodeModel {
       outputs,
       schema as object | undefined,
       instance,
+      module.itemCost !== undefined,
     );
+  }
+
+  /**
+   * The module's `itemCost`, from a copy of the module imported on the calling thread (the
+   * server's main thread, which costs each item before the queue, as it checks it): its
+   * module-level code runs there once, its `initialize` never. Only for a module an instance
+   * found to export it.
+   */
+  static async itemCostOf(path: string): Promise<(item: unknown, context: ItemCostContext) => unknown> {
+    let module: CodeModelModule;
+    try {
+      const modifiedMs = (await stat(path)).mtimeMs;
+      module = (await import(`${pathToFileURL(path).href}?modified=${modifiedMs}&item-cost`)) as CodeModelModule;
+    } catch (error) {
+      throw loadFailed(
+        `importing ${path} on the server's main thread for its itemCost failed: ${messageOf(error)}`,
+        error,
+      );
+    }
+    if (typeof module.itemCost !== 'function')
+      throw loadFailed(`${path} exports no function 'itemCost' any more (the file changed while it loaded)`);
+    return module.itemCost as (item: unknown, context: ItemCostContext) => unknown;
   }
 
   /** One batch: the items as `execute` takes them, its answers back as items (or an Error for one item). */

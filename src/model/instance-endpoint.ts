@@ -90,6 +90,7 @@ export function launch(
           inputs: reply.inputs,
           outputs: reply.outputs,
           ...(reply.inputSchema === undefined ? {} : { inputSchema: reply.inputSchema }),
+          ...(reply.itemCost === true ? { itemCost: true as const } : {}),
         });
       } else if (reply.kind === 'load_failed') {
         closing = () => {};

@@ -37,6 +37,8 @@ export interface LaunchedInstance {
   outputs: TensorSpec[];
   /** A code model whose items are JSON values: their schema. */
   inputSchema?: object;
+  /** A code model that exports `itemCost` (a function stays in its instance: the main thread imports its own). */
+  itemCost?: true;
 }
 
 /**

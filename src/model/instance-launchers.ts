@@ -132,6 +132,7 @@ export function inlineCodeLauncher(setup: WorkerSetup): InstanceLauncher {
       inputs: model.inputs,
       outputs: model.outputs,
       ...(model.inputSchema === undefined ? {} : { inputSchema: model.inputSchema }),
+      ...(model.itemCost ? { itemCost: true as const } : {}),
     };
   };
 }

@@ -60,6 +60,7 @@ export async function serveModelInstance(setup: WorkerSetup, channel: InstanceCh
     inputs: model.inputs,
     outputs: model.outputs,
     ...(inputSchema === undefined ? {} : { inputSchema }),
+    ...(model instanceof CodeModel && model.itemCost ? { itemCost: true as const } : {}),
   });
 }
 

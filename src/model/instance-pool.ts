@@ -78,6 +78,8 @@ export class InstancePool {
   private readonly stopLoads = new AbortController();
   /** A code model whose items are JSON values: their schema (from its first instance). */
   inputSchema: object | undefined;
+  /** A code model that exports `itemCost` (from its first instance). */
+  itemCost = false;
   private readonly now: () => number;
   private readonly firstBackoffMs: number;
   private readonly maxBackoffMs: number;
@@ -129,6 +131,7 @@ export class InstancePool {
     const launched = settled.map((result) => (result as PromiseFulfilledResult<LaunchedInstance>).value);
     pool = new InstancePool(launcher, count, launched[0]!.inputs, launched[0]!.outputs, options);
     pool.inputSchema = launched[0]!.inputSchema;
+    pool.itemCost = launched[0]!.itemCost === true;
     launched.forEach((instance, index) => {
       const slot = pool!.slots[index]!;
       slot.handle = handles[index] = instance.handle;

@@ -1,7 +1,8 @@
 import { basename } from 'node:path';
 import type { ExecutionProvider } from '../options/serve.js';
 import { readClassLabels } from './class-labels.js';
-import { isCodeModelPath } from './code-model.js';
+import { CodeModel, isCodeModelPath } from './code-model.js';
+import { rowCost, type RowCost } from './item-costs.js';
 import { decodeInputs } from './decode-inputs.js';
 import { checkExecutionProvider } from './execution-provider.js';
 import { jsonTextOf } from './json-items.js';
@@ -27,6 +28,11 @@ export interface ServedModel {
    * string tensor holding the value's JSON text (json-items.ts); tensor protocols (/v2) refuse it.
    */
   readonly inputSchema?: object;
+  /**
+   * A code model that exports `itemCost`: a decoded row's cost (the batcher's limit counts costs
+   * then); throws BAD_INPUT naming itemCost. Runs on the main thread, before the queue.
+   */
+  readonly itemCost?: RowCost;
   /** Its instances, and whether readiness and liveness hold (a snapshot, for probes and stats). */
   health(): ModelHealth;
   /** `health().ready`, cheap enough for every request: some instance can take a batch. */
@@ -195,8 +201,11 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     options.loadSignal === undefined ? {} : { loadSignal: options.loadSignal },
   );
   let decode: ServedModel['decode'];
+  let itemCost: RowCost | undefined;
   try {
     decode = itemsOf(pool.inputSchema, pool.inputs, path as string);
+    // The instances found an itemCost; a function cannot cross to this thread, so it imports its own.
+    if (pool.itemCost) itemCost = rowCost(await CodeModel.itemCostOf(path as string), pool.inputSchema !== undefined);
   } catch (error) {
     await pool.close();
     throw error;
@@ -211,6 +220,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     inputs: pool.inputs,
     outputs: pool.outputs,
     ...(pool.inputSchema === undefined ? {} : { inputSchema: pool.inputSchema }),
+    ...(itemCost === undefined ? {} : { itemCost }),
     decode,
     runBatch: (items, instance, limits = NO_LIMITS) => pool.run(instance, items, limits),
     ...(code !== undefined && execution === 'inline' ? { runsOnMainThread: true as const } : {}),

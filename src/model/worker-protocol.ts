@@ -20,8 +20,11 @@ export interface WorkerSetup {
 export type WorkerRequest = { kind: 'run'; id: number; items: ItemTensors[] } | { kind: 'close' };
 
 export type WorkerReply =
-  /** `inputSchema`: a code model whose items are JSON values, checked on the main thread. */
-  | { kind: 'loaded'; inputs: TensorSpec[]; outputs: TensorSpec[]; inputSchema?: object }
+  /**
+   * `inputSchema`: a code model whose items are JSON values, checked on the main thread.
+   * `itemCost`: a code model that exports one, which the main thread imports to cost its items.
+   */
+  | { kind: 'loaded'; inputs: TensorSpec[]; outputs: TensorSpec[]; inputSchema?: object; itemCost?: true }
   | { kind: 'load_failed'; message: string }
   /** A code model's `finalize` threw (or rejected) as the instance closed: for the server's log. */
   | { kind: 'finalize_failed'; message: string }

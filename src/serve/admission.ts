@@ -1,4 +1,6 @@
-import type { Outcome, PendingRequest } from '../core/types.js';
+import { QueuedRequest } from '../core/queued-request.js';
+import type { Outcome, OutcomeListener, PendingRequest } from '../core/types.js';
+import type { RowCost } from '../model/item-costs.js';
 import { BatchlineError, shuttingDown } from '../errors.js';
 import { ItemFailure } from '../model/item-failure.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
@@ -106,6 +108,20 @@ export function admitRows(
   const batcher = version.batcher;
   const finish = (settlement: Settlement, request: ModelRequest): void =>
     answerAfterHandOff(() => settle(settlement, request));
+  const itemCost = version.model.itemCost;
+  let costs: number[] | undefined;
+  if (itemCost !== undefined) {
+    const found = costsOf(rows, itemCost);
+    if (found instanceof BatchlineError) return found;
+    costs = found;
+  }
+  if (rows.length === 1 && costs !== undefined) {
+    const request = costedRequest(requestId, rows[0]!, costs[0]!, (outcome, request) =>
+      finish(settlementOf(outcome, request, [outcome.output!], version, context), request),
+    );
+    const refused = batcher.offer(request, schedule.timeoutMs, schedule.priority);
+    return refused === undefined ? [request] : refusalError(batcher, refused);
+  }
   if (rows.length === 1) {
     // The common case, one row: no group to keep.
     const submitted = batcher.submit(
@@ -130,30 +146,62 @@ export function admitRows(
   let settled = false;
   let requests: readonly ModelRequest[] = [];
   const ids = rows.map((_, i) => `${requestId}/${i}`);
-  const submitted = batcher.submitGroup(
-    ids,
-    rows,
-    (outcome, request) => {
-      if (settled) return;
-      if (outcome.kind === 'ok') {
-        outputs[ids.indexOf(request.id)] = outcome.output!;
-        if (++done < rows.length) return;
-      }
-      // Settled before the other rows are cancelled: each cancel calls this listener back, and
-      // its 'cancelled' would otherwise settle the request as a client gone (nothing answered).
-      settled = true;
-      // One row failed: the request fails; its other rows need not run. Rows that timed out are
-      // left to time out too (they share the deadline): cancelled, they counted as clients gone.
-      if (outcome.kind !== 'ok' && outcome.kind !== 'timeout')
-        for (const other of requests) if (other !== request && other.phase === 'queued') batcher.cancel(other);
-      finish(settlementOf(outcome, request, outputs, version, context), request);
-    },
-    schedule.timeoutMs,
-    schedule.priority,
-  );
+  const onRowOutcome: OutcomeListener<ItemTensors, ItemTensors> = (outcome, request) => {
+    if (settled) return;
+    if (outcome.kind === 'ok') {
+      outputs[ids.indexOf(request.id)] = outcome.output!;
+      if (++done < rows.length) return;
+    }
+    // Settled before the other rows are cancelled: each cancel calls this listener back, and
+    // its 'cancelled' would otherwise settle the request as a client gone (nothing answered).
+    settled = true;
+    // One row failed: the request fails; its other rows need not run. Rows that timed out are
+    // left to time out too (they share the deadline): cancelled, they counted as clients gone.
+    if (outcome.kind !== 'ok' && outcome.kind !== 'timeout')
+      for (const other of requests) if (other !== request && other.phase === 'queued') batcher.cancel(other);
+    finish(settlementOf(outcome, request, outputs, version, context), request);
+  };
+  if (costs !== undefined) {
+    // Rows with costs are offered one by one (the core's group takes none): a row refused
+    // (the queue filled) cancels those admitted before it, so the request is refused whole.
+    const costed = rows.map((row, i) => costedRequest(ids[i]!, row, costs[i]!, onRowOutcome));
+    const results = batcher.offerAll(costed, schedule.timeoutMs, schedule.priority);
+    const refused = results.find((result) => result !== undefined);
+    if (refused === undefined) return (requests = costed);
+    settled = true;
+    for (let i = 0; i < costed.length; i++) if (results[i] === undefined) batcher.cancel(costed[i]!);
+    return refusalError(batcher, refused);
+  }
+  const submitted = batcher.submitGroup(ids, rows, onRowOutcome, schedule.timeoutMs, schedule.priority);
   if (!submitted.admitted) return refusalError(batcher, submitted);
   requests = submitted.requests;
   return requests;
+}
+
+/** Each row's cost by the model's `itemCost`, or the BAD_INPUT of the first row it refuses (named by its place when there are several). */
+function costsOf(rows: readonly ItemTensors[], itemCost: RowCost): number[] | BatchlineError {
+  const costs = new Array<number>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    try {
+      costs[i] = itemCost(rows[i]!);
+    } catch (error) {
+      if (!(error instanceof BatchlineError)) throw error;
+      return rows.length === 1 ? error : new BatchlineError('BAD_INPUT', `row ${i}: ${error.detail}`);
+    }
+  }
+  return costs;
+}
+
+/** A row as the batcher queues it when the model's items have costs: the limit counts its `cost`. */
+function costedRequest(
+  id: string,
+  row: ItemTensors,
+  cost: number,
+  onOutcome: OutcomeListener<ItemTensors, ItemTensors>,
+): QueuedRequest<ItemTensors, ItemTensors> {
+  const request = new QueuedRequest<ItemTensors, ItemTensors>(id, row, onOutcome);
+  (request as { cost?: number }).cost = cost;
+  return request;
 }
 
 /**

@@ -3,6 +3,7 @@ import { basename } from 'node:path';
 import { BatcherStats } from '../core/batcher-stats.js';
 import type { Clock } from '../core/clock.js';
 import { createBatcher } from '../core/create-batcher.js';
+import { BatchlineError } from '../errors.js';
 import { asError } from '../message-text.js';
 import { loadModel, type ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
@@ -170,6 +171,13 @@ export class ModelVersion implements AnswerCounters {
         ...(this.deps.labelsPath === undefined ? {} : { labelsPath: this.deps.labelsPath }),
         loadSignal: this.stopLoading.signal,
       });
+      if (model.itemCost !== undefined) {
+        const refusal = costedBatchingRefusal(c);
+        if (refusal !== undefined) {
+          await model.close();
+          throw new BatchlineError('MODEL_LOAD_FAILED', refusal);
+        }
+      }
       if (c.warmupBatchSizes !== undefined) {
         // Not ready (nor admitting) until every instance has run its warmup batches.
         try {
@@ -206,17 +214,19 @@ export class ModelVersion implements AnswerCounters {
     const latency = this.config.modelLatencyMs;
     const inlineMailbox =
       model.runsInImmediates === true && latency.aMs === 0 && latency.bMs === 0 ? this.config.inlineMailbox : 0;
+    // With item costs, none: the core's mailbox takes a batch of the limit's items, not of its cost.
+    const costed = model.itemCost !== undefined;
     const mailbox =
       inlineMailbox > 0
         ? inlineMailbox
-        : this.config.pipeline && model.watchInstances !== undefined && model.runsOnMainThread !== true;
+        : this.config.pipeline && model.watchInstances !== undefined && model.runsOnMainThread !== true && !costed;
     const executor = new ModelExecutor(model, this.deps.clock, {
       modelLatencyMs: this.config.modelLatencyMs,
       stuckBatchFactor: this.config.stuckBatchFactor,
       answersAfterRuns: inlineMailbox > 0,
     });
     const batcher = createBatcher(
-      { ...this.config, latencyPrior: this.latencyPrior, mailbox },
+      { ...this.config, latencyPrior: this.latencyPrior, mailbox, ...(costed ? { itemCosts: true } : {}) },
       this.deps.clock,
       executor,
     );
@@ -371,4 +381,18 @@ export class ModelVersion implements AnswerCounters {
     this.stateNow = state;
     this.deps.onStateChange(this);
   }
+}
+
+/**
+ * Why a version whose model exports `itemCost` cannot batch by cost with these options, if it
+ * cannot: the adaptive policy and SLA admission size batches from the arrival rate and the
+ * model's time per item, which count items (batch()'s own refusal, for the same reason).
+ */
+function costedBatchingRefusal(config: Pick<ModelVersionConfig, 'batchPolicy' | 'admission'>): string | undefined {
+  const against = [
+    ...(config.batchPolicy === 'adaptive' ? ['batch_policy adaptive'] : []),
+    ...(config.admission === 'sla' ? ['admission sla'] : []),
+  ];
+  if (against.length === 0) return undefined;
+  return `the model exports itemCost, which works with batch_policy fixed or aimd and admission queue; got ${against.join(' and ')}, whose estimates count items, not costs: set batch_policy (--batch-policy) to fixed or aimd and admission (--admission) to queue, or remove itemCost`;
 }

@@ -28,7 +28,7 @@ export interface LoggedVersion {
   readonly name: string;
   readonly version: number;
   readonly config: ModelVersionConfig;
-  readonly model: { readonly inputs: readonly TensorSpec[] };
+  readonly model: { readonly inputs: readonly TensorSpec[]; readonly itemCost?: unknown };
   readonly warmupMs: number | undefined;
   readonly batcher: { readonly levels: { readonly defaultLevel: number } };
 }
@@ -44,7 +44,7 @@ export function versionLine(version: LoggedVersion, state?: string): string {
   return (
     `${versionKey(version.name, version.version)} ${state === undefined ? '' : `${state} `}` +
     `inputs=${version.model.inputs.map((s) => `${s.name}${JSON.stringify(s.itemShape)}:${s.type}`).join(',')} ` +
-    `max_batch_size=${c.maxBatchSize} batch_window_ms=${c.batchWindowMs} max_queue_size=${c.maxQueueSize} ` +
+    `max_batch_size=${c.maxBatchSize}${version.model.itemCost === undefined ? '' : ' item_cost=true'} batch_window_ms=${c.batchWindowMs} max_queue_size=${c.maxQueueSize} ` +
     `request_timeout_ms=${c.requestTimeoutMs} instances=${c.instances} model_latency_ms=${formatAffineMs(c.modelLatencyMs)} batch_policy=${c.batchPolicy} admission=${c.admission}` +
     (c.priorityLevels > 1
       ? ` priority_levels=${c.priorityLevels} default_priority_level=${version.batcher.levels.defaultLevel}`

@@ -270,7 +270,8 @@ export class Batcher<I, O> {
   /**
    * Offers the items of one request together (a request of N rows): all admitted or all refused,
    * for one reason; the queue bound and SLA admission count all N. Each item is a request of its
-   * own to the batcher, with its own outcome through `onOutcome`.
+   * own to the batcher, with its own outcome through `onOutcome`. `costs`: each item's cost, for
+   * a batcher that counts them (BatcherOptions.itemCosts; the queue bound still counts items).
    */
   submitGroup(
     ids: readonly string[],
@@ -278,6 +279,7 @@ export class Batcher<I, O> {
     onOutcome: OutcomeListener<I, O>,
     timeoutMs?: number,
     priority?: number,
+    costs?: readonly number[],
   ): SubmitGroupResult<I, O> {
     const nowMs = this.clock.now();
     this.options.arrivalRate?.arrived(nowMs, ids.length);
@@ -287,9 +289,11 @@ export class Batcher<I, O> {
     const refusal = this.door.refusal(deadlineMs, ids.length, level, nowMs);
     if (refusal !== undefined) return this.door.refused(refusal, ids, level, nowMs);
     const inOrder = deadlineMs === levelTimeoutMs;
-    const requests = ids.map((id, i) =>
-      this.enqueue(new QueuedRequest<I, O>(id, inputs[i], onOutcome), deadlineMs, inOrder, level, nowMs),
-    );
+    const requests = ids.map((id, i) => {
+      const request = new QueuedRequest<I, O>(id, inputs[i], onOutcome);
+      if (costs !== undefined) (request as { cost?: number }).cost = costs[i];
+      return this.enqueue(request, deadlineMs, inOrder, level, nowMs);
+    });
     if (this.arrivalNeedsPass(nowMs + deadlineMs)) this.pump(nowMs);
     return { admitted: true, requests };
   }

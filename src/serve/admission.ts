@@ -161,18 +161,7 @@ export function admitRows(
       for (const other of requests) if (other !== request && other.phase === 'queued') batcher.cancel(other);
     finish(settlementOf(outcome, request, outputs, version, context), request);
   };
-  if (costs !== undefined) {
-    // Rows with costs are offered one by one (the core's group takes none): a row refused
-    // (the queue filled) cancels those admitted before it, so the request is refused whole.
-    const costed = rows.map((row, i) => costedRequest(ids[i]!, row, costs[i]!, onRowOutcome));
-    const results = batcher.offerAll(costed, schedule.timeoutMs, schedule.priority);
-    const refused = results.find((result) => result !== undefined);
-    if (refused === undefined) return (requests = costed);
-    settled = true;
-    for (let i = 0; i < costed.length; i++) if (results[i] === undefined) batcher.cancel(costed[i]!);
-    return refusalError(batcher, refused);
-  }
-  const submitted = batcher.submitGroup(ids, rows, onRowOutcome, schedule.timeoutMs, schedule.priority);
+  const submitted = batcher.submitGroup(ids, rows, onRowOutcome, schedule.timeoutMs, schedule.priority, costs);
   if (!submitted.admitted) return refusalError(batcher, submitted);
   requests = submitted.requests;
   return requests;

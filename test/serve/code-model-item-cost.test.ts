@@ -6,7 +6,7 @@
  * and batched by count.
  */
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { codeModelDir } from '../model/code-model-fixtures.js';
 import { versionLine } from '../../src/serve/version-log.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
@@ -143,6 +143,31 @@ describe('a code model that exports itemCost', () => {
     expect(reply.status).toBe(400);
     expect(reply.json.error).toContain('row 1: itemCost returned 1.5');
     expect(server.runtime.registry.resolve('words')!.batcher.counts.admitted).toBe(admitted);
+  });
+
+  it('refuses a request of several rows whole when the queue has room for some: none admitted, none cancelled', async () => {
+    const dir = await codeModelDir({ 'model.mjs': WORDS });
+    // Room for two rows, and a window that holds the first request in the queue until close().
+    const small = await startTestServer(
+      { execution: 'inline', maxBatchSize: LIMIT, batchWindowMs: 60_000, maxQueueSize: 2 },
+      `${dir}/model.mjs`,
+    );
+    const counts = small.runtime.registry.resolve('model')!.batcher.counts;
+    try {
+      const waiting = infer(small.url, { inputs: { text: 'ab' } });
+      await vi.waitFor(() => expect(counts.admitted).toBe(1));
+      const reply = await infer(`${small.url}/v2/models/model/infer`, {
+        inputs: [{ name: 'json', datatype: 'BYTES', shape: [2], data: ['{"text": "cd"}', '{"text": "ef"}'] }],
+      });
+      expect(reply.status).toBe(429);
+      expect(counts.admitted).toBe(1);
+      expect(counts.outcomes.cancelled).toBe(0);
+      expect(counts.rejected.queue_full).toBe(2);
+      await small.close();
+      expect((await waiting).status).toBe(200);
+    } finally {
+      await small.close();
+    }
   });
 
   it.each([

@@ -1359,6 +1359,30 @@ describe('batch(): options', () => {
     }
   });
 
+  it("says a configuration's warnings in serve's order (models.md's table, a registration's warnings), and no queue warning with itemCost", async () => {
+    // batch() said the target first and serve last: one configuration, two orders.
+    const warnings: Error[] = [];
+    const listen = (warning: Error) => warnings.push(warning);
+    process.on('warning', listen);
+    try {
+      const all = { maxQueueSize: 4, requestTimeoutMs: 5, targetLatencyMs: 50 };
+      const plain = batch(async (items: number[]) => items, all);
+      // With costs the queue bound counts calls and maxBatchSize a cost: the two do not compare.
+      const costed = batch(async (items: number[]) => items, { ...all, itemCost: (n: number) => n });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((warning) => (warning as NodeJS.ErrnoException).code)).toEqual([
+        'BATCHLINE_QUEUE_BELOW_BATCH',
+        'BATCHLINE_DEADLINE_WITHIN_WINDOW',
+        'BATCHLINE_TARGET_WITHOUT_POLICY',
+        'BATCHLINE_DEADLINE_WITHIN_WINDOW',
+        'BATCHLINE_TARGET_WITHOUT_POLICY',
+      ]);
+      await Promise.all([plain.close(), costed.close()]);
+    } finally {
+      process.off('warning', listen);
+    }
+  });
+
   it("takes serve's defaults", () => {
     expect(batch(async (items: number[]) => items).options).toMatchObject({
       maxBatchSize: 8,

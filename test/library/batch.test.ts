@@ -947,6 +947,46 @@ describe('batch(): reconfigure (Ray Serve’s set_max_batch_size and set_batch_w
       process.off('warning', listen);
     }
   });
+
+  it('refuses a reconfigure from close() on with 503 shutting_down, as a call, and changes nothing: the drain keeps the settings it had', async () => {
+    // It was taken silently: `options` showed the new values, and the calls being drained were batched under them.
+    const seen: number[][] = [];
+    const held = gate();
+    const echo = batch(
+      async (items: number[]) => {
+        seen.push([...items]);
+        await held.promise;
+        return items;
+      },
+      { maxBatchSize: 4, batchWindowMs: 60_000, requestTimeoutMs: 120_000 },
+    );
+    const running = [1, 2, 3, 4].map((item) => echo(item)); // a full batch: it runs at once
+    await vi.waitFor(() => expect(seen).toHaveLength(1));
+    const waiting = [5, 6, 7].map((item) => echo(item));
+    const closed = echo.close();
+    let refused: unknown;
+    try {
+      echo.reconfigure({ maxBatchSize: 1 });
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(ShuttingDownError);
+    expect(refused).toMatchObject({ code: 'shutting_down', statusCode: 503 });
+    expect((refused as Error).message).toBe(
+      'shutting down: reconfigure(options) after close() changes nothing; the calls it drains keep the settings they had',
+    );
+    held.open();
+    await closed;
+    expect(await Promise.all([...running, ...waiting])).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(seen).toEqual([
+      [1, 2, 3, 4],
+      [5, 6, 7],
+    ]);
+    // Closed: refused too, a good value or a bad one, and nothing shows a change.
+    expect(() => echo.reconfigure({ batchWindowMs: 0 })).toThrow(ShuttingDownError);
+    expect(() => echo.reconfigure({ maxBatchSize: -1 })).toThrow(ShuttingDownError);
+    expect([echo.options.maxBatchSize, echo.options.batchWindowMs, echo.stats().maxBatchSize]).toEqual([4, 60_000, 4]);
+  });
 });
 
 describe("batch(): itemCost, batches limited by cost (Ray Serve's batch_size_fn)", () => {

@@ -1,12 +1,6 @@
 import type { BatchingConfig } from '../core/create-batcher.js';
 import { BatchlineError } from '../errors.js';
-import {
-  BATCHING_OPTIONS,
-  batchingConfigOf,
-  deadlineWithinWindow,
-  queueBelowBatchSize,
-  targetWithoutPolicy,
-} from '../options/batching.js';
+import { BATCHING_OPTIONS, type BatchingWarning, batchingConfigOf, batchingWarnings } from '../options/batching.js';
 import { givenOptions } from '../options/given.js';
 import { described, resolveCodeOptions } from '../options/code-options.js';
 import { formatPriorityQueuePolicy } from '../options/priority-queue-policy.js';
@@ -173,23 +167,21 @@ export function resolveBatchOptions<I>(options: BatchOptions<I>): {
 /** What a BatchlineWarning of batch() says: its code, and its message without the caller's name. */
 export type ConfigWarning = readonly [code: string, message: string];
 
-/**
- * What batch() warns of in a configuration, in the order it says them: a target its policy never
- * reads, a queue that cannot hold a batch, a deadline within the window. `given`: the options
- * given, not defaulted (the first names only a target that was given).
- */
-export function configWarnings(config: BatchingConfig, given: ReadonlySet<string>): ConfigWarning[] {
-  const warnings: ConfigWarning[] = [];
+/** The code of each warning as batch() emits it: the shared name in upper case, after `BATCHLINE_`. */
+const WARNING_CODES: Record<BatchingWarning, string> = {
+  queue_below_batch: 'BATCHLINE_QUEUE_BELOW_BATCH',
+  deadline_within_window: 'BATCHLINE_DEADLINE_WITHIN_WINDOW',
   // The middleware's `target_latency` (`targetLatencyMs`) steered its batches; here only `adaptive`
   // and `aimd` read it, and a migrated `{ targetLatencyMs: 50 }` under the default `fixed` did nothing.
-  const unreadTarget = targetWithoutPolicy(config, given, 'code');
-  if (unreadTarget !== undefined) warnings.push(['BATCHLINE_TARGET_WITHOUT_POLICY', unreadTarget]);
-  // With item costs the queue bound counts calls and maxBatchSize a cost: the two do not compare.
-  const tooSmall = config.itemCosts === true ? undefined : queueBelowBatchSize(config, 'code');
-  if (tooSmall !== undefined) warnings.push(['BATCHLINE_QUEUE_BELOW_BATCH', tooSmall]);
-  const tooLate = deadlineWithinWindow(config, 'code');
-  if (tooLate !== undefined) warnings.push(['BATCHLINE_DEADLINE_WITHIN_WINDOW', tooLate]);
-  return warnings;
+  target_without_policy: 'BATCHLINE_TARGET_WITHOUT_POLICY',
+};
+
+/**
+ * What batch() warns of in a configuration, in the order serve says them (`batchingWarnings`), the
+ * options named as code names them. `given`: the options given, not defaulted.
+ */
+export function configWarnings(config: BatchingConfig, given: ReadonlySet<string>): ConfigWarning[] {
+  return batchingWarnings(config, given, 'code').map(({ warning, message }) => [WARNING_CODES[warning], message]);
 }
 
 /** Says a warning as a BatchlineWarning, after the name of what gave the options (`batch(fn, options)`). */

@@ -1,7 +1,7 @@
 import { BatcherStats, type BatchStats } from '../core/batcher-stats.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
 import type { Batch, Executor, RunDone } from '../core/types.js';
-import { BatchlineError } from '../errors.js';
+import { BatchlineError, shuttingDown } from '../errors.js';
 import { described } from '../options/code-options.js';
 import { refusalError } from '../outcome-errors.js';
 import {
@@ -60,6 +60,7 @@ export interface Batched<I, O> {
    * `set_max_batch_size` and `set_batch_wait_timeout_s` do: a running batch keeps what it holds,
    * and the calls waiting are batched under the new settings from now on, with their queue,
    * stats and breaker as they were. A bad value throws InvalidOptionError and changes nothing.
+   * From `close()` on it throws ShuttingDownError and changes nothing, as a call is refused then.
    */
   reconfigure(options: LiveBatchOptions): void;
   /** The options it batches with: yours, and the defaults for those you left out (and, after `reconfigure`, the new values). */
@@ -263,6 +264,14 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions<I> = 
 
   let shown = publicOptions(config, itemCost);
   const reconfigure = (live: LiveBatchOptions): void => {
+    // From close() on, as a call is: the drain runs what waits under the settings it had, and a
+    // change taken then was shown by `options` and split the drained calls into new batches.
+    if (drain !== undefined)
+      throw publicError(
+        shuttingDown(
+          'reconfigure(options) after close() changes nothing; the calls it drains keep the settings they had',
+        ),
+      );
     let changes: ReturnType<typeof resolveLiveOptions>;
     try {
       changes = resolveLiveOptions(live, itemCost !== undefined);

@@ -1,8 +1,19 @@
 import { inputBuffers } from './input-buffers.js';
-import { bufferBelongsToItem, giveBufferToItem } from './worker-protocol.js';
+import { bufferBelongsToItem, giveBufferToItem, transferablesOf } from './worker-protocol.js';
 import type { ItemTensors, TypedElementArray } from './tensor-spec.js';
 
 type TypedArrayClass = new (buffer: ArrayBuffer, byteOffset: number, length: number) => TypedElementArray;
+
+/**
+ * A batch made ready to move to a model thread: stacked (`stackForThread`), the buffers that move
+ * with it, and the byte lengths of those the pool lent, for the thread's reply to give back
+ * (`inputBuffers.giveBackMoved`) and nothing else.
+ */
+export function forThread(items: readonly ItemTensors[]): { transfer: ArrayBuffer[]; lentLengths: number[] } {
+  stackForThread(items);
+  const transfer = transferablesOf(items);
+  return { transfer, lentLengths: inputBuffers.moving(transfer) };
+}
 
 /**
  * Lays a batch's inputs out as onnxruntime takes them, before the batch moves to a model thread:

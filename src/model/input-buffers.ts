@@ -18,18 +18,24 @@ import {
  * fit, the ones waiting are dropped (a changing mix of sizes starts over instead of pinning
  * memory). Small tensors are not worth it and are allocated as before.
  *
- * Only as many buffers of a length come back as were taken: a model thread hands back every large
- * input buffer of its batch, and a batch of one may hold a caller's own array (a JSON request's,
- * before its decoder took its buffers from here), which nothing takes from here. Kept, those piled
- * up unused towards the limit, which drops every buffer (the classifier on worker threads: 37 MB of
- * them after 15,000 cycles of register, infer, remove).
+ * Only buffers the pool lent come back: one by identity (`giveBackLent`: a buffer still on this
+ * thread), and those a model thread hands back (new objects: the ones sent are left detached) by
+ * the record its run kept of what it moved out lent (`moving`, `giveBackMoved`). A thread also
+ * hands back a batch of one's caller's own array (a library caller's), which nothing takes from
+ * here: kept, those piled up unused towards the limit, which drops every buffer (37 MB of them
+ * after 15,000 register/infer/remove cycles of the classifier on worker threads).
+ *
+ * A lent buffer may never come back: a request refused or past its deadline after it was
+ * decoded, a connection closed while it waited, a model process (which got a copy), a thread that
+ * crashed with its batch. It is collected, and nothing here remembers it: the lent set is a
+ * WeakSet and the record of a run lives with the run. (A count of buffers out by length, kept
+ * until each came back, grew by one for each such buffer, and let in as many callers' arrays of
+ * that length: 15 after 30 requests of a busy classifier answered 504.)
  */
 export class BufferPool {
   private free = new Map<number, ArrayBuffer[]>();
   private freeBytes = 0;
-  /** Buffers taken and not given back, by byte length: how many of that length may still come back. */
-  private readonly outByLength = new Map<number, number>();
-  /** Buffers taken and not given back: only these may be given back by the thread that took them (`giveBackLent`). */
+  /** Buffers taken and not given back: only these come back (`giveBackLent`, `moving`). */
   private readonly lent = new WeakSet<ArrayBuffer>();
 
   constructor(
@@ -44,8 +50,6 @@ export class BufferPool {
     if (buffer === undefined) buffer = new ArrayBuffer(byteLength);
     else this.freeBytes -= byteLength;
     this.lent.add(buffer);
-    if (byteLength >= this.minBytes && byteLength <= this.maxFreeBytes)
-      this.outByLength.set(byteLength, (this.outByLength.get(byteLength) ?? 0) + 1);
     return buffer;
   }
 
@@ -54,21 +58,40 @@ export class BufferPool {
    * buffer the pool did not lend (a caller's array) is never taken: its owner may still read it.
    */
   giveBackLent(buffer: ArrayBuffer): boolean {
-    if (!this.lent.has(buffer)) return false;
-    this.give(buffer);
+    if (!this.lent.delete(buffer)) return false;
+    this.keep(buffer);
     return true;
   }
 
-  /** Gives back a buffer that nothing uses any more (one a model thread returned: it was transferred). */
-  give(buffer: ArrayBuffer): void {
-    this.lent.delete(buffer);
+  /**
+   * The byte lengths of those of `buffers`, about to move to a model thread, that this pool lent:
+   * the thread hands back new objects, and `giveBackMoved` keeps as many of each length. They
+   * are no longer lent here (moved, the objects are left detached).
+   */
+  moving(buffers: readonly ArrayBuffer[]): number[] {
+    const lengths: number[] = [];
+    for (const buffer of buffers) if (this.lent.delete(buffer)) lengths.push(buffer.byteLength);
+    return lengths;
+  }
+
+  /**
+   * Keeps the buffers a model thread handed back with a run's result, as many of each length as
+   * `moved` (its run's `moving`) says went out lent; the others (a caller's arrays) are let go.
+   */
+  giveBackMoved(returned: readonly ArrayBuffer[], moved: readonly number[]): void {
+    const left = [...moved];
+    for (const buffer of returned) {
+      const at = left.indexOf(buffer.byteLength);
+      if (at === -1) continue;
+      left.splice(at, 1);
+      this.keep(buffer);
+    }
+  }
+
+  private keep(buffer: ArrayBuffer): void {
     const bytes = buffer.byteLength;
     if (bytes < this.minBytes) return; // small, or detached (0 bytes)
     if (bytes > this.maxFreeBytes) return;
-    const out = this.outByLength.get(bytes) ?? 0;
-    if (out === 0) return; // not one of this pool's: nothing would take it again
-    if (out === 1) this.outByLength.delete(bytes);
-    else this.outByLength.set(bytes, out - 1);
     if (this.freeBytes + bytes > this.maxFreeBytes) {
       this.free = new Map();
       this.freeBytes = 0;
@@ -89,9 +112,9 @@ export class BufferPool {
     return this.freeBytes;
   }
 
-  /** Buffers of `byteLength` bytes lent and not given back yet (for tests). */
-  outOf(byteLength: number): number {
-    return this.outByLength.get(byteLength) ?? 0;
+  /** Whether `buffer` is lent and not given back (for tests). */
+  isLent(buffer: ArrayBuffer): boolean {
+    return this.lent.has(buffer);
   }
 }
 

@@ -15,7 +15,11 @@ export const CLOSE_GRACE_MS = 1000;
 
 /** The two ends an instance is driven through, whatever it runs in. */
 export interface Endpoint {
-  post(request: WorkerRequest, items?: readonly ItemTensors[]): void;
+  /**
+   * Sends a request; with a batch's `items`, says the byte lengths of the pool's buffers that
+   * moved with it (a thread's: `forThread`), which its reply may give back (none for a process).
+   */
+  post(request: WorkerRequest, items?: readonly ItemTensors[]): readonly number[] | undefined;
   onReply(listener: (reply: WorkerReply) => void): void;
   /** Called once with a reason when the instance ends. */
   onEnd(listener: (reason: string) => void): void;
@@ -38,6 +42,8 @@ export function launch(
         resolve: (outputs: (ItemTensors | Error)[]) => void;
         reject: (error: Error) => void;
         items: readonly ItemTensors[];
+        /** The byte lengths of the pool's buffers that moved with its batch (Endpoint.post). */
+        lentLengths: readonly number[] | undefined;
       }
     >();
     let nextId = 0;
@@ -105,7 +111,7 @@ export function launch(
           run.reject(reply.notOnePerItem === true ? new NotOnePerItemFailure(reply.message) : new Error(reply.message));
         } else {
           // A thread hands the batch's input buffers back: the next requests' inputs are read into them.
-          if (reply.inputs !== undefined) for (const buffer of reply.inputs) inputBuffers.give(buffer);
+          if (reply.inputs !== undefined) inputBuffers.giveBackMoved(reply.inputs, run.lentLengths ?? []);
           run.resolve(
             reply.outputs.map((output) =>
               'failed' in output && typeof output.failed === 'string'
@@ -131,8 +137,14 @@ export function launch(
           if (items.some(lostInput))
             return rejectRun(new Error('the inputs of this batch were lost with the model thread that crashed'));
           const id = nextId++;
-          pending.set(id, { resolve: resolveRun, reject: rejectRun, items });
-          endpoint.post({ kind: 'run', id, items: items as ItemTensors[] }, items);
+          const run = {
+            resolve: resolveRun,
+            reject: rejectRun,
+            items,
+            lentLengths: undefined as readonly number[] | undefined,
+          };
+          pending.set(id, run);
+          run.lentLengths = endpoint.post({ kind: 'run', id, items: items as ItemTensors[] }, items);
         }),
       kill: () => {
         closing ??= () => {};

@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { stackForThread } from './batch-buffer.js';
+import { forThread } from './batch-buffer.js';
 import { BatchlineError } from '../errors.js';
 import { messageOf } from '../message-text.js';
 import { CodeModel, isCodeModelPath } from './code-model.js';
@@ -12,7 +12,7 @@ import type { InstanceLauncher } from './instance-handle.js';
 import { CLOSE_GRACE_MS, launch, once } from './instance-endpoint.js';
 import { encodeFrame, FrameReader, writeFrame, type FrameHead } from './tensor-frames.js';
 import type { ItemTensors } from './tensor-spec.js';
-import { transferablesOf, type WorkerReply, type WorkerSetup } from './worker-protocol.js';
+import type { WorkerReply, WorkerSetup } from './worker-protocol.js';
 
 /**
  * A built script of src/model. Under vitest this module runs from TypeScript source, but a
@@ -40,8 +40,10 @@ export function threadLauncher(setup: WorkerSetup): InstanceLauncher {
     return launch(
       {
         post: (request, items) => {
-          if (items !== undefined) stackForThread(items);
-          worker.postMessage(request, items === undefined ? [] : transferablesOf(items));
+          if (items === undefined) return void worker.postMessage(request, []);
+          const { transfer, lentLengths } = forThread(items);
+          worker.postMessage(request, transfer);
+          return lentLengths;
         },
         onReply: (listener) => worker.on('message', listener),
         onEnd: (listener) => (ended = once(listener)),
@@ -68,8 +70,10 @@ export function sharedThreadLauncher(setup: WorkerSetup): InstanceLauncher {
     return launch(
       {
         post: (request, items) => {
-          if (items !== undefined) stackForThread(items);
-          session.post(request, items);
+          if (items === undefined) return void session.post(request);
+          const { transfer, lentLengths } = forThread(items);
+          session.post(request, transfer);
+          return lentLengths;
         },
         onReply: (listener) => (session.onReply = listener),
         onEnd: (listener) => (ended = once(listener)),
@@ -207,11 +211,12 @@ export function processLauncher(setup: WorkerSetup): InstanceLauncher {
     child.once('exit', (code, signal) => ended?.(signal !== null ? `signal ${signal}` : `code ${code}`));
     return launch(
       {
+        // A process gets a copy of a batch and gives no buffer back: nothing of the pool's moves.
         post: (request, items) => {
-          if (request.kind === 'run')
-            return writeFrame(data, encodeFrame({ kind: 'run', id: request.id }, items ?? []));
+          if (request.kind === 'run') writeFrame(data, encodeFrame({ kind: 'run', id: request.id }, items ?? []));
           // A process that has just died has no channel; its end is reported by 'exit'.
-          if (child.connected) child.send(request);
+          else if (child.connected) child.send(request);
+          return undefined;
         },
         onReply: (listener) => {
           child.on('message', listener as (message: unknown) => void);

@@ -1,19 +1,12 @@
 import type { Worker } from 'node:worker_threads';
 import { availableCores } from './cpu-cores.js';
 import { startThread } from './start-thread.js';
-import type { ItemTensors } from './tensor-spec.js';
-import {
-  transferablesOf,
-  type HostReply,
-  type HostRequest,
-  type WorkerReply,
-  type WorkerRequest,
-  type WorkerSetup,
-} from './worker-protocol.js';
+import type { HostReply, HostRequest, WorkerReply, WorkerRequest, WorkerSetup } from './worker-protocol.js';
 
 /** One model instance's session on a shared thread, as its launcher drives it. */
 export interface SharedSession {
-  post(request: WorkerRequest, items?: readonly ItemTensors[]): void;
+  /** `transfer`: the buffers that move with it (a batch's, `forThread`). */
+  post(request: WorkerRequest, transfer?: readonly ArrayBuffer[]): void;
   /** Set by the launcher: the session's replies. */
   onReply: (reply: WorkerReply) => void;
   /** Set by the launcher: called once when the session has ended, or its thread has. */
@@ -50,11 +43,8 @@ export class ModelThreads {
     const thread = this.pick();
     const id = this.nextSession++;
     const session: SharedSession = {
-      post: (request, items) =>
-        thread.worker.postMessage(
-          { kind: 'request', session: id, request } satisfies HostRequest,
-          items === undefined ? [] : transferablesOf(items),
-        ),
+      post: (request, transfer = []) =>
+        thread.worker.postMessage({ kind: 'request', session: id, request } satisfies HostRequest, transfer),
       onReply: () => {},
       onEnd: () => {},
     };

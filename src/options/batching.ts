@@ -331,6 +331,40 @@ export function targetWithoutPolicy(
   );
 }
 
+/**
+ * Every warning a batching configuration can have, in the order they are said wherever they are:
+ * serve's log and a registration's `warnings` (these names), batch()'s BatchlineWarnings
+ * (`BATCHLINE_` and the name in upper case). Those that cost requests come first (no batch fills,
+ * a lone request misses its deadline), then the target that only goes unread.
+ */
+export const BATCHING_WARNINGS = ['queue_below_batch', 'deadline_within_window', 'target_without_policy'] as const;
+export type BatchingWarning = (typeof BATCHING_WARNINGS)[number];
+
+/**
+ * The warnings of a configuration, in BATCHING_WARNINGS' order, each with its text; none when its
+ * settings work. `given`: the options given, not defaulted (a target left to its default is not
+ * warned of); `spelling`: how the text names an option.
+ */
+export function batchingWarnings(
+  config: Parameters<typeof queueBelowBatchSize>[0] &
+    Parameters<typeof deadlineWithinWindow>[0] &
+    Parameters<typeof targetWithoutPolicy>[0] &
+    Pick<BatchingConfig, 'itemCosts'>,
+  given: ReadonlySet<string>,
+  spelling: WarningSpelling = 'flag',
+): { readonly warning: BatchingWarning; readonly message: string }[] {
+  const messages: Record<BatchingWarning, string | undefined> = {
+    // With item costs (batch()'s itemCost) the queue bound counts calls and maxBatchSize a cost: the two do not compare.
+    queue_below_batch: config.itemCosts === true ? undefined : queueBelowBatchSize(config, spelling),
+    deadline_within_window: deadlineWithinWindow(config, spelling),
+    target_without_policy: targetWithoutPolicy(config, given, spelling),
+  };
+  return BATCHING_WARNINGS.flatMap((warning) => {
+    const message = messages[warning];
+    return message === undefined ? [] : [{ warning, message }];
+  });
+}
+
 /** How a warning names an option: as a flag, as code, or as its source wrote it (undefined: as a flag). */
 type WarningSpelling = OptionSpelling | ((key: QueueWarningOption) => string | undefined);
 

@@ -99,7 +99,7 @@ export function binaryRows(
     try {
       checkBinaryValues(data, spec);
     } catch (error) {
-      inputBuffers.give(data.buffer as ArrayBuffer);
+      inputBuffers.giveBackLent(data.buffer as ArrayBuffer);
       throw error;
     }
     return data;

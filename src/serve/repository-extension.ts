@@ -8,9 +8,10 @@ import {
   scanModel,
   unreadTritonConfigWarning,
 } from './repository.js';
+import type { ModelVersion } from './model-version.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import type { StartupVersion } from './startup.js';
-import { optionSourcesOf } from './version-log.js';
+import { optionSourcesOf, versionsWarningLines } from './version-log.js';
 
 /** Triton's names of a version's states in the repository index. */
 const INDEX_STATES: Readonly<Record<string, string>> = {
@@ -99,19 +100,27 @@ export async function loadRepositoryModel(
   // A copy: the registry's list changes in place while this awaits, and a version registered
   // meanwhile (by the admin API) is not this load's to remove.
   const served = [...runtime.registry.versionsOf(name)];
-  for (const { version, path, labelsPath } of model.versions) {
-    const labels = labelsPath === undefined ? {} : { labelsPath };
-    const functionName = model.config.functionName;
-    await serveVersion(runtime, {
-      name,
-      version,
-      path,
-      config,
-      optionSources,
-      parameters: model.config.parameters,
-      ...labels,
-      ...(functionName === undefined ? {} : { functionName }),
-    });
+  const registered: ModelVersion[] = [];
+  try {
+    for (const { version, path, labelsPath } of model.versions) {
+      const labels = labelsPath === undefined ? {} : { labelsPath };
+      const functionName = model.config.functionName;
+      const brought = await serveVersion(runtime, {
+        name,
+        version,
+        path,
+        config,
+        optionSources,
+        parameters: model.config.parameters,
+        ...labels,
+        ...(functionName === undefined ? {} : { functionName }),
+      });
+      if (brought !== undefined) registered.push(brought);
+    }
+  } finally {
+    // The versions share the config.json: one line per warning naming them all, as start-up's
+    // log says it (each version's own line repeated it), also for those up before one failed.
+    for (const lines of versionsWarningLines(registered).values()) for (const line of lines) runtime.log(line);
   }
   for (const version of served) if (!wanted.has(version.version)) await runtime.deregister(version);
 }
@@ -126,14 +135,11 @@ const SERVE_VERSION_LOOKS = 8;
  * inference then got 503), or one draining away (then not served at all), or one left
  * unavailable by a failed load.
  */
-async function serveVersion(runtime: ServingRuntime, spec: StartupVersion): Promise<void> {
+async function serveVersion(runtime: ServingRuntime, spec: StartupVersion): Promise<ModelVersion | undefined> {
   for (let look = 0; look < SERVE_VERSION_LOOKS; look++) {
     const there = runtime.registry.resolve(spec.name, spec.version);
-    if (there === undefined) {
-      await runtime.register(spec, true);
-      return;
-    }
-    if (there.state === 'ready') return;
+    if (there === undefined) return await runtime.register(spec, true, { logWarnings: false });
+    if (there.state === 'ready') return undefined;
     if (there.state === 'loading')
       await there.loaded; // then looked at again: ready, failed or removed
     else await runtime.deregister(there); // draining, or unavailable: gone, then loaded anew

@@ -170,8 +170,10 @@ export class ServingRuntime {
    * serving is disturbed). Without, resolves at once; a failed load leaves it `unavailable`
    * with the reason, for the client polling it to read, until it is deregistered. A drain while
    * it loads (the server's: SHUTTING_DOWN; a DELETE's: VERSION_REMOVED) answers at once.
+   * `logWarnings: false` leaves its settings' warnings to the caller, which loads several
+   * versions and logs them together (`versionsWarningLines`), as start-up does.
    */
-  async register(spec: StartupVersion, wait: boolean): Promise<ModelVersion> {
+  async register(spec: StartupVersion, wait: boolean, { logWarnings = true } = {}): Promise<ModelVersion> {
     if (this.shuttingDown) throw shuttingDown();
     const version = this.createVersion(spec);
     const loading = version.load();
@@ -182,7 +184,7 @@ export class ServingRuntime {
       () => {
         this.log(`batchline serve: ${versionLine(version, 'ready')}`);
         // Under the line that shows its max_queue_size and max_batch_size, as at start-up.
-        for (const warning of versionWarningLines(version)) this.log(warning);
+        if (logWarnings) for (const warning of versionWarningLines(version)) this.log(warning);
       },
       (error: unknown) =>
         this.log(

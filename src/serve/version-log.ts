@@ -5,10 +5,10 @@ import type { TensorSpec } from '../model/tensor-spec.js';
 import { listedWithAnd } from '../message-text.js';
 import { formatAffineMs } from '../options/affine-latency.js';
 import {
-  deadlineWithinWindow,
+  BATCHING_WARNINGS,
+  type BatchingWarning,
+  batchingWarnings,
   type QueueWarningOption,
-  queueBelowBatchSize,
-  targetWithoutPolicy,
 } from '../options/batching.js';
 import { givenOptions } from '../options/given.js';
 import type { ModelVersionConfig } from '../options/serve.js';
@@ -106,9 +106,9 @@ export interface VersionWarning {
   readonly code: VersionWarningCode;
   readonly message: string;
 }
-/** Every code a version's warning has (docs/models.md's table is held to it). */
-export const VERSION_WARNING_CODES = ['queue_below_batch', 'deadline_within_window', 'target_without_policy'] as const;
-export type VersionWarningCode = (typeof VERSION_WARNING_CODES)[number];
+/** Every code a version's warning has, in the order they are said (docs/models.md's table is held to it). */
+export const VERSION_WARNING_CODES = BATCHING_WARNINGS;
+export type VersionWarningCode = BatchingWarning;
 
 /**
  * The warnings of a version registered through the admin API, for its answer: a caller (a CI job,
@@ -139,14 +139,10 @@ function warningsOf(
   version: WarnedVersion,
   nameOf: (key: QueueWarningOption) => string | undefined = (key) => version.optionSources?.[key]?.name,
 ): VersionWarning[] {
-  const warnings: [VersionWarningCode, string | undefined][] = [
-    ['queue_below_batch', queueBelowBatchSize(version.config, nameOf)],
-    ['deadline_within_window', deadlineWithinWindow(version.config, nameOf)],
-    ['target_without_policy', targetWithoutPolicy(version.config, givenOptions(version.config), nameOf)],
-  ];
-  return warnings.flatMap(([code, warning]) =>
-    warning === undefined ? [] : [{ code, message: withSources(warning, version.optionSources ?? {}) }],
-  );
+  return batchingWarnings(version.config, givenOptions(version.config), nameOf).map(({ warning, message }) => ({
+    code: warning,
+    message: withSources(message, version.optionSources ?? {}),
+  }));
 }
 
 /** A warning with where the options it names were written, those not given as flags. */

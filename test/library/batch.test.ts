@@ -947,6 +947,46 @@ describe('batch(): reconfigure (Ray Serve’s set_max_batch_size and set_batch_w
       process.off('warning', listen);
     }
   });
+
+  it('refuses a reconfigure from close() on with 503 shutting_down, as a call, and changes nothing: the drain keeps the settings it had', async () => {
+    // It was taken silently: `options` showed the new values, and the calls being drained were batched under them.
+    const seen: number[][] = [];
+    const held = gate();
+    const echo = batch(
+      async (items: number[]) => {
+        seen.push([...items]);
+        await held.promise;
+        return items;
+      },
+      { maxBatchSize: 4, batchWindowMs: 60_000, requestTimeoutMs: 120_000 },
+    );
+    const running = [1, 2, 3, 4].map((item) => echo(item)); // a full batch: it runs at once
+    await vi.waitFor(() => expect(seen).toHaveLength(1));
+    const waiting = [5, 6, 7].map((item) => echo(item));
+    const closed = echo.close();
+    let refused: unknown;
+    try {
+      echo.reconfigure({ maxBatchSize: 1 });
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(ShuttingDownError);
+    expect(refused).toMatchObject({ code: 'shutting_down', statusCode: 503 });
+    expect((refused as Error).message).toBe(
+      'shutting down: reconfigure(options) after close() changes nothing; the calls it drains keep the settings they had',
+    );
+    held.open();
+    await closed;
+    expect(await Promise.all([...running, ...waiting])).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(seen).toEqual([
+      [1, 2, 3, 4],
+      [5, 6, 7],
+    ]);
+    // Closed: refused too, a good value or a bad one, and nothing shows a change.
+    expect(() => echo.reconfigure({ batchWindowMs: 0 })).toThrow(ShuttingDownError);
+    expect(() => echo.reconfigure({ maxBatchSize: -1 })).toThrow(ShuttingDownError);
+    expect([echo.options.maxBatchSize, echo.options.batchWindowMs, echo.stats().maxBatchSize]).toEqual([4, 60_000, 4]);
+  });
 });
 
 describe("batch(): itemCost, batches limited by cost (Ray Serve's batch_size_fn)", () => {
@@ -1354,6 +1394,30 @@ describe('batch(): options', () => {
       // Still answering; a deadline of its own, as 11 ms against a 10 ms window misses on a late timer.
       expect(await fits(2, { timeoutMs: 10_000 })).toBe(2);
       await Promise.all([late.close(), fits.close()]);
+    } finally {
+      process.off('warning', listen);
+    }
+  });
+
+  it("says a configuration's warnings in serve's order (models.md's table, a registration's warnings), and no queue warning with itemCost", async () => {
+    // batch() said the target first and serve last: one configuration, two orders.
+    const warnings: Error[] = [];
+    const listen = (warning: Error) => warnings.push(warning);
+    process.on('warning', listen);
+    try {
+      const all = { maxQueueSize: 4, requestTimeoutMs: 5, targetLatencyMs: 50 };
+      const plain = batch(async (items: number[]) => items, all);
+      // With costs the queue bound counts calls and maxBatchSize a cost: the two do not compare.
+      const costed = batch(async (items: number[]) => items, { ...all, itemCost: (n: number) => n });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((warning) => (warning as NodeJS.ErrnoException).code)).toEqual([
+        'BATCHLINE_QUEUE_BELOW_BATCH',
+        'BATCHLINE_DEADLINE_WITHIN_WINDOW',
+        'BATCHLINE_TARGET_WITHOUT_POLICY',
+        'BATCHLINE_DEADLINE_WITHIN_WINDOW',
+        'BATCHLINE_TARGET_WITHOUT_POLICY',
+      ]);
+      await Promise.all([plain.close(), costed.close()]);
     } finally {
       process.off('warning', listen);
     }

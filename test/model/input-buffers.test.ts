@@ -15,40 +15,53 @@ describe('BufferPool', () => {
     const pool = new BufferPool(1024, 64);
     const first = pool.take(128);
     expect(first.byteLength).toBe(128);
-    pool.give(first);
+    expect(pool.giveBackLent(first)).toBe(true);
+    expect(pool.giveBackLent(first)).toBe(false); // once
     expect(pool.waitingBytes).toBe(128);
     expect(pool.take(256)).not.toBe(first);
     expect(pool.take(128)).toBe(first);
     expect(pool.waitingBytes).toBe(0);
-    pool.give(new ArrayBuffer(32));
-    const moved = new ArrayBuffer(128);
+    expect(pool.giveBackLent(pool.take(32))).toBe(true); // small: not kept
+    const moved = pool.take(128);
     structuredClone(moved, { transfer: [moved] });
-    pool.give(moved); // detached: 0 bytes
+    pool.giveBackLent(moved); // detached: 0 bytes
     expect(pool.waitingBytes).toBe(0);
   });
 
   it('drops what waits rather than hold more than its limit', () => {
     const pool = new BufferPool(1024, 64);
     const taken = Array.from({ length: 4 }, () => pool.take(256));
-    for (const buffer of taken) pool.give(buffer);
+    for (const buffer of taken) pool.giveBackLent(buffer);
     expect(pool.waitingBytes).toBe(1024);
     const newcomer = pool.take(512);
-    pool.give(newcomer);
+    pool.giveBackLent(newcomer);
     expect(pool.waitingBytes).toBe(512);
     expect(pool.take(512)).toBe(newcomer);
-    pool.give(pool.take(2048)); // larger than the whole pool
+    pool.giveBackLent(pool.take(2048)); // larger than the whole pool
     expect(pool.waitingBytes).toBe(0);
   });
 
-  it('keeps no more buffers of a length than it lent: none of a length it never lent', () => {
+  it("keeps only what it lent: never a caller's array, and of a thread's, as many of a length as its run moved out lent", () => {
     const pool = new BufferPool(1024, 64);
-    pool.give(new ArrayBuffer(128)); // a caller's own: nothing here takes 128 bytes
+    expect(pool.giveBackLent(new ArrayBuffer(128))).toBe(false); // a caller's own: its owner may still read it
     expect(pool.waitingBytes).toBe(0);
-    const taken = pool.take(256);
-    pool.give(new ArrayBuffer(256)); // one came back (a thread's copy of it, say)
-    pool.give(taken); // a second, of one lent
+    const taken = [pool.take(256), pool.take(256)];
+    const callers = new ArrayBuffer(256);
+    const lengths = pool.moving([taken[0]!, callers]); // a batch of a lent buffer and a caller's
+    expect(lengths).toEqual([256]);
+    expect([pool.isLent(taken[0]!), pool.isLent(taken[1]!)]).toEqual([false, true]);
+    // The thread hands both back (new objects): one of 256 is kept, and one of a length not moved is not.
+    pool.giveBackMoved([new ArrayBuffer(256), new ArrayBuffer(256), new ArrayBuffer(512)], lengths);
     expect(pool.waitingOf(256)).toBe(1);
     expect(pool.waitingBytes).toBe(256);
+  });
+
+  it('forgets a lent buffer that never comes back: a later one of its length is let in no more than before', () => {
+    // A count of buffers out by length kept one for each lost buffer, and let that many others in.
+    const pool = new BufferPool(1024, 64);
+    for (let i = 0; i < 3; i++) pool.take(256); // lent, and lost
+    pool.giveBackMoved([new ArrayBuffer(256), new ArrayBuffer(256)], []); // a run that moved none of the pool's
+    expect(pool.waitingBytes).toBe(0);
   });
 });
 
@@ -124,27 +137,23 @@ describe('input buffers and model instances', () => {
   it('a JSON item is decoded into a buffer the pool lends, which comes back once, alone or stacked: the pool keeps what it lent and no more', async () => {
     const model = await loadModel(CLASSIFIER, { execution: 'worker', instances: 1 });
     try {
-      inputBuffers.give(inputBuffers.take(ITEM_BYTES)); // one waiting, for the first item to take
-      // Lent before and not back (a model process's): the pool is the process's.
-      const out = inputBuffers.outOf(ITEM_BYTES);
-      const pairOut = inputBuffers.outOf(2 * ITEM_BYTES);
+      inputBuffers.giveBackLent(inputBuffers.take(ITEM_BYTES)); // one waiting, for the first item to take
       const waiting = inputBuffers.waitingOf(ITEM_BYTES);
       const pairWaiting = inputBuffers.waitingOf(2 * ITEM_BYTES);
       for (let i = 0; i < 3; i++) {
         // A batch of one: not stacked, its own buffer goes to the thread and back.
         const item = model.decode(jsonInputs(0.1 * i));
         expect(inputBuffers.waitingOf(ITEM_BYTES)).toBe(waiting - 1);
-        expect(inputBuffers.outOf(ITEM_BYTES)).toBe(out + 1);
+        const lent = (item.x!.data as Float32Array).buffer as ArrayBuffer;
+        expect(inputBuffers.isLent(lent)).toBe(true);
         const [output] = await model.runBatch([item], 0);
         expect((output as ItemTensors)['softmax_0.tmp_0']!.data).toHaveLength(2);
         expect(inputBuffers.waitingOf(ITEM_BYTES)).toBe(waiting);
-        expect(inputBuffers.outOf(ITEM_BYTES)).toBe(out);
+        expect(inputBuffers.isLent(lent)).toBe(false); // moved, and back as the thread's object
       }
       for (let i = 0; i < 3; i++) {
         // A batch of two: the items' buffers back at once, the stacked one with the result.
         await model.runBatch([model.decode(jsonInputs(0.2)), model.decode(jsonInputs(-0.3))], 0);
-        expect(inputBuffers.outOf(ITEM_BYTES)).toBe(out);
-        expect(inputBuffers.outOf(2 * ITEM_BYTES)).toBe(pairOut);
         expect(inputBuffers.waitingOf(ITEM_BYTES)).toBe(Math.max(waiting, 2));
         expect(inputBuffers.waitingOf(2 * ITEM_BYTES)).toBe(Math.max(pairWaiting, 1));
       }
@@ -157,17 +166,34 @@ describe('input buffers and model instances', () => {
     const model = await loadModel(CLASSIFIER, { execution: 'worker', instances: 1 });
     try {
       const waiting = inputBuffers.waitingOf(ITEM_BYTES);
-      const out = inputBuffers.outOf(ITEM_BYTES);
       const image = Array.from({ length: 3 * 48 * 192 }, () => 0.5);
       image[image.length - 1] = 1e39; // beyond float32
       const refused = readJson(Buffer.from(JSON.stringify({ shape: [3, 48, 192], data: image })));
       expect(() => model.decode(refused)).toThrow(/beyond its range/);
-      expect(inputBuffers.outOf(ITEM_BYTES)).toBe(out);
       expect(inputBuffers.waitingOf(ITEM_BYTES)).toBe(Math.max(waiting, 1));
       const short = readJson(Buffer.from(JSON.stringify({ shape: [3, 48, 192], data: image.slice(0, -1) })));
       expect(() => model.decode(short)).toThrow(/has 27647 values in "data"/);
-      expect(inputBuffers.outOf(ITEM_BYTES - 4)).toBe(0);
       expect(inputBuffers.waitingOf(ITEM_BYTES - 4)).toBe(0);
+    } finally {
+      await model.close();
+    }
+  });
+});
+
+describe('a buffer lent and never given back', () => {
+  it("lets no caller's array in: a JSON item decoded and dropped (a request refused after decoding) leaves nothing that keeps one of its length", async () => {
+    // The pool counted buffers lent and not back by length; one lost (collected) kept its count,
+    // and the next buffer of that length a thread handed back, a caller's own, was kept for it.
+    const model = await loadModel(CLASSIFIER, { execution: 'worker', instances: 1 });
+    try {
+      for (let i = 0; i < 3; i++) model.decode(jsonInputs(0.1 * i)); // decoded, then refused: nothing runs them
+      const waiting = inputBuffers.waitingOf(ITEM_BYTES);
+      for (let i = 0; i < 3; i++) {
+        const data = new Float32Array(ITEM_BYTES / 4).fill(0.1 * i);
+        const [output] = await model.runBatch([{ x: { data, shape: [3, 48, 192] } }], 0);
+        expect((output as ItemTensors)['softmax_0.tmp_0']!.data).toHaveLength(2);
+      }
+      expect(inputBuffers.waitingOf(ITEM_BYTES)).toBe(waiting);
     } finally {
       await model.close();
     }

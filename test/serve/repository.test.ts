@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { BatchlineError } from '../../src/errors.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
@@ -83,6 +84,53 @@ describe('a model repository', () => {
       await unloadRepositoryModel(server.runtime, 'triton');
       await loadRepositoryModel(server.runtime, 'triton');
       expect(lines.filter((line) => line.includes('warning'))).toEqual([warning, warning]);
+    } finally {
+      await server.close({ drainMs: 0 });
+    }
+  });
+
+  it("groups a setting's warning for the versions a Triton load brings up in one line, as start-up does", async () => {
+    // The load logged it once per version (model=m version=2: …, model=m version=1: …), where
+    // start-up's log said it once for both.
+    const root = await writeRepository({
+      'm/1/model.onnx': onnx,
+      'm/2/model.onnx': onnx,
+      'm/config.json': { max_batch_size: 16, version_policy: { all: true } },
+    });
+    const lines: string[] = [];
+    const stderr = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(
+          ...String(chunk)
+            .split('\n')
+            .filter((line) => line !== ''),
+        );
+        done();
+      },
+    });
+    const config = resolveOptions(
+      SERVE_OPTIONS,
+      { port: 0, host: '127.0.0.1', modelRepository: root, adminToken: 't', maxQueueSize: 4, batchWindowMs: 0 },
+      {},
+    );
+    const server = await startServer(config, stderr);
+    try {
+      const warning =
+        'batchline serve: warning: model=m versions=1,2: --max-queue-size (4) is below max_batch_size (16): at most 4 wait, ' +
+        'so no batch reaches 16; raise --max-queue-size to 16 or more, or lower max_batch_size to 4 ' +
+        `(max_batch_size in ${join(root, 'm', 'config.json')})`;
+      const warnings = () => lines.filter((line) => line.includes('warning'));
+      expect(warnings()).toEqual([warning]);
+      for (const action of ['unload', 'load']) {
+        const reply = await request(`${server.url}/v2/repository/models/m/${action}`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer t' },
+        });
+        await reply.body.text();
+        expect(reply.statusCode).toBe(200);
+      }
+      expect(lines.filter((line) => line.includes(' ready '))).toHaveLength(2); // both versions came up again
+      expect(warnings()).toEqual([warning, warning]);
     } finally {
       await server.close({ drainMs: 0 });
     }

@@ -57,7 +57,9 @@ beforeAll(async () => {
     'm/2/model.onnx': linearModelOnnx([10, 20]),
     'm/config.json': { version_policy: { all: true }, max_batch_size: 4, batch_window_ms: 0 },
     'slow/1/model.onnx': linearModelOnnx([1, 1]),
-    'slow/config.json': { model_latency_ms: 300 },
+    // No window: the request's batch starts on arrival. With the default 10 ms window, a loaded host's
+    // late timer let its 20 ms deadline pass first, the batch never ran, and execution_count stayed 0.
+    'slow/config.json': { model_latency_ms: 300, batch_window_ms: 0 },
   });
   ({ server, client } = await startGrpcPair({ modelRepository: root, execution: 'inline' }));
 });

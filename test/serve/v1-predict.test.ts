@@ -341,3 +341,26 @@ describe('refusals, in the V1 error shape', () => {
     }
   });
 });
+
+describe('GET /v1/models/{name}', () => {
+  it("keeps batchline's metadata and adds KServe V1's ready and TF Serving's model_version_status", async () => {
+    const answer = await call(`${server.url}/v1/models/signals`, undefined, {}, 'GET');
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({
+      name: 'signals',
+      version: 1,
+      state: 'ready',
+      ready: true,
+      model_version_status: [{ version: '1', state: 'AVAILABLE', status: { error_code: 'OK', error_message: '' } }],
+    });
+    expect(answer.json.inputs.map((input: { name: string }) => input.name)).toStrictEqual(['signal', 'sensor']);
+    expect(answer.json.config).toBeDefined();
+    const versioned = await call(`${server.url}/v1/models/signals/versions/1`, undefined, {}, 'GET');
+    expect(versioned.json).toMatchObject({ name: 'signals', ready: true, model_version_status: [{ version: '1' }] });
+    const ready = await call(`${server.url}/v1/models/signals/ready`, undefined, {}, 'GET');
+    expect([ready.status, ready.json]).toStrictEqual([200, { name: 'signals', version: 1, state: 'ready' }]);
+    // A POST without a verb is no route.
+    const bare = await call(`${server.url}/v1/models/signals`, { instances: [] });
+    expect(bare.status).toBe(404);
+  });
+});

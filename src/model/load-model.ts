@@ -281,7 +281,8 @@ function nestedOutputs(outputs: ItemTensors, specs: readonly TensorSpec[]): Reco
   return nested;
 }
 
-function toNested(tensor: ItemTensor, type: ElementType | undefined): unknown {
+/** One output tensor as nested arrays, shaped as the model returned it (int64 and float16 as numbers). */
+export function toNested(tensor: ItemTensor, type: ElementType | undefined): unknown {
   const values: unknown[] = Array.isArray(tensor.data)
     ? tensor.data
     : type === 'float16'

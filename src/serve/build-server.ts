@@ -24,6 +24,7 @@ import { refusePrototypeKeys } from './prototype-keys.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import { ServingRuntime } from './serving-runtime.js';
 import { useTensorBodyParsers } from './tensor-body-parsers.js';
+import { registerV1PredictRoutes } from './v1-routes.js';
 
 export interface ServerDeps {
   clock?: Clock;
@@ -217,6 +218,7 @@ export function buildServer(config: ServeConfig, deps: ServerDeps = {}): BuiltSe
     registerInferRoutes(scope, runtime.targets, context);
   });
   registerOipRoutes(app, runtime, context, BATCHLINE_VERSION);
+  registerV1PredictRoutes(app, runtime.targets, context);
   // The admin API exists only with a token; on its own listener when --admin-port is given.
   let admin: FastifyInstance | undefined;
   if (config.adminToken !== undefined) {

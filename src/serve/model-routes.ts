@@ -86,7 +86,13 @@ export function registerModelRoutes(
   const metadata = (request: FastifyRequest, reply: FastifyReply): void => {
     const found = lookUp(request);
     if (found instanceof BatchlineError) return void plainAnswer(reply).error(found);
-    plainAnswer(reply).json(versionMetadata(found, repository));
+    // What KServe V1's model health (`ready`) and TF Serving's model status read, beside batchline's own.
+    const named = (request.params as { version?: string }).version !== undefined;
+    plainAnswer(reply).json({
+      ...versionMetadata(found, repository),
+      ready: found.acceptsWork,
+      model_version_status: (named ? [found] : registry.versionsOf(found.name)).map(tfServingStatus),
+    });
   };
   const ready = (request: FastifyRequest, reply: FastifyReply): void => {
     const found = lookUp(request);
@@ -111,3 +117,29 @@ export function registerModelRoutes(
     plainAnswer(reply).error(refusal ?? new BatchlineError('NOT_READY', 'the model is loading'));
   });
 }
+
+/** TF Serving's states of a version (its `ModelVersionStatus.State`) for batchline's. */
+const TF_SERVING_STATES: Readonly<Record<ModelVersion['state'], string>> = {
+  loading: 'LOADING',
+  ready: 'AVAILABLE',
+  draining: 'UNLOADING',
+  // TF Serving has no state for a version loaded but with no instance up (or whose load failed): its status says why.
+  unavailable: 'UNKNOWN',
+};
+
+/** A version as TF Serving's model status API lists it (`GetModelStatusResponse.model_version_status`). */
+function tfServingStatus(version: ModelVersion): Record<string, unknown> {
+  const { state, reason } = version.status;
+  return {
+    version: String(version.version),
+    state: TF_SERVING_STATES[state],
+    status:
+      state === 'unavailable'
+        ? { error_code: TF_UNAVAILABLE, error_message: reason ?? 'no instance is up' }
+        : { error_code: TF_OK, error_message: '' },
+  };
+}
+
+/** TF Serving's status codes (google.rpc.Code's names), not rows of batchline's error table. */
+const TF_OK = 'OK';
+const TF_UNAVAILABLE = 'UNAVAILABLE';

@@ -13,6 +13,22 @@ import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 
 const onnx = linearModelOnnx([1, 2]);
 
+/** A stream to give a server as its stderr, and the lines written to it. */
+function logLines(): { lines: string[]; stderr: Writable } {
+  const lines: string[] = [];
+  const stderr = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(
+        ...String(chunk)
+          .split('\n')
+          .filter((line) => line !== ''),
+      );
+      done();
+    },
+  });
+  return { lines, stderr };
+}
+
 async function refusal(files: Record<string, Uint8Array | string | object>): Promise<string> {
   const root = await writeRepository(files);
   const error = await scanRepository(root).then(
@@ -65,17 +81,7 @@ describe('a model repository', () => {
       'triton/1/model.onnx': onnx,
       'triton/config.pbtxt': 'max_batch_size: 16\n',
     });
-    const lines: string[] = [];
-    const stderr = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(
-          ...String(chunk)
-            .split('\n')
-            .filter((line) => line !== ''),
-        );
-        done();
-      },
-    });
+    const { lines, stderr } = logLines();
     const config = resolveOptions(SERVE_OPTIONS, { port: 0, modelRepository: root, adminToken: 't' }, {});
     const server = await startServer(config, stderr);
     try {
@@ -97,17 +103,7 @@ describe('a model repository', () => {
       'm/2/model.onnx': onnx,
       'm/config.json': { max_batch_size: 16, version_policy: { all: true } },
     });
-    const lines: string[] = [];
-    const stderr = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(
-          ...String(chunk)
-            .split('\n')
-            .filter((line) => line !== ''),
-        );
-        done();
-      },
-    });
+    const { lines, stderr } = logLines();
     const config = resolveOptions(
       SERVE_OPTIONS,
       { port: 0, host: '127.0.0.1', modelRepository: root, adminToken: 't', maxQueueSize: 4, batchWindowMs: 0 },

@@ -104,6 +104,11 @@ export class CodeModel {
       throw loadFailed(
         `${path}: itemCost must be a function from an item to its cost, a positive integer (got ${module.itemCost === null ? 'null' : typeof module.itemCost})`,
       );
+    // Its promise would come too late: a cost is needed when the request is queued (item-costs.ts).
+    if (Object.prototype.toString.call(module.itemCost) === '[object AsyncFunction]')
+      throw loadFailed(
+        `${path}: itemCost is an async function; the server costs each item before it queues it and cannot wait: make it synchronous, returning the cost, a positive integer`,
+      );
     const instance = options.instance ?? 0;
     try {
       await module.initialize?.({ instance, version: options.version ?? '1', config: options.config ?? {} });

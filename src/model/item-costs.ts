@@ -27,6 +27,14 @@ export function rowCost(itemCost: (item: unknown, context: ItemCostContext) => u
     } catch (error) {
       throw new BatchlineError('BAD_INPUT', `itemCost threw for this item: ${safeDetail(messageOf(error))}`);
     }
+    if (isPromiseLike(cost)) {
+      // Nothing awaits it: a rejection left unhandled would end the server, so it is let go here.
+      Promise.resolve(cost).catch(() => {});
+      throw new BatchlineError(
+        'BAD_INPUT',
+        'itemCost returned a Promise for this item; return the cost itself, a positive integer: the server costs each item before it queues it, and cannot wait for it',
+      );
+    }
     if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost < 1)
       throw new BatchlineError(
         'BAD_INPUT',
@@ -34,6 +42,10 @@ export function rowCost(itemCost: (item: unknown, context: ItemCostContext) => u
       );
     return cost;
   };
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 function tensorsOf(row: ItemTensors): [Record<string, unknown>, ItemCostContext] {

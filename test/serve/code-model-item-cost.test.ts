@@ -5,6 +5,8 @@
  * integer) refuses that request alone with 400 naming itemCost. Before, serve ignored the export
  * and batched by count.
  */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { codeModelDir } from '../model/code-model-fixtures.js';
@@ -18,6 +20,7 @@ export function itemCost({ text }) {
   if (text === 'throw') throw new Error('no tokenizer for this text');
   if (text === 'half') return 1.5;
   if (text === 'none') return undefined;
+  if (text === 'later') return Promise.reject(new Error('costed later'));
   return text.length;
 }
 export function execute(items) {
@@ -127,6 +130,8 @@ describe('a code model that exports itemCost', () => {
     ['half', 'itemCost returned 1.5 for this item, expected a positive integer'],
     ['none', 'itemCost returned undefined for this item, expected a positive integer'],
     ['', 'itemCost returned 0 for this item, expected a positive integer'],
+    // A Promise, here one that rejects: left unhandled, its rejection ended the server.
+    ['later', 'itemCost returned a Promise for this item; return the cost itself'],
   ])('refuses an item whose cost is %j alone: 400 bad_input naming itemCost', async (text, message) => {
     const [bad, ...good] = await Promise.all([words(text), words('abc'), words('defg')]);
     expect(bad.status).toBe(400);
@@ -168,6 +173,23 @@ describe('a code model that exports itemCost', () => {
     } finally {
       await small.close();
     }
+  });
+
+  it('refuses to load a module whose itemCost is async (422 naming itemCost): a cost is needed before the queue', async () => {
+    const dir = join(server.config.modelRepository!, 'asynccost', '1');
+    await mkdir(dir, { recursive: true });
+    await writeFile(
+      join(dir, 'model.mjs'),
+      WORDS.replace('export function itemCost', 'export async function itemCost'),
+    );
+    const response = await request(`${server.url}/admin/models/asynccost`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ path: 'asynccost/1/model.mjs' }),
+    });
+    const body = (await response.body.json()) as { error: { code: string; message: string } };
+    expect([response.statusCode, body.error.code]).toEqual([422, 'model_load_failed']);
+    expect(body.error.message).toContain('itemCost is an async function');
   });
 
   it.each([

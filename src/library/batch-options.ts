@@ -147,6 +147,12 @@ export function resolveBatchOptions<I>(options: BatchOptions<I>): {
         'INVALID_OPTION',
         `itemCost: got ${described(itemCost)}, expected a function from an item to its cost, a positive integer`,
       );
+    // Its promise would come too late: a call's cost is needed when it is queued.
+    if (Object.prototype.toString.call(itemCost) === '[object AsyncFunction]')
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        'itemCost: got an async function, expected a function from an item to its cost, a positive integer, returned at once (batch() costs each call before it queues it)',
+      );
   }
   const costed = itemCost !== undefined;
   const resolved = resolveCodeOptions(costed ? COSTED_OPTIONS : BATCHING_OPTIONS, rest, RENAMED, ['itemCost']);

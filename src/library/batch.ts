@@ -330,6 +330,18 @@ function costIt<I, O>(pending: PendingCall<I, O>, itemCost: (item: I) => number)
   } catch (error) {
     return { reason: error };
   }
+  if (isThenable(cost)) {
+    // Nothing awaits it: a rejection left unhandled would end the caller's process, so it is let go here.
+    Promise.resolve(cost).catch(() => {});
+    return {
+      reason: publicError(
+        new BatchlineError(
+          'INVALID_OPTION',
+          "itemCost: returned a Promise for a call's item; return the cost itself, a positive integer: batch() costs each call before it queues it, and cannot wait for it",
+        ),
+      ),
+    };
+  }
   if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost < 1)
     return {
       reason: publicError(

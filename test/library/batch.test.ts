@@ -1044,11 +1044,13 @@ describe("batch(): itemCost, batches limited by cost (Ray Serve's batch_size_fn)
     const echo = batch(async (items: string[]) => items, {
       itemCost: (item) => {
         if (item === 'throws') throw new Unpriced(item);
+        // A Promise, one that rejects: left unhandled, its rejection ended the caller's process.
+        if (item === 'later') return Promise.reject(new Unpriced(item)) as never;
         return (costs.get(item) ?? 1) as number;
       },
     });
     const answers = await Promise.allSettled(
-      ['a', 'zero', 'half', 'nan', 'text', 'throws', 'b'].map((item) => echo(item)),
+      ['a', 'zero', 'half', 'nan', 'text', 'throws', 'later', 'b'].map((item) => echo(item)),
     );
     expect(answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : answer.reason.message))).toEqual([
       'a',
@@ -1057,6 +1059,7 @@ describe("batch(): itemCost, batches limited by cost (Ray Serve's batch_size_fn)
       "invalid option itemCost: returned NaN for a call's item, expected a positive integer (its cost, which maxBatchSize limits a batch's sum of)",
       "invalid option itemCost: returned '3' (a string) for a call's item, expected a positive integer (its cost, which maxBatchSize limits a batch's sum of)",
       'throws',
+      "invalid option itemCost: returned a Promise for a call's item; return the cost itself, a positive integer: batch() costs each call before it queues it, and cannot wait for it",
       'b',
     ]);
     expect((answers[1] as PromiseRejectedResult).reason).toBeInstanceOf(InvalidOptionError);
@@ -1083,6 +1086,10 @@ describe("batch(): itemCost, batches limited by cost (Ray Serve's batch_size_fn)
     [
       { itemCost: 5 },
       /^invalid option itemCost: got 5 \(a number\), expected a function from an item to its cost, a positive integer$/,
+    ],
+    [
+      { itemCost: async (n: number) => n },
+      /^invalid option itemCost: got an async function, expected a function from an item to its cost, a positive integer, returned at once \(batch\(\) costs each call before it queues it\)$/,
     ],
     [
       { itemCost: (n: number) => n, batchPolicy: 'adaptive' },

@@ -31,10 +31,13 @@ export class JsonNumbers {
 }
 
 /**
- * A value from a request as JSON writes it (a JsonNumbers as its numbers, not its fields), at
+ * A value from a request as JSON writes it (a JsonNumbers, at any depth, as its numbers, not its fields), at
  * most 64 characters: for an error that quotes what it got.
  */
 export function asJsonText(value: unknown): string {
-  const text = JSON.stringify(value instanceof JsonNumbers ? value.toNested() : value) ?? String(value);
+  // Nested too: a list of numbers inside an object (`{"x": [1, 2]}`) is a JsonNumbers as well.
+  const text =
+    JSON.stringify(value, (_key, nested) => (nested instanceof JsonNumbers ? nested.toNested() : nested)) ??
+    String(value);
   return clipped(text);
 }

@@ -276,6 +276,15 @@ describe('refusals, in the V1 error shape', () => {
     ['neither form', 'half_plus_three', { instance: [1] }, 400, 'bad_input', /neither "instances" nor "inputs"/],
     ['no instance', 'half_plus_three', { instances: [] }, 400, 'bad_input', /"instances" is empty/],
     ['instances that are no list', 'half_plus_three', { instances: 1 }, 400, 'bad_input', /"instances" must be a list/],
+    // Quoted as sent: the numbers' list was quoted as the body reader holds it ({"values":{"0":1},"shape":[1]}).
+    [
+      'instances as an object of lists',
+      'half_plus_three',
+      { instances: { x: [1, 2] } },
+      400,
+      'bad_input',
+      /"instances" must be a list of items, got \{"x":\[1,2\]\}$/,
+    ],
     ['a bad JSON body', 'half_plus_three', '{"instances": [1,', 400, 'bad_json', /JSON/],
     [
       'a missing input',

@@ -3,6 +3,7 @@ import { BatchlineError } from '../errors.js';
 import { classify } from './classify.js';
 import { BATCHLINE_JSON } from './json-protocol.js';
 import { OIP_ERRORS } from './oip-protocol.js';
+import { V1_ERRORS } from './v1-protocol.js';
 import type { Encoded, ErrorFormat } from './protocol.js';
 import { type AnswerCounters, countError, type ErrorStage } from './answer-counters.js';
 
@@ -147,13 +148,21 @@ const PLAIN_ANSWERS = new RouteAnswers(() => BATCHLINE_JSON);
 const OIP_PLAIN_ANSWERS = new RouteAnswers(() => OIP_ERRORS);
 
 /**
+ * TF Serving's `{"error": message}`, nothing counted: a `/v1/models/{m}[/versions/{v}]:verb` no
+ * route took (`:foo`), which a V1 client reads as it reads `:classify`'s 404.
+ */
+const V1_PLAIN_ANSWERS = new RouteAnswers(() => V1_ERRORS);
+const V1_VERB_PATH = /^\/v1\/models\/[^/?]+(\/versions\/[^/?]+)?:[^/?]*(\?|$)/;
+
+/**
  * The answering object of `request`'s route; without one (a path no route takes, or one Fastify
  * cannot decode), the protocol's of its path: a /v2 client reads `{"error": message}` only.
  */
 export function answersOf(request: FastifyRequest): RouteAnswers {
   const routed = (request.routeOptions.config as { answers?: RouteAnswers } | undefined)?.answers;
   if (routed !== undefined) return routed;
-  return request.url.startsWith('/v2/') || request.url === '/v2' ? OIP_PLAIN_ANSWERS : PLAIN_ANSWERS;
+  if (request.url.startsWith('/v2/') || request.url === '/v2') return OIP_PLAIN_ANSWERS;
+  return V1_VERB_PATH.test(request.url) ? V1_PLAIN_ANSWERS : PLAIN_ANSWERS;
 }
 
 /** The answer of a request that is not inference: batchline's JSON, nothing counted. */

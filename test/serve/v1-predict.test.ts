@@ -309,6 +309,17 @@ describe('refusals, in the V1 error shape', () => {
     expect([version.status, version.json.code]).toStrictEqual([404, 'model_not_found']);
   });
 
+  it('answers a verb no route takes 404 in the V1 shape too (it was batchline\'s {"error": {"code", "message"}})', async () => {
+    for (const path of ['signals:foo', 'signals:', 'signals/versions/1:foo', 'signals:predict:predict']) {
+      const answer = await call(`${server.url}/v1/models/${path}`, { instances: [] });
+      expect([answer.status, answer.json.code]).toStrictEqual([404, 'not_found']);
+      expect(answer.json.error).toBe(`not found: POST /v1/models/${path}`);
+    }
+    // Batchline's own /v1 routes keep batchline's shape.
+    const other = await call(`${server.url}/v1/nosuch`, {});
+    expect([other.status, other.json.error.code]).toStrictEqual([404, 'not_found']);
+  });
+
   it('refuses a full queue 429 with Retry-After, all instances of a request together, and a passed deadline 504', async () => {
     const slow = await startTestServer({ maxBatchSize: 1, maxQueueSize: 2, batchWindowMs: 0, modelLatencyMs: 300 });
     try {

@@ -19,7 +19,7 @@ import { servesRepositoryExtension } from './oip-not-served.js';
 import { registerRepositoryRoutes } from './repository-routes.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import { parseVersion } from './target.js';
-import { optionSourcesOf, registrationWarnings } from './version-log.js';
+import { optionSourcesOf, REGISTRATION_BODY, registrationWarnings } from './version-log.js';
 
 /** The fields of a registration besides the model's options. */
 const REGISTRATION_FIELDS = ['version', 'path', 'module', 'function', 'wait', 'parameters', 'label_filename'] as const;
@@ -178,7 +178,7 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
           )?.[0];
         const optionSources = {
           ...optionSourcesOf(fromRepository.options, join(repository, name, 'config.json'), snakeCase),
-          ...optionSourcesOf(own.options, "the registration's body", (key) => middlewareName(key) ?? snakeCase(key)),
+          ...optionSourcesOf(own.options, REGISTRATION_BODY, (key) => middlewareName(key) ?? snakeCase(key)),
         };
         // The request's parameters over the config.json's, each by its name, as the options are.
         const parameters = { ...fromRepository.parameters, ...own.parameters };

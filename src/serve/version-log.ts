@@ -23,6 +23,9 @@ export type OptionSources = Partial<
   Record<keyof ModelVersionConfig, { readonly name: string; readonly source: string }>
 >;
 
+/** The source of a registration's own options, as its warnings name it. */
+export const REGISTRATION_BODY = "the registration's body";
+
 /** What a version's log line reads of it (a `ModelVersion`, without importing it). */
 export interface LoggedVersion {
   readonly name: string;

@@ -14,6 +14,7 @@ import { MAX_SERVED_BATCH_COST, SERVE_OPTIONS } from '../../src/options/serve.js
 import { isStatsAnswer } from '../../src/stats-contract/is-server-stats.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { startupVersions } from '../../src/serve/startup.js';
+import { versionWarningLines } from '../../src/serve/version-log.js';
 import { codeModelDir } from '../model/code-model-fixtures.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
@@ -147,5 +148,23 @@ describe('max_batch_size of a costed version', () => {
       },
     ]);
     expect(server.runtime.registry.resolve('words', 7)).toBeUndefined();
+  });
+});
+
+describe('the warnings of a costed version', () => {
+  it('leave out queue_below_batch: its queue counts requests, its max_batch_size a cost', async () => {
+    const repository = await codeModelDir({ 'costed/1/model.mjs': COSTED, 'counted/1/model.mjs': COUNTED });
+    server = await startTestServer({ modelRepository: repository, adminToken: TOKEN });
+    const settings = { max_batch_size: 512, max_queue_size: 16 };
+    const costed = await register({ module: 'costed/1/model.mjs', version: 2, ...settings }, 'costed');
+    expect([costed.status, costed.json.warnings]).toEqual([201, []]);
+    expect(versionWarningLines(server.runtime.registry.resolve('costed', 2)!)).toEqual([]);
+    // The same settings for a model that counts items: warned of, in the answer and the log.
+    const counted = await register({ module: 'counted/1/model.mjs', version: 2, ...settings }, 'counted');
+    expect(counted.json.warnings.map((w: { code: string }) => w.code)).toEqual(['queue_below_batch']);
+    expect(versionWarningLines(server.runtime.registry.resolve('counted', 2)!)).toHaveLength(1);
+    // "wait": false answers before the load, which alone says whether the model is costed: left to the log.
+    const early = await register({ module: 'costed/1/model.mjs', version: 3, wait: false, ...settings }, 'costed');
+    expect([early.status, early.json.warnings]).toEqual([202, []]);
   });
 });

@@ -259,7 +259,7 @@ export class ModelVersion implements AnswerCounters {
       version: String(this.version),
     });
     // Triton's view of the answers' times is Prometheus' record of them, not a second sum.
-    this.statistics = new InferenceStatistics(this.config.maxBatchSize, this.metrics.histograms.requestDuration);
+    this.statistics = new InferenceStatistics(this.metrics.histograms.requestDuration);
     batcher.addObserver(this.statistics);
     // Deregistered while it loaded: it stays draining, and its remover closes it.
     if (this.stateNow === 'loading') this.setState('ready');

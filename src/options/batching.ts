@@ -42,6 +42,9 @@ export const INLINE_MAILBOX_OPTION = {
     'an inline onnxruntime model takes up to this many more full batches of the highest priority level while it runs one (0 = none); they run back to back in one turn of the event loop and their answers are written after the last; each batch counts as waiting (queue depth and bound) until it starts; off with --model-latency-ms, whose pretend accelerator runs one batch at a time',
 } as const satisfies OptionSpec;
 
+/** The largest batch of items (`maxBatchSize` counting items); a limit of costs (`itemCost`) goes past it. */
+export const MAX_ITEM_BATCH_SIZE = 4096;
+
 /**
  * The batching options, shared by `serve` and `simulate` so both take the same names, env
  * variables and defaults, and a simulation of a serve's flags is a simulation of that serve.
@@ -53,7 +56,7 @@ export const BATCHING_OPTIONS = {
     env: 'MAX_BATCH_SIZE',
     default: 8,
     min: 1,
-    max: 4096,
+    max: MAX_ITEM_BATCH_SIZE,
     description: 'largest batch handed to the model',
   },
   batchWindowMs: {

@@ -107,7 +107,7 @@ export function typeExpected(spec: OptionSpec, value: unknown): string | undefin
       case 'number':
         return typeof value === 'number'
           ? undefined
-          : `${spec.kind === 'int' ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}`;
+          : (spec.allowed ?? `${spec.kind === 'int' ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}`);
       case 'duration':
       case 'affine':
         return typeof value === 'number' || typeof value === 'string'

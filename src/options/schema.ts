@@ -36,6 +36,8 @@ export interface NumberOptionSpec extends BaseSpec {
   max: number;
   /** Also takes a count as wrk writes it: `2k` (2,000), `1.5M`, `1G` (powers of 1,000). */
   metricSuffix?: true;
+  /** What a refusal says is allowed, when the range holds in part only in one case (serve's max_batch_size past 4096). */
+  allowed?: string;
 }
 /** A duration written `250ms`, `10s`, `1m30s` or a bare number (seconds unless `bareUnit`); resolved to ms. */
 export interface DurationOptionSpec extends BaseSpec {
@@ -240,7 +242,10 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
         parsed > spec.max
       ) {
         const suffixes = spec.metricSuffix === true ? ' (2k = 2000, 1M = 1000000)' : '';
-        throw invalid(text, `${wantsInt ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}${suffixes}`);
+        throw invalid(
+          text,
+          spec.allowed ?? `${wantsInt ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}${suffixes}`,
+        );
       }
       return parsed;
     }

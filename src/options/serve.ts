@@ -1,4 +1,4 @@
-import { BATCHING_OPTIONS, INLINE_MAILBOX_OPTION, PIPELINE_OPTION } from './batching.js';
+import { BATCHING_OPTIONS, INLINE_MAILBOX_OPTION, MAX_ITEM_BATCH_SIZE, PIPELINE_OPTION } from './batching.js';
 import type { OptionSchema, OptionValues } from './schema.js';
 
 /** Batch sizes of a warmup: whole numbers from 1, as an array (`[1, 8]`) or its short form's parts. */
@@ -15,12 +15,28 @@ export const EXECUTION_PROVIDERS = ['cpu', 'cuda', 'tensorrt', 'webgpu', 'dml', 
 export type ExecutionProvider = (typeof EXECUTION_PROVIDERS)[number];
 
 /**
+ * The largest max_batch_size of a served version whose code model exports `itemCost`: a limit of
+ * cost (a text's tokens), which each item's cost of at least 1 makes a bound of its items too. Not
+ * batch()'s 10⁹: /v1/stats' readers (watch, bench and its report) draw a row or a point per batch
+ * size up to a version's max_batch_size, and take a server's figure up to 65536 only
+ * (stats-contract/is-server-stats.ts). A version that counts items is held to 4096 once the load
+ * says which it is (serve/item-batch-size.ts).
+ */
+export const MAX_SERVED_BATCH_COST = 65_536;
+
+/**
  * The options one model version may set for itself: the batching options and how its model
  * runs. On the command line they are the server's defaults; a model's `config.json` in a
  * repository takes the same options in snake_case (`max_batch_size`), with the same ranges.
  */
 export const MODEL_VERSION_OPTIONS = {
   ...BATCHING_OPTIONS,
+  maxBatchSize: {
+    ...BATCHING_OPTIONS.maxBatchSize,
+    max: MAX_SERVED_BATCH_COST,
+    allowed: `an integer from 1 to ${MAX_ITEM_BATCH_SIZE}, or to ${MAX_SERVED_BATCH_COST} for a code model that exports itemCost`,
+    description: `largest batch handed to the model: its items, up to ${MAX_ITEM_BATCH_SIZE}; for a code model that exports itemCost, the sum of their costs`,
+  },
   modelLatencyMs: {
     kind: 'affine',
     flag: 'model-latency-ms',

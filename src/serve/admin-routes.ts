@@ -19,7 +19,7 @@ import { servesRepositoryExtension } from './oip-not-served.js';
 import { registerRepositoryRoutes } from './repository-routes.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import { parseVersion } from './target.js';
-import { optionSourcesOf, registrationWarnings } from './version-log.js';
+import { optionSourcesOf, REGISTRATION_BODY, registrationWarnings } from './version-log.js';
 
 /** The fields of a registration besides the model's options. */
 const REGISTRATION_FIELDS = ['version', 'path', 'module', 'function', 'wait', 'parameters', 'label_filename'] as const;
@@ -178,7 +178,7 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
           )?.[0];
         const optionSources = {
           ...optionSourcesOf(fromRepository.options, join(repository, name, 'config.json'), snakeCase),
-          ...optionSourcesOf(own.options, "the registration's body", (key) => middlewareName(key) ?? snakeCase(key)),
+          ...optionSourcesOf(own.options, REGISTRATION_BODY, (key) => middlewareName(key) ?? snakeCase(key)),
         };
         // The request's parameters over the config.json's, each by its name, as the options are.
         const parameters = { ...fromRepository.parameters, ...own.parameters };
@@ -207,9 +207,14 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
           },
           wait,
         );
-        // What the log warns of, for a caller that never reads it; decided by the options alone, so
-        // known before the load. Always there, empty when nothing is wrong: a script reads one shape.
-        const warnings = registrationWarnings(registered, repository);
+        // What the log warns of, for a caller that never reads it. Always there, empty when nothing
+        // is wrong: a script reads one shape. Decided by the options, and by whether the model
+        // batches by cost (itemCost), which only its load says: before it ("wait": false), a code
+        // model's queue_below_batch is left to the log's line, said once it has loaded.
+        const undecided = registered.state === 'loading' && isCodeModelPath(path);
+        const warnings = registrationWarnings(registered, repository).filter(
+          (warning) => !(undecided && warning.code === 'queue_below_batch'),
+        );
         if (!wait) {
           reply.header('location', `/v1/models/${name}/versions/${version}`);
           return json(reply, 202, { name, version, state: registered.status.state, warnings });

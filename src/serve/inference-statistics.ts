@@ -47,18 +47,17 @@ export class InferenceStatistics<I, O> implements BatcherObserver<I, O> {
   private failMs = 0;
   private executions = 0;
   private lastExecutionEpochMs = 0;
-  /** Index n: runs of n items (a run is never above the version's --max-batch-size). */
-  private readonly runs: Float64Array;
-  private readonly runMs: Float64Array;
+  /**
+   * Index n: runs of n items, grown to the largest run that came. Not sized by max_batch_size: a
+   * costed version's (itemCost) is a cost, up to 65536, where its runs hold a few items each.
+   */
+  private readonly runs: number[] = [0];
+  private readonly runMs: number[] = [0];
 
   constructor(
-    maxBatchSize: number,
     /** Every `ok` item's time from arrival to answer, in seconds, as another observer of the same batcher records it. */
     private readonly answered: AnswerTimes,
-  ) {
-    this.runs = new Float64Array(maxBatchSize + 1);
-    this.runMs = new Float64Array(maxBatchSize + 1);
-  }
+  ) {}
 
   batchAnswered(batch: Batch<I, O>, nowMs: number): void {
     this.computeMs += batch.requests.length * (nowMs - batch.startedAtMs);
@@ -93,7 +92,10 @@ export class InferenceStatistics<I, O> implements BatcherObserver<I, O> {
     this.executions++;
     // The wall clock, as Triton's: the batcher's clock counts from no fixed instant.
     this.lastExecutionEpochMs = Date.now();
-    if (size >= this.runs.length) return;
+    while (this.runs.length <= size) {
+      this.runs.push(0);
+      this.runMs.push(0);
+    }
     this.runs[size]!++;
     this.runMs[size]! += nowMs - startedAtMs;
   }

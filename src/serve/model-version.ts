@@ -16,6 +16,7 @@ import { InferenceStatistics } from './inference-statistics.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
 import { readModelLatencyProfile } from './model-config.js';
 import { warmUp } from './warmup.js';
+import { itemBatchSizeRefusal } from './item-batch-size.js';
 import { breakerEventLine, instanceEventLine, type OptionSources } from './version-log.js';
 import type { ModelVersionState, ModelVersionStats } from '../stats-contract/server-stats.js';
 
@@ -171,12 +172,17 @@ export class ModelVersion implements AnswerCounters {
         ...(this.deps.labelsPath === undefined ? {} : { labelsPath: this.deps.labelsPath }),
         loadSignal: this.stopLoading.signal,
       });
-      if (model.itemCost !== undefined) {
-        const refusal = costedBatchingRefusal(c);
-        if (refusal !== undefined) {
-          await model.close();
-          throw new BatchlineError('MODEL_LOAD_FAILED', refusal);
-        }
+      // Only the loaded module says whether the version batches by cost, and so which settings it takes.
+      const costed = costedBatchingRefusal(c);
+      const refusal =
+        model.itemCost === undefined
+          ? itemBatchSizeRefusal(c, this.optionSources)
+          : costed === undefined
+            ? undefined
+            : new BatchlineError('MODEL_LOAD_FAILED', costed);
+      if (refusal !== undefined) {
+        await model.close();
+        throw refusal;
       }
       if (c.warmupBatchSizes !== undefined) {
         // Not ready (nor admitting) until every instance has run its warmup batches.
@@ -253,7 +259,7 @@ export class ModelVersion implements AnswerCounters {
       version: String(this.version),
     });
     // Triton's view of the answers' times is Prometheus' record of them, not a second sum.
-    this.statistics = new InferenceStatistics(this.config.maxBatchSize, this.metrics.histograms.requestDuration);
+    this.statistics = new InferenceStatistics(this.metrics.histograms.requestDuration);
     batcher.addObserver(this.statistics);
     // Deregistered while it loaded: it stays draining, and its remover closes it.
     if (this.stateNow === 'loading') this.setState('ready');

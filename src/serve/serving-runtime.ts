@@ -21,6 +21,7 @@ import {
 import { HeldRefusals } from './retry-hold.js';
 import { ConnectionRefusals, type Listener } from './connection-refusals.js';
 import { Targets } from './target.js';
+import { uncostableBatchSizeRefusal } from './item-batch-size.js';
 import { versionKey, versionLine, versionWarningLines } from './version-log.js';
 
 /**
@@ -118,6 +119,9 @@ export class ServingRuntime {
 
   /** A new version in the registry, loading (VERSION_EXISTS if it is there already). */
   createVersion(spec: StartupVersion): ModelVersion {
+    // A registration's (or Triton's load's) ONNX file is refused as at start-up, before it loads.
+    const refusal = uncostableBatchSizeRefusal(spec);
+    if (refusal !== undefined) throw refusal;
     const version = new ModelVersion(
       spec.name,
       spec.version,

@@ -3,6 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { BatchlineError } from '../errors.js';
 import type { ModelVersionConfig, ServeConfig } from '../options/serve.js';
 import { TOY_MODEL_VERSION } from '../model/toy-model.js';
+import { uncostableBatchSizeRefusal } from './item-batch-size.js';
 import { effectiveConfig, snakeCase } from './model-config.js';
 import { type OptionSources, optionSourcesOf } from './version-log.js';
 import { MODEL_NAME_PATTERN, scanRepository, unreadTritonConfigWarning } from './repository.js';
@@ -82,6 +83,11 @@ export async function startupVersions(
     }
     if (config.model !== undefined) await checkModelFile(config.model);
     versions = [{ name, version: layout?.version ?? 1, path: config.model, config: effectiveConfig(config, {}) }];
+  }
+  // An ONNX file's (or the embedded model's) batch of more than 4096 items, refused before the server listens.
+  for (const version of versions) {
+    const refusal = uncostableBatchSizeRefusal(version);
+    if (refusal !== undefined) throw refusal;
   }
   const names = [...new Set(versions.map((version) => version.name))];
   if (config.defaultModel !== undefined && !names.includes(config.defaultModel)) {

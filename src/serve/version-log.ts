@@ -23,6 +23,9 @@ export type OptionSources = Partial<
   Record<keyof ModelVersionConfig, { readonly name: string; readonly source: string }>
 >;
 
+/** The source of a registration's own options, as its warnings name it. */
+export const REGISTRATION_BODY = "the registration's body";
+
 /** What a version's log line reads of it (a `ModelVersion`, without importing it). */
 export interface LoggedVersion {
   readonly name: string;
@@ -67,8 +70,15 @@ export function versionWarningLines(version: WarnedVersion): string[] {
   return versionsWarningLines([version]).get(version) ?? [];
 }
 
-/** What the warnings read of a version. */
-type WarnedVersion = Pick<LoggedVersion, 'name' | 'version' | 'config'> & { readonly optionSources?: OptionSources };
+/**
+ * What the warnings read of a version: its model once loaded, which says whether it batches by
+ * cost (`itemCost`), when its max_batch_size is a cost that its queue's bound, a count of requests,
+ * does not compare with.
+ */
+type WarnedVersion = Pick<LoggedVersion, 'name' | 'version' | 'config'> & {
+  readonly optionSources?: OptionSources;
+  readonly model?: { readonly itemCost?: unknown } | undefined;
+};
 
 /**
  * The warnings of versions loaded together, each to be logged under the line of the version it is
@@ -126,7 +136,13 @@ export function registrationWarnings(version: WarnedVersion, repository: string)
     };
   const given = givenOptions(version.config);
   return warningsOf(
-    { name: version.name, version: version.version, config: version.config, optionSources: sources },
+    {
+      name: version.name,
+      version: version.version,
+      config: version.config,
+      optionSources: sources,
+      model: version.model,
+    },
     (key) => sources[key]?.name ?? (given.has(key) ? undefined : snakeCase(key)),
   );
 }
@@ -139,7 +155,8 @@ function warningsOf(
   version: WarnedVersion,
   nameOf: (key: QueueWarningOption) => string | undefined = (key) => version.optionSources?.[key]?.name,
 ): VersionWarning[] {
-  return batchingWarnings(version.config, givenOptions(version.config), nameOf).map(({ warning, message }) => ({
+  const config = version.model?.itemCost === undefined ? version.config : { ...version.config, itemCosts: true };
+  return batchingWarnings(config, givenOptions(version.config), nameOf).map(({ warning, message }) => ({
     code: warning,
     message: withSources(message, version.optionSources ?? {}),
   }));

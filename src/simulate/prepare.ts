@@ -1,7 +1,7 @@
 import type { BatchingConfig } from '../core/create-batcher.js';
 import { SeededRandom } from '../core/rng.js';
 import { BatchlineError } from '../errors.js';
-import { batchingConfigOf, deadlineWithinWindow, queueBelowBatchSize, queueHolds } from '../options/batching.js';
+import { batchingConfigOf, batchingWarnings, queueHolds } from '../options/batching.js';
 import { parseDurationMs } from '../options/schema.js';
 import type { SimulateOptions } from '../options/simulate.js';
 import { readArrivalRecords } from './arrivals-file.js';
@@ -209,10 +209,10 @@ export function prepareRun(
     capacityRps: path?.capacityRps ?? capacityRps(batching, model, fullBatchExtraMs),
     capacityBasis: path?.capacityBasis ?? capacityBasis(batching),
     costs,
-    // serve prints these under a version's line; simulate ran such configurations without a word.
+    // serve's list, in its order, as it prints them under a version's line (a target given to the
+    // fixed policy too: simulate left that one out); then what only a profile can tell.
     warnings: [
-      queueBelowBatchSize(batching),
-      deadlineWithinWindow(batching),
+      ...batchingWarnings(batching, given).map(({ message }) => message),
       unmeasuredBatches(inputs.profile, reachableBatch(batching)),
     ].filter((w) => w !== undefined),
   };

@@ -4,7 +4,8 @@ import type { ModelVersionStats, ServerStats, ServerStatsWithoutModel, StatsAnsw
  * Bounds of the numbers a dashboard draws with. Some are loop bounds (a histogram of batch
  * sizes has a row per size): `"maxBatchSize": 1e309` in a server's answer reads as Infinity
  * and would loop `batchline watch` at 100 % CPU, deaf to Ctrl-C. The bounds are
- * wide of what serve allows (--max-batch-size ≤ 4096, --instances ≤ 256).
+ * wide of what serve allows (--instances ≤ 256), or at it: --max-batch-size ≤ 4096 items, or 65536
+ * for a code model's itemCost (MAX_SERVED_BATCH_COST in options/serve.ts, held to this bound).
  */
 const MAX_BATCH_SIZE = 65_536;
 const MAX_INSTANCES = 4096;

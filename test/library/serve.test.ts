@@ -74,7 +74,7 @@ describe('serve()', () => {
       /^invalid option logRequests: got 'yes' \(a string\), expected true or false$/,
     );
     await expect(serve({ maxBatchSize: '8' } as never)).rejects.toThrow(
-      /^invalid option maxBatchSize: got '8' \(a string\), expected an integer from 1 to 4096$/,
+      /^invalid option maxBatchSize: got '8' \(a string\), expected an integer from 1 to 4096, or to 65536 for a code model that exports itemCost$/,
     );
     await expect(serve({ host: 5 } as never)).rejects.toThrow(InvalidOptionError);
     await expect(serve({ modelDir: 'x' } as never)).rejects.toThrow(/modelDir: not an option; the options are host/);

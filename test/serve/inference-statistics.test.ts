@@ -10,7 +10,7 @@ import { FaultyExecutor, makePolicyBatcher } from '../core/policy-harness.js';
 /** Triton's statistics of `batcher` beside its Prometheus metrics, whose record of the answers' times they read, as a version has them. */
 function observe(batcher: Batcher<number, number>) {
   const metrics = new ServeMetrics(() => []).forVersion(batcher, 8, { model: 'm', version: '1' });
-  const statistics = new InferenceStatistics<number, number>(8, metrics.histograms.requestDuration);
+  const statistics = new InferenceStatistics<number, number>(metrics.histograms.requestDuration);
   batcher.addObserver(statistics);
   return { statistics, answered: metrics.histograms.requestDuration };
 }
@@ -72,8 +72,21 @@ describe("a model version's statistics (Triton's statistics extension), on a vir
     });
   });
 
+  it('counts runs by the sizes that come, sized by none of max_batch_size (a costed version takes 65536)', () => {
+    const statistics = new InferenceStatistics<number, number>({ count: 0, sum: 0 });
+    const run = (size: number, startedAtMs: number, endedAtMs: number) =>
+      statistics.batchFinished({ requests: new Array(size), startedAtMs } as never, endedAtMs, undefined);
+    run(3, 0, 10);
+    run(6000, 10, 30);
+    run(3, 30, 35);
+    expect(statistics.totals().runsBySize).toEqual([
+      { size: 3, count: 2, ms: 15 },
+      { size: 6000, count: 1, ms: 20 },
+    ]);
+  });
+
   it('a version that has answered nothing: zeros, and no last execution', () => {
-    expect(new InferenceStatistics(4, { count: 0, sum: 0 }).totals()).toEqual({
+    expect(new InferenceStatistics({ count: 0, sum: 0 }).totals()).toEqual({
       success: { count: 0, ms: 0 },
       fail: { count: 0, ms: 0 },
       queueMs: 0,

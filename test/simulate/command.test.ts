@@ -284,6 +284,32 @@ describe('batchline simulate', () => {
     );
   });
 
+  it("warns of a target latency given to the fixed policy, as serve does, in serve's order", async () => {
+    // simulate called two of serve's three checks itself, and ran such a target without a word.
+    const text = await run({ targetLatencyMs: 30, requests: 200 });
+    expect(text).toMatch(
+      /^warning {5}--target-latency-ms \(30 ms\) is read by --batch-policy adaptive and aimd only, and --batch-policy is fixed \(the default\): batches take --max-batch-size and --batch-window-ms as given/m,
+    );
+    expect(
+      JSON.parse(await run({ targetLatencyMs: 30, batchPolicy: 'aimd', requests: 200, json: '-' })).warnings,
+    ).toEqual([]);
+    const all = JSON.parse(
+      await run({
+        targetLatencyMs: 30,
+        maxQueueSize: 4,
+        requestTimeoutMs: 5,
+        batchWindowMs: 10,
+        requests: 100,
+        json: '-',
+      }),
+    ).warnings;
+    expect(all).toEqual([
+      expect.stringMatching(/^--max-queue-size \(4\) is below/),
+      expect.stringMatching(/^--request-timeout-ms \(5 ms\) is not longer than/),
+      expect.stringMatching(/^--target-latency-ms \(30 ms\) is read by/),
+    ]);
+  });
+
   it('prints no latency for a run that answered nothing, where it printed 0.000 ms', async () => {
     const text = await run({ requestTimeoutMs: 5, batchWindowMs: 10, requests: 200 });
     expect(text).toMatch(/completed 0 · expired 200/);

@@ -1,0 +1,38 @@
+import { BatchlineError } from '../errors.js';
+import { isCodeModelPath } from '../model/code-model.js';
+import { MAX_ITEM_BATCH_SIZE } from '../options/batching.js';
+import type { ModelVersionConfig } from '../options/serve.js';
+import { REGISTRATION_BODY, type OptionSources } from './version-log.js';
+
+/**
+ * A version that counts items takes max_batch_size up to 4096; only a code model that exports
+ * `itemCost` takes more (a limit of cost, to MAX_SERVED_BATCH_COST). The options' range is the
+ * costed one, since only the loaded module says which a version is: this holds the rest to 4096,
+ * with the refusal the range gave before, named where the value was written (a config.json's
+ * field, a registration's, else the flag). Undefined when within it.
+ */
+export function itemBatchSizeRefusal(
+  config: Pick<ModelVersionConfig, 'maxBatchSize'>,
+  sources: OptionSources | undefined,
+): BatchlineError | undefined {
+  const size = config.maxBatchSize;
+  if (size <= MAX_ITEM_BATCH_SIZE) return undefined;
+  const allowed = `expected an integer from 1 to ${MAX_ITEM_BATCH_SIZE}`;
+  const written = sources?.maxBatchSize;
+  if (written === undefined) return new BatchlineError('INVALID_OPTION', `--max-batch-size: got '${size}', ${allowed}`);
+  // The body is named as its parse names it ("request body"), its warnings as the registration's.
+  const where = written.source === REGISTRATION_BODY ? 'request body' : written.source;
+  return new BatchlineError('INVALID_MODEL_CONFIG', `${where}: ${written.name}: got ${size}, ${allowed}`);
+}
+
+/**
+ * The refusal before the load, for a version that cannot export itemCost: an ONNX file or the
+ * embedded model is refused as before, before anything loads. A code model waits for its load.
+ */
+export function uncostableBatchSizeRefusal(spec: {
+  readonly path: string | undefined;
+  readonly config: Pick<ModelVersionConfig, 'maxBatchSize'>;
+  readonly optionSources?: OptionSources | undefined;
+}): BatchlineError | undefined {
+  return isCodeModelPath(spec.path) ? undefined : itemBatchSizeRefusal(spec.config, spec.optionSources);
+}

@@ -104,6 +104,8 @@ export function admitRows(
   schedule: RequestSchedule,
   context: AdmissionContext,
   settle: (settlement: Settlement, request: ModelRequest) => void,
+  /** How the request's protocol names its row `index` in a refusal (V1's `instances[1]`). */
+  rowName: (index: number) => string = (index) => `row ${index}`,
 ): readonly ModelRequest[] | BatchlineError {
   const batcher = version.batcher;
   // Counted as one request until it is settled, whatever its rows (the drain's log line).
@@ -121,7 +123,7 @@ export function admitRows(
   const itemCost = version.model.itemCost;
   let costs: number[] | undefined;
   if (itemCost !== undefined) {
-    const found = costsOf(rows, itemCost);
+    const found = costsOf(rows, itemCost, rowName);
     if (found instanceof BatchlineError) return found;
     costs = found;
   }
@@ -177,15 +179,19 @@ export function admitRows(
   return tracked(requests);
 }
 
-/** Each row's cost by the model's `itemCost`, or the BAD_INPUT of the first row it refuses (named by its place when there are several). */
-function costsOf(rows: readonly ItemTensors[], itemCost: RowCost): number[] | BatchlineError {
+/** Each row's cost by the model's `itemCost`, or the BAD_INPUT of the first row it refuses (named as its protocol names rows when there are several). */
+function costsOf(
+  rows: readonly ItemTensors[],
+  itemCost: RowCost,
+  rowName: (index: number) => string,
+): number[] | BatchlineError {
   const costs = new Array<number>(rows.length);
   for (let i = 0; i < rows.length; i++) {
     try {
       costs[i] = itemCost(rows[i]!);
     } catch (error) {
       if (!(error instanceof BatchlineError)) throw error;
-      return rows.length === 1 ? error : new BatchlineError('BAD_INPUT', `row ${i}: ${error.detail}`);
+      return rows.length === 1 ? error : new BatchlineError('BAD_INPUT', `${rowName(i)}: ${error.detail}`);
     }
   }
   return costs;

@@ -4,6 +4,8 @@ import { MAX_STATS_BYTES, readBoundedText } from '../stats-contract/stats-poller
 
 /** The input the embedded toy model (toy-logistic-v1) takes: three features. */
 export const TOY_MODEL_BODY = '{"inputs":[0.2,1.5,-0.3]}';
+/** The same input as KServe V1's (TF Serving's) predict request: one instance. */
+export const TOY_MODEL_INSTANCES_BODY = '{"instances":[[0.2,1.5,-0.3]]}';
 /** The same input as the Open Inference Protocol's request (`POST /v2/models/toy-logistic-v1/infer`). */
 export const TOY_MODEL_OIP_BODY =
   '{"inputs":[{"name":"features","shape":[1,3],"datatype":"FP32","data":[0.2,1.5,-0.3]}]}';
@@ -11,11 +13,12 @@ const TOY_MODEL_VERSION = 'toy-logistic-v1';
 
 /**
  * An inference route of a batchline server: `/v1/infer` and `/models/{name}/predict` take its
- * own JSON (`{"inputs": …}`), `/v2/models/{name}[/versions/{v}]/infer` the Open Inference
+ * own JSON (`{"inputs": …}`), `/v1/models/{name}[/versions/{v}]:predict` KServe V1's (TF
+ * Serving's) `{"instances": […]}`, `/v2/models/{name}[/versions/{v}]/infer` the Open Inference
  * Protocol's request. `version` null when the URL names none.
  */
 export interface InferRoute {
-  protocol: 'v1' | 'oip';
+  protocol: 'v1' | 'kserve-v1' | 'oip';
   model?: string;
   version: string | null;
 }
@@ -26,6 +29,14 @@ export function inferRouteOf(url: URL): InferRoute | undefined {
   const predict = /^\/models\/([^/]+)\/predict$/.exec(path);
   if (predict !== null)
     return { protocol: 'v1', model: percentDecoded(predict[1]!), version: url.searchParams.get('version') };
+  // The colon may come percent-encoded (`%3A`), which the server decodes before it routes.
+  const kserve = /^\/v1\/models\/([^/:]+?)(?:\/versions\/([^/:]+?))?(?::|%3A)predict$/i.exec(path);
+  if (kserve !== null)
+    return {
+      protocol: 'kserve-v1',
+      model: percentDecoded(kserve[1]!),
+      version: kserve[2] === undefined ? null : percentDecoded(kserve[2]),
+    };
   const oip = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?\/infer$/.exec(path);
   if (oip !== null)
     return {
@@ -61,7 +72,8 @@ interface StatsSketch {
 /**
  * Asks the target's origin for batchline's `GET /v1/stats` once, to learn whether it is a
  * batchline server and which model the URL reaches: `/v1/infer` the default model,
- * `/models/{name}/predict[?version=V]` and `/v2/models/{name}[/versions/V]/infer` that model; any
+ * `/models/{name}/predict[?version=V]`, `/v1/models/{name}[/versions/V]:predict` and
+ * `/v2/models/{name}[/versions/V]/infer` that model; any
  * other route is loaded as any server's. Anything but batchline's shape is `unknown`,
  * and so is an answer that does not come whole within `timeoutMs` (undici's body timeout is
  * per chunk: a byte every half second held bench for minutes) or is larger than `watch` reads
@@ -123,7 +135,7 @@ async function generatedBody(
   const inputs = metadata?.inputs;
   if (!Array.isArray(inputs) || inputs.length === 0) return undefined;
   const sketches: InputSketch[] = oip ? inputs.map(oipSketch) : (inputs as InputSketch[]);
-  const made = madeUpBody(sketches, oip, version);
+  const made = madeUpBody(sketches, target.protocol ?? 'v1', version);
   if (made === undefined || made.kind === 'generated') return made;
   return { ...target, model: made.why };
 }
@@ -139,12 +151,12 @@ export function madeUpOipBody(
   version: { name: string; version: string },
 ): { kind: 'generated'; body: string; about: string } | { kind: 'only-yours'; why: string } | undefined {
   if (inputs.length === 0) return undefined;
-  return madeUpBody(inputs.map(oipSketch), true, version);
+  return madeUpBody(inputs.map(oipSketch), 'oip', version);
 }
 
 function madeUpBody(
   sketches: InputSketch[],
-  oip: boolean,
+  protocol: InferRoute['protocol'],
   version: { name: string; version: string },
 ): { kind: 'generated'; body: string; about: string } | { kind: 'only-yours'; why: string } | undefined {
   if (sketches.some((input) => input?.type === 'string' || input?.type === 'BYTES')) {
@@ -175,18 +187,23 @@ function madeUpBody(
         : Array.from({ length: input.itemShape[depth] as number }, () => build(depth + 1));
     return build(0);
   };
-  const body = JSON.stringify({
-    inputs: oip
-      ? sketches.map((input) => ({
-          name: input.name,
-          shape: [1, ...input.itemShape],
-          datatype: input.type,
-          data: [fill(input)].flat(Number.POSITIVE_INFINITY),
-        }))
-      : sketches.length === 1
-        ? fill(sketches[0]!)
-        : Object.fromEntries(sketches.map((input) => [input.name, fill(input)])),
-  });
+  // One item: /v1's inputs and a V1 instance are the same value (an object by name for several inputs).
+  const item = () =>
+    sketches.length === 1 ? fill(sketches[0]!) : Object.fromEntries(sketches.map((input) => [input.name, fill(input)]));
+  const body = JSON.stringify(
+    protocol === 'oip'
+      ? {
+          inputs: sketches.map((input) => ({
+            name: input.name,
+            shape: [1, ...input.itemShape],
+            datatype: input.type,
+            data: [fill(input)].flat(Number.POSITIVE_INFINITY),
+          })),
+        }
+      : protocol === 'kserve-v1'
+        ? { instances: [item()] }
+        : { inputs: item() },
+  );
   const shapes = sketches.map((input) => `${input.name} [${input.itemShape.join(', ')}] ${input.type}`).join(', ');
   return { kind: 'generated', body, about: `${version.name} version ${version.version} (${shapes})` };
 }
@@ -211,13 +228,21 @@ export function targetOf(url: URL, stats: StatsSketch): TargetKind {
       ? ['POST /v1/infer']
       : [
           ...(defaultModel === undefined ? [] : [`POST /v1/infer (${defaultModel})`]),
-          ...names.map((name) => `POST /models/${name}/predict`),
+          ...names.flatMap((name) => [`POST /models/${name}/predict`, `POST /v1/models/${name}:predict`]),
         ];
   const other = (model: string): TargetKind => ({ kind: 'batchline-other-model', model, routes });
   const route = inferRouteOf(url);
   // Not an inference route (/metrics, a model's metadata): loaded as any server's route is.
   if (route === undefined) return { kind: 'unknown' };
-  const toy: TargetKind = { kind: 'toy-model', body: route.protocol === 'oip' ? TOY_MODEL_OIP_BODY : TOY_MODEL_BODY };
+  const toy: TargetKind = {
+    kind: 'toy-model',
+    body:
+      route.protocol === 'oip'
+        ? TOY_MODEL_OIP_BODY
+        : route.protocol === 'kserve-v1'
+          ? TOY_MODEL_INSTANCES_BODY
+          : TOY_MODEL_BODY,
+  };
   // A server from before the registry: its one model is the stats' own.
   if (versions === undefined)
     return stats.model?.version === TOY_MODEL_VERSION ? toy : other(`its model ${String(stats.model?.version)}`);

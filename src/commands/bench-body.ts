@@ -139,7 +139,7 @@ async function awaitListener(url: URL, stderr: NodeJS.WritableStream): Promise<n
   return waited && up ? deadlineMs : undefined;
 }
 
-/** batchline's inference routes: `/v1/infer` and `/models/{name}/predict`. */
+/** batchline's inference routes: `/v1/infer`, `/models/{name}/predict`, V1's `:predict` and `/v2`'s `/infer`. */
 function isInferRoute(url: string): boolean {
   return inferRouteOf(new URL(url)) !== undefined;
 }

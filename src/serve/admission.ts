@@ -14,7 +14,7 @@ import type { HeldRefusals } from './retry-hold.js';
 /** What admission needs of a model version. */
 export type AdmissionVersion = Pick<
   ModelVersion,
-  'model' | 'batcher' | 'config' | 'countOutputTooLarge' | 'drainedBecause'
+  'model' | 'batcher' | 'config' | 'countOutputTooLarge' | 'drainedBecause' | 'requests'
 >;
 
 /** The server-wide part of admitting: built once per server. */
@@ -104,14 +104,26 @@ export function admitRows(
   schedule: RequestSchedule,
   context: AdmissionContext,
   settle: (settlement: Settlement, request: ModelRequest) => void,
+  /** How the request's protocol names its row `index` in a refusal (V1's `instances[1]`). */
+  rowName: (index: number) => string = (index) => `row ${index}`,
 ): readonly ModelRequest[] | BatchlineError {
   const batcher = version.batcher;
-  const finish = (settlement: Settlement, request: ModelRequest): void =>
+  // Counted as one request until it is settled, whatever its rows (the drain's log line).
+  let settled = false;
+  let untrack = (): void => {};
+  const tracked = (requests: readonly ModelRequest[]): readonly ModelRequest[] => {
+    if (!settled) untrack = version.requests.add(requests);
+    return requests;
+  };
+  const finish = (settlement: Settlement, request: ModelRequest): void => {
+    settled = true;
+    untrack();
     answerAfterHandOff(() => settle(settlement, request));
+  };
   const itemCost = version.model.itemCost;
   let costs: number[] | undefined;
   if (itemCost !== undefined) {
-    const found = costsOf(rows, itemCost);
+    const found = costsOf(rows, itemCost, rowName);
     if (found instanceof BatchlineError) return found;
     costs = found;
   }
@@ -120,7 +132,7 @@ export function admitRows(
       finish(settlementOf(outcome, request, [outcome.output!], version, context), request),
     );
     const refused = batcher.offer(request, schedule.timeoutMs, schedule.priority);
-    return refused === undefined ? [request] : refusalError(batcher, refused);
+    return refused === undefined ? tracked([request]) : refusalError(batcher, refused);
   }
   if (rows.length === 1) {
     // The common case, one row: no group to keep.
@@ -131,7 +143,7 @@ export function admitRows(
       schedule.timeoutMs,
       schedule.priority,
     );
-    return submitted.admitted ? [submitted.request] : refusalError(batcher, submitted);
+    return submitted.admitted ? tracked([submitted.request]) : refusalError(batcher, submitted);
   }
   // All rows wait together, so more rows than the queue holds would be refused 429 on an idle server too.
   const levels = batcher.levels;
@@ -143,18 +155,18 @@ export function admitRows(
     );
   const outputs = new Array<ItemTensors>(rows.length);
   let done = 0;
-  let settled = false;
+  let rowsSettled = false;
   let requests: readonly ModelRequest[] = [];
   const ids = rows.map((_, i) => `${requestId}/${i}`);
   const onRowOutcome: OutcomeListener<ItemTensors, ItemTensors> = (outcome, request) => {
-    if (settled) return;
+    if (rowsSettled) return;
     if (outcome.kind === 'ok') {
       outputs[ids.indexOf(request.id)] = outcome.output!;
       if (++done < rows.length) return;
     }
     // Settled before the other rows are cancelled: each cancel calls this listener back, and
     // its 'cancelled' would otherwise settle the request as a client gone (nothing answered).
-    settled = true;
+    rowsSettled = true;
     // One row failed: the request fails; its other rows need not run. Rows that timed out are
     // left to time out too (they share the deadline): cancelled, they counted as clients gone.
     if (outcome.kind !== 'ok' && outcome.kind !== 'timeout')
@@ -164,18 +176,22 @@ export function admitRows(
   const submitted = batcher.submitGroup(ids, rows, onRowOutcome, schedule.timeoutMs, schedule.priority, costs);
   if (!submitted.admitted) return refusalError(batcher, submitted);
   requests = submitted.requests;
-  return requests;
+  return tracked(requests);
 }
 
-/** Each row's cost by the model's `itemCost`, or the BAD_INPUT of the first row it refuses (named by its place when there are several). */
-function costsOf(rows: readonly ItemTensors[], itemCost: RowCost): number[] | BatchlineError {
+/** Each row's cost by the model's `itemCost`, or the BAD_INPUT of the first row it refuses (named as its protocol names rows when there are several). */
+function costsOf(
+  rows: readonly ItemTensors[],
+  itemCost: RowCost,
+  rowName: (index: number) => string,
+): number[] | BatchlineError {
   const costs = new Array<number>(rows.length);
   for (let i = 0; i < rows.length; i++) {
     try {
       costs[i] = itemCost(rows[i]!);
     } catch (error) {
       if (!(error instanceof BatchlineError)) throw error;
-      return rows.length === 1 ? error : new BatchlineError('BAD_INPUT', `row ${i}: ${error.detail}`);
+      return rows.length === 1 ? error : new BatchlineError('BAD_INPUT', `${rowName(i)}: ${error.detail}`);
     }
   }
   return costs;
@@ -231,6 +247,7 @@ function settlementOrThrow(
 ): Settlement {
   // Cancelled means its client hung up: no answer to send, and no 503 to count.
   if (outcome.kind === 'cancelled') return { kind: 'gone' };
+  if (outcome.kind === 'shutdown') version.requests.countShutdown();
   // A removal's drain that ran out said "shutting down: the drain time ran out" of a server that was not.
   if (outcome.kind === 'shutdown' && version.drainedBecause === 'removed')
     return {

@@ -64,17 +64,27 @@ export function admit<D>(
   // responses before it have gone out.
   const socket = request.raw.socket as TrackedSocket | null;
   let rowsAdmitted: readonly ModelRequest[] = [];
-  const admitted = admitRows(version, request.id, rows, schedule, context, (settlement) => {
-    forget(socket?.[kWaiting], rowsAdmitted);
-    if (answeredWithoutOutputs(settlement, answer)) return;
-    let encoded: ReturnType<InferenceCodec<D>['encodeRows']>;
-    try {
-      encoded = codec.encodeRows(request.id, settlement.outputs, version.model, decoded);
-    } catch (error) {
-      return void answer.error(encodingFailure(error, request.id, context), 'admitted');
-    }
-    answer.send(200, encoded);
-  });
+  const rowName =
+    codec.rowName === undefined ? undefined : (index: number) => codec.rowName!(decoded, index, version.model);
+  const admitted = admitRows(
+    version,
+    request.id,
+    rows,
+    schedule,
+    context,
+    (settlement) => {
+      forget(socket?.[kWaiting], rowsAdmitted);
+      if (answeredWithoutOutputs(settlement, answer)) return;
+      let encoded: ReturnType<InferenceCodec<D>['encodeRows']>;
+      try {
+        encoded = codec.encodeRows(request.id, settlement.outputs, version.model, decoded);
+      } catch (error) {
+        return void answer.error(encodingFailure(error, request.id, context), 'admitted');
+      }
+      answer.send(200, encoded);
+    },
+    rowName,
+  );
   if (admitted instanceof BatchlineError)
     return answerRefusal(request, answer, admitted, context.holdRetries === true, context.heldRefusals);
   admittedOn(request);

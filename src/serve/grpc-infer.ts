@@ -7,7 +7,7 @@ import type { OipRequest } from '../protocol/oip-decoded-request.js';
 import type { SharedMemoryAccess } from '../protocol/shared-memory-parameters.js';
 import { timeoutMsOf } from '../protocol/schedule-parameters.js';
 import { type AdmissionContext, admitRows, answeredWithoutOutputs, encodingFailure } from './admission.js';
-import { withJsonRowsChecked } from './oip-protocol.js';
+import { oipRowName, withJsonRowsChecked } from './oip-protocol.js';
 import { GrpcAnswer } from './grpc-answer.js';
 import { requestIdFrom } from './request-id.js';
 import type { Targets } from './target.js';
@@ -59,22 +59,30 @@ export function modelInfer(
     return void answer.error(error);
   }
   const schedule = { timeoutMs, priority: decoded.schedule.priority };
-  const admitted = admitRows(version, requestId, decoded.items, schedule, context, (settlement) => {
-    if (answeredWithoutOutputs(settlement, answer)) return;
-    let encoded: Uint8Array;
-    try {
-      encoded = encodeGrpcInferResponse({
-        modelName: version.name,
-        modelVersion: String(version.version),
-        id: decoded.id,
-        outputs: decoded.outputs,
-        rows: settlement.outputs,
-      });
-    } catch (error) {
-      return void answer.error(encodingFailure(error, requestId, context), 'admitted');
-    }
-    answer.send(encoded);
-  });
+  const admitted = admitRows(
+    version,
+    requestId,
+    decoded.items,
+    schedule,
+    context,
+    (settlement) => {
+      if (answeredWithoutOutputs(settlement, answer)) return;
+      let encoded: Uint8Array;
+      try {
+        encoded = encodeGrpcInferResponse({
+          modelName: version.name,
+          modelVersion: String(version.version),
+          id: decoded.id,
+          outputs: decoded.outputs,
+          rows: settlement.outputs,
+        });
+      } catch (error) {
+        return void answer.error(encodingFailure(error, requestId, context), 'admitted');
+      }
+      answer.send(encoded);
+    },
+    (index) => oipRowName(version.model, index),
+  );
   if (admitted instanceof BatchlineError) return void answer.error(admitted);
   if (answer.done) return;
   const rows = admitted;

@@ -18,6 +18,7 @@ import { readModelLatencyProfile } from './model-config.js';
 import { warmUp } from './warmup.js';
 import { itemBatchSizeRefusal } from './item-batch-size.js';
 import { breakerEventLine, instanceEventLine, type OptionSources } from './version-log.js';
+import { RequestsInFlight } from './requests-in-flight.js';
 import type { ModelVersionState, ModelVersionStats } from '../stats-contract/server-stats.js';
 
 export type ModelBatcher = Batcher<ItemTensors, ItemTensors>;
@@ -63,6 +64,8 @@ export class ModelVersion implements AnswerCounters {
   statistics: InferenceStatistics<ItemTensors, ItemTensors> | undefined;
   /** Inference answers for this version by transport and HTTP status, since it was registered. */
   readonly responses = noResponses();
+  /** Its admitted requests as requests (the batcher counts their rows): the drain's log lines. */
+  readonly requests = new RequestsInFlight();
   readonly requestTimeoutMs: number;
   /** How long the warmup took (ms), once it ran; undefined without one. */
   warmupMs: number | undefined;

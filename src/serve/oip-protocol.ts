@@ -68,6 +68,7 @@ export function oipCodecFor(version: OipVersion, sharedMemory?: SharedMemoryAcce
       return withJsonRowsChecked(decoded, model);
     },
     rowsOf: (decoded) => decoded.items,
+    rowName: (_decoded, index, model) => oipRowName(model, index),
     scheduleOf: (decoded) => decoded.schedule,
     encodeRows: (_requestId, outputs, _model, decoded) => encodeRows(outputs, decoded),
   };
@@ -85,6 +86,15 @@ function headerLengthOf(request: FastifyRequest): number | undefined {
       `Inference-Header-Content-Length must be a whole number of bytes, got '${String(given)}'`,
     );
   return Number(given);
+}
+
+/**
+ * How the protocol's refusals name a row of a request of several: a JSON model's `json[1]` (its
+ * one BYTES input's element, as `withJsonRowsChecked` names it), any other model's `row 1` (the
+ * index in every input's first dimension).
+ */
+export function oipRowName(model: Pick<ServedModel, 'inputSchema'>, index: number): string {
+  return model.inputSchema === undefined ? `row ${index}` : `json[${index}]`;
 }
 
 /**

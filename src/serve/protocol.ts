@@ -39,6 +39,8 @@ export interface InferenceCodec<Decoded> extends ErrorFormat {
   decode(request: FastifyRequest, model: ServedModel): Decoded;
   /** The items a decoded request carries, in order: admitted together or refused together. */
   rowsOf(decoded: Decoded): readonly ItemTensors[];
+  /** How its refusals name row `index` of a request of several (V1's `instances[1]`); `row 1` when it has no way of its own. */
+  rowName?(decoded: Decoded, index: number, model: ServedModel): string;
   /** The request's own priority and timeout, when its format carries them (Triton's schedule policy). */
   scheduleOf?(decoded: Decoded): ScheduleParameters;
   /** The body of the answer, from each row's outputs in order. May throw (a 500 model_failure). */

@@ -5,7 +5,7 @@ import { buildServer } from './build-server.js';
 import { DrainingConnections } from './drain-connections.js';
 import { drainAndClose, listen, startGrpc, wildcardNote } from './start-server.js';
 import { FailureLog, stderrLogSink } from './failure-log.js';
-import type { ModelBatcher } from './model-version.js';
+import type { RequestsInFlight } from './requests-in-flight.js';
 import { SecondChance, watchSignals } from './signals.js';
 import { stopWaitingOnWorkerStarts } from './young-generation.js';
 import { versionLine, versionsWarningLines } from './version-log.js';
@@ -143,11 +143,12 @@ export async function runServer(
       clearTimeout(timer);
     }
     const versions = runtime.registry.all();
-    // A version still loading, or whose load failed, has no batcher: nothing queued, nothing answered.
-    const sum = (read: (batcher: ModelBatcher) => number): number =>
-      versions.reduce((total, v) => total + (v.batcher === undefined ? 0 : read(v.batcher)), 0);
+    // Requests, as the line says, not the batcher's rows: a V1 request of 40 instances is one, and
+    // the 503s below are counted by request, so rows made the refused ones vanish in the difference.
+    const sum = (read: (requests: RequestsInFlight) => number): number =>
+      versions.reduce((total, v) => total + read(v.requests), 0);
     output.log(
-      `batchline serve: ${signal}: draining ${sum((b) => b.queueDepth)} queued and ${sum((b) => b.runningCount)} running requests (up to ${config.drainTimeoutMs} ms)`,
+      `batchline serve: ${signal}: draining ${sum((r) => r.counts.queued)} queued and ${sum((r) => r.counts.running)} running requests (up to ${config.drainTimeoutMs} ms)`,
     );
     // Inference answered 503 from here on: those taken and answered at the deadline, and the new
     // requests refused (shutting_down), which the clients see and the last line must count too.
@@ -166,9 +167,9 @@ export async function runServer(
     ]);
     await adminClosed;
     await runtime.closeModels(); // after the loads in progress end
-    const answeredAtShutdown = sum((b) => b.counts.outcomes.shutdown);
+    const answeredAtShutdown = sum((r) => r.answeredAtShutdown);
     output.log(
-      `batchline serve: stopped; ${sum((b) => b.counts.outcomes.ok)} ok, ${answeredAtShutdown} answered 503 at shutdown, ` +
+      `batchline serve: stopped; ${okAnswers(runtime.answersByStatus())} ok, ${answeredAtShutdown} answered 503 at shutdown, ` +
         `${Math.max(0, fives() - fivesBeforeDrain - answeredAtShutdown)} refused while draining (503 shutting_down)`,
     );
   } finally {
@@ -176,4 +177,12 @@ export async function runServer(
     failures.flush(); // the count of lines left out, if any
     output.stop();
   }
+}
+
+/** The server's 2xx inference answers since it started, by request (every transport's). */
+function okAnswers(byStatus: Readonly<Record<string, number>>): number {
+  let ok = 0;
+  for (const [status, count] of Object.entries(byStatus))
+    if (Number(status) >= 200 && Number(status) < 300) ok += count;
+  return ok;
 }

@@ -232,9 +232,10 @@ export class ServingRuntime {
 
   private async remove(version: ModelVersion): Promise<void> {
     const key = versionKey(version.name, version.version);
-    const batcher = version.batcher as ModelVersion['batcher'] | undefined; // none while it loads
+    // Requests, not the batcher's rows: a V1 request of 40 instances is one.
+    const { queued, running } = version.requests.counts;
     this.log(
-      `batchline serve: ${key} deregistered: draining ${batcher?.queueDepth ?? 0} queued and ${batcher?.runningCount ?? 0} running requests (up to ${this.config.drainTimeoutMs} ms)`,
+      `batchline serve: ${key} deregistered: draining ${queued} queued and ${running} running requests (up to ${this.config.drainTimeoutMs} ms)`,
     );
     await version.drain(this.config.drainTimeoutMs, 'removed');
     await version.loaded; // a version deregistered while it loads closes once loaded

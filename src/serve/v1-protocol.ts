@@ -21,10 +21,14 @@ export const V1_ERRORS: ErrorFormat = {
   encodeError: (error) => JSON.stringify({ error: error.message, code: error.code.toLowerCase() }),
 };
 
-/** A decoded predict request: its rows, and whether it came in the columnar form (answered `outputs`, not `predictions`). */
+/**
+ * A decoded predict request: its rows, whether it came in the columnar form (answered `outputs`,
+ * not `predictions`), and how its refusals name a row (`instances[1]`, `inputs, row 1`).
+ */
 export interface V1Request {
   readonly rows: readonly ItemTensors[];
   readonly columnar: boolean;
+  readonly rowName: (index: number) => string;
 }
 
 /**
@@ -54,11 +58,13 @@ export const V1_PREDICT: InferenceCodec<V1Request> = {
     const { instances, inputs } = body;
     if (instances !== undefined && inputs !== undefined)
       throw new BatchlineError('BAD_INPUT', 'send "instances" (row form) or "inputs" (columnar form), not both');
-    if (instances !== undefined) return { rows: instanceRows(instances, 'instances', model), columnar: false };
-    if (inputs !== undefined) return { rows: columnRows(inputs, model), columnar: true };
+    if (instances !== undefined)
+      return { rows: instanceRows(instances, 'instances', model), columnar: false, rowName: elementOf('instances') };
+    if (inputs !== undefined) return columnRows(inputs, model);
     throw new BatchlineError('BAD_INPUT', `the body has neither "instances" nor "inputs"; send ${WANTED}`);
   },
   rowsOf: (decoded) => decoded.rows,
+  rowName: (decoded, index) => decoded.rowName(index),
   encodeRows(_requestId, outputs, model, decoded) {
     const key = decoded.columnar ? 'outputs' : 'predictions';
     // A JSON model's answers are JSON texts already: spliced in, not parsed and written again.
@@ -89,16 +95,30 @@ function instanceRows(given: unknown, field: string, model: ServedModel): ItemTe
   if (elements === undefined)
     throw new BatchlineError('BAD_INPUT', `"${field}" must be a list of items, got ${asJsonText(given)}`);
   if (elements.length === 0) throw new BatchlineError('BAD_INPUT', `"${field}" is empty; send at least one item`);
-  return elements.map((element, i) => decodedRow(model, element, `${field}[${i}]`));
+  const name = elementOf(field);
+  return elements.map((element, i) => decodedRow(model, element, name(i)));
 }
+
+/** A list field's element as the refusals name it: `instances[1]`. */
+function elementOf(field: string): (index: number) => string {
+  return (index) => `${field}[${index}]`;
+}
+
+/** The columnar form's row as the refusals name it, its inputs given by name: `inputs, row 1`. */
+const columnRowName = (index: number): string => `inputs, row ${index}`;
 
 /**
  * The columnar form's rows: the i-th row of every input, by name. Unlike TF Serving, whose inputs
  * may differ in their first dimension, each row is one item of every input here, so they must agree.
  */
-function columnRows(inputs: unknown, model: ServedModel): ItemTensors[] {
+function columnRows(inputs: unknown, model: ServedModel): V1Request {
+  const listed = (): V1Request => ({
+    rows: instanceRows(inputs, 'inputs', model),
+    columnar: true,
+    rowName: elementOf('inputs'),
+  });
   // A JSON model's columnar form is its list of values, as its row form.
-  if (model.inputSchema !== undefined) return instanceRows(inputs, 'inputs', model);
+  if (model.inputSchema !== undefined) return listed();
   const named =
     typeof inputs === 'object' && inputs !== null && !Array.isArray(inputs) && !(inputs instanceof JsonNumbers);
   if (!named) {
@@ -107,7 +127,7 @@ function columnRows(inputs: unknown, model: ServedModel): ItemTensors[] {
         'BAD_INPUT',
         `"inputs": the model has ${model.inputs.length} inputs (${model.inputs.map((s) => `"${s.name}"`).join(', ')}); send an object of them by name`,
       );
-    return instanceRows(inputs, 'inputs', model);
+    return listed();
   }
   const columns = Object.entries(inputs as Record<string, unknown>).map(([name, value]) => {
     const rows = elementsOf(value);
@@ -126,9 +146,10 @@ function columnRows(inputs: unknown, model: ServedModel): ItemTensors[] {
       'BAD_INPUT',
       `inputs: "${columns[0]!.name.slice(0, 64)}" has ${count} rows and "${other.name.slice(0, 64)}" ${other.rows.length}; every input needs the same first dimension (one item is one row of each)`,
     );
-  return Array.from({ length: count }, (_, i) =>
-    decodedRow(model, Object.fromEntries(columns.map((column) => [column.name, column.rows[i]])), `inputs, row ${i}`),
+  const rows = Array.from({ length: count }, (_, i) =>
+    decodedRow(model, Object.fromEntries(columns.map((column) => [column.name, column.rows[i]])), columnRowName(i)),
   );
+  return { rows, columnar: true, rowName: columnRowName };
 }
 
 /** One item decoded by the model (its specs or its schema); a refusal says which element it was. */

@@ -21,6 +21,10 @@ describe('which model a bench URL reaches on a batchline server', () => {
     ['/v1/infer', 'linear', '2'],
     ['/models/linear/predict', 'linear', '2'],
     ['/models/linear/predict?version=1', 'linear', '1'],
+    ['/v1/models/linear:predict', 'linear', '2'],
+    ['/v1/models/linear/versions/1:predict', 'linear', '1'],
+    ['/v1/models/linear%3Apredict', 'linear', '2'],
+    ['/v1/models/linear/versions/1%3apredict', 'linear', '1'],
   ])('%s → %s version %s', (path, name, version) => {
     expect(targetOf(new URL(`http://h${path}`), stats)).toMatchObject({
       kind: 'batchline-other-model',
@@ -36,7 +40,13 @@ describe('which model a bench URL reaches on a batchline server', () => {
     const missing = targetOf(new URL('http://h/models/nope/predict'), stats);
     expect(missing).toMatchObject({
       model: 'it has no model nope',
-      routes: ['POST /v1/infer (linear)', 'POST /models/linear/predict', 'POST /models/toy-logistic-v1/predict'],
+      routes: [
+        'POST /v1/infer (linear)',
+        'POST /models/linear/predict',
+        'POST /v1/models/linear:predict',
+        'POST /models/toy-logistic-v1/predict',
+        'POST /v1/models/toy-logistic-v1:predict',
+      ],
     });
     expect(targetOf(new URL('http://h/v1/infer'), { ...stats, defaultModel: undefined })).toMatchObject({
       model: 'it has several models and no default for /v1/infer (linear, toy-logistic-v1)',
@@ -51,8 +61,23 @@ describe('which model a bench URL reaches on a batchline server', () => {
       version: { name: 'linear', version: '1' },
       protocol: 'oip',
     });
+    // KServe V1's (TF Serving's) predict takes {"instances": […]}, one item an instance.
+    expect(targetOf(new URL('http://h/v1/models/toy-logistic-v1%3Apredict'), stats)).toEqual({
+      kind: 'toy-model',
+      body: '{"instances":[[0.2,1.5,-0.3]]}',
+    });
+    expect(targetOf(new URL('http://h/v1/models/linear/versions/1:predict'), stats)).toMatchObject({
+      protocol: 'kserve-v1',
+    });
     // A route that is not an inference route is loaded as any server's: GET, no body.
-    for (const path of ['/metrics', '/v1/stats', '/v2/models/linear', '/healthz'])
+    for (const path of [
+      '/metrics',
+      '/v1/stats',
+      '/v2/models/linear',
+      '/v1/models/linear',
+      '/v1/models/linear:classify',
+      '/healthz',
+    ])
       expect(targetOf(new URL(`http://h${path}`), stats)).toEqual({ kind: 'unknown' });
     // A server from before the registry: its one model.
     expect(targetOf(new URL('http://h/v1/infer'), { model: { version: 'toy-logistic-v1', inputs: [] } })).toEqual({
@@ -111,6 +136,21 @@ describe('bench against a batchline server of several models', () => {
     );
   });
 
+  it.each(['/v1/models/linear:predict', '/v1/models/linear/versions/1%3Apredict'])(
+    "sends KServe V1's request to %s, one instance of the model's shape, and every request is answered 200",
+    async (path) => {
+      // It loaded the route with GET and no body: a run of 404s.
+      const before = server.runtime.registry.resolve('linear')!.batcher.counts.outcomes.ok;
+      const { stdout, stderr } = await runBoth(`${server.url}${path}`);
+      expect(stderr).toContain(
+        'sending a made-up body of the shape of linear version 1 (x [3] float32): {"instances":[[0,1,0]]}',
+      );
+      expect(stdout).toContain(`POST ${server.url}${path}`);
+      expect(stdout).toContain('status      200: 6');
+      expect(server.runtime.registry.resolve('linear')!.batcher.counts.outcomes.ok).toBe(before + 6);
+    },
+  );
+
   it('loads a route that is not an inference route with GET and no body, as any server', async () => {
     // It POSTed the model's input to /metrics: a run of 404s.
     const { stdout, stderr } = await runBoth(`${server.url}/metrics`);
@@ -121,7 +161,7 @@ describe('bench against a batchline server of several models', () => {
 
   it('asks for --body naming the routes when the input has free dimensions, or /v1/infer has no default', async () => {
     await expect(run(`${server.url}/models/cls/predict`)).rejects.toThrow(
-      /--body: the target is a batchline server, whose \/models\/cls\/predict takes POST with a JSON body; its model cls version 1 has inputs of free size.*its inference routes: POST \/models\/cls\/predict, POST \/models\/linear\/predict/,
+      /--body: the target is a batchline server, whose \/models\/cls\/predict takes POST with a JSON body; its model cls version 1 has inputs of free size.*its inference routes: POST \/models\/cls\/predict, POST \/v1\/models\/cls:predict, POST \/models\/linear\/predict/,
     );
     await expect(run(`${server.url}/v1/infer`)).rejects.toThrow(
       /it has several models and no default for \/v1\/infer \(cls, linear, words\)/,
@@ -149,6 +189,14 @@ describe('bench against the embedded model, on routes other than /v1/infer', () 
     const stderr = await run(`${toy.url}/v2/models/toy-logistic-v1/infer`);
     expect(stderr).toContain('"datatype":"FP32"');
     expect(toy.runtime.registry.resolve('toy-logistic-v1')!.batcher.counts.outcomes.ok).toBe(6);
+  });
+
+  it("sends KServe V1's request to its V1 predict route", async () => {
+    const before = toy.runtime.registry.resolve('toy-logistic-v1')!.batcher.counts.outcomes.ok;
+    const { stdout, stderr } = await runBoth(`${toy.url}/v1/models/toy-logistic-v1:predict`);
+    expect(stderr).toContain('sending {"instances":[[0.2,1.5,-0.3]]}');
+    expect(stdout).toContain('status      200: 6');
+    expect(toy.runtime.registry.resolve('toy-logistic-v1')!.batcher.counts.outcomes.ok).toBe(before + 6);
   });
 
   it('loads /metrics with GET and no body', async () => {

@@ -140,15 +140,25 @@ describe('a code model that exports itemCost', () => {
     expect(good.map((reply) => reply.status)).toEqual([200, 200]);
   });
 
-  it('refuses a request of several rows whole, naming the row whose cost is refused', async () => {
-    const admitted = server.runtime.registry.resolve('words')!.batcher.counts.admitted;
-    const reply = await infer(`${server.url}/v2/models/words/infer`, {
-      inputs: [{ name: 'json', datatype: 'BYTES', shape: [2], data: ['{"text": "ab"}', '{"text": "half"}'] }],
-    });
-    expect(reply.status).toBe(400);
-    expect(reply.json.error).toContain('row 1: itemCost returned 1.5');
-    expect(server.runtime.registry.resolve('words')!.batcher.counts.admitted).toBe(admitted);
-  });
+  it.each([
+    // The names each protocol's other refusals give a row (`json[1]: …`, `instances[1]: …`): all said `row 1:`.
+    [
+      'json[1]',
+      '/v2/models/words/infer',
+      { inputs: [{ name: 'json', datatype: 'BYTES', shape: [2], data: ['{"text": "ab"}', '{"text": "half"}'] }] },
+    ],
+    ['instances[1]', '/v1/models/words:predict', { instances: [{ text: 'ab' }, { text: 'half' }] }],
+    ['inputs[1]', '/v1/models/words:predict', { inputs: [{ text: 'ab' }, { text: 'half' }] }],
+  ])(
+    'refuses a request of several rows whole, naming the row whose cost is refused %s as %s names rows',
+    async (row, path, body) => {
+      const admitted = server.runtime.registry.resolve('words')!.batcher.counts.admitted;
+      const reply = await infer(`${server.url}${path}`, body);
+      expect(reply.status).toBe(400);
+      expect(reply.json.error).toContain(`${row}: itemCost returned 1.5`);
+      expect(server.runtime.registry.resolve('words')!.batcher.counts.admitted).toBe(admitted);
+    },
+  );
 
   it('refuses a request of several rows whole when the queue has room for some: none admitted, none cancelled', async () => {
     const dir = await codeModelDir({ 'model.mjs': WORDS });

@@ -36,3 +36,32 @@ export function uncostableBatchSizeRefusal(spec: {
 }): BatchlineError | undefined {
   return isCodeModelPath(spec.path) ? undefined : itemBatchSizeRefusal(spec.config, spec.optionSources);
 }
+
+/**
+ * The refusal of a loaded version's settings, now that its model says whether it batches by cost
+ * (`costed`: it exports `itemCost`): a model that counts items is held to 4096 items a batch; one
+ * that counts costs refuses the options whose estimates count items.
+ */
+export function loadedSettingsRefusal(
+  config: Pick<ModelVersionConfig, 'maxBatchSize' | 'batchPolicy' | 'admission'>,
+  sources: OptionSources | undefined,
+  costed: boolean,
+): BatchlineError | undefined {
+  if (!costed) return itemBatchSizeRefusal(config, sources);
+  const why = costedBatchingRefusal(config);
+  return why === undefined ? undefined : new BatchlineError('MODEL_LOAD_FAILED', why);
+}
+
+/**
+ * Why a version whose model exports `itemCost` cannot batch by cost with these options, if it
+ * cannot: the adaptive policy and SLA admission size batches from the arrival rate and the
+ * model's time per item, which count items (batch()'s own refusal, for the same reason).
+ */
+function costedBatchingRefusal(config: Pick<ModelVersionConfig, 'batchPolicy' | 'admission'>): string | undefined {
+  const against = [
+    ...(config.batchPolicy === 'adaptive' ? ['batch_policy adaptive'] : []),
+    ...(config.admission === 'sla' ? ['admission sla'] : []),
+  ];
+  if (against.length === 0) return undefined;
+  return `the model exports itemCost, which works with batch_policy fixed or aimd and admission queue; got ${against.join(' and ')}, whose estimates count items, not costs: set batch_policy (--batch-policy) to fixed or aimd and admission (--admission) to queue, or remove itemCost`;
+}

@@ -3,7 +3,6 @@ import { basename } from 'node:path';
 import { BatcherStats } from '../core/batcher-stats.js';
 import type { Clock } from '../core/clock.js';
 import { createBatcher } from '../core/create-batcher.js';
-import { BatchlineError } from '../errors.js';
 import { asError } from '../message-text.js';
 import { loadModel, type ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
@@ -16,7 +15,7 @@ import { InferenceStatistics } from './inference-statistics.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
 import { readModelLatencyProfile } from './model-config.js';
 import { warmUp } from './warmup.js';
-import { itemBatchSizeRefusal } from './item-batch-size.js';
+import { loadedSettingsRefusal } from './item-batch-size.js';
 import { breakerEventLine, instanceEventLine, type OptionSources } from './version-log.js';
 import { RequestsInFlight } from './requests-in-flight.js';
 import type { ModelVersionState, ModelVersionStats } from '../stats-contract/server-stats.js';
@@ -176,13 +175,7 @@ export class ModelVersion implements AnswerCounters {
         loadSignal: this.stopLoading.signal,
       });
       // Only the loaded module says whether the version batches by cost, and so which settings it takes.
-      const costed = costedBatchingRefusal(c);
-      const refusal =
-        model.itemCost === undefined
-          ? itemBatchSizeRefusal(c, this.optionSources)
-          : costed === undefined
-            ? undefined
-            : new BatchlineError('MODEL_LOAD_FAILED', costed);
+      const refusal = loadedSettingsRefusal(c, this.optionSources, model.itemCost !== undefined);
       if (refusal !== undefined) {
         await model.close();
         throw refusal;
@@ -390,18 +383,4 @@ export class ModelVersion implements AnswerCounters {
     this.stateNow = state;
     this.deps.onStateChange(this);
   }
-}
-
-/**
- * Why a version whose model exports `itemCost` cannot batch by cost with these options, if it
- * cannot: the adaptive policy and SLA admission size batches from the arrival rate and the
- * model's time per item, which count items (batch()'s own refusal, for the same reason).
- */
-function costedBatchingRefusal(config: Pick<ModelVersionConfig, 'batchPolicy' | 'admission'>): string | undefined {
-  const against = [
-    ...(config.batchPolicy === 'adaptive' ? ['batch_policy adaptive'] : []),
-    ...(config.admission === 'sla' ? ['admission sla'] : []),
-  ];
-  if (against.length === 0) return undefined;
-  return `the model exports itemCost, which works with batch_policy fixed or aimd and admission queue; got ${against.join(' and ')}, whose estimates count items, not costs: set batch_policy (--batch-policy) to fixed or aimd and admission (--admission) to queue, or remove itemCost`;
 }

@@ -491,8 +491,13 @@ describe('the admin API and code models', () => {
     });
     expect(registered.status).toBe(202);
     const started = join(repository, '.staging', 'stalled.started');
-    await vi.waitFor(() => expect(existsSync(started)).toBe(true), PATIENCE);
-    const pid = Number(readFileSync(started, 'utf8'));
+    // The file exists before its pid is written: a pid read as 0 (the empty file) would be
+    // `process.kill(0, 0)`, this test's own process group, which never throws.
+    const pid = await vi.waitFor(() => {
+      const written = existsSync(started) ? Number(readFileSync(started, 'utf8')) : 0;
+      expect(written).toBeGreaterThan(0);
+      return written;
+    }, PATIENCE);
     // The DELETE used to wait for the load, which never ended: no answer, and the server's stop hung too.
     const patience = new AbortController();
     const removed = await Promise.race([

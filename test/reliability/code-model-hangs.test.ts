@@ -4,15 +4,15 @@
  * JavaScript, which `worker.terminate()` interrupts: it is replaced as a stuck process is, and a
  * removal or a stop does not wait for it. A real server on real sockets.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { request } from 'undici';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { InstanceEvent } from '../../src/model/instance-health.js';
 import { startServeProcess } from './serve-process.js';
-import { PATIENCE, PATIENCE_MS } from '../patience.js';
+import { writtenNumber } from '../written-number.js';
+import { PATIENCE_MS } from '../patience.js';
 import { codeModelDir } from '../model/code-model-fixtures.js';
 import { infer, startTestServer, type TestServer } from '../serve/test-server.js';
 import { tableRow } from './table.js';
@@ -228,8 +228,7 @@ describe('a code model thread whose initialize or finalize never settles', () =>
       }).then(async (r) => ({ status: r.statusCode, json: (await r.body.json()) as any }));
     const registered = await admin('POST', '/admin/models/stalled', { module: '.staging/stalled.mjs', wait: false });
     expect(registered.status).toBe(202);
-    await vi.waitFor(() => expect(existsSync(join(dir, '.staging', 'started'))).toBe(true), PATIENCE);
-    expect(Number(readFileSync(join(dir, '.staging', 'started'), 'utf8'))).toBeGreaterThan(0); // on a thread
+    expect(await writtenNumber(join(dir, '.staging', 'started'))).toBeGreaterThan(0); // on a thread
     // The DELETE used to wait for the load, which never ends: no answer, and the server's stop hung too.
     const removed = await within(admin('DELETE', '/admin/models/stalled/1'), 'the DELETE was never answered');
     expect(removed.status).toBe(200);

@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { writtenNumber } from '../written-number.js';
 import { PATIENCE, PATIENCE_MS } from '../patience.js';
 import { tempDir } from '../temp-dir.js';
 import { startServeProcess, type ServeProcess } from './serve-process.js';
@@ -160,8 +161,8 @@ describe('an instance whose batch never ends does not outlive its server', () =>
     async () => {
       const { answer, pidFile } = await oneRequestRunning('process', 300);
       answer.catch(() => {}); // the server dies without answering
-      await vi.waitFor(() => expect(existsSync(pidFile)).toBe(true), PATIENCE);
-      const pid = Number(readFileSync(pidFile, 'utf8'));
+      const pid = await writtenNumber(pidFile);
+      expect(pid).toBeGreaterThan(0);
       instancePids.push(pid);
       expect(running(pid)).toBe(true);
       serve!.child.kill('SIGKILL');

@@ -5,12 +5,12 @@
  * the middleware's /health and JSON /metrics. A real server, on real sockets.
  */
 import { Packr, Unpackr } from 'msgpackr';
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { PATIENCE, PATIENCE_MS } from '../patience.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writtenNumber } from '../written-number.js';
+import { PATIENCE_MS } from '../patience.js';
 import { CODE_MODELS, codeModelDir } from '../model/code-model-fixtures.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
 
@@ -491,13 +491,8 @@ describe('the admin API and code models', () => {
     });
     expect(registered.status).toBe(202);
     const started = join(repository, '.staging', 'stalled.started');
-    // The file exists before its pid is written: a pid read as 0 (the empty file) would be
-    // `process.kill(0, 0)`, this test's own process group, which never throws.
-    const pid = await vi.waitFor(() => {
-      const written = existsSync(started) ? Number(readFileSync(started, 'utf8')) : 0;
-      expect(written).toBeGreaterThan(0);
-      return written;
-    }, PATIENCE);
+    const pid = await writtenNumber(started);
+    expect(pid).toBeGreaterThan(0);
     // The DELETE used to wait for the load, which never ended: no answer, and the server's stop hung too.
     const patience = new AbortController();
     const removed = await Promise.race([

@@ -8,7 +8,7 @@
 import { Packr } from 'msgpackr';
 import { connect, type Socket } from 'node:net';
 import type { Server } from 'node:http';
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
 import { codeModelDir } from '../model/code-model-fixtures.js';
@@ -63,7 +63,10 @@ const packr = new Packr({ useRecords: false });
 
 /** One HTTP request of each route and body, as raw bytes, and the rows it carries. */
 const HTTP_REQUESTS: Record<string, { rows: number; bytes: Buffer }> = {
-  'JSON on /models/{m}/predict': { rows: 1, bytes: post('/models/gated/predict', 'application/json', '{"inputs":{"x":[1]}}') },
+  'JSON on /models/{m}/predict': {
+    rows: 1,
+    bytes: post('/models/gated/predict', 'application/json', '{"inputs":{"x":[1]}}'),
+  },
   'MessagePack on /models/{m}/predict': {
     rows: 1,
     bytes: post('/models/gated/predict', 'application/msgpack', packr.pack({ inputs: { x: [1] } })),
@@ -114,9 +117,7 @@ async function figures(): Promise<Figures> {
   return {
     version: stats.models.find((m) => m.name === 'gated')!.responsesByStatus,
     total: stats.responsesByStatus,
-    responses: Object.fromEntries(
-      series('batchline_responses_total').map(([l, v]) => [`${l.code}/${l.protocol}`, v]),
-    ),
+    responses: Object.fromEntries(series('batchline_responses_total').map(([l, v]) => [`${l.code}/${l.protocol}`, v])),
     outcomes: Object.fromEntries(series('batchline_requests_total').map(([l, v]) => [l.outcome!, v])),
     batchItems: series('batchline_batch_items_total')[0]![1],
   };
@@ -140,7 +141,9 @@ function moved(before: Figures, after: Figures): Record<string, unknown> {
 }
 
 /** Sends `bytes` on a new connection once it is open, and gives the server's side of it too. */
-async function sendOnNewConnection(bytes: Buffer): Promise<{ client: Socket; serverSide: Socket; received: () => string }> {
+async function sendOnNewConnection(
+  bytes: Buffer,
+): Promise<{ client: Socket; serverSide: Socket; received: () => string }> {
   const serverSide = new Promise<Socket>((resolve) => (server.app.server as Server).once('connection', resolve));
   let received = '';
   const client = connect(Number(new URL(server.url).port), '127.0.0.1');
@@ -231,5 +234,51 @@ describe('a client whose hang-up the server has read but not yet acted on', () =
       outcomes: { ok: rows },
       batchItems: rows,
     });
+  });
+});
+
+describe('queue depth, in rows, beside the requests in flight', () => {
+  it('counts a /v2 request of 3 rows running and a V1 one of 2 waiting as 3 + 2 rows, and as one request each', async () => {
+    const gate = newGate();
+    const v2 = fetch(`${server.url}/v2/models/gated/infer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"inputs":[{"name":"x","datatype":"FP32","shape":[3,1],"data":[1,2,3]}]}',
+    });
+    await vi.waitFor(() => expect(gate.rows).toBe(3), PATIENCE);
+    const version = server.runtime.registry.resolve('gated')!;
+    const admitted = version.batcher.counts.admitted;
+    const v1 = fetch(`${server.url}/v1/models/gated:predict`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"instances":[[1],[2]]}',
+    });
+    await vi.waitFor(() => expect(version.batcher.counts.admitted).toBe(admitted + 2), PATIENCE);
+
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const value = (series: string): number =>
+      Number(text.match(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm'))?.[1]);
+    const labels = 'model="gated",version="1"';
+    expect({
+      queueDepth: value(`batchline_queue_depth{${labels}}`),
+      runningRows: value(`batchline_running_requests{${labels}}`),
+      queued: value(`batchline_requests_in_flight{${labels},state="queued"}`),
+      running: value(`batchline_requests_in_flight{${labels},state="running"}`),
+    }).toEqual({ queueDepth: 2, runningRows: 3, queued: 1, running: 1 });
+    // The help says what is counted: the gauge had said "Requests waiting for a batch."
+    expect(text).toMatch(
+      /^# HELP batchline_queue_depth Rows \(items\) waiting for a batch: a request of N rows counts N/m,
+    );
+    const stats = (await (await fetch(`${server.url}/v1/stats`)).json()) as {
+      models: { name: string; snapshot: { queueDepth: number; runningRequests: number } }[];
+    };
+    const { queueDepth, runningRequests } = stats.models.find((m) => m.name === 'gated')!.snapshot;
+    expect({ queueDepth, runningRequests }).toEqual({ queueDepth: 2, runningRequests: 3 });
+
+    gate.release();
+    expect([(await v2).status, (await v1).status]).toEqual([200, 200]);
+    const after = await (await fetch(`${server.url}/metrics`)).text();
+    expect(after).toContain(`batchline_requests_in_flight{${labels},state="queued"} 0`);
+    expect(after).toContain(`batchline_requests_in_flight{${labels},state="running"} 0`);
   });
 });

@@ -11,7 +11,7 @@ import type { Server } from 'node:http';
 import type * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
-import { codeModelDir } from '../model/code-model-fixtures.js';
+import { CODE_MODELS, codeModelDir } from '../model/code-model-fixtures.js';
 import { PATIENCE } from '../patience.js';
 import { float32Bytes, OipClient, startGrpcTestServer, type GrpcTestServer } from './grpc-helpers.js';
 
@@ -50,6 +50,8 @@ beforeAll(async () => {
   const repository = await codeModelDir({
     'gated/1/model.mjs': GATED,
     'gated/config.json': JSON.stringify({ execution: 'inline', max_batch_size: 8, batch_window_ms: 0 }),
+    'fast/1/model.mjs': CODE_MODELS.double,
+    'fast/config.json': JSON.stringify({ execution: 'inline', batch_window_ms: 0 }),
   });
   server = await startGrpcTestServer({ modelRepository: repository });
   client = new OipClient(server.target);
@@ -208,6 +210,48 @@ describe('a client that hangs up after its batch started', () => {
       outcomes: { cancelled: 2 },
       batchItems: 2,
     });
+  });
+});
+
+describe('a ModelStreamInfer stream its client cancels', () => {
+  it('counts 499 a request answered but held behind a slower one on the stream, never written', async () => {
+    const gate = newGate();
+    const fast = server.runtime.registry.resolve('fast')!;
+    const before = { ...fast.responses.grpc };
+    const okBefore = fast.batcher.counts.outcomes.ok;
+    const call = client.client.makeBidiStreamRequest(
+      '/inference.GRPCInferenceService/ModelStreamInfer',
+      (value: object) => Buffer.from(value as Uint8Array),
+      (bytes: Buffer) => bytes,
+    );
+    let messages = 0;
+    call.on('data', () => messages++);
+    call.on('error', () => {});
+    const type = inferenceType('ModelInferRequest');
+    const one = (model: string, values: number[]) =>
+      type
+        .encode(
+          type.fromObject({
+            model_name: model,
+            inputs: [{ name: 'x', datatype: 'FP32', shape: [1, values.length] }],
+            raw_input_contents: [float32Bytes(values)],
+          }),
+        )
+        .finish();
+    call.write(one('gated', [1]));
+    await vi.waitFor(() => expect(gate.rows).toBe(1), PATIENCE);
+    call.write(one('fast', [1, 2, 3]));
+    // Answered by its model, held for the stream's order behind the gated one.
+    await vi.waitFor(() => expect(fast.batcher.counts.outcomes.ok).toBe(okBefore + 1), PATIENCE);
+    call.cancel();
+    const gated = server.runtime.registry.resolve('gated')!;
+    await vi.waitFor(() => expect(gated.batcher.runningCount).toBe(0), PATIENCE);
+    gate.release();
+    expect(messages).toBe(0);
+    expect({
+      200: (fast.responses.grpc['200'] ?? 0) - (before['200'] ?? 0),
+      499: (fast.responses.grpc['499'] ?? 0) - (before['499'] ?? 0),
+    }).toEqual({ 200: 0, 499: 1 });
   });
 });
 

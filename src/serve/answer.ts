@@ -76,7 +76,7 @@ export class Answer {
    */
   refuse(error: BatchlineError): void {
     if (this.answered || this.reply.sent) return;
-    if (this.reply.raw.destroyed && error.row.reason !== undefined) this.counters?.countRejection(error.row.reason);
+    if (this.clientHasGone() && error.row.reason !== undefined) this.counters?.countRejection(error.row.reason);
     this.error(error);
   }
 
@@ -93,13 +93,26 @@ export class Answer {
    */
   private settled(): boolean {
     if (this.answered || this.reply.sent) return true;
-    if (!this.reply.raw.destroyed) return false;
+    if (!this.clientHasGone()) return false;
     const socket = this.reply.request.raw.socket as object | null;
     if (socket !== null && timedOutConnections.has(socket)) {
       this.answered = true;
       countError(this.counters, new BatchlineError('REQUEST_TIMEOUT'), 'refused', 'http');
     } else this.clientGone();
     return true;
+  }
+
+  /**
+   * True when nothing written now would reach the client: the response is destroyed, or its
+   * connection takes no more bytes. Node ends a connection as soon as it reads the client's FIN
+   * (`httpAllowHalfOpen` is off) but says 'close', which cancels the connection's requests
+   * (admit.ts), only a turn or more later: a batch that ended in between was written to the ended
+   * socket and counted 200 (77 of 8,957 aborted requests in a soak, docs/lab/2026-12-05-counted-as-seen.md).
+   */
+  private clientHasGone(): boolean {
+    if (this.reply.raw.destroyed) return true;
+    const socket = this.reply.request.raw.socket as { writable?: boolean } | null;
+    return socket !== null && socket.writable === false;
   }
 
   private write(status: number, encoded: Encoded): void {

@@ -5,6 +5,16 @@ import { type AnswerCounters, countError, type ErrorStage } from './answer-count
 import { classify } from './classify.js';
 import { seeTheLog } from './failure-log.js';
 
+/**
+ * A call whose answer may wait before it is written: a request of a `ModelStreamInfer` stream,
+ * answered in the order of the stream's requests (grpc-stream-infer.ts). Its answer is counted
+ * when it is written, or 499 when the stream ends first: counted at once, one held behind a
+ * slower request was 200 in /v1/stats though its client cancelled the stream and never got it.
+ */
+export interface HeldAnswerCall {
+  countWhenWritten(count: (written: boolean) => void): void;
+}
+
 /** gRPC's retry pushback (the gRFC A6 trailer): how long a client's retry policy should wait, in ms. */
 const PUSHBACK = 'grpc-retry-pushback-ms';
 
@@ -35,7 +45,7 @@ export class GrpcAnswer {
   send(message: Uint8Array): void {
     if (this.settled()) return;
     this.answered = true;
-    this.counters?.countResponse(200, 'grpc');
+    this.countAnswer(200);
     this.reply(null, message);
   }
 
@@ -52,7 +62,8 @@ export class GrpcAnswer {
     }
     if (this.settled()) return known;
     this.answered = true;
-    countError(this.counters, known, stage, 'grpc');
+    if (stage === 'refused' && known.row.reason !== undefined) this.counters?.countRejection(known.row.reason);
+    this.countAnswer(known.httpStatus);
     const trailers = new Metadata();
     // In ms where the wait was computed (the breaker's next probe); Retry-After's whole seconds otherwise.
     const pushbackMs =
@@ -81,6 +92,15 @@ export class GrpcAnswer {
     if (this.answered) return;
     this.answered = true;
     this.counters?.countResponse(CLIENT_CLOSED_REQUEST, 'grpc');
+  }
+
+  /** Counts the answer under `status` now, or for a held one (`HeldAnswerCall`) when it is written; before `reply`. */
+  private countAnswer(status: number): void {
+    const counters = this.counters;
+    if (counters === undefined) return;
+    const held = (this.call as Partial<HeldAnswerCall>).countWhenWritten;
+    if (held === undefined) return counters.countResponse(status, 'grpc');
+    held((written) => counters.countResponse(written ? status : CLIENT_CLOSED_REQUEST, 'grpc'));
   }
 
   /** True when the call has its answer already; a call cancelled by its client is counted now. */

@@ -2,6 +2,7 @@ import type { sendUnaryData, ServerDuplexStream, ServerUnaryCall, ServiceError }
 import protobuf from 'protobufjs';
 import { GRPC_STATUS } from '../grpc-status.js';
 import { inferenceType } from '../protocol/grpc-proto-root.js';
+import type { HeldAnswerCall } from './grpc-answer.js';
 
 type StreamCall = ServerDuplexStream<Buffer, Uint8Array>;
 
@@ -12,6 +13,14 @@ const STREAM_CLOSED_AT_SHUTDOWN = 'shutting down: the server closed this stream;
 interface Slot {
   answer: Uint8Array | undefined;
   readonly onCancel: Set<() => void>;
+  /** Counts its answer as written or not (HeldAnswerCall), once. */
+  count: ((written: boolean) => void) | undefined;
+}
+
+function counted(slot: Slot, written: boolean): void {
+  const count = slot.count;
+  slot.count = undefined;
+  count?.(written);
 }
 
 /** The requests of one stream read and not yet answered, at most: the stream is read no further until fewer wait. */
@@ -63,21 +72,23 @@ export class StreamInferCalls {
     };
     const flush = (): void => {
       while (slots.length > 0 && slots[0]!.answer !== undefined) {
-        const answer = slots.shift()!.answer!;
+        const slot = slots.shift()!;
         // A stream cancelled, or ended by a shutdown, takes no more writes.
-        if (this.open.has(call) && !call.write(answer) && !backedUp) {
+        const open = this.open.has(call);
+        if (open && !call.write(slot.answer!) && !backedUp) {
           backedUp = true;
           call.once('drain', () => {
             backedUp = false;
             pauseOrResume();
           });
         }
+        counted(slot, open);
       }
       pauseOrResume();
       finishIfDone();
     };
     call.on('data', (bytes: Buffer) => {
-      const slot: Slot = { answer: undefined, onCancel: new Set() };
+      const slot: Slot = { answer: undefined, onCancel: new Set(), count: undefined };
       slots.push(slot);
       const reply: sendUnaryData<Uint8Array> = (error, message) => {
         if (slot.answer !== undefined) return;
@@ -94,7 +105,11 @@ export class StreamInferCalls {
     });
     call.once('cancelled', () => {
       this.open.delete(call);
-      for (const slot of slots) for (const cancel of slot.onCancel) cancel();
+      for (const slot of slots) {
+        for (const cancel of slot.onCancel) cancel();
+        // Answered, but held behind an earlier request: never written.
+        if (slot.answer !== undefined) counted(slot, false);
+      }
     });
   }
 
@@ -132,7 +147,10 @@ function requestOf(call: StreamCall, bytes: Buffer, slot: Slot): ServerUnaryCall
       if (event === 'cancelled') slot.onCancel.add(listener);
       return this;
     },
-  } as unknown as ServerUnaryCall<Buffer, Buffer>;
+    countWhenWritten(count) {
+      slot.count = count;
+    },
+  } satisfies HeldAnswerCall & Record<string, unknown> as unknown as ServerUnaryCall<Buffer, Buffer>;
 }
 
 /** `ModelStreamInferResponse{infer_response}` around an encoded `ModelInferResponse`, without decoding it again. */

@@ -8,6 +8,7 @@ import { processMetrics } from './process-metrics.js';
 import type { ResponsesByTransport, Transport } from './answer-counters.js';
 import type { ConnectionRefusalReason, Listener } from './connection-refusals.js';
 import type { InstanceState, ModelHealth } from '../model/instance-health.js';
+import type { RequestsInFlight } from './requests-in-flight.js';
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Every outcome, by a record so that a kind added to the core fails to compile until it is exported. */
@@ -49,6 +50,8 @@ export interface MeteredVersion {
   readonly responses: Readonly<ResponsesByTransport>;
   /** Its model's instances, as the probes see them. */
   readonly model: { health(): ModelHealth };
+  /** Its admitted requests not yet answered, counted as requests (the batcher counts rows). */
+  readonly requests: Pick<RequestsInFlight, 'counts'>;
 }
 
 /**
@@ -168,7 +171,7 @@ export class ServeMetrics {
     });
     new client.Counter({
       name: 'batchline_requests_total',
-      help: 'Inference requests by outcome.',
+      help: 'Rows (items) by their outcome in the batcher: a request of N rows (/v2 shape [N, ...], V1 N instances) counts N; rejected counts refused requests.',
       labelNames: [...labelNames, 'outcome'],
       registers: [registry],
       collect() {
@@ -238,14 +241,20 @@ export class ServeMetrics {
     perVersion(
       client.Counter,
       'batchline_admitted_total',
-      'Inference requests admitted into the batcher.',
+      'Rows (items) admitted into the batcher: a request of N rows counts N.',
       (v) => v.batcher.counts.admitted,
     );
-    perVersion(client.Gauge, 'batchline_queue_depth', 'Requests waiting for a batch.', (v) => v.batcher.queueDepth);
+    // Rows, not requests: what --max-queue-size bounds and a batch's limit counts, the work waiting.
+    perVersion(
+      client.Gauge,
+      'batchline_queue_depth',
+      'Rows (items) waiting for a batch: a request of N rows counts N (batchline_requests_in_flight counts requests).',
+      (v) => v.batcher.queueDepth,
+    );
     perVersion(
       client.Gauge,
       'batchline_queue_capacity',
-      'Most requests allowed to wait.',
+      'Most rows (items) allowed to wait (--max-queue-size).',
       (v) => v.batcher.options.maxQueueSize,
     );
     perVersion(
@@ -257,9 +266,23 @@ export class ServeMetrics {
     perVersion(
       client.Gauge,
       'batchline_running_requests',
-      'Requests inside executing batches.',
+      'Rows (items) inside executing batches: a request of N rows counts N.',
       (v) => v.batcher.runningCount,
     );
+    new client.Gauge({
+      name: 'batchline_requests_in_flight',
+      help: 'Inference requests admitted and not yet answered, one a request whatever its rows: queued (none of its rows has started), running (the rest).',
+      labelNames: [...labelNames, 'state'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const v of versions()) {
+          const { queued, running } = v.requests.counts;
+          this.set({ ...v.metrics.labels, state: 'queued' }, queued);
+          this.set({ ...v.metrics.labels, state: 'running' }, running);
+        }
+      },
+    });
     perVersion(
       client.Counter,
       'batchline_output_too_large_total',
@@ -275,7 +298,7 @@ export class ServeMetrics {
     perVersion(
       client.Counter,
       'batchline_batch_items_total',
-      'Requests dispatched inside batches.',
+      'Rows (items) dispatched inside batches.',
       (v) => v.batcher.counts.batchItems,
     );
     perVersion(
@@ -344,7 +367,7 @@ export class ServeMetrics {
       (v) => v.model.health().instances.reduce((sum, instance) => sum + instance.restarts, 0),
     );
     this.families = {
-      batchSize: new HistogramFamily('batchline_batch_size', 'Requests per dispatched batch.', registry),
+      batchSize: new HistogramFamily('batchline_batch_size', 'Rows (items) per dispatched batch.', registry),
       requestDuration: new HistogramFamily(
         'batchline_request_duration_seconds',
         'Arrival to answer of successful requests.',

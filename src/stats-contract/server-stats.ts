@@ -44,6 +44,7 @@ export interface ModelVersionStats {
   responsesByStatus: Record<string, number>;
   /** The same answers by the transport that carried them. Absent from servers older than gRPC. */
   responsesByProtocol?: ResponsesByProtocol;
+  /** The batcher's figures, in rows (items): a request of N rows is N in `queueDepth` and `runningRequests`. */
   snapshot: BatcherSnapshot;
 }
 
@@ -74,6 +75,7 @@ export interface ServerStats {
   responsesByStatus: Record<string, number>;
   /** The same answers by transport. Absent from servers older than gRPC. */
   responsesByProtocol?: ResponsesByProtocol;
+  /** The batcher's figures, in rows (items): a request of N rows is N in `queueDepth` and `runningRequests`. */
   snapshot: BatcherSnapshot;
   /** The model POST /v1/infer serves. Absent from servers older than the registry. */
   defaultModel?: string;

@@ -98,7 +98,14 @@ const COSTED_OPTIONS = {
 } as const;
 
 /**
- * Names users bring from the middleware or Ray Serve for an option `batch()` and `serve()` share,
+ * BentoML's `max_latency_ms`: its dispatcher refuses (503) a waiting request whose wait and the
+ * batch's predicted run would pass it. A deadline, then, not the window its docs' wording suggests.
+ */
+const LATENCY_BOUND =
+  "requestTimeoutMs (milliseconds), with admission: 'sla' to refuse at once a call predicted to miss it";
+
+/**
+ * Names users bring from the middleware, Ray Serve or BentoML for an option `batch()` and `serve()` share,
  * and what batchline calls it.
  */
 export const RENAMED_BATCHING: Readonly<Record<string, string>> = {
@@ -113,6 +120,8 @@ export const RENAMED_BATCHING: Readonly<Record<string, string>> = {
   maxConcurrentBatches: 'instances',
   max_concurrent_batches: 'instances',
   breaker: 'breakerFailures, breakerRatio, breakerWindow and breakerOpenMs',
+  max_latency_ms: LATENCY_BOUND,
+  maxLatencyMs: LATENCY_BOUND,
 };
 
 /** Those, and the names of a call's deadline, which batch() alone has. */

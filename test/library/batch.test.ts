@@ -1153,6 +1153,12 @@ describe('batch(): options', () => {
     [{ batchWindowMs: '500ms' }, /^invalid option batchWindowMs: got '500ms' \(a string\), expected a number from 0/],
     [{ max_wait_time: 0.01 }, /max_wait_time: not an option; use batchWindowMs \(milliseconds\)/],
     [{ workers: 2 }, /workers: not an option; use instances/],
+    // BentoML's @bentoml.api(max_latency_ms=…) bounds a request's wait and run, refusing (503) what would miss it.
+    [
+      { max_latency_ms: 1000 },
+      /^invalid option max_latency_ms: not an option; use requestTimeoutMs \(milliseconds\), with admission: 'sla' to refuse at once a call predicted to miss it$/,
+    ],
+    [{ maxLatencyMs: 1000 }, /^invalid option maxLatencyMs: not an option; use requestTimeoutMs \(milliseconds\)/],
     // The middleware's pydantic schema has no option here: the refusal says what does its job.
     [{ input_schema: {} }, /input_schema: not an option; use a check before the call \(ajv validates a JSON Schema\)/],
     [{ batch_window_ms: 5 }, /batch_window_ms: not an option; use batchWindowMs$/],

@@ -97,6 +97,10 @@ describe('serve()', () => {
     await expect(serve({ max_wait_time: 0.01 } as never)).rejects.toThrow(
       /^invalid option max_wait_time: not an option; use batchWindowMs \(milliseconds\)$/,
     );
+    // BentoML's, likewise.
+    await expect(serve({ max_latency_ms: 1000 } as never)).rejects.toThrow(
+      /^invalid option max_latency_ms: not an option; use requestTimeoutMs \(milliseconds\), with admission: 'sla'/,
+    );
   });
 
   it('refuses null and an array for an option, which it read as their text; modelLatencyMs takes ms or 5+2n', async () => {

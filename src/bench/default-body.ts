@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { percentDecoded } from './percent-decoded.js';
 import { MAX_STATS_BYTES, readBoundedText } from '../stats-contract/stats-poller.js';
 import { BatchlineError } from '../errors.js';
-import { parseVersion } from '../serve/target.js';
+import { parseVersion } from '../stats-contract/version-ref.js';
 
 /** The input the embedded toy model (toy-logistic-v1) takes: three features. */
 export const TOY_MODEL_BODY = '{"inputs":[0.2,1.5,-0.3]}';

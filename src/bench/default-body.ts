@@ -1,6 +1,8 @@
 import { request } from 'undici';
 import { percentDecoded } from './percent-decoded.js';
 import { MAX_STATS_BYTES, readBoundedText } from '../stats-contract/stats-poller.js';
+import { BatchlineError } from '../errors.js';
+import { parseVersion } from '../stats-contract/version-ref.js';
 
 /** The input the embedded toy model (toy-logistic-v1) takes: three features. */
 export const TOY_MODEL_BODY = '{"inputs":[0.2,1.5,-0.3]}';
@@ -248,13 +250,15 @@ export function targetOf(url: URL, stats: StatsSketch): TargetKind {
     return stats.model?.version === TOY_MODEL_VERSION ? toy : other(`its model ${String(stats.model?.version)}`);
   const name = route.model ?? defaultModel;
   if (name === undefined) return other(`it has several models and no default for /v1/infer (${names.join(', ')})`);
-  const wanted = route.version;
+  // Read as the server reads it (`2`, `v2`, `V2`; '' the latest): matched by its text, `versions/v1` was "no model … version v1".
+  const wanted = parseVersion(route.version ?? undefined);
+  if (wanted instanceof BatchlineError) return other(`its URL's version: ${wanted.detail}`);
   const ofModel = versions.filter((v) => v.name === name);
   const chosen =
-    wanted === null
+    wanted === undefined
       ? (ofModel.find((v) => v.state === 'ready') ?? ofModel[0])
-      : ofModel.find((v) => String(v.version) === wanted);
-  if (chosen === undefined) return other(`it has no model ${name}${wanted ? ` version ${wanted}` : ''}`);
+      : ofModel.find((v) => Number(v.version) === wanted);
+  if (chosen === undefined) return other(`it has no model ${name}${wanted === undefined ? '' : ` version ${wanted}`}`);
   if (chosen.model?.version === TOY_MODEL_VERSION) return toy;
   return {
     ...(other(

@@ -103,7 +103,7 @@ export async function simulateMain(request: SimulateRequest): Promise<void> {
   const json = slo === undefined ? report : { ...report, slo: slo.text, meets_slo: meetsSlo(report, slo) };
   if (options.json !== undefined) await emit('--json', options.json, `${JSON.stringify(json, null, 2)}\n`, stdout);
   if (options.json !== '-') {
-    stdout.write(formatReport(report));
+    stdout.write(formatReport(report, { targetGiven: given.has('targetLatencyMs') }));
     if (slo !== undefined) stdout.write(`slo         ${slo.text}: ${meetsSlo(report, slo) ? 'met' : 'MISSED'}\n`);
   }
   if (options.html !== undefined) {

@@ -78,9 +78,11 @@ export function resolveCodeOptions<S extends OptionSchema>(
       resolved[key] = parseOptionValue(spec, value, key);
     } else resolved[key] = spec.kind === 'affine' ? parseOptionValue(spec, spec.default, key) : spec.default;
   }
+  const keys = Object.keys(schema).filter((key) => given[key] !== undefined);
   return withGiven(
     resolved as OptionValues<S>,
-    Object.keys(schema).filter((key) => given[key] !== undefined),
+    keys,
+    Object.fromEntries(keys.map((key) => [key, { name: key, value: given[key] }])),
   );
 }
 

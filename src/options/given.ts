@@ -12,13 +12,36 @@
  * with the values' other identity, and no warning is decided on such a copy.
  */
 const GIVEN: unique symbol = Symbol('batchline.givenOptions');
+const GIVEN_AS: unique symbol = Symbol('batchline.givenAs');
 const NONE: ReadonlySet<string> = Object.freeze(new Set<string>());
 
-/** Records `keys` as the options given of `values`, and freezes them; returns `values`. */
-export function withGiven<T extends object>(values: T, keys: Iterable<string>): Readonly<T> {
+/**
+ * How an option was given, for a refusal of its value made after the options resolved (a code
+ * model's max_batch_size, once its load says it counts items): the name as the user wrote it
+ * (`--max-batch-size`, `MAX_BATCH_SIZE (--max-batch-size)`, serve()'s `maxBatchSize`) and the
+ * value as written (a flag's text, code's number), so that it reads as resolveOptions' own.
+ */
+export interface GivenAs {
+  readonly name: string;
+  readonly value: unknown;
+}
+
+/** Records `keys` as the options given of `values` (and how, `givenAs`), and freezes them; returns `values`. */
+export function withGiven<T extends object>(
+  values: T,
+  keys: Iterable<string>,
+  givenAs: Readonly<Record<string, GivenAs>> = {},
+): Readonly<T> {
   // Enumerable, so that a spread copies it; freezing makes it read-only.
   Object.defineProperty(values, GIVEN, { value: new Set(keys), enumerable: true });
+  Object.defineProperty(values, GIVEN_AS, { value: Object.freeze({ ...givenAs }), enumerable: true });
   return Object.freeze(values);
+}
+
+/** How the option `key` of `values` was given; undefined when not given or not recorded (a config.json's own). */
+export function optionGivenAs(values: object, key: string): GivenAs | undefined {
+  const record = (values as { readonly [GIVEN_AS]?: Readonly<Record<string, GivenAs>> })[GIVEN_AS];
+  return record !== undefined && Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
 /** The options given of `values` (none for values no resolution recorded). */

@@ -1,7 +1,7 @@
 import { metricSuffixed } from '../core/arrivals.js';
 import { BatchlineError } from '../errors.js';
 import { parseAffineMs, type AffineMs } from './affine-latency.js';
-import { withGiven } from './given.js';
+import { type GivenAs, withGiven } from './given.js';
 
 /**
  * One option of a command: its flag, the environment variable it falls back to, its default and
@@ -144,20 +144,20 @@ export function resolveOptions<S extends OptionSchema>(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): OptionValues<S> {
   const resolved: Record<string, unknown> = {};
-  const given: string[] = [];
+  const given: Record<string, GivenAs> = {};
   for (const [key, spec] of Object.entries(schema)) {
     const fromFlag = raw[key];
     const fromEnv = spec.env !== undefined ? env[spec.env] : undefined;
-    if (fromFlag !== undefined) resolved[key] = parseValue(spec, fromFlag, `--${spec.flag}`);
+    if (fromFlag !== undefined) given[key] = { name: `--${spec.flag}`, value: fromFlag };
     else if (fromEnv !== undefined && fromEnv !== '')
-      resolved[key] = parseValue(spec, fromEnv, givenAs(spec, fromFlag, env));
+      given[key] = { name: givenAs(spec, fromFlag, env), value: fromEnv };
     else {
       resolved[key] = spec.kind === 'affine' ? parseValue(spec, spec.default, `--${spec.flag}`) : spec.default;
       continue;
     }
-    given.push(key);
+    resolved[key] = parseValue(spec, given[key].value, given[key].name);
   }
-  return withGiven(resolved as OptionValues<S>, given);
+  return withGiven(resolved as OptionValues<S>, Object.keys(given), given);
 }
 
 /**

@@ -18,7 +18,7 @@ import { OIP_ERRORS } from './oip-protocol.js';
 import { servesRepositoryExtension } from './oip-not-served.js';
 import { registerRepositoryRoutes } from './repository-routes.js';
 import type { ServingRuntime } from './serving-runtime.js';
-import { parseVersion } from './target.js';
+import { parseVersion } from '../stats-contract/version-ref.js';
 import { optionSourcesOf, REGISTRATION_BODY, registrationWarnings } from './version-log.js';
 
 /** The fields of a registration besides the model's options. */

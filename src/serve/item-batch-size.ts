@@ -1,6 +1,8 @@
 import { BatchlineError } from '../errors.js';
 import { isCodeModelPath } from '../model/code-model.js';
-import { MAX_ITEM_BATCH_SIZE } from '../options/batching.js';
+import { BATCHING_OPTIONS, MAX_ITEM_BATCH_SIZE } from '../options/batching.js';
+import { optionGivenAs } from '../options/given.js';
+import { parseOptionValue } from '../options/schema.js';
 import type { ModelVersionConfig } from '../options/serve.js';
 import { REGISTRATION_BODY, type OptionSources } from './version-log.js';
 
@@ -8,8 +10,9 @@ import { REGISTRATION_BODY, type OptionSources } from './version-log.js';
  * A version that counts items takes max_batch_size up to 4096; only a code model that exports
  * `itemCost` takes more (a limit of cost, to MAX_SERVED_BATCH_COST). The options' range is the
  * costed one, since only the loaded module says which a version is: this holds the rest to 4096,
- * with the refusal the range gave before, named where the value was written (a config.json's
- * field, a registration's, else the flag). Undefined when within it.
+ * with the refusal the items' range (BATCHING_OPTIONS') gives, named where the value was written:
+ * a config.json's field, a registration's, else as the server's options were given (the flag,
+ * `MAX_BATCH_SIZE`, serve()'s `maxBatchSize`). Undefined when within it.
  */
 export function itemBatchSizeRefusal(
   config: Pick<ModelVersionConfig, 'maxBatchSize'>,
@@ -17,12 +20,27 @@ export function itemBatchSizeRefusal(
 ): BatchlineError | undefined {
   const size = config.maxBatchSize;
   if (size <= MAX_ITEM_BATCH_SIZE) return undefined;
-  const allowed = `expected an integer from 1 to ${MAX_ITEM_BATCH_SIZE}`;
   const written = sources?.maxBatchSize;
-  if (written === undefined) return new BatchlineError('INVALID_OPTION', `--max-batch-size: got '${size}', ${allowed}`);
+  if (written === undefined) {
+    const given = optionGivenAs(config, 'maxBatchSize') ?? { name: '--max-batch-size', value: String(size) };
+    return refusalOf(() => parseOptionValue(BATCHING_OPTIONS.maxBatchSize, given.value, given.name));
+  }
   // The body is named as its parse names it ("request body"), its warnings as the registration's.
   const where = written.source === REGISTRATION_BODY ? 'request body' : written.source;
-  return new BatchlineError('INVALID_MODEL_CONFIG', `${where}: ${written.name}: got ${size}, ${allowed}`);
+  return refusalOf(() =>
+    parseOptionValue(BATCHING_OPTIONS.maxBatchSize, size, `${where}: ${written.name}`, 'INVALID_MODEL_CONFIG'),
+  );
+}
+
+/** The refusal `parse` throws (it does: the value is past the items' range). */
+function refusalOf(parse: () => unknown): BatchlineError {
+  try {
+    parse();
+  } catch (error) {
+    if (error instanceof BatchlineError) return error;
+    throw error;
+  }
+  throw new Error('max_batch_size past 4096 items passed the items range');
 }
 
 /**

@@ -9,7 +9,7 @@ import { parseOptionValue, type OptionSpec } from '../options/schema.js';
 import { described, typeExpected } from '../options/code-options.js';
 import { MODEL_VERSION_OPTIONS, type ModelVersionConfig } from '../options/serve.js';
 import { type LatencyProfile, readLatencyProfile } from '../profile/latency-profile.js';
-import { givenOptions, withGiven } from '../options/given.js';
+import { type GivenAs, givenOptions, optionGivenAs, withGiven } from '../options/given.js';
 
 /** Which numbered versions of a model are served (Triton's `version_policy`). */
 export type VersionPolicy = { latest: number } | { all: true } | { specific: number[] };
@@ -247,12 +247,14 @@ export function effectiveConfig(
     config as ModelVersionConfig,
     own.warmupBatchSizes !== undefined || own.maxBatchSize !== undefined ? where : undefined,
   );
-  // Given: the server's options given, and the version's own.
-  const given = [
-    ...givenOptions(server),
-    ...Object.keys(own).filter((key) => (own as Record<string, unknown>)[key] !== undefined),
-  ];
-  return withGiven(config as ModelVersionConfig, given);
+  // Given: the server's options given, and the version's own; how, for those the server's options gave.
+  const ownKeys = Object.keys(own).filter((key) => (own as Record<string, unknown>)[key] !== undefined);
+  const fromServer: Record<string, GivenAs> = {};
+  for (const key of givenOptions(server)) {
+    const how = optionGivenAs(server, key);
+    if (how !== undefined && !ownKeys.includes(key)) fromServer[key] = how;
+  }
+  return withGiven(config as ModelVersionConfig, [...givenOptions(server), ...ownKeys], fromServer);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { BatchlineError, shuttingDown } from '../errors.js';
 import type { AnswerCounters } from './answer-counters.js';
+import { parseVersion } from '../stats-contract/version-ref.js';
 import type { ServerState } from '../stats-contract/server-stats.js';
 import type { ModelVersion } from './model-version.js';
 import type { Registry } from './registry.js';
@@ -17,20 +18,6 @@ export interface ModelRef {
 export type Target =
   | { readonly version: ModelVersion; readonly refusal?: undefined; readonly counters: AnswerCounters }
   | { readonly version?: undefined; readonly refusal: BatchlineError; readonly counters: AnswerCounters };
-
-/**
- * A version as clients write it: a positive integer of at most 9 digits, or with a `v` before it
- * as the middleware writes it (`?version=v2`, `"version": "v2"`).
- */
-const VERSION_PATTERN = /^[vV]?([1-9]\d{0,8})$/;
-
-/** A version a client gave: a number, nothing (the latest), or 400 bad_request. */
-export function parseVersion(given: unknown): number | undefined | BatchlineError {
-  if (given === undefined || given === '') return undefined;
-  const match = typeof given === 'number' || typeof given === 'string' ? VERSION_PATTERN.exec(String(given)) : null;
-  if (match !== null) return Number(match[1]);
-  return new BatchlineError('BAD_REQUEST', `version must be a positive integer (or vN), got '${String(given)}'`);
-}
 
 /** 503 model_unavailable: `version` exists but takes no work (loading, draining, unavailable), and why. */
 export function unavailable(version: ModelVersion): BatchlineError {

@@ -212,7 +212,12 @@ export function prepareRun(
     // serve's list, in its order, as it prints them under a version's line (a target given to the
     // fixed policy too: simulate left that one out); then what only a profile can tell.
     warnings: [
-      ...batchingWarnings(batching, given).map(({ message }) => message),
+      ...batchingWarnings(batching, given).map(({ warning, message }) =>
+        // Unread by the batching, as serve says, but read here: the answers on time are counted within it.
+        warning === 'target_without_policy'
+          ? `${message}; simulate counts the answers within it all the same (on time, on_time_rps)`
+          : message,
+      ),
       unmeasuredBatches(inputs.profile, reachableBatch(batching)),
     ].filter((w) => w !== undefined),
   };

@@ -1,7 +1,11 @@
 import type { DurationSummaryMs, SimulationReport } from './report.js';
 
-/** The report for people: a few aligned sections, plain text, no colour, stable bytes. */
-export function formatReport(report: SimulationReport): string {
+/**
+ * The report for people: a few aligned sections, plain text, no colour, stable bytes.
+ * `targetGiven`: --target-latency-ms was given, so its "on time" line is shown under the fixed
+ * policy too, which batches without it (--json's on_time_rps counts within it under every policy).
+ */
+export function formatReport(report: SimulationReport, { targetGiven = false } = {}): string {
   const { config, requests: r } = report;
   const lines: string[] = [];
   lines.push(`batchline simulate · seed ${report.seed} (the same seed and options give the same report)`);
@@ -42,7 +46,7 @@ export function formatReport(report: SimulationReport): string {
   lines.push(
     `rates       offered ${fixed(report.offered_rps, 1)} req/s · throughput ${fixed(report.throughput_rps, 1)} req/s · goodput ${fixed(report.goodput_rps, 1)} req/s · over ${formatDuration(report.simulated_ms)} simulated`,
   );
-  if (adaptiveOrSla)
+  if (adaptiveOrSla || targetGiven)
     lines.push(`            on time (within ${config.target_latency_ms} ms) ${fixed(report.on_time_rps, 1)} req/s`);
   const f = report.faults;
   if (f.failed_batches > 0 || f.unavailable > 0 || r.rejected_by_reason.circuit_open > 0) {

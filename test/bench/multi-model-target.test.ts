@@ -4,7 +4,7 @@ import { benchMain } from '../../src/commands/bench-main.js';
 import { targetOf } from '../../src/bench/default-body.js';
 import { validated } from './plan-helper.js';
 import { linearModelOnnx, PADDLE_CLS, writeRepository } from '../serve/repository-fixture.js';
-import { startTestServer, type TestServer } from '../serve/test-server.js';
+import { infer, startTestServer, type TestServer } from '../serve/test-server.js';
 import { TextSink } from './text-sink.js';
 
 describe('which model a bench URL reaches on a batchline server', () => {
@@ -25,6 +25,11 @@ describe('which model a bench URL reaches on a batchline server', () => {
     ['/v1/models/linear/versions/1:predict', 'linear', '1'],
     ['/v1/models/linear%3Apredict', 'linear', '2'],
     ['/v1/models/linear/versions/1%3apredict', 'linear', '1'],
+    // The server reads a version as `vN` too (serve/target.ts parseVersion): bench said "no model linear version v1".
+    ['/models/linear/predict?version=v1', 'linear', '1'],
+    ['/v1/models/linear/versions/v1:predict', 'linear', '1'],
+    ['/v1/models/linear/versions/V1%3Apredict', 'linear', '1'],
+    ['/v2/models/linear/versions/v1/infer', 'linear', '1'],
   ])('%s → %s version %s', (path, name, version) => {
     expect(targetOf(new URL(`http://h${path}`), stats)).toMatchObject({
       kind: 'batchline-other-model',
@@ -150,6 +155,29 @@ describe('bench against a batchline server of several models', () => {
       expect(server.runtime.registry.resolve('linear')!.batcher.counts.outcomes.ok).toBe(before + 6);
     },
   );
+
+  it.each(['/v2/models/linear/versions/v1/infer', '/v1/models/linear/versions/V1:predict'])(
+    'takes the version of %s as the server does, vN included, and every request is answered 200',
+    async (path) => {
+      // bench matched the version by its text: "--body: … it has no model linear version v1", and no run.
+      const before = server.runtime.registry.resolve('linear')!.batcher.counts.outcomes.ok;
+      const { stdout, stderr } = await runBoth(`${server.url}${path}`);
+      expect(stderr).toContain('sending a made-up body of the shape of linear version 1');
+      expect(stdout).toContain('status      200: 6');
+      expect(server.runtime.registry.resolve('linear')!.batcher.counts.outcomes.ok).toBe(before + 6);
+    },
+  );
+
+  it("refuses a version the server would refuse with the server's own words, and names one it lacks", async () => {
+    const refused = await infer(`${server.url}/v2/models/linear/versions/01/infer`, {});
+    expect(refused.json.error).toMatch(/version must be a positive integer \(or vN\), got '01'/);
+    await expect(run(`${server.url}/v2/models/linear/versions/01/infer`)).rejects.toThrow(
+      /its URL's version: version must be a positive integer \(or vN\), got '01'/,
+    );
+    await expect(run(`${server.url}/v1/models/linear/versions/v7:predict`)).rejects.toThrow(
+      /it has no model linear version 7/,
+    );
+  });
 
   it('loads a route that is not an inference route with GET and no body, as any server', async () => {
     // It POSTed the model's input to /metrics: a run of 404s.

@@ -15,6 +15,8 @@ import { isStatsAnswer } from '../../src/stats-contract/is-server-stats.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { startupVersions } from '../../src/serve/startup.js';
 import { versionWarningLines } from '../../src/serve/version-log.js';
+import { serve } from '../../src/index.js';
+import { runBatchline } from '../batchline-cli.js';
 import { codeModelDir } from '../model/code-model-fixtures.js';
 import { linearModelOnnx, writeRepository } from './repository-fixture.js';
 import { infer, startTestServer, type TestServer } from './test-server.js';
@@ -148,6 +150,70 @@ describe('max_batch_size of a costed version', () => {
       },
     ]);
     expect(server.runtime.registry.resolve('words', 7)).toBeUndefined();
+  });
+});
+
+describe("a code model's max_batch_size refused once loaded, named as it was given", () => {
+  // The refusal said `--max-batch-size: got '16384'` whatever gave the value: the version's
+  // options kept the value, not whether a flag, MAX_BATCH_SIZE or serve()'s maxBatchSize wrote it.
+  const refused = (name: string, got: string) => `${name}: got ${got}, ${TODAYS_RANGE}`;
+
+  it.each([
+    ['the flag', ['--max-batch-size', String(TOKENS)], {}, refused('--max-batch-size', `'${TOKENS}'`)],
+    [
+      'MAX_BATCH_SIZE',
+      [],
+      { MAX_BATCH_SIZE: String(TOKENS) },
+      refused('MAX_BATCH_SIZE (--max-batch-size)', `'${TOKENS}'`),
+    ],
+  ])('by %s: `batchline serve` exits 2 naming it', async (_, args, env, message) => {
+    const dir = await codeModelDir({ 'words.mjs': COUNTED });
+    const run = await runBatchline(['serve', '--port', '0', '--no-ui', '--model', join(dir, 'words.mjs'), ...args], {
+      env: { ...env, CI: 'true' },
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(`batchline: invalid option ${message}\n`);
+  });
+
+  it("by serve()'s maxBatchSize: rejects naming the key, the number shown as code gave it", async () => {
+    const dir = await codeModelDir({ 'words.mjs': COUNTED });
+    // It said maxBatchSize: got '16384' (quoted as a flag's text), where serve()'s other refusals show a number as one.
+    await expect(serve({ model: join(dir, 'words.mjs'), maxBatchSize: TOKENS })).rejects.toThrow(
+      new RegExp(`^invalid option ${refused('maxBatchSize', String(TOKENS))}$`),
+    );
+  });
+
+  it("by the server's MAX_BATCH_SIZE, for a registration that sets none: its 400 names the variable", async () => {
+    const repository = await codeModelDir({ 'costed/1/model.mjs': COSTED, 'words/1/model.mjs': COUNTED });
+    const config = resolveOptions(
+      SERVE_OPTIONS,
+      { modelRepository: repository, port: 0, adminToken: TOKEN, modelLatencyMs: 0 },
+      { MAX_BATCH_SIZE: String(TOKENS) },
+    );
+    // Only the costed model at start-up (the counted one would stop it); the other registered.
+    const startup = await startupVersions(config);
+    const { buildServer } = await import('../../src/serve/build-server.js');
+    const built = buildServer(config);
+    const url = await built.app.listen({ host: '127.0.0.1', port: 0 });
+    server = {
+      ...built,
+      url,
+      config,
+      close: async () => {
+        await built.runtime.drain(0);
+        await built.app.close();
+        await built.runtime.closeModels();
+      },
+    };
+    await built.runtime.loadStartup(startup.versions.filter((version) => version.name === 'costed'));
+    const counted = await register({ module: 'words/1/model.mjs', version: 2 }, 'words');
+    expect([counted.status, counted.json.error]).toEqual([
+      400,
+      {
+        code: 'invalid_option',
+        message: `invalid option ${refused('MAX_BATCH_SIZE (--max-batch-size)', `'${TOKENS}'`)}`,
+      },
+    ]);
   });
 });
 

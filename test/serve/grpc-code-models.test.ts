@@ -1,7 +1,8 @@
 /**
  * Code models (`model.mjs`) over gRPC: served as ONNX models are, on the Open Inference Protocol's
  * gRPC service too — metadata from their specs, raw and typed contents, an item's own Error as
- * the request's failure, and a JSON-schema model taking BYTES of JSON text, checked before the queue.
+ * the request's failure, a JSON-schema model taking BYTES of JSON text, checked before the queue,
+ * and an itemCost refusal naming its row as /v2 names it.
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,12 +16,29 @@ import {
   startGrpcPair,
 } from './grpc-helpers.js';
 
+/** A JSON model whose item costs its text's length; 'half' costs 1.5, which itemCost may not return. */
+const COSTED_WORDS = `
+export const inputSchema = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] };
+export function itemCost({ text }) { return text === 'half' ? 1.5 : text.length; }
+export function execute(items) { return items.map(({ text }) => text.length); }
+`;
+
+/** A tensor model whose item costs its first value (0 is refused: a cost is a positive integer). */
+const COSTED_TOKENS = `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'y', datatype: 'FP32', shape: [1] }];
+export function itemCost({ x }) { return x[0]; }
+export function execute(items) { return items.map(({ x }) => ({ y: [x[0]] })); }
+`;
+
 let server: GrpcTestServer;
 let client: OipClient;
 beforeAll(async () => {
   const repository = await codeModelDir({
     'double/1/model.mjs': CODE_MODELS.double,
     'echo/1/model.mjs': CODE_MODELS.echo,
+    'words/1/model.mjs': COSTED_WORDS,
+    'tokens/1/model.mjs': COSTED_TOKENS,
   });
   ({ server, client } = await startGrpcPair({
     modelRepository: repository,
@@ -106,5 +124,38 @@ describe('a JSON-schema code model over gRPC', () => {
     const { error } = await client.infer({ model_name: 'echo', inputs: [json(['{"text":1}'])] });
     expect(error?.code).toBe(grpc.status.INVALID_ARGUMENT);
     expect(error?.details).toMatch(/text/);
+  });
+});
+
+describe('a code model that exports itemCost, over gRPC', () => {
+  // The protocol names a row as /v2 does (oipRowName): a JSON model's json[1], any other's row 1.
+  it('refuses a request of several rows whole INVALID_ARGUMENT, naming the JSON row whose cost is refused json[1]', async () => {
+    const words = () => server.runtime.registry.resolve('words')!.batcher.counts.admitted;
+    const admitted = words();
+    const json = (texts: string[]) => ({
+      name: 'json',
+      datatype: 'BYTES',
+      shape: [texts.length],
+      contents: { bytes_contents: texts.map((text) => Buffer.from(text)) },
+    });
+    const { error } = await client.infer({ model_name: 'words', inputs: [json(['{"text":"ab"}', '{"text":"half"}'])] });
+    expect(error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(error?.details).toContain('json[1]: itemCost returned 1.5 for this item, expected a positive integer');
+    expect(words()).toBe(admitted);
+    const ok = await client.infer({ model_name: 'words', inputs: [json(['{"text":"ab"}', '{"text":"cde"}'])] });
+    expect(ok.error).toBeUndefined();
+  });
+
+  it('names the tensor row whose cost is refused row 1, and admits none of the request', async () => {
+    const tokens = () => server.runtime.registry.resolve('tokens')!.batcher.counts.admitted;
+    const admitted = tokens();
+    const { error } = await client.infer({
+      model_name: 'tokens',
+      inputs: [{ name: 'x', datatype: 'FP32', shape: [3, 1] }],
+      raw_input_contents: [float32Bytes([2, 0, 3])],
+    });
+    expect(error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(error?.details).toContain('row 1: itemCost returned 0 for this item, expected a positive integer');
+    expect(tokens()).toBe(admitted);
   });
 });

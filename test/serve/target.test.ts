@@ -9,7 +9,7 @@ import { Answer, CLIENT_CLOSED_REQUEST } from '../../src/serve/answer.js';
 import { buildServer } from '../../src/serve/build-server.js';
 import { BATCHLINE_JSON } from '../../src/serve/json-protocol.js';
 import { ServingRuntime } from '../../src/serve/serving-runtime.js';
-import { parseVersion } from '../../src/serve/target.js';
+import { parseVersion } from '../../src/stats-contract/version-ref.js';
 
 const config = resolveOptions(SERVE_OPTIONS, { port: '0' }, {});
 

@@ -4,6 +4,7 @@ import type { RowCost } from '../model/item-costs.js';
 import { BatchlineError, shuttingDown } from '../errors.js';
 import { ItemFailure } from '../model/item-failure.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
+import { optionGivenAs } from '../options/given.js';
 import { outcomeError, refusalError } from '../outcome-errors.js';
 import { answerAfterHandOff } from './after-hand-off.js';
 import { seeTheLog } from './failure-log.js';
@@ -14,7 +15,7 @@ import type { HeldRefusals } from './retry-hold.js';
 /** What admission needs of a model version. */
 export type AdmissionVersion = Pick<
   ModelVersion,
-  'model' | 'batcher' | 'config' | 'countOutputTooLarge' | 'drainedBecause' | 'requests'
+  'model' | 'batcher' | 'config' | 'optionSources' | 'countOutputTooLarge' | 'drainedBecause' | 'requests'
 >;
 
 /** The server-wide part of admitting: built once per server. */
@@ -151,7 +152,7 @@ export function admitRows(
   if (rows.length > bound)
     return new BatchlineError(
       'BAD_INPUT',
-      `the request carries ${rows.length} rows and this model queues at most ${bound} waiting (${levels.count === 1 ? '--max-queue-size' : "its priority level's max_queue_size"}): send at most ${bound} rows a request`,
+      `the request carries ${rows.length} rows and this model queues at most ${bound} waiting (${levels.count === 1 ? queueBoundName(version) : "its priority level's max_queue_size"}): send at most ${bound} rows a request`,
     );
   const outputs = new Array<ItemTensors>(rows.length);
   let done = 0;
@@ -304,3 +305,14 @@ function holdsText(outputs: ItemTensors): boolean {
 
 /** About what a number takes in a JSON answer (`0.12345678,`), for a string's share of --max-output-elements. */
 const JSON_CHARS_PER_NUMBER = 10;
+
+/**
+ * The version's max_queue_size named as its operator wrote it: its own (a config.json's or a
+ * registration's field, by name only: a client is not shown the server's paths), else as the
+ * server's options gave it (the flag, MAX_QUEUE_SIZE, serve()'s maxQueueSize).
+ */
+function queueBoundName(version: Pick<AdmissionVersion, 'config' | 'optionSources'>): string {
+  const own = version.optionSources.maxQueueSize;
+  if (own !== undefined) return `its ${own.name}`;
+  return optionGivenAs(version.config, 'maxQueueSize')?.name ?? '--max-queue-size';
+}

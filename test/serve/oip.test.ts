@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -346,6 +346,31 @@ describe('a request of more rows than its queue holds', () => {
       expect((await call(`${small.url}/v2/models/mymodel/infer`, 'POST', two.body, two.headers)).status).toBe(200);
     } finally {
       await small.close();
+    }
+  });
+
+  it("names the bound as its operator wrote it: a config.json's max_queue_size, not the flag it did not come from", async () => {
+    const repository = tempDir('batchline-oip-bound-');
+    await mkdir(join(repository, 'mymodel', '1'), { recursive: true });
+    await writeFile(join(repository, 'mymodel', '1', 'model.onnx'), mymodel);
+    await writeFile(
+      join(repository, 'mymodel', 'config.json'),
+      JSON.stringify({ max_batch_size: 8, max_queue_size: 2 }),
+    );
+    const fromConfig = await startTestServer({ modelRepository: repository });
+    try {
+      const three = binaryRequest([
+        [1, 2, 3],
+        [4, 5, 6],
+        [7, 8, 9],
+      ]);
+      const refused = await call(`${fromConfig.url}/v2/models/mymodel/infer`, 'POST', three.body, three.headers);
+      expect([refused.status, refused.json.error]).toEqual([
+        400,
+        'invalid inputs: the request carries 3 rows and this model queues at most 2 waiting (its max_queue_size): send at most 2 rows a request',
+      ]);
+    } finally {
+      await fromConfig.close();
     }
   });
 });

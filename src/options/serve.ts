@@ -181,7 +181,7 @@ export const SERVE_OPTIONS = {
     env: 'MODEL',
     default: undefined,
     description:
-      'path of a model to serve as version 1: an ONNX file, or your own code (.mjs, .js; docs/models.md) (default: the embedded toy-logistic-v1)',
+      'path of a model to serve: an ONNX file, or your own code (.mjs, .js; docs/models.md); version 1, or a path ending NAME/VERSION/model.onnx (.mjs, .js) serves NAME version VERSION (default: the embedded toy-logistic-v1)',
   },
   modelName: {
     kind: 'string',

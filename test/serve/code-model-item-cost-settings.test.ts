@@ -185,27 +185,11 @@ describe("a code model's max_batch_size refused once loaded, named as it was giv
 
   it("by the server's MAX_BATCH_SIZE, for a registration that sets none: its 400 names the variable", async () => {
     const repository = await codeModelDir({ 'costed/1/model.mjs': COSTED, 'words/1/model.mjs': COUNTED });
-    const config = resolveOptions(
-      SERVE_OPTIONS,
-      { modelRepository: repository, port: 0, adminToken: TOKEN, modelLatencyMs: 0 },
-      { MAX_BATCH_SIZE: String(TOKENS) },
-    );
     // Only the costed model at start-up (the counted one would stop it); the other registered.
-    const startup = await startupVersions(config);
-    const { buildServer } = await import('../../src/serve/build-server.js');
-    const built = buildServer(config);
-    const url = await built.app.listen({ host: '127.0.0.1', port: 0 });
-    server = {
-      ...built,
-      url,
-      config,
-      close: async () => {
-        await built.runtime.drain(0);
-        await built.app.close();
-        await built.runtime.closeModels();
-      },
-    };
-    await built.runtime.loadStartup(startup.versions.filter((version) => version.name === 'costed'));
+    server = await startTestServer({ modelRepository: repository, adminToken: TOKEN }, undefined, {
+      env: { MAX_BATCH_SIZE: String(TOKENS) },
+      loads: (version) => version.name === 'costed',
+    });
     const counted = await register({ module: 'words/1/model.mjs', version: 2 }, 'words');
     expect([counted.status, counted.json.error]).toEqual([
       400,

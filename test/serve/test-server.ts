@@ -10,21 +10,33 @@ export interface TestServer extends BuiltServer {
   close(): Promise<void>;
 }
 
+/** What a test may change of the start-up beyond the flags. */
+export interface TestServerStart {
+  /** The environment the options fall back to (`MAX_BATCH_SIZE=…`); none by default. */
+  env?: Readonly<Record<string, string>>;
+  /** Which start-up versions to load (all by default): one that would refuse the start left out. */
+  loads?: (version: { readonly name: string }) => boolean;
+}
+
 /**
  * A real server on 127.0.0.1 and a free port, configured like `batchline serve --flag value`
  * (`modelPath` is `--model`), with its start-up models loaded as `serve` loads them.
  */
-export async function startTestServer(flags: Record<string, unknown> = {}, modelPath?: string): Promise<TestServer> {
+export async function startTestServer(
+  flags: Record<string, unknown> = {},
+  modelPath?: string,
+  start: TestServerStart = {},
+): Promise<TestServer> {
   const config = resolveOptions(
     SERVE_OPTIONS,
     { port: 0, modelLatencyMs: 0, ...flags, ...(modelPath === undefined ? {} : { model: modelPath }) },
-    {},
+    start.env ?? {},
   );
   const startup = await startupVersions(config);
   const built = buildServer(config);
   const url = await built.app.listen({ host: '127.0.0.1', port: 0 });
   built.runtime.registry.defaultModel = startup.defaultModel;
-  await built.runtime.loadStartup(startup.versions);
+  await built.runtime.loadStartup(start.loads === undefined ? startup.versions : startup.versions.filter(start.loads));
   return {
     ...built,
     url,

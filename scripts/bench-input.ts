@@ -64,9 +64,11 @@ interface Figure {
   /** Requests/s (HTTP) or items/s. */
   rate: number;
   detail: string;
-  /** serve's CPU an answer, the whole process and its main thread, µs (HTTP loads only). */
+  /** serve's CPU an answer, the whole process and its main thread, µs, and the latency (HTTP loads only). */
   serveUs?: number;
   mainUs?: number;
+  p50Ms?: number;
+  p99Ms?: number;
 }
 
 interface Load extends Requests {
@@ -159,6 +161,8 @@ async function drive(server: ChildServer, load: Load, seconds: number): Promise<
     detail: `p50 ${result.p50Ms.toFixed(0)} ms, p99 ${result.p99Ms.toFixed(0)} ms, ${cpu}${result.failed > 0 ? `, ${result.failed} FAILED` : ''}`,
     serveUs: serverUs,
     mainUs,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
   };
 }
 
@@ -194,6 +198,7 @@ async function compare(
   const references: number[] = [];
   const cpuRatios: number[] = [];
   const mainRatios: number[] = [];
+  const latencies: Record<'s50' | 'r50' | 's99' | 'r99', number[]> = { s50: [], r50: [], s99: [], r99: [] };
   for (let pair = 1; pair <= pairs; pair++) {
     const subjectFirst = pair % 2 === 1;
     const first = await (subjectFirst ? subject : reference)();
@@ -204,6 +209,12 @@ async function compare(
     references.push(r.rate);
     if (s.serveUs !== undefined && r.serveUs !== undefined) cpuRatios.push(s.serveUs / r.serveUs);
     if (s.mainUs !== undefined && r.mainUs !== undefined) mainRatios.push(s.mainUs / r.mainUs);
+    if (s.p50Ms !== undefined && r.p50Ms !== undefined && s.p99Ms !== undefined && r.p99Ms !== undefined) {
+      latencies.s50.push(s.p50Ms);
+      latencies.r50.push(r.p50Ms);
+      latencies.s99.push(s.p99Ms);
+      latencies.r99.push(r.p99Ms);
+    }
     console.log(
       `  ${name} pair ${String(pair).padStart(2)}: serve ${s.rate.toFixed(0).padStart(5)} ${unit} (${s.detail})  reference ${r.rate.toFixed(0).padStart(5)} ${unit} (${r.detail})  ratio ${(s.rate / r.rate).toFixed(3)}`,
     );
@@ -215,7 +226,7 @@ async function compare(
   };
   const cpu =
     cpuRatios.length === pairs && cpuRatios.every(Number.isFinite)
-      ? `; CPU a request ${spread(cpuRatios)}, main thread's ${spread(mainRatios)}`
+      ? `; CPU a request ${spread(cpuRatios)}, main thread's ${spread(mainRatios)}; p50 ${median(latencies.s50).toFixed(0)} / ${median(latencies.r50).toFixed(0)} ms, p99 ${median(latencies.s99).toFixed(0)} / ${median(latencies.r99).toFixed(0)} ms`
       : '';
   return `${name.padEnd(8)} ratio ${median(ratios).toFixed(3)} = serve ${median(subjects).toFixed(0)} / reference ${median(references).toFixed(0)} ${unit} (medians of ${pairs} pairs; ratios ${sorted[0]!.toFixed(3)}–${sorted.at(-1)!.toFixed(3)}${target === undefined ? '' : `; target >= ${target}`}${cpu})`;
 }

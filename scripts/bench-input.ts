@@ -12,6 +12,13 @@
  *    items/s; target >= 0.9).
  * 3. `msgpack`: POST /v1/infer with a MessagePack body whose tensor is a `bin`, against the same
  *    onnxruntime loop (target >= 0.9).
+ * 4. `v1rows`, `v1cols`, `v2binary` (not run by default): the same item through KServe V1 / TF
+ *    Serving's `POST /v1/models/{m}:predict`, row form `{"instances": [item]}` and columnar form
+ *    `{"inputs": [item]}`, and as a `/v2` binary tensor, each against `/v2` JSON (`data` flat, as
+ *    tritonclient sends it) on the same server. Beside requests/s, the ratios of serve's CPU a
+ *    request (the process, model thread included) and of its main thread's (where the body is
+ *    read and the answer written; the model runs on its own thread): no target, the figure is
+ *    what a protocol costs against /v2 JSON (`BENCH_CASES=v1rows,v1cols,v2binary npm run bench:input`).
  *
  * The load is `batchline bench -c 32` as a user runs it (BENCH_DRIVER=cli, the default: its own
  * process, started for each slice, measured after a 1 s warm-up), or this process's closed loop on
@@ -37,7 +44,7 @@ import { promisify } from 'node:util';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { inputBodies, MODEL_NAME } from './lib/input-bodies.js';
 import { closedLoop, type Load as Requests } from './lib/lean-load.js';
-import { processCpuMs } from './lib/process-cpu.js';
+import { processCpuMs, threadCpuMs } from './lib/process-cpu.js';
 import { median } from './lib/median.js';
 
 const driver = process.env.BENCH_DRIVER ?? 'cli';
@@ -57,6 +64,11 @@ interface Figure {
   /** Requests/s (HTTP) or items/s. */
   rate: number;
   detail: string;
+  /** serve's CPU an answer, the whole process and its main thread, µs, and the latency (HTTP loads only). */
+  serveUs?: number;
+  mainUs?: number;
+  p50Ms?: number;
+  p99Ms?: number;
 }
 
 interface Load extends Requests {
@@ -120,6 +132,7 @@ async function benchCli(
 
 async function drive(server: ChildServer, load: Load, seconds: number): Promise<Figure> {
   const serverCpuBefore = processCpuMs(server.process.pid!);
+  const mainCpuBefore = threadCpuMs(server.process.pid!);
   const answeredBefore = await answered(server).catch(() => Number.NaN);
   const ownCpuBefore = process.cpuUsage();
   let result: { rps: number; p50Ms: number; p99Ms: number; failed: number; generatorUsPerRequest: number };
@@ -137,13 +150,19 @@ async function drive(server: ChildServer, load: Load, seconds: number): Promise<
       generatorUsPerRequest: (own.user + own.system) / (requests / (1 - Math.min(0.25 / seconds, 0.1))),
     };
   }
-  const serverUs =
-    ((processCpuMs(server.process.pid!) - serverCpuBefore) * 1000) /
-    ((await answered(server).catch(() => Number.NaN)) - answeredBefore);
-  const cpu = `CPU a request: ${driver === 'cli' ? 'bench' : 'loop'} ${result.generatorUsPerRequest.toFixed(0)} µs${Number.isFinite(serverUs) ? `, serve ${serverUs.toFixed(0)} µs` : ''}`;
+  const serverCpuMs = processCpuMs(server.process.pid!) - serverCpuBefore;
+  const mainCpuMs = threadCpuMs(server.process.pid!) - mainCpuBefore;
+  const answers = (await answered(server).catch(() => Number.NaN)) - answeredBefore;
+  const serverUs = (serverCpuMs * 1000) / answers;
+  const mainUs = (mainCpuMs * 1000) / answers;
+  const cpu = `CPU a request: ${driver === 'cli' ? 'bench' : 'loop'} ${result.generatorUsPerRequest.toFixed(0)} µs${Number.isFinite(serverUs) ? `, serve ${serverUs.toFixed(0)} µs (main thread ${mainUs.toFixed(0)})` : ''}`;
   return {
     rate: result.rps * load.itemsPerRequest,
     detail: `p50 ${result.p50Ms.toFixed(0)} ms, p99 ${result.p99Ms.toFixed(0)} ms, ${cpu}${result.failed > 0 ? `, ${result.failed} FAILED` : ''}`,
+    serveUs: serverUs,
+    mainUs,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
   };
 }
 
@@ -170,13 +189,16 @@ async function compare(
   unit: string,
   subject: () => Promise<Figure>,
   reference: () => Promise<Figure>,
-  target: number,
+  target?: number,
 ): Promise<string> {
   await subject(); // warm-up: JIT, connections, onnxruntime's first runs
   await reference();
   const ratios: number[] = [];
   const subjects: number[] = [];
   const references: number[] = [];
+  const cpuRatios: number[] = [];
+  const mainRatios: number[] = [];
+  const latencies: Record<'s50' | 'r50' | 's99' | 'r99', number[]> = { s50: [], r50: [], s99: [], r99: [] };
   for (let pair = 1; pair <= pairs; pair++) {
     const subjectFirst = pair % 2 === 1;
     const first = await (subjectFirst ? subject : reference)();
@@ -185,16 +207,32 @@ async function compare(
     ratios.push(s.rate / r.rate);
     subjects.push(s.rate);
     references.push(r.rate);
+    if (s.serveUs !== undefined && r.serveUs !== undefined) cpuRatios.push(s.serveUs / r.serveUs);
+    if (s.mainUs !== undefined && r.mainUs !== undefined) mainRatios.push(s.mainUs / r.mainUs);
+    if (s.p50Ms !== undefined && r.p50Ms !== undefined && s.p99Ms !== undefined && r.p99Ms !== undefined) {
+      latencies.s50.push(s.p50Ms);
+      latencies.r50.push(r.p50Ms);
+      latencies.s99.push(s.p99Ms);
+      latencies.r99.push(r.p99Ms);
+    }
     console.log(
       `  ${name} pair ${String(pair).padStart(2)}: serve ${s.rate.toFixed(0).padStart(5)} ${unit} (${s.detail})  reference ${r.rate.toFixed(0).padStart(5)} ${unit} (${r.detail})  ratio ${(s.rate / r.rate).toFixed(3)}`,
     );
   }
   const sorted = [...ratios].sort((a, b) => a - b);
-  return `${name.padEnd(8)} ratio ${median(ratios).toFixed(3)} = serve ${median(subjects).toFixed(0)} / reference ${median(references).toFixed(0)} ${unit} (medians of ${pairs} pairs; ratios ${sorted[0]!.toFixed(3)}–${sorted.at(-1)!.toFixed(3)}; target >= ${target})`;
+  const spread = (values: number[]): string => {
+    const ordered = [...values].sort((a, b) => a - b);
+    return `${median(values).toFixed(3)} (${ordered[0]!.toFixed(3)}–${ordered.at(-1)!.toFixed(3)})`;
+  };
+  const cpu =
+    cpuRatios.length === pairs && cpuRatios.every(Number.isFinite)
+      ? `; CPU a request ${spread(cpuRatios)}, main thread's ${spread(mainRatios)}; p50 ${median(latencies.s50).toFixed(0)} / ${median(latencies.r50).toFixed(0)} ms, p99 ${median(latencies.s99).toFixed(0)} / ${median(latencies.r99).toFixed(0)} ms`
+      : '';
+  return `${name.padEnd(8)} ratio ${median(ratios).toFixed(3)} = serve ${median(subjects).toFixed(0)} / reference ${median(references).toFixed(0)} ${unit} (medians of ${pairs} pairs; ratios ${sorted[0]!.toFixed(3)}–${sorted.at(-1)!.toFixed(3)}${target === undefined ? '' : `; target >= ${target}`}${cpu})`;
 }
 
 console.log(
-  `bench:input — ${MODEL_NAME}, one item 3x48x192 float32 (JSON body ${bodies.json.length} bytes, binary ${bodies.binary.body.length}, MessagePack ${bodies.msgpack.length}); ` +
+  `bench:input — ${MODEL_NAME}, one item 3x48x192 float32 (JSON body ${bodies.json.length} bytes, binary ${bodies.binary.body.length}, MessagePack ${bodies.msgpack.length}, /v2 JSON ${bodies.oipJson.length}, V1 ${bodies.v1Rows.length}); ` +
     `${connections} connections from ${driver === 'cli' ? 'batchline bench (its own process, 1 s warm-up a slice)' : "this process's closed loop on batchline bench's HTTP/1.1 pool"}, ${pairs} pairs of ${sliceS} s slices; serve --max-batch-size 8 --model-latency-ms 0 --instances 1 ${process.argv.slice(2).join(' ')}${serveNodeFlags.length > 0 ? ` (node ${serveNodeFlags.join(' ')})` : ''}`,
 );
 const serve = await startChildServer(process.execPath, [
@@ -266,6 +304,28 @@ try {
           () => drive(serve, loads[name]!, sliceS),
           () => loop(reference, sliceS),
           0.9,
+        ),
+      );
+  }
+  // The same item by other protocols, each against /v2 JSON on the same server.
+  const againstOipJson = cases.filter((c) => c === 'v1rows' || c === 'v1cols' || c === 'v2binary');
+  if (againstOipJson.length > 0) {
+    const v2Path = `/v2/models/${MODEL_NAME}/infer`;
+    const v1Path = `/v1/models/${MODEL_NAME}:predict`;
+    const json = { 'content-type': 'application/json' };
+    const oipJson: Load = { path: v2Path, headers: json, body: bodies.oipJson, itemsPerRequest: 1 };
+    const loads: Record<string, Load> = {
+      v1rows: { path: v1Path, headers: json, body: bodies.v1Rows, itemsPerRequest: 1 },
+      v1cols: { path: v1Path, headers: json, body: bodies.v1Columns, itemsPerRequest: 1 },
+      v2binary: { path: v2Path, headers: bodies.binary.headers, body: bodies.binary.body, itemsPerRequest: 1 },
+    };
+    for (const name of againstOipJson)
+      summary.push(
+        await compare(
+          name,
+          'req/s',
+          () => drive(serve, loads[name]!, sliceS),
+          () => drive(serve, oipJson, sliceS),
         ),
       );
   }

@@ -13,9 +13,15 @@ export interface InputBodies {
   binary: { body: Buffer; headers: Record<string, string> };
   /** `{"inputs": {"shape": […], "data": bin}}` in MessagePack. */
   msgpack: Buffer;
+  /** The Open Inference Protocol's JSON request, the item's values flat in `data`, as tritonclient sends them. */
+  oipJson: Buffer;
+  /** KServe V1 / TF Serving predict, row form: `{"instances": [item]}`, the item nested as in `json`. */
+  v1Rows: Buffer;
+  /** KServe V1 / TF Serving predict, columnar form: `{"inputs": [item]}`, the one input with the batch first. */
+  v1Columns: Buffer;
 }
 
-/** One seeded item, in the three forms bench:input sends. */
+/** One seeded item, in the forms bench:input sends. */
 export function inputBodies(seed = 11): InputBodies {
   const rng = new SeededRandom(seed);
   const length = ITEM_SHAPE.reduce((product, dim) => product * dim, 1);
@@ -42,5 +48,12 @@ export function inputBodies(seed = 11): InputBodies {
   const msgpack = Buffer.from(
     new Packr({ useRecords: false }).pack({ inputs: { shape: [...ITEM_SHAPE], data: Buffer.from(values.buffer) } }),
   );
-  return { json, binary, msgpack };
+  const oipJson = Buffer.from(
+    JSON.stringify({
+      inputs: [{ name: 'x', shape: [1, ...ITEM_SHAPE], datatype: 'FP32', data: nested.flat(2) }],
+    }),
+  );
+  const v1Rows = Buffer.from(JSON.stringify({ instances: [nested] }));
+  const v1Columns = Buffer.from(JSON.stringify({ inputs: [nested] }));
+  return { json, binary, msgpack, oipJson, v1Rows, v1Columns };
 }

@@ -375,6 +375,7 @@ export class ModelVersion implements AnswerCounters {
       },
       responsesByStatus: this.responsesByStatus,
       responsesByProtocol: { http: { ...this.responses.http }, grpc: { ...this.responses.grpc } },
+      requestsInFlight: this.requests.counts,
       snapshot: this.stats.snapshot(),
     };
   }

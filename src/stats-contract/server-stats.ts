@@ -44,6 +44,11 @@ export interface ModelVersionStats {
   responsesByStatus: Record<string, number>;
   /** The same answers by the transport that carried them. Absent from servers older than gRPC. */
   responsesByProtocol?: ResponsesByProtocol;
+  /**
+   * Its admitted requests not answered yet, one a request whatever its rows (`snapshot` counts
+   * rows): `queued` while none of its rows has started. Absent from servers older than it.
+   */
+  requestsInFlight?: { queued: number; running: number };
   /** The batcher's figures, in rows (items): a request of N rows is N in `queueDepth` and `runningRequests`. */
   snapshot: BatcherSnapshot;
 }

@@ -11,6 +11,7 @@ import type { Server } from 'node:http';
 import type * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
+import type { ServerStats } from '../../src/stats-contract/server-stats.js';
 import { CODE_MODELS, codeModelDir } from '../model/code-model-fixtures.js';
 import { PATIENCE } from '../patience.js';
 import { float32Bytes, OipClient, startGrpcTestServer, type GrpcTestServer } from './grpc-helpers.js';
@@ -313,11 +314,11 @@ describe('queue depth, in rows, beside the requests in flight', () => {
     expect(text).toMatch(
       /^# HELP batchline_queue_depth Rows \(items\) waiting for a batch: a request of N rows counts N/m,
     );
-    const stats = (await (await fetch(`${server.url}/v1/stats`)).json()) as {
-      models: { name: string; snapshot: { queueDepth: number; runningRequests: number } }[];
-    };
-    const { queueDepth, runningRequests } = stats.models.find((m) => m.name === 'gated')!.snapshot;
+    const stats = (await (await fetch(`${server.url}/v1/stats`)).json()) as ServerStats;
+    const entry = stats.models!.find((m) => m.name === 'gated')!;
+    const { queueDepth, runningRequests } = entry.snapshot;
     expect({ queueDepth, runningRequests }).toEqual({ queueDepth: 2, runningRequests: 3 });
+    expect(entry.requestsInFlight).toEqual({ queued: 1, running: 1 });
 
     gate.release();
     expect([(await v2).status, (await v1).status]).toEqual([200, 200]);

@@ -108,6 +108,12 @@ async function grpcBodyFromServer(
         'INVALID_OPTION',
         `<url>: the gRPC server has no model ${model.name}${model.version === '' ? '' : ` version ${model.version}`} (NOT_FOUND: ${probe.details})`,
       );
+    case 'refused':
+      // Only the name and version were sent: a run would be one of INVALID_ARGUMENT, not a want of --body.
+      throw new BatchlineError(
+        'INVALID_OPTION',
+        `<url>: the gRPC server refused model ${model.name}${model.version === '' ? '' : ` version ${model.version}`} (INVALID_ARGUMENT: ${probe.details})`,
+      );
     case 'only-yours':
       throw new BatchlineError('INVALID_OPTION', `${needed}; ${probe.why}`);
     case 'unavailable':

@@ -17,6 +17,8 @@ export type GrpcModelProbe =
   | { kind: 'only-yours'; why: string }
   /** The server has no such model or version (NOT_FOUND, with its details). */
   | { kind: 'missing'; details: string }
+  /** The server cannot read the URL's model or version (INVALID_ARGUMENT, with its details: batchline's `01`). */
+  | { kind: 'refused'; details: string }
   /** UNAVAILABLE: a server still loading its models (batchline's not_ready), or one going away. */
   | { kind: 'unavailable' }
   /** No answer, or not the protocol's: nothing is known. */
@@ -58,9 +60,11 @@ export function probeGrpcModel(
           return resolve(
             error.code === grpc.status.NOT_FOUND
               ? { kind: 'missing', details: error.details }
-              : error.code === grpc.status.UNAVAILABLE
-                ? { kind: 'unavailable' }
-                : { kind: 'unknown' },
+              : error.code === grpc.status.INVALID_ARGUMENT
+                ? { kind: 'refused', details: error.details }
+                : error.code === grpc.status.UNAVAILABLE
+                  ? { kind: 'unavailable' }
+                  : { kind: 'unknown' },
           );
         resolve(probeOf(model, metadata));
       },

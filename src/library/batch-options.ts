@@ -245,9 +245,20 @@ const LIVE_OPTIONS = {
 /** True only while LiveBatchOptions names exactly the live options. */
 export const LIVE_OPTIONS_MATCH: Same<keyof LiveBatchOptions, keyof typeof LIVE_OPTIONS> = true;
 
-/** Ray Serve's setters, as a user brings them to `reconfigure`. */
+/**
+ * Ray Serve's setters, as a user brings them to `reconfigure`, and the other names batch() knows:
+ * one whose option is not live says so (`max_latency_ms`'s "use requestTimeoutMs" led to a second
+ * refusal, "requestTimeoutMs: fixed when batch() makes the function").
+ */
 const RENAMED_LIVE: Readonly<Record<string, string>> = {
-  ...RENAMED_BATCHING,
+  ...Object.fromEntries(
+    Object.entries(RENAMED_BATCHING).map(([name, instead]) => [
+      name,
+      Object.hasOwn(LIVE_OPTIONS, /^\w+/.exec(instead)![0])
+        ? instead
+        : `batch()'s ${instead}, fixed when batch() makes the function; reconfigure() changes ${Object.keys(LIVE_OPTIONS).join(', ')}`,
+    ]),
+  ),
   set_max_batch_size: 'maxBatchSize',
   set_batch_wait_timeout_s: 'batchWindowMs (milliseconds)',
 };

@@ -271,7 +271,7 @@ export class ServeMetrics {
     );
     new client.Gauge({
       name: 'batchline_requests_in_flight',
-      help: 'Inference requests admitted and not yet answered, one a request whatever its rows: queued (none of its rows has started), running (the rest).',
+      help: "Inference requests admitted and not yet answered, one a request whatever its rows: queued (none of its rows has left the queue), running (the rest, a batch in a busy instance's mailbox included, whose rows batchline_queue_depth counts until it starts).",
       labelNames: [...labelNames, 'state'],
       registers: [registry],
       collect() {

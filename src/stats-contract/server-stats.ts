@@ -46,7 +46,7 @@ export interface ModelVersionStats {
   responsesByProtocol?: ResponsesByProtocol;
   /**
    * Its admitted requests not answered yet, one a request whatever its rows (`snapshot` counts
-   * rows): `queued` while none of its rows has started. Absent from servers older than it.
+   * rows): `queued` while none of its rows has left the queue (batchline_requests_in_flight). Absent from servers older than it.
    */
   requestsInFlight?: { queued: number; running: number };
   /** The batcher's figures, in rows (items): a request of N rows is N in `queueDepth` and `runningRequests`. */

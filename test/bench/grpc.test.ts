@@ -199,6 +199,11 @@ describe('bench grpc://host:port/models/NAME', () => {
         "<url>: the gRPC server has no model nope (NOT_FOUND: no such model: 'nope'; this server has 'lin')",
       );
       await expect(bench(`${url}/versions/7`, { requests: '5' })).rejects.toMatchObject({ exitCode: 2 });
+      // A version the server cannot read (INVALID_ARGUMENT) was "a grpc:// URL needs one", naming a --body.
+      for (const version of ['01', '0', 'x'])
+        await expect(bench(`${url}/versions/${version}`, { requests: '5' })).rejects.toThrow(
+          `<url>: the gRPC server refused model lin version ${version} (INVALID_ARGUMENT: malformed request: version must be a positive integer (or vN), got '${version}')`,
+        );
     } finally {
       await server.close();
     }

@@ -890,6 +890,15 @@ describe('batch(): reconfigure (Ray Serve’s set_max_batch_size and set_batch_w
       /^invalid option batch_wait_timeout_s: not an option; use batchWindowMs \(milliseconds\)$/,
     ],
     [{ set_max_batch_size: 4 }, /^invalid option set_max_batch_size: not an option; use maxBatchSize$/],
+    // A name whose batchline option is not live: "use requestTimeoutMs" sent the user to a second refusal.
+    [
+      { max_latency_ms: 100 },
+      /^invalid option max_latency_ms: not an option; use batch\(\)'s requestTimeoutMs \(milliseconds\), with admission: 'sla' to refuse at once a call predicted to miss it, fixed when batch\(\) makes the function; reconfigure\(\) changes maxBatchSize, batchWindowMs, targetLatencyMs$/,
+    ],
+    [
+      { workers: 2 },
+      /^invalid option workers: not an option; use batch\(\)'s instances, fixed when batch\(\) makes the function; reconfigure\(\) changes maxBatchSize, batchWindowMs, targetLatencyMs$/,
+    ],
     [
       { colour: 'blue' },
       /^invalid option colour: not an option; the options are maxBatchSize, batchWindowMs, targetLatencyMs$/,

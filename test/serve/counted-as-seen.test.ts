@@ -314,6 +314,11 @@ describe('queue depth, in rows, beside the requests in flight', () => {
     expect(text).toMatch(
       /^# HELP batchline_queue_depth Rows \(items\) waiting for a batch: a request of N rows counts N/m,
     );
+    // A batch in a busy instance's mailbox has left the queue (its requests are running) but has
+    // not started, and queue_depth counts its rows: the help said queued meant "none … has started".
+    expect(text).toMatch(
+      /^# HELP batchline_requests_in_flight .*queued \(none of its rows has left the queue\), running \(the rest, a batch in a busy instance's mailbox included/m,
+    );
     const stats = (await (await fetch(`${server.url}/v1/stats`)).json()) as ServerStats;
     const entry = stats.models!.find((m) => m.name === 'gated')!;
     const { queueDepth, runningRequests } = entry.snapshot;

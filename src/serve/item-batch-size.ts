@@ -22,8 +22,11 @@ export function itemBatchSizeRefusal(
   if (size <= MAX_ITEM_BATCH_SIZE) return undefined;
   const written = sources?.maxBatchSize;
   if (written === undefined) {
-    const given = optionGivenAs(config, 'maxBatchSize') ?? { name: '--max-batch-size', value: String(size) };
-    return refusalOf(() => parseOptionValue(BATCHING_OPTIONS.maxBatchSize, given.value, given.name));
+    const given = optionGivenAs(config, 'maxBatchSize');
+    // A spread copies the record: a copy whose value changed since (a sweep's point) is named as
+    // given, with the value it has, where the record's value would pass the range.
+    const value = given !== undefined && Number(given.value) === size ? given.value : String(size);
+    return refusalOf(() => parseOptionValue(BATCHING_OPTIONS.maxBatchSize, value, given?.name ?? '--max-batch-size'));
   }
   // The body is named as its parse names it ("request body"), its warnings as the registration's.
   const where = written.source === REGISTRATION_BODY ? 'request body' : written.source;

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BatchlineError } from '../errors.js';
 import { classify } from './classify.js';
@@ -25,6 +26,23 @@ export function answeredRequestTimeout(socket: object): void {
   timedOutConnections.add(socket);
 }
 
+/** Per connection, the answers Node holds behind an earlier pipelined one: each counts 499 if it closes first. */
+const heldAnswers = new WeakMap<Socket, Set<() => void>>();
+
+/** One 'close' listener a connection, however many answers wait on it (no MaxListeners warning at a depth of 11). */
+function holdUntilWritten(connection: Socket, lost: () => void): void {
+  let held = heldAnswers.get(connection);
+  if (held === undefined) {
+    const waiting = (held = new Set());
+    heldAnswers.set(connection, waiting);
+    connection.once('close', () => {
+      heldAnswers.delete(connection);
+      for (const count of waiting) count();
+    });
+  }
+  held.add(lost);
+}
+
 /**
  * One HTTP request's answer: every answer of the server goes through one (routes, Fastify's
  * error and not-found handlers). It writes the request id header, the status, the body in the
@@ -46,7 +64,7 @@ export class Answer {
   send(status: number, encoded: Encoded): void {
     if (this.settled()) return;
     this.answered = true;
-    this.counters?.countResponse(status, 'http');
+    this.count(status);
     this.write(status, encoded);
   }
 
@@ -63,7 +81,8 @@ export class Answer {
     const known = classify(error, this.reply.request);
     if (this.settled()) return known;
     this.answered = true;
-    countError(this.counters, known, stage, 'http');
+    if (stage === 'refused' && known.row.reason !== undefined) this.counters?.countRejection(known.row.reason);
+    this.count(known.httpStatus);
     if (known.retryAfterS !== undefined) this.reply.header('retry-after', String(known.retryAfterS));
     this.write(known.httpStatus, this.format.encodeError(known, this.reply.request.id));
     return known;
@@ -100,6 +119,25 @@ export class Answer {
       countError(this.counters, new BatchlineError('REQUEST_TIMEOUT'), 'refused', 'http');
     } else this.clientGone();
     return true;
+  }
+
+  /**
+   * Counts the answer under `status`: now, or, for one Node holds behind an earlier pipelined
+   * answer on its connection (it has no socket until that one is written), when it is written, and
+   * 499 if the connection closes first (Node then neither finishes nor closes it): counted when
+   * taken, it was 200 though its client never got it.
+   */
+  private count(status: number): void {
+    const counters = this.counters;
+    if (counters === undefined) return;
+    const response = this.reply.raw;
+    const connection = this.reply.request.raw.socket as Socket | null;
+    if (response.socket !== null || connection === null) return counters.countResponse(status, 'http');
+    const lost = (): void => counters.countResponse(CLIENT_CLOSED_REQUEST, 'http');
+    holdUntilWritten(connection, lost);
+    response.once('finish', () => {
+      if (heldAnswers.get(connection)?.delete(lost) === true) counters.countResponse(status, 'http');
+    });
   }
 
   /**

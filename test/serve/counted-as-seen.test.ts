@@ -256,6 +256,49 @@ describe('a ModelStreamInfer stream its client cancels', () => {
   });
 });
 
+describe('a pipelined HTTP request answered behind a slower one on its connection', () => {
+  // Node holds such an answer until the one before it is written (it has no socket yet): counted
+  // when Fastify took it, it was 200 though a client that closed first never got it.
+  const pipelined = (): Buffer =>
+    Buffer.concat([
+      post('/models/gated/predict', 'application/json', '{"inputs":{"x":[1]}}'),
+      post('/models/fast/predict', 'application/json', '{"inputs":{"x":[1,2,3]}}'),
+    ]);
+
+  it('counts 499 when its client closes before it was written', async () => {
+    const gate = newGate();
+    const fast = server.runtime.registry.resolve('fast')!;
+    const before = { ...fast.responses.http };
+    const okBefore = fast.batcher.counts.outcomes.ok;
+    const { client: socket, serverSide, received } = await sendOnNewConnection(pipelined());
+    await vi.waitFor(() => expect(gate.rows).toBe(1), PATIENCE);
+    await vi.waitFor(() => expect(fast.batcher.counts.outcomes.ok).toBe(okBefore + 1), PATIENCE);
+    socket.destroy();
+    await closed(serverSide);
+    gate.release();
+    expect(received()).toBe('');
+    expect({
+      200: (fast.responses.http['200'] ?? 0) - (before['200'] ?? 0),
+      499: (fast.responses.http['499'] ?? 0) - (before['499'] ?? 0),
+    }).toEqual({ 200: 0, 499: 1 });
+  });
+
+  it('counts 200 once it is written after the one before it', async () => {
+    const gate = newGate();
+    const fast = server.runtime.registry.resolve('fast')!;
+    const before = { ...fast.responses.http };
+    const okBefore = fast.batcher.counts.outcomes.ok;
+    const { client: socket, received } = await sendOnNewConnection(pipelined());
+    await vi.waitFor(() => expect(gate.rows).toBe(1), PATIENCE);
+    await vi.waitFor(() => expect(fast.batcher.counts.outcomes.ok).toBe(okBefore + 1), PATIENCE);
+    gate.release();
+    await vi.waitFor(() => expect(received().split('HTTP/1.1 200').length - 1).toBe(2), PATIENCE);
+    socket.destroy();
+    await vi.waitFor(() => expect((fast.responses.http['200'] ?? 0) - (before['200'] ?? 0)).toBe(1), PATIENCE);
+    expect((fast.responses.http['499'] ?? 0) - (before['499'] ?? 0)).toBe(0);
+  });
+});
+
 describe('a client whose hang-up the server has read but not yet acted on', () => {
   // Node ends a connection as it reads the client's FIN, and says 'close' (which cancels the
   // connection's requests) a turn or more later. A batch that ends in between was written to the

@@ -148,11 +148,12 @@ export function admitRows(
   }
   // All rows wait together, so more rows than the queue holds would be refused 429 on an idle server too.
   const levels = batcher.levels;
-  const bound = levels.bounds[levels.levelOf(schedule.priority) - 1]!;
+  const level = levels.levelOf(schedule.priority);
+  const bound = levels.bounds[level - 1]!;
   if (rows.length > bound)
     return new BatchlineError(
       'BAD_INPUT',
-      `the request carries ${rows.length} rows and this model queues at most ${bound} waiting (${levels.count === 1 ? queueBoundName(version) : "its priority level's max_queue_size"}): send at most ${bound} rows a request`,
+      `the request carries ${rows.length} rows and this model queues at most ${bound} waiting (${queueBoundName(version, level, levels.count)}): send at most ${bound} rows a request`,
     );
   const outputs = new Array<ItemTensors>(rows.length);
   let done = 0;
@@ -307,12 +308,23 @@ function holdsText(outputs: ItemTensors): boolean {
 const JSON_CHARS_PER_NUMBER = 10;
 
 /**
- * The version's max_queue_size named as its operator wrote it: its own (a config.json's or a
+ * The bound of the request's priority level named as its operator wrote it: the level's own
+ * max_queue_size in a priority queue policy (also the one queue's, as level 1, without
+ * --priority-levels), else max_queue_size. Each is the version's own (a config.json's or a
  * registration's field, by name only: a client is not shown the server's paths), else as the
- * server's options gave it (the flag, MAX_QUEUE_SIZE, serve()'s maxQueueSize).
+ * server's options gave it (the flag, the environment, serve()'s option).
  */
-function queueBoundName(version: Pick<AdmissionVersion, 'config' | 'optionSources'>): string {
-  const own = version.optionSources.maxQueueSize;
-  if (own !== undefined) return `its ${own.name}`;
-  return optionGivenAs(version.config, 'maxQueueSize')?.name ?? '--max-queue-size';
+function queueBoundName(
+  version: Pick<AdmissionVersion, 'config' | 'optionSources'>,
+  level: number,
+  levelCount: number,
+): string {
+  const nameOf = (key: 'maxQueueSize' | 'priorityQueuePolicy', flag: string): string => {
+    const own = version.optionSources[key];
+    return own !== undefined ? `its ${own.name}` : (optionGivenAs(version.config, key)?.name ?? flag);
+  };
+  if (version.config.priorityQueuePolicy?.[level]?.maxQueueSize !== undefined)
+    return `${nameOf('priorityQueuePolicy', '--priority-queue-policy')}'s level ${level} max_queue_size`;
+  const name = nameOf('maxQueueSize', '--max-queue-size');
+  return levelCount === 1 ? name : `${name}, the bound of each priority level`;
 }

@@ -373,6 +373,32 @@ describe('a request of more rows than its queue holds', () => {
       await fromConfig.close();
     }
   });
+
+  it("names a level's own bound in a priority queue policy, not max_queue_size, which did not set it", async () => {
+    // Without priority levels the one queue is level 1, and its policy's max_queue_size bounds it.
+    const repository = tempDir('batchline-oip-level-bound-');
+    await mkdir(join(repository, 'mymodel', '1'), { recursive: true });
+    await writeFile(join(repository, 'mymodel', '1', 'model.onnx'), mymodel);
+    await writeFile(
+      join(repository, 'mymodel', 'config.json'),
+      JSON.stringify({ max_batch_size: 8, priority_queue_policy: { 1: { max_queue_size: 2 } } }),
+    );
+    const fromPolicy = await startTestServer({ modelRepository: repository });
+    try {
+      const three = binaryRequest([
+        [1, 2, 3],
+        [4, 5, 6],
+        [7, 8, 9],
+      ]);
+      const refused = await call(`${fromPolicy.url}/v2/models/mymodel/infer`, 'POST', three.body, three.headers);
+      expect([refused.status, refused.json.error]).toEqual([
+        400,
+        "invalid inputs: the request carries 3 rows and this model queues at most 2 waiting (its priority_queue_policy's level 1 max_queue_size): send at most 2 rows a request",
+      ]);
+    } finally {
+      await fromPolicy.close();
+    }
+  });
 });
 
 /** Polls (on timers) until `condition` holds: for a state no event announces. PATIENCE_MS guards a hang. */

@@ -297,6 +297,35 @@ describe('a pipelined HTTP request answered behind a slower one on its connectio
     await vi.waitFor(() => expect((fast.responses.http['200'] ?? 0) - (before['200'] ?? 0)).toBe(1), PATIENCE);
     expect((fast.responses.http['499'] ?? 0) - (before['499'] ?? 0)).toBe(0);
   });
+
+  it('keeps one close listener on a keep-alive connection, however many answers it held', async () => {
+    // 12 answers held a round, five rounds on one connection: a listener an answer would pass
+    // Node's MaxListeners warning (10) in the first round and grow with every round.
+    const round = Buffer.concat([
+      post('/models/gated/predict', 'application/json', '{"inputs":{"x":[1]}}'),
+      ...Array.from({ length: 12 }, () => post('/models/fast/predict', 'application/json', '{"inputs":{"x":[1,2,3]}}')),
+    ]);
+    const fast = server.runtime.registry.resolve('fast')!;
+    const okBefore = fast.batcher.counts.outcomes.ok;
+    const before = fast.responses.http['200'] ?? 0;
+    let gate = newGate();
+    const { client: socket, serverSide, received } = await sendOnNewConnection(round);
+    const listeners: number[] = [];
+    for (let sent = 1; sent <= 5; sent++) {
+      await vi.waitFor(() => expect(fast.batcher.counts.outcomes.ok).toBe(okBefore + 12 * sent), PATIENCE);
+      listeners.push(serverSide.listenerCount('close'));
+      gate.release();
+      await vi.waitFor(() => expect(received().split('HTTP/1.1 200').length - 1).toBe(13 * sent), PATIENCE);
+      if (sent < 5) {
+        gate = newGate();
+        socket.write(round);
+      }
+    }
+    socket.destroy();
+    await closed(serverSide);
+    expect(new Set(listeners).size).toBe(1);
+    expect((fast.responses.http['200'] ?? 0) - before).toBe(60);
+  });
 });
 
 describe('a client whose hang-up the server has read but not yet acted on', () => {

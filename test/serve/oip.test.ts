@@ -349,54 +349,34 @@ describe('a request of more rows than its queue holds', () => {
     }
   });
 
-  it("names the bound as its operator wrote it: a config.json's max_queue_size, not the flag it did not come from", async () => {
+  // Named as its operator wrote it, not as the flag that did not set it. Without priority levels
+  // the one queue is level 1, and a policy's max_queue_size for level 1 bounds it.
+  it.each([
+    ["a config.json's max_queue_size", { max_queue_size: 2 }, 'its max_queue_size'],
+    [
+      "a level's own bound in a priority queue policy",
+      { priority_queue_policy: { 1: { max_queue_size: 2 } } },
+      "its priority_queue_policy's level 1 max_queue_size",
+    ],
+  ])('names the bound set by %s', async (_, bound, named) => {
     const repository = tempDir('batchline-oip-bound-');
     await mkdir(join(repository, 'mymodel', '1'), { recursive: true });
     await writeFile(join(repository, 'mymodel', '1', 'model.onnx'), mymodel);
-    await writeFile(
-      join(repository, 'mymodel', 'config.json'),
-      JSON.stringify({ max_batch_size: 8, max_queue_size: 2 }),
-    );
-    const fromConfig = await startTestServer({ modelRepository: repository });
+    await writeFile(join(repository, 'mymodel', 'config.json'), JSON.stringify({ max_batch_size: 8, ...bound }));
+    const bounded = await startTestServer({ modelRepository: repository });
     try {
       const three = binaryRequest([
         [1, 2, 3],
         [4, 5, 6],
         [7, 8, 9],
       ]);
-      const refused = await call(`${fromConfig.url}/v2/models/mymodel/infer`, 'POST', three.body, three.headers);
+      const refused = await call(`${bounded.url}/v2/models/mymodel/infer`, 'POST', three.body, three.headers);
       expect([refused.status, refused.json.error]).toEqual([
         400,
-        'invalid inputs: the request carries 3 rows and this model queues at most 2 waiting (its max_queue_size): send at most 2 rows a request',
+        `invalid inputs: the request carries 3 rows and this model queues at most 2 waiting (${named}): send at most 2 rows a request`,
       ]);
     } finally {
-      await fromConfig.close();
-    }
-  });
-
-  it("names a level's own bound in a priority queue policy, not max_queue_size, which did not set it", async () => {
-    // Without priority levels the one queue is level 1, and its policy's max_queue_size bounds it.
-    const repository = tempDir('batchline-oip-level-bound-');
-    await mkdir(join(repository, 'mymodel', '1'), { recursive: true });
-    await writeFile(join(repository, 'mymodel', '1', 'model.onnx'), mymodel);
-    await writeFile(
-      join(repository, 'mymodel', 'config.json'),
-      JSON.stringify({ max_batch_size: 8, priority_queue_policy: { 1: { max_queue_size: 2 } } }),
-    );
-    const fromPolicy = await startTestServer({ modelRepository: repository });
-    try {
-      const three = binaryRequest([
-        [1, 2, 3],
-        [4, 5, 6],
-        [7, 8, 9],
-      ]);
-      const refused = await call(`${fromPolicy.url}/v2/models/mymodel/infer`, 'POST', three.body, three.headers);
-      expect([refused.status, refused.json.error]).toEqual([
-        400,
-        "invalid inputs: the request carries 3 rows and this model queues at most 2 waiting (its priority_queue_policy's level 1 max_queue_size): send at most 2 rows a request",
-      ]);
-    } finally {
-      await fromPolicy.close();
+      await bounded.close();
     }
   });
 });

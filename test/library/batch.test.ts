@@ -802,25 +802,31 @@ describe('batch(): close', () => {
   });
 });
 
+/** A batch() of limit 4 whose function waits on `held` (which a test may replace), with 1–4 running in it as a full batch and 5–7 waiting. */
+async function fourRunningThreeWaiting() {
+  const fixture = { seen: [] as number[][], held: gate() };
+  const echo = batch(
+    async (items: number[]) => {
+      fixture.seen.push([...items]);
+      await fixture.held.promise;
+      return items;
+    },
+    { maxBatchSize: 4, batchWindowMs: 60_000, requestTimeoutMs: 120_000 },
+  );
+  const running = [1, 2, 3, 4].map((item) => echo(item)); // a full batch: it runs at once
+  await vi.waitFor(() => expect(fixture.seen).toHaveLength(1));
+  const waiting = [5, 6, 7].map((item) => echo(item));
+  return Object.assign(fixture, { echo, running, waiting });
+}
+
 describe('batch(): reconfigure (Ray Serve’s set_max_batch_size and set_batch_wait_timeout_s)', () => {
   it('batches the calls already waiting under the new limit and window, leaves a running batch as it is, and shows the new values', async () => {
-    const seen: number[][] = [];
-    let held = gate();
-    const echo = batch(
-      async (items: number[]) => {
-        seen.push([...items]);
-        await held.promise;
-        return items;
-      },
-      { maxBatchSize: 4, batchWindowMs: 60_000, requestTimeoutMs: 120_000 },
-    );
-    const running = [1, 2, 3, 4].map((item) => echo(item)); // a full batch: it runs at once
-    await vi.waitFor(() => expect(seen).toHaveLength(1));
-    const waiting = [5, 6, 7].map((item) => echo(item));
+    const fixture = await fourRunningThreeWaiting();
+    const { seen, echo, running, waiting } = fixture;
     expect(echo.stats().queueDepth).toBe(3);
     echo.reconfigure({ maxBatchSize: 2 });
-    held.open();
-    held = gate();
+    fixture.held.open();
+    fixture.held = gate();
     // The running batch kept its 4; the next pass found 2 of the 3 waiting a full batch.
     await vi.waitFor(() =>
       expect(seen).toEqual([
@@ -835,7 +841,7 @@ describe('batch(): reconfigure (Ray Serve’s set_max_batch_size and set_batch_w
       maxBatchSize: 2,
       policy: { name: 'fixed', limit: 2, windowMs: 60_000 },
     });
-    held.open();
+    fixture.held.open();
     echo.reconfigure({ batchWindowMs: 0 });
     expect(await Promise.all(waiting)).toEqual([5, 6, 7]);
     expect(seen).toEqual([[1, 2, 3, 4], [5, 6], [7]]);
@@ -959,19 +965,7 @@ describe('batch(): reconfigure (Ray Serve’s set_max_batch_size and set_batch_w
 
   it('refuses a reconfigure from close() on with 503 shutting_down, as a call, and changes nothing: the drain keeps the settings it had', async () => {
     // It was taken silently: `options` showed the new values, and the calls being drained were batched under them.
-    const seen: number[][] = [];
-    const held = gate();
-    const echo = batch(
-      async (items: number[]) => {
-        seen.push([...items]);
-        await held.promise;
-        return items;
-      },
-      { maxBatchSize: 4, batchWindowMs: 60_000, requestTimeoutMs: 120_000 },
-    );
-    const running = [1, 2, 3, 4].map((item) => echo(item)); // a full batch: it runs at once
-    await vi.waitFor(() => expect(seen).toHaveLength(1));
-    const waiting = [5, 6, 7].map((item) => echo(item));
+    const { seen, held, echo, running, waiting } = await fourRunningThreeWaiting();
     const closed = echo.close();
     let refused: unknown;
     try {

@@ -1,6 +1,7 @@
 import { BatchlineError } from '../errors.js';
 import { JsonNumbers } from '../model/json-numbers.js';
 import { noteWholeNumberLiteral } from './json-literals.js';
+import { longDecimal, POWERS_OF_TEN } from './long-decimal.js';
 
 /** Deeper nesting than this is refused (a parser that recursed would overflow its stack). */
 export const MAX_JSON_DEPTH = 64;
@@ -22,7 +23,6 @@ const ZERO = 0x30,
   LOWER_E = 0x65,
   UPPER_E = 0x45;
 
-const EXACT_POWERS_OF_TEN = Array.from({ length: 23 }, (_, i) => 10 ** i); // 1e0 … 1e22, all exact doubles
 const TWO_TO_53 = 2 ** 53;
 
 let scratch: Float64Array<ArrayBuffer> = new Float64Array(1 << 16);
@@ -124,7 +124,7 @@ class Reader {
 
   /**
    * The numbers of one innermost array, up to and past its `]`, into `scratch`: how many, or -1
-   * at anything but a number. The common number (digits, a fraction, no exponent, up to 15
+   * at anything but a number. The common number (digits, a fraction, no exponent, up to 19
    * digits) is read inline with everything in local variables; the rest goes to `number()`.
    */
   private numberRun(): number {
@@ -144,13 +144,20 @@ class Reader {
         this.used = used;
         return -1;
       }
-      let mantissa = c - ZERO;
-      let digits = 1;
+      // The digits as small integers (no float's latency a digit): the first nine significant
+      // ones, the next nine, and a nineteenth (long-decimal.ts).
+      let first = c - ZERO;
+      let second = 0;
+      let last = 0;
+      let significant = first === 0 ? 0 : 1;
       c = bytes[++at];
-      if (mantissa !== 0) {
+      if (first !== 0) {
         while (c !== undefined && c >= ZERO && c <= NINE) {
-          mantissa = mantissa * 10 + (c - ZERO);
-          digits++;
+          const digit = c - ZERO;
+          if (significant < 9) first = first * 10 + digit;
+          else if (significant < 18) second = second * 10 + digit;
+          else if (significant === 18) last = digit;
+          significant++;
           c = bytes[++at];
         }
       }
@@ -158,25 +165,38 @@ class Reader {
       let dotWithoutDigits = false;
       if (c === DOT) {
         c = bytes[++at];
+        const fractionAt = at;
+        if (significant === 0) while (c === ZERO) c = bytes[++at]; // 0.00…: not significant
         while (c !== undefined && c >= ZERO && c <= NINE) {
-          mantissa = mantissa * 10 + (c - ZERO);
-          scale++;
+          const digit = c - ZERO;
+          if (significant < 9) first = first * 10 + digit;
+          else if (significant < 18) second = second * 10 + digit;
+          else if (significant === 18) last = digit;
+          significant++;
           c = bytes[++at];
         }
+        scale = at - fractionAt;
         dotWithoutDigits = scale === 0;
-        digits += scale;
       }
-      let value: number;
+      let value = Number.NaN;
       if (
-        digits <= 15 &&
         !dotWithoutDigits &&
         c !== LOWER_E &&
         c !== UPPER_E &&
-        !(c !== undefined && c >= ZERO && c <= NINE)
+        !(c !== undefined && c >= ZERO && c <= NINE) &&
+        scale <= 22 &&
+        significant <= 19
       ) {
-        value = scale === 0 ? mantissa : mantissa / EXACT_POWERS_OF_TEN[scale]!;
+        // Up to 15 digits, an exact integer scaled by one correctly rounded division (Clinger's
+        // fast path); 16 to 19, a float32 as Python's json writes it, settled by longDecimal.
+        if (significant <= 9) value = scale === 0 ? first : first / POWERS_OF_TEN[scale]!;
+        else if (significant <= 15) {
+          const mantissa = first * POWERS_OF_TEN[significant - 9]! + second;
+          value = scale === 0 ? mantissa : mantissa / POWERS_OF_TEN[scale]!;
+        } else value = longDecimal(first, second, last, significant, scale);
         if (negative) value = -value;
-      } else {
+      }
+      if (Number.isNaN(value)) {
         // An exponent, many digits, or an error: the careful reader, from the number's start.
         this.at = start;
         value = this.number();
@@ -307,9 +327,10 @@ class Reader {
 
   /**
    * A JSON number. Up to 15 significant digits and a power of ten within ±22 — every number a
-   * float32 or a 6-decimal print gives — is exact as an integer and scaled by one correctly
-   * rounded multiplication or division (Clinger's fast path): the double JSON.parse returns.
-   * Anything longer goes through Number() of its text.
+   * float32 printed shortest or a 6-decimal print gives — is exact as an integer and scaled by
+   * one correctly rounded multiplication or division (Clinger's fast path): the double
+   * JSON.parse returns. Anything longer goes through Number() of its text (an array's numbers of
+   * 16 to 19 digits, a float32 as Python's json writes it, are read in `numberRun`).
    */
   number(): number {
     const bytes = this.bytes;
@@ -359,7 +380,7 @@ class Reader {
     const power = exponent - scale;
     let value: number;
     if (mantissa < TWO_TO_53 && power >= -22 && power <= 22) {
-      value = power >= 0 ? mantissa * EXACT_POWERS_OF_TEN[power]! : mantissa / EXACT_POWERS_OF_TEN[-power]!;
+      value = power >= 0 ? mantissa * POWERS_OF_TEN[power]! : mantissa / POWERS_OF_TEN[-power]!;
       return negative ? -value : value;
     }
     return Number(bytes.toString('latin1', start, at));

@@ -18,7 +18,7 @@
  *    tritonclient sends it) on the same server. Beside requests/s, the ratios of serve's CPU a
  *    request (the process, model thread included) and of its main thread's (where the body is
  *    read and the answer written; the model runs on its own thread): no target, the figure is
- *    what a protocol costs against /v2 JSON (`BENCH_CASES=v1rows,v1cols,v2binary npm run bench:input`).
+ *    what a protocol costs against /v2 JSON (`BENCH_CASES=v1rows,v1cols,v2binary,v2python npm run bench:input`).
  *
  * The load is `batchline bench -c 32` as a user runs it (BENCH_DRIVER=cli, the default: its own
  * process, started for each slice, measured after a 1 s warm-up), or this process's closed loop on
@@ -308,7 +308,7 @@ try {
       );
   }
   // The same item by other protocols, each against /v2 JSON on the same server.
-  const againstOipJson = cases.filter((c) => c === 'v1rows' || c === 'v1cols' || c === 'v2binary');
+  const againstOipJson = cases.filter((c) => c === 'v1rows' || c === 'v1cols' || c === 'v2binary' || c === 'v2python');
   if (againstOipJson.length > 0) {
     const v2Path = `/v2/models/${MODEL_NAME}/infer`;
     const v1Path = `/v1/models/${MODEL_NAME}:predict`;
@@ -318,6 +318,7 @@ try {
       v1rows: { path: v1Path, headers: json, body: bodies.v1Rows, itemsPerRequest: 1 },
       v1cols: { path: v1Path, headers: json, body: bodies.v1Columns, itemsPerRequest: 1 },
       v2binary: { path: v2Path, headers: bodies.binary.headers, body: bodies.binary.body, itemsPerRequest: 1 },
+      v2python: { path: v2Path, headers: json, body: bodies.oipJsonPython, itemsPerRequest: 1 },
     };
     for (const name of againstOipJson)
       summary.push(

@@ -15,6 +15,12 @@ export interface InputBodies {
   msgpack: Buffer;
   /** The Open Inference Protocol's JSON request, the item's values flat in `data`, as tritonclient sends them. */
   oipJson: Buffer;
+  /**
+   * `oipJson`'s float32s as Python writes them: tritonclient's `set_data_from_numpy(…,
+   * binary_data=False)` (and numpy's `tolist()`) send each as the double it widens to, 16–17
+   * digits (0.12300000339746475 for 0.123), where `oipJson` prints three decimals.
+   */
+  oipJsonPython: Buffer;
   /** KServe V1 / TF Serving predict, row form: `{"instances": [item]}`, the item nested as in `json`. */
   v1Rows: Buffer;
   /** KServe V1 / TF Serving predict, columnar form: `{"inputs": [item]}`, the one input with the batch first. */
@@ -53,7 +59,12 @@ export function inputBodies(seed = 11): InputBodies {
       inputs: [{ name: 'x', shape: [1, ...ITEM_SHAPE], datatype: 'FP32', data: nested.flat(2) }],
     }),
   );
+  const oipJsonPython = Buffer.from(
+    JSON.stringify({
+      inputs: [{ name: 'x', shape: [1, ...ITEM_SHAPE], datatype: 'FP32', data: Array.from(values) }],
+    }),
+  );
   const v1Rows = Buffer.from(JSON.stringify({ instances: [nested] }));
   const v1Columns = Buffer.from(JSON.stringify({ inputs: [nested] }));
-  return { json, binary, msgpack, oipJson, v1Rows, v1Columns };
+  return { json, binary, msgpack, oipJson, oipJsonPython, v1Rows, v1Columns };
 }

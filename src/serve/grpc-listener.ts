@@ -35,6 +35,9 @@ export interface GrpcConnectionLimits {
  */
 export const MAX_STREAMS_PER_CONNECTION = 1000;
 
+/** Time after the drain's deadline (or a force) for answers still leaving, as HTTP's CLOSE_GRACE_MS in start-server.ts (ms). */
+const CLOSE_GRACE_MS = 250;
+
 /**
  * batchline's gRPC listener: the Open Inference Protocol's `inference.GRPCInferenceService` and
  * `grpc.health.v1.Health` on grpc-js, in front of the same runtime as the HTTP app (the same
@@ -94,7 +97,7 @@ export class GrpcListener {
    * The listener's part of a shutdown: while the runtime drains it keeps answering (new calls
    * UNAVAILABLE, accepted ones answered as they finish); once the drain is over, health watches
    * end and the listener closes gracefully (GOAWAY: the calls in flight finish, no new ones
-   * start), and by force at `deadlineMs` (performance.now()) or when `force` resolves.
+   * start), and by force CLOSE_GRACE_MS after `deadlineMs` (performance.now()) or after `force` resolves.
    */
   async closeAfterDrain(drainTimeoutMs: number, deadlineMs: number, force: Promise<unknown>): Promise<void> {
     let forced = false;
@@ -104,13 +107,21 @@ export class GrpcListener {
     this.streams.endAll();
     this.sockets?.close();
     await new Promise<void>((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
       const now = (): void => {
         clearTimeout(timer);
         this.server.forceShutdown();
         resolve();
       };
-      const timer = setTimeout(now, forced ? 0 : Math.max(0, deadlineMs - performance.now()));
-      void force.then(now);
+      // The answers written as the drain ended (its 503s at the deadline, and those a stream held
+      // behind them) still leaving get CLOSE_GRACE_MS past the deadline, or past a force, as HTTP's
+      // do: forced at once, they were cut off on the wire, and counted as sent.
+      const forceAfter = (ms: number): void => {
+        clearTimeout(timer);
+        timer = setTimeout(now, ms + CLOSE_GRACE_MS);
+      };
+      forceAfter(forced ? 0 : Math.max(0, deadlineMs - performance.now()));
+      void force.then(() => forceAfter(0));
       this.server.tryShutdown(() => {
         clearTimeout(timer);
         resolve();

@@ -370,10 +370,15 @@ export class ServeMetrics {
       batchSize: new HistogramFamily('batchline_batch_size', 'Rows (items) per dispatched batch.', registry),
       requestDuration: new HistogramFamily(
         'batchline_request_duration_seconds',
-        'Arrival to answer of successful requests.',
+        // Rows, as batchline_requests_total{outcome="ok"} (its _count), /v1/stats' latencyMs and Triton's statistics (its success) count them.
+        'Arrival to result of each successful row (item): a request of N rows (/v2 shape [N, ...], V1 N instances) observes N times, each row at the end of its own batch; batchline_responses_total counts answers, one a request.',
         registry,
       ),
-      queueWait: new HistogramFamily('batchline_queue_wait_seconds', 'Arrival to batch start.', registry),
+      queueWait: new HistogramFamily(
+        'batchline_queue_wait_seconds',
+        'Arrival to batch start, of each row (item): a request of N rows observes N times.',
+        registry,
+      ),
       modelExecution: new HistogramFamily(
         'batchline_model_execution_seconds',
         'Batch start to finish, including simulated accelerator time.',

@@ -57,7 +57,10 @@ function isStatsWithoutModel(value: unknown): value is ServerStatsWithoutModel {
   );
 }
 
-/** One entry of `models`: its identity and state, and the same figures as the top level. */
+/**
+ * One entry of `models`: its identity and state, the same figures as the top level, and its
+ * requests in flight (absent from servers older than them), counts as its answers are.
+ */
 function isVersionStats(value: unknown): value is ModelVersionStats {
   const v = value as ModelVersionStats;
   return (
@@ -67,7 +70,11 @@ function isVersionStats(value: unknown): value is ModelVersionStats {
     isCount(v.version, MAX_COUNT) &&
     VERSION_STATES.includes(v.state) &&
     (v.reason === undefined || typeof v.reason === 'string') &&
-    isVersionFigures(v)
+    isVersionFigures(v) &&
+    (v.requestsInFlight === undefined ||
+      (isObject(v.requestsInFlight) &&
+        isCount(v.requestsInFlight.queued, MAX_COUNT) &&
+        isCount(v.requestsInFlight.running, MAX_COUNT)))
   );
 }
 

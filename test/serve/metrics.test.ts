@@ -5,6 +5,7 @@ import { WindowPolicy } from '../../src/core/policy.js';
 import type { Batch, Executor, PendingRequest } from '../../src/core/types.js';
 import { VirtualClock } from '../../src/core/virtual-clock.js';
 import { ServeMetrics } from '../../src/serve/metrics.js';
+import { infer, startTestServer } from './test-server.js';
 
 /** Doubles each input after `latencyMs`; a negative input fails its item alone. */
 class ItemExecutor implements Executor<number, number> {
@@ -77,5 +78,28 @@ describe('the request-duration histogram', () => {
     clock.advanceTo(100);
     expect([...outcomes].sort()).toEqual(['cancelled', 'ok', 'ok', 'ok']);
     expect((await durations()).count).toBe(3);
+  });
+});
+
+describe('the request-duration histogram on a real server', () => {
+  it('observes rows, as batchline_requests_total{outcome="ok"} counts them, and its help says so', async () => {
+    const server = await startTestServer({ batchWindowMs: 0 });
+    try {
+      const rows = (n: number) => ({
+        inputs: [{ name: 'features', datatype: 'FP32', shape: [n, 3], data: Array(3 * n).fill(0.5) }],
+      });
+      expect((await infer(`${server.url}/v2/models/toy-logistic-v1/infer`, rows(5))).status).toBe(200);
+      expect((await infer(`${server.url}/v2/models/toy-logistic-v1/infer`, rows(1))).status).toBe(200);
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const value = (name: string, label = '') =>
+        Number(new RegExp(`^${name}\\{[^}]*${label}[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1]);
+      // Two answers, six rows: the histogram counts the rows, as the batcher's counter does.
+      expect(value('batchline_responses_total', 'code="200",protocol="http"')).toBe(2);
+      expect(value('batchline_requests_total', 'outcome="ok"')).toBe(6);
+      expect(value('batchline_request_duration_seconds_count')).toBe(6);
+      expect(/^# HELP batchline_request_duration_seconds (.*)$/m.exec(text)?.[1]).toMatch(/\brows\b/);
+    } finally {
+      await server.close();
+    }
   });
 });

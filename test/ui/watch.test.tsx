@@ -122,6 +122,17 @@ describe('watch state', () => {
     expect(isStatsAnswer({ ...noModelStats(), snapshot: {} })).toBe(false);
     expect(isStatsAnswer({ ...noModelStats(), models: [{}] })).toBe(false);
     expect(isStatsAnswer({ ...noModelStats(), responsesByStatus: { 200: -1 } })).toBe(false);
+    // A version's requests in flight, as its answer counts are: counts when there, absent from older servers.
+    const withInFlight = (requestsInFlight: unknown) => {
+      const stats = multiModelStats();
+      return { ...stats, models: stats.models!.map((entry) => ({ ...entry, requestsInFlight })) };
+    };
+    expect(isServerStats(withInFlight({ queued: 1, running: 2 }))).toBe(true);
+    expect(isServerStats(withInFlight(undefined))).toBe(true);
+    expect(isServerStats(withInFlight({ queued: -1, running: 2 }))).toBe(false);
+    expect(isServerStats(withInFlight({ queued: 1, running: Number.POSITIVE_INFINITY }))).toBe(false);
+    expect(isServerStats(withInFlight({ queued: '1', running: 2 }))).toBe(false);
+    expect(isServerStats(withInFlight('many'))).toBe(false);
     expect(describeError(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }), 2000)).toBe('connection refused');
     expect(describeError(Object.assign(new Error('x'), { name: 'TimeoutError' }), 2000)).toBe(
       'timed out after 2000 ms',

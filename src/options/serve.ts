@@ -240,7 +240,8 @@ export const SERVE_OPTIONS = {
     default: 30_000,
     min: 1,
     max: 1e9,
-    description: 'cap on a deadline a client asks for with X-Request-Timeout-Ms',
+    description:
+      'cap on a deadline a client asks for with X-Request-Timeout-Ms (a model version whose own --request-timeout-ms is longer takes that as its cap)',
   },
   drainDelayMs: {
     kind: 'number',

@@ -32,6 +32,15 @@ export interface AdmissionContext {
 }
 
 /**
+ * The longest deadline a client may ask of `version` (X-Request-Timeout-Ms, `parameters.timeout`,
+ * a gRPC deadline): --max-request-timeout-ms, or the version's own request_timeout_ms when that is
+ * longer, so that asking for a deadline never gives less than asking for none.
+ */
+export function deadlineCapMs(version: Pick<ModelVersion, 'config'>, context: AdmissionContext): number {
+  return Math.max(context.maxRequestTimeoutMs, version.config.requestTimeoutMs);
+}
+
+/**
  * How an admitted request ends, once: every row's outputs, the error its answer carries (a row
  * of the error table), or its client gone (nothing to send; counted 499).
  */

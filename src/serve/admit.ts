@@ -8,6 +8,7 @@ import {
   type AdmissionVersion,
   admitRows,
   answeredWithoutOutputs,
+  deadlineCapMs,
   encodingFailure,
   type ModelRequest,
   type RequestSchedule,
@@ -48,12 +49,13 @@ export function admit<D>(
   let rows: readonly ItemTensors[];
   let schedule: RequestSchedule;
   try {
-    const fromHeader = askedTimeoutMs(request, context.maxRequestTimeoutMs);
+    const capMs = deadlineCapMs(version, context);
+    const fromHeader = askedTimeoutMs(request, capMs);
     decoded = codec.decode(request, version.model);
     rows = codec.rowsOf(decoded);
     // The body's own schedule (OIP's parameters.timeout and .priority) before the header.
     const asked = codec.scheduleOf?.(decoded) ?? NO_SCHEDULE;
-    schedule = { timeoutMs: timeoutMsOf(asked, context.maxRequestTimeoutMs) ?? fromHeader, priority: asked.priority };
+    schedule = { timeoutMs: timeoutMsOf(asked, capMs) ?? fromHeader, priority: asked.priority };
   } catch (error) {
     // A failure that is no refusal is a bug: Fastify's error handler logs it and keeps its text from the client.
     if (!(error instanceof BatchlineError)) throw error;
@@ -92,7 +94,7 @@ export function admit<D>(
   if (admitted.some((row) => row.phase !== 'done')) trackUntilAnswered(socket, admitted, version.batcher);
 }
 
-/** The deadline a client asks for with X-Request-Timeout-Ms (ms, at most `maxMs`), or undefined. */
+/** The deadline a client asks for with X-Request-Timeout-Ms (ms, at most `maxMs`: deadlineCapMs), or undefined. */
 function askedTimeoutMs(request: FastifyRequest, maxMs: number): number | undefined {
   const given = request.headers['x-request-timeout-ms'];
   if (given === undefined) return undefined;

@@ -389,7 +389,14 @@ async function until(condition: () => boolean): Promise<void> {
 describe("Triton's schedule policy on /v2: parameters.priority and parameters.timeout", () => {
   it('takes the timeout parameter in microseconds as the deadline, capped as X-Request-Timeout-Ms is', async () => {
     const slow = await startTestServer(
-      { maxBatchSize: 1, batchWindowMs: 0, modelLatencyMs: 200, maxRequestTimeoutMs: 80, modelName: 'mymodel' },
+      {
+        maxBatchSize: 1,
+        batchWindowMs: 0,
+        modelLatencyMs: 200,
+        maxRequestTimeoutMs: 80,
+        requestTimeoutMs: 50,
+        modelName: 'mymodel',
+      },
       modelPath,
     );
     try {

@@ -241,7 +241,7 @@ export const SERVE_OPTIONS = {
     min: 1,
     max: 1e9,
     description:
-      'cap on a deadline a client asks for with X-Request-Timeout-Ms (a model version whose own --request-timeout-ms is longer takes that as its cap)',
+      'cap on a deadline a client asks for with X-Request-Timeout-Ms (where the deadline a request gets asking for none is longer, its --request-timeout-ms or the default of its priority level, that is the cap)',
   },
   drainDelayMs: {
     kind: 'number',

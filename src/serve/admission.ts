@@ -32,12 +32,18 @@ export interface AdmissionContext {
 }
 
 /**
- * The longest deadline a client may ask of `version` (X-Request-Timeout-Ms, `parameters.timeout`,
- * a gRPC deadline): --max-request-timeout-ms, or the version's own request_timeout_ms when that is
- * longer, so that asking for a deadline never gives less than asking for none.
+ * The longest deadline a client may ask of `version` at `priority` (X-Request-Timeout-Ms,
+ * `parameters.timeout`, a gRPC deadline): --max-request-timeout-ms, or the deadline its priority
+ * level gives a request that asks for none (request_timeout_ms, or the level's
+ * default_timeout_microseconds) when that is longer, so that asking never gives less than not asking.
  */
-export function deadlineCapMs(version: Pick<ModelVersion, 'config'>, context: AdmissionContext): number {
-  return Math.max(context.maxRequestTimeoutMs, version.config.requestTimeoutMs);
+export function deadlineCapMs(
+  version: Pick<AdmissionVersion, 'batcher'>,
+  priority: number | undefined,
+  context: AdmissionContext,
+): number {
+  const levels = version.batcher.levels;
+  return Math.max(context.maxRequestTimeoutMs, levels.timeoutsMs[levels.levelOf(priority) - 1] as number);
 }
 
 /**

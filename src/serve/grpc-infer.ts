@@ -60,7 +60,7 @@ export function modelInfer(
       decodeGrpcInferRequest(message, version.model, version.config.maxBatchSize, sharedMemory),
       version.model,
     );
-    const capMs = deadlineCapMs(version, context);
+    const capMs = deadlineCapMs(version, decoded.schedule.priority, context);
     timeoutMs = deadlineMs(call, timeoutMsOf(decoded.schedule, capMs), capMs);
   } catch (error) {
     return void answer.error(error);

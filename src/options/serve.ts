@@ -240,7 +240,8 @@ export const SERVE_OPTIONS = {
     default: 30_000,
     min: 1,
     max: 1e9,
-    description: 'cap on a deadline a client asks for with X-Request-Timeout-Ms',
+    description:
+      'cap on a deadline a client asks for with X-Request-Timeout-Ms (where the deadline a request gets asking for none is longer, its --request-timeout-ms or the default of its priority level, that is the cap)',
   },
   drainDelayMs: {
     kind: 'number',

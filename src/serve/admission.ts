@@ -32,6 +32,21 @@ export interface AdmissionContext {
 }
 
 /**
+ * The longest deadline a client may ask of `version` at `priority` (X-Request-Timeout-Ms,
+ * `parameters.timeout`, a gRPC deadline): --max-request-timeout-ms, or the deadline its priority
+ * level gives a request that asks for none (request_timeout_ms, or the level's
+ * default_timeout_microseconds) when that is longer, so that asking never gives less than not asking.
+ */
+export function deadlineCapMs(
+  version: Pick<AdmissionVersion, 'batcher'>,
+  priority: number | undefined,
+  context: AdmissionContext,
+): number {
+  const levels = version.batcher.levels;
+  return Math.max(context.maxRequestTimeoutMs, levels.timeoutsMs[levels.levelOf(priority) - 1] as number);
+}
+
+/**
  * How an admitted request ends, once: every row's outputs, the error its answer carries (a row
  * of the error table), or its client gone (nothing to send; counted 499).
  */

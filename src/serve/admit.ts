@@ -8,6 +8,7 @@ import {
   type AdmissionVersion,
   admitRows,
   answeredWithoutOutputs,
+  deadlineCapMs,
   encodingFailure,
   type ModelRequest,
   type RequestSchedule,
@@ -48,12 +49,16 @@ export function admit<D>(
   let rows: readonly ItemTensors[];
   let schedule: RequestSchedule;
   try {
-    const fromHeader = askedTimeoutMs(request, context.maxRequestTimeoutMs);
+    const fromHeader = askedTimeoutMs(request);
     decoded = codec.decode(request, version.model);
     rows = codec.rowsOf(decoded);
     // The body's own schedule (OIP's parameters.timeout and .priority) before the header.
     const asked = codec.scheduleOf?.(decoded) ?? NO_SCHEDULE;
-    schedule = { timeoutMs: timeoutMsOf(asked, context.maxRequestTimeoutMs) ?? fromHeader, priority: asked.priority };
+    const capMs = deadlineCapMs(version, asked.priority, context);
+    schedule = {
+      timeoutMs: timeoutMsOf(asked, capMs) ?? (fromHeader === undefined ? undefined : Math.min(fromHeader, capMs)),
+      priority: asked.priority,
+    };
   } catch (error) {
     // A failure that is no refusal is a bug: Fastify's error handler logs it and keeps its text from the client.
     if (!(error instanceof BatchlineError)) throw error;
@@ -92,8 +97,8 @@ export function admit<D>(
   if (admitted.some((row) => row.phase !== 'done')) trackUntilAnswered(socket, admitted, version.batcher);
 }
 
-/** The deadline a client asks for with X-Request-Timeout-Ms (ms, at most `maxMs`), or undefined. */
-function askedTimeoutMs(request: FastifyRequest, maxMs: number): number | undefined {
+/** The deadline a client asks for with X-Request-Timeout-Ms (ms, not capped yet: deadlineCapMs), or undefined. */
+function askedTimeoutMs(request: FastifyRequest): number | undefined {
   const given = request.headers['x-request-timeout-ms'];
   if (given === undefined) return undefined;
   // Plain decimal: Number() also took 0x10 (16 ms) and 1e3.
@@ -103,7 +108,7 @@ function askedTimeoutMs(request: FastifyRequest, maxMs: number): number | undefi
       'BAD_HEADER',
       `X-Request-Timeout-Ms must be a positive number of milliseconds, got '${String(given)}'`,
     );
-  return Math.min(ms, maxMs);
+  return ms;
 }
 
 const PLAIN_DECIMAL = /^\s*\d+(\.\d+)?\s*$/;

@@ -6,7 +6,13 @@ import { encodeGrpcInferResponse } from '../protocol/grpc-infer-response.js';
 import type { OipRequest } from '../protocol/oip-decoded-request.js';
 import type { SharedMemoryAccess } from '../protocol/shared-memory-parameters.js';
 import { timeoutMsOf } from '../protocol/schedule-parameters.js';
-import { type AdmissionContext, admitRows, answeredWithoutOutputs, encodingFailure } from './admission.js';
+import {
+  type AdmissionContext,
+  admitRows,
+  answeredWithoutOutputs,
+  deadlineCapMs,
+  encodingFailure,
+} from './admission.js';
 import { oipRowName, withJsonRowsChecked } from './oip-protocol.js';
 import { GrpcAnswer } from './grpc-answer.js';
 import { requestIdFrom } from './request-id.js';
@@ -54,7 +60,8 @@ export function modelInfer(
       decodeGrpcInferRequest(message, version.model, version.config.maxBatchSize, sharedMemory),
       version.model,
     );
-    timeoutMs = deadlineMs(call, timeoutMsOf(decoded.schedule, context.maxRequestTimeoutMs), context);
+    const capMs = deadlineCapMs(version, decoded.schedule.priority, context);
+    timeoutMs = deadlineMs(call, timeoutMsOf(decoded.schedule, capMs), capMs);
   } catch (error) {
     return void answer.error(error);
   }
@@ -101,17 +108,17 @@ export function modelInfer(
 
 /**
  * The request's deadline in ms from now: the earlier of the call's gRPC deadline and its
- * `timeout` parameter (`fromParameter`, capped already), both capped at --max-request-timeout-ms;
+ * `timeout` parameter (`fromParameter`, capped already), both capped at `capMs` (deadlineCapMs);
  * undefined for the level's default when the call has neither.
  */
 function deadlineMs(
   call: ServerUnaryCall<Buffer, Buffer>,
   fromParameter: number | undefined,
-  context: AdmissionContext,
+  capMs: number,
 ): number | undefined {
   const deadline = Number(call.getDeadline());
   if (!Number.isFinite(deadline)) return fromParameter;
   // A deadline already past still gets a positive one: the batcher expires it at once.
-  const fromCall = Math.min(Math.max(deadline - Date.now(), 0.001), context.maxRequestTimeoutMs);
+  const fromCall = Math.min(Math.max(deadline - Date.now(), 0.001), capMs);
   return fromParameter === undefined ? fromCall : Math.min(fromCall, fromParameter);
 }

@@ -2,12 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { BatchlineError } from '../../src/errors.js';
 import { admit } from '../../src/serve/admit.js';
 
-/** Just what `admit` reads before a body is decoded: a request id, its headers, a batcher with room. */
+/** Just what `admit` reads before a body is decoded: a request id, its headers, a batcher with room, its deadline. */
 function admitted(decode: () => never): { answered: unknown[]; run: () => void } {
   const answered: unknown[] = [];
   const request = { id: 'r1', headers: {} } as never;
   const answer = { error: (error: unknown) => answered.push(error) } as never;
-  const version = { batcher: { refuseIfFull: () => undefined }, model: {} } as never;
+  const version = {
+    batcher: { refuseIfFull: () => undefined },
+    model: {},
+    config: { requestTimeoutMs: 2000 },
+  } as never;
   const codec = { decode, rowsOf: () => [] } as never;
   const context = { maxRequestTimeoutMs: 1000 } as never;
   return { answered, run: () => admit(request, answer, version, codec, context) };

@@ -472,6 +472,7 @@ describe('inference.GRPCInferenceService', () => {
     const small = await startGrpcTestServer({
       grpcMaxMessageBytes: 4096,
       maxRequestTimeoutMs: 50,
+      requestTimeoutMs: 20,
       modelLatencyMs: 300,
     });
     const smallClient = new OipClient(small.target);
@@ -497,6 +498,31 @@ describe('inference.GRPCInferenceService', () => {
     } finally {
       smallClient.close();
       await small.close();
+    }
+  });
+
+  it("lets a call's deadline reach the version's own request_timeout_ms when --max-request-timeout-ms is shorter", async () => {
+    const long = await startGrpcTestServer({
+      maxRequestTimeoutMs: 50,
+      requestTimeoutMs: 60_000,
+      modelLatencyMs: 300,
+      batchWindowMs: 0,
+    });
+    const longClient = new OipClient(long.target);
+    try {
+      // A 30 s deadline was capped at 50 ms: less than the 60 s a call with none gets.
+      const answered = await longClient.infer(
+        {
+          model_name: 'toy-logistic-v1',
+          inputs: [{ name: 'features', datatype: 'FP32', shape: [1, 3] }],
+          raw_input_contents: [float32Bytes([1, 2, 3])],
+        },
+        { deadline: 30_000 },
+      );
+      expect(answered.error).toBeUndefined();
+    } finally {
+      longClient.close();
+      await long.close();
     }
   });
 });

@@ -67,9 +67,24 @@ describe('POST /v1/infer on the embedded toy model', () => {
   });
 
   it('caps a requested deadline at --max-request-timeout-ms', async () => {
-    server = await startTestServer({ modelLatencyMs: 300, maxRequestTimeoutMs: 40 });
+    server = await startTestServer({ modelLatencyMs: 300, maxRequestTimeoutMs: 40, requestTimeoutMs: 20 });
     const reply = await infer(server.url, { inputs: [1, 1, 1] }, { 'x-request-timeout-ms': '100000' });
-    expect(reply.status).toBe(504);
+    expect([reply.status, reply.json.error.message]).toStrictEqual([504, 'request deadline of 40 ms exceeded']);
+  });
+
+  it("lets a client ask for as long as the version's own deadline when the cap is shorter", async () => {
+    // TorchServe's default_response_timeout of 120 s, moved to request_timeout_ms, above the 30 s
+    // cap: a client that asked for 60 s got 30 s, less than one that asked nothing.
+    server = await startTestServer({
+      modelLatencyMs: 300,
+      batchWindowMs: 0,
+      maxRequestTimeoutMs: 40,
+      requestTimeoutMs: 60_000,
+    });
+    const asked = await infer(server.url, { inputs: [1, 1, 1] }, { 'x-request-timeout-ms': '30000' });
+    expect(asked.status).toBe(200);
+    const unasked = await infer(server.url, { inputs: [1, 1, 1] });
+    expect(unasked.status).toBe(200);
   });
 });
 

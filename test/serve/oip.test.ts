@@ -389,7 +389,14 @@ async function until(condition: () => boolean): Promise<void> {
 describe("Triton's schedule policy on /v2: parameters.priority and parameters.timeout", () => {
   it('takes the timeout parameter in microseconds as the deadline, capped as X-Request-Timeout-Ms is', async () => {
     const slow = await startTestServer(
-      { maxBatchSize: 1, batchWindowMs: 0, modelLatencyMs: 200, maxRequestTimeoutMs: 80, modelName: 'mymodel' },
+      {
+        maxBatchSize: 1,
+        batchWindowMs: 0,
+        modelLatencyMs: 200,
+        maxRequestTimeoutMs: 80,
+        requestTimeoutMs: 50,
+        modelName: 'mymodel',
+      },
       modelPath,
     );
     try {
@@ -412,6 +419,34 @@ describe("Triton's schedule policy on /v2: parameters.priority and parameters.ti
       }
     } finally {
       await slow.close();
+    }
+  });
+
+  it("lets a timeout reach its priority level's own deadline when --max-request-timeout-ms is shorter", async () => {
+    const levels = await startTestServer(
+      {
+        maxBatchSize: 1,
+        batchWindowMs: 0,
+        modelLatencyMs: 300,
+        maxRequestTimeoutMs: 40,
+        requestTimeoutMs: 20,
+        priorityLevels: 2,
+        priorityQueuePolicy: '{"1": {"default_timeout_microseconds": 60000000}}',
+        modelName: 'mymodel',
+      },
+      modelPath,
+    );
+    try {
+      const url = `${levels.url}/v2/models/mymodel/infer`;
+      // Level 1 waits 60 s for a request that asks nothing: one that asked 30 s got 40 ms.
+      const first = binaryRequest([[1, 2, 3]], { parameters: { priority: 1, timeout: 30_000_000 } });
+      expect((await call(url, 'POST', first.body, first.headers)).status).toBe(200);
+      // Level 2's own deadline is 20 ms: the cap holds there.
+      const second = binaryRequest([[1, 2, 3]], { parameters: { priority: 2, timeout: 30_000_000 } });
+      const capped = await call(url, 'POST', second.body, second.headers);
+      expect([capped.status, capped.json.error]).toStrictEqual([504, 'request deadline of 40 ms exceeded']);
+    } finally {
+      await levels.close();
     }
   });
 

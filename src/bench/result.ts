@@ -3,7 +3,7 @@ import { percentilesMs, type PercentilesMs } from '../core/latency-histogram.js'
 import { ERROR_KINDS, type ErrorCauses, type ErrorCounts } from './error-kind.js';
 import { encodeHistogram, mergeEncoded } from './histogram-codec.js';
 import { scheduledEndMsOf, targetRateRps, type BenchMode, type BenchPlan } from './plan.js';
-import { addCounts, emptyCounts, type EncodedInterval, type RecorderCounts } from './recorder.js';
+import { addCounts, emptyCounts, isSuccessStatus, type EncodedInterval, type RecorderCounts } from './recorder.js';
 import { profileOf } from './schedule.js';
 import type { ThreadOutcome } from './run-thread.js';
 import { meanOf, slopeOf, spanOf } from './trend.js';
@@ -292,7 +292,7 @@ export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
   const notOk = r.requests.completed - r.requests.ok;
   if (r.requests.completed > 0 && notOk * 2 > r.requests.completed) {
     const statuses = Object.entries(r.status)
-      .filter(([code]) => !code.startsWith('2') && code !== 'OK')
+      .filter(([code]) => !isSuccessStatus(code))
       .map(([code, n]) => `${code}: ${n}`)
       .join(', ');
     const success = new URL(plan.url).protocol === 'grpc:' ? 'OK' : '2xx';

@@ -107,6 +107,32 @@ export interface BenchResult {
   /** Service time and send lag histograms, likewise (so `bench merge` is exact for them too). */
   serviceHdr: string;
   sendLagHdr: string | undefined;
+  /** The server's own split of the time over the window, from its statistics extension; undefined when it has none. */
+  server?: ServerBreakdown | undefined;
+}
+
+/**
+ * The server's own split of a request's time over the measured window, as perf_analyzer's
+ * "Server:" section gives it, from its statistics extension (read by commands/bench-server-statistics.ts).
+ * Means are per successful inference (a row: Triton and batchline both count a request of 4
+ * rows as 4 inferences).
+ */
+export interface ServerBreakdown {
+  model: string;
+  /** The version read; '' when the URL names none (every loaded version's figures, summed). */
+  version: string;
+  /** Where the figures came from: `GET /v2/models/m/stats` or `ModelStatistics`. */
+  source: string;
+  /** Seconds between the two reads (the measured window and the drain after it). */
+  windowS: number;
+  /** Inferences answered with a result (rows). */
+  inferences: number;
+  /** Model runs (batches). */
+  executions: number;
+  /** Inferences that failed or were refused at the queue. */
+  failed: number;
+  /** Per successful inference, in ms: `request` is from arrival to result, the sum of the rest. */
+  meanMs: { request: number; queue: number; computeInput: number; computeInfer: number; computeOutput: number };
 }
 
 /** A result and what the HdrHistogram log needs. */

@@ -45,6 +45,7 @@ const OTHER_TOOLS_FLAGS: Record<string, string> = {
   '--rps': "--rps is k6's cap on the rate: bench's -R / --rate sends that many a second on a schedule (open loop)",
   '--insecure-skip-tls-verify': "--insecure-skip-tls-verify is k6's: bench's is --insecure",
   '-k': "-k is ab's keep-alive (bench always keeps its connections alive, -c of them) or curl's --insecure: bench's is --insecure",
+  '-x': "-x is perf_analyzer's model version: bench's URL names it (/v2/models/NAME/versions/V/infer, grpc://host:port/models/NAME/versions/V)",
   '--concurrency-range':
     "--concurrency-range is perf_analyzer's: bench's closed loop runs one concurrency, -c N; run bench once a level (for c in 1 2 4 8; do batchline bench -c $c --json c$c.json URL; done) and bench compare two runs; --sweep steps an open loop's rates",
   '--request-rate-range':

@@ -24,6 +24,7 @@ describe('bench and the flags of wrk, wrk2, k6, hey, ab and perf_analyzer', () =
     expect(hint('--concurrency-range')).toContain('-c N');
     expect(hint('--request-rate-range=100:400:100')).toContain('--sweep FROM..TO/STEP');
     expect(hint('-b')).toContain('--body');
+    expect(hint('-x')).toContain('/versions/V');
     expect(hint('--shape')).toContain('--body @request.json');
     expect(hint('--input-data')).toContain('--body @request.json');
     expect(hint('--measurement-interval')).toContain('-d / --duration');

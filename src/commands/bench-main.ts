@@ -140,10 +140,11 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
     let run: BenchRun | undefined;
     try {
       if (stepPlan.warmupMs === 0) await statistics.first;
-      run = await runBench(
-        stepPlan,
-        display === undefined ? { stop: stop.signal } : { onProgress: display.draw, stop: stop.signal },
-      );
+      run = await runBench(stepPlan, {
+        stop: stop.signal,
+        onStart: (startEpochMs) => statistics.clockStarted(startEpochMs),
+        ...(display === undefined ? {} : { onProgress: display.draw }),
+      });
       run.result.server = await statistics.stop();
       const hdr = formatHdrLog(
         run.intervals,

@@ -44,33 +44,39 @@ type Reader = () => Promise<Totals | undefined>;
  * The server's own split of a request's time over a run's measured window (`ServerBreakdown`),
  * as perf_analyzer's "Server:" section gives it: the difference of two reads of the statistics
  * extension (Triton's, and batchline's `/v2/models/{m}/stats` and ModelStatistics).
- * It reads them at the end of the warm-up (once its timer fires;
- * at once when there is none) and again at `stop`: undefined when the URL is not an inference
+ * It reads them at the end of the warm-up (from the start `clockStarted` is told; before the
+ * run when there is none) and again at `stop`: undefined when the URL is not an inference
  * route, the server has no statistics extension, or a read failed (the run is not the worse).
  */
 export function startServerStatistics(plan: BenchPlan): {
   /** Settles when the first read is done: a run without a warm-up waits for it before sending. */
   first: Promise<void>;
+  /** The run's clock started (epoch ms; RunHooks.onStart): the first read comes at the warm-up's end. */
+  clockStarted(startEpochMs: number): void;
   /** Reads again (once, however often called) and gives the difference. */
   stop(): Promise<ServerBreakdown | undefined>;
 } {
   const target = readerFor(plan.url);
   let timer: NodeJS.Timeout | undefined;
+  let reading = false;
   let settleUnread = (): void => {};
+  let readFirst = (): void => {};
   const first =
     target === undefined
       ? Promise.resolve(undefined)
       : new Promise<Totals | undefined>((resolve) => {
           settleUnread = () => resolve(undefined);
-          timer = setTimeout(() => {
-            timer = undefined;
+          readFirst = () => {
+            reading = true;
             void target.read().then(resolve);
-          }, plan.warmupMs);
+          };
         });
+  // No warm-up: read before the first send.
+  if (plan.warmupMs === 0) readFirst();
   let stopped: Promise<ServerBreakdown | undefined> | undefined;
   const readLast = async (): Promise<ServerBreakdown | undefined> => {
-    // Stopped within the warm-up: there is no window to read.
-    if (timer !== undefined) {
+    // Stopped within the warm-up (or before the clock started): there is no window to read.
+    if (!reading) {
       clearTimeout(timer);
       settleUnread();
     }
@@ -81,6 +87,11 @@ export function startServerStatistics(plan: BenchPlan): {
   };
   return {
     first: first.then(() => undefined),
+    clockStarted(startEpochMs) {
+      if (reading || timer !== undefined || stopped !== undefined) return;
+      const untilMs = startEpochMs + plan.warmupMs - (performance.timeOrigin + performance.now());
+      timer = setTimeout(readFirst, Math.max(0, untilMs));
+    },
     // Once: a second call (the run's `finally`) gets the same answer.
     stop: () => (stopped ??= readLast()),
   };

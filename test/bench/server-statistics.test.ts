@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { benchMain } from '../../src/commands/bench-main.js';
+import { runBatchline } from '../batchline-cli.js';
 import { startGrpcTestServer } from '../serve/grpc-helpers.js';
 import { startTestServer } from '../serve/test-server.js';
 import { validated } from './plan-helper.js';
@@ -62,6 +63,27 @@ describe("bench's server section: the server's own split of the time, from its s
     );
     expect(text).toMatch(/inferences {2}40 \(.*\) in \d+ model runs/);
     expect(text).toMatch(/mean ms {5}request [\d.]+ = queue [\d.]+ \+ compute input 0\.000 \+ compute infer [\d.]+/);
+  });
+
+  // With --workers the run's clock starts when the threads are ready, later than bench's own:
+  // the first read came before the warm-up ended, and counted 288 inferences for 232 requests.
+  it('reads at the end of the warm-up of a run on worker threads, whose clock starts when they are ready', async () => {
+    // 20 ms a request: none sent after the warm-up is answered before the read that ends it comes back.
+    const server = await startTestServer({ modelLatencyMs: 20, batchWindowMs: 0 });
+    close = server.close;
+    // Worker threads run the built bench-worker.js: the built CLI, as a user runs it.
+    const run = await runBatchline(
+      ['bench', `${server.url}/v1/infer`, '--workers', '2', '-c', '2', '--warmup', '300ms', '-n', '30'].concat([
+        '--quiet',
+        '--json',
+        '-',
+      ]),
+    );
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout);
+    // Closed loop: at most one request a connection was in flight when the warm-up ended.
+    expect(report.server.inferences - report.requests.completed).toBeGreaterThanOrEqual(0);
+    expect(report.server.inferences - report.requests.completed).toBeLessThanOrEqual(2);
   });
 
   it('counts the rows of a request of several, as perf_analyzer counts a batch of -b 4', async () => {

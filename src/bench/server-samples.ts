@@ -43,6 +43,14 @@ const READS_PER_SECOND = 4;
  * decides: a target that is not a batchline server is read once and left alone.
  */
 export function startServerSamples(targetUrl: string): { stop(): Promise<ServerSamples> } {
+  // /v1/stats is on the server's HTTP port, which a grpc:// URL does not name.
+  if (new URL(targetUrl).protocol === 'grpc:')
+    return {
+      stop: async () => ({
+        ok: false,
+        why: "a grpc:// run reads no GET /v1/stats: that is on a batchline server's HTTP port; load the model's http://…/v2/models/NAME/infer for these charts (the text report's Server section is read over gRPC)",
+      }),
+    };
   const samples: ServerSample[] = [];
   let firstCounts: number[] = [];
   let lastCounts: number[] = [];

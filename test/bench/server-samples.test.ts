@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { snapshotFor } from '../../src/bench/server-samples.js';
+import { snapshotFor, startServerSamples } from '../../src/bench/server-samples.js';
 import type { ServerStats } from '../../src/stats-contract/server-stats.js';
 import { linearModelOnnx, writeRepository } from '../serve/repository-fixture.js';
 import { startTestServer, type TestServer } from '../serve/test-server.js';
@@ -44,5 +44,14 @@ describe("bench --html's server samples: the model the URL reaches", () => {
     expect(batches('/v2/models/nope/infer')).toBeUndefined();
     // Any other route (/metrics, /v1/infer): the default model's, the top level.
     expect(batches('/metrics')).toBe(stats.snapshot.counts.batches);
+  });
+
+  // A grpc:// run's page said "not a batchline server (GET /v1/stats: UND_ERR_INVALID_ARG)" of batchline's own gRPC port.
+  it('says why a grpc:// run has no batch charts, without calling the server no batchline server', async () => {
+    const samples = await startServerSamples('grpc://127.0.0.1:1/models/m').stop();
+    expect(samples.ok).toBe(false);
+    const why = samples.ok ? '' : samples.why;
+    expect(why).toContain('grpc://');
+    expect(why).not.toContain('not a batchline server');
   });
 });

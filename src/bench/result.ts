@@ -114,8 +114,7 @@ export interface BenchResult {
 /**
  * The server's own split of a request's time over the measured window, as perf_analyzer's
  * "Server:" section gives it, from its statistics extension (read by commands/bench-server-statistics.ts).
- * Means are per successful inference (a row: Triton and batchline both count a request of 4
- * rows as 4 inferences).
+ * `inferences` are rows (Triton and batchline both count a request of 4 rows as 4).
  */
 export interface ServerBreakdown {
   model: string;
@@ -131,7 +130,10 @@ export interface ServerBreakdown {
   executions: number;
   /** Inferences that failed or were refused at the queue. */
   failed: number;
-  /** Per successful inference, in ms: `request` is from arrival to result, the sum of the rest. */
+  /**
+   * Per success as the server counts them (a row in batchline, a request in Triton), in ms:
+   * `request` is from arrival to result, the sum of the rest.
+   */
   meanMs: { request: number; queue: number; computeInput: number; computeInfer: number; computeOutput: number };
 }
 

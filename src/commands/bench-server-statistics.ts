@@ -16,6 +16,8 @@ interface Totals {
   inferences: number;
   executions: number;
   failed: number;
+  /** Successes as the server counts them: rows in batchline, requests in Triton. */
+  successCount: number;
   successNs: number;
   queueNs: number;
   computeInputNs: number;
@@ -99,7 +101,10 @@ export function startServerStatistics(plan: BenchPlan): {
 
 function breakdown(target: { model: string; version: string; source: string }, a: Totals, b: Totals): ServerBreakdown {
   const inferences = b.inferences - a.inferences;
-  const mean = (ns: number): number => (inferences > 0 ? ns / inferences / 1e6 : 0);
+  // Over the successes as the server counts them, as perf_analyzer divides: a mean per request
+  // on Triton (which counts requests), per row on batchline (rows); alike for the time a row took.
+  const successes = b.successCount - a.successCount;
+  const mean = (ns: number): number => (successes > 0 ? ns / successes / 1e6 : 0);
   return {
     ...target,
     windowS: (b.atMs - a.atMs) / 1000,
@@ -155,6 +160,7 @@ function totalsOf(list: unknown): Totals | undefined {
     inferences: 0,
     executions: 0,
     failed: 0,
+    successCount: 0,
     successNs: 0,
     queueNs: 0,
     computeInputNs: 0,
@@ -168,6 +174,7 @@ function totalsOf(list: unknown): Totals | undefined {
     totals.inferences += Number(stats.inference_count ?? 0);
     totals.executions += Number(stats.execution_count ?? 0);
     totals.failed += Number(s.fail?.count ?? 0);
+    totals.successCount += Number(s.success?.count ?? 0);
     totals.successNs += ns('success');
     totals.queueNs += ns('queue');
     totals.computeInputNs += ns('compute_input');

@@ -4,7 +4,7 @@ import { runBatchline } from '../batchline-cli.js';
 import { startGrpcTestServer } from '../serve/grpc-helpers.js';
 import { startTestServer } from '../serve/test-server.js';
 import { validated } from './plan-helper.js';
-import { fixedDelayServer } from './servers.js';
+import { fixedDelayServer, startServer } from './servers.js';
 import { TextSink } from './text-sink.js';
 
 let close: (() => Promise<void>) | undefined;
@@ -110,10 +110,45 @@ describe("bench's server section: the server's own split of the time, from its s
     expect(report.server.mean_ms.compute_infer).toBeGreaterThanOrEqual(1);
   });
 
+  // Triton counts a request of 4 rows as 1 success and 4 inferences: its means were divided by 4.
+  it("divides the times by the server's own count of successes, as perf_analyzer does, not by the rows", async () => {
+    let requests = 0;
+    const triton = await startServer((req, res) => {
+      if (req.url?.endsWith('/stats')) {
+        const took = (ms: number) => ({ count: requests, ns: requests * ms * 1e6 });
+        const stats = { success: took(8), queue: took(2), compute_input: took(0.5), compute_infer: took(5) };
+        res.end(
+          JSON.stringify({
+            model_stats: [
+              {
+                inference_count: requests * 4,
+                execution_count: requests,
+                inference_stats: { ...stats, compute_output: took(0.5) },
+              },
+            ],
+          }),
+        );
+        return;
+      }
+      requests++;
+      res.end('{}');
+    });
+    close = triton.close;
+    const { report } = await bench(new URL('/v2/models/m/infer', triton.url).href, { requests: '5', body: '{}' });
+    expect(report.server).toMatchObject({ inferences: 20, executions: 5 });
+    expect(report.server.mean_ms).toStrictEqual({
+      request: 8,
+      queue: 2,
+      compute_input: 0.5,
+      compute_infer: 5,
+      compute_output: 0.5,
+    });
+  });
+
   it('is null, with no section, for a server without the statistics extension', async () => {
     const server = await fixedDelayServer(0);
     close = server.close;
-    const { report, text } = await bench(`${server.url}/v2/models/m/infer`, { requests: '5', body: '{}' });
+    const { report, text } = await bench(new URL('/v2/models/m/infer', server.url).href, { requests: '5', body: '{}' });
     expect(report.requests.completed).toBe(5);
     expect(report.server).toBeNull();
     expect(text).not.toContain('Server:');

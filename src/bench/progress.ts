@@ -2,7 +2,7 @@ import type * as hdr from 'hdr-histogram-js';
 import { createLatencyHistogram, percentilesMs } from '../core/latency-histogram.js';
 import { emptyErrorCounts, type ErrorCounts } from './error-kind.js';
 import { addEncoded } from './histogram-codec.js';
-import { addCounts, emptyCounts, type RecorderCounts, type RecorderTick } from './recorder.js';
+import { addCounts, emptyCounts, isSuccessStatus, type RecorderCounts, type RecorderTick } from './recorder.js';
 
 /** Snapshots per second the run emits to a progress view (architecture.md rule 9). */
 export const PROGRESS_HZ = 4;
@@ -125,7 +125,7 @@ export function formatProgressLine(p: BenchProgress): string {
       ? `${seconds(p.elapsedMs)}s`
       : `${seconds(Math.min(p.elapsedMs, p.plannedMs))}/${seconds(p.plannedMs)}s`;
   const errors = Object.values(p.errors).reduce((sum, n) => sum + n, 0);
-  const non2xx = Object.entries(p.status).reduce((n, [code, count]) => (code.startsWith('2') ? n : n + count), 0);
+  const non2xx = Object.entries(p.status).reduce((n, [code, count]) => (isSuccessStatus(code) ? n : n + count), 0);
   const rate =
     p.targetRps === undefined
       ? `${p.achievedRps.toFixed(0)} req/s`

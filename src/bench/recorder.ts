@@ -7,6 +7,14 @@ import { addLineSums, addPoint, emptyLineSums, slopeOf, type LineSums } from './
 /** A send more than this late counts as late in the generator's self-check. */
 const LATE_SEND_MS = 1;
 /** Length of one interval of the HdrHistogram log. */
+/**
+ * Whether a status as the reports key it is a success: an HTTP 2xx (`"200"`), or gRPC's `OK`
+ * (a gRPC run counts its answers by status name).
+ */
+export function isSuccessStatus(code: string): boolean {
+  return code.startsWith('2') || code === 'OK';
+}
+
 export const LOG_INTERVAL_MS = 1000;
 
 /** Plain counters of one thread's run; adding two of them gives the counters of both. */
@@ -187,7 +195,7 @@ export class BenchRecorder {
     const c = this.counts;
     c.finishedAll++;
     if (this.keepRecent) recordMs(this.recent, latencyMs);
-    const ok = typeof status === 'number' ? status >= 200 && status < 300 : status === 'OK';
+    const ok = typeof status === 'number' ? status >= 200 && status < 300 : isSuccessStatus(status);
     if (this.inWindow(atMs)) {
       c.answeredInWindow++;
       if (ok) c.okInWindow++;

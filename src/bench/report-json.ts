@@ -1,6 +1,6 @@
 import * as hdr from 'hdr-histogram-js';
 import type { PercentilesMs } from '../core/latency-histogram.js';
-import type { BenchResult } from './result.js';
+import type { BenchResult, ServerBreakdown } from './result.js';
 import type { ThresholdResult } from './thresholds.js';
 
 /**
@@ -25,12 +25,14 @@ interface MergedFrom {
  * snake_case with its units, rounded, written once by `toBenchJson`. compare and merge read v1
  * reports too.
  */
-export type BenchJson = Omit<ReturnType<typeof toBenchJson>, 'schema' | 'body' | 'error_causes'> & {
+export type BenchJson = Omit<ReturnType<typeof toBenchJson>, 'schema' | 'body' | 'error_causes' | 'server'> & {
   schema: typeof BENCH_JSON_SCHEMA | 'batchline.bench/v1';
   /** Absent from reports written before bench recorded it. */
   body?: ReturnType<typeof toBenchJson>['body'];
   /** Absent from reports written before bench recorded it. */
   error_causes?: ReturnType<typeof toBenchJson>['error_causes'];
+  /** Absent from reports written before bench read the server's statistics. */
+  server?: ReturnType<typeof toBenchJson>['server'];
   merged_from?: MergedFrom[];
 };
 
@@ -89,6 +91,8 @@ export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult
     latency_all_hdr: r.latencyAllHdr,
     service_hdr: r.serviceHdr,
     send_lag_hdr: r.sendLagHdr ?? null,
+    // The server's own split of the time over the window (its statistics extension), or null.
+    server: r.server === undefined ? null : serverJson(r.server),
     // Each threshold, whether it held, and the values judged.
     ...(thresholds.length === 0
       ? {}
@@ -148,6 +152,26 @@ export function parseBenchJson(text: string, name: string): BenchJson {
     }
   }
   return d as BenchJson;
+}
+
+function serverJson(s: ServerBreakdown) {
+  const ms = (value: number): number => round(value, 3);
+  return {
+    model: s.model,
+    version: s.version,
+    source: s.source,
+    window_s: round(s.windowS, 3),
+    inferences: s.inferences,
+    executions: s.executions,
+    failed: s.failed,
+    mean_ms: {
+      request: ms(s.meanMs.request),
+      queue: ms(s.meanMs.queue),
+      compute_input: ms(s.meanMs.computeInput),
+      compute_infer: ms(s.meanMs.computeInfer),
+      compute_output: ms(s.meanMs.computeOutput),
+    },
+  };
 }
 
 function percentiles(p: PercentilesMs): PercentilesMs {

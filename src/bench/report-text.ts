@@ -1,6 +1,6 @@
 import type { PercentilesMs } from '../core/latency-histogram.js';
 import type { ErrorKind } from './error-kind.js';
-import { type BenchResult, latencySpanText } from './result.js';
+import { type BenchResult, latencySpanText, type ServerBreakdown } from './result.js';
 
 /**
  * The summary a person reads after a run: what was run, throughput against the target, status
@@ -60,12 +60,36 @@ export function formatReport(r: BenchResult): string {
       ? "  latency is from each request's intended send time (corrected for coordinated omission); service time from its write to the socket"
       : "  latency and service time are from each request's actual send (closed loop)",
   );
+  if (r.server !== undefined) lines.push('', ...serverLines(r.server, r.service));
   if (r.warnings.length > 0) {
     lines.push('');
     lines.push('Warnings');
     for (const w of r.warnings) lines.push(`  ! ${w}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The server's own split of the time over the window, as perf_analyzer's "Server:" section: its
+ * counts, and its mean time an inference by part, beside the mean service time bench measured.
+ */
+function serverLines(s: ServerBreakdown, service: PercentilesMs): string[] {
+  const which = `${s.model}${s.version === '' ? '' : ` version ${s.version}`}`;
+  const lines = [`Server: ${which}, its statistics over the window (${s.source}, ${fmtS(s.windowS)} apart)`];
+  const perSecond = s.windowS > 0 ? ` (${fmtRate(s.inferences / s.windowS)}/s)` : '';
+  lines.push(
+    `  inferences  ${s.inferences}${perSecond} in ${counted(s.executions, 'model run')}${s.executions > 0 ? ` (${(s.inferences / s.executions).toFixed(2)} a run)` : ''}, ${s.failed} failed or refused`,
+  );
+  if (s.inferences === 0) return lines;
+  const m = s.meanMs;
+  lines.push(
+    `  mean ms     request ${fmtMs(m.request)} = queue ${fmtMs(m.queue)} + compute input ${fmtMs(m.computeInput)} + compute infer ${fmtMs(m.computeInfer)} + compute output ${fmtMs(m.computeOutput)}`,
+  );
+  if (service.count > 0)
+    lines.push(
+      `  outside     ${fmtMs(service.mean - m.request)} ms of the mean service time (${fmtMs(service.mean)}) is outside the server's request time: the network, both sides' HTTP or gRPC, reading the request`,
+    );
+  return lines;
 }
 
 /** The latency table's columns, in order (`bench --help` names them). */

@@ -3,7 +3,7 @@ import { percentilesMs, type PercentilesMs } from '../core/latency-histogram.js'
 import { ERROR_KINDS, type ErrorCauses, type ErrorCounts } from './error-kind.js';
 import { encodeHistogram, mergeEncoded } from './histogram-codec.js';
 import { scheduledEndMsOf, targetRateRps, type BenchMode, type BenchPlan } from './plan.js';
-import { addCounts, emptyCounts, type EncodedInterval, type RecorderCounts } from './recorder.js';
+import { addCounts, emptyCounts, isSuccessStatus, type EncodedInterval, type RecorderCounts } from './recorder.js';
 import { profileOf } from './schedule.js';
 import type { ThreadOutcome } from './run-thread.js';
 import { meanOf, slopeOf, spanOf } from './trend.js';
@@ -107,6 +107,34 @@ export interface BenchResult {
   /** Service time and send lag histograms, likewise (so `bench merge` is exact for them too). */
   serviceHdr: string;
   sendLagHdr: string | undefined;
+  /** The server's own split of the time over the window, from its statistics extension; undefined when it has none. */
+  server?: ServerBreakdown | undefined;
+}
+
+/**
+ * The server's own split of a request's time over the measured window, as perf_analyzer's
+ * "Server:" section gives it, from its statistics extension (read by commands/bench-server-statistics.ts).
+ * `inferences` are rows (Triton and batchline both count a request of 4 rows as 4).
+ */
+export interface ServerBreakdown {
+  model: string;
+  /** The version read; '' when the URL names none (every loaded version's figures, summed). */
+  version: string;
+  /** Where the figures came from: `GET /v2/models/m/stats` or `ModelStatistics`. */
+  source: string;
+  /** Seconds between the two reads (the measured window and the drain after it). */
+  windowS: number;
+  /** Inferences answered with a result (rows). */
+  inferences: number;
+  /** Model runs (batches). */
+  executions: number;
+  /** Inferences that failed or were refused at the queue. */
+  failed: number;
+  /**
+   * Per success as the server counts them (a row in batchline, a request in Triton), in ms:
+   * `request` is from arrival to result, the sum of the rest.
+   */
+  meanMs: { request: number; queue: number; computeInput: number; computeInfer: number; computeOutput: number };
 }
 
 /** A result and what the HdrHistogram log needs. */
@@ -292,7 +320,7 @@ export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
   const notOk = r.requests.completed - r.requests.ok;
   if (r.requests.completed > 0 && notOk * 2 > r.requests.completed) {
     const statuses = Object.entries(r.status)
-      .filter(([code]) => !code.startsWith('2') && code !== 'OK')
+      .filter(([code]) => !isSuccessStatus(code))
       .map(([code, n]) => `${code}: ${n}`)
       .join(', ');
     const success = new URL(plan.url).protocol === 'grpc:' ? 'OK' : '2xx';

@@ -18,6 +18,11 @@ export interface RunHooks {
    * flight are waited for, and the result covers the part that ran.
    */
   stop?: AbortSignal;
+  /**
+   * Told when the run's clock starts (epoch ms), its warm-up ending `plan.warmupMs` later: at
+   * once on this thread, later on worker threads, which start together once all are ready.
+   */
+  onStart?: (startEpochMs: number) => void;
 }
 
 /**
@@ -47,6 +52,7 @@ export async function runBench(plan: BenchPlan, hooks: RunHooks = {}): Promise<B
         onProgress === undefined
           ? undefined
           : (tick: RecorderTick): void => aggregator.accept(0, tick, performance.now() - startMs);
+      hooks.onStart?.(performance.timeOrigin + startMs);
       const outcome = await runThread(shareOf(plan, 0, 1), { startAtMs: startMs, onTick, stop });
       return withCpu(buildResult(plan, [outcome], stoppedAfter(outcome.startEpochMs)), cpuAtStart, [
         outcome.recording.counts.sentAll,
@@ -62,6 +68,7 @@ export async function runBench(plan: BenchPlan, hooks: RunHooks = {}): Promise<B
       onProgress !== undefined,
       (thread, tick) => aggregator.accept(thread, tick, performance.now() - startMs),
       stop,
+      hooks.onStart,
     );
     return withCpu(
       buildResult(plan, outcomes, stoppedAfter(startEpochMs)),

@@ -1,5 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import { servesModel } from '../stats-contract/server-stats.js';
+import type { BatcherSnapshot } from '../core/batcher-stats.js';
+import { servesModel, type ServerStats } from '../stats-contract/server-stats.js';
+import { parseVersion } from '../stats-contract/version-ref.js';
+import { inferRouteOf } from './default-body.js';
 import { startStatsPoller } from '../stats-contract/stats-poller.js';
 import type { BenchPlan } from './plan.js';
 import type { BenchRun } from './result.js';
@@ -40,10 +43,19 @@ const READS_PER_SECOND = 4;
  * decides: a target that is not a batchline server is read once and left alone.
  */
 export function startServerSamples(targetUrl: string): { stop(): Promise<ServerSamples> } {
+  // /v1/stats is on the server's HTTP port, which a grpc:// URL does not name.
+  if (new URL(targetUrl).protocol === 'grpc:')
+    return {
+      stop: async () => ({
+        ok: false,
+        why: "a grpc:// run reads no GET /v1/stats: that is on a batchline server's HTTP port; load the model's http://…/v2/models/NAME/infer for these charts (the text report's Server section is read over gRPC)",
+      }),
+    };
   const samples: ServerSample[] = [];
   let firstCounts: number[] = [];
   let lastCounts: number[] = [];
   let refused: string | undefined;
+  const url = new URL(targetUrl);
   const poller = startStatsPoller({
     statsUrl: new URL('/v1/stats', targetUrl).toString(),
     intervalMs: 1000 / READS_PER_SECOND,
@@ -59,7 +71,8 @@ export function startServerSamples(targetUrl: string): { stop(): Promise<ServerS
       }
       // A server serving no model (every version removed) has no batches or queue to show.
       if (!servesModel(read.stats)) return;
-      const s = read.stats.snapshot;
+      const s = snapshotFor(url, read.stats);
+      if (s === undefined) return;
       samples.push({
         atEpochMs: read.atMs,
         batches: s.counts.batches,
@@ -86,4 +99,22 @@ export function startServerSamples(targetUrl: string): { stop(): Promise<ServerS
       };
     },
   };
+}
+
+/**
+ * The batcher figures of the model version `url` reaches: an inference route's model (the
+ * version it names, or its highest ready one, which the server serves), or the default model's
+ * (the top level) for `/v1/infer` and any other route; undefined when the server has no such
+ * version. The top level alone drew the default model's batches for a run on another.
+ */
+export function snapshotFor(url: URL, stats: ServerStats): BatcherSnapshot | undefined {
+  const route = inferRouteOf(url);
+  if (route?.model === undefined || stats.models === undefined) return stats.snapshot;
+  const wanted = parseVersion(route.version ?? undefined);
+  const ofModel = stats.models.filter((v) => v.name === route.model);
+  const chosen =
+    typeof wanted === 'number'
+      ? ofModel.find((v) => v.version === wanted)
+      : ofModel.filter((v) => v.state === 'ready').sort((a, b) => b.version - a.version)[0];
+  return chosen?.snapshot;
 }

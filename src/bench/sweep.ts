@@ -9,6 +9,7 @@ import {
   type ObjectiveFigures,
 } from '../options/objective.js';
 import type { BenchPlan } from './plan.js';
+import { isSuccessStatus } from './recorder.js';
 import { type BenchResult, connectionsNeeded } from './result.js';
 import { fmtMs, fmtRate } from './report-text.js';
 
@@ -152,7 +153,7 @@ export function formatSweep(results: readonly BenchResult[], slo: Slo): string {
     String(
       r.requests.errors +
         r.requests.dropped +
-        Object.entries(r.status).reduce((n, [c, k]) => (c.startsWith('2') ? n : n + k), 0),
+        Object.entries(r.status).reduce((n, [c, k]) => (isSuccessStatus(c) ? n : n + k), 0),
     ),
     fmtRate(r.goodputRps),
     stepVerdict(r, slo),

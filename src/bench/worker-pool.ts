@@ -32,6 +32,8 @@ export async function runOnWorkers(
   onTick: (thread: number, tick: RecorderTick) => void,
   /** Aborted to end every worker's run early (see RunHooks.stop). */
   stop?: AbortSignal,
+  /** Told the shared start (see RunHooks.onStart). */
+  onStart?: (startEpochMs: number) => void,
 ): Promise<{ outcomes: ThreadOutcome[]; startEpochMs: number }> {
   const count = plan.workers;
   const workers = Array.from(
@@ -53,6 +55,7 @@ export async function runOnWorkers(
         }),
     );
     for (const worker of workers) worker.postMessage({ type: 'start', startEpochMs } satisfies WorkerCommand);
+    onStart?.(startEpochMs);
     const stopAll = (): void => {
       for (const worker of workers) worker.postMessage({ type: 'stop' } satisfies WorkerCommand);
     };

@@ -16,6 +16,7 @@ import { formatReport } from '../bench/report-text.js';
 import type { BenchResult, BenchRun } from '../bench/result.js';
 import type { RecordedRun } from '../bench/server-samples.js';
 import { runBench } from '../bench/run-bench.js';
+import { startServerStatistics } from './bench-server-statistics.js';
 import { bestRate, formatSweep, parseSlo, parseSweep, runSweep, type Slo } from '../bench/sweep.js';
 import { failedThresholds, formatThresholds, judgeThresholds } from '../bench/thresholds.js';
 import type { Objective } from '../options/objective.js';
@@ -134,12 +135,17 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
         ? lineDisplay(new ProgressLine(io.stderr))
         : undefined;
     const server = serverSamples?.startServerSamples(stepPlan.url);
+    // The server's own split of the time, read at the window's start and end (perf_analyzer's "Server:").
+    const statistics = startServerStatistics(stepPlan);
     let run: BenchRun | undefined;
     try {
-      run = await runBench(
-        stepPlan,
-        display === undefined ? { stop: stop.signal } : { onProgress: display.draw, stop: stop.signal },
-      );
+      if (stepPlan.warmupMs === 0) await statistics.first;
+      run = await runBench(stepPlan, {
+        stop: stop.signal,
+        onStart: (startEpochMs) => statistics.clockStarted(startEpochMs),
+        ...(display === undefined ? {} : { onProgress: display.draw }),
+      });
+      run.result.server = await statistics.stop();
       const hdr = formatHdrLog(
         run.intervals,
         run.startEpochMs,
@@ -148,6 +154,7 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       );
       return { result: run.result, hdr };
     } finally {
+      await statistics.stop();
       display?.end();
       const samples = await server?.stop();
       if (run !== undefined && samples !== undefined) recorded.push({ run, plan: stepPlan, samples });

@@ -6,9 +6,14 @@ const STAGES =
 const USERS =
   'a closed loop keeps --connections N (-c) senders busy, as users that send again at once; an open loop sends --rate R (-R) a second whatever the answers';
 const BODY_FILE = "bench's is --body @file (a .jsonl file: one body per line, cycled)";
+const REQUEST_FILE =
+  "bench's is --body @request.json, the Open Inference Protocol's JSON request as POST /v2/models/NAME/infer takes it (over grpc:// too; a .jsonl file: one request a line, cycled)";
+const ONE_WINDOW =
+  'bench measures one window, -d / --duration after --warmup, instead of repeating windows until they agree';
+const REPORT_FILE = 'bench writes --json FILE (every figure, with the whole histograms) and --html FILE';
 
 /**
- * Flags of wrk, wrk2, k6, hey and ab that `bench` has under another name, or does without: a user
+ * Flags of wrk, wrk2, k6, hey, ab and perf_analyzer that `bench` has under another name, or does without: a user
  * who types them from habit gets bench's way besides commander's "unknown option".
  */
 const OTHER_TOOLS_FLAGS: Record<string, string> = {
@@ -23,15 +28,15 @@ const OTHER_TOOLS_FLAGS: Record<string, string> = {
   '-s': `-s is wrk's Lua script or k6's --stage: bench has no scripts (--method, -H, --body @file); ${STAGES}`,
   '--script': "bench has no scripts: the request is --method, -H 'name: value' and --body (inline or @file)",
   '--stage': `--stage is k6's: ${STAGES}`,
-  '-u': `-u is k6's virtual users: ${USERS}`,
+  '-u': `-u is k6's virtual users (${USERS}) or perf_analyzer's server URL (bench takes the URL as its argument: http://host:8000/v2/models/NAME/infer, grpc://host:8001/models/NAME)`,
   '--vus': `--vus is k6's: ${USERS}`,
-  '-i': "-i is k6's iterations: bench's is -n / --requests N",
+  '-i': "-i is k6's iterations (bench's is -n / --requests N) or perf_analyzer's protocol (bench's URL says it: grpc://host:port/models/NAME for gRPC)",
   '--iterations': "--iterations is k6's: bench's is -n / --requests N",
   '-z': "-z is hey's duration: bench's is -d / --duration",
   '-q': "-q is hey's rate per worker: bench's is -R / --rate, the total rate in req/s",
-  '-m': "-m is hey's method: bench's is --method",
+  '-m': "-m is hey's method (bench's is --method) or perf_analyzer's model (bench's URL names it: /v2/models/NAME/infer, grpc://host:port/models/NAME)",
   '-D': `-D is hey's body file: ${BODY_FILE}`,
-  '-p': `-p is ab's body file: ${BODY_FILE}`,
+  '-p': `-p is ab's body file (${BODY_FILE}) or perf_analyzer's measurement interval (${ONE_WINDOW})`,
   '-T': "-T is ab's content type or wrk's timeout: bench's are --content-type and --timeout",
   '-o': "-o is k6's --out: bench writes --json FILE (the summary, with the whole histograms), --hdr-log FILE (per second) and --html FILE",
   '--out':
@@ -40,6 +45,23 @@ const OTHER_TOOLS_FLAGS: Record<string, string> = {
   '--rps': "--rps is k6's cap on the rate: bench's -R / --rate sends that many a second on a schedule (open loop)",
   '--insecure-skip-tls-verify': "--insecure-skip-tls-verify is k6's: bench's is --insecure",
   '-k': "-k is ab's keep-alive (bench always keeps its connections alive, -c of them) or curl's --insecure: bench's is --insecure",
+  '-x': "-x is perf_analyzer's model version: bench's URL names it (/v2/models/NAME/versions/V/infer, grpc://host:port/models/NAME/versions/V)",
+  '--concurrency-range':
+    "--concurrency-range is perf_analyzer's: bench's closed loop runs one concurrency, -c N; run bench once a level (for c in 1 2 4 8; do batchline bench -c $c --json c$c.json URL; done) and bench compare two runs; --sweep steps an open loop's rates",
+  '--request-rate-range':
+    "--request-rate-range is perf_analyzer's: bench's is --sweep FROM..TO/STEP (an open-loop step a rate, each -d long, judged by --slo)",
+  '-b': "-b is perf_analyzer's batch size: bench sends the --body you give, so a request of 4 rows is a body whose inputs have shape [4, …]; the Server section counts inferences by rows",
+  '--shape': `--shape is perf_analyzer's: bench makes up a body only for inputs of fixed shape; for a free dimension, ${REQUEST_FILE}`,
+  '--input-data': `--input-data is perf_analyzer's: ${REQUEST_FILE}`,
+  '--measurement-interval': `--measurement-interval is perf_analyzer's: ${ONE_WINDOW}`,
+  '--measurement-mode': `--measurement-mode is perf_analyzer's: ${ONE_WINDOW}, or -n / --requests N`,
+  '--percentile':
+    "--percentile is perf_analyzer's stabilisation percentile: bench does not repeat windows until stable; it prints p50 to p99.9 always, --slo and --threshold judge any of them, and an open loop's trend line says whether the server kept up",
+  '--stability-percentage': `--stability-percentage is perf_analyzer's: ${ONE_WINDOW}; an open loop's trend line says whether the server kept up`,
+  '-f': `-f is perf_analyzer's CSV file: ${REPORT_FILE}`,
+  '--latency-report-file': `--latency-report-file is perf_analyzer's: ${REPORT_FILE}`,
+  '--collect-metrics':
+    "--collect-metrics is perf_analyzer's: against a server with Triton's statistics extension (batchline's own, over HTTP or gRPC) bench reads them at the start and end of the window and prints a Server section (queue, compute), always",
 };
 
 /** Bench's way for a flag of another load tester that commander refused, or undefined. */

@@ -14,7 +14,8 @@ export function makeBenchCommand(): Command {
     .description(
       'Load-test an HTTP or gRPC endpoint (http://, https://, grpc://). Closed loop by default (--connections senders, each sending its next request when the last ends); ' +
         'open loop with --rate or --stages (a schedule fixed in advance, latency timed from each intended send, as wrk2 does). ' +
-        'Reports throughput, status and error counts (each kind with its first cause), and p50/p90/p95/p99/p99.9/max/mean latency from HDR histograms.',
+        'Reports throughput, status and error counts (each kind with its first cause), and p50/p90/p95/p99/p99.9/max/mean latency from HDR histograms; ' +
+        "against a model with Triton's statistics (batchline's own), the server's own split of its time (queue, compute), as perf_analyzer's Server section.",
     )
     .argument(
       '[url]',

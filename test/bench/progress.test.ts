@@ -30,6 +30,20 @@ describe('progress', () => {
     recorder.destroy();
   });
 
+  // Over gRPC the answers are counted by status name: every OK was shown as 'non-2xx'.
+  it("counts a gRPC run's OK answers as successes and its other statuses as non-2xx", () => {
+    const aggregator = new ProgressAggregator({ plannedMs: 2000, warmupMs: 0, targetRpsAt: () => 100 });
+    const recorder = new BenchRecorder(false);
+    for (let i = 0; i < 10; i++) {
+      recorder.recordSend(0, true, i);
+      recorder.recordResponse(i < 8 ? 'OK' : 'RESOURCE_EXHAUSTED', 5, 4, i, true);
+    }
+    aggregator.accept(0, recorder.tick(), 1000);
+    expect(formatProgressLine(aggregator.snapshot(1000))).toContain('non-2xx 2');
+    aggregator.destroy();
+    recorder.destroy();
+  });
+
   // The rate was the answers counted since the last snapshot over the time since it, but the
   // counts come in ticks of their own clock (250 ms): a snapshot that saw two ticks doubled the
   // rate, and the dashboard's last frame, which stays above the summary, showed 'achieved 359/s'

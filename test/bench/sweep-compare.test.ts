@@ -114,6 +114,14 @@ describe('sweep', () => {
     expect(rows.map((cells) => cells.at(-1))).toEqual(['met', 'met', 'missed']);
   });
 
+  // A gRPC sweep's table counted every OK answer as an error beside its verdict 'met' (errors 150 of 150).
+  it("counts a gRPC step's OK answers as successes in the errors column", () => {
+    const slo = parseSlo('p99<100ms');
+    const grpc = { ...result(100, spread(10)), status: { OK: 95, RESOURCE_EXHAUSTED: 5 } };
+    const cells = (formatSweep([grpc], slo).split('\n')[1] as string).trim().split(/\s+/);
+    expect(cells[4]).toBe('5');
+  });
+
   it('does not count a step the user stopped part-way, however good it looked', () => {
     const slo = parseSlo('p99<100ms');
     const stopped = { ...result(300, spread(10)), stoppedAtS: 1.2 };

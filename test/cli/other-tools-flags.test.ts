@@ -6,7 +6,7 @@ import { runBatchline } from '../batchline-cli.js';
 const unknown = (flag: string) => new CommanderError(1, 'commander.unknownOption', `error: unknown option '${flag}'`);
 const argv = (...args: string[]) => ['node', 'batchline', ...args];
 
-describe('bench and the flags of wrk, wrk2, k6, hey and ab', () => {
+describe('bench and the flags of wrk, wrk2, k6, hey, ab and perf_analyzer', () => {
   it("answers a flag typed from another tool's habit with bench's way, however it was written", () => {
     for (const given of ['-t', '-t4', '--threads', '--threads=4'])
       expect(otherToolsFlagHint(argv('bench', given, 'x'), unknown(given))).toContain('--workers');
@@ -16,6 +16,25 @@ describe('bench and the flags of wrk, wrk2, k6, hey and ab', () => {
     expect(otherToolsFlagHint(argv('bench', '--u_latency'), unknown('--u_latency'))).toContain('service row');
     expect(otherToolsFlagHint(argv('bench', '--vus', '10'), unknown('--vus'))).toContain('--connections');
     expect(otherToolsFlagHint(argv('bench', '--out=json=x'), unknown('--out=json=x'))).toContain('--json FILE');
+  });
+
+  // A Triton user types perf_analyzer's flags; they got commander's bare "unknown option".
+  it("answers perf_analyzer's flags with bench's way, and names both tools where a letter is shared", () => {
+    const hint = (flag: string) => otherToolsFlagHint(argv('bench', flag, 'x'), unknown(flag)) ?? '';
+    expect(hint('--concurrency-range')).toContain('-c N');
+    expect(hint('--request-rate-range=100:400:100')).toContain('--sweep FROM..TO/STEP');
+    expect(hint('-b')).toContain('--body');
+    expect(hint('-x')).toContain('/versions/V');
+    expect(hint('--shape')).toContain('--body @request.json');
+    expect(hint('--input-data')).toContain('--body @request.json');
+    expect(hint('--measurement-interval')).toContain('-d / --duration');
+    expect(hint('--percentile=95')).toContain('trend');
+    expect(hint('-f')).toContain('--json FILE');
+    expect(hint('--collect-metrics')).toContain('Server');
+    expect(hint('-m')).toMatch(/hey's method.*perf_analyzer's model/);
+    expect(hint('-u')).toMatch(/k6's virtual users.*perf_analyzer's server/);
+    expect(hint('-i')).toMatch(/k6's iterations.*grpc:\/\//);
+    expect(hint('-p')).toMatch(/ab's body file.*perf_analyzer's measurement interval/);
   });
 
   it('says nothing of a flag no other tool has, nor outside bench runs', () => {

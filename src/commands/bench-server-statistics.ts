@@ -1,0 +1,223 @@
+import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
+import type * as GrpcJs from '@grpc/grpc-js';
+import { request } from 'undici';
+import { inferRouteOf } from '../bench/default-body.js';
+import type { BenchPlan } from '../bench/plan.js';
+import { grpcModelOf } from '../bench/plan-from-options.js';
+import type { ServerBreakdown } from '../bench/result.js';
+import { MAX_STATS_BYTES, readBoundedText } from '../stats-contract/stats-poller.js';
+import { inferenceType } from '../protocol/grpc-proto-root.js';
+
+const require = createRequire(import.meta.url);
+
+/** The cumulative figures of one read, summed over the versions listed. */
+interface Totals {
+  inferences: number;
+  executions: number;
+  failed: number;
+  /** Successes as the server counts them: rows in batchline, requests in Triton. */
+  successCount: number;
+  successNs: number;
+  queueNs: number;
+  computeInputNs: number;
+  computeInferNs: number;
+  computeOutputNs: number;
+  atMs: number;
+}
+
+interface Duration {
+  count?: number;
+  ns?: number;
+}
+
+interface ModelStatsMessage {
+  inference_count?: number;
+  execution_count?: number;
+  inference_stats?: Record<string, Duration | undefined>;
+}
+
+const READ_TIMEOUT_MS = 2000;
+const MODEL_STATISTICS_PATH = '/inference.GRPCInferenceService/ModelStatistics';
+
+type Reader = () => Promise<Totals | undefined>;
+
+/**
+ * The server's own split of a request's time over a run's measured window (`ServerBreakdown`),
+ * as perf_analyzer's "Server:" section gives it: the difference of two reads of the statistics
+ * extension (Triton's, and batchline's `/v2/models/{m}/stats` and ModelStatistics).
+ * It reads them at the end of the warm-up (from the start `clockStarted` is told; before the
+ * run when there is none) and again at `stop`: undefined when the URL is not an inference
+ * route, the server has no statistics extension, or a read failed (the run is not the worse).
+ */
+export function startServerStatistics(plan: BenchPlan): {
+  /** Settles when the first read is done: a run without a warm-up waits for it before sending. */
+  first: Promise<void>;
+  /** The run's clock started (epoch ms; RunHooks.onStart): the first read comes at the warm-up's end. */
+  clockStarted(startEpochMs: number): void;
+  /** Reads again (once, however often called) and gives the difference. */
+  stop(): Promise<ServerBreakdown | undefined>;
+} {
+  const target = readerFor(plan.url);
+  let timer: NodeJS.Timeout | undefined;
+  let reading = false;
+  let settleUnread = (): void => {};
+  let readFirst = (): void => {};
+  const first =
+    target === undefined
+      ? Promise.resolve(undefined)
+      : new Promise<Totals | undefined>((resolve) => {
+          settleUnread = () => resolve(undefined);
+          readFirst = () => {
+            reading = true;
+            void target.read().then(resolve);
+          };
+        });
+  // No warm-up: read before the first send.
+  if (plan.warmupMs === 0) readFirst();
+  let stopped: Promise<ServerBreakdown | undefined> | undefined;
+  const readLast = async (): Promise<ServerBreakdown | undefined> => {
+    // Stopped within the warm-up (or before the clock started): there is no window to read.
+    if (!reading) {
+      clearTimeout(timer);
+      settleUnread();
+    }
+    const before = await first;
+    if (target === undefined || before === undefined) return undefined;
+    const after = await target.read();
+    return after === undefined ? undefined : breakdown(target, before, after);
+  };
+  return {
+    first: first.then(() => undefined),
+    clockStarted(startEpochMs) {
+      if (reading || timer !== undefined || stopped !== undefined) return;
+      const untilMs = startEpochMs + plan.warmupMs - (performance.timeOrigin + performance.now());
+      timer = setTimeout(readFirst, Math.max(0, untilMs));
+    },
+    // Once: a second call (the run's `finally`) gets the same answer.
+    stop: () => (stopped ??= readLast()),
+  };
+}
+
+function breakdown(target: { model: string; version: string; source: string }, a: Totals, b: Totals): ServerBreakdown {
+  const inferences = b.inferences - a.inferences;
+  // Over the successes as the server counts them, as perf_analyzer divides: a mean per request
+  // on Triton (which counts requests), per row on batchline (rows); alike for the time a row took.
+  const successes = b.successCount - a.successCount;
+  const mean = (ns: number): number => (successes > 0 ? ns / successes / 1e6 : 0);
+  return {
+    ...target,
+    windowS: (b.atMs - a.atMs) / 1000,
+    inferences,
+    executions: b.executions - a.executions,
+    failed: b.failed - a.failed,
+    meanMs: {
+      request: mean(b.successNs - a.successNs),
+      queue: mean(b.queueNs - a.queueNs),
+      computeInput: mean(b.computeInputNs - a.computeInputNs),
+      computeInfer: mean(b.computeInferNs - a.computeInferNs),
+      computeOutput: mean(b.computeOutputNs - a.computeOutputNs),
+    },
+  };
+}
+
+/** How to read the URL's model's statistics, or undefined when the URL reaches no model. */
+function readerFor(urlText: string): { model: string; version: string; source: string; read: Reader } | undefined {
+  const url = new URL(urlText);
+  if (url.protocol === 'grpc:') {
+    const { name, version } = grpcModelOf(url);
+    return { model: name, version, source: 'ModelStatistics', read: () => readGrpc(url, name, version) };
+  }
+  const route = inferRouteOf(url);
+  if (route === undefined) return undefined;
+  const version = route.version ?? '';
+  const path = (model: string): string =>
+    `/v2/models/${encodeURIComponent(model)}${version === '' ? '' : `/versions/${encodeURIComponent(version)}`}/stats`;
+  // /v1/infer reaches the default model, which batchline's /v1/stats names; read once, at the first read.
+  let model = route.model;
+  const reader = {
+    model: model ?? '',
+    version,
+    source: model === undefined ? 'GET /v2/models/{default}/stats' : `GET ${path(model)}`,
+    read: async (): Promise<Totals | undefined> => {
+      if (model === undefined) {
+        const stats = (await getJson(new URL('/v1/stats', url))) as { defaultModel?: unknown } | undefined;
+        if (typeof stats?.defaultModel !== 'string') return undefined;
+        model = stats.defaultModel;
+        reader.model = model;
+        reader.source = `GET ${path(model)}`;
+      }
+      const answer = (await getJson(new URL(path(model), url))) as { model_stats?: unknown } | undefined;
+      return totalsOf(answer?.model_stats);
+    },
+  };
+  return reader;
+}
+
+function totalsOf(list: unknown): Totals | undefined {
+  if (!Array.isArray(list) || list.length === 0) return undefined;
+  const totals: Totals = {
+    inferences: 0,
+    executions: 0,
+    failed: 0,
+    successCount: 0,
+    successNs: 0,
+    queueNs: 0,
+    computeInputNs: 0,
+    computeInferNs: 0,
+    computeOutputNs: 0,
+    atMs: performance.now(),
+  };
+  for (const stats of list as ModelStatsMessage[]) {
+    const s = stats.inference_stats ?? {};
+    const ns = (key: string): number => Number(s[key]?.ns ?? 0);
+    totals.inferences += Number(stats.inference_count ?? 0);
+    totals.executions += Number(stats.execution_count ?? 0);
+    totals.failed += Number(s.fail?.count ?? 0);
+    totals.successCount += Number(s.success?.count ?? 0);
+    totals.successNs += ns('success');
+    totals.queueNs += ns('queue');
+    totals.computeInputNs += ns('compute_input');
+    totals.computeInferNs += ns('compute_infer');
+    totals.computeOutputNs += ns('compute_output');
+  }
+  return Object.values(totals).every(Number.isFinite) ? totals : undefined;
+}
+
+/** A GET's JSON answer, bounded in size and time; undefined for anything but a 200 of JSON. */
+async function getJson(url: URL): Promise<unknown> {
+  try {
+    const signal = AbortSignal.timeout(READ_TIMEOUT_MS);
+    const response = await request(url, {
+      method: 'GET',
+      headersTimeout: READ_TIMEOUT_MS,
+      bodyTimeout: READ_TIMEOUT_MS,
+      signal,
+    });
+    const text = await readBoundedText(response.body, MAX_STATS_BYTES);
+    return response.statusCode === 200 ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function readGrpc(url: URL, name: string, version: string): Promise<Totals | undefined> {
+  const grpc = require('@grpc/grpc-js') as typeof GrpcJs;
+  const client = new grpc.Client(`${url.hostname}:${url.port}`, grpc.credentials.createInsecure());
+  const requestType = inferenceType('ModelStatisticsRequest');
+  const responseType = inferenceType('ModelStatisticsResponse');
+  return new Promise<Totals | undefined>((resolve) => {
+    client.makeUnaryRequest(
+      MODEL_STATISTICS_PATH,
+      (message: object) => Buffer.from(requestType.encode(requestType.fromObject(message)).finish()),
+      (bytes: Buffer) =>
+        responseType.toObject(responseType.decode(bytes), { longs: Number, defaults: true }) as {
+          model_stats?: unknown;
+        },
+      { name, version },
+      new grpc.Metadata(),
+      { deadline: Date.now() + READ_TIMEOUT_MS },
+      (error, answer) => resolve(error === null ? totalsOf(answer?.model_stats) : undefined),
+    );
+  }).finally(() => client.close());
+}

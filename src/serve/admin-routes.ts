@@ -16,6 +16,7 @@ import { Answer, plainAnswer } from './answer.js';
 import { modelsList, versionMetadata } from './model-routes.js';
 import { OIP_ERRORS } from './oip-protocol.js';
 import { servesRepositoryExtension } from './oip-not-served.js';
+import { versionExists } from './registry.js';
 import { registerRepositoryRoutes } from './repository-routes.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import { parseVersion } from '../stats-contract/version-ref.js';
@@ -157,8 +158,8 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
           own.options.latencyProfile === undefined
             ? {}
             : { latencyProfile: await profileInRepository(repository, own.options.latencyProfile) };
-        if (fields.version !== undefined && runtime.registry.resolve(name, version) !== undefined)
-          throw new BatchlineError('VERSION_EXISTS', `${name} version ${version}`);
+        const existing = fields.version === undefined ? undefined : runtime.registry.resolve(name, version);
+        if (existing !== undefined) throw versionExists(existing);
         // Flags, then the model's config.json in the repository (when it has one), then the request.
         const fromRepository = await readRepositoryModelConfig(repository, name);
         // A profile the registration inherits is checked before the load too, named as its config.json's.

@@ -12,6 +12,20 @@ interface ModelEntry {
  * highest version that takes work (so while version 2 loads, version 1 answers, and once 2 is
  * ready, 2 does); `resolve(name, version)` is that exact version, in whatever state.
  */
+/**
+ * A registration of a version the registry holds: VERSION_EXISTS, saying when it is one being
+ * removed (its DELETE drains it), which a retry after that DELETE's answer registers.
+ */
+export function versionExists(existing: Pick<ModelVersion, 'name' | 'version' | 'state'>): BatchlineError {
+  const which = `${existing.name} version ${existing.version}`;
+  return new BatchlineError(
+    'VERSION_EXISTS',
+    existing.state === 'draining'
+      ? `${which}, which is being removed (its requests in flight are answered first); register it again once its DELETE has answered`
+      : which,
+  );
+}
+
 export class Registry {
   private readonly byName = new Map<string, ModelEntry>();
 
@@ -24,8 +38,8 @@ export class Registry {
   add(version: ModelVersion): void {
     let entry = this.byName.get(version.name);
     if (entry === undefined) this.byName.set(version.name, (entry = { versions: [], latestReady: undefined }));
-    if (entry.versions.some((v) => v.version === version.version))
-      throw new BatchlineError('VERSION_EXISTS', `${version.name} version ${version.version}`);
+    const existing = entry.versions.find((v) => v.version === version.version);
+    if (existing !== undefined) throw versionExists(existing);
     entry.versions.push(version);
     entry.versions.sort((a, b) => b.version - a.version);
     this.refresh(version.name);

@@ -761,6 +761,13 @@ describe('the admin API', () => {
     );
     const during = await infer(`${server.url}/models/m/predict`, { inputs: [1, 1] });
     expect(during.json.model_version).toBe('1'); // the next latest, while 2 drains
+    // Registered again while it drains: refused, saying why (it said only "already registered").
+    const again = await call('POST', `${server.url}/admin/models/m`, { version: 2, path: 'm/2/model.onnx' });
+    expect([again.status, again.json.error.code, again.json.error.message]).toEqual([
+      409,
+      'version_exists',
+      'model version already registered: m version 2, which is being removed (its requests in flight are answered first); register it again once its DELETE has answered',
+    ]);
     expect((await Promise.all(queued)).map((r) => [r.status, r.json.model_version])).toEqual(Array(8).fill([200, '2']));
     expect((await removing).json).toEqual({ name: 'm', version: 2, state: 'removed' });
     expect(server.runtime.registry.versionsOf('m').map((v) => v.version)).toEqual([1]);

@@ -69,20 +69,44 @@ export function loadedSettingsRefusal(
   costed: boolean,
 ): BatchlineError | undefined {
   if (!costed) return itemBatchSizeRefusal(config, sources);
-  const why = costedBatchingRefusal(config);
+  const why = costedBatchingRefusal(config, sources);
   return why === undefined ? undefined : new BatchlineError('MODEL_LOAD_FAILED', why);
 }
 
 /**
  * Why a version whose model exports `itemCost` cannot batch by cost with these options, if it
  * cannot: the adaptive policy and SLA admission size batches from the arrival rate and the
- * model's time per item, which count items (batch()'s own refusal, for the same reason).
+ * model's time per item, which count items (batch()'s own refusal, for the same reason). Each
+ * option is named where it was set (a flag, the environment, serve()'s options, a config.json,
+ * the registration's body), where it had named the flags whatever had set it.
  */
-function costedBatchingRefusal(config: Pick<ModelVersionConfig, 'batchPolicy' | 'admission'>): string | undefined {
-  const against = [
-    ...(config.batchPolicy === 'adaptive' ? ['batch_policy adaptive'] : []),
-    ...(config.admission === 'sla' ? ['admission sla'] : []),
-  ];
+function costedBatchingRefusal(
+  config: Pick<ModelVersionConfig, 'batchPolicy' | 'admission'>,
+  sources: OptionSources | undefined,
+): string | undefined {
+  const against: string[] = [];
+  const fixes: string[] = [];
+  if (config.batchPolicy === 'adaptive') {
+    against.push(`batch_policy adaptive (${setBy(config, sources, 'batchPolicy', '--batch-policy')})`);
+    fixes.push('batch_policy to fixed or aimd');
+  }
+  if (config.admission === 'sla') {
+    against.push(`admission sla (${setBy(config, sources, 'admission', '--admission')})`);
+    fixes.push('admission to queue');
+  }
   if (against.length === 0) return undefined;
-  return `the model exports itemCost, which works with batch_policy fixed or aimd and admission queue; got ${against.join(' and ')}, whose estimates count items, not costs: set batch_policy (--batch-policy) to fixed or aimd and admission (--admission) to queue, or remove itemCost`;
+  return `the model exports itemCost, which works with batch_policy fixed or aimd and admission queue; got ${against.join(' and ')}, whose estimates count items, not costs: set ${fixes.join(' and ')}, or remove itemCost`;
+}
+
+/** Where option `key` was set: its config.json's or the registration's field, else how the options recorded it, else its flag. */
+function setBy(
+  config: object,
+  sources: OptionSources | undefined,
+  key: 'batchPolicy' | 'admission',
+  flag: string,
+): string {
+  const written = sources?.[key];
+  if (written !== undefined)
+    return `${written.source === REGISTRATION_BODY ? 'request body' : written.source}: ${written.name}`;
+  return optionGivenAs(config, key)?.name ?? flag;
 }

@@ -203,8 +203,8 @@ describe('a code model that exports itemCost', () => {
   });
 
   it.each([
-    [{ batch_policy: 'adaptive' }, 'got batch_policy adaptive'],
-    [{ admission: 'sla' }, 'got admission sla'],
+    [{ batch_policy: 'adaptive' }, 'got batch_policy adaptive (request body: batch_policy)'],
+    [{ admission: 'sla' }, 'got admission sla (request body: admission)'],
   ])('refuses to load with %j, whose estimates count items (422 naming itemCost)', async (options, named) => {
     const response = await request(`${server.url}/admin/models/words`, {
       method: 'POST',

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { BatchlineError } from '../../src/errors.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
-import { itemBatchSizeRefusal } from '../../src/serve/item-batch-size.js';
+import { itemBatchSizeRefusal, loadedSettingsRefusal } from '../../src/serve/item-batch-size.js';
 
 describe('itemBatchSizeRefusal', () => {
   it('names the flag with its text, as the range check does', () => {
@@ -33,5 +33,20 @@ describe('itemBatchSizeRefusal', () => {
     expect(
       itemBatchSizeRefusal(resolveOptions(SERVE_OPTIONS, { maxBatchSize: '4096' }, {}), undefined),
     ).toBeUndefined();
+  });
+});
+
+describe('loadedSettingsRefusal of a model that exports itemCost', () => {
+  it('names the adaptive policy and SLA admission where they were set, not always by their flags', () => {
+    const fromEnvironment = resolveOptions(SERVE_OPTIONS, { admission: 'sla' }, { BATCH_POLICY: 'adaptive' });
+    expect(loadedSettingsRefusal(fromEnvironment, undefined, true)?.message).toContain(
+      'got batch_policy adaptive (BATCH_POLICY (--batch-policy)) and admission sla (--admission), whose estimates count items, not costs: set batch_policy to fixed or aimd and admission to queue, or remove itemCost',
+    );
+    const fromConfig = resolveOptions(SERVE_OPTIONS, {}, {});
+    const sources = { admission: { name: 'admission', source: 'words/config.json' } };
+    expect(loadedSettingsRefusal({ ...fromConfig, admission: 'sla' }, sources, true)?.message).toContain(
+      'got admission sla (words/config.json: admission)',
+    );
+    expect(loadedSettingsRefusal(fromConfig, undefined, true)).toBeUndefined();
   });
 });

@@ -15,7 +15,7 @@ import { closeGrpcPair, float32Bytes, type GrpcTestServer, type OipClient, start
 import { infer } from './test-server.js';
 
 /**
- * Answers x[0] with the Error of its code in CODES, else y = x and which batch it ran in and
+ * Answers x[0] with the Error of its code in CODES (-7: one whose `code` getter throws), else y = x and which batch it ran in and
  * that batch's size (`batch`), so that a test sees that the items it sent shared one batch.
  */
 const GRADED = `
@@ -26,11 +26,23 @@ let batches = 0;
 export function execute(items) {
   batches++;
   return items.map(({ x }) => {
+    if (x[0] === -7) return Object.defineProperty(new Error('item -7 is refused'), 'code', { get() { throw new Error('no code'); } });
     const code = CODES[String(x[0])];
     return code === undefined
       ? { y: x, batch: [batches, items.length] }
       : Object.assign(new Error('item ' + x[0] + ' is refused'), { code });
   });
+}
+`;
+
+/** A JSON model that knows two labels: another is input_not_found. */
+const LABELS = `
+export const inputSchema = { type: 'object', properties: { label: { type: 'string' } }, required: ['label'] };
+const KNOWN = { cat: 1, dog: 2 };
+export function execute(items) {
+  return items.map(({ label }) =>
+    label in KNOWN ? KNOWN[label] : Object.assign(new Error('no label ' + JSON.stringify(label)), { code: 'input_not_found' }),
+  );
 }
 `;
 
@@ -47,6 +59,7 @@ beforeAll(async () => {
     'graded-inline/config.json': JSON.stringify({ ...BATCH_OF_3, execution: 'inline' }),
     'graded-process/1/model.mjs': GRADED,
     'graded-process/config.json': JSON.stringify({ ...BATCH_OF_3, execution: 'process' }),
+    'labels/1/model.mjs': LABELS,
     // Each request its own batch, and a breaker that one failed batch opens.
     'solo/1/model.mjs': GRADED,
     'solo/config.json': JSON.stringify({ batch_window_ms: 0, breaker_failures: 1, breaker_open_ms: 60_000 }),
@@ -88,14 +101,18 @@ describe("a code model's Error with a client-error code, in one item's slot", ()
       { code: 'unprocessable_input', message: 'cannot process the inputs: item -3 is refused' },
     ]);
     // A code of the table that blames no input (queue_full), a Node error's (ENOENT), one spelt as the table's key.
-    const [enoent, upper, ok] = await Promise.all([predict('graded', -5), predict('graded', -6), predict('graded', 3)]);
-    for (const reply of [other, enoent, upper])
+    // A `code` whose read throws is no code (and ends nothing).
+    const [enoent, upper, unreadable] = await Promise.all([
+      predict('graded', -5),
+      predict('graded', -6),
+      predict('graded', -7),
+    ]);
+    for (const reply of [other, enoent, upper, unreadable])
       expect([reply.status, reply.json.error.code, reply.json.error.message]).toEqual([
         500,
         'model_failure',
-        `model execution failed: item ${reply === other ? -4 : reply === enoent ? -5 : -6} is refused`,
+        `model execution failed: item ${reply === other ? -4 : reply === enoent ? -5 : reply === upper ? -6 : -7} is refused`,
       ]);
-    expect(ok.status).toBe(200);
   });
 
   it('answers MessagePack, /v2 and V1 :predict with the same status and message', async () => {
@@ -118,6 +135,22 @@ describe("a code model's Error with a client-error code, in one item's slot", ()
 
     const v1 = await infer(`${server.url}/v1/models/solo:predict`, { instances: [[-2]] });
     expect([v1.status, v1.json]).toEqual([404, { error: 'not found: item -2 is refused', code: 'input_not_found' }]);
+  });
+
+  it('answers a JSON model’s item so, on its own route and over /v2 (BYTES of JSON text)', async () => {
+    const [unknown, known] = await Promise.all([
+      infer(`${server.url}/models/labels/predict`, { inputs: { label: 'emu' } }),
+      infer(`${server.url}/models/labels/predict`, { inputs: { label: 'dog' } }),
+    ]);
+    expect([unknown.status, unknown.json.error]).toEqual([
+      404,
+      { code: 'input_not_found', message: 'not found: no label "emu"' },
+    ]);
+    expect([known.status, known.json.outputs]).toEqual([200, 2]);
+    const v2 = await infer(`${server.url}/v2/models/labels/infer`, {
+      inputs: [{ name: 'json', datatype: 'BYTES', shape: [1], data: ['{"label":"emu"}'] }],
+    });
+    expect([v2.status, v2.json]).toEqual([404, { error: 'not found: no label "emu"' }]);
   });
 
   it('answers gRPC ModelInfer with the table’s status, and ModelStreamInfer with its message', async () => {

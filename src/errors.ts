@@ -232,6 +232,15 @@ export const ERROR_TABLE = {
     message: 'request deadline of %s ms exceeded',
   },
   MODEL_FAILURE: { httpStatus: 500, grpcStatus: 'INTERNAL', exitCode: 1, message: 'model execution failed: %s' },
+  // A code model's Error for one item that blames the client's input (model/item-failure.ts), as
+  // Triton's Python backend answers a TritonError NOT_FOUND (404) and TorchServe a PredictionException(msg, 422).
+  INPUT_NOT_FOUND: { httpStatus: 404, grpcStatus: 'NOT_FOUND', exitCode: 1, message: 'not found: %s' },
+  UNPROCESSABLE_INPUT: {
+    httpStatus: 422,
+    grpcStatus: 'INVALID_ARGUMENT',
+    exitCode: 1,
+    message: 'cannot process the inputs: %s',
+  },
   OUTPUT_TOO_LARGE: {
     httpStatus: 500,
     grpcStatus: 'RESOURCE_EXHAUSTED',

@@ -39,6 +39,7 @@ export type {
   CodeModelResults,
   CodeTensorSpec,
   ExecuteContext,
+  ItemClientCode,
   ItemCostContext,
   JsonModel,
   TensorModel,

@@ -64,6 +64,8 @@ const EXPECTED: Record<
   UNHEALTHY: [503, 'UNAVAILABLE', 1, undefined, undefined],
   DEADLINE_EXCEEDED: [504, 'DEADLINE_EXCEEDED', 1, undefined, undefined],
   MODEL_FAILURE: [500, 'INTERNAL', 1, undefined, undefined],
+  INPUT_NOT_FOUND: [404, 'NOT_FOUND', 1, undefined, undefined],
+  UNPROCESSABLE_INPUT: [422, 'INVALID_ARGUMENT', 1, undefined, undefined],
   OUTPUT_TOO_LARGE: [500, 'RESOURCE_EXHAUSTED', 1, undefined, undefined],
   MODEL_LOAD_FAILED: [422, 'INVALID_ARGUMENT', 1, undefined, undefined],
   UNAUTHORIZED: [401, 'UNAUTHENTICATED', 1, undefined, undefined],

@@ -61,7 +61,8 @@ export type CodeModelOutput =
   | { data: ElementArray | readonly (number | bigint | boolean | string)[]; shape: readonly number[] };
 
 /**
- * `execute`'s answer: an array of one entry per item, in order; an `Error` fails that item alone.
+ * `execute`'s answer: an array of one entry per item, in order; an `Error` fails that item alone
+ * (500 model_failure, or, with a `code` of `ItemClientCode`, the client error it names).
  * The type makes it an array of outputs or Errors; its length is checked when it runs (an array
  * of the wrong length fails every item of the batch).
  */
@@ -101,3 +102,10 @@ export interface JsonModel<I = unknown, O = unknown> extends CodeModelHooks<I> {
   inputSchema: object;
   execute(items: I[], context: ExecuteContext): CodeModelResults<O>;
 }
+
+/**
+ * The `code` an `Error` in an item's slot may carry to blame the client's input: `bad_input`
+ * (400, gRPC INVALID_ARGUMENT), `input_not_found` (404, NOT_FOUND), `unprocessable_input` (422,
+ * INVALID_ARGUMENT): `Object.assign(new Error('not a PNG'), { code: 'bad_input' })`.
+ */
+export type { ItemClientCode } from './item-failure.js';

@@ -5,7 +5,7 @@ import { messageOf } from '../message-text.js';
 import type { CodeModelContext, ExecuteContext, ItemCostContext } from './code-model-types.js';
 import { elementTypeOf, OIP_DATATYPES } from './datatypes.js';
 import { INTEGER_RANGE } from './element-values.js';
-import { ItemFailure, NotOnePerItemFailure } from './item-failure.js';
+import { clientCodeOf, ItemFailure, NotOnePerItemFailure } from './item-failure.js';
 import { notOnePerItem } from '../core/per-item-results.js';
 import { toFloat16Bits } from './float16.js';
 import { JSON_SPEC, jsonItem, jsonTextOf } from './json-items.js';
@@ -157,7 +157,8 @@ export class CodeModel {
     if (!Array.isArray(results) || results.length !== items.length)
       throw new NotOnePerItemFailure(notOnePerItem('execute', results, items.length));
     return results.map((result: unknown) => {
-      if (result instanceof Error) return new ItemFailure(messageOf(result), { cause: result });
+      if (result instanceof Error)
+        return new ItemFailure(messageOf(result), { cause: result, clientCode: clientCodeOf(result) });
       try {
         return json ? jsonResult(result) : this.tensorResult(result);
       } catch (error) {

@@ -6,7 +6,7 @@
 import { BatchlineError } from '../errors.js';
 import type { InstanceHandle, InstanceStops, LaunchedInstance } from './instance-handle.js';
 import { inputBuffers } from './input-buffers.js';
-import { ItemFailure, NotOnePerItemFailure } from './item-failure.js';
+import { ItemFailure, itemClientCode, NotOnePerItemFailure } from './item-failure.js';
 import type { ItemTensors } from './tensor-spec.js';
 import type { WorkerReply, WorkerRequest } from './worker-protocol.js';
 
@@ -115,7 +115,7 @@ export function launch(
           run.resolve(
             reply.outputs.map((output) =>
               'failed' in output && typeof output.failed === 'string'
-                ? new ItemFailure(output.failed)
+                ? new ItemFailure(output.failed, { clientCode: itemClientCode(output.code) })
                 : (output as ItemTensors),
             ),
           );

@@ -264,7 +264,9 @@ function replyOf(head: FrameHead, items: (ItemTensors | null)[]): WorkerReply {
       kind: 'result',
       id: head.id,
       outputs: items.map((item, i) =>
-        head.failed[i] !== null && head.failed[i] !== undefined ? { failed: head.failed[i]! } : item!,
+        head.failed[i] !== null && head.failed[i] !== undefined
+          ? { failed: head.failed[i]!, ...(head.codes?.[i] ? { code: head.codes[i] } : {}) }
+          : item!,
       ),
     };
   throw new Error(`an instance sent a '${head.kind}' frame`);

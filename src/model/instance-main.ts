@@ -9,7 +9,7 @@ import type { OnnxModel } from './onnx-model.js';
 import { buildToyModelOnnx } from './toy-model.js';
 import { inputBuffers } from './input-buffers.js';
 import { returnableInputs, type WorkerReply, type WorkerRequest, type WorkerSetup } from './worker-protocol.js';
-import { NotOnePerItemFailure } from './item-failure.js';
+import { ItemFailure, type ItemClientCode, NotOnePerItemFailure } from './item-failure.js';
 
 export interface InstanceChannel {
   send(reply: WorkerReply): void;
@@ -80,7 +80,7 @@ function serveRequest(model: OnnxModel | CodeModel, request: WorkerRequest, chan
   }
   model.runBatch(request.items).then(
     (outputs) => {
-      const results = outputs.map((o) => (o instanceof Error ? { failed: messageOf(o) } : o));
+      const results = outputs.map((o) => (o instanceof Error ? failedItem(o) : o));
       // The inputs have been read: their buffers go back to the server's pool (a thread's only).
       const inputs = channel.returnsInputs
         ? returnableInputs(request.items, inputBuffers.minBytes, outputs)
@@ -102,4 +102,10 @@ function serveRequest(model: OnnxModel | CodeModel, request: WorkerRequest, chan
         ...(error instanceof NotOnePerItemFailure ? { notOnePerItem: true as const } : {}),
       }),
   );
+}
+
+/** An item's failure as it crosses to the server: its message, and the client-error code it carries. */
+function failedItem(error: Error): { failed: string; code?: ItemClientCode } {
+  const code = error instanceof ItemFailure ? error.clientCode : undefined;
+  return code === undefined ? { failed: messageOf(error) } : { failed: messageOf(error), code };
 }

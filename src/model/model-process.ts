@@ -3,6 +3,7 @@
  * moment. Its setup is its one argument, as JSON.
  */
 import { Socket } from 'node:net';
+import type { ItemClientCode } from './item-failure.js';
 import { serveModelInstance } from './instance-main.js';
 import { startThread } from './start-thread.js';
 import { encodeFrame, FrameReader, writeFrame } from './tensor-frames.js';
@@ -28,10 +29,13 @@ await serveModelInstance(JSON.parse(process.argv[2] ?? '{}') as WorkerSetup, {
       const failed = reply.outputs.map((output) =>
         'failed' in output && typeof output.failed === 'string' ? output.failed : null,
       );
+      const codes = reply.outputs.map((output, i) =>
+        failed[i] === null ? null : ((output as { code?: ItemClientCode }).code ?? null),
+      );
       return writeFrame(
         data,
         encodeFrame(
-          { kind: 'result', id: reply.id, failed },
+          { kind: 'result', id: reply.id, failed, ...(codes.some((code) => code !== null) ? { codes } : {}) },
           reply.outputs.map((output, i) => (failed[i] === null ? (output as ItemTensors) : null)),
         ),
       );

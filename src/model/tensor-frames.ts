@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import type { ItemClientCode } from './item-failure.js';
 import { allocate, type ElementArray, type ElementType, type ItemTensors } from './tensor-spec.js';
 
 /**
@@ -17,7 +18,8 @@ type TensorHeader =
 /** What a frame carries besides its tensors. */
 export type FrameHead =
   | { kind: 'run'; id: number }
-  | { kind: 'result'; id: number; failed: (string | null)[] }
+  /** `codes`: each failed item's client-error code (item-failure.ts), when one carries one. */
+  | { kind: 'result'; id: number; failed: (string | null)[]; codes?: (ItemClientCode | null)[] }
   | { kind: 'failed'; id: number; message: string; notOnePerItem?: true };
 
 interface WireHeader {

@@ -1,4 +1,5 @@
 import type { ExecutionProvider } from '../options/serve.js';
+import type { ItemClientCode } from './item-failure.js';
 import type { ItemTensors, TensorSpec } from './tensor-spec.js';
 
 /** What a model worker needs to load its session, or its code model. */
@@ -34,10 +35,16 @@ export type WorkerReply =
    */
   | { kind: 'native'; addon: string }
   /**
-   * One entry per item: its outputs, or why that item alone failed. `inputs`: the batch's input
+   * One entry per item: its outputs, or why that item alone failed (and `code`, the client-error
+   * code the model's Error carried: item-failure.ts). `inputs`: the batch's input
    * buffers, which the instance no longer needs, back to the server's pool (input-buffers.ts).
    */
-  | { kind: 'result'; id: number; outputs: (ItemTensors | { failed: string })[]; inputs?: ArrayBuffer[] }
+  | {
+      kind: 'result';
+      id: number;
+      outputs: (ItemTensors | { failed: string; code?: ItemClientCode })[];
+      inputs?: ArrayBuffer[];
+    }
   /**
    * The batch failed: its inputs come back, so the batcher can run parts of it again (isolation).
    * `notOnePerItem`: the model returned no result per item (NotOnePerItemFailure), which no part would mend.

@@ -295,10 +295,12 @@ function failedOutcomeError(
   context: AdmissionContext,
 ): BatchlineError {
   return outcomeError(outcome, request, (error) => {
-    // The detail (onnxruntime's node names, its source files) goes to the log, not to the client;
-    // a code model's own answer for the item is the model's word to the client.
+    // A code model's own answer for the item is the model's word to the client; one that blames
+    // the client's input (its Error's `code`) is the client's error, and no failure of the server's to log.
+    if (error instanceof ItemFailure && error.clientCode !== undefined) return error.answer();
+    // The detail (onnxruntime's node names, its source files) goes to the log, not to the client.
     context.logError(`model execution failed for request ${request.id}`, error);
-    return new BatchlineError('MODEL_FAILURE', error instanceof ItemFailure ? error.message : seeTheLog(request.id));
+    return error instanceof ItemFailure ? error.answer() : new BatchlineError('MODEL_FAILURE', seeTheLog(request.id));
   });
 }
 

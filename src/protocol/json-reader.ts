@@ -1,7 +1,7 @@
 import { BatchlineError } from '../errors.js';
 import { JsonNumbers } from '../model/json-numbers.js';
 import { noteWholeNumberLiteral } from './json-literals.js';
-import { longDecimal, POWERS_OF_TEN } from './long-decimal.js';
+import { longDecimal } from './long-decimal.js';
 
 /** Deeper nesting than this is refused (a parser that recursed would overflow its stack). */
 export const MAX_JSON_DEPTH = 64;
@@ -23,7 +23,10 @@ const ZERO = 0x30,
   LOWER_E = 0x65,
   UPPER_E = 0x45;
 
+const EXACT_POWERS_OF_TEN = Array.from({ length: 23 }, (_, i) => 10 ** i); // 1e0 … 1e22, all exact doubles
 const TWO_TO_53 = 2 ** 53;
+/** A mantissa below this takes one more digit and stays exact (below 10^15 < 2^53). */
+const HEAD_LIMIT = 1e14;
 
 let scratch: Float64Array<ArrayBuffer> = new Float64Array(1 << 16);
 
@@ -124,8 +127,9 @@ class Reader {
 
   /**
    * The numbers of one innermost array, up to and past its `]`, into `scratch`: how many, or -1
-   * at anything but a number. The common number (digits, a fraction, no exponent, up to 19
-   * digits) is read inline with everything in local variables; the rest goes to `number()`.
+   * at anything but a number. The common number (digits, a fraction, no exponent, up to 15
+   * significant digits) is read inline with everything in local variables; 16 to 19 go to
+   * `longNumber`, the rest to `number()`.
    */
   private numberRun(): number {
     const bytes = this.bytes;
@@ -144,59 +148,49 @@ class Reader {
         this.used = used;
         return -1;
       }
-      // The digits as small integers (no float's latency a digit): the first nine significant
-      // ones, the next nine, and a nineteenth (long-decimal.ts).
-      let first = c - ZERO;
-      let second = 0;
-      let last = 0;
-      let significant = first === 0 ? 0 : 1;
+      let mantissa = c - ZERO;
       c = bytes[++at];
-      if (first !== 0) {
-        while (c !== undefined && c >= ZERO && c <= NINE) {
-          const digit = c - ZERO;
-          if (significant < 9) first = first * 10 + digit;
-          else if (significant < 18) second = second * 10 + digit;
-          else if (significant === 18) last = digit;
-          significant++;
+      // The first 15 significant digits, exact (below 10^15); a digit after them is a long number's.
+      if (mantissa !== 0) {
+        while (c !== undefined && c >= ZERO && c <= NINE && mantissa < HEAD_LIMIT) {
+          mantissa = mantissa * 10 + (c - ZERO);
           c = bytes[++at];
         }
       }
       let scale = 0;
       let dotWithoutDigits = false;
-      if (c === DOT) {
+      let inFraction = false;
+      let more = mantissa !== 0 && c !== undefined && c >= ZERO && c <= NINE;
+      if (!more && c === DOT) {
+        inFraction = true;
         c = bytes[++at];
         const fractionAt = at;
-        if (significant === 0) while (c === ZERO) c = bytes[++at]; // 0.00…: not significant
-        while (c !== undefined && c >= ZERO && c <= NINE) {
-          const digit = c - ZERO;
-          if (significant < 9) first = first * 10 + digit;
-          else if (significant < 18) second = second * 10 + digit;
-          else if (significant === 18) last = digit;
-          significant++;
+        while (c !== undefined && c >= ZERO && c <= NINE && mantissa < HEAD_LIMIT) {
+          mantissa = mantissa * 10 + (c - ZERO);
           c = bytes[++at];
         }
         scale = at - fractionAt;
         dotWithoutDigits = scale === 0;
+        more = c !== undefined && c >= ZERO && c <= NINE;
       }
-      let value = Number.NaN;
+      let value: number;
       if (
+        !more &&
         !dotWithoutDigits &&
         c !== LOWER_E &&
         c !== UPPER_E &&
         !(c !== undefined && c >= ZERO && c <= NINE) &&
-        scale <= 22 &&
-        significant <= 19
+        scale <= 22
       ) {
-        // Up to 15 digits, an exact integer scaled by one correctly rounded division (Clinger's
-        // fast path); 16 to 19, a float32 as Python's json writes it, settled by longDecimal.
-        if (significant <= 9) value = scale === 0 ? first : first / POWERS_OF_TEN[scale]!;
-        else if (significant <= 15) {
-          const mantissa = first * POWERS_OF_TEN[significant - 9]! + second;
-          value = scale === 0 ? mantissa : mantissa / POWERS_OF_TEN[scale]!;
-        } else value = longDecimal(first, second, last, significant, scale);
+        // An exact integer scaled by one correctly rounded division (Clinger's fast path).
+        value = scale === 0 ? mantissa : mantissa / EXACT_POWERS_OF_TEN[scale]!;
         if (negative) value = -value;
-      }
-      if (Number.isNaN(value)) {
+      } else if (more && !Number.isNaN((value = this.longNumber(mantissa, at, scale, inFraction)))) {
+        // 16 to 19 digits: a float32 as Python's json writes it (long-decimal.ts).
+        if (negative) value = -value;
+        at = this.at;
+        c = bytes[at];
+      } else {
         // An exponent, many digits, or an error: the careful reader, from the number's start.
         this.at = start;
         value = this.number();
@@ -220,6 +214,33 @@ class Reader {
       }
       return -1; // the mixed reader reports what is wrong
     }
+  }
+
+  /**
+   * The rest of a number whose first 15 significant digits are `head`, from `at` (a digit): up to
+   * four more digits, in its integer part or its fraction, settled by longDecimal. Sets `at` past
+   * it; NaN when it is not settled here (more digits, an exponent, an error), for the careful path.
+   */
+  private longNumber(head: number, at: number, fractionDigits: number, inFraction: boolean): number {
+    const bytes = this.bytes;
+    let tail = 0;
+    let tailDigits = 0;
+    let c = bytes[at];
+    for (;;) {
+      if (c !== undefined && c >= ZERO && c <= NINE) {
+        if (tailDigits < 4) tail = tail * 10 + (c - ZERO);
+        tailDigits++;
+        if (inFraction) fractionDigits++;
+      } else if (c === DOT && !inFraction) {
+        const next = bytes[at + 1];
+        if (next === undefined || next < ZERO || next > NINE) return Number.NaN; // the careful reader says why
+        inFraction = true;
+      } else break;
+      c = bytes[++at];
+    }
+    if (tailDigits > 4 || c === LOWER_E || c === UPPER_E || fractionDigits > 22) return Number.NaN;
+    this.at = at;
+    return longDecimal(head, tail, tailDigits, fractionDigits);
   }
 
   private mixedArray(depth: number): unknown[] {
@@ -380,7 +401,7 @@ class Reader {
     const power = exponent - scale;
     let value: number;
     if (mantissa < TWO_TO_53 && power >= -22 && power <= 22) {
-      value = power >= 0 ? mantissa * POWERS_OF_TEN[power]! : mantissa / POWERS_OF_TEN[-power]!;
+      value = power >= 0 ? mantissa * EXACT_POWERS_OF_TEN[power]! : mantissa / EXACT_POWERS_OF_TEN[-power]!;
       return negative ? -value : value;
     }
     return Number(bytes.toString('latin1', start, at));

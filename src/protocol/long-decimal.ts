@@ -5,17 +5,17 @@
  * `tolist()` write each element as the double it widens to, 16–17 digits (0.4613136053085327),
  * where `Number()` of a latin1 copy of it took ~130 ns a number, 8× the short numbers' path.
  *
- * The reader takes the digits as integers of nine (small integers: no float's latency a digit);
- * here they make M, below 10^19, held exactly as the sum of two doubles; the answer is M / 10^s (s ≤ 22, so 10^s
- * is exact), estimated, corrected once if need be by its exact residual M − q × 10^s (Dekker's
- * product), and accepted only when that residual shows the true value within half an ulp of q
- * by a clear margin: q is then the correctly rounded value. Anything it cannot settle (more
- * digits, a power of two, a value too close to a tie) is NaN, and the caller takes the careful
- * path.
+ * The reader takes the first 15 significant digits as it takes a short number's, and up to four
+ * more beside them; here they make M, below 10^19, held exactly as the sum of two doubles. The
+ * answer is M / 10^s (s ≤ 22, so 10^s is exact), estimated, corrected once if need be by its
+ * exact residual M − q × 10^s (Dekker's product), and accepted only when that residual shows the
+ * true value within half an ulp of q by a clear margin: q is then the correctly rounded value.
+ * Anything it cannot settle (more digits, a power of two, a value too close to a tie) is NaN,
+ * and the caller takes the careful path.
  */
 
 /** 10^0 … 10^22, every one an exact double. */
-export const POWERS_OF_TEN = Array.from({ length: 23 }, (_, i) => 10 ** i);
+const POWERS_OF_TEN = Array.from({ length: 23 }, (_, i) => 10 ** i);
 /** Veltkamp's splitter for doubles: 2^27 + 1. */
 const SPLITTER = 134217729;
 /** The share of half an ulp a residual may reach and still be trusted (its own error is ~2^-40 of it). */
@@ -56,27 +56,18 @@ function settled(q: number, left: number, power: number): boolean {
 }
 
 /**
- * The value of a decimal read as integers (`first`: its first nine significant digits, `second`:
- * the next nine, `last`: a nineteenth; `significant` of them in all, 16 to 19, the last
- * `fractionDigits` of them after its point) as `Number()` gives it for its text; NaN when it is not
- * settled here.
+ * The value of a decimal whose first 15 significant digits are `head` (10^14 ≤ head < 10^15) and
+ * whose next `tailDigits` (1 to 4) are `tail`, the last `fractionDigits` of them after its point,
+ * as `Number()` gives it for its text; NaN when it is not settled here.
  */
-export function longDecimal(
-  first: number,
-  second: number,
-  last: number,
-  significant: number,
-  fractionDigits: number,
-): number {
-  // M = first × 10^rest + the rest, as high + low (integers; low within 2^12).
-  const rest = significant - 9;
-  const restValue = rest === 10 ? second * 10 + last : second;
-  const scale = POWERS_OF_TEN[rest] as number;
-  const product = first * scale;
-  const productLow = productError(first, scale, product);
-  const sum = product + restValue;
-  const restPart = sum - product;
-  const sumLow = product - (sum - restPart) + (restValue - restPart);
+export function longDecimal(head: number, tail: number, tailDigits: number, fractionDigits: number): number {
+  // M = head × 10^tailDigits + tail, as high + low (integers; low within 2^12).
+  const scale = POWERS_OF_TEN[tailDigits] as number;
+  const product = head * scale;
+  const productLow = productError(head, scale, product);
+  const sum = product + tail;
+  const tailPart = sum - product;
+  const sumLow = product - (sum - tailPart) + (tail - tailPart);
   const low0 = productLow + sumLow;
   const high = sum + low0; // M correctly rounded
   const low = low0 - (high - sum);

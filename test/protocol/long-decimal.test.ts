@@ -89,10 +89,9 @@ describe('a decimal of 16 to 19 digits (long-decimal.ts)', () => {
       const [integer, fraction = ''] = text.replace('-', '').split('.');
       const digits = `${integer === '0' ? '' : integer}${fraction}`.replace(/^0+/, '');
       if (digits.length < 16 || digits.length > 19) continue;
-      const first = Number(digits.slice(0, 9));
-      const second = Number(digits.slice(9, 18));
-      const last = Number(digits.slice(18, 19) || '0');
-      const value = longDecimal(first, second, last, digits.length, fraction.length);
+      const head = Number(digits.slice(0, 15));
+      const tail = Number(digits.slice(15));
+      const value = longDecimal(head, tail, digits.length - 15, fraction.length);
       if (Number.isNaN(value)) continue;
       expect(value).toBe(Math.abs(Number(text)));
       settled++;

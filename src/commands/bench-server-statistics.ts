@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import type * as GrpcJs from '@grpc/grpc-js';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { inferRouteOf } from '../bench/default-body.js';
 import type { BenchPlan } from '../bench/plan.js';
 import { grpcModelOf } from '../bench/plan-from-options.js';
@@ -58,7 +58,7 @@ export function startServerStatistics(plan: BenchPlan): {
   /** Reads again (once, however often called) and gives the difference. */
   stop(): Promise<ServerBreakdown | undefined>;
 } {
-  const target = readerFor(plan.url);
+  const target = readerFor(plan);
   let timer: NodeJS.Timeout | undefined;
   let reading = false;
   let settleUnread = (): void => {};
@@ -121,13 +121,20 @@ function breakdown(target: { model: string; version: string; source: string }, a
   };
 }
 
-/** How to read the URL's model's statistics, or undefined when the URL reaches no model. */
-function readerFor(urlText: string): { model: string; version: string; source: string; read: Reader } | undefined {
-  const url = new URL(urlText);
+/**
+ * How to read the URL's model's statistics, or undefined when the URL reaches no model. The
+ * reads go as the run's requests do: with its -H headers (a gateway's authorization, a Host),
+ * and past a certificate that does not verify when --insecure (perf_analyzer's -H reaches its
+ * statistics requests too).
+ */
+function readerFor(plan: BenchPlan): { model: string; version: string; source: string; read: Reader } | undefined {
+  const url = new URL(plan.url);
+  const headers = headersOf(plan);
   if (url.protocol === 'grpc:') {
     const { name, version } = grpcModelOf(url);
-    return { model: name, version, source: 'ModelStatistics', read: () => readGrpc(url, name, version) };
+    return { model: name, version, source: 'ModelStatistics', read: () => readGrpc(url, name, version, headers) };
   }
+  const get = (target: URL): Promise<unknown> => getJson(target, headers, plan.insecureTls === true);
   const route = inferRouteOf(url);
   if (route === undefined) return undefined;
   const version = route.version ?? '';
@@ -141,13 +148,13 @@ function readerFor(urlText: string): { model: string; version: string; source: s
     source: model === undefined ? 'GET /v2/models/{default}/stats' : `GET ${path(model)}`,
     read: async (): Promise<Totals | undefined> => {
       if (model === undefined) {
-        const stats = (await getJson(new URL('/v1/stats', url))) as { defaultModel?: unknown } | undefined;
+        const stats = (await get(new URL('/v1/stats', url))) as { defaultModel?: unknown } | undefined;
         if (typeof stats?.defaultModel !== 'string') return undefined;
         model = stats.defaultModel;
         reader.model = model;
         reader.source = `GET ${path(model)}`;
       }
-      const answer = (await getJson(new URL(path(model), url))) as { model_stats?: unknown } | undefined;
+      const answer = (await get(new URL(path(model), url))) as { model_stats?: unknown } | undefined;
       return totalsOf(answer?.model_stats);
     },
   };
@@ -184,24 +191,45 @@ function totalsOf(list: unknown): Totals | undefined {
   return Object.values(totals).every(Number.isFinite) ? totals : undefined;
 }
 
+/** The run's -H headers that suit a GET of JSON (its body's own are left out, and its accept). */
+function headersOf(plan: BenchPlan): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(plan.headers))
+    if (name !== 'content-type' && name !== 'content-length' && name !== 'accept') headers[name] = value;
+  return headers;
+}
+
 /** A GET's JSON answer, bounded in size and time; undefined for anything but a 200 of JSON. */
-async function getJson(url: URL): Promise<unknown> {
+async function getJson(url: URL, headers: Record<string, string>, insecureTls: boolean): Promise<unknown> {
+  // Its own connection, closed after it (the stats poller's reason: a kept-alive one would count
+  // as a client a draining server waits for); an Agent of its own to take a certificate --insecure takes.
+  const dispatcher = insecureTls ? new Agent({ connect: { rejectUnauthorized: false } }) : undefined;
   try {
     const signal = AbortSignal.timeout(READ_TIMEOUT_MS);
     const response = await request(url, {
       method: 'GET',
+      headers,
+      reset: true,
       headersTimeout: READ_TIMEOUT_MS,
       bodyTimeout: READ_TIMEOUT_MS,
       signal,
+      ...(dispatcher === undefined ? {} : { dispatcher }),
     });
     const text = await readBoundedText(response.body, MAX_STATS_BYTES);
     return response.statusCode === 200 ? JSON.parse(text) : undefined;
   } catch {
     return undefined;
+  } finally {
+    void dispatcher?.close();
   }
 }
 
-function readGrpc(url: URL, name: string, version: string): Promise<Totals | undefined> {
+function readGrpc(
+  url: URL,
+  name: string,
+  version: string,
+  headers: Record<string, string>,
+): Promise<Totals | undefined> {
   const grpc = require('@grpc/grpc-js') as typeof GrpcJs;
   const client = new grpc.Client(`${url.hostname}:${url.port}`, grpc.credentials.createInsecure());
   const requestType = inferenceType('ModelStatisticsRequest');
@@ -215,9 +243,16 @@ function readGrpc(url: URL, name: string, version: string): Promise<Totals | und
           model_stats?: unknown;
         },
       { name, version },
-      new grpc.Metadata(),
+      metadataOf(grpc, headers),
       { deadline: Date.now() + READ_TIMEOUT_MS },
       (error, answer) => resolve(error === null ? totalsOf(answer?.model_stats) : undefined),
     );
   }).finally(() => client.close());
+}
+
+/** The run's headers as gRPC metadata, as grpc-transport.ts sends them with each call. */
+function metadataOf(grpc: typeof GrpcJs, headers: Record<string, string>): GrpcJs.Metadata {
+  const metadata = new grpc.Metadata();
+  for (const [name, value] of Object.entries(headers)) if (name !== 'host') metadata.set(name, value);
+  return metadata;
 }

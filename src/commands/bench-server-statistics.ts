@@ -55,8 +55,8 @@ export function startServerStatistics(plan: BenchPlan): {
   first: Promise<void>;
   /** The run's clock started (epoch ms; RunHooks.onStart): the first read comes at the warm-up's end. */
   clockStarted(startEpochMs: number): void;
-  /** Reads again (once, however often called) and gives the difference. */
-  stop(): Promise<ServerBreakdown | undefined>;
+  /** Reads again (once, however often called) and gives the difference, or a warning of why there is none. */
+  stop(): Promise<ServerReading>;
 } {
   const target = readerFor(plan);
   let timer: NodeJS.Timeout | undefined;
@@ -75,17 +75,23 @@ export function startServerStatistics(plan: BenchPlan): {
         });
   // No warm-up: read before the first send.
   if (plan.warmupMs === 0) readFirst();
-  let stopped: Promise<ServerBreakdown | undefined> | undefined;
-  const readLast = async (): Promise<ServerBreakdown | undefined> => {
+  let stopped: Promise<ServerReading> | undefined;
+  const readLast = async (): Promise<ServerReading> => {
     // Stopped within the warm-up (or before the clock started): there is no window to read.
     if (!reading) {
       clearTimeout(timer);
       settleUnread();
     }
     const before = await first;
-    if (target === undefined || before === undefined) return undefined;
+    if (target === undefined || before === undefined) return {};
     const after = await target.read();
-    return after === undefined ? undefined : breakdown(target, before, after);
+    if (after === undefined) return {};
+    const back = wentBack(before, after);
+    return back === undefined
+      ? { server: breakdown(target, before, after) }
+      : {
+          warning: `the server's statistics of ${target.model} went back during the run (${back}): the model was loaded again or the server restarted, so there is no Server section`,
+        };
   };
   return {
     first: first.then(() => undefined),
@@ -97,6 +103,29 @@ export function startServerStatistics(plan: BenchPlan): {
     // Once: a second call (the run's `finally`) gets the same answer.
     stop: () => (stopped ??= readLast()),
   };
+}
+
+/** What a read holds: the window's figures, or why there are none to print (undefined: nothing to read). */
+export interface ServerReading {
+  server?: ServerBreakdown;
+  warning?: string;
+}
+
+const COUNTERS: readonly [keyof Totals, string][] = [
+  ['inferences', 'inferences'],
+  ['executions', 'model runs'],
+  ['failed', 'failed'],
+  ['successCount', 'successes'],
+];
+
+/**
+ * The first count that is lower at the second read, as `inferences 1000 to 5`: the model's
+ * statistics began again (unloaded and loaded, the server restarted), and the difference of the
+ * two reads is no window's; undefined when none went back.
+ */
+function wentBack(a: Totals, b: Totals): string | undefined {
+  for (const [key, name] of COUNTERS) if (b[key] < a[key]) return `${name} ${a[key]} to ${b[key]}`;
+  return undefined;
 }
 
 function breakdown(target: { model: string; version: string; source: string }, a: Totals, b: Totals): ServerBreakdown {

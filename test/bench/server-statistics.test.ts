@@ -194,6 +194,36 @@ describe("bench's server section: the server's own split of the time, from its s
     expect(statsHeaders).toStrictEqual(['a', 'a']);
   });
 
+  // A model unloaded and loaded again during the run (or a server restarted behind the URL)
+  // starts its counts at 0: the Server section printed "inferences -676 (-223.5/s) in -169
+  // model runs" and means of 0.
+  it('is null, with a warning that says why, when the counts went back between the reads', async () => {
+    let reads = 0;
+    const restarted = await startServer((req, res) => {
+      if (!req.url?.endsWith('/stats')) return void res.end('{}');
+      // The first read finds 1,000 inferences; the model reloaded, the second finds 5.
+      const count = ++reads === 1 ? 1000 : 5;
+      const took = { count, ns: count * 1e6 };
+      res.end(
+        JSON.stringify({
+          model_stats: [{ inference_count: count, execution_count: count, inference_stats: { success: took } }],
+        }),
+      );
+    });
+    close = restarted.close;
+    const { report, text } = await bench(new URL('/v2/models/m/infer', restarted.url).href, {
+      requests: '5',
+      body: '{}',
+    });
+    expect(reads).toBe(2);
+    expect(report.server).toBeNull();
+    expect(text).not.toContain('Server:');
+    const warning =
+      "the server's statistics of m went back during the run (inferences 1000 to 5): the model was loaded again or the server restarted, so there is no Server section";
+    expect(report.warnings).toContain(warning);
+    expect(text).toContain(warning);
+  });
+
   it('is null, with no section, for a server without the statistics extension', async () => {
     const server = await fixedDelayServer(0);
     close = server.close;

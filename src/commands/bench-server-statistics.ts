@@ -1,10 +1,11 @@
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import type * as GrpcJs from '@grpc/grpc-js';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import { inferRouteOf } from '../bench/default-body.js';
 import type { BenchPlan } from '../bench/plan.js';
 import { grpcModelOf } from '../bench/plan-from-options.js';
+import { type SideReads, sideDispatcher, sideReadsOf } from '../bench/side-reads.js';
 import type { ServerBreakdown } from '../bench/result.js';
 import { MAX_STATS_BYTES, readBoundedText } from '../stats-contract/stats-poller.js';
 import { inferenceType } from '../protocol/grpc-proto-root.js';
@@ -158,12 +159,12 @@ function breakdown(target: { model: string; version: string; source: string }, a
  */
 function readerFor(plan: BenchPlan): { model: string; version: string; source: string; read: Reader } | undefined {
   const url = new URL(plan.url);
-  const headers = headersOf(plan);
+  const reads = sideReadsOf(plan);
   if (url.protocol === 'grpc:') {
     const { name, version } = grpcModelOf(url);
-    return { model: name, version, source: 'ModelStatistics', read: () => readGrpc(url, name, version, headers) };
+    return { model: name, version, source: 'ModelStatistics', read: () => readGrpc(url, name, version, reads.headers) };
   }
-  const get = (target: URL): Promise<unknown> => getJson(target, headers, plan.insecureTls === true);
+  const get = (target: URL): Promise<unknown> => getJson(target, reads);
   const route = inferRouteOf(url);
   if (route === undefined) return undefined;
   const version = route.version ?? '';
@@ -220,24 +221,16 @@ function totalsOf(list: unknown): Totals | undefined {
   return Object.values(totals).every(Number.isFinite) ? totals : undefined;
 }
 
-/** The run's -H headers that suit a GET of JSON (its body's own are left out, and its accept). */
-function headersOf(plan: BenchPlan): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(plan.headers))
-    if (name !== 'content-type' && name !== 'content-length' && name !== 'accept') headers[name] = value;
-  return headers;
-}
-
 /** A GET's JSON answer, bounded in size and time; undefined for anything but a 200 of JSON. */
-async function getJson(url: URL, headers: Record<string, string>, insecureTls: boolean): Promise<unknown> {
+async function getJson(url: URL, reads: SideReads): Promise<unknown> {
   // Its own connection, closed after it (the stats poller's reason: a kept-alive one would count
-  // as a client a draining server waits for); an Agent of its own to take a certificate --insecure takes.
-  const dispatcher = insecureTls ? new Agent({ connect: { rejectUnauthorized: false } }) : undefined;
+  // as a client a draining server waits for).
+  const dispatcher = sideDispatcher(reads);
   try {
     const signal = AbortSignal.timeout(READ_TIMEOUT_MS);
     const response = await request(url, {
       method: 'GET',
-      headers,
+      headers: reads.headers,
       reset: true,
       headersTimeout: READ_TIMEOUT_MS,
       bodyTimeout: READ_TIMEOUT_MS,

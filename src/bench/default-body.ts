@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { PLAIN_SIDE_READS, type SideReads, sideDispatcher } from './side-reads.js';
 import { percentDecoded } from './percent-decoded.js';
 import { MAX_STATS_BYTES, readBoundedText } from '../stats-contract/stats-poller.js';
 import { BatchlineError } from '../errors.js';
@@ -81,27 +82,47 @@ interface StatsSketch {
  * per chunk: a byte every half second held bench for minutes) or is larger than `watch` reads
  * (an endless body grew bench by 0.5-0.8 GB a second).
  */
-export async function probeTarget(url: string, timeoutMs = 2000): Promise<TargetKind> {
+export async function probeTarget(
+  url: string,
+  timeoutMs = 2000,
+  reads: SideReads = PLAIN_SIDE_READS,
+): Promise<TargetKind> {
   const signal = AbortSignal.timeout(timeoutMs);
+  const get = (target: URL): Promise<unknown> => getJson(target, timeoutMs, signal, reads);
   try {
-    const stats = (await getJson(new URL('/v1/stats', url), timeoutMs, signal)) as StatsSketch | null | undefined;
+    const stats = (await get(new URL('/v1/stats', url))) as StatsSketch | null | undefined;
     if (stats === undefined) return { kind: 'unknown' };
     const model = stats?.model;
     if (model === undefined || model === null || typeof model !== 'object' || !('inputs' in model))
       return { kind: 'unknown' };
     const target = targetOf(new URL(url), stats!);
     if (target.kind !== 'batchline-other-model' || target.version === undefined) return target;
-    return (await generatedBody(url, target, target.version, timeoutMs, signal)) ?? target;
+    return (await generatedBody(url, target, target.version, get)) ?? target;
   } catch {
     return { kind: 'unknown' };
   }
 }
 
-/** A GET's JSON answer, read to at most MAX_STATS_BYTES before `signal` aborts; undefined when it is not 200. */
-async function getJson(url: URL, timeoutMs: number, signal: AbortSignal): Promise<unknown> {
-  const response = await request(url, { method: 'GET', headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal });
-  const text = await readBoundedText(response.body, MAX_STATS_BYTES);
-  return response.statusCode === 200 ? JSON.parse(text) : undefined;
+/**
+ * A GET's JSON answer, read to at most MAX_STATS_BYTES before `signal` aborts; undefined when it
+ * is not 200. It goes as the run's requests do (`reads`: their -H headers, --insecure).
+ */
+async function getJson(url: URL, timeoutMs: number, signal: AbortSignal, reads: SideReads): Promise<unknown> {
+  const dispatcher = sideDispatcher(reads);
+  try {
+    const response = await request(url, {
+      method: 'GET',
+      headers: reads.headers,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      signal,
+      ...(dispatcher === undefined ? {} : { dispatcher }),
+    });
+    const text = await readBoundedText(response.body, MAX_STATS_BYTES);
+    return response.statusCode === 200 ? JSON.parse(text) : undefined;
+  } finally {
+    void dispatcher?.close();
+  }
 }
 
 /** Most values a made-up body holds: a model taking more (an image) needs the user's input. */
@@ -124,8 +145,7 @@ async function generatedBody(
   url: string,
   target: Extract<TargetKind, { kind: 'batchline-other-model' }>,
   version: { name: string; version: string },
-  timeoutMs: number,
-  signal: AbortSignal,
+  get: (url: URL) => Promise<unknown>,
 ): Promise<TargetKind | undefined> {
   const oip = target.protocol === 'oip';
   const name = encodeURIComponent(version.name);
@@ -133,7 +153,7 @@ async function generatedBody(
   // /v1's metadata gives each input's item shape; the protocol's its datatype and whole shape,
   // the batch first (-1), which a request of one item gives as 1.
   const path = oip ? `/v2/models/${name}/versions/${number}` : `/v1/models/${name}/versions/${number}`;
-  const metadata = (await getJson(new URL(path, url), timeoutMs, signal)) as { inputs?: unknown } | null | undefined;
+  const metadata = (await get(new URL(path, url))) as { inputs?: unknown } | null | undefined;
   const inputs = metadata?.inputs;
   if (!Array.isArray(inputs) || inputs.length === 0) return undefined;
   const sketches: InputSketch[] = oip ? inputs.map(oipSketch) : (inputs as InputSketch[]);

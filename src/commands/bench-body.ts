@@ -5,6 +5,7 @@ import { LISTENER_WAIT_MS, listening, retriedWhile, untilLoaded } from '../bench
 import { probeGrpcModel } from './bench-grpc-probe.js';
 import { grpcModelOf, type ValidatedBench } from '../bench/plan-from-options.js';
 import type { BenchPlan } from '../bench/plan.js';
+import { sideReadsOf } from '../bench/side-reads.js';
 import { encodeModelInferRequest, modelInferRequestFromJson } from '../protocol/grpc-json-request.js';
 
 /** Reads --body (inline, @file, or @file.jsonl: one body a line), or finds one that fits a batchline server's model. */
@@ -23,7 +24,7 @@ export async function withBody(v: ValidatedBench, stderr: NodeJS.WritableStream)
       const waitedUntilMs = await awaitListener(new URL(plan.url), stderr);
       if (waitedUntilMs !== undefined) await untilLoaded(new URL(plan.url), waitedUntilMs);
     }
-    const target = await probeTarget(plan.url);
+    const target = await probeTarget(plan.url, undefined, sideReadsOf(plan));
     const batchline = target.kind !== 'unknown';
     if (target.kind === 'toy-model' && (!v.methodGiven || plan.method === 'POST')) {
       bodies = [Buffer.from(target.body)];

@@ -145,7 +145,9 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
         onStart: (startEpochMs) => statistics.clockStarted(startEpochMs),
         ...(display === undefined ? {} : { onProgress: display.draw }),
       });
-      run.result.server = await statistics.stop();
+      const reading = await statistics.stop();
+      run.result.server = reading.server;
+      if (reading.warning !== undefined) run.result.warnings.push(reading.warning);
       const hdr = formatHdrLog(
         run.intervals,
         run.startEpochMs,

@@ -5,6 +5,7 @@ import { request } from 'undici';
 import { inferRouteOf } from '../bench/default-body.js';
 import type { BenchPlan } from '../bench/plan.js';
 import { grpcModelOf } from '../bench/plan-from-options.js';
+import { type SideReads, sideDispatcher, sideReadsOf } from '../bench/side-reads.js';
 import type { ServerBreakdown } from '../bench/result.js';
 import { MAX_STATS_BYTES, readBoundedText } from '../stats-contract/stats-poller.js';
 import { inferenceType } from '../protocol/grpc-proto-root.js';
@@ -55,10 +56,10 @@ export function startServerStatistics(plan: BenchPlan): {
   first: Promise<void>;
   /** The run's clock started (epoch ms; RunHooks.onStart): the first read comes at the warm-up's end. */
   clockStarted(startEpochMs: number): void;
-  /** Reads again (once, however often called) and gives the difference. */
-  stop(): Promise<ServerBreakdown | undefined>;
+  /** Reads again (once, however often called) and gives the difference, or a warning of why there is none. */
+  stop(): Promise<ServerReading>;
 } {
-  const target = readerFor(plan.url);
+  const target = readerFor(plan);
   let timer: NodeJS.Timeout | undefined;
   let reading = false;
   let settleUnread = (): void => {};
@@ -75,17 +76,23 @@ export function startServerStatistics(plan: BenchPlan): {
         });
   // No warm-up: read before the first send.
   if (plan.warmupMs === 0) readFirst();
-  let stopped: Promise<ServerBreakdown | undefined> | undefined;
-  const readLast = async (): Promise<ServerBreakdown | undefined> => {
+  let stopped: Promise<ServerReading> | undefined;
+  const readLast = async (): Promise<ServerReading> => {
     // Stopped within the warm-up (or before the clock started): there is no window to read.
     if (!reading) {
       clearTimeout(timer);
       settleUnread();
     }
     const before = await first;
-    if (target === undefined || before === undefined) return undefined;
+    if (target === undefined || before === undefined) return {};
     const after = await target.read();
-    return after === undefined ? undefined : breakdown(target, before, after);
+    if (after === undefined) return {};
+    const back = wentBack(before, after);
+    return back === undefined
+      ? { server: breakdown(target, before, after) }
+      : {
+          warning: `the server's statistics of ${target.model} went back during the run (${back}): the model was loaded again or the server restarted, so there is no Server section`,
+        };
   };
   return {
     first: first.then(() => undefined),
@@ -97,6 +104,29 @@ export function startServerStatistics(plan: BenchPlan): {
     // Once: a second call (the run's `finally`) gets the same answer.
     stop: () => (stopped ??= readLast()),
   };
+}
+
+/** What a read holds: the window's figures, or why there are none to print (undefined: nothing to read). */
+export interface ServerReading {
+  server?: ServerBreakdown;
+  warning?: string;
+}
+
+const COUNTERS: readonly [keyof Totals, string][] = [
+  ['inferences', 'inferences'],
+  ['executions', 'model runs'],
+  ['failed', 'failed'],
+  ['successCount', 'successes'],
+];
+
+/**
+ * The first count that is lower at the second read, as `inferences 1000 to 5`: the model's
+ * statistics began again (unloaded and loaded, the server restarted), and the difference of the
+ * two reads is no window's; undefined when none went back.
+ */
+function wentBack(a: Totals, b: Totals): string | undefined {
+  for (const [key, name] of COUNTERS) if (b[key] < a[key]) return `${name} ${a[key]} to ${b[key]}`;
+  return undefined;
 }
 
 function breakdown(target: { model: string; version: string; source: string }, a: Totals, b: Totals): ServerBreakdown {
@@ -121,13 +151,20 @@ function breakdown(target: { model: string; version: string; source: string }, a
   };
 }
 
-/** How to read the URL's model's statistics, or undefined when the URL reaches no model. */
-function readerFor(urlText: string): { model: string; version: string; source: string; read: Reader } | undefined {
-  const url = new URL(urlText);
+/**
+ * How to read the URL's model's statistics, or undefined when the URL reaches no model. The
+ * reads go as the run's requests do: with its -H headers (a gateway's authorization, a Host),
+ * and past a certificate that does not verify when --insecure (perf_analyzer's -H reaches its
+ * statistics requests too).
+ */
+function readerFor(plan: BenchPlan): { model: string; version: string; source: string; read: Reader } | undefined {
+  const url = new URL(plan.url);
+  const reads = sideReadsOf(plan);
   if (url.protocol === 'grpc:') {
     const { name, version } = grpcModelOf(url);
-    return { model: name, version, source: 'ModelStatistics', read: () => readGrpc(url, name, version) };
+    return { model: name, version, source: 'ModelStatistics', read: () => readGrpc(url, name, version, reads.headers) };
   }
+  const get = (target: URL): Promise<unknown> => getJson(target, reads);
   const route = inferRouteOf(url);
   if (route === undefined) return undefined;
   const version = route.version ?? '';
@@ -141,13 +178,13 @@ function readerFor(urlText: string): { model: string; version: string; source: s
     source: model === undefined ? 'GET /v2/models/{default}/stats' : `GET ${path(model)}`,
     read: async (): Promise<Totals | undefined> => {
       if (model === undefined) {
-        const stats = (await getJson(new URL('/v1/stats', url))) as { defaultModel?: unknown } | undefined;
+        const stats = (await get(new URL('/v1/stats', url))) as { defaultModel?: unknown } | undefined;
         if (typeof stats?.defaultModel !== 'string') return undefined;
         model = stats.defaultModel;
         reader.model = model;
         reader.source = `GET ${path(model)}`;
       }
-      const answer = (await getJson(new URL(path(model), url))) as { model_stats?: unknown } | undefined;
+      const answer = (await get(new URL(path(model), url))) as { model_stats?: unknown } | undefined;
       return totalsOf(answer?.model_stats);
     },
   };
@@ -185,23 +222,36 @@ function totalsOf(list: unknown): Totals | undefined {
 }
 
 /** A GET's JSON answer, bounded in size and time; undefined for anything but a 200 of JSON. */
-async function getJson(url: URL): Promise<unknown> {
+async function getJson(url: URL, reads: SideReads): Promise<unknown> {
+  // Its own connection, closed after it (the stats poller's reason: a kept-alive one would count
+  // as a client a draining server waits for).
+  const dispatcher = sideDispatcher(reads);
   try {
     const signal = AbortSignal.timeout(READ_TIMEOUT_MS);
     const response = await request(url, {
       method: 'GET',
+      headers: reads.headers,
+      reset: true,
       headersTimeout: READ_TIMEOUT_MS,
       bodyTimeout: READ_TIMEOUT_MS,
       signal,
+      ...(dispatcher === undefined ? {} : { dispatcher }),
     });
     const text = await readBoundedText(response.body, MAX_STATS_BYTES);
     return response.statusCode === 200 ? JSON.parse(text) : undefined;
   } catch {
     return undefined;
+  } finally {
+    void dispatcher?.close();
   }
 }
 
-function readGrpc(url: URL, name: string, version: string): Promise<Totals | undefined> {
+function readGrpc(
+  url: URL,
+  name: string,
+  version: string,
+  headers: Record<string, string>,
+): Promise<Totals | undefined> {
   const grpc = require('@grpc/grpc-js') as typeof GrpcJs;
   const client = new grpc.Client(`${url.hostname}:${url.port}`, grpc.credentials.createInsecure());
   const requestType = inferenceType('ModelStatisticsRequest');
@@ -215,9 +265,16 @@ function readGrpc(url: URL, name: string, version: string): Promise<Totals | und
           model_stats?: unknown;
         },
       { name, version },
-      new grpc.Metadata(),
+      metadataOf(grpc, headers),
       { deadline: Date.now() + READ_TIMEOUT_MS },
       (error, answer) => resolve(error === null ? totalsOf(answer?.model_stats) : undefined),
     );
   }).finally(() => client.close());
+}
+
+/** The run's headers as gRPC metadata, as grpc-transport.ts sends them with each call. */
+function metadataOf(grpc: typeof GrpcJs, headers: Record<string, string>): GrpcJs.Metadata {
+  const metadata = new grpc.Metadata();
+  for (const [name, value] of Object.entries(headers)) if (name !== 'host') metadata.set(name, value);
+  return metadata;
 }

@@ -82,3 +82,22 @@ describe("bench's probe of GET /v1/stats (#13)", () => {
     );
   });
 });
+
+// -H 'keep-alive: timeout=5' (or expect, upgrade) is the run's to send; undici throws on it in a
+// request of its own, and the probe, given the run's headers, took the target as unknown.
+describe("bench's probe with the run's -H headers", () => {
+  it('sends those a GET carries and leaves out the framing undici refuses', async () => {
+    const { startTestServer } = await import('../serve/test-server.js');
+    const { sideReadsOf } = await import('../../src/bench/side-reads.js');
+    const batchline = await startTestServer({ modelLatencyMs: 0 });
+    try {
+      const reads = sideReadsOf({
+        headers: { 'keep-alive': 'timeout=5', expect: '100-continue', 'x-tenant': 'a', 'content-type': 'text/plain' },
+      });
+      expect(reads.headers).toStrictEqual({ 'x-tenant': 'a' });
+      expect(await probeTarget(`${batchline.url}/v1/infer`, 2000, reads)).toMatchObject({ kind: 'toy-model' });
+    } finally {
+      await batchline.close();
+    }
+  });
+});

@@ -1,3 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { benchMain } from '../../src/commands/bench-main.js';
 import { runBatchline } from '../batchline-cli.js';
@@ -143,6 +147,81 @@ describe("bench's server section: the server's own split of the time, from its s
       compute_infer: 5,
       compute_output: 0.5,
     });
+  });
+
+  // A Triton behind TLS with its own certificate (--insecure), or behind a gateway that wants
+  // the run's -H authorization: the run's requests went through, the statistics reads did not,
+  // and the Server section was left out without a word.
+  it("reads them as the run's requests go: over --insecure TLS, with the run's -H headers", async () => {
+    let requests = 0;
+    const statsHeaders: string[] = [];
+    const triton = (req: IncomingMessage, res: ServerResponse) => {
+      if (req.headers.authorization !== 'Bearer t') {
+        res.statusCode = 401;
+        return void res.end('{}');
+      }
+      if (!req.url?.endsWith('/stats')) {
+        requests++;
+        return void res.end('{}');
+      }
+      statsHeaders.push(String(req.headers['x-tenant']));
+      const took = { count: requests, ns: requests * 1e6 };
+      res.end(
+        JSON.stringify({
+          model_stats: [
+            { inference_count: requests, execution_count: requests, inference_stats: { success: took, queue: took } },
+          ],
+        }),
+      );
+    };
+    const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url));
+    const tls = createServer({ key: fixture('self-signed-key.pem'), cert: fixture('self-signed-cert.pem') }, triton);
+    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+    close = () => new Promise<void>((resolve) => tls.close(() => resolve()));
+    const url = `https://127.0.0.1:${(tls.address() as AddressInfo).port}/v2/models/m/infer`;
+    const stdout = new TextSink();
+    await benchMain(
+      validated(url, { warmup: '0', requests: '6', body: '{}', insecure: true }, [
+        'authorization: Bearer t',
+        'x-tenant: a',
+      ]),
+      { json: '-', hdrLog: undefined, sweep: undefined, slo: 'p99<1s', quiet: true },
+      { stdout, stderr: new TextSink(), env: {} },
+    );
+    const report = JSON.parse(stdout.text);
+    expect(report.requests).toMatchObject({ ok: 6 });
+    expect(report.server).toMatchObject({ model: 'm', inferences: 6, executions: 6 });
+    expect(statsHeaders).toStrictEqual(['a', 'a']);
+  });
+
+  // A model unloaded and loaded again during the run (or a server restarted behind the URL)
+  // starts its counts at 0: the Server section printed "inferences -676 (-223.5/s) in -169
+  // model runs" and means of 0.
+  it('is null, with a warning that says why, when the counts went back between the reads', async () => {
+    let reads = 0;
+    const restarted = await startServer((req, res) => {
+      if (!req.url?.endsWith('/stats')) return void res.end('{}');
+      // The first read finds 1,000 inferences; the model reloaded, the second finds 5.
+      const count = ++reads === 1 ? 1000 : 5;
+      const took = { count, ns: count * 1e6 };
+      res.end(
+        JSON.stringify({
+          model_stats: [{ inference_count: count, execution_count: count, inference_stats: { success: took } }],
+        }),
+      );
+    });
+    close = restarted.close;
+    const { report, text } = await bench(new URL('/v2/models/m/infer', restarted.url).href, {
+      requests: '5',
+      body: '{}',
+    });
+    expect(reads).toBe(2);
+    expect(report.server).toBeNull();
+    expect(text).not.toContain('Server:');
+    const warning =
+      "the server's statistics of m went back during the run (inferences 1000 to 5): the model was loaded again or the server restarted, so there is no Server section";
+    expect(report.warnings).toContain(warning);
+    expect(text).toContain(warning);
   });
 
   it('is null, with no section, for a server without the statistics extension', async () => {

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { benchMain } from '../../src/commands/bench-main.js';
 import { ExitWithCode } from '../../src/errors.js';
+import { startTestServer } from '../serve/test-server.js';
 import { validated } from './plan-helper.js';
 import { TextSink } from './text-sink.js';
 
@@ -21,8 +23,9 @@ describe('bench https:// against a self-signed certificate', () => {
     let requests = 0;
     server = createServer(
       { key: fixture('self-signed-key.pem'), cert: fixture('self-signed-cert.pem') },
-      (_req, res) => {
-        requests++;
+      (req, res) => {
+        // The load's, not the probe's for a batchline server (which --insecure lets through too).
+        if (req.url !== '/v1/stats') requests++;
         res.end('ok');
       },
     );
@@ -52,5 +55,52 @@ describe('bench https:// against a self-signed certificate', () => {
     expect(insecure.exit).toBeUndefined();
     expect(JSON.parse(insecure.stdout).requests).toMatchObject({ sent: 20, ok: 20, errors: 0 });
     expect(requests).toBe(20);
+  });
+});
+
+// A batchline server behind TLS of its own certificate and a gateway's authorization: bench's
+// probe for a body (GET /v1/stats) went without --insecure and -H, was refused, and the run was
+// one of GETs, each answered 404, instead of the model's body.
+describe('bench https:// --insecure -H against a batchline server behind a gateway', () => {
+  it('finds the body its model takes, its probe going as the requests do', async () => {
+    const batchline = await startTestServer({ modelLatencyMs: 0 });
+    const backend = new URL(batchline.url);
+    const methods: string[] = [];
+    try {
+      server = createServer(
+        { key: fixture('self-signed-key.pem'), cert: fixture('self-signed-cert.pem') },
+        (req, res) => {
+          if (req.headers.authorization !== 'Bearer t') {
+            res.statusCode = 401;
+            return void res.end();
+          }
+          if (req.url === '/v1/infer') methods.push(req.method ?? '');
+          const onward = httpRequest(
+            { host: backend.hostname, port: backend.port, path: req.url, method: req.method, headers: req.headers },
+            (answer) => {
+              res.writeHead(answer.statusCode ?? 502, answer.headers);
+              answer.pipe(res);
+            },
+          );
+          req.pipe(onward);
+        },
+      );
+      await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+      const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/v1/infer`;
+      const stdout = new TextSink();
+      await benchMain(
+        validated(url, { requests: '10', warmup: '0', connections: '2', insecure: true }, ['authorization: Bearer t']),
+        { json: '-', hdrLog: undefined, sweep: undefined, slo: 'p99<1s', quiet: true },
+        { stdout, stderr: new TextSink(), env: {} },
+      );
+      const report = JSON.parse(stdout.text);
+      expect(report.method).toBe('POST');
+      expect(report.status).toStrictEqual({ 200: 10 });
+      expect(new Set(methods)).toStrictEqual(new Set(['POST']));
+      expect(report.server).toMatchObject({ model: 'toy-logistic-v1', inferences: 10 });
+    } finally {
+      server?.closeAllConnections();
+      await batchline.close();
+    }
   });
 });

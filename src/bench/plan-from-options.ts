@@ -202,7 +202,8 @@ function checkWorkerShares(plan: BenchPlan, sweptConnections?: readonly number[]
       String(w),
       `at most the fewest connections of --sweep-connections (${fewest}): each thread needs a connection of its own`,
     );
-  if (plan.connections < w)
+  // A sweep's steps set the connections: BENCH_CONNECTIONS' count is not run.
+  if (fewest === undefined && plan.connections < w)
     invalid(
       '--workers',
       String(w),

@@ -55,6 +55,18 @@ describe('--sweep-connections: the connection counts', () => {
   });
 });
 
+describe('--sweep-connections with --workers', () => {
+  // BENCH_CONNECTIONS=2 in the environment refused --workers 4 for steps of 4 and 8 connections,
+  // naming a --connections count that no step runs.
+  it("checks each thread's share against the steps' connections, not -c's", () => {
+    const raw = { sweepConnections: '4,8', workers: '4', connections: '2' };
+    expect(validated('http://127.0.0.1:1/', raw).plan.workers).toBe(4);
+    expect(() => validated('http://127.0.0.1:1/', { ...raw, sweepConnections: '2,8' })).toThrow(
+      "--workers: got '4', expected at most the fewest connections of --sweep-connections (2)",
+    );
+  });
+});
+
 describe('--sweep-connections: a closed-loop step for each count of connections', () => {
   it('runs each step closed loop with its connections, prints the table and writes the steps to --json', async () => {
     const server = await fixedDelayServer(5);

@@ -137,7 +137,7 @@ interface RunContext {
   showProgress: boolean;
 }
 
-/** Runs the plan (or each step of --sweep) and writes the summary and the files asked for. */
+/** Runs the plan (or each step of a sweep) and writes the summary and the files asked for. */
 async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
   const { sweepRates, sweepConnections, slo, outputs, io, text, stop } = context;
   // The report page and what it reads from the server load only with --html.

@@ -6,6 +6,7 @@ import { parseDurationMs } from '../options/schema.js';
 import { parseObjective, type Objective } from '../options/objective.js';
 import type { BenchPlan } from './plan.js';
 import { percentDecoded } from './percent-decoded.js';
+import { parseConnectionsSweep } from './connections-sweep.js';
 import { parseSlo, parseSweep } from './sweep.js';
 
 /** Where the request body comes from, resolved later (reading a file, probing the target). */
@@ -29,7 +30,15 @@ export function validateBench(
   urlText: string | undefined,
   o: BenchOptionValues,
   headerLines: readonly string[],
-  explicit: { method: boolean; rate: boolean; duration: boolean; slo?: boolean; seed?: boolean },
+  explicit: {
+    method: boolean;
+    rate: boolean;
+    duration: boolean;
+    slo?: boolean;
+    seed?: boolean;
+    /** -c given on the command line (BENCH_CONNECTIONS set for every run of a CI job does not refuse a sweep). */
+    connections?: boolean;
+  },
   entropy: number,
 ): ValidatedBench {
   const url = parseTargetUrl(urlText);
@@ -74,12 +83,13 @@ export function validateBench(
     if (o.sweep !== undefined)
       invalid('--requests', requests, 'no --requests with --sweep (each step lasts --duration)');
   }
+  if (o.sweepConnections !== undefined) checkConnectionsSweep(o, stages !== undefined, explicit.connections === true);
   // --slo judges sweep steps only: given alone it was ignored, and a missed objective exited 0.
-  if (explicit.slo === true && o.sweep === undefined)
+  if (explicit.slo === true && o.sweep === undefined && o.sweepConnections === undefined)
     invalid(
       '--slo',
       o.slo,
-      "a --sweep to judge; a single run is judged by --threshold (such as --threshold 'p99<100ms')",
+      "a --sweep or --sweep-connections to judge; a single run is judged by --threshold (such as --threshold 'p99<100ms')",
     );
   if (o.sweep !== undefined) {
     // -R's bound holds for every step: a step of 1e9 req/s held the generator many times its length.
@@ -130,7 +140,7 @@ export function validateBench(
     keepIntervals: o.hdrLog !== undefined,
     insecureTls: o.insecure,
   };
-  checkWorkerShares(plan);
+  checkWorkerShares(plan, o.sweepConnections === undefined ? undefined : parseConnectionsSweep(o.sweepConnections));
   return { plan, bodySource, methodGiven: explicit.method, contentTypeGiven: 'content-type' in headers };
 }
 
@@ -148,11 +158,52 @@ function refuseOpenLoopOptions(o: BenchOptionValues, seedGiven: boolean): void {
     invalid('--max-in-flight', String(o.maxInFlight), why('it caps the requests a schedule has outstanding'));
 }
 
+/**
+ * `--sweep-connections`: closed-loop steps, so none of what sets an open loop's rate, and no
+ * other length or count of connections than its own (-c was run over by the steps' counts).
+ */
+function checkConnectionsSweep(o: BenchOptionValues, withStages: boolean, connectionsGiven: boolean): void {
+  const text = o.sweepConnections as string;
+  parseConnectionsSweep(text);
+  parseSlo(o.slo);
+  const closed = 'a closed loop of each count of connections';
+  if (o.sweep !== undefined)
+    invalid(
+      '--sweep-connections',
+      text,
+      `either --sweep-connections or --sweep, not both: ${closed}, or open-loop rates`,
+    );
+  if (o.rate > 0)
+    invalid(
+      '--sweep-connections',
+      text,
+      `either --sweep-connections or --rate (${o.rate}), not both: ${closed} has no rate`,
+    );
+  if (withStages)
+    invalid('--sweep-connections', text, `either --sweep-connections or --stages, not both: ${closed} has no rate`);
+  if (connectionsGiven)
+    invalid(
+      '--sweep-connections',
+      text,
+      `either --sweep-connections or -c/--connections (${o.connections}), not both: the sweep gives each step's connections`,
+    );
+  if (o.requests > 0)
+    invalid('--requests', String(o.requests), 'no --requests with --sweep-connections (each step lasts --duration)');
+}
+
 /** Each worker thread needs a share of at least one connection, request and in-flight slot. */
-function checkWorkerShares(plan: BenchPlan): void {
+function checkWorkerShares(plan: BenchPlan, sweptConnections?: readonly number[]): void {
   const w = plan.workers;
   if (w <= 1) return;
-  if (plan.connections < w)
+  const fewest = sweptConnections === undefined ? undefined : Math.min(...sweptConnections);
+  if (fewest !== undefined && fewest < w)
+    invalid(
+      '--workers',
+      String(w),
+      `at most the fewest connections of --sweep-connections (${fewest}): each thread needs a connection of its own`,
+    );
+  // A sweep's steps set the connections: BENCH_CONNECTIONS' count is not run.
+  if (fewest === undefined && plan.connections < w)
     invalid(
       '--workers',
       String(w),
@@ -289,8 +340,14 @@ function invalid(name: string, got: string, expected: string): never {
  * `--threshold` (repeatable, as k6's thresholds): each an objective in the grammar `--slo` uses,
  * judged on a single run; a bare `errors<1%` is a threshold of its own.
  */
-export function parseThresholds(texts: readonly string[], sweep: string | undefined): Objective[] {
+export function parseThresholds(
+  texts: readonly string[],
+  sweep: string | undefined,
+  sweepConnections?: string | undefined,
+): Objective[] {
   if (texts.length > 0 && sweep !== undefined)
     invalid('--threshold', texts[0] as string, 'a single run; with --sweep, give the objective with --slo');
+  if (texts.length > 0 && sweepConnections !== undefined)
+    invalid('--threshold', texts[0] as string, 'a single run; with --sweep-connections, give the objective with --slo');
   return texts.map((text) => parseObjective(text, { flag: '--threshold', allowRatioOnly: true }));
 }

@@ -109,6 +109,12 @@ export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult
 }
 
 /** Reads a --json document back, checking the fields compare needs. */
+/** A sweep's --json schema → the flag that wrote it: its steps are reports, the file is not one. */
+const SWEEP_SCHEMAS: ReadonlyMap<unknown, string> = new Map([
+  ['batchline.bench-sweep/v1', '--sweep'],
+  ['batchline.bench-connections-sweep/v1', '--sweep-connections'],
+]);
+
 export function parseBenchJson(text: string, name: string): BenchJson {
   let data: unknown;
   try {
@@ -118,9 +124,10 @@ export function parseBenchJson(text: string, name: string): BenchJson {
   }
   const d = data as Partial<BenchJson>;
   // bench's own --sweep --json output was called 'not a batchline bench --json report'.
-  if (d !== null && typeof d === 'object' && (d.schema as string) === 'batchline.bench-sweep/v1')
+  const sweep = d !== null && typeof d === 'object' ? SWEEP_SCHEMAS.get(d.schema) : undefined;
+  if (sweep !== undefined)
     throw new Error(
-      `${name} is a --sweep report (batchline.bench-sweep/v1), one report per step in its steps; compare and merge read a single run's: take a step out, such as jq '.steps[0]' ${name}`,
+      `${name} is a ${sweep} report (${d.schema}), one report per step in its steps; compare and merge read a single run's: take a step out, such as jq '.steps[0]' ${name}`,
     );
   if (
     d === null ||

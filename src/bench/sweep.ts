@@ -150,11 +150,7 @@ export function formatSweep(results: readonly BenchResult[], slo: Slo): string {
     fmtRate(r.targetRateRps ?? 0),
     fmtRate(r.throughputRps),
     ...latency.map((m) => fmtMs(r.latency[m])),
-    String(
-      r.requests.errors +
-        r.requests.dropped +
-        Object.entries(r.status).reduce((n, [c, k]) => (isSuccessStatus(c) ? n : n + k), 0),
-    ),
+    String(unsuccessfulCount(r)),
     fmtRate(r.goodputRps),
     stepVerdict(r, slo),
   ]);
@@ -168,6 +164,15 @@ export function formatSweep(results: readonly BenchResult[], slo: Slo): string {
   const warned = results.filter((r) => r.warnings.length > 0);
   for (const r of warned) lines.push(`  ! at ${fmtRate(r.targetRateRps ?? 0)} req/s: ${r.warnings.join('; ')}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** A step's sends that got no 2xx (or gRPC OK) answer: failed, refused by --max-in-flight, or answered otherwise. */
+export function unsuccessfulCount(r: BenchResult): number {
+  return (
+    r.requests.errors +
+    r.requests.dropped +
+    Object.entries(r.status).reduce((n, [c, k]) => (isSuccessStatus(c) ? n : n + k), 0)
+  );
 }
 
 function sweepError(text: string): BatchlineError {

@@ -12,12 +12,18 @@ import type { ValidatedBench } from '../bench/plan-from-options.js';
 import type { BenchPlan } from '../bench/plan.js';
 import { ProgressLine, progressLineAllowed, type BenchProgress } from '../bench/progress.js';
 import { toBenchJson } from '../bench/report-json.js';
-import { formatReport } from '../bench/report-text.js';
+import { counted, formatReport } from '../bench/report-text.js';
 import type { BenchResult, BenchRun } from '../bench/result.js';
 import type { RecordedRun } from '../bench/server-samples.js';
 import { runBench } from '../bench/run-bench.js';
 import { startServerStatistics } from './bench-server-statistics.js';
 import { bestRate, formatSweep, parseSlo, parseSweep, runSweep, type Slo } from '../bench/sweep.js';
+import {
+  connectionsSweepJson,
+  formatConnectionsSweep,
+  parseConnectionsSweep,
+  runConnectionsSweep,
+} from '../bench/connections-sweep.js';
 import { failedThresholds, formatThresholds, judgeThresholds } from '../bench/thresholds.js';
 import type { Objective } from '../options/objective.js';
 
@@ -25,6 +31,8 @@ export interface BenchOutputs {
   json: string | undefined;
   hdrLog: string | undefined;
   sweep: string | undefined;
+  /** --sweep-connections: closed-loop steps, one per count of connections. */
+  sweepConnections?: string | undefined;
   slo: string;
   /** --threshold, parsed: judged on a single run; one failing exits 99, as in k6. */
   thresholds?: readonly Objective[];
@@ -48,7 +56,9 @@ export interface BenchIo {
 /** Everything `batchline bench <url>` does after its options are valid. */
 export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs, io: BenchIo): Promise<void> {
   const sweepRates = outputs.sweep === undefined ? undefined : parseSweep(outputs.sweep);
-  const slo = sweepRates === undefined ? undefined : parseSlo(outputs.slo);
+  const sweepConnections =
+    outputs.sweepConnections === undefined ? undefined : parseConnectionsSweep(outputs.sweepConnections);
+  const slo = sweepRates === undefined && sweepConnections === undefined ? undefined : parseSlo(outputs.slo);
   checkStdoutOutputs(outputs);
   await checkOutputPath(outputs.html, '--html');
   await checkOutputPath(outputs.json, '--json');
@@ -69,7 +79,7 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
   const stop = io.stop ?? new AbortController();
   const untrap = io.stop === undefined ? trapBenchInterrupt(stop, io.stderr) : () => {};
   try {
-    await runPlan(plan, { sweepRates, slo, outputs, io, text, stop, dashboard, showProgress });
+    await runPlan(plan, { sweepRates, sweepConnections, slo, outputs, io, text, stop, dashboard, showProgress });
   } finally {
     untrap();
   }
@@ -93,6 +103,11 @@ function checkStdoutOutputs(outputs: BenchOutputs): void {
       'INVALID_OPTION',
       "--hdr-log: got '-', expected a file's path with --sweep (each step writes a log of its own, the rate in its name)",
     );
+  if (outputs.hdrLog === '-' && outputs.sweepConnections !== undefined)
+    throw new BatchlineError(
+      'INVALID_OPTION',
+      "--hdr-log: got '-', expected a file's path with --sweep-connections (each step writes a log of its own, its connections in its name)",
+    );
 }
 
 /**
@@ -111,6 +126,7 @@ function trapBenchInterrupt(stop: AbortController, stderr: NodeJS.WritableStream
 
 interface RunContext {
   sweepRates: number[] | undefined;
+  sweepConnections: number[] | undefined;
   slo: Slo | undefined;
   outputs: BenchOutputs;
   io: BenchIo;
@@ -121,9 +137,9 @@ interface RunContext {
   showProgress: boolean;
 }
 
-/** Runs the plan (or each step of --sweep) and writes the summary and the files asked for. */
+/** Runs the plan (or each step of a sweep) and writes the summary and the files asked for. */
 async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
-  const { sweepRates, slo, outputs, io, text, stop } = context;
+  const { sweepRates, sweepConnections, slo, outputs, io, text, stop } = context;
   // The report page and what it reads from the server load only with --html.
   const page = outputs.html === undefined ? undefined : await import('../report/html/bench-html.js');
   const serverSamples = outputs.html === undefined ? undefined : await import('../bench/server-samples.js');
@@ -170,7 +186,8 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       sweepRates,
       async (stepPlan) => {
         const { result, hdr } = await runOne(stepPlan);
-        if (outputs.hdrLog !== undefined) await writeOutput(stepLogPath(outputs.hdrLog, stepPlan.rateRps), hdr, io);
+        if (outputs.hdrLog !== undefined)
+          await writeOutput(stepLogPath(outputs.hdrLog, `${stepPlan.rateRps}rps`), hdr, io);
         return result;
       },
       (result, index) =>
@@ -192,9 +209,34 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
     }
     if (page !== undefined && outputs.html !== undefined)
       await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine);
-    const failures = results.map(nothingSucceeded);
-    if (failures.length > 0 && failures.every((f) => f !== undefined))
-      throw new ExitWithCode(1, 'batchline bench: no request succeeded in any step');
+    refuseIfNothingSucceeded(results);
+    return;
+  }
+
+  if (sweepConnections !== undefined && slo !== undefined) {
+    const results = await runConnectionsSweep(
+      plan,
+      sweepConnections,
+      async (stepPlan) => {
+        const { result, hdr } = await runOne(stepPlan);
+        if (outputs.hdrLog !== undefined)
+          await writeOutput(stepLogPath(outputs.hdrLog, `c${stepPlan.connections}`), hdr, io);
+        return result;
+      },
+      (result, index) =>
+        text.write(
+          `step ${index + 1}/${sweepConnections.length}: ${counted(result.connections, 'connection')}, ${result.throughputRps.toFixed(1)} answered/s, p99 ${result.latency.count > 0 ? result.latency.p99.toFixed(2) : '-'} ms\n`,
+        ),
+      stop.signal,
+    );
+    if (results.length < sweepConnections.length)
+      text.write(`stopped after step ${results.length} of ${sweepConnections.length}\n`);
+    text.write(`\n${formatConnectionsSweep(results, slo)}`);
+    if (outputs.json !== undefined)
+      await writeOutput(outputs.json, `${JSON.stringify(connectionsSweepJson(results, slo), null, 2)}\n`, io);
+    if (page !== undefined && outputs.html !== undefined)
+      await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine, 'connections');
+    refuseIfNothingSucceeded(results);
     return;
   }
 
@@ -238,6 +280,13 @@ async function checkHostResolves(urlText: string): Promise<void> {
       `batchline bench: cannot resolve the host '${host}'${typeof code === 'string' ? ` (${code})` : ''}; no request was sent`,
     );
   }
+}
+
+/** A sweep none of whose steps got a 2xx answer measured nothing: exit 1, as a single run. */
+function refuseIfNothingSucceeded(results: readonly BenchResult[]): void {
+  const failures = results.map(nothingSucceeded);
+  if (failures.length > 0 && failures.every((f) => f !== undefined))
+    throw new ExitWithCode(1, 'batchline bench: no request succeeded in any step');
 }
 
 /** Why a run proves nothing about the server: not one request got a 2xx answer. */
@@ -297,13 +346,16 @@ async function startDashboardDisplay(
   };
 }
 
-/** With --sweep, one HdrHistogram log per step: `run.hlog` becomes `run-500rps.hlog`. */
-export function stepLogPath(path: string, rateRps: number): string {
+/**
+ * With a sweep, one HdrHistogram log per step, the step inserted before the extension:
+ * `run.hlog` becomes `run-500rps.hlog` (--sweep) or `run-c4.hlog` (--sweep-connections).
+ */
+export function stepLogPath(path: string, step: string): string {
   const dot = path.lastIndexOf('.');
   const slash = Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\'));
   const stem = dot > slash + 1 ? path.slice(0, dot) : path;
   const ext = dot > slash + 1 ? path.slice(dot) : '';
-  return `${stem}-${rateRps}rps${ext}`;
+  return `${stem}-${step}${ext}`;
 }
 
 async function writeOutput(target: string, content: string, io: BenchIo): Promise<void> {

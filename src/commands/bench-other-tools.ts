@@ -47,7 +47,7 @@ const OTHER_TOOLS_FLAGS: Record<string, string> = {
   '-k': "-k is ab's keep-alive (bench always keeps its connections alive, -c of them) or curl's --insecure: bench's is --insecure",
   '-x': "-x is perf_analyzer's model version: bench's URL names it (/v2/models/NAME/versions/V/infer, grpc://host:port/models/NAME/versions/V)",
   '--concurrency-range':
-    "--concurrency-range is perf_analyzer's: bench's closed loop runs one concurrency, -c N; run bench once a level (for c in 1 2 4 8; do batchline bench -c $c --json c$c.json URL; done) and bench compare two runs; --sweep steps an open loop's rates",
+    "--concurrency-range is perf_analyzer's: bench's is --sweep-connections FROM..TO/STEP (1:16:2 is 1..16/2: a closed-loop step of each count of connections, each -d long, judged by --slo); -c N runs one",
   '--request-rate-range':
     "--request-rate-range is perf_analyzer's: bench's is --sweep FROM..TO/STEP (an open-loop step a rate, each -d long, judged by --slo)",
   '-b': "-b is perf_analyzer's batch size: bench sends the --body you give, so a request of 4 rows is a body whose inputs have shape [4, …]; the Server section counts inferences by rows",

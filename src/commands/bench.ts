@@ -33,6 +33,7 @@ Examples:
   batchline bench --rate 500 --duration 1m30s --warmup 5s <url>
   batchline bench --stages '10s:200,10s:800,20s:800' --arrival poisson <url>
   batchline bench --sweep '100..2000/100' --slo 'p99<100ms' <url>  find the highest rate within the objective
+  batchline bench --sweep-connections 1..16/2 --slo 'p95<50ms' <url>  closed loop at 1, 3, … 15 connections (perf_analyzer's --concurrency-range 1:16:2)
   batchline bench -R 300 --threshold 'p95<50ms' --threshold 'errors<1%' <url>   exit 99 when one fails, as k6
   batchline bench -R 300 --threshold "http_req_duration: ['p(95)<50']" <url>      k6's thresholds read as they are
   batchline bench --body @inputs.jsonl <url>                        one body per line, cycled
@@ -52,9 +53,10 @@ Examples:
         slo: self.getOptionValueSource('slo') === 'cli',
         // BENCH_SEED set for every run of a CI job does not refuse its closed loops.
         seed: self.getOptionValueSource('seed') === 'cli',
+        connections: self.getOptionValueSource('connections') === 'cli',
       };
       const validated = validateBench(url, options, options.header, explicit, Date.now());
-      const thresholds = parseThresholds(options.threshold, options.sweep);
+      const thresholds = parseThresholds(options.threshold, options.sweep, options.sweepConnections);
       const { benchMain } = await import('./bench-main.js');
       await benchMain(
         validated,
@@ -63,6 +65,7 @@ Examples:
           hdrLog: options.hdrLog,
           html: options.html,
           sweep: options.sweep,
+          sweepConnections: options.sweepConnections,
           slo: options.slo,
           thresholds,
           quiet: options.quiet,

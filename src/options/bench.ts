@@ -94,7 +94,7 @@ export const BENCH_OPTIONS = {
     max: 1_000_000_000,
     metricSuffix: true,
     description:
-      'stop after this many measured requests instead of after --duration (0 = use --duration); not with --duration, --stages or --sweep',
+      'stop after this many measured requests instead of after --duration (0 = use --duration); not with --duration, --stages, --sweep or --sweep-connections',
   },
   warmup: {
     kind: 'duration',
@@ -191,12 +191,19 @@ export const BENCH_OPTIONS = {
     description:
       'open-loop steps, one per rate, each --duration long: R1,R2,... or FROM..TO/STEP such as 100..2000/100',
   },
+  sweepConnections: {
+    kind: 'string',
+    flag: 'sweep-connections',
+    default: undefined,
+    description:
+      "closed-loop steps, one per number of connections, each --duration long (perf_analyzer's --concurrency-range): C1,C2,... or FROM..TO/STEP such as 1..16/2; not with -c, --rate, --stages or --sweep",
+  },
   slo: {
     kind: 'string',
     flag: 'slo',
     default: 'p99<100ms',
     description:
-      "with --sweep: the objective a step must meet, clauses such as 'p99<100ms' or 'p95<50ms,errors<0.1%' (p50, p90, p95, p99, p999, mean, max; errors; bare bounds are ms); without an errors clause, errors<=1%",
+      "with --sweep or --sweep-connections: the objective a step must meet, clauses such as 'p99<100ms' or 'p95<50ms,errors<0.1%' (p50, p90, p95, p99, p999, mean, max; errors; bare bounds are ms); without an errors clause, errors<=1%",
   },
   insecure: {
     kind: 'boolean',

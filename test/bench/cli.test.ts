@@ -118,6 +118,36 @@ describe('batchline bench options', () => {
       "--pipelining: got '4', expected 1 with -H 'connection: close'",
       'pipelined requests need a connection that stays open',
     ],
+    // --sweep-connections (perf_analyzer's --concurrency-range): its grammar, and what it runs over.
+    [['--sweep-connections', '1:16:2'], "--sweep-connections: got '1:16:2'", 'FROM..TO/STEP such as 1..16/2'],
+    [['--sweep-connections', '1..16/0'], "--sweep-connections: got '1..16/0'", 'FROM..TO/STEP'],
+    [['--sweep-connections', '16..1/2'], "--sweep-connections: got '16..1/2'", 'FROM..TO/STEP'],
+    [['--sweep-connections', '0,4'], "--sweep-connections: got '0,4'", 'whole numbers from 1 to 10000'],
+    [['--sweep-connections', '1.5,4'], "--sweep-connections: got '1.5,4'", 'whole numbers from 1 to 10000'],
+    [['--sweep-connections', '2,20000'], "--sweep-connections: got '2,20000'", 'whole numbers from 1 to 10000'],
+    [['--sweep-connections', '1..2001/2'], "--sweep-connections: got '1..2001/2'", 'at most 1000 steps'],
+    [
+      ['--sweep-connections', '1,4', '--sweep', '100,200'],
+      '--sweep-connections',
+      'either --sweep-connections or --sweep',
+    ],
+    [['--sweep-connections', '1,4', '-R', '100'], '--sweep-connections', 'either --sweep-connections or --rate (100)'],
+    [['--sweep-connections', '1,4', '--stages', '2s:100'], '--sweep-connections', 'or --stages, not both'],
+    [['--sweep-connections', '1,4', '-c', '8'], '--sweep-connections', 'or -c/--connections (8), not both'],
+    [['--sweep-connections', '1,4', '-n', '100'], "--requests: got '100'", 'no --requests with --sweep-connections'],
+    [
+      ['--sweep-connections', '1,4', '--workers', '2'],
+      "--workers: got '2'",
+      'the fewest connections of --sweep-connections (1)',
+    ],
+    [
+      ['--sweep-connections', '1,4', '--threshold', 'p99<1s'],
+      '--threshold',
+      'with --sweep-connections, give the objective with --slo',
+    ],
+    [['--sweep-connections', '1,4', '--slo', 'p97<1s'], '--slo', 'p50, p90, p95, p99, p999, mean or max'],
+    [['--sweep-connections', '1,4', '--arrival', 'poisson'], '--arrival', 'an open loop'],
+    [['--sweep-connections', '1,4', '--hdr-log', '-'], "--hdr-log: got '-'", 'with --sweep-connections'],
     // The warmup was named in ms as if typed so ('got 5000').
     [
       ['--stages', '1s:10,1s:20', '--warmup', '5s'],
@@ -256,6 +286,7 @@ describe('batchline bench options', () => {
       '--hdr-log',
       '--sweep',
       '--slo',
+      '--sweep-connections',
     ]) {
       expect(help).toContain(flag);
     }

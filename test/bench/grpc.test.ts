@@ -213,6 +213,32 @@ describe('bench grpc://host:port/models/NAME', () => {
     );
   });
 
+  it("sweeps connections over gRPC (--sweep-connections): a closed-loop step a count, each with the server's own split", async () => {
+    const root = await writeRepository({ 'lin/1/model.onnx': linearModelOnnx([1, 2]) });
+    const server = await startGrpcTestServer({ modelRepository: root });
+    try {
+      const stdout = new TextSink();
+      const stderr = new TextSink();
+      await benchMain(
+        validated(`grpc://${server.target}/models/lin`, { warmup: '0', duration: '300ms', sweepConnections: '1,2' }),
+        { json: '-', hdrLog: undefined, sweep: undefined, sweepConnections: '1,2', slo: 'p99<5s', quiet: true },
+        { stdout, stderr, env: {} },
+      );
+      const report = JSON.parse(stdout.text);
+      expect(report.schema).toBe('batchline.bench-connections-sweep/v1');
+      expect(report.steps.map((s: any) => [s.mode, s.connections, s.method, Object.keys(s.status)])).toEqual([
+        ['closed', 1, 'ModelInfer', ['OK']],
+        ['closed', 2, 'ModelInfer', ['OK']],
+      ]);
+      for (const step of report.steps) expect(step.server).toMatchObject({ model: 'lin', source: 'ModelStatistics' });
+      // OK answers are no errors, and both steps met the objective.
+      expect(stderr.text).toMatch(/\n {10}1 .* 0 .* met\n {10}2 .* 0 .* met\n/);
+      expect(report.best_connections).not.toBeNull();
+    } finally {
+      await server.close();
+    }
+  });
+
   it('asks for --body for a model whose inputs have no batch dimension first, saying so (not "of free size")', async () => {
     const server = new grpc.Server();
     const request = inferenceType('ModelMetadataRequest');

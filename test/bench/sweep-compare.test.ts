@@ -221,6 +221,21 @@ describe('a sweep report given to compare or merge', () => {
       "sweep.json is a --sweep report (batchline.bench-sweep/v1), one report per step in its steps; compare and merge read a single run's: take a step out, such as jq '.steps[0]' sweep.json",
     );
   });
+
+  it('names a --sweep-connections report too', () => {
+    const sweep = JSON.stringify({
+      schema: 'batchline.bench-connections-sweep/v1',
+      slo: 'p99<100ms',
+      best_connections: 4,
+      best_throughput_rps: 100,
+      steps: [toBenchJson(result(100, spread(10)))],
+    });
+    expect(() => parseBenchJson(sweep, 'c.json')).toThrow(
+      "c.json is a --sweep-connections report (batchline.bench-connections-sweep/v1), one report per step in its steps; compare and merge read a single run's: take a step out, such as jq '.steps[0]' c.json",
+    );
+    // A schema named as an object's own property is no sweep's.
+    expect(() => parseBenchJson(JSON.stringify({ schema: 'constructor' }), 'x.json')).toThrow(/not a batchline bench/);
+  });
 });
 
 describe('compare of a run with no 2xx answer', () => {
@@ -354,8 +369,8 @@ describe('report text', () => {
 describe('sweep HdrHistogram logs', () => {
   it('name one log per step after the rate', async () => {
     const { stepLogPath } = await import('../../src/commands/bench-main.js');
-    expect(stepLogPath('out/run.hlog', 500)).toBe('out/run-500rps.hlog');
-    expect(stepLogPath('run', 2.5)).toBe('run-2.5rps');
-    expect(stepLogPath('./a.b/run', 10)).toBe('./a.b/run-10rps');
+    expect(stepLogPath('out/run.hlog', '500rps')).toBe('out/run-500rps.hlog');
+    expect(stepLogPath('run', '2.5rps')).toBe('run-2.5rps');
+    expect(stepLogPath('./a.b/run', '10rps')).toBe('./a.b/run-10rps');
   });
 });

@@ -21,7 +21,7 @@ describe('bench and the flags of wrk, wrk2, k6, hey, ab and perf_analyzer', () =
   // A Triton user types perf_analyzer's flags; they got commander's bare "unknown option".
   it("answers perf_analyzer's flags with bench's way, and names both tools where a letter is shared", () => {
     const hint = (flag: string) => otherToolsFlagHint(argv('bench', flag, 'x'), unknown(flag)) ?? '';
-    expect(hint('--concurrency-range')).toContain('-c N');
+    expect(hint('--concurrency-range')).toContain('--sweep-connections FROM..TO/STEP (1:16:2 is 1..16/2');
     expect(hint('--request-rate-range=100:400:100')).toContain('--sweep FROM..TO/STEP');
     expect(hint('-b')).toContain('--body');
     expect(hint('-x')).toContain('/versions/V');

@@ -2,7 +2,7 @@ import type { Comparison } from '../../bench/compare.js';
 import type { BenchJson } from '../../bench/report-json.js';
 import { profileOf } from '../../bench/schedule.js';
 import type { Slo } from '../../bench/sweep.js';
-import { benchPageData, benchSweepPageData } from './bench-page.js';
+import { benchPageData, benchSweepPageData, type SweepBy } from './bench-page.js';
 import { benchSeconds } from './bench-series.js';
 import { comparePageData } from './compare-page.js';
 import { renderReportHtml } from './render-html.js';
@@ -27,18 +27,20 @@ export async function writeBenchHtml(path: string, recorded: RecordedRun, comman
   await writeReportFile(path, await renderReportHtml(data));
 }
 
-/** `bench --sweep … --html FILE`: every step on the throughput–latency curve. */
+/** `bench --sweep … --html FILE` (or `--sweep-connections`): every step on the throughput–latency curve. */
 export async function writeBenchSweepHtml(
   path: string,
   runs: readonly RecordedRun[],
   slo: Slo,
   commandLine: string,
+  by: SweepBy = 'rate',
 ): Promise<void> {
   const data = benchSweepPageData(
     runs.map((r) => r.run.result),
     slo,
     commandLine,
     new Date().toISOString(),
+    by,
   );
   await writeReportFile(path, await renderReportHtml(data));
 }

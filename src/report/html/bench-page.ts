@@ -2,6 +2,7 @@ import type { PercentilesMs } from '../../core/latency-histogram.js';
 import { counted } from '../../bench/report-text.js';
 import type { BenchResult } from '../../bench/result.js';
 import { bestRate, stepVerdict, type Slo } from '../../bench/sweep.js';
+import { bestConnectionsStep } from '../../bench/connections-sweep.js';
 import { formatCount, formatPercent } from '../format.js';
 import { benchRunCharts, distributionOf, serverCharts } from './bench-charts.js';
 import type { BenchSecond } from './bench-series.js';
@@ -121,6 +122,8 @@ export function benchSweepPageData(
   slo: Slo,
   generatedBy: string,
   generatedAt: string,
+  /** What the steps vary: the open loop's rate (--sweep) or the closed loop's connections (--sweep-connections). */
+  by: SweepBy = 'rate',
 ): ReportPageData {
   const line = latencyLine(slo);
   const metric = line?.metric ?? 'p99';
@@ -136,12 +139,12 @@ export function benchSweepPageData(
   const frontier = new Set(
     paretoIndexes(points).filter((i) => Number.isFinite((points[i] as { latency: number }).latency)),
   );
-  const best = bestRate(results, slo);
+  const steps = by === 'rate' ? rateSteps(results, slo) : connectionsSteps(results, slo);
   const label = latencyMetricName(metric);
   const curve: ChartSpec = {
     id: 'throughput-latency',
     title: `Throughput against ${label} latency`,
-    note: `Each step of the sweep (labelled with its target rate): the throughput it achieved and its ${label} latency of 2xx answers. The dashed line is the objective ${slo.text}; the green line joins the Pareto frontier (no other step was both faster and quicker). ${best === undefined ? 'No rate met the objective.' : `Highest rate that met it: ${best} req/s.`}`,
+    note: `Each step of the sweep (labelled with its ${steps.what}): the throughput it achieved and its ${label} latency of 2xx answers. The dashed line is the objective ${slo.text}; the green line joins the Pareto frontier (no other step was both faster and quicker). ${steps.bestText}`,
     x: {
       label: 'throughput, answers/s',
       scale: 'linear',
@@ -155,46 +158,32 @@ export function benchSweepPageData(
       order.map((i) => frontier.has(i)),
       line,
     ),
-    pointLabels: order.map(
-      (i) => `${results[i]?.targetRateRps} req/s${best === results[i]?.targetRateRps ? ' (best)' : ''}`,
-    ),
-  };
-  const rates: ChartSpec = {
-    id: 'rate-achieved',
-    title: 'Achieved against target rate',
-    note: 'Throughput and goodput each step achieved against the rate it was asked for; where they leave the dashed diagonal, the server stopped keeping up.',
-    x: { label: 'target rate, req/s', scale: 'linear', values: results.map((r) => r.targetRateRps ?? 0) },
-    y: { label: 'req/s' },
-    series: [
-      { label: 'target', color: COLORS.limit, values: results.map((r) => r.targetRateRps ?? 0), dash: true },
-      { label: 'throughput', color: COLORS.p50, values: results.map((r) => roundForChart(r.throughputRps)) },
-      { label: 'goodput (2xx)', color: COLORS.ok, values: results.map((r) => roundForChart(r.goodputRps)) },
-    ],
+    pointLabels: order.map((i) => `${steps.name(i)}${steps.best === i ? ' (best)' : ''}`),
   };
   const distributions = percentileChart(
     'latency-distribution',
     results
       .map((r, i) => ({
-        label: `${r.targetRateRps} req/s`,
+        label: steps.name(i),
         color: PALETTE[i % PALETTE.length] as string,
         points: distributionOf(r.latencyHdr, r.latency.max),
       }))
       .filter((run) => run.points.length > 0),
-    "Each step's latency of 2xx answers by percentile (x: 1/(1−q), log scale): watch the tail rise as the rate nears what the server can serve.",
+    `Each step's latency of 2xx answers by percentile (x: 1/(1−q), log scale): watch the tail rise as the ${by === 'rate' ? 'rate nears what the server can serve' : 'requests in flight outgrow what the server runs at once'}.`,
   );
   return {
     kind: 'bench-sweep',
-    title: `batchline bench --sweep · ${results[0]?.method ?? ''} ${urlWithoutSecrets(results[0]?.url ?? '')}`,
-    subtitle: `${results.length} steps · objective ${slo.text} · ${results[0] === undefined ? '' : describeLoad(results[0])}`,
+    title: `batchline bench ${by === 'rate' ? '--sweep' : '--sweep-connections'} · ${results[0]?.method ?? ''} ${urlWithoutSecrets(results[0]?.url ?? '')}`,
+    subtitle: `${results.length} steps · objective ${slo.text} · ${steps.load}`,
     facts: [
-      { label: `highest rate that met ${slo.text}`, value: best === undefined ? 'none' : `${best} req/s` },
+      steps.bestFact,
       { label: 'most answered', value: `${Math.max(0, ...results.map((r) => r.throughputRps)).toFixed(1)} /s` },
     ],
     tables: [
       {
         title: 'Steps',
         head: [
-          'target req/s',
+          steps.column,
           'answers/s',
           '2xx/s',
           'p50 ms',
@@ -202,8 +191,8 @@ export function benchSweepPageData(
           'p99 ms',
           'verdict',
         ],
-        rows: results.map((r) => [
-          String(r.targetRateRps),
+        rows: results.map((r, i) => [
+          steps.cell(i),
           r.throughputRps.toFixed(1),
           r.goodputRps.toFixed(1),
           msText(r, 'p50'),
@@ -213,11 +202,93 @@ export function benchSweepPageData(
         ]),
       },
     ],
-    warnings: results.flatMap((r) => r.warnings.map((w) => `at ${r.targetRateRps} req/s: ${w}`)),
-    charts: [curve, rates, ...(distributions.series.length > 0 ? [distributions] : [])],
+    warnings: results.flatMap((r, i) => r.warnings.map((w) => `at ${steps.name(i)}: ${w}`)),
+    charts: [curve, steps.chart, ...(distributions.series.length > 0 ? [distributions] : [])],
     missing: [],
     generatedBy,
     generatedAt,
+  };
+}
+
+/** What a sweep's steps vary. */
+export type SweepBy = 'rate' | 'connections';
+
+/** How a sweep's page names its steps, its best one, and the chart of what it varied. */
+interface SweepSteps {
+  what: string;
+  name: (index: number) => string;
+  column: string;
+  cell: (index: number) => string;
+  best: number | undefined;
+  bestText: string;
+  bestFact: { label: string; value: string };
+  load: string;
+  chart: ChartSpec;
+}
+
+function rateSteps(results: readonly BenchResult[], slo: Slo): SweepSteps {
+  const best = bestRate(results, slo);
+  const bestIndex = results.findIndex((r) => r.targetRateRps === best);
+  return {
+    what: 'target rate',
+    name: (i) => `${results[i]?.targetRateRps} req/s`,
+    column: 'target req/s',
+    cell: (i) => String(results[i]?.targetRateRps),
+    best: bestIndex < 0 ? undefined : bestIndex,
+    bestText: best === undefined ? 'No rate met the objective.' : `Highest rate that met it: ${best} req/s.`,
+    bestFact: { label: `highest rate that met ${slo.text}`, value: best === undefined ? 'none' : `${best} req/s` },
+    load: results[0] === undefined ? '' : describeLoad(results[0]),
+    chart: {
+      id: 'rate-achieved',
+      title: 'Achieved against target rate',
+      note: 'Throughput and goodput each step achieved against the rate it was asked for; where they leave the dashed diagonal, the server stopped keeping up.',
+      x: { label: 'target rate, req/s', scale: 'linear', values: results.map((r) => r.targetRateRps ?? 0) },
+      y: { label: 'req/s' },
+      series: [
+        { label: 'target', color: COLORS.limit, values: results.map((r) => r.targetRateRps ?? 0), dash: true },
+        { label: 'throughput', color: COLORS.p50, values: results.map((r) => roundForChart(r.throughputRps)) },
+        { label: 'goodput (2xx)', color: COLORS.ok, values: results.map((r) => roundForChart(r.goodputRps)) },
+      ],
+    },
+  };
+}
+
+function connectionsSteps(results: readonly BenchResult[], slo: Slo): SweepSteps {
+  const best = bestConnectionsStep(results, slo);
+  const bestIndex = best === undefined ? -1 : results.indexOf(best);
+  const first = results[0];
+  return {
+    what: 'connections',
+    name: (i) => counted(results[i]?.connections ?? 0, 'connection'),
+    column: 'connections',
+    cell: (i) => String(results[i]?.connections),
+    best: bestIndex < 0 ? undefined : bestIndex,
+    bestText:
+      best === undefined
+        ? 'No step met the objective.'
+        : `Highest throughput that met it: ${best.throughputRps.toFixed(1)} answers/s at ${counted(best.connections, 'connection')}.`,
+    bestFact: {
+      label: `highest throughput that met ${slo.text}`,
+      value:
+        best === undefined
+          ? 'none'
+          : `${best.throughputRps.toFixed(1)} /s at ${counted(best.connections, 'connection')}`,
+    },
+    load:
+      first === undefined
+        ? ''
+        : `closed loop at ${results.map((r) => r.connections).join(', ')} connections, pipelining ${first.pipelining} · warm-up ${first.warmupS} s · measured ${first.durationS.toFixed(1)} s a step`,
+    chart: {
+      id: 'connections-throughput',
+      title: 'Throughput against connections',
+      note: 'Throughput and goodput each step achieved with its connections (each sending its next request when its last one is answered); where the line flattens, more requests in flight only wait longer.',
+      x: { label: 'connections', scale: 'linear', values: results.map((r) => r.connections) },
+      y: { label: 'req/s' },
+      series: [
+        { label: 'throughput', color: COLORS.p50, values: results.map((r) => roundForChart(r.throughputRps)) },
+        { label: 'goodput (2xx)', color: COLORS.ok, values: results.map((r) => roundForChart(r.goodputRps)) },
+      ],
+    },
   };
 }
 

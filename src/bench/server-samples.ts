@@ -5,6 +5,7 @@ import { parseVersion } from '../stats-contract/version-ref.js';
 import { inferRouteOf } from './default-body.js';
 import { startStatsPoller } from '../stats-contract/stats-poller.js';
 import type { BenchPlan } from './plan.js';
+import { PLAIN_SIDE_READS, type SideReads } from './side-reads.js';
 import type { BenchRun } from './result.js';
 
 /** The target's own figures at one instant, read from a batchline server's `GET /v1/stats`. */
@@ -40,9 +41,14 @@ const READS_PER_SECOND = 4;
 /**
  * For `bench --html` against a batchline server: reads its `/v1/stats` four times a second while
  * the run lasts, for the batch sizes and the queue depth only the server knows. The first read
- * decides: a target that is not a batchline server is read once and left alone.
+ * decides: a target that is not a batchline server is read once and left alone. `reads`: the
+ * run's -H headers and --insecure (side-reads.ts), without which a server behind a gateway's
+ * authorization or a certificate of its own was called no batchline server.
  */
-export function startServerSamples(targetUrl: string): { stop(): Promise<ServerSamples> } {
+export function startServerSamples(
+  targetUrl: string,
+  reads: SideReads = PLAIN_SIDE_READS,
+): { stop(): Promise<ServerSamples> } {
   // /v1/stats is on the server's HTTP port, which a grpc:// URL does not name.
   if (new URL(targetUrl).protocol === 'grpc:')
     return {
@@ -60,6 +66,8 @@ export function startServerSamples(targetUrl: string): { stop(): Promise<ServerS
     statsUrl: new URL('/v1/stats', targetUrl).toString(),
     intervalMs: 1000 / READS_PER_SECOND,
     timeoutMs: 1000,
+    headers: reads.headers,
+    insecureTls: reads.insecureTls,
     now: () => performance.timeOrigin + performance.now(),
     onRead: (read) => {
       if (!read.ok) {

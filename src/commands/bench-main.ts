@@ -15,6 +15,7 @@ import { toBenchJson } from '../bench/report-json.js';
 import { counted, formatReport } from '../bench/report-text.js';
 import type { BenchResult, BenchRun } from '../bench/result.js';
 import type { RecordedRun } from '../bench/server-samples.js';
+import { sideReadsOf } from '../bench/side-reads.js';
 import { runBench } from '../bench/run-bench.js';
 import { startServerStatistics } from './bench-server-statistics.js';
 import { bestRate, formatSweep, parseSlo, parseSweep, runSweep, type Slo } from '../bench/sweep.js';
@@ -150,7 +151,7 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       : context.showProgress
         ? lineDisplay(new ProgressLine(io.stderr))
         : undefined;
-    const server = serverSamples?.startServerSamples(stepPlan.url);
+    const server = serverSamples?.startServerSamples(stepPlan.url, sideReadsOf(stepPlan));
     // The server's own split of the time, read at the window's start and end (perf_analyzer's "Server:").
     const statistics = startServerStatistics(stepPlan);
     let run: BenchRun | undefined;

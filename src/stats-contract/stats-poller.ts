@@ -15,6 +15,10 @@ export interface StatsPollerOptions {
   onRead: (read: StatsRead) => void;
   /** Monotonic time in ms; default performance.now. */
   now?: () => number;
+  /** Headers each read sends besides its accept (bench's -H: a gateway's authorization). */
+  headers?: Readonly<Record<string, string>>;
+  /** Reads a server whose certificate does not verify (bench's --insecure). */
+  insecureTls?: boolean;
 }
 
 /**
@@ -25,7 +29,7 @@ export interface StatsPollerOptions {
 export function startStatsPoller(options: StatsPollerOptions): { stop(): Promise<void> } {
   const now = options.now ?? (() => performance.now());
   const agent = new Agent({
-    connect: { timeout: options.timeoutMs },
+    connect: { timeout: options.timeoutMs, ...(options.insecureTls === true ? { rejectUnauthorized: false } : {}) },
     keepAliveTimeout: Math.max(1000, options.intervalMs * 4),
   });
   let stopped = false;
@@ -40,7 +44,7 @@ export function startStatsPoller(options: StatsPollerOptions): { stop(): Promise
     timer = undefined;
     if (stopped) return;
     reads++;
-    inFlight = readStats(options.statsUrl, options.timeoutMs, agent, stopping.signal)
+    inFlight = readStats(options.statsUrl, options.timeoutMs, agent, stopping.signal, options.headers)
       .then(
         (stats) => {
           if (!stopped) options.onRead({ ok: true, stats, atMs: now() });
@@ -76,10 +80,11 @@ export async function readStats(
   timeoutMs: number,
   dispatcher?: Agent,
   stop?: AbortSignal,
+  headers: Readonly<Record<string, string>> = {},
 ): Promise<StatsAnswer> {
   const response = await request(statsUrl, {
     method: 'GET',
-    headers: { accept: 'application/json' },
+    headers: { ...headers, accept: 'application/json' },
     // A fresh connection per read: a kept-alive one would count as a client the server waits
     // for while it drains, so watching a server would slow its shutdown.
     reset: true,

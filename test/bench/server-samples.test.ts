@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { snapshotFor, startServerSamples } from '../../src/bench/server-samples.js';
 import type { ServerStats } from '../../src/stats-contract/server-stats.js';
@@ -53,5 +56,43 @@ describe("bench --html's server samples: the model the URL reaches", () => {
     const why = samples.ok ? '' : samples.why;
     expect(why).toContain('grpc://');
     expect(why).not.toContain('not a batchline server');
+  });
+});
+
+// Behind a gateway with a certificate of its own (--insecure) that wants the run's -H
+// authorization, the run's requests went through and the page said "not a batchline server".
+describe("bench --html's server samples: read as the run's requests go", () => {
+  it("reads /v1/stats over --insecure TLS with the run's -H headers", async () => {
+    server = await startTestServer({ batchWindowMs: 0 });
+    const upstream = server.url;
+    const seen: string[] = [];
+    const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url));
+    const gateway = createServer(
+      { key: fixture('self-signed-key.pem'), cert: fixture('self-signed-cert.pem') },
+      (req, res) => {
+        seen.push(String(req.headers.authorization));
+        if (req.headers.authorization !== 'Bearer t') {
+          res.statusCode = 401;
+          return void res.end('{}');
+        }
+        void fetch(`${upstream}${req.url}`).then(async (answer) => {
+          res.statusCode = answer.status;
+          res.setHeader('content-type', 'application/json');
+          res.end(await answer.text());
+        });
+      },
+    );
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `https://127.0.0.1:${(gateway.address() as AddressInfo).port}/v1/infer`;
+      const samples = startServerSamples(url, { headers: { authorization: 'Bearer t' }, insecureTls: true });
+      // Four reads a second: two reads of the server's figures are what the page needs.
+      for (let i = 0; i < 200 && seen.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      const read = await samples.stop();
+      expect(read.ok ? 'ok' : read.why).toBe('ok');
+      expect(seen.every((authorization) => authorization === 'Bearer t')).toBe(true);
+    } finally {
+      await new Promise<void>((resolve) => gateway.close(() => resolve()));
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { parseHeaderLines } from '../options/header-lines.js';
 import { parseStages, type Stage } from '../core/arrivals.js';
 import { freshSeed } from '../core/rng.js';
 import { BatchlineError } from '../errors.js';
@@ -42,7 +43,8 @@ export function validateBench(
   entropy: number,
 ): ValidatedBench {
   const url = parseTargetUrl(urlText);
-  const headers = parseHeaders(headerLines);
+  // The lean client dropped content-length and transfer-encoding without a word, and undici failed every request on them.
+  const headers = parseHeaderLines(headerLines, '--header', 'bench frames the body itself (its length from --body)');
   basicAuthFromUrl(url, headers);
   if (url.protocol === 'grpc:' && o.httpClient !== 'auto')
     invalid('--http-client', o.httpClient, 'auto with a grpc:// URL (gRPC has its own client, grpc-js)');
@@ -277,30 +279,6 @@ function basicAuthFromUrl(url: URL, headers: Record<string, string>): void {
   headers.authorization ??= `Basic ${Buffer.from(credentials).toString('base64')}`;
   url.username = '';
   url.password = '';
-}
-
-/** `name: value` lines into a header object (lower-case names; a repeated name joins with `, `). */
-function parseHeaders(lines: readonly string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const line of lines) {
-    const colon = line.indexOf(':');
-    const name = colon > 0 ? line.slice(0, colon).trim().toLowerCase() : '';
-    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name))
-      invalid('--header', line, "'name: value', such as 'authorization: Bearer x'");
-    // The lean client dropped these without a word, and undici failed every request on them.
-    if (name === 'content-length' || name === 'transfer-encoding')
-      invalid(
-        '--header',
-        line,
-        'any header but content-length and transfer-encoding: bench frames the body itself (its length from --body)',
-      );
-    const value = line.slice(colon + 1).trim();
-    // A CR or LF went into the lean client's request as is: a header of its own, or a broken request.
-    if (/[\r\n\0]/.test(value))
-      invalid('--header', JSON.stringify(line).slice(1, -1), "'name: value', a value without CR, LF or NUL");
-    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
-  }
-  return headers;
 }
 
 function parseSeed(text: string, name: string): number {

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { BatchlineError } from '../errors.js';
 import { addOptions } from '../options/command-flags.js';
+import { parseHeaderLines } from '../options/header-lines.js';
 import { withOptionsAsGiven } from '../options/named-as-given.js';
 import { resolveOptions } from '../options/schema.js';
 import { WATCH_OPTIONS } from '../options/watch.js';
@@ -17,7 +18,12 @@ export function makeWatchCommand(): Command {
   command.action((target: string, raw: Record<string, unknown>) =>
     withOptionsAsGiven(WATCH_OPTIONS, raw, async () => {
       const resolved = resolveOptions(WATCH_OPTIONS, raw);
-      const options = { intervalMs: resolved.interval, timeoutMs: resolved.timeout };
+      const options = {
+        intervalMs: resolved.interval,
+        timeoutMs: resolved.timeout,
+        headers: parseHeaderLines(resolved.header, '--header', 'watch sends GETs without a body'),
+        insecureTls: resolved.insecure,
+      };
       const { statsUrlFor } = await import('../stats-contract/stats-poller.js');
       const statsUrl = statsUrlFor(target);
       if (statsUrl === undefined)
@@ -38,6 +44,8 @@ export function makeWatchCommand(): Command {
             statsUrl,
             intervalMs: options.intervalMs,
             timeoutMs: options.timeoutMs,
+            headers: options.headers,
+            insecureTls: options.insecureTls,
             signal: stop.signal,
           });
         } else {
@@ -46,6 +54,8 @@ export function makeWatchCommand(): Command {
             statsUrl,
             intervalMs: options.intervalMs,
             timeoutMs: options.timeoutMs,
+            headers: options.headers,
+            insecureTls: options.insecureTls,
             signal: stop.signal,
           });
         }

@@ -17,6 +17,10 @@ export interface WatchDashboardOptions {
   statsUrl: string;
   intervalMs: number;
   timeoutMs: number;
+  /** Headers each read sends (-H: a gateway's authorization). */
+  headers?: Readonly<Record<string, string>>;
+  /** Reads a server whose certificate does not verify (--insecure). */
+  insecureTls?: boolean;
   stdout?: NodeJS.WriteStream;
   stdin?: NodeJS.ReadStream;
   /** Frame period (ms); default 250. Frames and reads run on separate timers. */
@@ -92,6 +96,8 @@ export function startWatchDashboard(options: WatchDashboardOptions): Promise<voi
       statsUrl: options.statsUrl,
       intervalMs: options.intervalMs,
       timeoutMs: options.timeoutMs,
+      ...(options.headers !== undefined ? { headers: options.headers } : {}),
+      ...(options.insecureTls === true ? { insecureTls: true } : {}),
       now,
       onRead: (read) => {
         state = applyRead(state, read);

@@ -10,6 +10,10 @@ export interface WatchPlainOptions {
   statsUrl: string;
   intervalMs: number;
   timeoutMs: number;
+  /** Headers each read sends (-H: a gateway's authorization). */
+  headers?: Readonly<Record<string, string>>;
+  /** Reads a server whose certificate does not verify (--insecure). */
+  insecureTls?: boolean;
   /** Where lines go; default process.stdout. */
   out?: { write(text: string): unknown };
   /** Ends the watch (the command aborts it on SIGINT/SIGTERM). */
@@ -39,6 +43,8 @@ export function runWatchPlain(options: WatchPlainOptions): Promise<void> {
       statsUrl: options.statsUrl,
       intervalMs: options.intervalMs,
       timeoutMs: options.timeoutMs,
+      ...(options.headers !== undefined ? { headers: options.headers } : {}),
+      ...(options.insecureTls === true ? { insecureTls: true } : {}),
       ...(options.now !== undefined ? { now: options.now } : {}),
       onRead: (read) => {
         const before = state;

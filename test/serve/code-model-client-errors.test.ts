@@ -9,9 +9,15 @@ import * as grpc from '@grpc/grpc-js';
 import { Packr, Unpackr } from 'msgpackr';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
 import { codeModelDir } from '../model/code-model-fixtures.js';
-import { closeGrpcPair, float32Bytes, type GrpcTestServer, type OipClient, startGrpcPair } from './grpc-helpers.js';
+import {
+  closeGrpcPair,
+  float32Bytes,
+  type GrpcTestServer,
+  inferStream,
+  type OipClient,
+  startGrpcPair,
+} from './grpc-helpers.js';
 import { infer } from './test-server.js';
 
 /**
@@ -172,13 +178,7 @@ describe("a code model's Error with a client-error code, in one item's slot", ()
     expect(unprocessable.error?.code).toBe(grpc.status.INVALID_ARGUMENT);
     expect(failed.error?.code).toBe(grpc.status.INTERNAL);
 
-    const requestType = inferenceType('ModelInferRequest');
-    const responseType = inferenceType('ModelStreamInferResponse');
-    const stream = client.client.makeBidiStreamRequest(
-      '/inference.GRPCInferenceService/ModelStreamInfer',
-      (value: object) => Buffer.from(requestType.encode(requestType.fromObject(value)).finish()),
-      (bytes: Buffer) => responseType.toObject(responseType.decode(bytes), { defaults: true }),
-    );
+    const stream = inferStream(client);
     const responses: any[] = [];
     stream.on('data', (response) => responses.push(response));
     const ended = new Promise<grpc.StatusObject>((resolve) => stream.on('status', resolve));

@@ -112,6 +112,17 @@ export class OipClient {
 }
 
 /** A gRPC test server and a client of it. */
+/** A ModelStreamInfer stream of `client` taking request objects and giving response objects (with their defaults). */
+export function inferStream(client: OipClient): grpc.ClientDuplexStream<object, any> {
+  const requestType = inferenceType('ModelInferRequest');
+  const responseType = inferenceType('ModelStreamInferResponse');
+  return client.client.makeBidiStreamRequest(
+    '/inference.GRPCInferenceService/ModelStreamInfer',
+    (value: object) => Buffer.from(requestType.encode(requestType.fromObject(value)).finish()),
+    (bytes: Buffer) => responseType.toObject(responseType.decode(bytes), { defaults: true }),
+  );
+}
+
 export interface GrpcTestPair {
   server: GrpcTestServer;
   client: OipClient;

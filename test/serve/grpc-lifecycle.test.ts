@@ -5,10 +5,9 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { resolveOptions } from '../../src/options/schema.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
-import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
 import { runServer } from '../../src/serve/run-server.js';
 import { root, staticImports } from '../static-imports.js';
-import { float32Bytes, OipClient } from './grpc-helpers.js';
+import { float32Bytes, inferStream, OipClient } from './grpc-helpers.js';
 import { PATIENCE_MS } from '../patience.js';
 
 const TOY = {
@@ -126,13 +125,7 @@ describe('serve --grpc-port', () => {
     const server = await serve({ modelLatencyMs: 1500, requestTimeoutMs: 10_000, drainTimeoutMs: 120_000 });
     const client = new OipClient(server.grpcTarget!);
     try {
-      const requestType = inferenceType('ModelInferRequest');
-      const responseType = inferenceType('ModelStreamInferResponse');
-      const stream = client.client.makeBidiStreamRequest(
-        '/inference.GRPCInferenceService/ModelStreamInfer',
-        (value: object) => Buffer.from(requestType.encode(requestType.fromObject(value)).finish()),
-        (bytes: Buffer) => responseType.toObject(responseType.decode(bytes), { defaults: true }),
-      );
+      const stream = inferStream(client);
       const ids: string[] = [];
       stream.on('data', (response: { infer_response: { id: string } }) => ids.push(response.infer_response.id));
       stream.on('error', () => {});

@@ -1,7 +1,5 @@
-import { request } from 'undici';
-import { PLAIN_SIDE_READS, type SideReads, sideDispatcher } from './side-reads.js';
+import { getSideJson, PLAIN_SIDE_READS, type SideReads } from './side-reads.js';
 import { percentDecoded } from './percent-decoded.js';
-import { MAX_STATS_BYTES, readBoundedText } from '../stats-contract/stats-poller.js';
 import { BatchlineError } from '../errors.js';
 import { parseVersion } from '../stats-contract/version-ref.js';
 
@@ -88,7 +86,7 @@ export async function probeTarget(
   reads: SideReads = PLAIN_SIDE_READS,
 ): Promise<TargetKind> {
   const signal = AbortSignal.timeout(timeoutMs);
-  const get = (target: URL): Promise<unknown> => getJson(target, timeoutMs, signal, reads);
+  const get = (target: URL): Promise<unknown> => getSideJson(target, reads, timeoutMs, signal);
   try {
     const stats = (await get(new URL('/v1/stats', url))) as StatsSketch | null | undefined;
     if (stats === undefined) return { kind: 'unknown' };
@@ -100,28 +98,6 @@ export async function probeTarget(
     return (await generatedBody(url, target, target.version, get)) ?? target;
   } catch {
     return { kind: 'unknown' };
-  }
-}
-
-/**
- * A GET's JSON answer, read to at most MAX_STATS_BYTES before `signal` aborts; undefined when it
- * is not 200. It goes as the run's requests do (`reads`: their -H headers, --insecure).
- */
-async function getJson(url: URL, timeoutMs: number, signal: AbortSignal, reads: SideReads): Promise<unknown> {
-  const dispatcher = sideDispatcher(reads);
-  try {
-    const response = await request(url, {
-      method: 'GET',
-      headers: reads.headers,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      signal,
-      ...(dispatcher === undefined ? {} : { dispatcher }),
-    });
-    const text = await readBoundedText(response.body, MAX_STATS_BYTES);
-    return response.statusCode === 200 ? JSON.parse(text) : undefined;
-  } finally {
-    void dispatcher?.close();
   }
 }
 

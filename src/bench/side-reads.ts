@@ -1,4 +1,5 @@
-import { Agent } from 'undici';
+import { Agent, request } from 'undici';
+import { MAX_STATS_BYTES, readBoundedText } from '../stats-contract/stats-poller.js';
 import type { BenchPlan } from './plan.js';
 
 /**
@@ -37,4 +38,34 @@ export function sideReadsOf(plan: Pick<BenchPlan, 'headers' | 'insecureTls'>): S
 /** A dispatcher of its own for one read with --insecure (close it after), else undefined: undici's own. */
 export function sideDispatcher(reads: SideReads): Agent | undefined {
   return reads.insecureTls ? new Agent({ connect: { rejectUnauthorized: false } }) : undefined;
+}
+
+/**
+ * A side read's GET of JSON, as the run's requests go: the answer's JSON when it is a 200, else
+ * undefined; throws on a network error, a timeout or a body that is not JSON. Read to at most
+ * MAX_STATS_BYTES within `timeoutMs` (and before `signal` aborts), on a connection of its own,
+ * closed after it: a kept-alive one would count as a client a draining server waits for.
+ */
+export async function getSideJson(
+  url: string | URL,
+  reads: SideReads,
+  timeoutMs: number,
+  signal: AbortSignal = AbortSignal.timeout(timeoutMs),
+): Promise<unknown> {
+  const dispatcher = sideDispatcher(reads);
+  try {
+    const response = await request(url, {
+      method: 'GET',
+      headers: reads.headers,
+      reset: true,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      signal,
+      ...(dispatcher === undefined ? {} : { dispatcher }),
+    });
+    const text = await readBoundedText(response.body, MAX_STATS_BYTES);
+    return response.statusCode === 200 ? JSON.parse(text) : undefined;
+  } finally {
+    void dispatcher?.close();
+  }
 }

@@ -1,13 +1,11 @@
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import type * as GrpcJs from '@grpc/grpc-js';
-import { request } from 'undici';
 import { inferRouteOf } from '../bench/default-body.js';
 import type { BenchPlan } from '../bench/plan.js';
 import { grpcModelOf } from '../bench/plan-from-options.js';
-import { type SideReads, sideDispatcher, sideReadsOf } from '../bench/side-reads.js';
+import { getSideJson, type SideReads, sideReadsOf } from '../bench/side-reads.js';
 import type { ServerBreakdown } from '../bench/result.js';
-import { MAX_STATS_BYTES, readBoundedText } from '../stats-contract/stats-poller.js';
 import { inferenceType } from '../protocol/grpc-proto-root.js';
 
 const require = createRequire(import.meta.url);
@@ -221,28 +219,12 @@ function totalsOf(list: unknown): Totals | undefined {
   return Object.values(totals).every(Number.isFinite) ? totals : undefined;
 }
 
-/** A GET's JSON answer, bounded in size and time; undefined for anything but a 200 of JSON. */
+/** A GET's JSON answer (side-reads.ts), bounded in size and time; undefined for anything but a 200 of JSON. */
 async function getJson(url: URL, reads: SideReads): Promise<unknown> {
-  // Its own connection, closed after it (the stats poller's reason: a kept-alive one would count
-  // as a client a draining server waits for).
-  const dispatcher = sideDispatcher(reads);
   try {
-    const signal = AbortSignal.timeout(READ_TIMEOUT_MS);
-    const response = await request(url, {
-      method: 'GET',
-      headers: reads.headers,
-      reset: true,
-      headersTimeout: READ_TIMEOUT_MS,
-      bodyTimeout: READ_TIMEOUT_MS,
-      signal,
-      ...(dispatcher === undefined ? {} : { dispatcher }),
-    });
-    const text = await readBoundedText(response.body, MAX_STATS_BYTES);
-    return response.statusCode === 200 ? JSON.parse(text) : undefined;
+    return await getSideJson(url, reads, READ_TIMEOUT_MS);
   } catch {
     return undefined;
-  } finally {
-    void dispatcher?.close();
   }
 }
 

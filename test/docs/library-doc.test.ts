@@ -37,6 +37,28 @@ describe('docs/library.md and the README\'s "Use it as a library"', () => {
     },
   );
 
+  it("maps every method and option of dataloader's own declarations in its 'Coming from dataloader' table", () => {
+    const declarations = readFileSync(join(ROOT, 'node_modules', 'dataloader', 'index.d.ts'), 'utf8');
+    const loader = declarations.slice(
+      declarations.indexOf('declare class DataLoader'),
+      declarations.indexOf('declare namespace'),
+    );
+    const methods = [...loader.matchAll(/^ {2}(\w+)[(:]/gm)].map((m) => m[1]!).filter((name) => name !== 'constructor');
+    const options = declarations.slice(declarations.indexOf('export type Options'));
+    const optionNames = [...options.slice(0, options.indexOf('};')).matchAll(/^ {4}(\w+)\?:/gm)].map((m) => m[1]!);
+    expect(methods).toEqual(expect.arrayContaining(['load', 'loadMany', 'prime', 'clear', 'clearAll']));
+    expect(optionNames).toEqual(expect.arrayContaining(['maxBatchSize', 'batchScheduleFn', 'cacheKeyFn']));
+    expect(doc).toContain('\n### Coming from dataloader\n');
+    const section = doc.slice(doc.indexOf('\n### Coming from dataloader\n') + 1);
+    const firstColumn = section
+      .slice(0, section.indexOf('\n### '))
+      .split('\n')
+      .filter((line) => line.startsWith('| '))
+      .map((line) => line.split('|')[1]!)
+      .join(' ');
+    for (const name of [...methods, ...optionNames]) expect(firstColumn, name).toMatch(new RegExp(`\\b${name}\\b`));
+  });
+
   it('lists every batching option with its default', () => {
     for (const [key, spec] of Object.entries(BATCHING_OPTIONS)) {
       const row = doc.split('\n').find((line) => line.startsWith('|') && line.includes(`\`${key}\``));

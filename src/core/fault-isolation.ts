@@ -91,7 +91,6 @@ export class BatchIsolation<O> {
       // Before giving up: an item that failed alone fails with its own error, not the last run's.
       const aloneError = failedAloneWith(part);
       if (aloneError !== undefined) {
-        this.failedAlone++;
         return { verdicts: [{ index: live[0] as number, error: aloneError }] };
       }
       if (this.modelFailing) {
@@ -132,6 +131,10 @@ export class BatchIsolation<O> {
           : undefined;
     if (failed !== undefined) {
       this.lastError = failed;
+      // Counted when it fails, not when its verdict leaves the stack: counted at the verdict, a
+      // third item that had failed alone was not seen yet, and a fourth ran (a batch of 4 all bad
+      // ran all four alone, where the rule stops after three).
+      if (run.length === 1) this.failedAlone++;
       this.stack.push({ indexes: run, failed, ranAlone: true });
       // This half holds a bad item; the other half is unknown again and is run first: it usually
       // passes, and its requests are answered without waiting for the search in this half.

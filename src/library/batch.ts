@@ -16,7 +16,7 @@ import {
 } from './batch-options.js';
 import { drainMsOf } from './close-options.js';
 import { type Drain, startDrain } from './drain.js';
-import { type CallOptions, invalidCallOptions, thrownAsError } from './call-errors.js';
+import { batchWords, type CallOptions, invalidCallOptions, thrownAsError } from './call-errors.js';
 import { InvalidOptionError, publicError } from './errors.js';
 import { CallOwner } from './call-owner.js';
 import { KeepAlive } from './keep-alive.js';
@@ -141,7 +141,7 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions<I> = 
       const refusal = refused[i];
       if (refusal === undefined) continue;
       keepAlive.leave();
-      (requests[i] as PendingCall<I, O>).reject(publicError(refusalError(batcher, refusal)));
+      (requests[i] as PendingCall<I, O>).reject(publicError(refusalError(batcher, refusal), batchWords));
     }
   };
   /** What the turn holds, offered: its joined calls, or with `itemCost` its costed ones. */
@@ -168,7 +168,7 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions<I> = 
     if (refused === undefined) return;
     const turnedAway = (refused.rest ?? request) as PendingCall<I, O>;
     keepAlive.leave(turnedAway.size);
-    turnedAway.failEach(() => publicError(refusalError(batcher, refused)));
+    turnedAway.failEach(() => publicError(refusalError(batcher, refused), batchWords));
   };
 
   /** A call without options that opens the turn's request. */
@@ -208,7 +208,7 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions<I> = 
     if (refused !== undefined) {
       watched?.stop();
       keepAlive.leave();
-      return rejected(pending, promise, publicError(refusalError(batcher, refused)));
+      return rejected(pending, promise, publicError(refusalError(batcher, refused), batchWords));
     }
     return promise;
   };

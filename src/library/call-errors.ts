@@ -37,6 +37,14 @@ export function thrownAsError(error: unknown): Error {
 }
 
 /**
+ * The error table's words as a `batch()` caller reads them: its model is the batch function. The
+ * breaker's refusal said "the model keeps failing" of a database query (a dataloader port's).
+ */
+export function batchWords(message: string): string {
+  return message.replace('the model keeps failing', 'the batch function keeps failing');
+}
+
+/**
  * The error a call that did not succeed rejects with. The function's own Error for this item (in
  * its slot, or thrown by a run that held it) is the rejection itself, as Ray's `@serve.batch` and
  * dataloader reject: wrapped in a ModelFailureError, a `NotFound` with its `statusCode` 404 was
@@ -57,6 +65,7 @@ export function failure<I, O>(outcome: Outcome<O>, request: PendingRequest<I, O>
           cause: error instanceof Thrown ? error.value : error,
         }),
     ),
+    batchWords,
   );
 }
 

@@ -538,6 +538,8 @@ describe('batch(): failures', () => {
     const refused = await rejection(down(3));
     expect(refused).toBeInstanceOf(CircuitOpenError);
     expect(refused).toMatchObject({ code: 'circuit_open', statusCode: 503, headers: { 'retry-after': '60' } });
+    // Its model is the batch function (a database query, say): "the model keeps failing" was serve's word.
+    expect((refused as Error).message).toMatch(/^the batch function keeps failing: its circuit breaker is open \(/);
     expect(runs).toBe(2);
     expect(down.stats().breaker).toBe('open');
   });

@@ -9,6 +9,7 @@ import type { BenchPlan } from './plan.js';
 import { percentDecoded } from './percent-decoded.js';
 import { parseConnectionsSweep } from './connections-sweep.js';
 import { parseSlo, parseSweep } from './sweep.js';
+import { DEFAULT_MAX_WINDOWS, DEFAULT_WINDOW_MS, type StabilityPlan } from './stability-rule.js';
 
 /** Where the request body comes from, resolved later (reading a file, probing the target). */
 export type BodySource = { kind: 'inline'; text: string } | { kind: 'file'; path: string } | { kind: 'none' };
@@ -21,6 +22,8 @@ export interface ValidatedBench {
   methodGiven: boolean;
   /** Whether the user set content-type (as an option or a header). */
   contentTypeGiven: boolean;
+  /** --stable: windows until three agree; undefined for one measured window of --duration. */
+  stability?: StabilityPlan | undefined;
 }
 
 /**
@@ -143,7 +146,37 @@ export function validateBench(
     insecureTls: o.insecure,
   };
   checkWorkerShares(plan, o.sweepConnections === undefined ? undefined : parseConnectionsSweep(o.sweepConnections));
-  return { plan, bodySource, methodGiven: explicit.method, contentTypeGiven: 'content-type' in headers };
+  const stability = stabilityOf(o, explicit.duration, stages !== undefined);
+  return { plan, bodySource, methodGiven: explicit.method, contentTypeGiven: 'content-type' in headers, stability };
+}
+
+/**
+ * `--stable PCT` and the two options that shape it. Each window is --window long, so --duration
+ * and --requests (which set one window's length) are refused beside it, as are stages (a ramp's
+ * windows differ by design) and the per-second outputs, which read one run's intervals.
+ */
+function stabilityOf(o: BenchOptionValues, durationGiven: boolean, withStages: boolean): StabilityPlan | undefined {
+  const pct = o.stable;
+  if (pct === undefined) {
+    const alone = 'with --stable PCT (windows until three agree)';
+    if (o.window !== undefined) invalid('--window', `${o.window} ms`, `${alone}: a single run lasts -d/--duration`);
+    if (o.maxWindows !== undefined) invalid('--max-windows', String(o.maxWindows), alone);
+    return undefined;
+  }
+  const why = (what: string) =>
+    `${what} with --stable: each window lasts --window (default ${DEFAULT_WINDOW_MS / 1000}s), up to --max-windows`;
+  if (durationGiven) invalid('--duration', `${o.duration} ms`, why('no -d/--duration'));
+  if (o.requests > 0) invalid('--requests', String(o.requests), why('no -n/--requests'));
+  if (withStages)
+    invalid('--stages', o.stages as string, "no --stages with --stable: a ramp's windows differ by design");
+  if (o.hdrLog !== undefined)
+    invalid('--hdr-log', o.hdrLog, 'no --hdr-log with --stable (each window is a run of its own)');
+  if (o.html !== undefined) invalid('--html', o.html, 'no --html with --stable (each window is a run of its own)');
+  return {
+    percentage: pct,
+    windowMs: o.window ?? DEFAULT_WINDOW_MS,
+    maxWindows: o.maxWindows ?? DEFAULT_MAX_WINDOWS,
+  };
 }
 
 /**

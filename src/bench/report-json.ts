@@ -1,6 +1,7 @@
 import * as hdr from 'hdr-histogram-js';
 import type { PercentilesMs } from '../core/latency-histogram.js';
 import type { BenchResult, ServerBreakdown } from './result.js';
+import type { Stability } from './stability-rule.js';
 import type { ThresholdResult } from './thresholds.js';
 
 /**
@@ -25,7 +26,10 @@ interface MergedFrom {
  * snake_case with its units, rounded, written once by `toBenchJson`. compare and merge read v1
  * reports too.
  */
-export type BenchJson = Omit<ReturnType<typeof toBenchJson>, 'schema' | 'body' | 'error_causes' | 'server'> & {
+export type BenchJson = Omit<
+  ReturnType<typeof toBenchJson>,
+  'schema' | 'body' | 'error_causes' | 'server' | 'stability'
+> & {
   schema: typeof BENCH_JSON_SCHEMA | 'batchline.bench/v1';
   /** Absent from reports written before bench recorded it. */
   body?: ReturnType<typeof toBenchJson>['body'];
@@ -33,6 +37,8 @@ export type BenchJson = Omit<ReturnType<typeof toBenchJson>, 'schema' | 'body' |
   error_causes?: ReturnType<typeof toBenchJson>['error_causes'];
   /** Absent from reports written before bench read the server's statistics. */
   server?: ReturnType<typeof toBenchJson>['server'];
+  /** Absent from reports written before --stable. */
+  stability?: ReturnType<typeof toBenchJson>['stability'];
   merged_from?: MergedFrom[];
 };
 
@@ -93,6 +99,8 @@ export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult
     send_lag_hdr: r.sendLagHdr ?? null,
     // The server's own split of the time over the window (its statistics extension), or null.
     server: r.server === undefined ? null : serverJson(r.server),
+    // --stable: every window, the three kept (the figures above) and whether they agreed; null without it.
+    stability: r.stability === undefined ? null : stabilityJson(r.stability),
     // Each threshold, whether it held, and the values judged.
     ...(thresholds.length === 0
       ? {}
@@ -159,6 +167,24 @@ export function parseBenchJson(text: string, name: string): BenchJson {
     }
   }
   return d as BenchJson;
+}
+
+function stabilityJson(s: Stability) {
+  // A spread without a mean to measure from (a window with no 2xx answer) is null: JSON has no Infinity.
+  const pct = (value: number): number | null => (Number.isFinite(value) ? round(value, 2) : null);
+  return {
+    percentage: s.percentage,
+    window_s: s.windowS,
+    max_windows: s.maxWindows,
+    settled: s.settled,
+    stopped: s.stopped,
+    kept: [...s.kept],
+    spread_pct: { throughput: pct(s.spread.throughputPct), p99: pct(s.spread.p99Pct) },
+    windows: s.windows.map((w) => ({
+      throughput_rps: round(w.throughputRps, 2),
+      p99_ms: w.p99Ms === undefined ? null : round(w.p99Ms, 3),
+    })),
+  };
 }
 
 function serverJson(s: ServerBreakdown) {

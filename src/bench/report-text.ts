@@ -1,6 +1,7 @@
 import type { PercentilesMs } from '../core/latency-histogram.js';
 import type { ErrorKind } from './error-kind.js';
 import { type BenchResult, latencySpanText, type ServerBreakdown } from './result.js';
+import type { Stability } from './stability-rule.js';
 
 /**
  * The summary a person reads after a run: what was run, throughput against the target, status
@@ -17,6 +18,7 @@ export function formatReport(r: BenchResult): string {
     `  ${load}; ${counted(r.connections, 'connection')}, pipelining ${r.pipelining}, ${counted(r.workers, 'worker')}; ` +
       `${fmtS(r.durationS)} measured after ${fmtS(r.warmupS)} warmup${r.seed === undefined ? '' : `; seed ${r.seed}`}`,
   );
+  if (r.stability !== undefined) lines.push('', ...stabilityLines(r.stability));
   lines.push('');
   lines.push('Throughput');
   const planned = r.plannedRateRps ?? 0;
@@ -90,6 +92,35 @@ function serverLines(s: ServerBreakdown, service: PercentilesMs): string[] {
       `  outside     ${fmtMs(service.mean - m.request)} ms of the mean service time (${fmtMs(service.mean)}) is outside the server's request time: the network, both sides' HTTP or gRPC, reading the request`,
     );
   return lines;
+}
+
+/**
+ * `--stable`: every window's answers a second and p99, the three kept (the figures of this
+ * report), and whether they agreed as perf_analyzer's rule asks.
+ */
+function stabilityLines(s: Stability): string[] {
+  const first = s.kept[0] ?? 0;
+  const last = s.kept.at(-1) ?? 0;
+  const spread = `req/s ±${fmtPct(s.spread.throughputPct)}, p99 ±${fmtPct(s.spread.p99Pct)} of their mean`;
+  const verdict = s.settled
+    ? `settled: windows ${first}-${last} agree within ${s.percentage}% (${spread})`
+    : s.stopped
+      ? `stopped before three windows agreed (the last ${s.kept.length}: ${spread})`
+      : `NOT SETTLED: windows ${first}-${last} lie beyond ${s.percentage}% (${spread})`;
+  const lines = [
+    'Stability',
+    `  windows     ${s.windows.length} of at most ${s.maxWindows}, ${fmtS(s.windowS)} each; ${verdict}`,
+    '  window  req/s  p99 ms',
+  ];
+  for (const [i, w] of s.windows.entries())
+    lines.push(
+      `  ${String(i + 1).padStart(6)}  ${fmtRate(w.throughputRps).padStart(5)}  ${(w.p99Ms === undefined ? '-' : fmtMs(w.p99Ms)).padStart(6)}${s.kept.includes(i + 1) ? '  kept' : ''}`,
+    );
+  return lines;
+}
+
+function fmtPct(value: number): string {
+  return Number.isFinite(value) ? `${value.toFixed(1)}%` : '-';
 }
 
 /** The latency table's columns, in order (`bench --help` names them). */

@@ -5,6 +5,7 @@ import { encodeHistogram, mergeEncoded } from './histogram-codec.js';
 import { scheduledEndMsOf, targetRateRps, type BenchMode, type BenchPlan } from './plan.js';
 import { addCounts, emptyCounts, isSuccessStatus, type EncodedInterval, type RecorderCounts } from './recorder.js';
 import { profileOf } from './schedule.js';
+import type { Stability } from './stability-rule.js';
 import type { ThreadOutcome } from './run-thread.js';
 import { meanOf, slopeOf, spanOf } from './trend.js';
 import {
@@ -109,6 +110,8 @@ export interface BenchResult {
   sendLagHdr: string | undefined;
   /** The server's own split of the time over the window, from its statistics extension; undefined when it has none. */
   server?: ServerBreakdown | undefined;
+  /** With --stable: every window measured, the three kept (the figures above) and whether they agreed. */
+  stability?: Stability | undefined;
 }
 
 /**

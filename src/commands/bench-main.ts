@@ -25,6 +25,9 @@ import {
   parseConnectionsSweep,
   runConnectionsSweep,
 } from '../bench/connections-sweep.js';
+import { csvReport } from '../bench/csv-report.js';
+import type { StabilityPlan } from '../bench/stability-rule.js';
+import { runStable } from '../bench/stable-windows.js';
 import { failedThresholds, formatThresholds, judgeThresholds } from '../bench/thresholds.js';
 import type { Objective } from '../options/objective.js';
 
@@ -44,6 +47,8 @@ export interface BenchOutputs {
   html?: string | undefined;
   /** The command as typed, for the page's footer. */
   commandLine?: string;
+  /** --csv: perf_analyzer's -f file, a row per run or sweep step. */
+  csv?: string | undefined;
 }
 
 export interface BenchIo {
@@ -64,6 +69,7 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
   await checkOutputPath(outputs.html, '--html');
   await checkOutputPath(outputs.json, '--json');
   await checkOutputPath(outputs.hdrLog, '--hdr-log');
+  await checkOutputPath(outputs.csv, '--csv');
   await checkHostResolves(validated.plan.url);
   if (validated.plan.insecureTls !== true) await checkCertificate(validated.plan.url, validated.plan.timeoutMs);
   const plan = {
@@ -80,7 +86,18 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
   const stop = io.stop ?? new AbortController();
   const untrap = io.stop === undefined ? trapBenchInterrupt(stop, io.stderr) : () => {};
   try {
-    await runPlan(plan, { sweepRates, sweepConnections, slo, outputs, io, text, stop, dashboard, showProgress });
+    await runPlan(plan, {
+      sweepRates,
+      sweepConnections,
+      slo,
+      outputs,
+      io,
+      text,
+      stop,
+      dashboard,
+      showProgress,
+      stability: validated.stability,
+    });
   } finally {
     untrap();
   }
@@ -94,6 +111,8 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
 function checkStdoutOutputs(outputs: BenchOutputs): void {
   if (outputs.json === '-' && outputs.hdrLog === '-')
     throw new BatchlineError('INVALID_OPTION', '--json - and --hdr-log -: only one of them can go to stdout');
+  if (outputs.csv === '-')
+    throw new BatchlineError('INVALID_OPTION', "--csv: got '-', expected a file's path (as perf_analyzer's -f)");
   if (outputs.html === '-')
     throw new BatchlineError(
       'INVALID_OPTION',
@@ -136,6 +155,8 @@ interface RunContext {
   stop: AbortController;
   dashboard: boolean;
   showProgress: boolean;
+  /** --stable: each run (or sweep step) is windows until three agree. */
+  stability: StabilityPlan | undefined;
 }
 
 /** Runs the plan (or each step of a sweep) and writes the summary and the files asked for. */
@@ -180,13 +201,29 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
     }
   };
   const commandLine = outputs.commandLine ?? 'batchline bench';
+  const stability = context.stability;
+  // With --stable a run (or a sweep's step) is windows until the last three agree, joined.
+  const measure = async (stepPlan: BenchPlan): Promise<{ result: BenchResult; hdr: string }> => {
+    if (stability === undefined) return runOne(stepPlan);
+    const result = await runStable(
+      stepPlan,
+      stability,
+      async (windowPlan) => (await runOne(windowPlan)).result,
+      (figures, index) =>
+        text.write(
+          `window ${index + 1}/${stability.maxWindows}: ${figures.throughputRps.toFixed(1)} answered/s, p99 ${figures.p99Ms === undefined ? '-' : figures.p99Ms.toFixed(2)} ms\n`,
+        ),
+      stop.signal,
+    );
+    return { result, hdr: '' };
+  };
 
   if (sweepRates !== undefined && slo !== undefined) {
     const results = await runSweep(
       plan,
       sweepRates,
       async (stepPlan) => {
-        const { result, hdr } = await runOne(stepPlan);
+        const { result, hdr } = await measure(stepPlan);
         if (outputs.hdrLog !== undefined)
           await writeOutput(stepLogPath(outputs.hdrLog, `${stepPlan.rateRps}rps`), hdr, io);
         return result;
@@ -210,7 +247,9 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
     }
     if (page !== undefined && outputs.html !== undefined)
       await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine);
+    if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport(results));
     refuseIfNothingSucceeded(results);
+    refuseIfNotSettled(results);
     return;
   }
 
@@ -219,7 +258,7 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       plan,
       sweepConnections,
       async (stepPlan) => {
-        const { result, hdr } = await runOne(stepPlan);
+        const { result, hdr } = await measure(stepPlan);
         if (outputs.hdrLog !== undefined)
           await writeOutput(stepLogPath(outputs.hdrLog, `c${stepPlan.connections}`), hdr, io);
         return result;
@@ -237,24 +276,30 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       await writeOutput(outputs.json, `${JSON.stringify(connectionsSweepJson(results, slo), null, 2)}\n`, io);
     if (page !== undefined && outputs.html !== undefined)
       await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine, 'connections');
+    if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport(results));
     refuseIfNothingSucceeded(results);
+    refuseIfNotSettled(results);
     return;
   }
 
-  const { result, hdr } = await runOne(plan);
+  const { result, hdr } = await measure(plan);
   const thresholds = judgeThresholds(outputs.thresholds ?? [], result);
   text.write(formatReport(result));
   if (thresholds.length > 0) text.write(formatThresholds(thresholds));
   if (outputs.json !== undefined)
     await writeOutput(outputs.json, `${JSON.stringify(toBenchJson(result, thresholds), null, 2)}\n`, io);
   if (outputs.hdrLog !== undefined) await writeOutput(outputs.hdrLog, hdr, io);
+  if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport([result]));
   const only = recorded[0];
   if (page !== undefined && outputs.html !== undefined && only !== undefined)
     await page.writeBenchHtml(outputs.html, only, commandLine);
   const nothing = nothingSucceeded(result);
   const failed = failedThresholds(thresholds);
-  // A run that measured nothing is 1, whatever its thresholds say: the setup, not the server's figures.
+  const unsettled = notSettled([result]);
+  // A run that measured nothing, or whose windows never agreed, is 1 whatever its thresholds say:
+  // the measurement, not the server's figures, failed.
   if (nothing !== undefined) throw new ExitWithCode(1, [nothing, ...failed].join('\n'));
+  if (unsettled !== undefined) throw new ExitWithCode(1, [unsettled, ...failed].join('\n'));
   if (failed.length > 0) throw new ExitWithCode(THRESHOLDS_FAILED_EXIT, failed.join('\n'));
 }
 
@@ -288,6 +333,26 @@ function refuseIfNothingSucceeded(results: readonly BenchResult[]): void {
   const failures = results.map(nothingSucceeded);
   if (failures.length > 0 && failures.every((f) => f !== undefined))
     throw new ExitWithCode(1, 'batchline bench: no request succeeded in any step');
+}
+
+/**
+ * perf_analyzer's "Failed to obtain stable measurement": exit 1 (its own status, 2, is bench's
+ * invalid option), after the figures were printed and written. A run the user stopped is not one.
+ */
+function notSettled(results: readonly BenchResult[]): string | undefined {
+  const failed = results.filter((r) => r.stability !== undefined && !r.stability.settled && !r.stability.stopped);
+  if (failed.length === 0) return undefined;
+  const s = failed[0]?.stability as NonNullable<BenchResult['stability']>;
+  const what =
+    results.length === 1
+      ? 'the run'
+      : `${failed.length} of ${results.length} steps (${failed.map((r) => (r.mode === 'open' ? `${r.targetRateRps} req/s` : counted(r.connections, 'connection'))).join(', ')})`;
+  return `batchline bench: failed to obtain a stable measurement: ${what} did not settle within ${s.maxWindows} windows of ${s.windowS} s (--stable ${s.percentage}); try a longer --window or more --max-windows`;
+}
+
+function refuseIfNotSettled(results: readonly BenchResult[]): void {
+  const unsettled = notSettled(results);
+  if (unsettled !== undefined) throw new ExitWithCode(1, unsettled);
 }
 
 /** Why a run proves nothing about the server: not one request got a 2xx answer. */

@@ -8,9 +8,11 @@ const USERS =
 const BODY_FILE = "bench's is --body @file (a .jsonl file: one body per line, cycled)";
 const REQUEST_FILE =
   "bench's is --body @request.json, the Open Inference Protocol's JSON request as POST /v2/models/NAME/infer takes it (over grpc:// too; a .jsonl file: one request a line, cycled)";
-const ONE_WINDOW =
-  'bench measures one window, -d / --duration after --warmup, instead of repeating windows until they agree';
-const REPORT_FILE = 'bench writes --json FILE (every figure, with the whole histograms) and --html FILE';
+const WINDOWS_RULE =
+  'windows of --window (5s by default) after --warmup until the last three agree within PCT % of their mean on req/s and p99, up to --max-windows (10)';
+const WINDOWS = `bench's is --stable PCT: ${WINDOWS_RULE}`;
+const REPORT_FILE =
+  "bench's is --csv FILE (perf_analyzer's columns, latencies in µs, then bench's own); --json FILE has every figure with the whole histograms";
 
 /**
  * Flags of wrk, wrk2, k6, hey, ab and perf_analyzer that `bench` has under another name, or does without: a user
@@ -36,7 +38,7 @@ const OTHER_TOOLS_FLAGS: Record<string, string> = {
   '-q': "-q is hey's rate per worker: bench's is -R / --rate, the total rate in req/s",
   '-m': "-m is hey's method (bench's is --method) or perf_analyzer's model (bench's URL names it: /v2/models/NAME/infer, grpc://host:port/models/NAME)",
   '-D': `-D is hey's body file: ${BODY_FILE}`,
-  '-p': `-p is ab's body file (${BODY_FILE}) or perf_analyzer's measurement interval (${ONE_WINDOW})`,
+  '-p': `-p is ab's body file (${BODY_FILE}) or perf_analyzer's measurement interval (bench's is --window D with --stable PCT)`,
   '-T': "-T is ab's content type or wrk's timeout: bench's are --content-type and --timeout",
   '-o': "-o is k6's --out: bench writes --json FILE (the summary, with the whole histograms), --hdr-log FILE (per second) and --html FILE",
   '--out':
@@ -53,11 +55,15 @@ const OTHER_TOOLS_FLAGS: Record<string, string> = {
   '-b': "-b is perf_analyzer's batch size: bench sends the --body you give, so a request of 4 rows is a body whose inputs have shape [4, …]; the Server section counts inferences by rows",
   '--shape': `--shape is perf_analyzer's: bench makes up a body only for inputs of fixed shape; for a free dimension, ${REQUEST_FILE}`,
   '--input-data': `--input-data is perf_analyzer's: ${REQUEST_FILE}`,
-  '--measurement-interval': `--measurement-interval is perf_analyzer's: ${ONE_WINDOW}`,
-  '--measurement-mode': `--measurement-mode is perf_analyzer's: ${ONE_WINDOW}, or -n / --requests N`,
+  '--measurement-interval': `--measurement-interval is perf_analyzer's: bench's is --window D, with --stable PCT (${WINDOWS_RULE})`,
+  '--measurement-mode':
+    "--measurement-mode is perf_analyzer's: bench's windows are of time (--window D with --stable PCT); for a run of N requests, -n / --requests N",
+  '--measurement-request-count':
+    "--measurement-request-count is perf_analyzer's: bench's windows are of time (--window D with --stable PCT); for a run of N requests, -n / --requests N",
+  '--max-trials': `--max-trials is perf_analyzer's: bench's is --max-windows N with --stable PCT (${WINDOWS_RULE})`,
   '--percentile':
-    "--percentile is perf_analyzer's stabilisation percentile: bench does not repeat windows until stable; it prints p50 to p99.9 always, --slo and --threshold judge any of them, and an open loop's trend line says whether the server kept up",
-  '--stability-percentage': `--stability-percentage is perf_analyzer's: ${ONE_WINDOW}; an open loop's trend line says whether the server kept up`,
+    "--percentile is perf_analyzer's stabilisation percentile: bench's --stable PCT judges the 2xx latency's p99 (and req/s); it prints p50 to p99.9 always, and --slo and --threshold judge any of them",
+  '--stability-percentage': `--stability-percentage is perf_analyzer's: ${WINDOWS}`,
   '-f': `-f is perf_analyzer's CSV file: ${REPORT_FILE}`,
   '--latency-report-file': `--latency-report-file is perf_analyzer's: ${REPORT_FILE}`,
   '--collect-metrics':

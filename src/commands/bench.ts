@@ -37,6 +37,8 @@ Examples:
   batchline bench -R 300 --threshold 'p95<50ms' --threshold 'errors<1%' <url>   exit 99 when one fails, as k6
   batchline bench -R 300 --threshold "http_req_duration: ['p(95)<50']" <url>      k6's thresholds read as they are
   batchline bench --body @inputs.jsonl <url>                        one body per line, cycled
+  batchline bench --stable 10 --window 5s -c 4 <url>               windows until three agree within 10% (perf_analyzer's stabilisation)
+  batchline bench --sweep-connections 1..8/1 --stable 10 --csv results.csv <url>  perf_analyzer's -f CSV, a row a step
   batchline bench --json run.json --hdr-log run.hlog <url>
   batchline bench --rate 300 --duration 30s --html report.html <url>
   batchline bench compare before.json after.json
@@ -64,6 +66,7 @@ Examples:
           json: options.json,
           hdrLog: options.hdrLog,
           html: options.html,
+          csv: options.csv,
           sweep: options.sweep,
           sweepConnections: options.sweepConnections,
           slo: options.slo,

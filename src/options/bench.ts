@@ -198,6 +198,39 @@ export const BENCH_OPTIONS = {
     description:
       "closed-loop steps, one per number of connections, each --duration long (perf_analyzer's --concurrency-range): C1,C2,... or FROM..TO/STEP such as 1..16/2; not with -c, --rate, --stages or --sweep",
   },
+  stable: {
+    kind: 'number',
+    flag: 'stable',
+    default: undefined,
+    min: 0.1,
+    max: 100,
+    description:
+      "measure windows of --window after the warm-up until the last three agree within this percentage of their mean on req/s and p99 (perf_analyzer's --stability-percentage, 10 there), up to --max-windows; the figures are those three windows'; exit 1 when they never agree",
+  },
+  window: {
+    kind: 'duration',
+    flag: 'window',
+    default: undefined,
+    minMs: 1,
+    maxMs: 3_600_000,
+    description:
+      "with --stable: the length of one measured window (perf_analyzer's --measurement-interval; default 5s)",
+  },
+  maxWindows: {
+    kind: 'int',
+    flag: 'max-windows',
+    default: undefined,
+    min: 3,
+    max: 1000,
+    description: "with --stable: the most windows measured before giving up (perf_analyzer's --max-trials; default 10)",
+  },
+  csv: {
+    kind: 'string',
+    flag: 'csv',
+    default: undefined,
+    description:
+      "write a CSV file as perf_analyzer's -f does: a row per run or sweep step, its columns (latencies in µs) then bench's own",
+  },
   slo: {
     kind: 'string',
     flag: 'slo',

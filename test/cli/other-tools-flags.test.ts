@@ -27,14 +27,17 @@ describe('bench and the flags of wrk, wrk2, k6, hey, ab and perf_analyzer', () =
     expect(hint('-x')).toContain('/versions/V');
     expect(hint('--shape')).toContain('--body @request.json');
     expect(hint('--input-data')).toContain('--body @request.json');
-    expect(hint('--measurement-interval')).toContain('-d / --duration');
-    expect(hint('--percentile=95')).toContain('trend');
-    expect(hint('-f')).toContain('--json FILE');
+    expect(hint('--measurement-interval')).toContain('--window D, with --stable PCT');
+    expect(hint('--stability-percentage=5')).toContain("bench's is --stable PCT");
+    expect(hint('--max-trials')).toContain('--max-windows N');
+    expect(hint('--measurement-request-count')).toContain('-n / --requests N');
+    expect(hint('--percentile=95')).toContain('p99');
+    expect(hint('-f')).toContain("bench's is --csv FILE");
     expect(hint('--collect-metrics')).toContain('Server');
     expect(hint('-m')).toMatch(/hey's method.*perf_analyzer's model/);
     expect(hint('-u')).toMatch(/k6's virtual users.*perf_analyzer's server/);
     expect(hint('-i')).toMatch(/k6's iterations.*grpc:\/\//);
-    expect(hint('-p')).toMatch(/ab's body file.*perf_analyzer's measurement interval/);
+    expect(hint('-p')).toMatch(/ab's body file.*perf_analyzer's measurement interval.*--window D/);
   });
 
   it('says nothing of a flag no other tool has, nor outside bench runs', () => {

@@ -18,7 +18,7 @@
  *   starts or the guide ends; a serve in the foreground ("terminal 1") is another shell and does
  *   not see the variables the guide set (`MODEL=…`), one started with `&` does;
  * - bench runs for 1 s with no warm-up where the guide gives a longer `-d`/`--duration` or none
- *   (its default is 10 s), each `--stages` stage lasts 1 s (a warm-up as long as a 1 s run would
+ *   (its default is 10 s) and no `--stable` (whose windows the guide sets), each `--stages` stage lasts 1 s (a warm-up as long as a 1 s run would
  *   leave its sends queued behind the warm-up's), and profile times 10
  *   runs of each batch size (after 2) and its real serve for 1 s: the test checks that the
  *   commands run and what the code decides, not figures that take time to settle;
@@ -51,7 +51,8 @@ export function adapt(command: DocCommand, served?: { port: number; guidePort: n
     text = text.replace(/(\s--stages\s+['"]?)([^'"\s]+)/, (_all, flag: string, stages: string) => {
       return flag + stages.replace(/[^,:]+:/g, '1s:');
     });
-    const bounded = /\s(?:-d|--duration|-n|--requests|--stages)\s/.test(text);
+    // --stable's windows bound it (and refuse -d); its --window and --max-windows are the guide's.
+    const bounded = /\s(?:-d|--duration|-n|--requests|--stages|--stable)\s/.test(text);
     text = text.replace(/\bbatchline\s+bench\b/, `batchline bench --warmup 0${bounded ? '' : ' -d 1'}`);
   }
   if (/\bbatchline\s+profile\b/.test(text) && !/--serve-duration|--repetitions|--warmup/.test(text)) {

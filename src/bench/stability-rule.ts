@@ -1,0 +1,75 @@
+/** Windows that must agree, as perf_analyzer's stability window of three measurements. */
+export const AGREEING_WINDOWS = 3;
+/** perf_analyzer's --measurement-interval default. */
+export const DEFAULT_WINDOW_MS = 5000;
+/** perf_analyzer's --max-trials default. */
+export const DEFAULT_MAX_WINDOWS = 10;
+
+/** `--stable PCT`: windows of `windowMs` until the last three agree within `percentage` %, up to `maxWindows`. */
+export interface StabilityPlan {
+  percentage: number;
+  windowMs: number;
+  maxWindows: number;
+}
+
+/** What one window measured that the rule judges. */
+export interface WindowFigures {
+  /** Answers (any status) inside the window, per second of it. */
+  throughputRps: number;
+  /** p99 of the 2xx latency, ms; undefined when the window had no 2xx answer. */
+  p99Ms: number | undefined;
+}
+
+/** How far the kept windows lie from their mean, each figure's largest distance in % of it. */
+export interface WindowSpread {
+  throughputPct: number;
+  /** Infinity when a kept window had no 2xx answer (no p99 to agree on). */
+  p99Pct: number;
+}
+
+/** Every window measured, which were kept, and whether they agreed: a result's `stability`. */
+export interface Stability {
+  percentage: number;
+  windowS: number;
+  maxWindows: number;
+  windows: WindowFigures[];
+  /** 1-based numbers of the windows the figures are of: the last three (fewer when stopped early). */
+  kept: number[];
+  spread: WindowSpread;
+  settled: boolean;
+  /** The user stopped the run before the windows agreed (not a failure to settle). */
+  stopped: boolean;
+}
+
+/** Each figure's largest distance from the windows' mean, in % of that mean. */
+export function spreadOf(windows: readonly WindowFigures[]): WindowSpread {
+  const spread = (values: readonly (number | undefined)[]): number => {
+    if (values.some((v) => v === undefined)) return Number.POSITIVE_INFINITY;
+    const numbers = values as number[];
+    const mean = numbers.reduce((sum, v) => sum + v, 0) / numbers.length;
+    if (!(mean > 0)) return Number.POSITIVE_INFINITY;
+    return (Math.max(...numbers.map((v) => Math.abs(v - mean))) / mean) * 100;
+  };
+  return {
+    throughputPct: spread(windows.map((w) => w.throughputRps)),
+    p99Pct: spread(windows.map((w) => w.p99Ms)),
+  };
+}
+
+/**
+ * perf_analyzer's rule: the last three windows agree when each one's throughput and latency lie
+ * within `percentage` % of the three's mean, and none answered nothing.
+ */
+export function windowsAgree(windows: readonly WindowFigures[], percentage: number): boolean {
+  if (windows.length < AGREEING_WINDOWS) return false;
+  const last = windows.slice(-AGREEING_WINDOWS);
+  if (last.some((w) => !(w.throughputRps > 0))) return false;
+  const spread = spreadOf(last);
+  return spread.throughputPct <= percentage && spread.p99Pct <= percentage;
+}
+
+/** perf_analyzer's "Failed to obtain stable measurement", with how far apart the last windows were. */
+export function notSettledText(s: Stability): string {
+  const pct = (value: number): string => (Number.isFinite(value) ? `${value.toFixed(1)}%` : 'no 2xx answer');
+  return `did not settle: the last ${s.kept.length} of ${s.windows.length} windows of ${s.windowS} s lie up to ${pct(s.spread.throughputPct)} (req/s) and ${pct(s.spread.p99Pct)} (p99) from their mean, over the ${s.percentage}% --stable allows; the figures are those windows', not a stable measurement: try a longer --window or more --max-windows`;
+}

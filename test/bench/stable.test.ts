@@ -1,0 +1,163 @@
+import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import { spreadOf, windowsAgree } from '../../src/bench/stability-rule.js';
+import { benchMain, type BenchOutputs } from '../../src/commands/bench-main.js';
+import { ExitWithCode } from '../../src/errors.js';
+import { validated } from './plan-helper.js';
+import { fixedDelayServer, startServer, type TestServer } from './servers.js';
+import { TextSink } from './text-sink.js';
+
+let close: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+});
+
+const outputs: BenchOutputs = { json: '-', hdrLog: undefined, sweep: undefined, slo: 'p99<5s', quiet: true };
+
+/** A --stable run as the CLI makes it: the JSON on stdout, the text on stderr, and how it ended. */
+async function stableRun(url: string, raw: Record<string, string>, more: Partial<BenchOutputs> = {}) {
+  const stdout = new TextSink();
+  const stderr = new TextSink();
+  let exit: ExitWithCode | undefined;
+  try {
+    await benchMain(validated(url, { warmup: '0', ...raw }), { ...outputs, ...more }, { stdout, stderr, env: {} });
+  } catch (error) {
+    if (!(error instanceof ExitWithCode)) throw error;
+    exit = error;
+  }
+  return { report: more.json === undefined ? JSON.parse(stdout.text) : undefined, text: stderr.text, exit };
+}
+
+/**
+ * Answers every request of a connection after one delay, and alternates the delay from one
+ * connection to the next: bench opens fresh connections for each window, so with -c 1 its
+ * windows alternate between fast and slow, and never agree.
+ */
+function alternatingServer(fastMs: number, slowMs: number): Promise<TestServer> {
+  const delays = new WeakMap<Socket, number>();
+  let connections = 0;
+  return startServer((req, res, arrivedMs) => {
+    let delayMs = delays.get(req.socket);
+    // Only the load's connections count: bench's probe of the server asks other paths first.
+    if (delayMs === undefined && req.url !== '/infer') delayMs = 0;
+    if (delayMs === undefined) {
+      delayMs = connections++ % 2 === 0 ? fastMs : slowMs;
+      delays.set(req.socket, delayMs);
+    }
+    const finish = (): void => {
+      if (performance.now() - arrivedMs >= (delayMs as number)) res.end('ok');
+      else setImmediate(finish);
+    };
+    setTimeout(finish, Math.max(0, delayMs - 1));
+  });
+}
+
+describe("--stable: perf_analyzer's rule", () => {
+  it('keeps the last three windows when each lies within the percentage of their mean, on req/s and p99', () => {
+    const w = (throughputRps: number, p99Ms: number | undefined) => ({ throughputRps, p99Ms });
+    expect(windowsAgree([w(100, 10), w(105, 10.5)], 10)).toBe(false);
+    expect(windowsAgree([w(50, 90), w(100, 10), w(105, 10.5), w(95, 9.6)], 10)).toBe(true);
+    // 100, 100, 125: the mean is 108.3 and 125 lies 15.4 % above it.
+    expect(windowsAgree([w(100, 10), w(100, 10), w(125, 10)], 10)).toBe(false);
+    expect(windowsAgree([w(100, 10), w(100, 10), w(125, 10)], 16)).toBe(true);
+    expect(windowsAgree([w(100, 10), w(100, 10), w(100, 13)], 10)).toBe(false);
+    // A window that answered nothing, or nothing 2xx, never agrees.
+    expect(windowsAgree([w(0, 10), w(0, 10), w(0, 10)], 10)).toBe(false);
+    expect(windowsAgree([w(100, 10), w(100, undefined), w(100, 10)], 10)).toBe(false);
+    expect(spreadOf([w(100, 10), w(100, 10), w(125, 10)]).throughputPct).toBeCloseTo(15.38, 2);
+  });
+});
+
+describe('--stable: windows until three agree', () => {
+  it('stops at the first three windows that agree and reports those three', async () => {
+    const server = await fixedDelayServer(10);
+    close = server.close;
+    const { report, text, exit } = await stableRun(`${server.url}infer`, {
+      connections: '1',
+      stable: '50',
+      window: '400ms',
+    });
+    expect(exit).toBeUndefined();
+    const s = report.stability;
+    expect(s).toMatchObject({ percentage: 50, window_s: 0.4, max_windows: 10, settled: true, stopped: false });
+    expect(s.windows.length).toBeGreaterThanOrEqual(3);
+    const n = s.windows.length;
+    expect(s.kept).toEqual([n - 2, n - 1, n]);
+    // The figures are the kept windows' joined: their length, and their answers over it.
+    expect(report.duration_s).toBeCloseTo(1.2, 1);
+    const kept = s.windows.slice(-3);
+    const meanRate = kept.reduce((sum: number, w: { throughput_rps: number }) => sum + w.throughput_rps, 0) / 3;
+    expect(report.throughput_rps).toBeCloseTo(meanRate, 0);
+    expect(report.latency_ms.p50).toBeGreaterThanOrEqual(10);
+    expect(text).toMatch(
+      /Stability\n {2}windows {5}\d+ of at most 10, 0\.4s each; settled: windows \d+-\d+ agree within 50%/,
+    );
+  });
+
+  it("says it did not settle and exits 1 when the windows keep disagreeing, as perf_analyzer's 'Failed to obtain stable measurement'", async () => {
+    const server = await alternatingServer(1, 30);
+    close = server.close;
+    const { report, text, exit } = await stableRun(`${server.url}infer`, {
+      connections: '1',
+      stable: '20',
+      window: '250ms',
+      maxWindows: '4',
+    });
+    expect(report.stability).toMatchObject({ settled: false, stopped: false, kept: [2, 3, 4], max_windows: 4 });
+    expect(report.stability.windows).toHaveLength(4);
+    const p99s = report.stability.windows.map((w: { p99_ms: number }) => w.p99_ms);
+    for (let i = 1; i < p99s.length; i++)
+      expect(Math.max(p99s[i - 1], p99s[i]) / Math.min(p99s[i - 1], p99s[i])).toBeGreaterThan(2);
+    expect(report.warnings[0]).toMatch(/^did not settle: the last 3 of 4 windows of 0.25 s lie up to/);
+    expect(text).toContain('NOT SETTLED: windows 2-4 lie beyond 20%');
+    expect(exit?.exitCode).toBe(1);
+    expect(exit?.message).toBe(
+      'batchline bench: failed to obtain a stable measurement: the run did not settle within 4 windows of 0.25 s (--stable 20); try a longer --window or more --max-windows',
+    );
+  });
+
+  it('measures each open-loop window from the intended sends, and each step of a sweep', async () => {
+    const server = await fixedDelayServer(5);
+    close = server.close;
+    const { report, exit } = await stableRun(
+      `${server.url}infer`,
+      { sweep: '40,80', stable: '100', window: '300ms', maxWindows: '6' },
+      { sweep: '40,80' },
+    );
+    expect(exit).toBeUndefined();
+    expect(report.schema).toBe('batchline.bench-sweep/v1');
+    for (const [i, step] of report.steps.entries()) {
+      expect(step.mode).toBe('open');
+      expect(step.target_rate_rps).toBe([40, 80][i]);
+      expect(step.stability.settled).toBe(true);
+      expect(step.duration_s).toBeCloseTo(0.9, 1);
+      expect(step.send_lag_ms).not.toBeNull();
+    }
+  });
+});
+
+describe('--stable: what it combines with', () => {
+  const refused = (raw: Record<string, string>) => () => validated('http://127.0.0.1:1/', raw);
+  it('refuses --window and --max-windows without it, and what sets a window otherwise beside it (exit 2)', () => {
+    expect(refused({ window: '2s' })).toThrow("--window: got '2000 ms', expected with --stable PCT");
+    expect(refused({ maxWindows: '5' })).toThrow("--max-windows: got '5', expected with --stable PCT");
+    expect(refused({ stable: '10', duration: '5s' })).toThrow(
+      "--duration: got '5000 ms', expected no -d/--duration with --stable: each window lasts --window (default 5s), up to --max-windows",
+    );
+    expect(refused({ stable: '10', requests: '100' })).toThrow("--requests: got '100', expected no -n/--requests");
+    expect(refused({ stable: '10', stages: '5s:100' })).toThrow(
+      "--stages: got '5s:100', expected no --stages with --stable",
+    );
+    expect(refused({ stable: '10', hdrLog: 'run.hlog' })).toThrow("--hdr-log: got 'run.hlog', expected no --hdr-log");
+    expect(refused({ stable: '10', html: 'run.html' })).toThrow("--html: got 'run.html', expected no --html");
+    expect(refused({ stable: '0' })).toThrow('--stable');
+    expect(refused({ stable: '10', maxWindows: '2' })).toThrow('--max-windows');
+    expect(validated('http://127.0.0.1:1/', { stable: '10' }).stability).toEqual({
+      percentage: 10,
+      windowMs: 5000,
+      maxWindows: 10,
+    });
+  });
+});

@@ -1,7 +1,9 @@
 import client from 'prom-client';
 import type { Batcher } from '../core/batcher.js';
-import type { Batch, BatcherObserver, OutcomeKind, PendingRequest } from '../core/types.js';
+import { zeroCounts } from '../core/batcher-options.js';
+import type { Batch, BatcherObserver, Outcome, PendingRequest } from '../core/types.js';
 import { ERROR_TABLE, REJECTION_REASONS } from '../errors.js';
+import { blamesClientInput } from '../model/item-failure.js';
 import { HistogramFamily, type BucketHistogram } from './bucket-histogram.js';
 import { registerEventLoopLag } from './event-loop-lag.js';
 import { processMetrics } from './process-metrics.js';
@@ -9,18 +11,11 @@ import type { ResponsesByTransport, Transport } from './answer-counters.js';
 import type { ConnectionRefusalReason, Listener } from './connection-refusals.js';
 import type { InstanceState, ModelHealth } from '../model/instance-health.js';
 import type { RequestsInFlight } from './requests-in-flight.js';
+import { servedOutcomes } from './served-outcomes.js';
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-/** Every outcome, by a record so that a kind added to the core fails to compile until it is exported. */
-const OUTCOME_KINDS: Record<OutcomeKind, true> = {
-  ok: true,
-  timeout: true,
-  error: true,
-  cancelled: true,
-  shutdown: true,
-  unavailable: true,
-};
-const OUTCOMES = Object.keys(OUTCOME_KINDS) as OutcomeKind[];
+/** The outcomes `batchline_requests_total` exports: every one the batcher counts, and `client_error`. */
+const OUTCOMES = Object.keys(servedOutcomes(zeroCounts().outcomes, 0)) as (keyof ReturnType<typeof servedOutcomes>)[];
 const BREAKER_STATES = ['closed', 'half_open', 'open'] as const;
 /** The states of a served version's instances (`closed` is a version being removed). */
 const INSTANCE_STATES: readonly InstanceState[] = ['up', 'loading', 'restarting', 'stuck'];
@@ -42,7 +37,7 @@ export interface MeteredVersion {
   >;
   readonly metrics: Pick<
     VersionMetrics<unknown, unknown>,
-    'labels' | 'rejections' | 'rejectedRequests' | 'outputsTooLarge'
+    'labels' | 'rejections' | 'rejectedRequests' | 'outputsTooLarge' | 'clientErrors'
   >;
   /** The served model's own version label (`toy-logistic-v1`), for `batchline_model_info`. */
   readonly modelVersionLabel: string;
@@ -66,6 +61,8 @@ export class VersionMetrics<I, O> implements BatcherObserver<I, O> {
   rejectedRequests = 0;
   /** Answers refused because the output passed --max-output-elements (the batcher counted them ok). */
   outputsTooLarge = 0;
+  /** Rows that ended `error` because a code model's Error blamed their input (answered 4xx): `client_error`, not `error`. */
+  clientErrors = 0;
 
   private readonly batchSize: BucketHistogram;
   private readonly requestDuration: BucketHistogram;
@@ -100,9 +97,9 @@ export class VersionMetrics<I, O> implements BatcherObserver<I, O> {
   }
 
   /**
-   * Every request of `batch` answered ok at once. With this and `requestAnswered` (and no
-   * `requestFinished`), serve's batcher answers an all-ok batch in one walk (answers.ts), with
-   * no Outcome object and no walk of the observers a request.
+   * Every request of `batch` answered ok at once. With this and `requestAnswered`, serve's
+   * batcher answers an all-ok batch in one walk (answers.ts), with no Outcome object and no walk
+   * of the observers a request (`requestFinished` is told of the other outcomes only).
    */
   batchAnswered(batch: Batch<I, O>, nowMs: number): void {
     const requests = batch.requests;
@@ -112,6 +109,11 @@ export class VersionMetrics<I, O> implements BatcherObserver<I, O> {
   /** One request answered ok (the duration histogram is of successful requests: no other outcome is told of). */
   requestAnswered(request: PendingRequest<I, O>, _output: O, nowMs: number): void {
     this.requestDuration.observe((nowMs - request.arrivalAtMs) / 1000);
+  }
+
+  /** A request that ended otherwise than ok: counted apart when the model blamed its input. */
+  requestFinished(request: PendingRequest<I, O>, outcome: Outcome<O>): void {
+    if (outcome.kind === 'error' && blamesClientInput(outcome.error)) this.clientErrors += request.size;
   }
 }
 
@@ -171,14 +173,14 @@ export class ServeMetrics {
     });
     new client.Counter({
       name: 'batchline_requests_total',
-      help: 'Rows (items) by their outcome in the batcher: a request of N rows (/v2 shape [N, ...], V1 N instances) counts N; rejected counts refused requests.',
+      help: "Rows (items) by their outcome in the batcher: a request of N rows (/v2 shape [N, ...], V1 N instances) counts N; client_error counts rows a code model's Error blamed on their input (4xx), error the other failed rows (5xx); rejected counts refused requests.",
       labelNames: [...labelNames, 'outcome'],
       registers: [registry],
       collect() {
         this.reset();
         for (const v of versions()) {
-          for (const outcome of OUTCOMES)
-            this.inc({ ...v.metrics.labels, outcome }, v.batcher.counts.outcomes[outcome]);
+          const outcomes = servedOutcomes(v.batcher.counts.outcomes, v.metrics.clientErrors);
+          for (const outcome of OUTCOMES) this.inc({ ...v.metrics.labels, outcome }, outcomes[outcome]);
           this.inc({ ...v.metrics.labels, outcome: 'rejected' }, v.metrics.rejectedRequests);
         }
       },

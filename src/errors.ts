@@ -346,14 +346,6 @@ export class BatchlineError extends Error {
   }
 }
 
-/** A body sent with a Content-Encoding (gzip, br, …): batchline reads plain JSON only (RFC 7694: 415). */
-export function unsupportedEncoding(encoding: string): BatchlineError {
-  return new BatchlineError(
-    'UNSUPPORTED_MEDIA_TYPE',
-    `Content-Encoding ${encoding} is not supported; send the JSON uncompressed`,
-  );
-}
-
 /**
  * onnxruntime-node is an optional dependency: npm leaves it out, silently, when its install script
  * fails, which it does offline on Linux x64 (it downloads CUDA files from nuget.org). `serve` and

@@ -148,3 +148,14 @@ describe('--help of an option on by default', () => {
     expect(help('bench', '--no-ui')).toMatch(/^a plain progress line instead of the live dashboard/);
   });
 });
+
+describe("bench's and watch's way to a server behind a gateway", () => {
+  it('is one definition: -H and --insecure read the same in both helps', () => {
+    const program = buildProgram();
+    const option = (command: string, flag: string) => {
+      const found = program.commands.find((c) => c.name() === command)!.options.find((o) => o.long === flag)!;
+      return { flags: found.flags, description: found.description, defaultValue: found.defaultValue };
+    };
+    for (const flag of ['--header', '--insecure']) expect(option('watch', flag)).toEqual(option('bench', flag));
+  });
+});

@@ -2,7 +2,8 @@ import { percentilesMs } from '../core/latency-histogram.js';
 import { ERROR_KINDS, type ErrorCounts } from './error-kind.js';
 import { encodeHistogram, mergeEncoded } from './histogram-codec.js';
 import type { BenchPlan } from './plan.js';
-import { type BenchResult, causesInOrder, type ServerBreakdown } from './result.js';
+import { causesInOrder } from './build-result.js';
+import type { BenchResult, ServerBreakdown } from './result.js';
 import { worstEventLoop } from './self-monitor.js';
 
 /**

@@ -3,7 +3,8 @@ import { percentilesMs, type PercentilesMs } from '../core/latency-histogram.js'
 import { ERROR_KINDS, type ErrorCauses, type ErrorCounts, type ErrorKind } from './error-kind.js';
 import { encodeHistogram, mergeEncoded } from './histogram-codec.js';
 import { BENCH_JSON_SCHEMA, toBenchJson, type BenchJson } from './report-json.js';
-import { type BenchResult, causesInOrder } from './result.js';
+import { causesInOrder } from './build-result.js';
+import type { BenchResult } from './result.js';
 
 /** Runs started further apart than this did not load the server at the same time. */
 const START_SPREAD_WARN_S = 2;

@@ -1,6 +1,7 @@
 import type { PercentilesMs } from '../core/latency-histogram.js';
 import type { ErrorKind } from './error-kind.js';
-import { type BenchResult, latencySpanText, type ServerBreakdown } from './result.js';
+import type { BenchResult, ServerBreakdown } from './result.js';
+import { latencySpanText } from './result-warnings.js';
 import type { Stability } from './stability-rule.js';
 
 /**

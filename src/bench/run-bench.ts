@@ -4,7 +4,8 @@ import { performance } from 'node:perf_hooks';
 import { shareOf, type BenchPlan } from './plan.js';
 import { PROGRESS_HZ, ProgressAggregator, type BenchProgress } from './progress.js';
 import type { RecorderTick } from './recorder.js';
-import { buildResult, type BenchRun } from './result.js';
+import { buildResult } from './build-result.js';
+import type { BenchRun } from './result.js';
 import { runThread } from './run-thread.js';
 import { profileOf } from './schedule.js';
 

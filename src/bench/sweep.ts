@@ -10,7 +10,8 @@ import {
 } from '../options/objective.js';
 import type { BenchPlan } from './plan.js';
 import { isSuccessStatus } from './recorder.js';
-import { type BenchResult, connectionsNeeded } from './result.js';
+import type { BenchResult } from './result.js';
+import { connectionsNeeded } from './result-warnings.js';
 import { fmtMs, fmtRate } from './report-text.js';
 
 /** Parses `R1,R2,...` or `FROM..TO/STEP` into rates (req/s). */

@@ -1,6 +1,7 @@
 import type { BatchingConfig } from '../core/create-batcher.js';
 import { BatchlineError } from '../errors.js';
-import { BATCHING_OPTIONS, type BatchingWarning, batchingConfigOf, batchingWarnings } from '../options/batching.js';
+import { BATCHING_OPTIONS, batchingConfigOf } from '../options/batching.js';
+import { type BatchingWarning, batchingWarnings } from '../options/batching-warnings.js';
 import { givenOptions } from '../options/given.js';
 import { described, resolveCodeOptions } from '../options/code-options.js';
 import { formatPriorityQueuePolicy } from '../options/priority-queue-policy.js';

@@ -59,6 +59,11 @@ export class ItemFailure extends Error {
   }
 }
 
+/** Whether a failed item's error is a code model's Error that blamed its client's input (answered 4xx, not 500). */
+export function blamesClientInput(error: unknown): error is ItemFailure & { readonly clientCode: ItemClientCode } {
+  return error instanceof ItemFailure && error.clientCode !== undefined;
+}
+
 /**
  * A batch whose `execute` returned no result per item: every item fails with this message, and
  * the batch counts as failed (the breaker's) without its items being run again apart, since a

@@ -1,4 +1,5 @@
 import type { OptionSchema, OptionValues } from './schema.js';
+import { SERVER_ACCESS_OPTIONS } from './server-access.js';
 
 /** HTTP methods `--method` accepts. */
 const BENCH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -8,14 +9,7 @@ const BENCH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS
  * allowed range (architecture.md rule 7). Durations resolve to milliseconds.
  */
 export const BENCH_OPTIONS = {
-  header: {
-    kind: 'list',
-    flag: 'header',
-    short: 'H',
-    default: [],
-    placeholder: 'name: value',
-    description: "request header, repeatable (-H 'authorization: Bearer x')",
-  },
+  ...SERVER_ACCESS_OPTIONS,
   threshold: {
     kind: 'list',
     flag: 'threshold',
@@ -237,13 +231,6 @@ export const BENCH_OPTIONS = {
     default: 'p99<100ms',
     description:
       "with --sweep or --sweep-connections: the objective a step must meet, clauses such as 'p99<100ms' or 'p95<50ms,errors<0.1%' (p50, p90, p95, p99, p999, mean, max; errors; bare bounds are ms); without an errors clause, errors<=1%",
-  },
-  insecure: {
-    kind: 'boolean',
-    flag: 'insecure',
-    default: false,
-    description:
-      "https://: load a server whose certificate does not verify (self-signed, expired, another host's), as curl -k and k6's --insecure-skip-tls-verify; wrk and hey never check",
   },
   quiet: {
     kind: 'boolean',

@@ -1,23 +1,9 @@
 import type { OptionSchema } from './schema.js';
+import { SERVER_ACCESS_OPTIONS } from './server-access.js';
 
 /** Options of `batchline watch` (architecture.md rule 7); keys are commander's names of the flags, durations resolve to ms. */
 export const WATCH_OPTIONS = {
-  header: {
-    kind: 'list',
-    flag: 'header',
-    short: 'H',
-    default: [],
-    placeholder: 'name: value',
-    description:
-      "header each read of the stats sends, repeatable, as bench's -H (-H 'authorization: Bearer x' for a server behind a gateway)",
-  },
-  insecure: {
-    kind: 'boolean',
-    flag: 'insecure',
-    default: false,
-    description:
-      "https://: read a server whose certificate does not verify (self-signed, expired, another host's), as bench's --insecure",
-  },
+  ...SERVER_ACCESS_OPTIONS,
   interval: {
     kind: 'duration',
     flag: 'interval',

@@ -2,7 +2,7 @@ import { QueuedRequest } from '../core/queued-request.js';
 import type { Outcome, OutcomeListener, PendingRequest } from '../core/types.js';
 import type { RowCost } from '../model/item-costs.js';
 import { BatchlineError, shuttingDown } from '../errors.js';
-import { ItemFailure } from '../model/item-failure.js';
+import { blamesClientInput, ItemFailure } from '../model/item-failure.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import { optionGivenAs } from '../options/given.js';
 import { outcomeError, refusalError } from '../outcome-errors.js';
@@ -297,7 +297,7 @@ function failedOutcomeError(
   return outcomeError(outcome, request, (error) => {
     // A code model's own answer for the item is the model's word to the client; one that blames
     // the client's input (its Error's `code`) is the client's error, and no failure of the server's to log.
-    if (error instanceof ItemFailure && error.clientCode !== undefined) return error.answer();
+    if (blamesClientInput(error)) return error.answer();
     // The detail (onnxruntime's node names, its source files) goes to the log, not to the client.
     context.logError(`model execution failed for request ${request.id}`, error);
     return error instanceof ItemFailure ? error.answer() : new BatchlineError('MODEL_FAILURE', seeTheLog(request.id));

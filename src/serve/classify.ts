@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { BatchlineError, unsupportedEncoding, type ErrorCode } from '../errors.js';
+import { BatchlineError, type ErrorCode } from '../errors.js';
 import { textOf } from '../message-text.js';
 import { bodyTooLarge } from './body-limit.js';
-import { contentCodingOf } from './content-coding.js';
+import { contentCodingOf, unsupportedEncoding } from './content-coding.js';
 
 /** What `classify` reads of the request an error belongs to (a FastifyRequest has all of it). */
 export interface ClassifiedRequest {

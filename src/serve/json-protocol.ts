@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import { BatchlineError, errorBody, unsupportedEncoding } from '../errors.js';
+import { BatchlineError, errorBody } from '../errors.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import { decodeMsgpackItem, isMsgpackType } from '../protocol/msgpack.js';
 import type { InferenceCodec } from './protocol.js';
-import { contentCodingOf } from './content-coding.js';
+import { contentCodingOf, unsupportedEncoding } from './content-coding.js';
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 

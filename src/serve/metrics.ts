@@ -1,26 +1,20 @@
 import client from 'prom-client';
 import type { Batcher } from '../core/batcher.js';
-import type { Batch, BatcherObserver, OutcomeKind, PendingRequest } from '../core/types.js';
-import { ERROR_TABLE, REJECTION_REASONS } from '../errors.js';
-import { HistogramFamily, type BucketHistogram } from './bucket-histogram.js';
+import { zeroCounts } from '../core/batcher-options.js';
+import { ERROR_TABLE } from '../errors.js';
+import { HistogramFamily } from './bucket-histogram.js';
 import { registerEventLoopLag } from './event-loop-lag.js';
 import { processMetrics } from './process-metrics.js';
 import type { ResponsesByTransport, Transport } from './answer-counters.js';
 import type { ConnectionRefusalReason, Listener } from './connection-refusals.js';
 import type { InstanceState, ModelHealth } from '../model/instance-health.js';
 import type { RequestsInFlight } from './requests-in-flight.js';
+import { servedOutcomes } from './served-outcomes.js';
+import { HISTOGRAMS, type HistogramName, type VersionLabels, VersionMetrics } from './version-metrics.js';
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-/** Every outcome, by a record so that a kind added to the core fails to compile until it is exported. */
-const OUTCOME_KINDS: Record<OutcomeKind, true> = {
-  ok: true,
-  timeout: true,
-  error: true,
-  cancelled: true,
-  shutdown: true,
-  unavailable: true,
-};
-const OUTCOMES = Object.keys(OUTCOME_KINDS) as OutcomeKind[];
+/** The outcomes `batchline_requests_total` exports: every one the batcher counts, and `client_error`. */
+const OUTCOMES = Object.keys(servedOutcomes(zeroCounts().outcomes, 0)) as (keyof ReturnType<typeof servedOutcomes>)[];
 const BREAKER_STATES = ['closed', 'half_open', 'open'] as const;
 /** The states of a served version's instances (`closed` is a version being removed). */
 const INSTANCE_STATES: readonly InstanceState[] = ['up', 'loading', 'restarting', 'stuck'];
@@ -28,11 +22,6 @@ const INSTANCE_STATES: readonly InstanceState[] = ['up', 'loading', 'restarting'
 const RESPONSE_CODES: readonly number[] = [
   ...new Set([200, ...Object.values(ERROR_TABLE).map((row) => row.httpStatus), 499]),
 ].sort((a, b) => a - b);
-const HISTOGRAMS = ['batchSize', 'requestDuration', 'queueWait', 'modelExecution'] as const;
-type HistogramName = (typeof HISTOGRAMS)[number];
-
-/** The labels every `batchline_*` series carries (but `batchline_unrouted_responses_total`): which model version it is about. */
-export type VersionLabels = { model: string; version: string } & Record<string, string>;
 
 /** What the metrics read of a model version at scrape time. */
 export interface MeteredVersion {
@@ -42,7 +31,7 @@ export interface MeteredVersion {
   >;
   readonly metrics: Pick<
     VersionMetrics<unknown, unknown>,
-    'labels' | 'rejections' | 'rejectedRequests' | 'outputsTooLarge'
+    'labels' | 'rejections' | 'rejectedRequests' | 'outputsTooLarge' | 'clientErrors'
   >;
   /** The served model's own version label (`toy-logistic-v1`), for `batchline_model_info`. */
   readonly modelVersionLabel: string;
@@ -52,67 +41,6 @@ export interface MeteredVersion {
   readonly model: { health(): ModelHealth };
   /** Its admitted requests not yet answered, counted as requests (the batcher counts rows). */
   readonly requests: Pick<RequestsInFlight, 'counts'>;
-}
-
-/**
- * One model version's metrics, fed by its batcher's events (an observer) and by the HTTP
- * layer's refusals. The hot path costs a few array increments a request: counters the batcher
- * already keeps are read at scrape time, and the per-request histograms are this version's own
- * BucketHistograms (no label lookup per observation).
- */
-export class VersionMetrics<I, O> implements BatcherObserver<I, O> {
-  /** Refusals by the error table's reason; every reason is present from the start, at 0. */
-  readonly rejections = new Map<string, number>(REJECTION_REASONS.map((reason) => [reason, 0]));
-  rejectedRequests = 0;
-  /** Answers refused because the output passed --max-output-elements (the batcher counted them ok). */
-  outputsTooLarge = 0;
-
-  private readonly batchSize: BucketHistogram;
-  private readonly requestDuration: BucketHistogram;
-  private readonly queueWait: BucketHistogram;
-  private readonly modelExecution: BucketHistogram;
-
-  constructor(
-    readonly labels: VersionLabels,
-    readonly histograms: Readonly<Record<HistogramName, BucketHistogram>>,
-  ) {
-    ({
-      batchSize: this.batchSize,
-      requestDuration: this.requestDuration,
-      queueWait: this.queueWait,
-      modelExecution: this.modelExecution,
-    } = histograms);
-  }
-
-  /** A refusal, by the error table's `reason` (the HTTP layer counts every refusal it answers). */
-  reject(reason: string): void {
-    this.rejections.set(reason, (this.rejections.get(reason) ?? 0) + 1);
-    this.rejectedRequests++;
-  }
-
-  batchStarted(batch: Batch<I, O>, nowMs: number): void {
-    this.batchSize.observe(batch.requests.length);
-    for (const request of batch.requests) this.queueWait.observe((nowMs - request.arrivalAtMs) / 1000);
-  }
-
-  batchFinished(batch: Batch<I, O>, nowMs: number): void {
-    this.modelExecution.observe((nowMs - batch.startedAtMs) / 1000);
-  }
-
-  /**
-   * Every request of `batch` answered ok at once. With this and `requestAnswered` (and no
-   * `requestFinished`), serve's batcher answers an all-ok batch in one walk (answers.ts), with
-   * no Outcome object and no walk of the observers a request.
-   */
-  batchAnswered(batch: Batch<I, O>, nowMs: number): void {
-    const requests = batch.requests;
-    for (let i = 0; i < requests.length; i++) this.requestDuration.observe((nowMs - requests[i]!.arrivalAtMs) / 1000);
-  }
-
-  /** One request answered ok (the duration histogram is of successful requests: no other outcome is told of). */
-  requestAnswered(request: PendingRequest<I, O>, _output: O, nowMs: number): void {
-    this.requestDuration.observe((nowMs - request.arrivalAtMs) / 1000);
-  }
 }
 
 /**
@@ -171,14 +99,14 @@ export class ServeMetrics {
     });
     new client.Counter({
       name: 'batchline_requests_total',
-      help: 'Rows (items) by their outcome in the batcher: a request of N rows (/v2 shape [N, ...], V1 N instances) counts N; rejected counts refused requests.',
+      help: "Rows (items) by their outcome in the batcher: a request of N rows (/v2 shape [N, ...], V1 N instances) counts N; client_error counts rows a code model's Error blamed on their input (4xx), error the other failed rows (5xx); rejected counts refused requests.",
       labelNames: [...labelNames, 'outcome'],
       registers: [registry],
       collect() {
         this.reset();
         for (const v of versions()) {
-          for (const outcome of OUTCOMES)
-            this.inc({ ...v.metrics.labels, outcome }, v.batcher.counts.outcomes[outcome]);
+          const outcomes = servedOutcomes(v.batcher.counts.outcomes, v.metrics.clientErrors);
+          for (const outcome of OUTCOMES) this.inc({ ...v.metrics.labels, outcome }, outcomes[outcome]);
           this.inc({ ...v.metrics.labels, outcome: 'rejected' }, v.metrics.rejectedRequests);
         }
       },

@@ -8,7 +8,8 @@ import { loadModel, type ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
 import type { ModelVersionConfig } from '../options/serve.js';
 import type { Batcher } from '../core/batcher.js';
-import type { ServeMetrics, VersionMetrics } from './metrics.js';
+import type { ServeMetrics } from './metrics.js';
+import type { VersionMetrics } from './version-metrics.js';
 import { type AnswerCounters, countInto, noResponses, totalResponses, type Transport } from './answer-counters.js';
 import { ModelExecutor } from './model-executor.js';
 import { InferenceStatistics } from './inference-statistics.js';
@@ -18,7 +19,8 @@ import { warmUp } from './warmup.js';
 import { loadedSettingsRefusal } from './item-batch-size.js';
 import { breakerEventLine, instanceEventLine, type OptionSources } from './version-log.js';
 import { RequestsInFlight } from './requests-in-flight.js';
-import type { ModelVersionState, ModelVersionStats } from '../stats-contract/server-stats.js';
+import type { ModelVersionState, ModelVersionStats, ServedSnapshot } from '../stats-contract/server-stats.js';
+import { servedOutcomes } from './served-outcomes.js';
 
 export type ModelBatcher = Batcher<ItemTensors, ItemTensors>;
 
@@ -376,8 +378,15 @@ export class ModelVersion implements AnswerCounters {
       responsesByStatus: this.responsesByStatus,
       responsesByProtocol: { http: { ...this.responses.http }, grpc: { ...this.responses.grpc } },
       requestsInFlight: this.requests.counts,
-      snapshot: this.stats.snapshot(),
+      snapshot: this.snapshot(),
     };
+  }
+
+  /** Its batcher's snapshot, the outcomes split as `batchline_requests_total` splits them. */
+  private snapshot(): ServedSnapshot {
+    const snapshot = this.stats.snapshot();
+    const outcomes = servedOutcomes(snapshot.counts.outcomes, this.metrics?.clientErrors ?? 0);
+    return { ...snapshot, counts: { ...snapshot.counts, outcomes } };
   }
 
   private setState(state: ModelVersionState): void {

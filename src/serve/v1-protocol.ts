@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import { BatchlineError, unsupportedEncoding } from '../errors.js';
+import { BatchlineError } from '../errors.js';
 import { jsonTextOf } from '../model/json-items.js';
 import { asJsonText, JsonNumbers } from '../model/json-numbers.js';
 import { type ServedModel, toNested } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
-import { contentCodingOf } from './content-coding.js';
+import { contentCodingOf, unsupportedEncoding } from './content-coding.js';
 import type { ErrorFormat, InferenceCodec } from './protocol.js';
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';

@@ -9,7 +9,7 @@ import {
   type BatchingWarning,
   batchingWarnings,
   type QueueWarningOption,
-} from '../options/batching.js';
+} from '../options/batching-warnings.js';
 import { givenOptions } from '../options/given.js';
 import type { ModelVersionConfig } from '../options/serve.js';
 import { snakeCase } from './model-config.js';

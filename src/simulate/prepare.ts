@@ -1,7 +1,8 @@
 import type { BatchingConfig } from '../core/create-batcher.js';
 import { SeededRandom } from '../core/rng.js';
 import { BatchlineError } from '../errors.js';
-import { batchingConfigOf, batchingWarnings, queueHolds } from '../options/batching.js';
+import { batchingConfigOf } from '../options/batching.js';
+import { batchingWarnings, queueHolds } from '../options/batching-warnings.js';
 import { parseDurationMs } from '../options/schema.js';
 import type { SimulateOptions } from '../options/simulate.js';
 import { readArrivalRecords } from './arrivals-file.js';

@@ -1,4 +1,19 @@
 import type { BatcherSnapshot } from '../core/batcher-stats.js';
+import type { BatcherCounts } from '../core/batcher-options.js';
+
+/**
+ * A served version's rows by outcome, as `batchline_requests_total{outcome}` counts them: the
+ * batcher's, with its `error` split in two. `client_error` holds the rows a code model's per-item
+ * Error blamed on their input (answered 400, 404 or 422), `error` the rest (the model or the server
+ * failed them, 500), so an alert on errors sees the server's alone. Absent from older servers,
+ * whose `error` holds both.
+ */
+export type ServedOutcomes = BatcherCounts['outcomes'] & { client_error?: number };
+
+/** A served version's batcher snapshot: the batcher's, its outcomes as `ServedOutcomes`. */
+export interface ServedSnapshot extends BatcherSnapshot {
+  counts: BatcherCounts & { outcomes: ServedOutcomes };
+}
 
 /** Lifecycle of a server: not ready while its start-up models load, draining after SIGTERM. */
 export type ServerState = 'starting' | 'ready' | 'draining' | 'stopped';
@@ -50,7 +65,7 @@ export interface ModelVersionStats {
    */
   requestsInFlight?: { queued: number; running: number };
   /** The batcher's figures, in rows (items): a request of N rows is N in `queueDepth` and `runningRequests`. */
-  snapshot: BatcherSnapshot;
+  snapshot: ServedSnapshot;
 }
 
 /** Inference answers by transport (`http`, `grpc`), then by HTTP status code. */
@@ -81,7 +96,7 @@ export interface ServerStats {
   /** The same answers by transport. Absent from servers older than gRPC. */
   responsesByProtocol?: ResponsesByProtocol;
   /** The batcher's figures, in rows (items): a request of N rows is N in `queueDepth` and `runningRequests`. */
-  snapshot: BatcherSnapshot;
+  snapshot: ServedSnapshot;
   /** The model POST /v1/infer serves. Absent from servers older than the registry. */
   defaultModel?: string;
   /** Every model version with a batcher, by name then version. Absent from older servers. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BenchPlan } from '../../src/bench/plan.js';
-import { warningsFor, type BenchResult } from '../../src/bench/result.js';
+import type { BenchResult } from '../../src/bench/result.js';
+import { warningsFor } from '../../src/bench/result-warnings.js';
 
 const zero = { count: 0, p50: 0, p90: 0, p99: 0, p999: 0, max: 0, mean: 0 };
 

@@ -219,4 +219,52 @@ describe("a code model's Error with a client-error code, in one item's slot", ()
       expect(count(after, `code="${status}"`)).toBe(count(before, `code="${status}"`));
     expect(server.runtime.registry.resolve('solo')!.batcher.breaker).toBe('closed');
   });
+
+  it('is a client_error outcome, not an error, in /metrics and /v1/stats; Triton’s fail and the JSON metrics agree', async () => {
+    /** Every view of the version's counts at one moment (nothing of `solo` runs between the reads). */
+    const views = async () => {
+      const text = await (await request(`${server.url}/metrics`)).body.text();
+      const outcome = (name: string) =>
+        Number(
+          text
+            .split('\n')
+            .find((line) => line.startsWith(`batchline_requests_total{model="solo",version="1",outcome="${name}"}`))
+            ?.split(' ')
+            .at(-1),
+        );
+      const stats = (await (await request(`${server.url}/v1/stats`)).body.json()) as any;
+      const entry = stats.models.find((m: any) => m.name === 'solo');
+      const triton = (await (await request(`${server.url}/v2/models/solo/stats`)).body.json()) as any;
+      const json = (await (
+        await request(`${server.url}/metrics`, { headers: { accept: 'application/json' } })
+      ).body.json()) as any;
+      return {
+        metrics: { error: outcome('error'), client_error: outcome('client_error') },
+        stats: {
+          error: entry.snapshot.counts.outcomes.error,
+          client_error: entry.snapshot.counts.outcomes.client_error,
+        },
+        tritonFail: triton.model_stats[0].inference_stats.fail.count,
+        jsonErrors: json.models.find((m: any) => m.name === 'solo').errors,
+      };
+    };
+    const before = await views();
+    // Two client errors (400, 422) and one model failure (500), each a batch of its own.
+    for (const [x, status] of [
+      [-1, 400],
+      [-3, 422],
+      [-4, 500],
+    ] as const)
+      expect((await predict('solo', x)).status).toBe(status);
+    const after = await views();
+    expect(after.metrics.client_error - before.metrics.client_error).toBe(2);
+    expect(after.metrics.error - before.metrics.error).toBe(1);
+    expect(after.stats.client_error - before.stats.client_error).toBe(2);
+    expect(after.stats.error - before.stats.error).toBe(1);
+    expect(after.stats).toEqual(after.metrics);
+    // Triton's `fail` counts every request not answered success, a client's as Triton counts it.
+    expect(after.tritonFail - before.tritonFail).toBe(3);
+    // The JSON metrics' errors are the 5xx answers.
+    expect(after.jsonErrors - before.jsonErrors).toBe(1);
+  });
 });

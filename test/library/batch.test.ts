@@ -927,7 +927,7 @@ describe('batch(): reconfigure (Ray Serve’s set_max_batch_size and set_batch_w
   });
 
   it('instances: more run waiting calls at once, fewer end the batch they run and take no other', async () => {
-    const held: { instance: number; items: number[]; done: ReturnType<typeof gate> }[] = [];
+    const held: { instance: number; items: number[]; done: ReturnType<typeof gate<void>> }[] = [];
     const slow = batch(
       async (items: number[], { instance }) => {
         const done = gate();

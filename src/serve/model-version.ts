@@ -251,10 +251,13 @@ export class ModelVersion implements AnswerCounters {
     batcher.addObserver({
       instanceRetired: (index) => {
         const stopped = model.retireInstance?.(index) ?? Promise.resolve();
-        void stopped.finally(() => {
-          this.instanceGone.get(index)?.();
-          this.instanceGone.delete(index);
-        });
+        // Closing never rejects (a finalize's failure is a log line); were it to, the PATCH still answers.
+        void stopped
+          .then(undefined, () => {})
+          .then(() => {
+            this.instanceGone.get(index)?.();
+            this.instanceGone.delete(index);
+          });
       },
     });
     if (log !== undefined)

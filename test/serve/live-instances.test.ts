@@ -12,14 +12,19 @@ import { startTestServer, type TestServer } from './test-server.js';
 const TOKEN = 'admin-secret';
 const auth = { authorization: `Bearer ${TOKEN}` };
 
-/** Each item waits x[0] ms, then answers which instance ran its batch; an instance added later loads for 300 ms. */
+/**
+ * Each item waits x[0] ms, then answers which instance ran its batch. Instances after the first
+ * load for 300 ms (its parameters' load_ms), and those from its parameters' fail_from on cannot start.
+ */
 const WHICH_INSTANCE = `
 export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
 export const outputs = [{ name: 'instance', datatype: 'INT32', shape: [1] }];
 let instance = -1;
 export async function initialize(context) {
   instance = context.instance;
-  if (instance > 0) await new Promise((resolve) => setTimeout(resolve, 300));
+  const { load_ms = 300, fail_from = Infinity } = context.config.parameters;
+  if (instance >= fail_from) throw new Error('no room for instance ' + instance);
+  if (instance > 0) await new Promise((resolve) => setTimeout(resolve, load_ms));
 }
 export async function execute(items) {
   await new Promise((resolve) => setTimeout(resolve, items[0].x[0]));
@@ -33,7 +38,11 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function call(method: 'GET' | 'PATCH', path: string, body?: unknown): Promise<{ status: number; json: any }> {
+async function call(
+  method: 'GET' | 'PATCH' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: any }> {
   const response = await request(`${server!.url}${path}`, {
     method,
     headers: body === undefined ? auth : { 'content-type': 'application/json', ...auth },
@@ -64,10 +73,10 @@ async function instanceStates(): Promise<Record<string, number>> {
   return states;
 }
 
-async function whichServer(execution: 'worker' | 'process'): Promise<void> {
+async function whichServer(execution: 'worker' | 'process', parameters: object = {}): Promise<void> {
   const root = await writeRepository({
     'which/1/model.mjs': WHICH_INSTANCE,
-    'which/config.json': JSON.stringify({ execution, instances: 1, max_batch_size: 1, batch_window_ms: 0 }),
+    'which/config.json': JSON.stringify({ execution, instances: 1, max_batch_size: 1, batch_window_ms: 0, parameters }),
   });
   server = await startTestServer({ modelRepository: root, adminToken: TOKEN, requestTimeoutMs: 30_000 });
 }
@@ -189,5 +198,38 @@ describe('PATCH refusals', () => {
     expect(settings.json.config).toMatchObject({ instances: 2, max_batch_size: 4, batch_window_ms: 5 });
     const stats = (await (await request(`${server!.url}/v1/stats`)).body.json()) as any;
     expect(stats.models[0].snapshot.policy).toMatchObject({ limit: 4, windowMs: 5 });
+  }, 30_000);
+
+  it('422 when an added instance cannot start: the version keeps the instances it had, and serves on', async () => {
+    await whichServer('worker', { fail_from: 2 });
+    const refused = await call('PATCH', '/admin/models/which/1', { instances: 3 });
+    expect(refused.status).toBe(422);
+    expect(refused.json.error.code).toBe('model_load_failed');
+    expect(refused.json.error.message).toMatch(
+      /which version 1: 1 of the 2 instances added could not start \(.*no room for instance 2.*\); it keeps 1$/,
+    );
+    expect((await call('GET', '/v1/models/which/versions/1')).json.config.instances).toBe(1);
+    const states = await instanceStates();
+    expect(states).toMatchObject({ up: 1 });
+    expect(Object.values(states).reduce((sum, count) => sum + count, 0)).toBe(1);
+    expect(await Promise.all([predict(1), predict(1)])).toEqual([0, 0]);
+  }, 30_000);
+
+  it('409 for a version still loading', async () => {
+    await whichServer('worker', { load_ms: 2_000 });
+    const registered = await call('POST', '/admin/models/which', {
+      version: 2,
+      path: 'which/1/model.mjs',
+      instances: 2,
+      wait: false,
+    });
+    expect(registered.status).toBe(202);
+    const busy = await call('PATCH', '/admin/models/which/2', { instances: 1 });
+    expect(busy.status).toBe(409);
+    expect(busy.json.error).toMatchObject({
+      code: 'version_busy',
+      message:
+        'model version cannot change now: which version 2 is loading; its settings change only while it is ready',
+    });
   }, 30_000);
 });

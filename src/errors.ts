@@ -153,6 +153,13 @@ export const ERROR_TABLE = {
     exitCode: 1,
     message: 'model version removed while it loaded: %s',
   },
+  // An admin change of a running version (PATCH) that is not ready (loading, draining) or whose instances are changing already.
+  VERSION_BUSY: {
+    httpStatus: 409,
+    grpcStatus: 'FAILED_PRECONDITION',
+    exitCode: 1,
+    message: 'model version cannot change now: %s',
+  },
   MODEL_UNAVAILABLE: {
     httpStatus: 503,
     grpcStatus: 'UNAVAILABLE',

@@ -51,6 +51,7 @@ const EXPECTED: Record<
   NOT_FOUND: [404, 'UNIMPLEMENTED', 1, undefined, undefined],
   MODEL_NOT_FOUND: [404, 'NOT_FOUND', 1, 'model_not_found', undefined],
   VERSION_EXISTS: [409, 'ALREADY_EXISTS', 2, undefined, undefined],
+  VERSION_BUSY: [409, 'FAILED_PRECONDITION', 1, undefined, undefined],
   VERSION_REMOVED: [409, 'ABORTED', 1, undefined, undefined],
   MODEL_UNAVAILABLE: [503, 'UNAVAILABLE', 1, 'model_unavailable', undefined],
   PAYLOAD_TOO_LARGE: [413, 'RESOURCE_EXHAUSTED', 1, 'payload_too_large', undefined],

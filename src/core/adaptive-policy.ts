@@ -65,12 +65,13 @@ export class AdaptivePolicy implements BatchPolicy {
   }
 
   /**
-   * A new ceiling for the limit and a new target, from the next decision on. It chooses its own
+   * A new ceiling for the limit, a new target and instances, from the next decision on. It chooses its own
    * window, so a `batchWindowMs` changes nothing here, as it changes nothing when given to batch().
    */
   reconfigure(settings: LiveSettings): void {
     this.options.maxBatchSize = settings.maxBatchSize ?? this.options.maxBatchSize;
     this.options.targetLatencyMs = settings.targetLatencyMs ?? this.options.targetLatencyMs;
+    this.options.instances = settings.instances ?? this.options.instances;
     this.cachedLimit.aMs = NaN; // the limit it worked out was under the old ceiling
   }
 

@@ -138,7 +138,7 @@ export class BatcherStats<I, O> implements BatcherObserver<I, O> {
       queueDepth: batcher.queueDepth,
       maxQueueSize: batcher.options.maxQueueSize,
       maxBatchSize: this.maxBatchSize,
-      instances: batcher.options.instances,
+      instances: batcher.instances,
       runningBatchSizes: batcher.runningBatchSizes(),
       runningRequests: batcher.runningCount,
       closing: batcher.isClosing,

@@ -70,6 +70,10 @@ export class Batcher<I, O> {
     if (options.itemCosts === true && mailboxDepth > 0)
       throw new RangeError('itemCosts cannot be combined with mailbox');
     this.slots = new ExecutorSlots<I, O>(options.instances, mailboxDepth);
+    this.slots.onRetired = (index) => {
+      const nowMs = this.clock.now();
+      for (const observer of this.observers) observer.instanceRetired?.(index, nowMs);
+    };
     this.deadlines = new DeadlineTracker<I, O>(this.queue, this.slots, this.levels.timeoutsMs);
     this.answers = new Answers<I, O>(this.queue, this.slots, this.counts, this.observers);
     this.breakerWatch = new BreakerWatch(
@@ -132,7 +136,12 @@ export class Batcher<I, O> {
     return this.slots.runningRequests;
   }
 
-  /** Size of the batch each executor slot is running (0 when idle). */
+  /** The instances it schedules now (`reconfigure` changes them; slots being retired are not counted). */
+  get instances(): number {
+    return this.slots.count;
+  }
+
+  /** Size of the batch each executor slot is running (0 when idle; a slot being retired while it ends its batch too). */
   runningBatchSizes(): number[] {
     return this.slots.runningBatchSizes();
   }
@@ -162,12 +171,17 @@ export class Batcher<I, O> {
   }
 
   /**
-   * Changes the batch limit, window or target while it runs (Ray Serve's `set_max_batch_size`):
-   * a running batch keeps what it holds; what waits is batched under the new settings from the
-   * pass this starts (a window made shorter may have closed already, one made longer waits on).
-   * The caller has checked the values.
+   * Changes the batch limit, window, target or instances while it runs (Ray Serve's
+   * `set_max_batch_size`, TorchServe's `min_worker`): a running batch keeps what it holds; what
+   * waits is batched under the new settings from the pass this starts (a window made shorter may
+   * have closed already, one made longer waits on). More instances are idle slots the pass may
+   * use at once, or, with `newInstancesUp` false, once `setInstanceUp` says each is up (serve
+   * starts their threads or processes first); fewer retire the highest slots, each once the
+   * batches it runs and holds have ended (observers hear `instanceRetired`). The caller has
+   * checked the values.
    */
-  reconfigure(settings: LiveSettings): void {
+  reconfigure(settings: LiveSettings, newInstancesUp = true): void {
+    if (settings.instances !== undefined) this.slots.resize(settings.instances, newInstancesUp);
     this.policy.reconfigure?.(settings);
     this.pump();
   }

@@ -4,13 +4,22 @@ import type { Batch, PendingRequest } from './types.js';
 
 /**
  * The executor slots: slot i is model instance i, with the batch it runs, whether it takes
- * batches at all (a crashed, restarting or stuck instance does not) and, with `mailbox`, the
- * batch handed to it while it runs one. The batcher places batches here and frees them; the
- * counts the queue bound, the policy and the snapshots read on every arrival are kept running.
+ * batches at all (a crashed, restarting or stuck instance does not, nor one being retired) and,
+ * with `mailbox`, the batch handed to it while it runs one. The batcher places batches here and
+ * frees them; the counts the queue bound, the policy and the snapshots read on every arrival are
+ * kept running. Their number changes while it runs (`resize`): slots beyond it are retired, each
+ * once its batches (running and in its mailbox) have ended, from the highest down.
  */
 export class ExecutorSlots<I, O> {
   private readonly runs: (BatchRun<I, O> | undefined)[];
+  /** Whether slot i takes batches: its instance is up and the slot is not being retired (what the passes read). */
   private readonly up: boolean[];
+  /** Whether instance i is up, retired or not (a retiring slot's failed batch is still isolated on it). */
+  private readonly healthy: boolean[];
+  /** The slots wanted: those at and above it are retiring (`runs` keeps them until their batches end). */
+  private wanted: number;
+  /** Told of each slot retired, once its batches have ended (the highest first). */
+  onRetired: ((index: number) => void) | undefined;
   /** With `mailbox`: the batch handed to instance i while it runs one (it starts when that ends). */
   readonly mailboxes: Mailboxes<I, O> | undefined;
   /** Slots that are up and idle: what the policy may dispatch to. */
@@ -24,24 +33,73 @@ export class ExecutorSlots<I, O> {
   constructor(instances: number, mailboxDepth: number) {
     this.runs = new Array<BatchRun<I, O> | undefined>(instances).fill(undefined);
     this.up = new Array<boolean>(instances).fill(true);
+    this.healthy = new Array<boolean>(instances).fill(true);
     this.mailboxes = mailboxDepth > 0 ? new Mailboxes<I, O>(instances, mailboxDepth) : undefined;
     this.free = instances;
+    this.wanted = instances;
   }
 
+  /** The instances wanted (slots being retired are not counted). */
   get count(): number {
+    return this.wanted;
+  }
+
+  /** Slots there are, those being retired included. */
+  get present(): number {
     return this.runs.length;
   }
 
   isUp(index: number): boolean {
-    return this.up[index] === true;
+    return this.healthy[index] === true;
   }
 
   /** Marks instance `index` up or down; false when nothing changed (or there is no such instance). */
   setUp(index: number, up: boolean): boolean {
-    if (this.up[index] === undefined || this.up[index] === up) return false;
-    this.up[index] = up;
-    if (this.runs[index] === undefined) this.free += up ? 1 : -1;
+    if (this.healthy[index] === undefined || this.healthy[index] === up) return false;
+    this.healthy[index] = up;
+    if (index < this.wanted) this.takes(index, up);
     return true;
+  }
+
+  /** Slot `index` takes batches (or stops taking them), keeping `free` right. */
+  private takes(index: number, takes: boolean): void {
+    if (this.up[index] === takes) return;
+    this.up[index] = takes;
+    if (this.runs[index] === undefined) this.free += takes ? 1 : -1;
+  }
+
+  /**
+   * `count` slots from now on. Growing adds idle slots (up, or with `newUp` false down until
+   * `setUp` says their instance is), or takes back slots still being retired; shrinking retires
+   * the highest: they take no new batch, and each is gone (`onRetired`) once the batches it runs
+   * and holds have ended, which for an idle one at the top is now.
+   */
+  resize(count: number, newUp: boolean): void {
+    const before = this.wanted;
+    this.wanted = count;
+    for (let index = count; index < before; index++) this.takes(index, false);
+    for (let index = before; index < Math.min(count, this.runs.length); index++)
+      this.takes(index, this.healthy[index] === true);
+    for (let index = this.runs.length; index < count; index++) {
+      this.runs.push(undefined);
+      this.up.push(newUp);
+      this.healthy.push(newUp);
+      this.mailboxes?.add();
+      if (newUp) this.free++;
+    }
+    this.trim();
+  }
+
+  /** Drops retired slots from the top while they are idle, telling `onRetired` of each. */
+  private trim(): void {
+    for (let last = this.runs.length - 1; last >= this.wanted; last--) {
+      if (this.runs[last] !== undefined || this.mailboxes?.at(last) !== undefined) return;
+      this.runs.pop();
+      this.up.pop();
+      this.healthy.pop();
+      this.mailboxes?.remove();
+      this.onRetired?.(last);
+    }
   }
 
   /** Items waiting in mailboxes: until their batch starts they count as queued. */
@@ -62,7 +120,8 @@ export class ExecutorSlots<I, O> {
   /** When the oldest running batch started (ms), if every instance runs one; undefined while one is idle. */
   oldestStartWhenAllBusyMs(): number | undefined {
     let oldestMs: number | undefined;
-    for (const run of this.runs) {
+    for (let index = 0; index < this.wanted; index++) {
+      const run = this.runs[index];
       if (run === undefined) return undefined;
       if (oldestMs === undefined || run.startedAtMs < oldestMs) oldestMs = run.startedAtMs;
     }
@@ -141,6 +200,7 @@ export class ExecutorSlots<I, O> {
     }
     this.runs[run.instance] = undefined;
     if (this.up[run.instance]) this.free++;
+    else if (run.instance >= this.wanted) this.trim(); // a retiring slot whose last batch ended
     return undefined;
   }
 

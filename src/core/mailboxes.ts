@@ -25,6 +25,16 @@ export class Mailboxes<I, O> {
     this.held = Array.from({ length: instances }, () => []);
   }
 
+  /** A mailbox for a new instance, after the others. */
+  add(): void {
+    this.held.push([]);
+  }
+
+  /** Drops the last instance's mailbox (empty: its slot was retired once its batches ended). */
+  remove(): void {
+    this.held.pop();
+  }
+
   /** The next batch to start on instance `index`, if any. */
   at(index: number): BatchRun<I, O> | undefined {
     return this.held[index]?.[0];

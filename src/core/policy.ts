@@ -93,12 +93,15 @@ export interface BatchPolicy {
  * `set_batch_wait_timeout_s`, and the target its policies aim at): each left out stays as it is.
  * `maxBatchSize` is the fixed policy's limit and the ceiling aimd and adaptive stay under;
  * `batchWindowMs` is what fixed and aimd wait (adaptive chooses its own); `targetLatencyMs` is
- * what aimd and adaptive aim at (fixed reads none).
+ * what aimd and adaptive aim at (fixed reads none); `instances` are the batcher's slots, which
+ * adaptive reads too.
  */
 export interface LiveSettings {
   maxBatchSize?: number | undefined;
   batchWindowMs?: number | undefined;
   targetLatencyMs?: number | undefined;
+  /** The executor slots (`Batcher.reconfigure`); adaptive sizes its batches for them. */
+  instances?: number | undefined;
 }
 
 export interface WindowPolicyOptions {

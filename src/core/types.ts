@@ -173,6 +173,11 @@ export interface BatcherObserver<I, O> {
   batchFinished?(batch: Batch<I, O>, nowMs: number, error: Error | undefined): void;
   /** An isolation run (part of a failed batch run again) finished; `error` when it failed. */
   isolationRun?(run: ModelRun<I, O>, nowMs: number, error: Error | undefined): void;
+  /**
+   * A slot `Batcher.reconfigure` retired (fewer instances) is gone: its batches have ended, and
+   * its instance may be stopped. The highest first.
+   */
+  instanceRetired?(index: number, nowMs: number): void;
   /** The circuit breaker changed state. */
   breakerChanged?(state: BreakerState, nowMs: number): void;
   /** Exactly once per admitted request, when it gets its outcome (an `ok` one through `requestAnswered` when the observer has it). */

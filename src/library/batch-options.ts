@@ -224,9 +224,10 @@ export function publicOptions(config: BatchingConfig, itemCost: unknown): Resolv
 
 /**
  * What `Batched.reconfigure` changes while calls run (Ray Serve's `set_max_batch_size` and
- * `set_batch_wait_timeout_s`, and the target of aimd and adaptive), each as `batch()` takes it:
- * one left out (or undefined) stays as it is. The others are fixed when batch() makes the
- * function: the queue's bounds and deadlines hold calls already waiting, and the instances run them.
+ * `set_batch_wait_timeout_s`, the target of aimd and adaptive, and the batches that run at once,
+ * as Ray Serve's `num_replicas`), each as `batch()` takes it: one left out (or undefined) stays
+ * as it is. The others are fixed when batch() makes the function: the queue's bounds and
+ * deadlines hold calls already waiting.
  */
 export interface LiveBatchOptions {
   /** Largest batch handed to the function; under aimd and adaptive, the ceiling of their limit. 1 to 4096 (with `itemCost`, a cost, to 1000000000). */
@@ -235,12 +236,19 @@ export interface LiveBatchOptions {
   batchWindowMs?: number | undefined;
   /** The p95 latency aimd and adaptive aim for, in ms. 0.001 to 1000000000. */
   targetLatencyMs?: number | undefined;
+  /**
+   * Batches that may run at once (`context.instance` then ranges over 0 to instances − 1). 1 to
+   * 256. More take waiting calls at once; with fewer, the highest slots end the batch they run
+   * and take no other.
+   */
+  instances?: number | undefined;
 }
 
 const LIVE_OPTIONS = {
   maxBatchSize: BATCHING_OPTIONS.maxBatchSize,
   batchWindowMs: BATCHING_OPTIONS.batchWindowMs,
   targetLatencyMs: BATCHING_OPTIONS.targetLatencyMs,
+  instances: BATCHING_OPTIONS.instances,
 } as const;
 
 /** True only while LiveBatchOptions names exactly the live options. */

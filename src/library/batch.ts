@@ -56,10 +56,11 @@ export interface Batched<I, O> {
   /** Stops taking calls (they reject with ShuttingDownError), runs what is queued without waiting for its window, and resolves once every call has its answer. A later close() with a shorter `drainMs` ends the drain sooner. */
   close(options?: CloseOptions): Promise<void>;
   /**
-   * Changes `maxBatchSize`, `batchWindowMs` or `targetLatencyMs` while calls run, as Ray Serve's
-   * `set_max_batch_size` and `set_batch_wait_timeout_s` do: a running batch keeps what it holds,
-   * and the calls waiting are batched under the new settings from now on, with their queue,
-   * stats and breaker as they were. A bad value throws InvalidOptionError and changes nothing.
+   * Changes `maxBatchSize`, `batchWindowMs`, `targetLatencyMs` or `instances` while calls run, as
+   * Ray Serve's `set_max_batch_size` and `set_batch_wait_timeout_s` do: a running batch keeps what
+   * it holds, and the calls waiting are batched under the new settings from now on, with their
+   * queue, stats and breaker as they were. More `instances` run waiting calls at once; with
+   * fewer, the highest slots end the batch they run and take no other. A bad value throws InvalidOptionError and changes nothing.
    * From `close()` on it throws ShuttingDownError and changes nothing, as a call is refused then.
    */
   reconfigure(options: LiveBatchOptions): void;

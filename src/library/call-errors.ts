@@ -86,7 +86,7 @@ function timedOutBehind<I, O>(
   if (oldestStartMs === undefined) return undefined;
   const deadlineMs = request.deadlineAtMs - request.arrivalAtMs;
   const ranMs = Math.round(performance.now() - oldestStartMs);
-  const instances = batcher.runningBatchSizes().length;
+  const instances = batcher.instances;
   const busy =
     instances === 1
       ? `its one instance was running a batch, for ${ranMs} ms`

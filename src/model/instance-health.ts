@@ -46,8 +46,8 @@ export type InstanceEvent =
   | { kind: 'down'; index: number; why: string; failuresInARow: number; restartInMs: number; live: boolean }
   /** A thread stuck inside native code: out of the rotation until its run returns (it cannot be stopped). */
   | { kind: 'stuck'; index: number; why: string }
-  /** Back in the rotation: restarted (`restarts` so far), or a stuck thread whose run returned. */
-  | { kind: 'up'; index: number; restarts: number; after: 'restart' | 'stuck' }
+  /** In the rotation: restarted (`restarts` so far), a stuck thread whose run returned, or an instance added while serving. */
+  | { kind: 'up'; index: number; restarts: number; after: 'restart' | 'stuck' | 'start' }
   /** A code model's `finalize` threw as the instance closed (it is closed all the same). */
   | { kind: 'finalize_failed'; index: number; why: string };
 

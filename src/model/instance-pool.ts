@@ -96,17 +96,69 @@ export class InstancePool {
     this.firstBackoffMs = options.firstBackoffMs ?? DEFAULT_FIRST_BACKOFF_MS;
     this.maxBackoffMs = options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS;
     this.sweepMs = options.sweepMs ?? DEFAULT_SWEEP_MS;
-    this.slots = Array.from({ length: count }, (_, index) => ({
-      index,
-      state: 'loading',
-      handle: undefined,
-      busy: [],
-      restarts: 0,
-      consecutiveFailures: 0,
-      lastError: undefined,
-      retry: undefined,
-      lastEvent: undefined,
-    }));
+    this.slots = Array.from({ length: count }, (_, index) => loadingSlot(index));
+  }
+
+  /** Instances there are: those a batcher is retiring included, until `retire` stops each. */
+  get count(): number {
+    return this.slots.length;
+  }
+
+  /**
+   * Starts instances up to `count`, after the ones there are (while serving: an admin PATCH of
+   * the version's instances). Each is `loading` until its load ends, then `up`, told to the
+   * watchers (the batcher's slot takes batches from then). Resolves once each has loaded or
+   * failed, with the failures' messages; a failed one stays out of the rotation (`closed`) until
+   * the caller retires it.
+   */
+  async grow(count: number): Promise<string[]> {
+    const added: Slot[] = [];
+    for (let index = this.slots.length; index < count; index++) {
+      const slot = loadingSlot(index);
+      this.slots.push(slot);
+      added.push(slot);
+    }
+    const failures = await Promise.all(added.map((slot) => this.launchAdded(slot)));
+    return failures.filter((failure): failure is string => failure !== undefined);
+  }
+
+  /** Loads an instance added while serving; its failure's message, if it could not start. */
+  private launchAdded(slot: Slot): Promise<string | undefined> {
+    let launched: InstanceHandle | undefined;
+    let exitedEarly: string | undefined;
+    return this.launcher(
+      (reason) => (launched === undefined ? (exitedEarly = reason) : this.exited(slot.index, launched, reason)),
+      slot.index,
+      this.stopLoads.signal,
+    ).then(
+      (instance) => {
+        launched = instance.handle;
+        // Retired (or the pool closed) while it loaded.
+        if (this.closed || slot.state === 'closed') return void instance.handle.kill();
+        slot.handle = instance.handle;
+        slot.state = 'up';
+        this.tell(slot, { kind: 'up', index: slot.index, restarts: 0, after: 'start' });
+        if (exitedEarly !== undefined) this.exited(slot.index, instance.handle, exitedEarly);
+        return undefined;
+      },
+      (error: unknown) => {
+        if (this.closed || slot.state === 'closed') return undefined;
+        slot.state = 'closed';
+        slot.lastError = `could not start: ${messageOf(error)}`;
+        return messageOf(error);
+      },
+    );
+  }
+
+  /**
+   * Stops instance `index`, the last there is, whose batcher slot was retired (it runs nothing
+   * now): closed as at the pool's close, a restart or a load in progress stopped with it.
+   */
+  async retire(index: number): Promise<void> {
+    const slot = this.slots[index];
+    if (slot === undefined || index !== this.slots.length - 1) return;
+    this.slots.pop();
+    await this.closeSlot(slot, new Error(`model instance ${index} was retired`));
   }
 
   /** Starts `count` instances; fails (and ends those that started) if any cannot load. */
@@ -261,9 +313,10 @@ export class InstancePool {
 
   /** The instance ended without being asked to: its batch fails, and it restarts after a backoff. */
   private exited(index: number, handle: InstanceHandle | undefined, reason: string): void {
-    const slot = this.slots[index]!;
-    // Not the current instance: one that was killed when it was stuck, and already replaced.
-    if (this.closed || slot.state === 'closed' || handle === undefined || slot.handle !== handle) return;
+    const slot = this.slots[index];
+    // Not the current instance: one that was killed when it was stuck, and already replaced (or retired).
+    if (this.closed || slot === undefined || slot.state === 'closed' || handle === undefined || slot.handle !== handle)
+      return;
     this.fail(
       slot,
       `exited (${reason})`,
@@ -307,16 +360,15 @@ export class InstancePool {
     ).then(
       (instance) => {
         launched = instance.handle;
-        if (this.closed) return void instance.handle.kill();
+        if (this.closed || slot.state === 'closed') return void instance.handle.kill(); // closed, or retired meanwhile
         slot.handle = instance.handle;
         slot.state = 'up';
         this.tell(slot, { kind: 'up', index: slot.index, restarts: slot.restarts, after: 'restart' });
         if (exitedEarly !== undefined) this.exited(slot.index, instance.handle, exitedEarly);
       },
       (error: unknown) => {
-        if (this.closed) return;
-        const message =
-          error instanceof BatchlineError ? error.detail : error instanceof Error ? error.message : textOf(error);
+        if (this.closed || slot.state === 'closed') return;
+        const message = messageOf(error);
         this.fail(slot, `could not restart: ${message}`, new Error(message));
       },
     );
@@ -363,4 +415,24 @@ export class InstancePool {
     clearInterval(this.sweeper);
     this.sweeper = undefined;
   }
+}
+
+/** A slot whose instance has not loaded yet. */
+function loadingSlot(index: number): Slot {
+  return {
+    index,
+    state: 'loading',
+    handle: undefined,
+    busy: [],
+    restarts: 0,
+    consecutiveFailures: 0,
+    lastError: undefined,
+    retry: undefined,
+    lastEvent: undefined,
+  };
+}
+
+/** What a failed load says: a BatchlineError's detail, an Error's message, anything else as text. */
+function messageOf(error: unknown): string {
+  return error instanceof BatchlineError ? error.detail : error instanceof Error ? error.message : textOf(error);
 }

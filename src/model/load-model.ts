@@ -53,6 +53,15 @@ export interface ServedModel {
    */
   watchInstances?(listener: InstanceListener): void;
   /**
+   * Starts instances up to `count` after those there are (each on a thread or in a process, as
+   * the others), each told `up` to `watchInstances` once loaded; resolves with the messages of
+   * those that could not start (they stay out of the rotation until retired). Absent when the
+   * model's one instance is a session on the main thread.
+   */
+  growInstances?(count: number): Promise<string[]>;
+  /** Stops instance `index`, the last there is, once its batcher slot has been retired (it runs nothing). */
+  retireInstance?(index: number): Promise<void>;
+  /**
    * An inline onnxruntime session: `runBatch` may be called while a run is pending, and each run
    * waits for an immediate of its own, so runs started in one turn of the event loop run back to
    * back in its check phase (serve's --inline-mailbox).
@@ -225,6 +234,8 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     runBatch: (items, instance, limits = NO_LIMITS) => pool.run(instance, items, limits),
     ...(code !== undefined && execution === 'inline' ? { runsOnMainThread: true as const } : {}),
     watchInstances: (listener) => pool.watch(listener),
+    growInstances: (count) => pool.grow(count),
+    retireInstance: (index) => pool.retire(index),
     replyBody: pool.inputSchema === undefined ? replyBody : jsonReplyBody(named, version),
     close: () => pool.close(),
   };

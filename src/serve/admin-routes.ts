@@ -20,7 +20,9 @@ import { versionExists } from './registry.js';
 import { registerRepositoryRoutes } from './repository-routes.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import { parseVersion } from '../stats-contract/version-ref.js';
-import { optionSourcesOf, REGISTRATION_BODY, registrationWarnings } from './version-log.js';
+import { optionSourcesOf, REGISTRATION_BODY, registrationWarnings, versionKey } from './version-log.js';
+import { itemBatchSizeRefusal } from './item-batch-size.js';
+import type { ModelVersion } from './model-version.js';
 
 /** The fields of a registration besides the model's options. */
 const REGISTRATION_FIELDS = ['version', 'path', 'module', 'function', 'wait', 'parameters', 'label_filename'] as const;
@@ -63,9 +65,41 @@ function inBatchlineWords(fields: Record<string, unknown>): Record<string, unkno
   return words;
 }
 
+/** What a PATCH changes in a running version, by config.json's names (the middleware's `workers`, `max_wait_time`, `target_latency` too). */
+const LIVE_FIELDS = ['instances', 'max_batch_size', 'batch_window_ms', 'target_latency_ms'] as const;
+
+/**
+ * A PATCH's body, checked: a JSON object of at least one of LIVE_FIELDS (or the middleware's
+ * names for them), each in its option's range; any other field is refused naming what a running
+ * version can change.
+ */
+function liveChanges(body: unknown): Parameters<ModelVersion['reconfigure']>[0] {
+  const expected = `request body: expected a JSON object of ${LIVE_FIELDS.join(', ')}, such as {"instances": 2}`;
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new BatchlineError('INVALID_MODEL_CONFIG', expected);
+  const fields = inBatchlineWords(body as Record<string, unknown>);
+  const fixed = Object.keys(fields).find((field) => !(LIVE_FIELDS as readonly string[]).includes(field));
+  if (fixed !== undefined)
+    throw new BatchlineError(
+      'INVALID_MODEL_CONFIG',
+      `request body: ${JSON.stringify(fixed.slice(0, 64))} cannot change in a running version; a PATCH changes ${LIVE_FIELDS.join(', ')} (register a new version for the others: POST /admin/models/{name})`,
+    );
+  if (Object.keys(fields).length === 0) throw new BatchlineError('INVALID_MODEL_CONFIG', expected);
+  const { options } = parseModelOptions(fields, 'request body', []);
+  const { instances, maxBatchSize, batchWindowMs, targetLatencyMs } = options;
+  return {
+    ...(instances === undefined ? {} : { instances }),
+    ...(maxBatchSize === undefined ? {} : { maxBatchSize }),
+    ...(batchWindowMs === undefined ? {} : { batchWindowMs }),
+    ...(targetLatencyMs === undefined ? {} : { targetLatencyMs }),
+  };
+}
+
 /**
  * The admin API, on `app` (the main listener or the admin one): `GET /admin/models`,
- * `POST /admin/models/{name}` (register a version of a model file in the repository) and
+ * `POST /admin/models/{name}` (register a version of a model file in the repository),
+ * `PATCH /admin/models/{name}/{version}` (change a running version's instances, batch limit,
+ * window or target) and
  * `DELETE /admin/models/{name}/{version}` (drain it, then close it; without a version, 400), and Triton's repository
  * extension under /v2/repository (repository-routes.ts). Every request needs
  * `Authorization: Bearer <token>`: 401 without it, 403 with another token.
@@ -238,6 +272,32 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
     scope.delete('/admin/models/:name', (request, reply) =>
       refuse(reply, nameTheVersion((request.params as { name: string }).name)),
     );
+
+    // TorchServe's PUT /models/{name}?min_worker=N, Ray Serve's num_replicas: the same version, its queue, stats and metrics series.
+    scope.patch('/admin/models/:name/:version', async (request, reply) => {
+      const { name, version } = request.params as { name: string; version: string };
+      try {
+        const changes = liveChanges(request.body);
+        const found = runtime.targets.find({ name, version });
+        if (found instanceof BatchlineError) throw found;
+        if (changes.maxBatchSize !== undefined && found.batcher !== undefined && found.model.itemCost === undefined) {
+          // Past 4096 only a version that batches by cost (itemCost) takes.
+          const refusal = itemBatchSizeRefusal(changes as { maxBatchSize: number }, {
+            maxBatchSize: { name: 'max_batch_size', source: REGISTRATION_BODY },
+          });
+          if (refusal !== undefined) throw refusal;
+        }
+        await found.reconfigure(changes);
+        runtime.log(
+          `batchline serve: ${versionKey(name, found.version)} changed by PATCH: ${Object.entries(changes)
+            .map(([key, value]) => `${snakeCase(key)}=${value}`)
+            .join(' ')}`,
+        );
+        json(reply, 200, versionMetadata(found, runtime.config.modelRepository));
+      } catch (error) {
+        refuse(reply, error);
+      }
+    });
 
     scope.delete('/admin/models/:name/:version', async (request, reply) => {
       const { name, version } = request.params as { name: string; version: string };

@@ -1,6 +1,7 @@
 import { isCodeModelPath } from '../model/code-model.js';
 import { basename } from 'node:path';
 import { BatcherStats } from '../core/batcher-stats.js';
+import { BatchlineError } from '../errors.js';
 import type { Clock } from '../core/clock.js';
 import { createBatcher } from '../core/create-batcher.js';
 import { asError } from '../message-text.js';
@@ -78,7 +79,8 @@ export class ModelVersion implements AnswerCounters {
     readonly version: number,
     /** The ONNX file or code model, or undefined for the embedded toy model. */
     readonly path: string | undefined,
-    readonly config: ModelVersionConfig,
+    /** Its options; `reconfigure` replaces the live ones (instances, max_batch_size, batch_window_ms, target_latency_ms). */
+    public config: ModelVersionConfig,
     private readonly deps: ModelVersionDeps,
     /** Where its own options were written (a config.json, a registration), for the log's words. */
     readonly optionSources: OptionSources = {},
@@ -247,6 +249,19 @@ export class ModelVersion implements AnswerCounters {
       }
       log?.(instanceEventLine(this.name, this.version, event));
     });
+    // A slot retired by `reconfigure` (fewer instances) has ended its batches: its instance stops.
+    batcher.addObserver({
+      instanceRetired: (index) => {
+        const stopped = model.retireInstance?.(index) ?? Promise.resolve();
+        // Closing never rejects (a finalize's failure is a log line); were it to, the PATCH still answers.
+        void stopped
+          .then(undefined, () => {})
+          .then(() => {
+            this.instanceGone.get(index)?.();
+            this.instanceGone.delete(index);
+          });
+      },
+    });
     if (log !== undefined)
       batcher.addObserver({
         breakerChanged: (state) => log(breakerEventLine(this.name, this.version, state, this.config.breakerOpenMs)),
@@ -261,6 +276,81 @@ export class ModelVersion implements AnswerCounters {
     batcher.addObserver(this.statistics);
     // Deregistered while it loaded: it stays draining, and its remover closes it.
     if (this.stateNow === 'loading') this.setState('ready');
+  }
+
+  /** Resolves what waits for instance i to stop (a PATCH that retired it), once it has. */
+  private readonly instanceGone = new Map<number, () => void>();
+  /** The instances a PATCH is changing, from and to, until it has answered. */
+  private resizing: { from: number; to: number } | undefined;
+
+  /**
+   * Changes what a running version can change without a new version (the admin API's PATCH,
+   * TorchServe's `PUT /models/{name}?min_worker=N`): the batcher's limit, window and target from
+   * its next pass, and its instances. More instances start (threads or processes, as the version's
+   * execution says), each slot taking batches once its instance is up; resolves when all are, or
+   * rejects MODEL_LOAD_FAILED, the count back as it was, if one could not start. Fewer retire the
+   * highest slots, each once its running batch (and its mailbox's) has ended; resolves once their
+   * instances have stopped. Refused (409) unless the version is ready and no other change of its
+   * instances is under way. The values have been checked.
+   */
+  async reconfigure(
+    changes: Partial<Pick<ModelVersionConfig, 'instances' | 'maxBatchSize' | 'batchWindowMs' | 'targetLatencyMs'>>,
+  ): Promise<void> {
+    const key = `${this.name} version ${this.version}`;
+    if (this.stateNow !== 'ready')
+      throw new BatchlineError(
+        'VERSION_BUSY',
+        `${key} is ${this.stateNow}; its settings change only while it is ready`,
+      );
+    if (this.resizing !== undefined)
+      throw new BatchlineError(
+        'VERSION_BUSY',
+        `${key}'s instances are changing from ${this.resizing.from} to ${this.resizing.to}; send it again once that PATCH has been answered`,
+      );
+    const before = this.config.instances;
+    const instances = changes.instances === before ? undefined : changes.instances;
+    const model = this.model;
+    if (instances !== undefined && (model.growInstances === undefined || model.retireInstance === undefined))
+      throw new BatchlineError(
+        'INVALID_MODEL_CONFIG',
+        `request body: instances: ${key} runs one onnxruntime session on the server's thread (execution ${this.config.execution}); register a version with "execution": "worker" (or "process") to change its instances`,
+      );
+    this.config = Object.freeze({ ...this.config, ...changes });
+    if (changes.maxBatchSize !== undefined) this.stats.setMaxBatchSize(changes.maxBatchSize);
+    const settings = {
+      maxBatchSize: changes.maxBatchSize,
+      batchWindowMs: changes.batchWindowMs,
+      targetLatencyMs: changes.targetLatencyMs,
+    };
+    if (instances === undefined) return this.batcher.reconfigure(settings);
+    this.resizing = { from: before, to: instances };
+    try {
+      if (instances > before) {
+        // The new slots wait, down, until the pool says each instance is up.
+        this.batcher.reconfigure({ ...settings, instances }, false);
+        const failures = await (model.growInstances as (count: number) => Promise<string[]>)(instances);
+        if (failures.length > 0) {
+          await this.retire(before);
+          throw new BatchlineError(
+            'MODEL_LOAD_FAILED',
+            `${key}: ${failures.length} of the ${instances - before} instances added could not start (${failures[0]}); it keeps ${before}`,
+          );
+        }
+      } else await this.retire(instances);
+    } finally {
+      this.resizing = undefined;
+    }
+  }
+
+  /** Down to `count` instances: resolves once the retired ones (each after its batches) have stopped. */
+  private retire(count: number): Promise<void> {
+    const from = this.batcher.runningBatchSizes().length;
+    const gone: Promise<void>[] = [];
+    for (let index = count; index < from; index++)
+      gone.push(new Promise<void>((resolve) => this.instanceGone.set(index, resolve)));
+    this.config = Object.freeze({ ...this.config, instances: count });
+    this.batcher.reconfigure({ instances: count });
+    return Promise.all(gone).then(() => {});
   }
 
   countResponse(status: number, transport: Transport): void {
@@ -345,6 +435,9 @@ export class ModelVersion implements AnswerCounters {
    */
   async close(): Promise<void> {
     await this.loaded;
+    // A PATCH that waits for retired instances is answered: the pool's close stops them all.
+    for (const gone of this.instanceGone.values()) gone();
+    this.instanceGone.clear();
     if (this.metrics !== undefined) this.deps.metrics.removeVersion(this.metrics);
     await this.model?.close();
   }

@@ -210,7 +210,9 @@ export function instanceEventLine(name: string, version: number, event: Instance
     case 'up':
       return event.after === 'restart'
         ? `${who} up again (restart ${event.restarts})`
-        : `${who} up again: its stuck batch returned`;
+        : event.after === 'start'
+          ? `${who} up: added while serving`
+          : `${who} up again: its stuck batch returned`;
     case 'finalize_failed':
       return `${who} closed; its finalize threw: ${event.why}`;
   }

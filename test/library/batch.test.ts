@@ -891,7 +891,7 @@ describe('batch(): reconfigure (Ray Serve’s set_max_batch_size and set_batch_w
     [{ maxBatchSize: 2, batchWindowMs: -1 }, /^invalid option batchWindowMs: got -1/],
     [
       { maxQueueSize: 4 },
-      /^invalid option maxQueueSize: fixed when batch\(\) makes the function; reconfigure\(\) changes maxBatchSize, batchWindowMs, targetLatencyMs$/,
+      /^invalid option maxQueueSize: fixed when batch\(\) makes the function; reconfigure\(\) changes maxBatchSize, batchWindowMs, targetLatencyMs, instances$/,
     ],
     [{ batchPolicy: 'aimd' }, /^invalid option batchPolicy: fixed when batch\(\) makes the function/],
     [
@@ -902,15 +902,15 @@ describe('batch(): reconfigure (Ray Serve’s set_max_batch_size and set_batch_w
     // A name whose batchline option is not live: "use requestTimeoutMs" sent the user to a second refusal.
     [
       { max_latency_ms: 100 },
-      /^invalid option max_latency_ms: not an option; use batch\(\)'s requestTimeoutMs \(milliseconds\), with admission: 'sla' to refuse at once a call predicted to miss it, fixed when batch\(\) makes the function; reconfigure\(\) changes maxBatchSize, batchWindowMs, targetLatencyMs$/,
+      /^invalid option max_latency_ms: not an option; use batch\(\)'s requestTimeoutMs \(milliseconds\), with admission: 'sla' to refuse at once a call predicted to miss it, fixed when batch\(\) makes the function; reconfigure\(\) changes maxBatchSize, batchWindowMs, targetLatencyMs, instances$/,
     ],
-    [
-      { workers: 2 },
-      /^invalid option workers: not an option; use batch\(\)'s instances, fixed when batch\(\) makes the function; reconfigure\(\) changes maxBatchSize, batchWindowMs, targetLatencyMs$/,
-    ],
+    [{ workers: 2 }, /^invalid option workers: not an option; use instances$/],
+    [{ instances: 0 }, /^invalid option instances: got 0, expected an integer from 1 to 256$/],
+    [{ instances: 257 }, /^invalid option instances: got 257, expected an integer from 1 to 256$/],
+    [{ instances: 1.5 }, /^invalid option instances: got 1\.5, expected an integer from 1 to 256$/],
     [
       { colour: 'blue' },
-      /^invalid option colour: not an option; the options are maxBatchSize, batchWindowMs, targetLatencyMs$/,
+      /^invalid option colour: not an option; the options are maxBatchSize, batchWindowMs, targetLatencyMs, instances$/,
     ],
     [null, /^invalid option options: got null, expected an object of options/],
   ])('%j throws InvalidOptionError naming it, and changes nothing', async (options, message) => {
@@ -927,6 +927,44 @@ describe('batch(): reconfigure (Ray Serve’s set_max_batch_size and set_batch_w
     expect(echo.options).toMatchObject({ maxBatchSize: 4, batchWindowMs: 5 });
     expect(echo.stats()).toMatchObject({ maxBatchSize: 4, policy: { limit: 4, windowMs: 5 } });
     await echo.close();
+  });
+
+  it('instances: more run waiting calls at once, fewer end the batch they run and take no other', async () => {
+    const held: { instance: number; items: number[]; done: ReturnType<typeof gate<void>> }[] = [];
+    const slow = batch(
+      async (items: number[], { instance }) => {
+        const done = gate();
+        held.push({ instance, items: [...items], done });
+        await done.promise;
+        return items;
+      },
+      { maxBatchSize: 1, batchWindowMs: 0, instances: 1 },
+    );
+    const first = [1, 2, 3].map((item) => slow(item));
+    await vi.waitFor(() => expect(held).toHaveLength(1));
+    slow.reconfigure({ instances: 3 });
+    // The two waiting calls start at once on the new slots.
+    await vi.waitFor(() => expect(held.map((h) => h.instance)).toEqual([0, 1, 2]));
+    expect(slow.stats()).toMatchObject({ instances: 3, runningBatchSizes: [1, 1, 1], queueDepth: 0 });
+    expect(slow.options.instances).toBe(3);
+    // Down to one while all three run: slots 1 and 2 end their batch and take no other.
+    slow.reconfigure({ instances: 1 });
+    const second = [4, 5].map((item) => slow(item));
+    for (const h of held.slice(1)) h.done.open();
+    expect(await Promise.all(first.slice(1))).toEqual([2, 3]);
+    expect(slow.stats()).toMatchObject({ instances: 1, queueDepth: 2 });
+    held[0]!.done.open();
+    await vi.waitFor(() => expect(held).toHaveLength(4));
+    held[3]!.done.open();
+    await vi.waitFor(() => expect(held).toHaveLength(5));
+    held[4]!.done.open();
+    expect(await Promise.all([first[0], ...second])).toEqual([1, 4, 5]);
+    expect(held.slice(3).map((h) => [h.instance, h.items])).toEqual([
+      [0, [4]],
+      [0, [5]],
+    ]);
+    expect(slow.stats()).toMatchObject({ instances: 1, runningBatchSizes: [0] });
+    await slow.close();
   });
 
   it('warns, as batch() does at creation, when a reconfigure makes a warning true, and once', async () => {

@@ -1,0 +1,235 @@
+/**
+ * PATCH /admin/models/{name}/{version} (TorchServe's `PUT /models/{name}?min_worker=N`): a running
+ * version's instances change over real HTTP, on worker threads and in processes. A code model
+ * that answers with the instance that ran each batch shows the new instances taking batches, and
+ * the retired ones ending theirs and taking no other; one version, one queue, one metrics series.
+ */
+import { request } from 'undici';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { writeRepository } from './repository-fixture.js';
+import { startTestServer, type TestServer } from './test-server.js';
+
+const TOKEN = 'admin-secret';
+const auth = { authorization: `Bearer ${TOKEN}` };
+
+/**
+ * Each item waits x[0] ms, then answers which instance ran its batch. Instances after the first
+ * load for 300 ms (its parameters' load_ms), and those from its parameters' fail_from on cannot start.
+ */
+const WHICH_INSTANCE = `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'instance', datatype: 'INT32', shape: [1] }];
+let instance = -1;
+export async function initialize(context) {
+  instance = context.instance;
+  const { load_ms = 300, fail_from = Infinity } = context.config.parameters;
+  if (instance >= fail_from) throw new Error('no room for instance ' + instance);
+  if (instance > 0) await new Promise((resolve) => setTimeout(resolve, load_ms));
+}
+export async function execute(items) {
+  await new Promise((resolve) => setTimeout(resolve, items[0].x[0]));
+  return items.map(() => ({ instance: [instance] }));
+}
+`;
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function call(
+  method: 'GET' | 'PATCH' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: any }> {
+  const response = await request(`${server!.url}${path}`, {
+    method,
+    headers: body === undefined ? auth : { 'content-type': 'application/json', ...auth },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.body.text();
+  return { status: response.statusCode, json: text === '' ? undefined : JSON.parse(text) };
+}
+
+/** The instance that answered one request, whose batch runs `ms`. */
+async function predict(ms: number): Promise<number> {
+  const response = await request(`${server!.url}/models/which/predict`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ inputs: [ms] }),
+  });
+  const json = (await response.body.json()) as { outputs: { instance: number[] } };
+  expect(response.statusCode, JSON.stringify(json)).toBe(200);
+  return json.outputs.instance[0] as number;
+}
+
+/** `batchline_instances{state}` of the version, by state, as /metrics says now. */
+async function instanceStates(): Promise<Record<string, number>> {
+  const text = await (await request(`${server!.url}/metrics`)).body.text();
+  const states: Record<string, number> = {};
+  for (const match of text.matchAll(/^batchline_instances\{model="which",version="1",state="(\w+)"\} (\d+)$/gm))
+    states[match[1]!] = (states[match[1]!] ?? 0) + Number(match[2]);
+  return states;
+}
+
+async function whichServer(execution: 'worker' | 'process', parameters: object = {}): Promise<void> {
+  const root = await writeRepository({
+    'which/1/model.mjs': WHICH_INSTANCE,
+    'which/config.json': JSON.stringify({ execution, instances: 1, max_batch_size: 1, batch_window_ms: 0, parameters }),
+  });
+  server = await startTestServer({ modelRepository: root, adminToken: TOKEN, requestTimeoutMs: 30_000 });
+}
+
+describe.each(['worker', 'process'] as const)('PATCH instances, execution %s', (execution) => {
+  it('grows under load (each new slot once its instance is up), then shrinks while every instance runs a batch', async () => {
+    await whichServer(execution);
+    // Under load on one instance: six batches of 100 ms queue behind each other.
+    const before = Array.from({ length: 6 }, () => predict(100));
+    const growing = call('PATCH', '/admin/models/which/1', { instances: 3 });
+    // The two new instances load (300 ms) meanwhile: loading, not up, and taking no batch.
+    await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ up: 1, loading: 2 }), {
+      timeout: 5_000,
+    });
+    const grown = await growing;
+    expect(grown.status, JSON.stringify(grown.json)).toBe(200);
+    expect(grown.json.config.instances).toBe(3);
+    expect(await instanceStates()).toMatchObject({ up: 3, loading: 0 });
+    expect((await Promise.all(before)).every((instance) => instance >= 0 && instance <= 2)).toBe(true);
+    // Three at once now: each instance takes one.
+    expect(new Set(await Promise.all(Array.from({ length: 3 }, () => predict(300))))).toEqual(new Set([0, 1, 2]));
+    expect((await call('GET', '/v1/models/which/versions/1')).json.config.instances).toBe(3);
+
+    // Every instance runs a batch (and more wait) when it shrinks to one: nothing is lost.
+    const running = Array.from({ length: 6 }, () => predict(200));
+    await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ up: 3 }));
+    const shrunk = await call('PATCH', '/admin/models/which/1', { instances: 1 });
+    expect(shrunk.status, JSON.stringify(shrunk.json)).toBe(200);
+    expect(shrunk.json.config.instances).toBe(1);
+    // Answered once the retired instances have ended their batches and stopped.
+    const states = await instanceStates();
+    expect(states).toMatchObject({ up: 1, loading: 0 });
+    expect(Object.values(states).reduce((sum, count) => sum + count, 0)).toBe(1);
+    const answered = await Promise.all(running);
+    expect(answered).toHaveLength(6);
+    // The retired slots took no new batch: what waited, and what comes now, runs on instance 0.
+    expect(await Promise.all(Array.from({ length: 4 }, () => predict(1)))).toEqual([0, 0, 0, 0]);
+    const stats = (await (await request(`${server!.url}/v1/stats`)).body.json()) as any;
+    expect(stats.models[0].config.instances).toBe(1);
+    expect(stats.models[0].snapshot.instances).toBe(1);
+    expect(stats.models[0].snapshot.counts.outcomes.ok).toBe(19);
+  }, 30_000);
+});
+
+describe('PATCH refusals', () => {
+  it.each([
+    [
+      { instances: 0 },
+      400,
+      'invalid_model_config',
+      'request body: instances: got 0, expected an integer from 1 to 256',
+    ],
+    [
+      { instances: 257 },
+      400,
+      'invalid_model_config',
+      'request body: instances: got 257, expected an integer from 1 to 256',
+    ],
+    [
+      { instances: 1.5 },
+      400,
+      'invalid_model_config',
+      'request body: instances: got 1.5, expected an integer from 1 to 256',
+    ],
+    [
+      { instances: '2' },
+      400,
+      'invalid_model_config',
+      "request body: instances: got '2' (a string), expected an integer",
+    ],
+    [{ max_batch_size: 0 }, 400, 'invalid_model_config', 'request body: max_batch_size: got 0'],
+    [
+      { max_batch_size: 5000 },
+      400,
+      'invalid_model_config',
+      'max_batch_size: got 5000, expected an integer from 1 to 4096',
+    ],
+    [
+      { execution: 'process' },
+      400,
+      'invalid_model_config',
+      'request body: "execution" cannot change in a running version; a PATCH changes instances, max_batch_size, batch_window_ms, target_latency_ms',
+    ],
+    [{}, 400, 'invalid_model_config', 'request body: expected a JSON object of instances, max_batch_size'],
+    [[2], 400, 'invalid_model_config', 'request body: expected a JSON object of instances'],
+  ])(
+    '%j: %i %s naming the field and the allowed range, and nothing changes',
+    async (body, status, code, message) => {
+      await whichServer('worker');
+      const refused = await call('PATCH', '/admin/models/which/1', body);
+      expect(refused.status).toBe(status);
+      expect(refused.json.error.code).toBe(code);
+      expect(refused.json.error.message).toContain(message);
+      expect((await call('GET', '/v1/models/which/versions/1')).json.config).toMatchObject({
+        instances: 1,
+        max_batch_size: 1,
+      });
+    },
+    30_000,
+  );
+
+  it('404 for a version there is not, 409 while another PATCH changes its instances; then the window and limit change live', async () => {
+    await whichServer('worker');
+    const missing = await call('PATCH', '/admin/models/which/9', { instances: 2 });
+    expect(missing.status).toBe(404);
+    expect(missing.json.error.code).toBe('model_not_found');
+    const growing = call('PATCH', '/admin/models/which/1', { instances: 2 });
+    await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ loading: 1 }));
+    const busy = await call('PATCH', '/admin/models/which/1', { instances: 3 });
+    expect(busy.status).toBe(409);
+    expect(busy.json.error).toMatchObject({
+      code: 'version_busy',
+      message: expect.stringContaining("which version 1's instances are changing from 1 to 2"),
+    });
+    expect((await growing).status).toBe(200);
+    // The middleware's names too, with its units.
+    const settings = await call('PATCH', '/admin/models/which/1', { max_batch_size: 4, max_wait_time: 0.005 });
+    expect(settings.status, JSON.stringify(settings.json)).toBe(200);
+    expect(settings.json.config).toMatchObject({ instances: 2, max_batch_size: 4, batch_window_ms: 5 });
+    const stats = (await (await request(`${server!.url}/v1/stats`)).body.json()) as any;
+    expect(stats.models[0].snapshot.policy).toMatchObject({ limit: 4, windowMs: 5 });
+  }, 30_000);
+
+  it('422 when an added instance cannot start: the version keeps the instances it had, and serves on', async () => {
+    await whichServer('worker', { fail_from: 2 });
+    const refused = await call('PATCH', '/admin/models/which/1', { instances: 3 });
+    expect(refused.status).toBe(422);
+    expect(refused.json.error.code).toBe('model_load_failed');
+    expect(refused.json.error.message).toMatch(
+      /which version 1: 1 of the 2 instances added could not start \(.*no room for instance 2.*\); it keeps 1$/,
+    );
+    expect((await call('GET', '/v1/models/which/versions/1')).json.config.instances).toBe(1);
+    const states = await instanceStates();
+    expect(states).toMatchObject({ up: 1 });
+    expect(Object.values(states).reduce((sum, count) => sum + count, 0)).toBe(1);
+    expect(await Promise.all([predict(1), predict(1)])).toEqual([0, 0]);
+  }, 30_000);
+
+  it('409 for a version still loading', async () => {
+    await whichServer('worker', { load_ms: 2_000 });
+    const registered = await call('POST', '/admin/models/which', {
+      version: 2,
+      path: 'which/1/model.mjs',
+      instances: 2,
+      wait: false,
+    });
+    expect(registered.status).toBe(202);
+    const busy = await call('PATCH', '/admin/models/which/2', { instances: 1 });
+    expect(busy.status).toBe(409);
+    expect(busy.json.error).toMatchObject({
+      code: 'version_busy',
+      message:
+        'model version cannot change now: which version 2 is loading; its settings change only while it is ready',
+    });
+  }, 30_000);
+});

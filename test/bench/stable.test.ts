@@ -108,8 +108,10 @@ describe('--stable: windows until three agree', () => {
     expect(report.stability).toMatchObject({ settled: false, stopped: false, kept: [2, 3, 4], max_windows: 4 });
     expect(report.stability.windows).toHaveLength(4);
     const p99s = report.stability.windows.map((w: { p99_ms: number }) => w.p99_ms);
+    // 1 ms and 30 ms a window apart; on a loaded host the 1 ms windows' p99 rises (1.65× apart once
+    // in CI, where this asked for 2×): what the run needs is that they lie beyond 20 % of each other.
     for (let i = 1; i < p99s.length; i++)
-      expect(Math.max(p99s[i - 1], p99s[i]) / Math.min(p99s[i - 1], p99s[i])).toBeGreaterThan(2);
+      expect(Math.max(p99s[i - 1], p99s[i]) / Math.min(p99s[i - 1], p99s[i])).toBeGreaterThan(1.25);
     expect(report.warnings[0]).toMatch(/^did not settle: the last 3 of 4 windows of 0.25 s lie up to/);
     expect(text).toContain('NOT SETTLED: windows 2-4 lie beyond 20%');
     expect(exit?.exitCode).toBe(1);

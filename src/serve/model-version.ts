@@ -16,7 +16,8 @@ import { ModelExecutor } from './model-executor.js';
 import { InferenceStatistics } from './inference-statistics.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
 import { readModelLatencyProfile } from './model-config.js';
-import { warmUp } from './warmup.js';
+import { warmUp, warmUpInstance } from './warmup.js';
+import type { InstanceWarmup } from '../model/instance-pool.js';
 import { loadedSettingsRefusal } from './item-batch-size.js';
 import { breakerEventLine, instanceEventLine, type OptionSources } from './version-log.js';
 import { RequestsInFlight } from './requests-in-flight.js';
@@ -328,7 +329,9 @@ export class ModelVersion implements AnswerCounters {
       if (instances > before) {
         // The new slots wait, down, until the pool says each instance is up.
         this.batcher.reconfigure({ ...settings, instances }, false);
-        const failures = await (model.growInstances as (count: number) => Promise<string[]>)(instances);
+        // Each added instance runs the warmup batches before it takes a batch, as at start-up.
+        const grow = model.growInstances as NonNullable<ServedModel['growInstances']>;
+        const failures = await grow(instances, this.addedInstanceWarmup());
         if (failures.length > 0) {
           await this.retire(before);
           throw new BatchlineError(
@@ -340,6 +343,18 @@ export class ModelVersion implements AnswerCounters {
     } finally {
       this.resizing = undefined;
     }
+  }
+
+  /**
+   * The warmup of an instance a PATCH adds: the version's warmup batches that fit its batch limit
+   * now (a PATCH may have lowered it; no batch above it comes), on that instance alone.
+   */
+  private addedInstanceWarmup(): InstanceWarmup | undefined {
+    const { warmupBatchSizes, warmupData, maxBatchSize } = this.config;
+    const batchSizes = warmupBatchSizes?.filter((size) => size <= maxBatchSize) ?? [];
+    if (batchSizes.length === 0) return undefined;
+    const inputs = this.model.inputs;
+    return (index, run) => warmUpInstance(inputs, { batchSizes, data: warmupData }, index, run);
   }
 
   /** Down to `count` instances: resolves once the retired ones (each after its batches) have stopped. */

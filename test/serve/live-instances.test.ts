@@ -73,10 +73,22 @@ async function instanceStates(): Promise<Record<string, number>> {
   return states;
 }
 
-async function whichServer(execution: 'worker' | 'process', parameters: object = {}): Promise<void> {
+async function whichServer(
+  execution: 'worker' | 'process',
+  parameters: object = {},
+  config: object = {},
+  model: string = WHICH_INSTANCE,
+): Promise<void> {
   const root = await writeRepository({
-    'which/1/model.mjs': WHICH_INSTANCE,
-    'which/config.json': JSON.stringify({ execution, instances: 1, max_batch_size: 1, batch_window_ms: 0, parameters }),
+    'which/1/model.mjs': model,
+    'which/config.json': JSON.stringify({
+      execution,
+      instances: 1,
+      max_batch_size: 1,
+      batch_window_ms: 0,
+      parameters,
+      ...config,
+    }),
   });
   server = await startTestServer({ modelRepository: root, adminToken: TOKEN, requestTimeoutMs: 30_000 });
 }
@@ -118,6 +130,53 @@ describe.each(['worker', 'process'] as const)('PATCH instances, execution %s', (
     expect(stats.models[0].config.instances).toBe(1);
     expect(stats.models[0].snapshot.instances).toBe(1);
     expect(stats.models[0].snapshot.counts.outcomes.ok).toBe(19);
+  }, 30_000);
+});
+
+/**
+ * Answers which instance ran its batch and how many batches that instance ran before it; a batch
+ * of zeros (the warmup's) takes 400 ms, so that a warmup in progress can be seen.
+ */
+const COUNTS_ITS_RUNS = `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'instance', datatype: 'INT32', shape: [1] }, { name: 'before', datatype: 'INT32', shape: [1] }];
+let instance = -1;
+let runs = 0;
+export function initialize(context) { instance = context.instance; }
+export async function execute(items) {
+  const before = runs++;
+  const ms = items[0].x[0] === 0 ? 400 : items[0].x[0];
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  return items.map(() => ({ instance: [instance], before: [before] }));
+}
+`;
+
+describe('PATCH instances of a version with warmup_batch_sizes', () => {
+  it('warms each added instance (loading meanwhile) before it takes a batch, and answers after', async () => {
+    await whichServer('worker', {}, { warmup_batch_sizes: [1] }, COUNTS_ITS_RUNS);
+    const growing = call('PATCH', '/admin/models/which/1', { instances: 2 });
+    // Loaded, it runs its warmup batch of zeros (400 ms): still loading, taking no batch.
+    await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ up: 1, loading: 1 }), {
+      timeout: 5_000,
+    });
+    const grown = await growing;
+    expect(grown.status, JSON.stringify(grown.json)).toBe(200);
+    expect(await instanceStates()).toMatchObject({ up: 2, loading: 0 });
+    // Two at once: each instance's first request batch comes after its one warmup batch.
+    const answers = await Promise.all(
+      [200, 200].map(async (ms) => {
+        const response = await request(`${server!.url}/models/which/predict`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ inputs: [ms] }),
+        });
+        return ((await response.body.json()) as { outputs: { instance: number[]; before: number[] } }).outputs;
+      }),
+    );
+    expect(answers.map(({ instance, before }) => [instance[0], before[0]]).sort()).toEqual([
+      [0, 1],
+      [1, 1],
+    ]);
   }, 30_000);
 });
 

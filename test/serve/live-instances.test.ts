@@ -115,12 +115,15 @@ describe.each(['worker', 'process'] as const)('PATCH instances, execution %s', (
     // Every instance runs a batch (and more wait) when it shrinks to one: nothing is lost.
     const running = Array.from({ length: 6 }, () => predict(200));
     await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ up: 3 }));
-    const shrunk = await call('PATCH', '/admin/models/which/1', { instances: 1 });
+    const shrinking = call('PATCH', '/admin/models/which/1', { instances: 1 });
+    // Ending their batches, the two retired instances are retiring, not up.
+    await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ up: 1, retiring: 2 }));
+    const shrunk = await shrinking;
     expect(shrunk.status, JSON.stringify(shrunk.json)).toBe(200);
     expect(shrunk.json.config.instances).toBe(1);
     // Answered once the retired instances have ended their batches and stopped.
     const states = await instanceStates();
-    expect(states).toMatchObject({ up: 1, loading: 0 });
+    expect(states).toMatchObject({ up: 1, loading: 0, retiring: 0 });
     expect(Object.values(states).reduce((sum, count) => sum + count, 0)).toBe(1);
     const answered = await Promise.all(running);
     expect(answered).toHaveLength(6);

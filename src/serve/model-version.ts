@@ -317,7 +317,10 @@ export class ModelVersion implements AnswerCounters {
         `request body: instances: ${key} runs one onnxruntime session on the server's thread (execution ${this.config.execution}); register a version with "execution": "worker" (or "process") to change its instances`,
       );
     this.config = Object.freeze({ ...this.config, ...changes });
-    if (changes.maxBatchSize !== undefined) this.stats.setMaxBatchSize(changes.maxBatchSize);
+    if (changes.maxBatchSize !== undefined) {
+      this.stats.setMaxBatchSize(changes.maxBatchSize);
+      this.metrics?.maxBatchSizeChanged(changes.maxBatchSize);
+    }
     const settings = {
       maxBatchSize: changes.maxBatchSize,
       batchWindowMs: changes.batchWindowMs,

@@ -4,6 +4,8 @@
  * that answers with the instance that ran each batch shows the new instances taking batches, and
  * the retired ones ending theirs and taking no other; one version, one queue, one metrics series.
  */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { request } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { writeRepository } from './repository-fixture.js';
@@ -260,6 +262,15 @@ describe('PATCH refusals', () => {
     expect(settings.json.config).toMatchObject({ instances: 2, max_batch_size: 4, batch_window_ms: 5 });
     const stats = (await (await request(`${server!.url}/v1/stats`)).body.json()) as any;
     expect(stats.models[0].snapshot.policy).toMatchObject({ limit: 4, windowMs: 5 });
+    // The batch-size histogram has buckets up to the new limit, the one it had kept.
+    const text = await (await request(`${server!.url}/metrics`)).body.text();
+    const bounds = [...text.matchAll(/^batchline_batch_size_bucket\{le="([^"]+)",model="which",version="1"\}/gm)];
+    expect(bounds.map(([, le]) => le)).toEqual(['1', '2', '3', '4', '+Inf']);
+    const promtool = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((path) => existsSync(path));
+    if (promtool !== undefined) {
+      const checked = spawnSync(promtool, ['check', 'metrics'], { input: text, encoding: 'utf8' });
+      expect(checked.stdout + checked.stderr).toBe('');
+    }
   }, 30_000);
 
   it('422 when an added instance cannot start: the version keeps the instances it had, and serves on', async () => {

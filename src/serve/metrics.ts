@@ -10,7 +10,13 @@ import type { ConnectionRefusalReason, Listener } from './connection-refusals.js
 import type { InstanceHealth, InstanceState, ModelHealth } from '../model/instance-health.js';
 import type { RequestsInFlight } from './requests-in-flight.js';
 import { servedOutcomes } from './served-outcomes.js';
-import { batchSizeBuckets, HISTOGRAMS, type HistogramName, type VersionLabels, VersionMetrics } from './version-metrics.js';
+import {
+  batchSizeBuckets,
+  HISTOGRAMS,
+  type HistogramName,
+  type VersionLabels,
+  VersionMetrics,
+} from './version-metrics.js';
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** The outcomes `batchline_requests_total` exports: every one the batcher counts, and `client_error`. */

@@ -248,6 +248,7 @@ export class ModelVersion implements AnswerCounters {
         batcher.setInstanceUp(event.index, event.kind === 'up');
         if (this.stateNow === 'ready') this.deps.onStateChange(this);
       }
+      if (event.kind === 'stuck') this.stopWaitingForStuck(event.index);
       log?.(instanceEventLine(this.name, this.version, event));
     });
     // A slot retired by `reconfigure` (fewer instances) has ended its batches: its instance stops.
@@ -360,6 +361,19 @@ export class ModelVersion implements AnswerCounters {
     return (index, run) => warmUpInstance(inputs, { batchSizes, data: warmupData }, index, run);
   }
 
+  /**
+   * A retiring instance found stuck (a thread inside native code, which cannot be stopped) ends
+   * when its run returns, perhaps never: the PATCH that retired it stops waiting for it, and for
+   * the retiring ones below it, which go after it. It is closed when its run returns.
+   */
+  private stopWaitingForStuck(index: number): void {
+    for (const [waiting, gone] of this.instanceGone)
+      if (waiting <= index) {
+        gone();
+        this.instanceGone.delete(waiting);
+      }
+  }
+
   /** Down to `count` instances: resolves once the retired ones (each after its batches) have stopped. */
   private retire(count: number): Promise<void> {
     const from = this.batcher.runningBatchSizes().length;
@@ -368,6 +382,11 @@ export class ModelVersion implements AnswerCounters {
       gone.push(new Promise<void>((resolve) => this.instanceGone.set(index, resolve)));
     this.config = Object.freeze({ ...this.config, instances: count });
     this.batcher.reconfigure({ instances: count });
+    // One stuck already is not waited for (nor those below it), as one found stuck later.
+    const stuck = this.model
+      .health()
+      .instances.filter((instance) => instance.state === 'stuck' && instance.index >= count);
+    for (const instance of stuck) this.stopWaitingForStuck(instance.index);
     return Promise.all(gone).then(() => {});
   }
 

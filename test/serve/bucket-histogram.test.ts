@@ -77,7 +77,10 @@ describe('BucketHistogram.extendAbove (a PATCH that raises max_batch_size)', () 
     histogram.extendAbove([1, 2, 3, 4, 8, 16]);
     for (const value of [5, 16, 20]) histogram.observe(value);
     const text = await registry.metrics();
-    const buckets = [...text.matchAll(/^size_bucket\{le="([^"]+)"\} (\d+)$/gm)].map(([, le, count]) => [le, Number(count)]);
+    const buckets = [...text.matchAll(/^size_bucket\{le="([^"]+)"\} (\d+)$/gm)].map(([, le, count]) => [
+      le,
+      Number(count),
+    ]);
     // 3 is no new bound (it is below the highest, 4): the bounds it had keep their meaning.
     expect(buckets).toEqual([
       ['1', 1],

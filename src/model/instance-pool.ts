@@ -29,6 +29,15 @@ export interface PoolOptions {
   loadSignal?: AbortSignal;
 }
 
+/**
+ * Runs what an instance added while serving must run before it takes batches (a version's
+ * warmup batches), through `run` on that instance alone; rejects when the instance cannot serve.
+ */
+export type InstanceWarmup = (
+  index: number,
+  run: (items: ItemTensors[]) => Promise<(ItemTensors | Error)[]>,
+) => Promise<void>;
+
 const DEFAULT_FIRST_BACKOFF_MS = 100;
 const DEFAULT_MAX_BACKOFF_MS = 10_000;
 const DEFAULT_SWEEP_MS = 50;
@@ -58,6 +67,8 @@ interface Slot {
   retry: NodeJS.Timeout | undefined;
   /** What was last told of it: a new watcher hears it again while the instance is out. */
   lastEvent: InstanceEvent | undefined;
+  /** An added instance that has loaded and runs its warmup (still `loading`): a close stops it. */
+  warming: InstanceHandle | undefined;
 }
 
 /**
@@ -106,48 +117,59 @@ export class InstancePool {
 
   /**
    * Starts instances up to `count`, after the ones there are (while serving: an admin PATCH of
-   * the version's instances). Each is `loading` until its load ends, then `up`, told to the
-   * watchers (the batcher's slot takes batches from then). Resolves once each has loaded or
-   * failed, with the failures' messages; a failed one stays out of the rotation (`closed`) until
-   * the caller retires it.
+   * the version's instances). Each is `loading` until its load ends and `warm` (when given) has
+   * run on it, then `up`, told to the watchers (the batcher's slot takes batches from then).
+   * Resolves once each is up or failed, with the failures' messages; a failed one stays out of
+   * the rotation (`closed`) until the caller retires it.
    */
-  async grow(count: number): Promise<string[]> {
+  async grow(count: number, warm?: InstanceWarmup): Promise<string[]> {
     const added: Slot[] = [];
     for (let index = this.slots.length; index < count; index++) {
       const slot = loadingSlot(index);
       this.slots.push(slot);
       added.push(slot);
     }
-    const failures = await Promise.all(added.map((slot) => this.launchAdded(slot)));
+    const failures = await Promise.all(added.map((slot) => this.launchAdded(slot, warm)));
     return failures.filter((failure): failure is string => failure !== undefined);
   }
 
-  /** Loads an instance added while serving; its failure's message, if it could not start. */
-  private launchAdded(slot: Slot): Promise<string | undefined> {
+  /** Loads (and warms) an instance added while serving; its failure's message, if it could not start. */
+  private launchAdded(slot: Slot, warm: InstanceWarmup | undefined): Promise<string | undefined> {
     let launched: InstanceHandle | undefined;
     let exitedEarly: string | undefined;
+    const failed = (error: unknown): string | undefined => {
+      if (this.closed || slot.state === 'closed') return undefined;
+      slot.state = 'closed';
+      slot.lastError = `could not start: ${messageOf(error)}`;
+      return messageOf(error);
+    };
     return this.launcher(
+      // Until it is up (loaded and warmed), an exit is told as its up comes, or fails its warmup.
       (reason) => (launched === undefined ? (exitedEarly = reason) : this.exited(slot.index, launched, reason)),
       slot.index,
       this.stopLoads.signal,
-    ).then(
-      (instance) => {
-        launched = instance.handle;
-        // Retired (or the pool closed) while it loaded.
-        if (this.closed || slot.state === 'closed') return void instance.handle.kill();
-        slot.handle = instance.handle;
-        slot.state = 'up';
-        this.tell(slot, { kind: 'up', index: slot.index, restarts: 0, after: 'start' });
-        if (exitedEarly !== undefined) this.exited(slot.index, instance.handle, exitedEarly);
-        return undefined;
-      },
-      (error: unknown) => {
-        if (this.closed || slot.state === 'closed') return undefined;
-        slot.state = 'closed';
-        slot.lastError = `could not start: ${messageOf(error)}`;
-        return messageOf(error);
-      },
-    );
+    ).then(async (instance) => {
+      const handle = instance.handle;
+      if (warm !== undefined && !this.closed && slot.state !== 'closed') {
+        slot.warming = handle;
+        try {
+          await warm(slot.index, (items) => handle.run(items));
+        } catch (error) {
+          handle.kill();
+          return failed(error);
+        } finally {
+          slot.warming = undefined;
+        }
+      }
+      launched = handle;
+      // Retired (or the pool closed) while it loaded or warmed.
+      if (this.closed || slot.state === 'closed') return void handle.kill();
+      slot.handle = handle;
+      slot.state = 'up';
+      this.tell(slot, { kind: 'up', index: slot.index, restarts: 0, after: 'start' });
+      if (exitedEarly !== undefined) this.exited(slot.index, handle, exitedEarly);
+      return undefined;
+    }, failed);
   }
 
   /**
@@ -259,6 +281,8 @@ export class InstancePool {
 
   private async closeSlot(slot: Slot, error: Error): Promise<void> {
     if (slot.retry !== undefined) clearTimeout(slot.retry);
+    // A warmup that may never end: stopped where it can be; a thread in native code ends its run first.
+    if (slot.warming?.stops === 'at once') slot.warming.kill();
     const handle = slot.handle;
     const busy = slot.busy;
     slot.state = 'closed';
@@ -429,6 +453,7 @@ function loadingSlot(index: number): Slot {
     lastError: undefined,
     retry: undefined,
     lastEvent: undefined,
+    warming: undefined,
   };
 }
 

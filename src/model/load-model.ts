@@ -10,7 +10,7 @@ import { jsonSchemaItems } from './json-schema-items.js';
 import { inlineCodeLauncher, processLauncher, sharedThreadLauncher, threadLauncher } from './instance-launchers.js';
 import type { ModelHealth } from './instance-health.js';
 import type { InstanceListener, RunLimits } from './instance-handle.js';
-import { InstancePool } from './instance-pool.js';
+import { InstancePool, type InstanceWarmup } from './instance-pool.js';
 import { launchesFromLoadedFile } from './loaded-file-launcher.js';
 import { fromFloat16Bits } from './float16.js';
 import type { ElementType, ItemTensor, ItemTensors, TensorSpec } from './tensor-spec.js';
@@ -54,11 +54,11 @@ export interface ServedModel {
   watchInstances?(listener: InstanceListener): void;
   /**
    * Starts instances up to `count` after those there are (each on a thread or in a process, as
-   * the others), each told `up` to `watchInstances` once loaded; resolves with the messages of
+   * the others), each told `up` to `watchInstances` once loaded and `warm` has run on it; resolves with the messages of
    * those that could not start (they stay out of the rotation until retired). Absent when the
    * model's one instance is a session on the main thread.
    */
-  growInstances?(count: number): Promise<string[]>;
+  growInstances?(count: number, warm?: InstanceWarmup): Promise<string[]>;
   /** Stops instance `index`, the last there is, once its batcher slot has been retired (it runs nothing). */
   retireInstance?(index: number): Promise<void>;
   /**
@@ -234,7 +234,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     runBatch: (items, instance, limits = NO_LIMITS) => pool.run(instance, items, limits),
     ...(code !== undefined && execution === 'inline' ? { runsOnMainThread: true as const } : {}),
     watchInstances: (listener) => pool.watch(listener),
-    growInstances: (count) => pool.grow(count),
+    growInstances: (count, warm) => pool.grow(count, warm),
     retireInstance: (index) => pool.retire(index),
     replyBody: pool.inputSchema === undefined ? replyBody : jsonReplyBody(named, version),
     close: () => pool.close(),

@@ -13,9 +13,9 @@ export class BucketHistogram {
   readonly aggregator = 'sum';
   readonly name: string;
   readonly help: string;
-  private readonly upperBounds: Float64Array;
+  private upperBounds: Float64Array;
   /** counts[i]: observations in (upperBounds[i-1], upperBounds[i]]; the last one is +Inf. */
-  private readonly counts: Float64Array;
+  private counts: Float64Array;
   private sumNow = 0;
   private countNow = 0;
 
@@ -34,6 +34,26 @@ export class BucketHistogram {
     this.counts[bucket]!++;
     this.sumNow += value;
     this.countNow++;
+  }
+
+  /**
+   * Adds the bounds of `buckets` above its highest one; the bounds it has stay, with their counts,
+   * so that no `le` series changes its meaning or restarts (a Prometheus rate over the change
+   * stays right). The new bounds count what was observed at or below them from the start: what
+   * +Inf held above the old highest bound moves to the new +Inf, as it cannot be placed.
+   */
+  extendAbove(buckets: readonly number[]): void {
+    const top = this.upperBounds[this.upperBounds.length - 1] ?? Number.NEGATIVE_INFINITY;
+    const added = [...buckets].filter((bound) => bound > top).sort((a, b) => a - b);
+    if (added.length === 0) return;
+    const bounds = new Float64Array(this.upperBounds.length + added.length);
+    bounds.set(this.upperBounds);
+    bounds.set(added, this.upperBounds.length);
+    const counts = new Float64Array(bounds.length + 1);
+    counts.set(this.counts.subarray(0, this.upperBounds.length));
+    counts[bounds.length] = this.counts[this.upperBounds.length] as number;
+    this.upperBounds = bounds;
+    this.counts = counts;
   }
 
   /** The sum of the values observed (since the last reset). */

@@ -7,17 +7,37 @@ import { registerEventLoopLag } from './event-loop-lag.js';
 import { processMetrics } from './process-metrics.js';
 import type { ResponsesByTransport, Transport } from './answer-counters.js';
 import type { ConnectionRefusalReason, Listener } from './connection-refusals.js';
-import type { InstanceState, ModelHealth } from '../model/instance-health.js';
+import type { InstanceHealth, InstanceState, ModelHealth } from '../model/instance-health.js';
 import type { RequestsInFlight } from './requests-in-flight.js';
 import { servedOutcomes } from './served-outcomes.js';
-import { HISTOGRAMS, type HistogramName, type VersionLabels, VersionMetrics } from './version-metrics.js';
+import {
+  batchSizeBuckets,
+  HISTOGRAMS,
+  type HistogramName,
+  type VersionLabels,
+  VersionMetrics,
+} from './version-metrics.js';
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** The outcomes `batchline_requests_total` exports: every one the batcher counts, and `client_error`. */
 const OUTCOMES = Object.keys(servedOutcomes(zeroCounts().outcomes, 0)) as (keyof ReturnType<typeof servedOutcomes>)[];
 const BREAKER_STATES = ['closed', 'half_open', 'open'] as const;
-/** The states of a served version's instances (`closed` is a version being removed). */
-const INSTANCE_STATES: readonly InstanceState[] = ['up', 'loading', 'restarting', 'stuck'];
+/**
+ * The states of a served version's instances (`closed` is a version being removed, or an added
+ * instance that could not start): the pool's, and `retiring`, an instance a PATCH removes that
+ * ends its batches (TorchServe's scaled-down worker, a Kubernetes pod's Terminating).
+ */
+type GaugedInstanceState = Exclude<InstanceState, 'closed'> | 'retiring';
+const INSTANCE_STATES: readonly GaugedInstanceState[] = ['up', 'loading', 'restarting', 'stuck', 'retiring'];
+
+/**
+ * Instance i's state in `batchline_instances`: at or above the count the batcher schedules, it is
+ * retiring (the pool counts it up until it stops), unless stuck, which says more: it cannot be stopped.
+ */
+function gaugedState(instance: InstanceHealth, scheduled: number): InstanceState | 'retiring' {
+  const retiring = instance.index >= scheduled && instance.state !== 'stuck' && instance.state !== 'closed';
+  return retiring ? 'retiring' : instance.state;
+}
 /** Statuses exported at 0 from the start: success, every status of the error table, and 499. */
 const RESPONSE_CODES: readonly number[] = [
   ...new Set([200, ...Object.values(ERROR_TABLE).map((row) => row.httpStatus), 499]),
@@ -27,7 +47,14 @@ const RESPONSE_CODES: readonly number[] = [
 export interface MeteredVersion {
   readonly batcher: Pick<
     Batcher<unknown, unknown>,
-    'counts' | 'queueDepth' | 'options' | 'runningBatchSizes' | 'runningCount' | 'policySettings' | 'breaker'
+    | 'counts'
+    | 'queueDepth'
+    | 'options'
+    | 'runningBatchSizes'
+    | 'runningCount'
+    | 'policySettings'
+    | 'breaker'
+    | 'instances'
   >;
   readonly metrics: Pick<
     VersionMetrics<unknown, unknown>,
@@ -276,15 +303,19 @@ export class ServeMetrics {
     // The instances, as the probes see them: an alert on no instance up, or on restarts, needs no log reading.
     new client.Gauge({
       name: 'batchline_instances',
-      help: 'Model instances by state: up (taking batches), loading, restarting (after a crash, a failed start or being killed stuck), stuck (a thread inside native code past its limit: it cannot be stopped; one that can is restarted).',
+      help: 'Model instances by state: up (taking batches), loading (starting, or running its warmup batches), restarting (after a crash, a failed start or being killed stuck), stuck (a thread inside native code past its limit: it cannot be stopped; one that can is restarted), retiring (removed by a PATCH: ends its batches, takes no other, then stops).',
       labelNames: [...labelNames, 'state'],
       registers: [registry],
       collect() {
         this.reset();
         for (const v of versions()) {
           const { instances } = v.model.health();
+          const scheduled = v.batcher.instances;
           for (const state of INSTANCE_STATES)
-            this.set({ ...v.metrics.labels, state }, instances.filter((instance) => instance.state === state).length);
+            this.set(
+              { ...v.metrics.labels, state },
+              instances.filter((instance) => gaugedState(instance, scheduled) === state).length,
+            );
         }
       },
     });
@@ -341,13 +372,4 @@ export class ServeMetrics {
   close(): void {
     this.stopLagSampling();
   }
-}
-
-/** 1, 2, … up to the max batch when small; powers of two beyond. */
-function batchSizeBuckets(maxBatchSize: number): number[] {
-  if (maxBatchSize <= 32) return Array.from({ length: maxBatchSize }, (_, i) => i + 1);
-  const buckets: number[] = [];
-  for (let size = 1; size < maxBatchSize; size *= 2) buckets.push(size);
-  buckets.push(maxBatchSize);
-  return buckets;
 }

@@ -16,7 +16,8 @@ import { ModelExecutor } from './model-executor.js';
 import { InferenceStatistics } from './inference-statistics.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
 import { readModelLatencyProfile } from './model-config.js';
-import { warmUp } from './warmup.js';
+import { warmUp, warmUpInstance } from './warmup.js';
+import type { InstanceWarmup } from '../model/instance-pool.js';
 import { loadedSettingsRefusal } from './item-batch-size.js';
 import { breakerEventLine, instanceEventLine, type OptionSources } from './version-log.js';
 import { RequestsInFlight } from './requests-in-flight.js';
@@ -247,6 +248,7 @@ export class ModelVersion implements AnswerCounters {
         batcher.setInstanceUp(event.index, event.kind === 'up');
         if (this.stateNow === 'ready') this.deps.onStateChange(this);
       }
+      if (event.kind === 'stuck') this.stopWaitingForStuck(event.index);
       log?.(instanceEventLine(this.name, this.version, event));
     });
     // A slot retired by `reconfigure` (fewer instances) has ended its batches: its instance stops.
@@ -316,7 +318,10 @@ export class ModelVersion implements AnswerCounters {
         `request body: instances: ${key} runs one onnxruntime session on the server's thread (execution ${this.config.execution}); register a version with "execution": "worker" (or "process") to change its instances`,
       );
     this.config = Object.freeze({ ...this.config, ...changes });
-    if (changes.maxBatchSize !== undefined) this.stats.setMaxBatchSize(changes.maxBatchSize);
+    if (changes.maxBatchSize !== undefined) {
+      this.stats.setMaxBatchSize(changes.maxBatchSize);
+      this.metrics?.maxBatchSizeChanged(changes.maxBatchSize);
+    }
     const settings = {
       maxBatchSize: changes.maxBatchSize,
       batchWindowMs: changes.batchWindowMs,
@@ -328,7 +333,9 @@ export class ModelVersion implements AnswerCounters {
       if (instances > before) {
         // The new slots wait, down, until the pool says each instance is up.
         this.batcher.reconfigure({ ...settings, instances }, false);
-        const failures = await (model.growInstances as (count: number) => Promise<string[]>)(instances);
+        // Each added instance runs the warmup batches before it takes a batch, as at start-up.
+        const grow = model.growInstances as NonNullable<ServedModel['growInstances']>;
+        const failures = await grow(instances, this.addedInstanceWarmup());
         if (failures.length > 0) {
           await this.retire(before);
           throw new BatchlineError(
@@ -342,6 +349,31 @@ export class ModelVersion implements AnswerCounters {
     }
   }
 
+  /**
+   * The warmup of an instance a PATCH adds: the version's warmup batches that fit its batch limit
+   * now (a PATCH may have lowered it; no batch above it comes), on that instance alone.
+   */
+  private addedInstanceWarmup(): InstanceWarmup | undefined {
+    const { warmupBatchSizes, warmupData, maxBatchSize } = this.config;
+    const batchSizes = warmupBatchSizes?.filter((size) => size <= maxBatchSize) ?? [];
+    if (batchSizes.length === 0) return undefined;
+    const inputs = this.model.inputs;
+    return (index, run) => warmUpInstance(inputs, { batchSizes, data: warmupData }, index, run);
+  }
+
+  /**
+   * A retiring instance found stuck (a thread inside native code, which cannot be stopped) ends
+   * when its run returns, perhaps never: the PATCH that retired it stops waiting for it, and for
+   * the retiring ones below it, which go after it. It is closed when its run returns.
+   */
+  private stopWaitingForStuck(index: number): void {
+    for (const [waiting, gone] of this.instanceGone)
+      if (waiting <= index) {
+        gone();
+        this.instanceGone.delete(waiting);
+      }
+  }
+
   /** Down to `count` instances: resolves once the retired ones (each after its batches) have stopped. */
   private retire(count: number): Promise<void> {
     const from = this.batcher.runningBatchSizes().length;
@@ -350,6 +382,11 @@ export class ModelVersion implements AnswerCounters {
       gone.push(new Promise<void>((resolve) => this.instanceGone.set(index, resolve)));
     this.config = Object.freeze({ ...this.config, instances: count });
     this.batcher.reconfigure({ instances: count });
+    // One stuck already is not waited for (nor those below it), as one found stuck later.
+    const stuck = this.model
+      .health()
+      .instances.filter((instance) => instance.state === 'stuck' && instance.index >= count);
+    for (const instance of stuck) this.stopWaitingForStuck(instance.index);
     return Promise.all(gone).then(() => {});
   }
 

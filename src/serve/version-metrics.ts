@@ -42,6 +42,15 @@ export class VersionMetrics<I, O> implements BatcherObserver<I, O> {
     } = histograms);
   }
 
+  /**
+   * A PATCH changed the version's max_batch_size: `batchline_batch_size` gains the buckets of a
+   * raised limit above its highest (batches above the old limit landed in +Inf alone). It never
+   * loses one: a lowered limit leaves the higher buckets, which stop growing.
+   */
+  maxBatchSizeChanged(maxBatchSize: number): void {
+    this.batchSize.extendAbove(batchSizeBuckets(maxBatchSize));
+  }
+
   /** A refusal, by the error table's `reason` (the HTTP layer counts every refusal it answers). */
   reject(reason: string): void {
     this.rejections.set(reason, (this.rejections.get(reason) ?? 0) + 1);
@@ -76,4 +85,13 @@ export class VersionMetrics<I, O> implements BatcherObserver<I, O> {
   requestFinished(request: PendingRequest<I, O>, outcome: Outcome<O>): void {
     if (outcome.kind === 'error' && blamesClientInput(outcome.error)) this.clientErrors += request.size;
   }
+}
+
+/** `batchline_batch_size`'s buckets: 1, 2, … up to the max batch when small; powers of two beyond. */
+export function batchSizeBuckets(maxBatchSize: number): number[] {
+  if (maxBatchSize <= 32) return Array.from({ length: maxBatchSize }, (_, i) => i + 1);
+  const buckets: number[] = [];
+  for (let size = 1; size < maxBatchSize; size *= 2) buckets.push(size);
+  buckets.push(maxBatchSize);
+  return buckets;
 }

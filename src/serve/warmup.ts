@@ -36,30 +36,44 @@ export async function warmUp(model: ServedModel, plan: WarmupPlan, nowMs: () => 
       'warmup: this code model takes JSON values (an inputSchema), not tensors; warm it up in its initialize',
     );
   const random = new SeededRandom(1);
-  for (let instance = 0; instance < plan.instances; instance++) {
-    for (const size of plan.batchSizes) {
-      // Fresh arrays each run: a run may move them to the instance's thread.
-      let items: ItemTensors[];
-      try {
-        items = Array.from({ length: size }, () => itemOf(model.inputs, plan.data, random));
-      } catch (error) {
-        // Inputs of [65536, 65536, 65536]: a RangeError, which start-up called an unexpected error (exit 1, a stack) and the admin API 500 internal.
-        throw new BatchlineError(
-          'MODEL_LOAD_FAILED',
-          `warmup batch of ${size}: its inputs (${model.inputs.map((spec) => `${spec.name} [${spec.itemShape.join(', ')}]`).join(', ')}) cannot be made: ${messageOf(error)}`,
-        );
-      }
-      let results: (ItemTensors | Error)[];
-      try {
-        results = await model.runBatch(items, instance);
-      } catch (error) {
-        throw warmupFailed(size, instance, error);
-      }
-      const failed = results.find((result) => result instanceof Error);
-      if (failed !== undefined) throw warmupFailed(size, instance, failed);
-    }
-  }
+  for (let instance = 0; instance < plan.instances; instance++)
+    await warmUpInstance(model.inputs, plan, instance, (items) => model.runBatch(items, instance), random);
   return nowMs() - startMs;
+}
+
+/**
+ * Runs one batch of each of `plan.batchSizes` on instance `instance` through `run`, one after the
+ * other: at start-up for each instance, and for an instance a PATCH adds before it takes batches.
+ * Throws MODEL_LOAD_FAILED when a batch fails or its inputs cannot be made.
+ */
+export async function warmUpInstance(
+  inputs: readonly TensorSpec[],
+  plan: Pick<WarmupPlan, 'batchSizes' | 'data'>,
+  instance: number,
+  run: (items: ItemTensors[]) => Promise<(ItemTensors | Error)[]>,
+  random: SeededRandom = new SeededRandom(1),
+): Promise<void> {
+  for (const size of plan.batchSizes) {
+    // Fresh arrays each run: a run may move them to the instance's thread.
+    let items: ItemTensors[];
+    try {
+      items = Array.from({ length: size }, () => itemOf(inputs, plan.data, random));
+    } catch (error) {
+      // Inputs of [65536, 65536, 65536]: a RangeError, which start-up called an unexpected error (exit 1, a stack) and the admin API 500 internal.
+      throw new BatchlineError(
+        'MODEL_LOAD_FAILED',
+        `warmup batch of ${size}: its inputs (${inputs.map((spec) => `${spec.name} [${spec.itemShape.join(', ')}]`).join(', ')}) cannot be made: ${messageOf(error)}`,
+      );
+    }
+    let results: (ItemTensors | Error)[];
+    try {
+      results = await run(items);
+    } catch (error) {
+      throw warmupFailed(size, instance, error);
+    }
+    const failed = results.find((result) => result instanceof Error);
+    if (failed !== undefined) throw warmupFailed(size, instance, failed);
+  }
 }
 
 function itemOf(specs: readonly TensorSpec[], data: 'zero' | 'random', random: SeededRandom): ItemTensors {

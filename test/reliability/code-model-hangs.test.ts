@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { InstanceEvent } from '../../src/model/instance-health.js';
 import { startServeProcess } from './serve-process.js';
 import { writtenNumber } from '../written-number.js';
@@ -209,6 +209,44 @@ describe('a code model thread that loaded a native addon', () => {
     await within(back, 'the instance is back');
     expect(events.map((event) => event.kind)).toEqual(['stuck', 'up']);
     expect(events[1]).toMatchObject({ after: 'stuck', restarts: 0 });
+  });
+});
+
+describe('a retiring instance stuck inside native code', () => {
+  it('does not hold the PATCH that retired it: answered while it is stuck, closed when its run returns', async () => {
+    server = await startTestServer({
+      modelRepository: await codeModelDir({ 'native/1/model.mjs': LOADS_ONNXRUNTIME }),
+      requestTimeoutMs: 100,
+      batchWindowMs: 0,
+      instances: 2,
+      adminToken: 't',
+    });
+    const url = server.url;
+    const model = server.runtime.defaultVersion!.model;
+    const stuck = new Promise<void>((resolve) =>
+      model.watchInstances!((event) => event.kind === 'stuck' && event.index === 1 && resolve()),
+    );
+    // Both instances run a batch of 1.5 s, past the stuck limit (200 ms): instance 1's too.
+    const hung = [
+      infer(`${url}/models/native/predict`, { inputs: [-1] }),
+      infer(`${url}/models/native/predict`, { inputs: [-1] }),
+    ];
+    await within(stuck, 'instance 1 is stuck');
+    const patched = await within(
+      request(`${url}/admin/models/native/1`, {
+        method: 'PATCH',
+        headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
+        body: JSON.stringify({ instances: 1 }),
+      }).then(async (r) => ({ status: r.statusCode, json: (await r.body.json()) as any })),
+      'the PATCH was never answered',
+    );
+    expect(patched.status, JSON.stringify(patched.json)).toBe(200);
+    expect(patched.json.config.instances).toBe(1);
+    // Answered while instance 1 is still stuck (it was waited for until its run returned).
+    expect(model.health().instances.map((instance) => instance.state)).toContain('stuck');
+    expect((await Promise.all(hung)).map((reply) => reply.status)).toEqual([504, 504]);
+    // Its run returned: it is closed, and the version has one instance.
+    await vi.waitFor(() => expect(model.health().instances).toHaveLength(1), { timeout: PATIENCE_MS });
   });
 });
 

@@ -68,3 +68,29 @@ describe('HistogramFamily', () => {
     );
   });
 });
+
+describe('BucketHistogram.extendAbove (a PATCH that raises max_batch_size)', () => {
+  it('adds the bounds above its highest, keeping every bound and count it had', async () => {
+    const registry = new client.Registry();
+    const histogram = new BucketHistogram({ name: 'size', help: 'Size.', buckets: [1, 2, 4], registers: [registry] });
+    for (const value of [1, 2, 3, 4]) histogram.observe(value);
+    histogram.extendAbove([1, 2, 3, 4, 8, 16]);
+    for (const value of [5, 16, 20]) histogram.observe(value);
+    const text = await registry.metrics();
+    const buckets = [...text.matchAll(/^size_bucket\{le="([^"]+)"\} (\d+)$/gm)].map(([, le, count]) => [
+      le,
+      Number(count),
+    ]);
+    // 3 is no new bound (it is below the highest, 4): the bounds it had keep their meaning.
+    expect(buckets).toEqual([
+      ['1', 1],
+      ['2', 2],
+      ['4', 4],
+      ['8', 5],
+      ['16', 6],
+      ['+Inf', 7],
+    ]);
+    expect(text).toContain('size_count 7');
+    expect(text).toContain('size_sum 51');
+  });
+});

@@ -4,6 +4,8 @@
  * that answers with the instance that ran each batch shows the new instances taking batches, and
  * the retired ones ending theirs and taking no other; one version, one queue, one metrics series.
  */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { request } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { writeRepository } from './repository-fixture.js';
@@ -73,10 +75,22 @@ async function instanceStates(): Promise<Record<string, number>> {
   return states;
 }
 
-async function whichServer(execution: 'worker' | 'process', parameters: object = {}): Promise<void> {
+async function whichServer(
+  execution: 'worker' | 'process',
+  parameters: object = {},
+  config: object = {},
+  model: string = WHICH_INSTANCE,
+): Promise<void> {
   const root = await writeRepository({
-    'which/1/model.mjs': WHICH_INSTANCE,
-    'which/config.json': JSON.stringify({ execution, instances: 1, max_batch_size: 1, batch_window_ms: 0, parameters }),
+    'which/1/model.mjs': model,
+    'which/config.json': JSON.stringify({
+      execution,
+      instances: 1,
+      max_batch_size: 1,
+      batch_window_ms: 0,
+      parameters,
+      ...config,
+    }),
   });
   server = await startTestServer({ modelRepository: root, adminToken: TOKEN, requestTimeoutMs: 30_000 });
 }
@@ -103,12 +117,15 @@ describe.each(['worker', 'process'] as const)('PATCH instances, execution %s', (
     // Every instance runs a batch (and more wait) when it shrinks to one: nothing is lost.
     const running = Array.from({ length: 6 }, () => predict(200));
     await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ up: 3 }));
-    const shrunk = await call('PATCH', '/admin/models/which/1', { instances: 1 });
+    const shrinking = call('PATCH', '/admin/models/which/1', { instances: 1 });
+    // Ending their batches, the two retired instances are retiring, not up.
+    await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ up: 1, retiring: 2 }));
+    const shrunk = await shrinking;
     expect(shrunk.status, JSON.stringify(shrunk.json)).toBe(200);
     expect(shrunk.json.config.instances).toBe(1);
     // Answered once the retired instances have ended their batches and stopped.
     const states = await instanceStates();
-    expect(states).toMatchObject({ up: 1, loading: 0 });
+    expect(states).toMatchObject({ up: 1, loading: 0, retiring: 0 });
     expect(Object.values(states).reduce((sum, count) => sum + count, 0)).toBe(1);
     const answered = await Promise.all(running);
     expect(answered).toHaveLength(6);
@@ -118,6 +135,53 @@ describe.each(['worker', 'process'] as const)('PATCH instances, execution %s', (
     expect(stats.models[0].config.instances).toBe(1);
     expect(stats.models[0].snapshot.instances).toBe(1);
     expect(stats.models[0].snapshot.counts.outcomes.ok).toBe(19);
+  }, 30_000);
+});
+
+/**
+ * Answers which instance ran its batch and how many batches that instance ran before it; a batch
+ * of zeros (the warmup's) takes 400 ms, so that a warmup in progress can be seen.
+ */
+const COUNTS_ITS_RUNS = `
+export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
+export const outputs = [{ name: 'instance', datatype: 'INT32', shape: [1] }, { name: 'before', datatype: 'INT32', shape: [1] }];
+let instance = -1;
+let runs = 0;
+export function initialize(context) { instance = context.instance; }
+export async function execute(items) {
+  const before = runs++;
+  const ms = items[0].x[0] === 0 ? 400 : items[0].x[0];
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  return items.map(() => ({ instance: [instance], before: [before] }));
+}
+`;
+
+describe('PATCH instances of a version with warmup_batch_sizes', () => {
+  it('warms each added instance (loading meanwhile) before it takes a batch, and answers after', async () => {
+    await whichServer('worker', {}, { warmup_batch_sizes: [1] }, COUNTS_ITS_RUNS);
+    const growing = call('PATCH', '/admin/models/which/1', { instances: 2 });
+    // Loaded, it runs its warmup batch of zeros (400 ms): still loading, taking no batch.
+    await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ up: 1, loading: 1 }), {
+      timeout: 5_000,
+    });
+    const grown = await growing;
+    expect(grown.status, JSON.stringify(grown.json)).toBe(200);
+    expect(await instanceStates()).toMatchObject({ up: 2, loading: 0 });
+    // Two at once: each instance's first request batch comes after its one warmup batch.
+    const answers = await Promise.all(
+      [200, 200].map(async (ms) => {
+        const response = await request(`${server!.url}/models/which/predict`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ inputs: [ms] }),
+        });
+        return ((await response.body.json()) as { outputs: { instance: number[]; before: number[] } }).outputs;
+      }),
+    );
+    expect(answers.map(({ instance, before }) => [instance[0], before[0]]).sort()).toEqual([
+      [0, 1],
+      [1, 1],
+    ]);
   }, 30_000);
 });
 
@@ -198,6 +262,15 @@ describe('PATCH refusals', () => {
     expect(settings.json.config).toMatchObject({ instances: 2, max_batch_size: 4, batch_window_ms: 5 });
     const stats = (await (await request(`${server!.url}/v1/stats`)).body.json()) as any;
     expect(stats.models[0].snapshot.policy).toMatchObject({ limit: 4, windowMs: 5 });
+    // The batch-size histogram has buckets up to the new limit, the one it had kept.
+    const text = await (await request(`${server!.url}/metrics`)).body.text();
+    const bounds = [...text.matchAll(/^batchline_batch_size_bucket\{le="([^"]+)",model="which",version="1"\}/gm)];
+    expect(bounds.map(([, le]) => le)).toEqual(['1', '2', '3', '4', '+Inf']);
+    const promtool = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((path) => existsSync(path));
+    if (promtool !== undefined) {
+      const checked = spawnSync(promtool, ['check', 'metrics'], { input: text, encoding: 'utf8' });
+      expect(checked.stdout + checked.stderr).toBe('');
+    }
   }, 30_000);
 
   it('422 when an added instance cannot start: the version keeps the instances it had, and serves on', async () => {

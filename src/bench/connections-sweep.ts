@@ -2,9 +2,9 @@ import { parseRate } from '../core/arrivals.js';
 import { BatchlineError } from '../errors.js';
 import { latencyColumns, latencyMetricName, type LatencyMetric } from '../options/objective.js';
 import type { BenchPlan } from './plan.js';
-import { toBenchJson } from './report-json.js';
 import { counted, fmtMs, fmtRate } from './report-text.js';
 import type { BenchResult } from './result.js';
+import { sweepStepsJson } from './sweep-steps-json.js';
 import { stepVerdict, unsuccessfulCount, type Slo } from './sweep.js';
 
 /**
@@ -140,7 +140,7 @@ function serverCells(r: BenchResult): string[] {
 /** `--json` of a connections sweep: the rate sweep's shape, its best step named by connections. */
 export function connectionsSweepJson(results: readonly BenchResult[], slo: Slo): object {
   const best = bestConnectionsStep(results, slo);
-  const steps = results.map((r) => toBenchJson(r));
+  const steps = sweepStepsJson(results, slo);
   // The best step's figure as its own report rounds it.
   const bestStep = best === undefined ? undefined : steps[results.indexOf(best)];
   return {

@@ -1,4 +1,5 @@
 import type { BenchResult } from './result.js';
+import { stepVerdict, type Slo } from './sweep.js';
 
 /**
  * perf_analyzer's `-f` columns after the first (`Concurrency` or `Request Rate`), in its order.
@@ -35,6 +36,7 @@ const BENCH_COLUMNS = [
   'Server Batch',
   'Windows',
   'Stable',
+  'Verdict',
 ] as const;
 
 /**
@@ -42,12 +44,13 @@ const BENCH_COLUMNS = [
  * first column is the closed loop's concurrency (connections × pipelining) or the open loop's
  * target rate, latencies are integer µs of the 2xx answers (an open loop's from each intended
  * send), `Inferences/Second` the 2xx answers a second. perf_analyzer sorts its rows by
- * throughput; bench keeps the steps' order, which a sweep's reader expects.
+ * throughput; bench keeps the steps' order, which a sweep's reader expects. With a sweep's
+ * objective, `Verdict` is each step's as the sweep's table prints it (empty for a single run).
  */
-export function csvReport(results: readonly BenchResult[]): string {
+export function csvReport(results: readonly BenchResult[], slo?: Slo): string {
   const open = results[0]?.mode === 'open';
   const header = [open ? 'Request Rate' : 'Concurrency', ...PERF_ANALYZER_COLUMNS, ...BENCH_COLUMNS];
-  const rows = results.map((r) => csvRow(r).map(csvCell).join(','));
+  const rows = results.map((r) => [...csvRow(r), slo === undefined ? '' : stepVerdict(r, slo)].map(csvCell).join(','));
   return `${[header.map(csvCell).join(','), ...rows].join('\n')}\n`;
 }
 

@@ -9,7 +9,14 @@ import type { BenchPlan } from './plan.js';
 import { percentDecoded } from './percent-decoded.js';
 import { parseConnectionsSweep } from './connections-sweep.js';
 import { parseSlo, parseSweep } from './sweep.js';
-import { DEFAULT_MAX_WINDOWS, DEFAULT_WINDOW_MS, type StabilityPlan } from './stability-rule.js';
+import {
+  DEFAULT_MAX_WINDOWS,
+  DEFAULT_STABLE_LATENCY,
+  DEFAULT_WINDOW_MS,
+  type StabilityPlan,
+  type StableLatency,
+  type WindowLength,
+} from './stability-rule.js';
 
 /** Where the request body comes from, resolved later (reading a file, probing the target). */
 export type BodySource = { kind: 'inline'; text: string } | { kind: 'file'; path: string } | { kind: 'none' };
@@ -146,21 +153,27 @@ export function validateBench(
     insecureTls: o.insecure,
   };
   checkWorkerShares(plan, o.sweepConnections === undefined ? undefined : parseConnectionsSweep(o.sweepConnections));
-  const stability = stabilityOf(o, explicit.duration, stages !== undefined);
+  const stability = stabilityOf(o, explicit.duration, stages !== undefined, o.workers);
   return { plan, bodySource, methodGiven: explicit.method, contentTypeGiven: 'content-type' in headers, stability };
 }
 
 /**
- * `--stable PCT` and the two options that shape it. Each window is --window long, so --duration
+ * `--stable PCT` and the three options that shape it. Each window is --window long, so --duration
  * and --requests (which set one window's length) are refused beside it, as are stages (a ramp's
  * windows differ by design) and the per-second outputs, which read one run's intervals.
  */
-function stabilityOf(o: BenchOptionValues, durationGiven: boolean, withStages: boolean): StabilityPlan | undefined {
+function stabilityOf(
+  o: BenchOptionValues,
+  durationGiven: boolean,
+  withStages: boolean,
+  workers: number,
+): StabilityPlan | undefined {
   const pct = o.stable;
   if (pct === undefined) {
     const alone = 'with --stable PCT (windows until three agree)';
-    if (o.window !== undefined) invalid('--window', `${o.window} ms`, `${alone}: a single run lasts -d/--duration`);
+    if (o.window !== undefined) invalid('--window', o.window, `${alone}: a single run lasts -d/--duration`);
     if (o.maxWindows !== undefined) invalid('--max-windows', String(o.maxWindows), alone);
+    if (o.stableLatency !== undefined) invalid('--stable-latency', o.stableLatency, alone);
     return undefined;
   }
   const why = (what: string) =>
@@ -172,11 +185,34 @@ function stabilityOf(o: BenchOptionValues, durationGiven: boolean, withStages: b
   if (o.hdrLog !== undefined)
     invalid('--hdr-log', o.hdrLog, 'no --hdr-log with --stable (each window is a run of its own)');
   if (o.html !== undefined) invalid('--html', o.html, 'no --html with --stable (each window is a run of its own)');
-  return {
-    percentage: pct,
-    windowMs: o.window ?? DEFAULT_WINDOW_MS,
-    maxWindows: o.maxWindows ?? DEFAULT_MAX_WINDOWS,
-  };
+  const window = o.window === undefined ? { ms: DEFAULT_WINDOW_MS } : parseWindow(o.window);
+  // A closed loop's window of N requests shares them among the threads, as -n does.
+  if ('requests' in window && window.requests < workers)
+    invalid('--window', o.window as string, `at least --workers (${workers}) requests: each thread needs a share`);
+  const latency = o.stableLatency === 'avg' ? 'mean' : ((o.stableLatency ?? DEFAULT_STABLE_LATENCY) as StableLatency);
+  return { percentage: pct, window, maxWindows: o.maxWindows ?? DEFAULT_MAX_WINDOWS, latency };
+}
+
+/** Most requests a window may count, as -n's bound. */
+const MAX_WINDOW_REQUESTS = 1_000_000_000;
+/** Longest window of time. */
+const MAX_WINDOW_MS = 3_600_000;
+
+/**
+ * `--window`: a time (`5s`, `500ms`, a bare number is seconds) or a count of measured requests
+ * (`500req`, perf_analyzer's count_windows), in one flag as bench's other lengths are.
+ */
+function parseWindow(text: string): WindowLength {
+  const allowed = `a time such as 500ms, 5s or 1m (from 1 ms to ${MAX_WINDOW_MS / 60_000} min) or a count of measured requests such as 500req (from 1 to ${MAX_WINDOW_REQUESTS})`;
+  const counted = /^\s*(\d+)\s*(?:req|reqs|requests?)\s*$/i.exec(text);
+  if (counted !== null) {
+    const requests = Number(counted[1]);
+    if (!(requests >= 1 && requests <= MAX_WINDOW_REQUESTS)) invalid('--window', text, allowed);
+    return { requests };
+  }
+  const ms = parseDurationMs(text);
+  if (ms === undefined || !(ms >= 1 && ms <= MAX_WINDOW_MS)) invalid('--window', text, allowed);
+  return { ms };
 }
 
 /**

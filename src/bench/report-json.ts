@@ -174,15 +174,18 @@ function stabilityJson(s: Stability) {
   const pct = (value: number): number | null => (Number.isFinite(value) ? round(value, 2) : null);
   return {
     percentage: s.percentage,
-    window_s: s.windowS,
+    // One of the two: a window of time or of a count of requests (`--window 500req`).
+    window_s: s.windowS ?? null,
+    window_requests: s.windowRequests ?? null,
     max_windows: s.maxWindows,
+    latency: s.latency,
     settled: s.settled,
     stopped: s.stopped,
     kept: [...s.kept],
-    spread_pct: { throughput: pct(s.spread.throughputPct), p99: pct(s.spread.p99Pct) },
+    spread_pct: { throughput: pct(s.spread.throughputPct), latency: pct(s.spread.latencyPct) },
     windows: s.windows.map((w) => ({
       throughput_rps: round(w.throughputRps, 2),
-      p99_ms: w.p99Ms === undefined ? null : round(w.p99Ms, 3),
+      latency_ms: w.latencyMs === undefined ? null : round(w.latencyMs, 3),
     })),
   };
 }

@@ -96,26 +96,28 @@ function serverLines(s: ServerBreakdown, service: PercentilesMs): string[] {
 }
 
 /**
- * `--stable`: every window's answers a second and p99, the three kept (the figures of this
- * report), and whether they agreed as perf_analyzer's rule asks.
+ * `--stable`: every window's answers a second and judged latency figure, the three kept (the
+ * figures of this report), and whether they agreed as perf_analyzer's rule asks.
  */
 function stabilityLines(s: Stability): string[] {
   const first = s.kept[0] ?? 0;
   const last = s.kept.at(-1) ?? 0;
-  const spread = `req/s ±${fmtPct(s.spread.throughputPct)}, p99 ±${fmtPct(s.spread.p99Pct)} of their mean`;
+  const spread = `req/s ±${fmtPct(s.spread.throughputPct)}, ${s.latency} ±${fmtPct(s.spread.latencyPct)} of their mean`;
   const verdict = s.settled
     ? `settled: windows ${first}-${last} agree within ${s.percentage}% (${spread})`
     : s.stopped
       ? `stopped before three windows agreed (the last ${s.kept.length}: ${spread})`
       : `NOT SETTLED: windows ${first}-${last} lie beyond ${s.percentage}% (${spread})`;
+  const each = s.windowS === undefined ? `${s.windowRequests} requests` : fmtS(s.windowS);
+  const latencyHead = `${s.latency} ms`;
   const lines = [
     'Stability',
-    `  windows     ${s.windows.length} of at most ${s.maxWindows}, ${fmtS(s.windowS)} each; ${verdict}`,
-    '  window  req/s  p99 ms',
+    `  windows     ${s.windows.length} of at most ${s.maxWindows}, ${each} each; ${verdict}`,
+    `  window  req/s  ${latencyHead}`,
   ];
   for (const [i, w] of s.windows.entries())
     lines.push(
-      `  ${String(i + 1).padStart(6)}  ${fmtRate(w.throughputRps).padStart(5)}  ${(w.p99Ms === undefined ? '-' : fmtMs(w.p99Ms)).padStart(6)}${s.kept.includes(i + 1) ? '  kept' : ''}`,
+      `  ${String(i + 1).padStart(6)}  ${fmtRate(w.throughputRps).padStart(5)}  ${(w.latencyMs === undefined ? '-' : fmtMs(w.latencyMs)).padStart(latencyHead.length)}${s.kept.includes(i + 1) ? '  kept' : ''}`,
     );
   return lines;
 }

@@ -5,33 +5,53 @@ export const DEFAULT_WINDOW_MS = 5000;
 /** perf_analyzer's --max-trials default. */
 export const DEFAULT_MAX_WINDOWS = 10;
 
-/** `--stable PCT`: windows of `windowMs` until the last three agree within `percentage` %, up to `maxWindows`. */
+/**
+ * The 2xx latency figure the rule judges (`--stable-latency`): perf_analyzer judges the mean
+ * unless `--percentile=N` is given, so the mean is the default.
+ */
+export const STABLE_LATENCIES = ['mean', 'p50', 'p90', 'p95', 'p99'] as const;
+export type StableLatency = (typeof STABLE_LATENCIES)[number];
+export const DEFAULT_STABLE_LATENCY: StableLatency = 'mean';
+
+/**
+ * One window's length: a time (`--window 5s`, perf_analyzer's time_windows) or a count of
+ * measured requests (`--window 500req`, its count_windows with --measurement-request-count).
+ */
+export type WindowLength = { ms: number } | { requests: number };
+
+/** `--stable PCT`: windows of `window` until the last three agree within `percentage` %, up to `maxWindows`. */
 export interface StabilityPlan {
   percentage: number;
-  windowMs: number;
+  window: WindowLength;
   maxWindows: number;
+  latency: StableLatency;
 }
 
 /** What one window measured that the rule judges. */
 export interface WindowFigures {
   /** Answers (any status) inside the window, per second of it. */
   throughputRps: number;
-  /** p99 of the 2xx latency, ms; undefined when the window had no 2xx answer. */
-  p99Ms: number | undefined;
+  /** The judged figure of the 2xx latency (`Stability.latency`), ms; undefined when the window had no 2xx answer. */
+  latencyMs: number | undefined;
 }
 
 /** How far the kept windows lie from their mean, each figure's largest distance in % of it. */
 export interface WindowSpread {
   throughputPct: number;
-  /** Infinity when a kept window had no 2xx answer (no p99 to agree on). */
-  p99Pct: number;
+  /** Infinity when a kept window had no 2xx answer (no latency to agree on). */
+  latencyPct: number;
 }
 
 /** Every window measured, which were kept, and whether they agreed: a result's `stability`. */
 export interface Stability {
   percentage: number;
-  windowS: number;
+  /** A window's length in seconds; undefined for windows counted in requests. */
+  windowS: number | undefined;
+  /** A window's measured requests (`--window 500req`); undefined for windows of time. */
+  windowRequests: number | undefined;
   maxWindows: number;
+  /** The latency figure judged. */
+  latency: StableLatency;
   windows: WindowFigures[];
   /** 1-based numbers of the windows the figures are of: the last three (fewer when stopped early). */
   kept: number[];
@@ -52,7 +72,7 @@ export function spreadOf(windows: readonly WindowFigures[]): WindowSpread {
   };
   return {
     throughputPct: spread(windows.map((w) => w.throughputRps)),
-    p99Pct: spread(windows.map((w) => w.p99Ms)),
+    latencyPct: spread(windows.map((w) => w.latencyMs)),
   };
 }
 
@@ -65,11 +85,16 @@ export function windowsAgree(windows: readonly WindowFigures[], percentage: numb
   const last = windows.slice(-AGREEING_WINDOWS);
   if (last.some((w) => !(w.throughputRps > 0))) return false;
   const spread = spreadOf(last);
-  return spread.throughputPct <= percentage && spread.p99Pct <= percentage;
+  return spread.throughputPct <= percentage && spread.latencyPct <= percentage;
 }
 
 /** perf_analyzer's "Failed to obtain stable measurement", with how far apart the last windows were. */
 export function notSettledText(s: Stability): string {
   const pct = (value: number): string => (Number.isFinite(value) ? `${value.toFixed(1)}%` : 'no 2xx answer');
-  return `did not settle: the last ${s.kept.length} of ${s.windows.length} windows of ${s.windowS} s lie up to ${pct(s.spread.throughputPct)} (req/s) and ${pct(s.spread.p99Pct)} (p99) from their mean, over the ${s.percentage}% --stable allows; the figures are those windows', not a stable measurement: try a longer --window or more --max-windows`;
+  return `did not settle: the last ${s.kept.length} of ${s.windows.length} windows of ${windowText(s)} lie up to ${pct(s.spread.throughputPct)} (req/s) and ${pct(s.spread.latencyPct)} (${s.latency}) from their mean, over the ${s.percentage}% --stable allows; the figures are those windows', not a stable measurement: try a longer --window or more --max-windows`;
+}
+
+/** A window's length as the reports name it: `5 s` or `500 requests`. */
+export function windowText(s: Pick<Stability, 'windowS' | 'windowRequests'>): string {
+  return s.windowRequests === undefined ? `${s.windowS} s` : `${s.windowRequests} requests`;
 }

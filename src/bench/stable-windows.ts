@@ -7,19 +7,33 @@ import {
   spreadOf,
   windowsAgree,
   type StabilityPlan,
+  type StableLatency,
   type WindowFigures,
+  type WindowLength,
 } from './stability-rule.js';
 
-/** What the rule judges of a window: its answers a second and its 2xx latency's p99. */
-export function figuresOfWindow(result: BenchResult): WindowFigures {
+/** What the rule judges of a window: its answers a second and the chosen figure of its 2xx latency. */
+export function figuresOfWindow(result: BenchResult, latency: StableLatency): WindowFigures {
   return {
     throughputRps: result.throughputRps,
-    p99Ms: result.latency.count > 0 ? result.latency.p99 : undefined,
+    latencyMs: result.latency.count > 0 ? result.latency[latency] : undefined,
   };
 }
 
 /**
- * Runs windows of `stability.windowMs` one after another (the warm-up before the first only)
+ * A window's length in the plan's terms. Counted in requests, a closed loop's window ends at its
+ * N-th measured send's answer (as `-n N`); an open loop's lasts N / rate of its schedule, so it
+ * schedules N sends (on average with Poisson arrivals) and keeps a planned end, which its trend
+ * (`not sustained`) needs: `-n` has none.
+ */
+export function windowPlan(plan: BenchPlan, window: WindowLength): Pick<BenchPlan, 'durationMs' | 'maxRequests'> {
+  if ('ms' in window) return { durationMs: window.ms, maxRequests: 0 };
+  if (plan.mode === 'open') return { durationMs: (window.requests * 1000) / plan.rateRps, maxRequests: 0 };
+  return { durationMs: plan.durationMs, maxRequests: window.requests };
+}
+
+/**
+ * Runs windows of `stability.window` one after another (the warm-up before the first only)
  * until the last three agree, or `maxWindows` were run, or `stop` aborts; the result is the last
  * three windows joined, with every window's figures in its `stability`. Each window is a run of
  * its own (`runWindow`: fresh connections, its own read of the server's statistics); in open
@@ -39,12 +53,11 @@ export async function runStable(
     const result = await runWindow({
       ...plan,
       warmupMs: index === 0 ? plan.warmupMs : 0,
-      durationMs: stability.windowMs,
-      maxRequests: 0,
+      ...windowPlan(plan, stability.window),
       seed: (plan.seed + index) >>> 0,
     });
     results.push(result);
-    windows.push(figuresOfWindow(result));
+    windows.push(figuresOfWindow(result, stability.latency));
     onWindow(windows.at(-1) as WindowFigures, index);
     if (stopped() || windowsAgree(windows, stability.percentage)) break;
   }
@@ -54,8 +67,10 @@ export async function runStable(
   const joined = joinWindows(plan, kept, keptFrom + 1);
   joined.stability = {
     percentage: stability.percentage,
-    windowS: stability.windowMs / 1000,
+    windowS: 'ms' in stability.window ? stability.window.ms / 1000 : undefined,
+    windowRequests: 'requests' in stability.window ? stability.window.requests : undefined,
     maxWindows: stability.maxWindows,
+    latency: stability.latency,
     windows,
     kept: kept.map((_, i) => keptFrom + 1 + i),
     spread: spreadOf(windows.slice(keptFrom)),

@@ -65,13 +65,17 @@ function stepMeetsSlo(result: BenchResult, slo: Slo): boolean {
 /**
  * `stopped`: the user ended the step part-way, so it did not hold its rate for the time asked;
  * `not sustained`: the backlog or the latency grew through the step (the server answered less
- * than the rate), never `met` whatever its percentiles; `met` or `missed` otherwise.
+ * than the rate), never `met` whatever its percentiles; `not settled`: with --stable, its windows
+ * never agreed, so its figures are no measurement and it is never `met` either (nor the best
+ * step); `met` or `missed` otherwise.
  */
-export type StepVerdict = 'met' | 'missed' | 'not sustained' | 'stopped';
+export type StepVerdict = 'met' | 'missed' | 'not sustained' | 'not settled' | 'stopped';
 
 export function stepVerdict(result: BenchResult, slo: Slo): StepVerdict {
-  if (result.stoppedAtS !== undefined) return 'stopped';
+  if (result.stoppedAtS !== undefined || result.stability?.stopped === true) return 'stopped';
+  // Above capacity a step's windows drift apart too: its trend names the cause.
   if (result.trend !== undefined && !result.trend.sustained) return 'not sustained';
+  if (result.stability !== undefined && !result.stability.settled) return 'not settled';
   return meetsObjective(slo, figuresOf(result)) ? 'met' : 'missed';
 }
 

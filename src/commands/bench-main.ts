@@ -19,6 +19,7 @@ import { sideReadsOf } from '../bench/side-reads.js';
 import { runBench } from '../bench/run-bench.js';
 import { startServerStatistics } from './bench-server-statistics.js';
 import { bestRate, formatSweep, parseSlo, parseSweep, runSweep, type Slo } from '../bench/sweep.js';
+import { sweepStepsJson } from '../bench/sweep-steps-json.js';
 import {
   connectionsSweepJson,
   formatConnectionsSweep,
@@ -26,7 +27,7 @@ import {
   runConnectionsSweep,
 } from '../bench/connections-sweep.js';
 import { csvReport } from '../bench/csv-report.js';
-import type { StabilityPlan } from '../bench/stability-rule.js';
+import { windowText, type StabilityPlan } from '../bench/stability-rule.js';
 import { runStable } from '../bench/stable-windows.js';
 import { failedThresholds, formatThresholds, judgeThresholds } from '../bench/thresholds.js';
 import type { Objective } from '../options/objective.js';
@@ -211,7 +212,7 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       async (windowPlan) => (await runOne(windowPlan)).result,
       (figures, index) =>
         text.write(
-          `window ${index + 1}/${stability.maxWindows}: ${figures.throughputRps.toFixed(1)} answered/s, p99 ${figures.p99Ms === undefined ? '-' : figures.p99Ms.toFixed(2)} ms\n`,
+          `window ${index + 1}/${stability.maxWindows}: ${figures.throughputRps.toFixed(1)} answered/s, ${stability.latency} ${figures.latencyMs === undefined ? '-' : figures.latencyMs.toFixed(2)} ms\n`,
         ),
       stop.signal,
     );
@@ -241,13 +242,13 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       const best = bestRate(results, slo);
       await writeOutput(
         outputs.json,
-        `${JSON.stringify({ schema: 'batchline.bench-sweep/v1', slo: slo.text, best_rate_rps: best ?? null, steps: results.map((r) => toBenchJson(r)) }, null, 2)}\n`,
+        `${JSON.stringify({ schema: 'batchline.bench-sweep/v1', slo: slo.text, best_rate_rps: best ?? null, steps: sweepStepsJson(results, slo) }, null, 2)}\n`,
         io,
       );
     }
     if (page !== undefined && outputs.html !== undefined)
       await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine);
-    if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport(results));
+    if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport(results, slo));
     refuseIfNothingSucceeded(results);
     refuseIfNotSettled(results);
     return;
@@ -276,7 +277,7 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       await writeOutput(outputs.json, `${JSON.stringify(connectionsSweepJson(results, slo), null, 2)}\n`, io);
     if (page !== undefined && outputs.html !== undefined)
       await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine, 'connections');
-    if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport(results));
+    if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport(results, slo));
     refuseIfNothingSucceeded(results);
     refuseIfNotSettled(results);
     return;
@@ -347,7 +348,7 @@ function notSettled(results: readonly BenchResult[]): string | undefined {
     results.length === 1
       ? 'the run'
       : `${failed.length} of ${results.length} steps (${failed.map((r) => (r.mode === 'open' ? `${r.targetRateRps} req/s` : counted(r.connections, 'connection'))).join(', ')})`;
-  return `batchline bench: failed to obtain a stable measurement: ${what} did not settle within ${s.maxWindows} windows of ${s.windowS} s (--stable ${s.percentage}); try a longer --window or more --max-windows`;
+  return `batchline bench: failed to obtain a stable measurement: ${what} did not settle within ${s.maxWindows} windows of ${windowText(s)} (--stable ${s.percentage}); try a longer --window or more --max-windows`;
 }
 
 function refuseIfNotSettled(results: readonly BenchResult[]): void {

@@ -9,7 +9,7 @@ const BODY_FILE = "bench's is --body @file (a .jsonl file: one body per line, cy
 const REQUEST_FILE =
   "bench's is --body @request.json, the Open Inference Protocol's JSON request as POST /v2/models/NAME/infer takes it (over grpc:// too; a .jsonl file: one request a line, cycled)";
 const WINDOWS_RULE =
-  'windows of --window (5s by default) after --warmup until the last three agree within PCT % of their mean on req/s and p99, up to --max-windows (10)';
+  'windows of --window (5s by default) after --warmup until the last three agree within PCT % of their mean on req/s and the mean latency (--stable-latency), up to --max-windows (10)';
 const WINDOWS = `bench's is --stable PCT: ${WINDOWS_RULE}`;
 const REPORT_FILE =
   "bench's is --csv FILE (perf_analyzer's columns, latencies in µs, then bench's own); --json FILE has every figure with the whole histograms";
@@ -57,12 +57,12 @@ const OTHER_TOOLS_FLAGS: Record<string, string> = {
   '--input-data': `--input-data is perf_analyzer's: ${REQUEST_FILE}`,
   '--measurement-interval': `--measurement-interval is perf_analyzer's: bench's is --window D, with --stable PCT (${WINDOWS_RULE})`,
   '--measurement-mode':
-    "--measurement-mode is perf_analyzer's: bench's windows are of time (--window D with --stable PCT); for a run of N requests, -n / --requests N",
+    "--measurement-mode is perf_analyzer's: bench's time_windows are --window 5s, its count_windows --window 500req (--measurement-request-count 500), with --stable PCT",
   '--measurement-request-count':
-    "--measurement-request-count is perf_analyzer's: bench's windows are of time (--window D with --stable PCT); for a run of N requests, -n / --requests N",
+    "--measurement-request-count is perf_analyzer's: bench's is --window 500req (a window of 500 measured requests) with --stable PCT; for one run of N requests, -n / --requests N",
   '--max-trials': `--max-trials is perf_analyzer's: bench's is --max-windows N with --stable PCT (${WINDOWS_RULE})`,
   '--percentile':
-    "--percentile is perf_analyzer's stabilisation percentile: bench's --stable PCT judges the 2xx latency's p99 (and req/s); it prints p50 to p99.9 always, and --slo and --threshold judge any of them",
+    "--percentile is perf_analyzer's stabilisation percentile: bench's is --stable-latency with --stable PCT (--percentile=95 is --stable-latency p95; p50, p90, p95 or p99; the mean by default, as perf_analyzer without --percentile)",
   '--stability-percentage': `--stability-percentage is perf_analyzer's: ${WINDOWS}`,
   '-f': `-f is perf_analyzer's CSV file: ${REPORT_FILE}`,
   '--latency-report-file': `--latency-report-file is perf_analyzer's: ${REPORT_FILE}`,

@@ -199,16 +199,22 @@ export const BENCH_OPTIONS = {
     min: 0.1,
     max: 100,
     description:
-      "measure windows of --window after the warm-up until the last three agree within this percentage of their mean on req/s and p99 (perf_analyzer's --stability-percentage, 10 there), up to --max-windows; the figures are those three windows'; exit 1 when they never agree",
+      "measure windows of --window after the warm-up until the last three agree within this percentage of their mean on req/s and the --stable-latency figure (perf_analyzer's --stability-percentage, 10 there), up to --max-windows; the figures are those three windows'; exit 1 when they never agree",
+  },
+  stableLatency: {
+    kind: 'string',
+    flag: 'stable-latency',
+    default: undefined,
+    pattern: { test: /^(mean|avg|p50|p90|p95|p99)$/, allowed: 'one of mean, avg, p50, p90, p95, p99' },
+    description:
+      'with --stable: the 2xx latency figure the windows must agree on, besides req/s; mean (avg) by default, as perf_analyzer without --percentile; p95 is its --percentile=95',
   },
   window: {
-    kind: 'duration',
+    kind: 'string',
     flag: 'window',
     default: undefined,
-    minMs: 1,
-    maxMs: 3_600_000,
     description:
-      "with --stable: the length of one measured window (perf_analyzer's --measurement-interval; default 5s)",
+      "with --stable: one measured window, a time such as 5s (perf_analyzer's --measurement-interval; the default) or a count of measured requests such as 500req (its --measurement-mode count_windows --measurement-request-count 500)",
   },
   maxWindows: {
     kind: 'int',

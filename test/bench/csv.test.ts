@@ -38,7 +38,7 @@ describe("--csv: perf_analyzer's -f file", () => {
     const rows = readCsv(csv);
     expect(rows).toHaveLength(2);
     expect(Object.keys(rows[0] ?? {}).join(',')).toBe(
-      `Concurrency,${PERF_ANALYZER_HEADER},Connections,Answered/Second,Errors,p99.9 latency,Max latency,Avg service,Server Inferences,Server Batch,Windows,Stable`,
+      `Concurrency,${PERF_ANALYZER_HEADER},Connections,Answered/Second,Errors,p99.9 latency,Max latency,Avg service,Server Inferences,Server Batch,Windows,Stable,Verdict`,
     );
     expect(rows.map((r) => r.Concurrency)).toEqual(['1', '2']);
     for (const row of rows) {

@@ -170,7 +170,7 @@ export function parseBenchJson(text: string, name: string): BenchJson {
 }
 
 function stabilityJson(s: Stability) {
-  // A spread without a mean to measure from (a window with no 2xx answer) is null: JSON has no Infinity.
+  // A spread without a figure to measure from (a window with no 2xx answer) is null: JSON has no Infinity.
   const pct = (value: number): number | null => (Number.isFinite(value) ? round(value, 2) : null);
   return {
     percentage: s.percentage,

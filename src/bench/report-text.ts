@@ -102,7 +102,7 @@ function serverLines(s: ServerBreakdown, service: PercentilesMs): string[] {
 function stabilityLines(s: Stability): string[] {
   const first = s.kept[0] ?? 0;
   const last = s.kept.at(-1) ?? 0;
-  const spread = `req/s ±${fmtPct(s.spread.throughputPct)}, ${s.latency} ±${fmtPct(s.spread.latencyPct)} of their mean`;
+  const spread = `req/s ${fmtPct(s.spread.throughputPct)}, ${s.latency} ${fmtPct(s.spread.latencyPct)} apart`;
   const verdict = s.settled
     ? `settled: windows ${first}-${last} agree within ${s.percentage}% (${spread})`
     : s.stopped

@@ -114,7 +114,9 @@ describe('--stable: windows until three agree', () => {
     // CI, where this asked for 2×): what the run needs is that they lie beyond 20 % of each other.
     for (let i = 1; i < means.length; i++)
       expect(Math.max(means[i - 1], means[i]) / Math.min(means[i - 1], means[i])).toBeGreaterThan(1.25);
-    expect(report.warnings[0]).toMatch(/^did not settle: the last 3 of 4 windows of 0.25 s lie up to .* \(mean\) apart \(largest over smallest\)/);
+    expect(report.warnings[0]).toMatch(
+      /^did not settle: the last 3 of 4 windows of 0.25 s lie up to .* \(mean\) apart \(largest over smallest\)/,
+    );
     expect(text).toContain('NOT SETTLED: windows 2-4 lie beyond 20%');
     expect(exit?.exitCode).toBe(1);
     expect(exit?.message).toBe(

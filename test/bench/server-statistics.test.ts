@@ -72,7 +72,8 @@ describe("bench's server section: the server's own split of the time, from its s
   // With --workers the run's clock starts when the threads are ready, later than bench's own:
   // the first read came before the warm-up ended, and counted 288 inferences for 232 requests.
   it('reads at the end of the warm-up of a run on worker threads, whose clock starts when they are ready', async () => {
-    // 20 ms a request: none sent after the warm-up is answered before the read that ends it comes back.
+    // 20 ms a request: few sent after the warm-up are answered before the read that ends it reaches
+    // the server (on a loaded host one was: -1 in CI).
     const server = await startTestServer({ modelLatencyMs: 20, batchWindowMs: 0 });
     close = server.close;
     // Worker threads run the built bench-worker.js: the built CLI, as a user runs it.
@@ -85,8 +86,9 @@ describe("bench's server section: the server's own split of the time, from its s
     );
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout);
-    // Closed loop: at most one request a connection was in flight when the warm-up ended.
-    expect(report.server.inferences - report.requests.completed).toBeGreaterThanOrEqual(0);
+    // Closed loop: at most one request a connection crosses the read either way (in flight when the
+    // warm-up ended, or answered before the read reached the server). The bug counted 56 more.
+    expect(report.server.inferences - report.requests.completed).toBeGreaterThanOrEqual(-2);
     expect(report.server.inferences - report.requests.completed).toBeLessThanOrEqual(2);
   });
 

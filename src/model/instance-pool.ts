@@ -58,6 +58,8 @@ interface Slot {
   retry: NodeJS.Timeout | undefined;
   /** What was last told of it: a new watcher hears it again while the instance is out. */
   lastEvent: InstanceEvent | undefined;
+  /** Its close, once begun: a retire that the pool's close set off (its batch failed) awaits the same end. */
+  closing: Promise<void> | undefined;
 }
 
 /**
@@ -257,7 +259,16 @@ export class InstancePool {
     await Promise.all(this.slots.map((slot) => this.closeSlot(slot, error)));
   }
 
-  private async closeSlot(slot: Slot, error: Error): Promise<void> {
+  /**
+   * Closes a slot once. A second `handle.close()` would take the place of the first's resolver,
+   * and the first (the pool's close, which a DELETE awaits) would never end.
+   */
+  private closeSlot(slot: Slot, error: Error): Promise<void> {
+    slot.closing ??= this.closeSlotOnce(slot, error);
+    return slot.closing;
+  }
+
+  private async closeSlotOnce(slot: Slot, error: Error): Promise<void> {
     if (slot.retry !== undefined) clearTimeout(slot.retry);
     const handle = slot.handle;
     const busy = slot.busy;
@@ -429,6 +440,7 @@ function loadingSlot(index: number): Slot {
     lastError: undefined,
     retry: undefined,
     lastEvent: undefined,
+    closing: undefined,
   };
 }
 

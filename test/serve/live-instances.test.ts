@@ -215,6 +215,26 @@ describe('PATCH refusals', () => {
     expect(await Promise.all([predict(1), predict(1)])).toEqual([0, 0]);
   }, 30_000);
 
+  // A refused PATCH changes nothing: the limit and window sent beside the instances were kept
+  // (a 422 that said "it keeps 1" while the version batched under the new settings).
+  it('422 when an added instance cannot start: the limit and window sent with it do not change either', async () => {
+    await whichServer('worker', { fail_from: 1 });
+    const refused = await call('PATCH', '/admin/models/which/1', {
+      instances: 2,
+      max_batch_size: 4,
+      batch_window_ms: 5,
+    });
+    expect(refused.status).toBe(422);
+    expect((await call('GET', '/v1/models/which/versions/1')).json.config).toMatchObject({
+      instances: 1,
+      max_batch_size: 1,
+      batch_window_ms: 0,
+    });
+    const stats = (await (await request(`${server!.url}/v1/stats`)).body.json()) as any;
+    expect(stats.models[0].snapshot.policy).toMatchObject({ limit: 1, windowMs: 0 });
+    expect(stats.models[0].snapshot.maxBatchSize).toBe(1);
+  }, 30_000);
+
   it('409 for a version still loading', async () => {
     await whichServer('worker', { load_ms: 2_000 });
     const registered = await call('POST', '/admin/models/which', {

@@ -1,3 +1,4 @@
+import { serviceComparesWithServer } from './outside-server.js';
 import type { BenchResult } from './result.js';
 import { stepVerdict, type Slo } from './sweep.js';
 
@@ -63,7 +64,7 @@ function csvRow(r: BenchResult): (string | number)[] {
     s === undefined ? undefined : us(s.meanMs.computeInput + s.meanMs.computeInfer + s.meanMs.computeOutput);
   // perf_analyzer's: the client's wait less the server's queue and compute, capped at 0 (two clocks' figures).
   const networkUs =
-    queueUs === undefined || computeUs === undefined || r.service.count === 0
+    queueUs === undefined || computeUs === undefined || !serviceComparesWithServer(r)
       ? ''
       : Math.max(0, us(r.service.mean) - queueUs - computeUs);
   const optional = (value: number | undefined): number | '' => (value === undefined ? '' : value);

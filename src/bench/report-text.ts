@@ -1,3 +1,4 @@
+import { serviceComparesWithServer } from './outside-server.js';
 import type { PercentilesMs } from '../core/latency-histogram.js';
 import type { ErrorKind } from './error-kind.js';
 import type { BenchResult, ServerBreakdown } from './result.js';
@@ -63,7 +64,8 @@ export function formatReport(r: BenchResult): string {
       ? "  latency is from each request's intended send time (corrected for coordinated omission); service time from its write to the socket"
       : "  latency and service time are from each request's actual send (closed loop)",
   );
-  if (r.server !== undefined) lines.push('', ...serverLines(r.server, r.service));
+  if (r.server !== undefined)
+    lines.push('', ...serverLines(r.server, serviceComparesWithServer(r) ? r.service : undefined));
   if (r.warnings.length > 0) {
     lines.push('');
     lines.push('Warnings');
@@ -74,9 +76,10 @@ export function formatReport(r: BenchResult): string {
 
 /**
  * The server's own split of the time over the window, as perf_analyzer's "Server:" section: its
- * counts, and its mean time an inference by part, beside the mean service time bench measured.
+ * counts, and its mean time an inference by part, beside the mean service time bench measured
+ * (when every answer was 2xx: serviceComparesWithServer).
  */
-function serverLines(s: ServerBreakdown, service: PercentilesMs): string[] {
+function serverLines(s: ServerBreakdown, service: PercentilesMs | undefined): string[] {
   const which = `${s.model}${s.version === '' ? '' : ` version ${s.version}`}`;
   const lines = [`Server: ${which}, its statistics over the window (${s.source}, ${fmtS(s.windowS)} apart)`];
   const perSecond = s.windowS > 0 ? ` (${fmtRate(s.inferences / s.windowS)}/s)` : '';
@@ -88,7 +91,7 @@ function serverLines(s: ServerBreakdown, service: PercentilesMs): string[] {
   lines.push(
     `  mean ms     request ${fmtMs(m.request)} = queue ${fmtMs(m.queue)} + compute input ${fmtMs(m.computeInput)} + compute infer ${fmtMs(m.computeInfer)} + compute output ${fmtMs(m.computeOutput)}`,
   );
-  if (service.count > 0)
+  if (service !== undefined)
     lines.push(
       `  outside     ${fmtMs(service.mean - m.request)} ms of the mean service time (${fmtMs(service.mean)}) is outside the server's request time: the network, both sides' HTTP or gRPC, reading the request`,
     );

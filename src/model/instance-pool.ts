@@ -69,6 +69,8 @@ interface Slot {
   lastEvent: InstanceEvent | undefined;
   /** An added instance that has loaded and runs its warmup (still `loading`): a close stops it. */
   warming: InstanceHandle | undefined;
+  /** Its close, once begun: a retire that the pool's close set off (its batch failed) awaits the same end. */
+  closing: Promise<void> | undefined;
 }
 
 /**
@@ -279,7 +281,16 @@ export class InstancePool {
     await Promise.all(this.slots.map((slot) => this.closeSlot(slot, error)));
   }
 
-  private async closeSlot(slot: Slot, error: Error): Promise<void> {
+  /**
+   * Closes a slot once. A second `handle.close()` would take the place of the first's resolver,
+   * and the first (the pool's close, which a DELETE awaits) would never end.
+   */
+  private closeSlot(slot: Slot, error: Error): Promise<void> {
+    slot.closing ??= this.closeSlotOnce(slot, error);
+    return slot.closing;
+  }
+
+  private async closeSlotOnce(slot: Slot, error: Error): Promise<void> {
     if (slot.retry !== undefined) clearTimeout(slot.retry);
     // A warmup that may never end: stopped where it can be; a thread in native code ends its run first.
     if (slot.warming?.stops === 'at once') slot.warming.kill();
@@ -454,6 +465,7 @@ function loadingSlot(index: number): Slot {
     retry: undefined,
     lastEvent: undefined,
     warming: undefined,
+    closing: undefined,
   };
 }
 

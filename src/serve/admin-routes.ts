@@ -262,21 +262,26 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
 
     // The middleware's API removes one named version (DELETE /admin/models/{name}/{version}): a
     // version left out, or empty, must mean neither the latest nor every version, but a 400 that says so.
-    const nameTheVersion = (name: string): BatchlineError => {
+    // So does a PATCH's (TorchServe's PUT /models/{name}?min_worker=N names none): it changes one version.
+    const nameTheVersion = (name: string, verb: 'DELETE' | 'PATCH' = 'DELETE'): BatchlineError => {
       const versions = runtime.registry.versionsOf(name).map((v) => v.version);
       return new BatchlineError(
         'BAD_REQUEST',
-        `name the version to remove: DELETE /admin/models/${name}/{version} (${versions.length === 0 ? `there is no model '${name}'` : `${name}'s versions: ${versions.join(', ')}`})`,
+        `name the version to ${verb === 'DELETE' ? 'remove' : 'change'}: ${verb} /admin/models/${name}/{version} (${versions.length === 0 ? `there is no model '${name}'` : `${name}'s versions: ${versions.join(', ')}`})`,
       );
     };
     scope.delete('/admin/models/:name', (request, reply) =>
       refuse(reply, nameTheVersion((request.params as { name: string }).name)),
+    );
+    scope.patch('/admin/models/:name', (request, reply) =>
+      refuse(reply, nameTheVersion((request.params as { name: string }).name, 'PATCH')),
     );
 
     // TorchServe's PUT /models/{name}?min_worker=N, Ray Serve's num_replicas: the same version, its queue, stats and metrics series.
     scope.patch('/admin/models/:name/:version', async (request, reply) => {
       const { name, version } = request.params as { name: string; version: string };
       try {
+        if (version === '') throw nameTheVersion(name, 'PATCH');
         const changes = liveChanges(request.body);
         const found = runtime.targets.find({ name, version });
         if (found instanceof BatchlineError) throw found;

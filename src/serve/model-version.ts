@@ -309,7 +309,8 @@ export class ModelVersion implements AnswerCounters {
         'VERSION_BUSY',
         `${key}'s instances are changing from ${this.resizing.from} to ${this.resizing.to}; send it again once that PATCH has been answered`,
       );
-    const before = this.config.instances;
+    const previous = this.config;
+    const before = previous.instances;
     const instances = changes.instances === before ? undefined : changes.instances;
     const model = this.model;
     if (instances !== undefined && (model.growInstances === undefined || model.retireInstance === undefined))
@@ -337,6 +338,8 @@ export class ModelVersion implements AnswerCounters {
         const grow = model.growInstances as NonNullable<ServedModel['growInstances']>;
         const failures = await grow(instances, this.addedInstanceWarmup());
         if (failures.length > 0) {
+          // A refused PATCH changes nothing: the limit, window and target sent with it go back too.
+          this.restoreSettings(previous);
           await this.retire(before);
           throw new BatchlineError(
             'MODEL_LOAD_FAILED',
@@ -372,6 +375,22 @@ export class ModelVersion implements AnswerCounters {
         gone();
         this.instanceGone.delete(waiting);
       }
+  }
+
+  /** The limit, window and target of `previous` again (instances apart: `retire` sets them). */
+  private restoreSettings(previous: ModelVersionConfig): void {
+    this.config = Object.freeze({
+      ...this.config,
+      maxBatchSize: previous.maxBatchSize,
+      batchWindowMs: previous.batchWindowMs,
+      targetLatencyMs: previous.targetLatencyMs,
+    });
+    this.stats.setMaxBatchSize(previous.maxBatchSize);
+    this.batcher.reconfigure({
+      maxBatchSize: previous.maxBatchSize,
+      batchWindowMs: previous.batchWindowMs,
+      targetLatencyMs: previous.targetLatencyMs,
+    });
   }
 
   /** Down to `count` instances: resolves once the retired ones (each after its batches) have stopped. */

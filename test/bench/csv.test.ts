@@ -94,3 +94,25 @@ describe("--csv: perf_analyzer's -f file", () => {
     ).rejects.toThrow("--csv: got '-', expected a file's path (as perf_analyzer's -f)");
   });
 });
+
+describe('--csv and the report with answers that are not 2xx', () => {
+  // A 429 is answered in a millisecond and the server's times are its inferences': set against
+  // each other, the report's `outside` read -45.359 ms and the CSV's Network+Server Send/Recv 0.
+  it('leaves Network+Server Send/Recv empty and prints no outside line', async () => {
+    const server = await startTestServer({ modelLatencyMs: 20, maxBatchSize: 2, maxQueueSize: 1, holdRetries: false });
+    close = server.close;
+    const csv = join(tempDir('bench-csv-'), 'results.csv');
+    const stdout = new TextSink();
+    await benchMain(
+      validated(`${server.url}/v1/infer`, { warmup: '0', duration: '300ms', connections: '16', csv }),
+      { ...outputs, csv, quiet: false },
+      { stdout, stderr: new TextSink(), env: {} },
+    );
+    const [row] = readCsv(csv);
+    expect(Number(row?.Errors)).toBeGreaterThan(0);
+    expect(row?.['Server Queue']).toMatch(/^\d+$/);
+    expect(row?.['Network+Server Send/Recv']).toBe('');
+    expect(stdout.text).toContain('Server: ');
+    expect(stdout.text).not.toContain('outside');
+  }, 30_000);
+});

@@ -10,6 +10,8 @@ export class FakeInstance implements InstanceHandle {
   }[] = [];
   killed = false;
   closed = false;
+  /** How many times it was asked to close: a real handle's second close takes the first's place. */
+  closes = 0;
   private readonly waitingForRun: (() => void)[] = [];
   constructor(
     readonly name: string,
@@ -44,6 +46,7 @@ export class FakeInstance implements InstanceHandle {
   }
   async close(): Promise<string | undefined> {
     this.closed = true;
+    this.closes++;
     return undefined;
   }
 }

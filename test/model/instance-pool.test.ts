@@ -203,4 +203,19 @@ describe('InstancePool.close', () => {
     await expect(pool.run(1, [item], LIMITS)).rejects.toThrow(/closed/);
     pool = undefined;
   });
+
+  // A PATCH retiring a busy instance when a DELETE's drain ran out: the close fails its batch, the
+  // batcher then retires the slot, and a second handle.close() took the place of the first's
+  // resolver (instance-endpoint.ts), so the close, and the DELETE, never ended.
+  it('closes an instance once when its slot is retired during the close (its batch failed by it)', async () => {
+    const { launcher, launched } = fakeLauncher('at once');
+    pool = await InstancePool.start(launcher, 2);
+    const retiring = pool;
+    const busy = pool.run(1, [item], LIMITS).catch(() => retiring.retire(1));
+    await pool.close();
+    await busy;
+    expect(launched[1]!.closes).toBe(1);
+    expect(launched[0]!.closes).toBe(1);
+    pool = undefined;
+  });
 });

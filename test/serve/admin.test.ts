@@ -29,7 +29,7 @@ interface Answer {
 }
 
 async function call(
-  method: 'GET' | 'POST' | 'DELETE',
+  method: 'GET' | 'POST' | 'DELETE' | 'PATCH',
   url: string,
   body?: unknown,
   headers: Record<string, string> = auth,
@@ -673,6 +673,20 @@ describe('the admin API', () => {
       "malformed request: name the version to remove: DELETE /admin/models/nosuch/{version} (there is no model 'nosuch')",
     ]);
     expect(server.runtime.registry.versionsOf('m').map((v) => v.version)).toEqual([2, 1]);
+  });
+
+  // TorchServe's PUT /models/{name}?min_worker=N names no version: the PATCH that stands for it
+  // was a 404 "not found: PATCH /admin/models/m", as if there were no such route.
+  it('refuses a PATCH that names no version with 400 naming the route and the versions, and changes nothing', async () => {
+    server = await adminServer();
+    for (const path of ['/admin/models/m', '/admin/models/m/']) {
+      const refused = await call('PATCH', `${server.url}${path}`, { instances: 2 });
+      expect([refused.status, refused.json.error.code], path).toEqual([400, 'bad_request']);
+      expect(refused.json.error.message).toBe(
+        "malformed request: name the version to change: PATCH /admin/models/m/{version} (m's versions: 1)",
+      );
+    }
+    expect(server.runtime.registry.versionsOf('m').map((v) => v.config.instances)).toEqual([1]);
   });
 
   it('registers several versions asked for at once without a number as the next ones', async () => {

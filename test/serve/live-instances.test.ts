@@ -41,7 +41,7 @@ afterEach(async () => {
 });
 
 async function call(
-  method: 'GET' | 'PATCH' | 'POST',
+  method: 'GET' | 'PATCH' | 'POST' | 'DELETE',
   path: string,
   body?: unknown,
 ): Promise<{ status: number; json: any }> {
@@ -288,6 +288,26 @@ describe('PATCH refusals', () => {
     expect(await Promise.all([predict(1), predict(1)])).toEqual([0, 0]);
   }, 30_000);
 
+  // A refused PATCH changes nothing: the limit and window sent beside the instances were kept
+  // (a 422 that said "it keeps 1" while the version batched under the new settings).
+  it('422 when an added instance cannot start: the limit and window sent with it do not change either', async () => {
+    await whichServer('worker', { fail_from: 1 });
+    const refused = await call('PATCH', '/admin/models/which/1', {
+      instances: 2,
+      max_batch_size: 4,
+      batch_window_ms: 5,
+    });
+    expect(refused.status).toBe(422);
+    expect((await call('GET', '/v1/models/which/versions/1')).json.config).toMatchObject({
+      instances: 1,
+      max_batch_size: 1,
+      batch_window_ms: 0,
+    });
+    const stats = (await (await request(`${server!.url}/v1/stats`)).body.json()) as any;
+    expect(stats.models[0].snapshot.policy).toMatchObject({ limit: 1, windowMs: 0 });
+    expect(stats.models[0].snapshot.maxBatchSize).toBe(1);
+  }, 30_000);
+
   it('409 for a version still loading', async () => {
     await whichServer('worker', { load_ms: 2_000 });
     const registered = await call('POST', '/admin/models/which', {
@@ -305,4 +325,47 @@ describe('PATCH refusals', () => {
         'model version cannot change now: which version 2 is loading; its settings change only while it is ready',
     });
   }, 30_000);
+});
+
+describe('PATCH racing a DELETE', () => {
+  it.each(['worker', 'process'] as const)(
+    '%s: a DELETE whose drain time runs out while a PATCH retires a busy instance still removes the version',
+    async (execution) => {
+      const root = await writeRepository({
+        'which/1/model.mjs': WHICH_INSTANCE,
+        'which/config.json': JSON.stringify({ execution, instances: 2, max_batch_size: 1, batch_window_ms: 0 }),
+      });
+      server = await startTestServer({
+        modelRepository: root,
+        adminToken: TOKEN,
+        requestTimeoutMs: 30_000,
+        drainTimeoutMs: 200,
+      });
+      // Both instances run a batch longer than the drain time.
+      const running = Array.from({ length: 2 }, () =>
+        request(`${server!.url}/models/which/predict`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ inputs: [2_000] }),
+        }).then(async (response) => (await response.body.text(), response.statusCode)),
+      );
+      await vi.waitFor(async () => {
+        const admin = await call('GET', '/admin/models');
+        expect(admin.json.models[0].versions[0].running).toBe(2);
+      });
+      const shrinking = call('PATCH', '/admin/models/which/1', { instances: 1 });
+      // Retiring instance 1, which runs its batch: the version's config says 1 from then on.
+      await vi.waitFor(async () =>
+        expect((await call('GET', '/v1/models/which/versions/1')).json.config.instances).toBe(1),
+      );
+      const removed = await call('DELETE', '/admin/models/which/1');
+      expect(removed).toMatchObject({ status: 200, json: { state: 'removed' } });
+      // Each request and the PATCH get one answer: the drain's 503 and the version's removal.
+      expect(await Promise.all(running)).toEqual([503, 503]);
+      // The PATCH is answered too (its retired instance stopped with the version).
+      expect([200, 409]).toContain((await shrinking).status);
+      expect((await call('GET', '/admin/models')).json.models).toEqual([]);
+    },
+    30_000,
+  );
 });

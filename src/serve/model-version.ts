@@ -16,7 +16,7 @@ import { ModelExecutor } from './model-executor.js';
 import { InferenceStatistics } from './inference-statistics.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
 import { readModelLatencyProfile } from './model-config.js';
-import { warmUp, warmUpInstance } from './warmup.js';
+import { warmUp, warmUpInstance, warmupDimsRefusal } from './warmup.js';
 import type { InstanceWarmup } from '../model/instance-pool.js';
 import { loadedSettingsRefusal } from './item-batch-size.js';
 import { breakerEventLine, instanceEventLine, type OptionSources } from './version-log.js';
@@ -180,7 +180,9 @@ export class ModelVersion implements AnswerCounters {
         loadSignal: this.stopLoading.signal,
       });
       // Only the loaded module says whether the version batches by cost, and so which settings it takes.
-      const refusal = loadedSettingsRefusal(c, this.optionSources, model.itemCost !== undefined);
+      const refusal =
+        loadedSettingsRefusal(c, this.optionSources, model.itemCost !== undefined) ??
+        warmupDimsRefusal(model.inputs, c, this.optionSources);
       if (refusal !== undefined) {
         await model.close();
         throw refusal;
@@ -193,6 +195,7 @@ export class ModelVersion implements AnswerCounters {
             {
               batchSizes: c.warmupBatchSizes,
               data: c.warmupData,
+              dims: c.warmupDims,
               instances: c.instances,
               maxBatchSize: c.maxBatchSize,
             },
@@ -357,11 +360,11 @@ export class ModelVersion implements AnswerCounters {
    * now (a PATCH may have lowered it; no batch above it comes), on that instance alone.
    */
   private addedInstanceWarmup(): InstanceWarmup | undefined {
-    const { warmupBatchSizes, warmupData, maxBatchSize } = this.config;
+    const { warmupBatchSizes, warmupData, warmupDims, maxBatchSize } = this.config;
     const batchSizes = warmupBatchSizes?.filter((size) => size <= maxBatchSize) ?? [];
     if (batchSizes.length === 0) return undefined;
     const inputs = this.model.inputs;
-    return (index, run) => warmUpInstance(inputs, { batchSizes, data: warmupData }, index, run);
+    return (index, run) => warmUpInstance(inputs, { batchSizes, data: warmupData, dims: warmupDims }, index, run);
   }
 
   /**

@@ -207,6 +207,8 @@ export class ModelVersion implements AnswerCounters {
         }
       }
       this.attach(model);
+      // A restarted instance is warmed as an added one is, with the warmup it would get now.
+      model.warmRestarts?.((index, run) => this.instanceWarmup()?.(index, run) ?? Promise.resolve());
     } catch (error) {
       this.failure = asError(error).message;
       this.setState('unavailable');
@@ -339,7 +341,7 @@ export class ModelVersion implements AnswerCounters {
         this.batcher.reconfigure({ ...settings, instances }, false);
         // Each added instance runs the warmup batches before it takes a batch, as at start-up.
         const grow = model.growInstances as NonNullable<ServedModel['growInstances']>;
-        const failures = await grow(instances, this.addedInstanceWarmup());
+        const failures = await grow(instances, this.instanceWarmup());
         if (failures.length > 0) {
           // A refused PATCH changes nothing: the limit, window and target sent with it go back too.
           this.restoreSettings(previous);
@@ -356,10 +358,10 @@ export class ModelVersion implements AnswerCounters {
   }
 
   /**
-   * The warmup of an instance a PATCH adds: the version's warmup batches that fit its batch limit
+   * The warmup of an instance a PATCH adds, or one restarted: the version's warmup batches that fit its batch limit
    * now (a PATCH may have lowered it; no batch above it comes), on that instance alone.
    */
-  private addedInstanceWarmup(): InstanceWarmup | undefined {
+  private instanceWarmup(): InstanceWarmup | undefined {
     const { warmupBatchSizes, warmupData, warmupDims, maxBatchSize } = this.config;
     const batchSizes = warmupBatchSizes?.filter((size) => size <= maxBatchSize) ?? [];
     if (batchSizes.length === 0) return undefined;

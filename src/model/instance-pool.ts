@@ -67,7 +67,7 @@ interface Slot {
   retry: NodeJS.Timeout | undefined;
   /** What was last told of it: a new watcher hears it again while the instance is out. */
   lastEvent: InstanceEvent | undefined;
-  /** An added instance that has loaded and runs its warmup (still `loading`): a close stops it. */
+  /** An added or restarted instance that has loaded and runs its warmup (still `loading`): a close stops it. */
   warming: InstanceHandle | undefined;
   /** Its close, once begun: a retire that the pool's close set off (its batch failed) awaits the same end. */
   closing: Promise<void> | undefined;
@@ -97,6 +97,8 @@ export class InstancePool {
   private readonly firstBackoffMs: number;
   private readonly maxBackoffMs: number;
   private readonly sweepMs: number;
+  /** What a restarted instance runs before it is up again (`warmRestarts`). */
+  private restartWarmup: InstanceWarmup | undefined;
 
   private constructor(
     private readonly launcher: InstanceLauncher,
@@ -183,6 +185,16 @@ export class InstancePool {
     if (slot === undefined || index !== this.slots.length - 1) return;
     this.slots.pop();
     await this.closeSlot(slot, new Error(`model instance ${index} was retired`));
+  }
+
+  /**
+   * Has each instance restarted from now on (after a crash, a failed restart or being killed
+   * stuck) run `warm` before it is up again: `loading` meanwhile, taking no batch, so its first
+   * batches are not the cold ones a warmed version's start-up spared. A failed warmup is a failed
+   * restart (backed off and tried again).
+   */
+  warmRestarts(warm: InstanceWarmup): void {
+    this.restartWarmup = warm;
   }
 
   /** Starts `count` instances; fails (and ends those that started) if any cannot load. */
@@ -392,21 +404,37 @@ export class InstancePool {
       slot.index,
       // A restart whose load never ends (an initialize that never settles) does not outlive the pool.
       this.stopLoads.signal,
-    ).then(
-      (instance) => {
-        launched = instance.handle;
-        if (this.closed || slot.state === 'closed') return void instance.handle.kill(); // closed, or retired meanwhile
-        slot.handle = instance.handle;
-        slot.state = 'up';
-        this.tell(slot, { kind: 'up', index: slot.index, restarts: slot.restarts, after: 'restart' });
-        if (exitedEarly !== undefined) this.exited(slot.index, instance.handle, exitedEarly);
-      },
-      (error: unknown) => {
-        if (this.closed || slot.state === 'closed') return;
-        const message = messageOf(error);
-        this.fail(slot, `could not restart: ${message}`, new Error(message));
-      },
-    );
+    )
+      .then(async (instance) => {
+        const warm = this.restartWarmup;
+        if (warm !== undefined && !this.closed && slot.state !== 'closed') {
+          slot.warming = instance.handle;
+          try {
+            await warm(slot.index, (items) => instance.handle.run(items));
+          } catch (error) {
+            instance.handle.kill();
+            throw error;
+          } finally {
+            slot.warming = undefined;
+          }
+        }
+        return instance;
+      })
+      .then(
+        (instance) => {
+          launched = instance.handle;
+          if (this.closed || slot.state === 'closed') return void instance.handle.kill(); // closed, or retired meanwhile
+          slot.handle = instance.handle;
+          slot.state = 'up';
+          this.tell(slot, { kind: 'up', index: slot.index, restarts: slot.restarts, after: 'restart' });
+          if (exitedEarly !== undefined) this.exited(slot.index, instance.handle, exitedEarly);
+        },
+        (error: unknown) => {
+          if (this.closed || slot.state === 'closed') return;
+          const message = messageOf(error);
+          this.fail(slot, `could not restart: ${message}`, new Error(message));
+        },
+      );
   }
 
   /** Batches past their limit: a busy instance past `stuckAfterMs` is stuck. */

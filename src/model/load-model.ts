@@ -59,6 +59,11 @@ export interface ServedModel {
    * model's one instance is a session on the main thread.
    */
   growInstances?(count: number, warm?: InstanceWarmup): Promise<string[]>;
+  /**
+   * Has each instance restarted from now on (after a crash, or killed stuck) run `warm` before it
+   * is told `up` again. Absent when the model's one instance is a session on the main thread.
+   */
+  warmRestarts?(warm: InstanceWarmup): void;
   /** Stops instance `index`, the last there is, once its batcher slot has been retired (it runs nothing). */
   retireInstance?(index: number): Promise<void>;
   /**
@@ -235,6 +240,7 @@ export async function loadModel(path?: string, options: LoadOptions = {}): Promi
     ...(code !== undefined && execution === 'inline' ? { runsOnMainThread: true as const } : {}),
     watchInstances: (listener) => pool.watch(listener),
     growInstances: (count, warm) => pool.grow(count, warm),
+    warmRestarts: (warm) => pool.warmRestarts(warm),
     retireInstance: (index) => pool.retire(index),
     replyBody: pool.inputSchema === undefined ? replyBody : jsonReplyBody(named, version),
     close: () => pool.close(),

@@ -10,6 +10,41 @@ function parseWarmupBatchSizes(json: unknown): number[] {
   return sizes as number[];
 }
 
+/** The largest warmup dimension: a warmup item of more elements than this is a typo, not a shape. */
+const MAX_WARMUP_DIM = 1 << 20;
+
+/**
+ * The item shapes of a warmup, per input name (Triton's model_warmup `dims`): `{"x": [3, 48, 192]}`
+ * in JSON, or the short form `x=3x48x192` (inputs apart with `;`). Checked against the model's
+ * inputs once it loads (serve/warmup-dims.ts): here only that each is a list of whole numbers from 1.
+ */
+function parseWarmupDims(json: unknown): Record<string, number[]> {
+  const allowed = `input names with their item shapes, such as {"x": [3, 48, 192]} (or x=3x48x192 on the command line)`;
+  if (typeof json !== 'object' || json === null || Array.isArray(json) || Object.keys(json).length === 0)
+    throw new Error(allowed);
+  for (const [name, dims] of Object.entries(json))
+    if (
+      name === '' ||
+      !Array.isArray(dims) ||
+      !dims.every((dim) => Number.isInteger(dim) && dim >= 1 && dim <= MAX_WARMUP_DIM)
+    )
+      throw new Error(`${allowed}; each size a whole number from 1 to ${MAX_WARMUP_DIM}`);
+  return json as Record<string, number[]>;
+}
+
+/** `x=3x48x192;mask=48` as `{"x": [3, 48, 192], "mask": [48]}`; what is not so is left for parse to refuse. */
+function warmupDimsFromText(text: string): unknown {
+  const dims: Record<string, unknown> = {};
+  for (const part of text.split(';')) {
+    const at = part.lastIndexOf('=');
+    if (at < 0) return text;
+    const sizes = part.slice(at + 1).trim();
+    dims[part.slice(0, at).trim()] =
+      sizes === '' ? [] : sizes.split('x').map((size) => (/^\s*\d+\s*$/.test(size) ? Number(size) : size));
+  }
+  return dims;
+}
+
 /** The onnxruntime execution providers `--execution-provider` takes: those onnxruntime-node 1.30 builds for some platform. */
 export const EXECUTION_PROVIDERS = ['cpu', 'cuda', 'tensorrt', 'webgpu', 'dml', 'coreml'] as const;
 export type ExecutionProvider = (typeof EXECUTION_PROVIDERS)[number];
@@ -106,6 +141,17 @@ export const MODEL_VERSION_OPTIONS = {
     fromText: (text: string) => text.split(','),
     description:
       "before a version is ready, run one batch of each of these sizes on every instance (Triton's model_warmup), e.g. 1,8; /readyz and ModelReady wait for it",
+  },
+  warmupDims: {
+    kind: 'json',
+    flag: 'warmup-dims',
+    env: 'WARMUP_DIMS',
+    default: undefined,
+    placeholder: 'dims',
+    parse: parseWarmupDims,
+    fromText: warmupDimsFromText,
+    description:
+      'the item shape each named input\'s warmup batches take, its free (-1) dimensions filled (Triton\'s model_warmup dims), e.g. x=3x48x192 or {"x":[3,48,192]}; an input not named has its free dimensions as 1',
   },
   warmupData: {
     kind: 'enum',

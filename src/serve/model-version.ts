@@ -16,7 +16,7 @@ import { ModelExecutor } from './model-executor.js';
 import { InferenceStatistics } from './inference-statistics.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
 import { readModelLatencyProfile } from './model-config.js';
-import { warmUp, warmUpInstance } from './warmup.js';
+import { warmUp, warmUpInstance, warmupDimsRefusal } from './warmup.js';
 import type { InstanceWarmup } from '../model/instance-pool.js';
 import { loadedSettingsRefusal } from './item-batch-size.js';
 import { breakerEventLine, instanceEventLine, type OptionSources } from './version-log.js';
@@ -180,7 +180,9 @@ export class ModelVersion implements AnswerCounters {
         loadSignal: this.stopLoading.signal,
       });
       // Only the loaded module says whether the version batches by cost, and so which settings it takes.
-      const refusal = loadedSettingsRefusal(c, this.optionSources, model.itemCost !== undefined);
+      const refusal =
+        loadedSettingsRefusal(c, this.optionSources, model.itemCost !== undefined) ??
+        warmupDimsRefusal(model.inputs, c, this.optionSources);
       if (refusal !== undefined) {
         await model.close();
         throw refusal;
@@ -193,6 +195,7 @@ export class ModelVersion implements AnswerCounters {
             {
               batchSizes: c.warmupBatchSizes,
               data: c.warmupData,
+              dims: c.warmupDims,
               instances: c.instances,
               maxBatchSize: c.maxBatchSize,
             },
@@ -204,6 +207,8 @@ export class ModelVersion implements AnswerCounters {
         }
       }
       this.attach(model);
+      // A restarted instance is warmed as an added one is, with the warmup it would get now.
+      model.warmRestarts?.((index, run) => this.instanceWarmup()?.(index, run) ?? Promise.resolve());
     } catch (error) {
       this.failure = asError(error).message;
       this.setState('unavailable');
@@ -336,7 +341,7 @@ export class ModelVersion implements AnswerCounters {
         this.batcher.reconfigure({ ...settings, instances }, false);
         // Each added instance runs the warmup batches before it takes a batch, as at start-up.
         const grow = model.growInstances as NonNullable<ServedModel['growInstances']>;
-        const failures = await grow(instances, this.addedInstanceWarmup());
+        const failures = await grow(instances, this.instanceWarmup());
         if (failures.length > 0) {
           // A refused PATCH changes nothing: the limit, window and target sent with it go back too.
           this.restoreSettings(previous);
@@ -353,15 +358,15 @@ export class ModelVersion implements AnswerCounters {
   }
 
   /**
-   * The warmup of an instance a PATCH adds: the version's warmup batches that fit its batch limit
+   * The warmup of an instance a PATCH adds, or one restarted: the version's warmup batches that fit its batch limit
    * now (a PATCH may have lowered it; no batch above it comes), on that instance alone.
    */
-  private addedInstanceWarmup(): InstanceWarmup | undefined {
-    const { warmupBatchSizes, warmupData, maxBatchSize } = this.config;
+  private instanceWarmup(): InstanceWarmup | undefined {
+    const { warmupBatchSizes, warmupData, warmupDims, maxBatchSize } = this.config;
     const batchSizes = warmupBatchSizes?.filter((size) => size <= maxBatchSize) ?? [];
     if (batchSizes.length === 0) return undefined;
     const inputs = this.model.inputs;
-    return (index, run) => warmUpInstance(inputs, { batchSizes, data: warmupData }, index, run);
+    return (index, run) => warmUpInstance(inputs, { batchSizes, data: warmupData, dims: warmupDims }, index, run);
   }
 
   /**

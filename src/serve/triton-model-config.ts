@@ -81,7 +81,7 @@ export function tritonModelConfig(version: ModelVersion, versions: readonly numb
           spec.name,
           {
             data_type: dataTypeOf(spec),
-            dims: dimsOf(spec).map((dim) => (dim < 0 ? 1 : dim)),
+            dims: c.warmupDims?.[spec.name] ?? dimsOf(spec).map((dim) => (dim < 0 ? 1 : dim)),
             ...(c.warmupData === 'random' ? { random_data: true } : { zero_data: true }),
           },
         ]),

@@ -2,6 +2,9 @@ import { SeededRandom } from '../core/rng.js';
 import { BatchlineError } from '../errors.js';
 import { messageOf } from '../message-text.js';
 import type { ServedModel } from '../model/load-model.js';
+import { optionGivenAs } from '../options/given.js';
+import type { ModelVersionConfig } from '../options/serve.js';
+import { REGISTRATION_BODY, type OptionSources } from './version-log.js';
 import { allocate, type ElementArray, type ItemTensors, type TensorSpec } from '../model/tensor-spec.js';
 
 /** What a version runs before it is ready (Triton's `model_warmup`). */
@@ -10,15 +13,71 @@ export interface WarmupPlan {
   readonly batchSizes: readonly number[];
   /** Zeros, or random values from a fixed seed (the same batches every start). */
   readonly data: 'zero' | 'random';
+  /** The item shape of each input named (its free dimensions filled); an input not named has them as 1. */
+  readonly dims?: WarmupDims | undefined;
   readonly instances: number;
   readonly maxBatchSize: number;
+}
+
+/** Item shapes by input name (`--warmup-dims`, config.json's `warmup_dims`). */
+export type WarmupDims = Readonly<Record<string, readonly number[]>>;
+
+/**
+ * Why `dims` cannot shape warmup items of `inputs`, naming the input and the shape it allows
+ * (`[3, -1, -1]`, -1 free), or undefined when each names an input, has its rank, and repeats its
+ * fixed sizes: a warmup of another shape than requests bring warms the wrong plan, or fails.
+ */
+export function warmupDimsProblem(inputs: readonly TensorSpec[], dims: WarmupDims): string | undefined {
+  for (const [name, shape] of Object.entries(dims)) {
+    const spec = inputs.find((input) => input.name === name);
+    if (spec === undefined)
+      return `no input is named ${JSON.stringify(name)}; the model's inputs: ${inputs.map(shown).join(', ')}`;
+    const fits =
+      shape.length === spec.itemShape.length &&
+      spec.itemShape.every((dim, k) => typeof dim !== 'number' || dim === shape[k]);
+    if (!fits)
+      return `${name}: got [${shape.join(', ')}], expected its item shape ${allowedShape(spec)} (-1: a size of your choice from 1)`;
+  }
+  return undefined;
+}
+
+/**
+ * The refusal of a loaded version's warmup dims that do not fit its inputs, named where they
+ * were written: a config.json's field or a registration's (INVALID_MODEL_CONFIG), else as the
+ * server's options were given (INVALID_OPTION: the flag, `WARMUP_DIMS`). Only the load knows
+ * the inputs, so it comes after the load, before any warmup batch runs.
+ */
+export function warmupDimsRefusal(
+  inputs: readonly TensorSpec[],
+  config: Pick<ModelVersionConfig, 'warmupDims'>,
+  sources: OptionSources | undefined,
+): BatchlineError | undefined {
+  const problem = config.warmupDims === undefined ? undefined : warmupDimsProblem(inputs, config.warmupDims);
+  if (problem === undefined) return undefined;
+  const written = sources?.warmupDims;
+  if (written === undefined)
+    return new BatchlineError(
+      'INVALID_OPTION',
+      `${optionGivenAs(config, 'warmupDims')?.name ?? '--warmup-dims'}: ${problem}`,
+    );
+  const where = written.source === REGISTRATION_BODY ? 'request body' : written.source;
+  return new BatchlineError('INVALID_MODEL_CONFIG', `${where}: ${written.name}: ${problem}`);
+}
+
+/** An input as a message shows it: `x [3, -1, -1]`. */
+function shown(spec: TensorSpec): string {
+  return `${spec.name} ${allowedShape(spec)}`;
+}
+
+function allowedShape(spec: TensorSpec): string {
+  return `[${spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : -1)).join(', ')}]`;
 }
 
 /**
  * Runs the warmup batches on every instance of `model`, one after the other, and resolves with
  * the time it took (ms): onnxruntime's first runs of a size allocate and plan (tens of ms for an
  * image model), which the first requests would otherwise wait for. A symbolic dimension of an
- * input is 1. Throws MODEL_LOAD_FAILED when a warmup batch fails: a model that cannot run zeros
+ * input is 1 unless `plan.dims` gives the input's shape. Throws MODEL_LOAD_FAILED when a warmup batch fails: a model that cannot run zeros
  * or random values of its own shapes is not ready.
  */
 export async function warmUp(model: ServedModel, plan: WarmupPlan, nowMs: () => number): Promise<number> {
@@ -48,7 +107,7 @@ export async function warmUp(model: ServedModel, plan: WarmupPlan, nowMs: () => 
  */
 export async function warmUpInstance(
   inputs: readonly TensorSpec[],
-  plan: Pick<WarmupPlan, 'batchSizes' | 'data'>,
+  plan: Pick<WarmupPlan, 'batchSizes' | 'data' | 'dims'>,
   instance: number,
   run: (items: ItemTensors[]) => Promise<(ItemTensors | Error)[]>,
   random: SeededRandom = new SeededRandom(1),
@@ -57,12 +116,12 @@ export async function warmUpInstance(
     // Fresh arrays each run: a run may move them to the instance's thread.
     let items: ItemTensors[];
     try {
-      items = Array.from({ length: size }, () => itemOf(inputs, plan.data, random));
+      items = Array.from({ length: size }, () => itemOf(inputs, plan, random));
     } catch (error) {
       // Inputs of [65536, 65536, 65536]: a RangeError, which start-up called an unexpected error (exit 1, a stack) and the admin API 500 internal.
       throw new BatchlineError(
         'MODEL_LOAD_FAILED',
-        `warmup batch of ${size}: its inputs (${inputs.map((spec) => `${spec.name} [${spec.itemShape.join(', ')}]`).join(', ')}) cannot be made: ${messageOf(error)}`,
+        `warmup batch of ${size}: its inputs (${inputs.map((spec) => `${spec.name} [${(plan.dims?.[spec.name] ?? spec.itemShape).join(', ')}]`).join(', ')}) cannot be made: ${messageOf(error)}`,
       );
     }
     let results: (ItemTensors | Error)[];
@@ -76,10 +135,14 @@ export async function warmUpInstance(
   }
 }
 
-function itemOf(specs: readonly TensorSpec[], data: 'zero' | 'random', random: SeededRandom): ItemTensors {
+function itemOf(
+  specs: readonly TensorSpec[],
+  { data, dims }: Pick<WarmupPlan, 'data' | 'dims'>,
+  random: SeededRandom,
+): ItemTensors {
   const item: ItemTensors = {};
   for (const spec of specs) {
-    const shape = spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : 1));
+    const shape = dims?.[spec.name]?.slice() ?? spec.itemShape.map((dim) => (typeof dim === 'number' ? dim : 1));
     const values = allocate(
       spec.type,
       shape.reduce((a, b) => a * b, 1),

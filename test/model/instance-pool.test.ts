@@ -93,6 +93,43 @@ describe('InstancePool: a dead instance leaves the rotation (#2)', () => {
   });
 });
 
+describe('InstancePool.warmRestarts: a restarted instance is warmed before it is up again', () => {
+  it('runs the warmup on the new instance (loading, taking no batch), then tells it up; a failed warmup is a failed restart', async () => {
+    const { launcher, launched } = fakeLauncher('at once');
+    pool = await InstancePool.start(launcher, 1, { firstBackoffMs: 10 });
+    const warmups: number[] = [];
+    pool.warmRestarts(async (index, run) => {
+      warmups.push(index);
+      await run([item, item]);
+    });
+    const told: InstanceEvent[] = [];
+    pool.watch((event) => told.push(event));
+    launched[0]!.crash();
+    await until(() => launched.length === 2);
+    await launched[1]!.running();
+    // Its warmup batch of 2 runs: still loading, not up.
+    expect(warmups).toEqual([0]);
+    expect(launched[1]!.runs[0]!.items).toHaveLength(2);
+    expect(pool.health().instances[0]!.state).toBe('loading');
+    await expect(pool.run(0, [item], LIMITS)).rejects.toThrow(/cannot take a batch \(loading\)/);
+    launched[1]!.answer();
+    await until(() => pool!.health().instances[0]!.state === 'up');
+    expect(told.map((event) => event.kind)).toEqual(['down', 'up']);
+    const next = pool.run(0, [item], LIMITS);
+    launched[1]!.answer();
+    await expect(next).resolves.toHaveLength(1);
+
+    // A warmup batch that fails: the instance is killed, and it is down again, restarting.
+    launched[1]!.crash();
+    await until(() => launched.length === 3);
+    await launched[2]!.running();
+    launched[2]!.runs.shift()!.reject(new Error('out of memory'));
+    await until(() => told.length === 4);
+    expect(launched[2]!.killed).toBe(true);
+    expect(told[3]).toMatchObject({ kind: 'down', why: 'could not restart: out of memory', failuresInARow: 2 });
+  });
+});
+
 describe('InstancePool: a stuck batch marks its instance unhealthy (#3)', () => {
   it('kills and restarts a process instance stuck past the limit; the other takes the work', async () => {
     const { launcher, launched } = fakeLauncher('at once');

@@ -185,6 +185,42 @@ describe('PATCH instances of a version with warmup_batch_sizes', () => {
   }, 30_000);
 });
 
+/** COUNTS_ITS_RUNS, whose process exits on a batch of x = -1. */
+const EXITS_ON_MINUS_ONE = COUNTS_ITS_RUNS.replace(
+  'const before = runs++;',
+  'if (items[0].x[0] === -1) process.exit(3);\n  const before = runs++;',
+);
+
+describe('a restarted instance of a version with warmup_batch_sizes', () => {
+  it('runs the warmup batches before it takes a batch again', async () => {
+    await whichServer('process', {}, { warmup_batch_sizes: [1] }, EXITS_ON_MINUS_ONE);
+    // The start-up's warmup batch came first.
+    expect(await predictRuns(1)).toEqual([0, 1]);
+    const crashed = await request(`${server!.url}/models/which/predict`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: [-1] }),
+    });
+    expect(crashed.statusCode).toBe(500);
+    await crashed.body.dump();
+    await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ up: 1 }), { timeout: 10_000 });
+    // The new process ran its warmup batch (400 ms of zeros) before this one: it was not its first.
+    expect(await predictRuns(1)).toEqual([0, 1]);
+  }, 30_000);
+});
+
+/** [instance, batches that instance ran before] of one request whose batch runs `ms`. */
+async function predictRuns(ms: number): Promise<[number, number]> {
+  const response = await request(`${server!.url}/models/which/predict`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ inputs: [ms] }),
+  });
+  const json = (await response.body.json()) as { outputs: { instance: number[]; before: number[] } };
+  expect(response.statusCode, JSON.stringify(json)).toBe(200);
+  return [json.outputs.instance[0] as number, json.outputs.before[0] as number];
+}
+
 describe('PATCH refusals', () => {
   it.each([
     [

@@ -6,55 +6,33 @@ import { addEncoded, encodeHistogram } from '../../src/bench/histogram-codec.js'
 import { mergeMain } from '../../src/commands/merge-main.js';
 import { mergeReports } from '../../src/bench/merge.js';
 import { parseBenchJson, toBenchJson, type BenchJson } from '../../src/bench/report-json.js';
-import type { BenchResult } from '../../src/bench/result.js';
-import { createLatencyHistogram, percentilesMs, recordMs } from '../../src/core/latency-histogram.js';
+import { createLatencyHistogram, percentilesMs } from '../../src/core/latency-histogram.js';
 import { runBatchline, succeeded } from '../batchline-cli.js';
 import { fixedDelayServer, type TestServer } from './servers.js';
+import { resultOf } from './result-fixture.js';
 import { TextSink } from './text-sink.js';
 
 /** A v2 report whose every answer took one of `latenciesMs`, at `rate` req/s. */
 function report(rate: number, latenciesMs: number[]): BenchJson {
-  const h = createLatencyHistogram();
-  for (const ms of latenciesMs) recordMs(h, ms);
-  const p = percentilesMs(h);
-  const n = latenciesMs.length;
-  const r: BenchResult = {
+  const empty = createLatencyHistogram();
+  const r = resultOf(latenciesMs, {
     mode: 'open',
-    url: 'http://x/',
-    method: 'GET',
     seed: rate,
     arrival: 'poisson',
     connections: 8,
-    pipelining: 1,
-    workers: 1,
     targetRateRps: rate,
     plannedRateRps: rate,
-    stages: undefined,
     warmupS: 1,
     durationS: 10,
-    drainS: 0,
-    stoppedAtS: undefined,
-    startedAt: '2026-01-01T00:00:00.000Z',
-    requests: { sent: n, completed: n, ok: n, late: 0, errors: 0, dropped: 0 },
-    status: { 200: n },
-    errors: { timeout: 0, refused: 0, reset: 0, protocol: 0, other: 0 },
-    errorCauses: {},
     sendRateRps: rate,
     throughputRps: rate,
     goodputRps: rate,
-    latency: p,
-    latencyAll: p,
-    service: p,
-    sendLag: percentilesMs(createLatencyHistogram()),
+    sendLag: percentilesMs(empty),
     generator: { lateSendFraction: 0, eventLoop: { p99Ms: 1, maxMs: 2, meanMs: 0 } },
     trend: { backlogGrowth: 0, latencyGrowthMs: 0, meanLatencyMs: 1, sustained: true },
-    warnings: [],
-    latencyHdr: encodeHistogram(h),
-    latencyAllHdr: encodeHistogram(h),
-    serviceHdr: encodeHistogram(h),
-    sendLagHdr: encodeHistogram(createLatencyHistogram()),
-  };
-  h.destroy();
+    sendLagHdr: encodeHistogram(empty),
+  });
+  empty.destroy();
   return toBenchJson(r);
 }
 

@@ -4,15 +4,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bestConnectionsStep, formatConnectionsSweep } from '../../src/bench/connections-sweep.js';
 import { csvReport } from '../../src/bench/csv-report.js';
-import { encodeHistogram } from '../../src/bench/histogram-codec.js';
-import type { BenchResult } from '../../src/bench/result.js';
 import { runStable } from '../../src/bench/stable-windows.js';
 import type { StabilityPlan } from '../../src/bench/stability-rule.js';
 import { bestRate, formatSweep, parseSlo, stepVerdict } from '../../src/bench/sweep.js';
 import { sweepStepsJson } from '../../src/bench/sweep-steps-json.js';
 import { benchMain, type BenchOutputs } from '../../src/commands/bench-main.js';
-import { createLatencyHistogram, percentilesMs, recordMs } from '../../src/core/latency-histogram.js';
 import { tempDir } from '../temp-dir.js';
+import { resultOf } from './result-fixture.js';
 import { planFor, validated } from './plan-helper.js';
 import { fixedDelayServer } from './servers.js';
 import { TextSink } from './text-sink.js';
@@ -24,49 +22,7 @@ afterEach(async () => {
 });
 
 /** A window (or a step) that answered every request 2xx with these latencies over one second. */
-function measured(latenciesMs: readonly number[], more: Partial<BenchResult> = {}): BenchResult {
-  const h = createLatencyHistogram();
-  for (const ms of latenciesMs) recordMs(h, ms);
-  const p = percentilesMs(h);
-  const n = latenciesMs.length;
-  return {
-    mode: 'closed',
-    url: 'http://x/',
-    method: 'GET',
-    seed: undefined,
-    arrival: undefined,
-    connections: 1,
-    pipelining: 1,
-    workers: 1,
-    targetRateRps: undefined,
-    plannedRateRps: undefined,
-    stages: undefined,
-    warmupS: 0,
-    durationS: 1,
-    drainS: 0,
-    stoppedAtS: undefined,
-    startedAt: '2026-01-01T00:00:00.000Z',
-    requests: { sent: n, completed: n, ok: n, late: 0, errors: 0, dropped: 0 },
-    status: { 200: n },
-    errors: { timeout: 0, refused: 0, reset: 0, protocol: 0, other: 0 },
-    errorCauses: {},
-    sendRateRps: n,
-    throughputRps: n,
-    goodputRps: n,
-    latency: p,
-    latencyAll: p,
-    service: p,
-    sendLag: undefined,
-    generator: { lateSendFraction: 0, eventLoop: { p99Ms: 0, maxMs: 0, meanMs: 0 } },
-    trend: undefined,
-    warnings: [],
-    latencyHdr: encodeHistogram(h),
-    latencyAllHdr: encodeHistogram(h),
-    serviceHdr: encodeHistogram(h),
-    sendLagHdr: undefined,
-    ...more,
-  } as BenchResult;
-}
+const measured = resultOf;
 
 /** 200 answers, 5 of them (2.5 %) slow: the p99 is the slow ones', the mean barely moves with them. */
 const tailOf = (slowMs: number): number[] => [...Array<number>(195).fill(10), ...Array<number>(5).fill(slowMs)];

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { compareRuns, formatComparison } from '../../src/bench/compare.js';
-import { encodeHistogram } from '../../src/bench/histogram-codec.js';
 import { parseBenchJson, toBenchJson, type BenchJson } from '../../src/bench/report-json.js';
 import { formatReport } from '../../src/bench/report-text.js';
 import { bodyFingerprint } from '../../src/bench/build-result.js';
@@ -8,58 +7,28 @@ import type { BenchResult } from '../../src/bench/result.js';
 import { benchPageData } from '../../src/report/html/bench-page.js';
 import { bestRate, formatSweep, parseSlo, parseSweep, runSweep } from '../../src/bench/sweep.js';
 import type { BenchPlan } from '../../src/bench/plan.js';
-import { createLatencyHistogram, percentilesMs, recordMs } from '../../src/core/latency-histogram.js';
+import { createLatencyHistogram, percentilesMs } from '../../src/core/latency-histogram.js';
 import { planFor } from './plan-helper.js';
+import { resultOf } from './result-fixture.js';
 
 function result(target: number, latenciesMs: number[], goodputRps = target): BenchResult {
-  const h = createLatencyHistogram();
-  for (const ms of latenciesMs) recordMs(h, ms);
-  const p = percentilesMs(h);
-  const r: BenchResult = {
+  const empty = createLatencyHistogram();
+  const r = resultOf(latenciesMs, {
     mode: 'open',
-    url: 'http://x/',
-    method: 'GET',
     seed: 1,
     arrival: 'constant',
     connections: 16,
-    pipelining: 1,
-    workers: 1,
     targetRateRps: target,
     plannedRateRps: target,
-    stages: undefined,
     warmupS: 1,
     durationS: 10,
-    drainS: 0,
-    stoppedAtS: undefined,
-    startedAt: '2026-01-01T00:00:00.000Z',
-    requests: {
-      sent: latenciesMs.length,
-      completed: latenciesMs.length,
-      ok: latenciesMs.length,
-      late: 0,
-      errors: 0,
-      dropped: 0,
-    },
-    status: { 200: latenciesMs.length },
-    errors: { timeout: 0, refused: 0, reset: 0, protocol: 0, other: 0 },
-    errorCauses: {},
     sendRateRps: target,
     throughputRps: goodputRps,
     goodputRps,
-    latency: p,
-    latencyAll: p,
-    service: p,
-    sendLag: percentilesMs(createLatencyHistogram()),
-    generator: { lateSendFraction: 0, eventLoop: { p99Ms: 0, maxMs: 0, meanMs: 0 } },
-    trend: undefined,
-    warnings: [],
-    latencyHdr: encodeHistogram(h),
-    latencyAllHdr: encodeHistogram(h),
-    serviceHdr: encodeHistogram(h),
-    sendLagHdr: encodeHistogram(h),
-  };
-  h.destroy();
-  return r;
+    sendLag: percentilesMs(empty),
+  });
+  empty.destroy();
+  return { ...r, sendLagHdr: r.latencyHdr };
 }
 
 const spread = (center: number, n = 200): number[] =>

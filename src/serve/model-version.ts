@@ -1,7 +1,6 @@
 import { isCodeModelPath } from '../model/code-model.js';
 import { basename } from 'node:path';
 import { BatcherStats } from '../core/batcher-stats.js';
-import { BatchlineError } from '../errors.js';
 import type { Clock } from '../core/clock.js';
 import { createBatcher } from '../core/create-batcher.js';
 import { asError } from '../message-text.js';
@@ -16,8 +15,8 @@ import { ModelExecutor } from './model-executor.js';
 import { InferenceStatistics } from './inference-statistics.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
 import { readModelLatencyProfile } from './model-config.js';
-import { warmUp, warmUpInstance, warmupDimsRefusal } from './warmup.js';
-import type { InstanceWarmup } from '../model/instance-pool.js';
+import { warmUp, warmupDimsRefusal } from './warmup.js';
+import { VersionLiveChange } from './version-live-change.js';
 import { loadedSettingsRefusal } from './item-batch-size.js';
 import { breakerEventLine, instanceEventLine, type OptionSources } from './version-log.js';
 import { RequestsInFlight } from './requests-in-flight.js';
@@ -208,7 +207,7 @@ export class ModelVersion implements AnswerCounters {
       }
       this.attach(model);
       // A restarted instance is warmed as an added one is, with the warmup it would get now.
-      model.warmRestarts?.((index, run) => this.instanceWarmup()?.(index, run) ?? Promise.resolve());
+      model.warmRestarts?.((index, run) => this.liveChange.instanceWarmup()?.(index, run) ?? Promise.resolve());
     } catch (error) {
       this.failure = asError(error).message;
       this.setState('unavailable');
@@ -253,7 +252,7 @@ export class ModelVersion implements AnswerCounters {
         batcher.setInstanceUp(event.index, event.kind === 'up');
         if (this.stateNow === 'ready') this.deps.onStateChange(this);
       }
-      if (event.kind === 'stuck') this.stopWaitingForStuck(event.index);
+      if (event.kind === 'stuck') this.liveChange.stopWaitingForStuck(event.index);
       log?.(instanceEventLine(this.name, this.version, event));
     });
     // A slot retired by `reconfigure` (fewer instances) has ended its batches: its instance stops.
@@ -261,12 +260,7 @@ export class ModelVersion implements AnswerCounters {
       instanceRetired: (index) => {
         const stopped = model.retireInstance?.(index) ?? Promise.resolve();
         // Closing never rejects (a finalize's failure is a log line); were it to, the PATCH still answers.
-        void stopped
-          .then(undefined, () => {})
-          .then(() => {
-            this.instanceGone.get(index)?.();
-            this.instanceGone.delete(index);
-          });
+        void stopped.then(undefined, () => {}).then(() => this.liveChange.instanceStopped(index));
       },
     });
     if (log !== undefined)
@@ -285,133 +279,18 @@ export class ModelVersion implements AnswerCounters {
     if (this.stateNow === 'loading') this.setState('ready');
   }
 
-  /** Resolves what waits for instance i to stop (a PATCH that retired it), once it has. */
-  private readonly instanceGone = new Map<number, () => void>();
-  /** The instances a PATCH is changing, from and to, until it has answered. */
-  private resizing: { from: number; to: number } | undefined;
+  /** Its instances and batching settings changed while it runs (the admin API's PATCH). */
+  private readonly liveChange = new VersionLiveChange(this);
 
   /**
    * Changes what a running version can change without a new version (the admin API's PATCH,
-   * TorchServe's `PUT /models/{name}?min_worker=N`): the batcher's limit, window and target from
-   * its next pass, and its instances. More instances start (threads or processes, as the version's
-   * execution says), each slot taking batches once its instance is up; resolves when all are, or
-   * rejects MODEL_LOAD_FAILED, the count back as it was, if one could not start. Fewer retire the
-   * highest slots, each once its running batch (and its mailbox's) has ended; resolves once their
-   * instances have stopped. Refused (409) unless the version is ready and no other change of its
-   * instances is under way. The values have been checked.
+   * TorchServe's `PUT /models/{name}?min_worker=N`): see VersionLiveChange.change. Refused (409)
+   * unless the version is ready and no other change of its instances is under way.
    */
-  async reconfigure(
+  reconfigure(
     changes: Partial<Pick<ModelVersionConfig, 'instances' | 'maxBatchSize' | 'batchWindowMs' | 'targetLatencyMs'>>,
   ): Promise<void> {
-    const key = `${this.name} version ${this.version}`;
-    if (this.stateNow !== 'ready')
-      throw new BatchlineError(
-        'VERSION_BUSY',
-        `${key} is ${this.stateNow}; its settings change only while it is ready`,
-      );
-    if (this.resizing !== undefined)
-      throw new BatchlineError(
-        'VERSION_BUSY',
-        `${key}'s instances are changing from ${this.resizing.from} to ${this.resizing.to}; send it again once that PATCH has been answered`,
-      );
-    const previous = this.config;
-    const before = previous.instances;
-    const instances = changes.instances === before ? undefined : changes.instances;
-    const model = this.model;
-    if (instances !== undefined && (model.growInstances === undefined || model.retireInstance === undefined))
-      throw new BatchlineError(
-        'INVALID_MODEL_CONFIG',
-        `request body: instances: ${key} runs one onnxruntime session on the server's thread (execution ${this.config.execution}); register a version with "execution": "worker" (or "process") to change its instances`,
-      );
-    this.config = Object.freeze({ ...this.config, ...changes });
-    if (changes.maxBatchSize !== undefined) {
-      this.stats.setMaxBatchSize(changes.maxBatchSize);
-      this.metrics?.maxBatchSizeChanged(changes.maxBatchSize);
-    }
-    const settings = {
-      maxBatchSize: changes.maxBatchSize,
-      batchWindowMs: changes.batchWindowMs,
-      targetLatencyMs: changes.targetLatencyMs,
-    };
-    if (instances === undefined) return this.batcher.reconfigure(settings);
-    this.resizing = { from: before, to: instances };
-    try {
-      if (instances > before) {
-        // The new slots wait, down, until the pool says each instance is up.
-        this.batcher.reconfigure({ ...settings, instances }, false);
-        // Each added instance runs the warmup batches before it takes a batch, as at start-up.
-        const grow = model.growInstances as NonNullable<ServedModel['growInstances']>;
-        const failures = await grow(instances, this.instanceWarmup());
-        if (failures.length > 0) {
-          // A refused PATCH changes nothing: the limit, window and target sent with it go back too.
-          this.restoreSettings(previous);
-          await this.retire(before);
-          throw new BatchlineError(
-            'MODEL_LOAD_FAILED',
-            `${key}: ${failures.length} of the ${instances - before} instances added could not start (${failures[0]}); it keeps ${before}`,
-          );
-        }
-      } else await this.retire(instances);
-    } finally {
-      this.resizing = undefined;
-    }
-  }
-
-  /**
-   * The warmup of an instance a PATCH adds, or one restarted: the version's warmup batches that fit its batch limit
-   * now (a PATCH may have lowered it; no batch above it comes), on that instance alone.
-   */
-  private instanceWarmup(): InstanceWarmup | undefined {
-    const { warmupBatchSizes, warmupData, warmupDims, maxBatchSize } = this.config;
-    const batchSizes = warmupBatchSizes?.filter((size) => size <= maxBatchSize) ?? [];
-    if (batchSizes.length === 0) return undefined;
-    const inputs = this.model.inputs;
-    return (index, run) => warmUpInstance(inputs, { batchSizes, data: warmupData, dims: warmupDims }, index, run);
-  }
-
-  /**
-   * A retiring instance found stuck (a thread inside native code, which cannot be stopped) ends
-   * when its run returns, perhaps never: the PATCH that retired it stops waiting for it, and for
-   * the retiring ones below it, which go after it. It is closed when its run returns.
-   */
-  private stopWaitingForStuck(index: number): void {
-    for (const [waiting, gone] of this.instanceGone)
-      if (waiting <= index) {
-        gone();
-        this.instanceGone.delete(waiting);
-      }
-  }
-
-  /** The limit, window and target of `previous` again (instances apart: `retire` sets them). */
-  private restoreSettings(previous: ModelVersionConfig): void {
-    this.config = Object.freeze({
-      ...this.config,
-      maxBatchSize: previous.maxBatchSize,
-      batchWindowMs: previous.batchWindowMs,
-      targetLatencyMs: previous.targetLatencyMs,
-    });
-    this.stats.setMaxBatchSize(previous.maxBatchSize);
-    this.batcher.reconfigure({
-      maxBatchSize: previous.maxBatchSize,
-      batchWindowMs: previous.batchWindowMs,
-      targetLatencyMs: previous.targetLatencyMs,
-    });
-  }
-
-  /** Down to `count` instances: resolves once the retired ones (each after its batches) have stopped. */
-  private retire(count: number): Promise<void> {
-    const from = this.batcher.runningBatchSizes().length;
-    const gone: Promise<void>[] = [];
-    for (let index = count; index < from; index++)
-      gone.push(new Promise<void>((resolve) => this.instanceGone.set(index, resolve)));
-    this.config = Object.freeze({ ...this.config, instances: count });
-    this.batcher.reconfigure({ instances: count });
-    // One stuck already is not waited for (nor those below it), as one found stuck later.
-    const stuck = this.model
-      .health()
-      .instances.filter((instance) => instance.state === 'stuck' && instance.index >= count);
-    for (const instance of stuck) this.stopWaitingForStuck(instance.index);
-    return Promise.all(gone).then(() => {});
+    return this.liveChange.change(changes);
   }
 
   countResponse(status: number, transport: Transport): void {
@@ -496,9 +375,7 @@ export class ModelVersion implements AnswerCounters {
    */
   async close(): Promise<void> {
     await this.loaded;
-    // A PATCH that waits for retired instances is answered: the pool's close stops them all.
-    for (const gone of this.instanceGone.values()) gone();
-    this.instanceGone.clear();
+    this.liveChange.answerWaiting();
     if (this.metrics !== undefined) this.deps.metrics.removeVersion(this.metrics);
     await this.model?.close();
   }

@@ -139,41 +139,58 @@ export class InstancePool {
 
   /** Loads (and warms) an instance added while serving; its failure's message, if it could not start. */
   private launchAdded(slot: Slot, warm: InstanceWarmup | undefined): Promise<string | undefined> {
+    return this.loadWarmed(slot, () => warm).then(
+      (wentUp) => {
+        wentUp('start');
+        return undefined;
+      },
+      (error: unknown) => {
+        if (this.closed || slot.state === 'closed') return undefined;
+        slot.state = 'closed';
+        slot.lastError = `could not start: ${messageOf(error)}`;
+        return messageOf(error);
+      },
+    );
+  }
+
+  /**
+   * Loads instance `slot.index` and runs the warmup `warmNow()` gives (read once it has loaded) on
+   * it, killing it if that fails; resolves with what puts it in the rotation, told `up` after a
+   * start or a restart (or killed, the pool closed or the slot retired meanwhile). Until then an
+   * exit is held, and told once it is up. An added instance and a restarted one come up so.
+   */
+  private async loadWarmed(
+    slot: Slot,
+    warmNow: () => InstanceWarmup | undefined,
+  ): Promise<(after: 'start' | 'restart') => void> {
     let launched: InstanceHandle | undefined;
     let exitedEarly: string | undefined;
-    const failed = (error: unknown): string | undefined => {
-      if (this.closed || slot.state === 'closed') return undefined;
-      slot.state = 'closed';
-      slot.lastError = `could not start: ${messageOf(error)}`;
-      return messageOf(error);
-    };
-    return this.launcher(
-      // Until it is up (loaded and warmed), an exit is told as its up comes, or fails its warmup.
+    const { handle } = await this.launcher(
       (reason) => (launched === undefined ? (exitedEarly = reason) : this.exited(slot.index, launched, reason)),
       slot.index,
+      // A load that never ends (an initialize that never settles) does not outlive the pool.
       this.stopLoads.signal,
-    ).then(async (instance) => {
-      const handle = instance.handle;
-      if (warm !== undefined && !this.closed && slot.state !== 'closed') {
-        slot.warming = handle;
-        try {
-          await warm(slot.index, (items) => handle.run(items));
-        } catch (error) {
-          handle.kill();
-          return failed(error);
-        } finally {
-          slot.warming = undefined;
-        }
+    );
+    const warm = warmNow();
+    if (warm !== undefined && !this.closed && slot.state !== 'closed') {
+      slot.warming = handle;
+      try {
+        await warm(slot.index, (items) => handle.run(items));
+      } catch (error) {
+        handle.kill();
+        throw error;
+      } finally {
+        slot.warming = undefined;
       }
+    }
+    return (after) => {
       launched = handle;
-      // Retired (or the pool closed) while it loaded or warmed.
-      if (this.closed || slot.state === 'closed') return void handle.kill();
+      if (this.closed || slot.state === 'closed') return void handle.kill(); // closed, or retired meanwhile
       slot.handle = handle;
       slot.state = 'up';
-      this.tell(slot, { kind: 'up', index: slot.index, restarts: 0, after: 'start' });
+      this.tell(slot, { kind: 'up', index: slot.index, restarts: slot.restarts, after });
       if (exitedEarly !== undefined) this.exited(slot.index, handle, exitedEarly);
-      return undefined;
-    }, failed);
+    };
   }
 
   /**
@@ -392,49 +409,20 @@ export class InstancePool {
     });
   }
 
+  /** Loads a slot's instance again, after its backoff (a crash, a failed restart, a stuck kill). */
   private relaunch(slot: Slot): void {
     slot.retry = undefined;
     if (this.closed) return;
     slot.state = 'loading';
     slot.restarts++;
-    let launched: InstanceHandle | undefined;
-    let exitedEarly: string | undefined;
-    this.launcher(
-      (reason) => (launched === undefined ? (exitedEarly = reason) : this.exited(slot.index, launched, reason)),
-      slot.index,
-      // A restart whose load never ends (an initialize that never settles) does not outlive the pool.
-      this.stopLoads.signal,
-    )
-      .then(async (instance) => {
-        const warm = this.restartWarmup;
-        if (warm !== undefined && !this.closed && slot.state !== 'closed') {
-          slot.warming = instance.handle;
-          try {
-            await warm(slot.index, (items) => instance.handle.run(items));
-          } catch (error) {
-            instance.handle.kill();
-            throw error;
-          } finally {
-            slot.warming = undefined;
-          }
-        }
-        return instance;
-      })
-      .then(
-        (instance) => {
-          launched = instance.handle;
-          if (this.closed || slot.state === 'closed') return void instance.handle.kill(); // closed, or retired meanwhile
-          slot.handle = instance.handle;
-          slot.state = 'up';
-          this.tell(slot, { kind: 'up', index: slot.index, restarts: slot.restarts, after: 'restart' });
-          if (exitedEarly !== undefined) this.exited(slot.index, instance.handle, exitedEarly);
-        },
-        (error: unknown) => {
-          if (this.closed || slot.state === 'closed') return;
-          const message = messageOf(error);
-          this.fail(slot, `could not restart: ${message}`, new Error(message));
-        },
-      );
+    this.loadWarmed(slot, () => this.restartWarmup).then(
+      (wentUp) => wentUp('restart'),
+      (error: unknown) => {
+        if (this.closed || slot.state === 'closed') return;
+        const message = messageOf(error);
+        this.fail(slot, `could not restart: ${message}`, new Error(message));
+      },
+    );
   }
 
   /** Batches past their limit: a busy instance past `stuckAfterMs` is stuck. */

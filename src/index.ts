@@ -20,7 +20,8 @@ export { serve } from './library/serve.js';
 export type { RunningServer, ServeOptions } from './library/serve.js';
 // The types the public ones are made of, so that an app's own exported values (declaration emit)
 // and annotations can name them: otherwise tsc says TS2742, "cannot be named … not portable".
-export type { BatcherSnapshot, BatchStats } from './core/batcher-stats.js';
+export type { BatcherSnapshot } from './core/batcher-stats.js';
+export type { BatchStats } from './library/batch-stats.js';
 export type { BatcherCounts } from './core/batcher-options.js';
 export type { PercentilesMs } from './core/latency-histogram.js';
 export type { BreakerState, OutcomeKind, RejectReason } from './core/types.js';
@@ -29,6 +30,8 @@ export type {
   ModelVersionState,
   ModelVersionStats,
   ResponsesByProtocol,
+  ServedOutcomes,
+  ServedSnapshot,
   ServerState,
   ServerStats,
 } from './stats-contract/server-stats.js';

@@ -20,9 +20,11 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
   'version.ts': [],
   // A core refusal or failed outcome as a row of the error table: the routes and batch() answer with it.
   'outcome-errors.ts': ['core', 'errors.ts'],
+  // The codes an item's Error carries to blame its input: serve's code models and batch()'s stats read one rule.
+  'item-client-codes.ts': ['errors.ts'],
   options: ['core', 'errors.ts', 'message-text.ts'],
   'stats-contract': ['core', 'errors.ts'],
-  model: ['core', 'errors.ts', 'message-text.ts', 'options'],
+  model: ['core', 'errors.ts', 'item-client-codes.ts', 'message-text.ts', 'options'],
   protocol: ['model', 'errors.ts', 'message-text.ts'],
   bench: ['core', 'errors.ts', 'options', 'stats-contract'],
   profile: ['bench', 'core', 'errors.ts', 'model', 'options', 'protocol'],
@@ -63,6 +65,7 @@ const FLOOR_PLAN: Record<string, readonly string[]> = {
   library: [
     'core',
     'errors.ts',
+    'item-client-codes.ts',
     'message-text.ts',
     'options',
     'outcome-errors.ts',

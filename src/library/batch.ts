@@ -1,4 +1,3 @@
-import { BatcherStats, type BatchStats } from '../core/batcher-stats.js';
 import { createBatcher, type BatchingConfig } from '../core/create-batcher.js';
 import type { Batch, Executor, RunDone } from '../core/types.js';
 import { BatchlineError, shuttingDown } from '../errors.js';
@@ -14,6 +13,7 @@ import {
   type LiveBatchOptions,
   type ResolvedBatchOptions,
 } from './batch-options.js';
+import { type BatchStats, LibraryStats } from './batch-stats.js';
 import { drainMsOf } from './close-options.js';
 import { type Drain, startDrain } from './drain.js';
 import { batchWords, type CallOptions, invalidCallOptions, thrownAsError } from './call-errors.js';
@@ -157,7 +157,7 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions<I> = 
   const isolating = config.isolation !== 'off';
   const executor: Executor<I, O> = { start: (run, done) => runBatch(fn, run, done, clock, isolating) };
   const batcher = createBatcher<I, O>(config, clock, executor);
-  const stats = new BatcherStats(batcher, clock, config.maxBatchSize);
+  const stats = new LibraryStats(batcher, clock, config.maxBatchSize);
   const keepAlive = new KeepAlive();
   const owner = new CallOwner<I, O>(batcher, keepAlive, clock);
 

@@ -1,37 +1,8 @@
 import { BatchlineError } from '../errors.js';
+import { type ItemClientCode, clientCodeError } from '../item-client-codes.js';
 
-/**
- * The `code`s an `Error` a code model returns for one item may carry to say that the client's
- * input, not the model, is at fault, each with the error table's row it is answered with (its
- * HTTP status and gRPC status): Triton's `TritonError(msg, code=INVALID_ARG)` (400,
- * INVALID_ARGUMENT), its `NOT_FOUND` (404), TorchServe's `PredictionException(msg, 422)`.
- * Spelt as the answer's `error.code` is; any other code (a Node `ENOENT`, `model_failure`, a
- * misspelling) leaves the item a 500 model_failure.
- */
-const CLIENT_ERRORS = {
-  bad_input: (message: string) => new BatchlineError('BAD_INPUT', message),
-  input_not_found: (message: string) => new BatchlineError('INPUT_NOT_FOUND', message),
-  unprocessable_input: (message: string) => new BatchlineError('UNPROCESSABLE_INPUT', message),
-} as const;
-
-export type ItemClientCode = keyof typeof CLIENT_ERRORS;
-
-/** The client-error codes a model's per-item Error may carry, for messages and docs. */
-export const ITEM_CLIENT_CODES = Object.keys(CLIENT_ERRORS) as ItemClientCode[];
-
-/** `value` when it is one of the client-error codes, else undefined. */
-export function itemClientCode(value: unknown): ItemClientCode | undefined {
-  return typeof value === 'string' && Object.hasOwn(CLIENT_ERRORS, value) ? (value as ItemClientCode) : undefined;
-}
-
-/** The client-error code an Error of the model carries, if any; a `code` whose read throws has none. */
-export function clientCodeOf(error: Error): ItemClientCode | undefined {
-  try {
-    return itemClientCode((error as { code?: unknown }).code);
-  } catch {
-    return undefined;
-  }
-}
+// The rule which Errors blame their input is serve's and batch()'s alike (item-client-codes.ts).
+export { clientCodeOf, ITEM_CLIENT_CODES, type ItemClientCode, itemClientCode } from '../item-client-codes.js';
 
 /**
  * A model's own answer for one item that is a failure: an `Error` a code model's `execute`
@@ -55,7 +26,7 @@ export class ItemFailure extends Error {
   answer(): BatchlineError {
     return this.clientCode === undefined
       ? new BatchlineError('MODEL_FAILURE', this.message)
-      : CLIENT_ERRORS[this.clientCode](this.message);
+      : clientCodeError(this.clientCode, this.message);
   }
 }
 

@@ -9,7 +9,7 @@ import type { ResponsesByTransport, Transport } from './answer-counters.js';
 import type { ConnectionRefusalReason, Listener } from './connection-refusals.js';
 import type { InstanceHealth, InstanceState, ModelHealth } from '../model/instance-health.js';
 import type { RequestsInFlight } from './requests-in-flight.js';
-import { servedOutcomes } from './served-outcomes.js';
+import { servedOutcomes } from '../stats-contract/served-outcomes.js';
 import {
   batchSizeBuckets,
   HISTOGRAMS,

@@ -21,7 +21,7 @@ import { loadedSettingsRefusal } from './item-batch-size.js';
 import { breakerEventLine, instanceEventLine, type OptionSources } from './version-log.js';
 import { RequestsInFlight } from './requests-in-flight.js';
 import type { ModelVersionState, ModelVersionStats, ServedSnapshot } from '../stats-contract/server-stats.js';
-import { servedOutcomes } from './served-outcomes.js';
+import { servedOutcomes } from '../stats-contract/served-outcomes.js';
 
 export type ModelBatcher = Batcher<ItemTensors, ItemTensors>;
 

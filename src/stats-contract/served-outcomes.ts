@@ -1,5 +1,5 @@
 import type { BatcherCounts } from '../core/batcher-options.js';
-import type { ServedOutcomes } from '../stats-contract/server-stats.js';
+import type { ServedOutcomes } from './server-stats.js';
 
 /**
  * A version's rows by outcome as `/metrics` and `/v1/stats` both show them: the batcher's counts,

@@ -197,11 +197,13 @@ export const ERROR_TABLE = {
     reason: 'over_sla',
     retryAfterS: 1,
   },
+  // Names nothing that fails: an app's own CircuitOpenError may guard a model, a query or a
+  // remote API. serve names its model, batch() its function (`breakerRefusal`).
   CIRCUIT_OPEN: {
     httpStatus: 503,
     grpcStatus: 'UNAVAILABLE',
     exitCode: 1,
-    message: 'the model keeps failing: its circuit breaker is open (%s)',
+    message: 'its batches keep failing: its circuit breaker is open (%s)',
     reason: 'circuit_open',
     retryAfterS: 1,
   },
@@ -398,4 +400,18 @@ export class ExitWithCode extends Error {
  */
 export function shuttingDown(detail = 'no new requests are taken'): BatchlineError {
   return new BatchlineError('SHUTTING_DOWN', detail);
+}
+
+/**
+ * 503 circuit_open naming what keeps failing (`the model`, `the batch function`) where the table's
+ * words, which an error made without a subject keeps, name nothing.
+ */
+export function breakerRefusal(
+  subject: string,
+  detail: string,
+  options?: { retryAfterS?: number; retryAfterMs?: number },
+): BatchlineError {
+  const error = new BatchlineError('CIRCUIT_OPEN', detail, options);
+  error.message = error.message.replace('its batches keep failing', () => `${subject} keeps failing`);
+  return error;
 }

@@ -1,5 +1,5 @@
 import type { Outcome, Refusal, RejectReason } from './core/types.js';
-import { BatchlineError, shuttingDown } from './errors.js';
+import { BatchlineError, breakerRefusal, shuttingDown } from './errors.js';
 
 /**
  * A batcher's refusal or an admitted request's failed outcome as a row of the error table: the
@@ -63,9 +63,12 @@ export function deadlineExceeded(deadlineMs: number): BatchlineError {
   return new BatchlineError('DEADLINE_EXCEEDED', String(Math.round(deadlineMs * 1000) / 1000));
 }
 
-/** 503 circuit_open, with a Retry-After of when the breaker lets its probe through. */
+/**
+ * 503 circuit_open, with a Retry-After of when the breaker lets its probe through. What keeps
+ * failing is the model, as the routes answer; batch() words it as its function (`batchWords`).
+ */
 function circuitOpen(detail: string, retryAfterMs: number | undefined): BatchlineError {
-  return new BatchlineError('CIRCUIT_OPEN', `${detail}; next probe in ${Math.round(retryAfterMs ?? 0)} ms`, {
+  return breakerRefusal('the model', `${detail}; next probe in ${Math.round(retryAfterMs ?? 0)} ms`, {
     retryAfterS: retryAfterS(retryAfterMs),
     retryAfterMs,
   });

@@ -1528,7 +1528,8 @@ describe('the errors', () => {
     ).toEqual([
       'overloaded: the queue is full',
       'overloaded: the request would miss its deadline',
-      'the model keeps failing: its circuit breaker is open',
+      // Neutral: an app's stand-in may guard a model, a query or a remote API (batch() names its function, serve its model).
+      'its batches keep failing: its circuit breaker is open',
       'shutting down',
       'request deadline exceeded',
       'model execution failed',

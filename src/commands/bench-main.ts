@@ -14,7 +14,8 @@ import { ProgressLine, progressLineAllowed, type BenchProgress } from '../bench/
 import { toBenchJson } from '../bench/report-json.js';
 import { counted, formatReport } from '../bench/report-text.js';
 import type { BenchResult, BenchRun } from '../bench/result.js';
-import type { RecordedRun } from '../bench/server-samples.js';
+import type { RecordedRun, ServerSamples } from '../bench/server-samples.js';
+import { joinRecordings } from '../bench/join-recordings.js';
 import { sideReadsOf } from '../bench/side-reads.js';
 import { runBench } from '../bench/run-bench.js';
 import { startServerStatistics } from './bench-server-statistics.js';
@@ -145,6 +146,13 @@ function trapBenchInterrupt(stop: AbortController, stderr: NodeJS.WritableStream
   );
 }
 
+/** One measured run (or `--stable`'s kept windows joined) and, with --html, the server's reads while it ran. */
+interface MeasuredRun {
+  run: BenchRun;
+  plan: BenchPlan;
+  samples: ServerSamples | undefined;
+}
+
 interface RunContext {
   sweepRates: number[] | undefined;
   sweepConnections: number[] | undefined;
@@ -167,7 +175,7 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
   const page = outputs.html === undefined ? undefined : await import('../report/html/bench-html.js');
   const serverSamples = outputs.html === undefined ? undefined : await import('../bench/server-samples.js');
   const recorded: RecordedRun[] = [];
-  const runOne = async (stepPlan: BenchPlan): Promise<{ result: BenchResult; hdr: string }> => {
+  const runOne = async (stepPlan: BenchPlan): Promise<MeasuredRun> => {
     const display = context.dashboard
       ? await startDashboardDisplay(stepPlan, io.stdout as NodeJS.WriteStream, stop)
       : context.showProgress
@@ -176,10 +184,13 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
     const server = serverSamples?.startServerSamples(stepPlan.url, sideReadsOf(stepPlan));
     // The server's own split of the time, read at the window's start and end (perf_analyzer's "Server:").
     const statistics = startServerStatistics(stepPlan);
-    let run: BenchRun | undefined;
+    // Stopped once, whether the run ended or threw.
+    let reads: Promise<ServerSamples | undefined> | undefined;
+    const stopReads = (): Promise<ServerSamples | undefined> =>
+      (reads ??= server?.stop() ?? Promise.resolve(undefined));
     try {
       if (stepPlan.warmupMs === 0) await statistics.first;
-      run = await runBench(stepPlan, {
+      const run = await runBench(stepPlan, {
         stop: stop.signal,
         onStart: (startEpochMs) => statistics.clockStarted(startEpochMs),
         ...(display === undefined ? {} : { onProgress: display.draw }),
@@ -187,36 +198,63 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       const reading = await statistics.stop();
       run.result.server = reading.server;
       if (reading.warning !== undefined) run.result.warnings.push(reading.warning);
-      const hdr = formatHdrLog(
-        run.intervals,
-        run.startEpochMs,
-        // The seed only where it plays a part, as the --json report has it: an open loop's arrivals.
-        `batchline bench ${stepPlan.method} ${stepPlan.url}${stepPlan.mode === 'open' ? ` seed ${stepPlan.seed}` : ''}`,
-      );
-      return { result: run.result, hdr };
+      return { run, plan: stepPlan, samples: await stopReads() };
     } finally {
       await statistics.stop();
       display?.end();
-      const samples = await server?.stop();
-      if (run !== undefined && samples !== undefined) recorded.push({ run, plan: stepPlan, samples });
+      await stopReads();
     }
   };
   const commandLine = outputs.commandLine ?? 'batchline bench';
   const stability = context.stability;
-  // With --stable a run (or a sweep's step) is windows until the last three agree, joined.
-  const measure = async (stepPlan: BenchPlan): Promise<{ result: BenchResult; hdr: string }> => {
+  // With --stable a run (or a sweep's step) is windows until the last three agree, joined: the
+  // report, its log and its page are of the kept windows.
+  const measureRun = async (stepPlan: BenchPlan): Promise<MeasuredRun> => {
     if (stability === undefined) return runOne(stepPlan);
+    const windows: MeasuredRun[] = [];
     const result = await runStable(
       stepPlan,
       stability,
-      async (windowPlan) => (await runOne(windowPlan)).result,
+      async (windowPlan) => {
+        const window = await runOne(windowPlan);
+        windows.push(window);
+        return window.run.result;
+      },
       (figures, index) =>
         text.write(
           `window ${index + 1}/${stability.maxWindows}: ${figures.throughputRps.toFixed(1)} answered/s, ${stability.latency} ${figures.latencyMs === undefined ? '-' : figures.latencyMs.toFixed(2)} ms\n`,
         ),
       stop.signal,
     );
-    return { result, hdr: '' };
+    const keptNumbers = result.stability?.kept ?? [];
+    const kept = windows.filter((_, i) => keptNumbers.includes(i + 1));
+    const firstNumber = keptNumbers[0] ?? 1;
+    return {
+      run: joinRecordings(
+        kept.map((w) => w.run),
+        result,
+        firstNumber,
+      ),
+      plan: stepPlan,
+      samples:
+        serverSamples === undefined
+          ? undefined
+          : serverSamples.joinServerSamples(kept.map((w) => w.samples as ServerSamples)),
+    };
+  };
+  const measure = async (stepPlan: BenchPlan): Promise<{ result: BenchResult; hdr: string }> => {
+    const measured = await measureRun(stepPlan);
+    const { run } = measured;
+    if (measured.samples !== undefined) recorded.push({ run, plan: stepPlan, samples: measured.samples });
+    const spans = run.windows;
+    const kept = spans === undefined ? '' : ` windows ${spans[0]?.number}-${spans.at(-1)?.number} joined (--stable)`;
+    const hdr = formatHdrLog(
+      run.intervals,
+      run.startEpochMs,
+      // The seed only where it plays a part, as the --json report has it: an open loop's arrivals.
+      `batchline bench ${stepPlan.method} ${stepPlan.url}${stepPlan.mode === 'open' ? ` seed ${stepPlan.seed}` : ''}${kept}`,
+    );
+    return { result: run.result, hdr };
   };
 
   if (sweepRates !== undefined && slo !== undefined) {

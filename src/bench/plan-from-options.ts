@@ -103,6 +103,13 @@ export function validateBench(
       o.slo,
       "a --sweep or --sweep-connections to judge; a single run is judged by --threshold (such as --threshold 'p99<100ms')",
     );
+  // A single run has no later step to leave out: the flag would change nothing.
+  if (o.stopOnMiss && o.sweep === undefined && o.sweepConnections === undefined)
+    invalid(
+      '--stop-on-miss',
+      'true',
+      'a --sweep or --sweep-connections whose steps --slo judges; a single run is judged by --threshold',
+    );
   if (o.sweep !== undefined) {
     // -R's bound holds for every step: a step of 1e9 req/s held the generator many times its length.
     if (parseSweep(o.sweep).some((rate) => rate > MAX_RATE_RPS))

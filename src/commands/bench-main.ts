@@ -19,7 +19,7 @@ import { joinRecordings } from '../bench/join-recordings.js';
 import { sideReadsOf } from '../bench/side-reads.js';
 import { runBench } from '../bench/run-bench.js';
 import { startServerStatistics } from './bench-server-statistics.js';
-import { bestRate, formatSweep, parseSlo, parseSweep, runSweep, type Slo } from '../bench/sweep.js';
+import { bestRate, formatSweep, parseSlo, parseSweep, runSweep, stepVerdict, type Slo } from '../bench/sweep.js';
 import { sweepStepsJson } from '../bench/sweep-steps-json.js';
 import {
   connectionsSweepJson,
@@ -40,6 +40,8 @@ export interface BenchOutputs {
   /** --sweep-connections: closed-loop steps, one per count of connections. */
   sweepConnections?: string | undefined;
   slo: string;
+  /** --stop-on-miss: a sweep ends after its first step that does not meet the objective (perf_analyzer's --latency-threshold). */
+  stopOnMiss?: boolean;
   /** --threshold, parsed: judged on a single run; one failing exits 99, as in k6. */
   thresholds?: readonly Objective[];
   quiet: boolean;
@@ -257,6 +259,23 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
     return { result: run.result, hdr };
   };
 
+  // --stop-on-miss: the sweep's own stop, aborted by the user's or after the first step not met.
+  const sweepStop = new AbortController();
+  const passStop = (): void => sweepStop.abort();
+  if (stop.signal.aborted) passStop();
+  stop.signal.addEventListener('abort', passStop, { once: true });
+  let missedStep: BenchResult | undefined;
+  const judgeStep = (result: BenchResult): void => {
+    if (outputs.stopOnMiss !== true || slo === undefined || missedStep !== undefined) return;
+    if (stepVerdict(result, slo) === 'met') return;
+    missedStep = result;
+    sweepStop.abort();
+  };
+  const endedLine = (done: number, total: number, step: string): string =>
+    missedStep === undefined || slo === undefined
+      ? `stopped after step ${done} of ${total}\n`
+      : `ended after step ${done} of ${total} (--stop-on-miss): ${step} did not meet ${slo.text} (${stepVerdict(missedStep, slo)})\n`;
+
   if (sweepRates !== undefined && slo !== undefined) {
     const results = await runSweep(
       plan,
@@ -267,14 +286,16 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
           await writeOutput(stepLogPath(outputs.hdrLog, `${stepPlan.rateRps}rps`), hdr, io);
         return result;
       },
-      (result, index) =>
+      (result, index) => {
         text.write(
           `step ${index + 1}/${sweepRates.length}: ${result.targetRateRps} req/s target, ${result.throughputRps.toFixed(1)} answered, p99 ${result.latency.p99.toFixed(2)} ms\n`,
-        ),
-      stop.signal,
+        );
+        judgeStep(result);
+      },
+      sweepStop.signal,
     );
     if (results.length < sweepRates.length)
-      text.write(`stopped after step ${results.length} of ${sweepRates.length}\n`);
+      text.write(endedLine(results.length, sweepRates.length, `${missedStep?.targetRateRps} req/s`));
     text.write(`\n${formatSweep(results, slo)}`);
     if (outputs.json !== undefined) {
       const best = bestRate(results, slo);
@@ -302,14 +323,18 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
           await writeOutput(stepLogPath(outputs.hdrLog, `c${stepPlan.connections}`), hdr, io);
         return result;
       },
-      (result, index) =>
+      (result, index) => {
         text.write(
           `step ${index + 1}/${sweepConnections.length}: ${counted(result.connections, 'connection')}, ${result.throughputRps.toFixed(1)} answered/s, p99 ${result.latency.count > 0 ? result.latency.p99.toFixed(2) : '-'} ms\n`,
-        ),
-      stop.signal,
+        );
+        judgeStep(result);
+      },
+      sweepStop.signal,
     );
     if (results.length < sweepConnections.length)
-      text.write(`stopped after step ${results.length} of ${sweepConnections.length}\n`);
+      text.write(
+        endedLine(results.length, sweepConnections.length, counted(missedStep?.connections ?? 0, 'connection')),
+      );
     text.write(`\n${formatConnectionsSweep(results, slo)}`);
     if (outputs.json !== undefined)
       await writeOutput(outputs.json, `${JSON.stringify(connectionsSweepJson(results, slo), null, 2)}\n`, io);

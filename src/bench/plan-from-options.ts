@@ -103,6 +103,13 @@ export function validateBench(
       o.slo,
       "a --sweep or --sweep-connections to judge; a single run is judged by --threshold (such as --threshold 'p99<100ms')",
     );
+  // A single run has no later step to leave out: the flag would change nothing.
+  if (o.stopOnMiss && o.sweep === undefined && o.sweepConnections === undefined)
+    invalid(
+      '--stop-on-miss',
+      'true',
+      'a --sweep or --sweep-connections whose steps --slo judges; a single run is judged by --threshold',
+    );
   if (o.sweep !== undefined) {
     // -R's bound holds for every step: a step of 1e9 req/s held the generator many times its length.
     if (parseSweep(o.sweep).some((rate) => rate > MAX_RATE_RPS))
@@ -160,7 +167,7 @@ export function validateBench(
 /**
  * `--stable PCT` and the three options that shape it. Each window is --window long, so --duration
  * and --requests (which set one window's length) are refused beside it, as are stages (a ramp's
- * windows differ by design) and the per-second outputs, which read one run's intervals.
+ * windows differ by design). --hdr-log and --html hold the kept windows joined (join-recordings.ts).
  */
 function stabilityOf(
   o: BenchOptionValues,
@@ -182,9 +189,6 @@ function stabilityOf(
   if (o.requests > 0) invalid('--requests', String(o.requests), why('no -n/--requests'));
   if (withStages)
     invalid('--stages', o.stages as string, "no --stages with --stable: a ramp's windows differ by design");
-  if (o.hdrLog !== undefined)
-    invalid('--hdr-log', o.hdrLog, 'no --hdr-log with --stable (each window is a run of its own)');
-  if (o.html !== undefined) invalid('--html', o.html, 'no --html with --stable (each window is a run of its own)');
   const window = o.window === undefined ? { ms: DEFAULT_WINDOW_MS } : parseWindow(o.window);
   // A closed loop's window of N requests shares them among the threads, as -n does.
   if ('requests' in window && window.requests < workers)

@@ -135,4 +135,16 @@ export interface BenchRun {
   result: BenchResult;
   intervals: EncodedInterval[][];
   startEpochMs: number;
+  /**
+   * `--stable`'s kept windows joined into one run: where each lies on its clock (seconds from
+   * `startEpochMs`), with its 1-based number. Undefined for a run of one window.
+   */
+  windows?: WindowSpan[] | undefined;
+}
+
+/** One measured window of a joined run, in seconds from the run's start. */
+export interface WindowSpan {
+  number: number;
+  startS: number;
+  endS: number;
 }

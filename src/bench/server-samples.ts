@@ -35,6 +35,23 @@ export interface RecordedRun {
   samples: ServerSamples;
 }
 
+/**
+ * The reads of windows run one after another (`--stable`'s kept windows), as reads of one run:
+ * the server's counts only grow, so a step from one window's last read to the next's first is
+ * the pause between them. A window with no reads says why for all.
+ */
+export function joinServerSamples(parts: readonly ServerSamples[]): ServerSamples {
+  const notRead = parts.find((p) => !p.ok);
+  if (notRead !== undefined || parts.length === 0) return notRead ?? { ok: false, why: 'no window was measured' };
+  const read = parts as Extract<ServerSamples, { ok: true }>[];
+  return {
+    ok: true,
+    samples: read.flatMap((p) => p.samples),
+    firstBatchSizeCounts: (read[0] as (typeof read)[number]).firstBatchSizeCounts,
+    lastBatchSizeCounts: (read.at(-1) as (typeof read)[number]).lastBatchSizeCounts,
+  };
+}
+
 /** Reads per second: enough to see the queue move, few enough to cost the server nothing. */
 const READS_PER_SECOND = 4;
 

@@ -14,11 +14,12 @@ import { ProgressLine, progressLineAllowed, type BenchProgress } from '../bench/
 import { toBenchJson } from '../bench/report-json.js';
 import { counted, formatReport } from '../bench/report-text.js';
 import type { BenchResult, BenchRun } from '../bench/result.js';
-import type { RecordedRun } from '../bench/server-samples.js';
+import type { RecordedRun, ServerSamples } from '../bench/server-samples.js';
+import { joinRecordings } from '../bench/join-recordings.js';
 import { sideReadsOf } from '../bench/side-reads.js';
 import { runBench } from '../bench/run-bench.js';
 import { startServerStatistics } from './bench-server-statistics.js';
-import { bestRate, formatSweep, parseSlo, parseSweep, runSweep, type Slo } from '../bench/sweep.js';
+import { bestRate, formatSweep, parseSlo, parseSweep, runSweep, stepVerdict, type Slo } from '../bench/sweep.js';
 import { sweepStepsJson } from '../bench/sweep-steps-json.js';
 import {
   connectionsSweepJson,
@@ -39,6 +40,8 @@ export interface BenchOutputs {
   /** --sweep-connections: closed-loop steps, one per count of connections. */
   sweepConnections?: string | undefined;
   slo: string;
+  /** --stop-on-miss: a sweep ends after its first step that does not meet the objective (perf_analyzer's --latency-threshold). */
+  stopOnMiss?: boolean;
   /** --threshold, parsed: judged on a single run; one failing exits 99, as in k6. */
   thresholds?: readonly Objective[];
   quiet: boolean;
@@ -145,6 +148,13 @@ function trapBenchInterrupt(stop: AbortController, stderr: NodeJS.WritableStream
   );
 }
 
+/** One measured run (or `--stable`'s kept windows joined) and, with --html, the server's reads while it ran. */
+interface MeasuredRun {
+  run: BenchRun;
+  plan: BenchPlan;
+  samples: ServerSamples | undefined;
+}
+
 interface RunContext {
   sweepRates: number[] | undefined;
   sweepConnections: number[] | undefined;
@@ -167,7 +177,7 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
   const page = outputs.html === undefined ? undefined : await import('../report/html/bench-html.js');
   const serverSamples = outputs.html === undefined ? undefined : await import('../bench/server-samples.js');
   const recorded: RecordedRun[] = [];
-  const runOne = async (stepPlan: BenchPlan): Promise<{ result: BenchResult; hdr: string }> => {
+  const runOne = async (stepPlan: BenchPlan): Promise<MeasuredRun> => {
     const display = context.dashboard
       ? await startDashboardDisplay(stepPlan, io.stdout as NodeJS.WriteStream, stop)
       : context.showProgress
@@ -176,10 +186,13 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
     const server = serverSamples?.startServerSamples(stepPlan.url, sideReadsOf(stepPlan));
     // The server's own split of the time, read at the window's start and end (perf_analyzer's "Server:").
     const statistics = startServerStatistics(stepPlan);
-    let run: BenchRun | undefined;
+    // Stopped once, whether the run ended or threw.
+    let reads: Promise<ServerSamples | undefined> | undefined;
+    const stopReads = (): Promise<ServerSamples | undefined> =>
+      (reads ??= server?.stop() ?? Promise.resolve(undefined));
     try {
       if (stepPlan.warmupMs === 0) await statistics.first;
-      run = await runBench(stepPlan, {
+      const run = await runBench(stepPlan, {
         stop: stop.signal,
         onStart: (startEpochMs) => statistics.clockStarted(startEpochMs),
         ...(display === undefined ? {} : { onProgress: display.draw }),
@@ -187,37 +200,81 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       const reading = await statistics.stop();
       run.result.server = reading.server;
       if (reading.warning !== undefined) run.result.warnings.push(reading.warning);
-      const hdr = formatHdrLog(
-        run.intervals,
-        run.startEpochMs,
-        // The seed only where it plays a part, as the --json report has it: an open loop's arrivals.
-        `batchline bench ${stepPlan.method} ${stepPlan.url}${stepPlan.mode === 'open' ? ` seed ${stepPlan.seed}` : ''}`,
-      );
-      return { result: run.result, hdr };
+      return { run, plan: stepPlan, samples: await stopReads() };
     } finally {
       await statistics.stop();
       display?.end();
-      const samples = await server?.stop();
-      if (run !== undefined && samples !== undefined) recorded.push({ run, plan: stepPlan, samples });
+      await stopReads();
     }
   };
   const commandLine = outputs.commandLine ?? 'batchline bench';
   const stability = context.stability;
-  // With --stable a run (or a sweep's step) is windows until the last three agree, joined.
-  const measure = async (stepPlan: BenchPlan): Promise<{ result: BenchResult; hdr: string }> => {
+  // With --stable a run (or a sweep's step) is windows until the last three agree, joined: the
+  // report, its log and its page are of the kept windows.
+  const measureRun = async (stepPlan: BenchPlan): Promise<MeasuredRun> => {
     if (stability === undefined) return runOne(stepPlan);
+    const windows: MeasuredRun[] = [];
     const result = await runStable(
       stepPlan,
       stability,
-      async (windowPlan) => (await runOne(windowPlan)).result,
+      async (windowPlan) => {
+        const window = await runOne(windowPlan);
+        windows.push(window);
+        return window.run.result;
+      },
       (figures, index) =>
         text.write(
           `window ${index + 1}/${stability.maxWindows}: ${figures.throughputRps.toFixed(1)} answered/s, ${stability.latency} ${figures.latencyMs === undefined ? '-' : figures.latencyMs.toFixed(2)} ms\n`,
         ),
       stop.signal,
     );
-    return { result, hdr: '' };
+    const keptNumbers = result.stability?.kept ?? [];
+    const kept = windows.filter((_, i) => keptNumbers.includes(i + 1));
+    const firstNumber = keptNumbers[0] ?? 1;
+    return {
+      run: joinRecordings(
+        kept.map((w) => w.run),
+        result,
+        firstNumber,
+      ),
+      plan: stepPlan,
+      samples:
+        serverSamples === undefined
+          ? undefined
+          : serverSamples.joinServerSamples(kept.map((w) => w.samples as ServerSamples)),
+    };
   };
+  const measure = async (stepPlan: BenchPlan): Promise<{ result: BenchResult; hdr: string }> => {
+    const measured = await measureRun(stepPlan);
+    const { run } = measured;
+    if (measured.samples !== undefined) recorded.push({ run, plan: stepPlan, samples: measured.samples });
+    const spans = run.windows;
+    const kept = spans === undefined ? '' : ` windows ${spans[0]?.number}-${spans.at(-1)?.number} joined (--stable)`;
+    const hdr = formatHdrLog(
+      run.intervals,
+      run.startEpochMs,
+      // The seed only where it plays a part, as the --json report has it: an open loop's arrivals.
+      `batchline bench ${stepPlan.method} ${stepPlan.url}${stepPlan.mode === 'open' ? ` seed ${stepPlan.seed}` : ''}${kept}`,
+    );
+    return { result: run.result, hdr };
+  };
+
+  // --stop-on-miss: the sweep's own stop, aborted by the user's or after the first step not met.
+  const sweepStop = new AbortController();
+  const passStop = (): void => sweepStop.abort();
+  if (stop.signal.aborted) passStop();
+  stop.signal.addEventListener('abort', passStop, { once: true });
+  let missedStep: BenchResult | undefined;
+  const judgeStep = (result: BenchResult): void => {
+    if (outputs.stopOnMiss !== true || slo === undefined || missedStep !== undefined) return;
+    if (stepVerdict(result, slo) === 'met') return;
+    missedStep = result;
+    sweepStop.abort();
+  };
+  const endedLine = (done: number, total: number, step: string): string =>
+    missedStep === undefined || slo === undefined
+      ? `stopped after step ${done} of ${total}\n`
+      : `ended after step ${done} of ${total} (--stop-on-miss): ${step} did not meet ${slo.text} (${stepVerdict(missedStep, slo)})\n`;
 
   if (sweepRates !== undefined && slo !== undefined) {
     const results = await runSweep(
@@ -229,14 +286,16 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
           await writeOutput(stepLogPath(outputs.hdrLog, `${stepPlan.rateRps}rps`), hdr, io);
         return result;
       },
-      (result, index) =>
+      (result, index) => {
         text.write(
           `step ${index + 1}/${sweepRates.length}: ${result.targetRateRps} req/s target, ${result.throughputRps.toFixed(1)} answered, p99 ${result.latency.p99.toFixed(2)} ms\n`,
-        ),
-      stop.signal,
+        );
+        judgeStep(result);
+      },
+      sweepStop.signal,
     );
     if (results.length < sweepRates.length)
-      text.write(`stopped after step ${results.length} of ${sweepRates.length}\n`);
+      text.write(endedLine(results.length, sweepRates.length, `${missedStep?.targetRateRps} req/s`));
     text.write(`\n${formatSweep(results, slo)}`);
     if (outputs.json !== undefined) {
       const best = bestRate(results, slo);
@@ -264,14 +323,18 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
           await writeOutput(stepLogPath(outputs.hdrLog, `c${stepPlan.connections}`), hdr, io);
         return result;
       },
-      (result, index) =>
+      (result, index) => {
         text.write(
           `step ${index + 1}/${sweepConnections.length}: ${counted(result.connections, 'connection')}, ${result.throughputRps.toFixed(1)} answered/s, p99 ${result.latency.count > 0 ? result.latency.p99.toFixed(2) : '-'} ms\n`,
-        ),
-      stop.signal,
+        );
+        judgeStep(result);
+      },
+      sweepStop.signal,
     );
     if (results.length < sweepConnections.length)
-      text.write(`stopped after step ${results.length} of ${sweepConnections.length}\n`);
+      text.write(
+        endedLine(results.length, sweepConnections.length, counted(missedStep?.connections ?? 0, 'connection')),
+      );
     text.write(`\n${formatConnectionsSweep(results, slo)}`);
     if (outputs.json !== undefined)
       await writeOutput(outputs.json, `${JSON.stringify(connectionsSweepJson(results, slo), null, 2)}\n`, io);

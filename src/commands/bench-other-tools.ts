@@ -64,6 +64,8 @@ const OTHER_TOOLS_FLAGS: Record<string, string> = {
   '--percentile':
     "--percentile is perf_analyzer's stabilisation percentile: bench's is --stable-latency with --stable PCT (--percentile=95 is --stable-latency p95; p50, p90, p95 or p99; the mean by default, as perf_analyzer without --percentile)",
   '--stability-percentage': `--stability-percentage is perf_analyzer's: ${WINDOWS}`,
+  '--latency-threshold':
+    "--latency-threshold is perf_analyzer's: bench's is --slo 'mean<MSms' --stop-on-miss, the objective and the stop as two flags (the sweep ends after the first step that does not meet --slo; perf_analyzer's latency is the mean, or its --percentile: --slo 'p95<MSms'; bench's objective also bounds errors, 1 % unless it says)",
   '-f': `-f is perf_analyzer's CSV file: ${REPORT_FILE}`,
   '--latency-report-file': `--latency-report-file is perf_analyzer's: ${REPORT_FILE}`,
   '--collect-metrics':
@@ -79,5 +81,12 @@ export function otherToolsFlagHint(argv: readonly string[], error: unknown): str
   // `-t4` and `--threads=4` as well as `-t 4`.
   const flag = given.startsWith('--') ? (given.split('=')[0] as string) : given.slice(0, 2);
   const hint = OTHER_TOOLS_FLAGS[flag];
-  return hint === undefined ? undefined : `batchline bench: ${hint}`;
+  if (hint === undefined) return undefined;
+  return `batchline bench: ${flag === '--latency-threshold' ? withThreshold(hint, given, args) : hint}`;
+}
+
+/** perf_analyzer's `--latency-threshold 50` (or `=50`) as bench spells it: `--slo 'mean<50ms'`. */
+function withThreshold(hint: string, given: string, args: readonly string[]): string {
+  const value = given.includes('=') ? given.slice(given.indexOf('=') + 1) : args[args.indexOf(given) + 1];
+  return value !== undefined && /^\d+(\.\d+)?$/.test(value) ? hint.replaceAll('MSms', `${value}ms`) : hint;
 }

@@ -70,6 +70,7 @@ Examples:
           sweep: options.sweep,
           sweepConnections: options.sweepConnections,
           slo: options.slo,
+          stopOnMiss: options.stopOnMiss,
           thresholds,
           quiet: options.quiet,
           noUi: !options.ui,

@@ -238,6 +238,13 @@ export const BENCH_OPTIONS = {
     description:
       "with --sweep or --sweep-connections: the objective a step must meet, clauses such as 'p99<100ms' or 'p95<50ms,errors<0.1%' (p50, p90, p95, p99, p999, mean, max; errors; bare bounds are ms); without an errors clause, errors<=1%",
   },
+  stopOnMiss: {
+    kind: 'boolean',
+    flag: 'stop-on-miss',
+    default: false,
+    description:
+      "with --sweep or --sweep-connections: end the sweep after the first step that does not meet --slo (missed, not sustained, not settled), as perf_analyzer's --latency-threshold ends its range: --slo 'mean<50ms' --stop-on-miss is its --latency-threshold 50",
+  },
   quiet: {
     kind: 'boolean',
     flag: 'quiet',

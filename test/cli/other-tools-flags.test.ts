@@ -40,6 +40,18 @@ describe('bench and the flags of wrk, wrk2, k6, hey, ab and perf_analyzer', () =
     expect(hint('-p')).toMatch(/ab's body file.*perf_analyzer's measurement interval.*--window D/);
   });
 
+  // perf_analyzer's --latency-threshold is an objective and a stop: bench spells them as two flags.
+  it("answers --latency-threshold MS with bench's --slo 'mean<MSms' --stop-on-miss, its value filled in", () => {
+    const threshold = (...args: string[]) =>
+      otherToolsFlagHint(argv('bench', ...args, 'x'), unknown(args[0] as string)) ?? '';
+    for (const given of [['--latency-threshold', '50'], ['--latency-threshold=50']])
+      expect(threshold(...given)).toContain(
+        "batchline bench: --latency-threshold is perf_analyzer's: bench's is --slo 'mean<50ms' --stop-on-miss",
+      );
+    expect(threshold('--latency-threshold', '50')).toContain("--percentile: --slo 'p95<50ms'");
+    expect(threshold('--latency-threshold', 'x')).toContain("--slo 'mean<MSms' --stop-on-miss");
+  });
+
   it('says nothing of a flag no other tool has, nor outside bench runs', () => {
     expect(otherToolsFlagHint(argv('bench', '--bogus'), unknown('--bogus'))).toBeUndefined();
     expect(otherToolsFlagHint(argv('serve', '-t'), unknown('-t'))).toBeUndefined();

@@ -1,5 +1,5 @@
 import * as hdr from 'hdr-histogram-js';
-import type { BenchResult } from '../../bench/result.js';
+import type { BenchResult, WindowSpan } from '../../bench/result.js';
 import type { ChartSpec, ReportPageData } from './page-data.js';
 import {
   percentileChart,
@@ -22,7 +22,13 @@ export function distributionOf(encoded: string | undefined | null, maxMs: number
   }
 }
 
-function markers(result: BenchResult): NonNullable<ChartSpec['markers']> {
+function markers(result: BenchResult, windows: readonly WindowSpan[] | undefined): NonNullable<ChartSpec['markers']> {
+  // --stable's kept windows: where each begins and where the last ends, on the first kept one's clock.
+  if (windows !== undefined && windows.length > 0)
+    return [
+      ...windows.map((w) => ({ x: roundForChart(w.startS), label: `window ${w.number}` })),
+      { x: roundForChart((windows.at(-1) as WindowSpan).endS), label: 'windows end' },
+    ];
   const list = [];
   if (result.warmupS > 0) list.push({ x: result.warmupS, label: 'warm-up ends' });
   list.push({
@@ -37,6 +43,7 @@ export function benchRunCharts(
   result: BenchResult,
   seconds: readonly BenchSecond[],
   targetRpsAt: ((ms: number) => number) | undefined,
+  windows?: readonly WindowSpan[],
 ): Pick<ReportPageData, 'charts' | 'missing'> {
   const x = { label: 'time since start', scale: 'seconds' as const, values: seconds.map((s) => s.startS + 0.5) };
   const noAnswer =
@@ -56,7 +63,7 @@ export function benchRunCharts(
         { label: 'p99', color: COLORS.p99, values: seconds.map((s) => s.p99) },
         { label: 'max', color: COLORS.max, values: seconds.map((s) => s.max), dash: true },
       ],
-      markers: markers(result),
+      markers: markers(result, windows),
     });
   const ok = distributionOf(result.latencyHdr, result.latency.max);
   const all = distributionOf(result.latencyAllHdr, result.latencyAll.max);
@@ -96,7 +103,7 @@ export function benchRunCharts(
       { label: 'other status', color: COLORS.expired, values: seconds.map((s) => s.answered - s.ok) },
       { label: 'no answer', color: COLORS.rejected, values: seconds.map((s) => s.errors) },
     ],
-    markers: markers(result),
+    markers: markers(result, windows),
   });
   return { charts, missing };
 }
@@ -106,6 +113,7 @@ export function serverCharts(
   result: BenchResult,
   samples: ServerSamples,
   startEpochMs: number,
+  windows?: readonly WindowSpan[],
 ): Pick<ReportPageData, 'charts' | 'missing'> {
   const titles = ['Batch sizes over time', 'Batch size histogram', 'Queue depth over time'];
   if (!samples.ok)
@@ -141,7 +149,7 @@ export function serverCharts(
           },
           { label: 'max batch size', color: COLORS.limit, values: steps.map(() => last.maxBatchSize), dash: true },
         ],
-        markers: markers(result),
+        markers: markers(result, windows),
       },
       {
         id: 'batch-size-histogram',
@@ -165,7 +173,7 @@ export function serverCharts(
             ? [{ label: 'max queue size', color: COLORS.limit, values: steps.map(() => last.maxQueueSize), dash: true }]
             : []),
         ],
-        markers: markers(result),
+        markers: markers(result, windows),
       },
     ],
   };

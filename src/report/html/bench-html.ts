@@ -19,6 +19,7 @@ export async function writeBenchHtml(path: string, recorded: RecordedRun, comman
       seconds: benchSeconds(run.intervals),
       samples,
       startEpochMs: run.startEpochMs,
+      windows: run.windows,
       targetRpsAt: profile === undefined ? undefined : (ms) => profile.rateAt(ms),
     },
     commandLine,

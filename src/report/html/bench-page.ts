@@ -1,6 +1,6 @@
 import type { PercentilesMs } from '../../core/latency-histogram.js';
 import { counted } from '../../bench/report-text.js';
-import type { BenchResult } from '../../bench/result.js';
+import type { BenchResult, WindowSpan } from '../../bench/result.js';
 import { bestRate, stepVerdict, type Slo } from '../../bench/sweep.js';
 import { bestConnectionsStep } from '../../bench/connections-sweep.js';
 import { formatCount, formatPercent } from '../format.js';
@@ -23,6 +23,8 @@ export interface BenchRunPage {
   startEpochMs: number;
   /** Open loop: the schedule's rate at a time (ms from the start). */
   targetRpsAt: ((ms: number) => number) | undefined;
+  /** --stable: the kept windows joined, where each lies on the page's clock. */
+  windows?: readonly WindowSpan[] | undefined;
 }
 
 /** What the page shows in place of a figure the run has no data for. */
@@ -40,8 +42,8 @@ function describeLoad(r: BenchResult): string {
 export function benchPageData(run: BenchRunPage, generatedBy: string, generatedAt: string): ReportPageData {
   const r = run.result;
   const nonOk = r.requests.completed - r.requests.ok;
-  const server = serverCharts(r, run.samples, run.startEpochMs);
-  const own = benchRunCharts(r, run.seconds, run.targetRpsAt);
+  const server = serverCharts(r, run.samples, run.startEpochMs, run.windows);
+  const own = benchRunCharts(r, run.seconds, run.targetRpsAt, run.windows);
   // No 2xx answer has no latency: its zeros would read as 0 ms, the best a run can do.
   const ms = (value: number): string => (r.latency.count > 0 ? `${value} ms` : NONE);
   // The server's charts go between throughput and the rest, in the order the simulate page uses.
@@ -61,7 +63,7 @@ export function benchPageData(run: BenchRunPage, generatedBy: string, generatedA
         value: formatPercent((nonOk + r.requests.errors) / Math.max(1, r.requests.sent)),
       },
     ],
-    tables: [latencyTable(r), statusTable(r)],
+    tables: [latencyTable(r), statusTable(r), ...stabilityTable(r)],
     warnings: r.warnings,
     charts: [...own.charts, ...server.charts],
     missing: [...own.missing, ...server.missing],
@@ -87,6 +89,31 @@ function latencyTable(r: BenchResult): PageTable {
       ...(r.sendLag === undefined ? [] : [row('send lag', r.sendLag)]),
     ],
   };
+}
+
+/**
+ * --stable: every window measured, as perf_analyzer prints every trial, the kept ones marked.
+ * The charts and the figures above are the kept windows' only: a discarded window is a row here.
+ */
+function stabilityTable(r: BenchResult): PageTable[] {
+  const s = r.stability;
+  if (s === undefined) return [];
+  const kept = `windows ${s.kept[0]}-${s.kept.at(-1)}`;
+  const verdict = s.settled
+    ? `settled: ${kept} agree within ${s.percentage}%`
+    : `${s.stopped ? 'stopped' : 'NOT SETTLED'} within ${s.percentage}%: the figures are ${kept}'s`;
+  return [
+    {
+      title: `Stability: ${s.windows.length} windows, ${verdict}`,
+      head: ['window', 'req/s', `${s.latency} ms`, ''],
+      rows: s.windows.map((w, i) => [
+        String(i + 1),
+        w.throughputRps.toFixed(1),
+        w.latencyMs === undefined ? NONE : roundForChart(w.latencyMs).toString(),
+        s.kept.includes(i + 1) ? 'kept' : 'discarded',
+      ]),
+    },
+  ];
 }
 
 function statusTable(r: BenchResult): PageTable {

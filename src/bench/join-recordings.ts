@@ -5,7 +5,7 @@ import type { BenchResult, BenchRun, WindowSpan } from './result.js';
  * `--stable`'s kept windows as one run for `--hdr-log` and `--html`: the joined result (the
  * report's figures) with the windows' per-second intervals on the first kept window's clock.
  * Each window's seconds move by its start's offset, rounded to a whole interval (the log's
- * and the page's seconds are whole): the pause of about one latency between two windows falls
+ * and the page's seconds are whole): the pause between two windows (tens of ms) falls
  * inside a second, whose counts then hold both windows' answers. Nothing is dropped or counted
  * twice, so the log's and the page's counts add up to the report's. `firstNumber` is the first
  * kept window's 1-based number.

@@ -365,6 +365,26 @@ describe('PATCH refusals', () => {
 
 describe('PATCH racing a DELETE', () => {
   it.each(['worker', 'process'] as const)(
+    '%s: a PATCH whose added instance still loads when a DELETE comes answers 409 version_busy, not 200 draining',
+    async (execution) => {
+      // Instance 1 loads for 3 s: the DELETE comes while the PATCH waits for it.
+      await whichServer(execution, { load_ms: 3_000 });
+      const growing = call('PATCH', '/admin/models/which/1', { instances: 2 });
+      await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ loading: 1 }), { timeout: 5_000 });
+      const removed = await call('DELETE', '/admin/models/which/1');
+      expect(removed).toMatchObject({ status: 200, json: { state: 'removed' } });
+      const grown = await growing;
+      expect(grown.status, JSON.stringify(grown.json)).toBe(409);
+      expect(grown.json.error).toMatchObject({
+        code: 'version_busy',
+        message:
+          'model version cannot change now: which version 1: it was deleted before its added instances came up; its PATCH did not take effect',
+      });
+    },
+    30_000,
+  );
+
+  it.each(['worker', 'process'] as const)(
     '%s: a DELETE whose drain time runs out while a PATCH retires a busy instance still removes the version',
     async (execution) => {
       const root = await writeRepository({
@@ -398,8 +418,15 @@ describe('PATCH racing a DELETE', () => {
       expect(removed).toMatchObject({ status: 200, json: { state: 'removed' } });
       // Each request and the PATCH get one answer: the drain's 503 and the version's removal.
       expect(await Promise.all(running)).toEqual([503, 503]);
-      // The PATCH is answered too (its retired instance stopped with the version).
-      expect([200, 409]).toContain((await shrinking).status);
+      // The PATCH is answered too (its retired instance stopped with the version), and not 200:
+      // its change did not take effect.
+      const shrunk = await shrinking;
+      expect(shrunk.status).toBe(409);
+      expect(shrunk.json.error).toMatchObject({
+        code: 'version_busy',
+        message:
+          'model version cannot change now: which version 1: it was deleted before its retired instances stopped; its PATCH did not take effect',
+      });
       expect((await call('GET', '/admin/models')).json.models).toEqual([]);
     },
     30_000,

@@ -193,6 +193,7 @@ export class ModelVersion implements AnswerCounters {
             model,
             {
               batchSizes: c.warmupBatchSizes,
+              count: c.warmupCount,
               data: c.warmupData,
               dims: c.warmupDims,
               instances: c.instances,

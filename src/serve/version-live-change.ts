@@ -125,11 +125,12 @@ export class VersionLiveChange {
    */
   instanceWarmup(): InstanceWarmup | undefined {
     const host = this.host;
-    const { warmupBatchSizes, warmupData, warmupDims, maxBatchSize } = host.config;
+    const { warmupBatchSizes, warmupCount, warmupData, warmupDims, maxBatchSize } = host.config;
     const batchSizes = warmupBatchSizes?.filter((size) => size <= maxBatchSize) ?? [];
     if (batchSizes.length === 0) return undefined;
     const inputs = host.model.inputs;
-    return (index, run) => warmUpInstance(inputs, { batchSizes, data: warmupData, dims: warmupDims }, index, run);
+    return (index, run) =>
+      warmUpInstance(inputs, { batchSizes, count: warmupCount, data: warmupData, dims: warmupDims }, index, run);
   }
 
   /**

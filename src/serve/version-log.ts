@@ -54,7 +54,7 @@ export function versionLine(version: LoggedVersion, state?: string): string {
       : '') +
     (version.warmupMs === undefined
       ? ''
-      : ` warmup_ms=${version.warmupMs.toFixed(1)} (batches of ${c.warmupBatchSizes?.join(', ')} on ${c.instances} instance${c.instances === 1 ? '' : 's'})`)
+      : ` warmup_ms=${version.warmupMs.toFixed(1)} (batches of ${c.warmupBatchSizes?.join(', ')}${c.warmupCount > 1 ? `, each ${c.warmupCount} times,` : ''} on ${c.instances} instance${c.instances === 1 ? '' : 's'})`)
   );
 }
 

@@ -11,6 +11,8 @@ import { allocate, type ElementArray, type ItemTensors, type TensorSpec } from '
 export interface WarmupPlan {
   /** One batch of each size, on every instance. */
   readonly batchSizes: readonly number[];
+  /** Each size's batch runs this many times in a row (Triton's `count`; 1 when not given). */
+  readonly count?: number | undefined;
   /** Zeros, or random values from a fixed seed (the same batches every start). */
   readonly data: 'zero' | 'random';
   /** The item shape of each input named (its free dimensions filled); an input not named has them as 1. */
@@ -101,18 +103,18 @@ export async function warmUp(model: ServedModel, plan: WarmupPlan, nowMs: () => 
 }
 
 /**
- * Runs one batch of each of `plan.batchSizes` on instance `instance` through `run`, one after the
- * other: at start-up for each instance, and for an instance a PATCH adds before it takes batches.
+ * Runs one batch of each of `plan.batchSizes` (each `plan.count` times) on instance `instance`
+ * through `run`, one after the other: at start-up for each instance, and for an instance a PATCH adds before it takes batches.
  * Throws MODEL_LOAD_FAILED when a batch fails or its inputs cannot be made.
  */
 export async function warmUpInstance(
   inputs: readonly TensorSpec[],
-  plan: Pick<WarmupPlan, 'batchSizes' | 'data' | 'dims'>,
+  plan: Pick<WarmupPlan, 'batchSizes' | 'count' | 'data' | 'dims'>,
   instance: number,
   run: (items: ItemTensors[]) => Promise<(ItemTensors | Error)[]>,
   random: SeededRandom = new SeededRandom(1),
 ): Promise<void> {
-  for (const size of plan.batchSizes) {
+  for (const size of plan.batchSizes.flatMap((size) => Array<number>(plan.count ?? 1).fill(size))) {
     // Fresh arrays each run: a run may move them to the instance's thread.
     let items: ItemTensors[];
     try {

@@ -15,7 +15,7 @@ import { ModelExecutor } from './model-executor.js';
 import { InferenceStatistics } from './inference-statistics.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
 import { readModelLatencyProfile } from './model-config.js';
-import { warmUp, warmupDimsRefusal } from './warmup.js';
+import { warmUp, warmupDimsRefusal, warmupStuckLimit } from './warmup.js';
 import { VersionLiveChange } from './version-live-change.js';
 import { loadedSettingsRefusal } from './item-batch-size.js';
 import { breakerEventLine, instanceEventLine, type OptionSources } from './version-log.js';
@@ -194,6 +194,7 @@ export class ModelVersion implements AnswerCounters {
             {
               batchSizes: c.warmupBatchSizes,
               count: c.warmupCount,
+              stuck: warmupStuckLimit(c),
               data: c.warmupData,
               dims: c.warmupDims,
               instances: c.instances,

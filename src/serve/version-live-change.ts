@@ -7,7 +7,7 @@ import type { ItemTensors } from '../model/tensor-spec.js';
 import type { ModelVersionConfig } from '../options/serve.js';
 import type { ModelVersionState } from '../stats-contract/server-stats.js';
 import type { VersionMetrics } from './version-metrics.js';
-import { warmUpInstance } from './warmup.js';
+import { warmUpInstance, warmupStuckLimit } from './warmup.js';
 
 /** What a change of a running version needs of the version (a ModelVersion once attached). */
 export interface LiveChangeHost {
@@ -130,7 +130,12 @@ export class VersionLiveChange {
     if (batchSizes.length === 0) return undefined;
     const inputs = host.model.inputs;
     return (index, run) =>
-      warmUpInstance(inputs, { batchSizes, count: warmupCount, data: warmupData, dims: warmupDims }, index, run);
+      warmUpInstance(
+        inputs,
+        { batchSizes, count: warmupCount, data: warmupData, dims: warmupDims, stuck: warmupStuckLimit(host.config) },
+        index,
+        run,
+      );
   }
 
   /**

@@ -82,8 +82,8 @@ export class ModelVersion implements AnswerCounters {
     /** Its options; `reconfigure` replaces the live ones (instances, max_batch_size, batch_window_ms, target_latency_ms). */
     public config: ModelVersionConfig,
     private readonly deps: ModelVersionDeps,
-    /** Where its own options were written (a config.json, a registration), for the log's words. */
-    readonly optionSources: OptionSources = {},
+    /** Where its own options were written (a config.json, a registration, a PATCH), for the log's words. */
+    public optionSources: OptionSources = {},
   ) {
     this.requestTimeoutMs = config.requestTimeoutMs;
   }

@@ -363,6 +363,28 @@ describe('PATCH refusals', () => {
   }, 30_000);
 });
 
+describe("a PATCH's warnings", () => {
+  it('are those a registration gets, for the settings the version has now, naming what the PATCH sent', async () => {
+    await whichServer('worker', {}, { max_batch_size: 4, warmup_batch_sizes: [1, 4], request_timeout_ms: 100 });
+    const quiet = await call('PATCH', '/admin/models/which/1', { max_batch_size: 4 });
+    expect(quiet.status, JSON.stringify(quiet.json)).toBe(200);
+    expect(quiet.json.warnings).toEqual([]);
+    const warned = await call('PATCH', '/admin/models/which/1', { max_batch_size: 2, max_wait_time: 0.2 });
+    expect(warned.status, JSON.stringify(warned.json)).toBe(200);
+    expect(warned.json.warnings.map((warning: { code: string }) => warning.code)).toEqual([
+      'deadline_within_window',
+      'warmup_above_batch',
+    ]);
+    const [window, warmup] = warned.json.warnings.map((warning: { message: string }) => warning.message);
+    expect(window).toContain('max_wait_time (200 ms)');
+    expect(window).toContain("max_wait_time in the PATCH's body; request_timeout_ms in which/config.json");
+    expect(warmup).toMatch(
+      /^warmup_batch_sizes \(1, 4\) has 4 above max_batch_size \(2\): an instance added or restarted skips that size/,
+    );
+    expect(warmup).toContain("max_batch_size in the PATCH's body; warmup_batch_sizes in which/config.json");
+  }, 30_000);
+});
+
 describe('PATCH racing a DELETE', () => {
   it.each(['worker', 'process'] as const)(
     '%s: a PATCH whose added instance still loads when a DELETE comes answers 409 version_busy, not 200 draining',

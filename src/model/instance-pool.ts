@@ -177,7 +177,9 @@ export class InstancePool {
       try {
         await warm(slot.index, (items) => handle.run(items));
       } catch (error) {
-        handle.kill();
+        // A warmup batch past its stuck limit may still run: a thread in native code is closed once it returns.
+        if (handle.stops === 'at once') handle.kill();
+        else void handle.close();
         throw error;
       } finally {
         slot.warming = undefined;

@@ -153,6 +153,16 @@ export const MODEL_VERSION_OPTIONS = {
     description:
       'the item shape each named input\'s warmup batches take, its free (-1) dimensions filled (Triton\'s model_warmup dims), e.g. x=3x48x192 or {"x":[3,48,192]}; an input not named has its free dimensions as 1',
   },
+  warmupCount: {
+    kind: 'int',
+    flag: 'warmup-count',
+    env: 'WARMUP_COUNT',
+    default: 1,
+    min: 1,
+    max: 100,
+    description:
+      "how many times each warmup batch size runs on each instance (Triton's model_warmup count): onnxruntime's second run of a shape is still slower than the third",
+  },
   warmupData: {
     kind: 'enum',
     flag: 'warmup-data',

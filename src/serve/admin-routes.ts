@@ -20,7 +20,14 @@ import { versionExists } from './registry.js';
 import { registerRepositoryRoutes } from './repository-routes.js';
 import type { ServingRuntime } from './serving-runtime.js';
 import { parseVersion } from '../stats-contract/version-ref.js';
-import { optionSourcesOf, REGISTRATION_BODY, registrationWarnings, versionKey } from './version-log.js';
+import {
+  optionSourcesOf,
+  PATCH_BODY,
+  REGISTRATION_BODY,
+  registrationWarnings,
+  versionKey,
+  versionWarningLines,
+} from './version-log.js';
 import { itemBatchSizeRefusal } from './item-batch-size.js';
 import type { ModelVersion } from './model-version.js';
 
@@ -293,12 +300,21 @@ export function registerAdminRoutes(app: FastifyInstance, runtime: ServingRuntim
           if (refusal !== undefined) throw refusal;
         }
         await found.reconfigure(changes);
+        // Its warnings name a changed value as the PATCH wrote it (the middleware's name when it sent that).
+        const sentAs = (key: string): string =>
+          Object.entries(MIDDLEWARE_FIELDS).find(
+            ([theirs, { option }]) => option === key && theirs in (request.body as object),
+          )?.[0] ?? snakeCase(key);
+        found.optionSources = { ...found.optionSources, ...optionSourcesOf(changes, PATCH_BODY, sentAs) };
         runtime.log(
           `batchline serve: ${versionKey(name, found.version)} changed by PATCH: ${Object.entries(changes)
             .map(([key, value]) => `${snakeCase(key)}=${value}`)
             .join(' ')}`,
         );
-        json(reply, 200, versionMetadata(found, runtime.config.modelRepository));
+        // What a registration's answer and the log warn of, for the settings the version has now.
+        for (const line of versionWarningLines(found)) runtime.log(line);
+        const repository = runtime.config.modelRepository;
+        json(reply, 200, { ...versionMetadata(found, repository), warnings: registrationWarnings(found, repository) });
       } catch (error) {
         refuse(reply, error);
       }

@@ -15,7 +15,7 @@ import { ModelExecutor } from './model-executor.js';
 import { InferenceStatistics } from './inference-statistics.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
 import { readModelLatencyProfile } from './model-config.js';
-import { warmUp, warmupDimsRefusal } from './warmup.js';
+import { warmUp, warmupDimsRefusal, warmupStuckLimit } from './warmup.js';
 import { VersionLiveChange } from './version-live-change.js';
 import { loadedSettingsRefusal } from './item-batch-size.js';
 import { breakerEventLine, instanceEventLine, type OptionSources } from './version-log.js';
@@ -82,8 +82,8 @@ export class ModelVersion implements AnswerCounters {
     /** Its options; `reconfigure` replaces the live ones (instances, max_batch_size, batch_window_ms, target_latency_ms). */
     public config: ModelVersionConfig,
     private readonly deps: ModelVersionDeps,
-    /** Where its own options were written (a config.json, a registration), for the log's words. */
-    readonly optionSources: OptionSources = {},
+    /** Where its own options were written (a config.json, a registration, a PATCH), for the log's words. */
+    public optionSources: OptionSources = {},
   ) {
     this.requestTimeoutMs = config.requestTimeoutMs;
   }
@@ -193,6 +193,8 @@ export class ModelVersion implements AnswerCounters {
             model,
             {
               batchSizes: c.warmupBatchSizes,
+              count: c.warmupCount,
+              stuck: warmupStuckLimit(c),
               data: c.warmupData,
               dims: c.warmupDims,
               instances: c.instances,

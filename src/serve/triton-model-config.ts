@@ -75,7 +75,7 @@ export function tritonModelConfig(version: ModelVersion, versions: readonly numb
     model_warmup: (c.warmupBatchSizes ?? []).map((size) => ({
       name: `warmup_${size}`,
       batch_size: size,
-      count: 1,
+      count: c.warmupCount,
       inputs: Object.fromEntries(
         version.model.inputs.map((spec) => [
           spec.name,

@@ -7,13 +7,15 @@ import type { ItemTensors } from '../model/tensor-spec.js';
 import type { ModelVersionConfig } from '../options/serve.js';
 import type { ModelVersionState } from '../stats-contract/server-stats.js';
 import type { VersionMetrics } from './version-metrics.js';
-import { warmUpInstance } from './warmup.js';
+import { warmUpInstance, warmupStuckLimit } from './warmup.js';
 
 /** What a change of a running version needs of the version (a ModelVersion once attached). */
 export interface LiveChangeHost {
   readonly name: string;
   readonly version: number;
   readonly state: ModelVersionState;
+  /** Why it drains, once it does: a removal (DELETE, Triton's unload) or the server's stop. */
+  readonly drainedBecause: 'removed' | 'stopping' | undefined;
   /** Its options: a change replaces them (frozen). */
   config: ModelVersionConfig;
   readonly model: ServedModel;
@@ -86,6 +88,7 @@ export class VersionLiveChange {
         // Each added instance runs the warmup batches before it takes a batch, as at start-up.
         const grow = model.growInstances as NonNullable<ServedModel['growInstances']>;
         const failures = await grow(instances, this.instanceWarmup());
+        this.throwIfGoneMeanwhile(key, 'its added instances came up');
         if (failures.length > 0) {
           // A refused PATCH changes nothing: the limit, window and target sent with it go back too.
           this.restoreSettings(previous);
@@ -95,10 +98,25 @@ export class VersionLiveChange {
             `${key}: ${failures.length} of the ${instances - before} instances added could not start (${failures[0]}); it keeps ${before}`,
           );
         }
-      } else await this.retire(instances);
+      } else {
+        await this.retire(instances);
+        this.throwIfGoneMeanwhile(key, 'its retired instances stopped');
+      }
     } finally {
       this.resizing = undefined;
     }
+  }
+
+  /**
+   * A version removed (or the server stopping) while a PATCH waited for its instances: the change
+   * did not take effect as asked, so no 200. 409 version_busy, what the same PATCH gets sent a
+   * moment later (the version draining), not the 404 of one already gone: it is still there.
+   */
+  private throwIfGoneMeanwhile(key: string, waitedFor: string): void {
+    const host = this.host;
+    if (host.state === 'ready') return;
+    const why = host.drainedBecause === 'stopping' ? 'the server began to stop' : 'it was deleted';
+    throw new BatchlineError('VERSION_BUSY', `${key}: ${why} before ${waitedFor}; its PATCH did not take effect`);
   }
 
   /**
@@ -107,11 +125,17 @@ export class VersionLiveChange {
    */
   instanceWarmup(): InstanceWarmup | undefined {
     const host = this.host;
-    const { warmupBatchSizes, warmupData, warmupDims, maxBatchSize } = host.config;
+    const { warmupBatchSizes, warmupCount, warmupData, warmupDims, maxBatchSize } = host.config;
     const batchSizes = warmupBatchSizes?.filter((size) => size <= maxBatchSize) ?? [];
     if (batchSizes.length === 0) return undefined;
     const inputs = host.model.inputs;
-    return (index, run) => warmUpInstance(inputs, { batchSizes, data: warmupData, dims: warmupDims }, index, run);
+    return (index, run) =>
+      warmUpInstance(
+        inputs,
+        { batchSizes, count: warmupCount, data: warmupData, dims: warmupDims, stuck: warmupStuckLimit(host.config) },
+        index,
+        run,
+      );
   }
 
   /**

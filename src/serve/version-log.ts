@@ -11,8 +11,9 @@ import {
   type QueueWarningOption,
 } from '../options/batching-warnings.js';
 import { givenOptions } from '../options/given.js';
-import type { ModelVersionConfig } from '../options/serve.js';
+import { MODEL_VERSION_OPTIONS, type ModelVersionConfig } from '../options/serve.js';
 import { snakeCase } from './model-config.js';
+import { WARMUP_WARNINGS, type WarmupWarning, warmupWarnings } from './warmup-warnings.js';
 
 /**
  * Where a version's own options were written, option by option: the name as its source spells it
@@ -25,6 +26,9 @@ export type OptionSources = Partial<
 
 /** The source of a registration's own options, as its warnings name it. */
 export const REGISTRATION_BODY = "the registration's body";
+
+/** The source of the options a PATCH changed, as its warnings name them. */
+export const PATCH_BODY = "the PATCH's body";
 
 /** What a version's log line reads of it (a `ModelVersion`, without importing it). */
 export interface LoggedVersion {
@@ -54,7 +58,7 @@ export function versionLine(version: LoggedVersion, state?: string): string {
       : '') +
     (version.warmupMs === undefined
       ? ''
-      : ` warmup_ms=${version.warmupMs.toFixed(1)} (batches of ${c.warmupBatchSizes?.join(', ')} on ${c.instances} instance${c.instances === 1 ? '' : 's'})`)
+      : ` warmup_ms=${version.warmupMs.toFixed(1)} (batches of ${c.warmupBatchSizes?.join(', ')}${c.warmupCount > 1 ? `, each ${c.warmupCount} times,` : ''} on ${c.instances} instance${c.instances === 1 ? '' : 's'})`)
   );
 }
 
@@ -116,23 +120,26 @@ export interface VersionWarning {
   readonly code: VersionWarningCode;
   readonly message: string;
 }
-/** Every code a version's warning has, in the order they are said (docs/models.md's table is held to it). */
-export const VERSION_WARNING_CODES = BATCHING_WARNINGS;
-export type VersionWarningCode = BatchingWarning;
+/**
+ * Every code a version's warning has, in the order they are said (docs/models.md's table is held
+ * to it): the batching ones (batch()'s too), then the warmup's, serve's own.
+ */
+export const VERSION_WARNING_CODES = [...BATCHING_WARNINGS, ...WARMUP_WARNINGS] as const;
+export type VersionWarningCode = BatchingWarning | WarmupWarning;
 
 /**
  * The warnings of a version registered through the admin API, for its answer: a caller (a CI job,
  * a script) never sees the server's log. Each option is named as the caller or its config.json
  * wrote it, one the server's flags (or environment) gave as its flag, and one left to its default
  * as the registration's field that would set it, which the caller can send; a config.json is
- * named relative to `repository`, as the answer's `config` names files.
+ * named relative to `repository` (when the server has one), as the answer's `config` names files.
  */
-export function registrationWarnings(version: WarnedVersion, repository: string): VersionWarning[] {
+export function registrationWarnings(version: WarnedVersion, repository: string | undefined): VersionWarning[] {
   const sources: OptionSources = {};
   for (const [key, from] of Object.entries(version.optionSources ?? {}))
     sources[key as keyof ModelVersionConfig] = {
       name: from.name,
-      source: isAbsolute(from.source) ? relative(repository, from.source) : from.source,
+      source: repository !== undefined && isAbsolute(from.source) ? relative(repository, from.source) : from.source,
     };
   const given = givenOptions(version.config);
   return warningsOf(
@@ -153,10 +160,18 @@ export function registrationWarnings(version: WarnedVersion, repository: string)
  */
 function warningsOf(
   version: WarnedVersion,
-  nameOf: (key: QueueWarningOption) => string | undefined = (key) => version.optionSources?.[key]?.name,
+  nameOf: (key: keyof ModelVersionConfig) => string | undefined = (key) => version.optionSources?.[key]?.name,
 ): VersionWarning[] {
   const config = version.model?.itemCost === undefined ? version.config : { ...version.config, itemCosts: true };
-  return batchingWarnings(config, givenOptions(version.config), nameOf).map(({ warning, message }) => ({
+  const named = (key: keyof ModelVersionConfig): string => nameOf(key) ?? `--${MODEL_VERSION_OPTIONS[key].flag}`;
+  return [
+    ...batchingWarnings(
+      config,
+      givenOptions(version.config),
+      nameOf as (key: QueueWarningOption) => string | undefined,
+    ),
+    ...warmupWarnings(version.config, named),
+  ].map(({ warning, message }) => ({
     code: warning,
     message: withSources(message, version.optionSources ?? {}),
   }));
@@ -172,6 +187,8 @@ function withSources(warning: string, sources: OptionSources): string {
     'requestTimeoutMs',
     'batchPolicy',
     'targetLatencyMs',
+    'warmupBatchSizes',
+    'warmupDims',
   ] as const) {
     const from = sources[key];
     if (from === undefined || !warning.includes(from.name)) continue;

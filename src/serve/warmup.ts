@@ -11,12 +11,37 @@ import { allocate, type ElementArray, type ItemTensors, type TensorSpec } from '
 export interface WarmupPlan {
   /** One batch of each size, on every instance. */
   readonly batchSizes: readonly number[];
+  /** Each size's batch runs this many times in a row (Triton's `count`; 1 when not given). */
+  readonly count?: number | undefined;
   /** Zeros, or random values from a fixed seed (the same batches every start). */
   readonly data: 'zero' | 'random';
   /** The item shape of each input named (its free dimensions filled); an input not named has them as 1. */
   readonly dims?: WarmupDims | undefined;
   readonly instances: number;
   readonly maxBatchSize: number;
+  /** A warmup batch running longer is stuck: the warmup fails (undefined: no limit). */
+  readonly stuck?: WarmupStuckLimit | undefined;
+}
+
+/** The stuck limit of a warmup batch, and how it is made, for the message that says it ran past it. */
+export interface WarmupStuckLimit {
+  readonly afterMs: number;
+  readonly why: string;
+}
+
+/**
+ * The limit a serving batch has, for a warmup batch: --stuck-batch-factor times its longest
+ * request's deadline, here the version's --request-timeout-ms (a warmup batch has no request).
+ * Without it an instance whose warmup batch never returns held its version (or a PATCH, or a
+ * restart) in `loading` for ever.
+ */
+export function warmupStuckLimit(
+  config: Pick<ModelVersionConfig, 'stuckBatchFactor' | 'requestTimeoutMs'>,
+): WarmupStuckLimit {
+  return {
+    afterMs: config.stuckBatchFactor * config.requestTimeoutMs,
+    why: `--stuck-batch-factor ${config.stuckBatchFactor} × --request-timeout-ms ${config.requestTimeoutMs}`,
+  };
 }
 
 /** Item shapes by input name (`--warmup-dims`, config.json's `warmup_dims`). */
@@ -101,18 +126,18 @@ export async function warmUp(model: ServedModel, plan: WarmupPlan, nowMs: () => 
 }
 
 /**
- * Runs one batch of each of `plan.batchSizes` on instance `instance` through `run`, one after the
- * other: at start-up for each instance, and for an instance a PATCH adds before it takes batches.
+ * Runs one batch of each of `plan.batchSizes` (each `plan.count` times) on instance `instance`
+ * through `run`, one after the other: at start-up for each instance, and for an instance a PATCH adds before it takes batches.
  * Throws MODEL_LOAD_FAILED when a batch fails or its inputs cannot be made.
  */
 export async function warmUpInstance(
   inputs: readonly TensorSpec[],
-  plan: Pick<WarmupPlan, 'batchSizes' | 'data' | 'dims'>,
+  plan: Pick<WarmupPlan, 'batchSizes' | 'count' | 'data' | 'dims' | 'stuck'>,
   instance: number,
   run: (items: ItemTensors[]) => Promise<(ItemTensors | Error)[]>,
   random: SeededRandom = new SeededRandom(1),
 ): Promise<void> {
-  for (const size of plan.batchSizes) {
+  for (const size of plan.batchSizes.flatMap((size) => Array<number>(plan.count ?? 1).fill(size))) {
     // Fresh arrays each run: a run may move them to the instance's thread.
     let items: ItemTensors[];
     try {
@@ -126,8 +151,9 @@ export async function warmUpInstance(
     }
     let results: (ItemTensors | Error)[];
     try {
-      results = await run(items);
+      results = await withinStuckLimit(run(items), plan.stuck, size, instance);
     } catch (error) {
+      if (error instanceof WarmupStuck) throw error.refusal;
       throw warmupFailed(size, instance, error);
     }
     const failed = results.find((result) => result instanceof Error);
@@ -165,6 +191,46 @@ function fillRandom(values: ElementArray, random: SeededRandom): void {
     else
       (values as Float32Array)[i] = floats ? u : values instanceof Uint8Array ? Math.floor(u * 2) : Math.floor(u * 100);
   }
+}
+
+/** A warmup batch past its stuck limit: its refusal as it is (not wrapped as a failed batch). */
+class WarmupStuck extends Error {
+  constructor(readonly refusal: BatchlineError) {
+    super(refusal.message);
+  }
+}
+
+/** `running`, or WarmupStuck once it has run `stuck.afterMs` without settling (its later end is ignored). */
+function withinStuckLimit<T>(
+  running: Promise<T>,
+  stuck: WarmupStuckLimit | undefined,
+  size: number,
+  instance: number,
+): Promise<T> {
+  if (stuck === undefined || !Number.isFinite(stuck.afterMs)) return running;
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      running.catch(() => {}); // the instance is killed (or closed): its run's failure is no news
+      reject(
+        new WarmupStuck(
+          new BatchlineError(
+            'MODEL_LOAD_FAILED',
+            `warmup batch of ${size} on instance ${instance} ran past ${Math.round(stuck.afterMs)} ms, the stuck limit a serving batch has (${stuck.why}): stuck`,
+          ),
+        ),
+      );
+    }, stuck.afterMs);
+    running.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }
 
 function warmupFailed(size: number, instance: number, error: unknown): BatchlineError {

@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_TABLE, type ErrorCode, REJECTION_REASONS } from '../../src/errors.js';
 import { ServeMetrics } from '../../src/serve/metrics.js';
+import { BATCHING_WARNINGS } from '../../src/options/batching-warnings.js';
 import { VERSION_WARNING_CODES } from '../../src/serve/version-log.js';
+import { WARMUP_WARNINGS } from '../../src/serve/warmup-warnings.js';
 
 const API = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'api.md'), 'utf8');
 
@@ -78,7 +80,8 @@ describe("a registration's warnings", () => {
     for (const code of VERSION_WARNING_CODES) expect(adminRow).toContain(`\`${code}\``);
   });
 
-  it("are batch()'s warning codes in the answers' lower case", () => {
-    for (const code of VERSION_WARNING_CODES) expect(LIBRARY_SOURCE).toContain(`'BATCHLINE_${code.toUpperCase()}'`);
+  it("are batch()'s warning codes in the answers' lower case, then the warmup's (serve's own)", () => {
+    for (const code of BATCHING_WARNINGS) expect(LIBRARY_SOURCE).toContain(`'BATCHLINE_${code.toUpperCase()}'`);
+    expect(VERSION_WARNING_CODES).toEqual([...BATCHING_WARNINGS, ...WARMUP_WARNINGS]);
   });
 });

@@ -363,7 +363,49 @@ describe('PATCH refusals', () => {
   }, 30_000);
 });
 
+describe("a PATCH's warnings", () => {
+  it('are those a registration gets, for the settings the version has now, naming what the PATCH sent', async () => {
+    await whichServer('worker', {}, { max_batch_size: 4, warmup_batch_sizes: [1, 4], request_timeout_ms: 100 });
+    const quiet = await call('PATCH', '/admin/models/which/1', { max_batch_size: 4 });
+    expect(quiet.status, JSON.stringify(quiet.json)).toBe(200);
+    expect(quiet.json.warnings).toEqual([]);
+    const warned = await call('PATCH', '/admin/models/which/1', { max_batch_size: 2, max_wait_time: 0.2 });
+    expect(warned.status, JSON.stringify(warned.json)).toBe(200);
+    expect(warned.json.warnings.map((warning: { code: string }) => warning.code)).toEqual([
+      'deadline_within_window',
+      'warmup_above_batch',
+    ]);
+    const [window, warmup] = warned.json.warnings.map((warning: { message: string }) => warning.message);
+    expect(window).toContain('max_wait_time (200 ms)');
+    expect(window).toContain("max_wait_time in the PATCH's body; request_timeout_ms in which/config.json");
+    expect(warmup).toMatch(
+      /^warmup_batch_sizes \(1, 4\) has 4 above max_batch_size \(2\): an instance added or restarted skips that size/,
+    );
+    expect(warmup).toContain("max_batch_size in the PATCH's body; warmup_batch_sizes in which/config.json");
+  }, 30_000);
+});
+
 describe('PATCH racing a DELETE', () => {
+  it.each(['worker', 'process'] as const)(
+    '%s: a PATCH whose added instance still loads when a DELETE comes answers 409 version_busy, not 200 draining',
+    async (execution) => {
+      // Instance 1 loads for 3 s: the DELETE comes while the PATCH waits for it.
+      await whichServer(execution, { load_ms: 3_000 });
+      const growing = call('PATCH', '/admin/models/which/1', { instances: 2 });
+      await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ loading: 1 }), { timeout: 5_000 });
+      const removed = await call('DELETE', '/admin/models/which/1');
+      expect(removed).toMatchObject({ status: 200, json: { state: 'removed' } });
+      const grown = await growing;
+      expect(grown.status, JSON.stringify(grown.json)).toBe(409);
+      expect(grown.json.error).toMatchObject({
+        code: 'version_busy',
+        message:
+          'model version cannot change now: which version 1: it was deleted before its added instances came up; its PATCH did not take effect',
+      });
+    },
+    30_000,
+  );
+
   it.each(['worker', 'process'] as const)(
     '%s: a DELETE whose drain time runs out while a PATCH retires a busy instance still removes the version',
     async (execution) => {
@@ -398,8 +440,15 @@ describe('PATCH racing a DELETE', () => {
       expect(removed).toMatchObject({ status: 200, json: { state: 'removed' } });
       // Each request and the PATCH get one answer: the drain's 503 and the version's removal.
       expect(await Promise.all(running)).toEqual([503, 503]);
-      // The PATCH is answered too (its retired instance stopped with the version).
-      expect([200, 409]).toContain((await shrinking).status);
+      // The PATCH is answered too (its retired instance stopped with the version), and not 200:
+      // its change did not take effect.
+      const shrunk = await shrinking;
+      expect(shrunk.status).toBe(409);
+      expect(shrunk.json.error).toMatchObject({
+        code: 'version_busy',
+        message:
+          'model version cannot change now: which version 1: it was deleted before its retired instances stopped; its PATCH did not take effect',
+      });
       expect((await call('GET', '/admin/models')).json.models).toEqual([]);
     },
     30_000,

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BatchlineError } from '../../src/errors.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
+import { versionWarningLines } from '../../src/serve/version-log.js';
 import { warmupDimsProblem } from '../../src/serve/warmup.js';
 import { writeRepository } from './repository-fixture.js';
 import { startTestServer, type TestServer } from './test-server.js';
@@ -120,5 +121,32 @@ describe('--warmup-dims', () => {
     expect(() => resolveOptions(SERVE_OPTIONS, { warmupDims: text }, {})).toThrow(
       `--warmup-dims: got '${text}', expected input names with their item shapes, such as {"x": [3, 48, 192]} (or x=3x48x192 on the command line)`,
     );
+  });
+});
+
+describe('warmup_dims without warmup_batch_sizes', () => {
+  it("is warned of in a registration's answer, naming the fields as the body wrote them", async () => {
+    server = await startTestServer({ modelRepository: await repositoryWith({}), adminToken: 't' });
+    const response = await request(`${server.url}/admin/models/m`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
+      body: JSON.stringify({ version: 2, path: 'm/1/model.mjs', warmup_dims: { x: [48, 3] } }),
+    });
+    const answer = (await response.body.json()) as any;
+    expect(response.statusCode, JSON.stringify(answer)).toBe(201);
+    expect(answer.warnings).toEqual([
+      {
+        code: 'warmup_dims_without_sizes',
+        message:
+          "warmup_dims is given without warmup_batch_sizes: no warmup batch runs, so it shapes nothing; give warmup_batch_sizes (the batch sizes to warm, such as 1,8), or leave warmup_dims out (warmup_dims in the registration's body)",
+      },
+    ]);
+  });
+
+  it("is warned of under the version's line at load, naming the flags", () => {
+    const config = resolveOptions(SERVE_OPTIONS, { warmupDims: 'x=48x3' }, {});
+    expect(versionWarningLines({ name: 'm', version: 1, config })).toEqual([
+      'batchline serve: warning: model=m version=1: --warmup-dims is given without --warmup-batch-sizes: no warmup batch runs, so it shapes nothing; give --warmup-batch-sizes (the batch sizes to warm, such as 1,8), or leave --warmup-dims out',
+    ]);
   });
 });

@@ -14,6 +14,8 @@ export interface LiveChangeHost {
   readonly name: string;
   readonly version: number;
   readonly state: ModelVersionState;
+  /** Why its drain began, once it has: a removal (DELETE, Triton's unload) or the server's stop. */
+  readonly drainedBecause: 'removed' | 'stopping' | undefined;
   /** Its options: a change replaces them (frozen). */
   config: ModelVersionConfig;
   readonly model: ServedModel;
@@ -99,6 +101,20 @@ export class VersionLiveChange {
     } finally {
       this.resizing = undefined;
     }
+    // Removed or stopped while its instances changed: the pool's close ended them all, so the
+    // count the PATCH asked for is not what runs; a 200 would tell an autoscaler it is.
+    this.refuseIfDraining(before, instances);
+  }
+
+  /** A change that a drain overtook answers as a PATCH of a draining version would (409). */
+  private refuseIfDraining(from: number, to: number): void {
+    const host = this.host;
+    if (host.state === 'ready') return;
+    const why = host.drainedBecause === 'stopping' ? 'the server began stopping' : 'it was removed';
+    throw new BatchlineError(
+      'VERSION_BUSY',
+      `${host.name} version ${host.version} is ${host.state}: ${why} while its instances changed from ${from} to ${to}, and its instances stopped with it`,
+    );
   }
 
   /**

@@ -398,10 +398,53 @@ describe('PATCH racing a DELETE', () => {
       expect(removed).toMatchObject({ status: 200, json: { state: 'removed' } });
       // Each request and the PATCH get one answer: the drain's 503 and the version's removal.
       expect(await Promise.all(running)).toEqual([503, 503]);
-      // The PATCH is answered too (its retired instance stopped with the version).
-      expect([200, 409]).toContain((await shrinking).status);
+      // The PATCH is answered too (its retired instance stopped with the version): the version is gone, not at 1.
+      expect((await shrinking).status).toBe(409);
       expect((await call('GET', '/admin/models')).json.models).toEqual([]);
     },
     30_000,
   );
+});
+
+describe('PATCH overtaken by a drain', () => {
+  /** A version whose added instances load for 1 s, one request running on instance 0, and a PATCH to 3 under way. */
+  async function growing(execution: 'worker' | 'process') {
+    await whichServer(execution, { load_ms: 1_000 });
+    const running = request(`${server!.url}/models/which/predict`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: [100] }),
+    }).then(async (response) => (await response.body.text(), response.statusCode));
+    const patch = call('PATCH', '/admin/models/which/1', { instances: 3 });
+    await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ loading: 2 }), { timeout: 5_000 });
+    return { running, patch };
+  }
+
+  it.each(['worker', 'process'] as const)(
+    '%s: a DELETE while added instances load: the PATCH is 409 (the version is gone), not 200 with 3 instances',
+    async (execution) => {
+      const { running, patch } = await growing(execution);
+      expect(await call('DELETE', '/admin/models/which/1')).toMatchObject({ status: 200, json: { state: 'removed' } });
+      expect(await running).toBe(200);
+      const answer = await patch;
+      expect(answer.status, JSON.stringify(answer.json)).toBe(409);
+      expect(answer.json.error).toEqual({
+        code: 'version_busy',
+        message:
+          'model version cannot change now: which version 1 is draining: it was removed while its instances changed from 1 to 3, and its instances stopped with it',
+      });
+      expect((await call('GET', '/admin/models')).json.models).toEqual([]);
+    },
+    30_000,
+  );
+
+  it('a server stop while added instances load: the PATCH is 409, naming the stop', async () => {
+    const { running, patch } = await growing('process');
+    await server!.runtime.drain(5_000);
+    expect(await running).toBe(200);
+    await server!.runtime.closeModels();
+    const answer = await patch;
+    expect(answer.status, JSON.stringify(answer.json)).toBe(409);
+    expect(answer.json.error.message).toContain('the server began stopping while its instances changed from 1 to 3');
+  }, 30_000);
 });

@@ -14,7 +14,7 @@
  * SOAK_CONNECTIONS (8), SOAK_SEED (1).
  */
 import { spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -215,6 +215,7 @@ const metricAnswers = [...metrics.matchAll(/^batchline_responses_total\{[^}]*mod
   0,
 );
 const stopCode = await server.stop();
+await rm(root, { recursive: true, force: true });
 
 console.log(
   table(

@@ -454,3 +454,32 @@ describe('PATCH racing a DELETE', () => {
     30_000,
   );
 });
+
+describe("PATCH overtaken by the server's stop", () => {
+  /** A version whose added instances load for 1 s, one request running on instance 0, and a PATCH to 3 under way. */
+  async function growing(execution: 'worker' | 'process') {
+    await whichServer(execution, { load_ms: 1_000 });
+    const running = request(`${server!.url}/models/which/predict`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: [100] }),
+    }).then(async (response) => (await response.body.text(), response.statusCode));
+    const patch = call('PATCH', '/admin/models/which/1', { instances: 3 });
+    await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ loading: 2 }), { timeout: 5_000 });
+    return { running, patch };
+  }
+
+  it('a server stop while added instances load: the PATCH is 409, naming the stop', async () => {
+    const { running, patch } = await growing('process');
+    await server!.runtime.drain(5_000);
+    expect(await running).toBe(200);
+    await server!.runtime.closeModels();
+    const answer = await patch;
+    expect(answer.status, JSON.stringify(answer.json)).toBe(409);
+    expect(answer.json.error).toEqual({
+      code: 'version_busy',
+      message:
+        'model version cannot change now: which version 1: the server began to stop before its added instances came up; its PATCH did not take effect',
+    });
+  }, 30_000);
+});

@@ -9,6 +9,7 @@ import type { StabilityPlan } from '../../src/bench/stability-rule.js';
 import { bestRate, formatSweep, parseSlo, stepVerdict } from '../../src/bench/sweep.js';
 import { sweepStepsJson } from '../../src/bench/sweep-steps-json.js';
 import { benchMain, type BenchOutputs } from '../../src/commands/bench-main.js';
+import { ExitWithCode } from '../../src/errors.js';
 import { tempDir } from '../temp-dir.js';
 import { resultOf } from './result-fixture.js';
 import { planFor, validated } from './plan-helper.js';
@@ -132,15 +133,22 @@ describe('--window Nreq: windows counted in requests (perf_analyzer count_window
     const stdout = new TextSink();
     const stderr = new TextSink();
     const outputs: BenchOutputs = { json: '-', hdrLog: undefined, sweep: undefined, slo: 'p99<5s', quiet: true };
-    await benchMain(
-      validated(`${server.url}infer`, { warmup: '0', connections: '2', stable: '100', window: '40req' }),
-      outputs,
-      { stdout, stderr, env: {} },
+    const exit = await exitOf(
+      benchMain(
+        validated(`${server.url}infer`, { warmup: '0', connections: '2', stable: '100', window: '40req' }),
+        outputs,
+        { stdout, stderr, env: {} },
+      ),
     );
     const report = JSON.parse(stdout.text);
-    expect(report.stability).toMatchObject({ window_requests: 40, window_s: null, latency: 'mean', settled: true });
+    // Whether windows of 40 requests agree within 2x is the host's affair (a busy one's may not): the exit says which.
+    const settled: boolean = report.stability.settled;
+    expect(exit).toBe(settled ? undefined : 1);
+    expect(report.stability).toMatchObject({ window_requests: 40, window_s: null, latency: 'mean' });
     expect(report.requests.sent).toBe(40 * report.stability.kept.length);
-    expect(stderr.text).toMatch(/windows +\d+ of at most 10, 40 requests each; settled/);
+    expect(stderr.text).toMatch(
+      new RegExp(`windows +\\d+ of at most 10, 40 requests each; ${settled ? 'settled' : 'NOT SETTLED'}`),
+    );
   });
 
   it("makes an open-loop step's window N sends of its schedule, a CSV row a step of a 3-step sweep", async () => {
@@ -148,27 +156,43 @@ describe('--window Nreq: windows counted in requests (perf_analyzer count_window
     close = server.close;
     const csv = join(tempDir('bench-stable-choices-'), 'sweep.csv');
     const stdout = new TextSink();
-    await benchMain(
-      validated(`${server.url}infer`, { warmup: '0', sweep: '100,150,200', stable: '100', window: '30req', csv }),
-      { json: '-', hdrLog: undefined, sweep: '100,150,200', slo: 'p99<5s', quiet: true, csv },
-      { stdout, stderr: new TextSink(), env: {} },
+    const exit = await exitOf(
+      benchMain(
+        validated(`${server.url}infer`, { warmup: '0', sweep: '100,150,200', stable: '100', window: '30req', csv }),
+        { json: '-', hdrLog: undefined, sweep: '100,150,200', slo: 'p99<5s', quiet: true, csv },
+        { stdout, stderr: new TextSink(), env: {} },
+      ),
     );
     const report = JSON.parse(stdout.text);
+    // A step whose windows of 30 sends never agree within 2x (a busy host: CI's once did not) is
+    // 'not settled' and the run exits 1; the rest of the report is the same either way.
+    const settled: boolean[] = report.steps.map((step: { stability: { settled: boolean } }) => step.stability.settled);
+    expect(exit).toBe(settled.every(Boolean) ? undefined : 1);
     for (const [i, step] of report.steps.entries()) {
       const rate = [100, 150, 200][i] as number;
-      expect(step.stability).toMatchObject({ window_requests: 30, settled: true });
+      expect(step.stability).toMatchObject({ window_requests: 30 });
       // Each window lasts 30 sends of its rate, and keeps its trend (a planned end).
       expect(step.duration_s).toBeCloseTo((3 * 30) / rate, 1);
       expect(step.trend).not.toBeNull();
-      // Settled, so never 'not settled'; whether 0.15–0.3 s of sends kept up with their rate
-      // ('met' or 'not sustained') is the host's load (CI's once said 'not sustained').
-      expect(['met', 'not sustained']).toContain(step.verdict);
+      // Whether 0.15–0.3 s of sends kept up with their rate ('met' or 'not sustained') is the host's load too.
+      expect(settled[i] ? ['met', 'not sustained'] : ['not settled']).toContain(step.verdict);
     }
     const script = 'import csv, json, sys; print(json.dumps(list(csv.DictReader(open(sys.argv[1], newline="")))))';
     const rows = JSON.parse(execFileSync('/usr/bin/python3', ['-c', script, csv], { encoding: 'utf8' }));
     expect(rows.map((r: Record<string, string>) => [r['Request Rate'], r.Stable, r.Verdict])).toEqual(
-      ['100', '150', '200'].map((rate, i) => [rate, 'yes', report.steps[i].verdict]),
+      ['100', '150', '200'].map((rate, i) => [rate, settled[i] ? 'yes' : 'no', report.steps[i].verdict]),
     );
     for (const [i, row] of rows.entries()) expect(row.Windows).toBe(String(report.steps[i].stability.windows.length));
   });
 });
+
+/** The exit a bench run asked for (1: not settled), or undefined when it ended normally. */
+async function exitOf(run: Promise<void>): Promise<number | undefined> {
+  try {
+    await run;
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ExitWithCode)) throw error;
+    return error.exitCode;
+  }
+}

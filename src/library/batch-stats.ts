@@ -4,7 +4,7 @@ import type { Outcome, PendingRequest } from '../core/types.js';
 import { clientCodeOf } from '../item-client-codes.js';
 import { servedOutcomes } from '../stats-contract/served-outcomes.js';
 import type { ServedOutcomes, ServedSnapshot } from '../stats-contract/server-stats.js';
-import { inItsSlot } from './slot-results.js';
+import { inItsSlot } from './slot-errors.js';
 
 /**
  * `batch(fn).stats()`: the snapshot `/v1/stats` shows for a model (`ServedSnapshot`), with

@@ -10,6 +10,7 @@ import { asError, textOf } from '../message-text.js';
 import { described } from '../options/code-options.js';
 import { deadlineExceeded, outcomeError } from '../outcome-errors.js';
 import { DeadlineExceededError, InvalidOptionError, publicError } from './errors.js';
+import { markThrown } from './slot-errors.js';
 
 /** A call's own options (`Batched`'s second argument); a key set to undefined is one left out. */
 export interface CallOptions {
@@ -33,7 +34,9 @@ class Thrown extends Error {
 }
 
 export function thrownAsError(error: unknown): Error {
-  return error instanceof Error ? error : new Thrown(error);
+  if (!(error instanceof Error)) return new Thrown(error);
+  markThrown(error);
+  return error;
 }
 
 /**

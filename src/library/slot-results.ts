@@ -8,20 +8,7 @@ import type { RunDone } from '../core/types.js';
 import { thrownAsError } from './call-errors.js';
 import type { TurnClock } from './turn-clock.js';
 import { ModelFailureError } from './errors.js';
-
-/**
- * The Errors a batch function answered an item with (in its slot, or as its slot's promise's
- * value or rejection), as against one it threw for the batch: only these may blame their input
- * in `stats()` (batch-stats.ts), as only a code model's per-item Errors do in serve. Weak: an
- * Error leaves with its call. Marked on the way that already found it an Error (no work for a
- * batch without one).
- */
-const slotErrors = new WeakSet<Error>();
-
-/** Whether the batch function answered an item with `error` (rather than throwing it). */
-export function inItsSlot(error: Error): boolean {
-  return slotErrors.has(error);
-}
+import { markInSlot } from './slot-errors.js';
 
 /**
  * Hands the function's results to `done`; a batch whose slots hold promises (`ids.map(async (id)
@@ -54,7 +41,7 @@ export function handOver<O>(results: unknown, size: number, done: RunDone<O>, cl
         }
         if (slot instanceof Error) {
           errorFree = false;
-          slotErrors.add(slot);
+          markInSlot(slot);
         }
       }
     }
@@ -81,7 +68,7 @@ function settleEach<O>(slots: readonly (O | Error)[]): Promise<(O | Error)[]> {
   return Promise.allSettled(slots).then((settled) =>
     settled.map((slot) => {
       const result = slot.status === 'fulfilled' ? (slot.value as O | Error) : thrownAsError(slot.reason);
-      if (result instanceof Error) slotErrors.add(result);
+      if (result instanceof Error) markInSlot(result);
       return result;
     }),
   );

@@ -15,7 +15,8 @@ export type OptionNamer = (key: keyof ModelVersionConfig) => string;
 /**
  * `warmup_dims` without `warmup_batch_sizes`: no warmup batch runs, so the dims shape nothing.
  * A warmup size above `max_batch_size`: refused at a registration, it comes from a PATCH that
- * lowered the limit, after which an added or restarted instance skips that size.
+ * lowered the limit, after which an added or restarted instance skips that size (and a full
+ * batch is not warmed, unless the new limit is itself a warmup size).
  */
 export function warmupWarnings(
   config: Pick<ModelVersionConfig, 'warmupDims' | 'warmupBatchSizes' | 'maxBatchSize'>,
@@ -36,7 +37,7 @@ export function warmupWarnings(
       warning: 'warmup_above_batch',
       message:
         `${name('warmupBatchSizes')} (${sizes.join(', ')}) has ${above.join(', ')} above ${name('maxBatchSize')} (${config.maxBatchSize}): ` +
-        `an instance added or restarted skips ${above.length === 1 ? 'that size' : 'those sizes'}, and batches of ${config.maxBatchSize} are not warmed; ` +
+        `an instance added or restarted skips ${above.length === 1 ? 'that size' : 'those sizes'}${sizes.includes(config.maxBatchSize) ? '' : `, and batches of ${config.maxBatchSize} are not warmed`}; ` +
         `raise ${name('maxBatchSize')} again, or register a version with sizes up to ${config.maxBatchSize}`,
     });
   return warnings;

@@ -200,6 +200,9 @@ class WarmupStuck extends Error {
   }
 }
 
+/** The longest delay setTimeout takes (2^31 - 1 ms, 24.8 days); a longer one fires after 1 ms. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 /** `running`, or WarmupStuck once it has run `stuck.afterMs` without settling (its later end is ignored). */
 function withinStuckLimit<T>(
   running: Promise<T>,
@@ -209,7 +212,15 @@ function withinStuckLimit<T>(
 ): Promise<T> {
   if (stuck === undefined || !Number.isFinite(stuck.afterMs)) return running;
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
+    const stuckAtMs = performance.now() + stuck.afterMs;
+    const expire = (): void => {
+      // A limit past Node's longest timer (--stuck-batch-factor 3 × --request-timeout-ms 1e9) is
+      // waited for in steps: one timer of it fired after 1 ms and called a warm model stuck.
+      const leftMs = stuckAtMs - performance.now();
+      if (leftMs > 0) {
+        timer = setTimeout(expire, Math.min(leftMs, LONGEST_TIMER_MS));
+        return;
+      }
       running.catch(() => {}); // the instance is killed (or closed): its run's failure is no news
       reject(
         new WarmupStuck(
@@ -219,7 +230,8 @@ function withinStuckLimit<T>(
           ),
         ),
       );
-    }, stuck.afterMs);
+    };
+    let timer = setTimeout(expire, Math.min(stuck.afterMs, LONGEST_TIMER_MS));
     running.then(
       (value) => {
         clearTimeout(timer);

@@ -67,3 +67,26 @@ describe("batch().stats() and /v1/stats of one function's items", () => {
     await graded.close();
   });
 });
+
+describe('an Error kept and reused by the batch function', () => {
+  it.each(['a synchronous', 'an async'] as const)(
+    '%s function: counted client_error in a slot, error when thrown for the batch',
+    async (kind) => {
+      // A module's constant, as a `NotFound` made once: answered in a slot, then thrown.
+      const badId = Object.assign(new Error('bad id'), { code: 'bad_input' });
+      const answer = (xs: readonly number[]): (number | Error)[] => {
+        if (xs.includes(-9)) throw badId;
+        return xs.map((x) => (x < 0 ? badId : 2 * x));
+      };
+      const double = batch<number, number>(kind === 'an async' ? async (xs) => answer(xs) : (xs) => answer(xs), {
+        batchWindowMs: 1,
+        isolation: 'off',
+      });
+      await expect(double(-1)).rejects.toBe(badId);
+      await expect(double(-9)).rejects.toBe(badId);
+      const { outcomes } = double.stats().counts;
+      expect({ client_error: outcomes.client_error, error: outcomes.error }).toEqual({ client_error: 1, error: 1 });
+      await double.close();
+    },
+  );
+});

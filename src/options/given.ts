@@ -38,6 +38,16 @@ export function withGiven<T extends object>(
   return Object.freeze(values);
 }
 
+/**
+ * `values` (a fresh copy of given options, changed) with `keys` given too, and frozen: a live
+ * change (a PATCH) sets what it sends, which warnings then count as the user's, as a
+ * registration's would be.
+ */
+export function withAlsoGiven<T extends object>(values: T, keys: Iterable<string>): Readonly<T> {
+  Object.defineProperty(values, GIVEN, { value: new Set([...givenOptions(values), ...keys]), enumerable: true });
+  return Object.freeze(values);
+}
+
 /** How the option `key` of `values` was given; undefined when not given or not recorded (a config.json's own). */
 export function optionGivenAs(values: object, key: string): GivenAs | undefined {
   const record = (values as { readonly [GIVEN_AS]?: Readonly<Record<string, GivenAs>> })[GIVEN_AS];

@@ -4,6 +4,7 @@ import { BatchlineError } from '../errors.js';
 import type { InstanceWarmup } from '../model/instance-pool.js';
 import type { ServedModel } from '../model/load-model.js';
 import type { ItemTensors } from '../model/tensor-spec.js';
+import { withAlsoGiven } from '../options/given.js';
 import type { ModelVersionConfig } from '../options/serve.js';
 import type { ModelVersionState } from '../stats-contract/server-stats.js';
 import type { VersionMetrics } from './version-metrics.js';
@@ -69,7 +70,7 @@ export class VersionLiveChange {
         'INVALID_MODEL_CONFIG',
         `request body: instances: ${key} runs one onnxruntime session on the server's thread (execution ${host.config.execution}); register a version with "execution": "worker" (or "process") to change its instances`,
       );
-    host.config = Object.freeze({ ...host.config, ...changes });
+    host.config = withAlsoGiven({ ...host.config, ...changes }, Object.keys(changes));
     if (changes.maxBatchSize !== undefined) {
       host.stats.setMaxBatchSize(changes.maxBatchSize);
       host.metrics?.maxBatchSizeChanged(changes.maxBatchSize);
@@ -154,12 +155,8 @@ export class VersionLiveChange {
   /** The limit, window and target of `previous` again (instances apart: `retire` sets them). */
   private restoreSettings(previous: ModelVersionConfig): void {
     const host = this.host;
-    host.config = Object.freeze({
-      ...host.config,
-      maxBatchSize: previous.maxBatchSize,
-      batchWindowMs: previous.batchWindowMs,
-      targetLatencyMs: previous.targetLatencyMs,
-    });
+    // previous's own copy, so what counts as given is what it was before the PATCH too.
+    host.config = Object.freeze({ ...previous, instances: host.config.instances });
     host.stats.setMaxBatchSize(previous.maxBatchSize);
     host.batcher.reconfigure({
       maxBatchSize: previous.maxBatchSize,

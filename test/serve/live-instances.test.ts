@@ -382,6 +382,14 @@ describe("a PATCH's warnings", () => {
       /^warmup_batch_sizes \(1, 4\) has 4 above max_batch_size \(2\): an instance added or restarted skips that size/,
     );
     expect(warmup).toContain("max_batch_size in the PATCH's body; warmup_batch_sizes in which/config.json");
+    // A target the PATCH alone sets, under the fixed policy, steers nothing: warned as at registration.
+    const targeted = await call('PATCH', '/admin/models/which/1', { max_batch_size: 4, target_latency_ms: 40 });
+    expect(targeted.status, JSON.stringify(targeted.json)).toBe(200);
+    expect(targeted.json.warnings.map((warning: { code: string }) => warning.code)).toEqual([
+      'deadline_within_window',
+      'target_without_policy',
+    ]);
+    expect(targeted.json.warnings[1].message).toContain("target_latency_ms in the PATCH's body");
   }, 30_000);
 });
 

@@ -8,14 +8,8 @@ import type {
   LaunchedInstance,
   RunLimits,
 } from './instance-handle.js';
-import {
-  FAILURES_UNTIL_NOT_LIVE,
-  modelHealth,
-  type InstanceEvent,
-  type InstanceHealth,
-  type InstanceState,
-  type ModelHealth,
-} from './instance-health.js';
+import { FAILURES_UNTIL_NOT_LIVE, modelHealth, type InstanceEvent, type ModelHealth } from './instance-health.js';
+import { loadingSlot, slotHealth, type Busy, type Run, type Slot } from './instance-slot.js';
 import type { ItemTensors, TensorSpec } from './tensor-spec.js';
 
 export interface PoolOptions {
@@ -41,37 +35,6 @@ export type InstanceWarmup = (
 const DEFAULT_FIRST_BACKOFF_MS = 100;
 const DEFAULT_MAX_BACKOFF_MS = 10_000;
 const DEFAULT_SWEEP_MS = 50;
-
-interface Run {
-  items: readonly ItemTensors[];
-  limits: RunLimits;
-  resolve: (outputs: (ItemTensors | Error)[]) => void;
-  reject: (error: Error) => void;
-}
-
-interface Busy {
-  run: Run;
-  /** When it reached the head of its instance's line (a batch posted behind another starts when that ends). */
-  startedAtMs: number;
-}
-
-interface Slot {
-  index: number;
-  state: InstanceState;
-  handle: InstanceHandle | undefined;
-  /** The batches posted to it, in the order it runs them: the first runs, the others wait in its mailbox. */
-  busy: Busy[];
-  restarts: number;
-  consecutiveFailures: number;
-  lastError: string | undefined;
-  retry: NodeJS.Timeout | undefined;
-  /** What was last told of it: a new watcher hears it again while the instance is out. */
-  lastEvent: InstanceEvent | undefined;
-  /** An added or restarted instance that has loaded and runs its warmup (still `loading`): a close stops it. */
-  warming: InstanceHandle | undefined;
-  /** Its close, once begun: a retire that the pool's close set off (its batch failed) awaits the same end. */
-  closing: Promise<void> | undefined;
-}
 
 /**
  * A model version's instances and the batches they run. It keeps no line of its own: the
@@ -284,19 +247,7 @@ export class InstancePool {
 
   health(): ModelHealth {
     const nowMs = this.now();
-    return modelHealth(
-      this.slots.map(
-        (slot): InstanceHealth => ({
-          index: slot.index,
-          state: slot.state,
-          restarts: slot.restarts,
-          consecutiveFailures: slot.consecutiveFailures,
-          lastError: slot.lastError,
-          busyForMs: slot.busy[0] === undefined ? undefined : nowMs - slot.busy[0].startedAtMs,
-          pid: slot.handle?.pid,
-        }),
-      ),
-    );
+    return modelHealth(this.slots.map((slot) => slotHealth(slot, nowMs)));
   }
 
   /**
@@ -468,23 +419,6 @@ export class InstancePool {
     clearInterval(this.sweeper);
     this.sweeper = undefined;
   }
-}
-
-/** A slot whose instance has not loaded yet. */
-function loadingSlot(index: number): Slot {
-  return {
-    index,
-    state: 'loading',
-    handle: undefined,
-    busy: [],
-    restarts: 0,
-    consecutiveFailures: 0,
-    lastError: undefined,
-    retry: undefined,
-    lastEvent: undefined,
-    warming: undefined,
-    closing: undefined,
-  };
 }
 
 /** What a failed load says: a BatchlineError's detail, an Error's message, anything else as text. */

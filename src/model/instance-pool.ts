@@ -9,6 +9,7 @@ import type {
   RunLimits,
 } from './instance-handle.js';
 import { FAILURES_UNTIL_NOT_LIVE, modelHealth, type InstanceEvent, type ModelHealth } from './instance-health.js';
+import { RestartBackoff } from './restart-backoff.js';
 import { loadingSlot, slotHealth, type Busy, type Run, type Slot } from './instance-slot.js';
 import type { ItemTensors, TensorSpec } from './tensor-spec.js';
 
@@ -32,8 +33,6 @@ export type InstanceWarmup = (
   run: (items: ItemTensors[]) => Promise<(ItemTensors | Error)[]>,
 ) => Promise<void>;
 
-const DEFAULT_FIRST_BACKOFF_MS = 100;
-const DEFAULT_MAX_BACKOFF_MS = 10_000;
 const DEFAULT_SWEEP_MS = 50;
 
 /**
@@ -57,8 +56,7 @@ export class InstancePool {
   /** A code model that exports `itemCost` (from its first instance). */
   itemCost = false;
   private readonly now: () => number;
-  private readonly firstBackoffMs: number;
-  private readonly maxBackoffMs: number;
+  private readonly backoff: RestartBackoff;
   private readonly sweepMs: number;
   /** What a restarted instance runs before it is up again (`warmRestarts`). */
   private restartWarmup: InstanceWarmup | undefined;
@@ -71,8 +69,7 @@ export class InstancePool {
     options: PoolOptions,
   ) {
     this.now = options.now ?? (() => performance.now());
-    this.firstBackoffMs = options.firstBackoffMs ?? DEFAULT_FIRST_BACKOFF_MS;
-    this.maxBackoffMs = options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS;
+    this.backoff = new RestartBackoff(options.firstBackoffMs, options.maxBackoffMs);
     this.sweepMs = options.sweepMs ?? DEFAULT_SWEEP_MS;
     this.slots = Array.from({ length: count }, (_, index) => loadingSlot(index));
   }
@@ -349,7 +346,7 @@ export class InstancePool {
     slot.lastError = why;
     slot.state = 'restarting';
     for (const { run } of busy) run.reject(runError);
-    const backoffMs = Math.min(this.maxBackoffMs, this.firstBackoffMs * 2 ** (slot.consecutiveFailures - 1));
+    const backoffMs = this.backoff.waitMs(slot.consecutiveFailures);
     slot.retry = setTimeout(() => this.relaunch(slot), backoffMs);
     slot.retry.unref();
     this.tell(slot, {

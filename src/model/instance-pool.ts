@@ -10,6 +10,7 @@ import type {
 } from './instance-handle.js';
 import { FAILURES_UNTIL_NOT_LIVE, modelHealth, type InstanceEvent, type ModelHealth } from './instance-health.js';
 import { RestartBackoff } from './restart-backoff.js';
+import { StuckSweep } from './stuck-sweep.js';
 import { loadingSlot, slotHealth, type Busy, type Run, type Slot } from './instance-slot.js';
 import type { ItemTensors, TensorSpec } from './tensor-spec.js';
 
@@ -33,8 +34,6 @@ export type InstanceWarmup = (
   run: (items: ItemTensors[]) => Promise<(ItemTensors | Error)[]>,
 ) => Promise<void>;
 
-const DEFAULT_SWEEP_MS = 50;
-
 /**
  * A model version's instances and the batches they run. It keeps no line of its own: the
  * batcher schedules, and runs a batch on instance i only while the pool says i is up and idle
@@ -47,7 +46,6 @@ const DEFAULT_SWEEP_MS = 50;
 export class InstancePool {
   private readonly slots: Slot[];
   private readonly listeners: InstanceListener[] = [];
-  private sweeper: NodeJS.Timeout | undefined;
   private closed = false;
   /** Aborted by `close`: stops the restarts still loading. */
   private readonly stopLoads = new AbortController();
@@ -57,7 +55,7 @@ export class InstancePool {
   itemCost = false;
   private readonly now: () => number;
   private readonly backoff: RestartBackoff;
-  private readonly sweepMs: number;
+  private readonly stuckSweep: StuckSweep;
   /** What a restarted instance runs before it is up again (`warmRestarts`). */
   private restartWarmup: InstanceWarmup | undefined;
 
@@ -70,8 +68,13 @@ export class InstancePool {
   ) {
     this.now = options.now ?? (() => performance.now());
     this.backoff = new RestartBackoff(options.firstBackoffMs, options.maxBackoffMs);
-    this.sweepMs = options.sweepMs ?? DEFAULT_SWEEP_MS;
     this.slots = Array.from({ length: count }, (_, index) => loadingSlot(index));
+    this.stuckSweep = new StuckSweep(
+      this.slots,
+      this.now,
+      (slot, ranMs, limitMs) => this.stuck(slot, ranMs, limitMs),
+      options.sweepMs,
+    );
   }
 
   /** Instances there are: those a batcher is retiring included, until `retire` stops each. */
@@ -254,7 +257,7 @@ export class InstancePool {
    */
   async close(): Promise<void> {
     this.closed = true;
-    this.stopSweeper();
+    this.stuckSweep.stop();
     this.stopLoads.abort();
     const error = new Error('the model was closed');
     await Promise.all(this.slots.map((slot) => this.closeSlot(slot, error)));
@@ -294,7 +297,7 @@ export class InstancePool {
     const handle = slot.handle!;
     const busy: Busy = { run, startedAtMs: this.now() };
     slot.busy.push(busy);
-    this.startSweeper();
+    if (!this.closed) this.stuckSweep.start();
     handle.run(run.items).then(
       (outputs) => {
         if (!this.ended(slot, busy)) return; // answered already: the instance was stuck and killed
@@ -375,46 +378,27 @@ export class InstancePool {
     );
   }
 
-  /** Batches past their limit: a busy instance past `stuckAfterMs` is stuck. */
-  private readonly sweep = (): void => {
-    const nowMs = this.now();
-    for (const slot of this.slots) {
-      const busy = slot.busy[0];
-      if (busy === undefined || slot.state !== 'up' || nowMs - busy.startedAtMs <= busy.run.limits.stuckAfterMs)
-        continue;
-      const ranMs = Math.round(nowMs - busy.startedAtMs);
-      const handle = slot.handle!;
-      const limitMs = Math.round(busy.run.limits.stuckAfterMs);
-      if (handle.stops === 'at once') {
-        this.fail(
-          slot,
-          `stuck: a batch ran ${ranMs} ms (limit ${limitMs} ms)`,
-          new Error(`model instance ${slot.index} was stuck for ${ranMs} ms and was restarted`),
-        );
-        handle.kill();
-      } else {
-        slot.state = 'stuck';
-        slot.consecutiveFailures++;
-        // A code model's thread is stopped at once, unless it loaded an addon: say which, or the line reads as a bug.
-        const addon =
-          handle.nativeAddon === undefined ? '' : `; its code loaded the native addon ${handle.nativeAddon}`;
-        slot.lastError = `stuck: a batch has run ${ranMs} ms (limit ${limitMs} ms)${addon}`;
-        this.tell(slot, { kind: 'stuck', index: slot.index, why: slot.lastError });
-      }
+  /**
+   * A busy instance past its batch's stuck limit: one that stops at once is restarted as after a
+   * crash; another is out of the rotation until its run returns.
+   */
+  private stuck(slot: Slot, ranMs: number, limitMs: number): void {
+    const handle = slot.handle!;
+    if (handle.stops === 'at once') {
+      this.fail(
+        slot,
+        `stuck: a batch ran ${ranMs} ms (limit ${limitMs} ms)`,
+        new Error(`model instance ${slot.index} was stuck for ${ranMs} ms and was restarted`),
+      );
+      handle.kill();
+    } else {
+      slot.state = 'stuck';
+      slot.consecutiveFailures++;
+      // A code model's thread is stopped at once, unless it loaded an addon: say which, or the line reads as a bug.
+      const addon = handle.nativeAddon === undefined ? '' : `; its code loaded the native addon ${handle.nativeAddon}`;
+      slot.lastError = `stuck: a batch has run ${ranMs} ms (limit ${limitMs} ms)${addon}`;
+      this.tell(slot, { kind: 'stuck', index: slot.index, why: slot.lastError });
     }
-    if (!this.slots.some((slot) => slot.busy.length > 0)) this.stopSweeper();
-  };
-
-  private startSweeper(): void {
-    if (this.sweeper !== undefined || this.closed) return;
-    this.sweeper = setInterval(this.sweep, this.sweepMs);
-    this.sweeper.unref();
-  }
-
-  private stopSweeper(): void {
-    if (this.sweeper === undefined) return;
-    clearInterval(this.sweeper);
-    this.sweeper = undefined;
   }
 }
 

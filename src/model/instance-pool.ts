@@ -10,6 +10,7 @@ import type {
 } from './instance-handle.js';
 import { FAILURES_UNTIL_NOT_LIVE, modelHealth, type InstanceEvent, type ModelHealth } from './instance-health.js';
 import { RestartBackoff } from './restart-backoff.js';
+import { closeSlotOnce } from './slot-close.js';
 import { StuckSweep } from './stuck-sweep.js';
 import { loadingSlot, slotHealth, type Busy, type Run, type Slot } from './instance-slot.js';
 import type { ItemTensors, TensorSpec } from './tensor-spec.js';
@@ -263,34 +264,11 @@ export class InstancePool {
     await Promise.all(this.slots.map((slot) => this.closeSlot(slot, error)));
   }
 
-  /**
-   * Closes a slot once. A second `handle.close()` would take the place of the first's resolver,
-   * and the first (the pool's close, which a DELETE awaits) would never end.
-   */
   private closeSlot(slot: Slot, error: Error): Promise<void> {
-    slot.closing ??= this.closeSlotOnce(slot, error);
-    return slot.closing;
-  }
-
-  private async closeSlotOnce(slot: Slot, error: Error): Promise<void> {
-    if (slot.retry !== undefined) clearTimeout(slot.retry);
-    // A warmup that may never end: stopped where it can be; a thread in native code ends its run first.
-    if (slot.warming?.stops === 'at once') slot.warming.kill();
-    const handle = slot.handle;
-    const busy = slot.busy;
-    slot.state = 'closed';
-    slot.busy = [];
-    for (const { run } of busy) run.reject(error);
-    if (handle === undefined) return;
-    const ended = handle.close();
-    // Not waited for: a batch that may never end. A thread in native code cannot be stopped there
-    // (terminating it aborts the whole process): it closes once its batch is done.
-    if (busy.length > 0 && handle.stops === 'at once') handle.kill();
-    const finalizeFailure = await ended;
-    // Told, not kept as the slot's last event: it changes nothing a later listener must learn.
-    if (finalizeFailure !== undefined)
-      for (const listener of this.listeners)
-        listener({ kind: 'finalize_failed', index: slot.index, why: finalizeFailure });
+    return closeSlotOnce(slot, error, (why) => {
+      // Told, not kept as the slot's last event: it changes nothing a later listener must learn.
+      for (const listener of this.listeners) listener({ kind: 'finalize_failed', index: slot.index, why });
+    });
   }
 
   private start(slot: Slot, run: Run): void {

@@ -10,13 +10,14 @@ import {
   refuseIfNotSettled,
   THRESHOLDS_FAILED_EXIT,
 } from './bench-exit-codes.js';
-import { quitAtOnce, trapInterrupt } from './interrupt.js';
+import { trapInterrupt } from './interrupt.js';
+import { lineDisplay, startDashboardDisplay } from './bench-progress-display.js';
 import { withBody } from './bench-body.js';
 import { checkCertificate } from '../bench/certificate-check.js';
 import { formatHdrLog } from '../bench/hdr-log.js';
 import type { ValidatedBench } from '../bench/plan-from-options.js';
 import type { BenchPlan } from '../bench/plan.js';
-import { ProgressLine, progressLineAllowed, type BenchProgress } from '../bench/progress.js';
+import { ProgressLine, progressLineAllowed } from '../bench/progress.js';
 import { toBenchJson } from '../bench/report-json.js';
 import { counted, formatReport } from '../bench/report-text.js';
 import type { BenchResult, BenchRun } from '../bench/result.js';
@@ -389,45 +390,6 @@ async function checkHostResolves(urlText: string): Promise<void> {
       `batchline bench: cannot resolve the host '${host}'${typeof code === 'string' ? ` (${code})` : ''}; no request was sent`,
     );
   }
-}
-
-interface ProgressDisplay {
-  draw: (progress: BenchProgress) => void;
-  end: () => void;
-}
-
-function lineDisplay(line: ProgressLine): ProgressDisplay {
-  return { draw: (p) => line.draw(p), end: () => line.end() };
-}
-
-/**
- * The live Ink view of a run; the plain summary is printed after its last frame. `q` (or
- * Ctrl-C, which Ink's raw mode turns into a key) stops the run as a first Ctrl-C does without a
- * dashboard: the summary covers what ran; a second one quits at once.
- */
-async function startDashboardDisplay(
-  plan: BenchPlan,
-  stdout: NodeJS.WriteStream,
-  stop: AbortController,
-): Promise<ProgressDisplay> {
-  const { startBenchDashboard, benchViewFromProgress } = await import('../ui/bench-dashboard.js');
-  const dashboard = startBenchDashboard({
-    stdout,
-    onStop: () => {
-      if (!stop.signal.aborted) return void stop.abort();
-      dashboard.stop();
-      quitAtOnce('SIGINT');
-    },
-  });
-  const facts = {
-    target: `${plan.method} ${plan.url}`,
-    plannedRequests: plan.maxRequests > 0 ? plan.maxRequests : undefined,
-    connections: plan.mode === 'closed' ? plan.connections : undefined,
-  };
-  return {
-    draw: (p) => dashboard.update(benchViewFromProgress(p, facts)),
-    end: () => dashboard.stop(),
-  };
 }
 
 /**

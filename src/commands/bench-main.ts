@@ -1,8 +1,9 @@
 import { lookup } from 'node:dns/promises';
 import { writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { BatchlineError, ExitWithCode } from '../errors.js';
+import { ExitWithCode } from '../errors.js';
 import { checkOutputPath } from './output-path.js';
+import { checkStdoutOutputs, stepLogPath, writeOutput, type BenchOutputs } from './bench-outputs.js';
 import {
   nothingSucceeded,
   notSettled,
@@ -31,29 +32,6 @@ import {
 } from '../bench/connections-sweep.js';
 import { csvReport } from '../bench/csv-report.js';
 import { failedThresholds, formatThresholds, judgeThresholds } from '../bench/thresholds.js';
-import type { Objective } from '../options/objective.js';
-
-export interface BenchOutputs {
-  json: string | undefined;
-  hdrLog: string | undefined;
-  sweep: string | undefined;
-  /** --sweep-connections: closed-loop steps, one per count of connections. */
-  sweepConnections?: string | undefined;
-  slo: string;
-  /** --stop-on-miss: a sweep ends after its first step that does not meet the objective (perf_analyzer's --latency-threshold). */
-  stopOnMiss?: boolean;
-  /** --threshold, parsed: judged on a single run; one failing exits 99, as in k6. */
-  thresholds?: readonly Objective[];
-  quiet: boolean;
-  /** --no-ui: the plain progress line even on a terminal. */
-  noUi?: boolean;
-  /** --html: a self-contained report page. */
-  html?: string | undefined;
-  /** The command as typed, for the page's footer. */
-  commandLine?: string;
-  /** --csv: perf_analyzer's -f file, a row per run or sweep step. */
-  csv?: string | undefined;
-}
 
 export interface BenchIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -105,33 +83,6 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
   } finally {
     untrap();
   }
-}
-
-/**
- * '-' is stdout, which holds one document: '--hdr-log -' wrote the log after the text summary,
- * '--json - --hdr-log -' after the JSON (stdout no longer JSON), '--html -' a file named '-', and
- * a sweep's '--hdr-log -' (one log per step) files named '--100rps.
- */
-function checkStdoutOutputs(outputs: BenchOutputs): void {
-  if (outputs.json === '-' && outputs.hdrLog === '-')
-    throw new BatchlineError('INVALID_OPTION', '--json - and --hdr-log -: only one of them can go to stdout');
-  if (outputs.csv === '-')
-    throw new BatchlineError('INVALID_OPTION', "--csv: got '-', expected a file's path (as perf_analyzer's -f)");
-  if (outputs.html === '-')
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      "--html: got '-', expected a file's path (the page is not written to stdout)",
-    );
-  if (outputs.hdrLog === '-' && outputs.sweep !== undefined)
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      "--hdr-log: got '-', expected a file's path with --sweep (each step writes a log of its own, the rate in its name)",
-    );
-  if (outputs.hdrLog === '-' && outputs.sweepConnections !== undefined)
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      "--hdr-log: got '-', expected a file's path with --sweep-connections (each step writes a log of its own, its connections in its name)",
-    );
 }
 
 /**
@@ -190,7 +141,7 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       async (stepPlan) => {
         const { result, hdr } = await measure(stepPlan);
         if (outputs.hdrLog !== undefined)
-          await writeOutput(stepLogPath(outputs.hdrLog, `${stepPlan.rateRps}rps`), hdr, io);
+          await writeOutput(stepLogPath(outputs.hdrLog, `${stepPlan.rateRps}rps`), hdr, io.stdout);
         return result;
       },
       (result, index) => {
@@ -209,7 +160,7 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       await writeOutput(
         outputs.json,
         `${JSON.stringify({ schema: 'batchline.bench-sweep/v1', slo: slo.text, best_rate_rps: best ?? null, steps: sweepStepsJson(results, slo) }, null, 2)}\n`,
-        io,
+        io.stdout,
       );
     }
     if (page !== undefined && outputs.html !== undefined)
@@ -227,7 +178,7 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       async (stepPlan) => {
         const { result, hdr } = await measure(stepPlan);
         if (outputs.hdrLog !== undefined)
-          await writeOutput(stepLogPath(outputs.hdrLog, `c${stepPlan.connections}`), hdr, io);
+          await writeOutput(stepLogPath(outputs.hdrLog, `c${stepPlan.connections}`), hdr, io.stdout);
         return result;
       },
       (result, index) => {
@@ -244,7 +195,7 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
       );
     text.write(`\n${formatConnectionsSweep(results, slo)}`);
     if (outputs.json !== undefined)
-      await writeOutput(outputs.json, `${JSON.stringify(connectionsSweepJson(results, slo), null, 2)}\n`, io);
+      await writeOutput(outputs.json, `${JSON.stringify(connectionsSweepJson(results, slo), null, 2)}\n`, io.stdout);
     if (page !== undefined && outputs.html !== undefined)
       await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine, 'connections');
     if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport(results, slo));
@@ -258,8 +209,8 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
   text.write(formatReport(result));
   if (thresholds.length > 0) text.write(formatThresholds(thresholds));
   if (outputs.json !== undefined)
-    await writeOutput(outputs.json, `${JSON.stringify(toBenchJson(result, thresholds), null, 2)}\n`, io);
-  if (outputs.hdrLog !== undefined) await writeOutput(outputs.hdrLog, hdr, io);
+    await writeOutput(outputs.json, `${JSON.stringify(toBenchJson(result, thresholds), null, 2)}\n`, io.stdout);
+  if (outputs.hdrLog !== undefined) await writeOutput(outputs.hdrLog, hdr, io.stdout);
   if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport([result]));
   const only = recorded[0];
   if (page !== undefined && outputs.html !== undefined && only !== undefined)
@@ -290,24 +241,4 @@ async function checkHostResolves(urlText: string): Promise<void> {
       `batchline bench: cannot resolve the host '${host}'${typeof code === 'string' ? ` (${code})` : ''}; no request was sent`,
     );
   }
-}
-
-/**
- * With a sweep, one HdrHistogram log per step, the step inserted before the extension:
- * `run.hlog` becomes `run-500rps.hlog` (--sweep) or `run-c4.hlog` (--sweep-connections).
- */
-export function stepLogPath(path: string, step: string): string {
-  const dot = path.lastIndexOf('.');
-  const slash = Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\'));
-  const stem = dot > slash + 1 ? path.slice(0, dot) : path;
-  const ext = dot > slash + 1 ? path.slice(dot) : '';
-  return `${stem}-${step}${ext}`;
-}
-
-async function writeOutput(target: string, content: string, io: BenchIo): Promise<void> {
-  if (target === '-') {
-    io.stdout.write(content);
-    return;
-  }
-  await writeFile(target, content);
 }

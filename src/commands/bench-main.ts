@@ -3,33 +3,21 @@ import { writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { ExitWithCode } from '../errors.js';
 import { checkOutputPath } from './output-path.js';
-import { checkStdoutOutputs, stepLogPath, writeOutput, type BenchOutputs } from './bench-outputs.js';
-import {
-  nothingSucceeded,
-  notSettled,
-  refuseIfNothingSucceeded,
-  refuseIfNotSettled,
-  THRESHOLDS_FAILED_EXIT,
-} from './bench-exit-codes.js';
+import { checkStdoutOutputs, writeOutput, type BenchOutputs } from './bench-outputs.js';
+import { nothingSucceeded, notSettled, THRESHOLDS_FAILED_EXIT } from './bench-exit-codes.js';
 import { trapInterrupt } from './interrupt.js';
 import { measurer, type MeasureContext } from './bench-measure.js';
+import { runConnectionsSweepMode, runRateSweep, type SweepContext } from './bench-sweep-modes.js';
 import { withBody } from './bench-body.js';
 import { checkCertificate } from '../bench/certificate-check.js';
 import type { ValidatedBench } from '../bench/plan-from-options.js';
 import type { BenchPlan } from '../bench/plan.js';
 import { progressLineAllowed } from '../bench/progress.js';
 import { toBenchJson } from '../bench/report-json.js';
-import { counted, formatReport } from '../bench/report-text.js';
-import type { BenchResult } from '../bench/result.js';
+import { formatReport } from '../bench/report-text.js';
 import type { RecordedRun } from '../bench/server-samples.js';
-import { bestRate, formatSweep, parseSlo, parseSweep, runSweep, stepVerdict, type Slo } from '../bench/sweep.js';
-import { sweepStepsJson } from '../bench/sweep-steps-json.js';
-import {
-  connectionsSweepJson,
-  formatConnectionsSweep,
-  parseConnectionsSweep,
-  runConnectionsSweep,
-} from '../bench/connections-sweep.js';
+import { parseSlo, parseSweep, type Slo } from '../bench/sweep.js';
+import { parseConnectionsSweep } from '../bench/connections-sweep.js';
 import { csvReport } from '../bench/csv-report.js';
 import { failedThresholds, formatThresholds, judgeThresholds } from '../bench/thresholds.js';
 
@@ -116,93 +104,11 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
   const recorded: RecordedRun[] = [];
   const measure = measurer(context, serverSamples, recorded);
   const commandLine = outputs.commandLine ?? 'batchline bench';
+  const sweepContext: SweepContext = { outputs, stdout: io.stdout, text, stop, measure, page, recorded, commandLine };
 
-  // --stop-on-miss: the sweep's own stop, aborted by the user's or after the first step not met.
-  const sweepStop = new AbortController();
-  const passStop = (): void => sweepStop.abort();
-  if (stop.signal.aborted) passStop();
-  stop.signal.addEventListener('abort', passStop, { once: true });
-  let missedStep: BenchResult | undefined;
-  const judgeStep = (result: BenchResult): void => {
-    if (outputs.stopOnMiss !== true || slo === undefined || missedStep !== undefined) return;
-    if (stepVerdict(result, slo) === 'met') return;
-    missedStep = result;
-    sweepStop.abort();
-  };
-  const endedLine = (done: number, total: number, step: string): string =>
-    missedStep === undefined || slo === undefined
-      ? `stopped after step ${done} of ${total}\n`
-      : `ended after step ${done} of ${total} (--stop-on-miss): ${step} did not meet ${slo.text} (${stepVerdict(missedStep, slo)})\n`;
-
-  if (sweepRates !== undefined && slo !== undefined) {
-    const results = await runSweep(
-      plan,
-      sweepRates,
-      async (stepPlan) => {
-        const { result, hdr } = await measure(stepPlan);
-        if (outputs.hdrLog !== undefined)
-          await writeOutput(stepLogPath(outputs.hdrLog, `${stepPlan.rateRps}rps`), hdr, io.stdout);
-        return result;
-      },
-      (result, index) => {
-        text.write(
-          `step ${index + 1}/${sweepRates.length}: ${result.targetRateRps} req/s target, ${result.throughputRps.toFixed(1)} answered, p99 ${result.latency.p99.toFixed(2)} ms\n`,
-        );
-        judgeStep(result);
-      },
-      sweepStop.signal,
-    );
-    if (results.length < sweepRates.length)
-      text.write(endedLine(results.length, sweepRates.length, `${missedStep?.targetRateRps} req/s`));
-    text.write(`\n${formatSweep(results, slo)}`);
-    if (outputs.json !== undefined) {
-      const best = bestRate(results, slo);
-      await writeOutput(
-        outputs.json,
-        `${JSON.stringify({ schema: 'batchline.bench-sweep/v1', slo: slo.text, best_rate_rps: best ?? null, steps: sweepStepsJson(results, slo) }, null, 2)}\n`,
-        io.stdout,
-      );
-    }
-    if (page !== undefined && outputs.html !== undefined)
-      await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine);
-    if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport(results, slo));
-    refuseIfNothingSucceeded(results);
-    refuseIfNotSettled(results);
-    return;
-  }
-
-  if (sweepConnections !== undefined && slo !== undefined) {
-    const results = await runConnectionsSweep(
-      plan,
-      sweepConnections,
-      async (stepPlan) => {
-        const { result, hdr } = await measure(stepPlan);
-        if (outputs.hdrLog !== undefined)
-          await writeOutput(stepLogPath(outputs.hdrLog, `c${stepPlan.connections}`), hdr, io.stdout);
-        return result;
-      },
-      (result, index) => {
-        text.write(
-          `step ${index + 1}/${sweepConnections.length}: ${counted(result.connections, 'connection')}, ${result.throughputRps.toFixed(1)} answered/s, p99 ${result.latency.count > 0 ? result.latency.p99.toFixed(2) : '-'} ms\n`,
-        );
-        judgeStep(result);
-      },
-      sweepStop.signal,
-    );
-    if (results.length < sweepConnections.length)
-      text.write(
-        endedLine(results.length, sweepConnections.length, counted(missedStep?.connections ?? 0, 'connection')),
-      );
-    text.write(`\n${formatConnectionsSweep(results, slo)}`);
-    if (outputs.json !== undefined)
-      await writeOutput(outputs.json, `${JSON.stringify(connectionsSweepJson(results, slo), null, 2)}\n`, io.stdout);
-    if (page !== undefined && outputs.html !== undefined)
-      await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine, 'connections');
-    if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport(results, slo));
-    refuseIfNothingSucceeded(results);
-    refuseIfNotSettled(results);
-    return;
-  }
+  if (sweepRates !== undefined && slo !== undefined) return runRateSweep(plan, sweepRates, slo, sweepContext);
+  if (sweepConnections !== undefined && slo !== undefined)
+    return runConnectionsSweepMode(plan, sweepConnections, slo, sweepContext);
 
   const { result, hdr } = await measure(plan);
   const thresholds = judgeThresholds(outputs.thresholds ?? [], result);

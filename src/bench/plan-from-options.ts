@@ -1,22 +1,16 @@
 import { parseHeaderLines } from '../options/header-lines.js';
 import { parseStages, type Stage } from '../core/arrivals.js';
 import { freshSeed } from '../core/rng.js';
-import { BatchlineError } from '../errors.js';
 import { BENCH_OPTIONS, type BenchOptionValues } from '../options/bench.js';
 import { parseDurationMs } from '../options/schema.js';
 import { parseObjective, type Objective } from '../options/objective.js';
+import { invalidOptionValue as invalid } from '../options/invalid-option-value.js';
 import type { BenchPlan } from './plan.js';
-import { percentDecoded } from './percent-decoded.js';
+import { basicAuthFromUrl, parseTargetUrl } from './target-url.js';
 import { parseConnectionsSweep } from './connections-sweep.js';
 import { parseSlo, parseSweep } from './sweep.js';
-import {
-  DEFAULT_MAX_WINDOWS,
-  DEFAULT_STABLE_LATENCY,
-  DEFAULT_WINDOW_MS,
-  type StabilityPlan,
-  type StableLatency,
-  type WindowLength,
-} from './stability-rule.js';
+import type { StabilityPlan } from './stability-rule.js';
+import { stabilityOf } from './stable-options.js';
 
 /** Where the request body comes from, resolved later (reading a file, probing the target). */
 export type BodySource = { kind: 'inline'; text: string } | { kind: 'file'; path: string } | { kind: 'none' };
@@ -165,61 +159,6 @@ export function validateBench(
 }
 
 /**
- * `--stable PCT` and the three options that shape it. Each window is --window long, so --duration
- * and --requests (which set one window's length) are refused beside it, as are stages (a ramp's
- * windows differ by design). --hdr-log and --html hold the kept windows joined (join-recordings.ts).
- */
-function stabilityOf(
-  o: BenchOptionValues,
-  durationGiven: boolean,
-  withStages: boolean,
-  workers: number,
-): StabilityPlan | undefined {
-  const pct = o.stable;
-  if (pct === undefined) {
-    const alone = 'with --stable PCT (windows until three agree)';
-    if (o.window !== undefined) invalid('--window', o.window, `${alone}: a single run lasts -d/--duration`);
-    if (o.maxWindows !== undefined) invalid('--max-windows', String(o.maxWindows), alone);
-    if (o.stableLatency !== undefined) invalid('--stable-latency', o.stableLatency, alone);
-    return undefined;
-  }
-  const why = (what: string) =>
-    `${what} with --stable: each window lasts --window (default ${DEFAULT_WINDOW_MS / 1000}s), up to --max-windows`;
-  if (durationGiven) invalid('--duration', `${o.duration} ms`, why('no -d/--duration'));
-  if (o.requests > 0) invalid('--requests', String(o.requests), why('no -n/--requests'));
-  if (withStages)
-    invalid('--stages', o.stages as string, "no --stages with --stable: a ramp's windows differ by design");
-  const window = o.window === undefined ? { ms: DEFAULT_WINDOW_MS } : parseWindow(o.window);
-  // A closed loop's window of N requests shares them among the threads, as -n does.
-  if ('requests' in window && window.requests < workers)
-    invalid('--window', o.window as string, `at least --workers (${workers}) requests: each thread needs a share`);
-  const latency = o.stableLatency === 'avg' ? 'mean' : ((o.stableLatency ?? DEFAULT_STABLE_LATENCY) as StableLatency);
-  return { percentage: pct, window, maxWindows: o.maxWindows ?? DEFAULT_MAX_WINDOWS, latency };
-}
-
-/** Most requests a window may count, as -n's bound. */
-const MAX_WINDOW_REQUESTS = 1_000_000_000;
-/** Longest window of time. */
-const MAX_WINDOW_MS = 3_600_000;
-
-/**
- * `--window`: a time (`5s`, `500ms`, a bare number is seconds) or a count of measured requests
- * (`500req`, perf_analyzer's count_windows), in one flag as bench's other lengths are.
- */
-function parseWindow(text: string): WindowLength {
-  const allowed = `a time such as 500ms, 5s or 1m (from 1 ms to ${MAX_WINDOW_MS / 60_000} min) or a count of measured requests such as 500req (from 1 to ${MAX_WINDOW_REQUESTS})`;
-  const counted = /^\s*(\d+)\s*(?:req|reqs|requests?)\s*$/i.exec(text);
-  if (counted !== null) {
-    const requests = Number(counted[1]);
-    if (!(requests >= 1 && requests <= MAX_WINDOW_REQUESTS)) invalid('--window', text, allowed);
-    return { requests };
-  }
-  const ms = parseDurationMs(text);
-  if (ms === undefined || !(ms >= 1 && ms <= MAX_WINDOW_MS)) invalid('--window', text, allowed);
-  return { ms };
-}
-
-/**
  * Options of the open loop's schedule, given to a closed loop (no --rate, --stages or --sweep):
  * the run went ahead without them, and `--arrival poisson --seed 7` measured evenly-paced
  * senders that were no schedule at all.
@@ -293,67 +232,6 @@ function checkWorkerShares(plan: BenchPlan, sweptConnections?: readonly number[]
   if (plan.maxInFlight < w) invalid('--workers', String(w), `at most --max-in-flight (${plan.maxInFlight})`);
 }
 
-function parseTargetUrl(text: string | undefined): URL {
-  if (text === undefined || text.trim() === '') {
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      '<url>: missing, expected the endpoint to load, such as http://127.0.0.1:8080/v1/infer',
-    );
-  }
-  // `localhost:8080/v1/infer` as wrk and curl take it: http:// assumed (new URL would read `localhost:` as a scheme).
-  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text.trim()) ? text.trim() : `http://${text.trim()}`;
-  let url: URL;
-  try {
-    url = new URL(withScheme);
-  } catch {
-    return invalid(
-      '<url>',
-      text,
-      'an http:// or https:// URL, such as http://127.0.0.1:8080/v1/infer or localhost:8080/v1/infer',
-    );
-  }
-  // Port 0 is no server's: the run failed every request 'refused', naming no port.
-  if (url.port === '0') invalid('<url>', text, 'a port from 1 to 65535');
-  if (url.protocol === 'grpc:') return grpcTarget(url, text);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    invalid('<url>', text, 'an http:// or https:// URL, or grpc://host:port/models/NAME');
-  return url;
-}
-
-/** The model and version a grpc:// URL names: `grpc://host:port/models/NAME[/versions/V]`. */
-export function grpcModelOf(url: URL): { name: string; version: string } {
-  const match = /^\/models\/([^/]+)(?:\/versions\/([^/]+))?\/?$/.exec(url.pathname);
-  return { name: percentDecoded(match?.[1] ?? ''), version: percentDecoded(match?.[2] ?? '') };
-}
-
-function grpcTarget(url: URL, text: string): URL {
-  if (url.port === '') invalid('<url>', text, 'a port in grpc://host:port/models/NAME (gRPC has no default port)');
-  if (grpcModelOf(url).name === '')
-    invalid(
-      '<url>',
-      text,
-      'grpc://host:port/models/NAME or grpc://host:port/models/NAME/versions/V: the model ModelInfer asks for',
-    );
-  return url;
-}
-
-/**
- * `http://user:password@host/` sends the credentials as basic auth, as curl and k6 do (an
- * `authorization` header given with -H wins), and takes them out of the URL, so no report prints
- * the password. They were dropped without a word: the server saw no credentials at all.
- */
-function basicAuthFromUrl(url: URL, headers: Record<string, string>): void {
-  if (url.username === '' && url.password === '') return;
-  if (url.protocol === 'grpc:') {
-    if (url.password !== '') url.password = '***'; // not printed
-    invalid('<url>', url.href, 'no user:password@ in a grpc:// URL (send credentials with -H)');
-  }
-  const credentials = `${percentDecoded(url.username)}:${percentDecoded(url.password)}`;
-  headers.authorization ??= `Basic ${Buffer.from(credentials).toString('base64')}`;
-  url.username = '';
-  url.password = '';
-}
-
 function parseSeed(text: string, name: string): number {
   const seed = Number(text);
   if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(seed) || seed > 0xffffffff)
@@ -381,10 +259,6 @@ function checkStageBounds(text: string, stages: readonly Stage[]): void {
   const maxMs = BENCH_OPTIONS.duration.maxMs;
   if (totalMs > maxMs) invalid('--stages', text, `a total length up to ${maxMs / 1000} s, as -d`);
   if (totalMs === 0) invalid('--stages', text, 'a total length above 0 (every stage lasts 0 s)');
-}
-
-function invalid(name: string, got: string, expected: string): never {
-  throw new BatchlineError('INVALID_OPTION', `${name}: got '${got}', expected ${expected}`);
 }
 
 /**

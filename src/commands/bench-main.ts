@@ -1,59 +1,25 @@
 import { lookup } from 'node:dns/promises';
 import { writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { BatchlineError, ExitWithCode } from '../errors.js';
+import { ExitWithCode } from '../errors.js';
 import { checkOutputPath } from './output-path.js';
-import { quitAtOnce, trapInterrupt } from './interrupt.js';
+import { checkStdoutOutputs, writeOutput, type BenchOutputs } from './bench-outputs.js';
+import { nothingSucceeded, notSettled, THRESHOLDS_FAILED_EXIT } from './bench-exit-codes.js';
+import { trapInterrupt } from './interrupt.js';
+import { measurer, type MeasureContext } from './bench-measure.js';
+import { runConnectionsSweepMode, runRateSweep, type SweepContext } from './bench-sweep-modes.js';
 import { withBody } from './bench-body.js';
 import { checkCertificate } from '../bench/certificate-check.js';
-import type { ErrorKind } from '../bench/error-kind.js';
-import { formatHdrLog } from '../bench/hdr-log.js';
 import type { ValidatedBench } from '../bench/plan-from-options.js';
 import type { BenchPlan } from '../bench/plan.js';
-import { ProgressLine, progressLineAllowed, type BenchProgress } from '../bench/progress.js';
+import { progressLineAllowed } from '../bench/progress.js';
 import { toBenchJson } from '../bench/report-json.js';
-import { counted, formatReport } from '../bench/report-text.js';
-import type { BenchResult, BenchRun } from '../bench/result.js';
-import type { RecordedRun, ServerSamples } from '../bench/server-samples.js';
-import { joinRecordings } from '../bench/join-recordings.js';
-import { sideReadsOf } from '../bench/side-reads.js';
-import { runBench } from '../bench/run-bench.js';
-import { startServerStatistics } from './bench-server-statistics.js';
-import { bestRate, formatSweep, parseSlo, parseSweep, runSweep, stepVerdict, type Slo } from '../bench/sweep.js';
-import { sweepStepsJson } from '../bench/sweep-steps-json.js';
-import {
-  connectionsSweepJson,
-  formatConnectionsSweep,
-  parseConnectionsSweep,
-  runConnectionsSweep,
-} from '../bench/connections-sweep.js';
+import { formatReport } from '../bench/report-text.js';
+import type { RecordedRun } from '../bench/server-samples.js';
+import { parseSlo, parseSweep, type Slo } from '../bench/sweep.js';
+import { parseConnectionsSweep } from '../bench/connections-sweep.js';
 import { csvReport } from '../bench/csv-report.js';
-import { windowText, type StabilityPlan } from '../bench/stability-rule.js';
-import { runStable } from '../bench/stable-windows.js';
 import { failedThresholds, formatThresholds, judgeThresholds } from '../bench/thresholds.js';
-import type { Objective } from '../options/objective.js';
-
-export interface BenchOutputs {
-  json: string | undefined;
-  hdrLog: string | undefined;
-  sweep: string | undefined;
-  /** --sweep-connections: closed-loop steps, one per count of connections. */
-  sweepConnections?: string | undefined;
-  slo: string;
-  /** --stop-on-miss: a sweep ends after its first step that does not meet the objective (perf_analyzer's --latency-threshold). */
-  stopOnMiss?: boolean;
-  /** --threshold, parsed: judged on a single run; one failing exits 99, as in k6. */
-  thresholds?: readonly Objective[];
-  quiet: boolean;
-  /** --no-ui: the plain progress line even on a terminal. */
-  noUi?: boolean;
-  /** --html: a self-contained report page. */
-  html?: string | undefined;
-  /** The command as typed, for the page's footer. */
-  commandLine?: string;
-  /** --csv: perf_analyzer's -f file, a row per run or sweep step. */
-  csv?: string | undefined;
-}
 
 export interface BenchIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -108,33 +74,6 @@ export async function benchMain(validated: ValidatedBench, outputs: BenchOutputs
 }
 
 /**
- * '-' is stdout, which holds one document: '--hdr-log -' wrote the log after the text summary,
- * '--json - --hdr-log -' after the JSON (stdout no longer JSON), '--html -' a file named '-', and
- * a sweep's '--hdr-log -' (one log per step) files named '--100rps.
- */
-function checkStdoutOutputs(outputs: BenchOutputs): void {
-  if (outputs.json === '-' && outputs.hdrLog === '-')
-    throw new BatchlineError('INVALID_OPTION', '--json - and --hdr-log -: only one of them can go to stdout');
-  if (outputs.csv === '-')
-    throw new BatchlineError('INVALID_OPTION', "--csv: got '-', expected a file's path (as perf_analyzer's -f)");
-  if (outputs.html === '-')
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      "--html: got '-', expected a file's path (the page is not written to stdout)",
-    );
-  if (outputs.hdrLog === '-' && outputs.sweep !== undefined)
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      "--hdr-log: got '-', expected a file's path with --sweep (each step writes a log of its own, the rate in its name)",
-    );
-  if (outputs.hdrLog === '-' && outputs.sweepConnections !== undefined)
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      "--hdr-log: got '-', expected a file's path with --sweep-connections (each step writes a log of its own, its connections in its name)",
-    );
-}
-
-/**
  * Ctrl-C ends a run the way k6 does: the first stops sending, waits for the requests in flight
  * and prints the summary of what ran; a second quits at once (exit 130). SIGTERM too (k6's
  * choice as well): it is what `timeout`, `docker stop` and a cancelled CI job send, and it
@@ -148,26 +87,12 @@ function trapBenchInterrupt(stop: AbortController, stderr: NodeJS.WritableStream
   );
 }
 
-/** One measured run (or `--stable`'s kept windows joined) and, with --html, the server's reads while it ran. */
-interface MeasuredRun {
-  run: BenchRun;
-  plan: BenchPlan;
-  samples: ServerSamples | undefined;
-}
-
-interface RunContext {
+interface RunContext extends MeasureContext {
   sweepRates: number[] | undefined;
   sweepConnections: number[] | undefined;
   slo: Slo | undefined;
   outputs: BenchOutputs;
   io: BenchIo;
-  /** Where the human summary goes. */
-  text: NodeJS.WritableStream;
-  stop: AbortController;
-  dashboard: boolean;
-  showProgress: boolean;
-  /** --stable: each run (or sweep step) is windows until three agree. */
-  stability: StabilityPlan | undefined;
 }
 
 /** Runs the plan (or each step of a sweep) and writes the summary and the files asked for. */
@@ -177,182 +102,21 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
   const page = outputs.html === undefined ? undefined : await import('../report/html/bench-html.js');
   const serverSamples = outputs.html === undefined ? undefined : await import('../bench/server-samples.js');
   const recorded: RecordedRun[] = [];
-  const runOne = async (stepPlan: BenchPlan): Promise<MeasuredRun> => {
-    const display = context.dashboard
-      ? await startDashboardDisplay(stepPlan, io.stdout as NodeJS.WriteStream, stop)
-      : context.showProgress
-        ? lineDisplay(new ProgressLine(io.stderr))
-        : undefined;
-    const server = serverSamples?.startServerSamples(stepPlan.url, sideReadsOf(stepPlan));
-    // The server's own split of the time, read at the window's start and end (perf_analyzer's "Server:").
-    const statistics = startServerStatistics(stepPlan);
-    // Stopped once, whether the run ended or threw.
-    let reads: Promise<ServerSamples | undefined> | undefined;
-    const stopReads = (): Promise<ServerSamples | undefined> =>
-      (reads ??= server?.stop() ?? Promise.resolve(undefined));
-    try {
-      if (stepPlan.warmupMs === 0) await statistics.first;
-      const run = await runBench(stepPlan, {
-        stop: stop.signal,
-        onStart: (startEpochMs) => statistics.clockStarted(startEpochMs),
-        ...(display === undefined ? {} : { onProgress: display.draw }),
-      });
-      const reading = await statistics.stop();
-      run.result.server = reading.server;
-      if (reading.warning !== undefined) run.result.warnings.push(reading.warning);
-      return { run, plan: stepPlan, samples: await stopReads() };
-    } finally {
-      await statistics.stop();
-      display?.end();
-      await stopReads();
-    }
-  };
+  const measure = measurer(context, serverSamples, recorded);
   const commandLine = outputs.commandLine ?? 'batchline bench';
-  const stability = context.stability;
-  // With --stable a run (or a sweep's step) is windows until the last three agree, joined: the
-  // report, its log and its page are of the kept windows.
-  const measureRun = async (stepPlan: BenchPlan): Promise<MeasuredRun> => {
-    if (stability === undefined) return runOne(stepPlan);
-    const windows: MeasuredRun[] = [];
-    const result = await runStable(
-      stepPlan,
-      stability,
-      async (windowPlan) => {
-        const window = await runOne(windowPlan);
-        windows.push(window);
-        return window.run.result;
-      },
-      (figures, index) =>
-        text.write(
-          `window ${index + 1}/${stability.maxWindows}: ${figures.throughputRps.toFixed(1)} answered/s, ${stability.latency} ${figures.latencyMs === undefined ? '-' : figures.latencyMs.toFixed(2)} ms\n`,
-        ),
-      stop.signal,
-    );
-    const keptNumbers = result.stability?.kept ?? [];
-    const kept = windows.filter((_, i) => keptNumbers.includes(i + 1));
-    const firstNumber = keptNumbers[0] ?? 1;
-    return {
-      run: joinRecordings(
-        kept.map((w) => w.run),
-        result,
-        firstNumber,
-      ),
-      plan: stepPlan,
-      samples:
-        serverSamples === undefined
-          ? undefined
-          : serverSamples.joinServerSamples(kept.map((w) => w.samples as ServerSamples)),
-    };
-  };
-  const measure = async (stepPlan: BenchPlan): Promise<{ result: BenchResult; hdr: string }> => {
-    const measured = await measureRun(stepPlan);
-    const { run } = measured;
-    if (measured.samples !== undefined) recorded.push({ run, plan: stepPlan, samples: measured.samples });
-    const spans = run.windows;
-    const kept = spans === undefined ? '' : ` windows ${spans[0]?.number}-${spans.at(-1)?.number} joined (--stable)`;
-    const hdr = formatHdrLog(
-      run.intervals,
-      run.startEpochMs,
-      // The seed only where it plays a part, as the --json report has it: an open loop's arrivals.
-      `batchline bench ${stepPlan.method} ${stepPlan.url}${stepPlan.mode === 'open' ? ` seed ${stepPlan.seed}` : ''}${kept}`,
-    );
-    return { result: run.result, hdr };
-  };
+  const sweepContext: SweepContext = { outputs, stdout: io.stdout, text, stop, measure, page, recorded, commandLine };
 
-  // --stop-on-miss: the sweep's own stop, aborted by the user's or after the first step not met.
-  const sweepStop = new AbortController();
-  const passStop = (): void => sweepStop.abort();
-  if (stop.signal.aborted) passStop();
-  stop.signal.addEventListener('abort', passStop, { once: true });
-  let missedStep: BenchResult | undefined;
-  const judgeStep = (result: BenchResult): void => {
-    if (outputs.stopOnMiss !== true || slo === undefined || missedStep !== undefined) return;
-    if (stepVerdict(result, slo) === 'met') return;
-    missedStep = result;
-    sweepStop.abort();
-  };
-  const endedLine = (done: number, total: number, step: string): string =>
-    missedStep === undefined || slo === undefined
-      ? `stopped after step ${done} of ${total}\n`
-      : `ended after step ${done} of ${total} (--stop-on-miss): ${step} did not meet ${slo.text} (${stepVerdict(missedStep, slo)})\n`;
-
-  if (sweepRates !== undefined && slo !== undefined) {
-    const results = await runSweep(
-      plan,
-      sweepRates,
-      async (stepPlan) => {
-        const { result, hdr } = await measure(stepPlan);
-        if (outputs.hdrLog !== undefined)
-          await writeOutput(stepLogPath(outputs.hdrLog, `${stepPlan.rateRps}rps`), hdr, io);
-        return result;
-      },
-      (result, index) => {
-        text.write(
-          `step ${index + 1}/${sweepRates.length}: ${result.targetRateRps} req/s target, ${result.throughputRps.toFixed(1)} answered, p99 ${result.latency.p99.toFixed(2)} ms\n`,
-        );
-        judgeStep(result);
-      },
-      sweepStop.signal,
-    );
-    if (results.length < sweepRates.length)
-      text.write(endedLine(results.length, sweepRates.length, `${missedStep?.targetRateRps} req/s`));
-    text.write(`\n${formatSweep(results, slo)}`);
-    if (outputs.json !== undefined) {
-      const best = bestRate(results, slo);
-      await writeOutput(
-        outputs.json,
-        `${JSON.stringify({ schema: 'batchline.bench-sweep/v1', slo: slo.text, best_rate_rps: best ?? null, steps: sweepStepsJson(results, slo) }, null, 2)}\n`,
-        io,
-      );
-    }
-    if (page !== undefined && outputs.html !== undefined)
-      await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine);
-    if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport(results, slo));
-    refuseIfNothingSucceeded(results);
-    refuseIfNotSettled(results);
-    return;
-  }
-
-  if (sweepConnections !== undefined && slo !== undefined) {
-    const results = await runConnectionsSweep(
-      plan,
-      sweepConnections,
-      async (stepPlan) => {
-        const { result, hdr } = await measure(stepPlan);
-        if (outputs.hdrLog !== undefined)
-          await writeOutput(stepLogPath(outputs.hdrLog, `c${stepPlan.connections}`), hdr, io);
-        return result;
-      },
-      (result, index) => {
-        text.write(
-          `step ${index + 1}/${sweepConnections.length}: ${counted(result.connections, 'connection')}, ${result.throughputRps.toFixed(1)} answered/s, p99 ${result.latency.count > 0 ? result.latency.p99.toFixed(2) : '-'} ms\n`,
-        );
-        judgeStep(result);
-      },
-      sweepStop.signal,
-    );
-    if (results.length < sweepConnections.length)
-      text.write(
-        endedLine(results.length, sweepConnections.length, counted(missedStep?.connections ?? 0, 'connection')),
-      );
-    text.write(`\n${formatConnectionsSweep(results, slo)}`);
-    if (outputs.json !== undefined)
-      await writeOutput(outputs.json, `${JSON.stringify(connectionsSweepJson(results, slo), null, 2)}\n`, io);
-    if (page !== undefined && outputs.html !== undefined)
-      await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine, 'connections');
-    if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport(results, slo));
-    refuseIfNothingSucceeded(results);
-    refuseIfNotSettled(results);
-    return;
-  }
+  if (sweepRates !== undefined && slo !== undefined) return runRateSweep(plan, sweepRates, slo, sweepContext);
+  if (sweepConnections !== undefined && slo !== undefined)
+    return runConnectionsSweepMode(plan, sweepConnections, slo, sweepContext);
 
   const { result, hdr } = await measure(plan);
   const thresholds = judgeThresholds(outputs.thresholds ?? [], result);
   text.write(formatReport(result));
   if (thresholds.length > 0) text.write(formatThresholds(thresholds));
   if (outputs.json !== undefined)
-    await writeOutput(outputs.json, `${JSON.stringify(toBenchJson(result, thresholds), null, 2)}\n`, io);
-  if (outputs.hdrLog !== undefined) await writeOutput(outputs.hdrLog, hdr, io);
+    await writeOutput(outputs.json, `${JSON.stringify(toBenchJson(result, thresholds), null, 2)}\n`, io.stdout);
+  if (outputs.hdrLog !== undefined) await writeOutput(outputs.hdrLog, hdr, io.stdout);
   if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport([result]));
   const only = recorded[0];
   if (page !== undefined && outputs.html !== undefined && only !== undefined)
@@ -366,13 +130,6 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
   if (unsettled !== undefined) throw new ExitWithCode(1, [unsettled, ...failed].join('\n'));
   if (failed.length > 0) throw new ExitWithCode(THRESHOLDS_FAILED_EXIT, failed.join('\n'));
 }
-
-/**
- * k6's status when a threshold fails (its ThresholdsHaveFailed): a CI job tells "the server
- * missed the objective" from "the run could not measure" (1: nothing answered 2xx, the host does
- * not resolve) and from an invalid option (2), and a k6 user's scripts already test for 99.
- */
-export const THRESHOLDS_FAILED_EXIT = 99;
 
 /**
  * A host name that does not resolve fails every request as `other` with no word of why (a 10 s
@@ -390,108 +147,4 @@ async function checkHostResolves(urlText: string): Promise<void> {
       `batchline bench: cannot resolve the host '${host}'${typeof code === 'string' ? ` (${code})` : ''}; no request was sent`,
     );
   }
-}
-
-/** A sweep none of whose steps got a 2xx answer measured nothing: exit 1, as a single run. */
-function refuseIfNothingSucceeded(results: readonly BenchResult[]): void {
-  const failures = results.map(nothingSucceeded);
-  if (failures.length > 0 && failures.every((f) => f !== undefined))
-    throw new ExitWithCode(1, 'batchline bench: no request succeeded in any step');
-}
-
-/**
- * perf_analyzer's "Failed to obtain stable measurement": exit 1 (its own status, 2, is bench's
- * invalid option), after the figures were printed and written. A run the user stopped is not one.
- */
-function notSettled(results: readonly BenchResult[]): string | undefined {
-  const failed = results.filter((r) => r.stability !== undefined && !r.stability.settled && !r.stability.stopped);
-  if (failed.length === 0) return undefined;
-  const s = failed[0]?.stability as NonNullable<BenchResult['stability']>;
-  const what =
-    results.length === 1
-      ? 'the run'
-      : `${failed.length} of ${results.length} steps (${failed.map((r) => (r.mode === 'open' ? `${r.targetRateRps} req/s` : counted(r.connections, 'connection'))).join(', ')})`;
-  return `batchline bench: failed to obtain a stable measurement: ${what} did not settle within ${s.maxWindows} windows of ${windowText(s)} (--stable ${s.percentage}); try a longer --window or more --max-windows`;
-}
-
-function refuseIfNotSettled(results: readonly BenchResult[]): void {
-  const unsettled = notSettled(results);
-  if (unsettled !== undefined) throw new ExitWithCode(1, unsettled);
-}
-
-/** Why a run proves nothing about the server: not one request got a 2xx answer. */
-export function nothingSucceeded(result: BenchResult): string | undefined {
-  if (result.requests.ok > 0 || (result.stoppedAtS !== undefined && result.stoppedAtS <= result.warmupS))
-    return undefined;
-  const errors = Object.entries(result.errors)
-    .filter(([, n]) => n > 0)
-    .map(([kind, n]) => {
-      const cause = result.errorCauses[kind as ErrorKind];
-      return cause === undefined ? `${kind} ${n}` : `${kind} ${n} (first: ${cause})`;
-    });
-  const statuses = Object.entries(result.status).map(([code, n]) => `${code}: ${n}`);
-  const what = [
-    ...(statuses.length > 0 ? [`answers ${statuses.join(', ')}`] : []),
-    ...(errors.length > 0 ? [`errors ${errors.join(', ')}`] : []),
-  ];
-  return `batchline bench: no request succeeded (no 2xx answer among ${result.requests.sent} sent${what.length > 0 ? `; ${what.join('; ')}` : ''})`;
-}
-
-interface ProgressDisplay {
-  draw: (progress: BenchProgress) => void;
-  end: () => void;
-}
-
-function lineDisplay(line: ProgressLine): ProgressDisplay {
-  return { draw: (p) => line.draw(p), end: () => line.end() };
-}
-
-/**
- * The live Ink view of a run; the plain summary is printed after its last frame. `q` (or
- * Ctrl-C, which Ink's raw mode turns into a key) stops the run as a first Ctrl-C does without a
- * dashboard: the summary covers what ran; a second one quits at once.
- */
-async function startDashboardDisplay(
-  plan: BenchPlan,
-  stdout: NodeJS.WriteStream,
-  stop: AbortController,
-): Promise<ProgressDisplay> {
-  const { startBenchDashboard, benchViewFromProgress } = await import('../ui/bench-dashboard.js');
-  const dashboard = startBenchDashboard({
-    stdout,
-    onStop: () => {
-      if (!stop.signal.aborted) return void stop.abort();
-      dashboard.stop();
-      quitAtOnce('SIGINT');
-    },
-  });
-  const facts = {
-    target: `${plan.method} ${plan.url}`,
-    plannedRequests: plan.maxRequests > 0 ? plan.maxRequests : undefined,
-    connections: plan.mode === 'closed' ? plan.connections : undefined,
-  };
-  return {
-    draw: (p) => dashboard.update(benchViewFromProgress(p, facts)),
-    end: () => dashboard.stop(),
-  };
-}
-
-/**
- * With a sweep, one HdrHistogram log per step, the step inserted before the extension:
- * `run.hlog` becomes `run-500rps.hlog` (--sweep) or `run-c4.hlog` (--sweep-connections).
- */
-export function stepLogPath(path: string, step: string): string {
-  const dot = path.lastIndexOf('.');
-  const slash = Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\'));
-  const stem = dot > slash + 1 ? path.slice(0, dot) : path;
-  const ext = dot > slash + 1 ? path.slice(dot) : '';
-  return `${stem}-${step}${ext}`;
-}
-
-async function writeOutput(target: string, content: string, io: BenchIo): Promise<void> {
-  if (target === '-') {
-    io.stdout.write(content);
-    return;
-  }
-  await writeFile(target, content);
 }

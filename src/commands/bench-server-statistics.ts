@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type * as GrpcJs from '@grpc/grpc-js';
 import { inferRouteOf } from '../bench/default-body.js';
 import type { BenchPlan } from '../bench/plan.js';
-import { grpcModelOf } from '../bench/plan-from-options.js';
+import { grpcModelOf } from '../bench/target-url.js';
 import { getSideJson, type SideReads, sideReadsOf } from '../bench/side-reads.js';
 import type { ServerBreakdown } from '../bench/result.js';
 import { inferenceType } from '../protocol/grpc-proto-root.js';

@@ -8,14 +8,11 @@ import type {
   LaunchedInstance,
   RunLimits,
 } from './instance-handle.js';
-import {
-  FAILURES_UNTIL_NOT_LIVE,
-  modelHealth,
-  type InstanceEvent,
-  type InstanceHealth,
-  type InstanceState,
-  type ModelHealth,
-} from './instance-health.js';
+import { FAILURES_UNTIL_NOT_LIVE, modelHealth, type InstanceEvent, type ModelHealth } from './instance-health.js';
+import { RestartBackoff } from './restart-backoff.js';
+import { closeSlotOnce } from './slot-close.js';
+import { StuckSweep } from './stuck-sweep.js';
+import { loadingSlot, slotHealth, type Busy, type Run, type Slot } from './instance-slot.js';
 import type { ItemTensors, TensorSpec } from './tensor-spec.js';
 
 export interface PoolOptions {
@@ -38,41 +35,6 @@ export type InstanceWarmup = (
   run: (items: ItemTensors[]) => Promise<(ItemTensors | Error)[]>,
 ) => Promise<void>;
 
-const DEFAULT_FIRST_BACKOFF_MS = 100;
-const DEFAULT_MAX_BACKOFF_MS = 10_000;
-const DEFAULT_SWEEP_MS = 50;
-
-interface Run {
-  items: readonly ItemTensors[];
-  limits: RunLimits;
-  resolve: (outputs: (ItemTensors | Error)[]) => void;
-  reject: (error: Error) => void;
-}
-
-interface Busy {
-  run: Run;
-  /** When it reached the head of its instance's line (a batch posted behind another starts when that ends). */
-  startedAtMs: number;
-}
-
-interface Slot {
-  index: number;
-  state: InstanceState;
-  handle: InstanceHandle | undefined;
-  /** The batches posted to it, in the order it runs them: the first runs, the others wait in its mailbox. */
-  busy: Busy[];
-  restarts: number;
-  consecutiveFailures: number;
-  lastError: string | undefined;
-  retry: NodeJS.Timeout | undefined;
-  /** What was last told of it: a new watcher hears it again while the instance is out. */
-  lastEvent: InstanceEvent | undefined;
-  /** An added or restarted instance that has loaded and runs its warmup (still `loading`): a close stops it. */
-  warming: InstanceHandle | undefined;
-  /** Its close, once begun: a retire that the pool's close set off (its batch failed) awaits the same end. */
-  closing: Promise<void> | undefined;
-}
-
 /**
  * A model version's instances and the batches they run. It keeps no line of its own: the
  * batcher schedules, and runs a batch on instance i only while the pool says i is up and idle
@@ -85,7 +47,6 @@ interface Slot {
 export class InstancePool {
   private readonly slots: Slot[];
   private readonly listeners: InstanceListener[] = [];
-  private sweeper: NodeJS.Timeout | undefined;
   private closed = false;
   /** Aborted by `close`: stops the restarts still loading. */
   private readonly stopLoads = new AbortController();
@@ -94,9 +55,8 @@ export class InstancePool {
   /** A code model that exports `itemCost` (from its first instance). */
   itemCost = false;
   private readonly now: () => number;
-  private readonly firstBackoffMs: number;
-  private readonly maxBackoffMs: number;
-  private readonly sweepMs: number;
+  private readonly backoff: RestartBackoff;
+  private readonly stuckSweep: StuckSweep;
   /** What a restarted instance runs before it is up again (`warmRestarts`). */
   private restartWarmup: InstanceWarmup | undefined;
 
@@ -108,10 +68,14 @@ export class InstancePool {
     options: PoolOptions,
   ) {
     this.now = options.now ?? (() => performance.now());
-    this.firstBackoffMs = options.firstBackoffMs ?? DEFAULT_FIRST_BACKOFF_MS;
-    this.maxBackoffMs = options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS;
-    this.sweepMs = options.sweepMs ?? DEFAULT_SWEEP_MS;
+    this.backoff = new RestartBackoff(options.firstBackoffMs, options.maxBackoffMs);
     this.slots = Array.from({ length: count }, (_, index) => loadingSlot(index));
+    this.stuckSweep = new StuckSweep(
+      this.slots,
+      this.now,
+      (slot, ranMs, limitMs) => this.stuck(slot, ranMs, limitMs),
+      options.sweepMs,
+    );
   }
 
   /** Instances there are: those a batcher is retiring included, until `retire` stops each. */
@@ -284,19 +248,7 @@ export class InstancePool {
 
   health(): ModelHealth {
     const nowMs = this.now();
-    return modelHealth(
-      this.slots.map(
-        (slot): InstanceHealth => ({
-          index: slot.index,
-          state: slot.state,
-          restarts: slot.restarts,
-          consecutiveFailures: slot.consecutiveFailures,
-          lastError: slot.lastError,
-          busyForMs: slot.busy[0] === undefined ? undefined : nowMs - slot.busy[0].startedAtMs,
-          pid: slot.handle?.pid,
-        }),
-      ),
-    );
+    return modelHealth(this.slots.map((slot) => slotHealth(slot, nowMs)));
   }
 
   /**
@@ -306,47 +258,24 @@ export class InstancePool {
    */
   async close(): Promise<void> {
     this.closed = true;
-    this.stopSweeper();
+    this.stuckSweep.stop();
     this.stopLoads.abort();
     const error = new Error('the model was closed');
     await Promise.all(this.slots.map((slot) => this.closeSlot(slot, error)));
   }
 
-  /**
-   * Closes a slot once. A second `handle.close()` would take the place of the first's resolver,
-   * and the first (the pool's close, which a DELETE awaits) would never end.
-   */
   private closeSlot(slot: Slot, error: Error): Promise<void> {
-    slot.closing ??= this.closeSlotOnce(slot, error);
-    return slot.closing;
-  }
-
-  private async closeSlotOnce(slot: Slot, error: Error): Promise<void> {
-    if (slot.retry !== undefined) clearTimeout(slot.retry);
-    // A warmup that may never end: stopped where it can be; a thread in native code ends its run first.
-    if (slot.warming?.stops === 'at once') slot.warming.kill();
-    const handle = slot.handle;
-    const busy = slot.busy;
-    slot.state = 'closed';
-    slot.busy = [];
-    for (const { run } of busy) run.reject(error);
-    if (handle === undefined) return;
-    const ended = handle.close();
-    // Not waited for: a batch that may never end. A thread in native code cannot be stopped there
-    // (terminating it aborts the whole process): it closes once its batch is done.
-    if (busy.length > 0 && handle.stops === 'at once') handle.kill();
-    const finalizeFailure = await ended;
-    // Told, not kept as the slot's last event: it changes nothing a later listener must learn.
-    if (finalizeFailure !== undefined)
-      for (const listener of this.listeners)
-        listener({ kind: 'finalize_failed', index: slot.index, why: finalizeFailure });
+    return closeSlotOnce(slot, error, (why) => {
+      // Told, not kept as the slot's last event: it changes nothing a later listener must learn.
+      for (const listener of this.listeners) listener({ kind: 'finalize_failed', index: slot.index, why });
+    });
   }
 
   private start(slot: Slot, run: Run): void {
     const handle = slot.handle!;
     const busy: Busy = { run, startedAtMs: this.now() };
     slot.busy.push(busy);
-    this.startSweeper();
+    if (!this.closed) this.stuckSweep.start();
     handle.run(run.items).then(
       (outputs) => {
         if (!this.ended(slot, busy)) return; // answered already: the instance was stuck and killed
@@ -398,7 +327,7 @@ export class InstancePool {
     slot.lastError = why;
     slot.state = 'restarting';
     for (const { run } of busy) run.reject(runError);
-    const backoffMs = Math.min(this.maxBackoffMs, this.firstBackoffMs * 2 ** (slot.consecutiveFailures - 1));
+    const backoffMs = this.backoff.waitMs(slot.consecutiveFailures);
     slot.retry = setTimeout(() => this.relaunch(slot), backoffMs);
     slot.retry.unref();
     this.tell(slot, {
@@ -427,64 +356,28 @@ export class InstancePool {
     );
   }
 
-  /** Batches past their limit: a busy instance past `stuckAfterMs` is stuck. */
-  private readonly sweep = (): void => {
-    const nowMs = this.now();
-    for (const slot of this.slots) {
-      const busy = slot.busy[0];
-      if (busy === undefined || slot.state !== 'up' || nowMs - busy.startedAtMs <= busy.run.limits.stuckAfterMs)
-        continue;
-      const ranMs = Math.round(nowMs - busy.startedAtMs);
-      const handle = slot.handle!;
-      const limitMs = Math.round(busy.run.limits.stuckAfterMs);
-      if (handle.stops === 'at once') {
-        this.fail(
-          slot,
-          `stuck: a batch ran ${ranMs} ms (limit ${limitMs} ms)`,
-          new Error(`model instance ${slot.index} was stuck for ${ranMs} ms and was restarted`),
-        );
-        handle.kill();
-      } else {
-        slot.state = 'stuck';
-        slot.consecutiveFailures++;
-        // A code model's thread is stopped at once, unless it loaded an addon: say which, or the line reads as a bug.
-        const addon =
-          handle.nativeAddon === undefined ? '' : `; its code loaded the native addon ${handle.nativeAddon}`;
-        slot.lastError = `stuck: a batch has run ${ranMs} ms (limit ${limitMs} ms)${addon}`;
-        this.tell(slot, { kind: 'stuck', index: slot.index, why: slot.lastError });
-      }
+  /**
+   * A busy instance past its batch's stuck limit: one that stops at once is restarted as after a
+   * crash; another is out of the rotation until its run returns.
+   */
+  private stuck(slot: Slot, ranMs: number, limitMs: number): void {
+    const handle = slot.handle!;
+    if (handle.stops === 'at once') {
+      this.fail(
+        slot,
+        `stuck: a batch ran ${ranMs} ms (limit ${limitMs} ms)`,
+        new Error(`model instance ${slot.index} was stuck for ${ranMs} ms and was restarted`),
+      );
+      handle.kill();
+    } else {
+      slot.state = 'stuck';
+      slot.consecutiveFailures++;
+      // A code model's thread is stopped at once, unless it loaded an addon: say which, or the line reads as a bug.
+      const addon = handle.nativeAddon === undefined ? '' : `; its code loaded the native addon ${handle.nativeAddon}`;
+      slot.lastError = `stuck: a batch has run ${ranMs} ms (limit ${limitMs} ms)${addon}`;
+      this.tell(slot, { kind: 'stuck', index: slot.index, why: slot.lastError });
     }
-    if (!this.slots.some((slot) => slot.busy.length > 0)) this.stopSweeper();
-  };
-
-  private startSweeper(): void {
-    if (this.sweeper !== undefined || this.closed) return;
-    this.sweeper = setInterval(this.sweep, this.sweepMs);
-    this.sweeper.unref();
   }
-
-  private stopSweeper(): void {
-    if (this.sweeper === undefined) return;
-    clearInterval(this.sweeper);
-    this.sweeper = undefined;
-  }
-}
-
-/** A slot whose instance has not loaded yet. */
-function loadingSlot(index: number): Slot {
-  return {
-    index,
-    state: 'loading',
-    handle: undefined,
-    busy: [],
-    restarts: 0,
-    consecutiveFailures: 0,
-    lastError: undefined,
-    retry: undefined,
-    lastEvent: undefined,
-    warming: undefined,
-    closing: undefined,
-  };
 }
 
 /** What a failed load says: a BatchlineError's detail, an Error's message, anything else as text. */

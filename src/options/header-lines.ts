@@ -1,4 +1,4 @@
-import { BatchlineError } from '../errors.js';
+import { invalidOptionValue as invalid } from './invalid-option-value.js';
 
 /**
  * `-H 'name: value'` lines into a header object (lower-case names; a repeated name joins with
@@ -22,8 +22,4 @@ export function parseHeaderLines(lines: readonly string[], flag: string, framed:
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
   return headers;
-}
-
-function invalid(flag: string, got: string, expected: string): never {
-  throw new BatchlineError('INVALID_OPTION', `${flag}: got '${got}', expected ${expected}`);
 }

@@ -12,6 +12,7 @@ import type { ServeMetrics } from './metrics.js';
 import type { VersionMetrics } from './version-metrics.js';
 import { type AnswerCounters, countInto, noResponses, totalResponses, type Transport } from './answer-counters.js';
 import { ModelExecutor } from './model-executor.js';
+import { versionMailbox } from './version-mailbox.js';
 import { InferenceStatistics } from './inference-statistics.js';
 import { readLatencyProfile } from '../profile/latency-profile.js';
 import { readModelLatencyProfile } from './model-config.js';
@@ -220,26 +221,19 @@ export class ModelVersion implements AnswerCounters {
   /** Builds the executor, batcher, stats and metrics over a loaded model and takes work. */
   attach(model: ServedModel): void {
     this.model = model;
-    // --pipeline: an instance on another thread or in a process takes its next full batch while it
-    // runs one (its mailbox): it finds it there instead of waiting for its result and the next batch to cross.
-    // --inline-mailbox: an inline onnxruntime model takes that many, run back to back in one turn;
-    // not with --model-latency-ms, whose pretend accelerator runs one batch at a time.
-    const latency = this.config.modelLatencyMs;
-    const inlineMailbox =
-      model.runsInImmediates === true && latency.aMs === 0 && latency.bMs === 0 ? this.config.inlineMailbox : 0;
-    // With item costs, none: the core's mailbox takes a batch of the limit's items, not of its cost.
-    const costed = model.itemCost !== undefined;
-    const mailbox =
-      inlineMailbox > 0
-        ? inlineMailbox
-        : this.config.pipeline && model.watchInstances !== undefined && model.runsOnMainThread !== true && !costed;
+    const { mailbox, inlineMailbox } = versionMailbox(model, this.config);
     const executor = new ModelExecutor(model, this.deps.clock, {
       modelLatencyMs: this.config.modelLatencyMs,
       stuckBatchFactor: this.config.stuckBatchFactor,
       answersAfterRuns: inlineMailbox > 0,
     });
     const batcher = createBatcher(
-      { ...this.config, latencyPrior: this.latencyPrior, mailbox, ...(costed ? { itemCosts: true } : {}) },
+      {
+        ...this.config,
+        latencyPrior: this.latencyPrior,
+        mailbox,
+        ...(model.itemCost !== undefined ? { itemCosts: true } : {}),
+      },
       this.deps.clock,
       executor,
     );

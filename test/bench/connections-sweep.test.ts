@@ -10,7 +10,8 @@ import {
 } from '../../src/bench/connections-sweep.js';
 import { parseSlo } from '../../src/bench/sweep.js';
 import type { BenchResult } from '../../src/bench/result.js';
-import { benchMain, type BenchOutputs } from '../../src/commands/bench-main.js';
+import { benchMain } from '../../src/commands/bench-main.js';
+import type { BenchOutputs } from '../../src/commands/bench-outputs.js';
 import { startTestServer } from '../serve/test-server.js';
 import { planFor, validated } from './plan-helper.js';
 import { fixedDelayServer, startServer } from './servers.js';

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { benchMain, type BenchOutputs } from '../../src/commands/bench-main.js';
+import { benchMain } from '../../src/commands/bench-main.js';
+import type { BenchOutputs } from '../../src/commands/bench-outputs.js';
 import { startTestServer } from '../serve/test-server.js';
 import { tempDir } from '../temp-dir.js';
 import { validated } from './plan-helper.js';

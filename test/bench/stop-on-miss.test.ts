@@ -1,5 +1,6 @@
 import { describe, afterEach, expect, it } from 'vitest';
-import { benchMain, type BenchOutputs } from '../../src/commands/bench-main.js';
+import { benchMain } from '../../src/commands/bench-main.js';
+import type { BenchOutputs } from '../../src/commands/bench-outputs.js';
 import { validated } from './plan-helper.js';
 import { fifoServer } from './servers.js';
 import { TextSink } from './text-sink.js';

@@ -338,7 +338,7 @@ describe('report text', () => {
 
 describe('sweep HdrHistogram logs', () => {
   it('name one log per step after the rate', async () => {
-    const { stepLogPath } = await import('../../src/commands/bench-main.js');
+    const { stepLogPath } = await import('../../src/commands/bench-outputs.js');
     expect(stepLogPath('out/run.hlog', '500rps')).toBe('out/run-500rps.hlog');
     expect(stepLogPath('run', '2.5rps')).toBe('run-2.5rps');
     expect(stepLogPath('./a.b/run', '10rps')).toBe('./a.b/run-10rps');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { inferRouteOf } from '../../src/bench/default-body.js';
-import { grpcModelOf } from '../../src/bench/plan-from-options.js';
+import { grpcModelOf } from '../../src/bench/target-url.js';
 
 describe('the model a target URL names, percent-decoded as it is meant', () => {
   it('decodes an escape, and keeps a % that starts none as it is (decodeURIComponent threw: a stack trace)', () => {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { BenchResult } from '../../src/bench/result.js';
-import { nothingSucceeded } from '../../src/commands/bench-main.js';
+import { nothingSucceeded } from '../../src/commands/bench-exit-codes.js';
 import { adapt, GuideSession, SENT_NOTHING_RUNS, sentNothing } from './doc-runner.js';
 import { type DocCommand, guidePort, parseGuide } from './guide-blocks.js';
 

@@ -66,7 +66,7 @@ export function adapt(command: DocCommand, served?: { port: number; guidePort: n
 /** Runs of a command whose bench sent nothing: a second stall through a whole 1 s run is rarer still. */
 export const SENT_NOTHING_RUNS = 3;
 
-/** What bench says when its run measured nothing because it sent nothing (bench-main's nothingSucceeded). */
+/** What bench says when its run measured nothing because it sent nothing (bench-exit-codes' nothingSucceeded). */
 export function sentNothing(output: string): boolean {
   return /^batchline bench: no request succeeded \(no 2xx answer among 0 sent\b/m.test(output);
 }

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 
 /** A local test server on port 0; `close()` ends it and every connection. */
@@ -118,5 +118,29 @@ export function fifoServer(serviceMs: number): Promise<TestServer> {
   return startServer((_req, res) => {
     waiting.push(res);
     if (!busy) next();
+  });
+}
+
+/**
+ * Answers every request of a connection after one delay, and alternates the delay from one
+ * connection to the next: bench opens fresh connections for each window, so with -c 1 its
+ * windows alternate between fast and slow, and never agree.
+ */
+export function alternatingServer(fastMs: number, slowMs: number): Promise<TestServer> {
+  const delays = new WeakMap<Socket, number>();
+  let connections = 0;
+  return startServer((req, res, arrivedMs) => {
+    let delayMs = delays.get(req.socket);
+    // Only the load's connections count: bench's probe of the server asks other paths first.
+    if (delayMs === undefined && req.url !== '/infer') delayMs = 0;
+    if (delayMs === undefined) {
+      delayMs = connections++ % 2 === 0 ? fastMs : slowMs;
+      delays.set(req.socket, delayMs);
+    }
+    const finish = (): void => {
+      if (performance.now() - arrivedMs >= (delayMs as number)) res.end('ok');
+      else setImmediate(finish);
+    };
+    setTimeout(finish, Math.max(0, delayMs - 1));
   });
 }

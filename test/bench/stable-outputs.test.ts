@@ -1,7 +1,5 @@
 import { readFile, readdir } from 'node:fs/promises';
-import type { Socket } from 'node:net';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import * as hdr from 'hdr-histogram-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { benchMain } from '../../src/commands/bench-main.js';
@@ -10,7 +8,7 @@ import { ExitWithCode } from '../../src/errors.js';
 import type { ReportPageData } from '../../src/report/html/page-data.js';
 import { tempDir } from '../temp-dir.js';
 import { validated } from './plan-helper.js';
-import { fixedDelayServer, startServer, type TestServer } from './servers.js';
+import { alternatingServer, fixedDelayServer } from './servers.js';
 import { TextSink } from './text-sink.js';
 
 let close: (() => Promise<void>) | undefined;
@@ -52,25 +50,6 @@ function pageData(html: string): ReportPageData {
   const json = /<script type="application\/json" id="batchline-data">(.*?)<\/script>/s.exec(html)?.[1];
   if (json === undefined) throw new Error('no page data');
   return JSON.parse(json) as ReportPageData;
-}
-
-/** One delay per connection, alternating from one connection to the next (bench opens fresh ones each window). */
-function alternatingServer(fastMs: number, slowMs: number): Promise<TestServer> {
-  const delays = new WeakMap<Socket, number>();
-  let connections = 0;
-  return startServer((req, res, arrivedMs) => {
-    let delayMs = delays.get(req.socket);
-    if (delayMs === undefined && req.url !== '/infer') delayMs = 0;
-    if (delayMs === undefined) {
-      delayMs = connections++ % 2 === 0 ? fastMs : slowMs;
-      delays.set(req.socket, delayMs);
-    }
-    const finish = (): void => {
-      if (performance.now() - arrivedMs >= (delayMs as number)) res.end('ok');
-      else setImmediate(finish);
-    };
-    setTimeout(finish, Math.max(0, delayMs - 1));
-  });
 }
 
 describe('--stable with --hdr-log and --html: the kept windows joined', () => {

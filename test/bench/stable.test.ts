@@ -1,12 +1,10 @@
-import type { Socket } from 'node:net';
-import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spreadOf, windowsAgree } from '../../src/bench/stability-rule.js';
 import { benchMain } from '../../src/commands/bench-main.js';
 import type { BenchOutputs } from '../../src/commands/bench-outputs.js';
 import { ExitWithCode } from '../../src/errors.js';
 import { validated } from './plan-helper.js';
-import { fixedDelayServer, startServer, type TestServer } from './servers.js';
+import { alternatingServer, fixedDelayServer } from './servers.js';
 import { TextSink } from './text-sink.js';
 
 let close: (() => Promise<void>) | undefined;
@@ -29,30 +27,6 @@ async function stableRun(url: string, raw: Record<string, string>, more: Partial
     exit = error;
   }
   return { report: more.json === undefined ? JSON.parse(stdout.text) : undefined, text: stderr.text, exit };
-}
-
-/**
- * Answers every request of a connection after one delay, and alternates the delay from one
- * connection to the next: bench opens fresh connections for each window, so with -c 1 its
- * windows alternate between fast and slow, and never agree.
- */
-function alternatingServer(fastMs: number, slowMs: number): Promise<TestServer> {
-  const delays = new WeakMap<Socket, number>();
-  let connections = 0;
-  return startServer((req, res, arrivedMs) => {
-    let delayMs = delays.get(req.socket);
-    // Only the load's connections count: bench's probe of the server asks other paths first.
-    if (delayMs === undefined && req.url !== '/infer') delayMs = 0;
-    if (delayMs === undefined) {
-      delayMs = connections++ % 2 === 0 ? fastMs : slowMs;
-      delays.set(req.socket, delayMs);
-    }
-    const finish = (): void => {
-      if (performance.now() - arrivedMs >= (delayMs as number)) res.end('ok');
-      else setImmediate(finish);
-    };
-    setTimeout(finish, Math.max(0, delayMs - 1));
-  });
 }
 
 describe("--stable: perf_analyzer's rule", () => {

@@ -4,7 +4,7 @@ import { latencyColumns, latencyMetricName, type LatencyMetric } from '../option
 import type { BenchPlan } from './plan.js';
 import { counted, fmtMs, fmtRate } from './report-text.js';
 import type { BenchResult } from './result.js';
-import { sweepStepsJson } from './sweep-steps-json.js';
+import { type SweepEnd, sweepEndJson, sweepStepsJson } from './sweep-steps-json.js';
 import { stepVerdict, unsuccessfulCount, type Slo } from './sweep.js';
 
 /**
@@ -138,7 +138,12 @@ function serverCells(r: BenchResult): string[] {
 }
 
 /** `--json` of a connections sweep: the rate sweep's shape, its best step named by connections. */
-export function connectionsSweepJson(results: readonly BenchResult[], slo: Slo): object {
+export function connectionsSweepJson(
+  results: readonly BenchResult[],
+  slo: Slo,
+  end: SweepEnd,
+  stepsPlanned: number,
+): object {
   const best = bestConnectionsStep(results, slo);
   const steps = sweepStepsJson(results, slo);
   // The best step's figure as its own report rounds it.
@@ -146,6 +151,7 @@ export function connectionsSweepJson(results: readonly BenchResult[], slo: Slo):
   return {
     schema: CONNECTIONS_SWEEP_SCHEMA,
     slo: slo.text,
+    ...sweepEndJson(end, stepsPlanned),
     best_connections: best?.connections ?? null,
     best_throughput_rps: bestStep?.throughput_rps ?? null,
     steps,

@@ -9,3 +9,15 @@ export function sweepStepsJson(
 ): (ReturnType<typeof toBenchJson> & { verdict: StepVerdict })[] {
   return results.map((r) => ({ ...toBenchJson(r), verdict: stepVerdict(r, slo) }));
 }
+
+/**
+ * How a sweep ended, for a script that must tell a sweep cut short from one whose every step
+ * ran (fewer `steps` alone do not say why): `all_steps`, `stop_on_miss` (ended after the first
+ * step that did not meet --slo, the last of `steps`), or `stopped` (Ctrl-C, SIGTERM).
+ */
+export type SweepEnd = 'all_steps' | 'stop_on_miss' | 'stopped';
+
+/** The fields both sweep schemas carry about their end: how, and of how many steps asked for. */
+export function sweepEndJson(end: SweepEnd, stepsPlanned: number): { ended: SweepEnd; steps_planned: number } {
+  return { ended: end, steps_planned: stepsPlanned };
+}

@@ -3,6 +3,7 @@ import { joinRecordings } from '../bench/join-recordings.js';
 import type { BenchPlan } from '../bench/plan.js';
 import { ProgressLine } from '../bench/progress.js';
 import type { BenchResult, BenchRun } from '../bench/result.js';
+import { fmtMs, fmtRate } from '../bench/report-text.js';
 import { runBench } from '../bench/run-bench.js';
 import type { RecordedRun, ServerSamples } from '../bench/server-samples.js';
 import { sideReadsOf } from '../bench/side-reads.js';
@@ -87,7 +88,7 @@ export function measurer(
       },
       (figures, index) =>
         text.write(
-          `window ${index + 1}/${stability.maxWindows}: ${figures.throughputRps.toFixed(1)} answered/s, ${stability.latency} ${figures.latencyMs === undefined ? '-' : figures.latencyMs.toFixed(2)} ms\n`,
+          `window ${index + 1}/${stability.maxWindows}: ${fmtRate(figures.throughputRps)} answered/s, ${stability.latency} ${figures.latencyMs === undefined ? '-' : fmtMs(figures.latencyMs)} ms\n`,
         ),
       stop.signal,
     );

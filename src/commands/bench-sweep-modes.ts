@@ -6,7 +6,7 @@ import { counted } from '../bench/report-text.js';
 import type { BenchResult } from '../bench/result.js';
 import type { RecordedRun } from '../bench/server-samples.js';
 import { bestRate, formatSweep, runSweep, stepVerdict, type Slo } from '../bench/sweep.js';
-import { sweepStepsJson } from '../bench/sweep-steps-json.js';
+import { type SweepEnd, sweepEndJson, sweepStepsJson } from '../bench/sweep-steps-json.js';
 import { refuseIfNothingSucceeded, refuseIfNotSettled } from './bench-exit-codes.js';
 import { stepLogPath, writeOutput, type BenchOutputs } from './bench-outputs.js';
 
@@ -47,7 +47,10 @@ function stopOnMiss(context: SweepContext, slo: Slo) {
     missedStep === undefined
       ? `stopped after step ${done} of ${total}\n`
       : `ended after step ${done} of ${total} (--stop-on-miss): ${step} did not meet ${slo.text} (${stepVerdict(missedStep, slo)})\n`;
-  return { signal: sweepStop.signal, judgeStep, endedLine, missedStep: () => missedStep };
+  // As the line says it: a sweep whose last step missed still ran every step.
+  const ended = (done: number, total: number): SweepEnd =>
+    done >= total ? 'all_steps' : missedStep === undefined ? 'stopped' : 'stop_on_miss';
+  return { signal: sweepStop.signal, judgeStep, endedLine, ended, missedStep: () => missedStep };
 }
 
 /** --sweep: open-loop steps at each rate, their table, the best rate that met --slo, and the files asked for. */
@@ -58,7 +61,7 @@ export async function runRateSweep(
   context: SweepContext,
 ): Promise<void> {
   const { outputs, stdout, text, measure, page, recorded, commandLine } = context;
-  const { signal, judgeStep, endedLine, missedStep } = stopOnMiss(context, slo);
+  const { signal, judgeStep, endedLine, ended, missedStep } = stopOnMiss(context, slo);
   const results = await runSweep(
     plan,
     sweepRates,
@@ -83,7 +86,7 @@ export async function runRateSweep(
     const best = bestRate(results, slo);
     await writeOutput(
       outputs.json,
-      `${JSON.stringify({ schema: 'batchline.bench-sweep/v1', slo: slo.text, best_rate_rps: best ?? null, steps: sweepStepsJson(results, slo) }, null, 2)}\n`,
+      `${JSON.stringify({ schema: 'batchline.bench-sweep/v1', slo: slo.text, ...sweepEndJson(ended(results.length, sweepRates.length), sweepRates.length), best_rate_rps: best ?? null, steps: sweepStepsJson(results, slo) }, null, 2)}\n`,
       stdout,
     );
   }
@@ -102,7 +105,7 @@ export async function runConnectionsSweepMode(
   context: SweepContext,
 ): Promise<void> {
   const { outputs, stdout, text, measure, page, recorded, commandLine } = context;
-  const { signal, judgeStep, endedLine, missedStep } = stopOnMiss(context, slo);
+  const { signal, judgeStep, endedLine, ended, missedStep } = stopOnMiss(context, slo);
   const results = await runConnectionsSweep(
     plan,
     sweepConnections,
@@ -126,7 +129,11 @@ export async function runConnectionsSweepMode(
     );
   text.write(`\n${formatConnectionsSweep(results, slo)}`);
   if (outputs.json !== undefined)
-    await writeOutput(outputs.json, `${JSON.stringify(connectionsSweepJson(results, slo), null, 2)}\n`, stdout);
+    await writeOutput(
+      outputs.json,
+      `${JSON.stringify(connectionsSweepJson(results, slo, ended(results.length, sweepConnections.length), sweepConnections.length), null, 2)}\n`,
+      stdout,
+    );
   if (page !== undefined && outputs.html !== undefined)
     await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine, 'connections');
   if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport(results, slo));

@@ -195,7 +195,7 @@ export class ModelVersion implements AnswerCounters {
             {
               batchSizes: c.warmupBatchSizes,
               count: c.warmupCount,
-              stuck: warmupStuckLimit(c),
+              stuck: warmupStuckLimit(c, this.optionSources),
               data: c.warmupData,
               dims: c.warmupDims,
               instances: c.instances,

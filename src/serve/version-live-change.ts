@@ -8,6 +8,7 @@ import { withAlsoGiven } from '../options/given.js';
 import type { ModelVersionConfig } from '../options/serve.js';
 import type { ModelVersionState } from '../stats-contract/server-stats.js';
 import type { VersionMetrics } from './version-metrics.js';
+import type { OptionSources } from './version-log.js';
 import { warmUpInstance, warmupStuckLimit } from './warmup.js';
 
 /** What a change of a running version needs of the version (a ModelVersion once attached). */
@@ -19,6 +20,8 @@ export interface LiveChangeHost {
   readonly drainedBecause: 'removed' | 'stopping' | undefined;
   /** Its options: a change replaces them (frozen). */
   config: ModelVersionConfig;
+  /** Where its own options were written (its warmup's stuck limit names them so). */
+  readonly optionSources: OptionSources;
   readonly model: ServedModel;
   readonly batcher: Batcher<ItemTensors, ItemTensors>;
   readonly stats: BatcherStats<ItemTensors, ItemTensors>;
@@ -133,7 +136,13 @@ export class VersionLiveChange {
     return (index, run) =>
       warmUpInstance(
         inputs,
-        { batchSizes, count: warmupCount, data: warmupData, dims: warmupDims, stuck: warmupStuckLimit(host.config) },
+        {
+          batchSizes,
+          count: warmupCount,
+          data: warmupData,
+          dims: warmupDims,
+          stuck: warmupStuckLimit(host.config, host.optionSources),
+        },
         index,
         run,
       );

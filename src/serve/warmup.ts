@@ -3,7 +3,7 @@ import { BatchlineError } from '../errors.js';
 import { messageOf } from '../message-text.js';
 import type { ServedModel } from '../model/load-model.js';
 import { optionGivenAs } from '../options/given.js';
-import type { ModelVersionConfig } from '../options/serve.js';
+import { MODEL_VERSION_OPTIONS, type ModelVersionConfig } from '../options/serve.js';
 import { REGISTRATION_BODY, type OptionSources } from './version-log.js';
 import { allocate, type ElementArray, type ItemTensors, type TensorSpec } from '../model/tensor-spec.js';
 
@@ -33,15 +33,32 @@ export interface WarmupStuckLimit {
  * The limit a serving batch has, for a warmup batch: --stuck-batch-factor times its longest
  * request's deadline, here the version's --request-timeout-ms (a warmup batch has no request).
  * Without it an instance whose warmup batch never returns held its version (or a PATCH, or a
- * restart) in `loading` for ever.
+ * restart) in `loading` for ever. Each factor is named as it was given (`sources`: the version's
+ * config.json or registration), so the message points at the value to change.
  */
 export function warmupStuckLimit(
   config: Pick<ModelVersionConfig, 'stuckBatchFactor' | 'requestTimeoutMs'>,
+  sources?: OptionSources,
 ): WarmupStuckLimit {
   return {
     afterMs: config.stuckBatchFactor * config.requestTimeoutMs,
-    why: `--stuck-batch-factor ${config.stuckBatchFactor} × --request-timeout-ms ${config.requestTimeoutMs}`,
+    why: `${namedValue(config, sources, 'stuckBatchFactor')} × ${namedValue(config, sources, 'requestTimeoutMs')}`,
   };
+}
+
+/**
+ * An option with its value, named where it was written: `request_timeout_ms 250 in
+ * …/config.json` (or the registration's body), else as the server's options were given
+ * (`REQUEST_TIMEOUT_MS (--request-timeout-ms) 250`, serve()'s name), else its flag.
+ */
+function namedValue(
+  config: Pick<ModelVersionConfig, 'stuckBatchFactor' | 'requestTimeoutMs'>,
+  sources: OptionSources | undefined,
+  key: 'stuckBatchFactor' | 'requestTimeoutMs',
+): string {
+  const written = sources?.[key];
+  if (written !== undefined) return `${written.name} ${config[key]} in ${written.source}`;
+  return `${optionGivenAs(config, key)?.name ?? `--${MODEL_VERSION_OPTIONS[key].flag}`} ${config[key]}`;
 }
 
 /** Item shapes by input name (`--warmup-dims`, config.json's `warmup_dims`). */

@@ -75,6 +75,7 @@ describe('--sweep-connections: a closed-loop step for each count of connections'
     const { report, text } = await sweep(server.url, '1,3');
     expect(report.schema).toBe('batchline.bench-connections-sweep/v1');
     expect(report.slo).toBe('p99<5s & errors≤1%');
+    expect([report.ended, report.steps_planned]).toEqual(['all_steps', 2]);
     expect(report.steps.map((s: { mode: string; connections: number }) => [s.mode, s.connections])).toEqual([
       ['closed', 1],
       ['closed', 3],

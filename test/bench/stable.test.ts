@@ -108,9 +108,10 @@ describe('--stable: windows until three agree', () => {
       { sweep: '40,80' },
     );
     expect(report.schema).toBe('batchline.bench-sweep/v1');
+    expect([report.ended, report.steps_planned]).toEqual(['all_steps', 2]);
     // Whether 12 requests a window agree within 2x is the host's affair (a busy one may not): the exit says which.
     const settled = report.steps.map((step: { stability: { settled: boolean } }) => step.stability.settled);
-    expect(exit).toBe(settled.every(Boolean) ? undefined : 1);
+    expect(exit?.exitCode).toBe(settled.every(Boolean) ? undefined : 1);
     for (const [i, step] of report.steps.entries()) {
       expect(step.mode).toBe('open');
       expect(step.target_rate_rps).toBe([40, 80][i]);

@@ -30,9 +30,46 @@ describe("--stop-on-miss: perf_analyzer's --latency-threshold", () => {
     expect(report.steps.map((s: { connections: number }) => s.connections)).toEqual([1, 4]);
     expect(report.steps.map((s: { verdict: string }) => s.verdict)).toEqual(['met', 'missed']);
     expect(report.best_connections).toBe(1);
+    // What a script reads: it ended early, and why, not only fewer steps.
+    expect([report.ended, report.steps_planned]).toEqual(['stop_on_miss', 3]);
     expect(stderr.text).toContain(
       'ended after step 2 of 3 (--stop-on-miss): 4 connections did not meet mean<25ms & errors≤1% (missed)',
     );
+  });
+
+  it("ends a --sweep at its first step past the server's rate, and its --json says so", async () => {
+    const server = await fifoServer(10);
+    close = server.close;
+    const stdout = new TextSink();
+    const rates = '20,400,500';
+    await benchMain(
+      validated(`${server.url}infer`, { warmup: '0', duration: '400ms', sweep: rates, stopOnMiss: true }),
+      { ...outputs, sweep: rates, slo: 'mean<25ms', stopOnMiss: true },
+      { stdout, stderr: new TextSink(), env: {} },
+    );
+    const report = JSON.parse(stdout.text);
+    expect(report.schema).toBe('batchline.bench-sweep/v1');
+    // 400 req/s is past a server of 100 a second: the sweep ends there at the latest (at 20, on a
+    // host busy enough to make the generator late), and the last step is the one that missed.
+    const verdicts = report.steps.map((s: { verdict: string }) => s.verdict);
+    expect(verdicts.length).toBeLessThan(3);
+    expect(verdicts.at(-1)).not.toBe('met');
+    expect(verdicts.slice(0, -1).every((v: string) => v === 'met')).toBe(true);
+    expect([report.ended, report.steps_planned]).toEqual(['stop_on_miss', 3]);
+  });
+
+  it('says every step ran when none missed', async () => {
+    const server = await fifoServer(1);
+    close = server.close;
+    const stdout = new TextSink();
+    await benchMain(
+      validated(`${server.url}infer`, { warmup: '0', duration: '200ms', sweepConnections: '1,2', stopOnMiss: true }),
+      { ...outputs, sweepConnections: '1,2', slo: 'p99<5s', stopOnMiss: true },
+      { stdout, stderr: new TextSink(), env: {} },
+    );
+    const report = JSON.parse(stdout.text);
+    expect(report.steps.map((s: { verdict: string }) => s.verdict)).toEqual(['met', 'met']);
+    expect([report.ended, report.steps_planned]).toEqual(['all_steps', 2]);
   });
 
   it('is refused without a sweep to end (exit 2)', () => {

@@ -324,6 +324,64 @@ describe('the HTML page of a run', () => {
     // A kind whose cause was not kept (an older report merged in) keeps its plain row.
     expect(rows).toContain('no answer: timeout | 2');
   });
+
+  it("writes the Stability and Latency tables' figures as the text report does (107.3, not 107.263 or 4 digits)", () => {
+    const r: BenchResult = {
+      ...resultOf([0.51234, 12.3456, 107.263, 12_345.6]),
+      stability: {
+        percentage: 20,
+        windowS: 1,
+        windowRequests: undefined,
+        maxWindows: 4,
+        latency: 'p99',
+        windows: [
+          { throughputRps: 150.43, latencyMs: 107.263 },
+          { throughputRps: 48.27, latencyMs: 0.51234 },
+          { throughputRps: 151.5, latencyMs: 12_345.6 },
+          { throughputRps: 0, latencyMs: undefined },
+        ],
+        kept: [2, 3, 4],
+        spread: { throughputPct: Number.POSITIVE_INFINITY, latencyPct: Number.POSITIVE_INFINITY },
+        settled: false,
+        stopped: false,
+      },
+    };
+    const page = benchPageData(
+      {
+        result: r,
+        seconds: [],
+        samples: { ok: false, why: 'not a batchline server' },
+        startEpochMs: 0,
+        targetRpsAt: undefined,
+      },
+      'batchline bench',
+      'now',
+    );
+    const text = formatReport(r).split('\n');
+    // The text report's Stability rows: `  window  req/s  p99 ms  [kept]`.
+    const textWindows = text
+      .filter((line) => /^\s+\d+\s+\S+\s+\S+(\s+kept)?$/.test(line))
+      .map((line) => line.trim().split(/\s+/).slice(0, 3));
+    const stability = page.tables.find((t) => t.title.startsWith('Stability'));
+    // A window without a figure is the page's dash (–) where the text has '-'.
+    expect(stability?.rows.map((row) => row.slice(0, 3).map((cell) => (cell === '–' ? '-' : cell)))).toEqual(
+      textWindows,
+    );
+    expect(textWindows).toEqual([
+      ['1', '150', '107.3'],
+      ['2', '48.3', '0.512'],
+      ['3', '152', '12346'],
+      ['4', '0.0', '-'],
+    ]);
+    // The Latency table's 2xx row against the text report's `latency 2xx` row.
+    const textRow = text
+      .find((line) => line.trimStart().startsWith('latency 2xx'))
+      ?.trim()
+      .split(/\s+/)
+      .slice(2);
+    const latency = page.tables.find((t) => t.title === 'Latency, ms');
+    expect(latency?.rows.find((row) => row[0] === '2xx answers')?.slice(2)).toEqual(textRow);
+  });
 });
 
 describe('report text', () => {

@@ -49,6 +49,7 @@ afterEach(async () => {
 async function repository(
   execution: 'worker' | 'process',
   hanging: boolean,
+  own: Record<string, unknown> = {},
 ): Promise<{ root: string; hangFile: string }> {
   const root = await writeRepository({
     'which/1/model.mjs': HANGS_IN_WARMUP,
@@ -59,6 +60,7 @@ async function repository(
       batch_window_ms: 0,
       warmup_batch_sizes: [1],
       parameters: { hang_file: 'set below' },
+      ...own,
     }),
   });
   const hangFile = join(root, 'hang');
@@ -136,5 +138,16 @@ describe.each(['worker', 'process'] as const)('a warmup batch that never returns
     });
     expect(version().model.health().instances[0]!.restarts).toBeGreaterThanOrEqual(2);
     expect(await predict(1)).toBe(200);
+  }, 30_000);
+});
+
+describe('the stuck limit of a version whose config.json sets its request_timeout_ms', () => {
+  it('names that field and file, not the flag', async () => {
+    const { root } = await repository('worker', true, { request_timeout_ms: 150 });
+    const refusal = await startTestServer({ modelRepository: root }).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(BatchlineError);
+    expect((refusal as BatchlineError).detail).toContain(
+      `ran past 300 ms, the stuck limit a serving batch has (--stuck-batch-factor 2 × request_timeout_ms 150 in ${join(root, 'which', 'config.json')}): stuck`,
+    );
   }, 30_000);
 });

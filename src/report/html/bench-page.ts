@@ -1,5 +1,5 @@
 import type { PercentilesMs } from '../../core/latency-histogram.js';
-import { counted } from '../../bench/report-text.js';
+import { counted, fmtMs, fmtRate } from '../../bench/report-text.js';
 import type { BenchResult, WindowSpan } from '../../bench/result.js';
 import { bestRate, stepVerdict, type Slo } from '../../bench/sweep.js';
 import { bestConnectionsStep } from '../../bench/connections-sweep.js';
@@ -77,7 +77,8 @@ function latencyTable(r: BenchResult): PageTable {
   const row = (label: string, p: PercentilesMs): string[] => [
     label,
     String(p.count),
-    ...keys.map((k) => (p.count > 0 ? roundForChart(p[k]).toString() : NONE)),
+    // The text report's figures, as it prints them: a table is read beside it, not drawn.
+    ...keys.map((k) => (p.count > 0 ? fmtMs(p[k]) : NONE)),
   ];
   return {
     title: 'Latency, ms',
@@ -106,10 +107,11 @@ function stabilityTable(r: BenchResult): PageTable[] {
     {
       title: `Stability: ${s.windows.length} windows, ${verdict}`,
       head: ['window', 'req/s', `${s.latency} ms`, ''],
+      // As the text report's Stability section and each window's line print them: one figure, one spelling.
       rows: s.windows.map((w, i) => [
         String(i + 1),
-        w.throughputRps.toFixed(1),
-        w.latencyMs === undefined ? NONE : roundForChart(w.latencyMs).toString(),
+        fmtRate(w.throughputRps),
+        w.latencyMs === undefined ? NONE : fmtMs(w.latencyMs),
         s.kept.includes(i + 1) ? 'kept' : 'discarded',
       ]),
     },

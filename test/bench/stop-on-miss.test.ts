@@ -69,12 +69,16 @@ describe("--stop-on-miss: perf_analyzer's --latency-threshold", () => {
     close = server.close;
     const stdout = new TextSink();
     await benchMain(
-      validated(`${server.url}infer`, { warmup: '0', duration: '200ms', sweepConnections: '1,2', stopOnMiss: true }),
+      validated(`${server.url}infer`, { warmup: '0', duration: '400ms', sweepConnections: '1,2', stopOnMiss: true }),
       { ...outputs, sweepConnections: '1,2', slo: 'p99<5s', stopOnMiss: true },
       { stdout, stderr: new TextSink(), env: {} },
     );
     const report = JSON.parse(stdout.text);
-    expect(report.steps.map((s: { verdict: string }) => s.verdict)).toEqual(['met', 'met']);
+    // Failed once in 13 runs on a loaded host, cause not found: the message keeps what a step measured.
+    expect(
+      report.steps.map((s: { verdict: string }) => s.verdict),
+      JSON.stringify(report.steps.map((s: { requests: unknown; latency_ms: unknown }) => [s.requests, s.latency_ms])),
+    ).toEqual(['met', 'met']);
     expect([report.ended, report.steps_planned]).toEqual(['all_steps', 2]);
   });
 

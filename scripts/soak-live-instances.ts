@@ -4,7 +4,7 @@
  * or a small code model with SOAK_MODEL=code), its instances on threads or in processes
  * (SOAK_EXECUTION=worker|process), loaded by one `batchline bench -c 8` in its own process for
  * the whole run, while this script PATCHes `instances` to another count from 1 to 4 every 1–2 s
- * (seeded). Every 10 s it samples the server: RSS, V8 heap used (its /metrics), threads
+ * (seeded). Every 10 s it samples the server: RSS, V8 heap used and held, external memory (its /metrics), threads
  * (/proc/PID/task), open fds (/proc/PID/fd) and child processes (with their RSS). The figures:
  * that table, the PATCHes' statuses and latencies, and every answer bench saw against what the
  * server counted (/v1/stats, /metrics): sent = answered, each once. A leak is a column that grows
@@ -102,6 +102,8 @@ interface Sample {
   patches: number;
   rssMb: number;
   heapMb: number;
+  /** V8's heap as it holds it (used and room): a part of the RSS that JavaScript, not the allocator, keeps. */
+  heapTotalMb: number;
   /** V8's external memory (ArrayBuffers, Buffers): JS-owned memory outside the heap. */
   externalMb: number;
   threads: number;
@@ -121,6 +123,7 @@ async function sample(url: string, pid: number, startedAt: number, patches: numb
   const gaugeMb = (name: string): number =>
     Number(new RegExp(`^${name} (\\S+)`, 'm').exec(metrics)?.[1] ?? Number.NaN) / 2 ** 20;
   const heapMb = gaugeMb('nodejs_heap_size_used_bytes');
+  const heapTotalMb = gaugeMb('nodejs_heap_size_total_bytes');
   const externalMb = gaugeMb('nodejs_external_memory_bytes');
   const instances = [...metrics.matchAll(/^batchline_instances\{[^}]*state="(\w+)"[^}]*\} (\d+)/gm)]
     .filter((m) => m[2] !== '0')
@@ -131,6 +134,7 @@ async function sample(url: string, pid: number, startedAt: number, patches: numb
     patches,
     rssMb,
     heapMb,
+    heapTotalMb,
     externalMb,
     threads,
     fds,
@@ -233,12 +237,25 @@ await rm(root, { recursive: true, force: true });
 
 console.log(
   table(
-    ['t (s)', 'PATCHes', 'RSS MB', 'heap MB', 'external MB', 'threads', 'fds', 'children', 'child RSS MB', 'instances'],
+    [
+      't (s)',
+      'PATCHes',
+      'RSS MB',
+      'heap MB',
+      'heap total MB',
+      'external MB',
+      'threads',
+      'fds',
+      'children',
+      'child RSS MB',
+      'instances',
+    ],
     samples.map((s) => [
       String(s.atS),
       String(s.patches),
       s.rssMb.toFixed(0),
       s.heapMb.toFixed(1),
+      s.heapTotalMb.toFixed(1),
       s.externalMb.toFixed(1),
       String(s.threads),
       String(s.fds),

@@ -4,14 +4,15 @@
  * or a small code model with SOAK_MODEL=code), its instances on threads or in processes
  * (SOAK_EXECUTION=worker|process), loaded by one `batchline bench -c 8` in its own process for
  * the whole run, while this script PATCHes `instances` to another count from 1 to 4 every 1–2 s
- * (seeded). Every 10 s it samples the server: RSS, V8 heap used (its /metrics), threads
+ * (seeded). Every 10 s it samples the server: RSS, V8 heap used and held, external memory (its /metrics), threads
  * (/proc/PID/task), open fds (/proc/PID/fd) and child processes (with their RSS). The figures:
  * that table, the PATCHes' statuses and latencies, and every answer bench saw against what the
  * server counted (/v1/stats, /metrics): sent = answered, each once. A leak is a column that grows
  * with the PATCH count rather than settling.
  *
  * Options (env): SOAK_SECONDS (300), SOAK_MODEL (paddle|code), SOAK_EXECUTION (worker|process),
- * SOAK_CONNECTIONS (8), SOAK_SEED (1).
+ * SOAK_CONNECTIONS (8), SOAK_SEED (1), SOAK_SERVE_ENV (variables for serve alone, space-separated
+ * NAME=value, e.g. `MALLOC_ARENA_MAX=2`).
  */
 import { spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -25,6 +26,12 @@ const modelKind = process.env.SOAK_MODEL ?? 'paddle';
 const execution = process.env.SOAK_EXECUTION ?? 'worker';
 const connections = Number(process.env.SOAK_CONNECTIONS ?? 8);
 let seed = Number(process.env.SOAK_SEED ?? 1);
+const serveEnv = Object.fromEntries(
+  (process.env.SOAK_SERVE_ENV ?? '')
+    .split(' ')
+    .filter((pair) => pair.includes('='))
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
 const SAMPLE_EVERY_MS = 10_000;
 const TOKEN = 'soak-live-instances';
 const PADDLE_CLS = fileURLToPath(
@@ -95,6 +102,10 @@ interface Sample {
   patches: number;
   rssMb: number;
   heapMb: number;
+  /** V8's heap as it holds it (used and room): a part of the RSS that JavaScript, not the allocator, keeps. */
+  heapTotalMb: number;
+  /** V8's external memory (ArrayBuffers, Buffers): JS-owned memory outside the heap. */
+  externalMb: number;
   threads: number;
   fds: number;
   children: number;
@@ -109,7 +120,11 @@ async function sample(url: string, pid: number, startedAt: number, patches: numb
   let childRssMb = 0;
   for (const child of children) childRssMb += (await procStatus(child).catch(() => ({ rssMb: 0 }))).rssMb;
   const metrics = await (await fetch(`${url}/metrics`)).text();
-  const heapMb = Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(metrics)?.[1] ?? Number.NaN) / 2 ** 20;
+  const gaugeMb = (name: string): number =>
+    Number(new RegExp(`^${name} (\\S+)`, 'm').exec(metrics)?.[1] ?? Number.NaN) / 2 ** 20;
+  const heapMb = gaugeMb('nodejs_heap_size_used_bytes');
+  const heapTotalMb = gaugeMb('nodejs_heap_size_total_bytes');
+  const externalMb = gaugeMb('nodejs_external_memory_bytes');
   const instances = [...metrics.matchAll(/^batchline_instances\{[^}]*state="(\w+)"[^}]*\} (\d+)/gm)]
     .filter((m) => m[2] !== '0')
     .map((m) => `${m[1]}=${m[2]}`)
@@ -119,6 +134,8 @@ async function sample(url: string, pid: number, startedAt: number, patches: numb
     patches,
     rssMb,
     heapMb,
+    heapTotalMb,
+    externalMb,
     threads,
     fds,
     children: children.length,
@@ -143,11 +160,12 @@ function percentile(sorted: number[], p: number): number {
 }
 
 const { root, body } = await repository();
-const server = await startServe(['--model-repository', root, '--admin-token', TOKEN]);
+const server = await startServe(['--model-repository', root, '--admin-token', TOKEN], 'inherit', serveEnv);
 const pid = server.process.pid as number;
 const url = server.url;
 console.log(
-  `soak: ${modelKind} model, execution ${execution}, ${seconds} s, bench -c ${connections}, server pid ${pid}`,
+  `soak: ${modelKind} model, execution ${execution}, ${seconds} s, bench -c ${connections}, server pid ${pid}` +
+    (Object.keys(serveEnv).length > 0 ? `, serve's env ${process.env.SOAK_SERVE_ENV}` : ''),
 );
 
 const out = join(root, 'bench.json');
@@ -219,12 +237,26 @@ await rm(root, { recursive: true, force: true });
 
 console.log(
   table(
-    ['t (s)', 'PATCHes', 'RSS MB', 'heap MB', 'threads', 'fds', 'children', 'child RSS MB', 'instances'],
+    [
+      't (s)',
+      'PATCHes',
+      'RSS MB',
+      'heap MB',
+      'heap total MB',
+      'external MB',
+      'threads',
+      'fds',
+      'children',
+      'child RSS MB',
+      'instances',
+    ],
     samples.map((s) => [
       String(s.atS),
       String(s.patches),
       s.rssMb.toFixed(0),
       s.heapMb.toFixed(1),
+      s.heapTotalMb.toFixed(1),
+      s.externalMb.toFixed(1),
       String(s.threads),
       String(s.fds),
       String(s.children),

@@ -32,11 +32,15 @@ export interface BenchFigures {
 }
 
 /** `batchline serve` in its own process, on a port of its choosing; resolves once /readyz says 200. */
-export async function startServe(flags: string[], stderr: 'inherit' | 'pipe' = 'inherit'): Promise<ChildServer> {
+export async function startServe(
+  flags: string[],
+  stderr: 'inherit' | 'pipe' = 'inherit',
+  env: NodeJS.ProcessEnv = {},
+): Promise<ChildServer> {
   const server = await startChildServer(
     process.execPath,
     [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--no-ui', ...flags],
-    {},
+    env,
     stderr,
   );
   for (let attempt = 0; attempt < 300; attempt++) {

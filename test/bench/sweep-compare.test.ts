@@ -11,6 +11,21 @@ import { createLatencyHistogram, percentilesMs } from '../../src/core/latency-hi
 import { planFor } from './plan-helper.js';
 import { resultOf } from './result-fixture.js';
 
+/** The HTML page's data of a run with no server statistics, as `bench --html` builds it. */
+function pageOf(result: BenchResult): ReturnType<typeof benchPageData> {
+  return benchPageData(
+    {
+      result,
+      seconds: [],
+      samples: { ok: false, why: 'not a batchline server' },
+      startEpochMs: 0,
+      targetRpsAt: undefined,
+    },
+    'batchline bench',
+    'now',
+  );
+}
+
 function result(target: number, latenciesMs: number[], goodputRps = target): BenchResult {
   const empty = createLatencyHistogram();
   const r = resultOf(latenciesMs, {
@@ -285,17 +300,7 @@ describe('compare of runs that did different things', () => {
     expect(compareRuns(json(closed(1)), json(closed(2))).warnings).toEqual([
       'the runs used different load: A closed loop with 1 sender, B closed loop with 2 senders',
     ]);
-    const page = benchPageData(
-      {
-        result: closed(1),
-        seconds: [],
-        samples: { ok: false, why: 'not a batchline server' },
-        startEpochMs: 0,
-        targetRpsAt: undefined,
-      },
-      'batchline bench',
-      'now',
-    );
+    const page = pageOf(closed(1));
     expect(page.subtitle).toMatch(/^closed loop, 1 sender · 1 connection · /);
   });
 });
@@ -308,17 +313,7 @@ describe('the HTML page of a run', () => {
       errors: { ...r.errors, reset: 3, timeout: 2 },
       errorCauses: { reset: 'other side closed (UND_ERR_SOCKET)' },
     };
-    const page = benchPageData(
-      {
-        result: failed,
-        seconds: [],
-        samples: { ok: false, why: 'not a batchline server' },
-        startEpochMs: 0,
-        targetRpsAt: undefined,
-      },
-      'batchline bench',
-      'now',
-    );
+    const page = pageOf(failed);
     const rows = page.tables.flatMap((table) => table.rows.map((row) => row.join(' | ')));
     expect(rows).toContain('no answer: reset (first: other side closed (UND_ERR_SOCKET)) | 3');
     // A kind whose cause was not kept (an older report merged in) keeps its plain row.
@@ -346,17 +341,7 @@ describe('the HTML page of a run', () => {
         stopped: false,
       },
     };
-    const page = benchPageData(
-      {
-        result: r,
-        seconds: [],
-        samples: { ok: false, why: 'not a batchline server' },
-        startEpochMs: 0,
-        targetRpsAt: undefined,
-      },
-      'batchline bench',
-      'now',
-    );
+    const page = pageOf(r);
     const text = formatReport(r).split('\n');
     // The text report's Stability rows: `  window  req/s  p99 ms  [kept]`.
     const textWindows = text

@@ -275,7 +275,7 @@ export class InstancePool {
     const handle = slot.handle!;
     const busy: Busy = { run, startedAtMs: this.now() };
     slot.busy.push(busy);
-    if (!this.closed) this.stuckSweep.start();
+    this.stuckSweep.start(); // only `run` starts a batch, and it refuses once the pool is closed
     handle.run(run.items).then(
       (outputs) => {
         if (!this.ended(slot, busy)) return; // answered already: the instance was stuck and killed

@@ -7,7 +7,7 @@ import { checkStdoutOutputs, writeOutput, type BenchOutputs } from './bench-outp
 import { nothingSucceeded, notSettled, THRESHOLDS_FAILED_EXIT } from './bench-exit-codes.js';
 import { trapInterrupt } from './interrupt.js';
 import { measurer, type MeasureContext } from './bench-measure.js';
-import { runConnectionsSweepMode, runRateSweep, type SweepContext } from './bench-sweep-modes.js';
+import { CONNECTIONS_SWEEP, RATE_SWEEP, runSweepMode, type SweepContext } from './bench-sweep-modes.js';
 import { withBody } from './bench-body.js';
 import { checkCertificate } from '../bench/certificate-check.js';
 import type { ValidatedBench } from '../bench/plan-from-options.js';
@@ -106,9 +106,10 @@ async function runPlan(plan: BenchPlan, context: RunContext): Promise<void> {
   const commandLine = outputs.commandLine ?? 'batchline bench';
   const sweepContext: SweepContext = { outputs, stdout: io.stdout, text, stop, measure, page, recorded, commandLine };
 
-  if (sweepRates !== undefined && slo !== undefined) return runRateSweep(plan, sweepRates, slo, sweepContext);
+  if (sweepRates !== undefined && slo !== undefined)
+    return runSweepMode(plan, sweepRates, slo, sweepContext, RATE_SWEEP);
   if (sweepConnections !== undefined && slo !== undefined)
-    return runConnectionsSweepMode(plan, sweepConnections, slo, sweepContext);
+    return runSweepMode(plan, sweepConnections, slo, sweepContext, CONNECTIONS_SWEEP);
 
   const { result, hdr } = await measure(plan);
   const thresholds = judgeThresholds(outputs.thresholds ?? [], result);

@@ -7,6 +7,7 @@ import type { BenchResult } from '../bench/result.js';
 import type { RecordedRun } from '../bench/server-samples.js';
 import { bestRate, formatSweep, runSweep, stepVerdict, type Slo } from '../bench/sweep.js';
 import { type SweepEnd, sweepEndJson, sweepStepsJson } from '../bench/sweep-steps-json.js';
+import type { SweepBy } from '../report/html/bench-page.js';
 import { refuseIfNothingSucceeded, refuseIfNotSettled } from './bench-exit-codes.js';
 import { stepLogPath, writeOutput, type BenchOutputs } from './bench-outputs.js';
 
@@ -25,12 +26,63 @@ export interface SweepContext {
   commandLine: string;
 }
 
+/** What one kind of sweep says of itself; everything else a sweep does is `runSweepMode`'s. */
+export interface SweepMode {
+  /** Runs a plan at each step's value: aborted, the step running ends early and no later one starts. */
+  runSteps: (
+    base: BenchPlan,
+    steps: readonly number[],
+    runStep: (plan: BenchPlan) => Promise<BenchResult>,
+    onStep: (result: BenchResult, index: number) => void,
+    stop: AbortSignal,
+  ) => Promise<BenchResult[]>;
+  /** A step's part of its --hdr-log file's name (`run-100rps.hlog`, `run-c4.hlog`). */
+  hdrLogName: (stepPlan: BenchPlan) => string;
+  /** The progress line's figures after `step i/n: `. */
+  progress: (result: BenchResult) => string;
+  /** The step as the line that ends a sweep early names it. */
+  stepName: (result: BenchResult) => string;
+  table: (results: readonly BenchResult[], slo: Slo) => string;
+  json: (results: readonly BenchResult[], slo: Slo, end: SweepEnd, stepsPlanned: number) => object;
+  htmlBy: SweepBy;
+}
+
+/** --sweep: open-loop steps at each rate, and the best rate that met --slo. */
+export const RATE_SWEEP: SweepMode = {
+  runSteps: runSweep,
+  hdrLogName: (stepPlan) => `${stepPlan.rateRps}rps`,
+  progress: (result) =>
+    `${result.targetRateRps} req/s target, ${result.throughputRps.toFixed(1)} answered, p99 ${result.latency.p99.toFixed(2)} ms`,
+  stepName: (result) => `${result.targetRateRps} req/s`,
+  table: formatSweep,
+  json: (results, slo, end, stepsPlanned) => ({
+    schema: 'batchline.bench-sweep/v1',
+    slo: slo.text,
+    ...sweepEndJson(end, stepsPlanned),
+    best_rate_rps: bestRate(results, slo) ?? null,
+    steps: sweepStepsJson(results, slo),
+  }),
+  htmlBy: 'rate',
+};
+
+/** --sweep-connections: closed-loop steps at each count of connections (perf_analyzer's --concurrency-range). */
+export const CONNECTIONS_SWEEP: SweepMode = {
+  runSteps: runConnectionsSweep,
+  hdrLogName: (stepPlan) => `c${stepPlan.connections}`,
+  progress: (result) =>
+    `${counted(result.connections, 'connection')}, ${result.throughputRps.toFixed(1)} answered/s, p99 ${result.latency.count > 0 ? result.latency.p99.toFixed(2) : '-'} ms`,
+  stepName: (result) => counted(result.connections, 'connection'),
+  table: formatConnectionsSweep,
+  json: connectionsSweepJson,
+  htmlBy: 'connections',
+};
+
 /**
  * --stop-on-miss: the sweep's own stop, aborted by the user's or after the first step that does
  * not meet the objective (perf_analyzer's --latency-threshold), and the line that says why a
  * sweep ended early.
  */
-function stopOnMiss(context: SweepContext, slo: Slo) {
+function stopOnMiss(context: SweepContext, slo: Slo, mode: SweepMode) {
   const { outputs, stop } = context;
   const sweepStop = new AbortController();
   const passStop = (): void => sweepStop.abort();
@@ -43,99 +95,51 @@ function stopOnMiss(context: SweepContext, slo: Slo) {
     missedStep = result;
     sweepStop.abort();
   };
-  const endedLine = (done: number, total: number, step: string): string =>
+  const endedLine = (done: number, total: number): string =>
     missedStep === undefined
       ? `stopped after step ${done} of ${total}\n`
-      : `ended after step ${done} of ${total} (--stop-on-miss): ${step} did not meet ${slo.text} (${stepVerdict(missedStep, slo)})\n`;
+      : `ended after step ${done} of ${total} (--stop-on-miss): ${mode.stepName(missedStep)} did not meet ${slo.text} (${stepVerdict(missedStep, slo)})\n`;
   // As the line says it: a sweep whose last step missed still ran every step.
   const ended = (done: number, total: number): SweepEnd =>
     done >= total ? 'all_steps' : missedStep === undefined ? 'stopped' : 'stop_on_miss';
-  return { signal: sweepStop.signal, judgeStep, endedLine, ended, missedStep: () => missedStep };
+  return { signal: sweepStop.signal, judgeStep, endedLine, ended };
 }
 
-/** --sweep: open-loop steps at each rate, their table, the best rate that met --slo, and the files asked for. */
-export async function runRateSweep(
+/** Runs each step, prints its line and the sweep's table, and writes the files asked for. */
+export async function runSweepMode(
   plan: BenchPlan,
-  sweepRates: number[],
+  steps: number[],
   slo: Slo,
   context: SweepContext,
+  mode: SweepMode,
 ): Promise<void> {
   const { outputs, stdout, text, measure, page, recorded, commandLine } = context;
-  const { signal, judgeStep, endedLine, ended, missedStep } = stopOnMiss(context, slo);
-  const results = await runSweep(
+  const { signal, judgeStep, endedLine, ended } = stopOnMiss(context, slo, mode);
+  const results = await mode.runSteps(
     plan,
-    sweepRates,
+    steps,
     async (stepPlan) => {
       const { result, hdr } = await measure(stepPlan);
       if (outputs.hdrLog !== undefined)
-        await writeOutput(stepLogPath(outputs.hdrLog, `${stepPlan.rateRps}rps`), hdr, stdout);
+        await writeOutput(stepLogPath(outputs.hdrLog, mode.hdrLogName(stepPlan)), hdr, stdout);
       return result;
     },
     (result, index) => {
-      text.write(
-        `step ${index + 1}/${sweepRates.length}: ${result.targetRateRps} req/s target, ${result.throughputRps.toFixed(1)} answered, p99 ${result.latency.p99.toFixed(2)} ms\n`,
-      );
+      text.write(`step ${index + 1}/${steps.length}: ${mode.progress(result)}\n`);
       judgeStep(result);
     },
     signal,
   );
-  if (results.length < sweepRates.length)
-    text.write(endedLine(results.length, sweepRates.length, `${missedStep()?.targetRateRps} req/s`));
-  text.write(`\n${formatSweep(results, slo)}`);
-  if (outputs.json !== undefined) {
-    const best = bestRate(results, slo);
-    await writeOutput(
-      outputs.json,
-      `${JSON.stringify({ schema: 'batchline.bench-sweep/v1', slo: slo.text, ...sweepEndJson(ended(results.length, sweepRates.length), sweepRates.length), best_rate_rps: best ?? null, steps: sweepStepsJson(results, slo) }, null, 2)}\n`,
-      stdout,
-    );
-  }
-  if (page !== undefined && outputs.html !== undefined)
-    await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine);
-  if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport(results, slo));
-  refuseIfNothingSucceeded(results);
-  refuseIfNotSettled(results);
-}
-
-/** --sweep-connections: closed-loop steps at each count of connections, their table, and the files asked for. */
-export async function runConnectionsSweepMode(
-  plan: BenchPlan,
-  sweepConnections: number[],
-  slo: Slo,
-  context: SweepContext,
-): Promise<void> {
-  const { outputs, stdout, text, measure, page, recorded, commandLine } = context;
-  const { signal, judgeStep, endedLine, ended, missedStep } = stopOnMiss(context, slo);
-  const results = await runConnectionsSweep(
-    plan,
-    sweepConnections,
-    async (stepPlan) => {
-      const { result, hdr } = await measure(stepPlan);
-      if (outputs.hdrLog !== undefined)
-        await writeOutput(stepLogPath(outputs.hdrLog, `c${stepPlan.connections}`), hdr, stdout);
-      return result;
-    },
-    (result, index) => {
-      text.write(
-        `step ${index + 1}/${sweepConnections.length}: ${counted(result.connections, 'connection')}, ${result.throughputRps.toFixed(1)} answered/s, p99 ${result.latency.count > 0 ? result.latency.p99.toFixed(2) : '-'} ms\n`,
-      );
-      judgeStep(result);
-    },
-    signal,
-  );
-  if (results.length < sweepConnections.length)
-    text.write(
-      endedLine(results.length, sweepConnections.length, counted(missedStep()?.connections ?? 0, 'connection')),
-    );
-  text.write(`\n${formatConnectionsSweep(results, slo)}`);
+  if (results.length < steps.length) text.write(endedLine(results.length, steps.length));
+  text.write(`\n${mode.table(results, slo)}`);
   if (outputs.json !== undefined)
     await writeOutput(
       outputs.json,
-      `${JSON.stringify(connectionsSweepJson(results, slo, ended(results.length, sweepConnections.length), sweepConnections.length), null, 2)}\n`,
+      `${JSON.stringify(mode.json(results, slo, ended(results.length, steps.length), steps.length), null, 2)}\n`,
       stdout,
     );
   if (page !== undefined && outputs.html !== undefined)
-    await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine, 'connections');
+    await page.writeBenchSweepHtml(outputs.html, recorded, slo, commandLine, mode.htmlBy);
   if (outputs.csv !== undefined) await writeFile(outputs.csv, csvReport(results, slo));
   refuseIfNothingSucceeded(results);
   refuseIfNotSettled(results);

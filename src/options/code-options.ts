@@ -5,6 +5,7 @@
  * value of another type is refused here before the schema's checks read it as text.
  */
 import { BatchlineError } from '../errors.js';
+import { invalidOption } from './invalid-option-value.js';
 import { clipped, MAX_LISTING_DETAIL_CHARS } from '../message-text.js';
 import { withGiven } from './given.js';
 import {
@@ -52,11 +53,8 @@ export function resolveCodeOptions<S extends OptionSchema>(
 ): OptionValues<S> {
   // An array or a Map is an object whose entries are no keys: its options were dropped without a word.
   if (typeof given !== 'object' || given === null || Array.isArray(given) || given instanceof Map)
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      // Worded as a refused option is ("invalid option maxBatchSize: got …, expected …").
-      `options: got ${described(given)}, expected an object of options such as { maxBatchSize: 32 }`,
-    );
+    // Worded as a refused option is ("invalid option maxBatchSize: got …, expected …").
+    throw invalidOption('options', described(given), 'an object of options such as { maxBatchSize: 32 }');
   for (const key of Object.keys(given)) {
     if (Object.hasOwn(schema, key)) continue;
     // Own keys only: `constructor` or `toString` found Object.prototype's ("use function Object() …").
@@ -93,8 +91,7 @@ export function resolveCodeOptions<S extends OptionSchema>(
  */
 function checkCodeType(spec: OptionSpec, value: unknown, key: string): void {
   const takes = typeExpected(spec, value);
-  if (takes !== undefined)
-    throw new BatchlineError('INVALID_OPTION', `${key}: got ${described(value)}, expected ${takes}`);
+  if (takes !== undefined) throw invalidOption(key, described(value), takes);
 }
 
 /**

@@ -1,6 +1,26 @@
 import { BatchlineError } from '../errors.js';
 
-/** Refuses an option's value: INVALID_OPTION naming the option, the value quoted and what it takes. */
+/**
+ * INVALID_OPTION for one option's value, worded one way by every parser: `<name>: got <shown>,
+ * expected <expected>`, or, when what was wrong in it is worth saying, `<name>: got <shown>
+ * (<why>); expected <expected>`. `shown` is the value as the caller shows it: text quoted
+ * (`quotedValue`), a number or boolean from code or JSON bare, a secret described.
+ */
+export function invalidOption(name: string, shown: string, expected: string, why?: string): BatchlineError {
+  return new BatchlineError(
+    'INVALID_OPTION',
+    why === undefined
+      ? `${name}: got ${shown}, expected ${expected}`
+      : `${name}: got ${shown} (${why}); expected ${expected}`,
+  );
+}
+
+/** Text given for an option, as a refusal quotes it. */
+export function quotedValue(text: string): string {
+  return `'${text}'`;
+}
+
+/** Refuses an option's value given as text: INVALID_OPTION naming the option, the value quoted and what it takes. */
 export function invalidOptionValue(name: string, got: string, expected: string): never {
-  throw new BatchlineError('INVALID_OPTION', `${name}: got '${got}', expected ${expected}`);
+  throw invalidOption(name, quotedValue(got), expected);
 }

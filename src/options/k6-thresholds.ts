@@ -1,4 +1,5 @@
-import { BatchlineError } from '../errors.js';
+import type { BatchlineError } from '../errors.js';
+import { invalidOption, quotedValue } from './invalid-option-value.js';
 
 /**
  * k6's thresholds, as a k6 user copies them out of a script's `options.thresholds`:
@@ -128,8 +129,5 @@ function unquote(item: string): string {
 }
 
 function refuse(flag: string, text: string, why: string): BatchlineError {
-  return new BatchlineError(
-    'INVALID_OPTION',
-    `${flag}: got '${text}' (${why}); expected ${K6_FORMS}, or clauses such as p99<50ms,errors<1%`,
-  );
+  return invalidOption(flag, quotedValue(text), `${K6_FORMS}, or clauses such as p99<50ms,errors<1%`, why);
 }

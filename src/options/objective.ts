@@ -1,4 +1,5 @@
-import { BatchlineError } from '../errors.js';
+import type { BatchlineError } from '../errors.js';
+import { invalidOption, quotedValue } from './invalid-option-value.js';
 import { fromK6Thresholds, K6_FORMS } from './k6-thresholds.js';
 
 /**
@@ -170,9 +171,9 @@ function formatRatio(fraction: number): string {
   return `${Number((fraction * 100).toPrecision(4))}%`;
 }
 
+/** An objective refused: the shared wording, with what was wrong in it and the clauses it takes. */
 function invalid(flag: string, text: string, why: string): BatchlineError {
-  return new BatchlineError(
-    'INVALID_OPTION',
-    `${flag}: got '${text}' (${why}); expected clauses such as p99<50ms, joined by commas: p50, p90, p95, p99, p999, mean or max under a duration (bare numbers are ms), errors or loss under a ratio such as 1%; or ${K6_FORMS}`,
-  );
+  return invalidOption(flag, quotedValue(text), EXPECTED_CLAUSES, why);
 }
+
+const EXPECTED_CLAUSES = `clauses such as p99<50ms, joined by commas: p50, p90, p95, p99, p999, mean or max under a duration (bare numbers are ms), errors or loss under a ratio such as 1%; or ${K6_FORMS}`;

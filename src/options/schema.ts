@@ -2,6 +2,7 @@ import { metricSuffixed } from '../core/arrivals.js';
 import { BatchlineError } from '../errors.js';
 import { parseAffineMs, type AffineMs } from './affine-latency.js';
 import { type GivenAs, withGiven } from './given.js';
+import { invalidOption, quotedValue } from './invalid-option-value.js';
 
 /**
  * One option of a command: its flag, the environment variable it falls back to, its default and
@@ -219,7 +220,7 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
   const text = String(value).trim();
   // Text (a flag, the environment) is quoted as given; a number from code or JSON is shown as one.
   const invalid = (got: string, allowed: string): BatchlineError =>
-    invalidOption(name, typeof value === 'number' || typeof value === 'boolean' ? got : `'${got}'`, allowed);
+    invalidOption(name, typeof value === 'number' || typeof value === 'boolean' ? got : quotedValue(got), allowed);
   switch (spec.kind) {
     case 'int':
     case 'number': {
@@ -304,10 +305,6 @@ function parseValue(spec: OptionSpec, value: unknown, name: string): unknown {
       }
     }
   }
-}
-
-function invalidOption(name: string, got: string, allowed: string): BatchlineError {
-  return new BatchlineError('INVALID_OPTION', `${name}: got ${got}, expected ${allowed}`);
 }
 
 /** A duration limit as help and messages state it: `10 s`, or `250 ms` when not whole seconds. */

@@ -7,7 +7,8 @@
  *   checks (`src/model`).
  * The HTML writer inlines these files, so a report needs no network when viewed.
  *
- * The core must stay free of Node: an import of a Node module from `src/core` fails the build.
+ * The core must stay free of Node: an import of a Node module from a file of `src/core` that a
+ * bundle reaches fails the build (`real-clock.ts`, serve's clock, imports `node:perf_hooks`; no page reaches it).
  * Elsewhere a Node import is replaced by a stub that throws, and the build fails if a stub is
  * still in a bundle after tree shaking (the page would break where it is called).
  */

@@ -101,6 +101,24 @@ describe('answers that are not 2xx', () => {
     expect(text).toMatch(/latency all/);
   });
 
+  it("shows and writes the share of sends without a 2xx answer, k6's http_req_failed, beside those never answered", async () => {
+    // One answer in ten a 500: the report said '50 answered (45 2xx), 0 failed', which a k6 user
+    // reads as no request failed where k6 says http_req_failed 10%.
+    let n = 0;
+    server = await startServer((_req, res) => {
+      res.statusCode = ++n % 10 === 0 ? 500 : 200;
+      res.end();
+    });
+    const { result } = await runBench(planFor(server.url, { connections: '2', requests: '50', warmup: '0' }));
+    expect(result.status).toEqual({ 200: 45, 500: 5 });
+    const text = formatReport(result);
+    expect(text).toContain('requests    50 sent, 50 answered (45 2xx), 0 unanswered\n');
+    expect(text).toContain(
+      "failed      10% (5 of 50 sends without a 2xx answer; errors in --threshold, k6's http_req_failed)\n",
+    );
+    expect(toBenchJson(result).failed_ratio).toBe(0.1);
+  });
+
   it('has no 2xx latency when nothing succeeded', async () => {
     server = await statusServer(429);
     const { result } = await runBench(planFor(server.url, { rate: '100', duration: '500ms', warmup: '0' }));

@@ -45,7 +45,7 @@ export function formatReport(r: BenchResult): string {
   }
   if (r.requests.late > 0) {
     lines.push(
-      `  late        ${r.requests.late} answered after the window (last ${fmtS(r.drainS)} after it): in the latency, not in the rates`,
+      `  late        ${r.requests.late} answered after the window (last ${fmtDrain(r.drainS)} after it): in the latency, not in the rates`,
     );
   }
   if (r.trend !== undefined) {
@@ -174,6 +174,11 @@ export function fmtRate(rps: number): string {
 /** `10%`, `0.25%`: as a threshold's line writes the error ratio. */
 function fmtRatio(fraction: number): string {
   return `${Number((fraction * 100).toPrecision(4))}%`;
+}
+
+/** A drain of a few ms read '0s' at fmtS's hundredths: below a second it is written in ms. */
+function fmtDrain(s: number): string {
+  return s >= 1 ? fmtS(s) : `${Number((s * 1000).toPrecision(2))} ms`;
 }
 
 function fmtS(s: number): string {

@@ -10,6 +10,7 @@ import { addPoint } from '../../src/bench/trend.js';
 import type { TestServer as ServeServer } from '../serve/test-server.js';
 import { serveOf100RequestsPerSecond, sweepPlanFor } from './known-capacity.js';
 import { planFor } from './plan-helper.js';
+import { resultOf } from './result-fixture.js';
 import { fifoServer, refusedPort, startServer, statusServer, type TestServer } from './servers.js';
 
 let server: TestServer | undefined;
@@ -144,6 +145,19 @@ describe('answers that are not 2xx', () => {
     const text = formatReport(result);
     expect(text).toMatch(/trend +NOT SUSTAINED/);
     expect(text).toMatch(/latency all +- +-/);
+  });
+});
+
+describe('the late answers', () => {
+  it('says how long after the window the last one came, in ms below a second', () => {
+    // 4 ms after the window read 'last 0s after it'.
+    const late = (drainS: number) =>
+      formatReport(
+        resultOf([20, 21], { drainS, requests: { sent: 2, completed: 2, ok: 2, late: 1, errors: 0, dropped: 0 } }),
+      );
+    expect(late(0.004)).toContain('1 answered after the window (last 4 ms after it)');
+    expect(late(0.0123)).toContain('(last 12 ms after it)');
+    expect(late(2.345)).toContain('(last 2.35s after it)');
   });
 });
 

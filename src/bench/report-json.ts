@@ -1,5 +1,6 @@
 import * as hdr from 'hdr-histogram-js';
 import type { PercentilesMs } from '../core/latency-histogram.js';
+import { errorRatioOf } from './error-ratio.js';
 import type { BenchResult, ServerBreakdown } from './result.js';
 import type { Stability } from './stability-rule.js';
 import type { ThresholdResult } from './thresholds.js';
@@ -28,13 +29,15 @@ interface MergedFrom {
  */
 export type BenchJson = Omit<
   ReturnType<typeof toBenchJson>,
-  'schema' | 'body' | 'error_causes' | 'server' | 'stability'
+  'schema' | 'body' | 'error_causes' | 'failed_ratio' | 'server' | 'stability'
 > & {
   schema: typeof BENCH_JSON_SCHEMA | 'batchline.bench/v1';
   /** Absent from reports written before bench recorded it. */
   body?: ReturnType<typeof toBenchJson>['body'];
   /** Absent from reports written before bench recorded it. */
   error_causes?: ReturnType<typeof toBenchJson>['error_causes'];
+  /** Absent from reports written before bench wrote it. */
+  failed_ratio?: number;
   /** Absent from reports written before bench read the server's statistics. */
   server?: ReturnType<typeof toBenchJson>['server'];
   /** Absent from reports written before --stable. */
@@ -66,6 +69,8 @@ export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult
     status: { ...r.status },
     errors: { ...r.errors },
     error_causes: { ...r.errorCauses },
+    // What `errors` in --threshold bounds: k6's http_req_failed rate, for a script's jq.
+    failed_ratio: round(errorRatioOf(r), 6),
     send_rate_rps: round(r.sendRateRps, 2),
     throughput_rps: round(r.throughputRps, 2),
     goodput_rps: round(r.goodputRps, 2),

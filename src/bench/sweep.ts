@@ -9,6 +9,7 @@ import {
   type ObjectiveFigures,
 } from '../options/objective.js';
 import type { BenchPlan } from './plan.js';
+import { errorRatioOf } from './error-ratio.js';
 import { isSuccessStatus } from './recorder.js';
 import type { BenchResult } from './result.js';
 import { connectionsNeeded } from './result-warnings.js';
@@ -77,15 +78,6 @@ export function stepVerdict(result: BenchResult, slo: Slo): StepVerdict {
   if (result.trend !== undefined && !result.trend.sustained) return 'not sustained';
   if (result.stability !== undefined && !result.stability.settled) return 'not settled';
   return meetsObjective(slo, figuresOf(result)) ? 'met' : 'missed';
-}
-
-/**
- * Measured sends that got no 2xx answer (non-2xx, failed, refused by --max-in-flight), whenever
- * it came, as a fraction of the sends: a step's capacity is judged by its trend, not by this.
- */
-function errorRatioOf(result: BenchResult): number {
-  const offered = result.requests.sent + result.requests.dropped;
-  return offered === 0 ? 1 : (offered - result.requests.ok) / offered;
 }
 
 /** Most connections a sweep raises a step to on its own (the option's own upper bound). */

@@ -46,6 +46,21 @@ const OTHER_TOOLS_FLAGS: Record<string, string> = {
   '--summary-export': "--summary-export is k6's: bench's is --json FILE",
   '--rps': "--rps is k6's cap on the rate: bench's -R / --rate sends that many a second on a schedule (open loop)",
   '--insecure-skip-tls-verify': "--insecure-skip-tls-verify is k6's: bench's is --insecure",
+  '--tag':
+    "--tag is k6's: bench has no tags; a run's --json names its url, method, body (its SHA-256) and start, so name the file for the run (--json canary.json); a header every request carries is -H 'name: value'",
+  '--no-thresholds': "--no-thresholds is k6's: bench judges only the --threshold flags given, so leave them out",
+  '--summary-trend-stats':
+    "--summary-trend-stats is k6's: bench always prints p50, p90, p95, p99, p99.9, max and the mean; --json FILE holds them with the whole histograms",
+  '--no-summary':
+    "--no-summary is k6's: bench always prints its summary (on stderr with --json -, which writes the JSON to stdout); --quiet drops the progress line",
+  '--http-debug': "--http-debug is k6's: bench logs no request; try the request once with curl -v",
+  '--max-redirects':
+    "--max-redirects is k6's: bench follows no redirect (a 3xx is counted by its status and is not 2xx, so it counts in --threshold 'errors<…')",
+  '--no-connection-reuse':
+    "--no-connection-reuse is k6's: bench's is -H 'connection: close' (a connection per request, as wrk's)",
+  '--user-agent': "--user-agent is k6's: bench's is -H 'user-agent: …'",
+  '-e': "-e is k6's environment variable for a script: bench has no scripts (--method, -H 'name: value', --body)",
+  '--env': "--env is k6's environment variable for a script: bench has no scripts (--method, -H 'name: value', --body)",
   '-k': "-k is ab's keep-alive (bench always keeps its connections alive, -c of them) or curl's --insecure: bench's is --insecure",
   '-x': "-x is perf_analyzer's model version: bench's URL names it (/v2/models/NAME/versions/V/infer, grpc://host:port/models/NAME/versions/V)",
   '--concurrency-range':

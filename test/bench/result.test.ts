@@ -10,6 +10,7 @@ import { addPoint } from '../../src/bench/trend.js';
 import type { TestServer as ServeServer } from '../serve/test-server.js';
 import { serveOf100RequestsPerSecond, sweepPlanFor } from './known-capacity.js';
 import { planFor } from './plan-helper.js';
+import { resultOf } from './result-fixture.js';
 import { fifoServer, refusedPort, startServer, statusServer, type TestServer } from './servers.js';
 
 let server: TestServer | undefined;
@@ -101,6 +102,24 @@ describe('answers that are not 2xx', () => {
     expect(text).toMatch(/latency all/);
   });
 
+  it("shows and writes the share of sends without a 2xx answer, k6's http_req_failed, beside those never answered", async () => {
+    // One answer in ten a 500: the report said '50 answered (45 2xx), 0 failed', which a k6 user
+    // reads as no request failed where k6 says http_req_failed 10%.
+    let n = 0;
+    server = await startServer((_req, res) => {
+      res.statusCode = ++n % 10 === 0 ? 500 : 200;
+      res.end();
+    });
+    const { result } = await runBench(planFor(server.url, { connections: '2', requests: '50', warmup: '0' }));
+    expect(result.status).toEqual({ 200: 45, 500: 5 });
+    const text = formatReport(result);
+    expect(text).toContain('requests    50 sent, 50 answered (45 2xx), 0 unanswered\n');
+    expect(text).toContain(
+      "failed      10% (5 of 50 sends without a 2xx answer; errors in --threshold, k6's http_req_failed)\n",
+    );
+    expect(toBenchJson(result).failed_ratio).toBe(0.1);
+  });
+
   it('has no 2xx latency when nothing succeeded', async () => {
     server = await statusServer(429);
     const { result } = await runBench(planFor(server.url, { rate: '100', duration: '500ms', warmup: '0' }));
@@ -126,6 +145,19 @@ describe('answers that are not 2xx', () => {
     const text = formatReport(result);
     expect(text).toMatch(/trend +NOT SUSTAINED/);
     expect(text).toMatch(/latency all +- +-/);
+  });
+});
+
+describe('the late answers', () => {
+  it('says how long after the window the last one came, in ms below a second', () => {
+    // 4 ms after the window read 'last 0s after it'.
+    const late = (drainS: number) =>
+      formatReport(
+        resultOf([20, 21], { drainS, requests: { sent: 2, completed: 2, ok: 2, late: 1, errors: 0, dropped: 0 } }),
+      );
+    expect(late(0.004)).toContain('1 answered after the window (last 4 ms after it)');
+    expect(late(0.0123)).toContain('(last 12 ms after it)');
+    expect(late(2.345)).toContain('(last 2.35s after it)');
   });
 });
 

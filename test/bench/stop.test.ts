@@ -115,7 +115,7 @@ describe('stopping a run early (Ctrl-C, q)', () => {
       expect(stderr).toMatch(/stopping( \(SIGTERM\))?; waiting for the requests in flight/);
       expect(code).toBe(0);
       expect(stdout).toContain('stopped by the user at');
-      expect(stdout).toMatch(/\d+ sent, \d+ answered \(\d+ 2xx\), 0 failed/);
+      expect(stdout).toMatch(/\d+ sent, \d+ answered \(\d+ 2xx\), 0 unanswered/);
     },
   );
 });

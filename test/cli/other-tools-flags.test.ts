@@ -40,6 +40,20 @@ describe('bench and the flags of wrk, wrk2, k6, hey, ab and perf_analyzer', () =
     expect(hint('-p')).toMatch(/ab's body file.*perf_analyzer's measurement interval.*--window D/);
   });
 
+  // A k6 user's flags beyond the executors: they got commander's bare "unknown option" (or "Did you mean --stages?" for --tag).
+  it("answers k6's run flags with bench's way, or says bench does without", () => {
+    const hint = (flag: string) => otherToolsFlagHint(argv('bench', flag, 'x'), unknown(flag)) ?? '';
+    expect(hint('--tag')).toContain('bench has no tags');
+    expect(hint('--no-thresholds')).toContain('--threshold');
+    expect(hint('--summary-trend-stats=avg,p(99)')).toContain('p99.9, max and the mean');
+    expect(hint('--no-summary')).toContain('--json -');
+    expect(hint('--http-debug')).toContain('curl -v');
+    expect(hint('--max-redirects')).toContain('follows no redirect');
+    expect(hint('--no-connection-reuse')).toContain("-H 'connection: close'");
+    expect(hint('--user-agent')).toContain("-H 'user-agent: …'");
+    for (const flag of ['-e', '-eFOO=1', '--env']) expect(hint(flag)).toContain('bench has no scripts');
+  });
+
   // perf_analyzer's --latency-threshold is an objective and a stop: bench spells them as two flags.
   it("answers --latency-threshold MS with bench's --slo 'mean<MSms' --stop-on-miss, its value filled in", () => {
     const threshold = (...args: string[]) =>

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { benchMain } from '../../src/commands/bench-main.js';
 import { parseThresholds } from '../../src/bench/plan-from-options.js';
+import { formatThresholds, judgeThresholds } from '../../src/bench/thresholds.js';
+import { evaluateObjective } from '../../src/options/objective.js';
 import { ExitWithCode } from '../../src/errors.js';
 import { validated } from './plan-helper.js';
 import { startServer, type TestServer } from './servers.js';
@@ -13,6 +15,18 @@ afterEach(async () => {
 });
 
 describe('bench --threshold', () => {
+  it("prints each value judged rounded as the latency table's, not whole ('mean 5.85444ms')", () => {
+    const [objective] = parseThresholds(['mean<10,p99<200,max<2s,p50<1'], undefined);
+    const figures = {
+      latency: { count: 9, p50: 0.41234, p90: 0, p95: 0, p99: 123.456, p999: 0, max: 1234.56, mean: 5.85444 },
+      lossRatio: 0,
+    };
+    const clauses = evaluateObjective(objective!, figures);
+    const text = formatThresholds([{ threshold: objective!.text, met: true, clauses }]);
+    expect(text).toContain('mean 5.85ms, p99 123.5ms, max 1235ms, p50 0.412ms');
+    expect(judgeThresholds).toBeTypeOf('function');
+  });
+
   it('passes a run that holds every threshold, fails one that does not with a line naming it, as k6 does', async () => {
     // One answer in five is a 500.
     let n = 0;

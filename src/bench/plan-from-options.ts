@@ -4,7 +4,8 @@ import { freshSeed } from '../core/rng.js';
 import { BENCH_OPTIONS, type BenchOptionValues } from '../options/bench.js';
 import { parseDurationMs } from '../options/schema.js';
 import { parseObjective, type Objective } from '../options/objective.js';
-import { invalidOptionValue as invalid } from '../options/invalid-option-value.js';
+import { invalidOption, invalidOptionValue as invalid, quotedValue } from '../options/invalid-option-value.js';
+import { optionGivenAs } from '../options/given.js';
 import type { BenchPlan } from './plan.js';
 import { basicAuthFromUrl, parseTargetUrl } from './target-url.js';
 import { parseConnectionsSweep } from './connections-sweep.js';
@@ -117,8 +118,7 @@ export function validateBench(
   const mode = stages !== undefined || o.rate > 0 || o.sweep !== undefined ? 'open' : 'closed';
   if (mode === 'closed') refuseOpenLoopOptions(o, explicit.seed === true);
   const stagesMs = stages?.reduce((sum, s) => sum + s.durationMs, 0);
-  if (stagesMs !== undefined && stagesMs <= o.warmup)
-    invalid('--warmup', `${o.warmup} ms`, `less than the stages' total of ${stagesMs} ms`);
+  if (stagesMs !== undefined && stagesMs <= o.warmup) refuseWarmupBeyondStages(o, stagesMs);
   if (o.contentType !== undefined) {
     if (/[\r\n\0]/.test(o.contentType))
       invalid('--content-type', JSON.stringify(o.contentType).slice(1, -1), 'a value without CR, LF or NUL');
@@ -237,6 +237,22 @@ function parseSeed(text: string, name: string): number {
   if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(seed) || seed > 0xffffffff)
     invalid(name, text, 'an integer from 0 to 4294967295');
   return seed;
+}
+
+/**
+ * A --warmup as long as the stages leaves nothing to measure. Refused with the value as the user
+ * typed it (`got '3s'`; it said `got '3000 ms'`), or as the default it is when not given.
+ */
+function refuseWarmupBeyondStages(o: BenchOptionValues, stagesMs: number): never {
+  const given = optionGivenAs(o, 'warmup')?.value;
+  const expected = `less than the stages' total of ${durationText(stagesMs)}`;
+  if (typeof given === 'string') invalid('--warmup', given, expected);
+  throw invalidOption('--warmup', quotedValue(durationText(o.warmup)), expected, 'the default');
+}
+
+/** 3000 ms as `3s`, 250 as `250ms`: as a duration option is typed. */
+function durationText(ms: number): string {
+  return ms >= 1000 ? `${Number((ms / 1000).toFixed(3))}s` : `${ms}ms`;
 }
 
 /** The bound of -R, which a stage's and a sweep step's rate share. */

@@ -148,12 +148,10 @@ describe('batchline bench options', () => {
     [['--sweep-connections', '1,4', '--slo', 'p97<1s'], '--slo', 'p50, p90, p95, p99, p999, mean or max'],
     [['--sweep-connections', '1,4', '--arrival', 'poisson'], '--arrival', 'an open loop'],
     [['--sweep-connections', '1,4', '--hdr-log', '-'], "--hdr-log: got '-'", 'with --sweep-connections'],
-    // The warmup was named in ms as if typed so ('got 5000').
-    [
-      ['--stages', '1s:10,1s:20', '--warmup', '5s'],
-      "--warmup: got '5000 ms'",
-      "less than the stages' total of 2000 ms",
-    ],
+    // The warmup was named in ms as if typed so ('got 5000', then 'got '5000 ms''): as typed.
+    [['--stages', '1s:10,1s:20', '--warmup', '5s'], "--warmup: got '5s',", "less than the stages' total of 2s"],
+    [['--stages', '1s:10,1s:20', '--warmup', '2500ms'], "--warmup: got '2500ms',", "the stages' total of 2s"],
+    [['--stages', '500ms:10'], "--warmup: got '1s' (the default)", "less than the stages' total of 500ms"],
   ])('exits 2 naming the option for %j', async (args, option, allowed) => {
     const url = /^(https|grpc):\/\//.test(args.at(-1) ?? '') ? [] : ['http://127.0.0.1:1/'];
     const { code, stderr } = await run(['bench', ...args, ...url]);

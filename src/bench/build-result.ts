@@ -17,6 +17,14 @@ export const BACKLOG_GROWTH_MIN = 10;
 export const LATENCY_GROWTH_MIN_MS = 2;
 
 /**
+ * Sends refused by --max-in-flight above this many (and 1 % of the scheduled sends) were a rate
+ * not sent: the run is not sustained, though the sends let through kept up.
+ */
+export function refusedTooMany(sent: number, dropped: number): boolean {
+  return dropped > Math.max(BACKLOG_GROWTH_MIN, 0.01 * (sent + dropped));
+}
+
+/**
  * Merges the threads' recordings into one result. `stoppedAtMs` (ms from the start) is when the
  * user ended the run early: the measured window ends there instead of at the planned end.
  */
@@ -127,12 +135,15 @@ export function trendOf(counts: RecorderCounts, windowMs: number): BenchTrend {
   const latencyGrew = latencyGrowthMs > Math.max(LATENCY_GROWTH_MIN_MS, 0.5 * meanLatencyMs);
   // Sends and not one answer (every connection refused, every request timed out) held nothing.
   const answeredNone = counts.sent > 0 && counts.latencyTrend.n === 0;
+  // The lines see only the sends let through: a cap that refused half the schedule kept them flat.
+  const refused = refusedTooMany(counts.sent, counts.dropped);
   return {
     backlogGrowth,
     latencyGrowthMs,
     latencySpanMs,
     meanLatencyMs,
-    sustained: !backlogGrew && !latencyGrew && !answeredNone,
+    refused,
+    sustained: !backlogGrew && !latencyGrew && !answeredNone && !refused,
   };
 }
 

@@ -125,6 +125,7 @@ export function mergeReports(inputs: readonly MergeInput[]): { result: BenchResu
           backlogGrowth: trends.reduce((total, t) => total + (t?.backlog_growth ?? 0), 0),
           latencyGrowthMs: Math.max(...trends.map((t) => t?.latency_growth_ms ?? 0)),
           meanLatencyMs: 0,
+          refused: trends.some((t) => t?.refused === true),
           sustained: trends.every((t) => t?.sustained === true),
         }
       : undefined,

@@ -1,6 +1,7 @@
 import * as hdr from 'hdr-histogram-js';
 import type { PercentilesMs } from '../core/latency-histogram.js';
 import { errorRatioOf } from './error-ratio.js';
+import { sentRateRpsOf } from './sent-rate.js';
 import type { BenchResult, ServerBreakdown } from './result.js';
 import type { Stability } from './stability-rule.js';
 import type { ThresholdResult } from './thresholds.js';
@@ -29,7 +30,15 @@ interface MergedFrom {
  */
 export type BenchJson = Omit<
   ReturnType<typeof toBenchJson>,
-  'schema' | 'body' | 'error_causes' | 'failed_ratio' | 'server' | 'stability'
+  | 'schema'
+  | 'body'
+  | 'error_causes'
+  | 'failed_ratio'
+  | 'scheduled_rate_rps'
+  | 'sent_rate_rps'
+  | 'trend'
+  | 'server'
+  | 'stability'
 > & {
   schema: typeof BENCH_JSON_SCHEMA | 'batchline.bench/v1';
   /** Absent from reports written before bench recorded it. */
@@ -38,6 +47,11 @@ export type BenchJson = Omit<
   error_causes?: ReturnType<typeof toBenchJson>['error_causes'];
   /** Absent from reports written before bench wrote it. */
   failed_ratio?: number;
+  /** Absent from reports written before bench wrote them. */
+  scheduled_rate_rps?: number | null;
+  sent_rate_rps?: number;
+  /** `refused` is absent from reports written before bench judged it. */
+  trend: (Omit<NonNullable<ReturnType<typeof toBenchJson>['trend']>, 'refused'> & { refused?: boolean }) | null;
   /** Absent from reports written before bench read the server's statistics. */
   server?: ReturnType<typeof toBenchJson>['server'];
   /** Absent from reports written before --stable. */
@@ -71,7 +85,10 @@ export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult
     error_causes: { ...r.errorCauses },
     // What `errors` in --threshold bounds: k6's http_req_failed rate, for a script's jq.
     failed_ratio: round(errorRatioOf(r), 6),
+    // The scheduled rate (refused sends too), under the name v2 gave it; the two below say it apart.
     send_rate_rps: round(r.sendRateRps, 2),
+    scheduled_rate_rps: r.mode === 'open' ? round(r.sendRateRps, 2) : null,
+    sent_rate_rps: round(sentRateRpsOf(r), 2),
     throughput_rps: round(r.throughputRps, 2),
     goodput_rps: round(r.goodputRps, 2),
     latency_ms: percentiles(r.latency),
@@ -93,6 +110,7 @@ export function toBenchJson(r: BenchResult, thresholds: readonly ThresholdResult
         : {
             backlog_growth: round(r.trend.backlogGrowth, 1),
             latency_growth_ms: round(r.trend.latencyGrowthMs, 3),
+            refused: r.trend.refused === true,
             sustained: r.trend.sustained,
           },
     warnings: [...r.warnings],

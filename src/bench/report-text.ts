@@ -4,6 +4,7 @@ import type { PercentilesMs } from '../core/latency-histogram.js';
 import type { ErrorKind } from './error-kind.js';
 import type { BenchResult, ServerBreakdown } from './result.js';
 import { latencySpanText } from './result-warnings.js';
+import { sentRateRpsOf } from './sent-rate.js';
 import type { Stability } from './stability-rule.js';
 
 /**
@@ -31,7 +32,7 @@ export function formatReport(r: BenchResult): string {
       : ` (${r.stages === undefined ? 'target' : 'planned mean'} ${fmtRate(planned)}, ${pctOf(r.throughputRps, planned)})`;
   lines.push(`  answered    ${fmtRate(r.throughputRps)} req/s${target}`);
   lines.push(`  goodput     ${fmtRate(r.goodputRps)} req/s (2xx)`);
-  if (r.mode === 'open') lines.push(`  sent        ${fmtRate(r.sendRateRps)} req/s`);
+  if (r.mode === 'open') lines.push(`  sent        ${sentRateText(r)}`);
   lines.push(
     `  requests    ${r.requests.sent} sent, ${r.requests.completed} answered (${r.requests.ok} 2xx), ${r.requests.errors} unanswered` +
       (r.requests.dropped > 0 ? `, ${r.requests.dropped} refused by --max-in-flight` : ''),
@@ -50,8 +51,10 @@ export function formatReport(r: BenchResult): string {
   }
   if (r.trend !== undefined) {
     const t = r.trend;
+    // The lines see only the sends let through: the refused ones are said first when they decided.
+    const refused = t.refused === true ? `${r.requests.dropped} of ${offered} sends refused by --max-in-flight; ` : '';
     lines.push(
-      `  trend       ${t.sustained ? 'sustained' : 'NOT SUSTAINED'}: outstanding ${signed(Math.round(t.backlogGrowth))}, latency ${signed(Number(t.latencyGrowthMs.toFixed(1)))} ms ${latencySpanText(t, r.durationS)}`,
+      `  trend       ${t.sustained ? 'sustained' : 'NOT SUSTAINED'}: ${refused}outstanding ${signed(Math.round(t.backlogGrowth))}, latency ${signed(Number(t.latencyGrowthMs.toFixed(1)))} ms ${latencySpanText(t, r.durationS)}`,
     );
   }
   const status = Object.entries(r.status).map(([code, n]) => `${code}: ${n}`);
@@ -80,6 +83,18 @@ export function formatReport(r: BenchResult): string {
     for (const w of r.warnings) lines.push(`  ! ${w}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The open loop's `sent` line, in the `requests` line's sense (handed to a connection): with
+ * sends refused by --max-in-flight, beside the schedule's rate and the refused rate, so that
+ * `sent 400 req/s` no longer stands over `542 sent` of a 3 s window.
+ */
+function sentRateText(r: BenchResult): string {
+  const scheduled = `${fmtRate(r.sendRateRps)} req/s`;
+  if (r.requests.dropped === 0) return scheduled;
+  const sent = sentRateRpsOf(r);
+  return `${fmtRate(sent)} req/s of ${scheduled} scheduled (${fmtRate(r.sendRateRps - sent)} req/s refused by --max-in-flight)`;
 }
 
 /**

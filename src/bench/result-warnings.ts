@@ -11,11 +11,32 @@ import { EVENT_LOOP_P99_WARN_MS, LATE_SEND_WARN_FRACTION } from './self-monitor.
  * many again as that bound, for the service time's spread. Undefined when it had enough.
  */
 export function connectionsNeeded(plan: BenchPlan, r: BenchResult): number | undefined {
+  // Under a --max-in-flight no higher than the slots no send waits for a connection: the cap refuses it first.
+  if (capRefusesFirst(plan)) return undefined;
+  const inFlight = inFlightNeeded(plan, r);
+  return inFlight === undefined ? undefined : Math.ceil(inFlight / plan.pipelining);
+}
+
+/**
+ * The requests in flight an open-loop run needed to carry its target at the measured service
+ * time, when `plan.connections × pipelining` (or a lower --max-in-flight) carried less (Little's
+ * law, and half as many again for the service time's spread). Undefined when it had enough.
+ */
+function inFlightNeeded(plan: BenchPlan, r: BenchResult): number | undefined {
   const target = r.targetRateRps ?? 0;
   if (plan.mode !== 'open' || target <= 0 || !(r.service.mean > 0)) return undefined;
-  const carriedRps = (plan.connections * plan.pipelining * 1000) / r.service.mean;
+  const carriedRps = (inFlightLimit(plan) * 1000) / r.service.mean;
   if (carriedRps >= target * 1.05) return undefined;
-  return Math.ceil((target * r.service.mean * 1.5) / 1000 / plan.pipelining);
+  return Math.ceil((target * r.service.mean * 1.5) / 1000);
+}
+
+/** Whether --max-in-flight, not the connections, bounds the requests in flight (k6's maxVUs). */
+function capRefusesFirst(plan: BenchPlan): boolean {
+  return plan.maxInFlight <= plan.connections * plan.pipelining;
+}
+
+function inFlightLimit(plan: BenchPlan): number {
+  return Math.min(plan.maxInFlight, plan.connections * plan.pipelining);
 }
 
 /** What the user should know before trusting the figures. */
@@ -49,9 +70,7 @@ export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
       `the generator's event loop lagged (p99 ${r.generator.eventLoop.p99Ms.toFixed(1)} ms, max ${r.generator.eventLoop.maxMs.toFixed(1)} ms): latencies include the generator's own delay; try --workers`,
     );
   }
-  if (r.requests.dropped > 0) {
-    warnings.push(`${r.requests.dropped} sends were refused by --max-in-flight ${plan.maxInFlight} and never sent`);
-  }
+  if (r.requests.dropped > 0) warnings.push(refusedWarning(plan, r));
   const notOk = r.requests.completed - r.requests.ok;
   if (r.requests.completed > 0 && notOk * 2 > r.requests.completed) {
     const statuses = Object.entries(r.status)
@@ -63,7 +82,8 @@ export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
       `${notOk} of ${r.requests.completed} answers were not ${success} (${statuses}): the latency shown is of the ${r.requests.ok} ${success} answers; the latency of all answers is the second row`,
     );
   }
-  if (r.trend !== undefined && !r.trend.sustained) {
+  // Refused sends have their say in refusedWarning: the lines saw only the sends let through.
+  if (r.trend !== undefined && !r.trend.sustained && r.trend.refused !== true) {
     warnings.push(
       `not sustained: over the ${fmtSeconds(r.durationS)} window the requests outstanding grew by ${Math.round(r.trend.backlogGrowth)}, and the latency by ${r.trend.latencyGrowthMs.toFixed(1)} ms ${latencySpanText(r.trend, r.durationS)}; the server answered less than the rate, and a longer run would show more of it`,
     );
@@ -97,6 +117,24 @@ export function warningsFor(plan: BenchPlan, r: BenchResult): string[] {
   } else if (r.requests.sent === 0)
     warnings.push('no request was measured: is --duration longer than the time to the first send?');
   return warnings;
+}
+
+/**
+ * Sends refused by --max-in-flight: how many, of how many scheduled, and when the cap was what
+ * bounded the run, the rate it carries at the measured service time and the cap that carries the
+ * target. The sends were refused, so none waited for a connection (connectionsNeeded says nothing).
+ */
+function refusedWarning(plan: BenchPlan, r: BenchResult): string {
+  const { sent, dropped } = r.requests;
+  const scheduled = sent + dropped;
+  const share = `${dropped} of ${scheduled} scheduled sends (${pct(dropped / scheduled)}) were refused by --max-in-flight ${plan.maxInFlight} and never sent`;
+  const notSent = r.trend?.refused === true ? ': the run did not send the rate it was asked to (not sustained)' : '';
+  const needed = capRefusesFirst(plan) ? inFlightNeeded(plan, r) : undefined;
+  if (needed === undefined) return `${share}${notSent}`;
+  const carriedRps = Math.floor((plan.maxInFlight * 1000) / r.service.mean);
+  const slots = plan.connections * plan.pipelining;
+  const raise = needed > slots ? ` --connections ${Math.ceil(needed / plan.pipelining)}` : '';
+  return `${share}${notSent}; ${plan.maxInFlight} in flight at the measured mean service time of ${r.service.mean.toFixed(1)} ms carry at most ~${carriedRps} req/s, under the ${r.targetRateRps} req/s target: to send it all, try --max-in-flight ${needed}${raise}`;
 }
 
 /**

@@ -19,8 +19,15 @@ export interface BenchTrend {
   /** Mean latency of the answers the latency line was fitted through, ms. */
   meanLatencyMs: number;
   /**
-   * False when the backlog or the latency grew through the window: the server answered less
-   * than the rate, and a longer run would only have grown them further.
+   * True when --max-in-flight refused more than a few of the window's sends: the run did not
+   * send the rate it was asked to, whatever the sends let through did (k6's dropped_iterations).
+   * Undefined in results read from reports written before bench judged it.
+   */
+  refused?: boolean | undefined;
+  /**
+   * False when the backlog or the latency grew through the window (the server answered less
+   * than the rate, and a longer run would only have grown them further), or when the sends were
+   * refused (`refused`).
    */
   sustained: boolean;
 }

@@ -170,6 +170,59 @@ describe('the report header', () => {
   });
 });
 
+describe('a run whose --max-in-flight refused sends (k6 maxVUs)', () => {
+  // `-R 400 -c 4 --max-in-flight 4 -d 3` against a 20 ms server: 514 sent, 686 refused.
+  const capped = (): ReturnType<typeof resultOf> => {
+    const counts = emptyCounts();
+    counts.sent = 514;
+    counts.dropped = 686;
+    for (let t = 1000; t <= 4000; t += 6) addPoint(counts.latencyTrend, t, 21);
+    return resultOf([20, 21, 22], {
+      mode: 'open',
+      targetRateRps: 400,
+      plannedRateRps: 400,
+      durationS: 3,
+      sendRateRps: 400,
+      throughputRps: 171.33,
+      goodputRps: 171.33,
+      requests: { sent: 514, completed: 514, ok: 514, late: 0, errors: 0, dropped: 686 },
+      status: { 200: 514 },
+      trend: trendOf(counts, 3000),
+    });
+  };
+
+  it('is not sustained: the lines saw only the sends let through, flat, while 57 % were never sent', () => {
+    const r = capped();
+    expect(r.trend?.refused).toBe(true);
+    expect(r.trend?.sustained).toBe(false);
+    expect(formatReport(r)).toContain(
+      '  trend       NOT SUSTAINED: 686 of 1200 sends refused by --max-in-flight; outstanding 0, latency 0 ms over the window',
+    );
+    expect(toBenchJson(r).trend).toMatchObject({ refused: true, sustained: false });
+    // A handful refused in a burst is not a rate unsent.
+    const few = emptyCounts();
+    few.sent = 1990;
+    few.dropped = 10;
+    for (let t = 0; t <= 10_000; t += 5) addPoint(few.latencyTrend, t, 21);
+    expect(trendOf(few, 10_000)).toMatchObject({ refused: false, sustained: true });
+  });
+
+  it("says 'sent' as the requests line does (handed to a connection), beside the rate scheduled", () => {
+    const text = formatReport(capped());
+    expect(text).toContain('  sent        171 req/s of 400 req/s scheduled (229 req/s refused by --max-in-flight)\n');
+    expect(text).toContain(
+      '  requests    514 sent, 514 answered (514 2xx), 0 unanswered, 686 refused by --max-in-flight\n',
+    );
+    // v2's send_rate_rps keeps its meaning (scheduled); the two added fields say them apart.
+    expect(toBenchJson(capped())).toMatchObject({ send_rate_rps: 400, scheduled_rate_rps: 400, sent_rate_rps: 171.33 });
+    // Nothing refused: the line is as it was, and the three rates agree.
+    const all = resultOf([20], { mode: 'open', targetRateRps: 50, plannedRateRps: 50, sendRateRps: 50 });
+    expect(formatReport(all)).toContain('  sent        50.0 req/s\n');
+    expect(toBenchJson(all)).toMatchObject({ send_rate_rps: 50, scheduled_rate_rps: 50, sent_rate_rps: 50 });
+    expect(toBenchJson(resultOf([20]))).toMatchObject({ scheduled_rate_rps: null, sent_rate_rps: 1 });
+  });
+});
+
 describe('the latency trend', () => {
   it('is the rise over the sends that were answered, not extrapolated over the whole window', () => {
     // A 15 s window whose answers came back only for the first 3 s of sends, latency rising

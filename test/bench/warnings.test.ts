@@ -26,6 +26,30 @@ describe('bench warnings', () => {
     stages: undefined,
   } as unknown as BenchPlan;
 
+  // k6's maxVUs: `-R 400 -c 4 --max-in-flight 4` against a 20 ms server said its sends "waited
+  // for a free connection": none did, the cap refused them first.
+  it('says sends over a --max-in-flight no higher than the connections were refused, not that they waited', () => {
+    const capped = { ...plan, connections: 4, maxInFlight: 4 } as BenchPlan;
+    const r = {
+      ...result(400, 21.5),
+      throughputRps: 171,
+      requests: { sent: 514, completed: 514, ok: 514, errors: 0, dropped: 686 },
+      trend: { backlogGrowth: 0, latencyGrowthMs: 4.4, meanLatencyMs: 21.7, refused: true, sustained: false },
+    } as BenchResult;
+    const warnings = warningsFor(capped, r);
+    expect(warnings.join('\n')).not.toContain('waited for a free connection');
+    expect(warnings.join('\n')).not.toContain('the server answered less than the rate');
+    expect(warnings).toContain(
+      '686 of 1200 scheduled sends (57.2%) were refused by --max-in-flight 4 and never sent: the run did not send the rate it was asked to (not sustained); 4 in flight at the measured mean service time of 21.5 ms carry at most ~186 req/s, under the 400 req/s target: to send it all, try --max-in-flight 13 --connections 13',
+    );
+    // A cap above the connections: sends beyond them did wait, as the connections' warning says.
+    const waited = warningsFor({ ...capped, maxInFlight: 8 } as BenchPlan, r);
+    expect(waited[0]).toContain('sends waited for a free connection');
+    expect(waited).toContain(
+      '686 of 1200 scheduled sends (57.2%) were refused by --max-in-flight 8 and never sent: the run did not send the rate it was asked to (not sustained)',
+    );
+  });
+
   it('names the connections when they cannot carry the target rate at the measured service time', () => {
     const [warning] = warningsFor(plan, result(600, 40));
     expect(warning).toContain('16 connection slots');

@@ -127,8 +127,10 @@ describe('--stable: what it combines with', () => {
     expect(refused({ window: '2s' })).toThrow("--window: got '2s', expected with --stable PCT");
     expect(refused({ maxWindows: '5' })).toThrow("--max-windows: got '5', expected with --stable PCT");
     expect(refused({ stable: '10', duration: '5s' })).toThrow(
-      "--duration: got '5000 ms', expected no -d/--duration with --stable: each window lasts --window (default 5s), up to --max-windows",
+      "--duration: got '5s', expected no -d/--duration with --stable: each window lasts --window (default 5s), up to --max-windows",
     );
+    // As typed, not as resolved to ms.
+    expect(refused({ stable: '10', duration: '1500ms' })).toThrow("--duration: got '1500ms', expected no -d");
     expect(refused({ stable: '10', requests: '100' })).toThrow("--requests: got '100', expected no -n/--requests");
     expect(refused({ stable: '10', stages: '5s:100' })).toThrow(
       "--stages: got '5s:100', expected no --stages with --stable",

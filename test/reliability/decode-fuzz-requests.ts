@@ -1,3 +1,4 @@
+import { deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import {
@@ -118,6 +119,17 @@ function oipRowsCheck(model: 'triple' | 'toy', rows: number[][]): Check {
 
 const allValid = (rows: Row[]): rows is number[][] => rows.length > 0 && rows.every(validRow);
 
+/**
+ * The rows a /v2 JSON input's `data` (the rows flattened once) holds when valid: flat, or nested
+ * as its shape [n, 3] (as Triton reads it); undefined when it is neither.
+ */
+function oipJsonRows(rows: Row[]): number[][] | undefined {
+  const data = rows.flat();
+  if (allValid(rows)) return rows;
+  const nested = data as Row[];
+  return nested.length === rows.length && nested.every(Array.isArray) && allValid(nested) ? nested : undefined;
+}
+
 const FORMS: readonly Form[] = [
   ...(['json', 'msgpack'] as const).flatMap((encoding): Form[] => [
     {
@@ -184,7 +196,9 @@ const FORMS: readonly Form[] = [
             },
           ],
         },
-        ...(allValid(rows as Row[]) ? { check: oipRowsCheck(model, rows as number[][]) } : {}),
+        ...(oipJsonRows(rows as Row[]) === undefined
+          ? {}
+          : { check: oipRowsCheck(model, oipJsonRows(rows as Row[]) as number[][]) }),
         required: ['inputs', 'inputs.0', 'inputs.0.name', 'inputs.0.shape', 'inputs.0.datatype', 'inputs.0.data'],
       }),
     }),
@@ -296,7 +310,7 @@ const validPlan = fc
   .chain((form) => payloadOf(form).map((payload) => ({ form, payload, plan: form.build(payload) })));
 
 export const validProbe: fc.Arbitrary<Probe> = validPlan.map(({ plan }) => ({
-  label: `valid ${plan.label}`,
+  label: plan.label,
   request: encode(plan),
   ...(plan.check === undefined ? {} : { check: plan.check }),
 }));
@@ -443,7 +457,7 @@ function mutateDocument(form: Form, payload: unknown[], plan: Plan, kind: number
   const rows = payload.length;
   const input = (plan.doc.inputs as Record<string, unknown>[] | undefined)?.[0];
   const oip = plan.path.startsWith('/v2/');
-  switch (kind % 12) {
+  switch (kind % 14) {
     case 0: {
       // A key removed, at any depth: refused when the request needs it; in the payload, judged by the rules.
       const item = /^inputs\.([^.]+)$/.exec(path);
@@ -514,7 +528,7 @@ function mutateDocument(form: Form, payload: unknown[], plan: Plan, kind: number
       // A key given twice (JSON only): the last one counts, as JSON.parse reads it.
       if (plan.encoding === 'msgpack') return msgpackLie(plan, pick);
       const text = jsonText(plan.doc);
-      const key = Object.keys(plan.doc)[0] as string;
+      const key = 'inputs' in plan.doc ? 'inputs' : 'instances';
       const otherValue = jsonText(other.doc[key]);
       // A binary request's sizes are those of its first plan's bytes: only the original goes last.
       const first = plan.encoding === 'binary' || (pick & 1) === 0;
@@ -545,7 +559,7 @@ function mutateDocument(form: Form, payload: unknown[], plan: Plan, kind: number
       // The shape or the datatype of a /v2 input.
       const doc = structuredClone(plan.doc);
       const target = (doc.inputs as Record<string, unknown>[])[0] as Record<string, unknown>;
-      const field = kind % 12 === 6 ? 'shape' : 'datatype';
+      const field = kind % 14 === 6 ? 'shape' : 'datatype';
       target[field] = field === 'shape' ? SHAPES(rows)[pick % 12] : DATATYPES[pick % DATATYPES.length];
       return refused({ ...plan, doc }, `${field} ${JSON.stringify(target[field])}`);
     }
@@ -585,10 +599,35 @@ function mutateDocument(form: Form, payload: unknown[], plan: Plan, kind: number
         !values.every(Number.isFinite),
       );
     }
+    case 11: {
+      // X-Request-Timeout-Ms: a positive plain decimal, or refused naming the header.
+      const given = TIMEOUTS[pick % TIMEOUTS.length] as string;
+      const headers = { ...request.headers, 'x-request-timeout-ms': given };
+      return /^\d+(\.\d+)?$/.test(given) && Number(given) > 0
+        ? answered(plan, `X-Request-Timeout-Ms ${given}`, { ...request, headers })
+        : refused(plan, `X-Request-Timeout-Ms '${given}'`, { ...request, headers });
+    }
+    case 12: {
+      // A body sent compressed: /v2 inflates gzip and deflate; the /v1 routes read plain bodies only (415).
+      const coding = (['gzip', 'deflate', 'br', 'identity'] as const)[pick % 4] as string;
+      const packed =
+        coding === 'gzip' ? gzipSync(request.body) : coding === 'deflate' ? deflateSync(request.body) : request.body;
+      const corrupt = (pick & 4) !== 0 && coding !== 'identity';
+      const body = corrupt ? packed.subarray(0, Math.max(1, packed.length >> 1)) : packed;
+      const sent = { ...request, headers: { ...request.headers, 'content-encoding': coding }, body };
+      if (corrupt || coding === 'br')
+        return refused(plan, `Content-Encoding ${coding}${corrupt ? ', cut short' : ''}`, sent);
+      return oip
+        ? answered(plan, `Content-Encoding ${coding}`, sent, coding === 'identity')
+        : answered(plan, `Content-Encoding ${coding}`, sent, true);
+    }
     default:
       return mutateValues(form, payload, kind, pick);
   }
 }
+
+/** X-Request-Timeout-Ms values: long enough, when valid, that no deadline passes on a loaded host. */
+const TIMEOUTS = ['5000', '60000', '5000.5', '0', '-1', 'NaN', 'abc', '1e4', '0x10', '', '1e400', '+5000', '5,000'];
 
 /** A payload's values changed (a number to a string, NaN, a row too short, …): judged by the rules. */
 function mutateValues(form: Form, payload: unknown[], kind: number, pick: number): Probe {
@@ -615,7 +654,7 @@ function msgpackLie(plan: Plan, pick: number): Probe {
 
 /** A mutated request of any form: its payload's values, its document, its bytes or its headers changed. */
 export const mutatedProbe: fc.Arbitrary<Probe> = fc
-  .tuple(validPlan, validPlan, fc.nat(11), fc.nat(1 << 20))
+  .tuple(validPlan, validPlan, fc.nat(13), fc.nat(1 << 20))
   .map(([{ form, payload, plan }, otherValid, kind, pick]) => {
     // The other plan, for a key given twice, is of the same form.
     const other = form.build(otherValid.form === form ? otherValid.payload : payload);

@@ -13,6 +13,36 @@ afterEach(async () => {
 
 const outputs: BenchOutputs = { json: '-', hdrLog: undefined, sweep: undefined, slo: 'p99<5s', quiet: true };
 
+/** Runs of a sweep at most, when a step of the last sent nothing. */
+const SENT_NOTHING_RUNS = 3;
+
+/**
+ * A step's clock starts before its setup (the recorder, the transport): a host that does not run
+ * the generator for the step's whole duration there leaves it with nothing sent, a miss that
+ * measured the host. Such a sweep runs again, up to SENT_NOTHING_RUNS runs, and the last is judged
+ * (bench's exit 1 when no step got an answer is thrown again if the last run still sent nothing).
+ */
+async function sweepSentEveryStep(sweep: (stdout: TextSink) => Promise<void>): Promise<SweepReport> {
+  for (let run = 1; ; run++) {
+    const stdout = new TextSink();
+    const failure = await sweep(stdout).then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
+    const report: SweepReport | undefined = stdout.text === '' ? undefined : JSON.parse(stdout.text);
+    const sentNothing = report?.steps.some((s) => s.requests.sent === 0) === true;
+    if (run < SENT_NOTHING_RUNS && sentNothing) continue;
+    if (failure !== undefined || report === undefined) throw failure?.error ?? new Error('no --json report');
+    return report;
+  }
+}
+
+interface SweepReport {
+  ended: string;
+  steps_planned: number;
+  steps: { verdict: string; requests: { sent: number }; latency_ms: unknown }[];
+}
+
 describe("--stop-on-miss: perf_analyzer's --latency-threshold", () => {
   // One request at a time, 10 ms each: 1 connection waits ~10 ms, 8 at least ~80 ms (the server
   // serialises them), so the second step always misses mean<45ms and the third never runs. The
@@ -67,14 +97,13 @@ describe("--stop-on-miss: perf_analyzer's --latency-threshold", () => {
   it('says every step ran when none missed', async () => {
     const server = await fifoServer(1);
     close = server.close;
-    const stdout = new TextSink();
-    await benchMain(
-      validated(`${server.url}infer`, { warmup: '0', duration: '400ms', sweepConnections: '1,2', stopOnMiss: true }),
-      { ...outputs, sweepConnections: '1,2', slo: 'p99<5s', stopOnMiss: true },
-      { stdout, stderr: new TextSink(), env: {} },
+    const report = await sweepSentEveryStep((stdout) =>
+      benchMain(
+        validated(`${server.url}infer`, { warmup: '0', duration: '400ms', sweepConnections: '1,2', stopOnMiss: true }),
+        { ...outputs, sweepConnections: '1,2', slo: 'p99<5s', stopOnMiss: true },
+        { stdout, stderr: new TextSink(), env: {} },
+      ),
     );
-    const report = JSON.parse(stdout.text);
-    // Failed once in 13 runs on a loaded host, cause not found: the message keeps what a step measured.
     expect(
       report.steps.map((s: { verdict: string }) => s.verdict),
       JSON.stringify(report.steps.map((s: { requests: unknown; latency_ms: unknown }) => [s.requests, s.latency_ms])),

@@ -5,9 +5,11 @@
  * the retired ones ending theirs and taking no other; one version, one queue, one metrics series.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { tempDir } from '../temp-dir.js';
 import { writeRepository } from './repository-fixture.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
@@ -17,19 +19,29 @@ const auth = { authorization: `Bearer ${TOKEN}` };
 /**
  * Each item waits x[0] ms, then answers which instance ran its batch. Instances after the first
  * load for 300 ms (its parameters' load_ms), and those from its parameters' fail_from on cannot start.
+ * A batch of x = -1 is held at a gate (its parameters' gate_dir): it writes `started-N` there, N
+ * its instance, and waits until the test writes `open`, so the test sees a batch running for as
+ * long as it needs to, however slow the host (a timed batch could end before the test looked).
  */
 const WHICH_INSTANCE = `
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 export const inputs = [{ name: 'x', datatype: 'FP32', shape: [1] }];
 export const outputs = [{ name: 'instance', datatype: 'INT32', shape: [1] }];
 let instance = -1;
+let gateDir;
 export async function initialize(context) {
   instance = context.instance;
-  const { load_ms = 300, fail_from = Infinity } = context.config.parameters;
+  const { load_ms = 300, fail_from = Infinity, gate_dir } = context.config.parameters;
+  gateDir = gate_dir;
   if (instance >= fail_from) throw new Error('no room for instance ' + instance);
   if (instance > 0) await new Promise((resolve) => setTimeout(resolve, load_ms));
 }
 export async function execute(items) {
-  await new Promise((resolve) => setTimeout(resolve, items[0].x[0]));
+  if (items[0].x[0] === -1) {
+    writeFileSync(join(gateDir, 'started-' + instance), '');
+    while (!existsSync(join(gateDir, 'open'))) await new Promise((resolve) => setTimeout(resolve, 5));
+  } else await new Promise((resolve) => setTimeout(resolve, items[0].x[0]));
   return items.map(() => ({ instance: [instance] }));
 }
 `;
@@ -97,7 +109,8 @@ async function whichServer(
 
 describe.each(['worker', 'process'] as const)('PATCH instances, execution %s', (execution) => {
   it('grows under load (each new slot once its instance is up), then shrinks while every instance runs a batch', async () => {
-    await whichServer(execution);
+    const gateDir = tempDir('batchline-gate-');
+    await whichServer(execution, { gate_dir: gateDir });
     // Under load on one instance: six batches of 100 ms queue behind each other.
     const before = Array.from({ length: 6 }, () => predict(100));
     const growing = call('PATCH', '/admin/models/which/1', { instances: 3 });
@@ -114,12 +127,16 @@ describe.each(['worker', 'process'] as const)('PATCH instances, execution %s', (
     expect(new Set(await Promise.all(Array.from({ length: 3 }, () => predict(300))))).toEqual(new Set([0, 1, 2]));
     expect((await call('GET', '/v1/models/which/versions/1')).json.config.instances).toBe(3);
 
-    // Every instance runs a batch (and more wait) when it shrinks to one: nothing is lost.
-    const running = Array.from({ length: 6 }, () => predict(200));
-    await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ up: 3 }));
+    // Every instance runs a batch (held at the gate; three more wait) when it shrinks to one: nothing is lost.
+    const running = Array.from({ length: 6 }, () => predict(-1));
+    const started = () => [0, 1, 2].filter((i) => existsSync(join(gateDir, `started-${i}`))).length;
+    await vi.waitFor(() => expect(started()).toBe(3), { timeout: 10_000 });
     const shrinking = call('PATCH', '/admin/models/which/1', { instances: 1 });
     // Ending their batches, the two retired instances are retiring, not up.
-    await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ up: 1, retiring: 2 }));
+    await vi.waitFor(() => expect(instanceStates()).resolves.toMatchObject({ up: 1, retiring: 2 }), {
+      timeout: 10_000,
+    });
+    writeFileSync(join(gateDir, 'open'), '');
     const shrunk = await shrinking;
     expect(shrunk.status, JSON.stringify(shrunk.json)).toBe(200);
     expect(shrunk.json.config.instances).toBe(1);

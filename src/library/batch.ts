@@ -187,6 +187,10 @@ export function batch<I, O>(fn: BatchFunction<I, O>, options: BatchOptions<I> = 
 
   /** A call with options: a request of its own, offered at once after the turn's. */
   const callWithOptions = (item: I, callOptions: CallOptions): Promise<O> => {
+    // Options that set nothing (`{}`, a wrapper's `{ signal: undefined }`) are none: the call joins
+    // the turn's request. As a request of its own it was offered at once, and with a window of 0
+    // ran alone: `f(1, {}), f(2, {}), f(3)` made batches [1], [2], [3] where `f(1), f(2), f(3)` made one.
+    if (setsNothing(callOptions)) return itemCost === undefined ? call(item) : costedCall(item);
     offerTurn();
     const pending = new PendingCall<I, O>(item, owner);
     const promise = pending.promise();
@@ -416,4 +420,12 @@ function runBatch<I, O>(
 
 function isThenable<T>(value: unknown): value is PromiseLike<T> {
   return typeof (value as PromiseLike<T> | null)?.then === 'function';
+}
+
+/** Call options given as an object whose every option is left undefined (and no other key). */
+function setsNothing(options: CallOptions): boolean {
+  if (typeof options !== 'object' || options === null) return false;
+  for (const key in options)
+    if ((key !== 'signal' && key !== 'timeoutMs' && key !== 'priority') || options[key] !== undefined) return false;
+  return true;
 }

@@ -224,4 +224,27 @@ describe('batch(): the calls of one turn are one request of many items', () => {
     // 'b' does not join 'a' past 'own': a batch holds its calls in the order they were made.
     expect(batches).toEqual([['a', 'own', 'b']]);
   });
+
+  it('takes options that set nothing as none: with a window of 0 they are one batch with the plain calls, not a batch each', async () => {
+    const batches: number[][] = [];
+    const echo = batch(
+      async (items: number[]) => {
+        batches.push([...items]);
+        return items;
+      },
+      { maxBatchSize: 8, batchWindowMs: 0, instances: 1 },
+    );
+    // A wrapper passing its caller's options through: `{}`, or a signal it did not get.
+    const calls = [
+      echo(1, {}),
+      echo(2, { signal: undefined }),
+      echo(3, { timeoutMs: undefined, priority: undefined }),
+      echo(4),
+    ];
+    expect(await Promise.all(calls)).toEqual([1, 2, 3, 4]);
+    expect(batches).toEqual([[1, 2, 3, 4]]);
+    // A misspelt option is still refused, not taken for none.
+    await expect(echo(5, { timeout: undefined } as never)).rejects.toThrow('call(item, { timeout }): not an option');
+    await echo.close();
+  });
 });

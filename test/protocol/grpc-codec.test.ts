@@ -310,6 +310,19 @@ describe('a ModelInferRequest decoded for the model', () => {
     }
   });
 
+  it('reads of a parameter oneof given twice on the wire the member last there, as proto3 does (a string then a whole number was refused)', () => {
+    // ModelInferRequest.parameters (field 4): { "priority": InferParameter{...members} }.
+    const withPriority = (members: number[]) => {
+      const entry = [0x0a, 8, ...Buffer.from('priority'), 0x12, members.length, ...members];
+      return Buffer.concat([encodeInferRequest(RAW), Buffer.from([0x22, entry.length, ...entry])]);
+    };
+    const stringThenInt = decodeModelInferRequest(withPriority([0x1a, 1, 0x31, 0x10, 2]));
+    expect(stringThenInt.parameters.priority).toStrictEqual({ int64_param: 2, parameter_choice: 'int64_param' });
+    expect(decodeGrpcInferRequest(stringThenInt, MODEL, 8).schedule.priority).toBe(2);
+    const intThenString = decodeModelInferRequest(withPriority([0x10, 2, 0x1a, 1, 0x31]));
+    expect(intThenString.parameters.priority).toStrictEqual({ string_param: '1', parameter_choice: 'string_param' });
+  });
+
   it('refuses bytes that are no ModelInferRequest as BAD_REQUEST', () => {
     expect(() => decodeModelInferRequest(Buffer.from([0x0a, 0xff, 0xff]))).toThrow(
       /^malformed request: cannot decode inference\.ModelInferRequest: /,

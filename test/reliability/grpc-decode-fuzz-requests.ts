@@ -51,6 +51,17 @@ export function decodeInferResponse(bytes: Buffer): InferResponse {
   }) as InferResponse;
 }
 
+const streamResponseType = inferenceType('ModelStreamInferResponse');
+
+export function decodeStreamResponse(bytes: Buffer): { error_message: string; infer_response: InferResponse } {
+  return streamResponseType.toObject(streamResponseType.decode(bytes), {
+    longs: Number,
+    defaults: true,
+    arrays: true,
+    objects: true,
+  }) as { error_message: string; infer_response: InferResponse };
+}
+
 /** A request as protobufjs' `fromObject` takes it (int64s may be decimal strings). */
 type RequestObject = {
   model_name: string;
@@ -588,6 +599,22 @@ function greetWithItems(plan: Plan, given: unknown[], prepared?: RequestObject, 
   return { label, bytes: encoded(request), check, refusals: mayRefuse ? INVALID : [] };
 }
 
+/** `InferParameter`'s oneof members as bytes on the wire (field number << 3 | wire type, then the value). */
+const ONEOF_MEMBERS = [
+  { name: 'bool_param', bytes: Buffer.from([0x08, 0x01]), wholeNumber: false },
+  { name: 'int64_param', bytes: Buffer.from([0x10, 0x00]), wholeNumber: true },
+  { name: 'string_param', bytes: Buffer.from([0x1a, 0x01, 0x31]), wholeNumber: false },
+  { name: 'double_param', bytes: Buffer.from([0x21, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f]), wholeNumber: false },
+  { name: 'uint64_param', bytes: Buffer.from([0x28, 0x00]), wholeNumber: true },
+];
+
+/** An entry of `ModelInferRequest.parameters` (field 4, a map entry of key 1 and value 2) as bytes. */
+function parameterEntry(key: string, value: Buffer): Buffer {
+  const name = Buffer.from(key);
+  const entry = Buffer.concat([Buffer.from([0x0a, name.length]), name, Buffer.from([0x12, value.length]), value]);
+  return Buffer.concat([Buffer.from([0x22, entry.length]), entry]);
+}
+
 /**
  * Mutations of the bytes: bits flipped, the message cut, bytes after it. Their meaning is not
  * read here (that would be a second protobuf decoder): an answer must be OK and a
@@ -615,6 +642,15 @@ function byteMutations(plan: Plan): fc.Arbitrary<GrpcProbe> {
     fc
       .uint8Array({ minLength: 1, maxLength: 16 })
       .map((tail) => loose(`bytes ${Buffer.from(tail).toString('hex')} after it`, Buffer.concat([bytes, tail]))),
+    fc
+      .tuple(fc.constantFrom(...ONEOF_MEMBERS), fc.constantFrom(...ONEOF_MEMBERS))
+      .filter(([first, last]) => first.name !== last.name)
+      .map(([first, last]) => ({
+        label: `${plan.label}: parameter "priority" of ${first.name} then ${last.name} on the wire`,
+        bytes: Buffer.concat([bytes, parameterEntry('priority', Buffer.concat([first.bytes, last.bytes]))]),
+        // proto3: of a oneof's members on the wire, the last counts; a whole number is a priority.
+        ...(last.wholeNumber ? { check: plan.check, refusals: [] } : { refusals: INVALID }),
+      })),
     // Field 99, a varint (tag 99 << 3 = 0x98 0x06), then a length-delimited field 100 (0xa2 0x06).
     fc.constant({
       label: `${plan.label}: unknown fields 99 and 100 added`,

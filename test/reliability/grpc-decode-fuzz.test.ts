@@ -5,7 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toyModelOnnx, writeRepository } from '../serve/repository-fixture.js';
 import { startGrpcTestServer, type GrpcTestServer } from '../serve/grpc-helpers.js';
 import { PATIENCE_MS } from '../patience.js';
-import { decodeInferResponse, type GrpcProbe, mutatedGrpcProbe, validGrpcProbe } from './grpc-decode-fuzz-requests.js';
+import {
+  decodeInferResponse,
+  decodeStreamResponse,
+  type GrpcProbe,
+  mutatedGrpcProbe,
+  validGrpcProbe,
+} from './grpc-decode-fuzz-requests.js';
 import { GREET_MODEL, TRIPLE_MODEL } from './decode-fuzz-rules.js';
 import { tableRow } from './table.js';
 
@@ -86,8 +92,62 @@ function fault(probe: GrpcProbe, answer: CallAnswer): string | undefined {
   }
   const said = `${grpc.status[answer.code]} ${JSON.stringify(answer.details.slice(0, 200))}`;
   if (!probe.refusals.includes(answer.code))
-    return `answered ${said}, expected ${probe.check === undefined ? '' : 'OK or '}${probe.refusals.map((c) => grpc.status[c]).join(' or ')}`;
+    return `answered ${said}, expected ${[...(probe.check === undefined ? [] : ['OK']), ...probe.refusals.map((c) => grpc.status[c])].join(' or ')}`;
   return answer.details === '' ? `answered ${grpc.status[answer.code]} without a message` : undefined;
+}
+
+interface StreamAnswers {
+  /** Each message of the stream: an encoded `ModelStreamInferResponse`. */
+  messages: Buffer[];
+  code: grpc.status;
+  details: string;
+}
+
+/** One ModelStreamInfer stream carrying `requests` as they are, half-closed after them, read to its end. */
+function stream(requests: readonly Buffer[]): Promise<StreamAnswers> {
+  return new Promise((resolve) => {
+    const answers: StreamAnswers = { messages: [], code: grpc.status.UNKNOWN, details: '' };
+    const call = client.makeBidiStreamRequest(
+      '/inference.GRPCInferenceService/ModelStreamInfer',
+      (value: Buffer) => value,
+      (value: Buffer) => value,
+      new grpc.Metadata(),
+      { deadline: Date.now() + PATIENCE_MS },
+    );
+    call.on('data', (message: Buffer) => answers.messages.push(message));
+    call.on('error', () => {}); // its status comes as 'status' too
+    call.on('status', ({ code, details }: grpc.StatusObject) => {
+      answers.code = code;
+      answers.details = details;
+      resolve(answers);
+    });
+    for (const bytes of requests) call.write(bytes);
+    call.end();
+  });
+}
+
+/**
+ * What is wrong with a stream's answer to a probe: a stream's failed request carries only
+ * `error_message` (no status), so a refusal is judged by the probe allowing one and the message
+ * being a reason, not INTERNAL's pointer to the log.
+ */
+function streamFault(probe: GrpcProbe, message: Buffer | undefined): string | undefined {
+  if (message === undefined) return 'no answer on the stream';
+  let answer: ReturnType<typeof decodeStreamResponse>;
+  try {
+    answer = decodeStreamResponse(message);
+  } catch (error) {
+    return `could not read the answer (${(error as Error).message})`;
+  }
+  if (answer.error_message === '') {
+    if (probe.check === undefined) return 'answered, expected a refusal';
+    return probe.check(answer.infer_response as Parameters<NonNullable<GrpcProbe['check']>>[0]);
+  }
+  if (probe.refusals.length === 0)
+    return `refused ${JSON.stringify(answer.error_message.slice(0, 200))}, expected an answer`;
+  return answer.error_message.startsWith('see the server log')
+    ? `answered INTERNAL: ${answer.error_message}`
+    : undefined;
 }
 
 /** The class of answer the server counts a gRPC status under (the HTTP status of its table row). */
@@ -157,4 +217,56 @@ describe('fuzzing the decoding of ModelInfer, mutated messages and bytes beside 
         .join(', ')}; /v1/stats agrees`,
     );
   });
+
+  it('answers each request of a ModelStreamInfer stream once, in order: the mutated refused with a reason or right, the valid right', async () => {
+    const countedBefore = await grpcCounts();
+    let sent = 0;
+    let refused = 0;
+    const round = fc
+      .tuple(
+        fc.array(mutatedGrpcProbe, { minLength: 1, maxLength: 4 }),
+        fc.array(validGrpcProbe, { minLength: 1, maxLength: 3 }),
+      )
+      .chain(([mutated, valid]) =>
+        fc.shuffledSubarray(
+          [...mutated.map((probe) => ({ probe, mutated: true })), ...valid.map((probe) => ({ probe, mutated: false }))],
+          { minLength: mutated.length + valid.length },
+        ),
+      );
+    await fc.assert(
+      fc.asyncProperty(round, async (probes) => {
+        const answers = await stream(probes.map(({ probe }) => probe.bytes));
+        sent += probes.length;
+        expect(`${grpc.status[answers.code]} ${answers.details}`).toBe('OK OK');
+        expect(answers.messages).toHaveLength(probes.length);
+        const faults = probes.flatMap(({ probe, mutated }, i) => {
+          const message = answers.messages[i];
+          if (message !== undefined && decodeStreamResponse(message).error_message !== '') refused++;
+          const wrong = streamFault(probe, message);
+          return wrong === undefined ? [] : [`${mutated ? 'mutated' : 'valid'} ${probe.label}: ${wrong}`];
+        });
+        expect(faults).toStrictEqual([]);
+      }),
+      { numRuns: Math.ceil(ROUNDS / 2), seed: SEED, endOnFailure: true },
+    );
+    // Each request of the streams counted once, its answers' OKs as 200.
+    const countedAfter = await grpcCounts();
+    const total = (counts: Record<string, number>) => Object.values(counts).reduce((sum, n) => sum + n, 0);
+    expect(total(countedAfter) - total(countedBefore)).toBe(sent);
+    expect((countedAfter['200'] ?? 0) - (countedBefore['200'] ?? 0)).toBe(sent - refused);
+    tableRow(
+      `mutated ModelInferRequests on ModelStreamInfer streams (${Math.ceil(ROUNDS / 2)} streams, seed ${SEED})`,
+      'one answer each, in order: a refusal with a reason or the right answer; valid ones right; the stream ends OK',
+      `${sent} requests, ${refused} refused; /v1/stats agrees`,
+    );
+  });
 });
+
+/** The server's gRPC answers by HTTP status (/v1/stats' responsesByProtocol.grpc). */
+async function grpcCounts(): Promise<Record<string, number>> {
+  const stats = await request(`${server.url}/v1/stats`);
+  const { responsesByProtocol } = (await stats.body.json()) as {
+    responsesByProtocol: { grpc: Record<string, number> };
+  };
+  return responsesByProtocol.grpc;
+}

@@ -11,7 +11,7 @@ export function protoRoot(): protobuf.Root {
   protobuf.parse(INFERENCE_PROTO, parsed, { keepCase: true });
   protobuf.parse(HEALTH_PROTO, parsed, { keepCase: true });
   parsed.resolveAll();
-  for (const type of typesOf(parsed)) if (type.oneofsArray.length > 0) lastOneofMemberWins(type);
+  for (const type of typesOf(parsed)) proto3Decoding(type);
   root = parsed;
   return root;
 }
@@ -24,26 +24,43 @@ function typesOf(namespace: protobuf.NamespaceBase): protobuf.Type[] {
 }
 
 /**
- * Makes `type`'s decoding keep, of each oneof, only the member last on the wire, as proto3
- * reads it (and Triton's C++ protobuf). protobufjs keeps every member given and names the one
- * declared last: an `InferParameter` of a string_param then an int64_param was read as the
- * string and refused. Wraps the decoder its parents call too (`types[i].decode`).
+ * Makes `type`'s decoding read what protobufjs reads otherwise than proto3 (and Triton's C++
+ * protobuf), on the bytes the message came in:
+ * - of a oneof, only the member last on the wire counts: protobufjs kept every member given and
+ *   named the one declared last, so an `InferParameter` of a string_param then an int64_param
+ *   was read as the string and refused;
+ * - a message field given twice is the two merged (its repeated fields joined: decoding the
+ *   occurrences' bytes one after the other merges them): protobufjs kept the last, so an input's
+ *   `contents` sent in two parts lost the first.
+ * Wraps the decoder its parents call too (`types[i].decode`); a type with neither is left as is.
  */
-function lastOneofMemberWins(type: protobuf.Type): void {
+function proto3Decoding(type: protobuf.Type): void {
+  const messageFields = type.fieldsArray.filter(
+    (field) => !field.repeated && !field.map && field.resolvedType instanceof protobuf.Type,
+  );
+  if (type.oneofsArray.length === 0 && messageFields.length === 0) return;
   type.setup();
   const decode = type.decode.bind(type);
   type.decode = (from: protobuf.Reader | Uint8Array, length?: number) => {
     const reader = from instanceof protobuf.Reader ? from : protobuf.Reader.create(from);
     const start = reader.pos;
     const message = decode(reader, length) as unknown as Record<string, unknown>;
+    const bytes = reader.buf.subarray(start, reader.pos);
     const lastMember = new Map<protobuf.OneOf, string>();
-    const scan = protobuf.Reader.create(reader.buf.subarray(start, reader.pos));
+    const occurrences = new Map<protobuf.Field, Uint8Array[]>();
+    const scan = protobuf.Reader.create(bytes);
     while (scan.pos < scan.len) {
       const tag = scan.uint32();
       const field = type.fieldsById[tag >>> 3];
-      if (field?.partOf !== null && field?.partOf !== undefined) lastMember.set(field.partOf, field.name);
-      scan.skipType(tag & 7);
+      if (field?.partOf) lastMember.set(field.partOf, field.name);
+      if (field !== undefined && messageFields.includes(field) && (tag & 7) === 2) {
+        const payload = scan.bytes();
+        occurrences.set(field, [...(occurrences.get(field) ?? []), payload]);
+      } else scan.skipType(tag & 7);
     }
+    for (const [field, payloads] of occurrences)
+      if (payloads.length > 1)
+        message[field.name] = (field.resolvedType as protobuf.Type).decode(Buffer.concat(payloads));
     for (const [oneof, kept] of lastMember)
       for (const member of oneof.fieldsArray) if (member.name !== kept) delete message[member.name];
     return message as unknown as protobuf.Message;

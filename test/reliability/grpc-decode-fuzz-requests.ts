@@ -1,5 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import fc from 'fast-check';
+import protobuf from 'protobufjs';
 import { inferenceType } from '../../src/protocol/grpc-proto-root.js';
 import {
   greeting,
@@ -477,6 +478,7 @@ function messageMutations(plan: Plan): fc.Arbitrary<GrpcProbe> {
           else values.push(values[0]);
         }),
       ),
+      fc.nat({ max: (input.contents![field] as unknown[]).length }).map((at) => splitContents(plan, field, at)),
       change('raw_input_contents beside contents', (q) => {
         q.raw_input_contents = [tensor ? float32Bytes(planRows(plan).flat()) : bytesElements(['{"name":"a"}'])];
       }),
@@ -569,6 +571,41 @@ function messageMutations(plan: Plan): fc.Arbitrary<GrpcProbe> {
     );
   }
   return fc.oneof(...arbitraries);
+}
+
+/**
+ * The plan's request with its input's `contents` given twice on the wire, the values split at
+ * `at`: proto3 merges a message field given twice (its repeated fields joined), so it is the
+ * same request and must be answered right.
+ */
+function splitContents(plan: Plan, field: string, at: number): GrpcProbe {
+  const { inputs, ...rest } = copied(plan.request);
+  const { contents, ...tensor } = inputs[0]!;
+  const values = contents![field]!;
+  const tensorType = inferenceType('ModelInferRequest.InferInputTensor');
+  const contentsType = inferenceType('InferTensorContents');
+  const first = tensorType
+    .encode(tensorType.fromObject({ ...tensor, contents: { [field]: values.slice(0, at) } }))
+    .finish();
+  const second = contentsType.encode(contentsType.fromObject({ [field]: values.slice(at) })).finish();
+  // InferInputTensor.contents is field 5, ModelInferRequest.inputs field 5: both length-delimited.
+  const tensorBytes = Buffer.concat([
+    first,
+    protobuf.Writer.create()
+      .uint32((5 << 3) | 2)
+      .bytes(second)
+      .finish(),
+  ]);
+  const input = protobuf.Writer.create()
+    .uint32((5 << 3) | 2)
+    .bytes(tensorBytes)
+    .finish();
+  return {
+    label: `${plan.label}: contents given twice on the wire, split at ${at}`,
+    bytes: Buffer.concat([encoded({ ...rest, inputs: [] }), input]),
+    check: plan.check,
+    refusals: [],
+  };
 }
 
 function lengthOf(bytes: Buffer): Buffer {

@@ -310,6 +310,32 @@ describe('a ModelInferRequest decoded for the model', () => {
     }
   });
 
+  it('reads of a parameter oneof given twice on the wire the member last there, as proto3 does (a string then a whole number was refused)', () => {
+    // ModelInferRequest.parameters (field 4): { "priority": InferParameter{...members} }.
+    const withPriority = (members: number[]) => {
+      const entry = [0x0a, 8, ...Buffer.from('priority'), 0x12, members.length, ...members];
+      return Buffer.concat([encodeInferRequest(RAW), Buffer.from([0x22, entry.length, ...entry])]);
+    };
+    const stringThenInt = decodeModelInferRequest(withPriority([0x1a, 1, 0x31, 0x10, 2]));
+    expect(stringThenInt.parameters.priority).toStrictEqual({ int64_param: 2, parameter_choice: 'int64_param' });
+    expect(decodeGrpcInferRequest(stringThenInt, MODEL, 8).schedule.priority).toBe(2);
+    const intThenString = decodeModelInferRequest(withPriority([0x10, 2, 0x1a, 1, 0x31]));
+    expect(intThenString.parameters.priority).toStrictEqual({ string_param: '1', parameter_choice: 'string_param' });
+  });
+
+  it("merges an input's contents given twice on the wire, as proto3 does (the first part was lost)", () => {
+    const contents = inferenceType('InferTensorContents');
+    const part = (values: number[]) => Buffer.from(contents.encode({ fp32_contents: values }).finish());
+    const tensor = inferenceType('ModelInferRequest.InferInputTensor');
+    const x = Buffer.from(
+      tensor.encode({ name: 'x', datatype: 'FP32', shape: [1, 2], contents: { fp32_contents: [1] } }).finish(),
+    );
+    // InferInputTensor.contents (field 5) once more, then the tensor as ModelInferRequest.inputs (field 5).
+    const twice = Buffer.concat([x, Buffer.from([0x2a, part([2]).length]), part([2])]);
+    const message = decodeModelInferRequest(Buffer.concat([Buffer.from([0x0a, 1, 0x6d, 0x2a, twice.length]), twice]));
+    expect(message.inputs[0]?.contents?.fp32_contents).toStrictEqual([1, 2]);
+  });
+
   it('refuses bytes that are no ModelInferRequest as BAD_REQUEST', () => {
     expect(() => decodeModelInferRequest(Buffer.from([0x0a, 0xff, 0xff]))).toThrow(
       /^malformed request: cannot decode inference\.ModelInferRequest: /,

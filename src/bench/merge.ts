@@ -3,7 +3,7 @@ import { percentilesMs, type PercentilesMs } from '../core/latency-histogram.js'
 import { ERROR_KINDS, type ErrorCauses, type ErrorCounts, type ErrorKind } from './error-kind.js';
 import { encodeHistogram, mergeEncoded } from './histogram-codec.js';
 import { BENCH_JSON_SCHEMA, toBenchJson, type BenchJson } from './report-json.js';
-import { causesInOrder } from './build-result.js';
+import { causesInOrder, refusedTooMany } from './build-result.js';
 import type { BenchResult } from './result.js';
 
 /** Runs started further apart than this did not load the server at the same time. */
@@ -52,6 +52,9 @@ export function mergeReports(inputs: readonly MergeInput[]): { result: BenchResu
   const targets = reports.map((r) => r.target_rate_rps);
   const open = first.mode === 'open';
   const trends = reports.map((r) => r.trend);
+  // A report written before bench judged refused sends says `sustained` of a run whose
+  // --max-in-flight refused most of its schedule: judged again here from its own counts.
+  const refusedIn = reports.map((r) => r.trend?.refused ?? refusedTooMany(r.requests.sent, r.requests.dropped));
 
   const result: BenchResult = {
     mode: first.mode,
@@ -125,8 +128,8 @@ export function mergeReports(inputs: readonly MergeInput[]): { result: BenchResu
           backlogGrowth: trends.reduce((total, t) => total + (t?.backlog_growth ?? 0), 0),
           latencyGrowthMs: Math.max(...trends.map((t) => t?.latency_growth_ms ?? 0)),
           meanLatencyMs: 0,
-          refused: trends.some((t) => t?.refused === true),
-          sustained: trends.every((t) => t?.sustained === true),
+          refused: refusedIn.some(Boolean),
+          sustained: trends.every((t, i) => t?.sustained === true && !refusedIn[i]),
         }
       : undefined,
     warnings: [

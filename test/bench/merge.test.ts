@@ -68,6 +68,26 @@ describe('bench merge', () => {
     expect(json.warnings).toEqual([]);
   });
 
+  it('judges a report written before trend.refused by its own refused sends: not sustained when its --max-in-flight refused most of its schedule', () => {
+    const a = report(100, [10]);
+    const b = report(
+      100,
+      Array.from({ length: 100 }, () => 10),
+    );
+    // As bench wrote it before it judged refused sends: 'sustained', and no 'refused'.
+    const before = {
+      ...b,
+      requests: { ...b.requests, dropped: 300 },
+      trend: { backlog_growth: 0, latency_growth_ms: 0, sustained: true },
+    };
+    const { json, result } = mergeReports([
+      { file: 'a.json', report: a },
+      { file: 'before.json', report: before },
+    ]);
+    expect(json.trend).toMatchObject({ refused: true, sustained: false });
+    expect(result.trend).toMatchObject({ refused: true, sustained: false });
+  });
+
   it('warns when the runs used different methods or sent different bodies', () => {
     const a = report(100, [10]);
     const b = report(100, [10]);

@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { makeBenchCommand } from './commands/bench.js';
-import { otherToolsFlagHint } from './commands/bench-other-tools.js';
+import { namesOtherToolsFlag, otherToolsFlagHint } from './commands/bench-other-tools.js';
 import { makeServeCommand } from './commands/serve.js';
 import { makeProfileCommand } from './commands/profile.js';
 import { makeSimulateCommand } from './commands/simulate.js';
@@ -68,6 +68,8 @@ export async function main(argv: string[]): Promise<void> {
   });
   let code = 0;
   const program = buildProgram();
+  if (namesOtherToolsFlag(argv))
+    program.commands.find((command) => command.name() === 'bench')?.showSuggestionAfterError(false);
   const flagAsValue = optionGivenAFlag(program, argv);
   try {
     if (flagAsValue !== undefined) {

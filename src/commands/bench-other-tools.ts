@@ -91,13 +91,32 @@ const OTHER_TOOLS_FLAGS: Record<string, string> = {
 export function otherToolsFlagHint(argv: readonly string[], error: unknown): string | undefined {
   if (!(error instanceof CommanderError) || error.code !== 'commander.unknownOption') return undefined;
   const args = argv.slice(2);
-  if (args[0] !== 'bench' || args[1] === 'compare' || args[1] === 'merge') return undefined;
+  if (!isBenchRun(args)) return undefined;
   const given = /unknown option '([^']+)'/.exec(error.message)?.[1] ?? '';
-  // `-t4` and `--threads=4` as well as `-t 4`.
-  const flag = given.startsWith('--') ? (given.split('=')[0] as string) : given.slice(0, 2);
+  const flag = flagOf(given);
   const hint = OTHER_TOOLS_FLAGS[flag];
   if (hint === undefined) return undefined;
   return `batchline bench: ${flag === '--latency-threshold' ? withThreshold(hint, given, args) : hint}`;
+}
+
+/**
+ * Whether a `bench` run's arguments hold a flag that `otherToolsFlagHint` answers: commander's own
+ * guess at a near bench flag ("Did you mean --stages?" for k6's `--tag`) is then left out, as it
+ * would stand before bench's answer and lead elsewhere.
+ */
+export function namesOtherToolsFlag(argv: readonly string[]): boolean {
+  const args = argv.slice(2);
+  return isBenchRun(args) && args.some((arg) => arg.startsWith('-') && Object.hasOwn(OTHER_TOOLS_FLAGS, flagOf(arg)));
+}
+
+/** `bench URL`, not `bench compare` or `bench merge` (their flags are their own). */
+function isBenchRun(args: readonly string[]): boolean {
+  return args[0] === 'bench' && args[1] !== 'compare' && args[1] !== 'merge';
+}
+
+/** The flag of an argument as typed: `-t4` and `--threads=4` as well as `-t 4`. */
+function flagOf(given: string): string {
+  return given.startsWith('--') ? (given.split('=')[0] as string) : given.slice(0, 2);
 }
 
 /** perf_analyzer's `--latency-threshold 50` (or `=50`) as bench spells it: `--slo 'mean<50ms'`. */

@@ -54,6 +54,17 @@ describe('bench and the flags of wrk, wrk2, k6, hey, ab and perf_analyzer', () =
     for (const flag of ['-e', '-eFOO=1', '--env']) expect(hint(flag)).toContain('bench has no scripts');
   });
 
+  // commander's guess at a near bench flag led a k6 user astray before the answer: --tag "Did you mean --stages?".
+  it("drops commander's guess when bench answers the flag itself, and keeps it for a plain typo", async () => {
+    const tag = await runBatchline(['bench', '--tag', 'a=b', 'http://127.0.0.1:1/']);
+    expect(tag.code).toBe(2);
+    expect(tag.stderr).toContain("unknown option '--tag'");
+    expect(tag.stderr).toContain('bench has no tags');
+    expect(tag.stderr).not.toContain('Did you mean');
+    const typo = await runBatchline(['bench', '--stagse', '5s:10', 'http://127.0.0.1:1/']);
+    expect(typo.stderr).toContain('Did you mean --stages?');
+  });
+
   // perf_analyzer's --latency-threshold is an objective and a stop: bench spells them as two flags.
   it("answers --latency-threshold MS with bench's --slo 'mean<MSms' --stop-on-miss, its value filled in", () => {
     const threshold = (...args: string[]) =>

@@ -5,6 +5,7 @@ import {
   type Check,
   type GreetItem,
   greeting,
+  ODD_NUMBERS,
   oipOutputValues,
   answerJson,
   type Row,
@@ -316,23 +317,7 @@ export const validProbe: fc.Arbitrary<Probe> = validPlan.map(({ plan }) => ({
 }));
 
 /** What a number of a row may become. */
-const ROW_VALUES: readonly unknown[] = [
-  '1.5',
-  null,
-  true,
-  {},
-  [],
-  [1],
-  Number.NaN,
-  Number.POSITIVE_INFINITY,
-  Number.NEGATIVE_INFINITY,
-  1e39,
-  -1e39,
-  1e-50,
-  -0,
-  1e30,
-  2 ** 24 + 1,
-];
+const ROW_VALUES: readonly unknown[] = ['1.5', null, true, {}, [], [1], ...ODD_NUMBERS, 1e30];
 
 /** What a greet item, or one of its fields, may become. */
 const ITEM_VALUES: readonly unknown[] = [5, null, 'x'.repeat(21), 'ü'.repeat(20), '😀'.repeat(20), ['a'], '', {}];

@@ -99,3 +99,15 @@ export function judged(check: Check, answer: ExchangedAnswer): string | undefine
     return `could not read the answer (${(error as Error).message})`;
   }
 }
+
+/** Numbers a float tensor's decoding must refuse or read exactly: non-finite, beyond or below float32, -0, past 2^24. */
+export const ODD_NUMBERS: readonly number[] = [
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  Number.NEGATIVE_INFINITY,
+  1e39,
+  -1e39,
+  1e-50,
+  -0,
+  2 ** 24 + 1,
+];

@@ -1,4 +1,5 @@
 import { BatchlineError } from '../errors.js';
+import { clipped } from '../message-text.js';
 
 /**
  * INVALID_OPTION for one option's value, worded one way by every parser: `<name>: got <shown>,
@@ -15,9 +16,12 @@ export function invalidOption(name: string, shown: string, expected: string, why
   );
 }
 
-/** Text given for an option, as a refusal quotes it. */
+/**
+ * Text given for an option, as a refusal quotes it: clipped, so that a megabyte value is not
+ * echoed back and the message's cap does not cut off the `expected` that follows it.
+ */
 export function quotedValue(text: string): string {
-  return `'${text}'`;
+  return `'${clipped(text)}'`;
 }
 
 /** Refuses an option's value given as text: INVALID_OPTION naming the option, the value quoted and what it takes. */

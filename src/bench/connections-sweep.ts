@@ -1,5 +1,6 @@
 import { parseRate } from '../core/arrivals.js';
-import { BatchlineError } from '../errors.js';
+import type { BatchlineError } from '../errors.js';
+import { invalidOption, quotedValue } from '../options/invalid-option-value.js';
 import { latencyColumns, latencyMetricName, type LatencyMetric } from '../options/objective.js';
 import type { BenchPlan } from './plan.js';
 import { counted, fmtMs, fmtRate } from './report-text.js';
@@ -46,9 +47,10 @@ export function parseConnectionsSweep(text: string): number[] {
 }
 
 function connectionsSweepError(text: string): BatchlineError {
-  return new BatchlineError(
-    'INVALID_OPTION',
-    `--sweep-connections: got '${text}', expected connection counts C1,C2,... or FROM..TO/STEP such as 1..16/2 (perf_analyzer's --concurrency-range 1:16:2), whole numbers from 1 to ${MAX_CONNECTIONS}, at most ${MAX_STEPS} steps`,
+  return invalidOption(
+    '--sweep-connections',
+    quotedValue(text),
+    `connection counts C1,C2,... or FROM..TO/STEP such as 1..16/2 (perf_analyzer's --concurrency-range 1:16:2), whole numbers from 1 to ${MAX_CONNECTIONS}, at most ${MAX_STEPS} steps`,
   );
 }
 

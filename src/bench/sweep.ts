@@ -1,5 +1,6 @@
 import { parseRate } from '../core/arrivals.js';
-import { BatchlineError } from '../errors.js';
+import type { BatchlineError } from '../errors.js';
+import { invalidOption, quotedValue } from '../options/invalid-option-value.js';
 import {
   latencyColumns,
   latencyMetricName,
@@ -173,8 +174,9 @@ export function unsuccessfulCount(r: BenchResult): number {
 }
 
 function sweepError(text: string): BatchlineError {
-  return new BatchlineError(
-    'INVALID_OPTION',
-    `--sweep: got '${text}', expected rates R1,R2,... or FROM..TO/STEP such as 100..2000/100 (all > 0, at most 1000 steps)`,
+  return invalidOption(
+    '--sweep',
+    quotedValue(text),
+    `rates R1,R2,... or FROM..TO/STEP such as 100..2000/100 (all > 0, at most 1000 steps)`,
   );
 }

@@ -1,5 +1,6 @@
 import { type FileHandle, open, writeFile } from 'node:fs/promises';
 import { BatchlineError } from '../errors.js';
+import { invalidOptionValue } from '../options/invalid-option-value.js';
 import { checkOutputPath } from './output-path.js';
 import { checkModelFile } from '../serve/startup.js';
 import type { ProfileOptions } from '../options/profile.js';
@@ -40,10 +41,7 @@ export function parseBatchSizes(text: string): number[] {
     .filter((s) => s !== '')
     .map(Number);
   if (sizes.length === 0 || sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 4096)) {
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      `--batch-sizes: got '${text}', expected integers from 1 to 4096 separated by commas, e.g. 1,2,4,8,16`,
-    );
+    invalidOptionValue('--batch-sizes', text, 'integers from 1 to 4096 separated by commas, e.g. 1,2,4,8,16');
   }
   return [...new Set(sizes)].sort((a, b) => a - b);
 }

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { BatchlineError } from '../errors.js';
+import { invalidOptionValue } from '../options/invalid-option-value.js';
 import { addOptions } from '../options/command-flags.js';
 import { parseHeaderLines } from '../options/header-lines.js';
 import { withOptionsAsGiven } from '../options/named-as-given.js';
@@ -26,11 +26,7 @@ export function makeWatchCommand(): Command {
       };
       const { statsUrlFor } = await import('../stats-contract/stats-poller.js');
       const statsUrl = statsUrlFor(target);
-      if (statsUrl === undefined)
-        throw new BatchlineError(
-          'INVALID_OPTION',
-          `<url>: got '${target}', expected an http(s) URL such as http://localhost:8080`,
-        );
+      if (statsUrl === undefined) invalidOptionValue('<url>', target, 'an http(s) URL such as http://localhost:8080');
       const { shouldUseDashboard } = await import('../ui/terminal.js');
 
       const stop = new AbortController();

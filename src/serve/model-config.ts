@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative } from 'node:path';
 import { BatchlineError } from '../errors.js';
+import { invalidOptionValue } from '../options/invalid-option-value.js';
 import { clipped, MAX_LISTING_DETAIL_CHARS } from '../message-text.js';
 import { formatAffineMs } from '../options/affine-latency.js';
 import { checkPriorityOptions } from '../options/batching.js';
@@ -267,9 +268,10 @@ function checkWarmupSizes(config: ModelVersionConfig, where: string | undefined)
   const sizes = config.warmupBatchSizes ?? [];
   if (!sizes.some((size) => size > config.maxBatchSize)) return;
   if (where === undefined)
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      `--warmup-batch-sizes: got '${sizes.join(',')}', expected batch sizes from 1 to --max-batch-size (${config.maxBatchSize})`,
+    invalidOptionValue(
+      '--warmup-batch-sizes',
+      sizes.join(','),
+      `batch sizes from 1 to --max-batch-size (${config.maxBatchSize})`,
     );
   throw invalid(
     `${where === '' ? '' : `${where}: `}warmup_batch_sizes: got ${JSON.stringify(sizes)}, expected batch sizes from 1 to max_batch_size (${config.maxBatchSize})`,

@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { BatchlineError } from '../errors.js';
+import { invalidOptionValue, quotedValue } from '../options/invalid-option-value.js';
 import type { ModelVersionConfig, ServeConfig } from '../options/serve.js';
 import { TOY_MODEL_VERSION } from '../model/toy-model.js';
 import { uncostableBatchSizeRefusal } from './item-batch-size.js';
@@ -76,9 +77,10 @@ export async function startupVersions(
       layout?.name ??
       (config.model === undefined ? TOY_MODEL_VERSION : basename(config.model).replace(/\.(onnx|m?js)$/i, ''));
     if (!MODEL_NAME_PATTERN.test(name)) {
-      throw new BatchlineError(
-        'INVALID_OPTION',
-        `--model-name: got '${name}', expected letters, digits, '_', '.' and '-' (at most 128)${config.modelName === undefined ? '; the file name is used when none is given' : ''}`,
+      invalidOptionValue(
+        '--model-name',
+        name,
+        `letters, digits, '_', '.' and '-' (at most 128)${config.modelName === undefined ? '; the file name is used when none is given' : ''}`,
       );
     }
     if (config.model !== undefined) await checkModelFile(config.model);
@@ -91,10 +93,7 @@ export async function startupVersions(
   }
   const names = [...new Set(versions.map((version) => version.name))];
   if (config.defaultModel !== undefined && !names.includes(config.defaultModel)) {
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      `--default-model: got '${config.defaultModel}', expected one of ${names.join(', ')}`,
-    );
+    invalidOptionValue('--default-model', config.defaultModel, `one of ${names.join(', ')}`);
   }
   return { versions, defaultModel: config.defaultModel ?? (names.length === 1 ? names[0] : undefined), warnings };
 }
@@ -114,7 +113,7 @@ function checkAdminListener(config: ServeConfig): void {
   if (config.adminHost !== undefined && config.adminPort === 0)
     throw new BatchlineError(
       'INVALID_OPTION',
-      `--admin-host: got '${config.adminHost}', but the admin API shares the main listener (--host) unless --admin-port gives it its own`,
+      `--admin-host: got ${quotedValue(config.adminHost)}, but the admin API shares the main listener (--host) unless --admin-port gives it its own`,
     );
 }
 

@@ -1,6 +1,7 @@
 import type { BatchingConfig } from '../core/create-batcher.js';
 import { SeededRandom } from '../core/rng.js';
 import { BatchlineError } from '../errors.js';
+import { invalidOptionValue } from '../options/invalid-option-value.js';
 import { batchingConfigOf } from '../options/batching.js';
 import { batchingWarnings, queueHolds } from '../options/batching-warnings.js';
 import { parseDurationMs } from '../options/schema.js';
@@ -79,9 +80,10 @@ export function checkSimulateOptions(options: SimulateOptions, given: ReadonlySe
     );
   }
   if (options.modelLatencyMs !== undefined && parseModelLatency(options.modelLatencyMs) === undefined) {
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      `--model-latency-ms: got '${options.modelLatencyMs}', expected ms per batch such as 20 or 5+2n (a + b·n, n the batch size)`,
+    invalidOptionValue(
+      '--model-latency-ms',
+      options.modelLatencyMs,
+      'ms per batch such as 20 or 5+2n (a + b·n, n the batch size)',
     );
   }
   const arrivalFlags = (['rate', 'stages', 'arrivals'] as const).filter((key) => given.has(key));
@@ -93,10 +95,7 @@ export function checkSimulateOptions(options: SimulateOptions, given: ReadonlySe
   }
   if (options.priorityMix !== undefined) parsePriorityMix(options.priorityMix, options.priorityLevels);
   if (options.latency !== undefined && parseAffineLatency(options.latency) === undefined) {
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      `--latency: got '${options.latency}', expected a + b·n in ms such as 5+2n, 2n or 0.5n+3`,
-    );
+    invalidOptionValue('--latency', options.latency, 'a + b·n in ms such as 5+2n, 2n or 0.5n+3');
   }
 }
 
@@ -350,10 +349,7 @@ function parseOutage(text: string | undefined): { startMs: number; endMs: number
   const startMs = from === undefined ? undefined : parseDurationMs(from);
   const endMs = to === undefined ? undefined : parseDurationMs(to);
   if (rest.length > 0 || startMs === undefined || endMs === undefined || !(endMs > startMs)) {
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      `--outage: got '${text}', expected start..end in simulated time, such as 10s..15s`,
-    );
+    invalidOptionValue('--outage', text, 'start..end in simulated time, such as 10s..15s');
   }
   return { startMs, endMs };
 }

@@ -1,5 +1,6 @@
 import { SeededRandom } from '../core/rng.js';
 import { BatchlineError } from '../errors.js';
+import { invalidOptionValue } from '../options/invalid-option-value.js';
 
 /** `--priority-mix 1:20,2:80`: each level's share of the arrivals (weights, normalized). */
 export interface PriorityMix {
@@ -17,9 +18,10 @@ export function parsePriorityMix(text: string, priorityLevels: number): Priority
     const level = Number(match?.[1]);
     const weight = Number(match?.[2]);
     if (match === null || level < 1 || levels.includes(level) || !(weight > 0))
-      throw new BatchlineError(
-        'INVALID_OPTION',
-        `--priority-mix: got '${text}', expected LEVEL:WEIGHT pairs such as 1:20,2:80 (each level once, from 1, a weight above 0)`,
+      invalidOptionValue(
+        '--priority-mix',
+        text,
+        'LEVEL:WEIGHT pairs such as 1:20,2:80 (each level once, from 1, a weight above 0)',
       );
     if (level > Math.max(1, priorityLevels))
       throw new BatchlineError(

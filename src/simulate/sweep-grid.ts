@@ -1,4 +1,5 @@
 import { BatchlineError } from '../errors.js';
+import { invalidOptionValue } from '../options/invalid-option-value.js';
 import { resolveOptions, type OptionSchema } from '../options/schema.js';
 import { SIMULATE_OPTIONS, SWEEPABLE_FLAGS, type SimulateOptions } from '../options/simulate.js';
 
@@ -28,13 +29,10 @@ export function parseSweep(specs: readonly string[]): SweepAxis[] {
     const flag = (flagText ?? '').replace(/^--/, '');
     const entry = Object.entries(SIMULATE_OPTIONS).find(([, option]) => option.flag === flag);
     if (entry === undefined || !(SWEEPABLE_FLAGS as readonly string[]).includes(flag)) {
-      throw new BatchlineError(
-        'INVALID_OPTION',
-        `--sweep: got '${spec}', expected option=v1,v2,… with option one of ${SWEEPABLE_FLAGS.join(', ')}`,
-      );
+      invalidOptionValue('--sweep', spec, `option=v1,v2,… with option one of ${SWEEPABLE_FLAGS.join(', ')}`);
     }
     if (valuesText === undefined || valuesText === '' || rest.length > 0) {
-      throw new BatchlineError('INVALID_OPTION', `--sweep: got '${spec}', expected ${flag}=v1,v2,…`);
+      invalidOptionValue('--sweep', spec, `${flag}=v1,v2,…`);
     }
     if (axes.some((axis) => axis.flag === flag))
       throw new BatchlineError('INVALID_OPTION', `--sweep: ${flag} is swept twice`);

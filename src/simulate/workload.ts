@@ -2,6 +2,7 @@ import { arrivalsFromProfile, parseStages, RateProfile, type ArrivalProcess } fr
 import { burstyArrivals, burstyRates, maxPeakFactor } from '../core/bursty-arrivals.js';
 import { SeededRandom } from '../core/rng.js';
 import { BatchlineError } from '../errors.js';
+import { invalidOptionValue } from '../options/invalid-option-value.js';
 import { parseDurationMs } from '../options/schema.js';
 import { SIMULATE_OPTIONS, type SimulateOptions } from '../options/simulate.js';
 
@@ -84,9 +85,10 @@ export function buildWorkload(
     };
     const limit = maxPeakFactor(bursty.onMeanMs, bursty.offMeanMs);
     if (bursty.peakFactor > limit) {
-      throw new BatchlineError(
-        'INVALID_OPTION',
-        `--burst-factor: got '${bursty.peakFactor}', expected a number from 1 to ${limit} ((on+off)/on with --burst-on-ms ${bursty.onMeanMs} and --burst-off-ms ${bursty.offMeanMs})`,
+      invalidOptionValue(
+        '--burst-factor',
+        String(bursty.peakFactor),
+        `a number from 1 to ${limit} ((on+off)/on with --burst-on-ms ${bursty.onMeanMs} and --burst-off-ms ${bursty.offMeanMs})`,
       );
     }
     const { offRps, onRps } = burstyRates(bursty);

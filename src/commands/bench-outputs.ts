@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Objective } from '../options/objective.js';
 import { BatchlineError } from '../errors.js';
+import { invalidOptionValue } from '../options/invalid-option-value.js';
 
 /** What bench writes and where (text, --json, --hdr-log, --csv, --html), its sweeps and how it judges them. */
 export interface BenchOutputs {
@@ -33,22 +34,19 @@ export interface BenchOutputs {
 export function checkStdoutOutputs(outputs: BenchOutputs): void {
   if (outputs.json === '-' && outputs.hdrLog === '-')
     throw new BatchlineError('INVALID_OPTION', '--json - and --hdr-log -: only one of them can go to stdout');
-  if (outputs.csv === '-')
-    throw new BatchlineError('INVALID_OPTION', "--csv: got '-', expected a file's path (as perf_analyzer's -f)");
-  if (outputs.html === '-')
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      "--html: got '-', expected a file's path (the page is not written to stdout)",
-    );
+  if (outputs.csv === '-') invalidOptionValue('--csv', '-', "a file's path (as perf_analyzer's -f)");
+  if (outputs.html === '-') invalidOptionValue('--html', '-', "a file's path (the page is not written to stdout)");
   if (outputs.hdrLog === '-' && outputs.sweep !== undefined)
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      "--hdr-log: got '-', expected a file's path with --sweep (each step writes a log of its own, the rate in its name)",
+    invalidOptionValue(
+      '--hdr-log',
+      '-',
+      "a file's path with --sweep (each step writes a log of its own, the rate in its name)",
     );
   if (outputs.hdrLog === '-' && outputs.sweepConnections !== undefined)
-    throw new BatchlineError(
-      'INVALID_OPTION',
-      "--hdr-log: got '-', expected a file's path with --sweep-connections (each step writes a log of its own, its connections in its name)",
+    invalidOptionValue(
+      '--hdr-log',
+      '-',
+      "a file's path with --sweep-connections (each step writes a log of its own, its connections in its name)",
     );
 }
 

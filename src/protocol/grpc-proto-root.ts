@@ -1,4 +1,3 @@
-import type { PackageDefinition } from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
 import { HEALTH_PROTO, INFERENCE_PROTO } from './grpc-service-proto.js';
 
@@ -168,13 +167,4 @@ function entryOf(field: protobuf.Field, entry: Uint8Array): [string, Uint8Array[
 /** A message type of the inference package, e.g. `ModelInferRequest`. */
 export function inferenceType(name: string): protobuf.Type {
   return protoRoot().lookupType(`inference.${name}`);
-}
-
-/**
- * The services as grpc-js takes them: int64s as numbers (shapes, timeouts and priorities all fit
- * a double), enums by name, oneofs named, absent fields at their defaults.
- */
-export async function packageDefinition(): Promise<PackageDefinition> {
-  const { fromJSON } = await import('@grpc/proto-loader');
-  return fromJSON(protoRoot().toJSON(), { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
 }

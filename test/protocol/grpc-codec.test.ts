@@ -336,6 +336,29 @@ describe('a ModelInferRequest decoded for the model', () => {
     expect(message.inputs[0]?.contents?.fp32_contents).toStrictEqual([1, 2]);
   });
 
+  it("merges a parameter's value given twice in its map entry, as proto3 does (the whole number was lost to an empty value)", () => {
+    // ModelInferRequest.parameters (field 4): an entry "priority" whose value (field 2) comes twice.
+    const withValues = (key: string, ...values: number[][]) => {
+      const entry = [0x0a, key.length, ...Buffer.from(key), ...values.flatMap((v) => [0x12, v.length, ...v])];
+      return Buffer.from([0x22, entry.length, ...entry]);
+    };
+    const message = decodeModelInferRequest(
+      Buffer.concat([encodeInferRequest(RAW), withValues('priority', [0x10, 2], []), withValues('timeout', [0x10, 7])]),
+    );
+    expect(message.parameters.priority).toStrictEqual({ int64_param: 2, parameter_choice: 'int64_param' });
+    expect(message.parameters.timeout).toStrictEqual({ int64_param: 7, parameter_choice: 'int64_param' });
+    expect(decodeGrpcInferRequest(message, MODEL, 8).schedule.priority).toBe(2);
+    // A later entry of the same key wins, merged or not (proto3: the last key seen).
+    const later = decodeModelInferRequest(
+      Buffer.concat([
+        encodeInferRequest(RAW),
+        withValues('priority', [0x10, 2], [0x10, 3]),
+        withValues('priority', [0x10, 4]),
+      ]),
+    );
+    expect(later.parameters.priority).toStrictEqual({ int64_param: 4, parameter_choice: 'int64_param' });
+  });
+
   it('refuses bytes that are no ModelInferRequest as BAD_REQUEST', () => {
     expect(() => decodeModelInferRequest(Buffer.from([0x0a, 0xff, 0xff]))).toThrow(
       /^malformed request: cannot decode inference\.ModelInferRequest: /,

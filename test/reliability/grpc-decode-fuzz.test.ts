@@ -13,6 +13,7 @@ import {
   validGrpcProbe,
 } from './grpc-decode-fuzz-requests.js';
 import { GREET_MODEL, TRIPLE_MODEL } from './decode-fuzz-rules.js';
+import { type MethodProbe, mutatedMethodProbe, validMethodProbe } from './grpc-method-probes.js';
 import { tableRow } from './table.js';
 
 /**
@@ -258,6 +259,106 @@ describe('fuzzing the decoding of ModelInfer, mutated messages and bytes beside 
       `mutated ModelInferRequests on ModelStreamInfer streams (${Math.ceil(ROUNDS / 2)} streams, seed ${SEED})`,
       'one answer each, in order: a refusal with a reason or the right answer; valid ones right; the stream ends OK',
       `${sent} requests, ${refused} refused; /v1/stats agrees`,
+    );
+  });
+});
+
+describe('fuzzing the decoding of the other methods, their requests mutated byte by byte beside valid ones', () => {
+  const token = 'fuzz-token';
+  let admin: GrpcTestServer;
+  let adminClient: grpc.Client;
+  beforeAll(async () => {
+    const repository = await writeRepository({
+      'toy/1/model.onnx': toyModelOnnx(),
+      'triple/1/model.mjs': TRIPLE_MODEL,
+      'greet/1/model.mjs': GREET_MODEL,
+    });
+    // The repository calls served (they load and unload the models), on a server of their own.
+    admin = await startGrpcTestServer({ modelRepository: repository, defaultModel: 'toy', adminToken: token });
+    adminClient = new grpc.Client(admin.target, grpc.credentials.createInsecure());
+  });
+  afterAll(async () => {
+    adminClient?.close();
+    await admin?.close();
+  });
+
+  /** One call of `probe`'s method with its bytes as they are, the admin token in its metadata. */
+  const callMethod = (probe: MethodProbe): Promise<CallAnswer> =>
+    new Promise((resolve) => {
+      const answer: CallAnswer = { callbacks: 0, code: grpc.status.OK, details: '' };
+      const metadata = new grpc.Metadata();
+      metadata.set('authorization', `Bearer ${token}`);
+      adminClient.makeUnaryRequest(
+        probe.path,
+        (value: Buffer) => value,
+        (value: Buffer) => value,
+        probe.bytes,
+        metadata,
+        { deadline: Date.now() + PATIENCE_MS },
+        (error, message) => {
+          answer.callbacks++;
+          if (error !== null) {
+            answer.code = error.code;
+            answer.details = error.details;
+          } else answer.message = message;
+          if (answer.callbacks === 1) setImmediate(() => resolve(answer));
+        },
+      );
+    });
+
+  /** What is wrong with an answer of any method: more or less than one, INTERNAL/UNKNOWN, none in time, a refusal without a message. */
+  const methodFault = (answer: CallAnswer): string | undefined => {
+    if (answer.callbacks !== 1) return `${answer.callbacks} answers`;
+    if (answer.code === grpc.status.OK) return undefined;
+    const said = `${grpc.status[answer.code]} ${JSON.stringify(answer.details.slice(0, 200))}`;
+    if ([grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED].includes(answer.code))
+      return `answered ${said}`;
+    return answer.details === '' ? `answered ${grpc.status[answer.code]} without a message` : undefined;
+  };
+
+  it('answers each call once, never INTERNAL or UNKNOWN, and stays serving', async () => {
+    const byCode: Record<string, number> = {};
+    let sent = 0;
+    let mutatedSent = 0;
+    const round = fc.tuple(
+      fc.array(mutatedMethodProbe, { minLength: 1, maxLength: 4 }),
+      fc.array(validMethodProbe, { minLength: 1, maxLength: 2 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(round, async ([mutated, valid]) => {
+        const probes = [
+          ...mutated.map((probe) => ({ probe, mutated: true })),
+          ...valid.map((probe) => ({ probe, mutated: false })),
+        ];
+        const answers = await Promise.all(probes.map(({ probe }) => callMethod(probe)));
+        sent += probes.length;
+        mutatedSent += mutated.length;
+        const faults = probes.flatMap(({ probe, mutated }, i) => {
+          const answer = answers[i] as CallAnswer;
+          byCode[grpc.status[answer.code]] = (byCode[grpc.status[answer.code]] ?? 0) + 1;
+          const wrong = methodFault(answer);
+          return wrong === undefined ? [] : [`${mutated ? 'mutated' : 'valid'} ${probe.label}: ${wrong}`];
+        });
+        expect(faults).toStrictEqual([]);
+      }),
+      { numRuns: ROUNDS, seed: SEED, endOnFailure: true },
+    );
+    const live = await callMethod({
+      path: '/inference.GRPCInferenceService/ServerLive',
+      label: 'live',
+      bytes: Buffer.alloc(0),
+    });
+    expect(methodFault(live)).toBeUndefined();
+    expect(live.code).toBe(grpc.status.OK);
+    const health = await request(`${admin.url}/healthz`);
+    await health.body.dump();
+    expect(health.statusCode).toBe(200);
+    tableRow(
+      `the other gRPC methods' requests mutated byte by byte beside valid ones (${ROUNDS} rounds, seed ${SEED})`,
+      'one answer each, never INTERNAL or UNKNOWN, a refusal with a message; the server serving after',
+      `${sent} calls (${mutatedSent} mutated): ${Object.entries(byCode)
+        .map(([code, count]) => `${count} × ${code}`)
+        .join(', ')}`,
     );
   });
 });

@@ -1,5 +1,5 @@
 import { BatchlineError } from '../errors.js';
-import { clipped } from '../message-text.js';
+import { clipped, MAX_LISTING_DETAIL_CHARS } from '../message-text.js';
 
 /**
  * INVALID_OPTION for one option's value, worded one way by every parser: `<name>: got <shown>,
@@ -13,6 +13,9 @@ export function invalidOption(name: string, shown: string, expected: string, why
     why === undefined
       ? `${name}: got ${shown}, expected ${expected}`
       : `${name}: got ${shown} (${why}); expected ${expected}`,
+    // The long part is batchline's own list of what is taken (--slo's forms run past 400
+    // characters), and `shown` is clipped: the message's usual cap cut the list's end off.
+    { maxDetailChars: MAX_LISTING_DETAIL_CHARS },
   );
 }
 

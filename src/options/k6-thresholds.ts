@@ -38,7 +38,7 @@ export function fromK6Thresholds(text: string, flag: string): string | undefined
   const clauses: string[] = [];
   for (const entry of splitTopLevel(body)) {
     const match = ENTRY.exec(entry);
-    if (match === null) throw refuse(flag, text, `'${entry}' is not metric: ['expression']`);
+    if (match === null) throw refuse(flag, text, `${quotedValue(entry)} is not metric: ['expression']`);
     const [, , metric = '', tags, value = ''] = match;
     for (const expression of expressionsOf(value.trim(), flag, text))
       clauses.push(clauseOf(metric, tags, expression, flag, text));
@@ -49,7 +49,11 @@ export function fromK6Thresholds(text: string, flag: string): string | undefined
 /** A value: one expression, quoted or not, or an array of them; k6's object form is refused. */
 function expressionsOf(value: string, flag: string, text: string): string[] {
   if (value.startsWith('{'))
-    throw refuse(flag, text, `'${value}': bench judges thresholds when the run ends, so takes no abortOnFail object`);
+    throw refuse(
+      flag,
+      text,
+      `${quotedValue(value)}: bench judges thresholds when the run ends, so takes no abortOnFail object`,
+    );
   const items = value.startsWith('[') && value.endsWith(']') ? splitTopLevel(value.slice(1, -1)) : [value];
   const expressions = items.map(unquote).filter((item) => item !== '');
   if (expressions.length === 0) throw refuse(flag, text, 'a metric has no expression');
@@ -59,7 +63,7 @@ function expressionsOf(value: string, flag: string, text: string): string[] {
 function clauseOf(metric: string, tags: string | undefined, expression: string, flag: string, text: string): string {
   const name = metric.toLowerCase();
   if (name !== 'http_req_duration' && name !== 'http_req_failed')
-    throw refuse(flag, text, `k6's '${metric}' is not a figure bench judges`);
+    throw refuse(flag, text, `k6's ${quotedValue(metric)} is not a figure bench judges`);
   const tagText = tags?.replace(/\s+/g, '');
   if (
     tagText !== undefined &&
@@ -71,16 +75,16 @@ function clauseOf(metric: string, tags: string | undefined, expression: string, 
       `bench tags no request: ${metric}${tags} is not one of its figures (its latency is already of the 2xx answers, as {expected_response:true})`,
     );
   const match = EXPRESSION.exec(expression);
-  if (match === null) throw refuse(flag, text, `'${expression}' is not aggregation<value`);
+  if (match === null) throw refuse(flag, text, `${quotedValue(expression)} is not aggregation<value`);
   const [, method = '', op = '', bound = ''] = match;
   if (op !== '<' && op !== '<=')
-    throw refuse(flag, text, `'${expression}': bench's thresholds are upper bounds, < or <=, not ${op}`);
+    throw refuse(flag, text, `${quotedValue(expression)}: bench's thresholds are upper bounds, < or <=, not ${op}`);
   const benchMetric = name === 'http_req_failed' ? ratioMethod(method) : latencyMethod(method);
   if (benchMetric === undefined)
     throw refuse(
       flag,
       text,
-      `'${expression}': ${metric} takes ${name === 'http_req_failed' ? 'rate' : 'p(50), p(90), p(95), p(99), p(99.9), avg, med or max'}, not ${method}`,
+      `${quotedValue(expression)}: ${metric} takes ${name === 'http_req_failed' ? 'rate' : 'p(50), p(90), p(95), p(99), p(99.9), avg, med or max'}, not ${method}`,
     );
   return `${benchMetric}${op}${bound.trim()}`;
 }

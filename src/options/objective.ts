@@ -98,29 +98,37 @@ export function parseObjective(text: string, options: ParseObjectiveOptions): Ob
   if (parts.length === 0) throw invalid(options.flag, text, 'it is empty');
   for (const part of parts) {
     const match = /^([a-z0-9_.()]+)\s*(<=?)\s*(\d+(?:\.\d+)?|\.\d+)\s*([a-zµ%]*)$/i.exec(part);
-    if (!match) throw invalid(options.flag, text, `'${part}' is not metric<value`);
+    if (!match) throw invalid(options.flag, text, `${quotedValue(part)} is not metric<value`);
     const name = (match[1] as string).toLowerCase();
     const metric = METRIC_NAMES[name];
-    if (metric === undefined) throw invalid(options.flag, text, `'${name}' is not a metric`);
+    if (metric === undefined) throw invalid(options.flag, text, `${quotedValue(name)} is not a metric`);
     const inclusive = match[2] === '<=';
     const value = Number(match[3]);
     const unit = (match[4] as string).toLowerCase();
     const op = inclusive ? '<=' : '<';
     if (metric === 'errors' || metric === 'loss') {
       if (unit !== '' && unit !== '%')
-        throw invalid(options.flag, text, `'${part}': a ratio takes % or a fraction, not ${unit}`);
+        throw invalid(options.flag, text, `${quotedValue(part)}: a ratio takes % or a fraction, not ${unit}`);
       const bound = unit === '%' ? value / 100 : value;
-      if (bound > 1) throw invalid(options.flag, text, `'${part}': a ratio is at most 100% (or 1)`);
+      if (bound > 1) throw invalid(options.flag, text, `${quotedValue(part)}: a ratio is at most 100% (or 1)`);
       if (bound === 0 && !inclusive)
-        throw invalid(options.flag, text, `'${part}' is never met: fewer than no errors; for none, ${metric}<=0`);
+        throw invalid(
+          options.flag,
+          text,
+          `${quotedValue(part)} is never met: fewer than no errors; for none, ${metric}<=0`,
+        );
       clauses.push({ kind: 'ratio', metric, inclusive, bound, text: `${metric}${op}${formatRatio(bound)}` });
       continue;
     }
     const perUnit = unit === '' ? 1 : MS_PER_UNIT[unit];
     if (perUnit === undefined)
-      throw invalid(options.flag, text, `'${part}': a latency bound takes us, ms, s or m (a bare number is ms)`);
+      throw invalid(
+        options.flag,
+        text,
+        `${quotedValue(part)}: a latency bound takes us, ms, s or m (a bare number is ms)`,
+      );
     const boundMs = value * perUnit;
-    if (!(boundMs > 0)) throw invalid(options.flag, text, `'${part}': the bound must be above 0`);
+    if (!(boundMs > 0)) throw invalid(options.flag, text, `${quotedValue(part)}: the bound must be above 0`);
     clauses.push({ kind: 'latency', metric, inclusive, boundMs, text: `${metric}${op}${formatMs(boundMs)}` });
   }
   const hasLatency = clauses.some((c) => c.kind === 'latency');

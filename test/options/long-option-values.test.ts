@@ -4,6 +4,7 @@ import { parseSweep as parseRateSweep } from '../../src/bench/sweep.js';
 import { buildProgram, exitCodeFor } from '../../src/cli.js';
 import { parseBatchSizes } from '../../src/commands/profile-main.js';
 import { SERVE_OPTIONS } from '../../src/options/serve.js';
+import { parseObjective } from '../../src/options/objective.js';
 import { resolveOptions } from '../../src/options/schema.js';
 import { startupVersions } from '../../src/serve/startup.js';
 import { parsePriorityMix } from '../../src/simulate/priority-mix.js';
@@ -113,4 +114,17 @@ describe('a refused option value of 100,000 characters', () => {
       expect(text.length).toBeLessThan(SHORT);
     });
   }
+});
+
+// The refusal's own list of what is taken is batchline's text, not the caller's: it is not cut.
+describe('a refusal whose list of what is taken is long', () => {
+  it("keeps --slo's forms whole (they ran past the message's 400-character cap and lost their end)", () => {
+    const text = refusalOf(() =>
+      parseObjective('p99<50ms,mean<20ms,errors<1%,p95<30ms,p50<10ms,max<bad', { flag: '--slo' }),
+    );
+    expect(text).toContain("http_req_failed: ['rate<0.01']");
+    expect(text).not.toContain('more characters');
+    // What the caller gave is still clipped.
+    expect(refusalOf(() => parseObjective(`max<${huge}`, { flag: '--slo' })).length).toBeLessThan(2000);
+  });
 });

@@ -2,10 +2,10 @@ import { parseHeaderLines } from '../options/header-lines.js';
 import { parseStages, type Stage } from '../core/arrivals.js';
 import { freshSeed } from '../core/rng.js';
 import { BENCH_OPTIONS, type BenchOptionValues } from '../options/bench.js';
-import { parseDurationMs } from '../options/schema.js';
+import { durationText, parseDurationMs } from '../options/schema.js';
 import { parseObjective, type Objective } from '../options/objective.js';
 import { invalidOption, invalidOptionValue as invalid, quotedValue } from '../options/invalid-option-value.js';
-import { optionGivenAs } from '../options/given.js';
+import { textGiven } from '../options/given.js';
 import type { BenchPlan } from './plan.js';
 import { basicAuthFromUrl, parseTargetUrl } from './target-url.js';
 import { parseConnectionsSweep } from './connections-sweep.js';
@@ -244,15 +244,10 @@ function parseSeed(text: string, name: string): number {
  * typed it (`got '3s'`; it said `got '3000 ms'`), or as the default it is when not given.
  */
 function refuseWarmupBeyondStages(o: BenchOptionValues, stagesMs: number): never {
-  const given = optionGivenAs(o, 'warmup')?.value;
+  const given = textGiven(o, 'warmup');
   const expected = `less than the stages' total of ${durationText(stagesMs)}`;
-  if (typeof given === 'string') invalid('--warmup', given, expected);
+  if (given !== undefined) invalid('--warmup', given, expected);
   throw invalidOption('--warmup', quotedValue(durationText(o.warmup)), expected, 'the default');
-}
-
-/** 3000 ms as `3s`, 250 as `250ms`: as a duration option is typed. */
-function durationText(ms: number): string {
-  return ms >= 1000 ? `${Number((ms / 1000).toFixed(3))}s` : `${ms}ms`;
 }
 
 /** The bound of -R, which a stage's and a sweep step's rate share. */

@@ -1,7 +1,7 @@
 import type { BenchOptionValues } from '../options/bench.js';
-import { optionGivenAs } from '../options/given.js';
+import { textGiven } from '../options/given.js';
 import { invalidOptionValue as invalid } from '../options/invalid-option-value.js';
-import { parseDurationMs } from '../options/schema.js';
+import { durationText, parseDurationMs } from '../options/schema.js';
 import {
   DEFAULT_MAX_WINDOWS,
   DEFAULT_STABLE_LATENCY,
@@ -33,7 +33,8 @@ export function stabilityOf(
   const why = (what: string) =>
     `${what} with --stable: each window lasts --window (default ${DEFAULT_WINDOW_MS / 1000}s), up to --max-windows`;
   // Quoted as typed (`5s`), as the other refusals quote their values.
-  if (durationGiven) invalid('--duration', durationAsGiven(o), why('no -d/--duration'));
+  if (durationGiven)
+    invalid('--duration', textGiven(o, 'duration') ?? durationText(o.duration), why('no -d/--duration'));
   if (o.requests > 0) invalid('--requests', String(o.requests), why('no -n/--requests'));
   if (withStages)
     invalid('--stages', o.stages as string, "no --stages with --stable: a ramp's windows differ by design");
@@ -65,10 +66,4 @@ function parseWindow(text: string): WindowLength {
   const ms = parseDurationMs(text);
   if (ms === undefined || !(ms >= 1 && ms <= MAX_WINDOW_MS)) invalid('--window', text, allowed);
   return { ms };
-}
-
-/** -d as the user typed it, or in ms when its text was not recorded (options built in code). */
-function durationAsGiven(o: BenchOptionValues): string {
-  const given = optionGivenAs(o, 'duration')?.value;
-  return typeof given === 'string' ? given : `${o.duration} ms`;
 }

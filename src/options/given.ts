@@ -54,6 +54,12 @@ export function optionGivenAs(values: object, key: string): GivenAs | undefined 
   return record !== undefined && Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
+/** The text the option `key` was given as (a flag's or the environment's), to quote it as typed; undefined otherwise. */
+export function textGiven(values: object, key: string): string | undefined {
+  const value = optionGivenAs(values, key)?.value;
+  return typeof value === 'string' ? value : undefined;
+}
+
 /** The options given of `values` (none for values no resolution recorded). */
 export function givenOptions(values: object): ReadonlySet<string> {
   return (values as { readonly [GIVEN]?: ReadonlySet<string> })[GIVEN] ?? NONE;

@@ -194,6 +194,11 @@ export function parseDurationMs(text: string, bareUnit: 's' | 'ms' = 's'): numbe
   return ms;
 }
 
+/** `parseDurationMs`'s inverse, as a duration option is typed: 3000 ms as `3s`, 250 as `250ms`. */
+export function durationText(ms: number): string {
+  return ms >= 1000 ? `${Number((ms / 1000).toFixed(3))}s` : `${ms}ms`;
+}
+
 const INTEGER = /^[+-]?\d+$/;
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
 

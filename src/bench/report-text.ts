@@ -1,3 +1,4 @@
+import { formatRatio } from '../options/objective.js';
 import { errorRatioOf } from './error-ratio.js';
 import { serviceComparesWithServer } from './outside-server.js';
 import type { PercentilesMs } from '../core/latency-histogram.js';
@@ -41,7 +42,7 @@ export function formatReport(r: BenchResult): string {
   const offered = r.requests.sent + r.requests.dropped;
   if (offered > 0) {
     lines.push(
-      `  failed      ${fmtRatio(errorRatioOf(r))} (${offered - r.requests.ok} of ${offered} sends without a 2xx answer; errors in --threshold, k6's http_req_failed)`,
+      `  failed      ${formatRatio(errorRatioOf(r))} (${offered - r.requests.ok} of ${offered} sends without a 2xx answer; errors in --threshold, k6's http_req_failed)`,
     );
   }
   if (r.requests.late > 0) {
@@ -184,11 +185,6 @@ export function fmtMs(ms: number): string {
 
 export function fmtRate(rps: number): string {
   return rps >= 100 ? rps.toFixed(0) : rps.toFixed(1);
-}
-
-/** `10%`, `0.25%`: as a threshold's line writes the error ratio. */
-function fmtRatio(fraction: number): string {
-  return `${Number((fraction * 100).toPrecision(4))}%`;
 }
 
 /** A drain of a few ms read '0s' at fmtS's hundredths: below a second it is written in ms. */

@@ -188,7 +188,8 @@ function formatMs(ms: number): string {
   return `${Number(ms.toPrecision(6))}ms`;
 }
 
-function formatRatio(fraction: number): string {
+/** A ratio as a clause and a report write it: `10%`, `0.25%`. */
+export function formatRatio(fraction: number): string {
   return `${Number((fraction * 100).toPrecision(4))}%`;
 }
 
